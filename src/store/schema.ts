@@ -1,0 +1,190 @@
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/**
+ * The single source of D1 table shapes. `npm run db:generate` turns this into
+ * migrations/; never edit the SQL by hand.
+ *
+ * Projections hold only what an event said and when; anything that can be
+ * derived (a session's status, whether an op is still ambiguous) is derived
+ * in the read models, not stored twice.
+ */
+
+/** Every valid event, once (the id is the dedupe key). */
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    time: integer("time").notNull(),
+    type: text("type").notNull(),
+    v: integer("v").notNull(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    fiberId: text("fiber_id"),
+    incidentId: text("incident_id"),
+    requestId: text("request_id"),
+    opId: text("op_id"),
+    sessionName: text("session_name"),
+    traceId: text("trace_id"),
+    spanId: text("span_id"),
+    payload: text("payload").notNull(),
+    receivedAt: integer("received_at").notNull(),
+  },
+  (t) => [
+    index("events_time").on(t.time, t.id),
+    index("events_type_time").on(t.type, t.time, t.id),
+    index("events_incident_time").on(t.incidentId, t.time, t.id),
+    index("events_agent_time").on(t.agentClass, t.agentName, t.time, t.id),
+    index("events_fiber_time").on(t.fiberId, t.time, t.id),
+    index("events_session_time").on(t.sessionName, t.time, t.id),
+    index("events_op_time").on(t.opId, t.time, t.id),
+  ],
+);
+
+/** Messages that failed validation, with the reason. Nothing is dropped silently. */
+export const deadLetters = sqliteTable(
+  "dead_letters",
+  {
+    messageId: text("message_id").primaryKey(),
+    receivedAt: integer("received_at").notNull(),
+    reason: text("reason").notNull(),
+    eventType: text("event_type"),
+    body: text("body").notNull(),
+  },
+  (t) => [index("dead_letters_received").on(t.receivedAt, t.messageId)],
+);
+
+/** Agent registry: every agent instance that ever reported. */
+export const agents = sqliteTable(
+  "agents",
+  {
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    firstSeen: integer("first_seen").notNull(),
+    lastSeen: integer("last_seen").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.agentClass, t.agentName] }), index("agents_last_seen").on(t.lastSeen, t.agentClass, t.agentName)],
+);
+
+/** One row per fiber run. `outcome` is the latest terminal event by time, so arrival order does not matter. */
+export const fiberRuns = sqliteTable(
+  "fiber_runs",
+  {
+    fiberId: text("fiber_id").primaryKey(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    name: text("name").notNull(),
+    startedAt: integer("started_at"),
+    endedAt: integer("ended_at"),
+    outcome: text("outcome"),
+    outcomeAt: integer("outcome_at"),
+    outcomeEventId: text("outcome_event_id"),
+    error: text("error"),
+    snapshotPreview: text("snapshot_preview"),
+    snapshotBytes: integer("snapshot_bytes"),
+    snapshotAt: integer("snapshot_at"),
+    snapshotEventId: text("snapshot_event_id"),
+    firstSeen: integer("first_seen").notNull(),
+    lastSeen: integer("last_seen").notNull(),
+  },
+  (t) => [
+    index("fiber_runs_last_seen").on(t.lastSeen, t.fiberId),
+    index("fiber_runs_agent").on(t.agentClass, t.agentName, t.lastSeen, t.fiberId),
+    index("fiber_runs_outcome").on(t.outcome, t.lastSeen, t.fiberId),
+  ],
+);
+
+/**
+ * One row per incident (a chat recovery's incidentId, or one derived from a
+ * fiber or turn). Status is the latest status-bearing event by time; attempts
+ * and maxAttempts are maxima; all merges are order-independent.
+ */
+export const incidents = sqliteTable(
+  "incidents",
+  {
+    incidentId: text("incident_id").primaryKey(),
+    kind: text("kind").notNull(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    status: text("status").notNull(),
+    statusAt: integer("status_at").notNull(),
+    statusEventId: text("status_event_id").notNull(),
+    attempts: integer("attempts").notNull(),
+    maxAttempts: integer("max_attempts"),
+    reason: text("reason"),
+    reasonAt: integer("reason_at"),
+    reasonEventId: text("reason_event_id"),
+    fiberId: text("fiber_id"),
+    requestId: text("request_id"),
+    firstSeen: integer("first_seen").notNull(),
+    lastSeen: integer("last_seen").notNull(),
+  },
+  (t) => [
+    index("incidents_last_seen").on(t.lastSeen, t.incidentId),
+    index("incidents_status").on(t.status, t.lastSeen, t.incidentId),
+    index("incidents_reason").on(t.reason, t.lastSeen, t.incidentId),
+    index("incidents_agent").on(t.agentClass, t.agentName, t.lastSeen, t.incidentId),
+  ],
+);
+
+/** Paid operations a recovery could not prove ran once. Resolved when an op.resolved arrives. */
+export const opAmbiguities = sqliteTable(
+  "op_ambiguities",
+  {
+    opId: text("op_id").primaryKey(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    sessionName: text("session_name"),
+    opKind: text("op_kind"),
+    detail: text("detail"),
+    ambiguousAt: integer("ambiguous_at"),
+    resolvedAt: integer("resolved_at"),
+    resolution: text("resolution"),
+    firstSeen: integer("first_seen").notNull(),
+    lastSeen: integer("last_seen").notNull(),
+  },
+  (t) => [index("op_ambiguities_last_seen").on(t.lastSeen, t.opId), index("op_ambiguities_open").on(t.resolvedAt, t.lastSeen, t.opId)],
+);
+
+/** Workspace backups, by R2 handle. Expiry is a fact from the event; "expired" is derived from time. */
+export const workspaceBackups = sqliteTable(
+  "workspace_backups",
+  {
+    handle: text("handle").primaryKey(),
+    tenant: text("tenant").notNull(),
+    environment: text("environment").notNull(),
+    sessionName: text("session_name").notNull(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    createdAt: integer("created_at"),
+    expiresAt: integer("expires_at"),
+    bytes: integer("bytes"),
+    restoredAt: integer("restored_at"),
+    expiredAt: integer("expired_at"),
+    lastSeen: integer("last_seen").notNull(),
+  },
+  (t) => [
+    index("workspace_backups_scope").on(t.tenant, t.environment, t.sessionName, t.createdAt, t.handle),
+    index("workspace_backups_created").on(t.createdAt, t.handle),
+    index("workspace_backups_last_seen").on(t.lastSeen, t.handle),
+  ],
+);
+
+/** Every admin action, allowed or not, with who, why, and what changed. */
+export const auditLog = sqliteTable(
+  "audit_log",
+  {
+    id: text("id").primaryKey(),
+    time: integer("time").notNull(),
+    actor: text("actor").notNull(),
+    role: text("role").notNull(),
+    action: text("action").notNull(),
+    targetClass: text("target_class").notNull(),
+    targetName: text("target_name").notNull(),
+    reason: text("reason").notNull(),
+    before: text("before"),
+    after: text("after"),
+    result: text("result").notNull(),
+    error: text("error"),
+  },
+  (t) => [index("audit_log_time").on(t.time, t.id), index("audit_log_target").on(t.targetClass, t.targetName, t.time, t.id)],
+);

@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { type EventType, payloadSchemas, type PayloadOf } from "./payloads";
+
+/** Bumped when the envelope or a payload changes incompatibly. Ingest rejects unknown versions to dead letters. */
+export const SCHEMA_VERSION = 1;
+
+const id = z.string().min(1).max(200);
+
+/** Correlation ids that join events across the console and the user's APM. */
+export const correlation = z
+  .object({
+    fiberId: id.optional(),
+    incidentId: id.optional(),
+    requestId: id.optional(),
+    opId: id.optional(),
+    sessionName: id.optional(),
+    traceId: z.string().regex(/^[0-9a-f]{32}$/, "traceId must be 32 lowercase hex chars").optional(),
+    spanId: z.string().regex(/^[0-9a-f]{16}$/, "spanId must be 16 lowercase hex chars").optional(),
+  })
+  .strict();
+export type Correlation = z.infer<typeof correlation>;
+
+/** The agent that emitted the event: its class and its instance name. */
+export const source = z.object({
+  agentClass: z.string().min(1).max(200),
+  agentName: z.string().min(1).max(500),
+});
+export type Source = z.infer<typeof source>;
+
+const envelopeBase = z.object({
+  v: z.literal(SCHEMA_VERSION),
+  /** Unique per event; ingest dedupes on it. */
+  id: z.string().min(8).max(100),
+  /** Epoch milliseconds when the event happened in the agent. */
+  time: z.number().int().positive(),
+  source,
+  corr: correlation,
+});
+
+function variant<T extends EventType>(type: T) {
+  return envelopeBase.extend({ type: z.literal(type), payload: payloadSchemas[type] });
+}
+
+const variants = (Object.keys(payloadSchemas) as EventType[]).map((t) => variant(t));
+
+/** The validated event envelope: a discriminated union on `type`. */
+export const eventEnvelope = z.discriminatedUnion(
+  "type",
+  variants as unknown as [ReturnType<typeof variant>, ...ReturnType<typeof variant>[]],
+);
+
+/** One telemetry event as it travels agent → Queue → D1. */
+export type TelemetryEvent<T extends EventType = EventType> = T extends EventType
+  ? {
+      v: typeof SCHEMA_VERSION;
+      id: string;
+      time: number;
+      type: T;
+      source: Source;
+      corr: Correlation;
+      payload: PayloadOf<T>;
+    }
+  : never;
+
+/** Validation result that names what is wrong in words a person can act on. */
+export type ParseResult = { ok: true; event: TelemetryEvent } | { ok: false; reason: string };
+
+/** Validates an unknown value as a telemetry event. Never throws. */
+export function parseEvent(value: unknown): ParseResult {
+  const r = eventEnvelope.safeParse(value);
+  if (r.success) return { ok: true, event: r.data as TelemetryEvent };
+  return { ok: false, reason: describeIssues(r.error) };
+}
+
+/** Turns zod issues into one line: `payload.reason: Invalid input; type: ...`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`)
+    .join("; ");
+}

@@ -1,0 +1,22 @@
+/** Ids that must be stable across processes, so drill-down URLs stay permanent. */
+
+let seq = 0;
+
+/**
+ * A fresh, unique event id. It sorts by time, then by emission order within
+ * this isolate, so projections can break same-millisecond ties deterministically.
+ */
+export function newEventId(now = Date.now()): string {
+  seq = (seq + 1) % 2_176_782_336; // 36^6
+  return `${now.toString(36).padStart(9, "0")}-${seq.toString(36).padStart(6, "0")}-${crypto.randomUUID()}`;
+}
+
+/** Incident id for a fiber recovery: one fiber run is one incident, however many recovery passes it takes. */
+export function fiberIncidentId(agentClass: string, agentName: string, fiberId: string): string {
+  return `fiber:${agentClass}/${agentName}/${fiberId}`;
+}
+
+/** Incident id for a session turn recovery: one turn is one incident. */
+export function turnIncidentId(agentClass: string, agentName: string, turnSeq: number): string {
+  return `turn:${agentClass}/${agentName}/${turnSeq}`;
+}

@@ -1,0 +1,159 @@
+import type { ObservabilityEvent } from "agents/observability";
+import { type Correlation, SCHEMA_VERSION, type Source, type TelemetryEvent } from "./envelope";
+import { fiberIncidentId, newEventId } from "./ids";
+import type { EventType } from "./payloads";
+import { capField, safeStringify, byteLength, toPreview } from "./redact";
+
+/**
+ * The only place that knows the shape of agents-SDK observability events.
+ * Maps them onto our versioned contract; anything unmodelled becomes `sdk.event`.
+ */
+
+/** SDK event types that fire on every RPC, message or state change. Not shipped by default: they would drown the signal. */
+export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
+  "rpc",
+  "state:update",
+  "message:request",
+  "message:response",
+  "connect",
+  "disconnect",
+]);
+
+type Raw = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number };
+
+const FIBER: Record<string, EventType> = {
+  "fiber:run:started": "fiber.started",
+  "fiber:run:completed": "fiber.completed",
+  "fiber:run:failed": "fiber.failed",
+  "fiber:run:interrupted": "fiber.interrupted",
+  "fiber:recovery:detected": "fiber.recovery.detected",
+  "fiber:recovery:attempt": "fiber.recovery.attempt",
+  "fiber:recovery:handled": "fiber.recovery.handled",
+  "fiber:recovery:skipped": "fiber.recovery.skipped",
+  "fiber:recovery:failed": "fiber.recovery.failed",
+};
+
+const CHAT_RECOVERY: Record<string, EventType> = {
+  "chat:recovery:detected": "chat.recovery.detected",
+  "chat:recovery:scheduled": "chat.recovery.scheduled",
+  "chat:recovery:attempt": "chat.recovery.attempt",
+  "chat:recovery:completed": "chat.recovery.completed",
+  "chat:recovery:skipped": "chat.recovery.skipped",
+  "chat:recovery:exhausted": "chat.recovery.exhausted",
+  "chat:recovery:failed": "chat.recovery.failed",
+};
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? Math.max(0, Math.round(v)) : undefined);
+const bool = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
+
+/** Drops undefined keys so the payload validates against strict optional fields. */
+function compact<T extends Record<string, unknown>>(o: T): T {
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+function fiberPayload(type: EventType, p: Record<string, unknown>): Record<string, unknown> {
+  const base = compact({
+    fiberName: str(p.fiberName) ?? "(unnamed)",
+    managed: bool(p.managed),
+    elapsedMs: num(p.elapsedMs),
+  });
+  switch (type) {
+    case "fiber.failed":
+      return { ...base, error: capField(str(p.error) ?? "unknown error") };
+    case "fiber.recovery.handled":
+      return compact({ ...base, status: str(p.status) });
+    case "fiber.recovery.skipped":
+      return { ...base, reason: capField(str(p.reason) ?? "unspecified") };
+    case "fiber.recovery.failed":
+      return compact({ ...base, error: capField(str(p.error) ?? "unknown error"), reason: str(p.reason) });
+    default:
+      return base;
+  }
+}
+
+function chatRecoveryPayload(type: EventType, p: Record<string, unknown>): Record<string, unknown> {
+  const kind = p.recoveryKind === "continue" ? "continue" : "retry";
+  const base: Record<string, unknown> = { attempt: num(p.attempt) ?? 0, maxAttempts: num(p.maxAttempts) ?? 0, recoveryKind: kind };
+  if (type === "chat.recovery.exhausted") {
+    // The runtime payload carries more than its declared type: partial output and the terminal message. Never ship them raw.
+    const parts = Array.isArray(p.partialParts) ? p.partialParts : undefined;
+    return compact({
+      ...base,
+      reason: str(p.reason) ?? "unknown",
+      partialText: p.partialText !== undefined ? toPreview(p.partialText) : undefined,
+      partialParts: parts ? { count: parts.length, bytes: byteLength(safeStringify(parts)) } : undefined,
+      terminalMessage: p.terminalMessage !== undefined ? toPreview(p.terminalMessage) : undefined,
+    });
+  }
+  if (type === "chat.recovery.skipped" || type === "chat.recovery.failed") {
+    return compact({ ...base, reason: str(p.reason) ? capField(str(p.reason)!) : undefined });
+  }
+  return base;
+}
+
+/** Builds the rest of a normalised event; `null` means the SDK event is deliberately not shipped. */
+function mapPayload(raw: Raw, src: Source): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
+  const p = raw.payload ?? {};
+  const fiberType = FIBER[raw.type];
+  if (fiberType) {
+    const fiberId = str(p.fiberId);
+    const corr: Correlation = compact({ fiberId });
+    if (fiberId && fiberType.startsWith("fiber.recovery.")) corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
+    return { type: fiberType, payload: fiberPayload(fiberType, p), corr };
+  }
+  const chatType = CHAT_RECOVERY[raw.type];
+  if (chatType) {
+    return {
+      type: chatType,
+      payload: chatRecoveryPayload(chatType, p),
+      corr: compact({ incidentId: str(p.incidentId), requestId: str(p.requestId) }),
+    };
+  }
+  switch (raw.type) {
+    case "chat:context:compacted":
+      return {
+        type: "chat.context.compacted",
+        payload: compact({ mode: p.reason === "reactive" ? "reactive" : "proactive", shortened: p.shortened === true, attempt: num(p.attempt) }),
+        corr: compact({ requestId: str(p.requestId) }),
+      };
+    case "chat:transcript:repaired":
+      return {
+        type: "chat.transcript.repaired",
+        payload: compact({
+          removedToolCalls: num(p.removedToolCalls) ?? 0,
+          normalizedInputs: num(p.normalizedInputs) ?? 0,
+          toolCallIds: Array.isArray(p.toolCallIds) ? p.toolCallIds.filter((x): x is string => typeof x === "string").slice(0, 100) : undefined,
+        }),
+        corr: compact({ requestId: str(p.requestId) }),
+      };
+    case "chat:stream:stalled":
+      return { type: "chat.stream.stalled", payload: { timeoutMs: num(p.timeoutMs) ?? 0 }, corr: compact({ requestId: str(p.requestId) }) };
+    case "alarm:memory_limit_reset":
+      return {
+        type: "alarm.memory_limit_reset",
+        payload: { strikes: num(p.strikes) ?? 0, limit: num(p.limit) ?? 0, sealed: p.sealed === true, error: capField(str(p.error) ?? "") },
+        corr: {},
+      };
+  }
+  if (NOISY_SDK_TYPES.has(raw.type)) return null;
+  return { type: "sdk.event", payload: { sdkType: raw.type.slice(0, 200) || "(empty)", data: toPreview(p) }, corr: compact({ requestId: str(p.requestId) }) };
+}
+
+/**
+ * Normalises one agents-SDK observability event into our contract.
+ * `fallback` names the emitting agent when the SDK event does not.
+ * Returns null only for the known noisy types in NOISY_SDK_TYPES.
+ */
+export function normalizeSdkEvent(event: ObservabilityEvent | Raw, fallback?: Partial<Source>): TelemetryEvent | null {
+  const raw = event as Raw;
+  const src: Source = {
+    agentClass: str(raw.agent) ?? fallback?.agentClass ?? "unknown",
+    agentName: str(raw.name) ?? fallback?.agentName ?? "unknown",
+  };
+  const mapped = mapPayload(raw, src);
+  if (!mapped) return null;
+  const time = num(raw.timestamp) || Date.now();
+  return { v: SCHEMA_VERSION, id: newEventId(time), time, type: mapped.type, source: src, corr: mapped.corr, payload: mapped.payload } as TelemetryEvent;
+}

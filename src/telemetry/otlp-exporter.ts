@@ -1,0 +1,92 @@
+import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
+import type { ReadableSpan, Span, SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { Context } from "@opentelemetry/api";
+
+/** Where spans go: an OTLP/HTTP traces endpoint and its headers (secrets). */
+export type OtlpTarget = { url: string; headers?: Record<string, string> };
+
+/** Counters the exporter keeps instead of throwing. */
+export type ExportStats = { exported: number; failed: number; dropped: number; inFlight: number };
+
+const MAX_BUFFER = 512;
+const MAX_BATCH = 128;
+const TIMEOUT_MS = 10_000;
+
+/**
+ * A span processor that batches ended spans and POSTs them as OTLP/HTTP JSON.
+ * It never blocks the caller: export runs in the background, one request at a
+ * time, with a timeout; a full buffer drops the oldest spans and counts them.
+ */
+export class BackgroundOtlpProcessor implements SpanProcessor {
+  readonly stats: ExportStats = { exported: 0, failed: 0, dropped: 0, inFlight: 0 };
+  #buffer: ReadableSpan[] = [];
+  #scheduled = false;
+  #current: Promise<void> | null = null;
+
+  constructor(
+    private readonly target: OtlpTarget,
+    private readonly keepAlive?: (p: Promise<unknown>) => void,
+  ) {}
+
+  onStart(_span: Span, _ctx: Context): void {}
+
+  onEnd(span: ReadableSpan): void {
+    if (this.#buffer.length >= MAX_BUFFER) {
+      this.#buffer.shift();
+      this.stats.dropped++;
+    }
+    this.#buffer.push(span);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#current) return;
+    this.#scheduled = true;
+    // A macrotask, so every span ended in this turn of the event loop goes in one request.
+    setTimeout(() => {
+      this.#scheduled = false;
+      this.#current = this.#drain().finally(() => {
+        this.#current = null;
+        if (this.#buffer.length) this.#schedule();
+      });
+      this.keepAlive?.(this.#current);
+    }, 0);
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#buffer.length) {
+      const batch = this.#buffer.splice(0, MAX_BATCH);
+      this.stats.inFlight++;
+      try {
+        const body = JsonTraceSerializer.serializeRequest(batch);
+        const res = await fetch(this.target.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...this.target.headers },
+          body,
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        });
+        // Drain the body so the connection is released.
+        await res.arrayBuffer().catch(() => undefined);
+        if (res.ok) this.stats.exported += batch.length;
+        else this.stats.failed += batch.length;
+      } catch {
+        this.stats.failed += batch.length;
+      } finally {
+        this.stats.inFlight--;
+      }
+    }
+  }
+
+  /** Resolves when everything buffered so far has been attempted. */
+  async forceFlush(): Promise<void> {
+    if (this.#current) await this.#current;
+    if (this.#buffer.length) {
+      this.#current = this.#drain().finally(() => (this.#current = null));
+      await this.#current;
+    }
+  }
+
+  shutdown(): Promise<void> {
+    return this.forceFlush();
+  }
+}

@@ -1,0 +1,145 @@
+import { z } from "zod";
+
+/**
+ * Payload schemas, one per event type. This file is the single place that
+ * says what each event carries; the envelope and the type union are built
+ * from this map.
+ */
+
+const ms = z.number().int().nonnegative();
+const count = z.number().int().nonnegative();
+
+/** A capped, redacted copy of free text or JSON: what an on-call person may see. */
+export const preview = z.object({
+  preview: z.string(),
+  bytes: count,
+  truncated: z.boolean(),
+});
+export type Preview = z.infer<typeof preview>;
+
+const fiberBase = z.object({
+  fiberName: z.string(),
+  managed: z.boolean().optional(),
+  elapsedMs: ms.optional(),
+});
+
+const chatRecoveryBase = z.object({
+  attempt: count,
+  maxAttempts: count,
+  recoveryKind: z.enum(["retry", "continue"]),
+});
+
+/** Reasons the agents SDK gives for exhausting chat recovery. Unknown reasons are kept as-is. */
+export const EXHAUSTION_REASONS = [
+  "no_progress_timeout",
+  "max_attempts_exceeded",
+  "work_budget_exceeded",
+  "recovery_aborted",
+  "stable_timeout",
+  "out_of_memory",
+] as const;
+
+const sessionStatusBase = z.object({
+  turnSeq: count.optional(),
+  detail: z.string().max(2000).optional(),
+});
+
+const opBase = z.object({
+  opKind: z.string().min(1).max(200),
+  turnSeq: count.optional(),
+  idempotent: z.boolean().optional(),
+});
+
+const backupBase = z.object({
+  handle: z.string().min(1).max(500),
+  tenant: z.string().min(1).max(200),
+  environment: z.string().min(1).max(200),
+  sessionName: z.string().min(1).max(500),
+});
+
+const adminBase = z.object({
+  actor: z.string().min(1).max(320),
+  reason: z.string().min(1).max(2000),
+  result: z.enum(["ok", "noop", "error", "denied"]),
+  before: z.unknown().optional(),
+  after: z.unknown().optional(),
+});
+
+export const payloadSchemas = {
+  // Fiber lifecycle (agents SDK runFiber / startFiber)
+  "fiber.started": fiberBase,
+  "fiber.completed": fiberBase,
+  "fiber.failed": fiberBase.extend({ error: z.string() }),
+  "fiber.interrupted": fiberBase,
+  /** Our own: a stash() checkpoint, so the console can show the last-known snapshot after the row is gone. */
+  "fiber.stashed": z.object({ fiberName: z.string(), snapshot: preview }),
+
+  // Fiber recovery after eviction
+  "fiber.recovery.detected": fiberBase,
+  "fiber.recovery.attempt": fiberBase,
+  "fiber.recovery.handled": fiberBase.extend({ status: z.string().optional() }),
+  "fiber.recovery.skipped": fiberBase.extend({ reason: z.string() }),
+  "fiber.recovery.failed": fiberBase.extend({ error: z.string(), reason: z.string().optional() }),
+
+  // Chat turn recovery (AIChatAgent / Think)
+  "chat.recovery.detected": chatRecoveryBase,
+  "chat.recovery.scheduled": chatRecoveryBase,
+  "chat.recovery.attempt": chatRecoveryBase,
+  "chat.recovery.completed": chatRecoveryBase,
+  "chat.recovery.skipped": chatRecoveryBase.extend({ reason: z.string().optional() }),
+  "chat.recovery.exhausted": chatRecoveryBase.extend({
+    reason: z.string().min(1),
+    partialText: preview.optional(),
+    partialParts: z.object({ count, bytes: count }).optional(),
+    terminalMessage: preview.optional(),
+  }),
+  "chat.recovery.failed": chatRecoveryBase.extend({ reason: z.string().optional() }),
+  "chat.context.compacted": z.object({
+    mode: z.enum(["proactive", "reactive"]),
+    shortened: z.boolean(),
+    attempt: count.optional(),
+  }),
+  "chat.transcript.repaired": z.object({
+    removedToolCalls: count,
+    normalizedInputs: count,
+    toolCallIds: z.array(z.string()).max(100).optional(),
+  }),
+  "chat.stream.stalled": z.object({ timeoutMs: ms }),
+
+  // Session status (derived in the agent, reported here)
+  "session.status_running": sessionStatusBase,
+  "session.status_idle": sessionStatusBase,
+  "session.status_rescheduled": sessionStatusBase.extend({ recoveryCount: count.optional() }),
+  "session.status_terminated": sessionStatusBase,
+  "session.error": sessionStatusBase.extend({ error: z.string().max(4000) }),
+
+  // Cost-op ledger
+  "op.started": opBase,
+  "op.completed": opBase.extend({ resultRef: z.string().max(500).optional() }),
+  "op.ambiguous": opBase.extend({ detail: z.string().max(4000) }),
+  "op.resolved": opBase.extend({ resolution: z.enum(["verified_ran", "verified_not_ran", "reissued", "abandoned"]) }),
+
+  // Workspace backups
+  "backup.created": backupBase.extend({ expiresAt: ms, bytes: count.optional() }),
+  "backup.restored": backupBase,
+  "backup.expired": backupBase,
+
+  // Admin actions (written by the audited admin-rpc path)
+  "admin.force_idle": adminBase,
+  "admin.trigger_alarm": adminBase,
+
+  // Runtime housekeeping
+  "alarm.memory_limit_reset": z.object({
+    strikes: count,
+    limit: count,
+    sealed: z.boolean(),
+    error: z.string(),
+  }),
+
+  /** Any agents-SDK event we do not model yet: kept, never dropped. */
+  "sdk.event": z.object({ sdkType: z.string().min(1).max(200), data: preview }),
+} as const;
+
+export type EventType = keyof typeof payloadSchemas;
+export type PayloadOf<T extends EventType> = z.infer<(typeof payloadSchemas)[T]>;
+export const EVENT_TYPES = Object.keys(payloadSchemas) as EventType[];

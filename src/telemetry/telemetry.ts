@@ -1,0 +1,176 @@
+import type { Correlation, Source, TelemetryEvent } from "./envelope";
+import { SCHEMA_VERSION } from "./envelope";
+import { newEventId } from "./ids";
+import { normalizeSdkEvent } from "./normalize";
+import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel";
+import type { OtlpTarget } from "./otlp-exporter";
+import { Outbox, type QueueLike, type SqlLike } from "./outbox";
+import type { EventType, PayloadOf } from "./payloads";
+
+/** What telemetry counts about itself. Its own failures end up here, never in the agent. */
+export type TelemetryStats = {
+  emitted: number;
+  sent: number;
+  pending: number;
+  sendErrors: number;
+  storeErrors: number;
+  spanErrors: number;
+  dropped: number;
+  lastError: string | null;
+  otlp: { exported: number; failed: number; dropped: number } | null;
+};
+
+export type TelemetryOptions = {
+  source: Source;
+  /** The telemetry Queue producer. Without one, events stay in the outbox (or memory) until one is given. */
+  queue?: QueueLike | null;
+  /** Durable Object SQL storage for the outbox; without it events are buffered in memory. */
+  sql?: SqlLike | null;
+  /** OTLP/HTTP traces endpoint. Without one, spans are no-ops. */
+  otlp?: OtlpTarget | null;
+  serviceName?: string;
+  /** Keeps background work alive (ctx.waitUntil). */
+  keepAlive?: (p: Promise<unknown>) => void;
+};
+
+const MEMORY_CAP = 1000;
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * The per-agent telemetry pipe: event → OTel span (event) → durable outbox → Queue.
+ * Every public method is safe to call from agent code: none throws, none awaits
+ * the network on the caller's path.
+ */
+export class Telemetry {
+  readonly source: Source;
+  #queue: QueueLike | null;
+  #outbox: Outbox | null;
+  #memory: TelemetryEvent[] = [];
+  #tracing: AgentTracing;
+  #keepAlive?: (p: Promise<unknown>) => void;
+  #flushing: Promise<void> | null = null;
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #backoffMs = 0;
+  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, lastError: null as string | null };
+
+  constructor(opts: TelemetryOptions) {
+    this.source = opts.source;
+    this.#queue = opts.queue ?? null;
+    this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
+    this.#keepAlive = opts.keepAlive;
+    this.#tracing = createAgentTracing({ target: opts.otlp, serviceName: opts.serviceName ?? opts.source.agentClass, keepAlive: opts.keepAlive });
+  }
+
+  /** Normalises and ships one agents-SDK observability event. */
+  emitSdk(raw: unknown): void {
+    try {
+      const event = normalizeSdkEvent(raw as never, this.source);
+      if (event) this.emit(event);
+    } catch (e) {
+      this.#stats.dropped++;
+      this.#fail("normalize", e);
+    }
+  }
+
+  /** Builds and ships one of the runtime's own events (session.*, op.*, backup.*, admin.*). */
+  record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}): TelemetryEvent<T> {
+    const time = Date.now();
+    const event = { v: SCHEMA_VERSION, id: newEventId(time), time, type, source: this.source, corr: { ...corr }, payload } as TelemetryEvent<T>;
+    this.emit(event);
+    return event;
+  }
+
+  /** Ships an already-normalised event. Never throws. */
+  emit(event: TelemetryEvent): void {
+    this.#stats.emitted++;
+    try {
+      const ids = recordEventSpan(this.#tracing.tracer, event);
+      if (ids) event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
+    } catch (e) {
+      this.#stats.spanErrors++;
+      this.#fail("span", e);
+    }
+    try {
+      if (this.#outbox) this.#outbox.put(event);
+      else this.#remember(event);
+    } catch (e) {
+      this.#stats.storeErrors++;
+      this.#fail("outbox", e);
+      this.#remember(event);
+    }
+    this.#schedule(0);
+  }
+
+  #remember(event: TelemetryEvent): void {
+    if (this.#memory.length >= MEMORY_CAP) {
+      this.#memory.shift();
+      this.#stats.dropped++;
+    }
+    this.#memory.push(event);
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#timer || this.#flushing || !this.#queue) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      const p = this.flush();
+      this.#keepAlive?.(p);
+    }, delayMs);
+  }
+
+  /** Sends everything pending to the Queue. Resolves (never rejects) when done or failed. */
+  flush(): Promise<void> {
+    if (this.#flushing) return this.#flushing;
+    if (!this.#queue) return Promise.resolve();
+    const queue = this.#queue;
+    this.#flushing = (async () => {
+      try {
+        if (this.#memory.length) {
+          const batch = this.#memory.splice(0, 100);
+          try {
+            await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
+            this.#stats.sent += batch.length;
+          } catch (e) {
+            this.#memory.unshift(...batch);
+            throw e;
+          }
+        }
+        if (this.#outbox) this.#stats.sent += await this.#outbox.drain(queue);
+        this.#backoffMs = 0;
+      } catch (e) {
+        this.#stats.sendErrors++;
+        this.#fail("queue", e);
+        this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs ? this.#backoffMs * 2 : 500);
+      } finally {
+        this.#flushing = null;
+      }
+      if (this.#backoffMs) this.#schedule(this.#backoffMs);
+      else if (this.#memory.length) this.#schedule(0);
+    })();
+    return this.#flushing;
+  }
+
+  /** Waits for pending Queue sends and OTLP exports. For tests, shutdown paths and benchmarks. */
+  async settle(): Promise<void> {
+    await this.flush();
+    await this.#tracing.processor?.forceFlush();
+  }
+
+  stats(): TelemetryStats {
+    let pending = this.#memory.length;
+    try {
+      pending += this.#outbox?.pending() ?? 0;
+    } catch {
+      /* storage unavailable: report memory only */
+    }
+    const p = this.#tracing.processor?.stats;
+    return { ...this.#stats, pending, otlp: p ? { exported: p.exported, failed: p.failed, dropped: p.dropped } : null };
+  }
+
+  #fail(stage: string, e: unknown): void {
+    const msg = `${stage}: ${e instanceof Error ? e.message : String(e)}`;
+    // Report once per distinct message, so a dead Queue does not flood the logs.
+    if (msg !== this.#stats.lastError) console.warn(`[agents-telemetry] ${msg}`);
+    this.#stats.lastError = msg;
+  }
+}

@@ -1,0 +1,105 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Agent, FiberContext } from "agents";
+import { genericObservability, type Observability } from "agents/observability";
+import { otlpTargetFromEnv } from "./config";
+import type { QueueLike } from "./outbox";
+import { toPreview } from "./redact";
+import { Telemetry } from "./telemetry";
+
+// biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
+type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
+
+export type WithTelemetryOptions = {
+  /** Queue producer binding name. Default `TELEMETRY_QUEUE`. */
+  queueBinding?: string;
+  /** Env var holding the OTLP/HTTP traces URL. Default `OTLP_ENDPOINT`. */
+  otlpEndpointVar?: string;
+  /** Env var holding OTLP headers (`k=v,k2=v2`). Default `OTLP_HEADERS`. */
+  otlpHeadersVar?: string;
+  /** Keep publishing SDK events on diagnostics channels too (Tail Workers, other subscribers). Default true. */
+  forwardToDiagnostics?: boolean;
+};
+
+const currentFiber = new AsyncLocalStorage<{ id: string; name: string }>();
+
+/**
+ * Adds telemetry to any agents-SDK Agent class:
+ * - every SDK observability event is normalised and shipped;
+ * - every `stash()` checkpoint is shipped as a capped preview (`fiber.stashed`);
+ * - `this.telemetry.record(...)` ships the runtime's own events.
+ *
+ * ```ts
+ * export class MyAgent extends withTelemetry(Agent<Env>) { ... }
+ * ```
+ */
+export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: WithTelemetryOptions = {}) {
+  abstract class WithTelemetry extends Base {
+    #telemetry: Telemetry | undefined;
+
+    /** This agent's telemetry pipe; created on first use. */
+    get telemetry(): Telemetry {
+      if (!this.#telemetry) {
+        const env = this.env as Record<string, unknown>;
+        let name = "unknown";
+        try {
+          name = this.name;
+        } catch {
+          /* name not set yet (constructor); events still carry the class */
+        }
+        this.#telemetry = new Telemetry({
+          source: { agentClass: (Object.getPrototypeOf(this).constructor as { name: string }).name, agentName: name },
+          queue: (env[options.queueBinding ?? "TELEMETRY_QUEUE"] as QueueLike | undefined) ?? null,
+          sql: this.ctx.storage.sql,
+          otlp: otlpTargetFromEnv(env, options.otlpEndpointVar, options.otlpHeadersVar),
+          keepAlive: (p) => this.ctx.waitUntil(p),
+        });
+        // Events left in the outbox by an evicted predecessor go out now.
+        const p = this.#telemetry.flush();
+        this.ctx.waitUntil(p);
+      }
+      return this.#telemetry;
+    }
+
+    override observability: Observability = {
+      emit: (event) => {
+        if (options.forwardToDiagnostics !== false) {
+          try {
+            genericObservability.emit(event);
+          } catch {
+            /* a broken subscriber must not break the agent */
+          }
+        }
+        this.telemetry.emitSdk(event);
+      },
+    };
+
+    override runFiber<T>(name: string, fn: (ctx: FiberContext) => Promise<T>): Promise<T> {
+      return super.runFiber(name, (ctx) => currentFiber.run({ id: ctx.id, name }, () => fn(this.#observeStash(ctx, name))));
+    }
+
+    override stash(data: unknown): void {
+      super.stash(data);
+      const fiber = currentFiber.getStore();
+      if (fiber) this.#recordStash(fiber.id, fiber.name, data);
+    }
+
+    #observeStash(ctx: FiberContext, name: string): FiberContext {
+      return {
+        ...ctx,
+        stash: (data: unknown) => {
+          ctx.stash(data);
+          this.#recordStash(ctx.id, name, data);
+        },
+      };
+    }
+
+    #recordStash(fiberId: string, fiberName: string, data: unknown): void {
+      try {
+        this.telemetry.record("fiber.stashed", { fiberName, snapshot: toPreview(data, 1000) }, { fiberId });
+      } catch {
+        /* telemetry never fails the agent */
+      }
+    }
+  }
+  return WithTelemetry;
+}

@@ -1,0 +1,7 @@
+declare namespace Cloudflare {
+  interface Env {
+    TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    OTLP_CONTROL: string;
+    ProbeAgent: DurableObjectNamespace<import("./fixtures/probe-agent").ProbeAgent>;
+  }
+}

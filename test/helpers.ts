@@ -1,0 +1,46 @@
+import { getAgentByName } from "agents";
+import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+
+/** A fresh probe agent stub with a unique name per call site. */
+export async function probe(name = `probe-${crypto.randomUUID().slice(0, 8)}`) {
+  return { name, stub: await getAgentByName(env.ProbeAgent, name) };
+}
+
+/** Polls a D1 query until `check` passes (queues deliver asynchronously). */
+export async function pollRows<T>(sql: string, binds: unknown[], check: (rows: T[]) => boolean, timeout = 10_000): Promise<T[]> {
+  let last: T[] = [];
+  await expect
+    .poll(
+      async () => {
+        last = (await env.DB.prepare(sql).bind(...binds).all<T>()).results;
+        return check(last);
+      },
+      { timeout, interval: 50 },
+    )
+    .toBe(true);
+  return last;
+}
+
+/** All stored events of one agent instance, oldest first. */
+export async function eventsOf(agentName: string) {
+  return (
+    await env.DB.prepare("SELECT * FROM events WHERE agent_name = ? ORDER BY time, id").bind(agentName).all<{
+      id: string; type: string; payload: string; fiber_id: string | null; incident_id: string | null; trace_id: string | null;
+    }>()
+  ).results;
+}
+
+/**
+ * Awaits a promise that must reject and returns its error. Used instead of
+ * `expect(p).rejects` because Workers RPC promises are custom thenables that
+ * vitest would also report as unhandled.
+ */
+export async function rejectionOf(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error("expected the call to fail, but it succeeded");
+}

@@ -1,0 +1,105 @@
+import { createServer, type IncomingMessage, type Server } from "node:http";
+
+/**
+ * A real OTLP/HTTP receiver for tests. It decodes OTLP JSON trace exports and
+ * keeps the spans, and it can be told to be slow or down, so tests can check
+ * that a bad APM never changes an agent's result.
+ *
+ * Control (from inside workerd, over loopback):
+ *   POST /__mode  {"mode":"ok"|"slow"|"down"}
+ *   GET  /__spans → decoded spans so far;  DELETE /__spans clears them
+ *   GET  /__stats → { received, pending }
+ */
+export type DecodedSpan = { name: string; traceId: string; spanId: string; service: string; attributes: Record<string, unknown>; events: { name: string; attributes: Record<string, unknown> }[] };
+
+type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
+type KeyValue = { key: string; value: AnyValue };
+
+function decodeValue(v: AnyValue): unknown {
+  if (v.stringValue !== undefined) return v.stringValue;
+  if (v.intValue !== undefined) return Number(v.intValue);
+  if (v.doubleValue !== undefined) return v.doubleValue;
+  if (v.boolValue !== undefined) return v.boolValue;
+  if (v.arrayValue) return (v.arrayValue.values ?? []).map(decodeValue);
+  return null;
+}
+const attrs = (kvs: KeyValue[] | undefined) => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, decodeValue(kv.value)]));
+
+/** Decodes an OTLP JSON ExportTraceServiceRequest body into flat spans. Throws on anything that is not one. */
+export function decodeOtlpJson(body: string): DecodedSpan[] {
+  const req = JSON.parse(body) as { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[] };
+  if (!Array.isArray(req.resourceSpans)) throw new Error("not an OTLP trace export: resourceSpans missing");
+  const out: DecodedSpan[] = [];
+  for (const rs of req.resourceSpans) {
+    const service = String(attrs(rs.resource?.attributes)["service.name"] ?? "");
+    for (const ss of rs.scopeSpans ?? [])
+      for (const s of ss.spans ?? []) {
+        out.push({
+          name: String(s.name),
+          traceId: String(s.traceId),
+          spanId: String(s.spanId),
+          service,
+          attributes: attrs(s.attributes as KeyValue[]),
+          events: ((s.events as { name: string; attributes?: KeyValue[] }[]) ?? []).map((e) => ({ name: e.name, attributes: attrs(e.attributes) })),
+        });
+      }
+  }
+  return out;
+}
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+
+/** Starts the receiver on 127.0.0.1 and an ephemeral port. */
+export async function startOtlpReceiver(): Promise<{ port: number; server: Server }> {
+  let mode: "ok" | "slow" | "down" = "ok";
+  let spans: DecodedSpan[] = [];
+  let received = 0;
+  let pending = 0;
+  const held: (() => void)[] = [];
+  const server = createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://x");
+    const json = (code: number, v: unknown) => {
+      res.writeHead(code, { "content-type": "application/json" });
+      res.end(JSON.stringify(v));
+    };
+    if (url.pathname === "/__mode") {
+      mode = (JSON.parse(await readBody(req)) as { mode: typeof mode }).mode;
+      if (mode !== "slow") for (const release of held.splice(0)) release();
+      return json(200, { mode });
+    }
+    if (url.pathname === "/__spans") {
+      if (req.method === "DELETE") spans = [];
+      return json(200, spans);
+    }
+    if (url.pathname === "/__stats") return json(200, { received, pending });
+    if (url.pathname !== "/v1/traces" || req.method !== "POST") return json(404, { error: "not found" });
+    if (mode === "down") {
+      req.socket.destroy();
+      return;
+    }
+    const body = await readBody(req);
+    received++;
+    if (mode === "slow") {
+      // Hold the request open until the mode changes: an APM that never answers.
+      pending++;
+      await new Promise<void>((r) => held.push(r));
+      pending--;
+    }
+    try {
+      spans.push(...decodeOtlpJson(body));
+      json(200, { partialSuccess: {} });
+    } catch (e) {
+      json(400, { error: String(e) });
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const addr = server.address();
+  if (!addr || typeof addr === "string") throw new Error("receiver did not bind");
+  return { port: addr.port, server };
+}

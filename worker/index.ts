@@ -1,0 +1,28 @@
+import { instrument } from "@microlabs/otel-cf-workers";
+import { retentionDays, runRetention } from "../src/store/retention";
+import { app } from "./app";
+import { type Env, TELEMETRY_DLQ_NAME } from "./env";
+import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
+import { otelConfig } from "./otel";
+
+const handler: ExportedHandler<Env> = {
+  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+
+  async queue(batch, env) {
+    if (batch.queue === TELEMETRY_DLQ_NAME) await handleDeadLetterBatch(batch, env);
+    else await handleTelemetryBatch(batch, env);
+  },
+
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(
+      runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS) }).then(
+        (r) => console.log(`[retention] cutoff ${new Date(r.cutoff).toISOString()} deleted ${JSON.stringify(r.deleted)}${r.complete ? "" : " (more left)"}`),
+        (e) => console.error(`[retention] failed: ${e instanceof Error ? e.message : String(e)}`),
+      ),
+    );
+  },
+};
+
+export default instrument(handler, otelConfig);
+
+export { DemoFiberAgent } from "./demo/fiber-agent";

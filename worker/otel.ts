@@ -1,0 +1,25 @@
+import type { ResolveConfigFn } from "@microlabs/otel-cf-workers";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { otlpTargetFromEnv } from "../src/telemetry";
+import type { Env } from "./env";
+
+/** Used when no endpoint is configured: spans are recorded by nobody and nothing leaves the Worker. */
+const noExport: SpanExporter = {
+  export: (_spans, done) => done({ code: 0 }),
+  shutdown: async () => {},
+};
+
+/**
+ * otel-cf-workers configuration for the Worker's own handlers (fetch, queue,
+ * scheduled). Agents export their spans themselves (src/telemetry/otel.ts),
+ * because otel-cf-workers' DO wrapper breaks agents-SDK stubs.
+ */
+export const otelConfig: ResolveConfigFn<Env> = (env) => {
+  const target = otlpTargetFromEnv(env as unknown as Record<string, unknown>);
+  return {
+    service: { name: env.OTEL_SERVICE_NAME || "agent-console" },
+    exporter: target ? { url: target.url, headers: target.headers } : noExport,
+    // Our own OTLP POSTs and cache use must not be traced recursively or touched inside agents.
+    instrumentation: { instrumentGlobalFetch: false, instrumentGlobalCache: false },
+  };
+};
