@@ -7,19 +7,18 @@ export async function probe(name = `probe-${crypto.randomUUID().slice(0, 8)}`) {
   return { name, stub: await getAgentByName(env.ProbeAgent, name) };
 }
 
-/** Polls a D1 query until `check` passes (queues deliver asynchronously). */
+/** Polls a D1 query until `check` passes (queues deliver asynchronously); on timeout, shows the last rows and any dead letters. */
 export async function pollRows<T>(sql: string, binds: unknown[], check: (rows: T[]) => boolean, timeout = 10_000): Promise<T[]> {
   let last: T[] = [];
-  await expect
-    .poll(
-      async () => {
-        last = (await env.DB.prepare(sql).bind(...binds).all<T>()).results;
-        return check(last);
-      },
-      { timeout, interval: 50 },
-    )
-    .toBe(true);
-  return last;
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    last = (await env.DB.prepare(sql).bind(...binds).all<T>()).results;
+    if (check(last)) return last;
+    if (Date.now() > deadline) break;
+    await scheduler.wait(50);
+  }
+  const dead = (await env.DB.prepare("SELECT reason, event_type FROM dead_letters ORDER BY received_at DESC LIMIT 5").all()).results;
+  expect.fail(`condition not met within ${timeout} ms.\nlast rows: ${JSON.stringify(last).slice(0, 3000)}\nrecent dead letters: ${JSON.stringify(dead)}`);
 }
 
 /** All stored events of one agent instance, oldest first. */

@@ -67,6 +67,13 @@ export type ParseResult = { ok: true; event: TelemetryEvent } | { ok: false; rea
 
 /** Validates an unknown value as a telemetry event. Never throws. */
 export function parseEvent(value: unknown): ParseResult {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return { ok: false, reason: `not an event object (got ${Array.isArray(value) ? "array" : value === null ? "null" : typeof value})` };
+  }
+  const type = (value as { type?: unknown }).type;
+  if (typeof type !== "string" || !(type in payloadSchemas)) {
+    return { ok: false, reason: typeof type === "string" ? `unknown event type "${type.slice(0, 100)}"` : "missing event type" };
+  }
   const r = eventEnvelope.safeParse(value);
   if (r.success) return { ok: true, event: r.data as TelemetryEvent };
   return { ok: false, reason: describeIssues(r.error) };

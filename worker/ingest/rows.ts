@@ -103,7 +103,9 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): Projection
     if (c.incidentId) {
       const p = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string };
       const status = INCIDENT_STATUS[e.type] ?? null;
-      const reason = p.reason ?? (e.type === "session.error" ? p.error : undefined) ?? (e.type === "fiber.recovery.failed" ? p.error : undefined);
+      // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
+      const reason =
+        e.type === "fiber.recovery.failed" ? [p.reason, p.error].filter(Boolean).join(": ") : (p.reason ?? (e.type === "session.error" ? p.error : undefined));
       out.incidents.push({
         incidentId: c.incidentId, kind: incidentKind(c.incidentId), agentClass, agentName, time: e.time, eventId: e.id,
         status, attempts: p.attempt ?? p.recoveryCount ?? (e.type === "fiber.recovery.attempt" ? 1 : 0),

@@ -1,0 +1,104 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { getAgentByName } from "agents";
+import { describe, expect, it } from "vitest";
+import { EVENT_TYPES } from "../../src/telemetry";
+import { eventsOf, pollRows, probe, rejectionOf } from "../helpers";
+
+const chat = (attempt: number, extra: Record<string, unknown> = {}) => ({
+  incidentId: "req-42:msg-7", requestId: "req-42", attempt, maxAttempts: 3, recoveryKind: "retry", ...extra,
+});
+
+describe("every event kind round-trips from a real agent through the Queue into D1", () => {
+  it("produces, ships and stores all kinds, and projects them", async () => {
+    const { name, stub } = await probe();
+
+    // Fiber lifecycle and recovery: real runFiber, a real failure, a real eviction and recovery through the alarm.
+    await stub.work(2);
+    await rejectionOf(stub.work(1, { fail: true }));
+    await stub.startHangingFiber(undefined, "probe-hang");
+    await stub.startHangingFiber(undefined, "probe-hang-unrecoverable");
+    await rejectionOf(stub.evict());
+    let fresh = await getAgentByName(env.ProbeAgent, name);
+    await runDurableObjectAlarm(fresh);
+    fresh = await getAgentByName(env.ProbeAgent, name);
+
+    // SDK events our agents get from AIChatAgent/Think, through the agent's own observability emitter.
+    for (const [type, payload] of [
+      ["chat:recovery:detected", chat(1)],
+      ["chat:recovery:scheduled", chat(1)],
+      ["chat:recovery:attempt", chat(1)],
+      ["chat:recovery:attempt", chat(2)],
+      ["chat:recovery:failed", chat(2, { reason: "stream error" })],
+      ["chat:recovery:completed", chat(2, { incidentId: "req-43:msg-8" })],
+      ["chat:recovery:skipped", chat(1, { incidentId: "req-44:msg-9", reason: "no_partial" })],
+      ["chat:recovery:exhausted", chat(3, { reason: "max_attempts_exceeded", partialText: "half an answer with sk-abcdefghijklmnopqrstuvwxyz0123", partialParts: [{ type: "text", text: "x" }], terminalMessage: "Sorry, I could not finish." })],
+      ["chat:context:compacted", { reason: "reactive", shortened: true, requestId: "req-42", attempt: 1 }],
+      ["chat:transcript:repaired", { requestId: "req-42", removedToolCalls: 2, normalizedInputs: 1, toolCallIds: ["t1", "t2"] }],
+      ["chat:stream:stalled", { requestId: "req-42", timeoutMs: 30000 }],
+      ["alarm:memory_limit_reset", { strikes: 3, limit: 3, sealed: true, error: "Exceeded memory limit" }],
+      ["fiber:recovery:skipped", { fiberId: "old-fiber", fiberName: "stale", reason: "too_old" }],
+      ["chat:future:event", { something: "new" }],
+    ] as const) {
+      await fresh.emitSdkEvent(type, payload as Record<string, unknown>);
+    }
+
+    // The runtime's own events.
+    const s = { sessionName: name };
+    await fresh.recordEvent("session.status_running", { turnSeq: 1 }, s);
+    await fresh.recordEvent("session.status_rescheduled", { turnSeq: 1, recoveryCount: 1 }, { ...s, incidentId: `turn:ProbeAgent/${name}/1` });
+    await fresh.recordEvent("session.status_idle", { turnSeq: 1 }, s);
+    await fresh.recordEvent("session.error", { turnSeq: 2, error: "turn recovery exceeded 5 attempts" }, { ...s, incidentId: `turn:ProbeAgent/${name}/2` });
+    await fresh.recordEvent("session.status_terminated", {}, s);
+    await fresh.recordEvent("op.started", { opKind: "model.request", turnSeq: 1 }, { ...s, opId: "op-1" });
+    await fresh.recordEvent("op.completed", { opKind: "model.request", turnSeq: 1, resultRef: "r2://results/op-1" }, { ...s, opId: "op-1" });
+    await fresh.recordEvent("op.ambiguous", { opKind: "payment.charge", turnSeq: 2, detail: "started, no completion recorded" }, { ...s, opId: "op-2" });
+    await fresh.recordEvent("op.resolved", { opKind: "payment.charge", resolution: "verified_not_ran" }, { ...s, opId: "op-2" });
+    const backup = { handle: `ws/${name}/1`, tenant: "acme", environment: "prod", sessionName: name };
+    await fresh.recordEvent("backup.created", { ...backup, expiresAt: Date.now() + 7 * 86_400_000, bytes: 1234 }, s);
+    await fresh.recordEvent("backup.restored", backup, s);
+    await fresh.recordEvent("backup.expired", backup, s);
+    await fresh.recordEvent("admin.force_idle", { actor: "oncall@example.com", reason: "stuck turn", result: "ok" }, s);
+    await fresh.recordEvent("admin.trigger_alarm", { actor: "oncall@example.com", reason: "recover now", result: "noop" }, s);
+
+    // Everything arrives: every kind in the contract is stored at least once.
+    await pollRows<{ type: string }>(
+      "SELECT DISTINCT type FROM events WHERE agent_name = ?", [name], (rows) => EVENT_TYPES.every((t) => rows.some((r) => r.type === t)),
+    );
+    const stats = await fresh.settleTelemetry();
+    expect(stats.pending).toBe(0);
+    expect(stats.sendErrors).toBe(0);
+
+    // Projections.
+    const chatInc = await pollRows<{ status: string; attempts: number; max_attempts: number; reason: string; kind: string }>(
+      "SELECT * FROM incidents WHERE incident_id = 'req-42:msg-7'", [], (r) => r[0]?.status === "exhausted",
+    );
+    expect(chatInc[0]).toMatchObject({ kind: "chat", attempts: 3, max_attempts: 3, reason: "max_attempts_exceeded" });
+    const closed = await env.DB.prepare("SELECT incident_id, status FROM incidents WHERE incident_id IN ('req-43:msg-8','req-44:msg-9') ORDER BY incident_id").all();
+    expect(closed.results).toEqual([{ incident_id: "req-43:msg-8", status: "recovered" }, { incident_id: "req-44:msg-9", status: "skipped" }]);
+
+    const turn = await env.DB.prepare("SELECT status, reason FROM incidents WHERE incident_id = ?").bind(`turn:ProbeAgent/${name}/2`).first();
+    expect(turn).toEqual({ status: "exhausted", reason: "turn recovery exceeded 5 attempts" });
+
+    const fiberIncidents = await env.DB.prepare(
+      "SELECT i.status, i.reason, f.name FROM incidents i JOIN fiber_runs f ON f.fiber_id = i.fiber_id WHERE i.kind = 'fiber' AND i.agent_name = ? AND f.name LIKE 'probe-hang%' ORDER BY f.name",
+    ).bind(name).all<{ status: string; reason: string | null; name: string }>();
+    expect(fiberIncidents.results).toEqual([
+      { name: "probe-hang", status: "recovered", reason: null },
+      { name: "probe-hang-unrecoverable", status: "failed", reason: expect.stringContaining("cannot resume: upstream session expired") },
+    ]);
+
+    const op = await env.DB.prepare("SELECT * FROM op_ambiguities WHERE op_id = 'op-2'").first();
+    expect(op).toMatchObject({ op_kind: "payment.charge", resolution: "verified_not_ran", session_name: name });
+    expect(op?.ambiguous_at).toBeTypeOf("number");
+
+    const b = await env.DB.prepare("SELECT * FROM workspace_backups WHERE handle = ?").bind(backup.handle).first();
+    expect(b).toMatchObject({ tenant: "acme", environment: "prod", session_name: name, bytes: 1234 });
+    expect(b?.restored_at).toBeTypeOf("number");
+    expect(b?.expired_at).toBeTypeOf("number");
+
+    // Unknown SDK event kinds are kept, not dropped.
+    const generic = (await eventsOf(name)).find((e) => e.type === "sdk.event");
+    expect(JSON.parse(generic!.payload)).toMatchObject({ sdkType: "chat:future:event", data: { preview: '{"something":"new"}' } });
+  });
+});
