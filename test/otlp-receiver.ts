@@ -61,6 +61,7 @@ export async function startOtlpReceiver(): Promise<{ port: number; server: Serve
   let spans: DecodedSpan[] = [];
   let received = 0;
   let pending = 0;
+  let lastHeaders: Record<string, unknown> = {};
   const held: (() => void)[] = [];
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
@@ -77,7 +78,7 @@ export async function startOtlpReceiver(): Promise<{ port: number; server: Serve
       if (req.method === "DELETE") spans = [];
       return json(200, spans);
     }
-    if (url.pathname === "/__stats") return json(200, { received, pending });
+    if (url.pathname === "/__stats") return json(200, { received, pending, lastHeaders });
     if (url.pathname !== "/v1/traces" || req.method !== "POST") return json(404, { error: "not found" });
     if (mode === "down") {
       req.socket.destroy();
@@ -85,6 +86,7 @@ export async function startOtlpReceiver(): Promise<{ port: number; server: Serve
     }
     const body = await readBody(req);
     received++;
+    lastHeaders = { ...req.headers };
     if (mode === "slow") {
       // Hold the request open until the mode changes: an APM that never answers.
       pending++;

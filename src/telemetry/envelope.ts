@@ -74,6 +74,10 @@ export function parseEvent(value: unknown): ParseResult {
   if (typeof type !== "string" || !(type in payloadSchemas)) {
     return { ok: false, reason: typeof type === "string" ? `unknown event type "${type.slice(0, 100)}"` : "missing event type" };
   }
+  const oversized = (value as { payload?: { oversized?: { bytes?: unknown } } }).payload?.oversized;
+  if (oversized && typeof oversized.bytes === "number") {
+    return { ok: false, reason: `event too large: payload was ${oversized.bytes} bytes (limit 65536); a preview is kept in the body` };
+  }
   const r = eventEnvelope.safeParse(value);
   if (r.success) return { ok: true, event: r.data as TelemetryEvent };
   return { ok: false, reason: describeIssues(r.error) };

@@ -6,6 +6,7 @@ import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel";
 import type { OtlpTarget } from "./otlp-exporter";
 import { Outbox, type QueueLike, type SqlLike } from "./outbox";
 import type { EventType, PayloadOf } from "./payloads";
+import { safeStringify, toPreview } from "./redact";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
 export type TelemetryStats = {
@@ -34,6 +35,8 @@ export type TelemetryOptions = {
 };
 
 const MEMORY_CAP = 1000;
+/** Largest event we ship whole. Queue messages cap at 128 KB; our payload caps keep real events far below this. */
+export const MAX_EVENT_BYTES = 64 * 1024;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
@@ -51,6 +54,8 @@ export class Telemetry {
   #flushing: Promise<void> | null = null;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #backoffMs = 0;
+  /** Set when an event arrives while a flush is under way, so that flush is followed by another. */
+  #dirty = false;
   #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, lastError: null as string | null };
 
   constructor(opts: TelemetryOptions) {
@@ -83,6 +88,7 @@ export class Telemetry {
   /** Ships an already-normalised event. Never throws. */
   emit(event: TelemetryEvent): void {
     this.#stats.emitted++;
+    event = shrinkOversized(event);
     try {
       const ids = recordEventSpan(this.#tracing.tracer, event);
       if (ids) event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
@@ -110,6 +116,7 @@ export class Telemetry {
   }
 
   #schedule(delayMs: number): void {
+    if (this.#flushing) this.#dirty = true;
     if (this.#timer || this.#flushing || !this.#queue) return;
     this.#timer = setTimeout(() => {
       this.#timer = null;
@@ -123,6 +130,7 @@ export class Telemetry {
     if (this.#flushing) return this.#flushing;
     if (!this.#queue) return Promise.resolve();
     const queue = this.#queue;
+    this.#dirty = false;
     this.#flushing = (async () => {
       try {
         if (this.#memory.length) {
@@ -145,7 +153,7 @@ export class Telemetry {
         this.#flushing = null;
       }
       if (this.#backoffMs) this.#schedule(this.#backoffMs);
-      else if (this.#memory.length) this.#schedule(0);
+      else if (this.#dirty || this.#memory.length) this.#schedule(0);
     })();
     return this.#flushing;
   }
@@ -173,4 +181,15 @@ export class Telemetry {
     if (msg !== this.#stats.lastError) console.warn(`[agents-telemetry] ${msg}`);
     this.#stats.lastError = msg;
   }
+}
+
+/**
+ * An event too large for the Queue is not dropped: its payload is replaced by
+ * a capped preview under `oversized`, which ingest files in dead letters with
+ * that reason, so the fact that it happened survives.
+ */
+function shrinkOversized(event: TelemetryEvent): TelemetryEvent {
+  const text = safeStringify(event.payload);
+  if (text.length <= MAX_EVENT_BYTES) return event;
+  return { ...event, payload: { oversized: toPreview(text, 2000) } } as unknown as TelemetryEvent;
 }
