@@ -5,3 +5,9 @@ declare namespace Cloudflare {
     ProbeAgent: DurableObjectNamespace<import("./fixtures/probe-agent").ProbeAgent>;
   }
 }
+declare namespace Cloudflare {
+  interface Env {
+    BenchPlainAgent: DurableObjectNamespace<import("../bench/agents").BenchPlainAgent>;
+    BenchTelemetryAgent: DurableObjectNamespace<import("../bench/agents").BenchTelemetryAgent>;
+  }
+}

@@ -19,6 +19,9 @@ type ConsoleEnv = {
   /** OTLP headers, `key=value,key2=value2` (a secret). */
   OTLP_HEADERS?: string;
   OTEL_SERVICE_NAME?: string;
+  /** "on" lets the demo driver run the demo fleet (npm start sets it). */
+  DEMO_FLEET?: string;
+  DEMO_FLEET_SIZE?: string;
   DemoFiberAgent: DurableObjectNamespace<import("./demo/fiber-agent").DemoFiberAgent>;
 };
 

@@ -4,6 +4,7 @@ import { app } from "./app";
 import { type Env, TELEMETRY_DLQ_NAME } from "./env";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
+import { demoOptions, runDemoTick } from "./demo/driver";
 
 const handler: ExportedHandler<Env> = {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
@@ -13,7 +14,13 @@ const handler: ExportedHandler<Env> = {
     else await handleTelemetryBatch(batch, env);
   },
 
-  async scheduled(_controller, env, ctx) {
+  async scheduled(controller, env, ctx) {
+    // `npm start` drives the demo fleet through wrangler's /__scheduled?cron=demo.
+    if (controller.cron === "demo") {
+      const opts = demoOptions(env);
+      if (opts) ctx.waitUntil(runDemoTick(env, opts).then((r) => console.log(`[demo] ${r.join(", ")}`)));
+      return;
+    }
     ctx.waitUntil(
       runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS) }).then(
         (r) => console.log(`[retention] cutoff ${new Date(r.cutoff).toISOString()} deleted ${JSON.stringify(r.deleted)}${r.complete ? "" : " (more left)"}`),

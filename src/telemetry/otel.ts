@@ -38,19 +38,20 @@ function flatten(obj: Record<string, unknown>, prefix: string, out: Attributes, 
   }
 }
 
-/** A tracer of our own, so agents export without touching the isolate's global provider. */
-export type AgentTracing = { tracer: Tracer; processor: BackgroundOtlpProcessor | null };
-
 /**
- * Builds the tracer an agent's telemetry uses. With no endpoint it is the
- * API's no-op tracer: spans cost nothing and nothing is sent.
+ * A tracer of our own, so agents export without touching the isolate's global
+ * provider (otel-cf-workers' global tracer throws inside un-instrumented DOs).
+ * `tracer` is null when no endpoint is configured.
  */
+export type AgentTracing = { tracer: Tracer | null; processor: BackgroundOtlpProcessor | null };
+
+/** Builds the tracer an agent's telemetry uses. With no endpoint there is none, and nothing is sent. */
 export function createAgentTracing(opts: {
   target?: OtlpTarget | null;
   serviceName: string;
   keepAlive?: (p: Promise<unknown>) => void;
 }): AgentTracing {
-  if (!opts.target?.url) return { tracer: trace.getTracer("agents-telemetry"), processor: null };
+  if (!opts.target?.url) return { tracer: null, processor: null };
   const processor = new BackgroundOtlpProcessor(opts.target, opts.keepAlive);
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ "service.name": opts.serviceName }),
@@ -61,19 +62,20 @@ export function createAgentTracing(opts: {
 
 /**
  * Records an event on the active span as a span event when there is one, and
- * otherwise as a short span of its own. Returns the trace/span ids used, so the
- * stored event links to the APM trace.
+ * otherwise as a short span of its own (when we have a tracer). Returns the
+ * trace/span ids used, so the stored event links to the APM trace.
  */
-export function recordEventSpan(tracer: Tracer, event: TelemetryEvent): { traceId: string; spanId: string } | null {
-  const attrs = eventAttributes(event);
+export function recordEventSpan(tracer: Tracer | null, event: TelemetryEvent): { traceId: string; spanId: string } | null {
   const active = trace.getActiveSpan();
   let span: Span;
   if (active?.isRecording()) {
-    active.addEvent(event.type, attrs, event.time);
+    active.addEvent(event.type, eventAttributes(event), event.time);
     span = active;
-  } else {
-    span = tracer.startSpan(event.type, { attributes: attrs, startTime: event.time });
+  } else if (tracer) {
+    span = tracer.startSpan(event.type, { attributes: eventAttributes(event), startTime: event.time });
     span.end();
+  } else {
+    return null;
   }
   const sc = span.spanContext();
   if (!trace.isSpanContextValid(sc)) return null;

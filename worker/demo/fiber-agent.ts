@@ -1,10 +1,10 @@
-import { Agent } from "agents";
+import { Agent, type FiberRecoveryContext } from "agents";
 import { withTelemetry } from "../../src/telemetry";
 import type { Env } from "../env";
 
 /**
- * A small demo agent: runs fibers that checkpoint as they go, and sometimes
- * fail, so the console has real fiber events before the full runtime exists.
+ * A small demo agent: runs fibers that checkpoint as they go, sometimes fail,
+ * and sometimes get evicted mid-run and recover on the next alarm.
  */
 export class DemoFiberAgent extends withTelemetry(Agent<Env>) {
   /** Runs one fiber of `steps` checkpoints; fails at the end when `fail` is set. */
@@ -18,6 +18,24 @@ export class DemoFiberAgent extends withTelemetry(Agent<Env>) {
       }
       if (input.fail) throw new Error(`demo job ${fiberName} failed at step ${steps}`);
       return { fiberName, steps };
+    });
+  }
+
+  /** Starts a long fiber and evicts this instance shortly after: the next alarm recovers it. */
+  async runJobAndEvict(input: { label?: string }): Promise<void> {
+    const fiberName = `job:${input.label ?? "long"}`;
+    void this.runFiber(fiberName, async (ctx) => {
+      ctx.stash({ step: 1, of: 10, note: "long job started; eviction expected" });
+      await new Promise(() => {});
+    }).catch(() => {});
+    setTimeout(() => this.ctx.abort("demo eviction"), 300);
+  }
+
+  override async onFiberRecovered(ctx: FiberRecoveryContext): Promise<void> {
+    // Resume from the checkpoint as a fresh, short fiber.
+    const snap = (ctx.snapshot ?? {}) as { step?: number };
+    await this.runFiber(`${ctx.name}:resumed`, async (f) => {
+      f.stash({ resumedFrom: snap.step ?? 0, note: "resumed after eviction" });
     });
   }
 }

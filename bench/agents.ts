@@ -1,0 +1,31 @@
+import { Agent } from "agents";
+import { withTelemetry } from "../src/telemetry";
+import type { Env } from "../worker/env";
+
+/** The same fiber work for both agents: a few checkpoints around some CPU work. */
+async function work(stash: (d: unknown) => void, steps: number): Promise<number> {
+  let acc = 0;
+  for (let i = 0; i < steps; i++) {
+    for (let j = 0; j < 2_000; j++) acc = (acc * 31 + j) % 1_000_003;
+    stash({ step: i, acc });
+  }
+  return acc;
+}
+
+/** Plain agents-SDK agent. */
+export class BenchPlainAgent extends Agent<Env> {
+  run(steps: number): Promise<number> {
+    return this.runFiber("bench", (ctx) => work((d) => ctx.stash(d), steps));
+  }
+}
+
+/** The same agent with the telemetry mixin. */
+export class BenchTelemetryAgent extends withTelemetry(Agent<Env>) {
+  run(steps: number): Promise<number> {
+    return this.runFiber("bench", (ctx) => work((d) => ctx.stash(d), steps));
+  }
+  async settle() {
+    await this.telemetry.settle();
+    return this.telemetry.stats();
+  }
+}

@@ -1,0 +1,84 @@
+import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
+import { expect, it } from "vitest";
+import { type TelemetryEvent } from "../src/telemetry";
+import { ingestBatch } from "../worker/ingest/consumer";
+import { toRows } from "../worker/ingest/rows";
+import { chatIncidentLife, fiberLife, makeEvent } from "../test/fixtures/events";
+import { interleave, median, report } from "./report";
+
+const BATCH = 100;
+
+/** A realistic mix: fiber lives, chat incidents, op ambiguities, session status. */
+function eventMix(n: number, tag: string): TelemetryEvent[] {
+  const out: TelemetryEvent[] = [];
+  for (let i = 0; out.length < n; i++) {
+    const agentName = `bench-${tag}-${i % 50}`;
+    out.push(...fiberLife(`f-${tag}-${i}`, agentName), ...chatIncidentLife(`inc-${tag}-${i}`, agentName));
+    out.push(makeEvent("op.ambiguous", { opKind: "tool.call", detail: "no completion" }, { agentName, corr: { opId: `op-${tag}-${i}` } }));
+    out.push(makeEvent("session.status_idle", {}, { agentName, corr: { sessionName: agentName } }));
+  }
+  return out.slice(0, n);
+}
+
+/** The baseline: a plain batched multi-row INSERT of the same event rows, within 100 bound parameters. */
+async function rawInsert(events: TelemetryEvent[]): Promise<void> {
+  const rows = toRows(events, Date.now()).events;
+  const cols = ["id", "time", "type", "v", "agent_class", "agent_name", "fiber_id", "incident_id", "request_id", "op_id", "session_name", "trace_id", "span_id", "payload", "received_at"];
+  const perStmt = Math.floor(100 / cols.length);
+  const stmts: D1PreparedStatement[] = [];
+  for (let i = 0; i < rows.length; i += perStmt) {
+    const chunk = rows.slice(i, i + perStmt);
+    const sql = `INSERT INTO events (${cols.join(",")}) VALUES ${chunk.map(() => `(${cols.map(() => "?").join(",")})`).join(",")}`;
+    stmts.push(env.DB.prepare(sql).bind(...chunk.flatMap((r) => [r.id, r.time, r.type, r.v, r.agentClass, r.agentName, r.fiberId, r.incidentId, r.requestId, r.opId, r.sessionName, r.traceId, r.spanId, r.payload, r.receivedAt])));
+  }
+  await env.DB.batch(stmts);
+}
+
+it("ingest path events/s vs a raw batched INSERT into the same local D1", async () => {
+  const rounds = 12;
+  const perRound = 1000;
+  let round = 0;
+  const times = await interleave(
+    rounds,
+    async () => {
+      const evs = eventMix(perRound, `p${round++}`);
+      for (let i = 0; i < evs.length; i += BATCH) await ingestBatch(env.DB, evs.slice(i, i + BATCH).map((body, j) => ({ id: `${i}-${j}`, body })));
+    },
+    async () => {
+      const evs = eventMix(perRound, `r${round++}`);
+      for (let i = 0; i < evs.length; i += BATCH) await rawInsert(evs.slice(i, i + BATCH));
+    },
+  );
+  const pipe = (perRound / median(times.a)) * 1000;
+  const raw = (perRound / median(times.b)) * 1000;
+  report(`ingest: pipeline ${pipe.toFixed(0)} events/s (validate + events + 5 projections), raw INSERT ${raw.toFixed(0)} events/s, ratio ${(pipe / raw).toFixed(2)}x (target >= 0.9x; median of ${rounds} interleaved rounds of ${perRound})`);
+  expect(pipe).toBeGreaterThan(0);
+});
+
+it("runFiber with telemetry vs without, same agent and same work", async () => {
+  const plain = await getAgentByName(env.BenchPlainAgent, "bench");
+  const withTel = await getAgentByName(env.BenchTelemetryAgent, "bench");
+  const steps = 5;
+  // Warm both instances up.
+  for (let i = 0; i < 20; i++) {
+    await plain.run(steps);
+    await withTel.run(steps);
+  }
+  const calls = 25;
+  const rounds = 16;
+  const times = await interleave(
+    rounds,
+    async () => {
+      for (let i = 0; i < calls; i++) await plain.run(steps);
+    },
+    async () => {
+      for (let i = 0; i < calls; i++) await withTel.run(steps);
+    },
+  );
+  const stats = await withTel.settle();
+  const a = median(times.a) / calls;
+  const b = median(times.b) / calls;
+  report(`runFiber: without telemetry ${a.toFixed(3)} ms/call, with telemetry ${b.toFixed(3)} ms/call, ratio ${(b / a).toFixed(3)}x (target <= 1.05x; ${steps} stashes per fiber => ${steps + 2} events; median of ${rounds} interleaved rounds of ${calls} calls; telemetry sent ${stats.sent}, errors ${stats.sendErrors})`);
+  expect(stats.sendErrors).toBe(0);
+});

@@ -1,0 +1,31 @@
+// Entry for `npm start` and `npm test` on a fresh clone: installs what is missing, then hands over
+// to the real script. Plain Node (it may run on the machine's Node 20 before the Node 22 package exists).
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+
+const target = process.argv[2];
+if (!target) {
+  console.error("usage: node scripts/bootstrap.mjs <npm-script>");
+  process.exit(2);
+}
+
+const run = (cmd, args, opts = {}) => {
+  const r = spawnSync(cmd, args, { stdio: "inherit", ...opts });
+  if (r.status !== 0) {
+    console.error(`\n✖ ${cmd} ${args.join(" ")} failed (exit ${r.status ?? r.signal}).`);
+    process.exit(r.status ?? 1);
+  }
+};
+
+// 1. Dependencies, reinstalled whenever package-lock.json changes.
+const stamp = "node_modules/.install-stamp";
+const lockHash = createHash("sha256").update(readFileSync("package-lock.json")).digest("hex");
+if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== lockHash) {
+  console.log("• installing dependencies (npm ci)…");
+  run("npm", ["ci", "--no-audit", "--no-fund"]);
+  writeFileSync(stamp, lockHash);
+}
+
+// 2. Hand over. `npm run` puts node_modules/.bin first on PATH, so the script runs on Node 22.
+run("npm", ["run", "--silent", target]);

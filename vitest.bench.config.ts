@@ -1,0 +1,29 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+/** `npm run bench`: benchmarks run in workerd against real local D1 and Queues, and print ratios. */
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  return {
+    plugins: [
+      cloudflareTest({
+        main: "./bench/entry.ts",
+        wrangler: { configPath: "./wrangler.jsonc" },
+        miniflare: {
+          bindings: { TEST_MIGRATIONS: migrations },
+          durableObjects: {
+            BenchPlainAgent: { className: "BenchPlainAgent", useSQLite: true },
+            BenchTelemetryAgent: { className: "BenchTelemetryAgent", useSQLite: true },
+          },
+        },
+      }),
+    ],
+    test: {
+      setupFiles: ["./test/apply-migrations.ts"],
+      include: ["bench/**/*.bench.test.ts"],
+      testTimeout: 600_000,
+      fileParallelism: false,
+    },
+  };
+});
