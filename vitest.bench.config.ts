@@ -12,6 +12,9 @@ export default defineConfig(async () => {
         wrangler: { configPath: "./wrangler.jsonc" },
         miniflare: {
           bindings: { TEST_MIGRATIONS: migrations },
+          // Agents send to a queue nobody consumes here: the runFiber bench measures the agent's side
+          // (span, outbox, send); ingest's cost is measured on its own, and in production it runs elsewhere.
+          queueProducers: { TELEMETRY_QUEUE: { queueName: "bench-sink" } },
           durableObjects: {
             BenchPlainAgent: { className: "BenchPlainAgent", useSQLite: true },
             BenchTelemetryAgent: { className: "BenchTelemetryAgent", useSQLite: true },

@@ -20,6 +20,9 @@ export async function interleave(rounds: number, a: () => Promise<void>, b: () =
   return out;
 }
 
+/** Median of the per-round ratios b/a: robust to drift that affects both sides of a round alike. */
+export const medianRatio = (t: { a: number[]; b: number[] }) => median(t.a.map((a, i) => t.b[i]! / a));
+
 /** Prints one bench line in a stable format that the closing notes quote. */
 export function report(line: string): void {
   console.log(`BENCH ${line}`);

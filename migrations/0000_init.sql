@@ -111,14 +111,15 @@ CREATE TABLE `op_ambiguities` (
 	`op_kind` text,
 	`detail` text,
 	`ambiguous_at` integer,
-	`resolved_at` integer,
 	`resolution` text,
+	`resolution_at` integer,
+	`resolution_event_id` text,
 	`first_seen` integer NOT NULL,
 	`last_seen` integer NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX `op_ambiguities_last_seen` ON `op_ambiguities` (`last_seen`,`op_id`);--> statement-breakpoint
-CREATE INDEX `op_ambiguities_open` ON `op_ambiguities` (`resolved_at`,`last_seen`,`op_id`);--> statement-breakpoint
+CREATE INDEX `op_ambiguities_open` ON `op_ambiguities` (`resolution_at`,`last_seen`,`op_id`);--> statement-breakpoint
 CREATE TABLE `workspace_backups` (
 	`handle` text PRIMARY KEY NOT NULL,
 	`tenant` text NOT NULL,

@@ -11,7 +11,7 @@ const PLAN: { table: string; key: string; where: string }[] = [
   { table: "dead_letters", key: "message_id", where: "received_at < ?1" },
   { table: "fiber_runs", key: "fiber_id", where: "last_seen < ?1" },
   { table: "incidents", key: "incident_id", where: "last_seen < ?1 AND status <> 'open'" },
-  { table: "op_ambiguities", key: "op_id", where: "last_seen < ?1 AND resolved_at IS NOT NULL" },
+  { table: "op_ambiguities", key: "op_id", where: "last_seen < ?1 AND resolution_at IS NOT NULL" },
   { table: "workspace_backups", key: "handle", where: "last_seen < ?1" },
   { table: "audit_log", key: "id", where: "time < ?1" },
 ];

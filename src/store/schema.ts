@@ -126,7 +126,7 @@ export const incidents = sqliteTable(
   ],
 );
 
-/** Paid operations a recovery could not prove ran once. Resolved when an op.resolved arrives. */
+/** Paid operations a recovery could not prove ran once. "Still ambiguous" is derived: no resolution yet. */
 export const opAmbiguities = sqliteTable(
   "op_ambiguities",
   {
@@ -137,12 +137,13 @@ export const opAmbiguities = sqliteTable(
     opKind: text("op_kind"),
     detail: text("detail"),
     ambiguousAt: integer("ambiguous_at"),
-    resolvedAt: integer("resolved_at"),
     resolution: text("resolution"),
+    resolutionAt: integer("resolution_at"),
+    resolutionEventId: text("resolution_event_id"),
     firstSeen: integer("first_seen").notNull(),
     lastSeen: integer("last_seen").notNull(),
   },
-  (t) => [index("op_ambiguities_last_seen").on(t.lastSeen, t.opId), index("op_ambiguities_open").on(t.resolvedAt, t.lastSeen, t.opId)],
+  (t) => [index("op_ambiguities_last_seen").on(t.lastSeen, t.opId), index("op_ambiguities_open").on(t.resolutionAt, t.lastSeen, t.opId)],
 );
 
 /** Workspace backups, by R2 handle. Expiry is a fact from the event; "expired" is derived from time. */

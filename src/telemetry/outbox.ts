@@ -1,4 +1,5 @@
 import type { TelemetryEvent } from "./envelope";
+import { sendPacked } from "./pack";
 
 /** The part of a Queue binding the outbox needs. */
 export type QueueLike = { sendBatch(messages: Iterable<MessageSendRequest<unknown>>): Promise<unknown> };
@@ -6,19 +7,21 @@ export type QueueLike = { sendBatch(messages: Iterable<MessageSendRequest<unknow
 /** The part of Durable Object SQL storage the outbox needs. */
 export type SqlLike = Pick<SqlStorage, "exec">;
 
-/** Queue limits: 100 messages and 256 KB per sendBatch. We stay under both. */
-const BATCH_MESSAGES = 100;
-const BATCH_BYTES = 200_000;
+/** Events read per drain step. */
+const DRAIN_ROWS = 500;
 const TABLE = "cf_telemetry_outbox";
 
 /**
- * A durable outbox in the agent's own SQLite. Events are written synchronously
- * (part of the same storage transaction as the agent's work), then sent to the
- * Queue in the background and deleted once the Queue has them. An eviction
- * between the two just means the next wake sends them again; ingest dedupes.
+ * A durable outbox in the agent's own SQLite. Events are written in the same
+ * turn of the event loop as the agent work that produced them (so they commit
+ * together with it), then sent to the Queue in the background and deleted once
+ * the Queue has them. An eviction in between means the next wake sends them
+ * again; ingest dedupes on event id.
  */
 export class Outbox {
   #ready = false;
+  /** Events put in this turn, written as one statement at the next microtask. */
+  #unsaved: TelemetryEvent[] = [];
   constructor(private readonly sql: SqlLike) {}
 
   #ensure(): void {
@@ -27,36 +30,52 @@ export class Outbox {
     this.#ready = true;
   }
 
-  /** Stores one event. Synchronous; throws only if storage itself fails. */
-  put(event: TelemetryEvent): void {
+  /**
+   * Queues one event for storage. The write happens at the next microtask,
+   * still inside the current storage transaction, as one statement for every
+   * event of this turn. `onError` hears of a failed write.
+   */
+  put(event: TelemetryEvent, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
+    if (this.#unsaved.push(event) === 1) {
+      queueMicrotask(() => {
+        const events = this.#unsaved;
+        try {
+          this.save();
+        } catch (e) {
+          onError(e, events);
+        }
+      });
+    }
+  }
+
+  /** Writes events queued by put() now. If storage fails they are handed back through the error, not kept. */
+  save(): void {
+    if (!this.#unsaved.length) return;
+    const events = this.#unsaved;
+    this.#unsaved = [];
     this.#ensure();
-    this.sql.exec(`INSERT INTO ${TABLE} (id, body) VALUES (?, ?)`, event.id, JSON.stringify(event));
+    const rows = events.map((e) => ({ id: e.id, body: JSON.stringify(e) }));
+    this.sql.exec(`INSERT INTO ${TABLE} (id, body) SELECT value ->> '$.id', value ->> '$.body' FROM json_each(?)`, JSON.stringify(rows));
   }
 
   /** How many events wait to be sent. */
   pending(): number {
+    this.save();
     this.#ensure();
     return Number(this.sql.exec(`SELECT COUNT(*) AS n FROM ${TABLE}`).one().n);
   }
 
-  /** Sends everything pending, batch by batch. Returns how many were sent; a Queue error stops and rethrows. */
+  /** Sends everything pending, step by step. Returns how many were sent; a Queue error stops and rethrows. */
   async drain(queue: QueueLike): Promise<number> {
+    this.save();
     this.#ensure();
     let sent = 0;
     for (;;) {
-      const rows = this.sql.exec<{ seq: number; body: string }>(`SELECT seq, body FROM ${TABLE} ORDER BY seq LIMIT ${BATCH_MESSAGES}`).toArray();
+      const rows = this.sql.exec<{ seq: number; body: string }>(`SELECT seq, body FROM ${TABLE} ORDER BY seq LIMIT ${DRAIN_ROWS}`).toArray();
       if (!rows.length) return sent;
-      const batch: { seq: number; body: string }[] = [];
-      let bytes = 0;
-      for (const r of rows) {
-        if (batch.length && bytes + r.body.length > BATCH_BYTES) break;
-        batch.push(r);
-        bytes += r.body.length;
-      }
-      await queue.sendBatch(batch.map((r) => ({ body: JSON.parse(r.body), contentType: "json" as const })));
-      const last = batch[batch.length - 1]!.seq;
-      this.sql.exec(`DELETE FROM ${TABLE} WHERE seq <= ?`, last);
-      sent += batch.length;
+      await sendPacked(queue, rows.map((r) => r.body));
+      this.sql.exec(`DELETE FROM ${TABLE} WHERE seq <= ?`, rows[rows.length - 1]!.seq);
+      sent += rows.length;
     }
   }
 }

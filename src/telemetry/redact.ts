@@ -36,6 +36,12 @@ export function safeStringify(value: unknown): string {
   if (typeof value === "string") return value;
   if (value === undefined) return "";
   try {
+    // The fast path: plain data. Only cycles and BigInts need the replacer below.
+    return JSON.stringify(value) ?? "";
+  } catch {
+    /* fall through */
+  }
+  try {
     const seen = new WeakSet<object>();
     return (
       JSON.stringify(value, (_k, v) => {

@@ -5,6 +5,7 @@ import { normalizeSdkEvent } from "./normalize";
 import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel";
 import type { OtlpTarget } from "./otlp-exporter";
 import { Outbox, type QueueLike, type SqlLike } from "./outbox";
+import { sendPacked } from "./pack";
 import type { EventType, PayloadOf } from "./payloads";
 import { safeStringify, toPreview } from "./redact";
 
@@ -32,9 +33,13 @@ export type TelemetryOptions = {
   serviceName?: string;
   /** Keeps background work alive (ctx.waitUntil). */
   keepAlive?: (p: Promise<unknown>) => void;
+  /** How long events gather before one Queue send (ms). Default 100: the Queue batches for longer anyway. */
+  flushDelayMs?: number;
 };
 
 const MEMORY_CAP = 1000;
+/** Characters of a snapshot kept as its preview. */
+const SNAPSHOT_PREVIEW_CHARS = 1000;
 /** Largest event we ship whole. Queue messages cap at 128 KB; our payload caps keep real events far below this. */
 export const MAX_EVENT_BYTES = 64 * 1024;
 const MAX_BACKOFF_MS = 30_000;
@@ -51,6 +56,7 @@ export class Telemetry {
   #memory: TelemetryEvent[] = [];
   #tracing: AgentTracing;
   #keepAlive?: (p: Promise<unknown>) => void;
+  #flushDelayMs: number;
   #flushing: Promise<void> | null = null;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #backoffMs = 0;
@@ -63,13 +69,48 @@ export class Telemetry {
     this.#queue = opts.queue ?? null;
     this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
     this.#keepAlive = opts.keepAlive;
+    this.#flushDelayMs = opts.flushDelayMs ?? 100;
     this.#tracing = createAgentTracing({ target: opts.otlp, serviceName: opts.serviceName ?? opts.source.agentClass, keepAlive: opts.keepAlive });
+  }
+
+  /** Latest checkpoint per fiber not yet shipped; consecutive synchronous stashes ship as one event. */
+  #stashes = new Map<string, { fiberName: string; text: string }>();
+  #stashFlushQueued = false;
+
+  /**
+   * Records a fiber checkpoint. Only the last of a run of synchronous stashes
+   * is shipped (at the next microtask, or before that fiber's next event), so a
+   * tight loop of checkpoints costs one event, not one per call.
+   */
+  stashed(fiberId: string, fiberName: string, data: unknown): void {
+    try {
+      // Serialised now (the caller may mutate the object later); masked and capped only if it ships.
+      this.#stashes.set(fiberId, { fiberName, text: safeStringify(data) });
+      if (!this.#stashFlushQueued) {
+        this.#stashFlushQueued = true;
+        queueMicrotask(() => this.#flushStashes());
+      }
+    } catch (e) {
+      this.#stats.dropped++;
+      this.#fail("stash", e);
+    }
+  }
+
+  #flushStashes(fiberId?: string): void {
+    this.#stashFlushQueued = fiberId ? this.#stashFlushQueued : false;
+    for (const [id, s] of this.#stashes) {
+      if (fiberId && id !== fiberId) continue;
+      this.#stashes.delete(id);
+      this.record("fiber.stashed", { fiberName: s.fiberName, snapshot: toPreview(s.text, SNAPSHOT_PREVIEW_CHARS) }, { fiberId: id });
+    }
   }
 
   /** Normalises and ships one agents-SDK observability event. */
   emitSdk(raw: unknown): void {
     try {
       const event = normalizeSdkEvent(raw as never, this.source);
+      // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
+      if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
     } catch (e) {
       this.#stats.dropped++;
@@ -96,14 +137,16 @@ export class Telemetry {
       this.#stats.spanErrors++;
       this.#fail("span", e);
     }
-    try {
-      if (this.#outbox) this.#outbox.put(event);
-      else this.#remember(event);
-    } catch (e) {
-      this.#stats.storeErrors++;
-      this.#fail("outbox", e);
-      this.#remember(event);
-    }
+    if (this.#outbox) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
+    else this.#remember(event);
+    this.#schedule(this.#flushDelayMs);
+  }
+
+  /** Storage refused the outbox write: keep the events in memory instead, so they still go out. */
+  #storeFailed(e: unknown, events: TelemetryEvent[]): void {
+    this.#stats.storeErrors++;
+    this.#fail("outbox", e);
+    for (const ev of events) this.#remember(ev);
     this.#schedule(0);
   }
 
@@ -134,9 +177,9 @@ export class Telemetry {
     this.#flushing = (async () => {
       try {
         if (this.#memory.length) {
-          const batch = this.#memory.splice(0, 100);
+          const batch = this.#memory.splice(0, 500);
           try {
-            await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
+            await sendPacked(queue, batch.map((e) => JSON.stringify(e)));
             this.#stats.sent += batch.length;
           } catch (e) {
             this.#memory.unshift(...batch);
@@ -160,6 +203,7 @@ export class Telemetry {
 
   /** Waits for pending Queue sends and OTLP exports. For tests, shutdown paths and benchmarks. */
   async settle(): Promise<void> {
+    this.#flushStashes();
     await this.flush();
     await this.#tracing.processor?.forceFlush();
   }

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Agent, FiberContext } from "agents";
+import type { Agent, FiberContext, FiberRecoveryContext } from "agents";
 import { genericObservability, type Observability } from "agents/observability";
 import { otlpTargetFromEnv } from "./config";
 import type { QueueLike } from "./outbox";
@@ -95,10 +95,20 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
 
     #recordStash(fiberId: string, fiberName: string, data: unknown): void {
       try {
-        this.telemetry.record("fiber.stashed", { fiberName, snapshot: toPreview(data, 1000) }, { fiberId });
+        this.telemetry.stashed(fiberId, fiberName, data);
       } catch {
         /* telemetry never fails the agent */
       }
+    }
+
+    /**
+     * Runs before the user's onFiberRecovered with the recovered checkpoint, so
+     * the console's last-known snapshot survives even a stash whose event was
+     * lost with the evicted isolate. (An SDK-internal hook; guarded.)
+     */
+    protected override async _handleInternalFiberRecovery(ctx: FiberRecoveryContext): Promise<boolean> {
+      if (ctx.snapshot !== null && ctx.snapshot !== undefined) this.#recordStash(ctx.id, ctx.name, ctx.snapshot);
+      return super._handleInternalFiberRecovery(ctx);
     }
   }
   return WithTelemetry;

@@ -88,7 +88,7 @@ describe("ingest", () => {
     );
     const r = await ingestBatch(env.DB, asMessages(events));
     expect(r).toEqual({ stored: 100, deadLettered: 0 });
-    expect(await count("SELECT COUNT(*) AS n FROM op_ambiguities WHERE agent_name = ? AND resolved_at IS NULL", agentName)).toBe(100);
+    expect(await count("SELECT COUNT(*) AS n FROM op_ambiguities WHERE agent_name = ? AND resolution_at IS NULL", agentName)).toBe(100);
   });
 
   it("keeps invalid events in dead letters with a reason a person can read, and stores the valid ones", async () => {
@@ -105,7 +105,7 @@ describe("ingest", () => {
     const reasons = dead.map((d) => d.reason);
     expect(reasons.some((r) => r.includes("payload.attempt"))).toBe(true);
     expect(reasons).toContain('invalid event: unknown event type "session.status_confused"');
-    expect(reasons).toContain("invalid event: not an event object (got string)");
+    expect(reasons).toContain("invalid event: body is text but not JSON");
     expect(reasons.some((r) => r.startsWith("invalid event: v:"))).toBe(true);
     expect(dead.find((d) => d.event_type === "session.status_confused")).toBeTruthy();
     expect(await count("SELECT COUNT(*) AS n FROM events WHERE id = ?", good.id)).toBe(1);

@@ -15,14 +15,37 @@ export async function ingestBatch(db: D1Database, messages: readonly { id: strin
   const valid: TelemetryEvent[] = [];
   const dead: DeadLetter[] = [];
   for (const m of messages) {
-    const r = parseEvent(m.body);
-    if (r.ok) valid.push(r.event);
-    else dead.push({ messageId: m.id, reason: `invalid event: ${r.reason}`, eventType: bodyType(m.body), body: bodyText(m.body) });
+    const body = decodeBody(m.body);
+    if (!body.ok) {
+      dead.push({ messageId: m.id, reason: body.reason, eventType: null, body: bodyText(m.body) });
+      continue;
+    }
+    // A message holds one event or a packed array of them; each gets its own verdict.
+    const items = Array.isArray(body.value) ? body.value : [body.value];
+    items.forEach((item, i) => {
+      const r = parseEvent(item);
+      if (r.ok) valid.push(r.event);
+      else dead.push({ messageId: Array.isArray(body.value) ? `${m.id}#${i}` : m.id, reason: `invalid event: ${r.reason}`, eventType: bodyType(item), body: bodyText(item) });
+    });
   }
-  const stmts = [...projectionStatements(db, toRows(valid, now)), ...deadLetterStatements(db, dead, now)];
+  const rows = toRows(valid, now);
+  const stmts = [...projectionStatements(db, rows.events, rows.projections), ...deadLetterStatements(db, dead, now)];
   if (stmts.length) await db.batch(stmts);
   annotateActiveSpan(valid);
   return { stored: valid.length, deadLettered: dead.length };
+}
+
+/**
+ * Agents send events as JSON text (cheaper on the agent's thread); other
+ * producers may send structured bodies. Both are accepted.
+ */
+function decodeBody(body: unknown): { ok: true; value: unknown } | { ok: false; reason: string } {
+  if (typeof body !== "string") return { ok: true, value: body };
+  try {
+    return { ok: true, value: JSON.parse(body) };
+  } catch {
+    return { ok: false, reason: "invalid event: body is text but not JSON" };
+  }
 }
 
 /** Puts incident-changing events on the consumer's span too, so the Worker's own trace shows them. */

@@ -1,41 +1,16 @@
 import type { TelemetryEvent } from "../../src/telemetry";
+import type { Row } from "./merge";
+import type { ProjectionName } from "./projections";
 
 /**
- * Pure mapping from a validated event to the rows it contributes to each
- * projection. The SQL in projections.ts merges these rows in an
- * order-independent, idempotent way.
+ * Pure mapping from validated events to the rows they contribute: one events
+ * row each, and rows for the projections their facts touch. Merging is
+ * merge.ts's job; this file only says which facts an event carries.
  */
 
-export type EventRow = {
-  id: string; time: number; type: string; v: number; agentClass: string; agentName: string;
-  fiberId: string | null; incidentId: string | null; requestId: string | null; opId: string | null;
-  sessionName: string | null; traceId: string | null; spanId: string | null; payload: string; receivedAt: number;
-};
-export type AgentRow = { agentClass: string; agentName: string; time: number };
-export type FiberRow = {
-  fiberId: string; agentClass: string; agentName: string; name: string; time: number; eventId: string;
-  startedAt: number | null; outcome: string | null; endedAt: number | null; error: string | null;
-  snapshotPreview: string | null; snapshotBytes: number | null;
-};
-export type IncidentRow = {
-  incidentId: string; kind: string; agentClass: string; agentName: string; time: number; eventId: string;
-  status: string | null; attempts: number; maxAttempts: number | null; reason: string | null;
-  fiberId: string | null; requestId: string | null;
-};
-export type OpRow = {
-  opId: string; agentClass: string; agentName: string; sessionName: string | null; opKind: string | null; time: number;
-  ambiguousAt: number | null; detail: string | null; resolvedAt: number | null; resolution: string | null;
-};
-export type BackupRow = {
-  handle: string; tenant: string; environment: string; sessionName: string; agentClass: string; agentName: string; time: number;
-  createdAt: number | null; expiresAt: number | null; bytes: number | null; restoredAt: number | null; expiredAt: number | null;
-};
+export type BatchRows = { events: Row[]; projections: Record<ProjectionName, Row[]> };
 
-export type ProjectionRows = {
-  events: EventRow[]; agents: AgentRow[]; fibers: FiberRow[]; incidents: IncidentRow[]; ops: OpRow[]; backups: BackupRow[];
-};
-
-/** What a fiber event says about the run's outcome (null: nothing). */
+/** What a fiber event says about the run's outcome. */
 const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
   "fiber.completed": "completed",
   "fiber.failed": "failed",
@@ -46,6 +21,7 @@ const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
   "fiber.recovery.skipped": "recovery_skipped",
   "fiber.recovery.failed": "recovery_failed",
 };
+const FIBER_ENDED = new Set<TelemetryEvent["type"]>(["fiber.completed", "fiber.failed", "fiber.recovery.handled"]);
 
 /** What an event says about its incident's status. */
 const INCIDENT_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
@@ -73,61 +49,70 @@ export function incidentKind(incidentId: string): string {
   return m ? m[1]! : "chat";
 }
 
-/** Maps a batch of validated events to projection rows. */
-export function toRows(events: TelemetryEvent[], receivedAt: number): ProjectionRows {
-  const out: ProjectionRows = { events: [], agents: [], fibers: [], incidents: [], ops: [], backups: [] };
+/** A group stamp: present only when the group's fact is. */
+const stamp = (group: string, present: boolean, e: TelemetryEvent): Row =>
+  present ? { [`${group}_at`]: e.time, [`${group}_event_id`]: e.id } : { [`${group}_at`]: null, [`${group}_event_id`]: null };
+
+/** Maps a batch of validated events to rows. */
+export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows {
+  const out: BatchRows = { events: [], projections: { agents: [], fibers: [], incidents: [], ops: [], backups: [] } };
+  const p = out.projections;
   for (const e of events) {
-    const { agentClass, agentName } = e.source;
+    const { agentClass: agent_class, agentName: agent_name } = e.source;
     const c = e.corr;
+    const who = { agent_class, agent_name };
     out.events.push({
-      id: e.id, time: e.time, type: e.type, v: e.v, agentClass, agentName,
-      fiberId: c.fiberId ?? null, incidentId: c.incidentId ?? null, requestId: c.requestId ?? null, opId: c.opId ?? null,
-      sessionName: c.sessionName ?? null, traceId: c.traceId ?? null, spanId: c.spanId ?? null,
-      payload: JSON.stringify(e.payload), receivedAt,
+      id: e.id, time: e.time, type: e.type, v: e.v, ...who,
+      fiber_id: c.fiberId ?? null, incident_id: c.incidentId ?? null, request_id: c.requestId ?? null, op_id: c.opId ?? null,
+      session_name: c.sessionName ?? null, trace_id: c.traceId ?? null, span_id: c.spanId ?? null,
+      payload: JSON.stringify(e.payload), received_at: receivedAt,
     });
-    out.agents.push({ agentClass, agentName, time: e.time });
+    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time });
 
     if (e.type.startsWith("fiber.") && c.fiberId) {
-      const p = e.payload as { fiberName?: string; error?: string; snapshot?: { preview: string; bytes: number } };
-      out.fibers.push({
-        fiberId: c.fiberId, agentClass, agentName, name: p.fiberName ?? "(unnamed)", time: e.time, eventId: e.id,
-        startedAt: e.type === "fiber.started" ? e.time : null,
-        outcome: FIBER_OUTCOME[e.type] ?? null,
-        endedAt: e.type === "fiber.completed" || e.type === "fiber.failed" || e.type === "fiber.recovery.handled" ? e.time : null,
-        error: p.error ?? null,
-        snapshotPreview: e.type === "fiber.stashed" ? p.snapshot!.preview : null,
-        snapshotBytes: e.type === "fiber.stashed" ? p.snapshot!.bytes : null,
+      const pl = e.payload as { fiberName?: string; error?: string; snapshot?: { preview: string; bytes: number } };
+      const outcome = FIBER_OUTCOME[e.type] ?? null;
+      const snap = e.type === "fiber.stashed" ? pl.snapshot! : null;
+      p.fibers.push({
+        fiber_id: c.fiberId, ...who, name: pl.fiberName && pl.fiberName !== "(unnamed)" ? pl.fiberName : null,
+        started_at: e.type === "fiber.started" ? e.time : null,
+        outcome, ended_at: FIBER_ENDED.has(e.type) ? e.time : null, error: outcome ? (pl.error ?? null) : null, ...stamp("outcome", outcome !== null, e),
+        snapshot_preview: snap?.preview ?? null, snapshot_bytes: snap?.bytes ?? null, ...stamp("snapshot", snap !== null, e),
+        first_seen: e.time, last_seen: e.time,
       });
     }
 
     if (c.incidentId) {
-      const p = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string };
+      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string };
       const status = INCIDENT_STATUS[e.type] ?? null;
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason =
-        e.type === "fiber.recovery.failed" ? [p.reason, p.error].filter(Boolean).join(": ") : (p.reason ?? (e.type === "session.error" ? p.error : undefined));
-      out.incidents.push({
-        incidentId: c.incidentId, kind: incidentKind(c.incidentId), agentClass, agentName, time: e.time, eventId: e.id,
-        status, attempts: p.attempt ?? p.recoveryCount ?? (e.type === "fiber.recovery.attempt" ? 1 : 0),
-        maxAttempts: p.maxAttempts ?? null, reason: reason ?? null, fiberId: c.fiberId ?? null, requestId: c.requestId ?? null,
+        e.type === "fiber.recovery.failed" ? [pl.reason, pl.error].filter(Boolean).join(": ") : (pl.reason ?? (e.type === "session.error" ? pl.error : undefined) ?? null);
+      p.incidents.push({
+        incident_id: c.incidentId, kind: incidentKind(c.incidentId), ...who,
+        status, ...stamp("status", status !== null, e),
+        attempts: pl.attempt ?? pl.recoveryCount ?? (e.type === "fiber.recovery.attempt" ? 1 : 0), max_attempts: pl.maxAttempts ?? null,
+        reason, ...stamp("reason", reason !== null, e),
+        fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null, first_seen: e.time, last_seen: e.time,
       });
     }
 
     if ((e.type === "op.ambiguous" || e.type === "op.resolved") && c.opId) {
-      const p = e.payload as { opKind: string; detail?: string; resolution?: string };
-      out.ops.push({
-        opId: c.opId, agentClass, agentName, sessionName: c.sessionName ?? null, opKind: p.opKind, time: e.time,
-        ambiguousAt: e.type === "op.ambiguous" ? e.time : null, detail: p.detail ?? null,
-        resolvedAt: e.type === "op.resolved" ? e.time : null, resolution: p.resolution ?? null,
+      const pl = e.payload as { opKind: string; detail?: string; resolution?: string };
+      const resolution = e.type === "op.resolved" ? (pl.resolution ?? null) : null;
+      p.ops.push({
+        op_id: c.opId, ...who, session_name: c.sessionName ?? null, op_kind: pl.opKind, detail: pl.detail ?? null,
+        ambiguous_at: e.type === "op.ambiguous" ? e.time : null, resolution, ...stamp("resolution", resolution !== null, e),
+        first_seen: e.time, last_seen: e.time,
       });
     }
 
     if (e.type === "backup.created" || e.type === "backup.restored" || e.type === "backup.expired") {
-      const p = e.payload as { handle: string; tenant: string; environment: string; sessionName: string; expiresAt?: number; bytes?: number };
-      out.backups.push({
-        handle: p.handle, tenant: p.tenant, environment: p.environment, sessionName: p.sessionName, agentClass, agentName, time: e.time,
-        createdAt: e.type === "backup.created" ? e.time : null, expiresAt: p.expiresAt ?? null, bytes: p.bytes ?? null,
-        restoredAt: e.type === "backup.restored" ? e.time : null, expiredAt: e.type === "backup.expired" ? e.time : null,
+      const pl = e.payload as { handle: string; tenant: string; environment: string; sessionName: string; expiresAt?: number; bytes?: number };
+      p.backups.push({
+        handle: pl.handle, tenant: pl.tenant, environment: pl.environment, session_name: pl.sessionName, ...who,
+        created_at: e.type === "backup.created" ? e.time : null, expires_at: pl.expiresAt ?? null, bytes: pl.bytes ?? null,
+        restored_at: e.type === "backup.restored" ? e.time : null, expired_at: e.type === "backup.expired" ? e.time : null, last_seen: e.time,
       });
     }
   }
