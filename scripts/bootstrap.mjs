@@ -18,12 +18,14 @@ const run = (cmd, args, opts = {}) => {
   }
 };
 
-// 1. Dependencies, reinstalled whenever package-lock.json changes.
+// 1. Dependencies, reinstalled whenever package-lock.json changes (the stamp is written after install).
 const stamp = "node_modules/.install-stamp";
 const lockHash = createHash("sha256").update(readFileSync("package-lock.json")).digest("hex");
 if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== lockHash) {
-  console.log("• installing dependencies (npm ci)…");
-  run("npm", ["ci", "--no-audit", "--no-fund"]);
+  // `npm install` rather than `npm ci`: npm 11 rejects this lock file in `ci` over platform-specific
+  // optional packages it never recorded, while `install` honours the lock for everything it has.
+  console.log("• installing dependencies (npm install)…");
+  run("npm", ["install", "--no-audit", "--no-fund"]);
   writeFileSync(stamp, lockHash);
 }
 
