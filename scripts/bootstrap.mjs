@@ -20,13 +20,13 @@ const run = (cmd, args, opts = {}) => {
 
 // 1. Dependencies, reinstalled whenever package-lock.json changes (the stamp is written after install).
 const stamp = "node_modules/.install-stamp";
-const lockHash = createHash("sha256").update(readFileSync("package-lock.json")).digest("hex");
-if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== lockHash) {
+const lockHash = () => createHash("sha256").update(readFileSync("package-lock.json")).digest("hex");
+if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== lockHash()) {
   // `npm install` rather than `npm ci`: npm 11 rejects this lock file in `ci` over platform-specific
   // optional packages it never recorded, while `install` honours the lock for everything it has.
   console.log("• installing dependencies (npm install)…");
   run("npm", ["install", "--no-audit", "--no-fund"]);
-  writeFileSync(stamp, lockHash);
+  writeFileSync(stamp, lockHash());
 }
 
 // 2. Hand over. `npm run` puts node_modules/.bin first on PATH, so the script runs on Node 22.
