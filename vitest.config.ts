@@ -15,8 +15,17 @@ export default defineConfig(async () => {
             OTLP_ENDPOINT: `http://127.0.0.1:${inject("otlpPort")}/v1/traces`,
             OTLP_HEADERS: "x-test-token=secret-token",
             OTLP_CONTROL: `http://127.0.0.1:${inject("otlpPort")}`,
+            // Auth in access mode, keys served by the test server (test/worker/auth publishes them under team=env).
+            ACCESS_TEAM_DOMAIN: "https://test-team.cloudflareaccess.com",
+            ACCESS_AUD: "test-console-aud",
+            ACCESS_JWKS_URL: `http://127.0.0.1:${inject("otlpPort")}/cdn-cgi/access/certs?team=env`,
+            ROLES: JSON.stringify({ operator: ["operator@example.com"], viewer: ["*@example.com"] }),
+            CSRF_SECRET: "test-only-csrf-secret-0123456789abcdef",
           },
-          durableObjects: { ProbeAgent: { className: "ProbeAgent", useSQLite: true } },
+          durableObjects: {
+            ProbeAgent: { className: "ProbeAgent", useSQLite: true },
+            PlainAdminAgent: { className: "PlainAdminAgent", useSQLite: true },
+          },
           // Deliver queue batches quickly in tests (production batches for up to 1 s).
           queueConsumers: {
             "agent-telemetry": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3, deadLetterQueue: "agent-telemetry-dlq" },

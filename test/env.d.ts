@@ -3,6 +3,7 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     OTLP_CONTROL: string;
     ProbeAgent: DurableObjectNamespace<import("./fixtures/probe-agent").ProbeAgent>;
+    PlainAdminAgent: DurableObjectNamespace<import("./fixtures/plain-admin-agent").PlainAdminAgent>;
   }
 }
 declare namespace Cloudflare {

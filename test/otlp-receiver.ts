@@ -9,6 +9,11 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
  *   POST /__mode  {"mode":"ok"|"slow"|"down"}
  *   GET  /__spans → decoded spans so far;  DELETE /__spans clears them
  *   GET  /__stats → { received, pending }
+ *
+ * It also stands in for a Cloudflare Access team's key endpoint (auth tests), one document per `team`:
+ *   POST /__jwks?team=T  body: a JWKS document → served from then on; add `&status=503` to serve that error instead
+ *   GET  /__jwks?team=T  → { fetches } (how often the certs URL was fetched for T)
+ *   GET  /cdn-cgi/access/certs?team=T → the JWKS document set for T (404 until one is set)
  */
 export type DecodedSpan = { name: string; traceId: string; spanId: string; service: string; attributes: Record<string, unknown>; events: { name: string; attributes: Record<string, unknown> }[] };
 
@@ -63,6 +68,7 @@ export async function startOtlpReceiver(): Promise<{ port: number; server: Serve
   let pending = 0;
   let lastHeaders: Record<string, unknown> = {};
   const held: (() => void)[] = [];
+  const jwks = new Map<string, { doc: string; status: number; fetches: number }>();
   const server = createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://x");
     const json = (code: number, v: unknown) => {
@@ -79,6 +85,20 @@ export async function startOtlpReceiver(): Promise<{ port: number; server: Serve
       return json(200, spans);
     }
     if (url.pathname === "/__stats") return json(200, { received, pending, lastHeaders });
+    if (url.pathname === "/__jwks" || url.pathname === "/cdn-cgi/access/certs") {
+      const team = url.searchParams.get("team") ?? "default";
+      const entry = jwks.get(team);
+      if (url.pathname === "/__jwks" && req.method === "POST") {
+        jwks.set(team, { doc: await readBody(req), status: Number(url.searchParams.get("status") ?? 200), fetches: entry?.fetches ?? 0 });
+        return json(200, { team });
+      }
+      if (url.pathname === "/__jwks") return json(200, { fetches: entry?.fetches ?? 0 });
+      if (!entry) return json(404, { error: `no JWKS set for team ${team}` });
+      entry.fetches++;
+      if (entry.status !== 200) return json(entry.status, { error: "unavailable" });
+      res.writeHead(200, { "content-type": "application/json" });
+      return res.end(entry.doc);
+    }
     if (url.pathname !== "/v1/traces" || req.method !== "POST") return json(404, { error: "not found" });
     if (mode === "down") {
       req.socket.destroy();

@@ -22,6 +22,21 @@ type ConsoleEnv = {
   /** "on" lets the demo driver run the demo fleet (npm start sets it). */
   DEMO_FLEET?: string;
   DEMO_FLEET_SIZE?: string;
+  /** "access" (default): Cloudflare Access JWT required. "dev": fixed local identity, never for production. */
+  AUTH_MODE?: string;
+  /** Access team domain, e.g. https://myteam.cloudflareaccess.com (also the expected JWT issuer). */
+  ACCESS_TEAM_DOMAIN?: string;
+  /** AUD tag of the console's Access application. */
+  ACCESS_AUD?: string;
+  /** Overrides `${ACCESS_TEAM_DOMAIN}/cdn-cgi/access/certs` as the signing-key URL (tests). */
+  ACCESS_JWKS_URL?: string;
+  /** Role mapping JSON: {"operator":["alice@example.com","*@sre.example.com"],"viewer":["*@example.com","group:oncall"]}. */
+  ROLES?: string;
+  /** Dev mode identity (default dev@localhost) and role (default operator). */
+  DEV_USER?: string;
+  DEV_ROLE?: string;
+  /** HMAC key for CSRF tokens (a secret, at least 32 characters); required in access mode. */
+  CSRF_SECRET?: string;
   DemoFiberAgent: DurableObjectNamespace<import("./demo/fiber-agent").DemoFiberAgent>;
 };
 

@@ -32,7 +32,10 @@ const currentFiber = new AsyncLocalStorage<{ id: string; name: string }>();
  * export class MyAgent extends withTelemetry(Agent<Env>) { ... }
  * ```
  */
-export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: WithTelemetryOptions = {}) {
+// biome-ignore lint/suspicious/noExplicitAny: constructor signature of the mixed-in class.
+export type WithTelemetryClass<TBase extends AgentClass> = TBase & (abstract new (...args: any[]) => { readonly telemetry: Telemetry });
+
+export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: WithTelemetryOptions = {}): WithTelemetryClass<TBase> {
   abstract class WithTelemetry extends Base {
     #telemetry: Telemetry | undefined;
 
@@ -60,18 +63,25 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
       return this.#telemetry;
     }
 
-    override observability: Observability = {
-      emit: (event) => {
-        if (options.forwardToDiagnostics !== false) {
-          try {
-            genericObservability.emit(event);
-          } catch {
-            /* a broken subscriber must not break the agent */
+    // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.
+    constructor(...args: any[]) {
+      super(...args);
+      // Wrap whatever observability is in place (the SDK's default publishes to diagnostics channels;
+      // another mixin may have wrapped it), so stacking mixins in any order keeps every consumer.
+      const inner = this.observability ?? genericObservability;
+      this.observability = {
+        emit: (event) => {
+          if (options.forwardToDiagnostics !== false) {
+            try {
+              inner.emit(event);
+            } catch {
+              /* a broken subscriber must not break the agent */
+            }
           }
-        }
-        this.telemetry.emitSdk(event);
-      },
-    };
+          this.telemetry.emitSdk(event);
+        },
+      };
+    }
 
     override runFiber<T>(name: string, fn: (ctx: FiberContext) => Promise<T>): Promise<T> {
       return super.runFiber(name, (ctx) => currentFiber.run({ id: ctx.id, name }, () => fn(this.#observeStash(ctx, name))));
@@ -111,5 +121,6 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
       return super._handleInternalFiberRecovery(ctx);
     }
   }
-  return WithTelemetry;
+  // An explicit type keeps stacked mixins cheap for the type checker.
+  return WithTelemetry as unknown as WithTelemetryClass<TBase>;
 }

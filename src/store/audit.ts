@@ -1,0 +1,29 @@
+/** The audit log: written by the admin RPC client, read by the console. */
+
+export type AuditEntry = {
+  id: string;
+  time: number;
+  actor: string;
+  role: string;
+  action: string;
+  targetClass: string;
+  targetName: string;
+  reason: string;
+  before: unknown;
+  after: unknown;
+  result: "ok" | "noop" | "error" | "denied" | "invalid";
+  error: string | null;
+};
+
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
+/** Appends one audit row. */
+export async function writeAudit(db: D1Database, e: AuditEntry): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO audit_log (id, time, actor, role, action, target_class, target_name, reason, before, after, result, error)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(e.id, e.time, e.actor, e.role, e.action, e.targetClass, e.targetName, e.reason, json(e.before), json(e.after), e.result, e.error)
+    .run();
+}

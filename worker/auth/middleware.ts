@@ -1,0 +1,120 @@
+import type { Context, MiddlewareHandler } from "hono";
+import { createMiddleware } from "hono/factory";
+import { type AuthBindings, type AuthConfig, describeConfigProblems, readAuthConfig } from "./config";
+import { csrfKey, issueCsrfToken } from "./csrf";
+import { type JwksCache, defaultJwksCache } from "./jwks";
+import { type JwtFailure, groupsOf, verifyAccessJwt } from "./jwt";
+import { respondProblem } from "./problem";
+import { hasRole, roleFor } from "./roles";
+import { readAccessToken } from "./token";
+import type { AuthEnv, AuthUser, Role } from "./types";
+
+/** The only paths served without identity. */
+export const PUBLIC_PATHS: ReadonlySet<string> = new Set(["/health"]);
+
+export type AuthOptions = {
+  /** Settings to use instead of `c.env` (tests, or an app that computes them). */
+  bindings?: AuthBindings | ((c: Context) => AuthBindings);
+  /** JWKS cache; default: one per isolate. */
+  jwks?: JwksCache;
+  /** Clock skew tolerated on `exp`/`nbf`, seconds. Default 30. */
+  clockSkewSec?: number;
+};
+
+/** What a person is told for each refused token (401). */
+const TOKEN_MESSAGES: Record<Exclude<JwtFailure, "keys_unavailable">, string> = {
+  malformed: "Your sign-in token could not be read (it is not a well-formed Cloudflare Access token). Reload the page to sign in again.",
+  unsupported_algorithm: "Your sign-in token uses a signing algorithm this console does not accept (only RS256).",
+  unknown_key: "Your sign-in token has a bad signature: it was signed with a key your Access team does not publish.",
+  bad_signature: "Your sign-in token has a bad signature: it was not signed by your Cloudflare Access team, or it was altered.",
+  wrong_issuer: "Your sign-in token was issued by a different Cloudflare Access team (wrong issuer).",
+  wrong_audience: "Your sign-in token was issued for a different Access application (wrong audience).",
+  expired: "Your sign-in has expired. Reload the page to sign in again.",
+  not_yet_valid: "Your sign-in token is not valid yet; the clocks of Access and this console disagree. Try again in a minute.",
+};
+
+const MISSING_TOKEN_MESSAGE =
+  "You are not signed in: this request carried no Cloudflare Access token (no Cf-Access-Jwt-Assertion header or CF_Authorization cookie). Open the console through its Access-protected address to sign in.";
+
+type Identified = { ok: true; user: AuthUser } | { ok: false; response: Response | Promise<Response> };
+
+async function identifyWithAccess(c: Context, config: Extract<AuthConfig, { mode: "access" }>, options: AuthOptions): Promise<Identified> {
+  const token = readAccessToken(c);
+  if (!token) return { ok: false, response: respondProblem(c, { status: 401, code: "missing", title: "Sign-in required", message: MISSING_TOKEN_MESSAGE }) };
+
+  const result = await verifyAccessJwt(token, {
+    teamDomain: config.teamDomain,
+    audience: config.audience,
+    jwksUrl: config.jwksUrl,
+    clockSkewSec: options.clockSkewSec,
+    jwks: options.jwks ?? defaultJwksCache,
+  });
+  if (!result.ok) {
+    if (result.reason === "keys_unavailable") {
+      console.error(`[auth] ${result.detail}`);
+      const message = "Sign-in cannot be checked right now: the console could not fetch the signing keys of your Access team. Try again shortly.";
+      return { ok: false, response: respondProblem(c, { status: 503, code: "keys_unavailable", title: "Sign-in unavailable", message }) };
+    }
+    return { ok: false, response: respondProblem(c, { status: 401, code: result.reason, title: "Sign-in required", message: TOKEN_MESSAGES[result.reason] }) };
+  }
+
+  const email = result.claims.email?.trim().toLowerCase();
+  if (!email) {
+    const message = "This Access token carries no email (for example a service token); the console needs a person's identity.";
+    return { ok: false, response: respondProblem(c, { status: 403, code: "no_email", title: "Access denied", message, signOut: true }) };
+  }
+  const role = roleFor(config.roles, { email, groups: groupsOf(result.claims) });
+  if (!role) {
+    const message = `${email} is signed in but has no role in this console. Ask an admin to add you to ROLES as viewer or operator.`;
+    return { ok: false, response: respondProblem(c, { status: 403, code: "no_role", title: "Access denied", message, email, signOut: true }) };
+  }
+  return { ok: true, user: { email, role, via: "access" } };
+}
+
+/**
+ * Establishes who is calling and sets `c.var.user`, `c.var.devAuth` and `c.var.csrfToken`.
+ * AUTH_MODE=access (the default) verifies the Cloudflare Access JWT and maps the email to a role;
+ * AUTH_MODE=dev uses DEV_USER/DEV_ROLE. Only `/health` is exempt. Refusals: 401 (no or invalid token),
+ * 403 (no role), 503 (auth not configured, or signing keys unreachable), each with the reason in words.
+ */
+export function auth(options: AuthOptions = {}): MiddlewareHandler<AuthEnv> {
+  return createMiddleware<AuthEnv>(async (c, next) => {
+    if (PUBLIC_PATHS.has(c.req.path)) return next();
+
+    const bindings = typeof options.bindings === "function" ? options.bindings(c) : (options.bindings ?? (c.env as AuthBindings | undefined) ?? {});
+    const read = readAuthConfig(bindings);
+    if (!read.ok) {
+      const message = describeConfigProblems(read.problems);
+      console.error(`[auth] ${message}`);
+      return respondProblem(c, { status: 503, code: "auth_not_configured", title: "Sign-in not configured", message });
+    }
+    const config = read.config;
+
+    let user: AuthUser;
+    if (config.mode === "dev") {
+      user = { email: config.devUser, role: config.devRole, via: "dev" };
+    } else {
+      const identified = await identifyWithAccess(c, config, options);
+      if (!identified.ok) return identified.response;
+      user = identified.user;
+    }
+
+    const key = await csrfKey(config.csrfSecret);
+    c.set("user", user);
+    c.set("devAuth", config.mode === "dev");
+    c.set("csrfKey", key);
+    c.set("csrfToken", await issueCsrfToken(key, user.email));
+    await next();
+  });
+}
+
+/** Lets the request through only when `c.var.user` holds `role` (operator implies viewer); 403 page otherwise. Mount after `auth()`. */
+export function requireRole(role: Role): MiddlewareHandler<AuthEnv> {
+  return createMiddleware<AuthEnv>(async (c, next) => {
+    const user = c.get("user");
+    if (!user) throw new Error("requireRole() needs the auth() middleware to run first");
+    if (hasRole(user.role, role)) return next();
+    const message = `${user.email} has the ${user.role} role; this needs the ${role} role. Ask an admin to add you to ROLES as ${role}.`;
+    return respondProblem(c, { status: 403, code: "insufficient_role", title: "Not allowed", message, email: user.email, signOut: user.via === "access" });
+  });
+}
