@@ -25,6 +25,7 @@ export default defineConfig(async () => {
           durableObjects: {
             ProbeAgent: { className: "ProbeAgent", useSQLite: true },
             PlainAdminAgent: { className: "PlainAdminAgent", useSQLite: true },
+            FaultySessionAgent: { className: "FaultySessionAgent", useSQLite: true },
           },
           // Deliver queue batches quickly in tests (production batches for up to 1 s).
           queueConsumers: {

@@ -4,6 +4,7 @@ declare namespace Cloudflare {
     OTLP_CONTROL: string;
     ProbeAgent: DurableObjectNamespace<import("./fixtures/probe-agent").ProbeAgent>;
     PlainAdminAgent: DurableObjectNamespace<import("./fixtures/plain-admin-agent").PlainAdminAgent>;
+    FaultySessionAgent: DurableObjectNamespace<import("./fixtures/faulty-session-agent").FaultySessionAgent>;
   }
 }
 declare namespace Cloudflare {

@@ -38,6 +38,7 @@ type ConsoleEnv = {
   /** HMAC key for CSRF tokens (a secret, at least 32 characters); required in access mode. */
   CSRF_SECRET?: string;
   DemoFiberAgent: DurableObjectNamespace<import("./demo/fiber-agent").DemoFiberAgent>;
+  SessionAgent: DurableObjectNamespace<import("../src/session").SessionAgent>;
 };
 
 /** Queue names as declared in wrangler.jsonc. */

@@ -33,3 +33,4 @@ const handler: ExportedHandler<Env> = {
 export default instrument(handler, otelConfig);
 
 export { DemoFiberAgent } from "./demo/fiber-agent";
+export { SessionAgent } from "../src/session";

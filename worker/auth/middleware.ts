@@ -36,6 +36,8 @@ const TOKEN_MESSAGES: Record<Exclude<JwtFailure, "keys_unavailable">, string> = 
 const MISSING_TOKEN_MESSAGE =
   "You are not signed in: this request carried no Cloudflare Access token (no Cf-Access-Jwt-Assertion header or CF_Authorization cookie). Open the console through its Access-protected address to sign in.";
 
+const loggedConfigProblems = new Set<string>();
+
 type Identified = { ok: true; user: AuthUser } | { ok: false; response: Response | Promise<Response> };
 
 async function identifyWithAccess(c: Context, config: Extract<AuthConfig, { mode: "access" }>, options: AuthOptions): Promise<Identified> {
@@ -85,7 +87,10 @@ export function auth(options: AuthOptions = {}): MiddlewareHandler<AuthEnv> {
     const read = readAuthConfig(bindings);
     if (!read.ok) {
       const message = describeConfigProblems(read.problems);
-      console.error(`[auth] ${message}`);
+      if (!loggedConfigProblems.has(message)) {
+        loggedConfigProblems.add(message); // once per isolate, not once per request
+        console.error(`[auth] ${message}`);
+      }
       return respondProblem(c, { status: 503, code: "auth_not_configured", title: "Sign-in not configured", message });
     }
     const config = read.config;
