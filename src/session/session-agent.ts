@@ -290,7 +290,7 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
     const corr = { sessionName: this.name, ...(recovered ? { incidentId: turnIncidentId(this.constructor.name, this.name, turnSeq) } : {}) };
     this.telemetry.record("session.status_idle", { turnSeq, ...(detail ? { detail: detail.slice(0, 2000) } : {}) }, corr);
     try {
-      await this.schedule(this.idleSnapshotSeconds(), "idleCheck");
+      await this.schedule(this.idleSnapshotSeconds(), "idleCheck", undefined, { idempotent: true });
     } catch {
       /* no backup schedule is not worth failing a turn over */
     }
