@@ -14,7 +14,12 @@ console.log(`• applying D1 migrations to the local database in ${persist}…`)
 const mig = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], { stdio: "inherit", env: { ...process.env, CI: "true" } });
 if (mig.status !== 0) process.exit(mig.status ?? 1);
 
-const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--test-scheduled", "--var", `DEMO_FLEET:${demoOn ? "on" : "off"}`, "--var", `DEMO_FLEET_SIZE:${fleetSize}`];
+// Local dev auth is switched on explicitly here (and shows a banner); production uses Cloudflare Access.
+const devUser = process.env.DEV_USER ?? "you@localhost";
+const devRole = process.env.DEV_ROLE ?? "operator";
+const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--test-scheduled",
+  "--var", "AUTH_MODE:dev", "--var", `DEV_USER:${devUser}`, "--var", `DEV_ROLE:${devRole}`,
+  "--var", `DEMO_FLEET:${demoOn ? "on" : "off"}`, "--var", `DEMO_FLEET_SIZE:${fleetSize}`];
 const dev = spawn("npx", args, { stdio: "inherit", detached: true });
 const stop = () => {
   // wrangler's workerd child outlives its parent unless the whole group is signalled.

@@ -21,6 +21,10 @@ type ConsoleEnv = {
   OTEL_SERVICE_NAME?: string;
   /** "on" lets the demo driver run the demo fleet (npm start sets it). */
   DEMO_FLEET?: string;
+  /** Seconds between live refreshes of console views (default 15; paused while the tab is hidden). */
+  POLL_SECONDS?: string;
+  /** Link to your APM for a trace, with `{traceId}`, e.g. https://apm.example.com/traces/{traceId}. */
+  APM_TRACE_URL?: string;
   DEMO_FLEET_SIZE?: string;
   /** "access" (default): Cloudflare Access JWT required. "dev": fixed local identity, never for production. */
   AUTH_MODE?: string;
@@ -39,6 +43,7 @@ type ConsoleEnv = {
   CSRF_SECRET?: string;
   DemoFiberAgent: DurableObjectNamespace<import("./demo/fiber-agent").DemoFiberAgent>;
   SessionAgent: DurableObjectNamespace<import("../src/session").SessionAgent>;
+  DemoSessionAgent: DurableObjectNamespace<import("./demo/session-agent").DemoSessionAgent>;
 };
 
 /** Queue names as declared in wrangler.jsonc. */

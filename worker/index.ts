@@ -34,3 +34,4 @@ export default instrument(handler, otelConfig);
 
 export { DemoFiberAgent } from "./demo/fiber-agent";
 export { SessionAgent } from "../src/session";
+export { DemoSessionAgent } from "./demo/session-agent";

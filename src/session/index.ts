@@ -5,4 +5,5 @@ export { OpLedger, AmbiguousOpError, type OpSpec, type OpPoint } from "./op-ledg
 export { opId, canonicalJson } from "./op-id";
 export { Workspace, BACKUP_TTL_MS, type BackupInfo, type BackupScope } from "./workspace";
 export { ScriptedModel, DEFAULT_SCRIPT, type TurnScript } from "./scripted-model";
+export { evictionPlan, type PlannedEviction } from "./eviction-plan";
 export type { SessionModel, SessionTool, ModelRequest, ModelResponse } from "./model";

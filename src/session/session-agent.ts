@@ -285,8 +285,8 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
           ? `turn ${turnSeq} ended: ${error instanceof Error ? error.message : String(error)}`
           : undefined;
     if (error instanceof AmbiguousOpError) this.#deliver(turnSeq, "notice", error.message, `turn:${turnSeq}:ambiguous:${error.opId}`);
-    // A turn that completes after recoveries closes its incident as recovered.
-    const recovered = !error && (await this.recoveries(turnSeq)) > 0;
+    // A turn that ends after recoveries (done, ambiguous or interrupted) is no longer being recovered: its incident closes.
+    const recovered = (await this.recoveries(turnSeq)) > 0;
     const corr = { sessionName: this.name, ...(recovered ? { incidentId: turnIncidentId(this.constructor.name, this.name, turnSeq) } : {}) };
     this.telemetry.record("session.status_idle", { turnSeq, ...(detail ? { detail: detail.slice(0, 2000) } : {}) }, corr);
     try {

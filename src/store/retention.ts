@@ -14,6 +14,9 @@ const PLAN: { table: string; key: string; where: string }[] = [
   { table: "op_ambiguities", key: "op_id", where: "last_seen < ?1 AND resolution_at IS NOT NULL" },
   { table: "workspace_backups", key: "handle", where: "last_seen < ?1" },
   { table: "audit_log", key: "id", where: "time < ?1" },
+  { table: "sessions", key: "session_name", where: "last_seen < ?1" },
+  // Rollups age with the events they count (a composite key, so rows go by rowid; the bucket range is the primary key's prefix).
+  { table: "event_rollups", key: "rowid", where: "bucket < ?1" },
 ];
 
 /**

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
@@ -24,6 +25,12 @@ export const events = sqliteTable(
     requestId: text("request_id"),
     opId: text("op_id"),
     sessionName: text("session_name"),
+    /**
+     * The incident timeline this event belongs to: the reported incident id, else the one a fiber or
+     * turn recovery of this event's fiber / session turn would derive (fiber:… / turn:…). An index key,
+     * so an incident's timeline (its own events plus its fiber's or turn's) is one index range.
+     */
+    timelineId: text("timeline_id"),
     traceId: text("trace_id"),
     spanId: text("span_id"),
     payload: text("payload").notNull(),
@@ -37,6 +44,7 @@ export const events = sqliteTable(
     index("events_fiber_time").on(t.fiberId, t.time, t.id),
     index("events_session_time").on(t.sessionName, t.time, t.id),
     index("events_op_time").on(t.opId, t.time, t.id),
+    index("events_timeline_time").on(t.timelineId, t.time, t.id),
   ],
 );
 
@@ -62,7 +70,11 @@ export const agents = sqliteTable(
     firstSeen: integer("first_seen").notNull(),
     lastSeen: integer("last_seen").notNull(),
   },
-  (t) => [primaryKey({ columns: [t.agentClass, t.agentName] }), index("agents_last_seen").on(t.lastSeen, t.agentClass, t.agentName)],
+  (t) => [
+    primaryKey({ columns: [t.agentClass, t.agentName] }),
+    index("agents_last_seen").on(t.lastSeen, t.agentClass, t.agentName),
+    index("agents_class_last_seen").on(t.agentClass, t.lastSeen, t.agentName),
+  ],
 );
 
 /** One row per fiber run. `outcome` is the latest terminal event by time, so arrival order does not matter. */
@@ -90,6 +102,8 @@ export const fiberRuns = sqliteTable(
     index("fiber_runs_last_seen").on(t.lastSeen, t.fiberId),
     index("fiber_runs_agent").on(t.agentClass, t.agentName, t.lastSeen, t.fiberId),
     index("fiber_runs_outcome").on(t.outcome, t.lastSeen, t.fiberId),
+    index("fiber_runs_class").on(t.agentClass, t.lastSeen, t.fiberId),
+    index("fiber_runs_name").on(t.agentName, t.lastSeen, t.fiberId),
   ],
 );
 
@@ -123,6 +137,9 @@ export const incidents = sqliteTable(
     index("incidents_status").on(t.status, t.lastSeen, t.incidentId),
     index("incidents_reason").on(t.reason, t.lastSeen, t.incidentId),
     index("incidents_agent").on(t.agentClass, t.agentName, t.lastSeen, t.incidentId),
+    index("incidents_kind").on(t.kind, t.lastSeen, t.incidentId),
+    index("incidents_class").on(t.agentClass, t.lastSeen, t.incidentId),
+    index("incidents_name").on(t.agentName, t.lastSeen, t.incidentId),
   ],
 );
 
@@ -143,7 +160,12 @@ export const opAmbiguities = sqliteTable(
     firstSeen: integer("first_seen").notNull(),
     lastSeen: integer("last_seen").notNull(),
   },
-  (t) => [index("op_ambiguities_last_seen").on(t.lastSeen, t.opId), index("op_ambiguities_open").on(t.resolutionAt, t.lastSeen, t.opId)],
+  (t) => [
+    index("op_ambiguities_last_seen").on(t.lastSeen, t.opId),
+    index("op_ambiguities_open").on(t.resolutionAt, t.lastSeen, t.opId),
+    // Resolved ones, newest first: a partial index, since "resolution_at IS NOT NULL" is a range the open index cannot order by last_seen.
+    index("op_ambiguities_resolved").on(t.lastSeen, t.opId).where(sql`resolution_at IS NOT NULL`),
+  ],
 );
 
 /** Workspace backups, by R2 handle. Expiry is a fact from the event; "expired" is derived from time. */
@@ -167,6 +189,10 @@ export const workspaceBackups = sqliteTable(
     index("workspace_backups_scope").on(t.tenant, t.environment, t.sessionName, t.createdAt, t.handle),
     index("workspace_backups_created").on(t.createdAt, t.handle),
     index("workspace_backups_last_seen").on(t.lastSeen, t.handle),
+    index("workspace_backups_tenant").on(t.tenant, t.lastSeen, t.handle),
+    index("workspace_backups_environment").on(t.environment, t.lastSeen, t.handle),
+    index("workspace_backups_session").on(t.sessionName, t.lastSeen, t.handle),
+    index("workspace_backups_expires").on(t.expiresAt, t.handle),
   ],
 );
 
@@ -187,5 +213,59 @@ export const auditLog = sqliteTable(
     result: text("result").notNull(),
     error: text("error"),
   },
-  (t) => [index("audit_log_time").on(t.time, t.id), index("audit_log_target").on(t.targetClass, t.targetName, t.time, t.id)],
+  (t) => [
+    index("audit_log_time").on(t.time, t.id),
+    index("audit_log_target").on(t.targetClass, t.targetName, t.time, t.id),
+    index("audit_log_actor").on(t.actor, t.time, t.id),
+    index("audit_log_action").on(t.action, t.time, t.id),
+    index("audit_log_result").on(t.result, t.time, t.id),
+    index("audit_log_target_class").on(t.targetClass, t.time, t.id),
+    index("audit_log_target_name").on(t.targetName, t.time, t.id),
+  ],
+);
+
+/**
+ * One row per session (the `corr.sessionName` of session.*, op.* and backup.* events). `status` is the
+ * last REPORTED status (latest session.status_* / session.error by time, event id): the agent derives
+ * its status; we only record what it said.
+ */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    sessionName: text("session_name").primaryKey(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    firstSeen: integer("first_seen").notNull(),
+    lastSeen: integer("last_seen").notNull(),
+    lastEventType: text("last_event_type").notNull(),
+    lastEventAt: integer("last_event_at").notNull(),
+    lastEventEventId: text("last_event_event_id").notNull(),
+    /** running | idle | rescheduled | terminated | error; null until a status event arrives. */
+    status: text("status"),
+    statusAt: integer("status_at"),
+    statusEventId: text("status_event_id"),
+    recoveryCount: integer("recovery_count").notNull().default(0),
+    lastTurnSeq: integer("last_turn_seq"),
+  },
+  (t) => [
+    index("sessions_last_seen").on(t.lastSeen, t.sessionName),
+    index("sessions_status").on(t.status, t.lastSeen, t.sessionName),
+    index("sessions_class").on(t.agentClass, t.lastSeen, t.sessionName),
+  ],
+);
+
+/**
+ * Event counts per 5-minute bucket, type and dimension (a recovery's reason for the reason-bearing
+ * types, else ''), so the overview never counts over `events`. Written in the same transaction as the
+ * events insert and only for ids not stored yet, so redelivery never counts twice.
+ */
+export const eventRollups = sqliteTable(
+  "event_rollups",
+  {
+    bucket: integer("bucket").notNull(),
+    type: text("type").notNull(),
+    dim: text("dim").notNull().default(""),
+    n: integer("n").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.type, t.dim] }), index("event_rollups_type").on(t.type, t.bucket, t.dim)],
 );

@@ -29,7 +29,7 @@ export async function ingestBatch(db: D1Database, messages: readonly { id: strin
     });
   }
   const rows = toRows(valid, now);
-  const stmts = [...projectionStatements(db, rows.events, rows.projections), ...deadLetterStatements(db, dead, now)];
+  const stmts = [...projectionStatements(db, rows.events, rows.projections, rows.rollups), ...deadLetterStatements(db, dead, now)];
   if (stmts.length) await db.batch(stmts);
   annotateActiveSpan(valid);
   return { stored: valid.length, deadLettered: dead.length };

@@ -1,4 +1,4 @@
-import type { TelemetryEvent } from "../../src/telemetry";
+import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
 import type { Row } from "./merge";
 import type { ProjectionName } from "./projections";
 
@@ -8,7 +8,31 @@ import type { ProjectionName } from "./projections";
  * merge.ts's job; this file only says which facts an event carries.
  */
 
-export type BatchRows = { events: Row[]; projections: Record<ProjectionName, Row[]> };
+export type BatchRows = { events: Row[]; projections: Record<ProjectionName, Row[]>; rollups: Row[] };
+
+/** Width of an event_rollups bucket. */
+export const ROLLUP_BUCKET_MS = 5 * 60_000;
+
+/** Event types whose rollup dimension is their reason (for "top reasons"); every other type rolls up under ''. */
+export const REASON_DIM_TYPES = new Set<TelemetryEvent["type"]>([
+  "chat.recovery.exhausted",
+  "chat.recovery.failed",
+  "chat.recovery.skipped",
+  "fiber.recovery.failed",
+  "fiber.recovery.skipped",
+]);
+/** Longest reason kept as a rollup dimension; longer ones are cut so the key space stays small. */
+const MAX_DIM = 200;
+
+/** The last status a session reported, by event type. */
+const SESSION_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
+  "session.status_running": "running",
+  "session.status_idle": "idle",
+  "session.status_rescheduled": "rescheduled",
+  "session.status_terminated": "terminated",
+  "session.error": "error",
+};
+const SESSION_EVENT = /^(session|op|backup)\./;
 
 /** What a fiber event says about the run's outcome. */
 const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
@@ -55,7 +79,7 @@ const stamp = (group: string, present: boolean, e: TelemetryEvent): Row =>
 
 /** Maps a batch of validated events to rows. */
 export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows {
-  const out: BatchRows = { events: [], projections: { agents: [], fibers: [], incidents: [], ops: [], backups: [] } };
+  const out: BatchRows = { events: [], projections: { agents: [], fibers: [], incidents: [], ops: [], backups: [], sessions: [] }, rollups: [] };
   const p = out.projections;
   for (const e of events) {
     const { agentClass: agent_class, agentName: agent_name } = e.source;
@@ -64,9 +88,11 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     out.events.push({
       id: e.id, time: e.time, type: e.type, v: e.v, ...who,
       fiber_id: c.fiberId ?? null, incident_id: c.incidentId ?? null, request_id: c.requestId ?? null, op_id: c.opId ?? null,
-      session_name: c.sessionName ?? null, trace_id: c.traceId ?? null, span_id: c.spanId ?? null,
+      session_name: c.sessionName ?? null, timeline_id: timelineId(e), trace_id: c.traceId ?? null, span_id: c.spanId ?? null,
       payload: JSON.stringify(e.payload), received_at: receivedAt,
     });
+    const reason = REASON_DIM_TYPES.has(e.type) ? (e.payload as { reason?: string }).reason : undefined;
+    out.rollups.push({ id: e.id, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "" });
     p.agents.push({ ...who, first_seen: e.time, last_seen: e.time });
 
     if (e.type.startsWith("fiber.") && c.fiberId) {
@@ -107,6 +133,17 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       });
     }
 
+    if (c.sessionName && SESSION_EVENT.test(e.type)) {
+      const pl = e.payload as { turnSeq?: number; recoveryCount?: number };
+      const status = SESSION_STATUS[e.type] ?? null;
+      p.sessions.push({
+        session_name: c.sessionName, ...who, first_seen: e.time, last_seen: e.time,
+        last_event_type: e.type, ...stamp("last_event", true, e),
+        status, ...stamp("status", status !== null, e),
+        recovery_count: e.type === "session.status_rescheduled" ? (pl.recoveryCount ?? null) : null, last_turn_seq: pl.turnSeq ?? null,
+      });
+    }
+
     if (e.type === "backup.created" || e.type === "backup.restored" || e.type === "backup.expired") {
       const pl = e.payload as { handle: string; tenant: string; environment: string; sessionName: string; expiresAt?: number; bytes?: number };
       p.backups.push({
@@ -117,4 +154,18 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     }
   }
   return out;
+}
+
+/**
+ * The incident timeline an event belongs to: its reported incident id; else, for a fiber's event, the
+ * id a recovery of that fiber derives; else, for a session event that names its turn, the id a recovery
+ * of that turn derives. Derived with the same functions the agent side uses, so ids match.
+ */
+function timelineId(e: TelemetryEvent): string | null {
+  const c = e.corr;
+  if (c.incidentId) return c.incidentId;
+  if (c.fiberId && e.type.startsWith("fiber.")) return fiberIncidentId(e.source.agentClass, e.source.agentName, c.fiberId);
+  const turnSeq = (e.payload as { turnSeq?: unknown }).turnSeq;
+  if (c.sessionName && SESSION_EVENT.test(e.type) && typeof turnSeq === "number") return turnIncidentId(e.source.agentClass, e.source.agentName, turnSeq);
+  return null;
 }

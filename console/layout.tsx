@@ -1,0 +1,82 @@
+import type { Child } from "hono/jsx";
+
+export type PageContext = {
+  user: { email: string; role: "viewer" | "operator" };
+  /** Local dev auth is on: show the banner on every page. */
+  devBanner: string | null;
+  /** JSON for `hx-headers`, carrying the CSRF token on every htmx request. */
+  hxHeaders: string;
+  csrfToken: string;
+  /** Seconds between live refreshes (paused while the tab is hidden). */
+  pollSeconds: number;
+  /** Link template to the user's APM for a trace, with `{traceId}`; null hides the links. */
+  traceUrl: string | null;
+  now: number;
+};
+
+const NAV: [string, string][] = [
+  ["/", "Overview"],
+  ["/incidents", "Incidents"],
+  ["/fibers", "Fibers"],
+  ["/sessions", "Sessions"],
+  ["/backups", "Backups"],
+  ["/audit", "Audit log"],
+];
+
+/** The page shell: navigation, who is signed in, the dev-auth banner, htmx and our small client script. */
+export function Layout(props: { ctx: PageContext; title: string; active: string; children: Child; scripts?: string[] }) {
+  const { ctx } = props;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{`${props.title} · Agent on-call`}</title>
+        <link rel="stylesheet" href="/console.css" />
+        <script src="/vendor/htmx.min.js" defer />
+        {(props.scripts ?? []).map((s) => (
+          <script src={s} defer />
+        ))}
+        <script src="/console.js" defer />
+      </head>
+      <body hx-headers={ctx.hxHeaders} data-poll-seconds={String(ctx.pollSeconds)}>
+        {ctx.devBanner ? (
+          <div class="dev-banner" role="alert">
+            {ctx.devBanner}
+          </div>
+        ) : null}
+        <header class="top">
+          <a class="brand" href="/">
+            Agent on-call
+          </a>
+          <nav>
+            {NAV.map(([path, label]) => (
+              <a href={path} class={props.active === path ? "active" : ""}>
+                {label}
+              </a>
+            ))}
+          </nav>
+          <span class="who">
+            {ctx.user.email} · {ctx.user.role}
+          </span>
+        </header>
+        <main>
+          <h1>{props.title}</h1>
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** An error page (404, 400) in the same shell, with a way back. */
+export function ErrorPage(props: { ctx: PageContext; status: number; title: string; message: string }) {
+  return (
+    <Layout ctx={props.ctx} title={props.title} active="">
+      <p class="error-message">{props.message}</p>
+      <p>
+        <a href="/">Back to the overview</a>
+      </p>
+    </Layout>
+  );
+}

@@ -1,0 +1,85 @@
+import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type EventRow, type IncidentGroups, type IncidentRow, type Page } from "../../src/store/read-models";
+import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { Pager } from "../components/pager";
+import { Status } from "../components/status";
+import { Timeline } from "../components/timeline";
+import { ago, href, iso } from "../format";
+import { Layout, type PageContext } from "../layout";
+
+type Query = Record<string, string | undefined>;
+
+/** Incidents, filterable by kind, status, reason, agent and time, and groupable. */
+export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Page<IncidentRow>; groups: IncidentGroups | null }) {
+  const q = props.query;
+  return (
+    <Layout ctx={props.ctx} title="Incidents" active="/incidents">
+      <FilterForm action="/incidents">
+        <SelectFilter name="kind" label="kind" value={q.kind} options={INCIDENT_KINDS} />
+        <SelectFilter name="status" label="status" value={q.status} options={INCIDENT_STATUSES} />
+        <TextFilter name="reason" label="reason" value={q.reason} placeholder="max_attempts_exceeded" />
+        <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
+        <TextFilter name="agentName" label="agent name" value={q.agentName} />
+        <TextFilter name="since" label="since" value={q.since} placeholder="2026-11-21T00:00Z" />
+        <SelectFilter name="groupBy" label="group by" value={q.groupBy} options={INCIDENT_GROUPS} />
+      </FilterForm>
+      {props.groups ? (
+        <section>
+          <h2>By {q.groupBy}{props.groups.bounded ? ` (newest ${props.groups.scanned} incidents)` : ""}</h2>
+          <table>
+            <tbody>
+              {props.groups.groups.map((g) => (
+                <tr>
+                  <td>{q.groupBy === "agent" ? g.key : <a href={href("/incidents", { ...q, groupBy: undefined, cursor: undefined, [q.groupBy!]: g.key })}>{g.key || "(none)"}</a>}</td>
+                  <td class="num">{g.n}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      ) : null}
+      <table data-testid="incidents">
+        <thead><tr><th>incident</th><th>kind</th><th>agent</th><th>status</th><th class="num">attempts</th><th>reason</th><th>first seen</th><th>last seen</th></tr></thead>
+        <tbody>
+          {props.page.items.map((i) => (
+            <tr>
+              <td><a class="mono" href={`/incidents/${encodeURIComponent(i.incidentId)}`}>{i.incidentId}</a></td>
+              <td>{i.kind}</td>
+              <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
+              <td><Status value={i.status} /></td>
+              <td class="num">{i.attempts}{i.maxAttempts ? ` / ${i.maxAttempts}` : ""}</td>
+              <td>{i.reason ?? ""}</td>
+              <td title={iso(i.firstSeen)}>{ago(i.firstSeen, props.ctx.now)}</td>
+              <td title={iso(i.lastSeen)}>{ago(i.lastSeen, props.ctx.now)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.page.items.length === 0 ? <p class="muted">No incidents match.</p> : null}
+      <Pager path="/incidents" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+    </Layout>
+  );
+}
+
+/** One incident at its permanent address, with every event of it. */
+export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; timeline: Page<EventRow>; query: Query }) {
+  const i = props.incident;
+  const path = `/incidents/${encodeURIComponent(i.incidentId)}`;
+  return (
+    <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active="/incidents">
+      <dl class="facts" data-testid="incident-facts">
+        <dt>status</dt><dd><Status value={i.status} /></dd>
+        <dt>kind</dt><dd>{i.kind}</dd>
+        <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></dd>
+        <dt>attempts</dt><dd>{i.attempts}{i.maxAttempts ? ` of ${i.maxAttempts}` : ""}</dd>
+        <dt>reason</dt><dd>{i.reason ?? "—"}</dd>
+        <dt>first seen</dt><dd>{iso(i.firstSeen)}</dd>
+        <dt>last seen</dt><dd>{iso(i.lastSeen)}</dd>
+        {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={`/fibers/${encodeURIComponent(i.fiberId)}`}>{i.fiberId}</a></dd></> : null}
+        {i.requestId ? <><dt>request</dt><dd class="mono">{i.requestId}</dd></> : null}
+      </dl>
+      <h2>Timeline</h2>
+      <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
+      <Pager path={path} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />
+    </Layout>
+  );
+}

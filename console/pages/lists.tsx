@@ -1,0 +1,114 @@
+import { AUDIT_RESULTS, type AuditRow, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
+import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { JsonView } from "../components/json-view";
+import { Pager } from "../components/pager";
+import { Status } from "../components/status";
+import { ago, bytes, iso } from "../format";
+import { Layout, type PageContext } from "../layout";
+
+type Query = Record<string, string | undefined>;
+
+/** Workspace backups per tenant, environment and session, with expiry (expired is derived from time). */
+export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<BackupRow> }) {
+  const q = props.query;
+  return (
+    <Layout ctx={props.ctx} title="Workspace backups" active="/backups">
+      <FilterForm action="/backups">
+        <TextFilter name="tenant" label="tenant" value={q.tenant} />
+        <TextFilter name="environment" label="environment" value={q.environment} />
+        <TextFilter name="sessionName" label="session" value={q.sessionName} />
+        <SelectFilter name="expired" label="expired" value={q.expired} options={["false", "true"]} />
+      </FilterForm>
+      <table data-testid="backups">
+        <thead><tr><th>tenant</th><th>environment</th><th>session</th><th>created</th><th>expires</th><th class="num">size</th><th>restored</th><th>handle</th></tr></thead>
+        <tbody>
+          {props.page.items.map((b) => (
+            <tr>
+              <td>{b.tenant}</td>
+              <td>{b.environment}</td>
+              <td><a href={`/sessions/${encodeURIComponent(b.sessionName)}`}>{b.sessionName}</a></td>
+              <td title={iso(b.createdAt)}>{ago(b.createdAt, props.ctx.now)}</td>
+              <td>{b.expired ? <Status value="expired" /> : iso(b.expiresAt)}</td>
+              <td class="num">{bytes(b.bytes)}</td>
+              <td>{b.restoredAt ? ago(b.restoredAt, props.ctx.now) : "—"}</td>
+              <td class="mono">{b.handle}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.page.items.length === 0 ? <p class="muted">No backups match.</p> : null}
+      <Pager path="/backups" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+    </Layout>
+  );
+}
+
+/** Every admin action, allowed or refused: who, why, on what, before and after. */
+export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<AuditRow> }) {
+  const q = props.query;
+  return (
+    <Layout ctx={props.ctx} title="Audit log" active="/audit">
+      <FilterForm action="/audit">
+        <TextFilter name="actor" label="actor" value={q.actor} />
+        <SelectFilter name="action" label="action" value={q.action} options={["force_idle", "trigger_alarm"]} />
+        <TextFilter name="targetName" label="target" value={q.targetName} />
+        <SelectFilter name="result" label="result" value={q.result} options={AUDIT_RESULTS} />
+      </FilterForm>
+      <table data-testid="audit">
+        <thead><tr><th>time</th><th>actor</th><th>action</th><th>target</th><th>reason</th><th>result</th><th>before → after</th></tr></thead>
+        <tbody>
+          {props.page.items.map((a) => (
+            <tr>
+              <td title={iso(a.time)}>{ago(a.time, props.ctx.now)}</td>
+              <td>{a.actor} <span class="muted">({a.role})</span></td>
+              <td>{a.action}</td>
+              <td><a href={`/agents/${encodeURIComponent(a.targetClass)}/${encodeURIComponent(a.targetName)}`}>{a.targetClass} · {a.targetName}</a></td>
+              <td>{a.reason}</td>
+              <td><Status value={a.result} />{a.error ? <div class="muted">{a.error}</div> : null}</td>
+              <td>
+                {a.before || a.after ? (
+                  <details>
+                    <summary>{statusOf(a.before)} → {statusOf(a.after)}</summary>
+                    <JsonView value={{ before: a.before, after: a.after }} />
+                  </details>
+                ) : "—"}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.page.items.length === 0 ? <p class="muted">No audit entries match.</p> : null}
+      <Pager path="/audit" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+    </Layout>
+  );
+}
+
+const statusOf = (v: unknown) => (v && typeof v === "object" && "status" in v ? String((v as { status: unknown }).status) : "—");
+
+/** Paid operations that may have run twice, until someone resolves them. */
+export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRow> }) {
+  const q = props.query;
+  return (
+    <Layout ctx={props.ctx} title="Ambiguous operations" active="/">
+      <FilterForm action="/ops">
+        <SelectFilter name="open" label="open" value={q.open} options={["true", "false"]} />
+      </FilterForm>
+      <table data-testid="ops">
+        <thead><tr><th>op</th><th>kind</th><th>session</th><th>detail</th><th>since</th><th>resolution</th></tr></thead>
+        <tbody>
+          {props.page.items.map((o) => (
+            <tr>
+              <td class="mono">{o.opId}</td>
+              <td>{o.opKind ?? "—"}</td>
+              <td>{o.sessionName ? <a href={`/sessions/${encodeURIComponent(o.sessionName)}`}>{o.sessionName}</a> : `${o.agentClass} · ${o.agentName}`}</td>
+              <td>{o.detail ?? ""}</td>
+              <td>{ago(o.ambiguousAt, props.ctx.now)}</td>
+              <td>{o.open ? <Status value="open" /> : o.resolution}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.page.items.length === 0 ? <p class="muted">No operations match.</p> : null}
+      <Pager path="/ops" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+    </Layout>
+  );
+}

@@ -1,0 +1,93 @@
+import type { EventSeries, IncidentRow, OverviewCounts } from "../../src/store/read-models";
+import { Status } from "../components/status";
+import { ago, capped, href } from "../format";
+import { Layout, type PageContext } from "../layout";
+
+export type OverviewData = {
+  counts: OverviewCounts;
+  series: EventSeries;
+  reasons: { reason: string; n: number }[];
+  worst: IncidentRow[];
+};
+
+/** The on-call overview: the four numbers that matter, the trend, and the way to the worst incident. */
+export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
+  return (
+    <Layout ctx={props.ctx} title="On-call overview" active="/" scripts={["/vendor/chart.umd.min.js"]}>
+      <div id="overview-live" data-live hx-get="/partials/overview" hx-trigger={`every ${props.ctx.pollSeconds}s [!document.hidden], refresh`} hx-swap="innerHTML">
+        <OverviewLive ctx={props.ctx} data={props.data} />
+      </div>
+    </Layout>
+  );
+}
+
+/** The refreshing part of the overview (an htmx fragment). */
+export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
+  const { counts, series, reasons, worst } = props.data;
+  const since24h = props.ctx.now - 86_400_000;
+  const cards: [string, string, { n: number; capped: boolean }, boolean][] = [
+    ["Running fibers", href("/fibers", { outcome: "running" }), counts.runningFibers, false],
+    ["Open incidents", href("/incidents", { status: "open" }), counts.openIncidents, counts.openIncidents.n > 0],
+    ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: new Date(since24h).toISOString() }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
+    ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0],
+  ];
+  return (
+    <>
+      <section class="cards">
+        {cards.map(([label, link, value, alert]) => (
+          <a class={`card ${alert ? "alert" : ""}`} href={link} data-testid={`count-${label}`}>
+            <div class="n">{capped(value)}</div>
+            <div class="label">{label}</div>
+          </a>
+        ))}
+      </section>
+      <div class="grid2">
+        <section>
+          <h2>Last 24 hours</h2>
+          <div class="chart-box">
+            {/* The series travel in a data attribute: escaped by the renderer, decoded by the browser, never parsed as HTML. */}
+            <canvas id="events-chart" data-chart={JSON.stringify({ buckets: series.buckets, series: series.series })} />
+          </div>
+        </section>
+        <section>
+          <h2>Top exhaustion reasons (24 h)</h2>
+          {reasons.length ? (
+            <table>
+              <tbody>
+                {reasons.map((r) => (
+                  <tr>
+                    <td><a href={href("/incidents", { status: "exhausted", reason: r.reason, since: new Date(since24h).toISOString() })}>{r.reason || "(no reason)"}</a></td>
+                    <td class="num">{r.n}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : (
+            <p class="muted">No exhaustions in the last 24 hours.</p>
+          )}
+        </section>
+      </div>
+      <h2>Worst open incidents</h2>
+      {worst.length ? (
+        <table data-testid="worst-incidents">
+          <thead><tr><th>incident</th><th>kind</th><th>agent</th><th>status</th><th class="num">attempts</th><th>reason</th><th>last seen</th></tr></thead>
+          <tbody>
+            {worst.map((i) => (
+              <tr>
+                <td><a class="mono" href={`/incidents/${encodeURIComponent(i.incidentId)}`}>{i.incidentId}</a></td>
+                <td>{i.kind}</td>
+                <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
+                <td><Status value={i.status} /></td>
+                <td class="num">{i.attempts}{i.maxAttempts ? ` / ${i.maxAttempts}` : ""}</td>
+                <td>{i.reason ?? ""}</td>
+                <td>{ago(i.lastSeen, props.ctx.now)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="muted">Nothing open. Quiet shift.</p>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,31 @@
+import type { RunDetail } from "../../src/admin-rpc";
+import type { FiberDetail } from "../../src/store/read-models";
+import { JsonView, parsePreview } from "../components/json-view";
+import { duration, iso } from "../format";
+import { Layout, type PageContext } from "../layout";
+
+/** The snapshot viewer: the live row's full (capped) snapshot, or the last-known one once the row is gone. */
+export function RunPage(props: { ctx: PageContext; agentClass: string; agentName: string; live: RunDetail | null; lastKnown: FiberDetail | null }) {
+  const back = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
+  if (props.live) {
+    const r = props.live;
+    return (
+      <Layout ctx={props.ctx} title={`Run ${r.name}`} active="/fibers">
+        <p><a href={back}>« {props.agentClass} · {props.agentName}</a></p>
+        <dl class="facts"><dt>run</dt><dd class="mono">{r.id}</dd><dt>started</dt><dd>{iso(r.createdAt)} ({duration(r.ageMs)} ago)</dd></dl>
+        <h2>Snapshot (live)</h2>
+        <JsonView value={r.truncated ? undefined : r.snapshot} rawText={r.snapshotText} size={r.snapshotBytes} truncated={r.truncated} />
+      </Layout>
+    );
+  }
+  const f = props.lastKnown!;
+  const snap = parsePreview(f.snapshotPreview);
+  return (
+    <Layout ctx={props.ctx} title={`Run ${f.name}`} active="/fibers">
+      <p><a href={back}>« {props.agentClass} · {props.agentName}</a></p>
+      <p class="muted">This run is no longer live (its row is gone). Showing the last-known snapshot reported through telemetry.</p>
+      <h2>Last-known snapshot</h2>
+      {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">None reported.</p>}
+    </Layout>
+  );
+}

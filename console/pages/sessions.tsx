@@ -1,0 +1,67 @@
+import { SESSION_STATUSES, type EventRow, type Page, type SessionRow } from "../../src/store/read-models";
+import { AdminActions } from "../components/actions";
+import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { Pager } from "../components/pager";
+import { Status } from "../components/status";
+import { Timeline } from "../components/timeline";
+import { ago, iso } from "../format";
+import { Layout, type PageContext } from "../layout";
+
+type Query = Record<string, string | undefined>;
+
+/** Sessions with their last reported status, last event and recovery count. */
+export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page<SessionRow> }) {
+  const q = props.query;
+  return (
+    <Layout ctx={props.ctx} title="Sessions" active="/sessions">
+      <FilterForm action="/sessions">
+        <SelectFilter name="status" label="status" value={q.status} options={SESSION_STATUSES} />
+        <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
+      </FilterForm>
+      <table data-testid="sessions">
+        <thead><tr><th>session</th><th>agent class</th><th>status</th><th>last event</th><th class="num">recoveries</th><th>last turn</th></tr></thead>
+        <tbody>
+          {props.page.items.map((s) => (
+            <tr>
+              <td><a href={`/sessions/${encodeURIComponent(s.sessionName)}`}>{s.sessionName}</a></td>
+              <td>{s.agentClass}</td>
+              <td><Status value={s.status ?? "unknown"} /></td>
+              <td>{s.lastEventType} <span class="muted">{ago(s.lastEventAt, props.ctx.now)}</span></td>
+              <td class="num">{s.recoveryCount}</td>
+              <td>{s.lastTurnSeq ?? "—"}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.page.items.length === 0 ? <p class="muted">No sessions match.</p> : null}
+      <Pager path="/sessions" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+    </Layout>
+  );
+}
+
+/** One session: status, its event timeline (newest first), and the admin actions. */
+export function SessionPage(props: { ctx: PageContext; session: SessionRow; timeline: Page<EventRow>; query: Query }) {
+  const s = props.session;
+  return (
+    <Layout ctx={props.ctx} title={`Session ${s.sessionName}`} active="/sessions">
+      <dl class="facts">
+        <dt>status</dt>
+        <dd data-testid="session-status" data-live hx-get={`/sessions/${encodeURIComponent(s.sessionName)}/status`} hx-trigger={`every ${props.ctx.pollSeconds}s [!document.hidden], refresh`}>
+          <Status value={s.status ?? "unknown"} />
+        </dd>
+        <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`}>{s.agentClass} · {s.agentName}</a></dd>
+        <dt>recoveries</dt><dd>{s.recoveryCount}</dd>
+        <dt>last turn</dt><dd>{s.lastTurnSeq ?? "—"}</dd>
+        <dt>last event</dt><dd>{s.lastEventType} at {iso(s.lastEventAt)}</dd>
+      </dl>
+      <AdminActions agentClass={s.agentClass} agentName={s.agentName} role={props.ctx.user.role} />
+      <h2>Timeline (newest first)</h2>
+      <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
+      <Pager path={`/sessions/${encodeURIComponent(s.sessionName)}`} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />
+    </Layout>
+  );
+}
+
+export function SessionStatusFragment(props: { status: string | null }) {
+  return <Status value={props.status ?? "unknown"} />;
+}

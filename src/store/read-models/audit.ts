@@ -1,0 +1,84 @@
+import { z } from "zod";
+import { oneOf, parseFilters, text } from "./filters";
+import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+
+/** The audit log, read side (src/store/audit.ts writes it). Newest first: time DESC, id DESC. */
+
+export const AUDIT_RESULTS = ["ok", "noop", "error", "denied", "invalid"] as const;
+
+export const auditFilters = z.object({
+  actor: text("actor"),
+  action: text("action"),
+  targetClass: text("targetClass"),
+  targetName: text("targetName"),
+  result: oneOf("result", AUDIT_RESULTS),
+});
+export type AuditFilters = z.output<typeof auditFilters>;
+export type AuditFilterInput = { [K in keyof AuditFilters]?: unknown };
+
+export type AuditRow = {
+  id: string;
+  time: number;
+  actor: string;
+  role: string;
+  action: string;
+  targetClass: string;
+  targetName: string;
+  reason: string;
+  before: unknown;
+  after: unknown;
+  result: (typeof AUDIT_RESULTS)[number];
+  error: string | null;
+};
+
+const SELECT = `id, time, actor, role, action, target_class AS targetClass, target_name AS targetName, reason, before, after, result, error`;
+
+/** Most selective first; any other pair of filters is a bounded scan (SCAN_BUDGET) over the first index that serves one. */
+const PATHS: AccessPath[] = [
+  { index: "audit_log_target", cols: ["target_class", "target_name"] },
+  { index: "audit_log_target_name", cols: ["target_name"] },
+  { index: "audit_log_actor", cols: ["actor"] },
+  { index: "audit_log_action", cols: ["action"] },
+  { index: "audit_log_target_class", cols: ["target_class"] },
+  { index: "audit_log_result", cols: ["result"] },
+  { index: "audit_log_time", cols: [] },
+];
+
+const parseJson = (v: unknown) => {
+  if (typeof v !== "string") return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+};
+
+/** Lists audit entries, newest first. */
+export async function listAudit(db: D1Database, filters: AuditFilterInput, page: PageOptions = {}): Promise<Page<AuditRow>> {
+  const f = parseFilters(auditFilters, filters);
+  const eq = (v: string | undefined, col: string) => (v === undefined ? undefined : cond(`${col} = ?`, v));
+  const p = choosePath(PATHS, {
+    target_class: eq(f.targetClass, "target_class"),
+    target_name: eq(f.targetName, "target_name"),
+    actor: eq(f.actor, "actor"),
+    action: eq(f.action, "action"),
+    result: eq(f.result, "result"),
+  });
+  return keysetPage<AuditRow>(
+    db,
+    {
+      tag: "audit",
+      table: "audit_log",
+      index: p.index,
+      select: SELECT,
+      order: ["time", "id"],
+      types: ["number", "string"],
+      dir: "DESC",
+      where: p.where,
+      residual: p.residual,
+      keyOf: (r) => [r.time, r.id],
+      map: (r) => ({ ...r, before: parseJson(r.before), after: parseJson(r.after) }),
+    },
+    page,
+  );
+}

@@ -1,0 +1,101 @@
+import { z } from "zod";
+import { flag, parseFilters, text } from "./filters";
+import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+
+/**
+ * Workspace backups. "Expired" is derived at read time (expires_at ≤ now),
+ * never stored. Without `expired` the list is newest activity first
+ * (last_seen DESC, handle DESC); with it, it is ordered by expiry
+ * (expires_at DESC, handle DESC), because that is the order whose index
+ * serves the filter. Backups with no known expiry (only seen through a
+ * restore) match neither expired=true nor expired=false.
+ */
+
+export const backupFilters = z.object({
+  tenant: text("tenant"),
+  environment: text("environment"),
+  sessionName: text("sessionName"),
+  expired: flag("expired"),
+});
+export type BackupFilters = z.output<typeof backupFilters>;
+export type BackupFilterInput = { [K in keyof BackupFilters]?: unknown };
+
+export type BackupRow = {
+  handle: string;
+  tenant: string;
+  environment: string;
+  sessionName: string;
+  agentClass: string;
+  agentName: string;
+  createdAt: number | null;
+  expiresAt: number | null;
+  bytes: number | null;
+  restoredAt: number | null;
+  /** When a backup.expired event reported the object removed. */
+  expiredAt: number | null;
+  lastSeen: number;
+  /** Derived: expires_at ≤ now. */
+  expired: boolean;
+};
+
+const SELECT = `handle, tenant, environment, session_name AS sessionName, agent_class AS agentClass, agent_name AS agentName,
+  created_at AS createdAt, expires_at AS expiresAt, bytes, restored_at AS restoredAt, expired_at AS expiredAt, last_seen AS lastSeen`;
+
+/** Any two scope filters together scan the most selective one's index and test the rest per row (bounded by SCAN_BUDGET). */
+const PATHS: AccessPath[] = [
+  { index: "workspace_backups_session", cols: ["session_name"] },
+  { index: "workspace_backups_environment", cols: ["environment"] },
+  { index: "workspace_backups_tenant", cols: ["tenant"] },
+  { index: "workspace_backups_last_seen", cols: [] },
+];
+
+/** Lists backups; `now` decides what counts as expired. */
+export async function listBackups(db: D1Database, filters: BackupFilterInput, page: PageOptions = {}, now = Date.now()): Promise<Page<BackupRow>> {
+  const f = parseFilters(backupFilters, filters);
+  const scope = {
+    session_name: f.sessionName === undefined ? undefined : cond("session_name = ?", f.sessionName),
+    environment: f.environment === undefined ? undefined : cond("environment = ?", f.environment),
+    tenant: f.tenant === undefined ? undefined : cond("tenant = ?", f.tenant),
+  };
+  const map = (r: BackupRow): BackupRow => ({ ...r, expired: r.expiresAt !== null && r.expiresAt <= now });
+  if (f.expired === undefined) {
+    const p = choosePath(PATHS, scope);
+    return keysetPage<BackupRow>(
+      db,
+      {
+        tag: "backups",
+        table: "workspace_backups",
+        index: p.index,
+        select: SELECT,
+        order: ["last_seen", "handle"],
+        types: ["number", "string"],
+        dir: "DESC",
+        where: p.where,
+        residual: p.residual,
+        keyOf: (r) => [r.lastSeen, r.handle],
+        map,
+      },
+      page,
+    );
+  }
+  // By expiry: the filter is a range of workspace_backups_expires; scope filters are tested per row (bounded).
+  const p = choosePath([{ index: "workspace_backups_expires", cols: [] }], scope);
+  return keysetPage<BackupRow>(
+    db,
+    {
+      tag: "backups:expiry",
+      table: "workspace_backups",
+      index: p.index,
+      select: SELECT,
+      order: ["expires_at", "handle"],
+      types: ["number", "string"],
+      dir: "DESC",
+      where: [],
+      residual: p.residual,
+      range: f.expired ? { max: now } : { min: now + 1 },
+      keyOf: (r) => [r.expiresAt!, r.handle],
+      map,
+    },
+    page,
+  );
+}

@@ -1,0 +1,92 @@
+import { z } from "zod";
+import { type EventRow, eventsBy } from "./events";
+import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+
+/** Fiber runs: one row per run, newest activity first (last_seen DESC, fiber_id DESC). */
+
+/** Outcomes ingest records, plus "running": no outcome reported yet. */
+export const FIBER_OUTCOMES = ["running", "completed", "failed", "interrupted", "recovering", "recovered", "recovery_skipped", "recovery_failed"] as const;
+
+/** Fiber list filters; since / until bound last_seen (inclusive). */
+export const fiberFilters = z
+  .object({
+    agentClass: text("agentClass"),
+    agentName: text("agentName"),
+    outcome: oneOf("outcome", FIBER_OUTCOMES),
+    since: instant("since"),
+    until: instant("until"),
+  })
+  .superRefine(sinceBeforeUntil);
+export type FiberFilters = z.output<typeof fiberFilters>;
+export type FiberFilterInput = { [K in keyof FiberFilters]?: unknown };
+
+export type FiberRow = {
+  fiberId: string;
+  agentClass: string;
+  agentName: string;
+  name: string;
+  startedAt: number | null;
+  endedAt: number | null;
+  /** null while running (no outcome reported yet). */
+  outcome: string | null;
+  error: string | null;
+  snapshotBytes: number | null;
+  snapshotAt: number | null;
+  firstSeen: number;
+  lastSeen: number;
+};
+
+/** A run with its last stashed snapshot (a masked, truncated preview). */
+export type FiberDetail = FiberRow & { snapshotPreview: string | null };
+
+const SELECT = `fiber_id AS fiberId, agent_class AS agentClass, agent_name AS agentName, name, started_at AS startedAt, ended_at AS endedAt,
+  outcome, error, snapshot_bytes AS snapshotBytes, snapshot_at AS snapshotAt, first_seen AS firstSeen, last_seen AS lastSeen`;
+
+/** Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one. */
+const PATHS: AccessPath[] = [
+  { index: "fiber_runs_agent", cols: ["agent_class", "agent_name"] },
+  { index: "fiber_runs_name", cols: ["agent_name"] },
+  { index: "fiber_runs_outcome", cols: ["outcome"] },
+  { index: "fiber_runs_class", cols: ["agent_class"] },
+  { index: "fiber_runs_last_seen", cols: [] },
+];
+
+/** Lists fiber runs, newest activity first; outcome "running" means no outcome yet. */
+export async function listFibers(db: D1Database, filters: FiberFilterInput, page: PageOptions = {}): Promise<Page<FiberRow>> {
+  const f = parseFilters(fiberFilters, filters);
+  const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
+  const p = choosePath(PATHS, {
+    agent_class: eq(f.agentClass, "agent_class"),
+    agent_name: eq(f.agentName, "agent_name"),
+    // IS NULL is an equality for the index, so "running" is as cheap as any outcome.
+    outcome: f.outcome === "running" ? cond("outcome IS NULL") : eq(f.outcome, "outcome"),
+  });
+  return keysetPage<FiberRow>(
+    db,
+    {
+      tag: "fibers",
+      table: "fiber_runs",
+      index: p.index,
+      select: SELECT,
+      order: ["last_seen", "fiber_id"],
+      types: ["number", "string"],
+      dir: "DESC",
+      where: p.where,
+      residual: p.residual,
+      range: { min: f.since, max: f.until },
+      keyOf: (r) => [r.lastSeen, r.fiberId],
+    },
+    page,
+  );
+}
+
+/** One fiber run with its snapshot preview, or null. */
+export async function getFiber(db: D1Database, fiberId: string): Promise<FiberDetail | null> {
+  return db.prepare(`SELECT ${SELECT}, snapshot_preview AS snapshotPreview FROM fiber_runs WHERE fiber_id = ?`).bind(fiberId).first<FiberDetail>();
+}
+
+/** A fiber's events, oldest first (one range of events_fiber_time: at most limit + 1 rows read). */
+export function fiberEvents(db: D1Database, fiberId: string, page: PageOptions = {}): Promise<Page<EventRow>> {
+  return eventsBy(db, { tag: "fiber-events", column: "fiber_id", index: "events_fiber_time", value: fiberId, dir: "ASC" }, page);
+}

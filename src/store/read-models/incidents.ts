@@ -1,0 +1,174 @@
+import { z } from "zod";
+import { BadRequest } from "./errors";
+import { type EventRow, eventsBy } from "./events";
+import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { type AccessPath, type Cond, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
+
+/**
+ * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
+ * session turn. Lists are newest activity first (last_seen DESC, incident_id DESC).
+ */
+
+export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
+export const INCIDENT_STATUSES = ["open", "recovered", "exhausted", "failed", "skipped"] as const;
+
+/** Incident list filters; since / until bound last_seen (inclusive). */
+export const incidentFilters = z
+  .object({
+    kind: oneOf("kind", INCIDENT_KINDS),
+    status: oneOf("status", INCIDENT_STATUSES),
+    reason: text("reason"),
+    agentClass: text("agentClass"),
+    agentName: text("agentName"),
+    since: instant("since"),
+    until: instant("until"),
+  })
+  .superRefine(sinceBeforeUntil);
+export type IncidentFilters = z.output<typeof incidentFilters>;
+/** What callers pass: raw values (URL strings are fine), validated by incidentFilters. */
+export type IncidentFilterInput = { [K in keyof IncidentFilters]?: unknown };
+
+export type IncidentRow = {
+  incidentId: string;
+  kind: (typeof INCIDENT_KINDS)[number];
+  agentClass: string;
+  agentName: string;
+  status: (typeof INCIDENT_STATUSES)[number];
+  statusAt: number;
+  attempts: number;
+  maxAttempts: number | null;
+  reason: string | null;
+  fiberId: string | null;
+  requestId: string | null;
+  firstSeen: number;
+  lastSeen: number;
+};
+
+const SELECT = `incident_id AS incidentId, kind, agent_class AS agentClass, agent_name AS agentName, status, status_at AS statusAt,
+  attempts, max_attempts AS maxAttempts, reason, fiber_id AS fiberId, request_id AS requestId, first_seen AS firstSeen, last_seen AS lastSeen`;
+
+/**
+ * Indexes that serve the equality filters, most selective first. Any two
+ * filters not on one index (e.g. status + reason) scan the first index that
+ * serves one of them and test the other per row, bounded by SCAN_BUDGET.
+ */
+const PATHS: AccessPath[] = [
+  { index: "incidents_agent", cols: ["agent_class", "agent_name"] },
+  { index: "incidents_name", cols: ["agent_name"] },
+  { index: "incidents_reason", cols: ["reason"] },
+  { index: "incidents_status", cols: ["status"] },
+  { index: "incidents_class", cols: ["agent_class"] },
+  { index: "incidents_kind", cols: ["kind"] },
+  { index: "incidents_last_seen", cols: [] },
+];
+
+function plan(f: IncidentFilters) {
+  const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
+  return choosePath(PATHS, {
+    agent_class: eq(f.agentClass, "agent_class"),
+    agent_name: eq(f.agentName, "agent_name"),
+    reason: eq(f.reason, "reason"),
+    status: eq(f.status, "status"),
+    kind: eq(f.kind, "kind"),
+  });
+}
+
+/** Lists incidents, newest activity first, one keyset page at a time. */
+export async function listIncidents(db: D1Database, filters: IncidentFilterInput, page: PageOptions = {}): Promise<Page<IncidentRow>> {
+  const f = parseFilters(incidentFilters, filters);
+  const p = plan(f);
+  return keysetPage<IncidentRow>(
+    db,
+    {
+      tag: "incidents",
+      table: "incidents",
+      index: p.index,
+      select: SELECT,
+      order: ["last_seen", "incident_id"],
+      types: ["number", "string"],
+      dir: "DESC",
+      where: p.where,
+      residual: p.residual,
+      range: { min: f.since, max: f.until },
+      keyOf: (r) => [r.lastSeen, r.incidentId],
+    },
+    page,
+  );
+}
+
+/** One incident by id, or null. */
+export async function getIncident(db: D1Database, id: string): Promise<IncidentRow | null> {
+  return db.prepare(`SELECT ${SELECT} FROM incidents WHERE incident_id = ?`).bind(id).first<IncidentRow>();
+}
+
+/**
+ * An incident's timeline, oldest first. Ingest stamps every event with the
+ * incident timeline it belongs to (events.timeline_id): the reported
+ * incidentId, else the fiber:… id of its fiber (so a fiber incident also
+ * shows the run's start, stashes and interruption), else the turn:… id of its
+ * session turn (so a turn incident shows that turn's session.* and op.*
+ * events). The timeline is therefore one range of events_timeline_time and
+ * reads at most limit + 1 rows at any depth. Not included: the turn fiber's
+ * own fiber.* events in a turn incident (they carry no turn number).
+ */
+export function incidentTimeline(db: D1Database, id: string, page: PageOptions = {}): Promise<Page<EventRow>> {
+  return eventsBy(db, { tag: "incident-timeline", column: "timeline_id", index: "events_timeline_time", value: id, dir: "ASC" }, page);
+}
+
+export const INCIDENT_GROUPS = ["reason", "status", "kind", "agent"] as const;
+export type IncidentGroupBy = (typeof INCIDENT_GROUPS)[number];
+
+/** Incidents the group-by view aggregates over, at most: the newest GROUP_BOUND index rows of the list's scan. */
+export const GROUP_BOUND = 5 * SCAN_BUDGET;
+
+const GROUP_EXPR: Record<IncidentGroupBy, string> = {
+  reason: "COALESCE(reason, '')",
+  status: "status",
+  kind: "kind",
+  agent: "agent_class || '/' || agent_name",
+};
+
+/** Groups returned at most (largest first). */
+export const MAX_GROUPS = 100;
+
+export type IncidentGroups = {
+  /** Largest first, at most MAX_GROUPS; `key` is the reason ('' for none), status, kind, or "Class/name". */
+  groups: { key: string; n: number }[];
+  /** Index rows scanned; when it reached GROUP_BOUND (`bounded`), counts cover only the newest incidents. */
+  scanned: number;
+  bounded: boolean;
+  rowsRead: number;
+};
+
+/**
+ * Counts the filtered incidents per group. Bounded: it scans the same index
+ * the list would, newest first, and stops after GROUP_BOUND rows, so it reads
+ * at most 2 × GROUP_BOUND rows whatever the table size (D1 also counts the
+ * GROUP BY's temporary b-tree); `bounded` says when older incidents were left out.
+ */
+export async function groupIncidents(db: D1Database, filters: IncidentFilterInput, by: IncidentGroupBy): Promise<IncidentGroups> {
+  if (!INCIDENT_GROUPS.includes(by)) throw new BadRequest(`group by must be one of ${INCIDENT_GROUPS.join(", ")} (got ${JSON.stringify(by)})`);
+  const f = parseFilters(incidentFilters, filters);
+  const p = plan(f);
+  const conds = [...p.where];
+  if (f.since !== undefined) conds.push(cond("last_seen >= ?", f.since));
+  if (f.until !== undefined) conds.push(cond("last_seen <= ?", f.until));
+  const hit = p.residual.length ? p.residual.map((c) => `(${c.sql})`).join(" AND ") : "1";
+  const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";
+  const r = await db
+    .prepare(
+      `SELECT g, SUM(_hit) AS n, COUNT(*) AS scanned FROM (
+         SELECT ${GROUP_EXPR[by]} AS g, (${hit}) AS _hit FROM incidents INDEXED BY ${p.index} ${where}
+         ORDER BY last_seen DESC, incident_id DESC LIMIT ${GROUP_BOUND}
+       ) GROUP BY g`,
+    )
+    .bind(...p.residual.flatMap((c) => c.binds), ...conds.flatMap((c) => c.binds))
+    .all<{ g: string; n: number; scanned: number }>();
+  const scanned = r.results.reduce((s, x) => s + Number(x.scanned), 0);
+  const groups = r.results
+    .filter((x) => Number(x.n) > 0)
+    .map((x) => ({ key: x.g, n: Number(x.n) }))
+    .sort((a, b) => b.n - a.n || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .slice(0, MAX_GROUPS);
+  return { groups, scanned, bounded: scanned >= GROUP_BOUND, rowsRead: rowsReadOf(r) };
+}

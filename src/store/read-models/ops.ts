@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { flag, parseFilters } from "./filters";
+import { type Page, type PageOptions, cond, keysetPage } from "./paging";
+
+/**
+ * Paid operations a recovery could not prove ran once. "Open" is derived:
+ * no resolution reported yet. Newest activity first (last_seen DESC, op_id DESC).
+ */
+
+export const opFilters = z.object({ open: flag("open") });
+export type OpFilters = z.output<typeof opFilters>;
+export type OpFilterInput = { [K in keyof OpFilters]?: unknown };
+
+export type OpRow = {
+  opId: string;
+  agentClass: string;
+  agentName: string;
+  sessionName: string | null;
+  opKind: string | null;
+  detail: string | null;
+  ambiguousAt: number | null;
+  resolution: string | null;
+  resolutionAt: number | null;
+  firstSeen: number;
+  lastSeen: number;
+  /** Derived: no resolution yet. */
+  open: boolean;
+};
+
+const SELECT = `op_id AS opId, agent_class AS agentClass, agent_name AS agentName, session_name AS sessionName, op_kind AS opKind, detail,
+  ambiguous_at AS ambiguousAt, resolution, resolution_at AS resolutionAt, first_seen AS firstSeen, last_seen AS lastSeen`;
+
+/**
+ * Lists ambiguous ops. open=true scans op_ambiguities_open (resolution_at IS
+ * NULL is an index equality); open=false the partial index of resolved ones;
+ * no filter op_ambiguities_last_seen. All O(page).
+ */
+export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, page: PageOptions = {}): Promise<Page<OpRow>> {
+  const f = parseFilters(opFilters, filters);
+  const index = f.open === undefined ? "op_ambiguities_last_seen" : f.open ? "op_ambiguities_open" : "op_ambiguities_resolved";
+  const where = f.open === undefined ? [] : [cond(f.open ? "resolution_at IS NULL" : "resolution_at IS NOT NULL")];
+  return keysetPage<OpRow>(
+    db,
+    {
+      tag: "ops",
+      table: "op_ambiguities",
+      index,
+      select: SELECT,
+      order: ["last_seen", "op_id"],
+      types: ["number", "string"],
+      dir: "DESC",
+      where,
+      keyOf: (r) => [r.lastSeen, r.opId],
+      map: (r) => ({ ...r, open: r.resolutionAt === null }),
+    },
+    page,
+  );
+}

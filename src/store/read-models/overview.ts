@@ -1,0 +1,136 @@
+import { z } from "zod";
+import { EVENT_TYPES } from "../../telemetry/payloads";
+import { BadRequest } from "./errors";
+import { instant, parseFilters } from "./filters";
+import { type Capped, DEFAULT_CAP, cappedCountStatement, cappedOf, cond, rowsReadOf } from "./paging";
+
+/**
+ * The overview: capped counts from the projections, and charts from
+ * event_rollups (5-minute buckets maintained by ingest), never counting over
+ * the events table.
+ */
+
+export const BUCKET_MS = 5 * 60_000;
+const DAY_MS = 86_400_000;
+/** Widest chart window: 31 days of 5-minute buckets. */
+export const MAX_SERIES_MS = 31 * DAY_MS;
+
+/** Series that add up several event types. */
+export const SERIES_ALIASES: Record<string, readonly string[]> = {
+  recovery: ["chat.recovery.attempt", "fiber.recovery.attempt"],
+};
+export const DEFAULT_SERIES = ["chat.recovery.exhausted", "recovery", "chat.context.compacted", "op.ambiguous"] as const;
+
+const floorBucket = (t: number) => Math.floor(t / BUCKET_MS) * BUCKET_MS;
+
+export type OverviewCounts = { runningFibers: Capped; openIncidents: Capped; exhaustions24h: Capped; ambiguousOps: Capped; rowsRead: number };
+
+/**
+ * The overview's four numbers, each capped at `cap` (render "≥cap" when
+ * capped). exhaustions24h sums chat.recovery.exhausted rollups over the
+ * buckets from the one holding now − 24 h to now (so up to 5 minutes more
+ * than 24 h); it reads at most 288 × distinct-reasons rollup rows.
+ */
+export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_CAP): Promise<OverviewCounts> {
+  // One round trip: a D1 batch.
+  const [running, open, ambiguous, ex] = (await db.batch<{ n: number }>([
+    cappedCountStatement(db, "fiber_runs INDEXED BY fiber_runs_outcome", [cond("outcome IS NULL")], cap),
+    cappedCountStatement(db, "incidents INDEXED BY incidents_status", [cond("status = ?", "open")], cap),
+    cappedCountStatement(db, "op_ambiguities INDEXED BY op_ambiguities_open", [cond("resolution_at IS NULL")], cap),
+    db
+      .prepare("SELECT COALESCE(SUM(n), 0) AS n FROM event_rollups INDEXED BY event_rollups_type WHERE type = ? AND bucket >= ? AND bucket <= ?")
+      .bind("chat.recovery.exhausted", floorBucket(now - DAY_MS), now),
+  ])) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>];
+  const exhausted = Number(ex.results[0]?.n ?? 0);
+  return {
+    runningFibers: cappedOf(running, cap),
+    openIncidents: cappedOf(open, cap),
+    exhaustions24h: { n: Math.min(exhausted, cap), capped: exhausted > cap },
+    ambiguousOps: cappedOf(ambiguous, cap),
+    rowsRead: rowsReadOf(running, open, ambiguous, ex),
+  };
+}
+
+const seriesName = z.string().refine((s) => s in SERIES_ALIASES || (EVENT_TYPES as string[]).includes(s), {
+  error: (iss) => `unknown series ${JSON.stringify(iss.input)}: use an event type (e.g. chat.recovery.exhausted) or ${Object.keys(SERIES_ALIASES).join(", ")}`,
+});
+
+/** Chart query: since / until (epoch ms or ISO; default the last 24 h), series names (event types or aliases; a comma list from a URL works). */
+export const seriesFilters = z.object({
+  since: instant("since"),
+  until: instant("until"),
+  types: z.preprocess(
+    (v) => (v === undefined || v === null || v === "" ? undefined : typeof v === "string" ? v.split(",").map((s) => s.trim()).filter(Boolean) : v),
+    z.array(seriesName, { error: "types must be a list of series names" }).min(1, { error: "types must name at least one series" }).max(20, { error: "types may name at most 20 series" }).optional(),
+  ),
+});
+
+export type EventSeries = { buckets: number[]; series: Record<string, number[]>; rowsRead: number };
+
+/**
+ * Counts per 5-minute bucket for each series, from event_rollups. `buckets`
+ * are bucket start times (every bucket in the window, zeros included); each
+ * series has one count per bucket. Reads one event_rollups_type range per
+ * event type: at most buckets × distinct reasons rows per type.
+ */
+export async function eventSeries(
+  db: D1Database,
+  opts: { since?: unknown; until?: unknown; types?: unknown } = {},
+  now = Date.now(),
+): Promise<EventSeries> {
+  const f = parseFilters(seriesFilters, opts);
+  const until = f.until ?? now;
+  const since = f.since ?? until - DAY_MS;
+  if (since > until) throw new BadRequest("since must not be later than until");
+  if (until - since > MAX_SERIES_MS) throw new BadRequest("the chart window is longer than 31 days; narrow since / until");
+  const names = f.types ?? [...DEFAULT_SERIES];
+  const first = floorBucket(since);
+  const buckets: number[] = [];
+  for (let b = first; b <= until; b += BUCKET_MS) buckets.push(b);
+  const series: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, buckets.map(() => 0)]));
+  const typesOf = (name: string) => SERIES_ALIASES[name] ?? [name];
+  const types = [...new Set(names.flatMap(typesOf))];
+  const r = await db
+    .prepare(
+      `SELECT bucket, type, SUM(n) AS n FROM event_rollups INDEXED BY event_rollups_type
+       WHERE type IN (${types.map(() => "?").join(", ")}) AND bucket >= ? AND bucket <= ? GROUP BY type, bucket`,
+    )
+    .bind(...types, first, until)
+    .all<{ bucket: number; type: string; n: number }>();
+  for (const row of r.results) {
+    const i = (row.bucket - first) / BUCKET_MS;
+    for (const name of names) if (typesOf(name).includes(row.type)) series[name]![i] = (series[name]![i] ?? 0) + Number(row.n);
+  }
+  return { buckets, series, rowsRead: rowsReadOf(r) };
+}
+
+export const topReasonsFilters = z.object({
+  since: instant("since"),
+  limit: z.preprocess(
+    (v) => (v === undefined || v === null || v === "" ? undefined : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v),
+    z.number({ error: "limit must be a whole number from 1 to 100" }).int({ error: "limit must be a whole number from 1 to 100" }).min(1, { error: "limit must be a whole number from 1 to 100" }).max(100, { error: "limit must be a whole number from 1 to 100" }).optional(),
+  ),
+});
+
+/**
+ * The most frequent chat recovery exhaustion reasons since `since` (default
+ * the last 24 h), from the rollups' reason dimension; `limit` default 10, at
+ * most 100. Reads the chat.recovery.exhausted rollup rows in the window
+ * (buckets × distinct reasons), twice: D1 also counts the GROUP BY's b-tree.
+ */
+export async function topReasons(
+  db: D1Database,
+  opts: { since?: unknown; limit?: unknown } = {},
+  now = Date.now(),
+): Promise<{ reasons: { reason: string; n: number }[]; rowsRead: number }> {
+  const f = parseFilters(topReasonsFilters, opts);
+  const since = f.since ?? now - DAY_MS;
+  const r = await db
+    .prepare(
+      `SELECT dim AS reason, SUM(n) AS n FROM event_rollups INDEXED BY event_rollups_type
+       WHERE type = 'chat.recovery.exhausted' AND bucket >= ? GROUP BY dim ORDER BY n DESC, dim LIMIT ?`,
+    )
+    .bind(floorBucket(since), f.limit ?? 10)
+    .all<{ reason: string; n: number }>();
+  return { reasons: r.results.map((x) => ({ reason: x.reason, n: Number(x.n) })), rowsRead: rowsReadOf(r) };
+}

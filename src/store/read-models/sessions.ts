@@ -1,0 +1,80 @@
+import { z } from "zod";
+import { type EventRow, eventsBy } from "./events";
+import { oneOf, parseFilters, text } from "./filters";
+import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+
+/**
+ * Sessions, newest activity first (last_seen DESC, session_name DESC).
+ * `status` is the last status the session REPORTED (the agent derives it;
+ * the console only records the report), so it can lag the live agent.
+ */
+
+export const SESSION_STATUSES = ["running", "idle", "rescheduled", "terminated", "error"] as const;
+
+export const sessionFilters = z.object({
+  status: oneOf("status", SESSION_STATUSES),
+  agentClass: text("agentClass"),
+});
+export type SessionFilters = z.output<typeof sessionFilters>;
+export type SessionFilterInput = { [K in keyof SessionFilters]?: unknown };
+
+export type SessionRow = {
+  sessionName: string;
+  agentClass: string;
+  agentName: string;
+  /** null until the session reports a status (e.g. seen only through op.* or backup.* events). */
+  status: (typeof SESSION_STATUSES)[number] | null;
+  statusAt: number | null;
+  lastEventType: string;
+  lastEventAt: number;
+  recoveryCount: number;
+  lastTurnSeq: number | null;
+  firstSeen: number;
+  lastSeen: number;
+};
+
+const SELECT = `session_name AS sessionName, agent_class AS agentClass, agent_name AS agentName, status, status_at AS statusAt,
+  last_event_type AS lastEventType, last_event_at AS lastEventAt, recovery_count AS recoveryCount, last_turn_seq AS lastTurnSeq,
+  first_seen AS firstSeen, last_seen AS lastSeen`;
+
+/** status + agentClass together scan sessions_status and test the class per row (bounded by SCAN_BUDGET). */
+const PATHS: AccessPath[] = [
+  { index: "sessions_status", cols: ["status"] },
+  { index: "sessions_class", cols: ["agent_class"] },
+  { index: "sessions_last_seen", cols: [] },
+];
+
+/** Lists sessions, newest activity first. */
+export async function listSessions(db: D1Database, filters: SessionFilterInput, page: PageOptions = {}): Promise<Page<SessionRow>> {
+  const f = parseFilters(sessionFilters, filters);
+  const p = choosePath(PATHS, {
+    status: f.status === undefined ? undefined : cond("status = ?", f.status),
+    agent_class: f.agentClass === undefined ? undefined : cond("agent_class = ?", f.agentClass),
+  });
+  return keysetPage<SessionRow>(
+    db,
+    {
+      tag: "sessions",
+      table: "sessions",
+      index: p.index,
+      select: SELECT,
+      order: ["last_seen", "session_name"],
+      types: ["number", "string"],
+      dir: "DESC",
+      where: p.where,
+      residual: p.residual,
+      keyOf: (r) => [r.lastSeen, r.sessionName],
+    },
+    page,
+  );
+}
+
+/** One session by name, or null. */
+export async function getSession(db: D1Database, name: string): Promise<SessionRow | null> {
+  return db.prepare(`SELECT ${SELECT} FROM sessions WHERE session_name = ?`).bind(name).first<SessionRow>();
+}
+
+/** A session's events, newest first (one range of events_session_time: at most limit + 1 rows read). */
+export function sessionTimeline(db: D1Database, name: string, page: PageOptions = {}): Promise<Page<EventRow>> {
+  return eventsBy(db, { tag: "session-timeline", column: "session_name", index: "events_session_time", value: name, dir: "DESC" }, page);
+}

@@ -1,0 +1,54 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { d1, devSession, type DevServer, migrate, startDev, stop } from "./wrangler-dev";
+
+const servers: DevServer[] = [];
+afterAll(async () => {
+  for (const s of servers) await stop(s, "SIGKILL");
+});
+
+async function pollD1(dir: string, sql: string, check: (rows: Record<string, unknown>[]) => boolean, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  let rows: Record<string, unknown>[] = [];
+  while (Date.now() < deadline) {
+    rows = d1(dir, sql);
+    if (check(rows)) return rows;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`D1 never satisfied the check; last rows: ${JSON.stringify(rows).slice(0, 1000)}`);
+}
+
+it("a turn running when wrangler dev is SIGKILLed is recovered after a restart on the same persist dir, and its events are in D1", async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "sigkill-"));
+  migrate(dir);
+  const port = 8791;
+  const first = await startDev({ port, persistDir: dir });
+  servers.push(first);
+
+  const session = await devSession(first.base);
+  const r = await session.post("/dev/sessions/e2e-kill/messages", { text: "run the long import", script: JSON.stringify({ chunks: ["Importing 10,000 rows"], stall: true }) });
+  expect(await r.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
+  await pollD1(dir, "SELECT type FROM events WHERE agent_name = 'e2e-kill' AND type = 'fiber.started'", (rows) => rows.length === 1);
+
+  // The whole process tree dies at once: no shutdown hooks, no flush.
+  await stop(first, "SIGKILL");
+
+  const second = await startDev({ port, persistDir: dir });
+  servers.push(second);
+  // Any request wakes the agent; the SDK then finds the orphaned run row and recovers the turn.
+  const status = await fetch(`${second.base}/api/agents/SessionAgent/e2e-kill`, { headers: { Accept: "application/json" } });
+  expect(status.status).toBe(200);
+
+  const rows = await pollD1(
+    dir,
+    "SELECT type, incident_id FROM events WHERE agent_name = 'e2e-kill' ORDER BY time, id",
+    (rows) => ["fiber.recovery.detected", "fiber.recovery.handled", "session.status_rescheduled"].every((t) => rows.some((x) => x.type === t)),
+  );
+  const rescheduled = rows.find((x) => x.type === "session.status_rescheduled")!;
+  expect(rescheduled.incident_id).toBe("turn:SessionAgent/e2e-kill/1");
+  const incident = d1(dir, "SELECT kind, status, attempts FROM incidents WHERE incident_id = 'turn:SessionAgent/e2e-kill/1'");
+  expect(incident).toEqual([{ kind: "turn", status: "open", attempts: 1 }]);
+  await stop(second);
+});

@@ -1,0 +1,282 @@
+import { env } from "cloudflare:workers";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listAgents } from "../../src/store/read-models/agents";
+import { listAudit } from "../../src/store/read-models/audit";
+import { listBackups } from "../../src/store/read-models/backups";
+import { fiberEvents, listFibers } from "../../src/store/read-models/fibers";
+import { GROUP_BOUND, groupIncidents, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
+import { listAmbiguousOps } from "../../src/store/read-models/ops";
+import { eventSeries, overviewCounts, topReasons } from "../../src/store/read-models/overview";
+import { type Page, type PageOptions, SCAN_BUDGET } from "../../src/store/read-models/paging";
+import { listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
+
+/**
+ * Every list reads O(page size) rows (D1's meta.rows_read) on a large store, on
+ * its first page and on a page reached through 800 rows of cursors, for each
+ * single filter. Tables are seeded with json_each INSERT … SELECT statements in
+ * the shapes ingest writes.
+ */
+
+const T0 = Date.UTC(2026, 9, 1);
+const N_EVENTS = 50_000;
+const N = 20_000;
+const NOW = T0 + 10_000 * 1000; // half the backups are expired
+const ROLLUP_DAYS = 14;
+const BUCKET = 300_000;
+
+/** Runs `sql` with ?1 = a JSON array of 0..n-1, in chunks of 10k. */
+async function seed(n: number, sql: string) {
+  const stmts: D1PreparedStatement[] = [];
+  for (let start = 0; start < n; start += 10_000) {
+    const ids = Array.from({ length: Math.min(10_000, n - start) }, (_, i) => start + i);
+    stmts.push(env.DB.prepare(sql).bind(JSON.stringify(ids)));
+  }
+  await env.DB.batch(stmts);
+}
+
+const I = "CAST(value AS INTEGER)";
+const STATUS5 = (col: string) => `CASE ${col} % 5 WHEN 0 THEN 'open' WHEN 1 THEN 'recovered' WHEN 2 THEN 'exhausted' WHEN 3 THEN 'failed' ELSE 'skipped' END`;
+
+beforeAll(async () => {
+  // events: every 10th event belongs to one fiber, one chat incident and one session, so their timelines are deep.
+  await seed(
+    N_EVENTS,
+    `INSERT INTO events (id, time, type, v, agent_class, agent_name, fiber_id, incident_id, request_id, op_id, session_name, timeline_id, trace_id, span_id, payload, received_at)
+     SELECT printf('%09d-ev', i), ${T0} + i * 100,
+       CASE i % 4 WHEN 0 THEN 'fiber.stashed' WHEN 1 THEN 'chat.recovery.attempt' WHEN 2 THEN 'session.status_running' ELSE 'op.started' END, 1,
+       'Seed', 'a' || (i % 20),
+       CASE i % 10 WHEN 0 THEN 'f-big' WHEN 3 THEN 'f-' || i END,
+       CASE i % 10 WHEN 1 THEN 'chat-big' WHEN 4 THEN 'chat-' || i END,
+       NULL, NULL,
+       CASE i % 10 WHEN 2 THEN 'sess-big' WHEN 5 THEN 'sess-' || i END,
+       CASE i % 10 WHEN 0 THEN 'fiber:Seed/a0/f-big' WHEN 1 THEN 'chat-big' WHEN 3 THEN 'fiber:Seed/a3/f-' || i WHEN 4 THEN 'chat-' || i END,
+       NULL, NULL, '{"seq":' || i || '}', ${T0} + i * 100
+     FROM (SELECT ${I} AS i FROM json_each(?1))`,
+  );
+  await seed(
+    N,
+    `INSERT INTO incidents (incident_id, kind, agent_class, agent_name, status, status_at, status_event_id, attempts, max_attempts, reason, reason_at, reason_event_id, fiber_id, request_id, first_seen, last_seen)
+     SELECT printf('inc-%06d', i), CASE i % 3 WHEN 0 THEN 'chat' WHEN 1 THEN 'fiber' ELSE 'turn' END, 'C' || (i % 4), 'n' || (i % 10),
+       ${STATUS5("i")}, ${T0} + (i / 2) * 1000, printf('%09d-ev', i), i % 4, 3,
+       CASE WHEN i % 7 = 6 THEN NULL ELSE 'r' || (i % 7) END, ${T0} + (i / 2) * 1000, printf('%09d-ev', i),
+       NULL, NULL, ${T0} + (i / 2) * 1000 - 5000, ${T0} + (i / 2) * 1000
+     FROM (SELECT ${I} AS i FROM json_each(?1))`,
+  );
+  await seed(
+    N,
+    `INSERT INTO fiber_runs (fiber_id, agent_class, agent_name, name, started_at, ended_at, outcome, outcome_at, outcome_event_id, error, snapshot_preview, snapshot_bytes, snapshot_at, snapshot_event_id, first_seen, last_seen)
+     SELECT printf('fib-%06d', i), 'C' || (i % 4), 'n' || (i % 10), 'job', ${T0} + i * 1000, NULL,
+       CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN 'completed' WHEN 2 THEN 'failed' WHEN 3 THEN 'interrupted' ELSE 'recovered' END,
+       CASE WHEN i % 5 = 0 THEN NULL ELSE ${T0} + i * 1000 END, CASE WHEN i % 5 = 0 THEN NULL ELSE printf('%09d-ev', i) END,
+       NULL, '{"step":' || i || '}', 12, ${T0} + i * 1000, printf('%09d-ev', i), ${T0} + i * 1000, ${T0} + i * 1000
+     FROM (SELECT ${I} AS i FROM json_each(?1))`,
+  );
+  await seed(
+    N,
+    `INSERT INTO sessions (session_name, agent_class, agent_name, first_seen, last_seen, last_event_type, last_event_at, last_event_event_id, status, status_at, status_event_id, recovery_count, last_turn_seq)
+     SELECT printf('ses-%06d', i), 'C' || (i % 4), printf('ses-%06d', i), ${T0} + i * 1000, ${T0} + i * 1000, 'session.status_running', ${T0} + i * 1000, printf('%09d-ev', i),
+       CASE i % 5 WHEN 0 THEN 'running' WHEN 1 THEN 'idle' WHEN 2 THEN 'rescheduled' WHEN 3 THEN 'terminated' ELSE 'error' END, ${T0} + i * 1000, printf('%09d-ev', i), i % 3, i % 50
+     FROM (SELECT ${I} AS i FROM json_each(?1))`,
+  );
+  await seed(
+    N,
+    `INSERT INTO workspace_backups (handle, tenant, environment, session_name, agent_class, agent_name, created_at, expires_at, bytes, restored_at, expired_at, last_seen)
+     SELECT printf('bk-%06d', i), 't' || (i % 5), 'e' || (i % 3), 's' || (i % 8), 'C0', 's' || (i % 8), ${T0} + i * 1000, ${T0} + i * 1000, 1000, NULL, NULL, ${T0} + i * 1000
+     FROM (SELECT ${I} AS i FROM json_each(?1))`,
+  );
+  await seed(
+    N,
+    `INSERT INTO audit_log (id, time, actor, role, action, target_class, target_name, reason, before, after, result, error)
+     SELECT printf('au-%06d', i), ${T0} + i * 1000, 'u' || (i % 6) || '@example.com', 'operator', CASE i % 2 WHEN 0 THEN 'force_idle' ELSE 'trigger_alarm' END,
+       'C' || (i % 4), 'n' || (i % 10), 'seed', '{"status":"running"}', NULL,
+       CASE i % 5 WHEN 0 THEN 'ok' WHEN 1 THEN 'noop' WHEN 2 THEN 'error' WHEN 3 THEN 'denied' ELSE 'invalid' END, NULL
+     FROM (SELECT ${I} AS i FROM json_each(?1))`,
+  );
+  await seed(
+    N,
+    `INSERT INTO op_ambiguities (op_id, agent_class, agent_name, session_name, op_kind, detail, ambiguous_at, resolution, resolution_at, resolution_event_id, first_seen, last_seen)
+     SELECT printf('op-%06d', i), 'C' || (i % 4), 'n' || (i % 10), 's' || (i % 8), 'tool.charge', 'started, no completion', ${T0} + i * 1000,
+       CASE WHEN i % 3 = 0 THEN NULL ELSE 'verified_ran' END, CASE WHEN i % 3 = 0 THEN NULL ELSE ${T0} + i * 1000 + 1 END,
+       CASE WHEN i % 3 = 0 THEN NULL ELSE printf('%09d-ev', i) END, ${T0} + i * 1000, ${T0} + i * 1000 + 1
+     FROM (SELECT ${I} AS i FROM json_each(?1))`,
+  );
+  await seed(
+    N,
+    `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen)
+     SELECT 'C' || (i % 4), printf('ag-%06d', i), ${T0} + i * 1000, ${T0} + (i / 3) * 1000 FROM (SELECT ${I} AS i FROM json_each(?1))`,
+  );
+  // Two weeks of rollups: 5 exhaustion reasons and 5 other types per bucket.
+  const lastBucket = Math.floor(NOW / BUCKET) * BUCKET;
+  const buckets = (ROLLUP_DAYS * 86_400_000) / BUCKET;
+  await seed(
+    buckets,
+    `INSERT INTO event_rollups (bucket, type, dim, n)
+     SELECT ${lastBucket} - b * ${BUCKET}, t.type, t.dim, 1 + (b % 3)
+     FROM (SELECT ${I} AS b FROM json_each(?1)) CROSS JOIN (
+       SELECT 'chat.recovery.exhausted' AS type, 'r' || x AS dim FROM (SELECT value AS x FROM json_each('[0,1,2,3,4]'))
+       UNION ALL SELECT value, '' FROM json_each('["chat.recovery.attempt","fiber.recovery.attempt","chat.context.compacted","op.ambiguous","fiber.started"]')
+     ) t`,
+  );
+  const n = async (t: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${t}`).first<{ n: number }>())!.n;
+  expect([await n("events"), await n("incidents"), await n("fiber_runs"), await n("sessions"), await n("event_rollups")]).toEqual([N_EVENTS, N, N, N, buckets * 10]);
+}, 120_000);
+
+const measured: string[] = [];
+afterAll(() => console.log(`rows_read (first page of 50 / page of 50 after 850 rows):\n${measured.join("\n")}`));
+
+const FIRST = 50;
+const HOP = 200;
+const HOPS = 4;
+
+/** First page, four 200-row pages through cursors, then a page of 50 at depth 850: each reads at most its size + 10. */
+async function checkDeep(label: string, fetch: (p: PageOptions) => Promise<Page<unknown>>) {
+  const first = await fetch({ limit: FIRST });
+  expect(first.items, label).toHaveLength(FIRST);
+  expect(first.rowsRead, `${label}: first page`).toBeLessThanOrEqual(FIRST + 10);
+  let cursor = first.next;
+  for (let i = 0; i < HOPS; i++) {
+    const p = await fetch({ cursor, limit: HOP });
+    expect(p.items, label).toHaveLength(HOP);
+    expect(p.rowsRead, `${label}: hop ${i}`).toBeLessThanOrEqual(HOP + 10);
+    cursor = p.next;
+  }
+  expect(cursor, label).not.toBeNull();
+  const deep = await fetch({ cursor, limit: FIRST });
+  expect(deep.items, label).toHaveLength(FIRST);
+  expect(deep.rowsRead, `${label}: deep page`).toBeLessThanOrEqual(FIRST + 10);
+  measured.push(`  ${label}: ${first.rowsRead} / ${deep.rowsRead}`);
+}
+
+const db = () => env.DB;
+const SINCE = T0 + 2_000 * 1000;
+const UNTIL = T0 + 8_000 * 1000;
+
+describe("every list reads O(page) rows on a large store", () => {
+  const lists: [string, (p: PageOptions) => Promise<Page<unknown>>][] = [
+    ["incidents", (p) => listIncidents(db(), {}, p)],
+    ["incidents kind", (p) => listIncidents(db(), { kind: "turn" }, p)],
+    ["incidents status", (p) => listIncidents(db(), { status: "open" }, p)],
+    ["incidents reason", (p) => listIncidents(db(), { reason: "r3" }, p)],
+    ["incidents agentClass", (p) => listIncidents(db(), { agentClass: "C2" }, p)],
+    ["incidents agentName", (p) => listIncidents(db(), { agentName: "n7" }, p)],
+    ["incidents agentClass+agentName", (p) => listIncidents(db(), { agentClass: "C2", agentName: "n6" }, p)],
+    ["incidents since", (p) => listIncidents(db(), { since: SINCE }, p)],
+    ["incidents until", (p) => listIncidents(db(), { until: UNTIL }, p)],
+    ["incidents status+since+until", (p) => listIncidents(db(), { status: "failed", since: SINCE, until: UNTIL }, p)],
+    ["incident timeline", (p) => incidentTimeline(db(), "chat-big", p)],
+    ["fiber incident timeline", (p) => incidentTimeline(db(), "fiber:Seed/a0/f-big", p)],
+    ["fibers", (p) => listFibers(db(), {}, p)],
+    ["fibers running", (p) => listFibers(db(), { outcome: "running" }, p)],
+    ["fibers outcome", (p) => listFibers(db(), { outcome: "failed" }, p)],
+    ["fibers agentClass", (p) => listFibers(db(), { agentClass: "C1" }, p)],
+    ["fibers agentName", (p) => listFibers(db(), { agentName: "n4" }, p)],
+    ["fibers agentClass+agentName", (p) => listFibers(db(), { agentClass: "C1", agentName: "n5" }, p)],
+    ["fibers since", (p) => listFibers(db(), { since: SINCE }, p)],
+    ["fibers until", (p) => listFibers(db(), { until: UNTIL }, p)],
+    ["fiber events", (p) => fiberEvents(db(), "f-big", p)],
+    ["sessions", (p) => listSessions(db(), {}, p)],
+    ["sessions status", (p) => listSessions(db(), { status: "rescheduled" }, p)],
+    ["sessions agentClass", (p) => listSessions(db(), { agentClass: "C3" }, p)],
+    ["session timeline", (p) => sessionTimeline(db(), "sess-big", p)],
+    ["backups", (p) => listBackups(db(), {}, p, NOW)],
+    ["backups tenant", (p) => listBackups(db(), { tenant: "t4" }, p, NOW)],
+    ["backups environment", (p) => listBackups(db(), { environment: "e2" }, p, NOW)],
+    ["backups sessionName", (p) => listBackups(db(), { sessionName: "s5" }, p, NOW)],
+    ["backups expired", (p) => listBackups(db(), { expired: true }, p, NOW)],
+    ["backups not expired", (p) => listBackups(db(), { expired: false }, p, NOW)],
+    ["audit", (p) => listAudit(db(), {}, p)],
+    ["audit actor", (p) => listAudit(db(), { actor: "u5@example.com" }, p)],
+    ["audit action", (p) => listAudit(db(), { action: "trigger_alarm" }, p)],
+    ["audit targetClass", (p) => listAudit(db(), { targetClass: "C0" }, p)],
+    ["audit targetName", (p) => listAudit(db(), { targetName: "n9" }, p)],
+    ["audit targetClass+targetName", (p) => listAudit(db(), { targetClass: "C0", targetName: "n8" }, p)],
+    ["audit result", (p) => listAudit(db(), { result: "denied" }, p)],
+    ["ops", (p) => listAmbiguousOps(db(), {}, p)],
+    ["ops open", (p) => listAmbiguousOps(db(), { open: true }, p)],
+    ["ops resolved", (p) => listAmbiguousOps(db(), { open: false }, p)],
+    ["agents", (p) => listAgents(db(), {}, p)],
+    ["agents agentClass", (p) => listAgents(db(), { agentClass: "C1" }, p)],
+  ];
+  for (const [label, fetch] of lists) it(label, () => checkDeep(label, fetch));
+});
+
+describe("filter pairs that no single index serves are bounded scans", () => {
+  it("returns every match across short pages, each request bounded by the scan budget", async () => {
+    // status + agentClass: scans incidents_status (4000 open), tests the class per row.
+    const expected = (await env.DB.prepare("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open' AND agent_class = 'C1'").first<{ n: number }>())!.n;
+    let cursor: string | null = null;
+    let total = 0;
+    let requests = 0;
+    const seen = new Set<string>();
+    do {
+      const p: Page<{ incidentId: string; status: string; agentClass: string }> = await listIncidents(db(), { status: "open", agentClass: "C1" }, { cursor, limit: 200 });
+      expect(p.rowsRead).toBeLessThanOrEqual(2 * SCAN_BUDGET + 10);
+      for (const i of p.items) {
+        expect(i).toMatchObject({ status: "open", agentClass: "C1" });
+        expect(seen.has(i.incidentId)).toBe(false);
+        seen.add(i.incidentId);
+      }
+      total += p.items.length;
+      cursor = p.next;
+      requests++;
+    } while (cursor && requests < 100);
+    expect(total).toBe(expected);
+    measured.push(`  incidents status+agentClass (bounded scan): ${requests} requests for ${total} rows`);
+  });
+
+  it("stops after the budget when matches are sparse, and says where to continue", async () => {
+    // agentName n3 (2000 incidents) never has status open: each request scans at most the budget and returns nothing.
+    const first = await listIncidents(db(), { agentName: "n3", status: "open" }, { limit: 50 });
+    expect(first.items).toEqual([]);
+    expect(first.next).not.toBeNull();
+    expect(first.rowsRead).toBeLessThanOrEqual(2 * SCAN_BUDGET);
+    const second = await listIncidents(db(), { agentName: "n3", status: "open" }, { cursor: first.next, limit: 50 });
+    expect(second.items).toEqual([]);
+    const third = second.next ? await listIncidents(db(), { agentName: "n3", status: "open" }, { cursor: second.next, limit: 50 }) : null;
+    expect(third?.next ?? null).toBeNull();
+    measured.push(`  incidents agentName+status with no match: ${first.rowsRead} rows per request`);
+  });
+});
+
+describe("aggregates read a bounded number of rows", () => {
+  it("overview counts are capped", async () => {
+    const c = await overviewCounts(db(), NOW);
+    expect(c).toMatchObject({
+      runningFibers: { n: 1000, capped: true },
+      openIncidents: { n: 1000, capped: true },
+      ambiguousOps: { n: 1000, capped: true },
+      exhaustions24h: { n: 1000, capped: true },
+    });
+    // Three capped counts of 1001 rows, plus a day of exhaustion rollups (289 buckets × 5 reasons).
+    expect(c.rowsRead).toBeLessThanOrEqual(3 * 1001 + 289 * 5 + 10);
+    measured.push(`  overviewCounts: ${c.rowsRead}`);
+  });
+
+  it("the chart and top reasons read only rollups of the window", async () => {
+    const day = await eventSeries(db(), {}, NOW);
+    expect(day.buckets.length).toBe(289);
+    // exhausted (5 reasons) + recovery (2 types) + compacted + op.ambiguous = 9 rollup rows per bucket.
+    expect(day.rowsRead).toBeLessThanOrEqual(289 * 9 + 10);
+    expect(day.series.recovery!.at(-1)).toBe(2 * (1 + 0));
+    const week = await eventSeries(db(), { since: NOW - 7 * 86_400_000, until: NOW, types: ["fiber.started"] }, NOW);
+    expect(week.rowsRead).toBeLessThanOrEqual(7 * 288 + 2);
+    const top = await topReasons(db(), { limit: 3 }, NOW);
+    expect(top.reasons).toHaveLength(3);
+    // D1 counts the GROUP BY's temporary b-tree rows too: twice the day of exhaustion rollups.
+    expect(top.rowsRead).toBeLessThanOrEqual(2 * 289 * 5 + 10);
+    measured.push(`  eventSeries 24h: ${day.rowsRead}, 7 days of one type: ${week.rowsRead}, topReasons: ${top.rowsRead}`);
+  });
+
+  it("group-by scans at most GROUP_BOUND rows and says so", async () => {
+    const g = await groupIncidents(db(), {}, "reason");
+    expect(g.bounded).toBe(true);
+    expect(g.scanned).toBe(GROUP_BOUND);
+    expect(g.groups.reduce((s, x) => s + x.n, 0)).toBe(GROUP_BOUND);
+    // The scan plus the GROUP BY's temporary b-tree, which D1 counts as rows read too.
+    expect(g.rowsRead).toBeLessThanOrEqual(2 * GROUP_BOUND + 10);
+    const small = await groupIncidents(db(), { agentClass: "C0", agentName: "n0" }, "status");
+    expect(small.bounded).toBe(false);
+    expect(small.groups).toEqual([{ key: "open", n: 1000 }]);
+    measured.push(`  groupIncidents: ${g.rowsRead} (bound ${GROUP_BOUND}), one agent: ${small.rowsRead}`);
+  });
+});

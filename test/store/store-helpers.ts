@@ -1,0 +1,65 @@
+import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+import type { Page, PageOptions } from "../../src/store/read-models/paging";
+import type { TelemetryEvent } from "../../src/telemetry";
+import { ingestBatch } from "../../worker/ingest/consumer";
+
+/** Ingests events through the real consumer path, as queue messages. */
+export async function ingest(events: TelemetryEvent[] | unknown[], now = Date.now()) {
+  return ingestBatch(env.DB, events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body })), now);
+}
+
+/** Ingests in batches of `size` (one D1 transaction each). */
+export async function ingestIn(events: TelemetryEvent[], size = 50) {
+  for (let i = 0; i < events.length; i += size) await ingest(events.slice(i, i + size));
+}
+
+/** Deterministic shuffle, so a failure can be replayed. */
+export function shuffled<T>(items: T[], seed: number): T[] {
+  const a = [...items];
+  let s = seed;
+  for (let i = a.length - 1; i > 0; i--) {
+    s = (s * 1103515245 + 12345) % 2 ** 31;
+    const j = s % (i + 1);
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+/**
+ * Walks every page of a list and checks the paging contract on the way:
+ * no page longer than `limit`, `next` only when more may follow, no item twice.
+ */
+export async function walk<T>(fetch: (p: PageOptions) => Promise<Page<T>>, limit: number, keyOf: (t: T) => string, maxPages = 10_000): Promise<T[]> {
+  const all: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | null = null;
+  for (let i = 0; i < maxPages; i++) {
+    const page: Page<T> = await fetch({ cursor, limit });
+    expect(page.items.length).toBeLessThanOrEqual(limit);
+    for (const item of page.items) {
+      const k = keyOf(item);
+      expect(seen.has(k), `item ${k} returned twice`).toBe(false);
+      seen.add(k);
+      all.push(item);
+    }
+    if (!page.next) return all;
+    cursor = page.next;
+  }
+  throw new Error("too many pages");
+}
+
+/** Awaits a promise that must reject; returns the error. */
+export async function rejection(p: Promise<unknown>): Promise<Error> {
+  try {
+    await p;
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error("expected a rejection");
+}
+
+/** Sort helper: by a numeric key DESC, then a string key DESC (the lists' order). */
+export function desc<T>(items: T[], a: (t: T) => number, b: (t: T) => string): T[] {
+  return [...items].sort((x, y) => a(y) - a(x) || (b(y) > b(x) ? 1 : b(y) < b(x) ? -1 : 0));
+}

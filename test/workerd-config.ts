@@ -1,0 +1,56 @@
+import path from "node:path";
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import type { ViteUserConfig } from "vitest/config";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+/**
+ * The vitest setup shared by the workerd test suites: the real wrangler
+ * config, real D1 (migrations applied), real Queues, the OTLP/JWKS test
+ * server, and Access auth. Each suite names its entry and Durable Objects.
+ */
+export async function workerdTestConfig(opts: {
+  main: string;
+  include: string[];
+  durableObjects: Record<string, string>;
+  /** Off for suites whose module graph is too large for the cached-module map (workerd's WebSocket limit). */
+  fsModuleCache?: boolean;
+}): Promise<ViteUserConfig> {
+  const migrations = await readD1Migrations(path.join(root, "migrations"));
+  return {
+    plugins: [
+      cloudflareTest(({ inject }) => ({
+        main: opts.main,
+        wrangler: { configPath: "./wrangler.jsonc" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            OTLP_ENDPOINT: `http://127.0.0.1:${inject("otlpPort")}/v1/traces`,
+            OTLP_HEADERS: "x-test-token=secret-token",
+            OTLP_CONTROL: `http://127.0.0.1:${inject("otlpPort")}`,
+            // Auth in access mode, keys served by the test server (tests publish them under team=env).
+            ACCESS_TEAM_DOMAIN: "https://test-team.cloudflareaccess.com",
+            ACCESS_AUD: "test-console-aud",
+            ACCESS_JWKS_URL: `http://127.0.0.1:${inject("otlpPort")}/cdn-cgi/access/certs?team=env`,
+            ROLES: JSON.stringify({ operator: ["operator@example.com"], viewer: ["*@example.com"] }),
+            CSRF_SECRET: "test-only-csrf-secret-0123456789abcdef",
+          },
+          durableObjects: Object.fromEntries(Object.entries(opts.durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }])),
+          // Deliver queue batches quickly in tests (production batches for up to 1 s).
+          queueConsumers: {
+            "agent-telemetry": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3, deadLetterQueue: "agent-telemetry-dlq" },
+            "agent-telemetry-dlq": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3 },
+          },
+        },
+      })),
+    ],
+    test: {
+      globalSetup: ["./test/global-setup.ts"],
+      setupFiles: ["./test/apply-migrations.ts"],
+      include: opts.include,
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+      ...(opts.fsModuleCache === false ? { fsModuleCache: false } : {}),
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import { isBadRequest } from "../src/store/read-models/errors";
+import { auth, csrf } from "./auth";
+import { actions } from "./routes/actions";
+import { agents } from "./routes/agents";
+import { api } from "./routes/api";
+import type { ConsoleEnv } from "./routes/context";
+import { dev } from "./routes/dev";
+import { pages } from "./routes/pages";
+import { problem } from "./routes/render";
+
+/**
+ * The console Worker's HTTP app. Only /health is public; everything else is
+ * behind auth (Access JWT or explicit dev mode), and every state-changing
+ * request is CSRF-checked.
+ */
+export const app = new Hono<ConsoleEnv>();
+
+app.get("/health", (c) => c.json({ ok: true }));
+app.use("*", auth());
+app.use("*", csrf());
+app.route("/", api);
+app.route("/", actions);
+app.route("/", dev);
+app.route("/", agents);
+app.route("/", pages);
+
+app.notFound((c) => problem(c, 404, `There is no page at ${c.req.path}.`));
+
+// Bad input is the caller's to fix (400, with the reason). Anything else is ours: logged, answered plainly, never with internals.
+app.onError((err, c) => {
+  if (isBadRequest(err)) return problem(c, 400, err.message);
+  console.error(`[worker] ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return c.text("Something went wrong on our side. It has been logged.", 500);
+});

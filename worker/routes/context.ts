@@ -1,0 +1,27 @@
+import type { Context } from "hono";
+import type { PageContext } from "../../console/layout";
+import { csrfHxHeaders, csrfToken, DEV_AUTH_BANNER, type AuthEnv } from "../auth";
+
+/** The console's Hono environment: bindings plus what auth() established. */
+export type ConsoleEnv = AuthEnv;
+export type ConsoleContext = Context<ConsoleEnv>;
+
+/** Everything a page needs to know about the request, from auth and configuration. */
+export function pageContext(c: ConsoleContext): PageContext {
+  const poll = Number(c.env.POLL_SECONDS ?? 15);
+  const traceUrl = c.env.APM_TRACE_URL;
+  return {
+    user: c.var.user,
+    devBanner: c.var.devAuth ? DEV_AUTH_BANNER : null,
+    hxHeaders: csrfHxHeaders(c),
+    csrfToken: csrfToken(c),
+    pollSeconds: Number.isFinite(poll) && poll >= 2 ? Math.min(poll, 3600) : 15,
+    traceUrl: traceUrl && traceUrl.includes("{traceId}") ? traceUrl : null,
+    now: Date.now(),
+  };
+}
+
+/** True when the caller is htmx swapping a fragment, not loading a page. */
+export const isHtmx = (c: ConsoleContext) => c.req.header("HX-Request") === "true";
+/** True when the caller asked for JSON (the CLI). */
+export const wantsJson = (c: ConsoleContext) => (c.req.header("Accept") ?? "").includes("application/json");

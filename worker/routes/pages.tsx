@@ -1,0 +1,134 @@
+import { Hono } from "hono";
+import { IncidentPage, IncidentsPage } from "../../console/pages/incidents";
+import { FiberPage, FibersPage } from "../../console/pages/fibers";
+import { AuditPage, BackupsPage, OpsPage } from "../../console/pages/lists";
+import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
+import { SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
+import {
+  eventSeries,
+  fiberEvents,
+  getFiber,
+  getIncident,
+  getSession,
+  groupIncidents,
+  INCIDENT_GROUPS,
+  incidentTimeline,
+  listAgents,
+  listAmbiguousOps,
+  listAudit,
+  listBackups,
+  listFibers,
+  listIncidents,
+  listSessions,
+  overviewCounts,
+  sessionTimeline,
+  topReasons,
+} from "../../src/store/read-models";
+import { BadRequest } from "../../src/store/read-models/errors";
+import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { page, problem } from "./render";
+
+/**
+ * The console's read-only pages. Each reads through src/store read models
+ * only; filters and cursors come from the URL and are validated there.
+ */
+export const pages = new Hono<ConsoleEnv>();
+
+const query = (c: ConsoleContext) => c.req.query() as Record<string, string | undefined>;
+const paging = (q: Record<string, string | undefined>) => ({ cursor: q.cursor, limit: q.limit });
+
+async function overviewData(c: ConsoleContext): Promise<OverviewData> {
+  const now = Date.now();
+  const [counts, series, reasons, worst] = await Promise.all([
+    overviewCounts(c.env.DB, now),
+    eventSeries(c.env.DB, { since: now - 86_400_000, until: now }),
+    topReasons(c.env.DB, { since: now - 86_400_000, limit: 8 }),
+    listIncidents(c.env.DB, { status: "exhausted" }, { limit: 5 }),
+  ]);
+  const open = worst.items.length < 5 ? (await listIncidents(c.env.DB, { status: "open" }, { limit: 5 - worst.items.length })).items : [];
+  return { counts, series, reasons: reasons.reasons, worst: [...worst.items, ...open] };
+}
+
+pages.get("/", async (c) => page(c, <OverviewPage ctx={pageContext(c)} data={await overviewData(c)} />));
+pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
+
+pages.get("/incidents", async (c) => {
+  const q = query(c);
+  if (q.groupBy && !(INCIDENT_GROUPS as readonly string[]).includes(q.groupBy)) throw new BadRequest(`groupBy must be one of ${INCIDENT_GROUPS.join(", ")}`);
+  const [list, groups] = await Promise.all([listIncidents(c.env.DB, q, paging(q)), q.groupBy ? groupIncidents(c.env.DB, q, q.groupBy as never) : null]);
+  if (wantsJson(c)) return c.json(list);
+  return page(c, <IncidentsPage ctx={pageContext(c)} query={q} page={list} groups={groups} />);
+});
+
+pages.get("/incidents/:incidentId", async (c) => {
+  const id = c.req.param("incidentId");
+  const incident = await getIncident(c.env.DB, id);
+  if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
+  const q = query(c);
+  const timeline = await incidentTimeline(c.env.DB, id, paging(q));
+  if (wantsJson(c)) return c.json({ incident, timeline });
+  return page(c, <IncidentPage ctx={pageContext(c)} incident={incident} timeline={timeline} query={q} />);
+});
+
+pages.get("/fibers", async (c) => {
+  const q = query(c);
+  const list = await listFibers(c.env.DB, q, paging(q));
+  if (wantsJson(c)) return c.json(list);
+  return page(c, <FibersPage ctx={pageContext(c)} query={q} page={list} />);
+});
+
+pages.get("/fibers/:fiberId", async (c) => {
+  const id = c.req.param("fiberId");
+  const fiber = await getFiber(c.env.DB, id);
+  if (!fiber) return problem(c, 404, `No fiber with id "${id}".`);
+  const q = query(c);
+  return page(c, <FiberPage ctx={pageContext(c)} fiber={fiber} events={await fiberEvents(c.env.DB, id, paging(q))} query={q} />);
+});
+
+pages.get("/sessions", async (c) => {
+  const q = query(c);
+  const list = await listSessions(c.env.DB, q, paging(q));
+  if (wantsJson(c)) return c.json(list);
+  return page(c, <SessionsPage ctx={pageContext(c)} query={q} page={list} />);
+});
+
+pages.get("/sessions/:name", async (c) => {
+  const name = c.req.param("name");
+  const session = await getSession(c.env.DB, name);
+  if (!session) return problem(c, 404, `No session named "${name}" has reported to this console.`);
+  const q = query(c);
+  return page(c, <SessionPage ctx={pageContext(c)} session={session} timeline={await sessionTimeline(c.env.DB, name, paging(q))} query={q} />);
+});
+
+pages.get("/sessions/:name/status", async (c) => {
+  const session = await getSession(c.env.DB, c.req.param("name"));
+  if (!session) return problem(c, 404, "No such session.");
+  return c.html(<SessionStatusFragment status={session.status} />);
+});
+
+pages.get("/backups", async (c) => {
+  const q = query(c);
+  const list = await listBackups(c.env.DB, q, paging(q));
+  if (wantsJson(c)) return c.json(list);
+  return page(c, <BackupsPage ctx={pageContext(c)} query={q} page={list} />);
+});
+
+pages.get("/audit", async (c) => {
+  const q = query(c);
+  const list = await listAudit(c.env.DB, q, paging(q));
+  if (wantsJson(c)) return c.json(list);
+  return page(c, <AuditPage ctx={pageContext(c)} query={q} page={list} />);
+});
+
+pages.get("/ops", async (c) => {
+  const q = query(c);
+  const list = await listAmbiguousOps(c.env.DB, q, paging(q));
+  if (wantsJson(c)) return c.json(list);
+  return page(c, <OpsPage ctx={pageContext(c)} query={q} page={list} />);
+});
+
+/** The agent registry, for the CLI. */
+pages.get("/api/agents", async (c) => {
+  const q = query(c);
+  return c.json(await listAgents(c.env.DB, q, paging(q)));
+});
