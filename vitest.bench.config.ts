@@ -11,7 +11,13 @@ export default defineConfig(async () => {
         main: "./bench/entry.ts",
         wrangler: { configPath: "./wrangler.jsonc" },
         miniflare: {
-          bindings: { TEST_MIGRATIONS: migrations },
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            // The console bench requests pages through the real app: local dev auth, read-only role.
+            AUTH_MODE: "dev",
+            DEV_USER: "bench@localhost",
+            DEV_ROLE: "viewer",
+          },
           // Agents send to a queue nobody consumes here: the runFiber bench measures the agent's side
           // (span, outbox, send); ingest's cost is measured on its own, and in production it runs elsewhere.
           queueProducers: { TELEMETRY_QUEUE: { queueName: "bench-sink" } },

@@ -38,7 +38,7 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
   const second = await startDev({ port, persistDir: dir });
   servers.push(second);
   // Any request wakes the agent; the SDK then finds the orphaned run row and recovers the turn.
-  const status = await fetch(`${second.base}/api/agents/SessionAgent/e2e-kill`, { headers: { Accept: "application/json" } });
+  const status = await fetch(`${second.base}/api/agents/DemoSessionAgent/e2e-kill`, { headers: { Accept: "application/json" } });
   expect(status.status).toBe(200);
 
   const rows = await pollD1(
@@ -47,8 +47,8 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
     (rows) => ["fiber.recovery.detected", "fiber.recovery.handled", "session.status_rescheduled"].every((t) => rows.some((x) => x.type === t)),
   );
   const rescheduled = rows.find((x) => x.type === "session.status_rescheduled")!;
-  expect(rescheduled.incident_id).toBe("turn:SessionAgent/e2e-kill/1");
-  const incident = d1(dir, "SELECT kind, status, attempts FROM incidents WHERE incident_id = 'turn:SessionAgent/e2e-kill/1'");
+  expect(rescheduled.incident_id).toBe("turn:DemoSessionAgent/e2e-kill/1");
+  const incident = d1(dir, "SELECT kind, status, attempts FROM incidents WHERE incident_id = 'turn:DemoSessionAgent/e2e-kill/1'");
   expect(incident).toEqual([{ kind: "turn", status: "open", attempts: 1 }]);
   await stop(second);
 });
