@@ -308,7 +308,7 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
     if (count > MAX_TURN_RECOVERIES) {
       const message = `turn ${turnSeq} was interrupted ${count} times; recovery stopped after ${MAX_TURN_RECOVERIES} attempts and the session is idle`;
       this.#deliver(turnSeq, "notice", message, `turn:${turnSeq}:gave-up`);
-      this.telemetry.record("session.error", { turnSeq, error: message }, corr);
+      this.telemetry.record("session.error", { turnSeq, error: message, reason: "max_turn_recoveries" }, corr);
       this.telemetry.record("session.status_idle", { turnSeq, detail: "recovery budget exhausted" }, { sessionName: this.name });
       return;
     }

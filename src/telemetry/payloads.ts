@@ -111,7 +111,8 @@ export const payloadSchemas = {
   "session.status_idle": sessionStatusBase,
   "session.status_rescheduled": sessionStatusBase.extend({ recoveryCount: count.optional() }),
   "session.status_terminated": sessionStatusBase,
-  "session.error": sessionStatusBase.extend({ error: z.string().max(4000) }),
+  /** `reason` is a short code for grouping (e.g. max_turn_recoveries); `error` says it in words. */
+  "session.error": sessionStatusBase.extend({ error: z.string().max(4000), reason: z.string().min(1).max(200).optional() }),
 
   // Cost-op ledger
   "op.started": opBase,

@@ -16,6 +16,7 @@ export const ROLLUP_BUCKET_MS = 5 * 60_000;
 /** Event types whose rollup dimension is their reason (for "top reasons"); every other type rolls up under ''. */
 export const REASON_DIM_TYPES = new Set<TelemetryEvent["type"]>([
   "chat.recovery.exhausted",
+  "session.error",
   "chat.recovery.failed",
   "chat.recovery.skipped",
   "fiber.recovery.failed",

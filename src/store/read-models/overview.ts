@@ -16,6 +16,13 @@ const DAY_MS = 86_400_000;
 export const MAX_SERIES_MS = 31 * DAY_MS;
 
 /** Series that add up several event types. */
+/**
+ * "Recovery gave up": a chat recovery exhausted (any reason), or a session
+ * turn past its recovery cap (session.error with reason max_turn_recoveries).
+ * As SQL over event_rollups, so counts and top reasons agree.
+ */
+export const EXHAUSTION_SQL = "(type = 'chat.recovery.exhausted' OR (type = 'session.error' AND dim = 'max_turn_recoveries'))";
+
 export const SERIES_ALIASES: Record<string, readonly string[]> = {
   recovery: ["chat.recovery.attempt", "fiber.recovery.attempt"],
 };
@@ -27,7 +34,7 @@ export type OverviewCounts = { runningFibers: Capped; openIncidents: Capped; exh
 
 /**
  * The overview's four numbers, each capped at `cap` (render "≥cap" when
- * capped). exhaustions24h sums chat.recovery.exhausted rollups over the
+ * capped). exhaustions24h sums the exhaustion rollups (EXHAUSTION_SQL) over the
  * buckets from the one holding now − 24 h to now (so up to 5 minutes more
  * than 24 h); it reads at most 288 × distinct-reasons rollup rows.
  */
@@ -38,8 +45,8 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
     cappedCountStatement(db, "incidents INDEXED BY incidents_status", [cond("status = ?", "open")], cap),
     cappedCountStatement(db, "op_ambiguities INDEXED BY op_ambiguities_open", [cond("resolution_at IS NULL")], cap),
     db
-      .prepare("SELECT COALESCE(SUM(n), 0) AS n FROM event_rollups INDEXED BY event_rollups_type WHERE type = ? AND bucket >= ? AND bucket <= ?")
-      .bind("chat.recovery.exhausted", floorBucket(now - DAY_MS), now),
+      .prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM event_rollups INDEXED BY event_rollups_type WHERE type IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND bucket >= ? AND bucket <= ?`)
+      .bind(floorBucket(now - DAY_MS), now),
   ])) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>];
   const exhausted = Number(ex.results[0]?.n ?? 0);
   return {
@@ -113,9 +120,9 @@ export const topReasonsFilters = z.object({
 });
 
 /**
- * The most frequent chat recovery exhaustion reasons since `since` (default
+ * The most frequent exhaustion reasons (chat recoveries and session turns) since `since` (default
  * the last 24 h), from the rollups' reason dimension; `limit` default 10, at
- * most 100. Reads the chat.recovery.exhausted rollup rows in the window
+ * most 100. Reads the exhaustion rollup rows in the window
  * (buckets × distinct reasons), twice: D1 also counts the GROUP BY's b-tree.
  */
 export async function topReasons(
@@ -128,7 +135,7 @@ export async function topReasons(
   const r = await db
     .prepare(
       `SELECT dim AS reason, SUM(n) AS n FROM event_rollups INDEXED BY event_rollups_type
-       WHERE type = 'chat.recovery.exhausted' AND bucket >= ? GROUP BY dim ORDER BY n DESC, dim LIMIT ?`,
+       WHERE type IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND bucket >= ? GROUP BY dim ORDER BY n DESC, dim LIMIT ?`,
     )
     .bind(floorBucket(since), f.limit ?? 10)
     .all<{ reason: string; n: number }>();

@@ -2,49 +2,16 @@ import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AuthBindings, type AuthEnv, auth, createJwksCache, csrf, csrfToken, requireRole, verifyAccessJwt } from "../../../worker/auth";
+import { type TestKey, b64urlJson, fetchCount, jwksUrl, makeKey, nowSec, publish, publishEnvTeamKeys, sign } from "../access-tokens";
 
 // Real keys, real signatures: RSA pairs are generated here, the public halves are served by the real Node
-// test server (test/otlp-receiver.ts) as a team's /cdn-cgi/access/certs, and tokens are signed here.
-
-type TestKey = { kid: string; privateKey: CryptoKey; jwk: JsonWebKey & { kid: string } };
+// test server (test/otlp-receiver.ts) as a team's /cdn-cgi/access/certs, and tokens are signed here
+// (helpers in test/worker/access-tokens.ts).
 
 const TEAM_DOMAIN = "https://unit-team.cloudflareaccess.com";
 const AUD = "4714c1358e65fe4b408ad6d432a5f878f08194bdb4752441fd56faefa9b2b6f2";
 const ORIGIN = "https://console.example.com";
 
-const enc = new TextEncoder();
-const b64url = (bytes: ArrayBuffer | Uint8Array) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-const b64urlJson = (v: unknown) => b64url(enc.encode(JSON.stringify(v)));
-
-async function makeKey(kid: string = crypto.randomUUID()): Promise<TestKey> {
-  const pair = (await crypto.subtle.generateKey(
-    { name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" },
-    true,
-    ["sign", "verify"],
-  )) as CryptoKeyPair;
-  const pub = (await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey;
-  return { kid, privateKey: pair.privateKey, jwk: { kty: "RSA", n: pub.n, e: pub.e, alg: "RS256", use: "sig", kid } };
-}
-
-/** Serves `keys` as the JWKS of `team` from the Node test server, the way Access serves its certs. */
-async function publish(team: string, keys: TestKey[], status = 200) {
-  const res = await fetch(`${env.OTLP_CONTROL}/__jwks?team=${team}&status=${status}`, {
-    method: "POST",
-    body: JSON.stringify({ keys: keys.map((k) => k.jwk), public_cert: { kid: keys[0]?.kid, cert: "-----BEGIN CERTIFICATE-----" } }),
-  });
-  expect(res.status).toBe(200);
-}
-const fetchCount = async (team: string) => ((await (await fetch(`${env.OTLP_CONTROL}/__jwks?team=${team}`)).json()) as { fetches: number }).fetches;
-const jwksUrl = (team: string) => `${env.OTLP_CONTROL}/cdn-cgi/access/certs?team=${team}`;
-
-async function sign(key: TestKey, claims: Record<string, unknown>, header: Record<string, unknown> = {}) {
-  const signingInput = `${b64urlJson({ alg: "RS256", kid: key.kid, typ: "JWT", ...header })}.${b64urlJson(claims)}`;
-  const sig = await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key.privateKey, enc.encode(signingInput));
-  return `${signingInput}.${b64url(sig)}`;
-}
-
-const nowSec = () => Math.floor(Date.now() / 1000);
 const claimsFor = (email: string, extra: Record<string, unknown> = {}) => ({
   iss: TEAM_DOMAIN,
   aud: [AUD],
@@ -315,8 +282,8 @@ describe("auth() in access mode", () => {
   });
 
   it("reads its settings from the Worker env by default", async () => {
-    const envKey = await makeKey();
-    await publish("env", [envKey]);
+    // The env team's key is shared by every test file (see access-tokens.ts); publishing it again is idempotent.
+    const envKey = await publishEnvTeamKeys();
     const app = new Hono<AuthEnv>();
     app.use(auth());
     app.get("/", (c) => c.json(c.var.user));

@@ -1,0 +1,199 @@
+import { getAgentByName } from "agents";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { app } from "../../../worker/app";
+import { rejectionOf } from "../../helpers";
+import { publishEnvTeamKeys } from "../access-tokens";
+import {
+  type StalledSession,
+  USERS,
+  type Who,
+  accessToken,
+  auditOf,
+  call,
+  csrfFor,
+  exhaustedChatIncident,
+  expectStillRunning,
+  getText,
+  postForm,
+  stalledSession,
+  uid,
+} from "./harness";
+
+// The authorization matrix: every route of the console × anonymous, a verified email without a role,
+// viewer and operator, against the real Worker with real Access tokens. The table below is checked
+// against the routes the app actually registers, so a new route must be added here to pass.
+
+type Fixture = { session: StalledSession; incidentId: string; victim: StalledSession };
+const enc = encodeURIComponent;
+
+type Base = { method: "GET" | "POST"; pattern: string; url: (fx: Fixture) => string };
+type Route =
+  | (Base & { kind: "public" })
+  /** A read: 200 for both roles, showing these texts. */
+  | (Base & { kind: "read"; shows: (fx: Fixture, who: "viewer" | "operator") => string[] })
+  /** An operator action on an agent: `prepare` readies a fresh target, `done` is what the operator is told, `effect` checks it ran. */
+  | (Base & { kind: "action"; action: string; prepare?: (s: StalledSession) => Promise<void>; done: RegExp; effect: (s: StalledSession) => Promise<void> })
+  /** A dev-mode helper: does not exist in access mode. */
+  | (Base & { kind: "dev" });
+
+const agentPath = (fx: Fixture) => `/agents/FaultySessionAgent/${enc(fx.session.name)}`;
+
+const ROUTES: Route[] = [
+  { kind: "public", method: "GET", pattern: "/health", url: () => "/health" },
+  { kind: "read", method: "GET", pattern: "/", url: () => "/", shows: () => ["On-call overview", "Running fibers", "Worst open incidents"] },
+  { kind: "read", method: "GET", pattern: "/partials/overview", url: () => "/partials/overview", shows: () => ["Running fibers", "Top exhaustion reasons"] },
+  { kind: "read", method: "GET", pattern: "/incidents", url: () => "/incidents", shows: (fx) => [fx.incidentId] },
+  { kind: "read", method: "GET", pattern: "/incidents/:incidentId", url: (fx) => `/incidents/${enc(fx.incidentId)}`, shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"] },
+  { kind: "read", method: "GET", pattern: "/fibers", url: () => "/fibers", shows: (fx) => [fx.session.runId] },
+  { kind: "read", method: "GET", pattern: "/fibers/:fiberId", url: (fx) => `/fibers/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn", "streamedChars"] },
+  {
+    kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName", url: agentPath,
+    shows: (fx, who) => ["Fiber history", fx.session.runId, who === "operator" ? "Confirm force idle" : "need the operator role; you are signed in as a viewer"],
+  },
+  { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/live", url: (fx) => `${agentPath(fx)}/live`, shows: (fx) => ["Live runs", fx.session.runId, ">running<"] },
+  { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/runs/:runId", url: (fx) => `${agentPath(fx)}/runs/${enc(fx.session.runId)}`, shows: (fx) => ["Snapshot (live)", fx.session.runId, "streamedChars"] },
+  { kind: "read", method: "GET", pattern: "/sessions", url: () => "/sessions", shows: (fx) => [fx.session.name] },
+  { kind: "read", method: "GET", pattern: "/sessions/:name", url: (fx) => `/sessions/${enc(fx.session.name)}`, shows: (fx) => [`Session ${fx.session.name}`, "session.status_running"] },
+  { kind: "read", method: "GET", pattern: "/sessions/:name/status", url: (fx) => `/sessions/${enc(fx.session.name)}/status`, shows: () => [">running<"] },
+  { kind: "read", method: "GET", pattern: "/backups", url: () => "/backups", shows: () => ["Workspace backups"] },
+  { kind: "read", method: "GET", pattern: "/audit", url: () => "/audit", shows: () => ["Audit log"] },
+  { kind: "read", method: "GET", pattern: "/ops", url: () => "/ops", shows: () => ["Ambiguous operations"] },
+  { kind: "read", method: "GET", pattern: "/api/agents", url: () => "/api/agents?agentClass=FaultySessionAgent", shows: (fx) => [`"agentName":"${fx.session.name}"`] },
+  { kind: "read", method: "GET", pattern: "/api/agents/:agentClass/:agentName", url: (fx) => `/api/agents/FaultySessionAgent/${enc(fx.session.name)}`, shows: (fx) => ['"status":"running"', fx.session.runId] },
+  { kind: "read", method: "GET", pattern: "/api/csrf", url: () => "/api/csrf", shows: (_fx, who) => [`"email":"${USERS[who]}"`, `"role":"${who}"`, '"token":"'] },
+  {
+    kind: "action", method: "POST", pattern: "/actions/force-idle", url: () => "/actions/force-idle", action: "force_idle",
+    done: /Force idle done\.<\/strong> The agent is now idle\./,
+    effect: async (s) => {
+      expect(await s.stub.status()).toBe("idle");
+      expect(await s.stub.runRows()).toEqual([]);
+    },
+  },
+  {
+    kind: "action", method: "POST", pattern: "/actions/trigger-alarm", url: () => "/actions/trigger-alarm", action: "trigger_alarm",
+    // Evicted mid-turn: the alarm the operator triggers is what recovers the orphaned turn.
+    prepare: async (s) => void (await rejectionOf(s.stub.evict())),
+    done: /Trigger alarm done\.<\/strong> Alarm ran; recovery settled 1 fiber\(s\)\./,
+    effect: async (s) => {
+      const after = await getAgentByName(env.FaultySessionAgent, s.name);
+      expect(await after.recoveries(1)).toBe(1);
+    },
+  },
+  { kind: "dev", method: "POST", pattern: "/dev/sessions/:name/messages", url: () => `/dev/sessions/dev-${uid()}/messages` },
+];
+
+/** The status each kind of route answers each caller. */
+function expectedStatus(route: Route, who: Who): number {
+  if (route.kind === "public") return 200;
+  if (who === "anonymous") return 401;
+  if (who === "norole") return 403;
+  if (route.kind === "read") return 200;
+  if (route.kind === "action") return who === "operator" ? 200 : 403;
+  return 404;
+}
+
+const WHO: Who[] = ["anonymous", "norole", "viewer", "operator"];
+
+let fx: Fixture;
+
+beforeAll(async () => {
+  await publishEnvTeamKeys();
+  const [session, victim, incident] = await Promise.all([stalledSession("matrix"), stalledSession("victim"), exhaustedChatIncident()]);
+  fx = { session, victim, incidentId: incident.incidentId };
+}, 60_000);
+
+describe("the route table", () => {
+  it("lists every route the app registers, and only those", () => {
+    // A route with a middleware (requireRole) registers one entry per handler: compare the distinct routes.
+    const registered = new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${r.path}`));
+    const listed = ROUTES.map((r) => `${r.method} ${r.pattern}`);
+    expect(new Set(listed).size).toBe(listed.length);
+    expect(listed.sort()).toEqual([...registered].sort());
+  });
+});
+
+describe.each(ROUTES)("$method $pattern", (route) => {
+  it.each(WHO)("as %s", async (who) => {
+    const expected = expectedStatus(route, who);
+    const url = route.url(fx);
+
+    if (route.method === "GET") {
+      const res = await getText(url, who);
+      expect(res.status).toBe(expected);
+      if (route.kind === "public") expect(JSON.parse(res.text)).toEqual({ ok: true });
+      else if (who === "anonymous") expect(res.text).toContain("You are not signed in: this request carried no Cloudflare Access token");
+      else if (who === "norole") expect(res.text).toContain(`${USERS.norole} is signed in but has no role in this console`);
+      else if (route.kind === "read") for (const s of route.shows(fx, who)) expect(res.text).toContain(s);
+      return;
+    }
+
+    // State-changing routes. Signed-in callers send a valid CSRF token of their own, so only the role decides.
+    const csrf = who === "viewer" || who === "operator" ? await csrfFor(who) : undefined;
+    if (route.kind === "action") {
+      const target = who === "operator" ? await stalledSession(`act-${route.action}`) : fx.victim;
+      if (who === "operator") await route.prepare?.(target);
+      const res = await postForm(url, who, { agentClass: target.agentClass, agentName: target.name, reason: `matrix ${route.action} as ${who}` }, { csrf });
+      const text = await res.text();
+      expect(res.status).toBe(expected);
+      if (who === "operator") {
+        expect(text).toMatch(route.done);
+        await route.effect(target);
+        expect(await auditOf(target.name)).toEqual([
+          { actor: USERS.operator, role: "operator", action: route.action, reason: `matrix ${route.action} as operator`, result: "ok", error: null },
+        ]);
+        return;
+      }
+      if (who === "anonymous") expect(text).toContain("You are not signed in");
+      if (who === "norole") expect(text).toContain("has no role in this console");
+      if (who === "viewer") expect(text).toContain("viewer@example.com has the viewer role; this needs the operator role");
+      // Refused means not executed: the agent is untouched, and nothing reached the admin client.
+      await expectStillRunning(target);
+      expect(await auditOf(target.name)).toEqual([]);
+      return;
+    }
+
+    if (route.kind === "dev") {
+      const res = await postForm(url, who, { text: "hello from the matrix" }, { csrf });
+      expect(res.status).toBe(expected);
+      const text = await res.text();
+      if (expected === 404) {
+        expect(text).toContain(`There is no page at ${url}`);
+        // Nothing was sent to the session the URL names.
+        const name = url.split("/")[3]!;
+        expect(await (await getAgentByName(env.SessionAgent, name)).events()).toEqual([]);
+      }
+      return;
+    }
+    throw new Error(`no POST handling for ${route.kind}`);
+  });
+});
+
+describe("refusals are plain and uncached", () => {
+  it("answers JSON clients and htmx in their own form", async () => {
+    const anon = await call("/incidents", { headers: { Accept: "application/json" } });
+    expect(anon.status).toBe(401);
+    expect(anon.headers.get("content-type")).toMatch(/application\/json/);
+    expect(anon.headers.get("cache-control")).toBe("no-store");
+    expect(await anon.json()).toMatchObject({ error: "missing" });
+
+    const norole = await call("/api/csrf", { as: "norole", headers: { Accept: "application/json" } });
+    expect(norole.status).toBe(403);
+    expect(await norole.json()).toMatchObject({ error: "no_role" });
+
+    const viewer = await postForm("/actions/force-idle", "viewer", { agentClass: "FaultySessionAgent", agentName: fx.victim.name, reason: "htmx" }, {
+      csrf: await csrfFor("viewer"),
+      headers: { "HX-Request": "true" },
+    });
+    expect(viewer.status).toBe(403);
+    expect(viewer.headers.get("content-type")).toMatch(/text\/plain/);
+    expect(await viewer.text()).toBe("viewer@example.com has the viewer role; this needs the operator role. Ask an admin to add you to ROLES as operator.");
+    await expectStillRunning(fx.victim);
+  });
+
+  it("accepts the token from the CF_Authorization cookie as the browser sends it", async () => {
+    const res = await call("/api/csrf", { headers: { Cookie: `CF_Authorization=${await accessToken(USERS.viewer)}`, Accept: "application/json" } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ user: { email: USERS.viewer, role: "viewer", via: "access" } });
+  });
+});
