@@ -43,7 +43,8 @@ class Rand {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   }
   int(lo: number, hi: number): number {
-    return lo + Math.floor(this.f() * (hi - lo + 1));
+    lo = Math.ceil(lo);
+    return lo + Math.floor(this.f() * (Math.floor(hi) - lo + 1));
   }
   chance(p: number): boolean {
     return this.f() < p;
@@ -186,7 +187,8 @@ function plan(now: number): Plan {
     const cls = BG_CLASSES.find((c) => c.agentClass === src.agentClass)!;
     fibers.push({ kind: "fiber", t: when(r, start, now - 2_000), seed: (r.f() * 2 ** 31) | 0, src, job: r.pick(cls.jobs), fiberId: r.nano(), recovery: null });
   }
-  const evictable = fibers.filter((f) => f.t < now - HOUR);
+  // Old enough that stashes (≤ 7 × 20 min) and the recovery have happened before `now`.
+  const evictable = fibers.filter((f) => f.t < now - 3 * HOUR);
   for (let k = 0; k < BG_FIBER_INCIDENTS; k++) {
     const i = k + Math.floor(r.f() * (evictable.length - k));
     [evictable[k], evictable[i]] = [evictable[i]!, evictable[k]!];
@@ -412,7 +414,7 @@ class Emitter {
         reason,
         partialText: preview(partial),
         ...(r.chance(0.5) ? { partialParts: { count: r.int(1, 9), bytes: r.int(200, 40_000) } } : {}),
-        terminalMessage: preview("Sorry — I could not finish this answer. Please try again, or ask for a human agent."),
+        terminalMessage: preview("Sorry - I could not finish this answer. Please try again, or ask for a human agent."),
       });
     }
   }
@@ -489,19 +491,28 @@ export async function seedFleet(db: D1Database = env.DB): Promise<SeedResult> {
   let pending: Promise<unknown> = Promise.resolve();
   let invalid: string | null = null;
   let seen = 0;
+  const prof = { rows: 0, wait: 0, batch: 0, gen: 0 };
+  (globalThis as any).__prof = prof;
   const flush = async () => {
     const events = em.out.splice(0).sort((a, b) => a.time - b.time);
     if (!events.length) return;
     for (const e of events) {
       if (seen++ % 97 !== 0) continue;
-      const v = parseEvent(JSON.parse(JSON.stringify(e)));
+      // Ingest validates (and so strips and orders) payloads with zod: a sampled event must come out unchanged.
+      const v = parseEvent(e);
       if (!v.ok) invalid ??= `${e.type}: ${v.reason}`;
+      else if (JSON.stringify(v.event.payload) !== JSON.stringify(e.payload)) invalid ??= `${e.type}: validation changes its payload to ${JSON.stringify(v.event.payload)}`;
     }
     written += events.length;
+    const g0 = performance.now();
     const rows = toRows(events, events[events.length - 1]!.time + 1_500);
     const stmts = projectionStatements(db, rows.events, rows.projections, rows.rollups);
+    prof.rows += performance.now() - g0;
+    const w0 = performance.now();
     await pending;
-    pending = db.batch(stmts);
+    prof.wait += performance.now() - w0;
+    const b0 = performance.now();
+    pending = db.batch(stmts).then(() => { prof.batch += performance.now() - b0; });
   };
   for (const e of entities) {
     em.entity(e);
@@ -521,6 +532,7 @@ export async function seedFleet(db: D1Database = env.DB): Promise<SeedResult> {
     await flush();
   }
   await pending;
+  console.log("PROF", JSON.stringify(prof), (performance.now() - t0).toFixed(0));
   // Audit rows go where the admin client writes them, with the same columns (src/store/audit.ts).
   const json = em.audit.map((a) => JSON.stringify(a));
   const stmts: D1PreparedStatement[] = [];

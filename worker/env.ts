@@ -44,6 +44,7 @@ type ConsoleEnv = {
   DemoFiberAgent: DurableObjectNamespace<import("./demo/fiber-agent").DemoFiberAgent>;
   SessionAgent: DurableObjectNamespace<import("../src/session").SessionAgent>;
   DemoSessionAgent: DurableObjectNamespace<import("./demo/session-agent").DemoSessionAgent>;
+  ChatAgent: DurableObjectNamespace<import("../src/session/chat").ChatAgent>;
 };
 
 /** Queue names as declared in wrangler.jsonc. */

@@ -195,6 +195,11 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
     return this.ledger.resolve(opId, resolution);
   }
 
+  /** Operations still ambiguous in this session, oldest first. */
+  async ambiguousOps(): Promise<{ opId: string; kind: string; turnSeq: number }[]> {
+    return this.ledger.ambiguous();
+  }
+
   /** Scheduled after each turn: backs up a workspace that changed and has been idle long enough. */
   async idleCheck(): Promise<void> {
     if (this.status() !== "idle") return;

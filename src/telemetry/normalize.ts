@@ -9,7 +9,11 @@ import { capField, safeStringify, byteLength, toPreview } from "./redact";
  * Maps them onto our versioned contract; anything unmodelled becomes `sdk.event`.
  */
 
-/** SDK event types that fire on every RPC, message or state change. Not shipped by default: they would drown the signal. */
+/**
+ * SDK event types that fire on every RPC, message, state change or task step
+ * (measured: ~12 per chat turn). Not shipped: they would drown the signal.
+ * Their failure and interruption siblings (stream:errored, task:attempt:interrupted, …) are shipped.
+ */
 export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
   "rpc",
   "state:update",
@@ -17,6 +21,19 @@ export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
   "message:response",
   "connect",
   "disconnect",
+  "task:accepted",
+  "task:attempt:started",
+  "task:step:started",
+  "task:step:completed",
+  "task:completed",
+  "session:message:appended",
+  "session:message:updated",
+  "stream:opened",
+  "stream:closed",
+  "stream:deleted",
+  "queue:create",
+  "schedule:create",
+  "schedule:execute",
 ]);
 
 type Raw = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number };

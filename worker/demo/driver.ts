@@ -1,6 +1,7 @@
 import { getAgentByName } from "agents";
 import type { TurnScript } from "../../src/session";
 import type { Env } from "../env";
+import { runChatTick } from "./chat-driver";
 
 /** How one demo tick behaves. The driver is on only when DEMO_FLEET is "on"; DEMO_FLEET_SIZE sets the fleet. */
 export type DemoOptions = { fleetSize: number };
@@ -44,6 +45,12 @@ export async function runDemoTick(env: Env, opts: DemoOptions, random = Math.ran
       try {
         const s = await getAgentByName(env.DemoSessionAgent, name);
         if ((await s.status()) !== "idle") return done.push(`${name}: busy`);
+        // Someone checked an ambiguous charge with the payment provider: it did not go through.
+        const [ambiguous] = await s.ambiguousOps();
+        if (ambiguous && random() < 0.3) {
+          await s.resolveOp(ambiguous.opId, "verified_not_ran");
+          return done.push(`${name}: resolved ${ambiguous.kind}`);
+        }
         if (random() < 0.05) {
           await s.snapshotWorkspaceNow("demo: manual backup");
           return done.push(`${name}: backup`);
@@ -59,6 +66,7 @@ export async function runDemoTick(env: Env, opts: DemoOptions, random = Math.ran
       }
     }),
   );
+  done.push(...(await runChatTick(env, Math.max(1, Math.ceil(opts.fleetSize / 3)), random)));
   const jobs = await getAgentByName(env.DemoFiberAgent, `jobs-${1 + Math.floor(random() * 2)}`);
   const roll = random();
   try {

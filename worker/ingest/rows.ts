@@ -111,7 +111,10 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
 
     if (c.incidentId) {
       const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string };
-      const status = INCIDENT_STATUS[e.type] ?? null;
+      // The SDK follows an exhaustion sealed inside a recovery continuation with a reason-less
+      // chat:recovery:failed; that one reports nothing new, so the incident stays exhausted.
+      const silentFailure = e.type === "chat.recovery.failed" && !pl.reason;
+      const status = silentFailure ? null : (INCIDENT_STATUS[e.type] ?? null);
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason =
         e.type === "fiber.recovery.failed" ? [pl.reason, pl.error].filter(Boolean).join(": ") : (pl.reason ?? (e.type === "session.error" ? pl.error : undefined) ?? null);

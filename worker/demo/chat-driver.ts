@@ -1,0 +1,47 @@
+import { getAgentByName } from "agents";
+import type { Env } from "../env";
+
+/** Scripted-model steps the chat demo uses (see src/session/chat/script.ts). */
+const text = (...chunks: string[]) => ({ kind: "text" as const, chunks, delayMs: 120 });
+const stall = (...chunks: string[]) => ({ kind: "stall" as const, chunks });
+
+/**
+ * One tick of the chat part of the demo: ordinary turns, and now and then an
+ * eviction mid-stream (recovered on the next wake), a model that keeps
+ * stalling until recovery gives up, or a context overflow that compacts.
+ */
+export async function runChatTick(env: Env, fleetSize: number, random = Math.random): Promise<string[]> {
+  const done: string[] = [];
+  for (let i = 0; i < fleetSize; i++) {
+    const name = `assistant-${i + 1}`;
+    const chat = await getAgentByName(env.ChatAgent, name);
+    const roll = random();
+    try {
+      // A stalled stream is cut after 300 ms and recovered at most twice.
+      await chat.setRecoveryPolicy({ stallTimeoutMs: 300, maxAttempts: 2 });
+      if (roll < 0.12) {
+        await chat.setScript({ steps: [stall("Compiling the weekly report: "), text("sections 1-4 done.")] });
+        await chat.startUserMessage("compile the weekly report");
+        await chat.evict("demo eviction mid-stream");
+        done.push(`${name}: evicted mid-stream`);
+      } else if (roll < 0.2) {
+        await chat.setScript({ steps: [stall("Querying the warehouse"), stall(), stall()] });
+        void chat.sendUserMessage("why is the warehouse query slow?").catch(() => undefined);
+        done.push(`${name}: stalling model`);
+      } else if (roll < 0.3) {
+        await chat.setScript({ lane: "summary", steps: [text("Earlier: the customer asked about refunds and shipping.")] });
+        await chat.setScript({ steps: [{ kind: "context_overflow" }, text("Refunds take 5 days; shipping is on time.")] });
+        await chat.sendUserMessage("summarise this very long thread");
+        done.push(`${name}: context overflow`);
+      } else {
+        await chat.setScript({ steps: [text("Happy to help. ", "Your ticket is updated.")] });
+        await chat.sendUserMessage("update my ticket");
+        done.push(`${name}: ok`);
+      }
+    } catch (e) {
+      // A planned eviction surfaces as a broken call; the next tick's wake lets the SDK recover the turn.
+      done.push(`${name}: ${e instanceof Error ? e.message.slice(0, 60) : String(e)}`);
+    }
+  }
+  return done;
+}
