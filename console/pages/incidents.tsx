@@ -1,9 +1,10 @@
 import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type EventRow, type IncidentGroups, type IncidentRow, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { IncidentTable } from "../components/incident-table";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
-import { ago, href, iso } from "../format";
+import { href, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 
 type Query = Record<string, string | undefined>;
@@ -37,23 +38,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
           </table>
         </section>
       ) : null}
-      <table data-testid="incidents">
-        <thead><tr><th>incident</th><th>kind</th><th>agent</th><th>status</th><th class="num">attempts</th><th>reason</th><th>first seen</th><th>last seen</th></tr></thead>
-        <tbody>
-          {props.page.items.map((i) => (
-            <tr>
-              <td><a class="mono" href={`/incidents/${encodeURIComponent(i.incidentId)}`}>{i.incidentId}</a></td>
-              <td>{i.kind}</td>
-              <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
-              <td><Status value={i.status} /></td>
-              <td class="num">{i.attempts}{i.maxAttempts ? ` / ${i.maxAttempts}` : ""}</td>
-              <td>{i.reason ?? ""}</td>
-              <td title={iso(i.firstSeen)}>{ago(i.firstSeen, props.ctx.now)}</td>
-              <td title={iso(i.lastSeen)}>{ago(i.lastSeen, props.ctx.now)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen />
       {props.page.items.length === 0 ? <p class="muted">No incidents match.</p> : null}
       <Pager path="/incidents" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>

@@ -1,6 +1,6 @@
 import type { EventSeries, IncidentRow, OverviewCounts } from "../../src/store/read-models";
-import { Status } from "../components/status";
-import { ago, capped, href } from "../format";
+import { IncidentTable } from "../components/incident-table";
+import { capped, href } from "../format";
 import { Layout, type PageContext } from "../layout";
 
 export type OverviewData = {
@@ -69,22 +69,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
       </div>
       <h2>Worst open incidents</h2>
       {worst.length ? (
-        <table data-testid="worst-incidents">
-          <thead><tr><th>incident</th><th>kind</th><th>agent</th><th>status</th><th class="num">attempts</th><th>reason</th><th>last seen</th></tr></thead>
-          <tbody>
-            {worst.map((i) => (
-              <tr>
-                <td><a class="mono" href={`/incidents/${encodeURIComponent(i.incidentId)}`}>{i.incidentId}</a></td>
-                <td>{i.kind}</td>
-                <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
-                <td><Status value={i.status} /></td>
-                <td class="num">{i.attempts}{i.maxAttempts ? ` / ${i.maxAttempts}` : ""}</td>
-                <td>{i.reason ?? ""}</td>
-                <td>{ago(i.lastSeen, props.ctx.now)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <IncidentTable rows={worst} now={props.ctx.now} testId="worst-incidents" />
       ) : (
         <p class="muted">Nothing open. Quiet shift.</p>
       )}

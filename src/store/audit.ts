@@ -1,5 +1,9 @@
-/** The audit log: written by the admin RPC client, read by the console. */
+/** The audit log: written by the admin RPC client, read by the console (read-models/audit.ts). */
 
+/** Every outcome an audited action can have. */
+export const AUDIT_RESULTS = ["ok", "noop", "error", "denied", "invalid"] as const;
+
+/** One audit row, as written and as read. */
 export type AuditEntry = {
   id: string;
   time: number;
@@ -11,7 +15,7 @@ export type AuditEntry = {
   reason: string;
   before: unknown;
   after: unknown;
-  result: "ok" | "noop" | "error" | "denied" | "invalid";
+  result: (typeof AUDIT_RESULTS)[number];
   error: string | null;
 };
 

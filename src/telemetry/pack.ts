@@ -11,13 +11,17 @@ export const PACK_BYTES = 60_000;
 /** Largest total per sendBatch (Queues allow 256 KB and 100 messages). */
 const SEND_BYTES = 240_000;
 
-/** Groups serialised events into JSON-array message bodies of at most PACK_BYTES each (a larger single event gets its own). */
-export function packBodies(bodies: string[]): string[] {
+/**
+ * Groups serialised JSON values into JSON-array texts of at most `maxBytes`
+ * each (a larger single value gets its own). Used for Queue messages here and
+ * for D1 statement parameters in ingest.
+ */
+export function packBodies(bodies: string[], maxBytes = PACK_BYTES): string[] {
   const out: string[] = [];
   let cur: string[] = [];
   let size = 2;
   for (const b of bodies) {
-    if (cur.length && size + b.length + 1 > PACK_BYTES) {
+    if (cur.length && size + b.length + 1 > maxBytes) {
       out.push(`[${cur.join(",")}]`);
       cur = [];
       size = 2;

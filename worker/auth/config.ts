@@ -1,18 +1,10 @@
 import { z } from "zod";
+import type { Env } from "../env";
 import { type RoleRules, RoleRulesSchema } from "./roles";
 import type { Role } from "./types";
 
-/** The env settings auth reads. All strings, all optional: what is missing is reported, never thrown. */
-export type AuthBindings = {
-  AUTH_MODE?: string;
-  ACCESS_TEAM_DOMAIN?: string;
-  ACCESS_AUD?: string;
-  ACCESS_JWKS_URL?: string;
-  ROLES?: string;
-  DEV_USER?: string;
-  DEV_ROLE?: string;
-  CSRF_SECRET?: string;
-};
+/** The env settings auth reads (documented in worker/env.ts). All optional: what is missing is reported, never thrown. */
+export type AuthBindings = Partial<Pick<Env, "AUTH_MODE" | "ACCESS_TEAM_DOMAIN" | "ACCESS_AUD" | "ACCESS_JWKS_URL" | "ROLES" | "DEV_USER" | "DEV_ROLE" | "CSRF_SECRET">>;
 
 /** Production mode: every request carries a Cloudflare Access JWT. */
 export type AccessAuthConfig = {

@@ -1,3 +1,4 @@
+import { packBodies } from "../../src/telemetry/pack";
 import { foldRows, type ProjectionSpec, type Row, upsertSql } from "./merge";
 
 /**
@@ -80,24 +81,8 @@ const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upse
 /** Largest JSON parameter we send in one statement (D1 caps a value at 2 MB). */
 const MAX_PARAM_BYTES = 900_000;
 
-/** Splits rows into JSON parameters under the size cap. */
-function chunks(rows: unknown[]): string[] {
-  const out: string[] = [];
-  let cur: string[] = [];
-  let bytes = 2;
-  for (const r of rows) {
-    const s = JSON.stringify(r);
-    if (cur.length && bytes + s.length + 1 > MAX_PARAM_BYTES) {
-      out.push(`[${cur.join(",")}]`);
-      cur = [];
-      bytes = 2;
-    }
-    cur.push(s);
-    bytes += s.length + 1;
-  }
-  if (cur.length) out.push(`[${cur.join(",")}]`);
-  return out;
-}
+/** Splits rows into JSON-array parameters under the size cap. */
+const chunks = (rows: unknown[]): string[] => packBodies(rows.map((r) => JSON.stringify(r)), MAX_PARAM_BYTES);
 
 /** The first row per id: a batch may carry the same event twice, and rollups must count it once. */
 function firstById(rows: Row[]): Row[] {

@@ -1,10 +1,11 @@
+import { AUDIT_RESULTS, type AuditEntry } from "../audit";
 import { z } from "zod";
 import { oneOf, parseFilters, text } from "./filters";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
 /** The audit log, read side (src/store/audit.ts writes it). Newest first: time DESC, id DESC. */
 
-export const AUDIT_RESULTS = ["ok", "noop", "error", "denied", "invalid"] as const;
+export { AUDIT_RESULTS };
 
 export const auditFilters = z.object({
   actor: text("actor"),
@@ -16,20 +17,8 @@ export const auditFilters = z.object({
 export type AuditFilters = z.output<typeof auditFilters>;
 export type AuditFilterInput = { [K in keyof AuditFilters]?: unknown };
 
-export type AuditRow = {
-  id: string;
-  time: number;
-  actor: string;
-  role: string;
-  action: string;
-  targetClass: string;
-  targetName: string;
-  reason: string;
-  before: unknown;
-  after: unknown;
-  result: (typeof AUDIT_RESULTS)[number];
-  error: string | null;
-};
+/** Rows read back have the shape they were written with. */
+export type AuditRow = AuditEntry;
 
 const SELECT = `id, time, actor, role, action, target_class AS targetClass, target_name AS targetName, reason, before, after, result, error`;
 

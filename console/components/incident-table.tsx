@@ -1,0 +1,32 @@
+import type { IncidentRow } from "../../src/store/read-models";
+import { ago, iso } from "../format";
+import { Status } from "./status";
+
+/** Incidents as a table: the overview's worst list and the incidents page share it. */
+export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId: string; showFirstSeen?: boolean }) {
+  return (
+    <table data-testid={props.testId}>
+      <thead>
+        <tr>
+          <th>incident</th><th>kind</th><th>agent</th><th>status</th><th class="num">attempts</th><th>reason</th>
+          {props.showFirstSeen ? <th>first seen</th> : null}
+          <th>last seen</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.map((i) => (
+          <tr>
+            <td><a class="mono" href={`/incidents/${encodeURIComponent(i.incidentId)}`}>{i.incidentId}</a></td>
+            <td>{i.kind}</td>
+            <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
+            <td><Status value={i.status} /></td>
+            <td class="num">{i.attempts}{i.maxAttempts ? ` / ${i.maxAttempts}` : ""}</td>
+            <td>{i.reason ?? ""}</td>
+            {props.showFirstSeen ? <td title={iso(i.firstSeen)}>{ago(i.firstSeen, props.now)}</td> : null}
+            <td title={iso(i.lastSeen)}>{ago(i.lastSeen, props.now)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
