@@ -35,4 +35,3 @@ export default instrument(handler, otelConfig);
 export { DemoFiberAgent } from "./demo/fiber-agent";
 export { SessionAgent } from "../src/session";
 export { DemoSessionAgent } from "./demo/session-agent";
-export { ChatAgent } from "../src/session/chat";
