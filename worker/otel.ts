@@ -1,6 +1,7 @@
 import type { ResolveConfigFn } from "@microlabs/otel-cf-workers";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { otlpTargetFromEnv } from "../src/telemetry";
+import { TimeoutOtlpExporter } from "../src/telemetry/otlp-exporter";
 import type { Env } from "./env";
 
 /** Used when no endpoint is configured: spans are recorded by nobody and nothing leaves the Worker. */
@@ -18,7 +19,8 @@ export const otelConfig: ResolveConfigFn<Env> = (env) => {
   const target = otlpTargetFromEnv(env as unknown as Record<string, unknown>);
   return {
     service: { name: env.OTEL_SERVICE_NAME || "agent-console" },
-    exporter: target ? { url: target.url, headers: target.headers } : noExport,
+    // Our exporter, with a timeout: otel-cf-workers' own has none, and a hung APM would hold every invocation's waitUntil.
+    exporter: target ? new TimeoutOtlpExporter(target) : noExport,
     // Our own OTLP POSTs and cache use must not be traced recursively or touched inside agents.
     instrumentation: { instrumentGlobalFetch: false, instrumentGlobalCache: false },
   };

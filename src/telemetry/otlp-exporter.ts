@@ -1,5 +1,5 @@
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
-import type { ReadableSpan, Span, SpanProcessor } from "@opentelemetry/sdk-trace-base";
+import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { Context } from "@opentelemetry/api";
 
 /** Where spans go: an OTLP/HTTP traces endpoint and its headers (secrets). */
@@ -11,6 +11,42 @@ export type ExportStats = { exported: number; failed: number; dropped: number; i
 const MAX_BUFFER = 512;
 const MAX_BATCH = 128;
 const TIMEOUT_MS = 10_000;
+
+/** POSTs spans as OTLP/HTTP JSON with a timeout. Resolves true when the endpoint accepted them; never rejects. */
+export async function postSpans(target: OtlpTarget, spans: ReadableSpan[], timeoutMs = TIMEOUT_MS): Promise<boolean> {
+  try {
+    const body = JsonTraceSerializer.serializeRequest(spans);
+    const res = await fetch(target.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...target.headers },
+      body,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    // Drain the body so the connection is released.
+    await res.arrayBuffer().catch(() => undefined);
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A SpanExporter (for otel-cf-workers' `exporter` option) that gives up after
+ * a timeout, so a slow APM cannot hold a Worker invocation's waitUntil — and
+ * with it a Queue consumer's next batch — for long.
+ */
+export class TimeoutOtlpExporter implements SpanExporter {
+  constructor(
+    private readonly target: OtlpTarget,
+    private readonly timeoutMs = 5_000,
+  ) {}
+
+  export(spans: ReadableSpan[], done: (r: { code: number }) => void): void {
+    void postSpans(this.target, spans, this.timeoutMs).then((ok) => done({ code: ok ? 0 : 1 }));
+  }
+
+  async shutdown(): Promise<void> {}
+}
 
 /**
  * A span processor that batches ended spans and POSTs them as OTLP/HTTP JSON.
@@ -58,19 +94,8 @@ export class BackgroundOtlpProcessor implements SpanProcessor {
       const batch = this.#buffer.splice(0, MAX_BATCH);
       this.stats.inFlight++;
       try {
-        const body = JsonTraceSerializer.serializeRequest(batch);
-        const res = await fetch(this.target.url, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...this.target.headers },
-          body,
-          signal: AbortSignal.timeout(TIMEOUT_MS),
-        });
-        // Drain the body so the connection is released.
-        await res.arrayBuffer().catch(() => undefined);
-        if (res.ok) this.stats.exported += batch.length;
+        if (await postSpans(this.target, batch)) this.stats.exported += batch.length;
         else this.stats.failed += batch.length;
-      } catch {
-        this.stats.failed += batch.length;
       } finally {
         this.stats.inFlight--;
       }
