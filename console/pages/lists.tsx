@@ -1,6 +1,5 @@
 import { AUDIT_RESULTS, type AuditRow, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
-import { JsonView } from "../components/json-view";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { ago, bytes, iso } from "../format";
@@ -64,14 +63,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
               <td><a href={`/agents/${encodeURIComponent(a.targetClass)}/${encodeURIComponent(a.targetName)}`}>{a.targetClass} · {a.targetName}</a></td>
               <td>{a.reason}</td>
               <td><Status value={a.result} />{a.error ? <div class="muted">{a.error}</div> : null}</td>
-              <td>
-                {a.before || a.after ? (
-                  <details>
-                    <summary>{statusOf(a.before)} → {statusOf(a.after)}</summary>
-                    <JsonView value={{ before: a.before, after: a.after }} />
-                  </details>
-                ) : "—"}
-              </td>
+              <td title={runsOf(a.before, a.after)}>{a.before || a.after ? `${statusOf(a.before)} → ${statusOf(a.after)}` : "—"}</td>
             </tr>
           ))}
         </tbody>
@@ -82,6 +74,9 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
   );
 }
 
+/** Run counts before and after, as a tooltip (the full records stay in D1 and the JSON API). */
+const runsOf = (b: unknown, a: unknown) => `runs ${countOf(b)} → ${countOf(a)}`;
+const countOf = (v: unknown) => (v && typeof v === "object" && "runCount" in v ? String((v as { runCount: unknown }).runCount) : "?");
 const statusOf = (v: unknown) => (v && typeof v === "object" && "status" in v ? String((v as { status: unknown }).status) : "—");
 
 /** Paid operations that may have run twice, until someone resolves them. */

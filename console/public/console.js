@@ -1,6 +1,19 @@
 // Client behaviour the server cannot render: live refresh that pauses while the tab is hidden,
 // and charts drawn from JSON the server embedded (never from HTML).
 (() => {
+  // Refusals (4xx) carry a message meant for the person who clicked: swap them in like successes.
+  document.addEventListener("htmx:load", () => {
+    if (window.htmx && !window.htmx.config.__consoleResponses) {
+      window.htmx.config.responseHandling = [
+        { code: "204", swap: false },
+        { code: "[23]..", swap: true },
+        { code: "4..", swap: true, error: false },
+        { code: "...", swap: false, error: true },
+      ];
+      window.htmx.config.__consoleResponses = true;
+    }
+  });
+
   // htmx polls with hx-trigger="every Ns [!document.hidden]"; when the tab comes back, refresh at once.
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden && window.htmx) {

@@ -112,6 +112,9 @@ export function createAdminClient(env: AdminClientEnv, identity: unknown, opts: 
     const tgt = target.safeParse(t);
     const who = me.success ? me.data : { email: String((identity as { email?: unknown } | null)?.email || "(none)"), role: "none" };
     const rawReason = typeof (input as { reason?: unknown } | null)?.reason === "string" ? (input as { reason: string }).reason : "";
+    // The admin event is reported as coming from the target; only a target that exists may report, or a typo
+    // would enter the registry (and make the agent addressable) through its own refusal.
+    let targetKnown = false;
     const audit = async (result: "ok" | "noop" | "error" | "denied" | "invalid", value?: T, error?: AdminError) => {
       const entry = {
         id: crypto.randomUUID(),
@@ -128,8 +131,9 @@ export function createAdminClient(env: AdminClientEnv, identity: unknown, opts: 
         error: error ? `${error.code}: ${error.message}` : null,
       };
       await writeAudit(env.DB, entry);
-      await emitAdminEvent(env, action, entry);
+      if (targetKnown) await emitAdminEvent(env, action, entry);
     };
+    if (tgt.success) targetKnown = Boolean(await findAgent(env.DB, tgt.data.agentClass, tgt.data.agentName));
 
     if (!me.success) {
       const r = fail<T>("not_permitted", `refused: ${describeInput(me.error)}`);
@@ -152,6 +156,8 @@ export function createAdminClient(env: AdminClientEnv, identity: unknown, opts: 
       await audit(s.error.code === "invalid_input" ? "invalid" : "error", undefined, s.error);
       return s;
     }
+    targetKnown = true; // resolved: registered, or explicitly allowed
+
     const r = await call(schema, () => fn(s.value.stub, parsed.data));
     if (r.ok) await audit(r.value.noop ? "noop" : "ok", r.value);
     else await audit("error", undefined, r.error);

@@ -10,7 +10,7 @@ export function page(c: ConsoleContext, body: Child, status: 200 | 400 | 404 = 2
 /** A 404 or 400 answer: an error page for people, JSON for the CLI, one line for htmx. */
 export function problem(c: ConsoleContext, status: 400 | 404, message: string) {
   const title = status === 404 ? "Not found" : "Bad request";
-  if (wantsJson(c)) return c.json({ ok: false, error: { code: status === 404 ? "not_found" : "invalid_input", message } }, status);
+  if (wantsJson(c) || c.req.path.startsWith("/api/")) return c.json({ ok: false, error: { code: status === 404 ? "not_found" : "invalid_input", message } }, status);
   if (c.req.header("HX-Request") === "true") return c.text(message, status);
   if (!c.var.user) return c.text(message, status);
   return page(c, <ErrorPage ctx={pageContext(c)} status={status} title={title} message={message} />, status);

@@ -146,10 +146,16 @@ describe.each(ROUTES)("$method $pattern", (route) => {
       }
       if (who === "anonymous") expect(text).toContain("You are not signed in");
       if (who === "norole") expect(text).toContain("has no role in this console");
-      if (who === "viewer") expect(text).toContain("viewer@example.com has the viewer role; this needs the operator role");
-      // Refused means not executed: the agent is untouched, and nothing reached the admin client.
+      if (who === "viewer") expect(text).toContain("viewer@example.com has the viewer role; this action needs operator");
+      // Refused means not executed: the agent is untouched. A signed-in viewer's attempt is audited as denied;
+      // callers who never signed in did not reach the admin client at all.
       await expectStillRunning(target);
-      expect(await auditOf(target.name)).toEqual([]);
+      const mine = (await auditOf(target.name)).filter((a) => a.reason === `matrix ${route.action} as ${who}`);
+      expect(mine).toEqual(
+        who === "viewer"
+          ? [{ actor: USERS.viewer, role: "viewer", action: route.action, reason: `matrix ${route.action} as viewer`, result: "denied", error: expect.stringContaining("not_permitted") }]
+          : [],
+      );
       return;
     }
 
@@ -185,9 +191,10 @@ describe("refusals are plain and uncached", () => {
       csrf: await csrfFor("viewer"),
       headers: { "HX-Request": "true" },
     });
+    // htmx gets the inline result fragment it swaps into the page.
     expect(viewer.status).toBe(403);
-    expect(viewer.headers.get("content-type")).toMatch(/text\/plain/);
-    expect(await viewer.text()).toBe("viewer@example.com has the viewer role; this needs the operator role. Ask an admin to add you to ROLES as operator.");
+    expect(viewer.headers.get("content-type")).toMatch(/text\/html/);
+    expect(await viewer.text()).toContain("refused: viewer@example.com has the viewer role; this action needs operator");
     await expectStillRunning(fx.victim);
   });
 

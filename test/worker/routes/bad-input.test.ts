@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { env } from "cloudflare:workers";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { type StalledSession, auditOf, call, csrfFor, exhaustedChatIncident, getText, postForm, stalledSession, uid } from "./harness";
@@ -240,8 +241,14 @@ describe("bad action input", () => {
     const name = `typo-${uid()}`;
     const res = await postForm("/actions/force-idle", "operator", { agentClass: "PlainAdminAgent", agentName: name, reason: "typo" }, { csrf, headers: { Accept: "application/json" } });
     expect(res.status).toBe(404);
-    // Wait until the action's admin event has been ingested.
-    await pollRows("SELECT 1 FROM events WHERE type = 'admin.force_idle' AND agent_name = ?", [name], (r) => r.length === 1);
+    // The attempt is audited, but no event speaks for an agent that does not exist, so the registry stays clean.
+    await pollRows("SELECT result FROM audit_log WHERE target_name = ?", [name], (r) => r.length === 1);
+    // A real agent's admin event, sent after the typo's audit: once it is stored, the queue has delivered past the typo.
+    const known = await stalledSession("marker");
+    const marker = await postForm("/actions/force-idle", "operator", { agentClass: known.agentClass, agentName: known.name, reason: "marker" }, { csrf, headers: { Accept: "application/json" } });
+    expect(marker.status).toBe(200);
+    await pollRows("SELECT 1 FROM events WHERE type = 'admin.force_idle' AND agent_name = ?", [known.name], (r) => r.length >= 1);
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE agent_name = ?").bind(name).first<{ n: number }>())!.n).toBe(0);
     await expectProblem(`/agents/PlainAdminAgent/${name}`, 404, `No agent PlainAdminAgent &quot;${name}&quot; has reported to this console.`);
     const again = await postForm("/actions/force-idle", "operator", { agentClass: "PlainAdminAgent", agentName: name, reason: "typo again" }, { csrf, headers: { Accept: "application/json" } });
     expect(again.status).toBe(404);

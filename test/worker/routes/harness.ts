@@ -28,9 +28,6 @@ export function accessToken(email: string): Promise<string> {
 
 export type CallOptions = { as?: Who; method?: string; headers?: Record<string, string>; body?: BodyInit };
 
-/** Every response the route tests received. */
-export const responses: { method: string; path: string; status: number }[] = [];
-
 /**
  * Calls the Worker at `path` as `as` (default anonymous). Every response is checked to be below 500:
  * whatever a test sends, the console must never answer with a server error.
@@ -41,7 +38,6 @@ export async function call(path: string, opts: CallOptions = {}): Promise<Respon
   const who = opts.as ?? "anonymous";
   if (who !== "anonymous") headers.set("Cf-Access-Jwt-Assertion", await accessToken(USERS[who]));
   const res = await worker.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body: opts.body }));
-  responses.push({ method, path, status: res.status });
   expect(res.status, `${method} ${path} as ${who} answered ${res.status}`).toBeLessThan(500);
   return res;
 }

@@ -134,9 +134,9 @@ describe("error pages and action results", () => {
     expect(await auditOf(s.markupAgent)).toEqual([expect.objectContaining({ action: "trigger_alarm", result: "ok", reason: mark("auditreason") })]);
 
     const missing = await postForm("/actions/force-idle", "operator", { agentClass: "ProbeAgent", agentName: mark("missing"), reason: "nobody" }, { csrf });
-    expect(missing.status).toBe(200);
+    expect(missing.status).toBe(404);
     const missingText = await missing.text();
-    expect(missingText).toContain("Force idle failed:");
+    expect(missingText).toContain("Force idle refused:");
     expectEscaped(missingText, ["missing"]);
 
     for (const who of ["viewer", "operator"] as const) {
