@@ -85,7 +85,7 @@ export const triggerAlarmOutput = z.object({
   after: statusOutput,
   /** Fibers recovery settled: rows gone during the alarm, plus those recovered on wake. */
   recoveredRuns: z.array(z.string()),
-  /** Recovery events since the agent woke (the SDK recovers on wake) and from this alarm: SDK event type, fiber or incident id. */
+  /** Recovery events since the agent woke (the SDK recovers on wake) and from this alarm, as event contract types (fiber.recovery.handled, …). */
   recoveryEvents: z.array(z.object({ type: z.string(), fiberId: z.string().nullable(), incidentId: z.string().nullable(), detail: z.string().nullable() })),
 });
 export type TriggerAlarmOutput = z.infer<typeof triggerAlarmOutput>;

@@ -17,12 +17,14 @@ import {
   type TriggerAlarmOutput,
 } from "./contract";
 import { readRun, readRuns, readStatus } from "./inspect";
+import { normalizeSdkEvent } from "../telemetry/normalize";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
 
 const TERMINAL_FIBER = new Set(["completed", "aborted", "error", "interrupted"]);
-const RECOVERY_EVENT = /^(fiber:recovery:|fiber:run:interrupted|chat:recovery:)/;
+/** Our event types (src/telemetry's contract) that describe recovery. */
+const RECOVERY_EVENT = /^(fiber\.recovery\.|fiber\.interrupted$|chat\.recovery\.)/;
 
 /** Turns an unexpected failure into a typed error; the message is kept, the stack is not. */
 function unavailable<T>(e: unknown): AdminResult<T> {
@@ -144,7 +146,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase): WithAdminRp
         const after = await this.#status();
         const still = new Set(readRuns(this.ctx.storage.sql).runs.map((r) => r.id));
         const recoveryEvents = this.#recoveryLog.splice(0);
-        const settled = recoveryEvents.filter((e) => /^fiber:recovery:(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
+        const settled = recoveryEvents.filter((e) => /^fiber\.recovery\.(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
         const recoveredRuns = [...new Set([...runsBefore.filter((id) => !still.has(id)), ...settled])];
         return ok({ before, after, recoveredRuns, recoveryEvents });
       } catch (e) {
@@ -158,18 +160,22 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase): WithAdminRp
 
 type RecoveryEvent = TriggerAlarmOutput["recoveryEvents"][number];
 
-/** An observability that passes every event on and copies recovery events to `log`. */
+/**
+ * An observability that passes every event on and copies recovery events to
+ * `log`, read through src/telemetry's normalisation (the one place that knows
+ * the SDK's event shapes).
+ */
 function tapRecovery(inner: Observability | undefined, log: (e: RecoveryEvent) => void): Observability {
   return {
     emit(event) {
-      if (RECOVERY_EVENT.test(event.type)) {
-        const p = (event.payload ?? {}) as Record<string, unknown>;
-        log({
-          type: event.type,
-          fiberId: typeof p.fiberId === "string" ? p.fiberId : null,
-          incidentId: typeof p.incidentId === "string" ? p.incidentId : null,
-          detail: typeof p.reason === "string" ? p.reason : typeof p.error === "string" ? p.error : null,
-        });
+      try {
+        const e = normalizeSdkEvent(event);
+        if (e && RECOVERY_EVENT.test(e.type)) {
+          const p = e.payload as { reason?: string; error?: string };
+          log({ type: e.type, fiberId: e.corr.fiberId ?? null, incidentId: e.corr.incidentId ?? null, detail: p.reason ?? p.error ?? null });
+        }
+      } catch {
+        /* the tap never breaks the agent */
       }
       inner?.emit(event);
     },

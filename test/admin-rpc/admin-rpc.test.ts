@@ -116,7 +116,7 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
     // The SDK recovers when the evicted agent wakes for this call; the result reports that recovery too.
     expect(r.value.recoveredRuns).toEqual([id]);
     expect(r.value.after).toMatchObject({ status: "idle", runCount: 0 });
-    expect(r.value.recoveryEvents.map((e) => e.type)).toEqual(expect.arrayContaining(["fiber:recovery:detected", "fiber:recovery:handled"]));
+    expect(r.value.recoveryEvents.map((e) => e.type)).toEqual(expect.arrayContaining(["fiber.recovery.detected", "fiber.recovery.handled"]));
     expect(r.value.recoveryEvents.every((e) => e.fiberId === id)).toBe(true);
     expect((await auditRows(name)).map((a) => [a.action, a.result])).toEqual([["trigger_alarm", "ok"]]);
   });

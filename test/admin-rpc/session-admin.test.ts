@@ -64,7 +64,7 @@ describe("admin RPC on the runtime's SessionAgent", () => {
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.value.recoveredRuns).toHaveLength(1);
-    expect(r.value.recoveryEvents.map((e) => e.type)).toEqual(expect.arrayContaining(["fiber:recovery:detected", "fiber:recovery:handled"]));
+    expect(r.value.recoveryEvents.map((e) => e.type)).toEqual(expect.arrayContaining(["fiber.recovery.detected", "fiber.recovery.handled"]));
     const after = await getAgentByName(env.FaultySessionAgent, name);
     await expect.poll(() => after.status()).toBe("idle");
     expect((await after.events()).filter((e) => e.kind === "assistant").map((e) => e.content)).toEqual(["Working on the migration - done."]);

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
+import { shuffled } from "../store/store-helpers";
 
 const asMessages = (events: unknown[]) => events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body }));
 const count = async (sql: string, ...binds: unknown[]) => Number((await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n);
@@ -18,17 +19,6 @@ async function projection(agentName: string) {
   };
 }
 
-/** Deterministic shuffles so a failure can be replayed. */
-function shuffled<T>(items: T[], seed: number): T[] {
-  const a = [...items];
-  let s = seed;
-  for (let i = a.length - 1; i > 0; i--) {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    const j = s % (i + 1);
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
-}
 
 describe("ingest", () => {
   it("stores a redelivered batch once, through the real Queue", async () => {
