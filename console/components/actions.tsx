@@ -6,45 +6,36 @@ export function AdminActions(props: { agentClass: string; agentName: string; rol
   if (props.role !== "operator") {
     return <p class="muted actions">Force idle and trigger alarm need the operator role; you are signed in as a viewer.</p>;
   }
-  const hidden = (
-    <>
-      <input type="hidden" name="agentClass" value={props.agentClass} />
-      <input type="hidden" name="agentName" value={props.agentName} />
-    </>
-  );
   return (
     <section class="actions" id="admin-actions">
       <h2>Actions</h2>
-      <details>
-        <summary>
-          <button type="button" onclick="this.closest('details').toggleAttribute('open')">Force idle…</button>
-        </summary>
-        <form hx-post="/actions/force-idle" hx-target="#action-result" hx-swap="innerHTML">
-          {hidden}
-          <label>
-            Reason (goes to the audit log)
-            <textarea name="reason" required minlength={1} maxlength={2000} placeholder="e.g. turn stuck for 20 minutes, customer waiting" />
-          </label>
-          <p class="muted">Aborts the active turn and fibers, removes their run rows so nothing is recovered, and clears recovery counters.</p>
-          <button class="danger" type="submit">Confirm force idle</button>
-        </form>
-      </details>
-      <details>
-        <summary>
-          <button type="button" onclick="this.closest('details').toggleAttribute('open')">Trigger alarm…</button>
-        </summary>
-        <form hx-post="/actions/trigger-alarm" hx-target="#action-result" hx-swap="innerHTML">
-          {hidden}
-          <label>
-            Reason (goes to the audit log)
-            <textarea name="reason" required minlength={1} maxlength={2000} placeholder="e.g. recover the evicted fiber now" />
-          </label>
-          <p class="muted">Runs the agent's alarm now: housekeeping and fiber recovery.</p>
-          <button type="submit">Confirm trigger alarm</button>
-        </form>
-      </details>
+      <ActionForm {...props} path="/actions/force-idle" label="Force idle" danger placeholder="e.g. turn stuck for 20 minutes, customer waiting"
+        help="Aborts the active turn and fibers, removes their run rows so nothing is recovered, and clears recovery counters." />
+      <ActionForm {...props} path="/actions/trigger-alarm" label="Trigger alarm" placeholder="e.g. recover the evicted fiber now"
+        help="Runs the agent's alarm now: housekeeping and fiber recovery." />
       <div id="action-result" class="result" aria-live="polite" />
     </section>
+  );
+}
+
+/** One action behind a disclosure: a required reason, then an explicit confirm button. */
+function ActionForm(props: { agentClass: string; agentName: string; path: string; label: string; help: string; placeholder: string; danger?: boolean }) {
+  return (
+    <details>
+      <summary>
+        <button type="button" onclick="this.closest('details').toggleAttribute('open')">{`${props.label}…`}</button>
+      </summary>
+      <form hx-post={props.path} hx-target="#action-result" hx-swap="innerHTML">
+        <input type="hidden" name="agentClass" value={props.agentClass} />
+        <input type="hidden" name="agentName" value={props.agentName} />
+        <label>
+          Reason (goes to the audit log)
+          <textarea name="reason" required minlength={1} maxlength={2000} placeholder={props.placeholder} />
+        </label>
+        <p class="muted">{props.help}</p>
+        <button class={props.danger ? "danger" : ""} type="submit">{`Confirm ${props.label.toLowerCase()}`}</button>
+      </form>
+    </details>
   );
 }
 

@@ -25,6 +25,9 @@ import {
   topReasons,
 } from "../../src/store/read-models";
 import { BadRequest } from "../../src/store/read-models/errors";
+import type { Page } from "../../src/store/read-models/paging";
+import type { PageContext } from "../../console/layout";
+import type { JSX } from "hono/jsx/jsx-runtime";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
 
@@ -49,6 +52,23 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   return { counts, series, reasons: reasons.reasons, worst: [...worst.items, ...open] };
 }
 
+/**
+ * A list page: filters and cursor from the URL through the read model (which
+ * validates them), JSON for Accept: application/json, else the rendered page.
+ */
+function listRoute<T>(
+  path: string,
+  read: (db: D1Database, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }) => Promise<Page<T>>,
+  render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>) => JSX.Element,
+) {
+  pages.get(path, async (c) => {
+    const q = query(c);
+    const list = await read(c.env.DB, q, paging(q));
+    if (wantsJson(c)) return c.json(list);
+    return page(c, render(pageContext(c), q, list));
+  });
+}
+
 pages.get("/", async (c) => page(c, <OverviewPage ctx={pageContext(c)} data={await overviewData(c)} />));
 pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
 
@@ -70,12 +90,7 @@ pages.get("/incidents/:incidentId", async (c) => {
   return page(c, <IncidentPage ctx={pageContext(c)} incident={incident} timeline={timeline} query={q} />);
 });
 
-pages.get("/fibers", async (c) => {
-  const q = query(c);
-  const list = await listFibers(c.env.DB, q, paging(q));
-  if (wantsJson(c)) return c.json(list);
-  return page(c, <FibersPage ctx={pageContext(c)} query={q} page={list} />);
-});
+listRoute("/fibers", listFibers, (ctx, q, list) => <FibersPage ctx={ctx} query={q} page={list} />);
 
 pages.get("/fibers/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
@@ -85,12 +100,7 @@ pages.get("/fibers/:fiberId", async (c) => {
   return page(c, <FiberPage ctx={pageContext(c)} fiber={fiber} events={await fiberEvents(c.env.DB, id, paging(q))} query={q} />);
 });
 
-pages.get("/sessions", async (c) => {
-  const q = query(c);
-  const list = await listSessions(c.env.DB, q, paging(q));
-  if (wantsJson(c)) return c.json(list);
-  return page(c, <SessionsPage ctx={pageContext(c)} query={q} page={list} />);
-});
+listRoute("/sessions", listSessions, (ctx, q, list) => <SessionsPage ctx={ctx} query={q} page={list} />);
 
 pages.get("/sessions/:name", async (c) => {
   const name = c.req.param("name");
@@ -106,26 +116,11 @@ pages.get("/sessions/:name/status", async (c) => {
   return c.html(<SessionStatusFragment status={session.status} />);
 });
 
-pages.get("/backups", async (c) => {
-  const q = query(c);
-  const list = await listBackups(c.env.DB, q, paging(q));
-  if (wantsJson(c)) return c.json(list);
-  return page(c, <BackupsPage ctx={pageContext(c)} query={q} page={list} />);
-});
+listRoute("/backups", listBackups, (ctx, q, list) => <BackupsPage ctx={ctx} query={q} page={list} />);
 
-pages.get("/audit", async (c) => {
-  const q = query(c);
-  const list = await listAudit(c.env.DB, q, paging(q));
-  if (wantsJson(c)) return c.json(list);
-  return page(c, <AuditPage ctx={pageContext(c)} query={q} page={list} />);
-});
+listRoute("/audit", listAudit, (ctx, q, list) => <AuditPage ctx={ctx} query={q} page={list} />);
 
-pages.get("/ops", async (c) => {
-  const q = query(c);
-  const list = await listAmbiguousOps(c.env.DB, q, paging(q));
-  if (wantsJson(c)) return c.json(list);
-  return page(c, <OpsPage ctx={pageContext(c)} query={q} page={list} />);
-});
+listRoute("/ops", listAmbiguousOps, (ctx, q, list) => <OpsPage ctx={ctx} query={q} page={list} />);
 
 /** The agent registry, for the CLI. */
 pages.get("/api/agents", async (c) => {
