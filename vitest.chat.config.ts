@@ -9,7 +9,7 @@ import { workerdTestConfig } from "./test/workerd-config";
 export default defineConfig(() =>
   workerdTestConfig({
     main: "./test/fixtures/chat-entry.ts",
-    include: ["test/session/chat/**/*.test.ts"],
+    include: ["test/examples/demo-fleet/chat/**/*.test.ts"],
     durableObjects: { ChatAgent: "ChatAgent" },
     fsModuleCache: false,
   }),

@@ -6,6 +6,14 @@ export default defineConfig(() =>
   workerdTestConfig({
     main: "./test/fixtures/entry.ts",
     include: ["test/**/*.test.ts"],
-    durableObjects: { ProbeAgent: "ProbeAgent", PlainAdminAgent: "PlainAdminAgent", FaultySessionAgent: "FaultySessionAgent" },
-  }).then((c) => ({ ...c, test: { ...c.test, exclude: ["test/session/chat/**", "test/e2e/**", "**/node_modules/**"] } })),
+    durableObjects: {
+      // The demo fleet's classes, hosted by the test worker itself (wrangler.jsonc binds them by script_name).
+      DemoFiberAgent: "DemoFiberAgent",
+      SessionAgent: "SessionAgent",
+      DemoSessionAgent: "DemoSessionAgent",
+      ProbeAgent: "ProbeAgent",
+      PlainAdminAgent: "PlainAdminAgent",
+      FaultySessionAgent: "FaultySessionAgent",
+    },
+  }).then((c) => ({ ...c, test: { ...c.test, exclude: ["test/examples/demo-fleet/chat/**", "test/e2e/**", "**/node_modules/**"] } })),
 );

@@ -2,7 +2,12 @@ declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     OTLP_CONTROL: string;
-    ChatAgent: DurableObjectNamespace<import("../src/session/chat").ChatAgent>;
+    // The demo fleet's agents, bound locally in the test worker (vitest.config.ts).
+    BACKUPS: R2Bucket;
+    DemoFiberAgent: DurableObjectNamespace<import("../examples/demo-fleet/src/demo/fiber-agent").DemoFiberAgent>;
+    SessionAgent: DurableObjectNamespace<import("../examples/demo-fleet/src/session").SessionAgent>;
+    DemoSessionAgent: DurableObjectNamespace<import("../examples/demo-fleet/src/demo/session-agent").DemoSessionAgent>;
+    ChatAgent: DurableObjectNamespace<import("../examples/demo-fleet/src/chat").ChatAgent>;
     ProbeAgent: DurableObjectNamespace<import("./fixtures/probe-agent").ProbeAgent>;
     PlainAdminAgent: DurableObjectNamespace<import("./fixtures/plain-admin-agent").PlainAdminAgent>;
     FaultySessionAgent: DurableObjectNamespace<import("./fixtures/faulty-session-agent").FaultySessionAgent>;

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { ViteUserConfig } from "vitest/config";
+import { deriveConsoleConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -17,11 +18,13 @@ export async function workerdTestConfig(opts: {
   fsModuleCache?: boolean;
 }): Promise<ViteUserConfig> {
   const migrations = await readD1Migrations(path.join(root, "migrations"));
+  const testConsoleConfig = writeGeneratedConfig("console.test.jsonc", deriveConsoleConfig({ agents: null }));
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
         main: opts.main,
-        wrangler: { configPath: "./wrangler.jsonc" },
+        // The console's wrangler.jsonc, minus its script_name agent bindings: here the test worker hosts the agents.
+        wrangler: { configPath: testConsoleConfig },
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
@@ -35,6 +38,8 @@ export async function workerdTestConfig(opts: {
             ROLES: JSON.stringify({ operator: ["operator@example.com"], viewer: ["*@example.com"] }),
             CSRF_SECRET: "test-only-csrf-secret-0123456789abcdef",
           },
+          // The agents' R2 bucket (the demo fleet's workspace backups); the console itself has none.
+          r2Buckets: ["BACKUPS"],
           durableObjects: Object.fromEntries(Object.entries(opts.durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }])),
           // Deliver queue batches quickly in tests (production batches for up to 1 s).
           queueConsumers: {

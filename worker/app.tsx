@@ -5,7 +5,6 @@ import { actions } from "./routes/actions";
 import { agents } from "./routes/agents";
 import { api } from "./routes/api";
 import type { ConsoleEnv } from "./routes/context";
-import { dev } from "./routes/dev";
 import { pages } from "./routes/pages";
 import { problem } from "./routes/render";
 
@@ -21,7 +20,6 @@ app.use("*", auth());
 app.use("*", csrf());
 app.route("/", api);
 app.route("/", actions);
-app.route("/", dev);
 app.route("/", agents);
 app.route("/", pages);
 

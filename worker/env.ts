@@ -1,4 +1,8 @@
-/** Bindings and settings the console Worker and its agents read. One place, so every room agrees on names. */
+/**
+ * Bindings and settings the console Worker reads. Agents live in other Workers:
+ * the console binds their classes by script_name in wrangler.jsonc and looks
+ * them up by class name (worker/admin-client.ts), so they are not typed here.
+ */
 declare global {
   namespace Cloudflare {
     interface Env extends ConsoleEnv {}
@@ -10,7 +14,6 @@ export type Env = Cloudflare.Env;
 type ConsoleEnv = {
   DB: D1Database;
   TELEMETRY_QUEUE: Queue<unknown>;
-  BACKUPS: R2Bucket;
   ASSETS?: Fetcher;
   /** Days of history to keep (cron retention). */
   RETENTION_DAYS?: string;
@@ -19,13 +22,10 @@ type ConsoleEnv = {
   /** OTLP headers, `key=value,key2=value2` (a secret). */
   OTLP_HEADERS?: string;
   OTEL_SERVICE_NAME?: string;
-  /** "on" lets the demo driver run the demo fleet (npm start sets it). */
-  DEMO_FLEET?: string;
   /** Seconds between live refreshes of console views (default 15; paused while the tab is hidden). */
   POLL_SECONDS?: string;
   /** Link to your APM for a trace, with `{traceId}`, e.g. https://apm.example.com/traces/{traceId}. */
   APM_TRACE_URL?: string;
-  DEMO_FLEET_SIZE?: string;
   /** "access" (default): Cloudflare Access JWT required. "dev": fixed local identity, never for production. */
   AUTH_MODE?: string;
   /** Access team domain, e.g. https://myteam.cloudflareaccess.com (also the expected JWT issuer). */
@@ -41,10 +41,6 @@ type ConsoleEnv = {
   DEV_ROLE?: string;
   /** HMAC key for CSRF tokens (a secret, at least 32 characters); required in access mode. */
   CSRF_SECRET?: string;
-  DemoFiberAgent: DurableObjectNamespace<import("./demo/fiber-agent").DemoFiberAgent>;
-  SessionAgent: DurableObjectNamespace<import("../src/session").SessionAgent>;
-  DemoSessionAgent: DurableObjectNamespace<import("./demo/session-agent").DemoSessionAgent>;
-  ChatAgent: DurableObjectNamespace<import("../src/session/chat").ChatAgent>;
 };
 
 /** Queue names as declared in wrangler.jsonc. */

@@ -4,7 +4,6 @@ import { app } from "./app";
 import { type Env, TELEMETRY_DLQ_NAME } from "./env";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
-import { demoOptions, runDemoTick } from "./demo/driver";
 
 const handler: ExportedHandler<Env> = {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
@@ -14,13 +13,7 @@ const handler: ExportedHandler<Env> = {
     else await handleTelemetryBatch(batch, env);
   },
 
-  async scheduled(controller, env, ctx) {
-    // `npm start` drives the demo fleet through wrangler's /__scheduled?cron=demo.
-    if (controller.cron === "demo") {
-      const opts = demoOptions(env);
-      if (opts) ctx.waitUntil(runDemoTick(env, opts).then((r) => console.log(`[demo] ${r.join(", ")}`)));
-      return;
-    }
+  async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
       runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS) }).then(
         (r) => console.log(`[retention] cutoff ${new Date(r.cutoff).toISOString()} deleted ${JSON.stringify(r.deleted)}${r.complete ? "" : " (more left)"}`),
@@ -31,7 +24,3 @@ const handler: ExportedHandler<Env> = {
 };
 
 export default instrument(handler, otelConfig);
-
-export { DemoFiberAgent } from "./demo/fiber-agent";
-export { SessionAgent } from "../src/session";
-export { DemoSessionAgent } from "./demo/session-agent";

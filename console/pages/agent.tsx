@@ -1,4 +1,4 @@
-import type { ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
+import type { ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
 import { AdminActions } from "../components/actions";
 import { Status } from "../components/status";
 import { ago, bytes, duration, href, iso } from "../format";

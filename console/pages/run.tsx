@@ -1,4 +1,4 @@
-import type { RunDetail } from "../../src/admin-rpc";
+import type { RunDetail } from "../../src/admin-rpc/contract";
 import type { FiberDetail } from "../../src/store/read-models";
 import { JsonView, parsePreview } from "../components/json-view";
 import { duration, iso } from "../format";

@@ -1,8 +1,7 @@
 import { getAgentByName } from "agents";
 import { z } from "zod";
-import { writeAudit } from "../store/audit";
-import { findAgent } from "../store/read-models/agents";
-import { Telemetry } from "../telemetry/telemetry";
+import { type QueueLike, Telemetry } from "@agent-oncall/telemetry";
+import { type AuditRecord } from "./audit-record.js";
 import {
   type ActionInput,
   type AdminError,
@@ -23,7 +22,7 @@ import {
   statusOutput,
   type TriggerAlarmOutput,
   triggerAlarmOutput,
-} from "./contract";
+} from "./contract.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
 export const actor = z.object({ email: z.string().trim().min(1, "an actor is required"), role: z.enum(["viewer", "operator"]) });
@@ -36,8 +35,21 @@ export const target = z.object({
 });
 export type Target = z.infer<typeof target>;
 
-/** The bindings the client uses; agent namespaces are looked up by class name among the rest. */
-export type AdminClientEnv = { DB: D1Database; TELEMETRY_QUEUE?: Queue<unknown> };
+/**
+ * What the client needs from the Worker it runs in, passed in so this entry
+ * carries no storage code: the console wires its D1 audit writer, its agent
+ * registry and its Durable Object bindings (worker/admin-client.ts).
+ */
+export type AdminClientPorts = {
+  /** Writes one audit row. Called for every action, whatever its result. */
+  audit: (entry: AuditRecord) => Promise<void>;
+  /** Whether this agent has ever reported (so a typo cannot create an empty Durable Object). */
+  isRegistered: (agentClass: string, agentName: string) => Promise<boolean>;
+  /** The Durable Object namespace that hosts this agent class, or null when the Worker may not address it. */
+  namespace: (agentClass: string) => DurableObjectNamespace | null;
+  /** Where admin telemetry events go (the telemetry Queue producer); none means no event. */
+  queue?: QueueLike | null;
+};
 export type AdminClientOptions = {
   timeoutMs?: number;
   now?: () => number;
@@ -61,7 +73,7 @@ function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
  * and a reason, and every action — allowed, refused, invalid or failed — goes
  * through one audited path: an audit_log row and an admin telemetry event.
  */
-export function createAdminClient(env: AdminClientEnv, identity: unknown, opts: AdminClientOptions = {}) {
+export function createAdminClient(ports: AdminClientPorts, identity: unknown, opts: AdminClientOptions = {}) {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const now = opts.now ?? Date.now;
   const me = actor.safeParse(identity);
@@ -70,11 +82,9 @@ export function createAdminClient(env: AdminClientEnv, identity: unknown, opts: 
     const parsed = target.safeParse(t);
     if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
     const { agentClass, agentName } = parsed.data;
-    if (!opts.allowUnregistered && !(await findAgent(env.DB, agentClass, agentName))) return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`);
-    const ns = (env as Record<string, unknown>)[agentClass] as DurableObjectNamespace | undefined;
-    if (!ns || typeof (ns as { idFromName?: unknown }).idFromName !== "function") {
-      return fail("not_found", `this Worker has no Durable Object binding named ${agentClass}`);
-    }
+    if (!opts.allowUnregistered && !(await ports.isRegistered(agentClass, agentName))) return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`);
+    const ns = ports.namespace(agentClass);
+    if (!ns) return fail("not_found", `this Worker has no Durable Object binding named ${agentClass}`);
     // biome-ignore lint/suspicious/noExplicitAny: the SDK's helper is typed for Agent namespaces.
     const stub = (await getAgentByName(ns as any, agentName)) as unknown as AdminRpc;
     return { ok: true, value: { target: parsed.data, stub } };
@@ -130,10 +140,10 @@ export function createAdminClient(env: AdminClientEnv, identity: unknown, opts: 
         result,
         error: error ? `${error.code}: ${error.message}` : null,
       };
-      await writeAudit(env.DB, entry);
-      if (targetKnown) await emitAdminEvent(env, action, entry);
+      await ports.audit(entry);
+      if (targetKnown) await emitAdminEvent(ports.queue ?? null, action, entry);
     };
-    if (tgt.success) targetKnown = Boolean(await findAgent(env.DB, tgt.data.agentClass, tgt.data.agentName));
+    if (tgt.success) targetKnown = await ports.isRegistered(tgt.data.agentClass, tgt.data.agentName);
 
     if (!me.success) {
       const r = fail<T>("not_permitted", `refused: ${describeInput(me.error)}`);
@@ -187,12 +197,12 @@ export type AdminClient = ReturnType<typeof createAdminClient>;
 
 /** The admin telemetry event for an audited action, sent through the same Queue as agent events. */
 async function emitAdminEvent(
-  env: AdminClientEnv,
+  queue: QueueLike | null,
   action: "force_idle" | "trigger_alarm",
   e: { actor: string; reason: string; result: string; before: unknown; after: unknown; targetClass: string; targetName: string; error: string | null },
 ): Promise<void> {
-  if (!env.TELEMETRY_QUEUE) return;
-  const telemetry = new Telemetry({ source: { agentClass: e.targetClass, agentName: e.targetName }, queue: env.TELEMETRY_QUEUE });
+  if (!queue) return;
+  const telemetry = new Telemetry({ source: { agentClass: e.targetClass, agentName: e.targetName }, queue });
   const result = e.result === "invalid" ? "error" : (e.result as "ok" | "noop" | "error" | "denied");
   telemetry.record(action === "force_idle" ? "admin.force_idle" : "admin.trigger_alarm", {
     actor: e.actor,

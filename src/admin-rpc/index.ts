@@ -1,4 +1,6 @@
-/** Public surface of the admin RPC: the DO-side mixin and the Worker-side audited client. */
-export { withAdminRpc } from "./mixin";
-export { createAdminClient, type AdminClient, type Actor, type Target } from "./client";
-export * from "./contract";
+/**
+ * The agent side of the admin RPC: the mixin and the contract. The Worker-side
+ * client is a separate entry (`@agent-oncall/admin-rpc/client`) that an agent never loads.
+ */
+export { withAdminRpc, type WithAdminRpcClass } from "./mixin.js";
+export * from "./contract.js";

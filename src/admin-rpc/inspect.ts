@@ -1,5 +1,5 @@
-import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX } from "./sdk-layout";
-import type { DerivedStatus, ListRunsOutput, RunDetail, StatusOutput } from "./contract";
+import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX } from "./sdk-layout.js";
+import type { DerivedStatus, ListRunsOutput, RunDetail, StatusOutput } from "./contract.js";
 
 /**
  * Read-only views of an agent's own storage, as the agents SDK (0.32) lays it

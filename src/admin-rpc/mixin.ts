@@ -1,5 +1,5 @@
 import type { Agent } from "agents";
-import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX } from "./sdk-layout";
+import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX } from "./sdk-layout.js";
 import type { Observability } from "agents/observability";
 import {
   type AdminHooks,
@@ -15,9 +15,9 @@ import {
   runIdInput,
   type StatusOutput,
   type TriggerAlarmOutput,
-} from "./contract";
-import { readRun, readRuns, readStatus } from "./inspect";
-import { normalizeSdkEvent } from "../telemetry/normalize";
+} from "./contract.js";
+import { readRun, readRuns, readStatus } from "./inspect.js";
+import { normalizeSdkEvent } from "@agent-oncall/telemetry";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;

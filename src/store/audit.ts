@@ -1,23 +1,10 @@
 /** The audit log: written by the admin RPC client, read by the console (read-models/audit.ts). */
 
-/** Every outcome an audited action can have. */
-export const AUDIT_RESULTS = ["ok", "noop", "error", "denied", "invalid"] as const;
+import type { AuditRecord } from "../admin-rpc/audit-record.js";
 
-/** One audit row, as written and as read. */
-export type AuditEntry = {
-  id: string;
-  time: number;
-  actor: string;
-  role: string;
-  action: string;
-  targetClass: string;
-  targetName: string;
-  reason: string;
-  before: unknown;
-  after: unknown;
-  result: (typeof AUDIT_RESULTS)[number];
-  error: string | null;
-};
+export { AUDIT_RESULTS } from "../admin-rpc/audit-record.js";
+/** One audit row, as written and as read: the admin client's record. */
+export type AuditEntry = AuditRecord;
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 

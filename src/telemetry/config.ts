@@ -1,4 +1,4 @@
-import type { OtlpTarget } from "./otlp-exporter";
+import type { OtlpTarget } from "./otlp-exporter.js";
 
 /**
  * Parses OTLP headers in the standard OTEL_EXPORTER_OTLP_HEADERS form

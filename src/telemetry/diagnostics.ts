@@ -1,5 +1,5 @@
 import { subscribe } from "agents/observability";
-import type { Telemetry } from "./telemetry";
+import type { Telemetry } from "./telemetry.js";
 
 /** Channels that carry the events our contract models (see normalize.ts). */
 const CHANNELS = ["fiber", "chat", "transcript", "schedule", "lifecycle"] as const;

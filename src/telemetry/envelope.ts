@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type EventType, payloadSchemas, type PayloadOf } from "./payloads";
+import { type EventType, payloadSchemas, type PayloadOf } from "./payloads.js";
 
 /** Bumped when the envelope or a payload changes incompatibly. Ingest rejects unknown versions to dead letters. */
 export const SCHEMA_VERSION = 1;

@@ -1,8 +1,8 @@
 import type { ObservabilityEvent } from "agents/observability";
-import { type Correlation, SCHEMA_VERSION, type Source, type TelemetryEvent } from "./envelope";
-import { fiberIncidentId, newEventId } from "./ids";
-import type { EventType } from "./payloads";
-import { capField, safeStringify, byteLength, toPreview } from "./redact";
+import { type Correlation, SCHEMA_VERSION, type Source, type TelemetryEvent } from "./envelope.js";
+import { fiberIncidentId, newEventId } from "./ids.js";
+import type { EventType } from "./payloads.js";
+import { capField, safeStringify, byteLength, toPreview } from "./redact.js";
 
 /**
  * The only place that knows the shape of agents-SDK observability events.

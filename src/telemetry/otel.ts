@@ -1,8 +1,8 @@
 import { type Attributes, type Span, type Tracer, trace } from "@opentelemetry/api";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
-import type { TelemetryEvent } from "./envelope";
-import { BackgroundOtlpProcessor, type OtlpTarget } from "./otlp-exporter";
+import type { TelemetryEvent } from "./envelope.js";
+import { BackgroundOtlpProcessor, type OtlpTarget } from "./otlp-exporter.js";
 
 /** Attribute prefix for everything this library records. */
 export const ATTR_PREFIX = "agents";

@@ -15,7 +15,7 @@ const TIMEOUT_MS = 10_000;
 /** POSTs spans as OTLP/HTTP JSON with a timeout. Resolves true when the endpoint accepted them; never rejects. */
 export async function postSpans(target: OtlpTarget, spans: ReadableSpan[], timeoutMs = TIMEOUT_MS): Promise<boolean> {
   try {
-    const body = JsonTraceSerializer.serializeRequest(spans);
+    const body = JsonTraceSerializer.serializeRequest(spans) ?? null;
     const res = await fetch(target.url, {
       method: "POST",
       headers: { "content-type": "application/json", ...target.headers },

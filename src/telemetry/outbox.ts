@@ -1,5 +1,5 @@
-import type { TelemetryEvent } from "./envelope";
-import { sendPacked } from "./pack";
+import type { TelemetryEvent } from "./envelope.js";
+import { sendPacked } from "./pack.js";
 
 /** The part of a Queue binding the outbox needs. */
 export type QueueLike = { sendBatch(messages: Iterable<MessageSendRequest<unknown>>): Promise<unknown> };

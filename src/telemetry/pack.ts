@@ -1,4 +1,4 @@
-import type { QueueLike } from "./outbox";
+import type { QueueLike } from "./outbox.js";
 
 /**
  * Queue messages carry a JSON array of events, not one event each: Queues

@@ -1,4 +1,4 @@
-import type { Preview } from "./payloads";
+import type { Preview } from "./payloads.js";
 
 /** Default number of characters kept in a preview. */
 export const PREVIEW_CHARS = 240;

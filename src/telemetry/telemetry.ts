@@ -1,13 +1,13 @@
-import type { Correlation, Source, TelemetryEvent } from "./envelope";
-import { SCHEMA_VERSION } from "./envelope";
-import { newEventId } from "./ids";
-import { normalizeSdkEvent } from "./normalize";
-import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel";
-import type { OtlpTarget } from "./otlp-exporter";
-import { Outbox, type QueueLike, type SqlLike } from "./outbox";
-import { sendPacked } from "./pack";
-import type { EventType, PayloadOf } from "./payloads";
-import { safeStringify, toPreview } from "./redact";
+import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
+import { SCHEMA_VERSION } from "./envelope.js";
+import { newEventId } from "./ids.js";
+import { normalizeSdkEvent } from "./normalize.js";
+import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel.js";
+import type { OtlpTarget } from "./otlp-exporter.js";
+import { Outbox, type QueueLike, type SqlLike } from "./outbox.js";
+import { sendPacked } from "./pack.js";
+import type { EventType, PayloadOf } from "./payloads.js";
+import { safeStringify, toPreview } from "./redact.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
 export type TelemetryStats = {
@@ -55,7 +55,7 @@ export class Telemetry {
   #outbox: Outbox | null;
   #memory: TelemetryEvent[] = [];
   #tracing: AgentTracing;
-  #keepAlive?: (p: Promise<unknown>) => void;
+  #keepAlive: ((p: Promise<unknown>) => void) | undefined;
   #flushDelayMs: number;
   #flushing: Promise<void> | null = null;
   #timer: ReturnType<typeof setTimeout> | null = null;
@@ -70,7 +70,7 @@ export class Telemetry {
     this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
     this.#keepAlive = opts.keepAlive;
     this.#flushDelayMs = opts.flushDelayMs ?? 100;
-    this.#tracing = createAgentTracing({ target: opts.otlp, serviceName: opts.serviceName ?? opts.source.agentClass, keepAlive: opts.keepAlive });
+    this.#tracing = createAgentTracing({ target: opts.otlp ?? null, serviceName: opts.serviceName ?? opts.source.agentClass, ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}) });
   }
 
   /** Latest checkpoint per fiber not yet shipped; consecutive synchronous stashes ship as one event. */

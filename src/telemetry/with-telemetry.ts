@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Agent, FiberContext, FiberRecoveryContext } from "agents";
 import { genericObservability, type Observability } from "agents/observability";
-import { otlpTargetFromEnv } from "./config";
-import type { QueueLike } from "./outbox";
-import { toPreview } from "./redact";
-import { Telemetry } from "./telemetry";
+import { otlpTargetFromEnv } from "./config.js";
+import type { QueueLike } from "./outbox.js";
+import { toPreview } from "./redact.js";
+import { Telemetry } from "./telemetry.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;

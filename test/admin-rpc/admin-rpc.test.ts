@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { createAdminClient } from "../../src/admin-rpc";
+import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows, rejectionOf } from "../helpers";
 
 const operator = { email: "oncall@example.com", role: "operator" as const };
@@ -48,7 +48,7 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
   it("lists a running fiber and returns its snapshot", async () => {
     const name = `list-${crypto.randomUUID().slice(0, 8)}`;
     const id = await kind.start(name, { step: 3, cursor: "page-7" });
-    const admin = createAdminClient(env, viewer, kind.clientOpts);
+    const admin = consoleAdminClient(env, viewer, kind.clientOpts);
     const t = { agentClass: kind.agentClass, agentName: name };
 
     const runs = await admin.listRuns(t);
@@ -64,7 +64,7 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
     const name = `big-${crypto.randomUUID().slice(0, 8)}`;
     const snapshot = { blob: "x".repeat(100_000) };
     const id = await kind.start(name, snapshot);
-    const run = await createAdminClient(env, viewer, kind.clientOpts).getRun({ agentClass: kind.agentClass, agentName: name }, id);
+    const run = await consoleAdminClient(env, viewer, kind.clientOpts).getRun({ agentClass: kind.agentClass, agentName: name }, id);
     expect(run.ok).toBe(true);
     if (!run.ok) return;
     expect(run.value.truncated).toBe(true);
@@ -75,7 +75,7 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
   it("forces a running agent idle, audits it, and a second call is an explicit no-op", async () => {
     const name = `idle-${crypto.randomUUID().slice(0, 8)}`;
     const id = await kind.start(name, { step: 1 });
-    const admin = createAdminClient(env, operator, kind.clientOpts);
+    const admin = consoleAdminClient(env, operator, kind.clientOpts);
     const t = { agentClass: kind.agentClass, agentName: name };
 
     const first = await admin.forceIdle(t, { reason: "stuck turn, paging customer" });
@@ -109,7 +109,7 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
     const name = `alarm-${crypto.randomUUID().slice(0, 8)}`;
     const id = await kind.start(name, { step: 2 });
     await kind.evict(name);
-    const admin = createAdminClient(env, operator, kind.clientOpts);
+    const admin = consoleAdminClient(env, operator, kind.clientOpts);
     const r = await admin.triggerAlarm({ agentClass: kind.agentClass, agentName: name }, { reason: "recover now" });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
@@ -125,7 +125,7 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
     const name = `bad-${crypto.randomUUID().slice(0, 8)}`;
     await kind.start(name, { step: 0 });
     const t = { agentClass: kind.agentClass, agentName: name };
-    const op = createAdminClient(env, operator, kind.clientOpts);
+    const op = consoleAdminClient(env, operator, kind.clientOpts);
 
     expect(await op.getRun(t, "")).toEqual({ ok: false, error: { code: "invalid_input", message: "id: a run id is required" } });
     expect(await op.getRun(t, "no-such-run")).toMatchObject({ ok: false, error: { code: "not_found" } });
@@ -133,11 +133,11 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
     expect(await op.forceIdle(t, { reason: "   " })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
     expect(await op.triggerAlarm({ agentClass: "Not A Class", agentName: name }, { reason: "x" })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
 
-    const asViewer = await createAdminClient(env, viewer, kind.clientOpts).forceIdle(t, { reason: "curious" });
+    const asViewer = await consoleAdminClient(env, viewer, kind.clientOpts).forceIdle(t, { reason: "curious" });
     expect(asViewer).toMatchObject({ ok: false, error: { code: "not_permitted" } });
-    const nobody = await createAdminClient(env, undefined, kind.clientOpts).triggerAlarm(t, { reason: "anonymous" });
+    const nobody = await consoleAdminClient(env, undefined, kind.clientOpts).triggerAlarm(t, { reason: "anonymous" });
     expect(nobody).toMatchObject({ ok: false, error: { code: "not_permitted" } });
-    expect(await createAdminClient(env, undefined, kind.clientOpts).listRuns(t)).toMatchObject({ ok: false, error: { code: "not_permitted" } });
+    expect(await consoleAdminClient(env, undefined, kind.clientOpts).listRuns(t)).toMatchObject({ ok: false, error: { code: "not_permitted" } });
 
     const audit = await auditRows(name);
     expect(audit.map((a) => [a.action, a.result, a.actor, a.role])).toEqual([
@@ -156,12 +156,12 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
 describe("admin client addressing", () => {
   it("refuses an agent the registry has never heard of, unless told to allow it", async () => {
     const t = { agentClass: "PlainAdminAgent", agentName: `unknown-${crypto.randomUUID().slice(0, 8)}` };
-    expect(await createAdminClient(env, viewer).status(t)).toMatchObject({ ok: false, error: { code: "not_found" } });
-    expect(await createAdminClient(env, viewer, { allowUnregistered: true }).status(t)).toMatchObject({ ok: true, value: { status: "idle" } });
+    expect(await consoleAdminClient(env, viewer).status(t)).toMatchObject({ ok: false, error: { code: "not_found" } });
+    expect(await consoleAdminClient(env, viewer, { allowUnregistered: true }).status(t)).toMatchObject({ ok: true, value: { status: "idle" } });
   });
 
   it("refuses a class this Worker has no binding for", async () => {
-    const r = await createAdminClient(env, viewer, { allowUnregistered: true }).status({ agentClass: "NoSuchAgent", agentName: "x" });
+    const r = await consoleAdminClient(env, viewer, { allowUnregistered: true }).status({ agentClass: "NoSuchAgent", agentName: "x" });
     expect(r).toEqual({ ok: false, error: { code: "not_found", message: "this Worker has no Durable Object binding named NoSuchAgent" } });
   });
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { createAdminClient } from "../../src/admin-rpc";
+import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows, rejectionOf } from "../helpers";
 
 const operator = { email: "oncall@example.com", role: "operator" as const };
@@ -20,7 +20,7 @@ async function stalledSession() {
 describe("admin RPC on the runtime's SessionAgent", () => {
   it("lists the running turn's fiber with its checkpoint", async () => {
     const { t } = await stalledSession();
-    const admin = createAdminClient(env, viewer);
+    const admin = consoleAdminClient(env, viewer);
     const runs = await admin.listRuns(t);
     expect(runs.ok && runs.value.runs.map((r) => r.name)).toEqual(["session-turn"]);
     const run = await admin.getRun(t, runs.ok ? runs.value.runs[0]!.id : "");
@@ -31,7 +31,7 @@ describe("admin RPC on the runtime's SessionAgent", () => {
 
   it("force-idles a running turn: the turn is aborted, the row gone, the audit and event written; again is a no-op", async () => {
     const { name, s, t } = await stalledSession();
-    const admin = createAdminClient(env, operator);
+    const admin = consoleAdminClient(env, operator);
     const r = await admin.forceIdle(t, { reason: "runaway migration" });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
@@ -60,7 +60,7 @@ describe("admin RPC on the runtime's SessionAgent", () => {
     // The resumed turn will finish instead of stalling again.
     await s.setScript({ chunks: ["Working on the migration", " - done."] });
     await rejectionOf(s.evict());
-    const r = await createAdminClient(env, operator).triggerAlarm(t, { reason: "recover the migration now" });
+    const r = await consoleAdminClient(env, operator).triggerAlarm(t, { reason: "recover the migration now" });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.value.recoveredRuns).toHaveLength(1);

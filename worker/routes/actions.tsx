@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { ActionResult } from "../../console/components/actions";
-import { type AdminErrorCode, createAdminClient } from "../../src/admin-rpc";
+import type { AdminErrorCode } from "../../src/admin-rpc/contract";
+import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEnv, wantsJson } from "./context";
 
 const actionForm = z.object({
@@ -36,7 +37,7 @@ for (const action of ["force-idle", "trigger-alarm"] as const) {
       const message = form.error.issues.map((i) => i.message).join("; ");
       return wantsJson(c) ? c.json({ ok: false, error: { code: "invalid_input", message } }, 400) : c.html(<ActionResult ok={false} title={`${LABEL[action]} refused:`} detail={message} />, 400);
     }
-    const admin = createAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
+    const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
     const target = { agentClass: form.data.agentClass, agentName: form.data.agentName };
     const input = { reason: form.data.reason ?? "" };
     const r = action === "force-idle" ? await admin.forceIdle(target, input) : await admin.triggerAlarm(target, input);

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { AgentLive, AgentPage } from "../../console/pages/agent";
 import { RunPage } from "../../console/pages/run";
-import { createAdminClient } from "../../src/admin-rpc";
+import { consoleAdminClient } from "../admin-client";
 import { findAgent } from "../../src/store/read-models/agents";
 import { getFiber, listFibers } from "../../src/store/read-models/fibers";
 import { type ConsoleContext, type ConsoleEnv, pageContext } from "./context";
@@ -15,7 +15,7 @@ function target(c: ConsoleContext) {
 }
 
 async function live(c: ConsoleContext) {
-  const admin = createAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
+  const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const t = target(c);
   const [status, runs] = await Promise.all([admin.status(t), admin.listRuns(t)]);
   if (!status.ok) return { error: status.error.message };
@@ -39,7 +39,7 @@ agents.get("/agents/:agentClass/:agentName/live", async (c) => {
 agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
   const t = target(c);
   const runId = c.req.param("runId");
-  const admin = createAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
+  const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const run = await admin.getRun(t, runId);
   if (run.ok) return page(c, <RunPage ctx={pageContext(c)} {...t} live={run.value} lastKnown={null} />);
   if (run.error.code !== "not_found") return problem(c, run.error.code === "invalid_input" ? 400 : 404, run.error.message);

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { createAdminClient } from "../../src/admin-rpc";
+import { consoleAdminClient } from "../admin-client";
 import { csrfToken } from "../auth";
 import type { ConsoleEnv } from "./context";
 
@@ -14,7 +14,7 @@ api.get("/api/csrf", (c) => c.json({ token: csrfToken(c), user: c.var.user }));
 
 /** Live status and runs of one agent, through admin RPC. */
 api.get("/api/agents/:agentClass/:agentName", async (c) => {
-  const admin = createAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
+  const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const target = { agentClass: c.req.param("agentClass"), agentName: c.req.param("agentName") };
   const [status, runs] = await Promise.all([admin.status(target), admin.listRuns(target)]);
   if (!status.ok) return c.json(status, status.error.code === "not_found" ? 404 : status.error.code === "invalid_input" ? 400 : 502);

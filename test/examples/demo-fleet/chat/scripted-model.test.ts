@@ -2,10 +2,10 @@ import { APICallError } from "@ai-sdk/provider";
 import { runInDurableObject } from "cloudflare:test";
 import { generateText, streamText } from "ai";
 import { describe, expect, it } from "vitest";
-import { classifyModelError } from "../../../src/session/chat/classify-error";
-import { ScriptStore } from "../../../src/session/chat/script-store";
-import { createScriptedModel } from "../../../src/session/chat/scripted-model";
-import { rejectionOf } from "../../helpers";
+import { classifyModelError } from "../../../../examples/demo-fleet/src/chat/classify-error";
+import { ScriptStore } from "../../../../examples/demo-fleet/src/chat/script-store";
+import { createScriptedModel } from "../../../../examples/demo-fleet/src/chat/scripted-model";
+import { rejectionOf } from "../../../helpers";
 import { chatAgent, reconnect, stall, text } from "./chat-helpers";
 
 describe("the scripted model behind the AI SDK interface", () => {

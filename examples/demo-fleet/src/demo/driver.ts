@@ -1,14 +1,13 @@
 import { getAgentByName } from "agents";
-import type { TurnScript } from "../../src/session";
+import type { TurnScript } from "../session";
 import type { Env } from "../env";
 import { runChatTick } from "./chat-driver";
 
-/** How one demo tick behaves. The driver is on only when DEMO_FLEET is "on"; DEMO_FLEET_SIZE sets the fleet. */
+/** How one demo tick behaves: DEMO_FLEET_SIZE sets the fleet. */
 export type DemoOptions = { fleetSize: number };
 
-export function demoOptions(env: Env): DemoOptions | null {
-  if (env.DEMO_FLEET !== "on") return null;
-  const n = Number(env.DEMO_FLEET_SIZE ?? "4");
+export function demoOptions(env: Env, size?: string): DemoOptions {
+  const n = Number(size ?? env.DEMO_FLEET_SIZE ?? "4");
   return { fleetSize: Number.isInteger(n) && n >= 1 && n <= 50 ? n : 4 };
 }
 

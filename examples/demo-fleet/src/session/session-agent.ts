@@ -1,7 +1,7 @@
 import { Agent, type FiberRecoveryContext } from "agents";
-import { withAdminRpc } from "../admin-rpc/mixin";
-import { turnIncidentId, withTelemetry } from "../telemetry";
-import type { Env } from "../../worker/env";
+import { withAdminRpc } from "@agent-oncall/admin-rpc";
+import { turnIncidentId, withTelemetry } from "@agent-oncall/telemetry";
+import type { Env } from "../env";
 import type { ModelRequest, SessionModel, SessionTool } from "./model";
 import { AmbiguousOpError, OpLedger, type OpPoint } from "./op-ledger";
 import { DEFAULT_SCRIPT, ScriptedModel, type TurnScript } from "./scripted-model";

@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { MAX_TURN_RECOVERIES } from "../../src/session";
-import { pollRows } from "../helpers";
+import { MAX_TURN_RECOVERIES } from "../../../../examples/demo-fleet/src/session";
+import { pollRows } from "../../../helpers";
 
 const fresh = () => `s-${crypto.randomUUID().slice(0, 8)}`;
 const agent = (name: string) => getAgentByName(env.FaultySessionAgent, name);

@@ -1,7 +1,8 @@
 import { getAgentByName } from "agents";
 import { Hono } from "hono";
 import { z } from "zod";
-import type { ConsoleEnv } from "./context";
+import { demoOptions, runDemoTick } from "./demo/driver";
+import type { Env } from "./env";
 
 const TURN_POINTS = ["turn_start", "mid_stream", "before_op_started", "after_op_started", "after_op_completed", "after_turn"] as const;
 
@@ -16,19 +17,19 @@ const messageForm = z.object({
 });
 
 /**
- * Local-dev helpers for demos and end-to-end tests: talk to a demo session the
- * way an app would, optionally planning an eviction. Exists only in
- * AUTH_MODE=dev (404 otherwise); operator only.
+ * The demo fleet's own HTTP surface, as an app in front of its agents would
+ * have: talk to a demo session (optionally planning an eviction), and run one
+ * tick of the demo driver. It is the fleet's, not the console's: the console
+ * Worker ships none of it.
  */
-export const dev = new Hono<ConsoleEnv>();
+export const app = new Hono<{ Bindings: Env }>();
 
-dev.use("/dev/*", async (c, next) => {
-  if (!c.var.devAuth) return c.notFound();
-  if (c.var.user.role !== "operator") return c.json({ ok: false, error: { code: "not_permitted", message: "dev helpers need the operator role" } }, 403);
-  await next();
-});
+app.get("/health", (c) => c.json({ ok: true }));
 
-dev.post("/dev/sessions/:name/messages", async (c) => {
+/** One tick of the demo fleet (`npm start` calls it every DEMO_INTERVAL_MS; `?size=N` sets the fleet size). */
+app.post("/demo/tick", async (c) => c.json({ ok: true, done: await runDemoTick(c.env, demoOptions(c.env, c.req.query("size"))) }));
+
+app.post("/dev/sessions/:name/messages", async (c) => {
   const form = messageForm.safeParse(await c.req.parseBody());
   if (!form.success) return c.json({ ok: false, error: { code: "invalid_input", message: form.error.issues.map((i) => i.message).join("; ") } }, 400);
   let script: unknown;

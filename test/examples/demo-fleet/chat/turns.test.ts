@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { pollRows, rejectionOf } from "../../helpers";
+import { pollRows, rejectionOf } from "../../../helpers";
 import { chatAgent, eventsOfType, fail, incidentEvents, incidentRow, payloadOf, reconnect, stall, text } from "./chat-helpers";
 
 describe("chat turns of a real Think agent with a scripted model", () => {

@@ -1,4 +1,4 @@
-import { evictionPlan, type PlannedEviction, SessionAgent, type TurnPoint } from "../../src/session";
+import { evictionPlan, type PlannedEviction, SessionAgent, type TurnPoint } from "../session";
 
 /**
  * The runtime's SessionAgent as the demo runs it: the driver plans evictions

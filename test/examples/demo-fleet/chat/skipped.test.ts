@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { rejectionOf } from "../../helpers";
+import { rejectionOf } from "../../../helpers";
 import { chatAgent, eventsOfType, fail, incidentEvents, incidentRow, payloadOf, reconnect, stall, text } from "./chat-helpers";
 
 describe("chat recovery that is skipped, for real", () => {

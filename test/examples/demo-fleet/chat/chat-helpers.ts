@@ -1,6 +1,6 @@
 import { getAgentByName } from "agents";
 import { env } from "cloudflare:workers";
-import { pollRows } from "../../helpers";
+import { pollRows } from "../../../helpers";
 
 /** A fresh ChatAgent stub with a unique name. */
 export async function chatAgent(prefix = "chat") {

@@ -1,5 +1,5 @@
 import { Agent, type FiberRecoveryContext } from "agents";
-import { withTelemetry } from "../../src/telemetry";
+import { withTelemetry } from "@agent-oncall/telemetry";
 import type { Env } from "../env";
 
 /**

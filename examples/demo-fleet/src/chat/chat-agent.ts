@@ -7,8 +7,8 @@ import {
 } from "@cloudflare/think";
 import { type LanguageModel, type ToolSet, tool } from "ai";
 import { z } from "zod";
-import { withTelemetry } from "../../telemetry";
-import type { Env } from "../../../worker/env";
+import { withTelemetry } from "@agent-oncall/telemetry";
+import type { Env } from "../env";
 import { classifyModelError } from "./classify-error";
 import { withSummaryCompaction } from "./compaction";
 import { ModelMonitor } from "./model-monitor";

@@ -1,4 +1,4 @@
-import type { Telemetry } from "../telemetry";
+import type { Telemetry } from "@agent-oncall/telemetry";
 
 /** How long a backup is kept. */
 export const BACKUP_TTL_MS = 7 * 24 * 60 * 60 * 1000;

@@ -1,4 +1,4 @@
-import type { Telemetry } from "../telemetry";
+import type { Telemetry } from "@agent-oncall/telemetry";
 import { opId } from "./op-id";
 
 /** Where an eviction can land relative to one operation. Tests inject faults at these points. */

@@ -1,0 +1,162 @@
+// Runs the console next to a Worker of agents in ONE `wrangler dev` (gateway + console + your Worker), on local
+// D1/Queues/R2 in one persist dir. `npm start` runs it with the demo fleet; `npm run dev:with -- --app <config>`
+// with yours. Two separate `wrangler dev` processes linked by the dev registry do not work for agents (the
+// console cannot wake an evicted agent through the registry's proxy), hence one process.
+import { spawn, spawnSync } from "node:child_process";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { deriveConsoleConfig, fromRoot, hostedAgentClasses, readAbsolute, readWranglerConfig, repoRoot, writeGeneratedConfig } from "./wrangler-config.ts";
+
+export type DevStackOptions = {
+  /** The agents' Worker config (wrangler.jsonc). */
+  app: string;
+  port: number;
+  persistTo: string;
+  /** Vars for the console (e.g. AUTH_MODE=dev). */
+  consoleVars?: Record<string, string>;
+  /** Path prefix under which the app's own routes answer (default /app). */
+  appPrefix?: string;
+};
+
+export type DevStack = { args: string[]; base: string; appBase: string; appName: string; agentClasses: string[] };
+
+export const DEMO_FLEET_CONFIG = "examples/demo-fleet/wrangler.jsonc";
+
+/** Applies the console's D1 migrations to a persist dir. */
+export function migrate(persistTo: string): void {
+  const r = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo, "-c", "wrangler.jsonc"], {
+    cwd: repoRoot,
+    env: { ...process.env, CI: "true" },
+    encoding: "utf8",
+  });
+  if (r.status !== 0) throw new Error(`applying D1 migrations to ${persistTo} failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+/**
+ * Writes the gateway and console configs for this app (the console binds every
+ * agent class the app hosts, by script_name), applies migrations, and returns
+ * the `wrangler dev` arguments.
+ */
+export function prepareDevStack(o: DevStackOptions): DevStack {
+  const appFile = fromRoot(o.app);
+  const app = readAbsolute(appFile);
+  const agentClasses = hostedAgentClasses(app);
+  if (agentClasses.length === 0) throw new Error(`${o.app} declares no Durable Object classes of its own: nothing for the console to observe`);
+  const consoleName = readWranglerConfig(fromRoot("wrangler.jsonc")).name;
+  const consoleFile = writeGeneratedConfig(`console.${app.name}.jsonc`, deriveConsoleConfig({ agents: agentClasses.map((className) => ({ className, scriptName: app.name })), vars: o.consoleVars ?? {} }));
+  const prefix = o.appPrefix ?? "/app";
+  const gatewayFile = writeGeneratedConfig(`gateway.${app.name}.jsonc`, {
+    name: "dev-gateway",
+    main: path.join(repoRoot, "scripts/dev-gateway/index.ts"),
+    compatibility_date: "2026-11-01",
+    services: [
+      { binding: "CONSOLE", service: consoleName },
+      { binding: "APP", service: app.name },
+    ],
+    vars: { APP_PREFIX: prefix },
+  });
+  const persistTo = fromRoot(o.persistTo);
+  migrate(persistTo);
+  const base = `http://127.0.0.1:${o.port}`;
+  return {
+    args: ["wrangler", "dev", "-c", gatewayFile, "-c", consoleFile, "-c", appFile, "--ip", "127.0.0.1", "--port", String(o.port), "--persist-to", persistTo],
+    base,
+    appBase: `${base}${prefix}`,
+    appName: app.name,
+    agentClasses,
+  };
+}
+
+/** Polls the console's /health until it answers. */
+export async function waitForHealth(base: string, timeoutMs: number, alive: () => boolean = () => true): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline && alive()) {
+    try {
+      const r = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) });
+      if (r.ok) return true;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return false;
+}
+
+const USAGE = `usage: npm run dev:with -- --app <path/to/wrangler.jsonc> [--port 8787] [--persist-to .wrangler/state] [--var KEY=VALUE …]
+
+Runs the console (dev auth) next to your Worker in one wrangler dev, with migrations applied to the persist dir.
+The console answers at http://127.0.0.1:<port>/, your Worker under http://127.0.0.1:<port>/app/…
+Options: --prefix /app (where your Worker answers), --tick <path> --tick-ms <ms> (POST <path> on your Worker
+periodically, as npm start does for the demo fleet).`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      app: { type: "string" },
+      port: { type: "string" },
+      "persist-to": { type: "string" },
+      var: { type: "string", multiple: true },
+      prefix: { type: "string" },
+      tick: { type: "string" },
+      "tick-ms": { type: "string" },
+      demo: { type: "boolean" },
+      help: { type: "boolean" },
+    },
+  });
+  if (values.help) return void console.log(USAGE);
+  const demo = values.demo === true;
+  const app = values.app ?? (demo ? DEMO_FLEET_CONFIG : undefined);
+  if (!app) {
+    console.error(USAGE);
+    process.exit(2);
+  }
+  const port = Number(values.port ?? process.env.PORT ?? 8787);
+  const persistTo = values["persist-to"] ?? process.env.PERSIST_DIR ?? ".wrangler/state";
+  const vars: Record<string, string> = {
+    // Local dev auth is switched on explicitly here (and shows a banner); production uses Cloudflare Access.
+    AUTH_MODE: "dev",
+    DEV_USER: process.env.DEV_USER ?? "you@localhost",
+    DEV_ROLE: process.env.DEV_ROLE ?? "operator",
+  };
+  for (const kv of values.var ?? []) {
+    const i = kv.indexOf("=");
+    if (i <= 0) throw new Error(`--var takes KEY=VALUE, got "${kv}"`);
+    vars[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  const demoOn = demo && (process.env.DEMO ?? "on") !== "off";
+  const tickPath = values.tick ?? (demoOn ? `/demo/tick?size=${encodeURIComponent(process.env.DEMO_FLEET_SIZE ?? "4")}` : undefined);
+  const tickMs = Math.max(500, Number(values["tick-ms"] ?? process.env.DEMO_INTERVAL_MS ?? 4000));
+
+  console.log(`• applying D1 migrations to ${persistTo}, writing configs for ${app}…`);
+  const stack = prepareDevStack({ app, port, persistTo, consoleVars: vars, ...(values.prefix ? { appPrefix: values.prefix } : {}) });
+  const dev = spawn("npx", stack.args, { stdio: "inherit", detached: true, cwd: repoRoot });
+  const stop = () => {
+    // wrangler's workerd child outlives its parent unless the whole group is signalled.
+    try {
+      process.kill(-dev.pid!, "SIGTERM");
+    } catch {}
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  dev.on("exit", (code) => process.exit(code ?? 0));
+
+  if (!(await waitForHealth(stack.base, 90_000, () => dev.exitCode === null))) {
+    console.error(`✖ the console did not answer on ${stack.base}/health within 90 s.`);
+    stop();
+  }
+  console.log(`\n✓ console: ${stack.base}/   ${stack.appName}: ${stack.appBase}/   agents bound: ${stack.agentClasses.join(", ")}`);
+  if (tickPath) {
+    console.log(`  POST ${stack.appBase}${tickPath} every ${tickMs} ms\n`);
+    setInterval(() => {
+      fetch(`${stack.appBase}${tickPath}`, { method: "POST", signal: AbortSignal.timeout(30_000) }).catch((e: Error) => console.warn(`[tick] failed: ${e.message}`));
+    }, tickMs);
+  }
+}
+
+if (import.meta.filename === process.argv[1]) {
+  main().catch((e: unknown) => {
+    console.error(`✖ ${e instanceof Error ? e.message : String(e)}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,21 @@
+/** What the admin client audits for every action, whatever its result. The console stores it (src/store/audit.ts). */
+
+/** Every outcome an audited action can have. */
+export const AUDIT_RESULTS = ["ok", "noop", "error", "denied", "invalid"] as const;
+export type AuditResult = (typeof AUDIT_RESULTS)[number];
+
+/** One audit record: who did what to which agent, why, and what came of it. */
+export type AuditRecord = {
+  id: string;
+  time: number;
+  actor: string;
+  role: string;
+  action: string;
+  targetClass: string;
+  targetName: string;
+  reason: string;
+  before: unknown;
+  after: unknown;
+  result: AuditResult;
+  error: string | null;
+};

@@ -1,0 +1,4 @@
+/** The Worker side of the admin RPC: the typed, audited client the console uses. */
+export { createAdminClient, actor, target, type AdminClient, type AdminClientOptions, type AdminClientPorts, type Actor, type Target } from "./client.js";
+export { AUDIT_RESULTS, type AuditRecord, type AuditResult } from "./audit-record.js";
+export * from "./contract.js";
