@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { launch, shot } from "./browser";
-import { d1, devSession, type DevServer, migrate, startDev, stop } from "./wrangler-dev";
+import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -23,13 +23,11 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false>, 
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "console-e2e-"));
-  migrate(dir);
   server = await startDev({ port: 8793, persistDir: dir });
   browser = await launch();
 
-  const s = await devSession(server.base);
   // A poison turn: the agent is evicted every time the turn starts, so recovery gives up after 5 and the incident is exhausted.
-  const poison = await s.post("/dev/sessions/billing-7/messages", { text: "reconcile the ledger", script: JSON.stringify({ chunks: ["Reconciling"] }), evictAt: "turn_start", evictTimes: "10" });
+  const poison = await appPost(server, "/dev/sessions/billing-7/messages", { text: "reconcile the ledger", script: JSON.stringify({ chunks: ["Reconciling"] }), evictAt: "turn_start", evictTimes: "10" });
   expect([200, 500, 502, 503]).toContain(poison.status); // the planned eviction may cut this very call short
   await until("the poison turn to exhaust its recovery budget", async () => {
     // Each request wakes the evicted agent, and the SDK recovers its turn on wake.
@@ -38,7 +36,7 @@ beforeAll(async () => {
   }, 90_000);
 
   // A session with a turn that keeps running until someone acts.
-  const running = await s.post("/dev/sessions/support-42/messages", { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
+  const running = await appPost(server, "/dev/sessions/support-42/messages", { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
   expect(await running.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
   await until("the running session to reach the console", async () => d1(dir, "SELECT status FROM sessions WHERE session_name = 'support-42'")[0]?.status === "running");
 }, 180_000);

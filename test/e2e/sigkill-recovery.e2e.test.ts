@@ -2,7 +2,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { d1, devSession, type DevServer, migrate, startDev, stop } from "./wrangler-dev";
+import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
 
 const servers: DevServer[] = [];
 afterAll(async () => {
@@ -22,13 +22,11 @@ async function pollD1(dir: string, sql: string, check: (rows: Record<string, unk
 
 it("a turn running when wrangler dev is SIGKILLed is recovered after a restart on the same persist dir, and its events are in D1", async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "sigkill-"));
-  migrate(dir);
   const port = 8791;
   const first = await startDev({ port, persistDir: dir });
   servers.push(first);
 
-  const session = await devSession(first.base);
-  const r = await session.post("/dev/sessions/e2e-kill/messages", { text: "run the long import", script: JSON.stringify({ chunks: ["Importing 10,000 rows"], stall: true }) });
+  const r = await appPost(first, "/dev/sessions/e2e-kill/messages", { text: "run the long import", script: JSON.stringify({ chunks: ["Importing 10,000 rows"], stall: true }) });
   expect(await r.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
   await pollD1(dir, "SELECT type FROM events WHERE agent_name = 'e2e-kill' AND type = 'fiber.started'", (rows) => rows.length === 1);
 

@@ -2,44 +2,35 @@ import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { DEMO_FLEET_CONFIG, prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
+import { repoRoot as root } from "../../scripts/wrangler-config.ts";
 
-/** A real `wrangler dev` on loopback with its own persist dir, for end-to-end tests. */
-export type DevServer = { base: string; port: number; persistDir: string; proc: ChildProcess; logs: string[] };
+/** A real `wrangler dev` on loopback with its own persist dir: the console and the demo fleet, as `npm start` runs them. */
+export type DevServer = { base: string; appBase: string; port: number; persistDir: string; proc: ChildProcess; logs: string[] };
 
-const root = path.resolve(import.meta.dirname, "../..");
-
-/** Applies D1 migrations to a persist dir (what `npm start` does). */
-export function migrate(persistDir: string): void {
-  const r = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir], { cwd: root, env: { ...process.env, CI: "true" }, encoding: "utf8" });
-  if (r.status !== 0) throw new Error(`migrations failed: ${r.stdout}\n${r.stderr}`);
-}
-
-/** Starts wrangler dev in dev-auth mode, demo fleet off unless asked, and waits for /health. */
+/**
+ * Starts the dev stack (gateway + console in dev-auth mode + the demo fleet's Worker) the way `npm start` does,
+ * migrations applied to the persist dir, and waits for /health. Nothing drives the fleet unless the test does.
+ */
 export async function startDev(opts: { port: number; persistDir?: string; vars?: Record<string, string> }): Promise<DevServer> {
   const persistDir = opts.persistDir ?? mkdtempSync(path.join(tmpdir(), "console-e2e-"));
-  const vars = { AUTH_MODE: "dev", DEV_USER: "e2e@example.com", DEV_ROLE: "operator", DEMO_FLEET: "off", POLL_SECONDS: "2", ...opts.vars };
-  const args = ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(opts.port), "--persist-to", persistDir, "--test-scheduled", ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`])];
+  const vars = { AUTH_MODE: "dev", DEV_USER: "e2e@example.com", DEV_ROLE: "operator", POLL_SECONDS: "2", ...opts.vars };
+  const stack = prepareDevStack({ app: DEMO_FLEET_CONFIG, port: opts.port, persistTo: persistDir, consoleVars: vars });
   // detached: its own process group, so the whole tree (npx → wrangler → workerd) can be signalled at once.
-  const proc = spawn("npx", args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } });
+  const proc = spawn("npx", stack.args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } });
   const logs: string[] = [];
   proc.stdout?.on("data", (d) => logs.push(String(d)));
   proc.stderr?.on("data", (d) => logs.push(String(d)));
-  const base = `http://127.0.0.1:${opts.port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      const r = await fetch(`${base}/health`, { signal: AbortSignal.timeout(1000) });
-      if (r.ok) break;
-    } catch {
-      /* not up yet */
-    }
-    if (Date.now() > deadline || proc.exitCode !== null) {
-      kill({ proc } as DevServer, "SIGKILL");
-      throw new Error(`wrangler dev did not start on ${base}:\n${logs.join("").slice(-3000)}`);
-    }
-    await new Promise((r) => setTimeout(r, 250));
+  if (!(await waitForHealth(stack.base, 90_000, () => proc.exitCode === null))) {
+    kill({ proc } as DevServer, "SIGKILL");
+    throw new Error(`wrangler dev did not start on ${stack.base}:\n${logs.join("").slice(-3000)}`);
   }
-  return { base, port: opts.port, persistDir, proc, logs };
+  return { base: stack.base, appBase: stack.appBase, port: opts.port, persistDir, proc, logs };
+}
+
+/** POSTs a form to the demo fleet's own routes (the app in front of its agents, not the console). */
+export function appPost(server: Pick<DevServer, "appBase">, p: string, body: Record<string, string>): Promise<Response> {
+  return fetch(`${server.appBase}${p}`, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body) });
 }
 
 /** Signals the whole process group (npx, wrangler and its workerd). */

@@ -1,0 +1,73 @@
+// `npm run bench`, part 1 (Node): bundle sizes as wrangler builds them for deploy (minified, gzip level 9 as a
+// proxy for the upload's compression). Reports the console Worker's size and what the agent-side packages add
+// to a user's Worker: the same plain agent bundled with and without withTelemetry + withAdminRpc.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { generatedDir, repoRoot } from "../scripts/wrangler-config.ts";
+
+const KB = 1024;
+const workDir = path.join(generatedDir, "bundle-bench");
+
+/** Builds a Worker as `wrangler deploy` would, without deploying, and returns its raw and gzipped bytes. */
+function bundle(config: string, label: string): { raw: number; gz: number } {
+  const out = path.join(workDir, `out-${label}`);
+  rmSync(out, { recursive: true, force: true });
+  const r = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "-c", config], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, CI: "true" } });
+  if (r.status !== 0) throw new Error(`bundling ${label} failed:\n${r.stdout}\n${r.stderr}`);
+  let raw = 0;
+  let gz = 0;
+  for (const f of readdirSync(out, { recursive: true }) as string[]) {
+    const p = path.join(out, f);
+    if (!statSync(p).isFile() || !/\.(js|mjs|wasm)$/.test(f)) continue;
+    const bytes = readFileSync(p);
+    raw += bytes.length;
+    gz += gzipSync(bytes, { level: 9 }).length;
+  }
+  return { raw, gz };
+}
+
+/** A user's Worker with one agent doing runFiber + stash; `mixins` adds our packages, imported by package name. */
+function userWorker(label: string, mixins: boolean): string {
+  const base = mixins ? "withAdminRpc(withTelemetry(Agent<Env>))" : "Agent<Env>";
+  const src = `import { Agent } from "agents";
+${mixins ? 'import { withTelemetry } from "@agent-oncall/telemetry";\nimport { withAdminRpc } from "@agent-oncall/admin-rpc";\n' : ""}type Env = { TELEMETRY_QUEUE: Queue<unknown> };
+export class ImportAgent extends ${base} {
+  async importAll(): Promise<number> {
+    return this.runFiber("import", async (ctx) => { for (let i = 0; i < 3; i++) ctx.stash({ step: i }); return 3; });
+  }
+}
+export default { fetch: () => new Response("ok") } satisfies ExportedHandler<Env>;
+`;
+  const dir = path.join(workDir, label);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, "index.ts"), src);
+  const config = path.join(dir, "wrangler.json");
+  writeFileSync(
+    config,
+    JSON.stringify({
+      name: `bundle-${label}`,
+      main: "index.ts",
+      compatibility_date: "2026-11-01",
+      compatibility_flags: ["nodejs_compat"],
+      durable_objects: { bindings: [{ name: "ImportAgent", class_name: "ImportAgent" }] },
+      migrations: [{ tag: "v1", new_sqlite_classes: ["ImportAgent"] }],
+      queues: { producers: [{ binding: "TELEMETRY_QUEUE", queue: "agent-telemetry" }] },
+    }),
+  );
+  return config;
+}
+
+const fmt = (b: number) => `${(b / KB).toFixed(1)} KB`;
+
+const consoleSize = bundle(path.join(repoRoot, "wrangler.jsonc"), "console");
+console.log(`BENCH bundle: console Worker ${fmt(consoleSize.raw)} minified, ${fmt(consoleSize.gz)} gz`);
+const fleet = bundle(path.join(repoRoot, "examples/demo-fleet/wrangler.jsonc"), "demo-fleet");
+console.log(`BENCH bundle: demo fleet Worker (Think chat agent included) ${fmt(fleet.raw)} minified, ${fmt(fleet.gz)} gz`);
+const plain = bundle(userWorker("plain", false), "plain");
+const withPkgs = bundle(userWorker("with-packages", true), "with-packages");
+const added = withPkgs.gz - plain.gz;
+console.log(
+  `BENCH bundle: plain agent Worker ${fmt(plain.gz)} gz; with withTelemetry + withAdminRpc ${fmt(withPkgs.gz)} gz; added ${fmt(added)} gz (${fmt(withPkgs.raw - plain.raw)} minified) — target ≤ 30 KB gz ${added <= 30 * KB ? "met" : "MISSED"}`,
+);
