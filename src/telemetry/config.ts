@@ -1,4 +1,8 @@
-import type { OtlpTarget } from "./otlp-exporter.js";
+/**
+ * Where spans go. Declared here, apart from the exporter, so the package's public types never reach the
+ * OpenTelemetry SDK's (which pull in Node's typings and would change a user's Worker types).
+ */
+export type OtlpTarget = { url: string; headers?: Record<string, string> };
 
 /**
  * Parses OTLP headers in the standard OTEL_EXPORTER_OTLP_HEADERS form

@@ -2,8 +2,9 @@ import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import type { Context } from "@opentelemetry/api";
 
-/** Where spans go: an OTLP/HTTP traces endpoint and its headers (secrets). */
-export type OtlpTarget = { url: string; headers?: Record<string, string> };
+import type { OtlpTarget } from "./config.js";
+
+export type { OtlpTarget };
 
 /** Counters the exporter keeps instead of throwing. */
 export type ExportStats = { exported: number; failed: number; dropped: number; inFlight: number };

@@ -3,7 +3,7 @@ import { SCHEMA_VERSION } from "./envelope.js";
 import { newEventId } from "./ids.js";
 import { normalizeSdkEvent } from "./normalize.js";
 import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel.js";
-import type { OtlpTarget } from "./otlp-exporter.js";
+import type { OtlpTarget } from "./config.js";
 import { Outbox, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import type { EventType, PayloadOf } from "./payloads.js";
