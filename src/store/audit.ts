@@ -1,6 +1,8 @@
 /** The audit log: written by the admin RPC client, read by the console (read-models/audit.ts). */
 
 import type { AuditRecord } from "../admin-rpc/audit-record.js";
+import { auditLog } from "./schema";
+import { names } from "./sql-names";
 
 export { AUDIT_RESULTS } from "../admin-rpc/audit-record.js";
 /** One audit row, as written and as read: the admin client's record. */
@@ -8,13 +10,14 @@ export type AuditEntry = AuditRecord;
 
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
+const L = names(auditLog);
+const INSERT = `INSERT INTO ${L.$table} (${L.id}, ${L.time}, ${L.actor}, ${L.role}, ${L.action}, ${L.targetClass}, ${L.targetName}, ${L.reason}, ${L.before}, ${L.after}, ${L.result}, ${L.error})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
 /** Appends one audit row. */
 export async function writeAudit(db: D1Database, e: AuditEntry): Promise<void> {
   await db
-    .prepare(
-      `INSERT INTO audit_log (id, time, actor, role, action, target_class, target_name, reason, before, after, result, error)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
+    .prepare(INSERT)
     .bind(e.id, e.time, e.actor, e.role, e.action, e.targetClass, e.targetName, e.reason, json(e.before), json(e.after), e.result, e.error)
     .run();
 }

@@ -3,20 +3,33 @@
  * run never exceeds D1's per-invocation query budget or holds a long write.
  */
 
+import { auditLog, deadLetters, eventRollups, events, fiberRuns, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
+import { names } from "./sql-names";
+
 export type RetentionResult = { cutoff: number; deleted: Record<string, number>; complete: boolean };
+
+const E = names(events);
+const D = names(deadLetters);
+const F = names(fiberRuns);
+const I = names(incidents);
+const O = names(opAmbiguities);
+const B = names(workspaceBackups);
+const L = names(auditLog);
+const S = names(sessions);
+const R = names(eventRollups);
 
 /** Tables and the time column that ages them. Open incidents and unresolved ambiguities are kept regardless of age. */
 const PLAN: { table: string; key: string; where: string }[] = [
-  { table: "events", key: "id", where: "time < ?1" },
-  { table: "dead_letters", key: "message_id", where: "received_at < ?1" },
-  { table: "fiber_runs", key: "fiber_id", where: "last_seen < ?1" },
-  { table: "incidents", key: "incident_id", where: "last_seen < ?1 AND status <> 'open'" },
-  { table: "op_ambiguities", key: "op_id", where: "last_seen < ?1 AND resolution_at IS NOT NULL" },
-  { table: "workspace_backups", key: "handle", where: "last_seen < ?1" },
-  { table: "audit_log", key: "id", where: "time < ?1" },
-  { table: "sessions", key: "session_name", where: "last_seen < ?1" },
+  { table: E.$table, key: E.id, where: `${E.time} < ?1` },
+  { table: D.$table, key: D.messageId, where: `${D.receivedAt} < ?1` },
+  { table: F.$table, key: F.fiberId, where: `${F.lastSeen} < ?1` },
+  { table: I.$table, key: I.incidentId, where: `${I.lastSeen} < ?1 AND ${I.status} <> 'open'` },
+  { table: O.$table, key: O.opId, where: `${O.lastSeen} < ?1 AND ${O.resolutionAt} IS NOT NULL` },
+  { table: B.$table, key: B.handle, where: `${B.lastSeen} < ?1` },
+  { table: L.$table, key: L.id, where: `${L.time} < ?1` },
+  { table: S.$table, key: S.sessionName, where: `${S.lastSeen} < ?1` },
   // Rollups age with the events they count (a composite key, so rows go by rowid; the bucket range is the primary key's prefix).
-  { table: "event_rollups", key: "rowid", where: "bucket < ?1" },
+  { table: R.$table, key: "rowid", where: `${R.bucket} < ?1` },
 ];
 
 /**

@@ -1,3 +1,6 @@
+import { deadLetters } from "../../src/store/schema";
+import { names } from "../../src/store/sql-names";
+
 /** A message ingest could not accept, and why. */
 export type DeadLetter = { messageId: string; reason: string; eventType: string | null; body: string };
 
@@ -24,9 +27,12 @@ export function bodyType(body: unknown): string | null {
   return typeof t === "string" ? t.slice(0, 200) : null;
 }
 
-const SQL = `INSERT INTO dead_letters (message_id, received_at, reason, event_type, body)
-SELECT j ->> '$.messageId', j ->> '$.receivedAt', j ->> '$.reason', j ->> '$.eventType', j ->> '$.body'
-FROM (SELECT value AS j FROM json_each(?1)) WHERE true ON CONFLICT(message_id) DO NOTHING`;
+const D = names(deadLetters);
+/** Each letter is JSON keyed like the schema (a DeadLetter plus receivedAt), so the column keys double as JSON keys. */
+const KEYS = ["messageId", "receivedAt", "reason", "eventType", "body"] as const satisfies readonly (keyof DeadLetter | "receivedAt")[];
+const SQL = `INSERT INTO ${D.$table} (${KEYS.map((k) => D[k]).join(", ")})
+SELECT ${KEYS.map((k) => `j ->> '$.${k}'`).join(", ")}
+FROM (SELECT value AS j FROM json_each(?1)) WHERE true ON CONFLICT(${D.messageId}) DO NOTHING`;
 
 /** One statement per dead letter keeps each JSON parameter small even for large bodies. */
 export function deadLetterStatements(db: D1Database, letters: DeadLetter[], receivedAt: number): D1PreparedStatement[] {

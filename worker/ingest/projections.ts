@@ -1,80 +1,83 @@
+import { getTableColumns } from "drizzle-orm";
+import * as schema from "../../src/store/schema";
+import { names } from "../../src/store/sql-names";
 import { packBodies } from "../../src/telemetry/pack";
-import { foldRows, type ProjectionSpec, type Row, upsertSql } from "./merge";
+import { type Row, foldRows, projection, upsertSql } from "./merge";
 
 /**
  * The projections ingest maintains, as merge specs (see merge.ts). Table
- * shapes come from src/store/schema.ts; these say only how facts combine.
+ * shapes come from src/store/schema.ts; these say only how facts combine,
+ * in the schema's column keys (projection() resolves the SQL names).
  */
 export const SPECS = {
-  agents: { table: "agents", key: ["agent_class", "agent_name"], columns: { first_seen: "min", last_seen: "max" } },
-  fibers: {
-    table: "fiber_runs",
-    key: ["fiber_id"],
+  agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max" } }),
+  fibers: projection(schema.fiberRuns, {
+    key: ["fiberId"],
     columns: {
-      agent_class: "max", agent_name: "max", name: "max", started_at: "min",
-      outcome: { latest: "outcome" }, ended_at: { latest: "outcome" }, error: { latest: "outcome" },
-      snapshot_preview: { latest: "snapshot" }, snapshot_bytes: { latest: "snapshot" },
-      first_seen: "min", last_seen: "max",
+      agentClass: "max", agentName: "max", name: "max", startedAt: "min",
+      outcome: { latest: "outcome" }, endedAt: { latest: "outcome" }, error: { latest: "outcome" },
+      snapshotPreview: { latest: "snapshot" }, snapshotBytes: { latest: "snapshot" },
+      firstSeen: "min", lastSeen: "max",
     },
     defaults: { name: "'(unnamed)'" },
-  },
-  incidents: {
-    table: "incidents",
-    key: ["incident_id"],
+  }),
+  incidents: projection(schema.incidents, {
+    key: ["incidentId"],
     columns: {
-      kind: "max", agent_class: "max", agent_name: "max",
-      status: { latest: "status" }, attempts: "max", max_attempts: "max", reason: { latest: "reason" },
-      fiber_id: "max", request_id: "max", first_seen: "min", last_seen: "max",
+      kind: "max", agentClass: "max", agentName: "max",
+      status: { latest: "status" }, attempts: "max", maxAttempts: "max", reason: { latest: "reason" },
+      fiberId: "max", requestId: "max", firstSeen: "min", lastSeen: "max",
     },
     // An incident first seen through an event that says nothing of status is open until one does.
-    defaults: { status: "'open'", status_at: "0", status_event_id: "''" },
-  },
-  ops: {
-    table: "op_ambiguities",
-    key: ["op_id"],
+    defaults: { status: "'open'", statusAt: "0", statusEventId: "''" },
+  }),
+  ops: projection(schema.opAmbiguities, {
+    key: ["opId"],
     columns: {
-      agent_class: "max", agent_name: "max", session_name: "max", op_kind: "max", detail: "max",
-      ambiguous_at: "min", resolution: { latest: "resolution" }, first_seen: "min", last_seen: "max",
+      agentClass: "max", agentName: "max", sessionName: "max", opKind: "max", detail: "max",
+      ambiguousAt: "min", resolution: { latest: "resolution" }, firstSeen: "min", lastSeen: "max",
     },
-  },
-  backups: {
-    table: "workspace_backups",
+  }),
+  backups: projection(schema.workspaceBackups, {
     key: ["handle"],
     columns: {
-      tenant: "max", environment: "max", session_name: "max", agent_class: "max", agent_name: "max",
-      created_at: "min", expires_at: "max", bytes: "max", restored_at: "max", expired_at: "min", last_seen: "max",
+      tenant: "max", environment: "max", sessionName: "max", agentClass: "max", agentName: "max",
+      createdAt: "min", expiresAt: "max", bytes: "max", restoredAt: "max", expiredAt: "min", lastSeen: "max",
     },
-  },
-  sessions: {
-    table: "sessions",
-    key: ["session_name"],
+  }),
+  sessions: projection(schema.sessions, {
+    key: ["sessionName"],
     columns: {
-      agent_class: "max", agent_name: "max", first_seen: "min", last_seen: "max",
-      last_event_type: { latest: "last_event" },
+      agentClass: "max", agentName: "max", firstSeen: "min", lastSeen: "max",
+      lastEventType: { latest: "lastEvent" },
       status: { latest: "status" },
-      recovery_count: "max", last_turn_seq: "max",
+      recoveryCount: "max", lastTurnSeq: "max",
     },
-    defaults: { recovery_count: "0" },
-  },
-} satisfies Record<string, ProjectionSpec>;
+    defaults: { recoveryCount: "0" },
+  }),
+};
 
 export type ProjectionName = keyof typeof SPECS;
 
-const EVENTS_COLUMNS = ["id", "time", "type", "v", "agent_class", "agent_name", "fiber_id", "incident_id", "request_id", "op_id", "session_name", "timeline_id", "trace_id", "span_id", "payload", "received_at"];
-const EVENTS_SQL = `INSERT INTO events (${EVENTS_COLUMNS.join(", ")})
+const E = names(schema.events);
+const R = names(schema.eventRollups);
+
+/** Every column of events: toRows writes whole rows, keyed by column name. */
+const EVENTS_COLUMNS = Object.values(getTableColumns(schema.events)).map((c) => c.name);
+const EVENTS_SQL = `INSERT INTO ${E.$table} (${EVENTS_COLUMNS.join(", ")})
 SELECT ${EVENTS_COLUMNS.map((c) => `j ->> '$.${c}'`).join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE true
-ON CONFLICT(id) DO NOTHING`;
+ON CONFLICT(${E.id}) DO NOTHING`;
 
 /**
  * Adds each incoming event to its rollup bucket, but only events whose id is not stored yet. It must run
  * BEFORE the events insert of the same transaction: that is what makes a redelivered event count zero
  * times. Ids inside one call must be distinct (projectionStatements dedupes them first).
  */
-const ROLLUPS_SQL = `INSERT INTO event_rollups (bucket, type, dim, n)
-SELECT j.value ->> '$.bucket', j.value ->> '$.type', j.value ->> '$.dim', COUNT(*) FROM json_each(?1) j
-WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = j.value ->> '$.id')
+const ROLLUPS_SQL = `INSERT INTO ${R.$table} (${R.bucket}, ${R.type}, ${R.dim}, ${R.n})
+SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.${R.type}', j.value ->> '$.${R.dim}', COUNT(*) FROM json_each(?1) j
+WHERE NOT EXISTS (SELECT 1 FROM ${E.$table} e WHERE e.${E.id} = j.value ->> '$.${E.id}')
 GROUP BY 1, 2, 3
-ON CONFLICT(bucket, type, dim) DO UPDATE SET n = event_rollups.n + excluded.n`;
+ON CONFLICT(${R.bucket}, ${R.type}, ${R.dim}) DO UPDATE SET ${R.n} = ${R.$table}.${R.n} + excluded.${R.n}`;
 
 const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSql(spec)])) as Record<ProjectionName, string>;
 
@@ -84,10 +87,10 @@ const MAX_PARAM_BYTES = 900_000;
 /** Splits rows into JSON-array parameters under the size cap. */
 const chunks = (rows: unknown[]): string[] => packBodies(rows.map((r) => JSON.stringify(r)), MAX_PARAM_BYTES);
 
-/** The first row per id: a batch may carry the same event twice, and rollups must count it once. */
+/** The first row per event id: a batch may carry the same event twice, and rollups must count it once. */
 function firstById(rows: Row[]): Row[] {
   const seen = new Set<unknown>();
-  return rows.filter((r) => !seen.has(r.id) && (seen.add(r.id), true));
+  return rows.filter((r) => !seen.has(r[E.id]) && (seen.add(r[E.id]), true));
 }
 
 /**

@@ -1,14 +1,24 @@
+import type { Table } from "drizzle-orm";
+import * as schema from "../../src/store/schema";
+import type { SqlRow } from "../../src/store/sql-names";
 import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
-import type { Row } from "./merge";
+import { type Row, type StampGroup, stampColumns } from "./merge";
 import type { ProjectionName } from "./projections";
 
 /**
  * Pure mapping from validated events to the rows they contribute: one events
  * row each, and rows for the projections their facts touch. Merging is
  * merge.ts's job; this file only says which facts an event carries.
+ *
+ * Rows are keyed by SQL column name (the statements read them with
+ * `j ->> '$.<column>'`); each is checked against its table's SqlRow, so a
+ * column renamed in the schema fails typecheck here too.
  */
 
 export type BatchRows = { events: Row[]; projections: Record<ProjectionName, Row[]>; rollups: Row[] };
+
+/** A rollup increment: the bucket key, plus the event id that makes it count once. */
+type RollupRow = SqlRow<typeof schema.events, "id"> & SqlRow<typeof schema.eventRollups, "bucket" | "type" | "dim">;
 
 /** Width of an event_rollups bucket. */
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
@@ -74,9 +84,12 @@ export function incidentKind(incidentId: string): string {
   return m ? m[1]! : "chat";
 }
 
-/** A group stamp: present only when the group's fact is. */
-const stamp = (group: string, present: boolean, e: TelemetryEvent): Row =>
-  present ? { [`${group}_at`]: e.time, [`${group}_event_id`]: e.id } : { [`${group}_at`]: null, [`${group}_event_id`]: null };
+/** A group stamp (see merge.ts): present only when the group's fact is. */
+function stamp<T extends Table, G extends StampGroup<T>>(table: T, group: G, present: boolean, e: TelemetryEvent) {
+  const [at, id] = stampColumns(table, group);
+  // Computed keys widen to string; the cast restores the two stamp columns the rows are checked with.
+  return (present ? { [at]: e.time, [id]: e.id } : { [at]: null, [id]: null }) as Record<typeof at, number | null> & Record<typeof id, string | null>;
+}
 
 /** Maps a batch of validated events to rows. */
 export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows {
@@ -91,10 +104,10 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       fiber_id: c.fiberId ?? null, incident_id: c.incidentId ?? null, request_id: c.requestId ?? null, op_id: c.opId ?? null,
       session_name: c.sessionName ?? null, timeline_id: timelineId(e), trace_id: c.traceId ?? null, span_id: c.spanId ?? null,
       payload: JSON.stringify(e.payload), received_at: receivedAt,
-    });
+    } satisfies SqlRow<typeof schema.events>);
     const reason = REASON_DIM_TYPES.has(e.type) ? (e.payload as { reason?: string }).reason : undefined;
-    out.rollups.push({ id: e.id, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "" });
-    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time });
+    out.rollups.push({ id: e.id, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "" } satisfies RollupRow);
+    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time } satisfies SqlRow<typeof schema.agents>);
 
     if (e.type.startsWith("fiber.") && c.fiberId) {
       const pl = e.payload as { fiberName?: string; error?: string; snapshot?: { preview: string; bytes: number } };
@@ -103,10 +116,10 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       p.fibers.push({
         fiber_id: c.fiberId, ...who, name: pl.fiberName && pl.fiberName !== "(unnamed)" ? pl.fiberName : null,
         started_at: e.type === "fiber.started" ? e.time : null,
-        outcome, ended_at: FIBER_ENDED.has(e.type) ? e.time : null, error: outcome ? (pl.error ?? null) : null, ...stamp("outcome", outcome !== null, e),
-        snapshot_preview: snap?.preview ?? null, snapshot_bytes: snap?.bytes ?? null, ...stamp("snapshot", snap !== null, e),
+        outcome, ended_at: FIBER_ENDED.has(e.type) ? e.time : null, error: outcome ? (pl.error ?? null) : null, ...stamp(schema.fiberRuns, "outcome", outcome !== null, e),
+        snapshot_preview: snap?.preview ?? null, snapshot_bytes: snap?.bytes ?? null, ...stamp(schema.fiberRuns, "snapshot", snap !== null, e),
         first_seen: e.time, last_seen: e.time,
-      });
+      } satisfies SqlRow<typeof schema.fiberRuns>);
     }
 
     if (c.incidentId) {
@@ -120,11 +133,11 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         e.type === "fiber.recovery.failed" ? [pl.reason, pl.error].filter(Boolean).join(": ") : (pl.reason ?? (e.type === "session.error" ? pl.error : undefined) ?? null);
       p.incidents.push({
         incident_id: c.incidentId, kind: incidentKind(c.incidentId), ...who,
-        status, ...stamp("status", status !== null, e),
+        status, ...stamp(schema.incidents, "status", status !== null, e),
         attempts: pl.attempt ?? pl.recoveryCount ?? (e.type === "fiber.recovery.attempt" ? 1 : 0), max_attempts: pl.maxAttempts ?? null,
-        reason, ...stamp("reason", reason !== null, e),
+        reason, ...stamp(schema.incidents, "reason", reason !== null, e),
         fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null, first_seen: e.time, last_seen: e.time,
-      });
+      } satisfies SqlRow<typeof schema.incidents>);
     }
 
     if ((e.type === "op.ambiguous" || e.type === "op.resolved") && c.opId) {
@@ -132,9 +145,9 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       const resolution = e.type === "op.resolved" ? (pl.resolution ?? null) : null;
       p.ops.push({
         op_id: c.opId, ...who, session_name: c.sessionName ?? null, op_kind: pl.opKind, detail: pl.detail ?? null,
-        ambiguous_at: e.type === "op.ambiguous" ? e.time : null, resolution, ...stamp("resolution", resolution !== null, e),
+        ambiguous_at: e.type === "op.ambiguous" ? e.time : null, resolution, ...stamp(schema.opAmbiguities, "resolution", resolution !== null, e),
         first_seen: e.time, last_seen: e.time,
-      });
+      } satisfies SqlRow<typeof schema.opAmbiguities>);
     }
 
     if (c.sessionName && SESSION_EVENT.test(e.type)) {
@@ -142,10 +155,10 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       const status = SESSION_STATUS[e.type] ?? null;
       p.sessions.push({
         session_name: c.sessionName, ...who, first_seen: e.time, last_seen: e.time,
-        last_event_type: e.type, ...stamp("last_event", true, e),
-        status, ...stamp("status", status !== null, e),
+        last_event_type: e.type, ...stamp(schema.sessions, "lastEvent", true, e),
+        status, ...stamp(schema.sessions, "status", status !== null, e),
         recovery_count: e.type === "session.status_rescheduled" ? (pl.recoveryCount ?? null) : null, last_turn_seq: pl.turnSeq ?? null,
-      });
+      } satisfies SqlRow<typeof schema.sessions>);
     }
 
     if (e.type === "backup.created" || e.type === "backup.restored" || e.type === "backup.expired") {
@@ -154,7 +167,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         handle: pl.handle, tenant: pl.tenant, environment: pl.environment, session_name: pl.sessionName, ...who,
         created_at: e.type === "backup.created" ? e.time : null, expires_at: pl.expiresAt ?? null, bytes: pl.bytes ?? null,
         restored_at: e.type === "backup.restored" ? e.time : null, expired_at: e.type === "backup.expired" ? e.time : null, last_seen: e.time,
-      });
+      } satisfies SqlRow<typeof schema.workspaceBackups>);
     }
   }
   return out;

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { agents } from "../schema";
+import { names, selectList } from "../sql-names";
 import { parseFilters, text } from "./filters";
 import { type Page, type PageOptions, cond, keysetPage } from "./paging";
 
@@ -6,11 +8,12 @@ import { type Page, type PageOptions, cond, keysetPage } from "./paging";
 
 export type AgentRow = { agentClass: string; agentName: string; firstSeen: number; lastSeen: number };
 
-const SELECT = "agent_class AS agentClass, agent_name AS agentName, first_seen AS firstSeen, last_seen AS lastSeen";
+const A = names(agents);
+const SELECT = selectList(agents, ["agentClass", "agentName", "firstSeen", "lastSeen"]);
 
 /** One registered agent, or null when it never reported. */
 export async function findAgent(db: D1Database, agentClass: string, agentName: string): Promise<AgentRow | null> {
-  return db.prepare(`SELECT ${SELECT} FROM agents WHERE agent_class = ? AND agent_name = ?`).bind(agentClass, agentName).first<AgentRow>();
+  return db.prepare(`SELECT ${SELECT} FROM ${A.$table} WHERE ${A.agentClass} = ? AND ${A.agentName} = ?`).bind(agentClass, agentName).first<AgentRow>();
 }
 
 export const agentFilters = z.object({ agentClass: text("agentClass") });
@@ -28,10 +31,10 @@ export async function listAgents(db: D1Database, filters: { agentClass?: unknown
       db,
       {
         tag: "agents",
-        table: "agents",
+        table: A.$table,
         index: "agents_last_seen",
         select: SELECT,
-        order: ["last_seen", "agent_class", "agent_name"],
+        order: [A.lastSeen, A.agentClass, A.agentName],
         types: ["number", "string", "string"],
         dir: "DESC",
         where: [],
@@ -44,13 +47,13 @@ export async function listAgents(db: D1Database, filters: { agentClass?: unknown
     db,
     {
       tag: "agents:class",
-      table: "agents",
+      table: A.$table,
       index: "agents_class_last_seen",
       select: SELECT,
-      order: ["last_seen", "agent_name"],
+      order: [A.lastSeen, A.agentName],
       types: ["number", "string"],
       dir: "DESC",
-      where: [cond("agent_class = ?", f.agentClass)],
+      where: [cond(`${A.agentClass} = ?`, f.agentClass)],
       keyOf: (r) => [r.lastSeen, r.agentName],
     },
     page,

@@ -1,5 +1,7 @@
 import { AUDIT_RESULTS, type AuditEntry } from "../audit";
 import { z } from "zod";
+import { auditLog } from "../schema";
+import { type ColumnKey, names, selectList } from "../sql-names";
 import { oneOf, parseFilters, text } from "./filters";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
@@ -20,15 +22,16 @@ export type AuditFilterInput = { [K in keyof AuditFilters]?: unknown };
 /** Rows read back have the shape they were written with. */
 export type AuditRow = AuditEntry;
 
-const SELECT = `id, time, actor, role, action, target_class AS targetClass, target_name AS targetName, reason, before, after, result, error`;
+const L = names(auditLog);
+const SELECT = selectList(auditLog, ["id", "time", "actor", "role", "action", "targetClass", "targetName", "reason", "before", "after", "result", "error"]);
 
 /** Most selective first; any other pair of filters is a bounded scan (SCAN_BUDGET) over the first index that serves one. */
-const PATHS: AccessPath[] = [
-  { index: "audit_log_target", cols: ["target_class", "target_name"] },
-  { index: "audit_log_target_name", cols: ["target_name"] },
+const PATHS: AccessPath<ColumnKey<typeof auditLog>>[] = [
+  { index: "audit_log_target", cols: ["targetClass", "targetName"] },
+  { index: "audit_log_target_name", cols: ["targetName"] },
   { index: "audit_log_actor", cols: ["actor"] },
   { index: "audit_log_action", cols: ["action"] },
-  { index: "audit_log_target_class", cols: ["target_class"] },
+  { index: "audit_log_target_class", cols: ["targetClass"] },
   { index: "audit_log_result", cols: ["result"] },
   { index: "audit_log_time", cols: [] },
 ];
@@ -47,20 +50,20 @@ export async function listAudit(db: D1Database, filters: AuditFilterInput, page:
   const f = parseFilters(auditFilters, filters);
   const eq = (v: string | undefined, col: string) => (v === undefined ? undefined : cond(`${col} = ?`, v));
   const p = choosePath(PATHS, {
-    target_class: eq(f.targetClass, "target_class"),
-    target_name: eq(f.targetName, "target_name"),
-    actor: eq(f.actor, "actor"),
-    action: eq(f.action, "action"),
-    result: eq(f.result, "result"),
+    targetClass: eq(f.targetClass, L.targetClass),
+    targetName: eq(f.targetName, L.targetName),
+    actor: eq(f.actor, L.actor),
+    action: eq(f.action, L.action),
+    result: eq(f.result, L.result),
   });
   return keysetPage<AuditRow>(
     db,
     {
       tag: "audit",
-      table: "audit_log",
+      table: L.$table,
       index: p.index,
       select: SELECT,
-      order: ["time", "id"],
+      order: [L.time, L.id],
       types: ["number", "string"],
       dir: "DESC",
       where: p.where,

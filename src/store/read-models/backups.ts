@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { workspaceBackups } from "../schema";
+import { type ColumnKey, names, selectList } from "../sql-names";
 import { flag, parseFilters, text } from "./filters";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
@@ -38,12 +40,15 @@ export type BackupRow = {
   expired: boolean;
 };
 
-const SELECT = `handle, tenant, environment, session_name AS sessionName, agent_class AS agentClass, agent_name AS agentName,
-  created_at AS createdAt, expires_at AS expiresAt, bytes, restored_at AS restoredAt, expired_at AS expiredAt, last_seen AS lastSeen`;
+const B = names(workspaceBackups);
+const SELECT = selectList(workspaceBackups, [
+  "handle", "tenant", "environment", "sessionName", "agentClass", "agentName",
+  "createdAt", "expiresAt", "bytes", "restoredAt", "expiredAt", "lastSeen",
+]);
 
 /** Any two scope filters together scan the most selective one's index and test the rest per row (bounded by SCAN_BUDGET). */
-const PATHS: AccessPath[] = [
-  { index: "workspace_backups_session", cols: ["session_name"] },
+const PATHS: AccessPath<ColumnKey<typeof workspaceBackups>>[] = [
+  { index: "workspace_backups_session", cols: ["sessionName"] },
   { index: "workspace_backups_environment", cols: ["environment"] },
   { index: "workspace_backups_tenant", cols: ["tenant"] },
   { index: "workspace_backups_last_seen", cols: [] },
@@ -53,9 +58,9 @@ const PATHS: AccessPath[] = [
 export async function listBackups(db: D1Database, filters: BackupFilterInput, page: PageOptions = {}, now = Date.now()): Promise<Page<BackupRow>> {
   const f = parseFilters(backupFilters, filters);
   const scope = {
-    session_name: f.sessionName === undefined ? undefined : cond("session_name = ?", f.sessionName),
-    environment: f.environment === undefined ? undefined : cond("environment = ?", f.environment),
-    tenant: f.tenant === undefined ? undefined : cond("tenant = ?", f.tenant),
+    sessionName: f.sessionName === undefined ? undefined : cond(`${B.sessionName} = ?`, f.sessionName),
+    environment: f.environment === undefined ? undefined : cond(`${B.environment} = ?`, f.environment),
+    tenant: f.tenant === undefined ? undefined : cond(`${B.tenant} = ?`, f.tenant),
   };
   const map = (r: BackupRow): BackupRow => ({ ...r, expired: r.expiresAt !== null && r.expiresAt <= now });
   if (f.expired === undefined) {
@@ -64,10 +69,10 @@ export async function listBackups(db: D1Database, filters: BackupFilterInput, pa
       db,
       {
         tag: "backups",
-        table: "workspace_backups",
+        table: B.$table,
         index: p.index,
         select: SELECT,
-        order: ["last_seen", "handle"],
+        order: [B.lastSeen, B.handle],
         types: ["number", "string"],
         dir: "DESC",
         where: p.where,
@@ -84,10 +89,10 @@ export async function listBackups(db: D1Database, filters: BackupFilterInput, pa
     db,
     {
       tag: "backups:expiry",
-      table: "workspace_backups",
+      table: B.$table,
       index: p.index,
       select: SELECT,
-      order: ["expires_at", "handle"],
+      order: [B.expiresAt, B.handle],
       types: ["number", "string"],
       dir: "DESC",
       where: [],

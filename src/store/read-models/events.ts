@@ -1,3 +1,5 @@
+import { events } from "../schema";
+import { names, selectList } from "../sql-names";
 import { type ListQuery, type Page, type PageOptions, cond, keysetPage } from "./paging";
 
 /** Stored events as the console shows them: the envelope, correlation ids and the parsed payload. */
@@ -18,8 +20,11 @@ export type EventRow = {
   payload: unknown;
 };
 
-const SELECT = `id, time, type, agent_class AS agentClass, agent_name AS agentName, fiber_id AS fiberId, incident_id AS incidentId,
-  request_id AS requestId, op_id AS opId, session_name AS sessionName, trace_id AS traceId, span_id AS spanId, payload`;
+const E = names(events);
+const SELECT = selectList(events, [
+  "id", "time", "type", "agentClass", "agentName", "fiberId", "incidentId",
+  "requestId", "opId", "sessionName", "traceId", "spanId", "payload",
+]);
 
 function parsePayload(row: EventRow): EventRow {
   try {
@@ -30,23 +35,23 @@ function parsePayload(row: EventRow): EventRow {
 }
 
 /**
- * One page of the events whose `column` equals `value`, over the index
- * (`column`, time, id): at most limit + 1 rows read at any depth.
+ * One page of the events whose `column` (a schema key) equals `value`, over
+ * the index (`column`, time, id): at most limit + 1 rows read at any depth.
  */
 export function eventsBy(
   db: D1Database,
-  spec: { tag: string; column: "timeline_id" | "fiber_id" | "session_name"; index: string; value: string; dir: "ASC" | "DESC" },
+  spec: { tag: string; column: "timelineId" | "fiberId" | "sessionName"; index: string; value: string; dir: "ASC" | "DESC" },
   page: PageOptions = {},
 ): Promise<Page<EventRow>> {
   const q: ListQuery<EventRow> = {
     tag: spec.tag,
-    table: "events",
+    table: E.$table,
     index: spec.index,
     select: SELECT,
-    order: ["time", "id"],
+    order: [E.time, E.id],
     types: ["number", "string"],
     dir: spec.dir,
-    where: [cond(`${spec.column} = ?`, spec.value)],
+    where: [cond(`${E[spec.column]} = ?`, spec.value)],
     keyOf: (r) => [r.time, r.id],
     map: parsePayload,
   };

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { fiberRuns } from "../schema";
+import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
@@ -40,15 +42,19 @@ export type FiberRow = {
 /** A run with its last stashed snapshot (a masked, truncated preview). */
 export type FiberDetail = FiberRow & { snapshotPreview: string | null };
 
-const SELECT = `fiber_id AS fiberId, agent_class AS agentClass, agent_name AS agentName, name, started_at AS startedAt, ended_at AS endedAt,
-  outcome, error, snapshot_bytes AS snapshotBytes, snapshot_at AS snapshotAt, first_seen AS firstSeen, last_seen AS lastSeen`;
+const F = names(fiberRuns);
+const SELECT = selectList(fiberRuns, [
+  "fiberId", "agentClass", "agentName", "name", "startedAt", "endedAt",
+  "outcome", "error", "snapshotBytes", "snapshotAt", "firstSeen", "lastSeen",
+]);
+const SELECT_DETAIL = `${SELECT}, ${selectList(fiberRuns, ["snapshotPreview"])}`;
 
 /** Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one. */
-const PATHS: AccessPath[] = [
-  { index: "fiber_runs_agent", cols: ["agent_class", "agent_name"] },
-  { index: "fiber_runs_name", cols: ["agent_name"] },
+const PATHS: AccessPath<ColumnKey<typeof fiberRuns>>[] = [
+  { index: "fiber_runs_agent", cols: ["agentClass", "agentName"] },
+  { index: "fiber_runs_name", cols: ["agentName"] },
   { index: "fiber_runs_outcome", cols: ["outcome"] },
-  { index: "fiber_runs_class", cols: ["agent_class"] },
+  { index: "fiber_runs_class", cols: ["agentClass"] },
   { index: "fiber_runs_last_seen", cols: [] },
 ];
 
@@ -57,19 +63,19 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
   const f = parseFilters(fiberFilters, filters);
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
   const p = choosePath(PATHS, {
-    agent_class: eq(f.agentClass, "agent_class"),
-    agent_name: eq(f.agentName, "agent_name"),
+    agentClass: eq(f.agentClass, F.agentClass),
+    agentName: eq(f.agentName, F.agentName),
     // IS NULL is an equality for the index, so "running" is as cheap as any outcome.
-    outcome: f.outcome === "running" ? cond("outcome IS NULL") : eq(f.outcome, "outcome"),
+    outcome: f.outcome === "running" ? cond(`${F.outcome} IS NULL`) : eq(f.outcome, F.outcome),
   });
   return keysetPage<FiberRow>(
     db,
     {
       tag: "fibers",
-      table: "fiber_runs",
+      table: F.$table,
       index: p.index,
       select: SELECT,
-      order: ["last_seen", "fiber_id"],
+      order: [F.lastSeen, F.fiberId],
       types: ["number", "string"],
       dir: "DESC",
       where: p.where,
@@ -83,10 +89,10 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
 
 /** One fiber run with its snapshot preview, or null. */
 export async function getFiber(db: D1Database, fiberId: string): Promise<FiberDetail | null> {
-  return db.prepare(`SELECT ${SELECT}, snapshot_preview AS snapshotPreview FROM fiber_runs WHERE fiber_id = ?`).bind(fiberId).first<FiberDetail>();
+  return db.prepare(`SELECT ${SELECT_DETAIL} FROM ${F.$table} WHERE ${F.fiberId} = ?`).bind(fiberId).first<FiberDetail>();
 }
 
 /** A fiber's events, oldest first (one range of events_fiber_time: at most limit + 1 rows read). */
 export function fiberEvents(db: D1Database, fiberId: string, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "fiber-events", column: "fiber_id", index: "events_fiber_time", value: fiberId, dir: "ASC" }, page);
+  return eventsBy(db, { tag: "fiber-events", column: "fiberId", index: "events_fiber_time", value: fiberId, dir: "ASC" }, page);
 }

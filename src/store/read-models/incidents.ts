@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { incidents } from "../schema";
+import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, eventsBy } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
@@ -44,20 +46,23 @@ export type IncidentRow = {
   lastSeen: number;
 };
 
-const SELECT = `incident_id AS incidentId, kind, agent_class AS agentClass, agent_name AS agentName, status, status_at AS statusAt,
-  attempts, max_attempts AS maxAttempts, reason, fiber_id AS fiberId, request_id AS requestId, first_seen AS firstSeen, last_seen AS lastSeen`;
+const I = names(incidents);
+const SELECT = selectList(incidents, [
+  "incidentId", "kind", "agentClass", "agentName", "status", "statusAt",
+  "attempts", "maxAttempts", "reason", "fiberId", "requestId", "firstSeen", "lastSeen",
+]);
 
 /**
  * Indexes that serve the equality filters, most selective first. Any two
  * filters not on one index (e.g. status + reason) scan the first index that
  * serves one of them and test the other per row, bounded by SCAN_BUDGET.
  */
-const PATHS: AccessPath[] = [
-  { index: "incidents_agent", cols: ["agent_class", "agent_name"] },
-  { index: "incidents_name", cols: ["agent_name"] },
+const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
+  { index: "incidents_agent", cols: ["agentClass", "agentName"] },
+  { index: "incidents_name", cols: ["agentName"] },
   { index: "incidents_reason", cols: ["reason"] },
   { index: "incidents_status", cols: ["status"] },
-  { index: "incidents_class", cols: ["agent_class"] },
+  { index: "incidents_class", cols: ["agentClass"] },
   { index: "incidents_kind", cols: ["kind"] },
   { index: "incidents_last_seen", cols: [] },
 ];
@@ -65,11 +70,11 @@ const PATHS: AccessPath[] = [
 function plan(f: IncidentFilters) {
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
   return choosePath(PATHS, {
-    agent_class: eq(f.agentClass, "agent_class"),
-    agent_name: eq(f.agentName, "agent_name"),
-    reason: eq(f.reason, "reason"),
-    status: eq(f.status, "status"),
-    kind: eq(f.kind, "kind"),
+    agentClass: eq(f.agentClass, I.agentClass),
+    agentName: eq(f.agentName, I.agentName),
+    reason: eq(f.reason, I.reason),
+    status: eq(f.status, I.status),
+    kind: eq(f.kind, I.kind),
   });
 }
 
@@ -81,10 +86,10 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
     db,
     {
       tag: "incidents",
-      table: "incidents",
+      table: I.$table,
       index: p.index,
       select: SELECT,
-      order: ["last_seen", "incident_id"],
+      order: [I.lastSeen, I.incidentId],
       types: ["number", "string"],
       dir: "DESC",
       where: p.where,
@@ -98,7 +103,7 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
 
 /** One incident by id, or null. */
 export async function getIncident(db: D1Database, id: string): Promise<IncidentRow | null> {
-  return db.prepare(`SELECT ${SELECT} FROM incidents WHERE incident_id = ?`).bind(id).first<IncidentRow>();
+  return db.prepare(`SELECT ${SELECT} FROM ${I.$table} WHERE ${I.incidentId} = ?`).bind(id).first<IncidentRow>();
 }
 
 /**
@@ -112,7 +117,7 @@ export async function getIncident(db: D1Database, id: string): Promise<IncidentR
  * own fiber.* events in a turn incident (they carry no turn number).
  */
 export function incidentTimeline(db: D1Database, id: string, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "incident-timeline", column: "timeline_id", index: "events_timeline_time", value: id, dir: "ASC" }, page);
+  return eventsBy(db, { tag: "incident-timeline", column: "timelineId", index: "events_timeline_time", value: id, dir: "ASC" }, page);
 }
 
 export const INCIDENT_GROUPS = ["reason", "status", "kind", "agent"] as const;
@@ -122,10 +127,10 @@ export type IncidentGroupBy = (typeof INCIDENT_GROUPS)[number];
 export const GROUP_BOUND = 5 * SCAN_BUDGET;
 
 const GROUP_EXPR: Record<IncidentGroupBy, string> = {
-  reason: "COALESCE(reason, '')",
-  status: "status",
-  kind: "kind",
-  agent: "agent_class || '/' || agent_name",
+  reason: `COALESCE(${I.reason}, '')`,
+  status: I.status,
+  kind: I.kind,
+  agent: `${I.agentClass} || '/' || ${I.agentName}`,
 };
 
 /** Groups returned at most (largest first). */
@@ -151,15 +156,15 @@ export async function groupIncidents(db: D1Database, filters: IncidentFilterInpu
   const f = parseFilters(incidentFilters, filters);
   const p = plan(f);
   const conds = [...p.where];
-  if (f.since !== undefined) conds.push(cond("last_seen >= ?", f.since));
-  if (f.until !== undefined) conds.push(cond("last_seen <= ?", f.until));
+  if (f.since !== undefined) conds.push(cond(`${I.lastSeen} >= ?`, f.since));
+  if (f.until !== undefined) conds.push(cond(`${I.lastSeen} <= ?`, f.until));
   const hit = p.residual.length ? p.residual.map((c) => `(${c.sql})`).join(" AND ") : "1";
   const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";
   const r = await db
     .prepare(
       `SELECT g, SUM(_hit) AS n, COUNT(*) AS scanned FROM (
-         SELECT ${GROUP_EXPR[by]} AS g, (${hit}) AS _hit FROM incidents INDEXED BY ${p.index} ${where}
-         ORDER BY last_seen DESC, incident_id DESC LIMIT ${GROUP_BOUND}
+         SELECT ${GROUP_EXPR[by]} AS g, (${hit}) AS _hit FROM ${I.$table} INDEXED BY ${p.index} ${where}
+         ORDER BY ${I.lastSeen} DESC, ${I.incidentId} DESC LIMIT ${GROUP_BOUND}
        ) GROUP BY g`,
     )
     .bind(...p.residual.flatMap((c) => c.binds), ...conds.flatMap((c) => c.binds))

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { opAmbiguities } from "../schema";
+import { names, selectList } from "../sql-names";
 import { flag, parseFilters } from "./filters";
 import { type Page, type PageOptions, cond, keysetPage } from "./paging";
 
@@ -27,8 +29,11 @@ export type OpRow = {
   open: boolean;
 };
 
-const SELECT = `op_id AS opId, agent_class AS agentClass, agent_name AS agentName, session_name AS sessionName, op_kind AS opKind, detail,
-  ambiguous_at AS ambiguousAt, resolution, resolution_at AS resolutionAt, first_seen AS firstSeen, last_seen AS lastSeen`;
+const O = names(opAmbiguities);
+const SELECT = selectList(opAmbiguities, [
+  "opId", "agentClass", "agentName", "sessionName", "opKind", "detail",
+  "ambiguousAt", "resolution", "resolutionAt", "firstSeen", "lastSeen",
+]);
 
 /**
  * Lists ambiguous ops. open=true scans op_ambiguities_open (resolution_at IS
@@ -38,15 +43,15 @@ const SELECT = `op_id AS opId, agent_class AS agentClass, agent_name AS agentNam
 export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, page: PageOptions = {}): Promise<Page<OpRow>> {
   const f = parseFilters(opFilters, filters);
   const index = f.open === undefined ? "op_ambiguities_last_seen" : f.open ? "op_ambiguities_open" : "op_ambiguities_resolved";
-  const where = f.open === undefined ? [] : [cond(f.open ? "resolution_at IS NULL" : "resolution_at IS NOT NULL")];
+  const where = f.open === undefined ? [] : [cond(f.open ? `${O.resolutionAt} IS NULL` : `${O.resolutionAt} IS NOT NULL`)];
   return keysetPage<OpRow>(
     db,
     {
       tag: "ops",
-      table: "op_ambiguities",
+      table: O.$table,
       index,
       select: SELECT,
-      order: ["last_seen", "op_id"],
+      order: [O.lastSeen, O.opId],
       types: ["number", "string"],
       dir: "DESC",
       where,

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { EVENT_TYPES } from "../../telemetry/payloads";
+import { eventRollups, fiberRuns, incidents, opAmbiguities } from "../schema";
+import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { instant, parseFilters } from "./filters";
 import { type Capped, DEFAULT_CAP, cappedCountStatement, cappedOf, cond, rowsReadOf } from "./paging";
@@ -9,6 +11,11 @@ import { type Capped, DEFAULT_CAP, cappedCountStatement, cappedOf, cond, rowsRea
  * event_rollups (5-minute buckets maintained by ingest), never counting over
  * the events table.
  */
+
+const R = names(eventRollups);
+const F = names(fiberRuns);
+const I = names(incidents);
+const O = names(opAmbiguities);
 
 export const BUCKET_MS = 5 * 60_000;
 const DAY_MS = 86_400_000;
@@ -21,7 +28,7 @@ export const MAX_SERIES_MS = 31 * DAY_MS;
  * turn past its recovery cap (session.error with reason max_turn_recoveries).
  * As SQL over event_rollups, so counts and top reasons agree.
  */
-export const EXHAUSTION_SQL = "(type = 'chat.recovery.exhausted' OR (type = 'session.error' AND dim = 'max_turn_recoveries'))";
+export const EXHAUSTION_SQL = `(${R.type} = 'chat.recovery.exhausted' OR (${R.type} = 'session.error' AND ${R.dim} = 'max_turn_recoveries'))`;
 
 export const SERIES_ALIASES: Record<string, readonly string[]> = {
   recovery: ["chat.recovery.attempt", "fiber.recovery.attempt"],
@@ -41,11 +48,13 @@ export type OverviewCounts = { runningFibers: Capped; openIncidents: Capped; exh
 export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_CAP): Promise<OverviewCounts> {
   // One round trip: a D1 batch.
   const [running, open, ambiguous, ex] = (await db.batch<{ n: number }>([
-    cappedCountStatement(db, "fiber_runs INDEXED BY fiber_runs_outcome", [cond("outcome IS NULL")], cap),
-    cappedCountStatement(db, "incidents INDEXED BY incidents_status", [cond("status = ?", "open")], cap),
-    cappedCountStatement(db, "op_ambiguities INDEXED BY op_ambiguities_open", [cond("resolution_at IS NULL")], cap),
+    cappedCountStatement(db, `${F.$table} INDEXED BY fiber_runs_outcome`, [cond(`${F.outcome} IS NULL`)], cap),
+    cappedCountStatement(db, `${I.$table} INDEXED BY incidents_status`, [cond(`${I.status} = ?`, "open")], cap),
+    cappedCountStatement(db, `${O.$table} INDEXED BY op_ambiguities_open`, [cond(`${O.resolutionAt} IS NULL`)], cap),
     db
-      .prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM event_rollups INDEXED BY event_rollups_type WHERE type IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND bucket >= ? AND bucket <= ?`)
+      .prepare(
+        `SELECT COALESCE(SUM(${R.n}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND ${R.bucket} >= ? AND ${R.bucket} <= ?`,
+      )
       .bind(floorBucket(now - DAY_MS), now),
   ])) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>];
   const exhausted = Number(ex.results[0]?.n ?? 0);
@@ -99,8 +108,8 @@ export async function eventSeries(
   const types = [...new Set(names.flatMap(typesOf))];
   const r = await db
     .prepare(
-      `SELECT bucket, type, SUM(n) AS n FROM event_rollups INDEXED BY event_rollups_type
-       WHERE type IN (${types.map(() => "?").join(", ")}) AND bucket >= ? AND bucket <= ? GROUP BY type, bucket`,
+      `SELECT ${selectList(eventRollups, ["bucket", "type"])}, SUM(${R.n}) AS n FROM ${R.$table} INDEXED BY event_rollups_type
+       WHERE ${R.type} IN (${types.map(() => "?").join(", ")}) AND ${R.bucket} >= ? AND ${R.bucket} <= ? GROUP BY ${R.type}, ${R.bucket}`,
     )
     .bind(...types, first, until)
     .all<{ bucket: number; type: string; n: number }>();
@@ -134,8 +143,8 @@ export async function topReasons(
   const since = f.since ?? now - DAY_MS;
   const r = await db
     .prepare(
-      `SELECT dim AS reason, SUM(n) AS n FROM event_rollups INDEXED BY event_rollups_type
-       WHERE type IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND bucket >= ? GROUP BY dim ORDER BY n DESC, dim LIMIT ?`,
+      `SELECT ${R.dim} AS reason, SUM(${R.n}) AS n FROM ${R.$table} INDEXED BY event_rollups_type
+       WHERE ${R.type} IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND ${R.bucket} >= ? GROUP BY ${R.dim} ORDER BY n DESC, ${R.dim} LIMIT ?`,
     )
     .bind(floorBucket(since), f.limit ?? 10)
     .all<{ reason: string; n: number }>();

@@ -85,10 +85,6 @@ export type Cond = { sql: string; binds: unknown[] };
 
 export const cond = (sql: string, ...binds: unknown[]): Cond => ({ sql, binds });
 
-/** Equality conditions for the filters that are set, in the given order. */
-export function eqConds(pairs: [column: string, value: unknown][]): Cond[] {
-  return pairs.filter(([, v]) => v !== undefined).map(([c, v]) => cond(`${c} = ?`, v));
-}
 
 /** One list read: which index to scan, in which order, with which conditions. */
 export type ListQuery<R> = {
@@ -190,8 +186,11 @@ export function rowsReadOf(...results: D1Result[]): number {
   return sum(results);
 }
 
-/** One way to serve a list's equality filters: an index whose leading columns are these filter columns. */
-export type AccessPath = { index: string; cols: string[] };
+/**
+ * One way to serve a list's equality filters: an index whose leading columns are these filter columns.
+ * `cols` name the filters (callers use the schema's column keys); they are labels, never SQL.
+ */
+export type AccessPath<K extends string = string> = { index: string; cols: K[] };
 
 /**
  * Picks the first path (callers list them most selective first) whose
@@ -199,11 +198,11 @@ export type AccessPath = { index: string; cols: string[] };
  * become residual conditions (a bounded scan, see SCAN_BUDGET). The last
  * path should have no columns, so one always fits.
  */
-export function choosePath(paths: AccessPath[], filters: Record<string, Cond | undefined>): { index: string; where: Cond[]; residual: Cond[] } {
-  const set = (c: string) => filters[c] !== undefined;
+export function choosePath<K extends string>(paths: AccessPath<K>[], filters: Partial<Record<NoInfer<K>, Cond>>): { index: string; where: Cond[]; residual: Cond[] } {
+  const set = (c: K) => filters[c] !== undefined;
   const path = paths.find((p) => p.cols.every(set)) ?? paths[paths.length - 1]!;
   const where = path.cols.map((c) => filters[c]!);
-  const residual = Object.entries(filters)
+  const residual = (Object.entries(filters) as [K, Cond | undefined][])
     .filter(([c, f]) => f !== undefined && !path.cols.includes(c))
     .map(([, f]) => f!);
   return { index: path.index, where, residual };

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { sessions } from "../schema";
+import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
 import { oneOf, parseFilters, text } from "./filters";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
@@ -33,14 +35,17 @@ export type SessionRow = {
   lastSeen: number;
 };
 
-const SELECT = `session_name AS sessionName, agent_class AS agentClass, agent_name AS agentName, status, status_at AS statusAt,
-  last_event_type AS lastEventType, last_event_at AS lastEventAt, recovery_count AS recoveryCount, last_turn_seq AS lastTurnSeq,
-  first_seen AS firstSeen, last_seen AS lastSeen`;
+const S = names(sessions);
+const SELECT = selectList(sessions, [
+  "sessionName", "agentClass", "agentName", "status", "statusAt",
+  "lastEventType", "lastEventAt", "recoveryCount", "lastTurnSeq",
+  "firstSeen", "lastSeen",
+]);
 
 /** status + agentClass together scan sessions_status and test the class per row (bounded by SCAN_BUDGET). */
-const PATHS: AccessPath[] = [
+const PATHS: AccessPath<ColumnKey<typeof sessions>>[] = [
   { index: "sessions_status", cols: ["status"] },
-  { index: "sessions_class", cols: ["agent_class"] },
+  { index: "sessions_class", cols: ["agentClass"] },
   { index: "sessions_last_seen", cols: [] },
 ];
 
@@ -48,17 +53,17 @@ const PATHS: AccessPath[] = [
 export async function listSessions(db: D1Database, filters: SessionFilterInput, page: PageOptions = {}): Promise<Page<SessionRow>> {
   const f = parseFilters(sessionFilters, filters);
   const p = choosePath(PATHS, {
-    status: f.status === undefined ? undefined : cond("status = ?", f.status),
-    agent_class: f.agentClass === undefined ? undefined : cond("agent_class = ?", f.agentClass),
+    status: f.status === undefined ? undefined : cond(`${S.status} = ?`, f.status),
+    agentClass: f.agentClass === undefined ? undefined : cond(`${S.agentClass} = ?`, f.agentClass),
   });
   return keysetPage<SessionRow>(
     db,
     {
       tag: "sessions",
-      table: "sessions",
+      table: S.$table,
       index: p.index,
       select: SELECT,
-      order: ["last_seen", "session_name"],
+      order: [S.lastSeen, S.sessionName],
       types: ["number", "string"],
       dir: "DESC",
       where: p.where,
@@ -71,10 +76,10 @@ export async function listSessions(db: D1Database, filters: SessionFilterInput, 
 
 /** One session by name, or null. */
 export async function getSession(db: D1Database, name: string): Promise<SessionRow | null> {
-  return db.prepare(`SELECT ${SELECT} FROM sessions WHERE session_name = ?`).bind(name).first<SessionRow>();
+  return db.prepare(`SELECT ${SELECT} FROM ${S.$table} WHERE ${S.sessionName} = ?`).bind(name).first<SessionRow>();
 }
 
 /** A session's events, newest first (one range of events_session_time: at most limit + 1 rows read). */
 export function sessionTimeline(db: D1Database, name: string, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "session-timeline", column: "session_name", index: "events_session_time", value: name, dir: "DESC" }, page);
+  return eventsBy(db, { tag: "session-timeline", column: "sessionName", index: "events_session_time", value: name, dir: "DESC" }, page);
 }
