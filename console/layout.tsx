@@ -1,4 +1,5 @@
 import type { Child } from "hono/jsx";
+import { HTMX_CONFIG } from "./htmx-config";
 
 export type PageContext = {
   user: { email: string; role: "viewer" | "operator" };
@@ -23,21 +24,28 @@ const NAV: [string, string][] = [
   ["/audit", "Audit log"],
 ];
 
-/** The page shell: navigation, who is signed in, the dev-auth banner, htmx and our small client script. */
+/** Same-origin scripts every page loads, in order: htmx, how answers are shown, then our client behaviour. */
+export const LAYOUT_SCRIPTS = ["/vendor/htmx.min.js", "/response-text.js", "/console.js"] as const;
+
+/** The page shell: navigation, who is signed in, the dev-auth banner, htmx and our small client script. No inline script or handler. */
 export function Layout(props: { ctx: PageContext; title: string; active: string; children: Child; scripts?: string[] }) {
   const { ctx } = props;
+  const [htmx, ...ours] = LAYOUT_SCRIPTS;
   return (
     <html lang="en">
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="htmx-config" content={HTMX_CONFIG} />
         <title>{`${props.title} · Agent on-call`}</title>
         <link rel="stylesheet" href="/console.css" />
-        <script src="/vendor/htmx.min.js" defer />
+        <script src={htmx} defer />
         {(props.scripts ?? []).map((s) => (
           <script src={s} defer />
         ))}
-        <script src="/console.js" defer />
+        {ours.map((s) => (
+          <script src={s} defer />
+        ))}
       </head>
       <body hx-headers={ctx.hxHeaders} data-poll-seconds={String(ctx.pollSeconds)}>
         {ctx.devBanner ? (

@@ -7,15 +7,21 @@ import { api } from "./routes/api";
 import type { ConsoleEnv } from "./routes/context";
 import { pages } from "./routes/pages";
 import { problem } from "./routes/render";
+import { securityHeaders } from "./security-headers";
 
 /**
- * The console Worker's HTTP app. Only /health is public; everything else is
- * behind auth (Access JWT or explicit dev mode), and every state-changing
+ * The console Worker's HTTP app. Every response carries the security headers
+ * (CSP, no framing, nosniff, no-store). Only /health is public; everything else
+ * is behind auth (Access JWT or explicit dev mode), and every state-changing
  * request is CSRF-checked.
  */
 export const app = new Hono<ConsoleEnv>();
 
+// First, so refusals from auth, 404s and 500s from onError get the headers too.
+app.use("*", securityHeaders());
 app.get("/health", (c) => c.json({ ok: true }));
+// Other methods on the public path would reach csrf() with no signed-in user: answer them here.
+app.all("/health", (c) => c.text(`/health answers GET only, not ${c.req.method}.`, 405, { Allow: "GET, HEAD" }));
 app.use("*", auth());
 app.use("*", csrf());
 app.route("/", api);

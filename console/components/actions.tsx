@@ -23,7 +23,8 @@ function ActionForm(props: { agentClass: string; agentName: string; path: string
   return (
     <details>
       <summary>
-        <button type="button" onclick="this.closest('details').toggleAttribute('open')">{`${props.label}…`}</button>
+        {/* A button inside <summary> does not toggle it by itself; console.js does, for every [data-toggle-details] (no inline handlers under our CSP). */}
+        <button type="button" data-toggle-details>{`${props.label}…`}</button>
       </summary>
       <form hx-post={props.path} hx-target="#action-result" hx-swap="innerHTML">
         <input type="hidden" name="agentClass" value={props.agentClass} />
@@ -39,7 +40,7 @@ function ActionForm(props: { agentClass: string; agentName: string; path: string
   );
 }
 
-/** The inline result of an action (an htmx fragment). */
+/** The inline result of an action (an htmx fragment). Every value is text, escaped by the renderer. */
 export function ActionResult(props: { ok: boolean; title: string; detail: string; auditHref?: string }) {
   return (
     <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result">

@@ -7,5 +7,6 @@ const TONES: Record<string, string> = {
 
 export function Status(props: { value: string | null | undefined }) {
   const v = props.value ?? "running";
-  return <span class={`badge ${TONES[v] ?? "muted"}`}>{v}</span>;
+  // Own keys only: a stored status like "constructor" must not pick up Object.prototype.
+  return <span class={`badge ${Object.hasOwn(TONES, v) ? TONES[v] : "muted"}`}>{v}</span>;
 }

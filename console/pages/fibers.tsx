@@ -4,7 +4,7 @@ import { JsonView, parsePreview } from "../components/json-view";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
-import { ago, bytes, duration, iso } from "../format";
+import { ago, bytes, elapsed, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 
 type Query = Record<string, string | undefined>;
@@ -29,7 +29,7 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
               <td><a href={`/agents/${encodeURIComponent(f.agentClass)}/${encodeURIComponent(f.agentName)}`}>{f.agentClass} · {f.agentName}</a></td>
               <td>{f.name}</td>
               <td title={iso(f.startedAt)}>{ago(f.startedAt, props.ctx.now)}</td>
-              <td>{duration((f.endedAt ?? props.ctx.now) - (f.startedAt ?? f.firstSeen))}</td>
+              <td>{elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? props.ctx.now)}</td>
               <td><Status value={f.outcome ?? "running"} /></td>
               <td class="num">{bytes(f.snapshotBytes)}</td>
             </tr>

@@ -14,7 +14,7 @@ export type OverviewData = {
 export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
   return (
     <Layout ctx={props.ctx} title="On-call overview" active="/" scripts={["/vendor/chart.umd.min.js"]}>
-      <div id="overview-live" data-live hx-get="/partials/overview" hx-trigger={`every ${props.ctx.pollSeconds}s [!document.hidden], refresh`} hx-swap="innerHTML">
+      <div id="overview-live" data-live hx-get="/partials/overview" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <OverviewLive ctx={props.ctx} data={props.data} />
       </div>
     </Layout>

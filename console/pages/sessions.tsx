@@ -46,7 +46,7 @@ export function SessionPage(props: { ctx: PageContext; session: SessionRow; time
     <Layout ctx={props.ctx} title={`Session ${s.sessionName}`} active="/sessions">
       <dl class="facts">
         <dt>status</dt>
-        <dd data-testid="session-status" data-live hx-get={`/sessions/${encodeURIComponent(s.sessionName)}/status`} hx-trigger={`every ${props.ctx.pollSeconds}s [!document.hidden], refresh`}>
+        <dd data-testid="session-status" data-live hx-get={`/sessions/${encodeURIComponent(s.sessionName)}/status`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`}>
           <Status value={s.status ?? "unknown"} />
         </dd>
         <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`}>{s.agentClass} · {s.agentName}</a></dd>

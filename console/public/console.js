@@ -1,29 +1,51 @@
 // Client behaviour the server cannot render: live refresh that pauses while the tab is hidden,
-// and charts drawn from JSON the server embedded (never from HTML).
+// errors shown as text, the action disclosures, and charts drawn from JSON the server embedded
+// (never from HTML). No inline script or handler exists on our pages: the CSP forbids them, so
+// everything the page does is wired here. htmx settings come from <meta name="htmx-config">.
 (() => {
-  // Refusals (4xx) carry a message meant for the person who clicked: swap them in like successes.
-  document.addEventListener("htmx:load", () => {
-    if (window.htmx && !window.htmx.config.__consoleResponses) {
-      window.htmx.config.responseHandling = [
-        { code: "204", swap: false },
-        { code: "[23]..", swap: true },
-        { code: "4..", swap: true, error: false },
-        { code: "...", swap: false, error: true },
-      ];
-      window.htmx.config.__consoleResponses = true;
-    }
-  });
+  const live = (el) => el instanceof Element && el.closest("[data-live]");
 
-  // htmx polls with hx-trigger="every Ns [!document.hidden]"; when the tab comes back, refresh at once.
+  // Live views poll with hx-trigger="every Ns, refresh". A poll while the tab is hidden is cancelled
+  // here (htmx trigger filters like [!document.hidden] need eval, which the CSP forbids)...
+  document.addEventListener("htmx:beforeRequest", (e) => {
+    const d = e.detail;
+    if (document.hidden && d && d.requestConfig && d.requestConfig.verb === "get" && live(e.target)) e.preventDefault();
+  });
+  // ...and when the tab comes back, every live view refreshes at once.
   document.addEventListener("visibilitychange", () => {
     if (!document.hidden && window.htmx) {
       for (const el of document.querySelectorAll("[data-live]")) window.htmx.trigger(el, "refresh");
     }
   });
 
+  // What reaches the page is our escaped HTML or text, never someone else's markup (response-text.js).
+  document.addEventListener("htmx:beforeSwap", (e) => {
+    const d = e.detail;
+    const status = d.xhr.status;
+    // An action's server error (agent unavailable, timeout) is for the person who clicked; a poll's keeps the last good view.
+    if (status >= 500 && d.requestConfig && d.requestConfig.verb !== "get") {
+      d.shouldSwap = true;
+    }
+    if (d.shouldSwap && window.consoleResponses) {
+      d.serverResponse = window.consoleResponses.swappableBody(status, d.xhr.getResponseHeader("Content-Type"), d.serverResponse);
+    }
+  });
+
+  // A button inside <summary> does not toggle its <details>; these buttons do.
+  document.addEventListener("click", (e) => {
+    const button = e.target instanceof Element ? e.target.closest("[data-toggle-details]") : null;
+    const details = button && button.closest("details");
+    if (details) details.toggleAttribute("open");
+  });
+
+  const hhmm = (t) => {
+    const d = new Date(t);
+    return Number.isNaN(d.getTime()) ? "?" : d.toISOString().slice(11, 16);
+  };
+
   const charts = new Map();
   function drawCharts(root) {
-    if (!window.Chart) return;
+    if (!window.Chart || !root.querySelectorAll) return;
     for (const canvas of root.querySelectorAll("canvas[data-chart]")) {
       let data;
       try {
@@ -31,8 +53,8 @@
       } catch {
         continue;
       }
-      if (!data.buckets) continue;
-      const labels = data.buckets.map((t) => new Date(t).toISOString().slice(11, 16));
+      if (!Array.isArray(data.buckets) || !data.series || typeof data.series !== "object") continue;
+      const labels = data.buckets.map(hhmm);
       const palette = ["#d9480f", "#1c7ed6", "#2b8a3e", "#862e9c", "#e67700"];
       const datasets = Object.entries(data.series).map(([name, values], i) => ({
         label: name, data: values, borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length], tension: 0.2, pointRadius: 0,
@@ -48,6 +70,7 @@
         existing.update("none");
         continue;
       }
+      // chart.js sizes the canvas through element.style (CSSOM), which style-src 'self' allows; it injects no <style>.
       charts.set(canvas.id, new window.Chart(canvas, { type: "line", data: { labels, datasets }, options: { animation: false, responsive: true, maintainAspectRatio: false, scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } } }));
     }
   }
