@@ -14,7 +14,7 @@ import { interleave, median, medianRatio, report } from "./report";
  */
 
 const FILE_T0 = performance.now();
-const ORIGIN = "http://console.bench";
+const ORIGIN = "http://console.localhost"; // dev auth answers only loopback names
 const ROUNDS = 30;
 /** Requests per side per round: workerd's clock only ticks in whole milliseconds, so each sample times 10 requests. */
 const REPS = 10;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Env } from "../env";
+import { isLoopbackHostname } from "./loopback";
 import { type RoleRules, RoleRulesSchema } from "./roles";
 import type { Role } from "./types";
 
@@ -46,22 +47,60 @@ const required = <T extends z.ZodType>(schema: T) =>
 
 const missing = { error: (issue: { input: unknown }) => (issue.input === undefined ? "is missing" : "must be a string") };
 
-/** `myteam.cloudflareaccess.com` or `https://myteam.cloudflareaccess.com/` → `https://myteam.cloudflareaccess.com`. */
+/** Parses a URL setting, or reports why it is not one. */
+function parseUrl(s: string, ctx: z.RefinementCtx, what: string): URL | undefined {
+  try {
+    return new URL(s);
+  } catch {
+    ctx.issues.push({ code: "custom", input: s, message: `is not ${what} (got ${JSON.stringify(s)})` });
+    return undefined;
+  }
+}
+
+/**
+ * `myteam.cloudflareaccess.com` or `https://myteam.cloudflareaccess.com/` → `https://myteam.cloudflareaccess.com`.
+ * https only: the team domain is the trusted issuer and where the signing keys come from.
+ */
 const teamDomain = z
   .string(missing)
   .trim()
   .transform((s, ctx) => {
-    try {
-      const url = new URL(/^https?:\/\//i.test(s) ? s : `https://${s}`);
-      if (url.pathname !== "/" || url.search || url.hash) throw new Error("has a path");
-      return url.origin;
-    } catch {
-      ctx.issues.push({ code: "custom", input: s, message: `is not a team domain like https://<team>.cloudflareaccess.com (got ${JSON.stringify(s)})` });
+    const example = "a team domain like https://<team>.cloudflareaccess.com";
+    const url = parseUrl(/^[a-z][a-z0-9+.-]*:\/\//i.test(s) ? s : `https://${s}`, ctx, example);
+    if (!url) return z.NEVER;
+    if (url.protocol !== "https:") {
+      ctx.issues.push({ code: "custom", input: s, message: `must use https:// (got ${JSON.stringify(s)}): tokens and signing keys are only trusted over TLS` });
       return z.NEVER;
     }
+    if (url.pathname !== "/" || url.search || url.hash || url.username || url.password) {
+      ctx.issues.push({ code: "custom", input: s, message: `is not ${example} (got ${JSON.stringify(s)})` });
+      return z.NEVER;
+    }
+    return url.origin;
   });
 
-const httpUrl = z.string().trim().pipe(z.url({ protocol: /^https?$/, error: "is not an http(s) URL" }));
+/**
+ * ACCESS_JWKS_URL: https, or http only to a loopback host. A loopback fetch never leaves the machine (no
+ * network to strip TLS on, and a deployed Worker cannot reach one), and the test setup serves its keys there.
+ */
+const jwksUrl = z
+  .string()
+  .trim()
+  .transform((s, ctx) => {
+    const url = parseUrl(s, ctx, "a URL");
+    if (!url) return z.NEVER;
+    const allowed = url.protocol === "https:" || (url.protocol === "http:" && isLoopbackHostname(url.hostname));
+    if (!allowed) {
+      const message = `must be an https:// URL (got ${JSON.stringify(s)}; http:// is accepted only for a loopback host such as 127.0.0.1)`;
+      ctx.issues.push({ code: "custom", input: s, message });
+      return z.NEVER;
+    }
+    if (url.username || url.password) {
+      ctx.issues.push({ code: "custom", input: s, message: "must not carry a user name or password" });
+      return z.NEVER;
+    }
+    return url.href;
+  });
 
 const rolesJson = z
   .string(missing)
@@ -80,7 +119,7 @@ const ModeSchema = optional(z.enum(["access", "dev"], { error: 'must be "access"
 const AccessSchema = z.object({
   ACCESS_TEAM_DOMAIN: required(teamDomain),
   ACCESS_AUD: required(z.string(missing).trim()),
-  ACCESS_JWKS_URL: optional(httpUrl),
+  ACCESS_JWKS_URL: optional(jwksUrl),
   ROLES: required(rolesJson),
   CSRF_SECRET: required(z.string(missing).min(MIN_CSRF_SECRET_LENGTH, `must be at least ${MIN_CSRF_SECRET_LENGTH} characters`)),
 });
@@ -129,10 +168,17 @@ export function readAuthConfig(bindings: AuthBindings): AuthConfigResult {
   };
 }
 
-/** One sentence for an operator reading the 503: which settings are missing or wrong, and what to do. */
+/**
+ * One sentence for the operator's log: which settings are missing or wrong, and what to do. It can quote
+ * ROLES entries and domains, so it is logged, never shown to visitors (they get `CONFIG_ERROR_MESSAGE`).
+ */
 export function describeConfigProblems(problems: ConfigProblem[]): string {
   const missingNames = problems.filter((p) => p.problem === "is missing").map((p) => p.setting);
   const other = problems.filter((p) => p.problem !== "is missing").map((p) => `${p.setting} ${p.problem}`);
   const parts = [...(missingNames.length ? [`missing setting${missingNames.length > 1 ? "s" : ""}: ${missingNames.join(", ")}`] : []), ...other];
   return `Sign-in is not configured for this console (${parts.join("; ")}). Set these as Worker vars or secrets; for local development only, AUTH_MODE=dev skips Cloudflare Access.`;
 }
+
+/** What every visitor of a misconfigured console reads: nothing about the settings themselves. */
+export const CONFIG_ERROR_MESSAGE =
+  "Sign-in is not set up correctly for this console, so nobody can sign in yet. The operator's log has the details.";

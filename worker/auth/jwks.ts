@@ -24,6 +24,10 @@ export type JwksCacheOptions = {
   ttlMs?: number;
   /** Least time between two fetches of one URL caused by unknown `kid`s, so random kids cannot make us hammer the endpoint. Default 10 s. */
   minRefetchIntervalMs?: number;
+  /** How long a kid that a fresh fetch did not hold is answered "unknown" without asking again. Default 60 s. */
+  unknownKidTtlMs?: number;
+  /** How long after a failed fetch no new fetch is tried (cached keys are still used). Default 10 s. */
+  failureBackoffMs?: number;
   /** Fetch timeout. Default 5 s. */
   timeoutMs?: number;
   fetch?: typeof fetch;
@@ -37,11 +41,20 @@ export type JwksCache = {
    * the set cannot be fetched and no cached copy holds the kid.
    */
   getKey(url: string, kid: string): Promise<CryptoKey | undefined>;
-  /** Forgets every cached key set. */
+  /** Forgets every cached key set, failure and pending fetch. */
   clear(): void;
 };
 
-type Entry = { keys: Map<string, CryptoKey>; fetchedAt: number; expiresAt: number };
+type Entry = {
+  keys: Map<string, CryptoKey>;
+  fetchedAt: number;
+  expiresAt: number;
+  /** Kids this set did not hold when asked, until when that answer stands (bounded: see MAX_UNKNOWN_KIDS). */
+  unknownKids: Map<string, number>;
+};
+
+/** Negative-cache entries kept per URL; random kids beyond this evict the oldest. */
+const MAX_UNKNOWN_KIDS = 1024;
 
 const RS256 = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as const;
 
@@ -75,33 +88,102 @@ async function loadKeys(url: string, timeoutMs: number, doFetch: typeof fetch): 
   return keys;
 }
 
-/** Creates a JWKS cache. One module-level instance (`defaultJwksCache`) serves the Worker; tests make their own. */
+/**
+ * Creates a JWKS cache. One module-level instance (`defaultJwksCache`) serves the Worker; tests make their own.
+ *
+ * Fetches are single-flight: concurrent requests that need the same URL share one fetch. Unknown kids are
+ * cached negatively (a fresh set that lacks a kid answers "unknown" for `unknownKidTtlMs`, and any unknown
+ * kid refetches at most once per `minRefetchIntervalMs`), and a failed fetch is retried only after
+ * `failureBackoffMs`, so an outage or a flood of forged kids costs the endpoint one request at a time.
+ */
 export function createJwksCache(options: JwksCacheOptions = {}): JwksCache {
   const ttlMs = options.ttlMs ?? 10 * 60_000;
   const minRefetchMs = options.minRefetchIntervalMs ?? 10_000;
+  const unknownKidTtlMs = options.unknownKidTtlMs ?? 60_000;
+  const failureBackoffMs = options.failureBackoffMs ?? 10_000;
   const timeoutMs = options.timeoutMs ?? 5_000;
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
   const entries = new Map<string, Entry>();
+  const failures = new Map<string, { retryAt: number; message: string }>();
+  const inflight = new Map<string, Promise<Map<string, CryptoKey>>>();
+
+  /** Starts a fetch of `url`, or joins the one under way. */
+  function load(url: string): Promise<Map<string, CryptoKey>> {
+    const pending = inflight.get(url);
+    if (pending) return joinWithin(pending, url);
+    const started = loadKeys(url, timeoutMs, doFetch).then(
+      (keys) => {
+        const fetchedAt = Date.now();
+        entries.set(url, { keys, fetchedAt, expiresAt: fetchedAt + ttlMs, unknownKids: new Map() });
+        failures.delete(url);
+        return keys;
+      },
+      (e: unknown) => {
+        failures.set(url, { retryAt: Date.now() + failureBackoffMs, message: e instanceof Error ? e.message : String(e) });
+        throw e;
+      },
+    );
+    const tracked = started.finally(() => {
+      if (inflight.get(url) === tracked) inflight.delete(url);
+    });
+    inflight.set(url, tracked);
+    return tracked;
+  }
+
+  /**
+   * Waits for another request's fetch, but not forever: in workerd, a fetch belongs to the request that
+   * started it, and if that request is cancelled the shared promise may never settle. A joiner gives up
+   * after the fetch timeout (plus a margin) and drops the stuck fetch, so the next request starts afresh.
+   */
+  async function joinWithin(pending: Promise<Map<string, CryptoKey>>, url: string): Promise<Map<string, CryptoKey>> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const gaveUp = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (inflight.get(url) === pending) inflight.delete(url);
+        reject(new JwksUnavailableError(`fetching ${url} did not finish within ${timeoutMs} ms`));
+      }, timeoutMs + 1_000);
+    });
+    try {
+      return await Promise.race([pending, gaveUp]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  function rememberUnknown(url: string, kid: string) {
+    const entry = entries.get(url);
+    if (!entry) return;
+    if (entry.unknownKids.size >= MAX_UNKNOWN_KIDS) entry.unknownKids.delete(entry.unknownKids.keys().next().value!);
+    entry.unknownKids.set(kid, Date.now() + unknownKidTtlMs);
+  }
 
   return {
     async getKey(url, kid) {
-      const cached = entries.get(url);
       const now = Date.now();
+      const cached = entries.get(url);
+      const failure = failures.get(url);
+      const backingOff = failure !== undefined && now < failure.retryAt;
+
       if (cached && now < cached.expiresAt) {
         const key = cached.keys.get(kid);
-        if (key || now - cached.fetchedAt < minRefetchMs) return key;
-      }
-      try {
-        const keys = await loadKeys(url, timeoutMs, doFetch);
-        const fetchedAt = Date.now();
-        entries.set(url, { keys, fetchedAt, expiresAt: fetchedAt + ttlMs });
-        return keys.get(kid);
-      } catch (e) {
-        // Keys rotate slowly: while the endpoint is down, keep trusting the last set we saw, and retry later.
+        if (key) return key;
+        // A fresh set that lacks the kid is the answer while refetching is rate-limited, negatively cached, or backing off.
+        if (now - cached.fetchedAt < minRefetchMs || (cached.unknownKids.get(kid) ?? 0) > now || backingOff) return undefined;
+      } else if (backingOff) {
         const stale = cached?.keys.get(kid);
-        if (cached && stale) {
-          cached.fetchedAt = now;
-          cached.expiresAt = now + minRefetchMs;
+        if (stale) return stale;
+        throw new JwksUnavailableError(`${failure.message} (not retried for ${Math.ceil((failure.retryAt - now) / 1000)} s)`);
+      }
+
+      try {
+        const keys = await load(url);
+        const key = keys.get(kid);
+        if (!key) rememberUnknown(url, kid);
+        return key;
+      } catch (e) {
+        // Keys rotate slowly: while the endpoint is down, keep trusting the last set we saw (retried after the backoff).
+        const stale = entries.get(url)?.keys.get(kid);
+        if (stale) {
           console.warn(`[auth] ${e instanceof Error ? e.message : String(e)}; using the cached signing keys`);
           return stale;
         }
@@ -110,6 +192,8 @@ export function createJwksCache(options: JwksCacheOptions = {}): JwksCache {
     },
     clear() {
       entries.clear();
+      failures.clear();
+      inflight.clear();
     },
   };
 }

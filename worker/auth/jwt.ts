@@ -6,6 +6,8 @@ const HeaderSchema = z.object({
   alg: z.string(),
   kid: z.string().min(1),
   typ: z.string().optional(),
+  /** RFC 7515 §4.1.11: a verifier must refuse extensions it does not understand; we understand none. */
+  crit: z.unknown().optional(),
 });
 
 const GroupSchema = z.union([
@@ -89,6 +91,7 @@ export async function verifyAccessJwt(token: string, options: AccessJwtOptions):
   const header = HeaderSchema.safeParse(decodeJson(rawHeader));
   if (!header.success) return fail("malformed", "the JWT header is not valid");
   if (header.data.alg !== "RS256") return fail("unsupported_algorithm", `alg ${header.data.alg} is not RS256`);
+  if (header.data.crit !== undefined) return fail("malformed", "the JWT header lists critical extensions (crit), which this console does not support");
   const signature = base64UrlToBytes(rawSignature);
   if (!signature || signature.length === 0) return fail("malformed", "the JWT signature is not base64url");
 

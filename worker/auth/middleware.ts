@@ -1,9 +1,11 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import { type AuthBindings, type AuthConfig, describeConfigProblems, readAuthConfig } from "./config";
+import { type AuthBindings, type AuthConfig, CONFIG_ERROR_MESSAGE, describeConfigProblems, readAuthConfig } from "./config";
 import { csrfKey, issueCsrfToken } from "./csrf";
+import { parseEmail } from "./identity";
 import { type JwksCache, defaultJwksCache } from "./jwks";
 import { type JwtFailure, groupsOf, verifyAccessJwt } from "./jwt";
+import { DEV_MODE_LOCAL_ONLY_MESSAGE, notLocalReason } from "./local-only";
 import { respondProblem } from "./problem";
 import { hasRole, roleFor } from "./roles";
 import { readAccessToken } from "./token";
@@ -36,7 +38,13 @@ const TOKEN_MESSAGES: Record<Exclude<JwtFailure, "keys_unavailable">, string> = 
 const MISSING_TOKEN_MESSAGE =
   "You are not signed in: this request carried no Cloudflare Access token (no Cf-Access-Jwt-Assertion header or CF_Authorization cookie). Open the console through its Access-protected address to sign in.";
 
-const loggedConfigProblems = new Set<string>();
+/** What this isolate has already logged: a misconfiguration is logged once per `key`, not once per request. */
+const logged = new Set<string>();
+function logOnce(key: string, line: string, log: (line: string) => void = console.error) {
+  if (logged.has(key)) return;
+  logged.add(key);
+  log(line);
+}
 
 type Identified = { ok: true; user: AuthUser } | { ok: false; response: Response | Promise<Response> };
 
@@ -60,11 +68,16 @@ async function identifyWithAccess(c: Context, config: Extract<AuthConfig, { mode
     return { ok: false, response: respondProblem(c, { status: 401, code: result.reason, title: "Sign-in required", message: TOKEN_MESSAGES[result.reason] }) };
   }
 
-  const email = result.claims.email?.trim().toLowerCase();
-  if (!email) {
+  if (!result.claims.email?.trim()) {
     const message = "This Access token carries no email (for example a service token); the console needs a person's identity.";
     return { ok: false, response: respondProblem(c, { status: 403, code: "no_email", title: "Access denied", message, signOut: true }) };
   }
+  const parsed = parseEmail(result.claims.email);
+  if (!parsed.ok) {
+    const message = `The email in your sign-in token ${parsed.problem}, so the console cannot match it to a role. Sign in with a plain address such as name@example.com.`;
+    return { ok: false, response: respondProblem(c, { status: 403, code: "bad_email", title: "Access denied", message, signOut: true }) };
+  }
+  const email = parsed.value.address;
   const role = roleFor(config.roles, { email, groups: groupsOf(result.claims) });
   if (!role) {
     const message = `${email} is signed in but has no role in this console. Ask an admin to add you to ROLES as viewer or operator.`;
@@ -76,8 +89,10 @@ async function identifyWithAccess(c: Context, config: Extract<AuthConfig, { mode
 /**
  * Establishes who is calling and sets `c.var.user`, `c.var.devAuth` and `c.var.csrfToken`.
  * AUTH_MODE=access (the default) verifies the Cloudflare Access JWT and maps the email to a role;
- * AUTH_MODE=dev uses DEV_USER/DEV_ROLE. Only `/health` is exempt. Refusals: 401 (no or invalid token),
- * 403 (no role), 503 (auth not configured, or signing keys unreachable), each with the reason in words.
+ * AUTH_MODE=dev uses DEV_USER/DEV_ROLE and answers only requests addressed to loopback (see local-only.ts).
+ * Only `/health` is exempt. Refusals: 401 (no or invalid token), 403 (no role, or dev mode reached from
+ * elsewhere), 503 (auth not configured, or signing keys unreachable), each in words; a configuration
+ * problem is described only in the log.
  */
 export function auth(options: AuthOptions = {}): MiddlewareHandler<AuthEnv> {
   return createMiddleware<AuthEnv>(async (c, next) => {
@@ -86,17 +101,21 @@ export function auth(options: AuthOptions = {}): MiddlewareHandler<AuthEnv> {
     const bindings = typeof options.bindings === "function" ? options.bindings(c) : (options.bindings ?? (c.env as AuthBindings | undefined) ?? {});
     const read = readAuthConfig(bindings);
     if (!read.ok) {
-      const message = describeConfigProblems(read.problems);
-      if (!loggedConfigProblems.has(message)) {
-        loggedConfigProblems.add(message); // once per isolate, not once per request
-        console.error(`[auth] ${message}`);
-      }
-      return respondProblem(c, { status: 503, code: "auth_not_configured", title: "Sign-in not configured", message });
+      // The details can quote ROLES entries and domains: they go to the log, visitors get a generic sentence.
+      const details = `[auth] ${describeConfigProblems(read.problems)}`;
+      logOnce(details, details);
+      return respondProblem(c, { status: 503, code: "auth_not_configured", title: "Sign-in not configured", message: CONFIG_ERROR_MESSAGE });
     }
     const config = read.config;
 
     let user: AuthUser;
     if (config.mode === "dev") {
+      // No sign-in in dev mode, so it must never answer a rebinding page or a deployed address.
+      const notLocal = notLocalReason(c.req.raw);
+      if (notLocal) {
+        logOnce("dev_mode_local_only", `[auth] AUTH_MODE=dev refused a request that is not local (${notLocal}); dev mode only answers on loopback addresses (logged once)`, console.warn);
+        return respondProblem(c, { status: 403, code: "dev_mode_local_only", title: "Local development only", message: DEV_MODE_LOCAL_ONLY_MESSAGE });
+      }
       user = { email: config.devUser, role: config.devRole, via: "dev" };
     } else {
       const identified = await identifyWithAccess(c, config, options);

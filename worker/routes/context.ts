@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { PageContext } from "../../console/layout";
-import { csrfHxHeaders, csrfToken, DEV_AUTH_BANNER, type AuthEnv } from "../auth";
+import { csrfHxHeaders, csrfToken, DEV_AUTH_BANNER, traceLinkTemplate, type AuthEnv } from "../auth";
 
 /** The console's Hono environment: bindings plus what auth() established. */
 export type ConsoleEnv = AuthEnv;
@@ -9,7 +9,7 @@ export type ConsoleContext = Context<ConsoleEnv>;
 /** Everything a page needs to know about the request, from auth and configuration. */
 export function pageContext(c: ConsoleContext): PageContext {
   const poll = Number(c.env.POLL_SECONDS ?? 15);
-  const traceUrl = c.env.APM_TRACE_URL;
+  const traceUrl = traceLinkTemplate(c.env.APM_TRACE_URL);
   return {
     user: c.var.user,
     devBanner: c.var.devAuth ? DEV_AUTH_BANNER : null,

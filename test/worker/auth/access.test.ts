@@ -185,6 +185,20 @@ describe("auth() in access mode", () => {
     expect(((await grouped.json()) as { user: { role: string } }).user.role).toBe("viewer");
   });
 
+  it("refuses a verified email that is not one plain address: two @, or a character imitating ASCII (403, in words)", async () => {
+    const twoAts = await get(consoleApp(), "/", withToken(await sign(key, claimsFor("mallory@evil.com@example.com"))));
+    expect(twoAts.status).toBe(403);
+    const page = await twoAts.text();
+    expect(page).toContain("The email in your sign-in token has more than one @, so the console cannot match it to a role.");
+    expect(page).toContain("/cdn-cgi/access/logout");
+    const kelvin = await get(consoleApp(), "/", withToken(await sign(key, claimsFor("\u212Aim@example.com")), { Accept: "application/json" }));
+    expect(kelvin.status).toBe(403);
+    expect(await kelvin.json()).toEqual({
+      error: "bad_email",
+      message: "The email in your sign-in token contains U+212A, a character that imitates plain ASCII, so the console cannot match it to a role. Sign in with a plain address such as name@example.com.",
+    });
+  });
+
   it("answers 401 with a page saying the token is missing", async () => {
     const res = await get(consoleApp(), "/");
     expect(res.status).toBe(401);

@@ -13,7 +13,8 @@ import {
   verifyCsrfToken,
 } from "../../../worker/auth";
 
-const ORIGIN = "https://console.example.com";
+/** Dev mode only answers loopback addresses (a `*.localhost` name is one). */
+const ORIGIN = "https://console.localhost";
 const SECRET = "csrf-test-secret-0123456789abcdef0123";
 
 /** Dev mode gives a fixed identity, so these tests isolate the CSRF rules. */
@@ -78,7 +79,7 @@ describe("csrf()", () => {
     const evil = await post(app, { Origin: "https://evil.example", "X-CSRF-Token": token, "HX-Request": "true" });
     expect(evil.status).toBe(403);
     expect(await evil.text()).toBe(
-      "This change was refused because it was sent from https://evil.example, not from https://console.example.com. Changes are only accepted from the console's own pages.",
+      "This change was refused because it was sent from https://evil.example, not from https://console.localhost. Changes are only accepted from the console's own pages.",
     );
     const crossSite = await post(app, { "Sec-Fetch-Site": "cross-site", "X-CSRF-Token": token, Accept: "application/json" });
     expect(crossSite.status).toBe(403);

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { type AuthBindings, type AuthEnv, DEV_AUTH_BANNER, auth, readAuthConfig, requireRole } from "../../../worker/auth";
+import { type AuthBindings, type AuthEnv, CONFIG_ERROR_MESSAGE, DEV_AUTH_BANNER, DEV_MODE_LOCAL_ONLY_MESSAGE, auth, readAuthConfig, requireRole } from "../../../worker/auth";
 
 const ORIGIN = "http://127.0.0.1:8787";
 
@@ -57,46 +57,101 @@ describe("local dev mode", () => {
     for (const mode of ["Development", "off", "none"]) {
       const res = await get(appWith({ AUTH_MODE: mode }), "/me");
       expect(res.status).toBe(503);
-      expect(await res.text()).toContain("AUTH_MODE must be &quot;access&quot; or &quot;dev&quot;");
+      expect(await res.text()).toContain("Sign-in is not set up correctly for this console");
+      expect(readAuthConfig({ AUTH_MODE: mode })).toEqual({ ok: false, problems: [{ setting: "AUTH_MODE", problem: 'must be "access" or "dev"' }] });
     }
     const badRole = await get(appWith({ AUTH_MODE: "dev", DEV_ROLE: "admin" }), "/me", { "HX-Request": "true" });
     expect(badRole.status).toBe(503);
-    expect(await badRole.text()).toContain('DEV_ROLE must be "viewer" or "operator"');
+    expect(await badRole.text()).toBe(CONFIG_ERROR_MESSAGE);
+    expect(readAuthConfig({ AUTH_MODE: "dev", DEV_ROLE: "admin" })).toEqual({ ok: false, problems: [{ setting: "DEV_ROLE", problem: 'must be "viewer" or "operator"' }] });
   });
 });
 
-describe("access mode without its settings", () => {
-  it("answers every request 503 naming the missing settings, without a stack trace", async () => {
-    const app = appWith({});
-    for (const path of ["/", "/me", "/ops"]) {
-      const res = await get(app, path);
-      expect(res.status).toBe(503);
-      const page = await res.text();
-      expect(page).toContain("Sign-in is not configured for this console");
-      expect(page).toContain("missing settings: ACCESS_TEAM_DOMAIN, ACCESS_AUD, ROLES, CSRF_SECRET");
-      expect(page).not.toMatch(/\bat \S+ \(|Error:|ZodError/);
+describe("dev mode answers only on this machine", () => {
+  const dev = () => appWith({ AUTH_MODE: "dev" });
+  const at = (url: string, headers: Record<string, string> = {}) => dev().request(url, { headers });
+
+  it("serves loopback addresses: 127.0.0.0/8, ::1, localhost and *.localhost, with or without a port", async () => {
+    const local = [
+      ["http://127.0.0.1:8787/me", "127.0.0.1:8787"],
+      ["http://127.0.0.1/me", "127.0.0.1"],
+      ["http://127.9.8.7:1234/me", "127.9.8.7:1234"],
+      ["http://[::1]:8787/me", "[::1]:8787"],
+      ["http://[::1]/me", "[::1]"],
+      ["http://localhost:8787/me", "localhost:8787"],
+      ["http://localhost/me", "LOCALHOST"],
+      ["http://console.localhost:8787/me", "console.localhost:8787"],
+      ["https://a.b.localhost/me", "a.b.localhost"],
+    ];
+    for (const [url, host] of local) {
+      const res = await at(url!, { Host: host! });
+      expect(res.status, `${url} with Host ${host}`).toBe(200);
+      expect(((await res.json()) as { user: { email: string } }).user.email).toBe("dev@localhost");
     }
-    expect((await get(app, "/health")).status).toBe(200);
+    // What wrangler dev adds for a local client.
+    expect((await at("http://127.0.0.1:8787/me", { Host: "127.0.0.1:8787", "CF-Connecting-IP": "127.0.0.1" })).status).toBe(200);
+    expect((await at("http://localhost:8787/me", { Host: "localhost:8787", "CF-Connecting-IP": "::1" })).status).toBe(200);
   });
 
-  it("names only what is missing, and treats blank values as missing", async () => {
-    const res = await get(appWith({ ACCESS_TEAM_DOMAIN: "https://t.cloudflareaccess.com", ACCESS_AUD: "  ", ROLES: '{"viewer":["*@example.com"]}', CSRF_SECRET: "z".repeat(40) }), "/", {
-      Accept: "application/json",
-    });
-    expect(res.status).toBe(503);
-    const body = (await res.json()) as { error: string; message: string };
-    expect(body.error).toBe("auth_not_configured");
-    expect(body.message).toContain("missing setting: ACCESS_AUD)");
+  it("refuses a DNS-rebinding request (a loopback URL, but the Host of the attacker's page) with a page saying dev mode is local-only", async () => {
+    const res = await at("http://127.0.0.1:8787/ops", { Host: "evil.example" });
+    expect(res.status).toBe(403);
+    expect(res.headers.get("content-type")).toMatch(/text\/html/);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const page = await res.text();
+    expect(page).toContain("Local development only");
+    expect(page).toContain(DEV_MODE_LOCAL_ONLY_MESSAGE);
+    expect(page).not.toContain("dev@localhost");
+    expect(page).not.toContain("operator page");
   });
 
-  it("explains settings that are present but wrong", async () => {
-    const bad = readAuthConfig({ ACCESS_TEAM_DOMAIN: "https://t.cloudflareaccess.com/some/path", ACCESS_AUD: "a", ROLES: "{operator:", CSRF_SECRET: "short" });
-    expect(bad.ok).toBe(false);
-    const problems = bad.ok ? [] : bad.problems.map((p) => `${p.setting} ${p.problem}`);
-    expect(problems).toEqual([
-      expect.stringContaining("ACCESS_TEAM_DOMAIN is not a team domain like https://<team>.cloudflareaccess.com"),
-      expect.stringContaining("ROLES is not valid JSON"),
-      "CSRF_SECRET must be at least 32 characters",
-    ]);
+  it("checks the Host header and the request URL, each on its own", async () => {
+    // The URL names another host, the Host header says loopback: refused.
+    expect((await at("http://evil.example/me", { Host: "127.0.0.1:8787" })).status).toBe(403);
+    // A deployed Worker is reached under its public name.
+    expect((await at("https://console.acme.workers.dev/me")).status).toBe(403);
+    expect((await at("https://console.acme.workers.dev/me", { Host: "console.acme.workers.dev" })).status).toBe(403);
+    // Loopback URL, Host header not loopback (or not a host at all).
+    for (const host of [
+      "evil.example",
+      "evil.example:8787",
+      "127.0.0.1.evil.example",
+      "localhost.evil.example",
+      "localhost.",
+      "evil_localhost",
+      "127.0.0.1@evil.example",
+      "evil.example#.localhost",
+      "[::ffff:127.0.0.1]",
+      "0.0.0.0:8787",
+      "10.0.0.1",
+      "192.168.1.10:8787",
+      "",
+    ]) {
+      expect((await at("http://127.0.0.1:8787/me", { Host: host })).status, `Host ${JSON.stringify(host)}`).toBe(403);
+    }
+  });
+
+  it("refuses a proxied or tunnelled request: X-Forwarded-Host or a client address that is not loopback", async () => {
+    const url = "http://127.0.0.1:8787/me";
+    expect((await at(url, { Host: "127.0.0.1:8787", "X-Forwarded-Host": "console.acme.com" })).status).toBe(403);
+    expect((await at(url, { Host: "127.0.0.1:8787", "X-Forwarded-Host": "localhost, evil.example" })).status).toBe(403);
+    expect((await at(url, { Host: "127.0.0.1:8787", "X-Forwarded-Host": "localhost:8787" })).status).toBe(200);
+    expect((await at(url, { Host: "127.0.0.1:8787", "CF-Connecting-IP": "203.0.113.7" })).status).toBe(403);
+    expect((await at(url, { Host: "127.0.0.1:8787", "CF-Connecting-IP": "2001:db8::1" })).status).toBe(403);
+  });
+
+  it("answers htmx and JSON callers briefly, and keeps /health public", async () => {
+    const hx = await at("http://127.0.0.1:8787/me", { Host: "evil.example", "HX-Request": "true" });
+    expect(hx.status).toBe(403);
+    expect(await hx.text()).toBe(DEV_MODE_LOCAL_ONLY_MESSAGE);
+    const json = await at("http://127.0.0.1:8787/me", { Host: "evil.example", Accept: "application/json" });
+    expect(await json.json()).toEqual({ error: "dev_mode_local_only", message: DEV_MODE_LOCAL_ONLY_MESSAGE });
+    expect((await at("https://console.acme.workers.dev/health")).status).toBe(200);
+  });
+
+  it("does not restrict access mode: it is Access that decides there", async () => {
+    const app = appWith({ ACCESS_TEAM_DOMAIN: "https://t.cloudflareaccess.com", ACCESS_AUD: "a", ROLES: '{"viewer":["*@a.b"]}', CSRF_SECRET: "y".repeat(32) });
+    const res = await app.request("https://console.acme.com/me", { headers: { Host: "console.acme.com" } });
+    expect(res.status).toBe(401); // asked to sign in, not told about dev mode
   });
 });
