@@ -29,6 +29,24 @@ export function readWranglerConfig(file: string): WranglerConfig {
   return config as WranglerConfig;
 }
 
+/** The console var listing the agent classes it may address (read by worker/admin-client.ts). */
+export const AGENT_CLASSES_VAR = "AGENT_CLASSES";
+
+/**
+ * What is wrong with a console config's agent allowlist: AGENT_CLASSES must list
+ * exactly the agents its Durable Object bindings bind, each binding named after
+ * its class (the admin client looks a class up by binding name). Empty when fine.
+ */
+export function agentClassesProblems(config: WranglerConfig): string[] {
+  const bindings = config.durable_objects?.bindings ?? [];
+  const problems = bindings.filter((b) => b.name !== b.class_name).map((b) => `binding ${b.name} must be named after its class ${b.class_name}`);
+  const declared = (config.vars?.[AGENT_CLASSES_VAR] ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const bound = bindings.map((b) => b.name);
+  for (const c of bound) if (!declared.includes(c)) problems.push(`${c} is bound but missing from vars.${AGENT_CLASSES_VAR}`);
+  for (const c of declared) if (!bound.includes(c)) problems.push(`vars.${AGENT_CLASSES_VAR} lists ${c}, which no Durable Object binding binds`);
+  return problems;
+}
+
 /** The Durable Object classes a Worker hosts itself (bindings without script_name). */
 export function hostedAgentClasses(config: WranglerConfig): string[] {
   return (config.durable_objects?.bindings ?? []).filter((b) => !b.script_name).map((b) => b.class_name);
@@ -49,11 +67,18 @@ function absolutePaths(config: WranglerConfig, from: string): WranglerConfig {
 /**
  * The console's wrangler.jsonc with its agent bindings replaced: `agents` maps
  * each agent class to the Worker (script_name) that hosts it; `null` drops
- * them all (the test worker hosts its agents itself). `vars` are added.
+ * them all (the test worker hosts its agents itself, and passes AGENT_CLASSES in
+ * `vars`). AGENT_CLASSES is written from the bindings written, so it cannot drift;
+ * the source config must already agree with itself. `vars` are added last.
  */
 export function deriveConsoleConfig(opts: { agents: { className: string; scriptName: string }[] | null; vars?: Record<string, string> }): WranglerConfig {
-  const base = absolutePaths(readWranglerConfig(consoleConfigPath), consoleConfigPath);
-  const out: WranglerConfig = { ...base, vars: { ...base.vars, ...opts.vars } };
+  const source = readWranglerConfig(consoleConfigPath);
+  const problems = agentClassesProblems(source);
+  if (problems.length) throw new Error(`${consoleConfigPath}: the agent allowlist does not match the agent bindings:\n  ${problems.join("\n  ")}`);
+  const base = absolutePaths(source, consoleConfigPath);
+  const { [AGENT_CLASSES_VAR]: _declared, ...baseVars } = base.vars ?? {};
+  const allowlist: Record<string, string> = opts.agents === null ? {} : { [AGENT_CLASSES_VAR]: opts.agents.map((a) => a.className).join(",") };
+  const out: WranglerConfig = { ...base, vars: { ...baseVars, ...allowlist, ...opts.vars } };
   if (opts.agents === null) delete out.durable_objects;
   else out.durable_objects = { bindings: opts.agents.map((a) => ({ name: a.className, class_name: a.className, script_name: a.scriptName })) };
   return out;

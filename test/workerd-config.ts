@@ -18,7 +18,8 @@ export async function workerdTestConfig(opts: {
   fsModuleCache?: boolean;
 }): Promise<ViteUserConfig> {
   const migrations = await readD1Migrations(path.join(root, "migrations"));
-  const testConsoleConfig = writeGeneratedConfig("console.test.jsonc", deriveConsoleConfig({ agents: null }));
+  // The test worker hosts the agents itself; the admin client's allowlist is exactly those bindings.
+  const testConsoleConfig = writeGeneratedConfig("console.test.jsonc", deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: Object.keys(opts.durableObjects).join(",") } }));
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -37,6 +38,8 @@ export async function workerdTestConfig(opts: {
             ACCESS_JWKS_URL: `http://127.0.0.1:${inject("otlpPort")}/cdn-cgi/access/certs?team=env`,
             ROLES: JSON.stringify({ operator: ["operator@example.com"], viewer: ["*@example.com"] }),
             CSRF_SECRET: "test-only-csrf-secret-0123456789abcdef",
+            // Extra redaction patterns, read by withTelemetry (test/telemetry/redaction-config.test.ts).
+            TELEMETRY_REDACT_PATTERNS: JSON.stringify(["/internal-ticket-[0-9]{4}/i"]),
           },
           // The agents' R2 bucket (the demo fleet's workspace backups); the console itself has none.
           r2Buckets: ["BACKUPS"],

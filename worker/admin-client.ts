@@ -10,11 +10,13 @@ import type { Env } from "./env";
  * by class name, with script_name for agents in other Workers).
  */
 export function consoleAdminClient(env: Env, identity: unknown, opts: AdminClientOptions = {}) {
+  const agentClasses = allowedAgentClasses(env);
   return createAdminClient(
     {
       audit: (entry) => writeAudit(env.DB, entry),
+      agentClasses,
       isRegistered: async (agentClass, agentName) => Boolean(await findAgent(env.DB, agentClass, agentName)),
-      namespace: (agentClass) => agentNamespace(env, agentClass),
+      namespace: (agentClass) => agentNamespace(env, agentClasses, agentClass),
       queue: env.TELEMETRY_QUEUE,
     },
     identity,
@@ -22,8 +24,27 @@ export function consoleAdminClient(env: Env, identity: unknown, opts: AdminClien
   );
 }
 
-/** The binding named after an agent class, when it looks like a Durable Object namespace. */
-function agentNamespace(env: Env, agentClass: string): DurableObjectNamespace | null {
+/** The console's own bindings: never an agent, whatever AGENT_CLASSES says. */
+const CONSOLE_BINDINGS = new Set(["DB", "TELEMETRY_QUEUE", "ASSETS"]);
+
+/**
+ * The agent classes the console may address: the `AGENT_CLASSES` var, a
+ * comma-separated list that wrangler.jsonc declares next to the Durable Object
+ * bindings (scripts/wrangler-config.ts checks they match, and writes it for the
+ * configs it derives). Unset means none: a binding is never guessed.
+ */
+export function allowedAgentClasses(env: Env): string[] {
+  const raw = (env as unknown as Record<string, unknown>).AGENT_CLASSES;
+  if (typeof raw !== "string") return [];
+  return raw
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => /^[A-Za-z_$][\w$]{0,199}$/.test(s) && !CONSOLE_BINDINGS.has(s));
+}
+
+/** The binding named after an allowed agent class. */
+function agentNamespace(env: Env, allowed: readonly string[], agentClass: string): DurableObjectNamespace | null {
+  if (!allowed.includes(agentClass)) return null;
   const ns = (env as unknown as Record<string, unknown>)[agentClass];
-  return ns && typeof (ns as { idFromName?: unknown }).idFromName === "function" ? (ns as DurableObjectNamespace) : null;
+  return ns && typeof ns === "object" ? (ns as DurableObjectNamespace) : null;
 }

@@ -17,6 +17,12 @@ type ConsoleEnv = {
   ASSETS?: Fetcher;
   /** Days of history to keep (cron retention). */
   RETENTION_DAYS?: string;
+  /** Oldest event ingest accepts, in days before receipt (default RETENTION_DAYS); older ones go to dead letters. */
+  INGEST_MAX_AGE_DAYS?: string;
+  /** How far in the future an event time may be, in seconds after receipt (default 300); later ones go to dead letters. */
+  INGEST_MAX_FUTURE_SKEW_SECONDS?: string;
+  /** Shared with the agents' Worker (a secret): when set, ingest dead-letters events without a valid signature. */
+  TELEMETRY_SIGNING_SECRET?: string;
   /** OTLP/HTTP traces endpoint, e.g. https://api.example-apm.com/v1/traces. A secret; unset means no export. */
   OTLP_ENDPOINT?: string;
   /** OTLP headers, `key=value,key2=value2` (a secret). */

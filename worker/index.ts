@@ -2,6 +2,7 @@ import { instrument } from "@microlabs/otel-cf-workers";
 import { retentionDays, runRetention } from "../src/store/retention";
 import { app } from "./app";
 import { type Env, TELEMETRY_DLQ_NAME } from "./env";
+import { boundsFromEnv } from "./ingest/bounds";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
 
@@ -15,7 +16,8 @@ const handler: ExportedHandler<Env> = {
 
   async scheduled(_controller, env, ctx) {
     ctx.waitUntil(
-      runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS) }).then(
+      // Rows dated past ingest's clock-skew allowance cannot be real (ingest refuses them): retention deletes them too.
+      runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS), maxFutureSkewMs: boundsFromEnv(env).maxFutureSkewMs }).then(
         (r) => console.log(`[retention] cutoff ${new Date(r.cutoff).toISOString()} deleted ${JSON.stringify(r.deleted)}${r.complete ? "" : " (more left)"}`),
         (e) => console.error(`[retention] failed: ${e instanceof Error ? e.message : String(e)}`),
       ),

@@ -1,6 +1,7 @@
 import type { IncidentRow } from "../../src/store/read-models";
 import { ago, iso } from "../format";
 import { Status } from "./status";
+import { detailHref } from "../links";
 
 /** Incidents as a table: the overview's worst list and the incidents page share it. */
 export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId: string; showFirstSeen?: boolean }) {
@@ -16,7 +17,7 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
       <tbody>
         {props.rows.map((i) => (
           <tr>
-            <td><a class="mono" href={`/incidents/${encodeURIComponent(i.incidentId)}`}>{i.incidentId}</a></td>
+            <td><a class="mono" href={detailHref("incidents", i.incidentId, i)}>{i.incidentId}</a></td>
             <td>{i.kind}</td>
             <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
             <td><Status value={i.status} /></td>

@@ -1,6 +1,7 @@
 import type { EventRow } from "../../src/store/read-models";
 import { bytes, iso } from "../format";
 import { JsonView, parsePreview } from "./json-view";
+import { detailHref } from "../links";
 
 const TONE: Record<string, string> = {
   "chat.recovery.exhausted": "bad", "session.error": "bad", "fiber.failed": "bad", "fiber.recovery.failed": "bad", "chat.recovery.failed": "bad", "op.ambiguous": "bad",
@@ -70,7 +71,7 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null })
             {p.snapshot && snap ? <JsonView value={snap.value} rawText={snap.rawText} size={p.snapshot.bytes} truncated={p.snapshot.truncated} /> : null}
             <div class="muted mono">
               {e.opId ? <span>op {e.opId} </span> : null}
-              {e.fiberId ? <span>fiber <a href={`/fibers/${encodeURIComponent(e.fiberId)}`}>{e.fiberId}</a> </span> : null}
+              {e.fiberId ? <span>fiber <a href={detailHref("fibers", e.fiberId, e)}>{e.fiberId}</a> </span> : null}
               {e.requestId ? <span>request {e.requestId} </span> : null}
               {e.traceId ? (
                 props.traceUrl ? <span>trace <a href={props.traceUrl.replace("{traceId}", encodeURIComponent(e.traceId))} rel="noopener noreferrer" target="_blank">{e.traceId}</a></span> : <span>trace {e.traceId}</span>

@@ -3,6 +3,7 @@ import { AdminActions } from "../components/actions";
 import { Status } from "../components/status";
 import { ago, bytes, duration, href, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
+import { detailHref } from "../links";
 
 type FiberSummary = { fiberId: string; name: string; startedAt: number | null; outcome: string | null; lastSeen: number; snapshotBytes: number | null };
 
@@ -20,7 +21,7 @@ export function AgentPage(props: {
   const base = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active="/fibers">
-      <div id="agent-live" data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s [!document.hidden], refresh`} hx-swap="innerHTML">
+      <div id="agent-live" data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} base={base} live={props.live} />
       </div>
       <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} />
@@ -32,7 +33,7 @@ export function AgentPage(props: {
         <tbody>
           {props.history.map((f) => (
             <tr>
-              <td><a class="mono" href={`/fibers/${encodeURIComponent(f.fiberId)}`}>{f.fiberId}</a></td>
+              <td><a class="mono" href={detailHref("fibers", f.fiberId, props)}>{f.fiberId}</a></td>
               <td>{f.name}</td>
               <td title={iso(f.startedAt)}>{ago(f.startedAt, props.ctx.now)}</td>
               <td><Status value={f.outcome ?? "running"} /></td>

@@ -6,6 +6,7 @@ import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
 import { ago, bytes, elapsed, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
+import { detailHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -25,7 +26,7 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
         <tbody>
           {props.page.items.map((f) => (
             <tr>
-              <td><a class="mono" href={`/fibers/${encodeURIComponent(f.fiberId)}`}>{f.fiberId}</a></td>
+              <td><a class="mono" href={detailHref("fibers", f.fiberId, f)}>{f.fiberId}</a></td>
               <td><a href={`/agents/${encodeURIComponent(f.agentClass)}/${encodeURIComponent(f.agentName)}`}>{f.agentClass} · {f.agentName}</a></td>
               <td>{f.name}</td>
               <td title={iso(f.startedAt)}>{ago(f.startedAt, props.ctx.now)}</td>

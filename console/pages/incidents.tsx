@@ -6,6 +6,7 @@ import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
 import { href, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
+import { detailHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -59,7 +60,7 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; t
         <dt>reason</dt><dd>{i.reason ?? "—"}</dd>
         <dt>first seen</dt><dd>{iso(i.firstSeen)}</dd>
         <dt>last seen</dt><dd>{iso(i.lastSeen)}</dd>
-        {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={`/fibers/${encodeURIComponent(i.fiberId)}`}>{i.fiberId}</a></dd></> : null}
+        {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={detailHref("fibers", i.fiberId, i)}>{i.fiberId}</a></dd></> : null}
         {i.requestId ? <><dt>request</dt><dd class="mono">{i.requestId}</dd></> : null}
       </dl>
       <h2>Timeline</h2>

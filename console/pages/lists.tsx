@@ -4,6 +4,7 @@ import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { ago, bytes, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
+import { detailHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -25,7 +26,7 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
             <tr>
               <td>{b.tenant}</td>
               <td>{b.environment}</td>
-              <td><a href={`/sessions/${encodeURIComponent(b.sessionName)}`}>{b.sessionName}</a></td>
+              <td><a href={detailHref("sessions", b.sessionName, b)}>{b.sessionName}</a></td>
               <td title={iso(b.createdAt)}>{ago(b.createdAt, props.ctx.now)}</td>
               <td>{b.expired ? <Status value="expired" /> : iso(b.expiresAt)}</td>
               <td class="num">{bytes(b.bytes)}</td>
@@ -94,7 +95,7 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
             <tr>
               <td class="mono">{o.opId}</td>
               <td>{o.opKind ?? "—"}</td>
-              <td>{o.sessionName ? <a href={`/sessions/${encodeURIComponent(o.sessionName)}`}>{o.sessionName}</a> : `${o.agentClass} · ${o.agentName}`}</td>
+              <td>{o.sessionName ? <a href={detailHref("sessions", o.sessionName, o)}>{o.sessionName}</a> : `${o.agentClass} · ${o.agentName}`}</td>
               <td>{o.detail ?? ""}</td>
               <td>{ago(o.ambiguousAt, props.ctx.now)}</td>
               <td>{o.open ? <Status value="open" /> : o.resolution}</td>

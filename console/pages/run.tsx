@@ -4,7 +4,13 @@ import { JsonView, parsePreview } from "../components/json-view";
 import { duration, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 
-/** The snapshot viewer: the live row's full (capped) snapshot, or the last-known one once the row is gone. */
+/** Said wherever a snapshot is shown: what was masked is gone for everyone, not hidden from some. */
+const MASKED_NOTE = "Credential-looking values (API keys, tokens, passwords, private keys) are masked for everyone.";
+
+/**
+ * The snapshot viewer: the live row's full (capped) snapshot, or the last-known one once the row is gone.
+ * Both arrive masked (the admin client masks live snapshots; telemetry masked the last-known preview).
+ */
 export function RunPage(props: { ctx: PageContext; agentClass: string; agentName: string; live: RunDetail | null; lastKnown: FiberDetail | null }) {
   const back = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   if (props.live) {
@@ -14,6 +20,7 @@ export function RunPage(props: { ctx: PageContext; agentClass: string; agentName
         <p><a href={back}>« {props.agentClass} · {props.agentName}</a></p>
         <dl class="facts"><dt>run</dt><dd class="mono">{r.id}</dd><dt>started</dt><dd>{iso(r.createdAt)} ({duration(r.ageMs)} ago)</dd></dl>
         <h2>Snapshot (live)</h2>
+        <p class="muted">{MASKED_NOTE}</p>
         <JsonView value={r.truncated ? undefined : r.snapshot} rawText={r.snapshotText} size={r.snapshotBytes} truncated={r.truncated} />
       </Layout>
     );
@@ -25,6 +32,7 @@ export function RunPage(props: { ctx: PageContext; agentClass: string; agentName
       <p><a href={back}>« {props.agentClass} · {props.agentName}</a></p>
       <p class="muted">This run is no longer live (its row is gone). Showing the last-known snapshot reported through telemetry.</p>
       <h2>Last-known snapshot</h2>
+      <p class="muted">{MASKED_NOTE}</p>
       {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">None reported.</p>}
     </Layout>
   );

@@ -6,6 +6,7 @@ import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
 import { ago, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
+import { detailHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -23,7 +24,7 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
         <tbody>
           {props.page.items.map((s) => (
             <tr>
-              <td><a href={`/sessions/${encodeURIComponent(s.sessionName)}`}>{s.sessionName}</a></td>
+              <td><a href={detailHref("sessions", s.sessionName, s)}>{s.sessionName}</a></td>
               <td>{s.agentClass}</td>
               <td><Status value={s.status ?? "unknown"} /></td>
               <td>{s.lastEventType} <span class="muted">{ago(s.lastEventAt, props.ctx.now)}</span></td>
@@ -46,7 +47,7 @@ export function SessionPage(props: { ctx: PageContext; session: SessionRow; time
     <Layout ctx={props.ctx} title={`Session ${s.sessionName}`} active="/sessions">
       <dl class="facts">
         <dt>status</dt>
-        <dd data-testid="session-status" data-live hx-get={`/sessions/${encodeURIComponent(s.sessionName)}/status`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`}>
+        <dd data-testid="session-status" data-live hx-get={detailHref("sessions", s.sessionName, s, "/status")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`}>
           <Status value={s.status ?? "unknown"} />
         </dd>
         <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`}>{s.agentClass} · {s.agentName}</a></dd>

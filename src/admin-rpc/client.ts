@@ -1,6 +1,7 @@
 import { getAgentByName } from "agents";
 import { z } from "zod";
-import { type QueueLike, Telemetry } from "@agent-oncall/telemetry";
+import { maskJson, maskSecrets, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
+import { capAuditRecord } from "./audit-caps.js";
 import { type AuditRecord } from "./audit-record.js";
 import {
   type ActionInput,
@@ -43,6 +44,11 @@ export type Target = z.infer<typeof target>;
 export type AdminClientPorts = {
   /** Writes one audit row. Called for every action, whatever its result. */
   audit: (entry: AuditRecord) => Promise<void>;
+  /**
+   * The agent classes this Worker may address: its Durable Object bindings to agents, by class name. Nothing
+   * else is ever looked up (in workerd, ASSETS and other bindings pass a "has idFromName" test).
+   */
+  agentClasses: readonly string[];
   /** Whether this agent has ever reported (so a typo cannot create an empty Durable Object). */
   isRegistered: (agentClass: string, agentName: string) => Promise<boolean>;
   /** The Durable Object namespace that hosts this agent class, or null when the Worker may not address it. */
@@ -58,6 +64,13 @@ export type AdminClientOptions = {
 };
 
 const DEFAULT_TIMEOUT_MS = 15_000;
+/** Free text longer than this is cut before masking; the audit caps are far below it. */
+const MASK_CHARS = 64 * 1024;
+
+/** A run detail with its snapshot masked, as JSON (key-aware) and as text. */
+function maskedRun(r: RunDetail): RunDetail {
+  return { ...r, snapshot: maskJson(r.snapshot), snapshotText: r.snapshotText === null ? null : maskSecrets(r.snapshotText) };
+}
 
 /** Validates what a Durable Object sent back, so a mismatched deploy shows as a typed error, not a crash. */
 function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
@@ -82,6 +95,9 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     const parsed = target.safeParse(t);
     if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
     const { agentClass, agentName } = parsed.data;
+    if (!ports.agentClasses.includes(agentClass)) {
+      return fail("not_found", `${agentClass} is not an agent class this Worker may address (it may address: ${ports.agentClasses.join(", ") || "none"})`);
+    }
     if (!opts.allowUnregistered && !(await ports.isRegistered(agentClass, agentName))) return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`);
     const ns = ports.namespace(agentClass);
     if (!ns) return fail("not_found", `this Worker has no Durable Object binding named ${agentClass}`);
@@ -126,7 +142,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     // would enter the registry (and make the agent addressable) through its own refusal.
     let targetKnown = false;
     const audit = async (result: "ok" | "noop" | "error" | "denied" | "invalid", value?: T, error?: AdminError) => {
-      const entry = {
+      const raw = {
         id: crypto.randomUUID(),
         time: now(),
         actor: who.email,
@@ -134,12 +150,15 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
         action,
         targetClass: tgt.success ? tgt.data.agentClass : String((t as { agentClass?: unknown } | null)?.agentClass ?? "(invalid)"),
         targetName: tgt.success ? tgt.data.agentName : String((t as { agentName?: unknown } | null)?.agentName ?? "(invalid)"),
-        reason: rawReason.slice(0, 2000),
+        // A reason is free text: masked like everything else an operator types that others read.
+        reason: maskSecrets(rawReason.slice(0, MASK_CHARS)),
         before: value?.before ?? null,
         after: value?.after ?? null,
         result,
-        error: error ? `${error.code}: ${error.message}` : null,
-      };
+        error: error ? maskSecrets(`${error.code}: ${error.message}`.slice(0, MASK_CHARS)) : null,
+      } satisfies AuditRecord;
+      // Caps every field: refused and invalid attempts carry whatever the caller sent.
+      const entry = capAuditRecord(raw);
       await ports.audit(entry);
       if (targetKnown) await emitAdminEvent(ports.queue ?? null, action, entry);
     };
@@ -177,11 +196,15 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   return {
     /** Live run rows and managed fibers. */
     listRuns: (t: Target): Promise<AdminResult<ListRunsOutput>> => read(t, listRunsOutput, (s) => s.adminListRuns()),
-    /** One run with its (capped) snapshot. */
-    getRun: (t: Target, id: unknown): Promise<AdminResult<RunDetail>> => {
+    /**
+     * One run with its (capped) snapshot, masked: credentials in it never reach a viewer. There is no
+     * unmasked variant; the agent's owner reads raw state with their own tools.
+     */
+    getRun: async (t: Target, id: unknown): Promise<AdminResult<RunDetail>> => {
       const p = runIdInput.safeParse({ id });
-      if (!p.success) return Promise.resolve(fail("invalid_input", describeInput(p.error)));
-      return read(t, runDetail, (s) => s.adminGetRun(p.data));
+      if (!p.success) return fail("invalid_input", describeInput(p.error));
+      const r = await read(t, runDetail, (s) => s.adminGetRun(p.data));
+      return r.ok ? { ok: true, value: maskedRun(r.value) } : r;
     },
     /** Derived status, next alarm, schedules and chat-recovery records. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),

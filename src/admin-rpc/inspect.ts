@@ -1,3 +1,4 @@
+import { maskSecrets } from "@agent-oncall/telemetry";
 import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX } from "./sdk-layout.js";
 import type { DerivedStatus, ListRunsOutput, RunDetail, StatusOutput } from "./contract.js";
 
@@ -51,7 +52,9 @@ export function readRun(sql: Sql, id: string, now = Date.now()): RunDetail | nul
   const base = { id: r.id, name: r.name, createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: bytes };
   if (text === null) return { ...base, snapshot: null, snapshotText: null, truncated: false };
   if (bytes > SNAPSHOT_CAP_BYTES) {
-    return { ...base, snapshot: null, snapshotText: `${text.slice(0, SNAPSHOT_CAP_BYTES)}… [truncated: ${bytes} bytes, showing the first ${SNAPSHOT_CAP_BYTES}]`, truncated: true };
+    // Masked before the cut, so a credential at the cut keeps none of its characters.
+    const masked = maskSecrets(text.slice(0, 2 * SNAPSHOT_CAP_BYTES));
+    return { ...base, snapshot: null, snapshotText: `${masked.slice(0, SNAPSHOT_CAP_BYTES)}… [truncated: ${bytes} bytes, showing the first ${SNAPSHOT_CAP_BYTES}]`, truncated: true };
   }
   try {
     return { ...base, snapshot: JSON.parse(text), snapshotText: text, truncated: false };

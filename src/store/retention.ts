@@ -6,7 +6,10 @@
 import { auditLog, deadLetters, eventRollups, events, fiberRuns, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
 
-export type RetentionResult = { cutoff: number; deleted: Record<string, number>; complete: boolean };
+export type RetentionResult = { cutoff: number; futureCutoff: number; deleted: Record<string, number>; complete: boolean };
+
+/** Clock skew ingest accepts by default (INGEST_MAX_FUTURE_SKEW_SECONDS); anything later than now + skew is not a real time. */
+export const DEFAULT_FUTURE_SKEW_MS = 5 * 60_000;
 
 const E = names(events);
 const D = names(deadLetters);
@@ -18,41 +21,52 @@ const L = names(auditLog);
 const S = names(sessions);
 const R = names(eventRollups);
 
-/** Tables and the time column that ages them. Open incidents and unresolved ambiguities are kept regardless of age. */
-const PLAN: { table: string; key: string; where: string }[] = [
-  { table: E.$table, key: E.id, where: `${E.time} < ?1` },
-  { table: D.$table, key: D.messageId, where: `${D.receivedAt} < ?1` },
-  { table: F.$table, key: F.fiberId, where: `${F.lastSeen} < ?1` },
-  { table: I.$table, key: I.incidentId, where: `${I.lastSeen} < ?1 AND ${I.status} <> 'open'` },
-  { table: O.$table, key: O.opId, where: `${O.lastSeen} < ?1 AND ${O.resolutionAt} IS NOT NULL` },
-  { table: B.$table, key: B.handle, where: `${B.lastSeen} < ?1` },
-  { table: L.$table, key: L.id, where: `${L.time} < ?1` },
-  { table: S.$table, key: S.sessionName, where: `${S.lastSeen} < ?1` },
-  // Rollups age with the events they count (a composite key, so rows go by rowid; the bucket range is the primary key's prefix).
-  { table: R.$table, key: "rowid", where: `${R.bucket} < ?1` },
+/** Older than the cutoff (?1), or later than any real time (?2): rows stored before ingest refused future times. */
+const outside = (col: string) => `(${col} < ?1 OR ${col} > ?2)`;
+const future = (col: string) => `${col} > ?2`;
+
+/**
+ * Tables and the time column that ages them. Open incidents and unresolved ambiguities are kept regardless of
+ * age, but not when dated in the future. Rows go by rowid: projection keys are composite (id + agent).
+ */
+const PLAN: { table: string; where: string }[] = [
+  { table: E.$table, where: outside(E.time) },
+  { table: D.$table, where: outside(D.receivedAt) },
+  { table: F.$table, where: outside(F.lastSeen) },
+  { table: I.$table, where: `((${I.lastSeen} < ?1 AND ${I.status} <> 'open') OR ${future(I.lastSeen)})` },
+  { table: O.$table, where: `((${O.lastSeen} < ?1 AND ${O.resolutionAt} IS NOT NULL) OR ${future(O.lastSeen)})` },
+  { table: B.$table, where: outside(B.lastSeen) },
+  { table: L.$table, where: outside(L.time) },
+  { table: S.$table, where: outside(S.lastSeen) },
+  // Rollups age with the events they count (the bucket range is the primary key's prefix).
+  { table: R.$table, where: outside(R.bucket) },
 ];
 
 /**
- * Deletes rows older than `maxAgeDays`, at most `batchSize` per statement and
- * `maxBatches` statements per table per run. Returns what it deleted and
- * whether anything old is left for the next run.
+ * Deletes rows older than `maxAgeDays`, and rows dated later than now plus
+ * `maxFutureSkewMs` (ingest refuses such times, so these are rows stored
+ * before it did; kept, they would never age out and would sort first
+ * forever). At most `batchSize` per statement and `maxBatches` statements per
+ * table per run. Returns what it deleted and whether anything is left for the
+ * next run.
  */
 export async function runRetention(
   db: D1Database,
-  opts: { maxAgeDays: number; now?: number; batchSize?: number; maxBatches?: number },
+  opts: { maxAgeDays: number; maxFutureSkewMs?: number; now?: number; batchSize?: number; maxBatches?: number },
 ): Promise<RetentionResult> {
   const now = opts.now ?? Date.now();
   const cutoff = now - opts.maxAgeDays * 86_400_000;
+  const futureCutoff = now + (opts.maxFutureSkewMs ?? DEFAULT_FUTURE_SKEW_MS);
   const batchSize = opts.batchSize ?? 500;
   const maxBatches = opts.maxBatches ?? 20;
   const deleted: Record<string, number> = {};
   let complete = true;
-  for (const { table, key, where } of PLAN) {
+  for (const { table, where } of PLAN) {
     deleted[table] = 0;
     for (let i = 0; i < maxBatches; i++) {
       const r = await db
-        .prepare(`DELETE FROM ${table} WHERE ${key} IN (SELECT ${key} FROM ${table} WHERE ${where} LIMIT ${batchSize})`)
-        .bind(cutoff)
+        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${batchSize})`)
+        .bind(cutoff, futureCutoff)
         .run();
       const n = r.meta.changes ?? 0;
       deleted[table] += n;
@@ -60,7 +74,7 @@ export async function runRetention(
       if (i === maxBatches - 1) complete = false;
     }
   }
-  return { cutoff, deleted, complete };
+  return { cutoff, futureCutoff, deleted, complete };
 }
 
 /** Parses the RETENTION_DAYS setting; a bad value falls back to the default rather than deleting too much. */

@@ -8,6 +8,12 @@ import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlit
  * Projections hold only what an event said and when; anything that can be
  * derived (a session's status, whether an op is still ambiguous) is derived
  * in the read models, not stored twice.
+ *
+ * Every projection row is keyed by the reporting agent (class + name) as well
+ * as by its own id: fiber ids and chat incident ids are unique only per agent,
+ * and any producer can claim any id, so one agent's events can never change
+ * another agent's rows. The key's id comes first (lookups by id alone), and
+ * each list index ends with the whole key, so keyset order stays unique.
  */
 
 /** Every valid event, once (the id is the dedupe key). */
@@ -41,10 +47,11 @@ export const events = sqliteTable(
     index("events_type_time").on(t.type, t.time, t.id),
     index("events_incident_time").on(t.incidentId, t.time, t.id),
     index("events_agent_time").on(t.agentClass, t.agentName, t.time, t.id),
-    index("events_fiber_time").on(t.fiberId, t.time, t.id),
-    index("events_session_time").on(t.sessionName, t.time, t.id),
+    // Timelines belong to one agent's fiber / session / incident: forged events under the same id are not in them.
+    index("events_fiber_time").on(t.fiberId, t.agentClass, t.agentName, t.time, t.id),
+    index("events_session_time").on(t.sessionName, t.agentClass, t.agentName, t.time, t.id),
     index("events_op_time").on(t.opId, t.time, t.id),
-    index("events_timeline_time").on(t.timelineId, t.time, t.id),
+    index("events_timeline_time").on(t.timelineId, t.agentClass, t.agentName, t.time, t.id),
   ],
 );
 
@@ -77,11 +84,11 @@ export const agents = sqliteTable(
   ],
 );
 
-/** One row per fiber run. `outcome` is the latest terminal event by time, so arrival order does not matter. */
+/** One row per fiber run of an agent. `outcome` is the latest terminal event by time, so arrival order does not matter. */
 export const fiberRuns = sqliteTable(
   "fiber_runs",
   {
-    fiberId: text("fiber_id").primaryKey(),
+    fiberId: text("fiber_id").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),
     name: text("name").notNull(),
@@ -99,11 +106,12 @@ export const fiberRuns = sqliteTable(
     lastSeen: integer("last_seen").notNull(),
   },
   (t) => [
-    index("fiber_runs_last_seen").on(t.lastSeen, t.fiberId),
+    primaryKey({ columns: [t.fiberId, t.agentClass, t.agentName] }),
+    index("fiber_runs_last_seen").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName),
     index("fiber_runs_agent").on(t.agentClass, t.agentName, t.lastSeen, t.fiberId),
-    index("fiber_runs_outcome").on(t.outcome, t.lastSeen, t.fiberId),
-    index("fiber_runs_class").on(t.agentClass, t.lastSeen, t.fiberId),
-    index("fiber_runs_name").on(t.agentName, t.lastSeen, t.fiberId),
+    index("fiber_runs_outcome").on(t.outcome, t.lastSeen, t.fiberId, t.agentClass, t.agentName),
+    index("fiber_runs_class").on(t.agentClass, t.lastSeen, t.fiberId, t.agentName),
+    index("fiber_runs_name").on(t.agentName, t.lastSeen, t.fiberId, t.agentClass),
   ],
 );
 
@@ -115,7 +123,7 @@ export const fiberRuns = sqliteTable(
 export const incidents = sqliteTable(
   "incidents",
   {
-    incidentId: text("incident_id").primaryKey(),
+    incidentId: text("incident_id").notNull(),
     kind: text("kind").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),
@@ -133,13 +141,14 @@ export const incidents = sqliteTable(
     lastSeen: integer("last_seen").notNull(),
   },
   (t) => [
-    index("incidents_last_seen").on(t.lastSeen, t.incidentId),
-    index("incidents_status").on(t.status, t.lastSeen, t.incidentId),
-    index("incidents_reason").on(t.reason, t.lastSeen, t.incidentId),
+    primaryKey({ columns: [t.incidentId, t.agentClass, t.agentName] }),
+    index("incidents_last_seen").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_status").on(t.status, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_reason").on(t.reason, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_agent").on(t.agentClass, t.agentName, t.lastSeen, t.incidentId),
-    index("incidents_kind").on(t.kind, t.lastSeen, t.incidentId),
-    index("incidents_class").on(t.agentClass, t.lastSeen, t.incidentId),
-    index("incidents_name").on(t.agentName, t.lastSeen, t.incidentId),
+    index("incidents_kind").on(t.kind, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_class").on(t.agentClass, t.lastSeen, t.incidentId, t.agentName),
+    index("incidents_name").on(t.agentName, t.lastSeen, t.incidentId, t.agentClass),
   ],
 );
 
@@ -147,7 +156,7 @@ export const incidents = sqliteTable(
 export const opAmbiguities = sqliteTable(
   "op_ambiguities",
   {
-    opId: text("op_id").primaryKey(),
+    opId: text("op_id").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),
     sessionName: text("session_name"),
@@ -161,18 +170,19 @@ export const opAmbiguities = sqliteTable(
     lastSeen: integer("last_seen").notNull(),
   },
   (t) => [
-    index("op_ambiguities_last_seen").on(t.lastSeen, t.opId),
-    index("op_ambiguities_open").on(t.resolutionAt, t.lastSeen, t.opId),
+    primaryKey({ columns: [t.opId, t.agentClass, t.agentName] }),
+    index("op_ambiguities_last_seen").on(t.lastSeen, t.opId, t.agentClass, t.agentName),
+    index("op_ambiguities_open").on(t.resolutionAt, t.lastSeen, t.opId, t.agentClass, t.agentName),
     // Resolved ones, newest first: a partial index, since "resolution_at IS NOT NULL" is a range the open index cannot order by last_seen.
-    index("op_ambiguities_resolved").on(t.lastSeen, t.opId).where(sql`resolution_at IS NOT NULL`),
+    index("op_ambiguities_resolved").on(t.lastSeen, t.opId, t.agentClass, t.agentName).where(sql`resolution_at IS NOT NULL`),
   ],
 );
 
-/** Workspace backups, by R2 handle. Expiry is a fact from the event; "expired" is derived from time. */
+/** Workspace backups, by R2 handle and reporting agent. Expiry is a fact from the event; "expired" is derived from time. */
 export const workspaceBackups = sqliteTable(
   "workspace_backups",
   {
-    handle: text("handle").primaryKey(),
+    handle: text("handle").notNull(),
     tenant: text("tenant").notNull(),
     environment: text("environment").notNull(),
     sessionName: text("session_name").notNull(),
@@ -186,13 +196,14 @@ export const workspaceBackups = sqliteTable(
     lastSeen: integer("last_seen").notNull(),
   },
   (t) => [
+    primaryKey({ columns: [t.handle, t.agentClass, t.agentName] }),
     index("workspace_backups_scope").on(t.tenant, t.environment, t.sessionName, t.createdAt, t.handle),
     index("workspace_backups_created").on(t.createdAt, t.handle),
-    index("workspace_backups_last_seen").on(t.lastSeen, t.handle),
-    index("workspace_backups_tenant").on(t.tenant, t.lastSeen, t.handle),
-    index("workspace_backups_environment").on(t.environment, t.lastSeen, t.handle),
-    index("workspace_backups_session").on(t.sessionName, t.lastSeen, t.handle),
-    index("workspace_backups_expires").on(t.expiresAt, t.handle),
+    index("workspace_backups_last_seen").on(t.lastSeen, t.handle, t.agentClass, t.agentName),
+    index("workspace_backups_tenant").on(t.tenant, t.lastSeen, t.handle, t.agentClass, t.agentName),
+    index("workspace_backups_environment").on(t.environment, t.lastSeen, t.handle, t.agentClass, t.agentName),
+    index("workspace_backups_session").on(t.sessionName, t.lastSeen, t.handle, t.agentClass, t.agentName),
+    index("workspace_backups_expires").on(t.expiresAt, t.handle, t.agentClass, t.agentName),
   ],
 );
 
@@ -225,14 +236,14 @@ export const auditLog = sqliteTable(
 );
 
 /**
- * One row per session (the `corr.sessionName` of session.*, op.* and backup.* events). `status` is the
+ * One row per session of an agent (the `corr.sessionName` of session.*, op.* and backup.* events). `status` is the
  * last REPORTED status (latest session.status_* / session.error by time, event id): the agent derives
  * its status; we only record what it said.
  */
 export const sessions = sqliteTable(
   "sessions",
   {
-    sessionName: text("session_name").primaryKey(),
+    sessionName: text("session_name").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),
     firstSeen: integer("first_seen").notNull(),
@@ -248,9 +259,10 @@ export const sessions = sqliteTable(
     lastTurnSeq: integer("last_turn_seq"),
   },
   (t) => [
-    index("sessions_last_seen").on(t.lastSeen, t.sessionName),
-    index("sessions_status").on(t.status, t.lastSeen, t.sessionName),
-    index("sessions_class").on(t.agentClass, t.lastSeen, t.sessionName),
+    primaryKey({ columns: [t.sessionName, t.agentClass, t.agentName] }),
+    index("sessions_last_seen").on(t.lastSeen, t.sessionName, t.agentClass, t.agentName),
+    index("sessions_status").on(t.status, t.lastSeen, t.sessionName, t.agentClass, t.agentName),
+    index("sessions_class").on(t.agentClass, t.lastSeen, t.sessionName, t.agentName),
   ],
 );
 

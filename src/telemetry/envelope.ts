@@ -4,6 +4,12 @@ import { type EventType, payloadSchemas, type PayloadOf } from "./payloads.js";
 /** Bumped when the envelope or a payload changes incompatibly. Ingest rejects unknown versions to dead letters. */
 export const SCHEMA_VERSION = 1;
 
+/**
+ * Largest event, as UTF-8 bytes of its JSON (signature included), that ingest accepts. The sender replaces a
+ * larger one with an `event.too_large` placeholder; a Queue message (128 KB) always holds at least one event.
+ */
+export const MAX_EVENT_BYTES = 64 * 1024;
+
 const id = z.string().min(1).max(200);
 
 /** Correlation ids that join events across the console and the user's APM. */
@@ -43,7 +49,10 @@ function variant<T extends EventType>(type: T) {
 
 const variants = (Object.keys(payloadSchemas) as EventType[]).map((t) => variant(t));
 
-/** The validated event envelope: a discriminated union on `type`. */
+/**
+ * The validated event envelope: a discriminated union on `type`. On the wire an event may also carry `sig`
+ * (see signing.ts); it is not part of the envelope, and validation drops it.
+ */
 export const eventEnvelope = z.discriminatedUnion(
   "type",
   variants as unknown as [ReturnType<typeof variant>, ...ReturnType<typeof variant>[]],
@@ -76,7 +85,8 @@ export function parseEvent(value: unknown): ParseResult {
   }
   const oversized = (value as { payload?: { oversized?: { bytes?: unknown } } }).payload?.oversized;
   if (oversized && typeof oversized.bytes === "number") {
-    return { ok: false, reason: `event too large: payload was ${oversized.bytes} bytes (limit 65536); a preview is kept in the body` };
+    // Older senders (before event.too_large) shipped an oversized payload this way.
+    return { ok: false, reason: `event too large: payload was ${oversized.bytes} bytes (limit ${MAX_EVENT_BYTES}); a preview is kept in the body` };
   }
   const r = eventEnvelope.safeParse(value);
   if (r.success) return { ok: true, event: r.data as TelemetryEvent };

@@ -2,10 +2,12 @@
 export { withTelemetry, type WithTelemetryClass, type WithTelemetryOptions } from "./with-telemetry.js";
 export type { QueueLike, SqlLike } from "./outbox.js";
 export { Telemetry, type TelemetryOptions, type TelemetryStats } from "./telemetry.js";
-export { eventEnvelope, parseEvent, SCHEMA_VERSION, type TelemetryEvent, type Correlation, type Source } from "./envelope.js";
+export { eventEnvelope, parseEvent, SCHEMA_VERSION, MAX_EVENT_BYTES, type TelemetryEvent, type Correlation, type Source } from "./envelope.js";
+export { SIGNATURE_FIELD, signingKey, signEventText, verifyEventSignature, type SignatureVerdict } from "./signing.js";
+export { utf8Length } from "./pack.js";
 export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, type EventType, type PayloadOf, type Preview } from "./payloads.js";
 export { normalizeSdkEvent } from "./normalize.js";
 export { subscribeAgentDiagnostics } from "./diagnostics.js";
 export { fiberIncidentId, turnIncidentId, newEventId } from "./ids.js";
-export { toPreview, maskSecrets } from "./redact.js";
+export { toPreview, capField, maskSecrets, maskJson, createMasker, parseRedactPatterns, type Masker, type RedactPatterns } from "./redact.js";
 export { otlpTargetFromEnv, parseOtlpHeaders } from "./config.js";

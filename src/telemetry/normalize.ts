@@ -2,7 +2,7 @@ import type { ObservabilityEvent } from "agents/observability";
 import { type Correlation, SCHEMA_VERSION, type Source, type TelemetryEvent } from "./envelope.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import type { EventType } from "./payloads.js";
-import { capField, safeStringify, byteLength, toPreview } from "./redact.js";
+import { capField, safeStringify, byteLength, type Masker, maskSecrets, toPreview } from "./redact.js";
 
 /**
  * The only place that knows the shape of agents-SDK observability events.
@@ -70,7 +70,7 @@ function compact<T extends Record<string, unknown>>(o: T): T {
   return o;
 }
 
-function fiberPayload(type: EventType, p: Record<string, unknown>): Record<string, unknown> {
+function fiberPayload(type: EventType, p: Record<string, unknown>, mask: Masker): Record<string, unknown> {
   const base = compact({
     fiberName: str(p.fiberName) ?? "(unnamed)",
     managed: bool(p.managed),
@@ -78,19 +78,19 @@ function fiberPayload(type: EventType, p: Record<string, unknown>): Record<strin
   });
   switch (type) {
     case "fiber.failed":
-      return { ...base, error: capField(str(p.error) ?? "unknown error") };
+      return { ...base, error: capField(str(p.error) ?? "unknown error", undefined, mask) };
     case "fiber.recovery.handled":
       return compact({ ...base, status: str(p.status) });
     case "fiber.recovery.skipped":
-      return { ...base, reason: capField(str(p.reason) ?? "unspecified") };
+      return { ...base, reason: capField(str(p.reason) ?? "unspecified", undefined, mask) };
     case "fiber.recovery.failed":
-      return compact({ ...base, error: capField(str(p.error) ?? "unknown error"), reason: str(p.reason) });
+      return compact({ ...base, error: capField(str(p.error) ?? "unknown error", undefined, mask), reason: str(p.reason) });
     default:
       return base;
   }
 }
 
-function chatRecoveryPayload(type: EventType, p: Record<string, unknown>): Record<string, unknown> {
+function chatRecoveryPayload(type: EventType, p: Record<string, unknown>, mask: Masker): Record<string, unknown> {
   const kind = p.recoveryKind === "continue" ? "continue" : "retry";
   const base: Record<string, unknown> = { attempt: num(p.attempt) ?? 0, maxAttempts: num(p.maxAttempts) ?? 0, recoveryKind: kind };
   if (type === "chat.recovery.exhausted") {
@@ -99,32 +99,32 @@ function chatRecoveryPayload(type: EventType, p: Record<string, unknown>): Recor
     return compact({
       ...base,
       reason: str(p.reason) ?? "unknown",
-      partialText: p.partialText !== undefined ? toPreview(p.partialText) : undefined,
+      partialText: p.partialText !== undefined ? toPreview(p.partialText, undefined, mask) : undefined,
       partialParts: parts ? { count: parts.length, bytes: byteLength(safeStringify(parts)) } : undefined,
-      terminalMessage: p.terminalMessage !== undefined ? toPreview(p.terminalMessage) : undefined,
+      terminalMessage: p.terminalMessage !== undefined ? toPreview(p.terminalMessage, undefined, mask) : undefined,
     });
   }
   if (type === "chat.recovery.skipped" || type === "chat.recovery.failed") {
-    return compact({ ...base, reason: str(p.reason) ? capField(str(p.reason)!) : undefined });
+    return compact({ ...base, reason: str(p.reason) ? capField(str(p.reason)!, undefined, mask) : undefined });
   }
   return base;
 }
 
 /** Builds the rest of a normalised event; `null` means the SDK event is deliberately not shipped. */
-function mapPayload(raw: Raw, src: Source): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
+function mapPayload(raw: Raw, src: Source, mask: Masker): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
   const p = raw.payload ?? {};
   const fiberType = FIBER[raw.type];
   if (fiberType) {
     const fiberId = str(p.fiberId);
     const corr: Correlation = compact({ fiberId });
     if (fiberId && fiberType.startsWith("fiber.recovery.")) corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
-    return { type: fiberType, payload: fiberPayload(fiberType, p), corr };
+    return { type: fiberType, payload: fiberPayload(fiberType, p, mask), corr };
   }
   const chatType = CHAT_RECOVERY[raw.type];
   if (chatType) {
     return {
       type: chatType,
-      payload: chatRecoveryPayload(chatType, p),
+      payload: chatRecoveryPayload(chatType, p, mask),
       corr: compact({ incidentId: str(p.incidentId), requestId: str(p.requestId) }),
     };
   }
@@ -150,26 +150,27 @@ function mapPayload(raw: Raw, src: Source): { type: EventType; payload: Record<s
     case "alarm:memory_limit_reset":
       return {
         type: "alarm.memory_limit_reset",
-        payload: { strikes: num(p.strikes) ?? 0, limit: num(p.limit) ?? 0, sealed: p.sealed === true, error: capField(str(p.error) ?? "") },
+        payload: { strikes: num(p.strikes) ?? 0, limit: num(p.limit) ?? 0, sealed: p.sealed === true, error: capField(str(p.error) ?? "", undefined, mask) },
         corr: {},
       };
   }
   if (NOISY_SDK_TYPES.has(raw.type)) return null;
-  return { type: "sdk.event", payload: { sdkType: raw.type.slice(0, 200) || "(empty)", data: toPreview(p) }, corr: compact({ requestId: str(p.requestId) }) };
+  return { type: "sdk.event", payload: { sdkType: raw.type.slice(0, 200) || "(empty)", data: toPreview(p, undefined, mask) }, corr: compact({ requestId: str(p.requestId) }) };
 }
 
 /**
  * Normalises one agents-SDK observability event into our contract.
  * `fallback` names the emitting agent when the SDK event does not.
- * Returns null only for the known noisy types in NOISY_SDK_TYPES.
+ * Returns null only for the known noisy types in NOISY_SDK_TYPES. `mask` masks
+ * free text before it is capped (default: the built-in credential shapes).
  */
-export function normalizeSdkEvent(event: ObservabilityEvent | Raw, fallback?: Partial<Source>): TelemetryEvent | null {
+export function normalizeSdkEvent(event: ObservabilityEvent | Raw, fallback?: Partial<Source>, mask: Masker = maskSecrets): TelemetryEvent | null {
   const raw = event as Raw;
   const src: Source = {
     agentClass: str(raw.agent) ?? fallback?.agentClass ?? "unknown",
     agentName: str(raw.name) ?? fallback?.agentName ?? "unknown",
   };
-  const mapped = mapPayload(raw, src);
+  const mapped = mapPayload(raw, src, mask);
   if (!mapped) return null;
   const time = num(raw.timestamp) || Date.now();
   return { v: SCHEMA_VERSION, id: newEventId(time), time, type: mapped.type, source: src, corr: mapped.corr, payload: mapped.payload } as TelemetryEvent;

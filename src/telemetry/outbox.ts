@@ -65,15 +65,18 @@ export class Outbox {
     return Number(this.sql.exec(`SELECT COUNT(*) AS n FROM ${TABLE}`).one().n);
   }
 
-  /** Sends everything pending, step by step. Returns how many were sent; a Queue error stops and rethrows. */
-  async drain(queue: QueueLike): Promise<number> {
+  /**
+   * Sends everything pending, step by step. Returns how many were sent; a Queue error stops and rethrows.
+   * `prepare` turns stored texts into what is sent (size check, signature), in the background.
+   */
+  async drain(queue: QueueLike, prepare: (bodies: string[]) => string[] | Promise<string[]> = (b) => b): Promise<number> {
     this.save();
     this.#ensure();
     let sent = 0;
     for (;;) {
       const rows = this.sql.exec<{ seq: number; body: string }>(`SELECT seq, body FROM ${TABLE} ORDER BY seq LIMIT ${DRAIN_ROWS}`).toArray();
       if (!rows.length) return sent;
-      await sendPacked(queue, rows.map((r) => r.body));
+      await sendPacked(queue, await prepare(rows.map((r) => r.body)));
       this.sql.exec(`DELETE FROM ${TABLE} WHERE seq <= ?`, rows[rows.length - 1]!.seq);
       sent += rows.length;
     }

@@ -4,47 +4,74 @@ import type { QueueLike } from "./outbox.js";
  * Queue messages carry a JSON array of events, not one event each: Queues
  * bill and process per message (per 64 KB), and one message per event would
  * cost the agent a broker round-trip per event. Ingest accepts both shapes.
+ *
+ * Every limit here counts UTF-8 bytes, as the platform does: counted in
+ * characters, a message of non-Latin text can be three times its budget, and
+ * one message over the Queue's limit fails its whole sendBatch on every retry.
  */
 
 /** Largest message body we build (Queues allow 128 KB; billing counts 64 KB units). */
 export const PACK_BYTES = 60_000;
-/** Largest total per sendBatch (Queues allow 256 KB and 100 messages). */
+/** Largest total per sendBatch (Queues allow 256 KB). */
 const SEND_BYTES = 240_000;
+/** Messages per sendBatch (the Queues limit). */
+const SEND_MESSAGES = 100;
+
+/** UTF-8 byte length of a string, without encoding it (lone surrogates count 3, as TextEncoder writes U+FFFD). */
+export function utf8Length(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 2; // a surrogate pair: 2 UTF-16 units, 4 bytes
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
 
 /**
  * Groups serialised JSON values into JSON-array texts of at most `maxBytes`
- * each (a larger single value gets its own). Used for Queue messages here and
- * for D1 statement parameters in ingest.
+ * UTF-8 bytes each (a larger single value gets its own). Used for Queue
+ * messages here and for D1 statement parameters in ingest.
  */
 export function packBodies(bodies: string[], maxBytes = PACK_BYTES): string[] {
   const out: string[] = [];
   let cur: string[] = [];
   let size = 2;
   for (const b of bodies) {
-    if (cur.length && size + b.length + 1 > maxBytes) {
+    const n = utf8Length(b);
+    if (cur.length && size + n + 1 > maxBytes) {
       out.push(`[${cur.join(",")}]`);
       cur = [];
       size = 2;
     }
     cur.push(b);
-    size += b.length + 1;
+    size += n + 1;
   }
   if (cur.length) out.push(`[${cur.join(",")}]`);
   return out;
 }
 
-/** Sends serialised events as packed messages, in as few sendBatch calls as the limits allow. */
+/**
+ * Sends serialised events as packed messages, in as few sendBatch calls as the
+ * limits allow. Callers keep each event under MAX_EVENT_BYTES, so every
+ * message fits the Queue's per-message limit.
+ */
 export async function sendPacked(queue: QueueLike, bodies: string[]): Promise<void> {
   let batch: string[] = [];
   let size = 0;
   for (const m of packBodies(bodies)) {
-    if (batch.length && (size + m.length > SEND_BYTES || batch.length === 100)) {
+    const n = utf8Length(m);
+    if (batch.length && (size + n > SEND_BYTES || batch.length === SEND_MESSAGES)) {
       await queue.sendBatch(batch.map((body) => ({ body, contentType: "text" as const })));
       batch = [];
       size = 0;
     }
     batch.push(m);
-    size += m.length;
+    size += n;
   }
   if (batch.length) await queue.sendBatch(batch.map((body) => ({ body, contentType: "text" as const })));
 }

@@ -139,6 +139,20 @@ export const payloadSchemas = {
 
   /** Any agents-SDK event we do not model yet: kept, never dropped. */
   "sdk.event": z.object({ sdkType: z.string().min(1).max(200), data: preview }),
+
+  /**
+   * Stands in for an event too large to ship (over MAX_EVENT_BYTES as JSON). It keeps the original's id,
+   * time, source and correlation ids, so the fact that it happened reaches the console and its timelines.
+   */
+  "event.too_large": z.object({
+    originalType: z.string().min(1).max(200),
+    /** UTF-8 bytes of the original event's JSON. */
+    bytes: count,
+    /** The limit it exceeded. */
+    limit: count,
+    /** The masked start of the original payload. */
+    preview: preview.optional(),
+  }),
 } as const;
 
 export type EventType = keyof typeof payloadSchemas;

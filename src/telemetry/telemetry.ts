@@ -7,7 +7,9 @@ import type { OtlpTarget } from "./config.js";
 import { Outbox, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import type { EventType, PayloadOf } from "./payloads.js";
-import { safeStringify, toPreview } from "./redact.js";
+import { createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
+import { signEventText, signingKey } from "./signing.js";
+import { fitEvent, fitText } from "./too-large.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
 export type TelemetryStats = {
@@ -18,6 +20,8 @@ export type TelemetryStats = {
   storeErrors: number;
   spanErrors: number;
   dropped: number;
+  /** Events too large to ship, sent as `event.too_large` placeholders instead. */
+  tooLarge: number;
   lastError: string | null;
   otlp: { exported: number; failed: number; dropped: number } | null;
 };
@@ -35,13 +39,15 @@ export type TelemetryOptions = {
   keepAlive?: (p: Promise<unknown>) => void;
   /** How long events gather before one Queue send (ms). Default 100: the Queue batches for longer anyway. */
   flushDelayMs?: number;
+  /** Extra patterns masked in previews and free text, on top of the built-in credential shapes. */
+  redact?: RedactPatterns;
+  /** Shared secret: when set, every event is signed (HMAC-SHA256) in the background sender. See signing.ts. */
+  signingSecret?: string | null;
 };
 
 const MEMORY_CAP = 1000;
 /** Characters of a snapshot kept as its preview. */
 const SNAPSHOT_PREVIEW_CHARS = 1000;
-/** Largest event we ship whole. Queue messages cap at 128 KB; our payload caps keep real events far below this. */
-export const MAX_EVENT_BYTES = 64 * 1024;
 const MAX_BACKOFF_MS = 30_000;
 
 /**
@@ -57,12 +63,15 @@ export class Telemetry {
   #tracing: AgentTracing;
   #keepAlive: ((p: Promise<unknown>) => void) | undefined;
   #flushDelayMs: number;
+  #mask: Masker;
   #flushing: Promise<void> | null = null;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #backoffMs = 0;
   /** Set when an event arrives while a flush is under way, so that flush is followed by another. */
   #dirty = false;
-  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, lastError: null as string | null };
+  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, tooLarge: 0, lastError: null as string | null };
+  /** The signing key (imported once, off the agent's path); null when events go unsigned. */
+  #signingKey: Promise<CryptoKey> | null = null;
 
   constructor(opts: TelemetryOptions) {
     this.source = opts.source;
@@ -70,6 +79,12 @@ export class Telemetry {
     this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
     this.#keepAlive = opts.keepAlive;
     this.#flushDelayMs = opts.flushDelayMs ?? 100;
+    this.#mask = createMasker(opts.redact);
+    if (opts.signingSecret) {
+      this.#signingKey = signingKey(opts.signingSecret);
+      // A key that cannot be imported fails each send (counted in sendErrors), not the agent.
+      this.#signingKey.catch(() => {});
+    }
     this.#tracing = createAgentTracing({ target: opts.otlp ?? null, serviceName: opts.serviceName ?? opts.source.agentClass, ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}) });
   }
 
@@ -101,14 +116,14 @@ export class Telemetry {
     for (const [id, s] of this.#stashes) {
       if (fiberId && id !== fiberId) continue;
       this.#stashes.delete(id);
-      this.record("fiber.stashed", { fiberName: s.fiberName, snapshot: toPreview(s.text, SNAPSHOT_PREVIEW_CHARS) }, { fiberId: id });
+      this.record("fiber.stashed", { fiberName: s.fiberName, snapshot: toPreview(s.text, SNAPSHOT_PREVIEW_CHARS, this.#mask) }, { fiberId: id });
     }
   }
 
   /** Normalises and ships one agents-SDK observability event. */
   emitSdk(raw: unknown): void {
     try {
-      const event = normalizeSdkEvent(raw as never, this.source);
+      const event = normalizeSdkEvent(raw as never, this.source, this.#mask);
       // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
@@ -129,7 +144,9 @@ export class Telemetry {
   /** Ships an already-normalised event. Never throws. */
   emit(event: TelemetryEvent): void {
     this.#stats.emitted++;
-    event = shrinkOversized(event);
+    const fitted = fitEvent(event, this.#mask);
+    if (fitted !== event) this.#stats.tooLarge++;
+    event = fitted;
     try {
       const ids = recordEventSpan(this.#tracing.tracer, event);
       if (ids) event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
@@ -179,14 +196,14 @@ export class Telemetry {
         if (this.#memory.length) {
           const batch = this.#memory.splice(0, 500);
           try {
-            await sendPacked(queue, batch.map((e) => JSON.stringify(e)));
+            await sendPacked(queue, await this.#prepare(batch.map((e) => JSON.stringify(e))));
             this.#stats.sent += batch.length;
           } catch (e) {
             this.#memory.unshift(...batch);
             throw e;
           }
         }
-        if (this.#outbox) this.#stats.sent += await this.#outbox.drain(queue);
+        if (this.#outbox) this.#stats.sent += await this.#outbox.drain(queue, (bodies) => this.#prepare(bodies));
         this.#backoffMs = 0;
       } catch (e) {
         this.#stats.sendErrors++;
@@ -199,6 +216,21 @@ export class Telemetry {
       else if (this.#dirty || this.#memory.length) this.#schedule(0);
     })();
     return this.#flushing;
+  }
+
+  /**
+   * What goes on the Queue for stored event texts: each checked against the size limit again (outbox rows
+   * from an older version may exceed it), then signed when a secret is set. Runs in the background sender.
+   */
+  async #prepare(bodies: string[]): Promise<string[]> {
+    const fitted = bodies.map((b) => {
+      const f = fitText(b, this.source, this.#mask);
+      if (f !== b) this.#stats.tooLarge++;
+      return f;
+    });
+    if (!this.#signingKey) return fitted;
+    const key = await this.#signingKey;
+    return Promise.all(fitted.map((b) => signEventText(b, key)));
   }
 
   /** Waits for pending Queue sends and OTLP exports. For tests, shutdown paths and benchmarks. */
@@ -225,15 +257,4 @@ export class Telemetry {
     if (msg !== this.#stats.lastError) console.warn(`[agents-telemetry] ${msg}`);
     this.#stats.lastError = msg;
   }
-}
-
-/**
- * An event too large for the Queue is not dropped: its payload is replaced by
- * a capped preview under `oversized`, which ingest files in dead letters with
- * that reason, so the fact that it happened survives.
- */
-function shrinkOversized(event: TelemetryEvent): TelemetryEvent {
-  const text = safeStringify(event.payload);
-  if (text.length <= MAX_EVENT_BYTES) return event;
-  return { ...event, payload: { oversized: toPreview(text, 2000) } } as unknown as TelemetryEvent;
 }

@@ -3,7 +3,7 @@ import type { Agent, FiberContext, FiberRecoveryContext } from "agents";
 import { genericObservability, type Observability } from "agents/observability";
 import { otlpTargetFromEnv } from "./config.js";
 import type { QueueLike } from "./outbox.js";
-import { toPreview } from "./redact.js";
+import { parseRedactPatterns, type RedactPatterns } from "./redact.js";
 import { Telemetry } from "./telemetry.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -18,9 +18,24 @@ export type WithTelemetryOptions = {
   otlpHeadersVar?: string;
   /** Keep publishing SDK events on diagnostics channels too (Tail Workers, other subscribers). Default true. */
   forwardToDiagnostics?: boolean;
+  /** Env var (a secret) shared with the console; when set, events are signed. Default `TELEMETRY_SIGNING_SECRET`. */
+  signingSecretVar?: string;
+  /**
+   * Extra things to mask in previews and free text, on top of the built-in credential shapes: RegExps, or
+   * strings masked wherever they occur literally. Each match becomes `[masked: custom]`.
+   */
+  redact?: RedactPatterns;
+  /**
+   * Env var with more patterns (a JSON array of RegExp sources, `"/src/flags"` for flags), so an operator
+   * can add one without a code change. Default `TELEMETRY_REDACT_PATTERNS`.
+   */
+  redactPatternsVar?: string;
 };
 
 const currentFiber = new AsyncLocalStorage<{ id: string; name: string }>();
+
+/** A signing secret from env: a non-blank string, else none. */
+const signingSecret = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v : null);
 
 /**
  * Adds telemetry to any agents-SDK Agent class:
@@ -55,6 +70,13 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           sql: this.ctx.storage.sql,
           otlp: otlpTargetFromEnv(env, options.otlpEndpointVar, options.otlpHeadersVar),
           keepAlive: (p) => this.ctx.waitUntil(p),
+          signingSecret: signingSecret(env[options.signingSecretVar ?? "TELEMETRY_SIGNING_SECRET"]),
+          redact: [
+            ...(options.redact ?? []),
+            ...parseRedactPatterns(env[options.redactPatternsVar ?? "TELEMETRY_REDACT_PATTERNS"], (entry, error) =>
+              console.warn(`[agents-telemetry] ignoring redact pattern ${JSON.stringify(entry.slice(0, 100))}: ${error}`),
+            ),
+          ],
         });
         // Events left in the outbox by an evicted predecessor go out now.
         const p = this.#telemetry.flush();

@@ -22,6 +22,9 @@ const CLASSES = ["ProbeAgent", "SupportAgent"];
 const NAMES = ["alpha", "beta", "gamma", "delta"];
 const REASONS = ["no_progress_timeout", "max_attempts_exceeded", "stable_timeout"];
 
+/** The agent a timeline belongs to (makeEvent always says ProbeAgent). */
+const probeAgent = (agentName: string) => ({ agentClass: "ProbeAgent", agentName });
+
 /** Re-labels an event's source (makeEvent always says ProbeAgent). */
 const from = (e: TelemetryEvent, agentClass: string, agentName: string): TelemetryEvent => ({ ...e, source: { agentClass, agentName } });
 
@@ -206,17 +209,17 @@ describe("timelines", () => {
     const events = fiberLife("tl-fiber", "tl-agent");
     await ingest([...events].reverse());
     const id = "fiber:ProbeAgent/tl-agent/tl-fiber";
-    const got = await walk((p) => incidentTimeline(env.DB, id, p), 2, (e) => e.id);
+    const got = await walk((p) => incidentTimeline(env.DB, { incidentId: id, ...probeAgent("tl-agent") }, p), 2, (e) => e.id);
     expect(got.map((e) => e.id)).toEqual(events.map((e) => e.id));
     expect(got[1]).toMatchObject({ type: "fiber.stashed", fiberId: "tl-fiber", incidentId: null, payload: { snapshot: { preview: '{"step":1}' } } });
-    expect((await walk((p) => fiberEvents(env.DB, "tl-fiber", p), 3, (e) => e.id)).map((e) => e.type)).toEqual(events.map((e) => e.type));
+    expect((await walk((p) => fiberEvents(env.DB, { fiberId: "tl-fiber", ...probeAgent("tl-agent") }, p), 3, (e) => e.id)).map((e) => e.type)).toEqual(events.map((e) => e.type));
     expect(await getFiber(env.DB, "tl-fiber")).toMatchObject({ fiberId: "tl-fiber", name: "etl", outcome: "recovered", snapshotPreview: '{"step":2}', snapshotBytes: 10 });
   });
 
   it("shows a chat incident's events and a turn incident's session events for that turn only", async () => {
     const chat = chatIncidentLife("tl-chat", "tl-chat-agent");
     await ingest(chat);
-    expect((await walk((p) => incidentTimeline(env.DB, "tl-chat", p), 2, (e) => e.id)).map((e) => e.id)).toEqual(chat.map((e) => e.id));
+    expect((await walk((p) => incidentTimeline(env.DB, { incidentId: "tl-chat", ...probeAgent("tl-chat-agent") }, p), 2, (e) => e.id)).map((e) => e.id)).toEqual(chat.map((e) => e.id));
 
     const s = "tl-session";
     const o = (m: number, corr: TelemetryEvent["corr"] = {}) => ({ agentName: s, time: T0 + m * 1000, corr: { sessionName: s, ...corr } });
@@ -232,9 +235,9 @@ describe("timelines", () => {
       makeEvent("session.status_running", { turnSeq: 3 }, o(8)),
     ];
     await ingest(session);
-    const turn = await walk((p) => incidentTimeline(env.DB, inc.incidentId, p), 2, (e) => e.id);
+    const turn = await walk((p) => incidentTimeline(env.DB, { ...inc, ...probeAgent(s) }, p), 2, (e) => e.id);
     expect(turn.map((e) => e.id)).toEqual(session.slice(2, 7).map((e) => e.id));
-    const newestFirst = await walk((p) => sessionTimeline(env.DB, s, p), 3, (e) => e.id);
+    const newestFirst = await walk((p) => sessionTimeline(env.DB, { sessionName: s, ...probeAgent(s) }, p), 3, (e) => e.id);
     expect(newestFirst.map((e) => e.id)).toEqual(session.map((e) => e.id).reverse());
     expect(await getSession(env.DB, s)).toMatchObject({ sessionName: s, status: "running", lastTurnSeq: 3, recoveryCount: 1, lastEventType: "session.status_running" });
   });
@@ -419,9 +422,9 @@ describe("bad input is a BadRequest a person can read", () => {
     ["audit", (p) => listAudit(env.DB, {}, p)],
     ["ops", (p) => listAmbiguousOps(env.DB, {}, p)],
     ["agents", (p) => listAgents(env.DB, {}, p)],
-    ["timeline", (p) => incidentTimeline(env.DB, "chat-0", p)],
-    ["session timeline", (p) => sessionTimeline(env.DB, "s-1", p)],
-    ["fiber events", (p) => fiberEvents(env.DB, "fr-1", p)],
+    ["timeline", (p) => incidentTimeline(env.DB, { incidentId: "chat-0", ...probeAgent("alpha") }, p)],
+    ["session timeline", (p) => sessionTimeline(env.DB, { sessionName: "s-1", ...probeAgent("s-1") }, p)],
+    ["fiber events", (p) => fiberEvents(env.DB, { fiberId: "fr-1", ...probeAgent("alpha") }, p)],
   ];
   const malformed = [
     "not a cursor!",

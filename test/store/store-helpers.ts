@@ -4,9 +4,20 @@ import type { Page, PageOptions } from "../../src/store/read-models/paging";
 import type { TelemetryEvent } from "../../src/telemetry";
 import { ingestBatch } from "../../worker/ingest/consumer";
 
-/** Ingests events through the real consumer path, as queue messages. */
-export async function ingest(events: TelemetryEvent[] | unknown[], now = Date.now()) {
-  return ingestBatch(env.DB, events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body })), now);
+/**
+ * Ingests events through the real consumer path, as queue messages. Received
+ * (by default) just after the batch's latest event, so fixtures with fixed
+ * dates stay inside ingest's time window whenever the suite runs; a batch
+ * dated in the future is received now, and refused as it would be.
+ */
+export async function ingest(events: TelemetryEvent[] | unknown[], now = receivedAfter(events)) {
+  return ingestBatch(env.DB, events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body })), { now });
+}
+
+function receivedAfter(events: unknown[]): number {
+  const times = events.map((e) => (e as { time?: unknown } | null)?.time).filter((t): t is number => typeof t === "number" && Number.isFinite(t));
+  const latest = times.length ? Math.max(...times) : Number.NaN;
+  return latest <= Date.now() ? latest + 1000 : Date.now();
 }
 
 /** Ingests in batches of `size` (one D1 transaction each). */

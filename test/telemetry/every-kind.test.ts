@@ -60,6 +60,8 @@ describe("every event kind round-trips from a real agent through the Queue into 
     await fresh.recordEvent("backup.expired", backup, s);
     await fresh.recordEvent("admin.force_idle", { actor: "oncall@example.com", reason: "stuck turn", result: "ok" }, s);
     await fresh.recordEvent("admin.trigger_alarm", { actor: "oncall@example.com", reason: "recover now", result: "noop" }, s);
+    // An event too large for a Queue message arrives as its event.too_large placeholder.
+    await fresh.recordEvent("session.status_running", { turnSeq: 9, detail: "x".repeat(100_000) }, s);
 
     // Everything arrives: every kind in the contract is stored at least once.
     await pollRows<{ type: string }>(

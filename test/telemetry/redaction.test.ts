@@ -25,9 +25,9 @@ describe("redaction and size caps", () => {
     expect(p.partialText!.bytes).toBe(new TextEncoder().encode(longText).byteLength);
     expect(p.partialText!.truncated).toBe(true);
     expect(p.partialText!.preview.length).toBeLessThanOrEqual(240);
-    expect(p.partialText!.preview).toContain("[redacted]");
+    expect(p.partialText!.preview).toContain("with key [masked: api key].");
     expect(p.partialParts).toEqual({ count: 2, bytes: expect.any(Number) });
-    expect(p.terminalMessage!.preview).toBe("Giving up. Token: [redacted]");
+    expect(p.terminalMessage!.preview).toBe("Giving up. Token: Bearer [masked: token]");
     const json = JSON.stringify(e);
     expect(json).not.toContain(SECRET);
     expect(json).not.toContain("4111 1111");
@@ -56,12 +56,13 @@ describe("redaction and size caps", () => {
     expect(normalizeSdkEvent({ type: "rpc", payload: { method: "x" }, timestamp: 1 })).toBeNull();
   });
 
-  it("files an event too large for the Queue in dead letters instead of failing the agent", async () => {
+  it("ships an event too large for the Queue as an event.too_large placeholder instead of failing the agent", async () => {
     const { name, stub } = await probe();
     const id = await stub.recordEvent("session.error", { error: "x".repeat(200_000) }, { sessionName: name });
-    const dead = await pollRows<{ reason: string; body: string }>("SELECT reason, body FROM dead_letters WHERE instr(body, ?) > 0", [id], (r) => r.length === 1);
-    expect(dead[0]!.reason).toContain("event too large: payload was");
-    expect(dead[0]!.body.length).toBeLessThan(10_000);
-    expect((await eventsOf(name)).map((e) => e.id)).not.toContain(id);
+    const rows = await pollRows<{ type: string; payload: string }>("SELECT type, payload FROM events WHERE id = ?", [id], (r) => r.length === 1);
+    expect(rows[0]!.type).toBe("event.too_large");
+    expect(JSON.parse(rows[0]!.payload)).toMatchObject({ originalType: "session.error", limit: 65_536 });
+    expect(rows[0]!.payload.length).toBeLessThan(10_000);
+    expect((await eventsOf(name)).map((e) => e.id)).toContain(id);
   });
 });

@@ -1,51 +1,51 @@
 import { trace } from "@opentelemetry/api";
-import { parseEvent, type TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "../../src/telemetry";
+import { admit } from "./admit";
+import { type BoundsEnv, DEFAULT_BOUNDS, type IngestBounds, boundsFromEnv } from "./bounds";
 import { type DeadLetter, bodyText, bodyType, deadLetterStatements } from "./dead-letters";
+import { type MessageItem, messageItems } from "./messages";
 import { projectionStatements } from "./projections";
 import { toRows } from "./rows";
+import { verificationKey } from "./signature";
 
 export type IngestResult = { stored: number; deadLettered: number };
+
+export type IngestOptions = {
+  /** Receipt time (default now): stored as received_at, and the time window is relative to it. */
+  now?: number;
+  bounds?: IngestBounds;
+  /** Signed mode: events without a valid signature go to dead letters. */
+  signingKey?: CryptoKey | null;
+};
 
 /**
  * Validates a batch of message bodies and writes events, projections and dead
  * letters in one D1 batch (one transaction). Safe to call again with the same
  * messages: events dedupe on id, dead letters on message id, projections merge.
  */
-export async function ingestBatch(db: D1Database, messages: readonly { id: string; body: unknown }[], now = Date.now()): Promise<IngestResult> {
+export async function ingestBatch(db: D1Database, messages: readonly { id: string; body: unknown }[], opts: IngestOptions = {}): Promise<IngestResult> {
+  const now = opts.now ?? Date.now();
+  const admitOpts = { receivedAt: now, bounds: opts.bounds ?? DEFAULT_BOUNDS, signingKey: opts.signingKey ?? null };
   const valid: TelemetryEvent[] = [];
   const dead: DeadLetter[] = [];
+  const items: MessageItem[] = [];
   for (const m of messages) {
-    const body = decodeBody(m.body);
-    if (!body.ok) {
-      dead.push({ messageId: m.id, reason: body.reason, eventType: null, body: bodyText(m.body) });
-      continue;
-    }
-    // A message holds one event or a packed array of them; each gets its own verdict.
-    const items = Array.isArray(body.value) ? body.value : [body.value];
-    items.forEach((item, i) => {
-      const r = parseEvent(item);
-      if (r.ok) valid.push(r.event);
-      else dead.push({ messageId: Array.isArray(body.value) ? `${m.id}#${i}` : m.id, reason: `invalid event: ${r.reason}`, eventType: bodyType(item), body: bodyText(item) });
-    });
+    const r = messageItems(m, admitOpts.bounds.maxEventBytes);
+    if (r.dead) dead.push(r.dead);
+    items.push(...r.items);
   }
+  // Each event gets its own verdict; they may wait on signature checks, so run together, in message order.
+  const verdicts = await Promise.all(items.map((it) => admit(it.item, admitOpts, it.fitsInMessage)));
+  verdicts.forEach((v, i) => {
+    const it = items[i]!;
+    if (v.ok) valid.push(v.event);
+    else dead.push({ messageId: it.messageId, reason: v.reason, eventType: v.eventType, body: it.deadBody() });
+  });
   const rows = toRows(valid, now);
   const stmts = [...projectionStatements(db, rows.events, rows.projections, rows.rollups), ...deadLetterStatements(db, dead, now)];
   if (stmts.length) await db.batch(stmts);
   annotateActiveSpan(valid);
   return { stored: valid.length, deadLettered: dead.length };
-}
-
-/**
- * Agents send events as JSON text (cheaper on the agent's thread); other
- * producers may send structured bodies. Both are accepted.
- */
-function decodeBody(body: unknown): { ok: true; value: unknown } | { ok: false; reason: string } {
-  if (typeof body !== "string") return { ok: true, value: body };
-  try {
-    return { ok: true, value: JSON.parse(body) };
-  } catch {
-    return { ok: false, reason: "invalid event: body is text but not JSON" };
-  }
 }
 
 /** Puts incident-changing events on the consumer's span too, so the Worker's own trace shows them. */
@@ -65,14 +65,23 @@ function annotateActiveSpan(events: TelemetryEvent[]): void {
   }
 }
 
+/** What the consumer reads from the console's env. */
+export type IngestEnv = { DB: D1Database; TELEMETRY_SIGNING_SECRET?: string } & BoundsEnv;
+
+/** Ingest settings from env: the bounds, and the signing key when signed mode is on. */
+export async function ingestOptionsFromEnv(env: IngestEnv): Promise<IngestOptions> {
+  return { bounds: boundsFromEnv(env), signingKey: await verificationKey(env.TELEMETRY_SIGNING_SECRET) };
+}
+
 /**
  * Queue consumer for the telemetry queue. A D1 failure retries the whole
  * batch (safe: ingest is idempotent); after max retries the Queue moves the
  * messages to the dead-letter queue, whose consumer records them.
  */
-export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: { DB: D1Database }): Promise<void> {
+export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: IngestEnv): Promise<void> {
+  const opts = await ingestOptionsFromEnv(env);
   try {
-    await ingestBatch(env.DB, batch.messages);
+    await ingestBatch(env.DB, batch.messages, opts);
     batch.ackAll();
     return;
   } catch (e) {
@@ -81,7 +90,7 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: { 
   // One bad message must not hold back the rest: retry only the ones that fail alone.
   for (const m of batch.messages) {
     try {
-      await ingestBatch(env.DB, [m]);
+      await ingestBatch(env.DB, [m], opts);
       m.ack();
     } catch {
       m.retry({ delaySeconds: 2 });

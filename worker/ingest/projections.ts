@@ -8,13 +8,19 @@ import { type Row, foldRows, projection, upsertSql } from "./merge";
  * The projections ingest maintains, as merge specs (see merge.ts). Table
  * shapes come from src/store/schema.ts; these say only how facts combine,
  * in the schema's column keys (projection() resolves the SQL names).
+ *
+ * Every key includes the reporting agent (class + name): an event can only
+ * merge into rows of the agent it names, so a producer claiming another
+ * agent's fiber, incident, op, session or backup id gets rows of its own and
+ * never changes the other agent's. Class and name are key columns, so they
+ * always come together from one row (never two independent maxima).
  */
 export const SPECS = {
   agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max" } }),
   fibers: projection(schema.fiberRuns, {
-    key: ["fiberId"],
+    key: ["fiberId", "agentClass", "agentName"],
     columns: {
-      agentClass: "max", agentName: "max", name: "max", startedAt: "min",
+      name: "max", startedAt: "min",
       outcome: { latest: "outcome" }, endedAt: { latest: "outcome" }, error: { latest: "outcome" },
       snapshotPreview: { latest: "snapshot" }, snapshotBytes: { latest: "snapshot" },
       firstSeen: "min", lastSeen: "max",
@@ -22,9 +28,9 @@ export const SPECS = {
     defaults: { name: "'(unnamed)'" },
   }),
   incidents: projection(schema.incidents, {
-    key: ["incidentId"],
+    key: ["incidentId", "agentClass", "agentName"],
     columns: {
-      kind: "max", agentClass: "max", agentName: "max",
+      kind: "max",
       status: { latest: "status" }, attempts: "max", maxAttempts: "max", reason: { latest: "reason" },
       fiberId: "max", requestId: "max", firstSeen: "min", lastSeen: "max",
     },
@@ -32,23 +38,23 @@ export const SPECS = {
     defaults: { status: "'open'", statusAt: "0", statusEventId: "''" },
   }),
   ops: projection(schema.opAmbiguities, {
-    key: ["opId"],
+    key: ["opId", "agentClass", "agentName"],
     columns: {
-      agentClass: "max", agentName: "max", sessionName: "max", opKind: "max", detail: "max",
+      sessionName: "max", opKind: "max", detail: "max",
       ambiguousAt: "min", resolution: { latest: "resolution" }, firstSeen: "min", lastSeen: "max",
     },
   }),
   backups: projection(schema.workspaceBackups, {
-    key: ["handle"],
+    key: ["handle", "agentClass", "agentName"],
     columns: {
-      tenant: "max", environment: "max", sessionName: "max", agentClass: "max", agentName: "max",
+      tenant: "max", environment: "max", sessionName: "max",
       createdAt: "min", expiresAt: "max", bytes: "max", restoredAt: "max", expiredAt: "min", lastSeen: "max",
     },
   }),
   sessions: projection(schema.sessions, {
-    key: ["sessionName"],
+    key: ["sessionName", "agentClass", "agentName"],
     columns: {
-      agentClass: "max", agentName: "max", firstSeen: "min", lastSeen: "max",
+      firstSeen: "min", lastSeen: "max",
       lastEventType: { latest: "lastEvent" },
       status: { latest: "status" },
       recoveryCount: "max", lastTurnSeq: "max",

@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { ActionResult } from "../../console/components/actions";
 import type { AdminErrorCode } from "../../src/admin-rpc/contract";
@@ -23,6 +23,17 @@ const STATUS: Record<AdminErrorCode, 400 | 403 | 404 | 409 | 502 | 504> = {
   timeout: 504,
 };
 
+/** The form fields, or null for a body that cannot be read as a form (e.g. multipart without its boundary): the caller's error, not ours. */
+async function readForm(c: Context<ConsoleEnv>): Promise<Record<string, unknown> | null> {
+  try {
+    return await c.req.parseBody();
+  } catch {
+    return null;
+  }
+}
+
+const UNREADABLE_FORM = "the request body could not be read as a form: send application/x-www-form-urlencoded, or multipart/form-data with its boundary";
+
 /**
  * Admin actions from the console (htmx forms) and the CLI (JSON). CSRF is
  * checked by the app; the role is checked by the audited admin client, so a
@@ -32,9 +43,10 @@ export const actions = new Hono<ConsoleEnv>();
 
 for (const action of ["force-idle", "trigger-alarm"] as const) {
   actions.post(`/actions/${action}`, async (c) => {
-    const form = actionForm.safeParse(await c.req.parseBody());
-    if (!form.success) {
-      const message = form.error.issues.map((i) => i.message).join("; ");
+    const body = await readForm(c);
+    const form = actionForm.safeParse(body ?? {});
+    if (!body || !form.success) {
+      const message = body ? form.error!.issues.map((i) => i.message).join("; ") : UNREADABLE_FORM;
       return wantsJson(c) ? c.json({ ok: false, error: { code: "invalid_input", message } }, 400) : c.html(<ActionResult ok={false} title={`${LABEL[action]} refused:`} detail={message} />, 400);
     }
     const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });

@@ -4,6 +4,7 @@ import { RunPage } from "../../console/pages/run";
 import { consoleAdminClient } from "../admin-client";
 import { findAgent } from "../../src/store/read-models/agents";
 import { getFiber, listFibers } from "../../src/store/read-models/fibers";
+import { maskSecrets } from "../../src/telemetry";
 import { type ConsoleContext, type ConsoleEnv, pageContext } from "./context";
 import { page, problem } from "./render";
 
@@ -40,11 +41,14 @@ agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
   const t = target(c);
   const runId = c.req.param("runId");
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
+  // The client masks the live snapshot (no unmasked variant exists: secrets in it are shown to no one).
   const run = await admin.getRun(t, runId);
   if (run.ok) return page(c, <RunPage ctx={pageContext(c)} {...t} live={run.value} lastKnown={null} />);
   if (run.error.code !== "not_found") return problem(c, run.error.code === "invalid_input" ? 400 : 404, run.error.message);
   // The row is gone (the fiber finished or was recovered): show its last-known snapshot from the projection.
-  const fiber = await getFiber(c.env.DB, runId);
+  const fiber = await getFiber(c.env.DB, runId, t);
   if (!fiber) return problem(c, 404, `No run or fiber with id "${runId}".`);
-  return page(c, <RunPage ctx={pageContext(c)} {...t} live={null} lastKnown={fiber} />);
+  // Masked at the agent already; masked again for previews stored by agents on older package versions.
+  const lastKnown = { ...fiber, snapshotPreview: fiber.snapshotPreview === null ? null : maskSecrets(fiber.snapshotPreview) };
+  return page(c, <RunPage ctx={pageContext(c)} {...t} live={null} lastKnown={lastKnown} />);
 });

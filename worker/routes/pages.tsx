@@ -21,6 +21,7 @@ import {
   listIncidents,
   listSessions,
   overviewCounts,
+  ownerFrom,
   sessionTimeline,
   topReasons,
 } from "../../src/store/read-models";
@@ -82,10 +83,10 @@ pages.get("/incidents", async (c) => {
 
 pages.get("/incidents/:incidentId", async (c) => {
   const id = c.req.param("incidentId");
-  const incident = await getIncident(c.env.DB, id);
-  if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
   const q = query(c);
-  const timeline = await incidentTimeline(c.env.DB, id, paging(q));
+  const incident = await getIncident(c.env.DB, id, ownerFrom(q));
+  if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
+  const timeline = await incidentTimeline(c.env.DB, incident, paging(q));
   if (wantsJson(c)) return c.json({ incident, timeline });
   return page(c, <IncidentPage ctx={pageContext(c)} incident={incident} timeline={timeline} query={q} />);
 });
@@ -94,24 +95,24 @@ listRoute("/fibers", listFibers, (ctx, q, list) => <FibersPage ctx={ctx} query={
 
 pages.get("/fibers/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
-  const fiber = await getFiber(c.env.DB, id);
-  if (!fiber) return problem(c, 404, `No fiber with id "${id}".`);
   const q = query(c);
-  return page(c, <FiberPage ctx={pageContext(c)} fiber={fiber} events={await fiberEvents(c.env.DB, id, paging(q))} query={q} />);
+  const fiber = await getFiber(c.env.DB, id, ownerFrom(q));
+  if (!fiber) return problem(c, 404, `No fiber with id "${id}".`);
+  return page(c, <FiberPage ctx={pageContext(c)} fiber={fiber} events={await fiberEvents(c.env.DB, fiber, paging(q))} query={q} />);
 });
 
 listRoute("/sessions", listSessions, (ctx, q, list) => <SessionsPage ctx={ctx} query={q} page={list} />);
 
 pages.get("/sessions/:name", async (c) => {
   const name = c.req.param("name");
-  const session = await getSession(c.env.DB, name);
-  if (!session) return problem(c, 404, `No session named "${name}" has reported to this console.`);
   const q = query(c);
-  return page(c, <SessionPage ctx={pageContext(c)} session={session} timeline={await sessionTimeline(c.env.DB, name, paging(q))} query={q} />);
+  const session = await getSession(c.env.DB, name, ownerFrom(q));
+  if (!session) return problem(c, 404, `No session named "${name}" has reported to this console.`);
+  return page(c, <SessionPage ctx={pageContext(c)} session={session} timeline={await sessionTimeline(c.env.DB, session, paging(q))} query={q} />);
 });
 
 pages.get("/sessions/:name/status", async (c) => {
-  const session = await getSession(c.env.DB, c.req.param("name"));
+  const session = await getSession(c.env.DB, c.req.param("name"), ownerFrom(query(c)));
   if (!session) return problem(c, 404, "No such session.");
   return c.html(<SessionStatusFragment status={session.status} />);
 });

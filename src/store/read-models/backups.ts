@@ -5,10 +5,10 @@ import { flag, parseFilters, text } from "./filters";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
 /**
- * Workspace backups. "Expired" is derived at read time (expires_at ≤ now),
+ * Workspace backups, per reporting agent. "Expired" is derived at read time (expires_at ≤ now),
  * never stored. Without `expired` the list is newest activity first
- * (last_seen DESC, handle DESC); with it, it is ordered by expiry
- * (expires_at DESC, handle DESC), because that is the order whose index
+ * (last_seen DESC, handle DESC, then the agent); with it, it is ordered by expiry
+ * (expires_at DESC, handle DESC, then the agent), because that is the order whose index
  * serves the filter. Backups with no known expiry (only seen through a
  * restore) match neither expired=true nor expired=false.
  */
@@ -72,12 +72,12 @@ export async function listBackups(db: D1Database, filters: BackupFilterInput, pa
         table: B.$table,
         index: p.index,
         select: SELECT,
-        order: [B.lastSeen, B.handle],
-        types: ["number", "string"],
+        order: [B.lastSeen, B.handle, B.agentClass, B.agentName],
+        types: ["number", "string", "string", "string"],
         dir: "DESC",
         where: p.where,
         residual: p.residual,
-        keyOf: (r) => [r.lastSeen, r.handle],
+        keyOf: (r) => [r.lastSeen, r.handle, r.agentClass, r.agentName],
         map,
       },
       page,
@@ -92,13 +92,13 @@ export async function listBackups(db: D1Database, filters: BackupFilterInput, pa
       table: B.$table,
       index: p.index,
       select: SELECT,
-      order: [B.expiresAt, B.handle],
-      types: ["number", "string"],
+      order: [B.expiresAt, B.handle, B.agentClass, B.agentName],
+      types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: [],
       residual: p.residual,
       range: f.expired ? { max: now } : { min: now + 1 },
-      keyOf: (r) => [r.expiresAt!, r.handle],
+      keyOf: (r) => [r.expiresAt!, r.handle, r.agentClass, r.agentName],
       map,
     },
     page,

@@ -1,5 +1,6 @@
 import { events } from "../schema";
 import { names, selectList } from "../sql-names";
+import type { AgentRef } from "./owner";
 import { type ListQuery, type Page, type PageOptions, cond, keysetPage } from "./paging";
 
 /** Stored events as the console shows them: the envelope, correlation ids and the parsed payload. */
@@ -35,12 +36,15 @@ function parsePayload(row: EventRow): EventRow {
 }
 
 /**
- * One page of the events whose `column` (a schema key) equals `value`, over
- * the index (`column`, time, id): at most limit + 1 rows read at any depth.
+ * One page of the events of one agent whose `column` (a schema key) equals
+ * `value`, over the index (`column`, agent class, agent name, time, id): at
+ * most limit + 1 rows read at any depth. Scoped to the agent because ids are
+ * only unique per agent: another producer's events under the same id are not
+ * part of this agent's timeline.
  */
 export function eventsBy(
   db: D1Database,
-  spec: { tag: string; column: "timelineId" | "fiberId" | "sessionName"; index: string; value: string; dir: "ASC" | "DESC" },
+  spec: { tag: string; column: "timelineId" | "fiberId" | "sessionName"; index: string; value: string; owner: AgentRef; dir: "ASC" | "DESC" },
   page: PageOptions = {},
 ): Promise<Page<EventRow>> {
   const q: ListQuery<EventRow> = {
@@ -51,7 +55,7 @@ export function eventsBy(
     order: [E.time, E.id],
     types: ["number", "string"],
     dir: spec.dir,
-    where: [cond(`${E[spec.column]} = ?`, spec.value)],
+    where: [cond(`${E[spec.column]} = ? AND ${E.agentClass} = ? AND ${E.agentName} = ?`, spec.value, spec.owner.agentClass, spec.owner.agentName)],
     keyOf: (r) => [r.time, r.id],
     map: parsePayload,
   };

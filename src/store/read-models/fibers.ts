@@ -3,9 +3,10 @@ import { fiberRuns } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
-/** Fiber runs: one row per run, newest activity first (last_seen DESC, fiber_id DESC). */
+/** Fiber runs: one row per run of an agent, newest activity first (last_seen DESC, fiber_id DESC, then the agent). */
 
 /** Outcomes ingest records, plus "running": no outcome reported yet. */
 export const FIBER_OUTCOMES = ["running", "completed", "failed", "interrupted", "recovering", "recovered", "recovery_skipped", "recovery_failed"] as const;
@@ -75,24 +76,28 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
       table: F.$table,
       index: p.index,
       select: SELECT,
-      order: [F.lastSeen, F.fiberId],
-      types: ["number", "string"],
+      order: [F.lastSeen, F.fiberId, F.agentClass, F.agentName],
+      types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: p.where,
       residual: p.residual,
       range: { min: f.since, max: f.until },
-      keyOf: (r) => [r.lastSeen, r.fiberId],
+      keyOf: (r) => [r.lastSeen, r.fiberId, r.agentClass, r.agentName],
     },
     page,
   );
 }
 
-/** One fiber run with its snapshot preview, or null. */
-export async function getFiber(db: D1Database, fiberId: string): Promise<FiberDetail | null> {
-  return db.prepare(`SELECT ${SELECT_DETAIL} FROM ${F.$table} WHERE ${F.fiberId} = ?`).bind(fiberId).first<FiberDetail>();
+/**
+ * One fiber run with its snapshot preview: the run of `owner`, or the only agent's with that id, or null.
+ * An id several agents reported needs the owner (BadRequest listing them).
+ */
+export async function getFiber(db: D1Database, fiberId: string, owner?: AgentRef): Promise<FiberDetail | null> {
+  const q = { table: F.$table, select: SELECT_DETAIL, key: F.fiberId, agentClass: F.agentClass, agentName: F.agentName, what: "fiber" };
+  return findOwned<FiberDetail>(db, q, fiberId, owner);
 }
 
-/** A fiber's events, oldest first (one range of events_fiber_time: at most limit + 1 rows read). */
-export function fiberEvents(db: D1Database, fiberId: string, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "fiber-events", column: "fiberId", index: "events_fiber_time", value: fiberId, dir: "ASC" }, page);
+/** One agent's fiber's events, oldest first (one range of events_fiber_time: at most limit + 1 rows read). */
+export function fiberEvents(db: D1Database, fiber: Pick<FiberRow, "fiberId"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
+  return eventsBy(db, { tag: "fiber-events", column: "fiberId", index: "events_fiber_time", value: fiber.fiberId, owner: fiber, dir: "ASC" }, page);
 }

@@ -4,11 +4,13 @@ import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, eventsBy } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Cond, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
 
 /**
  * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
- * session turn. Lists are newest activity first (last_seen DESC, incident_id DESC).
+ * session turn, of one agent. Lists are newest activity first (last_seen DESC,
+ * incident_id DESC, then the agent).
  */
 
 export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
@@ -89,21 +91,25 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
       table: I.$table,
       index: p.index,
       select: SELECT,
-      order: [I.lastSeen, I.incidentId],
-      types: ["number", "string"],
+      order: [I.lastSeen, I.incidentId, I.agentClass, I.agentName],
+      types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: p.where,
       residual: p.residual,
       range: { min: f.since, max: f.until },
-      keyOf: (r) => [r.lastSeen, r.incidentId],
+      keyOf: (r) => [r.lastSeen, r.incidentId, r.agentClass, r.agentName],
     },
     page,
   );
 }
 
-/** One incident by id, or null. */
-export async function getIncident(db: D1Database, id: string): Promise<IncidentRow | null> {
-  return db.prepare(`SELECT ${SELECT} FROM ${I.$table} WHERE ${I.incidentId} = ?`).bind(id).first<IncidentRow>();
+/**
+ * One incident by id: the row of `owner`, or the only agent's, or null. When several agents reported the id,
+ * a derived id (fiber:Class/name/…, turn:Class/name/…) names its agent; any other needs the owner (BadRequest).
+ */
+export async function getIncident(db: D1Database, id: string, owner?: AgentRef): Promise<IncidentRow | null> {
+  const q = { table: I.$table, select: SELECT, key: I.incidentId, agentClass: I.agentClass, agentName: I.agentName, what: "incident" };
+  return findOwned<IncidentRow>(db, q, id, owner, (r) => r.kind !== "chat" && id.startsWith(`${r.kind}:${r.agentClass}/${r.agentName}/`));
 }
 
 /**
@@ -114,10 +120,12 @@ export async function getIncident(db: D1Database, id: string): Promise<IncidentR
  * session turn (so a turn incident shows that turn's session.* and op.*
  * events). The timeline is therefore one range of events_timeline_time and
  * reads at most limit + 1 rows at any depth. Not included: the turn fiber's
- * own fiber.* events in a turn incident (they carry no turn number).
+ * own fiber.* events in a turn incident (they carry no turn number). Only the
+ * incident's agent's events: another producer's events under the same id are
+ * its own incident.
  */
-export function incidentTimeline(db: D1Database, id: string, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "incident-timeline", column: "timelineId", index: "events_timeline_time", value: id, dir: "ASC" }, page);
+export function incidentTimeline(db: D1Database, incident: Pick<IncidentRow, "incidentId"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
+  return eventsBy(db, { tag: "incident-timeline", column: "timelineId", index: "events_timeline_time", value: incident.incidentId, owner: incident, dir: "ASC" }, page);
 }
 
 export const INCIDENT_GROUPS = ["reason", "status", "kind", "agent"] as const;
@@ -164,7 +172,7 @@ export async function groupIncidents(db: D1Database, filters: IncidentFilterInpu
     .prepare(
       `SELECT g, SUM(_hit) AS n, COUNT(*) AS scanned FROM (
          SELECT ${GROUP_EXPR[by]} AS g, (${hit}) AS _hit FROM ${I.$table} INDEXED BY ${p.index} ${where}
-         ORDER BY ${I.lastSeen} DESC, ${I.incidentId} DESC LIMIT ${GROUP_BOUND}
+         ORDER BY ${I.lastSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC LIMIT ${GROUP_BOUND}
        ) GROUP BY g`,
     )
     .bind(...p.residual.flatMap((c) => c.binds), ...conds.flatMap((c) => c.binds))

@@ -7,6 +7,7 @@ export * from "./events";
 export * from "./fibers";
 export * from "./incidents";
 export * from "./ops";
+export * from "./owner";
 export * from "./overview";
 export * from "./paging";
 export * from "./sessions";

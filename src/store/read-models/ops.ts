@@ -5,8 +5,8 @@ import { flag, parseFilters } from "./filters";
 import { type Page, type PageOptions, cond, keysetPage } from "./paging";
 
 /**
- * Paid operations a recovery could not prove ran once. "Open" is derived:
- * no resolution reported yet. Newest activity first (last_seen DESC, op_id DESC).
+ * Paid operations a recovery could not prove ran once, per agent. "Open" is derived:
+ * no resolution reported yet. Newest activity first (last_seen DESC, op_id DESC, then the agent).
  */
 
 export const opFilters = z.object({ open: flag("open") });
@@ -51,11 +51,11 @@ export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, p
       table: O.$table,
       index,
       select: SELECT,
-      order: [O.lastSeen, O.opId],
-      types: ["number", "string"],
+      order: [O.lastSeen, O.opId, O.agentClass, O.agentName],
+      types: ["number", "string", "string", "string"],
       dir: "DESC",
       where,
-      keyOf: (r) => [r.lastSeen, r.opId],
+      keyOf: (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],
       map: (r) => ({ ...r, open: r.resolutionAt === null }),
     },
     page,

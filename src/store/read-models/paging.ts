@@ -70,8 +70,11 @@ export function decodeCursor(tag: string, cursor: string, types: readonly KeyTyp
   } catch {
     throw new BadRequest(INVALID_CURSOR);
   }
-  if (!Array.isArray(parsed) || parsed.length !== types.length + 1) throw new BadRequest(INVALID_CURSOR);
-  if (parsed[0] !== tag) throw new BadRequest("the page cursor belongs to another list or ordering; start from the first page");
+  if (!Array.isArray(parsed)) throw new BadRequest(INVALID_CURSOR);
+  // Any list's cursor is a tag and at least two sort values; lists' keys differ in length, so the tag is read first.
+  const someList = typeof parsed[0] === "string" && parsed.length >= 3 && parsed.slice(1).every((v) => typeof v === "string" || typeof v === "number");
+  if (someList && parsed[0] !== tag) throw new BadRequest("the page cursor belongs to another list or ordering; start from the first page");
+  if (parsed.length !== types.length + 1 || parsed[0] !== tag) throw new BadRequest(INVALID_CURSOR);
   const key = parsed.slice(1);
   key.forEach((v, i) => {
     const ok = types[i] === "number" ? typeof v === "number" && Number.isFinite(v) : typeof v === "string";

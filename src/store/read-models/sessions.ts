@@ -3,10 +3,11 @@ import { sessions } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
 import { oneOf, parseFilters, text } from "./filters";
+import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
 /**
- * Sessions, newest activity first (last_seen DESC, session_name DESC).
+ * Sessions, newest activity first (last_seen DESC, session_name DESC, then the agent).
  * `status` is the last status the session REPORTED (the agent derives it;
  * the console only records the report), so it can lag the live agent.
  */
@@ -63,23 +64,27 @@ export async function listSessions(db: D1Database, filters: SessionFilterInput, 
       table: S.$table,
       index: p.index,
       select: SELECT,
-      order: [S.lastSeen, S.sessionName],
-      types: ["number", "string"],
+      order: [S.lastSeen, S.sessionName, S.agentClass, S.agentName],
+      types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: p.where,
       residual: p.residual,
-      keyOf: (r) => [r.lastSeen, r.sessionName],
+      keyOf: (r) => [r.lastSeen, r.sessionName, r.agentClass, r.agentName],
     },
     page,
   );
 }
 
-/** One session by name, or null. */
-export async function getSession(db: D1Database, name: string): Promise<SessionRow | null> {
-  return db.prepare(`SELECT ${SELECT} FROM ${S.$table} WHERE ${S.sessionName} = ?`).bind(name).first<SessionRow>();
+/**
+ * One session by name: the row of `owner`, or the only agent's that reported the name, or null.
+ * A name several agents reported needs the owner (BadRequest listing them).
+ */
+export async function getSession(db: D1Database, name: string, owner?: AgentRef): Promise<SessionRow | null> {
+  const q = { table: S.$table, select: SELECT, key: S.sessionName, agentClass: S.agentClass, agentName: S.agentName, what: "session" };
+  return findOwned<SessionRow>(db, q, name, owner);
 }
 
-/** A session's events, newest first (one range of events_session_time: at most limit + 1 rows read). */
-export function sessionTimeline(db: D1Database, name: string, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "session-timeline", column: "sessionName", index: "events_session_time", value: name, dir: "DESC" }, page);
+/** One agent's session's events, newest first (one range of events_session_time: at most limit + 1 rows read). */
+export function sessionTimeline(db: D1Database, session: Pick<SessionRow, "sessionName"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
+  return eventsBy(db, { tag: "session-timeline", column: "sessionName", index: "events_session_time", value: session.sessionName, owner: session, dir: "DESC" }, page);
 }

@@ -14,6 +14,8 @@ import { call, getText, uid } from "./harness";
 const FUTURE = 9e15;
 const MARKER = `invalid time (${FUTURE})`;
 const DEEP = "[".repeat(10_000) + "]".repeat(10_000);
+// Ingest caps a preview at 4,000 characters, so a stored snapshot preview nests at most ~2,000 levels.
+const DEEP_PREVIEW = "[".repeat(1_990) + "]".repeat(1_990);
 const enc = encodeURIComponent;
 
 let agentName: string;
@@ -30,17 +32,21 @@ beforeAll(async () => {
   const now = Date.now();
   const at = { agentName, time: FUTURE };
   const session = { sessionName: agentName };
-  const result = await ingest([
+  // Ingest now refuses times outside its window around receipt: these rows are as a console received them
+  // before it did (received "at" their own time), which is what pages must still render.
+  const future = await ingest([
     makeEvent("chat.recovery.exhausted", { attempt: 3, maxAttempts: 3, recoveryKind: "retry", reason: "max_attempts_exceeded" }, { ...at, corr: { incidentId, requestId: incidentId.split(":")[0] } }),
     makeEvent("fiber.started", { fiberName: "etl" }, { ...at, corr: { fiberId: futureFiber } }),
     makeEvent("session.status_running", { turnSeq: 1 }, { ...at, corr: session }),
     makeEvent("op.ambiguous", { opKind: "payment.charge", detail: "charged twice?" }, { ...at, corr: { ...session, opId: `op-${uid()}` } }),
     makeEvent("backup.created", { handle: `ws/${uid()}`, tenant: "acme", environment: "prod", sessionName: agentName, expiresAt: FUTURE, bytes: 42 }, { ...at, corr: session }),
-    // A 10,000-deep snapshot, stashed at an ordinary time, seen by the fiber, its run and the session timeline.
+  ], FUTURE);
+  const result = await ingest([
+    // A 1,990-deep snapshot, stashed at an ordinary time, seen by the fiber, its run and the session timeline.
     makeEvent("fiber.started", { fiberName: "deep" }, { agentName, time: now, corr: { fiberId: deepFiber } }),
-    makeEvent("fiber.stashed", { fiberName: "deep", snapshot: { preview: DEEP, bytes: DEEP.length, truncated: false } }, { agentName, time: now + 1, corr: { fiberId: deepFiber, ...session } }),
+    makeEvent("fiber.stashed", { fiberName: "deep", snapshot: { preview: DEEP_PREVIEW, bytes: DEEP_PREVIEW.length, truncated: false } }, { agentName, time: now + 1, corr: { fiberId: deepFiber, ...session } }),
   ]);
-  expect(result).toEqual({ stored: 7, deadLettered: 0 });
+  expect([future, result]).toEqual([{ stored: 5, deadLettered: 0 }, { stored: 2, deadLettered: 0 }]);
   // The audit log is written by the admin client, not ingest: a row as D1 can hold it, with a deep `before`.
   await env.DB.prepare(
     "INSERT INTO audit_log (id, time, actor, role, action, target_class, target_name, reason, before, after, result, error) VALUES (?, ?, 'ops@example.com', 'operator', 'force_idle', 'ProbeAgent', ?, 'odd row', ?, NULL, 'ok', NULL)",
@@ -105,7 +111,7 @@ describe("an event with time 9e15", () => {
   });
 });
 
-describe("a 10,000-deep snapshot", () => {
+describe("a deeply nested snapshot (and a 10,000-deep audit row)", () => {
   const PAGES: [string, () => string][] = [
     ["fiber page (last-known snapshot and timeline)", () => `/fibers/${enc(deepFiber)}`],
     ["run viewer (last-known, the run row is gone)", () => `/agents/ProbeAgent/${enc(agentName)}/runs/${enc(deepFiber)}`],

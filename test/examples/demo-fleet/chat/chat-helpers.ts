@@ -49,4 +49,4 @@ export const fail = (message: string, statusCode: number, ...chunks: string[]) =
 
 /** A first chunk that carries a credential, to check that partial output is masked before it leaves the agent. */
 export const SECRET_CHUNK = "Your key is sk-test_ABCDEFGHIJKLMNOPQRST and";
-export const SECRET_PREVIEW = "Your key is [redacted] and";
+export const SECRET_PREVIEW = "Your key is [masked: api key] and";
