@@ -14,6 +14,7 @@ import { env } from "cloudflare:workers";
 import { EXHAUSTION_REASONS, SCHEMA_VERSION, type Source, type TelemetryEvent, fiberIncidentId, newEventId, parseEvent, turnIncidentId } from "../src/telemetry";
 import { projectionStatements } from "../worker/ingest/projections";
 import { toRows } from "../worker/ingest/rows";
+import { SeededRandom } from "../test/fixtures/seeded-random";
 
 export const FLEET = { events: 1_000_000, fibers: 100_000, incidents: 10_000, sessions: 10_000, audit: 2_000, days: 7 } as const;
 
@@ -29,48 +30,13 @@ const BG_FIBER_INCIDENTS = 2_500;
 const MAX_TURN_RECOVERIES = 5;
 const BACKUP_TTL_MS = 7 * DAY;
 
-/** Deterministic randomness (mulberry32): the same fleet on every run. */
-class Rand {
-  private s: number;
-  constructor(seed: number) {
-    this.s = seed >>> 0;
-  }
+/** The fleet's ids on top of the shared seeded generator: the same fleet on every run. */
+class Rand extends SeededRandom {
   f(): number {
-    this.s = (this.s + 0x6d2b79f5) >>> 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(lo: number, hi: number): number {
-    lo = Math.ceil(lo);
-    return lo + Math.floor(this.f() * (Math.floor(hi) - lo + 1));
-  }
-  chance(p: number): boolean {
-    return this.f() < p;
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[Math.floor(this.f() * xs.length)]!;
-  }
-  /** An index in [0, n) skewed towards 0: a few hot ones and a long tail. */
-  skew(n: number, power = 2.5): number {
-    return Math.min(n - 1, Math.floor(n * this.f() ** power));
-  }
-  weighted<T>(pairs: readonly (readonly [T, number])[]): T {
-    let x = this.f() * pairs.reduce((s, [, w]) => s + w, 0);
-    for (const [v, w] of pairs) if ((x -= w) < 0) return v;
-    return pairs[pairs.length - 1]![0];
-  }
-  hex(chars: number): string {
-    let s = "";
-    while (s.length < chars) s += ((this.f() * 4294967296) >>> 0).toString(16).padStart(8, "0");
-    return s.slice(0, chars);
+    return this.next();
   }
   nano(n = 21): string {
-    const a = "ModuleSymbhasOwnPr-0123456789ABCDEFGHNRVfgctiUvz_KqYTJkLxpZXIjQW";
-    let s = "";
-    for (let i = 0; i < n; i++) s += a[Math.floor(this.f() * 64)];
-    return s;
+    return this.word(n, "ModuleSymbhasOwnPr-0123456789ABCDEFGHNRVfgctiUvz_KqYTJkLxpZXIjQW");
   }
   uuid(): string {
     const h = this.hex(32);

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 
 /**
  * A real OTLP/HTTP receiver for tests. It decodes OTLP JSON trace exports and
@@ -69,7 +69,14 @@ export async function startOtlpReceiver(): Promise<{ port: number; server: Serve
   let lastHeaders: Record<string, unknown> = {};
   const held: (() => void)[] = [];
   const jwks = new Map<string, { doc: string; status: number; fetches: number }>();
-  const server = createServer(async (req, res) => {
+  const server = createServer((req, res) => {
+    // A client that gives up mid-body (an exporter's timeout) rejects readBody: that is its choice, not our error.
+    handle(req, res).catch(() => res.destroy());
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    // One request per connection: workerd pools connections, and a pooled one that Node closes as idle
+    // (its keep-alive timeout) fails the next request on it with "Network connection lost".
+    res.shouldKeepAlive = false;
     const url = new URL(req.url ?? "/", "http://x");
     const json = (code: number, v: unknown) => {
       res.writeHead(code, { "content-type": "application/json" });
@@ -119,7 +126,7 @@ export async function startOtlpReceiver(): Promise<{ port: number; server: Serve
     } catch (e) {
       json(400, { error: String(e) });
     }
-  });
+  };
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const addr = server.address();
   if (!addr || typeof addr === "string") throw new Error("receiver did not bind");

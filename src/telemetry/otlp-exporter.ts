@@ -13,8 +13,8 @@ const MAX_BUFFER = 512;
 const MAX_BATCH = 128;
 const TIMEOUT_MS = 10_000;
 
-/** POSTs spans as OTLP/HTTP JSON with a timeout. Resolves true when the endpoint accepted them; never rejects. */
-export async function postSpans(target: OtlpTarget, spans: ReadableSpan[], timeoutMs = TIMEOUT_MS): Promise<boolean> {
+/** POSTs spans as OTLP/HTTP JSON with a timeout. Resolves null when the endpoint accepted them, else why not; never rejects. */
+export async function postSpans(target: OtlpTarget, spans: ReadableSpan[], timeoutMs = TIMEOUT_MS): Promise<Error | null> {
   try {
     const body = JsonTraceSerializer.serializeRequest(spans) ?? null;
     const res = await fetch(target.url, {
@@ -25,9 +25,10 @@ export async function postSpans(target: OtlpTarget, spans: ReadableSpan[], timeo
     });
     // Drain the body so the connection is released.
     await res.arrayBuffer().catch(() => undefined);
-    return res.ok;
-  } catch {
-    return false;
+    return res.ok ? null : new Error(`the OTLP endpoint answered ${res.status}`);
+  } catch (e) {
+    const timedOut = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
+    return new Error(timedOut ? `the OTLP endpoint did not answer within ${timeoutMs} ms` : `the OTLP endpoint could not be reached (${e instanceof Error ? e.message : String(e)})`);
   }
 }
 
@@ -42,8 +43,9 @@ export class TimeoutOtlpExporter implements SpanExporter {
     private readonly timeoutMs = 5_000,
   ) {}
 
-  export(spans: ReadableSpan[], done: (r: { code: number }) => void): void {
-    void postSpans(this.target, spans, this.timeoutMs).then((ok) => done({ code: ok ? 0 : 1 }));
+  export(spans: ReadableSpan[], done: (r: { code: number; error?: Error }) => void): void {
+    // The error says why, so the exporter's log line is actionable.
+    void postSpans(this.target, spans, this.timeoutMs).then((error) => done(error ? { code: 1, error } : { code: 0 }));
   }
 
   async shutdown(): Promise<void> {}
@@ -95,7 +97,7 @@ export class BackgroundOtlpProcessor implements SpanProcessor {
       const batch = this.#buffer.splice(0, MAX_BATCH);
       this.stats.inFlight++;
       try {
-        if (await postSpans(this.target, batch)) this.stats.exported += batch.length;
+        if ((await postSpans(this.target, batch)) === null) this.stats.exported += batch.length;
         else this.stats.failed += batch.length;
       } finally {
         this.stats.inFlight--;

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
-import { shuffled } from "../store/store-helpers";
+import { shuffled } from "../fixtures/seeded-random";
 
 const asMessages = (events: unknown[]) => events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body }));
 const count = async (sql: string, ...binds: unknown[]) => Number((await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n);

@@ -6,7 +6,8 @@ import { getIncident, incidentTimeline, listIncidents } from "../../src/store/re
 import { getSession, listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
 import { SCHEMA_VERSION, type TelemetryEvent } from "../../src/telemetry";
 import { pollRows } from "../helpers";
-import { ingest, rejection, shuffled } from "../store/store-helpers";
+import { shuffled } from "../fixtures/seeded-random";
+import { ingest, rejection } from "../store/store-helpers";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { getText } from "../worker/routes/harness";
 

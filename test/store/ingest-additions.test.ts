@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { runRetention } from "../../src/store/retention";
 import type { TelemetryEvent } from "../../src/telemetry";
 import { makeEvent } from "../fixtures/events";
-import { ingest, shuffled } from "./store-helpers";
+import { shuffled } from "../fixtures/seeded-random";
+import { ingest } from "./store-helpers";
 
 const T0 = Date.UTC(2026, 10, 2, 10, 0, 0); // on a 5-minute boundary
 const MIN = 60_000;

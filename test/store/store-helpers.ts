@@ -25,18 +25,6 @@ export async function ingestIn(events: TelemetryEvent[], size = 50) {
   for (let i = 0; i < events.length; i += size) await ingest(events.slice(i, i + size));
 }
 
-/** Deterministic shuffle, so a failure can be replayed. */
-export function shuffled<T>(items: T[], seed: number): T[] {
-  const a = [...items];
-  let s = seed;
-  for (let i = a.length - 1; i > 0; i--) {
-    s = (s * 1103515245 + 12345) % 2 ** 31;
-    const j = s % (i + 1);
-    [a[i], a[j]] = [a[j]!, a[i]!];
-  }
-  return a;
-}
-
 /**
  * Walks every page of a list and checks the paging contract on the way:
  * no page longer than `limit`, `next` only when more may follow, no item twice.

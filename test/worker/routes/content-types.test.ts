@@ -10,10 +10,11 @@ const JSON_ACCEPT = { Accept: "application/json" };
 
 let session: StalledSession;
 let incidentId: string;
+let incidentAgent: string;
 
 beforeAll(async () => {
   await publishEnvTeamKeys();
-  [session, { incidentId }] = await Promise.all([stalledSession("ctype"), exhaustedChatIncident()]);
+  [session, { incidentId, agentName: incidentAgent }] = await Promise.all([stalledSession("ctype"), exhaustedChatIncident()]);
 }, 60_000);
 
 describe("reads", () => {
@@ -28,7 +29,8 @@ describe("reads", () => {
 
     const html = await getText("/incidents?status=exhausted", "viewer");
     expect(html.type).toMatch(/^text\/html/);
-    expect(html.text).toContain(`href="/incidents/${enc(incidentId)}"`);
+    // The detail link names its agent, so it stays unambiguous when two agents report the same id.
+    expect(html.text).toContain(`href="/incidents/${enc(incidentId)}?agentClass=ProbeAgent&amp;agentName=${enc(incidentAgent)}"`);
   });
 
   it("/incidents/:id answers the incident and its timeline as JSON", async () => {
