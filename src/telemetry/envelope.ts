@@ -16,6 +16,8 @@ const id = z.string().min(1).max(200);
 export const correlation = z
   .object({
     fiberId: id.optional(),
+    /** A Tasks run id (`this.tasks`). */
+    taskId: id.optional(),
     incidentId: id.optional(),
     requestId: id.optional(),
     opId: id.optional(),

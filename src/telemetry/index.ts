@@ -5,7 +5,7 @@ export { Telemetry, type TelemetryOptions, type TelemetryStats } from "./telemet
 export { eventEnvelope, parseEvent, SCHEMA_VERSION, MAX_EVENT_BYTES, type TelemetryEvent, type Correlation, type Source } from "./envelope.js";
 export { SIGNATURE_FIELD, signingKey, signEventText, verifyEventSignature, type SignatureVerdict } from "./signing.js";
 export { utf8Length } from "./pack.js";
-export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, type EventType, type PayloadOf, type Preview } from "./payloads.js";
+export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, RUN_KINDS, type RunKind, type EventType, type PayloadOf, type Preview } from "./payloads.js";
 export { normalizeSdkEvent } from "./normalize.js";
 export { subscribeAgentDiagnostics } from "./diagnostics.js";
 export { fiberIncidentId, turnIncidentId, newEventId } from "./ids.js";

@@ -23,6 +23,24 @@ const fiberBase = z.object({
   elapsedMs: ms.optional(),
 });
 
+/** The kinds of durable work agents 0.32 runs. Each is a "run" in the console. */
+export const RUN_KINDS = ["fiber", "managed_fiber", "task", "chat_turn"] as const;
+export type RunKind = (typeof RUN_KINDS)[number];
+const runKind = z.enum(RUN_KINDS);
+
+/** A Tasks run (`this.tasks`, `cf_agents_task_runs`). `definition` is the task's registered name. */
+const taskBase = z.object({
+  definition: z.string().min(1).max(200),
+  attempt: count.optional(),
+});
+
+const chatTurnBase = z.object({
+  trigger: z.string().max(100).optional(),
+  admission: z.string().max(100).optional(),
+  continuation: z.boolean().optional(),
+  generation: count.optional(),
+});
+
 const chatRecoveryBase = z.object({
   attempt: count,
   maxAttempts: count,
@@ -105,6 +123,42 @@ export const payloadSchemas = {
     toolCallIds: z.array(z.string()).max(100).optional(),
   }),
   "chat.stream.stalled": z.object({ timeoutMs: ms }),
+
+  // Tasks (agents 0.32 `this.tasks`; Think and AIChatAgent run chat turns on them). Steps are not shipped: too many.
+  "task.accepted": taskBase,
+  "task.attempt.started": taskBase,
+  /** The attempt was cut off (eviction, crash); the SDK replays the handler in a new attempt. */
+  "task.attempt.interrupted": taskBase.extend({ step: z.string().max(200).optional() }),
+  "task.waiting": taskBase.extend({ reason: z.string().max(500).optional(), wakeAt: ms.optional() }),
+  "task.completed": taskBase,
+  "task.failed": taskBase.extend({ error: z.string() }),
+  "task.cancelled": taskBase.extend({ reason: z.string().optional() }),
+
+  // Chat turns (AIChatAgent / Think `chat:turn:start|finish`); the turn is keyed by corr.requestId.
+  "chat.turn.started": chatTurnBase,
+  /** `status` is the SDK's own word for how the turn ended (completed, error, aborted, …). */
+  "chat.turn.finished": chatTurnBase.extend({ status: z.string().min(1).max(100), durationMs: ms.optional(), error: z.string().optional() }),
+
+  /**
+   * Written by the audited admin path when force idle ends a run (row removed, managed fiber or task cancelled,
+   * turn aborted), so its projection closes. `stopped` says whether in-memory work was stopped too: a plain
+   * runFiber callback without a hook keeps running until it returns or the agent is evicted.
+   */
+  "run.force_idled": z.object({ kind: runKind, runId: z.string().min(1).max(200), name: z.string().max(200).optional(), reason: z.string(), stopped: z.boolean() }),
+  /** Written by force idle for each chat-recovery incident record it clears. */
+  "incident.force_idled": z.object({ reason: z.string() }),
+  /**
+   * Written by the console's reconciliation when events could not tell: it asked the agent (admin RPC) and
+   * records what it found. `finding` closes the projection ("ended_unreported", "not_recovering") or
+   * confirms it ("confirmed_running", "confirmed_open").
+   */
+  "run.reconciled": z.object({
+    kind: runKind,
+    runId: z.string().min(1).max(200),
+    finding: z.enum(["ended_unreported", "confirmed_running"]),
+    detail: z.string().max(2000).optional(),
+  }),
+  "incident.reconciled": z.object({ finding: z.enum(["not_recovering", "confirmed_open"]), detail: z.string().max(2000).optional() }),
 
   // Session status (derived in the agent, reported here)
   "session.status_running": sessionStatusBase,
