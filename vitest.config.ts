@@ -14,6 +14,12 @@ export default defineConfig(() =>
       ProbeAgent: "ProbeAgent",
       PlainAdminAgent: "PlainAdminAgent",
       FaultySessionAgent: "FaultySessionAgent",
+      TaskProbeAgent: "TaskProbeAgent",
+      ManagedFiberProbeAgent: "ManagedFiberProbeAgent",
+      DurableWorkAgent: "DurableWorkAgent",
+      NoEvictWorkAgent: "NoEvictWorkAgent",
+      TelemetryOnlyAgent: "TelemetryOnlyAgent",
+      LossyAgent: "LossyAgent",
     },
   }).then((c) => ({
     ...c,

@@ -41,6 +41,22 @@ export function iso(t: number | null | undefined): string {
   return new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
 
+/** ISO timestamp with milliseconds, in UTC (timelines: events of one run are often milliseconds apart). */
+export function isoMs(t: number | null | undefined): string {
+  if (t === null || t === undefined || t === 0) return "—";
+  if (!isValidTime(t)) return invalidTime(t);
+  return new Date(t).toISOString();
+}
+
+/** A gap between two events: "+0ms", "+850ms", "+1.204s", "+4m 10s"; milliseconds stay visible below a minute. */
+export function gap(ms: number): string {
+  if (!Number.isFinite(ms)) return `invalid duration (${String(ms)})`;
+  if (ms < 0) return `-${gap(-ms).slice(1)}`;
+  if (ms < 1000) return `+${Math.round(ms)}ms`;
+  if (ms < 60_000) return `+${(ms / 1000).toFixed(3)}s`;
+  return `+${duration(ms)}`;
+}
+
 /** A duration in ms as "850ms", "12s", "4m 10s", "3h 2m" ("-12s" when negative, e.g. an overdue alarm); a marker for a non-finite one. */
 export function duration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined) return "—";

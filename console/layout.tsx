@@ -18,7 +18,7 @@ export type PageContext = {
 const NAV: [string, string][] = [
   ["/", "Overview"],
   ["/incidents", "Incidents"],
-  ["/fibers", "Fibers"],
+  ["/fibers", "Runs"],
   ["/sessions", "Sessions"],
   ["/backups", "Backups"],
   ["/audit", "Audit log"],

@@ -51,8 +51,13 @@ async function act(action) {
   if (values.json) return print(body);
   if (!body.ok) fail(`${action} refused: ${body.error.code}: ${body.error.message}`);
   const v = body.value;
-  if (action === "force-idle") console.log(v.noop ? "✓ nothing to do: already idle (audited as a no-op)" : `✓ ${agentClass} ${agentName}: ${v.before.status} → ${v.after.status}; aborted runs: ${v.abortedRuns.join(", ") || "none"}`);
-  else console.log(`✓ alarm ran; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}`);
+  if (action === "force-idle") {
+    if (v.noop) return console.log("✓ nothing to do: already idle (audited as a no-op)");
+    console.log(`✓ ${agentClass} ${agentName}: ${v.before.status} → ${v.after.status}`);
+    for (const r of v.ended ?? []) console.log(`  ${r.stopped ? "stopped" : "NOT STOPPED"}\t${r.kind}\t${r.runId}${r.name ? ` (${r.name})` : ""}: ${r.detail}`);
+    for (const i of v.incidents ?? []) console.log(`  cleared incident ${i.incidentId}`);
+    if (v.notice) console.log(`! ${v.notice}`);
+  } else console.log(`✓ alarm ran; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}`);
 }
 
 if (values.help || !command) {
@@ -72,7 +77,9 @@ if (values.help || !command) {
   else {
     const { status: st, runs } = body.value;
     console.log(`${agentClass} ${agentName}: ${st.status}, next alarm ${st.nextAlarm ? new Date(st.nextAlarm).toISOString() : "none"}`);
-    for (const r of runs?.runs ?? []) console.log(`  run ${r.id}\t${r.name}\tage ${Math.round(r.ageMs / 1000)}s\tsnapshot ${r.snapshotBytes} B`);
+    for (const r of runs?.runs ?? []) console.log(`  ${r.kind ?? "fiber"} ${r.id}\t${r.name}\tage ${Math.round(r.ageMs / 1000)}s\tsnapshot ${r.snapshotBytes} B`);
+    for (const t of runs?.tasks ?? []) console.log(`  ${t.kind} ${t.runId}\t${t.definition}\t${t.state}\tstep ${t.currentStep ?? t.statusMessage ?? "-"}`);
+    for (const f of runs?.managedFibers ?? []) console.log(`  managed_fiber ${f.fiberId}\t${f.name}\t${f.status}`);
   }
 } else if (command === "force-idle" || command === "trigger-alarm") {
   await act(command);

@@ -11,6 +11,12 @@ declare namespace Cloudflare {
     ProbeAgent: DurableObjectNamespace<import("./fixtures/probe-agent").ProbeAgent>;
     PlainAdminAgent: DurableObjectNamespace<import("./fixtures/plain-admin-agent").PlainAdminAgent>;
     FaultySessionAgent: DurableObjectNamespace<import("./fixtures/faulty-session-agent").FaultySessionAgent>;
+    TaskProbeAgent: DurableObjectNamespace<import("./fixtures/run-kinds-agents").TaskProbeAgent>;
+    ManagedFiberProbeAgent: DurableObjectNamespace<import("./fixtures/run-kinds-agents").ManagedFiberProbeAgent>;
+    DurableWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").DurableWorkAgent>;
+    NoEvictWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").NoEvictWorkAgent>;
+    TelemetryOnlyAgent: DurableObjectNamespace<import("./fixtures/telemetry-only-agent").TelemetryOnlyAgent>;
+    LossyAgent: DurableObjectNamespace<import("./fixtures/lossy-agent").LossyAgent>;
   }
 }
 declare namespace Cloudflare {

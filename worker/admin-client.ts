@@ -18,6 +18,8 @@ export function consoleAdminClient(env: Env, identity: unknown, opts: AdminClien
       isRegistered: async (agentClass, agentName) => Boolean(await findAgent(env.DB, agentClass, agentName)),
       namespace: (agentClass) => agentNamespace(env, agentClasses, agentClass),
       queue: env.TELEMETRY_QUEUE,
+      // Ingest dead-letters unsigned events when the console has a signing secret: the console's own included.
+      signingSecret: env.TELEMETRY_SIGNING_SECRET ?? null,
     },
     identity,
     opts,

@@ -21,6 +21,10 @@ type ConsoleEnv = {
   INGEST_MAX_AGE_DAYS?: string;
   /** How far in the future an event time may be, in seconds after receipt (default 300); later ones go to dead letters. */
   INGEST_MAX_FUTURE_SKEW_SECONDS?: string;
+  /** Minutes a run, session or incident may stay open without an event before cron asks its agent (default 10). */
+  RECONCILE_AFTER_MINUTES?: string;
+  /** Agents one reconciliation pass asks (default 20, at most 100). */
+  RECONCILE_BATCH?: string;
   /** Shared with the agents' Worker (a secret): when set, ingest dead-letters events without a valid signature. */
   TELEMETRY_SIGNING_SECRET?: string;
   /** OTLP/HTTP traces endpoint, e.g. https://api.example-apm.com/v1/traces. A secret; unset means no export. */

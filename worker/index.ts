@@ -5,6 +5,7 @@ import { type Env, TELEMETRY_DLQ_NAME } from "./env";
 import { boundsFromEnv } from "./ingest/bounds";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
+import { RECONCILE_CRON, reconcileSettings, reconcileStale } from "./reconcile/pass";
 
 const handler: ExportedHandler<Env> = {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
@@ -14,7 +15,16 @@ const handler: ExportedHandler<Env> = {
     else await handleTelemetryBatch(batch, env);
   },
 
-  async scheduled(_controller, env, ctx) {
+  async scheduled(controller, env, ctx) {
+    if (controller.cron === RECONCILE_CRON) {
+      ctx.waitUntil(
+        reconcileStale(env, reconcileSettings(env)).then(
+          (r) => console.log(`[reconcile] asked ${r.length} agents: ${r.reduce((n, a) => n + a.findings.length, 0)} findings, ${r.filter((a) => a.error).length} could not answer`),
+          (e) => console.error(`[reconcile] failed: ${e instanceof Error ? e.message : String(e)}`),
+        ),
+      );
+      return;
+    }
     ctx.waitUntil(
       // Rows dated past ingest's clock-skew allowance cannot be real (ingest refuses them): retention deletes them too.
       runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS), maxFutureSkewMs: boundsFromEnv(env).maxFutureSkewMs }).then(

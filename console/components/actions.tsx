@@ -1,18 +1,56 @@
+import { ADMIN_ACTIONS, type AdminActionName } from "../../src/admin-rpc/actions";
+import type { Capabilities, ForceIdleOutput } from "../../src/admin-rpc/contract";
+
 /**
- * Force idle and trigger alarm, each behind a confirmation that needs a
- * reason. Operators only: viewers see why the buttons are not there.
+ * What the console may offer on an agent page, decided from what the agent answered:
+ * - `actions`: the agent has the admin mixin (capabilities when it reported them; older mixins do not);
+ * - `read_only`: it cannot take actions (no mixin, or terminated), with the one sentence saying why.
  */
-export function AdminActions(props: { agentClass: string; agentName: string; role: "viewer" | "operator" }) {
+export type ActionAvailability = { kind: "actions"; capabilities: Capabilities | null } | { kind: "read_only"; why: string };
+
+/** Why there are no actions on an agent without the admin mixin: one sentence. */
+export const NO_MIXIN_SENTENCE = (agentClass: string) =>
+  `${agentClass} does not include the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so this page shows only what its telemetry reported and offers no actions.`;
+
+/** What force idle will do on this agent, in words, from its capabilities. */
+function forceIdleHelp(c: Capabilities | null): string {
+  if (!c) return "Aborts the active turn and fibers, removes their run rows so nothing is recovered, and clears recovery counters.";
+  const parts = [
+    c.forceIdleHook ? "asks the agent to stop its active turn (its onAdminForceIdle hook)" : null,
+    c.tasks ? "cancels its Tasks runs" : null,
+    c.managedFibers ? "cancels its managed fibers" : null,
+    "removes its run rows so nothing is recovered",
+    c.chatRecovery ? "clears its chat-recovery records" : null,
+  ].filter(Boolean);
+  const plain =
+    c.plainFiberStop === "evict"
+      ? "A runFiber callback that nothing else stops is stopped by evicting the agent."
+      : "A runFiber callback that nothing else stops keeps running until it returns; the result says so.";
+  return `${parts.join(", ")}. ${plain}`.replace(/^./, (ch) => ch.toUpperCase());
+}
+
+const FORMS: Record<AdminActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string }> = {
+  force_idle: { placeholder: "e.g. turn stuck for 20 minutes, customer waiting", danger: true, help: forceIdleHelp },
+  trigger_alarm: { placeholder: "e.g. recover the evicted fiber now", danger: false, help: () => "Runs the agent's alarm now: housekeeping and fiber recovery." },
+};
+
+/**
+ * The actions this agent supports, each behind a confirmation that needs a reason. Operators only:
+ * viewers see why the buttons are not there; an agent that cannot take them gets one sentence instead.
+ */
+export function AdminActions(props: { agentClass: string; agentName: string; role: "viewer" | "operator"; availability: ActionAvailability }) {
+  if (props.availability.kind === "read_only") return <p class="muted actions" data-testid="read-only">{props.availability.why}</p>;
   if (props.role !== "operator") {
     return <p class="muted actions">Force idle and trigger alarm need the operator role; you are signed in as a viewer.</p>;
   }
+  const caps = props.availability.capabilities;
   return (
     <section class="actions" id="admin-actions">
       <h2>Actions</h2>
-      <ActionForm {...props} path="/actions/force-idle" label="Force idle" danger placeholder="e.g. turn stuck for 20 minutes, customer waiting"
-        help="Aborts the active turn and fibers, removes their run rows so nothing is recovered, and clears recovery counters." />
-      <ActionForm {...props} path="/actions/trigger-alarm" label="Trigger alarm" placeholder="e.g. recover the evicted fiber now"
-        help="Runs the agent's alarm now: housekeeping and fiber recovery." />
+      {(Object.keys(ADMIN_ACTIONS) as AdminActionName[]).map((a) => (
+        <ActionForm agentClass={props.agentClass} agentName={props.agentName} path={`/actions/${ADMIN_ACTIONS[a].slug}`} label={ADMIN_ACTIONS[a].label}
+          danger={FORMS[a].danger} placeholder={FORMS[a].placeholder} help={FORMS[a].help(caps)} />
+      ))}
       <div id="action-result" class="result" aria-live="polite" />
     </section>
   );
@@ -26,7 +64,8 @@ function ActionForm(props: { agentClass: string; agentName: string; path: string
         {/* A button inside <summary> does not toggle it by itself; console.js does, for every [data-toggle-details] (no inline handlers under our CSP). */}
         <button type="button" data-toggle-details>{`${props.label}…`}</button>
       </summary>
-      <form hx-post={props.path} hx-target="#action-result" hx-swap="innerHTML">
+      {/* A timeout longer than the admin client's (15 s): a request that never answers still shows a message (console.js). */}
+      <form hx-post={props.path} hx-target="#action-result" hx-swap="innerHTML" hx-request='{"timeout": 30000}' data-action-label={props.label}>
         <input type="hidden" name="agentClass" value={props.agentClass} />
         <input type="hidden" name="agentName" value={props.agentName} />
         <label>
@@ -41,10 +80,21 @@ function ActionForm(props: { agentClass: string; agentName: string; path: string
 }
 
 /** The inline result of an action (an htmx fragment). Every value is text, escaped by the renderer. */
-export function ActionResult(props: { ok: boolean; title: string; detail: string; auditHref?: string }) {
+export function ActionResult(props: { ok: boolean; title: string; detail: string; auditHref?: string; forceIdle?: ForceIdleOutput }) {
+  const f = props.forceIdle;
   return (
     <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result">
       <strong>{props.title}</strong> {props.detail} {props.auditHref ? <a href={props.auditHref}>See the audit log</a> : null}
+      {f?.notice ? <p class={f.evicted ? "warn" : "error-message"} data-testid="force-idle-notice">{f.notice}</p> : null}
+      {f && f.ended.length ? (
+        <ul data-testid="force-idle-runs">
+          {f.ended.map((r) => (
+            <li>
+              {r.kind} <span class="mono">{r.runId}</span>{r.name ? ` (${r.name})` : ""}: {r.stopped ? "stopped" : "NOT stopped"} — {r.detail}
+            </li>
+          ))}
+        </ul>
+      ) : null}
     </div>
   );
 }

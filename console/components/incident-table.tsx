@@ -3,6 +3,12 @@ import { ago, iso } from "../format";
 import { Status } from "./status";
 import { detailHref } from "../links";
 
+/** The SDK's own attempt counter, "2 / 5"; fiber recovery reports none ("—"). */
+export function reportedAttempts(i: Pick<IncidentRow, "kind" | "attempts" | "maxAttempts">): string {
+  if (i.kind === "fiber" && i.attempts === 0) return "—";
+  return `${i.attempts}${i.maxAttempts ? ` / ${i.maxAttempts}` : ""}`;
+}
+
 /** Incidents as a table: the overview's worst list and the incidents page share it. */
 export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId: string; showFirstSeen?: boolean }) {
   return (
@@ -20,8 +26,8 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
             <td><a class="mono" href={detailHref("incidents", i.incidentId, i)}>{i.incidentId}</a></td>
             <td>{i.kind}</td>
             <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
-            <td><Status value={i.status} /></td>
-            <td class="num">{i.attempts}{i.maxAttempts ? ` / ${i.maxAttempts}` : ""}</td>
+            <td><Status value={i.status} label={i.statusLabel} /></td>
+            <td class="num">{reportedAttempts(i)}</td>
             <td>{i.reason ?? ""}</td>
             {props.showFirstSeen ? <td title={iso(i.firstSeen)}>{ago(i.firstSeen, props.now)}</td> : null}
             <td title={iso(i.lastSeen)}>{ago(i.lastSeen, props.now)}</td>

@@ -1,12 +1,15 @@
 /** A coloured status label. The class is chosen from a fixed set; the text is escaped. */
 const TONES: Record<string, string> = {
   running: "info", open: "warn", recovering: "warn", rescheduled: "warn", interrupted: "warn",
-  idle: "ok", recovered: "ok", completed: "ok", ok: "ok", noop: "muted", skipped: "muted",
-  exhausted: "bad", failed: "bad", error: "bad", recovery_failed: "bad", terminated: "muted", denied: "bad", invalid: "bad",
+  pending: "info", waiting: "info",
+  idle: "ok", recovered: "ok", completed: "ok", ok: "ok", noop: "muted", skipped: "muted", cancelled: "muted",
+  exhausted: "bad", failed: "bad", error: "bad", recovery_failed: "bad", recovery_skipped: "muted", terminated: "muted", denied: "bad", invalid: "bad",
+  force_idled: "muted", ended_unreported: "warn",
 };
 
-export function Status(props: { value: string | null | undefined }) {
+/** A status badge. `label` replaces the text (e.g. "failed (no reason given)"); the tone follows `value`. */
+export function Status(props: { value: string | null | undefined; label?: string }) {
   const v = props.value ?? "running";
   // Own keys only: a stored status like "constructor" must not pick up Object.prototype.
-  return <span class={`badge ${Object.hasOwn(TONES, v) ? TONES[v] : "muted"}`}>{v}</span>;
+  return <span class={`badge ${Object.hasOwn(TONES, v) ? TONES[v] : "muted"}`}>{props.label ?? v}</span>;
 }

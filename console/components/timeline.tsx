@@ -1,5 +1,5 @@
 import type { EventRow } from "../../src/store/read-models";
-import { bytes, iso } from "../format";
+import { bytes, gap, isoMs } from "../format";
 import { JsonView, parsePreview } from "./json-view";
 import { detailHref } from "../links";
 
@@ -7,6 +7,8 @@ const TONE: Record<string, string> = {
   "chat.recovery.exhausted": "bad", "session.error": "bad", "fiber.failed": "bad", "fiber.recovery.failed": "bad", "chat.recovery.failed": "bad", "op.ambiguous": "bad",
   "chat.recovery.completed": "ok", "fiber.recovery.handled": "ok", "fiber.completed": "ok", "op.completed": "ok", "op.resolved": "ok",
   "chat.recovery.attempt": "warn", "fiber.recovery.attempt": "warn", "session.status_rescheduled": "warn", "chat.stream.stalled": "warn",
+  "task.failed": "bad", "task.completed": "ok", "task.attempt.interrupted": "warn", "fiber.interrupted": "warn",
+  "run.force_idled": "warn", "incident.force_idled": "warn", "run.reconciled": "warn", "incident.reconciled": "warn",
 };
 
 type Preview = { preview: string; bytes: number | null; truncated: boolean };
@@ -35,6 +37,12 @@ function fieldsOf(payload: unknown) {
     reason: text(p.reason),
     error: text(p.error),
     detail: text(p.detail),
+    status: text(p.status),
+    step: text(p.step),
+    wakeAt: typeof p.wakeAt === "number" ? p.wakeAt : null,
+    finding: text(p.finding),
+    notStopped: p.stopped === false,
+    chatTurn: p.kind === "chat_turn",
     partialText: preview(p.partialText),
     terminalMessage: preview(p.terminalMessage),
     snapshot: preview(p.snapshot),
@@ -42,24 +50,32 @@ function fieldsOf(payload: unknown) {
 }
 
 /**
- * Every event of an incident, fiber or session, oldest first: what happened,
- * the attempt and reason, the redacted partial output, the op and trace ids.
- * Everything is text; nothing from an event is ever interpreted as markup.
+ * Every event of an incident, run or session, in page order: when, to the millisecond, and how long after
+ * the event before it on the page; what happened, the attempt and reason, the redacted partial output, the
+ * op, run and trace ids. Everything is text; nothing from an event is ever interpreted as markup.
  */
 export function Timeline(props: { events: EventRow[]; traceUrl: string | null }) {
   if (!props.events.length) return <p class="muted">No events on this page.</p>;
   return (
     <ol class="timeline">
-      {props.events.map((e) => {
+      {props.events.map((e, i) => {
         const p = fieldsOf(e.payload);
         const snap = p.snapshot ? parsePreview(p.snapshot.preview) : null;
+        const prev = i > 0 ? props.events[i - 1]! : null;
         return (
           <li class={Object.hasOwn(TONE, e.type) ? TONE[e.type] : ""} data-type={e.type}>
             <div>
-              <span class="mono">{iso(e.time)}</span> <strong>{e.type}</strong>
+              <span class="mono" data-testid="event-time">{isoMs(e.time)}</span>{" "}
+              {prev ? <span class="mono muted" data-testid="event-gap" title="time since the event above">{gap(e.time - prev.time)}</span> : null}{" "}
+              <strong>{e.type}</strong>
               {p.attempt !== null ? <span> · attempt {p.attempt}{p.maxAttempts ? ` of ${p.maxAttempts}` : ""}</span> : null}
+              {p.status ? <span> · status <code>{p.status}</code></span> : null}
+              {p.finding ? <span> · finding <code>{p.finding}</code></span> : null}
               {p.reason ? <span> · reason <code>{p.reason}</code></span> : null}
+              {p.step ? <span> · step <code>{p.step}</code></span> : null}
+              {p.wakeAt !== null ? <span> · wakes {isoMs(p.wakeAt)}</span> : null}
             </div>
+            {p.notStopped ? <div class="warn">its in-memory work was not stopped: it runs until it returns or the agent is evicted</div> : null}
             {p.error ? <div class="warn">{p.error}</div> : null}
             {p.detail ? <div class="muted">{p.detail}</div> : null}
             {p.partialText ? (
@@ -71,8 +87,10 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null })
             {p.snapshot && snap ? <JsonView value={snap.value} rawText={snap.rawText} size={p.snapshot.bytes} truncated={p.snapshot.truncated} /> : null}
             <div class="muted mono">
               {e.opId ? <span>op {e.opId} </span> : null}
-              {e.fiberId ? <span>fiber <a href={detailHref("fibers", e.fiberId, e)}>{e.fiberId}</a> </span> : null}
-              {e.requestId ? <span>request {e.requestId} </span> : null}
+              {/* A chat turn's internal fiber is shown as its turn: its fiber id has no run of its own. */}
+              {e.fiberId && !(p.chatTurn && e.requestId) ? <span>fiber <a href={detailHref("fibers", e.fiberId, e)}>{e.fiberId}</a> </span> : null}
+              {e.taskId && !p.chatTurn ? <span>task <a href={detailHref("fibers", e.taskId, e)}>{e.taskId}</a> </span> : null}
+              {e.requestId ? <span>{p.chatTurn || e.type.startsWith("chat.turn.") ? "chat turn" : "request"} <a href={detailHref("fibers", e.requestId, e)}>{e.requestId}</a> </span> : null}
               {e.traceId ? (
                 props.traceUrl ? <span>trace <a href={props.traceUrl.replace("{traceId}", encodeURIComponent(e.traceId))} rel="noopener noreferrer" target="_blank">{e.traceId}</a></span> : <span>trace {e.traceId}</span>
               ) : null}

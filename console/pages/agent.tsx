@@ -1,9 +1,12 @@
-import type { ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
-import { AdminActions } from "../components/actions";
+import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
+import { type ActionAvailability, AdminActions, NO_MIXIN_SENTENCE } from "../components/actions";
 import { Status } from "../components/status";
 import { ago, bytes, duration, href, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { detailHref } from "../links";
+
+/** The agent's live state through admin RPC, or the typed error that stood in its way. */
+export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode };
 
 type FiberSummary = { fiberId: string; name: string; startedAt: number | null; outcome: string | null; lastSeen: number; snapshotBytes: number | null };
 
@@ -15,16 +18,17 @@ export function AgentPage(props: {
   ctx: PageContext;
   agentClass: string;
   agentName: string;
-  live: { status: StatusOutput; runs: ListRunsOutput } | { error: string };
+  live: LiveState;
+  availability: ActionAvailability;
   history: FiberSummary[];
 }) {
   const base = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active="/fibers">
       <div id="agent-live" data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <AgentLive ctx={props.ctx} base={base} live={props.live} />
+        <AgentLive ctx={props.ctx} agentClass={props.agentClass} base={base} live={props.live} />
       </div>
-      <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} />
+      <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} availability={props.availability} />
       <h2>Fiber history</h2>
       <table>
         <thead>
@@ -47,10 +51,15 @@ export function AgentPage(props: {
   );
 }
 
-/** The live part: derived status, next alarm, live runs, schedules and chat-recovery records. */
-export function AgentLive(props: { ctx: PageContext; base: string; live: { status: StatusOutput; runs: ListRunsOutput } | { error: string } }) {
-  if ("error" in props.live) return <p class="error-message">Live state unavailable: {props.live.error}</p>;
+/** The live part: derived status, next alarm, live runs of every kind, schedules and chat-recovery records. */
+export function AgentLive(props: { ctx: PageContext; agentClass: string; base: string; live: LiveState }) {
+  if ("error" in props.live) {
+    // No mixin: the reason there is no live state is the page's read-only sentence, said once (below).
+    if (props.live.code === "unsupported") return <p class="muted" data-testid="live-unsupported">No live state: {NO_MIXIN_SENTENCE(props.agentClass)}</p>;
+    return <p class="error-message" data-testid="live-error">Live state unavailable: {props.live.error}</p>;
+  }
   const { status, runs } = props.live;
+  const runHref = (id: string) => `${props.base}/runs/${encodeURIComponent(id)}`;
   return (
     <>
       <dl class="facts">
@@ -60,14 +69,15 @@ export function AgentLive(props: { ctx: PageContext; base: string; live: { statu
         <dt>chat recovery records</dt>
         <dd>{status.chatRecoveryIncidents.length ? status.chatRecoveryIncidents.map((i) => <div><Status value={i.status} /> attempt {i.attempt ?? "?"} {i.reason ?? ""}</div>) : "none"}</dd>
       </dl>
-      <h2>Live runs (cf_agents_runs)</h2>
+      <h2>Live runs</h2>
       {runs.runs.length ? (
-        <table>
-          <thead><tr><th>run</th><th>name</th><th>age</th><th class="num">snapshot</th></tr></thead>
+        <table data-testid="live-runs">
+          <thead><tr><th>run</th><th>kind</th><th>name</th><th>age</th><th class="num">snapshot</th></tr></thead>
           <tbody>
             {runs.runs.map((r) => (
               <tr>
-                <td><a class="mono" href={`${props.base}/runs/${encodeURIComponent(r.id)}`}>{r.id}</a></td>
+                <td><a class="mono" href={runHref(r.id)}>{r.id}</a></td>
+                <td>{r.kind}</td>
                 <td>{r.name}</td>
                 <td>{duration(r.ageMs)}</td>
                 <td class="num">{bytes(r.snapshotBytes)}</td>
@@ -76,14 +86,45 @@ export function AgentLive(props: { ctx: PageContext; base: string; live: { statu
           </tbody>
         </table>
       ) : (
-        <p class="muted">No live runs.</p>
+        <p class="muted">No live runFiber rows.</p>
       )}
+      {runs.tasks.length ? (
+        <>
+          <h2>Tasks runs</h2>
+          <table data-testid="live-tasks">
+            <thead><tr><th>run</th><th>kind</th><th>definition</th><th>state</th><th>current step</th><th>attempt</th><th>created</th></tr></thead>
+            <tbody>
+              {runs.tasks.map((t) => (
+                <tr>
+                  <td><a class="mono" href={runHref(t.runId)}>{t.runId}</a></td>
+                  <td>{t.kind}{t.requestId ? <div class="muted mono">{t.requestId}</div> : null}</td>
+                  <td>{t.definition}</td>
+                  <td><Status value={t.state} />{t.wakeAt ? <div class="muted">wakes {iso(t.wakeAt)}</div> : null}</td>
+                  <td>{t.currentStep ?? t.statusMessage ?? "—"}</td>
+                  <td>{t.attempt ?? "—"}</td>
+                  <td>{ago(t.createdAt, props.ctx.now)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
       {runs.managedFibers.length ? (
         <>
           <h2>Managed fibers</h2>
-          <table>
-            <thead><tr><th>fiber</th><th>name</th><th>status</th><th>created</th></tr></thead>
-            <tbody>{runs.managedFibers.map((f) => <tr><td class="mono">{f.fiberId}</td><td>{f.name}</td><td><Status value={f.status} /></td><td>{ago(f.createdAt, props.ctx.now)}</td></tr>)}</tbody>
+          <table data-testid="managed-fibers">
+            <thead><tr><th>fiber</th><th>name</th><th>status</th><th>created</th><th class="num">snapshot</th></tr></thead>
+            <tbody>
+              {runs.managedFibers.map((f) => (
+                <tr>
+                  <td><a class="mono" href={runHref(f.fiberId)}>{f.fiberId}</a></td>
+                  <td>{f.name}</td>
+                  <td><Status value={f.status} /></td>
+                  <td>{ago(f.createdAt, props.ctx.now)}</td>
+                  <td class="num">{bytes(f.snapshotBytes)}</td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </>
       ) : null}

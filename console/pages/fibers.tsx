@@ -1,64 +1,92 @@
-import { FIBER_OUTCOMES, type EventRow, type FiberDetail, type FiberRow, type Page } from "../../src/store/read-models";
+import { RUN_KINDS, RUN_OUTCOMES, type EventRow, type FiberDetail, type FiberRow, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { JsonView, parsePreview } from "../components/json-view";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
-import { ago, bytes, elapsed, iso } from "../format";
+import { ago, bytes, elapsed, iso, isoMs } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { detailHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
-/** Every fiber run in the fleet, from the projection. */
+/** How each kind of run reads on a page. */
+export const KIND_LABEL: Record<string, string> = { fiber: "fiber", managed_fiber: "managed fiber", task: "task", chat_turn: "chat turn" };
+const kindLabel = (k: string) => (Object.hasOwn(KIND_LABEL, k) ? KIND_LABEL[k]! : k);
+
+/** A run's status: its outcome, or running (with a Task's live phase, and whether the agent confirmed it). */
+export function RunStatus(props: { run: FiberRow }) {
+  const r = props.run;
+  if (r.outcome !== null) return <Status value={r.outcome} />;
+  return (
+    <>
+      <Status value="running" />
+      {r.phase && r.phase !== "running" ? <span class="muted"> · {r.phase}</span> : null}
+      {r.confirmed ? <span class="muted" data-testid="confirmed" title={`the agent said it is alive at ${iso(r.confirmedAt)}`}> · confirmed</span> : <span class="muted" title="no reconciliation has confirmed it since its last event"> · unconfirmed</span>}
+    </>
+  );
+}
+
+/** Every run in the fleet (fibers, managed fibers, Tasks runs, chat turns), from the projection. */
 export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<FiberRow> }) {
   const q = props.query;
   return (
-    <Layout ctx={props.ctx} title="Fibers" active="/fibers">
+    <Layout ctx={props.ctx} title="Runs" active="/fibers">
       <FilterForm action="/fibers">
+        <SelectFilter name="kind" label="kind" value={q.kind} options={RUN_KINDS} />
+        <SelectFilter name="outcome" label="status" value={q.outcome} options={RUN_OUTCOMES} />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
-        <SelectFilter name="outcome" label="status" value={q.outcome} options={FIBER_OUTCOMES} />
         <TextFilter name="since" label="since" value={q.since} placeholder="2026-11-21T00:00Z" />
       </FilterForm>
       <table data-testid="fibers">
-        <thead><tr><th>fiber</th><th>agent</th><th>name</th><th>started</th><th>age</th><th>outcome</th><th class="num">snapshot</th></tr></thead>
+        <thead><tr><th>run</th><th>kind</th><th>agent</th><th>name</th><th>started</th><th>duration</th><th>status</th><th>attempt</th><th class="num">snapshot</th></tr></thead>
         <tbody>
           {props.page.items.map((f) => (
-            <tr>
+            <tr data-kind={f.kind}>
               <td><a class="mono" href={detailHref("fibers", f.fiberId, f)}>{f.fiberId}</a></td>
+              <td>{kindLabel(f.kind)}</td>
               <td><a href={`/agents/${encodeURIComponent(f.agentClass)}/${encodeURIComponent(f.agentName)}`}>{f.agentClass} · {f.agentName}</a></td>
               <td>{f.name}</td>
               <td title={iso(f.startedAt)}>{ago(f.startedAt, props.ctx.now)}</td>
-              <td>{elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? props.ctx.now)}</td>
-              <td><Status value={f.outcome ?? "running"} /></td>
+              <td>{elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? (f.outcome === null ? props.ctx.now : f.lastSeen))}</td>
+              <td><RunStatus run={f} />{f.reason ? <div class="muted">{f.reason}</div> : null}</td>
+              <td>{f.attempt ?? "—"}</td>
               <td class="num">{bytes(f.snapshotBytes)}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      {props.page.items.length === 0 ? <p class="muted">No fibers match.</p> : null}
+      {props.page.items.length === 0 ? <p class="muted">No runs match.</p> : null}
       <Pager path="/fibers" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }
 
-/** One fiber run: its last-known snapshot and its events. */
+/** One run: what it is, how it ended, its last-known snapshot and its events. */
 export function FiberPage(props: { ctx: PageContext; fiber: FiberDetail; events: Page<EventRow>; query: Query }) {
   const f = props.fiber;
   const snap = parsePreview(f.snapshotPreview);
+  const kind = kindLabel(f.kind);
   return (
-    <Layout ctx={props.ctx} title={`Fiber ${f.name}`} active="/fibers">
-      <dl class="facts">
-        <dt>fiber</dt><dd class="mono">{f.fiberId}</dd>
+    <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active="/fibers">
+      <dl class="facts" data-testid="run-facts">
+        <dt>{f.kind === "chat_turn" ? "request" : f.kind === "task" ? "task run" : "fiber"}</dt><dd class="mono">{f.fiberId}</dd>
+        <dt>kind</dt><dd>{kind}</dd>
         <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(f.agentClass)}/${encodeURIComponent(f.agentName)}`}>{f.agentClass} · {f.agentName}</a></dd>
-        <dt>outcome</dt><dd><Status value={f.outcome ?? "running"} /></dd>
-        <dt>started</dt><dd>{iso(f.startedAt)}</dd>
-        <dt>ended</dt><dd>{iso(f.endedAt)}</dd>
+        {f.definition ? <><dt>definition</dt><dd>{f.definition}</dd></> : null}
+        <dt>status</dt><dd><RunStatus run={f} /></dd>
+        {f.reason ? <><dt>why</dt><dd>{f.reason}</dd></> : null}
+        {f.attempt !== null ? <><dt>attempt</dt><dd>{f.attempt}</dd></> : null}
+        {f.outcome === null && f.phase === "waiting" && f.wakeAt ? <><dt>wakes</dt><dd>{isoMs(f.wakeAt)}</dd></> : null}
+        {f.outcome === null && f.step ? <><dt>interrupted in step</dt><dd>{f.step}</dd></> : null}
+        <dt>started</dt><dd>{isoMs(f.startedAt)}</dd>
+        <dt>ended</dt><dd>{isoMs(f.endedAt)}</dd>
+        {f.confirmedAt ? <><dt>last confirmed alive</dt><dd>{isoMs(f.confirmedAt)}</dd></> : null}
         {f.error ? <><dt>error</dt><dd class="warn">{f.error}</dd></> : null}
       </dl>
       <h2>Last-known snapshot {f.snapshotAt ? <span class="muted">({ago(f.snapshotAt, props.ctx.now)})</span> : null}</h2>
-      {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">This fiber never stashed a snapshot.</p>}
+      {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">This run never stashed a snapshot.</p>}
       <h2>Events</h2>
       <Timeline events={props.events.items} traceUrl={props.ctx.traceUrl} />
       <Pager path={`/fibers/${encodeURIComponent(f.fiberId)}`} query={props.query} next={props.events.next} hasCursor={Boolean(props.query.cursor)} />

@@ -1,4 +1,4 @@
-import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type EventRow, type IncidentGroups, type IncidentRow, type Page } from "../../src/store/read-models";
+import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type EventRow, type IncidentAttempts, type IncidentGroups, type IncidentRow, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { IncidentTable } from "../components/incident-table";
 import { Pager } from "../components/pager";
@@ -47,21 +47,27 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
 }
 
 /** One incident at its permanent address, with every event of it. */
-export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; timeline: Page<EventRow>; query: Query }) {
+export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; attempts: IncidentAttempts; timeline: Page<EventRow>; query: Query }) {
   const i = props.incident;
+  const a = props.attempts;
   const path = `/incidents/${encodeURIComponent(i.incidentId)}`;
   return (
     <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active="/incidents">
       <dl class="facts" data-testid="incident-facts">
-        <dt>status</dt><dd><Status value={i.status} /></dd>
+        <dt>status</dt><dd><Status value={i.status} label={i.statusLabel} /></dd>
         <dt>kind</dt><dd>{i.kind}</dd>
         <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></dd>
-        <dt>attempts</dt><dd>{i.attempts}{i.maxAttempts ? ` of ${i.maxAttempts}` : ""}</dd>
+        <dt>attempts</dt>
+        <dd data-testid="incident-attempts">
+          {a.countedCapped ? "at least " : ""}{a.counted} counted from its events · {a.reported === null ? "the SDK reports no attempt counter" : `the SDK's counter says ${a.reported}${i.maxAttempts ? ` of ${i.maxAttempts}` : ""}`}
+          {a.disagree ? <div class="warn" data-testid="attempts-disagree">They disagree: {a.counted < a.reported! ? "the SDK counted attempts whose events never arrived" : "more attempt events arrived than the SDK counted"}.</div> : null}
+        </dd>
         <dt>reason</dt><dd>{i.reason ?? "—"}</dd>
         <dt>first seen</dt><dd>{iso(i.firstSeen)}</dd>
         <dt>last seen</dt><dd>{iso(i.lastSeen)}</dd>
+        {i.confirmedAt ? <><dt>last confirmed recovering</dt><dd>{iso(i.confirmedAt)}</dd></> : null}
         {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={detailHref("fibers", i.fiberId, i)}>{i.fiberId}</a></dd></> : null}
-        {i.requestId ? <><dt>request</dt><dd class="mono">{i.requestId}</dd></> : null}
+        {i.requestId ? <><dt>chat turn</dt><dd><a class="mono" href={detailHref("fibers", i.requestId, i)}>{i.requestId}</a></dd></> : null}
       </dl>
       <h2>Timeline</h2>
       <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />

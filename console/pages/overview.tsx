@@ -1,7 +1,8 @@
-import type { EventSeries, IncidentRow, OverviewCounts } from "../../src/store/read-models";
+import { RUN_KINDS, type EventSeries, type IncidentRow, type OverviewCounts } from "../../src/store/read-models";
 import { IncidentTable } from "../components/incident-table";
 import { capped, href } from "../format";
 import { Layout, type PageContext } from "../layout";
+import { KIND_LABEL } from "./fibers";
 
 export type OverviewData = {
   counts: OverviewCounts;
@@ -26,7 +27,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
   const { counts, series, reasons, worst } = props.data;
   const since24h = props.ctx.now - 86_400_000;
   const cards: [string, string, { n: number; capped: boolean }, boolean][] = [
-    ["Running fibers", href("/fibers", { outcome: "running" }), counts.runningFibers, false],
+    ["Running runs", href("/fibers", { outcome: "running" }), counts.running, false],
     ["Open incidents", href("/incidents", { status: "open" }), counts.openIncidents, counts.openIncidents.n > 0],
     ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: new Date(since24h).toISOString() }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
     ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0],
@@ -41,6 +42,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           </a>
         ))}
       </section>
+      <RunningByKind counts={counts} />
       <div class="grid2">
         <section>
           <h2>Last 24 hours</h2>
@@ -74,5 +76,32 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
         <p class="muted">Nothing open. Quiet shift.</p>
       )}
     </>
+  );
+}
+
+/**
+ * Running runs per kind, each split into confirmed (a reconciliation found it alive after its last event)
+ * and unconfirmed (running as far as its events tell). Closed runs never count.
+ */
+function RunningByKind(props: { counts: OverviewCounts }) {
+  const byKind = props.counts.runningByKind;
+  return (
+    <table data-testid="running-by-kind">
+      <thead><tr><th>running</th>{RUN_KINDS.map((k) => <th class="num">{KIND_LABEL[k]}</th>)}</tr></thead>
+      <tbody>
+        <tr>
+          <td>all</td>
+          {RUN_KINDS.map((k) => <td class="num"><a href={href("/fibers", { kind: k, outcome: "running" })} data-testid={`running-${k}`}>{capped(byKind[k])}</a></td>)}
+        </tr>
+        <tr>
+          <td title="a reconciliation found it alive after its last event">confirmed by the agent</td>
+          {RUN_KINDS.map((k) => <td class="num" data-testid={`confirmed-${k}`}>{byKind[k].confirmed}{byKind[k].capped ? ` of the newest ${byKind[k].n}` : ""}</td>)}
+        </tr>
+        <tr>
+          <td title="running as far as its events tell; no reconciliation has confirmed it since">unconfirmed</td>
+          {RUN_KINDS.map((k) => <td class="num" data-testid={`unconfirmed-${k}`}>{byKind[k].n - byKind[k].confirmed}</td>)}
+        </tr>
+      </tbody>
+    </table>
   );
 }

@@ -11,14 +11,14 @@ const MASKED_NOTE = "Credential-looking values (API keys, tokens, passwords, pri
  * The snapshot viewer: the live row's full (capped) snapshot, or the last-known one once the row is gone.
  * Both arrive masked (the admin client masks live snapshots; telemetry masked the last-known preview).
  */
-export function RunPage(props: { ctx: PageContext; agentClass: string; agentName: string; live: RunDetail | null; lastKnown: FiberDetail | null }) {
+export function RunPage(props: { ctx: PageContext; agentClass: string; agentName: string; live: RunDetail | null; lastKnown: FiberDetail | null; liveError?: string | null }) {
   const back = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   if (props.live) {
     const r = props.live;
     return (
       <Layout ctx={props.ctx} title={`Run ${r.name}`} active="/fibers">
         <p><a href={back}>« {props.agentClass} · {props.agentName}</a></p>
-        <dl class="facts"><dt>run</dt><dd class="mono">{r.id}</dd><dt>started</dt><dd>{iso(r.createdAt)} ({duration(r.ageMs)} ago)</dd></dl>
+        <dl class="facts"><dt>run</dt><dd class="mono">{r.id}</dd><dt>kind</dt><dd>{r.kind}</dd><dt>started</dt><dd>{iso(r.createdAt)} ({duration(r.ageMs)} ago)</dd></dl>
         <h2>Snapshot (live)</h2>
         <p class="muted">{MASKED_NOTE}</p>
         <JsonView value={r.truncated ? undefined : r.snapshot} rawText={r.snapshotText} size={r.snapshotBytes} truncated={r.truncated} />
@@ -30,7 +30,11 @@ export function RunPage(props: { ctx: PageContext; agentClass: string; agentName
   return (
     <Layout ctx={props.ctx} title={`Run ${f.name}`} active="/fibers">
       <p><a href={back}>« {props.agentClass} · {props.agentName}</a></p>
-      <p class="muted">This run is no longer live (its row is gone). Showing the last-known snapshot reported through telemetry.</p>
+      {props.liveError ? (
+        <p class="error-message" data-testid="live-error">Live state unavailable: {props.liveError}. Showing the last-known snapshot reported through telemetry.</p>
+      ) : (
+        <p class="muted">This run is no longer live (its row is gone). Showing the last-known snapshot reported through telemetry.</p>
+      )}
       <h2>Last-known snapshot</h2>
       <p class="muted">{MASKED_NOTE}</p>
       {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">None reported.</p>}

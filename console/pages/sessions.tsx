@@ -55,7 +55,8 @@ export function SessionPage(props: { ctx: PageContext; session: SessionRow; time
         <dt>last turn</dt><dd>{s.lastTurnSeq ?? "—"}</dd>
         <dt>last event</dt><dd>{s.lastEventType} at {iso(s.lastEventAt)}</dd>
       </dl>
-      <AdminActions agentClass={s.agentClass} agentName={s.agentName} role={props.ctx.user.role} />
+      {/* Sessions are reported by agents on the session runtime, which has the admin mixin; the agent page asks the agent what it supports. */}
+      <AdminActions agentClass={s.agentClass} agentName={s.agentName} role={props.ctx.user.role} availability={{ kind: "actions", capabilities: null }} />
       <h2>Timeline (newest first)</h2>
       <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
       <Pager path={`/sessions/${encodeURIComponent(s.sessionName)}`} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />

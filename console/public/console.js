@@ -31,6 +31,20 @@
     }
   });
 
+  // An action that got no answer at all (network failure, or no answer within its hx-request timeout) swaps
+  // nothing by itself: say so where its result would have gone, so no failed action goes unnoticed.
+  const noAnswer = (why) => (e) => {
+    const d = e.detail;
+    if (!d || !d.requestConfig || d.requestConfig.verb === "get") return;
+    const target = d.target || (d.elt && d.elt.closest("section") && d.elt.closest("section").querySelector(".result"));
+    if (!target || !window.consoleResponses) return;
+    const form = d.elt && d.elt.closest("form");
+    const label = (form && form.dataset.actionLabel) || "The action";
+    target.innerHTML = window.consoleResponses.swappableBody(599, "text/plain", `${label} got no answer (${why}). It may still have run: check the audit log before trying again.`);
+  };
+  document.addEventListener("htmx:sendError", noAnswer("the console could not be reached"));
+  document.addEventListener("htmx:timeout", noAnswer("it took too long"));
+
   // A button inside <summary> does not toggle its <details>; these buttons do.
   document.addEventListener("click", (e) => {
     const button = e.target instanceof Element ? e.target.closest("[data-toggle-details]") : null;

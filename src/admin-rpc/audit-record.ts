@@ -1,7 +1,10 @@
 /** What the admin client audits for every action, whatever its result. The console stores it (src/store/audit.ts). */
 
-/** Every outcome an audited action can have. */
-export const AUDIT_RESULTS = ["ok", "noop", "error", "denied", "invalid"] as const;
+/**
+ * Every outcome an audited action can have. `pending` is the row written before the action starts; it is
+ * completed with the outcome, so one left pending is an attempt whose outcome never came back.
+ */
+export const AUDIT_RESULTS = ["ok", "noop", "error", "denied", "invalid", "pending"] as const;
 export type AuditResult = (typeof AUDIT_RESULTS)[number];
 
 /** One audit record: who did what to which agent, why, and what came of it. */

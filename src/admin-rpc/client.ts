@@ -2,7 +2,8 @@ import { getAgentByName } from "agents";
 import { z } from "zod";
 import { maskJson, maskSecrets, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
 import { capAuditRecord } from "./audit-caps.js";
-import { type AuditRecord } from "./audit-record.js";
+import { ADMIN_ACTIONS, type AdminActionName } from "./actions.js";
+import type { AuditRecord, AuditResult } from "./audit-record.js";
 import {
   type ActionInput,
   type AdminError,
@@ -13,7 +14,6 @@ import {
   describeInput,
   fail,
   type ForceIdleOutput,
-  forceIdleOutput,
   type ListRunsOutput,
   listRunsOutput,
   type RunDetail,
@@ -22,7 +22,6 @@ import {
   type StatusOutput,
   statusOutput,
   type TriggerAlarmOutput,
-  triggerAlarmOutput,
 } from "./contract.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
@@ -42,7 +41,12 @@ export type Target = z.infer<typeof target>;
  * registry and its Durable Object bindings (worker/admin-client.ts).
  */
 export type AdminClientPorts = {
-  /** Writes one audit row. Called for every action, whatever its result. */
+  /**
+   * Writes one audit row, or completes it. Every action is audited first, with result "pending", before
+   * anything else happens; the same record id is written again with the outcome, whatever happens (the
+   * writer must update the pending row: src/store/audit.ts). A row left "pending" is an attempt whose
+   * outcome never came back.
+   */
   audit: (entry: AuditRecord) => Promise<void>;
   /**
    * The agent classes this Worker may address: its Durable Object bindings to agents, by class name. Nothing
@@ -55,17 +59,25 @@ export type AdminClientPorts = {
   namespace: (agentClass: string) => DurableObjectNamespace | null;
   /** Where admin telemetry events go (the telemetry Queue producer); none means no event. */
   queue?: QueueLike | null;
+  /** The shared telemetry signing secret, when ingest requires signed events. */
+  signingSecret?: string | null;
 };
 export type AdminClientOptions = {
   timeoutMs?: number;
   now?: () => number;
   /** Address agents the registry has never heard from (plain agents without our telemetry). Off by default: a typo would otherwise create an empty Durable Object. */
   allowUnregistered?: boolean;
+  /** Pause before the one retry of a call that failed in transit (default 100 ms). */
+  retryDelayMs?: number;
 };
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 /** Free text longer than this is cut before masking; the audit caps are far below it. */
 const MASK_CHARS = 64 * 1024;
+/** workerd's error for an RPC method the target class does not have: the agent has no admin mixin (or an older one). */
+const NOT_IMPLEMENTED = /does not implement|is not a function|no such method/i;
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** A run detail with its snapshot masked, as JSON (key-aware) and as text. */
 function maskedRun(r: RunDetail): RunDetail {
@@ -82,16 +94,54 @@ function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
 }
 
 /**
+ * A thrown failure of a call to a Durable Object, as a typed error. A missing method means the class has no
+ * admin mixin: `unsupported`, for good. Anything else thrown is the platform's (the agent is being evicted,
+ * reset or is failing; the mixin itself never throws): `unavailable`.
+ */
+function thrownError(e: unknown, agentClass: string): AdminError {
+  if (NOT_IMPLEMENTED.test(message(e))) {
+    return { code: "unsupported", message: `${agentClass} does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it` };
+  }
+  return { code: "unavailable", message: `the agent could not be reached: ${message(e)}` };
+}
+
+/**
+ * The retry rule: one retry, after a short pause, for a call that threw in transit — an agent being evicted
+ * or reset answers the next call from a fresh instance. Typed errors are answers and are not retried, nor is
+ * a missing mixin or an overloaded object (retrying the same object will not help). Every admin call is
+ * safe to repeat: reads, stub creation, force idle (a repeat finds nothing to do) and the alarm (which the
+ * platform itself retries on failure).
+ */
+function retryable(e: unknown): boolean {
+  if ((e as { overloaded?: unknown } | null)?.overloaded === true) return false;
+  return !NOT_IMPLEMENTED.test(message(e));
+}
+
+/**
  * The Worker-side admin client. Reads need an actor; actions need an operator
  * and a reason, and every action — allowed, refused, invalid or failed — goes
- * through one audited path: an audit_log row and an admin telemetry event.
+ * through one audited path: an audit_log row written before anything else and
+ * completed whatever happens, and admin telemetry events.
  */
 export function createAdminClient(ports: AdminClientPorts, identity: unknown, opts: AdminClientOptions = {}) {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const now = opts.now ?? Date.now;
+  const retryDelayMs = opts.retryDelayMs ?? 100;
   const me = actor.safeParse(identity);
 
-  async function stubFor(t: unknown): Promise<AdminResult<{ target: Target; stub: AdminRpc }>> {
+  /** Runs `fn` once more after a pause when it threw in transit (see `retryable`). */
+  async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (!retryable(e)) throw e;
+      await scheduler.wait(retryDelayMs);
+      return fn();
+    }
+  }
+
+  /** Checks the target against the allowlist and the registry; never calls the agent. */
+  async function resolve(t: unknown): Promise<AdminResult<{ target: Target; ns: DurableObjectNamespace }>> {
     const parsed = target.safeParse(t);
     if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
     const { agentClass, agentName } = parsed.data;
@@ -101,20 +151,29 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     if (!opts.allowUnregistered && !(await ports.isRegistered(agentClass, agentName))) return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`);
     const ns = ports.namespace(agentClass);
     if (!ns) return fail("not_found", `this Worker has no Durable Object binding named ${agentClass}`);
-    // biome-ignore lint/suspicious/noExplicitAny: the SDK's helper is typed for Agent namespaces.
-    const stub = (await getAgentByName(ns as any, agentName)) as unknown as AdminRpc;
-    return { ok: true, value: { target: parsed.data, stub } };
+    return { ok: true, value: { target: parsed.data, ns } };
   }
 
-  async function call<T>(schema: z.ZodType<T>, fn: () => Promise<unknown>): Promise<AdminResult<T>> {
+  /**
+   * Calls the agent within the timeout: a fresh stub (getAgentByName wakes it, and throws while it is being
+   * evicted), then `fn`, retried once together when they threw in transit. Never throws.
+   */
+  async function call<T>(r: { target: Target; ns: DurableObjectNamespace }, schema: z.ZodType<T>, fn: (stub: AdminRpc) => Promise<unknown>): Promise<AdminResult<T>> {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<AdminResult<T>>((resolve) => {
-      timer = setTimeout(() => resolve(fail("timeout", `the agent did not answer within ${timeoutMs} ms`)), timeoutMs);
+    const timeout = new Promise<AdminResult<T>>((done) => {
+      timer = setTimeout(() => done(fail("timeout", `the agent did not answer within ${timeoutMs} ms (an action may still complete: check its status and the audit log)`)), timeoutMs);
     });
+    const attempt = withRetry(async () => {
+      // The SDK's own routing retry is off: one retry rule, here.
+      // biome-ignore lint/suspicious/noExplicitAny: the SDK's helper is typed for Agent namespaces.
+      const stub = (await getAgentByName(r.ns as any, r.target.agentName, { routingRetry: false })) as unknown as AdminRpc;
+      return fn(stub);
+    }).then(
+      (v) => checked(schema, v),
+      (e) => ({ ok: false, error: thrownError(e, r.target.agentClass) }) as AdminResult<T>,
+    );
     try {
-      return await Promise.race([fn().then((r) => checked(schema, r)), timeout]);
-    } catch (e) {
-      return fail("unavailable", `the agent could not be reached: ${e instanceof Error ? e.message : String(e)}`);
+      return await Promise.race([attempt, timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -122,14 +181,18 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
 
   async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AdminRpc) => Promise<unknown>): Promise<AdminResult<T>> {
     if (!me.success) return fail("not_permitted", describeInput(me.error));
-    const s = await stubFor(t);
-    if (!s.ok) return s;
-    return call(schema, () => fn(s.value.stub));
+    try {
+      const r = await resolve(t);
+      return r.ok ? await call(r.value, schema, fn) : r;
+    } catch (e) {
+      // The registry lookup (D1) failed: a typed error, never a thrown one.
+      return fail("unavailable", `the console could not look the agent up: ${message(e)}`);
+    }
   }
 
   /** The one audited path every action takes. */
   async function act<T extends { before?: unknown; after?: unknown; noop?: boolean }>(
-    action: "force_idle" | "trigger_alarm",
+    action: AdminActionName,
     t: unknown,
     input: unknown,
     schema: z.ZodType<T>,
@@ -138,13 +201,13 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     const tgt = target.safeParse(t);
     const who = me.success ? me.data : { email: String((identity as { email?: unknown } | null)?.email || "(none)"), role: "none" };
     const rawReason = typeof (input as { reason?: unknown } | null)?.reason === "string" ? (input as { reason: string }).reason : "";
-    // The admin event is reported as coming from the target; only a target that exists may report, or a typo
-    // would enter the registry (and make the agent addressable) through its own refusal.
-    let targetKnown = false;
-    const audit = async (result: "ok" | "noop" | "error" | "denied" | "invalid", value?: T, error?: AdminError) => {
-      const raw = {
-        id: crypto.randomUUID(),
-        time: now(),
+    const id = crypto.randomUUID();
+    const time = now();
+    const record = (result: AuditResult, value?: T, error?: AdminError): AuditRecord =>
+      // Caps every field: refused and invalid attempts carry whatever the caller sent.
+      capAuditRecord({
+        id,
+        time,
         actor: who.email,
         role: who.role,
         action,
@@ -156,45 +219,51 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
         after: value?.after ?? null,
         result,
         error: error ? maskSecrets(`${error.code}: ${error.message}`.slice(0, MASK_CHARS)) : null,
-      } satisfies AuditRecord;
-      // Caps every field: refused and invalid attempts carry whatever the caller sent.
-      const entry = capAuditRecord(raw);
-      await ports.audit(entry);
-      if (targetKnown) await emitAdminEvent(ports.queue ?? null, action, entry);
+      });
+
+    // The attempt is on record before anything else happens; without that record nothing happens.
+    try {
+      await ports.audit(record("pending"));
+    } catch (e) {
+      return fail("unavailable", `the audit log could not be written, so the action was not attempted: ${message(e)}`);
+    }
+    // Admin events are reported as coming from the target; only a target that exists may report, or a typo
+    // would enter the registry (and make the agent addressable) through its own refusal.
+    let targetKnown = false;
+    let outcome: { result: AuditResult; value?: T; error?: AdminError } = { result: "error", error: { code: "unavailable", message: "the action ended before reporting an outcome" } };
+    const refuse = (result: AuditResult, error: AdminError): AdminResult<T> => {
+      outcome = { result, error };
+      return { ok: false, error };
     };
-    if (tgt.success) targetKnown = await ports.isRegistered(tgt.data.agentClass, tgt.data.agentName);
+    try {
+      if (tgt.success) targetKnown = await ports.isRegistered(tgt.data.agentClass, tgt.data.agentName);
+      if (!me.success) return refuse("denied", { code: "not_permitted", message: `refused: ${describeInput(me.error)}` });
+      if (me.data.role !== "operator") return refuse("denied", { code: "not_permitted", message: `refused: ${me.data.email} has the ${me.data.role} role; this action needs operator` });
+      const parsed = actionInput.safeParse(input);
+      if (!parsed.success) return refuse("invalid", { code: "invalid_input", message: describeInput(parsed.error) });
+      const resolved = await resolve(t);
+      if (!resolved.ok) return refuse(resolved.error.code === "invalid_input" ? "invalid" : "error", resolved.error);
+      targetKnown = true; // resolved: registered, or explicitly allowed
 
-    if (!me.success) {
-      const r = fail<T>("not_permitted", `refused: ${describeInput(me.error)}`);
-      await audit("denied", undefined, r.ok ? undefined : r.error);
+      const r = await call(resolved.value, schema, (stub) => fn(stub, parsed.data));
+      outcome = r.ok ? { result: r.value.noop ? "noop" : "ok", value: r.value } : { result: "error", error: r.error };
       return r;
+    } catch (e) {
+      return refuse("error", { code: "unavailable", message: `the action failed in the console: ${message(e)}` });
+    } finally {
+      const entry = record(outcome.result, outcome.value, outcome.error);
+      try {
+        await ports.audit(entry);
+      } catch (e) {
+        // The row stays "pending": the attempt is recorded, its outcome could not be.
+        console.error(`[admin] audit ${id} could not be completed (${outcome.result}): ${message(e)}`);
+      }
+      if (targetKnown) await emitActionEvents(ports, action, entry, outcome.result === "ok" ? outcome.value : undefined);
     }
-    if (me.data.role !== "operator") {
-      const r = fail<T>("not_permitted", `refused: ${me.data.email} has the ${me.data.role} role; this action needs operator`);
-      await audit("denied", undefined, r.ok ? undefined : r.error);
-      return r;
-    }
-    const parsed = actionInput.safeParse(input);
-    if (!parsed.success) {
-      const r = fail<T>("invalid_input", describeInput(parsed.error));
-      await audit("invalid", undefined, r.ok ? undefined : r.error);
-      return r;
-    }
-    const s = await stubFor(t);
-    if (!s.ok) {
-      await audit(s.error.code === "invalid_input" ? "invalid" : "error", undefined, s.error);
-      return s;
-    }
-    targetKnown = true; // resolved: registered, or explicitly allowed
-
-    const r = await call(schema, () => fn(s.value.stub, parsed.data));
-    if (r.ok) await audit(r.value.noop ? "noop" : "ok", r.value);
-    else await audit("error", undefined, r.error);
-    return r;
   }
 
   return {
-    /** Live run rows and managed fibers. */
+    /** Live run rows, managed fibers and Tasks runs. */
     listRuns: (t: Target): Promise<AdminResult<ListRunsOutput>> => read(t, listRunsOutput, (s) => s.adminListRuns()),
     /**
      * One run with its (capped) snapshot, masked: credentials in it never reach a viewer. There is no
@@ -206,35 +275,60 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       const r = await read(t, runDetail, (s) => s.adminGetRun(p.data));
       return r.ok ? { ok: true, value: maskedRun(r.value) } : r;
     },
-    /** Derived status, next alarm, schedules and chat-recovery records. */
+    /** Derived status, next alarm, schedules, chat-recovery records and what the agent supports. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),
+    /** Status and live runs in one visit to the agent (the agent page). */
+    live: (t: Target): Promise<AdminResult<{ status: StatusOutput; runs: ListRunsOutput }>> =>
+      read(t, liveOutput, async (s) => {
+        const [status, runs] = await Promise.all([s.adminStatus(), s.adminListRuns()]);
+        if (!status.ok) return status;
+        if (!runs.ok) return runs;
+        return { ok: true, value: { status: status.value, runs: runs.value } };
+      }),
     /** Operator only, audited. */
-    forceIdle: (t: Target, input: unknown): Promise<AdminResult<ForceIdleOutput>> => act("force_idle", t, input, forceIdleOutput, (s, i) => s.adminForceIdle(i)),
+    forceIdle: (t: Target, input: unknown): Promise<AdminResult<ForceIdleOutput>> =>
+      act("force_idle", t, input, ADMIN_ACTIONS.force_idle.output, (s, i) => s[ADMIN_ACTIONS.force_idle.rpc](i)),
     /** Operator only, audited. */
     triggerAlarm: (t: Target, input: unknown): Promise<AdminResult<TriggerAlarmOutput>> =>
-      act("trigger_alarm", t, input, triggerAlarmOutput, (s, i) => s.adminTriggerAlarm(i)),
+      act("trigger_alarm", t, input, ADMIN_ACTIONS.trigger_alarm.output, (s, i) => s[ADMIN_ACTIONS.trigger_alarm.rpc](i)),
   };
 }
 
+const liveOutput = z.object({ status: statusOutput, runs: listRunsOutput });
+
 export type AdminClient = ReturnType<typeof createAdminClient>;
 
-/** The admin telemetry event for an audited action, sent through the same Queue as agent events. */
-async function emitAdminEvent(
-  queue: QueueLike | null,
-  action: "force_idle" | "trigger_alarm",
-  e: { actor: string; reason: string; result: string; before: unknown; after: unknown; targetClass: string; targetName: string; error: string | null },
-): Promise<void> {
-  if (!queue) return;
-  const telemetry = new Telemetry({ source: { agentClass: e.targetClass, agentName: e.targetName }, queue });
-  const result = e.result === "invalid" ? "error" : (e.result as "ok" | "noop" | "error" | "denied");
-  telemetry.record(action === "force_idle" ? "admin.force_idle" : "admin.trigger_alarm", {
-    actor: e.actor,
-    reason: e.reason || "(none given)",
-    result,
-    ...(e.before ? { before: summary(e.before) } : {}),
-    ...(e.after ? { after: summary(e.after) } : {}),
-  });
-  await telemetry.settle();
+/**
+ * The events of an audited action, sent through the same Queue as agent events with the target as source
+ * (so they work for agents without our telemetry): the admin.* event, and after a force idle one
+ * `run.force_idled` per run it ended and one `incident.force_idled` per recovery incident it cleared, which
+ * close their projections. Never throws: the action is done and audited whatever the Queue does.
+ */
+async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName, e: AuditRecord, value: unknown): Promise<void> {
+  if (!ports.queue) return;
+  try {
+    const telemetry = new Telemetry({ source: { agentClass: e.targetClass, agentName: e.targetName }, queue: ports.queue, signingSecret: ports.signingSecret ?? null });
+    const result = e.result === "invalid" || e.result === "pending" ? "error" : e.result;
+    const reason = e.reason || "(none given)";
+    telemetry.record(action === "force_idle" ? "admin.force_idle" : "admin.trigger_alarm", {
+      actor: e.actor,
+      reason,
+      result,
+      ...(e.before ? { before: summary(e.before) } : {}),
+      ...(e.after ? { after: summary(e.after) } : {}),
+    });
+    if (action === "force_idle" && value) {
+      const v = value as ForceIdleOutput;
+      for (const r of v.ended) {
+        const corr = r.kind === "task" ? { taskId: r.runId } : r.kind === "chat_turn" ? { requestId: r.runId } : { fiberId: r.runId };
+        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped: r.stopped }, corr);
+      }
+      for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
+    }
+    await telemetry.settle();
+  } catch (err) {
+    console.error(`[admin] events of ${action} on ${e.targetClass} "${e.targetName}" could not be sent: ${message(err)}`);
+  }
 }
 
 /** The part of a status worth keeping in an event: small and without snapshots. */

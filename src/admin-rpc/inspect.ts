@@ -1,20 +1,54 @@
 import { maskSecrets } from "@agent-oncall/telemetry";
-import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX } from "./sdk-layout.js";
-import type { DerivedStatus, ListRunsOutput, RunDetail, StatusOutput } from "./contract.js";
+import {
+  CHAT_RECOVERY_INCIDENT_KEY_PREFIX,
+  CHAT_TURN_FIBER_PREFIX,
+  CHAT_TURN_TASK,
+  chatIncidentIdOf,
+  FIBER_DONE_STATUSES,
+  taskCurrentStep,
+} from "./sdk-layout.js";
+import type { DerivedStatus, ListRunsOutput, RunDetail, RunKind, StatusOutput, TaskRun } from "./contract.js";
 
 /**
- * Read-only views of an agent's own storage, as the agents SDK (0.32) lays it
- * out: `cf_agents_runs` (live runFiber rows), `cf_agents_fibers` (managed
- * fibers), `cf_agents_jobs` (schedules) and the chat-recovery incident records
- * in KV. Each read tolerates a table the agent never created.
+ * Read-only views of an agent's durable work: `cf_agents_runs` (live runFiber rows, which the SDK gives no
+ * public list of), managed fibers and Tasks runs through the SDK's public APIs, schedules
+ * (`cf_agents_jobs`) and the chat-recovery records in KV. Each read tolerates a table the agent never created.
  */
 
 /** Snapshots larger than this are returned as truncated text with an explicit marker. */
 export const SNAPSHOT_CAP_BYTES = 64 * 1024;
 const SCHEDULES_SHOWN = 20;
 const FIBERS_SHOWN = 50;
+const TASKS_SHOWN = 50;
 
 type Sql = SqlStorage;
+
+/** The public SDK surface (agents 0.32) these reads use, handed in by the mixin. */
+export type FiberInspection = { fiberId: string; name: string; status: string; snapshot?: unknown; createdAt: number; settledAt?: number };
+export type TaskSnapshot = {
+  runId: string;
+  definition: string;
+  state: string;
+  createdAt: number;
+  attempt?: number;
+  startedAt?: number;
+  wakeAt?: number;
+  statusMessage?: string;
+  metadata?: Record<string, unknown>;
+};
+export type AgentWork = {
+  sql: Sql;
+  storage: DurableObjectStorage;
+  listFibers(options: { status?: string[]; limit: number }): Promise<FiberInspection[]>;
+  inspectFiber(id: string): Promise<FiberInspection | null>;
+  listTasks(options: { status?: string[]; limit: number }): Promise<TaskSnapshot[]>;
+  getTask(runId: string): Promise<TaskSnapshot | null>;
+};
+
+/** Tasks run states still doing (or about to do) work. */
+export const LIVE_TASK_STATES = ["pending", "running", "waiting"];
+/** Managed-fiber statuses still doing (or about to do) work. */
+export const LIVE_FIBER_STATUSES = ["pending", "running"];
 
 function rows<T extends Record<string, SqlStorageValue>>(sql: Sql, query: string, ...binds: unknown[]): T[] {
   try {
@@ -25,66 +59,135 @@ function rows<T extends Record<string, SqlStorageValue>>(sql: Sql, query: string
   }
 }
 
-/** Live run rows and the managed-fiber ledger. */
-export function readRuns(sql: Sql, now = Date.now()): ListRunsOutput {
-  const runs = rows<{ id: string; name: string; created_at: number; bytes: number }>(
-    sql,
-    "SELECT id, name, created_at, COALESCE(length(CAST(snapshot AS BLOB)), 0) AS bytes FROM cf_agents_runs ORDER BY created_at, id",
-  ).map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: r.bytes }));
-  const managedFibers = rows<{ fiber_id: string; name: string; status: string; created_at: number; completed_at: number | null; bytes: number }>(
-    sql,
-    `SELECT fiber_id, name, status, created_at, completed_at, COALESCE(length(CAST(snapshot AS BLOB)), 0) AS bytes
-     FROM cf_agents_fibers ORDER BY created_at DESC, fiber_id LIMIT ${FIBERS_SHOWN}`,
-  ).map((r) => ({ fiberId: r.fiber_id, name: r.name, status: r.status, createdAt: r.created_at, completedAt: r.completed_at, snapshotBytes: r.bytes }));
-  return { runs, managedFibers };
+const jsonBytes = (v: unknown) => (v === undefined ? 0 : new TextEncoder().encode(JSON.stringify(v) ?? "").byteLength);
+
+/** A chat turn's request id, from its Tasks run metadata. */
+function requestIdOf(t: TaskSnapshot): string | null {
+  const r = t.metadata?.requestId;
+  return typeof r === "string" ? r : null;
 }
 
-/** One run with its snapshot: parsed JSON when it fits under the cap, else truncated text. */
-export function readRun(sql: Sql, id: string, now = Date.now()): RunDetail | null {
-  const [r] = rows<{ id: string; name: string; created_at: number; snapshot: string | null }>(
-    sql,
-    "SELECT id, name, created_at, snapshot FROM cf_agents_runs WHERE id = ?",
-    id,
+/** A Tasks run as the console lists it. */
+export function taskRunOf(sql: Sql, t: TaskSnapshot): TaskRun {
+  const chat = t.definition === CHAT_TURN_TASK;
+  return {
+    runId: t.runId,
+    definition: t.definition,
+    kind: chat ? "chat_turn" : "task",
+    requestId: chat ? requestIdOf(t) : null,
+    state: t.state,
+    attempt: t.attempt ?? null,
+    createdAt: t.createdAt,
+    startedAt: t.startedAt ?? null,
+    wakeAt: t.wakeAt ?? null,
+    statusMessage: t.statusMessage ?? null,
+    currentStep: taskCurrentStep(sql, t.runId),
+  };
+}
+
+/** The kind of a `cf_agents_runs` row. */
+function rowKind(name: string, managed: boolean): RunKind {
+  if (managed) return "managed_fiber";
+  return name.startsWith(CHAT_TURN_FIBER_PREFIX) ? "chat_turn" : "fiber";
+}
+
+/** Live run rows (every kind), managed fibers (recent, any status) and unsettled Tasks runs. */
+export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRunsOutput> {
+  const fibers = await w.listFibers({ limit: FIBERS_SHOWN });
+  const managedFibers = fibers.map((f) => ({
+    fiberId: f.fiberId,
+    name: f.name,
+    status: f.status,
+    createdAt: f.createdAt,
+    completedAt: f.settledAt ?? null,
+    snapshotBytes: jsonBytes(f.snapshot),
+  }));
+  const raw = rows<{ id: string; name: string; created_at: number; bytes: number }>(
+    w.sql,
+    "SELECT id, name, created_at, COALESCE(length(CAST(snapshot AS BLOB)), 0) AS bytes FROM cf_agents_runs ORDER BY created_at, id",
   );
-  if (!r) return null;
-  const text = r.snapshot ?? null;
+  const runs = [];
+  for (const r of raw) {
+    const managed = managedFibers.some((f) => f.fiberId === r.id) || (await w.inspectFiber(r.id)) !== null;
+    runs.push({ id: r.id, name: r.name, kind: rowKind(r.name, managed), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: r.bytes });
+  }
+  const tasks = (await w.listTasks({ status: LIVE_TASK_STATES, limit: TASKS_SHOWN })).map((t) => taskRunOf(w.sql, t));
+  return { runs, managedFibers, tasks };
+}
+
+/** Live managed fibers (pending or running), through the public listFibers. */
+export async function liveManagedFibers(w: AgentWork): Promise<FiberInspection[]> {
+  return (await w.listFibers({ status: LIVE_FIBER_STATUSES, limit: 100 })).filter((f) => !FIBER_DONE_STATUSES.has(f.status));
+}
+
+/** A snapshot as the run viewer shows it: parsed JSON when it fits under the cap, else truncated (masked) text. */
+function withSnapshot(base: Omit<RunDetail, "snapshot" | "snapshotText" | "truncated" | "snapshotBytes">, text: string | null): RunDetail {
   const bytes = text ? new TextEncoder().encode(text).byteLength : 0;
-  const base = { id: r.id, name: r.name, createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: bytes };
-  if (text === null) return { ...base, snapshot: null, snapshotText: null, truncated: false };
+  if (text === null) return { ...base, snapshotBytes: 0, snapshot: null, snapshotText: null, truncated: false };
   if (bytes > SNAPSHOT_CAP_BYTES) {
     // Masked before the cut, so a credential at the cut keeps none of its characters.
     const masked = maskSecrets(text.slice(0, 2 * SNAPSHOT_CAP_BYTES));
-    return { ...base, snapshot: null, snapshotText: `${masked.slice(0, SNAPSHOT_CAP_BYTES)}… [truncated: ${bytes} bytes, showing the first ${SNAPSHOT_CAP_BYTES}]`, truncated: true };
+    return { ...base, snapshotBytes: bytes, snapshot: null, snapshotText: `${masked.slice(0, SNAPSHOT_CAP_BYTES)}… [truncated: ${bytes} bytes, showing the first ${SNAPSHOT_CAP_BYTES}]`, truncated: true };
   }
   try {
-    return { ...base, snapshot: JSON.parse(text), snapshotText: text, truncated: false };
+    return { ...base, snapshotBytes: bytes, snapshot: JSON.parse(text), snapshotText: text, truncated: false };
   } catch {
-    return { ...base, snapshot: null, snapshotText: text, truncated: false };
+    return { ...base, snapshotBytes: bytes, snapshot: null, snapshotText: text, truncated: false };
   }
 }
 
-/** Everything `status()` reports. `derived` comes from the agent (hook) or the run rows. */
-export async function readStatus(sql: Sql, storage: DurableObjectStorage, derived: DerivedStatus | null): Promise<StatusOutput> {
-  const runCount = Number(rows<{ n: number }>(sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
-  const schedules = rows<{ id: string; fn: string; time: number; running: number }>(
-    sql,
-    `SELECT id, fn, time, running FROM cf_agents_jobs ORDER BY time, id LIMIT ${SCHEDULES_SHOWN}`,
-  ).map((j) => ({ id: j.id, callback: j.fn, time: j.time, running: j.running === 1 }));
-  const pendingScheduleCount = Number(rows<{ n: number }>(sql, "SELECT COUNT(*) AS n FROM cf_agents_jobs")[0]?.n ?? 0);
+/**
+ * One live run with its snapshot: a runFiber row, else a managed fiber (its ledger snapshot), else a Tasks
+ * run (its state and current step stand in for a snapshot). Null when none has this id.
+ */
+export async function readRun(w: AgentWork, id: string, now = Date.now()): Promise<RunDetail | null> {
+  const [r] = rows<{ id: string; name: string; created_at: number; snapshot: string | null }>(w.sql, "SELECT id, name, created_at, snapshot FROM cf_agents_runs WHERE id = ?", id);
+  const fiber = await w.inspectFiber(id);
+  if (r) {
+    return withSnapshot({ id: r.id, name: r.name, kind: rowKind(r.name, fiber !== null), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at) }, r.snapshot ?? null);
+  }
+  if (fiber) {
+    const text = fiber.snapshot === undefined ? null : JSON.stringify(fiber.snapshot);
+    return withSnapshot({ id, name: fiber.name, kind: "managed_fiber", createdAt: fiber.createdAt, ageMs: Math.max(0, now - fiber.createdAt) }, text);
+  }
+  const task = await w.getTask(id);
+  if (task) {
+    const t = taskRunOf(w.sql, task);
+    const view = { state: t.state, definition: t.definition, currentStep: t.currentStep, statusMessage: t.statusMessage, attempt: t.attempt, requestId: t.requestId, wakeAt: t.wakeAt };
+    return withSnapshot({ id, name: t.definition, kind: t.kind, createdAt: t.createdAt, ageMs: Math.max(0, now - t.createdAt) }, JSON.stringify(view));
+  }
+  return null;
+}
+
+/** The chat-recovery records in KV, with the incident id each belongs to. */
+export async function readChatIncidents(storage: DurableObjectStorage): Promise<StatusOutput["chatRecoveryIncidents"]> {
   const incidents = await storage.list<Record<string, unknown>>({ prefix: CHAT_RECOVERY_INCIDENT_KEY_PREFIX });
-  const chatRecoveryIncidents = [...incidents].map(([key, v]) => ({
+  return [...incidents].map(([key, v]) => ({
     key,
+    incidentId: chatIncidentIdOf(key, v),
     status: typeof v?.status === "string" ? v.status : "unknown",
     attempt: typeof v?.attempt === "number" ? v.attempt : null,
     reason: typeof v?.reason === "string" ? v.reason : null,
     requestId: typeof v?.requestId === "string" ? v.requestId : null,
   }));
+}
+
+/** Everything `status()` reports but capabilities. `derived` comes from the agent (hook) or the live work. */
+export async function readStatus(w: AgentWork, derived: DerivedStatus | null): Promise<Omit<StatusOutput, "capabilities">> {
+  const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
+  const schedules = rows<{ id: string; fn: string; time: number; running: number }>(
+    w.sql,
+    `SELECT id, fn, time, running FROM cf_agents_jobs ORDER BY time, id LIMIT ${SCHEDULES_SHOWN}`,
+  ).map((j) => ({ id: j.id, callback: j.fn, time: j.time, running: j.running === 1 }));
+  const pendingScheduleCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_jobs")[0]?.n ?? 0);
+  // Tasks runs (chat turns included) are work too: an agent running one is not idle.
+  const liveTasks = derived ? 0 : (await w.listTasks({ status: ["running"], limit: 1 })).length;
   return {
-    status: derived ?? (runCount > 0 ? "running" : "idle"),
+    status: derived ?? (runCount > 0 || liveTasks > 0 ? "running" : "idle"),
     runCount,
-    nextAlarm: await storage.getAlarm(),
+    nextAlarm: await w.storage.getAlarm(),
     schedules,
     pendingScheduleCount,
-    chatRecoveryIncidents,
+    chatRecoveryIncidents: await readChatIncidents(w.storage),
   };
 }

@@ -1,11 +1,13 @@
 import type { Agent } from "agents";
-import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX } from "./sdk-layout.js";
 import type { Observability } from "agents/observability";
+import { normalizeSdkEvent } from "@agent-oncall/telemetry";
 import {
+  ADMIN_CONTRACT_VERSION,
   type AdminHooks,
   type AdminResult,
   type AdminRpc,
   actionInput,
+  type Capabilities,
   describeInput,
   fail,
   type ForceIdleOutput,
@@ -16,13 +18,12 @@ import {
   type StatusOutput,
   type TriggerAlarmOutput,
 } from "./contract.js";
-import { readRun, readRuns, readStatus } from "./inspect.js";
-import { normalizeSdkEvent } from "@agent-oncall/telemetry";
+import { stopWork } from "./force-idle.js";
+import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
 
-const TERMINAL_FIBER = new Set(["completed", "aborted", "error", "interrupted"]);
 /** Our event types (src/telemetry's contract) that describe recovery. */
 const RECOVERY_EVENT = /^(fiber\.recovery\.|fiber\.interrupted$|chat\.recovery\.)/;
 
@@ -30,6 +31,18 @@ const RECOVERY_EVENT = /^(fiber\.recovery\.|fiber\.interrupted$|chat\.recovery\.
 function unavailable<T>(e: unknown): AdminResult<T> {
   return fail("unavailable", `the agent could not complete the request: ${e instanceof Error ? e.message : String(e)}`);
 }
+
+export type WithAdminRpcOptions = {
+  /**
+   * After force idle, evict the agent (`ctx.abort`) when a runFiber callback is still running in memory that
+   * nothing else could stop (the SDK has no cancel for plain runFiber, and the agent's hook did not stop it).
+   * Its row is gone by then, so nothing is recovered on the next wake. Default true; with false the result
+   * says plainly which callbacks run on (`stopped: false`).
+   */
+  evictToStop?: boolean;
+  /** How long force idle waits for aborted and cancelled work to settle before judging it. Default 1000 ms. */
+  settleMs?: number;
+};
 
 /**
  * Adds the admin RPC methods to any agents-SDK Agent class:
@@ -44,7 +57,10 @@ function unavailable<T>(e: unknown): AdminResult<T> {
 // biome-ignore lint/suspicious/noExplicitAny: constructor signature of the mixed-in class.
 export type WithAdminRpcClass<TBase extends AgentClass> = TBase & (abstract new (...args: any[]) => AdminRpc);
 
-export function withAdminRpc<TBase extends AgentClass>(Base: TBase): WithAdminRpcClass<TBase> {
+export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: WithAdminRpcOptions = {}): WithAdminRpcClass<TBase> {
+  const evictToStop = options.evictToStop !== false;
+  const settleMs = options.settleMs ?? 1000;
+
   abstract class WithAdminRpc extends Base implements AdminRpc {
     #hooks(): AdminHooks {
       return this as unknown as AdminHooks;
@@ -54,13 +70,43 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase): WithAdminRp
       return this.#hooks().adminDerivedStatus?.() ?? null;
     }
 
-    #status(): Promise<StatusOutput> {
-      return readStatus(this.ctx.storage.sql, this.ctx.storage, this.#derived());
+    /** The agent's durable work, through the SDK's public APIs where it has them. */
+    #work(): AgentWork {
+      return {
+        sql: this.ctx.storage.sql,
+        storage: this.ctx.storage,
+        listFibers: (o) => this.listFibers(o as Parameters<Agent["listFibers"]>[0]),
+        inspectFiber: (id) => this.inspectFiber(id),
+        listTasks: (o) => this.tasks.list(o as Parameters<Agent["tasks"]["list"]>[0]) as ReturnType<AgentWork["listTasks"]>,
+        getTask: (id) => this.tasks.get(id) as ReturnType<AgentWork["getTask"]>,
+      };
+    }
+
+    async #capabilities(w: AgentWork, chatRecords: number): Promise<Capabilities> {
+      const self = this as unknown as { taskDefinitions?: unknown; chatRecovery?: unknown };
+      // Think and AIChatAgent run every chat turn on Tasks and keep chat-recovery records.
+      const chat = "chatRecovery" in self || chatRecords > 0;
+      const declared = typeof self.taskDefinitions === "object" && self.taskDefinitions !== null && Object.keys(self.taskDefinitions).length > 0;
+      return {
+        contract: ADMIN_CONTRACT_VERSION,
+        forceIdleHook: typeof this.#hooks().onAdminForceIdle === "function",
+        derivedStatus: typeof this.#hooks().adminDerivedStatus === "function",
+        tasks: declared || chat || (await w.listTasks({ limit: 1 })).length > 0,
+        managedFibers: (await w.listFibers({ limit: 1 })).length > 0,
+        chatRecovery: chat,
+        plainFiberStop: evictToStop ? "evict" : "none",
+      };
+    }
+
+    async #status(): Promise<StatusOutput> {
+      const w = this.#work();
+      const s = await readStatus(w, this.#derived());
+      return { ...s, capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length) };
     }
 
     async adminListRuns(): Promise<AdminResult<ListRunsOutput>> {
       try {
-        return ok(readRuns(this.ctx.storage.sql));
+        return ok(await readRuns(this.#work()));
       } catch (e) {
         return unavailable(e);
       }
@@ -70,7 +116,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase): WithAdminRp
       const parsed = runIdInput.safeParse(input);
       if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
       try {
-        const run = readRun(this.ctx.storage.sql, parsed.data.id);
+        const run = await readRun(this.#work(), parsed.data.id);
         return run ? ok(run) : fail("not_found", `no live run with id "${parsed.data.id}" (it may have finished; its last-known snapshot is in the fiber history)`);
       } catch (e) {
         return unavailable(e);
@@ -86,9 +132,11 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase): WithAdminRp
     }
 
     /**
-     * Forces the agent idle: aborts the active turn (through the agent's hook),
-     * removes run rows so nothing is recovered, cancels managed fibers, clears
-     * chat-recovery incident records. A second call finds nothing to do and says so.
+     * Forces the agent idle and stops its work wherever the SDK has a public way: the agent's own hook aborts
+     * in-memory turns, Tasks runs are cancelled (`this.tasks.cancel`), managed fibers too (`cancelFiber`),
+     * run rows are removed so nothing is recovered, chat-recovery records are cleared. What still runs after
+     * that (a plain runFiber callback) is stopped by evicting the agent, or reported as not stopped (see
+     * WithAdminRpcOptions.evictToStop). A second call finds nothing to do and says so.
      */
     async adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>> {
       const parsed = actionInput.safeParse(input);
@@ -96,27 +144,32 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase): WithAdminRp
       try {
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated; there is nothing to force idle");
-        const sql = this.ctx.storage.sql;
-        const liveFibers = readRuns(sql).managedFibers.filter((f) => !TERMINAL_FIBER.has(f.status));
-        if (before.status === "idle" && before.runCount === 0 && liveFibers.length === 0 && before.chatRecoveryIncidents.length === 0) {
-          return ok({ noop: true, before, after: before, abortedRuns: [], cancelledFibers: [], clearedIncidents: [] });
-        }
-        const cleared = (await this.#hooks().onAdminForceIdle?.(parsed.data.reason)) ?? [];
-        const abortedRuns = readRuns(sql).runs.map((r) => r.id);
-        sql.exec("DELETE FROM cf_agents_runs");
-        const cancelledFibers: string[] = [];
-        for (const f of liveFibers) if (await this.cancelFiber(f.fiberId, `force idle: ${parsed.data.reason}`)) cancelledFibers.push(f.fiberId);
-        const keys = before.chatRecoveryIncidents.map((i) => i.key).filter((k) => k.startsWith(CHAT_RECOVERY_INCIDENT_KEY_PREFIX));
-        if (keys.length) await this.ctx.storage.delete(keys);
+        const hook = this.#hooks().onAdminForceIdle;
+        const r = await stopWork({
+          agent: this,
+          work: this.#work(),
+          reason: parsed.data.reason,
+          before,
+          hook: hook ? (why) => hook.call(this, why) : null,
+          cancelTask: (id, why) => this.tasks.cancel(id, why),
+          cancelFiber: (id, why) => this.cancelFiber(id, why),
+          settleMs,
+          evictToStop,
+        });
+        if (r.noop) return ok({ ...r.output, before, after: before });
         const after = await this.#status();
         recordIdle(this, parsed.data.reason);
-        return ok({ noop: false, before, after, abortedRuns, cancelledFibers, clearedIncidents: [...keys, ...cleared] });
+        if (r.output.evicted) {
+          // After the answer is on its way: the rows are deleted and durable (output gate), so the next wake recovers nothing.
+          setTimeout(() => this.ctx.abort(`force idle stopped work nothing else could stop: ${parsed.data.reason}`.slice(0, 500)), 20);
+        }
+        return ok({ ...r.output, before, after });
       } catch (e) {
         return unavailable(e);
       }
     }
 
-    /** Recovery events since this instance woke, not yet reported by a triggerAlarm. */
+/** Recovery events since this instance woke, not yet reported by a triggerAlarm. */
     #recoveryLog: RecoveryEvent[] = [];
 
     // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.
@@ -141,10 +194,10 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase): WithAdminRp
       try {
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated; its alarm will not run recovery");
-        const runsBefore = readRuns(this.ctx.storage.sql).runs.map((r) => r.id);
+        const runsBefore = (await readRuns(this.#work())).runs.map((r) => r.id);
         await this.alarm();
         const after = await this.#status();
-        const still = new Set(readRuns(this.ctx.storage.sql).runs.map((r) => r.id));
+        const still = new Set((await readRuns(this.#work())).runs.map((r) => r.id));
         const recoveryEvents = this.#recoveryLog.splice(0);
         const settled = recoveryEvents.filter((e) => /^fiber\.recovery\.(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
         const recoveredRuns = [...new Set([...runsBefore.filter((id) => !still.has(id)), ...settled])];

@@ -1,7 +1,66 @@
 /**
- * Storage-layout facts of the agents SDK (0.32) that admin RPC relies on and
- * that the SDK does not export without pulling in the AI SDK.
+ * Facts about the agents SDK (0.32) that admin RPC relies on and that the SDK
+ * does not export as public API (or exports only with the AI SDK). Every one is
+ * pinned by test/admin-rpc/sdk-layout.test.ts against the installed SDK, so an
+ * upgrade that moves one fails there, not in an operator's hands.
  */
 
 /** KV key prefix of chat-recovery incident records (`agents/chat` exports the same constant). */
 export const CHAT_RECOVERY_INCIDENT_KEY_PREFIX = "cf:chat-recovery:incident:";
+
+/**
+ * The incident id of a chat-recovery record: the record's own `incidentId`, else the key's tail
+ * (the SDK keys records by `encodeURIComponent(incidentId)`). It is the id the SDK's chat:recovery:*
+ * events carry, hence the one the console's incidents use.
+ */
+export function chatIncidentIdOf(key: string, record: unknown): string {
+  const own = (record as { incidentId?: unknown } | null)?.incidentId;
+  if (typeof own === "string" && own) return own;
+  const tail = key.slice(CHAT_RECOVERY_INCIDENT_KEY_PREFIX.length);
+  try {
+    return decodeURIComponent(tail);
+  } catch {
+    return tail;
+  }
+}
+
+/** Task definition of a chat turn (Think / AIChatAgent `CHAT_FIBER_NAME`); its run's metadata carries `{ requestId }`. */
+export const CHAT_TURN_TASK = "__cf_internal_chat_turn";
+/** A chat turn run as a plain fiber (sub-agents) is named `${CHAT_TURN_TASK}:${requestId}`. */
+export const CHAT_TURN_FIBER_PREFIX = `${CHAT_TURN_TASK}:`;
+
+/** Tasks run states that are final (`cf_agents_task_runs.state`). Anything else is live work. */
+export const TASK_TERMINAL_STATES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
+/** Managed-fiber statuses that are final or parked (`FiberStatus`); anything else is live work. */
+export const FIBER_DONE_STATUSES: ReadonlySet<string> = new Set(["completed", "aborted", "error", "interrupted"]);
+
+/**
+ * Ids of the runFiber callbacks running in this instance right now (managed fibers included). The SDK
+ * keeps them in the private `_runFiberActiveFibers` set and offers no public view; it is the only way
+ * to tell a callback still running in memory from a row left behind by an eviction. `null` when the
+ * field is missing (another SDK version): callers then treat every row as possibly running.
+ */
+export function activeFiberIds(agent: object): ReadonlySet<string> | null {
+  const s = (agent as { _runFiberActiveFibers?: unknown })._runFiberActiveFibers;
+  return s instanceof Set ? (s as Set<string>) : null;
+}
+
+/**
+ * The step a Tasks run is at: its newest unfinished step in `cf_agents_task_steps`, else its newest
+ * finished one. The public Tasks API shows only `statusMessage`, which a handler may never set.
+ */
+export function taskCurrentStep(sql: SqlStorage, runId: string): string | null {
+  try {
+    const [row] = sql
+      .exec<{ step_name: string; state: string }>(
+        `SELECT step_name, state FROM cf_agents_task_steps WHERE run_id = ?
+         ORDER BY CASE WHEN state IN ('running', 'waiting') THEN 0 ELSE 1 END, updated_at DESC LIMIT 1`,
+        runId,
+      )
+      .toArray();
+    return row ? (row.state === "completed" ? `${row.step_name} (done)` : `${row.step_name} (${row.state})`) : null;
+  } catch (e) {
+    if (e instanceof Error && /no such table/i.test(e.message)) return null;
+    throw e;
+  }
+}

@@ -12,9 +12,14 @@ const json = (v: unknown) => (v === undefined || v === null ? null : JSON.string
 
 const L = names(auditLog);
 const INSERT = `INSERT INTO ${L.$table} (${L.id}, ${L.time}, ${L.actor}, ${L.role}, ${L.action}, ${L.targetClass}, ${L.targetName}, ${L.reason}, ${L.before}, ${L.after}, ${L.result}, ${L.error})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (${L.id}) DO UPDATE SET ${L.before} = excluded.${L.before}, ${L.after} = excluded.${L.after}, ${L.result} = excluded.${L.result}, ${L.error} = excluded.${L.error}
+       WHERE ${L.$table}.${L.result} = 'pending'`;
 
-/** Appends one audit row. */
+/**
+ * Writes one audit row, or completes it: the admin client writes every action first as "pending", then
+ * again under the same id with its outcome. Only a pending row is completed; who, what and why never change.
+ */
 export async function writeAudit(db: D1Database, e: AuditEntry): Promise<void> {
   await db
     .prepare(INSERT)

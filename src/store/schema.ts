@@ -31,6 +31,8 @@ export const events = sqliteTable(
     requestId: text("request_id"),
     opId: text("op_id"),
     sessionName: text("session_name"),
+    /** A Tasks run id (corr.taskId). */
+    taskId: text("task_id"),
     /**
      * The incident timeline this event belongs to: the reported incident id, else the one a fiber or
      * turn recovery of this event's fiber / session turn would derive (fiber:… / turn:…). An index key,
@@ -49,6 +51,9 @@ export const events = sqliteTable(
     index("events_agent_time").on(t.agentClass, t.agentName, t.time, t.id),
     // Timelines belong to one agent's fiber / session / incident: forged events under the same id are not in them.
     index("events_fiber_time").on(t.fiberId, t.agentClass, t.agentName, t.time, t.id),
+    // A Tasks run's and a chat turn's timelines (a turn's own events, its internal fiber's and its recovery's carry its request id).
+    index("events_task_time").on(t.taskId, t.agentClass, t.agentName, t.time, t.id),
+    index("events_request_time").on(t.requestId, t.agentClass, t.agentName, t.time, t.id),
     index("events_session_time").on(t.sessionName, t.agentClass, t.agentName, t.time, t.id),
     index("events_op_time").on(t.opId, t.time, t.id),
     index("events_timeline_time").on(t.timelineId, t.agentClass, t.agentName, t.time, t.id),
@@ -84,20 +89,73 @@ export const agents = sqliteTable(
   ],
 );
 
-/** One row per fiber run of an agent. `outcome` is the latest terminal event by time, so arrival order does not matter. */
+/**
+ * The last time reconciliation asked each agent what it is doing, and what came of it: one row per agent,
+ * overwritten per ask. A pass skips agents asked within the reconcile age, so agents that cannot answer
+ * (no admin mixin, failing) do not take every pass's batch.
+ */
+export const reconciliations = sqliteTable(
+  "reconciliations",
+  {
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    askedAt: integer("asked_at").notNull(),
+    /** How many findings were recorded (closed or confirmed work). */
+    findings: integer("findings").notNull(),
+    /** Why the agent could not answer; null when it did. */
+    error: text("error"),
+  },
+  (t) => [primaryKey({ columns: [t.agentClass, t.agentName] })],
+);
+
+/**
+ * One row per run of an agent: every kind of durable work agents 0.32 runs (RUN_KINDS: runFiber, managed
+ * fiber, Tasks run, chat turn). `fiber_id` is the run's own id in the SDK: the fiber id, the Tasks runId, or a
+ * chat turn's request id (the SDK's internal chat-turn fibers and Tasks are folded into their turn at ingest).
+ *
+ * Why one table with a `kind` and not a table per kind: the kinds share their whole lifecycle (started, a
+ * last-known snapshot, one terminal outcome, force idle, reconciliation) and every list, filter, count and
+ * retention rule over them; Tasks even run on the same replay machinery as fibers, and a chat turn is a Task
+ * or a fiber depending on where its agent lives. One table keeps one merge spec, one keyset order and one
+ * retention rule, and the rows stored before kinds existed are fibers as they were (the column's default).
+ * What only a task has (definition, attempt, step, waiting) is a few nullable columns.
+ *
+ * `outcome` is how the run ended (null while it runs), the latest outcome-bearing event by (time, event id),
+ * so arrival order does not matter; a reconciliation's "ended_unreported" is stamped at time 0, so any
+ * reported outcome, earlier or later, supersedes it. `phase` is the latest live state a Task reported
+ * (pending, running, waiting, interrupted: a replay is due); it says nothing once `outcome` is set.
+ * `confirmed_at` is the latest reconciliation that found the run alive; events of reconciliation never move
+ * first_seen / last_seen, so "confirmed" is confirmed_at ≥ last_seen.
+ */
 export const fiberRuns = sqliteTable(
   "fiber_runs",
   {
     fiberId: text("fiber_id").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),
+    /** fiber | managed_fiber | task | chat_turn. */
+    kind: text("kind").notNull().default("fiber"),
     name: text("name").notNull(),
+    /** A Tasks run's definition (registered task name). */
+    definition: text("definition"),
+    /** The highest attempt a Tasks run reported. */
+    attempt: integer("attempt"),
     startedAt: integer("started_at"),
     endedAt: integer("ended_at"),
     outcome: text("outcome"),
     outcomeAt: integer("outcome_at"),
     outcomeEventId: text("outcome_event_id"),
     error: text("error"),
+    /** Words that came with the outcome: a cancellation or force-idle reason, a recovery's result, the SDK's turn status. */
+    reason: text("reason"),
+    phase: text("phase"),
+    phaseAt: integer("phase_at"),
+    phaseEventId: text("phase_event_id"),
+    /** When a waiting Tasks run wakes. */
+    wakeAt: integer("wake_at"),
+    /** The step a Tasks run's attempt was interrupted in. */
+    step: text("step"),
+    confirmedAt: integer("confirmed_at"),
     snapshotPreview: text("snapshot_preview"),
     snapshotBytes: integer("snapshot_bytes"),
     snapshotAt: integer("snapshot_at"),
@@ -112,13 +170,20 @@ export const fiberRuns = sqliteTable(
     index("fiber_runs_outcome").on(t.outcome, t.lastSeen, t.fiberId, t.agentClass, t.agentName),
     index("fiber_runs_class").on(t.agentClass, t.lastSeen, t.fiberId, t.agentName),
     index("fiber_runs_name").on(t.agentName, t.lastSeen, t.fiberId, t.agentClass),
+    index("fiber_runs_kind").on(t.kind, t.lastSeen, t.fiberId, t.agentClass, t.agentName),
+    // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count.
+    index("fiber_runs_kind_outcome").on(t.kind, t.outcome, t.lastSeen, t.fiberId, t.agentClass, t.agentName),
   ],
 );
 
 /**
  * One row per incident (a chat recovery's incidentId, or one derived from a
- * fiber or turn). Status is the latest status-bearing event by time; attempts
- * and maxAttempts are maxima; all merges are order-independent.
+ * fiber or turn). Status is the latest status-bearing event by time (open,
+ * recovered, exhausted, failed, skipped, force_idled, ended_unreported); reason
+ * is the latest reason given, so a reason-less failure after an exhaustion keeps
+ * the exhaustion's reason (as the SDK's own record does); attempts is the
+ * highest attempt number the SDK reported (0 when it reports none, as for
+ * fibers) and maxAttempts a maximum; all merges are order-independent.
  */
 export const incidents = sqliteTable(
   "incidents",
@@ -137,6 +202,8 @@ export const incidents = sqliteTable(
     reasonEventId: text("reason_event_id"),
     fiberId: text("fiber_id"),
     requestId: text("request_id"),
+    /** The latest reconciliation that found the incident still being recovered (events of reconciliation never move last_seen). */
+    confirmedAt: integer("confirmed_at"),
     firstSeen: integer("first_seen").notNull(),
     lastSeen: integer("last_seen").notNull(),
   },
@@ -251,7 +318,7 @@ export const sessions = sqliteTable(
     lastEventType: text("last_event_type").notNull(),
     lastEventAt: integer("last_event_at").notNull(),
     lastEventEventId: text("last_event_event_id").notNull(),
-    /** running | idle | rescheduled | terminated | error; null until a status event arrives. */
+    /** running | idle | rescheduled | terminated | error, or ended_unreported (reconciliation); null until a status event arrives. */
     status: text("status"),
     statusAt: integer("status_at"),
     statusEventId: text("status_event_id"),

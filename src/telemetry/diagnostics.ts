@@ -3,6 +3,11 @@ import type { Telemetry } from "./telemetry.js";
 
 /** Channels that carry the events our contract models (see normalize.ts). */
 const CHANNELS = ["fiber", "chat", "transcript", "schedule", "lifecycle"] as const;
+/**
+ * agents 0.32 publishes `task:*` (Tasks runs, and so chat turns) on `agents:task`, but its typed channel map
+ * does not list that key yet; `subscribe` resolves any key to `agents:<key>` all the same.
+ */
+const UNTYPED_CHANNELS = ["task"] as const;
 
 /**
  * The alternative to the mixin: subscribe to the agents SDK's diagnostics
@@ -10,7 +15,10 @@ const CHANNELS = ["fiber", "chat", "transcript", "schedule", "lifecycle"] as con
  * `telemetry`. Use it for agents you cannot change. Returns an unsubscribe.
  */
 export function subscribeAgentDiagnostics(telemetry: Pick<Telemetry, "emitSdk">): () => void {
-  const offs = CHANNELS.map((key) => subscribe(key, (event) => telemetry.emitSdk(event)));
+  const offs = [
+    ...CHANNELS.map((key) => subscribe(key, (event) => telemetry.emitSdk(event))),
+    ...UNTYPED_CHANNELS.map((key) => subscribe(key as (typeof CHANNELS)[number], (event) => telemetry.emitSdk(event))),
+  ];
   return () => {
     for (const off of offs) off();
   };

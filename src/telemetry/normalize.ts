@@ -1,7 +1,7 @@
 import type { ObservabilityEvent } from "agents/observability";
 import { type Correlation, SCHEMA_VERSION, type Source, type TelemetryEvent } from "./envelope.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
-import type { EventType } from "./payloads.js";
+import type { EventType, RunKind } from "./payloads.js";
 import { capField, safeStringify, byteLength, type Masker, maskSecrets, toPreview } from "./redact.js";
 
 /**
@@ -13,6 +13,13 @@ import { capField, safeStringify, byteLength, type Masker, maskSecrets, toPrevie
  * SDK event types that fire on every RPC, message, state change or task step
  * (measured: ~12 per chat turn). Not shipped: they would drown the signal.
  * Their failure and interruption siblings (stream:errored, task:attempt:interrupted, …) are shipped.
+ *
+ * Tasks: a run's own lifecycle is shipped (task.*); its steps are not. `task:step:*` fires for every step of
+ * every attempt (and again on replay), while what a step tells an on-call person is already where it matters:
+ * `task:attempt:interrupted` carries the step the attempt was cut off in, and the admin RPC shows a live run's
+ * current step. `task:deleted` is retention housekeeping of a run that already settled (runs started with
+ * `retain: false`, every chat turn among them, are deleted right after their terminal event): it says nothing
+ * about how the run ended.
  */
 export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
   "rpc",
@@ -21,11 +28,10 @@ export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
   "message:response",
   "connect",
   "disconnect",
-  "task:accepted",
-  "task:attempt:started",
   "task:step:started",
   "task:step:completed",
-  "task:completed",
+  "task:step:retry",
+  "task:deleted",
   "session:message:appended",
   "session:message:updated",
   "stream:opened",
@@ -35,6 +41,32 @@ export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
   "schedule:create",
   "schedule:execute",
 ]);
+
+/**
+ * The SDK's internal chat-turn name (Think / AIChatAgent `CHAT_FIBER_NAME`, agents 0.32). A chat turn runs as
+ * a Tasks run of this definition (its runId is `chat_<nonce>`, not the request id), or, in a sub-agent, as a
+ * runFiber named `__cf_internal_chat_turn:<requestId>`. When an evicted turn is replayed, the SDK hands the
+ * recovery hook a context with that same name and the Task's runId, which is the only place the two meet.
+ */
+export const CHAT_TURN_NAME = "__cf_internal_chat_turn";
+const CHAT_TURN_PREFIX = `${CHAT_TURN_NAME}:`;
+
+/**
+ * What a fiber's name and `managed` flag say about the run it is: the SDK's internal chat-turn fiber is the
+ * chat turn named by its request id; anything else is a fiber, managed when the SDK says so.
+ */
+export function fiberRunOf(fiberName: string, managed?: boolean): { kind?: RunKind; requestId?: string } {
+  if (fiberName.startsWith(CHAT_TURN_PREFIX) && fiberName.length > CHAT_TURN_PREFIX.length) {
+    return { kind: "chat_turn", requestId: fiberName.slice(CHAT_TURN_PREFIX.length, CHAT_TURN_PREFIX.length + 200) };
+  }
+  return managed === undefined ? {} : { kind: managed ? "managed_fiber" : "fiber" };
+}
+
+/**
+ * The lifecycle events of a Task that only carries a chat turn and that its chat:turn:start|finish already say:
+ * not shipped. Its interruptions, waits, failures and cancellations are (they are evidence the turn's own events lack).
+ */
+const CHAT_CARRIER_REDUNDANT: ReadonlySet<string> = new Set(["task:accepted", "task:attempt:started", "task:completed"]);
 
 type Raw = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number };
 
@@ -60,6 +92,21 @@ const CHAT_RECOVERY: Record<string, EventType> = {
   "chat:recovery:failed": "chat.recovery.failed",
 };
 
+const TASK: Record<string, EventType> = {
+  "task:accepted": "task.accepted",
+  "task:attempt:started": "task.attempt.started",
+  "task:attempt:interrupted": "task.attempt.interrupted",
+  "task:waiting": "task.waiting",
+  "task:completed": "task.completed",
+  "task:failed": "task.failed",
+  "task:cancelled": "task.cancelled",
+};
+
+const CHAT_TURN: Record<string, EventType> = {
+  "chat:turn:start": "chat.turn.started",
+  "chat:turn:finish": "chat.turn.finished",
+};
+
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? Math.max(0, Math.round(v)) : undefined);
 const bool = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
@@ -70,11 +117,12 @@ function compact<T extends Record<string, unknown>>(o: T): T {
   return o;
 }
 
-function fiberPayload(type: EventType, p: Record<string, unknown>, mask: Masker): Record<string, unknown> {
+function fiberPayload(type: EventType, p: Record<string, unknown>, mask: Masker, kind: RunKind | undefined): Record<string, unknown> {
   const base = compact({
     fiberName: str(p.fiberName) ?? "(unnamed)",
     managed: bool(p.managed),
     elapsedMs: num(p.elapsedMs),
+    kind,
   });
   switch (type) {
     case "fiber.failed":
@@ -110,15 +158,60 @@ function chatRecoveryPayload(type: EventType, p: Record<string, unknown>, mask: 
   return base;
 }
 
+function taskPayload(type: EventType, p: Record<string, unknown>, mask: Masker, definition: string): Record<string, unknown> {
+  const base = compact({ definition: definition.slice(0, 200), attempt: num(p.attempt), kind: definition === CHAT_TURN_NAME ? ("chat_turn" as const) : undefined });
+  switch (type) {
+    case "task.attempt.interrupted":
+      return compact({ ...base, step: str(p.step)?.slice(0, 200) });
+    case "task.waiting":
+      return compact({ ...base, reason: str(p.reason)?.slice(0, 500), wakeAt: num(p.wakeAt) });
+    case "task.failed":
+      // agents 0.32 reports the error's name here (its message stays in cf_agents_task_runs).
+      return { ...base, error: capField(str(p.error) ?? "unknown error", undefined, mask) };
+    case "task.cancelled":
+      return compact({ ...base, reason: str(p.reason) ? capField(str(p.reason)!, undefined, mask) : undefined });
+    default:
+      return base;
+  }
+}
+
+function chatTurnPayload(type: EventType, p: Record<string, unknown>, mask: Masker): Record<string, unknown> {
+  const base = compact({
+    trigger: str(p.trigger)?.slice(0, 100),
+    admission: str(p.admission)?.slice(0, 100),
+    continuation: bool(p.continuation),
+    generation: num(p.generation),
+  });
+  if (type !== "chat.turn.finished") return base;
+  return compact({
+    ...base,
+    status: str(p.status)?.slice(0, 100) ?? "unknown",
+    durationMs: num(p.durationMs),
+    error: str(p.error) ? capField(str(p.error)!, undefined, mask) : undefined,
+  });
+}
+
 /** Builds the rest of a normalised event; `null` means the SDK event is deliberately not shipped. */
 function mapPayload(raw: Raw, src: Source, mask: Masker): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
   const p = raw.payload ?? {};
   const fiberType = FIBER[raw.type];
   if (fiberType) {
     const fiberId = str(p.fiberId);
-    const corr: Correlation = compact({ fiberId });
-    if (fiberId && fiberType.startsWith("fiber.recovery.")) corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
-    return { type: fiberType, payload: fiberPayload(fiberType, p, mask), corr };
+    const run = fiberRunOf(str(p.fiberName) ?? "", bool(p.managed));
+    const corr: Correlation = compact({ fiberId, requestId: run.requestId });
+    // A chat turn's fiber recovers as a chat incident (chat:recovery:*), not as a fiber incident of its own.
+    if (fiberId && run.kind !== "chat_turn" && fiberType.startsWith("fiber.recovery.")) corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
+    return { type: fiberType, payload: fiberPayload(fiberType, p, mask, run.kind), corr };
+  }
+  const taskType = TASK[raw.type];
+  if (taskType) {
+    const definition = str(p.definition) ?? "(unknown)";
+    if (definition === CHAT_TURN_NAME && CHAT_CARRIER_REDUNDANT.has(raw.type)) return null;
+    return { type: taskType, payload: taskPayload(taskType, p, mask, definition), corr: compact({ taskId: str(p.runId)?.slice(0, 200) }) };
+  }
+  const turnType = CHAT_TURN[raw.type];
+  if (turnType) {
+    return { type: turnType, payload: chatTurnPayload(turnType, p, mask), corr: compact({ requestId: str(p.requestId)?.slice(0, 200) }) };
   }
   const chatType = CHAT_RECOVERY[raw.type];
   if (chatType) {
@@ -161,7 +254,8 @@ function mapPayload(raw: Raw, src: Source, mask: Masker): { type: EventType; pay
 /**
  * Normalises one agents-SDK observability event into our contract.
  * `fallback` names the emitting agent when the SDK event does not.
- * Returns null only for the known noisy types in NOISY_SDK_TYPES. `mask` masks
+ * Returns null only for the known noisy types in NOISY_SDK_TYPES and for the lifecycle events of a Task that
+ * only carries a chat turn (CHAT_CARRIER_REDUNDANT). `mask` masks
  * free text before it is capped (default: the built-in credential shapes).
  */
 export function normalizeSdkEvent(event: ObservabilityEvent | Raw, fallback?: Partial<Source>, mask: Masker = maskSecrets): TelemetryEvent | null {

@@ -17,21 +17,29 @@ export const preview = z.object({
 });
 export type Preview = z.infer<typeof preview>;
 
-const fiberBase = z.object({
-  fiberName: z.string(),
-  managed: z.boolean().optional(),
-  elapsedMs: ms.optional(),
-});
-
 /** The kinds of durable work agents 0.32 runs. Each is a "run" in the console. */
 export const RUN_KINDS = ["fiber", "managed_fiber", "task", "chat_turn"] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 const runKind = z.enum(RUN_KINDS);
 
+const fiberBase = z.object({
+  fiberName: z.string(),
+  managed: z.boolean().optional(),
+  elapsedMs: ms.optional(),
+  /**
+   * The run this fiber is, as the agent side could tell from the SDK's event: "chat_turn" for the SDK's
+   * internal chat-turn fiber (then corr.requestId names the turn, and the console shows the fiber as that
+   * turn), else managed_fiber / fiber. Absent when the SDK event did not say (older senders, recovery failures).
+   */
+  kind: runKind.optional(),
+});
+
 /** A Tasks run (`this.tasks`, `cf_agents_task_runs`). `definition` is the task's registered name. */
 const taskBase = z.object({
   definition: z.string().min(1).max(200),
   attempt: count.optional(),
+  /** "chat_turn" when the Task only carries a chat turn (Think / AIChatAgent run turns on Tasks); the turn is its own run. */
+  kind: z.enum(["task", "chat_turn"]).optional(),
 });
 
 const chatTurnBase = z.object({
@@ -90,7 +98,7 @@ export const payloadSchemas = {
   "fiber.failed": fiberBase.extend({ error: z.string() }),
   "fiber.interrupted": fiberBase,
   /** Our own: a stash() checkpoint, so the console can show the last-known snapshot after the row is gone. */
-  "fiber.stashed": z.object({ fiberName: z.string(), snapshot: preview }),
+  "fiber.stashed": z.object({ fiberName: z.string(), snapshot: preview, kind: runKind.optional() }),
 
   // Fiber recovery after eviction
   "fiber.recovery.detected": fiberBase,
@@ -159,6 +167,8 @@ export const payloadSchemas = {
     detail: z.string().max(2000).optional(),
   }),
   "incident.reconciled": z.object({ finding: z.enum(["not_recovering", "confirmed_open"]), detail: z.string().max(2000).optional() }),
+  /** Reconciliation found the agent idle while the session (corr.sessionName) still showed running: its end was not reported. */
+  "session.reconciled": z.object({ finding: z.literal("ended_unreported"), detail: z.string().max(2000).optional() }),
 
   // Session status (derived in the agent, reported here)
   "session.status_running": sessionStatusBase,

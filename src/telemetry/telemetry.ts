@@ -1,7 +1,7 @@
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { SCHEMA_VERSION } from "./envelope.js";
 import { newEventId } from "./ids.js";
-import { normalizeSdkEvent } from "./normalize.js";
+import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
 import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel.js";
 import type { OtlpTarget } from "./config.js";
 import { Outbox, type QueueLike, type SqlLike } from "./outbox.js";
@@ -116,7 +116,10 @@ export class Telemetry {
     for (const [id, s] of this.#stashes) {
       if (fiberId && id !== fiberId) continue;
       this.#stashes.delete(id);
-      this.record("fiber.stashed", { fiberName: s.fiberName, snapshot: toPreview(s.text, SNAPSHOT_PREVIEW_CHARS, this.#mask) }, { fiberId: id });
+      // A chat turn's internal fiber checkpoints its turn: the stash belongs to that turn (corr.requestId).
+      const run = fiberRunOf(s.fiberName);
+      const payload = { fiberName: s.fiberName, snapshot: toPreview(s.text, SNAPSHOT_PREVIEW_CHARS, this.#mask), ...(run.kind ? { kind: run.kind } : {}) };
+      this.record("fiber.stashed", payload, run.requestId ? { fiberId: id, requestId: run.requestId } : { fiberId: id });
     }
   }
 

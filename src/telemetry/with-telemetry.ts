@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Agent, FiberContext, FiberRecoveryContext } from "agents";
+import type { Agent, FiberContext, FiberRecoveryContext, StartFiberOptions, StartFiberResult } from "agents";
 import { genericObservability, type Observability } from "agents/observability";
 import { otlpTargetFromEnv } from "./config.js";
 import type { QueueLike } from "./outbox.js";
@@ -53,6 +53,8 @@ export type WithTelemetryClass<TBase extends AgentClass> = TBase & (abstract new
 export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: WithTelemetryOptions = {}): WithTelemetryClass<TBase> {
   abstract class WithTelemetry extends Base {
     #telemetry: Telemetry | undefined;
+    /** Fibers whose interruption the SDK reported before handing them to the recovery hook (see _handleInternalFiberRecovery). */
+    readonly #interruptionReported = new Set<string>();
 
     /** This agent's telemetry pipe; created on first use. */
     get telemetry(): Telemetry {
@@ -93,6 +95,7 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
       const inner = this.observability ?? genericObservability;
       this.observability = {
         emit: (event) => {
+          if (event.type === "fiber:run:interrupted") this.#interruptionReported.add((event.payload as { fiberId?: string }).fiberId ?? "");
           if (options.forwardToDiagnostics !== false) {
             try {
               inner.emit(event);
@@ -107,6 +110,11 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
 
     override runFiber<T>(name: string, fn: (ctx: FiberContext) => Promise<T>): Promise<T> {
       return super.runFiber(name, (ctx) => currentFiber.run({ id: ctx.id, name }, () => fn(this.#observeStash(ctx, name))));
+    }
+
+    // Managed fibers checkpoint through the same context; without this their stashes would never ship.
+    override startFiber(name: string, fn: (ctx: FiberContext) => Promise<void>, options?: StartFiberOptions): Promise<StartFiberResult> {
+      return super.startFiber(name, (ctx) => currentFiber.run({ id: ctx.id, name }, () => fn(this.#observeStash(ctx, name))), options);
     }
 
     override stash(data: unknown): void {
@@ -140,7 +148,28 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
      */
     protected override async _handleInternalFiberRecovery(ctx: FiberRecoveryContext): Promise<boolean> {
       if (ctx.snapshot !== null && ctx.snapshot !== undefined) this.#recordStash(ctx.id, ctx.name, ctx.snapshot);
+      this.#reportInterruption(ctx);
       return super._handleInternalFiberRecovery(ctx);
+    }
+
+    /**
+     * The SDK reports `fiber:run:interrupted` before it recovers a runFiber, but Think and AIChatAgent replay an
+     * evicted chat turn's Task and call this hook directly, reporting nothing: the turn would stay "running" in
+     * the console forever. This hook is the one place that sees the turn's name (with its request id) for that
+     * replay, so the interruption is reported here, in the SDK's own shape, unless the SDK already did.
+     */
+    #reportInterruption(ctx: FiberRecoveryContext): void {
+      try {
+        if (this.#interruptionReported.delete(ctx.id)) return;
+        const elapsedMs = typeof ctx.createdAt === "number" ? Math.max(0, Date.now() - ctx.createdAt) : undefined;
+        this.telemetry.emitSdk({
+          type: "fiber:run:interrupted",
+          payload: { fiberId: ctx.id, fiberName: ctx.name, recoveryReason: ctx.recoveryReason, elapsedMs },
+          timestamp: Date.now(),
+        });
+      } catch {
+        /* telemetry never fails the agent */
+      }
     }
   }
   // An explicit type keeps stacked mixins cheap for the type checker.

@@ -29,7 +29,10 @@ async function runningProbe(snapshot: unknown) {
 
 describe("the admin client's agent allowlist", () => {
   it("is the test worker's agent bindings, read from AGENT_CLASSES", () => {
-    expect(allowedAgentClasses(env).sort()).toEqual(["DemoFiberAgent", "DemoSessionAgent", "FaultySessionAgent", "PlainAdminAgent", "ProbeAgent", "SessionAgent"]);
+    expect(allowedAgentClasses(env).sort()).toEqual([
+      "DemoFiberAgent", "DemoSessionAgent", "DurableWorkAgent", "FaultySessionAgent", "LossyAgent", "ManagedFiberProbeAgent", "NoEvictWorkAgent",
+      "PlainAdminAgent", "ProbeAgent", "SessionAgent", "TaskProbeAgent", "TelemetryOnlyAgent",
+    ]);
     // The console's own bindings and malformed names never count, whatever the var says; unset means none.
     expect(allowedAgentClasses(withAgentClasses(" ProbeAgent ,ASSETS,DB,TELEMETRY_QUEUE,not a class,"))).toEqual(["ProbeAgent"]);
     expect(allowedAgentClasses(Object.assign(Object.create(env) as Env, { AGENT_CLASSES: undefined }))).toEqual([]);

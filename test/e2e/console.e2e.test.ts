@@ -55,7 +55,8 @@ it("opens the overview, drills into the worst incident, and sees why it exhauste
 
   // One click from the overview to the worst incident.
   await page.locator("[data-testid='worst-incidents'] a", { hasText: "turn:DemoSessionAgent/billing-7/1" }).click();
-  await page.waitForURL(/\/incidents\/turn%3ADemoSessionAgent%2Fbilling-7%2F1$|\/incidents\/turn:DemoSessionAgent\/billing-7\/1$/);
+  // The link names its agent too (incident ids are per agent).
+  await page.waitForURL(/\/incidents\/(turn%3ADemoSessionAgent%2Fbilling-7%2F1|turn:DemoSessionAgent\/billing-7\/1)\?agentClass=DemoSessionAgent&agentName=billing-7$/);
   const facts = await page.locator("[data-testid='incident-facts']").textContent();
   expect(facts).toContain("exhausted");
   expect(facts).toContain("max_turn_recoveries");

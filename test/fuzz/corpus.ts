@@ -250,6 +250,32 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
       return admin;
     case "alarm.memory_limit_reset":
       return { strikes: r.int(0, 3), limit: 3, sealed: r.chance(0.5), error: x.text() };
+    case "task.accepted":
+    case "task.attempt.started":
+    case "task.completed":
+      return { definition: x.code() || "etl@v1", attempt: r.int(0, 5) };
+    case "task.attempt.interrupted":
+      return { definition: x.code() || "etl@v1", attempt: r.int(0, 5), step: x.short(200) };
+    case "task.waiting":
+      return { definition: x.code() || "etl@v1", reason: r.pick(["sleep", "retry"]), wakeAt: now + r.int(0, DAY) };
+    case "task.failed":
+      return { definition: x.code() || "etl@v1", error: x.text() };
+    case "task.cancelled":
+      return { definition: x.code() || "etl@v1", reason: x.text() };
+    case "chat.turn.started":
+      return { trigger: r.pick(["submit", "programmatic", "auto-continue"]), admission: r.pick(["queue", "submit"]) };
+    case "chat.turn.finished":
+      return { trigger: "submit", status: r.pick(["completed", "error", "aborted", "skipped", x.short(100) || "odd"]), durationMs: r.int(0, 60_000), error: x.text() };
+    case "run.force_idled":
+      return { kind: r.pick(["fiber", "managed_fiber", "task", "chat_turn"]), runId: x.code() || "run-1", reason: x.text() || "stuck", stopped: r.chance(0.5) };
+    case "run.reconciled":
+      return { kind: r.pick(["fiber", "managed_fiber", "task", "chat_turn"]), runId: x.code() || "run-1", finding: r.pick(["ended_unreported", "confirmed_running"]), detail: x.short(2000) };
+    case "incident.force_idled":
+      return { reason: x.text() || "stuck" };
+    case "incident.reconciled":
+      return { finding: r.pick(["not_recovering", "confirmed_open"]), detail: x.short(2000) };
+    case "session.reconciled":
+      return { finding: "ended_unreported", detail: x.short(2000) };
     case "sdk.event":
       return { sdkType: x.code(), data: preview(x.text()) };
     case "event.too_large":
@@ -264,6 +290,9 @@ function corrOf(type: string, ns: string, r: Rng, who: Identity, hostileIds: boo
   const idOf = (kind: string) => (hostileIds ? `${ns}-${kind}-${hostile(r)}` : `${ns}-${kind}-${r.word(4)}`).slice(0, 200);
   const c: Record<string, string> = {};
   if (type.startsWith("fiber.")) c.fiberId = idOf("fiber");
+  if (type.startsWith("task.")) c.taskId = idOf("task");
+  if (type.startsWith("chat.turn.")) c.requestId = idOf("req");
+  if (type === "incident.force_idled" || type === "incident.reconciled") c.incidentId = idOf("req") + ":msg-1";
   if (type.startsWith("fiber.recovery.")) c.incidentId = `fiber:${who.agentClass}/${who.agentName}/${c.fiberId}`.slice(0, 200);
   if (type.startsWith("chat.recovery.")) {
     c.incidentId = idOf("req") + ":msg-1";

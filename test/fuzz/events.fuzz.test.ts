@@ -249,7 +249,10 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     timings.settle = Date.now() - t;
 
     // Redelivery: four packed messages again (new message ids, as a Queue redelivery or an outbox resend gives them).
-    const again = sent.filter((s) => s.via === "queue" && s.msg.packed && s.msg.items.some((i) => i.expect === "stored")).slice(0, 4);
+    // Each needs a dead item with a needle too: its second dead letter is how the redelivery is seen.
+    const again = sent
+      .filter((s) => s.via === "queue" && s.msg.packed && s.msg.items.some((i) => i.expect === "stored") && s.msg.items.some((i) => i.expect === "dead" && i.needle))
+      .slice(0, 4);
     await send(again.map((s) => s.msg));
     const anchors = again.map((s) => s.msg.items.find((i) => i.expect === "dead" && i.needle)!.needle!);
     const redeliveryDeadline = Date.now() + 30_000;

@@ -165,7 +165,8 @@ describe("listIncidents", () => {
     expect(page.items.map((i) => i.incidentId)).toEqual(["turn:SupportAgent/delta/11", "fiber:ProbeAgent/gamma/fi-10", "chat-9"]);
     expect(page.items[2]).toEqual({
       incidentId: "chat-9", kind: "chat", agentClass: "SupportAgent", agentName: "beta", status: "skipped", statusAt: T0 + 9 * MIN,
-      attempts: 1, maxAttempts: 3, reason: "no_progress_timeout", fiberId: null, requestId: "req-9", firstSeen: T0 + 9 * MIN, lastSeen: T0 + 9 * MIN,
+      attempts: 1, maxAttempts: 3, reason: "no_progress_timeout", fiberId: null, requestId: "req-9", confirmedAt: null, firstSeen: T0 + 9 * MIN, lastSeen: T0 + 9 * MIN,
+      statusLabel: "skipped",
     });
     expect(page.next).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(await getIncident(env.DB, "chat-9")).toEqual(page.items[2]);
@@ -366,11 +367,12 @@ describe("listAmbiguousOps and listAgents", () => {
 });
 
 describe("overview", () => {
-  it("counts running fibers, open incidents, recent exhaustions and open ops, capped", async () => {
+  it("counts running runs by kind, open incidents, recent exhaustions and open ops, capped", async () => {
     const one = async (sql: string) => Number((await env.DB.prepare(sql).first<{ n: number }>())!.n);
     const exact = await overviewCounts(env.DB, NOW);
     expect(exact).toMatchObject({
-      runningFibers: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL"), capped: false },
+      running: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL"), capped: false },
+      runningByKind: { fiber: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL AND kind = 'fiber'"), capped: false, confirmed: 0 } },
       openIncidents: { n: await one("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open'"), capped: false },
       ambiguousOps: { n: await one("SELECT COUNT(*) AS n FROM op_ambiguities WHERE resolution_at IS NULL"), capped: false },
       exhaustions24h: { n: await one(`SELECT COUNT(*) AS n FROM events WHERE type = 'chat.recovery.exhausted' AND time >= ${NOW - 86_400_000} AND time <= ${NOW}`), capped: false },
@@ -378,7 +380,7 @@ describe("overview", () => {
     expect(exact.openIncidents.n).toBeGreaterThan(3);
     expect(exact.exhaustions24h.n).toBeGreaterThan(3);
     const capped = await overviewCounts(env.DB, NOW, 3);
-    expect(capped).toMatchObject({ runningFibers: { n: 3, capped: true }, openIncidents: { n: 3, capped: true }, ambiguousOps: { n: 3, capped: true }, exhaustions24h: { n: 3, capped: true } });
+    expect(capped).toMatchObject({ running: { n: 3, capped: true }, openIncidents: { n: 3, capped: true }, ambiguousOps: { n: 3, capped: true }, exhaustions24h: { n: 3, capped: true } });
     expect(capped.rowsRead).toBeLessThan(exact.rowsRead);
   });
 
@@ -466,7 +468,7 @@ describe("bad input is a BadRequest a person can read", () => {
       expect(e).toBeInstanceOf(BadRequest);
       return e.message;
     };
-    expect(await msg(listIncidents(env.DB, { status: "bogus" }))).toBe('status must be one of open, recovered, exhausted, failed, skipped (got "bogus")');
+    expect(await msg(listIncidents(env.DB, { status: "bogus" }))).toBe('status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got "bogus")');
     expect(await msg(listIncidents(env.DB, { kind: "workflow", since: "yesterday" }))).toBe(
       'kind must be one of fiber, turn, chat (got "workflow"); since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got "yesterday")',
     );

@@ -169,6 +169,8 @@ describe("every list reads O(page) rows on a large store", () => {
     ["fibers", (p) => listFibers(db(), {}, p)],
     ["fibers running", (p) => listFibers(db(), { outcome: "running" }, p)],
     ["fibers outcome", (p) => listFibers(db(), { outcome: "failed" }, p)],
+    ["runs kind", (p) => listFibers(db(), { kind: "fiber" }, p)],
+    ["runs kind running", (p) => listFibers(db(), { kind: "fiber", outcome: "running" }, p)],
     ["fibers agentClass", (p) => listFibers(db(), { agentClass: "C1" }, p)],
     ["fibers agentName", (p) => listFibers(db(), { agentName: "n4" }, p)],
     ["fibers agentClass+agentName", (p) => listFibers(db(), { agentClass: "C1", agentName: "n5" }, p)],
@@ -243,12 +245,14 @@ describe("aggregates read a bounded number of rows", () => {
   it("overview counts are capped", async () => {
     const c = await overviewCounts(db(), NOW);
     expect(c).toMatchObject({
-      runningFibers: { n: 1000, capped: true },
+      running: { n: 1000, capped: true },
+      runningByKind: { fiber: { n: 1000, capped: true, confirmed: 0 }, task: { n: 0, capped: false } },
       openIncidents: { n: 1000, capped: true },
       ambiguousOps: { n: 1000, capped: true },
       exhaustions24h: { n: 1000, capped: true },
     });
-    // Three capped counts of 1001 rows, plus a day of exhaustion rollups (289 buckets × 5 reasons).
+    // Three capped counts of 1001 rows (running fibers: the fixture's runs are all fibers; the other kinds read
+    // nothing), plus a day of exhaustion rollups (289 buckets × 5 reasons).
     expect(c.rowsRead).toBeLessThanOrEqual(3 * 1001 + 289 * 5 + 10);
     measured.push(`  overviewCounts: ${c.rowsRead}`);
   });

@@ -38,6 +38,17 @@ describe("every event kind round-trips from a real agent through the Queue into 
       ["chat:stream:stalled", { requestId: "req-42", timeoutMs: 30000 }],
       ["alarm:memory_limit_reset", { strikes: 3, limit: 3, sealed: true, error: "Exceeded memory limit" }],
       ["fiber:recovery:skipped", { fiberId: "old-fiber", fiberName: "stale", reason: "too_old" }],
+      // Tasks (this.tasks) and chat turns; the real ones are driven in run-kinds-pipeline.test.ts and the chat suite.
+      ["task:accepted", { runId: "task_ek1", definition: "etl@v1", accepted: true }],
+      ["task:attempt:started", { runId: "task_ek1", definition: "etl@v1", attempt: 1 }],
+      ["task:attempt:interrupted", { runId: "task_ek1", definition: "etl@v1", attempt: 1, step: "load" }],
+      ["task:waiting", { runId: "task_ek1", definition: "etl@v1", reason: "retry", wakeAt: Date.now() + 60_000 }],
+      ["task:completed", { runId: "task_ek1", definition: "etl@v1" }],
+      ["task:failed", { runId: "task_ek2", definition: "etl@v1", error: "NonRetryableError" }],
+      ["task:cancelled", { runId: "task_ek3", definition: "etl@v1", reason: "superseded" }],
+      ["task:step:started", { runId: "task_ek1", definition: "etl@v1", step: "load", attempt: 1 }],
+      ["chat:turn:start", { requestId: "req-turn-1", trigger: "submit", admission: "queue" }],
+      ["chat:turn:finish", { requestId: "req-turn-1", trigger: "submit", admission: "queue", status: "completed", durationMs: 420 }],
       ["chat:future:event", { something: "new" }],
     ] as const) {
       await fresh.emitSdkEvent(type, payload as Record<string, unknown>);
@@ -60,6 +71,12 @@ describe("every event kind round-trips from a real agent through the Queue into 
     await fresh.recordEvent("backup.expired", backup, s);
     await fresh.recordEvent("admin.force_idle", { actor: "oncall@example.com", reason: "stuck turn", result: "ok" }, s);
     await fresh.recordEvent("admin.trigger_alarm", { actor: "oncall@example.com", reason: "recover now", result: "noop" }, s);
+    // What the console records about an agent's work (force idle, reconciliation), through the same Queue.
+    await fresh.recordEvent("run.force_idled", { kind: "fiber", runId: "old-fiber", reason: "stuck", stopped: true }, { fiberId: "old-fiber" });
+    await fresh.recordEvent("incident.force_idled", { reason: "stuck" }, { incidentId: "req-44:msg-9" });
+    await fresh.recordEvent("run.reconciled", { kind: "task", runId: "task_ek3", finding: "confirmed_running" }, { taskId: "task_ek3" });
+    await fresh.recordEvent("incident.reconciled", { finding: "confirmed_open" }, { incidentId: "req-44:msg-9" });
+    await fresh.recordEvent("session.reconciled", { finding: "ended_unreported" }, s);
     // An event too large for a Queue message arrives as its event.too_large placeholder.
     await fresh.recordEvent("session.status_running", { turnSeq: 9, detail: "x".repeat(100_000) }, s);
 
@@ -77,7 +94,7 @@ describe("every event kind round-trips from a real agent through the Queue into 
     );
     expect(chatInc[0]).toMatchObject({ kind: "chat", attempts: 3, max_attempts: 3, reason: "max_attempts_exceeded" });
     const closed = await env.DB.prepare("SELECT incident_id, status FROM incidents WHERE incident_id IN ('req-43:msg-8','req-44:msg-9') ORDER BY incident_id").all();
-    expect(closed.results).toEqual([{ incident_id: "req-43:msg-8", status: "recovered" }, { incident_id: "req-44:msg-9", status: "skipped" }]);
+    expect(closed.results).toEqual([{ incident_id: "req-43:msg-8", status: "recovered" }, { incident_id: "req-44:msg-9", status: "force_idled" }]);
 
     const turn = await env.DB.prepare("SELECT status, reason FROM incidents WHERE incident_id = ?").bind(`turn:ProbeAgent/${name}/2`).first();
     expect(turn).toEqual({ status: "exhausted", reason: "turn recovery exceeded 5 attempts" });
@@ -98,6 +115,18 @@ describe("every event kind round-trips from a real agent through the Queue into 
     expect(b).toMatchObject({ tenant: "acme", environment: "prod", session_name: name, bytes: 1234 });
     expect(b?.restored_at).toBeTypeOf("number");
     expect(b?.expired_at).toBeTypeOf("number");
+
+    // Runs of every kind, each with how it ended; task steps are not shipped at all.
+    const runs = await env.DB.prepare("SELECT fiber_id, kind, name, outcome, reason, attempt, confirmed_at FROM fiber_runs WHERE agent_name = ? AND fiber_id IN ('task_ek1', 'task_ek2', 'task_ek3', 'req-turn-1', 'old-fiber') ORDER BY fiber_id")
+      .bind(name).all<{ fiber_id: string; kind: string; outcome: string; confirmed_at: number | null }>();
+    expect(runs.results).toEqual([
+      { fiber_id: "old-fiber", kind: "fiber", name: "stale", outcome: "force_idled", reason: "stuck", attempt: null, confirmed_at: null },
+      { fiber_id: "req-turn-1", kind: "chat_turn", name: "chat turn (submit)", outcome: "completed", reason: null, attempt: null, confirmed_at: null },
+      { fiber_id: "task_ek1", kind: "task", name: "etl@v1", outcome: "completed", reason: null, attempt: 1, confirmed_at: null },
+      { fiber_id: "task_ek2", kind: "task", name: "etl@v1", outcome: "failed", reason: null, attempt: null, confirmed_at: null },
+      { fiber_id: "task_ek3", kind: "task", name: "etl@v1", outcome: "cancelled", reason: "superseded", attempt: null, confirmed_at: expect.any(Number) },
+    ]);
+    expect((await eventsOf(name)).some((e) => e.type === "sdk.event" && e.payload.includes("task:step:"))).toBe(false);
 
     // Unknown SDK event kinds are kept, not dropped.
     const generic = (await eventsOf(name)).find((e) => e.type === "sdk.event");

@@ -17,25 +17,31 @@ import { type Row, foldRows, projection, upsertSql } from "./merge";
  */
 export const SPECS = {
   agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max" } }),
+  // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
+  // any of whose events says it is managed is managed (recovery failures and stashes do not say).
   fibers: projection(schema.fiberRuns, {
     key: ["fiberId", "agentClass", "agentName"],
     columns: {
-      name: "max", startedAt: "min",
-      outcome: { latest: "outcome" }, endedAt: { latest: "outcome" }, error: { latest: "outcome" },
+      kind: "max", name: "max", definition: "max", attempt: "max", startedAt: "min",
+      outcome: { latest: "outcome" }, endedAt: { latest: "outcome" }, error: { latest: "outcome" }, reason: { latest: "outcome" },
+      phase: { latest: "phase" }, wakeAt: { latest: "phase" }, step: { latest: "phase" },
+      confirmedAt: "max",
       snapshotPreview: { latest: "snapshot" }, snapshotBytes: { latest: "snapshot" },
       firstSeen: "min", lastSeen: "max",
     },
-    defaults: { name: "'(unnamed)'" },
+    // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
+    defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0" },
   }),
   incidents: projection(schema.incidents, {
     key: ["incidentId", "agentClass", "agentName"],
     columns: {
       kind: "max",
       status: { latest: "status" }, attempts: "max", maxAttempts: "max", reason: { latest: "reason" },
-      fiberId: "max", requestId: "max", firstSeen: "min", lastSeen: "max",
+      fiberId: "max", requestId: "max", confirmedAt: "max", firstSeen: "min", lastSeen: "max",
     },
     // An incident first seen through an event that says nothing of status is open until one does.
-    defaults: { status: "'open'", statusAt: "0", statusEventId: "''" },
+    // last_seen 0 only for one nothing but reconciliation ever reported: 0 never wins the maximum.
+    defaults: { status: "'open'", statusAt: "0", statusEventId: "''", lastSeen: "0" },
   }),
   ops: projection(schema.opAmbiguities, {
     key: ["opId", "agentClass", "agentName"],
@@ -59,7 +65,9 @@ export const SPECS = {
       status: { latest: "status" },
       recoveryCount: "max", lastTurnSeq: "max",
     },
-    defaults: { recoveryCount: "0" },
+    // For a session nothing but reconciliation ever reported (its rows deleted meanwhile): last_seen 0 never
+    // wins the maximum, and a last event stamped 0 gives way to any real one.
+    defaults: { recoveryCount: "0", lastSeen: "0", lastEventType: "'session.reconciled'", lastEventAt: "0", lastEventEventId: "''" },
   }),
 };
 

@@ -4,6 +4,7 @@ import type { SqlRow } from "../../src/store/sql-names";
 import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
 import { type Row, type StampGroup, stampColumns } from "./merge";
 import type { ProjectionName } from "./projections";
+import { runRowOf } from "./run-rows";
 
 /**
  * Pure mapping from validated events to the rows they contribute: one events
@@ -42,21 +43,9 @@ const SESSION_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
   "session.status_rescheduled": "rescheduled",
   "session.status_terminated": "terminated",
   "session.error": "error",
+  "session.reconciled": "ended_unreported",
 };
 const SESSION_EVENT = /^(session|op|backup)\./;
-
-/** What a fiber event says about the run's outcome. */
-const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
-  "fiber.completed": "completed",
-  "fiber.failed": "failed",
-  "fiber.interrupted": "interrupted",
-  "fiber.recovery.detected": "interrupted",
-  "fiber.recovery.attempt": "recovering",
-  "fiber.recovery.handled": "recovered",
-  "fiber.recovery.skipped": "recovery_skipped",
-  "fiber.recovery.failed": "recovery_failed",
-};
-const FIBER_ENDED = new Set<TelemetryEvent["type"]>(["fiber.completed", "fiber.failed", "fiber.recovery.handled"]);
 
 /** What an event says about its incident's status. */
 const INCIDENT_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
@@ -76,6 +65,7 @@ const INCIDENT_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
   "session.status_running": "open",
   "session.status_idle": "recovered",
   "session.error": "exhausted",
+  "incident.force_idled": "force_idled",
 };
 
 /** An incident's kind is the prefix of its id for derived ids; chat recovery ids have none. */
@@ -102,41 +92,39 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     out.events.push({
       id: e.id, time: e.time, type: e.type, v: e.v, ...who,
       fiber_id: c.fiberId ?? null, incident_id: c.incidentId ?? null, request_id: c.requestId ?? null, op_id: c.opId ?? null,
-      session_name: c.sessionName ?? null, timeline_id: timelineId(e), trace_id: c.traceId ?? null, span_id: c.spanId ?? null,
+      session_name: c.sessionName ?? null, task_id: c.taskId ?? null, timeline_id: timelineId(e), trace_id: c.traceId ?? null, span_id: c.spanId ?? null,
       payload: JSON.stringify(e.payload), received_at: receivedAt,
     } satisfies SqlRow<typeof schema.events>);
     const reason = REASON_DIM_TYPES.has(e.type) ? (e.payload as { reason?: string }).reason : undefined;
     out.rollups.push({ id: e.id, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "" } satisfies RollupRow);
     p.agents.push({ ...who, first_seen: e.time, last_seen: e.time } satisfies SqlRow<typeof schema.agents>);
 
-    if (e.type.startsWith("fiber.") && c.fiberId) {
-      const pl = e.payload as { fiberName?: string; error?: string; snapshot?: { preview: string; bytes: number } };
-      const outcome = FIBER_OUTCOME[e.type] ?? null;
-      const snap = e.type === "fiber.stashed" ? pl.snapshot! : null;
-      p.fibers.push({
-        fiber_id: c.fiberId, ...who, name: pl.fiberName && pl.fiberName !== "(unnamed)" ? pl.fiberName : null,
-        started_at: e.type === "fiber.started" ? e.time : null,
-        outcome, ended_at: FIBER_ENDED.has(e.type) ? e.time : null, error: outcome ? (pl.error ?? null) : null, ...stamp(schema.fiberRuns, "outcome", outcome !== null, e),
-        snapshot_preview: snap?.preview ?? null, snapshot_bytes: snap?.bytes ?? null, ...stamp(schema.fiberRuns, "snapshot", snap !== null, e),
-        first_seen: e.time, last_seen: e.time,
-      } satisfies SqlRow<typeof schema.fiberRuns>);
-    }
+    const run = runRowOf(e);
+    if (run) p.fibers.push(run);
 
     if (c.incidentId) {
-      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string };
-      // The SDK follows an exhaustion sealed inside a recovery continuation with a reason-less
-      // chat:recovery:failed; that one reports nothing new, so the incident stays exhausted.
-      const silentFailure = e.type === "chat.recovery.failed" && !pl.reason;
-      const status = silentFailure ? null : (INCIDENT_STATUS[e.type] ?? null);
+      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string; detail?: string };
+      const reconciled = e.type === "incident.reconciled";
+      // A reason-less chat:recovery:failed is a failure all the same (the SDK's own record says failed);
+      // the reason stays the last one given, and the console says when none was.
+      const status = reconciled ? (pl.finding === "not_recovering" ? "ended_unreported" : null) : (INCIDENT_STATUS[e.type] ?? null);
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason =
-        e.type === "fiber.recovery.failed" ? [pl.reason, pl.error].filter(Boolean).join(": ") : (pl.reason ?? (e.type === "session.error" ? pl.error : undefined) ?? null);
+        e.type === "fiber.recovery.failed"
+          ? [pl.reason, pl.error].filter(Boolean).join(": ")
+          : reconciled
+            ? status !== null ? (pl.detail ?? null) : null
+            : (pl.reason ?? (e.type === "session.error" ? pl.error : undefined) ?? null);
       p.incidents.push({
         incident_id: c.incidentId, kind: incidentKind(c.incidentId), ...who,
         status, ...stamp(schema.incidents, "status", status !== null, e),
-        attempts: pl.attempt ?? pl.recoveryCount ?? (e.type === "fiber.recovery.attempt" ? 1 : 0), max_attempts: pl.maxAttempts ?? null,
+        // The SDK's own counter: the highest attempt it reported (fiber recovery reports none).
+        attempts: pl.attempt ?? pl.recoveryCount ?? 0, max_attempts: pl.maxAttempts ?? null,
         reason, ...stamp(schema.incidents, "reason", reason !== null, e),
-        fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null, first_seen: e.time, last_seen: e.time,
+        fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null,
+        confirmed_at: reconciled && pl.finding === "confirmed_open" ? e.time : null,
+        // Reconciliation only observes: it never moves last_seen (first_seen is a minimum, so its later time never does).
+        first_seen: e.time, last_seen: reconciled ? null : e.time,
       } satisfies SqlRow<typeof schema.incidents>);
     }
 
@@ -152,10 +140,12 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
 
     if (c.sessionName && SESSION_EVENT.test(e.type)) {
       const pl = e.payload as { turnSeq?: number; recoveryCount?: number };
+      // Reconciliation only observes: its "ended, not reported" is a status, never the session's last event or last_seen.
+      const observed = e.type === "session.reconciled";
       const status = SESSION_STATUS[e.type] ?? null;
       p.sessions.push({
-        session_name: c.sessionName, ...who, first_seen: e.time, last_seen: e.time,
-        last_event_type: e.type, ...stamp(schema.sessions, "lastEvent", true, e),
+        session_name: c.sessionName, ...who, first_seen: e.time, last_seen: observed ? null : e.time,
+        last_event_type: observed ? null : e.type, ...stamp(schema.sessions, "lastEvent", !observed, e),
         status, ...stamp(schema.sessions, "status", status !== null, e),
         recovery_count: e.type === "session.status_rescheduled" ? (pl.recoveryCount ?? null) : null, last_turn_seq: pl.turnSeq ?? null,
       } satisfies SqlRow<typeof schema.sessions>);
@@ -181,7 +171,8 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
 function timelineId(e: TelemetryEvent): string | null {
   const c = e.corr;
   if (c.incidentId) return c.incidentId;
-  if (c.fiberId && e.type.startsWith("fiber.")) return fiberIncidentId(e.source.agentClass, e.source.agentName, c.fiberId);
+  // A chat turn's internal fiber has no fiber incident: its recovery is the turn's chat incident.
+  if (c.fiberId && e.type.startsWith("fiber.") && (e.payload as { kind?: unknown }).kind !== "chat_turn") return fiberIncidentId(e.source.agentClass, e.source.agentName, c.fiberId);
   const turnSeq = (e.payload as { turnSeq?: unknown }).turnSeq;
   if (c.sessionName && SESSION_EVENT.test(e.type) && typeof turnSeq === "number") return turnIncidentId(e.source.agentClass, e.source.agentName, turnSeq);
   return null;

@@ -1,7 +1,8 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { ActionResult } from "../../console/components/actions";
-import type { AdminErrorCode } from "../../src/admin-rpc/contract";
+import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName } from "../../src/admin-rpc/actions";
+import type { AdminErrorCode, AdminResult, ForceIdleOutput, TriggerAlarmOutput } from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEnv, wantsJson } from "./context";
 
@@ -11,16 +12,19 @@ const actionForm = z.object({
   reason: z.string().optional(),
 });
 
-const LABEL = { "force-idle": "Force idle", "trigger-alarm": "Trigger alarm" } as const;
-
-/** HTTP status for a typed admin error. */
-const STATUS: Record<AdminErrorCode, 400 | 403 | 404 | 409 | 502 | 504> = {
+/**
+ * HTTP status for a typed admin error. Never a 5xx: the console did its part. An agent that has no admin
+ * mixin cannot process the action (422); one that is being evicted, failing or too slow to answer is a
+ * failed dependency (424). The body says which, in words, and the attempt is in the audit log.
+ */
+const STATUS: Record<AdminErrorCode, 400 | 403 | 404 | 409 | 422 | 424> = {
   invalid_input: 400,
   not_permitted: 403,
   not_found: 404,
   agent_terminated: 409,
-  unavailable: 502,
-  timeout: 504,
+  unsupported: 422,
+  unavailable: 424,
+  timeout: 424,
 };
 
 /** The form fields, or null for a body that cannot be read as a form (e.g. multipart without its boundary): the caller's error, not ours. */
@@ -34,36 +38,51 @@ async function readForm(c: Context<ConsoleEnv>): Promise<Record<string, unknown>
 
 const UNREADABLE_FORM = "the request body could not be read as a form: send application/x-www-form-urlencoded, or multipart/form-data with its boundary";
 
+/** What the operator reads after a successful action. */
+function doneDetail(action: AdminActionName, value: unknown): string {
+  if (action === "force_idle") {
+    const v = value as ForceIdleOutput;
+    if (v.noop) return "Nothing to do: the agent was already idle. Recorded as a no-op.";
+    const notStopped = v.ended.filter((r) => !r.stopped).length;
+    const stopped = v.ended.length - notStopped;
+    const runs = v.ended.length ? ` Ended ${v.ended.length} run(s): ${stopped} stopped${notStopped ? `, ${notStopped} NOT stopped` : ""}.` : "";
+    const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";
+    return `The agent is now ${v.after.status}.${runs}${incidents}`;
+  }
+  const v = value as TriggerAlarmOutput;
+  return `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). The agent is ${v.after.status}.`;
+}
+
 /**
- * Admin actions from the console (htmx forms) and the CLI (JSON). CSRF is
- * checked by the app; the role is checked by the audited admin client, so a
- * refused attempt is audited like any other.
+ * Admin actions from the console (htmx forms) and the CLI (JSON), one route per action of ADMIN_ACTIONS.
+ * CSRF is checked by the app; the role is checked by the audited admin client, so a refused attempt is
+ * audited like any other.
  */
 export const actions = new Hono<ConsoleEnv>();
 
-for (const action of ["force-idle", "trigger-alarm"] as const) {
-  actions.post(`/actions/${action}`, async (c) => {
+for (const action of ADMIN_ACTION_NAMES) {
+  const { slug, label } = ADMIN_ACTIONS[action];
+  actions.post(`/actions/${slug}`, async (c) => {
     const body = await readForm(c);
     const form = actionForm.safeParse(body ?? {});
     if (!body || !form.success) {
       const message = body ? form.error!.issues.map((i) => i.message).join("; ") : UNREADABLE_FORM;
-      return wantsJson(c) ? c.json({ ok: false, error: { code: "invalid_input", message } }, 400) : c.html(<ActionResult ok={false} title={`${LABEL[action]} refused:`} detail={message} />, 400);
+      return wantsJson(c) ? c.json({ ok: false, error: { code: "invalid_input", message } }, 400) : c.html(<ActionResult ok={false} title={`${label} refused:`} detail={message} />, 400);
     }
     const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
     const target = { agentClass: form.data.agentClass, agentName: form.data.agentName };
     const input = { reason: form.data.reason ?? "" };
-    const r = action === "force-idle" ? await admin.forceIdle(target, input) : await admin.triggerAlarm(target, input);
+    const r: AdminResult<unknown> = action === "force_idle" ? await admin.forceIdle(target, input) : await admin.triggerAlarm(target, input);
     const auditHref = `/audit?targetName=${encodeURIComponent(target.agentName)}`;
     const status = r.ok ? 200 : STATUS[r.error.code];
     if (wantsJson(c)) return c.json(r, status);
-    if (!r.ok) return c.html(<ActionResult ok={false} title={`${LABEL[action]} refused:`} detail={r.error.message} auditHref={auditHref} />, status);
-    const v = r.value as { noop?: boolean; after: { status: string }; recoveredRuns?: string[] };
-    const detail =
-      action === "force-idle"
-        ? v.noop
-          ? "Nothing to do: the agent was already idle. Recorded as a no-op."
-          : `The agent is now ${v.after.status}.`
-        : `Alarm ran; recovery settled ${v.recoveredRuns?.length ?? 0} fiber(s). The agent is ${v.after.status}.`;
-    return c.html(<ActionResult ok title={`${LABEL[action]} done.`} detail={detail} auditHref={auditHref} />);
+    if (!r.ok) {
+      const title = r.error.code === "unavailable" || r.error.code === "timeout" ? `${label} failed:` : `${label} refused:`;
+      return c.html(<ActionResult ok={false} title={title} detail={r.error.message} auditHref={auditHref} />, status);
+    }
+    const forceIdle = action === "force_idle" ? (r.value as ForceIdleOutput) : undefined;
+    // A force idle that left work running is not a plain success: the result says so, in the warning colour.
+    const clean = !forceIdle || forceIdle.ended.every((e) => e.stopped);
+    return c.html(<ActionResult ok={clean} title={`${label} done.`} detail={doneDetail(action, r.value)} auditHref={auditHref} {...(forceIdle ? { forceIdle } : {})} />);
   });
 }

@@ -1,7 +1,10 @@
 import { Hono } from "hono";
-import { AgentLive, AgentPage } from "../../console/pages/agent";
+import { type ActionAvailability, NO_MIXIN_SENTENCE } from "../../console/components/actions";
+import { AgentLive, AgentPage, type LiveState } from "../../console/pages/agent";
 import { RunPage } from "../../console/pages/run";
 import { consoleAdminClient } from "../admin-client";
+import { recordFindings } from "../reconcile/agent";
+import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
 import { findAgent } from "../../src/store/read-models/agents";
 import { getFiber, listFibers } from "../../src/store/read-models/fibers";
 import { maskSecrets } from "../../src/telemetry";
@@ -15,26 +18,36 @@ function target(c: ConsoleContext) {
   return { agentClass: c.req.param("agentClass") ?? "", agentName: c.req.param("agentName") ?? "" };
 }
 
-async function live(c: ConsoleContext) {
+/**
+ * The agent's live state, or a typed error to show in its place: a sick agent (being evicted, failing,
+ * slow) never turns into a 5xx; the client retries a call that failed in transit once.
+ */
+async function live(c: ConsoleContext): Promise<LiveState> {
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
-  const t = target(c);
-  const [status, runs] = await Promise.all([admin.status(t), admin.listRuns(t)]);
-  if (!status.ok) return { error: status.error.message };
-  if (!runs.ok) return { error: runs.error.message };
-  return { status: status.value, runs: runs.value };
+  const r = await admin.live(target(c));
+  return r.ok ? r.value : { error: r.error.message, code: r.error.code };
+}
+
+/** Which actions the page offers, from what the agent answered. */
+function availability(agentClass: string, state: LiveState): ActionAvailability {
+  if ("error" in state) return state.code === "unsupported" ? { kind: "read_only", why: NO_MIXIN_SENTENCE(agentClass) } : { kind: "actions", capabilities: null };
+  if (state.status.status === "terminated") return { kind: "read_only", why: "This agent is terminated: there is nothing to force idle and its alarm will not run recovery, so no actions are offered." };
+  return { kind: "actions", capabilities: state.status.capabilities ?? null };
 }
 
 agents.get("/agents/:agentClass/:agentName", async (c) => {
   const t = target(c);
   if (!(await findAgent(c.env.DB, t.agentClass, t.agentName))) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const [state, history] = await Promise.all([live(c), listFibers(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 })]);
-  return page(c, <AgentPage ctx={pageContext(c)} {...t} live={state} history={history.items} />);
+  // What the agent just said corrects the projections (work whose end was never reported), after the answer.
+  if (!("error" in state)) c.executionCtx.waitUntil(recordFindings(c.env, t, state, { minAgeMs: PAGE_RECONCILE_AFTER_MS }).catch((e) => console.error(`[reconcile] ${t.agentClass}/${t.agentName}: ${e instanceof Error ? e.message : String(e)}`)));
+  return page(c, <AgentPage ctx={pageContext(c)} {...t} live={state} availability={availability(t.agentClass, state)} history={history.items} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/live", async (c) => {
   const t = target(c);
   const base = `/agents/${encodeURIComponent(t.agentClass)}/${encodeURIComponent(t.agentName)}`;
-  return c.html(<AgentLive ctx={pageContext(c)} base={base} live={await live(c)} />);
+  return c.html(<AgentLive ctx={pageContext(c)} agentClass={t.agentClass} base={base} live={await live(c)} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
@@ -44,11 +57,13 @@ agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
   // The client masks the live snapshot (no unmasked variant exists: secrets in it are shown to no one).
   const run = await admin.getRun(t, runId);
   if (run.ok) return page(c, <RunPage ctx={pageContext(c)} {...t} live={run.value} lastKnown={null} />);
-  if (run.error.code !== "not_found") return problem(c, run.error.code === "invalid_input" ? 400 : 404, run.error.message);
-  // The row is gone (the fiber finished or was recovered): show its last-known snapshot from the projection.
+  if (run.error.code === "invalid_input") return problem(c, 400, run.error.message);
+  // The row is gone (the fiber finished or was recovered), or the agent cannot answer now (evicted, failing,
+  // no admin mixin): show its last-known snapshot from the projection, saying why the live one is missing.
+  const liveError = run.error.code === "not_found" ? null : run.error.message;
   const fiber = await getFiber(c.env.DB, runId, t);
-  if (!fiber) return problem(c, 404, `No run or fiber with id "${runId}".`);
+  if (!fiber) return problem(c, 404, liveError ? `No last-known snapshot of run "${runId}", and its live state is unavailable: ${liveError}` : `No run or fiber with id "${runId}".`);
   // Masked at the agent already; masked again for previews stored by agents on older package versions.
   const lastKnown = { ...fiber, snapshotPreview: fiber.snapshotPreview === null ? null : maskSecrets(fiber.snapshotPreview) };
-  return page(c, <RunPage ctx={pageContext(c)} {...t} live={null} lastKnown={lastKnown} />);
+  return page(c, <RunPage ctx={pageContext(c)} {...t} live={null} lastKnown={lastKnown} liveError={liveError} />);
 });

@@ -12,6 +12,7 @@ import {
   getSession,
   groupIncidents,
   INCIDENT_GROUPS,
+  incidentAttempts,
   incidentTimeline,
   listAgents,
   listAmbiguousOps,
@@ -86,9 +87,9 @@ pages.get("/incidents/:incidentId", async (c) => {
   const q = query(c);
   const incident = await getIncident(c.env.DB, id, ownerFrom(q));
   if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
-  const timeline = await incidentTimeline(c.env.DB, incident, paging(q));
-  if (wantsJson(c)) return c.json({ incident, timeline });
-  return page(c, <IncidentPage ctx={pageContext(c)} incident={incident} timeline={timeline} query={q} />);
+  const [timeline, attempts] = await Promise.all([incidentTimeline(c.env.DB, incident, paging(q)), incidentAttempts(c.env.DB, incident)]);
+  if (wantsJson(c)) return c.json({ incident, attempts, timeline });
+  return page(c, <IncidentPage ctx={pageContext(c)} incident={incident} attempts={attempts} timeline={timeline} query={q} />);
 });
 
 listRoute("/fibers", listFibers, (ctx, q, list) => <FibersPage ctx={ctx} query={q} page={list} />);
@@ -97,8 +98,10 @@ pages.get("/fibers/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
   const q = query(c);
   const fiber = await getFiber(c.env.DB, id, ownerFrom(q));
-  if (!fiber) return problem(c, 404, `No fiber with id "${id}".`);
-  return page(c, <FiberPage ctx={pageContext(c)} fiber={fiber} events={await fiberEvents(c.env.DB, fiber, paging(q))} query={q} />);
+  if (!fiber) return problem(c, 404, `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id).`);
+  const events = await fiberEvents(c.env.DB, fiber, paging(q));
+  if (wantsJson(c)) return c.json({ run: fiber, events });
+  return page(c, <FiberPage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);
 });
 
 listRoute("/sessions", listSessions, (ctx, q, list) => <SessionsPage ctx={ctx} query={q} page={list} />);

@@ -16,6 +16,7 @@ export type EventRow = {
   requestId: string | null;
   opId: string | null;
   sessionName: string | null;
+  taskId: string | null;
   traceId: string | null;
   spanId: string | null;
   payload: unknown;
@@ -24,7 +25,7 @@ export type EventRow = {
 const E = names(events);
 const SELECT = selectList(events, [
   "id", "time", "type", "agentClass", "agentName", "fiberId", "incidentId",
-  "requestId", "opId", "sessionName", "traceId", "spanId", "payload",
+  "requestId", "opId", "sessionName", "taskId", "traceId", "spanId", "payload",
 ]);
 
 function parsePayload(row: EventRow): EventRow {
@@ -44,7 +45,7 @@ function parsePayload(row: EventRow): EventRow {
  */
 export function eventsBy(
   db: D1Database,
-  spec: { tag: string; column: "timelineId" | "fiberId" | "sessionName"; index: string; value: string; owner: AgentRef; dir: "ASC" | "DESC" },
+  spec: { tag: string; column: "timelineId" | "fiberId" | "sessionName" | "taskId" | "requestId"; index: string; value: string; owner: AgentRef; dir: "ASC" | "DESC" },
   page: PageOptions = {},
 ): Promise<Page<EventRow>> {
   const q: ListQuery<EventRow> = {

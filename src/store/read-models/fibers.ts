@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RUN_KINDS, type RunKind } from "../../telemetry/payloads";
 import { fiberRuns } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
@@ -6,17 +7,30 @@ import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters"
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
-/** Fiber runs: one row per run of an agent, newest activity first (last_seen DESC, fiber_id DESC, then the agent). */
+/**
+ * Runs of every kind (fiber_runs; the table kept its name when runs got kinds): one row per run of an agent,
+ * newest activity first (last_seen DESC, fiber_id DESC, then the agent). `fiberId` is the run's id in the SDK:
+ * a fiber id, a Tasks runId, or a chat turn's request id.
+ */
 
-/** Outcomes ingest records, plus "running": no outcome reported yet. */
-export const FIBER_OUTCOMES = ["running", "completed", "failed", "interrupted", "recovering", "recovered", "recovery_skipped", "recovery_failed"] as const;
+export { RUN_KINDS, type RunKind };
 
-/** Fiber list filters; since / until bound last_seen (inclusive). */
+/**
+ * How a run ended, as ingest records it, plus "running": no outcome yet. Fibers keep their recovery's
+ * result (recovering … recovery_failed) after "interrupted"; see worker/ingest/run-rows.ts.
+ */
+export const RUN_OUTCOMES = [
+  "running", "completed", "failed", "interrupted", "cancelled", "force_idled", "ended_unreported",
+  "recovering", "recovered", "recovery_skipped", "recovery_failed",
+] as const;
+
+/** Run list filters; since / until bound last_seen (inclusive). */
 export const fiberFilters = z
   .object({
+    kind: oneOf("kind", RUN_KINDS),
     agentClass: text("agentClass"),
     agentName: text("agentName"),
-    outcome: oneOf("outcome", FIBER_OUTCOMES),
+    outcome: oneOf("outcome", RUN_OUTCOMES),
     since: instant("since"),
     until: instant("until"),
   })
@@ -26,14 +40,33 @@ export type FiberFilterInput = { [K in keyof FiberFilters]?: unknown };
 
 export type FiberRow = {
   fiberId: string;
+  /** The same id, under the name every kind shares. */
+  runId: string;
+  kind: RunKind;
   agentClass: string;
   agentName: string;
   name: string;
+  /** A Tasks run's definition. */
+  definition: string | null;
+  /** The highest attempt a Tasks run reported. */
+  attempt: number | null;
   startedAt: number | null;
   endedAt: number | null;
   /** null while running (no outcome reported yet). */
   outcome: string | null;
+  /** The outcome, or "running": what the run's status is, derived. */
+  status: string;
   error: string | null;
+  /** Words that came with the outcome (a cancellation or force-idle reason, a recovery's result, the SDK's turn status). */
+  reason: string | null;
+  /** A running Tasks run's latest live state: pending, running, waiting, interrupted (a replay is due). */
+  phase: string | null;
+  wakeAt: number | null;
+  step: string | null;
+  /** The latest reconciliation that found the run alive. */
+  confirmedAt: number | null;
+  /** Running, and a reconciliation confirmed it after its last event: the agent itself says it is alive. */
+  confirmed: boolean;
   snapshotBytes: number | null;
   snapshotAt: number | null;
   firstSeen: number;
@@ -43,27 +76,41 @@ export type FiberRow = {
 /** A run with its last stashed snapshot (a masked, truncated preview). */
 export type FiberDetail = FiberRow & { snapshotPreview: string | null };
 
+type Stored = Omit<FiberRow, "runId" | "status" | "confirmed">;
+
 const F = names(fiberRuns);
 const SELECT = selectList(fiberRuns, [
-  "fiberId", "agentClass", "agentName", "name", "startedAt", "endedAt",
-  "outcome", "error", "snapshotBytes", "snapshotAt", "firstSeen", "lastSeen",
+  "fiberId", "kind", "agentClass", "agentName", "name", "definition", "attempt", "startedAt", "endedAt",
+  "outcome", "error", "reason", "phase", "wakeAt", "step", "confirmedAt", "snapshotBytes", "snapshotAt", "firstSeen", "lastSeen",
 ]);
 const SELECT_DETAIL = `${SELECT}, ${selectList(fiberRuns, ["snapshotPreview"])}`;
+
+/** Running and confirmed after its last event (reconciliation never moves last_seen). */
+export const isConfirmedRunning = (r: Pick<FiberRow, "outcome" | "confirmedAt" | "lastSeen">) =>
+  r.outcome === null && r.confirmedAt !== null && r.confirmedAt >= r.lastSeen;
+
+/** Adds what is derived from a stored row. */
+function derive<T extends Stored>(r: T): T & Pick<FiberRow, "runId" | "status" | "confirmed"> {
+  return { ...r, runId: r.fiberId, status: r.outcome ?? "running", confirmed: isConfirmedRunning(r) };
+}
 
 /** Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one. */
 const PATHS: AccessPath<ColumnKey<typeof fiberRuns>>[] = [
   { index: "fiber_runs_agent", cols: ["agentClass", "agentName"] },
   { index: "fiber_runs_name", cols: ["agentName"] },
+  { index: "fiber_runs_kind_outcome", cols: ["kind", "outcome"] },
   { index: "fiber_runs_outcome", cols: ["outcome"] },
+  { index: "fiber_runs_kind", cols: ["kind"] },
   { index: "fiber_runs_class", cols: ["agentClass"] },
   { index: "fiber_runs_last_seen", cols: [] },
 ];
 
-/** Lists fiber runs, newest activity first; outcome "running" means no outcome yet. */
+/** Lists runs, newest activity first; outcome "running" means no outcome yet. Filter by kind, outcome, agent, time. */
 export async function listFibers(db: D1Database, filters: FiberFilterInput, page: PageOptions = {}): Promise<Page<FiberRow>> {
   const f = parseFilters(fiberFilters, filters);
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
   const p = choosePath(PATHS, {
+    kind: eq(f.kind, F.kind),
     agentClass: eq(f.agentClass, F.agentClass),
     agentName: eq(f.agentName, F.agentName),
     // IS NULL is an equality for the index, so "running" is as cheap as any outcome.
@@ -83,21 +130,38 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
       residual: p.residual,
       range: { min: f.since, max: f.until },
       keyOf: (r) => [r.lastSeen, r.fiberId, r.agentClass, r.agentName],
+      map: (r) => derive(r),
     },
     page,
   );
 }
 
+/** The runs list under its kind-neutral name. */
+export const listRuns = listFibers;
+
 /**
- * One fiber run with its snapshot preview: the run of `owner`, or the only agent's with that id, or null.
+ * One run with its snapshot preview: the run of `owner`, or the only agent's with that id, or null.
  * An id several agents reported needs the owner (BadRequest listing them).
  */
 export async function getFiber(db: D1Database, fiberId: string, owner?: AgentRef): Promise<FiberDetail | null> {
-  const q = { table: F.$table, select: SELECT_DETAIL, key: F.fiberId, agentClass: F.agentClass, agentName: F.agentName, what: "fiber" };
-  return findOwned<FiberDetail>(db, q, fiberId, owner);
+  const q = { table: F.$table, select: SELECT_DETAIL, key: F.fiberId, agentClass: F.agentClass, agentName: F.agentName, what: "run" };
+  const row = await findOwned<Omit<FiberDetail, "runId" | "status" | "confirmed">>(db, q, fiberId, owner);
+  return row ? derive(row) : null;
 }
 
-/** One agent's fiber's events, oldest first (one range of events_fiber_time: at most limit + 1 rows read). */
-export function fiberEvents(db: D1Database, fiber: Pick<FiberRow, "fiberId"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "fiber-events", column: "fiberId", index: "events_fiber_time", value: fiber.fiberId, owner: fiber, dir: "ASC" }, page);
+/** The column of `events` that carries a run's id, by kind: a chat turn's events (its own, its internal fiber's, its recovery's) carry its request id. */
+const RUN_EVENTS = {
+  fiber: { column: "fiberId", index: "events_fiber_time" },
+  managed_fiber: { column: "fiberId", index: "events_fiber_time" },
+  task: { column: "taskId", index: "events_task_time" },
+  chat_turn: { column: "requestId", index: "events_request_time" },
+} as const satisfies Record<RunKind, { column: string; index: string }>;
+
+/** One agent's run's events, oldest first (one index range: at most limit + 1 rows read). */
+export function fiberEvents(db: D1Database, run: Pick<FiberRow, "fiberId"> & Partial<Pick<FiberRow, "kind">> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
+  const by = run.kind && Object.hasOwn(RUN_EVENTS, run.kind) ? RUN_EVENTS[run.kind] : RUN_EVENTS.fiber;
+  return eventsBy(db, { tag: "fiber-events", column: by.column, index: by.index, value: run.fiberId, owner: run, dir: "ASC" }, page);
 }
+
+/** A run's events under the kind-neutral name. */
+export const runEvents = fiberEvents;

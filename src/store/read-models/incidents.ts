@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { incidents } from "../schema";
+import { events, incidents } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, eventsBy } from "./events";
@@ -14,7 +14,17 @@ import { type AccessPath, type Cond, type Page, type PageOptions, SCAN_BUDGET, c
  */
 
 export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
-export const INCIDENT_STATUSES = ["open", "recovered", "exhausted", "failed", "skipped"] as const;
+/**
+ * force_idled: an operator's force idle cleared its recovery; ended_unreported: reconciliation found the agent
+ * no longer recovering it, and no event said how it ended.
+ */
+export const INCIDENT_STATUSES = ["open", "recovered", "exhausted", "failed", "skipped", "force_idled", "ended_unreported"] as const;
+
+/** What the console says for a failure that gave no reason (a reason-less chat:recovery:failed). */
+export const FAILED_WITHOUT_REASON = "failed (no reason given)";
+
+/** Event types that are one recovery attempt on an incident's timeline. */
+export const ATTEMPT_EVENT_TYPES = ["chat.recovery.attempt", "fiber.recovery.attempt", "session.status_rescheduled"] as const;
 
 /** Incident list filters; since / until bound last_seen (inclusive). */
 export const incidentFilters = z
@@ -44,15 +54,24 @@ export type IncidentRow = {
   reason: string | null;
   fiberId: string | null;
   requestId: string | null;
+  /** The latest reconciliation that found it still being recovered. */
+  confirmedAt: number | null;
   firstSeen: number;
   lastSeen: number;
+  /** The status as the console says it: "failed (no reason given)" for a failure without a reason, else the status. */
+  statusLabel: string;
 };
 
 const I = names(incidents);
 const SELECT = selectList(incidents, [
   "incidentId", "kind", "agentClass", "agentName", "status", "statusAt",
-  "attempts", "maxAttempts", "reason", "fiberId", "requestId", "firstSeen", "lastSeen",
+  "attempts", "maxAttempts", "reason", "fiberId", "requestId", "confirmedAt", "firstSeen", "lastSeen",
 ]);
+
+/** The status label, derived (see FAILED_WITHOUT_REASON). */
+function withLabel<T extends Omit<IncidentRow, "statusLabel">>(r: T): T & { statusLabel: string } {
+  return { ...r, statusLabel: r.status === "failed" && !r.reason ? FAILED_WITHOUT_REASON : r.status };
+}
 
 /**
  * Indexes that serve the equality filters, most selective first. Any two
@@ -98,6 +117,7 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
       residual: p.residual,
       range: { min: f.since, max: f.until },
       keyOf: (r) => [r.lastSeen, r.incidentId, r.agentClass, r.agentName],
+      map: withLabel,
     },
     page,
   );
@@ -109,7 +129,44 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
  */
 export async function getIncident(db: D1Database, id: string, owner?: AgentRef): Promise<IncidentRow | null> {
   const q = { table: I.$table, select: SELECT, key: I.incidentId, agentClass: I.agentClass, agentName: I.agentName, what: "incident" };
-  return findOwned<IncidentRow>(db, q, id, owner, (r) => r.kind !== "chat" && id.startsWith(`${r.kind}:${r.agentClass}/${r.agentName}/`));
+  const row = await findOwned<Omit<IncidentRow, "statusLabel">>(db, q, id, owner, (r) => r.kind !== "chat" && id.startsWith(`${r.kind}:${r.agentClass}/${r.agentName}/`));
+  return row ? withLabel(row) : null;
+}
+
+/** Timeline events an attempt count looks at, at most: a looping incident's count says "at least" past this. */
+export const ATTEMPT_SCAN = 5000;
+
+export type IncidentAttempts = {
+  /** Attempt events on the incident's timeline (chat/fiber recovery attempts, session reschedules). */
+  counted: number;
+  /** The timeline was longer than ATTEMPT_SCAN events: `counted` covers its first ATTEMPT_SCAN. */
+  countedCapped: boolean;
+  /** The SDK's own counter (the highest attempt it reported); null when it reports none (fiber recovery). */
+  reported: number | null;
+  /** Both are known and differ (events lost, or the SDK counts attempts it never announced). */
+  disagree: boolean;
+  rowsRead: number;
+};
+
+/**
+ * The attempts of an incident, counted from its own events, next to the SDK's own counter. Reads at most
+ * ATTEMPT_SCAN rows of one events_timeline_time range.
+ */
+export async function incidentAttempts(db: D1Database, incident: Pick<IncidentRow, "incidentId" | "kind" | "attempts"> & AgentRef): Promise<IncidentAttempts> {
+  const E = names(events);
+  const types = ATTEMPT_EVENT_TYPES.map(() => "?").join(", ");
+  const r = await db
+    .prepare(
+      `SELECT COUNT(*) AS scanned, COALESCE(SUM(${E.type} IN (${types})), 0) AS n FROM (
+         SELECT ${E.type} FROM ${E.$table} INDEXED BY events_timeline_time
+         WHERE ${E.timelineId} = ? AND ${E.agentClass} = ? AND ${E.agentName} = ? LIMIT ${ATTEMPT_SCAN})`,
+    )
+    .bind(...ATTEMPT_EVENT_TYPES, incident.incidentId, incident.agentClass, incident.agentName)
+    .all<{ scanned: number; n: number }>();
+  const counted = Number(r.results[0]?.n ?? 0);
+  const countedCapped = Number(r.results[0]?.scanned ?? 0) >= ATTEMPT_SCAN;
+  const reported = incident.kind === "fiber" && incident.attempts === 0 ? null : incident.attempts;
+  return { counted, countedCapped, reported, disagree: reported !== null && !countedCapped && reported !== counted, rowsRead: rowsReadOf(r) };
 }
 
 /**

@@ -12,3 +12,4 @@ export * from "./overview";
 export * from "./paging";
 export * from "./sessions";
 export { parseFilters } from "./filters";
+export * from "./open-work";

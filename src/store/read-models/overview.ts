@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EVENT_TYPES } from "../../telemetry/payloads";
+import { EVENT_TYPES, RUN_KINDS, type RunKind } from "../../telemetry/payloads";
 import { eventRollups, fiberRuns, incidents, opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
@@ -37,18 +37,45 @@ export const DEFAULT_SERIES = ["chat.recovery.exhausted", "recovery", "chat.cont
 
 const floorBucket = (t: number) => Math.floor(t / BUCKET_MS) * BUCKET_MS;
 
-export type OverviewCounts = { runningFibers: Capped; openIncidents: Capped; exhaustions24h: Capped; ambiguousOps: Capped; rowsRead: number };
+/**
+ * Running runs of one kind (no outcome yet), capped, and how many of them a reconciliation confirmed after
+ * their last event (the agent itself said they are alive); the rest are unconfirmed: running as far as the
+ * events tell. When `capped`, `confirmed` counts among the newest `cap` only.
+ */
+export type RunningOfKind = Capped & { confirmed: number };
+
+export type OverviewCounts = {
+  /** Running runs of every kind: the sum of runningByKind (capped when any kind is). */
+  running: Capped;
+  runningByKind: Record<RunKind, RunningOfKind>;
+  openIncidents: Capped;
+  exhaustions24h: Capped;
+  ambiguousOps: Capped;
+  rowsRead: number;
+};
+
+/** Running runs of one kind, newest first, at most cap + 1 index rows, with the confirmed ones among them. */
+function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1PreparedStatement {
+  return db
+    .prepare(
+      `SELECT COUNT(*) AS n, COALESCE(SUM(c), 0) AS confirmed FROM (
+         SELECT (${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen}) AS c FROM ${F.$table} INDEXED BY fiber_runs_kind_outcome
+         WHERE ${F.kind} = ? AND ${F.outcome} IS NULL ORDER BY ${F.lastSeen} DESC LIMIT ?)`,
+    )
+    .bind(kind, cap + 1);
+}
 
 /**
- * The overview's four numbers, each capped at `cap` (render "≥cap" when
- * capped). exhaustions24h sums the exhaustion rollups (EXHAUSTION_SQL) over the
- * buckets from the one holding now − 24 h to now (so up to 5 minutes more
- * than 24 h); it reads at most 288 × distinct-reasons rollup rows.
+ * The overview's numbers, each capped at `cap` (render "≥cap" when
+ * capped): running runs by kind (a closed run never counts: only rows without an outcome do), open
+ * incidents, exhaustions, open ambiguous ops. exhaustions24h sums the exhaustion rollups (EXHAUSTION_SQL)
+ * over the buckets from the one holding now − 24 h to now (so up to 5 minutes more than 24 h); it reads at
+ * most 288 × distinct-reasons rollup rows. Each running count reads at most cap + 1 rows.
  */
 export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_CAP): Promise<OverviewCounts> {
   // One round trip: a D1 batch.
-  const [running, open, ambiguous, ex] = (await db.batch<{ n: number }>([
-    cappedCountStatement(db, `${F.$table} INDEXED BY fiber_runs_outcome`, [cond(`${F.outcome} IS NULL`)], cap),
+  const results = (await db.batch([
+    ...RUN_KINDS.map((k) => runningOfKindStatement(db, k, cap)),
     cappedCountStatement(db, `${I.$table} INDEXED BY incidents_status`, [cond(`${I.status} = ?`, "open")], cap),
     cappedCountStatement(db, `${O.$table} INDEXED BY op_ambiguities_open`, [cond(`${O.resolutionAt} IS NULL`)], cap),
     db
@@ -56,14 +83,21 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
         `SELECT COALESCE(SUM(${R.n}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND ${R.bucket} >= ? AND ${R.bucket} <= ?`,
       )
       .bind(floorBucket(now - DAY_MS), now),
-  ])) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>];
+  ])) as D1Result<{ n: number; confirmed?: number }>[];
+  const kinds = results.slice(0, RUN_KINDS.length);
+  const [open, ambiguous, ex] = results.slice(RUN_KINDS.length) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>];
+  const runningByKind = Object.fromEntries(
+    RUN_KINDS.map((k, i) => [k, { ...cappedOf(kinds[i]!, cap), confirmed: Math.min(Number(kinds[i]!.results[0]?.confirmed ?? 0), cap) }]),
+  ) as Record<RunKind, RunningOfKind>;
+  const total = Object.values(runningByKind).reduce((a, k) => a + k.n, 0);
   const exhausted = Number(ex.results[0]?.n ?? 0);
   return {
-    runningFibers: cappedOf(running, cap),
+    running: { n: total, capped: Object.values(runningByKind).some((k) => k.capped) },
+    runningByKind,
     openIncidents: cappedOf(open, cap),
     exhaustions24h: { n: Math.min(exhausted, cap), capped: exhausted > cap },
     ambiguousOps: cappedOf(ambiguous, cap),
-    rowsRead: rowsReadOf(running, open, ambiguous, ex),
+    rowsRead: rowsReadOf(...kinds, open, ambiguous, ex),
   };
 }
 

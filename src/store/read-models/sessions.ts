@@ -12,7 +12,7 @@ import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetP
  * the console only records the report), so it can lag the live agent.
  */
 
-export const SESSION_STATUSES = ["running", "idle", "rescheduled", "terminated", "error"] as const;
+export const SESSION_STATUSES = ["running", "idle", "rescheduled", "terminated", "error", "ended_unreported"] as const;
 
 export const sessionFilters = z.object({
   status: oneOf("status", SESSION_STATUSES),

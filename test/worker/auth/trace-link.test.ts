@@ -18,6 +18,7 @@ const event: EventRow = {
   requestId: null,
   opId: null,
   sessionName: null,
+  taskId: null,
   traceId: TRACE_ID,
   spanId: "00f067aa0ba902b7",
   payload: {},

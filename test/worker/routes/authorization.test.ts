@@ -41,8 +41,8 @@ const agentPath = (fx: Fixture) => `/agents/FaultySessionAgent/${enc(fx.session.
 
 const ROUTES: Route[] = [
   { kind: "public", method: "GET", pattern: "/health", url: () => "/health" },
-  { kind: "read", method: "GET", pattern: "/", url: () => "/", shows: () => ["On-call overview", "Running fibers", "Worst open incidents"] },
-  { kind: "read", method: "GET", pattern: "/partials/overview", url: () => "/partials/overview", shows: () => ["Running fibers", "Top exhaustion reasons"] },
+  { kind: "read", method: "GET", pattern: "/", url: () => "/", shows: () => ["On-call overview", "Running runs", "Worst open incidents"] },
+  { kind: "read", method: "GET", pattern: "/partials/overview", url: () => "/partials/overview", shows: () => ["Running runs", "Top exhaustion reasons"] },
   { kind: "read", method: "GET", pattern: "/incidents", url: () => "/incidents", shows: (fx) => [fx.incidentId] },
   { kind: "read", method: "GET", pattern: "/incidents/:incidentId", url: (fx) => `/incidents/${enc(fx.incidentId)}`, shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"] },
   { kind: "read", method: "GET", pattern: "/fibers", url: () => "/fibers", shows: (fx) => [fx.session.runId] },

@@ -50,7 +50,7 @@ const escapeQuotes = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;
 describe("unknown ids answer 404 with a clear message", () => {
   const CASES: [string, () => string, () => string][] = [
     ["incident", () => "/incidents/req-nope:msg-0", () => "No incident with id &quot;req-nope:msg-0&quot;. It may have aged out of retention, or the id is mistyped."],
-    ["fiber", () => "/fibers/no-such-fiber", () => "No fiber with id &quot;no-such-fiber&quot;."],
+    ["run", () => "/fibers/no-such-fiber", () => "No run with id &quot;no-such-fiber&quot; (a fiber id, a Tasks run id, or a chat turn&#39;s request id)."],
     ["session", () => "/sessions/no-such-session", () => "No session named &quot;no-such-session&quot; has reported to this console."],
     ["session status fragment", () => "/sessions/no-such-session/status", () => "No such session."],
     ["agent", () => "/agents/ProbeAgent/no-such-agent", () => "No agent ProbeAgent &quot;no-such-agent&quot; has reported to this console."],
@@ -82,18 +82,19 @@ describe("unknown ids answer 404 with a clear message", () => {
 
 describe("malformed filters answer 400 naming the field and what it accepts", () => {
   const CASES: [string, string][] = [
-    ["/incidents?status=bogus", "status must be one of open, recovered, exhausted, failed, skipped (got &quot;bogus&quot;)"],
+    ["/incidents?status=bogus", "status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got &quot;bogus&quot;)"],
     ["/incidents?kind=bogus", "kind must be one of fiber, turn, chat (got &quot;bogus&quot;)"],
     ["/incidents?groupBy=bogus", "groupBy must be one of reason, status, kind, agent"],
     ["/incidents?since=2026-02-01&until=2026-01-01", "since must not be later than until"],
     ["/incidents?since=yesterday", "since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got &quot;yesterday&quot;)"],
     ["/fibers?since=not-a-date", "since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got &quot;not-a-date&quot;)"],
-    ["/fibers?outcome=exploded", `outcome must be one of running, completed, failed, interrupted, recovering, recovered, recovery_skipped, recovery_failed (got &quot;exploded&quot;)`],
+    ["/fibers?outcome=exploded", `outcome must be one of running, completed, failed, interrupted, cancelled, force_idled, ended_unreported, recovering, recovered, recovery_skipped, recovery_failed (got &quot;exploded&quot;)`],
+    ["/fibers?kind=thread", `kind must be one of fiber, managed_fiber, task, chat_turn (got &quot;thread&quot;)`],
     ["/fibers?agentName=" + "x".repeat(501), "agentName is longer than 500 characters"],
-    ["/sessions?status=sleepy", "status must be one of running, idle, rescheduled, terminated, error (got &quot;sleepy&quot;)"],
+    ["/sessions?status=sleepy", "status must be one of running, idle, rescheduled, terminated, error, ended_unreported (got &quot;sleepy&quot;)"],
     ["/ops?open=maybe", "open must be true or false (got &quot;maybe&quot;)"],
     ["/backups?expired=soon", "expired must be true or false (got &quot;soon&quot;)"],
-    ["/audit?result=great", "result must be one of ok, noop, error, denied, invalid (got &quot;great&quot;)"],
+    ["/audit?result=great", "result must be one of ok, noop, error, denied, invalid, pending (got &quot;great&quot;)"],
     ["/incidents?limit=0", "limit must be a whole number from 1 to 200 (got &quot;0&quot;)"],
     ["/fibers?limit=201", "limit must be a whole number from 1 to 200 (got &quot;201&quot;)"],
     ["/sessions?limit=ten", "limit must be a whole number from 1 to 200 (got &quot;ten&quot;)"],
@@ -107,7 +108,7 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
     await expectProblem(
       "/incidents?status=bogus&kind=bogus&since=nope",
       400,
-      "kind must be one of fiber, turn, chat (got &quot;bogus&quot;); status must be one of open, recovered, exhausted, failed, skipped (got &quot;bogus&quot;); since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got &quot;nope&quot;)",
+      "kind must be one of fiber, turn, chat (got &quot;bogus&quot;); status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got &quot;bogus&quot;); since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got &quot;nope&quot;)",
     );
   });
 

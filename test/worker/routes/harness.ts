@@ -2,6 +2,7 @@ import { getAgentByName } from "agents";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { pollRows } from "../../helpers";
+import { Telemetry } from "../../../src/telemetry";
 import { envToken } from "../access-tokens";
 
 /**
@@ -128,4 +129,12 @@ export async function exhaustedChatIncident(agentName = `probe-${uid()}`, extra:
   });
   await pollRows("SELECT 1 FROM incidents WHERE incident_id = ? AND status = 'exhausted'", [incidentId], (r) => r.length === 1);
   return { agentName, stub, incidentId };
+}
+
+/** Makes an agent known to the console the way any agent becomes known: an event of its own through the Queue. */
+export async function registerAgent(agentClass: string, agentName: string) {
+  const t = new Telemetry({ source: { agentClass, agentName }, queue: env.TELEMETRY_QUEUE });
+  t.record("sdk.event", { sdkType: "test:hello", data: { preview: "{}", bytes: 2, truncated: false } });
+  await t.settle();
+  await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [agentClass, agentName], (r) => r.length === 1);
 }

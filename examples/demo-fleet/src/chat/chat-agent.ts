@@ -7,6 +7,7 @@ import {
 } from "@cloudflare/think";
 import { type LanguageModel, type ToolSet, tool } from "ai";
 import { z } from "zod";
+import { withAdminRpc } from "@agent-oncall/admin-rpc";
 import { withTelemetry } from "@agent-oncall/telemetry";
 import type { Env } from "../env";
 import { classifyModelError } from "./classify-error";
@@ -35,7 +36,7 @@ const START_TIMEOUT_MS = 10_000;
  * SDK's own chat recovery and compaction, and their `chat:*` events reach D1
  * through the telemetry mixin.
  */
-export class ChatAgent extends withTelemetry(Think<Env>) {
+export class ChatAgent extends withAdminRpc(withTelemetry(Think<Env>)) {
   readonly #script: ScriptStore;
   readonly #policies: RecoveryPolicyStore;
   readonly #monitor = new ModelMonitor();
@@ -90,6 +91,19 @@ export class ChatAgent extends withTelemetry(Think<Env>) {
 
   override async onChatRecovery(_ctx: ChatRecoveryContext): Promise<ChatRecoveryOptions> {
     return this.#policy.autoContinue ? {} : { continue: false };
+  }
+
+  // ── admin hooks ────────────────────────────────────────────────────────
+
+  /**
+   * Force idle: abort every in-flight chat turn (Think's own cancel path, so the partial reply is kept and
+   * the turn reports "aborted"). The admin mixin then cancels the turns' Tasks runs and clears the
+   * chat-recovery records, so no recovery picks the turn up again.
+   */
+  onAdminForceIdle(_reason: string): string[] {
+    const active = this.activeTurn?.requestId;
+    this.cancelAllChats();
+    return active ? [`chat-turn:${active}`] : [];
   }
 
   // ── RPC for tests and the demo driver ──────────────────────────────────

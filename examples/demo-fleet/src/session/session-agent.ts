@@ -213,13 +213,20 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
 
   // ----- admin hooks -----
 
-  async onAdminForceIdle(reason: string): Promise<string[]> {
+  /**
+   * Aborts the active turns and resets their recovery counters. The turns whose counters it resets were
+   * being recovered: their incidents (turnIncidentId) end here, and the console is told so.
+   */
+  async onAdminForceIdle(reason: string): Promise<{ cleared: string[]; incidentIds: string[] }> {
     const active = [...this.#turns.keys()];
     for (const c of this.#turns.values()) c.abort(new Error(`forced idle: ${reason}`));
     const sql = this.#sql();
-    const counters = sql.exec<{ turn_seq: number }>("SELECT turn_seq FROM session_turn_recoveries").toArray().map((r) => `turn-recoveries:${r.turn_seq}`);
+    const recovered = sql.exec<{ turn_seq: number }>("SELECT turn_seq FROM session_turn_recoveries").toArray().map((r) => r.turn_seq);
     sql.exec("DELETE FROM session_turn_recoveries");
-    return [...active.map((t) => `turn:${t}`), ...counters];
+    return {
+      cleared: [...active.map((t) => `turn:${t}`), ...recovered.map((t) => `turn-recoveries:${t}`)],
+      incidentIds: recovered.map((t) => turnIncidentId(this.constructor.name, this.name, t)),
+    };
   }
 
   // ----- turns and recovery -----

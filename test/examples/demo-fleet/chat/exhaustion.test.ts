@@ -31,12 +31,11 @@ function expectRedactedPartial(p: Exhausted, streamed: string) {
 
 /**
  * When the exhausting evaluation happens inside a recovery continuation (a stalled stream), that
- * continuation then settles as "aborted" and the SDK marks the sealed incident `failed` (no reason).
- * The SDK's own record ends `failed`; the console keeps the incident `exhausted` with its reason,
- * because a reason-less failure after an exhaustion reports nothing new.
+ * continuation then settles as "aborted" and the SDK marks the sealed incident `failed` (its event gives
+ * no reason). The console says what the SDK's own record says: `failed`, with the exhaustion's reason.
  */
 async function expectSealedThenFailed(stub: { recoveryIncidents(): Promise<{ status: string; reason?: string }[]> }, incidentId: string, reason: string) {
-  const row = await incidentRow(incidentId, (r) => r.reason === reason && r.status === "exhausted");
+  const row = await incidentRow(incidentId, (r) => r.reason === reason && r.status === "failed");
   expect(row.kind).toBe("chat");
   const types = (await incidentEvents(incidentId, "chat.recovery.failed")).map((e) => e.type);
   expect(types.slice(0, 3)).toEqual(["chat.recovery.detected", "chat.recovery.attempt", "chat.recovery.scheduled"]);

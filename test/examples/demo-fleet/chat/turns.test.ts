@@ -18,9 +18,11 @@ describe("chat turns of a real Think agent with a scripted model", () => {
     const calls = await stub.modelCalls();
     expect(calls.map((c) => [c.lane, c.kind, c.requestId])).toEqual([["chat", "text", out.requestId]]);
 
-    // The SDK's own turn events (not modelled by the contract) arrive as sdk.event; no recovery happened.
-    const finish = await pollTurnFinish(name, out.requestId);
-    expect(JSON.parse(JSON.parse(finish).data.preview)).toMatchObject({ requestId: out.requestId, status: "completed", trigger: "programmatic" });
+    // The SDK's own turn events arrive as chat.turn.*, keyed by the turn's request id; no recovery happened.
+    const [finish] = await pollRows<{ payload: string }>(
+      "SELECT payload FROM events WHERE agent_name = ? AND type = 'chat.turn.finished' AND request_id = ?", [name, out.requestId], (r) => r.length === 1,
+    );
+    expect(JSON.parse(finish!.payload)).toMatchObject({ status: "completed", trigger: "programmatic" });
     const types = (await env.DB.prepare("SELECT type FROM events WHERE agent_name = ?").bind(name).all<{ type: string }>()).results.map((r) => r.type);
     expect(types.filter((t) => t.startsWith("chat.recovery."))).toEqual([]);
     const agent = await env.DB.prepare("SELECT agent_class FROM agents WHERE agent_name = ?").bind(name).first<{ agent_class: string }>();
@@ -77,11 +79,3 @@ describe("chat turns of a real Think agent with a scripted model", () => {
   });
 });
 
-/** Polls until the SDK's `chat:turn:finish` event of `requestId` is stored (as `sdk.event`); returns its payload. */
-async function pollTurnFinish(name: string, requestId: string): Promise<string> {
-  const rows = await pollRows<{ payload: string }>(
-    "SELECT payload FROM events WHERE agent_name = ? AND type = 'sdk.event' AND payload LIKE '%chat:turn:finish%' AND instr(payload, ?) > 0",
-    [name, requestId], (r) => r.length > 0,
-  );
-  return rows[0]!.payload;
-}

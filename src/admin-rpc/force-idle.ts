@@ -1,0 +1,151 @@
+import type { EndedRun, ForceIdleHookResult, ForceIdleOutput, RunKind, StatusOutput } from "./contract.js";
+import { type AgentWork, LIVE_TASK_STATES, liveManagedFibers, readRuns, taskRunOf } from "./inspect.js";
+import { activeFiberIds, TASK_TERMINAL_STATES } from "./sdk-layout.js";
+
+/** What stopWork needs from the agent: its work, its hook, and the SDK's public cancel calls. */
+export type StopWorkInput = {
+  /** The agent instance (only to see which runFiber callbacks run in it: sdk-layout.ts activeFiberIds). */
+  agent: object;
+  work: AgentWork;
+  reason: string;
+  before: StatusOutput;
+  hook: ((reason: string) => Promise<ForceIdleHookResult> | ForceIdleHookResult) | null;
+  cancelTask: (runId: string, reason: string) => Promise<boolean>;
+  cancelFiber: (fiberId: string, reason: string) => Promise<boolean>;
+  settleMs: number;
+  evictToStop: boolean;
+};
+
+type Candidate = { kind: RunKind; runId: string; name: string | null; rowId: string | null; source: "row" | "managed" | "task"; taskRunId?: string; wasRunning: boolean };
+
+const POLL_MS = 20;
+
+/** The hook's answer in one shape. */
+function hookResult(r: ForceIdleHookResult | undefined | null): { cleared: string[]; incidentIds: string[] } {
+  if (!r) return { cleared: [], incidentIds: [] };
+  if (Array.isArray(r)) return { cleared: r.map(String), incidentIds: [] };
+  return { cleared: (r.cleared ?? []).map(String), incidentIds: (r.incidentIds ?? []).map(String) };
+}
+
+const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
+
+/**
+ * Force idle's work, in the order that stops the most: the agent's hook (in-memory turns), Tasks cancel,
+ * cancelFiber, removal of every run row (so nothing is recovered), chat-recovery records; then a short wait
+ * for what was aborted to settle, and a verdict per run. Returns `noop` when there was nothing to do.
+ */
+export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; output: Omit<ForceIdleOutput, "before" | "after"> }> {
+  const { work: w, reason } = i;
+  const why = `force idle: ${reason}`.slice(0, 500);
+  const live = await readRuns(w);
+  const managed = await liveManagedFibers(w);
+  const tasks = (await w.listTasks({ status: LIVE_TASK_STATES, limit: 100 })).map((t) => taskRunOf(w.sql, t));
+  const records = i.before.chatRecoveryIncidents;
+  const empty = { noop: true, ended: [], incidents: [], evicted: false, notice: null, abortedRuns: [], cancelledFibers: [], clearedIncidents: [] };
+  if (i.before.status === "idle" && live.runs.length === 0 && managed.length === 0 && tasks.length === 0 && records.length === 0) return { noop: true, output: empty };
+
+  // Which callbacks run in this instance now (a row without one was left by an eviction). Unknown: assume running.
+  const activeAtStart = new Set(activeFiberIds(i.agent) ?? [...live.runs.map((r) => r.id), ...managed.map((f) => f.fiberId)]);
+  const candidates: Candidate[] = [
+    ...live.runs.map((r) => ({
+      kind: r.kind,
+      // The console keys a chat turn by its request id, the tail of the turn fiber's name.
+      runId: r.kind === "chat_turn" ? r.name.slice(r.name.indexOf(":") + 1) || r.id : r.id,
+      name: r.name,
+      rowId: r.id,
+      source: r.kind === "managed_fiber" ? ("managed" as const) : ("row" as const),
+      wasRunning: activeAtStart.has(r.id),
+    })),
+    ...managed.filter((f) => !live.runs.some((r) => r.id === f.fiberId)).map((f) => ({ kind: "managed_fiber" as const, runId: f.fiberId, name: f.name, rowId: f.fiberId, source: "managed" as const, wasRunning: activeAtStart.has(f.fiberId) })),
+    ...tasks.map((t) => ({
+      kind: t.kind,
+      runId: t.kind === "chat_turn" ? (t.requestId ?? t.runId) : t.runId,
+      name: t.definition,
+      rowId: null,
+      source: "task" as const,
+      taskRunId: t.runId,
+      wasRunning: t.state === "running",
+    })),
+  ];
+
+  // 1. The agent's own hook: it can abort what only it holds (a turn's AbortController, a model stream).
+  const hooked = hookResult(i.hook ? await i.hook(reason) : null);
+  // 2. The SDK's public cancellation.
+  for (const t of tasks) await i.cancelTask(t.runId, why);
+  const cancelledFibers: string[] = [];
+  for (const f of managed) if (await i.cancelFiber(f.fiberId, why)) cancelledFibers.push(f.fiberId);
+  // 3. No row, no recovery: removed even where the callback runs on, so a later eviction does not bring it back.
+  w.sql.exec("DELETE FROM cf_agents_runs");
+  // 4. Chat-recovery records: the SDK would otherwise keep scheduling recovery attempts for them.
+  const keys = records.map((r) => r.key);
+  if (keys.length) await w.storage.delete(keys);
+
+  // 5. Give what was aborted or cancelled a moment to settle, then judge each run by what is still running.
+  const stillRunning = async (c: Candidate): Promise<boolean> => {
+    if (c.source === "task") {
+      const t = await w.getTask(c.taskRunId!);
+      return t !== null && !TASK_TERMINAL_STATES.has(t.state);
+    }
+    if (!c.wasRunning) return false;
+    const active = activeFiberIds(i.agent);
+    return active === null || active.has(c.rowId!);
+  };
+  const asked = i.hook !== null || tasks.length > 0 || managed.length > 0;
+  const deadline = Date.now() + (asked ? i.settleMs : 0);
+  let running: Candidate[] = [];
+  for (;;) {
+    running = [];
+    for (const c of candidates) if (await stillRunning(c)) running.push(c);
+    if (running.length === 0 || Date.now() >= deadline) break;
+    await scheduler.wait(POLL_MS);
+  }
+  const evicted = running.length > 0 && i.evictToStop;
+
+  const ended: EndedRun[] = candidates.map((c) => {
+    const base = { kind: c.kind, runId: c.runId, name: c.name };
+    if (running.includes(c)) {
+      return evicted
+        ? { ...base, stopped: true, how: "evicted" as const, detail: "still running after every other way was tried; stopped by evicting the agent (its row is gone, so it is not recovered)" }
+        : { ...base, stopped: false, how: "still_running" as const, detail: "still running in memory: nothing could stop it; its row is removed, so it is not recovered, but it runs until it returns or the agent is evicted" };
+    }
+    if (!c.wasRunning) {
+      const done = c.source === "row" ? "its row is removed" : "it is cancelled";
+      return { ...base, stopped: true, how: "not_running" as const, detail: `nothing was running for it in this instance (left by an eviction, or waiting); ${done}, so it never resumes` };
+    }
+    if (c.source === "row") {
+      return i.hook
+        ? { ...base, stopped: true, how: "hook" as const, detail: "stopped by the agent's onAdminForceIdle hook" }
+        : { ...base, stopped: true, how: "not_running" as const, detail: "it ended on its own while force idle ran" };
+    }
+    return { ...base, stopped: true, how: "cancelled" as const, detail: c.source === "task" ? "cancelled through the Tasks API and settled" : "cancelled through cancelFiber and settled" };
+  });
+
+  const names = [...new Set(running.map((c) => c.name ?? c.runId))].join(", ");
+  const n = running.length;
+  const cause = i.hook
+    ? "the agent's onAdminForceIdle hook did not stop it and the SDK has no way to cancel a runFiber callback from outside"
+    : "the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook";
+  const notice =
+    n === 0
+      ? null
+      : evicted
+        ? `${n} ${plural(n, "run", "runs")} (${names}) kept running: ${cause}. The agent is being evicted to stop ${plural(n, "it", "them")}; ${plural(n, "its row is", "their rows are")} gone, so nothing is recovered when it wakes.`
+        : `${n} ${plural(n, "run", "runs")} (${names}) still ${plural(n, "runs", "run")} in memory: ${cause}. ${plural(n, "Its row is", "Their rows are")} removed, so ${plural(n, "it is", "they are")} not recovered, but ${plural(n, "it runs", "they run")} until ${plural(n, "it returns", "they return")} or the agent is evicted.`;
+
+  return {
+    noop: false,
+    output: {
+      noop: false,
+      ended,
+      incidents: [
+        ...records.map((r) => ({ incidentId: r.incidentId ?? r.key, kind: "chat" as const })),
+        ...hooked.incidentIds.map((id) => ({ incidentId: id, kind: "hook" as const })),
+      ],
+      evicted,
+      notice,
+      abortedRuns: live.runs.map((r) => r.id),
+      cancelledFibers,
+      clearedIncidents: [...keys, ...hooked.cleared],
+    },
+  };
+}

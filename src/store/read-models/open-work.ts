@@ -1,0 +1,95 @@
+import type { RunKind } from "../../telemetry/payloads";
+import { fiberRuns, incidents, reconciliations, sessions } from "../schema";
+import { names } from "../sql-names";
+
+/**
+ * What the projections say is still going on, for reconciliation: runs with
+ * no outcome, incidents still open, sessions last reported running or
+ * rescheduled. Reconciliation asks the agent itself and records what it found.
+ */
+
+/** A run the projections show as running. */
+export type OpenRun = { kind: RunKind; runId: string; name: string | null; lastSeen: number; confirmedAt?: number | null };
+/** An incident the projections show as open. `kind` is fiber | turn | chat. */
+export type OpenIncident = { incidentId: string; kind: string; fiberId: string | null; requestId: string | null; lastSeen: number; confirmedAt?: number | null };
+/** A session the projections show as running or rescheduled. */
+export type OpenSession = { name: string; lastSeen: number };
+export type OpenWork = { runs: OpenRun[]; incidents: OpenIncident[]; sessions: OpenSession[] };
+export type AgentKey = { agentClass: string; agentName: string };
+
+const F = names(fiberRuns);
+const I = names(incidents);
+const S = names(sessions);
+const R = names(reconciliations);
+
+/** Not asked since ?1: agents reconciliation could not get an answer from do not take every pass. */
+const notAskedSince = (t: string, c: { agentClass: string; agentName: string }) =>
+  `NOT EXISTS (SELECT 1 FROM ${R.$table} WHERE ${R.agentClass} = ${t}.${c.agentClass} AND ${R.agentName} = ${t}.${c.agentName} AND ${R.askedAt} >= ?1)`;
+
+/** Session statuses that claim work is under way. */
+const BUSY_SESSION = ["running", "rescheduled"] as const;
+
+/**
+ * Agents with open work untouched since `before` (no event, no confirmation)
+ * and not asked since then, oldest first, at most `limit` agents. Each source scans at most `scan` rows
+ * of its status index, so a pass is bounded however much is stale; the rest
+ * waits for the next pass (each pass closes or confirms what it finds, so the
+ * oldest rows move on).
+ */
+export async function staleAgents(db: D1Database, before: number, limit: number, scan = limit * 10): Promise<AgentKey[]> {
+  const [runs, open, busy] = (await db.batch([
+    db
+      .prepare(
+        `SELECT ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.lastSeen} AS t FROM ${F.$table} INDEXED BY fiber_runs_outcome
+         WHERE ${F.outcome} IS NULL AND ${F.lastSeen} < ?1 AND COALESCE(${F.confirmedAt}, 0) < ?1 AND ${notAskedSince(F.$table, F)} ORDER BY ${F.lastSeen} LIMIT ?2`,
+      )
+      .bind(before, scan),
+    db
+      .prepare(
+        `SELECT ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, ${I.lastSeen} AS t FROM ${I.$table} INDEXED BY incidents_status
+         WHERE ${I.status} = 'open' AND ${I.lastSeen} < ?1 AND COALESCE(${I.confirmedAt}, 0) < ?1 AND ${notAskedSince(I.$table, I)} ORDER BY ${I.lastSeen} LIMIT ?2`,
+      )
+      .bind(before, scan),
+    db
+      .prepare(
+        `SELECT ${S.agentClass} AS agentClass, ${S.agentName} AS agentName, ${S.lastSeen} AS t FROM ${S.$table} INDEXED BY sessions_status
+         WHERE ${S.status} IN (${BUSY_SESSION.map((s) => `'${s}'`).join(", ")}) AND ${S.lastSeen} < ?1 AND ${notAskedSince(S.$table, S)} ORDER BY ${S.lastSeen} LIMIT ?2`,
+      )
+      .bind(before, scan),
+  ])) as D1Result<AgentKey & { t: number }>[];
+  const oldest = new Map<string, AgentKey & { t: number }>();
+  for (const r of [...runs!.results, ...open!.results, ...busy!.results]) {
+    const k = JSON.stringify([r.agentClass, r.agentName]);
+    const prev = oldest.get(k);
+    if (!prev || r.t < prev.t) oldest.set(k, r);
+  }
+  return [...oldest.values()]
+    .sort((a, b) => a.t - b.t)
+    .slice(0, limit)
+    .map(({ agentClass, agentName }) => ({ agentClass, agentName }));
+}
+
+/** One agent's open work, at most `limit` of each (oldest first: those most likely to be stale). */
+export async function openWorkOf(db: D1Database, agent: AgentKey, limit = 200): Promise<OpenWork> {
+  const [runs, open, busy] = (await db.batch([
+    db
+      .prepare(
+        `SELECT ${F.kind} AS kind, ${F.fiberId} AS runId, ${F.name} AS name, ${F.lastSeen} AS lastSeen, ${F.confirmedAt} AS confirmedAt
+         FROM ${F.$table} INDEXED BY fiber_runs_agent WHERE ${F.agentClass} = ?1 AND ${F.agentName} = ?2 AND ${F.outcome} IS NULL ORDER BY ${F.lastSeen} LIMIT ?3`,
+      )
+      .bind(agent.agentClass, agent.agentName, limit),
+    db
+      .prepare(
+        `SELECT ${I.incidentId} AS incidentId, ${I.kind} AS kind, ${I.fiberId} AS fiberId, ${I.requestId} AS requestId, ${I.lastSeen} AS lastSeen, ${I.confirmedAt} AS confirmedAt
+         FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = ?1 AND ${I.agentName} = ?2 AND ${I.status} = 'open' ORDER BY ${I.lastSeen} LIMIT ?3`,
+      )
+      .bind(agent.agentClass, agent.agentName, limit),
+    db
+      .prepare(
+        `SELECT ${S.sessionName} AS name, ${S.lastSeen} AS lastSeen FROM ${S.$table}
+         WHERE ${S.agentClass} = ?1 AND ${S.agentName} = ?2 AND ${S.status} IN (${BUSY_SESSION.map((s) => `'${s}'`).join(", ")}) ORDER BY ${S.lastSeen} LIMIT ?3`,
+      )
+      .bind(agent.agentClass, agent.agentName, limit),
+  ])) as [D1Result<OpenRun>, D1Result<OpenIncident>, D1Result<OpenSession>];
+  return { runs: runs.results, incidents: open.results, sessions: busy.results };
+}

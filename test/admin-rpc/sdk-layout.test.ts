@@ -1,0 +1,80 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
+import { describe, expect, it } from "vitest";
+import sdkPackage from "../../node_modules/agents/package.json";
+import {
+  activeFiberIds,
+  CHAT_RECOVERY_INCIDENT_KEY_PREFIX,
+  chatIncidentIdOf,
+  FIBER_DONE_STATUSES,
+  TASK_TERMINAL_STATES,
+  taskCurrentStep,
+} from "../../src/admin-rpc/sdk-layout";
+import type { DurableWorkAgent } from "../fixtures/durable-work-agent";
+
+// The contract of src/admin-rpc/sdk-layout.ts: every SDK fact admin RPC relies on that is not public API,
+// checked against the installed SDK. An upgrade that moves one fails here. (The chat facts — Think's
+// chat-turn Task definition and agents/chat's record prefix — are pinned in the chat suite, which loads Think:
+// test/examples/demo-fleet/chat/force-idle.test.ts.)
+
+const uid = () => crypto.randomUUID().slice(0, 8);
+const columns = (sql: SqlStorage, table: string) => sql.exec<{ name: string }>(`PRAGMA table_info(${table})`).toArray().map((c) => c.name);
+
+describe("agents SDK layout facts (pinned to agents 0.32.0)", () => {
+  it("is checked against agents 0.32.0", () => {
+    expect(sdkPackage.version).toBe("0.32.0");
+  });
+
+  it("keeps live runFiber rows in cf_agents_runs, and Tasks steps in cf_agents_task_steps with the columns read", async () => {
+    const stub = await getAgentByName(env.DurableWorkAgent, `layout-${uid()}`);
+    const runId = await stub.startTask();
+    await runInDurableObject(stub, async (agent: DurableWorkAgent, state) => {
+      const sql = state.storage.sql;
+      expect(columns(sql, "cf_agents_runs")).toEqual(expect.arrayContaining(["id", "name", "snapshot", "created_at"]));
+      expect(columns(sql, "cf_agents_task_steps")).toEqual(expect.arrayContaining(["run_id", "step_name", "state", "updated_at"]));
+      expect(taskCurrentStep(sql, runId)).toBe("fetch-page-2 (running)");
+      // The run states: the terminal ones are exactly what TASK_TERMINAL_STATES says; the rest is live work.
+      const ddl = sql.exec<{ sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'cf_agents_task_runs'").one().sql;
+      const states = [...ddl.match(/state IN \(([^)]*)\)/)![1]!.matchAll(/'(\w+)'/g)].map((m) => m[1]);
+      expect(states).toEqual(["pending", "running", "waiting", "completed", "failed", "cancelled"]);
+      expect([...TASK_TERMINAL_STATES]).toEqual(["completed", "failed", "cancelled"]);
+      await agent.tasks.cancel(runId, "test over");
+    });
+  });
+
+  it("tracks the runFiber callbacks running in the instance in _runFiberActiveFibers", async () => {
+    const stub = await getAgentByName(env.DurableWorkAgent, `active-${uid()}`);
+    const id = await stub.startTicker();
+    await runInDurableObject(stub, async (agent: DurableWorkAgent) => {
+      expect(activeFiberIds(agent)?.has(id)).toBe(true);
+      const done = await agent.runFiber("quick", async (ctx) => ctx.id);
+      expect(activeFiberIds(agent)?.has(done)).toBe(false);
+      // A managed fiber's callback runs as a runFiber callback too, under the fiber's id.
+      const fiberId = await agent.startManaged();
+      expect(activeFiberIds(agent)?.has(fiberId)).toBe(true);
+      await agent.cancelFiber(fiberId, "test over");
+    });
+    await stub.evict().catch(() => {});
+  });
+
+  it("has the managed-fiber statuses FIBER_DONE_STATUSES treats as done", async () => {
+    const stub = await getAgentByName(env.DurableWorkAgent, `fibers-${uid()}`);
+    const fiberId = await stub.startManaged();
+    await runInDurableObject(stub, async (agent: DurableWorkAgent) => {
+      expect((await agent.inspectFiber(fiberId))?.status).toBe("running");
+      expect(FIBER_DONE_STATUSES.has("running")).toBe(false);
+      await agent.cancelFiber(fiberId, "test over");
+      const after = (await agent.inspectFiber(fiberId))?.status;
+      expect(after).toBe("aborted");
+      expect(FIBER_DONE_STATUSES.has(after!)).toBe(true);
+    });
+  });
+
+  it("names chat-recovery records by the encoded incident id, which the record also carries", () => {
+    const id = "req-1:user-msg 2/ü";
+    const key = `${CHAT_RECOVERY_INCIDENT_KEY_PREFIX}${encodeURIComponent(id)}`;
+    expect(chatIncidentIdOf(key, { incidentId: id })).toBe(id);
+    expect(chatIncidentIdOf(key, { status: "scheduled" })).toBe(id);
+  });
+});

@@ -1,0 +1,79 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { listFibers } from "../../../../src/store/read-models";
+import { pollRows, rejectionOf } from "../../../helpers";
+import { chatAgent, eventsOfType, reconnect, stall, text } from "./chat-helpers";
+
+/**
+ * Think runs every chat turn on the SDK's internal `__cf_internal_chat_turn` machinery (a Tasks run, whose
+ * recovery is handed a fiber context named after the turn's request id). The console shows each turn as a
+ * chat_turn run keyed by its request id, with an outcome, and never that machinery as a fiber of its own.
+ */
+
+type RunRow = { fiber_id: string; kind: string; name: string; outcome: string | null; error: string | null; reason: string | null; snapshot_preview: string | null };
+
+const runsOf = (name: string) =>
+  env.DB.prepare("SELECT fiber_id, kind, name, outcome, error, reason, snapshot_preview FROM fiber_runs WHERE agent_name = ? ORDER BY first_seen, fiber_id").bind(name).all<RunRow>().then((r) => r.results);
+
+/** No run of the agent is a chat turn's internal fiber or Task carrier (none named after it, none keyed `chat_…`). */
+async function expectNoInternalRuns(name: string) {
+  const internal = await env.DB.prepare("SELECT fiber_id, kind, name FROM fiber_runs WHERE agent_name = ? AND (name LIKE '__cf_internal_chat_turn%' OR fiber_id LIKE 'chat\\_%' ESCAPE '\\')")
+    .bind(name).all();
+  expect(internal.results).toEqual([]);
+}
+
+describe("chat turns of a real Think agent are chat_turn runs", () => {
+  it("a completed turn is one chat_turn run, completed, keyed by its request id", async () => {
+    const { name, stub } = await chatAgent("run-ok");
+    await stub.setScript({ steps: [text("All ", "green.")] });
+    const out = await stub.sendUserMessage("status?");
+    expect(out.status).toBe("completed");
+
+    const [row] = await pollRows<RunRow>("SELECT * FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?", [name, out.requestId], (r) => r[0]?.outcome === "completed");
+    expect(row).toMatchObject({ kind: "chat_turn", name: "chat turn (programmatic)", error: null });
+    await stub.settleTelemetry();
+    await expectNoInternalRuns(name);
+    expect((await runsOf(name)).map((r) => [r.fiber_id, r.kind, r.outcome])).toEqual([[out.requestId, "chat_turn", "completed"]]);
+    const started = await eventsOfType(name, "chat.turn.started");
+    expect(started.map((e) => e.request_id)).toEqual([out.requestId]);
+  });
+
+  it("a turn evicted mid-stream ends interrupted, its continuation completes, and nothing is left running", async () => {
+    const { name, stub } = await chatAgent("run-evict");
+    await stub.setScript({ steps: [stall("The answer is"), text(" forty-two.")] });
+    const start = await stub.startUserMessage("what is the answer?");
+    expect(start.model).toBe("stalled");
+    expect((await rejectionOf(stub.evict())).message).toContain("test eviction");
+    const woken = await reconnect(name);
+    expect(await runDurableObjectAlarm(woken)).toBe(true);
+    await eventsOfType(name, "chat.recovery.completed"); // the continuation turn has run
+    const continuation = (await woken.modelCalls())[1]!.requestId!;
+
+    // The interrupted turn: its internal fiber's interruption and last checkpoint are the turn's.
+    const [interrupted] = await pollRows<RunRow>(
+      "SELECT * FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?", [name, start.requestId], (r) => r[0]?.outcome === "interrupted",
+    );
+    expect(interrupted).toMatchObject({ kind: "chat_turn" });
+    expect(interrupted!.snapshot_preview).not.toBeNull();
+    const [cont] = await pollRows<RunRow>("SELECT * FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?", [name, continuation], (r) => r[0]?.outcome === "completed");
+    expect(cont).toMatchObject({ kind: "chat_turn" });
+
+    // The events of the interruption carry the turn's request id, so they are on its timeline.
+    const fiberEvents = await env.DB.prepare("SELECT type, request_id FROM events WHERE agent_name = ? AND type LIKE 'fiber.%'").bind(name).all<{ type: string; request_id: string }>();
+    expect(fiberEvents.results.length).toBeGreaterThan(0);
+    expect(fiberEvents.results.every((e) => e.request_id === start.requestId)).toBe(true);
+    expect(fiberEvents.results.map((e) => e.type)).toContain("fiber.interrupted");
+
+    await woken.settleTelemetry();
+    await expectNoInternalRuns(name);
+    // Every run of the agent has ended: the turns, and the recovery's own Tasks run.
+    const running = await pollRows<RunRow>("SELECT * FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL", [name], (r) => r.length === 0);
+    expect(running).toEqual([]);
+    const runs = await listFibers(env.DB, { agentName: name });
+    expect(runs.items.filter((r) => r.kind === "chat_turn").map((r) => [r.runId, r.status]).sort()).toEqual(
+      [[start.requestId, "interrupted"], [continuation, "completed"]].sort(),
+    );
+    expect(runs.items.every((r) => r.kind === "chat_turn" || r.kind === "task")).toBe(true);
+  });
+});

@@ -1,0 +1,195 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { FAILED_WITHOUT_REASON, getFiber, getIncident, incidentAttempts, listFibers, overviewCounts } from "../../src/store/read-models";
+import type { TelemetryEvent } from "../../src/telemetry";
+import { makeEvent } from "../fixtures/events";
+import { shuffled } from "../fixtures/seeded-random";
+import { ingest } from "../store/store-helpers";
+
+/**
+ * Runs of every kind and incidents, as ingest projects them: every run reaches an outcome that says how it
+ * ended (force idle and reconciliation included), every incident a status, whatever order, batching and
+ * number of deliveries the events come in.
+ */
+
+const T0 = Math.floor((Date.now() - 2 * 86_400_000) / 60_000) * 60_000;
+const S = 1000;
+const o = (agentName: string, t: number, corr: TelemetryEvent["corr"] = {}) => ({ agentName, time: T0 + t * S, corr });
+const chat = (attempt: number) => ({ attempt, maxAttempts: 3, recoveryKind: "retry" as const });
+
+/** A bit of everything that makes and closes runs, for one agent. */
+function runEvents(a: string): TelemetryEvent[] {
+  const turnFiber = { fiberId: "chat_n1", requestId: "req-1" };
+  return [
+    // A Tasks run: accepted, interrupted, replayed, waiting, completed.
+    makeEvent("task.accepted", { definition: "etl@v1" }, o(a, 1, { taskId: "task_1" })),
+    makeEvent("task.attempt.started", { definition: "etl@v1", attempt: 1 }, o(a, 2, { taskId: "task_1" })),
+    makeEvent("task.attempt.interrupted", { definition: "etl@v1", attempt: 1, step: "load" }, o(a, 5, { taskId: "task_1" })),
+    makeEvent("task.attempt.started", { definition: "etl@v1", attempt: 2 }, o(a, 5, { taskId: "task_1" })),
+    makeEvent("task.waiting", { definition: "etl@v1", reason: "retry", wakeAt: T0 + 60 * S }, o(a, 6, { taskId: "task_1" })),
+    makeEvent("task.completed", { definition: "etl@v1" }, o(a, 61, { taskId: "task_1" })),
+    // A chat turn whose Task carrier was evicted: the carrier's task events make no run; its internal
+    // fiber's stash and interruption (what the SDK hands the recovery hook) are the turn's.
+    makeEvent("chat.turn.started", { trigger: "submit", admission: "queue" }, o(a, 10, { requestId: "req-1" })),
+    makeEvent("task.attempt.interrupted", { definition: "__cf_internal_chat_turn", attempt: 1, step: "model-turn", kind: "chat_turn" }, o(a, 20, { taskId: "chat_n1" })),
+    makeEvent("fiber.stashed", { fiberName: "__cf_internal_chat_turn:req-1", kind: "chat_turn", snapshot: { preview: '{"partial":"hal"}', bytes: 17, truncated: false } }, o(a, 20, turnFiber)),
+    makeEvent("fiber.interrupted", { fiberName: "__cf_internal_chat_turn:req-1", kind: "chat_turn" }, o(a, 20, turnFiber)),
+    // A turn that failed, one the SDK aborted.
+    makeEvent("chat.turn.started", { trigger: "submit" }, o(a, 30, { requestId: "req-2" })),
+    makeEvent("chat.turn.finished", { trigger: "submit", status: "error", durationMs: 2000, error: "model overloaded" }, o(a, 32, { requestId: "req-2" })),
+    makeEvent("chat.turn.finished", { trigger: "programmatic", status: "aborted", durationMs: 500 }, o(a, 33, { requestId: "req-3" })),
+    // A fiber force-idled while its callback kept running; a managed fiber force-idled and stopped.
+    makeEvent("fiber.started", { fiberName: "etl", managed: false }, o(a, 40, { fiberId: "f-1" })),
+    makeEvent("run.force_idled", { kind: "fiber", runId: "f-1", name: "etl", reason: "stuck import", stopped: false }, o(a, 50, { fiberId: "f-1" })),
+    makeEvent("fiber.started", { fiberName: "sync", managed: true }, o(a, 41, { fiberId: "mf-1" })),
+    makeEvent("run.force_idled", { kind: "managed_fiber", runId: "mf-1", reason: "stuck sync", stopped: true }, o(a, 51, { fiberId: "mf-1" })),
+    // A task reconciliation found ended without a word, and one it found alive.
+    makeEvent("task.attempt.started", { definition: "mail@v1", attempt: 1 }, o(a, 42, { taskId: "task_2" })),
+    makeEvent("run.reconciled", { kind: "task", runId: "task_2", finding: "ended_unreported", detail: "the agent no longer has this task run" }, o(a, 300, { taskId: "task_2" })),
+    makeEvent("task.attempt.started", { definition: "mail@v1", attempt: 1 }, o(a, 43, { taskId: "task_3" })),
+    makeEvent("run.reconciled", { kind: "task", runId: "task_3", finding: "confirmed_running" }, o(a, 301, { taskId: "task_3" })),
+  ];
+}
+
+type Row = Record<string, unknown>;
+async function runRows(agentName: string): Promise<Row[]> {
+  const r = await env.DB.prepare(
+    `SELECT fiber_id, kind, name, definition, attempt, started_at, ended_at, outcome, error, reason, phase, wake_at, step, confirmed_at,
+            snapshot_preview, first_seen, last_seen FROM fiber_runs WHERE agent_name = ? ORDER BY fiber_id`,
+  ).bind(agentName).all<Row>();
+  return r.results;
+}
+
+describe("runs of every kind", () => {
+  it("project to the same rows whatever the order, batching and redelivery", async () => {
+    let reference: Row[] | null = null;
+    for (const seed of [1, 9, 77, 2026]) {
+      const a = `runs-order-${seed}`;
+      const events = shuffled(runEvents(a), seed);
+      for (let i = 0; i < events.length; i += 4) await ingest(events.slice(i, i + 4));
+      await ingest(shuffled(events, seed + 1).slice(0, 7)); // a redelivery
+      const rows = await runRows(a);
+      if (!reference) reference = rows;
+      else expect(rows).toEqual(reference);
+    }
+    const by = Object.fromEntries(reference!.map((r) => [r.fiber_id, r]));
+    expect(Object.keys(by).sort()).toEqual(["f-1", "mf-1", "req-1", "req-2", "req-3", "task_1", "task_2", "task_3"]);
+    expect(by.task_1).toMatchObject({ kind: "task", definition: "etl@v1", attempt: 2, outcome: "completed", started_at: T0 + 2 * S, ended_at: T0 + 61 * S, phase: "waiting" });
+    expect(by["req-1"]).toMatchObject({ kind: "chat_turn", name: "chat turn (submit)", outcome: "interrupted", started_at: T0 + 10 * S, snapshot_preview: '{"partial":"hal"}' });
+    expect(by["req-2"]).toMatchObject({ kind: "chat_turn", outcome: "failed", error: "model overloaded", reason: null, started_at: T0 + 30 * S });
+    // Without its start event, the turn's duration says when it started; the SDK's word stays the reason.
+    expect(by["req-3"]).toMatchObject({ kind: "chat_turn", name: "chat turn (programmatic)", outcome: "cancelled", reason: "aborted", started_at: T0 + 33 * S - 500 });
+    expect(by["f-1"]).toMatchObject({ kind: "fiber", outcome: "force_idled", ended_at: T0 + 50 * S, reason: "stuck import (its in-memory work was not stopped)" });
+    expect(by["mf-1"]).toMatchObject({ kind: "managed_fiber", outcome: "force_idled", reason: "stuck sync" });
+    expect(by.task_2).toMatchObject({ outcome: "ended_unreported", reason: "the agent no longer has this task run", ended_at: T0 + 300 * S, last_seen: T0 + 42 * S });
+    // Reconciliation never moves last_seen: "confirmed" is a confirmation newer than the run's last event.
+    expect(by.task_3).toMatchObject({ outcome: null, confirmed_at: T0 + 301 * S, last_seen: T0 + 43 * S });
+  });
+
+  it("never makes a run of a chat turn's internal fiber or Task carrier", async () => {
+    const a = "runs-internal";
+    await ingest(runEvents(a));
+    const rows = await runRows(a);
+    expect(rows.map((r) => r.fiber_id)).not.toContain("chat_n1");
+    expect(rows.filter((r) => r.kind === "fiber").map((r) => r.fiber_id)).toEqual(["f-1"]);
+    expect((await listFibers(env.DB, { agentName: a, outcome: "running" })).items.map((r) => [r.runId, r.confirmed])).toEqual([["task_3", true]]);
+  });
+
+  it("lets any reported outcome supersede ended_unreported, even one dated before the reconciliation that arrives after it", async () => {
+    const a = "runs-late-truth";
+    const started = makeEvent("fiber.started", { fiberName: "etl" }, o(a, 1, { fiberId: "f-late" }));
+    const reconciled = makeEvent("run.reconciled", { kind: "fiber", runId: "f-late", finding: "ended_unreported" }, o(a, 100, { fiberId: "f-late" }));
+    const completed = makeEvent("fiber.completed", { fiberName: "etl" }, o(a, 5, { fiberId: "f-late" }));
+    await ingest([started, reconciled]);
+    expect(await getFiber(env.DB, "f-late")).toMatchObject({ outcome: "ended_unreported", status: "ended_unreported" });
+    await ingest([completed]);
+    expect(await getFiber(env.DB, "f-late")).toMatchObject({ outcome: "completed", endedAt: T0 + 5 * S, lastSeen: T0 + 5 * S });
+  });
+
+  it("counts running runs by kind, confirmed apart, and never a closed one", async () => {
+    const a = "runs-overview";
+    const before = (await overviewCounts(env.DB, Date.now())).runningByKind;
+    const later = makeEvent("task.waiting", { definition: "mail@v1", reason: "sleep", wakeAt: T0 + 400 * S }, o(a, 302, { taskId: "task_3" }));
+    await ingest(runEvents(a));
+    const after = (await overviewCounts(env.DB, Date.now())).runningByKind;
+    // Running: task_3 only (confirmed). Everything else ended, was force-idled, or was found ended.
+    expect(after.task).toEqual({ n: before.task.n + 1, capped: false, confirmed: before.task.confirmed + 1 });
+    for (const k of ["fiber", "managed_fiber", "chat_turn"] as const) expect(after[k]).toEqual(before[k]);
+    // An event after the confirmation: running, but no longer confirmed.
+    await ingest([later]);
+    const now = (await overviewCounts(env.DB, Date.now())).runningByKind;
+    expect(now.task).toEqual({ n: after.task.n, capped: false, confirmed: after.task.confirmed - 1 });
+    expect(await getFiber(env.DB, "task_3", { agentClass: "ProbeAgent", agentName: a })).toMatchObject({ status: "running", phase: "waiting", confirmed: false });
+  });
+});
+
+describe("incident statuses", () => {
+  function incidentEvents(a: string): TelemetryEvent[] {
+    const c = (id: string) => ({ incidentId: id, requestId: `req-${id}` });
+    return [
+      // A chat recovery that ends in a reason-less failure.
+      makeEvent("chat.recovery.detected", chat(1), o(a, 1, c("silent"))),
+      makeEvent("chat.recovery.attempt", chat(1), o(a, 2, c("silent"))),
+      makeEvent("chat.recovery.failed", chat(1), o(a, 3, c("silent"))),
+      // Exhausted, then the SDK's reason-less failure of the sealed continuation: failed, the reason kept.
+      makeEvent("chat.recovery.detected", chat(1), o(a, 1, c("sealed"))),
+      makeEvent("chat.recovery.attempt", chat(1), o(a, 2, c("sealed"))),
+      makeEvent("chat.recovery.attempt", chat(2), o(a, 3, c("sealed"))),
+      makeEvent("chat.recovery.exhausted", { ...chat(2), reason: "max_attempts_exceeded" }, o(a, 4, c("sealed"))),
+      makeEvent("chat.recovery.failed", chat(2), o(a, 5, c("sealed"))),
+      // Force-idled while open.
+      makeEvent("chat.recovery.detected", chat(1), o(a, 1, c("idled"))),
+      makeEvent("incident.force_idled", { reason: "customer asked to stop" }, o(a, 9, { incidentId: "idled" })),
+      // Reconciliation: one found not recovering, one confirmed open.
+      makeEvent("chat.recovery.scheduled", chat(3), o(a, 1, c("lost"))),
+      makeEvent("incident.reconciled", { finding: "not_recovering", detail: "the agent holds no recovery record for this turn" }, o(a, 200, { incidentId: "lost" })),
+      makeEvent("chat.recovery.attempt", chat(1), o(a, 1, c("alive"))),
+      makeEvent("incident.reconciled", { finding: "confirmed_open", detail: "recovery record says attempting" }, o(a, 201, { incidentId: "alive" })),
+    ];
+  }
+
+  it("are failed, exhausted-then-failed, force_idled, ended_unreported or open, whatever the order", async () => {
+    let reference: unknown = null;
+    for (const seed of [3, 31, 313]) {
+      const a = `inc-status-${seed}`;
+      const events = shuffled(incidentEvents(a), seed);
+      for (let i = 0; i < events.length; i += 3) await ingest(events.slice(i, i + 3));
+      await ingest(events.slice(0, 5));
+      const rows = (await env.DB.prepare("SELECT incident_id, status, reason, attempts, confirmed_at, last_seen FROM incidents WHERE agent_name = ? ORDER BY incident_id").bind(a).all()).results;
+      if (reference === null) reference = rows;
+      else expect(rows).toEqual(reference);
+    }
+    expect(reference).toEqual([
+      { incident_id: "alive", status: "open", reason: null, attempts: 1, confirmed_at: T0 + 201 * S, last_seen: T0 + 1 * S },
+      { incident_id: "idled", status: "force_idled", reason: "customer asked to stop", attempts: 1, confirmed_at: null, last_seen: T0 + 9 * S },
+      { incident_id: "lost", status: "ended_unreported", reason: "the agent holds no recovery record for this turn", attempts: 3, confirmed_at: null, last_seen: T0 + 1 * S },
+      { incident_id: "sealed", status: "failed", reason: "max_attempts_exceeded", attempts: 2, confirmed_at: null, last_seen: T0 + 5 * S },
+      { incident_id: "silent", status: "failed", reason: null, attempts: 1, confirmed_at: null, last_seen: T0 + 3 * S },
+    ]);
+  });
+
+  it('say "failed (no reason given)" for a failure without a reason, and count attempts next to the SDK\'s counter', async () => {
+    const a = "inc-label";
+    await ingest(incidentEvents(a));
+    const owner = { agentClass: "ProbeAgent", agentName: a };
+    const silent = (await getIncident(env.DB, "silent", owner))!;
+    expect(silent).toMatchObject({ status: "failed", reason: null, statusLabel: FAILED_WITHOUT_REASON });
+    expect(FAILED_WITHOUT_REASON).toBe("failed (no reason given)");
+    expect(await getIncident(env.DB, "sealed", owner)).toMatchObject({ status: "failed", statusLabel: "failed", reason: "max_attempts_exceeded" });
+
+    // Two attempt events, and the SDK's counter says 2: they agree.
+    const sealed = (await getIncident(env.DB, "sealed", owner))!;
+    expect(await incidentAttempts(env.DB, sealed)).toMatchObject({ counted: 2, reported: 2, disagree: false, countedCapped: false });
+    // The SDK says attempt 3 was scheduled, but no attempt event arrived: they disagree, and the page says so.
+    const lost = (await getIncident(env.DB, "lost", owner))!;
+    expect(await incidentAttempts(env.DB, lost)).toMatchObject({ counted: 0, reported: 3, disagree: true });
+    // A fiber incident: the SDK reports no counter.
+    const fiberInc = `fiber:ProbeAgent/${a}/fx`;
+    await ingest([
+      makeEvent("fiber.recovery.detected", { fiberName: "etl" }, o(a, 1, { fiberId: "fx", incidentId: fiberInc })),
+      makeEvent("fiber.recovery.attempt", { fiberName: "etl" }, o(a, 2, { fiberId: "fx", incidentId: fiberInc })),
+    ]);
+    const f = (await getIncident(env.DB, fiberInc))!;
+    expect(await incidentAttempts(env.DB, f)).toMatchObject({ counted: 1, reported: null, disagree: false });
+  });
+});

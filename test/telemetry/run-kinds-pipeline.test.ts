@@ -1,0 +1,109 @@
+import { env } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { getAgentByName } from "agents";
+import { describe, expect, it } from "vitest";
+import { listFibers } from "../../src/store/read-models";
+import { eventsOf, pollRows, rejectionOf } from "../helpers";
+
+/**
+ * Tasks runs and managed fibers of real agents-SDK agents reach D1 through the Queue as runs of their kind,
+ * each with the outcome that says how it ended.
+ */
+
+type RunRow = {
+  fiber_id: string; kind: string; name: string; definition: string | null; attempt: number | null;
+  outcome: string | null; error: string | null; reason: string | null; phase: string | null; wake_at: number | null;
+  started_at: number | null; ended_at: number | null; snapshot_preview: string | null;
+};
+
+const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+const runRow = (id: string, check: (r: RunRow) => boolean) =>
+  pollRows<RunRow>("SELECT * FROM fiber_runs WHERE fiber_id = ?", [id], (r) => r.length === 1 && check(r[0]!), 15_000).then((r) => r[0]!);
+const typesOf = async (name: string) => (await eventsOf(name)).map((e) => e.type);
+
+describe("Tasks runs (this.tasks) become task runs", () => {
+  it("a completed run: accepted, attempt started, completed; its steps are not shipped", async () => {
+    const name = unique("task-ok");
+    const stub = await getAgentByName(env.TaskProbeAgent, name);
+    const runId = await stub.startTask("complete");
+    const row = await runRow(runId, (r) => r.outcome === "completed");
+    expect(row).toMatchObject({ kind: "task", name: "probe-steps@v1", definition: "probe-steps@v1", attempt: 1, error: null });
+    expect(row.ended_at).toBeGreaterThanOrEqual(row.started_at!);
+    expect(await typesOf(name)).toEqual(["task.accepted", "task.attempt.started", "task.completed"]);
+    const listed = await listFibers(env.DB, { agentName: name, kind: "task" });
+    expect(listed.items).toEqual([expect.objectContaining({ runId, kind: "task", status: "completed", confirmed: false })]);
+  });
+
+  it("a run that fails for good is failed, with the error the SDK reports", async () => {
+    const name = unique("task-fail");
+    const stub = await getAgentByName(env.TaskProbeAgent, name);
+    const runId = await stub.startTask("fail");
+    const row = await runRow(runId, (r) => r.outcome === "failed");
+    expect(row.kind).toBe("task");
+    expect(row.error).toMatch(/Error/);
+    expect(await typesOf(name)).toContain("task.failed");
+  });
+
+  it("a napping run is waiting until its wake time, and cancelling it ends it as cancelled with the reason", async () => {
+    const name = unique("task-nap");
+    const stub = await getAgentByName(env.TaskProbeAgent, name);
+    const before = Date.now();
+    const runId = await stub.startTask("nap");
+    const waiting = await runRow(runId, (r) => r.phase === "waiting");
+    expect(waiting.outcome).toBeNull();
+    expect(waiting.wake_at).toBeGreaterThanOrEqual(before + 3_500_000);
+    expect((await listFibers(env.DB, { agentName: name, outcome: "running" })).items).toEqual([expect.objectContaining({ runId, phase: "waiting", status: "running" })]);
+
+    expect(await stub.cancelTask(runId, "no longer needed")).toBe(true);
+    const cancelled = await runRow(runId, (r) => r.outcome === "cancelled");
+    expect(cancelled).toMatchObject({ reason: "no longer needed", kind: "task" });
+    expect((await listFibers(env.DB, { agentName: name, outcome: "running" })).items).toEqual([]);
+  });
+
+  it("a run interrupted by an eviction is replayed in a new attempt and completes; the interrupted step is kept", async () => {
+    const name = unique("task-evict");
+    let stub = await getAgentByName(env.TaskProbeAgent, name);
+    const runId = await stub.startTask("hang-once");
+    expect((await rejectionOf(stub.evict())).message).toContain("test eviction");
+
+    stub = await getAgentByName(env.TaskProbeAgent, name);
+    await runDurableObjectAlarm(stub);
+    const row = await runRow(runId, (r) => r.outcome === "completed");
+    expect(row).toMatchObject({ kind: "task", attempt: 2 });
+    const events = await eventsOf(name);
+    const interrupted = events.find((e) => e.type === "task.attempt.interrupted");
+    expect(JSON.parse(interrupted!.payload)).toMatchObject({ definition: "probe-steps@v1", attempt: 1, step: "store" });
+    expect(events.map((e) => e.type)).toEqual(["task.accepted", "task.attempt.started", "task.attempt.interrupted", "task.attempt.started", "task.completed"]);
+  });
+});
+
+describe("managed fibers (startFiber) become managed_fiber runs", () => {
+  it("completed and failed managed fibers keep their kind, snapshot and error", async () => {
+    const name = unique("managed");
+    const stub = await getAgentByName(env.ManagedFiberProbeAgent, name);
+    const ok = await stub.runManaged();
+    const bad = await stub.runManaged(true).catch(() => null);
+    const done = await runRow(ok, (r) => r.outcome === "completed" && r.snapshot_preview !== null);
+    expect(done).toMatchObject({ kind: "managed_fiber", name: "probe-managed" });
+    expect(JSON.parse(done.snapshot_preview!)).toEqual({ page: 1, of: 2 });
+    const failed = await pollRows<RunRow>("SELECT * FROM fiber_runs WHERE agent_name = ? AND outcome = 'failed'", [name], (r) => r.length === 1);
+    expect(failed[0]).toMatchObject({ kind: "managed_fiber", name: "probe-managed-fail" });
+    expect(failed[0]!.error).toContain("crm sync refused");
+    if (bad) expect(failed[0]!.fiber_id).toBe(bad);
+    expect((await listFibers(env.DB, { agentName: name, kind: "managed_fiber" })).items.map((r) => r.status).sort()).toEqual(["completed", "failed"]);
+  });
+
+  it("a managed fiber evicted mid-run is interrupted and then recovered, never left running", async () => {
+    const name = unique("managed-evict");
+    let stub = await getAgentByName(env.ManagedFiberProbeAgent, name);
+    const fiberId = await stub.startHangingManaged();
+    await runRow(fiberId, (r) => r.kind === "managed_fiber" && r.outcome === null);
+    expect((await rejectionOf(stub.evict())).message).toContain("test eviction");
+
+    stub = await getAgentByName(env.ManagedFiberProbeAgent, name);
+    await runDurableObjectAlarm(stub);
+    const row = await runRow(fiberId, (r) => r.outcome === "recovered");
+    expect(row.kind).toBe("managed_fiber");
+    expect((await listFibers(env.DB, { agentName: name, outcome: "running" })).items).toEqual([]);
+  });
+});

@@ -1,0 +1,161 @@
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
+import { beforeAll, describe, expect, it } from "vitest";
+import { fiberIncidentId } from "../../../src/telemetry";
+import worker from "../../../worker/index";
+import { RECONCILE_CRON } from "../../../worker/reconcile/pass";
+import { pollRows } from "../../helpers";
+import { publishEnvTeamKeys } from "../access-tokens";
+import { getText, uid } from "../routes/harness";
+
+// Events get lost (a process kill drops the local queue; here LossyAgent loses them on purpose). The
+// console then asks the agent itself, from cron and when its page is viewed, and records what it found:
+// a run, session or incident whose end was never reported is closed as "ended_unreported"; one the agent
+// still runs is confirmed. All through the real admin RPC, the real Queue and D1.
+
+const MIN = 60_000;
+
+/** Moves an agent's projection rows `ms` into the past: the time reconciliation waits for lost events. */
+async function age(agentName: string, ms: number) {
+  await env.DB.batch(
+    ["fiber_runs", "incidents", "sessions"].map((t) => env.DB.prepare(`UPDATE ${t} SET last_seen = last_seen - ? WHERE agent_name = ?`).bind(ms, agentName)),
+  );
+}
+
+/** Runs the console's reconcile cron as the platform would, and waits for its background work. */
+async function reconcileCron() {
+  const ctx = createExecutionContext();
+  await worker.scheduled!(createScheduledController({ cron: RECONCILE_CRON, scheduledTime: Date.now() }), env, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+type RunRow = { fiber_id: string; outcome: string | null; reason: string | null; confirmed_at: number | null; last_seen: number; snapshot_preview: string | null };
+const runRow = (agentName: string, id: string) =>
+  env.DB.prepare("SELECT fiber_id, outcome, reason, confirmed_at, last_seen, snapshot_preview FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?").bind(agentName, id).first<RunRow>();
+
+beforeAll(async () => {
+  await publishEnvTeamKeys();
+});
+
+describe("reconciliation from cron", () => {
+  const name = `lossy-${uid()}`;
+  let lost: string;
+  let held: string;
+  const gone = "fiber-gone-0001";
+
+  beforeAll(async () => {
+    const stub = await getAgentByName(env.LossyAgent, name);
+    lost = await stub.runLosingTheEnd();
+    held = await stub.startHeld();
+    await stub.reportOpenSessionAndRecovery("support-7", gone);
+    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND snapshot_preview IS NOT NULL", [name], (r) => r.length === 2);
+    await pollRows("SELECT 1 FROM sessions WHERE agent_name = ? UNION ALL SELECT 1 FROM incidents WHERE agent_name = ?", [name, name], (r) => r.length === 2);
+  });
+
+  it("closes the run whose end was lost as ended, not reported, confirms the one still running, and closes the session and incident", async () => {
+    // As the events tell it: both runs running, the session running, the recovery open.
+    expect((await runRow(name, lost))?.outcome).toBeNull();
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE agent_name = ? AND type = 'fiber.completed'").bind(name).first<{ n: number }>())?.n).toBe(0);
+
+    // Younger than RECONCILE_AFTER_MINUTES (10): the lost end may still be in flight, so nothing is judged.
+    await age(name, 5 * MIN);
+    await reconcileCron();
+    expect((await runRow(name, lost))?.outcome).toBeNull();
+    expect((await runRow(name, held))?.confirmed_at).toBeNull();
+
+    await age(name, 6 * MIN);
+    const agedLastSeen = (await runRow(name, held))!.last_seen;
+    await reconcileCron();
+
+    const closed = await pollRows<RunRow>("SELECT fiber_id, outcome, reason FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, lost], (r) => r.length === 1);
+    expect(closed[0]).toMatchObject({ outcome: "ended_unreported", reason: "the agent no longer has this fiber; how it ended was not reported" });
+    // The last-known snapshot survives the close.
+    expect((await runRow(name, lost))?.snapshot_preview).toContain('"page":1');
+
+    const confirmed = await pollRows<RunRow>("SELECT fiber_id, outcome, confirmed_at, last_seen FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND confirmed_at IS NOT NULL", [name, held], (r) => r.length === 1);
+    expect(confirmed[0]!.outcome).toBeNull();
+    // Reconciliation observes: it never moves last_seen, so "confirmed" means confirmed after the last event.
+    expect(confirmed[0]!.last_seen).toBe(agedLastSeen);
+    expect(confirmed[0]!.confirmed_at!).toBeGreaterThanOrEqual(confirmed[0]!.last_seen);
+
+    const incidentId = fiberIncidentId("LossyAgent", name, gone);
+    const incident = await pollRows<{ status: string; reason: string }>("SELECT status, reason FROM incidents WHERE incident_id = ? AND status != 'open'", [incidentId], (r) => r.length === 1);
+    expect(incident[0]).toEqual({ status: "ended_unreported", reason: "the fiber's row is gone; how recovery ended was not reported" });
+
+    // The held fiber keeps the agent "running", so its session is confirmed by nothing and stays as reported.
+    const session = await env.DB.prepare("SELECT status FROM sessions WHERE agent_name = ?").bind(name).first<{ status: string }>();
+    expect(session?.status).toBe("running");
+
+    // Each finding is an event on the agent's timeline, for the drill-downs.
+    const found = await pollRows<{ type: string; payload: string }>(
+      "SELECT type, payload FROM events WHERE agent_name = ? AND type IN ('run.reconciled', 'incident.reconciled')",
+      [name],
+      (r) => r.length === 3,
+    );
+    expect(found.map((e) => [e.type, JSON.parse(e.payload).finding]).sort()).toEqual([
+      ["incident.reconciled", "not_recovering"],
+      ["run.reconciled", "confirmed_running"],
+      ["run.reconciled", "ended_unreported"],
+    ]);
+
+    // The overview counts the held fiber as confirmed by the agent, apart from the unconfirmed.
+    const overview = await getText("/", "viewer");
+    expect(overview.status).toBe(200);
+    expect(Number(/data-testid="confirmed-fiber">(\d+)/.exec(overview.text)?.[1])).toBeGreaterThanOrEqual(1);
+  });
+
+  it("closes the session once the agent is idle; the confirmed run ends with its own reported outcome", async () => {
+    const stub = await getAgentByName(env.LossyAgent, name);
+    await stub.release();
+    // The held fiber's real end arrives: its own outcome, not a reconciliation's.
+    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, held], (r) => r.length === 1);
+
+    await age(name, 11 * MIN);
+    // The agent was asked in the last pass: a pass skips it until the reconcile age has passed again.
+    await env.DB.prepare("UPDATE reconciliations SET asked_at = asked_at - ? WHERE agent_name = ?").bind(11 * MIN, name).run();
+    await reconcileCron();
+    const s = await pollRows<{ status: string; last_event_type: string }>("SELECT status, last_event_type FROM sessions WHERE agent_name = ? AND status != 'running'", [name], (r) => r.length === 1);
+    // The finding is a status, not the session's last event.
+    expect(s[0]).toEqual({ status: "ended_unreported", last_event_type: "session.status_running" });
+    expect((await runRow(name, held))?.outcome).toBe("completed");
+  });
+});
+
+describe("reconciliation when an agent page is viewed", () => {
+  it("closes a run whose end was lost once it is older than a minute, from what the page just read", async () => {
+    const name = `lossy-page-${uid()}`;
+    const lost = await (await getAgentByName(env.LossyAgent, name)).runLosingTheEnd();
+    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, lost], (r) => r.length === 1);
+
+    // Seconds old: its end may still be in flight, so a view does not judge it.
+    expect((await getText(`/agents/LossyAgent/${name}`, "viewer")).status).toBe(200);
+    await scheduler.wait(300);
+    expect((await runRow(name, lost))?.outcome).toBeNull();
+
+    await age(name, 2 * MIN);
+    const page = await getText(`/agents/LossyAgent/${name}`, "viewer");
+    expect(page.status).toBe(200);
+    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'ended_unreported'", [name, lost], (r) => r.length === 1);
+  });
+});
+
+describe("reconciliation with an agent that cannot answer", () => {
+  it("records why, leaves its work unconfirmed, and does not ask it again within the reconcile age", async () => {
+    const name = `nomixin-${uid()}`;
+    const stub = await getAgentByName(env.TelemetryOnlyAgent, name);
+    await stub.work();
+    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND outcome = 'completed'", [name], (r) => r.length === 1);
+    // A run the events left open (its end lost, as far as the console knows).
+    await env.DB.prepare("UPDATE fiber_runs SET outcome = NULL, outcome_at = NULL, outcome_event_id = NULL, last_seen = last_seen - ? WHERE agent_name = ?").bind(20 * MIN, name).run();
+
+    await reconcileCron();
+    const asked = await env.DB.prepare("SELECT asked_at, findings, error FROM reconciliations WHERE agent_name = ?").bind(name).first<{ asked_at: number; findings: number; error: string }>();
+    expect(asked).toMatchObject({ findings: 0, error: "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it" });
+    expect((await env.DB.prepare("SELECT outcome, confirmed_at FROM fiber_runs WHERE agent_name = ?").bind(name).first())).toEqual({ outcome: null, confirmed_at: null });
+
+    await reconcileCron();
+    const again = await env.DB.prepare("SELECT asked_at FROM reconciliations WHERE agent_name = ?").bind(name).first<{ asked_at: number }>();
+    expect(again?.asked_at).toBe(asked!.asked_at);
+  });
+});

@@ -1,0 +1,188 @@
+import * as schema from "../../src/store/schema";
+import type { SqlRow } from "../../src/store/sql-names";
+import type { RunKind, TelemetryEvent } from "../../src/telemetry";
+import { stampColumns } from "./merge";
+
+/**
+ * What an event says about a run (a fiber_runs row): which run (kind + id), and which of its facts. Pure;
+ * merging is merge.ts's job. Every kind reaches an outcome that says how it ended:
+ *
+ * - fiber / managed_fiber: completed | failed | interrupted, then its recovery (recovering, recovered,
+ *   recovery_skipped, recovery_failed), as before runs had kinds;
+ * - task: completed | failed | cancelled. An interrupted attempt is not an end (the SDK replays it): it is
+ *   the task's `phase`, as are pending, running and waiting;
+ * - chat_turn (keyed by its request id): completed | failed | cancelled from chat.turn.finished's status, or
+ *   interrupted when its internal fiber was (a turn is not resumed: recovery continues it as a new turn,
+ *   and the chat incident tells that story). The SDK's internal chat-turn fibers arrive already marked
+ *   (payload.kind "chat_turn", corr.requestId) and become facts of their turn, never fibers of their own;
+ *   Tasks that only carry a turn have no requestId to fold by, and make no row.
+ * - any kind: force_idled (run.force_idled), ended_unreported (run.reconciled).
+ */
+
+export type RunRow = SqlRow<typeof schema.fiberRuns>;
+
+/** How chat.turn.finished's `status` (the SDK's word) ends the turn; any other word is kept as the reason. */
+const TURN_STATUS: Record<string, "completed" | "failed" | "cancelled" | "interrupted"> = {
+  completed: "completed",
+  error: "failed",
+  aborted: "cancelled",
+  skipped: "cancelled",
+  cancelled: "cancelled",
+  interrupted: "interrupted",
+};
+
+/** What a fiber event says about the run's outcome (fiber kinds). */
+const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
+  "fiber.completed": "completed",
+  "fiber.failed": "failed",
+  "fiber.interrupted": "interrupted",
+  "fiber.recovery.detected": "interrupted",
+  "fiber.recovery.attempt": "recovering",
+  "fiber.recovery.handled": "recovered",
+  "fiber.recovery.skipped": "recovery_skipped",
+  "fiber.recovery.failed": "recovery_failed",
+};
+const FIBER_ENDED = new Set<TelemetryEvent["type"]>(["fiber.completed", "fiber.failed", "fiber.recovery.handled"]);
+
+/** The same fiber events for a chat turn's internal fiber: the turn ended when its fiber did. */
+const TURN_FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
+  "fiber.completed": "completed",
+  "fiber.failed": "failed",
+  "fiber.interrupted": "interrupted",
+  "fiber.recovery.detected": "interrupted",
+  "fiber.recovery.attempt": "interrupted",
+  "fiber.recovery.handled": "interrupted",
+  "fiber.recovery.skipped": "interrupted",
+  "fiber.recovery.failed": "interrupted",
+};
+
+/** A Tasks run's live states, by event. */
+const TASK_PHASE: Partial<Record<TelemetryEvent["type"], string>> = {
+  "task.accepted": "pending",
+  "task.attempt.started": "running",
+  "task.attempt.interrupted": "interrupted",
+  "task.waiting": "waiting",
+};
+const TASK_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
+  "task.completed": "completed",
+  "task.failed": "failed",
+  "task.cancelled": "cancelled",
+};
+
+/** The facts one event contributes; everything not said is null (a merge ignores it). */
+type Facts = {
+  kind: RunKind;
+  runId: string;
+  name?: string | null;
+  definition?: string | null;
+  attempt?: number | null;
+  startedAt?: number | null;
+  outcome?: { value: string; endedAt: number | null; error?: string | null; reason?: string | null; fallback?: boolean };
+  phase?: { value: string; wakeAt?: number | null; step?: string | null };
+  snapshot?: { preview: string; bytes: number };
+  confirmedAt?: number;
+  /** Reconciliation only observes: it never moves last_seen (see schema.fiberRuns). */
+  observed?: boolean;
+};
+
+type P = Record<string, unknown>;
+const s = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
+const n = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
+
+/** The run an event is about, and its facts; null when it is about none. */
+function factsOf(e: TelemetryEvent): Facts | null {
+  const c = e.corr;
+  const p = e.payload as P;
+  if (e.type.startsWith("fiber.")) {
+    const fiberName = s(p.fiberName);
+    const named = fiberName && fiberName !== "(unnamed)" ? fiberName : null;
+    const snapshot = e.type === "fiber.stashed" ? (p.snapshot as { preview: string; bytes: number }) : undefined;
+    if (p.kind === "chat_turn" && c.requestId) {
+      const outcome = TURN_FIBER_OUTCOME[e.type];
+      return {
+        kind: "chat_turn", runId: c.requestId, name: "chat turn",
+        startedAt: e.type === "fiber.started" ? e.time : null,
+        outcome: outcome ? { value: outcome, endedAt: e.time, error: s(p.error) } : undefined,
+        snapshot,
+      };
+    }
+    if (!c.fiberId) return null;
+    const outcome = FIBER_OUTCOME[e.type];
+    const kind: RunKind = p.kind === "managed_fiber" || p.managed === true ? "managed_fiber" : "fiber";
+    return {
+      kind, runId: c.fiberId, name: named,
+      startedAt: e.type === "fiber.started" ? e.time : null,
+      outcome: outcome ? { value: outcome, endedAt: FIBER_ENDED.has(e.type) ? e.time : null, error: s(p.error), reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null } : undefined,
+      snapshot,
+    };
+  }
+  if (e.type.startsWith("task.")) {
+    // A Task that only carries a chat turn is that turn; without its request id there is nothing to fold into.
+    if (!c.taskId || p.kind === "chat_turn") return null;
+    const phase = TASK_PHASE[e.type];
+    const outcome = TASK_OUTCOME[e.type];
+    return {
+      kind: "task", runId: c.taskId, name: s(p.definition), definition: s(p.definition), attempt: n(p.attempt),
+      startedAt: e.type === "task.attempt.started" ? e.time : null,
+      phase: phase ? { value: phase, wakeAt: n(p.wakeAt), step: s(p.step) } : undefined,
+      outcome: outcome ? { value: outcome, endedAt: e.time, error: e.type === "task.failed" ? s(p.error) : null, reason: e.type === "task.cancelled" ? s(p.reason) : null } : undefined,
+    };
+  }
+  if (e.type === "chat.turn.started" || e.type === "chat.turn.finished") {
+    if (!c.requestId) return null;
+    const trigger = s(p.trigger);
+    const name = trigger ? `chat turn (${trigger})` : "chat turn";
+    if (e.type === "chat.turn.started") return { kind: "chat_turn", runId: c.requestId, name, startedAt: e.time };
+    const status = s(p.status) ?? "unknown";
+    const value = Object.hasOwn(TURN_STATUS, status) ? TURN_STATUS[status]! : "completed";
+    const durationMs = n(p.durationMs);
+    return {
+      kind: "chat_turn", runId: c.requestId, name,
+      // Without its start event, the turn's own duration still says when it started.
+      startedAt: durationMs !== null ? e.time - durationMs : null,
+      outcome: { value, endedAt: e.time, error: s(p.error), reason: status === value || (status === "error" && value === "failed") ? null : status },
+    };
+  }
+  if (e.type === "run.force_idled") {
+    const pl = e.payload;
+    return {
+      kind: pl.kind, runId: pl.runId, name: pl.name ?? null,
+      outcome: { value: "force_idled", endedAt: e.time, reason: pl.stopped ? pl.reason : `${pl.reason} (its in-memory work was not stopped)` },
+    };
+  }
+  if (e.type === "run.reconciled") {
+    const pl = e.payload;
+    if (pl.finding === "confirmed_running") return { kind: pl.kind, runId: pl.runId, confirmedAt: e.time, observed: true };
+    return { kind: pl.kind, runId: pl.runId, outcome: { value: "ended_unreported", endedAt: e.time, reason: pl.detail ?? null, fallback: true }, observed: true };
+  }
+  return null;
+}
+
+/** A stamp pair of `group` (see merge.ts), present only when the group's fact is. */
+function stamp(group: "outcome" | "phase" | "snapshot", at: number | null, eventId: string) {
+  const [atCol, idCol] = stampColumns(schema.fiberRuns, group);
+  return (at === null ? { [atCol]: null, [idCol]: null } : { [atCol]: at, [idCol]: eventId }) as Record<typeof atCol, number | null> & Record<typeof idCol, string | null>;
+}
+
+/** The fiber_runs row an event contributes, or null. */
+export function runRowOf(e: TelemetryEvent): RunRow | null {
+  const f = factsOf(e);
+  if (!f) return null;
+  const o = f.outcome;
+  return {
+    fiber_id: f.runId, agent_class: e.source.agentClass, agent_name: e.source.agentName,
+    kind: f.kind, name: f.name ?? null, definition: f.definition ?? null, attempt: f.attempt ?? null,
+    started_at: f.startedAt ?? null,
+    // A reconciliation's finding is a fallback: stamped at 0, any reported outcome supersedes it.
+    outcome: o?.value ?? null, ended_at: o?.endedAt ?? null, error: o?.error ?? null, reason: o?.reason ?? null,
+    ...stamp("outcome", o ? (o.fallback ? 0 : e.time) : null, e.id),
+    phase: f.phase?.value ?? null, wake_at: f.phase?.wakeAt ?? null, step: f.phase?.step ?? null,
+    ...stamp("phase", f.phase ? e.time : null, e.id),
+    confirmed_at: f.confirmedAt ?? null,
+    snapshot_preview: f.snapshot?.preview ?? null, snapshot_bytes: f.snapshot?.bytes ?? null,
+    ...stamp("snapshot", f.snapshot ? e.time : null, e.id),
+    // first_seen is a minimum, so a reconciliation's (later) time never moves it; last_seen it must not touch.
+    first_seen: e.time, last_seen: f.observed ? null : e.time,
+  };
+}
+

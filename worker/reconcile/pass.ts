@@ -1,0 +1,49 @@
+import { staleAgents } from "../../src/store/read-models/open-work";
+import { recordReconciliation } from "../../src/store/reconciliations";
+import type { Env } from "../env";
+import { type AgentReconciliation, reconcileAgent } from "./agent";
+
+/** The cron that reconciles (wrangler.jsonc triggers); any other cron runs retention. */
+export const RECONCILE_CRON = "*/5 * * * *";
+
+/** Reconciliation settings from the environment, with their defaults. */
+export type ReconcileSettings = { afterMs: number; batch: number };
+
+const positiveInt = (raw: string | undefined, fallback: number, max: number): number => {
+  const n = raw === undefined || raw.trim() === "" ? Number.NaN : Number(raw);
+  return Number.isInteger(n) && n > 0 ? Math.min(n, max) : fallback;
+};
+
+/**
+ * RECONCILE_AFTER_MINUTES (default 10): how long work may go without an event
+ * before cron asks its agent; RECONCILE_BATCH (default 20, at most 100): how many
+ * agents one pass asks. A malformed value falls back to the default.
+ */
+export function reconcileSettings(env: Env): ReconcileSettings {
+  return { afterMs: positiveInt(env.RECONCILE_AFTER_MINUTES, 10, 7 * 24 * 60) * 60_000, batch: positiveInt(env.RECONCILE_BATCH, 20, 100) };
+}
+
+/** How long after its last event the agent page's reconciliation may judge work (events may still be in flight before). */
+export const PAGE_RECONCILE_AFTER_MS = 60_000;
+
+/**
+ * One cron pass: the agents whose runs, sessions or incidents have been open
+ * longer than `afterMs` without an event or a confirmation, oldest first, at
+ * most `batch` of them, each asked in turn. Returns what each said.
+ */
+export async function reconcileStale(env: Env, settings: ReconcileSettings, now = Date.now()): Promise<AgentReconciliation[]> {
+  const agents = await staleAgents(env.DB, now - settings.afterMs, settings.batch);
+  const out: AgentReconciliation[] = [];
+  // One at a time: a pass is background work, and a sick agent's timeout must not multiply.
+  for (const a of agents) {
+    try {
+      out.push(await reconcileAgent(env, a, { now, minAgeMs: settings.afterMs }));
+    } catch (e) {
+      // The admin client answers typed errors; this is the store or the Queue failing. Noted, and the pass goes on.
+      const error = e instanceof Error ? e.message : String(e);
+      await recordReconciliation(env.DB, { ...a, askedAt: now, findings: 0, error }).catch(() => {});
+      out.push({ target: a, findings: [], error });
+    }
+  }
+  return out;
+}
