@@ -20,6 +20,7 @@ export default defineConfig(() =>
       NoEvictWorkAgent: "NoEvictWorkAgent",
       TelemetryOnlyAgent: "TelemetryOnlyAgent",
       LossyAgent: "LossyAgent",
+      ObservedWorkAgent: "ObservedWorkAgent",
     },
   }).then((c) => ({
     ...c,

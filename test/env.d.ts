@@ -17,6 +17,7 @@ declare namespace Cloudflare {
     NoEvictWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").NoEvictWorkAgent>;
     TelemetryOnlyAgent: DurableObjectNamespace<import("./fixtures/telemetry-only-agent").TelemetryOnlyAgent>;
     LossyAgent: DurableObjectNamespace<import("./fixtures/lossy-agent").LossyAgent>;
+    ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
   }
 }
 declare namespace Cloudflare {

@@ -1,0 +1,53 @@
+import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
+import { describe, expect, it } from "vitest";
+import { consoleAdminClient } from "../../worker/admin-client";
+import { pollRows } from "../helpers";
+
+// What the console shows open must close when force idle ends it: a Tasks run, a managed fiber and a plain
+// runFiber callback that the agent's own telemetry reported running, and a chat recovery it reported open.
+// Real agent, real Queue into D1; the console's client emits the terminal events.
+
+const operator = { email: "oncall@example.com", role: "operator" as const };
+
+type RunRow = { fiber_id: string; kind: string; outcome: string | null; reason: string | null };
+
+describe("force idle closes every projection it touches", () => {
+  it("runs of every kind end force_idled with the reason, and the recovery incident is force_idled", async () => {
+    const name = `observed-${crypto.randomUUID().slice(0, 8)}`;
+    const stub = await getAgentByName(env.ObservedWorkAgent, name);
+    const taskId = await stub.startTask();
+    const managedId = await stub.startManaged();
+    const tickerId = await stub.startTicker();
+    const incidentId = `req-${crypto.randomUUID().slice(0, 8)}:user-msg-1`;
+    await stub.openChatRecovery(incidentId);
+
+    // As the agent's own events tell it: three runs running, one incident open.
+    const open = await pollRows<RunRow>(
+      "SELECT fiber_id, kind, outcome, reason FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL ORDER BY kind",
+      [name],
+      (r) => r.length === 3,
+    );
+    expect(open.map((r) => [r.kind, r.fiber_id])).toEqual([["fiber", tickerId], ["managed_fiber", managedId], ["task", taskId]]);
+    await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'open'", [name, incidentId], (r) => r.length === 1);
+
+    const r = await consoleAdminClient(env, operator).forceIdle({ agentClass: "ObservedWorkAgent", agentName: name }, { reason: "runaway import" });
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.value.ended.map((e) => [e.kind, e.runId, e.stopped]).sort()).toEqual([["fiber", tickerId, true], ["managed_fiber", managedId, true], ["task", taskId, true]]);
+    expect(r.value.incidents).toEqual([{ incidentId, kind: "chat" }]);
+
+    const closed = await pollRows<RunRow>(
+      "SELECT fiber_id, kind, outcome, reason FROM fiber_runs WHERE agent_name = ? AND outcome = 'force_idled' ORDER BY kind",
+      [name],
+      (rows) => rows.length === 3,
+    );
+    expect(closed.map((c) => [c.kind, c.reason])).toEqual([["fiber", "runaway import"], ["managed_fiber", "runaway import"], ["task", "runaway import"]]);
+    // Nothing of this agent is left running, and the incident is closed by the operator's action.
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);
+    await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'force_idled'", [name, incidentId], (rows) => rows.length === 1);
+    // The SDK's own late words (the task's cancellation, the aborted managed fiber) do not reopen anything.
+    await scheduler.wait(300);
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);
+  });
+});
