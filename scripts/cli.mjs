@@ -5,6 +5,8 @@
 //   npm run cli -- runs <AgentClass> <name>
 //   npm run cli -- force-idle <AgentClass> <name> --reason "why"
 //   npm run cli -- trigger-alarm <AgentClass> <name> --reason "why"
+//   npm run cli -- verify [--age 10]   (does the console tell the truth? see verify() below)
+//   npm run cli -- reconcile           (one reconciliation pass now, as the cron runs it)
 //
 // Options: --url http://127.0.0.1:8787 (or CONSOLE_URL), --json (raw output).
 // Against a deployed console, pass an Access token in CF_ACCESS_TOKEN (sent as Cf-Access-Jwt-Assertion).
@@ -12,7 +14,7 @@ import { parseArgs } from "node:util";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { url: { type: "string" }, reason: { type: "string" }, class: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false } },
+  options: { url: { type: "string" }, reason: { type: "string" }, age: { type: "string" }, class: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false } },
 });
 const base = (values.url ?? process.env.CONSOLE_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
 const [command, agentClass, agentName] = positionals;
@@ -60,8 +62,84 @@ async function act(action) {
   } else console.log(`✓ alarm ran; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}`);
 }
 
+/** Every item of a console list, following its cursor (at most `max`). */
+async function all(path, max = 5000) {
+  const items = [];
+  let next = null;
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const { status, body } = await call(`${path}${sep}limit=200${next ? `&cursor=${encodeURIComponent(next)}` : ""}`);
+    if (status !== 200) fail(body.error?.message ?? `HTTP ${status} from ${path}`);
+    items.push(...body.items);
+    next = body.next;
+  } while (next && items.length < max);
+  return items;
+}
+
+/**
+ * Does the console tell the truth? Compares what it shows running (runs of every kind, sessions) and open
+ * (incidents) with what each of those agents reports live through admin RPC, and counts incidents open
+ * without an event for longer than --age minutes (default 10, the reconcile age). Exit 1 on a mismatch.
+ */
+async function verify() {
+  const ageMs = Number(values.age ?? 10) * 60_000;
+  const now = Date.now();
+  const { body: overview } = await call("/");
+  const [running, incidents, sessions] = await Promise.all([all("/fibers?outcome=running"), all("/incidents?status=open"), all("/sessions?status=running")]);
+  const agents = new Map();
+  for (const x of [...running, ...incidents, ...sessions]) agents.set(`${x.agentClass}\u0000${x.agentName}`, { agentClass: x.agentClass, agentName: x.agentName });
+  const live = new Map();
+  for (const [k, a] of agents) {
+    const { status, body } = await call(`/api/agents/${encodeURIComponent(a.agentClass)}/${encodeURIComponent(a.agentName)}`);
+    if (status !== 200) {
+      live.set(k, { error: body.error?.message ?? `HTTP ${status}` });
+      continue;
+    }
+    const { status: st, runs } = body.value;
+    const ids = new Set([
+      ...runs.runs.map((r) => r.id),
+      ...runs.runs.map((r) => r.name.slice(r.name.indexOf(":") + 1)),
+      ...runs.managedFibers.filter((f) => !["completed", "aborted", "error", "interrupted"].includes(f.status)).map((f) => f.fiberId),
+      ...runs.tasks.flatMap((t) => [t.runId, t.requestId].filter(Boolean)),
+    ]);
+    live.set(k, { status: st.status, ids, count: runs.runs.length + runs.tasks.length });
+  }
+  const key = (x) => `${x.agentClass}\u0000${x.agentName}`;
+  // A run whose last event is under a minute old may have its end in flight: counted apart, not as a lie.
+  const phantom = [], inFlight = [], unreachable = [], matched = [];
+  for (const r of running) {
+    const l = live.get(key(r));
+    if (l.error) unreachable.push(r);
+    else if (l.ids.has(r.runId)) matched.push(r);
+    else (now - r.lastSeen < 60_000 ? inFlight : phantom).push(r);
+  }
+  const staleIncidents = incidents.filter((i) => now - i.lastSeen > ageMs);
+  const busySessions = sessions.filter((s) => live.get(key(s))?.status === "idle" && now - s.lastSeen > ageMs);
+  const liveTotal = [...live.values()].reduce((n, l) => n + (l.count ?? 0), 0);
+  const report = {
+    overview: { running: overview.counts.running.n, runningByKind: overview.counts.runningByKind, openIncidents: overview.counts.openIncidents.n },
+    console: { runningRuns: running.length, openIncidents: incidents.length, runningSessions: sessions.length, agentsAsked: agents.size },
+    agents: { liveRunsOfThoseAgents: liveTotal, unreachable: [...live.values()].filter((l) => l.error).length },
+    runs: { matched: matched.length, notLive: phantom.length, endMaybeInFlight: inFlight.length, agentUnreachable: unreachable.length },
+    incidentsOpenWithoutEventPastAge: staleIncidents.length,
+    sessionsRunningButAgentIdlePastAge: busySessions.length,
+    notLive: phantom.slice(0, 20).map((r) => ({ kind: r.kind, runId: r.runId, agent: `${r.agentClass}/${r.agentName}`, lastSeen: new Date(r.lastSeen).toISOString() })),
+    staleIncidents: staleIncidents.slice(0, 20).map((i) => ({ incidentId: i.incidentId, agent: `${i.agentClass}/${i.agentName}`, lastSeen: new Date(i.lastSeen).toISOString() })),
+  };
+  if (values.json) print(report);
+  else {
+    console.log(`overview: ${report.overview.running} running (${Object.entries(report.overview.runningByKind).map(([k, v]) => `${k} ${v.n}, ${v.confirmed} confirmed`).join("; ")}), ${report.overview.openIncidents} open incidents`);
+    console.log(`running runs in the console: ${running.length}; live in their ${agents.size} agents: ${matched.length}; not live: ${phantom.length}; not live but last event under a minute ago: ${inFlight.length}; agent could not answer: ${unreachable.length}`);
+    console.log(`open incidents: ${incidents.length}, of which without an event for more than ${ageMs / 60_000} min: ${staleIncidents.length}`);
+    console.log(`running sessions: ${sessions.length}, of which the agent is idle and no event for ${ageMs / 60_000} min: ${busySessions.length}`);
+    for (const r of report.notLive) console.log(`  not live: ${r.kind} ${r.runId} of ${r.agent} (last event ${r.lastSeen})`);
+    for (const i of report.staleIncidents) console.log(`  stale incident: ${i.incidentId} of ${i.agent} (last event ${i.lastSeen})`);
+  }
+  if (phantom.length || staleIncidents.length || busySessions.length) process.exitCode = 1;
+}
+
 if (values.help || !command) {
-  console.log("usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R  [--url U] [--json]");
+  console.log("usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | verify [--age MIN] | reconcile  [--url U] [--json]");
   process.exit(command ? 0 : 2);
 } else if (command === "agents") {
   const q = values.class ? `?agentClass=${encodeURIComponent(values.class)}` : "";
@@ -80,6 +158,19 @@ if (values.help || !command) {
     for (const r of runs?.runs ?? []) console.log(`  ${r.kind ?? "fiber"} ${r.id}\t${r.name}\tage ${Math.round(r.ageMs / 1000)}s\tsnapshot ${r.snapshotBytes} B`);
     for (const t of runs?.tasks ?? []) console.log(`  ${t.kind} ${t.runId}\t${t.definition}\t${t.state}\tstep ${t.currentStep ?? t.statusMessage ?? "-"}`);
     for (const f of runs?.managedFibers ?? []) console.log(`  managed_fiber ${f.fiberId}\t${f.name}\t${f.status}`);
+  }
+} else if (command === "verify") {
+  await verify();
+} else if (command === "reconcile") {
+  const { body: csrf } = await call("/api/csrf");
+  const { status, body } = await call("/api/reconcile", { method: "POST", headers: { Origin: base, "X-CSRF-Token": csrf.token } });
+  if (status !== 200) fail(body.error?.message ?? `HTTP ${status}`);
+  if (values.json) print(body);
+  else {
+    const v = body.value;
+    console.log(`✓ asked ${v.asked} agents with stale work: ${v.findings.length} findings, ${v.unanswered.length} could not answer`);
+    for (const f of v.findings) console.log(`  ${f.agent}\t${f.type}\t${f.finding}`);
+    for (const u of v.unanswered) console.log(`  ${u.agent}\tno answer: ${u.error}`);
   }
 } else if (command === "force-idle" || command === "trigger-alarm") {
   await act(command);

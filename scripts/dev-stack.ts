@@ -67,6 +67,19 @@ export function prepareDevStack(o: DevStackOptions): DevStack {
   };
 }
 
+/** One reconciliation pass through the console's API (as its cron would run it), logging what it found. */
+async function reconcileNow(base: string): Promise<void> {
+  try {
+    const { token } = (await (await fetch(`${base}/api/csrf`, { signal: AbortSignal.timeout(10_000) })).json()) as { token: string };
+    const r = await fetch(`${base}/api/reconcile`, { method: "POST", headers: { Origin: base, "X-CSRF-Token": token }, signal: AbortSignal.timeout(60_000) });
+    const body = (await r.json()) as { ok: boolean; value?: { asked: number; findings: unknown[]; unanswered: unknown[] }; error?: { message: string } };
+    if (!body.ok || !body.value) return console.warn(`[reconcile] ${r.status}: ${body.error?.message ?? "no answer"}`);
+    if (body.value.asked) console.log(`[reconcile] asked ${body.value.asked} agents: ${body.value.findings.length} findings, ${body.value.unanswered.length} could not answer`);
+  } catch (e) {
+    console.warn(`[reconcile] failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
 /** Polls the console's /health until it answers. */
 export async function waitForHealth(base: string, timeoutMs: number, alive: () => boolean = () => true): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
@@ -146,6 +159,8 @@ async function main(): Promise<void> {
     stop();
   }
   console.log(`\n✓ console: ${stack.base}/   ${stack.appName}: ${stack.appBase}/   agents bound: ${stack.agentClasses.join(", ")}`);
+  // wrangler dev runs no crons: ask the console for its reconciliation pass every minute instead.
+  setInterval(() => void reconcileNow(stack.base), 60_000);
   if (tickPath) {
     console.log(`  POST ${stack.appBase}${tickPath} every ${tickMs} ms\n`);
     setInterval(() => {

@@ -2,8 +2,9 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { ActionResult } from "../../console/components/actions";
 import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName } from "../../src/admin-rpc/actions";
-import type { AdminErrorCode, AdminResult, ForceIdleOutput, TriggerAlarmOutput } from "../../src/admin-rpc/contract";
+import type { AdminResult, ForceIdleOutput, TriggerAlarmOutput } from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
+import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, wantsJson } from "./context";
 
 const actionForm = z.object({
@@ -11,21 +12,6 @@ const actionForm = z.object({
   agentName: z.string({ error: "which agent? agentName is missing" }).trim().min(1, "which agent? agentName is missing"),
   reason: z.string().optional(),
 });
-
-/**
- * HTTP status for a typed admin error. Never a 5xx: the console did its part. An agent that has no admin
- * mixin cannot process the action (422); one that is being evicted, failing or too slow to answer is a
- * failed dependency (424). The body says which, in words, and the attempt is in the audit log.
- */
-const STATUS: Record<AdminErrorCode, 400 | 403 | 404 | 409 | 422 | 424> = {
-  invalid_input: 400,
-  not_permitted: 403,
-  not_found: 404,
-  agent_terminated: 409,
-  unsupported: 422,
-  unavailable: 424,
-  timeout: 424,
-};
 
 /** The form fields, or null for a body that cannot be read as a form (e.g. multipart without its boundary): the caller's error, not ours. */
 async function readForm(c: Context<ConsoleEnv>): Promise<Record<string, unknown> | null> {

@@ -1,6 +1,8 @@
 import { Hono } from "hono";
 import { consoleAdminClient } from "../admin-client";
-import { csrfToken } from "../auth";
+import { csrfToken, requireRole } from "../auth";
+import { reconcileSettings, reconcileStale } from "../reconcile/pass";
+import { ADMIN_ERROR_STATUS } from "./admin-error-status";
 import type { ConsoleEnv } from "./context";
 
 /**
@@ -16,7 +18,24 @@ api.get("/api/csrf", (c) => c.json({ token: csrfToken(c), user: c.var.user }));
 api.get("/api/agents/:agentClass/:agentName", async (c) => {
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const target = { agentClass: c.req.param("agentClass"), agentName: c.req.param("agentName") };
-  const [status, runs] = await Promise.all([admin.status(target), admin.listRuns(target)]);
-  if (!status.ok) return c.json(status, status.error.code === "not_found" ? 404 : status.error.code === "invalid_input" ? 400 : 502);
-  return c.json({ ok: true, value: { status: status.value, runs: runs.ok ? runs.value : null } });
+  // One visit for both; a sick agent is a typed error with a 4xx (never a 5xx: the console did its part).
+  const live = await admin.live(target);
+  return live.ok ? c.json(live) : c.json(live, ADMIN_ERROR_STATUS[live.error.code]);
+});
+
+/**
+ * One reconciliation pass now, as the cron runs it (bounded by RECONCILE_BATCH): for the CLI, and for local
+ * dev, where wrangler runs no crons (`npm start` calls this every minute). Operators only; it only reads the
+ * agents and records what they said.
+ */
+api.post("/api/reconcile", requireRole("operator"), async (c) => {
+  const passes = await reconcileStale(c.env, reconcileSettings(c.env));
+  return c.json({
+    ok: true,
+    value: {
+      asked: passes.length,
+      findings: passes.flatMap((p) => p.findings.map((f) => ({ agent: `${p.target.agentClass}/${p.target.agentName}`, type: f.type, finding: f.finding }))),
+      unanswered: passes.filter((p) => p.error).map((p) => ({ agent: `${p.target.agentClass}/${p.target.agentName}`, error: p.error })),
+    },
+  });
 });

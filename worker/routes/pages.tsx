@@ -71,7 +71,12 @@ function listRoute<T>(
   });
 }
 
-pages.get("/", async (c) => page(c, <OverviewPage ctx={pageContext(c)} data={await overviewData(c)} />));
+pages.get("/", async (c) => {
+  const data = await overviewData(c);
+  // The overview's numbers as JSON, for scripts (`npm run cli -- verify`) and alerting.
+  if (wantsJson(c)) return c.json(data);
+  return page(c, <OverviewPage ctx={pageContext(c)} data={data} />);
+});
 pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
 
 pages.get("/incidents", async (c) => {

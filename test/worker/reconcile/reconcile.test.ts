@@ -7,7 +7,7 @@ import worker from "../../../worker/index";
 import { RECONCILE_CRON } from "../../../worker/reconcile/pass";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { getText, uid } from "../routes/harness";
+import { csrfFromPage, getText, postForm, uid } from "../routes/harness";
 
 // Events get lost (a process kill drops the local queue; here LossyAgent loses them on purpose). The
 // console then asks the agent itself, from cron and when its page is viewed, and records what it found:
@@ -157,5 +157,24 @@ describe("reconciliation with an agent that cannot answer", () => {
     await reconcileCron();
     const again = await env.DB.prepare("SELECT asked_at FROM reconciliations WHERE agent_name = ?").bind(name).first<{ asked_at: number }>();
     expect(again?.asked_at).toBe(asked!.asked_at);
+  });
+});
+
+describe("POST /api/reconcile (the CLI's `reconcile`, and local dev's stand-in for the cron)", () => {
+  it("runs a pass for an operator and says what it found; a viewer is refused", async () => {
+    const name = `lossy-api-${uid()}`;
+    const lost = await (await getAgentByName(env.LossyAgent, name)).runLosingTheEnd();
+    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, lost], (r) => r.length === 1);
+    await age(name, 11 * MIN);
+
+    const viewer = await postForm("/api/reconcile", "viewer", {}, { csrf: csrfFromPage((await getText("/", "viewer")).text), headers: { Accept: "application/json" } });
+    expect(viewer.status).toBe(403);
+    expect((await runRow(name, lost))?.outcome).toBeNull();
+
+    const res = await postForm("/api/reconcile", "operator", {}, { csrf: csrfFromPage((await getText("/", "operator")).text), headers: { Accept: "application/json" } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { ok: true; value: { asked: number; findings: { agent: string; type: string; finding: string }[]; unanswered: unknown[] } };
+    expect(body.value.findings).toContainEqual({ agent: `LossyAgent/${name}`, type: "run.reconciled", finding: "ended_unreported" });
+    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'ended_unreported'", [name, lost], (r) => r.length === 1);
   });
 });
