@@ -4,13 +4,15 @@ import { workerdTestConfig } from "./test/workerd-config";
 /**
  * The chat agent suite: Think's module graph is large enough that workerd's
  * test workers reject the cached-module map ("Message is too large"), so it
- * runs apart, with the module cache off, and only it loads Think.
+ * runs apart, with the module cache off, and only it loads Think. The demo-fleet soak runs here too: it
+ * needs the chat agent next to the rest of the fleet.
  */
 export default defineConfig(() =>
   workerdTestConfig({
     main: "./test/fixtures/chat-entry.ts",
-    include: ["test/examples/demo-fleet/chat/**/*.test.ts"],
-    durableObjects: { ChatAgent: "ChatAgent" },
+    include: ["test/examples/demo-fleet/chat/**/*.test.ts", "test/examples/demo-fleet/soak/**/*.test.ts"],
+    // The whole demo fleet, for the soak (test/examples/demo-fleet/soak); the chat tests use ChatAgent only.
+    durableObjects: { ChatAgent: "ChatAgent", DemoSessionAgent: "DemoSessionAgent", SessionAgent: "SessionAgent", DemoFiberAgent: "DemoFiberAgent" },
     fsModuleCache: false,
   }),
 );

@@ -1,4 +1,5 @@
 import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
+import type { ReconciliationRow } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, NO_MIXIN_SENTENCE } from "../components/actions";
 import { Status } from "../components/status";
 import { ago, bytes, duration, href, iso } from "../format";
@@ -8,11 +9,12 @@ import { detailHref } from "../links";
 /** The agent's live state through admin RPC, or the typed error that stood in its way. */
 export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode };
 
-type FiberSummary = { fiberId: string; name: string; startedAt: number | null; outcome: string | null; lastSeen: number; snapshotBytes: number | null };
+type RunSummary = { fiberId: string; kind: string; name: string; startedAt: number | null; outcome: string | null; lastSeen: number; snapshotBytes: number | null };
 
 /**
- * One agent: its live state through admin RPC (status, alarm, live runs) and
- * its fiber history from the projection. Live parts refresh through htmx.
+ * One agent: its live state through admin RPC (status, alarm, live runs), its
+ * run history from the projection, and when reconciliation last asked it.
+ * Live parts refresh through htmx.
  */
 export function AgentPage(props: {
   ctx: PageContext;
@@ -20,7 +22,9 @@ export function AgentPage(props: {
   agentName: string;
   live: LiveState;
   availability: ActionAvailability;
-  history: FiberSummary[];
+  history: RunSummary[];
+  /** When reconciliation last asked this agent (null: never). */
+  reconciled: ReconciliationRow | null;
 }) {
   const base = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   return (
@@ -28,16 +32,24 @@ export function AgentPage(props: {
       <div id="agent-live" data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agentClass={props.agentClass} base={base} live={props.live} />
       </div>
+      <p class="muted" data-testid="reconciled">
+        {props.reconciled
+          ? props.reconciled.error
+            ? `Reconciliation last asked this agent ${ago(props.reconciled.askedAt, props.ctx.now)} and got no answer: ${props.reconciled.error}`
+            : `Reconciliation last asked this agent ${ago(props.reconciled.askedAt, props.ctx.now)}: ${props.reconciled.findings} ${props.reconciled.findings === 1 ? "finding" : "findings"} recorded.`
+          : "Reconciliation has not asked this agent yet: what this page read now is compared with the console's runs after it loads."}
+      </p>
       <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} availability={props.availability} />
-      <h2>Fiber history</h2>
+      <h2>Run history</h2>
       <table>
         <thead>
-          <tr><th>fiber</th><th>name</th><th>started</th><th>outcome</th><th class="num">last snapshot</th></tr>
+          <tr><th>run</th><th>kind</th><th>name</th><th>started</th><th>outcome</th><th class="num">last snapshot</th></tr>
         </thead>
         <tbody>
           {props.history.map((f) => (
             <tr>
               <td><a class="mono" href={detailHref("fibers", f.fiberId, props)}>{f.fiberId}</a></td>
+              <td>{f.kind}</td>
               <td>{f.name}</td>
               <td title={iso(f.startedAt)}>{ago(f.startedAt, props.ctx.now)}</td>
               <td><Status value={f.outcome ?? "running"} /></td>
@@ -46,7 +58,7 @@ export function AgentPage(props: {
           ))}
         </tbody>
       </table>
-      <p><a href={href("/fibers", { agentClass: props.agentClass, agentName: props.agentName })}>All fibers of this agent »</a></p>
+      <p><a href={href("/fibers", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a></p>
     </Layout>
   );
 }

@@ -7,6 +7,7 @@ import { recordFindings } from "../reconcile/agent";
 import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
 import { findAgent } from "../../src/store/read-models/agents";
 import { getFiber, listFibers } from "../../src/store/read-models/fibers";
+import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { maskSecrets } from "../../src/telemetry";
 import { type ConsoleContext, type ConsoleEnv, pageContext } from "./context";
 import { page, problem } from "./render";
@@ -38,10 +39,14 @@ function availability(agentClass: string, state: LiveState): ActionAvailability 
 agents.get("/agents/:agentClass/:agentName", async (c) => {
   const t = target(c);
   if (!(await findAgent(c.env.DB, t.agentClass, t.agentName))) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
-  const [state, history] = await Promise.all([live(c), listFibers(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 })]);
+  const [state, history, reconciled] = await Promise.all([
+    live(c),
+    listFibers(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
+    lastReconciliation(c.env.DB, t),
+  ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state)) c.executionCtx.waitUntil(recordFindings(c.env, t, state, { minAgeMs: PAGE_RECONCILE_AFTER_MS }).catch((e) => console.error(`[reconcile] ${t.agentClass}/${t.agentName}: ${e instanceof Error ? e.message : String(e)}`)));
-  return page(c, <AgentPage ctx={pageContext(c)} {...t} live={state} availability={availability(t.agentClass, state)} history={history.items} />);
+  return page(c, <AgentPage ctx={pageContext(c)} {...t} live={state} availability={availability(t.agentClass, state)} history={history.items} reconciled={reconciled} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/live", async (c) => {

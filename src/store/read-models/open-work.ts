@@ -93,3 +93,14 @@ export async function openWorkOf(db: D1Database, agent: AgentKey, limit = 200): 
   ])) as [D1Result<OpenRun>, D1Result<OpenIncident>, D1Result<OpenSession>];
   return { runs: runs.results, incidents: open.results, sessions: busy.results };
 }
+
+/** When reconciliation last asked an agent, and what came of it. */
+export type ReconciliationRow = { askedAt: number; findings: number; error: string | null };
+
+/** The agent's last reconciliation, or null when it was never asked. */
+export async function lastReconciliation(db: D1Database, agent: AgentKey): Promise<ReconciliationRow | null> {
+  return db
+    .prepare(`SELECT ${R.askedAt} AS askedAt, ${R.findings} AS findings, ${R.error} AS error FROM ${R.$table} WHERE ${R.agentClass} = ? AND ${R.agentName} = ?`)
+    .bind(agent.agentClass, agent.agentName)
+    .first<ReconciliationRow>();
+}

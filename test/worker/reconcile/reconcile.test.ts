@@ -137,6 +137,9 @@ describe("reconciliation when an agent page is viewed", () => {
     const page = await getText(`/agents/LossyAgent/${name}`, "viewer");
     expect(page.status).toBe(200);
     await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'ended_unreported'", [name, lost], (r) => r.length === 1);
+    // The next view says when it was asked and what came of it.
+    const again = await getText(`/agents/LossyAgent/${name}`, "viewer");
+    expect(again.text).toMatch(/data-testid="reconciled">Reconciliation last asked this agent \d+s ago: 1 finding recorded\./);
   });
 });
 

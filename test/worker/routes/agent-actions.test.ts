@@ -33,7 +33,7 @@ describe("an agent class without the admin mixin", () => {
     const page = await getText(`/agents/TelemetryOnlyAgent/${enc(name)}`, "operator");
     expect(page.status).toBe(200);
     expect(page.text).toContain(escapeHtml(NO_MIXIN_SENTENCE("TelemetryOnlyAgent")));
-    expect(page.text).toContain("Fiber history");
+    expect(page.text).toContain("Run history");
     expect(page.text).not.toContain("hx-post=\"/actions/");
     expect(page.text).not.toContain("Confirm force idle");
     expect(page.text).not.toMatch(/does not implement|RPC receiver/);

@@ -34,6 +34,8 @@ type Route =
   | (Base & { kind: "read"; shows: (fx: Fixture, who: "viewer" | "operator") => string[] })
   /** An operator action on an agent: `prepare` readies a fresh target, `done` is what the operator is told, `effect` checks it ran. */
   | (Base & { kind: "action"; action: string; prepare?: (s: StalledSession) => Promise<void>; done: RegExp; effect: (s: StalledSession) => Promise<void> })
+  /** An operator-only request that acts on no single agent: 200 for an operator, showing these texts; 403 for a viewer. */
+  | (Base & { kind: "operate"; shows: string[] })
   /** A dev-mode helper: does not exist in access mode. */
   | (Base & { kind: "dev" });
 
@@ -49,7 +51,7 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/fibers/:fiberId", url: (fx) => `/fibers/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn", "streamedChars"] },
   {
     kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName", url: agentPath,
-    shows: (fx, who) => ["Fiber history", fx.session.runId, who === "operator" ? "Confirm force idle" : "need the operator role; you are signed in as a viewer"],
+    shows: (fx, who) => ["Run history", fx.session.runId, who === "operator" ? "Confirm force idle" : "need the operator role; you are signed in as a viewer"],
   },
   { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/live", url: (fx) => `${agentPath(fx)}/live`, shows: (fx) => ["Live runs", fx.session.runId, ">running<"] },
   { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/runs/:runId", url: (fx) => `${agentPath(fx)}/runs/${enc(fx.session.runId)}`, shows: (fx) => ["Snapshot (live)", fx.session.runId, "streamedChars"] },
@@ -61,6 +63,7 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/ops", url: () => "/ops", shows: () => ["Ambiguous operations"] },
   { kind: "read", method: "GET", pattern: "/api/agents", url: () => "/api/agents?agentClass=FaultySessionAgent", shows: (fx) => [`"agentName":"${fx.session.name}"`] },
   { kind: "read", method: "GET", pattern: "/api/agents/:agentClass/:agentName", url: (fx) => `/api/agents/FaultySessionAgent/${enc(fx.session.name)}`, shows: (fx) => ['"status":"running"', fx.session.runId] },
+  { kind: "operate", method: "POST", pattern: "/api/reconcile", url: () => "/api/reconcile", shows: ['"ok":true', '"asked":', '"findings":', '"unanswered":'] },
   { kind: "read", method: "GET", pattern: "/api/csrf", url: () => "/api/csrf", shows: (_fx, who) => [`"email":"${USERS[who]}"`, `"role":"${who}"`, '"token":"'] },
   {
     kind: "action", method: "POST", pattern: "/actions/force-idle", url: () => "/actions/force-idle", action: "force_idle",
@@ -154,6 +157,15 @@ describe.each(ROUTES)("$method $pattern", (route) => {
           ? [{ actor: USERS.viewer, role: "viewer", action: route.action, reason: `matrix ${route.action} as viewer`, result: "denied", error: expect.stringContaining("not_permitted") }]
           : [],
       );
+      return;
+    }
+
+    if (route.kind === "operate") {
+      const res = await postForm(url, who, {}, { csrf, headers: { Accept: "application/json" } });
+      const text = await res.text();
+      expect(res.status).toBe(expected);
+      if (who === "operator") for (const s of route.shows) expect(text).toContain(s);
+      if (who === "viewer") expect(text).toContain("viewer@example.com has the viewer role; this needs the operator role");
       return;
     }
 
