@@ -96,10 +96,10 @@ async function verify() {
       continue;
     }
     const { status: st, runs } = body.value;
+    // A managed fiber keeps its cf_agents_runs row while its callback runs, so live rows and unsettled Tasks runs are all the live work.
     const ids = new Set([
       ...runs.runs.map((r) => r.id),
       ...runs.runs.map((r) => r.name.slice(r.name.indexOf(":") + 1)),
-      ...runs.managedFibers.filter((f) => !["completed", "aborted", "error", "interrupted"].includes(f.status)).map((f) => f.fiberId),
       ...runs.tasks.flatMap((t) => [t.runId, t.requestId].filter(Boolean)),
     ]);
     live.set(k, { status: st.status, ids, count: runs.runs.length + runs.tasks.length });
