@@ -113,7 +113,8 @@ async function verify() {
     else if (l.ids.has(r.runId)) matched.push(r);
     else (now - r.lastSeen < 60_000 ? inFlight : phantom).push(r);
   }
-  const staleIncidents = incidents.filter((i) => now - i.lastSeen > ageMs);
+  // Open and quiet past the age, and not confirmed by its agent since its last event.
+  const staleIncidents = incidents.filter((i) => now - i.lastSeen > ageMs && !(i.confirmedAt && i.confirmedAt >= i.lastSeen));
   const busySessions = sessions.filter((s) => live.get(key(s))?.status === "idle" && now - s.lastSeen > ageMs);
   const liveTotal = [...live.values()].reduce((n, l) => n + (l.count ?? 0), 0);
   const report = {
@@ -130,7 +131,7 @@ async function verify() {
   else {
     console.log(`overview: ${report.overview.running} running (${Object.entries(report.overview.runningByKind).map(([k, v]) => `${k} ${v.n}, ${v.confirmed} confirmed`).join("; ")}), ${report.overview.openIncidents} open incidents`);
     console.log(`running runs in the console: ${running.length}; live in their ${agents.size} agents: ${matched.length}; not live: ${phantom.length}; not live but last event under a minute ago: ${inFlight.length}; agent could not answer: ${unreachable.length}`);
-    console.log(`open incidents: ${incidents.length}, of which without an event for more than ${ageMs / 60_000} min: ${staleIncidents.length}`);
+    console.log(`open incidents: ${incidents.length}, of which without an event or a confirmation for more than ${ageMs / 60_000} min: ${staleIncidents.length}`);
     console.log(`running sessions: ${sessions.length}, of which the agent is idle and no event for ${ageMs / 60_000} min: ${busySessions.length}`);
     for (const r of report.notLive) console.log(`  not live: ${r.kind} ${r.runId} of ${r.agent} (last event ${r.lastSeen})`);
     for (const i of report.staleIncidents) console.log(`  stale incident: ${i.incidentId} of ${i.agent} (last event ${i.lastSeen})`);
