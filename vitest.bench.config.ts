@@ -1,15 +1,19 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { deriveConsoleConfig, writeGeneratedConfig } from "./scripts/wrangler-config.ts";
 
 /** `npm run bench`: benchmarks run in workerd against real local D1 and Queues, and print ratios. */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
+  // The console's wrangler.jsonc minus its script_name agent bindings (the fleet's Worker is not running here):
+  // the bench worker hosts its own agents.
+  const configPath = writeGeneratedConfig("console.bench.jsonc", deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent" } }));
   return {
     plugins: [
       cloudflareTest({
         main: "./bench/entry.ts",
-        wrangler: { configPath: "./wrangler.jsonc" },
+        wrangler: { configPath },
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
