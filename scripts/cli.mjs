@@ -99,7 +99,7 @@ async function verify() {
     // A managed fiber keeps its cf_agents_runs row while its callback runs, so live rows and unsettled Tasks runs are all the live work.
     const ids = new Set([
       ...runs.runs.map((r) => r.id),
-      ...runs.runs.map((r) => r.name.slice(r.name.indexOf(":") + 1)),
+      ...runs.runs.map((r) => r.requestId).filter(Boolean),
       ...runs.tasks.flatMap((t) => [t.runId, t.requestId].filter(Boolean)),
     ]);
     live.set(k, { status: st.status, ids, count: runs.runs.length + runs.tasks.length });

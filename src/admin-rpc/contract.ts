@@ -46,6 +46,8 @@ export const runSummary = z.object({
   id: z.string(),
   name: z.string(),
   kind: runKind.default("fiber"),
+  /** A chat turn's request id (the id the console keys the turn by); null for other kinds and older agents. */
+  requestId: z.string().nullable().default(null),
   createdAt: z.number(),
   ageMs: z.number(),
   snapshotBytes: z.number(),

@@ -50,7 +50,7 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
     ...live.runs.map((r) => ({
       kind: r.kind,
       // The console keys a chat turn by its request id, the tail of the turn fiber's name.
-      runId: r.kind === "chat_turn" ? r.name.slice(r.name.indexOf(":") + 1) || r.id : r.id,
+      runId: r.kind === "chat_turn" ? (r.requestId ?? r.id) : r.id,
       name: r.name,
       rowId: r.id,
       source: r.kind === "managed_fiber" ? ("managed" as const) : ("row" as const),

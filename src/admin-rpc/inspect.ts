@@ -1,7 +1,7 @@
 import { maskSecrets } from "@agent-oncall/telemetry";
 import {
   CHAT_RECOVERY_INCIDENT_KEY_PREFIX,
-  CHAT_TURN_FIBER_PREFIX,
+  chatTurnRequestIdOf,
   CHAT_TURN_TASK,
   chatIncidentIdOf,
   FIBER_DONE_STATUSES,
@@ -88,7 +88,7 @@ export function taskRunOf(sql: Sql, t: TaskSnapshot): TaskRun {
 /** The kind of a `cf_agents_runs` row. */
 function rowKind(name: string, managed: boolean): RunKind {
   if (managed) return "managed_fiber";
-  return name.startsWith(CHAT_TURN_FIBER_PREFIX) ? "chat_turn" : "fiber";
+  return chatTurnRequestIdOf(name) !== null ? "chat_turn" : "fiber";
 }
 
 /** Live run rows (every kind), managed fibers (recent, any status) and unsettled Tasks runs. */
@@ -109,7 +109,7 @@ export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRuns
   const runs = [];
   for (const r of raw) {
     const managed = managedFibers.some((f) => f.fiberId === r.id) || (await w.inspectFiber(r.id)) !== null;
-    runs.push({ id: r.id, name: r.name, kind: rowKind(r.name, managed), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: r.bytes });
+    runs.push({ id: r.id, name: r.name, kind: rowKind(r.name, managed), requestId: managed ? null : chatTurnRequestIdOf(r.name), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: r.bytes });
   }
   const tasks = (await w.listTasks({ status: LIVE_TASK_STATES, limit: TASKS_SHOWN })).map((t) => taskRunOf(w.sql, t));
   return { runs, managedFibers, tasks };
@@ -144,17 +144,17 @@ export async function readRun(w: AgentWork, id: string, now = Date.now()): Promi
   const [r] = rows<{ id: string; name: string; created_at: number; snapshot: string | null }>(w.sql, "SELECT id, name, created_at, snapshot FROM cf_agents_runs WHERE id = ?", id);
   const fiber = await w.inspectFiber(id);
   if (r) {
-    return withSnapshot({ id: r.id, name: r.name, kind: rowKind(r.name, fiber !== null), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at) }, r.snapshot ?? null);
+    return withSnapshot({ id: r.id, name: r.name, kind: rowKind(r.name, fiber !== null), requestId: fiber !== null ? null : chatTurnRequestIdOf(r.name), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at) }, r.snapshot ?? null);
   }
   if (fiber) {
     const text = fiber.snapshot === undefined ? null : JSON.stringify(fiber.snapshot);
-    return withSnapshot({ id, name: fiber.name, kind: "managed_fiber", createdAt: fiber.createdAt, ageMs: Math.max(0, now - fiber.createdAt) }, text);
+    return withSnapshot({ id, name: fiber.name, kind: "managed_fiber", requestId: null, createdAt: fiber.createdAt, ageMs: Math.max(0, now - fiber.createdAt) }, text);
   }
   const task = await w.getTask(id);
   if (task) {
     const t = taskRunOf(w.sql, task);
     const view = { state: t.state, definition: t.definition, currentStep: t.currentStep, statusMessage: t.statusMessage, attempt: t.attempt, requestId: t.requestId, wakeAt: t.wakeAt };
-    return withSnapshot({ id, name: t.definition, kind: t.kind, createdAt: t.createdAt, ageMs: Math.max(0, now - t.createdAt) }, JSON.stringify(view));
+    return withSnapshot({ id, name: t.definition, kind: t.kind, requestId: t.requestId, createdAt: t.createdAt, ageMs: Math.max(0, now - t.createdAt) }, JSON.stringify(view));
   }
   return null;
 }

@@ -29,6 +29,11 @@ export const CHAT_TURN_TASK = "__cf_internal_chat_turn";
 /** A chat turn run as a plain fiber (sub-agents) is named `${CHAT_TURN_TASK}:${requestId}`. */
 export const CHAT_TURN_FIBER_PREFIX = `${CHAT_TURN_TASK}:`;
 
+/** The request id of a chat turn run as a fiber, from its name; null for any other fiber. */
+export function chatTurnRequestIdOf(fiberName: string): string | null {
+  return fiberName.startsWith(CHAT_TURN_FIBER_PREFIX) ? fiberName.slice(CHAT_TURN_FIBER_PREFIX.length) || null : null;
+}
+
 /** Tasks run states that are final (`cf_agents_task_runs.state`). Anything else is live work. */
 export const TASK_TERMINAL_STATES: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 /** Managed-fiber statuses that are final or parked (`FiberStatus`); anything else is live work. */

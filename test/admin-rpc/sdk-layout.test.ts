@@ -7,6 +7,7 @@ import {
   activeFiberIds,
   CHAT_RECOVERY_INCIDENT_KEY_PREFIX,
   chatIncidentIdOf,
+  chatTurnRequestIdOf,
   FIBER_DONE_STATUSES,
   TASK_TERMINAL_STATES,
   taskCurrentStep,
@@ -76,5 +77,12 @@ describe("agents SDK layout facts (pinned to agents 0.32.0)", () => {
     const key = `${CHAT_RECOVERY_INCIDENT_KEY_PREFIX}${encodeURIComponent(id)}`;
     expect(chatIncidentIdOf(key, { incidentId: id })).toBe(id);
     expect(chatIncidentIdOf(key, { status: "scheduled" })).toBe(id);
+  });
+
+  it("reads a chat turn's request id from the name the SDK gives its fiber, and none from any other fiber", () => {
+    expect(chatTurnRequestIdOf("__cf_internal_chat_turn:req-9")).toBe("req-9");
+    expect(chatTurnRequestIdOf("__cf_internal_chat_turn:")).toBeNull();
+    expect(chatTurnRequestIdOf("import-orders")).toBeNull();
+    expect(chatTurnRequestIdOf("my__cf_internal_chat_turn:req-9")).toBeNull();
   });
 });

@@ -1,5 +1,4 @@
 import type { ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
-import { FIBER_DONE_STATUSES } from "../../src/admin-rpc/sdk-layout";
 import type { Source } from "../../src/telemetry";
 import { openWorkOf } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
@@ -48,16 +47,16 @@ export async function recordFindings(
 
 /** The admin answers, reduced to what reconciliation compares. */
 export function liveWork(status: StatusOutput, runs: ListRunsOutput): LiveWork {
-  const live = [
-    ...runs.runs.map((r) => ({ id: r.id, name: r.name })),
-    ...runs.managedFibers.filter((f) => !FIBER_DONE_STATUSES.has(f.status)).map((f) => ({ id: f.fiberId, name: f.name })),
-    // listRuns returns only Tasks runs that have not settled; a chat turn's Task is known by its request id too.
-    ...runs.tasks.flatMap((t) => [{ id: t.runId, name: t.definition }, ...(t.requestId ? [{ id: t.requestId, name: t.definition }] : [])]),
+  // A managed fiber keeps its cf_agents_runs row while its callback runs, so the rows and the unsettled Tasks
+  // runs are all the live work; a chat turn is also known by its request id (the console's key for it).
+  const ids = [
+    ...runs.runs.flatMap((r) => [r.id, ...(r.requestId ? [r.requestId] : [])]),
+    ...runs.tasks.flatMap((t) => [t.runId, ...(t.requestId ? [t.requestId] : [])]),
   ];
   const chatRecords = new Map(
     status.chatRecoveryIncidents.map((c) => [c.incidentId ?? c.key, { status: c.status, reason: c.reason, requestId: c.requestId }]),
   );
-  return { status: status.status, liveRunIds: new Set(live.map((r) => r.id)), liveRunNames: live.map((r) => r.name), chatRecords };
+  return { status: status.status, liveRunIds: new Set(ids), chatRecords };
 }
 
 /** A finding as the event that records it, correlated like the agent's own events for that work. */

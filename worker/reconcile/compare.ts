@@ -14,10 +14,8 @@ export type { OpenWork };
 /** What the agent answered (admin RPC), reduced to what reconciliation compares. */
 export type LiveWork = {
   status: "running" | "idle" | "terminated";
-  /** Ids of work alive in the agent: runFiber rows, managed fibers not yet ended, Tasks runs not yet settled. */
+  /** Ids of work alive in the agent: run rows (managed fibers included), Tasks runs not yet settled, and the request ids of live chat turns. */
   liveRunIds: ReadonlySet<string>;
-  /** Names of that work (the SDK names a chat turn's internal fiber after its request). */
-  liveRunNames: readonly string[];
   /** The agent's chat-recovery records: incident id → the record's status (detected, attempting, exhausted, …). */
   chatRecords: ReadonlyMap<string, { status: string; reason: string | null; requestId: string | null }>;
 };
@@ -65,7 +63,7 @@ export function reconcileFindings(open: OpenWork, live: LiveWork, opts: { now: n
 
 /** A chat turn is alive while a live run carries its request id; unknown (null) while the agent is busy with something unnamed. */
 function chatTurnAlive(r: OpenRun, live: LiveWork): boolean | null {
-  if (live.liveRunIds.has(r.runId) || live.liveRunNames.some((n) => n.includes(r.runId))) return true;
+  if (live.liveRunIds.has(r.runId)) return true;
   if (live.status === "running" && live.liveRunIds.size === 0) return null;
   return false;
 }

@@ -6,7 +6,7 @@ const MIN = 10 * 60_000;
 const old = NOW - MIN - 1;
 const fresh = NOW - 1_000;
 
-const live = (over: Partial<LiveWork> = {}): LiveWork => ({ status: "idle", liveRunIds: new Set(), liveRunNames: [], chatRecords: new Map(), ...over });
+const live = (over: Partial<LiveWork> = {}): LiveWork => ({ status: "idle", liveRunIds: new Set(), chatRecords: new Map(), ...over });
 const open = (over: Partial<OpenWork> = {}): OpenWork => ({ runs: [], incidents: [], sessions: [], ...over });
 const judge = (o: OpenWork, l: LiveWork) => reconcileFindings(o, l, { now: NOW, minAgeMs: MIN });
 
@@ -14,7 +14,7 @@ describe("reconciliation: projections against what the agent answers", () => {
   it("closes a run the agent no longer has as ended, not reported, and confirms one it still runs", () => {
     const findings = judge(
       open({ runs: [{ kind: "fiber", runId: "gone", name: "job", lastSeen: old }, { kind: "task", runId: "t-1", name: "import", lastSeen: old }] }),
-      live({ status: "running", liveRunIds: new Set(["t-1"]), liveRunNames: ["import"] }),
+      live({ status: "running", liveRunIds: new Set(["t-1"]) }),
     );
     expect(findings).toEqual([
       expect.objectContaining({ type: "run.reconciled", kind: "fiber", runId: "gone", finding: "ended_unreported" }),
@@ -33,9 +33,9 @@ describe("reconciliation: projections against what the agent answers", () => {
     expect(judge(open({ runs: [{ ...run, confirmedAt: NOW - MIN - 1 }] }), l)).toHaveLength(1);
   });
 
-  it("matches a chat turn by its request id in a live run's name, and says nothing while a busy agent shows no runs", () => {
+  it("matches a chat turn by the request id of a live run, and says nothing while a busy agent shows no runs", () => {
     const turn = { kind: "chat_turn" as const, runId: "req-7", name: null, lastSeen: old };
-    expect(judge(open({ runs: [turn] }), live({ status: "running", liveRunIds: new Set(["f1"]), liveRunNames: ["__cf_internal_chat_turn:req-7"] }))[0]).toMatchObject({ finding: "confirmed_running" });
+    expect(judge(open({ runs: [turn] }), live({ status: "running", liveRunIds: new Set(["f1", "req-7"]) }))[0]).toMatchObject({ finding: "confirmed_running" });
     expect(judge(open({ runs: [turn] }), live({ status: "running" }))).toEqual([]);
     expect(judge(open({ runs: [turn] }), live({ status: "idle" }))[0]).toMatchObject({ finding: "ended_unreported" });
   });
