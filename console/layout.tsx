@@ -18,9 +18,12 @@ export type PageContext = {
 const NAV: [string, string][] = [
   ["/", "Overview"],
   ["/incidents", "Incidents"],
+  ["/stuck", "Stuck"],
   ["/fibers", "Runs"],
   ["/sessions", "Sessions"],
+  ["/ops", "Ambiguous ops"],
   ["/backups", "Backups"],
+  ["/alerts", "Alerts"],
   ["/audit", "Audit log"],
 ];
 

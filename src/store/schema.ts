@@ -104,6 +104,8 @@ export const reconciliations = sqliteTable(
     findings: integer("findings").notNull(),
     /** Why the agent could not answer; null when it did. */
     error: text("error"),
+    /** The agent's next alarm as it answered at `asked_at` (stuck detection: an alarm overdue); null when none or no answer. */
+    nextAlarmAt: integer("next_alarm_at"),
   },
   (t) => [primaryKey({ columns: [t.agentClass, t.agentName] })],
 );
@@ -204,6 +206,9 @@ export const incidents = sqliteTable(
     requestId: text("request_id"),
     /** The latest reconciliation that found the incident still being recovered (events of reconciliation never move last_seen). */
     confirmedAt: integer("confirmed_at"),
+    /** Model tokens the incident's recovery attempts re-spent (sums of model.usage events carrying its incident id). */
+    respentInputTokens: integer("respent_input_tokens").notNull().default(0),
+    respentOutputTokens: integer("respent_output_tokens").notNull().default(0),
     firstSeen: integer("first_seen").notNull(),
     lastSeen: integer("last_seen").notNull(),
   },
@@ -229,8 +234,12 @@ export const opAmbiguities = sqliteTable(
     sessionName: text("session_name"),
     opKind: text("op_kind"),
     detail: text("detail"),
+    /** The op reported an idempotency key its upstream honours (op.ambiguous `idempotent`): re-running it is safe. */
+    idempotent: integer("idempotent"),
     ambiguousAt: integer("ambiguous_at"),
     resolution: text("resolution"),
+    /** What the resolution points at: the result's reference when it ran, the re-run's when re-issued. */
+    resolutionRef: text("resolution_ref"),
     resolutionAt: integer("resolution_at"),
     resolutionEventId: text("resolution_event_id"),
     firstSeen: integer("first_seen").notNull(),
@@ -290,9 +299,12 @@ export const auditLog = sqliteTable(
     after: text("after"),
     result: text("result").notNull(),
     error: text("error"),
+    /** The bulk action this row belongs to (the batch's own row and one per target share it); null for a single action. */
+    batchId: text("batch_id"),
   },
   (t) => [
     index("audit_log_time").on(t.time, t.id),
+    index("audit_log_batch").on(t.batchId, t.time, t.id),
     index("audit_log_target").on(t.targetClass, t.targetName, t.time, t.id),
     index("audit_log_actor").on(t.actor, t.time, t.id),
     index("audit_log_action").on(t.action, t.time, t.id),
@@ -345,6 +357,39 @@ export const eventRollups = sqliteTable(
     type: text("type").notNull(),
     dim: text("dim").notNull().default(""),
     n: integer("n").notNull(),
+    /** A summed amount for types that carry one (model.usage: input + output tokens); 0 otherwise. */
+    amount: integer("amount").notNull().default(0),
   },
   (t) => [primaryKey({ columns: [t.bucket, t.type, t.dim] }), index("event_rollups_type").on(t.type, t.bucket, t.dim)],
+);
+
+/**
+ * Alert notifications (webhook: generic JSON or Slack-compatible), one row per alert and channel. The key
+ * deduplicates (one alert per incident, ambiguous op or stuck finding); the row is the delivery log.
+ * `status`: queued | sent | failed (retries used up) | rate_limited (dropped by the per-window limit).
+ */
+export const alertDeliveries = sqliteTable(
+  "alert_deliveries",
+  {
+    alertKey: text("alert_key").notNull(),
+    channel: text("channel").notNull(),
+    /** exhausted | ambiguous_op | stuck */
+    kind: text("kind").notNull(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    /** The incident, op or stuck rule the alert is about. */
+    subjectId: text("subject_id").notNull(),
+    summary: text("summary").notNull(),
+    status: text("status").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    httpStatus: integer("http_status"),
+    lastError: text("last_error"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.alertKey, t.channel] }),
+    index("alert_deliveries_created").on(t.createdAt, t.alertKey, t.channel),
+    index("alert_deliveries_status").on(t.status, t.createdAt, t.alertKey, t.channel),
+  ],
 );

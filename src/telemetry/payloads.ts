@@ -182,7 +182,12 @@ export const payloadSchemas = {
   "op.started": opBase,
   "op.completed": opBase.extend({ resultRef: z.string().max(500).optional() }),
   "op.ambiguous": opBase.extend({ detail: z.string().max(4000) }),
-  "op.resolved": opBase.extend({ resolution: z.enum(["verified_ran", "verified_not_ran", "reissued", "abandoned"]) }),
+  /** `resultRef` points at the result (verified_ran) or the re-run's (reissued); `reason` is the person's, when one resolved it. */
+  "op.resolved": opBase.extend({
+    resolution: z.enum(["verified_ran", "verified_not_ran", "reissued", "abandoned"]),
+    resultRef: z.string().max(500).optional(),
+    reason: z.string().max(2000).optional(),
+  }),
 
   // Workspace backups
   "backup.created": backupBase.extend({ expiresAt: ms, bytes: count.optional() }),

@@ -46,8 +46,8 @@ export const SPECS = {
   ops: projection(schema.opAmbiguities, {
     key: ["opId", "agentClass", "agentName"],
     columns: {
-      sessionName: "max", opKind: "max", detail: "max",
-      ambiguousAt: "min", resolution: { latest: "resolution" }, firstSeen: "min", lastSeen: "max",
+      sessionName: "max", opKind: "max", detail: "max", idempotent: "max",
+      ambiguousAt: "min", resolution: { latest: "resolution" }, resolutionRef: { latest: "resolution" }, firstSeen: "min", lastSeen: "max",
     },
   }),
   backups: projection(schema.workspaceBackups, {

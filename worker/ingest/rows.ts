@@ -123,17 +123,20 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         reason, ...stamp(schema.incidents, "reason", reason !== null, e),
         fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null,
         confirmed_at: reconciled && pl.finding === "confirmed_open" ? e.time : null,
+        respent_input_tokens: 0, respent_output_tokens: 0,
         // Reconciliation only observes: it never moves last_seen (first_seen is a minimum, so its later time never does).
         first_seen: e.time, last_seen: reconciled ? null : e.time,
       } satisfies SqlRow<typeof schema.incidents>);
     }
 
     if ((e.type === "op.ambiguous" || e.type === "op.resolved") && c.opId) {
-      const pl = e.payload as { opKind: string; detail?: string; resolution?: string };
+      const pl = e.payload as { opKind: string; detail?: string; resolution?: string; idempotent?: boolean; resultRef?: string };
       const resolution = e.type === "op.resolved" ? (pl.resolution ?? null) : null;
       p.ops.push({
         op_id: c.opId, ...who, session_name: c.sessionName ?? null, op_kind: pl.opKind, detail: pl.detail ?? null,
-        ambiguous_at: e.type === "op.ambiguous" ? e.time : null, resolution, ...stamp(schema.opAmbiguities, "resolution", resolution !== null, e),
+        idempotent: e.type === "op.ambiguous" && pl.idempotent !== undefined ? (pl.idempotent ? 1 : 0) : null,
+        ambiguous_at: e.type === "op.ambiguous" ? e.time : null, resolution, resolution_ref: resolution !== null ? (pl.resultRef ?? null) : null,
+        ...stamp(schema.opAmbiguities, "resolution", resolution !== null, e),
         first_seen: e.time, last_seen: e.time,
       } satisfies SqlRow<typeof schema.opAmbiguities>);
     }
