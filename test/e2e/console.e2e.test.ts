@@ -33,13 +33,13 @@ beforeAll(async () => {
     // Each request wakes the evicted agent, and the SDK recovers its turn on wake.
     await fetch(`${server.base}/api/agents/DemoSessionAgent/billing-7`, { headers: { Accept: "application/json" } }).catch(() => undefined);
     return d1(dir, "SELECT status FROM incidents WHERE incident_id = 'turn:DemoSessionAgent/billing-7/1'")[0]?.status === "exhausted";
-  }, 90_000);
+  }, 150_000);
 
   // A session with a turn that keeps running until someone acts.
   const running = await appPost(server, "/dev/sessions/support-42/messages", { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
   expect(await running.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
   await until("the running session to reach the console", async () => d1(dir, "SELECT status FROM sessions WHERE session_name = 'support-42'")[0]?.status === "running");
-}, 180_000);
+}, 270_000);
 
 afterAll(async () => {
   await browser?.close();

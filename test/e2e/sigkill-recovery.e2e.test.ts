@@ -47,6 +47,10 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
   const rescheduled = rows.find((x) => x.type === "session.status_rescheduled")!;
   expect(rescheduled.incident_id).toBe("turn:DemoSessionAgent/e2e-kill/1");
   const incident = d1(dir, "SELECT kind, status, attempts FROM incidents WHERE incident_id = 'turn:DemoSessionAgent/e2e-kill/1'");
-  expect(incident).toEqual([{ kind: "turn", status: "open", attempts: 1 }]);
+  // The recovered turn stalls again on purpose, so it stays open. On a loaded machine the runtime may evict the
+  // re-run too and the SDK recovers it once more: each recovery is one attempt, and the budget is 5.
+  expect(incident).toEqual([{ kind: "turn", status: "open", attempts: expect.any(Number) }]);
+  expect(incident[0]!.attempts as number).toBeGreaterThanOrEqual(1);
+  expect(incident[0]!.attempts as number).toBeLessThanOrEqual(5);
   await stop(second);
 });
