@@ -48,4 +48,24 @@ describe("recovery cost of a real Think agent: the scripted model reports usage,
     const onTimeline = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE timeline_id = ? AND type = 'model.usage'").bind(incidentId).first<{ n: number }>();
     expect(onTimeline!.n).toBe(1);
   });
+
+  it("a model that calls a tool and then stalls, attempt after attempt, re-spends tokens until recovery gives up", async () => {
+    const { name, stub } = await chatAgent("cost-exh");
+    await stub.setRecoveryPolicy({ stallTimeoutMs: 200, maxAttempts: 2 });
+    const lookup = { kind: "tool_call" as const, toolName: "lookup_notes", input: { topic: "warehouse" } };
+    await stub.setScript({ steps: [stall("Querying the warehouse"), lookup, stall(), lookup, stall(), lookup, stall()] });
+    await stub.sendUserMessage("why is the warehouse query slow?");
+
+    const [exhausted] = await eventsOfType(name, "chat.recovery.exhausted");
+    const incidentId = exhausted!.incident_id!;
+    const usage = (await eventsOfType(name, "model.usage")).filter((e) => e.incident_id === incidentId);
+    expect(usage.length).toBeGreaterThan(0);
+    const total = usage.reduce((t, e) => t + payloadOf<Usage>(e).inputTokens + payloadOf<Usage>(e).outputTokens, 0);
+    const sums = await pollRows<{ t: number; status: string }>(
+      "SELECT respent_input_tokens + respent_output_tokens AS t, status FROM incidents WHERE incident_id = ?", [incidentId], (r) => r[0]?.t === total,
+    );
+    expect(sums[0]!.t).toBeGreaterThan(0);
+    expect(["exhausted", "failed"]).toContain(sums[0]!.status);
+    expect(new Set(usage.map((e) => payloadOf<Usage>(e).attempt)).size).toBeGreaterThanOrEqual(1);
+  });
 });
