@@ -49,6 +49,8 @@ describe("recovery cost in the console", () => {
       ["1", "1", "1,200", "34", "1,234"],
       ["2", "2", "1,500", "66", "1,566"],
     ]);
+    // Each call on the timeline says what it spent.
+    expect(page.text).toContain("1,200 input + 34 output tokens (scripted-chat)");
     const json = (await (await call(`/incidents/${enc(incidentId)}`, { as: "viewer", headers: { Accept: "application/json" } })).json()) as {
       incident: { respentInputTokens: number; respentOutputTokens: number };
     };
