@@ -15,7 +15,7 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
     <table data-testid={props.testId}>
       <thead>
         <tr>
-          <th>incident</th><th>kind</th><th>agent</th><th>status</th><th class="num">attempts</th><th>reason</th>
+          <th>incident</th><th>kind</th><th>agent</th><th>status</th><th class="num">attempts</th><th class="num" title="model tokens its recovery re-spent">tokens</th><th>reason</th>
           {props.showFirstSeen ? <th>first seen</th> : null}
           <th>last seen</th>
         </tr>
@@ -28,6 +28,7 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
             <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
             <td><Status value={i.status} label={i.statusLabel} /></td>
             <td class="num">{reportedAttempts(i)}</td>
+            <td class="num">{i.respentInputTokens + i.respentOutputTokens ? (i.respentInputTokens + i.respentOutputTokens).toLocaleString("en-US") : "—"}</td>
             <td>{i.reason ?? ""}</td>
             {props.showFirstSeen ? <td title={iso(i.firstSeen)}>{ago(i.firstSeen, props.now)}</td> : null}
             <td title={iso(i.lastSeen)}>{ago(i.lastSeen, props.now)}</td>

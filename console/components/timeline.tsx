@@ -46,6 +46,7 @@ function fieldsOf(payload: unknown) {
     partialText: preview(p.partialText),
     terminalMessage: preview(p.terminalMessage),
     snapshot: preview(p.snapshot),
+    tokens: typeof p.inputTokens === "number" && typeof p.outputTokens === "number" ? { input: p.inputTokens, output: p.outputTokens, model: text(p.model) } : null,
   };
 }
 
@@ -74,6 +75,7 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null })
               {p.reason ? <span> · reason <code>{p.reason}</code></span> : null}
               {p.step ? <span> · step <code>{p.step}</code></span> : null}
               {p.wakeAt !== null ? <span> · wakes {isoMs(p.wakeAt)}</span> : null}
+              {p.tokens ? <span data-testid="event-tokens"> · {p.tokens.input.toLocaleString("en-US")} input + {p.tokens.output.toLocaleString("en-US")} output tokens{p.tokens.model ? ` (${p.tokens.model})` : ""}</span> : null}
             </div>
             {p.notStopped ? <div class="warn">its in-memory work was not stopped: it runs until it returns or the agent is evicted</div> : null}
             {p.error ? <div class="warn">{p.error}</div> : null}

@@ -1,4 +1,4 @@
-import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type EventRow, type IncidentAttempts, type IncidentGroups, type IncidentRow, type Page } from "../../src/store/read-models";
+import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type AttemptUsage, type EventRow, type IncidentAttempts, type IncidentGroups, type IncidentRow, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { IncidentTable } from "../components/incident-table";
 import { Pager } from "../components/pager";
@@ -63,15 +63,57 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
           {a.disagree ? <div class="warn" data-testid="attempts-disagree">They disagree: {a.counted < a.reported! ? "the SDK counted attempts whose events never arrived" : "more attempt events arrived than the SDK counted"}.</div> : null}
         </dd>
         <dt>reason</dt><dd>{i.reason ?? "—"}</dd>
+        <dt>tokens re-spent</dt>
+        <dd data-testid="incident-respent">
+          <RespentTokens input={i.respentInputTokens} output={i.respentOutputTokens} />
+        </dd>
         <dt>first seen</dt><dd>{iso(i.firstSeen)}</dd>
         <dt>last seen</dt><dd>{iso(i.lastSeen)}</dd>
         {i.confirmedAt ? <><dt>last confirmed recovering</dt><dd>{iso(i.confirmedAt)}</dd></> : null}
         {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={detailHref("fibers", i.fiberId, i)}>{i.fiberId}</a></dd></> : null}
         {i.requestId ? <><dt>chat turn</dt><dd><a class="mono" href={detailHref("fibers", i.requestId, i)}>{i.requestId}</a></dd></> : null}
       </dl>
+      {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} /> : null}
       <h2>Timeline</h2>
       <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
       <Pager path={path} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />
     </Layout>
+  );
+}
+
+/** A token count as people read it: 12,345. */
+export const tokenCount = (n: number) => n.toLocaleString("en-US");
+
+/** What the incident's recovery re-spent on the model: total, then input and output. */
+function RespentTokens(props: { input: number; output: number }) {
+  const total = props.input + props.output;
+  if (total === 0) return <span class="muted">none reported (the agent reports model usage through telemetry.usage)</span>;
+  return (
+    <>
+      <strong data-testid="respent-total">{tokenCount(total)}</strong> tokens · {tokenCount(props.input)} input · {tokenCount(props.output)} output
+    </>
+  );
+}
+
+/** Tokens per recovery attempt, from the model.usage events on the incident's timeline. */
+function RespentByAttempt(props: { rows: AttemptUsage[] }) {
+  return (
+    <section>
+      <h2>Tokens re-spent per attempt</h2>
+      <table data-testid="respent-by-attempt">
+        <thead><tr><th>attempt</th><th class="num">model calls</th><th class="num">input</th><th class="num">output</th><th class="num">total</th></tr></thead>
+        <tbody>
+          {props.rows.map((r) => (
+            <tr>
+              <td>{r.attempt === null ? "(not told)" : r.attempt}</td>
+              <td class="num">{r.calls}</td>
+              <td class="num">{tokenCount(r.inputTokens)}</td>
+              <td class="num">{tokenCount(r.outputTokens)}</td>
+              <td class="num">{tokenCount(r.inputTokens + r.outputTokens)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
   );
 }

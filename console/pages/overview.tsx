@@ -31,6 +31,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
     ["Open incidents", href("/incidents", { status: "open" }), counts.openIncidents, counts.openIncidents.n > 0],
     ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: new Date(since24h).toISOString() }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
     ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0],
+    ["Tokens re-spent by recovery (24 h)", href("/incidents", { since: new Date(since24h).toISOString() }), { n: counts.respentTokens24h, capped: false }, false],
   ];
   return (
     <>

@@ -11,3 +11,4 @@ export { subscribeAgentDiagnostics } from "./diagnostics.js";
 export { fiberIncidentId, turnIncidentId, newEventId } from "./ids.js";
 export { toPreview, capField, maskSecrets, maskJson, createMasker, parseRedactPatterns, type Masker, type RedactPatterns } from "./redact.js";
 export { otlpTargetFromEnv, parseOtlpHeaders } from "./config.js";
+export { readUsage, usageFromGenAiAttributes, RecoveryScope, type ModelUsage, type UsageContext } from "./usage.js";

@@ -189,6 +189,19 @@ export const payloadSchemas = {
     reason: z.string().max(2000).optional(),
   }),
 
+  /**
+   * Model tokens one call spent, as the agent reported them (see usage.ts). corr.incidentId is set when the
+   * call ran inside a recovery attempt (the telemetry stamps it), so the console sums what recovery re-spent.
+   * `attempt` is that recovery's attempt number; `turnSeq` names the session turn when the agent gave one.
+   */
+  "model.usage": z.object({
+    inputTokens: count,
+    outputTokens: count,
+    model: z.string().min(1).max(200).optional(),
+    attempt: count.optional(),
+    turnSeq: count.optional(),
+  }),
+
   // Workspace backups
   "backup.created": backupBase.extend({ expiresAt: ms, bytes: count.optional() }),
   "backup.restored": backupBase,

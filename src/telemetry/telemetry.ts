@@ -10,6 +10,7 @@ import type { EventType, PayloadOf } from "./payloads.js";
 import { createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
 import { signEventText, signingKey } from "./signing.js";
 import { fitEvent, fitText } from "./too-large.js";
+import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
 export type TelemetryStats = {
@@ -144,9 +145,52 @@ export class Telemetry {
     return event;
   }
 
+  /** Recoveries under way in this isolate, from the events shipped so far: which incident a model call re-spends for. */
+  readonly #recoveries = new RecoveryScope();
+
+  /**
+   * Reports the tokens one model call spent, as a `model.usage` event. `usage` is an AI SDK usage object
+   * (`{ inputTokens, outputTokens }`, the older `{ promptTokens, completionTokens }`) or OpenTelemetry span
+   * attributes (`gen_ai.usage.input_tokens` / `output_tokens`); see readUsage. `ctx` says where the call ran
+   * (request id, fiber id, session turn). When that request, fiber or turn is being recovered now (this agent
+   * shipped the attempt's event and not yet its end), the event carries the incident's id and attempt, and the
+   * console adds its tokens to what the recovery re-spent. Returns the event, or null for usage it cannot read
+   * (nothing is sent then). Never throws.
+   */
+  usage(usage: unknown, ctx: UsageContext = {}): TelemetryEvent<"model.usage"> | null {
+    try {
+      const read = readUsage(usage);
+      if (!read) return null;
+      const open = ctx.incidentId ? { incidentId: ctx.incidentId } : this.#recoveries.lookup(ctx);
+      const model = ctx.model?.trim().slice(0, 200) || read.model;
+      const payload: PayloadOf<"model.usage"> = {
+        inputTokens: read.inputTokens,
+        outputTokens: read.outputTokens,
+        ...(model ? { model } : {}),
+        ...(open && "attempt" in open && open.attempt !== undefined ? { attempt: open.attempt } : {}),
+        ...(typeof ctx.turnSeq === "number" && Number.isInteger(ctx.turnSeq) && ctx.turnSeq >= 0 ? { turnSeq: ctx.turnSeq } : {}),
+      };
+      const corr: Correlation = {};
+      if (open) corr.incidentId = open.incidentId.slice(0, 200);
+      if (ctx.requestId) corr.requestId = ctx.requestId.slice(0, 200);
+      if (ctx.fiberId) corr.fiberId = ctx.fiberId.slice(0, 200);
+      if (ctx.sessionName) corr.sessionName = ctx.sessionName.slice(0, 200);
+      return this.record("model.usage", payload, corr);
+    } catch (e) {
+      this.#stats.dropped++;
+      this.#fail("usage", e);
+      return null;
+    }
+  }
+
   /** Ships an already-normalised event. Never throws. */
   emit(event: TelemetryEvent): void {
     this.#stats.emitted++;
+    try {
+      this.#recoveries.observe(event);
+    } catch (e) {
+      this.#fail("recovery scope", e);
+    }
     const fitted = fitEvent(event, this.#mask);
     if (fitted !== event) this.#stats.tooLarge++;
     event = fitted;

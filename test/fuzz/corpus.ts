@@ -248,6 +248,8 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
     case "admin.force_idle":
     case "admin.trigger_alarm":
       return admin;
+    case "model.usage":
+      return { inputTokens: r.int(0, 50_000), outputTokens: r.int(0, 5000), model: r.pick(["scripted-chat", "gpt-x"]), attempt: r.int(0, 5) };
     case "alarm.memory_limit_reset":
       return { strikes: r.int(0, 3), limit: 3, sealed: r.chance(0.5), error: x.text() };
     case "task.accepted":
@@ -301,6 +303,11 @@ function corrOf(type: string, ns: string, r: Rng, who: Identity, hostileIds: boo
   if (/^(session|op|backup)\./.test(type)) c.sessionName = idOf("session");
   if (type.startsWith("op.")) c.opId = idOf("op");
   if (type === "session.error" || type === "session.status_rescheduled") c.incidentId = idOf("turn");
+  // Usage during a recovery attempt names its incident; outside one, its chat turn.
+  if (type === "model.usage") {
+    c.requestId = idOf("req");
+    if (r.chance(0.5)) c.incidentId = idOf("req") + ":msg-1";
+  }
   if (r.chance(0.3)) {
     c.traceId = Array.from({ length: 32 }, () => "0123456789abcdef"[r.int(0, 15)]).join("");
     c.spanId = Array.from({ length: 16 }, () => "0123456789abcdef"[r.int(0, 15)]).join("");

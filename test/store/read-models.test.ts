@@ -165,7 +165,8 @@ describe("listIncidents", () => {
     expect(page.items.map((i) => i.incidentId)).toEqual(["turn:SupportAgent/delta/11", "fiber:ProbeAgent/gamma/fi-10", "chat-9"]);
     expect(page.items[2]).toEqual({
       incidentId: "chat-9", kind: "chat", agentClass: "SupportAgent", agentName: "beta", status: "skipped", statusAt: T0 + 9 * MIN,
-      attempts: 1, maxAttempts: 3, reason: "no_progress_timeout", fiberId: null, requestId: "req-9", confirmedAt: null, firstSeen: T0 + 9 * MIN, lastSeen: T0 + 9 * MIN,
+      attempts: 1, maxAttempts: 3, reason: "no_progress_timeout", fiberId: null, requestId: "req-9", confirmedAt: null,
+      respentInputTokens: 0, respentOutputTokens: 0, firstSeen: T0 + 9 * MIN, lastSeen: T0 + 9 * MIN,
       statusLabel: "skipped",
     });
     expect(page.next).toMatch(/^[A-Za-z0-9_-]+$/);

@@ -10,9 +10,30 @@ import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-name
  * - `min` / `max`: the smallest / largest non-null value (strings compare too);
  * - a group name: the column takes its value from the row whose group stamp
  *   (columns `<group>At`, `<group>EventId` in the schema) is newest; a row that
- *   has no stamp for the group does not contribute to it.
+ *   has no stamp for the group does not contribute to it;
+ * - `sum`: the total of every event's amount, each event counted once. A sum is
+ *   not idempotent by itself (a redelivered event would add again), so a row
+ *   carries its amounts per event id (sumOnce), folding unions them by id, and
+ *   the SQL adds only the amounts of events not stored yet (the `isNew` test
+ *   upsertSql is given). That is why the upsert must run in the same
+ *   transaction as, and BEFORE, the insert that stores the batch's events.
  */
-export type Rule<G extends string = string> = "min" | "max" | { latest: G };
+export type Rule<G extends string = string> = "min" | "max" | "sum" | { latest: G };
+
+/** The row field that carries a row's sum amounts per event id (JSON text); not a column. */
+export const SUM_BY_EVENT = "sum_by_event";
+
+/**
+ * A row's contribution to its projection's `sum` columns: the amounts, and the same amounts keyed by the
+ * event they come from, so the event is counted once however often it is delivered or folded.
+ */
+export function sumOnce<C extends string>(eventId: string, amounts: Record<C, number>): Record<C, number> & { [SUM_BY_EVENT]: string | null } {
+  const any = Object.values<number>(amounts).some((v) => v !== 0);
+  return { ...amounts, [SUM_BY_EVENT]: any ? JSON.stringify({ [eventId]: amounts }) : null };
+}
+
+type SumMap = Record<string, Record<string, number>>;
+const sumMapOf = (r: Row): SumMap => (typeof r[SUM_BY_EVENT] === "string" ? (JSON.parse(r[SUM_BY_EVENT] as string) as SumMap) : {});
 
 /** The groups a table can stamp: each G for which it has both a `${G}At` and a `${G}EventId` column. */
 export type StampGroup<T extends Table> = {
@@ -94,6 +115,14 @@ export function mergeRows(spec: ProjectionSpec, stored: Row, incoming: Row): Row
     if (rule === "min") out[col] = a === null ? b : b === null ? a : b < a ? b : a;
     else if (rule === "max") out[col] = a === null ? b : b === null ? a : b > a ? b : a;
   }
+  const sums = Object.entries(spec.columns).filter(([, rule]) => rule === "sum").map(([col]) => col);
+  if (sums.length) {
+    // Union by event id: the same event folded twice (a batch may carry it twice) counts once.
+    const merged = { ...sumMapOf(stored), ...sumMapOf(incoming) };
+    const ids = Object.keys(merged);
+    out[SUM_BY_EVENT] = ids.length ? JSON.stringify(merged) : null;
+    for (const col of sums) out[col] = ids.reduce((t, id) => t + (merged[id]![col] ?? 0), 0);
+  }
   for (const g of groups(spec.columns)) {
     if (!isNewer(spec, incoming, stored, g)) continue;
     for (const [col, rule] of Object.entries(spec.columns)) if (typeof rule === "object" && rule.latest === g) out[col] = incoming[col] ?? null;
@@ -113,11 +142,18 @@ export function foldRows(spec: ProjectionSpec, rows: Row[]): Row[] {
   return [...byKey.values()];
 }
 
-/** The upsert statement (the SQL interpreter). Takes one parameter: a JSON array of rows. */
-export function upsertSql(spec: ProjectionSpec): string {
+/**
+ * The upsert statement (the SQL interpreter). Takes one parameter: a JSON array of rows. A spec with `sum`
+ * columns needs `isNew`: SQL that is true when the event whose id is the given expression is not stored yet.
+ */
+export function upsertSql(spec: ProjectionSpec, isNew?: (eventIdSql: string) => string): string {
   const t = spec.table;
   const cols = allColumns(spec);
   const select = cols.map((c) => {
+    if (spec.columns[c] === "sum") {
+      if (!isNew) throw new Error(`projection ${t}: sum column ${c} needs an isNew test`);
+      return `(SELECT COALESCE(SUM(s.value ->> '$.${c}'), 0) FROM json_each(j ->> '$.${SUM_BY_EVENT}') s WHERE ${isNew("s.key")})`;
+    }
     const v = `j ->> '$.${c}'`;
     return spec.defaults[c] ? `COALESCE(${v}, ${spec.defaults[c]})` : v;
   });
@@ -130,7 +166,8 @@ export function upsertSql(spec: ProjectionSpec): string {
     if (rule === "min" || rule === "max") {
       const fn = rule.toUpperCase();
       sets.push(`${c} = CASE WHEN excluded.${c} IS NULL THEN ${t}.${c} WHEN ${t}.${c} IS NULL THEN excluded.${c} ELSE ${fn}(${t}.${c}, excluded.${c}) END`);
-    } else sets.push(`${c} = CASE WHEN ${newer(rule.latest)} THEN excluded.${c} ELSE ${t}.${c} END`);
+    } else if (rule === "sum") sets.push(`${c} = ${t}.${c} + excluded.${c}`);
+    else sets.push(`${c} = CASE WHEN ${newer(rule.latest)} THEN excluded.${c} ELSE ${t}.${c} END`);
   }
   for (const g of groups(spec.columns)) for (const c of stampCols(spec, g)) sets.push(`${c} = CASE WHEN ${newer(g)} THEN excluded.${c} ELSE ${t}.${c} END`);
   return `INSERT INTO ${t} (${cols.join(", ")})

@@ -38,6 +38,8 @@ export const SPECS = {
       kind: "max",
       status: { latest: "status" }, attempts: "max", maxAttempts: "max", reason: { latest: "reason" },
       fiberId: "max", requestId: "max", confirmedAt: "max", firstSeen: "min", lastSeen: "max",
+      // Tokens its recovery attempts re-spent: model.usage events carrying the incident id, each counted once.
+      respentInputTokens: "sum", respentOutputTokens: "sum",
     },
     // An incident first seen through an event that says nothing of status is open until one does.
     // last_seen 0 only for one nothing but reconciliation ever reported: 0 never wins the maximum.
@@ -87,13 +89,16 @@ ON CONFLICT(${E.id}) DO NOTHING`;
  * BEFORE the events insert of the same transaction: that is what makes a redelivered event count zero
  * times. Ids inside one call must be distinct (projectionStatements dedupes them first).
  */
-const ROLLUPS_SQL = `INSERT INTO ${R.$table} (${R.bucket}, ${R.type}, ${R.dim}, ${R.n})
-SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.${R.type}', j.value ->> '$.${R.dim}', COUNT(*) FROM json_each(?1) j
+const ROLLUPS_SQL = `INSERT INTO ${R.$table} (${R.bucket}, ${R.type}, ${R.dim}, ${R.n}, ${R.amount})
+SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.${R.type}', j.value ->> '$.${R.dim}', COUNT(*), COALESCE(SUM(j.value ->> '$.${R.amount}'), 0) FROM json_each(?1) j
 WHERE NOT EXISTS (SELECT 1 FROM ${E.$table} e WHERE e.${E.id} = j.value ->> '$.${E.id}')
 GROUP BY 1, 2, 3
-ON CONFLICT(${R.bucket}, ${R.type}, ${R.dim}) DO UPDATE SET ${R.n} = ${R.$table}.${R.n} + excluded.${R.n}`;
+ON CONFLICT(${R.bucket}, ${R.type}, ${R.dim}) DO UPDATE SET ${R.n} = ${R.$table}.${R.n} + excluded.${R.n}, ${R.amount} = ${R.$table}.${R.amount} + excluded.${R.amount}`;
 
-const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSql(spec)])) as Record<ProjectionName, string>;
+/** The `isNew` test of sum columns (merge.ts): the event is not stored yet. Same rule as the rollups'. */
+const notStored = (eventIdSql: string) => `NOT EXISTS (SELECT 1 FROM ${E.$table} e WHERE e.${E.id} = ${eventIdSql})`;
+
+const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSql(spec, notStored)])) as Record<ProjectionName, string>;
 
 /** Largest JSON parameter we send in one statement (D1 caps a value at 2 MB). */
 const MAX_PARAM_BYTES = 900_000;
@@ -111,16 +116,18 @@ function firstById(rows: Row[]): Row[] {
  * Statements for one ingest batch, to run in one db.batch (one transaction).
  * Each takes ONE bound parameter, a JSON array expanded with json_each, so a
  * batch of any size stays far inside D1's 100-parameter limit; rows are first
- * folded per key so each projection row is written once per batch. Rollups
- * come first: they count only ids the events insert has not stored yet.
+ * folded per key so each projection row is written once per batch. The events
+ * insert comes last: rollups and the projections' sum columns count only ids
+ * it has not stored yet, so a redelivered event adds nothing (the other merge
+ * rules are idempotent and do not care).
  */
 export function projectionStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
   const stmts: D1PreparedStatement[] = [];
   for (const json of chunks(firstById(rollups))) stmts.push(db.prepare(ROLLUPS_SQL).bind(json));
-  for (const json of chunks(firstById(events))) stmts.push(db.prepare(EVENTS_SQL).bind(json));
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
     const rows = foldRows(SPECS[name], projections[name]);
     for (const json of chunks(rows)) stmts.push(db.prepare(SQL[name]).bind(json));
   }
+  for (const json of chunks(firstById(events))) stmts.push(db.prepare(EVENTS_SQL).bind(json));
   return stmts;
 }

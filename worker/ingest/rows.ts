@@ -2,7 +2,7 @@ import type { Table } from "drizzle-orm";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
 import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
-import { type Row, type StampGroup, stampColumns } from "./merge";
+import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
 import { runRowOf } from "./run-rows";
 
@@ -19,7 +19,7 @@ import { runRowOf } from "./run-rows";
 export type BatchRows = { events: Row[]; projections: Record<ProjectionName, Row[]>; rollups: Row[] };
 
 /** A rollup increment: the bucket key, plus the event id that makes it count once. */
-type RollupRow = SqlRow<typeof schema.events, "id"> & SqlRow<typeof schema.eventRollups, "bucket" | "type" | "dim">;
+type RollupRow = SqlRow<typeof schema.events, "id"> & SqlRow<typeof schema.eventRollups, "bucket" | "type" | "dim" | "amount">;
 
 /** Width of an event_rollups bucket. */
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
@@ -96,7 +96,12 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       payload: JSON.stringify(e.payload), received_at: receivedAt,
     } satisfies SqlRow<typeof schema.events>);
     const reason = REASON_DIM_TYPES.has(e.type) ? (e.payload as { reason?: string }).reason : undefined;
-    out.rollups.push({ id: e.id, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "" } satisfies RollupRow);
+    const respent = respentTokens(e);
+    out.rollups.push({
+      id: e.id, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "",
+      // Tokens recovery re-spent, so the overview sums them over 24 h from the rollups (never the events).
+      amount: respent ? respent.respent_input_tokens + respent.respent_output_tokens : 0,
+    } satisfies RollupRow);
     p.agents.push({ ...who, first_seen: e.time, last_seen: e.time } satisfies SqlRow<typeof schema.agents>);
 
     const run = runRowOf(e);
@@ -123,7 +128,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         reason, ...stamp(schema.incidents, "reason", reason !== null, e),
         fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null,
         confirmed_at: reconciled && pl.finding === "confirmed_open" ? e.time : null,
-        respent_input_tokens: 0, respent_output_tokens: 0,
+        ...sumOnce(e.id, respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
         // Reconciliation only observes: it never moves last_seen (first_seen is a minimum, so its later time never does).
         first_seen: e.time, last_seen: reconciled ? null : e.time,
       } satisfies SqlRow<typeof schema.incidents>);
@@ -164,6 +169,13 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     }
   }
   return out;
+}
+
+/** The tokens a model.usage event says its incident's recovery re-spent; null for any other event, or usage outside recovery. */
+function respentTokens(e: TelemetryEvent): { respent_input_tokens: number; respent_output_tokens: number } | null {
+  if (e.type !== "model.usage" || !e.corr.incidentId) return null;
+  const pl = e.payload as { inputTokens: number; outputTokens: number };
+  return { respent_input_tokens: pl.inputTokens, respent_output_tokens: pl.outputTokens };
 }
 
 /**

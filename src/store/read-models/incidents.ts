@@ -56,6 +56,9 @@ export type IncidentRow = {
   requestId: string | null;
   /** The latest reconciliation that found it still being recovered. */
   confirmedAt: number | null;
+  /** Model tokens its recovery attempts re-spent (model.usage events carrying its id, each counted once). */
+  respentInputTokens: number;
+  respentOutputTokens: number;
   firstSeen: number;
   lastSeen: number;
   /** The status as the console says it: "failed (no reason given)" for a failure without a reason, else the status. */
@@ -65,7 +68,7 @@ export type IncidentRow = {
 const I = names(incidents);
 const SELECT = selectList(incidents, [
   "incidentId", "kind", "agentClass", "agentName", "status", "statusAt",
-  "attempts", "maxAttempts", "reason", "fiberId", "requestId", "confirmedAt", "firstSeen", "lastSeen",
+  "attempts", "maxAttempts", "reason", "fiberId", "requestId", "confirmedAt", "respentInputTokens", "respentOutputTokens", "firstSeen", "lastSeen",
 ]);
 
 /** The status label, derived (see FAILED_WITHOUT_REASON). */
@@ -145,8 +148,16 @@ export type IncidentAttempts = {
   reported: number | null;
   /** Both are known and differ (events lost, or the SDK counts attempts it never announced). */
   disagree: boolean;
+  /**
+   * Tokens re-spent per attempt, from the model.usage events on its timeline (among the first ATTEMPT_SCAN),
+   * by attempt number ascending; `attempt` is null for usage whose attempt the agent could not tell.
+   */
+  respentByAttempt: AttemptUsage[];
   rowsRead: number;
 };
+
+/** What one recovery attempt re-spent: its model calls and their tokens. */
+export type AttemptUsage = { attempt: number | null; calls: number; inputTokens: number; outputTokens: number };
 
 /**
  * The attempts of an incident, counted from its own events, next to the SDK's own counter. Reads at most
@@ -155,18 +166,25 @@ export type IncidentAttempts = {
 export async function incidentAttempts(db: D1Database, incident: Pick<IncidentRow, "incidentId" | "kind" | "attempts"> & AgentRef): Promise<IncidentAttempts> {
   const E = names(events);
   const types = ATTEMPT_EVENT_TYPES.map(() => "?").join(", ");
-  const r = await db
-    .prepare(
-      `SELECT COUNT(*) AS scanned, COALESCE(SUM(${E.type} IN (${types})), 0) AS n FROM (
-         SELECT ${E.type} FROM ${E.$table} INDEXED BY events_timeline_time
-         WHERE ${E.timelineId} = ? AND ${E.agentClass} = ? AND ${E.agentName} = ? LIMIT ${ATTEMPT_SCAN})`,
-    )
-    .bind(...ATTEMPT_EVENT_TYPES, incident.incidentId, incident.agentClass, incident.agentName)
-    .all<{ scanned: number; n: number }>();
+  const timeline = `FROM ${E.$table} INDEXED BY events_timeline_time WHERE ${E.timelineId} = ? AND ${E.agentClass} = ? AND ${E.agentName} = ? LIMIT ${ATTEMPT_SCAN}`;
+  const owner = [incident.incidentId, incident.agentClass, incident.agentName];
+  const [r, u] = (await db.batch([
+    db
+      .prepare(`SELECT COUNT(*) AS scanned, COALESCE(SUM(${E.type} IN (${types})), 0) AS n FROM (SELECT ${E.type} ${timeline})`)
+      .bind(...ATTEMPT_EVENT_TYPES, ...owner),
+    // The same range again (the same at most ATTEMPT_SCAN rows), for the usage events' payloads, grouped per attempt.
+    db
+      .prepare(
+        `SELECT json_extract(p, '$.attempt') AS attempt, COUNT(*) AS calls, SUM(json_extract(p, '$.inputTokens')) AS i, SUM(json_extract(p, '$.outputTokens')) AS o
+         FROM (SELECT ${E.type} AS t, ${E.payload} AS p ${timeline}) WHERE t = 'model.usage' GROUP BY 1 ORDER BY 1`,
+      )
+      .bind(...owner),
+  ])) as [D1Result<{ scanned: number; n: number }>, D1Result<{ attempt: number | null; calls: number; i: number; o: number }>];
   const counted = Number(r.results[0]?.n ?? 0);
   const countedCapped = Number(r.results[0]?.scanned ?? 0) >= ATTEMPT_SCAN;
   const reported = incident.kind === "fiber" && incident.attempts === 0 ? null : incident.attempts;
-  return { counted, countedCapped, reported, disagree: reported !== null && !countedCapped && reported !== counted, rowsRead: rowsReadOf(r) };
+  const respentByAttempt = u.results.map((x) => ({ attempt: x.attempt === null ? null : Number(x.attempt), calls: Number(x.calls), inputTokens: Number(x.i ?? 0), outputTokens: Number(x.o ?? 0) }));
+  return { counted, countedCapped, reported, disagree: reported !== null && !countedCapped && reported !== counted, respentByAttempt, rowsRead: rowsReadOf(r, u) };
 }
 
 /**

@@ -51,6 +51,8 @@ export type OverviewCounts = {
   openIncidents: Capped;
   exhaustions24h: Capped;
   ambiguousOps: Capped;
+  /** Model tokens (input + output) recovery attempts re-spent in the last 24 h, from the model.usage rollups' amount. */
+  respentTokens24h: number;
   rowsRead: number;
 };
 
@@ -83,9 +85,13 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
         `SELECT COALESCE(SUM(${R.n}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND ${R.bucket} >= ? AND ${R.bucket} <= ?`,
       )
       .bind(floorBucket(now - DAY_MS), now),
+    // Only usage that carried an incident id has an amount (rows.ts): what recovery re-spent. At most 288 rows.
+    db
+      .prepare(`SELECT COALESCE(SUM(${R.amount}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} = 'model.usage' AND ${R.bucket} >= ? AND ${R.bucket} <= ?`)
+      .bind(floorBucket(now - DAY_MS), now),
   ])) as D1Result<{ n: number; confirmed?: number }>[];
   const kinds = results.slice(0, RUN_KINDS.length);
-  const [open, ambiguous, ex] = results.slice(RUN_KINDS.length) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>];
+  const [open, ambiguous, ex, respent] = results.slice(RUN_KINDS.length) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>];
   const runningByKind = Object.fromEntries(
     RUN_KINDS.map((k, i) => [k, { ...cappedOf(kinds[i]!, cap), confirmed: Math.min(Number(kinds[i]!.results[0]?.confirmed ?? 0), cap) }]),
   ) as Record<RunKind, RunningOfKind>;
@@ -97,7 +103,8 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
     openIncidents: cappedOf(open, cap),
     exhaustions24h: { n: Math.min(exhausted, cap), capped: exhausted > cap },
     ambiguousOps: cappedOf(ambiguous, cap),
-    rowsRead: rowsReadOf(...kinds, open, ambiguous, ex),
+    respentTokens24h: Number(respent.results[0]?.n ?? 0),
+    rowsRead: rowsReadOf(...kinds, open, ambiguous, ex, respent),
   };
 }
 

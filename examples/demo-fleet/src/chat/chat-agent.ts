@@ -2,6 +2,7 @@ import {
   type ChatErrorClassification,
   type ChatRecoveryContext,
   type ChatRecoveryOptions,
+  type StepContext,
   Think,
   type ThinkSession,
 } from "@cloudflare/think";
@@ -87,6 +88,15 @@ export class ChatAgent extends withAdminRpc(withTelemetry(Think<Env>)) {
 
   override classifyChatError(error: unknown): ChatErrorClassification | void {
     return classifyModelError(error);
+  }
+
+  /**
+   * Every model step reports its token usage. The telemetry stamps a step that runs inside a recovery
+   * attempt (a continuation of an evicted or stalled turn) with its incident, so the console shows what
+   * recovery re-spent.
+   */
+  override onStepFinish(ctx: StepContext): void {
+    this.telemetry.usage(ctx.usage, { requestId: this.activeTurn?.requestId, model: ctx.model?.modelId });
   }
 
   override async onChatRecovery(_ctx: ChatRecoveryContext): Promise<ChatRecoveryOptions> {

@@ -8,7 +8,7 @@ const stall = (...chunks: string[]) => ({ kind: "stall" as const, chunks });
 /**
  * One tick of the chat part of the demo: ordinary turns, and now and then an
  * eviction mid-stream (recovered on the next wake), a model that keeps
- * stalling until recovery gives up, or a context overflow that compacts.
+ * stalling (after a tool lookup each attempt) until recovery gives up, or a context overflow that compacts.
  */
 export async function runChatTick(env: Env, fleetSize: number, random = Math.random): Promise<string[]> {
   const done: string[] = [];
@@ -25,7 +25,10 @@ export async function runChatTick(env: Env, fleetSize: number, random = Math.ran
         await chat.evict("demo eviction mid-stream");
         done.push(`${name}: evicted mid-stream`);
       } else if (roll < 0.2) {
-        await chat.setScript({ steps: [stall("Querying the warehouse"), stall(), stall()] });
+        // Each recovery attempt looks the notes up again (a model step that bills tokens) and stalls again,
+        // until recovery gives up: the incident shows what the attempts re-spent.
+        const lookup = { kind: "tool_call" as const, toolName: "lookup_notes", input: { topic: "warehouse" } };
+        await chat.setScript({ steps: [stall("Querying the warehouse"), lookup, stall(), lookup, stall(), lookup, stall()] });
         void chat.sendUserMessage("why is the warehouse query slow?").catch(() => undefined);
         done.push(`${name}: stalling model`);
       } else if (roll < 0.3) {

@@ -10,7 +10,8 @@ export type ModelRequest = {
   toolResult?: unknown;
 };
 
-export type ModelResponse = { text: string; toolCall?: { name: string; args: Record<string, unknown> } };
+/** `usage` is what the call cost, in the AI SDK's shape, when the model reports it. */
+export type ModelResponse = { text: string; toolCall?: { name: string; args: Record<string, unknown> }; usage?: { inputTokens: number; outputTokens: number } };
 
 /**
  * The model interface a SessionAgent talks to. Implementations stream text

@@ -46,8 +46,16 @@ export class ScriptedModel implements SessionModel {
       await onChunk(chunk);
     }
     if (first && script.stall) await sleep(Number.POSITIVE_INFINITY, signal);
-    return first && script.tool ? { text, toolCall: script.tool } : { text };
+    // Plausible counts, as a provider bills them: the whole prompt (history, partial, tool result) in, the text out.
+    const prompt = JSON.stringify(req.history).length + (req.partial?.length ?? 0) + JSON.stringify(req.toolResult ?? null).length;
+    const usage = { inputTokens: tokens(prompt), outputTokens: tokens(text.length) + (first && script.tool ? 8 : 0) };
+    return first && script.tool ? { text, toolCall: script.tool, usage } : { text, usage };
   }
+}
+
+/** About four characters per token. */
+function tokens(chars: number): number {
+  return Math.max(1, Math.ceil(chars / 4));
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -267,7 +267,13 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
     await this.faultPoint("turn_start", { turnSeq });
     const request = (step: number, toolResult?: unknown): ModelRequest => ({ turnSeq, step, history, partial: step === 1 && streamed ? streamed : null, ...(toolResult !== undefined ? { toolResult } : {}) });
 
-    const first = await this.ledger.run({ kind: "model.request", args: { step: 1 }, turnSeq, idempotent: true }, () => model.respond(request(1), signal, onChunk));
+    // Usage is reported where the model really ran: a request the ledger answers from a completed op cost nothing again.
+    const respond = async (req: ModelRequest, chunk: (text: string) => void | Promise<void>) => {
+      const res = await model.respond(req, signal, chunk);
+      if (res.usage) this.telemetry.usage(res.usage, { sessionName: this.name, turnSeq, model: "scripted-session" });
+      return res;
+    };
+    const first = await this.ledger.run({ kind: "model.request", args: { step: 1 }, turnSeq, idempotent: true }, () => respond(request(1), onChunk));
     let answer = first.text;
     if (first.toolCall) {
       const tool = tools[first.toolCall.name];
@@ -276,7 +282,7 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
       const result = await this.ledger.run({ kind: `tool.${first.toolCall.name}`, args: first.toolCall.args, turnSeq, idempotent: tool.idempotent }, (key) => tool.run(first.toolCall!.args, key));
       this.#deliver(turnSeq, "tool", JSON.stringify({ tool: first.toolCall.name, result }), `turn:${turnSeq}:tool:${first.toolCall.name}`);
       stash({ step: 3, pendingTool: null, streamedChars: streamed.length });
-      const second = await this.ledger.run({ kind: "model.request", args: { step: 2 }, turnSeq, idempotent: true }, () => model.respond(request(2, result), signal, () => {}));
+      const second = await this.ledger.run({ kind: "model.request", args: { step: 2 }, turnSeq, idempotent: true }, () => respond(request(2, result), () => {}));
       answer = `${answer}${second.text}`;
     }
     this.#deliver(turnSeq, "assistant", answer, `turn:${turnSeq}:assistant`);
