@@ -45,11 +45,17 @@
   document.addEventListener("htmx:sendError", noAnswer("the console could not be reached"));
   document.addEventListener("htmx:timeout", noAnswer("it took too long"));
 
-  // A button inside <summary> does not toggle its <details>; these buttons do.
+  // Disclosure buttons (an action's "Force idle…") show and hide the element they control, saying so in aria-expanded;
+  // opening one puts the cursor in its first field, so the reason can be typed at once.
   document.addEventListener("click", (e) => {
-    const button = e.target instanceof Element ? e.target.closest("[data-toggle-details]") : null;
-    const details = button && button.closest("details");
-    if (details) details.toggleAttribute("open");
+    const button = e.target instanceof Element ? e.target.closest("[data-disclosure]") : null;
+    const panel = button && document.getElementById(button.getAttribute("aria-controls") || "");
+    if (!panel) return;
+    const open = panel.hidden;
+    panel.hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+    const field = open && panel.querySelector("textarea, input:not([type='hidden']), select");
+    if (field) field.focus();
   });
 
   const hhmm = (t) => {
