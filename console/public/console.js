@@ -96,4 +96,20 @@
   }
   document.addEventListener("DOMContentLoaded", () => drawCharts(document));
   document.addEventListener("htmx:afterSettle", (e) => drawCharts(e.target));
+
+  // On a narrow screen a wide table scrolls inside itself (console.css). A table that scrolls can be focused,
+  // so a keyboard can scroll it too; one that fits is no extra tab stop.
+  function focusableScrollers() {
+    for (const table of document.querySelectorAll("main table")) {
+      if (table.scrollWidth > table.clientWidth + 1) table.setAttribute("tabindex", "0");
+      else if (table.getAttribute("tabindex") === "0") table.removeAttribute("tabindex");
+    }
+  }
+  let resizing = 0;
+  document.addEventListener("DOMContentLoaded", focusableScrollers);
+  document.addEventListener("htmx:afterSettle", focusableScrollers);
+  window.addEventListener("resize", () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(focusableScrollers, 150);
+  });
 })();
