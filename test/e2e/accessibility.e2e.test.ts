@@ -102,7 +102,7 @@ beforeAll(async () => {
   expect(running.status).toBe(200);
   const run = await until("the running turn to reach the console", async () => d1(dir, "SELECT fiber_id FROM fiber_runs WHERE agent_name = 'a11y-2' LIMIT 1")[0]?.fiber_id as string | undefined);
   ids = { incident, incidentAgent: "a11y-1", run, session: "a11y-2", agentClass: "DemoSessionAgent", agentName: "a11y-2" };
-}, 180_000);
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();
