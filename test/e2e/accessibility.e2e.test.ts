@@ -37,6 +37,7 @@ const PAGES: { name: string; path: (ids: Ids) => string }[] = [
   { name: "sessions", path: () => "/sessions" },
   { name: "session", path: (i) => `/sessions/${encodeURIComponent(i.session)}` },
   { name: "agent", path: (i) => `/agents/${i.agentClass}/${encodeURIComponent(i.agentName)}` },
+  { name: "snapshot", path: (i) => `/agents/${i.agentClass}/${encodeURIComponent(i.agentName)}/runs/${encodeURIComponent(i.run)}` },
   { name: "ops", path: () => "/ops" },
   { name: "backups", path: () => "/backups" },
   { name: "audit", path: () => "/audit" },
