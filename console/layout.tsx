@@ -28,7 +28,21 @@ const NAV: [string, string][] = [
 ];
 
 /** Same-origin scripts every page loads, in order: htmx, how answers are shown, then our client behaviour. */
-export const LAYOUT_SCRIPTS = ["/vendor/htmx.min.js", "/response-text.js", "/console.js"] as const;
+export const LAYOUT_SCRIPTS = ["/vendor/htmx.min.js", "/response-text.js", "/console.js", "/shortcuts.js"] as const;
+
+/** The keyboard shortcuts shortcuts.js implements, as the help overlay lists them (keys, then what they do). */
+export const SHORTCUTS: [string[], string][] = [
+  [["/"], "Search"],
+  [["g", "o"], "Go to the overview"],
+  [["g", "i"], "Go to incidents"],
+  [["g", "r"], "Go to runs"],
+  [["g", "s"], "Go to sessions"],
+  [["j"], "Select the next row of the list"],
+  [["k"], "Select the previous row of the list"],
+  [["Enter"], "Open the selected row"],
+  [["?"], "Show this help"],
+  [["Esc"], "Close this help"],
+];
 
 /** The page shell: navigation, who is signed in, the dev-auth banner, htmx and our small client script. No inline script or handler. */
 export function Layout(props: { ctx: PageContext; title: string; active: string; children: Child; scripts?: string[] }) {
@@ -41,6 +55,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="htmx-config" content={HTMX_CONFIG} />
         <title>{`${props.title} · Agent on-call`}</title>
+        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="/console.css" />
         <script src={htmx} defer />
         {(props.scripts ?? []).map((s) => (
@@ -51,6 +66,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
         ))}
       </head>
       <body hx-headers={ctx.hxHeaders} data-poll-seconds={String(ctx.pollSeconds)}>
+        <a class="skip-link" href="#content">Skip to content</a>
         {ctx.devBanner ? (
           <div class="dev-banner" role="alert">
             {ctx.devBanner}
@@ -60,9 +76,9 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
           <a class="brand" href="/">
             Agent on-call
           </a>
-          <nav>
+          <nav aria-label="Main">
             {NAV.map(([path, label]) => (
-              <a href={path} class={props.active === path ? "active" : ""}>
+              <a href={path} class={props.active === path ? "active" : ""} aria-current={props.active === path ? "page" : undefined}>
                 {label}
               </a>
             ))}
@@ -71,12 +87,34 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
             {ctx.user.email} · {ctx.user.role}
           </span>
         </header>
-        <main>
+        {/* tabindex -1: the skip link moves keyboard focus here, not only the scroll position. */}
+        <main id="content" tabindex={-1}>
           <h1>{props.title}</h1>
           {props.children}
         </main>
+        <ShortcutHelp />
       </body>
     </html>
+  );
+}
+
+/** The keyboard shortcuts' help, hidden until `?` (shortcuts.js shows it; Escape or its button closes it). */
+function ShortcutHelp() {
+  return (
+    <div class="shortcut-help" id="shortcut-help" role="dialog" aria-modal="true" aria-labelledby="shortcut-help-title" hidden>
+      <div class="shortcut-help-box">
+        <h2 id="shortcut-help-title">Keyboard shortcuts</h2>
+        <dl>
+          {SHORTCUTS.map(([keys, what]) => (
+            <>
+              <dt>{keys.map((k, i) => <>{i ? " then " : ""}<kbd>{k}</kbd></>)}</dt>
+              <dd>{what}</dd>
+            </>
+          ))}
+        </dl>
+        <button type="button" data-close-shortcut-help>Close</button>
+      </div>
+    </div>
   );
 }
 

@@ -56,16 +56,18 @@ export function AdminActions(props: { agentClass: string; agentName: string; rol
   );
 }
 
-/** One action behind a disclosure: a required reason, then an explicit confirm button. */
+/**
+ * One action behind a disclosure: a required reason, then an explicit confirm button. The disclosure is a single
+ * button (one tab stop per action) that shows and hides the form; console.js toggles it for every [data-disclosure]
+ * (no inline handlers under our CSP), keeping aria-expanded in step.
+ */
 function ActionForm(props: { agentClass: string; agentName: string; path: string; label: string; help: string; placeholder: string; danger?: boolean }) {
+  const formId = `action-form-${props.path.split("/").pop()}`;
   return (
-    <details>
-      <summary>
-        {/* A button inside <summary> does not toggle it by itself; console.js does, for every [data-toggle-details] (no inline handlers under our CSP). */}
-        <button type="button" data-toggle-details>{`${props.label}…`}</button>
-      </summary>
+    <div class="action">
+      <button type="button" data-disclosure aria-expanded="false" aria-controls={formId}>{`${props.label}…`}</button>
       {/* A timeout longer than the admin client's (15 s): a request that never answers still shows a message (console.js). */}
-      <form hx-post={props.path} hx-target="#action-result" hx-swap="innerHTML" hx-request='{"timeout": 30000}' data-action-label={props.label}>
+      <form id={formId} hidden hx-post={props.path} hx-target="#action-result" hx-swap="innerHTML" hx-request='{"timeout": 30000}' data-action-label={props.label}>
         <input type="hidden" name="agentClass" value={props.agentClass} />
         <input type="hidden" name="agentName" value={props.agentName} />
         <label>
@@ -75,7 +77,7 @@ function ActionForm(props: { agentClass: string; agentName: string; path: string
         <p class="muted">{props.help}</p>
         <button class={props.danger ? "danger" : ""} type="submit">{`Confirm ${props.label.toLowerCase()}`}</button>
       </form>
-    </details>
+    </div>
   );
 }
 

@@ -84,7 +84,7 @@ const statusOf = (v: unknown) => (v && typeof v === "object" && "status" in v ? 
 export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRow> }) {
   const q = props.query;
   return (
-    <Layout ctx={props.ctx} title="Ambiguous operations" active="/">
+    <Layout ctx={props.ctx} title="Ambiguous operations" active="/ops">
       <FilterForm action="/ops">
         <SelectFilter name="open" label="open" value={q.open} options={["true", "false"]} />
       </FilterForm>

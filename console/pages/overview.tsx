@@ -49,8 +49,9 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           <h2>Last 24 hours</h2>
           <div class="chart-box">
             {/* The series travel in a data attribute: escaped by the renderer, decoded by the browser, never parsed as HTML. */}
-            <canvas id="events-chart" data-chart={JSON.stringify({ buckets: series.buckets, series: series.series })} />
+            <canvas id="events-chart" role="img" aria-label="Chart of events in the last 24 hours" aria-describedby="events-chart-summary" data-chart={JSON.stringify({ buckets: series.buckets, series: series.series })} />
           </div>
+          <p id="events-chart-summary" class="visually-hidden">{chartSummary(series)}</p>
         </section>
         <section>
           <h2>Top exhaustion reasons (24 h)</h2>
@@ -105,4 +106,13 @@ function RunningByKind(props: { counts: OverviewCounts }) {
       </tbody>
     </table>
   );
+}
+
+/** The chart in words, for people who cannot see it: each series' total and its busiest bucket. */
+export function chartSummary(series: Pick<EventSeries, "series">): string {
+  const lines = Object.entries(series.series).map(([name, counts]) => {
+    const total = counts.reduce((a, n) => a + n, 0);
+    return `${name}: ${total} in total, at most ${Math.max(0, ...counts)} in one interval`;
+  });
+  return lines.length ? `Events in the last 24 hours. ${lines.join("; ")}.` : "No events in the last 24 hours.";
 }

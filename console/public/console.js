@@ -45,11 +45,17 @@
   document.addEventListener("htmx:sendError", noAnswer("the console could not be reached"));
   document.addEventListener("htmx:timeout", noAnswer("it took too long"));
 
-  // A button inside <summary> does not toggle its <details>; these buttons do.
+  // Disclosure buttons (an action's "Force idle…") show and hide the element they control, saying so in aria-expanded;
+  // opening one puts the cursor in its first field, so the reason can be typed at once.
   document.addEventListener("click", (e) => {
-    const button = e.target instanceof Element ? e.target.closest("[data-toggle-details]") : null;
-    const details = button && button.closest("details");
-    if (details) details.toggleAttribute("open");
+    const button = e.target instanceof Element ? e.target.closest("[data-disclosure]") : null;
+    const panel = button && document.getElementById(button.getAttribute("aria-controls") || "");
+    if (!panel) return;
+    const open = panel.hidden;
+    panel.hidden = !open;
+    button.setAttribute("aria-expanded", String(open));
+    const field = open && panel.querySelector("textarea, input:not([type='hidden']), select");
+    if (field) field.focus();
   });
 
   const hhmm = (t) => {
@@ -90,4 +96,20 @@
   }
   document.addEventListener("DOMContentLoaded", () => drawCharts(document));
   document.addEventListener("htmx:afterSettle", (e) => drawCharts(e.target));
+
+  // On a narrow screen a wide table scrolls inside itself (console.css). A table that scrolls can be focused,
+  // so a keyboard can scroll it too; one that fits is no extra tab stop.
+  function focusableScrollers() {
+    for (const table of document.querySelectorAll("main table")) {
+      if (table.scrollWidth > table.clientWidth + 1) table.setAttribute("tabindex", "0");
+      else if (table.getAttribute("tabindex") === "0") table.removeAttribute("tabindex");
+    }
+  }
+  let resizing = 0;
+  document.addEventListener("DOMContentLoaded", focusableScrollers);
+  document.addEventListener("htmx:afterSettle", focusableScrollers);
+  window.addEventListener("resize", () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(focusableScrollers, 150);
+  });
 })();

@@ -116,16 +116,18 @@ describe("pages under the CSP", () => {
   it("load only same-origin scripts and styles, and every one exists as a static file with nosniff and caching", async () => {
     const page = await getText("/", "viewer");
     const scripts = [...page.text.matchAll(/<script\b[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1]!);
-    const styles = [...page.text.matchAll(/<link\b[^>]*\shref="([^"]+)"/g)].map((m) => m[1]!);
+    const links = [...page.text.matchAll(/<link\b[^>]*\shref="([^"]+)"/g)].map((m) => m[1]!);
     // The overview adds chart.js to the layout's own scripts.
     expect(scripts).toEqual(["/vendor/htmx.min.js", "/vendor/chart.umd.min.js", ...LAYOUT_SCRIPTS.slice(1)]);
-    expect(styles).toEqual(["/console.css"]);
-    for (const src of [...scripts, ...styles]) {
+    // The stylesheet and the favicon (img-src 'self' covers it).
+    expect([...links].sort()).toEqual(["/console.css", "/favicon.svg"]);
+    const types: Record<string, RegExp> = { css: /^text\/css/, js: /javascript/, svg: /^image\/svg\+xml/ };
+    for (const src of [...scripts, ...links]) {
       expect(src, "a path on this origin, not //host or a URL").toMatch(/^\/(?!\/)[\w./-]+$/);
       // exports.default reaches the Worker, not Workers Assets: the files come from the ASSETS binding.
       const asset = await env.ASSETS!.fetch(`https://console.example.com${src}`);
       expect(asset.status, src).toBe(200);
-      expect(asset.headers.get("content-type"), src).toMatch(src.endsWith(".css") ? /^text\/css/ : /javascript/);
+      expect(asset.headers.get("content-type"), src).toMatch(types[src.split(".").pop()!]!);
       expect(asset.headers.get("x-content-type-options"), src).toBe("nosniff");
       expect(asset.headers.get("cache-control") ?? "", src).not.toContain("no-store");
       await asset.body?.cancel();
@@ -152,7 +154,7 @@ describe("pages under the CSP", () => {
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     expect(res.headers.get("cache-control")).toBe("no-store");
     // The disclosure buttons are wired by console.js, not by an inline handler.
-    expect(html).toContain('<button type="button" data-toggle-details="true">Force idle…</button>');
+    expect(html).toContain('<button type="button" data-disclosure="true" aria-expanded="false" aria-controls="action-form-force-idle">Force idle…</button>');
 
     const token = await call("/api/csrf", { as: "viewer" });
     expect(await token.json()).toMatchObject({ token: expect.any(String) });
