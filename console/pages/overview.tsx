@@ -1,6 +1,7 @@
 import { RUN_KINDS, type EventSeries, type IncidentRow, type OverviewCounts } from "../../src/store/read-models";
 import { IncidentTable } from "../components/incident-table";
 import { capped, href } from "../format";
+import { Time } from "../components/time";
 import { Layout, type PageContext } from "../layout";
 import { KIND_LABEL } from "./fibers";
 
@@ -25,11 +26,10 @@ export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
   const { counts, series, reasons, worst } = props.data;
-  const since24h = props.ctx.now - 86_400_000;
   const cards: [string, string, { n: number; capped: boolean }, boolean][] = [
     ["Running runs", href("/fibers", { outcome: "running" }), counts.running, false],
     ["Open incidents", href("/incidents", { status: "open" }), counts.openIncidents, counts.openIncidents.n > 0],
-    ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: new Date(since24h).toISOString() }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
+    ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: "24h" }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
     ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0],
   ];
   return (
@@ -50,6 +50,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
             {/* The series travel in a data attribute: escaped by the renderer, decoded by the browser, never parsed as HTML. */}
             <canvas id="events-chart" data-chart={JSON.stringify({ buckets: series.buckets, series: series.series })} />
           </div>
+          <ChartData series={series} />
         </section>
         <section>
           <h2>Top exhaustion reasons (24 h)</h2>
@@ -58,7 +59,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
               <tbody>
                 {reasons.map((r) => (
                   <tr>
-                    <td><a href={href("/incidents", { status: "exhausted", reason: r.reason, since: new Date(since24h).toISOString() })}>{r.reason || "(no reason)"}</a></td>
+                    <td><a href={href("/incidents", { status: "exhausted", reason: r.reason, since: "24h" })}>{r.reason || "(no reason)"}</a></td>
                     <td class="num">{r.n}</td>
                   </tr>
                 ))}
@@ -103,5 +104,51 @@ function RunningByKind(props: { counts: OverviewCounts }) {
         </tr>
       </tbody>
     </table>
+  );
+}
+
+/**
+ * The chart's text alternative: each series' total and busiest 5 minutes, and (in a disclosure) every
+ * 5-minute bucket that had events, with times as <time> elements so the UTC/local toggle applies.
+ */
+function ChartData(props: { series: EventSeries }) {
+  const { buckets, series } = props.series;
+  const names = Object.keys(series);
+  const rows = buckets.map((b, i) => [b, names.map((n) => series[n]![i] ?? 0)] as const).filter(([, ns]) => ns.some((n) => n > 0));
+  return (
+    <div class="chart-data" data-testid="chart-data">
+      <p id="events-chart-summary">
+        Events per 5 minutes over the last 24 hours:{" "}
+        {names
+          .map((n) => {
+            const vals = series[n]!;
+            const total = vals.reduce((a, v) => a + v, 0);
+            return { n, total, peak: Math.max(0, ...vals), at: buckets[vals.indexOf(Math.max(0, ...vals))] };
+          })
+          .map((s, i) => (
+            <span>
+              {i ? "; " : ""}
+              {s.n} {s.total}
+              {s.total ? <> (peak {s.peak} at <Time t={s.at} />)</> : null}
+            </span>
+          ))}
+        .
+      </p>
+      <details>
+        <summary>The chart as a table</summary>
+        {rows.length ? (
+          <table data-testid="chart-table">
+            <thead><tr><th>5 minutes from</th>{names.map((n) => <th class="num">{n}</th>)}</tr></thead>
+            <tbody>
+              {rows.map(([b, ns]) => (
+                <tr><td><Time t={b} /></td>{ns.map((n) => <td class="num">{n}</td>)}</tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No events in the last 24 hours.</p>
+        )}
+      </details>
+    </div>
   );
 }
