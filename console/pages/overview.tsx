@@ -108,13 +108,21 @@ function RunningByKind(props: { counts: OverviewCounts }) {
 }
 
 /**
- * The chart's text alternative: each series' total and busiest 5 minutes, and (in a disclosure) every
- * 5-minute bucket that had events, with times as <time> elements so the UTC/local toggle applies.
+ * The chart's text alternative: each series' total and busiest 5 minutes, and (in a disclosure) the events
+ * per hour for every hour that had some, with times as <time> elements so the UTC/local toggle applies.
  */
 function ChartData(props: { series: EventSeries }) {
   const { buckets, series } = props.series;
   const names = Object.keys(series);
-  const rows = buckets.map((b, i) => [b, names.map((n) => series[n]![i] ?? 0)] as const).filter(([, ns]) => ns.some((n) => n > 0));
+  // Hours, not 5-minute buckets: 24 rows read better than 288 (the summary names each series' busiest 5 minutes).
+  const hours = new Map<number, number[]>();
+  buckets.forEach((b, i) => {
+    const h = Math.floor(b / 3_600_000) * 3_600_000;
+    const row = hours.get(h) ?? names.map(() => 0);
+    names.forEach((n, j) => (row[j]! += series[n]![i] ?? 0));
+    hours.set(h, row);
+  });
+  const rows = [...hours].filter(([, ns]) => ns.some((n) => n > 0));
   return (
     <div class="chart-data" data-testid="chart-data">
       <p id="events-chart-summary">
@@ -138,7 +146,7 @@ function ChartData(props: { series: EventSeries }) {
         <summary>The chart as a table</summary>
         {rows.length ? (
           <table data-testid="chart-table">
-            <thead><tr><th>5 minutes from</th>{names.map((n) => <th class="num">{n}</th>)}</tr></thead>
+            <thead><tr><th>hour from</th>{names.map((n) => <th class="num">{n}</th>)}</tr></thead>
             <tbody>
               {rows.map(([b, ns]) => (
                 <tr><td><Time t={b} /></td>{ns.map((n) => <td class="num">{n}</td>)}</tr>
