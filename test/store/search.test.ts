@@ -75,18 +75,16 @@ describe("search finds each kind of id", () => {
     expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.task, runKind: "task", via: "task run id", label: "task run import · running" })]);
   });
 
-  it("a request id: the chat turn, and the incident its events belong to", async () => {
+  it("a request id: the chat turn (its own page wins over what its events touch)", async () => {
     const r = await search(env.DB, ids.request);
-    expect(kinds(r.matches)).toEqual(["incident", "run"]);
-    expect(r.matches[0]).toMatchObject({ id: ids.incident, via: "request id (an event of it)" });
-    expect(r.matches[1]).toMatchObject({ id: ids.request, runKind: "chat_turn", via: "request id" });
+    expect(kinds(r.matches)).toEqual(["run"]);
+    expect(r.matches[0]).toMatchObject({ id: ids.request, runKind: "chat_turn", via: "request id" });
   });
 
-  it("an ambiguous op id: the op (its page is its session's), and the session its events carry", async () => {
+  it("an ambiguous op id: the op (its page is its session's)", async () => {
     const r = await search(env.DB, ids.op);
     expect(r.matches).toEqual([
       expect.objectContaining({ kind: "op", id: ids.op, sessionName: ids.session, label: `ambiguous op charge · open · session ${ids.session}` }),
-      expect.objectContaining({ kind: "session", id: ids.session, via: "op id (an event of it)" }),
     ]);
   });
 

@@ -194,8 +194,9 @@ function targetsOf(e: EventHit): { kind: "incident" | "run" | "session"; id: str
 const MAX_PROBES = 30;
 
 /**
- * Finds what `input` (a raw query string) names. Exact matches first; when there is none and the query is at
- * least MIN_PREFIX_LENGTH long, ids starting with it. Throws BadRequest for an empty or oversized query.
+ * Finds what `input` (a raw query string) names: the projections' rows with that id; when there is none, what
+ * the events carrying it belong to; when there is still none and the query is at least MIN_PREFIX_LENGTH long,
+ * ids starting with it. Throws BadRequest for an empty or oversized query.
  * Matches are ordered by kind (SEARCH_KINDS), then as found.
  */
 export async function search(db: D1Database, input: unknown): Promise<SearchResult> {
@@ -245,12 +246,13 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   for (const r of byKey?.results ?? []) add(agentMatch(r, "agent class/name"));
   for (const r of byName.results) add(agentMatch(r, "agent name"));
 
-  // Ids that only events carry (a request id of a turn's op, a task's events, a trace): what do those events belong to?
+  // Ids that only events carry (an op that was never ambiguous, a task's or a trace's events): what do those
+  // events belong to? Only when nothing has that id itself, so an id with a page of its own goes straight there.
   const viaEvents: [D1Result<EventHit> | null, string][] = [
     [evRequest, "request id"], [evTask, "task id"], [evOp, "op id"], [evFiber, "fiber id"], [evTrace, "trace id"],
   ];
   const probes = new Map<string, { kind: "incident" | "run" | "session"; id: string; owner: AgentRef; via: string }>();
-  for (const [r, what] of viaEvents) {
+  for (const [r, what] of found.size ? [] : viaEvents) {
     for (const e of r?.results ?? []) {
       for (const t of targetsOf(e)) {
         const k = keyOf({ kind: t.kind, id: t.id, ...t.owner });

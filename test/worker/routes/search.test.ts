@@ -11,6 +11,7 @@ import { ORIGIN, USERS, accessToken, call, escapeHtml, exhaustedChatIncident, ge
 
 const u = uid();
 const A = { agentClass: "ProbeAgent", agentName: `route-srch-${u}` };
+const B = { agentClass: "SupportAgent", agentName: `route-srch-b-${u}` };
 const enc = encodeURIComponent;
 let incident: { agentName: string; incidentId: string };
 
@@ -27,6 +28,9 @@ beforeAll(async () => {
     from(makeEvent("chat.recovery.exhausted", { attempt: 2, maxAttempts: 2, recoveryKind: "retry", reason: "stable_timeout" }, { time: t + 2, corr: { requestId: `req-${u}`, incidentId: `req-${u}:m1` } })),
     from(makeEvent("session.status_running", {}, { time: t + 3, corr: { sessionName: `sess-${u}` } })),
     from(makeEvent("op.ambiguous", { opKind: "charge", detail: "twice?" }, { time: t + 4, corr: { sessionName: `sess-${u}`, opId: `op-${u}` } })),
+    from(makeEvent("op.started", { opKind: "email" }, { time: t + 4, corr: { sessionName: `sess-${u}`, opId: `op2-${u}` } })),
+    // The same run id reported by another agent: a search for it lists both.
+    { ...makeEvent("fiber.started", { fiberName: "etl" }, { time: t + 5, corr: { fiberId: `fib-${u}` } }), source: B },
   ]);
 }, 60_000);
 
@@ -49,8 +53,8 @@ describe("GET /search", () => {
     expect(location(r)).toBe(`/incidents/${enc(incident.incidentId)}?agentClass=ProbeAgent&agentName=${enc(incident.agentName)}`);
   });
 
-  it("a fiber id, a session name and an agent name redirect to their pages", async () => {
-    expect(location(await search(`fib-${u}`))).toBe(`/fibers/fib-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
+  it("a request id, a session name and an agent name redirect to their pages", async () => {
+    expect(location(await search(`req-${u}`))).toBe(`/fibers/req-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
     expect(location(await search(`sess-${u}`))).toBe(`/sessions/sess-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
     expect(location(await search(A.agentName))).toBe(`/agents/ProbeAgent/${enc(A.agentName)}`);
     expect(location(await search(`ProbeAgent/${A.agentName}`))).toBe(`/agents/ProbeAgent/${enc(A.agentName)}`);
@@ -62,13 +66,18 @@ describe("GET /search", () => {
     expect(location(r)).toBe(`/sessions/sess-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
   });
 
-  it("a request id with a turn and an incident lists both, grouped by kind", async () => {
-    const page = await getText(`/search?q=req-${u}`, "viewer");
+  it("a run id two agents reported lists both, grouped by kind", async () => {
+    const page = await getText(`/search?q=fib-${u}`, "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain("Incidents (1)");
-    expect(page.text).toContain("Runs (1)");
-    expect(page.text).toContain(`href="/incidents/${enc(`req-${u}:m1`)}?agentClass=ProbeAgent&amp;agentName=${enc(A.agentName)}"`);
-    expect(page.text).toContain(`href="/fibers/req-${u}?agentClass=ProbeAgent&amp;agentName=${enc(A.agentName)}"`);
+    expect(page.text).toContain("Runs (2)");
+    expect(page.text).toContain(`href="/fibers/fib-${u}?agentClass=ProbeAgent&amp;agentName=${enc(A.agentName)}"`);
+    expect(page.text).toContain(`href="/fibers/fib-${u}?agentClass=SupportAgent&amp;agentName=${enc(B.agentName)}"`);
+  });
+
+  it("an id only events carry (an op that was never ambiguous) redirects to what its events belong to", async () => {
+    const r = await search(`op2-${u}`);
+    expect(r.status).toBe(302);
+    expect(location(r)).toBe(`/sessions/sess-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
   });
 
   it("nothing found is a page that says so (200), with the query escaped", async () => {
@@ -80,15 +89,15 @@ describe("GET /search", () => {
   });
 
   it("JSON for Accept: application/json, each match with its href (no redirect)", async () => {
-    const r = await search(`req-${u}`, { Accept: "application/json" });
+    const r = await search(`fib-${u}`, { Accept: "application/json" });
     expect(r.status).toBe(200);
     const body = (await r.json()) as { query: string; matches: { kind: string; href: string }[] };
-    expect(body.query).toBe(`req-${u}`);
+    expect(body.query).toBe(`fib-${u}`);
     expect(body.matches.map((m) => [m.kind, m.href])).toEqual([
-      ["incident", `/incidents/${enc(`req-${u}:m1`)}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`],
-      ["run", `/fibers/req-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`],
+      ["run", `/fibers/fib-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`],
+      ["run", `/fibers/fib-${u}?agentClass=SupportAgent&agentName=${enc(B.agentName)}`],
     ]);
-    const one = await search(`fib-${u}`, { Accept: "application/json" });
+    const one = await search(`req-${u}`, { Accept: "application/json" });
     expect(one.status).toBe(200);
     expect(((await one.json()) as { matches: unknown[] }).matches).toHaveLength(1);
   });
