@@ -23,7 +23,7 @@ const ROWS_TARGET = DEFAULT_LIMIT + 10;
 const RATIO_TARGET = 1.3;
 const HTML_GZ_TARGET = 60 * 1024;
 const OVERVIEW_BUNDLE_TARGET = 150 * 1024;
-const OVERVIEW_ASSETS = ["/vendor/chart.umd.min.js", "/vendor/htmx.min.js", "/response-text.js", "/console.js", "/console.css"];
+const OVERVIEW_ASSETS = ["/vendor/chart.umd.min.js", "/vendor/htmx.min.js", "/response-text.js", "/time.js", "/console.js", "/console.css"];
 
 const worker = (exports as unknown as { default: Fetcher }).default;
 

@@ -28,7 +28,7 @@ const NAV: [string, string][] = [
 ];
 
 /** Same-origin scripts every page loads, in order: htmx, how answers are shown, then our client behaviour. */
-export const LAYOUT_SCRIPTS = ["/vendor/htmx.min.js", "/response-text.js", "/console.js", "/shortcuts.js"] as const;
+export const LAYOUT_SCRIPTS = ["/vendor/htmx.min.js", "/response-text.js", "/time.js", "/console.js", "/shortcuts.js"] as const;
 
 /** The keyboard shortcuts shortcuts.js implements, as the help overlay lists them (keys, then what they do). */
 export const SHORTCUTS: [string[], string][] = [
@@ -83,6 +83,19 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
               </a>
             ))}
           </nav>
+          <form class="search" method="get" action="/search" role="search">
+            <label for="global-search" class="visually-hidden">Search any id</label>
+            <input id="global-search" type="search" name="q" placeholder="Search any id (/)" maxlength={200} autocomplete="off" spellcheck={false} />
+          </form>
+          {/* Times are rendered in UTC; time.js shows the toggle and rewrites them in the reader's zone (kept in localStorage). */}
+          <span class="tz">
+            <button type="button" id="tz-toggle" aria-pressed="false" hidden>
+              Local time
+            </button>{" "}
+            <span id="tz-name" data-testid="tz-name" title="The time zone of the times on this page">
+              UTC
+            </span>
+          </span>
           <span class="who">
             {ctx.user.email} · {ctx.user.role}
           </span>

@@ -10,3 +10,30 @@ export function detailHref(kind: "fibers" | "incidents" | "sessions", id: string
   if (!owner) return path;
   return `${path}?${new URLSearchParams({ agentClass: owner.agentClass, agentName: owner.agentName })}`;
 }
+
+/** An agent's page. */
+export function agentHref(owner: Owner): string {
+  return `/agents/${encodeURIComponent(owner.agentClass)}/${encodeURIComponent(owner.agentName)}`;
+}
+
+/** What a search match links to (src/store/read-models/search.ts). */
+export type SearchTarget = Owner & { kind: "incident" | "run" | "op" | "session" | "agent"; id: string; sessionName?: string | null };
+
+/**
+ * The page of a search match: incidents, runs and sessions at their detail pages (with their agent); an
+ * ambiguous op at its session's page (where its ledger events are), else its agent's; an agent at its page.
+ */
+export function searchMatchHref(m: SearchTarget): string {
+  switch (m.kind) {
+    case "incident":
+      return detailHref("incidents", m.id, m);
+    case "run":
+      return detailHref("fibers", m.id, m);
+    case "session":
+      return detailHref("sessions", m.id, m);
+    case "op":
+      return m.sessionName ? detailHref("sessions", m.sessionName, m) : agentHref(m);
+    case "agent":
+      return agentHref(m);
+  }
+}

@@ -1,5 +1,5 @@
 import type { IncidentRow } from "../../src/store/read-models";
-import { ago, iso } from "../format";
+import { Ago } from "./time";
 import { Status } from "./status";
 import { detailHref } from "../links";
 
@@ -30,8 +30,8 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
             <td class="num">{reportedAttempts(i)}</td>
             <td class="num">{i.respentInputTokens + i.respentOutputTokens ? (i.respentInputTokens + i.respentOutputTokens).toLocaleString("en-US") : "—"}</td>
             <td>{i.reason ?? ""}</td>
-            {props.showFirstSeen ? <td title={iso(i.firstSeen)}>{ago(i.firstSeen, props.now)}</td> : null}
-            <td title={iso(i.lastSeen)}>{ago(i.lastSeen, props.now)}</td>
+            {props.showFirstSeen ? <td><Ago t={i.firstSeen} now={props.now} /></td> : null}
+            <td><Ago t={i.lastSeen} now={props.now} /></td>
           </tr>
         ))}
       </tbody>

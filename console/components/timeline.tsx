@@ -1,5 +1,6 @@
 import type { EventRow } from "../../src/store/read-models";
-import { bytes, gap, isoMs } from "../format";
+import { bytes, gap } from "../format";
+import { Time } from "./time";
 import { JsonView, parsePreview } from "./json-view";
 import { detailHref } from "../links";
 
@@ -66,7 +67,7 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null })
         return (
           <li class={Object.hasOwn(TONE, e.type) ? TONE[e.type] : ""} data-type={e.type}>
             <div>
-              <span class="mono" data-testid="event-time">{isoMs(e.time)}</span>{" "}
+              <Time t={e.time} ms class="mono" testId="event-time" />{" "}
               {prev ? <span class="mono muted" data-testid="event-gap" title="time since the event above">{gap(e.time - prev.time)}</span> : null}{" "}
               <strong>{e.type}</strong>
               {p.attempt !== null ? <span> · attempt {p.attempt}{p.maxAttempts ? ` of ${p.maxAttempts}` : ""}</span> : null}
@@ -74,7 +75,7 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null })
               {p.finding ? <span> · finding <code>{p.finding}</code></span> : null}
               {p.reason ? <span> · reason <code>{p.reason}</code></span> : null}
               {p.step ? <span> · step <code>{p.step}</code></span> : null}
-              {p.wakeAt !== null ? <span> · wakes {isoMs(p.wakeAt)}</span> : null}
+              {p.wakeAt !== null ? <span> · wakes <Time t={p.wakeAt} ms /></span> : null}
               {p.tokens ? <span data-testid="event-tokens"> · {p.tokens.input.toLocaleString("en-US")} input + {p.tokens.output.toLocaleString("en-US")} output tokens{p.tokens.model ? ` (${p.tokens.model})` : ""}</span> : null}
             </div>
             {p.notStopped ? <div class="warn">its in-memory work was not stopped: it runs until it returns or the agent is evicted</div> : null}

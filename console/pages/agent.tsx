@@ -2,6 +2,7 @@ import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/adm
 import type { ReconciliationRow } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, NO_MIXIN_SENTENCE } from "../components/actions";
 import { Status } from "../components/status";
+import { Ago } from "../components/time";
 import { ago, bytes, duration, href, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { detailHref } from "../links";
@@ -51,7 +52,7 @@ export function AgentPage(props: {
               <td><a class="mono" href={detailHref("fibers", f.fiberId, props)}>{f.fiberId}</a></td>
               <td>{f.kind}</td>
               <td>{f.name}</td>
-              <td title={iso(f.startedAt)}>{ago(f.startedAt, props.ctx.now)}</td>
+              <td><Ago t={f.startedAt} now={props.ctx.now} /></td>
               <td><Status value={f.outcome ?? "running"} /></td>
               <td class="num">{bytes(f.snapshotBytes)}</td>
             </tr>

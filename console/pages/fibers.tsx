@@ -4,7 +4,9 @@ import { JsonView, parsePreview } from "../components/json-view";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
-import { ago, bytes, elapsed, iso, isoMs } from "../format";
+import { ago, bytes, elapsed, iso } from "../format";
+import { Ago, Time } from "../components/time";
+import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
 import { detailHref } from "../links";
 
@@ -37,8 +39,9 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
         <SelectFilter name="outcome" label="status" value={q.outcome} options={RUN_OUTCOMES} />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
-        <TextFilter name="since" label="since" value={q.since} placeholder="2026-11-21T00:00Z" />
+        <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
+      <TimePresets path="/fibers" query={q} />
       <table data-testid="fibers">
         <thead><tr><th>run</th><th>kind</th><th>agent</th><th>name</th><th>started</th><th>duration</th><th>status</th><th>attempt</th><th class="num">snapshot</th></tr></thead>
         <tbody>
@@ -48,7 +51,7 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
               <td>{kindLabel(f.kind)}</td>
               <td><a href={`/agents/${encodeURIComponent(f.agentClass)}/${encodeURIComponent(f.agentName)}`}>{f.agentClass} · {f.agentName}</a></td>
               <td>{f.name}</td>
-              <td title={iso(f.startedAt)}>{ago(f.startedAt, props.ctx.now)}</td>
+              <td><Ago t={f.startedAt} now={props.ctx.now} /></td>
               <td>{elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? (f.outcome === null ? props.ctx.now : f.lastSeen))}</td>
               <td><RunStatus run={f} />{f.reason ? <div class="muted">{f.reason}</div> : null}</td>
               <td>{f.attempt ?? "—"}</td>
@@ -78,11 +81,11 @@ export function FiberPage(props: { ctx: PageContext; fiber: FiberDetail; events:
         <dt>status</dt><dd><RunStatus run={f} /></dd>
         {f.reason ? <><dt>why</dt><dd>{f.reason}</dd></> : null}
         {f.attempt !== null ? <><dt>attempt</dt><dd>{f.attempt}</dd></> : null}
-        {f.outcome === null && f.phase === "waiting" && f.wakeAt ? <><dt>wakes</dt><dd>{isoMs(f.wakeAt)}</dd></> : null}
+        {f.outcome === null && f.phase === "waiting" && f.wakeAt ? <><dt>wakes</dt><dd><Time t={f.wakeAt} ms /></dd></> : null}
         {f.outcome === null && f.step ? <><dt>interrupted in step</dt><dd>{f.step}</dd></> : null}
-        <dt>started</dt><dd>{isoMs(f.startedAt)}</dd>
-        <dt>ended</dt><dd>{isoMs(f.endedAt)}</dd>
-        {f.confirmedAt ? <><dt>last confirmed alive</dt><dd>{isoMs(f.confirmedAt)}</dd></> : null}
+        <dt>started</dt><dd><Time t={f.startedAt} ms /></dd>
+        <dt>ended</dt><dd><Time t={f.endedAt} ms /></dd>
+        {f.confirmedAt ? <><dt>last confirmed alive</dt><dd><Time t={f.confirmedAt} ms /></dd></> : null}
         {f.error ? <><dt>error</dt><dd class="warn">{f.error}</dd></> : null}
       </dl>
       <h2>Last-known snapshot {f.snapshotAt ? <span class="muted">({ago(f.snapshotAt, props.ctx.now)})</span> : null}</h2>

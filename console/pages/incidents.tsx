@@ -4,7 +4,9 @@ import { IncidentTable } from "../components/incident-table";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
-import { href, iso } from "../format";
+import { href } from "../format";
+import { Time } from "../components/time";
+import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
 import { detailHref } from "../links";
 
@@ -21,9 +23,10 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         <TextFilter name="reason" label="reason" value={q.reason} placeholder="max_attempts_exceeded" />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
-        <TextFilter name="since" label="since" value={q.since} placeholder="2026-11-21T00:00Z" />
+        <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
         <SelectFilter name="groupBy" label="group by" value={q.groupBy} options={INCIDENT_GROUPS} />
       </FilterForm>
+      <TimePresets path="/incidents" query={q} />
       {props.groups ? (
         <section>
           <h2>By {q.groupBy}{props.groups.bounded ? ` (newest ${props.groups.scanned} incidents)` : ""}</h2>
@@ -67,9 +70,9 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
         <dd data-testid="incident-respent">
           <RespentTokens input={i.respentInputTokens} output={i.respentOutputTokens} />
         </dd>
-        <dt>first seen</dt><dd>{iso(i.firstSeen)}</dd>
-        <dt>last seen</dt><dd>{iso(i.lastSeen)}</dd>
-        {i.confirmedAt ? <><dt>last confirmed recovering</dt><dd>{iso(i.confirmedAt)}</dd></> : null}
+        <dt>first seen</dt><dd><Time t={i.firstSeen} /></dd>
+        <dt>last seen</dt><dd><Time t={i.lastSeen} /></dd>
+        {i.confirmedAt ? <><dt>last confirmed recovering</dt><dd><Time t={i.confirmedAt} /></dd></> : null}
         {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={detailHref("fibers", i.fiberId, i)}>{i.fiberId}</a></dd></> : null}
         {i.requestId ? <><dt>chat turn</dt><dd><a class="mono" href={detailHref("fibers", i.requestId, i)}>{i.requestId}</a></dd></> : null}
       </dl>

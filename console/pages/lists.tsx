@@ -2,7 +2,9 @@ import { AUDIT_RESULTS, type AuditRow, type BackupRow, type OpRow, type Page } f
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
-import { ago, bytes, iso } from "../format";
+import { bytes } from "../format";
+import { Ago, Time } from "../components/time";
+import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
 import { detailHref } from "../links";
 
@@ -27,10 +29,10 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
               <td>{b.tenant}</td>
               <td>{b.environment}</td>
               <td><a href={detailHref("sessions", b.sessionName, b)}>{b.sessionName}</a></td>
-              <td title={iso(b.createdAt)}>{ago(b.createdAt, props.ctx.now)}</td>
-              <td>{b.expired ? <Status value="expired" /> : iso(b.expiresAt)}</td>
+              <td><Ago t={b.createdAt} now={props.ctx.now} /></td>
+              <td>{b.expired ? <Status value="expired" /> : <Time t={b.expiresAt} />}</td>
               <td class="num">{bytes(b.bytes)}</td>
-              <td>{b.restoredAt ? ago(b.restoredAt, props.ctx.now) : "—"}</td>
+              <td>{b.restoredAt ? <Ago t={b.restoredAt} now={props.ctx.now} /> : "—"}</td>
               <td class="mono">{b.handle}</td>
             </tr>
           ))}
@@ -52,13 +54,15 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
         <SelectFilter name="action" label="action" value={q.action} options={["force_idle", "trigger_alarm"]} />
         <TextFilter name="targetName" label="target" value={q.targetName} />
         <SelectFilter name="result" label="result" value={q.result} options={AUDIT_RESULTS} />
+        <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
+      <TimePresets path="/audit" query={q} />
       <table data-testid="audit">
         <thead><tr><th>time</th><th>actor</th><th>action</th><th>target</th><th>reason</th><th>result</th><th>before → after</th></tr></thead>
         <tbody>
           {props.page.items.map((a) => (
             <tr>
-              <td title={iso(a.time)}>{ago(a.time, props.ctx.now)}</td>
+              <td><Ago t={a.time} now={props.ctx.now} /></td>
               <td>{a.actor} <span class="muted">({a.role})</span></td>
               <td>{a.action}</td>
               <td><a href={`/agents/${encodeURIComponent(a.targetClass)}/${encodeURIComponent(a.targetName)}`}>{a.targetClass} · {a.targetName}</a></td>
@@ -87,7 +91,9 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
     <Layout ctx={props.ctx} title="Ambiguous operations" active="/ops">
       <FilterForm action="/ops">
         <SelectFilter name="open" label="open" value={q.open} options={["true", "false"]} />
+        <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
+      <TimePresets path="/ops" query={q} />
       <table data-testid="ops">
         <thead><tr><th>op</th><th>kind</th><th>session</th><th>detail</th><th>since</th><th>resolution</th></tr></thead>
         <tbody>
@@ -97,7 +103,7 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
               <td>{o.opKind ?? "—"}</td>
               <td>{o.sessionName ? <a href={detailHref("sessions", o.sessionName, o)}>{o.sessionName}</a> : `${o.agentClass} · ${o.agentName}`}</td>
               <td>{o.detail ?? ""}</td>
-              <td>{ago(o.ambiguousAt, props.ctx.now)}</td>
+              <td><Ago t={o.ambiguousAt} now={props.ctx.now} /></td>
               <td>{o.open ? <Status value="open" /> : o.resolution}</td>
             </tr>
           ))}

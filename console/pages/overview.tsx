@@ -1,6 +1,7 @@
 import { RUN_KINDS, type EventSeries, type IncidentRow, type OverviewCounts } from "../../src/store/read-models";
 import { IncidentTable } from "../components/incident-table";
 import { capped, href } from "../format";
+import { Time } from "../components/time";
 import { Layout, type PageContext } from "../layout";
 import { KIND_LABEL } from "./fibers";
 
@@ -25,13 +26,12 @@ export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
   const { counts, series, reasons, worst } = props.data;
-  const since24h = props.ctx.now - 86_400_000;
   const cards: [string, string, { n: number; capped: boolean }, boolean][] = [
     ["Running runs", href("/fibers", { outcome: "running" }), counts.running, false],
     ["Open incidents", href("/incidents", { status: "open" }), counts.openIncidents, counts.openIncidents.n > 0],
-    ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: new Date(since24h).toISOString() }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
+    ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: "24h" }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
     ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0],
-    ["Tokens re-spent by recovery (24 h)", href("/incidents", { since: new Date(since24h).toISOString() }), { n: counts.respentTokens24h, capped: false }, false],
+    ["Tokens re-spent by recovery (24 h)", href("/incidents", { since: "24h" }), { n: counts.respentTokens24h, capped: false }, false],
   ];
   return (
     <>
@@ -51,7 +51,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
             {/* The series travel in a data attribute: escaped by the renderer, decoded by the browser, never parsed as HTML. */}
             <canvas id="events-chart" role="img" aria-label="Chart of events in the last 24 hours" aria-describedby="events-chart-summary" data-chart={JSON.stringify({ buckets: series.buckets, series: series.series })} />
           </div>
-          <p id="events-chart-summary" class="visually-hidden">{chartSummary(series)}</p>
+          <ChartData series={series} />
         </section>
         <section>
           <h2>Top exhaustion reasons (24 h)</h2>
@@ -60,7 +60,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
               <tbody>
                 {reasons.map((r) => (
                   <tr>
-                    <td><a href={href("/incidents", { status: "exhausted", reason: r.reason, since: new Date(since24h).toISOString() })}>{r.reason || "(no reason)"}</a></td>
+                    <td><a href={href("/incidents", { status: "exhausted", reason: r.reason, since: "24h" })}>{r.reason || "(no reason)"}</a></td>
                     <td class="num">{r.n}</td>
                   </tr>
                 ))}
@@ -108,11 +108,56 @@ function RunningByKind(props: { counts: OverviewCounts }) {
   );
 }
 
-/** The chart in words, for people who cannot see it: each series' total and its busiest bucket. */
-export function chartSummary(series: Pick<EventSeries, "series">): string {
-  const lines = Object.entries(series.series).map(([name, counts]) => {
-    const total = counts.reduce((a, n) => a + n, 0);
-    return `${name}: ${total} in total, at most ${Math.max(0, ...counts)} in one interval`;
+/**
+ * The chart's text alternative: each series' total and busiest 5 minutes, and (in a disclosure) the events
+ * per hour for every hour that had some, with times as <time> elements so the UTC/local toggle applies.
+ */
+export function ChartData(props: { series: EventSeries }) {
+  const { buckets, series } = props.series;
+  const names = Object.keys(series);
+  // Hours, not 5-minute buckets: 24 rows read better than 288 (the summary names each series' busiest 5 minutes).
+  const hours = new Map<number, number[]>();
+  buckets.forEach((b, i) => {
+    const h = Math.floor(b / 3_600_000) * 3_600_000;
+    const row = hours.get(h) ?? names.map(() => 0);
+    names.forEach((n, j) => (row[j]! += series[n]![i] ?? 0));
+    hours.set(h, row);
   });
-  return lines.length ? `Events in the last 24 hours. ${lines.join("; ")}.` : "No events in the last 24 hours.";
+  const rows = [...hours].filter(([, ns]) => ns.some((n) => n > 0));
+  return (
+    <div class="chart-data" data-testid="chart-data">
+      <p id="events-chart-summary">
+        Events per 5 minutes over the last 24 hours:{" "}
+        {names
+          .map((n) => {
+            const vals = series[n]!;
+            const total = vals.reduce((a, v) => a + v, 0);
+            return { n, total, peak: Math.max(0, ...vals), at: buckets[vals.indexOf(Math.max(0, ...vals))] };
+          })
+          .map((s, i) => (
+            <span>
+              {i ? "; " : ""}
+              {s.n} {s.total}
+              {s.total ? <> (peak {s.peak} at <Time t={s.at} />)</> : null}
+            </span>
+          ))}
+        .
+      </p>
+      <details>
+        <summary>The chart as a table</summary>
+        {rows.length ? (
+          <table data-testid="chart-table">
+            <thead><tr><th>hour from</th>{names.map((n) => <th class="num">{n}</th>)}</tr></thead>
+            <tbody>
+              {rows.map(([b, ns]) => (
+                <tr><td><Time t={b} /></td>{ns.map((n) => <td class="num">{n}</td>)}</tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No events in the last 24 hours.</p>
+        )}
+      </details>
+    </div>
+  );
 }

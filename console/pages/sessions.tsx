@@ -4,7 +4,8 @@ import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
-import { ago, iso } from "../format";
+import { Ago, Time } from "../components/time";
+import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
 import { detailHref } from "../links";
 
@@ -18,7 +19,9 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
       <FilterForm action="/sessions">
         <SelectFilter name="status" label="status" value={q.status} options={SESSION_STATUSES} />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
+        <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
+      <TimePresets path="/sessions" query={q} />
       <table data-testid="sessions">
         <thead><tr><th>session</th><th>agent class</th><th>status</th><th>last event</th><th class="num">recoveries</th><th>last turn</th></tr></thead>
         <tbody>
@@ -27,7 +30,7 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
               <td><a href={detailHref("sessions", s.sessionName, s)}>{s.sessionName}</a></td>
               <td>{s.agentClass}</td>
               <td><Status value={s.status ?? "unknown"} /></td>
-              <td>{s.lastEventType} <span class="muted">{ago(s.lastEventAt, props.ctx.now)}</span></td>
+              <td>{s.lastEventType} <Ago t={s.lastEventAt} now={props.ctx.now} class="muted" /></td>
               <td class="num">{s.recoveryCount}</td>
               <td>{s.lastTurnSeq ?? "—"}</td>
             </tr>
@@ -53,7 +56,7 @@ export function SessionPage(props: { ctx: PageContext; session: SessionRow; time
         <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`}>{s.agentClass} · {s.agentName}</a></dd>
         <dt>recoveries</dt><dd>{s.recoveryCount}</dd>
         <dt>last turn</dt><dd>{s.lastTurnSeq ?? "—"}</dd>
-        <dt>last event</dt><dd>{s.lastEventType} at {iso(s.lastEventAt)}</dd>
+        <dt>last event</dt><dd>{s.lastEventType} at <Time t={s.lastEventAt} ms /></dd>
       </dl>
       {/* Sessions are reported by agents on the session runtime, which has the admin mixin; the agent page asks the agent what it supports. */}
       <AdminActions agentClass={s.agentClass} agentName={s.agentName} role={props.ctx.user.role} availability={{ kind: "actions", capabilities: null }} />

@@ -58,10 +58,18 @@
     if (field) field.focus();
   });
 
+  // Axis labels in the zone the reader chose (time.js); UTC when it is not loaded.
   const hhmm = (t) => {
+    if (window.consoleTime) return window.consoleTime.hhmm(t);
     const d = new Date(t);
     return Number.isNaN(d.getTime()) ? "?" : d.toISOString().slice(11, 16);
   };
+  const zoneName = () => (window.consoleTime ? window.consoleTime.zone() : "UTC");
+  // Axis titles name the zone and the bucket size (event_rollups: 5 minutes).
+  const scales = () => ({
+    x: { title: { display: true, text: `Time (${zoneName()})` } },
+    y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "Events per 5 min" } },
+  });
 
   const charts = new Map();
   function drawCharts(root) {
@@ -87,11 +95,14 @@
       } else if (existing) {
         existing.data.labels = labels;
         existing.data.datasets = datasets;
+        existing.options.scales = scales();
         existing.update("none");
+        canvas.dataset.zone = zoneName();
         continue;
       }
       // chart.js sizes the canvas through element.style (CSSOM), which style-src 'self' allows; it injects no <style>.
-      charts.set(canvas.id, new window.Chart(canvas, { type: "line", data: { labels, datasets }, options: { animation: false, responsive: true, maintainAspectRatio: false, scales: { y: { beginAtZero: true, ticks: { precision: 0 } } } } }));
+      charts.set(canvas.id, new window.Chart(canvas, { type: "line", data: { labels, datasets }, options: { animation: false, responsive: true, maintainAspectRatio: false, scales: scales() } }));
+      canvas.dataset.zone = zoneName();
     }
   }
   document.addEventListener("DOMContentLoaded", () => drawCharts(document));
@@ -112,4 +123,6 @@
     clearTimeout(resizing);
     resizing = setTimeout(focusableScrollers, 150);
   });
+  // The reader switched UTC / local: relabel the axes of every chart.
+  document.addEventListener("console:timezone", () => drawCharts(document));
 })();

@@ -471,7 +471,7 @@ describe("bad input is a BadRequest a person can read", () => {
     };
     expect(await msg(listIncidents(env.DB, { status: "bogus" }))).toBe('status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got "bogus")');
     expect(await msg(listIncidents(env.DB, { kind: "workflow", since: "yesterday" }))).toBe(
-      'kind must be one of fiber, turn, chat (got "workflow"); since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got "yesterday")',
+      'kind must be one of fiber, turn, chat (got "workflow"); since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got "yesterday")',
     );
     expect(await msg(listIncidents(env.DB, { since: T0 + 1, until: T0 }))).toBe("since must not be later than until");
     expect(await msg(listFibers(env.DB, { outcome: "done" }))).toMatch(/^outcome must be one of running, completed, /);

@@ -2,20 +2,25 @@ import { AUDIT_RESULTS, type AuditEntry } from "../audit";
 import { z } from "zod";
 import { auditLog } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
-import { oneOf, parseFilters, text } from "./filters";
+import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
 /** The audit log, read side (src/store/audit.ts writes it). Newest first: time DESC, id DESC. */
 
 export { AUDIT_RESULTS };
 
-export const auditFilters = z.object({
-  actor: text("actor"),
-  action: text("action"),
-  targetClass: text("targetClass"),
-  targetName: text("targetName"),
-  result: oneOf("result", AUDIT_RESULTS),
-});
+/** Audit filters; since / until bound the entry's time (inclusive). */
+export const auditFilters = z
+  .object({
+    actor: text("actor"),
+    action: text("action"),
+    targetClass: text("targetClass"),
+    targetName: text("targetName"),
+    result: oneOf("result", AUDIT_RESULTS),
+    since: instant("since"),
+    until: instant("until"),
+  })
+  .superRefine(sinceBeforeUntil);
 export type AuditFilters = z.output<typeof auditFilters>;
 export type AuditFilterInput = { [K in keyof AuditFilters]?: unknown };
 
@@ -68,6 +73,7 @@ export async function listAudit(db: D1Database, filters: AuditFilterInput, page:
       dir: "DESC",
       where: p.where,
       residual: p.residual,
+      range: { min: f.since, max: f.until },
       keyOf: (r) => [r.time, r.id],
       map: (r) => ({ ...r, before: parseJson(r.before), after: parseJson(r.after) }),
     },

@@ -46,7 +46,41 @@ export function flag(name: string) {
   );
 }
 
-/** An optional instant: epoch milliseconds (number or digits) or an ISO date. */
+/** The relative times list pages offer as presets (`since=1h`): any `<n>m`, `<n>h`, `<n>d` or `<n>w` is accepted. */
+export const TIME_PRESETS = ["15m", "1h", "6h", "24h", "7d"] as const;
+
+const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+/** The longest relative time accepted (a year): anything longer is a typo, not a window. */
+const MAX_RELATIVE_MS = 366 * UNIT_MS.d;
+
+/**
+ * A relative time ("15m", "1h", "24h", "7d", "2w") as milliseconds before now, or null when `s` is not one.
+ * Kept relative in URLs, so a shared link means "the last hour" whenever it is opened.
+ */
+export function relativeMs(s: string): number | null {
+  const m = /^(\d{1,6})\s*([mhdw])$/.exec(s.trim().toLowerCase());
+  if (!m) return null;
+  const ms = Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+  return ms > 0 && ms <= MAX_RELATIVE_MS ? ms : null;
+}
+
+/**
+ * Reads an instant from input: a relative time before `now` (see relativeMs), epoch milliseconds (a number or
+ * digits) or an ISO date. Null when it is none of these.
+ */
+export function resolveInstant(v: unknown, now = Date.now()): number | null {
+  if (typeof v === "string") {
+    const rel = relativeMs(v);
+    if (rel !== null) return now - rel;
+  }
+  const n = typeof v === "number" ? v : typeof v === "string" ? (/^\d+$/.test(v.trim()) ? Number(v) : Date.parse(v)) : Number.NaN;
+  return Number.isFinite(n) && n >= 0 && Number.isInteger(n) ? n : null;
+}
+
+/**
+ * An optional instant: a relative time resolved against the clock when parsed (15m, 1h, 6h, 24h, 7d…),
+ * epoch milliseconds (number or digits) or an ISO date.
+ */
 export function instant(name: string) {
   return z.preprocess(
     unset,
@@ -54,9 +88,12 @@ export function instant(name: string) {
       .unknown()
       .transform((v, ctx) => {
         if (v === undefined) return undefined;
-        const n = typeof v === "number" ? v : typeof v === "string" ? (/^\d+$/.test(v.trim()) ? Number(v) : Date.parse(v)) : Number.NaN;
-        if (Number.isFinite(n) && n >= 0 && Number.isInteger(n)) return n;
-        ctx.addIssue({ code: "custom", message: `${name} must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got ${JSON.stringify(v)})` });
+        const t = resolveInstant(v);
+        if (t !== null) return t;
+        ctx.addIssue({
+          code: "custom",
+          message: `${name} must be a relative time such as ${TIME_PRESETS.join(", ")}, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got ${JSON.stringify(v)})`,
+        });
         return z.NEVER;
       }),
   ) as z.ZodType<number | undefined, unknown>;

@@ -10,6 +10,7 @@ export * from "./ops";
 export * from "./owner";
 export * from "./overview";
 export * from "./paging";
+export * from "./search";
 export * from "./sessions";
-export { parseFilters } from "./filters";
+export { parseFilters, relativeMs, resolveInstant, TIME_PRESETS } from "./filters";
 export * from "./open-work";

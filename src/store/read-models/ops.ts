@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
-import { flag, parseFilters } from "./filters";
+import { flag, instant, parseFilters, sinceBeforeUntil } from "./filters";
 import { type Page, type PageOptions, cond, keysetPage } from "./paging";
 
 /**
@@ -9,7 +9,8 @@ import { type Page, type PageOptions, cond, keysetPage } from "./paging";
  * no resolution reported yet. Newest activity first (last_seen DESC, op_id DESC, then the agent).
  */
 
-export const opFilters = z.object({ open: flag("open") });
+/** Ambiguous-op filters; since / until bound last_seen (inclusive). */
+export const opFilters = z.object({ open: flag("open"), since: instant("since"), until: instant("until") }).superRefine(sinceBeforeUntil);
 export type OpFilters = z.output<typeof opFilters>;
 export type OpFilterInput = { [K in keyof OpFilters]?: unknown };
 
@@ -55,6 +56,7 @@ export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, p
       types: ["number", "string", "string", "string"],
       dir: "DESC",
       where,
+      range: { min: f.since, max: f.until },
       keyOf: (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],
       map: (r) => ({ ...r, open: r.resolutionAt === null }),
     },

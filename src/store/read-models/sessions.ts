@@ -2,7 +2,7 @@ import { z } from "zod";
 import { sessions } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
-import { oneOf, parseFilters, text } from "./filters";
+import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
@@ -14,10 +14,15 @@ import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetP
 
 export const SESSION_STATUSES = ["running", "idle", "rescheduled", "terminated", "error", "ended_unreported"] as const;
 
-export const sessionFilters = z.object({
-  status: oneOf("status", SESSION_STATUSES),
-  agentClass: text("agentClass"),
-});
+/** Session list filters; since / until bound last_seen (inclusive). */
+export const sessionFilters = z
+  .object({
+    status: oneOf("status", SESSION_STATUSES),
+    agentClass: text("agentClass"),
+    since: instant("since"),
+    until: instant("until"),
+  })
+  .superRefine(sinceBeforeUntil);
 export type SessionFilters = z.output<typeof sessionFilters>;
 export type SessionFilterInput = { [K in keyof SessionFilters]?: unknown };
 
@@ -69,6 +74,7 @@ export async function listSessions(db: D1Database, filters: SessionFilterInput, 
       dir: "DESC",
       where: p.where,
       residual: p.residual,
+      range: { min: f.since, max: f.until },
       keyOf: (r) => [r.lastSeen, r.sessionName, r.agentClass, r.agentName],
     },
     page,

@@ -86,8 +86,8 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
     ["/incidents?kind=bogus", "kind must be one of fiber, turn, chat (got &quot;bogus&quot;)"],
     ["/incidents?groupBy=bogus", "groupBy must be one of reason, status, kind, agent"],
     ["/incidents?since=2026-02-01&until=2026-01-01", "since must not be later than until"],
-    ["/incidents?since=yesterday", "since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got &quot;yesterday&quot;)"],
-    ["/fibers?since=not-a-date", "since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got &quot;not-a-date&quot;)"],
+    ["/incidents?since=yesterday", "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;yesterday&quot;)"],
+    ["/fibers?since=not-a-date", "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;not-a-date&quot;)"],
     ["/fibers?outcome=exploded", `outcome must be one of running, completed, failed, interrupted, cancelled, force_idled, ended_unreported, recovering, recovered, recovery_skipped, recovery_failed (got &quot;exploded&quot;)`],
     ["/fibers?kind=thread", `kind must be one of fiber, managed_fiber, task, chat_turn (got &quot;thread&quot;)`],
     ["/fibers?agentName=" + "x".repeat(501), "agentName is longer than 500 characters"],
@@ -108,7 +108,7 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
     await expectProblem(
       "/incidents?status=bogus&kind=bogus&since=nope",
       400,
-      "kind must be one of fiber, turn, chat (got &quot;bogus&quot;); status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got &quot;bogus&quot;); since must be epoch milliseconds or an ISO date such as 2026-11-01T12:00:00Z (got &quot;nope&quot;)",
+      "kind must be one of fiber, turn, chat (got &quot;bogus&quot;); status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got &quot;bogus&quot;); since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;nope&quot;)",
     );
   });
 

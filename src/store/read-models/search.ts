@@ -1,0 +1,302 @@
+import { z } from "zod";
+import type { RunKind } from "../../telemetry/payloads";
+import { agents, events, fiberRuns, incidents, opAmbiguities, sessions } from "../schema";
+import { names } from "../sql-names";
+import { BadRequest } from "./errors";
+import type { AgentRef } from "./owner";
+import { rowsReadOf } from "./paging";
+
+/**
+ * Search by any id: one string, exact matches across the projections (incident ids, run ids — fiber ids,
+ * Tasks run ids and chat turns' request ids —, ambiguous op ids, session names, agent names) and, through the
+ * events that carry it, the runs, incidents and sessions a request, task, op, fiber or trace id belongs to.
+ *
+ * Every lookup is an index seek on a leading column (the projections' primary keys, the events' correlation
+ * indexes) with a LIMIT, so a search reads a few rows per agent that reported the id, whatever the table
+ * sizes. Two exceptions, both bounded: agent names are looked up once per agent class (a skip scan over
+ * the registry's primary key), and trace ids, which no index covers, only among the newest TRACE_SCAN events.
+ */
+
+/** The longest query accepted: ids here are far shorter; anything longer is a paste gone wrong. */
+export const MAX_QUERY_LENGTH = 200;
+/** Prefix search ("starts with") is tried for queries at least this long, when nothing matches exactly. */
+export const MIN_PREFIX_LENGTH = 6;
+/** Matches returned at most; `truncated` says when there were more. */
+export const MAX_MATCHES = 50;
+/** Rows read per lookup: enough to list every agent that reported one id. */
+const PER_LOOKUP = 11;
+/** Event rows read per correlation lookup. */
+const EVENT_ROWS = 50;
+/** Agent classes the agent-name lookup visits at most. */
+const MAX_CLASSES = 100;
+/** Newest events a trace id is looked for in: no index covers events.trace_id (see the report in the search route). */
+export const TRACE_SCAN = 2000;
+
+export const SEARCH_KINDS = ["incident", "run", "op", "session", "agent"] as const;
+export type SearchKind = (typeof SEARCH_KINDS)[number];
+
+/** One thing the query names, with its agent (ids are unique per agent only). */
+export type SearchMatch = AgentRef & {
+  kind: SearchKind;
+  /** The matched thing's own id: incident id, run id, op id, session name, or the agent's name. */
+  id: string;
+  /** What it is, in a few words (its kind, status, reason). */
+  label: string;
+  /** How the query matched it: "incident id", "request id (an event of it)", "trace id (an event of it)", "prefix of run id"… */
+  via: string;
+  /** A run's kind. */
+  runKind?: RunKind;
+  /** An op's session, when it has one (its page is the session's). */
+  sessionName?: string | null;
+};
+
+export type SearchResult = {
+  query: string;
+  matches: SearchMatch[];
+  /** More than MAX_MATCHES matched. */
+  truncated: boolean;
+  /** Nothing matched exactly and the matches are ids starting with the query. */
+  prefix: boolean;
+  /** The query looks like a trace id: it was looked for among the newest TRACE_SCAN events only. */
+  traceWindow: number | null;
+  rowsRead: number;
+};
+
+/** The query: trimmed, 1 to MAX_QUERY_LENGTH characters. */
+export const searchQuery = z.preprocess(
+  (v) => (Array.isArray(v) ? v[0] : v),
+  z
+    .string({ error: "q must be text: the id to search for" })
+    .trim()
+    .min(1, { error: "Type an id to search for (an incident, request, op, fiber, task or trace id, a session or an agent name)." })
+    .max(MAX_QUERY_LENGTH, { error: `The search is longer than ${MAX_QUERY_LENGTH} characters; ids are shorter. Paste just the id.` }),
+);
+
+const I = names(incidents);
+const F = names(fiberRuns);
+const O = names(opAmbiguities);
+const S = names(sessions);
+const A = names(agents);
+const E = names(events);
+
+const RUN_KIND_LABEL: Record<string, string> = { fiber: "fiber", managed_fiber: "managed fiber", task: "task run", chat_turn: "chat turn" };
+
+type IncidentHit = AgentRef & { id: string; kind: string; status: string; reason: string | null };
+type RunHit = AgentRef & { id: string; kind: string; name: string; outcome: string | null };
+type OpHit = AgentRef & { id: string; opKind: string | null; resolution: string | null; sessionName: string | null };
+type SessionHit = AgentRef & { id: string; status: string | null };
+type AgentHit = AgentRef;
+type EventHit = AgentRef & { incidentId: string | null; fiberId: string | null; taskId: string | null; requestId: string | null; sessionName: string | null };
+
+const SEL = {
+  incident: `${I.incidentId} AS id, ${I.kind} AS kind, ${I.status} AS status, ${I.reason} AS reason, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName`,
+  run: `${F.fiberId} AS id, ${F.kind} AS kind, ${F.name} AS name, ${F.outcome} AS outcome, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName`,
+  op: `${O.opId} AS id, ${O.opKind} AS opKind, ${O.resolution} AS resolution, ${O.sessionName} AS sessionName, ${O.agentClass} AS agentClass, ${O.agentName} AS agentName`,
+  session: `${S.sessionName} AS id, ${S.status} AS status, ${S.agentClass} AS agentClass, ${S.agentName} AS agentName`,
+  event: `${E.agentClass} AS agentClass, ${E.agentName} AS agentName, ${E.incidentId} AS incidentId, ${E.fiberId} AS fiberId, ${E.taskId} AS taskId, ${E.requestId} AS requestId, ${E.sessionName} AS sessionName`,
+};
+
+const TABLE = {
+  incident: { table: I.$table, key: I.incidentId, cls: I.agentClass, name: I.agentName, select: SEL.incident },
+  run: { table: F.$table, key: F.fiberId, cls: F.agentClass, name: F.agentName, select: SEL.run },
+  op: { table: O.$table, key: O.opId, cls: O.agentClass, name: O.agentName, select: SEL.op },
+  session: { table: S.$table, key: S.sessionName, cls: S.agentClass, name: S.agentName, select: SEL.session },
+} as const;
+type Keyed = keyof typeof TABLE;
+
+/** Exact id: one primary-key prefix seek. */
+function byId(db: D1Database, k: Keyed, id: string): D1PreparedStatement {
+  const t = TABLE[k];
+  return db.prepare(`SELECT ${t.select} FROM ${t.table} WHERE ${t.key} = ? ORDER BY ${t.cls}, ${t.name} LIMIT ${PER_LOOKUP}`).bind(id);
+}
+
+/** Ids starting with `prefix`: a range of the primary key (LIKE would not use it: it ignores case, the key does not). */
+function byPrefix(db: D1Database, k: Keyed, prefix: string): D1PreparedStatement {
+  const t = TABLE[k];
+  return db
+    .prepare(`SELECT ${t.select} FROM ${t.table} WHERE ${t.key} >= ? AND ${t.key} < ? ORDER BY ${t.key}, ${t.cls}, ${t.name} LIMIT ${PER_LOOKUP}`)
+    .bind(prefix, `${prefix}\u{10FFFF}`);
+}
+
+/** One agent's row by class and name (the "Class/name" form). */
+function agentByKey(db: D1Database, agentClass: string, agentName: string): D1PreparedStatement {
+  return db.prepare(`SELECT ${A.agentClass} AS agentClass, ${A.agentName} AS agentName FROM ${A.$table} WHERE ${A.agentClass} = ? AND ${A.agentName} = ?`).bind(agentClass, agentName);
+}
+
+/**
+ * Agents of any class with this name. The registry's key is (class, name): a recursive query steps through
+ * the distinct classes (one index seek each) and probes (class, name) for each, so it reads about two rows
+ * per class instead of the whole registry.
+ */
+function agentsByName(db: D1Database, agentName: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `WITH RECURSIVE cls(c, n) AS (
+         SELECT (SELECT MIN(${A.agentClass}) FROM ${A.$table}), 0
+         UNION ALL
+         SELECT (SELECT MIN(${A.agentClass}) FROM ${A.$table} WHERE ${A.agentClass} > cls.c), n + 1 FROM cls WHERE cls.c IS NOT NULL AND n < ${MAX_CLASSES}
+       )
+       SELECT a.${A.agentClass} AS agentClass, a.${A.agentName} AS agentName FROM cls JOIN ${A.$table} a ON a.${A.agentClass} = cls.c AND a.${A.agentName} = ?
+       LIMIT ${PER_LOOKUP}`,
+    )
+    .bind(agentName);
+}
+
+/** The distinct correlation ids of the events whose `column` equals the query: one range of `index`, at most EVENT_ROWS rows. */
+function eventsWith(db: D1Database, column: "requestId" | "taskId" | "opId" | "fiberId", index: string, value: string): D1PreparedStatement {
+  return db
+    .prepare(`SELECT DISTINCT * FROM (SELECT ${SEL.event} FROM ${E.$table} INDEXED BY ${index} WHERE ${E[column]} = ? LIMIT ${EVENT_ROWS})`)
+    .bind(value);
+}
+
+/** Events of a trace among the newest TRACE_SCAN (no index covers trace_id): a bounded scan of events_time. */
+function eventsOfTrace(db: D1Database, traceId: string): D1PreparedStatement {
+  return db
+    .prepare(
+      `SELECT DISTINCT ${["agentClass", "agentName", "incidentId", "fiberId", "taskId", "requestId", "sessionName"].join(", ")} FROM (
+         SELECT ${SEL.event}, ${E.traceId} AS traceId FROM ${E.$table} INDEXED BY events_time ORDER BY ${E.time} DESC, ${E.id} DESC LIMIT ${TRACE_SCAN}
+       ) WHERE traceId = ? LIMIT ${EVENT_ROWS}`,
+    )
+    .bind(traceId);
+}
+
+const incidentMatch = (r: IncidentHit, via: string): SearchMatch => ({
+  kind: "incident", id: r.id, agentClass: r.agentClass, agentName: r.agentName, via,
+  label: `${r.kind} incident · ${r.status}${r.reason ? ` (${r.reason})` : ""}`,
+});
+const runMatch = (r: RunHit, via: string): SearchMatch => ({
+  kind: "run", id: r.id, agentClass: r.agentClass, agentName: r.agentName, via, runKind: r.kind as RunKind,
+  label: `${RUN_KIND_LABEL[r.kind] ?? r.kind} ${r.name} · ${r.outcome ?? "running"}`,
+});
+const opMatch = (r: OpHit, via: string): SearchMatch => ({
+  kind: "op", id: r.id, agentClass: r.agentClass, agentName: r.agentName, via, sessionName: r.sessionName,
+  label: `ambiguous op${r.opKind ? ` ${r.opKind}` : ""} · ${r.resolution ?? "open"}${r.sessionName ? ` · session ${r.sessionName}` : ""}`,
+});
+const sessionMatch = (r: SessionHit, via: string): SearchMatch => ({
+  kind: "session", id: r.id, agentClass: r.agentClass, agentName: r.agentName, via, label: `session · ${r.status ?? "no status reported"}`,
+});
+const agentMatch = (r: AgentHit, via: string): SearchMatch => ({ kind: "agent", id: r.agentName, agentClass: r.agentClass, agentName: r.agentName, via, label: `agent ${r.agentClass} · ${r.agentName}` });
+
+/** A match's identity: kind, id and agent. */
+const keyOf = (m: Pick<SearchMatch, "kind" | "id" | "agentClass" | "agentName">) => JSON.stringify([m.kind, m.id, m.agentClass, m.agentName]);
+
+/** What an event points at: its incident, its run (task, chat turn by request id, or fiber) and its session. */
+function targetsOf(e: EventHit): { kind: "incident" | "run" | "session"; id: string; owner: AgentRef }[] {
+  const owner = { agentClass: e.agentClass, agentName: e.agentName };
+  const out: { kind: "incident" | "run" | "session"; id: string; owner: AgentRef }[] = [];
+  if (e.incidentId) out.push({ kind: "incident", id: e.incidentId, owner });
+  for (const id of [e.taskId, e.requestId, e.fiberId]) if (id) out.push({ kind: "run", id, owner });
+  if (e.sessionName) out.push({ kind: "session", id: e.sessionName, owner });
+  return out;
+}
+
+/** Candidates from events checked against the projections: at most this many primary-key probes. */
+const MAX_PROBES = 30;
+
+/**
+ * Finds what `input` (a raw query string) names: the projections' rows with that id; when there is none, what
+ * the events carrying it belong to; when there is still none and the query is at least MIN_PREFIX_LENGTH long,
+ * ids starting with it. Throws BadRequest for an empty or oversized query.
+ * Matches are ordered by kind (SEARCH_KINDS), then as found.
+ */
+export async function search(db: D1Database, input: unknown): Promise<SearchResult> {
+  const parsed = searchQuery.safeParse(input);
+  if (!parsed.success) throw new BadRequest(parsed.error.issues.map((i) => i.message).join("; "));
+  const q = parsed.data;
+  const slash = q.indexOf("/");
+  const classAndName = slash > 0 && slash < q.length - 1 ? ([q.slice(0, slash), q.slice(slash + 1)] as const) : null;
+  const isTrace = /^[0-9a-f]{32}$/.test(q);
+
+  const statements = [
+    byId(db, "incident", q),
+    byId(db, "run", q),
+    byId(db, "op", q),
+    byId(db, "session", q),
+    agentsByName(db, q),
+    classAndName ? agentByKey(db, classAndName[0], classAndName[1]) : null,
+    eventsWith(db, "requestId", "events_request_time", q),
+    eventsWith(db, "taskId", "events_task_time", q),
+    eventsWith(db, "opId", "events_op_time", q),
+    eventsWith(db, "fiberId", "events_fiber_time", q),
+    isTrace ? eventsOfTrace(db, q) : null,
+  ];
+  const results = (await db.batch(statements.filter((s): s is D1PreparedStatement => s !== null))) as D1Result<never>[];
+  const take = <T>(present: boolean) => (present ? (results.shift() as D1Result<T>) : null);
+  const inc = take<IncidentHit>(true)!;
+  const run = take<RunHit>(true)!;
+  const op = take<OpHit>(true)!;
+  const ses = take<SessionHit>(true)!;
+  const byName = take<AgentHit>(true)!;
+  const byKey = take<AgentHit>(classAndName !== null);
+  const evRequest = take<EventHit>(true)!;
+  const evTask = take<EventHit>(true)!;
+  const evOp = take<EventHit>(true)!;
+  const evFiber = take<EventHit>(true)!;
+  const evTrace = take<EventHit>(isTrace);
+  const read: D1Result[] = [inc, run, op, ses, byName, evRequest, evTask, evOp, evFiber, ...(byKey ? [byKey] : []), ...(evTrace ? [evTrace] : [])];
+
+  const found = new Map<string, SearchMatch>();
+  const add = (m: SearchMatch) => {
+    if (!found.has(keyOf(m))) found.set(keyOf(m), m);
+  };
+  for (const r of inc.results) add(incidentMatch(r, "incident id"));
+  for (const r of run.results) add(runMatch(r, r.kind === "chat_turn" ? "request id" : r.kind === "task" ? "task run id" : "fiber id"));
+  for (const r of op.results) add(opMatch(r, "op id"));
+  for (const r of ses.results) add(sessionMatch(r, "session name"));
+  for (const r of byKey?.results ?? []) add(agentMatch(r, "agent class/name"));
+  for (const r of byName.results) add(agentMatch(r, "agent name"));
+
+  // Ids that only events carry (an op that was never ambiguous, a task's or a trace's events): what do those
+  // events belong to? Only when nothing has that id itself, so an id with a page of its own goes straight there.
+  const viaEvents: [D1Result<EventHit> | null, string][] = [
+    [evRequest, "request id"], [evTask, "task id"], [evOp, "op id"], [evFiber, "fiber id"], [evTrace, "trace id"],
+  ];
+  const probes = new Map<string, { kind: "incident" | "run" | "session"; id: string; owner: AgentRef; via: string }>();
+  for (const [r, what] of found.size ? [] : viaEvents) {
+    for (const e of r?.results ?? []) {
+      for (const t of targetsOf(e)) {
+        const k = keyOf({ kind: t.kind, id: t.id, ...t.owner });
+        if (!found.has(k) && !probes.has(k) && probes.size < MAX_PROBES) probes.set(k, { ...t, via: `${what} (an event of it)` });
+      }
+    }
+  }
+  if (probes.size) {
+    const list = [...probes.values()];
+    const checked = (await db.batch(
+      list.map((p) => {
+        const t = TABLE[p.kind];
+        return db.prepare(`SELECT ${t.select} FROM ${t.table} WHERE ${t.key} = ? AND ${t.cls} = ? AND ${t.name} = ?`).bind(p.id, p.owner.agentClass, p.owner.agentName);
+      }),
+    )) as D1Result<never>[];
+    read.push(...checked);
+    checked.forEach((r, i) => {
+      const p = list[i]!;
+      const row = r.results[0];
+      if (!row) return;
+      add(p.kind === "incident" ? incidentMatch(row, p.via) : p.kind === "run" ? runMatch(row, p.via) : sessionMatch(row, p.via));
+    });
+  }
+
+  let prefix = false;
+  if (found.size === 0 && q.length >= MIN_PREFIX_LENGTH) {
+    const keyed: Keyed[] = ["incident", "run", "op", "session"];
+    const r = (await db.batch(keyed.map((k) => byPrefix(db, k, q)))) as D1Result<never>[];
+    read.push(...r);
+    const [pi, pr, po, ps] = r as unknown as [D1Result<IncidentHit>, D1Result<RunHit>, D1Result<OpHit>, D1Result<SessionHit>];
+    for (const x of pi.results) add(incidentMatch(x, "prefix of an incident id"));
+    for (const x of pr.results) add(runMatch(x, "prefix of a run id"));
+    for (const x of po.results) add(opMatch(x, "prefix of an op id"));
+    for (const x of ps.results) add(sessionMatch(x, "prefix of a session name"));
+    prefix = found.size > 0;
+  }
+
+  const all = [...found.values()].sort((a, b) => SEARCH_KINDS.indexOf(a.kind) - SEARCH_KINDS.indexOf(b.kind));
+  return {
+    query: q,
+    matches: all.slice(0, MAX_MATCHES),
+    truncated: all.length > MAX_MATCHES,
+    prefix,
+    traceWindow: isTrace ? TRACE_SCAN : null,
+    rowsRead: rowsReadOf(...read),
+  };
+}

@@ -1,0 +1,160 @@
+import { exports } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { TelemetryEvent } from "../../../src/telemetry";
+import { makeEvent } from "../../fixtures/events";
+import { ingest } from "../../store/store-helpers";
+import { publishEnvTeamKeys } from "../access-tokens";
+import { ORIGIN, USERS, accessToken, call, escapeHtml, exhaustedChatIncident, getText, uid } from "./harness";
+
+// GET /search through the real Worker: one match redirects, several are listed, none says so, bad input is a 400;
+// the header's search box on every page; relative `since` and its presets on the lists.
+
+const u = uid();
+const A = { agentClass: "ProbeAgent", agentName: `route-srch-${u}` };
+const B = { agentClass: "SupportAgent", agentName: `route-srch-b-${u}` };
+const enc = encodeURIComponent;
+let incident: { agentName: string; incidentId: string };
+
+const from = (e: TelemetryEvent): TelemetryEvent => ({ ...e, source: A });
+
+beforeAll(async () => {
+  await publishEnvTeamKeys();
+  // A real agent's exhausted chat incident, through its telemetry, the Queue and ingest.
+  incident = await exhaustedChatIncident();
+  const t = Date.now() - 10 * 60_000;
+  await ingest([
+    from(makeEvent("fiber.started", { fiberName: "etl" }, { time: t, corr: { fiberId: `fib-${u}` } })),
+    from(makeEvent("chat.turn.started", {}, { time: t + 1, corr: { requestId: `req-${u}` } })),
+    from(makeEvent("chat.recovery.exhausted", { attempt: 2, maxAttempts: 2, recoveryKind: "retry", reason: "stable_timeout" }, { time: t + 2, corr: { requestId: `req-${u}`, incidentId: `req-${u}:m1` } })),
+    from(makeEvent("session.status_running", {}, { time: t + 3, corr: { sessionName: `sess-${u}` } })),
+    from(makeEvent("op.ambiguous", { opKind: "charge", detail: "twice?" }, { time: t + 4, corr: { sessionName: `sess-${u}`, opId: `op-${u}` } })),
+    from(makeEvent("op.started", { opKind: "email" }, { time: t + 4, corr: { sessionName: `sess-${u}`, opId: `op2-${u}` } })),
+    // The same run id reported by another agent: a search for it lists both.
+    { ...makeEvent("fiber.started", { fiberName: "etl" }, { time: t + 5, corr: { fiberId: `fib-${u}` } }), source: B },
+  ]);
+}, 60_000);
+
+const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+
+/** GET /search as a viewer, not following a redirect (the browser would; here its Location is the answer). */
+async function search(q: string, headers: Record<string, string> = {}): Promise<Response> {
+  const h = new Headers(headers);
+  h.set("Cf-Access-Jwt-Assertion", await accessToken(USERS.viewer));
+  const r = await worker.fetch(new Request(`${ORIGIN}/search?q=${enc(q)}`, { headers: h, redirect: "manual" }));
+  expect(r.status).toBeLessThan(500);
+  return r;
+}
+const location = (r: Response) => r.headers.get("Location");
+
+describe("GET /search", () => {
+  it("an incident id redirects to the incident's page, with its agent", async () => {
+    const r = await search(incident.incidentId);
+    expect(r.status).toBe(302);
+    expect(location(r)).toBe(`/incidents/${enc(incident.incidentId)}?agentClass=ProbeAgent&agentName=${enc(incident.agentName)}`);
+  });
+
+  it("a request id, a session name and an agent name redirect to their pages", async () => {
+    expect(location(await search(`req-${u}`))).toBe(`/fibers/req-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
+    expect(location(await search(`sess-${u}`))).toBe(`/sessions/sess-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
+    expect(location(await search(A.agentName))).toBe(`/agents/ProbeAgent/${enc(A.agentName)}`);
+    expect(location(await search(`ProbeAgent/${A.agentName}`))).toBe(`/agents/ProbeAgent/${enc(A.agentName)}`);
+  });
+
+  it("an ambiguous op id redirects to its session's page (the op and its session are one page)", async () => {
+    const r = await search(`op-${u}`);
+    expect(r.status).toBe(302);
+    expect(location(r)).toBe(`/sessions/sess-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
+  });
+
+  it("a run id two agents reported lists both, grouped by kind", async () => {
+    const page = await getText(`/search?q=fib-${u}`, "viewer");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Runs (2)");
+    expect(page.text).toContain(`href="/fibers/fib-${u}?agentClass=ProbeAgent&amp;agentName=${enc(A.agentName)}"`);
+    expect(page.text).toContain(`href="/fibers/fib-${u}?agentClass=SupportAgent&amp;agentName=${enc(B.agentName)}"`);
+  });
+
+  it("an id only events carry (an op that was never ambiguous) redirects to what its events belong to", async () => {
+    const r = await search(`op2-${u}`);
+    expect(r.status).toBe(302);
+    expect(location(r)).toBe(`/sessions/sess-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
+  });
+
+  it("nothing found is a page that says so (200), with the query escaped", async () => {
+    const q = `<img src=x onerror=alert(1)>-${u}`;
+    const page = await getText(`/search?q=${enc(q)}`, "viewer");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`Nothing matches “${escapeHtml(q)}”.`);
+    expect(page.text).not.toContain("<img src=x");
+  });
+
+  it("JSON for Accept: application/json, each match with its href (no redirect)", async () => {
+    const r = await search(`fib-${u}`, { Accept: "application/json" });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { query: string; matches: { kind: string; href: string }[] };
+    expect(body.query).toBe(`fib-${u}`);
+    expect(body.matches.map((m) => [m.kind, m.href])).toEqual([
+      ["run", `/fibers/fib-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`],
+      ["run", `/fibers/fib-${u}?agentClass=SupportAgent&agentName=${enc(B.agentName)}`],
+    ]);
+    const one = await search(`req-${u}`, { Accept: "application/json" });
+    expect(one.status).toBe(200);
+    expect(((await one.json()) as { matches: unknown[] }).matches).toHaveLength(1);
+  });
+
+  it("an empty or oversized query is a 400 with a clear message", async () => {
+    for (const path of ["/search", "/search?q=", "/search?q=%20%20"]) {
+      const page = await getText(path, "viewer");
+      expect(page.status, path).toBe(400);
+      expect(page.text).toContain("Type an id to search for (an incident, request, op, fiber, task or trace id, a session or an agent name).");
+    }
+    const long = await getText(`/search?q=${"x".repeat(201)}`, "viewer");
+    expect(long.status).toBe(400);
+    expect(long.text).toContain("The search is longer than 200 characters; ids are shorter. Paste just the id.");
+    const json = await call("/search?q=", { as: "viewer", headers: { Accept: "application/json" } });
+    expect(json.status).toBe(400);
+    expect(await json.json()).toMatchObject({ ok: false, error: { code: "invalid_input" } });
+  });
+
+  it("is behind auth like every page", async () => {
+    const r = await call(`/search?q=${enc(incident.incidentId)}`);
+    expect([401, 403]).toContain(r.status);
+  });
+});
+
+describe("the header's search box and time zone toggle", () => {
+  it.each(["/", "/incidents", "/fibers", "/sessions", "/ops", "/audit", "/backups", `/search?q=nothing-${u}`])("%s", async (path) => {
+    const page = await getText(path, "viewer");
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/<form class="search" method="get" action="\/search" role="search">/);
+    expect(page.text).toContain('<label for="global-search" class="visually-hidden">Search any id</label>');
+    expect(page.text).toMatch(/<input id="global-search" type="search" name="q" placeholder="Search any id \(\/\)"/);
+    expect(page.text).toContain('<button type="button" id="tz-toggle" aria-pressed="false" hidden="">');
+    expect(page.text).toContain('<script src="/time.js" defer=""></script>');
+  });
+});
+
+describe("relative since on the lists", () => {
+  it("since=1h keeps the relative form in the presets and marks the active one", async () => {
+    const page = await getText(`/incidents?reason=stable_timeout&since=1h`, "viewer");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain(`req-${u}:m1`);
+    expect(page.text).toContain('<a href="/incidents?reason=stable_timeout&amp;since=1h" aria-current="true" class="active">1h</a>');
+    expect(page.text).toContain('<a href="/incidents?reason=stable_timeout&amp;since=15m" class="">15m</a>');
+    // Times are <time> elements in UTC, which time.js may rewrite.
+    expect(page.text).toMatch(/<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z" title="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" data-relative="">\d+m ago<\/time>/);
+  });
+
+  it.each(["/incidents", "/fibers", "/sessions", "/ops", "/audit"])("%s offers the presets and accepts since=7d", async (path) => {
+    const page = await getText(`${path}?since=7d`, "viewer");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('data-testid="time-presets"');
+    expect(page.text).toContain(`<a href="${path}?since=7d" aria-current="true" class="active">7d</a>`);
+  });
+
+  it.each(["/incidents?since=1y", "/fibers?since=tomorrow", "/sessions?since=-1h", "/ops?since=0m", "/audit?since=1h&until=2h"])("%s is a 400 with a clear message", async (path) => {
+    const page = await getText(path, "viewer");
+    expect(page.status).toBe(400);
+    expect(page.text).toMatch(/since must (be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date|not be later than until)/);
+  });
+});
