@@ -61,10 +61,13 @@ export async function recordAlerts(db: D1Database, alerts: AlertRecord[], opts: 
 /** The outcome of a delivery attempt. `attempts` is the queue's count, so recording the same attempt twice is harmless. */
 export type DeliveryUpdate = { status: AlertStatus; attempts: number; httpStatus: number | null; lastError: string | null; now: number };
 
-const UPDATE = `UPDATE ${A.$table} SET ${A.status} = ?3, ${A.attempts} = MAX(${A.attempts}, ?4), ${A.httpStatus} = ?5, ${A.lastError} = ?6, ${A.updatedAt} = ?7
+const UPDATE = `UPDATE ${A.$table} SET ${A.status} = ?3, ${A.attempts} = MAX(${A.attempts}, ?4), ${A.httpStatus} = ?5, ${A.lastError} = COALESCE(?6, ${A.lastError}), ${A.updatedAt} = ?7
   WHERE ${A.alertKey} = ?1 AND ${A.channel} = ?2 AND ${A.status} <> 'sent'`;
 
-/** Records a delivery attempt's outcome. A row already sent stays sent (a duplicate queue delivery cannot undo it). */
+/**
+ * Records a delivery attempt's outcome. A row already sent stays sent (a duplicate queue delivery cannot undo it);
+ * a success keeps the last error, so the log still shows why it took more than one attempt.
+ */
 export async function recordDelivery(db: D1Database, key: { alertKey: string; channel: string }, u: DeliveryUpdate): Promise<void> {
   await db
     .prepare(UPDATE)
