@@ -51,7 +51,7 @@ async function handleOne(m: Message<unknown>, msg: AlertMessage, config: ReturnT
   const out = await deliver(url, msg.body);
   const last = out.result === "permanent" || m.attempts >= ALERT_MAX_ATTEMPTS;
   const status = out.result === "ok" ? "sent" : last ? "failed" : "queued";
-  const lastError = out.error && out.result !== "ok" && last && out.result === "retry" ? `${out.error} (gave up after ${m.attempts} attempts)` : out.error;
+  const lastError = out.result === "retry" && last ? `${out.error} (gave up after ${m.attempts} attempts)` : out.error;
   await recordDelivery(db, key, { status, attempts: m.attempts, httpStatus: out.httpStatus, lastError, now: Date.now() });
   if (status === "queued") m.retry({ delaySeconds: Math.min(m.attempts * config.retryDelaySeconds, 43_200) });
   else m.ack();
