@@ -2,6 +2,8 @@ declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
     OTLP_CONTROL: string;
+    /** The alert webhook receiver's control base URL (test/alert-receiver.ts). */
+    ALERT_CONTROL: string;
     // The demo fleet's agents, bound locally in the test worker (vitest.config.ts).
     BACKUPS: R2Bucket;
     DemoFiberAgent: DurableObjectNamespace<import("../examples/demo-fleet/src/demo/fiber-agent").DemoFiberAgent>;

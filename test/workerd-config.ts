@@ -40,6 +40,12 @@ export async function workerdTestConfig(opts: {
             CSRF_SECRET: "test-only-csrf-secret-0123456789abcdef",
             // Extra redaction patterns, read by withTelemetry (test/telemetry/redaction-config.test.ts).
             TELEMETRY_REDACT_PATTERNS: JSON.stringify(["/internal-ticket-[0-9]{4}/i"]),
+            // Alerts go to the real webhook receiver (test/alert-receiver.ts), both channels, retried after 1 s, 2 s, …
+            ALERT_WEBHOOK_URL: `http://127.0.0.1:${inject("alertPort")}/hook/webhook`,
+            ALERT_SLACK_WEBHOOK_URL: `http://127.0.0.1:${inject("alertPort")}/hook/slack`,
+            ALERT_CONSOLE_URL: "https://oncall.example.com",
+            ALERT_RETRY_DELAY_SECONDS: "1",
+            ALERT_CONTROL: `http://127.0.0.1:${inject("alertPort")}`,
           },
           // The agents' R2 bucket (the demo fleet's workspace backups); the console itself has none.
           r2Buckets: ["BACKUPS"],
@@ -48,6 +54,7 @@ export async function workerdTestConfig(opts: {
           queueConsumers: {
             "agent-telemetry": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3, deadLetterQueue: "agent-telemetry-dlq" },
             "agent-telemetry-dlq": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3 },
+            "agent-oncall-alerts": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 5 },
           },
         },
       })),

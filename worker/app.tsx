@@ -3,6 +3,7 @@ import { isBadRequest } from "../src/store/read-models/errors";
 import { auth, csrf } from "./auth";
 import { actions } from "./routes/actions";
 import { agents } from "./routes/agents";
+import { alerts } from "./routes/alerts";
 import { api } from "./routes/api";
 import type { ConsoleEnv } from "./routes/context";
 import { pages } from "./routes/pages";
@@ -28,6 +29,7 @@ app.use("*", csrf());
 app.route("/", api);
 app.route("/", actions);
 app.route("/", agents);
+app.route("/", alerts);
 app.route("/", pages);
 app.route("/", search);
 

@@ -1,3 +1,5 @@
+import type { AlertMessage } from "./alerts/config";
+
 /**
  * Bindings and settings the console Worker reads. Agents live in other Workers:
  * the console binds their classes by script_name in wrangler.jsonc and looks
@@ -51,6 +53,18 @@ type ConsoleEnv = {
   DEV_ROLE?: string;
   /** HMAC key for CSRF tokens (a secret, at least 32 characters); required in access mode. */
   CSRF_SECRET?: string;
+  /** Alert deliveries (worker/alerts): one message per alert and channel, retried by the queue. */
+  ALERTS_QUEUE: Queue<AlertMessage>;
+  /** Generic JSON webhook for alerts (a secret). Unset, like ALERT_SLACK_WEBHOOK_URL: alerts are off. */
+  ALERT_WEBHOOK_URL?: string;
+  /** Slack incoming-webhook URL for alerts (a secret). */
+  ALERT_SLACK_WEBHOOK_URL?: string;
+  /** Alerts per channel per hour (default 30); more are logged as rate_limited, not sent. */
+  ALERT_RATE_LIMIT_PER_HOUR?: string;
+  /** The console's public base URL, e.g. https://oncall.example.com: alerts link to its pages. */
+  ALERT_CONSOLE_URL?: string;
+  /** The n-th retry of a failed delivery waits n times this many seconds (default 30). */
+  ALERT_RETRY_DELAY_SECONDS?: string;
 };
 
 /** Queue names as declared in wrangler.jsonc. */

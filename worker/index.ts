@@ -1,5 +1,7 @@
 import { instrument } from "@microlabs/otel-cf-workers";
 import { retentionDays, runRetention } from "../src/store/retention";
+import { ALERTS_QUEUE_NAME, handleAlertBatch } from "./alerts/consumer";
+import { alertStuckInBackground } from "./alerts/stuck";
 import { app } from "./app";
 import { type Env, TELEMETRY_DLQ_NAME } from "./env";
 import { boundsFromEnv } from "./ingest/bounds";
@@ -11,7 +13,8 @@ const handler: ExportedHandler<Env> = {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
 
   async queue(batch, env) {
-    if (batch.queue === TELEMETRY_DLQ_NAME) await handleDeadLetterBatch(batch, env);
+    if (batch.queue === ALERTS_QUEUE_NAME) await handleAlertBatch(batch, env);
+    else if (batch.queue === TELEMETRY_DLQ_NAME) await handleDeadLetterBatch(batch, env);
     else await handleTelemetryBatch(batch, env);
   },
 
@@ -23,6 +26,7 @@ const handler: ExportedHandler<Env> = {
           (e) => console.error(`[reconcile] failed: ${e instanceof Error ? e.message : String(e)}`),
         ),
       );
+      ctx.waitUntil(alertStuckInBackground(env));
       return;
     }
     ctx.waitUntil(

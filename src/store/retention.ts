@@ -3,7 +3,7 @@
  * run never exceeds D1's per-invocation query budget or holds a long write.
  */
 
-import { auditLog, deadLetters, eventRollups, events, fiberRuns, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
+import { alertDeliveries, auditLog, deadLetters, eventRollups, events, fiberRuns, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
 
 export type RetentionResult = { cutoff: number; futureCutoff: number; deleted: Record<string, number>; complete: boolean };
@@ -20,6 +20,7 @@ const B = names(workspaceBackups);
 const L = names(auditLog);
 const S = names(sessions);
 const R = names(eventRollups);
+const A = names(alertDeliveries);
 
 /** Older than the cutoff (?1), or later than any real time (?2): rows stored before ingest refused future times. */
 const outside = (col: string) => `(${col} < ?1 OR ${col} > ?2)`;
@@ -40,6 +41,8 @@ const PLAN: { table: string; where: string }[] = [
   { table: S.$table, where: outside(S.lastSeen) },
   // Rollups age with the events they count (the bucket range is the primary key's prefix).
   { table: R.$table, where: outside(R.bucket) },
+  // The alert delivery log (its keys dedupe alerts: an incident older than retention could alert again, which is fine).
+  { table: A.$table, where: outside(A.createdAt) },
 ];
 
 /**

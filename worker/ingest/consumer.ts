@@ -7,6 +7,8 @@ import { type MessageItem, messageItems } from "./messages";
 import { projectionStatements } from "./projections";
 import { toRows } from "./rows";
 import { verificationKey } from "./signature";
+import { alertOnIngested } from "../alerts/ingested";
+import type { AlertEnv } from "../alerts/config";
 
 export type IngestResult = { stored: number; deadLettered: number };
 
@@ -16,6 +18,8 @@ export type IngestOptions = {
   bounds?: IngestBounds;
   /** Signed mode: events without a valid signature go to dead letters. */
   signingKey?: CryptoKey | null;
+  /** Told the valid events once they are stored (alerting looks at them; see handleTelemetryBatch). */
+  onStored?: (events: TelemetryEvent[]) => void;
 };
 
 /**
@@ -44,6 +48,7 @@ export async function ingestBatch(db: D1Database, messages: readonly { id: strin
   const rows = toRows(valid, now);
   const stmts = [...projectionStatements(db, rows.events, rows.projections, rows.rollups), ...deadLetterStatements(db, dead, now)];
   if (stmts.length) await db.batch(stmts);
+  opts.onStored?.(valid);
   annotateActiveSpan(valid);
   return { stored: valid.length, deadLettered: dead.length };
 }
@@ -66,7 +71,7 @@ function annotateActiveSpan(events: TelemetryEvent[]): void {
 }
 
 /** What the consumer reads from the console's env. */
-export type IngestEnv = { DB: D1Database; TELEMETRY_SIGNING_SECRET?: string } & BoundsEnv;
+export type IngestEnv = { DB: D1Database; TELEMETRY_SIGNING_SECRET?: string } & BoundsEnv & AlertEnv;
 
 /** Ingest settings from env: the bounds, and the signing key when signed mode is on. */
 export async function ingestOptionsFromEnv(env: IngestEnv): Promise<IngestOptions> {
@@ -79,10 +84,12 @@ export async function ingestOptionsFromEnv(env: IngestEnv): Promise<IngestOption
  * messages to the dead-letter queue, whose consumer records them.
  */
 export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: IngestEnv): Promise<void> {
-  const opts = await ingestOptionsFromEnv(env);
+  const stored: TelemetryEvent[] = [];
+  const opts = { ...(await ingestOptionsFromEnv(env)), onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
   try {
     await ingestBatch(env.DB, batch.messages, opts);
     batch.ackAll();
+    await alertOnIngested(env, stored);
     return;
   } catch (e) {
     console.error(`[ingest] batch of ${batch.messages.length} failed, isolating: ${e instanceof Error ? e.message : String(e)}`);
@@ -96,6 +103,7 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
       m.retry({ delaySeconds: 2 });
     }
   }
+  await alertOnIngested(env, stored);
 }
 
 /** Consumer for the dead-letter queue: messages that failed delivery repeatedly are kept with the reason. */

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { consoleAdminClient } from "../admin-client";
+import { alertStuckInBackground } from "../alerts/stuck";
 import { csrfToken, requireRole } from "../auth";
 import { reconcileSettings, reconcileStale } from "../reconcile/pass";
 import { ADMIN_ERROR_STATUS } from "./admin-error-status";
@@ -30,6 +31,8 @@ api.get("/api/agents/:agentClass/:agentName", async (c) => {
  */
 api.post("/api/reconcile", requireRole("operator"), async (c) => {
   const passes = await reconcileStale(c.env, reconcileSettings(c.env));
+  // As the cron does after its pass: alert on what is stuck now (in the background; it logs its own failures).
+  c.executionCtx.waitUntil(alertStuckInBackground(c.env));
   return c.json({
     ok: true,
     value: {

@@ -154,6 +154,7 @@ describe("cursors", () => {
     ["/backups", "backups"],
     ["/audit", "audit"],
     ["/ops", "ops"],
+    ["/alerts", "alerts"],
   ])("%s rejects malformed cursors", async (list, tag) => {
     for (const cursor of garbage(tag)) await expectProblem(`${list}?cursor=${enc(cursor)}`, 400, INVALID);
   });

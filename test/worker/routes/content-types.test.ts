@@ -50,6 +50,7 @@ describe("reads", () => {
     ["/backups", null],
     ["/audit", null],
     ["/ops", null],
+    ["/alerts", null],
   ] as const)("%s answers a JSON page too", async (path, item) => {
     const res = await call(path, { as: "viewer", headers: JSON_ACCEPT });
     expect(res.status).toBe(200);

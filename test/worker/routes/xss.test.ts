@@ -62,6 +62,8 @@ beforeAll(async () => {
   await pollRows("SELECT 1 FROM workspace_backups WHERE session_name = ?", [markupAgent], (r) => r.length === 1);
   await pollRows("SELECT incident_id FROM incidents WHERE incident_id IN (?, ?) AND status = 'exhausted'", [chatIncident, turnIncident], (r) => r.length === 2);
   await pollRows("SELECT 1 FROM events WHERE incident_id = ? AND type = 'session.error'", [turnIncident], (r) => r.length === 1);
+  // Alerts on the two exhaustions and the ambiguous op, one per channel (the test config sets both).
+  await pollRows("SELECT 1 FROM alert_deliveries WHERE agent_name = ?", [markupAgent], (r) => r.length === 6);
   s = { fiberAgent, runId, markupAgent, chatIncident, turnIncident };
 }, 60_000);
 
@@ -85,6 +87,7 @@ const PAGES: PageCase[] = [
   { page: "session page", path: () => `/sessions/${enc(s.markupAgent)}`, tags: ["sessionerror", "opdetail", "agentname"] },
   { page: "ops page", path: () => "/ops", tags: ["opdetail", "opkind", "agentname"] },
   { page: "backups page", path: () => "/backups", tags: ["tenant", "handle", "agentname"] },
+  { page: "alerts page", path: () => "/alerts", tags: ["reason", "sessionerror", "opkind", "opdetail", "agentname"] },
   { page: "overview", path: () => "/", tags: ["reason", "agentname"] },
   { page: "overview fragment", path: () => "/partials/overview", tags: ["reason", "agentname"] },
   // values reflected from the URL

@@ -1,0 +1,76 @@
+import { ALERT_KINDS, ALERT_STATUSES, type AlertDeliveryRow } from "../../src/store/read-models/alerts";
+import type { Page } from "../../src/store/read-models/paging";
+import { FilterForm, SelectFilter } from "../components/filters";
+import { Pager } from "../components/pager";
+import { Status } from "../components/status";
+import { ago, iso } from "../format";
+import { Layout, type PageContext } from "../layout";
+import { detailHref } from "../links";
+
+type Query = Record<string, string | undefined>;
+
+/** Whether alerts go out, and where (hosts only: webhook URLs are secrets). */
+export type AlertSettingsView =
+  | { enabled: true; channels: { channel: string; host: string }[]; limitPerHour: number; consoleUrl: string | null }
+  | { enabled: false; reason: string };
+
+/** Delivery statuses as badges: the tone comes from the status badge's fixed set, the text is ours. */
+const TONE: Record<string, string> = { sent: "ok", queued: "pending", failed: "failed", rate_limited: "skipped" };
+const KIND_LABEL: Record<string, string> = { exhausted: "recovery exhausted", ambiguous_op: "ambiguous op", stuck: "stuck" };
+
+/** Where an alert's subject lives in the console. */
+function subjectLink(a: AlertDeliveryRow) {
+  if (a.kind === "exhausted") return <a href={detailHref("incidents", a.subjectId, a)}>incident {a.subjectId}</a>;
+  if (a.kind === "stuck") return <a href={`/stuck?${new URLSearchParams({ rule: a.subjectId })}`}>rule {a.subjectId}</a>;
+  return <a href="/ops?open=true">op {a.subjectId}</a>;
+}
+
+/** The alert delivery log: every alert per channel, with its delivery outcome, newest first. */
+export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<AlertDeliveryRow>; settings: AlertSettingsView }) {
+  const q = props.query;
+  const s = props.settings;
+  return (
+    <Layout ctx={props.ctx} title="Alerts" active="/alerts">
+      <section data-testid="alert-settings">
+        {s.enabled ? (
+          <p>
+            Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; at most {s.limitPerHour} per channel per hour.
+            {s.consoleUrl ? ` Links point to ${s.consoleUrl}.` : " Set ALERT_CONSOLE_URL for links to this console in alerts."}
+          </p>
+        ) : (
+          <p class="warn">
+            Alerts are off ({s.reason.replace(/^alerts are off: /, "")}). Set ALERT_WEBHOOK_URL or ALERT_SLACK_WEBHOOK_URL (see the README) to be notified of exhaustions,
+            new ambiguous ops and stuck agents.
+          </p>
+        )}
+      </section>
+      <FilterForm action="/alerts">
+        <SelectFilter name="status" label="status" value={q.status} options={ALERT_STATUSES} />
+        <SelectFilter name="kind" label="kind" value={q.kind} options={ALERT_KINDS} />
+      </FilterForm>
+      <table data-testid="alerts">
+        <thead>
+          <tr><th>when</th><th>kind</th><th>agent</th><th>subject</th><th>summary</th><th>channel</th><th>status</th><th class="num">attempts</th><th class="num">HTTP</th><th>last error</th></tr>
+        </thead>
+        <tbody>
+          {props.page.items.map((a) => (
+            <tr>
+              <td title={iso(a.createdAt)}>{ago(a.createdAt, props.ctx.now)}</td>
+              <td>{KIND_LABEL[a.kind] ?? a.kind}</td>
+              <td><a href={`/agents/${encodeURIComponent(a.agentClass)}/${encodeURIComponent(a.agentName)}`}>{a.agentClass} · {a.agentName}</a></td>
+              <td>{subjectLink(a)}</td>
+              <td>{a.summary}</td>
+              <td>{a.channel}</td>
+              <td><Status value={TONE[a.status] ?? a.status} label={a.status.replace("_", " ")} /></td>
+              <td class="num">{a.attempts}</td>
+              <td class="num">{a.httpStatus ?? "—"}</td>
+              <td>{a.lastError ?? ""}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {props.page.items.length === 0 ? <p class="muted">No alerts match.</p> : null}
+      <Pager path="/alerts" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+    </Layout>
+  );
+}

@@ -1,0 +1,103 @@
+import { alertDeliveries, incidents, opAmbiguities } from "./schema";
+import { names, selectList } from "./sql-names";
+
+/**
+ * The alert delivery log's writes: one row per alert and channel, written by the console's alerting
+ * (worker/alerts) and read by the /alerts page (read-models/alerts.ts). The primary key deduplicates.
+ */
+
+export const ALERT_KINDS = ["exhausted", "ambiguous_op", "stuck"] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+export const ALERT_STATUSES = ["queued", "sent", "failed", "rate_limited"] as const;
+export type AlertStatus = (typeof ALERT_STATUSES)[number];
+
+/** One alert for one channel, as recorded. */
+export type AlertRecord = {
+  alertKey: string;
+  channel: string;
+  kind: AlertKind;
+  agentClass: string;
+  agentName: string;
+  subjectId: string;
+  summary: string;
+};
+
+/** Window of the per-channel rate limit. */
+export const ALERT_WINDOW_MS = 3_600_000;
+
+const A = names(alertDeliveries);
+const COUNTED = "('queued', 'sent', 'failed')";
+
+/**
+ * Inserts the row unless the key exists (dedup). Its status is decided in the same statement: rate_limited
+ * when the channel already has `limit` alerts that were not themselves rate limited in the window, so
+ * concurrent consumers cannot both slip under the limit. RETURNING yields a row only when one was inserted.
+ */
+const INSERT = `INSERT INTO ${A.$table} (${A.alertKey}, ${A.channel}, ${A.kind}, ${A.agentClass}, ${A.agentName}, ${A.subjectId}, ${A.summary},
+    ${A.status}, ${A.attempts}, ${A.httpStatus}, ${A.lastError}, ${A.createdAt}, ${A.updatedAt})
+  SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7,
+    CASE WHEN (SELECT COUNT(*) FROM ${A.$table} INDEXED BY alert_deliveries_status
+               WHERE ${A.status} IN ${COUNTED} AND ${A.createdAt} > ?8 AND ${A.channel} = ?2) >= ?9 THEN 'rate_limited' ELSE 'queued' END,
+    0, NULL, NULL, ?10, ?10
+  WHERE true
+  ON CONFLICT (${A.alertKey}, ${A.channel}) DO NOTHING
+  RETURNING ${A.alertKey} AS alertKey, ${A.channel} AS channel, ${A.status} AS status`;
+
+/**
+ * Records alerts, in order, each at most once per channel. Returns only the rows this call inserted, with
+ * the status each got (queued: to be sent; rate_limited: over `limitPerHour` for its channel).
+ */
+export async function recordAlerts(db: D1Database, alerts: AlertRecord[], opts: { now: number; limitPerHour: number }): Promise<{ alertKey: string; channel: string; status: AlertStatus }[]> {
+  if (!alerts.length) return [];
+  const since = opts.now - ALERT_WINDOW_MS;
+  const results = await db.batch<{ alertKey: string; channel: string; status: AlertStatus }>(
+    alerts.map((a) =>
+      db.prepare(INSERT).bind(a.alertKey, a.channel, a.kind, a.agentClass, a.agentName, a.subjectId, a.summary.slice(0, 1000), since, opts.limitPerHour, opts.now),
+    ),
+  );
+  return results.flatMap((r) => r.results);
+}
+
+/** The outcome of a delivery attempt. `attempts` is the queue's count, so recording the same attempt twice is harmless. */
+export type DeliveryUpdate = { status: AlertStatus; attempts: number; httpStatus: number | null; lastError: string | null; now: number };
+
+const UPDATE = `UPDATE ${A.$table} SET ${A.status} = ?3, ${A.attempts} = MAX(${A.attempts}, ?4), ${A.httpStatus} = ?5, ${A.lastError} = COALESCE(?6, ${A.lastError}), ${A.updatedAt} = ?7
+  WHERE ${A.alertKey} = ?1 AND ${A.channel} = ?2 AND ${A.status} <> 'sent'`;
+
+/**
+ * Records a delivery attempt's outcome. A row already sent stays sent (a duplicate queue delivery cannot undo it);
+ * a success keeps the last error, so the log still shows why it took more than one attempt.
+ */
+export async function recordDelivery(db: D1Database, key: { alertKey: string; channel: string }, u: DeliveryUpdate): Promise<void> {
+  await db
+    .prepare(UPDATE)
+    .bind(key.alertKey, key.channel, u.status, u.attempts, u.httpStatus, u.lastError === null ? null : u.lastError.slice(0, 500), u.now)
+    .run();
+}
+
+/** An incident or op, by the key its projection has. */
+export type SubjectKey = { id: string; agentClass: string; agentName: string };
+
+const I = names(incidents);
+const O = names(opAmbiguities);
+
+export type ExhaustedIncident = { incidentId: string; kind: string; agentClass: string; agentName: string; attempts: number; maxAttempts: number | null; reason: string | null; statusAt: number };
+export type OpenAmbiguousOp = { opId: string; agentClass: string; agentName: string; sessionName: string | null; opKind: string | null; detail: string | null; ambiguousAt: number | null };
+
+/** Of these incidents, the ones whose projected status is exhausted now (one primary-key read each). */
+export async function exhaustedIncidents(db: D1Database, keys: SubjectKey[]): Promise<ExhaustedIncident[]> {
+  if (!keys.length) return [];
+  const sql = `SELECT ${selectList(incidents, ["incidentId", "kind", "agentClass", "agentName", "attempts", "maxAttempts", "reason", "statusAt"])}
+    FROM ${I.$table} WHERE ${I.incidentId} = ? AND ${I.agentClass} = ? AND ${I.agentName} = ? AND ${I.status} = 'exhausted'`;
+  const rs = await db.batch<ExhaustedIncident>(keys.map((k) => db.prepare(sql).bind(k.id, k.agentClass, k.agentName)));
+  return rs.flatMap((r) => r.results);
+}
+
+/** Of these ops, the ones still ambiguous (reported ambiguous, no resolution yet). */
+export async function openAmbiguousOps(db: D1Database, keys: SubjectKey[]): Promise<OpenAmbiguousOp[]> {
+  if (!keys.length) return [];
+  const sql = `SELECT ${selectList(opAmbiguities, ["opId", "agentClass", "agentName", "sessionName", "opKind", "detail", "ambiguousAt"])}
+    FROM ${O.$table} WHERE ${O.opId} = ? AND ${O.agentClass} = ? AND ${O.agentName} = ? AND ${O.ambiguousAt} IS NOT NULL AND ${O.resolutionAt} IS NULL`;
+  const rs = await db.batch<OpenAmbiguousOp>(keys.map((k) => db.prepare(sql).bind(k.id, k.agentClass, k.agentName)));
+  return rs.flatMap((r) => r.results);
+}

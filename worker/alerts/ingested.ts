@@ -1,0 +1,18 @@
+import type { TelemetryEvent } from "../../src/telemetry";
+import { type AlertEnv, alertConfig } from "./config";
+import { alertsFromEvents } from "./detect";
+import { raiseAlerts } from "./raise";
+
+/**
+ * Alerts for a batch ingest has just stored (exhaustions, new ambiguous ops). Never throws: the events are
+ * stored and acknowledged whatever happens here, and a failure is logged. Costs nothing with alerts off.
+ */
+export async function alertOnIngested(env: AlertEnv & { DB: D1Database }, events: TelemetryEvent[]): Promise<void> {
+  if (!events.length || !alertConfig(env).enabled) return;
+  try {
+    const alerts = await alertsFromEvents(env.DB, events);
+    if (alerts.length) await raiseAlerts(env, alerts);
+  } catch (e) {
+    console.error(`[alerts] could not raise alerts for an ingested batch: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}

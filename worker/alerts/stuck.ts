@@ -1,0 +1,45 @@
+import * as stuck from "../../src/store/read-models/stuck";
+import { type AlertEnv, alertConfig } from "./config";
+import type { Alert } from "./payloads";
+import { type RaiseResult, raiseAlerts } from "./raise";
+
+/** Findings one check turns into alerts at most (the rate limit still applies per channel). */
+const STUCK_LIMIT = 100;
+
+/** One alert per stuck episode: the same rule on the same subject since the same moment. */
+export function stuckAlert(e: stuck.StuckEntry): Alert {
+  return {
+    key: JSON.stringify(["stuck", e.rule, e.agentClass, e.agentName, e.subjectKind, e.subjectId, e.since]),
+    kind: "stuck",
+    agentClass: e.agentClass,
+    agentName: e.agentName,
+    subjectId: e.rule,
+    title: "Stuck",
+    summary: `${e.subjectKind} ${e.subjectId}: ${e.detail}`,
+    path: e.href,
+    at: e.since,
+    details: { rule: e.rule, subjectKind: e.subjectKind, subjectId: e.subjectId, detail: e.detail },
+  };
+}
+
+/**
+ * Raises alerts for what the stuck detector finds now. Called by the reconcile cron and by
+ * POST /api/reconcile (local dev runs no crons). Alerts off: nothing is computed.
+ */
+export async function alertStuck(env: AlertEnv & { DB: D1Database }, now = Date.now()): Promise<RaiseResult> {
+  const config = alertConfig(env);
+  if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
+  // Read through the module namespace: the stuck read model is another slice's, and this keeps the call site typed.
+  const entries = await stuck.listStuck(env.DB, now, stuck.stuckConfigFrom(env as unknown as Record<string, unknown>), { limit: STUCK_LIMIT });
+  return raiseAlerts(env, entries.map(stuckAlert), now);
+}
+
+/** alertStuck for a background task: logs instead of throwing. */
+export function alertStuckInBackground(env: AlertEnv & { DB: D1Database }): Promise<void> {
+  return alertStuck(env).then(
+    (r) => {
+      if (r.queued || r.rateLimited) console.log(`[alerts] stuck: ${r.queued} queued, ${r.rateLimited} rate limited`);
+    },
+    (e) => console.error(`[alerts] stuck check failed: ${e instanceof Error ? e.message : String(e)}`),
+  );
+}
