@@ -48,6 +48,7 @@ export async function workerdTestConfig(opts: {
           queueConsumers: {
             "agent-telemetry": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3, deadLetterQueue: "agent-telemetry-dlq" },
             "agent-telemetry-dlq": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3 },
+            "agent-oncall-batches": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 3 },
           },
         },
       })),

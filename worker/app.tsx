@@ -3,6 +3,7 @@ import { isBadRequest } from "../src/store/read-models/errors";
 import { auth, csrf } from "./auth";
 import { actions } from "./routes/actions";
 import { agents } from "./routes/agents";
+import { bulk } from "./routes/bulk";
 import { api } from "./routes/api";
 import type { ConsoleEnv } from "./routes/context";
 import { pages } from "./routes/pages";
@@ -27,6 +28,7 @@ app.use("*", csrf());
 app.route("/", api);
 app.route("/", actions);
 app.route("/", agents);
+app.route("/", bulk);
 app.route("/", pages);
 
 app.notFound((c) => problem(c, 404, `There is no page at ${c.req.path}.`));

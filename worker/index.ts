@@ -2,6 +2,8 @@ import { instrument } from "@microlabs/otel-cf-workers";
 import { retentionDays, runRetention } from "../src/store/retention";
 import { app } from "./app";
 import { type Env, TELEMETRY_DLQ_NAME } from "./env";
+import { BULK_QUEUE_NAME } from "./bulk/messages";
+import { handleBulkBatch } from "./bulk/consumer";
 import { boundsFromEnv } from "./ingest/bounds";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
@@ -11,7 +13,8 @@ const handler: ExportedHandler<Env> = {
   fetch: (request, env, ctx) => app.fetch(request, env, ctx),
 
   async queue(batch, env) {
-    if (batch.queue === TELEMETRY_DLQ_NAME) await handleDeadLetterBatch(batch, env);
+    if (batch.queue === BULK_QUEUE_NAME) await handleBulkBatch(batch, env);
+    else if (batch.queue === TELEMETRY_DLQ_NAME) await handleDeadLetterBatch(batch, env);
     else await handleTelemetryBatch(batch, env);
   },
 

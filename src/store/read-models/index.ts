@@ -13,3 +13,5 @@ export * from "./paging";
 export * from "./sessions";
 export { parseFilters } from "./filters";
 export * from "./open-work";
+export * from "./bulk-targets";
+export * from "./bulk-batches";
