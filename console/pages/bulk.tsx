@@ -1,5 +1,5 @@
 import { ADMIN_ACTIONS } from "../../src/admin-rpc/actions";
-import { BULK_STATUSES, BULK_TARGET_CAP, type BatchProgress, type BulkTargets } from "../../src/store/read-models";
+import { BULK_ACTIONS, BULK_STATUSES, BULK_TARGET_CAP, type BatchProgress, type BulkTargets } from "../../src/store/read-models";
 import { STUCK_RULES } from "../../src/store/read-models/stuck";
 import { SelectFilter, TextFilter } from "../components/filters";
 import { Status } from "../components/status";
@@ -8,8 +8,6 @@ import { Layout, type PageContext } from "../layout";
 
 type Query = Record<string, string | undefined>;
 
-/** The actions bulk offers (of ADMIN_ACTIONS, only these two). */
-export const BULK_ACTION_CHOICES = ["force_idle", "trigger_alarm"] as const;
 
 const agentHref = (c: string, n: string) => `/agents/${encodeURIComponent(c)}/${encodeURIComponent(n)}`;
 
@@ -98,7 +96,7 @@ function ConfirmForm(props: { ctx: PageContext; selection: BulkTargets }) {
       <input type="hidden" name="expected" value={String(n)} />
       <fieldset>
         <legend>Action</legend>
-        {BULK_ACTION_CHOICES.map((a, i) => (
+        {BULK_ACTIONS.map((a, i) => (
           <label>
             <input type="radio" name="action" value={a} checked={i === 0} required /> {ADMIN_ACTIONS[a].label}
           </label>

@@ -1,12 +1,11 @@
 import { z } from "zod";
 import { actor, target } from "../../src/admin-rpc/client-entry";
+import { BULK_ACTIONS, type BulkAction } from "../../src/store/read-models/bulk-batches";
 
 /** The bulk-action Queue, as declared in wrangler.jsonc (producer binding BATCH_QUEUE). */
 export const BULK_QUEUE_NAME = "agent-oncall-batches";
 
-/** The admin actions a bulk action may take (ADMIN_ACTIONS may hold more; bulk takes only these). */
-export const BULK_ACTIONS = ["force_idle", "trigger_alarm"] as const;
-export type BulkAction = (typeof BULK_ACTIONS)[number];
+export { BULK_ACTIONS, type BulkAction };
 
 /** One target of a batch: what the consumer needs to act on it exactly as the operator asked. */
 export const bulkMessage = z.object({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { AdminActionName } from "../../admin-rpc/actions.js";
 import type { AuditResult } from "../../admin-rpc/audit-record.js";
 import { auditLog } from "../schema";
 import { names } from "../sql-names";
@@ -10,6 +11,10 @@ import { BULK_TARGET_CAP } from "./bulk-targets";
  * `before`) and the rows the audited admin client wrote for each target, all sharing audit_log.batch_id.
  * Nothing else stores a batch's status.
  */
+
+/** The admin actions a bulk action may take: of ADMIN_ACTIONS, only these (others, such as resolving an op, need more than an agent). */
+export const BULK_ACTIONS = ["force_idle", "trigger_alarm"] as const satisfies readonly AdminActionName[];
+export type BulkAction = (typeof BULK_ACTIONS)[number];
 
 /** Audit actions of a batch's own row: `bulk_` and the admin action. */
 export const BULK_ACTION_PREFIX = "bulk_";

@@ -2,7 +2,9 @@ import { z } from "zod";
 import { agents, fiberRuns, incidents, sessions } from "../schema";
 import { names } from "../sql-names";
 import { flag, oneOf, parseFilters, text } from "./filters";
-import { listStuck, STUCK_RULES } from "./stuck";
+// A namespace import: the stuck read model is written in another branch; until it lands here its
+// declaration-only stand-in compiles, and only the stuck filter would fail at run time.
+import * as stuck from "./stuck";
 
 /**
  * Which agents a bulk action would act on: every agent matching a filter of
@@ -37,7 +39,7 @@ export const bulkFilter = z
     /** With incidentReason: only agents whose incident of that reason is still open. */
     openOnly: flag("openOnly"),
     status: oneOf("status", BULK_STATUSES),
-    stuckRule: oneOf("stuckRule", STUCK_RULES),
+    stuckRule: oneOf("stuckRule", stuck.STUCK_RULES),
   })
   .superRefine((f, ctx) => {
     if (!f.agentClass && !f.incidentReason && !f.status && !f.stuckRule) {
@@ -143,7 +145,7 @@ export async function bulkTargets(db: D1Database, now: number, input: unknown, c
   let stuckWhy: Map<string, string> | null = null;
   let stuckJson: string | null = null;
   if (f.stuckRule) {
-    const entries = await listStuck(db, now, undefined, { rule: f.stuckRule, ...(f.agentClass ? { agentClass: f.agentClass } : {}), limit: BULK_COUNT_CAP });
+    const entries = await stuck.listStuck(db, now, undefined, { rule: f.stuckRule, ...(f.agentClass ? { agentClass: f.agentClass } : {}), limit: BULK_COUNT_CAP });
     stuckWhy = new Map();
     for (const e of entries) {
       const k = JSON.stringify([e.agentClass, e.agentName]);
