@@ -123,7 +123,7 @@ export function BatchPage(props: { ctx: PageContext; progress: BatchProgress }) 
         <dt>started</dt><dd>{iso(p.time)} by {p.actor}</dd>
         <dt>reason</dt><dd>{p.reason}</dd>
         <dt>filter</dt><dd>{filter ? <a href={`/bulk?${filter}`}>{filter}</a> : "—"}</dd>
-        <dt>audit</dt><dd><a href={`/audit?action=bulk_${p.action}`}>batch rows in the audit log</a></dd>
+        <dt>audit</dt><dd><a href={`/audit?batchId=${p.batchId}`}>this batch's rows in the audit log</a></dd>
       </dl>
       <BatchProgressView progress={p} />
     </Layout>

@@ -15,6 +15,8 @@ export const auditFilters = z.object({
   targetClass: text("targetClass"),
   targetName: text("targetName"),
   result: oneOf("result", AUDIT_RESULTS),
+  /** The rows of one bulk action: its own and one per target. */
+  batchId: text("batchId"),
 });
 export type AuditFilters = z.output<typeof auditFilters>;
 export type AuditFilterInput = { [K in keyof AuditFilters]?: unknown };
@@ -27,6 +29,7 @@ const SELECT = selectList(auditLog, ["id", "time", "actor", "role", "action", "t
 
 /** Most selective first; any other pair of filters is a bounded scan (SCAN_BUDGET) over the first index that serves one. */
 const PATHS: AccessPath<ColumnKey<typeof auditLog>>[] = [
+  { index: "audit_log_batch", cols: ["batchId"] },
   { index: "audit_log_target", cols: ["targetClass", "targetName"] },
   { index: "audit_log_target_name", cols: ["targetName"] },
   { index: "audit_log_actor", cols: ["actor"] },
@@ -55,6 +58,7 @@ export async function listAudit(db: D1Database, filters: AuditFilterInput, page:
     actor: eq(f.actor, L.actor),
     action: eq(f.action, L.action),
     result: eq(f.result, L.result),
+    batchId: eq(f.batchId, L.batchId),
   });
   return keysetPage<AuditRow>(
     db,

@@ -140,6 +140,9 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
         ["force_idle", "TelemetryOnlyAgent", bare, "recovery loop after the model outage", "operator@example.com"],
       ].sort(),
     );
+    // The audit log lists the batch's rows by its id (the batch page links there).
+    const audit = await call(`/audit?batchId=${started.value.batchId}`, { as: "viewer", headers: JSON_ACCEPT });
+    expect(((await audit.json()) as { items: { id: string }[] }).items.map((r) => r.id).sort()).toEqual(rows.map((r) => r.id).sort());
     // The other agent was never touched.
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE target_name = ?").bind(other).first("n")).toBe(0);
 
