@@ -6,7 +6,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
+import { appPost, d1 as d1Once, type DevServer, startDev, stop } from "./wrangler-dev";
 
 /**
  * Bulk force idle in a real browser against the real dev stack (console + demo fleet in wrangler dev, the
@@ -31,6 +31,18 @@ async function until<T>(what: string, fn: () => Promise<T | undefined | false> |
   }
 }
 
+/** Local D1 read from the persist dir, retried while the running stack holds the write lock (SQLITE_BUSY). */
+async function d1(persistDir: string, sql: string): Promise<Record<string, unknown>[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return d1Once(persistDir, sql);
+    } catch (e) {
+      if (attempt >= 10 || !/SQLITE_BUSY|database is locked/.test(String(e))) throw e;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 /** Runs `npm run cli -- …` (scripts/cli.mjs under this Node) against the stack; resolves with its exit code and output. */
 function cli(args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
@@ -51,7 +63,7 @@ beforeAll(async () => {
     const res = await appPost(server, `/dev/sessions/${name}/messages`, { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
     expect(await res.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
   }
-  await until("the three running sessions to reach the console", () => d1(dir, "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running'")[0]?.n === SESSIONS.length);
+  await until("the three running sessions to reach the console", async () => (await d1(dir, "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running'"))[0]?.n === SESSIONS.length);
 }, 180_000);
 
 afterAll(async () => {
@@ -65,7 +77,7 @@ it("the CLI previews with --dry-run without acting, then triggers every matching
   expect(dry.out).toContain("3 agent(s) match class DemoSessionAgent, status running_sessions:");
   for (const name of SESSIONS) expect(dry.out).toContain(`DemoSessionAgent\t${name}\tclass DemoSessionAgent; 1 running session(s)`);
   expect(dry.out).toContain("(dry run: nothing was done)");
-  expect(d1(dir, "SELECT COUNT(*) AS n FROM audit_log")[0]?.n).toBe(0);
+  expect((await d1(dir, "SELECT COUNT(*) AS n FROM audit_log"))[0]?.n).toBe(0);
 
   const noReason = await cli(["bulk", "trigger-alarm", "--status", "running_sessions"]);
   expect(noReason.code).toBe(2);
@@ -76,7 +88,7 @@ it("the CLI previews with --dry-run without acting, then triggers every matching
   expect(run.out).toContain("✓ finished: 3 of 3 done");
   expect(run.code).toBe(0);
   const batchId = /batch ([0-9a-f-]{36}) started/.exec(run.out)![1]!;
-  const rows = d1(dir, `SELECT action, result FROM audit_log WHERE batch_id = '${batchId}' ORDER BY action`);
+  const rows = await d1(dir, `SELECT action, result FROM audit_log WHERE batch_id = '${batchId}' ORDER BY action`);
   expect(rows).toEqual([{ action: "bulk_trigger_alarm", result: "ok" }, ...SESSIONS.map(() => ({ action: "trigger_alarm", result: "ok" }))]);
 }, 120_000);
 
@@ -95,7 +107,7 @@ it("bulk force idle in the browser: filter, preview of 3, reason, confirm, progr
   expect(await page.locator("[data-testid='bulk-targets'] tbody tr").count()).toBe(3);
   await shot(page, "bulk-01-preview");
   // The preview acted on nothing.
-  expect(d1(dir, "SELECT COUNT(*) AS n FROM audit_log WHERE action LIKE '%force_idle'")[0]?.n).toBe(0);
+  expect((await d1(dir, "SELECT COUNT(*) AS n FROM audit_log WHERE action LIKE '%force_idle'"))[0]?.n).toBe(0);
 
   // Force idle is the default action; the reason is typed; Confirm (click 2).
   await page.locator("[data-testid='bulk-confirm'] textarea[name='reason']").fill("stalled turns after the model outage; stop them all");
@@ -113,11 +125,11 @@ it("bulk force idle in the browser: filter, preview of 3, reason, confirm, progr
 
   // Audited: the batch row and one per target share the batch id; the sessions go idle.
   const batchId = page.url().split("/").pop()!;
-  const rows = d1(dir, `SELECT action, target_class, target_name, result, reason FROM audit_log WHERE batch_id = '${batchId}' ORDER BY action, target_name`);
+  const rows = await d1(dir, `SELECT action, target_class, target_name, result, reason FROM audit_log WHERE batch_id = '${batchId}' ORDER BY action, target_name`);
   expect(rows).toEqual([
     { action: "bulk_force_idle", target_class: "batch", target_name: "status=running_sessions", result: "ok", reason: "stalled turns after the model outage; stop them all" },
     ...SESSIONS.map((n) => ({ action: "force_idle", target_class: "DemoSessionAgent", target_name: n, result: "ok", reason: "stalled turns after the model outage; stop them all" })),
   ]);
-  await until("the sessions to be reported idle", () => d1(dir, "SELECT COUNT(*) AS n FROM sessions WHERE status = 'idle'")[0]?.n === SESSIONS.length);
+  await until("the sessions to be reported idle", async () => (await d1(dir, "SELECT COUNT(*) AS n FROM sessions WHERE status = 'idle'"))[0]?.n === SESSIONS.length);
   await page.close();
 }, 150_000);

@@ -63,7 +63,7 @@ describe("bulk target selection", () => {
   });
 
   it("caps the list and still counts every match", async () => {
-    const r = await bulkTargets(env.DB, T0, { agentClass: K }, 5);
+    const r = await bulkTargets(env.DB, T0, { agentClass: K }, { cap: 5 });
     expect(names(r)).toEqual(agents(0, 1, 2, 3, 4));
     expect(r).toMatchObject({ total: 12, capped: true });
   });

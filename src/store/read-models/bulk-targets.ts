@@ -139,13 +139,14 @@ function whyColumns(f: BulkFilter): Sql {
  * ordered by class and name, at most `cap`; `total` counts every match (up to BULK_COUNT_CAP) and `capped`
  * says the list stops short of it. Reads nothing but projections; acts on nothing.
  */
-export async function bulkTargets(db: D1Database, now: number, input: unknown, cap = BULK_TARGET_CAP): Promise<BulkTargets> {
+export async function bulkTargets(db: D1Database, now: number, input: unknown, opts: { cap?: number; stuckConfig?: stuck.StuckConfig } = {}): Promise<BulkTargets> {
+  const cap = opts.cap ?? BULK_TARGET_CAP;
   const f = parseFilters(bulkFilter, input);
   // The stuck rules are computed by their own read model; their agents become the candidates.
   let stuckWhy: Map<string, string> | null = null;
   let stuckJson: string | null = null;
   if (f.stuckRule) {
-    const entries = await stuck.listStuck(db, now, undefined, { rule: f.stuckRule, ...(f.agentClass ? { agentClass: f.agentClass } : {}), limit: BULK_COUNT_CAP });
+    const entries = await stuck.listStuck(db, now, opts.stuckConfig, { rule: f.stuckRule, ...(f.agentClass ? { agentClass: f.agentClass } : {}), limit: BULK_COUNT_CAP });
     stuckWhy = new Map();
     for (const e of entries) {
       const k = JSON.stringify([e.agentClass, e.agentName]);
