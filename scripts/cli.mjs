@@ -7,6 +7,8 @@
 //   npm run cli -- trigger-alarm <AgentClass> <name> --reason "why"
 //   npm run cli -- verify [--age 10]   (does the console tell the truth? see verify() below)
 //   npm run cli -- reconcile           (one reconciliation pass now, as the cron runs it)
+//   npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]
+//                                      (previews the agents the filter selects, then acts on each and follows the batch to the end)
 //
 // Options: --url http://127.0.0.1:8787 (or CONSOLE_URL), --json (raw output).
 // Against a deployed console, pass an Access token in CF_ACCESS_TOKEN (sent as Cf-Access-Jwt-Assertion).
@@ -14,7 +16,10 @@ import { parseArgs } from "node:util";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { url: { type: "string" }, reason: { type: "string" }, age: { type: "string" }, class: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false } },
+  options: {
+    url: { type: "string" }, reason: { type: "string" }, age: { type: "string" }, class: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false },
+    "incident-reason": { type: "string" }, "open-only": { type: "boolean", default: false }, status: { type: "string" }, "stuck-rule": { type: "string" }, "dry-run": { type: "boolean", default: false },
+  },
 });
 const base = (values.url ?? process.env.CONSOLE_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
 const [command, agentClass, agentName] = positionals;
@@ -139,8 +144,56 @@ async function verify() {
   if (phantom.length || staleIncidents.length || busySessions.length) process.exitCode = 1;
 }
 
+/**
+ * A bulk action: the preview of the agents the filter selects (GET /bulk), then — unless --dry-run — the batch
+ * (POST /bulk) and its progress (GET /bulk/batches/:id) until every target finished. Exit 1 when any target failed.
+ */
+async function bulk(verb) {
+  if (verb !== "force-idle" && verb !== "trigger-alarm") fail('usage: npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]', 2);
+  const filter = Object.fromEntries(
+    [["agentClass", values.class], ["incidentReason", values["incident-reason"]], ["openOnly", values["open-only"] ? "true" : undefined], ["status", values.status], ["stuckRule", values["stuck-rule"]]].filter(([, v]) => v !== undefined && v !== ""),
+  );
+  const query = new URLSearchParams(filter).toString();
+  const { status, body } = await call(`/bulk?${query}`);
+  if (status !== 200) fail(body.error?.message ?? `HTTP ${status} from /bulk`);
+  const p = body.value;
+  if (values.json && values["dry-run"]) return print(body);
+  if (!values.json) {
+    console.log(`${p.targets.length} agent(s) match ${p.describe}${p.capped ? ` (${p.total} match; a batch takes the first ${p.targets.length})` : ""}:`);
+    for (const t of p.targets) console.log(`  ${t.agentClass}\t${t.agentName}\t${t.why}`);
+  }
+  if (values["dry-run"]) return console.log("(dry run: nothing was done)");
+  if (p.targets.length === 0) fail("no agent matches this filter; nothing to do");
+  if (!values.reason?.trim()) fail('a reason is required (--reason "…"); it goes to the audit log for the batch and every agent', 2);
+  const { body: csrf } = await call("/api/csrf");
+  const form = new URLSearchParams({ ...filter, action: verb, reason: values.reason, expected: String(p.targets.length) });
+  const started = await call("/bulk", { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } });
+  if (!started.body.ok) fail(`bulk ${verb} refused: ${started.body.error.message}`);
+  const { batchId, total } = started.body.value;
+  if (!values.json) console.log(`batch ${batchId} started on ${total} agent(s): ${base}/bulk/batches/${batchId}`);
+  let last = "";
+  for (;;) {
+    const { status: st, body: prog } = await call(`/bulk/batches/${batchId}`);
+    if (st !== 200) fail(prog.error?.message ?? `HTTP ${st} from /bulk/batches/${batchId}`);
+    const v = prog.value;
+    const line = `${v.done} done, ${v.failed} failed, ${v.running} running, ${v.queued} queued, of ${v.total}`;
+    if (line !== last && !values.json) console.log(`  ${line}`);
+    last = line;
+    if (v.complete && v.result !== "pending") {
+      if (values.json) print(prog);
+      else {
+        for (const t of v.targets.filter((t) => t.result !== "ok" && t.result !== "noop")) console.log(`  ✖ ${t.agentClass}\t${t.agentName}\t${t.result}: ${t.error ?? ""}`);
+        console.log(v.failed ? `✖ finished: ${v.failed} of ${v.total} failed` : `✓ finished: ${v.done} of ${v.total} done`);
+      }
+      if (v.failed) process.exitCode = 1;
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
 if (values.help || !command) {
-  console.log("usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | verify [--age MIN] | reconcile  [--url U] [--json]");
+  console.log("usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run]  [--url U] [--json]");
   process.exit(command ? 0 : 2);
 } else if (command === "agents") {
   const q = values.class ? `?agentClass=${encodeURIComponent(values.class)}` : "";
@@ -173,6 +226,8 @@ if (values.help || !command) {
     for (const f of v.findings) console.log(`  ${f.agent}\t${f.type}\t${f.finding}`);
     for (const u of v.unanswered) console.log(`  ${u.agent}\tno answer: ${u.error}`);
   }
+} else if (command === "bulk") {
+  await bulk(agentClass);
 } else if (command === "force-idle" || command === "trigger-alarm") {
   await act(command);
 } else {

@@ -55,6 +55,7 @@ export async function workerdTestConfig(opts: {
             "agent-telemetry": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3, deadLetterQueue: "agent-telemetry-dlq" },
             "agent-telemetry-dlq": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3 },
             "agent-oncall-alerts": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 5 },
+            "agent-oncall-batches": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 3 },
           },
         },
       })),

@@ -4,6 +4,7 @@ import { auth, csrf } from "./auth";
 import { actions } from "./routes/actions";
 import { agents } from "./routes/agents";
 import { alerts } from "./routes/alerts";
+import { bulk } from "./routes/bulk";
 import { api } from "./routes/api";
 import type { ConsoleEnv } from "./routes/context";
 import { pages } from "./routes/pages";
@@ -30,6 +31,7 @@ app.route("/", api);
 app.route("/", actions);
 app.route("/", agents);
 app.route("/", alerts);
+app.route("/", bulk);
 app.route("/", pages);
 app.route("/", search);
 

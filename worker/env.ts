@@ -16,6 +16,8 @@ export type Env = Cloudflare.Env;
 type ConsoleEnv = {
   DB: D1Database;
   TELEMETRY_QUEUE: Queue<unknown>;
+  /** Bulk actions: one message per target (worker/bulk). */
+  BATCH_QUEUE?: Queue<unknown>;
   ASSETS?: Fetcher;
   /** Days of history to keep (cron retention). */
   RETENTION_DAYS?: string;

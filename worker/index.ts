@@ -4,6 +4,8 @@ import { ALERTS_QUEUE_NAME, handleAlertBatch } from "./alerts/consumer";
 import { alertStuckInBackground } from "./alerts/stuck";
 import { app } from "./app";
 import { type Env, TELEMETRY_DLQ_NAME } from "./env";
+import { BULK_QUEUE_NAME } from "./bulk/messages";
+import { handleBulkBatch } from "./bulk/consumer";
 import { boundsFromEnv } from "./ingest/bounds";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
@@ -14,6 +16,7 @@ const handler: ExportedHandler<Env> = {
 
   async queue(batch, env) {
     if (batch.queue === ALERTS_QUEUE_NAME) await handleAlertBatch(batch, env);
+    else if (batch.queue === BULK_QUEUE_NAME) await handleBulkBatch(batch, env);
     else if (batch.queue === TELEMETRY_DLQ_NAME) await handleDeadLetterBatch(batch, env);
     else await handleTelemetryBatch(batch, env);
   },

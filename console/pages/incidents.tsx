@@ -27,6 +27,13 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         <SelectFilter name="groupBy" label="group by" value={q.groupBy} options={INCIDENT_GROUPS} />
       </FilterForm>
       <TimePresets path="/incidents" query={q} />
+      {q.reason ? (
+        <p>
+          <a data-testid="bulk-link" href={href("/bulk", { incidentReason: q.reason, openOnly: q.status === "open" ? "true" : undefined, agentClass: q.agentClass })}>
+            {`Act on every agent with ${q.status === "open" ? "an open" : "an"} incident of reason ${q.reason} (bulk force idle or trigger alarm, with a preview first)`}
+          </a>
+        </p>
+      ) : null}
       {props.groups ? (
         <section>
           <h2>By {q.groupBy}{props.groups.bounded ? ` (newest ${props.groups.scanned} incidents)` : ""}</h2>
@@ -36,6 +43,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
                 <tr>
                   <td>{q.groupBy === "agent" ? g.key : <a href={href("/incidents", { ...q, groupBy: undefined, cursor: undefined, [q.groupBy!]: g.key })}>{g.key || "(none)"}</a>}</td>
                   <td class="num">{g.n}</td>
+                  {q.groupBy === "reason" && g.key ? <td><a href={href("/bulk", { incidentReason: g.key, openOnly: q.status === "open" ? "true" : undefined })}>act on all of these</a></td> : null}
                 </tr>
               ))}
             </tbody>

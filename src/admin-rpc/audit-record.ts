@@ -21,4 +21,6 @@ export type AuditRecord = {
   after: unknown;
   result: AuditResult;
   error: string | null;
+  /** The bulk action this record belongs to (its own record and one per target share it); absent for a single action. */
+  batchId?: string | null;
 };

@@ -69,6 +69,8 @@ export type AdminClientOptions = {
   allowUnregistered?: boolean;
   /** Pause before the one retry of a call that failed in transit (default 100 ms). */
   retryDelayMs?: number;
+  /** Marks every action's audit record as part of this bulk action (audit_log.batch_id). */
+  batchId?: string;
 };
 
 const DEFAULT_TIMEOUT_MS = 15_000;
@@ -219,6 +221,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
         after: value?.after ?? null,
         result,
         error: error ? maskSecrets(`${error.code}: ${error.message}`.slice(0, MASK_CHARS)) : null,
+        ...(opts.batchId ? { batchId: opts.batchId } : {}),
       });
 
     // The attempt is on record before anything else happens; without that record nothing happens.

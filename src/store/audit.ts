@@ -11,8 +11,8 @@ export type AuditEntry = AuditRecord;
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
 const L = names(auditLog);
-const INSERT = `INSERT INTO ${L.$table} (${L.id}, ${L.time}, ${L.actor}, ${L.role}, ${L.action}, ${L.targetClass}, ${L.targetName}, ${L.reason}, ${L.before}, ${L.after}, ${L.result}, ${L.error})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+const INSERT = `INSERT INTO ${L.$table} (${L.id}, ${L.time}, ${L.actor}, ${L.role}, ${L.action}, ${L.targetClass}, ${L.targetName}, ${L.reason}, ${L.before}, ${L.after}, ${L.result}, ${L.error}, ${L.batchId})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (${L.id}) DO UPDATE SET ${L.before} = excluded.${L.before}, ${L.after} = excluded.${L.after}, ${L.result} = excluded.${L.result}, ${L.error} = excluded.${L.error}
        WHERE ${L.$table}.${L.result} = 'pending'`;
 
@@ -23,6 +23,6 @@ const INSERT = `INSERT INTO ${L.$table} (${L.id}, ${L.time}, ${L.actor}, ${L.rol
 export async function writeAudit(db: D1Database, e: AuditEntry): Promise<void> {
   await db
     .prepare(INSERT)
-    .bind(e.id, e.time, e.actor, e.role, e.action, e.targetClass, e.targetName, e.reason, json(e.before), json(e.after), e.result, e.error)
+    .bind(e.id, e.time, e.actor, e.role, e.action, e.targetClass, e.targetName, e.reason, json(e.before), json(e.after), e.result, e.error, e.batchId ?? null)
     .run();
 }

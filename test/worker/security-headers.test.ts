@@ -6,7 +6,7 @@ import { LAYOUT_SCRIPTS } from "../../console/layout";
 import { app } from "../../worker/app";
 import { CONTENT_SECURITY_POLICY, STRICT_TRANSPORT_SECURITY, securityHeaders } from "../../worker/security-headers";
 import { publishEnvTeamKeys } from "./access-tokens";
-import { type StalledSession, type Who, call, csrfFor, exhaustedChatIncident, getText, postForm, stalledSession, uid } from "./routes/harness";
+import { type StalledSession, type Who, bulkBatch, call, csrfFor, exhaustedChatIncident, getText, postForm, stalledSession, uid } from "./routes/harness";
 
 // Every answer of the console Worker — pages, fragments, JSON, refusals, 404s, errors — carries the
 // security headers, and no page needs what the CSP forbids (inline scripts, inline handlers, inline
@@ -15,6 +15,7 @@ import { type StalledSession, type Who, call, csrfFor, exhaustedChatIncident, ge
 const enc = encodeURIComponent;
 let session: StalledSession;
 let incidentId: string;
+let batchId: string;
 
 /** What each route parameter is filled with; a route with a parameter not listed here fails the test. */
 const PARAMS: Record<string, () => string> = {
@@ -24,6 +25,7 @@ const PARAMS: Record<string, () => string> = {
   agentName: () => session.name,
   runId: () => session.runId,
   name: () => session.name,
+  batchId: () => batchId,
 };
 
 const ROUTES = [...new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${r.path}`))].map((key) => {
@@ -68,7 +70,7 @@ function expectNothingInline(html: string, what: string) {
 
 beforeAll(async () => {
   await publishEnvTeamKeys();
-  [session, { incidentId }] = await Promise.all([stalledSession("headers"), exhaustedChatIncident()]);
+  [session, { incidentId }, { batchId }] = await Promise.all([stalledSession("headers"), exhaustedChatIncident(), bulkBatch("headers")]);
 }, 60_000);
 
 describe("every registered route", () => {

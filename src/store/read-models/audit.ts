@@ -19,6 +19,8 @@ export const auditFilters = z
     result: oneOf("result", AUDIT_RESULTS),
     since: instant("since"),
     until: instant("until"),
+    /** The rows of one bulk action: its own and one per target. */
+    batchId: text("batchId"),
   })
   .superRefine(sinceBeforeUntil);
 export type AuditFilters = z.output<typeof auditFilters>;
@@ -32,6 +34,7 @@ const SELECT = selectList(auditLog, ["id", "time", "actor", "role", "action", "t
 
 /** Most selective first; any other pair of filters is a bounded scan (SCAN_BUDGET) over the first index that serves one. */
 const PATHS: AccessPath<ColumnKey<typeof auditLog>>[] = [
+  { index: "audit_log_batch", cols: ["batchId"] },
   { index: "audit_log_target", cols: ["targetClass", "targetName"] },
   { index: "audit_log_target_name", cols: ["targetName"] },
   { index: "audit_log_actor", cols: ["actor"] },
@@ -60,6 +63,7 @@ export async function listAudit(db: D1Database, filters: AuditFilterInput, page:
     actor: eq(f.actor, L.actor),
     action: eq(f.action, L.action),
     result: eq(f.result, L.result),
+    batchId: eq(f.batchId, L.batchId),
   });
   return keysetPage<AuditRow>(
     db,

@@ -14,3 +14,5 @@ export * from "./search";
 export * from "./sessions";
 export { parseFilters, relativeMs, resolveInstant, TIME_PRESETS } from "./filters";
 export * from "./open-work";
+export * from "./bulk-targets";
+export * from "./bulk-batches";

@@ -10,6 +10,7 @@ import {
   type Who,
   accessToken,
   auditOf,
+  bulkBatch,
   call,
   csrfFor,
   exhaustedChatIncident,
@@ -24,7 +25,7 @@ import {
 // viewer and operator, against the real Worker with real Access tokens. The table below is checked
 // against the routes the app actually registers, so a new route must be added here to pass.
 
-type Fixture = { session: StalledSession; incidentId: string; victim: StalledSession };
+type Fixture = { session: StalledSession; incidentId: string; victim: StalledSession; batchId: string; bulkReason: string };
 const enc = encodeURIComponent;
 
 type Base = { method: "GET" | "POST"; pattern: string; url: (fx: Fixture) => string };
@@ -34,8 +35,11 @@ type Route =
   | (Base & { kind: "read"; shows: (fx: Fixture, who: "viewer" | "operator") => string[] })
   /** An operator action on an agent: `prepare` readies a fresh target, `done` is what the operator is told, `effect` checks it ran. */
   | (Base & { kind: "action"; action: string; prepare?: (s: StalledSession) => Promise<void>; done: RegExp; effect: (s: StalledSession) => Promise<void> })
-  /** An operator-only request that acts on no single agent: 200 for an operator, showing these texts; 403 for a viewer. */
-  | (Base & { kind: "operate"; shows: string[] })
+  /**
+   * An operator-only request that acts on no single agent: `okStatus` (default 200) for an operator, showing these
+   * texts; 403 for a viewer, saying `viewerSees`. `form` is what is posted (default nothing).
+   */
+  | (Base & { kind: "operate"; shows: string[]; form?: (fx: Fixture) => Record<string, string>; okStatus?: number; viewerSees?: string })
   /** A dev-mode helper: does not exist in access mode. */
   | (Base & { kind: "dev" });
 
@@ -65,6 +69,18 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/api/agents", url: () => "/api/agents?agentClass=FaultySessionAgent", shows: (fx) => [`"agentName":"${fx.session.name}"`] },
   { kind: "read", method: "GET", pattern: "/api/agents/:agentClass/:agentName", url: (fx) => `/api/agents/FaultySessionAgent/${enc(fx.session.name)}`, shows: (fx) => ['"status":"running"', fx.session.runId] },
   { kind: "operate", method: "POST", pattern: "/api/reconcile", url: () => "/api/reconcile", shows: ['"ok":true', '"asked":', '"findings":', '"unanswered":'] },
+  {
+    kind: "read", method: "GET", pattern: "/bulk", url: (fx) => `/bulk?incidentReason=${enc(fx.bulkReason)}`,
+    shows: (_fx, who) => ['data-testid="bulk-count">1<', who === "operator" ? "Confirm on 1 agent" : "Bulk actions need the operator role; you are signed in as a viewer."],
+  },
+  { kind: "read", method: "GET", pattern: "/bulk/batches/:batchId", url: (fx) => `/bulk/batches/${fx.batchId}`, shows: (fx) => [fx.batchId, "Bulk trigger alarm", 'data-testid="batch-progress"'] },
+  { kind: "read", method: "GET", pattern: "/bulk/batches/:batchId/progress", url: (fx) => `/bulk/batches/${fx.batchId}/progress`, shows: () => ['data-testid="batch-progress"', 'data-testid="batch-total">1<'] },
+  {
+    kind: "operate", method: "POST", pattern: "/bulk", url: () => "/bulk", okStatus: 202,
+    form: (fx) => ({ incidentReason: fx.bulkReason, action: "trigger_alarm", reason: "matrix bulk" }),
+    shows: ['"ok":true', '"batchId":', '"total":1'],
+    viewerSees: "viewer@example.com has the viewer role; bulk actions need operator",
+  },
   { kind: "read", method: "GET", pattern: "/api/csrf", url: () => "/api/csrf", shows: (_fx, who) => [`"email":"${USERS[who]}"`, `"role":"${who}"`, '"token":"'] },
   {
     kind: "action", method: "POST", pattern: "/actions/force-idle", url: () => "/actions/force-idle", action: "force_idle",
@@ -92,6 +108,7 @@ function expectedStatus(route: Route, who: Who): number {
   if (who === "anonymous") return 401;
   if (who === "norole") return 403;
   if (route.kind === "read") return 200;
+  if (route.kind === "operate" && who === "operator") return route.okStatus ?? 200;
   return who === "operator" ? 200 : 403;
 }
 
@@ -101,8 +118,8 @@ let fx: Fixture;
 
 beforeAll(async () => {
   await publishEnvTeamKeys();
-  const [session, victim, incident] = await Promise.all([stalledSession("matrix"), stalledSession("victim"), exhaustedChatIncident()]);
-  fx = { session, victim, incidentId: incident.incidentId };
+  const [session, victim, incident, batch] = await Promise.all([stalledSession("matrix"), stalledSession("victim"), exhaustedChatIncident(), bulkBatch("matrix")]);
+  fx = { session, victim, incidentId: incident.incidentId, batchId: batch.batchId, bulkReason: batch.reason };
 }, 60_000);
 
 describe("the route table", () => {
@@ -162,11 +179,11 @@ describe.each(ROUTES)("$method $pattern", (route) => {
     }
 
     if (route.kind === "operate") {
-      const res = await postForm(url, who, {}, { csrf, headers: { Accept: "application/json" } });
+      const res = await postForm(url, who, route.form?.(fx) ?? {}, { csrf, headers: { Accept: "application/json" } });
       const text = await res.text();
       expect(res.status).toBe(expected);
       if (who === "operator") for (const s of route.shows) expect(text).toContain(s);
-      if (who === "viewer") expect(text).toContain("viewer@example.com has the viewer role; this needs the operator role");
+      if (who === "viewer") expect(text).toContain(route.viewerSees ?? "viewer@example.com has the viewer role; this needs the operator role");
       return;
     }
 

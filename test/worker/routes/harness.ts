@@ -138,3 +138,16 @@ export async function registerAgent(agentClass: string, agentName: string) {
   await t.settle();
   await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [agentClass, agentName], (r) => r.length === 1);
 }
+
+/**
+ * A bulk trigger-alarm batch started by the operator through POST /bulk, on one ProbeAgent with an exhausted
+ * incident of a reason of its own (so it selects that agent alone). Returns the batch id and the agent.
+ */
+export async function bulkBatch(prefix = "bulk") {
+  const reason = `${prefix}_${uid()}`;
+  const { agentName } = await exhaustedChatIncident(`probe-${prefix}-${uid()}`, { reason });
+  const res = await postForm("/bulk", "operator", { incidentReason: reason, action: "trigger_alarm", reason: `${prefix}: nudge recovery` }, { csrf: await csrfFor("operator"), headers: { Accept: "application/json" } });
+  expect(res.status).toBe(202);
+  const { value } = (await res.json()) as { value: { batchId: string } };
+  return { batchId: value.batchId, agentName, reason };
+}

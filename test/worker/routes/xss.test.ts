@@ -94,6 +94,8 @@ const PAGES: PageCase[] = [
   { page: "incident list with a markup filter", path: () => `/incidents?reason=${enc(mark("filter"))}`, tags: ["filter"] },
   { page: "fiber list with a markup filter", path: () => `/fibers?agentClass=${enc(mark("filter"))}`, tags: ["filter"] },
   { page: "audit list with a markup filter", path: () => `/audit?actor=${enc(mark("filter"))}`, tags: ["filter"] },
+  { page: "bulk preview with a markup filter", path: () => `/bulk?incidentReason=${enc(mark("filter"))}&agentClass=${enc(mark("filter"))}`, tags: ["filter"] },
+  { page: "bulk preview listing the markup-named agent", path: () => "/bulk?agentClass=ProbeAgent", tags: ["agentname"] },
 ];
 
 describe.each(["viewer", "operator"] as const)("as %s", (who: Who) => {
