@@ -7,6 +7,7 @@ import { api } from "./routes/api";
 import type { ConsoleEnv } from "./routes/context";
 import { pages } from "./routes/pages";
 import { problem } from "./routes/render";
+import { stuck } from "./routes/stuck";
 import { securityHeaders } from "./security-headers";
 
 /**
@@ -28,6 +29,7 @@ app.route("/", api);
 app.route("/", actions);
 app.route("/", agents);
 app.route("/", pages);
+app.route("/", stuck);
 
 app.notFound((c) => problem(c, 404, `There is no page at ${c.req.path}.`));
 

@@ -13,3 +13,4 @@ export * from "./paging";
 export * from "./sessions";
 export { parseFilters } from "./filters";
 export * from "./open-work";
+export * from "./stuck";

@@ -1,0 +1,28 @@
+import { Hono } from "hono";
+import { StuckPage } from "../../console/pages/stuck";
+import { listStuck, parseStuckRule, stuckConfigFrom } from "../../src/store/read-models";
+import { BadRequest } from "../../src/store/read-models/errors";
+import type { Env } from "../env";
+import { type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { page } from "./render";
+
+/** Stuck detection's list: `/stuck?rule=&agentClass=`, JSON for Accept: application/json. */
+export const stuck = new Hono<ConsoleEnv>();
+
+/** The most findings one page shows. */
+const PAGE_LIMIT = 200;
+
+/** The rules' thresholds from the environment (STUCK_*_MINUTES). */
+export const stuckConfigOf = (env: Env) => stuckConfigFrom(env as unknown as Record<string, unknown>);
+
+stuck.get("/stuck", async (c) => {
+  const q = c.req.query();
+  const rule = parseStuckRule(q.rule);
+  const agentClass = q.agentClass?.trim() ? q.agentClass.trim() : undefined;
+  if (agentClass !== undefined && agentClass.length > 500) throw new BadRequest("agentClass is longer than 500 characters");
+  const config = stuckConfigOf(c.env);
+  const ctx = pageContext(c);
+  const entries = await listStuck(c.env.DB, ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });
+  if (wantsJson(c)) return c.json({ config, entries });
+  return page(c, <StuckPage ctx={ctx} query={{ rule, agentClass }} entries={entries} config={config} limit={PAGE_LIMIT} />);
+});
