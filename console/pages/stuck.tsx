@@ -1,6 +1,6 @@
 import { STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig, type StuckEntry, type StuckRule, stuckFor } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
-import { iso } from "../format";
+import { href, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 
 /** Each rule in a few words, for the list and the thresholds table. */
@@ -35,6 +35,36 @@ export function StuckPage(props: { ctx: PageContext; query: { rule?: string; age
         <SelectFilter name="rule" label="rule" value={props.query.rule} options={STUCK_RULES} />
         <TextFilter name="agentClass" label="agent class" value={props.query.agentClass} />
       </FilterForm>
+      {/* The list refreshes by itself (paused while the tab is hidden): stuck work appears and clears without a reload. */}
+      <div id="stuck-live" data-live hx-get={href("/partials/stuck", props.query)} hx-trigger={`every ${ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
+        <StuckList ctx={ctx} query={props.query} entries={entries} limit={props.limit} />
+      </div>
+      <h2>Thresholds</h2>
+      <table data-testid="stuck-thresholds">
+        <thead><tr><th>rule</th><th>minutes</th><th>meaning</th><th>set by</th></tr></thead>
+        <tbody>
+          {STUCK_RULES.map((r) => (
+            <tr>
+              <td>{STUCK_RULE_LABEL[r]} <span class="muted mono">({r})</span></td>
+              <td class="num" data-testid={`threshold-${r}`}>{String(config[r])}</td>
+              <td>{THRESHOLD_MEANING[r]}</td>
+              <td class="mono">{STUCK_CONFIG_VARS[r]}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="muted">
+        Alarm overdue uses what the agent answered when the console last asked it (cron reconciliation, or opening its page).
+      </p>
+    </Layout>
+  );
+}
+
+/** The refreshing list of findings (an htmx fragment). */
+export function StuckList(props: { ctx: PageContext; query: { rule?: string; agentClass?: string }; entries: StuckEntry[]; limit: number }) {
+  const { ctx, entries } = props;
+  return (
+    <>
       {entries.length ? (
         <table data-testid="stuck">
           <thead><tr><th>rule</th><th>agent</th><th>subject</th><th>since</th><th>why</th><th>act</th></tr></thead>
@@ -58,23 +88,6 @@ export function StuckPage(props: { ctx: PageContext; query: { rule?: string; age
         <p class="muted" data-testid="stuck-none">Nothing stuck{props.query.rule ? ` under ${props.query.rule}` : ""}{props.query.agentClass ? ` in ${props.query.agentClass}` : ""}.</p>
       )}
       {entries.length >= props.limit ? <p class="muted">Showing the {props.limit} newest; filter by rule or agent class to see others.</p> : null}
-      <h2>Thresholds</h2>
-      <table data-testid="stuck-thresholds">
-        <thead><tr><th>rule</th><th>minutes</th><th>meaning</th><th>set by</th></tr></thead>
-        <tbody>
-          {STUCK_RULES.map((r) => (
-            <tr>
-              <td>{STUCK_RULE_LABEL[r]} <span class="muted mono">({r})</span></td>
-              <td class="num" data-testid={`threshold-${r}`}>{String(config[r])}</td>
-              <td>{THRESHOLD_MEANING[r]}</td>
-              <td class="mono">{STUCK_CONFIG_VARS[r]}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      <p class="muted">
-        Alarm overdue uses what the agent answered when the console last asked it (cron reconciliation, or opening its page).
-      </p>
-    </Layout>
+    </>
   );
 }

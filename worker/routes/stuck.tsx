@@ -1,9 +1,9 @@
 import { Hono } from "hono";
-import { StuckPage } from "../../console/pages/stuck";
+import { StuckList, StuckPage } from "../../console/pages/stuck";
 import { listStuck, parseStuckRule, stuckConfigFrom } from "../../src/store/read-models";
 import { BadRequest } from "../../src/store/read-models/errors";
 import type { Env } from "../env";
-import { type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
 
 /** Stuck detection's list: `/stuck?rule=&agentClass=`, JSON for Accept: application/json. */
@@ -15,7 +15,8 @@ const PAGE_LIMIT = 200;
 /** The rules' thresholds from the environment (STUCK_*_MINUTES). */
 export const stuckConfigOf = (env: Env) => stuckConfigFrom(env as unknown as Record<string, unknown>);
 
-stuck.get("/stuck", async (c) => {
+/** The findings for the URL's filters (validated: an unknown rule is a 400 that names the rules). */
+async function read(c: ConsoleContext) {
   const q = c.req.query();
   const rule = parseStuckRule(q.rule);
   const agentClass = q.agentClass?.trim() ? q.agentClass.trim() : undefined;
@@ -23,6 +24,16 @@ stuck.get("/stuck", async (c) => {
   const config = stuckConfigOf(c.env);
   const ctx = pageContext(c);
   const entries = await listStuck(c.env.DB, ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });
+  return { ctx, config, query: { rule, agentClass }, entries };
+}
+
+stuck.get("/stuck", async (c) => {
+  const { ctx, config, query, entries } = await read(c);
   if (wantsJson(c)) return c.json({ config, entries });
-  return page(c, <StuckPage ctx={ctx} query={{ rule, agentClass }} entries={entries} config={config} limit={PAGE_LIMIT} />);
+  return page(c, <StuckPage ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} />);
+});
+
+stuck.get("/partials/stuck", async (c) => {
+  const { ctx, query, entries } = await read(c);
+  return c.html(<StuckList ctx={ctx} query={query} entries={entries} limit={PAGE_LIMIT} />);
 });

@@ -67,6 +67,19 @@ describe("/stuck", () => {
     expect(filtered.text).toContain("Nothing stuck under alarm_overdue in NoSuchClass.");
   });
 
+  it("refreshes the list as an htmx fragment with the same filters, without the page shell", async () => {
+    const page = await getText("/stuck?rule=no_progress&agentClass=LossyAgent", "viewer");
+    expect(page.text).toContain(`hx-get="${escapeHtml("/partials/stuck?rule=no_progress&agentClass=LossyAgent")}"`);
+    const fragment = await getText("/partials/stuck?rule=no_progress&agentClass=LossyAgent", "viewer", { "HX-Request": "true" });
+    expect(fragment.status).toBe(200);
+    expect(fragment.text).not.toContain("<html");
+    expect(fragment.text).toContain(`data-subject="${runId}"`);
+    expect((await getText("/partials/stuck?rule=incident_no_attempt&agentClass=LossyAgent", "viewer", { "HX-Request": "true" })).text).not.toContain(`data-subject="${runId}"`);
+    const bad = await getText("/partials/stuck?rule=slow", "viewer", { "HX-Request": "true" });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toBe('rule must be one of no_progress, incident_no_attempt, alarm_overdue, skipped_no_reason (got "slow")');
+  });
+
   it("refuses an unknown rule with a 400 a person understands, as a page and as JSON", async () => {
     const message = 'rule must be one of no_progress, incident_no_attempt, alarm_overdue, skipped_no_reason (got "slow")';
     const page = await getText("/stuck?rule=slow", "viewer");
