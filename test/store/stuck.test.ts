@@ -202,3 +202,80 @@ describe("listStuck", () => {
     expect(await listStuck(env.DB, later, cfg({ skipped_no_reason: 48 * 60 }), { limit: 2 })).toEqual(all.slice(0, 2));
   });
 });
+
+describe("rows read", () => {
+  // A large store in the shapes ingest writes (seeded with json_each, as test/store/rows-read.test.ts does), under
+  // its own agent class and dated in the past so the other tests' findings are not disturbed.
+  const T0 = Date.UTC(2026, 9, 1);
+  const N = 10_000;
+  const NOW = T0 + N * 1000 + 2 * 60 * MIN;
+
+  /** A D1Database that counts the rows its batches read (meta.rows_read). */
+  function counting(db: D1Database) {
+    const seen = { rows: 0 };
+    const wrapped = new Proxy(db, {
+      get(t, k) {
+        if (k === "batch")
+          return async (s: D1PreparedStatement[]) => {
+            const r = await t.batch(s);
+            seen.rows += r.reduce((n, x) => n + (x.meta.rows_read ?? 0), 0);
+            return r;
+          };
+        const v = Reflect.get(t, k);
+        return typeof v === "function" ? v.bind(t) : v;
+      },
+    });
+    return { db: wrapped, seen };
+  }
+
+  beforeAll(async () => {
+    const ids = JSON.stringify(Array.from({ length: N }, (_, i) => i));
+    const I = "CAST(value AS INTEGER)";
+    await env.DB.batch([
+      // A fifth running, the rest ended; one run in five of the running ones is a Tasks run waiting to wake later.
+      env.DB.prepare(
+        `INSERT INTO fiber_runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, reason, phase, wake_at, first_seen, last_seen)
+         SELECT printf('seed-run-%06d', i), 'SeedStuck', 'n' || (i % 10), CASE WHEN i % 25 = 0 THEN 'task' WHEN i % 7 = 0 THEN 'chat_turn' ELSE 'fiber' END, 'job',
+           CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN 'completed' WHEN 2 THEN 'failed' WHEN 3 THEN 'cancelled' ELSE 'recovered' END,
+           CASE WHEN i % 5 = 0 THEN NULL ELSE ${T0} + i * 1000 END, CASE WHEN i % 5 = 0 THEN NULL ELSE printf('%09d-ev', i) END,
+           CASE WHEN i % 5 = 3 AND i % 7 = 0 THEN 'skipped' END,
+           CASE WHEN i % 25 = 0 THEN 'waiting' END, CASE WHEN i % 25 = 0 THEN ${NOW} + 3600000 END,
+           ${T0} + i * 1000, ${T0} + i * 1000
+         FROM (SELECT ${I} AS i FROM json_each(?1))`,
+      ).bind(ids),
+      // Incidents: open, recovered, exhausted, failed, skipped (half of the skips without a reason).
+      env.DB.prepare(
+        `INSERT INTO incidents (incident_id, kind, agent_class, agent_name, status, status_at, status_event_id, attempts, reason, reason_at, reason_event_id, first_seen, last_seen)
+         SELECT printf('seed-inc-%06d', i), 'chat', 'SeedStuck', 'n' || (i % 10),
+           CASE i % 5 WHEN 0 THEN 'open' WHEN 1 THEN 'recovered' WHEN 2 THEN 'exhausted' WHEN 3 THEN 'failed' ELSE 'skipped' END,
+           ${T0} + i * 1000, printf('%09d-ev', i), 1,
+           CASE WHEN i % 10 = 4 THEN NULL ELSE 'r' END, CASE WHEN i % 10 = 4 THEN NULL ELSE ${T0} + i * 1000 END, CASE WHEN i % 10 = 4 THEN NULL ELSE printf('%09d-ev', i) END,
+           ${T0} + i * 1000, ${T0} + i * 1000
+         FROM (SELECT ${I} AS i FROM json_each(?1))`,
+      ).bind(ids),
+    ]);
+  });
+
+  it.each(["no_progress", "incident_no_attempt", "skipped_no_reason"] as const)("%s reads O(limit) rows of its index, not the table", async (rule) => {
+    const { db, seen } = counting(env.DB);
+    const found = await listStuck(db, NOW, cfg(), { rule, agentClass: "SeedStuck", limit: 50 });
+    expect(found).toHaveLength(50);
+    expect(found.every((e) => e.rule === rule && e.agentClass === "SeedStuck")).toBe(true);
+    // Newest-stuck first: the first is the latest to become stuck.
+    for (let i = 1; i < found.length; i++) expect(found[i - 1]!.since).toBeGreaterThanOrEqual(found[i]!.since);
+    // 10,000 runs and 10,000 incidents are stored; a rule reads a few rows per match (the residual filters' misses;
+    // skipped_no_reason is two statements: skipped incidents and skipped chat turns, 50 each at most).
+    console.log(`[rows read] ${rule}: ${seen.rows} rows for 50 findings`);
+    expect(seen.rows).toBeLessThanOrEqual(rule === "skipped_no_reason" ? 4 * 50 : 2 * 50);
+  });
+
+  it("skips a waiting Tasks run until its wake time is past, and a run that moved recently", async () => {
+    const found = await listStuck(env.DB, NOW, cfg(), { rule: "no_progress", agentClass: "SeedStuck", limit: 500 });
+    expect(found[0]!.subjectId).toBe("seed-run-009995"); // the newest running row
+    expect(found.some((e) => e.subjectId === "seed-run-009975")).toBe(false); // waiting, wakes in an hour
+    expect(found.some((e) => e.subjectId === "seed-run-009970")).toBe(true);
+    // An hour and a half later its wake is 30 minutes overdue: now it is stuck too, since its wake time.
+    const later = await listStuck(env.DB, NOW + 90 * MIN, cfg(), { rule: "no_progress", agentClass: "SeedStuck", limit: 500 });
+    expect(later.find((e) => e.subjectId === "seed-run-009975")).toMatchObject({ since: NOW + 60 * MIN, detail: expect.stringContaining("it was waiting to wake at") });
+  });
+});
