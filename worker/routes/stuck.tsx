@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { StuckList, StuckPage } from "../../console/pages/stuck";
-import { listStuck, parseStuckRule, stuckConfigFrom } from "../../src/store/read-models";
-import { BadRequest } from "../../src/store/read-models/errors";
+import { listStuck, parseStuckFilters, stuckConfigFrom } from "../../src/store/read-models";
 import type { Env } from "../env";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
@@ -18,9 +17,7 @@ export const stuckConfigOf = (env: Env) => stuckConfigFrom(env as unknown as Rec
 /** The findings for the URL's filters (validated: an unknown rule is a 400 that names the rules). */
 async function read(c: ConsoleContext) {
   const q = c.req.query();
-  const rule = parseStuckRule(q.rule);
-  const agentClass = q.agentClass?.trim() ? q.agentClass.trim() : undefined;
-  if (agentClass !== undefined && agentClass.length > 500) throw new BadRequest("agentClass is longer than 500 characters");
+  const { rule, agentClass } = parseStuckFilters({ rule: q.rule, agentClass: q.agentClass });
   const config = stuckConfigOf(c.env);
   const ctx = pageContext(c);
   const entries = await listStuck(c.env.DB, ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { fiberRuns, incidents, reconciliations } from "../schema";
 import { names } from "../sql-names";
-import { BadRequest } from "./errors";
+import { oneOf, parseFilters, text } from "./filters";
 
 /**
  * Stuck detection: work that should be moving and is not, computed from the projections (and from what the
@@ -67,11 +67,17 @@ export type StuckEntry = {
 
 export type StuckFilter = { rule?: StuckRule; agentClass?: string; limit?: number };
 
-/** Validates a rule name from a URL ("" is no rule); a clear 400 otherwise. */
+/** The list's filters as they come from a URL ("" is unset). */
+export const stuckFilters = z.object({ rule: oneOf("rule", STUCK_RULES), agentClass: text("agentClass") });
+
+/** Validates the list's filters; a BadRequest (400) that names the rules otherwise. */
+export function parseStuckFilters(input: { rule?: unknown; agentClass?: unknown }): { rule?: StuckRule; agentClass?: string } {
+  return parseFilters(stuckFilters, input);
+}
+
+/** Validates a rule name from a URL ("" is no rule); a BadRequest (400) that names the rules otherwise. */
 export function parseStuckRule(v: unknown): StuckRule | undefined {
-  if (v === undefined || v === null || v === "") return undefined;
-  if (typeof v === "string" && (STUCK_RULES as readonly string[]).includes(v)) return v as StuckRule;
-  throw new BadRequest(`rule must be one of ${STUCK_RULES.join(", ")} (got ${JSON.stringify(v)})`);
+  return parseStuckFilters({ rule: v }).rule;
 }
 
 const F = names(fiberRuns);

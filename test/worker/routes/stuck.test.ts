@@ -87,6 +87,8 @@ describe("/stuck", () => {
     expect(page.text).toContain(`<p class="error-message">${escapeHtml(message)}</p>`);
     const body = await json<{ ok: boolean; error: { code: string; message: string } }>("/stuck?rule=slow");
     expect(body).toEqual({ status: 400, body: { ok: false, error: { code: "invalid_input", message } } });
+    const long = await json<{ ok: boolean; error: { message: string } }>(`/stuck?agentClass=${"A".repeat(501)}`);
+    expect(long).toEqual({ status: 400, body: { ok: false, error: { code: "invalid_input", message: "agentClass is longer than 500 characters" } } });
   });
 
   it("needs a signed-in user", async () => {
