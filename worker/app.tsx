@@ -10,6 +10,7 @@ import type { ConsoleEnv } from "./routes/context";
 import { pages } from "./routes/pages";
 import { problem } from "./routes/render";
 import { search } from "./routes/search";
+import { stuck } from "./routes/stuck";
 import { securityHeaders } from "./security-headers";
 
 /**
@@ -34,6 +35,7 @@ app.route("/", alerts);
 app.route("/", bulk);
 app.route("/", pages);
 app.route("/", search);
+app.route("/", stuck);
 
 app.notFound((c) => problem(c, 404, `There is no page at ${c.req.path}.`));
 

@@ -29,6 +29,14 @@ type ConsoleEnv = {
   RECONCILE_AFTER_MINUTES?: string;
   /** Agents one reconciliation pass asks (default 20, at most 100). */
   RECONCILE_BATCH?: string;
+  /** Stuck detection (src/store/read-models/stuck.ts), in minutes: a run with no progress event for this long (default 15). */
+  STUCK_NO_PROGRESS_MINUTES?: string;
+  /** A recovery incident open with no attempt for this long (default 15). */
+  STUCK_INCIDENT_NO_ATTEMPT_MINUTES?: string;
+  /** An alarm this long past due when reconciliation asked the agent (default 5). */
+  STUCK_ALARM_OVERDUE_MINUTES?: string;
+  /** How far back to look for recoveries or turns skipped without a reason (default 1440). */
+  STUCK_SKIPPED_NO_REASON_MINUTES?: string;
   /** Shared with the agents' Worker (a secret): when set, ingest dead-letters events without a valid signature. */
   TELEMETRY_SIGNING_SECRET?: string;
   /** OTLP/HTTP traces endpoint, e.g. https://api.example-apm.com/v1/traces. A secret; unset means no export. */

@@ -10,6 +10,8 @@ export type OverviewData = {
   series: EventSeries;
   reasons: { reason: string; n: number }[];
   worst: IncidentRow[];
+  /** Stuck findings now (stuck detection), capped. */
+  stuck: { n: number; capped: boolean };
 };
 
 /** The on-call overview: the four numbers that matter, the trend, and the way to the worst incident. */
@@ -25,12 +27,13 @@ export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
 
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
-  const { counts, series, reasons, worst } = props.data;
+  const { counts, series, reasons, worst, stuck } = props.data;
   const cards: [string, string, { n: number; capped: boolean }, boolean][] = [
     ["Running runs", href("/fibers", { outcome: "running" }), counts.running, false],
     ["Open incidents", href("/incidents", { status: "open" }), counts.openIncidents, counts.openIncidents.n > 0],
     ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: "24h" }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
     ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0],
+    ["Stuck", "/stuck", stuck, stuck.n > 0],
     ["Tokens re-spent by recovery (24 h)", href("/incidents", { since: "24h" }), { n: counts.respentTokens24h, capped: false }, false],
   ];
   return (

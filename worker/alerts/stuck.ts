@@ -29,7 +29,6 @@ export function stuckAlert(e: stuck.StuckEntry): Alert {
 export async function alertStuck(env: AlertEnv & { DB: D1Database }, now = Date.now()): Promise<RaiseResult> {
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
-  // Read through the module namespace: the stuck read model is another slice's, and this keeps the call site typed.
   const entries = await stuck.listStuck(env.DB, now, stuck.stuckConfigFrom(env as unknown as Record<string, unknown>), { limit: STUCK_LIMIT });
   return raiseAlerts(env, entries.map(stuckAlert), now);
 }

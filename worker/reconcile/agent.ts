@@ -41,7 +41,8 @@ export async function recordFindings(
   const open = await openWorkOf(env.DB, target);
   const findings = reconcileFindings(open, liveWork(answer.status, answer.runs), { now, minAgeMs: opts.minAgeMs });
   await emitForAgent(env, target, findings.map(toEvent));
-  await recordReconciliation(env.DB, { ...target, askedAt: now, findings: findings.length, error: null });
+  // The next alarm as the agent answered now: an alarm already past due is what stuck detection's alarm_overdue reads.
+  await recordReconciliation(env.DB, { ...target, askedAt: now, findings: findings.length, error: null, nextAlarmAt: answer.status.nextAlarm });
   return { target, findings, error: null };
 }
 

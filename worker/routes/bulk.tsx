@@ -9,6 +9,7 @@ import { recordRefusedBatch, startBatch } from "../bulk/start";
 import { BULK_ACTIONS, type BulkAction } from "../bulk/messages";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
+import { stuckConfigOf } from "./stuck";
 
 /**
  * Bulk actions: GET /bulk previews the agents a filter selects (no state change; JSON for the CLI), POST /bulk
@@ -57,7 +58,7 @@ bulk.get("/bulk", async (c) => {
   const fields = filterFields(q);
   const given = Object.values(fields).some((v) => v !== "" && v !== undefined);
   // No filter yet: the empty form (JSON callers get the reason it needs one).
-  const selection = given || wantsJson(c) ? await bulkTargets(c.env.DB, Date.now(), fields) : null;
+  const selection = given || wantsJson(c) ? await bulkTargets(c.env.DB, Date.now(), fields, { stuckConfig: stuckConfigOf(c.env) }) : null;
   if (wantsJson(c)) return c.json({ ok: true, value: { ...selection!, describe: describeBulkFilter(selection!.filter) } });
   return page(c, <BulkPage ctx={pageContext(c)} query={q} selection={selection} />);
 });
@@ -83,7 +84,7 @@ bulk.post("/bulk", async (c) => {
     return refuse(c, 400, message(form.error));
   }
   // The server selects again: what is acted on is what matches now, recorded in the batch's audit row.
-  const selection = await bulkTargets(c.env.DB, Date.now(), filter);
+  const selection = await bulkTargets(c.env.DB, Date.now(), filter, { stuckConfig: stuckConfigOf(c.env) });
   if (selection.targets.length === 0) {
     return refuse(c, 400, `No agent matches this filter (${describeBulkFilter(filter)}), so no batch was started.`);
   }

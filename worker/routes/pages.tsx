@@ -21,6 +21,7 @@ import {
   listFibers,
   listIncidents,
   listSessions,
+  countStuck,
   overviewCounts,
   ownerFrom,
   sessionTimeline,
@@ -32,6 +33,7 @@ import type { PageContext } from "../../console/layout";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
+import { stuckConfigOf } from "./stuck";
 
 /**
  * The console's read-only pages. Each reads through src/store read models
@@ -44,14 +46,15 @@ const paging = (q: Record<string, string | undefined>) => ({ cursor: q.cursor, l
 
 async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const now = Date.now();
-  const [counts, series, reasons, worst] = await Promise.all([
+  const [counts, series, reasons, worst, stuck] = await Promise.all([
     overviewCounts(c.env.DB, now),
     eventSeries(c.env.DB, { since: now - 86_400_000, until: now }),
     topReasons(c.env.DB, { since: now - 86_400_000, limit: 8 }),
     listIncidents(c.env.DB, { status: "exhausted" }, { limit: 5 }),
+    countStuck(c.env.DB, now, stuckConfigOf(c.env)),
   ]);
   const open = worst.items.length < 5 ? (await listIncidents(c.env.DB, { status: "open" }, { limit: 5 - worst.items.length })).items : [];
-  return { counts, series, reasons: reasons.reasons, worst: [...worst.items, ...open] };
+  return { counts, series, reasons: reasons.reasons, worst: [...worst.items, ...open], stuck };
 }
 
 /**

@@ -2,8 +2,7 @@ import { z } from "zod";
 import { agents, fiberRuns, incidents, sessions } from "../schema";
 import { names } from "../sql-names";
 import { flag, oneOf, parseFilters, text } from "./filters";
-// A namespace import: the stuck read model is written in another branch; until it lands here its
-// declaration-only stand-in compiles, and only the stuck filter would fail at run time.
+// The stuck rules' findings come from their own read model (one owner of what "stuck" means).
 import * as stuck from "./stuck";
 
 /**

@@ -16,3 +16,4 @@ export { parseFilters, relativeMs, resolveInstant, TIME_PRESETS } from "./filter
 export * from "./open-work";
 export * from "./bulk-targets";
 export * from "./bulk-batches";
+export * from "./stuck";

@@ -66,6 +66,8 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/audit", url: () => "/audit", shows: () => ["Audit log"] },
   { kind: "read", method: "GET", pattern: "/ops", url: () => "/ops", shows: () => ["Ambiguous operations"] },
   { kind: "read", method: "GET", pattern: "/alerts", url: () => "/alerts", shows: () => ["Alerts are on"] },
+  { kind: "read", method: "GET", pattern: "/stuck", url: () => "/stuck", shows: () => ["<h1>Stuck</h1>", "STUCK_NO_PROGRESS_MINUTES"] },
+  { kind: "read", method: "GET", pattern: "/partials/stuck", url: () => "/partials/stuck", shows: () => ['data-testid="stuck'] },
   { kind: "read", method: "GET", pattern: "/api/agents", url: () => "/api/agents?agentClass=FaultySessionAgent", shows: (fx) => [`"agentName":"${fx.session.name}"`] },
   { kind: "read", method: "GET", pattern: "/api/agents/:agentClass/:agentName", url: (fx) => `/api/agents/FaultySessionAgent/${enc(fx.session.name)}`, shows: (fx) => ['"status":"running"', fx.session.runId] },
   { kind: "operate", method: "POST", pattern: "/api/reconcile", url: () => "/api/reconcile", shows: ['"ok":true', '"asked":', '"findings":', '"unanswered":'] },

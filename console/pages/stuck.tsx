@@ -1,0 +1,93 @@
+import { STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig, type StuckEntry, type StuckRule, stuckFor } from "../../src/store/read-models";
+import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { href, iso } from "../format";
+import { Layout, type PageContext } from "../layout";
+
+/** Each rule in a few words, for the list and the thresholds table. */
+export const STUCK_RULE_LABEL: Record<StuckRule, string> = {
+  no_progress: "running, no progress",
+  incident_no_attempt: "incident open, no attempt",
+  alarm_overdue: "alarm overdue",
+  skipped_no_reason: "skipped without a reason",
+};
+
+/** What each rule's minutes mean. */
+const THRESHOLD_MEANING: Record<StuckRule, string> = {
+  no_progress: "a run with no progress event for longer than this",
+  incident_no_attempt: "an open recovery incident with no attempt for longer than this",
+  alarm_overdue: "an alarm more than this past due when the agent was last asked",
+  skipped_no_reason: "skips without a reason within this look-back",
+};
+
+/** The agent's page, scrolled to its actions (force idle, trigger alarm). */
+export const agentActionsHref = (e: Pick<StuckEntry, "agentClass" | "agentName">) =>
+  `/agents/${encodeURIComponent(e.agentClass)}/${encodeURIComponent(e.agentName)}#admin-actions`;
+
+/**
+ * Stuck work: one row per finding, newest-stuck first. Each says which rule fired, since when and for how
+ * long, why (one sentence), and links to its subject and to its agent's actions, one click away.
+ */
+export function StuckPage(props: { ctx: PageContext; query: { rule?: string; agentClass?: string }; entries: StuckEntry[]; config: StuckConfig; limit: number }) {
+  const { ctx, entries, config } = props;
+  return (
+    <Layout ctx={ctx} title="Stuck" active="/stuck">
+      <FilterForm action="/stuck">
+        <SelectFilter name="rule" label="rule" value={props.query.rule} options={STUCK_RULES} />
+        <TextFilter name="agentClass" label="agent class" value={props.query.agentClass} />
+      </FilterForm>
+      {/* The list refreshes by itself (paused while the tab is hidden): stuck work appears and clears without a reload. */}
+      <div id="stuck-live" data-live hx-get={href("/partials/stuck", props.query)} hx-trigger={`every ${ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
+        <StuckList ctx={ctx} query={props.query} entries={entries} limit={props.limit} />
+      </div>
+      <h2>Thresholds</h2>
+      <table data-testid="stuck-thresholds">
+        <thead><tr><th>rule</th><th>minutes</th><th>meaning</th><th>set by</th></tr></thead>
+        <tbody>
+          {STUCK_RULES.map((r) => (
+            <tr>
+              <td>{STUCK_RULE_LABEL[r]} <span class="muted mono">({r})</span></td>
+              <td class="num" data-testid={`threshold-${r}`}>{String(config[r])}</td>
+              <td>{THRESHOLD_MEANING[r]}</td>
+              <td class="mono">{STUCK_CONFIG_VARS[r]}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p class="muted">
+        Alarm overdue uses what the agent answered when the console last asked it (cron reconciliation, or opening its page).
+      </p>
+    </Layout>
+  );
+}
+
+/** The refreshing list of findings (an htmx fragment). */
+export function StuckList(props: { ctx: PageContext; query: { rule?: string; agentClass?: string }; entries: StuckEntry[]; limit: number }) {
+  const { ctx, entries } = props;
+  return (
+    <>
+      {entries.length ? (
+        <table data-testid="stuck">
+          <thead><tr><th>rule</th><th>agent</th><th>subject</th><th>since</th><th>why</th><th>act</th></tr></thead>
+          <tbody>
+            {entries.map((e) => (
+              <tr data-rule={e.rule} data-subject={e.subjectId}>
+                <td><span class="badge warn">{STUCK_RULE_LABEL[e.rule]}</span><div class="muted mono">{e.rule}</div></td>
+                <td>{e.agentClass} · {e.agentName}</td>
+                <td><a href={e.href} class="mono">{e.subjectKind} {e.subjectId}</a></td>
+                <td>
+                  {iso(e.since)}
+                  <div class="muted" data-testid="stuck-for">for {stuckFor(ctx.now - e.since)}</div>
+                </td>
+                <td>{e.detail}</td>
+                <td><a href={agentActionsHref(e)} data-testid="stuck-act">Agent actions</a></td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="muted" data-testid="stuck-none">Nothing stuck{props.query.rule ? ` under ${props.query.rule}` : ""}{props.query.agentClass ? ` in ${props.query.agentClass}` : ""}.</p>
+      )}
+      {entries.length >= props.limit ? <p class="muted">Showing the {props.limit} newest; filter by rule or agent class to see others.</p> : null}
+    </>
+  );
+}

@@ -1,0 +1,36 @@
+import { Hono } from "hono";
+import { StuckList, StuckPage } from "../../console/pages/stuck";
+import { listStuck, parseStuckFilters, stuckConfigFrom } from "../../src/store/read-models";
+import type { Env } from "../env";
+import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { page } from "./render";
+
+/** Stuck detection's list: `/stuck?rule=&agentClass=`, JSON for Accept: application/json. */
+export const stuck = new Hono<ConsoleEnv>();
+
+/** The most findings one page shows. */
+const PAGE_LIMIT = 200;
+
+/** The rules' thresholds from the environment (STUCK_*_MINUTES). */
+export const stuckConfigOf = (env: Env) => stuckConfigFrom(env as unknown as Record<string, unknown>);
+
+/** The findings for the URL's filters (validated: an unknown rule is a 400 that names the rules). */
+async function read(c: ConsoleContext) {
+  const q = c.req.query();
+  const { rule, agentClass } = parseStuckFilters({ rule: q.rule, agentClass: q.agentClass });
+  const config = stuckConfigOf(c.env);
+  const ctx = pageContext(c);
+  const entries = await listStuck(c.env.DB, ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });
+  return { ctx, config, query: { rule, agentClass }, entries };
+}
+
+stuck.get("/stuck", async (c) => {
+  const { ctx, config, query, entries } = await read(c);
+  if (wantsJson(c)) return c.json({ config, entries });
+  return page(c, <StuckPage ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} />);
+});
+
+stuck.get("/partials/stuck", async (c) => {
+  const { ctx, query, entries } = await read(c);
+  return c.html(<StuckList ctx={ctx} query={query} entries={entries} limit={PAGE_LIMIT} />);
+});
