@@ -21,6 +21,7 @@ export default defineConfig(() =>
       TelemetryOnlyAgent: "TelemetryOnlyAgent",
       LossyAgent: "LossyAgent",
       ObservedWorkAgent: "ObservedWorkAgent",
+      LedgerAgent: "LedgerAgent",
     },
   }).then((c) => ({
     ...c,

@@ -18,6 +18,7 @@ declare namespace Cloudflare {
     TelemetryOnlyAgent: DurableObjectNamespace<import("./fixtures/telemetry-only-agent").TelemetryOnlyAgent>;
     LossyAgent: DurableObjectNamespace<import("./fixtures/lossy-agent").LossyAgent>;
     ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
+    LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
   }
 }
 declare namespace Cloudflare {

@@ -49,7 +49,13 @@
   document.addEventListener("click", (e) => {
     const button = e.target instanceof Element ? e.target.closest("[data-toggle-details]") : null;
     const details = button && button.closest("details");
-    if (details) details.toggleAttribute("open");
+    if (!details) return;
+    details.toggleAttribute("open");
+    // Opening an action goes straight to its first field (the reason, or the first choice): no extra click to start typing.
+    if (details.open) {
+      const field = details.querySelector("form input:not([type=hidden]), form textarea, form select");
+      if (field) field.focus();
+    }
   });
 
   const hhmm = (t) => {
