@@ -22,6 +22,7 @@ export default defineConfig(() =>
       LossyAgent: "LossyAgent",
       ObservedWorkAgent: "ObservedWorkAgent",
       CostlyAgent: "CostlyAgent",
+      LedgerAgent: "LedgerAgent",
     },
   }).then((c) => ({
     ...c,

@@ -5,6 +5,7 @@
 //   npm run cli -- runs <AgentClass> <name>
 //   npm run cli -- force-idle <AgentClass> <name> --reason "why"
 //   npm run cli -- trigger-alarm <AgentClass> <name> --reason "why"
+//   npm run cli -- resolve-op <AgentClass> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason "why"
 //   npm run cli -- verify [--age 10]   (does the console tell the truth? see verify() below)
 //   npm run cli -- reconcile           (one reconciliation pass now, as the cron runs it)
 //   npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]
@@ -17,12 +18,12 @@ import { parseArgs } from "node:util";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    url: { type: "string" }, reason: { type: "string" }, age: { type: "string" }, class: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false },
+    url: { type: "string" }, reason: { type: "string" }, resolution: { type: "string" }, "result-ref": { type: "string" }, age: { type: "string" }, class: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false },
     "incident-reason": { type: "string" }, "open-only": { type: "boolean", default: false }, status: { type: "string" }, "stuck-rule": { type: "string" }, "dry-run": { type: "boolean", default: false },
   },
 });
 const base = (values.url ?? process.env.CONSOLE_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
-const [command, agentClass, agentName] = positionals;
+const [command, agentClass, agentName, opId] = positionals;
 const headers = { Accept: "application/json", ...(process.env.CF_ACCESS_TOKEN ? { "Cf-Access-Jwt-Assertion": process.env.CF_ACCESS_TOKEN } : {}) };
 
 function fail(message, code = 1) {
@@ -50,14 +51,24 @@ async function call(path, init = {}) {
 const print = (v) => console.log(values.json ? JSON.stringify(v, null, 2) : v);
 
 async function act(action) {
-  if (!agentClass || !agentName) fail(`usage: npm run cli -- ${action} <AgentClass> <name> --reason "why"`, 2);
+  const opArgs = action === "resolve-op" ? " <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF]" : "";
+  if (!agentClass || !agentName || (opArgs && !opId)) fail(`usage: npm run cli -- ${action} <AgentClass> <name>${opArgs} --reason "why"`, 2);
   if (!values.reason?.trim()) fail("a reason is required (--reason \"…\"); it goes to the audit log", 2);
   const { body: csrf } = await call("/api/csrf");
   const form = new URLSearchParams({ agentClass, agentName, reason: values.reason });
+  // The console validates these (the route reads exactly the action's own fields) and answers in words.
+  if (opArgs) {
+    form.set("opId", opId);
+    form.set("resolution", values.resolution ?? "");
+    if (values["result-ref"]) form.set("resultRef", values["result-ref"]);
+  }
   const { body } = await call(`/actions/${action}`, { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } });
   if (values.json) return print(body);
   if (!body.ok) fail(`${action} refused: ${body.error.code}: ${body.error.message}`);
   const v = body.value;
+  if (action === "resolve-op") {
+    return console.log(`✓ ${agentClass} ${agentName}: op ${v.opId} (${v.after.kind}) ${v.before.status} → ${v.after.status}, recorded ${v.recorded}${v.resultRef ? `, result ${v.resultRef}` : ""}`);
+  }
   if (action === "force-idle") {
     if (v.noop) return console.log("✓ nothing to do: already idle (audited as a no-op)");
     console.log(`✓ ${agentClass} ${agentName}: ${v.before.status} → ${v.after.status}`);
@@ -193,7 +204,7 @@ async function bulk(verb) {
 }
 
 if (values.help || !command) {
-  console.log("usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run]  [--url U] [--json]");
+  console.log("usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | resolve-op <Class> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run]  [--url U] [--json]");
   process.exit(command ? 0 : 2);
 } else if (command === "agents") {
   const q = values.class ? `?agentClass=${encodeURIComponent(values.class)}` : "";
@@ -228,7 +239,7 @@ if (values.help || !command) {
   }
 } else if (command === "bulk") {
   await bulk(agentClass);
-} else if (command === "force-idle" || command === "trigger-alarm") {
+} else if (command === "force-idle" || command === "trigger-alarm" || command === "resolve-op") {
   await act(command);
 } else {
   fail(`unknown command "${command}"; try --help`, 2);

@@ -21,6 +21,7 @@ declare namespace Cloudflare {
     LossyAgent: DurableObjectNamespace<import("./fixtures/lossy-agent").LossyAgent>;
     ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
     CostlyAgent: DurableObjectNamespace<import("./fixtures/costly-agent").CostlyAgent>;
+    LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
   }
 }
 declare namespace Cloudflare {

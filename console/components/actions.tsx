@@ -1,4 +1,4 @@
-import { ADMIN_ACTIONS, type AdminActionName } from "../../src/admin-rpc/actions";
+import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, type AgentActionName } from "../../src/admin-rpc/actions";
 import type { Capabilities, ForceIdleOutput } from "../../src/admin-rpc/contract";
 
 /**
@@ -29,7 +29,8 @@ function forceIdleHelp(c: Capabilities | null): string {
   return `${parts.join(", ")}. ${plain}`.replace(/^./, (ch) => ch.toUpperCase());
 }
 
-const FORMS: Record<AdminActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string }> = {
+/** The form of each action on a whole agent (an op's resolution has its own control: resolve-op.tsx). */
+const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string }> = {
   force_idle: { placeholder: "e.g. turn stuck for 20 minutes, customer waiting", danger: true, help: forceIdleHelp },
   trigger_alarm: { placeholder: "e.g. recover the evicted fiber now", danger: false, help: () => "Runs the agent's alarm now: housekeeping and fiber recovery." },
 };
@@ -47,7 +48,7 @@ export function AdminActions(props: { agentClass: string; agentName: string; rol
   return (
     <section class="actions" id="admin-actions">
       <h2>Actions</h2>
-      {(Object.keys(ADMIN_ACTIONS) as AdminActionName[]).map((a) => (
+      {AGENT_ACTION_NAMES.map((a) => (
         <ActionForm agentClass={props.agentClass} agentName={props.agentName} path={`/actions/${ADMIN_ACTIONS[a].slug}`} label={ADMIN_ACTIONS[a].label}
           danger={FORMS[a].danger} placeholder={FORMS[a].placeholder} help={FORMS[a].help(caps)} />
       ))}

@@ -1,4 +1,7 @@
-import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type AttemptUsage, type EventRow, type IncidentAttempts, type IncidentGroups, type IncidentRow, type Page } from "../../src/store/read-models";
+import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type AttemptUsage, type EventRow, type IncidentAttempts, type IncidentGroups, type IncidentRow, type OpRow, type Page } from "../../src/store/read-models";
+import { type ActionAvailability, AdminActions } from "../components/actions";
+import { OpsTable } from "../components/ops-table";
+import type { ResolveAvailability } from "../components/resolve-op";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { IncidentTable } from "../components/incident-table";
 import { Pager } from "../components/pager";
@@ -57,10 +60,23 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
   );
 }
 
-/** One incident at its permanent address, with every event of it. */
-export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; attempts: IncidentAttempts; timeline: Page<EventRow>; query: Query }) {
+/** What the incident page offers to act on: the agent's actions, its open ambiguous ops, and where to look next. */
+export type IncidentActions = {
+  actions: ActionAvailability;
+  resolve: ResolveAvailability;
+  ops: OpRow[];
+  sessionName: string | null;
+  traceId: string | null;
+};
+
+/**
+ * One incident at its permanent address, with every event of it, and where the operator acts: force idle and
+ * trigger alarm for its agent, its agent's open ambiguous ops, and links to its session, run, ops and trace.
+ */
+export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; attempts: IncidentAttempts; timeline: Page<EventRow>; query: Query; act: IncidentActions }) {
   const i = props.incident;
   const a = props.attempts;
+  const act = props.act;
   const path = `/incidents/${encodeURIComponent(i.incidentId)}`;
   return (
     <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active="/incidents">
@@ -85,6 +101,23 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
         {i.requestId ? <><dt>chat turn</dt><dd><a class="mono" href={detailHref("fibers", i.requestId, i)}>{i.requestId}</a></dd></> : null}
       </dl>
       {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} /> : null}
+      <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
+        <a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>Agent</a>
+        {act.sessionName ? <a href={detailHref("sessions", act.sessionName, i)}>Session {act.sessionName}</a> : null}
+        {i.fiberId ? <a href={detailHref("fibers", i.fiberId, i)}>Fiber</a> : null}
+        {i.requestId ? <a href={detailHref("fibers", i.requestId, i)}>Chat turn</a> : null}
+        <a href={href("/ops", { agentClass: i.agentClass, agentName: i.agentName })}>{`Ambiguous ops (${act.ops.length} open)`}</a>
+        {act.traceId ? (
+          props.ctx.traceUrl ? <a href={props.ctx.traceUrl.replace("{traceId}", encodeURIComponent(act.traceId))} rel="noopener noreferrer" target="_blank">Trace</a> : <span>trace <span class="mono">{act.traceId}</span></span>
+        ) : null}
+      </nav>
+      <AdminActions agentClass={i.agentClass} agentName={i.agentName} role={props.ctx.user.role} availability={act.actions} />
+      {act.ops.length ? (
+        <section data-testid="incident-ops">
+          <h2>Open ambiguous ops of this agent</h2>
+          <OpsTable rows={act.ops} now={props.ctx.now} role={props.ctx.user.role} testId="ops" uidPrefix="incident-op" availability={act.resolve} />
+        </section>
+      ) : null}
       <h2>Timeline</h2>
       <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
       <Pager path={path} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />

@@ -1,8 +1,9 @@
 import { AUDIT_RESULTS, type AuditRow, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
-import { bytes } from "../format";
+import { bytes, href } from "../format";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
@@ -84,33 +85,37 @@ const runsOf = (b: unknown, a: unknown) => `runs ${countOf(b)} → ${countOf(a)}
 const countOf = (v: unknown) => (v && typeof v === "object" && "runCount" in v ? String((v as { runCount: unknown }).runCount) : "?");
 const statusOf = (v: unknown) => (v && typeof v === "object" && "status" in v ? String((v as { status: unknown }).status) : "—");
 
-/** Paid operations that may have run twice, until someone resolves them. */
-export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRow> }) {
+/**
+ * Paid operations that may have run twice, until someone resolves them. Without an `open` filter the open
+ * ones come first (paged), then the latest resolved ones; each open one has its Resolve control.
+ */
+export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRow>; resolved: OpRow[] | null }) {
   const q = props.query;
+  const role = props.ctx.user.role;
   return (
     <Layout ctx={props.ctx} title="Ambiguous operations" active="/ops">
+      <p class="muted">
+        Each op started before an eviction and may have run. Check it upstream, then record what happened: it ran (with a reference to its result), it did not
+        run, or re-run it now where the op is idempotent. Every resolution goes to the agent's own ledger and the audit log.
+      </p>
       <FilterForm action="/ops">
         <SelectFilter name="open" label="open" value={q.open} options={["true", "false"]} />
+        <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
+        <TextFilter name="agentName" label="agent name" value={q.agentName} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
       <TimePresets path="/ops" query={q} />
-      <table data-testid="ops">
-        <thead><tr><th>op</th><th>kind</th><th>session</th><th>detail</th><th>since</th><th>resolution</th></tr></thead>
-        <tbody>
-          {props.page.items.map((o) => (
-            <tr>
-              <td class="mono">{o.opId}</td>
-              <td>{o.opKind ?? "—"}</td>
-              <td>{o.sessionName ? <a href={detailHref("sessions", o.sessionName, o)}>{o.sessionName}</a> : `${o.agentClass} · ${o.agentName}`}</td>
-              <td>{o.detail ?? ""}</td>
-              <td><Ago t={o.ambiguousAt} now={props.ctx.now} /></td>
-              <td>{o.open ? <Status value="open" /> : o.resolution}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-      {props.page.items.length === 0 ? <p class="muted">No operations match.</p> : null}
+      {props.resolved ? <h2>Open</h2> : null}
+      <OpsTable rows={props.page.items} now={props.ctx.now} role={role} testId="ops" uidPrefix="ops" />
+      {props.page.items.length === 0 ? <p class="muted">{props.resolved ? "No open operations: nothing is waiting for a decision." : "No operations match."}</p> : null}
       <Pager path="/ops" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      {props.resolved ? (
+        <section>
+          <h2>Recently resolved</h2>
+          <OpsTable rows={props.resolved} now={props.ctx.now} role={role} testId="ops-resolved" uidPrefix="resolved" />
+          {props.resolved.length === 0 ? <p class="muted">None yet.</p> : <p><a href={href("/ops", { open: "false", agentClass: q.agentClass, agentName: q.agentName })}>All resolved operations</a></p>}
+        </section>
+      ) : null}
     </Layout>
   );
 }

@@ -1,5 +1,7 @@
-import { SESSION_STATUSES, type EventRow, type Page, type SessionRow } from "../../src/store/read-models";
-import { AdminActions } from "../components/actions";
+import { SESSION_STATUSES, type EventRow, type OpRow, type Page, type SessionRow } from "../../src/store/read-models";
+import { type ActionAvailability, AdminActions } from "../components/actions";
+import { OpsTable } from "../components/ops-table";
+import type { ResolveAvailability } from "../components/resolve-op";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
@@ -44,7 +46,15 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
 }
 
 /** One session: status, its event timeline (newest first), and the admin actions. */
-export function SessionPage(props: { ctx: PageContext; session: SessionRow; timeline: Page<EventRow>; query: Query }) {
+export function SessionPage(props: {
+  ctx: PageContext;
+  session: SessionRow;
+  timeline: Page<EventRow>;
+  query: Query;
+  /** Its open ambiguous ops, and what its agent can take (asked when the page was rendered). */
+  ops: OpRow[];
+  can: { actions: ActionAvailability; resolve: ResolveAvailability };
+}) {
   const s = props.session;
   return (
     <Layout ctx={props.ctx} title={`Session ${s.sessionName}`} active="/sessions">
@@ -58,8 +68,13 @@ export function SessionPage(props: { ctx: PageContext; session: SessionRow; time
         <dt>last turn</dt><dd>{s.lastTurnSeq ?? "—"}</dd>
         <dt>last event</dt><dd>{s.lastEventType} at <Time t={s.lastEventAt} ms /></dd>
       </dl>
-      {/* Sessions are reported by agents on the session runtime, which has the admin mixin; the agent page asks the agent what it supports. */}
-      <AdminActions agentClass={s.agentClass} agentName={s.agentName} role={props.ctx.user.role} availability={{ kind: "actions", capabilities: null }} />
+      <AdminActions agentClass={s.agentClass} agentName={s.agentName} role={props.ctx.user.role} availability={props.can.actions} />
+      {props.ops.length ? (
+        <section data-testid="session-ops">
+          <h2>Ambiguous ops</h2>
+          <OpsTable rows={props.ops} now={props.ctx.now} role={props.ctx.user.role} testId="ops" uidPrefix="session-op" availability={props.can.resolve} showOwner={false} />
+        </section>
+      ) : null}
       <h2>Timeline (newest first)</h2>
       <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
       <Pager path={`/sessions/${encodeURIComponent(s.sessionName)}`} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />

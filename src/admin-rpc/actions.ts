@@ -1,28 +1,65 @@
 import type { z } from "zod";
-import { type AdminRpc, type ForceIdleOutput, forceIdleOutput, type TriggerAlarmOutput, triggerAlarmOutput } from "./contract.js";
+import {
+  type ActionInput,
+  type AdminRpc,
+  actionInput,
+  type ForceIdleOutput,
+  forceIdleOutput,
+  type ResolveOpInput,
+  type ResolveOpOutput,
+  resolveOpInput,
+  resolveOpOutput,
+  type TriggerAlarmOutput,
+  triggerAlarmOutput,
+} from "./contract.js";
 
 /**
  * The one definition of each admin action: its audit name, route slug (which is also the CLI verb:
  * `npm run cli -- <slug>` posts to `/actions/<slug>`), label, the RPC method the mixin answers with,
- * and the output schema the client checks. Routes, forms, the client and the CLI all follow this table.
+ * what it acts on (`scope`: the whole agent, or one op of its ledger), and the input and output schemas
+ * the route and the client check. Routes, forms, the client and the CLI all follow this table.
  */
 export const ADMIN_ACTIONS = {
   force_idle: {
     slug: "force-idle",
     label: "Force idle",
     rpc: "adminForceIdle",
+    scope: "agent",
+    input: actionInput as z.ZodType<ActionInput>,
     output: forceIdleOutput as z.ZodType<ForceIdleOutput>,
   },
   trigger_alarm: {
     slug: "trigger-alarm",
     label: "Trigger alarm",
     rpc: "adminTriggerAlarm",
+    scope: "agent",
+    input: actionInput as z.ZodType<ActionInput>,
     output: triggerAlarmOutput as z.ZodType<TriggerAlarmOutput>,
   },
-} as const satisfies Record<string, { slug: string; label: string; rpc: keyof AdminRpc; output: z.ZodType<unknown> }>;
+  resolve_op: {
+    slug: "resolve-op",
+    label: "Resolve op",
+    rpc: "adminResolveOp",
+    scope: "op",
+    input: resolveOpInput as z.ZodType<ResolveOpInput>,
+    output: resolveOpOutput as z.ZodType<ResolveOpOutput>,
+  },
+} as const satisfies Record<
+  string,
+  { slug: string; label: string; rpc: keyof AdminRpc; scope: "agent" | "op"; input: z.ZodType<{ reason: string }>; output: z.ZodType<unknown> }
+>;
 
 export type AdminActionName = keyof typeof ADMIN_ACTIONS;
 export const ADMIN_ACTION_NAMES = Object.keys(ADMIN_ACTIONS) as AdminActionName[];
+/** Actions on a whole agent (the agent page's buttons): their input is a reason only. */
+export type AgentActionName = { [K in AdminActionName]: (typeof ADMIN_ACTIONS)[K]["scope"] extends "agent" ? K : never }[AdminActionName];
+export const AGENT_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is AgentActionName => ADMIN_ACTIONS[a].scope === "agent");
+
+/** The input fields of an action, as its schema names them (the route reads exactly these from a form). */
+export function inputFields(action: AdminActionName): string[] {
+  const schema = ADMIN_ACTIONS[action].input as unknown as { shape?: Record<string, unknown> };
+  return Object.keys(schema.shape ?? { reason: true });
+}
 
 /** The action a route slug names, or null. */
 export function actionBySlug(slug: string): AdminActionName | null {

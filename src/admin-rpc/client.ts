@@ -5,11 +5,9 @@ import { capAuditRecord } from "./audit-caps.js";
 import { ADMIN_ACTIONS, type AdminActionName } from "./actions.js";
 import type { AuditRecord, AuditResult } from "./audit-record.js";
 import {
-  type ActionInput,
   type AdminError,
   type AdminResult,
   type AdminRpc,
-  actionInput,
   adminError,
   describeInput,
   fail,
@@ -19,6 +17,7 @@ import {
   type RunDetail,
   runDetail,
   runIdInput,
+  type ResolveOpOutput,
   type StatusOutput,
   statusOutput,
   type TriggerAlarmOutput,
@@ -198,7 +197,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     t: unknown,
     input: unknown,
     schema: z.ZodType<T>,
-    fn: (stub: AdminRpc, input: ActionInput) => Promise<unknown>,
+    fn: (stub: AdminRpc, input: unknown) => Promise<unknown>,
   ): Promise<AdminResult<T>> {
     const tgt = target.safeParse(t);
     const who = me.success ? me.data : { email: String((identity as { email?: unknown } | null)?.email || "(none)"), role: "none" };
@@ -242,7 +241,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       if (tgt.success) targetKnown = await ports.isRegistered(tgt.data.agentClass, tgt.data.agentName);
       if (!me.success) return refuse("denied", { code: "not_permitted", message: `refused: ${describeInput(me.error)}` });
       if (me.data.role !== "operator") return refuse("denied", { code: "not_permitted", message: `refused: ${me.data.email} has the ${me.data.role} role; this action needs operator` });
-      const parsed = actionInput.safeParse(input);
+      const parsed = ADMIN_ACTIONS[action].input.safeParse(input);
       if (!parsed.success) return refuse("invalid", { code: "invalid_input", message: describeInput(parsed.error) });
       const resolved = await resolve(t);
       if (!resolved.ok) return refuse(resolved.error.code === "invalid_input" ? "invalid" : "error", resolved.error);
@@ -294,6 +293,15 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     /** Operator only, audited. */
     triggerAlarm: (t: Target, input: unknown): Promise<AdminResult<TriggerAlarmOutput>> =>
       act("trigger_alarm", t, input, ADMIN_ACTIONS.trigger_alarm.output, (s, i) => s[ADMIN_ACTIONS.trigger_alarm.rpc](i)),
+    /**
+     * Operator only, audited (before/after: the op as the agent's ledger sees it). Records how an ambiguous op
+     * was settled, or re-runs it where the agent says it is idempotent.
+     */
+    resolveOp: (t: Target, input: unknown): Promise<AdminResult<ResolveOpOutput>> =>
+      act("resolve_op", t, input, ADMIN_ACTIONS.resolve_op.output, (s, i) => s[ADMIN_ACTIONS.resolve_op.rpc](i)),
+    /** Any action of ADMIN_ACTIONS by name (the action routes loop over the table). */
+    action: (name: AdminActionName, t: Target, input: unknown): Promise<AdminResult<{ before?: unknown; after?: unknown; noop?: boolean }>> =>
+      act(name, t, input, ADMIN_ACTIONS[name].output as z.ZodType<{ before?: unknown; after?: unknown; noop?: boolean }>, (s, i) => s[ADMIN_ACTIONS[name].rpc](i)),
   };
 }
 
@@ -313,6 +321,19 @@ async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName
     const telemetry = new Telemetry({ source: { agentClass: e.targetClass, agentName: e.targetName }, queue: ports.queue, signingSecret: ports.signingSecret ?? null });
     const result = e.result === "invalid" || e.result === "pending" ? "error" : e.result;
     const reason = e.reason || "(none given)";
+    if (action === "resolve_op") {
+      // The op's projection closes through the normal pipeline, also for agents whose ledger reports nothing itself.
+      const v = value as ResolveOpOutput | undefined;
+      if (v) {
+        telemetry.record(
+          "op.resolved",
+          { opKind: v.after.kind.slice(0, 200), idempotent: v.after.idempotent, resolution: v.recorded, ...(v.resultRef ? { resultRef: v.resultRef.slice(0, 500) } : {}), reason: reason.slice(0, 2000) },
+          { opId: v.opId },
+        );
+      }
+      await telemetry.settle();
+      return;
+    }
     telemetry.record(action === "force_idle" ? "admin.force_idle" : "admin.trigger_alarm", {
       actor: e.actor,
       reason,

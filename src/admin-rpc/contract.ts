@@ -124,10 +124,12 @@ export const capabilities = z.object({
    * evicted once its rows are gone) or `none` (the callback runs on until it returns; the result says so).
    */
   plainFiberStop: z.enum(["evict", "none"]),
+  /** The agent implements `onAdminResolveOp`: an operator can record how its ambiguous ops were resolved. Absent (false) before contract 3. */
+  resolveOps: z.boolean().default(false),
 });
 export type Capabilities = z.infer<typeof capabilities>;
 /** Version of this contract, reported in `capabilities.contract`. */
-export const ADMIN_CONTRACT_VERSION = 2;
+export const ADMIN_CONTRACT_VERSION = 3;
 
 export const statusOutput = z.object({
   status: derivedStatus,
@@ -192,6 +194,79 @@ export const triggerAlarmOutput = z.object({
 });
 export type TriggerAlarmOutput = z.infer<typeof triggerAlarmOutput>;
 
+/**
+ * How an operator settles an ambiguous op (one that started before an eviction and may have run):
+ * - `verified_ran`: they checked upstream and it ran; `resultRef` says where its result is (e.g. the charge id);
+ * - `verified_not_ran`: they checked and it did not run;
+ * - `rerun`: re-run it now, with its idempotency key, so the upstream dedupes. Only for idempotent ops: the agent decides.
+ */
+export const OP_RESOLUTIONS = ["verified_ran", "verified_not_ran", "rerun"] as const;
+export type OpResolution = (typeof OP_RESOLUTIONS)[number];
+
+export const resolveOpInput = z
+  .object({
+    opId: z.string({ error: "which op? opId is required" }).trim().min(1, "which op? opId is required").max(200, "opId is too long (200 characters at most)"),
+    resolution: z.enum(OP_RESOLUTIONS, {
+      error: "resolution must be verified_ran (it ran), verified_not_ran (it did not run) or rerun (re-run it now)",
+    }),
+    resultRef: z.string().trim().max(500, "the result reference is too long (500 characters at most)").optional(),
+    reason,
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (v.resolution === "verified_ran" && !v.resultRef) {
+      ctx.addIssue({ code: "custom", path: ["resultRef"], message: "say where the result is (e.g. the payment provider's charge id) when the op ran" });
+    }
+  });
+export type ResolveOpInput = z.infer<typeof resolveOpInput>;
+
+/** One op as the agent's own ledger sees it. `status` is in the ledger's words (ambiguous, completed, resolved…). */
+export const opState = z.object({
+  opId: z.string(),
+  kind: z.string().min(1),
+  status: z.string(),
+  idempotent: z.boolean(),
+  /** How it was settled, once it was: verified_ran | verified_not_ran | reissued (a re-run) | abandoned. */
+  resolution: z.string().nullable().default(null),
+  /** The result's reference (given when it ran, or the re-run's). */
+  resultRef: z.string().nullable().default(null),
+});
+export type OpState = z.infer<typeof opState>;
+
+/** What the ledger records for each operator resolution (the op.resolved event's words): a re-run is `reissued`. */
+export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<OpResolution, string>;
+
+export const resolveOpOutput = z.object({
+  opId: z.string(),
+  /** What the operator chose. */
+  resolution: z.enum(OP_RESOLUTIONS),
+  /** What the ledger recorded (RECORDED_RESOLUTION). */
+  recorded: z.enum(["verified_ran", "verified_not_ran", "reissued"]),
+  before: opState,
+  after: opState,
+  /** The result's reference: the one given for verified_ran, the re-run's for rerun; null otherwise. */
+  resultRef: z.string().nullable(),
+  /** Never a no-op: an op that is not ambiguous is refused (invalid_input) instead. */
+  noop: z.literal(false).default(false),
+});
+export type ResolveOpOutput = z.infer<typeof resolveOpOutput>;
+
+/**
+ * What `onAdminResolveOp` answers. The agent decides; the mixin turns anything but `recorded` / `rerun` into a
+ * typed error: `not_found` (no such op), `not_ambiguous` (nothing to resolve; its state says why), `refused`
+ * (e.g. a re-run of an op that is not idempotent, with a sentence for the operator).
+ */
+export const resolveOpHookResult = z.discriminatedUnion("outcome", [
+  z.object({ outcome: z.literal("not_found") }),
+  z.object({ outcome: z.literal("not_ambiguous"), state: opState }),
+  z.object({ outcome: z.literal("refused"), message: z.string().min(1) }),
+  z.object({ outcome: z.literal("recorded"), before: opState, after: opState }),
+  z.object({ outcome: z.literal("rerun"), before: opState, after: opState, resultRef: z.string().min(1) }),
+]);
+export type ResolveOpHookResult = z.input<typeof resolveOpHookResult>;
+/** What the mixin passes to `onAdminResolveOp`: validated, with the reason the operator gave. */
+export type ResolveOpRequest = { opId: string; resolution: OpResolution; resultRef: string | null; reason: string };
+
 /** The Workers RPC surface the mixin adds. Method names are prefixed so they never clash with an agent's own. */
 export interface AdminRpc {
   adminListRuns(): Promise<AdminResult<ListRunsOutput>>;
@@ -199,6 +274,7 @@ export interface AdminRpc {
   adminStatus(): Promise<AdminResult<StatusOutput>>;
   adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>>;
   adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>>;
+  adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
 }
 
 /**
@@ -216,6 +292,14 @@ export interface AdminHooks {
    * mixin cancels Tasks runs and managed fibers and removes run rows; callbacks it aborts count as stopped.
    */
   onAdminForceIdle?(reason: string): Promise<ForceIdleHookResult> | ForceIdleHookResult;
+  /**
+   * Records how an ambiguous op of the agent's own ledger was resolved (and, for `rerun`, re-runs it with its
+   * idempotency key when the op is idempotent; refuse otherwise). Report the resolution through the agent's
+   * telemetry (`op.resolved`) as the ledger does. When a managed fiber is waiting on the op, this is the place
+   * to settle it too (the SDK's `resolveFiber(fiberId, result)`); agents 0.32 has no equivalent for Tasks runs
+   * (only `this.tasks.cancel`). Without this hook the console refuses to resolve the agent's ops (`unsupported`).
+   */
+  onAdminResolveOp?(request: ResolveOpRequest): Promise<ResolveOpHookResult> | ResolveOpHookResult;
 }
 
 /** Formats zod issues for a person. */

@@ -13,6 +13,10 @@ import {
   type ForceIdleOutput,
   type ListRunsOutput,
   ok,
+  RECORDED_RESOLUTION,
+  type ResolveOpOutput,
+  resolveOpHookResult,
+  resolveOpInput,
   type RunDetail,
   runIdInput,
   type StatusOutput,
@@ -94,6 +98,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         tasks: declared || chat || (await w.listTasks({ limit: 1 })).length > 0,
         managedFibers: (await w.listFibers({ limit: 1 })).length > 0,
         chatRecovery: chat,
+        resolveOps: typeof this.#hooks().onAdminResolveOp === "function",
         plainFiberStop: evictToStop ? "evict" : "none",
       };
     }
@@ -169,7 +174,55 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       }
     }
 
-/** Recovery events since this instance woke, not yet reported by a triggerAlarm. */
+    /**
+     * Records how an ambiguous op was resolved, in the agent's own ledger, through its `onAdminResolveOp`
+     * hook: the agent knows its ops, whether one is idempotent, and how to re-run it. Without the hook the
+     * answer is `unsupported`, with a sentence saying so.
+     */
+    async adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>> {
+      const parsed = resolveOpInput.safeParse(input);
+      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
+      const hook = this.#hooks().onAdminResolveOp;
+      if (typeof hook !== "function") {
+        return fail(
+          "unsupported",
+          `${this.constructor.name} does not implement onAdminResolveOp, so it cannot record how an op of its ledger was resolved; resolve it in the agent's own ledger instead`,
+        );
+      }
+      const { opId, resolution, resultRef, reason } = parsed.data;
+      try {
+        const raw = await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason });
+        const r = resolveOpHookResult.safeParse(raw);
+        if (!r.success) return fail("unavailable", `the agent's onAdminResolveOp answered something the contract does not allow: ${describeInput(r.error)}`);
+        const v = r.data;
+        switch (v.outcome) {
+          case "not_found":
+            return fail("not_found", `the agent's ledger has no op "${opId}"`);
+          case "not_ambiguous":
+            return fail(
+              "invalid_input",
+              `op "${opId}" is not ambiguous (the ledger says ${v.state.status}${v.state.resolution ? `, resolved as ${v.state.resolution}` : ""}): there is nothing to resolve`,
+            );
+          case "refused":
+            return fail("not_permitted", v.message);
+          case "recorded":
+          case "rerun":
+            return ok({
+              opId,
+              resolution,
+              recorded: RECORDED_RESOLUTION[resolution],
+              before: v.before,
+              after: v.after,
+              resultRef: v.outcome === "rerun" ? v.resultRef : resolution === "verified_ran" ? (resultRef ?? v.after.resultRef) : null,
+              noop: false,
+            });
+        }
+      } catch (e) {
+        return unavailable(e);
+      }
+    }
+
+    /** Recovery events since this instance woke, not yet reported by a triggerAlarm. */
     #recoveryLog: RecoveryEvent[] = [];
 
     // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.

@@ -1,17 +1,39 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { ActionResult } from "../../console/components/actions";
-import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName } from "../../src/admin-rpc/actions";
-import type { AdminResult, ForceIdleOutput, TriggerAlarmOutput } from "../../src/admin-rpc/contract";
+import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, inputFields } from "../../src/admin-rpc/actions";
+import type { AdminResult, ForceIdleOutput, ResolveOpOutput, TriggerAlarmOutput } from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, wantsJson } from "./context";
 
+/** The target of every action; the action's own fields are read by its input schema (ADMIN_ACTIONS[…].input). */
 const actionForm = z.object({
   agentClass: z.string({ error: "which agent? agentClass is missing" }).trim().min(1, "which agent? agentClass is missing"),
   agentName: z.string({ error: "which agent? agentName is missing" }).trim().min(1, "which agent? agentName is missing"),
-  reason: z.string().optional(),
 });
+
+/**
+ * The action's input from a form: exactly the fields its schema names (never the target, CSRF or anything
+ * else sent), as text. An empty optional field is "not given"; a missing reason stays "" so the client's
+ * validation says a reason is required.
+ */
+function actionInputOf(action: AdminActionName, body: Record<string, unknown>): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  for (const field of inputFields(action)) {
+    const v = body[field];
+    if (field === "reason") input.reason = typeof v === "string" ? v : "";
+    else if (typeof v === "string" && v.trim() !== "") input[field] = v;
+    else if (v !== undefined && typeof v !== "string") input[field] = v; // a file or a repeated field: the schema refuses it in words
+  }
+  return input;
+}
+
+const RESOLVED_AS: Record<ResolveOpOutput["resolution"], string> = {
+  verified_ran: "it ran",
+  verified_not_ran: "it did not run",
+  rerun: "it was re-run with its idempotency key",
+};
 
 /** The form fields, or null for a body that cannot be read as a form (e.g. multipart without its boundary): the caller's error, not ours. */
 async function readForm(c: Context<ConsoleEnv>): Promise<Record<string, unknown> | null> {
@@ -26,6 +48,11 @@ const UNREADABLE_FORM = "the request body could not be read as a form: send appl
 
 /** What the operator reads after a successful action. */
 function doneDetail(action: AdminActionName, value: unknown): string {
+  if (action === "resolve_op") {
+    const v = value as ResolveOpOutput;
+    const ref = v.resultRef ? ` Result: ${v.resultRef}.` : "";
+    return `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}`;
+  }
   if (action === "force_idle") {
     const v = value as ForceIdleOutput;
     if (v.noop) return "Nothing to do: the agent was already idle. Recorded as a no-op.";
@@ -57,8 +84,7 @@ for (const action of ADMIN_ACTION_NAMES) {
     }
     const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
     const target = { agentClass: form.data.agentClass, agentName: form.data.agentName };
-    const input = { reason: form.data.reason ?? "" };
-    const r: AdminResult<unknown> = action === "force_idle" ? await admin.forceIdle(target, input) : await admin.triggerAlarm(target, input);
+    const r: AdminResult<unknown> = await admin.action(action, target, actionInputOf(action, body));
     const auditHref = `/audit?targetName=${encodeURIComponent(target.agentName)}`;
     const status = r.ok ? 200 : STATUS[r.error.code];
     if (wantsJson(c)) return c.json(r, status);

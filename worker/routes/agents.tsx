@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { type ActionAvailability, NO_MIXIN_SENTENCE } from "../../console/components/actions";
+import type { ActionAvailability } from "../../console/components/actions";
 import { AgentLive, AgentPage, type LiveState } from "../../console/pages/agent";
 import { RunPage } from "../../console/pages/run";
 import { consoleAdminClient } from "../admin-client";
@@ -9,6 +9,7 @@ import { findAgent } from "../../src/store/read-models/agents";
 import { getFiber, listFibers } from "../../src/store/read-models/fibers";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { maskSecrets } from "../../src/telemetry";
+import { agentActionsFrom } from "./availability";
 import { type ConsoleContext, type ConsoleEnv, pageContext } from "./context";
 import { page, problem } from "./render";
 
@@ -31,9 +32,7 @@ async function live(c: ConsoleContext): Promise<LiveState> {
 
 /** Which actions the page offers, from what the agent answered. */
 function availability(agentClass: string, state: LiveState): ActionAvailability {
-  if ("error" in state) return state.code === "unsupported" ? { kind: "read_only", why: NO_MIXIN_SENTENCE(agentClass) } : { kind: "actions", capabilities: null };
-  if (state.status.status === "terminated") return { kind: "read_only", why: "This agent is terminated: there is nothing to force idle and its alarm will not run recovery, so no actions are offered." };
-  return { kind: "actions", capabilities: state.status.capabilities ?? null };
+  return agentActionsFrom(agentClass, "error" in state ? { code: state.code } : { status: state.status });
 }
 
 agents.get("/agents/:agentClass/:agentName", async (c) => {

@@ -32,6 +32,7 @@ import type { Page } from "../../src/store/read-models/paging";
 import type { PageContext } from "../../console/layout";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { askAgent } from "./availability";
 import { page, problem } from "./render";
 import { stuckConfigOf } from "./stuck";
 
@@ -95,9 +96,21 @@ pages.get("/incidents/:incidentId", async (c) => {
   const q = query(c);
   const incident = await getIncident(c.env.DB, id, ownerFrom(q));
   if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
+  const owner = { agentClass: incident.agentClass, agentName: incident.agentName };
   const [timeline, attempts] = await Promise.all([incidentTimeline(c.env.DB, incident, paging(q)), incidentAttempts(c.env.DB, incident)]);
   if (wantsJson(c)) return c.json({ incident, attempts, timeline });
-  return page(c, <IncidentPage ctx={pageContext(c)} incident={incident} attempts={attempts} timeline={timeline} query={q} />);
+  // Where the operator acts: what the agent can do now, its open ambiguous ops, and its session.
+  const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
+  const [can, ops, session] = await Promise.all([
+    askAgent(c, incident.agentClass, incident.agentName),
+    listAmbiguousOps(c.env.DB, { ...owner, open: true }, { limit: 20 }),
+    sessionName ? Promise.resolve({ sessionName }) : getSession(c.env.DB, incident.agentName, owner),
+  ]);
+  return page(
+    c,
+    <IncidentPage ctx={pageContext(c)} incident={incident} attempts={attempts} timeline={timeline} query={q}
+      act={{ actions: can.actions, resolve: can.resolve, ops: ops.items, sessionName: session?.sessionName ?? null, traceId: timeline.items.find((e) => e.traceId)?.traceId ?? null }} />,
+  );
 });
 
 listRoute("/fibers", listFibers, (ctx, q, list) => <FibersPage ctx={ctx} query={q} page={list} />);
@@ -119,7 +132,13 @@ pages.get("/sessions/:name", async (c) => {
   const q = query(c);
   const session = await getSession(c.env.DB, name, ownerFrom(q));
   if (!session) return problem(c, 404, `No session named "${name}" has reported to this console.`);
-  return page(c, <SessionPage ctx={pageContext(c)} session={session} timeline={await sessionTimeline(c.env.DB, session, paging(q))} query={q} />);
+  const owner = { agentClass: session.agentClass, agentName: session.agentName };
+  const [timeline, ops, can] = await Promise.all([
+    sessionTimeline(c.env.DB, session, paging(q)),
+    listAmbiguousOps(c.env.DB, { ...owner, sessionName: session.sessionName, open: true }, { limit: 20 }),
+    askAgent(c, session.agentClass, session.agentName),
+  ]);
+  return page(c, <SessionPage ctx={pageContext(c)} session={session} timeline={timeline} query={q} ops={ops.items} can={can} />);
 });
 
 pages.get("/sessions/:name/status", async (c) => {
@@ -132,7 +151,17 @@ listRoute("/backups", listBackups, (ctx, q, list) => <BackupsPage ctx={ctx} quer
 
 listRoute("/audit", listAudit, (ctx, q, list) => <AuditPage ctx={ctx} query={q} page={list} />);
 
-listRoute("/ops", listAmbiguousOps, (ctx, q, list) => <OpsPage ctx={ctx} query={q} page={list} />);
+/** Ambiguous ops. In HTML without an `open` filter: the open ones (paged) first, then the latest resolved. JSON is the plain list. */
+pages.get("/ops", async (c) => {
+  const q = query(c);
+  if (wantsJson(c)) return c.json(await listAmbiguousOps(c.env.DB, q, paging(q)));
+  const split = q.open === undefined || q.open === "";
+  const [list, resolved] = await Promise.all([
+    listAmbiguousOps(c.env.DB, split ? { ...q, open: "true" } : q, paging(q)),
+    split && !q.cursor ? listAmbiguousOps(c.env.DB, { ...q, open: "false" }, { limit: 10 }) : null,
+  ]);
+  return page(c, <OpsPage ctx={pageContext(c)} query={q} page={list} resolved={resolved ? resolved.items : null} />);
+});
 
 /** The agent registry, for the CLI. */
 pages.get("/api/agents", async (c) => {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
-import { flag, instant, parseFilters, sinceBeforeUntil } from "./filters";
+import { flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type Page, type PageOptions, cond, keysetPage } from "./paging";
 
 /**
@@ -9,8 +9,13 @@ import { type Page, type PageOptions, cond, keysetPage } from "./paging";
  * no resolution reported yet. Newest activity first (last_seen DESC, op_id DESC, then the agent).
  */
 
-/** Ambiguous-op filters; since / until bound last_seen (inclusive). */
-export const opFilters = z.object({ open: flag("open"), since: instant("since"), until: instant("until") }).superRefine(sinceBeforeUntil);
+/**
+ * Ambiguous-op filters. since / until bound last_seen (inclusive); `agentClass`, `agentName` and `sessionName`
+ * narrow to one agent's (or session's) ops: tested per row, scan bounded.
+ */
+export const opFilters = z
+  .object({ open: flag("open"), since: instant("since"), until: instant("until"), agentClass: text("agentClass"), agentName: text("agentName"), sessionName: text("sessionName") })
+  .superRefine(sinceBeforeUntil);
 export type OpFilters = z.output<typeof opFilters>;
 export type OpFilterInput = { [K in keyof OpFilters]?: unknown };
 
@@ -21,8 +26,12 @@ export type OpRow = {
   sessionName: string | null;
   opKind: string | null;
   detail: string | null;
+  /** The op reported an idempotency key its upstream honours (re-running it is safe); null when it did not say. */
+  idempotent: boolean | null;
   ambiguousAt: number | null;
   resolution: string | null;
+  /** The result's reference (when it ran) or the re-run's (when re-issued). */
+  resolutionRef: string | null;
   resolutionAt: number | null;
   firstSeen: number;
   lastSeen: number;
@@ -32,14 +41,15 @@ export type OpRow = {
 
 const O = names(opAmbiguities);
 const SELECT = selectList(opAmbiguities, [
-  "opId", "agentClass", "agentName", "sessionName", "opKind", "detail",
-  "ambiguousAt", "resolution", "resolutionAt", "firstSeen", "lastSeen",
+  "opId", "agentClass", "agentName", "sessionName", "opKind", "detail", "idempotent",
+  "ambiguousAt", "resolution", "resolutionRef", "resolutionAt", "firstSeen", "lastSeen",
 ]);
 
 /**
  * Lists ambiguous ops. open=true scans op_ambiguities_open (resolution_at IS
  * NULL is an index equality); open=false the partial index of resolved ones;
- * no filter op_ambiguities_last_seen. All O(page).
+ * no filter op_ambiguities_last_seen. All O(page); the agent and session filters are residual (no index
+ * leads with them), so with them a page reads at most SCAN_BUDGET rows.
  */
 export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, page: PageOptions = {}): Promise<Page<OpRow>> {
   const f = parseFilters(opFilters, filters);
@@ -57,8 +67,14 @@ export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, p
       dir: "DESC",
       where,
       range: { min: f.since, max: f.until },
+      residual: [
+        ...(f.agentClass !== undefined ? [cond(`${O.agentClass} = ?`, f.agentClass)] : []),
+        ...(f.agentName !== undefined ? [cond(`${O.agentName} = ?`, f.agentName)] : []),
+        ...(f.sessionName !== undefined ? [cond(`${O.sessionName} = ?`, f.sessionName)] : []),
+      ],
       keyOf: (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],
-      map: (r) => ({ ...r, open: r.resolutionAt === null }),
+      // D1 gives the integer flag back as a number.
+      map: (r) => ({ ...r, idempotent: r.idempotent === null ? null : Boolean(r.idempotent), open: r.resolutionAt === null }),
     },
     page,
   );

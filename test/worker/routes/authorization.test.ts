@@ -9,6 +9,7 @@ import {
   USERS,
   type Who,
   accessToken,
+  ambiguousCharge,
   auditOf,
   bulkBatch,
   call,
@@ -35,6 +36,11 @@ type Route =
   | (Base & { kind: "read"; shows: (fx: Fixture, who: "viewer" | "operator") => string[] })
   /** An operator action on an agent: `prepare` readies a fresh target, `done` is what the operator is told, `effect` checks it ran. */
   | (Base & { kind: "action"; action: string; prepare?: (s: StalledSession) => Promise<void>; done: RegExp; effect: (s: StalledSession) => Promise<void> })
+  /**
+   * An operator action on one op of an agent's ledger: `target` readies an agent with an ambiguous op and the
+   * form fields naming it; refused callers aim at the stalled victim, which must stay untouched.
+   */
+  | (Base & { kind: "op_action"; action: string; target: () => Promise<{ agentClass: string; name: string; fields: Record<string, string>; effect: () => Promise<void> }>; done: RegExp })
   /**
    * An operator-only request that acts on no single agent: `okStatus` (default 200) for an operator, showing these
    * texts; 403 for a viewer, saying `viewerSees`. `form` is what is posted (default nothing).
@@ -101,6 +107,17 @@ const ROUTES: Route[] = [
       const after = await getAgentByName(env.FaultySessionAgent, s.name);
       expect(await after.recoveries(1)).toBe(1);
     },
+  },
+  {
+    kind: "op_action", method: "POST", pattern: "/actions/resolve-op", url: () => "/actions/resolve-op", action: "resolve_op",
+    target: async () => {
+      const c = await ambiguousCharge("matrix-op");
+      return {
+        agentClass: c.agentClass, name: c.name, fields: { opId: c.opId, resolution: "verified_not_ran" },
+        effect: async () => expect((await c.stub.ops()).find((o) => o.op_id === c.opId)?.status).toBe("resolved"),
+      };
+    },
+    done: /Resolve op done\.<\/strong> Op \S+ \(tool\.charge_card\) is recorded as resolved: it did not run\./,
   },
 ];
 
@@ -176,6 +193,26 @@ describe.each(ROUTES)("$method $pattern", (route) => {
         who === "viewer"
           ? [{ actor: USERS.viewer, role: "viewer", action: route.action, reason: `matrix ${route.action} as viewer`, result: "denied", error: expect.stringContaining("not_permitted") }]
           : [],
+      );
+      return;
+    }
+
+    if (route.kind === "op_action") {
+      const reason = `matrix ${route.action} as ${who}`;
+      const t = who === "operator" ? await route.target() : { agentClass: fx.victim.agentClass, name: fx.victim.name, fields: { opId: "op-matrix", resolution: "verified_not_ran" }, effect: async () => {} };
+      const res = await postForm(url, who, { agentClass: t.agentClass, agentName: t.name, ...t.fields, reason }, { csrf });
+      const text = await res.text();
+      expect(res.status).toBe(expected);
+      if (who === "operator") {
+        expect(text).toMatch(route.done);
+        await t.effect();
+        expect(await auditOf(t.name)).toEqual([{ actor: USERS.operator, role: "operator", action: route.action, reason, result: "ok", error: null }]);
+        return;
+      }
+      if (who === "viewer") expect(text).toContain("viewer@example.com has the viewer role; this action needs operator");
+      await expectStillRunning(fx.victim);
+      expect((await auditOf(fx.victim.name)).filter((a) => a.reason === reason)).toEqual(
+        who === "viewer" ? [{ actor: USERS.viewer, role: "viewer", action: route.action, reason, result: "denied", error: expect.stringContaining("not_permitted") }] : [],
       );
       return;
     }

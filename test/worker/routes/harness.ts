@@ -1,5 +1,6 @@
 import { getAgentByName } from "agents";
 import { env, exports } from "cloudflare:workers";
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { expect } from "vitest";
 import { pollRows } from "../../helpers";
 import { Telemetry } from "../../../src/telemetry";
@@ -150,4 +151,40 @@ export async function bulkBatch(prefix = "bulk") {
   expect(res.status).toBe(202);
   const { value } = (await res.json()) as { value: { batchId: string } };
   return { batchId: value.batchId, agentName, reason };
+}
+
+/** Calls through a stub that may be mid-eviction: a planned eviction's error is expected, anything else is thrown. */
+async function tolerateEviction<T>(p: PromiseLike<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (!/planned eviction|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
+    return undefined;
+  }
+}
+
+/**
+ * A FaultySessionAgent whose paid, non-idempotent charge was cut by an eviction between op.started and its
+ * completion: its ledger marks the op ambiguous on recovery, and the console has the open op in op_ambiguities.
+ */
+export async function ambiguousCharge(prefix = "charge") {
+  const name = `${prefix}-${uid()}`;
+  const s = await getAgentByName(env.FaultySessionAgent, name);
+  await s.setScript({ chunks: ["Charging your card. "], tool: { name: "charge_card", args: { amountCents: 1299 } }, final: ["Done."] } as never);
+  await s.setFault({ point: "after_op_started", kind: "tool.charge_card", times: 1 } as never);
+  await tolerateEviction(s.sendMessage("please charge me") as PromiseLike<unknown>);
+  // Waking the agent recovers the turn, which finds the charge started and never completed.
+  let opId: string | undefined;
+  const deadline = Date.now() + 15_000;
+  while (!opId) {
+    const ops = await tolerateEviction((async () => (await getAgentByName(env.FaultySessionAgent, name)).ops())());
+    opId = ops?.find((o) => o.kind === "tool.charge_card" && o.status === "ambiguous")?.op_id;
+    if (!opId) {
+      if (Date.now() > deadline) expect.fail(`session ${name} never reported its charge ambiguous`);
+      await tolerateEviction((async () => runDurableObjectAlarm(await getAgentByName(env.FaultySessionAgent, name)))());
+      await scheduler.wait(50);
+    }
+  }
+  await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ? AND agent_name = ? AND resolution_at IS NULL", [opId, name], (r) => r.length === 1);
+  return { agentClass: "FaultySessionAgent" as const, name, opId, stub: await getAgentByName(env.FaultySessionAgent, name) };
 }

@@ -27,6 +27,12 @@ export type OpSpec = {
 
 type Row = { op_id: string; status: string; result: string | null };
 
+/** One op as the ledger sees it (what an operator resolving it is shown, before and after). */
+export type LedgerOp = { opId: string; kind: string; status: string; idempotent: boolean; resolution: string | null; resultRef: string | null; args: unknown };
+
+/** How an ambiguous op was settled: by someone who verified it, or by re-issuing it (`reissued`). */
+export type LedgerResolution = "verified_ran" | "verified_not_ran" | "reissued" | "abandoned";
+
 /**
  * The cost-op ledger: every model request, tool execution and external
  * mutation goes through `run`. `op.started` is written before the call and
@@ -62,8 +68,8 @@ export class OpLedger {
     if (!row) {
       await this.fault("before_op_started", spec.kind);
       this.sql.exec(
-        "INSERT INTO session_ops (op_id, kind, turn_seq, idempotent, status, started_at) VALUES (?, ?, ?, ?, 'started', ?)",
-        id, spec.kind, spec.turnSeq, spec.idempotent ? 1 : 0, Date.now(),
+        "INSERT INTO session_ops (op_id, kind, turn_seq, idempotent, status, started_at, args) VALUES (?, ?, ?, ?, 'started', ?, ?)",
+        id, spec.kind, spec.turnSeq, spec.idempotent ? 1 : 0, Date.now(), JSON.stringify(spec.args ?? null),
       );
       this.telemetry.record("op.started", { opKind: spec.kind, turnSeq: spec.turnSeq, idempotent: spec.idempotent }, corr);
       await this.fault("after_op_started", spec.kind);
@@ -76,13 +82,62 @@ export class OpLedger {
     return result;
   }
 
-  /** Records how an ambiguous op was settled after someone verified it. */
-  resolve(id: string, resolution: "verified_ran" | "verified_not_ran" | "abandoned"): boolean {
-    const [row] = this.sql.exec<{ kind: string; turn_seq: number }>("SELECT kind, turn_seq FROM session_ops WHERE op_id = ? AND status = 'ambiguous'", id).toArray();
+  /**
+   * Records how an ambiguous op was settled after someone verified it: `resultRef` says where the result of
+   * an op that ran is, `reason` is theirs. Reported as `op.resolved`. False when the op is not ambiguous.
+   */
+  resolve(id: string, resolution: Exclude<LedgerResolution, "reissued">, opts: { resultRef?: string | null; reason?: string | null } = {}): boolean {
+    const [row] = this.sql.exec<{ kind: string; turn_seq: number; idempotent: number }>("SELECT kind, turn_seq, idempotent FROM session_ops WHERE op_id = ? AND status = 'ambiguous'", id).toArray();
     if (!row) return false;
-    this.sql.exec("UPDATE session_ops SET status = 'resolved', completed_at = ? WHERE op_id = ?", Date.now(), id);
-    this.telemetry.record("op.resolved", { opKind: row.kind, turnSeq: row.turn_seq, resolution }, { opId: id, sessionName: this.sessionName });
+    const resultRef = opts.resultRef ?? null;
+    this.sql.exec("UPDATE session_ops SET status = 'resolved', resolution = ?, result_ref = ?, completed_at = ? WHERE op_id = ?", resolution, resultRef, Date.now(), id);
+    this.#resolved(id, row, resolution, resultRef, opts.reason ?? null);
     return true;
+  }
+
+  /**
+   * Re-issues an ambiguous idempotent op now, with its op id as the idempotency key (as `run` does after an
+   * eviction): the upstream dedupes, so it cannot run twice. Its result is recorded like a completion and the
+   * op is resolved as `reissued`; the answer is the result's reference. Null when the op is not ambiguous or
+   * not idempotent: a non-idempotent op is never re-run.
+   */
+  async rerun<T>(id: string, call: (idempotencyKey: string) => Promise<T>, reason: string | null = null): Promise<string | null> {
+    const [row] = this.sql.exec<{ kind: string; turn_seq: number; idempotent: number }>("SELECT kind, turn_seq, idempotent FROM session_ops WHERE op_id = ? AND status = 'ambiguous'", id).toArray();
+    if (!row || !row.idempotent) return null;
+    const result = await call(id);
+    const resultRef = `session_ops/${id}`;
+    this.sql.exec(
+      "UPDATE session_ops SET status = 'resolved', resolution = 'reissued', result = ?, result_ref = ?, completed_at = ? WHERE op_id = ?",
+      JSON.stringify(result ?? null), resultRef, Date.now(), id,
+    );
+    this.#resolved(id, row, "reissued", resultRef, reason);
+    return resultRef;
+  }
+
+  #resolved(id: string, row: { kind: string; turn_seq: number; idempotent: number }, resolution: LedgerResolution, resultRef: string | null, reason: string | null): void {
+    this.telemetry.record(
+      "op.resolved",
+      { opKind: row.kind, turnSeq: row.turn_seq, idempotent: Boolean(row.idempotent), resolution, ...(resultRef ? { resultRef: resultRef.slice(0, 500) } : {}), ...(reason ? { reason: reason.slice(0, 2000) } : {}) },
+      { opId: id, sessionName: this.sessionName },
+    );
+  }
+
+  /** One op as the ledger has it, or null. */
+  get(id: string): LedgerOp | null {
+    const [r] = this.sql
+      .exec<{ op_id: string; kind: string; status: string; idempotent: number; resolution: string | null; result_ref: string | null; args: string | null }>(
+        "SELECT op_id, kind, status, idempotent, resolution, result_ref, args FROM session_ops WHERE op_id = ?",
+        id,
+      )
+      .toArray();
+    if (!r) return null;
+    let args: unknown = null;
+    try {
+      args = r.args === null ? null : JSON.parse(r.args);
+    } catch {
+      /* an unreadable args column only means the op cannot be re-issued */
+    }
+    return { opId: r.op_id, kind: r.kind, status: r.status, idempotent: r.idempotent === 1, resolution: r.resolution, resultRef: r.result_ref, args };
   }
 
   /** Ops still ambiguous in this session. */

@@ -1,9 +1,9 @@
 import { Agent, type FiberRecoveryContext } from "agents";
-import { withAdminRpc } from "@agent-oncall/admin-rpc";
+import { type ResolveOpHookResult, type ResolveOpRequest, withAdminRpc } from "@agent-oncall/admin-rpc";
 import { turnIncidentId, withTelemetry } from "@agent-oncall/telemetry";
 import type { Env } from "../env";
 import type { ModelRequest, SessionModel, SessionTool } from "./model";
-import { AmbiguousOpError, OpLedger, type OpPoint } from "./op-ledger";
+import { AmbiguousOpError, type LedgerOp, OpLedger, type OpPoint } from "./op-ledger";
 import { DEFAULT_SCRIPT, ScriptedModel, type TurnScript } from "./scripted-model";
 import { deriveStatus, type SessionStatus } from "./status";
 import { ensureSessionTables, meta } from "./store";
@@ -227,6 +227,34 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
       cleared: [...active.map((t) => `turn:${t}`), ...recovered.map((t) => `turn-recoveries:${t}`)],
       incidentIds: recovered.map((t) => turnIncidentId(this.constructor.name, this.name, t)),
     };
+  }
+
+  /**
+   * Records an operator's resolution of an ambiguous op in the ledger (which reports `op.resolved`). A re-run
+   * re-issues the tool call with the op's idempotency key, and only for a tool whose upstream is idempotent.
+   * No fiber waits on an ambiguous op here: the turn that hit it has already ended with a notice.
+   */
+  async onAdminResolveOp(request: ResolveOpRequest): Promise<ResolveOpHookResult> {
+    const before = this.ledger.get(request.opId);
+    if (!before) return { outcome: "not_found" };
+    const state = (op: LedgerOp) => ({ opId: op.opId, kind: op.kind, status: op.status, idempotent: op.idempotent, resolution: op.resolution, resultRef: op.resultRef });
+    if (before.status !== "ambiguous") return { outcome: "not_ambiguous", state: state(before) };
+    if (request.resolution === "rerun") {
+      if (!before.idempotent) {
+        return { outcome: "refused", message: `${before.kind} is not idempotent: re-running it could do it twice. Check upstream, then record whether it ran.` };
+      }
+      const tool = before.kind.startsWith("tool.") ? this.tools()[before.kind.slice("tool.".length)] : undefined;
+      if (!tool || !before.args || typeof before.args !== "object") {
+        return { outcome: "refused", message: `this session cannot re-issue ${before.kind} (no tool call to repeat); check upstream and record whether it ran` };
+      }
+      const args = before.args as Record<string, unknown>;
+      const resultRef = await this.ledger.rerun(request.opId, (key) => tool.run(args, key), request.reason);
+      const after = this.ledger.get(request.opId)!;
+      if (!resultRef) return { outcome: "not_ambiguous", state: state(after) };
+      return { outcome: "rerun", before: state(before), after: state(after), resultRef };
+    }
+    this.ledger.resolve(request.opId, request.resolution, { resultRef: request.resultRef, reason: request.reason });
+    return { outcome: "recorded", before: state(before), after: state(this.ledger.get(request.opId)!) };
   }
 
   // ----- turns and recovery -----

@@ -22,8 +22,14 @@ export function ensureSessionTables(sql: SqlStorage): void {
     status TEXT NOT NULL,
     result TEXT,
     started_at INTEGER NOT NULL,
-    completed_at INTEGER
+    completed_at INTEGER,
+    args TEXT,
+    resolution TEXT,
+    result_ref TEXT
   )`);
+  // Sessions created before these columns existed get them (storage outlives deploys).
+  const have = new Set(sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('session_ops')").toArray().map((c) => c.name));
+  for (const col of ["args", "resolution", "result_ref"]) if (!have.has(col)) sql.exec(`ALTER TABLE session_ops ADD COLUMN ${col} TEXT`);
   sql.exec(`CREATE TABLE IF NOT EXISTS session_workspace (path TEXT PRIMARY KEY, content TEXT NOT NULL, updated_at INTEGER NOT NULL)`);
 }
 
