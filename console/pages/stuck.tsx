@@ -35,6 +35,13 @@ export function StuckPage(props: { ctx: PageContext; query: { rule?: string; age
         <SelectFilter name="rule" label="rule" value={props.query.rule} options={STUCK_RULES} />
         <TextFilter name="agentClass" label="agent class" value={props.query.agentClass} />
       </FilterForm>
+      {props.query.rule && entries.length ? (
+        <p>
+          <a data-testid="stuck-bulk-link" href={href("/bulk", { stuckRule: props.query.rule, agentClass: props.query.agentClass })}>
+            {`Act on every agent stuck by ${props.query.rule} (bulk force idle or trigger alarm, with a preview first)`}
+          </a>
+        </p>
+      ) : null}
       {/* The list refreshes by itself (paused while the tab is hidden): stuck work appears and clears without a reload. */}
       <div id="stuck-live" data-live hx-get={href("/partials/stuck", props.query)} hx-trigger={`every ${ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <StuckList ctx={ctx} query={props.query} entries={entries} limit={props.limit} />
