@@ -30,7 +30,7 @@ async function runningProbe(snapshot: unknown) {
 describe("the admin client's agent allowlist", () => {
   it("is the test worker's agent bindings, read from AGENT_CLASSES", () => {
     expect(allowedAgentClasses(env).sort()).toEqual([
-      "DemoFiberAgent", "DemoSessionAgent", "DurableWorkAgent", "FaultySessionAgent", "LossyAgent", "ManagedFiberProbeAgent", "NoEvictWorkAgent",
+      "CostlyAgent", "DemoFiberAgent", "DemoSessionAgent", "DurableWorkAgent", "FaultySessionAgent", "LedgerAgent", "LossyAgent", "ManagedFiberProbeAgent", "NoEvictWorkAgent",
       "ObservedWorkAgent", "PlainAdminAgent", "ProbeAgent", "SessionAgent", "TaskProbeAgent", "TelemetryOnlyAgent",
     ]);
     // The console's own bindings and malformed names never count, whatever the var says; unset means none.

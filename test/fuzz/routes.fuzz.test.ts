@@ -23,6 +23,7 @@ const seed = victimOf(`r${NONCE}`);
 const QUERY_KEYS = [
   "cursor", "limit", "agentClass", "agentName", "status", "kind", "reason", "since", "until", "groupBy", "outcome",
   "tenant", "environment", "sessionName", "expired", "open", "actor", "action", "targetClass", "targetName", "result", "types", "unknownKey",
+  "q", "rule", "incidentReason", "openOnly", "stuckRule", "batchId",
 ];
 
 const b64url = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -81,6 +82,8 @@ const REAL: Record<string, () => string> = {
   name: () => seed.session,
   agentClass: () => seed.identity.agentClass,
   agentName: () => seed.identity.agentName,
+  // No batch is started here (that would act on agents): its page answers 404 with a sentence.
+  batchId: () => `batch-${NONCE}`,
 };
 
 function fill(pattern: string, params: string[], fuzzed: string | null, raw: string): string {

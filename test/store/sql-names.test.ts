@@ -21,7 +21,7 @@ describe("sql-names", () => {
   });
 
   it("names exactly the tables and columns of the migrated D1 database", async () => {
-    expect(TABLES.length).toBe(11);
+    expect(TABLES.length).toBe(12);
     for (const t of TABLES) {
       const { $table, ...cols } = names(t);
       const info = await env.DB.prepare(`PRAGMA table_info(${$table})`).all<{ name: string }>();

@@ -72,6 +72,7 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/audit", url: () => "/audit", shows: () => ["Audit log"] },
   { kind: "read", method: "GET", pattern: "/ops", url: () => "/ops", shows: () => ["Ambiguous operations"] },
   { kind: "read", method: "GET", pattern: "/alerts", url: () => "/alerts", shows: () => ["Alerts are on"] },
+  { kind: "read", method: "GET", pattern: "/search", url: (fx) => `/search?q=${enc(fx.session.name)}`, shows: (fx) => [fx.session.name] },
   { kind: "read", method: "GET", pattern: "/stuck", url: () => "/stuck", shows: () => ["<h1>Stuck</h1>", "STUCK_NO_PROGRESS_MINUTES"] },
   { kind: "read", method: "GET", pattern: "/partials/stuck", url: () => "/partials/stuck", shows: () => ['data-testid="stuck'] },
   { kind: "read", method: "GET", pattern: "/api/agents", url: () => "/api/agents?agentClass=FaultySessionAgent", shows: (fx) => [`"agentName":"${fx.session.name}"`] },
