@@ -6,7 +6,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startAlertReceiver } from "../alert-receiver";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
+import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 /**
  * Alerts in the real dev stack: the demo fleet's poison turn exhausts its recovery, the console's ingest raises
@@ -20,15 +20,6 @@ let receiver: { port: number; server: Server };
 let dir: string;
 const INCIDENT = "turn:DemoSessionAgent/alerts-9/1";
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 type Received = { channel: string; body: Record<string, unknown> };
 const received = async (match: string) => (await (await fetch(`http://127.0.0.1:${receiver.port}/__requests?${new URLSearchParams({ match })}`)).json()) as Received[];

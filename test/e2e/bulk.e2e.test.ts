@@ -6,7 +6,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
 import { launch, shot } from "./browser";
-import { appPost, d1 as d1Once, type DevServer, startDev, stop } from "./wrangler-dev";
+import { appPost, d1 as d1Once, type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 /**
  * Bulk force idle in a real browser against the real dev stack (console + demo fleet in wrangler dev, the
@@ -21,15 +21,6 @@ let server: DevServer;
 let browser: Browser;
 let dir: string;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 /** Local D1 read from the persist dir, retried while the running stack holds the write lock (SQLITE_BUSY). */
 async function d1(persistDir: string, sql: string): Promise<Record<string, unknown>[]> {

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Browser } from "playwright-core";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
+import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -11,15 +11,6 @@ let server: DevServer;
 let browser: Browser;
 let dir: string;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "console-e2e-"));

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
+import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 // Recovery cost in a real browser: a demo session evicted mid-stream resumes its model request in the recovery
 // attempt; the tokens that request re-spent show on the overview, in the incident list and on the incident.
@@ -14,15 +14,6 @@ let browser: Browser;
 let dir: string;
 const INCIDENT = "turn:DemoSessionAgent/cost-7/1";
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "cost-e2e-"));

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
+import { appPost, d1, type DevServer, startDev, stop, until as waitUntil } from "./wrangler-dev";
 
 // Acting from where the problem is shown, in a real browser on the real dev stack (console + demo fleet):
 // resolve an ambiguous charge from /ops, and force idle a stuck session from its open incident, counting
@@ -14,15 +14,8 @@ let server: DevServer;
 let browser: Browser;
 let dir: string;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 300));
-  }
-}
+/** This file's waits are longer than the default: its flows go through several recoveries. */
+const until = <T,>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 90_000) => waitUntil(what, fn, timeoutMs);
 
 /** Wakes an evicted demo session (the SDK recovers its turn on wake) by asking the console about it. */
 const wake = (name: string) => fetch(`${server.base}/api/agents/DemoSessionAgent/${name}`, { headers: { Accept: "application/json" } }).catch(() => undefined);

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
+import { appPost, d1, type DevServer, startDev, stop, until as waitUntil } from "./wrangler-dev";
 
 // Search by any id from the header's box, time presets and the UTC/local toggle, in Debian chromium against
 // the real dev stack (console + demo fleet), with the browser in New York so local time is not UTC.
@@ -16,15 +16,8 @@ let browser: Browser;
 let context: BrowserContext;
 let dir: string;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+/** This file's waits are longer than the default: its flows go through several recoveries. */
+const until = <T,>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 90_000) => waitUntil(what, fn, timeoutMs);
 
 const one = (sql: string) => d1(dir, sql)[0] as Record<string, string> | undefined;
 /** Waking an evicted agent is what lets the SDK recover it: the console asks it for its live state. */

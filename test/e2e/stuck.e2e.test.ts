@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Browser, Locator, Page } from "playwright-core";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
+import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 // Stuck → act, in a real browser against the real dev stack (console + demo fleet): a session turn stalls,
 // stuck detection flags its run ("running, no progress"; STUCK_NO_PROGRESS_MINUTES is 0.1 here, 6 s), and the
@@ -21,15 +21,6 @@ let server: DevServer;
 let browser: Browser;
 let dir: string;
 
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "stuck-e2e-"));

@@ -74,3 +74,14 @@ export async function devSession(base: string): Promise<{ post: (path: string, b
       fetch(`${base}${p}`, { method: "POST", headers: { Accept: "application/json", Origin: base, "X-CSRF-Token": token, "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body) }),
   };
 }
+
+/** Polls `fn` every 300 ms until it gives a truthy value, or fails saying what it waited for. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
