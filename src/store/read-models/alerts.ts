@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ALERT_KINDS, ALERT_STATUSES, type AlertKind, type AlertStatus } from "../alerts";
+import { ALERT_KINDS, ALERT_STATUSES, type AlertRecord, type AlertStatus } from "../alerts";
 import { alertDeliveries } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { oneOf, parseFilters } from "./filters";
@@ -15,14 +15,8 @@ export const alertFilters = z.object({
 });
 export type AlertFilterInput = { [K in keyof z.output<typeof alertFilters>]?: unknown };
 
-export type AlertDeliveryRow = {
-  alertKey: string;
-  channel: string;
-  kind: AlertKind;
-  agentClass: string;
-  agentName: string;
-  subjectId: string;
-  summary: string;
+/** One delivery: the alert as recorded, and how sending it went. */
+export type AlertDeliveryRow = AlertRecord & {
   status: AlertStatus;
   attempts: number;
   httpStatus: number | null;
