@@ -1,17 +1,8 @@
-import { batchProgress, type BatchBefore } from "../../src/store/read-models/bulk-batches";
+import { batchProgress, batchStartRow, targetFinished } from "../../src/store/read-models/bulk-batches";
 import { writeAudit } from "../../src/store/audit";
 import { consoleAdminClient } from "../admin-client";
 import type { Env } from "../env";
 import type { BulkMessage } from "./messages";
-
-/** Whether this target of the batch already has a finished audit row (a redelivered message does nothing twice). */
-async function alreadyFinished(db: D1Database, m: BulkMessage): Promise<boolean> {
-  const row = await db
-    .prepare("SELECT 1 FROM audit_log INDEXED BY audit_log_batch WHERE batch_id = ?1 AND target_class = ?2 AND target_name = ?3 AND result <> 'pending' LIMIT 1")
-    .bind(m.batchId, m.target.agentClass, m.target.agentName)
-    .first();
-  return row !== null;
-}
 
 /**
  * Acts on one target of a batch through the audited admin client, which writes the target's own audit row
@@ -20,7 +11,7 @@ async function alreadyFinished(db: D1Database, m: BulkMessage): Promise<boolean>
  * failed, so the caller can retry the delivery.
  */
 export async function runTarget(env: Env, m: BulkMessage): Promise<void> {
-  if (await alreadyFinished(env.DB, m)) return;
+  if (await targetFinished(env.DB, m.batchId, m.target)) return;
   const admin = consoleAdminClient(env, m.actor, { batchId: m.batchId });
   const input = { reason: m.reason };
   if (m.action === "force_idle") await admin.forceIdle(m.target, input);
@@ -57,22 +48,13 @@ export async function recordUndelivered(env: Env, m: BulkMessage, why: string): 
 export async function completeIfDone(env: Env, batchId: string): Promise<void> {
   const p = await batchProgress(env.DB, batchId);
   if (!p || !p.complete || p.result !== "pending") return;
-  const row = await env.DB.prepare("SELECT time, actor, role, action, target_class, target_name, reason, before FROM audit_log WHERE id = ?").bind(batchId).first<{
-    time: number; actor: string; role: string; action: string; target_class: string; target_name: string; reason: string; before: string | null;
-  }>();
+  const row = await batchStartRow(env.DB, batchId);
   if (!row) return;
   const byResult: Record<string, number> = {};
   for (const t of p.targets) byResult[t.result] = (byResult[t.result] ?? 0) + 1;
   await writeAudit(env.DB, {
     id: batchId,
-    time: row.time,
-    actor: row.actor,
-    role: row.role,
-    action: row.action,
-    targetClass: row.target_class,
-    targetName: row.target_name,
-    reason: row.reason,
-    before: row.before === null ? null : (JSON.parse(row.before) as BatchBefore),
+    ...row,
     after: { total: p.total, done: p.done, failed: p.failed, byResult },
     result: p.failed ? "error" : "ok",
     error: p.failed ? `${p.failed} of ${p.total} targets failed (see their rows in this batch)` : null,

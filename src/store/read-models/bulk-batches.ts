@@ -117,3 +117,20 @@ export async function batchProgress(db: D1Database, batchId: string): Promise<Ba
     targets: targets.sort((x, y) => rank(x) - rank(y) || x.agentClass.localeCompare(y.agentClass) || x.agentName.localeCompare(y.agentName)),
   };
 }
+
+/** Whether this target of the batch already has a finished audit row (a redelivered message must not act twice). */
+export async function targetFinished(db: D1Database, batchId: string, target: { agentClass: string; agentName: string }): Promise<boolean> {
+  const row = await db
+    .prepare("SELECT 1 FROM audit_log INDEXED BY audit_log_batch WHERE batch_id = ?1 AND target_class = ?2 AND target_name = ?3 AND result <> 'pending' LIMIT 1")
+    .bind(batchId, target.agentClass, target.agentName)
+    .first();
+  return row !== null;
+}
+
+/** The batch's own audit row as written when it started (who, what, why, the targets), or null. */
+export async function batchStartRow(db: D1Database, batchId: string) {
+  const row = await db.prepare("SELECT time, actor, role, action, target_class, target_name, reason, before FROM audit_log WHERE id = ?").bind(batchId).first<{
+    time: number; actor: string; role: string; action: string; target_class: string; target_name: string; reason: string; before: string | null;
+  }>();
+  return row && { time: row.time, actor: row.actor, role: row.role, action: row.action, targetClass: row.target_class, targetName: row.target_name, reason: row.reason, before: row.before === null ? null : (JSON.parse(row.before) as BatchBefore) };
+}
