@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
+import { readBody } from "./otlp-receiver";
 
 /**
  * A real webhook receiver for alert tests: it records every POST to /hook/<channel> and answers 200,
@@ -12,13 +13,6 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
  */
 export type ReceivedAlert = { channel: string; contentType: string; body: unknown; at: number };
 
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    req.on("error", reject);
-  });
 
 /** Starts the receiver on 127.0.0.1 and an ephemeral port. */
 export async function startAlertReceiver(): Promise<{ port: number; server: Server }> {

@@ -52,7 +52,8 @@ export function decodeOtlpJson(body: string): DecodedSpan[] {
   return out;
 }
 
-const readBody = (req: IncomingMessage) =>
+/** A request's whole body as text (the test receivers share it). */
+export const readBody = (req: IncomingMessage) =>
   new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
