@@ -81,6 +81,10 @@ export const agents = sqliteTable(
     agentName: text("agent_name").notNull(),
     firstSeen: integer("first_seen").notNull(),
     lastSeen: integer("last_seen").notNull(),
+    /** The highest per-agent sequence number (envelope `seq`) received; null until a numbered event arrives. */
+    seqMax: integer("seq_max"),
+    /** How many distinct numbered events arrived (each event counted once). `seq_max - seq_seen` never arrived. */
+    seqSeen: integer("seq_seen").notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.agentClass, t.agentName] }),
@@ -155,8 +159,10 @@ export const fiberRuns = sqliteTable(
     phaseEventId: text("phase_event_id"),
     /** When a waiting Tasks run wakes. */
     wakeAt: integer("wake_at"),
-    /** The step a Tasks run's attempt was interrupted in. */
+    /** The step a Tasks run's attempt was interrupted in, or the one the agent reported it at. */
     step: text("step"),
+    /** The Tasks run's own progress line (`step.status()`), as the agent reported it (SDK `statusMessage`). */
+    statusMessage: text("status_message"),
     confirmedAt: integer("confirmed_at"),
     snapshotPreview: text("snapshot_preview"),
     snapshotBytes: integer("snapshot_bytes"),
@@ -206,6 +212,16 @@ export const incidents = sqliteTable(
     requestId: text("request_id"),
     /** The latest reconciliation that found the incident still being recovered (events of reconciliation never move last_seen). */
     confirmedAt: integer("confirmed_at"),
+    /**
+     * What closed the incident from outside the SDK, when the SDK's own last word (`status`) is still "open":
+     * force_idled (an operator's action) or ended_unreported (reconciliation). An overlay, never a rewrite:
+     * `status` and `reason` keep only what the SDK said, so a closed incident keeps its root cause; the shown
+     * status is derived (src/store/read-models/incidents.ts).
+     */
+    closedBy: text("closed_by"),
+    closedByAt: integer("closed_by_at"),
+    closedByEventId: text("closed_by_event_id"),
+    closedByReason: text("closed_by_reason"),
     /** Model tokens the incident's recovery attempts re-spent (sums of model.usage events carrying its incident id). */
     respentInputTokens: integer("respent_input_tokens").notNull().default(0),
     respentOutputTokens: integer("respent_output_tokens").notNull().default(0),

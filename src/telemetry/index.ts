@@ -7,6 +7,7 @@ export { SIGNATURE_FIELD, signingKey, signEventText, verifyEventSignature, type 
 export { utf8Length } from "./pack.js";
 export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, RUN_KINDS, type RunKind, type EventType, type PayloadOf, type Preview } from "./payloads.js";
 export { normalizeSdkEvent } from "./normalize.js";
+export * from "./sdk-states.js";
 export { subscribeAgentDiagnostics } from "./diagnostics.js";
 export { fiberIncidentId, turnIncidentId, newEventId } from "./ids.js";
 export { toPreview, capField, maskSecrets, maskJson, createMasker, parseRedactPatterns, type Masker, type RedactPatterns } from "./redact.js";

@@ -102,7 +102,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       // Tokens recovery re-spent, so the overview sums them over 24 h from the rollups (never the events).
       amount: respent ? respent.respent_input_tokens + respent.respent_output_tokens : 0,
     } satisfies RollupRow);
-    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time } satisfies SqlRow<typeof schema.agents>);
+    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, seq_max: null, seq_seen: 0 } satisfies SqlRow<typeof schema.agents>);
 
     const run = runRowOf(e);
     if (run) p.fibers.push(run);
@@ -128,6 +128,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         reason, ...stamp(schema.incidents, "reason", reason !== null, e),
         fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null,
         confirmed_at: reconciled && pl.finding === "confirmed_open" ? e.time : null,
+        closed_by: null, closed_by_at: null, closed_by_event_id: null, closed_by_reason: null,
         ...sumOnce(e.id, respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
         // Reconciliation only observes: it never moves last_seen (first_seen is a minimum, so its later time never does).
         first_seen: e.time, last_seen: reconciled ? null : e.time,

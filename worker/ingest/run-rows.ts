@@ -176,7 +176,7 @@ export function runRowOf(e: TelemetryEvent): RunRow | null {
     // A reconciliation's finding is a fallback: stamped at 0, any reported outcome supersedes it.
     outcome: o?.value ?? null, ended_at: o?.endedAt ?? null, error: o?.error ?? null, reason: o?.reason ?? null,
     ...stamp("outcome", o ? (o.fallback ? 0 : e.time) : null, e.id),
-    phase: f.phase?.value ?? null, wake_at: f.phase?.wakeAt ?? null, step: f.phase?.step ?? null,
+    phase: f.phase?.value ?? null, wake_at: f.phase?.wakeAt ?? null, step: f.phase?.step ?? null, status_message: null,
     ...stamp("phase", f.phase ? e.time : null, e.id),
     confirmed_at: f.confirmedAt ?? null,
     snapshot_preview: f.snapshot?.preview ?? null, snapshot_bytes: f.snapshot?.bytes ?? null,

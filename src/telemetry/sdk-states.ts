@@ -1,0 +1,92 @@
+/**
+ * The one declared mapping from the agents SDK's own state words to the console's. Ingest projects events
+ * with it, reconciliation closes runs with it, and the truth matrix (test/truth) predicts what the console
+ * must show from what the SDK's public APIs return. A state the SDK adds later maps to `unknown` until it is
+ * declared here, and the console says so rather than guessing.
+ */
+
+/** How a run ended, in the console's words. `null` (no outcome) means it is still live. */
+export const RUN_OUTCOMES = [
+  "completed",
+  "failed",
+  "cancelled",
+  "interrupted",
+  "recovering",
+  "recovered",
+  "recovery_skipped",
+  "recovery_failed",
+  "exhausted",
+  "force_idled",
+  "ended_unreported",
+] as const;
+export type RunOutcome = (typeof RUN_OUTCOMES)[number];
+
+/** What a live run is doing (Tasks report it; other kinds are "running" while live). */
+export const RUN_PHASES = ["pending", "running", "waiting", "interrupted"] as const;
+export type RunPhase = (typeof RUN_PHASES)[number];
+
+/** An incident's status as the console shows it. */
+export const INCIDENT_STATUSES = ["open", "recovered", "exhausted", "failed", "skipped", "force_idled", "ended_unreported"] as const;
+export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
+
+/** A state translated: either an outcome (the run ended) or a phase (it is live), never both. */
+export type ConsoleRunState = { outcome: RunOutcome; phase: null } | { outcome: null; phase: RunPhase };
+
+const ended = (outcome: RunOutcome): ConsoleRunState => ({ outcome, phase: null });
+const live = (phase: RunPhase): ConsoleRunState => ({ outcome: null, phase });
+
+/** Managed fibers (`FiberStatus`, `listFibers` / `inspectFiber`). */
+export const FIBER_STATUS: Record<"pending" | "running" | "completed" | "aborted" | "interrupted" | "error", ConsoleRunState> = {
+  pending: live("pending"),
+  running: live("running"),
+  completed: ended("completed"),
+  error: ended("failed"),
+  aborted: ended("cancelled"),
+  // The SDK keeps an interrupted managed fiber interrupted until `resolveFiber` (or a recovery hook's result)
+  // says otherwise: it is an end state to the SDK, and the console must not call it recovered.
+  interrupted: ended("interrupted"),
+};
+
+/** Tasks runs (`TaskRunState`, `tasks.list` / `tasks.get`). */
+export const TASK_STATE: Record<"pending" | "running" | "waiting" | "completed" | "failed" | "cancelled", ConsoleRunState> = {
+  pending: live("pending"),
+  running: live("running"),
+  waiting: live("waiting"),
+  completed: ended("completed"),
+  failed: ended("failed"),
+  cancelled: ended("cancelled"),
+};
+
+/**
+ * Chat turns: Think's submission status (`listSubmissions`), which is also the word `chat:turn:finish`
+ * reports as its `status` (AIChatAgent and Think alike).
+ */
+export const CHAT_TURN_STATUS: Record<"pending" | "running" | "completed" | "aborted" | "skipped" | "error" | "cancelled" | "interrupted", ConsoleRunState> = {
+  pending: live("pending"),
+  running: live("running"),
+  completed: ended("completed"),
+  error: ended("failed"),
+  aborted: ended("cancelled"),
+  skipped: ended("cancelled"),
+  cancelled: ended("cancelled"),
+  interrupted: ended("interrupted"),
+};
+
+/** Chat-recovery incident records (`ChatRecoveryIncident.status`, `cf:chat-recovery:incident:*`). */
+export const CHAT_RECOVERY_STATUS: Record<"detected" | "scheduled" | "attempting" | "completed" | "skipped" | "exhausted" | "failed", IncidentStatus> = {
+  detected: "open",
+  scheduled: "open",
+  attempting: "open",
+  completed: "recovered",
+  skipped: "skipped",
+  exhausted: "exhausted",
+  failed: "failed",
+};
+
+/**
+ * Looks a state word up in one of the tables above. Unknown words (an SDK newer than this mapping) give null:
+ * callers show the SDK's own word and say it is not understood, never a guess.
+ */
+export function mapSdkState<K extends string, V>(table: Record<K, V>, word: string | null | undefined): V | null {
+  return word != null && Object.hasOwn(table, word) ? table[word as K] : null;
+}
