@@ -34,6 +34,9 @@ export function compareViews(sdk: View, shown: View): Cell[] {
   cells.push(cell("agent.status", sdk.agentStatus, shown.agentStatus));
   cells.push(cell("list.count", sdk.listed.length, shown.listed.length));
   cells.push(cell("list.ids", [...sdk.listed].sort(), [...shown.listed].sort()));
+  cells.push(cell("overview.running", sdk.overview?.running, shown.overview?.running));
+  cells.push(cell("overview.openIncidents", sdk.overview?.openIncidents, shown.overview?.openIncidents));
+  cells.push(cell("list.openIncidents", sdk.openIncidentRows, shown.openIncidentRows));
   return cells;
 }
 

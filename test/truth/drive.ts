@@ -3,6 +3,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { RecoveryChoice, TruthTaskInput, TruthWork } from "../fixtures/truth-agents";
+import { pollRows } from "../helpers";
 import type { Fault, Primitive, Row } from "./matrix";
 
 /**
@@ -58,6 +59,9 @@ export async function drive(row: Row): Promise<Subject> {
 }
 
 async function act(agentClass: Subject["agentClass"], agentName: string, fault: Fault): Promise<Subject["action"]> {
+  if (fault !== "force-idle" && fault !== "trigger-alarm") return null;
+  // The console acts only on agents it knows: wait until this one's first events registered it, as an operator would see it.
+  await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [agentClass, agentName], (r) => r.length === 1);
   const admin = consoleAdminClient(env, OPERATOR);
   const target = { agentClass, agentName };
   if (fault === "force-idle") return { name: "force idle", result: await admin.forceIdle(target, { reason: "truth matrix: force idle mid-work" }) };

@@ -27,7 +27,20 @@ export type View = {
   agentStatus?: string;
   /** The run ids the agent's run list holds. */
   listed: string[];
+  /** What this agent adds to the overview's figures: running runs of its kind, open incidents. */
+  overview?: { running: number; openIncidents: number };
+  /** Rows of the open-incidents list (the overview card's link) for this agent. */
+  openIncidentRows?: number;
 };
+
+/** The overview's fleet-wide figures this matrix checks, read as the overview's JSON. */
+export type OverviewFigures = { running: Record<string, number>; openIncidents: number };
+
+export async function overviewFigures(): Promise<OverviewFigures> {
+  const res = await call("/", { as: VIEWER, headers: { Accept: "application/json" } });
+  const { counts } = (await res.json()) as { counts: { runningByKind: Record<string, { n: number }>; openIncidents: { n: number } } };
+  return { running: Object.fromEntries(Object.entries(counts.runningByKind).map(([k, v]) => [k, v.n])), openIncidents: counts.openIncidents.n };
+}
 
 const VIEWER = "viewer" as const;
 
@@ -85,13 +98,16 @@ export async function sdkView(s: Subject): Promise<View> {
     view.listed = s.runIds;
   }
   view.agentStatus = live ? "running" : waiting ? "waiting" : "idle";
+  const open = Object.values(view.incidents).filter((i) => i?.status === "open").length;
+  view.overview = { running: Object.values(view.runs).filter((r) => r.status === "running").length, openIncidents: open };
+  view.openIncidentRows = open;
   return view;
 }
 
 type ConsoleRun = { kind: string; status: string; phase: string | null; step: string | null; statusMessage?: string | null; error: string | null; attempt: number | null };
 
 /** What the console shows for the same runs: its run pages' JSON, its incident pages' JSON, its agent view and list. */
-export async function consoleView(s: Subject, sdk: View): Promise<View> {
+export async function consoleView(s: Subject, sdk: View, before: OverviewFigures): Promise<View> {
   const owner = `agentClass=${encodeURIComponent(s.agentClass)}&agentName=${encodeURIComponent(s.agentName)}`;
   const view: View = { runs: {}, incidents: {}, listed: [] };
   for (const id of Object.keys(sdk.runs)) {
@@ -118,5 +134,9 @@ export async function consoleView(s: Subject, sdk: View): Promise<View> {
   view.agentStatus = live.ok ? live.value!.status.status : "(unanswered)";
   const list = await call(`/fibers?${owner}&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
   view.listed = ((await list.json()) as { items: { runId: string }[] }).items.map((r) => r.runId);
+  const after = await overviewFigures();
+  view.overview = { running: (after.running[s.kind] ?? 0) - (before.running[s.kind] ?? 0), openIncidents: after.openIncidents - before.openIncidents };
+  const openList = await call(`/incidents?${owner}&status=open&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
+  view.openIncidentRows = ((await openList.json()) as { items: unknown[] }).items.length;
   return view;
 }

@@ -5,7 +5,7 @@ import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { type Cell, compareViews, matrixTable, scenarioTable } from "./compare";
 import { drive, type Subject } from "./drive";
 import { MATRIX, rowName } from "./matrix";
-import { consoleView, sdkView } from "./observe";
+import { consoleView, overviewFigures, sdkView } from "./observe";
 
 /**
  * The truth matrix (issue 15): every primitive × fault on foreign fixture agents, then the console's figures
@@ -45,10 +45,11 @@ describe("truth matrix: the console shows what the SDK records", () => {
 
   for (const row of MATRIX) {
     it(rowName(row), { timeout: 60_000 }, async () => {
+      const before = await overviewFigures();
       const subject = await drive(row);
       await settle(subject);
       const sdk = await sdkView(subject);
-      const shown = await consoleView(subject, sdk);
+      const shown = await consoleView(subject, sdk, before);
       const cells = compareViews(sdk, shown);
       results.push({ name: rowName(row), cells });
       const bad = cells.filter((c) => c.verdict === "DISAGREE");
