@@ -46,8 +46,27 @@ async function sdkTotals(s: DevServer, a: Agent, totals: Map<string, number>): P
     const m = mapSdkState(FIBER_STATUS, x.status);
     add(`managed_fiber/${m ? (m.outcome ?? "running") : `unmapped:${x.status}`}`);
   }
-  // A plain runFiber: the SDK's row while it runs or awaits recovery, else what its callback and recovery hook recorded.
-  for (const x of t.runFibers ?? []) add(`fiber/${x.outcome ?? (x.row ? "running" : "unknown")}`);
+  // A plain runFiber has no SDK record once it ends (its cf_agents_runs row is deleted): only its count is the SDK's.
+  // How each ended is checked apart (plainFiberContradictions), against what the agent's own callback recorded.
+  for (const x of t.runFibers ?? []) add(x.row ? "fiber/running" : "fiber/ended");
+}
+
+/**
+ * Plain runFibers whose console status contradicts what the agent's own callback and recovery hook recorded.
+ * "ended_unreported" is no contradiction: the SDK keeps no record of an ended runFiber, so when its end event
+ * was lost, "ended, not reported" is all anyone but the agent's own code can know.
+ */
+async function plainFiberContradictions(s: DevServer, a: Agent): Promise<string[]> {
+  const t = (await (await fetch(`${s.appBase}/truth?${new URLSearchParams({ agent: a.agent, name: a.name })}`)).json()) as Truth;
+  const q = new URLSearchParams({ agentClass: a.agent, agentName: a.name, kind: "fiber", limit: "200" });
+  const shown = new Map(((await (await fetch(`${s.base}/fibers?${q}`, { headers: { Accept: "application/json" } })).json()) as { items: { runId: string; status: string }[] }).items.map((r) => [r.runId, r.status]));
+  const out: string[] = [];
+  for (const x of t.runFibers ?? []) {
+    const c = shown.get(x.id);
+    const ok = x.row ? c === "running" || c === "interrupted" : c === x.outcome || c === "ended_unreported";
+    if (!ok) out.push(`${a.name} ${x.id}: agent recorded ${x.row ? "a live row" : x.outcome}, console shows ${c ?? "nothing"}`);
+  }
+  return out;
 }
 
 /** What the console shows for one agent: its run list (JSON), as "kind/status" → count. */
@@ -55,7 +74,10 @@ async function consoleTotals(s: DevServer, a: Agent, totals: Map<string, number>
   const q = new URLSearchParams({ agentClass: a.agent, agentName: a.name, limit: "200" });
   const r = await fetch(`${s.base}/fibers?${q}`, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
   const page = (await r.json()) as { items: { kind: string; status: string }[] };
-  for (const run of page.items) totals.set(`${run.kind}/${run.status}`, (totals.get(`${run.kind}/${run.status}`) ?? 0) + 1);
+  for (const run of page.items) {
+    const k = run.kind === "fiber" ? (run.status === "running" || run.status === "interrupted" ? "fiber/running" : "fiber/ended") : `${run.kind}/${run.status}`;
+    totals.set(k, (totals.get(k) ?? 0) + 1);
+  }
 }
 
 const table = (sdk: Map<string, number>, shown: Map<string, number>) =>
@@ -119,6 +141,8 @@ it("after two SIGKILLs mid-work and a quiet spell, the console's totals per kind
   );
   console.log(`[foreign-fleet] totals per kind/status after the SIGKILLs and reconciliation:\n${result.t}`);
   expect(Object.fromEntries(result.shown), result.t).toEqual(Object.fromEntries(result.sdk));
+  const contradictions = (await Promise.all(FIBERS.map((a) => plainFiberContradictions(server, a)))).flat();
+  expect(contradictions).toEqual([]);
 });
 
 async function csrf(s: DevServer): Promise<string> {
