@@ -90,3 +90,17 @@ export const CHAT_RECOVERY_STATUS: Record<"detected" | "scheduled" | "attempting
 export function mapSdkState<K extends string, V>(table: Record<K, V>, word: string | null | undefined): V | null {
   return word != null && Object.hasOwn(table, word) ? table[word as K] : null;
 }
+
+/**
+ * A fiber incident (an evicted runFiber or managed fiber), by the fiber's SDK status once recovery has run.
+ * An `interrupted` managed fiber is still waiting for `resolveFiber`: nothing recovered it, so the incident is
+ * open. A recovery result of `aborted` means the agent chose to drop the work: the recovery was skipped.
+ */
+export const FIBER_RECOVERY_INCIDENT: Record<keyof typeof FIBER_STATUS, IncidentStatus> = {
+  pending: "open",
+  running: "open",
+  interrupted: "open",
+  completed: "recovered",
+  error: "failed",
+  aborted: "skipped",
+};
