@@ -24,6 +24,9 @@ declare namespace Cloudflare {
     LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
     TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;
     TruthTaskAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthTaskAgent>;
+    // The chat suite's foreign chat agents (vitest.chat.config.ts).
+    ThinkChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkChatFixture>;
+    AiChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").AiChatFixture>;
   }
 }
 declare namespace Cloudflare {
