@@ -345,7 +345,11 @@ async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName
       const v = value as ForceIdleOutput;
       for (const r of v.ended) {
         const corr = r.kind === "task" ? { taskId: r.runId } : r.kind === "chat_turn" ? { requestId: r.runId } : { fiberId: r.runId };
-        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped: r.stopped }, corr);
+        telemetry.record(
+          "run.force_idled",
+          { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped: r.stopped, ...(r.outcome ? { outcome: r.outcome } : {}) },
+          corr,
+        );
       }
       for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
     }

@@ -1,4 +1,4 @@
-import { RUN_KINDS } from "@agent-oncall/telemetry";
+import { RUN_KINDS, RUN_OUTCOMES } from "@agent-oncall/telemetry";
 import { z } from "zod";
 
 /**
@@ -150,6 +150,8 @@ export type StatusOutput = z.infer<typeof statusOutput>;
  * - `evicted`: nothing else could stop it, so the agent is evicted right after answering;
  * - `not_running`: no callback was running in this instance (a row left by an eviction): removed, never recovered;
  * - `still_running`: it is still running in memory and nothing could stop it (stopped is false).
+ * A chat turn (Think, AIChatAgent) is ended through the SDK's chat API (src/admin-rpc/chat-stop.ts) and keyed by
+ * its user turn's request id; `sdkStatus` / `outcome` say what the SDK records for it afterwards.
  */
 export const endedRun = z.object({
   kind: runKind,
@@ -158,6 +160,10 @@ export const endedRun = z.object({
   stopped: z.boolean(),
   how: z.enum(["hook", "cancelled", "evicted", "not_running", "still_running"]),
   detail: z.string(),
+  /** The SDK's own word for the run, re-read after force idle (a Think submission's status); null where it keeps none. */
+  sdkStatus: z.string().nullable().optional(),
+  /** How the run ended by that record, in the console's words (src/telemetry/sdk-states.ts); absent when unknown. */
+  outcome: z.enum(RUN_OUTCOMES).optional(),
 });
 export type EndedRun = z.infer<typeof endedRun>;
 /** A recovery incident force idle cleared, by the id the console's incidents use: a chat-recovery record, or one the agent's hook reported. */

@@ -69,3 +69,21 @@ export function taskCurrentStep(sql: SqlStorage, runId: string): string | null {
     throw e;
   }
 }
+
+/**
+ * KV key under which the SDK keeps the snapshot of the chat turn a carrier Tasks run executes
+ * (`__cf_chat_turn_snapshot:<runId>`, agents/chat turn-task, agents 0.32). Its envelope names the turn's request id
+ * and the user turn it runs for (`recoveryRootRequestId`): see chatTurnRootOf.
+ */
+export const CHAT_TURN_SNAPSHOT_KEY_PREFIX = "__cf_chat_turn_snapshot:";
+
+/** The user turn a chat turn's snapshot says it runs for (`recoveryRootRequestId` in Think's / AIChatAgent's envelope), or null. */
+export function chatTurnRootOf(snapshot: unknown): string | null {
+  if (!snapshot || typeof snapshot !== "object") return null;
+  for (const [key, inner] of Object.entries(snapshot as Record<string, unknown>)) {
+    if (!key.endsWith("ChatFiberSnapshot") || !inner || typeof inner !== "object") continue;
+    const root = (inner as { recoveryRootRequestId?: unknown }).recoveryRootRequestId;
+    if (typeof root === "string" && root) return root;
+  }
+  return null;
+}

@@ -104,3 +104,48 @@ export const FIBER_RECOVERY_INCIDENT: Record<keyof typeof FIBER_STATUS, Incident
   error: "failed",
   aborted: "skipped",
 };
+
+/**
+ * Why the SDK gives up on a chat recovery (`ChatRecoveryIncident.reason` once it exhausted it, agents 0.32): the
+ * budget evaluation's reasons, and the give-up paths' (`stable_timeout`, `recovery_error`).
+ */
+export const CHAT_EXHAUSTION_REASONS: ReadonlySet<string> = new Set([
+  "max_attempts_exceeded",
+  "no_progress_timeout",
+  "work_budget_exceeded",
+  "recovery_aborted",
+  "interrupted_attempts_exceeded",
+  "stable_timeout",
+  "recovery_error",
+  "out_of_memory",
+]);
+
+/** The part of a chat-recovery record (`ChatRecoveryIncident`, `cf:chat-recovery:incident:*`) its status depends on. */
+export type ChatRecoveryRecordState = { status: string; reason?: string | null };
+
+/**
+ * A chat-recovery record's status as the console shows it. The SDK seals an exhausted incident `exhausted`, but when
+ * the exhaustion happened inside a recovery turn (a stalled continuation), that turn then settles as aborted and the
+ * SDK rewrites the record `failed`, keeping the exhaustion's reason. The user got the terminal message: it is
+ * exhausted. Unknown statuses give null (see mapSdkState).
+ */
+export function chatRecoveryIncidentStatus(record: ChatRecoveryRecordState): IncidentStatus | null {
+  if (record.status === "failed" && record.reason && CHAT_EXHAUSTION_REASONS.has(record.reason)) return "exhausted";
+  return mapSdkState(CHAT_RECOVERY_STATUS, record.status);
+}
+
+/**
+ * How a chat turn (one user turn, whatever recovery turns the SDK ran for it) ended, from the SDK's records: the
+ * turn's own status (Think's submission status, `listSubmissions`; or what the turn reported) and the chat-recovery
+ * record of its incident, while the SDK keeps one. An exhausted recovery is the turn's end (the SDK marks its
+ * submission `error`, with the terminal message as the error); a recovery the SDK declined or cancelled
+ * (`skipped`) ends it as recovery_skipped. Otherwise the turn's own status says it (CHAT_TURN_STATUS).
+ */
+export function chatTurnState(turnStatus: string, record?: ChatRecoveryRecordState | null): ConsoleRunState | null {
+  if (record) {
+    const incident = chatRecoveryIncidentStatus(record);
+    if (incident === "exhausted") return ended("exhausted");
+    if (incident === "skipped") return ended("recovery_skipped");
+  }
+  return mapSdkState(CHAT_TURN_STATUS, turnStatus);
+}

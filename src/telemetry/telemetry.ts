@@ -11,6 +11,7 @@ import { createMasker, type Masker, type RedactPatterns, safeStringify, toPrevie
 import { signEventText, signingKey } from "./signing.js";
 import { fitEvent, fitText } from "./too-large.js";
 import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
+import { ChatTurns, readTaskRun } from "./chat-turns.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
 export type TelemetryStats = {
@@ -44,6 +45,12 @@ export type TelemetryOptions = {
   redact?: RedactPatterns;
   /** Shared secret: when set, every event is signed (HMAC-SHA256) in the background sender. See signing.ts. */
   signingSecret?: string | null;
+  /**
+   * The user turn a chat recovery under way continues (Think / AIChatAgent), read from the agent when a turn starts;
+   * withTelemetry supplies it. Without it, recovery turns are still joined to their turn where the SDK's events,
+   * snapshots and Tasks runs tell (chat-turns.ts).
+   */
+  activeChatRecoveryRoot?: () => string | null;
 };
 
 const MEMORY_CAP = 1000;
@@ -74,8 +81,14 @@ export class Telemetry {
   /** The signing key (imported once, off the agent's path); null when events go unsigned. */
   #signingKey: Promise<CryptoKey> | null = null;
 
+  /** Which user turn each chat event belongs to (chat-turns.ts). */
+  readonly #chat: ChatTurns;
+
   constructor(opts: TelemetryOptions) {
     this.source = opts.source;
+    const sql = opts.sql ?? null;
+    const activeRoot = opts.activeChatRecoveryRoot;
+    this.#chat = new ChatTurns({ activeRecoveryRoot: () => activeRoot?.() ?? null, taskRun: (id) => (sql ? readTaskRun(sql, id) : null) }, sql);
     this.#queue = opts.queue ?? null;
     this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
     this.#keepAlive = opts.keepAlive;
@@ -127,7 +140,7 @@ export class Telemetry {
   /** Normalises and ships one agents-SDK observability event. */
   emitSdk(raw: unknown): void {
     try {
-      const event = normalizeSdkEvent(raw as never, this.source, this.#mask);
+      const event = normalizeSdkEvent(raw as never, this.source, this.#mask, { keepChatCarriers: true });
       // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
@@ -183,8 +196,35 @@ export class Telemetry {
     }
   }
 
+  /** The recovery hook got a chat turn's snapshot (with-telemetry.ts): it names the user turn that turn runs for. */
+  chatRecovered(snapshot: unknown): void {
+    try {
+      this.#chat.noteRecoveredTurn(snapshot);
+    } catch (e) {
+      this.#fail("chat turn", e);
+    }
+  }
+
+  /**
+   * A chat turn's result as the SDK hands it to `onChatResponse` ({ requestId, status, error }). For SDKs that report
+   * no chat:turn:finish (AIChatAgent) it is shipped as one, in the SDK's shape; otherwise it says nothing new.
+   */
+  chatResponse(result: unknown): void {
+    try {
+      const payload = result && typeof result === "object" ? this.#chat.responseAsFinish(result as Record<string, unknown>) : null;
+      if (payload) this.emitSdk({ type: "chat:turn:finish", payload, timestamp: Date.now() });
+    } catch (e) {
+      this.#fail("chat turn", e);
+    }
+  }
+
   /** Ships an already-normalised event. Never throws. */
   emit(event: TelemetryEvent): void {
+    try {
+      if (!this.#chat.annotate(event)) return;
+    } catch (e) {
+      this.#fail("chat turn", e);
+    }
     this.#stats.emitted++;
     try {
       this.#recoveries.observe(event);

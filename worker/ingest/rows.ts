@@ -112,7 +112,10 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       const reconciled = e.type === "incident.reconciled";
       // A reason-less chat:recovery:failed is a failure all the same (the SDK's own record says failed);
       // the reason stays the last one given, and the console says when none was.
-      const status = reconciled ? (pl.finding === "not_recovering" ? "ended_unreported" : null) : (INCIDENT_STATUS[e.type] ?? null);
+      // A failure the SDK reports after it exhausted the incident (`sealed`: its aborted recovery turn settling) leaves
+      // it exhausted, as the SDK's give-up said; the SDK's record then says failed with the exhaustion's reason.
+      const sealed = e.type === "chat.recovery.failed" && (e.payload as { sealed?: boolean }).sealed === true;
+      const status = reconciled ? (pl.finding === "not_recovering" ? "ended_unreported" : null) : sealed ? null : (INCIDENT_STATUS[e.type] ?? null);
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason =
         e.type === "fiber.recovery.failed"
