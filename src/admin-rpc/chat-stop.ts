@@ -1,7 +1,7 @@
 import { chatTurnState } from "@agent-oncall/telemetry";
 import type { EndedRun, TaskRun } from "./contract.js";
 import type { AgentWork } from "./inspect.js";
-import { CHAT_TURN_SNAPSHOT_KEY_PREFIX, chatTurnRootOf, TASK_TERMINAL_STATES } from "./sdk-layout.js";
+import { CHAT_TURN_TASK, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
 /**
  * Force idle for chat agents (Think, AIChatAgent): stop each live chat turn the SDK's public way, and say what is
@@ -72,7 +72,8 @@ export type ChatStopResult = {
   stillRunning: EndedRun[];
 };
 
-type Turn = { root: string; requestIds: Set<string>; carriers: string[]; submission: Submission | null; running: boolean };
+/** One user turn: the requests to abort (its own, a recovery turn's), its carriers, its recoveries waiting to run. */
+type Turn = { root: string; requestIds: Set<string>; carriers: string[]; recoveries: string[]; submission: Submission | null; running: boolean };
 
 const POLL_MS = 20;
 
@@ -80,12 +81,15 @@ const POLL_MS = 20;
 export async function stopChatTurns(i: ChatStopInput): Promise<ChatStopResult> {
   const api = submissionApi(i.agent);
   const abort = abortOf(i.agent);
-  const carriers = i.tasks.filter((t) => t.kind === "chat_turn");
+  const chatWork = i.tasks.filter((t) => t.kind === "chat_turn");
+  const carriers = chatWork.filter((t) => t.definition === CHAT_TURN_TASK);
   const none: ChatStopResult = { handled: new Set(), ended: [], stillRunning: [] };
   if (!api && !abort) return none;
-  const turns = await liveTurns(i.work, api, carriers);
+  const turns = await liveTurns(api, carriers, chatWork.filter((t) => t.definition !== CHAT_TURN_TASK));
   for (const req of i.fiberTurns) abort?.(req, i.reason);
   if (turns.size === 0) return none;
+  // A recovery waiting to run (its transport Task) is cancelled: nothing continues the turn afterwards.
+  for (const t of turns.values()) for (const id of t.recoveries) await i.cancelTask(id, i.reason);
 
   // 1–2. Cancel submissions, abort every turn's request (idempotent: a cancelled submission's turn is aborted already).
   const cancelled = new Map<string, CancelResult>();
@@ -121,28 +125,35 @@ export async function stopChatTurns(i: ChatStopInput): Promise<ChatStopResult> {
     ended.push(verdict);
     if (!verdict.stopped) stillRunning.push(verdict);
   }
-  return { handled: new Set(carriers.map((c) => c.runId)), ended, stillRunning };
+  return { handled: new Set(chatWork.map((c) => c.runId)), ended, stillRunning };
 }
 
-/** The live turns: submissions pending or running, and the turns the live carriers run, by user turn. */
-async function liveTurns(w: AgentWork, api: SubmissionApi | null, carriers: TaskRun[]): Promise<Map<string, Turn>> {
+/**
+ * The live turns by user turn: submissions pending or running, the turns live carriers run, and recoveries waiting
+ * to run. Chat work arrives named by its user turn (inspect.ts liveTaskRuns); a submission is its own user turn.
+ */
+async function liveTurns(api: SubmissionApi | null, carriers: TaskRun[], recoveries: TaskRun[]): Promise<Map<string, Turn>> {
   const subs = api ? await api.listSubmissions({ status: ["pending", "running"], limit: 100 }) : [];
   const turns = new Map<string, Turn>();
+  const turn = (root: string) => {
+    let t = turns.get(root);
+    if (!t) turns.set(root, (t = { root, requestIds: new Set<string>(), carriers: [], recoveries: [], submission: null, running: false }));
+    return t;
+  };
   for (const s of subs) {
-    turns.set(s.submissionId, { root: s.submissionId, requestIds: new Set([s.requestId ?? s.submissionId]), carriers: [], submission: s, running: s.status === "running" });
+    const t = turn(s.submissionId);
+    t.submission = s;
+    t.requestIds.add(s.requestId ?? s.submissionId);
+    t.running = s.status === "running";
   }
   for (const c of carriers) {
-    const req = c.requestId;
-    if (!req) continue;
-    // A recovery turn's request id moves the submission along (its requestId); otherwise its snapshot names its root.
-    const sub = subs.find((s) => (s.requestId ?? s.submissionId) === req);
-    const root = sub?.submissionId ?? chatTurnRootOf(await w.storage.get(`${CHAT_TURN_SNAPSHOT_KEY_PREFIX}${c.runId}`)) ?? req;
-    const t = turns.get(root) ?? { root, requestIds: new Set<string>(), carriers: [], submission: null, running: false };
-    t.requestIds.add(req);
+    if (!c.requestId) continue;
+    const t = turn(c.requestId);
+    t.requestIds.add(c.turnRequestId ?? c.requestId);
     t.carriers.push(c.runId);
     t.running ||= c.state === "running";
-    turns.set(root, t);
   }
+  for (const r of recoveries) if (r.requestId) turn(r.requestId).recoveries.push(r.runId);
   return turns;
 }
 

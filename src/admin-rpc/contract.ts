@@ -69,7 +69,10 @@ export const taskRun = z.object({
   runId: z.string(),
   definition: z.string(),
   kind: z.enum(["task", "chat_turn"]),
+  /** For chat work (a turn's carrier, a chat recovery's transport): the user turn it serves, the id the console keys it by. */
   requestId: z.string().nullable(),
+  /** A turn's carrier: the request id its turn runs under (a recovery turn's own, which the SDK aborts it by). */
+  turnRequestId: z.string().nullable().optional(),
   state: z.string(),
   attempt: z.number().nullable(),
   createdAt: z.number(),

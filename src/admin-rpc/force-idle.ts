@@ -1,5 +1,5 @@
 import type { EndedRun, ForceIdleHookResult, ForceIdleOutput, RunKind, StatusOutput } from "./contract.js";
-import { type AgentWork, LIVE_TASK_STATES, liveManagedFibers, readRuns, taskRunOf } from "./inspect.js";
+import { type AgentWork, liveManagedFibers, liveTaskRuns, readRuns } from "./inspect.js";
 import { liveSubmissions, stopChatTurns } from "./chat-stop.js";
 import { activeFiberIds, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
@@ -40,7 +40,7 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
   const why = `force idle: ${reason}`.slice(0, 500);
   const live = await readRuns(w);
   const managed = await liveManagedFibers(w);
-  const tasks = (await w.listTasks({ status: LIVE_TASK_STATES, limit: 100 })).map((t) => taskRunOf(w.sql, t));
+  const tasks = await liveTaskRuns(w, 100);
   const records = i.before.chatRecoveryIncidents;
   const empty = { noop: true, ended: [], incidents: [], evicted: false, notice: null, abortedRuns: [], cancelledFibers: [], clearedIncidents: [] };
   const submissions = await liveSubmissions(i.agent);

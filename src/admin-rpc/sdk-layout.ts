@@ -26,6 +26,11 @@ export function chatIncidentIdOf(key: string, record: unknown): string {
 
 /** Task definition of a chat turn (Think / AIChatAgent `CHAT_FIBER_NAME`); its run's metadata carries `{ requestId }`. */
 export const CHAT_TURN_TASK = "__cf_internal_chat_turn";
+/**
+ * Task definition of a chat recovery's transport (agents/chat `CHAT_RECOVERY_TASK_NAME`): one short run per recovery
+ * attempt, its metadata `{ callback, incidentId, recoveredRequestId? }`. It serves the turn its incident recovers.
+ */
+export const CHAT_RECOVERY_TASK = "__cf_internal_chat_recovery";
 /** A chat turn run as a plain fiber (sub-agents) is named `${CHAT_TURN_TASK}:${requestId}`. */
 export const CHAT_TURN_FIBER_PREFIX = `${CHAT_TURN_TASK}:`;
 

@@ -97,6 +97,8 @@ export class ChatTurns {
   readonly #recovering = new Bounded<true>();
   readonly #sealed = new Bounded<true>();
   #runsReady = false;
+  /** The last failure the SDK reported for a request (chat:request:failed), for a finish that names none. */
+  readonly #failure = new Bounded<string>();
 
   constructor(
     private readonly probe: ChatTurnProbe,
@@ -112,6 +114,14 @@ export class ChatTurns {
   noteRecoveredTurn(snapshot: unknown): void {
     const s = chatSnapshotRoot(snapshot);
     if (s && s.root !== s.requestId) this.#root.set(s.requestId, s.root);
+  }
+
+  /**
+   * The SDK reported a chat request's failure (`chat:request:failed`, with its error, already masked and capped):
+   * Think's turn then finishes `error` without saying why; its finish carries this error instead.
+   */
+  noteFailure(requestId: string, error: string): void {
+    this.#failure.set(requestId, error);
   }
 
   /**
@@ -170,6 +180,9 @@ export class ChatTurns {
   }
 
   #finishTurn(req: string, p: Record<string, unknown>): void {
+    const failure = this.#failure.get(req);
+    this.#failure.delete(req);
+    if (p.status === "error" && p.error === undefined && failure) p.error = failure;
     const root = this.rootOf(req);
     if (root !== req) p.rootRequestId = root;
     if (this.#sealed.has(root)) p.sealed = true;

@@ -7,7 +7,7 @@ import type { OtlpTarget } from "./config.js";
 import { Outbox, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import type { EventType, PayloadOf } from "./payloads.js";
-import { createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
+import { capField, createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
 import { signEventText, signingKey } from "./signing.js";
 import { fitEvent, fitText } from "./too-large.js";
 import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
@@ -140,6 +140,7 @@ export class Telemetry {
   /** Normalises and ships one agents-SDK observability event. */
   emitSdk(raw: unknown): void {
     try {
+      this.#noteChatFailure(raw);
       const event = normalizeSdkEvent(raw as never, this.source, this.#mask, { keepChatCarriers: true });
       // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
@@ -194,6 +195,13 @@ export class Telemetry {
       this.#fail("usage", e);
       return null;
     }
+  }
+
+  /** A chat request's failure, kept for its turn's finish (chat-turns.ts): masked and capped like any error we ship. */
+  #noteChatFailure(raw: unknown): void {
+    const r = raw as { type?: unknown; payload?: { requestId?: unknown; error?: unknown } };
+    if (r?.type !== "chat:request:failed" || typeof r.payload?.requestId !== "string" || typeof r.payload.error !== "string") return;
+    this.#chat.noteFailure(r.payload.requestId, capField(r.payload.error, undefined, this.#mask));
   }
 
   /** The recovery hook got a chat turn's snapshot (with-telemetry.ts): it names the user turn that turn runs for. */
