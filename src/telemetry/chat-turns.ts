@@ -9,7 +9,9 @@ import type { SqlLike } from "./outbox.js";
  * `recoveryRootRequestId`), so this class, fed every normalised SDK event in order, stamps:
  *
  * - `rootRequestId` on the events of a recovery turn, its fibers and stashes, its chat-recovery events and the
- *   SDK's recovery Tasks runs (`internal`), so the console folds them into the user's turn;
+ *   SDK's recovery Tasks runs (`internal`, with the incident id: their waits, interruptions and failures are
+ *   evidence on its timeline; their acceptance, start and completion say nothing new and are dropped), so the
+ *   console folds them into the user's turn;
  * - `turnAttempt` on a recovery turn's start: which run of the user's turn it is (2 for its first recovery),
  *   counted durably in the agent's SQLite (one row per turn under recovery, removed when its recovery ends);
  * - `recovering` / `sealed` on a turn's finish and `sealed` on a chat-recovery failure, where the SDK had already
@@ -212,7 +214,9 @@ export class ChatTurns {
       this.#taskRuns.set(runId, known);
     }
     if (!known.carrier) {
-      // The SDK's recovery transport (or other machinery): on the incident's timeline, never a run of its own.
+      // The SDK's recovery transport (or other machinery): never a run of its own. Its acceptance, start and
+      // completion repeat the chat.recovery.* events; its waits, interruptions and failures go on the incident's timeline.
+      if (e.type === "task.accepted" || CARRIER_SILENT.has(e.type)) return false;
       p.internal = true;
       if (known.incidentId) e.corr.incidentId = known.incidentId.slice(0, 200);
       if (known.root) p.rootRequestId = known.root;
