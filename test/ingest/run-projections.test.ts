@@ -208,6 +208,12 @@ describe("incident statuses", () => {
     // The SDK says attempt 3 was scheduled, but no attempt event arrived: they disagree, and the page says so.
     const lost = (await getIncident(env.DB, "lost", owner))!;
     expect(await incidentAttempts(env.DB, lost)).toMatchObject({ counted: 0, reported: 3, disagree: true });
+    // A chat recovery whose every attempt made progress (issue 15: "3 counted · the SDK's counter says 1 of 3 — They
+    // disagree"): the SDK's counter is its budget, back at 1 after each attempt that made progress, and the SDK emits an
+    // attempt event for each. Nothing was lost: they do not disagree, and the page says what the counter is.
+    await ingest([1, 2, 3].map((t) => makeEvent("chat.recovery.attempt", chat(1), o(a, 10 + t, { incidentId: "progressing", requestId: "req-progressing" }))));
+    const progressing = (await getIncident(env.DB, "progressing", owner))!;
+    expect(await incidentAttempts(env.DB, progressing)).toMatchObject({ counted: 3, reported: 1, disagree: false, reportedIsBudget: true });
     // A fiber incident: the SDK reports no counter.
     const fiberInc = `fiber:ProbeAgent/${a}/fx`;
     await ingest([
