@@ -15,7 +15,7 @@ export default defineConfig(() =>
     durableObjects: {
       ChatAgent: "ChatAgent", DemoSessionAgent: "DemoSessionAgent", SessionAgent: "SessionAgent", DemoFiberAgent: "DemoFiberAgent",
       // Foreign chat agents (test/fixtures/chat-agents.ts): Think and AIChatAgent with both mixins.
-      ThinkChatFixture: "ThinkChatFixture", AiChatFixture: "AiChatFixture",
+      ThinkChatFixture: "ThinkChatFixture", AiChatFixture: "AiChatFixture", ThinkSubChatFixture: "ThinkSubChatFixture",
     },
     fsModuleCache: false,
   }),

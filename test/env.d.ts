@@ -27,6 +27,8 @@ declare namespace Cloudflare {
     // The chat suite's foreign chat agents (vitest.chat.config.ts).
     ThinkChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkChatFixture>;
     AiChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").AiChatFixture>;
+    /** Bound only so the pool's ctx.exports hands `subAgent()` a Durable Object class; reached as a facet of ThinkChatFixture. */
+    ThinkSubChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkSubChatFixture>;
   }
 }
 declare namespace Cloudflare {

@@ -13,7 +13,7 @@ import type { ChatFault, ChatPrimitive, ChatRow } from "./matrix";
  * it asserts nothing itself.
  */
 
-export type ChatClass = "ThinkChatFixture" | "AiChatFixture";
+export type ChatClass = "ThinkChatFixture" | "AiChatFixture" | "ThinkSubChatFixture";
 
 /** One user turn: the request id the SDK gave it first (Think: its submission id) and the user message it answers. */
 export type UserTurn = { id: string; userMessageId: string };
@@ -22,6 +22,8 @@ export type ChatSubject = {
   primitive: ChatPrimitive;
   agentClass: ChatClass;
   agentName: string;
+  /** A sub-agent's parent (a ThinkChatFixture): the sub-agent is reached only through it. */
+  parent?: string;
   turns: UserTurn[];
   /** The fault drove the first turn into chat recovery: the SDK opened an incident for it. */
   recovered: boolean;
@@ -54,6 +56,9 @@ export type ChatStub = {
   sendAndStream(text: string): Promise<{ streamed: boolean; userMessageId: string }>;
   results(): Promise<{ requestId: string; status: string; error?: string }[]>;
   terminal(): Promise<{ requestId: string; body: string } | null>;
+  // A Think parent of a sub-agent
+  askHelper(helper: string, text: string, steps: ModelStep[]): Promise<{ requestId: string; status: string; error?: string; userMessageId: string }>;
+  helperRecords(helper: string): Promise<{ records: SdkRecoveryRecord[]; calls: ModelCall[]; live: number }>;
 };
 
 export async function chatStub(agentClass: ChatClass, agentName: string): Promise<ChatStub> {
@@ -90,6 +95,7 @@ const exhaustedOrGone = (records: SdkRecoveryRecord[]) => records.length === 0 |
 
 /** Runs one chat row. */
 export async function driveChat(row: ChatRow): Promise<ChatSubject> {
+  if (row.primitive === "think-sub") return driveSubAgent(row.fault);
   const agentClass: ChatClass = row.primitive === "think" ? "ThinkChatFixture" : "AiChatFixture";
   const s: ChatSubject = { primitive: row.primitive, agentClass, agentName: `truth-${row.primitive}-${row.fault}-${uid()}`, turns: [], recovered: false, returned: {}, action: null, measured: {} };
   const stub = await chatStub(agentClass, s.agentName);
@@ -210,3 +216,15 @@ const FAULTS: Record<ChatFault, (s: ChatSubject, stub: ChatStub) => Promise<void
     }
   },
 };
+
+/** A Think agent's sub-agent chat turn: the parent runs it through `subAgent()`, as its tool or workflow would. */
+async function driveSubAgent(fault: ChatFault): Promise<ChatSubject> {
+  const parent = `truth-parent-${fault}-${uid()}`;
+  const helper = `truth-helper-${fault}-${uid()}`;
+  const s: ChatSubject = { primitive: "think-sub", agentClass: "ThinkSubChatFixture", agentName: helper, parent, turns: [], recovered: false, returned: {}, action: null, measured: {} };
+  const steps: ModelStep[] = fault === "failure" ? [{ kind: "fail", message: "the model rejected the prompt", statusCode: 400 }] : [text(["Found ", "it."])];
+  const r = await (await chatStub("ThinkChatFixture", parent)).askHelper(helper, "look this up", steps);
+  s.returned[r.requestId] = { status: r.status, ...(r.error ? { error: r.error } : {}) };
+  s.turns.push({ id: r.requestId, userMessageId: r.userMessageId });
+  return s;
+}

@@ -5,8 +5,11 @@
  * the SDK's own records and the console's own JSON are compared field by field (observe.ts, test/truth/compare.ts).
  */
 
-/** Think (`@cloudflare/think`) and AIChatAgent (`@cloudflare/ai-chat`), each with both mixins. */
-export const CHAT_PRIMITIVES = ["think", "aichat"] as const;
+/**
+ * Think (`@cloudflare/think`) and AIChatAgent (`@cloudflare/ai-chat`), each with both mixins; and a Think sub-agent
+ * (a facet of a Think agent, `subAgent()`), whose turns run as `__cf_internal_chat_turn:<requestId>` fibers.
+ */
+export const CHAT_PRIMITIVES = ["think", "aichat", "think-sub"] as const;
 export type ChatPrimitive = (typeof CHAT_PRIMITIVES)[number];
 
 /**
@@ -23,6 +26,15 @@ export type ChatFault = (typeof CHAT_FAULTS)[number];
 
 export type ChatRow = { primitive: ChatPrimitive; fault: ChatFault };
 
-export const CHAT_MATRIX: ChatRow[] = CHAT_PRIMITIVES.flatMap((primitive) => CHAT_FAULTS.map((fault) => ({ primitive, fault })));
+/**
+ * Every chat row. The sub-agent meets the faults its parent can drive through `subAgent()`: a completed and a failed
+ * turn (evicting a facet alone, and force idle, need the console to address a facet, which it cannot: its Durable
+ * Object binding reaches a top-level object of that class, not the parent's facet).
+ */
+export const CHAT_MATRIX: ChatRow[] = [
+  ...(["think", "aichat"] as const).flatMap((primitive) => CHAT_FAULTS.map((fault) => ({ primitive, fault }))),
+  { primitive: "think-sub", fault: "none" },
+  { primitive: "think-sub", fault: "failure" },
+];
 
 export const chatRowName = (r: ChatRow) => `${r.primitive} chat turn × ${r.fault}`;

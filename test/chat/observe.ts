@@ -39,13 +39,15 @@ function runsPerTurn(calls: ModelCall[], turns: UserTurn[]): Record<string, numb
 
 /** What the SDK records for the subject's user turns. */
 export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
-  const stub = await chatStub(s.agentClass, s.agentName);
+  const stub = await chatStub(s.parent ? "ThinkChatFixture" : s.agentClass, s.parent ?? s.agentName);
   const view: ChatView = { runs: {}, incidents: {}, incidentIds: {}, listed: s.turns.map((t) => t.id) };
-  const records = await stub.recoveryRecords();
-  const runs = runsPerTurn(await stub.modelCalls(), s.turns);
+  // A sub-agent's records come through its parent: it is a facet, reached only through it.
+  const sub = s.parent ? await stub.helperRecords(s.agentName) : null;
+  const records = sub ? sub.records : await stub.recoveryRecords();
+  const runs = runsPerTurn(sub ? sub.calls : await stub.modelCalls(), s.turns);
   const think = s.agentClass === "ThinkChatFixture";
   const submissions = think ? await stub.submissions() : [];
-  const terminal = think ? null : await stub.terminal();
+  const terminal = think || sub ? null : await stub.terminal();
   for (const [i, t] of s.turns.entries()) {
     const record = records.find((r) => (r.recoveryRootRequestId ?? r.requestId) === t.id) ?? null;
     let word: string | undefined;
@@ -56,7 +58,7 @@ export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
       word = sub?.status;
       error = sub?.error;
     } else {
-      // AIChatAgent keeps no record of a turn: what `saveMessages` returned, where the call returned; after an
+      // AIChatAgent (and a sub-agent's programmatic turn) keeps no record of a turn: what `saveMessages` returned, where the call returned; after an
       // eviction, the recovery record (the SDK deletes it only once the recovery completed, so none left means that).
       const ret = s.returned[t.id];
       word = ret?.status ?? (record ? "running" : s.recovered && i === 0 ? "completed" : undefined);
@@ -83,7 +85,9 @@ export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
       view.incidentIds[t.id] = `${t.id}:${t.userMessageId}`;
     }
   }
-  view.agentStatus = (await stub.sdkLive()) > 0 ? "running" : "idle";
+  // A sub-agent's live state the console cannot ask for (its binding reaches a top-level object, not the facet): not compared.
+  if (!sub) view.agentStatus = (await stub.sdkLive()) > 0 ? "running" : "idle";
+  else if (sub.live > 0) view.agentStatus = "running";
   const open = Object.values(view.incidents).filter((i) => i?.status === "open").length;
   view.overview = { running: Object.values(view.runs).filter((r) => r.status === "running").length, openIncidents: open };
   view.openIncidentRows = open;

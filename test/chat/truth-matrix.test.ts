@@ -29,7 +29,8 @@ async function quiet(agentName: string): Promise<void> {
 
 async function settle(s: ChatSubject): Promise<void> {
   await quiet(s.agentName);
-  await reconcileAgent(env, { agentClass: s.agentClass, agentName: s.agentName }, { now: Date.now() + 1, minAgeMs: 0 });
+  // A sub-agent cannot be asked (the console's binding reaches a top-level object, not the facet): no reconciliation.
+  if (!s.parent) await reconcileAgent(env, { agentClass: s.agentClass, agentName: s.agentName }, { now: Date.now() + 1, minAgeMs: 0 });
   await quiet(s.agentName);
 }
 
