@@ -107,7 +107,7 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
         </dd>
         {i.closedBy ? (
           <>
-            <dt>{i.status === i.closedBy ? "closed by" : "also"}</dt>
+            <dt>{i.status === i.closedBy ? "closed by" : "also recorded"}</dt>
             <dd data-testid="incident-closed-by">
               {i.closedBy === "force_idled" ? "an operator's force idle" : "reconciliation (the agent no longer had it)"} at <Time t={i.closedByAt} />
               {i.closedByReason ? <>: <q>{i.closedByReason}</q></> : null}

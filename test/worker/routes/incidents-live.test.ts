@@ -70,3 +70,28 @@ describe("/incidents refreshes itself, keeping its filters", () => {
     expect(r.status).toBe(400);
   });
 });
+
+describe("an incident's page says what the SDK said and what closed it", () => {
+  const page = async (id: string) => (await getText(`/incidents/${encodeURIComponent(id)}?agentClass=ProbeAgent&agentName=${agentName}`, "viewer")).text;
+  /** The content of the <dd> with this data-testid, or null. */
+  const dd = (html: string, id: string) => new RegExp(`<dd data-testid="${id}">([\\s\\S]*?)</dd>`).exec(html)?.[1] ?? null;
+  /** The badge's word in a <dd>. */
+  const badge = (html: string | null) => /<span class="badge [a-z]+">([^<]*)<\/span>/.exec(html ?? "")?.[1] ?? null;
+
+  it("force idled while open: shown force_idled, the SDK's word open, and the operator's reason", async () => {
+    const html = await page("open-then-idled");
+    const status = dd(html, "incident-status");
+    expect(badge(status)).toBe("force_idled");
+    expect(/data-testid="incident-sdk-status">([^<]*)</.exec(status ?? "")?.[1]).toBe("open");
+    expect(dd(html, "incident-closed-by")).toContain("bulk force idle: runaway imports");
+  });
+
+  it("force idled after it exhausted: shown exhausted with its root cause; the force idle is recorded beside it", async () => {
+    const html = await page("exhausted-then-idled");
+    const status = dd(html, "incident-status");
+    expect(badge(status)).toBe("exhausted");
+    expect(status).not.toContain("incident-sdk-status");
+    expect(html).toContain("<dt>reason</dt><dd>max_attempts_exceeded</dd>");
+    expect(dd(html, "incident-closed-by")).toContain("bulk force idle: runaway imports");
+  });
+});
