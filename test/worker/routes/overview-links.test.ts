@@ -21,7 +21,7 @@ const at = (agentName: string, time: number) => ({ agentName, time });
 
 function runsAndOthers(agentName: string): TelemetryEvent[] {
   const e = <T extends TelemetryEvent["type"]>(type: T, payload: Extract<TelemetryEvent, { type: T }>["payload"], time: number, corr: TelemetryEvent["corr"]) =>
-    makeEvent(type, payload, { ...at(agentName, time), corr });
+    makeEvent(type, payload as never, { ...at(agentName, time), corr });
   return [
     // Running runs of each kind; one fiber confirmed alive by reconciliation after its last event.
     e("fiber.started", { fiberName: "etl" }, T0 + 1000, { fiberId: "run-f1" }),
