@@ -23,6 +23,8 @@ export default defineConfig(() =>
       ObservedWorkAgent: "ObservedWorkAgent",
       CostlyAgent: "CostlyAgent",
       LedgerAgent: "LedgerAgent",
+      TruthFiberAgent: "TruthFiberAgent",
+      TruthTaskAgent: "TruthTaskAgent",
     },
   }).then((c) => ({
     ...c,

@@ -22,6 +22,8 @@ declare namespace Cloudflare {
     ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
     CostlyAgent: DurableObjectNamespace<import("./fixtures/costly-agent").CostlyAgent>;
     LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
+    TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;
+    TruthTaskAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthTaskAgent>;
   }
 }
 declare namespace Cloudflare {

@@ -143,3 +143,17 @@ export function chatRecoveryRecordStatus(record: { status: string; reason?: stri
  * outcome does not depend on the order events arrive in.
  */
 export const INCIDENT_STATUS_RANK: Partial<Record<IncidentStatus, number>> = { exhausted: 1 };
+
+/**
+ * A fiber incident (an evicted runFiber or managed fiber), by the fiber's SDK status once recovery has run.
+ * An `interrupted` managed fiber is still waiting for `resolveFiber`: nothing recovered it, so the incident is
+ * open. A recovery result of `aborted` means the agent chose to drop the work: the recovery was skipped.
+ */
+export const FIBER_RECOVERY_INCIDENT: Record<keyof typeof FIBER_STATUS, IncidentStatus> = {
+  pending: "open",
+  running: "open",
+  interrupted: "open",
+  completed: "recovered",
+  error: "failed",
+  aborted: "skipped",
+};

@@ -1,0 +1,124 @@
+import { getAgentByName } from "agents";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { consoleAdminClient } from "../../worker/admin-client";
+import type { RecoveryChoice, TruthTaskInput, TruthWork } from "../fixtures/truth-agents";
+import { pollRows } from "../helpers";
+import type { Fault, Primitive, Row } from "./matrix";
+
+/**
+ * Drivers: how each primitive is made to meet each fault, on a fresh fixture agent. A driver returns the
+ * subject (which agent, which runs) and what the console's actions answered; it asserts nothing itself.
+ */
+
+export type Subject = {
+  agentClass: "TruthFiberAgent" | "TruthTaskAgent";
+  agentName: string;
+  kind: "fiber" | "managed_fiber" | "task";
+  runIds: string[];
+  /** The row evicted the agent mid-work: a recovery (and for fibers, an incident) follows. */
+  evicted: boolean;
+  /** What an action the row took answered (force idle / trigger alarm), for the report. */
+  action: { name: string; result: unknown } | null;
+};
+
+/** The fixtures' methods the drivers call, as plain promises (RPC stub types are too deep to infer here). */
+export type TruthStub = {
+  loseInTransport(types: string[]): Promise<void>;
+  settleTelemetry(): Promise<void>;
+  evict(): Promise<void>;
+  startRunFiber(work: TruthWork): Promise<string>;
+  startManaged(work: TruthWork, recovery?: RecoveryChoice): Promise<string>;
+  cancelManaged(id: string, reason: string): Promise<boolean>;
+  startTask(mode: TruthTaskInput["mode"]): Promise<string>;
+  cancelTask(id: string, reason: string): Promise<boolean>;
+  sdkTasks(): Promise<{ runId: string; state: string }[]>;
+};
+
+/** A fixture agent's stub by class and name. */
+export async function truthStub(agentClass: Subject["agentClass"], agentName: string): Promise<TruthStub> {
+  return (await getAgentByName(env[agentClass] as never, agentName)) as unknown as TruthStub;
+}
+
+const OPERATOR = { email: "truth@example.com", role: "operator" } as const;
+const uid = () => crypto.randomUUID().slice(0, 8);
+
+/** Evicts the agent and wakes it again through its alarm, where the SDK runs recovery and replays. */
+async function evictAndWake(agentClass: Subject["agentClass"], name: string): Promise<void> {
+  await (await truthStub(agentClass, name)).evict().catch(() => {});
+  await runDurableObjectAlarm((await truthStub(agentClass, name)) as never);
+}
+
+/** What a row's fault means for the work it starts. */
+const workFor = (fault: Fault): TruthWork =>
+  fault === "failure" ? "fail" : ["abort", "evictions", "force-idle", "trigger-alarm", "cancel"].includes(fault) ? "hang" : "complete";
+
+/** Runs one row of the matrix. */
+export async function drive(row: Row): Promise<Subject> {
+  return row.primitive === "task" ? driveTask(row.fault) : driveFiber(row.primitive, row.fault);
+}
+
+async function act(agentClass: Subject["agentClass"], agentName: string, fault: Fault): Promise<Subject["action"]> {
+  if (fault !== "force-idle" && fault !== "trigger-alarm") return null;
+  // The console acts only on agents it knows: wait until this one's first events registered it, as an operator would see it.
+  await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [agentClass, agentName], (r) => r.length === 1);
+  const admin = consoleAdminClient(env, OPERATOR);
+  const target = { agentClass, agentName };
+  if (fault === "force-idle") return { name: "force idle", result: await admin.forceIdle(target, { reason: "truth matrix: force idle mid-work" }) };
+  if (fault === "trigger-alarm") return { name: "trigger alarm", result: await admin.triggerAlarm(target, { reason: "truth matrix: trigger alarm mid-work" }) };
+  return null;
+}
+
+async function driveFiber(primitive: Exclude<Primitive, "task">, fault: Fault): Promise<Subject> {
+  const K = "TruthFiberAgent";
+  const agentName = `truth-${primitive.replace(":", "-")}-${fault}-${uid()}`;
+  const stub = await truthStub("TruthFiberAgent", agentName);
+  const managed = primitive !== "runFiber";
+  const recovery = managed ? (primitive.split(":")[1] as "undefined") : undefined;
+  if (fault === "lost-end") await stub.loseInTransport(["fiber.completed"]);
+  const work = workFor(fault);
+  const runId = managed ? await stub.startManaged(work, recovery) : await stub.startRunFiber(work);
+  await stub.settleTelemetry();
+  let action: Subject["action"] = null;
+  if (fault === "abort") await evictAndWake(K, agentName);
+  if (fault === "evictions") for (let i = 0; i < 3; i++) await evictAndWake(K, agentName);
+  if (fault === "cancel") await stub.cancelManaged(runId, "truth matrix: cancelled by its caller");
+  if (fault === "force-idle" || fault === "trigger-alarm") action = await act("TruthFiberAgent", agentName, fault);
+  await (await truthStub(K, agentName)).settleTelemetry();
+  return { agentClass: "TruthFiberAgent", agentName, kind: managed ? "managed_fiber" : "fiber", runIds: [runId], evicted: fault === "abort" || fault === "evictions", action };
+}
+
+async function driveTask(fault: Fault): Promise<Subject> {
+  const K = "TruthTaskAgent";
+  const agentName = `truth-task-${fault}-${uid()}`;
+  const stub = await truthStub("TruthTaskAgent", agentName);
+  if (fault === "lost-end") await stub.loseInTransport(["task.completed"]);
+  const mode =
+    fault === "failure" ? "fail"
+    : fault === "retry-fail" ? "retry-fail"
+    : fault === "sleep" ? "nap"
+    : fault === "abort" ? "hang-once"
+    : ["evictions", "force-idle", "trigger-alarm", "cancel"].includes(fault) ? "hang"
+    : "complete";
+  const runId = await stub.startTask(mode);
+  await stub.settleTelemetry();
+  let action: Subject["action"] = null;
+  if (fault === "abort") await evictAndWake(K, agentName);
+  if (fault === "evictions") for (let i = 0; i < 3; i++) await evictAndWake(K, agentName);
+  if (fault === "cancel") await stub.cancelTask(runId, "truth matrix: cancelled by its caller");
+  if (fault === "force-idle" || fault === "trigger-alarm") action = await act("TruthTaskAgent", agentName, fault);
+  if (fault === "retry-fail") await settleRetries(agentName);
+  await (await truthStub(K, agentName)).settleTelemetry();
+  return { agentClass: "TruthTaskAgent", agentName, kind: "task", runIds: [runId], evicted: fault === "abort" || fault === "evictions", action };
+}
+
+/** A retried step parks the run until its retry is due; the alarm runs each retry. */
+async function settleRetries(agentName: string): Promise<void> {
+  for (let i = 0; i < 10; i++) {
+    const stub = await truthStub("TruthTaskAgent", agentName);
+    const [t] = await stub.sdkTasks();
+    if (!t || ["completed", "failed", "cancelled"].includes(t.state)) return;
+    await scheduler.wait(20);
+    await runDurableObjectAlarm(stub as never);
+  }
+}

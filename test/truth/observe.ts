@@ -1,0 +1,144 @@
+import { FIBER_RECOVERY_INCIDENT, FIBER_STATUS, fiberIncidentId, mapSdkState, TASK_STATE } from "../../src/telemetry";
+import { call } from "../worker/routes/harness";
+import { type Subject, truthStub } from "./drive";
+
+/**
+ * The two sides of the matrix, in the same shape: what the SDK records (through its public APIs, translated
+ * by the one mapping in src/telemetry/sdk-states.ts) and what the console shows (through its own JSON, the
+ * same reads its pages make). `undefined` means "this side does not know": the SDK keeps no step name for a
+ * finished Tasks run, for instance. Such a field is shown but not compared.
+ */
+
+/** One run, field by field, as a user would read it on the run's page. */
+export type RunView = {
+  kind?: string;
+  /** A word, or (SDK side only) several acceptable words. */
+  status?: string | { oneOf: string[] };
+  phase?: string | null;
+  step?: string | null;
+  statusMessage?: string | null;
+  error?: string | null;
+  attempt?: number | null;
+};
+export type IncidentView = { status?: string; reason?: string | null; attempts?: number };
+export type View = {
+  runs: Record<string, RunView>;
+  /** The incident each run's fault opened (by run id), if the fault opens one. */
+  incidents: Record<string, IncidentView | null>;
+  agentStatus?: string;
+  /** The run ids the agent's run list holds. */
+  listed: string[];
+  /** What this agent adds to the overview's figures: running runs of its kind, open incidents. */
+  overview?: { running: number; openIncidents: number };
+  /** Rows of the open-incidents list (the overview card's link) for this agent. */
+  openIncidentRows?: number;
+};
+
+/** The overview's fleet-wide figures this matrix checks, read as the overview's JSON. */
+export type OverviewFigures = { running: Record<string, number>; openIncidents: number };
+
+export async function overviewFigures(): Promise<OverviewFigures> {
+  const res = await call("/", { as: VIEWER, headers: { Accept: "application/json" } });
+  const { counts } = (await res.json()) as { counts: { runningByKind: Record<string, { n: number }>; openIncidents: { n: number } } };
+  return { running: Object.fromEntries(Object.entries(counts.runningByKind).map(([k, v]) => [k, v.n])), openIncidents: counts.openIncidents.n };
+}
+
+const VIEWER = "viewer" as const;
+
+/** The SDK's public records, as the fixtures hand them over (agents 0.32 TaskRunSnapshot / FiberInspection). */
+type SdkTask = { runId: string; state: string; statusMessage?: string; attempt?: number; error?: { name: string; message: string } };
+type SdkFiber = { fiberId: string; status: keyof typeof FIBER_STATUS; error?: string };
+
+/** A translated SDK state as the console's single status word: the outcome, or "running" while live. */
+const statusWord = (s: { outcome: string | null } | null, sdkWord: string) => (s ? (s.outcome ?? "running") : `unmapped:${sdkWord}`);
+
+/** What the SDK itself records for the subject's runs, via the fixtures' public-API readers. */
+export async function sdkView(s: Subject): Promise<View> {
+  const view: View = { runs: {}, incidents: {}, listed: [] };
+  let live = 0;
+  let waiting = 0;
+  if (s.kind === "task") {
+    const tasks = (await (await truthStub(s.agentClass, s.agentName)).sdkTasks()) as SdkTask[];
+    for (const t of tasks) {
+      const mapped = mapSdkState(TASK_STATE, t.state);
+      const snap = t;
+      view.runs[t.runId] = {
+        kind: "task",
+        status: statusWord(mapped, t.state),
+        phase: mapped?.phase ?? null,
+        ...(snap.statusMessage !== undefined ? { statusMessage: snap.statusMessage } : {}),
+        ...(snap.attempt !== undefined ? { attempt: snap.attempt } : {}),
+        error: t.state === "failed" ? (snap.error?.message ?? null) : null,
+      };
+      if (mapped?.phase === "running" || mapped?.phase === "pending") live++;
+      if (mapped?.phase === "waiting") waiting++;
+    }
+    view.listed = tasks.map((t) => t.runId);
+  } else if (s.kind === "managed_fiber") {
+    const fibers = (await ((await truthStub(s.agentClass, s.agentName)) as unknown as { sdkFibers(): Promise<SdkFiber[]> }).sdkFibers());
+    for (const f of fibers) {
+      const mapped = mapSdkState(FIBER_STATUS, f.status);
+      view.runs[f.fiberId] = { kind: "managed_fiber", status: statusWord(mapped, f.status), error: f.error ?? null };
+      if (mapped?.phase) live++;
+      if (f.status === "interrupted") waiting++;
+      // An eviction opened a fiber incident; its status follows the fiber's own status once recovery ran.
+      if (s.evicted) view.incidents[f.fiberId] = { status: FIBER_RECOVERY_INCIDENT[f.status] };
+    }
+    view.listed = fibers.map((f) => f.fiberId);
+  } else {
+    const stub = (await truthStub(s.agentClass, s.agentName)) as unknown as { runFiberTruth(id: string): Promise<{ row: boolean; outcome: string | null; error: string | null }> };
+    for (const id of s.runIds) {
+      const t = await stub.runFiberTruth(id);
+      // A plain runFiber's only SDK record is its cf_agents_runs row while it runs or awaits recovery; how it
+      // ended is what the agent's own callback and recovery hook recorded.
+      // Once its row is gone the SDK has no record of it: the agent's own record, or "ended, not reported".
+      const status = t.row ? (s.evicted ? "interrupted" : "running") : t.outcome ? { oneOf: [t.outcome, "ended_unreported"] } : undefined;
+      view.runs[id] = { kind: "fiber", ...(status !== undefined ? { status } : {}), ...(t.outcome ? { error: t.error } : {}) };
+      if (t.row && !s.evicted) live++;
+      if (s.evicted) view.incidents[id] = t.outcome === "recovered" ? { status: "recovered" } : t.row ? { status: "open" } : {};
+    }
+    view.listed = s.runIds;
+  }
+  view.agentStatus = live ? "running" : waiting ? "waiting" : "idle";
+  const open = Object.values(view.incidents).filter((i) => i?.status === "open").length;
+  view.overview = { running: Object.values(view.runs).filter((r) => r.status === "running").length, openIncidents: open };
+  view.openIncidentRows = open;
+  return view;
+}
+
+type ConsoleRun = { kind: string; status: string; phase: string | null; step: string | null; statusMessage?: string | null; error: string | null; attempt: number | null };
+
+/** What the console shows for the same runs: its run pages' JSON, its incident pages' JSON, its agent view and list. */
+export async function consoleView(s: Subject, sdk: View, before: OverviewFigures): Promise<View> {
+  const owner = `agentClass=${encodeURIComponent(s.agentClass)}&agentName=${encodeURIComponent(s.agentName)}`;
+  const view: View = { runs: {}, incidents: {}, listed: [] };
+  for (const id of Object.keys(sdk.runs)) {
+    const res = await call(`/fibers/${encodeURIComponent(id)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
+    if (res.status === 404) {
+      view.runs[id] = { status: "(not shown)" };
+      continue;
+    }
+    const { run } = (await res.json()) as { run: ConsoleRun };
+    view.runs[id] = { kind: run.kind, status: run.status, phase: run.phase, step: run.step, statusMessage: run.statusMessage ?? null, error: run.error, attempt: run.attempt };
+  }
+  for (const id of Object.keys(sdk.incidents)) {
+    const incidentId = fiberIncidentId(s.agentClass, s.agentName, id);
+    const res = await call(`/incidents/${encodeURIComponent(incidentId)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
+    if (res.status === 404) {
+      view.incidents[id] = null;
+      continue;
+    }
+    const { incident } = (await res.json()) as { incident: { status: string; reason: string | null; attempts: number } };
+    view.incidents[id] = { status: incident.status, reason: incident.reason, attempts: incident.attempts };
+  }
+  const agent = await call(`/api/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`, { as: VIEWER });
+  const live = (await agent.json()) as { ok: boolean; value?: { status: { status: string } } };
+  view.agentStatus = live.ok ? live.value!.status.status : "(unanswered)";
+  const list = await call(`/fibers?${owner}&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
+  view.listed = ((await list.json()) as { items: { runId: string }[] }).items.map((r) => r.runId);
+  const after = await overviewFigures();
+  view.overview = { running: (after.running[s.kind] ?? 0) - (before.running[s.kind] ?? 0), openIncidents: after.openIncidents - before.openIncidents };
+  const openList = await call(`/incidents?${owner}&status=open&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
+  view.openIncidentRows = ((await openList.json()) as { items: unknown[] }).items.length;
+  return view;
+}
