@@ -79,7 +79,7 @@ export const eventListFilters = z
     type: z.preprocess(
       (v) => (v === undefined || v === null || v === "" ? undefined : typeof v === "string" ? v.split(",").map((s) => s.trim()).filter(Boolean) : v),
       z
-        .array(z.enum(EVENT_TYPES as [EventType, ...EventType[]], { error: (iss) => `type must be event types such as chat.recovery.exhausted (got ${JSON.stringify(iss.input)})` }), { error: "type must be a list of event types" })
+        .array(z.enum(EVENT_TYPES as [EventType, ...EventType[]], { error: (iss) => `type must be event types such as chat.recovery.exhausted (got ${JSON.stringify(iss.input)})` }), { error: (iss) => (iss.input === undefined ? "type is required: name one or more event types, e.g. type=chat.recovery.exhausted" : "type must be a list of event types") })
         .min(1, { error: "type must name at least one event type" })
         .max(MAX_TYPES, { error: `type may name at most ${MAX_TYPES} event types` }),
     ),
