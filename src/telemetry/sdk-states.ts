@@ -92,6 +92,59 @@ export function mapSdkState<K extends string, V>(table: Record<K, V>, word: stri
 }
 
 /**
+ * The chat-recovery record status each `chat:recovery:*` event reports (the SDK writes the record, then emits the
+ * event): `chat:recovery:attempt` is the record's `attempting`. Ingest reads an event's incident status through
+ * this and CHAT_RECOVERY_STATUS, so events and records map the same way.
+ */
+export const CHAT_RECOVERY_EVENT_STATUS: Record<"detected" | "scheduled" | "attempt" | "completed" | "skipped" | "exhausted" | "failed", keyof typeof CHAT_RECOVERY_STATUS> = {
+  detected: "detected",
+  scheduled: "scheduled",
+  attempt: "attempting",
+  completed: "completed",
+  skipped: "skipped",
+  exhausted: "exhausted",
+  failed: "failed",
+};
+
+/**
+ * The reasons the SDK gives when it exhausts a chat recovery (`ChatRecoveryExhaustedContext.reason` in agents 0.32,
+ * plus Think's give-up reasons `stable_timeout` and `recovery_error`). The SDK calls this an open string: a word
+ * not listed here is simply not recognised as an exhaustion in a record (events say so themselves).
+ */
+export const CHAT_RECOVERY_EXHAUSTION_REASONS = [
+  "max_attempts_exceeded",
+  "no_progress_timeout",
+  "work_budget_exceeded",
+  "recovery_aborted",
+  "interrupted_attempts_exceeded",
+  "out_of_memory",
+  "stable_timeout",
+  "recovery_error",
+  "max_recovery_window_exceeded",
+] as const;
+
+/**
+ * A chat-recovery record (`cf:chat-recovery:incident:*`) as the console shows its incident. One sequence needs more
+ * than the status word: when the exhausting evaluation runs inside a recovery continuation (a stalled stream), the
+ * SDK seals the record `exhausted`, fires `onExhausted`, shows the terminal message, and then the continuation
+ * settles and `updateIncident(…, "failed")` rewrites the word to `failed`, keeping the exhaustion's reason (it
+ * sends `chat:recovery:failed` without one). The record then says `failed` with an exhaustion reason: the SDK
+ * exhausted it, and the console says `exhausted` (with that reason). A failure with any other reason is `failed`.
+ */
+export function chatRecoveryRecordStatus(record: { status: string; reason?: string | null }): IncidentStatus | null {
+  if (record.status === "failed" && record.reason && (CHAT_RECOVERY_EXHAUSTION_REASONS as readonly string[]).includes(record.reason)) return "exhausted";
+  return mapSdkState(CHAT_RECOVERY_STATUS, record.status);
+}
+
+/**
+ * Exhausted is final for the console: once the SDK exhausted an incident, a later status word (the sealed record's
+ * `failed` above, or anything after it) does not replace it, and the exhaustion's reason stays the incident's
+ * reason. Ingest merges incident status by this rank first, then by time (worker/ingest/projections.ts), so the
+ * outcome does not depend on the order events arrive in.
+ */
+export const INCIDENT_STATUS_RANK: Partial<Record<IncidentStatus, number>> = { exhausted: 1 };
+
+/**
  * A fiber incident (an evicted runFiber or managed fiber), by the fiber's SDK status once recovery has run.
  * An `interrupted` managed fiber is still waiting for `resolveFiber`: nothing recovered it, so the incident is
  * open. A recovery result of `aborted` means the agent chose to drop the work: the recovery was skipped.
@@ -105,34 +158,8 @@ export const FIBER_RECOVERY_INCIDENT: Record<keyof typeof FIBER_STATUS, Incident
   aborted: "skipped",
 };
 
-/**
- * Why the SDK gives up on a chat recovery (`ChatRecoveryIncident.reason` once it exhausted it, agents 0.32): the
- * budget evaluation's reasons, and the give-up paths' (`stable_timeout`, `recovery_error`).
- */
-export const CHAT_EXHAUSTION_REASONS: ReadonlySet<string> = new Set([
-  "max_attempts_exceeded",
-  "no_progress_timeout",
-  "work_budget_exceeded",
-  "recovery_aborted",
-  "interrupted_attempts_exceeded",
-  "stable_timeout",
-  "recovery_error",
-  "out_of_memory",
-]);
-
 /** The part of a chat-recovery record (`ChatRecoveryIncident`, `cf:chat-recovery:incident:*`) its status depends on. */
 export type ChatRecoveryRecordState = { status: string; reason?: string | null };
-
-/**
- * A chat-recovery record's status as the console shows it. The SDK seals an exhausted incident `exhausted`, but when
- * the exhaustion happened inside a recovery turn (a stalled continuation), that turn then settles as aborted and the
- * SDK rewrites the record `failed`, keeping the exhaustion's reason. The user got the terminal message: it is
- * exhausted. Unknown statuses give null (see mapSdkState).
- */
-export function chatRecoveryIncidentStatus(record: ChatRecoveryRecordState): IncidentStatus | null {
-  if (record.status === "failed" && record.reason && CHAT_EXHAUSTION_REASONS.has(record.reason)) return "exhausted";
-  return mapSdkState(CHAT_RECOVERY_STATUS, record.status);
-}
 
 /**
  * How a chat turn (one user turn, whatever recovery turns the SDK ran for it) ended, from the SDK's records: the
@@ -143,7 +170,7 @@ export function chatRecoveryIncidentStatus(record: ChatRecoveryRecordState): Inc
  */
 export function chatTurnState(turnStatus: string, record?: ChatRecoveryRecordState | null): ConsoleRunState | null {
   if (record) {
-    const incident = chatRecoveryIncidentStatus(record);
+    const incident = chatRecoveryRecordStatus(record);
     if (incident === "exhausted") return ended("exhausted");
     if (incident === "skipped") return ended("recovery_skipped");
   }

@@ -1,4 +1,4 @@
-import { chatRecoveryIncidentStatus, chatTurnState } from "../../src/telemetry";
+import { chatRecoveryRecordStatus, chatTurnState } from "../../src/telemetry";
 import type { ModelCall } from "../fixtures/chat-model";
 import { type OverviewFigures, overviewFigures, type View } from "../truth/observe";
 import { call } from "../worker/routes/harness";
@@ -8,7 +8,7 @@ import { type ChatSubject, chatStub, type UserTurn } from "./drive";
  * The two sides of a chat row, in the shape of the main matrix (test/truth/observe.ts): what the SDK records through
  * its public APIs (Think's `listSubmissions`, what `saveMessages` returned, the chat-recovery records under
  * `cf:chat-recovery:incident:`, the messages), translated by the one mapping (src/telemetry/sdk-states.ts
- * chatTurnState / chatRecoveryIncidentStatus), and what the console shows through its own JSON. `undefined`: that
+ * chatTurnState / chatRecoveryRecordStatus), and what the console shows through its own JSON. `undefined`: that
  * side does not know, and the field is shown but not compared.
  */
 
@@ -77,7 +77,7 @@ export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
       attempt: runs[t.id] ?? 1,
     };
     if (record) {
-      view.incidents[t.id] = { status: chatRecoveryIncidentStatus(record) ?? `unmapped:${record.status}`, reason: record.reason ?? null, attempts: record.attempt };
+      view.incidents[t.id] = { status: chatRecoveryRecordStatus(record) ?? `unmapped:${record.status}`, reason: record.reason ?? null, attempts: record.attempt };
       view.incidentIds[t.id] = record.incidentId;
     } else if (s.recovered && i === 0) {
       // No record left of a recovery the fault started: the SDK deletes one only when the recovery completed.

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { chatRecoveryIncidentStatus } from "../../../../src/telemetry";
+import { chatRecoveryRecordStatus } from "../../../../src/telemetry";
 import { rejectionOf } from "../../../helpers";
 import {
   chatAgent, type EventRow, eventsOfType, fail, incidentEvents, incidentRow, payloadOf, reconnect, SECRET_CHUNK, SECRET_PREVIEW, stall, text,
@@ -31,24 +31,24 @@ function expectRedactedPartial(p: Exhausted, streamed: string) {
 }
 
 /**
- * When the exhausting evaluation happens inside a recovery continuation (a stalled stream), that continuation then
- * settles as "aborted" and the SDK rewrites the sealed record `failed` (its event gives no reason), keeping the
- * exhaustion's reason. The user got the terminal message: the recovery was exhausted, and the console says so,
- * as the one mapping reads the SDK's record (sdk-states.ts chatRecoveryIncidentStatus). (This test used to
- * expect `failed`, the record's word read without its reason: that made exhausted turns invisible to the
- * console's exhaustion counts and filters.) The agent marks the trailing failure `sealed`.
+ * When the exhausting evaluation happens inside a recovery continuation (a stalled stream), the SDK seals the
+ * incident `exhausted` (onExhausted, the terminal message), then that continuation settles as "aborted" and
+ * `updateIncident` rewrites the record's word to `failed`, keeping the exhaustion's reason (its event gives no
+ * reason). The one mapping reads that record as the SDK exhausted it (chatRecoveryRecordStatus), and the
+ * console says `exhausted`, with the exhaustion's reason, even after the reason-less chat.recovery.failed.
  */
 async function expectSealedThenFailed(stub: { recoveryIncidents(): Promise<{ status: string; reason?: string }[]> }, incidentId: string, reason: string) {
-  const row = await incidentRow(incidentId, (r) => r.reason === reason && r.status === "exhausted");
-  expect(row.kind).toBe("chat");
-  const events = await incidentEvents(incidentId, "chat.recovery.failed");
-  const types = events.map((e) => e.type);
+  const types = (await incidentEvents(incidentId, "chat.recovery.failed")).map((e) => e.type);
   expect(types.slice(0, 3)).toEqual(["chat.recovery.detected", "chat.recovery.attempt", "chat.recovery.scheduled"]);
   expect(types.slice(-2)).toEqual(["chat.recovery.exhausted", "chat.recovery.failed"]);
-  expect(payloadOf(events.at(-1)!)).toMatchObject({ sealed: true });
+  // The failure event is in D1: the row has seen it, and still says exhausted.
+  const row = await incidentRow(incidentId, (r) => r.reason === reason && r.status === "exhausted");
+  expect(row.kind).toBe("chat");
   const record = (await stub.recoveryIncidents())[0]!;
   expect(record).toMatchObject({ status: "failed", reason });
-  expect(chatRecoveryIncidentStatus(record)).toBe(row.status);
+  expect(chatRecoveryRecordStatus(record)).toBe("exhausted");
+  // The agent also marks that trailing failure sealed: the turn's run stays exhausted too.
+  expect(payloadOf((await incidentEvents(incidentId, "chat.recovery.failed")).at(-1)!)).toMatchObject({ sealed: true });
   return row;
 }
 
