@@ -86,7 +86,8 @@ const backupBase = z.object({
 const adminBase = z.object({
   actor: z.string().min(1).max(320),
   reason: z.string().min(1).max(2000),
-  result: z.enum(["ok", "noop", "error", "denied"]),
+  /** `partial`: the action ran, but the agent read back afterwards still runs work (or the alarm did not run to its end). */
+  result: z.enum(["ok", "partial", "noop", "error", "denied"]),
   before: z.unknown().optional(),
   after: z.unknown().optional(),
 });
