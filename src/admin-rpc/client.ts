@@ -393,11 +393,13 @@ async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName
     if (action === "force_idle" && value) {
       const v = value as VerifiedForceIdleOutput;
       // Whether a run stopped is what the agent, read back, says now; the action's own verdict only where it could not be read.
-      const now = new Map((v.after.verified ? v.after.checks : []).map((c) => [c.id, c.now === "stopped"]));
+      const now = new Map((v.after.verified ? v.after.checks : []).map((c) => [c.id, c]));
       for (const r of v.ended) {
         const corr = r.kind === "task" ? { taskId: r.runId } : r.kind === "chat_turn" ? { requestId: r.runId } : { fiberId: r.runId };
-        const stopped = now.get(r.ref ?? r.runId) ?? r.stopped;
-        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped }, corr);
+        const c = now.get(r.ref ?? r.runId);
+        const stopped = c ? c.now === "stopped" : r.stopped;
+        const sdkState = c ? { sdkState: c.sdkState.slice(0, 100) } : {};
+        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, ...sdkState }, corr);
       }
       for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
     }

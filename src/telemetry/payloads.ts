@@ -153,7 +153,19 @@ export const payloadSchemas = {
    * turn aborted), so its projection closes. `stopped` says whether in-memory work was stopped too: a plain
    * runFiber callback without a hook keeps running until it returns or the agent is evicted.
    */
-  "run.force_idled": z.object({ kind: runKind, runId: z.string().min(1).max(200), name: z.string().max(200).optional(), reason: z.string(), stopped: z.boolean() }),
+  "run.force_idled": z.object({
+    kind: runKind,
+    runId: z.string().min(1).max(200),
+    name: z.string().max(200).optional(),
+    reason: z.string(),
+    stopped: z.boolean(),
+    /**
+     * What the SDK records for the run when the console read the agent back after force idle: a Tasks state
+     * (`cancelled`…), a managed-fiber status (`aborted`…), `running`, or `gone` (nothing of it remains). Absent
+     * when the agent could not be read back.
+     */
+    sdkState: z.string().max(100).optional(),
+  }),
   /** Written by force idle for each chat-recovery incident record it clears. */
   "incident.force_idled": z.object({ reason: z.string() }),
   /**

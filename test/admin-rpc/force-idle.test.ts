@@ -91,8 +91,9 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const events = await forceIdledEvents(name, 2);
     const byKind = Object.fromEntries(events.map((e) => [JSON.parse(e.payload).kind, { ...e, payload: JSON.parse(e.payload) }]));
-    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true });
-    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true });
+    // Each carries what the SDK said of it when the console read the agent back.
+    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true, sdkState: "cancelled" });
+    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true, sdkState: "aborted" });
     expect(byKind.managed_fiber.fiber_id).toBe(fiberId);
 
     const again = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "again" });
@@ -138,7 +139,7 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
     expect((await consoleAdminClient(env, viewer, plain).listRuns(t))).toMatchObject({ ok: true, value: { runs: [] } });
 
     const [event] = await forceIdledEvents(name, 1);
-    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true });
+    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true, sdkState: "gone" });
     expect(event!.fiber_id).toBe(runId);
   });
 
@@ -160,7 +161,7 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
       const [a, b] = await twoSamples(() => stub.ticks(), 150);
       expect(b).toBeGreaterThan(a);
       const [event] = await forceIdledEvents(name, 1);
-      expect(JSON.parse(event!.payload)).toMatchObject({ kind: "fiber", runId, stopped: false });
+      expect(JSON.parse(event!.payload)).toMatchObject({ kind: "fiber", runId, stopped: false, sdkState: "running" });
     } finally {
       await rejectionOf(stub.evict());
     }

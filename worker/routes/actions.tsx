@@ -49,7 +49,7 @@ const UNREADABLE_FORM = "the request body could not be read as a form: send appl
 
 /** What the agent is, as the console read it back after the action (or could not). */
 const readBack = (after: VerifiedForceIdleOutput["after"]) =>
-  after.verified ? `Read back after it, the agent is ${after.status}.` : `The agent reported itself ${after.status}, but the console could not read it back.`;
+  after.verified ? `The agent is now ${after.status} (read back after the action).` : `The agent reported itself ${after.status}, but the console could not read it back.`;
 
 /** The title and sentence the operator reads after an action that answered: from what was read back, not what was attempted. */
 function done(action: AdminActionName, label: string, value: unknown): { title: string; detail: string } {
