@@ -74,7 +74,7 @@ async function act(action) {
   const mark = v.result === "partial" ? "!" : "✓";
   const readBack = v.after?.verified === false ? " (not read back)" : " (read back)";
   if (action === "force-idle") {
-    if (v.noop) return console.log("✓ nothing to do: already idle (audited as a no-op)");
+    if (v.noop && v.result !== "partial") return console.log("✓ nothing to do: already idle (audited as a no-op)");
     console.log(`${mark} ${agentClass} ${agentName}: ${v.result ?? "ok"}, ${v.before.status} → ${v.after.status}${readBack}`);
     const now = new Map((v.after?.checks ?? []).map((c) => [c.id, c]));
     for (const r of v.ended ?? []) {

@@ -21,6 +21,7 @@ import {
   type StatusOutput,
   statusOutput,
   type TriggerAlarmOutput,
+  type VerifiedAfter,
   type VerifiedForceIdleOutput,
   type VerifiedTriggerAlarmOutput,
   verifyOutput,
@@ -260,7 +261,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
         // A reason is free text: masked like everything else an operator types that others read.
         reason: maskSecrets(rawReason.slice(0, MASK_CHARS)),
         before: value?.before ?? null,
-        after: value?.after ?? null,
+        after: auditAfter(value?.after),
         result,
         error: error ? maskSecrets(`${error.code}: ${error.message}`.slice(0, MASK_CHARS)) : null,
         ...(opts.batchId ? { batchId: opts.batchId } : {}),
@@ -355,6 +356,27 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
 }
 
 const liveOutput = z.object({ status: statusOutput, runs: listRunsOutput });
+
+/** Runs and running work an audit row keeps of a verified after-state (what still runs first); the rest is counted. */
+const AUDIT_CHECKS = 30;
+
+/**
+ * The after-state as the audit keeps it. A verified one leaves out what the before-state already holds
+ * (schedules, capabilities) and keeps its sentence and what still runs first, so a large force idle stays
+ * under the audit's size cap with its verdict readable.
+ */
+function auditAfter(after: unknown): unknown {
+  const a = after as Partial<VerifiedAfter> | null | undefined;
+  if (!a || typeof a !== "object" || typeof a.verified !== "boolean") return after ?? null;
+  const { schedules: _s, capabilities: _c, checks = [], busy = [], ...rest } = a;
+  const ordered = [...checks].sort((x, y) => Number(x.now === "stopped") - Number(y.now === "stopped"));
+  return {
+    ...rest,
+    checks: ordered.slice(0, AUDIT_CHECKS),
+    busy: busy.slice(0, AUDIT_CHECKS),
+    ...(checks.length > AUDIT_CHECKS || busy.length > AUDIT_CHECKS ? { omitted: { checks: Math.max(0, checks.length - AUDIT_CHECKS), busy: Math.max(0, busy.length - AUDIT_CHECKS) } } : {}),
+  };
+}
 
 export type AdminClient = ReturnType<typeof createAdminClient>;
 

@@ -114,10 +114,10 @@ async function readBack(
 /**
  * Force idle, verified: each run it ended read back through the SDK (tasks.get, inspectFiber, the run rows and
  * running callbacks), with the agent's status and everything running now. `ok` only when the agent is idle and
- * nothing runs; otherwise `partial`, with one sentence saying what still runs.
+ * nothing runs; otherwise `partial`, with one sentence saying what still runs. Nothing to do is `noop` only when
+ * the read-back agrees (a queued callback it cannot stop makes it `partial`).
  */
 export async function verifyForceIdle(v: ForceIdleOutput, r: VerifyReads): Promise<VerifiedForceIdleOutput> {
-  if (v.noop) return { ...v, result: "noop", after: { ...v.after, verified: true, readAt: r.now(), checks: [], busy: [], notice: null }, live: null };
   const refs = v.ended.map((e) => e.ref ?? e.runId);
   const names = new Map(v.ended.map((e) => [e.ref ?? e.runId, e.name]));
   const got = await readBack(r, refs, v.evicted ? v.instance : null);
@@ -138,7 +138,9 @@ export async function verifyForceIdle(v: ForceIdleOutput, r: VerifyReads): Promi
     : parts.length
       ? `Force idle did not stop everything: ${parts.length} ${plural(parts.length, "piece of work", "pieces of work")} still ${plural(parts.length, "runs", "run")}: ${parts.join("; ")}.`
       : `Force idle did not leave the agent idle: it reports itself ${read.status.status}${got.fallback ? " (its admin mixin is too old to say which work runs)" : ""}.`;
-  return { ...v, result: idle ? "ok" : "partial", after: afterFrom(read, names, readAt, notice), live: { status: read.status, runs: read.runs } };
+  // Nothing to do is a no-op only if the agent, read back, is indeed idle with nothing running.
+  const result: VerifiedResult = !idle ? "partial" : v.noop ? "noop" : "ok";
+  return { ...v, result, after: afterFrom(read, names, readAt, notice), live: { status: read.status, runs: read.runs } };
 }
 
 /**

@@ -111,6 +111,27 @@ describe("force idle reports what is true after it, run by run", () => {
   });
 });
 
+describe("nothing to do is a no-op only when the agent, read back, agrees", () => {
+  it("force idle with only a queued callback running: nothing it can stop, and partial, naming it", async () => {
+    const name = `noop-${uid()}`;
+    const stub = await getAgentByName(env.StubbornAgent, name);
+    await stub.startQueuedTurn();
+    try {
+      const r = await consoleAdminClient(env, operator, plain).forceIdle({ agentClass: "StubbornAgent", agentName: name }, { reason: "quiet it" });
+      expect(r.ok && r.value).toMatchObject({ noop: true, result: "partial", ended: [] });
+      expect(r.ok && r.value.after.busy).toEqual([expect.objectContaining({ kind: "queued_callback", name: "holdTurn", holdsAlarm: true })]);
+      expect(r.ok && r.value.after.notice).toMatch(/^Force idle did not stop everything: 1 piece of work still runs: a queued callback 'holdTurn' is running for \d+ s\.$/);
+      expect((await auditRows(name)).map((a) => [a.action, a.result])).toEqual([["force_idle", "partial"]]);
+    } finally {
+      await stub.release();
+    }
+    // Once it ended, the same call is a plain no-op.
+    await scheduler.wait(50);
+    const again = await consoleAdminClient(env, operator, plain).forceIdle({ agentClass: "StubbornAgent", agentName: name }, { reason: "quiet it" });
+    expect(again.ok && again.value).toMatchObject({ noop: true, result: "noop", after: { status: "idle", busy: [], notice: null } });
+  });
+});
+
 describe("trigger alarm answers within 2 s, naming what holds it", () => {
   it("while a queued callback holds the SDK's alarm loop: busy, not run (so not run twice), partial, in well under 2 s", async () => {
     const name = `queued-${uid()}`;

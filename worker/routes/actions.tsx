@@ -47,9 +47,9 @@ async function readForm(c: Context<ConsoleEnv>): Promise<Record<string, unknown>
 
 const UNREADABLE_FORM = "the request body could not be read as a form: send application/x-www-form-urlencoded, or multipart/form-data with its boundary";
 
-/** What the agent is, as the console read it back after the action (or could not). */
+/** What the agent is, as the console read it back after the action (the result's after-state says so), or could not. */
 const readBack = (after: VerifiedForceIdleOutput["after"]) =>
-  after.verified ? `The agent is now ${after.status} (read back after the action).` : `The agent reported itself ${after.status}, but the console could not read it back.`;
+  after.verified ? `The agent is now ${after.status}.` : `The agent reported itself ${after.status}, but the console could not read it back.`;
 
 /** The title and sentence the operator reads after an action that answered: from what was read back, not what was attempted. */
 function done(action: AdminActionName, label: string, value: unknown): { title: string; detail: string } {
@@ -60,7 +60,8 @@ function done(action: AdminActionName, label: string, value: unknown): { title: 
   }
   if (action === "force_idle") {
     const v = value as VerifiedForceIdleOutput;
-    if (v.noop) return { title: `${label} done.`, detail: "Nothing to do: the agent was already idle. Recorded as a no-op." };
+    if (v.noop && v.result === "noop") return { title: `${label} done.`, detail: "Nothing to do: the agent was already idle. Recorded as a no-op." };
+    if (v.noop) return { title: `${label}: nothing it can stop, but work still runs.`, detail: readBack(v.after) };
     const stillRunning = v.after.verified ? v.after.checks.filter((c) => c.now !== "stopped").length : v.ended.filter((r) => !r.stopped).length;
     const runs = v.ended.length ? ` Ended ${v.ended.length} run(s): ${v.ended.length - stillRunning} stopped${stillRunning ? `, ${stillRunning} NOT stopped` : ""}.` : "";
     const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";

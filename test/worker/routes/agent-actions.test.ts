@@ -82,7 +82,7 @@ describe("an agent with Tasks runs and managed fibers", () => {
     const res = await postForm("/actions/force-idle", "operator", { agentClass: "DurableWorkAgent", agentName: name, reason: "stop the crawl" }, { csrf: csrfFromPage(page.text), headers: HX });
     expect(res.status).toBe(200);
     const fragment = await res.text();
-    expect(fragment).toMatch(/^<div class="result ok" data-testid="action-result"><strong>Force idle done\.<\/strong> The agent is now idle \(read back after the action\)\. Ended 2 run\(s\): 2 stopped\./);
+    expect(fragment).toMatch(/^<div class="result ok" data-testid="action-result"><strong>Force idle done\.<\/strong> The agent is now idle\. Ended 2 run\(s\): 2 stopped\./);
     // Each run: what force idle did, and what the SDK says of it now.
     expect(fragment).toContain(`task <span class="mono">${taskId}</span> (crawl): stopped — cancelled through the Tasks API and settled · <strong>now: stopped (tasks.get says cancelled)</strong>`);
     expect(fragment).toContain(`managed_fiber <span class="mono">${fiberId}</span> (sync-crm): stopped — cancelled through cancelFiber and settled · <strong>now: stopped (inspectFiber says aborted)</strong>`);
@@ -99,7 +99,7 @@ describe("an agent with Tasks runs and managed fibers", () => {
       expect(res.status).toBe(200);
       const fragment = await res.text();
       // The agent, read back, still runs the callback: partial, in one sentence, and the agent is running.
-      expect(fragment).toMatch(/^<div class="result bad" data-testid="action-result"><strong>Force idle done, but work still runs\.<\/strong> The agent is now running \(read back after the action\)\. Ended 1 run\(s\): 0 stopped, 1 NOT stopped\./);
+      expect(fragment).toMatch(/^<div class="result bad" data-testid="action-result"><strong>Force idle done, but work still runs\.<\/strong> The agent is now running\. Ended 1 run\(s\): 0 stopped, 1 NOT stopped\./);
       expect(fragment).toContain('<div data-testid="after-state" data-result="partial" data-verified="true">');
       expect(fragment).toContain(
         `<p class="error-message" data-testid="action-notice">Force idle did not stop everything: 1 piece of work still runs: a runFiber callback &#39;ticker&#39; (${runId}): it still runs in memory (its row is removed, so it is not recovered).</p>`,

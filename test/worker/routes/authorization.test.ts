@@ -94,7 +94,7 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/api/csrf", url: () => "/api/csrf", shows: (_fx, who) => [`"email":"${USERS[who]}"`, `"role":"${who}"`, '"token":"'] },
   {
     kind: "action", method: "POST", pattern: "/actions/force-idle", url: () => "/actions/force-idle", action: "force_idle",
-    done: /Force idle done\.<\/strong> The agent is now idle \(read back after the action\)\./,
+    done: /Force idle done\.<\/strong> The agent is now idle\./,
     effect: async (s) => {
       expect(await s.stub.status()).toBe("idle");
       expect(await s.stub.runRows()).toEqual([]);
@@ -105,7 +105,7 @@ const ROUTES: Route[] = [
     // Evicted mid-turn: the alarm the operator triggers is what recovers the orphaned turn.
     prepare: async (s) => void (await rejectionOf(s.stub.evict())),
     // Read back after the alarm: the recovered turn runs again (its script stalls), and the answer says so.
-    done: /Trigger alarm done\.<\/strong> Alarm ran; recovery settled 1 fiber\(s\)\. The agent is now running \(read back after the action\)\..*running now: a runFiber callback &#39;session-turn&#39; is running/,
+    done: /Trigger alarm done\.<\/strong> Alarm ran; recovery settled 1 fiber\(s\)\. The agent is now running\..*running now: a runFiber callback &#39;session-turn&#39; is running/,
     effect: async (s) => {
       const after = await getAgentByName(env.FaultySessionAgent, s.name);
       expect(await after.recoveries(1)).toBe(1);
