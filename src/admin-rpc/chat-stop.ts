@@ -1,4 +1,3 @@
-import { chatTurnState } from "@agent-oncall/telemetry";
 import type { EndedRun, TaskRun } from "./contract.js";
 import type { AgentWork } from "./inspect.js";
 import { CHAT_TURN_TASK, TASK_TERMINAL_STATES } from "./sdk-layout.js";
@@ -16,7 +15,7 @@ import { CHAT_TURN_TASK, TASK_TERMINAL_STATES } from "./sdk-layout.js";
  *    the settle time; one that does not is cancelled through Tasks (so it is never replayed) and reported still
  *    running;
  * 4. each turn's verdict comes from the SDK's records re-read now: the submission (`inspectSubmission`) where there is
- *    one, in the console's words through src/telemetry/sdk-states.ts.
+ *    one. (The console reads the turn back again after the action, check.ts, by the same submission.)
  *
  * A turn is reported by the id the console keys it by: the user's turn (a submission's id; a recovery turn's root).
  */
@@ -36,6 +35,12 @@ function submissionApi(agent: object): SubmissionApi | null {
   return typeof a.listSubmissions === "function" && typeof a.inspectSubmission === "function" && typeof a.cancelSubmission === "function"
     ? (agent as SubmissionApi)
     : null;
+}
+
+/** Think's `inspectSubmission` for AgentWork (read-backs by submission id), where the agent has it. */
+export function chatSubmissionsOf(agent: object): Pick<AgentWork, "inspectSubmission"> {
+  const api = submissionApi(agent);
+  return api ? { inspectSubmission: (id) => api.inspectSubmission(id) } : {};
 }
 
 /** The public abort of one in-flight chat turn by request id: `cancelChat` (Think), else `abortRequest` (Think, AIChatAgent). */
@@ -158,7 +163,8 @@ async function liveTurns(api: SubmissionApi | null, carriers: TaskRun[], recover
 }
 
 function judge(t: Turn, cancel: CancelResult | null, after: Submission | null, stuck: boolean, settleMs: number): EndedRun {
-  const base = { kind: "chat_turn" as const, runId: t.root, name: null };
+  // Read back by its submission (Think's inspectSubmission) where it has one, else by the Tasks run that carried it.
+  const base = { kind: "chat_turn" as const, runId: t.root, ref: t.submission ? t.root : (t.carriers[0] ?? t.root), name: null };
   const sdkStatus = after?.status ?? null;
   if (stuck) {
     return {
@@ -169,11 +175,9 @@ function judge(t: Turn, cancel: CancelResult | null, after: Submission | null, s
       sdkStatus,
     };
   }
-  // How the turn ended by the SDK's own record: the submission where there is one; otherwise an aborted turn reports `aborted`.
-  const outcome = chatTurnState(sdkStatus ?? "aborted")?.outcome ?? undefined;
   if (t.submission) {
     const was = cancel?.outcome === "already_terminal" ? "it had already ended" : t.running ? "cancelled through Think's cancelSubmission, its stream stopped" : "queued, never started: cancelled through Think's cancelSubmission";
-    return { ...base, stopped: true, how: cancel?.outcome === "already_terminal" ? "not_running" : "cancelled", detail: `${was}; the submission reads ${sdkStatus ?? "(gone)"}`, sdkStatus, ...(outcome ? { outcome } : {}) };
+    return { ...base, stopped: true, how: cancel?.outcome === "already_terminal" ? "not_running" : "cancelled", detail: `${was}; the submission reads ${sdkStatus ?? "(gone)"}`, sdkStatus };
   }
-  return { ...base, stopped: true, how: "cancelled", detail: "its request was aborted (the SDK's cancelChat / abortRequest) and the turn ended: its stream stopped", sdkStatus, ...(outcome ? { outcome } : {}) };
+  return { ...base, stopped: true, how: "cancelled", detail: "its request was aborted (the SDK's cancelChat / abortRequest) and the turn ended: its stream stopped", sdkStatus };
 }

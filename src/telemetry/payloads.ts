@@ -1,5 +1,4 @@
 import { z } from "zod";
-import { RUN_OUTCOMES } from "./sdk-states.js";
 
 /**
  * Payload schemas, one per event type. This file is the single place that
@@ -108,7 +107,8 @@ const backupBase = z.object({
 const adminBase = z.object({
   actor: z.string().min(1).max(320),
   reason: z.string().min(1).max(2000),
-  result: z.enum(["ok", "noop", "error", "denied"]),
+  /** `partial`: the action ran, but the agent read back afterwards still runs work (or the alarm did not run to its end). */
+  result: z.enum(["ok", "partial", "noop", "error", "denied"]),
   before: z.unknown().optional(),
   after: z.unknown().optional(),
 });
@@ -195,10 +195,11 @@ export const payloadSchemas = {
     reason: z.string(),
     stopped: z.boolean(),
     /**
-     * How the run ended by the agent's own record, re-read after the action (e.g. Think's submission `aborted`, in
-     * the console's words via sdk-states.ts): the run's outcome then. Absent where the agent keeps no such record.
+     * What the SDK records for the run when the console read the agent back after force idle: a Tasks state
+     * (`cancelled`…), a managed-fiber status (`aborted`…), `running`, or `gone` (nothing of it remains). Absent
+     * when the agent could not be read back.
      */
-    outcome: z.enum(RUN_OUTCOMES).optional(),
+    sdkState: z.string().max(100).optional(),
   }),
   /** Written by force idle for each chat-recovery incident record it clears. */
   "incident.force_idled": z.object({ reason: z.string() }),

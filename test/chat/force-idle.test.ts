@@ -50,11 +50,10 @@ describe("force idle on a Think agent mid-turn", () => {
     // The SDK's own record: the submission is aborted, with the operator's reason.
     const sub = (await stub.submission(submissionId))!;
     expect(sub).toMatchObject({ status: "aborted", error: "force idle: report turn stuck" });
-    // The action says the same, in the SDK's word and in the console's (the one mapping).
-    expect(r.value.ended).toEqual([
-      expect.objectContaining({ kind: "chat_turn", runId: submissionId, stopped: true, how: "cancelled", sdkStatus: "aborted", outcome: mapSdkState(CHAT_TURN_STATUS, "aborted")!.outcome }),
-    ]);
-    expect(r.value).toMatchObject({ evicted: false, notice: null, after: { status: "idle" } });
+    // The action says the same: the agent's own verdict, and the console's read-back of the submission afterwards.
+    expect(r.value.ended).toEqual([expect.objectContaining({ kind: "chat_turn", runId: submissionId, ref: submissionId, stopped: true, how: "cancelled", sdkStatus: "aborted" })]);
+    expect(r.value).toMatchObject({ result: "ok", evicted: false, notice: null, after: { verified: true, status: "idle", busy: [] } });
+    expect(r.value.after.checks).toEqual([{ id: submissionId, kind: "chat_turn", name: null, now: "stopped", sdkState: "aborted", source: "inspectSubmission" }]);
 
     // The next turn runs at once (Think's own timestamps: it started right after it was submitted).
     const next = await stub.submit("and now a short one");
@@ -100,7 +99,9 @@ describe("force idle on an AIChatAgent mid-turn", () => {
     await registered("AiChatFixture", name);
 
     const r = await consoleAdminClient(env, operator).forceIdle({ agentClass: "AiChatFixture", agentName: name }, { reason: "stuck" });
-    expect(r.ok && r.value.ended).toEqual([expect.objectContaining({ kind: "chat_turn", runId: turnId, stopped: true, how: "cancelled", outcome: "cancelled" })]);
+    expect(r.ok && r.value.ended).toEqual([expect.objectContaining({ kind: "chat_turn", runId: turnId, stopped: true, how: "cancelled" })]);
+    // Read back by the Tasks run that carried it: gone once the aborted turn ended (AIChatAgent keeps no record of a turn).
+    expect(r.ok && r.value).toMatchObject({ result: "ok", after: { checks: [expect.objectContaining({ now: "stopped", sdkState: "gone" })] } });
     const at = await stub.meter();
     await scheduler.wait(1500);
     expect((await stub.meter()).chunks).toBe(at.chunks);

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { EndedRun } from "../../src/admin-rpc";
+import type { VerifiedForceIdleOutput } from "../../src/admin-rpc";
 import { reconcileAgent } from "../../worker/reconcile/agent";
 import { type Cell, compareViews, matrixTable, scenarioTable } from "../truth/compare";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { type ChatSubject, chatStub, driveChat } from "./drive";
 import { CHAT_MATRIX, chatRowName } from "./matrix";
-import { chatConsoleView, chatSdkView, type ChatView, overviewFigures } from "./observe";
+import { chatConsoleView, chatSdkView, overviewFigures } from "./observe";
 
 /**
  * The truth matrix's chat rows (issue 15): Think and AIChatAgent turns × faults on foreign fixture agents, then the
@@ -35,21 +35,24 @@ async function settle(s: ChatSubject): Promise<void> {
 }
 
 /**
- * What force idle itself reported next to what the SDK records afterwards: per turn it ended, the SDK's status word
- * (Think's submission) and the outcome it told the console, which must be the SDK's in the console's words.
+ * What force idle reported next to what the SDK records afterwards: per chat turn it ended, whether the console's
+ * read-back found it stopped, the SDK's word it read (Think: the submission's status, through inspectSubmission)
+ * and the action's verified result.
  */
-function actionCells(s: ChatSubject, sdk: ChatView, sdkWords: Record<string, string | undefined>): Cell[] {
-  const r = s.action?.result as { ok: boolean; value?: { ended: EndedRun[] } } | undefined;
+function actionCells(s: ChatSubject, sdkWords: Record<string, string | undefined>): Cell[] {
+  const r = s.action?.result as { ok: boolean; value?: VerifiedForceIdleOutput } | undefined;
   if (!r) return [];
   if (!r.ok) return [{ field: "action.ok", sdk: true, console: false, verdict: "DISAGREE" }];
   const first = s.turns[0]!.id;
-  const ended = r.value!.ended.find((e) => e.runId === first);
+  const v = r.value!;
+  const ended = v.ended.find((e) => e.runId === first);
+  const check = v.after.checks.find((c) => c.id === (ended?.ref ?? first));
   const cell = (field: string, want: unknown, got: unknown): Cell => ({ field, sdk: want, console: got, verdict: want === undefined ? "sdk does not say" : JSON.stringify(want) === JSON.stringify(got ?? null) ? "agree" : "DISAGREE" });
   return [
-    cell("action.ended", true, ended !== undefined && r.value!.ended.every((e) => e.kind !== "chat_turn" || s.turns.some((t) => t.id === e.runId))),
-    cell("action.stopped", true, ended?.stopped),
-    cell("action.outcome", sdk.runs[first]?.status, ended?.outcome),
-    cell("action.sdkStatus", sdkWords[first], ended?.sdkStatus ?? undefined),
+    cell("action.ended", true, ended !== undefined && v.ended.every((e) => e.kind !== "chat_turn" || s.turns.some((t) => t.id === e.runId))),
+    cell("action.stopped", true, ended?.stopped && check?.now === "stopped"),
+    cell("action.sdkState", sdkWords[first], check?.sdkState),
+    cell("action.result", "ok", v.result),
   ];
 }
 
@@ -75,7 +78,7 @@ describe("truth matrix, chat rows: the console shows what the SDK records of eac
       if (subject.agentClass === "ThinkChatFixture") {
         for (const sub of await (await chatStub(subject.agentClass, subject.agentName)).submissions()) sdkWords[sub.submissionId] = sub.status;
       }
-      const cells = [...compareViews(sdk, shown), ...actionCells(subject, sdk, sdkWords)];
+      const cells = [...compareViews(sdk, shown), ...actionCells(subject, sdkWords)];
       results.push({ name: chatRowName(row), cells });
       const bad = cells.filter((c) => c.verdict === "DISAGREE");
       const acted = subject.action ? `\n${subject.action.name} answered: ${JSON.stringify(subject.action.result).slice(0, 1500)}` : "";

@@ -1,6 +1,6 @@
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { isInternalSdkName, type RunKind, type TelemetryEvent } from "../../src/telemetry";
+import { CHAT_TURN_STATUS, isInternalSdkName, mapSdkState, type RunKind, type RunOutcome, type TelemetryEvent } from "../../src/telemetry";
 import { stampColumns } from "./merge";
 
 /**
@@ -21,8 +21,8 @@ import { stampColumns } from "./merge";
  *   reason, and the terminal message the user saw as the error; what the SDK reports after that is `sealed` and
  *   changes nothing); recovery_skipped when it declined to recover. The SDK's internal machinery (chat-turn
  *   fibers, the Task carrying a turn, recovery Tasks) never makes a run of its own.
- * - any kind: force_idled (run.force_idled; or what the agent's own record says after it, when the action
- *   re-read it: `outcome`), ended_unreported (run.reconciled).
+ * - any kind: force_idled (run.force_idled; for a chat turn, what the SDK records for it when the console read it
+ *   back, `sdkState`), ended_unreported (run.reconciled).
  */
 
 export type RunRow = SqlRow<typeof schema.fiberRuns>;
@@ -172,8 +172,9 @@ function factsOf(e: TelemetryEvent): Facts | null {
   }
   if (e.type === "run.force_idled") {
     const pl = e.payload;
-    // The action re-read the agent's own record of the run: its word (in the console's) is how the run ended.
-    const value = pl.outcome ?? "force_idled";
+    // A chat turn read back after force idle has the SDK's own record of how it ended (a Think submission's `aborted`,
+    // an AIChatAgent turn's record gone once it ended): that word, in the console's, is its outcome.
+    const value = pl.kind === "chat_turn" ? (chatTurnForceIdled(pl.sdkState) ?? "force_idled") : "force_idled";
     return {
       kind: pl.kind, runId: pl.runId, name: pl.name ?? null,
       outcome: { value, endedAt: e.time, reason: pl.stopped ? pl.reason : `${pl.reason} (its in-memory work was not stopped)` },
@@ -209,6 +210,16 @@ function carrierFacts(e: TelemetryEvent, requestId: string, p: P): Facts | null 
   if (e.type === "task.failed") return { kind: "chat_turn", runId, outcome: { value: "failed", endedAt: e.time, error: s(p.error) } };
   if (e.type === "task.cancelled") return { kind: "chat_turn", runId, outcome: { value: "cancelled", endedAt: e.time, reason: s(p.reason) } };
   return null;
+}
+
+/**
+ * How a chat turn force idle stopped ended, by what the SDK records when the console read it back: a submission's
+ * end state through the one mapping; `gone` (no record left: a turn without a submission, whose request force idle
+ * aborted) is the abort's own outcome. Null (keep force_idled) for anything else, or no read-back.
+ */
+function chatTurnForceIdled(sdkState: string | undefined): RunOutcome | null {
+  if (sdkState === "gone") return mapSdkState(CHAT_TURN_STATUS, "aborted")?.outcome ?? null;
+  return sdkState ? (mapSdkState(CHAT_TURN_STATUS, sdkState)?.outcome ?? null) : null;
 }
 
 /** A stamp pair of `group` (see merge.ts), present only when the group's fact is. */
