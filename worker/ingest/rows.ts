@@ -4,6 +4,7 @@ import type { SqlRow } from "../../src/store/sql-names";
 import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
 import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
+import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
 import { runRowOf } from "./run-rows";
 
 /**
@@ -108,11 +109,14 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     if (run) p.fibers.push(run);
 
     if (c.incidentId) {
-      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string; detail?: string };
+      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string; detail?: string; fiberStatus?: string };
       const reconciled = e.type === "incident.reconciled";
       // A reason-less chat:recovery:failed is a failure all the same (the SDK's own record says failed);
       // the reason stays the last one given, and the console says when none was.
-      const status = reconciled ? (pl.finding === "not_recovering" ? "ended_unreported" : null) : (INCIDENT_STATUS[e.type] ?? null);
+      const fiberStatus = fiberIncidentStatus(e);
+      const status = reconciled
+        ? pl.finding === "not_recovering" ? reconciledFiberIncidentStatus(pl.fiberStatus) : null
+        : fiberStatus !== undefined ? fiberStatus : (INCIDENT_STATUS[e.type] ?? null);
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason =
         e.type === "fiber.recovery.failed"
