@@ -83,8 +83,8 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const events = await forceIdledEvents(name, 2);
     const byKind = Object.fromEntries(events.map((e) => [JSON.parse(e.payload).kind, { ...e, payload: JSON.parse(e.payload) }]));
-    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true });
-    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true });
+    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true, how: "cancelled" });
+    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true, how: "cancelled" });
     expect(byKind.managed_fiber.fiber_id).toBe(fiberId);
 
     const again = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "again" });
@@ -127,7 +127,7 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
     expect((await consoleAdminClient(env, viewer, plain).listRuns(t))).toMatchObject({ ok: true, value: { runs: [] } });
 
     const [event] = await forceIdledEvents(name, 1);
-    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true });
+    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true, how: "evicted" });
     expect(event!.fiber_id).toBe(runId);
   });
 
