@@ -43,11 +43,11 @@ const viewer = { email: "sdk-records@example.com", role: "viewer" as const };
 const fiberAgent = async (name: string) => (await getAgentByName(env.TruthFiberAgent as never, name)) as unknown as FiberStub;
 const taskAgent = async (name: string) => (await getAgentByName(env.TruthTaskAgent as never, name)) as unknown as TaskStub;
 
-/** Polls `read` until `ok` holds (events reach D1 through the Queue); fails with the last value. */
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, what: string, timeout = 10_000): Promise<T> {
+/** Polls `read` until `ok` holds of a value (events reach D1 through the Queue); fails with the last value. */
+async function until<T>(read: () => Promise<T | null>, ok: (v: T | null) => boolean, what: string, timeout = 10_000): Promise<T> {
   const deadline = Date.now() + timeout;
   let last = await read();
-  while (!ok(last)) {
+  while (!ok(last) || last === null) {
     if (Date.now() > deadline) expect.fail(`${what}: not reached within ${timeout} ms; last: ${JSON.stringify(last)?.slice(0, 2000)}`);
     await scheduler.wait(50);
     last = await read();
@@ -172,7 +172,7 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     const runId = await stub.startTask("nap");
     await stub.settleTelemetry();
     const sdk = (await stub.sdkTask(runId))!;
-    const run: FiberDetail | null = await until(() => getFiber(env.DB, runId, owner), (r) => r?.phase === runStateOf("task", sdk.state)!.phase, "waiting run");
+    const run: FiberDetail = await until(() => getFiber(env.DB, runId, owner), (r) => r?.phase === runStateOf("task", sdk.state)!.phase, "waiting run");
     expect(run).toMatchObject({ status: shown("task", sdk.state), statusMessage: sdk.statusMessage, wakeAt: sdk.wakeAt });
 
     // Where the console shows the agent's status: what the SDK holds (a run parked until it wakes) is not idle.

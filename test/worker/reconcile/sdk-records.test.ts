@@ -138,8 +138,8 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const stub = await taskAgent(name);
     const { value: runId } = await withDropped(stub, () => stub.startTask("complete"), (e) => e.type === "task.completed");
     // The agent forgets it (its retention deleted the run), as the SDK's public API then says.
-    await runInDurableObject(stub as never, async (agent: { tasks: { delete(o: object): Promise<number> } }) => {
-      await agent.tasks.delete({ status: ["completed"] });
+    await runInDurableObject(stub as never, async (agent: unknown) => {
+      await (agent as { tasks: { delete(o: object): Promise<number> } }).tasks.delete({ status: ["completed"] });
     });
     expect(await stub.sdkTask(runId)).toBeNull();
     await reconcile("TruthTaskAgent", name);
