@@ -183,8 +183,11 @@ export const capabilities = z.object({
   resolveOps: z.boolean().default(false),
 });
 export type Capabilities = z.infer<typeof capabilities>;
-/** Version of this contract, reported in `capabilities.contract`. */
-export const ADMIN_CONTRACT_VERSION = 3;
+/**
+ * Version of this contract, reported in `capabilities.contract`. 4: `adminFindRuns` and the `adminRunRecord`
+ * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
+ */
+export const ADMIN_CONTRACT_VERSION = 4;
 
 export const statusOutput = z.object({
   status: derivedStatus,

@@ -57,7 +57,7 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const status = await admin.status(t);
     expect(status.ok && status.value.capabilities).toEqual({
-      contract: 3, forceIdleHook: false, derivedStatus: false, tasks: true, managedFibers: true, chatRecovery: false, plainFiberStop: "evict", resolveOps: false,
+      contract: 4, forceIdleHook: false, derivedStatus: false, tasks: true, managedFibers: true, chatRecovery: false, plainFiberStop: "evict", resolveOps: false,
     });
   });
 
