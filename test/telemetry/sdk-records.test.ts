@@ -94,6 +94,9 @@ describe("managed fibers: the run and its incident follow what the SDK records, 
         "incident status",
       );
       expect(incident!.fiberId).toBe(id);
+      // The run's timeline says what the SDK made of the recovery, on the recovery's own event.
+      const page = await getText(`/fibers/${encodeURIComponent(id)}?agentClass=TruthFiberAgent&agentName=${encodeURIComponent(name)}`, "viewer");
+      expect(page.text).toContain(`data-testid="event-fiber-status"> · the SDK records the fiber <code>${sdk.status}</code>`);
 
       // The agent's status where the console shows it (admin RPC), against the SDK's fibers through the one mapping.
       const status = await consoleAdminClient(env, viewer).status(owner);
