@@ -16,7 +16,11 @@ export function fiberIncidentStatus(e: TelemetryEvent): string | null | undefine
   return "recovered";
 }
 
-/** What reconciliation found of a fiber incident: the fiber's status the agent records now, mapped; else ended, unreported. */
-export function reconciledFiberIncidentStatus(fiberStatus: string | undefined): string {
-  return fiberIncidentStatusOf(fiberStatus) ?? "ended_unreported";
+/**
+ * What reconciliation found of a fiber incident, when the agent still records its managed fiber (`fiberStatus`):
+ * the SDK's own status, mapped. Null when it records none: then reconciliation only closes it from outside (the
+ * incident's closed-by overlay, "ended, not reported").
+ */
+export function reconciledFiberIncidentStatus(fiberStatus: string | undefined): string | null {
+  return fiberIncidentStatusOf(fiberStatus);
 }
