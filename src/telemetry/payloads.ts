@@ -123,9 +123,10 @@ export const payloadSchemas = {
   "fiber.recovery.failed": fiberBase.extend({ error: z.string(), reason: z.string().optional() }),
   /**
    * Our own: the agent settled an interrupted managed fiber with `resolveFiber` (the SDK emits nothing for it).
-   * `status` is the fiber's status afterwards (FiberStatus word), `error` its error message then.
+   * `status` is the fiber's status afterwards (FiberStatus word), `error` its error message then, `settledAt` when
+   * the SDK records it settled.
    */
-  "fiber.resolved": fiberBase.extend({ status: z.string().min(1).max(50), error: z.string().optional() }),
+  "fiber.resolved": fiberBase.extend({ status: z.string().min(1).max(50), error: z.string().optional(), settledAt: ms.optional() }),
 
   // Chat turn recovery (AIChatAgent / Think)
   "chat.recovery.detected": chatRecoveryBase,

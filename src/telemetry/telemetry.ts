@@ -175,7 +175,7 @@ export class Telemetry {
    * Reports that the agent settled an interrupted managed fiber (`resolveFiber`; the SDK emits nothing for it):
    * `fiber` is the fiber as `inspectFiber` answers after it. Its incident closes with the fiber's status.
    */
-  fiberResolved(fiberId: string, fiber: { name: string; status: string; error?: string }): void {
+  fiberResolved(fiberId: string, fiber: { name: string; status: string; error?: string; settledAt?: number }): void {
     try {
       const payload: PayloadOf<"fiber.resolved"> = {
         fiberName: fiber.name.slice(0, 500) || "(unnamed)",
@@ -183,6 +183,7 @@ export class Telemetry {
         kind: "managed_fiber",
         status: fiber.status.slice(0, 50) || "unknown",
         ...(fiber.error ? { error: capField(fiber.error, undefined, this.#mask) } : {}),
+        ...(typeof fiber.settledAt === "number" && Number.isInteger(fiber.settledAt) && fiber.settledAt >= 0 ? { settledAt: fiber.settledAt } : {}),
       };
       this.record("fiber.resolved", payload, { fiberId, incidentId: fiberIncidentId(this.source.agentClass, this.source.agentName, fiberId) });
     } catch (e) {

@@ -151,7 +151,7 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
       if (resolved) {
         try {
           const f = await this.inspectFiber(fiberId);
-          if (f) this.telemetry.fiberResolved(fiberId, { name: f.name, status: f.status, ...(f.error ? { error: f.error } : {}) });
+          if (f) this.telemetry.fiberResolved(fiberId, { name: f.name, status: f.status, ...(f.error ? { error: f.error } : {}), ...(f.settledAt !== undefined ? { settledAt: f.settledAt } : {}) });
         } catch {
           /* telemetry never fails the agent */
         }

@@ -60,7 +60,8 @@ const MANAGED_SETTLING = new Set<TelemetryEvent["type"]>(["fiber.completed", "fi
 function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
   const word = e.type === "fiber.resolved" ? s(p.status) : s(p.fiberStatus);
   const mapped = runStateOf("managed_fiber", word);
-  if (mapped?.outcome) return { value: mapped.outcome, endedAt: e.time, error: s(p.fiberError) ?? s(p.error), reason: null };
+  // resolveFiber's report says when the SDK settled it; the other events are that moment themselves.
+  if (mapped?.outcome) return { value: mapped.outcome, endedAt: n(p.settledAt) ?? e.time, error: s(p.fiberError) ?? s(p.error), reason: null };
   if (mapped) return undefined; // live again: nothing ended
   if (e.type === "fiber.recovery.handled") {
     // Its recovery hook ran but the sender did not say what the SDK made of it: it was interrupted, and whether it
