@@ -101,7 +101,8 @@ const backupBase = z.object({
 const adminBase = z.object({
   actor: z.string().min(1).max(320),
   reason: z.string().min(1).max(2000),
-  result: z.enum(["ok", "noop", "error", "denied"]),
+  /** `partial`: the action ran, but the agent read back afterwards still runs work (or the alarm did not run to its end). */
+  result: z.enum(["ok", "partial", "noop", "error", "denied"]),
   before: z.unknown().optional(),
   after: z.unknown().optional(),
 });
@@ -182,6 +183,12 @@ export const payloadSchemas = {
     stopped: z.boolean(),
     /** How it was stopped (admin contract `endedRun.how`); `cancelled` means through the SDK's own cancel, which the SDK records. */
     how: z.string().max(50).optional(),
+    /**
+     * What the SDK records for the run when the console read the agent back after force idle: a Tasks state
+     * (`cancelled`…), a managed-fiber status (`aborted`…), `running`, or `gone` (nothing of it remains). Absent
+     * when the agent could not be read back.
+     */
+    sdkState: z.string().max(100).optional(),
   }),
   /** Written by force idle for each chat-recovery incident record it clears. */
   "incident.force_idled": z.object({ reason: z.string() }),

@@ -20,8 +20,8 @@ import { stampColumns } from "./merge";
  *   and the chat incident tells that story). The SDK's internal chat-turn fibers arrive already marked
  *   (payload.kind "chat_turn", corr.requestId) and become facts of their turn, never fibers of their own;
  *   Tasks that only carry a turn have no requestId to fold by, and make no row.
- * - any kind: force_idled (run.force_idled; a fallback: what the SDK itself records of the work it stopped, a
- *   cancelled Tasks run or managed fiber, supersedes it), and from run.reconciled: `ended` with the outcome the
+ * - any kind: force_idled (run.force_idled, for work the SDK keeps no record of; what the SDK records of work the
+ *   action stopped, a cancelled Tasks run or managed fiber, is shown as the SDK says), and from run.reconciled: `ended` with the outcome the
  *   agent still records (mapped by sdk-states.ts), or ended_unreported (a fallback) when it records none.
  */
 
@@ -177,12 +177,15 @@ function factsOf(e: TelemetryEvent): Facts | null {
   }
   if (e.type === "run.force_idled") {
     const pl = e.payload;
+    // What the SDK records of the run once the action was done (`sdkState`, read back by the console), mapped by
+    // sdk-states.ts: a Tasks run or managed fiber cancelled through the SDK ended `cancelled`, whatever the console
+    // calls its action. Only work the SDK keeps no record of (a row removed, an agent evicted) is `force_idled`.
+    const recorded = runStateOf(pl.kind, pl.sdkState)?.outcome ?? null;
     return {
       kind: pl.kind, runId: pl.runId, name: pl.name ?? null,
-      // The console's own word for what its action did. Where it stopped the work through the SDK's own cancel
-      // (`how: cancelled`: a Tasks run or managed fiber), the SDK records and reports how it ended (cancelled):
-      // then this is a fallback that record supersedes. Otherwise (a row removed, an agent evicted) it is the end.
-      outcome: { value: "force_idled", endedAt: e.time, reason: pl.stopped ? pl.reason : `${pl.reason} (its in-memory work was not stopped)`, fallback: pl.how === "cancelled" },
+      // Stopped through the SDK's own cancel (`how: cancelled`), the SDK also reports how it ended, with its own
+      // words (the error it records): then this is a fallback that report supersedes.
+      outcome: { value: recorded ?? "force_idled", endedAt: e.time, reason: pl.stopped ? pl.reason : `${pl.reason} (its in-memory work was not stopped)`, fallback: pl.how === "cancelled" },
     };
   }
   if (e.type === "run.reconciled") return reconciledFacts(e as TelemetryEvent<"run.reconciled">);
