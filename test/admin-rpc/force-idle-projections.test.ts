@@ -42,8 +42,12 @@ describe("force idle closes every projection it touches", () => {
     // The Tasks run and the managed fiber were cancelled through the SDK, which records it: the console shows
     // what the SDK says (its public APIs, mapped by sdk-states.ts), not its own word for the action. The plain
     // runFiber callback has no SDK record once its row is gone: force_idled, with the operator's reason.
-    const sdkTask = runStateOf("task", await stub.taskState(taskId))?.outcome;
-    const sdkManaged = runStateOf("managed_fiber", await stub.managedStatus(managedId))?.outcome;
+    // The ticker could only be stopped by evicting the agent, which happens just after the answer: read it after that.
+    expect(r.value.evicted).toBe(true);
+    await scheduler.wait(100);
+    const after = await getAgentByName(env.ObservedWorkAgent, name);
+    const sdkTask = runStateOf("task", await after.taskState(taskId))?.outcome;
+    const sdkManaged = runStateOf("managed_fiber", await after.managedStatus(managedId))?.outcome;
     expect([sdkTask, sdkManaged]).toEqual([expect.any(String), expect.any(String)]);
     const closed = await pollRows<RunRow>(
       "SELECT fiber_id, kind, outcome, reason FROM fiber_runs WHERE agent_name = ? AND outcome IS NOT NULL ORDER BY kind",
