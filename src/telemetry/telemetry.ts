@@ -1,13 +1,14 @@
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { SCHEMA_VERSION } from "./envelope.js";
-import { newEventId } from "./ids.js";
+import { fiberIncidentId, newEventId } from "./ids.js";
 import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
 import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel.js";
 import type { OtlpTarget } from "./config.js";
 import { Outbox, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import type { EventType, PayloadOf } from "./payloads.js";
-import { createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
+import { capField, createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
+import type { SdkRecord } from "./sdk-reads.js";
 import { signEventText, signingKey } from "./signing.js";
 import { fitEvent, fitText } from "./too-large.js";
 import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
@@ -23,6 +24,8 @@ export type TelemetryStats = {
   dropped: number;
   /** Events too large to ship, sent as `event.too_large` placeholders instead. */
   tooLarge: number;
+  /** Reads of the SDK's own records made to complete an event (sdk-reads.ts): one primary-key row each. */
+  sdkReads: number;
   lastError: string | null;
   otlp: { exported: number; failed: number; dropped: number } | null;
 };
@@ -70,7 +73,7 @@ export class Telemetry {
   #backoffMs = 0;
   /** Set when an event arrives while a flush is under way, so that flush is followed by another. */
   #dirty = false;
-  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, tooLarge: 0, lastError: null as string | null };
+  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, tooLarge: 0, sdkReads: 0, lastError: null as string | null };
   /** The signing key (imported once, off the agent's path); null when events go unsigned. */
   #signingKey: Promise<CryptoKey> | null = null;
 
@@ -124,16 +127,68 @@ export class Telemetry {
     }
   }
 
-  /** Normalises and ships one agents-SDK observability event. */
-  emitSdk(raw: unknown): void {
+  /**
+   * Normalises and ships one agents-SDK observability event. `record` adds what the agent side knows of the
+   * SDK's records for it (sdk-reads.ts); `id` keeps an id reserved when the SDK emitted it (emitSdkAfter).
+   */
+  emitSdk(raw: unknown, record: SdkRecord = {}, id?: string): void {
     try {
-      const event = normalizeSdkEvent(raw as never, this.source, this.#mask);
+      const event = normalizeSdkEvent(raw as never, this.source, this.#mask, record);
+      if (event && id) event.id = id;
       // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
     } catch (e) {
       this.#stats.dropped++;
       this.#fail("normalize", e);
+    }
+  }
+
+  /** Reads of the SDK's records still under way, each followed by its event (settle waits for them). */
+  readonly #reading = new Set<Promise<void>>();
+
+  /**
+   * Ships an SDK event once `record` (a read of the SDK's own records, sdk-reads.ts) is in. Its id is taken
+   * now, so it keeps its place among this isolate's events; the read is one primary-key row in the agent's
+   * SQLite and resolves within microtasks. A read that fails ships the event as the SDK sent it. Never throws.
+   */
+  emitSdkAfter(raw: unknown, record: Promise<SdkRecord>): void {
+    try {
+      this.#stats.sdkReads++;
+      const t = (raw as { timestamp?: unknown } | null)?.timestamp;
+      const id = newEventId(typeof t === "number" && Number.isFinite(t) && t > 0 ? Math.round(t) : Date.now());
+      const done: Promise<void> = record
+        .then(
+          (r) => this.emitSdk(raw, r, id),
+          () => this.emitSdk(raw, {}, id),
+        )
+        .finally(() => this.#reading.delete(done));
+      this.#reading.add(done);
+      this.#keepAlive?.(done);
+    } catch (e) {
+      this.#stats.dropped++;
+      this.#fail("normalize", e);
+    }
+  }
+
+  /**
+   * Reports that the agent settled an interrupted managed fiber (`resolveFiber`; the SDK emits nothing for it):
+   * `fiber` is the fiber as `inspectFiber` answers after it. Its incident closes with the fiber's status.
+   */
+  fiberResolved(fiberId: string, fiber: { name: string; status: string; error?: string; settledAt?: number }): void {
+    try {
+      const payload: PayloadOf<"fiber.resolved"> = {
+        fiberName: fiber.name.slice(0, 500) || "(unnamed)",
+        managed: true,
+        kind: "managed_fiber",
+        status: fiber.status.slice(0, 50) || "unknown",
+        ...(fiber.error ? { error: capField(fiber.error, undefined, this.#mask) } : {}),
+        ...(typeof fiber.settledAt === "number" && Number.isInteger(fiber.settledAt) && fiber.settledAt >= 0 ? { settledAt: fiber.settledAt } : {}),
+      };
+      this.record("fiber.resolved", payload, { fiberId, incidentId: fiberIncidentId(this.source.agentClass, this.source.agentName, fiberId) });
+    } catch (e) {
+      this.#stats.dropped++;
+      this.#fail("resolve", e);
     }
   }
 
@@ -282,6 +337,7 @@ export class Telemetry {
 
   /** Waits for pending Queue sends and OTLP exports. For tests, shutdown paths and benchmarks. */
   async settle(): Promise<void> {
+    while (this.#reading.size) await Promise.all([...this.#reading]);
     this.#flushStashes();
     await this.flush();
     await this.#tracing.processor?.forceFlush();

@@ -25,7 +25,7 @@ export const SPECS = {
     columns: {
       kind: "max", name: "max", definition: "max", attempt: "max", startedAt: "min",
       outcome: { latest: "outcome" }, endedAt: { latest: "outcome" }, error: { latest: "outcome" }, reason: { latest: "outcome" },
-      phase: { latest: "phase" }, wakeAt: { latest: "phase" }, step: { latest: "phase" },
+      phase: { latest: "phase" }, wakeAt: { latest: "phase" }, step: { latest: "phase" }, statusMessage: { latest: "phase" },
       confirmedAt: "max",
       snapshotPreview: { latest: "snapshot" }, snapshotBytes: { latest: "snapshot" },
       firstSeen: "min", lastSeen: "max",
