@@ -43,6 +43,12 @@ const envelopeBase = z.object({
   time: z.number().int().positive(),
   source,
   corr: correlation,
+  /**
+   * The agent's own number for this event (seq.ts): 1, 2, 3… per agent, given when the agent's durable outbox
+   * ships it. Optional: older senders, events shipped without an outbox, and the console's own events
+   * (reconciliation, admin) carry none. The console compares the highest number with how many arrived.
+   */
+  seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
 });
 
 function variant<T extends EventType>(type: T) {
@@ -70,6 +76,8 @@ export type TelemetryEvent<T extends EventType = EventType> = T extends EventTyp
       source: Source;
       corr: Correlation;
       payload: PayloadOf<T>;
+      /** The agent's own event number (see seq.ts); absent when unnumbered. */
+      seq?: number;
     }
   : never;
 
