@@ -35,6 +35,8 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
     ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0],
     ["Stuck", "/stuck", stuck, stuck.n > 0],
     ["Tokens re-spent by recovery (24 h)", href("/incidents", { since: "24h" }), { n: counts.respentTokens24h, capped: false }, false],
+    // Agents, not events: the list it links to has one row per agent (each row says how many of its events are missing).
+    ["Agents with missing events", href("/agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0],
   ];
   return (
     <>

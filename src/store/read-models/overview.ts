@@ -4,6 +4,7 @@ import { eventRollups, fiberRuns, incidents, opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { instant, parseFilters } from "./filters";
+import { type GapCount, gapCountOf, gapCountStatement } from "./event-gaps";
 import { type Capped, DEFAULT_CAP, cappedCountStatement, cappedOf, cond, rowsReadOf } from "./paging";
 
 /**
@@ -53,6 +54,11 @@ export type OverviewCounts = {
   ambiguousOps: Capped;
   /** Model tokens (input + output) recovery attempts re-spent in the last 24 h, from the model.usage rollups' amount. */
   respentTokens24h: number;
+  /**
+   * Agents with events that never arrived (event-gaps.ts), among the GAP_COUNT_WINDOW + 1 most recently seen
+   * (`capped` when there are more agents), and how many events they miss in all.
+   */
+  agentsWithGaps: GapCount;
   rowsRead: number;
 };
 
@@ -72,7 +78,8 @@ function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1P
  * capped): running runs by kind (a closed run never counts: only rows without an outcome do), open
  * incidents, exhaustions, open ambiguous ops. exhaustions24h sums the exhaustion rollups (EXHAUSTION_SQL)
  * over the buckets from the one holding now − 24 h to now (so up to 5 minutes more than 24 h); it reads at
- * most 288 × distinct-reasons rollup rows. Each running count reads at most cap + 1 rows.
+ * most 288 × distinct-reasons rollup rows. Each running count reads at most cap + 1 rows. Agents with gaps
+ * scans at most GAP_COUNT_WINDOW + 1 agents (no index serves it; see event-gaps.ts).
  */
 export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_CAP): Promise<OverviewCounts> {
   // One round trip: a D1 batch.
@@ -89,9 +96,10 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
     db
       .prepare(`SELECT COALESCE(SUM(${R.amount}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} = 'model.usage' AND ${R.bucket} >= ? AND ${R.bucket} <= ?`)
       .bind(floorBucket(now - DAY_MS), now),
+    gapCountStatement(db),
   ])) as D1Result<{ n: number; confirmed?: number }>[];
   const kinds = results.slice(0, RUN_KINDS.length);
-  const [open, ambiguous, ex, respent] = results.slice(RUN_KINDS.length) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>];
+  const [open, ambiguous, ex, respent, gaps] = results.slice(RUN_KINDS.length) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number; missing: number; scanned: number }>];
   const runningByKind = Object.fromEntries(
     RUN_KINDS.map((k, i) => [k, { ...cappedOf(kinds[i]!, cap), confirmed: Math.min(Number(kinds[i]!.results[0]?.confirmed ?? 0), cap) }]),
   ) as Record<RunKind, RunningOfKind>;
@@ -104,7 +112,8 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
     exhaustions24h: { n: Math.min(exhausted, cap), capped: exhausted > cap },
     ambiguousOps: cappedOf(ambiguous, cap),
     respentTokens24h: Number(respent.results[0]?.n ?? 0),
-    rowsRead: rowsReadOf(...kinds, open, ambiguous, ex, respent),
+    agentsWithGaps: gapCountOf(gaps),
+    rowsRead: rowsReadOf(...kinds, open, ambiguous, ex, respent, gaps),
   };
 }
 
