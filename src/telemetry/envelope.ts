@@ -46,9 +46,10 @@ const envelopeBase = z.object({
   /**
    * The agent's own number for this event (seq.ts): 1, 2, 3… per agent, given when the agent's durable outbox
    * ships it. Optional: older senders, events shipped without an outbox, and the console's own events
-   * (reconciliation, admin) carry none. The console compares the highest number with how many arrived.
+   * (reconciliation, admin) carry none. A safe integer (zod int), 1 or more. The console compares the highest
+   * number with how many arrived.
    */
-  seq: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional(),
+  seq: z.number().int().min(1).optional(),
 });
 
 function variant<T extends EventType>(type: T) {
