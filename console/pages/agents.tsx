@@ -19,7 +19,6 @@ export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<A
   const title = props.gapsOnly ? "Agents with missing events" : "Agents";
   return (
     <Layout ctx={props.ctx} title={title} active="">
-      <h1>{title}</h1>
       {props.gapsOnly ? (
         <p class="muted" data-testid="gaps-explained">
           Each agent numbers the events it sends. These agents sent numbered events that the console never stored: lost on the way
