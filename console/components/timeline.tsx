@@ -2,7 +2,7 @@ import type { EventRow } from "../../src/store/read-models";
 import { bytes, gap } from "../format";
 import { Time } from "./time";
 import { JsonView, parsePreview } from "./json-view";
-import { detailHref } from "../links";
+import { agentHref, detailHref } from "../links";
 
 const TONE: Record<string, string> = {
   "chat.recovery.exhausted": "bad", "session.error": "bad", "fiber.failed": "bad", "fiber.recovery.failed": "bad", "chat.recovery.failed": "bad", "op.ambiguous": "bad",
@@ -56,7 +56,7 @@ function fieldsOf(payload: unknown) {
  * the event before it on the page; what happened, the attempt and reason, the redacted partial output, the
  * op, run and trace ids. Everything is text; nothing from an event is ever interpreted as markup.
  */
-export function Timeline(props: { events: EventRow[]; traceUrl: string | null }) {
+export function Timeline(props: { events: EventRow[]; traceUrl: string | null; /** Events of many agents (the events list): name each one's agent and incident. */ showAgent?: boolean }) {
   if (!props.events.length) return <p class="muted">No events on this page.</p>;
   return (
     <ol class="timeline">
@@ -89,6 +89,8 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null })
             {p.terminalMessage ? <div>terminal message: <q>{p.terminalMessage.preview}</q></div> : null}
             {p.snapshot && snap ? <JsonView value={snap.value} rawText={snap.rawText} size={p.snapshot.bytes} truncated={p.snapshot.truncated} /> : null}
             <div class="muted mono">
+              {props.showAgent ? <span>agent <a href={agentHref(e)}>{e.agentClass} · {e.agentName}</a> </span> : null}
+              {props.showAgent && e.incidentId ? <span>incident <a href={detailHref("incidents", e.incidentId, e)}>{e.incidentId}</a> </span> : null}
               {e.opId ? <span>op {e.opId} </span> : null}
               {/* A chat turn's internal fiber is shown as its turn: its fiber id has no run of its own. */}
               {e.fiberId && !(p.chatTurn && e.requestId) ? <span>fiber <a href={detailHref("fibers", e.fiberId, e)}>{e.fiberId}</a> </span> : null}

@@ -37,6 +37,7 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
       <FilterForm action="/fibers">
         <SelectFilter name="kind" label="kind" value={q.kind} options={RUN_KINDS} />
         <SelectFilter name="outcome" label="status" value={q.outcome} options={RUN_OUTCOMES} />
+        <SelectFilter name="confirmed" label="confirmed by the agent" value={q.confirmed} options={["true", "false"]} />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />

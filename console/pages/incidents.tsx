@@ -15,7 +15,7 @@ import { detailHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
-/** Incidents, filterable by kind, status, reason, agent and time, and groupable. */
+/** Incidents, filterable by kind, status, reason, agent and time, and groupable. The list refreshes by itself. */
 export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Page<IncidentRow>; groups: IncidentGroups | null }) {
   const q = props.query;
   return (
@@ -28,6 +28,8 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
         <SelectFilter name="groupBy" label="group by" value={q.groupBy} options={INCIDENT_GROUPS} />
+        {/* Kept through Apply: a list of incidents without a reason (the overview's "(no reason)" links here). */}
+        {q.noReason ? <input type="hidden" name="noReason" value={q.noReason} /> : null}
       </FilterForm>
       <TimePresets path="/incidents" query={q} />
       {q.reason ? (
@@ -37,6 +39,19 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
           </a>
         </p>
       ) : null}
+      {/* Refreshes by itself like the overview (every pollSeconds, paused while the tab is hidden: console.js), with the same filters and page. */}
+      <div id="incidents-live" data-live hx-get={href("/partials/incidents", q)} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
+        <IncidentsLive ctx={props.ctx} query={q} page={props.page} groups={props.groups} />
+      </div>
+    </Layout>
+  );
+}
+
+/** The refreshing part of /incidents (an htmx fragment): the groups, the list and its pager. */
+export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Page<IncidentRow>; groups: IncidentGroups | null }) {
+  const q = props.query;
+  return (
+    <>
       {props.groups ? (
         <section>
           <h2>By {q.groupBy}{props.groups.bounded ? ` (newest ${props.groups.scanned} incidents)` : ""}</h2>
@@ -44,7 +59,11 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
             <tbody>
               {props.groups.groups.map((g) => (
                 <tr>
-                  <td>{q.groupBy === "agent" ? g.key : <a href={href("/incidents", { ...q, groupBy: undefined, cursor: undefined, [q.groupBy!]: g.key })}>{g.key || "(none)"}</a>}</td>
+                  <td>
+                    {q.groupBy === "agent" ? g.key : (
+                      <a href={href("/incidents", { ...q, groupBy: undefined, cursor: undefined, ...(q.groupBy === "reason" && !g.key ? { noReason: "true" } : { [q.groupBy!]: g.key }) })}>{g.key || "(none)"}</a>
+                    )}
+                  </td>
                   <td class="num">{g.n}</td>
                   {q.groupBy === "reason" && g.key ? <td><a href={href("/bulk", { incidentReason: g.key, openOnly: q.status === "open" ? "true" : undefined })}>act on all of these</a></td> : null}
                 </tr>
@@ -56,7 +75,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
       <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen />
       {props.page.items.length === 0 ? <p class="muted">No incidents match.</p> : null}
       <Pager path="/incidents" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
-    </Layout>
+    </>
   );
 }
 
@@ -81,7 +100,21 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
   return (
     <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active="/incidents">
       <dl class="facts" data-testid="incident-facts">
-        <dt>status</dt><dd><Status value={i.status} label={i.statusLabel} /></dd>
+        <dt>status</dt>
+        <dd data-testid="incident-status">
+          <Status value={i.status} label={i.statusLabel} />
+          {i.status !== i.sdkStatus ? <span class="muted"> · the SDK's last word: <code data-testid="incident-sdk-status">{i.sdkStatus}</code></span> : null}
+        </dd>
+        {i.closedBy ? (
+          <>
+            <dt>{i.status === i.closedBy ? "closed by" : "also recorded"}</dt>
+            <dd data-testid="incident-closed-by">
+              {i.closedBy === "force_idled" ? "an operator's force idle" : "reconciliation (the agent no longer had it)"} at <Time t={i.closedByAt} />
+              {i.closedByReason ? <>: <q>{i.closedByReason}</q></> : null}
+              {i.status !== i.closedBy ? <span class="muted"> (after the SDK had closed it, or before it resumed: it does not change what the SDK said)</span> : null}
+            </dd>
+          </>
+        ) : null}
         <dt>kind</dt><dd>{i.kind}</dd>
         <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></dd>
         <dt>attempts</dt>

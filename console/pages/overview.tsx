@@ -1,4 +1,4 @@
-import { RUN_KINDS, type EventSeries, type IncidentRow, type OverviewCounts } from "../../src/store/read-models";
+import { BUCKET_MS, RUN_KINDS, type EventSeries, type IncidentRow, type OverviewCounts, type TopReasons, overviewIncidentFilters, seriesTypes } from "../../src/store/read-models";
 import { IncidentTable } from "../components/incident-table";
 import { capped, href } from "../format";
 import { Time } from "../components/time";
@@ -8,7 +8,9 @@ import { KIND_LABEL } from "./fibers";
 export type OverviewData = {
   counts: OverviewCounts;
   series: EventSeries;
-  reasons: { reason: string; n: number }[];
+  /** The top exhaustion reasons: exhausted incidents grouped by reason, with the filters each count used. */
+  reasons: TopReasons;
+  /** Open incidents only (the newest few). */
   worst: IncidentRow[];
   /** Stuck findings now (stuck detection), capped. */
   stuck: { n: number; capped: boolean };
@@ -25,27 +27,43 @@ export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
   );
 }
 
+/**
+ * A figure and the list it counts: the link lists exactly the rows the figure counts (same filters, same
+ * window). `data-figure` carries the number for checks (test/worker/routes/overview-links.test.ts walks every
+ * one); `data-figure-of="tokens"` says the figure sums the listed events' tokens instead of counting them, and
+ * `data-figure-capped` that the figure stopped at its cap (the list has more).
+ */
+function Figure(props: { href: string; value: { n: number; capped: boolean }; of?: "tokens"; testId?: string; class?: string; children?: unknown }) {
+  return (
+    <a class={props.class} href={props.href} data-figure={String(props.value.n)} data-figure-of={props.of} data-figure-capped={props.value.capped ? "true" : undefined} data-testid={props.testId}>
+      {props.children ?? capped(props.value)}
+    </a>
+  );
+}
+
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
   const { counts, series, reasons, worst, stuck } = props.data;
-  const cards: [string, string, { n: number; capped: boolean }, boolean][] = [
-    ["Running runs", href("/fibers", { outcome: "running" }), counts.running, false],
-    ["Open incidents", href("/incidents", { status: "open" }), counts.openIncidents, counts.openIncidents.n > 0],
-    ["Exhaustions (24 h)", href("/incidents", { status: "exhausted", since: "24h" }), counts.exhaustions24h, counts.exhaustions24h.n > 0],
-    ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0],
-    ["Stuck", "/stuck", stuck, stuck.n > 0],
-    ["Tokens re-spent by recovery (24 h)", href("/incidents", { since: "24h" }), { n: counts.respentTokens24h, capped: false }, false],
+  const inc = overviewIncidentFilters(counts.window.since);
+  const cards: [string, string, { n: number; capped: boolean }, boolean, "tokens" | undefined][] = [
+    ["Running runs", href("/fibers", { outcome: "running" }), counts.running, false, undefined],
+    ["Open incidents", href("/incidents", inc.open), counts.openIncidents, counts.openIncidents.n > 0, undefined],
+    ["Exhaustions (24 h)", href("/incidents", inc.exhausted), counts.exhaustions24h, counts.exhaustions24h.n > 0, undefined],
+    ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0, undefined],
+    ["Stuck", "/stuck", stuck, stuck.n > 0, undefined],
+    // What recovery re-spent: the model.usage events that carried an incident id, over the rollups' window.
+    ["Tokens re-spent by recovery (24 h)", href("/events", { type: "model.usage", withIncident: "true", since: counts.window.rollupSince }), { n: counts.respentTokens24h, capped: false }, false, "tokens"],
     // Agents, not events: the list it links to has one row per agent (each row says how many of its events are missing).
-    ["Agents with missing events", href("/agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0],
+    ["Agents with missing events", href("/agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0, undefined],
   ];
   return (
     <>
       <section class="cards">
-        {cards.map(([label, link, value, alert]) => (
-          <a class={`card ${alert ? "alert" : ""}`} href={link} data-testid={`count-${label}`}>
+        {cards.map(([label, link, value, alert, of]) => (
+          <Figure class={`card ${alert ? "alert" : ""}`} href={link} value={value} of={of} testId={`count-${label}`}>
             <div class="n">{capped(value)}</div>
             <div class="label">{label}</div>
-          </a>
+          </Figure>
         ))}
       </section>
       <RunningByKind counts={counts} />
@@ -53,20 +71,23 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
         <section>
           <h2>Last 24 hours</h2>
           <div class="chart-box">
-            {/* The series travel in a data attribute: escaped by the renderer, decoded by the browser, never parsed as HTML. */}
-            <canvas id="events-chart" role="img" aria-label="Chart of events in the last 24 hours" aria-describedby="events-chart-summary" data-chart={JSON.stringify({ buckets: series.buckets, series: series.series })} />
+            {/* The series travel in a data attribute: escaped by the renderer, decoded by the browser, never parsed as HTML. A click on a bucket opens its events (console.js). */}
+            <canvas id="events-chart" role="img" aria-label="Chart of events in the last 24 hours" aria-describedby="events-chart-summary"
+              data-chart={JSON.stringify({ buckets: series.buckets, series: series.series, bucketMs: BUCKET_MS, types: Object.fromEntries(Object.keys(series.series).map((n) => [n, seriesTypes(n)])) })} />
           </div>
           <ChartData series={series} />
         </section>
         <section>
           <h2>Top exhaustion reasons (24 h)</h2>
-          {reasons.length ? (
-            <table>
+          {reasons.reasons.length ? (
+            <table data-testid="top-reasons">
               <tbody>
-                {reasons.map((r) => (
+                {reasons.reasons.map((r) => (
                   <tr>
-                    <td><a href={href("/incidents", { status: "exhausted", reason: r.reason, since: "24h" })}>{r.reason || "(no reason)"}</a></td>
-                    <td class="num">{r.n}</td>
+                    <td>{r.reason || "(no reason)"}</td>
+                    <td class="num">
+                      <Figure href={href("/incidents", { ...reasons.filters, ...(r.reason ? { reason: r.reason } : { noReason: "true" }) })} value={{ n: r.n, capped: false }} />
+                    </td>
                   </tr>
                 ))}
               </tbody>
@@ -74,6 +95,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           ) : (
             <p class="muted">No exhaustions in the last 24 hours.</p>
           )}
+          {reasons.bounded ? <p class="muted">Counted over the newest exhausted incidents only: there are more than one scan covers.</p> : null}
         </section>
       </div>
       <h2>Worst open incidents</h2>
@@ -98,28 +120,43 @@ function RunningByKind(props: { counts: OverviewCounts }) {
       <tbody>
         <tr>
           <td>all</td>
-          {RUN_KINDS.map((k) => <td class="num"><a href={href("/fibers", { kind: k, outcome: "running" })} data-testid={`running-${k}`}>{capped(byKind[k])}</a></td>)}
+          {RUN_KINDS.map((k) => <td class="num"><Figure href={href("/fibers", { kind: k, outcome: "running" })} value={byKind[k]} testId={`running-${k}`} /></td>)}
         </tr>
         <tr>
           <td title="a reconciliation found it alive after its last event">confirmed by the agent</td>
-          {RUN_KINDS.map((k) => <td class="num" data-testid={`confirmed-${k}`}>{byKind[k].confirmed}{byKind[k].capped ? ` of the newest ${byKind[k].n}` : ""}</td>)}
+          {RUN_KINDS.map((k) => (
+            <td class="num" data-testid={`confirmed-${k}`}>
+              <Figure href={href("/fibers", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].confirmed)}</Figure>
+              {byKind[k].capped ? ` of the newest ${byKind[k].n}` : ""}
+            </td>
+          ))}
         </tr>
         <tr>
           <td title="running as far as its events tell; no reconciliation has confirmed it since">unconfirmed</td>
-          {RUN_KINDS.map((k) => <td class="num" data-testid={`unconfirmed-${k}`}>{byKind[k].n - byKind[k].confirmed}</td>)}
+          {RUN_KINDS.map((k) => (
+            <td class="num" data-testid={`unconfirmed-${k}`}>
+              <Figure href={href("/fibers", { kind: k, outcome: "running", confirmed: "false" })} value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].n - byKind[k].confirmed)}</Figure>
+            </td>
+          ))}
         </tr>
       </tbody>
     </table>
   );
 }
 
+/** The events list of a series between two times (inclusive): what the chart counted there. */
+const eventsHref = (series: string, since: number, until: number) => href("/events", { type: seriesTypes(series).join(","), since, until });
+
 /**
  * The chart's text alternative: each series' total and busiest 5 minutes, and (in a disclosure) the events
  * per hour for every hour that had some, with times as <time> elements so the UTC/local toggle applies.
+ * Every number links to the events it counts: a rollup bucket [b, b + 5 min) holds the events whose time is in it.
  */
 export function ChartData(props: { series: EventSeries }) {
   const { buckets, series } = props.series;
   const names = Object.keys(series);
+  const first = buckets[0] ?? 0;
+  const end = (buckets[buckets.length - 1] ?? 0) + BUCKET_MS;
   // Hours, not 5-minute buckets: 24 rows read better than 288 (the summary names each series' busiest 5 minutes).
   const hours = new Map<number, number[]>();
   buckets.forEach((b, i) => {
@@ -137,13 +174,14 @@ export function ChartData(props: { series: EventSeries }) {
           .map((n) => {
             const vals = series[n]!;
             const total = vals.reduce((a, v) => a + v, 0);
-            return { n, total, peak: Math.max(0, ...vals), at: buckets[vals.indexOf(Math.max(0, ...vals))] };
+            const peak = Math.max(0, ...vals);
+            return { n, total, peak, at: buckets[vals.indexOf(peak)] ?? first };
           })
           .map((s, i) => (
             <span>
               {i ? "; " : ""}
-              {s.n} {s.total}
-              {s.total ? <> (peak {s.peak} at <Time t={s.at} />)</> : null}
+              {s.n} <Figure href={eventsHref(s.n, first, end - 1)} value={{ n: s.total, capped: false }} />
+              {s.total ? <> (peak <Figure href={eventsHref(s.n, s.at, s.at + BUCKET_MS - 1)} value={{ n: s.peak, capped: false }} /> at <Time t={s.at} />)</> : null}
             </span>
           ))}
         .
@@ -154,8 +192,8 @@ export function ChartData(props: { series: EventSeries }) {
           <table data-testid="chart-table">
             <thead><tr><th>hour from</th>{names.map((n) => <th class="num">{n}</th>)}</tr></thead>
             <tbody>
-              {rows.map(([b, ns]) => (
-                <tr><td><Time t={b} /></td>{ns.map((n) => <td class="num">{n}</td>)}</tr>
+              {rows.map(([h, ns]) => (
+                <tr><td><Time t={h} /></td>{ns.map((n, j) => <td class="num"><Figure href={eventsHref(names[j]!, Math.max(h, first), Math.min(h + 3_600_000, end) - 1)} value={{ n, capped: false }} /></td>)}</tr>
               ))}
             </tbody>
           </table>

@@ -71,6 +71,25 @@
     y: { beginAtZero: true, ticks: { precision: 0 }, title: { display: true, text: "Events per 5 min" } },
   });
 
+  // A click on the chart opens the events of the nearest series' 5-minute bucket: exactly what that point counts
+  // (the server embeds each series' event types and the bucket width next to the data).
+  const openBucket = (canvas) => (_event, elements) => {
+    const el = elements && elements[0];
+    if (!el) return;
+    let data;
+    try {
+      data = JSON.parse(canvas.dataset.chart || "{}");
+    } catch {
+      return;
+    }
+    const name = Object.keys(data.series || {})[el.datasetIndex];
+    const bucket = Array.isArray(data.buckets) ? data.buckets[el.index] : undefined;
+    const types = data.types && name ? data.types[name] : undefined;
+    if (typeof bucket !== "number" || !Array.isArray(types) || typeof data.bucketMs !== "number") return;
+    const q = new URLSearchParams({ type: types.join(","), since: String(bucket), until: String(bucket + data.bucketMs - 1) });
+    window.location.assign(`/events?${q}`);
+  };
+
   const charts = new Map();
   function drawCharts(root) {
     if (!window.Chart || !root.querySelectorAll) return;
@@ -101,7 +120,14 @@
         continue;
       }
       // chart.js sizes the canvas through element.style (CSSOM), which style-src 'self' allows; it injects no <style>.
-      charts.set(canvas.id, new window.Chart(canvas, { type: "line", data: { labels, datasets }, options: { animation: false, responsive: true, maintainAspectRatio: false, scales: scales() } }));
+      charts.set(
+        canvas.id,
+        new window.Chart(canvas, {
+          type: "line",
+          data: { labels, datasets },
+          options: { animation: false, responsive: true, maintainAspectRatio: false, scales: scales(), interaction: { mode: "nearest", intersect: false }, onClick: openBucket(canvas) },
+        }),
+      );
       canvas.dataset.zone = zoneName();
     }
   }

@@ -5,6 +5,7 @@
 
 import { alertDeliveries, auditLog, deadLetters, eventRollups, events, fiberRuns, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
+import { openNowSql } from "./read-models/incident-status";
 
 export type RetentionResult = { cutoff: number; futureCutoff: number; deleted: Record<string, number>; complete: boolean };
 
@@ -27,14 +28,15 @@ const outside = (col: string) => `(${col} < ?1 OR ${col} > ?2)`;
 const future = (col: string) => `${col} > ?2`;
 
 /**
- * Tables and the time column that ages them. Open incidents and unresolved ambiguities are kept regardless of
+ * Tables and the time column that ages them. Open incidents (open now: not closed by a force idle or reconciliation
+ * either) and unresolved ambiguities are kept regardless of
  * age, but not when dated in the future. Rows go by rowid: projection keys are composite (id + agent).
  */
 const PLAN: { table: string; where: string }[] = [
   { table: E.$table, where: outside(E.time) },
   { table: D.$table, where: outside(D.receivedAt) },
   { table: F.$table, where: outside(F.lastSeen) },
-  { table: I.$table, where: `((${I.lastSeen} < ?1 AND ${I.status} <> 'open') OR ${future(I.lastSeen)})` },
+  { table: I.$table, where: `((${I.lastSeen} < ?1 AND NOT ${openNowSql()}) OR ${future(I.lastSeen)})` },
   { table: O.$table, where: `((${O.lastSeen} < ?1 AND ${O.resolutionAt} IS NOT NULL) OR ${future(O.lastSeen)})` },
   { table: B.$table, where: outside(B.lastSeen) },
   { table: L.$table, where: outside(L.time) },

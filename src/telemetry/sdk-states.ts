@@ -92,6 +92,59 @@ export function mapSdkState<K extends string, V>(table: Record<K, V>, word: stri
 }
 
 /**
+ * The chat-recovery record status each `chat:recovery:*` event reports (the SDK writes the record, then emits the
+ * event): `chat:recovery:attempt` is the record's `attempting`. Ingest reads an event's incident status through
+ * this and CHAT_RECOVERY_STATUS, so events and records map the same way.
+ */
+export const CHAT_RECOVERY_EVENT_STATUS: Record<"detected" | "scheduled" | "attempt" | "completed" | "skipped" | "exhausted" | "failed", keyof typeof CHAT_RECOVERY_STATUS> = {
+  detected: "detected",
+  scheduled: "scheduled",
+  attempt: "attempting",
+  completed: "completed",
+  skipped: "skipped",
+  exhausted: "exhausted",
+  failed: "failed",
+};
+
+/**
+ * The reasons the SDK gives when it exhausts a chat recovery (`ChatRecoveryExhaustedContext.reason` in agents 0.32,
+ * plus Think's give-up reasons `stable_timeout` and `recovery_error`). The SDK calls this an open string: a word
+ * not listed here is simply not recognised as an exhaustion in a record (events say so themselves).
+ */
+export const CHAT_RECOVERY_EXHAUSTION_REASONS = [
+  "max_attempts_exceeded",
+  "no_progress_timeout",
+  "work_budget_exceeded",
+  "recovery_aborted",
+  "interrupted_attempts_exceeded",
+  "out_of_memory",
+  "stable_timeout",
+  "recovery_error",
+  "max_recovery_window_exceeded",
+] as const;
+
+/**
+ * A chat-recovery record (`cf:chat-recovery:incident:*`) as the console shows its incident. One sequence needs more
+ * than the status word: when the exhausting evaluation runs inside a recovery continuation (a stalled stream), the
+ * SDK seals the record `exhausted`, fires `onExhausted`, shows the terminal message, and then the continuation
+ * settles and `updateIncident(…, "failed")` rewrites the word to `failed`, keeping the exhaustion's reason (it
+ * sends `chat:recovery:failed` without one). The record then says `failed` with an exhaustion reason: the SDK
+ * exhausted it, and the console says `exhausted` (with that reason). A failure with any other reason is `failed`.
+ */
+export function chatRecoveryRecordStatus(record: { status: string; reason?: string | null }): IncidentStatus | null {
+  if (record.status === "failed" && record.reason && (CHAT_RECOVERY_EXHAUSTION_REASONS as readonly string[]).includes(record.reason)) return "exhausted";
+  return mapSdkState(CHAT_RECOVERY_STATUS, record.status);
+}
+
+/**
+ * Exhausted is final for the console: once the SDK exhausted an incident, a later status word (the sealed record's
+ * `failed` above, or anything after it) does not replace it, and the exhaustion's reason stays the incident's
+ * reason. Ingest merges incident status by this rank first, then by time (worker/ingest/projections.ts), so the
+ * outcome does not depend on the order events arrive in.
+ */
+export const INCIDENT_STATUS_RANK: Partial<Record<IncidentStatus, number>> = { exhausted: 1 };
+
+/**
  * A fiber incident (an evicted runFiber or managed fiber), by the fiber's SDK status once recovery has run.
  * An `interrupted` managed fiber is still waiting for `resolveFiber`: nothing recovered it, so the incident is
  * open. A recovery result of `aborted` means the agent chose to drop the work: the recovery was skipped.

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
+import { getIncident } from "../../src/store/read-models";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows } from "../helpers";
 
@@ -45,7 +46,9 @@ describe("force idle closes every projection it touches", () => {
     expect(closed.map((c) => [c.kind, c.reason])).toEqual([["fiber", "runaway import"], ["managed_fiber", "runaway import"], ["task", "runaway import"]]);
     // Nothing of this agent is left running, and the incident is closed by the operator's action.
     expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);
-    await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'force_idled'", [name, incidentId], (rows) => rows.length === 1);
+    // Closed by the overlay, beside the SDK's own word (still open: it never said otherwise); shown force_idled.
+    await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'open' AND closed_by = 'force_idled' AND closed_by_reason = 'runaway import'", [name, incidentId], (rows) => rows.length === 1);
+    expect(await getIncident(env.DB, incidentId, { agentClass: "ObservedWorkAgent", agentName: name })).toMatchObject({ status: "force_idled", sdkStatus: "open", closedByReason: "runaway import" });
     // The SDK's own late words (the task's cancellation, the aborted managed fiber) do not reopen anything.
     await scheduler.wait(300);
     expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);

@@ -37,15 +37,19 @@ afterAll(async () => {
   if (server) await stop(server);
 });
 
-it("opens the overview, drills into the worst incident, and sees why it exhausted", async () => {
+it("opens the overview, drills into the exhausted incident, and sees why it exhausted", async () => {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   await page.goto(`${server.base}/`);
-  await expect.poll(() => page.locator("[data-testid='worst-incidents']").count()).toBe(1);
+  const exhaustions = page.locator("[data-testid='count-Exhaustions (24 h)']");
+  await expect.poll(async () => Number(await exhaustions.locator(".n").textContent())).toBeGreaterThanOrEqual(1);
   await expect(page.locator(".dev-banner").textContent()).resolves.toContain("Local dev auth");
   await shot(page, "01-overview");
 
-  // One click from the overview to the worst incident.
-  await page.locator("[data-testid='worst-incidents'] a", { hasText: "turn:DemoSessionAgent/billing-7/1" }).click();
+  // An exhausted incident is closed history, not open work ("Worst open incidents" lists open ones only): the
+  // Exhaustions card leads to the incidents it counts, and one more click to the incident.
+  await exhaustions.click();
+  await page.waitForURL(/\/incidents\?status=exhausted&since=\d+$/);
+  await page.locator("[data-testid='incidents'] a", { hasText: "turn:DemoSessionAgent/billing-7/1" }).click();
   // The link names its agent too (incident ids are per agent).
   await page.waitForURL(/\/incidents\/(turn%3ADemoSessionAgent%2Fbilling-7%2F1|turn:DemoSessionAgent\/billing-7\/1)\?agentClass=DemoSessionAgent&agentName=billing-7$/);
   const facts = await page.locator("[data-testid='incident-facts']").textContent();

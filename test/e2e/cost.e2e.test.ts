@@ -7,7 +7,7 @@ import { launch, shot } from "./browser";
 import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 // Recovery cost in a real browser: a demo session evicted mid-stream resumes its model request in the recovery
-// attempt; the tokens that request re-spent show on the overview, in the incident list and on the incident.
+// attempt; the tokens that request re-spent show on the overview, in the usage events it adds up and on the incident.
 
 let server: DevServer;
 let browser: Browser;
@@ -45,10 +45,12 @@ it("from the overview's re-spent tokens to the incident that spent them, in two 
   let clicks = 0;
   await card.click();
   clicks++;
-  await page.waitForURL(/\/incidents\?since=/);
-  const row = page.locator("[data-testid='incidents'] tbody tr", { hasText: INCIDENT });
-  expect(await row.locator("td.num").nth(1).textContent()).toBe(Number(stored).toLocaleString("en-US"));
-  await row.locator("a.mono").click();
+  // The card sums the model.usage events that carried an incident id: its link lists exactly those events.
+  await page.waitForURL(/\/events\?type=model\.usage&withIncident=true&since=\d+$/);
+  const usage = page.locator("[data-testid='events'] li[data-type='model.usage']", { hasText: INCIDENT });
+  await expect.poll(() => usage.count()).toBeGreaterThanOrEqual(1);
+  expect(await usage.first().locator("[data-testid='event-tokens']").textContent()).toMatch(/input \+ .* output tokens/);
+  await usage.first().locator("a[href^='/incidents/']").click();
   clicks++;
   await page.waitForURL(/\/incidents\/turn/);
   const respent = await page.locator("[data-testid='incident-respent']").textContent();

@@ -9,13 +9,13 @@ import { repoRoot as root } from "../../scripts/wrangler-config.ts";
 export type DevServer = { base: string; appBase: string; port: number; persistDir: string; proc: ChildProcess; logs: string[] };
 
 /**
- * Starts the dev stack (gateway + console in dev-auth mode + the demo fleet's Worker) the way `npm start` does,
+ * Starts the dev stack (gateway + console in dev-auth mode + the demo fleet's Worker, or `app`'s) the way `npm start` does,
  * migrations applied to the persist dir, and waits for /health. Nothing drives the fleet unless the test does.
  */
-export async function startDev(opts: { port: number; persistDir?: string; vars?: Record<string, string> }): Promise<DevServer> {
+export async function startDev(opts: { port: number; persistDir?: string; vars?: Record<string, string>; app?: string }): Promise<DevServer> {
   const persistDir = opts.persistDir ?? mkdtempSync(path.join(tmpdir(), "console-e2e-"));
   const vars = { AUTH_MODE: "dev", DEV_USER: "e2e@example.com", DEV_ROLE: "operator", POLL_SECONDS: "2", ...opts.vars };
-  const stack = prepareDevStack({ app: DEMO_FLEET_CONFIG, port: opts.port, persistTo: persistDir, consoleVars: vars });
+  const stack = prepareDevStack({ app: opts.app ?? DEMO_FLEET_CONFIG, port: opts.port, persistTo: persistDir, consoleVars: vars });
   // detached: its own process group, so the whole tree (npx → wrangler → workerd) can be signalled at once.
   const proc = spawn("npx", stack.args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } });
   const logs: string[] = [];

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { FAILED_WITHOUT_REASON, getFiber, getIncident, incidentAttempts, listFibers, overviewCounts } from "../../src/store/read-models";
+import { FAILED_WITHOUT_REASON, getFiber, getIncident, incidentAttempts, listFibers, listIncidents, overviewCounts } from "../../src/store/read-models";
 import type { TelemetryEvent } from "../../src/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { shuffled } from "../fixtures/seeded-random";
@@ -131,7 +131,7 @@ describe("incident statuses", () => {
       makeEvent("chat.recovery.detected", chat(1), o(a, 1, c("silent"))),
       makeEvent("chat.recovery.attempt", chat(1), o(a, 2, c("silent"))),
       makeEvent("chat.recovery.failed", chat(1), o(a, 3, c("silent"))),
-      // Exhausted, then the SDK's reason-less failure of the sealed continuation: failed, the reason kept.
+      // Exhausted, then the SDK's reason-less failure of the sealed continuation: still exhausted, its reason kept.
       makeEvent("chat.recovery.detected", chat(1), o(a, 1, c("sealed"))),
       makeEvent("chat.recovery.attempt", chat(1), o(a, 2, c("sealed"))),
       makeEvent("chat.recovery.attempt", chat(2), o(a, 3, c("sealed"))),
@@ -148,24 +148,31 @@ describe("incident statuses", () => {
     ];
   }
 
-  it("are failed, exhausted-then-failed, force_idled, ended_unreported or open, whatever the order", async () => {
+  it("are failed, exhausted-then-failed (exhausted), force_idled, ended_unreported or open, whatever the order", async () => {
     let reference: unknown = null;
     for (const seed of [3, 31, 313]) {
       const a = `inc-status-${seed}`;
       const events = shuffled(incidentEvents(a), seed);
       for (let i = 0; i < events.length; i += 3) await ingest(events.slice(i, i + 3));
       await ingest(events.slice(0, 5));
-      const rows = (await env.DB.prepare("SELECT incident_id, status, reason, attempts, confirmed_at, last_seen FROM incidents WHERE agent_name = ? ORDER BY incident_id").bind(a).all()).results;
-      if (reference === null) reference = rows;
-      else expect(rows).toEqual(reference);
+      const rows = (
+        await env.DB.prepare("SELECT incident_id, status, reason, closed_by, closed_by_reason, attempts, confirmed_at, last_seen FROM incidents WHERE agent_name = ? ORDER BY incident_id").bind(a).all()
+      ).results;
+      const shown = (await listIncidents(env.DB, { agentClass: "ProbeAgent", agentName: a }, { limit: 10 })).items.map((i) => [i.incidentId, i.status]).sort();
+      if (reference === null) reference = { rows, shown };
+      else expect({ rows, shown }).toEqual(reference);
     }
-    expect(reference).toEqual([
-      { incident_id: "alive", status: "open", reason: null, attempts: 1, confirmed_at: T0 + 201 * S, last_seen: T0 + 1 * S },
-      { incident_id: "idled", status: "force_idled", reason: "customer asked to stop", attempts: 1, confirmed_at: null, last_seen: T0 + 9 * S },
-      { incident_id: "lost", status: "ended_unreported", reason: "the agent holds no recovery record for this turn", attempts: 3, confirmed_at: null, last_seen: T0 + 1 * S },
-      { incident_id: "sealed", status: "failed", reason: "max_attempts_exceeded", attempts: 2, confirmed_at: null, last_seen: T0 + 5 * S },
-      { incident_id: "silent", status: "failed", reason: null, attempts: 1, confirmed_at: null, last_seen: T0 + 3 * S },
+    // Stored: what the SDK said (status, reason), and beside it what closed it from outside (the overlay).
+    // Actions and reconciliation observe: they never move last_seen.
+    expect((reference as { rows: unknown }).rows).toEqual([
+      { incident_id: "alive", status: "open", reason: null, closed_by: null, closed_by_reason: null, attempts: 1, confirmed_at: T0 + 201 * S, last_seen: T0 + 1 * S },
+      { incident_id: "idled", status: "open", reason: null, closed_by: "force_idled", closed_by_reason: "customer asked to stop", attempts: 1, confirmed_at: null, last_seen: T0 + 1 * S },
+      { incident_id: "lost", status: "open", reason: null, closed_by: "ended_unreported", closed_by_reason: "the agent holds no recovery record for this turn", attempts: 3, confirmed_at: null, last_seen: T0 + 1 * S },
+      { incident_id: "sealed", status: "exhausted", reason: "max_attempts_exceeded", closed_by: null, closed_by_reason: null, attempts: 2, confirmed_at: null, last_seen: T0 + 5 * S },
+      { incident_id: "silent", status: "failed", reason: null, closed_by: null, closed_by_reason: null, attempts: 1, confirmed_at: null, last_seen: T0 + 3 * S },
     ]);
+    // Shown: the overlay applies over the SDK's open.
+    expect((reference as { shown: unknown }).shown).toEqual([["alive", "open"], ["idled", "force_idled"], ["lost", "ended_unreported"], ["sealed", "exhausted"], ["silent", "failed"]]);
   });
 
   it('say "failed (no reason given)" for a failure without a reason, and count attempts next to the SDK\'s counter', async () => {
@@ -175,7 +182,7 @@ describe("incident statuses", () => {
     const silent = (await getIncident(env.DB, "silent", owner))!;
     expect(silent).toMatchObject({ status: "failed", reason: null, statusLabel: FAILED_WITHOUT_REASON });
     expect(FAILED_WITHOUT_REASON).toBe("failed (no reason given)");
-    expect(await getIncident(env.DB, "sealed", owner)).toMatchObject({ status: "failed", statusLabel: "failed", reason: "max_attempts_exceeded" });
+    expect(await getIncident(env.DB, "sealed", owner)).toMatchObject({ status: "exhausted", statusLabel: "exhausted", reason: "max_attempts_exceeded" });
 
     // Two attempt events, and the SDK's counter says 2: they agree.
     const sealed = (await getIncident(env.DB, "sealed", owner))!;

@@ -165,6 +165,7 @@ describe("listIncidents", () => {
     expect(page.items.map((i) => i.incidentId)).toEqual(["turn:SupportAgent/delta/11", "fiber:ProbeAgent/gamma/fi-10", "chat-9"]);
     expect(page.items[2]).toEqual({
       incidentId: "chat-9", kind: "chat", agentClass: "SupportAgent", agentName: "beta", status: "skipped", statusAt: T0 + 9 * MIN,
+      sdkStatus: "skipped", sdkStatusAt: T0 + 9 * MIN, closedBy: null, closedByAt: null, closedByReason: null,
       attempts: 1, maxAttempts: 3, reason: "no_progress_timeout", fiberId: null, requestId: "req-9", confirmedAt: null,
       respentInputTokens: 0, respentOutputTokens: 0, firstSeen: T0 + 9 * MIN, lastSeen: T0 + 9 * MIN,
       statusLabel: "skipped",
@@ -374,9 +375,10 @@ describe("overview", () => {
     expect(exact).toMatchObject({
       running: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL"), capped: false },
       runningByKind: { fiber: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL AND kind = 'fiber'"), capped: false, confirmed: 0 } },
-      openIncidents: { n: await one("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open'"), capped: false },
+      openIncidents: { n: await one("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open' AND closed_by IS NULL"), capped: false },
       ambiguousOps: { n: await one("SELECT COUNT(*) AS n FROM op_ambiguities WHERE resolution_at IS NULL"), capped: false },
-      exhaustions24h: { n: await one(`SELECT COUNT(*) AS n FROM events WHERE type = 'chat.recovery.exhausted' AND time >= ${NOW - 86_400_000} AND time <= ${NOW}`), capped: false },
+      // Exhausted incidents active in the window: what /incidents?status=exhausted&since=… lists.
+      exhaustions24h: { n: await one(`SELECT COUNT(*) AS n FROM incidents WHERE status = 'exhausted' AND last_seen >= ${NOW - 86_400_000}`), capped: false },
     });
     expect(exact.openIncidents.n).toBeGreaterThan(3);
     expect(exact.exhaustions24h.n).toBeGreaterThan(3);
@@ -406,9 +408,9 @@ describe("overview", () => {
     expect(one.series["fiber.started"]).toEqual(series(["fiber.started"]));
   });
 
-  it("ranks exhaustion reasons", async () => {
+  it("ranks the reasons of exhausted incidents", async () => {
     const rows = await dump<{ reason: string; n: number }>(
-      `SELECT json_extract(payload, '$.reason') AS reason, COUNT(*) AS n FROM events WHERE type = 'chat.recovery.exhausted' AND time >= ${T0} GROUP BY 1 ORDER BY n DESC, reason`,
+      `SELECT COALESCE(reason, '') AS reason, COUNT(*) AS n FROM incidents WHERE status = 'exhausted' AND last_seen >= ${T0} GROUP BY 1 ORDER BY n DESC, reason`,
     );
     const r = await topReasons(env.DB, { since: T0, limit: 2 }, NOW);
     expect(r.reasons).toEqual(rows.slice(0, 2));

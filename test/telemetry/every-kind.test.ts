@@ -94,8 +94,12 @@ describe("every event kind round-trips from a real agent through the Queue into 
       "SELECT * FROM incidents WHERE incident_id = 'req-42:msg-7'", [], (r) => r[0]?.status === "exhausted",
     );
     expect(chatInc[0]).toMatchObject({ kind: "chat", attempts: 3, max_attempts: 3, reason: "max_attempts_exceeded" });
-    const closed = await env.DB.prepare("SELECT incident_id, status FROM incidents WHERE incident_id IN ('req-43:msg-8','req-44:msg-9') ORDER BY incident_id").all();
-    expect(closed.results).toEqual([{ incident_id: "req-43:msg-8", status: "recovered" }, { incident_id: "req-44:msg-9", status: "force_idled" }]);
+    // The SDK skipped req-44 before the force idle: it stays skipped with its reason; the force idle is recorded beside it.
+    const closed = await env.DB.prepare("SELECT incident_id, status, reason, closed_by, closed_by_reason FROM incidents WHERE incident_id IN ('req-43:msg-8','req-44:msg-9') ORDER BY incident_id").all();
+    expect(closed.results).toEqual([
+      { incident_id: "req-43:msg-8", status: "recovered", reason: null, closed_by: null, closed_by_reason: null },
+      { incident_id: "req-44:msg-9", status: "skipped", reason: "no_partial", closed_by: "force_idled", closed_by_reason: "stuck" },
+    ]);
 
     const turn = await env.DB.prepare("SELECT status, reason FROM incidents WHERE incident_id = ?").bind(`turn:ProbeAgent/${name}/2`).first();
     expect(turn).toEqual({ status: "exhausted", reason: "turn recovery exceeded 5 attempts" });

@@ -7,8 +7,16 @@ import type { View } from "./observe";
 
 export type Cell = { field: string; sdk: unknown; console: unknown; verdict: "agree" | "DISAGREE" | "sdk does not say" };
 
-const show = (v: unknown) => (v === undefined ? "—" : v === null ? "null" : typeof v === "string" ? v : JSON.stringify(v));
-const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+/**
+ * An SDK value that allows several console words: a plain runFiber's end, which the SDK keeps no record of, may
+ * be shown as what the agent's own code recorded or as "ended, not reported" (all the console can know when
+ * its end event was lost).
+ */
+export type OneOf = { oneOf: unknown[] };
+const isOneOf = (v: unknown): v is OneOf => typeof v === "object" && v !== null && Array.isArray((v as OneOf).oneOf);
+
+const show = (v: unknown) => (v === undefined ? "—" : v === null ? "null" : typeof v === "string" ? v : isOneOf(v) ? v.oneOf.map(String).join(" or ") : JSON.stringify(v));
+const same = (a: unknown, b: unknown): boolean => (isOneOf(a) ? a.oneOf.some((x) => same(x, b)) : JSON.stringify(a ?? null) === JSON.stringify(b ?? null));
 
 function cell(field: string, sdk: unknown, shown: unknown): Cell {
   return { field, sdk, console: shown, verdict: sdk === undefined ? "sdk does not say" : same(sdk, shown) ? "agree" : "DISAGREE" };

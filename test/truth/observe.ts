@@ -12,7 +12,8 @@ import { type Subject, truthStub } from "./drive";
 /** One run, field by field, as a user would read it on the run's page. */
 export type RunView = {
   kind?: string;
-  status?: string;
+  /** A word, or (SDK side only) several acceptable words. */
+  status?: string | { oneOf: string[] };
   phase?: string | null;
   step?: string | null;
   statusMessage?: string | null;
@@ -90,7 +91,8 @@ export async function sdkView(s: Subject): Promise<View> {
       const t = await stub.runFiberTruth(id);
       // A plain runFiber's only SDK record is its cf_agents_runs row while it runs or awaits recovery; how it
       // ended is what the agent's own callback and recovery hook recorded.
-      const status = t.outcome ?? (t.row ? (s.evicted ? "interrupted" : "running") : undefined);
+      // Once its row is gone the SDK has no record of it: the agent's own record, or "ended, not reported".
+      const status = t.row ? (s.evicted ? "interrupted" : "running") : t.outcome ? { oneOf: [t.outcome, "ended_unreported"] } : undefined;
       view.runs[id] = { kind: "fiber", ...(status !== undefined ? { status } : {}), ...(t.outcome ? { error: t.error } : {}) };
       if (t.row && !s.evicted) live++;
       if (s.evicted) view.incidents[id] = t.outcome === "recovered" ? { status: "recovered" } : t.row ? { status: "open" } : {};

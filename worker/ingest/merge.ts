@@ -10,7 +10,10 @@ import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-name
  * - `min` / `max`: the smallest / largest non-null value (strings compare too);
  * - a group name: the column takes its value from the row whose group stamp
  *   (columns `<group>At`, `<group>EventId` in the schema) is newest; a row that
- *   has no stamp for the group does not contribute to it;
+ *   has no stamp for the group does not contribute to it. A group may declare a
+ *   rank (`ranks`): a value of one column that outranks time, so the row with the
+ *   highest rank wins first and time decides among equals (still a total order,
+ *   so still commutative and idempotent);
  * - `sum`: the total of every event's amount, each event counted once. A sum is
  *   not idempotent by itself (a redelivered event would add again), so a row
  *   carries its amounts per event id (sumOnce), folding unions them by id, and
@@ -50,6 +53,12 @@ export type ProjectionDef<T extends Table> = {
   columns: { [K in ColumnKey<T>]?: Rule<StampGroup<T>> };
   /** SQL defaults for NOT NULL columns a row may leave null. */
   defaults?: { [K in ColumnKey<T>]?: string };
+  /**
+   * Per group, a column whose values outrank time when rows compete for the group: rank = `values[row[by]]`
+   * (0 for any other value). The rank of a stored row is read from its stored `by` column, so `by` must itself
+   * merge by the highest rank (e.g. a status group ranked by its own status).
+   */
+  ranks?: { [G in StampGroup<T>]?: { by: ColumnKey<T>; values: Record<string, number> } };
 };
 
 /** A projection resolved to SQL names: what both interpreters run on. Rows are keyed by SQL column name. */
@@ -60,6 +69,8 @@ export type ProjectionSpec = {
   /** Each group's stamp columns: [time, event id]. */
   stamps: Record<string, readonly [at: string, eventId: string]>;
   defaults: Record<string, string>;
+  /** Each ranked group's rank: the SQL name of the column it reads, and the ranked values. */
+  ranks: Record<string, { column: string; values: Record<string, number> }>;
 };
 
 export type Row = Record<string, string | number | null>;
@@ -83,6 +94,12 @@ export function projection<T extends Table>(table: T, def: ProjectionDef<T>): Pr
     columns: bySqlName(def.columns),
     stamps: Object.fromEntries(groups(def.columns).map((g) => [g, stampColumns(table, g)])),
     defaults: bySqlName(def.defaults ?? {}),
+    ranks: Object.fromEntries(
+      Object.entries(def.ranks ?? {}).map(([g, r]) => {
+        const { by, values } = r as { by: ColumnKey<T>; values: Record<string, number> };
+        return [g, { column: n[by], values }];
+      }),
+    ),
   };
 }
 
@@ -97,12 +114,22 @@ export function allColumns(spec: ProjectionSpec): string[] {
   return [...spec.key, ...Object.keys(spec.columns), ...groups(spec.columns).flatMap((g) => stampCols(spec, g))];
 }
 
+/** A row's rank for group `g` (0 when the group has no rank or the row's value is not ranked). */
+function rankOf(spec: ProjectionSpec, r: Row, g: string): number {
+  const k = spec.ranks[g];
+  const v = k ? r[k.column] : null;
+  return k && typeof v === "string" && Object.hasOwn(k.values, v) ? k.values[v]! : 0;
+}
+
 function isNewer(spec: ProjectionSpec, a: Row, b: Row, g: string): boolean {
   const [at, id] = stampCols(spec, g);
   const ta = a[at];
   if (ta === null || ta === undefined) return false;
   const tb = b[at];
   if (tb === null || tb === undefined) return true;
+  const ra = rankOf(spec, a, g);
+  const rb = rankOf(spec, b, g);
+  if (ra !== rb) return ra > rb;
   return ta > tb || (ta === tb && String(a[id]) > String(b[id]));
 }
 
@@ -157,9 +184,18 @@ export function upsertSql(spec: ProjectionSpec, isNew?: (eventIdSql: string) => 
     const v = `j ->> '$.${c}'`;
     return spec.defaults[c] ? `COALESCE(${v}, ${spec.defaults[c]})` : v;
   });
+  const rank = (g: string, row: string) => {
+    const k = spec.ranks[g];
+    if (!k) return "0";
+    const whens = Object.entries(k.values).map(([v, r]) => `WHEN '${v.replace(/'/g, "''")}' THEN ${Number(r)}`);
+    return `(CASE ${row}.${k.column} ${whens.join(" ")} ELSE 0 END)`;
+  };
   const newer = (g: string) => {
     const [at, id] = stampCols(spec, g);
-    return `(excluded.${at} IS NOT NULL AND (${t}.${at} IS NULL OR excluded.${at} > ${t}.${at} OR (excluded.${at} = ${t}.${at} AND excluded.${id} > ${t}.${id})))`;
+    const later = `excluded.${at} > ${t}.${at} OR (excluded.${at} = ${t}.${at} AND excluded.${id} > ${t}.${id})`;
+    if (!spec.ranks[g]) return `(excluded.${at} IS NOT NULL AND (${t}.${at} IS NULL OR ${later}))`;
+    const [re, rt] = [rank(g, "excluded"), rank(g, t)];
+    return `(excluded.${at} IS NOT NULL AND (${t}.${at} IS NULL OR ${re} > ${rt} OR (${re} = ${rt} AND (${later}))))`;
   };
   const sets: string[] = [];
   for (const [c, rule] of Object.entries(spec.columns)) {

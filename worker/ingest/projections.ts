@@ -2,6 +2,7 @@ import { getTableColumns } from "drizzle-orm";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { packBodies } from "../../src/telemetry/pack";
+import { INCIDENT_STATUS_RANK } from "../../src/telemetry/sdk-states";
 import { type Row, foldRows, projection, upsertSql } from "./merge";
 
 /**
@@ -40,11 +41,22 @@ export const SPECS = {
       kind: "max",
       status: { latest: "status" }, attempts: "max", maxAttempts: "max", reason: { latest: "reason" },
       fiberId: "max", requestId: "max", confirmedAt: "max", firstSeen: "min", lastSeen: "max",
+      // What closed it from outside the SDK (force idle, reconciliation): an overlay beside status and reason,
+      // which keep only what the SDK said. Whether it applies is derived when read (read-models/incident-status.ts).
+      closedBy: { latest: "closedBy" }, closedByReason: { latest: "closedBy" },
       // Tokens its recovery attempts re-spent: model.usage events carrying the incident id, each counted once.
       respentInputTokens: "sum", respentOutputTokens: "sum",
     },
+    // Exhausted is final (INCIDENT_STATUS_RANK): it outranks any later status word, and the exhaustion's reason
+    // outranks any later reason. Every row whose status is exhausted carries a reason (chat.recovery.exhausted
+    // requires one, session.error has its error), so a merged row's status says whether its reason came from an
+    // exhaustion, and the merge stays order-independent.
+    ranks: {
+      status: { by: "status", values: INCIDENT_STATUS_RANK as Record<string, number> },
+      reason: { by: "status", values: INCIDENT_STATUS_RANK as Record<string, number> },
+    },
     // An incident first seen through an event that says nothing of status is open until one does.
-    // last_seen 0 only for one nothing but reconciliation ever reported: 0 never wins the maximum.
+    // last_seen 0 only for one nothing but reconciliation or an action ever reported: 0 never wins the maximum.
     defaults: { status: "'open'", statusAt: "0", statusEventId: "''", lastSeen: "0" },
   }),
   ops: projection(schema.opAmbiguities, {

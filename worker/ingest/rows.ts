@@ -2,6 +2,7 @@ import type { Table } from "drizzle-orm";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
 import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
+import { CHAT_RECOVERY_EVENT_STATUS, CHAT_RECOVERY_STATUS, mapSdkState } from "../../src/telemetry/sdk-states";
 import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
 import { runRowOf } from "./run-rows";
@@ -47,15 +48,12 @@ const SESSION_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
 };
 const SESSION_EVENT = /^(session|op|backup)\./;
 
-/** What an event says about its incident's status. */
+/**
+ * What a fiber or session event says about its incident's status. Chat recovery events go through the one
+ * mapping (CHAT_RECOVERY_EVENT_STATUS → CHAT_RECOVERY_STATUS in src/telemetry/sdk-states.ts). Actions and
+ * reconciliation never say a status: they write the incident's closed-by overlay (see closedByOf).
+ */
 const INCIDENT_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
-  "chat.recovery.detected": "open",
-  "chat.recovery.scheduled": "open",
-  "chat.recovery.attempt": "open",
-  "chat.recovery.completed": "recovered",
-  "chat.recovery.skipped": "skipped",
-  "chat.recovery.failed": "failed",
-  "chat.recovery.exhausted": "exhausted",
   "fiber.recovery.detected": "open",
   "fiber.recovery.attempt": "open",
   "fiber.recovery.handled": "recovered",
@@ -65,8 +63,30 @@ const INCIDENT_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
   "session.status_running": "open",
   "session.status_idle": "recovered",
   "session.error": "exhausted",
-  "incident.force_idled": "force_idled",
 };
+
+/** The status an event reports for its incident, or null when it reports none. */
+function incidentStatusOf(type: TelemetryEvent["type"]): string | null {
+  const chat = /^chat\.recovery\.(\w+)$/.exec(type);
+  if (chat) {
+    const word = mapSdkState(CHAT_RECOVERY_EVENT_STATUS, chat[1]);
+    return word === null ? null : CHAT_RECOVERY_STATUS[word];
+  }
+  return INCIDENT_STATUS[type] ?? null;
+}
+
+/**
+ * What closed an incident from outside the SDK: an operator's force idle, or reconciliation finding the agent no
+ * longer recovering it. An overlay: the SDK's status and reason stay as they are.
+ */
+function closedByOf(e: TelemetryEvent): { by: "force_idled" | "ended_unreported"; reason: string | null } | null {
+  if (e.type === "incident.force_idled") return { by: "force_idled", reason: (e.payload as { reason: string }).reason };
+  if (e.type === "incident.reconciled") {
+    const pl = e.payload as { finding: string; detail?: string };
+    return pl.finding === "not_recovering" ? { by: "ended_unreported", reason: pl.detail ?? null } : null;
+  }
+  return null;
+}
 
 /** An incident's kind is the prefix of its id for derived ids; chat recovery ids have none. */
 export function incidentKind(incidentId: string): string {
@@ -111,30 +131,32 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     if (run) p.fibers.push(run);
 
     if (c.incidentId) {
-      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string; detail?: string };
+      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string };
       const reconciled = e.type === "incident.reconciled";
+      const closed = closedByOf(e);
+      // Actions and reconciliation observe from outside: they never move last_seen (first_seen is a minimum, so
+      // their later time never does), and say no status or reason of the SDK's.
+      const observed = reconciled || e.type === "incident.force_idled";
       // A reason-less chat:recovery:failed is a failure all the same (the SDK's own record says failed);
       // the reason stays the last one given, and the console says when none was.
-      const status = reconciled ? (pl.finding === "not_recovering" ? "ended_unreported" : null) : (INCIDENT_STATUS[e.type] ?? null);
+      const status = observed ? null : incidentStatusOf(e.type);
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
-      const reason =
-        e.type === "fiber.recovery.failed"
+      const reason = observed
+        ? null
+        : e.type === "fiber.recovery.failed"
           ? [pl.reason, pl.error].filter(Boolean).join(": ")
-          : reconciled
-            ? status !== null ? (pl.detail ?? null) : null
-            : (pl.reason ?? (e.type === "session.error" ? pl.error : undefined) ?? null);
+          : (pl.reason ?? (e.type === "session.error" ? pl.error : undefined) ?? null);
       p.incidents.push({
         incident_id: c.incidentId, kind: incidentKind(c.incidentId), ...who,
         status, ...stamp(schema.incidents, "status", status !== null, e),
         // The SDK's own counter: the highest attempt it reported (fiber recovery reports none).
-        attempts: pl.attempt ?? pl.recoveryCount ?? 0, max_attempts: pl.maxAttempts ?? null,
+        attempts: observed ? 0 : (pl.attempt ?? pl.recoveryCount ?? 0), max_attempts: observed ? null : (pl.maxAttempts ?? null),
         reason, ...stamp(schema.incidents, "reason", reason !== null, e),
         fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null,
         confirmed_at: reconciled && pl.finding === "confirmed_open" ? e.time : null,
-        closed_by: null, closed_by_at: null, closed_by_event_id: null, closed_by_reason: null,
+        closed_by: closed?.by ?? null, closed_by_reason: closed?.reason ?? null, ...stamp(schema.incidents, "closedBy", closed !== null, e),
         ...sumOnce(e.id, respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
-        // Reconciliation only observes: it never moves last_seen (first_seen is a minimum, so its later time never does).
-        first_seen: e.time, last_seen: reconciled ? null : e.time,
+        first_seen: e.time, last_seen: observed ? null : e.time,
       } satisfies SqlRow<typeof schema.incidents>);
     }
 

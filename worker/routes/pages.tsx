@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { IncidentPage, IncidentsPage } from "../../console/pages/incidents";
+import { EventsPage } from "../../console/pages/events";
+import { IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
 import { FiberPage, FibersPage } from "../../console/pages/fibers";
 import { AuditPage, BackupsPage, OpsPage } from "../../console/pages/lists";
 import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
@@ -18,6 +19,7 @@ import {
   listAmbiguousOps,
   listAudit,
   listBackups,
+  listEvents,
   listFibers,
   listIncidents,
   listSessions,
@@ -50,12 +52,12 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const [counts, series, reasons, worst, stuck] = await Promise.all([
     overviewCounts(c.env.DB, now),
     eventSeries(c.env.DB, { since: now - 86_400_000, until: now }),
-    topReasons(c.env.DB, { since: now - 86_400_000, limit: 8 }),
-    listIncidents(c.env.DB, { status: "exhausted" }, { limit: 5 }),
+    topReasons(c.env.DB, { since: now - 86_400_000, limit: 8 }, now),
+    // Open incidents only: a closed (exhausted, force idled …) incident is history, not on-call work.
+    listIncidents(c.env.DB, { status: "open" }, { limit: 5 }),
     countStuck(c.env.DB, now, stuckConfigOf(c.env)),
   ]);
-  const open = worst.items.length < 5 ? (await listIncidents(c.env.DB, { status: "open" }, { limit: 5 - worst.items.length })).items : [];
-  return { counts, series, reasons: reasons.reasons, worst: [...worst.items, ...open], stuck };
+  return { counts, series, reasons, worst: worst.items, stuck };
 }
 
 /**
@@ -83,13 +85,27 @@ pages.get("/", async (c) => {
 });
 pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
 
-pages.get("/incidents", async (c) => {
+/** The incidents list and its groups for the URL's filters (validated by the read models). */
+async function incidentsOf(c: ConsoleContext) {
   const q = query(c);
   if (q.groupBy && !(INCIDENT_GROUPS as readonly string[]).includes(q.groupBy)) throw new BadRequest(`groupBy must be one of ${INCIDENT_GROUPS.join(", ")}`);
   const [list, groups] = await Promise.all([listIncidents(c.env.DB, q, paging(q)), q.groupBy ? groupIncidents(c.env.DB, q, q.groupBy as never) : null]);
+  return { q, list, groups };
+}
+
+pages.get("/incidents", async (c) => {
+  const { q, list, groups } = await incidentsOf(c);
   if (wantsJson(c)) return c.json(list);
   return page(c, <IncidentsPage ctx={pageContext(c)} query={q} page={list} groups={groups} />);
 });
+/** The refreshing part of /incidents, for the same filters (the page polls it). */
+pages.get("/partials/incidents", async (c) => {
+  const { q, list, groups } = await incidentsOf(c);
+  return c.html(<IncidentsLive ctx={pageContext(c)} query={q} page={list} groups={groups} />);
+});
+
+/** Events by type and time: what the overview's chart and rollup figures count. */
+listRoute("/events", listEvents, (ctx, q, list) => <EventsPage ctx={ctx} query={q} page={list} />);
 
 pages.get("/incidents/:incidentId", async (c) => {
   const id = c.req.param("incidentId");

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { agents, fiberRuns, incidents, sessions } from "../schema";
 import { names } from "../sql-names";
 import { flag, oneOf, parseFilters, text } from "./filters";
+import { openNowSql } from "./incident-status";
 // The stuck rules' findings come from their own read model (one owner of what "stuck" means).
 import * as stuck from "./stuck";
 
@@ -88,7 +89,7 @@ function conditions(f: BulkFilter): Sql[] {
   if (f.agentClass) out.push({ sql: "c.agent_class = ?", binds: [f.agentClass] });
   if (f.incidentReason) {
     out.push({
-      sql: `EXISTS (SELECT 1 FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = c.agent_class AND ${I.agentName} = c.agent_name AND ${I.reason} = ?${f.openOnly ? ` AND ${I.status} = 'open'` : ""})`,
+      sql: `EXISTS (SELECT 1 FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = c.agent_class AND ${I.agentName} = c.agent_name AND ${I.reason} = ?${f.openOnly ? ` AND ${openNowSql()}` : ""})`,
       binds: [f.incidentReason],
     });
   }
@@ -102,7 +103,7 @@ function statusLookup(s: BulkStatus): string {
     case "running_runs":
       return `SELECT 1 FROM ${F.$table} INDEXED BY fiber_runs_agent WHERE ${F.agentClass} = c.agent_class AND ${F.agentName} = c.agent_name AND ${F.outcome} IS NULL`;
     case "open_incidents":
-      return `SELECT 1 FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = c.agent_class AND ${I.agentName} = c.agent_name AND ${I.status} = 'open'`;
+      return `SELECT 1 FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = c.agent_class AND ${I.agentName} = c.agent_name AND ${openNowSql()}`;
     case "running_sessions":
       return `SELECT 1 FROM ${S.$table} WHERE ${S.agentClass} = c.agent_class AND ${S.agentName} = c.agent_name AND ${S.status} IN ${BUSY_SESSION}`;
   }
@@ -118,7 +119,7 @@ function candidates(f: BulkFilter, stuck: string | null): Sql {
     return { sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_reason WHERE ${I.reason} = ?`, binds: [f.incidentReason] };
   }
   if (f.status === "running_runs") return { sql: `SELECT DISTINCT ${F.agentClass} AS agent_class, ${F.agentName} AS agent_name FROM ${F.$table} INDEXED BY fiber_runs_outcome WHERE ${F.outcome} IS NULL`, binds: [] };
-  if (f.status === "open_incidents") return { sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_status WHERE ${I.status} = 'open'`, binds: [] };
+  if (f.status === "open_incidents") return { sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_status WHERE ${openNowSql()}`, binds: [] };
   if (f.status === "running_sessions") return { sql: `SELECT DISTINCT ${S.agentClass} AS agent_class, ${S.agentName} AS agent_name FROM ${S.$table} INDEXED BY sessions_status WHERE ${S.status} IN ${BUSY_SESSION}`, binds: [] };
   return { sql: `SELECT ${A.agentClass} AS agent_class, ${A.agentName} AS agent_name FROM ${A.$table} INDEXED BY agents_class_last_seen WHERE ${A.agentClass} = ?`, binds: [f.agentClass] };
 }
@@ -127,7 +128,7 @@ function candidates(f: BulkFilter, stuck: string | null): Sql {
 function whyColumns(f: BulkFilter): Sql {
   const count = (from: string) => `(SELECT COUNT(*) FROM (${from} LIMIT 100))`;
   const reason = f.incidentReason
-    ? `${count(`SELECT 1 FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = c.agent_class AND ${I.agentName} = c.agent_name AND ${I.reason} = ?${f.openOnly ? ` AND ${I.status} = 'open'` : ""}`)} AS reasonN`
+    ? `${count(`SELECT 1 FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = c.agent_class AND ${I.agentName} = c.agent_name AND ${I.reason} = ?${f.openOnly ? ` AND ${openNowSql()}` : ""}`)} AS reasonN`
     : "0 AS reasonN";
   const status = f.status ? `${count(statusLookup(f.status))} AS statusN` : "0 AS statusN";
   return { sql: `${reason}, ${status}`, binds: f.incidentReason ? [f.incidentReason] : [] };

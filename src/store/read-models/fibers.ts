@@ -3,7 +3,7 @@ import { RUN_KINDS, type RunKind } from "../../telemetry/payloads";
 import { fiberRuns } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
-import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
@@ -31,6 +31,8 @@ export const fiberFilters = z
     agentClass: text("agentClass"),
     agentName: text("agentName"),
     outcome: oneOf("outcome", RUN_OUTCOMES),
+    /** Running and confirmed by a reconciliation after its last event (true), or not (false): see isConfirmedRunning. */
+    confirmed: flag("confirmed"),
     since: instant("since"),
     until: instant("until"),
   })
@@ -116,6 +118,9 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
     // IS NULL is an equality for the index, so "running" is as cheap as any outcome.
     outcome: f.outcome === "running" ? cond(`${F.outcome} IS NULL`) : eq(f.outcome, F.outcome),
   });
+  // The same test as isConfirmedRunning, per row (a bounded scan over the path's index).
+  const confirmed = `(${F.outcome} IS NULL AND ${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen})`;
+  const residual = f.confirmed === undefined ? p.residual : [...p.residual, cond(f.confirmed ? confirmed : `NOT ${confirmed}`)];
   return keysetPage<FiberRow>(
     db,
     {
@@ -127,7 +132,7 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
       types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: p.where,
-      residual: p.residual,
+      residual,
       range: { min: f.since, max: f.until },
       keyOf: (r) => [r.lastSeen, r.fiberId, r.agentClass, r.agentName],
       map: (r) => derive(r),

@@ -3,9 +3,10 @@ import { events, incidents } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, eventsBy } from "./events";
-import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { type IncidentStatusFacts, isOverlayStatus, overlayApplies, overlayAppliesSql, shownStatusSql } from "./incident-status";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Cond, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
+import { type AccessPath, type Capped, type Cond, DEFAULT_CAP, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
 
 /**
  * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
@@ -15,8 +16,9 @@ import { type AccessPath, type Cond, type Page, type PageOptions, SCAN_BUDGET, c
 
 export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
 /**
- * force_idled: an operator's force idle cleared its recovery; ended_unreported: reconciliation found the agent
- * no longer recovering it, and no event said how it ended.
+ * The statuses the console shows (see incident-status.ts: derived, never stored over the SDK's word).
+ * force_idled: an operator's force idle cleared its recovery while the SDK still had it open; ended_unreported:
+ * reconciliation found the agent no longer recovering it, and no event said how it ended.
  */
 export const INCIDENT_STATUSES = ["open", "recovered", "exhausted", "failed", "skipped", "force_idled", "ended_unreported"] as const;
 
@@ -26,18 +28,25 @@ export const FAILED_WITHOUT_REASON = "failed (no reason given)";
 /** Event types that are one recovery attempt on an incident's timeline. */
 export const ATTEMPT_EVENT_TYPES = ["chat.recovery.attempt", "fiber.recovery.attempt", "session.status_rescheduled"] as const;
 
-/** Incident list filters; since / until bound last_seen (inclusive). */
+/**
+ * Incident list filters; since / until bound last_seen (inclusive). `status` is the shown status; `reason` is the
+ * SDK's reason (the root cause, which actions never change); `noReason` lists those without one.
+ */
 export const incidentFilters = z
   .object({
     kind: oneOf("kind", INCIDENT_KINDS),
     status: oneOf("status", INCIDENT_STATUSES),
     reason: text("reason"),
+    noReason: flag("noReason"),
     agentClass: text("agentClass"),
     agentName: text("agentName"),
     since: instant("since"),
     until: instant("until"),
   })
-  .superRefine(sinceBeforeUntil);
+  .superRefine(sinceBeforeUntil)
+  .superRefine((f, ctx) => {
+    if (f.noReason === true && f.reason !== undefined) ctx.addIssue({ code: "custom", message: "reason and noReason=true cannot both be set" });
+  });
 export type IncidentFilters = z.output<typeof incidentFilters>;
 /** What callers pass: raw values (URL strings are fine), validated by incidentFilters. */
 export type IncidentFilterInput = { [K in keyof IncidentFilters]?: unknown };
@@ -47,11 +56,22 @@ export type IncidentRow = {
   kind: (typeof INCIDENT_KINDS)[number];
   agentClass: string;
   agentName: string;
+  /** The status the console shows: the SDK's word, or the closed-by overlay while the SDK's word is open. */
   status: (typeof INCIDENT_STATUSES)[number];
+  /** When the shown status was said (the overlay's time when it applies). */
   statusAt: number;
+  /** The SDK's own last word, as its events said it (never rewritten by an action). */
+  sdkStatus: string;
+  sdkStatusAt: number;
   attempts: number;
   maxAttempts: number | null;
+  /** The SDK's reason (the root cause): an action's words are closedByReason. */
   reason: string | null;
+  /** What closed it from outside the SDK (force_idled, ended_unreported), whether or not it applies now. */
+  closedBy: string | null;
+  closedByAt: number | null;
+  /** The operator's reason for a force idle, or what reconciliation found. */
+  closedByReason: string | null;
   fiberId: string | null;
   requestId: string | null;
   /** The latest reconciliation that found it still being recovered. */
@@ -67,13 +87,27 @@ export type IncidentRow = {
 
 const I = names(incidents);
 const SELECT = selectList(incidents, [
-  "incidentId", "kind", "agentClass", "agentName", "status", "statusAt",
-  "attempts", "maxAttempts", "reason", "fiberId", "requestId", "confirmedAt", "respentInputTokens", "respentOutputTokens", "firstSeen", "lastSeen",
+  "incidentId", "kind", "agentClass", "agentName", "status", "statusAt", "statusEventId",
+  "attempts", "maxAttempts", "reason", "fiberId", "requestId", "confirmedAt", "closedBy", "closedByAt", "closedByEventId", "closedByReason",
+  "respentInputTokens", "respentOutputTokens", "firstSeen", "lastSeen",
 ]);
 
-/** The status label, derived (see FAILED_WITHOUT_REASON). */
-function withLabel<T extends Omit<IncidentRow, "statusLabel">>(r: T): T & { statusLabel: string } {
-  return { ...r, statusLabel: r.status === "failed" && !r.reason ? FAILED_WITHOUT_REASON : r.status };
+/** A row as stored (the SDK's word in `status`), before the shown status is derived. */
+type StoredIncident = Omit<IncidentRow, "sdkStatus" | "sdkStatusAt" | "statusLabel" | "status"> & IncidentStatusFacts;
+
+/** The shown status and its label, derived (see incident-status.ts and FAILED_WITHOUT_REASON). */
+function derive(r: StoredIncident): IncidentRow {
+  const { statusEventId: _s, closedByEventId: _c, ...rest } = r;
+  const overlay = overlayApplies(r);
+  const status = (overlay ? r.closedBy : r.status) as IncidentRow["status"];
+  return {
+    ...rest,
+    status,
+    statusAt: overlay ? r.closedByAt! : r.statusAt,
+    sdkStatus: r.status,
+    sdkStatusAt: r.statusAt,
+    statusLabel: status === "failed" && !r.reason ? FAILED_WITHOUT_REASON : status,
+  };
 }
 
 /**
@@ -91,15 +125,28 @@ const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_last_seen", cols: [] },
 ];
 
+/**
+ * The access path for the filters. A shown status is the SDK's word plus, for open and the overlay statuses, a
+ * test of the overlay per row: open is `status = 'open'` without a newer overlay, force_idled / ended_unreported
+ * are `status = 'open'` with one (so they scan the 'open' range of incidents_status, bounded by SCAN_BUDGET).
+ * Every other status is its own index range: the overlay never applies over a closed word.
+ */
 function plan(f: IncidentFilters) {
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
-  return choosePath(PATHS, {
+  const sdkWord = f.status === undefined ? undefined : isOverlayStatus(f.status) ? "open" : f.status;
+  const p = choosePath(PATHS, {
     agentClass: eq(f.agentClass, I.agentClass),
     agentName: eq(f.agentName, I.agentName),
     reason: eq(f.reason, I.reason),
-    status: eq(f.status, I.status),
+    status: eq(sdkWord, I.status),
     kind: eq(f.kind, I.kind),
   });
+  const residual = [...p.residual];
+  if (f.status === "open") residual.push(cond(`NOT ${overlayAppliesSql()}`));
+  else if (f.status !== undefined && isOverlayStatus(f.status)) residual.push(cond(`${overlayAppliesSql()} AND ${I.closedBy} = ?`, f.status));
+  if (f.noReason === true) residual.push(cond(`(${I.reason} IS NULL OR ${I.reason} = '')`));
+  else if (f.noReason === false) residual.push(cond(`(${I.reason} IS NOT NULL AND ${I.reason} <> '')`));
+  return { index: p.index, where: p.where, residual };
 }
 
 /** Lists incidents, newest activity first, one keyset page at a time. */
@@ -120,10 +167,56 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
       residual: p.residual,
       range: { min: f.since, max: f.until },
       keyOf: (r) => [r.lastSeen, r.incidentId, r.agentClass, r.agentName],
-      map: withLabel,
+      // keysetPage reads stored rows; the map derives the shown status from them.
+      map: (r) => derive(r as unknown as StoredIncident),
     },
     page,
   );
+}
+
+/** Index rows a count with per-row tests scans at most, newest first; past it the count is "at least". */
+export const COUNT_SCAN = 5 * DEFAULT_CAP;
+
+/**
+ * How many incidents listIncidents would list for the same filters (every page), capped: the overview's counts
+ * are this, so a figure and the list it links to count the same rows. Without per-row tests it reads at most
+ * cap + 1 index rows; with them (open, force_idled, ended_unreported, filter pairs) at most COUNT_SCAN rows, and
+ * the count is capped (≥) when the scan stopped there.
+ */
+export async function countIncidents(db: D1Database, filters: IncidentFilterInput, cap = DEFAULT_CAP): Promise<Capped & { rowsRead: number }> {
+  const stmt = countIncidentsStatement(db, filters, cap);
+  const r = await stmt.statement.all<{ n: number; scanned: number }>();
+  return { ...stmt.read(r), rowsRead: rowsReadOf(r) };
+}
+
+/** countIncidents as a statement (for a D1 batch) and the reader of its result. */
+export function countIncidentsStatement(db: D1Database, filters: IncidentFilterInput, cap = DEFAULT_CAP) {
+  const f = parseFilters(incidentFilters, filters);
+  const p = plan(f);
+  const conds = [...p.where];
+  if (f.since !== undefined) conds.push(cond(`${I.lastSeen} >= ?`, f.since));
+  if (f.until !== undefined) conds.push(cond(`${I.lastSeen} <= ?`, f.until));
+  const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";
+  const order = `ORDER BY ${I.lastSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC`;
+  if (!p.residual.length) {
+    return {
+      statement: db.prepare(`SELECT COUNT(*) AS n, 0 AS scanned FROM (SELECT 1 FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ?)`).bind(...conds.flatMap((c) => c.binds), cap + 1),
+      read: (r: D1Result<{ n: number; scanned: number }>): Capped => {
+        const n = Number(r.results[0]?.n ?? 0);
+        return { n: Math.min(n, cap), capped: n > cap };
+      },
+    };
+  }
+  const hit = p.residual.map((c) => `(${c.sql})`).join(" AND ");
+  return {
+    statement: db
+      .prepare(`SELECT COALESCE(SUM(_hit), 0) AS n, COUNT(*) AS scanned FROM (SELECT (${hit}) AS _hit FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ${COUNT_SCAN})`)
+      .bind(...p.residual.flatMap((c) => c.binds), ...conds.flatMap((c) => c.binds)),
+    read: (r: D1Result<{ n: number; scanned: number }>): Capped => {
+      const n = Number(r.results[0]?.n ?? 0);
+      return { n: Math.min(n, cap), capped: n > cap || Number(r.results[0]?.scanned ?? 0) >= COUNT_SCAN };
+    },
+  };
 }
 
 /**
@@ -132,8 +225,8 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
  */
 export async function getIncident(db: D1Database, id: string, owner?: AgentRef): Promise<IncidentRow | null> {
   const q = { table: I.$table, select: SELECT, key: I.incidentId, agentClass: I.agentClass, agentName: I.agentName, what: "incident" };
-  const row = await findOwned<Omit<IncidentRow, "statusLabel">>(db, q, id, owner, (r) => r.kind !== "chat" && id.startsWith(`${r.kind}:${r.agentClass}/${r.agentName}/`));
-  return row ? withLabel(row) : null;
+  const row = await findOwned<StoredIncident>(db, q, id, owner, (r) => r.kind !== "chat" && id.startsWith(`${r.kind}:${r.agentClass}/${r.agentName}/`));
+  return row ? derive(row) : null;
 }
 
 /** Timeline events an attempt count looks at, at most: a looping incident's count says "at least" past this. */
@@ -210,8 +303,9 @@ export type IncidentGroupBy = (typeof INCIDENT_GROUPS)[number];
 export const GROUP_BOUND = 5 * SCAN_BUDGET;
 
 const GROUP_EXPR: Record<IncidentGroupBy, string> = {
+  // The SDK's reason: an action never changes an incident's root cause. '' is "no reason" (noReason=true lists them).
   reason: `COALESCE(${I.reason}, '')`,
-  status: I.status,
+  status: shownStatusSql(),
   kind: I.kind,
   agent: `${I.agentClass} || '/' || ${I.agentName}`,
 };

@@ -6,6 +6,7 @@ export * from "./errors";
 export * from "./events";
 export * from "./fibers";
 export * from "./incidents";
+export * from "./incident-status";
 export * from "./ops";
 export * from "./owner";
 export * from "./overview";

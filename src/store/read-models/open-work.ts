@@ -1,6 +1,7 @@
 import type { RunKind } from "../../telemetry/payloads";
 import { fiberRuns, incidents, reconciliations, sessions } from "../schema";
 import { names } from "../sql-names";
+import { openNowSql } from "./incident-status";
 
 /**
  * What the projections say is still going on, for reconciliation: runs with
@@ -10,7 +11,7 @@ import { names } from "../sql-names";
 
 /** A run the projections show as running. */
 export type OpenRun = { kind: RunKind; runId: string; name: string | null; lastSeen: number; confirmedAt?: number | null };
-/** An incident the projections show as open. `kind` is fiber | turn | chat. */
+/** An incident the projections show as open (the SDK's word open, no newer force idle or reconciliation closed it). `kind` is fiber | turn | chat. */
 export type OpenIncident = { incidentId: string; kind: string; fiberId: string | null; requestId: string | null; lastSeen: number; confirmedAt?: number | null };
 /** A session the projections show as running or rescheduled. */
 export type OpenSession = { name: string; lastSeen: number };
@@ -47,7 +48,7 @@ export async function staleAgents(db: D1Database, before: number, limit: number,
     db
       .prepare(
         `SELECT ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, ${I.lastSeen} AS t FROM ${I.$table} INDEXED BY incidents_status
-         WHERE ${I.status} = 'open' AND ${I.lastSeen} < ?1 AND COALESCE(${I.confirmedAt}, 0) < ?1 AND ${notAskedSince(I.$table, I)} ORDER BY ${I.lastSeen} LIMIT ?2`,
+         WHERE ${openNowSql()} AND ${I.lastSeen} < ?1 AND COALESCE(${I.confirmedAt}, 0) < ?1 AND ${notAskedSince(I.$table, I)} ORDER BY ${I.lastSeen} LIMIT ?2`,
       )
       .bind(before, scan),
     db
@@ -81,7 +82,7 @@ export async function openWorkOf(db: D1Database, agent: AgentKey, limit = 200): 
     db
       .prepare(
         `SELECT ${I.incidentId} AS incidentId, ${I.kind} AS kind, ${I.fiberId} AS fiberId, ${I.requestId} AS requestId, ${I.lastSeen} AS lastSeen, ${I.confirmedAt} AS confirmedAt
-         FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = ?1 AND ${I.agentName} = ?2 AND ${I.status} = 'open' ORDER BY ${I.lastSeen} LIMIT ?3`,
+         FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = ?1 AND ${I.agentName} = ?2 AND ${openNowSql()} ORDER BY ${I.lastSeen} LIMIT ?3`,
       )
       .bind(agent.agentClass, agent.agentName, limit),
     db

@@ -1,21 +1,23 @@
 import { z } from "zod";
 import { EVENT_TYPES, RUN_KINDS, type RunKind } from "../../telemetry/payloads";
-import { eventRollups, fiberRuns, incidents, opAmbiguities } from "../schema";
+import { eventRollups, fiberRuns, opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { instant, parseFilters } from "./filters";
 import { type GapCount, gapCountOf, gapCountStatement } from "./event-gaps";
+import { countIncidentsStatement, groupIncidents } from "./incidents";
 import { type Capped, DEFAULT_CAP, cappedCountStatement, cappedOf, cond, rowsReadOf } from "./paging";
 
 /**
  * The overview: capped counts from the projections, and charts from
  * event_rollups (5-minute buckets maintained by ingest), never counting over
- * the events table.
+ * the events table. Every figure counts exactly what the list it links to
+ * lists: incident figures are countIncidents over the same filters the link
+ * carries, and rollup figures count events, which the events list lists.
  */
 
 const R = names(eventRollups);
 const F = names(fiberRuns);
-const I = names(incidents);
 const O = names(opAmbiguities);
 
 export const BUCKET_MS = 5 * 60_000;
@@ -24,17 +26,13 @@ const DAY_MS = 86_400_000;
 export const MAX_SERIES_MS = 31 * DAY_MS;
 
 /** Series that add up several event types. */
-/**
- * "Recovery gave up": a chat recovery exhausted (any reason), or a session
- * turn past its recovery cap (session.error with reason max_turn_recoveries).
- * As SQL over event_rollups, so counts and top reasons agree.
- */
-export const EXHAUSTION_SQL = `(${R.type} = 'chat.recovery.exhausted' OR (${R.type} = 'session.error' AND ${R.dim} = 'max_turn_recoveries'))`;
-
 export const SERIES_ALIASES: Record<string, readonly string[]> = {
   recovery: ["chat.recovery.attempt", "fiber.recovery.attempt"],
 };
 export const DEFAULT_SERIES = ["chat.recovery.exhausted", "recovery", "chat.context.compacted", "op.ambiguous"] as const;
+
+/** The event types a series adds up (an alias's, or the one type it names). */
+export const seriesTypes = (name: string): readonly string[] => SERIES_ALIASES[name] ?? [name];
 
 const floorBucket = (t: number) => Math.floor(t / BUCKET_MS) * BUCKET_MS;
 
@@ -49,7 +47,9 @@ export type OverviewCounts = {
   /** Running runs of every kind: the sum of runningByKind (capped when any kind is). */
   running: Capped;
   runningByKind: Record<RunKind, RunningOfKind>;
+  /** Incidents open now (countIncidents { status: "open" }). */
   openIncidents: Capped;
+  /** Incidents exhausted and active since `window.since` (countIncidents { status: "exhausted", since }). */
   exhaustions24h: Capped;
   ambiguousOps: Capped;
   /** Model tokens (input + output) recovery attempts re-spent in the last 24 h, from the model.usage rollups' amount. */
@@ -59,8 +59,20 @@ export type OverviewCounts = {
    * (`capped` when there are more agents), and how many events they miss in all.
    */
   agentsWithGaps: GapCount;
+  /**
+   * The windows the figures cover, so their links carry exactly these: `since` (now − 24 h) bounds the incident
+   * figures' last_seen; `rollupSince` is the first 5-minute bucket the rollup figures add up (up to 5 minutes
+   * before `since`), through `now`.
+   */
+  window: { since: number; rollupSince: number; now: number };
   rowsRead: number;
 };
+
+/** The filters of the overview's incident figures: the links carry the same ones. */
+export const overviewIncidentFilters = (since: number) => ({
+  open: { status: "open" },
+  exhausted: { status: "exhausted", since },
+}) as const;
 
 /** Running runs of one kind, newest first, at most cap + 1 index rows, with the confirmed ones among them. */
 function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1PreparedStatement {
@@ -76,44 +88,52 @@ function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1P
 /**
  * The overview's numbers, each capped at `cap` (render "≥cap" when
  * capped): running runs by kind (a closed run never counts: only rows without an outcome do), open
- * incidents, exhaustions, open ambiguous ops. exhaustions24h sums the exhaustion rollups (EXHAUSTION_SQL)
- * over the buckets from the one holding now − 24 h to now (so up to 5 minutes more than 24 h); it reads at
- * most 288 × distinct-reasons rollup rows. Each running count reads at most cap + 1 rows. Agents with gaps
- * scans at most GAP_COUNT_WINDOW + 1 agents (no index serves it; see event-gaps.ts).
+ * incidents and incidents exhausted in the last 24 h (countIncidents, the list's own filters), open ambiguous
+ * ops, and tokens re-spent (model.usage rollups of the buckets from the one holding now − 24 h to now: up to
+ * 5 minutes more than 24 h, at most 289 rows). Each running count reads at most cap + 1 rows; the incident
+ * counts see countIncidents. Agents with gaps scans at most GAP_COUNT_WINDOW + 1 agents (no index serves it;
+ * see event-gaps.ts).
  */
 export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_CAP): Promise<OverviewCounts> {
+  const since = now - DAY_MS;
+  const rollupSince = floorBucket(since);
+  const inc = overviewIncidentFilters(since);
+  const open = countIncidentsStatement(db, inc.open, cap);
+  const exhausted = countIncidentsStatement(db, inc.exhausted, cap);
   // One round trip: a D1 batch.
   const results = (await db.batch([
     ...RUN_KINDS.map((k) => runningOfKindStatement(db, k, cap)),
-    cappedCountStatement(db, `${I.$table} INDEXED BY incidents_status`, [cond(`${I.status} = ?`, "open")], cap),
+    open.statement,
     cappedCountStatement(db, `${O.$table} INDEXED BY op_ambiguities_open`, [cond(`${O.resolutionAt} IS NULL`)], cap),
-    db
-      .prepare(
-        `SELECT COALESCE(SUM(${R.n}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND ${R.bucket} >= ? AND ${R.bucket} <= ?`,
-      )
-      .bind(floorBucket(now - DAY_MS), now),
-    // Only usage that carried an incident id has an amount (rows.ts): what recovery re-spent. At most 288 rows.
+    exhausted.statement,
+    // Only usage that carried an incident id has an amount (rows.ts): what recovery re-spent. At most 289 rows.
     db
       .prepare(`SELECT COALESCE(SUM(${R.amount}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} = 'model.usage' AND ${R.bucket} >= ? AND ${R.bucket} <= ?`)
-      .bind(floorBucket(now - DAY_MS), now),
+      .bind(rollupSince, now),
     gapCountStatement(db),
-  ])) as D1Result<{ n: number; confirmed?: number }>[];
+  ])) as D1Result<{ n: number; confirmed?: number; scanned?: number }>[];
   const kinds = results.slice(0, RUN_KINDS.length);
-  const [open, ambiguous, ex, respent, gaps] = results.slice(RUN_KINDS.length) as [D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number }>, D1Result<{ n: number; missing: number; scanned: number }>];
+  const [openR, ambiguous, ex, respent, gaps] = results.slice(RUN_KINDS.length) as [
+    D1Result<{ n: number; scanned: number }>,
+    D1Result<{ n: number }>,
+    D1Result<{ n: number; scanned: number }>,
+    D1Result<{ n: number }>,
+    D1Result<{ n: number; missing: number; scanned: number }>,
+  ];
   const runningByKind = Object.fromEntries(
     RUN_KINDS.map((k, i) => [k, { ...cappedOf(kinds[i]!, cap), confirmed: Math.min(Number(kinds[i]!.results[0]?.confirmed ?? 0), cap) }]),
   ) as Record<RunKind, RunningOfKind>;
   const total = Object.values(runningByKind).reduce((a, k) => a + k.n, 0);
-  const exhausted = Number(ex.results[0]?.n ?? 0);
   return {
     running: { n: total, capped: Object.values(runningByKind).some((k) => k.capped) },
     runningByKind,
-    openIncidents: cappedOf(open, cap),
-    exhaustions24h: { n: Math.min(exhausted, cap), capped: exhausted > cap },
+    openIncidents: open.read(openR),
+    exhaustions24h: exhausted.read(ex),
     ambiguousOps: cappedOf(ambiguous, cap),
     respentTokens24h: Number(respent.results[0]?.n ?? 0),
     agentsWithGaps: gapCountOf(gaps),
-    rowsRead: rowsReadOf(...kinds, open, ambiguous, ex, respent, gaps),
+    window: { since, rollupSince, now },
+    rowsRead: rowsReadOf(...kinds, openR, ambiguous, ex, respent, gaps),
   };
 }
 
@@ -154,7 +174,7 @@ export async function eventSeries(
   const buckets: number[] = [];
   for (let b = first; b <= until; b += BUCKET_MS) buckets.push(b);
   const series: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, buckets.map(() => 0)]));
-  const typesOf = (name: string) => SERIES_ALIASES[name] ?? [name];
+  const typesOf = seriesTypes;
   const types = [...new Set(names.flatMap(typesOf))];
   const r = await db
     .prepare(
@@ -178,25 +198,25 @@ export const topReasonsFilters = z.object({
   ),
 });
 
+export type TopReasons = {
+  /** Largest first; `reason` '' is "no reason" (list them with noReason=true). */
+  reasons: { reason: string; n: number }[];
+  /** The filters each entry's count used, but the reason: its link adds `reason` (or `noReason`). */
+  filters: { status: "exhausted"; since: number };
+  /** More exhausted incidents than the group scan covers (GROUP_BOUND): the counts cover the newest only. */
+  bounded: boolean;
+  rowsRead: number;
+};
+
 /**
- * The most frequent exhaustion reasons (chat recoveries and session turns) since `since` (default
- * the last 24 h), from the rollups' reason dimension; `limit` default 10, at
- * most 100. Reads the exhaustion rollup rows in the window
- * (buckets × distinct reasons), twice: D1 also counts the GROUP BY's b-tree.
+ * The most frequent reasons of the incidents exhausted since `since` (default the last 24 h; last_seen, as the
+ * incident list filters), chat recoveries and session turns alike: groupIncidents over the same filters the
+ * list uses, so each entry's count is the number of rows its link lists. `limit` default 10, at most 100.
+ * Reads at most 2 × GROUP_BOUND rows (the scan and the GROUP BY's b-tree).
  */
-export async function topReasons(
-  db: D1Database,
-  opts: { since?: unknown; limit?: unknown } = {},
-  now = Date.now(),
-): Promise<{ reasons: { reason: string; n: number }[]; rowsRead: number }> {
+export async function topReasons(db: D1Database, opts: { since?: unknown; limit?: unknown } = {}, now = Date.now()): Promise<TopReasons> {
   const f = parseFilters(topReasonsFilters, opts);
-  const since = f.since ?? now - DAY_MS;
-  const r = await db
-    .prepare(
-      `SELECT ${R.dim} AS reason, SUM(${R.n}) AS n FROM ${R.$table} INDEXED BY event_rollups_type
-       WHERE ${R.type} IN ('chat.recovery.exhausted', 'session.error') AND ${EXHAUSTION_SQL} AND ${R.bucket} >= ? GROUP BY ${R.dim} ORDER BY n DESC, ${R.dim} LIMIT ?`,
-    )
-    .bind(floorBucket(since), f.limit ?? 10)
-    .all<{ reason: string; n: number }>();
-  return { reasons: r.results.map((x) => ({ reason: x.reason, n: Number(x.n) })), rowsRead: rowsReadOf(r) };
+  const filters = { status: "exhausted" as const, since: f.since ?? now - DAY_MS };
+  const g = await groupIncidents(db, filters, "reason");
+  return { reasons: g.groups.slice(0, f.limit ?? 10).map((x) => ({ reason: x.key, n: x.n })), filters, bounded: g.bounded, rowsRead: g.rowsRead };
 }

@@ -3,6 +3,7 @@ import type { RunKind } from "../../telemetry/payloads";
 import { agents, events, fiberRuns, incidents, opAmbiguities, sessions } from "../schema";
 import { names } from "../sql-names";
 import { BadRequest } from "./errors";
+import { shownStatusSql } from "./incident-status";
 import type { AgentRef } from "./owner";
 import { rowsReadOf } from "./paging";
 
@@ -89,7 +90,7 @@ type AgentHit = AgentRef;
 type EventHit = AgentRef & { incidentId: string | null; fiberId: string | null; taskId: string | null; requestId: string | null; sessionName: string | null };
 
 const SEL = {
-  incident: `${I.incidentId} AS id, ${I.kind} AS kind, ${I.status} AS status, ${I.reason} AS reason, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName`,
+  incident: `${I.incidentId} AS id, ${I.kind} AS kind, ${shownStatusSql()} AS status, ${I.reason} AS reason, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName`,
   run: `${F.fiberId} AS id, ${F.kind} AS kind, ${F.name} AS name, ${F.outcome} AS outcome, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName`,
   op: `${O.opId} AS id, ${O.opKind} AS opKind, ${O.resolution} AS resolution, ${O.sessionName} AS sessionName, ${O.agentClass} AS agentClass, ${O.agentName} AS agentName`,
   session: `${S.sessionName} AS id, ${S.status} AS status, ${S.agentClass} AS agentClass, ${S.agentName} AS agentName`,

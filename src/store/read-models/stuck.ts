@@ -2,6 +2,7 @@ import { z } from "zod";
 import { fiberRuns, incidents, reconciliations } from "../schema";
 import { names } from "../sql-names";
 import { oneOf, parseFilters, text } from "./filters";
+import { openNowSql } from "./incident-status";
 
 /**
  * Stuck detection: work that should be moving and is not, computed from the projections (and from what the
@@ -152,7 +153,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
           `SELECT ${I.incidentId} AS incidentId, ${I.kind} AS kind, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName,
              ${I.lastSeen} AS lastSeen, ${I.confirmedAt} AS confirmedAt, ${I.attempts} AS attempts, ${I.statusAt} AS statusAt
            FROM ${I.$table} INDEXED BY incidents_status
-           WHERE ${I.status} = 'open' AND ${I.lastSeen} < ?1${byClass(I.agentClass, 3)}
+           WHERE ${openNowSql()} AND ${I.lastSeen} < ?1${byClass(I.agentClass, 3)}
            ORDER BY ${I.lastSeen} DESC LIMIT ?2`,
         )
         .bind(...binds(before, limit)),

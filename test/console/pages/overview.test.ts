@@ -1,21 +1,41 @@
 import { describe, expect, it } from "vitest";
 import { ChartData } from "../../../console/pages/overview";
 
-// The overview chart's text alternative says what the chart shows, in words and as a table.
+// The overview chart's text alternative says what the chart shows, in words and as a table, and every number
+// in it links to the events it counts (the events list, by type and time window).
+
+/** The figure links of `html`: [figure, href] with the href's query decoded. */
+function figures(html: string): [number, Record<string, string>][] {
+  return [...html.matchAll(/<a href="([^"]*)" data-figure="(\d+)">/g)].map((m) => {
+    const u = new URL(m[1]!.replace(/&amp;/g, "&"), "https://x");
+    expect(u.pathname).toBe("/events");
+    return [Number(m[2]), Object.fromEntries(u.searchParams)];
+  });
+}
 
 describe("ChartData", () => {
   const hour = 3_600_000;
+  const five = 300_000;
   const t0 = Date.UTC(2026, 10, 23, 10);
-  it("gives each series' total and busiest interval, and the events per hour", async () => {
-    const html = String(
-      await ChartData({ series: { buckets: [t0, t0 + 300_000, t0 + hour], series: { "chat.recovery.exhausted": [0, 2, 1], recovery: [4, 0, 0] } } as never }),
-    );
-    expect(html).toContain("chat.recovery.exhausted 3");
-    expect(html).toContain("peak 2 at");
-    expect(html).toContain("recovery 4");
+  it("gives each series' total and busiest interval, and the events per hour, each linked to its events", async () => {
+    const buckets = [t0, t0 + five, t0 + hour];
+    const html = String(await ChartData({ series: { buckets, series: { "chat.recovery.exhausted": [0, 2, 1], recovery: [4, 0, 0] } } as never }));
     expect(html).toContain('datetime="2026-11-23T10:00:00');
-    // Two hours had events: two table rows.
-    expect(html.match(/<tr><td>/g)?.length).toBe(2);
+    const f = figures(html);
+    const end = t0 + hour + five - 1;
+    const types = { exhausted: "chat.recovery.exhausted", recovery: "chat.recovery.attempt,fiber.recovery.attempt" };
+    expect(f).toEqual([
+      // Totals over the whole window, and each series' busiest 5 minutes.
+      [3, { type: types.exhausted, since: String(t0), until: String(end) }],
+      [2, { type: types.exhausted, since: String(t0 + five), until: String(t0 + 2 * five - 1) }],
+      [4, { type: types.recovery, since: String(t0), until: String(end) }],
+      [4, { type: types.recovery, since: String(t0), until: String(t0 + five - 1) }],
+      // Two hours had events: two table rows, one cell per series, each its hour (the last cut at the window's end).
+      [2, { type: types.exhausted, since: String(t0), until: String(t0 + hour - 1) }],
+      [4, { type: types.recovery, since: String(t0), until: String(t0 + hour - 1) }],
+      [1, { type: types.exhausted, since: String(t0 + hour), until: String(end) }],
+      [0, { type: types.recovery, since: String(t0 + hour), until: String(end) }],
+    ]);
   });
 
   it("says so when there is nothing to show", async () => {

@@ -2,6 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
+import { getIncident } from "../../../src/store/read-models";
 import { fiberIncidentId } from "../../../src/telemetry";
 import worker from "../../../worker/index";
 import { RECONCILE_CRON } from "../../../worker/reconcile/pass";
@@ -80,8 +81,14 @@ describe("reconciliation from cron", () => {
     expect(confirmed[0]!.confirmed_at!).toBeGreaterThanOrEqual(confirmed[0]!.last_seen);
 
     const incidentId = fiberIncidentId("LossyAgent", name, gone);
-    const incident = await pollRows<{ status: string; reason: string }>("SELECT status, reason FROM incidents WHERE incident_id = ? AND status != 'open'", [incidentId], (r) => r.length === 1);
-    expect(incident[0]).toEqual({ status: "ended_unreported", reason: "the fiber's row is gone; how recovery ended was not reported" });
+    // Reconciliation closes it beside the SDK's own word (which stays open): the overlay, and the shown status.
+    const incident = await pollRows<{ status: string; reason: string | null; closed_by: string; closed_by_reason: string }>(
+      "SELECT status, reason, closed_by, closed_by_reason FROM incidents WHERE incident_id = ? AND closed_by IS NOT NULL",
+      [incidentId],
+      (r) => r.length === 1,
+    );
+    expect(incident[0]).toEqual({ status: "open", reason: null, closed_by: "ended_unreported", closed_by_reason: "the fiber's row is gone; how recovery ended was not reported" });
+    expect(await getIncident(env.DB, incidentId)).toMatchObject({ status: "ended_unreported", sdkStatus: "open", closedByReason: "the fiber's row is gone; how recovery ended was not reported" });
 
     // The held fiber keeps the agent "running", so its session is confirmed by nothing and stays as reported.
     const session = await env.DB.prepare("SELECT status FROM sessions WHERE agent_name = ?").bind(name).first<{ status: string }>();
@@ -102,7 +109,8 @@ describe("reconciliation from cron", () => {
     // The overview counts the held fiber as confirmed by the agent, apart from the unconfirmed.
     const overview = await getText("/", "viewer");
     expect(overview.status).toBe(200);
-    expect(Number(/data-testid="confirmed-fiber">(\d+)/.exec(overview.text)?.[1])).toBeGreaterThanOrEqual(1);
+    // The cell's figure links to the confirmed running fibers (data-figure: the number it shows).
+    expect(Number(/data-testid="confirmed-fiber"><a [^>]*data-figure="(\d+)"/.exec(overview.text)?.[1])).toBeGreaterThanOrEqual(1);
   });
 
   it("closes the session once the agent is idle; the confirmed run ends with its own reported outcome", async () => {

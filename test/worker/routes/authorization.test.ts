@@ -56,6 +56,8 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/", url: () => "/", shows: () => ["On-call overview", "Running runs", "Worst open incidents"] },
   { kind: "read", method: "GET", pattern: "/partials/overview", url: () => "/partials/overview", shows: () => ["Running runs", "Top exhaustion reasons"] },
   { kind: "read", method: "GET", pattern: "/incidents", url: () => "/incidents", shows: (fx) => [fx.incidentId] },
+  { kind: "read", method: "GET", pattern: "/partials/incidents", url: () => "/partials/incidents", shows: (fx) => [fx.incidentId, 'data-testid="incidents"'] },
+  { kind: "read", method: "GET", pattern: "/events", url: () => "/events?type=chat.recovery.exhausted", shows: () => ['data-testid="events"', "chat.recovery.exhausted"] },
   { kind: "read", method: "GET", pattern: "/incidents/:incidentId", url: (fx) => `/incidents/${enc(fx.incidentId)}`, shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"] },
   { kind: "read", method: "GET", pattern: "/fibers", url: () => "/fibers", shows: (fx) => [fx.session.runId] },
   { kind: "read", method: "GET", pattern: "/fibers/:fiberId", url: (fx) => `/fibers/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn", "streamedChars"] },

@@ -20,6 +20,8 @@ const enc = encodeURIComponent;
 
 let agentName: string;
 let incidentId: string;
+/** Still open (the overview's worst list shows open incidents only). */
+let openIncidentId: string;
 let futureFiber: string;
 let deepFiber: string;
 
@@ -27,6 +29,7 @@ beforeAll(async () => {
   await publishEnvTeamKeys();
   agentName = `future-${uid()}`;
   incidentId = `req-${uid()}:msg-1`;
+  openIncidentId = `req-${uid()}:msg-2`;
   futureFiber = `fiber-future-${uid()}`;
   deepFiber = `fiber-deep-${uid()}`;
   const now = Date.now();
@@ -36,6 +39,7 @@ beforeAll(async () => {
   // before it did (received "at" their own time), which is what pages must still render.
   const future = await ingest([
     makeEvent("chat.recovery.exhausted", { attempt: 3, maxAttempts: 3, recoveryKind: "retry", reason: "max_attempts_exceeded" }, { ...at, corr: { incidentId, requestId: incidentId.split(":")[0] } }),
+    makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { ...at, corr: { incidentId: openIncidentId, requestId: openIncidentId.split(":")[0] } }),
     makeEvent("fiber.started", { fiberName: "etl" }, { ...at, corr: { fiberId: futureFiber } }),
     // The highest number an agent can claim: the console shows a gap of 2^53 - 2 events without failing.
     { ...makeEvent("session.status_running", { turnSeq: 1 }, { ...at, corr: session }), seq: Number.MAX_SAFE_INTEGER },
@@ -47,7 +51,7 @@ beforeAll(async () => {
     makeEvent("fiber.started", { fiberName: "deep" }, { agentName, time: now, corr: { fiberId: deepFiber } }),
     makeEvent("fiber.stashed", { fiberName: "deep", snapshot: { preview: DEEP_PREVIEW, bytes: DEEP_PREVIEW.length, truncated: false } }, { agentName, time: now + 1, corr: { fiberId: deepFiber, ...session } }),
   ]);
-  expect([future, result]).toEqual([{ stored: 5, deadLettered: 0 }, { stored: 2, deadLettered: 0 }]);
+  expect([future, result]).toEqual([{ stored: 6, deadLettered: 0 }, { stored: 2, deadLettered: 0 }]);
   // The audit log is written by the admin client, not ingest: a row as D1 can hold it, with a deep `before`.
   await env.DB.prepare(
     "INSERT INTO audit_log (id, time, actor, role, action, target_class, target_name, reason, before, after, result, error) VALUES (?, ?, 'ops@example.com', 'operator', 'force_idle', 'ProbeAgent', ?, 'odd row', ?, NULL, 'ok', NULL)",
@@ -79,8 +83,8 @@ async function rendered(path: string) {
 
 describe("an event with time 9e15", () => {
   const PAGES: [string, () => string, () => string[]][] = [
-    ["overview", () => "/", () => [incidentId]],
-    ["overview fragment", () => "/partials/overview", () => [incidentId]],
+    ["overview", () => "/", () => [openIncidentId]],
+    ["overview fragment", () => "/partials/overview", () => [openIncidentId]],
     ["incident list", () => "/incidents", () => [incidentId]],
     ["incident drill-down", () => `/incidents/${enc(incidentId)}`, () => ["max_attempts_exceeded"]],
     ["fiber list", () => "/fibers", () => [futureFiber]],
@@ -138,7 +142,8 @@ describe("times no event could carry, written straight into D1", () => {
   // D1 keeps what it is given: a REAL past any Date, or text in an INTEGER column (a hand-fixed row, an old migration).
   it.each([["a REAL of 1e300", 1e300, "invalid time (1e+300)"], ["text", "soon", "invalid time (soon)"]] as const)("%s renders as a marker", async (_name, value, marker) => {
     const id = `req-${uid()}:odd`;
-    expect(await ingest([makeEvent("chat.recovery.exhausted", { attempt: 1, maxAttempts: 1, recoveryKind: "retry", reason: "odd" }, { agentName, corr: { incidentId: id } })])).toMatchObject({ stored: 1 });
+    // Open, so the overview lists it too.
+    expect(await ingest([makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 1, recoveryKind: "retry" }, { agentName, corr: { incidentId: id } })])).toMatchObject({ stored: 1 });
     await env.DB.batch([
       env.DB.prepare("UPDATE incidents SET first_seen = ?, last_seen = ? WHERE incident_id = ?").bind(value, value, id),
       env.DB.prepare("UPDATE events SET time = ? WHERE incident_id = ?").bind(value, id),

@@ -99,7 +99,7 @@ describe("/stuck", () => {
 describe("the overview's Stuck card", () => {
   it("counts the findings, is red when there are any, and links to /stuck", async () => {
     const page = await getText("/", "viewer");
-    const card = /<a class="card ([^"]*)" href="\/stuck" data-testid="count-Stuck"><div class="n">(\d+)<\/div>/.exec(page.text);
+    const card = /<a class="card ([^"]*)" href="\/stuck" data-figure="\d+" data-testid="count-Stuck"><div class="n">(\d+)<\/div>/.exec(page.text);
     expect(card, "a Stuck card linking to /stuck").not.toBeNull();
     expect(card![1]!.trim()).toBe("alert");
     expect(Number(card![2])).toBeGreaterThanOrEqual(1);

@@ -55,6 +55,9 @@ beforeAll(async () => {
     incidentId: chatIncident, requestId: chatIncident.split(":")[0], attempt: 3, maxAttempts: 3, recoveryKind: "retry",
     reason: mark("reason"), partialText: mark("partial"), terminalMessage: mark("terminal"),
   });
+  // An incident still open: the overview's worst open incidents show the agent's name.
+  const openIncident = `req-${uid()}:msg-2`;
+  await b.recordEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { incidentId: openIncident, requestId: openIncident.split(":")[0] });
   await b.recordEvent("backup.created", { handle: `ws/${uid()}/${mark("handle")}`, tenant: mark("tenant"), environment: "prod", sessionName: markupAgent, expiresAt: Date.now() + 86_400_000, bytes: 42 }, session);
 
   await pollRows("SELECT 1 FROM sessions WHERE session_name = ?", [markupAgent], (r) => r.length === 1);
@@ -62,6 +65,7 @@ beforeAll(async () => {
   await pollRows("SELECT 1 FROM workspace_backups WHERE session_name = ?", [markupAgent], (r) => r.length === 1);
   await pollRows("SELECT incident_id FROM incidents WHERE incident_id IN (?, ?) AND status = 'exhausted'", [chatIncident, turnIncident], (r) => r.length === 2);
   await pollRows("SELECT 1 FROM events WHERE incident_id = ? AND type = 'session.error'", [turnIncident], (r) => r.length === 1);
+  await pollRows("SELECT 1 FROM incidents WHERE incident_id = ? AND status = 'open'", [openIncident], (r) => r.length === 1);
   // Alerts on the two exhaustions and the ambiguous op, one per channel (the test config sets both).
   await pollRows("SELECT 1 FROM alert_deliveries WHERE agent_name = ?", [markupAgent], (r) => r.length === 6);
   s = { fiberAgent, runId, markupAgent, chatIncident, turnIncident };

@@ -1,5 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { chatRecoveryRecordStatus } from "../../../../src/telemetry";
 import { rejectionOf } from "../../../helpers";
 import {
   chatAgent, type EventRow, eventsOfType, fail, incidentEvents, incidentRow, payloadOf, reconnect, SECRET_CHUNK, SECRET_PREVIEW, stall, text,
@@ -30,17 +31,22 @@ function expectRedactedPartial(p: Exhausted, streamed: string) {
 }
 
 /**
- * When the exhausting evaluation happens inside a recovery continuation (a stalled stream), that
- * continuation then settles as "aborted" and the SDK marks the sealed incident `failed` (its event gives
- * no reason). The console says what the SDK's own record says: `failed`, with the exhaustion's reason.
+ * When the exhausting evaluation happens inside a recovery continuation (a stalled stream), the SDK seals the
+ * incident `exhausted` (onExhausted, the terminal message), then that continuation settles as "aborted" and
+ * `updateIncident` rewrites the record's word to `failed`, keeping the exhaustion's reason (its event gives no
+ * reason). The one mapping reads that record as the SDK exhausted it (chatRecoveryRecordStatus), and the
+ * console says `exhausted`, with the exhaustion's reason, even after the reason-less chat.recovery.failed.
  */
 async function expectSealedThenFailed(stub: { recoveryIncidents(): Promise<{ status: string; reason?: string }[]> }, incidentId: string, reason: string) {
-  const row = await incidentRow(incidentId, (r) => r.reason === reason && r.status === "failed");
-  expect(row.kind).toBe("chat");
   const types = (await incidentEvents(incidentId, "chat.recovery.failed")).map((e) => e.type);
   expect(types.slice(0, 3)).toEqual(["chat.recovery.detected", "chat.recovery.attempt", "chat.recovery.scheduled"]);
   expect(types.slice(-2)).toEqual(["chat.recovery.exhausted", "chat.recovery.failed"]);
-  expect((await stub.recoveryIncidents())[0]).toMatchObject({ status: "failed", reason });
+  // The failure event is in D1: the row has seen it, and still says exhausted.
+  const row = await incidentRow(incidentId, (r) => r.reason === reason && r.status === "exhausted");
+  expect(row.kind).toBe("chat");
+  const record = (await stub.recoveryIncidents())[0]!;
+  expect(record).toMatchObject({ status: "failed", reason });
+  expect(chatRecoveryRecordStatus(record)).toBe("exhausted");
   return row;
 }
 

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { runDemoTick } from "../../../../examples/demo-fleet/src/demo/driver";
+import { openNowSql, shownStatusSql } from "../../../../src/store/read-models";
 import { consoleAdminClient } from "../../../../worker/admin-client";
 import { liveWork } from "../../../../worker/reconcile/agent";
 import { reconcileStale } from "../../../../worker/reconcile/pass";
@@ -87,13 +88,14 @@ it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running r
 
   // 3. No incident open without activity: an event within the age, or its agent confirmed it is still recovering.
   const open = await rows<{ incident_id: string; last_seen: number; confirmed_at: number | null }>(
-    "SELECT incident_id, last_seen, confirmed_at FROM incidents WHERE status = 'open'",
+    // Open now: the SDK's word open, and no newer force idle or reconciliation closed it.
+    `SELECT incident_id, last_seen, confirmed_at FROM incidents WHERE ${openNowSql()}`,
   );
   const stale = open.filter((i) => now - i.last_seen > AGE_MS && !(i.confirmed_at !== null && i.confirmed_at >= i.last_seen));
   expect(stale.map((i) => i.incident_id), "incidents open without an event or a confirmation").toEqual([]);
 
   // What the soak went through, for the record (and proof that it exercised what on-call cares about).
-  const byStatus = await rows<{ status: string; n: number }>("SELECT status, COUNT(*) AS n FROM incidents GROUP BY status ORDER BY status");
+  const byStatus = await rows<{ status: string; n: number }>(`SELECT ${shownStatusSql()} AS status, COUNT(*) AS n FROM incidents GROUP BY 1 ORDER BY 1`);
   const byKind = await rows<{ kind: string; outcome: string | null; n: number }>("SELECT kind, outcome, COUNT(*) AS n FROM fiber_runs GROUP BY kind, outcome ORDER BY kind, outcome");
   const [{ n: events }] = (await rows<{ n: number }>("SELECT COUNT(*) AS n FROM events")) as [{ n: number }];
   const findings = pass.flatMap((p) => p.findings.map((f) => `${f.type}:${f.finding}`));
