@@ -102,27 +102,27 @@ describe("the agents projection counts event numbers", () => {
 });
 
 describe("what the numbers cost at ingest", () => {
-  /** Runs one batch's statements as ingest does and sums what D1 reports. */
+  /** Runs one batch's statements as ingest does; what D1 reports per statement (the first is the rollups'). */
   async function cost(events: TelemetryEvent[]) {
     const rows = toRows(events, Date.now());
     const results = await env.DB.batch(projectionStatements(env.DB, rows.events, rows.projections, rows.rollups));
-    return {
-      written: results.reduce((n, r) => n + (r.meta.rows_written ?? 0), 0),
-      read: results.reduce((n, r) => n + (r.meta.rows_read ?? 0), 0),
-    };
+    return { written: results.map((r) => r.meta.rows_written ?? 0), read: results.reduce((n, r) => n + (r.meta.rows_read ?? 0), 0) };
   }
 
   it("writes no more rows per event: the numbers ride on the agents row every event already updates", async () => {
     const figures: Record<string, unknown> = {};
+    const strip = (events: TelemetryEvent[]) => events.map(({ seq: _s, ...e }) => e as TelemetryEvent);
     for (const size of [1, 20]) {
       const a = `cost-plain-${uid()}`;
       const b = `cost-numbered-${uid()}`;
       // Same events for two new agents, then a second batch for each (the agents row exists by then).
-      const plain = [numbered(a, Array.from({ length: size }, (_, i) => i + 1)).map(({ seq: _s, ...e }) => e as TelemetryEvent), numbered(a, [size + 1]).map(({ seq: _s, ...e }) => e as TelemetryEvent)];
+      const plain = [strip(numbered(a, Array.from({ length: size }, (_, i) => i + 1))), strip(numbered(a, [size + 1]))];
       const withSeq = [numbered(b, Array.from({ length: size }, (_, i) => i + 1)), numbered(b, [size + 1])];
       const p = [await cost(plain[0]!), await cost(plain[1]!)];
       const n = [await cost(withSeq[0]!), await cost(withSeq[1]!)];
-      expect(n.map((c) => c.written)).toEqual(p.map((c) => c.written));
+      // Every statement but the rollups' (whose 5-minute bucket may be new for one batch and not the other, an
+      // insert against an update) writes the same rows, the agents row included.
+      expect(n.map((c) => c.written.slice(1))).toEqual(p.map((c) => c.written.slice(1)));
       expect(await numbersOf(b)).toEqual({ seq_max: size + 1, seq_seen: size + 1 });
       figures[`batch of ${size} + 1`] = { plain: p, numbered: n };
     }
