@@ -26,6 +26,7 @@ export default defineConfig(() =>
       TruthFiberAgent: "TruthFiberAgent",
       TruthTaskAgent: "TruthTaskAgent",
       GapAgent: "GapAgent",
+      StubbornAgent: "StubbornAgent",
     },
   }).then((c) => ({
     ...c,

@@ -69,13 +69,28 @@ async function act(action) {
   if (action === "resolve-op") {
     return console.log(`✓ ${agentClass} ${agentName}: op ${v.opId} (${v.after.kind}) ${v.before.status} → ${v.after.status}, recorded ${v.recorded}${v.resultRef ? `, result ${v.resultRef}` : ""}`);
   }
+  // Force idle and trigger alarm are verified: the console read the agent back, and `result` says what that showed
+  // (ok, partial: work still runs or the alarm did not run to its end, noop). A partial result exits 1.
+  const mark = v.result === "partial" ? "!" : "✓";
+  const readBack = v.after?.verified === false ? " (not read back)" : " (read back)";
   if (action === "force-idle") {
-    if (v.noop) return console.log("✓ nothing to do: already idle (audited as a no-op)");
-    console.log(`✓ ${agentClass} ${agentName}: ${v.before.status} → ${v.after.status}`);
-    for (const r of v.ended ?? []) console.log(`  ${r.stopped ? "stopped" : "NOT STOPPED"}\t${r.kind}\t${r.runId}${r.name ? ` (${r.name})` : ""}: ${r.detail}`);
+    if (v.noop && v.result !== "partial") return console.log("✓ nothing to do: already idle (audited as a no-op)");
+    console.log(`${mark} ${agentClass} ${agentName}: ${v.result ?? "ok"}, ${v.before.status} → ${v.after.status}${readBack}`);
+    const now = new Map((v.after?.checks ?? []).map((c) => [c.id, c]));
+    for (const r of v.ended ?? []) {
+      const c = now.get(r.ref ?? r.runId);
+      const state = c ? (c.now === "stopped" ? "stopped" : `NOT STOPPED (${c.now})`) : r.stopped ? "stopped" : "NOT STOPPED";
+      console.log(`  ${state}\t${r.kind}\t${r.runId}${r.name ? ` (${r.name})` : ""}: ${r.detail}${c ? `; now: ${c.source} says ${c.sdkState}` : ""}`);
+    }
     for (const i of v.incidents ?? []) console.log(`  cleared incident ${i.incidentId}`);
-    if (v.notice) console.log(`! ${v.notice}`);
-  } else console.log(`✓ alarm ran; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}`);
+    if (v.after?.notice) console.log(`! ${v.after.notice}`);
+    else if (v.notice) console.log(`! ${v.notice}`);
+  } else {
+    const outcome = v.outcome === "busy" ? "alarm NOT run: the agent is busy" : v.outcome === "still_running" ? "alarm started, not finished" : "alarm ran";
+    console.log(`${mark} ${agentClass} ${agentName}: ${v.result ?? "ok"}, ${outcome}; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}; agent ${v.after.status}${readBack}`);
+    if (v.after?.notice) console.log(`! ${v.after.notice}`);
+  }
+  if (v.result === "partial") process.exitCode = 1;
 }
 
 /** Every item of a console list, following its cursor (at most `max`). */
@@ -193,7 +208,8 @@ async function bulk(verb) {
     if (v.complete && v.result !== "pending") {
       if (values.json) print(prog);
       else {
-        for (const t of v.targets.filter((t) => t.result !== "ok" && t.result !== "noop")) console.log(`  ✖ ${t.agentClass}\t${t.agentName}\t${t.result}: ${t.error ?? ""}`);
+        for (const t of v.targets.filter((t) => t.result === "partial")) console.log(`  ! ${t.agentClass}\t${t.agentName}\tpartial: work still runs (see its audit row)`);
+        for (const t of v.targets.filter((t) => t.result !== "ok" && t.result !== "noop" && t.result !== "partial")) console.log(`  ✖ ${t.agentClass}\t${t.agentName}\t${t.result}: ${t.error ?? ""}`);
         console.log(v.failed ? `✖ finished: ${v.failed} of ${v.total} failed` : `✓ finished: ${v.done} of ${v.total} done`);
       }
       if (v.failed) process.exitCode = 1;

@@ -25,6 +25,7 @@ declare namespace Cloudflare {
     TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;
     TruthTaskAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthTaskAgent>;
     GapAgent: DurableObjectNamespace<import("./fixtures/gap-agent").GapAgent>;
+    StubbornAgent: DurableObjectNamespace<import("./fixtures/busy-agents").StubbornAgent>;
   }
 }
 declare namespace Cloudflare {

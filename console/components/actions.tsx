@@ -1,5 +1,17 @@
 import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, type AgentActionName } from "../../src/admin-rpc/actions";
-import type { Capabilities, ForceIdleOutput } from "../../src/admin-rpc/contract";
+import type { Capabilities, EndedRun, ForceIdleOutput, RunCheck, VerifiedAfter, VerifiedResult } from "../../src/admin-rpc/contract";
+import { describeBusy } from "../../src/admin-rpc/verify";
+import { Status } from "./status";
+
+/** The agent page's live panel: an action's answer re-renders it from the verified after-state (out of band). */
+export const AGENT_LIVE_PANEL = "agent-live";
+/**
+ * The event an action's answer triggers (HX-Trigger): parts of a page that show what the action changes through
+ * the console's own records (run history, incident facts, session status) refresh on it, once ingest had time.
+ */
+export const ACTED_EVENT = "console:acted";
+/** hx-trigger for such a part: a refresh 2 s after an action (its events are ingested by then; the regular polls catch up otherwise). */
+export const AFTER_ACTION_TRIGGER = `${ACTED_EVENT} from:body delay:2s`;
 
 /**
  * What the console may offer on an agent page, decided from what the agent answered:
@@ -39,7 +51,14 @@ const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; hel
  * The actions this agent supports, each behind a confirmation that needs a reason. Operators only:
  * viewers see why the buttons are not there; an agent that cannot take them gets one sentence instead.
  */
-export function AdminActions(props: { agentClass: string; agentName: string; role: "viewer" | "operator"; availability: ActionAvailability }) {
+export function AdminActions(props: {
+  agentClass: string;
+  agentName: string;
+  role: "viewer" | "operator";
+  availability: ActionAvailability;
+  /** The page has the agent's live panel: the answer re-renders it from the verified after-state. */
+  livePanel?: boolean;
+}) {
   if (props.availability.kind === "read_only") return <p class="muted actions" data-testid="read-only">{props.availability.why}</p>;
   if (props.role !== "operator") {
     return <p class="muted actions">Force idle and trigger alarm need the operator role; you are signed in as a viewer.</p>;
@@ -50,7 +69,7 @@ export function AdminActions(props: { agentClass: string; agentName: string; rol
       <h2>Actions</h2>
       {AGENT_ACTION_NAMES.map((a) => (
         <ActionForm agentClass={props.agentClass} agentName={props.agentName} path={`/actions/${ADMIN_ACTIONS[a].slug}`} label={ADMIN_ACTIONS[a].label}
-          danger={FORMS[a].danger} placeholder={FORMS[a].placeholder} help={FORMS[a].help(caps)} />
+          danger={FORMS[a].danger} placeholder={FORMS[a].placeholder} help={FORMS[a].help(caps)} livePanel={props.livePanel ?? false} />
       ))}
       <div id="action-result" class="result" aria-live="polite" />
     </section>
@@ -62,7 +81,7 @@ export function AdminActions(props: { agentClass: string; agentName: string; rol
  * button (one tab stop per action) that shows and hides the form; console.js toggles it for every [data-disclosure]
  * (no inline handlers under our CSP), keeping aria-expanded in step.
  */
-function ActionForm(props: { agentClass: string; agentName: string; path: string; label: string; help: string; placeholder: string; danger?: boolean }) {
+function ActionForm(props: { agentClass: string; agentName: string; path: string; label: string; help: string; placeholder: string; danger?: boolean; livePanel: boolean }) {
   const formId = `action-form-${props.path.split("/").pop()}`;
   return (
     <div class="action">
@@ -71,6 +90,7 @@ function ActionForm(props: { agentClass: string; agentName: string; path: string
       <form id={formId} hidden hx-post={props.path} hx-target="#action-result" hx-swap="innerHTML" hx-request='{"timeout": 30000}' data-action-label={props.label}>
         <input type="hidden" name="agentClass" value={props.agentClass} />
         <input type="hidden" name="agentName" value={props.agentName} />
+        {props.livePanel ? <input type="hidden" name="panel" value={AGENT_LIVE_PANEL} /> : null}
         <label>
           Reason (goes to the audit log)
           <textarea name="reason" required minlength={1} maxlength={2000} placeholder={props.placeholder} />
@@ -82,22 +102,73 @@ function ActionForm(props: { agentClass: string; agentName: string; path: string
   );
 }
 
-/** The inline result of an action (an htmx fragment). Every value is text, escaped by the renderer. */
-export function ActionResult(props: { ok: boolean; title: string; detail: string; auditHref?: string; forceIdle?: ForceIdleOutput }) {
+/** What the console read back after an action, for the result. */
+export type VerifiedView = { result: VerifiedResult; after: VerifiedAfter };
+
+const NOW_WORDS: Record<RunCheck["now"], string> = { running: "still running", pending: "still open", stopped: "stopped" };
+const SOURCE_WORDS: Record<RunCheck["source"], string> = {
+  "tasks.get": "tasks.get says",
+  inspectFiber: "inspectFiber says",
+  cf_agents_runs: "its run row says",
+  in_memory: "its callback runs in memory; the SDK says",
+  none: "no record of it remains",
+};
+
+/** One run as read back: what it is now, and which SDK API said so. */
+function nowOf(c: RunCheck | undefined): string {
+  if (!c) return "not read back";
+  return c.source === "none" ? `${NOW_WORDS[c.now]} (${SOURCE_WORDS.none})` : `${NOW_WORDS[c.now]} (${SOURCE_WORDS[c.source]} ${c.sdkState})`;
+}
+
+/** Force idle's runs: what it did to each, and what is true of each now. */
+function EndedRuns(props: { ended: EndedRun[]; checks: RunCheck[] | null }) {
+  const byId = new Map((props.checks ?? []).map((c) => [c.id, c]));
+  return (
+    <ul data-testid="force-idle-runs">
+      {props.ended.map((r) => {
+        const c = byId.get(r.ref ?? r.runId);
+        const now = props.checks ? c?.now ?? "unknown" : r.stopped ? "stopped" : "running";
+        return (
+          <li data-now={now}>
+            {r.kind} <span class="mono">{r.runId}</span>{r.name ? ` (${r.name})` : ""}: {r.stopped ? "stopped" : "NOT stopped"} — {r.detail}
+            {props.checks ? <> · <strong>now: {nowOf(c)}</strong></> : null}
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
+/** The after-state the console read back: status, what runs now, and the sentence when work still runs. */
+function AfterState(props: { v: VerifiedView; now: number }) {
+  const a = props.v.after;
+  return (
+    <div data-testid="after-state" data-result={props.v.result} data-verified={String(a.verified)}>
+      {a.notice ? <p class={props.v.result === "ok" ? "muted" : "error-message"} data-testid="action-notice">{a.notice}</p> : null}
+      {a.verified ? (
+        <p class="muted">
+          Read back from the agent after the action: <Status value={a.status} />
+          {a.busy.length ? <> · running now: {a.busy.map((b) => describeBusy(b, props.now)).join("; ")}</> : " · nothing runs"}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+/**
+ * The inline result of an action (an htmx fragment). Every value is text, escaped by the renderer. A verified
+ * action (force idle, trigger alarm) shows what the agent, read back afterwards, says now, run by run.
+ */
+export function ActionResult(props: { ok: boolean; title: string; detail: string; auditHref?: string; forceIdle?: ForceIdleOutput; verified?: VerifiedView; now?: number }) {
   const f = props.forceIdle;
+  const v = props.verified;
   return (
     <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result">
       <strong>{props.title}</strong> {props.detail} {props.auditHref ? <a href={props.auditHref}>See the audit log</a> : null}
-      {f?.notice ? <p class={f.evicted ? "warn" : "error-message"} data-testid="force-idle-notice">{f.notice}</p> : null}
-      {f && f.ended.length ? (
-        <ul data-testid="force-idle-runs">
-          {f.ended.map((r) => (
-            <li>
-              {r.kind} <span class="mono">{r.runId}</span>{r.name ? ` (${r.name})` : ""}: {r.stopped ? "stopped" : "NOT stopped"} — {r.detail}
-            </li>
-          ))}
-        </ul>
-      ) : null}
+      {/* The action's own sentence (e.g. the agent is being evicted), unless the read-back has a truer one. */}
+      {f?.notice && !v?.after.notice ? <p class={f.evicted ? "warn" : "error-message"} data-testid="force-idle-notice">{f.notice}</p> : null}
+      {v ? <AfterState v={v} now={props.now ?? v.after.readAt} /> : null}
+      {f && f.ended.length ? <EndedRuns ended={f.ended} checks={v?.after.verified ? v.after.checks : null} /> : null}
     </div>
   );
 }

@@ -2,7 +2,7 @@
 const TONES: Record<string, string> = {
   running: "info", open: "warn", recovering: "warn", rescheduled: "warn", interrupted: "warn",
   pending: "info", waiting: "info",
-  idle: "ok", recovered: "ok", completed: "ok", ok: "ok", noop: "muted", skipped: "muted", cancelled: "muted",
+  idle: "ok", recovered: "ok", completed: "ok", ok: "ok", partial: "warn", noop: "muted", skipped: "muted", cancelled: "muted",
   exhausted: "bad", failed: "bad", error: "bad", recovery_failed: "bad", recovery_skipped: "muted", terminated: "muted", denied: "bad", invalid: "bad",
   force_idled: "muted", ended_unreported: "warn",
 };

@@ -1,6 +1,6 @@
 import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
 import type { EventGap, ReconciliationRow } from "../../src/store/read-models";
-import { type ActionAvailability, AdminActions, NO_MIXIN_SENTENCE } from "../components/actions";
+import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL, NO_MIXIN_SENTENCE } from "../components/actions";
 import { Status } from "../components/status";
 import { Ago } from "../components/time";
 import { ago, bytes, duration, href, iso } from "../format";
@@ -11,7 +11,7 @@ import { EventGapNotice } from "./agents";
 /** The agent's live state through admin RPC, or the typed error that stood in its way. */
 export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode };
 
-type RunSummary = { fiberId: string; kind: string; name: string; startedAt: number | null; outcome: string | null; lastSeen: number; snapshotBytes: number | null };
+export type RunSummary = { fiberId: string; kind: string; name: string; startedAt: number | null; outcome: string | null; lastSeen: number; snapshotBytes: number | null };
 
 /**
  * One agent: its live state through admin RPC (status, alarm, live runs), its
@@ -33,7 +33,7 @@ export function AgentPage(props: {
   const base = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active="/fibers">
-      <div id="agent-live" data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
+      <div id={AGENT_LIVE_PANEL} data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agentClass={props.agentClass} base={base} live={props.live} />
       </div>
       {props.gap ? <EventGapNotice gap={props.gap} asked={"error" in props.live ? { ok: false, reason: props.live.error } : { ok: true }} /> : null}
@@ -44,27 +44,37 @@ export function AgentPage(props: {
             : `Reconciliation last asked this agent ${ago(props.reconciled.askedAt, props.ctx.now)}: ${props.reconciled.findings} ${props.reconciled.findings === 1 ? "finding" : "findings"} recorded.`
           : "Reconciliation has not asked this agent yet: what this page read now is compared with the console's runs after it loads."}
       </p>
-      <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} availability={props.availability} />
+      <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} availability={props.availability} livePanel />
       <h2>Run history</h2>
-      <table>
-        <thead>
-          <tr><th>run</th><th>kind</th><th>name</th><th>started</th><th>outcome</th><th class="num">last snapshot</th></tr>
-        </thead>
-        <tbody>
-          {props.history.map((f) => (
-            <tr>
-              <td><a class="mono" href={detailHref("fibers", f.fiberId, props)}>{f.fiberId}</a></td>
-              <td>{f.kind}</td>
-              <td>{f.name}</td>
-              <td><Ago t={f.startedAt} now={props.ctx.now} /></td>
-              <td><Status value={f.outcome ?? "running"} /></td>
-              <td class="num">{bytes(f.snapshotBytes)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      {/* The console's own records of the runs: refreshed like the live panel, and 2 s after an action (its events are in by then). */}
+      <div id="agent-history" data-live hx-get={`${base}/history`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`} hx-swap="innerHTML">
+        <RunHistory ctx={props.ctx} agentClass={props.agentClass} agentName={props.agentName} history={props.history} />
+      </div>
       <p><a href={href("/fibers", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a></p>
     </Layout>
+  );
+}
+
+/** The agent's recent runs as the console recorded them (an htmx fragment too). */
+export function RunHistory(props: { ctx: PageContext; agentClass: string; agentName: string; history: RunSummary[] }) {
+  return (
+    <table data-testid="run-history">
+      <thead>
+        <tr><th>run</th><th>kind</th><th>name</th><th>started</th><th>outcome</th><th class="num">last snapshot</th></tr>
+      </thead>
+      <tbody>
+        {props.history.map((f) => (
+          <tr data-run={f.fiberId} data-outcome={f.outcome ?? "running"}>
+            <td><a class="mono" href={detailHref("fibers", f.fiberId, props)}>{f.fiberId}</a></td>
+            <td>{f.kind}</td>
+            <td>{f.name}</td>
+            <td><Ago t={f.startedAt} now={props.ctx.now} /></td>
+            <td><Status value={f.outcome ?? "running"} /></td>
+            <td class="num">{bytes(f.snapshotBytes)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
@@ -105,6 +115,20 @@ export function AgentLive(props: { ctx: PageContext; agentClass: string; base: s
       ) : (
         <p class="muted">No live runFiber rows.</p>
       )}
+      {runs.inMemory.length ? (
+        <>
+          <h2>Running in memory without a row</h2>
+          <p class="muted">Force idle removed their rows (so nothing recovers them) but could not stop them: they run until they return or the agent is evicted.</p>
+          <table data-testid="in-memory-runs">
+            <thead><tr><th>run</th><th>kind</th></tr></thead>
+            <tbody>
+              {runs.inMemory.map((r) => (
+                <tr><td class="mono">{r.id}</td><td>{r.kind}</td></tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
       {runs.tasks.length ? (
         <>
           <h2>Tasks runs</h2>

@@ -1,5 +1,5 @@
 import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type AttemptUsage, type EventRow, type IncidentAttempts, type IncidentGroups, type IncidentRow, type OpRow, type Page } from "../../src/store/read-models";
-import { type ActionAvailability, AdminActions } from "../components/actions";
+import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { OpsTable } from "../components/ops-table";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -99,7 +99,8 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
   const path = `/incidents/${encodeURIComponent(i.incidentId)}`;
   return (
     <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active="/incidents">
-      <dl class="facts" data-testid="incident-facts">
+      {/* After an action on its agent, the facts are read again (the incident's status changes once its events are in). */}
+      <dl class="facts" data-testid="incident-facts" id="incident-facts" hx-get={path} hx-select="#incident-facts" hx-swap="outerHTML" hx-trigger={AFTER_ACTION_TRIGGER}>
         <dt>status</dt>
         <dd data-testid="incident-status">
           <Status value={i.status} label={i.statusLabel} />

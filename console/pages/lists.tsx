@@ -68,7 +68,12 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
               <td>{a.action}</td>
               <td><a href={`/agents/${encodeURIComponent(a.targetClass)}/${encodeURIComponent(a.targetName)}`}>{a.targetClass} · {a.targetName}</a></td>
               <td>{a.reason}</td>
-              <td><Status value={a.result} />{a.error ? <div class="muted">{a.error}</div> : null}</td>
+              <td data-result={a.result}>
+                <Status value={a.result} />
+                {a.error ? <div class="muted">{a.error}</div> : null}
+                {/* A partial action: the sentence the read-back gave (what still runs, or why the alarm did not run). */}
+                {noticeOf(a.after) ? <div class="warn" data-testid="audit-notice">{noticeOf(a.after)}</div> : null}
+              </td>
               <td title={runsOf(a.before, a.after)}>{a.before || a.after ? `${statusOf(a.before)} → ${statusOf(a.after)}` : "—"}</td>
             </tr>
           ))}
@@ -83,6 +88,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
 /** Run counts before and after, as a tooltip (the full records stay in D1 and the JSON API). */
 const runsOf = (b: unknown, a: unknown) => `runs ${countOf(b)} → ${countOf(a)}`;
 const countOf = (v: unknown) => (v && typeof v === "object" && "runCount" in v ? String((v as { runCount: unknown }).runCount) : "?");
+const noticeOf = (v: unknown) => (v && typeof v === "object" && "notice" in v && typeof (v as { notice: unknown }).notice === "string" ? (v as { notice: string }).notice : null);
 const statusOf = (v: unknown) => (v && typeof v === "object" && "status" in v ? String((v as { status: unknown }).status) : "—");
 
 /**

@@ -1,5 +1,5 @@
 import { SESSION_STATUSES, type EventRow, type OpRow, type Page, type SessionRow } from "../../src/store/read-models";
-import { type ActionAvailability, AdminActions } from "../components/actions";
+import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { OpsTable } from "../components/ops-table";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -60,7 +60,7 @@ export function SessionPage(props: {
     <Layout ctx={props.ctx} title={`Session ${s.sessionName}`} active="/sessions">
       <dl class="facts">
         <dt>status</dt>
-        <dd data-testid="session-status" data-live hx-get={detailHref("sessions", s.sessionName, s, "/status")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`}>
+        <dd data-testid="session-status" data-live hx-get={detailHref("sessions", s.sessionName, s, "/status")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`}>
           <Status value={s.status ?? "unknown"} />
         </dd>
         <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`}>{s.agentClass} · {s.agentName}</a></dd>

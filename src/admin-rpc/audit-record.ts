@@ -2,9 +2,10 @@
 
 /**
  * Every outcome an audited action can have. `pending` is the row written before the action starts; it is
- * completed with the outcome, so one left pending is an attempt whose outcome never came back.
+ * completed with the outcome, so one left pending is an attempt whose outcome never came back. `partial`: the
+ * action ran, but the agent read back afterwards still runs work (or the alarm did not run to its end).
  */
-export const AUDIT_RESULTS = ["ok", "noop", "error", "denied", "invalid", "pending"] as const;
+export const AUDIT_RESULTS = ["ok", "partial", "noop", "error", "denied", "invalid", "pending"] as const;
 export type AuditResult = (typeof AUDIT_RESULTS)[number];
 
 /** One audit record: who did what to which agent, why, and what came of it. */

@@ -21,7 +21,12 @@ import {
   type StatusOutput,
   statusOutput,
   type TriggerAlarmOutput,
+  type VerifiedAfter,
+  type VerifiedForceIdleOutput,
+  type VerifiedTriggerAlarmOutput,
+  verifyOutput,
 } from "./contract.js";
+import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
 export const actor = z.object({ email: z.string().trim().min(1, "an actor is required"), role: z.enum(["viewer", "operator"]) });
@@ -73,6 +78,8 @@ export type AdminClientOptions = {
 };
 
 const DEFAULT_TIMEOUT_MS = 15_000;
+/** Reading the agent back after an action: a short read, so a slow agent does not hold the answer long. */
+const VERIFY_TIMEOUT_MS = 5_000;
 /** Free text longer than this is cut before masking; the audit caps are far below it. */
 const MASK_CHARS = 64 * 1024;
 /** workerd's error for an RPC method the target class does not have: the agent has no admin mixin (or an older one). */
@@ -159,10 +166,15 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
    * Calls the agent within the timeout: a fresh stub (getAgentByName wakes it, and throws while it is being
    * evicted), then `fn`, retried once together when they threw in transit. Never throws.
    */
-  async function call<T>(r: { target: Target; ns: DurableObjectNamespace }, schema: z.ZodType<T>, fn: (stub: AdminRpc) => Promise<unknown>): Promise<AdminResult<T>> {
+  async function call<T>(
+    r: { target: Target; ns: DurableObjectNamespace },
+    schema: z.ZodType<T>,
+    fn: (stub: AdminRpc) => Promise<unknown>,
+    limitMs = timeoutMs,
+  ): Promise<AdminResult<T>> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<AdminResult<T>>((done) => {
-      timer = setTimeout(() => done(fail("timeout", `the agent did not answer within ${timeoutMs} ms (an action may still complete: check its status and the audit log)`)), timeoutMs);
+      timer = setTimeout(() => done(fail("timeout", `the agent did not answer within ${limitMs} ms (an action may still complete: check its status and the audit log)`)), limitMs);
     });
     const attempt = withRetry(async () => {
       // The SDK's own routing retry is off: one retry rule, here.
@@ -178,6 +190,38 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** Status and live runs in one visit (the agent page, reconciliation, and the read-back of an older agent). */
+  const readLive = async (stub: AdminRpc) => {
+    const [status, runs] = await Promise.all([stub.adminStatus(), stub.adminListRuns()]);
+    if (!status.ok) return status;
+    if (!runs.ok) return runs;
+    return { ok: true, value: { status: status.value, runs: runs.value } };
+  };
+
+  /** How an action reads its agent back (verify.ts): adminVerify, with status and runs for an agent whose mixin predates it. */
+  function readsOf(r: { target: Target; ns: DurableObjectNamespace }): VerifyReads {
+    const limit = Math.min(timeoutMs, VERIFY_TIMEOUT_MS);
+    return {
+      verify: (ids) => call(r, verifyOutput, (s) => s.adminVerify({ ids }), limit),
+      live: () => call(r, liveOutput, readLive, limit),
+      now,
+      wait: (ms) => scheduler.wait(ms),
+    };
+  }
+
+  /** The verified value of an action that changes what runs (force idle, trigger alarm); others are their own answer. */
+  async function verified(action: AdminActionName, r: { target: Target; ns: DurableObjectNamespace }, value: unknown): Promise<{ value: unknown; result: AuditResult }> {
+    if (action === "force_idle") {
+      const v = await verifyForceIdle(value as ForceIdleOutput, readsOf(r));
+      return { value: v, result: v.result };
+    }
+    if (action === "trigger_alarm") {
+      const v = await verifyTriggerAlarm(value as TriggerAlarmOutput, readsOf(r));
+      return { value: v, result: v.result };
+    }
+    return { value, result: (value as { noop?: boolean }).noop ? "noop" : "ok" };
   }
 
   async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AdminRpc) => Promise<unknown>): Promise<AdminResult<T>> {
@@ -217,7 +261,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
         // A reason is free text: masked like everything else an operator types that others read.
         reason: maskSecrets(rawReason.slice(0, MASK_CHARS)),
         before: value?.before ?? null,
-        after: value?.after ?? null,
+        after: auditAfter(value?.after),
         result,
         error: error ? maskSecrets(`${error.code}: ${error.message}`.slice(0, MASK_CHARS)) : null,
         ...(opts.batchId ? { batchId: opts.batchId } : {}),
@@ -248,8 +292,14 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       targetKnown = true; // resolved: registered, or explicitly allowed
 
       const r = await call(resolved.value, schema, (stub) => fn(stub, parsed.data));
-      outcome = r.ok ? { result: r.value.noop ? "noop" : "ok", value: r.value } : { result: "error", error: r.error };
-      return r;
+      if (!r.ok) {
+        outcome = { result: "error", error: r.error };
+        return r;
+      }
+      // What is true now, read back from the agent, not what the action attempted: the audit records that.
+      const v = await verified(action, resolved.value, r.value);
+      outcome = { result: v.result, value: v.value as T };
+      return { ok: true, value: v.value as T };
     } catch (e) {
       return refuse("error", { code: "unavailable", message: `the action failed in the console: ${message(e)}` });
     } finally {
@@ -260,7 +310,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
         // The row stays "pending": the attempt is recorded, its outcome could not be.
         console.error(`[admin] audit ${id} could not be completed (${outcome.result}): ${message(e)}`);
       }
-      if (targetKnown) await emitActionEvents(ports, action, entry, outcome.result === "ok" ? outcome.value : undefined);
+      if (targetKnown) await emitActionEvents(ports, action, entry, outcome.result === "ok" || outcome.result === "partial" ? outcome.value : undefined);
     }
   }
 
@@ -280,19 +330,19 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     /** Derived status, next alarm, schedules, chat-recovery records and what the agent supports. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),
     /** Status and live runs in one visit to the agent (the agent page). */
-    live: (t: Target): Promise<AdminResult<{ status: StatusOutput; runs: ListRunsOutput }>> =>
-      read(t, liveOutput, async (s) => {
-        const [status, runs] = await Promise.all([s.adminStatus(), s.adminListRuns()]);
-        if (!status.ok) return status;
-        if (!runs.ok) return runs;
-        return { ok: true, value: { status: status.value, runs: runs.value } };
-      }),
-    /** Operator only, audited. */
-    forceIdle: (t: Target, input: unknown): Promise<AdminResult<ForceIdleOutput>> =>
-      act("force_idle", t, input, ADMIN_ACTIONS.force_idle.output, (s, i) => s[ADMIN_ACTIONS.force_idle.rpc](i)),
-    /** Operator only, audited. */
-    triggerAlarm: (t: Target, input: unknown): Promise<AdminResult<TriggerAlarmOutput>> =>
-      act("trigger_alarm", t, input, ADMIN_ACTIONS.trigger_alarm.output, (s, i) => s[ADMIN_ACTIONS.trigger_alarm.rpc](i)),
+    live: (t: Target): Promise<AdminResult<{ status: StatusOutput; runs: ListRunsOutput }>> => read(t, liveOutput, readLive),
+    /**
+     * Operator only, audited. The value is verified: `after` is the agent read back once force idle answered,
+     * run by run, and `result` is `partial` (with a sentence in `after.notice`) when work still runs.
+     */
+    forceIdle: (t: Target, input: unknown): Promise<AdminResult<VerifiedForceIdleOutput>> =>
+      act("force_idle", t, input, ADMIN_ACTIONS.force_idle.output, (s, i) => s[ADMIN_ACTIONS.force_idle.rpc](i)) as Promise<AdminResult<VerifiedForceIdleOutput>>,
+    /**
+     * Operator only, audited, answered within about 2 s. Verified like force idle: `result` is `ok` only when the
+     * alarm ran to its end; `outcome` says `busy` (not run: `busy` names what holds it) or `still_running`.
+     */
+    triggerAlarm: (t: Target, input: unknown): Promise<AdminResult<VerifiedTriggerAlarmOutput>> =>
+      act("trigger_alarm", t, input, ADMIN_ACTIONS.trigger_alarm.output, (s, i) => s[ADMIN_ACTIONS.trigger_alarm.rpc](i)) as Promise<AdminResult<VerifiedTriggerAlarmOutput>>,
     /**
      * Operator only, audited (before/after: the op as the agent's ledger sees it). Records how an ambiguous op
      * was settled, or re-runs it where the agent says it is idempotent.
@@ -306,6 +356,27 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
 }
 
 const liveOutput = z.object({ status: statusOutput, runs: listRunsOutput });
+
+/** Runs and running work an audit row keeps of a verified after-state (what still runs first); the rest is counted. */
+const AUDIT_CHECKS = 30;
+
+/**
+ * The after-state as the audit keeps it. A verified one leaves out what the before-state already holds
+ * (schedules, capabilities) and keeps its sentence and what still runs first, so a large force idle stays
+ * under the audit's size cap with its verdict readable.
+ */
+function auditAfter(after: unknown): unknown {
+  const a = after as Partial<VerifiedAfter> | null | undefined;
+  if (!a || typeof a !== "object" || typeof a.verified !== "boolean") return after ?? null;
+  const { schedules: _s, capabilities: _c, checks = [], busy = [], ...rest } = a;
+  const ordered = [...checks].sort((x, y) => Number(x.now === "stopped") - Number(y.now === "stopped"));
+  return {
+    ...rest,
+    checks: ordered.slice(0, AUDIT_CHECKS),
+    busy: busy.slice(0, AUDIT_CHECKS),
+    ...(checks.length > AUDIT_CHECKS || busy.length > AUDIT_CHECKS ? { omitted: { checks: Math.max(0, checks.length - AUDIT_CHECKS), busy: Math.max(0, busy.length - AUDIT_CHECKS) } } : {}),
+  };
+}
 
 export type AdminClient = ReturnType<typeof createAdminClient>;
 
@@ -342,10 +413,15 @@ async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName
       ...(e.after ? { after: summary(e.after) } : {}),
     });
     if (action === "force_idle" && value) {
-      const v = value as ForceIdleOutput;
+      const v = value as VerifiedForceIdleOutput;
+      // Whether a run stopped is what the agent, read back, says now; the action's own verdict only where it could not be read.
+      const now = new Map((v.after.verified ? v.after.checks : []).map((c) => [c.id, c]));
       for (const r of v.ended) {
         const corr = r.kind === "task" ? { taskId: r.runId } : r.kind === "chat_turn" ? { requestId: r.runId } : { fiberId: r.runId };
-        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped: r.stopped }, corr);
+        const c = now.get(r.ref ?? r.runId);
+        const stopped = c ? c.now === "stopped" : r.stopped;
+        const sdkState = c ? { sdkState: c.sdkState.slice(0, 100) } : {};
+        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, ...sdkState }, corr);
       }
       for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
     }

@@ -79,8 +79,18 @@ export const taskRun = z.object({
   currentStep: z.string().nullable(),
 });
 export type TaskRun = z.infer<typeof taskRun>;
-/** An agent on an older package version sends no `tasks`: none is shown rather than a contract error. */
-export const listRunsOutput = z.object({ runs: z.array(runSummary), managedFibers: z.array(managedFiber), tasks: z.array(taskRun).default([]) });
+/**
+ * A runFiber callback running in memory with no `cf_agents_runs` row (force idle removed it and nothing could
+ * stop the callback): work the agent does that its tables no longer show.
+ */
+export const inMemoryRun = z.object({ id: z.string(), kind: runKind });
+/** An agent on an older package version sends no `tasks` (or `inMemory`): none is shown rather than a contract error. */
+export const listRunsOutput = z.object({
+  runs: z.array(runSummary),
+  managedFibers: z.array(managedFiber),
+  tasks: z.array(taskRun).default([]),
+  inMemory: z.array(inMemoryRun).default([]),
+});
 export type ListRunsOutput = z.infer<typeof listRunsOutput>;
 
 /** One run with its snapshot, capped; `truncated` says so explicitly. */
@@ -154,6 +164,8 @@ export type StatusOutput = z.infer<typeof statusOutput>;
 export const endedRun = z.object({
   kind: runKind,
   runId: z.string(),
+  /** The SDK's own id for it (the Tasks run id of a chat turn keyed by its request id; else runId): what the console reads it back by. */
+  ref: z.string().nullable().default(null),
   name: z.string().nullable(),
   stopped: z.boolean(),
   how: z.enum(["hook", "cancelled", "evicted", "not_running", "still_running"]),
@@ -165,6 +177,8 @@ export const clearedIncident = z.object({ incidentId: z.string(), kind: z.enum([
 
 export const forceIdleOutput = z.object({
   noop: z.boolean(),
+  /** Which instance of the agent answered (a fresh one after an eviction answers with another): see adminVerify. */
+  instance: z.string().nullable().default(null),
   before: statusOutput,
   after: statusOutput,
   /** Every run ended, of every kind. */
@@ -184,7 +198,42 @@ export const forceIdleOutput = z.object({
 });
 export type ForceIdleOutput = z.infer<typeof forceIdleOutput>;
 
+/**
+ * Work running in the agent now, read through the SDK: chat turns and Tasks runs (`this.tasks.list`), runFiber
+ * callbacks and managed fibers (the SDK's set of running callbacks, `inspectFiber`), and queued or scheduled
+ * callbacks the SDK's alarm loop is running (`cf_agents_jobs` rows it marked running in this instance).
+ */
+export const BUSY_KINDS = ["chat_turn", "task", "fiber", "managed_fiber", "queued_callback", "scheduled_callback"] as const;
+export const busyWork = z.object({
+  kind: z.enum(BUSY_KINDS),
+  id: z.string(),
+  /** Its name: the fiber's, the Tasks definition, the callback's; null when the agent no longer records it (a row removed). */
+  name: z.string().nullable(),
+  /** A chat turn's request id. */
+  requestId: z.string().nullable(),
+  /** A Tasks run's current step. */
+  step: z.string().nullable(),
+  /** When it started, where the SDK records it. */
+  since: z.number().nullable(),
+  /**
+   * The SDK's alarm loop is running it (a queued or scheduled callback): an alarm triggered now would wait for it
+   * to end, and run it a second time meanwhile (the loop re-dispatches a due job that is still running).
+   */
+  holdsAlarm: z.boolean(),
+});
+export type BusyWork = z.infer<typeof busyWork>;
+
+/** How a triggered alarm went: `ran` to its end; `busy`: not run, because work the alarm loop waits for is running (`busy` names it); `still_running`: started, not finished within the budget, going on in the background. */
+export const ALARM_OUTCOMES = ["ran", "busy", "still_running"] as const;
+
 export const triggerAlarmOutput = z.object({
+  /** Older agents always ran the alarm to its end. */
+  outcome: z.enum(ALARM_OUTCOMES).default("ran"),
+  /** What was running when the alarm was asked for (and, when it did not run, what held it). */
+  busy: z.array(busyWork).default([]),
+  /** How long the agent waited for the alarm before answering `still_running`. */
+  budgetMs: z.number().nullable().default(null),
+  instance: z.string().nullable().default(null),
   before: statusOutput,
   after: statusOutput,
   /** Fibers recovery settled: rows gone during the alarm, plus those recovered on wake. */
@@ -193,6 +242,72 @@ export const triggerAlarmOutput = z.object({
   recoveryEvents: z.array(z.object({ type: z.string(), fiberId: z.string().nullable(), incidentId: z.string().nullable(), detail: z.string().nullable() })),
 });
 export type TriggerAlarmOutput = z.infer<typeof triggerAlarmOutput>;
+
+/** The SDK ids of runs to read back after an action (Tasks run ids, fiber ids). */
+export const verifyInput = z.object({ ids: z.array(z.string().trim().min(1).max(200)).max(200) }).strict();
+
+/**
+ * One run as the SDK records it now, read back after an action by its SDK id.
+ * `now`: `running` (work for it executes: a callback in memory, a Tasks attempt, a managed fiber), `pending`
+ * (nothing executes for it now, but the SDK still has it open and acts on it by itself: a Tasks run pending or waiting, a row left for
+ * recovery, a managed fiber not yet recovered) or `stopped` (settled, or nothing of it remains). `sdkState` is the SDK's own word and `source`
+ * the public API (or table) that said so.
+ */
+export const RUN_NOW = ["running", "pending", "stopped"] as const;
+export const runCheck = z.object({
+  id: z.string(),
+  kind: runKind.nullable(),
+  name: z.string().nullable(),
+  now: z.enum(RUN_NOW),
+  sdkState: z.string(),
+  source: z.enum(["tasks.get", "inspectFiber", "cf_agents_runs", "in_memory", "none"]),
+});
+export type RunCheck = z.infer<typeof runCheck>;
+
+/** What the agent answers when read back after an action: its status, its live runs, the runs asked about, and what runs now. */
+export const verifyOutput = z.object({
+  /** Which instance answered: after force idle evicted the agent, only a fresh instance's answer is the after-state. */
+  instance: z.string(),
+  status: statusOutput,
+  runs: listRunsOutput,
+  checks: z.array(runCheck),
+  busy: z.array(busyWork),
+});
+export type VerifyOutput = z.infer<typeof verifyOutput>;
+
+/**
+ * The verified result of an action, as the audit records it: `ok` only when the agent, read again after the
+ * action, shows what was asked (force idle: idle with nothing running; trigger alarm: the alarm ran); `partial`
+ * when work still runs (or the alarm did not run to its end); `noop` when there was nothing to do.
+ */
+export const VERIFIED_RESULTS = ["ok", "partial", "noop"] as const;
+export type VerifiedResult = (typeof VERIFIED_RESULTS)[number];
+
+/**
+ * The after-state of an action as the console read it from the agent once the action had answered: the agent's
+ * status (the same fields as a status answer, so the audit shows it alike), each run the action touched as the
+ * SDK records it now, what runs now, and one sentence when work still runs. `verified` is false when the agent
+ * could not be read again (then the fields are the agent's own report at the end of the action).
+ */
+export const verifiedAfter = statusOutput.extend({
+  verified: z.boolean(),
+  readAt: z.number(),
+  checks: z.array(runCheck),
+  busy: z.array(busyWork),
+  notice: z.string().nullable(),
+});
+export type VerifiedAfter = z.infer<typeof verifiedAfter>;
+
+/** An action's output once verified by the client: `after` is the verified after-state, `live` the agent's live runs read with it (for the agent page). */
+export const verifiedFields = z.object({
+  result: z.enum(VERIFIED_RESULTS),
+  after: verifiedAfter,
+  live: z.object({ status: statusOutput, runs: listRunsOutput }).nullable(),
+});
+export const verifiedForceIdleOutput = forceIdleOutput.extend(verifiedFields.shape);
+export type VerifiedForceIdleOutput = z.infer<typeof verifiedForceIdleOutput>;
+export const verifiedTriggerAlarmOutput = triggerAlarmOutput.extend(verifiedFields.shape);
+export type VerifiedTriggerAlarmOutput = z.infer<typeof verifiedTriggerAlarmOutput>;
 
 /**
  * How an operator settles an ambiguous op (one that started before an eviction and may have run):
@@ -274,6 +389,8 @@ export interface AdminRpc {
   adminStatus(): Promise<AdminResult<StatusOutput>>;
   adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>>;
   adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>>;
+  /** Reads the agent back after an action: status, live runs, the runs asked about (by SDK id) and what runs now. */
+  adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
   adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
 }
 

@@ -34,7 +34,7 @@ const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
  * cancelFiber, removal of every run row (so nothing is recovered), chat-recovery records; then a short wait
  * for what was aborted to settle, and a verdict per run. Returns `noop` when there was nothing to do.
  */
-export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; output: Omit<ForceIdleOutput, "before" | "after"> }> {
+export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; output: Omit<ForceIdleOutput, "before" | "after" | "instance"> }> {
   const { work: w, reason } = i;
   const why = `force idle: ${reason}`.slice(0, 500);
   const live = await readRuns(w);
@@ -42,7 +42,9 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
   const tasks = (await w.listTasks({ status: LIVE_TASK_STATES, limit: 100 })).map((t) => taskRunOf(w.sql, t));
   const records = i.before.chatRecoveryIncidents;
   const empty = { noop: true, ended: [], incidents: [], evicted: false, notice: null, abortedRuns: [], cancelledFibers: [], clearedIncidents: [] };
-  if (i.before.status === "idle" && live.runs.length === 0 && managed.length === 0 && tasks.length === 0 && records.length === 0) return { noop: true, output: empty };
+  if (i.before.status === "idle" && live.runs.length === 0 && live.inMemory.length === 0 && managed.length === 0 && tasks.length === 0 && records.length === 0) {
+    return { noop: true, output: empty };
+  }
 
   // Which callbacks run in this instance now (a row without one was left by an eviction). Unknown: assume running.
   const activeAtStart = new Set(activeFiberIds(i.agent) ?? [...live.runs.map((r) => r.id), ...managed.map((f) => f.fiberId)]);
@@ -66,6 +68,8 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
       taskRunId: t.runId,
       wasRunning: t.state === "running",
     })),
+    // Callbacks still running with no row (an earlier force idle removed it and could not stop them).
+    ...live.inMemory.filter((m) => !managed.some((f) => f.fiberId === m.id)).map((m) => ({ kind: m.kind, runId: m.id, name: null, rowId: m.id, source: "row" as const, wasRunning: true })),
   ];
 
   // 1. The agent's own hook: it can abort what only it holds (a turn's AbortController, a model stream).
@@ -102,7 +106,7 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
   const evicted = running.length > 0 && i.evictToStop;
 
   const ended: EndedRun[] = candidates.map((c) => {
-    const base = { kind: c.kind, runId: c.runId, name: c.name };
+    const base = { kind: c.kind, runId: c.runId, ref: c.taskRunId ?? c.rowId ?? c.runId, name: c.name };
     if (running.includes(c)) {
       return evicted
         ? { ...base, stopped: true, how: "evicted" as const, detail: "still running after every other way was tried; stopped by evicting the agent (its row is gone, so it is not recovered)" }

@@ -43,6 +43,8 @@ export type AgentWork = {
   inspectFiber(id: string): Promise<FiberInspection | null>;
   listTasks(options: { status?: string[]; limit: number }): Promise<TaskSnapshot[]>;
   getTask(runId: string): Promise<TaskSnapshot | null>;
+  /** Ids of the runFiber callbacks running in this instance now (sdk-layout.ts activeFiberIds); null when unknown. */
+  active(): ReadonlySet<string> | null;
 };
 
 /** Tasks run states still doing (or about to do) work. */
@@ -112,7 +114,17 @@ export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRuns
     runs.push({ id: r.id, name: r.name, kind: rowKind(r.name, managed), requestId: managed ? null : chatTurnRequestIdOf(r.name), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: r.bytes });
   }
   const tasks = (await w.listTasks({ status: LIVE_TASK_STATES, limit: TASKS_SHOWN })).map((t) => taskRunOf(w.sql, t));
-  return { runs, managedFibers, tasks };
+  return { runs, managedFibers, tasks, inMemory: await readInMemory(w, new Set(raw.map((r) => r.id))) };
+}
+
+/** runFiber callbacks running in this instance whose row is gone (force idle removed it; nothing could stop them). */
+async function readInMemory(w: AgentWork, rowIds: ReadonlySet<string>): Promise<ListRunsOutput["inMemory"]> {
+  const out: ListRunsOutput["inMemory"] = [];
+  for (const id of w.active() ?? []) {
+    if (rowIds.has(id)) continue;
+    out.push({ id, kind: (await w.inspectFiber(id)) !== null ? "managed_fiber" : "fiber" });
+  }
+  return out;
 }
 
 /** Live managed fibers (pending or running), through the public listFibers. */
@@ -180,10 +192,12 @@ export async function readStatus(w: AgentWork, derived: DerivedStatus | null): P
     `SELECT id, fn, time, running FROM cf_agents_jobs ORDER BY time, id LIMIT ${SCHEDULES_SHOWN}`,
   ).map((j) => ({ id: j.id, callback: j.fn, time: j.time, running: j.running === 1 }));
   const pendingScheduleCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_jobs")[0]?.n ?? 0);
-  // Tasks runs (chat turns included) are work too: an agent running one is not idle.
+  // Tasks runs (chat turns included) are work too: an agent running one is not idle. So is a runFiber callback
+  // still running in memory after its row was removed (force idle could not stop it).
   const liveTasks = derived ? 0 : (await w.listTasks({ status: ["running"], limit: 1 })).length;
+  const inMemory = derived ? 0 : (w.active()?.size ?? 0);
   return {
-    status: derived ?? (runCount > 0 || liveTasks > 0 ? "running" : "idle"),
+    status: derived ?? (runCount > 0 || liveTasks > 0 || inMemory > 0 ? "running" : "idle"),
     runCount,
     nextAlarm: await w.storage.getAlarm(),
     schedules,

@@ -21,9 +21,13 @@ import {
   runIdInput,
   type StatusOutput,
   type TriggerAlarmOutput,
+  type VerifyOutput,
+  verifyInput,
 } from "./contract.js";
+import { checkRun, readBusy } from "./check.js";
 import { stopWork } from "./force-idle.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
+import { activeFiberIds } from "./sdk-layout.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
@@ -46,6 +50,11 @@ export type WithAdminRpcOptions = {
   evictToStop?: boolean;
   /** How long force idle waits for aborted and cancelled work to settle before judging it. Default 1000 ms. */
   settleMs?: number;
+  /**
+   * How long trigger alarm waits for the alarm to run before answering `still_running` (the alarm goes on in
+   * the background). Default 1000 ms, so the operator has an answer within 2 s whatever the alarm meets.
+   */
+  alarmBudgetMs?: number;
 };
 
 /**
@@ -64,6 +73,7 @@ export type WithAdminRpcClass<TBase extends AgentClass> = TBase & (abstract new 
 export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: WithAdminRpcOptions = {}): WithAdminRpcClass<TBase> {
   const evictToStop = options.evictToStop !== false;
   const settleMs = options.settleMs ?? 1000;
+  const alarmBudgetMs = options.alarmBudgetMs ?? 1000;
 
   abstract class WithAdminRpc extends Base implements AdminRpc {
     #hooks(): AdminHooks {
@@ -83,6 +93,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         inspectFiber: (id) => this.inspectFiber(id),
         listTasks: (o) => this.tasks.list(o as Parameters<Agent["tasks"]["list"]>[0]) as ReturnType<AgentWork["listTasks"]>,
         getTask: (id) => this.tasks.get(id) as ReturnType<AgentWork["getTask"]>,
+        active: () => activeFiberIds(this),
       };
     }
 
@@ -161,14 +172,15 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
           settleMs,
           evictToStop,
         });
-        if (r.noop) return ok({ ...r.output, before, after: before });
+        const instance = this.#instance;
+        if (r.noop) return ok({ ...r.output, instance, before, after: before });
         const after = await this.#status();
         recordIdle(this, parsed.data.reason);
         if (r.output.evicted) {
           // After the answer is on its way: the rows are deleted and durable (output gate), so the next wake recovers nothing.
           setTimeout(() => this.ctx.abort(`force idle stopped work nothing else could stop: ${parsed.data.reason}`.slice(0, 500)), 20);
         }
-        return ok({ ...r.output, before, after });
+        return ok({ ...r.output, instance, before, after });
       } catch (e) {
         return unavailable(e);
       }
@@ -224,6 +236,27 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
 
     /** Recovery events since this instance woke, not yet reported by a triggerAlarm. */
     #recoveryLog: RecoveryEvent[] = [];
+    /** This instance: a fresh one (after an eviction) answers with another id. */
+    readonly #instance = crypto.randomUUID();
+    /** When this instance started: alarm-loop marks older than this were left by an instance that is gone. */
+    readonly #bornAt = Date.now();
+
+    /**
+     * Reads the agent back after an action, in one visit: its status and live runs, each run asked about by
+     * its SDK id (a Tasks run id, a fiber id) as the SDK records it now, and the work running now.
+     */
+    async adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>> {
+      const parsed = verifyInput.safeParse(input);
+      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
+      try {
+        const w = this.#work();
+        const checks = [];
+        for (const id of new Set(parsed.data.ids)) checks.push(await checkRun(w, id));
+        return ok({ instance: this.#instance, status: await this.#status(), runs: await readRuns(w), checks, busy: await readBusy(w, this.#bornAt) });
+      } catch (e) {
+        return unavailable(e);
+      }
+    }
 
     // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.
     constructor(...args: any[]) {
@@ -237,24 +270,42 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     }
 
     /**
-     * Runs the agent's alarm now (housekeeping and fiber recovery) and reports
-     * what recovery found and did — including recovery the SDK already ran when
-     * this call woke an evicted agent.
+     * Runs the agent's alarm now (housekeeping, fiber recovery, due jobs) and reports what recovery found and
+     * did — including recovery the SDK already ran when this call woke an evicted agent. Answers in bounded
+     * time: while the SDK's alarm loop runs a queued or scheduled callback (Think runs its turns so), an alarm
+     * started now would wait for it and run it a second time, so it is not started (`busy`, naming what holds
+     * it); otherwise it gets `alarmBudgetMs` before the answer says it is still running (it goes on).
      */
     async adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>> {
       const parsed = actionInput.safeParse(input);
       if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
       try {
+        const w = this.#work();
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated; its alarm will not run recovery");
-        const runsBefore = (await readRuns(this.#work())).runs.map((r) => r.id);
-        await this.alarm();
+        const busy = await readBusy(w, this.#bornAt);
+        const base = { busy, budgetMs: alarmBudgetMs, instance: this.#instance, before };
+        if (busy.some((b) => b.holdsAlarm)) return ok({ ...base, outcome: "busy", after: before, recoveredRuns: [], recoveryEvents: [] });
+        const runsBefore = (await readRuns(w)).runs.map((r) => r.id);
+        const alarm = this.alarm().then(
+          () => "ran" as const,
+          (e: unknown) => {
+            console.error(`[admin] triggered alarm failed: ${e instanceof Error ? e.message : String(e)}`);
+            return e;
+          },
+        );
+        // The alarm is not cancelled at the budget: it goes on, as the platform's own alarm would.
+        this.ctx.waitUntil(alarm);
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const budget = new Promise<"still_running">((done) => (timer = setTimeout(() => done("still_running"), alarmBudgetMs)));
+        const outcome = await Promise.race([alarm, budget]).finally(() => clearTimeout(timer));
+        if (outcome !== "ran" && outcome !== "still_running") return unavailable(outcome);
         const after = await this.#status();
-        const still = new Set((await readRuns(this.#work())).runs.map((r) => r.id));
+        const still = new Set((await readRuns(w)).runs.map((r) => r.id));
         const recoveryEvents = this.#recoveryLog.splice(0);
         const settled = recoveryEvents.filter((e) => /^fiber\.recovery\.(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
         const recoveredRuns = [...new Set([...runsBefore.filter((id) => !still.has(id)), ...settled])];
-        return ok({ before, after, recoveredRuns, recoveryEvents });
+        return ok({ ...base, outcome, busy: outcome === "ran" ? busy : await readBusy(w, this.#bornAt), after, recoveredRuns, recoveryEvents });
       } catch (e) {
         return unavailable(e);
       }

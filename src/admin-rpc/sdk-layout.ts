@@ -69,3 +69,32 @@ export function taskCurrentStep(sql: SqlStorage, runId: string): string | null {
     throw e;
   }
 }
+
+/**
+ * The job owners (`cf_agents_jobs.capability`) whose callbacks the SDK's alarm loop runs and awaits one by one:
+ * `this.queue(...)` items and `this.schedule(...)` callbacks (Think runs its submissions as queued callbacks).
+ * While one runs, an alarm started now waits for it, and re-dispatches it meanwhile (the loop takes every due
+ * row, running or not, and only single-flight rows are skipped).
+ */
+export const ALARM_LOOP_JOB_OWNERS = { queue: "queued_callback", scheduler: "scheduled_callback" } as const;
+
+/**
+ * Queued and scheduled callbacks the SDK's alarm loop marked running (`cf_agents_jobs.running`,
+ * `execution_started_at` in ms) at or after `since`: pass the instance's start, so a mark left by an instance
+ * that died mid-callback (nothing runs it any more) does not count.
+ */
+export function runningAlarmJobs(sql: SqlStorage, since: number): { id: string; owner: keyof typeof ALARM_LOOP_JOB_OWNERS; fn: string; startedAt: number }[] {
+  try {
+    return sql
+      .exec<{ id: string; capability: string; fn: string; started: number }>(
+        `SELECT id, capability, fn, execution_started_at AS started FROM cf_agents_jobs
+         WHERE running = 1 AND capability IN ('queue', 'scheduler') AND execution_started_at >= ? ORDER BY execution_started_at, id LIMIT 50`,
+        since,
+      )
+      .toArray()
+      .map((r) => ({ id: r.id, owner: r.capability as keyof typeof ALARM_LOOP_JOB_OWNERS, fn: r.fn, startedAt: r.started }));
+  } catch (e) {
+    if (e instanceof Error && /no such (table|column)/i.test(e.message)) return [];
+    throw e;
+  }
+}

@@ -86,7 +86,8 @@ const backupBase = z.object({
 const adminBase = z.object({
   actor: z.string().min(1).max(320),
   reason: z.string().min(1).max(2000),
-  result: z.enum(["ok", "noop", "error", "denied"]),
+  /** `partial`: the action ran, but the agent read back afterwards still runs work (or the alarm did not run to its end). */
+  result: z.enum(["ok", "partial", "noop", "error", "denied"]),
   before: z.unknown().optional(),
   after: z.unknown().optional(),
 });
@@ -152,7 +153,19 @@ export const payloadSchemas = {
    * turn aborted), so its projection closes. `stopped` says whether in-memory work was stopped too: a plain
    * runFiber callback without a hook keeps running until it returns or the agent is evicted.
    */
-  "run.force_idled": z.object({ kind: runKind, runId: z.string().min(1).max(200), name: z.string().max(200).optional(), reason: z.string(), stopped: z.boolean() }),
+  "run.force_idled": z.object({
+    kind: runKind,
+    runId: z.string().min(1).max(200),
+    name: z.string().max(200).optional(),
+    reason: z.string(),
+    stopped: z.boolean(),
+    /**
+     * What the SDK records for the run when the console read the agent back after force idle: a Tasks state
+     * (`cancelled`…), a managed-fiber status (`aborted`…), `running`, or `gone` (nothing of it remains). Absent
+     * when the agent could not be read back.
+     */
+    sdkState: z.string().max(100).optional(),
+  }),
   /** Written by force idle for each chat-recovery incident record it clears. */
   "incident.force_idled": z.object({ reason: z.string() }),
   /**

@@ -31,7 +31,7 @@ describe("the admin client's agent allowlist", () => {
   it("is the test worker's agent bindings, read from AGENT_CLASSES", () => {
     expect(allowedAgentClasses(env).sort()).toEqual([
       "CostlyAgent", "DemoFiberAgent", "DemoSessionAgent", "DurableWorkAgent", "FaultySessionAgent", "GapAgent", "LedgerAgent", "LossyAgent", "ManagedFiberProbeAgent", "NoEvictWorkAgent",
-      "ObservedWorkAgent", "PlainAdminAgent", "ProbeAgent", "SessionAgent", "TaskProbeAgent", "TelemetryOnlyAgent", "TruthFiberAgent", "TruthTaskAgent",
+      "ObservedWorkAgent", "PlainAdminAgent", "ProbeAgent", "SessionAgent", "StubbornAgent", "TaskProbeAgent", "TelemetryOnlyAgent", "TruthFiberAgent", "TruthTaskAgent",
     ]);
     // The console's own bindings and malformed names never count, whatever the var says; unset means none.
     expect(allowedAgentClasses(withAgentClasses(" ProbeAgent ,ASSETS,DB,TELEMETRY_QUEUE,not a class,"))).toEqual(["ProbeAgent"]);

@@ -77,14 +77,23 @@ describe("force idle on Tasks runs and managed fibers", () => {
     );
     expect(r.value.ended).toHaveLength(2);
     expect(r.value).toMatchObject({ noop: false, evicted: false, notice: null, cancelledFibers: [fiberId], after: { status: "idle", runCount: 0 } });
+    // Read back after the action: both settled, as the SDK's public APIs say.
+    expect(r.value.result).toBe("ok");
+    expect(r.value.after.checks).toEqual(
+      expect.arrayContaining([
+        { id: runId, kind: "task", name: "crawl", now: "stopped", sdkState: "cancelled", source: "tasks.get" },
+        { id: fiberId, kind: "managed_fiber", name: "sync-crm", now: "stopped", sdkState: "aborted", source: "inspectFiber" },
+      ]),
+    );
     // The agent itself agrees, through the SDK's own views.
     expect(await stub.taskState(runId)).toBe("cancelled");
     expect(await stub.managedStatus(fiberId)).toBe("aborted");
 
     const events = await forceIdledEvents(name, 2);
     const byKind = Object.fromEntries(events.map((e) => [JSON.parse(e.payload).kind, { ...e, payload: JSON.parse(e.payload) }]));
-    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true });
-    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true });
+    // Each carries what the SDK said of it when the console read the agent back.
+    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true, sdkState: "cancelled" });
+    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true, sdkState: "aborted" });
     expect(byKind.managed_fiber.fiber_id).toBe(fiberId);
 
     const again = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "again" });
@@ -117,6 +126,9 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
     if (!r.ok) return;
     expect(r.value.ended).toEqual([expect.objectContaining({ kind: "fiber", runId, name: "ticker", stopped: true, how: "evicted" })]);
     expect(r.value.evicted).toBe(true);
+    // Read back from the instance that woke after the eviction: nothing of it remains.
+    expect(r.value.result).toBe("ok");
+    expect(r.value.after).toMatchObject({ verified: true, status: "idle", checks: [{ id: runId, now: "stopped", sdkState: "gone", source: "none" }], busy: [] });
     expect(r.value.notice).toMatch(/^1 run \(ticker\) kept running: the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook\. The agent is being evicted to stop it/);
 
     // Stopped for real: the count stays put (a fresh stub wakes a fresh instance, which recovers nothing).
@@ -127,7 +139,7 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
     expect((await consoleAdminClient(env, viewer, plain).listRuns(t))).toMatchObject({ ok: true, value: { runs: [] } });
 
     const [event] = await forceIdledEvents(name, 1);
-    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true });
+    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true, sdkState: "gone" });
     expect(event!.fiber_id).toBe(runId);
   });
 
@@ -143,12 +155,13 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
       expect(r.value.notice).toBe(
         "1 run (ticker) still runs in memory: the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook. Its row is removed, so it is not recovered, but it runs until it returns or the agent is evicted.",
       );
-      // The row is gone (the agent reads idle), but the callback still ticks: exactly what the result said.
-      expect(r.value.after).toMatchObject({ status: "idle", runCount: 0, capabilities: { plainFiberStop: "none" } });
+      // The row is gone, but the callback still ticks: the agent, read back, says it runs, and the result is partial.
+      expect(r.value.result).toBe("partial");
+      expect(r.value.after).toMatchObject({ status: "running", runCount: 0, capabilities: { plainFiberStop: "none" }, checks: [{ id: runId, now: "running", source: "in_memory" }] });
       const [a, b] = await twoSamples(() => stub.ticks(), 150);
       expect(b).toBeGreaterThan(a);
       const [event] = await forceIdledEvents(name, 1);
-      expect(JSON.parse(event!.payload)).toMatchObject({ kind: "fiber", runId, stopped: false });
+      expect(JSON.parse(event!.payload)).toMatchObject({ kind: "fiber", runId, stopped: false, sdkState: "running" });
     } finally {
       await rejectionOf(stub.evict());
     }

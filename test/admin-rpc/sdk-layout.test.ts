@@ -9,9 +9,11 @@ import {
   chatIncidentIdOf,
   chatTurnRequestIdOf,
   FIBER_DONE_STATUSES,
+  runningAlarmJobs,
   TASK_TERMINAL_STATES,
   taskCurrentStep,
 } from "../../src/admin-rpc/sdk-layout";
+import type { StubbornAgent } from "../fixtures/busy-agents";
 import type { DurableWorkAgent } from "../fixtures/durable-work-agent";
 
 // The contract of src/admin-rpc/sdk-layout.ts: every SDK fact admin RPC relies on that is not public API,
@@ -70,6 +72,33 @@ describe("agents SDK layout facts (pinned to agents 0.32.0)", () => {
       expect(after).toBe("aborted");
       expect(FIBER_DONE_STATUSES.has(after!)).toBe(true);
     });
+  });
+
+  it("marks the queued and scheduled callbacks its alarm loop runs in cf_agents_jobs, and a new alarm re-runs a running one and waits for it", async () => {
+    const stub = await getAgentByName(env.StubbornAgent, `jobs-${uid()}`);
+    const since = Date.now();
+    await stub.startQueuedTurn();
+    await runInDurableObject(stub, async (agent: StubbornAgent, state) => {
+      expect(runningAlarmJobs(state.storage.sql, since)).toEqual([expect.objectContaining({ owner: "queue", fn: "holdTurn" })]);
+      // A mark from before this instance started is not this instance's work.
+      expect(runningAlarmJobs(state.storage.sql, Date.now() + 60_000)).toEqual([]);
+      // Why trigger alarm must not start an alarm now: the loop takes every due row, running or not, calls the
+      // callback a second time and waits for it (the operator waited 15 s for a timeout).
+      const alarm = agent.alarm();
+      const first = await Promise.race([alarm.then(() => "ended"), scheduler.wait(300).then(() => "waiting")]);
+      expect(first).toBe("waiting");
+      expect(agent.holdCalls()).toBe(2);
+      agent.release();
+      await alarm;
+    });
+    await stub.release();
+
+    const scheduled = await getAgentByName(env.StubbornAgent, `schedules-${uid()}`);
+    await scheduled.startScheduledTurn();
+    await runInDurableObject(scheduled, async (_agent: StubbornAgent, state) => {
+      expect(runningAlarmJobs(state.storage.sql, since)).toEqual([expect.objectContaining({ owner: "scheduler", fn: "holdTurn" })]);
+    });
+    await scheduled.release();
   });
 
   it("names chat-recovery records by the encoded incident id, which the record also carries", () => {

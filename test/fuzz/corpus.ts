@@ -197,7 +197,7 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
   const fiber = { fiberName: x.name() };
   const session = { turnSeq: r.int(0, 50), detail: x.short(2000) };
   const backup = { handle: `ws/${r.word(6)}/${x.code()}`.slice(0, 500), tenant: x.code(), environment: r.pick(["prod", "staging"]), sessionName };
-  const admin = { actor: `${r.word(5)}@example.com`, reason: x.short(2000), result: r.pick(["ok", "noop", "error", "denied"]), before: { status: x.name() }, after: { status: "idle" } };
+  const admin = { actor: `${r.word(5)}@example.com`, reason: x.short(2000), result: r.pick(["ok", "partial", "noop", "error", "denied"]), before: { status: x.name() }, after: { status: "idle" } };
   switch (type) {
     case "fiber.started":
     case "fiber.completed":

@@ -480,7 +480,7 @@ describe("bad input is a BadRequest a person can read", () => {
     expect(await msg(listSessions(env.DB, { status: "sleeping" }))).toMatch(/^status must be one of running, idle, rescheduled, terminated, error/);
     expect(await msg(listBackups(env.DB, { expired: "maybe" }))).toBe('expired must be true or false (got "maybe")');
     expect(await msg(listAmbiguousOps(env.DB, { open: "yes" }))).toBe('open must be true or false (got "yes")');
-    expect(await msg(listAudit(env.DB, { result: "fine" }))).toMatch(/^result must be one of ok, noop, error, denied, invalid/);
+    expect(await msg(listAudit(env.DB, { result: "fine" }))).toMatch(/^result must be one of ok, partial, noop, error, denied, invalid/);
     expect(await msg(listAgents(env.DB, { agentClass: 42 }))).toBe("agentClass must be text");
     expect(await msg(eventSeries(env.DB, { types: "chat.recovery.exhausted,bogus" }))).toMatch(/^unknown series "bogus"/);
     expect(await msg(eventSeries(env.DB, { since: 0, until: 40 * 86_400_000 }))).toMatch(/longer than 31 days/);

@@ -41,8 +41,8 @@ export async function recordUndelivered(env: Env, m: BulkMessage, why: string): 
 }
 
 /**
- * Completes the batch's own audit row once every target has finished: its result (ok, or error when any
- * target failed) and a summary. Only a pending row is completed (src/store/audit.ts), so two consumers
+ * Completes the batch's own audit row once every target has finished: its result (ok; partial when a target's
+ * was; error when any target failed) and a summary. Only a pending row is completed (src/store/audit.ts), so two consumers
  * finishing the last targets at once write it once. The progress page derives the same from the target rows.
  */
 export async function completeIfDone(env: Env, batchId: string): Promise<void> {
@@ -56,7 +56,8 @@ export async function completeIfDone(env: Env, batchId: string): Promise<void> {
     id: batchId,
     ...row,
     after: { total: p.total, done: p.done, failed: p.failed, byResult },
-    result: p.failed ? "error" : "ok",
+    // A batch whose targets all ran, some leaving work running, is partial like they are.
+    result: p.failed ? "error" : byResult.partial ? "partial" : "ok",
     error: p.failed ? `${p.failed} of ${p.total} targets failed (see their rows in this batch)` : null,
     batchId,
   });

@@ -1,11 +1,12 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { ActionResult } from "../../console/components/actions";
+import { ACTED_EVENT, ActionResult, AGENT_LIVE_PANEL } from "../../console/components/actions";
+import { AgentLive } from "../../console/pages/agent";
 import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, inputFields } from "../../src/admin-rpc/actions";
-import type { AdminResult, ForceIdleOutput, ResolveOpOutput, TriggerAlarmOutput } from "../../src/admin-rpc/contract";
+import type { AdminResult, ResolveOpOutput, VerifiedForceIdleOutput, VerifiedTriggerAlarmOutput } from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
-import { type ConsoleEnv, wantsJson } from "./context";
+import { type ConsoleEnv, isHtmx, pageContext, wantsJson } from "./context";
 
 /** The target of every action; the action's own fields are read by its input schema (ADMIN_ACTIONS[…].input). */
 const actionForm = z.object({
@@ -46,30 +47,40 @@ async function readForm(c: Context<ConsoleEnv>): Promise<Record<string, unknown>
 
 const UNREADABLE_FORM = "the request body could not be read as a form: send application/x-www-form-urlencoded, or multipart/form-data with its boundary";
 
-/** What the operator reads after a successful action. */
-function doneDetail(action: AdminActionName, value: unknown): string {
+/** What the agent is, as the console read it back after the action (the result's after-state says so), or could not. */
+const readBack = (after: VerifiedForceIdleOutput["after"]) =>
+  after.verified ? `The agent is now ${after.status}.` : `The agent reported itself ${after.status}, but the console could not read it back.`;
+
+/** The title and sentence the operator reads after an action that answered: from what was read back, not what was attempted. */
+function done(action: AdminActionName, label: string, value: unknown): { title: string; detail: string } {
   if (action === "resolve_op") {
     const v = value as ResolveOpOutput;
     const ref = v.resultRef ? ` Result: ${v.resultRef}.` : "";
-    return `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}`;
+    return { title: `${label} done.`, detail: `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}` };
   }
   if (action === "force_idle") {
-    const v = value as ForceIdleOutput;
-    if (v.noop) return "Nothing to do: the agent was already idle. Recorded as a no-op.";
-    const notStopped = v.ended.filter((r) => !r.stopped).length;
-    const stopped = v.ended.length - notStopped;
-    const runs = v.ended.length ? ` Ended ${v.ended.length} run(s): ${stopped} stopped${notStopped ? `, ${notStopped} NOT stopped` : ""}.` : "";
+    const v = value as VerifiedForceIdleOutput;
+    if (v.noop && v.result === "noop") return { title: `${label} done.`, detail: "Nothing to do: the agent was already idle. Recorded as a no-op." };
+    if (v.noop) return { title: `${label}: nothing it can stop, but work still runs.`, detail: readBack(v.after) };
+    const stillRunning = v.after.verified ? v.after.checks.filter((c) => c.now !== "stopped").length : v.ended.filter((r) => !r.stopped).length;
+    const runs = v.ended.length ? ` Ended ${v.ended.length} run(s): ${v.ended.length - stillRunning} stopped${stillRunning ? `, ${stillRunning} NOT stopped` : ""}.` : "";
     const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";
-    return `The agent is now ${v.after.status}.${runs}${incidents}`;
+    return { title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
   }
-  const v = value as TriggerAlarmOutput;
-  return `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). The agent is ${v.after.status}.`;
+  const v = value as VerifiedTriggerAlarmOutput;
+  if (v.outcome === "busy") return { title: `${label}: not run, the agent is busy.`, detail: `Nothing was done. ${readBack(v.after)}` };
+  const settled = `recovery settled ${v.recoveredRuns.length} fiber(s) so far`;
+  if (v.outcome === "still_running") return { title: `${label}: started, not finished.`, detail: `The alarm goes on in the background; ${settled}. ${readBack(v.after)}` };
+  return { title: `${label} done.`, detail: `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). ${readBack(v.after)}` };
 }
 
 /**
  * Admin actions from the console (htmx forms) and the CLI (JSON), one route per action of ADMIN_ACTIONS.
  * CSRF is checked by the app; the role is checked by the audited admin client, so a refused attempt is
- * audited like any other.
+ * audited like any other. One shape each way: JSON (Accept: application/json) is the client's AdminResult,
+ * verified; anything else gets the HTML fragment. An htmx answer also re-renders the agent page's live panel
+ * from the verified after-state (when the form says the page has it) and triggers ACTED_EVENT, on which the
+ * parts of the page fed by the console's records refresh.
  */
 export const actions = new Hono<ConsoleEnv>();
 
@@ -92,9 +103,25 @@ for (const action of ADMIN_ACTION_NAMES) {
       const title = r.error.code === "unavailable" || r.error.code === "timeout" ? `${label} failed:` : `${label} refused:`;
       return c.html(<ActionResult ok={false} title={title} detail={r.error.message} auditHref={auditHref} />, status);
     }
-    const forceIdle = action === "force_idle" ? (r.value as ForceIdleOutput) : undefined;
-    // A force idle that left work running is not a plain success: the result says so, in the warning colour.
-    const clean = !forceIdle || forceIdle.ended.every((e) => e.stopped);
-    return c.html(<ActionResult ok={clean} title={`${label} done.`} detail={doneDetail(action, r.value)} auditHref={auditHref} {...(forceIdle ? { forceIdle } : {})} />);
+    const verified = action === "resolve_op" ? undefined : (r.value as VerifiedForceIdleOutput | VerifiedTriggerAlarmOutput);
+    const forceIdle = action === "force_idle" ? (r.value as VerifiedForceIdleOutput) : undefined;
+    // Only what the read-back confirmed is a plain success: partial is said in the warning colour.
+    const clean = !verified || verified.result !== "partial";
+    const { title, detail } = done(action, label, r.value);
+    const ctx = pageContext(c);
+    const panel = isHtmx(c) && body.panel === AGENT_LIVE_PANEL && verified?.live;
+    if (isHtmx(c)) c.header("HX-Trigger", JSON.stringify({ [ACTED_EVENT]: { agentClass: target.agentClass, agentName: target.agentName, action } }));
+    return c.html(
+      <>
+        <ActionResult ok={clean} title={title} detail={detail} auditHref={auditHref} now={ctx.now} {...(forceIdle ? { forceIdle } : {})} {...(verified ? { verified } : {})} />
+        {panel ? (
+          <div id={AGENT_LIVE_PANEL} hx-swap-oob="innerHTML">
+            <AgentLive ctx={ctx} agentClass={target.agentClass} base={agentBase(target)} live={verified.live!} />
+          </div>
+        ) : null}
+      </>,
+    );
   });
 }
+
+const agentBase = (t: { agentClass: string; agentName: string }) => `/agents/${encodeURIComponent(t.agentClass)}/${encodeURIComponent(t.agentName)}`;

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { ActionAvailability } from "../../console/components/actions";
-import { AgentLive, AgentPage, type LiveState } from "../../console/pages/agent";
+import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
 import { AgentsPage } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
 import { consoleAdminClient } from "../admin-client";
@@ -70,6 +70,12 @@ agents.get("/agents/:agentClass/:agentName/live", async (c) => {
   const t = target(c);
   const base = `/agents/${encodeURIComponent(t.agentClass)}/${encodeURIComponent(t.agentName)}`;
   return c.html(<AgentLive ctx={pageContext(c)} agentClass={t.agentClass} base={base} live={await live(c)} />);
+});
+
+agents.get("/agents/:agentClass/:agentName/history", async (c) => {
+  const t = target(c);
+  const history = await listFibers(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 });
+  return c.html(<RunHistory ctx={pageContext(c)} {...t} history={history.items} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {

@@ -63,7 +63,8 @@ const parse = (v: string | null): unknown => {
   }
 };
 
-const FINISHED_OK: AuditResult[] = ["ok", "noop"];
+/** Targets whose action ran: `partial` ran too (work still runs there; its audit row says what). */
+const FINISHED_OK: AuditResult[] = ["ok", "partial", "noop"];
 
 /** One batch's progress, or null when no batch has that id. A malformed id is a BadRequest. */
 export async function batchProgress(db: D1Database, batchId: string): Promise<BatchProgress | null> {

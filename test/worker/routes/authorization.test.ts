@@ -66,6 +66,7 @@ const ROUTES: Route[] = [
     shows: (fx, who) => ["Run history", fx.session.runId, who === "operator" ? "Confirm force idle" : "need the operator role; you are signed in as a viewer"],
   },
   { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/live", url: (fx) => `${agentPath(fx)}/live`, shows: (fx) => ["Live runs", fx.session.runId, ">running<"] },
+  { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/history", url: (fx) => `${agentPath(fx)}/history`, shows: (fx) => ['data-testid="run-history"', fx.session.runId] },
   { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/runs/:runId", url: (fx) => `${agentPath(fx)}/runs/${enc(fx.session.runId)}`, shows: (fx) => ["Snapshot (live)", fx.session.runId, "streamedChars"] },
   { kind: "read", method: "GET", pattern: "/sessions", url: () => "/sessions", shows: (fx) => [fx.session.name] },
   { kind: "read", method: "GET", pattern: "/sessions/:name", url: (fx) => `/sessions/${enc(fx.session.name)}`, shows: (fx) => [`Session ${fx.session.name}`, "session.status_running"] },
@@ -106,7 +107,8 @@ const ROUTES: Route[] = [
     kind: "action", method: "POST", pattern: "/actions/trigger-alarm", url: () => "/actions/trigger-alarm", action: "trigger_alarm",
     // Evicted mid-turn: the alarm the operator triggers is what recovers the orphaned turn.
     prepare: async (s) => void (await rejectionOf(s.stub.evict())),
-    done: /Trigger alarm done\.<\/strong> Alarm ran; recovery settled 1 fiber\(s\)\./,
+    // Read back after the alarm: the recovered turn runs again (its script stalls), and the answer says so.
+    done: /Trigger alarm done\.<\/strong> Alarm ran; recovery settled 1 fiber\(s\)\. The agent is now running\..*running now: a runFiber callback &#39;session-turn&#39; is running/,
     effect: async (s) => {
       const after = await getAgentByName(env.FaultySessionAgent, s.name);
       expect(await after.recoveries(1)).toBe(1);

@@ -94,7 +94,7 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
     ["/sessions?status=sleepy", "status must be one of running, idle, rescheduled, terminated, error, ended_unreported (got &quot;sleepy&quot;)"],
     ["/ops?open=maybe", "open must be true or false (got &quot;maybe&quot;)"],
     ["/backups?expired=soon", "expired must be true or false (got &quot;soon&quot;)"],
-    ["/audit?result=great", "result must be one of ok, noop, error, denied, invalid, pending (got &quot;great&quot;)"],
+    ["/audit?result=great", "result must be one of ok, partial, noop, error, denied, invalid, pending (got &quot;great&quot;)"],
     ["/incidents?limit=0", "limit must be a whole number from 1 to 200 (got &quot;0&quot;)"],
     ["/fibers?limit=201", "limit must be a whole number from 1 to 200 (got &quot;201&quot;)"],
     ["/sessions?limit=ten", "limit must be a whole number from 1 to 200 (got &quot;ten&quot;)"],
@@ -190,6 +190,8 @@ describe("odd but well-formed values never make a 5xx", () => {
     "/api/agents/__proto__/x",
     "/api/agents/DB/x",
     "/agents/Not%20A%20Class/x/live",
+    "/agents/__proto__/x/history",
+    `/agents/Not%20A%20Class/${"x".repeat(20_000)}/history`,
   ])("%s", async (path) => {
     for (const accept of ["text/html", "application/json"]) {
       const res = await call(path, { as: "viewer", headers: { Accept: accept } });

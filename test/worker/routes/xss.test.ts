@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { type Who, auditOf, csrfFor, escapeHtml, getText, postForm, uid } from "./harness";
+import { type Who, auditOf, csrfFor, escapeHtml, getText, postForm, registerAgent, uid } from "./harness";
 
 // Markup in every kind of value the console shows, put there through the real paths (a fiber's stash,
 // the runtime's events, the SDK's chat-recovery events, an agent's name, an operator's reason, the URL),
@@ -154,6 +154,25 @@ describe("error pages and action results", () => {
       expectEscaped(audit.text, ["auditreason", "agentname"]);
       const unknown = await getText(`/audit?targetName=${enc(mark("missing"))}`, who);
       expectEscaped(unknown.text, ["missing"]);
+    }
+  });
+
+  it("escapes a fiber's name in the verified after-state: the result's sentence, the live panel out of band, and the audit page", async () => {
+    const name = `xss-stubborn-${uid()}`;
+    const stub = await getAgentByName(env.StubbornAgent, name);
+    await stub.startStubborn(`export ${mark("stubbornfiber")}`);
+    // Known to the console (the fixture has no telemetry of its own): a registry row like any agent's.
+    await registerAgent("StubbornAgent", name);
+    try {
+      const res = await postForm("/actions/force-idle", "operator", { agentClass: "StubbornAgent", agentName: name, reason: "xss", panel: "agent-live" }, { csrf: await csrfFor("operator"), headers: { "HX-Request": "true" } });
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('hx-swap-oob="innerHTML"');
+      expectEscaped(text, ["stubbornfiber"]);
+      const audit = await getText(`/audit?targetName=${enc(name)}`, "viewer");
+      expectEscaped(audit.text, ["stubbornfiber"]);
+    } finally {
+      await stub.evict().catch(() => {});
     }
   });
 });
