@@ -24,6 +24,7 @@ declare namespace Cloudflare {
     LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
     TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;
     TruthTaskAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthTaskAgent>;
+    GapAgent: DurableObjectNamespace<import("./fixtures/gap-agent").GapAgent>;
     StubbornAgent: DurableObjectNamespace<import("./fixtures/busy-agents").StubbornAgent>;
   }
 }

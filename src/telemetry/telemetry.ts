@@ -4,11 +4,12 @@ import { fiberIncidentId, newEventId } from "./ids.js";
 import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
 import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel.js";
 import type { OtlpTarget } from "./config.js";
-import { Outbox, type QueueLike, type SqlLike } from "./outbox.js";
+import { Outbox, type OutboxRow, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import type { EventType, PayloadOf } from "./payloads.js";
 import { capField, createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
 import type { SdkRecord } from "./sdk-reads.js";
+import { isOwnEvent, stampSeq, withoutSeq } from "./seq.js";
 import { signEventText, signingKey } from "./signing.js";
 import { fitEvent, fitText } from "./too-large.js";
 import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
@@ -238,9 +239,15 @@ export class Telemetry {
     }
   }
 
-  /** Ships an already-normalised event. Never throws. */
+  /**
+   * Ships an already-normalised event. Never throws. An event of this agent goes to the durable outbox, which
+   * numbers it (`seq`, see seq.ts); one naming another agent (a shared pipe, subscribeAgentDiagnostics) ships
+   * unnumbered from memory, so it never takes a number of this agent's sequence. A `seq` the caller set is
+   * dropped: only the outbox gives numbers.
+   */
   emit(event: TelemetryEvent): void {
     this.#stats.emitted++;
+    event = withoutSeq(event);
     try {
       this.#recoveries.observe(event);
     } catch (e) {
@@ -256,7 +263,7 @@ export class Telemetry {
       this.#stats.spanErrors++;
       this.#fail("span", e);
     }
-    if (this.#outbox) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
+    if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
     else this.#remember(event);
     this.#schedule(this.#flushDelayMs);
   }
@@ -298,14 +305,15 @@ export class Telemetry {
         if (this.#memory.length) {
           const batch = this.#memory.splice(0, 500);
           try {
-            await sendPacked(queue, await this.#prepare(batch.map((e) => JSON.stringify(e))));
+            // Unnumbered: events kept in memory never had an outbox row (see emit).
+            await sendPacked(queue, await this.#prepare(batch.map((e) => ({ body: JSON.stringify(e) }))));
             this.#stats.sent += batch.length;
           } catch (e) {
             this.#memory.unshift(...batch);
             throw e;
           }
         }
-        if (this.#outbox) this.#stats.sent += await this.#outbox.drain(queue, (bodies) => this.#prepare(bodies));
+        if (this.#outbox) this.#stats.sent += await this.#outbox.drain(queue, (rows) => this.#prepare(rows));
         this.#backoffMs = 0;
       } catch (e) {
         this.#stats.sendErrors++;
@@ -322,13 +330,15 @@ export class Telemetry {
 
   /**
    * What goes on the Queue for stored event texts: each checked against the size limit again (outbox rows
-   * from an older version may exceed it), then signed when a secret is set. Runs in the background sender.
+   * from an older version may exceed it), then given its outbox number (after the size check, so a
+   * placeholder keeps the number of the event it replaces), then signed when a secret is set (so the
+   * signature covers the number). Runs in the background sender.
    */
-  async #prepare(bodies: string[]): Promise<string[]> {
-    const fitted = bodies.map((b) => {
-      const f = fitText(b, this.source, this.#mask);
-      if (f !== b) this.#stats.tooLarge++;
-      return f;
+  async #prepare(rows: (Pick<OutboxRow, "body"> & { seq?: number })[]): Promise<string[]> {
+    const fitted = rows.map(({ body, seq }) => {
+      const f = fitText(body, this.source, this.#mask);
+      if (f !== body) this.#stats.tooLarge++;
+      return seq === undefined ? f : stampSeq(f, seq);
     });
     if (!this.#signingKey) return fitted;
     const key = await this.#signingKey;

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { agentsWithGaps, knownRunOutcomes } from "../../src/store/read-models";
+import { gapAgentsDueForReconcile, knownRunOutcomes } from "../../src/store/read-models";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { makeEvent } from "../fixtures/events";
 import { ingest } from "./store-helpers";
@@ -30,7 +30,7 @@ describe("agents with a sequence gap", () => {
     await agentWithGap(`${p}-asked`, { missing: 1, lastSeen: t + 180_000 });
     await recordReconciliation(env.DB, { agentClass: "ProbeAgent", agentName: `${p}-asked`, askedAt: NOW - 1000, findings: 0, error: null });
 
-    const mine = (await agentsWithGaps(env.DB, NOW - 600_000, 100)).filter((a) => a.agentName.startsWith(p));
+    const mine = (await gapAgentsDueForReconcile(env.DB, NOW - 600_000, 100)).filter((a) => a.agentName.startsWith(p));
     expect(mine).toEqual([
       { agentClass: "ProbeAgent", agentName: `${p}-new`, missing: 5 },
       { agentClass: "ProbeAgent", agentName: `${p}-old`, missing: 2 },
@@ -45,8 +45,8 @@ describe("agents with a sequence gap", () => {
     const all = await env.DB.prepare("SELECT COUNT(*) AS n FROM agents WHERE last_seen > ?").bind(t - 1).first<{ n: number }>();
     // The three most recently active have no gap: a scan of that many finds none, one more finds the quiet one.
     const scan = all!.n;
-    expect((await agentsWithGaps(env.DB, NOW, 10, scan)).some((a) => a.agentName === `${p}-quiet`)).toBe(false);
-    expect((await agentsWithGaps(env.DB, NOW, 10, scan + 1)).some((a) => a.agentName === `${p}-quiet`)).toBe(true);
+    expect((await gapAgentsDueForReconcile(env.DB, NOW, 10, scan)).some((a) => a.agentName === `${p}-quiet`)).toBe(false);
+    expect((await gapAgentsDueForReconcile(env.DB, NOW, 10, scan + 1)).some((a) => a.agentName === `${p}-quiet`)).toBe(true);
     const res = await env.DB.prepare("SELECT COUNT(*) AS n FROM agents").first<{ n: number }>();
     expect(res!.n).toBeGreaterThan(scan);
   });

@@ -123,7 +123,10 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       // Tokens recovery re-spent, so the overview sums them over 24 h from the rollups (never the events).
       amount: respent ? respent.respent_input_tokens + respent.respent_output_tokens : 0,
     } satisfies RollupRow);
-    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, seq_max: null, seq_seen: 0 } satisfies SqlRow<typeof schema.agents>);
+    // The agent's own event numbers (src/telemetry/seq.ts): the highest, and one per distinct numbered event
+    // (sumOnce: a redelivered event id counts once). seq_max - seq_seen events never arrived.
+    const numbered = e.seq !== undefined;
+    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, seq_max: e.seq ?? null, ...sumOnce(e.id, { seq_seen: numbered ? 1 : 0 }) } satisfies SqlRow<typeof schema.agents>);
 
     const run = runRowOf(e);
     if (run) p.fibers.push(run);

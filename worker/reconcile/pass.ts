@@ -1,4 +1,4 @@
-import { agentsWithGaps, staleAgents } from "../../src/store/read-models/open-work";
+import { gapAgentsDueForReconcile, staleAgents } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import type { Env } from "../env";
 import { type AgentReconciliation, reconcileAgent } from "./agent";
@@ -38,7 +38,7 @@ export const GAP_FILL_RECENT = 50;
  */
 export async function reconcileStale(env: Env, settings: ReconcileSettings, now = Date.now()): Promise<AgentReconciliation[]> {
   const before = now - settings.afterMs;
-  const [stale, gaps] = await Promise.all([staleAgents(env.DB, before, settings.batch), agentsWithGaps(env.DB, before, settings.batch)]);
+  const [stale, gaps] = await Promise.all([staleAgents(env.DB, before, settings.batch), gapAgentsDueForReconcile(env.DB, before, settings.batch)]);
   const key = (a: { agentClass: string; agentName: string }) => JSON.stringify([a.agentClass, a.agentName]);
   const gapped = new Set(gaps.map(key));
   const agents = [...stale, ...gaps.filter((g) => !stale.some((s) => key(s) === key(g)))].map(({ agentClass, agentName }) => ({ agentClass, agentName }));

@@ -111,13 +111,13 @@ export async function lastReconciliation(db: D1Database, agent: AgentKey): Promi
 export type GapAgent = AgentKey & { missing: number };
 
 /**
- * Agents with a sequence gap (agents.seq_max - agents.seq_seen > 0: events that never arrived) and not asked
+ * Reconciliation's visits: agents with a sequence gap (see event-gaps.ts for the list the console shows) not asked
  * since `before`, most recently active first, at most `limit`. The gap has no index of its own: the query
  * reads the `scan` most recently active agents (agents_last_seen, newest first) and keeps those with a gap,
  * so a pass reads at most `scan` rows however large the fleet; an agent with a gap that has been quiet
  * longer than the `scan` most recent is not visited (its work is open-work reconciliation's).
  */
-export async function agentsWithGaps(db: D1Database, before: number, limit: number, scan = limit * 50): Promise<GapAgent[]> {
+export async function gapAgentsDueForReconcile(db: D1Database, before: number, limit: number, scan = limit * 50): Promise<GapAgent[]> {
   const r = await db
     .prepare(
       `SELECT agentClass, agentName, missing FROM (
