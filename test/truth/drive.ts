@@ -27,6 +27,7 @@ export type TruthStub = {
   loseInTransport(types: string[]): Promise<void>;
   settleTelemetry(): Promise<void>;
   evict(): Promise<void>;
+  retire(): Promise<void>;
   startRunFiber(work: TruthWork): Promise<string>;
   startManaged(work: TruthWork, recovery?: RecoveryChoice): Promise<string>;
   cancelManaged(id: string, reason: string): Promise<boolean>;
