@@ -25,6 +25,7 @@ export default defineConfig(() =>
       LedgerAgent: "LedgerAgent",
       TruthFiberAgent: "TruthFiberAgent",
       TruthTaskAgent: "TruthTaskAgent",
+      GapAgent: "GapAgent",
       StubbornAgent: "StubbornAgent",
     },
   }).then((c) => ({

@@ -133,7 +133,27 @@ async function verify() {
       ...runs.runs.map((r) => r.requestId).filter(Boolean),
       ...runs.tasks.flatMap((t) => [t.runId, t.requestId].filter(Boolean)),
     ]);
-    live.set(k, { status: st.status, ids, count: runs.runs.length + runs.tasks.length });
+    live.set(k, { status: st.status, ids, count: runs.runs.length + runs.tasks.length, managedFibers: runs.managedFibers });
+  }
+  // Managed fibers keep a record in every status (listFibers): the console's status for each must be the SDK's,
+  // through the one mapping (an interrupted fiber the SDK keeps until resolveFiber is not "recovered").
+  const disagree = [];
+  // The one mapping (src/telemetry/sdk-states.ts), from the built package: `npm start` / `npm test` build it.
+  const mapping = await import("@agent-oncall/telemetry/contract").catch(() => null);
+  if (!mapping) console.error("(managed fibers not compared: run `npm run build:packages` first)");
+  const runStateOf = mapping?.runStateOf ?? (() => null);
+  for (const [k, l] of live) {
+    if (l.error) continue;
+    const a = agents.get(k);
+    for (const f of l.managedFibers) {
+      const sdk = runStateOf("managed_fiber", f.status);
+      if (!sdk) continue;
+      const { status, body } = await call(`/fibers/${encodeURIComponent(f.fiberId)}?agentClass=${encodeURIComponent(a.agentClass)}&agentName=${encodeURIComponent(a.agentName)}`);
+      const shown = status === 200 ? body.run.status : "(not shown)";
+      const expected = sdk.outcome ?? "running";
+      // A fiber that settled under a minute ago may have its events in flight.
+      if (shown !== expected && !(f.completedAt && now - f.completedAt < 60_000)) disagree.push({ fiberId: f.fiberId, agent: `${a.agentClass}/${a.agentName}`, sdk: f.status, expected, shown });
+    }
   }
   const key = (x) => `${x.agentClass}\u0000${x.agentName}`;
   // A run whose last event is under a minute old may have its end in flight: counted apart, not as a lie.
@@ -155,6 +175,8 @@ async function verify() {
     runs: { matched: matched.length, notLive: phantom.length, endMaybeInFlight: inFlight.length, agentUnreachable: unreachable.length },
     incidentsOpenWithoutEventPastAge: staleIncidents.length,
     sessionsRunningButAgentIdlePastAge: busySessions.length,
+    managedFibersShownOtherwise: disagree.length,
+    managedFibers: disagree.slice(0, 20),
     notLive: phantom.slice(0, 20).map((r) => ({ kind: r.kind, runId: r.runId, agent: `${r.agentClass}/${r.agentName}`, lastSeen: new Date(r.lastSeen).toISOString() })),
     staleIncidents: staleIncidents.slice(0, 20).map((i) => ({ incidentId: i.incidentId, agent: `${i.agentClass}/${i.agentName}`, lastSeen: new Date(i.lastSeen).toISOString() })),
   };
@@ -166,8 +188,10 @@ async function verify() {
     console.log(`running sessions: ${sessions.length}, of which the agent is idle and no event for ${ageMs / 60_000} min: ${busySessions.length}`);
     for (const r of report.notLive) console.log(`  not live: ${r.kind} ${r.runId} of ${r.agent} (last event ${r.lastSeen})`);
     for (const i of report.staleIncidents) console.log(`  stale incident: ${i.incidentId} of ${i.agent} (last event ${i.lastSeen})`);
+    console.log(`managed fibers of those agents whose console status is not the SDK's: ${disagree.length}`);
+    for (const f of report.managedFibers) console.log(`  managed fiber ${f.fiberId} of ${f.agent}: the SDK says ${f.sdk} (console: ${f.expected}), the console shows ${f.shown}`);
   }
-  if (phantom.length || staleIncidents.length || busySessions.length) process.exitCode = 1;
+  if (phantom.length || staleIncidents.length || busySessions.length || disagree.length) process.exitCode = 1;
 }
 
 /**

@@ -29,6 +29,7 @@ declare namespace Cloudflare {
     AiChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").AiChatFixture>;
     /** Bound only so the pool's ctx.exports hands `subAgent()` a Durable Object class; reached as a facet of ThinkChatFixture. */
     ThinkSubChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkSubChatFixture>;
+    GapAgent: DurableObjectNamespace<import("./fixtures/gap-agent").GapAgent>;
     StubbornAgent: DurableObjectNamespace<import("./fixtures/busy-agents").StubbornAgent>;
   }
 }

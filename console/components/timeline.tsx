@@ -12,6 +12,12 @@ const TONE: Record<string, string> = {
   "run.force_idled": "warn", "incident.force_idled": "warn", "run.reconciled": "warn", "incident.reconciled": "warn",
 };
 
+/** An event's tone; a managed fiber's recovery "handled" is only good news when the SDK records it completed. */
+function toneOf(type: string, fiberStatus: string | null): string {
+  if (type === "fiber.recovery.handled" && fiberStatus !== null && fiberStatus !== "completed") return "warn";
+  return Object.hasOwn(TONE, type) ? TONE[type]! : "";
+}
+
 type Preview = { preview: string; bytes: number | null; truncated: boolean };
 
 /** A payload field as text, when it is text or a number; anything else (an old or odd payload) is left out. */
@@ -36,7 +42,11 @@ function fieldsOf(payload: unknown) {
     attempt: text(p.attempt),
     maxAttempts: text(p.maxAttempts),
     reason: text(p.reason),
-    error: text(p.error),
+    // A failed Tasks run's message (its event's `error` is the error's name): the message says more.
+    error: text(p.errorMessage) ?? text(p.error),
+    fiberStatus: text(p.fiberStatus),
+    state: text(p.state),
+    statusMessage: text(p.statusMessage),
     detail: text(p.detail),
     status: text(p.status),
     step: text(p.step),
@@ -65,16 +75,19 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null; /
         const snap = p.snapshot ? parsePreview(p.snapshot.preview) : null;
         const prev = i > 0 ? props.events[i - 1]! : null;
         return (
-          <li class={Object.hasOwn(TONE, e.type) ? TONE[e.type] : ""} data-type={e.type}>
+          <li class={toneOf(e.type, p.fiberStatus)} data-type={e.type}>
             <div>
               <Time t={e.time} ms class="mono" testId="event-time" />{" "}
               {prev ? <span class="mono muted" data-testid="event-gap" title="time since the event above">{gap(e.time - prev.time)}</span> : null}{" "}
               <strong>{e.type}</strong>
               {p.attempt !== null ? <span> · attempt {p.attempt}{p.maxAttempts ? ` of ${p.maxAttempts}` : ""}</span> : null}
               {p.status ? <span> · status <code>{p.status}</code></span> : null}
+              {p.fiberStatus ? <span data-testid="event-fiber-status"> · the SDK records the fiber <code>{p.fiberStatus}</code></span> : null}
+              {p.state ? <span> · the agent records <code>{p.state}</code></span> : null}
               {p.finding ? <span> · finding <code>{p.finding}</code></span> : null}
               {p.reason ? <span> · reason <code>{p.reason}</code></span> : null}
               {p.step ? <span> · step <code>{p.step}</code></span> : null}
+              {p.statusMessage ? <span> · “{p.statusMessage}”</span> : null}
               {p.wakeAt !== null ? <span> · wakes <Time t={p.wakeAt} ms /></span> : null}
               {p.tokens ? <span data-testid="event-tokens"> · {p.tokens.input.toLocaleString("en-US")} input + {p.tokens.output.toLocaleString("en-US")} output tokens{p.tokens.model ? ` (${p.tokens.model})` : ""}</span> : null}
             </div>

@@ -1,11 +1,12 @@
 import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
-import type { ReconciliationRow } from "../../src/store/read-models";
+import type { EventGap, ReconciliationRow } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL, NO_MIXIN_SENTENCE } from "../components/actions";
 import { Status } from "../components/status";
 import { Ago } from "../components/time";
 import { ago, bytes, duration, href, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { detailHref } from "../links";
+import { EventGapNotice } from "./agents";
 
 /** The agent's live state through admin RPC, or the typed error that stood in its way. */
 export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode };
@@ -26,6 +27,8 @@ export function AgentPage(props: {
   history: RunSummary[];
   /** When reconciliation last asked this agent (null: never). */
   reconciled: ReconciliationRow | null;
+  /** What the agent's event numbers say: events that never arrived (event-gaps.ts). */
+  gap?: EventGap;
 }) {
   const base = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   return (
@@ -33,6 +36,7 @@ export function AgentPage(props: {
       <div id={AGENT_LIVE_PANEL} data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agentClass={props.agentClass} base={base} live={props.live} />
       </div>
+      {props.gap ? <EventGapNotice gap={props.gap} asked={"error" in props.live ? { ok: false, reason: props.live.error } : { ok: true }} /> : null}
       <p class="muted" data-testid="reconciled">
         {props.reconciled
           ? props.reconciled.error

@@ -29,6 +29,12 @@ export function RunStatus(props: { run: FiberRow }) {
   );
 }
 
+/** What a run's step is to it: where it is, where it was cut off, or (ended) the last one known. */
+function stepLabel(f: FiberRow): string {
+  if (f.outcome !== null) return "last step";
+  return f.phase === "interrupted" ? "interrupted in step" : f.phase === "waiting" ? "waiting in step" : "at step";
+}
+
 /** Every run in the fleet (fibers, managed fibers, Tasks runs, chat turns), from the projection. */
 export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<FiberRow> }) {
   const q = props.query;
@@ -44,7 +50,7 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
       </FilterForm>
       <TimePresets path="/fibers" query={q} />
       <table data-testid="fibers">
-        <thead><tr><th>run</th><th>kind</th><th>agent</th><th>name</th><th>started</th><th>duration</th><th>status</th><th>attempt</th><th class="num">snapshot</th></tr></thead>
+        <thead><tr><th>run</th><th>kind</th><th>agent</th><th>name</th><th>started</th><th>duration</th><th>status</th><th>step</th><th>attempt</th><th class="num">snapshot</th></tr></thead>
         <tbody>
           {props.page.items.map((f) => (
             <tr data-kind={f.kind}>
@@ -54,7 +60,8 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
               <td>{f.name}</td>
               <td><Ago t={f.startedAt} now={props.ctx.now} /></td>
               <td>{elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? (f.outcome === null ? props.ctx.now : f.lastSeen))}</td>
-              <td><RunStatus run={f} />{f.reason ? <div class="muted">{f.reason}</div> : null}</td>
+              <td><RunStatus run={f} />{f.reason ? <div class="muted">{f.reason}</div> : null}{f.error ? <div class="warn" data-testid="run-error">{f.error}</div> : null}</td>
+              <td data-testid="run-step">{f.step ?? "—"}{f.statusMessage ? <div class="muted" data-testid="run-status-message">{f.statusMessage}</div> : null}</td>
               <td>{f.attempt ?? "—"}</td>
               <td class="num">{bytes(f.snapshotBytes)}</td>
             </tr>
@@ -83,7 +90,8 @@ export function FiberPage(props: { ctx: PageContext; fiber: FiberDetail; events:
         {f.reason ? <><dt>why</dt><dd>{f.reason}</dd></> : null}
         {f.attempt !== null ? <><dt>attempt</dt><dd>{f.attempt}</dd></> : null}
         {f.outcome === null && f.phase === "waiting" && f.wakeAt ? <><dt>wakes</dt><dd><Time t={f.wakeAt} ms /></dd></> : null}
-        {f.outcome === null && f.step ? <><dt>interrupted in step</dt><dd>{f.step}</dd></> : null}
+        {f.step ? <><dt>{stepLabel(f)}</dt><dd data-testid="run-step">{f.step}</dd></> : null}
+        {f.statusMessage ? <><dt>{f.outcome === null ? "status" : "last status"}</dt><dd data-testid="run-status-message">{f.statusMessage}</dd></> : null}
         <dt>started</dt><dd><Time t={f.startedAt} ms /></dd>
         <dt>ended</dt><dd><Time t={f.endedAt} ms /></dd>
         {f.confirmedAt ? <><dt>last confirmed alive</dt><dd><Time t={f.confirmedAt} ms /></dd></> : null}

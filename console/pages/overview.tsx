@@ -53,6 +53,8 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
     ["Stuck", "/stuck", stuck, stuck.n > 0, undefined],
     // What recovery re-spent: the model.usage events that carried an incident id, over the rollups' window.
     ["Tokens re-spent by recovery (24 h)", href("/events", { type: "model.usage", withIncident: "true", since: counts.window.rollupSince }), { n: counts.respentTokens24h, capped: false }, false, "tokens"],
+    // Agents, not events: the list it links to has one row per agent (each row says how many of its events are missing).
+    ["Agents with missing events", href("/agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0, undefined],
   ];
   return (
     <>

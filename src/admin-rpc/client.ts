@@ -11,6 +11,9 @@ import {
   adminError,
   describeInput,
   fail,
+  type FindRunsOutput,
+  findRunsInput,
+  findRunsOutput,
   type ForceIdleOutput,
   type ListRunsOutput,
   listRunsOutput,
@@ -327,6 +330,15 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       const r = await read(t, runDetail, (s) => s.adminGetRun(p.data));
       return r.ok ? { ok: true, value: maskedRun(r.value) } : r;
     },
+    /**
+     * What the agent still records of runs, in every state: by id (fiber id, Tasks runId, chat turn request id)
+     * and/or its most recent runs. Read-only; reconciliation asks it before it judges a run's end.
+     */
+    findRuns: async (t: Target, input: unknown): Promise<AdminResult<FindRunsOutput>> => {
+      const p = findRunsInput.safeParse(input);
+      if (!p.success) return fail("invalid_input", describeInput(p.error));
+      return read(t, findRunsOutput, (s) => s.adminFindRuns(p.data));
+    },
     /** Derived status, next alarm, schedules, chat-recovery records and what the agent supports. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),
     /** Status and live runs in one visit to the agent (the agent page). */
@@ -421,7 +433,7 @@ async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName
         const c = now.get(r.ref ?? r.runId);
         const stopped = c ? c.now === "stopped" : r.stopped;
         const sdkState = c ? { sdkState: c.sdkState.slice(0, 100) } : {};
-        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, ...sdkState }, corr);
+        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, how: r.how, ...sdkState }, corr);
       }
       for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
     }

@@ -1,4 +1,4 @@
-import { RUN_KINDS } from "@agent-oncall/telemetry";
+import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
 import { z } from "zod";
 
 /**
@@ -31,7 +31,11 @@ export const runIdInput = z.object({ id: z.string().trim().min(1, "a run id is r
 export const actionInput = z.object({ reason }).strict();
 export type ActionInput = z.infer<typeof actionInput>;
 
-export const derivedStatus = z.enum(["running", "idle", "terminated"]);
+/**
+ * What the agent is doing (src/telemetry sdk-states.ts `agentStatusOf`): running, waiting (only parked work: a
+ * Tasks run waiting to wake, a managed fiber interrupted until `resolveFiber`), idle, or terminated.
+ */
+export const derivedStatus = z.enum(AGENT_STATUSES);
 export type DerivedStatus = z.infer<typeof derivedStatus>;
 
 /** The kinds of durable work (src/telemetry's RUN_KINDS): runFiber, startFiber, Tasks runs, chat turns. */
@@ -96,6 +100,57 @@ export const listRunsOutput = z.object({
 });
 export type ListRunsOutput = z.infer<typeof listRunsOutput>;
 
+/**
+ * Reconciliation's question: what does the agent still record of these runs (by the ids the console keys them
+ * by: fiber id, Tasks runId, chat turn request id), and/or of its most recent runs (`recent`, newest first)?
+ */
+export const findRunsInput = z
+  .object({
+    ids: z.array(z.string().trim().min(1, "a run id is required").max(200)).max(100, "at most 100 ids per call").optional(),
+    recent: z.number().int().min(1).max(100, "at most the 100 most recent runs of each kind").optional(),
+  })
+  .strict()
+  .refine((v) => (v.ids?.length ?? 0) > 0 || v.recent !== undefined, "say which runs: ids, recent, or both");
+export type FindRunsInput = z.infer<typeof findRunsInput>;
+
+/**
+ * One run as the agent records it now, in the SDK's own words (`state`: a FiberStatus, a Tasks state, a Think
+ * submission status; src/telemetry sdk-states.ts maps them), from the first source that has it:
+ * `run_row` (a live cf_agents_runs row), `managed_fiber` (inspectFiber), `task` (tasks.get), `submission`
+ * (Think's submissions), `agent` (the agent's own `adminRunRecord` hook, for runs the SDK keeps no record of).
+ */
+export const foundRun = z.object({
+  runId: z.string(),
+  kind: runKind,
+  source: z.enum(["run_row", "managed_fiber", "task", "submission", "agent"]),
+  state: z.string(),
+  name: z.string().nullable(),
+  definition: z.string().nullable(),
+  requestId: z.string().nullable(),
+  createdAt: z.number().nullable(),
+  startedAt: z.number().nullable(),
+  settledAt: z.number().nullable(),
+  error: z.string().nullable(),
+  statusMessage: z.string().nullable(),
+  step: z.string().nullable(),
+  attempt: z.number().nullable(),
+  wakeAt: z.number().nullable(),
+});
+export type FoundRun = z.infer<typeof foundRun>;
+/** `missing`: asked-for ids the agent has no record of at all (only those may be closed "ended, not reported"). */
+export const findRunsOutput = z.object({ runs: z.array(foundRun), missing: z.array(z.string()) });
+export type FindRunsOutput = z.infer<typeof findRunsOutput>;
+
+/** What `adminRunRecord` may answer: the agent's own record of a run the SDK keeps none of (a plain runFiber once it ended). */
+export const agentRunRecord = z.object({
+  /** In the managed-fiber words (FiberStatus): completed, error, aborted, interrupted, running. */
+  state: z.enum(["pending", "running", "completed", "error", "aborted", "interrupted"]),
+  name: z.string().max(200).optional(),
+  error: z.string().max(4000).optional(),
+  settledAt: z.number().optional(),
+});
+export type AgentRunRecord = z.input<typeof agentRunRecord>;
+
 /** One run with its snapshot, capped; `truncated` says so explicitly. */
 export const runDetail = runSummary.extend({
   snapshot: z.unknown(),
@@ -141,8 +196,11 @@ export const capabilities = z.object({
   resolveOps: z.boolean().default(false),
 });
 export type Capabilities = z.infer<typeof capabilities>;
-/** Version of this contract, reported in `capabilities.contract`. */
-export const ADMIN_CONTRACT_VERSION = 3;
+/**
+ * Version of this contract, reported in `capabilities.contract`. 4: `adminFindRuns` and the `adminRunRecord`
+ * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
+ */
+export const ADMIN_CONTRACT_VERSION = 4;
 
 export const statusOutput = z.object({
   status: derivedStatus,
@@ -400,6 +458,7 @@ export interface AdminRpc {
   /** Reads the agent back after an action: status, live runs, the runs asked about (by SDK id) and what runs now. */
   adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
   adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
+  adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
 }
 
 /**
@@ -410,8 +469,13 @@ export type ForceIdleHookResult = string[] | { cleared?: string[]; incidentIds?:
 
 /** Optional hooks an agent may implement to take part in admin actions (SessionAgent and the demo ChatAgent do). */
 export interface AdminHooks {
-  /** The agent's own derived status; defaults to running-if-run-rows-exist. */
+  /** The agent's own derived status; defaults to what the SDK holds (src/telemetry sdk-states.ts `agentStatusOf`). */
   adminDerivedStatus?(): DerivedStatus;
+  /**
+   * The agent's own record of a run the SDK keeps none of once it ended (a plain runFiber): how it ended, in the
+   * managed-fiber words; null when the agent has none. Reconciliation asks it before it calls a run's end unreported.
+   */
+  adminRunRecord?(runId: string): Promise<AgentRunRecord | null> | AgentRunRecord | null;
   /**
    * Abort in-memory work (the active turn) and clear the agent's own recovery counters. Called before the
    * mixin cancels Tasks runs and managed fibers and removes run rows; callbacks it aborts count as stopped.

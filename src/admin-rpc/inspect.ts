@@ -1,4 +1,4 @@
-import { maskSecrets } from "@agent-oncall/telemetry";
+import { agentStatusOf, maskSecrets } from "@agent-oncall/telemetry";
 import {
   CHAT_RECOVERY_INCIDENT_KEY_PREFIX,
   CHAT_RECOVERY_TASK,
@@ -27,7 +27,7 @@ const TASKS_SHOWN = 50;
 type Sql = SqlStorage;
 
 /** The public SDK surface (agents 0.32) these reads use, handed in by the mixin. */
-export type FiberInspection = { fiberId: string; name: string; status: string; snapshot?: unknown; createdAt: number; settledAt?: number };
+export type FiberInspection = { fiberId: string; name: string; status: string; snapshot?: unknown; createdAt: number; startedAt?: number; settledAt?: number; error?: string };
 export type TaskSnapshot = {
   runId: string;
   definition: string;
@@ -36,20 +36,28 @@ export type TaskSnapshot = {
   attempt?: number;
   startedAt?: number;
   wakeAt?: number;
+  settledAt?: number;
   statusMessage?: string;
+  error?: { name?: string; message?: string };
   metadata?: Record<string, unknown>;
 };
+/** A Think submission (`@cloudflare/think` ThinkSubmissionInspection), for agents that have them. */
+export type SubmissionInspection = { submissionId: string; requestId?: string; status: string; error?: string; createdAt: number; startedAt?: number; completedAt?: number };
 export type AgentWork = {
   sql: Sql;
   storage: DurableObjectStorage;
   listFibers(options: { status?: string[]; limit: number }): Promise<FiberInspection[]>;
   inspectFiber(id: string): Promise<FiberInspection | null>;
-  listTasks(options: { status?: string[]; limit: number }): Promise<TaskSnapshot[]>;
+  listTasks(options: { status?: string[]; limit: number; definition?: string }): Promise<TaskSnapshot[]>;
   getTask(runId: string): Promise<TaskSnapshot | null>;
   /** Ids of the runFiber callbacks running in this instance now (sdk-layout.ts activeFiberIds); null when unknown. */
   active(): ReadonlySet<string> | null;
   /** Think's submission by id (`inspectSubmission`), where the agent has that API: a chat turn's own record. */
   inspectSubmission?(id: string): Promise<{ submissionId: string; status: string } | null>;
+  /** Think's `listSubmissions`, newest first, where the agent has it. */
+  listSubmissions?: (options: { limit: number }) => Promise<SubmissionInspection[]>;
+  /** The agent's own `adminRunRecord` hook, where it has one. */
+  runRecord?: (runId: string) => Promise<unknown>;
 };
 
 /** Tasks run states still doing (or about to do) work. */
@@ -224,6 +232,23 @@ export async function readChatIncidents(storage: DurableObjectStorage): Promise<
   }));
 }
 
+/** Runs of each kind looked at to derive a status: enough to see one live and one parked. */
+const STATUS_SCAN = 20;
+
+/**
+ * The agent's status from what the SDK holds, through the one mapping (src/telemetry sdk-states.ts
+ * `agentStatusOf`): Tasks runs (chat turns included) and managed fibers are work too, and work parked until
+ * it wakes or is resolved makes the agent `waiting`, not idle.
+ */
+async function sdkStatus(w: AgentWork, runRows: number): Promise<DerivedStatus> {
+  if (runRows > 0) return "running";
+  const [tasks, fibers] = await Promise.all([
+    w.listTasks({ status: LIVE_TASK_STATES, limit: STATUS_SCAN }),
+    w.listFibers({ status: [...LIVE_FIBER_STATUSES, "interrupted"], limit: STATUS_SCAN }),
+  ]);
+  return agentStatusOf({ runRows, taskStates: tasks.map((t) => t.state), fiberStatuses: fibers.map((f) => f.status) });
+}
+
 /** Everything `status()` reports but capabilities. `derived` comes from the agent (hook) or the live work. */
 export async function readStatus(w: AgentWork, derived: DerivedStatus | null): Promise<Omit<StatusOutput, "capabilities">> {
   const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
@@ -232,12 +257,11 @@ export async function readStatus(w: AgentWork, derived: DerivedStatus | null): P
     `SELECT id, fn, time, running FROM cf_agents_jobs ORDER BY time, id LIMIT ${SCHEDULES_SHOWN}`,
   ).map((j) => ({ id: j.id, callback: j.fn, time: j.time, running: j.running === 1 }));
   const pendingScheduleCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_jobs")[0]?.n ?? 0);
-  // Tasks runs (chat turns included) are work too: an agent running one is not idle. So is a runFiber callback
-  // still running in memory after its row was removed (force idle could not stop it).
-  const liveTasks = derived ? 0 : (await w.listTasks({ status: ["running"], limit: 1 })).length;
+  // A runFiber callback still running in memory after its row was removed (force idle could not stop it) is
+  // live work as much as a row is.
   const inMemory = derived ? 0 : (w.active()?.size ?? 0);
   return {
-    status: derived ?? (runCount > 0 || liveTasks > 0 || inMemory > 0 ? "running" : "idle"),
+    status: derived ?? (await sdkStatus(w, runCount + inMemory)),
     runCount,
     nextAlarm: await w.storage.getAlarm(),
     schedules,

@@ -10,6 +10,8 @@ import {
   type Capabilities,
   describeInput,
   fail,
+  findRunsInput,
+  type FindRunsOutput,
   type ForceIdleOutput,
   type ListRunsOutput,
   ok,
@@ -26,6 +28,7 @@ import {
 } from "./contract.js";
 import { checkRun, readBusy } from "./check.js";
 import { chatSubmissionsOf } from "./chat-stop.js";
+import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
 import { activeFiberIds } from "./sdk-layout.js";
@@ -87,6 +90,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
 
     /** The agent's durable work, through the SDK's public APIs where it has them. */
     #work(): AgentWork {
+      // Think's submissions (duck-typed: @cloudflare/think is not a dependency), and the agent's own run record.
+      const think = this as unknown as { listSubmissions?: (o: { limit: number }) => Promise<unknown[]> };
+      const hooks = this.#hooks();
       return {
         sql: this.ctx.storage.sql,
         storage: this.ctx.storage,
@@ -96,6 +102,8 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         getTask: (id) => this.tasks.get(id) as ReturnType<AgentWork["getTask"]>,
         active: () => activeFiberIds(this),
         ...chatSubmissionsOf(this),
+        ...(typeof think.listSubmissions === "function" ? { listSubmissions: (o) => think.listSubmissions!.call(this, o) as ReturnType<NonNullable<AgentWork["listSubmissions"]>> } : {}),
+        ...(typeof hooks.adminRunRecord === "function" ? { runRecord: async (id: string) => hooks.adminRunRecord!.call(this, id) } : {}),
       };
     }
 
@@ -136,6 +144,20 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       try {
         const run = await readRun(this.#work(), parsed.data.id);
         return run ? ok(run) : fail("not_found", `no live run with id "${parsed.data.id}" (it may have finished; its last-known snapshot is in the fiber history)`);
+      } catch (e) {
+        return unavailable(e);
+      }
+    }
+
+    /**
+     * What the agent still records of runs, in every state (reconciliation asks before it judges): by id, and/or
+     * its most recent runs of each kind. Read-only.
+     */
+    async adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>> {
+      const parsed = findRunsInput.safeParse(input);
+      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
+      try {
+        return ok(await findRuns(this.#work(), parsed.data));
       } catch (e) {
         return unavailable(e);
       }

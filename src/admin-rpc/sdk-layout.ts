@@ -60,6 +60,15 @@ export function activeFiberIds(agent: object): ReadonlySet<string> | null {
  * finished one. The public Tasks API shows only `statusMessage`, which a handler may never set.
  */
 export function taskCurrentStep(sql: SqlStorage, runId: string): string | null {
+  const row = taskStepAt(sql, runId);
+  return row ? (row.state === "completed" ? `${row.name} (done)` : `${row.name} (${row.state})`) : null;
+}
+
+/**
+ * The step a Tasks run is at, by name, with its state (`running`, `waiting`, `failed`, `completed`): its newest
+ * unfinished step, else the one it last touched (for a failed run, the step that failed). Null without steps.
+ */
+export function taskStepAt(sql: SqlStorage, runId: string): { name: string; state: string } | null {
   try {
     const [row] = sql
       .exec<{ step_name: string; state: string }>(
@@ -68,7 +77,7 @@ export function taskCurrentStep(sql: SqlStorage, runId: string): string | null {
         runId,
       )
       .toArray();
-    return row ? (row.state === "completed" ? `${row.step_name} (done)` : `${row.step_name} (${row.state})`) : null;
+    return row ? { name: row.step_name, state: row.state } : null;
   } catch (e) {
     if (e instanceof Error && /no such table/i.test(e.message)) return null;
     throw e;

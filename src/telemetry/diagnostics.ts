@@ -13,6 +13,11 @@ const UNTYPED_CHANNELS = ["task"] as const;
  * The alternative to the mixin: subscribe to the agents SDK's diagnostics
  * channels for every agent in this isolate and ship what they publish through
  * `telemetry`. Use it for agents you cannot change. Returns an unsubscribe.
+ *
+ * Events shipped this way carry no per-agent number (`seq`): one pipe carries every agent of the isolate, and
+ * only an agent's own durable outbox numbers its events (seq.ts), so only events whose source is the
+ * `Telemetry`'s own, built with that agent's `sql`, get one. The console then counts no gaps for these agents:
+ * it reports no false gaps, and does not see events lost in transport either.
  */
 export function subscribeAgentDiagnostics(telemetry: Pick<Telemetry, "emitSdk">): () => void {
   const offs = [

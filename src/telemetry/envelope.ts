@@ -43,6 +43,13 @@ const envelopeBase = z.object({
   time: z.number().int().positive(),
   source,
   corr: correlation,
+  /**
+   * The agent's own number for this event (seq.ts): 1, 2, 3… per agent, given when the agent's durable outbox
+   * ships it. Optional: older senders, events shipped without an outbox, and the console's own events
+   * (reconciliation, admin) carry none. A safe integer (zod int), 1 or more. The console compares the highest
+   * number with how many arrived.
+   */
+  seq: z.number().int().min(1).optional(),
 });
 
 function variant<T extends EventType>(type: T) {
@@ -70,6 +77,8 @@ export type TelemetryEvent<T extends EventType = EventType> = T extends EventTyp
       source: Source;
       corr: Correlation;
       payload: PayloadOf<T>;
+      /** The agent's own event number (see seq.ts); absent when unnumbered. */
+      seq?: number;
     }
   : never;
 

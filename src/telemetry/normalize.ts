@@ -3,6 +3,7 @@ import { type Correlation, SCHEMA_VERSION, type Source, type TelemetryEvent } fr
 import { fiberIncidentId, newEventId } from "./ids.js";
 import type { EventType, RunKind } from "./payloads.js";
 import { capField, safeStringify, byteLength, type Masker, maskSecrets, toPreview } from "./redact.js";
+import type { SdkRecord } from "./sdk-reads.js";
 
 /**
  * The only place that knows the shape of agents-SDK observability events.
@@ -128,12 +129,15 @@ function compact<T extends Record<string, unknown>>(o: T): T {
   return o;
 }
 
-function fiberPayload(type: EventType, p: Record<string, unknown>, mask: Masker, kind: RunKind | undefined): Record<string, unknown> {
+function fiberPayload(type: EventType, p: Record<string, unknown>, mask: Masker, kind: RunKind | undefined, rec: SdkRecord): Record<string, unknown> {
   const base = compact({
     fiberName: str(p.fiberName) ?? "(unnamed)",
     managed: bool(p.managed),
     elapsedMs: num(p.elapsedMs),
     kind,
+    // What the SDK records of a managed fiber right after this event (see sdk-reads.ts): its events do not say.
+    fiberStatus: str(rec.fiberStatus)?.slice(0, 50),
+    fiberError: str(rec.fiberError) ? capField(str(rec.fiberError)!, undefined, mask) : undefined,
   });
   switch (type) {
     case "fiber.failed":
@@ -171,16 +175,25 @@ function chatRecoveryPayload(type: EventType, p: Record<string, unknown>, mask: 
   return base;
 }
 
-function taskPayload(type: EventType, p: Record<string, unknown>, mask: Masker, definition: string): Record<string, unknown> {
-  const base = compact({ definition: definition.slice(0, 200), attempt: num(p.attempt), kind: definition === CHAT_TURN_NAME ? ("chat_turn" as const) : undefined });
+function taskPayload(type: EventType, p: Record<string, unknown>, mask: Masker, definition: string, rec: SdkRecord): Record<string, unknown> {
+  const base = compact({
+    definition: definition.slice(0, 200),
+    attempt: num(p.attempt),
+    kind: definition === CHAT_TURN_NAME ? ("chat_turn" as const) : undefined,
+    // The SDK's step on task:attempt:interrupted, else the step the agent side saw the run at (sdk-reads.ts).
+    step: (str(p.step) ?? str(rec.step))?.slice(0, 200),
+    statusMessage: str(rec.statusMessage) ? capField(str(rec.statusMessage)!, 500, mask) : undefined,
+  });
   switch (type) {
-    case "task.attempt.interrupted":
-      return compact({ ...base, step: str(p.step)?.slice(0, 200) });
     case "task.waiting":
       return compact({ ...base, reason: str(p.reason)?.slice(0, 500), wakeAt: num(p.wakeAt) });
     case "task.failed":
-      // agents 0.32 reports the error's name here (its message stays in cf_agents_task_runs).
-      return { ...base, error: capField(str(p.error) ?? "unknown error", undefined, mask) };
+      // agents 0.32 reports the error's name here; its message is in the run's record (tasks.get), read by the agent side.
+      return compact({
+        ...base,
+        error: capField(str(p.error) ?? "unknown error", undefined, mask),
+        errorMessage: str(rec.errorMessage) ? capField(str(rec.errorMessage)!, undefined, mask) : undefined,
+      });
     case "task.cancelled":
       return compact({ ...base, reason: str(p.reason) ? capField(str(p.reason)!, undefined, mask) : undefined });
     default:
@@ -205,7 +218,7 @@ function chatTurnPayload(type: EventType, p: Record<string, unknown>, mask: Mask
 }
 
 /** Builds the rest of a normalised event; `null` means the SDK event is deliberately not shipped. */
-function mapPayload(raw: Raw, src: Source, mask: Masker, opts: NormalizeOptions): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
+function mapPayload(raw: Raw, src: Source, mask: Masker, rec: SdkRecord, opts: NormalizeOptions): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
   const p = raw.payload ?? {};
   const fiberType = FIBER[raw.type];
   if (fiberType) {
@@ -214,13 +227,13 @@ function mapPayload(raw: Raw, src: Source, mask: Masker, opts: NormalizeOptions)
     const corr: Correlation = compact({ fiberId, requestId: run.requestId });
     // A chat turn's fiber recovers as a chat incident (chat:recovery:*), not as a fiber incident of its own.
     if (fiberId && run.kind !== "chat_turn" && fiberType.startsWith("fiber.recovery.")) corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
-    return { type: fiberType, payload: fiberPayload(fiberType, p, mask, run.kind), corr };
+    return { type: fiberType, payload: fiberPayload(fiberType, p, mask, run.kind, rec), corr };
   }
   const taskType = TASK[raw.type];
   if (taskType) {
     const definition = str(p.definition) ?? "(unknown)";
     if (definition === CHAT_TURN_NAME && CHAT_CARRIER_REDUNDANT.has(raw.type) && !opts.keepChatCarriers) return null;
-    return { type: taskType, payload: taskPayload(taskType, p, mask, definition), corr: compact({ taskId: str(p.runId)?.slice(0, 200) }) };
+    return { type: taskType, payload: taskPayload(taskType, p, mask, definition, rec), corr: compact({ taskId: str(p.runId)?.slice(0, 200) }) };
   }
   const turnType = CHAT_TURN[raw.type];
   if (turnType) {
@@ -277,15 +290,22 @@ export type NormalizeOptions = {
  * `fallback` names the emitting agent when the SDK event does not.
  * Returns null only for the known noisy types in NOISY_SDK_TYPES and (unless `opts.keepChatCarriers`) for the
  * lifecycle events of a Task that only carries a chat turn (CHAT_CARRIER_REDUNDANT). `mask` masks
- * free text before it is capped (default: the built-in credential shapes).
+ * free text before it is capped (default: the built-in credential shapes). `record` is what the agent side
+ * read of the SDK's own records right after the event (sdk-reads.ts), for the facts the event does not carry.
  */
-export function normalizeSdkEvent(event: ObservabilityEvent | Raw, fallback?: Partial<Source>, mask: Masker = maskSecrets, opts: NormalizeOptions = {}): TelemetryEvent | null {
+export function normalizeSdkEvent(
+  event: ObservabilityEvent | Raw,
+  fallback?: Partial<Source>,
+  mask: Masker = maskSecrets,
+  record: SdkRecord = {},
+  opts: NormalizeOptions = {},
+): TelemetryEvent | null {
   const raw = event as Raw;
   const src: Source = {
     agentClass: str(raw.agent) ?? fallback?.agentClass ?? "unknown",
     agentName: str(raw.name) ?? fallback?.agentName ?? "unknown",
   };
-  const mapped = mapPayload(raw, src, mask, opts);
+  const mapped = mapPayload(raw, src, mask, record, opts);
   if (!mapped) return null;
   const time = num(raw.timestamp) || Date.now();
   return { v: SCHEMA_VERSION, id: newEventId(time), time, type: mapped.type, source: src, corr: mapped.corr, payload: mapped.payload } as TelemetryEvent;

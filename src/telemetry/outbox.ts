@@ -11,12 +11,18 @@ export type SqlLike = Pick<SqlStorage, "exec">;
 const DRAIN_ROWS = 500;
 const TABLE = "cf_telemetry_outbox";
 
+/** One stored event as the drain hands it over: its outbox number and its JSON text. */
+export type OutboxRow = { seq: number; body: string };
+
 /**
  * A durable outbox in the agent's own SQLite. Events are written in the same
  * turn of the event loop as the agent work that produced them (so they commit
  * together with it), then sent to the Queue in the background and deleted once
  * the Queue has them. An eviction in between means the next wake sends them
  * again; ingest dedupes on event id.
+ *
+ * Each row's key (`seq`, AUTOINCREMENT: never reused, rising across drains and
+ * evictions) is the event's per-agent number; see seq.ts for what it means.
  */
 export class Outbox {
   #ready = false;
@@ -66,17 +72,17 @@ export class Outbox {
   }
 
   /**
-   * Sends everything pending, step by step. Returns how many were sent; a Queue error stops and rethrows.
-   * `prepare` turns stored texts into what is sent (size check, signature), in the background.
+   * Sends everything pending, step by step, oldest first. Returns how many were sent; a Queue error stops and
+   * rethrows. `prepare` turns stored rows into what is sent (size check, number, signature), in the background.
    */
-  async drain(queue: QueueLike, prepare: (bodies: string[]) => string[] | Promise<string[]> = (b) => b): Promise<number> {
+  async drain(queue: QueueLike, prepare: (rows: OutboxRow[]) => string[] | Promise<string[]> = (rows) => rows.map((r) => r.body)): Promise<number> {
     this.save();
     this.#ensure();
     let sent = 0;
     for (;;) {
       const rows = this.sql.exec<{ seq: number; body: string }>(`SELECT seq, body FROM ${TABLE} ORDER BY seq LIMIT ${DRAIN_ROWS}`).toArray();
       if (!rows.length) return sent;
-      await sendPacked(queue, await prepare(rows.map((r) => r.body)));
+      await sendPacked(queue, await prepare(rows));
       this.sql.exec(`DELETE FROM ${TABLE} WHERE seq <= ?`, rows[rows.length - 1]!.seq);
       sent += rows.length;
     }

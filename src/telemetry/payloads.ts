@@ -34,6 +34,14 @@ const fiberBase = z.object({
    */
   kind: runKind.optional(),
   /**
+   * A managed fiber's status as the SDK records it right after this event (`inspectFiber`, FiberStatus word),
+   * read by the agent side where the event alone does not say (its end, its recovery's outcome). Absent for plain
+   * fibers, older senders, or when the read failed.
+   */
+  fiberStatus: z.string().min(1).max(50).optional(),
+  /** The managed fiber's error message as the SDK records it then (`inspectFiber().error`). */
+  fiberError: z.string().optional(),
+  /**
    * For a chat turn's fiber: the user's turn it runs for, when that is another request (a recovery turn
    * continues the SDK's `recoveryRootRequestId`). The console keys the turn by it: one run per user turn.
    */
@@ -46,6 +54,13 @@ const taskBase = z.object({
   attempt: count.optional(),
   /** "chat_turn" when the Task only carries a chat turn (Think / AIChatAgent run turns on Tasks); the turn is its own run. */
   kind: z.enum(["task", "chat_turn"]).optional(),
+  /**
+   * The run's own progress line (`step.status()`) as the SDK records it at this event (`tasks.get`
+   * `statusMessage`), read by the agent side: the SDK emits no event for it. Absent when it has none.
+   */
+  statusMessage: z.string().max(500).optional(),
+  /** The step the run is at, waits in, or ended in, as the agent side saw it (the SDK's step events are not shipped). */
+  step: z.string().max(200).optional(),
   /**
    * The SDK's own machinery (a `__cf_internal_*` definition other than the chat-turn carrier, e.g. a chat
    * recovery's transport): evidence on the timeline of what it serves, never a run of its own.
@@ -128,6 +143,12 @@ export const payloadSchemas = {
   "fiber.recovery.handled": fiberBase.extend({ status: z.string().optional() }),
   "fiber.recovery.skipped": fiberBase.extend({ reason: z.string() }),
   "fiber.recovery.failed": fiberBase.extend({ error: z.string(), reason: z.string().optional() }),
+  /**
+   * Our own: the agent settled an interrupted managed fiber with `resolveFiber` (the SDK emits nothing for it).
+   * `status` is the fiber's status afterwards (FiberStatus word), `error` its error message then, `settledAt` when
+   * the SDK records it settled.
+   */
+  "fiber.resolved": fiberBase.extend({ status: z.string().min(1).max(50), error: z.string().optional(), settledAt: ms.optional() }),
 
   // Chat turn recovery (AIChatAgent / Think)
   "chat.recovery.detected": chatRecoveryBase,
@@ -162,10 +183,11 @@ export const payloadSchemas = {
   "task.accepted": taskBase,
   "task.attempt.started": taskBase,
   /** The attempt was cut off (eviction, crash); the SDK replays the handler in a new attempt. */
-  "task.attempt.interrupted": taskBase.extend({ step: z.string().max(200).optional() }),
+  "task.attempt.interrupted": taskBase,
   "task.waiting": taskBase.extend({ reason: z.string().max(500).optional(), wakeAt: ms.optional() }),
   "task.completed": taskBase,
-  "task.failed": taskBase.extend({ error: z.string() }),
+  /** `error` is what the SDK's event carries (agents 0.32: the error's name); `errorMessage` is its message, as the run records it (`tasks.get`). */
+  "task.failed": taskBase.extend({ error: z.string(), errorMessage: z.string().optional() }),
   "task.cancelled": taskBase.extend({ reason: z.string().optional() }),
 
   // Chat turns (AIChatAgent / Think `chat:turn:start|finish`); the turn is keyed by corr.requestId.
@@ -194,6 +216,8 @@ export const payloadSchemas = {
     name: z.string().max(200).optional(),
     reason: z.string(),
     stopped: z.boolean(),
+    /** How it was stopped (admin contract `endedRun.how`); `cancelled` means through the SDK's own cancel, which the SDK records. */
+    how: z.string().max(50).optional(),
     /**
      * What the SDK records for the run when the console read the agent back after force idle: a Tasks state
      * (`cancelled`…), a managed-fiber status (`aborted`…), `running`, or `gone` (nothing of it remains). Absent
@@ -211,10 +235,35 @@ export const payloadSchemas = {
   "run.reconciled": z.object({
     kind: runKind,
     runId: z.string().min(1).max(200),
-    finding: z.enum(["ended_unreported", "confirmed_running"]),
+    /**
+     * `ended`: the agent still records how the run ended (`state`, `error`, `endedAt`): the console closes it
+     * with that. `ended_unreported`: the agent has no record of it. `confirmed_running`: it is live (with what
+     * the agent records of it now: `state`, `step`, `statusMessage`, …).
+     */
+    finding: z.enum(["ended_unreported", "confirmed_running", "ended"]),
     detail: z.string().max(2000).optional(),
+    /** The SDK's own state word for the run (FiberStatus, Tasks state, submission status), mapped by src/telemetry/sdk-states.ts. */
+    state: z.string().min(1).max(50).optional(),
+    error: z.string().max(4000).optional(),
+    /** When the agent says the run settled. */
+    endedAt: ms.optional(),
+    startedAt: ms.optional(),
+    name: z.string().max(200).optional(),
+    definition: z.string().min(1).max(200).optional(),
+    attempt: count.optional(),
+    statusMessage: z.string().max(500).optional(),
+    step: z.string().max(200).optional(),
+    wakeAt: ms.optional(),
   }),
-  "incident.reconciled": z.object({ finding: z.enum(["not_recovering", "confirmed_open"]), detail: z.string().max(2000).optional() }),
+  /**
+   * `fiberStatus`: for a fiber incident, the managed fiber's status the agent records now (FiberStatus word),
+   * mapped to the incident's status by src/telemetry/sdk-states.ts.
+   */
+  "incident.reconciled": z.object({
+    finding: z.enum(["not_recovering", "confirmed_open"]),
+    detail: z.string().max(2000).optional(),
+    fiberStatus: z.string().min(1).max(50).optional(),
+  }),
   /** Reconciliation found the agent idle while the session (corr.sessionName) still showed running: its end was not reported. */
   "session.reconciled": z.object({ finding: z.literal("ended_unreported"), detail: z.string().max(2000).optional() }),
 

@@ -176,3 +176,51 @@ export function chatTurnState(turnStatus: string, record?: ChatRecoveryRecordSta
   }
   return mapSdkState(CHAT_TURN_STATUS, turnStatus);
 }
+
+/**
+ * The SDK's state table for each kind of run whose state the agent still records: managed fibers
+ * (`inspectFiber`), Tasks runs (`tasks.get`) and chat turns (Think's submissions). A plain runFiber keeps no
+ * record once it ended; an agent that records its own answers in the managed-fiber words (FiberStatus).
+ */
+export const RUN_STATE_TABLES = {
+  fiber: FIBER_STATUS,
+  managed_fiber: FIBER_STATUS,
+  task: TASK_STATE,
+  chat_turn: CHAT_TURN_STATUS,
+} as const satisfies Record<"fiber" | "managed_fiber" | "task" | "chat_turn", Record<string, ConsoleRunState>>;
+
+/** A run's SDK state word, by its kind, in the console's words; null for a word this mapping does not know. */
+export function runStateOf(kind: keyof typeof RUN_STATE_TABLES, word: string | null | undefined): ConsoleRunState | null {
+  return mapSdkState<string, ConsoleRunState>(RUN_STATE_TABLES[kind], word);
+}
+
+/**
+ * A managed fiber's incident, by the fiber's status now: the incident status, or null for a word this mapping
+ * does not know (the incident then keeps the status it has).
+ */
+export function fiberIncidentStatusOf(fiberStatus: string | null | undefined): IncidentStatus | null {
+  return mapSdkState(FIBER_RECOVERY_INCIDENT, fiberStatus);
+}
+
+/** What an agent is doing, as the console shows it (admin status, agent page). */
+export const AGENT_STATUSES = ["running", "waiting", "idle", "terminated"] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+
+/**
+ * An agent's status from what the SDK holds for it: `running` while any work is live (a runFiber row, a
+ * managed fiber or Tasks run pending or running); else `waiting` while work is parked and will go on (a Tasks
+ * run waiting for its wake time, or a managed fiber `interrupted` that the SDK keeps until `resolveFiber`
+ * settles it); else `idle`. An agent that derives its own status (SessionAgent) says so itself.
+ */
+export function agentStatusOf(work: { runRows: number; taskStates: readonly string[]; fiberStatuses: readonly string[] }): Exclude<AgentStatus, "terminated"> {
+  const phases = [
+    ...work.taskStates.map((w) => mapSdkState(TASK_STATE, w)?.phase ?? null),
+    ...work.fiberStatuses.map((w) => mapSdkState(FIBER_STATUS, w)?.phase ?? null),
+  ];
+  if (work.runRows > 0 || phases.some((p) => p === "running" || p === "pending")) return "running";
+  if (phases.includes("waiting") || work.fiberStatuses.some((w) => FIBER_AWAITS_RESOLUTION.has(w))) return "waiting";
+  return "idle";
+}
+
+/** Managed-fiber statuses the SDK keeps until the agent settles them (`resolveFiber`): parked, not ended for good. */
+export const FIBER_AWAITS_RESOLUTION: ReadonlySet<string> = new Set(["interrupted"]);

@@ -3,7 +3,8 @@
  * agents' Worker and the console (`TELEMETRY_SIGNING_SECRET` on both).
  *
  * What is signed: the event's JSON text as `JSON.stringify` writes it, without
- * the signature. The sender signs the exact text it stores and ships, and adds
+ * the signature. The sender signs the exact text it ships (the stored text with
+ * its outbox number added as `"seq"`, seq.ts, so the number is covered too), and adds
  * the signature as a last field, `"sig":"hmac-sha256=<base64url>"`. The
  * verifier removes `sig` from the parsed event and serialises the rest with
  * `JSON.stringify`, which gives back the signed text byte for byte (parse then

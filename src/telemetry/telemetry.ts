@@ -1,13 +1,15 @@
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { SCHEMA_VERSION } from "./envelope.js";
-import { newEventId } from "./ids.js";
+import { fiberIncidentId, newEventId } from "./ids.js";
 import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
 import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel.js";
 import type { OtlpTarget } from "./config.js";
-import { Outbox, type QueueLike, type SqlLike } from "./outbox.js";
+import { Outbox, type OutboxRow, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import type { EventType, PayloadOf } from "./payloads.js";
 import { capField, createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
+import type { SdkRecord } from "./sdk-reads.js";
+import { isOwnEvent, stampSeq, withoutSeq } from "./seq.js";
 import { signEventText, signingKey } from "./signing.js";
 import { fitEvent, fitText } from "./too-large.js";
 import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
@@ -24,6 +26,8 @@ export type TelemetryStats = {
   dropped: number;
   /** Events too large to ship, sent as `event.too_large` placeholders instead. */
   tooLarge: number;
+  /** Reads of the SDK's own records made to complete an event (sdk-reads.ts): one primary-key row each. */
+  sdkReads: number;
   lastError: string | null;
   otlp: { exported: number; failed: number; dropped: number } | null;
 };
@@ -77,7 +81,7 @@ export class Telemetry {
   #backoffMs = 0;
   /** Set when an event arrives while a flush is under way, so that flush is followed by another. */
   #dirty = false;
-  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, tooLarge: 0, lastError: null as string | null };
+  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, tooLarge: 0, sdkReads: 0, lastError: null as string | null };
   /** The signing key (imported once, off the agent's path); null when events go unsigned. */
   #signingKey: Promise<CryptoKey> | null = null;
 
@@ -137,17 +141,69 @@ export class Telemetry {
     }
   }
 
-  /** Normalises and ships one agents-SDK observability event. */
-  emitSdk(raw: unknown): void {
+  /**
+   * Normalises and ships one agents-SDK observability event. `record` adds what the agent side knows of the
+   * SDK's records for it (sdk-reads.ts); `id` keeps an id reserved when the SDK emitted it (emitSdkAfter).
+   */
+  emitSdk(raw: unknown, record: SdkRecord = {}, id?: string): void {
     try {
       this.#noteChatFailure(raw);
-      const event = normalizeSdkEvent(raw as never, this.source, this.#mask, { keepChatCarriers: true });
+      const event = normalizeSdkEvent(raw as never, this.source, this.#mask, record, { keepChatCarriers: true });
+      if (event && id) event.id = id;
       // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
     } catch (e) {
       this.#stats.dropped++;
       this.#fail("normalize", e);
+    }
+  }
+
+  /** Reads of the SDK's records still under way, each followed by its event (settle waits for them). */
+  readonly #reading = new Set<Promise<void>>();
+
+  /**
+   * Ships an SDK event once `record` (a read of the SDK's own records, sdk-reads.ts) is in. Its id is taken
+   * now, so it keeps its place among this isolate's events; the read is one primary-key row in the agent's
+   * SQLite and resolves within microtasks. A read that fails ships the event as the SDK sent it. Never throws.
+   */
+  emitSdkAfter(raw: unknown, record: Promise<SdkRecord>): void {
+    try {
+      this.#stats.sdkReads++;
+      const t = (raw as { timestamp?: unknown } | null)?.timestamp;
+      const id = newEventId(typeof t === "number" && Number.isFinite(t) && t > 0 ? Math.round(t) : Date.now());
+      const done: Promise<void> = record
+        .then(
+          (r) => this.emitSdk(raw, r, id),
+          () => this.emitSdk(raw, {}, id),
+        )
+        .finally(() => this.#reading.delete(done));
+      this.#reading.add(done);
+      this.#keepAlive?.(done);
+    } catch (e) {
+      this.#stats.dropped++;
+      this.#fail("normalize", e);
+    }
+  }
+
+  /**
+   * Reports that the agent settled an interrupted managed fiber (`resolveFiber`; the SDK emits nothing for it):
+   * `fiber` is the fiber as `inspectFiber` answers after it. Its incident closes with the fiber's status.
+   */
+  fiberResolved(fiberId: string, fiber: { name: string; status: string; error?: string; settledAt?: number }): void {
+    try {
+      const payload: PayloadOf<"fiber.resolved"> = {
+        fiberName: fiber.name.slice(0, 500) || "(unnamed)",
+        managed: true,
+        kind: "managed_fiber",
+        status: fiber.status.slice(0, 50) || "unknown",
+        ...(fiber.error ? { error: capField(fiber.error, undefined, this.#mask) } : {}),
+        ...(typeof fiber.settledAt === "number" && Number.isInteger(fiber.settledAt) && fiber.settledAt >= 0 ? { settledAt: fiber.settledAt } : {}),
+      };
+      this.record("fiber.resolved", payload, { fiberId, incidentId: fiberIncidentId(this.source.agentClass, this.source.agentName, fiberId) });
+    } catch (e) {
+      this.#stats.dropped++;
+      this.#fail("resolve", e);
     }
   }
 
@@ -226,7 +282,12 @@ export class Telemetry {
     }
   }
 
-  /** Ships an already-normalised event. Never throws. */
+  /**
+   * Ships an already-normalised event. Never throws. An event of this agent goes to the durable outbox, which
+   * numbers it (`seq`, see seq.ts); one naming another agent (a shared pipe, subscribeAgentDiagnostics) ships
+   * unnumbered from memory, so it never takes a number of this agent's sequence. A `seq` the caller set is
+   * dropped: only the outbox gives numbers.
+   */
   emit(event: TelemetryEvent): void {
     try {
       if (!this.#chat.annotate(event)) return;
@@ -234,6 +295,7 @@ export class Telemetry {
       this.#fail("chat turn", e);
     }
     this.#stats.emitted++;
+    event = withoutSeq(event);
     try {
       this.#recoveries.observe(event);
     } catch (e) {
@@ -249,7 +311,7 @@ export class Telemetry {
       this.#stats.spanErrors++;
       this.#fail("span", e);
     }
-    if (this.#outbox) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
+    if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
     else this.#remember(event);
     this.#schedule(this.#flushDelayMs);
   }
@@ -291,14 +353,15 @@ export class Telemetry {
         if (this.#memory.length) {
           const batch = this.#memory.splice(0, 500);
           try {
-            await sendPacked(queue, await this.#prepare(batch.map((e) => JSON.stringify(e))));
+            // Unnumbered: events kept in memory never had an outbox row (see emit).
+            await sendPacked(queue, await this.#prepare(batch.map((e) => ({ body: JSON.stringify(e) }))));
             this.#stats.sent += batch.length;
           } catch (e) {
             this.#memory.unshift(...batch);
             throw e;
           }
         }
-        if (this.#outbox) this.#stats.sent += await this.#outbox.drain(queue, (bodies) => this.#prepare(bodies));
+        if (this.#outbox) this.#stats.sent += await this.#outbox.drain(queue, (rows) => this.#prepare(rows));
         this.#backoffMs = 0;
       } catch (e) {
         this.#stats.sendErrors++;
@@ -315,13 +378,15 @@ export class Telemetry {
 
   /**
    * What goes on the Queue for stored event texts: each checked against the size limit again (outbox rows
-   * from an older version may exceed it), then signed when a secret is set. Runs in the background sender.
+   * from an older version may exceed it), then given its outbox number (after the size check, so a
+   * placeholder keeps the number of the event it replaces), then signed when a secret is set (so the
+   * signature covers the number). Runs in the background sender.
    */
-  async #prepare(bodies: string[]): Promise<string[]> {
-    const fitted = bodies.map((b) => {
-      const f = fitText(b, this.source, this.#mask);
-      if (f !== b) this.#stats.tooLarge++;
-      return f;
+  async #prepare(rows: (Pick<OutboxRow, "body"> & { seq?: number })[]): Promise<string[]> {
+    const fitted = rows.map(({ body, seq }) => {
+      const f = fitText(body, this.source, this.#mask);
+      if (f !== body) this.#stats.tooLarge++;
+      return seq === undefined ? f : stampSeq(f, seq);
     });
     if (!this.#signingKey) return fitted;
     const key = await this.#signingKey;
@@ -330,6 +395,7 @@ export class Telemetry {
 
   /** Waits for pending Queue sends and OTLP exports. For tests, shutdown paths and benchmarks. */
   async settle(): Promise<void> {
+    while (this.#reading.size) await Promise.all([...this.#reading]);
     this.#flushStashes();
     await this.flush();
     await this.#tracing.processor?.forceFlush();

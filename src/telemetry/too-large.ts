@@ -12,7 +12,10 @@ import { type Masker, maskSecrets, safeStringify, toPreview } from "./redact.js"
 
 /** Room left at emit for what is added later: trace/span ids and the signature. */
 const EMIT_LIMIT = MAX_EVENT_BYTES - 1024;
-/** Room left at send for the signature (`,"sig":"hmac-sha256=…"`, about 70 bytes). */
+/**
+ * Room left at send for what the sender adds after this check: the event number (`,"seq":…`, at most 23
+ * bytes) and the signature (`,"sig":"hmac-sha256=…"`, about 70 bytes).
+ */
 const SEND_LIMIT = MAX_EVENT_BYTES - 256;
 /** Characters of the original payload kept, masked, in the placeholder. */
 const PLACEHOLDER_PREVIEW_CHARS = 500;

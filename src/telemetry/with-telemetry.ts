@@ -1,9 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Agent, FiberContext, FiberRecoveryContext, StartFiberOptions, StartFiberResult } from "agents";
+import type { Agent, FiberContext, FiberRecoveryContext, FiberRecoveryResult, StartFiberOptions, StartFiberResult } from "agents";
 import { genericObservability, type Observability } from "agents/observability";
 import { otlpTargetFromEnv } from "./config.js";
 import type { QueueLike } from "./outbox.js";
 import { parseRedactPatterns, type RedactPatterns } from "./redact.js";
+import { readNeeded, readRecord, type SdkReaders, TaskSteps } from "./sdk-reads.js";
 import { Telemetry } from "./telemetry.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -65,6 +66,8 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
     #telemetry: Telemetry | undefined;
     /** Fibers whose interruption the SDK reported before handing them to the recovery hook (see _handleInternalFiberRecovery). */
     readonly #interruptionReported = new Set<string>();
+    /** The step each Tasks run of this isolate is at (the SDK's step events are seen here, not shipped). */
+    readonly #steps = new TaskSteps();
 
     /** This agent's telemetry pipe; created on first use. */
     get telemetry(): Telemetry {
@@ -114,7 +117,7 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
               /* a broken subscriber must not break the agent */
             }
           }
-          this.telemetry.emitSdk(event);
+          this.#ship(event);
         },
       };
       // AIChatAgent reports how each chat turn ended only to `onChatResponse` (no chat:turn:finish): pass the result
@@ -127,6 +130,54 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           return (own as (r: unknown) => unknown).call(this, result);
         };
       }
+    }
+
+    /** The SDK's public reads sdk-reads.ts completes events with. */
+    #readers(): SdkReaders {
+      return {
+        inspectFiber: (id) => this.inspectFiber(id),
+        getTask: (id) => this.tasks.get(id) as ReturnType<SdkReaders["getTask"]>,
+      };
+    }
+
+    /**
+     * Ships one SDK event: at once, or, where the SDK records facts the event lacks (a managed fiber's status after
+     * its recovery hook, a Tasks run's status message or error message), right after one read of that record.
+     */
+    #ship(event: { type: string; payload?: unknown }): void {
+      let record: { step?: string } = {};
+      try {
+        const raw = event as { type: string; payload?: Record<string, unknown> };
+        this.#steps.observe(raw);
+        const step = this.#steps.stepFor(raw);
+        record = step ? { step } : {};
+        const need = readNeeded(raw);
+        if (need) {
+          const extra = record;
+          this.telemetry.emitSdkAfter(event, readRecord(need, this.#readers()).then((r) => ({ ...r, ...extra })));
+          return;
+        }
+      } catch {
+        /* telemetry never fails the agent: the event goes out as the SDK sent it */
+      }
+      this.telemetry.emitSdk(event, record);
+    }
+
+    /**
+     * The SDK settles an interrupted managed fiber here and emits nothing: report it, with the fiber as the SDK
+     * records it afterwards, so the console closes the run and its incident with what the agent decided.
+     */
+    override async resolveFiber(fiberId: string, result: FiberRecoveryResult): Promise<boolean> {
+      const resolved = await super.resolveFiber(fiberId, result);
+      if (resolved) {
+        try {
+          const f = await this.inspectFiber(fiberId);
+          if (f) this.telemetry.fiberResolved(fiberId, { name: f.name, status: f.status, ...(f.error ? { error: f.error } : {}), ...(f.settledAt !== undefined ? { settledAt: f.settledAt } : {}) });
+        } catch {
+          /* telemetry never fails the agent */
+        }
+      }
+      return resolved;
     }
 
     override runFiber<T>(name: string, fn: (ctx: FiberContext) => Promise<T>): Promise<T> {

@@ -30,7 +30,7 @@ async function runningProbe(snapshot: unknown) {
 describe("the admin client's agent allowlist", () => {
   it("is the test worker's agent bindings, read from AGENT_CLASSES", () => {
     expect(allowedAgentClasses(env).sort()).toEqual([
-      "CostlyAgent", "DemoFiberAgent", "DemoSessionAgent", "DurableWorkAgent", "FaultySessionAgent", "LedgerAgent", "LossyAgent", "ManagedFiberProbeAgent", "NoEvictWorkAgent",
+      "CostlyAgent", "DemoFiberAgent", "DemoSessionAgent", "DurableWorkAgent", "FaultySessionAgent", "GapAgent", "LedgerAgent", "LossyAgent", "ManagedFiberProbeAgent", "NoEvictWorkAgent",
       "ObservedWorkAgent", "PlainAdminAgent", "ProbeAgent", "SessionAgent", "StubbornAgent", "TaskProbeAgent", "TelemetryOnlyAgent", "TruthFiberAgent", "TruthTaskAgent",
     ]);
     // The console's own bindings and malformed names never count, whatever the var says; unset means none.

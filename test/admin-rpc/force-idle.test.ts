@@ -57,7 +57,7 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const status = await admin.status(t);
     expect(status.ok && status.value.capabilities).toEqual({
-      contract: 3, forceIdleHook: false, derivedStatus: false, tasks: true, managedFibers: true, chatRecovery: false, plainFiberStop: "evict", resolveOps: false,
+      contract: 4, forceIdleHook: false, derivedStatus: false, tasks: true, managedFibers: true, chatRecovery: false, plainFiberStop: "evict", resolveOps: false,
     });
   });
 
@@ -91,9 +91,9 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const events = await forceIdledEvents(name, 2);
     const byKind = Object.fromEntries(events.map((e) => [JSON.parse(e.payload).kind, { ...e, payload: JSON.parse(e.payload) }]));
-    // Each carries what the SDK said of it when the console read the agent back.
-    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true, sdkState: "cancelled" });
-    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true, sdkState: "aborted" });
+    // Each carries how it was stopped, and what the SDK said of it when the console read the agent back.
+    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true, how: "cancelled", sdkState: "cancelled" });
+    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true, how: "cancelled", sdkState: "aborted" });
     expect(byKind.managed_fiber.fiber_id).toBe(fiberId);
 
     const again = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "again" });
@@ -139,7 +139,7 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
     expect((await consoleAdminClient(env, viewer, plain).listRuns(t))).toMatchObject({ ok: true, value: { runs: [] } });
 
     const [event] = await forceIdledEvents(name, 1);
-    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true, sdkState: "gone" });
+    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true, how: "evicted", sdkState: "gone" });
     expect(event!.fiber_id).toBe(runId);
   });
 

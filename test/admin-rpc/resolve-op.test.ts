@@ -99,7 +99,7 @@ describe("an agent that cannot resolve ops", () => {
     const admin = consoleAdminClient(env, operator);
     const target = { agentClass: "PlainAdminAgent", agentName: name };
     const status = await admin.status(target);
-    expect(status).toMatchObject({ ok: true, value: { capabilities: { contract: 3, resolveOps: false } } });
+    expect(status).toMatchObject({ ok: true, value: { capabilities: { contract: 4, resolveOps: false } } });
     expect(await admin.resolveOp(target, { opId: "op-1", resolution: "verified_not_ran", reason: "checked" })).toEqual({
       ok: false,
       error: { code: "unsupported", message: "PlainAdminAgent does not implement onAdminResolveOp, so it cannot record how an op of its ledger was resolved; resolve it in the agent's own ledger instead" },

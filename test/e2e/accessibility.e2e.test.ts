@@ -37,6 +37,8 @@ const PAGES: { name: string; path: (ids: Ids) => string }[] = [
   { name: "ops", path: () => "/ops" },
   { name: "backups", path: () => "/backups" },
   { name: "audit", path: () => "/audit" },
+  { name: "agents", path: () => "/agents" },
+  { name: "agents with missing events", path: () => "/agents?gaps=true" },
   { name: "stuck", path: () => "/stuck" },
   { name: "alerts", path: () => "/alerts" },
   { name: "search", path: () => "/search?q=x" },

@@ -115,6 +115,8 @@ export type Item = {
   identity?: Identity;
   owner?: Identity;
   needle?: string;
+  /** The event's own number (envelope `seq`), when it carries a valid one: counted once if it is stored. */
+  seq?: number;
 };
 
 export type ContentType = "text" | "json" | "bytes" | "v8";
@@ -161,7 +163,8 @@ export function victimEvents(v: Victim, now: number): Ev[] {
   const id = (n: number) => `fzv-${v.identity.agentName}-${n}`;
   const s = { sessionName: v.session };
   const base = { maxAttempts: 3, recoveryKind: "retry" };
-  return [
+  // Numbered 1-4 and 6-9: number 5 never arrives, so the victim's gap is 1 (forged events must not change it).
+  return numberVictim([
     envelope(id(1), t(1), "session.status_running", v.identity, s, { turnSeq: 1 }),
     envelope(id(2), t(2), "fiber.started", v.identity, { ...s, fiberId: v.fiberId }, { fiberName: "turn" }),
     envelope(id(3), t(3), "fiber.stashed", v.identity, { fiberId: v.fiberId }, { fiberName: "turn", snapshot: { preview: '{"step":1}', bytes: 10, truncated: false } }),
@@ -170,8 +173,12 @@ export function victimEvents(v: Victim, now: number): Ev[] {
     envelope(id(6), t(6), "session.status_rescheduled", v.identity, { ...s, incidentId: v.turn }, { turnSeq: 1, recoveryCount: 1 }),
     envelope(id(7), t(7), "op.ambiguous", v.identity, { ...s, opId: v.opId }, { opKind: "payment.charge", turnSeq: 1, detail: "charged once?" }),
     envelope(id(8), t(8), "backup.created", v.identity, s, { handle: v.handle, tenant: "acme", environment: "prod", sessionName: v.session, expiresAt: now + 7 * DAY, bytes: 10 }),
-  ];
+  ]);
 }
+
+/** The victim's event numbers: 1-4, 6-9 (see victimEvents). */
+export const VICTIM_SEQ = { max: 9, seen: 8 } as const;
+const numberVictim = (events: Ev[]): Ev[] => events.map((e, i) => ({ ...e, seq: i < 4 ? i + 1 : i + 2 }));
 
 /** Text generators for payload fields: plain, or hostile when the event is a "hostile but valid" one. */
 type Text = { name(): string; text(): string; short(max: number): string; code(): string };
@@ -322,6 +329,9 @@ type Breakage = { label: string; category: string; apply: (e: Ev, ctx: { now: nu
 const HUGE = [100_000, 110_000, 120_000, 125_000];
 const setPayload = (e: Ev, k: string, v: unknown) => void ((e.payload as Record<string, unknown>)[k] = v);
 
+/** An item's `seq` when its event carries a valid one (a positive safe integer). */
+const seqOf = (e: Ev): { seq?: number } => (typeof e.seq === "number" && Number.isSafeInteger(e.seq) && e.seq >= 1 ? { seq: e.seq } : {});
+
 /** Ways to break an event, each invalid by the contract. */
 const BREAKAGES: Breakage[] = [
   // times
@@ -367,6 +377,14 @@ const BREAKAGES: Breakage[] = [
   { label: "payload a string", category: "wrong-type", apply: (e) => void (e.payload = "payload") },
   { label: "payload a number", category: "wrong-type", apply: (e) => void (e.payload = 42) },
   { label: "payload.oversized (old sender marker)", category: "wrong-type", apply: (e) => setPayload(e, "oversized", { bytes: 99_999 }) },
+  // the per-agent event number: a positive safe integer, or absent
+  { label: "seq 0", category: "seq", apply: (e) => void (e.seq = 0) },
+  { label: "seq -1", category: "seq", apply: (e) => void (e.seq = -1) },
+  { label: "seq 2.5", category: "seq", apply: (e) => void (e.seq = 2.5) },
+  { label: "seq as a digit string", category: "seq", apply: (e) => void (e.seq = "12") },
+  { label: "seq 2^53", category: "seq", apply: (e) => void (e.seq = 2 ** 53) },
+  { label: "seq null", category: "seq", apply: (e) => void (e.seq = null) },
+  { label: "seq 1e308", category: "seq", apply: (e) => void (e.seq = 1e308) },
   // unknown event types
   { label: "type fiber.exploded", category: "unknown-type", apply: (e) => void (e.type = "fiber.exploded") },
   { label: "type upper case", category: "unknown-type", apply: (e) => void (e.type = String(e.type).toUpperCase()) },
@@ -414,8 +432,9 @@ function breakPayload(e: Ev): void {
 }
 
 /** Changes that keep an event valid (extra keys are stripped, free text is capped at ingest). */
-type Twist = { label: string; category: string; apply: (e: Ev, now: number) => void };
+type Twist = { label: string; category: string; apply: (e: Ev, now: number, r: Rng) => void };
 const TWISTS: Twist[] = [
+  { label: "numbered (seq)", category: "seq", apply: (e, _now, r) => void (e.seq = r.chance(0.1) ? Number.MAX_SAFE_INTEGER : r.int(1, 1_000_000)) },
   { label: "top-level __proto__ key", category: "prototype", apply: (e) => defineOwn(e, "__proto__", { polluted: "top" }) },
   { label: "payload __proto__ key", category: "prototype", apply: (e) => defineOwn(e.payload as object, "__proto__", { polluted: "payload" }) },
   { label: "payload constructor.prototype", category: "prototype", apply: (e) => defineOwn(e.payload as object, "constructor", { prototype: { polluted: "ctor" } }) },
@@ -543,13 +562,13 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     const who = r.pick(identities);
     const { event, needle: nd, id } = valid(who, { hostileText: true, hostileIds: r.chance(0.5) });
     const twist = r.chance(0.4) ? r.pick(TWISTS) : null;
-    twist?.apply(event, now);
+    twist?.apply(event, now, r);
     const category = twist?.category ?? (i % 3 === 0 ? "unicode" : "markup");
     const label = twist ? `valid + ${twist.label}` : "valid, hostile text and ids";
     const verdict = verdictOf(event);
     const text = twist?.label === "whitespace around the JSON" ? ` \n\t${JSON.stringify(event)}\r\n ` : undefined;
     const w = text !== undefined || twist?.category === "prototype" ? { body: text ?? JSON.stringify(event), contentType: "text" as const } : wire(event, true);
-    messages.push(single(label, category, w.body, w.contentType, { label, category, expect: verdict, needle: nd, eventId: id, identity: who }));
+    messages.push(single(label, category, w.body, w.contentType, { label, category, expect: verdict, needle: nd, eventId: id, identity: who, ...seqOf(event) }));
   }
 
   // 4. Deep nesting, 10,000 levels, built iteratively.
@@ -665,8 +684,10 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
       const who = r.pick(identities);
       if (roll < 0.45) {
         const { event, needle: nd, id } = valid(who, { hostileText: r.chance(0.5), hostileIds: r.chance(0.3) });
+        // As agents send them: most packed events are numbered.
+        if (r.chance(0.6)) event.seq = r.int(1, 1_000_000);
         elements.push(event);
-        items.push({ label: "packed valid", category: "packed", expect: verdictOf(event), needle: nd, eventId: id, identity: who });
+        items.push({ label: "packed valid", category: "packed", expect: verdictOf(event), needle: nd, eventId: id, identity: who, ...seqOf(event) });
       } else if (roll < 0.8) {
         const b = r.pick(BREAKAGES.filter((x) => x.category !== "huge" && x.category !== "prototype"));
         let { event, needle: nd, id } = valid(who, { hostileText: true });
@@ -719,7 +740,9 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
       envelope(`${needle()}-forged`, later(8), "backup.expired", f, s, { handle: victim.handle, tenant: "zzz", environment: "zzz", sessionName: victim.session }),
       envelope(`${needle()}-forged`, later(9), "fiber.recovery.handled", f, { fiberId: victim.fiberId, incidentId: `fiber:${victim.identity.agentClass}/${victim.identity.agentName}/${victim.fiberId}` }, { fiberName: "zzz" }),
     ];
-    const items: Item[] = forged.map((e) => ({ label: `forged ${String(e.type)} by ${JSON.stringify(f)}`, category: "forged", expect: "stored", needle: String(e.id).replace(/-forged$/, ""), eventId: String(e.id), identity: f }));
+    // Forgers number their events too (claiming numbers the victim used): only their own rows count them.
+    forged.forEach((e, i) => void (e.seq = i + 1));
+    const items: Item[] = forged.map((e) => ({ label: `forged ${String(e.type)} by ${JSON.stringify(f)}`, category: "forged", expect: "stored", needle: String(e.id).replace(/-forged$/, ""), eventId: String(e.id), identity: f, ...seqOf(e) }));
     // Some forgers also reuse the victim's own event ids (a different event under a stored id).
     const elements: unknown[] = [...forged];
     if (fi % 3 === 0) {

@@ -10,6 +10,7 @@ import {
   MARKUP,
   type Message,
   Recorder,
+  VICTIM_SEQ,
   type Victim,
   eventCorpus,
   drainTraceExports,
@@ -215,6 +216,8 @@ let sent: Sent[];
 let outcome: Awaited<ReturnType<typeof settle>>;
 let victimBefore: Record<string, unknown[]>;
 let victimAfter: Record<string, unknown[]>;
+/** What became of every item, once the first test has settled them. */
+let results: Awaited<ReturnType<typeof settle>>["results"];
 const timings: Record<string, number> = {};
 
 beforeAll(async () => {
@@ -264,6 +267,7 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
       await scheduler.wait(300);
     }
     const final = await settle(sent, 3_000);
+    results = final.results;
 
     const problems: string[] = [];
     for (const { item, msg, dead, stored } of final.results) {
@@ -340,6 +344,31 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
       const fiber = await env.DB.prepare("SELECT outcome FROM fiber_runs WHERE fiber_id = ? AND agent_class = ? AND agent_name = ?").bind(victim.fiberId, f.agentClass, f.agentName).all();
       expect(fiber.results, `forger ${JSON.stringify(f)} has its own fiber row`).toHaveLength(1);
     }
+  });
+
+  it("each agent's event numbers count its stored numbered events once: redelivered, duplicated, refused or forged ones do not", async () => {
+    const key = (who: Identity) => JSON.stringify([who.agentClass, who.agentName]);
+    const expected = new Map<string, { ids: Set<string>; max: number | null }>();
+    for (const who of [...corpus.identities, ...corpus.forgers]) expected.set(key(who), { ids: new Set(), max: null });
+    for (const { item, stored } of results) {
+      if (item.expect !== "stored" || item.seq === undefined || stored.length !== 1 || !item.identity) continue;
+      const e = expected.get(key(item.identity))!;
+      e.ids.add(item.eventId!);
+      e.max = Math.max(e.max ?? 0, item.seq);
+    }
+    const numbered = [...expected.values()].filter((e) => e.ids.size > 0).length;
+    expect(numbered, "the corpus numbers events of several agents").toBeGreaterThan(5);
+    const got = new Map<string, { seq_max: number | null; seq_seen: number }>();
+    for (const who of [...corpus.identities, ...corpus.forgers, victim.identity]) {
+      const row = await env.DB.prepare("SELECT seq_max, seq_seen FROM agents WHERE agent_class = ? AND agent_name = ?").bind(who.agentClass, who.agentName).first<{ seq_max: number | null; seq_seen: number }>();
+      if (row) got.set(key(who), row);
+    }
+    const mismatches = [...expected].filter(([k, e]) => {
+      const row = got.get(k) ?? { seq_max: null, seq_seen: 0 };
+      return row.seq_max !== e.max || row.seq_seen !== e.ids.size;
+    });
+    expect(mismatches.map(([k, e]) => `${k}: expected max ${e.max}, seen ${e.ids.size}; got ${JSON.stringify(got.get(k))}`)).toEqual([]);
+    expect(got.get(key(victim.identity))).toEqual({ seq_max: VICTIM_SEQ.max, seq_seen: VICTIM_SEQ.seen });
   });
 
   it("every page and JSON endpoint, filled with the corpus's ids, answers viewers and operators without a 5xx or unescaped markup", async () => {

@@ -23,7 +23,7 @@ const seed = victimOf(`r${NONCE}`);
 const QUERY_KEYS = [
   "cursor", "limit", "agentClass", "agentName", "status", "kind", "reason", "since", "until", "groupBy", "outcome",
   "tenant", "environment", "sessionName", "expired", "open", "actor", "action", "targetClass", "targetName", "result", "types", "unknownKey",
-  "q", "rule", "incidentReason", "openOnly", "stuckRule", "batchId",
+  "q", "rule", "incidentReason", "openOnly", "stuckRule", "batchId", "gaps",
 ];
 
 const b64url = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");

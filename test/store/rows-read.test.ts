@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAgents } from "../../src/store/read-models/agents";
+import { agentsWithGaps, countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
 import { listAudit } from "../../src/store/read-models/audit";
 import { listBackups } from "../../src/store/read-models/backups";
 import { fiberEvents, listFibers } from "../../src/store/read-models/fibers";
@@ -104,8 +105,11 @@ beforeAll(async () => {
   );
   await seed(
     N,
-    `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen)
-     SELECT 'C' || (i % 4), printf('ag-%06d', i), ${T0} + i * 1000, ${T0} + (i / 3) * 1000 FROM (SELECT ${I} AS i FROM json_each(?1))`,
+    // Every 50th agent misses 2 of its 10 numbered events; a third of the rest send unnumbered events.
+    `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen, seq_max, seq_seen)
+     SELECT 'C' || (i % 4), printf('ag-%06d', i), ${T0} + i * 1000, ${T0} + (i / 3) * 1000,
+       CASE WHEN i % 50 = 7 THEN 10 WHEN i % 3 = 0 THEN NULL ELSE 10 END, CASE WHEN i % 50 = 7 THEN 8 WHEN i % 3 = 0 THEN 0 ELSE 10 END
+     FROM (SELECT ${I} AS i FROM json_each(?1))`,
   );
   // Two weeks of rollups: 5 exhaustion reasons and 5 other types per bucket.
   const lastBucket = Math.floor(NOW / BUCKET) * BUCKET;
@@ -253,6 +257,37 @@ describe("filter pairs that no single index serves are bounded scans", () => {
   });
 });
 
+describe("agents with missing events: a bounded scan (no index serves it)", () => {
+  it("the list returns every such agent across pages, each request reading at most twice the scan budget", async () => {
+    const expected = (await env.DB.prepare("SELECT agent_name FROM agents WHERE seq_max > seq_seen ORDER BY last_seen DESC, agent_class DESC, agent_name DESC").all<{ agent_name: string }>()).results.map((r) => r.agent_name);
+    expect(expected).toHaveLength(400);
+    const got: string[] = [];
+    let after: string | null = null;
+    let requests = 0;
+    let most = 0;
+    do {
+      const p: Awaited<ReturnType<typeof agentsWithGaps>> = await agentsWithGaps(db(), { after, limit: 50 });
+      expect(p.rowsRead).toBeLessThanOrEqual(2 * SCAN_BUDGET + 10);
+      most = Math.max(most, p.rowsRead);
+      for (const a of p.items) expect(a.missing).toBe(2);
+      got.push(...p.items.map((a) => a.agentName));
+      after = p.next;
+      requests++;
+    } while (after && requests < 200);
+    expect(got).toEqual(expected);
+    measured.push(`  agents with gaps (bounded scan of ${SCAN_BUDGET}): ${requests} requests for ${got.length} agents among 20,000, at most ${most} rows per request`);
+  });
+
+  it("the count looks at the 1,001 most recently seen agents and says it is a lower bound", async () => {
+    const c = await countAgentsWithGaps(db());
+    // The newest 1,001 agents (by last_seen, then class and name) hold 20 of the every-50th agents with a gap.
+    const truth = (await env.DB.prepare("SELECT SUM(seq_max > seq_seen) AS n FROM (SELECT seq_max, seq_seen FROM agents ORDER BY last_seen DESC, agent_class DESC, agent_name DESC LIMIT 1001)").first<{ n: number }>())!.n;
+    expect(c).toMatchObject({ n: truth, capped: true, missingEvents: 2 * truth });
+    expect(c.rowsRead).toBeLessThanOrEqual(1001 + 5);
+    measured.push(`  agents with gaps count: ${c.rowsRead}`);
+  });
+});
+
 describe("events of several types (a series such as recovery) merge one range per type", () => {
   it("reads at most types × (limit + 1) rows per page, at any depth", async () => {
     const types = "chat.recovery.attempt,fiber.stashed";
@@ -319,8 +354,10 @@ describe("aggregates read a bounded number of rows", () => {
     });
     // Three capped counts of 1001 rows (running fibers: the fixture's runs are all fibers; the other kinds read
     // nothing; open ops; exhausted incidents of the day), the open incidents (the SDK's open range, tested for
-    // the overlay per row: at most COUNT_SCAN), plus a day of model.usage rollups (289 buckets × 1).
-    expect(c.rowsRead).toBeLessThanOrEqual(3 * 1001 + COUNT_SCAN + 289 + 10);
+    // the overlay per row: at most COUNT_SCAN), plus a day of model.usage rollups (289 buckets × 1), plus the
+    // 1,001 most recently seen agents (agents with missing events: no index serves it, event-gaps.ts).
+    expect(c.agentsWithGaps).toMatchObject({ capped: true });
+    expect(c.rowsRead).toBeLessThanOrEqual(3 * 1001 + COUNT_SCAN + 289 + 1001 + 10);
     measured.push(`  overviewCounts: ${c.rowsRead}`);
   });
 

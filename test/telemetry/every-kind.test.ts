@@ -77,6 +77,8 @@ describe("every event kind round-trips from a real agent through the Queue into 
     await fresh.recordEvent("run.reconciled", { kind: "task", runId: "task_ek3", finding: "confirmed_running" }, { taskId: "task_ek3" });
     await fresh.recordEvent("incident.reconciled", { finding: "confirmed_open" }, { incidentId: "req-44:msg-9" });
     await fresh.recordEvent("session.reconciled", { finding: "ended_unreported" }, s);
+    // The mixin's report of resolveFiber (the SDK emits nothing for it); driven for real in sdk-records.test.ts.
+    await fresh.recordEvent("fiber.resolved", { fiberName: "sync", managed: true, kind: "managed_fiber", status: "completed" }, { fiberId: "mf-ek1", incidentId: `fiber:ProbeAgent/${name}/mf-ek1` });
     await fresh.recordEvent("model.usage", { inputTokens: 1200, outputTokens: 80, model: "scripted", attempt: 1 }, { incidentId: "req-42:msg-7", requestId: "req-cont" });
     // An event too large for a Queue message arrives as its event.too_large placeholder.
     await fresh.recordEvent("session.status_running", { turnSeq: 9, detail: "x".repeat(100_000) }, s);

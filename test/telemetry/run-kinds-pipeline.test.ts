@@ -2,7 +2,8 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { listFibers } from "../../src/store/read-models";
+import { getIncident, listFibers } from "../../src/store/read-models";
+import { FIBER_RECOVERY_INCIDENT, fiberIncidentId, runStateOf } from "../../src/telemetry";
 import { eventsOf, pollRows, rejectionOf } from "../helpers";
 
 /**
@@ -34,13 +35,15 @@ describe("Tasks runs (this.tasks) become task runs", () => {
     expect(listed.items).toEqual([expect.objectContaining({ runId, kind: "task", status: "completed", confirmed: false })]);
   });
 
-  it("a run that fails for good is failed, with the error the SDK reports", async () => {
+  it("a run that fails for good is failed, with the error message the SDK records (not only the error's name)", async () => {
     const name = unique("task-fail");
     const stub = await getAgentByName(env.TaskProbeAgent, name);
     const runId = await stub.startTask("fail");
     const row = await runRow(runId, (r) => r.outcome === "failed");
+    const sdk = await stub.sdkTask(runId);
+    expect(row.outcome).toBe(runStateOf("task", sdk!.state)?.outcome);
     expect(row.kind).toBe("task");
-    expect(row.error).toMatch(/Error/);
+    expect(row.error).toBe(sdk!.error!.message);
     expect(await typesOf(name)).toContain("task.failed");
   });
 
@@ -93,7 +96,7 @@ describe("managed fibers (startFiber) become managed_fiber runs", () => {
     expect((await listFibers(env.DB, { agentName: name, kind: "managed_fiber" })).items.map((r) => r.status).sort()).toEqual(["completed", "failed"]);
   });
 
-  it("a managed fiber evicted mid-run is interrupted and then recovered, never left running", async () => {
+  it("a managed fiber evicted mid-run whose recovery hook does nothing stays as the SDK keeps it (interrupted), its incident open", async () => {
     const name = unique("managed-evict");
     let stub = await getAgentByName(env.ManagedFiberProbeAgent, name);
     const fiberId = await stub.startHangingManaged();
@@ -102,8 +105,13 @@ describe("managed fibers (startFiber) become managed_fiber runs", () => {
 
     stub = await getAgentByName(env.ManagedFiberProbeAgent, name);
     await runDurableObjectAlarm(stub);
-    const row = await runRow(fiberId, (r) => r.outcome === "recovered");
+    // The SDK's default onFiberRecovered returns nothing: it keeps the fiber interrupted, waiting for resolveFiber.
+    const sdk = await stub.sdkFiber(fiberId);
+    const expected = runStateOf("managed_fiber", sdk!.status)!.outcome;
+    const row = await runRow(fiberId, (r) => r.outcome === expected);
     expect(row.kind).toBe("managed_fiber");
     expect((await listFibers(env.DB, { agentName: name, outcome: "running" })).items).toEqual([]);
+    const incident = await getIncident(env.DB, fiberIncidentId("ManagedFiberProbeAgent", name, fiberId));
+    expect(incident?.status).toBe(FIBER_RECOVERY_INCIDENT[sdk!.status as keyof typeof FIBER_RECOVERY_INCIDENT]);
   });
 });

@@ -27,9 +27,11 @@ export type TruthStub = {
   loseInTransport(types: string[]): Promise<void>;
   settleTelemetry(): Promise<void>;
   evict(): Promise<void>;
+  retire(): Promise<void>;
   startRunFiber(work: TruthWork): Promise<string>;
   startManaged(work: TruthWork, recovery?: RecoveryChoice): Promise<string>;
   cancelManaged(id: string, reason: string): Promise<boolean>;
+  resolveManaged(id: string, result: { status: "completed" }): Promise<boolean>;
   startTask(mode: TruthTaskInput["mode"]): Promise<string>;
   cancelTask(id: string, reason: string): Promise<boolean>;
   sdkTasks(): Promise<{ runId: string; state: string }[]>;
@@ -51,7 +53,10 @@ async function evictAndWake(agentClass: Subject["agentClass"], name: string): Pr
 
 /** What a row's fault means for the work it starts. */
 const workFor = (fault: Fault): TruthWork =>
-  fault === "failure" ? "fail" : ["abort", "evictions", "force-idle", "trigger-alarm", "cancel"].includes(fault) ? "hang" : "complete";
+  fault === "failure" ? "fail" : ["abort", "evictions", "force-idle", "trigger-alarm", "cancel", "resolved", "resolved-lost"].includes(fault) ? "hang" : "complete";
+
+/** Faults that evict the agent mid-work (a recovery, and for fibers an incident, follow). */
+const EVICTING: readonly Fault[] = ["abort", "evictions", "resolved", "resolved-lost"];
 
 /** Runs one row of the matrix. */
 export async function drive(row: Row): Promise<Subject> {
@@ -80,12 +85,21 @@ async function driveFiber(primitive: Exclude<Primitive, "task">, fault: Fault): 
   const runId = managed ? await stub.startManaged(work, recovery) : await stub.startRunFiber(work);
   await stub.settleTelemetry();
   let action: Subject["action"] = null;
-  if (fault === "abort") await evictAndWake(K, agentName);
+  if (fault === "abort" || fault === "resolved" || fault === "resolved-lost") await evictAndWake(K, agentName);
   if (fault === "evictions") for (let i = 0; i < 3; i++) await evictAndWake(K, agentName);
   if (fault === "cancel") await stub.cancelManaged(runId, "truth matrix: cancelled by its caller");
+  if (fault === "resolved" || fault === "resolved-lost") {
+    const later = await truthStub(K, agentName);
+    await later.settleTelemetry();
+    if (fault === "resolved-lost") await later.loseInTransport(["fiber.resolved"]);
+    await later.resolveManaged(runId, { status: "completed" });
+  }
   if (fault === "force-idle" || fault === "trigger-alarm") action = await act("TruthFiberAgent", agentName, fault);
+  // Force idle evicts the agent 20 ms after answering when nothing else could stop a callback: a call in
+  // between would be cut off with it. Let the eviction happen first; the next call wakes a fresh instance.
+  if ((action?.result as { ok?: boolean; value?: { evicted?: boolean } } | undefined)?.value?.evicted) await scheduler.wait(100);
   await (await truthStub(K, agentName)).settleTelemetry();
-  return { agentClass: "TruthFiberAgent", agentName, kind: managed ? "managed_fiber" : "fiber", runIds: [runId], evicted: fault === "abort" || fault === "evictions", action };
+  return { agentClass: "TruthFiberAgent", agentName, kind: managed ? "managed_fiber" : "fiber", runIds: [runId], evicted: EVICTING.includes(fault), action };
 }
 
 async function driveTask(fault: Fault): Promise<Subject> {

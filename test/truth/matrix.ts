@@ -6,7 +6,7 @@
  */
 
 /** Durable work primitives of agents 0.32 the main suite drives (chat turns run in the chat suite). */
-export const PRIMITIVES = ["runFiber", "managed:undefined", "managed:completed", "managed:error", "managed:aborted", "managed:throws", "task"] as const;
+export const PRIMITIVES = ["runFiber", "managed:undefined", "managed:completed", "managed:error", "managed:aborted", "managed:interrupted", "managed:throws", "task"] as const;
 export type Primitive = (typeof PRIMITIVES)[number];
 
 /**
@@ -16,9 +16,11 @@ export type Primitive = (typeof PRIMITIVES)[number];
  * - lost-end: the work completes but its end event is lost between agent and console (reconciliation must tell);
  * - evictions: evicted again during every replay until the SDK gives up or the test's budget of 3 is spent;
  * - force-idle / trigger-alarm: the console's audited actions, mid-work; cancel: the SDK's own cancel API;
- * - sleep: a durable sleep (Tasks), the run waits.
+ * - sleep: a durable sleep (Tasks), the run waits;
+ * - resolved: after an abort leaves a managed fiber interrupted, the agent settles it later with resolveFiber
+ *   (the SDK emits no event for it); resolved-lost: the same, with the agent's report of it lost in transport.
  */
-export const FAULTS = ["none", "failure", "retry-fail", "abort", "lost-end", "evictions", "force-idle", "trigger-alarm", "cancel", "sleep"] as const;
+export const FAULTS = ["none", "failure", "retry-fail", "abort", "lost-end", "evictions", "force-idle", "trigger-alarm", "cancel", "sleep", "resolved", "resolved-lost"] as const;
 export type Fault = (typeof FAULTS)[number];
 
 export type Row = { primitive: Primitive; fault: Fault };
@@ -29,10 +31,11 @@ const rows = (primitive: Primitive, faults: Fault[]): Row[] => faults.map((fault
 export const MATRIX: Row[] = [
   ...rows("runFiber", ["none", "failure", "abort", "lost-end", "evictions", "force-idle", "trigger-alarm"]),
   // What onFiberRecovered returns decides a managed fiber's fate after an eviction; the other faults do not depend on it.
-  ...rows("managed:undefined", ["none", "failure", "abort", "lost-end", "evictions", "force-idle", "trigger-alarm", "cancel"]),
+  ...rows("managed:undefined", ["none", "failure", "abort", "lost-end", "evictions", "force-idle", "trigger-alarm", "cancel", "resolved", "resolved-lost"]),
   ...rows("managed:completed", ["abort"]),
   ...rows("managed:error", ["abort"]),
   ...rows("managed:aborted", ["abort"]),
+  ...rows("managed:interrupted", ["abort"]),
   ...rows("managed:throws", ["abort"]),
   ...rows("task", ["none", "failure", "retry-fail", "abort", "lost-end", "evictions", "force-idle", "trigger-alarm", "cancel", "sleep"]),
 ];

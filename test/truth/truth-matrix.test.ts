@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reconcileAgent } from "../../worker/reconcile/agent";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { type Cell, compareViews, matrixTable, scenarioTable } from "./compare";
-import { drive, type Subject } from "./drive";
+import { drive, type Subject, truthStub } from "./drive";
 import { MATRIX, rowName } from "./matrix";
 import { consoleView, overviewFigures, sdkView } from "./observe";
 
@@ -52,6 +52,7 @@ describe("truth matrix: the console shows what the SDK records", () => {
       const shown = await consoleView(subject, sdk, before);
       const cells = compareViews(sdk, shown);
       results.push({ name: rowName(row), cells });
+      await (await truthStub(subject.agentClass, subject.agentName)).retire().catch(() => {});
       const bad = cells.filter((c) => c.verdict === "DISAGREE");
       const acted = subject.action ? `\n${subject.action.name} answered: ${JSON.stringify(subject.action.result).slice(0, 1500)}` : "";
       expect(bad, scenarioTable(rowName(row), cells) + acted).toEqual([]);

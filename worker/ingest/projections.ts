@@ -17,7 +17,9 @@ import { type Row, foldRows, projection, upsertSql } from "./merge";
  * always come together from one row (never two independent maxima).
  */
 export const SPECS = {
-  agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max" } }),
+  // seqMax / seqSeen: the agent's own event numbers (src/telemetry/seq.ts); seqMax - seqSeen never arrived.
+  // Same row, same statement as first/last seen: no row written per event is added.
+  agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum" } }),
   // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
   // any of whose events says it is managed is managed (recovery failures and stashes do not say).
   fibers: projection(schema.fiberRuns, {
@@ -25,7 +27,7 @@ export const SPECS = {
     columns: {
       kind: "max", name: "max", definition: "max", attempt: "max", startedAt: "min",
       outcome: { latest: "outcome" }, endedAt: { latest: "outcome" }, error: { latest: "outcome" }, reason: { latest: "outcome" },
-      phase: { latest: "phase" }, wakeAt: { latest: "phase" }, step: { latest: "phase" },
+      phase: { latest: "phase" }, wakeAt: { latest: "phase" }, step: { latest: "phase" }, statusMessage: { latest: "phase" },
       confirmedAt: "max",
       snapshotPreview: { latest: "snapshot" }, snapshotBytes: { latest: "snapshot" },
       firstSeen: "min", lastSeen: "max",

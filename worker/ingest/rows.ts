@@ -5,6 +5,7 @@ import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/
 import { CHAT_RECOVERY_EVENT_STATUS, CHAT_RECOVERY_STATUS, mapSdkState } from "../../src/telemetry/sdk-states";
 import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
+import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
 import { runRowOf } from "./run-rows";
 
 /**
@@ -122,21 +123,28 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       // Tokens recovery re-spent, so the overview sums them over 24 h from the rollups (never the events).
       amount: respent ? respent.respent_input_tokens + respent.respent_output_tokens : 0,
     } satisfies RollupRow);
-    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, seq_max: null, seq_seen: 0 } satisfies SqlRow<typeof schema.agents>);
+    // The agent's own event numbers (src/telemetry/seq.ts): the highest, and one per distinct numbered event
+    // (sumOnce: a redelivered event id counts once). seq_max - seq_seen events never arrived.
+    const numbered = e.seq !== undefined;
+    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, seq_max: e.seq ?? null, ...sumOnce(e.id, { seq_seen: numbered ? 1 : 0 }) } satisfies SqlRow<typeof schema.agents>);
 
     const run = runRowOf(e);
     if (run) p.fibers.push(run);
 
     if (c.incidentId) {
-      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string };
+      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string; fiberStatus?: string };
       const reconciled = e.type === "incident.reconciled";
-      const closed = closedByOf(e);
+      const closed = reconciled && reconciledFiberIncidentStatus(pl.fiberStatus) !== null ? null : closedByOf(e);
       // Actions and reconciliation observe from outside: they never move last_seen (first_seen is a minimum, so
       // their later time never does), and say no status or reason of the SDK's.
       const observed = reconciled || e.type === "incident.force_idled";
       // A reason-less chat:recovery:failed is a failure all the same (the SDK's own record says failed);
       // the reason stays the last one given, and the console says when none was.
-      const status = observed ? null : incidentStatusOf(e.type);
+      // A fiber incident's status is the SDK's record of its fiber (fiber-incidents.ts): after its recovery hook,
+      // after resolveFiber, or as reconciliation found it recorded now. That is the SDK's word, not an overlay.
+      const recorded = reconciled ? reconciledFiberIncidentStatus(pl.fiberStatus) : null;
+      const fiberStatus = fiberIncidentStatus(e);
+      const status = recorded ?? (observed ? null : fiberStatus !== undefined ? fiberStatus : incidentStatusOf(e.type));
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason = observed
         ? null

@@ -1,14 +1,18 @@
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { CHAT_TURN_STATUS, isInternalSdkName, mapSdkState, type RunKind, type RunOutcome, type TelemetryEvent } from "../../src/telemetry";
+import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from "../../src/telemetry";
 import { stampColumns } from "./merge";
 
 /**
  * What an event says about a run (a fiber_runs row): which run (kind + id), and which of its facts. Pure;
  * merging is merge.ts's job. Every kind reaches an outcome that says how it ended:
  *
- * - fiber / managed_fiber: completed | failed | interrupted, then its recovery (recovering, recovered,
- *   recovery_skipped, recovery_failed), as before runs had kinds;
+ * - fiber: completed | failed | interrupted, then its recovery (recovering, recovered, recovery_skipped,
+ *   recovery_failed): the SDK keeps no record of a plain runFiber once it ended, so the events are all there is;
+ * - managed_fiber: what the SDK records (`fiberStatus`, read by the agent side right after the event, mapped by
+ *   sdk-states.ts FIBER_STATUS): an evicted one whose recovery hook returned undefined stays `interrupted`
+ *   (the SDK waits for `resolveFiber`), one the hook completed, failed or aborted ends so, a cancelled one is
+ *   cancelled; `fiber.resolved` (the agent's resolveFiber) ends it with the status it was given;
  * - task: completed | failed | cancelled. An interrupted attempt is not an end (the SDK replays it): it is
  *   the task's `phase`, as are pending, running and waiting;
  * - chat_turn: ONE run per user turn, keyed by its request id. The SDK recovers an interrupted or stalled turn by
@@ -21,8 +25,9 @@ import { stampColumns } from "./merge";
  *   reason, and the terminal message the user saw as the error; what the SDK reports after that is `sealed` and
  *   changes nothing); recovery_skipped when it declined to recover. The SDK's internal machinery (chat-turn
  *   fibers, the Task carrying a turn, recovery Tasks) never makes a run of its own.
- * - any kind: force_idled (run.force_idled; for a chat turn, what the SDK records for it when the console read it
- *   back, `sdkState`), ended_unreported (run.reconciled).
+ * - any kind: force_idled (run.force_idled, for work the SDK keeps no record of; what the SDK records of work the
+ *   action stopped, a cancelled Tasks run or managed fiber, is shown as the SDK says), and from run.reconciled: `ended` with the outcome the
+ *   agent still records (mapped by sdk-states.ts), or ended_unreported (a fallback) when it records none.
  */
 
 export type RunRow = SqlRow<typeof schema.fiberRuns>;
@@ -49,6 +54,27 @@ const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
   "fiber.recovery.failed": "recovery_failed",
 };
 const FIBER_ENDED = new Set<TelemetryEvent["type"]>(["fiber.completed", "fiber.failed", "fiber.recovery.handled"]);
+
+/**
+ * Managed-fiber events after which the fiber's status is what the SDK decided: the agent side reads it
+ * (`fiberStatus`) and the run ends with it. Without it (an older sender), the events say what they can.
+ */
+const MANAGED_SETTLING = new Set<TelemetryEvent["type"]>(["fiber.completed", "fiber.failed", "fiber.recovery.handled", "fiber.recovery.failed", "fiber.resolved"]);
+
+/** A managed fiber's outcome from an event, by the SDK status read with it (or carried by fiber.resolved). */
+function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
+  const word = e.type === "fiber.resolved" ? s(p.status) : s(p.fiberStatus);
+  const mapped = runStateOf("managed_fiber", word);
+  // resolveFiber's report says when the SDK settled it; the other events are that moment themselves.
+  if (mapped?.outcome) return { value: mapped.outcome, endedAt: n(p.settledAt) ?? e.time, error: s(p.fiberError) ?? s(p.error), reason: null };
+  if (mapped) return undefined; // live again: nothing ended
+  if (e.type === "fiber.recovery.handled") {
+    // Its recovery hook ran but the sender did not say what the SDK made of it: it was interrupted, and whether it
+    // was settled is for reconciliation to ask (inspectFiber). Never "recovered" on our own reading.
+    return { value: "interrupted", endedAt: e.time, reason: "the recovery hook ran; the fiber's status after it was not reported" };
+  }
+  return undefined;
+}
 
 /** The same fiber events for a chat turn's internal fiber: the turn ended when its fiber did. */
 const TURN_FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
@@ -83,9 +109,12 @@ type Facts = {
   definition?: string | null;
   attempt?: number | null;
   startedAt?: number | null;
-  /** `value: null`: live again (a chat turn's recovery turn started), superseding an earlier outcome. */
-  outcome?: { value: string | null; endedAt: number | null; error?: string | null; reason?: string | null; fallback?: boolean };
-  phase?: { value: string; wakeAt?: number | null; step?: string | null };
+  /**
+   * `fallback`: stamped 0, so any reported outcome supersedes it; `at`: stamped then rather than at the event's time.
+   * `value: null`: live again (a chat turn's recovery turn started), superseding an earlier outcome.
+   */
+  outcome?: { value: string | null; endedAt: number | null; error?: string | null; reason?: string | null; fallback?: boolean; at?: number };
+  phase?: { value: string; wakeAt?: number | null; step?: string | null; statusMessage?: string | null };
   snapshot?: { preview: string; bytes: number };
   confirmedAt?: number;
   /** Reconciliation only observes: it never moves last_seen (see schema.fiberRuns). */
@@ -115,8 +144,11 @@ function factsOf(e: TelemetryEvent): Facts | null {
       };
     }
     if (!c.fiberId) return null;
-    const outcome = FIBER_OUTCOME[e.type];
     const kind: RunKind = p.kind === "managed_fiber" || p.managed === true ? "managed_fiber" : "fiber";
+    if (kind === "managed_fiber" && MANAGED_SETTLING.has(e.type) && (p.fiberStatus !== undefined || e.type === "fiber.recovery.handled" || e.type === "fiber.resolved")) {
+      return { kind, runId: c.fiberId, name: named, outcome: managedOutcome(e, p), snapshot };
+    }
+    const outcome = FIBER_OUTCOME[e.type];
     return {
       kind, runId: c.fiberId, name: named,
       startedAt: e.type === "fiber.started" ? e.time : null,
@@ -134,8 +166,9 @@ function factsOf(e: TelemetryEvent): Facts | null {
     return {
       kind: "task", runId: c.taskId, name: s(p.definition), definition: s(p.definition), attempt: n(p.attempt),
       startedAt: e.type === "task.attempt.started" ? e.time : null,
-      phase: phase ? { value: phase, wakeAt: n(p.wakeAt), step: s(p.step) } : undefined,
-      outcome: outcome ? { value: outcome, endedAt: e.time, error: e.type === "task.failed" ? s(p.error) : null, reason: e.type === "task.cancelled" ? s(p.reason) : null } : undefined,
+      phase: phase ? { value: phase, wakeAt: n(p.wakeAt), step: s(p.step), statusMessage: s(p.statusMessage) } : undefined,
+      // The SDK's message for a failure (the run's record, read by the agent side); its event carries only the name.
+      outcome: outcome ? { value: outcome, endedAt: e.time, error: e.type === "task.failed" ? (s(p.errorMessage) ?? s(p.error)) : null, reason: e.type === "task.cancelled" ? s(p.reason) : null } : undefined,
     };
   }
   if (e.type === "chat.turn.started" || e.type === "chat.turn.finished") {
@@ -172,19 +205,18 @@ function factsOf(e: TelemetryEvent): Facts | null {
   }
   if (e.type === "run.force_idled") {
     const pl = e.payload;
-    // A chat turn read back after force idle has the SDK's own record of how it ended (a Think submission's `aborted`,
-    // an AIChatAgent turn's record gone once it ended): that word, in the console's, is its outcome.
-    const value = pl.kind === "chat_turn" ? (chatTurnForceIdled(pl.sdkState) ?? "force_idled") : "force_idled";
+    // What the SDK records of the run once the action was done (`sdkState`, read back by the console), mapped by
+    // sdk-states.ts: a Tasks run or managed fiber cancelled through the SDK ended `cancelled`, whatever the console
+    // calls its action. Only work the SDK keeps no record of (a row removed, an agent evicted) is `force_idled`.
+    const recorded = runStateOf(pl.kind, pl.sdkState)?.outcome ?? null;
     return {
       kind: pl.kind, runId: pl.runId, name: pl.name ?? null,
-      outcome: { value, endedAt: e.time, reason: pl.stopped ? pl.reason : `${pl.reason} (its in-memory work was not stopped)` },
+      // Stopped through the SDK's own cancel (`how: cancelled`), the SDK also reports how it ended, with its own
+      // words (the error it records): then this is a fallback that report supersedes.
+      outcome: { value: recorded ?? "force_idled", endedAt: e.time, reason: pl.stopped ? pl.reason : `${pl.reason} (its in-memory work was not stopped)`, fallback: pl.how === "cancelled" },
     };
   }
-  if (e.type === "run.reconciled") {
-    const pl = e.payload;
-    if (pl.finding === "confirmed_running") return { kind: pl.kind, runId: pl.runId, confirmedAt: e.time, observed: true };
-    return { kind: pl.kind, runId: pl.runId, outcome: { value: "ended_unreported", endedAt: e.time, reason: pl.detail ?? null, fallback: true }, observed: true };
-  }
+  if (e.type === "run.reconciled") return reconciledFacts(e as TelemetryEvent<"run.reconciled">);
   return null;
 }
 
@@ -213,13 +245,29 @@ function carrierFacts(e: TelemetryEvent, requestId: string, p: P): Facts | null 
 }
 
 /**
- * How a chat turn force idle stopped ended, by what the SDK records when the console read it back: a submission's
- * end state through the one mapping; `gone` (no record left: a turn without a submission, whose request force idle
- * aborted) is the abort's own outcome. Null (keep force_idled) for anything else, or no read-back.
+ * What reconciliation found, as facts: what the agent records of the run, mapped by sdk-states.ts. A finding
+ * only observes (it never moves last_seen). `ended` closes the run with the agent's recorded outcome, stamped
+ * when the agent says it settled; `ended_unreported` is a fallback any reported outcome supersedes;
+ * `confirmed_running` confirms it and, where the agent said, what it is doing now (phase, step, status message).
  */
-function chatTurnForceIdled(sdkState: string | undefined): RunOutcome | null {
-  if (sdkState === "gone") return mapSdkState(CHAT_TURN_STATUS, "aborted")?.outcome ?? null;
-  return sdkState ? (mapSdkState(CHAT_TURN_STATUS, sdkState)?.outcome ?? null) : null;
+function reconciledFacts(e: TelemetryEvent<"run.reconciled">): Facts {
+  const pl = e.payload;
+  const base = {
+    kind: pl.kind, runId: pl.runId, observed: true as const,
+    name: pl.name ?? pl.definition ?? null, definition: pl.definition ?? null, attempt: pl.attempt ?? null, startedAt: pl.startedAt ?? null,
+  };
+  const mapped = runStateOf(pl.kind, pl.state);
+  if (pl.finding === "ended_unreported") return { ...base, outcome: { value: "ended_unreported", endedAt: e.time, reason: pl.detail ?? null, fallback: true } };
+  if (pl.finding === "ended" && mapped?.outcome) {
+    const at = pl.endedAt ?? e.time;
+    return { ...base, outcome: { value: mapped.outcome, endedAt: at, error: pl.error ?? null, reason: pl.detail ?? null, at } };
+  }
+  // Alive (or an ended finding whose state is live after all): confirmed, with what the agent says it is doing.
+  const phase = mapped?.phase ?? null;
+  return {
+    ...base, confirmedAt: e.time,
+    phase: phase ? { value: phase, wakeAt: pl.wakeAt ?? null, step: pl.step ?? null, statusMessage: pl.statusMessage ?? null } : undefined,
+  };
 }
 
 /** A stamp pair of `group` (see merge.ts), present only when the group's fact is. */
@@ -239,8 +287,8 @@ export function runRowOf(e: TelemetryEvent): RunRow | null {
     started_at: f.startedAt ?? null,
     // A reconciliation's finding is a fallback: stamped at 0, any reported outcome supersedes it.
     outcome: o?.value ?? null, ended_at: o?.endedAt ?? null, error: o?.error ?? null, reason: o?.reason ?? null,
-    ...stamp("outcome", o ? (o.fallback ? 0 : e.time) : null, e.id),
-    phase: f.phase?.value ?? null, wake_at: f.phase?.wakeAt ?? null, step: f.phase?.step ?? null, status_message: null,
+    ...stamp("outcome", o ? (o.fallback ? 0 : (o.at ?? e.time)) : null, e.id),
+    phase: f.phase?.value ?? null, wake_at: f.phase?.wakeAt ?? null, step: f.phase?.step ?? null, status_message: f.phase?.statusMessage ?? null,
     ...stamp("phase", f.phase ? e.time : null, e.id),
     confirmed_at: f.confirmedAt ?? null,
     snapshot_preview: f.snapshot?.preview ?? null, snapshot_bytes: f.snapshot?.bytes ?? null,

@@ -1,25 +1,39 @@
-import type { ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
+import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
 import type { Source } from "../../src/telemetry";
-import { openWorkOf } from "../../src/store/read-models/open-work";
+import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEvent, emitForAgent } from "../console-events";
 import type { Env } from "../env";
-import { type Finding, type LiveWork, reconcileFindings } from "./compare";
+import { type Finding, fillFindings, type LiveWork, reconcileFindings } from "./compare";
 
 /** Who reconciliation acts as in the admin client: it only reads, so a viewer. */
 export const RECONCILER = { email: "reconciler@console", role: "viewer" } as const;
 
 export type AgentReconciliation = { target: Source; findings: Finding[]; error: string | null };
 
+/** Ids asked about in one adminFindRuns call (the contract's maximum). */
+const FIND_BATCH = 100;
+
+export type ReconcileOptions = {
+  now?: number;
+  minAgeMs: number;
+  /**
+   * Also fill in the agent's most recent runs (this many of each kind, newest first) that the console does not
+   * know or still shows open: for an agent some of whose events never arrived (a sequence gap).
+   */
+  fillRecent?: number;
+};
+
 /**
  * Asks one agent what it is really doing (admin RPC status and live runs, in
- * one visit), compares that with the console's open work for it, and records
- * each finding as an event through the telemetry Queue. An agent that cannot
- * answer (no admin mixin, evicted, failing) is left unconfirmed: only the ask
- * and its error are recorded, so the next pass moves on to other agents.
+ * one visit), compares that with the console's open work for it, asks what it
+ * still records of the runs it no longer runs, and records each finding as an
+ * event through the telemetry Queue. An agent that cannot answer (no admin
+ * mixin, evicted, failing) is left unconfirmed: only the ask and its error are
+ * recorded, so the next pass moves on to other agents.
  */
-export async function reconcileAgent(env: Env, target: Source, opts: { now?: number; minAgeMs: number }): Promise<AgentReconciliation> {
+export async function reconcileAgent(env: Env, target: Source, opts: ReconcileOptions): Promise<AgentReconciliation> {
   const now = opts.now ?? Date.now();
   const answer = await consoleAdminClient(env, RECONCILER).live(target);
   if (answer.ok) return recordFindings(env, target, answer.value, { ...opts, now });
@@ -29,17 +43,16 @@ export async function reconcileAgent(env: Env, target: Source, opts: { now?: num
 
 /**
  * Reconciles with an answer already in hand (the agent page has just read it):
- * the open work comes from the store, the findings go out as events.
+ * the open work comes from the store, the agent is asked what it records of the
+ * runs it no longer runs, and the findings go out as events.
  */
-export async function recordFindings(
-  env: Env,
-  target: Source,
-  answer: { status: StatusOutput; runs: ListRunsOutput },
-  opts: { now?: number; minAgeMs: number },
-): Promise<AgentReconciliation> {
+export async function recordFindings(env: Env, target: Source, answer: { status: StatusOutput; runs: ListRunsOutput }, opts: ReconcileOptions): Promise<AgentReconciliation> {
   const now = opts.now ?? Date.now();
   const open = await openWorkOf(env.DB, target);
-  const findings = reconcileFindings(open, liveWork(answer.status, answer.runs), { now, minAgeMs: opts.minAgeMs });
+  const live = liveWork(answer.status, answer.runs);
+  const asked = await askRecords(env, target, toAsk(open, live, { now, minAgeMs: opts.minAgeMs }));
+  const findings = reconcileFindings(open, { ...live, ...asked }, { now, minAgeMs: opts.minAgeMs });
+  if (opts.fillRecent) findings.push(...(await fillIn(env, target, opts.fillRecent, findings)));
   await emitForAgent(env, target, findings.map(toEvent));
   // The next alarm as the agent answered now: an alarm already past due is what stuck detection's alarm_overdue reads.
   await recordReconciliation(env.DB, { ...target, askedAt: now, findings: findings.length, error: null, nextAlarmAt: answer.status.nextAlarm });
@@ -60,15 +73,60 @@ export function liveWork(status: StatusOutput, runs: ListRunsOutput): LiveWork {
   return { status: status.status, liveRunIds: new Set(ids), chatRecords };
 }
 
+/**
+ * The ids worth asking about: open runs old enough to judge (live ones too, for what they are doing now), and
+ * the fibers of open fiber incidents whose row is gone (a managed fiber may wait for resolveFiber, or have
+ * been settled by it). At most FIND_BATCH, oldest first; the rest waits for the next pass.
+ */
+function toAsk(open: OpenWork, live: LiveWork, o: { now: number; minAgeMs: number }): string[] {
+  const old = (t: number) => o.now - t >= o.minAgeMs;
+  const ids = [
+    ...open.runs.filter((r) => old(r.lastSeen)).map((r) => r.runId),
+    ...open.incidents.filter((i) => i.kind === "fiber" && i.fiberId !== null && old(i.lastSeen) && !live.liveRunIds.has(i.fiberId)).map((i) => i.fiberId!),
+  ];
+  return [...new Set(ids)].slice(0, FIND_BATCH);
+}
+
+/**
+ * What the agent records of `ids`. An agent without the method (an older package) is judged as before
+ * (`records` absent); one that could not answer now has every id left for the next pass.
+ */
+async function askRecords(env: Env, target: Source, ids: string[]): Promise<Pick<LiveWork, "records" | "missing">> {
+  if (!ids.length) return { records: new Map(), missing: new Set() };
+  const r = await consoleAdminClient(env, RECONCILER).findRuns(target, { ids });
+  if (!r.ok) return r.error.code === "unsupported" ? {} : { records: new Map(), missing: new Set() };
+  return { records: byId(r.value), missing: new Set(r.value.missing) };
+}
+
+function byId(v: FindRunsOutput): Map<string, FoundRun> {
+  const m = new Map<string, FoundRun>();
+  for (const run of v.runs) {
+    m.set(run.runId, run);
+    if (run.requestId) m.set(run.requestId, run);
+  }
+  return m;
+}
+
+/** The agent's recent runs the console does not know or shows open, as the agent records them (gap filling). */
+async function fillIn(env: Env, target: Source, recent: number, already: Finding[]): Promise<Finding[]> {
+  const r = await consoleAdminClient(env, RECONCILER).findRuns(target, { recent });
+  if (!r.ok) return [];
+  const done = new Set(already.flatMap((f) => (f.type === "run.reconciled" ? [f.runId] : [])));
+  const runs = r.value.runs.filter((x) => !done.has(x.runId));
+  const known = await knownRunOutcomes(env.DB, target, runs.map((x) => x.runId));
+  return fillFindings(runs, known);
+}
+
 /** A finding as the event that records it, correlated like the agent's own events for that work. */
 function toEvent(f: Finding): ConsoleEvent {
   switch (f.type) {
     case "run.reconciled": {
-      const corr = f.kind === "task" ? { taskId: f.runId } : f.kind === "chat_turn" ? { requestId: f.runId } : { fiberId: f.runId };
-      return { type: "run.reconciled", payload: { kind: f.kind, runId: f.runId, finding: f.finding, detail: f.detail }, corr };
+      const { type: _type, kind, runId, finding, detail, ...recorded } = f;
+      const corr = kind === "task" ? { taskId: runId } : kind === "chat_turn" ? { requestId: runId } : { fiberId: runId };
+      return { type: "run.reconciled", payload: { kind, runId, finding, detail, ...recorded }, corr };
     }
     case "incident.reconciled":
-      return { type: "incident.reconciled", payload: { finding: f.finding, detail: f.detail }, corr: { incidentId: f.incidentId } };
+      return { type: "incident.reconciled", payload: { finding: f.finding, detail: f.detail, ...(f.fiberStatus ? { fiberStatus: f.fiberStatus } : {}) }, corr: { incidentId: f.incidentId } };
     case "session.reconciled":
       return { type: "session.reconciled", payload: { finding: f.finding, detail: f.detail }, corr: { sessionName: f.name } };
   }

@@ -1,5 +1,6 @@
+import type { FoundRun } from "../../src/admin-rpc";
 import type { OpenIncident, OpenRun, OpenWork } from "../../src/store/read-models";
-import type { RunKind } from "../../src/telemetry";
+import { type AgentStatus, FIBER_AWAITS_RESOLUTION, type RunKind, runStateOf } from "../../src/telemetry";
 
 export type { OpenWork };
 
@@ -8,26 +9,80 @@ export type { OpenWork };
  * still going on for one agent (src/store's open-work read model), against what
  * the agent itself answers now. Events can be lost (a process kill drops the
  * local queue, an agent is deleted, force idle removes rows); this says which
- * projections to close ("ended, not reported") and which to mark as confirmed.
+ * projections to close and how, and which to mark as confirmed. It asks before
+ * it judges: a run whose end was not reported is closed with the outcome the
+ * agent still records (mapped by src/telemetry/sdk-states.ts), and "ended, not
+ * reported" only when the agent has no record of it at all.
  */
 
 /** What the agent answered (admin RPC), reduced to what reconciliation compares. */
 export type LiveWork = {
-  status: "running" | "idle" | "terminated";
+  status: AgentStatus;
   /** Ids of work alive in the agent: run rows (managed fibers included), Tasks runs not yet settled, and the request ids of live chat turns. */
   liveRunIds: ReadonlySet<string>;
   /** The agent's chat-recovery records: incident id → the record's status (detected, attempting, exhausted, …). */
   chatRecords: ReadonlyMap<string, { status: string; reason: string | null; requestId: string | null }>;
+  /**
+   * What the agent records of the runs asked about (adminFindRuns), by the console's id. Absent when the agent
+   * could not be asked (an older agent without the method): runs it no longer runs are then judged as before.
+   */
+  records?: ReadonlyMap<string, FoundRun>;
+  /** Asked-for ids the agent has no record of at all. */
+  missing?: ReadonlySet<string>;
+};
+
+/** What the agent records of a run, as reconciliation's event carries it. */
+export type Recorded = {
+  state?: string;
+  error?: string;
+  endedAt?: number;
+  startedAt?: number;
+  name?: string;
+  definition?: string;
+  attempt?: number;
+  statusMessage?: string;
+  step?: string;
+  wakeAt?: number;
 };
 
 /** One thing reconciliation found, as the event that records it. */
 export type Finding =
-  | { type: "run.reconciled"; kind: RunKind; runId: string; finding: "ended_unreported" | "confirmed_running"; detail: string }
-  | { type: "incident.reconciled"; incidentId: string; finding: "not_recovering" | "confirmed_open"; detail: string }
+  | ({ type: "run.reconciled"; kind: RunKind; runId: string; finding: "ended_unreported" | "confirmed_running" | "ended"; detail: string } & Recorded)
+  | { type: "incident.reconciled"; incidentId: string; finding: "not_recovering" | "confirmed_open"; detail: string; fiberStatus?: string }
   | { type: "session.reconciled"; name: string; finding: "ended_unreported"; detail: string };
 
 /** Chat-recovery record statuses that mean recovery is still under way (agents 0.32 ChatRecoveryIncident). */
 const RECOVERING = new Set(["detected", "scheduled", "attempting"]);
+
+/** The facts of a record worth carrying (every field optional in the event). */
+export function recordedOf(r: FoundRun): Recorded {
+  const out: Recorded = { state: r.state };
+  if (r.error) out.error = r.error.slice(0, 4000);
+  if (r.settledAt !== null) out.endedAt = r.settledAt;
+  if (r.startedAt !== null) out.startedAt = r.startedAt;
+  else if (r.createdAt !== null) out.startedAt = r.createdAt;
+  if (r.name) out.name = r.name.slice(0, 200);
+  if (r.definition) out.definition = r.definition.slice(0, 200);
+  if (r.attempt !== null) out.attempt = r.attempt;
+  if (r.statusMessage) out.statusMessage = r.statusMessage.slice(0, 500);
+  if (r.step) out.step = r.step.slice(0, 200);
+  if (r.wakeAt !== null) out.wakeAt = r.wakeAt;
+  return out;
+}
+
+/**
+ * A run's finding from what the agent records of it: ended with its recorded outcome, or alive (with what it
+ * is doing); null when the record's state is a word the mapping does not know (nothing is judged on a guess).
+ */
+export function findingOfRecord(kind: RunKind, runId: string, r: FoundRun): Finding | null {
+  const mapped = runStateOf(kind, r.state);
+  if (!mapped) return null;
+  const words = kindWords(kind);
+  if (mapped.outcome) {
+    return { type: "run.reconciled", kind, runId, finding: "ended", detail: `the agent still records this ${words} as ${r.state}; its end was not reported`, ...recordedOf(r) };
+  }
+  return { type: "run.reconciled", kind, runId, finding: "confirmed_running", detail: `the agent records this ${words} as ${r.state}`, ...recordedOf(r) };
+}
 
 /**
  * Compares the open work with the live answer. Only work whose last event is
@@ -39,26 +94,49 @@ export function reconcileFindings(open: OpenWork, live: LiveWork, opts: { now: n
   // A confirmation is not repeated within the same age: a long run would otherwise collect one per pass.
   const recentlyConfirmed = (at: number | null | undefined) => at != null && opts.now - at < opts.minAgeMs;
   const out: Finding[] = [];
-  const idle = live.status !== "running";
+  // Waiting work is parked, not done: a session of an agent that waits is not judged ended.
+  const idle = live.status === "idle" || live.status === "terminated";
 
   for (const r of open.runs) {
     if (!settled(r.lastSeen)) continue;
     const alive = r.kind === "chat_turn" ? chatTurnAlive(r, live) : live.liveRunIds.has(r.runId);
-    if (alive === true && !recentlyConfirmed(r.confirmedAt)) out.push({ type: "run.reconciled", kind: r.kind, runId: r.runId, finding: "confirmed_running", detail: "the agent reports this run as live" });
-    else if (alive === false)
-      out.push({ type: "run.reconciled", kind: r.kind, runId: r.runId, finding: "ended_unreported", detail: `the agent no longer has this ${kindWords(r.kind)}; how it ended was not reported` });
+    const record = live.records?.get(r.runId);
+    if (alive === true) {
+      if (!recentlyConfirmed(r.confirmedAt)) {
+        const facts = record ? recordedOf(record) : {};
+        out.push({ type: "run.reconciled", kind: r.kind, runId: r.runId, finding: "confirmed_running", detail: "the agent reports this run as live", ...facts });
+      }
+      continue;
+    }
+    if (alive === null) continue;
+    const judged = runVerdict(r, live);
+    if (judged && !(judged.type === "run.reconciled" && judged.finding === "confirmed_running" && recentlyConfirmed(r.confirmedAt))) out.push(judged);
   }
 
   for (const i of open.incidents) {
     if (!settled(i.lastSeen)) continue;
-    const verdict = incidentVerdict(i, live);
-    if (verdict && !(verdict.finding === "confirmed_open" && recentlyConfirmed(i.confirmedAt))) out.push({ type: "incident.reconciled", incidentId: i.incidentId, ...verdict });
+    for (const f of incidentFindings(i, live)) {
+      if (f.type === "incident.reconciled" && f.finding === "confirmed_open" && recentlyConfirmed(i.confirmedAt)) continue;
+      out.push(f);
+    }
   }
 
   for (const s of open.sessions) {
     if (settled(s.lastSeen) && idle) out.push({ type: "session.reconciled", name: s.name, finding: "ended_unreported", detail: `the agent reports ${live.status}; the session's end was not reported` });
   }
   return out;
+}
+
+/** A run the agent no longer runs: ended as it records, unreported when it has no record, or left for later. */
+function runVerdict(r: OpenRun, live: LiveWork): Finding | null {
+  const unreported = (detail: string): Finding => ({ type: "run.reconciled", kind: r.kind, runId: r.runId, finding: "ended_unreported", detail });
+  const words = kindWords(r.kind);
+  // An agent that cannot say what it records (an older package): judged from its live work, as before.
+  if (!live.records) return unreported(`the agent no longer has this ${words}; how it ended was not reported`);
+  const record = live.records.get(r.runId);
+  if (record) return findingOfRecord(r.kind, r.runId, record);
+  if (live.missing?.has(r.runId)) return unreported(`the agent has no record of this ${words}; how it ended was not reported`);
+  return null; // not asked this time (too many open): the next pass asks
 }
 
 /** A chat turn is alive while a live run carries its request id; unknown (null) while the agent is busy with something unnamed. */
@@ -68,22 +146,51 @@ function chatTurnAlive(r: OpenRun, live: LiveWork): boolean | null {
   return false;
 }
 
-function incidentVerdict(i: OpenIncident, live: LiveWork): { finding: "not_recovering" | "confirmed_open"; detail: string } | null {
+function incidentFindings(i: OpenIncident, live: LiveWork): Finding[] {
+  const one = (finding: "not_recovering" | "confirmed_open", detail: string, fiberStatus?: string): Finding[] => [
+    { type: "incident.reconciled", incidentId: i.incidentId, finding, detail, ...(fiberStatus ? { fiberStatus } : {}) },
+  ];
   if (i.kind === "chat") {
     const record = live.chatRecords.get(i.incidentId) ?? [...live.chatRecords.values()].find((c) => i.requestId !== null && c.requestId === i.requestId);
-    if (record && RECOVERING.has(record.status)) return { finding: "confirmed_open", detail: `the agent's recovery record says ${record.status}` };
-    if (record) return { finding: "not_recovering", detail: `the agent's recovery record says ${record.status}${record.reason ? ` (${record.reason})` : ""}; the event was not received` };
-    return { finding: "not_recovering", detail: "the agent holds no recovery record for this turn; how it ended was not reported" };
+    if (record && RECOVERING.has(record.status)) return one("confirmed_open", `the agent's recovery record says ${record.status}`);
+    if (record) return one("not_recovering", `the agent's recovery record says ${record.status}${record.reason ? ` (${record.reason})` : ""}; the event was not received`);
+    return one("not_recovering", "the agent holds no recovery record for this turn; how it ended was not reported");
   }
   if (i.kind === "fiber") {
-    if (i.fiberId !== null && live.liveRunIds.has(i.fiberId)) return { finding: "confirmed_open", detail: "the fiber's row is still there: the agent will recover it on its next wake" };
-    return { finding: "not_recovering", detail: "the fiber's row is gone; how recovery ended was not reported" };
+    if (i.fiberId !== null && live.liveRunIds.has(i.fiberId)) return one("confirmed_open", "the fiber's row is still there: the agent will recover it on its next wake");
+    const record = i.fiberId !== null ? live.records?.get(i.fiberId) : undefined;
+    if (record && record.kind === "managed_fiber") {
+      // A managed fiber the SDK keeps interrupted waits for resolveFiber: the incident stays open, confirmed.
+      if (FIBER_AWAITS_RESOLUTION.has(record.state)) return one("confirmed_open", `the agent keeps this managed fiber ${record.state}: it waits for resolveFiber`);
+      // Settled since (resolveFiber, whose settling the SDK reports with no event): the incident and its run close as the SDK records.
+      const run = findingOfRecord("managed_fiber", record.runId, record);
+      return [...one("not_recovering", `the agent records this managed fiber as ${record.state}; how its recovery ended was not reported`, record.state), ...(run && run.type === "run.reconciled" && run.finding === "ended" ? [run] : [])];
+    }
+    if (record && record.source === "agent") return one("not_recovering", `the agent's own record says ${record.state}; how its recovery ended was not reported`, record.state);
+    if (i.fiberId !== null && live.records && !live.missing?.has(i.fiberId) && !record) return []; // not asked this time
+    return one("not_recovering", "the fiber's row is gone; how recovery ended was not reported");
   }
   // A session turn: the agent's own derived status says whether it is still working on it.
-  if (live.status === "running") return { finding: "confirmed_open", detail: "the agent reports it is still running" };
-  return { finding: "not_recovering", detail: `the agent reports ${live.status}; how recovery ended was not reported` };
+  if (live.status === "running" || live.status === "waiting") return one("confirmed_open", `the agent reports it is ${live.status}`);
+  return one("not_recovering", `the agent reports ${live.status}; how recovery ended was not reported`);
 }
 
 function kindWords(kind: RunKind): string {
   return { fiber: "fiber", managed_fiber: "managed fiber", task: "task run", chat_turn: "chat turn" }[kind];
+}
+
+/**
+ * Runs the agent records that the console does not know, or still shows open (`known`: console outcome by run
+ * id, null while open): what reconciliation fills in when events never arrived (a sequence gap).
+ */
+export function fillFindings(recorded: readonly FoundRun[], known: ReadonlyMap<string, string | null>): Finding[] {
+  const out: Finding[] = [];
+  for (const r of recorded) {
+    if (known.has(r.runId) && known.get(r.runId) !== null) continue;
+    const f = findingOfRecord(r.kind, r.runId, r);
+    if (!f || f.type !== "run.reconciled") continue;
+    // A run the console never heard of: said so, so its page tells where it came from.
+    out.push(known.has(r.runId) ? f : { ...f, detail: `${f.detail}; its events never arrived` });
+  }
+  return out;
 }

@@ -1,4 +1,4 @@
-import { staleAgents } from "../../src/store/read-models/open-work";
+import { gapAgentsDueForReconcile, staleAgents } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import type { Env } from "../env";
 import { type AgentReconciliation, reconcileAgent } from "./agent";
@@ -26,18 +26,27 @@ export function reconcileSettings(env: Env): ReconcileSettings {
 /** How long after its last event the agent page's reconciliation may judge work (events may still be in flight before). */
 export const PAGE_RECONCILE_AFTER_MS = 60_000;
 
+/** How many of its most recent runs of each kind an agent with a sequence gap is asked for. */
+export const GAP_FILL_RECENT = 50;
+
 /**
  * One cron pass: the agents whose runs, sessions or incidents have been open
  * longer than `afterMs` without an event or a confirmation, oldest first, at
- * most `batch` of them, each asked in turn. Returns what each said.
+ * most `batch` of them; then the agents some of whose events never arrived (a
+ * sequence gap), at most `batch` more, whose recent runs are filled in from
+ * what they record. Each is asked in turn. Returns what each said.
  */
 export async function reconcileStale(env: Env, settings: ReconcileSettings, now = Date.now()): Promise<AgentReconciliation[]> {
-  const agents = await staleAgents(env.DB, now - settings.afterMs, settings.batch);
+  const before = now - settings.afterMs;
+  const [stale, gaps] = await Promise.all([staleAgents(env.DB, before, settings.batch), gapAgentsDueForReconcile(env.DB, before, settings.batch)]);
+  const key = (a: { agentClass: string; agentName: string }) => JSON.stringify([a.agentClass, a.agentName]);
+  const gapped = new Set(gaps.map(key));
+  const agents = [...stale, ...gaps.filter((g) => !stale.some((s) => key(s) === key(g)))].map(({ agentClass, agentName }) => ({ agentClass, agentName }));
   const out: AgentReconciliation[] = [];
   // One at a time: a pass is background work, and a sick agent's timeout must not multiply.
   for (const a of agents) {
     try {
-      out.push(await reconcileAgent(env, a, { now, minAgeMs: settings.afterMs }));
+      out.push(await reconcileAgent(env, a, { now, minAgeMs: settings.afterMs, ...(gapped.has(key(a)) ? { fillRecent: GAP_FILL_RECENT } : {}) }));
     } catch (e) {
       // The admin client answers typed errors; this is the store or the Queue failing. Noted, and the pass goes on.
       const error = e instanceof Error ? e.message : String(e);

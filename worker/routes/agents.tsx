@@ -1,16 +1,19 @@
 import { Hono } from "hono";
 import type { ActionAvailability } from "../../console/components/actions";
 import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
+import { AgentsPage } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
 import { consoleAdminClient } from "../admin-client";
 import { recordFindings } from "../reconcile/agent";
 import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
-import { findAgent } from "../../src/store/read-models/agents";
+import { findAgent, listAgents } from "../../src/store/read-models/agents";
+import { agentListFilters, agentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
+import { parseFilters } from "../../src/store/read-models/filters";
 import { getFiber, listFibers } from "../../src/store/read-models/fibers";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { maskSecrets } from "../../src/telemetry";
 import { agentActionsFrom } from "./availability";
-import { type ConsoleContext, type ConsoleEnv, pageContext } from "./context";
+import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
 
 /** An agent's page, its live fragment, and the snapshot viewer of one run. */
@@ -35,9 +38,24 @@ function availability(agentClass: string, state: LiveState): ActionAvailability 
   return agentActionsFrom(agentClass, "error" in state ? { code: state.code } : { status: state.status });
 }
 
+/**
+ * The agent registry; with gaps=true exactly the agents with events that never arrived (the overview's
+ * "Agents with missing events" card links here). JSON for Accept: application/json.
+ */
+agents.get("/agents", async (c) => {
+  const q = c.req.query() as Record<string, string | undefined>;
+  const f = parseFilters(agentListFilters, q);
+  const list = f.gaps
+    ? await agentsWithGaps(c.env.DB, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
+    : await listAgents(c.env.DB, { agentClass: f.agentClass }, { cursor: q.cursor, limit: q.limit });
+  if (wantsJson(c)) return c.json(list);
+  return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} gapsOnly={f.gaps === true} />);
+});
+
 agents.get("/agents/:agentClass/:agentName", async (c) => {
   const t = target(c);
-  if (!(await findAgent(c.env.DB, t.agentClass, t.agentName))) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
+  const agent = await findAgent(c.env.DB, t.agentClass, t.agentName);
+  if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const [state, history, reconciled] = await Promise.all([
     live(c),
     listFibers(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
@@ -45,7 +63,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state)) c.executionCtx.waitUntil(recordFindings(c.env, t, state, { minAgeMs: PAGE_RECONCILE_AFTER_MS }).catch((e) => console.error(`[reconcile] ${t.agentClass}/${t.agentName}: ${e instanceof Error ? e.message : String(e)}`)));
-  return page(c, <AgentPage ctx={pageContext(c)} {...t} live={state} availability={availability(t.agentClass, state)} history={history.items} reconciled={reconciled} />);
+  return page(c, <AgentPage ctx={pageContext(c)} {...t} live={state} availability={availability(t.agentClass, state)} history={history.items} reconciled={reconciled} gap={eventGapOf(agent)} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/live", async (c) => {

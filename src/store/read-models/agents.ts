@@ -6,10 +6,21 @@ import { type Page, type PageOptions, cond, keysetPage } from "./paging";
 
 /** The agent registry read model: who has ever reported, and when. */
 
-export type AgentRow = { agentClass: string; agentName: string; firstSeen: number; lastSeen: number };
+export type AgentRow = {
+  agentClass: string;
+  agentName: string;
+  firstSeen: number;
+  lastSeen: number;
+  /** The highest event number the agent sent that arrived (src/telemetry/seq.ts); null: no numbered event yet. */
+  seqMax: number | null;
+  /** How many distinct numbered events arrived. What is missing: see eventGapOf (event-gaps.ts). */
+  seqSeen: number;
+};
 
 const A = names(agents);
-const SELECT = selectList(agents, ["agentClass", "agentName", "firstSeen", "lastSeen"]);
+/** The agents columns every agent read returns, as AgentRow's fields. */
+export const AGENT_SELECT = selectList(agents, ["agentClass", "agentName", "firstSeen", "lastSeen", "seqMax", "seqSeen"]);
+const SELECT = AGENT_SELECT;
 
 /** One registered agent, or null when it never reported. */
 export async function findAgent(db: D1Database, agentClass: string, agentName: string): Promise<AgentRow | null> {

@@ -61,10 +61,16 @@ export type FiberRow = {
   error: string | null;
   /** Words that came with the outcome (a cancellation or force-idle reason, a recovery's result, the SDK's turn status). */
   reason: string | null;
-  /** A running Tasks run's latest live state: pending, running, waiting, interrupted (a replay is due). */
+  /**
+   * A live run's state: pending, running, waiting, interrupted (a replay is due). Null once the run has an
+   * outcome: an ended run is in no phase (the last live state stays in the run's events).
+   */
   phase: string | null;
   wakeAt: number | null;
+  /** The step a Tasks run is at (live), or the last one known (ended): interrupted in, waiting in, reported by the agent. */
   step: string | null;
+  /** A Tasks run's own progress line (`step.status()`), the last the SDK recorded as far as the console knows. */
+  statusMessage: string | null;
   /** The latest reconciliation that found the run alive. */
   confirmedAt: number | null;
   /** Running, and a reconciliation confirmed it after its last event: the agent itself says it is alive. */
@@ -83,7 +89,7 @@ type Stored = Omit<FiberRow, "runId" | "status" | "confirmed">;
 const F = names(fiberRuns);
 const SELECT = selectList(fiberRuns, [
   "fiberId", "kind", "agentClass", "agentName", "name", "definition", "attempt", "startedAt", "endedAt",
-  "outcome", "error", "reason", "phase", "wakeAt", "step", "confirmedAt", "snapshotBytes", "snapshotAt", "firstSeen", "lastSeen",
+  "outcome", "error", "reason", "phase", "wakeAt", "step", "statusMessage", "confirmedAt", "snapshotBytes", "snapshotAt", "firstSeen", "lastSeen",
 ]);
 const SELECT_DETAIL = `${SELECT}, ${selectList(fiberRuns, ["snapshotPreview"])}`;
 
@@ -91,9 +97,10 @@ const SELECT_DETAIL = `${SELECT}, ${selectList(fiberRuns, ["snapshotPreview"])}`
 export const isConfirmedRunning = (r: Pick<FiberRow, "outcome" | "confirmedAt" | "lastSeen">) =>
   r.outcome === null && r.confirmedAt !== null && r.confirmedAt >= r.lastSeen;
 
-/** Adds what is derived from a stored row. */
+/** Adds what is derived from a stored row; an ended run has no phase (nor a wake time), whatever its last live state was. */
 function derive<T extends Stored>(r: T): T & Pick<FiberRow, "runId" | "status" | "confirmed"> {
-  return { ...r, runId: r.fiberId, status: r.outcome ?? "running", confirmed: isConfirmedRunning(r) };
+  const ended = r.outcome !== null;
+  return { ...r, phase: ended ? null : r.phase, wakeAt: ended ? null : r.wakeAt, runId: r.fiberId, status: r.outcome ?? "running", confirmed: isConfirmedRunning(r) };
 }
 
 /** Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one. */

@@ -18,3 +18,4 @@ export * from "./open-work";
 export * from "./bulk-targets";
 export * from "./bulk-batches";
 export * from "./stuck";
+export * from "./event-gaps";

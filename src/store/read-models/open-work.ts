@@ -1,5 +1,5 @@
 import type { RunKind } from "../../telemetry/payloads";
-import { fiberRuns, incidents, reconciliations, sessions } from "../schema";
+import { agents, fiberRuns, incidents, reconciliations, sessions } from "../schema";
 import { names } from "../sql-names";
 import { openNowSql } from "./incident-status";
 
@@ -22,6 +22,7 @@ const F = names(fiberRuns);
 const I = names(incidents);
 const S = names(sessions);
 const R = names(reconciliations);
+const A = names(agents);
 
 /** Not asked since ?1: agents reconciliation could not get an answer from do not take every pass. */
 const notAskedSince = (t: string, c: { agentClass: string; agentName: string }) =>
@@ -104,4 +105,45 @@ export async function lastReconciliation(db: D1Database, agent: AgentKey): Promi
     .prepare(`SELECT ${R.askedAt} AS askedAt, ${R.findings} AS findings, ${R.error} AS error FROM ${R.$table} WHERE ${R.agentClass} = ? AND ${R.agentName} = ?`)
     .bind(agent.agentClass, agent.agentName)
     .first<ReconciliationRow>();
+}
+
+/** An agent some of whose numbered events never arrived (`missing` = seq_max - seq_seen). */
+export type GapAgent = AgentKey & { missing: number };
+
+/**
+ * Reconciliation's visits: agents with a sequence gap (see event-gaps.ts for the list the console shows) not asked
+ * since `before`, most recently active first, at most `limit`. The gap has no index of its own: the query
+ * reads the `scan` most recently active agents (agents_last_seen, newest first) and keeps those with a gap,
+ * so a pass reads at most `scan` rows however large the fleet; an agent with a gap that has been quiet
+ * longer than the `scan` most recent is not visited (its work is open-work reconciliation's).
+ */
+export async function gapAgentsDueForReconcile(db: D1Database, before: number, limit: number, scan = limit * 50): Promise<GapAgent[]> {
+  const r = await db
+    .prepare(
+      `SELECT agentClass, agentName, missing FROM (
+         SELECT ${A.agentClass} AS agentClass, ${A.agentName} AS agentName, ${A.seqMax} - ${A.seqSeen} AS missing, ${A.lastSeen} AS t
+         FROM ${A.$table} INDEXED BY agents_last_seen ORDER BY ${A.lastSeen} DESC LIMIT ?3
+       ) a
+       WHERE missing > 0 AND NOT EXISTS (SELECT 1 FROM ${R.$table} WHERE ${R.agentClass} = a.agentClass AND ${R.agentName} = a.agentName AND ${R.askedAt} >= ?1)
+       ORDER BY t DESC LIMIT ?2`,
+    )
+    .bind(before, limit, scan)
+    .all<GapAgent>();
+  return r.results;
+}
+
+/**
+ * The console's outcome for each of `ids` it knows for this agent (null: still open); ids it never heard of
+ * are absent. One primary-key lookup per id.
+ */
+export async function knownRunOutcomes(db: D1Database, agent: AgentKey, ids: readonly string[]): Promise<Map<string, string | null>> {
+  if (!ids.length) return new Map();
+  const r = await db
+    .prepare(
+      `SELECT ${F.fiberId} AS runId, ${F.outcome} AS outcome FROM ${F.$table}
+       WHERE ${F.agentClass} = ?1 AND ${F.agentName} = ?2 AND ${F.fiberId} IN (SELECT value FROM json_each(?3))`,
+    )
+    .bind(agent.agentClass, agent.agentName, JSON.stringify(ids.slice(0, 500)))
+    .all<{ runId: string; outcome: string | null }>();
+  return new Map(r.results.map((x) => [x.runId, x.outcome]));
 }

@@ -4,6 +4,7 @@ import { eventRollups, fiberRuns, opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { instant, parseFilters } from "./filters";
+import { type GapCount, gapCountOf, gapCountStatement } from "./event-gaps";
 import { countIncidentsStatement, groupIncidents } from "./incidents";
 import { type Capped, DEFAULT_CAP, cappedCountStatement, cappedOf, cond, rowsReadOf } from "./paging";
 
@@ -54,6 +55,11 @@ export type OverviewCounts = {
   /** Model tokens (input + output) recovery attempts re-spent in the last 24 h, from the model.usage rollups' amount. */
   respentTokens24h: number;
   /**
+   * Agents with events that never arrived (event-gaps.ts), among the GAP_COUNT_WINDOW + 1 most recently seen
+   * (`capped` when there are more agents), and how many events they miss in all.
+   */
+  agentsWithGaps: GapCount;
+  /**
    * The windows the figures cover, so their links carry exactly these: `since` (now − 24 h) bounds the incident
    * figures' last_seen; `rollupSince` is the first 5-minute bucket the rollup figures add up (up to 5 minutes
    * before `since`), through `now`.
@@ -85,7 +91,8 @@ function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1P
  * incidents and incidents exhausted in the last 24 h (countIncidents, the list's own filters), open ambiguous
  * ops, and tokens re-spent (model.usage rollups of the buckets from the one holding now − 24 h to now: up to
  * 5 minutes more than 24 h, at most 289 rows). Each running count reads at most cap + 1 rows; the incident
- * counts see countIncidents.
+ * counts see countIncidents. Agents with gaps scans at most GAP_COUNT_WINDOW + 1 agents (no index serves it;
+ * see event-gaps.ts).
  */
 export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_CAP): Promise<OverviewCounts> {
   const since = now - DAY_MS;
@@ -103,9 +110,16 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
     db
       .prepare(`SELECT COALESCE(SUM(${R.amount}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} = 'model.usage' AND ${R.bucket} >= ? AND ${R.bucket} <= ?`)
       .bind(rollupSince, now),
+    gapCountStatement(db),
   ])) as D1Result<{ n: number; confirmed?: number; scanned?: number }>[];
   const kinds = results.slice(0, RUN_KINDS.length);
-  const [openR, ambiguous, ex, respent] = results.slice(RUN_KINDS.length) as [D1Result<{ n: number; scanned: number }>, D1Result<{ n: number }>, D1Result<{ n: number; scanned: number }>, D1Result<{ n: number }>];
+  const [openR, ambiguous, ex, respent, gaps] = results.slice(RUN_KINDS.length) as [
+    D1Result<{ n: number; scanned: number }>,
+    D1Result<{ n: number }>,
+    D1Result<{ n: number; scanned: number }>,
+    D1Result<{ n: number }>,
+    D1Result<{ n: number; missing: number; scanned: number }>,
+  ];
   const runningByKind = Object.fromEntries(
     RUN_KINDS.map((k, i) => [k, { ...cappedOf(kinds[i]!, cap), confirmed: Math.min(Number(kinds[i]!.results[0]?.confirmed ?? 0), cap) }]),
   ) as Record<RunKind, RunningOfKind>;
@@ -117,8 +131,9 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
     exhaustions24h: exhausted.read(ex),
     ambiguousOps: cappedOf(ambiguous, cap),
     respentTokens24h: Number(respent.results[0]?.n ?? 0),
+    agentsWithGaps: gapCountOf(gaps),
     window: { since, rollupSince, now },
-    rowsRead: rowsReadOf(...kinds, openR, ambiguous, ex, respent),
+    rowsRead: rowsReadOf(...kinds, openR, ambiguous, ex, respent, gaps),
   };
 }
 

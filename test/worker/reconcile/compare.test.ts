@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type LiveWork, type OpenWork, reconcileFindings } from "../../../worker/reconcile/compare";
+import type { FoundRun } from "../../../src/admin-rpc";
+import { fillFindings, type LiveWork, type OpenWork, reconcileFindings } from "../../../worker/reconcile/compare";
 
 const NOW = 1_800_000_000_000;
 const MIN = 10 * 60_000;
@@ -9,6 +10,12 @@ const fresh = NOW - 1_000;
 const live = (over: Partial<LiveWork> = {}): LiveWork => ({ status: "idle", liveRunIds: new Set(), chatRecords: new Map(), ...over });
 const open = (over: Partial<OpenWork> = {}): OpenWork => ({ runs: [], incidents: [], sessions: [], ...over });
 const judge = (o: OpenWork, l: LiveWork) => reconcileFindings(o, l, { now: NOW, minAgeMs: MIN });
+/** A run as an agent's adminFindRuns answers it. */
+const found = (over: Partial<FoundRun> & Pick<FoundRun, "runId" | "kind" | "state">): FoundRun => ({
+  source: over.kind === "task" ? "task" : "managed_fiber", name: null, definition: null, requestId: null, createdAt: null, startedAt: null, settledAt: null,
+  error: null, statusMessage: null, step: null, attempt: null, wakeAt: null, ...over,
+});
+const asked = (runs: FoundRun[], missing: string[] = []): Pick<LiveWork, "records" | "missing"> => ({ records: new Map(runs.map((r) => [r.runId, r])), missing: new Set(missing) });
 
 describe("reconciliation: projections against what the agent answers", () => {
   it("closes a run the agent no longer has as ended, not reported, and confirms one it still runs", () => {
@@ -69,5 +76,59 @@ describe("reconciliation: projections against what the agent answers", () => {
     const s = { name: "support-1", lastSeen: old };
     expect(judge(open({ sessions: [s] }), live({ status: "running" }))).toEqual([]);
     expect(judge(open({ sessions: [s] }), live({ status: "idle" }))).toEqual([{ type: "session.reconciled", name: "support-1", finding: "ended_unreported", detail: expect.stringContaining("idle") }]);
+  });
+
+  it("asks before it judges: a run the agent still records ends as recorded; ended_unreported only for one it has no record of; one not asked yet waits", () => {
+    const runs = ["t-done", "t-failed", "t-gone", "t-unasked"].map((runId) => ({ kind: "task" as const, runId, name: "etl", lastSeen: old }));
+    const findings = judge(
+      open({ runs }),
+      live({ ...asked([found({ runId: "t-done", kind: "task", state: "completed", settledAt: old + 5 }), found({ runId: "t-failed", kind: "task", state: "failed", error: "card declined (attempt 2)" })], ["t-gone"]) }),
+    );
+    expect(findings).toEqual([
+      expect.objectContaining({ runId: "t-done", finding: "ended", state: "completed", endedAt: old + 5 }),
+      expect.objectContaining({ runId: "t-failed", finding: "ended", state: "failed", error: "card declined (attempt 2)" }),
+      expect.objectContaining({ runId: "t-gone", finding: "ended_unreported", detail: expect.stringContaining("has no record") }),
+    ]);
+  });
+
+  it("judges nothing on a state word the mapping does not know", () => {
+    const findings = judge(open({ runs: [{ kind: "task", runId: "t-1", name: null, lastSeen: old }] }), live(asked([found({ runId: "t-1", kind: "task", state: "paused-by-a-newer-sdk" })])));
+    expect(findings).toEqual([]);
+  });
+
+  it("confirms a live run with what the agent records it doing (status message, step, wake time)", () => {
+    const findings = judge(
+      open({ runs: [{ kind: "task", runId: "t-1", name: null, lastSeen: old }] }),
+      live({ status: "waiting", liveRunIds: new Set(["t-1"]), ...asked([found({ runId: "t-1", kind: "task", state: "waiting", statusMessage: "indexed 2 pages", step: "cool-down", wakeAt: NOW + 1 })]) }),
+    );
+    expect(findings).toEqual([expect.objectContaining({ finding: "confirmed_running", state: "waiting", statusMessage: "indexed 2 pages", step: "cool-down", wakeAt: NOW + 1 })]);
+  });
+
+  it("keeps a managed fiber's incident open while the SDK keeps it interrupted, and closes it with its run once it is settled", () => {
+    const inc = { incidentId: "fiber:A/a/mf", kind: "fiber", fiberId: "mf", requestId: null, lastSeen: old };
+    expect(judge(open({ incidents: [inc] }), live(asked([found({ runId: "mf", kind: "managed_fiber", state: "interrupted" })])))).toEqual([
+      expect.objectContaining({ type: "incident.reconciled", finding: "confirmed_open", detail: expect.stringContaining("resolveFiber") }),
+    ]);
+    expect(judge(open({ incidents: [inc] }), live(asked([found({ runId: "mf", kind: "managed_fiber", state: "completed", settledAt: old + 9 })])))).toEqual([
+      expect.objectContaining({ type: "incident.reconciled", finding: "not_recovering", fiberStatus: "completed" }),
+      expect.objectContaining({ type: "run.reconciled", kind: "managed_fiber", runId: "mf", finding: "ended", state: "completed", endedAt: old + 9 }),
+    ]);
+  });
+
+  it("does not end a session of an agent whose work is parked (waiting)", () => {
+    expect(judge(open({ sessions: [{ name: "s", lastSeen: old }] }), live({ status: "waiting" }))).toEqual([]);
+  });
+
+  it("fills in the runs the console does not know or shows open, and leaves those it already closed", () => {
+    const recorded = [
+      found({ runId: "new-done", kind: "task", state: "completed" }),
+      found({ runId: "new-live", kind: "task", state: "waiting" }),
+      found({ runId: "open-done", kind: "task", state: "failed", error: "boom" }),
+      found({ runId: "closed", kind: "task", state: "completed" }),
+    ];
+    const f = fillFindings(recorded, new Map([["open-done", null], ["closed", "completed"]]));
+    expect(f.map((x) => x.type === "run.reconciled" && [x.runId, x.finding])).toEqual([["new-done", "ended"], ["new-live", "confirmed_running"], ["open-done", "ended"]]);
+    expect(f[0]).toMatchObject({ detail: expect.stringContaining("its events never arrived") });
+    expect(f[2]!.detail).not.toContain("never arrived");
   });
 });

@@ -70,7 +70,7 @@ describe("reconciliation from cron", () => {
     await reconcileCron();
 
     const closed = await pollRows<RunRow>("SELECT fiber_id, outcome, reason FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, lost], (r) => r.length === 1);
-    expect(closed[0]).toMatchObject({ outcome: "ended_unreported", reason: "the agent no longer has this fiber; how it ended was not reported" });
+    expect(closed[0]).toMatchObject({ outcome: "ended_unreported", reason: "the agent has no record of this fiber; how it ended was not reported" });
     // The last-known snapshot survives the close.
     expect((await runRow(name, lost))?.snapshot_preview).toContain('"page":1');
 

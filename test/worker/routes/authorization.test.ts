@@ -78,6 +78,7 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/search", url: (fx) => `/search?q=${enc(fx.session.name)}`, shows: (fx) => [fx.session.name] },
   { kind: "read", method: "GET", pattern: "/stuck", url: () => "/stuck", shows: () => ["<h1>Stuck</h1>", "STUCK_NO_PROGRESS_MINUTES"] },
   { kind: "read", method: "GET", pattern: "/partials/stuck", url: () => "/partials/stuck", shows: () => ['data-testid="stuck'] },
+  { kind: "read", method: "GET", pattern: "/agents", url: () => "/agents?agentClass=FaultySessionAgent", shows: (fx) => ['data-testid="agents"', fx.session.name] },
   { kind: "read", method: "GET", pattern: "/api/agents", url: () => "/api/agents?agentClass=FaultySessionAgent", shows: (fx) => [`"agentName":"${fx.session.name}"`] },
   { kind: "read", method: "GET", pattern: "/api/agents/:agentClass/:agentName", url: (fx) => `/api/agents/FaultySessionAgent/${enc(fx.session.name)}`, shows: (fx) => ['"status":"running"', fx.session.runId] },
   { kind: "operate", method: "POST", pattern: "/api/reconcile", url: () => "/api/reconcile", shows: ['"ok":true', '"asked":', '"findings":', '"unanswered":'] },

@@ -98,6 +98,10 @@ beforeAll(async () => {
   for (const agentName of ["links-a", "links-b"]) {
     events.push(...incidentScenarios(agentName, T0 + 20_000).flatMap((s) => s.events), ...runsAndOthers(agentName));
   }
+  // Agents that number their events: links-gap never got numbers 3 and 5 (two events missing); links-whole got all.
+  for (const [agentName, seqs] of [["links-gap", [1, 2, 4, 6]], ["links-whole", [1, 2]]] as const) {
+    for (const seq of seqs) events.push({ ...makeEvent("session.status_running", { turnSeq: seq }, { ...at(agentName, T0 + 30_000 + seq * 1000), corr: { sessionName: agentName } }), seq });
+  }
   // Exhausted a day and a half ago: outside the 24 h figures and their lists.
   events.push(...incidentScenarios("links-old", NOW - 36 * HOUR).filter((s) => s.incidentId === "exhausted-then-failed").flatMap((s) => s.events));
   await ingest(events, NOW);
@@ -130,6 +134,10 @@ describe("the overview's figures lead to what they count", () => {
     expect(card("Running runs").n).toBe(2 * 5);
     expect(card("Ambiguous ops").n).toBe(2);
     expect(card("Tokens re-spent by recovery (24 h)")).toMatchObject({ n: 2 * (1500 + 780), of: "tokens" });
+    // One agent has events missing: its list is that agent, with how many.
+    const gaps = card("Agents with missing events");
+    expect(gaps).toMatchObject({ n: 1, href: "/agents?gaps=true" });
+    expect((await rowsOf(gaps.href)).map((a) => [(a as { agentName: string }).agentName, (a as { missing: number }).missing])).toEqual([["links-gap", 2]]);
     // The exhausted-then-failed incidents are listed as exhausted, with the exhaustion's reason.
     const exhausted = await rowsOf(card("Exhaustions (24 h)").href) as IncidentRow[];
     expect(exhausted.filter((i) => i.incidentId === "exhausted-then-failed").map((i) => [i.agentName, i.status, i.reason]).sort()).toEqual([

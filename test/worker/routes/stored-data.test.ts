@@ -41,7 +41,8 @@ beforeAll(async () => {
     makeEvent("chat.recovery.exhausted", { attempt: 3, maxAttempts: 3, recoveryKind: "retry", reason: "max_attempts_exceeded" }, { ...at, corr: { incidentId, requestId: incidentId.split(":")[0] } }),
     makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { ...at, corr: { incidentId: openIncidentId, requestId: openIncidentId.split(":")[0] } }),
     makeEvent("fiber.started", { fiberName: "etl" }, { ...at, corr: { fiberId: futureFiber } }),
-    makeEvent("session.status_running", { turnSeq: 1 }, { ...at, corr: session }),
+    // The highest number an agent can claim: the console shows a gap of 2^53 - 2 events without failing.
+    { ...makeEvent("session.status_running", { turnSeq: 1 }, { ...at, corr: session }), seq: Number.MAX_SAFE_INTEGER },
     makeEvent("op.ambiguous", { opKind: "payment.charge", detail: "charged twice?" }, { ...at, corr: { ...session, opId: `op-${uid()}` } }),
     makeEvent("backup.created", { handle: `ws/${uid()}`, tenant: "acme", environment: "prod", sessionName: agentName, expiresAt: FUTURE, bytes: 42 }, { ...at, corr: session }),
   ], FUTURE);
@@ -67,6 +68,7 @@ afterAll(async () => {
     env.DB.prepare("DELETE FROM sessions WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM op_ambiguities WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM workspace_backups WHERE session_name = ?").bind(agentName),
+    env.DB.prepare("DELETE FROM agents WHERE agent_name = ?").bind(agentName),
   ]);
 });
 
@@ -89,7 +91,8 @@ describe("an event with time 9e15", () => {
     ["fiber page", () => `/fibers/${enc(futureFiber)}`, () => ["Fiber etl"]],
     ["session list", () => "/sessions", () => [agentName]],
     ["session page", () => `/sessions/${enc(agentName)}`, () => ["session.status_running"]],
-    ["agent page", () => `/agents/ProbeAgent/${enc(agentName)}`, () => [futureFiber]],
+    ["agent page", () => `/agents/ProbeAgent/${enc(agentName)}`, () => [futureFiber, `data-missing="${Number.MAX_SAFE_INTEGER - 1}"`]],
+    ["agents with missing events", () => "/agents?gaps=true", () => [agentName]],
     ["backups", () => `/backups?sessionName=${enc(agentName)}`, () => ["acme"]],
     ["audit log", () => `/audit?targetName=${enc(agentName)}`, () => ["odd row"]],
   ];
