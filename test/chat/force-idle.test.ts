@@ -61,9 +61,12 @@ describe("force idle on a Think agent mid-turn", () => {
     const nextSub = (await stub.submission(next.submissionId))!;
     expect(nextSub.startedAt! - nextSub.createdAt).toBeLessThan(2000);
 
-    // The console's run row agrees with the SDK (and stays so: the turn's own aborted finish says the same).
+    // The console's run row agrees with the SDK: the turn's own finish (the SDK's word, `aborted`) supersedes force
+    // idle's report of it, which says the same once read back (the operator's reason is on the submission and the audit).
     const row = await runRow(name, submissionId, (x) => x.outcome !== null);
-    expect(row).toMatchObject({ kind: "chat_turn", outcome: chatTurnState(sub.status)!.outcome, reason: "report turn stuck", attempt: 1 });
+    expect(row).toMatchObject({ kind: "chat_turn", outcome: chatTurnState(sub.status)!.outcome, reason: "aborted", attempt: 1 });
+    const [idled] = await pollRows<{ payload: string }>("SELECT payload FROM events WHERE agent_name = ? AND type = 'run.force_idled'", [name], (r) => r.length === 1);
+    expect(JSON.parse(idled!.payload)).toMatchObject({ kind: "chat_turn", runId: submissionId, stopped: true, how: "cancelled", sdkState: "aborted", reason: "report turn stuck" });
     await runRow(name, next.submissionId, (x) => x.outcome === "completed");
     const audit = await env.DB.prepare("SELECT result FROM audit_log WHERE target_name = ? AND action = 'force_idle'").bind(name).all<{ result: string }>();
     expect(audit.results).toEqual([{ result: "ok" }]);
