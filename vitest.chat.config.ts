@@ -10,9 +10,13 @@ import { workerdTestConfig } from "./test/workerd-config";
 export default defineConfig(() =>
   workerdTestConfig({
     main: "./test/fixtures/chat-entry.ts",
-    include: ["test/examples/demo-fleet/chat/**/*.test.ts", "test/examples/demo-fleet/soak/**/*.test.ts"],
+    include: ["test/examples/demo-fleet/chat/**/*.test.ts", "test/examples/demo-fleet/soak/**/*.test.ts", "test/chat/**/*.test.ts"],
     // The whole demo fleet, for the soak (test/examples/demo-fleet/soak); the chat tests use ChatAgent only.
-    durableObjects: { ChatAgent: "ChatAgent", DemoSessionAgent: "DemoSessionAgent", SessionAgent: "SessionAgent", DemoFiberAgent: "DemoFiberAgent" },
+    durableObjects: {
+      ChatAgent: "ChatAgent", DemoSessionAgent: "DemoSessionAgent", SessionAgent: "SessionAgent", DemoFiberAgent: "DemoFiberAgent",
+      // Foreign chat agents (test/fixtures/chat-agents.ts): Think and AIChatAgent with both mixins.
+      ThinkChatFixture: "ThinkChatFixture", AiChatFixture: "AiChatFixture", ThinkSubChatFixture: "ThinkSubChatFixture",
+    },
     fsModuleCache: false,
   }),
 );

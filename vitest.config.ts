@@ -32,7 +32,7 @@ export default defineConfig(() =>
     ...c,
     test: {
       ...c.test,
-      exclude: ["test/examples/demo-fleet/chat/**", "test/examples/demo-fleet/soak/**", "test/e2e/**", "**/node_modules/**"],
+      exclude: ["test/examples/demo-fleet/chat/**", "test/examples/demo-fleet/soak/**", "test/chat/**", "test/e2e/**", "**/node_modules/**"],
       // The fuzz files send thousands of requests through one test isolate, whose waitUntil span exports then
       // miss the exporter's 5 s timeout: one "exporting spans failed!" line per request would bury their
       // figures. Tracing under load is not what they test (test/telemetry/otlp-export.test.ts is); elsewhere these lines stay.

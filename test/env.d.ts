@@ -24,6 +24,11 @@ declare namespace Cloudflare {
     LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
     TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;
     TruthTaskAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthTaskAgent>;
+    // The chat suite's foreign chat agents (vitest.chat.config.ts).
+    ThinkChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkChatFixture>;
+    AiChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").AiChatFixture>;
+    /** Bound only so the pool's ctx.exports hands `subAgent()` a Durable Object class; reached as a facet of ThinkChatFixture. */
+    ThinkSubChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkSubChatFixture>;
     GapAgent: DurableObjectNamespace<import("./fixtures/gap-agent").GapAgent>;
     StubbornAgent: DurableObjectNamespace<import("./fixtures/busy-agents").StubbornAgent>;
   }

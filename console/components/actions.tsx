@@ -109,6 +109,7 @@ const NOW_WORDS: Record<RunCheck["now"], string> = { running: "still running", p
 const SOURCE_WORDS: Record<RunCheck["source"], string> = {
   "tasks.get": "tasks.get says",
   inspectFiber: "inspectFiber says",
+  inspectSubmission: "its submission says",
   cf_agents_runs: "its run row says",
   in_memory: "its callback runs in memory; the SDK says",
   none: "no record of it remains",

@@ -121,6 +121,7 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
         <dt>attempts</dt>
         <dd data-testid="incident-attempts">
           {a.countedCapped ? "at least " : ""}{a.counted} counted from its events · {a.reported === null ? "the SDK reports no attempt counter" : `the SDK's counter says ${a.reported}${i.maxAttempts ? ` of ${i.maxAttempts}` : ""}`}
+          {a.reportedIsBudget && a.reported !== null ? <div class="muted" data-testid="attempts-budget">The SDK's chat-recovery counter is its budget, not a count: it starts again at 1 whenever a recovery makes progress.</div> : null}
           {a.disagree ? <div class="warn" data-testid="attempts-disagree">They disagree: {a.counted < a.reported! ? "the SDK counted attempts whose events never arrived" : "more attempt events arrived than the SDK counted"}.</div> : null}
         </dd>
         <dt>reason</dt><dd>{i.reason ?? "—"}</dd>

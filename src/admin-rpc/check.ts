@@ -9,6 +9,8 @@ import { ALARM_LOOP_JOB_OWNERS, chatTurnRequestIdOf, runningAlarmJobs, TASK_TERM
  */
 
 const BUSY_SHOWN = 50;
+/** Think's terminal submission statuses (`_isTerminalSubmissionStatus`, @cloudflare/think 0.23). */
+const SUBMISSION_DONE: ReadonlySet<string> = new Set(["completed", "aborted", "skipped", "error"]);
 
 function rowOf(sql: SqlStorage, id: string): { id: string; name: string; created_at: number } | null {
   try {
@@ -22,9 +24,16 @@ function rowOf(sql: SqlStorage, id: string): { id: string; name: string; created
 /**
  * One run as the SDK records it now. A Tasks run answers through `tasks.get`; a managed fiber through
  * `inspectFiber`, unless its callback still runs in memory (a cancelled fiber whose callback ignores its
- * signal); a runFiber through its row and the set of running callbacks. No record at all: stopped.
+ * signal); a runFiber through its row and the set of running callbacks; a Think submission (a chat turn) through
+ * `inspectSubmission`. No record at all: stopped.
  */
 export async function checkRun(w: AgentWork, id: string): Promise<RunCheck> {
+  // A Think submission (a chat turn keyed by its submission id): its own record says where it is.
+  const submission = w.inspectSubmission ? await w.inspectSubmission(id) : null;
+  if (submission) {
+    const now = SUBMISSION_DONE.has(submission.status) ? "stopped" : submission.status === "running" ? "running" : "pending";
+    return { id, kind: "chat_turn", name: null, now, sdkState: submission.status, source: "inspectSubmission" };
+  }
   const inMemory = w.active()?.has(id) ?? false;
   const task = await w.getTask(id);
   if (task) {

@@ -73,7 +73,10 @@ export const taskRun = z.object({
   runId: z.string(),
   definition: z.string(),
   kind: z.enum(["task", "chat_turn"]),
+  /** For chat work (a turn's carrier, a chat recovery's transport): the user turn it serves, the id the console keys it by. */
   requestId: z.string().nullable(),
+  /** A turn's carrier: the request id its turn runs under (a recovery turn's own, which the SDK aborts it by). */
+  turnRequestId: z.string().nullable().optional(),
   state: z.string(),
   attempt: z.number().nullable(),
   createdAt: z.number(),
@@ -218,6 +221,9 @@ export type StatusOutput = z.infer<typeof statusOutput>;
  * - `evicted`: nothing else could stop it, so the agent is evicted right after answering;
  * - `not_running`: no callback was running in this instance (a row left by an eviction): removed, never recovered;
  * - `still_running`: it is still running in memory and nothing could stop it (stopped is false).
+ * A chat turn (Think, AIChatAgent) is ended through the SDK's chat API (src/admin-rpc/chat-stop.ts) and keyed by
+ * its user turn's request id (`ref`: its submission, or the Tasks run that carried it); `sdkStatus` says what the SDK
+ * records for it afterwards.
  */
 export const endedRun = z.object({
   kind: runKind,
@@ -228,6 +234,8 @@ export const endedRun = z.object({
   stopped: z.boolean(),
   how: z.enum(["hook", "cancelled", "evicted", "not_running", "still_running"]),
   detail: z.string(),
+  /** The SDK's own word for the run, re-read by the agent after stopping it (a Think submission's status); null where it keeps none. */
+  sdkStatus: z.string().nullable().optional(),
 });
 export type EndedRun = z.infer<typeof endedRun>;
 /** A recovery incident force idle cleared, by the id the console's incidents use: a chat-recovery record, or one the agent's hook reported. */
@@ -318,7 +326,7 @@ export const runCheck = z.object({
   name: z.string().nullable(),
   now: z.enum(RUN_NOW),
   sdkState: z.string(),
-  source: z.enum(["tasks.get", "inspectFiber", "cf_agents_runs", "in_memory", "none"]),
+  source: z.enum(["tasks.get", "inspectFiber", "inspectSubmission", "cf_agents_runs", "in_memory", "none"]),
 });
 export type RunCheck = z.infer<typeof runCheck>;
 

@@ -1,5 +1,6 @@
 import type { EndedRun, ForceIdleHookResult, ForceIdleOutput, RunKind, StatusOutput } from "./contract.js";
-import { type AgentWork, LIVE_TASK_STATES, liveManagedFibers, readRuns, taskRunOf } from "./inspect.js";
+import { type AgentWork, liveManagedFibers, liveTaskRuns, readRuns } from "./inspect.js";
+import { liveSubmissions, stopChatTurns } from "./chat-stop.js";
 import { activeFiberIds, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
 /** What stopWork needs from the agent: its work, its hook, and the SDK's public cancel calls. */
@@ -39,10 +40,11 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
   const why = `force idle: ${reason}`.slice(0, 500);
   const live = await readRuns(w);
   const managed = await liveManagedFibers(w);
-  const tasks = (await w.listTasks({ status: LIVE_TASK_STATES, limit: 100 })).map((t) => taskRunOf(w.sql, t));
+  const tasks = await liveTaskRuns(w, 100);
   const records = i.before.chatRecoveryIncidents;
   const empty = { noop: true, ended: [], incidents: [], evicted: false, notice: null, abortedRuns: [], cancelledFibers: [], clearedIncidents: [] };
-  if (i.before.status === "idle" && live.runs.length === 0 && live.inMemory.length === 0 && managed.length === 0 && tasks.length === 0 && records.length === 0) {
+  const submissions = await liveSubmissions(i.agent);
+  if (i.before.status === "idle" && live.runs.length === 0 && live.inMemory.length === 0 && managed.length === 0 && tasks.length === 0 && records.length === 0 && submissions.length === 0) {
     return { noop: true, output: empty };
   }
 
@@ -74,8 +76,13 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
 
   // 1. The agent's own hook: it can abort what only it holds (a turn's AbortController, a model stream).
   const hooked = hookResult(i.hook ? await i.hook(reason) : null);
+  // 1b. Chat turns (Think, AIChatAgent): their Tasks carrier's cancel does not stop them. Stopped through the SDK's
+  // chat API and judged by what the SDK records after (chat-stop.ts); their carriers are not judged again below.
+  const fiberTurns = live.runs.filter((r) => r.kind === "chat_turn" && r.requestId).map((r) => r.requestId!);
+  const chat = await stopChatTurns({ agent: i.agent, work: w, tasks, fiberTurns, reason: why, settleMs: i.settleMs, cancelTask: i.cancelTask });
+  const judged = candidates.filter((c) => !(c.source === "task" && chat.handled.has(c.taskRunId!)));
   // 2. The SDK's public cancellation.
-  for (const t of tasks) await i.cancelTask(t.runId, why);
+  for (const t of tasks) if (!chat.handled.has(t.runId)) await i.cancelTask(t.runId, why);
   const cancelledFibers: string[] = [];
   for (const f of managed) if (await i.cancelFiber(f.fiberId, why)) cancelledFibers.push(f.fiberId);
   // 3. No row, no recovery: removed even where the callback runs on, so a later eviction does not bring it back.
@@ -99,13 +106,16 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
   let running: Candidate[] = [];
   for (;;) {
     running = [];
-    for (const c of candidates) if (await stillRunning(c)) running.push(c);
+    for (const c of judged) if (await stillRunning(c)) running.push(c);
     if (running.length === 0 || Date.now() >= deadline) break;
     await scheduler.wait(POLL_MS);
   }
-  const evicted = running.length > 0 && i.evictToStop;
+  const evicted = (running.length > 0 || chat.stillRunning.length > 0) && i.evictToStop;
+  const chatEnded: EndedRun[] = chat.ended.map((r) =>
+    r.stopped || !evicted ? r : { ...r, stopped: true, how: "evicted" as const, detail: `${r.detail}; stopped by evicting the agent (nothing replays it)` },
+  );
 
-  const ended: EndedRun[] = candidates.map((c) => {
+  const ended: EndedRun[] = [...chatEnded, ...judged.map((c): EndedRun => {
     const base = { kind: c.kind, runId: c.runId, ref: c.taskRunId ?? c.rowId ?? c.runId, name: c.name };
     if (running.includes(c)) {
       return evicted
@@ -122,13 +132,16 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
         : { ...base, stopped: true, how: "not_running" as const, detail: "it ended on its own while force idle ran" };
     }
     return { ...base, stopped: true, how: "cancelled" as const, detail: c.source === "task" ? "cancelled through the Tasks API and settled" : "cancelled through cancelFiber and settled" };
-  });
+  })];
 
-  const names = [...new Set(running.map((c) => c.name ?? c.runId))].join(", ");
-  const n = running.length;
-  const cause = i.hook
-    ? "the agent's onAdminForceIdle hook did not stop it and the SDK has no way to cancel a runFiber callback from outside"
-    : "the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook";
+  const names = [...new Set([...running.map((c) => c.name ?? c.runId), ...chat.stillRunning.map((r) => `chat turn ${r.runId}`)])].join(", ");
+  const n = running.length + chat.stillRunning.length;
+  const cause =
+    running.length === 0
+      ? "the SDK aborted the chat turn but it had not ended when force idle looked again"
+      : i.hook
+        ? "the agent's onAdminForceIdle hook did not stop it and the SDK has no way to cancel a runFiber callback from outside"
+        : "the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook";
   const notice =
     n === 0
       ? null

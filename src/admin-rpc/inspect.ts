@@ -1,7 +1,10 @@
 import { agentStatusOf, maskSecrets } from "@agent-oncall/telemetry";
 import {
   CHAT_RECOVERY_INCIDENT_KEY_PREFIX,
+  CHAT_RECOVERY_TASK,
+  CHAT_TURN_SNAPSHOT_KEY_PREFIX,
   chatTurnRequestIdOf,
+  chatTurnRootOf,
   CHAT_TURN_TASK,
   chatIncidentIdOf,
   FIBER_DONE_STATUSES,
@@ -49,6 +52,8 @@ export type AgentWork = {
   getTask(runId: string): Promise<TaskSnapshot | null>;
   /** Ids of the runFiber callbacks running in this instance now (sdk-layout.ts activeFiberIds); null when unknown. */
   active(): ReadonlySet<string> | null;
+  /** Think's submission by id (`inspectSubmission`), where the agent has that API: a chat turn's own record. */
+  inspectSubmission?(id: string): Promise<{ submissionId: string; status: string } | null>;
   /** Think's `listSubmissions`, newest first, where the agent has it. */
   listSubmissions?: (options: { limit: number }) => Promise<SubmissionInspection[]>;
   /** The agent's own `adminRunRecord` hook, where it has one. */
@@ -121,7 +126,7 @@ export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRuns
     const managed = managedFibers.some((f) => f.fiberId === r.id) || (await w.inspectFiber(r.id)) !== null;
     runs.push({ id: r.id, name: r.name, kind: rowKind(r.name, managed), requestId: managed ? null : chatTurnRequestIdOf(r.name), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: r.bytes });
   }
-  const tasks = (await w.listTasks({ status: LIVE_TASK_STATES, limit: TASKS_SHOWN })).map((t) => taskRunOf(w.sql, t));
+  const tasks = await liveTaskRuns(w, TASKS_SHOWN);
   return { runs, managedFibers, tasks, inMemory: await readInMemory(w, new Set(raw.map((r) => r.id))) };
 }
 
@@ -133,6 +138,41 @@ async function readInMemory(w: AgentWork, rowIds: ReadonlySet<string>): Promise<
     out.push({ id, kind: (await w.inspectFiber(id)) !== null ? "managed_fiber" : "fiber" });
   }
   return out;
+}
+
+/**
+ * Unsettled Tasks runs, the SDK's chat machinery named by the user turn it serves (the id the console keys a chat
+ * turn by): a turn's carrier by the root its snapshot names (a recovery turn runs for the user's turn), a chat
+ * recovery's transport by its incident's root. Both are chat_turn work, never the user's own tasks.
+ */
+export async function liveTaskRuns(w: AgentWork, limit: number): Promise<TaskRun[]> {
+  const raw = await w.listTasks({ status: LIVE_TASK_STATES, limit });
+  let roots: Map<string, string> | null = null;
+  const out: TaskRun[] = [];
+  for (const t of raw) {
+    const run = taskRunOf(w.sql, t);
+    if (t.definition === CHAT_TURN_TASK) {
+      const root = chatTurnRootOf(await w.storage.get(`${CHAT_TURN_SNAPSHOT_KEY_PREFIX}${t.runId}`));
+      out.push(root ? { ...run, requestId: root, turnRequestId: run.requestId } : run);
+    } else if (t.definition === CHAT_RECOVERY_TASK) {
+      roots ??= await recoveryRoots(w.storage);
+      const incidentId = typeof t.metadata?.incidentId === "string" ? t.metadata.incidentId : null;
+      const recovered = typeof t.metadata?.recoveredRequestId === "string" ? t.metadata.recoveredRequestId : null;
+      out.push({ ...run, kind: "chat_turn", requestId: (incidentId ? roots.get(incidentId) : undefined) ?? recovered });
+    } else out.push(run);
+  }
+  return out;
+}
+
+/** incident id → the user turn its chat-recovery record recovers (`recoveryRootRequestId`). */
+async function recoveryRoots(storage: DurableObjectStorage): Promise<Map<string, string>> {
+  const records = await storage.list<Record<string, unknown>>({ prefix: CHAT_RECOVERY_INCIDENT_KEY_PREFIX });
+  const roots = new Map<string, string>();
+  for (const [key, v] of records) {
+    const root = typeof v?.recoveryRootRequestId === "string" ? v.recoveryRootRequestId : typeof v?.requestId === "string" ? v.requestId : null;
+    if (root) roots.set(chatIncidentIdOf(key, v), root);
+  }
+  return roots;
 }
 
 /** Live managed fibers (pending or running), through the public listFibers. */

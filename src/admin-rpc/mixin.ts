@@ -27,6 +27,7 @@ import {
   verifyInput,
 } from "./contract.js";
 import { checkRun, readBusy } from "./check.js";
+import { chatSubmissionsOf } from "./chat-stop.js";
 import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
@@ -100,6 +101,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         listTasks: (o) => this.tasks.list(o as Parameters<Agent["tasks"]["list"]>[0]) as ReturnType<AgentWork["listTasks"]>,
         getTask: (id) => this.tasks.get(id) as ReturnType<AgentWork["getTask"]>,
         active: () => activeFiberIds(this),
+        ...chatSubmissionsOf(this),
         ...(typeof think.listSubmissions === "function" ? { listSubmissions: (o) => think.listSubmissions!.call(this, o) as ReturnType<NonNullable<AgentWork["listSubmissions"]>> } : {}),
         ...(typeof hooks.adminRunRecord === "function" ? { runRecord: async (id: string) => hooks.adminRunRecord!.call(this, id) } : {}),
       };

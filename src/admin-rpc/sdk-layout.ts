@@ -26,6 +26,11 @@ export function chatIncidentIdOf(key: string, record: unknown): string {
 
 /** Task definition of a chat turn (Think / AIChatAgent `CHAT_FIBER_NAME`); its run's metadata carries `{ requestId }`. */
 export const CHAT_TURN_TASK = "__cf_internal_chat_turn";
+/**
+ * Task definition of a chat recovery's transport (agents/chat `CHAT_RECOVERY_TASK_NAME`): one short run per recovery
+ * attempt, its metadata `{ callback, incidentId, recoveredRequestId? }`. It serves the turn its incident recovers.
+ */
+export const CHAT_RECOVERY_TASK = "__cf_internal_chat_recovery";
 /** A chat turn run as a plain fiber (sub-agents) is named `${CHAT_TURN_TASK}:${requestId}`. */
 export const CHAT_TURN_FIBER_PREFIX = `${CHAT_TURN_TASK}:`;
 
@@ -77,6 +82,24 @@ export function taskStepAt(sql: SqlStorage, runId: string): { name: string; stat
     if (e instanceof Error && /no such table/i.test(e.message)) return null;
     throw e;
   }
+}
+
+/**
+ * KV key under which the SDK keeps the snapshot of the chat turn a carrier Tasks run executes
+ * (`__cf_chat_turn_snapshot:<runId>`, agents/chat turn-task, agents 0.32). Its envelope names the turn's request id
+ * and the user turn it runs for (`recoveryRootRequestId`): see chatTurnRootOf.
+ */
+export const CHAT_TURN_SNAPSHOT_KEY_PREFIX = "__cf_chat_turn_snapshot:";
+
+/** The user turn a chat turn's snapshot says it runs for (`recoveryRootRequestId` in Think's / AIChatAgent's envelope), or null. */
+export function chatTurnRootOf(snapshot: unknown): string | null {
+  if (!snapshot || typeof snapshot !== "object") return null;
+  for (const [key, inner] of Object.entries(snapshot as Record<string, unknown>)) {
+    if (!key.endsWith("ChatFiberSnapshot") || !inner || typeof inner !== "object") continue;
+    const root = (inner as { recoveryRootRequestId?: unknown }).recoveryRootRequestId;
+    if (typeof root === "string" && root) return root;
+  }
+  return null;
 }
 
 /**

@@ -6,7 +6,7 @@ export { eventEnvelope, parseEvent, SCHEMA_VERSION, MAX_EVENT_BYTES, type Teleme
 export { SIGNATURE_FIELD, signingKey, signEventText, verifyEventSignature, type SignatureVerdict } from "./signing.js";
 export { utf8Length } from "./pack.js";
 export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, RUN_KINDS, type RunKind, type EventType, type PayloadOf, type Preview } from "./payloads.js";
-export { normalizeSdkEvent } from "./normalize.js";
+export { normalizeSdkEvent, isInternalSdkName, type NormalizeOptions } from "./normalize.js";
 export * from "./sdk-states.js";
 export { subscribeAgentDiagnostics } from "./diagnostics.js";
 export { fiberIncidentId, turnIncidentId, newEventId } from "./ids.js";

@@ -50,6 +50,17 @@ export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
  * recovery hook a context with that same name and the Task's runId, which is the only place the two meet.
  */
 export const CHAT_TURN_NAME = "__cf_internal_chat_turn";
+
+/** The prefix the SDK reserves for its own Tasks definitions and fiber names (agents 0.32, Think, AIChatAgent). */
+const INTERNAL_SDK_PREFIX = "__cf_internal_";
+
+/**
+ * Whether a Tasks definition or fiber name is the SDK's own machinery (`__cf_internal_*`: chat-turn carriers, chat
+ * recovery transports, messenger replies): never a run its user started.
+ */
+export function isInternalSdkName(name: string): boolean {
+  return name.startsWith(INTERNAL_SDK_PREFIX);
+}
 const CHAT_TURN_PREFIX = `${CHAT_TURN_NAME}:`;
 
 /**
@@ -144,7 +155,9 @@ function fiberPayload(type: EventType, p: Record<string, unknown>, mask: Masker,
 
 function chatRecoveryPayload(type: EventType, p: Record<string, unknown>, mask: Masker): Record<string, unknown> {
   const kind = p.recoveryKind === "continue" ? "continue" : "retry";
-  const base: Record<string, unknown> = { attempt: num(p.attempt) ?? 0, maxAttempts: num(p.maxAttempts) ?? 0, recoveryKind: kind };
+  // The SDK names the user's turn only on exhaustion (`recoveryRootRequestId`); chat-turns.ts stamps the others.
+  const root = str(p.recoveryRootRequestId)?.slice(0, 200);
+  const base: Record<string, unknown> = compact({ attempt: num(p.attempt) ?? 0, maxAttempts: num(p.maxAttempts) ?? 0, recoveryKind: kind, rootRequestId: root });
   if (type === "chat.recovery.exhausted") {
     // The runtime payload carries more than its declared type: partial output and the terminal message. Never ship them raw.
     const parts = Array.isArray(p.partialParts) ? p.partialParts : undefined;
@@ -205,7 +218,7 @@ function chatTurnPayload(type: EventType, p: Record<string, unknown>, mask: Mask
 }
 
 /** Builds the rest of a normalised event; `null` means the SDK event is deliberately not shipped. */
-function mapPayload(raw: Raw, src: Source, mask: Masker, rec: SdkRecord): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
+function mapPayload(raw: Raw, src: Source, mask: Masker, rec: SdkRecord, opts: NormalizeOptions): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
   const p = raw.payload ?? {};
   const fiberType = FIBER[raw.type];
   if (fiberType) {
@@ -219,7 +232,7 @@ function mapPayload(raw: Raw, src: Source, mask: Masker, rec: SdkRecord): { type
   const taskType = TASK[raw.type];
   if (taskType) {
     const definition = str(p.definition) ?? "(unknown)";
-    if (definition === CHAT_TURN_NAME && CHAT_CARRIER_REDUNDANT.has(raw.type)) return null;
+    if (definition === CHAT_TURN_NAME && CHAT_CARRIER_REDUNDANT.has(raw.type) && !opts.keepChatCarriers) return null;
     return { type: taskType, payload: taskPayload(taskType, p, mask, definition, rec), corr: compact({ taskId: str(p.runId)?.slice(0, 200) }) };
   }
   const turnType = CHAT_TURN[raw.type];
@@ -264,21 +277,35 @@ function mapPayload(raw: Raw, src: Source, mask: Masker, rec: SdkRecord): { type
   return { type: "sdk.event", payload: { sdkType: raw.type.slice(0, 200) || "(empty)", data: toPreview(p, undefined, mask) }, corr: compact({ requestId: str(p.requestId) }) };
 }
 
+export type NormalizeOptions = {
+  /**
+   * Keep the lifecycle events of a Task that only carries a chat turn (CHAT_CARRIER_REDUNDANT). The telemetry
+   * pipe keeps them for chat-turns.ts, which knows whether the agent's SDK reports the turn itself.
+   */
+  keepChatCarriers?: boolean;
+};
+
 /**
  * Normalises one agents-SDK observability event into our contract.
  * `fallback` names the emitting agent when the SDK event does not.
- * Returns null only for the known noisy types in NOISY_SDK_TYPES and for the lifecycle events of a Task that
- * only carries a chat turn (CHAT_CARRIER_REDUNDANT). `mask` masks
+ * Returns null only for the known noisy types in NOISY_SDK_TYPES and (unless `opts.keepChatCarriers`) for the
+ * lifecycle events of a Task that only carries a chat turn (CHAT_CARRIER_REDUNDANT). `mask` masks
  * free text before it is capped (default: the built-in credential shapes). `record` is what the agent side
  * read of the SDK's own records right after the event (sdk-reads.ts), for the facts the event does not carry.
  */
-export function normalizeSdkEvent(event: ObservabilityEvent | Raw, fallback?: Partial<Source>, mask: Masker = maskSecrets, record: SdkRecord = {}): TelemetryEvent | null {
+export function normalizeSdkEvent(
+  event: ObservabilityEvent | Raw,
+  fallback?: Partial<Source>,
+  mask: Masker = maskSecrets,
+  record: SdkRecord = {},
+  opts: NormalizeOptions = {},
+): TelemetryEvent | null {
   const raw = event as Raw;
   const src: Source = {
     agentClass: str(raw.agent) ?? fallback?.agentClass ?? "unknown",
     agentName: str(raw.name) ?? fallback?.agentName ?? "unknown",
   };
-  const mapped = mapPayload(raw, src, mask, record);
+  const mapped = mapPayload(raw, src, mask, record, opts);
   if (!mapped) return null;
   const time = num(raw.timestamp) || Date.now();
   return { v: SCHEMA_VERSION, id: newEventId(time), time, type: mapped.type, source: src, corr: mapped.corr, payload: mapped.payload } as TelemetryEvent;

@@ -8,6 +8,7 @@ import { z } from "zod";
 
 const ms = z.number().int().nonnegative();
 const count = z.number().int().nonnegative();
+const requestIdField = z.string().min(1).max(200);
 
 /** A capped, redacted copy of free text or JSON: what an on-call person may see. */
 export const preview = z.object({
@@ -40,6 +41,11 @@ const fiberBase = z.object({
   fiberStatus: z.string().min(1).max(50).optional(),
   /** The managed fiber's error message as the SDK records it then (`inspectFiber().error`). */
   fiberError: z.string().optional(),
+  /**
+   * For a chat turn's fiber: the user's turn it runs for, when that is another request (a recovery turn
+   * continues the SDK's `recoveryRootRequestId`). The console keys the turn by it: one run per user turn.
+   */
+  rootRequestId: requestIdField.optional(),
 });
 
 /** A Tasks run (`this.tasks`, `cf_agents_task_runs`). `definition` is the task's registered name. */
@@ -55,6 +61,15 @@ const taskBase = z.object({
   statusMessage: z.string().max(500).optional(),
   /** The step the run is at, waits in, or ended in, as the agent side saw it (the SDK's step events are not shipped). */
   step: z.string().max(200).optional(),
+  /**
+   * The SDK's own machinery (a `__cf_internal_*` definition other than the chat-turn carrier, e.g. a chat
+   * recovery's transport): evidence on the timeline of what it serves, never a run of its own.
+   */
+  internal: z.boolean().optional(),
+  /** A chat-turn carrier or a chat recovery's Task: the user's turn it serves (see fiberBase.rootRequestId). */
+  rootRequestId: requestIdField.optional(),
+  /** A chat-turn carrier reported as the turn's start (agents without chat:turn events): which run of the user's turn it is. */
+  turnAttempt: count.optional(),
 });
 
 const chatTurnBase = z.object({
@@ -62,12 +77,18 @@ const chatTurnBase = z.object({
   admission: z.string().max(100).optional(),
   continuation: z.boolean().optional(),
   generation: count.optional(),
+  /** A recovery turn: the user's turn it continues (the SDK's `recoveryRootRequestId`); absent for the user's own turn. */
+  rootRequestId: requestIdField.optional(),
+  /** Which run of the user's turn this is: 2 for its first recovery turn, and so on (absent: 1, the turn itself). */
+  turnAttempt: count.optional(),
 });
 
 const chatRecoveryBase = z.object({
   attempt: count,
   maxAttempts: count,
   recoveryKind: z.enum(["retry", "continue"]),
+  /** The user's turn the incident recovers (the SDK's `recoveryRootRequestId`), when the agent could tell. */
+  rootRequestId: requestIdField.optional(),
 });
 
 /** Reasons the agents SDK gives for exhausting chat recovery. Unknown reasons are kept as-is. */
@@ -114,7 +135,7 @@ export const payloadSchemas = {
   "fiber.failed": fiberBase.extend({ error: z.string() }),
   "fiber.interrupted": fiberBase,
   /** Our own: a stash() checkpoint, so the console can show the last-known snapshot after the row is gone. */
-  "fiber.stashed": z.object({ fiberName: z.string(), snapshot: preview, kind: runKind.optional() }),
+  "fiber.stashed": z.object({ fiberName: z.string(), snapshot: preview, kind: runKind.optional(), rootRequestId: requestIdField.optional() }),
 
   // Fiber recovery after eviction
   "fiber.recovery.detected": fiberBase,
@@ -141,7 +162,11 @@ export const payloadSchemas = {
     partialParts: z.object({ count, bytes: count }).optional(),
     terminalMessage: preview.optional(),
   }),
-  "chat.recovery.failed": chatRecoveryBase.extend({ reason: z.string().optional() }),
+  /**
+   * `sealed`: the SDK reported this after it had already exhausted the incident (a recovery turn the exhaustion
+   * aborted then fails): the incident stays exhausted, as the SDK's give-up said.
+   */
+  "chat.recovery.failed": chatRecoveryBase.extend({ reason: z.string().optional(), sealed: z.boolean().optional() }),
   "chat.context.compacted": z.object({
     mode: z.enum(["proactive", "reactive"]),
     shortened: z.boolean(),
@@ -167,8 +192,18 @@ export const payloadSchemas = {
 
   // Chat turns (AIChatAgent / Think `chat:turn:start|finish`); the turn is keyed by corr.requestId.
   "chat.turn.started": chatTurnBase,
-  /** `status` is the SDK's own word for how the turn ended (completed, error, aborted, …). */
-  "chat.turn.finished": chatTurnBase.extend({ status: z.string().min(1).max(100), durationMs: ms.optional(), error: z.string().optional() }),
+  /**
+   * `status` is the SDK's own word for how the turn ended (completed, error, aborted, …). Where the SDK's recovery
+   * of the user's turn stood then, as the agent saw it: `recovering` (a recovery was already scheduled: this status
+   * is not the user's turn's end) or `sealed` (recovery was already exhausted: the turn ended with that).
+   */
+  "chat.turn.finished": chatTurnBase.extend({
+    status: z.string().min(1).max(100),
+    durationMs: ms.optional(),
+    error: z.string().optional(),
+    recovering: z.boolean().optional(),
+    sealed: z.boolean().optional(),
+  }),
 
   /**
    * Written by the audited admin path when force idle ends a run (row removed, managed fiber or task cancelled,

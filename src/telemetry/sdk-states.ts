@@ -158,6 +158,25 @@ export const FIBER_RECOVERY_INCIDENT: Record<keyof typeof FIBER_STATUS, Incident
   aborted: "skipped",
 };
 
+/** The part of a chat-recovery record (`ChatRecoveryIncident`, `cf:chat-recovery:incident:*`) its status depends on. */
+export type ChatRecoveryRecordState = { status: string; reason?: string | null };
+
+/**
+ * How a chat turn (one user turn, whatever recovery turns the SDK ran for it) ended, from the SDK's records: the
+ * turn's own status (Think's submission status, `listSubmissions`; or what the turn reported) and the chat-recovery
+ * record of its incident, while the SDK keeps one. An exhausted recovery is the turn's end (the SDK marks its
+ * submission `error`, with the terminal message as the error); a recovery the SDK declined or cancelled
+ * (`skipped`) ends it as recovery_skipped. Otherwise the turn's own status says it (CHAT_TURN_STATUS).
+ */
+export function chatTurnState(turnStatus: string, record?: ChatRecoveryRecordState | null): ConsoleRunState | null {
+  if (record) {
+    const incident = chatRecoveryRecordStatus(record);
+    if (incident === "exhausted") return ended("exhausted");
+    if (incident === "skipped") return ended("recovery_skipped");
+  }
+  return mapSdkState(CHAT_TURN_STATUS, turnStatus);
+}
+
 /**
  * The SDK's state table for each kind of run whose state the agent still records: managed fibers
  * (`inspectFiber`), Tasks runs (`tasks.get`) and chat turns (Think's submissions). A plain runFiber keeps no

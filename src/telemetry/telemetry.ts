@@ -13,6 +13,7 @@ import { isOwnEvent, stampSeq, withoutSeq } from "./seq.js";
 import { signEventText, signingKey } from "./signing.js";
 import { fitEvent, fitText } from "./too-large.js";
 import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
+import { ChatTurns, readTaskRun } from "./chat-turns.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
 export type TelemetryStats = {
@@ -48,6 +49,12 @@ export type TelemetryOptions = {
   redact?: RedactPatterns;
   /** Shared secret: when set, every event is signed (HMAC-SHA256) in the background sender. See signing.ts. */
   signingSecret?: string | null;
+  /**
+   * The user turn a chat recovery under way continues (Think / AIChatAgent), read from the agent when a turn starts;
+   * withTelemetry supplies it. Without it, recovery turns are still joined to their turn where the SDK's events,
+   * snapshots and Tasks runs tell (chat-turns.ts).
+   */
+  activeChatRecoveryRoot?: () => string | null;
 };
 
 const MEMORY_CAP = 1000;
@@ -78,8 +85,14 @@ export class Telemetry {
   /** The signing key (imported once, off the agent's path); null when events go unsigned. */
   #signingKey: Promise<CryptoKey> | null = null;
 
+  /** Which user turn each chat event belongs to (chat-turns.ts). */
+  readonly #chat: ChatTurns;
+
   constructor(opts: TelemetryOptions) {
     this.source = opts.source;
+    const sql = opts.sql ?? null;
+    const activeRoot = opts.activeChatRecoveryRoot;
+    this.#chat = new ChatTurns({ activeRecoveryRoot: () => activeRoot?.() ?? null, taskRun: (id) => (sql ? readTaskRun(sql, id) : null) }, sql);
     this.#queue = opts.queue ?? null;
     this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
     this.#keepAlive = opts.keepAlive;
@@ -134,7 +147,8 @@ export class Telemetry {
    */
   emitSdk(raw: unknown, record: SdkRecord = {}, id?: string): void {
     try {
-      const event = normalizeSdkEvent(raw as never, this.source, this.#mask, record);
+      this.#noteChatFailure(raw);
+      const event = normalizeSdkEvent(raw as never, this.source, this.#mask, record, { keepChatCarriers: true });
       if (event && id) event.id = id;
       // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
@@ -239,6 +253,35 @@ export class Telemetry {
     }
   }
 
+  /** A chat request's failure, kept for its turn's finish (chat-turns.ts): masked and capped like any error we ship. */
+  #noteChatFailure(raw: unknown): void {
+    const r = raw as { type?: unknown; payload?: { requestId?: unknown; error?: unknown } };
+    if (r?.type !== "chat:request:failed" || typeof r.payload?.requestId !== "string" || typeof r.payload.error !== "string") return;
+    this.#chat.noteFailure(r.payload.requestId, capField(r.payload.error, undefined, this.#mask));
+  }
+
+  /** The recovery hook got a chat turn's snapshot (with-telemetry.ts): it names the user turn that turn runs for. */
+  chatRecovered(snapshot: unknown): void {
+    try {
+      this.#chat.noteRecoveredTurn(snapshot);
+    } catch (e) {
+      this.#fail("chat turn", e);
+    }
+  }
+
+  /**
+   * A chat turn's result as the SDK hands it to `onChatResponse` ({ requestId, status, error }). For SDKs that report
+   * no chat:turn:finish (AIChatAgent) it is shipped as one, in the SDK's shape; otherwise it says nothing new.
+   */
+  chatResponse(result: unknown): void {
+    try {
+      const payload = result && typeof result === "object" ? this.#chat.responseAsFinish(result as Record<string, unknown>) : null;
+      if (payload) this.emitSdk({ type: "chat:turn:finish", payload, timestamp: Date.now() });
+    } catch (e) {
+      this.#fail("chat turn", e);
+    }
+  }
+
   /**
    * Ships an already-normalised event. Never throws. An event of this agent goes to the durable outbox, which
    * numbers it (`seq`, see seq.ts); one naming another agent (a shared pipe, subscribeAgentDiagnostics) ships
@@ -246,6 +289,11 @@ export class Telemetry {
    * dropped: only the outbox gives numbers.
    */
   emit(event: TelemetryEvent): void {
+    try {
+      if (!this.#chat.annotate(event)) return;
+    } catch (e) {
+      this.#fail("chat turn", e);
+    }
     this.#stats.emitted++;
     event = withoutSeq(event);
     try {

@@ -115,9 +115,10 @@ const CLOSES = new Set<TelemetryEvent["type"]>([
  * recovery hook or the continuation turn).
  *
  * Keys: a chat turn by request id; a fiber by id; a session turn by session name and turn number. A chat
- * recovery continues in a NEW turn (its own request id), so a continuation turn (`chat.turn.started` with
- * `continuation: true`) that starts while exactly one chat incident is being recovered is keyed to it: the SDK
- * runs one chat turn at a time per agent.
+ * recovery continues in a NEW turn (its own request id): a recovery turn whose start names the user turn it
+ * continues (`rootRequestId`, stamped by chat-turns.ts) is keyed to that turn's incident; failing that, a
+ * continuation turn (`continuation: true`) that starts while exactly one chat incident is being recovered is
+ * keyed to it: the SDK runs one chat turn at a time per agent.
  */
 export class RecoveryScope {
   #byKey = new Map<string, Open>();
@@ -127,8 +128,15 @@ export class RecoveryScope {
   /** Updates the tracked recoveries from one event this agent ships. Never throws on odd events. */
   observe(e: TelemetryEvent): void {
     const c = e.corr;
-    const p = e.payload as { attempt?: unknown; recoveryCount?: unknown; turnSeq?: unknown; continuation?: unknown };
+    const p = e.payload as { attempt?: unknown; recoveryCount?: unknown; turnSeq?: unknown; continuation?: unknown; rootRequestId?: unknown };
+    const root = typeof p.rootRequestId === "string" ? p.rootRequestId : undefined;
     const keys = keysOf(c.requestId, c.fiberId, c.sessionName, typeof p.turnSeq === "number" ? p.turnSeq : undefined);
+    // A recovery turn the agent joined to its user turn (chat-turns.ts): it runs for that turn's recovery.
+    const rootOpen = e.type === "chat.turn.started" && root && c.requestId ? this.#byKey.get(`req:${root}`) : undefined;
+    if (rootOpen) {
+      this.#byKey.set(`req:${c.requestId}`, rootOpen);
+      return;
+    }
     if (e.type === "chat.turn.started" && p.continuation === true && c.requestId && this.#chat.size === 1) {
       const [open] = this.#chat.values();
       this.#byKey.set(`req:${c.requestId}`, open!);
@@ -141,6 +149,7 @@ export class RecoveryScope {
       const open: Open = { incidentId: c.incidentId, ...(attempt !== undefined ? { attempt } : {}) };
       this.#replace(c.incidentId, open);
       for (const k of keys) this.#byKey.set(k, open);
+      if (root && e.type.startsWith("chat.")) this.#byKey.set(`req:${root}`, open);
       if (e.type.startsWith("chat.")) this.#chat.set(c.incidentId, open);
       // An incident whose end this isolate never sees must not pin memory: forget the oldest keys past the cap.
       for (const k of this.#byKey.keys()) {

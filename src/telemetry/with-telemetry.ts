@@ -35,6 +35,16 @@ export type WithTelemetryOptions = {
 
 const currentFiber = new AsyncLocalStorage<{ id: string; name: string }>();
 
+/**
+ * The user turn a chat recovery under way continues: Think's and AIChatAgent's `_activeChatRecoveryRootRequestId`
+ * (agents 0.32), the value the SDK writes into each turn's snapshot as `recoveryRootRequestId` while a recovery
+ * callback runs. Not public API; pinned by test/chat/sdk-facts.test.ts. Null outside a recovery (or another SDK).
+ */
+function activeChatRecoveryRoot(agent: object): string | null {
+  const v = (agent as { _activeChatRecoveryRootRequestId?: unknown })._activeChatRecoveryRootRequestId;
+  return typeof v === "string" && v ? v : null;
+}
+
 /** A signing secret from env: a non-blank string, else none. */
 const signingSecret = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v : null);
 
@@ -75,6 +85,7 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           sql: this.ctx.storage.sql,
           otlp: otlpTargetFromEnv(env, options.otlpEndpointVar, options.otlpHeadersVar),
           keepAlive: (p) => this.ctx.waitUntil(p),
+          activeChatRecoveryRoot: () => activeChatRecoveryRoot(this),
           signingSecret: signingSecret(env[options.signingSecretVar ?? "TELEMETRY_SIGNING_SECRET"]),
           redact: [
             ...(options.redact ?? []),
@@ -109,6 +120,16 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           this.#ship(event);
         },
       };
+      // AIChatAgent reports how each chat turn ended only to `onChatResponse` (no chat:turn:finish): pass the result
+      // on to the telemetry first. Wrapped on the instance, so the agent's own override (found on its prototype
+      // now) still runs; Think reports the turn itself and the telemetry ignores the copy.
+      const own = (this as { onChatResponse?: unknown }).onChatResponse;
+      if (typeof own === "function") {
+        (this as { onChatResponse?: unknown }).onChatResponse = function (this: WithTelemetry, result: unknown) {
+          this.telemetry.chatResponse(result);
+          return (own as (r: unknown) => unknown).call(this, result);
+        };
+      }
     }
 
     /** The SDK's public reads sdk-reads.ts completes events with. */
@@ -198,6 +219,8 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
      * lost with the evicted isolate. (An SDK-internal hook; guarded.)
      */
     protected override async _handleInternalFiberRecovery(ctx: FiberRecoveryContext): Promise<boolean> {
+      // A chat turn's snapshot names the user turn it runs for: known before anything of its recovery is reported.
+      if (ctx.snapshot !== null && ctx.snapshot !== undefined) this.telemetry.chatRecovered(ctx.snapshot);
       if (ctx.snapshot !== null && ctx.snapshot !== undefined) this.#recordStash(ctx.id, ctx.name, ctx.snapshot);
       this.#reportInterruption(ctx);
       return super._handleInternalFiberRecovery(ctx);

@@ -38,6 +38,26 @@ function runEvents(a: string): TelemetryEvent[] {
     makeEvent("chat.turn.started", { trigger: "submit" }, o(a, 30, { requestId: "req-2" })),
     makeEvent("chat.turn.finished", { trigger: "submit", status: "error", durationMs: 2000, error: "model overloaded" }, o(a, 32, { requestId: "req-2" })),
     makeEvent("chat.turn.finished", { trigger: "programmatic", status: "aborted", durationMs: 500 }, o(a, 33, { requestId: "req-3" })),
+    // A user turn the SDK recovered twice (stall, then eviction): its recovery turns, their fiber and the recovery's
+    // internal Tasks run fold into it; the last recovery turn completes it, its third attempt.
+    makeEvent("chat.turn.started", { trigger: "submission" }, o(a, 60, { requestId: "req-4" })),
+    makeEvent("chat.recovery.scheduled", { ...chat(1), rootRequestId: "req-4" }, o(a, 61, { incidentId: "req-4:m", requestId: "req-4" })),
+    makeEvent("chat.turn.finished", { trigger: "submission", status: "aborted", recovering: true }, o(a, 61, { requestId: "req-4" })),
+    makeEvent("task.waiting", { definition: "__cf_internal_chat_recovery", internal: true, rootRequestId: "req-4", reason: "sleep", wakeAt: T0 + 63 * S }, o(a, 62, { taskId: "task_rec", incidentId: "req-4:m" })),
+    makeEvent("chat.turn.started", { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", turnAttempt: 2 }, o(a, 63, { requestId: "req-4b" })),
+    makeEvent("fiber.interrupted", { fiberName: "__cf_internal_chat_turn:req-4b", kind: "chat_turn", rootRequestId: "req-4" }, o(a, 64, { fiberId: "chat_n4", requestId: "req-4b" })),
+    makeEvent("task.attempt.interrupted", { definition: "__cf_internal_chat_turn", attempt: 1, kind: "chat_turn", rootRequestId: "req-4" }, o(a, 64, { taskId: "chat_n4", requestId: "req-4b" })),
+    makeEvent("chat.recovery.scheduled", { ...chat(2), rootRequestId: "req-4" }, o(a, 65, { incidentId: "req-4:m", requestId: "req-4b" })),
+    makeEvent("chat.turn.started", { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", turnAttempt: 3 }, o(a, 66, { requestId: "req-4c" })),
+    makeEvent("chat.turn.finished", { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", status: "completed", durationMs: 900 }, o(a, 67, { requestId: "req-4c" })),
+    // A user turn the SDK gave up on inside a recovery turn: exhausted; the aborted recovery turn's finish is sealed.
+    makeEvent("chat.turn.started", { trigger: "submission" }, o(a, 70, { requestId: "req-5" })),
+    makeEvent("chat.turn.started", { trigger: "recovery-continue", rootRequestId: "req-5", turnAttempt: 2 }, o(a, 72, { requestId: "req-5b" })),
+    makeEvent("chat.recovery.exhausted", { ...chat(2), rootRequestId: "req-5", reason: "max_attempts_exceeded", terminalMessage: { preview: "Sorry, this reply could not be recovered.", bytes: 41, truncated: false } }, o(a, 74, { incidentId: "req-5:m", requestId: "req-5b" })),
+    makeEvent("chat.turn.finished", { trigger: "recovery-continue", rootRequestId: "req-5", status: "aborted", sealed: true }, o(a, 74, { requestId: "req-5b" })),
+    // An AIChatAgent turn: its carrier's acceptance is its start (no chat:turn events), onChatResponse its end.
+    makeEvent("task.accepted", { definition: "__cf_internal_chat_turn", kind: "chat_turn" }, o(a, 80, { taskId: "chat_n6", requestId: "req-6" })),
+    makeEvent("chat.turn.finished", { status: "completed" }, o(a, 81, { requestId: "req-6" })),
     // A fiber force-idled while its callback kept running; a managed fiber force-idled and stopped.
     makeEvent("fiber.started", { fiberName: "etl", managed: false }, o(a, 40, { fiberId: "f-1" })),
     makeEvent("run.force_idled", { kind: "fiber", runId: "f-1", name: "etl", reason: "stuck import", stopped: false }, o(a, 50, { fiberId: "f-1" })),
@@ -73,7 +93,10 @@ describe("runs of every kind", () => {
       else expect(rows).toEqual(reference);
     }
     const by = Object.fromEntries(reference!.map((r) => [r.fiber_id, r]));
-    expect(Object.keys(by).sort()).toEqual(["f-1", "mf-1", "req-1", "req-2", "req-3", "task_1", "task_2", "task_3"]);
+    expect(Object.keys(by).sort()).toEqual(["f-1", "mf-1", "req-1", "req-2", "req-3", "req-4", "req-5", "req-6", "task_1", "task_2", "task_3"]);
+    expect(by["req-4"]).toMatchObject({ kind: "chat_turn", name: "chat turn (submission)", outcome: "completed", attempt: 3, started_at: T0 + 60 * S, ended_at: T0 + 67 * S, error: null, reason: null });
+    expect(by["req-5"]).toMatchObject({ kind: "chat_turn", outcome: "exhausted", attempt: 2, reason: "max_attempts_exceeded", error: "Sorry, this reply could not be recovered." });
+    expect(by["req-6"]).toMatchObject({ kind: "chat_turn", name: "chat turn", outcome: "completed", attempt: 1, started_at: T0 + 80 * S });
     expect(by.task_1).toMatchObject({ kind: "task", definition: "etl@v1", attempt: 2, outcome: "completed", started_at: T0 + 2 * S, ended_at: T0 + 61 * S, phase: "waiting" });
     expect(by["req-1"]).toMatchObject({ kind: "chat_turn", name: "chat turn (submit)", outcome: "interrupted", started_at: T0 + 10 * S, snapshot_preview: '{"partial":"hal"}' });
     expect(by["req-2"]).toMatchObject({ kind: "chat_turn", outcome: "failed", error: "model overloaded", reason: null, started_at: T0 + 30 * S });
@@ -136,7 +159,7 @@ describe("incident statuses", () => {
       makeEvent("chat.recovery.attempt", chat(1), o(a, 2, c("sealed"))),
       makeEvent("chat.recovery.attempt", chat(2), o(a, 3, c("sealed"))),
       makeEvent("chat.recovery.exhausted", { ...chat(2), reason: "max_attempts_exceeded" }, o(a, 4, c("sealed"))),
-      makeEvent("chat.recovery.failed", chat(2), o(a, 5, c("sealed"))),
+      makeEvent("chat.recovery.failed", { ...chat(2), sealed: true }, o(a, 5, c("sealed"))),
       // Force-idled while open.
       makeEvent("chat.recovery.detected", chat(1), o(a, 1, c("idled"))),
       makeEvent("incident.force_idled", { reason: "customer asked to stop" }, o(a, 9, { incidentId: "idled" })),
@@ -190,6 +213,12 @@ describe("incident statuses", () => {
     // The SDK says attempt 3 was scheduled, but no attempt event arrived: they disagree, and the page says so.
     const lost = (await getIncident(env.DB, "lost", owner))!;
     expect(await incidentAttempts(env.DB, lost)).toMatchObject({ counted: 0, reported: 3, disagree: true });
+    // A chat recovery whose every attempt made progress (issue 15: "3 counted · the SDK's counter says 1 of 3 — They
+    // disagree"): the SDK's counter is its budget, back at 1 after each attempt that made progress, and the SDK emits an
+    // attempt event for each. Nothing was lost: they do not disagree, and the page says what the counter is.
+    await ingest([1, 2, 3].map((t) => makeEvent("chat.recovery.attempt", chat(1), o(a, 10 + t, { incidentId: "progressing", requestId: "req-progressing" }))));
+    const progressing = (await getIncident(env.DB, "progressing", owner))!;
+    expect(await incidentAttempts(env.DB, progressing)).toMatchObject({ counted: 3, reported: 1, disagree: false, reportedIsBudget: true });
     // A fiber incident: the SDK reports no counter.
     const fiberInc = `fiber:ProbeAgent/${a}/fx`;
     await ingest([

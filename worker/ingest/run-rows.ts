@@ -1,6 +1,6 @@
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { type RunKind, runStateOf, type TelemetryEvent } from "../../src/telemetry";
+import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from "../../src/telemetry";
 import { stampColumns } from "./merge";
 
 /**
@@ -15,11 +15,16 @@ import { stampColumns } from "./merge";
  *   cancelled; `fiber.resolved` (the agent's resolveFiber) ends it with the status it was given;
  * - task: completed | failed | cancelled. An interrupted attempt is not an end (the SDK replays it): it is
  *   the task's `phase`, as are pending, running and waiting;
- * - chat_turn (keyed by its request id): completed | failed | cancelled from chat.turn.finished's status, or
- *   interrupted when its internal fiber was (a turn is not resumed: recovery continues it as a new turn,
- *   and the chat incident tells that story). The SDK's internal chat-turn fibers arrive already marked
- *   (payload.kind "chat_turn", corr.requestId) and become facts of their turn, never fibers of their own;
- *   Tasks that only carry a turn have no requestId to fold by, and make no row.
+ * - chat_turn: ONE run per user turn, keyed by its request id. The SDK recovers an interrupted or stalled turn by
+ *   running new turns under their own request ids; the agent's telemetry names the user turn each of them (and
+ *   their fibers, Tasks carriers and chat-recovery events) runs for (`rootRequestId`, src/telemetry/chat-turns.ts),
+ *   and they fold into it: a recovery turn's start makes it live again and counts an attempt (`turnAttempt`: 2 for
+ *   the first recovery). Its outcome: completed | failed | cancelled from chat.turn.finished's status;
+ *   interrupted when its internal fiber was; recovering once a recovery is scheduled (a finish the SDK already
+ *   routed into recovery says so, `recovering`); exhausted when the SDK gave up (chat.recovery.exhausted: the
+ *   reason, and the terminal message the user saw as the error; what the SDK reports after that is `sealed` and
+ *   changes nothing); recovery_skipped when it declined to recover. The SDK's internal machinery (chat-turn
+ *   fibers, the Task carrying a turn, recovery Tasks) never makes a run of its own.
  * - any kind: force_idled (run.force_idled, for work the SDK keeps no record of; what the SDK records of work the
  *   action stopped, a cancelled Tasks run or managed fiber, is shown as the SDK says), and from run.reconciled: `ended` with the outcome the
  *   agent still records (mapped by sdk-states.ts), or ended_unreported (a fallback) when it records none.
@@ -104,8 +109,11 @@ type Facts = {
   definition?: string | null;
   attempt?: number | null;
   startedAt?: number | null;
-  /** `fallback`: stamped 0, so any reported outcome supersedes it; `at`: stamped then rather than at the event's time. */
-  outcome?: { value: string; endedAt: number | null; error?: string | null; reason?: string | null; fallback?: boolean; at?: number };
+  /**
+   * `fallback`: stamped 0, so any reported outcome supersedes it; `at`: stamped then rather than at the event's time.
+   * `value: null`: live again (a chat turn's recovery turn started), superseding an earlier outcome.
+   */
+  outcome?: { value: string | null; endedAt: number | null; error?: string | null; reason?: string | null; fallback?: boolean; at?: number };
   phase?: { value: string; wakeAt?: number | null; step?: string | null; statusMessage?: string | null };
   snapshot?: { preview: string; bytes: number };
   confirmedAt?: number;
@@ -127,9 +135,10 @@ function factsOf(e: TelemetryEvent): Facts | null {
     const snapshot = e.type === "fiber.stashed" ? (p.snapshot as { preview: string; bytes: number }) : undefined;
     if (p.kind === "chat_turn" && c.requestId) {
       const outcome = TURN_FIBER_OUTCOME[e.type];
+      const root = s(p.rootRequestId);
       return {
-        kind: "chat_turn", runId: c.requestId, name: "chat turn",
-        startedAt: e.type === "fiber.started" ? e.time : null,
+        kind: "chat_turn", runId: root ?? c.requestId, name: root ? null : "chat turn",
+        startedAt: e.type === "fiber.started" && !root ? e.time : null,
         outcome: outcome ? { value: outcome, endedAt: e.time, error: s(p.error) } : undefined,
         snapshot,
       };
@@ -148,8 +157,10 @@ function factsOf(e: TelemetryEvent): Facts | null {
     };
   }
   if (e.type.startsWith("task.")) {
-    // A Task that only carries a chat turn is that turn; without its request id there is nothing to fold into.
-    if (!c.taskId || p.kind === "chat_turn") return null;
+    // A Task that only carries a chat turn is that turn (its request id, from the agent); the SDK's other machinery
+    // (a chat recovery's transport, …) is evidence on timelines, never a run.
+    if (p.kind === "chat_turn") return c.requestId ? carrierFacts(e, c.requestId, p) : null;
+    if (!c.taskId || p.internal === true || isInternalSdkName(s(p.definition) ?? "")) return null;
     const phase = TASK_PHASE[e.type];
     const outcome = TASK_OUTCOME[e.type];
     return {
@@ -163,17 +174,34 @@ function factsOf(e: TelemetryEvent): Facts | null {
   if (e.type === "chat.turn.started" || e.type === "chat.turn.finished") {
     if (!c.requestId) return null;
     const trigger = s(p.trigger);
-    const name = trigger ? `chat turn (${trigger})` : "chat turn";
-    if (e.type === "chat.turn.started") return { kind: "chat_turn", runId: c.requestId, name, startedAt: e.time };
+    const root = s(p.rootRequestId);
+    if (e.type === "chat.turn.started") return turnStart(e, c.requestId, root, trigger, p);
     const status = s(p.status) ?? "unknown";
+    const base = { kind: "chat_turn" as const, runId: root ?? c.requestId, name: root ? null : trigger ? `chat turn (${trigger})` : "chat turn" };
+    // After the SDK gave up on the turn, what its aborted recovery turn reports changes nothing.
+    if (p.sealed === true) return base;
+    if (p.recovering === true) return { ...base, outcome: { value: "recovering", endedAt: null } };
     const value = Object.hasOwn(TURN_STATUS, status) ? TURN_STATUS[status]! : "completed";
     const durationMs = n(p.durationMs);
     return {
-      kind: "chat_turn", runId: c.requestId, name,
+      ...base,
       // Without its start event, the turn's own duration still says when it started.
-      startedAt: durationMs !== null ? e.time - durationMs : null,
+      startedAt: durationMs !== null && !root ? e.time - durationMs : null,
       outcome: { value, endedAt: e.time, error: s(p.error), reason: status === value || (status === "error" && value === "failed") ? null : status },
     };
+  }
+  if (e.type.startsWith("chat.recovery.")) {
+    // Only where the agent named the user's turn: an incident's request id may be one of its recovery turns.
+    const root = s(p.rootRequestId);
+    if (!root) return null;
+    const run = { kind: "chat_turn" as const, runId: root };
+    if (e.type === "chat.recovery.scheduled") return { ...run, outcome: { value: "recovering", endedAt: null } };
+    if (e.type === "chat.recovery.skipped") return { ...run, outcome: { value: "recovery_skipped", endedAt: e.time, reason: s(p.reason) } };
+    if (e.type === "chat.recovery.exhausted") {
+      const terminal = (p.terminalMessage as { preview?: unknown } | undefined)?.preview;
+      return { ...run, outcome: { value: "exhausted", endedAt: e.time, reason: s(p.reason), error: s(terminal) } };
+    }
+    return null;
   }
   if (e.type === "run.force_idled") {
     const pl = e.payload;
@@ -189,6 +217,30 @@ function factsOf(e: TelemetryEvent): Facts | null {
     };
   }
   if (e.type === "run.reconciled") return reconciledFacts(e as TelemetryEvent<"run.reconciled">);
+  return null;
+}
+
+/**
+ * A chat turn's start: the user's own turn (run 1), or one of its recovery turns (`root`), which makes the user's
+ * turn live again and counts its attempt. A recovery turn's name and start time never replace the user turn's.
+ */
+function turnStart(e: TelemetryEvent, requestId: string, root: string | null, trigger: string | null, p: P): Facts {
+  if (!root) return { kind: "chat_turn", runId: requestId, name: trigger ? `chat turn (${trigger})` : "chat turn", startedAt: e.time, attempt: 1 };
+  return { kind: "chat_turn", runId: root, attempt: n(p.turnAttempt), outcome: { value: null, endedAt: null } };
+}
+
+/**
+ * The Task carrying a chat turn, once the agent named its turn: for SDKs that report no chat:turn events (the
+ * agent ships the carrier's acceptance then), its acceptance is the turn's start; its failure or cancellation
+ * ends the turn. Its other events (an interrupted attempt, …) are on the turn's timeline only: the turn's
+ * fiber says the same.
+ */
+function carrierFacts(e: TelemetryEvent, requestId: string, p: P): Facts | null {
+  const root = s(p.rootRequestId);
+  if (e.type === "task.accepted") return turnStart(e, requestId, root, null, p);
+  const runId = root ?? requestId;
+  if (e.type === "task.failed") return { kind: "chat_turn", runId, outcome: { value: "failed", endedAt: e.time, error: s(p.error) } };
+  if (e.type === "task.cancelled") return { kind: "chat_turn", runId, outcome: { value: "cancelled", endedAt: e.time, reason: s(p.reason) } };
   return null;
 }
 

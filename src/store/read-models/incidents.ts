@@ -242,6 +242,13 @@ export type IncidentAttempts = {
   /** Both are known and differ (events lost, or the SDK counts attempts it never announced). */
   disagree: boolean;
   /**
+   * The SDK's counter is a budget, not a count: a chat recovery's `attempt` starts again at 1 whenever a recovery
+   * makes progress and holds for recoveries bunched within 30 s, while every one of them emits an attempt event (and a
+   * stable-state reschedule moves it without one). So the two differ without anything lost; they disagree only when
+   * not even the first attempt's event (which the SDK always emits) arrived.
+   */
+  reportedIsBudget: boolean;
+  /**
    * Tokens re-spent per attempt, from the model.usage events on its timeline (among the first ATTEMPT_SCAN),
    * by attempt number ascending; `attempt` is null for usage whose attempt the agent could not tell.
    */
@@ -277,7 +284,9 @@ export async function incidentAttempts(db: D1Database, incident: Pick<IncidentRo
   const countedCapped = Number(r.results[0]?.scanned ?? 0) >= ATTEMPT_SCAN;
   const reported = incident.kind === "fiber" && incident.attempts === 0 ? null : incident.attempts;
   const respentByAttempt = u.results.map((x) => ({ attempt: x.attempt === null ? null : Number(x.attempt), calls: Number(x.calls), inputTokens: Number(x.i ?? 0), outputTokens: Number(x.o ?? 0) }));
-  return { counted, countedCapped, reported, disagree: reported !== null && !countedCapped && reported !== counted, respentByAttempt, rowsRead: rowsReadOf(r, u) };
+  const budget = incident.kind === "chat";
+  const disagree = reported !== null && !countedCapped && (budget ? counted === 0 && reported > 0 : reported !== counted);
+  return { counted, countedCapped, reported, disagree, reportedIsBudget: budget, respentByAttempt, rowsRead: rowsReadOf(r, u) };
 }
 
 /**

@@ -47,6 +47,8 @@ async function expectSealedThenFailed(stub: { recoveryIncidents(): Promise<{ sta
   const record = (await stub.recoveryIncidents())[0]!;
   expect(record).toMatchObject({ status: "failed", reason });
   expect(chatRecoveryRecordStatus(record)).toBe("exhausted");
+  // The agent also marks that trailing failure sealed: the turn's run stays exhausted too.
+  expect(payloadOf((await incidentEvents(incidentId, "chat.recovery.failed")).at(-1)!)).toMatchObject({ sealed: true });
   return row;
 }
 

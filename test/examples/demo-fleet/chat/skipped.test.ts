@@ -13,7 +13,10 @@ describe("chat recovery that is skipped, for real", () => {
     const [skipped] = await eventsOfType(name, "chat.recovery.skipped");
     expect(payloadOf(skipped!)).toMatchObject({ reason: "conversation_changed", recoveryKind: "continue" });
     const types = (await incidentEvents(skipped!.incident_id!, "chat.recovery.skipped")).map((e) => e.type);
-    expect(types).toEqual(["chat.recovery.detected", "chat.recovery.attempt", "chat.recovery.scheduled", "chat.recovery.skipped"]);
+    // The SDK's recovery transport waiting out the backoff is on the incident's timeline (internal work: evidence, no run).
+    expect(types).toEqual(["chat.recovery.detected", "chat.recovery.attempt", "chat.recovery.scheduled", "task.waiting", "chat.recovery.skipped"]);
+    const waiting = (await incidentEvents(skipped!.incident_id!, "chat.recovery.skipped")).find((e) => e.type === "task.waiting")!;
+    expect(payloadOf(waiting)).toMatchObject({ definition: "__cf_internal_chat_recovery", internal: true, reason: "sleep" });
     const row = await incidentRow(skipped!.incident_id!, (r) => r.status === "skipped");
     expect(row.reason).toBe("conversation_changed");
     expect((await stub.modelCalls()).map((c) => c.kind)).toEqual(["fail", "text"]); // the old turn was not re-run

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { listFibers } from "../../../../src/store/read-models";
 import { pollRows, rejectionOf } from "../../../helpers";
-import { chatAgent, eventsOfType, reconnect, stall, text } from "./chat-helpers";
+import { chatAgent, eventsOfType, payloadOf, reconnect, stall, text } from "./chat-helpers";
 
 /**
  * Think runs every chat turn on the SDK's internal `__cf_internal_chat_turn` machinery (a Tasks run, whose
@@ -39,7 +39,7 @@ describe("chat turns of a real Think agent are chat_turn runs", () => {
     expect(started.map((e) => e.request_id)).toEqual([out.requestId]);
   });
 
-  it("a turn evicted mid-stream ends interrupted, its continuation completes, and nothing is left running", async () => {
+  it("a turn evicted mid-stream and continued by recovery is ONE run: completed, its recovery counted as attempt 2", async () => {
     const { name, stub } = await chatAgent("run-evict");
     await stub.setScript({ steps: [stall("The answer is"), text(" forty-two.")] });
     const start = await stub.startUserMessage("what is the answer?");
@@ -49,31 +49,31 @@ describe("chat turns of a real Think agent are chat_turn runs", () => {
     expect(await runDurableObjectAlarm(woken)).toBe(true);
     await eventsOfType(name, "chat.recovery.completed"); // the continuation turn has run
     const continuation = (await woken.modelCalls())[1]!.requestId!;
+    expect(continuation).not.toBe(start.requestId);
 
-    // The interrupted turn: its internal fiber's interruption and last checkpoint are the turn's.
-    const [interrupted] = await pollRows<RunRow>(
-      "SELECT * FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?", [name, start.requestId], (r) => r[0]?.outcome === "interrupted",
+    // The user's turn: one run, keyed by its request id, completed by its recovery turn, which is its second attempt.
+    // (This test used to expect two runs, the interrupted turn and its continuation: one user turn counted twice.)
+    const [turn] = await pollRows<RunRow & { attempt: number | null }>(
+      "SELECT * FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?", [name, start.requestId], (r) => r[0]?.outcome === "completed" && r[0]?.attempt === 2,
     );
-    expect(interrupted).toMatchObject({ kind: "chat_turn" });
-    expect(interrupted!.snapshot_preview).not.toBeNull();
-    const [cont] = await pollRows<RunRow>("SELECT * FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?", [name, continuation], (r) => r[0]?.outcome === "completed");
-    expect(cont).toMatchObject({ kind: "chat_turn" });
+    expect(turn).toMatchObject({ kind: "chat_turn", name: "chat turn (programmatic)", error: null });
+    expect(turn!.snapshot_preview).not.toBeNull(); // the interrupted attempt's last checkpoint
 
-    // The events of the interruption carry the turn's request id, so they are on its timeline.
+    // The interruption's events carry the turn's request id, so they are on its timeline.
     const fiberEvents = await env.DB.prepare("SELECT type, request_id FROM events WHERE agent_name = ? AND type LIKE 'fiber.%'").bind(name).all<{ type: string; request_id: string }>();
-    expect(fiberEvents.results.length).toBeGreaterThan(0);
-    expect(fiberEvents.results.every((e) => e.request_id === start.requestId)).toBe(true);
     expect(fiberEvents.results.map((e) => e.type)).toContain("fiber.interrupted");
+    expect(fiberEvents.results.every((e) => e.request_id === start.requestId)).toBe(true);
+    const started = await eventsOfType(name, "chat.turn.started", 2);
+    expect(started.map((e) => [e.request_id, payloadOf(e).rootRequestId ?? null, payloadOf(e).turnAttempt ?? null])).toEqual([
+      [start.requestId, null, null],
+      [continuation, start.requestId, 2],
+    ]);
 
     await woken.settleTelemetry();
     await expectNoInternalRuns(name);
-    // Every run of the agent has ended: the turns, and the recovery's own Tasks run.
-    const running = await pollRows<RunRow>("SELECT * FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL", [name], (r) => r.length === 0);
-    expect(running).toEqual([]);
+    // Nothing else: no run of the continuation, none of the recovery's Tasks run, nothing left running.
     const runs = await listFibers(env.DB, { agentName: name });
-    expect(runs.items.filter((r) => r.kind === "chat_turn").map((r) => [r.runId, r.status]).sort()).toEqual(
-      [[start.requestId, "interrupted"], [continuation, "completed"]].sort(),
-    );
-    expect(runs.items.every((r) => r.kind === "chat_turn" || r.kind === "task")).toBe(true);
+    expect(runs.items.map((r) => [r.runId, r.kind, r.status])).toEqual([[start.requestId, "chat_turn", "completed"]]);
+    expect(await pollRows<RunRow>("SELECT * FROM fiber_runs WHERE agent_name = ? AND fiber_id != ?", [name, start.requestId], (r) => r.length === 0)).toEqual([]);
   });
 });

@@ -1,0 +1,131 @@
+import { chatRecoveryRecordStatus, chatTurnState } from "../../src/telemetry";
+import type { ModelCall } from "../fixtures/chat-model";
+import { type OverviewFigures, overviewFigures, type View } from "../truth/observe";
+import { call } from "../worker/routes/harness";
+import { type ChatSubject, chatStub, type UserTurn } from "./drive";
+
+/**
+ * The two sides of a chat row, in the shape of the main matrix (test/truth/observe.ts): what the SDK records through
+ * its public APIs (Think's `listSubmissions`, what `saveMessages` returned, the chat-recovery records under
+ * `cf:chat-recovery:incident:`, the messages), translated by the one mapping (src/telemetry/sdk-states.ts
+ * chatTurnState / chatRecoveryRecordStatus), and what the console shows through its own JSON. `undefined`: that
+ * side does not know, and the field is shown but not compared.
+ */
+
+export type ChatView = View & {
+  /** The incident id of each run's recovery (the SDK's `<root>:<latest user message id>`), when it has one. */
+  incidentIds: Record<string, string>;
+};
+
+export { overviewFigures, type OverviewFigures };
+
+const VIEWER = "viewer" as const;
+
+/**
+ * How many times the SDK ran each user turn: its calls of the scripted model (the fixture's log: each run of a
+ * turn, the turn itself or a recovery turn, calls the model once). A user turn's first call carries its own request
+ * id; its recovery turns' calls follow it until the next user turn's.
+ */
+function runsPerTurn(calls: ModelCall[], turns: UserTurn[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  let current: string | null = null;
+  for (const c of calls) {
+    const own = turns.find((t) => t.id === c.requestId);
+    if (own) current = own.id;
+    if (current) out[current] = (out[current] ?? 0) + 1;
+  }
+  return out;
+}
+
+/** What the SDK records for the subject's user turns. */
+export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
+  const stub = await chatStub(s.parent ? "ThinkChatFixture" : s.agentClass, s.parent ?? s.agentName);
+  const view: ChatView = { runs: {}, incidents: {}, incidentIds: {}, listed: s.turns.map((t) => t.id) };
+  // A sub-agent's records come through its parent: it is a facet, reached only through it.
+  const sub = s.parent ? await stub.helperRecords(s.agentName) : null;
+  const records = sub ? sub.records : await stub.recoveryRecords();
+  const runs = runsPerTurn(sub ? sub.calls : await stub.modelCalls(), s.turns);
+  const think = s.agentClass === "ThinkChatFixture";
+  const submissions = think ? await stub.submissions() : [];
+  const terminal = think || sub ? null : await stub.terminal();
+  for (const [i, t] of s.turns.entries()) {
+    const record = records.find((r) => (r.recoveryRootRequestId ?? r.requestId) === t.id) ?? null;
+    let word: string | undefined;
+    let error: string | undefined;
+    if (think) {
+      // Think's own record of the turn: its submission (a recovery turn moves its requestId along, never its id).
+      const sub = submissions.find((x) => x.submissionId === t.id);
+      word = sub?.status;
+      error = sub?.error;
+    } else {
+      // AIChatAgent (and a sub-agent's programmatic turn) keeps no record of a turn: what `saveMessages` returned, where the call returned; after an
+      // eviction, the recovery record (the SDK deletes it only once the recovery completed, so none left means that).
+      const ret = s.returned[t.id];
+      word = ret?.status ?? (record ? "running" : s.recovered && i === 0 ? "completed" : undefined);
+      error = ret?.error;
+    }
+    const state = word === undefined ? null : chatTurnState(word, record);
+    const status = word === undefined ? undefined : state ? (state.outcome ?? "running") : `unmapped:${word}`;
+    const ended = state?.outcome === "failed" || state?.outcome === "exhausted";
+    // The user saw the terminal message of an exhausted turn: AIChatAgent keeps it as its last terminal record.
+    if (!think && state?.outcome === "exhausted") error ??= terminal?.body;
+    view.runs[t.id] = {
+      kind: "chat_turn",
+      ...(status !== undefined ? { status } : {}),
+      // The error the SDK records for a turn that failed or was given up; none for any other end.
+      ...(ended ? (error !== undefined ? { error } : {}) : status !== undefined ? { error: null } : {}),
+      attempt: runs[t.id] ?? 1,
+    };
+    if (record) {
+      view.incidents[t.id] = { status: chatRecoveryRecordStatus(record) ?? `unmapped:${record.status}`, reason: record.reason ?? null, attempts: record.attempt };
+      view.incidentIds[t.id] = record.incidentId;
+    } else if (s.recovered && i === 0) {
+      // No record left of a recovery the fault started: the SDK deletes one only when the recovery completed.
+      view.incidents[t.id] = { status: "recovered" };
+      view.incidentIds[t.id] = `${t.id}:${t.userMessageId}`;
+    }
+  }
+  // A sub-agent's live state the console cannot ask for (its binding reaches a top-level object, not the facet): not compared.
+  if (!sub) view.agentStatus = (await stub.sdkLive()) > 0 ? "running" : "idle";
+  else if (sub.live > 0) view.agentStatus = "running";
+  const open = Object.values(view.incidents).filter((i) => i?.status === "open").length;
+  view.overview = { running: Object.values(view.runs).filter((r) => r.status === "running").length, openIncidents: open };
+  view.openIncidentRows = open;
+  return view;
+}
+
+type ConsoleRun = { kind: string; status: string; phase: string | null; step: string | null; statusMessage?: string | null; error: string | null; attempt: number | null };
+
+/** What the console shows for the same turns: its run pages' JSON, its incident pages' JSON, its agent view and list. */
+export async function chatConsoleView(s: ChatSubject, sdk: ChatView, before: OverviewFigures): Promise<View> {
+  const owner = `agentClass=${encodeURIComponent(s.agentClass)}&agentName=${encodeURIComponent(s.agentName)}`;
+  const view: View = { runs: {}, incidents: {}, listed: [] };
+  for (const id of Object.keys(sdk.runs)) {
+    const res = await call(`/fibers/${encodeURIComponent(id)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
+    if (res.status === 404) {
+      view.runs[id] = { status: "(not shown)" };
+      continue;
+    }
+    const { run } = (await res.json()) as { run: ConsoleRun };
+    view.runs[id] = { kind: run.kind, status: run.status, phase: run.phase, step: run.step, statusMessage: run.statusMessage ?? null, error: run.error, attempt: run.attempt };
+  }
+  for (const [runId, incidentId] of Object.entries(sdk.incidentIds)) {
+    const res = await call(`/incidents/${encodeURIComponent(incidentId)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
+    if (res.status === 404) {
+      view.incidents[runId] = null;
+      continue;
+    }
+    const { incident } = (await res.json()) as { incident: { status: string; reason: string | null; attempts: number } };
+    view.incidents[runId] = { status: incident.status, reason: incident.reason, attempts: incident.attempts };
+  }
+  const agent = await call(`/api/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`, { as: VIEWER });
+  const live = (await agent.json()) as { ok: boolean; value?: { status: { status: string } } };
+  view.agentStatus = live.ok ? live.value!.status.status : "(unanswered)";
+  const list = await call(`/fibers?${owner}&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
+  view.listed = ((await list.json()) as { items: { runId: string }[] }).items.map((r) => r.runId);
+  const after = await overviewFigures();
+  view.overview = { running: (after.running.chat_turn ?? 0) - (before.running.chat_turn ?? 0), openIncidents: after.openIncidents - before.openIncidents };
+  const openList = await call(`/incidents?${owner}&status=open&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
+  view.openIncidentRows = ((await openList.json()) as { items: unknown[] }).items.length;
+  return view;
+}
