@@ -211,6 +211,11 @@ export const statusOutput = z.object({
   chatRecoveryIncidents: z.array(chatIncidentRecord),
   /** Absent from agents on an older package version: the console then offers the actions every mixin has. */
   capabilities: capabilities.optional(),
+  /**
+   * The highest event number the agent's telemetry outbox has handed to the Queue (null: no telemetry mixin, or
+   * nothing numbered sent yet). Above the highest the console received, the difference never arrived.
+   */
+  eventsShippedThrough: z.number().int().nullable().default(null),
 });
 export type StatusOutput = z.infer<typeof statusOutput>;
 

@@ -249,8 +249,8 @@ async function sdkStatus(w: AgentWork, runRows: number): Promise<DerivedStatus> 
   return agentStatusOf({ runRows, taskStates: tasks.map((t) => t.state), fiberStatuses: fibers.map((f) => f.status) });
 }
 
-/** Everything `status()` reports but capabilities. `derived` comes from the agent (hook) or the live work. */
-export async function readStatus(w: AgentWork, derived: DerivedStatus | null): Promise<Omit<StatusOutput, "capabilities">> {
+/** Everything `status()` reports but capabilities and the telemetry's event number. `derived` comes from the agent (hook) or the live work. */
+export async function readStatus(w: AgentWork, derived: DerivedStatus | null): Promise<Omit<StatusOutput, "capabilities" | "eventsShippedThrough">> {
   const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
   const schedules = rows<{ id: string; fn: string; time: number; running: number }>(
     w.sql,

@@ -127,7 +127,10 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     async #status(): Promise<StatusOutput> {
       const w = this.#work();
       const s = await readStatus(w, this.#derived());
-      return { ...s, capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length) };
+      // The telemetry mixin's outbox numbers what it ships; an agent without it has none to report.
+      const telemetry = (this as { telemetry?: { shippedThrough?: () => number | null } }).telemetry;
+      const shipped = typeof telemetry?.shippedThrough === "function" ? telemetry.shippedThrough() : null;
+      return { ...s, capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length), eventsShippedThrough: shipped };
     }
 
     async adminListRuns(): Promise<AdminResult<ListRunsOutput>> {

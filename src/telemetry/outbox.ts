@@ -64,6 +64,21 @@ export class Outbox {
     this.sql.exec(`INSERT INTO ${TABLE} (id, body) SELECT value ->> '$.id', value ->> '$.body' FROM json_each(?)`, JSON.stringify(rows));
   }
 
+  /**
+   * The highest event number that has left the outbox (handed to the Queue), or null before any did. Numbers are
+   * the table's AUTOINCREMENT keys and leave oldest first, so everything below the lowest pending row has left.
+   * The console compares it with the highest number it received: a difference is events lost on the way that no
+   * later event revealed (the last ones an agent sent before going quiet).
+   */
+  shippedThrough(): number | null {
+    this.save();
+    this.#ensure();
+    const issued = this.sql.exec<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = ?", TABLE).toArray()[0]?.seq ?? 0;
+    const lowest = this.sql.exec<{ seq: number | null }>(`SELECT MIN(seq) AS seq FROM ${TABLE}`).one().seq;
+    const through = lowest === null ? issued : lowest - 1;
+    return through > 0 ? through : null;
+  }
+
   /** How many events wait to be sent. */
   pending(): number {
     this.save();

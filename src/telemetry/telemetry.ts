@@ -401,6 +401,15 @@ export class Telemetry {
     await this.#tracing.processor?.forceFlush();
   }
 
+  /** The highest event number this agent's outbox has handed to the Queue (Outbox.shippedThrough); null when unknown. Never throws. */
+  shippedThrough(): number | null {
+    try {
+      return this.#outbox?.shippedThrough() ?? null;
+    } catch {
+      return null;
+    }
+  }
+
   stats(): TelemetryStats {
     let pending = this.#memory.length;
     try {

@@ -98,8 +98,9 @@ async function driveFiber(primitive: Exclude<Primitive, "task">, fault: Fault): 
   // Force idle evicts the agent 20 ms after answering when nothing else could stop a callback: a call in
   // between would be cut off with it. Let the eviction happen first; the next call wakes a fresh instance.
   if ((action?.result as { ok?: boolean; value?: { evicted?: boolean } } | undefined)?.value?.evicted) await scheduler.wait(100);
+  const unseen = fault === "unseen" ? [await unseenRun(K, agentName, ["fiber.started", "fiber.stashed", "fiber.completed"], () => stub.startManaged("complete", recovery))] : [];
   await (await truthStub(K, agentName)).settleTelemetry();
-  return { agentClass: "TruthFiberAgent", agentName, kind: managed ? "managed_fiber" : "fiber", runIds: [runId], evicted: EVICTING.includes(fault), action };
+  return { agentClass: "TruthFiberAgent", agentName, kind: managed ? "managed_fiber" : "fiber", runIds: [runId, ...unseen], evicted: EVICTING.includes(fault), action };
 }
 
 async function driveTask(fault: Fault): Promise<Subject> {
@@ -122,8 +123,17 @@ async function driveTask(fault: Fault): Promise<Subject> {
   if (fault === "cancel") await stub.cancelTask(runId, "truth matrix: cancelled by its caller");
   if (fault === "force-idle" || fault === "trigger-alarm") action = await act("TruthTaskAgent", agentName, fault);
   if (fault === "retry-fail") await settleRetries(agentName);
+  const unseen = fault === "unseen" ? [await unseenRun(K, agentName, ["task.accepted", "task.attempt.started", "task.completed"], () => stub.startTask("complete"))] : [];
   await (await truthStub(K, agentName)).settleTelemetry();
-  return { agentClass: "TruthTaskAgent", agentName, kind: "task", runIds: [runId], evicted: fault === "abort" || fault === "evictions", action };
+  return { agentClass: "TruthTaskAgent", agentName, kind: "task", runIds: [runId, ...unseen], evicted: fault === "abort" || fault === "evictions", action };
+}
+
+/** Once the console knows the agent, one more run whose every event is lost in transport; returns its id. */
+async function unseenRun(agentClass: Subject["agentClass"], agentName: string, types: string[], start: () => Promise<string>): Promise<string> {
+  await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ? AND seq_max IS NOT NULL", [agentClass, agentName], (r) => r.length === 1);
+  const stub = await truthStub(agentClass, agentName);
+  await stub.loseInTransport(types);
+  return start();
 }
 
 /** A retried step parks the run until its retry is due; the alarm runs each retry. */

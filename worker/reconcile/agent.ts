@@ -1,5 +1,6 @@
 import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
 import type { Source } from "../../src/telemetry";
+import { findAgent } from "../../src/store/read-models/agents";
 import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { consoleAdminClient } from "../admin-client";
@@ -52,11 +53,23 @@ export async function recordFindings(env: Env, target: Source, answer: { status:
   const live = liveWork(answer.status, answer.runs);
   const asked = await askRecords(env, target, toAsk(open, live, { now, minAgeMs: opts.minAgeMs }));
   const findings = reconcileFindings(open, { ...live, ...asked }, { now, minAgeMs: opts.minAgeMs });
-  if (opts.fillRecent) findings.push(...(await fillIn(env, target, opts.fillRecent, findings)));
+  // Events lost after the last one that arrived leave no gap in the numbers: the agent's own count says so.
+  const fill = opts.fillRecent ?? ((await trailingLoss(env, target, answer.status)) ? GAP_FILL_RECENT : 0);
+  if (fill) findings.push(...(await fillIn(env, target, fill, findings)));
   await emitForAgent(env, target, findings.map(toEvent));
   // The next alarm as the agent answered now: an alarm already past due is what stuck detection's alarm_overdue reads.
   await recordReconciliation(env.DB, { ...target, askedAt: now, findings: findings.length, error: null, nextAlarmAt: answer.status.nextAlarm });
   return { target, findings, error: null };
+}
+
+/** How many of its most recent runs of each kind an agent that lost events is asked for. */
+export const GAP_FILL_RECENT = 50;
+
+/** The agent shipped numbered events beyond the highest the console received: they never arrived. */
+async function trailingLoss(env: Env, target: Source, status: StatusOutput): Promise<boolean> {
+  if (status.eventsShippedThrough == null) return false;
+  const agent = await findAgent(env.DB, target.agentClass, target.agentName);
+  return agent !== null && status.eventsShippedThrough > (agent.seqMax ?? 0);
 }
 
 /** The admin answers, reduced to what reconciliation compares. */

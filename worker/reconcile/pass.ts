@@ -1,7 +1,7 @@
 import { gapAgentsDueForReconcile, staleAgents } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import type { Env } from "../env";
-import { type AgentReconciliation, reconcileAgent } from "./agent";
+import { type AgentReconciliation, GAP_FILL_RECENT, reconcileAgent } from "./agent";
 
 /** The cron that reconciles (wrangler.jsonc triggers); any other cron runs retention. */
 export const RECONCILE_CRON = "*/5 * * * *";
@@ -26,8 +26,6 @@ export function reconcileSettings(env: Env): ReconcileSettings {
 /** How long after its last event the agent page's reconciliation may judge work (events may still be in flight before). */
 export const PAGE_RECONCILE_AFTER_MS = 60_000;
 
-/** How many of its most recent runs of each kind an agent with a sequence gap is asked for. */
-export const GAP_FILL_RECENT = 50;
 
 /**
  * One cron pass: the agents whose runs, sessions or incidents have been open
