@@ -33,9 +33,13 @@ function fromTask(w: AgentWork, t: TaskSnapshot): FoundRun {
   };
 }
 
+/**
+ * A Think submission is one user turn. Think gives it its id as its first request id, and moves `requestId` to
+ * each recovery turn that continues it: the console keys the turn by that first one (its recovery root).
+ */
 function fromSubmission(s: SubmissionInspection): FoundRun {
   return {
-    runId: s.requestId ?? s.submissionId, kind: "chat_turn", source: "submission", state: s.status, name: "chat turn", definition: null, requestId: or(s.requestId),
+    runId: s.submissionId, kind: "chat_turn", source: "submission", state: s.status, name: "chat turn", definition: null, requestId: or(s.requestId),
     createdAt: s.createdAt, startedAt: or(s.startedAt), settledAt: or(s.completedAt), error: or(s.error), statusMessage: null, step: null, attempt: null, wakeAt: null,
   };
 }

@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { FIBER_STATUS, mapSdkState, TASK_STATE } from "../../src/telemetry/sdk-states";
+import { CHAT_TURN_STATUS, FIBER_STATUS, mapSdkState, TASK_STATE } from "../../src/telemetry/sdk-states";
 import { type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 const PORT = 8851;
@@ -19,9 +19,10 @@ afterAll(async () => {
   for (const s of servers) await stop(s, "SIGKILL");
 });
 
-type Agent = { agent: "TruthFiberAgent" | "TruthTaskAgent"; name: string };
+type Agent = { agent: "TruthFiberAgent" | "TruthTaskAgent" | "ThinkChatFixture"; name: string };
 const TASKS: Agent[] = [0, 1, 2].map((i) => ({ agent: "TruthTaskAgent", name: `foreign-tasks-${i}` }));
 const FIBERS: Agent[] = [0, 1, 2].map((i) => ({ agent: "TruthFiberAgent", name: `foreign-fibers-${i}` }));
+const CHATS: Agent[] = [0, 1].map((i) => ({ agent: "ThinkChatFixture", name: `foreign-chat-${i}` }));
 const TASK_WORK = ["task:complete", "task:fail", "task:nap", "task:hang"];
 const FIBER_WORK = ["managed:complete", "managed:fail", "managed:hang", "fiber:complete", "fiber:hang"];
 
@@ -31,13 +32,17 @@ async function work(s: DevServer, a: Agent, w: string): Promise<void> {
   expect(r.status, `${w} on ${a.name}: ${await r.clone().text()}`).toBe(200);
 }
 
-type Truth = { tasks?: { runId: string; state: string }[]; fibers?: { fiberId: string; status: string }[]; runFibers?: { id: string; outcome: string | null; row: boolean }[] };
+type Truth = { submissions?: { submissionId: string; status: string }[]; tasks?: { runId: string; state: string }[]; fibers?: { fiberId: string; status: string }[]; runFibers?: { id: string; outcome: string | null; row: boolean }[] };
 
 /** What the SDK records for one agent, as "kind/status" → count, translated by the one mapping. */
 async function sdkTotals(s: DevServer, a: Agent, totals: Map<string, number>): Promise<void> {
   const r = await fetch(`${s.appBase}/truth?${new URLSearchParams({ agent: a.agent, name: a.name })}`, { signal: AbortSignal.timeout(30_000) });
   const t = (await r.json()) as Truth;
   const add = (k: string) => totals.set(k, (totals.get(k) ?? 0) + 1);
+  for (const x of t.submissions ?? []) {
+    const m = mapSdkState(CHAT_TURN_STATUS, x.status);
+    add(`chat_turn/${m ? (m.outcome ?? "running") : `unmapped:${x.status}`}`);
+  }
   for (const x of t.tasks ?? []) {
     const m = mapSdkState(TASK_STATE, x.state);
     add(`task/${m ? (m.outcome ?? "running") : `unmapped:${x.state}`}`);
@@ -96,10 +101,11 @@ it("after two SIGKILLs mid-work and a quiet spell, the console's totals per kind
   // Round 1: every kind of work, some finishing, some waiting, some hanging; then the whole process tree dies.
   for (const a of TASKS) for (const w of TASK_WORK) await work(server, a, w);
   for (const a of FIBERS) for (const w of FIBER_WORK) await work(server, a, w);
-  await until("the console to know all six agents", async () => {
+  for (const a of CHATS) await work(server, a, "chat:stall");
+  await until("the console to know every agent", async () => {
     const r = await fetch(`${server.base}/api/agents?limit=50`, { headers: { Accept: "application/json" } });
     const names = ((await r.json()) as { items: { agentName: string }[] }).items.map((x) => x.agentName);
-    return [...TASKS, ...FIBERS].every((a) => names.includes(a.name));
+    return [...TASKS, ...FIBERS, ...CHATS].every((a) => names.includes(a.name));
   });
   await stop(server, "SIGKILL");
 
@@ -107,7 +113,7 @@ it("after two SIGKILLs mid-work and a quiet spell, the console's totals per kind
   // what was still in the local Queue is lost.
   server = await startDev({ port: PORT, persistDir, app: APP, vars });
   servers.push(server);
-  for (const a of [...TASKS, ...FIBERS]) await sdkTotals(server, a, new Map());
+  for (const a of [...TASKS, ...FIBERS, ...CHATS]) await sdkTotals(server, a, new Map());
   for (const a of TASKS) await work(server, a, "task:complete");
   for (const a of FIBERS) await work(server, a, "managed:complete");
   await stop(server, "SIGKILL");
@@ -115,7 +121,7 @@ it("after two SIGKILLs mid-work and a quiet spell, the console's totals per kind
   // Round 3: restart, wake everyone, and let it be quiet past the reconcile age; then the cron's pass runs.
   server = await startDev({ port: PORT, persistDir, app: APP, vars });
   servers.push(server);
-  for (const a of [...TASKS, ...FIBERS]) await sdkTotals(server, a, new Map());
+  for (const a of [...TASKS, ...FIBERS, ...CHATS]) await sdkTotals(server, a, new Map());
   await new Promise((r) => setTimeout(r, 65_000));
   const pass = await fetch(`${server.base}/api/reconcile`, { method: "POST", headers: { Accept: "application/json", Origin: server.base, "X-CSRF-Token": await csrf(server) } });
   expect(pass.status).toBe(200);
@@ -127,7 +133,7 @@ it("after two SIGKILLs mid-work and a quiet spell, the console's totals per kind
     async () => {
       const sdk = new Map<string, number>();
       const shown = new Map<string, number>();
-      for (const a of [...TASKS, ...FIBERS]) {
+      for (const a of [...TASKS, ...FIBERS, ...CHATS]) {
         await sdkTotals(server, a, sdk);
         await consoleTotals(server, a, shown);
       }
