@@ -1,7 +1,6 @@
 import { chatRecoveryRecordStatus, chatTurnState } from "../../src/telemetry";
 import type { ModelCall } from "../fixtures/chat-model";
-import { type OverviewFigures, overviewFigures, type View } from "../truth/observe";
-import { call } from "../worker/routes/harness";
+import { consoleView, type OverviewFigures, overviewFigures, type View } from "../truth/observe";
 import { type ChatSubject, chatStub, type UserTurn } from "./drive";
 
 /**
@@ -19,7 +18,6 @@ export type ChatView = View & {
 
 export { overviewFigures, type OverviewFigures };
 
-const VIEWER = "viewer" as const;
 
 /**
  * How many times the SDK ran each user turn: its calls of the scripted model (the fixture's log: each run of a
@@ -94,38 +92,7 @@ export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
   return view;
 }
 
-type ConsoleRun = { kind: string; status: string; phase: string | null; step: string | null; statusMessage?: string | null; error: string | null; attempt: number | null };
-
-/** What the console shows for the same turns: its run pages' JSON, its incident pages' JSON, its agent view and list. */
-export async function chatConsoleView(s: ChatSubject, sdk: ChatView, before: OverviewFigures): Promise<View> {
-  const owner = `agentClass=${encodeURIComponent(s.agentClass)}&agentName=${encodeURIComponent(s.agentName)}`;
-  const view: View = { runs: {}, incidents: {}, listed: [] };
-  for (const id of Object.keys(sdk.runs)) {
-    const res = await call(`/fibers/${encodeURIComponent(id)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
-    if (res.status === 404) {
-      view.runs[id] = { status: "(not shown)" };
-      continue;
-    }
-    const { run } = (await res.json()) as { run: ConsoleRun };
-    view.runs[id] = { kind: run.kind, status: run.status, phase: run.phase, step: run.step, statusMessage: run.statusMessage ?? null, error: run.error, attempt: run.attempt };
-  }
-  for (const [runId, incidentId] of Object.entries(sdk.incidentIds)) {
-    const res = await call(`/incidents/${encodeURIComponent(incidentId)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
-    if (res.status === 404) {
-      view.incidents[runId] = null;
-      continue;
-    }
-    const { incident } = (await res.json()) as { incident: { status: string; reason: string | null; attempts: number } };
-    view.incidents[runId] = { status: incident.status, reason: incident.reason, attempts: incident.attempts };
-  }
-  const agent = await call(`/api/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`, { as: VIEWER });
-  const live = (await agent.json()) as { ok: boolean; value?: { status: { status: string } } };
-  view.agentStatus = live.ok ? live.value!.status.status : "(unanswered)";
-  const list = await call(`/fibers?${owner}&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
-  view.listed = ((await list.json()) as { items: { runId: string }[] }).items.map((r) => r.runId);
-  const after = await overviewFigures();
-  view.overview = { running: (after.running.chat_turn ?? 0) - (before.running.chat_turn ?? 0), openIncidents: after.openIncidents - before.openIncidents };
-  const openList = await call(`/incidents?${owner}&status=open&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
-  view.openIncidentRows = ((await openList.json()) as { items: unknown[] }).items.length;
-  return view;
+/** What the console shows for the same turns: the main matrix's reading, with each turn's incident id as the SDK recorded it. */
+export function chatConsoleView(s: ChatSubject, sdk: ChatView, before: OverviewFigures): Promise<View> {
+  return consoleView({ agentClass: s.agentClass, agentName: s.agentName, kind: "chat_turn" }, sdk, before, (runId) => sdk.incidentIds[runId]!);
 }

@@ -1,8 +1,7 @@
-import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VerifiedForceIdleOutput } from "../../src/admin-rpc";
-import { reconcileAgent } from "../../worker/reconcile/agent";
 import { type Cell, compareViews, matrixTable, scenarioTable } from "../truth/compare";
+import { settle } from "../truth/settle";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { type ChatSubject, chatStub, driveChat } from "./drive";
 import { CHAT_MATRIX, chatRowName } from "./matrix";
@@ -13,26 +12,6 @@ import { chatConsoleView, chatSdkView, overviewFigures } from "./observe";
  * console's figures compared with what the SDK's own public APIs record, field by field, as the main matrix does
  * (test/truth). "Quiet" as there: every event delivered, then one reconciliation pass.
  */
-
-/** Waits until the agent's stored events stop changing (the Queue delivers asynchronously). */
-async function quiet(agentName: string): Promise<void> {
-  let last = -1;
-  let stable = 0;
-  for (let i = 0; i < 200 && stable < 4; i++) {
-    const row = await env.DB.prepare("SELECT COUNT(*) AS n, MAX(received_at) AS at FROM events WHERE agent_name = ?").bind(agentName).first<{ n: number; at: number | null }>();
-    const n = (row?.n ?? 0) * 1e13 + (row?.at ?? 0);
-    stable = n === last ? stable + 1 : 0;
-    last = n;
-    await scheduler.wait(60);
-  }
-}
-
-async function settle(s: ChatSubject): Promise<void> {
-  await quiet(s.agentName);
-  // A sub-agent cannot be asked (the console's binding reaches a top-level object, not the facet): no reconciliation.
-  if (!s.parent) await reconcileAgent(env, { agentClass: s.agentClass, agentName: s.agentName }, { now: Date.now() + 1, minAgeMs: 0 });
-  await quiet(s.agentName);
-}
 
 /**
  * What force idle reported next to what the SDK records afterwards: per chat turn it ended, whether the console's
@@ -71,7 +50,8 @@ describe("truth matrix, chat rows: the console shows what the SDK records of eac
     it(chatRowName(row), { timeout: 90_000 }, async () => {
       const before = await overviewFigures();
       const subject = await driveChat(row);
-      await settle(subject);
+      // A sub-agent cannot be asked (the console's binding reaches a top-level object, not the facet): no reconciliation.
+      await settle(subject, { reconcile: !subject.parent });
       const sdk = await chatSdkView(subject);
       const shown = await chatConsoleView(subject, sdk, before);
       const sdkWords: Record<string, string | undefined> = {};

@@ -109,7 +109,12 @@ export async function sdkView(s: Subject): Promise<View> {
 type ConsoleRun = { kind: string; status: string; phase: string | null; step: string | null; statusMessage?: string | null; error: string | null; attempt: number | null };
 
 /** What the console shows for the same runs: its run pages' JSON, its incident pages' JSON, its agent view and list. */
-export async function consoleView(s: Subject, sdk: View, before: OverviewFigures): Promise<View> {
+export async function consoleView(
+  s: { agentClass: string; agentName: string; kind: string },
+  sdk: View,
+  before: OverviewFigures,
+  incidentIdOf: (runId: string) => string = (id) => fiberIncidentId(s.agentClass, s.agentName, id),
+): Promise<View> {
   const owner = `agentClass=${encodeURIComponent(s.agentClass)}&agentName=${encodeURIComponent(s.agentName)}`;
   const view: View = { runs: {}, incidents: {}, listed: [] };
   for (const id of Object.keys(sdk.runs)) {
@@ -122,7 +127,7 @@ export async function consoleView(s: Subject, sdk: View, before: OverviewFigures
     view.runs[id] = { kind: run.kind, status: run.status, phase: run.phase, step: run.step, statusMessage: run.statusMessage ?? null, error: run.error, attempt: run.attempt };
   }
   for (const id of Object.keys(sdk.incidents)) {
-    const incidentId = fiberIncidentId(s.agentClass, s.agentName, id);
+    const incidentId = incidentIdOf(id);
     const res = await call(`/incidents/${encodeURIComponent(incidentId)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
     if (res.status === 404) {
       view.incidents[id] = null;
