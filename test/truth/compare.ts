@@ -26,14 +26,15 @@ function cell(field: string, sdk: unknown, shown: unknown): Cell {
 export function compareViews(sdk: View, shown: View): Cell[] {
   const cells: Cell[] = [];
   const multi = Object.keys(sdk.runs).length > 1;
-  for (const [id, s] of Object.entries(sdk.runs)) {
+  // Several runs are numbered in the order the SDK lists them, so the whole-matrix table has one column per field.
+  for (const [n, [id, s]] of Object.entries(sdk.runs).entries()) {
     const c = shown.runs[id] ?? {};
-    const p = multi ? `run ${id}.` : "run.";
+    const p = multi ? `run ${n + 1}.` : "run.";
     for (const f of ["kind", "status", "phase", "step", "statusMessage", "error", "attempt"] as const) cells.push(cell(`${p}${f}`, s[f], c[f]));
   }
-  for (const [id, s] of Object.entries(sdk.incidents)) {
+  for (const [n, [id, s]] of Object.entries(sdk.incidents).entries()) {
     const c = shown.incidents[id];
-    const p = multi ? `incident ${id}.` : "incident.";
+    const p = multi ? `incident ${n + 1}.` : "incident.";
     if (!s) continue;
     cells.push(cell(`${p}status`, s.status, c === null ? "(no incident)" : c?.status));
     cells.push(cell(`${p}reason`, s.reason, c?.reason));
