@@ -10,7 +10,8 @@ import { verificationKey } from "./signature";
 import { alertOnIngested } from "../alerts/ingested";
 import type { AlertEnv } from "../alerts/config";
 
-export type IngestResult = { stored: number; deadLettered: number };
+/** What one ingest call did, and what it cost D1 (summed from each statement's `meta`: every index entry counts as a row written). */
+export type IngestResult = { stored: number; deadLettered: number; rowsWritten: number; rowsRead: number };
 
 export type IngestOptions = {
   /** Receipt time (default now): stored as received_at, and the time window is relative to it. */
@@ -47,10 +48,11 @@ export async function ingestBatch(db: D1Database, messages: readonly { id: strin
   });
   const rows = toRows(valid, now);
   const stmts = [...projectionStatements(db, rows.events, rows.projections, rows.rollups), ...deadLetterStatements(db, dead, now)];
-  if (stmts.length) await db.batch(stmts);
+  const results = stmts.length ? await db.batch(stmts) : [];
   opts.onStored?.(valid);
   annotateActiveSpan(valid);
-  return { stored: valid.length, deadLettered: dead.length };
+  const cost = (k: "rows_written" | "rows_read") => results.reduce((n, r) => n + Number(r.meta?.[k] ?? 0), 0);
+  return { stored: valid.length, deadLettered: dead.length, rowsWritten: cost("rows_written"), rowsRead: cost("rows_read") };
 }
 
 /** Puts incident-changing events on the consumer's span too, so the Worker's own trace shows them. */
