@@ -126,6 +126,9 @@ function firstById(rows: Row[]): Row[] {
   return rows.filter((r) => !seen.has(r[E.id]) && (seen.add(r[E.id]), true));
 }
 
+/** A statement of an ingest batch, with the table it writes (so a batch's cost can be told per table). */
+export type TableStatement = { table: string; stmt: D1PreparedStatement };
+
 /**
  * Statements for one ingest batch, to run in one db.batch (one transaction).
  * Each takes ONE bound parameter, a JSON array expanded with json_each, so a
@@ -135,13 +138,18 @@ function firstById(rows: Row[]): Row[] {
  * it has not stored yet, so a redelivered event adds nothing (the other merge
  * rules are idempotent and do not care).
  */
-export function projectionStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
-  const stmts: D1PreparedStatement[] = [];
-  for (const json of chunks(firstById(rollups))) stmts.push(db.prepare(ROLLUPS_SQL).bind(json));
+export function tableStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
+  const stmts: TableStatement[] = [];
+  for (const json of chunks(firstById(rollups))) stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
     const rows = foldRows(SPECS[name], projections[name]);
-    for (const json of chunks(rows)) stmts.push(db.prepare(SQL[name]).bind(json));
+    for (const json of chunks(rows)) stmts.push({ table: SPECS[name].table, stmt: db.prepare(SQL[name]).bind(json) });
   }
-  for (const json of chunks(firstById(events))) stmts.push(db.prepare(EVENTS_SQL).bind(json));
+  for (const json of chunks(firstById(events))) stmts.push({ table: E.$table, stmt: db.prepare(EVENTS_SQL).bind(json) });
   return stmts;
+}
+
+/** The statements of tableStatements alone, in order. */
+export function projectionStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
+  return tableStatements(db, events, projections, rollups).map((s) => s.stmt);
 }
