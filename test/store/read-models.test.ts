@@ -247,7 +247,7 @@ describe("timelines", () => {
 });
 
 describe("listFibers", () => {
-  type F = { fiber_id: string; agent_class: string; agent_name: string; outcome: string | null; last_seen: number };
+  type F = { fiber_id: string; agent_class: string; agent_name: string; outcome: string | null; first_seen: number };
   const cases: [string, Record<string, unknown>, (f: F) => boolean][] = [
     ["no filter", {}, () => true],
     ["running", { outcome: "running" }, (f) => f.outcome === null],
@@ -255,13 +255,14 @@ describe("listFibers", () => {
     ["agentClass", { agentClass: "ProbeAgent" }, (f) => f.agent_class === "ProbeAgent"],
     ["agentName", { agentName: "gamma" }, (f) => f.agent_name === "gamma"],
     ["agent", { agentClass: "SupportAgent", agentName: "gamma" }, (f) => f.agent_class === "SupportAgent" && f.agent_name === "gamma"],
-    ["since + until", { since: T0 + 20 * MIN, until: T0 + 60 * MIN }, (f) => f.last_seen >= T0 + 20 * MIN && f.last_seen <= T0 + 60 * MIN],
+    // Runs list newest first by first_seen (it never moves as a run goes on), and the window bounds it too.
+    ["since + until", { since: T0 + 20 * MIN, until: T0 + 60 * MIN }, (f) => f.first_seen >= T0 + 20 * MIN && f.first_seen <= T0 + 60 * MIN],
     ["running + agentClass", { outcome: "running", agentClass: "ProbeAgent" }, (f) => f.outcome === null && f.agent_class === "ProbeAgent"],
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
-      const all = await dump<F>("SELECT fiber_id, agent_class, agent_name, outcome, last_seen FROM fiber_runs");
-      const expected = desc(all.filter(match), (f) => f.last_seen, (f) => f.fiber_id).map((f) => f.fiber_id);
+      const all = await dump<F>("SELECT fiber_id, agent_class, agent_name, outcome, first_seen FROM fiber_runs");
+      const expected = desc(all.filter(match), (f) => f.first_seen, (f) => f.fiber_id).map((f) => f.fiber_id);
       expect(expected.length).toBeGreaterThan(0);
       const got = await walk((p) => listFibers(env.DB, filters, p), 4, (f) => f.fiberId);
       expect(got.map((f) => f.fiberId)).toEqual(expected);
@@ -270,7 +271,8 @@ describe("listFibers", () => {
 });
 
 describe("listSessions", () => {
-  type S = { session_name: string; status: string | null; agent_class: string; last_seen: number };
+  // Newest activity first, to the minute (listed_at), then by name.
+  type S = { session_name: string; status: string | null; agent_class: string; listed_at: number };
   const cases: [string, Record<string, unknown>, (s: S) => boolean][] = [
     ["no filter", {}, () => true],
     ["status", { status: "rescheduled" }, (s) => s.status === "rescheduled"],
@@ -279,8 +281,8 @@ describe("listSessions", () => {
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
-      const all = await dump<S>("SELECT session_name, status, agent_class, last_seen FROM sessions");
-      const expected = desc(all.filter(match), (s) => s.last_seen, (s) => s.session_name).map((s) => s.session_name);
+      const all = await dump<S>("SELECT session_name, status, agent_class, listed_at FROM sessions");
+      const expected = desc(all.filter(match), (s) => s.listed_at, (s) => s.session_name).map((s) => s.session_name);
       expect(expected.length).toBeGreaterThan(0);
       const got = await walk((p) => listSessions(env.DB, filters, p), 4, (s) => s.sessionName);
       expect(got.map((s) => s.sessionName)).toEqual(expected);
@@ -357,12 +359,13 @@ describe("listAmbiguousOps and listAgents", () => {
   });
 
   it("lists agents, all or of one class", async () => {
-    type Ag = { agent_class: string; agent_name: string; last_seen: number };
-    const all = await dump<Ag>("SELECT agent_class, agent_name, last_seen FROM agents");
+    // Most recently seen first, to the minute (listed_at), then by the key.
+    type Ag = { agent_class: string; agent_name: string; listed_at: number };
+    const all = await dump<Ag>("SELECT agent_class, agent_name, listed_at FROM agents");
     const key = (a: { agentClass: string; agentName: string }) => `${a.agentClass}\u0000${a.agentName}`;
-    const everyone = [...all].sort((x, y) => y.last_seen - x.last_seen || (y.agent_class + "\u0000" + y.agent_name > x.agent_class + "\u0000" + x.agent_name ? 1 : -1));
+    const everyone = [...all].sort((x, y) => y.listed_at - x.listed_at || (y.agent_class + "\u0000" + y.agent_name > x.agent_class + "\u0000" + x.agent_name ? 1 : -1));
     expect((await walk((p) => listAgents(env.DB, {}, p), 5, key)).map(key)).toEqual(everyone.map((a) => `${a.agent_class}\u0000${a.agent_name}`));
-    const support = desc(all.filter((a) => a.agent_class === "SupportAgent"), (a) => a.last_seen, (a) => a.agent_name);
+    const support = desc(all.filter((a) => a.agent_class === "SupportAgent"), (a) => a.listed_at, (a) => a.agent_name);
     expect((await walk((p) => listAgents(env.DB, { agentClass: "SupportAgent" }, p), 2, key)).map((a) => a.agentName)).toEqual(support.map((a) => a.agent_name));
     expect(await findAgent(env.DB, "SupportAgent", "beta")).toMatchObject({ agentClass: "SupportAgent", agentName: "beta" });
   });

@@ -80,7 +80,7 @@ function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1P
     .prepare(
       `SELECT COUNT(*) AS n, COALESCE(SUM(c), 0) AS confirmed FROM (
          SELECT (${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen}) AS c FROM ${F.$table} INDEXED BY fiber_runs_kind_outcome
-         WHERE ${F.kind} = ? AND ${F.outcome} IS NULL ORDER BY ${F.lastSeen} DESC LIMIT ?)`,
+         WHERE ${F.kind} = ? AND ${F.outcome} IS NULL ORDER BY ${F.firstSeen} DESC LIMIT ?)`,
     )
     .bind(kind, cap + 1);
 }
