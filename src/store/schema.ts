@@ -238,13 +238,17 @@ export const incidents = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.incidentId, t.agentClass, t.agentName] }),
-    index("incidents_last_seen").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName),
-    index("incidents_status").on(t.status, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
-    index("incidents_reason").on(t.reason, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
-    index("incidents_agent").on(t.agentClass, t.agentName, t.lastSeen, t.incidentId),
-    index("incidents_kind").on(t.kind, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
-    index("incidents_class").on(t.agentClass, t.lastSeen, t.incidentId, t.agentName),
-    index("incidents_name").on(t.agentName, t.lastSeen, t.incidentId, t.agentClass),
+    // Listed newest first by first_seen, which an incident's later events never move (see fiber_runs).
+    index("incidents_first_seen").on(t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_status").on(t.status, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_reason").on(t.reason, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_agent").on(t.agentClass, t.agentName, t.firstSeen, t.incidentId),
+    index("incidents_kind").on(t.kind, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_class").on(t.agentClass, t.firstSeen, t.incidentId, t.agentName),
+    index("incidents_name").on(t.agentName, t.firstSeen, t.incidentId, t.agentClass),
+    // Open and skipped incidents by last activity (stale and stuck work): few rows each.
+    index("incidents_open").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'open'`),
+    index("incidents_skipped").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'skipped'`),
   ],
 );
 

@@ -130,8 +130,9 @@ beforeAll(async () => {
   }
 });
 
-type Inc = { incident_id: string; kind: string; status: string; reason: string | null; agent_class: string; agent_name: string; last_seen: number };
-const allIncidents = () => dump<Inc>("SELECT incident_id, kind, status, reason, agent_class, agent_name, last_seen FROM incidents");
+// Incidents list newest first by first_seen (it never moves as an incident goes on), and since / until bound it.
+type Inc = { incident_id: string; kind: string; status: string; reason: string | null; agent_class: string; agent_name: string; first_seen: number };
+const allIncidents = () => dump<Inc>("SELECT incident_id, kind, status, reason, agent_class, agent_name, first_seen FROM incidents");
 
 describe("listIncidents", () => {
   const cases: [string, Record<string, unknown>, (i: Inc) => boolean][] = [
@@ -142,16 +143,16 @@ describe("listIncidents", () => {
     ["agentClass", { agentClass: "SupportAgent" }, (i) => i.agent_class === "SupportAgent"],
     ["agentName", { agentName: "beta" }, (i) => i.agent_name === "beta"],
     ["agent", { agentClass: "SupportAgent", agentName: "beta" }, (i) => i.agent_class === "SupportAgent" && i.agent_name === "beta"],
-    ["since (ISO)", { since: new Date(T0 + 20 * MIN).toISOString() }, (i) => i.last_seen >= T0 + 20 * MIN],
-    ["until (ms string)", { until: String(T0 + 20 * MIN) }, (i) => i.last_seen <= T0 + 20 * MIN],
-    ["since + until", { since: T0 + 10 * MIN, until: T0 + 40 * MIN }, (i) => i.last_seen >= T0 + 10 * MIN && i.last_seen <= T0 + 40 * MIN],
+    ["since (ISO)", { since: new Date(T0 + 20 * MIN).toISOString() }, (i) => i.first_seen >= T0 + 20 * MIN],
+    ["until (ms string)", { until: String(T0 + 20 * MIN) }, (i) => i.first_seen <= T0 + 20 * MIN],
+    ["since + until", { since: T0 + 10 * MIN, until: T0 + 40 * MIN }, (i) => i.first_seen >= T0 + 10 * MIN && i.first_seen <= T0 + 40 * MIN],
     ["status + kind (two indexes)", { status: "failed", kind: "fiber" }, (i) => i.status === "failed" && i.kind === "fiber"],
-    ["status + reason + until", { status: "exhausted", reason: "no_progress_timeout", until: T0 + 50 * MIN }, (i) => i.status === "exhausted" && i.reason === "no_progress_timeout" && i.last_seen <= T0 + 50 * MIN],
+    ["status + reason + until", { status: "exhausted", reason: "no_progress_timeout", until: T0 + 50 * MIN }, (i) => i.status === "exhausted" && i.reason === "no_progress_timeout" && i.first_seen <= T0 + 50 * MIN],
     ["empty strings are no filter", { kind: "", status: "", since: "" }, () => true],
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match, newest first: ${label}`, async () => {
-      const expected = desc((await allIncidents()).filter(match), (i) => i.last_seen, (i) => i.incident_id).map((i) => i.incident_id);
+      const expected = desc((await allIncidents()).filter(match), (i) => i.first_seen, (i) => i.incident_id).map((i) => i.incident_id);
       expect(expected.length).toBeGreaterThan(0);
       for (const limit of [1, 7, 200]) {
         const got = await walk((p) => listIncidents(env.DB, filters, p), limit, (i) => i.incidentId);
@@ -160,7 +161,7 @@ describe("listIncidents", () => {
     });
   }
 
-  it("returns typed rows; ties on last_seen are ordered by id", async () => {
+  it("returns typed rows; ties on first_seen are ordered by id", async () => {
     const page = await listIncidents(env.DB, { until: T0 + 11 * MIN }, { limit: 3 });
     expect(page.items.map((i) => i.incidentId)).toEqual(["turn:SupportAgent/delta/11", "fiber:ProbeAgent/gamma/fi-10", "chat-9"]);
     expect(page.items[2]).toEqual({
@@ -176,7 +177,7 @@ describe("listIncidents", () => {
   });
 
   it("is stable when newer incidents arrive between pages", async () => {
-    const before = desc(await allIncidents(), (i) => i.last_seen, (i) => i.incident_id).map((i) => i.incident_id);
+    const before = desc(await allIncidents(), (i) => i.first_seen, (i) => i.incident_id).map((i) => i.incident_id);
     const first = await listIncidents(env.DB, {}, { limit: 10 });
     const newer = Array.from({ length: 5 }, (_, i) =>
       makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { agentName: "late", time: T0 + (100 + i) * MIN, corr: { incidentId: `late-${i}` } }),
@@ -380,8 +381,8 @@ describe("overview", () => {
       runningByKind: { fiber: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL AND kind = 'fiber'"), capped: false, confirmed: 0 } },
       openIncidents: { n: await one("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open' AND closed_by IS NULL"), capped: false },
       ambiguousOps: { n: await one("SELECT COUNT(*) AS n FROM op_ambiguities WHERE resolution_at IS NULL"), capped: false },
-      // Exhausted incidents active in the window: what /incidents?status=exhausted&since=… lists.
-      exhaustions24h: { n: await one(`SELECT COUNT(*) AS n FROM incidents WHERE status = 'exhausted' AND last_seen >= ${NOW - 86_400_000}`), capped: false },
+      // Exhausted incidents first seen in the window: what /incidents?status=exhausted&since=… lists.
+      exhaustions24h: { n: await one(`SELECT COUNT(*) AS n FROM incidents WHERE status = 'exhausted' AND first_seen >= ${NOW - 86_400_000}`), capped: false },
     });
     expect(exact.openIncidents.n).toBeGreaterThan(3);
     expect(exact.exhaustions24h.n).toBeGreaterThan(3);

@@ -48,7 +48,7 @@ export async function staleAgents(db: D1Database, before: number, limit: number,
       .bind(before, scan),
     db
       .prepare(
-        `SELECT ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, ${I.lastSeen} AS t FROM ${I.$table} INDEXED BY incidents_status
+        `SELECT ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, ${I.lastSeen} AS t FROM ${I.$table} INDEXED BY incidents_open
          WHERE ${openNowSql()} AND ${I.lastSeen} < ?1 AND COALESCE(${I.confirmedAt}, 0) < ?1 AND ${notAskedSince(I.$table, I)} ORDER BY ${I.lastSeen} LIMIT ?2`,
       )
       .bind(before, scan),

@@ -152,7 +152,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         .prepare(
           `SELECT ${I.incidentId} AS incidentId, ${I.kind} AS kind, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName,
              ${I.lastSeen} AS lastSeen, ${I.confirmedAt} AS confirmedAt, ${I.attempts} AS attempts, ${I.statusAt} AS statusAt
-           FROM ${I.$table} INDEXED BY incidents_status
+           FROM ${I.$table} INDEXED BY incidents_open
            WHERE ${openNowSql()} AND ${I.lastSeen} < ?1${byClass(I.agentClass, 3)}
            ORDER BY ${I.lastSeen} DESC LIMIT ?2`,
         )
@@ -186,7 +186,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         .prepare(
           `SELECT ${I.incidentId} AS incidentId, ${I.kind} AS kind, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName,
              ${I.lastSeen} AS lastSeen, ${I.confirmedAt} AS confirmedAt, ${I.attempts} AS attempts, ${I.statusAt} AS statusAt
-           FROM ${I.$table} INDEXED BY incidents_status
+           FROM ${I.$table} INDEXED BY incidents_skipped
            WHERE ${I.status} = 'skipped' AND ${I.lastSeen} >= ?1
              AND (${I.reason} IS NULL OR ${I.reason} = '' OR ${I.reasonEventId} IS NOT ${I.statusEventId})${byClass(I.agentClass, 3)}
            ORDER BY ${I.lastSeen} DESC LIMIT ?2`,
