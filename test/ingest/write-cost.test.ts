@@ -48,5 +48,18 @@ describe("rows written per event on the demo mix", () => {
     expect(r.events).toBeGreaterThan(5000);
     // Every table's share is counted (the per-table figures add up to the whole).
     expect(Object.values(r.byTable).reduce((a, b) => a + b, 0)).toBe(r.written);
+    // The projections' budget on this mix (2.50 measured; 3.79 when every upsert rewrote every index).
+    expect(perEvent(projections)).toBeLessThanOrEqual(2.6);
+  });
+
+  it("writes no row at all for a redelivered batch: every merge is a no-op, and no-ops are skipped", async () => {
+    const streams = demoMix({ agents: 4, cycles: 2, start: Date.now() - 3_600_000, prefix: `redeliver-${crypto.randomUUID().slice(0, 8)}` });
+    const batches = queueBatches(streams, 3, 20);
+    for (const messages of batches) await ingestBatch(env.DB, messages);
+    for (const messages of batches) {
+      const again = await ingestBatch(env.DB, messages);
+      expect(again.stored).toBeGreaterThan(0);
+      expect(again.rowsWrittenByTable).toEqual(Object.fromEntries(Object.keys(again.rowsWrittenByTable).map((t) => [t, 0])));
+    }
   });
 });

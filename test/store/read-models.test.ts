@@ -273,16 +273,18 @@ describe("listFibers", () => {
 
 describe("listSessions", () => {
   // Newest activity first, to the minute (listed_at), then by name.
-  type S = { session_name: string; status: string | null; agent_class: string; listed_at: number };
+  type S = { session_name: string; status: string | null; agent_class: string; listed_at: number; last_seen: number };
   const cases: [string, Record<string, unknown>, (s: S) => boolean][] = [
     ["no filter", {}, () => true],
     ["status", { status: "rescheduled" }, (s) => s.status === "rescheduled"],
     ["agentClass", { agentClass: "SupportAgent" }, (s) => s.agent_class === "SupportAgent"],
     ["status + agentClass", { status: "error", agentClass: "ProbeAgent" }, (s) => s.status === "error" && s.agent_class === "ProbeAgent"],
+    // since / until bound last_seen exactly, mid-minute too (the index range is their minutes).
+    ["since + until", { since: T0 + 10 * MIN + 20_000, until: T0 + 30 * MIN + 10_000 }, (s) => s.last_seen >= T0 + 10 * MIN + 20_000 && s.last_seen <= T0 + 30 * MIN + 10_000],
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
-      const all = await dump<S>("SELECT session_name, status, agent_class, listed_at FROM sessions");
+      const all = await dump<S>("SELECT session_name, status, agent_class, listed_at, last_seen FROM sessions");
       const expected = desc(all.filter(match), (s) => s.listed_at, (s) => s.session_name).map((s) => s.session_name);
       expect(expected.length).toBeGreaterThan(0);
       const got = await walk((p) => listSessions(env.DB, filters, p), 4, (s) => s.sessionName);
