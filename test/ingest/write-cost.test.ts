@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { demoMix, queueBatches } from "../fixtures/demo-mix";
+import { makeEvent } from "../fixtures/events";
 
 /**
  * What ingest costs D1 in rows written per event (every index entry counts: D1 bills them), table by table, on a
@@ -61,5 +62,20 @@ describe("rows written per event on the demo mix", () => {
       expect(again.stored).toBeGreaterThan(0);
       expect(again.rowsWrittenByTable).toEqual(Object.fromEntries(Object.keys(again.rowsWrittenByTable).map((t) => [t, 0])));
     }
+  });
+
+  it("rewrites a run's list indexes only when a value they hold changes", async () => {
+    const agentName = `one-run-${crypto.randomUUID().slice(0, 8)}`;
+    const corr = { fiberId: "f-1" };
+    const t = Date.now() - 60_000;
+    const one = async (e: ReturnType<typeof makeEvent>) => (await ingestBatch(env.DB, [{ id: crypto.randomUUID(), body: e }])).rowsWrittenByTable.fiber_runs;
+    // New: the row, its key, its entry in each of the 7 list indexes, and its open-runs entry.
+    expect(await one(makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }))).toBe(10);
+    // A stash moves last_seen and the snapshot: the row and its open-runs entry, no list index.
+    expect(await one(makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: "{}", bytes: 2, truncated: false } }, { agentName, corr, time: t + 1000 }))).toBe(2);
+    // The end moves the outcome: the indexes that hold it (outcome, kind + outcome), and it leaves the open-runs index.
+    expect(await one(makeEvent("fiber.completed", { fiberName: "etl" }, { agentName, corr, time: t + 2000 }))).toBeLessThanOrEqual(6);
+    // A late stash of the ended run: the row alone.
+    expect(await one(makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: "{\"late\":1}", bytes: 10, truncated: false } }, { agentName, corr, time: t + 3000 }))).toBe(1);
   });
 });

@@ -260,13 +260,16 @@ export function upsertSqls(spec: ProjectionSpec, isNew?: (eventIdSql: string) =>
   const all = units(spec);
   const plain = all.filter((u) => !u.some((c) => indexed.has(c))).flat();
   const separate = all.filter((u) => u.some((c) => indexed.has(c)));
-  const statement = (set: string[]) => `INSERT INTO ${t} (${cols.join(", ")})
-SELECT ${select.join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE true
+  // After the first statement every row exists, so the later ones never insert: their sums (which look up each
+  // event id, rows read) are not needed.
+  const later = cols.map((c, i) => (spec.columns[c] === "sum" ? "0" : select[i]!));
+  const statement = (set: string[], values = select) => `INSERT INTO ${t} (${cols.join(", ")})
+SELECT ${values.join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE true
 ON CONFLICT(${spec.key.join(", ")}) DO ${
     set.length
       ? `UPDATE SET ${set.map((c) => `${c} = ${merged.get(c)}`).join(", ")}
 WHERE ${set.map((c) => `(${merged.get(c)}) IS NOT ${t}.${c}`).join(" OR ")}`
       : "NOTHING"
   }`;
-  return [statement(plain), ...separate.map(statement)];
+  return [statement(plain), ...separate.map((u) => statement(u, later))];
 }
