@@ -133,7 +133,8 @@ export type TableStatement = { table: string; stmt: D1PreparedStatement };
  * Statements for one ingest batch, to run in one db.batch (one transaction).
  * Each takes ONE bound parameter, a JSON array expanded with json_each, so a
  * batch of any size stays far inside D1's 100-parameter limit; rows are first
- * folded per key so each projection row is written once per batch. The events
+ * folded per key, and each projection's statements (upsertSqls) write a row's
+ * index entries only where a value they hold changed. The events
  * insert comes last: rollups and the projections' sum columns count only ids
  * it has not stored yet, so a redelivered event adds nothing (the other merge
  * rules are idempotent and do not care).
