@@ -85,11 +85,13 @@ export const agents = sqliteTable(
     seqMax: integer("seq_max"),
     /** How many distinct numbered events arrived (each event counted once). `seq_max - seq_seen` never arrived. */
     seqSeen: integer("seq_seen").notNull().default(0),
+    /** last_seen to the minute (src/store/listed-at.ts): what the lists are ordered by, so their indexes move at most once a minute. */
+    listedAt: integer("listed_at").notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.agentClass, t.agentName] }),
-    index("agents_last_seen").on(t.lastSeen, t.agentClass, t.agentName),
-    index("agents_class_last_seen").on(t.agentClass, t.lastSeen, t.agentName),
+    index("agents_listed").on(t.listedAt, t.agentClass, t.agentName),
+    index("agents_class_listed").on(t.agentClass, t.listedAt, t.agentName),
   ],
 );
 
@@ -173,14 +175,20 @@ export const fiberRuns = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.fiberId, t.agentClass, t.agentName] }),
-    index("fiber_runs_last_seen").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName),
-    index("fiber_runs_agent").on(t.agentClass, t.agentName, t.lastSeen, t.fiberId),
-    index("fiber_runs_outcome").on(t.outcome, t.lastSeen, t.fiberId, t.agentClass, t.agentName),
-    index("fiber_runs_class").on(t.agentClass, t.lastSeen, t.fiberId, t.agentName),
-    index("fiber_runs_name").on(t.agentName, t.lastSeen, t.fiberId, t.agentClass),
-    index("fiber_runs_kind").on(t.kind, t.lastSeen, t.fiberId, t.agentClass, t.agentName),
+    // Lists run newest first by first_seen, which a run's later events never move: a run's every batch of events
+    // moves last_seen, and D1 bills each index entry an update rewrites, so no full index holds last_seen.
+    index("fiber_runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    index("fiber_runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
+    index("fiber_runs_outcome").on(t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    index("fiber_runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
+    index("fiber_runs_name").on(t.agentName, t.firstSeen, t.fiberId, t.agentClass),
+    index("fiber_runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count.
-    index("fiber_runs_kind_outcome").on(t.kind, t.outcome, t.lastSeen, t.fiberId, t.agentClass, t.agentName),
+    index("fiber_runs_kind_outcome").on(t.kind, t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    // Running runs by last activity (stale and stuck work): one entry per running run, gone when it ends.
+    index("fiber_runs_open").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`outcome IS NULL`),
+    // Chat turns the SDK finished as "skipped" (the stuck rule skipped_no_reason), by last activity: few rows, rarely moved.
+    index("fiber_runs_skipped_turns").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`kind = 'chat_turn' AND outcome = 'cancelled' AND reason = 'skipped'`),
   ],
 );
 
@@ -230,13 +238,17 @@ export const incidents = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.incidentId, t.agentClass, t.agentName] }),
-    index("incidents_last_seen").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName),
-    index("incidents_status").on(t.status, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
-    index("incidents_reason").on(t.reason, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
-    index("incidents_agent").on(t.agentClass, t.agentName, t.lastSeen, t.incidentId),
-    index("incidents_kind").on(t.kind, t.lastSeen, t.incidentId, t.agentClass, t.agentName),
-    index("incidents_class").on(t.agentClass, t.lastSeen, t.incidentId, t.agentName),
-    index("incidents_name").on(t.agentName, t.lastSeen, t.incidentId, t.agentClass),
+    // Listed newest first by first_seen, which an incident's later events never move (see fiber_runs).
+    index("incidents_first_seen").on(t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_status").on(t.status, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_reason").on(t.reason, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_agent").on(t.agentClass, t.agentName, t.firstSeen, t.incidentId),
+    index("incidents_kind").on(t.kind, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    index("incidents_class").on(t.agentClass, t.firstSeen, t.incidentId, t.agentName),
+    index("incidents_name").on(t.agentName, t.firstSeen, t.incidentId, t.agentClass),
+    // Open and skipped incidents by last activity (stale and stuck work): few rows each.
+    index("incidents_open").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'open'`),
+    index("incidents_skipped").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'skipped'`),
   ],
 );
 
@@ -352,12 +364,14 @@ export const sessions = sqliteTable(
     statusEventId: text("status_event_id"),
     recoveryCount: integer("recovery_count").notNull().default(0),
     lastTurnSeq: integer("last_turn_seq"),
+    /** last_seen to the minute (src/store/listed-at.ts): what the lists are ordered by, so their indexes move at most once a minute. */
+    listedAt: integer("listed_at").notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.sessionName, t.agentClass, t.agentName] }),
-    index("sessions_last_seen").on(t.lastSeen, t.sessionName, t.agentClass, t.agentName),
-    index("sessions_status").on(t.status, t.lastSeen, t.sessionName, t.agentClass, t.agentName),
-    index("sessions_class").on(t.agentClass, t.lastSeen, t.sessionName, t.agentName),
+    index("sessions_listed").on(t.listedAt, t.sessionName, t.agentClass, t.agentName),
+    index("sessions_status").on(t.status, t.listedAt, t.sessionName, t.agentClass, t.agentName),
+    index("sessions_class").on(t.agentClass, t.listedAt, t.sessionName, t.agentName),
   ],
 );
 

@@ -17,7 +17,7 @@ beforeAll(async () => {
   const stmts: D1PreparedStatement[] = [];
   for (let i = 0; i < 12; i++) {
     const name = `agent-${String(i).padStart(2, "0")}`;
-    stmts.push(env.DB.prepare("INSERT INTO agents (agent_class, agent_name, first_seen, last_seen) VALUES (?, ?, ?, ?)").bind(K, name, T0, T0 + i));
+    stmts.push(env.DB.prepare("INSERT INTO agents (agent_class, agent_name, first_seen, last_seen, listed_at) VALUES (?, ?, ?, ?, ?)").bind(K, name, T0, T0 + i, T0 + i - ((T0 + i) % 60_000)));
     stmts.push(
       env.DB.prepare(
         `INSERT INTO incidents (incident_id, kind, agent_class, agent_name, status, status_at, status_event_id, attempts, reason, first_seen, last_seen)

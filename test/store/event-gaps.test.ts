@@ -12,10 +12,10 @@ import { ingest, rejection, walk } from "./store-helpers";
 
 const T = Date.now() - 3_600_000;
 
-/** One agent's numbered events (its class and name), each `seq` in `seqs`, at time T + `at` seconds. */
+/** One agent's numbered events (its class and name), each `seq` in `seqs`, at time T + `at` minutes (lists order agents to the minute). */
 function numbered(agentClass: string, agentName: string, seqs: number[], at: number): TelemetryEvent[] {
   return seqs.map((seq, i) => ({
-    ...makeEvent("session.status_running", { turnSeq: seq }, { agentName, corr: { sessionName: agentName }, time: T + at * 1000 + i }),
+    ...makeEvent("session.status_running", { turnSeq: seq }, { agentName, corr: { sessionName: agentName }, time: T + at * 60_000 + i }),
     source: { agentClass, agentName },
     seq,
   }));
@@ -34,7 +34,7 @@ const AGENTS: { cls: string; name: string; seqs: number[]; at: number; missing: 
 
 beforeAll(async () => {
   for (const a of AGENTS) {
-    const events = a.seqs.length ? numbered(a.cls, a.name, a.seqs, a.at) : [{ ...makeEvent("session.status_idle", { turnSeq: 1 }, { agentName: a.name, time: T + a.at * 1000 }), source: { agentClass: a.cls, agentName: a.name } }];
+    const events = a.seqs.length ? numbered(a.cls, a.name, a.seqs, a.at) : [{ ...makeEvent("session.status_idle", { turnSeq: 1 }, { agentName: a.name, time: T + a.at * 60_000 }), source: { agentClass: a.cls, agentName: a.name } }];
     expect(await ingest(events)).toMatchObject({ deadLettered: 0 });
   }
   // g restarted: numbers 1, 2 again under new event ids (its storage was wiped), newer still.

@@ -40,7 +40,8 @@ describe("agents with a sequence gap", () => {
   it("reads at most `scan` agents however many there are (the gap has no index): older gaps wait", async () => {
     const p = `gaps-scan-${uid()}`;
     const t = NOW - 60_000;
-    await agentWithGap(`${p}-quiet`, { missing: 3, lastSeen: t - 10_000 });
+    // Two minutes earlier: agents are ordered by activity to the minute (listed_at).
+    await agentWithGap(`${p}-quiet`, { missing: 3, lastSeen: t - 120_000 });
     for (let i = 0; i < 3; i++) await agentWithGap(`${p}-busy-${i}`, { missing: 0, lastSeen: t + i });
     const all = await env.DB.prepare("SELECT COUNT(*) AS n FROM agents WHERE last_seen > ?").bind(t - 1).first<{ n: number }>();
     // The three most recently active have no gap: a scan of that many finds none, one more finds the quiet one.

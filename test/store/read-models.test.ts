@@ -130,8 +130,9 @@ beforeAll(async () => {
   }
 });
 
-type Inc = { incident_id: string; kind: string; status: string; reason: string | null; agent_class: string; agent_name: string; last_seen: number };
-const allIncidents = () => dump<Inc>("SELECT incident_id, kind, status, reason, agent_class, agent_name, last_seen FROM incidents");
+// Incidents list newest first by first_seen (it never moves as an incident goes on), and since / until bound it.
+type Inc = { incident_id: string; kind: string; status: string; reason: string | null; agent_class: string; agent_name: string; first_seen: number };
+const allIncidents = () => dump<Inc>("SELECT incident_id, kind, status, reason, agent_class, agent_name, first_seen FROM incidents");
 
 describe("listIncidents", () => {
   const cases: [string, Record<string, unknown>, (i: Inc) => boolean][] = [
@@ -142,16 +143,16 @@ describe("listIncidents", () => {
     ["agentClass", { agentClass: "SupportAgent" }, (i) => i.agent_class === "SupportAgent"],
     ["agentName", { agentName: "beta" }, (i) => i.agent_name === "beta"],
     ["agent", { agentClass: "SupportAgent", agentName: "beta" }, (i) => i.agent_class === "SupportAgent" && i.agent_name === "beta"],
-    ["since (ISO)", { since: new Date(T0 + 20 * MIN).toISOString() }, (i) => i.last_seen >= T0 + 20 * MIN],
-    ["until (ms string)", { until: String(T0 + 20 * MIN) }, (i) => i.last_seen <= T0 + 20 * MIN],
-    ["since + until", { since: T0 + 10 * MIN, until: T0 + 40 * MIN }, (i) => i.last_seen >= T0 + 10 * MIN && i.last_seen <= T0 + 40 * MIN],
+    ["since (ISO)", { since: new Date(T0 + 20 * MIN).toISOString() }, (i) => i.first_seen >= T0 + 20 * MIN],
+    ["until (ms string)", { until: String(T0 + 20 * MIN) }, (i) => i.first_seen <= T0 + 20 * MIN],
+    ["since + until", { since: T0 + 10 * MIN, until: T0 + 40 * MIN }, (i) => i.first_seen >= T0 + 10 * MIN && i.first_seen <= T0 + 40 * MIN],
     ["status + kind (two indexes)", { status: "failed", kind: "fiber" }, (i) => i.status === "failed" && i.kind === "fiber"],
-    ["status + reason + until", { status: "exhausted", reason: "no_progress_timeout", until: T0 + 50 * MIN }, (i) => i.status === "exhausted" && i.reason === "no_progress_timeout" && i.last_seen <= T0 + 50 * MIN],
+    ["status + reason + until", { status: "exhausted", reason: "no_progress_timeout", until: T0 + 50 * MIN }, (i) => i.status === "exhausted" && i.reason === "no_progress_timeout" && i.first_seen <= T0 + 50 * MIN],
     ["empty strings are no filter", { kind: "", status: "", since: "" }, () => true],
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match, newest first: ${label}`, async () => {
-      const expected = desc((await allIncidents()).filter(match), (i) => i.last_seen, (i) => i.incident_id).map((i) => i.incident_id);
+      const expected = desc((await allIncidents()).filter(match), (i) => i.first_seen, (i) => i.incident_id).map((i) => i.incident_id);
       expect(expected.length).toBeGreaterThan(0);
       for (const limit of [1, 7, 200]) {
         const got = await walk((p) => listIncidents(env.DB, filters, p), limit, (i) => i.incidentId);
@@ -160,7 +161,7 @@ describe("listIncidents", () => {
     });
   }
 
-  it("returns typed rows; ties on last_seen are ordered by id", async () => {
+  it("returns typed rows; ties on first_seen are ordered by id", async () => {
     const page = await listIncidents(env.DB, { until: T0 + 11 * MIN }, { limit: 3 });
     expect(page.items.map((i) => i.incidentId)).toEqual(["turn:SupportAgent/delta/11", "fiber:ProbeAgent/gamma/fi-10", "chat-9"]);
     expect(page.items[2]).toEqual({
@@ -176,7 +177,7 @@ describe("listIncidents", () => {
   });
 
   it("is stable when newer incidents arrive between pages", async () => {
-    const before = desc(await allIncidents(), (i) => i.last_seen, (i) => i.incident_id).map((i) => i.incident_id);
+    const before = desc(await allIncidents(), (i) => i.first_seen, (i) => i.incident_id).map((i) => i.incident_id);
     const first = await listIncidents(env.DB, {}, { limit: 10 });
     const newer = Array.from({ length: 5 }, (_, i) =>
       makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { agentName: "late", time: T0 + (100 + i) * MIN, corr: { incidentId: `late-${i}` } }),
@@ -247,7 +248,7 @@ describe("timelines", () => {
 });
 
 describe("listFibers", () => {
-  type F = { fiber_id: string; agent_class: string; agent_name: string; outcome: string | null; last_seen: number };
+  type F = { fiber_id: string; agent_class: string; agent_name: string; outcome: string | null; first_seen: number };
   const cases: [string, Record<string, unknown>, (f: F) => boolean][] = [
     ["no filter", {}, () => true],
     ["running", { outcome: "running" }, (f) => f.outcome === null],
@@ -255,13 +256,14 @@ describe("listFibers", () => {
     ["agentClass", { agentClass: "ProbeAgent" }, (f) => f.agent_class === "ProbeAgent"],
     ["agentName", { agentName: "gamma" }, (f) => f.agent_name === "gamma"],
     ["agent", { agentClass: "SupportAgent", agentName: "gamma" }, (f) => f.agent_class === "SupportAgent" && f.agent_name === "gamma"],
-    ["since + until", { since: T0 + 20 * MIN, until: T0 + 60 * MIN }, (f) => f.last_seen >= T0 + 20 * MIN && f.last_seen <= T0 + 60 * MIN],
+    // Runs list newest first by first_seen (it never moves as a run goes on), and the window bounds it too.
+    ["since + until", { since: T0 + 20 * MIN, until: T0 + 60 * MIN }, (f) => f.first_seen >= T0 + 20 * MIN && f.first_seen <= T0 + 60 * MIN],
     ["running + agentClass", { outcome: "running", agentClass: "ProbeAgent" }, (f) => f.outcome === null && f.agent_class === "ProbeAgent"],
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
-      const all = await dump<F>("SELECT fiber_id, agent_class, agent_name, outcome, last_seen FROM fiber_runs");
-      const expected = desc(all.filter(match), (f) => f.last_seen, (f) => f.fiber_id).map((f) => f.fiber_id);
+      const all = await dump<F>("SELECT fiber_id, agent_class, agent_name, outcome, first_seen FROM fiber_runs");
+      const expected = desc(all.filter(match), (f) => f.first_seen, (f) => f.fiber_id).map((f) => f.fiber_id);
       expect(expected.length).toBeGreaterThan(0);
       const got = await walk((p) => listFibers(env.DB, filters, p), 4, (f) => f.fiberId);
       expect(got.map((f) => f.fiberId)).toEqual(expected);
@@ -270,17 +272,20 @@ describe("listFibers", () => {
 });
 
 describe("listSessions", () => {
-  type S = { session_name: string; status: string | null; agent_class: string; last_seen: number };
+  // Newest activity first, to the minute (listed_at), then by name.
+  type S = { session_name: string; status: string | null; agent_class: string; listed_at: number; last_seen: number };
   const cases: [string, Record<string, unknown>, (s: S) => boolean][] = [
     ["no filter", {}, () => true],
     ["status", { status: "rescheduled" }, (s) => s.status === "rescheduled"],
     ["agentClass", { agentClass: "SupportAgent" }, (s) => s.agent_class === "SupportAgent"],
     ["status + agentClass", { status: "error", agentClass: "ProbeAgent" }, (s) => s.status === "error" && s.agent_class === "ProbeAgent"],
+    // since / until bound last_seen exactly, mid-minute too (the index range is their minutes).
+    ["since + until", { since: T0 + 10 * MIN + 20_000, until: T0 + 30 * MIN + 10_000 }, (s) => s.last_seen >= T0 + 10 * MIN + 20_000 && s.last_seen <= T0 + 30 * MIN + 10_000],
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
-      const all = await dump<S>("SELECT session_name, status, agent_class, last_seen FROM sessions");
-      const expected = desc(all.filter(match), (s) => s.last_seen, (s) => s.session_name).map((s) => s.session_name);
+      const all = await dump<S>("SELECT session_name, status, agent_class, listed_at, last_seen FROM sessions");
+      const expected = desc(all.filter(match), (s) => s.listed_at, (s) => s.session_name).map((s) => s.session_name);
       expect(expected.length).toBeGreaterThan(0);
       const got = await walk((p) => listSessions(env.DB, filters, p), 4, (s) => s.sessionName);
       expect(got.map((s) => s.sessionName)).toEqual(expected);
@@ -357,12 +362,13 @@ describe("listAmbiguousOps and listAgents", () => {
   });
 
   it("lists agents, all or of one class", async () => {
-    type Ag = { agent_class: string; agent_name: string; last_seen: number };
-    const all = await dump<Ag>("SELECT agent_class, agent_name, last_seen FROM agents");
+    // Most recently seen first, to the minute (listed_at), then by the key.
+    type Ag = { agent_class: string; agent_name: string; listed_at: number };
+    const all = await dump<Ag>("SELECT agent_class, agent_name, listed_at FROM agents");
     const key = (a: { agentClass: string; agentName: string }) => `${a.agentClass}\u0000${a.agentName}`;
-    const everyone = [...all].sort((x, y) => y.last_seen - x.last_seen || (y.agent_class + "\u0000" + y.agent_name > x.agent_class + "\u0000" + x.agent_name ? 1 : -1));
+    const everyone = [...all].sort((x, y) => y.listed_at - x.listed_at || (y.agent_class + "\u0000" + y.agent_name > x.agent_class + "\u0000" + x.agent_name ? 1 : -1));
     expect((await walk((p) => listAgents(env.DB, {}, p), 5, key)).map(key)).toEqual(everyone.map((a) => `${a.agent_class}\u0000${a.agent_name}`));
-    const support = desc(all.filter((a) => a.agent_class === "SupportAgent"), (a) => a.last_seen, (a) => a.agent_name);
+    const support = desc(all.filter((a) => a.agent_class === "SupportAgent"), (a) => a.listed_at, (a) => a.agent_name);
     expect((await walk((p) => listAgents(env.DB, { agentClass: "SupportAgent" }, p), 2, key)).map((a) => a.agentName)).toEqual(support.map((a) => a.agent_name));
     expect(await findAgent(env.DB, "SupportAgent", "beta")).toMatchObject({ agentClass: "SupportAgent", agentName: "beta" });
   });
@@ -377,8 +383,8 @@ describe("overview", () => {
       runningByKind: { fiber: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL AND kind = 'fiber'"), capped: false, confirmed: 0 } },
       openIncidents: { n: await one("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open' AND closed_by IS NULL"), capped: false },
       ambiguousOps: { n: await one("SELECT COUNT(*) AS n FROM op_ambiguities WHERE resolution_at IS NULL"), capped: false },
-      // Exhausted incidents active in the window: what /incidents?status=exhausted&since=… lists.
-      exhaustions24h: { n: await one(`SELECT COUNT(*) AS n FROM incidents WHERE status = 'exhausted' AND last_seen >= ${NOW - 86_400_000}`), capped: false },
+      // Exhausted incidents first seen in the window: what /incidents?status=exhausted&since=… lists.
+      exhaustions24h: { n: await one(`SELECT COUNT(*) AS n FROM incidents WHERE status = 'exhausted' AND first_seen >= ${NOW - 86_400_000}`), capped: false },
     });
     expect(exact.openIncidents.n).toBeGreaterThan(3);
     expect(exact.exhaustions24h.n).toBeGreaterThan(3);

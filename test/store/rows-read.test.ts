@@ -76,9 +76,10 @@ beforeAll(async () => {
   );
   await seed(
     N,
-    `INSERT INTO sessions (session_name, agent_class, agent_name, first_seen, last_seen, last_event_type, last_event_at, last_event_event_id, status, status_at, status_event_id, recovery_count, last_turn_seq)
+    `INSERT INTO sessions (session_name, agent_class, agent_name, first_seen, last_seen, last_event_type, last_event_at, last_event_event_id, status, status_at, status_event_id, recovery_count, last_turn_seq, listed_at)
      SELECT printf('ses-%06d', i), 'C' || (i % 4), printf('ses-%06d', i), ${T0} + i * 1000, ${T0} + i * 1000, 'session.status_running', ${T0} + i * 1000, printf('%09d-ev', i),
-       CASE i % 5 WHEN 0 THEN 'running' WHEN 1 THEN 'idle' WHEN 2 THEN 'rescheduled' WHEN 3 THEN 'terminated' ELSE 'error' END, ${T0} + i * 1000, printf('%09d-ev', i), i % 3, i % 50
+       CASE i % 5 WHEN 0 THEN 'running' WHEN 1 THEN 'idle' WHEN 2 THEN 'rescheduled' WHEN 3 THEN 'terminated' ELSE 'error' END, ${T0} + i * 1000, printf('%09d-ev', i), i % 3, i % 50,
+       ${T0} + i * 1000 - ((${T0} + i * 1000) % 60000)
      FROM (SELECT ${I} AS i FROM json_each(?1))`,
   );
   await seed(
@@ -106,9 +107,10 @@ beforeAll(async () => {
   await seed(
     N,
     // Every 50th agent misses 2 of its 10 numbered events; a third of the rest send unnumbered events.
-    `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen, seq_max, seq_seen)
+    `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen, seq_max, seq_seen, listed_at)
      SELECT 'C' || (i % 4), printf('ag-%06d', i), ${T0} + i * 1000, ${T0} + (i / 3) * 1000,
-       CASE WHEN i % 50 = 7 THEN 10 WHEN i % 3 = 0 THEN NULL ELSE 10 END, CASE WHEN i % 50 = 7 THEN 8 WHEN i % 3 = 0 THEN 0 ELSE 10 END
+       CASE WHEN i % 50 = 7 THEN 10 WHEN i % 3 = 0 THEN NULL ELSE 10 END, CASE WHEN i % 50 = 7 THEN 8 WHEN i % 3 = 0 THEN 0 ELSE 10 END,
+       ${T0} + (i / 3) * 1000 - ((${T0} + (i / 3) * 1000) % 60000)
      FROM (SELECT ${I} AS i FROM json_each(?1))`,
   );
   // Two weeks of rollups: 5 exhaustion reasons and 5 other types per bucket.
@@ -259,7 +261,7 @@ describe("filter pairs that no single index serves are bounded scans", () => {
 
 describe("agents with missing events: a bounded scan (no index serves it)", () => {
   it("the list returns every such agent across pages, each request reading at most twice the scan budget", async () => {
-    const expected = (await env.DB.prepare("SELECT agent_name FROM agents WHERE seq_max > seq_seen ORDER BY last_seen DESC, agent_class DESC, agent_name DESC").all<{ agent_name: string }>()).results.map((r) => r.agent_name);
+    const expected = (await env.DB.prepare("SELECT agent_name FROM agents WHERE seq_max > seq_seen ORDER BY listed_at DESC, agent_class DESC, agent_name DESC").all<{ agent_name: string }>()).results.map((r) => r.agent_name);
     expect(expected).toHaveLength(400);
     const got: string[] = [];
     let after: string | null = null;

@@ -9,7 +9,7 @@ const TABLES: Table[] = Object.values(schema).filter((t) => isTable(t));
 
 describe("sql-names", () => {
   it("maps each schema key to its SQL column name, and $table to the table name", () => {
-    expect(names(schema.agents)).toEqual({ $table: "agents", agentClass: "agent_class", agentName: "agent_name", firstSeen: "first_seen", lastSeen: "last_seen", seqMax: "seq_max", seqSeen: "seq_seen" });
+    expect(names(schema.agents)).toEqual({ $table: "agents", agentClass: "agent_class", agentName: "agent_name", firstSeen: "first_seen", lastSeen: "last_seen", seqMax: "seq_max", seqSeen: "seq_seen", listedAt: "listed_at" });
     expect(names(schema.deadLetters)).toEqual({
       $table: "dead_letters", messageId: "message_id", receivedAt: "received_at", reason: "reason", eventType: "event_type", body: "body",
     });

@@ -4,14 +4,21 @@ import { admit } from "./admit";
 import { type BoundsEnv, DEFAULT_BOUNDS, type IngestBounds, boundsFromEnv } from "./bounds";
 import { type DeadLetter, bodyText, bodyType, deadLetterStatements } from "./dead-letters";
 import { type MessageItem, messageItems } from "./messages";
-import { projectionStatements } from "./projections";
+import { tableStatements } from "./projections";
 import { toRows } from "./rows";
 import { verificationKey } from "./signature";
 import { alertOnIngested } from "../alerts/ingested";
 import type { AlertEnv } from "../alerts/config";
 
 /** What one ingest call did, and what it cost D1 (summed from each statement's `meta`: every index entry counts as a row written). */
-export type IngestResult = { stored: number; deadLettered: number; rowsWritten: number; rowsRead: number };
+export type IngestResult = {
+  stored: number;
+  deadLettered: number;
+  rowsWritten: number;
+  rowsRead: number;
+  /** rowsWritten told per table (dead letters under `dead_letters`), for the bench and the simulator. */
+  rowsWrittenByTable: Record<string, number>;
+};
 
 export type IngestOptions = {
   /** Receipt time (default now): stored as received_at, and the time window is relative to it. */
@@ -47,12 +54,20 @@ export async function ingestBatch(db: D1Database, messages: readonly { id: strin
     else dead.push({ messageId: it.messageId, reason: v.reason, eventType: v.eventType, body: it.deadBody() });
   });
   const rows = toRows(valid, now);
-  const stmts = [...projectionStatements(db, rows.events, rows.projections, rows.rollups), ...deadLetterStatements(db, dead, now)];
-  const results = stmts.length ? await db.batch(stmts) : [];
+  const stmts = [
+    ...tableStatements(db, rows.events, rows.projections, rows.rollups),
+    ...deadLetterStatements(db, dead, now).map((stmt) => ({ table: "dead_letters", stmt })),
+  ];
+  const results = stmts.length ? await db.batch(stmts.map((s) => s.stmt)) : [];
   opts.onStored?.(valid);
   annotateActiveSpan(valid);
   const cost = (k: "rows_written" | "rows_read") => results.reduce((n, r) => n + Number(r.meta?.[k] ?? 0), 0);
-  return { stored: valid.length, deadLettered: dead.length, rowsWritten: cost("rows_written"), rowsRead: cost("rows_read") };
+  const rowsWrittenByTable: Record<string, number> = {};
+  results.forEach((r, i) => {
+    const t = stmts[i]!.table;
+    rowsWrittenByTable[t] = (rowsWrittenByTable[t] ?? 0) + Number(r.meta?.rows_written ?? 0);
+  });
+  return { stored: valid.length, deadLettered: dead.length, rowsWritten: cost("rows_written"), rowsRead: cost("rows_read"), rowsWrittenByTable };
 }
 
 /** Puts incident-changing events on the consumer's span too, so the Worker's own trace shows them. */

@@ -1,4 +1,5 @@
 import type { Table } from "drizzle-orm";
+import { type SQLiteTable, getTableConfig } from "drizzle-orm/sqlite-core";
 import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-names";
 
 /**
@@ -71,6 +72,12 @@ export type ProjectionSpec = {
   defaults: Record<string, string>;
   /** Each ranked group's rank: the SQL name of the column it reads, and the ranked values. */
   ranks: Record<string, { column: string; values: Record<string, number> }>;
+  /**
+   * Non-key columns some full (non-partial) index holds. D1 counts a row written for every index entry an UPDATE
+   * rewrites, and SQLite rewrites an index whenever one of its columns is in the SET list, changed or not; so
+   * upsertSqls sets these apart, each only where its value changes.
+   */
+  indexed: string[];
 };
 
 export type Row = Record<string, string | number | null>;
@@ -94,6 +101,7 @@ export function projection<T extends Table>(table: T, def: ProjectionDef<T>): Pr
     columns: bySqlName(def.columns),
     stamps: Object.fromEntries(groups(def.columns).map((g) => [g, stampColumns(table, g)])),
     defaults: bySqlName(def.defaults ?? {}),
+    indexed: indexedColumns(table as unknown as SQLiteTable).filter((c) => !def.key.some((k) => n[k] === c)),
     ranks: Object.fromEntries(
       Object.entries(def.ranks ?? {}).map(([g, r]) => {
         const { by, values } = r as { by: ColumnKey<T>; values: Record<string, number> };
@@ -104,6 +112,16 @@ export function projection<T extends Table>(table: T, def: ProjectionDef<T>): Pr
 }
 
 const stampCols = (spec: ProjectionSpec, g: string) => spec.stamps[g]!;
+
+/** SQL names of the columns that full (non-partial) indexes of `table` hold. */
+function indexedColumns(table: SQLiteTable): string[] {
+  const cols = new Set<string>();
+  for (const ix of getTableConfig(table).indexes) {
+    if (ix.config.where) continue;
+    for (const c of ix.config.columns) if ("name" in c && typeof c.name === "string") cols.add(c.name);
+  }
+  return [...cols];
+}
 
 function groups<G extends string>(columns: { [c: string]: Rule<G> | undefined }): G[] {
   return [...new Set(Object.values(columns).flatMap((r) => (typeof r === "object" ? [r.latest] : [])))];
@@ -170,10 +188,42 @@ export function foldRows(spec: ProjectionSpec, rows: Row[]): Row[] {
 }
 
 /**
- * The upsert statement (the SQL interpreter). Takes one parameter: a JSON array of rows. A spec with `sum`
- * columns needs `isNew`: SQL that is true when the event whose id is the given expression is not stored yet.
+ * The columns a merge must set together, in one statement: a group's columns and stamps (its rule compares the
+ * stored stamps), joined with the group its rank reads (the rank compares the stored value). Every other column
+ * is a unit of its own.
  */
-export function upsertSql(spec: ProjectionSpec, isNew?: (eventIdSql: string) => string): string {
+function units(spec: ProjectionSpec): string[][] {
+  const unitOf = new Map<string, Set<string>>();
+  const join = (a: string, b: string) => {
+    const ua = unitOf.get(a) ?? new Set([a]);
+    const ub = unitOf.get(b) ?? new Set([b]);
+    if (ua === ub) return;
+    for (const c of ub) ua.add(c);
+    for (const c of ua) unitOf.set(c, ua);
+  };
+  for (const c of Object.keys(spec.columns)) if (!unitOf.has(c)) unitOf.set(c, new Set([c]));
+  for (const [col, rule] of Object.entries(spec.columns)) {
+    if (typeof rule !== "object") continue;
+    for (const st of stampCols(spec, rule.latest)) join(col, st);
+    const rank = spec.ranks[rule.latest];
+    if (rank) join(col, rank.column);
+  }
+  return [...new Set(unitOf.values())].map((u) => [...u]);
+}
+
+/**
+ * The upsert statements (the SQL interpreter), to run in this order. Each takes one parameter: a JSON array of
+ * rows. A spec with `sum` columns needs `isNew`: SQL that is true when the event whose id is the given expression
+ * is not stored yet.
+ *
+ * Why several: D1 bills every index entry written, and SQLite rewrites an index whenever its columns are in an
+ * UPDATE's SET list, even to the same value. The first statement inserts new rows whole and merges the columns no
+ * full index holds; each next one merges one unit of indexed columns (see units). Every DO UPDATE has a WHERE that
+ * skips it when the merge changes nothing, so an update that moves no indexed value rewrites no index entry, and an
+ * update that moves nothing writes no row. Units are independent (a rule reads only its own unit's stored values),
+ * so merging them one statement after another gives what one statement would.
+ */
+export function upsertSqls(spec: ProjectionSpec, isNew?: (eventIdSql: string) => string): string[] {
   const t = spec.table;
   const cols = allColumns(spec);
   const select = cols.map((c) => {
@@ -197,16 +247,29 @@ export function upsertSql(spec: ProjectionSpec, isNew?: (eventIdSql: string) => 
     const [re, rt] = [rank(g, "excluded"), rank(g, t)];
     return `(excluded.${at} IS NOT NULL AND (${t}.${at} IS NULL OR ${re} > ${rt} OR (${re} = ${rt} AND (${later}))))`;
   };
-  const sets: string[] = [];
+  const merged = new Map<string, string>();
   for (const [c, rule] of Object.entries(spec.columns)) {
     if (rule === "min" || rule === "max") {
       const fn = rule.toUpperCase();
-      sets.push(`${c} = CASE WHEN excluded.${c} IS NULL THEN ${t}.${c} WHEN ${t}.${c} IS NULL THEN excluded.${c} ELSE ${fn}(${t}.${c}, excluded.${c}) END`);
-    } else if (rule === "sum") sets.push(`${c} = ${t}.${c} + excluded.${c}`);
-    else sets.push(`${c} = CASE WHEN ${newer(rule.latest)} THEN excluded.${c} ELSE ${t}.${c} END`);
+      merged.set(c, `CASE WHEN excluded.${c} IS NULL THEN ${t}.${c} WHEN ${t}.${c} IS NULL THEN excluded.${c} ELSE ${fn}(${t}.${c}, excluded.${c}) END`);
+    } else if (rule === "sum") merged.set(c, `${t}.${c} + excluded.${c}`);
+    else merged.set(c, `CASE WHEN ${newer(rule.latest)} THEN excluded.${c} ELSE ${t}.${c} END`);
   }
-  for (const g of groups(spec.columns)) for (const c of stampCols(spec, g)) sets.push(`${c} = CASE WHEN ${newer(g)} THEN excluded.${c} ELSE ${t}.${c} END`);
-  return `INSERT INTO ${t} (${cols.join(", ")})
-SELECT ${select.join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE true
-ON CONFLICT(${spec.key.join(", ")}) DO UPDATE SET ${sets.join(", ")}`;
+  for (const g of groups(spec.columns)) for (const c of stampCols(spec, g)) merged.set(c, `CASE WHEN ${newer(g)} THEN excluded.${c} ELSE ${t}.${c} END`);
+  const indexed = new Set(spec.indexed);
+  const all = units(spec);
+  const plain = all.filter((u) => !u.some((c) => indexed.has(c))).flat();
+  const separate = all.filter((u) => u.some((c) => indexed.has(c)));
+  // After the first statement every row exists, so the later ones never insert: their sums (which look up each
+  // event id, rows read) are not needed.
+  const later = cols.map((c, i) => (spec.columns[c] === "sum" ? "0" : select[i]!));
+  const statement = (set: string[], values = select) => `INSERT INTO ${t} (${cols.join(", ")})
+SELECT ${values.join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE true
+ON CONFLICT(${spec.key.join(", ")}) DO ${
+    set.length
+      ? `UPDATE SET ${set.map((c) => `${c} = ${merged.get(c)}`).join(", ")}
+WHERE ${set.map((c) => `(${merged.get(c)}) IS NOT ${t}.${c}`).join(" OR ")}`
+      : "NOTHING"
+  }`;
+  return [statement(plain), ...separate.map((u) => statement(u, later))];
 }

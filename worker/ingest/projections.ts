@@ -3,7 +3,7 @@ import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { packBodies } from "../../src/telemetry/pack";
 import { INCIDENT_STATUS_RANK } from "../../src/telemetry/sdk-states";
-import { type Row, foldRows, projection, upsertSql } from "./merge";
+import { type Row, foldRows, projection, upsertSqls } from "./merge";
 
 /**
  * The projections ingest maintains, as merge specs (see merge.ts). Table
@@ -19,7 +19,7 @@ import { type Row, foldRows, projection, upsertSql } from "./merge";
 export const SPECS = {
   // seqMax / seqSeen: the agent's own event numbers (src/telemetry/seq.ts); seqMax - seqSeen never arrived.
   // Same row, same statement as first/last seen: no row written per event is added.
-  agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum" } }),
+  agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum", listedAt: "max" } }),
   // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
   // any of whose events says it is managed is managed (recovery failures and stashes do not say).
   fibers: projection(schema.fiberRuns, {
@@ -76,14 +76,14 @@ export const SPECS = {
   sessions: projection(schema.sessions, {
     key: ["sessionName", "agentClass", "agentName"],
     columns: {
-      firstSeen: "min", lastSeen: "max",
+      firstSeen: "min", lastSeen: "max", listedAt: "max",
       lastEventType: { latest: "lastEvent" },
       status: { latest: "status" },
       recoveryCount: "max", lastTurnSeq: "max",
     },
     // For a session nothing but reconciliation ever reported (its rows deleted meanwhile): last_seen 0 never
     // wins the maximum, and a last event stamped 0 gives way to any real one.
-    defaults: { recoveryCount: "0", lastSeen: "0", lastEventType: "'session.reconciled'", lastEventAt: "0", lastEventEventId: "''" },
+    defaults: { recoveryCount: "0", lastSeen: "0", listedAt: "0", lastEventType: "'session.reconciled'", lastEventAt: "0", lastEventEventId: "''" },
   }),
 };
 
@@ -112,7 +112,7 @@ ON CONFLICT(${R.bucket}, ${R.type}, ${R.dim}) DO UPDATE SET ${R.n} = ${R.$table}
 /** The `isNew` test of sum columns (merge.ts): the event is not stored yet. Same rule as the rollups'. */
 const notStored = (eventIdSql: string) => `NOT EXISTS (SELECT 1 FROM ${E.$table} e WHERE e.${E.id} = ${eventIdSql})`;
 
-const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSql(spec, notStored)])) as Record<ProjectionName, string>;
+const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSqls(spec, notStored)])) as Record<ProjectionName, string[]>;
 
 /** Largest JSON parameter we send in one statement (D1 caps a value at 2 MB). */
 const MAX_PARAM_BYTES = 900_000;
@@ -126,22 +126,31 @@ function firstById(rows: Row[]): Row[] {
   return rows.filter((r) => !seen.has(r[E.id]) && (seen.add(r[E.id]), true));
 }
 
+/** A statement of an ingest batch, with the table it writes (so a batch's cost can be told per table). */
+export type TableStatement = { table: string; stmt: D1PreparedStatement };
+
 /**
  * Statements for one ingest batch, to run in one db.batch (one transaction).
  * Each takes ONE bound parameter, a JSON array expanded with json_each, so a
  * batch of any size stays far inside D1's 100-parameter limit; rows are first
- * folded per key so each projection row is written once per batch. The events
+ * folded per key, and each projection's statements (upsertSqls) write a row's
+ * index entries only where a value they hold changed. The events
  * insert comes last: rollups and the projections' sum columns count only ids
  * it has not stored yet, so a redelivered event adds nothing (the other merge
  * rules are idempotent and do not care).
  */
-export function projectionStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
-  const stmts: D1PreparedStatement[] = [];
-  for (const json of chunks(firstById(rollups))) stmts.push(db.prepare(ROLLUPS_SQL).bind(json));
+export function tableStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
+  const stmts: TableStatement[] = [];
+  for (const json of chunks(firstById(rollups))) stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
     const rows = foldRows(SPECS[name], projections[name]);
-    for (const json of chunks(rows)) stmts.push(db.prepare(SQL[name]).bind(json));
+    for (const json of chunks(rows)) for (const sql of SQL[name]) stmts.push({ table: SPECS[name].table, stmt: db.prepare(sql).bind(json) });
   }
-  for (const json of chunks(firstById(events))) stmts.push(db.prepare(EVENTS_SQL).bind(json));
+  for (const json of chunks(firstById(events))) stmts.push({ table: E.$table, stmt: db.prepare(EVENTS_SQL).bind(json) });
   return stmts;
+}
+
+/** The statements of tableStatements alone, in order. */
+export function projectionStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
+  return tableStatements(db, events, projections, rollups).map((s) => s.stmt);
 }

@@ -1,4 +1,5 @@
 import type { Table } from "drizzle-orm";
+import { listedAt } from "../../src/store/listed-at";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
 import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
@@ -126,7 +127,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     // The agent's own event numbers (src/telemetry/seq.ts): the highest, and one per distinct numbered event
     // (sumOnce: a redelivered event id counts once). seq_max - seq_seen events never arrived.
     const numbered = e.seq !== undefined;
-    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, seq_max: e.seq ?? null, ...sumOnce(e.id, { seq_seen: numbered ? 1 : 0 }) } satisfies SqlRow<typeof schema.agents>);
+    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, listed_at: listedAt(e.time), seq_max: e.seq ?? null, ...sumOnce(e.id, { seq_seen: numbered ? 1 : 0 }) } satisfies SqlRow<typeof schema.agents>);
 
     const run = runRowOf(e);
     if (run) p.fibers.push(run);
@@ -183,7 +184,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       const observed = e.type === "session.reconciled";
       const status = SESSION_STATUS[e.type] ?? null;
       p.sessions.push({
-        session_name: c.sessionName, ...who, first_seen: e.time, last_seen: observed ? null : e.time,
+        session_name: c.sessionName, ...who, first_seen: e.time, last_seen: observed ? null : e.time, listed_at: observed ? null : listedAt(e.time),
         last_event_type: observed ? null : e.type, ...stamp(schema.sessions, "lastEvent", !observed, e),
         status, ...stamp(schema.sessions, "status", status !== null, e),
         recovery_count: e.type === "session.status_rescheduled" ? (pl.recoveryCount ?? null) : null, last_turn_seq: pl.turnSeq ?? null,

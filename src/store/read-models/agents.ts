@@ -15,11 +15,13 @@ export type AgentRow = {
   seqMax: number | null;
   /** How many distinct numbered events arrived. What is missing: see eventGapOf (event-gaps.ts). */
   seqSeen: number;
+  /** last_seen to the minute: the lists' order (src/store/listed-at.ts). */
+  listedAt: number;
 };
 
 const A = names(agents);
 /** The agents columns every agent read returns, as AgentRow's fields. */
-export const AGENT_SELECT = selectList(agents, ["agentClass", "agentName", "firstSeen", "lastSeen", "seqMax", "seqSeen"]);
+export const AGENT_SELECT = selectList(agents, ["agentClass", "agentName", "firstSeen", "lastSeen", "seqMax", "seqSeen", "listedAt"]);
 const SELECT = AGENT_SELECT;
 
 /** One registered agent, or null when it never reported. */
@@ -31,9 +33,9 @@ export const agentFilters = z.object({ agentClass: text("agentClass") });
 export type AgentFilters = z.output<typeof agentFilters>;
 
 /**
- * Lists agents, most recently seen first. All agents: last_seen DESC then
- * (class, name) DESC over agents_last_seen; one class: last_seen DESC,
- * name DESC over agents_class_last_seen. Either way O(page) rows read.
+ * Lists agents, most recently seen first, to the minute (listed_at, see src/store/listed-at.ts). All agents:
+ * listed_at DESC then (class, name) DESC over agents_listed; one class: listed_at DESC, name DESC over
+ * agents_class_listed. Either way O(page) rows read.
  */
 export async function listAgents(db: D1Database, filters: { agentClass?: unknown }, page: PageOptions = {}): Promise<Page<AgentRow>> {
   const f = parseFilters(agentFilters, filters);
@@ -43,13 +45,13 @@ export async function listAgents(db: D1Database, filters: { agentClass?: unknown
       {
         tag: "agents",
         table: A.$table,
-        index: "agents_last_seen",
+        index: "agents_listed",
         select: SELECT,
-        order: [A.lastSeen, A.agentClass, A.agentName],
+        order: [A.listedAt, A.agentClass, A.agentName],
         types: ["number", "string", "string"],
         dir: "DESC",
         where: [],
-        keyOf: (r) => [r.lastSeen, r.agentClass, r.agentName],
+        keyOf: (r) => [r.listedAt, r.agentClass, r.agentName],
       },
       page,
     );
@@ -59,13 +61,13 @@ export async function listAgents(db: D1Database, filters: { agentClass?: unknown
     {
       tag: "agents:class",
       table: A.$table,
-      index: "agents_class_last_seen",
+      index: "agents_class_listed",
       select: SELECT,
-      order: [A.lastSeen, A.agentName],
+      order: [A.listedAt, A.agentName],
       types: ["number", "string"],
       dir: "DESC",
       where: [cond(`${A.agentClass} = ?`, f.agentClass)],
-      keyOf: (r) => [r.lastSeen, r.agentName],
+      keyOf: (r) => [r.listedAt, r.agentName],
     },
     page,
   );

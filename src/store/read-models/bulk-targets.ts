@@ -121,7 +121,7 @@ function candidates(f: BulkFilter, stuck: string | null): Sql {
   if (f.status === "running_runs") return { sql: `SELECT DISTINCT ${F.agentClass} AS agent_class, ${F.agentName} AS agent_name FROM ${F.$table} INDEXED BY fiber_runs_outcome WHERE ${F.outcome} IS NULL`, binds: [] };
   if (f.status === "open_incidents") return { sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_status WHERE ${openNowSql()}`, binds: [] };
   if (f.status === "running_sessions") return { sql: `SELECT DISTINCT ${S.agentClass} AS agent_class, ${S.agentName} AS agent_name FROM ${S.$table} INDEXED BY sessions_status WHERE ${S.status} IN ${BUSY_SESSION}`, binds: [] };
-  return { sql: `SELECT ${A.agentClass} AS agent_class, ${A.agentName} AS agent_name FROM ${A.$table} INDEXED BY agents_class_last_seen WHERE ${A.agentClass} = ?`, binds: [f.agentClass] };
+  return { sql: `SELECT ${A.agentClass} AS agent_class, ${A.agentName} AS agent_name FROM ${A.$table} INDEXED BY agents_class_listed WHERE ${A.agentClass} = ?`, binds: [f.agentClass] };
 }
 
 /** Per target, what made it match: counts of the matching rows (each read over a per-agent index, at most 100 counted). */

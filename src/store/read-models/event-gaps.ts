@@ -12,7 +12,7 @@ import { type Capped, type Cond, type Page, SCAN_BUDGET, cond, keysetPage, rowsR
  * the time window, bad signature) — either way the console never applied them.
  *
  * Cost and its bound: no index serves "agents with a gap" (the schema has none), so the list and the count scan
- * the agents_last_seen index newest first and test the gap on each row, never more than SCAN_BUDGET (1,000)
+ * the agents_listed index newest first and test the gap on each row, never more than SCAN_BUDGET (1,000)
  * index rows per request (plus as many to place the next cursor on a short page). The index that would make
  * both O(page) is a partial one, `agents(last_seen, agent_class, agent_name) WHERE seq_max > seq_seen`: it holds
  * only agents with a gap, and costs an index write only when such an agent's row changes.
@@ -59,7 +59,7 @@ export const agentListFilters = z.object({ agentClass: text("agentClass"), gaps:
  * overview's list (/agents?gaps=true) and by reconciliation, which asks these agents for the work the missing
  * events would have reported. `agentClass` narrows to one class.
  *
- * Each call scans at most SCAN_BUDGET index rows (agents_last_seen, or agents_class_last_seen for one class)
+ * Each call scans at most SCAN_BUDGET index rows (agents_listed, or agents_class_listed for one class)
  * and tests the gap on each: a page can come back short, even empty, with a `next` that continues the scan;
  * walking every page visits every agent once. See the module comment for the index that would make it O(page).
  */
@@ -77,14 +77,14 @@ export async function agentsWithGaps(
       {
         tag: "agents:gaps",
         table: A.$table,
-        index: "agents_last_seen",
+        index: "agents_listed",
         select: AGENT_SELECT,
-        order: [A.lastSeen, A.agentClass, A.agentName],
+        order: [A.listedAt, A.agentClass, A.agentName],
         types: ["number", "string", "string"],
         dir: "DESC",
         where: [],
         residual,
-        keyOf: (r) => [r.lastSeen, r.agentClass, r.agentName],
+        keyOf: (r) => [r.listedAt, r.agentClass, r.agentName],
         map,
       },
       page,
@@ -95,14 +95,14 @@ export async function agentsWithGaps(
     {
       tag: "agents:gaps:class",
       table: A.$table,
-      index: "agents_class_last_seen",
+      index: "agents_class_listed",
       select: AGENT_SELECT,
-      order: [A.lastSeen, A.agentName],
+      order: [A.listedAt, A.agentName],
       types: ["number", "string"],
       dir: "DESC",
       where: [cond(`${A.agentClass} = ?`, f.agentClass)],
       residual,
-      keyOf: (r) => [r.lastSeen, r.agentName],
+      keyOf: (r) => [r.listedAt, r.agentName],
       map,
     },
     page,
@@ -123,7 +123,7 @@ export function gapCountStatement(db: D1Database, window = GAP_COUNT_WINDOW): D1
     .prepare(
       `SELECT COALESCE(SUM(g), 0) AS n, COALESCE(SUM(missing), 0) AS missing, COUNT(*) AS scanned FROM (
          SELECT (${HAS_GAP_SQL}) AS g, CASE WHEN ${HAS_GAP_SQL} THEN ${A.seqMax} - ${A.seqSeen} ELSE 0 END AS missing
-         FROM ${A.$table} INDEXED BY agents_last_seen ORDER BY ${A.lastSeen} DESC, ${A.agentClass} DESC, ${A.agentName} DESC LIMIT ?1 + 1)`,
+         FROM ${A.$table} INDEXED BY agents_listed ORDER BY ${A.listedAt} DESC, ${A.agentClass} DESC, ${A.agentName} DESC LIMIT ?1 + 1)`,
     )
     .bind(window);
 }

@@ -9,7 +9,9 @@ import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, co
 
 /**
  * Runs of every kind (fiber_runs; the table kept its name when runs got kinds): one row per run of an agent,
- * newest activity first (last_seen DESC, fiber_id DESC, then the agent). `fiberId` is the run's id in the SDK:
+ * newest first (first_seen DESC, fiber_id DESC, then the agent). Not by last activity: a run's events move
+ * last_seen batch after batch, and every index holding it would be rewritten each time (D1 bills each entry);
+ * first_seen stays put, so a page's order also holds while its runs go on. `fiberId` is the run's id in the SDK:
  * a fiber id, a Tasks runId, or a chat turn's request id.
  */
 
@@ -24,7 +26,7 @@ export const RUN_OUTCOMES = [
   "recovering", "recovered", "recovery_skipped", "recovery_failed",
 ] as const;
 
-/** Run list filters; since / until bound last_seen (inclusive). */
+/** Run list filters; since / until bound first_seen, when the run was first seen (inclusive). */
 export const fiberFilters = z
   .object({
     kind: oneOf("kind", RUN_KINDS),
@@ -111,10 +113,10 @@ const PATHS: AccessPath<ColumnKey<typeof fiberRuns>>[] = [
   { index: "fiber_runs_outcome", cols: ["outcome"] },
   { index: "fiber_runs_kind", cols: ["kind"] },
   { index: "fiber_runs_class", cols: ["agentClass"] },
-  { index: "fiber_runs_last_seen", cols: [] },
+  { index: "fiber_runs_first_seen", cols: [] },
 ];
 
-/** Lists runs, newest activity first; outcome "running" means no outcome yet. Filter by kind, outcome, agent, time. */
+/** Lists runs, newest first (first seen); outcome "running" means no outcome yet. Filter by kind, outcome, agent, time. */
 export async function listFibers(db: D1Database, filters: FiberFilterInput, page: PageOptions = {}): Promise<Page<FiberRow>> {
   const f = parseFilters(fiberFilters, filters);
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
@@ -135,13 +137,13 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
       table: F.$table,
       index: p.index,
       select: SELECT,
-      order: [F.lastSeen, F.fiberId, F.agentClass, F.agentName],
+      order: [F.firstSeen, F.fiberId, F.agentClass, F.agentName],
       types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: p.where,
       residual,
       range: { min: f.since, max: f.until },
-      keyOf: (r) => [r.lastSeen, r.fiberId, r.agentClass, r.agentName],
+      keyOf: (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName],
       map: (r) => derive(r),
     },
     page,

@@ -10,8 +10,9 @@ import { type AccessPath, type Capped, type Cond, DEFAULT_CAP, type Page, type P
 
 /**
  * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
- * session turn, of one agent. Lists are newest activity first (last_seen DESC,
- * incident_id DESC, then the agent).
+ * session turn, of one agent. Lists are newest first (first_seen DESC, incident_id DESC, then the agent): not by
+ * last activity, which moves with every batch of the incident's events and would rewrite every index holding it
+ * (D1 bills each entry), while first_seen stays put.
  */
 
 export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
@@ -29,7 +30,7 @@ export const FAILED_WITHOUT_REASON = "failed (no reason given)";
 export const ATTEMPT_EVENT_TYPES = ["chat.recovery.attempt", "fiber.recovery.attempt", "session.status_rescheduled"] as const;
 
 /**
- * Incident list filters; since / until bound last_seen (inclusive). `status` is the shown status; `reason` is the
+ * Incident list filters; since / until bound first_seen, when the incident was first seen (inclusive). `status` is the shown status; `reason` is the
  * SDK's reason (the root cause, which actions never change); `noReason` lists those without one.
  */
 export const incidentFilters = z
@@ -122,7 +123,7 @@ const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_status", cols: ["status"] },
   { index: "incidents_class", cols: ["agentClass"] },
   { index: "incidents_kind", cols: ["kind"] },
-  { index: "incidents_last_seen", cols: [] },
+  { index: "incidents_first_seen", cols: [] },
 ];
 
 /**
@@ -149,7 +150,7 @@ function plan(f: IncidentFilters) {
   return { index: p.index, where: p.where, residual };
 }
 
-/** Lists incidents, newest activity first, one keyset page at a time. */
+/** Lists incidents, newest first (first seen), one keyset page at a time. */
 export async function listIncidents(db: D1Database, filters: IncidentFilterInput, page: PageOptions = {}): Promise<Page<IncidentRow>> {
   const f = parseFilters(incidentFilters, filters);
   const p = plan(f);
@@ -160,13 +161,13 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
       table: I.$table,
       index: p.index,
       select: SELECT,
-      order: [I.lastSeen, I.incidentId, I.agentClass, I.agentName],
+      order: [I.firstSeen, I.incidentId, I.agentClass, I.agentName],
       types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: p.where,
       residual: p.residual,
       range: { min: f.since, max: f.until },
-      keyOf: (r) => [r.lastSeen, r.incidentId, r.agentClass, r.agentName],
+      keyOf: (r) => [r.firstSeen, r.incidentId, r.agentClass, r.agentName],
       // keysetPage reads stored rows; the map derives the shown status from them.
       map: (r) => derive(r as unknown as StoredIncident),
     },
@@ -194,10 +195,10 @@ export function countIncidentsStatement(db: D1Database, filters: IncidentFilterI
   const f = parseFilters(incidentFilters, filters);
   const p = plan(f);
   const conds = [...p.where];
-  if (f.since !== undefined) conds.push(cond(`${I.lastSeen} >= ?`, f.since));
-  if (f.until !== undefined) conds.push(cond(`${I.lastSeen} <= ?`, f.until));
+  if (f.since !== undefined) conds.push(cond(`${I.firstSeen} >= ?`, f.since));
+  if (f.until !== undefined) conds.push(cond(`${I.firstSeen} <= ?`, f.until));
   const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";
-  const order = `ORDER BY ${I.lastSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC`;
+  const order = `ORDER BY ${I.firstSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC`;
   if (!p.residual.length) {
     return {
       statement: db.prepare(`SELECT COUNT(*) AS n, 0 AS scanned FROM (SELECT 1 FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ?)`).bind(...conds.flatMap((c) => c.binds), cap + 1),
@@ -342,15 +343,15 @@ export async function groupIncidents(db: D1Database, filters: IncidentFilterInpu
   const f = parseFilters(incidentFilters, filters);
   const p = plan(f);
   const conds = [...p.where];
-  if (f.since !== undefined) conds.push(cond(`${I.lastSeen} >= ?`, f.since));
-  if (f.until !== undefined) conds.push(cond(`${I.lastSeen} <= ?`, f.until));
+  if (f.since !== undefined) conds.push(cond(`${I.firstSeen} >= ?`, f.since));
+  if (f.until !== undefined) conds.push(cond(`${I.firstSeen} <= ?`, f.until));
   const hit = p.residual.length ? p.residual.map((c) => `(${c.sql})`).join(" AND ") : "1";
   const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";
   const r = await db
     .prepare(
       `SELECT g, SUM(_hit) AS n, COUNT(*) AS scanned FROM (
          SELECT ${GROUP_EXPR[by]} AS g, (${hit}) AS _hit FROM ${I.$table} INDEXED BY ${p.index} ${where}
-         ORDER BY ${I.lastSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC LIMIT ${GROUP_BOUND}
+         ORDER BY ${I.firstSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC LIMIT ${GROUP_BOUND}
        ) GROUP BY g`,
     )
     .bind(...p.residual.flatMap((c) => c.binds), ...conds.flatMap((c) => c.binds))

@@ -42,20 +42,21 @@ export async function staleAgents(db: D1Database, before: number, limit: number,
   const [runs, open, busy] = (await db.batch([
     db
       .prepare(
-        `SELECT ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.lastSeen} AS t FROM ${F.$table} INDEXED BY fiber_runs_outcome
+        `SELECT ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.lastSeen} AS t FROM ${F.$table} INDEXED BY fiber_runs_open
          WHERE ${F.outcome} IS NULL AND ${F.lastSeen} < ?1 AND COALESCE(${F.confirmedAt}, 0) < ?1 AND ${notAskedSince(F.$table, F)} ORDER BY ${F.lastSeen} LIMIT ?2`,
       )
       .bind(before, scan),
     db
       .prepare(
-        `SELECT ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, ${I.lastSeen} AS t FROM ${I.$table} INDEXED BY incidents_status
+        `SELECT ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, ${I.lastSeen} AS t FROM ${I.$table} INDEXED BY incidents_open
          WHERE ${openNowSql()} AND ${I.lastSeen} < ?1 AND COALESCE(${I.confirmedAt}, 0) < ?1 AND ${notAskedSince(I.$table, I)} ORDER BY ${I.lastSeen} LIMIT ?2`,
       )
       .bind(before, scan),
     db
       .prepare(
         `SELECT ${S.agentClass} AS agentClass, ${S.agentName} AS agentName, ${S.lastSeen} AS t FROM ${S.$table} INDEXED BY sessions_status
-         WHERE ${S.status} IN (${BUSY_SESSION.map((s) => `'${s}'`).join(", ")}) AND ${S.lastSeen} < ?1 AND ${notAskedSince(S.$table, S)} ORDER BY ${S.lastSeen} LIMIT ?2`,
+         WHERE ${S.status} IN (${BUSY_SESSION.map((s) => `'${s}'`).join(", ")}) AND ${S.listedAt} < ?1 AND ${S.lastSeen} < ?1 AND ${notAskedSince(S.$table, S)}
+         ORDER BY ${S.listedAt} LIMIT ?2`,
       )
       .bind(before, scan),
   ])) as D1Result<AgentKey & { t: number }>[];
@@ -113,7 +114,7 @@ export type GapAgent = AgentKey & { missing: number };
 /**
  * Reconciliation's visits: agents with a sequence gap (see event-gaps.ts for the list the console shows) not asked
  * since `before`, most recently active first, at most `limit`. The gap has no index of its own: the query
- * reads the `scan` most recently active agents (agents_last_seen, newest first) and keeps those with a gap,
+ * reads the `scan` most recently active agents (agents_listed, newest first) and keeps those with a gap,
  * so a pass reads at most `scan` rows however large the fleet; an agent with a gap that has been quiet
  * longer than the `scan` most recent is not visited (its work is open-work reconciliation's).
  */
@@ -122,7 +123,7 @@ export async function gapAgentsDueForReconcile(db: D1Database, before: number, l
     .prepare(
       `SELECT agentClass, agentName, missing FROM (
          SELECT ${A.agentClass} AS agentClass, ${A.agentName} AS agentName, ${A.seqMax} - ${A.seqSeen} AS missing, ${A.lastSeen} AS t
-         FROM ${A.$table} INDEXED BY agents_last_seen ORDER BY ${A.lastSeen} DESC LIMIT ?3
+         FROM ${A.$table} INDEXED BY agents_listed ORDER BY ${A.listedAt} DESC LIMIT ?3
        ) a
        WHERE missing > 0 AND NOT EXISTS (SELECT 1 FROM ${R.$table} WHERE ${R.agentClass} = a.agentClass AND ${R.agentName} = a.agentName AND ${R.askedAt} >= ?1)
        ORDER BY t DESC LIMIT ?2`,

@@ -49,7 +49,7 @@ export type OverviewCounts = {
   runningByKind: Record<RunKind, RunningOfKind>;
   /** Incidents open now (countIncidents { status: "open" }). */
   openIncidents: Capped;
-  /** Incidents exhausted and active since `window.since` (countIncidents { status: "exhausted", since }). */
+  /** Incidents exhausted and first seen since `window.since` (countIncidents { status: "exhausted", since }). */
   exhaustions24h: Capped;
   ambiguousOps: Capped;
   /** Model tokens (input + output) recovery attempts re-spent in the last 24 h, from the model.usage rollups' amount. */
@@ -61,7 +61,7 @@ export type OverviewCounts = {
   agentsWithGaps: GapCount;
   /**
    * The windows the figures cover, so their links carry exactly these: `since` (now − 24 h) bounds the incident
-   * figures' last_seen; `rollupSince` is the first 5-minute bucket the rollup figures add up (up to 5 minutes
+   * figures' first_seen; `rollupSince` is the first 5-minute bucket the rollup figures add up (up to 5 minutes
    * before `since`), through `now`.
    */
   window: { since: number; rollupSince: number; now: number };
@@ -80,7 +80,7 @@ function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1P
     .prepare(
       `SELECT COUNT(*) AS n, COALESCE(SUM(c), 0) AS confirmed FROM (
          SELECT (${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen}) AS c FROM ${F.$table} INDEXED BY fiber_runs_kind_outcome
-         WHERE ${F.kind} = ? AND ${F.outcome} IS NULL ORDER BY ${F.lastSeen} DESC LIMIT ?)`,
+         WHERE ${F.kind} = ? AND ${F.outcome} IS NULL ORDER BY ${F.firstSeen} DESC LIMIT ?)`,
     )
     .bind(kind, cap + 1);
 }
@@ -209,7 +209,7 @@ export type TopReasons = {
 };
 
 /**
- * The most frequent reasons of the incidents exhausted since `since` (default the last 24 h; last_seen, as the
+ * The most frequent reasons of the incidents exhausted since `since` (default the last 24 h; first_seen, as the
  * incident list filters), chat recoveries and session turns alike: groupIncidents over the same filters the
  * list uses, so each entry's count is the number of rows its link lists. `limit` default 10, at most 100.
  * Reads at most 2 × GROUP_BOUND rows (the scan and the GROUP BY's b-tree).

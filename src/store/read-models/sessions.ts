@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { listedAt } from "../listed-at";
 import { sessions } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
@@ -7,7 +8,8 @@ import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
 /**
- * Sessions, newest activity first (last_seen DESC, session_name DESC, then the agent).
+ * Sessions, newest activity first to the minute (listed_at DESC, see src/store/listed-at.ts; then session_name DESC,
+ * then the agent).
  * `status` is the last status the session REPORTED (the agent derives it;
  * the console only records the report), so it can lag the live agent.
  */
@@ -39,20 +41,22 @@ export type SessionRow = {
   lastTurnSeq: number | null;
   firstSeen: number;
   lastSeen: number;
+  /** last_seen to the minute: the list's order. */
+  listedAt: number;
 };
 
 const S = names(sessions);
 const SELECT = selectList(sessions, [
   "sessionName", "agentClass", "agentName", "status", "statusAt",
   "lastEventType", "lastEventAt", "recoveryCount", "lastTurnSeq",
-  "firstSeen", "lastSeen",
+  "firstSeen", "lastSeen", "listedAt",
 ]);
 
 /** status + agentClass together scan sessions_status and test the class per row (bounded by SCAN_BUDGET). */
 const PATHS: AccessPath<ColumnKey<typeof sessions>>[] = [
   { index: "sessions_status", cols: ["status"] },
   { index: "sessions_class", cols: ["agentClass"] },
-  { index: "sessions_last_seen", cols: [] },
+  { index: "sessions_listed", cols: [] },
 ];
 
 /** Lists sessions, newest activity first. */
@@ -62,6 +66,11 @@ export async function listSessions(db: D1Database, filters: SessionFilterInput, 
     status: f.status === undefined ? undefined : cond(`${S.status} = ?`, f.status),
     agentClass: f.agentClass === undefined ? undefined : cond(`${S.agentClass} = ?`, f.agentClass),
   });
+  // since / until bound last_seen exactly; the index range is their minutes (listed_at ≤ last_seen < listed_at + 1 min).
+  const exact = [
+    ...(f.since === undefined ? [] : [cond(`${S.lastSeen} >= ?`, f.since)]),
+    ...(f.until === undefined ? [] : [cond(`${S.lastSeen} <= ?`, f.until)]),
+  ];
   return keysetPage<SessionRow>(
     db,
     {
@@ -69,13 +78,13 @@ export async function listSessions(db: D1Database, filters: SessionFilterInput, 
       table: S.$table,
       index: p.index,
       select: SELECT,
-      order: [S.lastSeen, S.sessionName, S.agentClass, S.agentName],
+      order: [S.listedAt, S.sessionName, S.agentClass, S.agentName],
       types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: p.where,
-      residual: p.residual,
-      range: { min: f.since, max: f.until },
-      keyOf: (r) => [r.lastSeen, r.sessionName, r.agentClass, r.agentName],
+      residual: [...p.residual, ...exact],
+      range: { min: f.since === undefined ? undefined : listedAt(f.since), max: f.until },
+      keyOf: (r) => [r.listedAt, r.sessionName, r.agentClass, r.agentName],
     },
     page,
   );

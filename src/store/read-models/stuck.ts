@@ -134,7 +134,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         .prepare(
           `SELECT ${F.fiberId} AS runId, ${F.kind} AS kind, ${F.name} AS name, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName,
              ${F.lastSeen} AS lastSeen, ${F.confirmedAt} AS confirmedAt, ${F.phase} AS phase, ${F.wakeAt} AS wakeAt
-           FROM ${F.$table} INDEXED BY fiber_runs_outcome
+           FROM ${F.$table} INDEXED BY fiber_runs_open
            WHERE ${F.outcome} IS NULL AND ${F.lastSeen} < ?1
              AND NOT (COALESCE(${F.phase}, '') = 'waiting' AND (${F.wakeAt} IS NULL OR ${F.wakeAt} >= ?1))${byClass(F.agentClass, 3)}
            ORDER BY ${F.lastSeen} DESC LIMIT ?2`,
@@ -152,7 +152,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         .prepare(
           `SELECT ${I.incidentId} AS incidentId, ${I.kind} AS kind, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName,
              ${I.lastSeen} AS lastSeen, ${I.confirmedAt} AS confirmedAt, ${I.attempts} AS attempts, ${I.statusAt} AS statusAt
-           FROM ${I.$table} INDEXED BY incidents_status
+           FROM ${I.$table} INDEXED BY incidents_open
            WHERE ${openNowSql()} AND ${I.lastSeen} < ?1${byClass(I.agentClass, 3)}
            ORDER BY ${I.lastSeen} DESC LIMIT ?2`,
         )
@@ -186,7 +186,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         .prepare(
           `SELECT ${I.incidentId} AS incidentId, ${I.kind} AS kind, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName,
              ${I.lastSeen} AS lastSeen, ${I.confirmedAt} AS confirmedAt, ${I.attempts} AS attempts, ${I.statusAt} AS statusAt
-           FROM ${I.$table} INDEXED BY incidents_status
+           FROM ${I.$table} INDEXED BY incidents_skipped
            WHERE ${I.status} = 'skipped' AND ${I.lastSeen} >= ?1
              AND (${I.reason} IS NULL OR ${I.reason} = '' OR ${I.reasonEventId} IS NOT ${I.statusEventId})${byClass(I.agentClass, 3)}
            ORDER BY ${I.lastSeen} DESC LIMIT ?2`,
@@ -200,8 +200,8 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
       stmt: db
         .prepare(
           `SELECT ${F.fiberId} AS runId, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.outcomeAt} AS outcomeAt, ${F.lastSeen} AS lastSeen
-           FROM ${F.$table} INDEXED BY fiber_runs_kind_outcome
-           WHERE ${F.kind} = 'chat_turn' AND ${F.outcome} = 'cancelled' AND ${F.lastSeen} >= ?1 AND ${F.reason} = 'skipped'${byClass(F.agentClass, 3)}
+           FROM ${F.$table} INDEXED BY fiber_runs_skipped_turns
+           WHERE ${F.kind} = 'chat_turn' AND ${F.outcome} = 'cancelled' AND ${F.reason} = 'skipped' AND ${F.lastSeen} >= ?1${byClass(F.agentClass, 3)}
            ORDER BY ${F.lastSeen} DESC LIMIT ?2`,
         )
         .bind(...binds(since, limit)),

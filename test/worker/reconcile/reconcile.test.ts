@@ -19,9 +19,11 @@ const MIN = 60_000;
 
 /** Moves an agent's projection rows `ms` into the past: the time reconciliation waits for lost events. */
 async function age(agentName: string, ms: number) {
-  await env.DB.batch(
-    ["fiber_runs", "incidents", "sessions"].map((t) => env.DB.prepare(`UPDATE ${t} SET last_seen = last_seen - ? WHERE agent_name = ?`).bind(ms, agentName)),
-  );
+  await env.DB.batch([
+    ...["fiber_runs", "incidents"].map((t) => env.DB.prepare(`UPDATE ${t} SET last_seen = last_seen - ? WHERE agent_name = ?`).bind(ms, agentName)),
+    // A session's listed_at is its last_seen to the minute, as ingest writes it.
+    env.DB.prepare("UPDATE sessions SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2").bind(ms, agentName),
+  ]);
 }
 
 /** Runs the console's reconcile cron as the platform would, and waits for its background work. */

@@ -51,7 +51,7 @@ beforeAll(async () => {
     makeEvent("fiber.started", { fiberName: "deep" }, { agentName, time: now, corr: { fiberId: deepFiber } }),
     makeEvent("fiber.stashed", { fiberName: "deep", snapshot: { preview: DEEP_PREVIEW, bytes: DEEP_PREVIEW.length, truncated: false } }, { agentName, time: now + 1, corr: { fiberId: deepFiber, ...session } }),
   ]);
-  expect([future, result]).toEqual([{ stored: 6, deadLettered: 0 }, { stored: 2, deadLettered: 0 }]);
+  expect([future, result]).toMatchObject([{ stored: 6, deadLettered: 0 }, { stored: 2, deadLettered: 0 }]);
   // The audit log is written by the admin client, not ingest: a row as D1 can hold it, with a deep `before`.
   await env.DB.prepare(
     "INSERT INTO audit_log (id, time, actor, role, action, target_class, target_name, reason, before, after, result, error) VALUES (?, ?, 'ops@example.com', 'operator', 'force_idle', 'ProbeAgent', ?, 'odd row', ?, NULL, 'ok', NULL)",
