@@ -234,7 +234,7 @@ export function historySource(bucket: R2Bucket, counts: ShardCounts, limits?: Pa
     (await historyEvents(bucket, counts, { ...q, ...(limits ? { limits } : {}) })).events;
 }
 
-/** An id lookup: exactly one id, and an optional window (default: the day before `to`, `to` defaulting to now). */
+/** An id lookup: exactly one id, and an optional window (default: the 24 UTC hours ending with `to`'s, `to` defaulting to now). */
 export const historySearchInput = z
   .object({
     traceId: text("traceId"),
@@ -253,8 +253,8 @@ export type HistorySearchInput = { [K in keyof z.input<typeof historySearchInput
 
 /**
  * Events of any agent carrying one id, newest first. Per hour (newest first) it lists the whole hour folder,
- * every shard, and fetches only objects whose Bloom filter may hold the id. The window defaults to the 24 hours
- * before `to`; at most ID_SEARCH_LIMITS (or `limits`). Throws BadRequest (a 400) for a malformed query.
+ * every shard, and fetches only objects whose Bloom filter may hold the id. The window defaults to the 24 UTC
+ * hours ending with `to`'s; at most ID_SEARCH_LIMITS (or `limits`). Throws BadRequest (a 400) for a malformed query.
  */
 export async function historySearch(bucket: R2Bucket, input: HistorySearchInput, opts: { now?: number; limits?: Partial<HistoryLimits> } = {}): Promise<HistoryRead & { kind: IdKind; id: string }> {
   const q = parseFilters(historySearchInput, input);
@@ -262,7 +262,8 @@ export async function historySearch(bucket: R2Bucket, input: HistorySearchInput,
   const id = q[kind]!;
   const limits = { ...ID_SEARCH_LIMITS, ...opts.limits };
   const to = q.to ?? opts.now ?? Date.now();
-  const from = q.from ?? to - 24 * HOUR_MS + 1;
+  // Whole hours: the 24 ending with `to`'s own, so the default window is exactly the default hour limit.
+  const from = q.from ?? hourOf(to) - 23 * HOUR_MS;
   const item = idItem(kind, id);
   const read = await scanHours(from, to, "DESC", limits, async (hour, budget) => {
     const keys = await candidates(bucket, hourPrefix(hour), from, to, item, budget, false);
