@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { historyConfig } from "../../src/store/history/config";
-import { type HistoryEvent, hourOf, shardPrefix, shardOf } from "../../src/store/history/layout";
+import { type HistoryEvent, hourOf, shardPrefix, shardOf, slotOf } from "../../src/store/history/layout";
 import { historyEvents } from "../../src/store/history/read";
 import { handleTelemetryBatch } from "../../worker/ingest/consumer";
 import type { TelemetryEvent } from "../../src/telemetry";
@@ -102,17 +102,17 @@ describe("R2 history written by the telemetry consumer", () => {
     expect(read.events.map((e) => e.id)).toEqual(events.map((e) => e.id));
   });
 
-  it("splits a batch by hour and agent shard: one object each, so puts per batch are bounded by hours × shards", async () => {
+  it("splits a batch by 10-minute slot and agent shard: one object each, so puts per batch are bounded by slots × shards", async () => {
     const run = crypto.randomUUID();
     const base = hourOf(Date.now() - 3 * DAY) + 59 * 60_000;
-    // 40 agents across two hours: at most 2 × HISTORY_SHARDS objects for the whole batch.
+    // 40 agents across two slots (and hours): at most 2 × HISTORY_SHARDS objects for the whole batch.
     const events = Array.from({ length: 80 }, (_, i) => makeEvent("session.status_idle", {}, { agentName: `hist-split-${run}-${i % 40}`, time: base + (i % 2) * 120_000 + i }));
     const r = await consume(asMessages(events, run));
     expect(r.ackAll).toBe(true);
     const keys = new Set<string>();
     for (let i = 0; i < 40; i++) for (const t of [base, base + 120_000]) for (const k of (await storedLines(`hist-split-${run}-${i}`, t)).keys) keys.add(k);
     expect(keys.size).toBeLessThanOrEqual(2 * counts.shards);
-    expect(keys.size).toBe(new Set(events.map((e) => `${hourOf(e.time)}/${shardOf(e.source, counts.shards)}`)).size);
+    expect(keys.size).toBe(new Set(events.map((e) => `${slotOf(e.time)}/${shardOf(e.source, counts.shards)}`)).size);
   });
 
   it("retries the whole batch when the R2 write fails, and its redelivery stores every event", async () => {

@@ -1,11 +1,11 @@
-import { type HistoryEvent, type HistoryMeta, bloomItems, hourOf, objectKey, shardOf } from "../../src/store/history/layout";
+import { type HistoryEvent, type HistoryMeta, bloomItems, objectKey, shardOf, slotOf } from "../../src/store/history/layout";
 import { bloomOf } from "../../src/store/history/bloom";
 import type { TelemetryEvent } from "../../src/telemetry";
 import { timelineId } from "./rows";
 
 /**
- * The R2 side of ingest: every accepted event of a batch, as gzip NDJSON, one object per (hour, shard) the
- * batch touches (src/store/history/layout.ts owns the keys). Keys hash the objects' events, so a redelivered
+ * The R2 side of ingest: every accepted event of a batch, as gzip NDJSON, one object per (10-minute slot, shard)
+ * the batch touches (src/store/history/layout.ts owns the keys). Keys hash the objects' events, so a redelivered
  * batch overwrites its own objects instead of adding copies; the readers also dedupe by event, for a redelivery
  * that comes back split differently.
  */
@@ -41,17 +41,17 @@ const order = (a: HistoryEvent, b: HistoryEvent) =>
   a.agentClass < b.agentClass ? -1 : a.agentClass > b.agentClass ? 1 : a.agentName < b.agentName ? -1 : a.agentName > b.agentName ? 1 : a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /**
- * Writes a batch's accepted events to R2: at most one put per (hour, shard) among them, all at once. Throws when
+ * Writes a batch's accepted events to R2: at most one put per (slot, shard) among them, all at once. Throws when
  * any put fails, so the consumer retries the batch (its redelivery rewrites the same keys).
  */
 export async function writeHistory(bucket: R2Bucket, events: readonly TelemetryEvent[], opts: { shards: number; receivedAt: number }): Promise<HistoryWriteResult> {
-  const groups = new Map<string, { hour: number; shard: number; byEvent: Map<string, HistoryEvent> }>();
+  const groups = new Map<string, { shard: number; byEvent: Map<string, HistoryEvent> }>();
   for (const e of events) {
     const r = historyEvent(e, opts.receivedAt);
-    const hour = hourOf(r.time);
     const shard = shardOf(r, opts.shards);
-    const g = groups.get(`${hour}/${shard}`) ?? { hour, shard, byEvent: new Map() };
-    groups.set(`${hour}/${shard}`, g);
+    const group = `${slotOf(r.time)}/${shard}`;
+    const g = groups.get(group) ?? { shard, byEvent: new Map() };
+    groups.set(group, g);
     // The same event twice in one batch (a resend packed beside the original) is stored once, as D1 stores it.
     const k = JSON.stringify([r.agentClass, r.agentName, r.id]);
     if (!g.byEvent.has(k)) g.byEvent.set(k, r);

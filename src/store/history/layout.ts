@@ -11,13 +11,17 @@ import { bloomMayHold, fnv1a } from "./bloom";
  *
  * Hours are UTC and come from the event's own time. The shard is a stable hash of (agent class, agent name)
  * mod the shard count, which is part of the path so a later change of HISTORY_SHARDS cannot misfile a read.
- * Within a shard, keys sort by their first event's time, so a reader stops listing past the end of its range.
+ * An object holds one batch's events of one shard and one SLOT_MS slot, so its events span less than a slot.
+ * Within a shard, keys sort by their first event's time: a reader starts listing one slot before its range
+ * (startAfter) and stops at the first key past its end, whatever the hour holds besides.
  * The hash is of the object's event ids and agents: a redelivered batch writes the same key again.
  */
 
 export const HISTORY_PREFIX = "history/v1/";
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
+/** The time slot one object's events fall in (a divisor of the hour): an object's events span less than this. */
+export const SLOT_MS = 10 * 60_000;
 
 /** One stored event: the console's EventRow (payload parsed), plus what the envelope carried besides. */
 export type HistoryEvent = EventRow & {
@@ -39,6 +43,9 @@ const pad = (n: number, w: number) => String(n).padStart(w, "0");
 
 /** Start of the UTC hour holding `t`. */
 export const hourOf = (t: number) => Math.floor(t / HOUR_MS) * HOUR_MS;
+
+/** Start of the SLOT_MS slot holding `t`. */
+export const slotOf = (t: number) => Math.floor(t / SLOT_MS) * SLOT_MS;
 
 /** `history/v1/yyyy-mm-dd/` of the UTC day holding `t`. */
 export function datePrefix(t: number): string {
@@ -63,6 +70,15 @@ export function shardPrefix(t: number, count: number, shard: number): string {
 /** The key of one object: its folder, then the first event's offset into the hour, then the content hash. */
 export function objectKey(minTime: number, count: number, shard: number, hash: string): string {
   return `${shardPrefix(minTime, count, shard)}${pad(minTime - hourOf(minTime), 7)}-${hash}.ndjson.gz`;
+}
+
+/**
+ * Where to start listing a shard folder for events at or after `from`: keys up to this one hold objects whose
+ * first event is a whole slot or more before `from`, so all their events are before it. Undefined: from the start.
+ */
+export function listStartAfter(hour: number, count: number, shard: number, from: number): string | undefined {
+  const offset = from - SLOT_MS - hour;
+  return offset > 0 ? `${shardPrefix(hour, count, shard)}${pad(offset, 7)}` : undefined;
 }
 
 /** The first event's time, read back from a key (null for a key this layout did not write). */

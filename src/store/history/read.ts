@@ -3,7 +3,7 @@ import type { EventRow } from "../read-models/events";
 import { instant, parseFilters, text } from "../read-models/filters";
 import type { AgentRef } from "../read-models/owner";
 import {
-  HOUR_MS, ID_KINDS, type HistoryEvent, type IdKind, agentItem, hourOf, hourPrefix, idItem, keyMinTime, mayHold, shardOf, shardPrefix,
+  HOUR_MS, ID_KINDS, type HistoryEvent, type IdKind, agentItem, hourOf, hourPrefix, idItem, keyMinTime, listStartAfter, mayHold, shardOf, shardPrefix,
 } from "./layout";
 
 /**
@@ -72,14 +72,15 @@ class Budget {
 
 /**
  * Keys under a prefix whose objects may hold `item` in [from, to], judged from the listing's metadata. Under one
- * shard folder (`oneShard`) keys sort by their first event's time, so listing stops at the first one past `to`.
+ * shard folder (`oneShard`) keys sort by their first event's time: listing starts after `startAfter` (one slot
+ * before `from`) and stops at the first key past `to`.
  */
-async function candidates(bucket: R2Bucket, prefix: string, from: number, to: number, item: string, budget: Budget, oneShard: boolean): Promise<string[]> {
+async function candidates(bucket: R2Bucket, prefix: string, from: number, to: number, item: string, budget: Budget, oneShard: boolean, startAfter?: string): Promise<string[]> {
   const out: string[] = [];
   let cursor: string | undefined;
   for (;;) {
     budget.list();
-    const page = await bucket.list({ prefix, include: ["customMetadata"], ...(cursor ? { cursor } : {}) });
+    const page = await bucket.list({ prefix, include: ["customMetadata"], ...(cursor ? { cursor } : startAfter ? { startAfter } : {}) });
     for (const o of page.objects) {
       budget.scan.objectsListed++;
       const min = keyMinTime(o.key);
@@ -209,8 +210,8 @@ export type HistoryEventsQuery = {
 
 /**
  * One agent's events in [from, to] that `match`, in `dir` order. Per hour it lists the agent's shard folder
- * (one per shard count in `counts`) and fetches only objects whose time span overlaps and whose Bloom filter
- * may hold the agent. At most AGENT_READ_LIMITS (or `limits`): hours, list calls, objects, events.
+ * (one per shard count in `counts`) from one slot before `from` to the first key past `to`, and fetches only
+ * objects whose time span overlaps and whose Bloom filter may hold the agent. At most AGENT_READ_LIMITS (or `limits`): hours, list calls, objects, events.
  */
 export async function historyEvents(bucket: R2Bucket, counts: ShardCounts, q: HistoryEventsQuery): Promise<HistoryRead> {
   const limits = { ...AGENT_READ_LIMITS, ...q.limits };
@@ -218,7 +219,10 @@ export async function historyEvents(bucket: R2Bucket, counts: ShardCounts, q: Hi
   const shardCounts = [counts.shards, ...(counts.previousShards ?? []).filter((n) => n !== counts.shards)];
   return scanHours(q.from, q.to, q.dir ?? "ASC", limits, async (hour, budget) => {
     const keys: string[] = [];
-    for (const n of shardCounts) keys.push(...(await candidates(bucket, shardPrefix(hour, n, shardOf(q.agent, n)), q.from, q.to, item, budget, true)));
+    for (const n of shardCounts) {
+      const shard = shardOf(q.agent, n);
+      keys.push(...(await candidates(bucket, shardPrefix(hour, n, shard), q.from, q.to, item, budget, true, listStartAfter(hour, n, shard, q.from))));
+    }
     const got = await fetchEvents(bucket, keys, budget);
     return got.filter((e) => e.agentClass === q.agent.agentClass && e.agentName === q.agent.agentName && e.time >= q.from && e.time <= q.to && (q.match?.(e) ?? true));
   });

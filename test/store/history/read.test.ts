@@ -64,6 +64,20 @@ describe("historyEvents (one agent's timeline from R2)", () => {
     expect(fewObjects.scan).toMatchObject({ complete: false, reason: "stopped at 2 objects fetched", coveredTo: at(3, 2) - 1, objectsFetched: 2 });
   });
 
+  it("lists a shard folder only from one slot before its range to the first object past it", async () => {
+    const a = `read-slots-${crypto.randomUUID()}`;
+    // 12 objects early in the hour, 3 in the window asked for (minute 40 to 41), 5 after it.
+    for (let i = 0; i < 12; i++) await write([idle(a, at(7, 0, i * 60_000))]);
+    const inside = [0, 1, 2].map((i) => idle(a, at(7, 0, 40 * 60_000 + i * 20_000)));
+    for (const e of inside) await write([e]);
+    for (let i = 0; i < 5; i++) await write([idle(a, at(7, 0, (45 + i) * 60_000))]);
+    const r = await historyEvents(bucket(), counts, { agent: agent(a), from: at(7, 0, 40 * 60_000), to: at(7, 0, 41 * 60_000) });
+    expect(r.events.map((e) => e.id)).toEqual(inside.map((e) => e.id));
+    // The window's 3 and the first one past it; nothing from the first 12 minutes.
+    expect(r.scan.objectsListed).toBe(4);
+    expect(r.scan.objectsFetched).toBe(3);
+  });
+
   it("finds hours written under an earlier shard count while HISTORY_PREVIOUS_SHARDS names it", async () => {
     const a = `read-reshard-${crypto.randomUUID()}`;
     const old = idle(a, at(4, 0, 1));
