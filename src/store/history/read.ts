@@ -3,7 +3,7 @@ import type { EventRow } from "../read-models/events";
 import { instant, parseFilters, text } from "../read-models/filters";
 import type { AgentRef } from "../read-models/owner";
 import {
-  HOUR_MS, ID_KINDS, type HistoryEvent, type IdKind, agentItem, hourOf, hourPrefix, idItem, keyMinTime, listStartAfter, mayHold, shardOf, shardPrefix,
+  HOUR_MS, ID_KINDS, type HistoryEvent, type IdKind, agentItem, hourOf, hourPrefix, idItem, keyMinTime, listStartAfter, mayHold, SLOT_MS, shardOf, shardPrefix,
 } from "./layout";
 
 /**
@@ -70,13 +70,24 @@ class Budget {
   }
 }
 
+/** An object worth fetching, with the time span its metadata (else its key and the slot) gives it. */
+type Candidate = { key: string; min: number; max: number };
+
+function candidate(key: string, meta: Record<string, string> | undefined): Candidate {
+  const fromKey = keyMinTime(key);
+  const min = Number(meta?.minTime ?? fromKey ?? Number.NaN);
+  const max = Number(meta?.maxTime ?? Number.NaN);
+  const lo = Number.isFinite(min) ? min : (fromKey ?? -Infinity);
+  return { key, min: lo, max: Number.isFinite(max) ? max : lo + SLOT_MS - 1 };
+}
+
 /**
  * Keys under a prefix whose objects may hold `item` in [from, to], judged from the listing's metadata. Under one
  * shard folder (`oneShard`) keys sort by their first event's time: listing starts after `startAfter` (one slot
  * before `from`) and stops at the first key past `to`.
  */
-async function candidates(bucket: R2Bucket, prefix: string, from: number, to: number, item: string, budget: Budget, oneShard: boolean, startAfter?: string): Promise<string[]> {
-  const out: string[] = [];
+async function candidates(bucket: R2Bucket, prefix: string, from: number, to: number, item: string, budget: Budget, oneShard: boolean, startAfter?: string): Promise<Candidate[]> {
+  const out: Candidate[] = [];
   let cursor: string | undefined;
   for (;;) {
     budget.list();
@@ -86,7 +97,7 @@ async function candidates(bucket: R2Bucket, prefix: string, from: number, to: nu
       const min = keyMinTime(o.key);
       // Nothing after this key in the folder can start before `to` either.
       if (oneShard && min !== null && min > to) return out;
-      if (mayHold(o.customMetadata, from, to, item)) out.push(o.key);
+      if (mayHold(o.customMetadata, from, to, item)) out.push(candidate(o.key, o.customMetadata));
       else budget.scan.objectsSkipped++;
     }
     if (!page.truncated) return out;
@@ -142,56 +153,69 @@ const byTime = (dir: "ASC" | "DESC") => (a: HistoryEvent, b: HistoryEvent) => {
   return dir === "ASC" ? c : -c;
 };
 
+/** What reading one hour found; `cut` when a limit stopped it inside the hour, with the part it fully covered. */
+type HourRead = { events: HistoryEvent[]; cut?: { from: number; to: number; reason: string } };
+
 /**
- * Reads hour by hour in `dir` order, widening the covered span one whole hour at a time; a limit stops it
- * between hours, and the events of an hour it could not finish are not returned (the span stays gap-free).
+ * Reads hour by hour in `dir` order, widening the covered span as it goes. A limit stops it: between hours, or
+ * inside one when the hour says which part it covered. Only events inside the covered span are returned, so the
+ * span has no gaps: a page can continue from its edge.
  */
-async function scanHours(
-  from: number,
-  to: number,
-  dir: "ASC" | "DESC",
-  limits: HistoryLimits,
-  readHour: (hour: number, budget: Budget) => Promise<HistoryEvent[]>,
-): Promise<HistoryRead> {
+async function scanHours(from: number, to: number, dir: "ASC" | "DESC", limits: HistoryLimits, readHour: (hour: number, budget: Budget) => Promise<HourRead>): Promise<HistoryRead> {
   const budget = new Budget(limits);
   const scan = budget.scan;
   const seen = new Set<string>();
   const events: HistoryEvent[] = [];
   if (!(to >= from)) return { events, scan };
   const { hours, all } = hoursOf(from, to, dir, limits.maxHours);
+  const cover = (lo: number, hi: number) => {
+    if (lo > hi) return;
+    scan.coveredFrom = scan.coveredFrom === null ? lo : Math.min(scan.coveredFrom, lo);
+    scan.coveredTo = scan.coveredTo === null ? hi : Math.max(scan.coveredTo, hi);
+  };
+  const stop = (reason: string) => {
+    scan.complete = false;
+    scan.reason = reason;
+  };
   for (const hour of hours) {
-    let got: HistoryEvent[];
+    let got: HourRead;
     try {
       got = await readHour(hour, budget);
     } catch (e) {
       if (!(e instanceof OutOfBudget)) throw e;
-      scan.complete = false;
-      scan.reason = e.reason;
+      stop(e.reason);
       break;
     }
-    const fresh = got.filter((e) => {
-      // A redelivery split differently can store an event in two objects: one copy is returned.
-      const k = JSON.stringify([e.agentClass, e.agentName, e.id]);
-      if (seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    });
-    if (events.length + fresh.length > limits.maxEvents) {
-      scan.complete = false;
-      scan.reason = `stopped at ${limits.maxEvents} events`;
-      break;
+    let lo = Math.max(from, hour, got.cut?.from ?? -Infinity);
+    let hi = Math.min(to, hour + HOUR_MS - 1, got.cut?.to ?? Infinity);
+    const fresh = got.events
+      .filter((e) => {
+        // A redelivery split differently can store an event in two objects: one copy is returned.
+        const k = JSON.stringify([e.agentClass, e.agentName, e.id]);
+        if (seen.has(k) || e.time < lo || e.time > hi) return false;
+        seen.add(k);
+        return true;
+      })
+      .sort(byTime(dir));
+    let reason = got.cut?.reason ?? null;
+    const room = limits.maxEvents - events.length;
+    if (fresh.length > room) {
+      // Keep whole instants: the first event left out bounds the span, and its time-mates go too.
+      const edge = fresh[room]!.time;
+      fresh.splice(0, fresh.length, ...fresh.filter((e) => (dir === "ASC" ? e.time < edge : e.time > edge)));
+      if (dir === "ASC") hi = edge - 1;
+      else lo = edge + 1;
+      reason = `stopped at ${limits.maxEvents} events`;
     }
     events.push(...fresh);
     scan.hours++;
-    const lo = Math.max(from, hour);
-    const hi = Math.min(to, hour + HOUR_MS - 1);
-    scan.coveredFrom = scan.coveredFrom === null ? lo : Math.min(scan.coveredFrom, lo);
-    scan.coveredTo = scan.coveredTo === null ? hi : Math.max(scan.coveredTo, hi);
+    cover(lo, hi);
+    if (reason) {
+      stop(reason);
+      break;
+    }
   }
-  if (scan.complete && all > hours.length) {
-    scan.complete = false;
-    scan.reason = `looked at ${limits.maxHours} hours of ${all}`;
-  }
+  if (scan.complete && all > hours.length) stop(`looked at ${limits.maxHours} hours of ${all}`);
   events.sort(byTime(dir));
   return { events, scan };
 }
@@ -217,14 +241,26 @@ export async function historyEvents(bucket: R2Bucket, counts: ShardCounts, q: Hi
   const limits = { ...AGENT_READ_LIMITS, ...q.limits };
   const item = agentItem(q.agent);
   const shardCounts = [counts.shards, ...(counts.previousShards ?? []).filter((n) => n !== counts.shards)];
-  return scanHours(q.from, q.to, q.dir ?? "ASC", limits, async (hour, budget) => {
-    const keys: string[] = [];
+  const dir = q.dir ?? "ASC";
+  const mine = (e: HistoryEvent) => e.agentClass === q.agent.agentClass && e.agentName === q.agent.agentName && (q.match?.(e) ?? true);
+  return scanHours(q.from, q.to, dir, limits, async (hour, budget) => {
+    const keys: Candidate[] = [];
     for (const n of shardCounts) {
       const shard = shardOf(q.agent, n);
       keys.push(...(await candidates(bucket, shardPrefix(hour, n, shard), q.from, q.to, item, budget, true, listStartAfter(hour, n, shard, q.from))));
     }
-    const got = await fetchEvents(bucket, keys, budget);
-    return got.filter((e) => e.agentClass === q.agent.agentClass && e.agentName === q.agent.agentName && e.time >= q.from && e.time <= q.to && (q.match?.(e) ?? true));
+    const room = limits.maxObjects - budget.scan.objectsFetched;
+    if (keys.length <= room) return { events: (await fetchEvents(bucket, keys.map((k) => k.key), budget)).filter(mine) };
+    // More objects than the budget: read the end the direction starts from, and say how far that covers: up to
+    // the earliest event of an unread object (ASC), or from just after the latest one (DESC).
+    const order = [...keys].sort((a, b) => (dir === "ASC" ? a.min - b.min || a.max - b.max : b.max - a.max || b.min - a.min));
+    const take = order.slice(0, room);
+    const left = order.slice(room);
+    const events = (await fetchEvents(bucket, take.map((k) => k.key), budget)).filter(mine);
+    const reason = `stopped at ${limits.maxObjects} objects fetched`;
+    return dir === "ASC"
+      ? { events, cut: { from: -Infinity, to: Math.min(...left.map((k) => k.min)) - 1, reason } }
+      : { events, cut: { from: Math.max(...left.map((k) => k.max)) + 1, to: Infinity, reason } };
   });
 }
 
@@ -271,7 +307,7 @@ export async function historySearch(bucket: R2Bucket, input: HistorySearchInput,
   const item = idItem(kind, id);
   const read = await scanHours(from, to, "DESC", limits, async (hour, budget) => {
     const keys = await candidates(bucket, hourPrefix(hour), from, to, item, budget, false);
-    return (await fetchEvents(bucket, keys, budget)).filter((e) => e[kind] === id && e.time >= from && e.time <= to);
+    return { events: (await fetchEvents(bucket, keys.map((k) => k.key), budget)).filter((e) => e[kind] === id) };
   });
   return { ...read, kind, id };
 }

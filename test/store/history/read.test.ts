@@ -61,7 +61,27 @@ describe("historyEvents (one agent's timeline from R2)", () => {
     expect(desc.events.map((e) => e.id)).toEqual([evs[5]!.id, evs[4]!.id]);
     const fewObjects = await historyEvents(bucket(), counts, { agent: agent(a), from: at(3, 0), to: at(3, 6), limits: { maxObjects: 2 } });
     expect(fewObjects.events).toHaveLength(2);
-    expect(fewObjects.scan).toMatchObject({ complete: false, reason: "stopped at 2 objects fetched", coveredTo: at(3, 2) - 1, objectsFetched: 2 });
+    // Hour 2's only object is left unread: the span ends just before it, where nothing else can be.
+    expect(fewObjects.scan).toMatchObject({ complete: false, reason: "stopped at 2 objects fetched", coveredTo: at(3, 2, 10) - 1, objectsFetched: 2 });
+  });
+
+  it("covers part of a busy hour when the hour holds more objects than its limit, from the end its direction reads", async () => {
+    const a = `read-busy-${crypto.randomUUID()}`;
+    // 8 objects, a batch every 7 minutes: they fall in different slots.
+    const evs = Array.from({ length: 8 }, (_, i) => idle(a, at(8, 0, i * 7 * 60_000 + 1)));
+    for (const e of evs) await write([e]);
+    const range = { agent: agent(a), from: at(8, 0), to: at(8, 1) - 1, limits: { maxObjects: 3 } };
+    const asc = await historyEvents(bucket(), counts, range);
+    expect(asc.events.map((e) => e.id)).toEqual(evs.slice(0, 3).map((e) => e.id));
+    expect(asc.scan).toMatchObject({ complete: false, reason: "stopped at 3 objects fetched", coveredFrom: at(8, 0), coveredTo: evs[3]!.time - 1 });
+    const desc = await historyEvents(bucket(), counts, { ...range, dir: "DESC" });
+    expect(desc.events.map((e) => e.id)).toEqual(evs.slice(5).reverse().map((e) => e.id));
+    // The newest unread object's last event (its metadata's maxTime) bounds the span.
+    expect(desc.scan).toMatchObject({ complete: false, coveredFrom: evs[4]!.time + 1, coveredTo: at(8, 1) - 1 });
+    expect(desc.events.every((e) => e.time >= desc.scan.coveredFrom!)).toBe(true);
+    const fewEvents = await historyEvents(bucket(), counts, { ...range, limits: { maxEvents: 5 } });
+    expect(fewEvents.events.map((e) => e.id)).toEqual(evs.slice(0, 5).map((e) => e.id));
+    expect(fewEvents.scan).toMatchObject({ complete: false, reason: "stopped at 5 events", coveredTo: evs[5]!.time - 1 });
   });
 
   it("lists a shard folder only from one slot before its range to the first object past it", async () => {
