@@ -8,7 +8,7 @@ import {
 
 /**
  * Reads of the R2 history. Every call does bounded work, stated in its limits: hours looked at, list calls
- * (Class A operations, at most 1,000 keys each) and objects fetched (Class B). What a call covered is returned
+ * (Class A operations; up to 1,000 keys each, fewer with metadata: miniflare gives 100) and objects fetched (Class B). What a call covered is returned
  * with its events, so a page can say "looked from … to …" instead of implying the history is empty.
  */
 
@@ -30,7 +30,7 @@ export const ID_SEARCH_LIMITS: HistoryLimits = { maxHours: 24, maxLists: 100, ma
 
 /** What one read looked at and what it cost. */
 export type HistoryScan = {
-  /** The span it fully looked at (whole hours, clipped to the range asked for); null when it covered nothing. */
+  /** The span it fully looked at, without gaps, inside the range asked for; null when it covered nothing. */
   coveredFrom: number | null;
   coveredTo: number | null;
   /** False when a limit stopped it before the whole range: the reason names the limit. */
