@@ -507,3 +507,17 @@ export async function seedFleet(db: D1Database = env.DB): Promise<SeedResult> {
   for (const [t, n] of Object.entries(want)) if (counts[t as keyof typeof counts] !== n) throw new Error(`seeded ${counts[t as keyof typeof counts]} ${t}, expected ${n}`);
   return { ms: performance.now() - t0, picks, counts };
 }
+
+/**
+ * The first `n` events the fleet's entities emit (its runs, turns, incidents and ops, without filler), sorted by
+ * time: the same shapes seedFleet writes, for benches that need the events themselves (the R2 history's).
+ */
+export function fleetEvents(n: number, now = Date.now()): TelemetryEvent[] {
+  const { entities } = plan(now);
+  const em = new Emitter(now);
+  for (const e of entities) {
+    em.entity(e);
+    if (em.out.length >= n) break;
+  }
+  return em.out.slice(0, n).sort((a, b) => a.time - b.time);
+}

@@ -47,7 +47,8 @@ export async function workerdTestConfig(opts: {
             ALERT_RETRY_DELAY_SECONDS: "1",
             ALERT_CONTROL: `http://127.0.0.1:${inject("alertPort")}`,
           },
-          // The agents' R2 bucket (the demo fleet's workspace backups); the console itself has none.
+          // The agents' R2 bucket (the demo fleet's workspace backups). The console's own, HISTORY, comes from
+          // wrangler.jsonc's r2_buckets (miniflare, in memory here).
           r2Buckets: ["BACKUPS"],
           durableObjects: Object.fromEntries(Object.entries(opts.durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }])),
           // Deliver queue batches quickly in tests (production batches for up to 1 s).

@@ -19,8 +19,16 @@ type ConsoleEnv = {
   /** Bulk actions: one message per target (worker/bulk). */
   BATCH_QUEUE?: Queue<unknown>;
   ASSETS?: Fetcher;
-  /** Days of history to keep (cron retention). */
+  /** Days of history to keep in D1 (cron retention). */
   RETENTION_DAYS?: string;
+  /** The whole event history, gzip NDJSON in R2 (src/store/history). Unbound: ingest writes D1 only, and says so once. */
+  HISTORY?: R2Bucket;
+  /** Days the R2 history keeps (default 400); the hourly cron deletes whole expired days. Invalid: it deletes nothing. */
+  HISTORY_RETENTION_DAYS?: string;
+  /** Agent shards per hour in the R2 history (default 4, 1 to 256): more shards, cheaper agent reads, more puts per batch. */
+  HISTORY_SHARDS?: string;
+  /** Shard counts older hours were written under, comma-separated (after a change of HISTORY_SHARDS); agent reads look there too. */
+  HISTORY_PREVIOUS_SHARDS?: string;
   /** Oldest event ingest accepts, in days before receipt (default RETENTION_DAYS); older ones go to dead letters. */
   INGEST_MAX_AGE_DAYS?: string;
   /** How far in the future an event time may be, in seconds after receipt (default 300); later ones go to dead letters. */

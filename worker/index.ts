@@ -1,5 +1,7 @@
 import { instrument } from "@microlabs/otel-cf-workers";
 import { retentionDays, runRetention } from "../src/store/retention";
+import { historyConfig } from "../src/store/history/config";
+import { runHistoryRetention } from "../src/store/history/retention";
 import { ALERTS_QUEUE_NAME, handleAlertBatch } from "./alerts/consumer";
 import { alertStuckInBackground } from "./alerts/stuck";
 import { app } from "./app";
@@ -39,7 +41,20 @@ const handler: ExportedHandler<Env> = {
         (e) => console.error(`[retention] failed: ${e instanceof Error ? e.message : String(e)}`),
       ),
     );
+    ctx.waitUntil(historyRetention(env));
   },
 };
+
+/** The R2 history's own retention (HISTORY_RETENTION_DAYS): whole expired days, in bounded steps. An invalid setting deletes nothing. */
+async function historyRetention(env: Env): Promise<void> {
+  const days = historyConfig(env).retentionDays;
+  if (!env.HISTORY || days === null) return;
+  try {
+    const r = await runHistoryRetention(env.HISTORY, { maxAgeDays: days });
+    if (r.lists > 1 || !r.complete) console.log(`[retention] history: cutoff ${new Date(r.cutoff).toISOString()} deleted ${r.objectsDeleted} objects, days ${r.daysDeleted.join(", ") || "none"}${r.complete ? "" : " (more left)"}`);
+  } catch (e) {
+    console.error(`[retention] history failed: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
 
 export default instrument(handler, otelConfig);

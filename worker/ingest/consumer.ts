@@ -9,6 +9,8 @@ import { toRows } from "./rows";
 import { verificationKey } from "./signature";
 import { alertOnIngested } from "../alerts/ingested";
 import type { AlertEnv } from "../alerts/config";
+import { type HistoryEnv, historyConfig } from "../../src/store/history/config";
+import { type HistoryWriteResult, writeHistory } from "./history";
 
 /** What one ingest call did, and what it cost D1 (summed from each statement's `meta`: every index entry counts as a row written). */
 export type IngestResult = {
@@ -88,33 +90,70 @@ function annotateActiveSpan(events: TelemetryEvent[]): void {
 }
 
 /** What the consumer reads from the console's env. */
-export type IngestEnv = { DB: D1Database; TELEMETRY_SIGNING_SECRET?: string } & BoundsEnv & AlertEnv;
+export type IngestEnv = { DB: D1Database; TELEMETRY_SIGNING_SECRET?: string; HISTORY?: R2Bucket } & BoundsEnv & AlertEnv & HistoryEnv;
 
 /** Ingest settings from env: the bounds, and the signing key when signed mode is on. */
 export async function ingestOptionsFromEnv(env: IngestEnv): Promise<IngestOptions> {
   return { bounds: boundsFromEnv(env), signingKey: await verificationKey(env.TELEMETRY_SIGNING_SECRET) };
 }
 
+let warnedNoHistory = false;
+
 /**
- * Queue consumer for the telemetry queue. A D1 failure retries the whole
- * batch (safe: ingest is idempotent); after max retries the Queue moves the
- * messages to the dead-letter queue, whose consumer records them.
+ * Writes accepted events to the R2 history (worker/ingest/history.ts) and puts its cost on the consumer's span.
+ * Without a HISTORY binding it writes nothing and says so once per isolate. Throws when R2 does.
+ */
+export async function recordHistory(env: IngestEnv, events: TelemetryEvent[], receivedAt: number): Promise<HistoryWriteResult | null> {
+  if (!env.HISTORY) {
+    if (!warnedNoHistory) console.warn("[ingest] no HISTORY R2 binding: events are kept in D1 only (see README, History in R2)");
+    warnedNoHistory = true;
+    return null;
+  }
+  if (!events.length) return { events: 0, objects: 0, bytes: 0, rawBytes: 0, keys: [] };
+  const r = await writeHistory(env.HISTORY, events, { shards: historyConfig(env).shards, receivedAt });
+  const span = trace.getActiveSpan();
+  if (span?.isRecording()) {
+    span.setAttribute("agents.history.objects", r.objects);
+    span.setAttribute("agents.history.bytes", r.bytes);
+  }
+  return r;
+}
+
+/**
+ * Queue consumer for the telemetry queue. Each batch goes to D1, then its accepted events to the R2 history;
+ * either failing retries the whole batch (safe: both writes are idempotent, and R2 keys are the same on a
+ * redelivery). A D1 failure first isolates the messages, so one bad message cannot hold back the rest; after
+ * max retries the Queue moves messages to the dead-letter queue, whose consumer records them.
  */
 export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: IngestEnv): Promise<void> {
   const stored: TelemetryEvent[] = [];
-  const opts = { ...(await ingestOptionsFromEnv(env)), onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
+  const now = Date.now();
+  const opts = { ...(await ingestOptionsFromEnv(env)), now, onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
+  let inD1 = false;
   try {
     await ingestBatch(env.DB, batch.messages, opts);
-    batch.ackAll();
-    await alertOnIngested(env, stored);
-    return;
+    inD1 = true;
   } catch (e) {
     console.error(`[ingest] batch of ${batch.messages.length} failed, isolating: ${e instanceof Error ? e.message : String(e)}`);
   }
+  if (inD1) {
+    try {
+      await recordHistory(env, stored, now);
+      batch.ackAll();
+    } catch (e) {
+      console.error(`[ingest] history write for a batch of ${batch.messages.length} failed, retrying it: ${e instanceof Error ? e.message : String(e)}`);
+      batch.retryAll({ delaySeconds: 2 });
+    }
+    // D1 has the events, so the console shows them now: alert now too (a redelivery's alerts dedupe on their keys).
+    await alertOnIngested(env, stored);
+    return;
+  }
   // One bad message must not hold back the rest: retry only the ones that fail alone.
   for (const m of batch.messages) {
+    const mine: TelemetryEvent[] = [];
     try {
-      await ingestBatch(env.DB, [m], opts);
+      await ingestBatch(env.DB, [m], { ...opts, onStored: (events) => void (mine.push(...events), stored.push(...events)) });
+      await recordHistory(env, mine, now);
       m.ack();
     } catch {
       m.retry({ delaySeconds: 2 });

@@ -215,7 +215,7 @@ function respentTokens(e: TelemetryEvent): { respent_input_tokens: number; respe
  * id a recovery of that fiber derives; else, for a session event that names its turn, the id a recovery
  * of that turn derives. Derived with the same functions the agent side uses, so ids match.
  */
-function timelineId(e: TelemetryEvent): string | null {
+export function timelineId(e: TelemetryEvent): string | null {
   const c = e.corr;
   if (c.incidentId) return c.incidentId;
   // A chat turn's internal fiber has no fiber incident: its recovery is the turn's chat incident.
