@@ -1,0 +1,26 @@
+import { env } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import { parseMix } from "./mix";
+import { findKnee } from "./saturation";
+import { simInputSchema, simulate } from "./simulate";
+
+/**
+ * `npm run simulate`: scripts/simulate.ts parses the command line and starts this file (vitest.sim.config.ts)
+ * with the run's settings in the SIM_INPUT binding. Each figure is printed as one `SIM …` line.
+ */
+const input = simInputSchema.parse(JSON.parse((env as unknown as { SIM_INPUT: string }).SIM_INPUT));
+const say = (line: string) => console.log(`SIM ${line}`);
+
+it(`simulates ${input.agents} agents for ${input.seconds} s through the real Queue consumer into local D1`, async () => {
+  const r = await simulate(env, input, { print: say, pages: true, targets: true });
+  expect(r.load.stored, "events stored").toBeGreaterThan(0);
+  if (!input.saturation) return;
+  const mix = parseMix(input.mix, input.mixFile);
+  const { knee, peak } = await findKnee(env, input, mix, say);
+  const need = (10_000 * (input.rate ?? mix.eventsPerAgentPerMinute)) / 60;
+  say(
+    `saturation: one local D1 keeps up to ~${knee.toLocaleString("en-US")} events/s (last step that kept up; peak stored while sending ${Math.round(peak).toLocaleString("en-US")} events/s); ` +
+      `10,000 agents at ${mix.name} need ${Math.round(need).toLocaleString("en-US")} events/s = ${knee ? (need / knee).toFixed(2) : "inf"}x the knee: ${need > knee / 2 ? "MORE than half of one D1: partition the store by agent" : "less than half of one D1"}`,
+  );
+  expect(knee + peak).toBeGreaterThan(0);
+});
