@@ -6,6 +6,7 @@ import type { Env } from "../../worker/env";
 import { TELEMETRY_QUEUE_NAME } from "../../worker/env";
 import { RECONCILE_CRON } from "../../worker/reconcile/pass";
 import { type PerEvent, costPerMillionEvents, monthlyBill } from "./cost";
+import { cronRunsPerDay } from "./cron";
 import { type LoadResult, type QueueSettings, percentile, runLoad } from "./driver";
 import { typeShares } from "./fleet";
 import { type D1Meter, meteredDb } from "./metered";
@@ -48,13 +49,6 @@ export function queueSettings(input: SimInput): QueueSettings {
   const c = input.wrangler.consumers.find((x) => x.queue === TELEMETRY_QUEUE_NAME);
   if (!c) throw new Error(`wrangler.jsonc has no consumer for ${TELEMETRY_QUEUE_NAME}`);
   return { queue: TELEMETRY_QUEUE_NAME, maxBatchSize: c.max_batch_size ?? 10, maxBatchTimeoutMs: (c.max_batch_timeout ?? 5) * 1000 };
-}
-
-/** Runs per day of a cron expression, from its minute and hour fields (enough for the schedules wrangler.jsonc uses). */
-export function cronRunsPerDay(cron: string): number {
-  const [min = "*", hour = "*"] = cron.trim().split(/\s+/);
-  const perField = (f: string, size: number) => (f === "*" ? size : f.startsWith("*/") ? Math.ceil(size / Number(f.slice(2))) : f.split(",").length);
-  return perField(min, 60) * perField(hour, 24);
 }
 
 export type SimReport = { load: LoadResult; per: PerEvent; deletionVsIngest: number; costPerMillion: number; lagP99: number };
