@@ -32,6 +32,9 @@ export type LoadOptions = {
   env: Env;
   /** Stop draining the backlog after this long past the end of production (the rest is counted as abandoned). */
   maxDrainMs?: number;
+  /** Told how far the run is, every `progressMs` (long runs say they are alive). */
+  progress?: (line: string) => void;
+  progressMs?: number;
 };
 
 export type LoadResult = {
@@ -89,6 +92,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const late: number[] = [];
   const fifth = (end - t0) / 5;
   const retries: SimMessage[] = [];
+  let nextProgress = t0 + (o.progressMs ?? 30_000);
 
   const ready = (now: number) => {
     let n = 0;
@@ -157,6 +161,14 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       if (at <= end) storedDuringProduction += m.eventTimes.length;
     });
     lastStoredAt = at;
+    if (o.progress && at >= nextProgress) {
+      nextProgress = at + (o.progressMs ?? 30_000);
+      const oldest = queue[head];
+      o.progress(
+        `progress at ${((at - t0) / 1000).toFixed(0)} s: ${stored} events stored of ${fleet.events} generated so far, ` +
+          `${at < end ? "sending" : "draining"}, oldest waiting message sent ${oldest ? ((at - oldest.sendAt) / 1000).toFixed(1) : "0"} s ago`,
+      );
+    }
   }
   const sorted = Float64Array.from(lags).sort();
   const p99 = (xs: number[]) => percentile(Float64Array.from(xs).sort(), 0.99);

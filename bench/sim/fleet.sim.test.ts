@@ -12,7 +12,7 @@ const input = simInputSchema.parse(JSON.parse((env as unknown as { SIM_INPUT: st
 const say = (line: string) => console.log(`SIM ${line}`);
 
 it(`simulates ${input.agents} agents for ${input.seconds} s through the real Queue consumer into local D1`, async () => {
-  const r = await simulate(env, input, { print: say, pages: true, targets: true });
+  const r = await simulate(env, input, { print: say, pages: true, targets: true, progress: true });
   expect(r.load.stored, "events stored").toBeGreaterThan(0);
   if (!input.saturation) return;
   const mix = parseMix(input.mix, input.mixFile);

@@ -54,7 +54,7 @@ export function queueSettings(input: SimInput): QueueSettings {
 export type SimReport = { load: LoadResult; per: PerEvent; deletionVsIngest: number; costPerMillion: number; lagP99: number };
 
 /** The whole simulation; `print` gets each line (SIM … or BENCH sim …). */
-export async function simulate(env: Env, input: SimInput, opts: { print: (line: string) => void; pages: boolean; targets: boolean }): Promise<SimReport> {
+export async function simulate(env: Env, input: SimInput, opts: { print: (line: string) => void; pages: boolean; targets: boolean; progress?: boolean }): Promise<SimReport> {
   const say = opts.print;
   const mix: Mix = parseMix(input.mix, input.mixFile);
   const rate = input.rate ?? mix.eventsPerAgentPerMinute;
@@ -65,7 +65,7 @@ export async function simulate(env: Env, input: SimInput, opts: { print: (line: 
   const rowsBefore = await tableRows(env.DB);
   const sizeBefore = await dbBytes(env.DB);
   const started = new Date().toISOString();
-  const load = await runLoad({ mix, agents: input.agents, ratePerAgentPerMinute: rate, seconds: input.seconds, seed: input.seed, namePrefix: `sim${input.seed}`, queue, env });
+  const load = await runLoad({ mix, agents: input.agents, ratePerAgentPerMinute: rate, seconds: input.seconds, seed: input.seed, namePrefix: `sim${input.seed}`, queue, env, ...(opts.progress ? { progress: say } : {}) });
   const rowsAfter = await tableRows(env.DB);
   const sizeAfter = await dbBytes(env.DB);
   const ev = load.stored || 1;
