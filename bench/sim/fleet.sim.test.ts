@@ -16,11 +16,16 @@ it(`simulates ${input.agents} agents for ${input.seconds} s through the real Que
   expect(r.load.stored, "events stored").toBeGreaterThan(0);
   if (!input.saturation) return;
   const mix = parseMix(input.mix, input.mixFile);
-  const { knee, peak } = await findKnee(env, input, mix, say);
+  const { knee, peak, steps } = await findKnee(env, input, mix, say);
+  const over = steps.filter((s) => s.saturated).map((s) => s.eventsPerSecond);
+  const ceiling = over.length ? Math.min(...over) : null;
   const need = (10_000 * (input.rate ?? mix.eventsPerAgentPerMinute)) / 60;
+  const n = (x: number) => Math.round(x).toLocaleString("en-US");
   say(
-    `saturation: one local D1 keeps up to ~${knee.toLocaleString("en-US")} events/s (last step that kept up; peak stored while sending ${Math.round(peak).toLocaleString("en-US")} events/s); ` +
-      `10,000 agents at ${mix.name} need ${Math.round(need).toLocaleString("en-US")} events/s = ${knee ? (need / knee).toFixed(2) : "inf"}x the knee: ${need > knee / 2 ? "MORE than half of one D1: partition the store by agent" : "less than half of one D1"}`,
+    `saturation: one local D1 keeps up with ${n(knee)} events/s and saturates at ${ceiling === null ? "none of the steps" : `${n(ceiling)} events/s`} ` +
+      `(peak stored while sending ${n(peak)} events/s; on this store, after the run above; machine shared, so noisy); ` +
+      `10,000 agents at ${mix.name} need ${n(need)} events/s = ${knee ? (need / knee).toFixed(1) : "inf"}x the last rate that kept up: ` +
+      `${need > knee / 2 ? "MORE than half of one D1: partition the store by agent" : "less than half of one D1"}`,
   );
   expect(knee + peak).toBeGreaterThan(0);
 });

@@ -25,3 +25,10 @@ export const PRICES = {
   queues: { opsPerMillion: 0.4, opsIncluded: 1_000_000, opBytes: 64 * 1024, opsPerDelivery: 3 },
   r2: { storagePerGbMonth: 0.015, storageIncludedGb: 10, classAPerMillion: 4.5, classAIncluded: 1_000_000, classBPerMillion: 0.36, classBIncluded: 10_000_000 },
 } as const;
+
+/**
+ * Platform limits the simulator compares its load with. Queues: 5,000 messages per second per queue
+ * (developers.cloudflare.com/queues/platform/limits/, as mirrored in api-evangelist/cloudflare-queues, read 2026-11-24;
+ * also in /work/shared/TOOLCHAIN.md).
+ */
+export const LIMITS = { queueMessagesPerSecond: 5_000 } as const;

@@ -11,7 +11,7 @@ import { type LoadResult, type QueueSettings, percentile, runLoad } from "./driv
 import { typeShares } from "./fleet";
 import { type D1Meter, meteredDb } from "./metered";
 import { type Mix, parseMix } from "./mix";
-import { PRICES } from "./prices";
+import { LIMITS, PRICES } from "./prices";
 import { dbBytes, tableRows, totalRows } from "./store";
 
 /**
@@ -75,7 +75,8 @@ export async function simulate(env: Env, input: SimInput, opts: { print: (line: 
   say(
     `load: ${fmt(input.agents)} agents x ${fmt(input.seconds)} s at ${fmt(rate)} events/agent/min (offered ${fmt(offered)} events/s), started ${started}: ` +
       `${fmt(load.events)} events in ${fmt(load.messages)} messages (${fmt(load.events / Math.max(1, load.messages), 2)} events/message, ${fmt(load.messageBytes / Math.max(1, load.messages))} bytes/message), ` +
-      `${fmt(load.batches)} batches of <= ${queue.maxBatchSize} (timeout ${queue.maxBatchTimeoutMs / 1000} s), ${fmt(load.retried)} retried, ${fmt(load.abandoned)} not stored`,
+      `${fmt(load.batches)} batches of <= ${queue.maxBatchSize} (timeout ${queue.maxBatchTimeoutMs / 1000} s), ${fmt(load.retried)} retried, ${fmt(load.abandoned)} not stored; ` +
+      `${fmt(load.messages / input.seconds)} messages/s sent (one queue takes ${fmt(LIMITS.queueMessagesPerSecond)}/s: ${load.messages / input.seconds > LIMITS.queueMessagesPerSecond ? "OVER" : "within"})`,
   );
   say(
     `throughput: sustained ${fmt(load.stored / (load.wallMs / 1000))} events/s (stored / wall time to the last batch, ${fmt(load.wallMs / 1000, 1)} s); ` +
@@ -205,7 +206,7 @@ async function retention(env: Env, load: LoadResult, added: Record<string, numbe
   say(
     `retention: ${perRun.length} run(s) of runRetention in ${fmt(ms / 1000, 1)} s deleted ${fmt(deleted)} rows (${fmt(deleted / (ms / 1000))} rows/s while running; ${complete ? "all due rows gone" : "more left"}); ` +
       `first run ${fmt(Object.values(first).reduce((a, b) => a + b, 0))} rows, capped tables: ${capped.join(", ") || "none (the store is smaller than one run's caps)"}; ` +
-      `cron "${cron ?? "none"}" = ${runsPerDay} runs/day; slowest table ${slowest}: deletes ${bound}${fmt(vsIngest, 3)}x what the fleet adds to it per day` +
+      `cron "${cron ?? "none"}" = ${runsPerDay} runs/day; slowest table ${slowest}: deletes ${bound}${Number.isFinite(vsIngest) ? vsIngest.toPrecision(2) : "unbounded "}x what the fleet adds to it per day` +
       (targets ? ` (target >= ${TARGETS.deletionVsIngest}x: ${capped.length ? met(vsIngest >= TARGETS.deletionVsIngest) : vsIngest >= TARGETS.deletionVsIngest ? "met" : "not shown at this size"})` : "") +
       `; D1 per deleted row: ${fmt(rowsWrittenPerDeleted, 2)} written, ${fmt(rowsReadPerDeleted, 2)} read`,
   );
