@@ -23,7 +23,10 @@ describe("metered bindings", () => {
   it("find the R2 buckets among the bindings (not the service bindings) and count Class A and B operations", async () => {
     const m = fresh();
     const { env: e, buckets } = meteredEnv(env, m.d1, m.r2);
-    expect(buckets).toEqual(["BACKUPS"]);
+    // The agents' bucket is bound here (and the console's own history bucket, where wrangler.jsonc declares one).
+    expect(buckets).toContain("BACKUPS");
+    // ASSETS is a service binding: it answers any method name over RPC, and must not be taken for a bucket.
+    expect(buckets).not.toContain("ASSETS");
     const bucket = (e as unknown as { BACKUPS: R2Bucket }).BACKUPS;
     await bucket.put("sim/probe.txt", "hello");
     expect(await (await bucket.get("sim/probe.txt"))?.text()).toBe("hello");
