@@ -1,14 +1,19 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { DEFAULT_MIX, readMix, simWranglerFacts } from "./scripts/simulate-input.ts";
 import { deriveConsoleConfig, writeGeneratedConfig } from "./scripts/wrangler-config.ts";
+
+/** The fleet simulator's small run (bench/fleet-sim.bench.test.ts): enough rows to reach retention's per-run caps, ~35 s. */
+const SIM_RUN = { agents: 300, seconds: 20, mixFile: DEFAULT_MIX, seed: 1, saturation: false };
 
 /** `npm run bench`: benchmarks run in workerd against real local D1 and Queues, and print ratios. */
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   // The console's wrangler.jsonc minus its script_name agent bindings (the fleet's Worker is not running here):
   // the bench worker hosts its own agents.
-  const configPath = writeGeneratedConfig("console.bench.jsonc", deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent" } }));
+  const config = deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent" } });
+  const configPath = writeGeneratedConfig("console.bench.jsonc", config);
   return {
     plugins: [
       cloudflareTest({
@@ -17,6 +22,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
+            SIM_INPUT: JSON.stringify({ ...SIM_RUN, mix: readMix(SIM_RUN.mixFile), wrangler: simWranglerFacts(config) }),
             // The console bench requests pages through the real app: local dev auth, read-only role.
             AUTH_MODE: "dev",
             DEV_USER: "bench@localhost",

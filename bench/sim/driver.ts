@@ -1,0 +1,195 @@
+import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import worker from "../../worker/index";
+import type { Env } from "../../worker/env";
+import { Fleet, type Picks, type SimMessage } from "./fleet";
+import { type D1Meter, type R2Meter, meteredEnv } from "./metered";
+import type { Mix } from "./mix";
+
+/**
+ * Drives the real Queue consumer (the Worker's `queue` handler, with a real MessageBatch) in real time: the fleet's
+ * agents send their flushes at their scheduled times; a consumer takes batches as Cloudflare Queues delivers them
+ * (up to max_batch_size messages, or fewer once the oldest has waited max_batch_timeout) one batch at a time, as
+ * one D1 writer serialises them anyway. Lag is measured per event, from its scheduled time to the end of the
+ * handler call that stored it.
+ *
+ * The fleet is generated lazily, slice by slice, only as far as the consumer has reached: a consumer that falls
+ * behind does not make the simulator hold the whole backlog in memory, and the stream is the same either way
+ * (generation does not depend on the wall clock).
+ */
+
+/** The telemetry consumer's settings, as wrangler.jsonc declares them. */
+export type QueueSettings = { queue: string; maxBatchSize: number; maxBatchTimeoutMs: number };
+
+export type LoadOptions = {
+  mix: Mix;
+  agents: number;
+  ratePerAgentPerMinute: number;
+  seconds: number;
+  seed: number;
+  /** Agent names start with it (runs in one store keep their agents apart). */
+  namePrefix: string;
+  queue: QueueSettings;
+  env: Env;
+  /** Stop draining the backlog after this long past the end of production (the rest is counted as abandoned). */
+  maxDrainMs?: number;
+  /** Told how far the run is, every `progressMs` (long runs say they are alive). */
+  progress?: (line: string) => void;
+  progressMs?: number;
+};
+
+export type LoadResult = {
+  events: number;
+  messages: number;
+  messageBytes: number;
+  stored: number;
+  abandoned: number;
+  batches: number;
+  retried: number;
+  /** Events stored before production ended, of those sent by then. */
+  storedDuringProduction: number;
+  /** Wall time from start to the last batch stored. */
+  wallMs: number;
+  /** Time spent inside the queue handler. */
+  busyMs: number;
+  /** Time spent generating the fleet's events. */
+  genMs: number;
+  /** Lag per stored event, in ms, sorted. */
+  lags: Float64Array;
+  /** Lag p99 of events scheduled in the first and the last fifth of production: growth means saturation. */
+  lagP99Early: number;
+  lagP99Late: number;
+  d1: D1Meter;
+  r2: R2Meter;
+  buckets: string[];
+  picks: Picks;
+};
+
+const SLICE_MS = 500;
+
+export const percentile = (sorted: Float64Array, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]! : Number.NaN);
+
+/** Runs `seconds` of the fleet through the real consumer and returns what it measured. */
+export async function runLoad(o: LoadOptions): Promise<LoadResult> {
+  const d1: D1Meter = { rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 };
+  const r2: R2Meter = { classA: 0, classB: 0, bytesPut: 0 };
+  const { env, buckets } = meteredEnv(o.env, d1, r2);
+  const t0 = Date.now();
+  const end = t0 + o.seconds * 1000;
+  const fleet = new Fleet(o.mix, { agents: o.agents, ratePerAgentPerMinute: o.ratePerAgentPerMinute, t0, seed: o.seed, namePrefix: o.namePrefix });
+  let queue: SimMessage[] = [];
+  let head = 0;
+  let generatedUntil = t0;
+  let genMs = 0;
+  let busyMs = 0;
+  let batches = 0;
+  let retried = 0;
+  let stored = 0;
+  let storedDuringProduction = 0;
+  let lastStoredAt = t0;
+  let ids = 0;
+  const lags: number[] = [];
+  const early: number[] = [];
+  const late: number[] = [];
+  const fifth = (end - t0) / 5;
+  const retries: SimMessage[] = [];
+  let nextProgress = t0 + (o.progressMs ?? 30_000);
+
+  const ready = (now: number) => {
+    let n = 0;
+    for (let i = head; i < queue.length && n < o.queue.maxBatchSize && queue[i]!.sendAt <= now; i++) n++;
+    return n;
+  };
+  for (;;) {
+    const now = Date.now();
+    // Generate only as far as the consumer needs: a full batch ready, or everything sent by now.
+    while (generatedUntil < Math.min(now, end) && ready(now) < o.queue.maxBatchSize) {
+      const until = Math.min(generatedUntil + SLICE_MS, end);
+      const g = performance.now();
+      if (head > 50_000) {
+        queue = queue.slice(head);
+        head = 0;
+      }
+      queue.push(...fleet.advance(until));
+      genMs += performance.now() - g;
+      generatedUntil = until;
+    }
+    if (retries.length) {
+      // Redelivered messages go back in send order (their retry time).
+      queue = [...queue.slice(head), ...retries.splice(0)].sort((a, b) => a.sendAt - b.sendAt);
+      head = 0;
+    }
+    const n = ready(now);
+    const done = generatedUntil >= end && head >= queue.length;
+    if (done) break;
+    if (o.maxDrainMs !== undefined && now > end + o.maxDrainMs) break;
+    const oldest = queue[head];
+    if (!n || (n < o.queue.maxBatchSize && oldest && now - oldest.sendAt < o.queue.maxBatchTimeoutMs && now < end)) {
+      const wake = oldest ? Math.min(oldest.sendAt + o.queue.maxBatchTimeoutMs, generatedUntil + SLICE_MS) : generatedUntil + SLICE_MS;
+      await scheduler.wait(Math.max(1, Math.min(50, wake - now)));
+      continue;
+    }
+    const msgs = queue.slice(head, head + n);
+    head += n;
+    const batch = createMessageBatch(
+      o.queue.queue,
+      msgs.map((m) => ({ id: `sim-${ids++}`, timestamp: new Date(m.sendAt), body: m.body, attempts: 1 })),
+    );
+    const ctx = createExecutionContext();
+    const s = Date.now();
+    await worker.queue!(batch as MessageBatch<unknown>, env, ctx);
+    const result = await getQueueResult(batch, ctx);
+    const at = Date.now();
+    busyMs += at - s;
+    batches++;
+    // What the Queue would redeliver: an explicit retry, or the whole batch on a retryAll or a thrown handler.
+    const again = new Set(result.retryMessages.map((m) => m.msgId));
+    const all = result.outcome !== "ok" || result.retryBatch.retry;
+    msgs.forEach((m, i) => {
+      const id = `sim-${ids - n + i}`;
+      if (again.has(id) || (all && !result.ackAll && !result.explicitAcks.includes(id))) {
+        retried++;
+        retries.push({ ...m, sendAt: at + 1_000 });
+        return;
+      }
+      for (const t of m.eventTimes) {
+        const lag = at - t;
+        lags.push(lag);
+        if (t < t0 + fifth) early.push(lag);
+        else if (t >= end - fifth) late.push(lag);
+      }
+      stored += m.eventTimes.length;
+      if (at <= end) storedDuringProduction += m.eventTimes.length;
+    });
+    lastStoredAt = at;
+    if (o.progress && at >= nextProgress) {
+      nextProgress = at + (o.progressMs ?? 30_000);
+      const oldest = queue[head];
+      o.progress(
+        `progress at ${((at - t0) / 1000).toFixed(0)} s: ${stored} events stored of ${fleet.events} generated so far, ` +
+          `${at < end ? "sending" : "draining"}, oldest waiting message sent ${oldest ? ((at - oldest.sendAt) / 1000).toFixed(1) : "0"} s ago`,
+      );
+    }
+  }
+  const sorted = Float64Array.from(lags).sort();
+  const p99 = (xs: number[]) => percentile(Float64Array.from(xs).sort(), 0.99);
+  return {
+    events: fleet.events,
+    messages: fleet.messages,
+    messageBytes: fleet.bytes,
+    stored,
+    abandoned: fleet.events - stored,
+    batches,
+    retried,
+    storedDuringProduction,
+    wallMs: lastStoredAt - t0,
+    busyMs,
+    genMs,
+    lags: sorted,
+    lagP99Early: p99(early),
+    lagP99Late: p99(late),
+    d1,
+    r2,
+    buckets,
+    picks: fleet.picks,
+  };
+}

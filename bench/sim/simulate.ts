@@ -1,0 +1,214 @@
+import { createExecutionContext } from "cloudflare:test";
+import { z } from "zod";
+import { retentionDays, runRetention } from "../../src/store/retention";
+import { app } from "../../worker/app";
+import type { Env } from "../../worker/env";
+import { TELEMETRY_QUEUE_NAME } from "../../worker/env";
+import { RECONCILE_CRON } from "../../worker/reconcile/pass";
+import { type PerEvent, costPerMillionEvents, monthlyBill } from "./cost";
+import { cronRunsPerDay } from "./cron";
+import { type LoadResult, type QueueSettings, percentile, runLoad } from "./driver";
+import { typeShares } from "./fleet";
+import { type D1Meter, meteredDb } from "./metered";
+import { type Mix, parseMix } from "./mix";
+import { LIMITS, PRICES } from "./prices";
+import { dbBytes, tableRows, totalRows } from "./store";
+
+/**
+ * One simulation, end to end, printing one line per figure (`SIM …`, or `BENCH sim …` inside `npm run bench`):
+ * the load through the real consumer, then what it left in D1, the console pages at that size, retention on
+ * that store, and a monthly bill. Every figure comes from the run; targets are issue 16's.
+ */
+
+/** What the node side (scripts/simulate.ts, the vitest configs) hands the test, as one JSON binding. */
+export const simInputSchema = z.object({
+  agents: z.number().int().min(1).max(100_000),
+  seconds: z.number().positive().max(3_600),
+  rate: z.number().positive().max(100_000).optional(),
+  mix: z.unknown(),
+  mixFile: z.string(),
+  seed: z.number().int(),
+  saturation: z.boolean(),
+  /** wrangler.jsonc's `queues.consumers` and `triggers.crons`: the consumer's batching and the retention cron are read from there. */
+  wrangler: z.object({
+    consumers: z.array(z.object({ queue: z.string(), max_batch_size: z.number().optional(), max_batch_timeout: z.number().optional() }).loose()),
+    crons: z.array(z.string()),
+  }),
+});
+export type SimInput = z.infer<typeof simInputSchema>;
+
+/** Issue 16's targets. */
+export const TARGETS = { rowsWrittenPerEvent: 1, deletionVsIngest: 10, lagP99Ms: 10_000, pageRowsRead: 60 } as const;
+
+const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }) : "n/a");
+const usd = (n: number) => `$${fmt(n, n < 100 ? 2 : 0)}`;
+const met = (ok: boolean) => (ok ? "met" : "MISSED");
+
+/** The telemetry consumer's batching, as wrangler.jsonc declares it (Queues' defaults where it says nothing: 10 messages, 5 s). */
+export function queueSettings(input: SimInput): QueueSettings {
+  const c = input.wrangler.consumers.find((x) => x.queue === TELEMETRY_QUEUE_NAME);
+  if (!c) throw new Error(`wrangler.jsonc has no consumer for ${TELEMETRY_QUEUE_NAME}`);
+  return { queue: TELEMETRY_QUEUE_NAME, maxBatchSize: c.max_batch_size ?? 10, maxBatchTimeoutMs: (c.max_batch_timeout ?? 5) * 1000 };
+}
+
+export type SimReport = { load: LoadResult; per: PerEvent; deletionVsIngest: number; costPerMillion: number; lagP99: number };
+
+/** The whole simulation; `print` gets each line (SIM … or BENCH sim …). */
+export async function simulate(env: Env, input: SimInput, opts: { print: (line: string) => void; pages: boolean; targets: boolean; progress?: boolean }): Promise<SimReport> {
+  const say = opts.print;
+  const mix: Mix = parseMix(input.mix, input.mixFile);
+  const rate = input.rate ?? mix.eventsPerAgentPerMinute;
+  const queue = queueSettings(input);
+  const shares = typeShares(mix);
+  say(`mix ${mix.name} (${input.mixFile}): ${fmt(rate)} events/agent/min; shares ${Object.entries(shares).slice(0, 8).map(([t, s]) => `${t} ${(s * 100).toFixed(1)}%`).join(", ")}, other ${((1 - Object.values(shares).slice(0, 8).reduce((a, b) => a + b, 0)) * 100).toFixed(1)}%`);
+
+  const rowsBefore = await tableRows(env.DB);
+  const sizeBefore = await dbBytes(env.DB);
+  const started = new Date().toISOString();
+  const load = await runLoad({ mix, agents: input.agents, ratePerAgentPerMinute: rate, seconds: input.seconds, seed: input.seed, namePrefix: `sim${input.seed}`, queue, env, ...(opts.progress ? { progress: say } : {}) });
+  const rowsAfter = await tableRows(env.DB);
+  const sizeAfter = await dbBytes(env.DB);
+  const ev = load.stored || 1;
+  const lagP50 = percentile(load.lags, 0.5);
+  const lagP99 = percentile(load.lags, 0.99);
+  const offered = (input.agents * rate) / 60;
+  say(
+    `load: ${fmt(input.agents)} agents x ${fmt(input.seconds)} s at ${fmt(rate)} events/agent/min (offered ${fmt(offered)} events/s), started ${started}: ` +
+      `${fmt(load.events)} events in ${fmt(load.messages)} messages (${fmt(load.events / Math.max(1, load.messages), 2)} events/message, ${fmt(load.messageBytes / Math.max(1, load.messages))} bytes/message), ` +
+      `${fmt(load.batches)} batches of <= ${queue.maxBatchSize} (timeout ${queue.maxBatchTimeoutMs / 1000} s), ${fmt(load.retried)} retried, ${fmt(load.abandoned)} not stored; ` +
+      `${fmt(load.messages / input.seconds)} messages/s sent (one queue takes ${fmt(LIMITS.queueMessagesPerSecond)}/s: ${load.messages / input.seconds > LIMITS.queueMessagesPerSecond ? "OVER" : "within"})`,
+  );
+  say(
+    `throughput: sustained ${fmt(load.stored / (load.wallMs / 1000))} events/s (stored / wall time to the last batch, ${fmt(load.wallMs / 1000, 1)} s); ` +
+      `consumer busy ${fmt(load.busyMs / 1000, 1)} s = ${fmt(load.stored / (load.busyMs / 1000))} events/s while busy; ` +
+      `stored during production ${fmt((load.storedDuringProduction / Math.max(1, load.events)) * 100, 1)}% of sent; generator ${fmt(load.genMs / 1000, 1)} s of the same CPU`,
+  );
+  say(
+    `queue lag (scheduled -> stored): p50 ${fmt(lagP50 / 1000, 2)} s, p99 ${fmt(lagP99 / 1000, 2)} s, max ${fmt(percentile(load.lags, 1) / 1000, 2)} s; p99 of the first fifth ${fmt(load.lagP99Early / 1000, 2)} s vs the last fifth ${fmt(load.lagP99Late / 1000, 2)} s` +
+      (opts.targets ? ` (target p99 <= ${TARGETS.lagP99Ms / 1000} s: ${met(lagP99 <= TARGETS.lagP99Ms)})` : ""),
+  );
+  const rowsAdded = totalRows(rowsAfter) - totalRows(rowsBefore);
+  say(
+    `d1 rows: ${fmt(load.d1.rowsWritten / ev, 2)} written/event, ${fmt(load.d1.rowsRead / ev, 2)} read/event (meta, summed over ${fmt(load.d1.statements)} statements in ${fmt(load.d1.roundTrips)} round trips)` +
+      (opts.targets ? ` (target written <= ${TARGETS.rowsWrittenPerEvent}: ${met(load.d1.rowsWritten / ev <= TARGETS.rowsWrittenPerEvent)})` : "") +
+      `; store rows added ${fmt(rowsAdded)} = ${fmt(rowsAdded / ev, 2)}/event: ${Object.entries(rowsAfter).filter(([t, n]) => n !== rowsBefore[t]).map(([t, n]) => `${t} +${fmt(n - (rowsBefore[t] ?? 0))}`).join(", ")}`,
+  );
+  const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
+  const keptDays = retentionDays(env.RETENTION_DAYS);
+  const gb = (agents: number, days: number) => (bytesPerEvent * agents * rate * 1440 * days) / 1e9;
+  const capHours = (agents: number) => (10e9 / (bytesPerEvent * agents * rate * 60));
+  say(
+    `d1 size: ${fmt(bytesPerEvent)} bytes/event (${sizeAfter.how}: ${fmt(sizeBefore.bytes / 1e6, 1)} MB -> ${fmt(sizeAfter.bytes / 1e6, 1)} MB, not vacuumed); ` +
+      `projected at ${fmt(rate)} events/agent/min, kept ${keptDays} days (RETENTION_DAYS; the store keeps events that long): ` +
+      [1_000, 10_000].map((a) => `${fmt(a)} agents ${fmt(gb(a, 1), 1)} GB/day, ${fmt(gb(a, 7), 0)} GB at 7 d, ${fmt(gb(a, keptDays), 0)} GB at ${keptDays} d, 10 GB cap in ${fmt(capHours(a), 1)} h`).join("; "),
+  );
+  if (load.buckets.length) say(`r2 (${load.buckets.join(", ")}): ${fmt(load.r2.classA / ev, 4)} class A/event, ${fmt(load.r2.classB / ev, 4)} class B/event, ${fmt(load.r2.bytesPut / ev, 1)} bytes put/event`);
+  else say("r2: no R2 bucket bound to the console: no history tier to measure (0 ops, 0 bytes)");
+
+  if (opts.pages) await pages(env, load, say);
+
+  const added = Object.fromEntries(Object.keys(rowsAfter).map((t) => [t, rowsAfter[t]! - (rowsBefore[t] ?? 0)]));
+  const ret = await retention(env, load, added, rate, input, say, opts.targets);
+  const queueOps = load.messages ? (sumUnits(load) * PRICES.queues.opsPerDelivery) / load.events : 0;
+  const per: PerEvent = {
+    d1RowsWritten: load.d1.rowsWritten / ev + ret.rowsWrittenPerEvent,
+    d1RowsRead: load.d1.rowsRead / ev + ret.rowsReadPerEvent,
+    d1Bytes: bytesPerEvent,
+    queueOps,
+    r2ClassA: load.r2.classA / ev,
+    r2ClassB: load.r2.classB / ev,
+    r2Bytes: load.r2.bytesPut / ev,
+  };
+  const cpm = costPerMillionEvents(per);
+  say(
+    `cost per million events: ${usd(cpm)} (D1 ${fmt(per.d1RowsWritten, 2)} rows written incl. retention's deletes, ${fmt(per.d1RowsRead, 1)} rows read, ${fmt(per.d1Bytes)} bytes for a month; ` +
+      `Queues ${fmt(queueOps, 3)} ops; R2 ${fmt(per.r2ClassA, 4)} A + ${fmt(per.r2ClassB, 4)} B, ${fmt(per.r2Bytes)} bytes) at list prices read ${PRICES.readOn} (bench/sim/prices.ts)`,
+  );
+  for (const agents of [1_000, 10_000]) {
+    const b = monthlyBill(per, agents, rate, keptDays);
+    say(
+      `monthly cost, ${fmt(agents)} agents at ${fmt(rate)} events/agent/min (${fmt(b.events / 1e9, 2)} B events/month): ${usd(b.total)} = ` +
+        `D1 rows written ${usd(b.d1Written)} + rows read ${usd(b.d1Read)} + storage ${usd(b.d1Storage)} (${fmt(b.d1StorageGb)} GB held for ${keptDays} d${b.d1StorageGb > 10 ? `: over D1's 10 GB cap, ${Math.ceil(b.d1StorageGb / 10)} databases` : ""}) + ` +
+        `Queues ${usd(b.queues)} + R2 ${usd(b.r2)}; Workers requests and CPU not included`,
+    );
+  }
+  return { load, per, deletionVsIngest: ret.vsIngest, costPerMillion: cpm, lagP99 };
+}
+
+function sumUnits(load: LoadResult): number {
+  // Messages are far below 64 KB here (packs cap at 60 KB): one billed unit per message.
+  return load.messages * Math.max(1, Math.ceil(load.messageBytes / load.messages / PRICES.queues.opBytes));
+}
+
+/** Rows read by the console's pages on this store, through the real app on a metered D1. */
+async function pages(env: Env, load: LoadResult, say: (l: string) => void): Promise<void> {
+  const p = load.picks;
+  const paths = ["/", "/incidents", "/fibers", "/sessions", "/ops", "/audit", "/backups"];
+  if (p.incidentId) paths.push(`/incidents/${encodeURIComponent(p.incidentId)}`);
+  if (p.fiberId) paths.push(`/fibers/${encodeURIComponent(p.fiberId)}`);
+  if (p.sessionName) paths.push(`/sessions/${encodeURIComponent(p.sessionName)}`);
+  const out: string[] = [];
+  for (const first of paths) {
+    const meter: D1Meter = { rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 };
+    const menv = { ...env, DB: meteredDb(env.DB, meter) };
+    let path = first;
+    let res: Response;
+    // A renamed page redirects (e.g. /fibers -> /runs): follow it, as a browser would.
+    for (let hops = 0; ; hops++) {
+      res = await app.fetch(new Request(`http://console.localhost${path}`), menv, createExecutionContext());
+      await res.text();
+      const loc = res.headers.get("location");
+      if (res.status < 300 || res.status >= 400 || !loc || hops > 3) break;
+      path = new URL(loc, "http://console.localhost").pathname + new URL(loc, "http://console.localhost").search;
+    }
+    const over = path !== "/" && meter.rowsRead > TARGETS.pageRowsRead;
+    out.push(`${path.length > 48 ? `${path.slice(0, 45)}...` : path} ${res.status} ${fmt(meter.rowsRead)}${over ? "!" : ""}`);
+  }
+  say(`console pages at this size, rows read (! = over the ${TARGETS.pageRowsRead}-row target; the overview aggregates, no target): ${out.join("; ")}`);
+}
+
+/**
+ * Retention on the simulated store, as the cron runs it: runRetention with its own per-run caps, dated a
+ * retention period after the last event so every row is due, run until done or for 20 s. A table it still
+ * deletes from in a later run was capped in the first: its capacity per day is the first run's rows x the
+ * cron's runs per day, against the rows the fleet adds to it per day. The slowest table sets the ratio. When no
+ * table was capped (a store smaller than one run's caps), the ratio is only a lower bound.
+ */
+async function retention(env: Env, load: LoadResult, added: Record<string, number>, rate: number, input: SimInput, say: (l: string) => void, targets: boolean) {
+  const days = retentionDays(env.RETENTION_DAYS);
+  const cron = input.wrangler.crons.find((c) => c !== RECONCILE_CRON);
+  const runsPerDay = cron ? cronRunsPerDay(cron) : 0;
+  const meter: D1Meter = { rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 };
+  const db = meteredDb(env.DB, meter);
+  const now = Date.now() + days * 86_400_000 + 60_000;
+  const t0 = Date.now();
+  const perRun: Record<string, number>[] = [];
+  let complete = false;
+  while (!complete && Date.now() - t0 < 20_000) {
+    const r = await runRetention(db, { maxAgeDays: days, now });
+    perRun.push(r.deleted);
+    complete = r.complete;
+  }
+  const ms = Date.now() - t0;
+  const deleted = perRun.reduce((n, d) => n + Object.values(d).reduce((a, b) => a + b, 0), 0);
+  const first = perRun[0] ?? {};
+  const eventsPerDay = input.agents * rate * 1440;
+  const stored = Math.max(1, load.stored);
+  const capped = Object.keys(first).filter((t) => perRun.slice(1).some((d) => (d[t] ?? 0) > 0));
+  const ratio = (t: string) => ((first[t] ?? 0) * runsPerDay) / (((added[t] ?? 0) / stored) * eventsPerDay);
+  const considered = (capped.length ? capped : Object.keys(first).filter((t) => (added[t] ?? 0) > 0)).map((t) => [t, ratio(t)] as const).sort((a, b) => a[1] - b[1]);
+  const [slowest, vsIngest] = considered[0] ?? ["none", Number.POSITIVE_INFINITY];
+  const bound = capped.length ? "" : ">= ";
+  const rowsAdded = Object.values(added).reduce((a, b) => a + Math.max(0, b), 0);
+  const rowsPerEvent = rowsAdded / stored;
+  const rowsWrittenPerDeleted = meter.rowsWritten / Math.max(1, deleted);
+  const rowsReadPerDeleted = meter.rowsRead / Math.max(1, deleted);
+  say(
+    `retention: ${perRun.length} run(s) of runRetention in ${fmt(ms / 1000, 1)} s deleted ${fmt(deleted)} rows (${fmt(deleted / (ms / 1000))} rows/s while running; ${complete ? "all due rows gone" : "more left"}); ` +
+      `first run ${fmt(Object.values(first).reduce((a, b) => a + b, 0))} rows, capped tables: ${capped.join(", ") || "none (the store is smaller than one run's caps)"}; ` +
+      `cron "${cron ?? "none"}" = ${runsPerDay} runs/day; slowest table ${slowest}: deletes ${bound}${Number.isFinite(vsIngest) ? vsIngest.toPrecision(2) : "unbounded "}x what the fleet adds to it per day` +
+      (targets ? ` (target >= ${TARGETS.deletionVsIngest}x: ${capped.length ? met(vsIngest >= TARGETS.deletionVsIngest) : vsIngest >= TARGETS.deletionVsIngest ? "met" : "not shown at this size"})` : "") +
+      `; D1 per deleted row: ${fmt(rowsWrittenPerDeleted, 2)} written, ${fmt(rowsReadPerDeleted, 2)} read`,
+  );
+  return { vsIngest, rowsWrittenPerEvent: rowsWrittenPerDeleted * rowsPerEvent, rowsReadPerEvent: rowsReadPerDeleted * rowsPerEvent };
+}

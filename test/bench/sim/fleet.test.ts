@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { parseEvent } from "../../../src/telemetry";
+import demo from "../../../bench/mixes/demo.json";
+import { Fleet, meanEventsPerLife, typeShares } from "../../../bench/sim/fleet";
+import { parseMix } from "../../../bench/sim/mix";
+
+// The simulator is only worth its figures if what it sends is what agents send: valid contract events,
+// numbered per agent, one agent's flush per Queue message, at the rate and in the mix the file asks for.
+
+const mix = parseMix(demo, "bench/mixes/demo.json");
+const T0 = Date.now() - 10 * 60_000;
+
+function run(agents: number, seconds: number, rate = mix.eventsPerAgentPerMinute) {
+  const fleet = new Fleet(mix, { agents, ratePerAgentPerMinute: rate, t0: T0, seed: 42, namePrefix: "t" });
+  const messages = [];
+  for (let t = T0 + 500; t <= T0 + seconds * 1000; t += 500) messages.push(...fleet.advance(t));
+  return { fleet, messages };
+}
+
+describe("the simulated fleet", () => {
+  it("sends valid contract events, numbered 1, 2, 3… per agent in time order, one agent's flush per message", () => {
+    const { messages } = run(20, 60);
+    const seqs = new Map<string, number[]>();
+    let sendAt = 0;
+    for (const m of messages) {
+      expect(m.sendAt, "messages leave in send order").toBeGreaterThanOrEqual(sendAt);
+      sendAt = m.sendAt;
+      const events = JSON.parse(m.body) as { source: { agentName: string }; seq: number; time: number }[];
+      expect(events.length).toBe(m.eventTimes.length);
+      expect(new Set(events.map((e) => e.source.agentName)).size, "one agent per message").toBe(1);
+      expect(Math.max(...events.map((e) => e.time)) - Math.min(...events.map((e) => e.time)), "within one flush delay").toBeLessThanOrEqual(mix.flushDelayMs);
+      for (const e of events) {
+        const v = parseEvent(e);
+        expect(v.ok, v.ok ? "" : v.reason).toBe(true);
+        const list = seqs.get(e.source.agentName) ?? [];
+        list.push(e.seq);
+        seqs.set(e.source.agentName, list);
+      }
+    }
+    expect(seqs.size).toBe(20);
+    for (const list of seqs.values()) expect(list).toEqual(list.map((_, i) => i + 1));
+  });
+
+  it("emits at the rate asked, within 15% over a few minutes of a small fleet", () => {
+    const { fleet } = run(50, 180, 60);
+    const perAgentPerMinute = fleet.events / 50 / 3;
+    expect(perAgentPerMinute).toBeGreaterThan(60 * 0.85);
+    expect(perAgentPerMinute).toBeLessThan(60 * 1.15);
+  });
+
+  it("keeps the demo fleet's measured shares: stashes about a quarter, model usage and ops about a tenth each", () => {
+    const s = typeShares(mix);
+    expect(s["fiber.stashed"]).toBeGreaterThan(0.22);
+    expect(s["fiber.stashed"]).toBeLessThan(0.32);
+    for (const t of ["model.usage", "op.started", "op.completed"]) {
+      expect(s[t]).toBeGreaterThan(0.05);
+      expect(s[t]).toBeLessThan(0.14);
+    }
+    for (const t of ["chat.recovery.exhausted", "op.ambiguous", "fiber.recovery.handled", "task.completed", "chat.turn.finished", "session.status_idle"]) expect(s[t], t).toBeGreaterThan(0);
+    expect(meanEventsPerLife(mix)).toBeGreaterThan(1);
+  });
+});
+
+describe("mix files", () => {
+  it("refuse a wrong file with a sentence naming the field", () => {
+    expect(() => parseMix({ ...demo, eventsPerAgentPerMinute: -1 }, "bad.json")).toThrow(/bad\.json: eventsPerAgentPerMinute/);
+    expect(() => parseMix({ ...demo, lives: { runFiber: 0 } }, "bad.json")).toThrow(/at least one life shape/);
+    expect(() => parseMix({ ...demo, lives: { warpDrive: 3 } }, "bad.json")).toThrow(/lives/);
+  });
+});
