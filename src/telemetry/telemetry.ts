@@ -1,8 +1,7 @@
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
-import { SCHEMA_VERSION } from "./envelope.js";
+import { SCHEMA_VERSION } from "./constants.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
-import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel.js";
 import type { OtlpTarget } from "./config.js";
 import { Outbox, type OutboxRow, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
@@ -11,6 +10,7 @@ import { capField, createMasker, type Masker, type RedactPatterns, safeStringify
 import type { SdkRecord } from "./sdk-reads.js";
 import { isOwnEvent, stampSeq, withoutSeq } from "./seq.js";
 import { signEventText, signingKey } from "./signing.js";
+import type { SpanRecorder, TracingFactory } from "./spans.js";
 import { fitEvent, fitText } from "./too-large.js";
 import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
 import { ChatTurns, readTaskRun } from "./chat-turns.js";
@@ -38,8 +38,13 @@ export type TelemetryOptions = {
   queue?: QueueLike | null;
   /** Durable Object SQL storage for the outbox; without it events are buffered in memory. */
   sql?: SqlLike | null;
-  /** OTLP/HTTP traces endpoint. Without one, spans are no-ops. */
+  /** OTLP/HTTP traces endpoint, used by `tracing`. */
   otlp?: OtlpTarget | null;
+  /**
+   * Records events as OpenTelemetry spans: `otlpTracing` from `@agent-oncall/telemetry/otlp`. Without it no span
+   * work is done (and the OpenTelemetry SDK is not bundled); an `otlp` target given without it is reported once.
+   */
+  tracing?: TracingFactory | null;
   serviceName?: string;
   /** Keeps background work alive (ctx.waitUntil). */
   keepAlive?: (p: Promise<unknown>) => void;
@@ -62,6 +67,14 @@ const MEMORY_CAP = 1000;
 const SNAPSHOT_PREVIEW_CHARS = 1000;
 const MAX_BACKOFF_MS = 30_000;
 
+const warned = new Set<string>();
+/** A configuration mistake, said once per isolate (not once per agent or event). */
+function warnOnce(msg: string): void {
+  if (warned.has(msg)) return;
+  warned.add(msg);
+  console.warn(`[agents-telemetry] ${msg}`);
+}
+
 /**
  * The per-agent telemetry pipe: event → OTel span (event) → durable outbox → Queue.
  * Every public method is safe to call from agent code: none throws, none awaits
@@ -72,7 +85,7 @@ export class Telemetry {
   #queue: QueueLike | null;
   #outbox: Outbox | null;
   #memory: TelemetryEvent[] = [];
-  #tracing: AgentTracing;
+  #spans: SpanRecorder | null;
   #keepAlive: ((p: Promise<unknown>) => void) | undefined;
   #flushDelayMs: number;
   #mask: Masker;
@@ -103,7 +116,8 @@ export class Telemetry {
       // A key that cannot be imported fails each send (counted in sendErrors), not the agent.
       this.#signingKey.catch(() => {});
     }
-    this.#tracing = createAgentTracing({ target: opts.otlp ?? null, serviceName: opts.serviceName ?? opts.source.agentClass, ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}) });
+    this.#spans = opts.tracing ? opts.tracing({ target: opts.otlp ?? null, serviceName: opts.serviceName ?? opts.source.agentClass, ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}) }) : null;
+    if (!opts.tracing && opts.otlp?.url) warnOnce("an OTLP endpoint is set but no tracing is configured: pass { tracing: otlpTracing } from @agent-oncall/telemetry/otlp to export spans");
   }
 
   /** Latest checkpoint per fiber not yet shipped; consecutive synchronous stashes ship as one event. */
@@ -304,12 +318,14 @@ export class Telemetry {
     const fitted = fitEvent(event, this.#mask);
     if (fitted !== event) this.#stats.tooLarge++;
     event = fitted;
-    try {
-      const ids = recordEventSpan(this.#tracing.tracer, event);
-      if (ids) event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
-    } catch (e) {
-      this.#stats.spanErrors++;
-      this.#fail("span", e);
+    if (this.#spans) {
+      try {
+        const ids = this.#spans.record(event);
+        if (ids) event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
+      } catch (e) {
+        this.#stats.spanErrors++;
+        this.#fail("span", e);
+      }
     }
     if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
     else this.#remember(event);
@@ -398,7 +414,7 @@ export class Telemetry {
     while (this.#reading.size) await Promise.all([...this.#reading]);
     this.#flushStashes();
     await this.flush();
-    await this.#tracing.processor?.forceFlush();
+    await this.#spans?.forceFlush();
   }
 
   /** The highest event number this agent's outbox has handed to the Queue (Outbox.shippedThrough); null when unknown. Never throws. */
@@ -417,8 +433,7 @@ export class Telemetry {
     } catch {
       /* storage unavailable: report memory only */
     }
-    const p = this.#tracing.processor?.stats;
-    return { ...this.#stats, pending, otlp: p ? { exported: p.exported, failed: p.failed, dropped: p.dropped } : null };
+    return { ...this.#stats, pending, otlp: this.#spans?.stats() ?? null };
   }
 
   #fail(stage: string, e: unknown): void {

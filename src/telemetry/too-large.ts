@@ -1,4 +1,5 @@
-import { type Source, type TelemetryEvent, MAX_EVENT_BYTES, SCHEMA_VERSION } from "./envelope.js";
+import { MAX_EVENT_BYTES, SCHEMA_VERSION } from "./constants.js";
+import type { Source, TelemetryEvent } from "./envelope.js";
 import { newEventId } from "./ids.js";
 import { utf8Length } from "./pack.js";
 import { type Masker, maskSecrets, safeStringify, toPreview } from "./redact.js";
