@@ -8,7 +8,7 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   // The console's wrangler.jsonc minus its script_name agent bindings (the fleet's Worker is not running here):
   // the bench worker hosts its own agents.
-  const configPath = writeGeneratedConfig("console.bench.jsonc", deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent" } }));
+  const configPath = writeGeneratedConfig("console.bench.jsonc", deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent,BenchDemoLikeAgent,BenchDemoLikeFlushAgent" } }));
   return {
     plugins: [
       cloudflareTest({
@@ -28,6 +28,8 @@ export default defineConfig(async () => {
           durableObjects: {
             BenchPlainAgent: { className: "BenchPlainAgent", useSQLite: true },
             BenchTelemetryAgent: { className: "BenchTelemetryAgent", useSQLite: true },
+            BenchDemoLikeAgent: { className: "BenchDemoLikeAgent", useSQLite: true },
+            BenchDemoLikeFlushAgent: { className: "BenchDemoLikeFlushAgent", useSQLite: true },
           },
         },
       }),
