@@ -17,7 +17,7 @@ it("a turn's events cost one row written however many they are, and sending them
   const written = (await stub.settleTelemetry()).outboxRowsWritten;
   expect(written - base).toBe(1);
 
-  // The next turn's write replaces the sent events (no delete of its own).
+  // The next turn's write goes into the row whose events were sent (no delete, ever).
   await stub.recordMany(7, name);
   const after = await stub.settleTelemetry();
   expect(after.outboxRowsWritten - written).toBe(1);
