@@ -6,7 +6,7 @@ import type { Source, TelemetryEvent } from "./envelope.js";
  * received; the difference is what is missing.
  *
  * Where the number comes from: the outbox (outbox.ts) gives each event it writes one more than the highest
- * number given so far, which its rows record (`last_seq`; the open row is never deleted, so the highest number
+ * number given so far, which its rows record (`last_seq`; rows are reused, never deleted, so the highest number
  * survives drains and evictions). A row holds many events, each line carrying its own number, so an event
  * removed from a row leaves exactly its number missing. A write rolled back with the agent's turn takes its
  * numbers with it (the isolate that gave them is reset with it). It costs the agent nothing: no row, no write
