@@ -14,7 +14,7 @@ const ROOMS: Room[] = [
   { name: "console", dir: "console", mayImport: ["store", "admin-rpc"], packages: /^(hono(\/.*)?)$/ },
   { name: "worker", dir: "worker", mayImport: ["telemetry", "admin-rpc", "store", "console"], packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry)$/ },
   // The demo fleet is a user of the packages: package names only, never a path into the console's repo.
-  { name: "demo-fleet", dir: "examples/demo-fleet/src", mayImport: [], packages: /^(agents(\/.*)?|zod|hono(\/.*)?|ai|@ai-sdk\/.*|@cloudflare\/think|@agent-oncall\/(telemetry|admin-rpc))$/ },
+  { name: "demo-fleet", dir: "examples/demo-fleet/src", mayImport: [], packages: /^(agents(\/.*)?|zod|hono(\/.*)?|ai|@ai-sdk\/.*|@cloudflare\/think|@agent-oncall\/(telemetry|admin-rpc)(\/(otlp|contract))?)$/ },
 ];
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\("([^"]+)"\)/g;

@@ -1,14 +1,9 @@
 import { z } from "zod";
 import { type EventType, payloadSchemas, type PayloadOf } from "./payloads.js";
 
-/** Bumped when the envelope or a payload changes incompatibly. Ingest rejects unknown versions to dead letters. */
-export const SCHEMA_VERSION = 1;
+import { MAX_EVENT_BYTES, SCHEMA_VERSION } from "./constants.js";
 
-/**
- * Largest event, as UTF-8 bytes of its JSON (signature included), that ingest accepts. The sender replaces a
- * larger one with an `event.too_large` placeholder; a Queue message (128 KB) always holds at least one event.
- */
-export const MAX_EVENT_BYTES = 64 * 1024;
+export { MAX_EVENT_BYTES, SCHEMA_VERSION };
 
 const id = z.string().min(1).max(200);
 

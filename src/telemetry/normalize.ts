@@ -1,5 +1,6 @@
 import type { ObservabilityEvent } from "agents/observability";
-import { type Correlation, SCHEMA_VERSION, type Source, type TelemetryEvent } from "./envelope.js";
+import { SCHEMA_VERSION } from "./constants.js";
+import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import type { EventType, RunKind } from "./payloads.js";
 import { capField, safeStringify, byteLength, type Masker, maskSecrets, toPreview } from "./redact.js";

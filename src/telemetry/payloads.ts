@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RUN_KINDS, type RunKind } from "./constants.js";
 
 /**
  * Payload schemas, one per event type. This file is the single place that
@@ -19,8 +20,7 @@ export const preview = z.object({
 export type Preview = z.infer<typeof preview>;
 
 /** The kinds of durable work agents 0.32 runs. Each is a "run" in the console. */
-export const RUN_KINDS = ["fiber", "managed_fiber", "task", "chat_turn"] as const;
-export type RunKind = (typeof RUN_KINDS)[number];
+export { RUN_KINDS, type RunKind };
 const runKind = z.enum(RUN_KINDS);
 
 const fiberBase = z.object({

@@ -1,8 +1,7 @@
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
-import { SCHEMA_VERSION } from "./envelope.js";
+import { SCHEMA_VERSION } from "./constants.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
-import { createAgentTracing, recordEventSpan, type AgentTracing } from "./otel.js";
 import type { OtlpTarget } from "./config.js";
 import { Outbox, type OutboxRow, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
@@ -11,7 +10,8 @@ import { capField, createMasker, type Masker, type RedactPatterns, safeStringify
 import type { SdkRecord } from "./sdk-reads.js";
 import { isOwnEvent, stampSeq, withoutSeq } from "./seq.js";
 import { signEventText, signingKey } from "./signing.js";
-import { fitEvent, fitText } from "./too-large.js";
+import type { SpanRecorder, TracingFactory } from "./spans.js";
+import { fitEventText, fitText } from "./too-large.js";
 import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
 import { ChatTurns, readTaskRun } from "./chat-turns.js";
 
@@ -29,6 +29,8 @@ export type TelemetryStats = {
   /** Reads of the SDK's own records made to complete an event (sdk-reads.ts): one primary-key row each. */
   sdkReads: number;
   lastError: string | null;
+  /** Durable Object SQLite rows the outbox wrote in this isolate (billed to the agent as rows written). */
+  outboxRowsWritten: number;
   otlp: { exported: number; failed: number; dropped: number } | null;
 };
 
@@ -38,13 +40,24 @@ export type TelemetryOptions = {
   queue?: QueueLike | null;
   /** Durable Object SQL storage for the outbox; without it events are buffered in memory. */
   sql?: SqlLike | null;
-  /** OTLP/HTTP traces endpoint. Without one, spans are no-ops. */
+  /** OTLP/HTTP traces endpoint, used by `tracing`. */
   otlp?: OtlpTarget | null;
+  /**
+   * Records events as OpenTelemetry spans: `otlpTracing` from `@agent-oncall/telemetry/otlp`. Without it no span
+   * work is done (and the OpenTelemetry SDK is not bundled); an `otlp` target given without it is reported once.
+   */
+  tracing?: TracingFactory | null;
   serviceName?: string;
   /** Keeps background work alive (ctx.waitUntil). */
   keepAlive?: (p: Promise<unknown>) => void;
   /** How long events gather before one Queue send (ms). Default 100: the Queue batches for longer anyway. */
   flushDelayMs?: number;
+  /**
+   * When events are written to the durable outbox: "turn" (default: in the turn that produced them, about one
+   * row written per turn that emits events, nothing lost at an eviction) or "flush" (once per flush, about one
+   * row per flushDelayMs; an eviction loses the events of the last interval). See Outbox.
+   */
+  outboxWrites?: "turn" | "flush";
   /** Extra patterns masked in previews and free text, on top of the built-in credential shapes. */
   redact?: RedactPatterns;
   /** Shared secret: when set, every event is signed (HMAC-SHA256) in the background sender. See signing.ts. */
@@ -61,6 +74,16 @@ const MEMORY_CAP = 1000;
 /** Characters of a snapshot kept as its preview. */
 const SNAPSHOT_PREVIEW_CHARS = 1000;
 const MAX_BACKOFF_MS = 30_000;
+/** Quiet time after a flush before sent events are cleared from the outbox's open row. */
+const COMPACT_AFTER_MS = 3_000;
+
+const warned = new Set<string>();
+/** A configuration mistake, said once per isolate (not once per agent or event). */
+function warnOnce(msg: string): void {
+  if (warned.has(msg)) return;
+  warned.add(msg);
+  console.warn(`[agents-telemetry] ${msg}`);
+}
 
 /**
  * The per-agent telemetry pipe: event → OTel span (event) → durable outbox → Queue.
@@ -72,7 +95,7 @@ export class Telemetry {
   #queue: QueueLike | null;
   #outbox: Outbox | null;
   #memory: TelemetryEvent[] = [];
-  #tracing: AgentTracing;
+  #spans: SpanRecorder | null;
   #keepAlive: ((p: Promise<unknown>) => void) | undefined;
   #flushDelayMs: number;
   #mask: Masker;
@@ -94,7 +117,7 @@ export class Telemetry {
     const activeRoot = opts.activeChatRecoveryRoot;
     this.#chat = new ChatTurns({ activeRecoveryRoot: () => activeRoot?.() ?? null, taskRun: (id) => (sql ? readTaskRun(sql, id) : null) }, sql);
     this.#queue = opts.queue ?? null;
-    this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
+    this.#outbox = opts.sql ? new Outbox(opts.sql, opts.outboxWrites ?? "turn") : null;
     this.#keepAlive = opts.keepAlive;
     this.#flushDelayMs = opts.flushDelayMs ?? 100;
     this.#mask = createMasker(opts.redact);
@@ -103,26 +126,25 @@ export class Telemetry {
       // A key that cannot be imported fails each send (counted in sendErrors), not the agent.
       this.#signingKey.catch(() => {});
     }
-    this.#tracing = createAgentTracing({ target: opts.otlp ?? null, serviceName: opts.serviceName ?? opts.source.agentClass, ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}) });
+    this.#spans = opts.tracing ? opts.tracing({ target: opts.otlp ?? null, serviceName: opts.serviceName ?? opts.source.agentClass, ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}) }) : null;
+    if (!opts.tracing && opts.otlp?.url) warnOnce("an OTLP endpoint is set but no tracing is configured: pass { tracing: otlpTracing } from @agent-oncall/telemetry/otlp to export spans");
   }
 
-  /** Latest checkpoint per fiber not yet shipped; consecutive synchronous stashes ship as one event. */
-  #stashes = new Map<string, { fiberName: string; text: string }>();
-  #stashFlushQueued = false;
+  /** Latest checkpoint per fiber not yet shipped, with when it was taken. */
+  #stashes = new Map<string, { fiberName: string; text: string; time: number }>();
 
   /**
-   * Records a fiber checkpoint. Only the last of a run of synchronous stashes
-   * is shipped (at the next microtask, or before that fiber's next event), so a
-   * tight loop of checkpoints costs one event, not one per call.
+   * Records a fiber checkpoint. Only the newest checkpoint per fiber per flush is shipped (when the flush
+   * starts, or before that fiber's next lifecycle event), so a loop of checkpoints costs one event per flush,
+   * not one per call. A pending checkpoint is not stored in the outbox until then: lost with an evicted
+   * isolate, it is reported again from the SDK's own record when the fiber recovers (withTelemetry's recovery
+   * hook), and it never took a number, so it is no gap (seq.ts).
    */
   stashed(fiberId: string, fiberName: string, data: unknown): void {
     try {
       // Serialised now (the caller may mutate the object later); masked and capped only if it ships.
-      this.#stashes.set(fiberId, { fiberName, text: safeStringify(data) });
-      if (!this.#stashFlushQueued) {
-        this.#stashFlushQueued = true;
-        queueMicrotask(() => this.#flushStashes());
-      }
+      this.#stashes.set(fiberId, { fiberName, text: safeStringify(data), time: Date.now() });
+      this.#schedule(this.#flushDelayMs);
     } catch (e) {
       this.#stats.dropped++;
       this.#fail("stash", e);
@@ -130,14 +152,13 @@ export class Telemetry {
   }
 
   #flushStashes(fiberId?: string): void {
-    this.#stashFlushQueued = fiberId ? this.#stashFlushQueued : false;
     for (const [id, s] of this.#stashes) {
       if (fiberId && id !== fiberId) continue;
       this.#stashes.delete(id);
       // A chat turn's internal fiber checkpoints its turn: the stash belongs to that turn (corr.requestId).
       const run = fiberRunOf(s.fiberName);
       const payload = { fiberName: s.fiberName, snapshot: toPreview(s.text, SNAPSHOT_PREVIEW_CHARS, this.#mask), ...(run.kind ? { kind: run.kind } : {}) };
-      this.record("fiber.stashed", payload, run.requestId ? { fiberId: id, requestId: run.requestId } : { fiberId: id });
+      this.record("fiber.stashed", payload, run.requestId ? { fiberId: id, requestId: run.requestId } : { fiberId: id }, s.time);
     }
   }
 
@@ -148,9 +169,12 @@ export class Telemetry {
   emitSdk(raw: unknown, record: SdkRecord = {}, id?: string): void {
     try {
       this.#noteChatFailure(raw);
+      // A fiber's pending checkpoint goes out before its next lifecycle event (taking its id first, so it sorts first).
+      const fiberId = (raw as { payload?: { fiberId?: unknown } } | null)?.payload?.fiberId;
+      if (typeof fiberId === "string" && this.#stashes.has(fiberId)) this.#flushStashes(fiberId);
       const event = normalizeSdkEvent(raw as never, this.source, this.#mask, record, { keepChatCarriers: true });
       if (event && id) event.id = id;
-      // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
+      // The same for events whose fiber only normalisation names.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
     } catch (e) {
@@ -208,8 +232,7 @@ export class Telemetry {
   }
 
   /** Builds and ships one of the runtime's own events (session.*, op.*, backup.*, admin.*). */
-  record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}): TelemetryEvent<T> {
-    const time = Date.now();
+  record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}, time = Date.now()): TelemetryEvent<T> {
     const event = { v: SCHEMA_VERSION, id: newEventId(time), time, type, source: this.source, corr: { ...corr }, payload } as TelemetryEvent<T>;
     this.emit(event);
     return event;
@@ -301,17 +324,24 @@ export class Telemetry {
     } catch (e) {
       this.#fail("recovery scope", e);
     }
-    const fitted = fitEvent(event, this.#mask);
-    if (fitted !== event) this.#stats.tooLarge++;
-    event = fitted;
-    try {
-      const ids = recordEventSpan(this.#tracing.tracer, event);
-      if (ids) event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
-    } catch (e) {
-      this.#stats.spanErrors++;
-      this.#fail("span", e);
+    const fitted = fitEventText(event, this.#mask);
+    if (fitted.event !== event) this.#stats.tooLarge++;
+    event = fitted.event;
+    // Serialised once, here; again only when a span adds its ids.
+    let text = fitted.text;
+    if (this.#spans) {
+      try {
+        const ids = this.#spans.record(event);
+        if (ids) {
+          event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
+          text = JSON.stringify(event);
+        }
+      } catch (e) {
+        this.#stats.spanErrors++;
+        this.#fail("span", e);
+      }
     }
-    if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
+    if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, text, (e, events) => this.#storeFailed(e, events));
     else this.#remember(event);
     this.#schedule(this.#flushDelayMs);
   }
@@ -348,6 +378,13 @@ export class Telemetry {
     if (!this.#queue) return Promise.resolve();
     const queue = this.#queue;
     this.#dirty = false;
+    if (this.#stashes.size) {
+      // This flush's newest checkpoint per fiber joins the events it sends (the drain writes them to the outbox
+      // in one statement first); the timer their emit set is not needed, this flush sends them.
+      this.#flushStashes();
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = null;
+    }
     this.#flushing = (async () => {
       try {
         if (this.#memory.length) {
@@ -372,6 +409,7 @@ export class Telemetry {
       }
       if (this.#backoffMs) this.#schedule(this.#backoffMs);
       else if (this.#dirty || this.#memory.length) this.#schedule(0);
+      else this.#compactLater();
     })();
     return this.#flushing;
   }
@@ -393,12 +431,32 @@ export class Telemetry {
     return Promise.all(fitted.map((b) => signEventText(b, key)));
   }
 
+  #compactTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * After a quiet spell, empties the outbox's open row of events already sent (one row written), so a later
+   * wake does not send them again. A busy agent never pays it: its next write drops them anyway. Not kept
+   * alive: if the isolate goes first, the next wake resends them and ingest dedupes.
+   */
+  #compactLater(): void {
+    if (!this.#outbox || this.#compactTimer) return;
+    this.#compactTimer = setTimeout(() => {
+      this.#compactTimer = null;
+      if (this.#flushing || this.#timer) return;
+      try {
+        this.#outbox?.compact();
+      } catch (e) {
+        this.#fail("outbox", e);
+      }
+    }, COMPACT_AFTER_MS);
+  }
+
   /** Waits for pending Queue sends and OTLP exports. For tests, shutdown paths and benchmarks. */
   async settle(): Promise<void> {
     while (this.#reading.size) await Promise.all([...this.#reading]);
     this.#flushStashes();
     await this.flush();
-    await this.#tracing.processor?.forceFlush();
+    await this.#spans?.forceFlush();
   }
 
   /** The highest event number this agent's outbox has handed to the Queue (Outbox.shippedThrough); null when unknown. Never throws. */
@@ -417,8 +475,7 @@ export class Telemetry {
     } catch {
       /* storage unavailable: report memory only */
     }
-    const p = this.#tracing.processor?.stats;
-    return { ...this.#stats, pending, otlp: p ? { exported: p.exported, failed: p.failed, dropped: p.dropped } : null };
+    return { ...this.#stats, pending, outboxRowsWritten: this.#outbox?.rowsWritten ?? 0, otlp: this.#spans?.stats() ?? null };
   }
 
   #fail(stage: string, e: unknown): void {

@@ -1,10 +1,10 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Agent, FiberContext, FiberRecoveryContext, FiberRecoveryResult, StartFiberOptions, StartFiberResult } from "agents";
-import { genericObservability, type Observability } from "agents/observability";
 import { otlpTargetFromEnv } from "./config.js";
 import type { QueueLike } from "./outbox.js";
 import { parseRedactPatterns, type RedactPatterns } from "./redact.js";
 import { readNeeded, readRecord, type SdkReaders, TaskSteps } from "./sdk-reads.js";
+import type { TracingFactory } from "./spans.js";
 import { Telemetry } from "./telemetry.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -15,8 +15,18 @@ export type WithTelemetryOptions = {
   queueBinding?: string;
   /** Env var holding the OTLP/HTTP traces URL. Default `OTLP_ENDPOINT`. */
   otlpEndpointVar?: string;
+  /**
+   * Span recording and OTLP export: `otlpTracing` from `@agent-oncall/telemetry/otlp`. Without it, events are not
+   * recorded as spans and the OpenTelemetry SDK stays out of your bundle.
+   */
+  tracing?: TracingFactory;
   /** Env var holding OTLP headers (`k=v,k2=v2`). Default `OTLP_HEADERS`. */
   otlpHeadersVar?: string;
+  /**
+   * When events are written to the agent's outbox: "turn" (default; nothing lost at an eviction) or "flush"
+   * (fewer Durable Object rows written; an eviction loses the last flush interval's events). See Outbox.
+   */
+  outboxWrites?: "turn" | "flush";
   /** Keep publishing SDK events on diagnostics channels too (Tail Workers, other subscribers). Default true. */
   forwardToDiagnostics?: boolean;
   /** Env var (a secret) shared with the console; when set, events are signed. Default `TELEMETRY_SIGNING_SECRET`. */
@@ -84,6 +94,8 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           queue: (env[options.queueBinding ?? "TELEMETRY_QUEUE"] as QueueLike | undefined) ?? null,
           sql: this.ctx.storage.sql,
           otlp: otlpTargetFromEnv(env, options.otlpEndpointVar, options.otlpHeadersVar),
+          tracing: options.tracing ?? null,
+          ...(options.outboxWrites ? { outboxWrites: options.outboxWrites } : {}),
           keepAlive: (p) => this.ctx.waitUntil(p),
           activeChatRecoveryRoot: () => activeChatRecoveryRoot(this),
           signingSecret: signingSecret(env[options.signingSecretVar ?? "TELEMETRY_SIGNING_SECRET"]),
@@ -104,9 +116,11 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
     // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.
     constructor(...args: any[]) {
       super(...args);
-      // Wrap whatever observability is in place (the SDK's default publishes to diagnostics channels;
-      // another mixin may have wrapped it), so stacking mixins in any order keeps every consumer.
-      const inner = this.observability ?? genericObservability;
+      // Wrap whatever observability is in place (the SDK's constructor sets its default, which publishes to
+      // diagnostics channels; another mixin may have wrapped it), so stacking mixins in any order keeps every
+      // consumer. Read from the instance, not imported: `agents/observability` loads the OpenTelemetry API,
+      // which a Worker without tracing should not bundle. None in place means the SDK would publish nothing.
+      const inner = this.observability ?? { emit: () => {} };
       this.observability = {
         emit: (event) => {
           if (event.type === "fiber:run:interrupted") this.#interruptionReported.add((event.payload as { fiberId?: string }).fiberId ?? "");

@@ -10,6 +10,7 @@ import { type LanguageModel, type ToolSet, tool } from "ai";
 import { z } from "zod";
 import { withAdminRpc } from "@agent-oncall/admin-rpc";
 import { withTelemetry } from "@agent-oncall/telemetry";
+import { otlpTracing } from "@agent-oncall/telemetry/otlp";
 import type { Env } from "../env";
 import { classifyModelError } from "./classify-error";
 import { withSummaryCompaction } from "./compaction";
@@ -37,7 +38,7 @@ const START_TIMEOUT_MS = 10_000;
  * SDK's own chat recovery and compaction, and their `chat:*` events reach D1
  * through the telemetry mixin.
  */
-export class ChatAgent extends withAdminRpc(withTelemetry(Think<Env>)) {
+export class ChatAgent extends withAdminRpc(withTelemetry(Think<Env>, { tracing: otlpTracing })) {
   readonly #script: ScriptStore;
   readonly #policies: RecoveryPolicyStore;
   readonly #monitor = new ModelMonitor();

@@ -1,13 +1,14 @@
 import { Agent, type FiberRecoveryContext } from "agents";
 import { withAdminRpc } from "@agent-oncall/admin-rpc";
 import { withTelemetry } from "@agent-oncall/telemetry";
+import { otlpTracing } from "@agent-oncall/telemetry/otlp";
 import type { Env } from "../env";
 
 /**
  * A small demo agent: runs fibers that checkpoint as they go, sometimes fail,
  * and sometimes get evicted mid-run and recover on the next alarm.
  */
-export class DemoFiberAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
+export class DemoFiberAgent extends withAdminRpc(withTelemetry(Agent<Env>, { tracing: otlpTracing })) {
   /** Runs one fiber of `steps` checkpoints; fails at the end when `fail` is set. */
   async runJob(input: { steps: number; fail?: boolean; label?: string }): Promise<{ fiberName: string; steps: number }> {
     const steps = Math.max(1, Math.min(50, Math.floor(input.steps)));

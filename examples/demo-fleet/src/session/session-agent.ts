@@ -1,6 +1,7 @@
 import { Agent, type FiberRecoveryContext } from "agents";
 import { type ResolveOpHookResult, type ResolveOpRequest, withAdminRpc } from "@agent-oncall/admin-rpc";
 import { turnIncidentId, withTelemetry } from "@agent-oncall/telemetry";
+import { otlpTracing } from "@agent-oncall/telemetry/otlp";
 import type { Env } from "../env";
 import type { ModelRequest, SessionModel, SessionTool } from "./model";
 import { AmbiguousOpError, type LedgerOp, OpLedger, type OpPoint } from "./op-ledger";
@@ -27,7 +28,7 @@ type TurnSnapshot = { turnSeq: number; step: number; pendingTool: string | null;
  * whose turns run as durable fibers with checkpoints, recover at most five
  * times, and route every paid operation through the op ledger.
  */
-export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>)) {
+export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { tracing: otlpTracing })) {
   #ready = false;
   #turns = new Map<number, AbortController>();
   #ledger?: OpLedger;
