@@ -21,6 +21,8 @@ type ConsoleEnv = {
   ASSETS?: Fetcher;
   /** Days of history to keep (cron retention). */
   RETENTION_DAYS?: string;
+  /** Hours of event time the hot store keeps timelines (event segments) for (default 48; cron retention). */
+  HOT_WINDOW_HOURS?: string;
   /** Oldest event ingest accepts, in days before receipt (default RETENTION_DAYS); older ones go to dead letters. */
   INGEST_MAX_AGE_DAYS?: string;
   /** How far in the future an event time may be, in seconds after receipt (default 300); later ones go to dead letters. */

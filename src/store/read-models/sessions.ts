@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { sessions } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
-import { type EventRow, eventsBy } from "./events";
+import { type EventRow, entityWindow, eventsBy } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
@@ -90,7 +90,11 @@ export async function getSession(db: D1Database, name: string, owner?: AgentRef)
   return findOwned<SessionRow>(db, q, name, owner);
 }
 
-/** One agent's session's events, newest first (one range of events_session_time: at most limit + 1 rows read). */
-export function sessionTimeline(db: D1Database, session: Pick<SessionRow, "sessionName"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "session-timeline", column: "sessionName", index: "events_session_time", value: session.sessionName, owner: session, dir: "DESC" }, page);
+/**
+ * One agent's session's events, newest first: the agent's segments in the session's window (first_seen ..
+ * last_seen, or its status stamp when later), at most SEGMENT_BUDGET segments read per page.
+ */
+export function sessionTimeline(db: D1Database, session: Pick<SessionRow, "sessionName"> & Partial<Pick<SessionRow, "firstSeen" | "lastSeen" | "statusAt">> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
+  const w = entityWindow(session, session.statusAt);
+  return eventsBy(db, { tag: "session-timeline", column: "sessionName", value: session.sessionName, owner: session, dir: "DESC", ...w }, page);
 }
