@@ -77,7 +77,7 @@ describe("ingest", () => {
       makeEvent("op.ambiguous", { opKind: "tool.call", detail: `op ${i} started, no completion` }, { agentName, corr: { opId: `${agentName}-op-${i}`, sessionName: agentName } }),
     );
     const r = await ingestBatch(env.DB, asMessages(events));
-    expect(r).toEqual({ stored: 100, deadLettered: 0 });
+    expect(r).toMatchObject({ stored: 100, deadLettered: 0 });
     expect(await count("SELECT COUNT(*) AS n FROM op_ambiguities WHERE agent_name = ? AND resolution_at IS NULL", agentName)).toBe(100);
   });
 

@@ -60,7 +60,7 @@ describe("signed events", () => {
     const { bodies, ids } = await signedBodies(agentName, SECRET);
     const opts = await signedMode();
     expect(opts.signingKey).not.toBeNull();
-    expect(await ingestBatch(env.DB, asMessages(bodies), opts)).toEqual({ stored: 2, deadLettered: 0 });
+    expect(await ingestBatch(env.DB, asMessages(bodies), opts)).toMatchObject({ stored: 2, deadLettered: 0 });
 
     // Unsigned: as an agent without the secret (or a producer that never had it) sends them.
     const unsigned = makeEvent("session.status_idle", {}, { agentName: `unsigned-${uid()}`, corr: { sessionName: agentName } });
@@ -72,7 +72,7 @@ describe("signed events", () => {
     // A signature field that is not a signature.
     const garbled = makeEvent("session.status_idle", {}, { agentName: `garbled-${uid()}` });
     const r = await ingestBatch(env.DB, asMessages([unsigned, tampered, ...other, { ...garbled, sig: "hmac-sha256=short" }]), opts);
-    expect(r).toEqual({ stored: 0, deadLettered: 2 + 2 + 1 + 1 });
+    expect(r).toMatchObject({ stored: 0, deadLettered: 2 + 2 + 1 + 1 });
 
     expect(await deadReasons(unsigned.id)).toEqual([
       "unsigned event: this console requires signed telemetry (TELEMETRY_SIGNING_SECRET is set); set the same secret in the agents' Worker",
@@ -92,6 +92,6 @@ describe("signed events", () => {
     const signed = await signEventText(JSON.stringify(e), key);
     expect(signed.startsWith(JSON.stringify(e).slice(0, -1))).toBe(true);
     const opts = await signedMode();
-    expect(await ingestBatch(env.DB, asMessages([signed]), { ...opts, now: e.time + 1000 })).toEqual({ stored: 1, deadLettered: 0 });
+    expect(await ingestBatch(env.DB, asMessages([signed]), { ...opts, now: e.time + 1000 })).toMatchObject({ stored: 1, deadLettered: 0 });
   });
 });

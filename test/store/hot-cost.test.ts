@@ -1,78 +1,34 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TelemetryEvent } from "../../src/telemetry";
-import { ingestBatch } from "../../worker/ingest/consumer";
-import { makeEvent } from "../fixtures/events";
+import { hex, measureIngest } from "./hot-mix";
 
 // What the hot store costs per event on a demo-like mix: rows written (every index entry counts, from D1's meta)
 // and bytes (the database's size_after, so pages and indexes count). Printed as a bench line; the bounds that are
 // behaviour are asserted.
 
-const hex = (n: number) => Array.from(crypto.getRandomValues(new Uint8Array(n)), (b) => b.toString(16).padStart(2, "0")).join("");
-
-/**
- * One agent's next `k` events in the demo's measured mix (26% stash, ~9% each of model.usage, op.started and
- * op.completed, the rest fiber and session life), numbered from `seq` as the outbox numbers them.
- */
-function agentEvents(agentName: string, seq: number, k: number, time: number): TelemetryEvent[] {
-  const fiberId = `f-${Math.floor(seq / 20)}`;
-  const sessionName = agentName;
-  const traceId = hex(16);
-  const out: TelemetryEvent[] = [];
-  for (let i = 0; i < k; i++) {
-    const n = seq + i;
-    const at = { agentName, time: time + i };
-    const r = n % 11;
-    const e =
-      r === 0 ? makeEvent("fiber.started", { fiberName: "etl" }, { ...at, corr: { fiberId, traceId, spanId: hex(8) } })
-      : r <= 3 ? makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: `{"step":${n}}`, bytes: 12, truncated: false } }, { ...at, corr: { fiberId } })
-      : r === 4 ? makeEvent("model.usage", { inputTokens: 120, outputTokens: 40, model: "m", turnSeq: n }, { ...at, corr: { sessionName } })
-      : r === 5 ? makeEvent("op.started", { opKind: "charge", turnSeq: n }, { ...at, corr: { sessionName, opId: `op-${n}` } })
-      : r === 6 ? makeEvent("op.completed", { opKind: "charge", turnSeq: n }, { ...at, corr: { sessionName, opId: `op-${n - 1}` } })
-      : r === 7 ? makeEvent("session.status_running", { turnSeq: n }, { ...at, corr: { sessionName, requestId: `req-${n}` } })
-      : r === 8 ? makeEvent("session.status_idle", { turnSeq: n - 1 }, { ...at, corr: { sessionName, requestId: `req-${n - 1}` } })
-      : r === 9 ? makeEvent("fiber.completed", { fiberName: "etl" }, { ...at, corr: { fiberId } })
-      : makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: `{"step":${n},"done":true}`, bytes: 24, truncated: false } }, { ...at, corr: { fiberId } });
-    out.push({ ...e, seq: n });
-  }
-  return out;
-}
-
-/**
- * Ingests `batches` queue batches of `agents` messages each, every message a packed array of `perMessage`
- * numbered events of one agent (as the outbox packs them), and returns what D1 said it cost.
- */
-export async function measureIngest(db: D1Database, opts: { agents: number; batches: number; perMessage: number; prefix: string }) {
-  const size = async () => Number((await db.prepare("SELECT 1").run()).meta.size_after ?? 0);
-  const before = await size();
-  let events = 0, rowsWritten = 0, rowsRead = 0;
-  const seqs = new Map<string, number>();
-  const start = Date.now() - 3_600_000;
-  for (let b = 0; b < opts.batches; b++) {
-    const messages = [];
-    for (let a = 0; a < opts.agents; a++) {
-      const name = `${opts.prefix}-${a}`;
-      const seq = seqs.get(name) ?? 1;
-      seqs.set(name, seq + opts.perMessage);
-      const evs = agentEvents(name, seq, opts.perMessage, start + b * 1000 + a);
-      events += evs.length;
-      messages.push({ id: `m-${name}-${b}`, body: JSON.stringify(evs) });
-    }
-    const r = await ingestBatch(db, messages, { now: start + b * 1000 + 5000 });
-    expect(r.deadLettered).toBe(0);
-    rowsWritten += r.rowsWritten;
-    rowsRead += r.rowsRead;
-  }
-  const bytes = (await size()) - before;
-  return { events, rowsWrittenPerEvent: rowsWritten / events, rowsReadPerEvent: rowsRead / events, bytesPerEvent: bytes / events };
-}
-
 describe("the hot store's cost per event", () => {
   it("prints rows written and bytes per event on a demo-like mix (8 agents, 6 events per message, ~48 per batch)", async () => {
-    const m = await measureIngest(env.DB, { agents: 8, batches: 60, perMessage: 6, prefix: `cost-${hex(3)}` });
+    const prefix = `cost-${hex(3)}`;
+    const m = await measureIngest(env.DB, { agents: 8, batches: 60, perMessage: 6, prefix });
+    const seg = (await env.DB.prepare("SELECT COUNT(*) AS segments, SUM(n) AS events FROM event_segments WHERE agent_name LIKE ?").bind(`${prefix}-%`).first<{ segments: number; events: number }>())!;
     console.log(
-      `[hot-cost] ${m.events} events: ${m.rowsWrittenPerEvent.toFixed(2)} D1 rows written/event, ${m.rowsReadPerEvent.toFixed(2)} rows read/event, ${Math.round(m.bytesPerEvent)} bytes/event`,
+      `[hot-cost] ${m.events} events: ${m.rowsWrittenPerEvent.toFixed(2)} D1 rows written/event, ${m.rowsReadPerEvent.toFixed(2)} rows read/event, ${Math.round(m.bytesPerEvent)} bytes/event; ` +
+        `timeline: ${seg.segments} segments = ${((3 * seg.segments) / m.events).toFixed(2)} rows written/event (row + primary key + time index)`,
     );
     expect(m.events).toBe(8 * 60 * 6);
+    // Every event stored once, and each message's contiguous run is one segment (never one row per event).
+    expect(seg.events).toBe(m.events);
+    expect(seg.segments).toBeLessThanOrEqual(8 * 60);
+  });
+
+  it("a run of 40 numbered events in one message is one segment, like a run of 1", async () => {
+    const prefix = `seg-${hex(3)}`;
+    const first = await measureIngest(env.DB, { agents: 1, batches: 1, perMessage: 40, prefix });
+    const one = await measureIngest(env.DB, { agents: 1, batches: 1, perMessage: 1, prefix: `${prefix}-b` });
+    // 40 events and 1 event: the same segment cost; the difference is in the projections they move.
+    expect(first.events).toBe(40);
+    const n = (await env.DB.prepare("SELECT COUNT(*) AS n FROM event_segments WHERE agent_name IN (?, ?)").bind(`${prefix}-0`, `${prefix}-b-0`).first<{ n: number }>())!.n;
+    expect(n).toBe(2);
+    expect(one.events).toBe(1);
   });
 });

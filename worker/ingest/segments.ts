@@ -125,7 +125,9 @@ const J = (f: string) => `j.value ->> '$.${f}'`;
 /**
  * Inserts the batch's segments (?1: JSON array of SegmentRow). Events already stored are
  * dropped; an event whose key another stored event covers (numbering restarted) takes its id key; the rest
- * of each chunk becomes maximal runs of contiguous keys (key - row_number is constant along a run).
+ * of each chunk becomes maximal runs of contiguous keys (key - row_number is constant along a run). Segments are
+ * inserted in order of their newest event, so rowid order (the fleet-wide "newest" reads) follows event time
+ * within a batch and arrival across batches.
  */
 export const SEGMENTS_SQL = `INSERT INTO ${S.$table} (${S.agentClass}, ${S.agentName}, ${S.seqFrom}, ${S.seqTo}, ${S.timeFrom}, ${S.timeTo}, ${S.n}, ${S.receivedAt}, ${S.body})
 SELECT c, a, MIN(key), MAX(key), MIN(t), MAX(t), COUNT(*), MAX(ra), json_group_array(json(e) ORDER BY key) FROM (
@@ -138,5 +140,5 @@ SELECT c, a, MIN(key), MAX(key), MIN(t), MAX(t), COUNT(*), MAX(ra), json_group_a
       FROM json_each(?1) j
     ) WHERE NOT stored
   )
-) WHERE true GROUP BY c, a, ch, run
+) WHERE true GROUP BY c, a, ch, run ORDER BY MAX(t), MIN(e ->> '$.i')
 ON CONFLICT DO NOTHING`;

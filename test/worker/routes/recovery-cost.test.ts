@@ -34,7 +34,7 @@ beforeAll(async () => {
     makeEvent("model.usage", { inputTokens: 200, outputTokens: 26, attempt: 2, model: "scripted-chat" }, { ...at(), corr: { incidentId, requestId: "cont-2" } }),
     makeEvent("chat.recovery.exhausted", { ...base, attempt: 2, reason: "max_attempts_exceeded" }, { ...at(), corr }),
   ]);
-  expect(r).toEqual({ stored: 8, deadLettered: 0 });
+  expect(r).toMatchObject({ stored: 8, deadLettered: 0 });
 });
 
 describe("recovery cost in the console", () => {
