@@ -105,9 +105,46 @@ export async function listEvents(db: D1Database, filters: EventListInput, page: 
   return newestEvents(db, { tag: "events", match, since: f.since, until: f.until, budget: EVENTS_LIST_SEGMENTS }, page);
 }
 
+/** Event times ingest accepts ahead of receipt by default (INGEST_MAX_FUTURE_SKEW_SECONDS). */
+const FUTURE_SKEW_MS = 5 * 60_000;
+
+/**
+ * Where a windowed fleet-wide list starts: the largest rowid whose segment's oldest event is at or before `at`,
+ * searched over rowids as if time_from rose with rowid (it does as events arrive in order: segments are inserted in
+ * time order, batch after batch). Interpolation steps take turns with halving steps: a few probes of one row each,
+ * never more than about 2 log2(segments). An event that arrives after newer events of the fleet were stored sits
+ * above the start and is in its agent's list (per-agent time index), not in the fleet-wide windowed one.
+ */
+async function rowidStartingBy(db: D1Database, at: number): Promise<{ rowid: number; rowsRead: number }> {
+  let rowsRead = 0;
+  const probe = async (sql: string, ...binds: number[]) => {
+    const r = await db.prepare(sql).bind(...binds).all<{ r: number; ra: number }>();
+    rowsRead += Number(r.meta?.rows_read ?? 0);
+    return r.results[0] ?? null;
+  };
+  const COLS = `rowid AS r, ${S.timeFrom} AS ra FROM ${S.$table}`;
+  const last = await probe(`SELECT ${COLS} ORDER BY rowid DESC LIMIT 1`);
+  if (!last || last.ra <= at) return { rowid: last?.r ?? 0, rowsRead };
+  const first = await probe(`SELECT ${COLS} ORDER BY rowid LIMIT 1`);
+  if (!first || first.ra > at) return { rowid: 0, rowsRead };
+  // Invariant: row lo was received by `at`, row hi was not; the answer is in [lo, hi).
+  let lo = first, hi = last;
+  for (let step = 0; hi.r - lo.r > 1; step++) {
+    const guess = step % 2 === 0 && hi.ra > lo.ra ? lo.r + Math.floor(((at - lo.ra) / (hi.ra - lo.ra)) * (hi.r - lo.r)) : Math.floor((lo.r + hi.r) / 2);
+    const mid = Math.min(hi.r - 1, Math.max(lo.r + 1, guess));
+    const p = await probe(`SELECT ${COLS} WHERE rowid >= ?1 ORDER BY rowid LIMIT 1`, mid);
+    if (!p || p.r >= hi.r) hi = { r: mid, ra: hi.ra };
+    else if (p.ra <= at) lo = p;
+    else hi = p;
+  }
+  return { rowid: lo.r, rowsRead };
+}
+
 /**
  * The newest events fleet-wide that `match`: segments newest first by rowid (no index), at most `budget` per
  * page, events newest first within each segment. Cursor: (segment rowid, event index) of the last event listed.
+ * A window (`since`, `until`) starts the scan at the newest segment starting by until (rowidStartingBy) and ends it
+ * at the first segment received before since (less the allowed clock skew).
  */
 export async function newestEvents(
   db: D1Database,
@@ -118,21 +155,33 @@ export async function newestEvents(
   let cur: SortValue[] | null = page.cursor ? decodeCursor(q.tag, page.cursor, ["number", "number"]) : null;
   const found: { e: EventRow; key: SortValue[] }[] = [];
   let rowsRead = 0, segments = 0;
+  if (!cur && q.until !== undefined) {
+    const start = await rowidStartingBy(db, q.until);
+    rowsRead += start.rowsRead;
+    cur = [start.rowid, Number.MAX_SAFE_INTEGER];
+  }
+  // Segments received before `since` (less the clock skew ingest allows) hold no event of the window.
+  const receivedFloor = q.since === undefined ? null : q.since - FUTURE_SKEW_MS;
   let next: SortValue[] | null = null;
-  const batch = 100;
+  let batch = 16;
   for (;;) {
     const take = Math.min(batch, q.budget - segments);
     const res = await db
       .prepare(
-        `SELECT rowid AS r, ${S.agentClass} AS c, ${S.agentName} AS a, ${S.body} AS body FROM ${S.$table}
-         WHERE rowid <= ?1 AND ${S.timeTo} >= ?2 AND ${S.timeFrom} <= ?3 ORDER BY rowid DESC LIMIT ${take}`,
+        `SELECT rowid AS r, ${S.agentClass} AS c, ${S.agentName} AS a, ${S.receivedAt} AS ra, ${S.timeTo} >= ?2 AND ${S.timeFrom} <= ?3 AS w, ${S.body} AS body
+         FROM ${S.$table} WHERE rowid <= ?1 ORDER BY rowid DESC LIMIT ${take}`,
       )
       .bind(cur ? cur[0] : Number.MAX_SAFE_INTEGER, q.since ?? Number.MIN_SAFE_INTEGER, q.until ?? Number.MAX_SAFE_INTEGER)
-      .all<{ r: number; c: string; a: string; body: string }>();
+      .all<{ r: number; c: string; a: string; ra: number; w: number; body: string }>();
     rowsRead += Number(res.meta?.rows_read ?? 0);
     segments += res.results.length;
+    let past = false;
     for (const seg of res.results) {
-      const evs = bodyEvents(seg.body);
+      if (receivedFloor !== null && seg.ra < receivedFloor) {
+        past = true;
+        break;
+      }
+      const evs = seg.w ? bodyEvents(seg.body) : [];
       const skip = cur !== null && cur[0] === seg.r ? Number(cur[1]) : evs.length;
       for (let i = Math.min(skip, evs.length) - 1; i >= 0; i--) {
         const c = evs[i]!;
@@ -147,11 +196,14 @@ export async function newestEvents(
       next = found[limit - 1]!.key;
       break;
     }
-    if (res.results.length < take) break;
+    if (past || res.results.length < take) break;
     if (segments >= q.budget) {
       next = cur;
       break;
     }
+    // The next read: as many segments as the matches so far say the page still needs (double when none matched).
+    const perSegment = found.length / segments;
+    batch = Math.min(100, Math.max(8, perSegment > 0 ? Math.ceil((limit + 1 - found.length) / perSegment) + 1 : batch * 2));
   }
   const items = found.slice(0, limit).map((x) => x.e).sort((a, b) => b.time - a.time || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
   return { items, next: next ? encodeCursor(q.tag, next) : null, rowsRead, segments };
