@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { sessions } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
-import { type EventRow, entityWindow, eventsBy } from "./events";
+import { type EventRow, eventsBy } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
@@ -91,10 +91,10 @@ export async function getSession(db: D1Database, name: string, owner?: AgentRef)
 }
 
 /**
- * One agent's session's events, newest first: the agent's segments in the session's window (first_seen ..
- * last_seen, or its status stamp when later), at most SEGMENT_BUDGET segments read per page.
+ * One agent's session's events, newest first: the agent's segments newest first, at most SEGMENT_BUDGET segments
+ * read per page. No window: the session row's first/last seen move only with session.*, op.* and backup.* events,
+ * while any event may carry the session's name (a stash, model usage), before or after them.
  */
-export function sessionTimeline(db: D1Database, session: Pick<SessionRow, "sessionName"> & Partial<Pick<SessionRow, "firstSeen" | "lastSeen" | "statusAt">> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
-  const w = entityWindow(session, session.statusAt);
-  return eventsBy(db, { tag: "session-timeline", column: "sessionName", value: session.sessionName, owner: session, dir: "DESC", ...w }, page);
+export function sessionTimeline(db: D1Database, session: Pick<SessionRow, "sessionName"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
+  return eventsBy(db, { tag: "session-timeline", column: "sessionName", value: session.sessionName, owner: session, dir: "DESC" }, page);
 }
