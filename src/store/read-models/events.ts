@@ -111,8 +111,8 @@ const FUTURE_SKEW_MS = 5 * 60_000;
 /**
  * Where a windowed fleet-wide list starts: the largest rowid whose segment's oldest event is at or before `at`,
  * searched over rowids as if time_from rose with rowid (it does as events arrive in order: segments are inserted in
- * time order, batch after batch). Interpolation steps take turns with halving steps: a few probes of one row each,
- * never more than about 2 log2(segments). An event that arrives after newer events of the fleet were stored sits
+ * time order, batch after batch), to within SEARCH_SLACK rowids above it. Interpolation steps take turns with
+ * halving steps: a few probes of one row each, never more than about 2 log2(segments). An event that arrives after newer events of the fleet were stored sits
  * above the start and is in its agent's list (per-agent time index), not in the fleet-wide windowed one.
  */
 async function rowidStartingBy(db: D1Database, at: number): Promise<{ rowid: number; rowsRead: number }> {
@@ -129,16 +129,25 @@ async function rowidStartingBy(db: D1Database, at: number): Promise<{ rowid: num
   if (!first || first.ra > at) return { rowid: 0, rowsRead };
   // Invariant: row lo was received by `at`, row hi was not; the answer is in [lo, hi).
   let lo = first, hi = last;
-  for (let step = 0; hi.r - lo.r > 1; step++) {
-    const guess = step % 2 === 0 && hi.ra > lo.ra ? lo.r + Math.floor(((at - lo.ra) / (hi.ra - lo.ra)) * (hi.r - lo.r)) : Math.floor((lo.r + hi.r) / 2);
+  // Close enough: starting up to SEARCH_SLACK segments above the answer reads those few and lists none of them.
+  let movedHi = false;
+  for (let step = 0; hi.r - lo.r > SEARCH_SLACK; step++) {
+    // After an interpolation that landed just above the answer, try just below it; else interpolate and halve in turn.
+    const guess = movedHi && step % 2 === 1
+      ? hi.r - SEARCH_SLACK
+      : step % 2 === 0 && hi.ra > lo.ra ? lo.r + Math.floor(((at - lo.ra) / (hi.ra - lo.ra)) * (hi.r - lo.r)) : Math.floor((lo.r + hi.r) / 2);
     const mid = Math.min(hi.r - 1, Math.max(lo.r + 1, guess));
     const p = await probe(`SELECT ${COLS} WHERE rowid >= ?1 ORDER BY rowid LIMIT 1`, mid);
+    movedHi = !p || p.r >= hi.r || p.ra > at;
     if (!p || p.r >= hi.r) hi = { r: mid, ra: hi.ra };
     else if (p.ra <= at) lo = p;
     else hi = p;
   }
-  return { rowid: lo.r, rowsRead };
+  return { rowid: hi.r - 1, rowsRead };
 }
+
+/** How far above the exact start a windowed scan may begin (rowidStartingBy stops searching within it). */
+const SEARCH_SLACK = 8;
 
 /**
  * The newest events fleet-wide that `match`: segments newest first by rowid (no index), at most `budget` per
