@@ -354,8 +354,8 @@ export const sessions = sqliteTable(
 
 /**
  * Event counts per 5-minute bucket, type and dimension (a recovery's reason for the reason-bearing
- * types, else ''), so the overview never counts over `events`. Written in the same transaction as the
- * events insert and only for ids not stored yet, so redelivery never counts twice.
+ * types, else ''), so the overview never counts stored events. Written in the same transaction as the
+ * segment insert and only for events not stored yet, so redelivery never counts twice.
  */
 export const eventRollups = sqliteTable(
   "event_rollups",
