@@ -4,6 +4,7 @@ import { expect, it } from "vitest";
 import { type TelemetryEvent } from "../src/telemetry";
 import { ingestBatch } from "../worker/ingest/consumer";
 import { toRows } from "../worker/ingest/rows";
+import type { SegmentRow } from "../worker/ingest/segments";
 import { chatIncidentLife, fiberLife, makeEvent } from "../test/fixtures/events";
 import { interleave, median, medianRatio, report } from "./report";
 
@@ -21,16 +22,18 @@ function eventMix(n: number, tag: string): TelemetryEvent[] {
   return out.slice(0, n);
 }
 
-/** The baseline: a plain batched multi-row INSERT of the same event rows, within 100 bound parameters. */
+/** The baseline: a plain batched multi-row INSERT of the same segments (one per agent's chunk), within 100 bound parameters, no dedupe checks. */
 async function rawInsert(events: TelemetryEvent[]): Promise<void> {
-  const rows = toRows(events, Date.now()).events;
-  const cols = ["id", "time", "type", "v", "agent_class", "agent_name", "fiber_id", "incident_id", "request_id", "op_id", "session_name", "trace_id", "span_id", "payload", "received_at"];
+  const segs = new Map<number, SegmentRow[]>();
+  for (const r of toRows(events, Date.now()).events) segs.set(r.ch, [...(segs.get(r.ch) ?? []), r]);
+  const rows = [...segs.values()].map((g) => [g[0]!.agent_class, g[0]!.agent_name, g[0]!.k, g[g.length - 1]!.k, Math.min(...g.map((r) => r.t)), Math.max(...g.map((r) => r.t)), g.length, g[0]!.ra, JSON.stringify(g.map((r) => r.e))]);
+  const cols = ["agent_class", "agent_name", "seq_from", "seq_to", "time_from", "time_to", "n", "received_at", "body"];
   const perStmt = Math.floor(100 / cols.length);
   const stmts: D1PreparedStatement[] = [];
   for (let i = 0; i < rows.length; i += perStmt) {
     const chunk = rows.slice(i, i + perStmt);
-    const sql = `INSERT INTO events (${cols.join(",")}) VALUES ${chunk.map(() => `(${cols.map(() => "?").join(",")})`).join(",")}`;
-    stmts.push(env.DB.prepare(sql).bind(...chunk.flatMap((r) => cols.map((c) => r[c] ?? null))));
+    const sql = `INSERT INTO event_segments (${cols.join(",")}) VALUES ${chunk.map(() => `(${cols.map(() => "?").join(",")})`).join(",")} ON CONFLICT DO NOTHING`;
+    stmts.push(env.DB.prepare(sql).bind(...chunk.flat()));
   }
   await env.DB.batch(stmts);
 }

@@ -29,6 +29,8 @@ type ConsoleEnv = {
   HISTORY_SHARDS?: string;
   /** Shard counts older hours were written under, comma-separated (after a change of HISTORY_SHARDS); agent reads look there too. */
   HISTORY_PREVIOUS_SHARDS?: string;
+  /** Hours of event time the hot store keeps timelines (event segments) for (default 48; cron retention). */
+  HOT_WINDOW_HOURS?: string;
   /** Oldest event ingest accepts, in days before receipt (default RETENTION_DAYS); older ones go to dead letters. */
   INGEST_MAX_AGE_DAYS?: string;
   /** How far in the future an event time may be, in seconds after receipt (default 300); later ones go to dead letters. */

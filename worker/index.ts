@@ -1,5 +1,5 @@
 import { instrument } from "@microlabs/otel-cf-workers";
-import { retentionDays, runRetention } from "../src/store/retention";
+import { hotWindowHours, retentionDays, runRetention } from "../src/store/retention";
 import { historyConfig } from "../src/store/history/config";
 import { runHistoryRetention } from "../src/store/history/retention";
 import { ALERTS_QUEUE_NAME, handleAlertBatch } from "./alerts/consumer";
@@ -36,7 +36,7 @@ const handler: ExportedHandler<Env> = {
     }
     ctx.waitUntil(
       // Rows dated past ingest's clock-skew allowance cannot be real (ingest refuses them): retention deletes them too.
-      runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS), maxFutureSkewMs: boundsFromEnv(env).maxFutureSkewMs }).then(
+      runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS), hotWindowHours: hotWindowHours(env.HOT_WINDOW_HOURS), maxFutureSkewMs: boundsFromEnv(env).maxFutureSkewMs }).then(
         (r) => console.log(`[retention] cutoff ${new Date(r.cutoff).toISOString()} deleted ${JSON.stringify(r.deleted)}${r.complete ? "" : " (more left)"}`),
         (e) => console.error(`[retention] failed: ${e instanceof Error ? e.message : String(e)}`),
       ),

@@ -3,16 +3,16 @@
  * run never exceeds D1's per-invocation query budget or holds a long write.
  */
 
-import { alertDeliveries, auditLog, deadLetters, eventRollups, events, fiberRuns, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
+import { alertDeliveries, auditLog, deadLetters, eventRollups, eventSegments, fiberRuns, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
 import { openNowSql } from "./read-models/incident-status";
 
-export type RetentionResult = { cutoff: number; futureCutoff: number; deleted: Record<string, number>; complete: boolean };
+export type RetentionResult = { cutoff: number; futureCutoff: number; hotCutoff: number; deleted: Record<string, number>; complete: boolean };
 
 /** Clock skew ingest accepts by default (INGEST_MAX_FUTURE_SKEW_SECONDS); anything later than now + skew is not a real time. */
 export const DEFAULT_FUTURE_SKEW_MS = 5 * 60_000;
 
-const E = names(events);
+const G = names(eventSegments);
 const D = names(deadLetters);
 const F = names(fiberRuns);
 const I = names(incidents);
@@ -33,7 +33,6 @@ const future = (col: string) => `${col} > ?2`;
  * age, but not when dated in the future. Rows go by rowid: projection keys are composite (id + agent).
  */
 const PLAN: { table: string; where: string }[] = [
-  { table: E.$table, where: outside(E.time) },
   { table: D.$table, where: outside(D.receivedAt) },
   { table: F.$table, where: outside(F.lastSeen) },
   { table: I.$table, where: `((${I.lastSeen} < ?1 AND NOT ${openNowSql()}) OR ${future(I.lastSeen)})` },
@@ -47,6 +46,63 @@ const PLAN: { table: string; where: string }[] = [
   { table: A.$table, where: outside(A.createdAt) },
 ];
 
+/** Hours of event time the hot store keeps timelines (event segments) for, by default (HOT_WINDOW_HOURS). */
+export const DEFAULT_HOT_WINDOW_HOURS = 48;
+
+/** Parses HOT_WINDOW_HOURS: a whole number of hours from 1 to 87600; anything else is the default rather than deleting too much. */
+export function hotWindowHours(raw: unknown, fallback = DEFAULT_HOT_WINDOW_HOURS): number {
+  const n = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : typeof raw === "number" ? raw : Number.NaN;
+  return Number.isInteger(n) && n >= 1 && n <= 87_600 ? n : fallback;
+}
+
+/** Segments deleted per statement: each holds a run of events, so this is several times as many events. */
+export const SEGMENT_DELETE_BATCH = 1000;
+
+export type SegmentRetention = { segments: number; events: number; statements: number; complete: boolean };
+
+/**
+ * Deletes the hot timeline's segments whose newest event is before `hotCutoff` (or later than any real time,
+ * `futureCutoff`), oldest first by rowid (arrival order: no time index). Each statement deletes the first
+ * `batchSize` such segments in rowid order; segments arrive roughly in time order, so the scan stops right after
+ * them. Returns how many segments and events it deleted and whether any are left for the next run.
+ */
+export async function runSegmentRetention(
+  db: D1Database,
+  opts: { hotCutoff: number; futureCutoff: number; batchSize?: number; maxBatches?: number },
+): Promise<SegmentRetention> {
+  const batchSize = opts.batchSize ?? SEGMENT_DELETE_BATCH;
+  const maxBatches = opts.maxBatches ?? 20;
+  const out: SegmentRetention = { segments: 0, events: 0, statements: 0, complete: true };
+  for (let i = 0; i < maxBatches; i++) {
+    const r = await db
+      .prepare(
+        `DELETE FROM ${G.$table} WHERE rowid IN (SELECT rowid FROM ${G.$table} WHERE ${G.timeTo} < ?1 OR ${G.timeFrom} > ?2 ORDER BY rowid LIMIT ${batchSize}) RETURNING ${G.n} AS n`,
+      )
+      .bind(opts.hotCutoff, opts.futureCutoff)
+      .all<{ n: number }>();
+    out.statements++;
+    const n = r.results.length;
+    out.segments += n;
+    out.events += r.results.reduce((a, x) => a + Number(x.n), 0);
+    if (n < batchSize) return out;
+  }
+  out.complete = false;
+  return out;
+}
+
+/**
+ * What retention deletes per second against what ingest stores: deletes `segments` worth of the oldest hot
+ * segments (all of them older than `hotCutoff`) and reports segments/s and events/s. The simulator and the bench
+ * print it next to the ingest rate (the target: at least 10x).
+ */
+export async function measureSegmentRetention(db: D1Database, hotCutoff: number, futureCutoff = Date.now() + DEFAULT_FUTURE_SKEW_MS) {
+  const started = performance.now();
+  const r = await runSegmentRetention(db, { hotCutoff, futureCutoff, maxBatches: 1_000 });
+  // Workers' clock only moves across I/O, which every statement is: the elapsed time is the statements' time.
+  const seconds = Math.max((performance.now() - started) / 1000, 1e-3);
+  return { ...r, seconds, segmentsPerSecond: r.segments / seconds, eventsPerSecond: r.events / seconds };
+}
+
 /**
  * Deletes rows older than `maxAgeDays`, and rows dated later than now plus
  * `maxFutureSkewMs` (ingest refuses such times, so these are rows stored
@@ -57,15 +113,19 @@ const PLAN: { table: string; where: string }[] = [
  */
 export async function runRetention(
   db: D1Database,
-  opts: { maxAgeDays: number; maxFutureSkewMs?: number; now?: number; batchSize?: number; maxBatches?: number },
+  opts: { maxAgeDays: number; hotWindowHours?: number; maxFutureSkewMs?: number; now?: number; batchSize?: number; maxBatches?: number },
 ): Promise<RetentionResult> {
   const now = opts.now ?? Date.now();
   const cutoff = now - opts.maxAgeDays * 86_400_000;
   const futureCutoff = now + (opts.maxFutureSkewMs ?? DEFAULT_FUTURE_SKEW_MS);
+  // The hot timeline keeps the hot window, never more than the other tables keep.
+  const hotCutoff = Math.max(cutoff, now - (opts.hotWindowHours ?? DEFAULT_HOT_WINDOW_HOURS) * 3_600_000);
   const batchSize = opts.batchSize ?? 500;
   const maxBatches = opts.maxBatches ?? 20;
   const deleted: Record<string, number> = {};
-  let complete = true;
+  const seg = await runSegmentRetention(db, { hotCutoff, futureCutoff, maxBatches });
+  deleted[G.$table] = seg.segments;
+  let complete = seg.complete;
   for (const { table, where } of PLAN) {
     deleted[table] = 0;
     for (let i = 0; i < maxBatches; i++) {
@@ -79,7 +139,7 @@ export async function runRetention(
       if (i === maxBatches - 1) complete = false;
     }
   }
-  return { cutoff, futureCutoff, deleted, complete };
+  return { cutoff, futureCutoff, hotCutoff, deleted, complete };
 }
 
 /** Parses the RETENTION_DAYS setting; a bad value falls back to the default rather than deleting too much. */

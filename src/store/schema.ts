@@ -16,47 +16,38 @@ import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlit
  * each list index ends with the whole key, so keyset order stays unique.
  */
 
-/** Every valid event, once (the id is the dedupe key). */
-export const events = sqliteTable(
-  "events",
+/**
+ * The hot timeline: every valid event, once, packed into segments. A segment is one contiguous run of one
+ * agent's numbered events (envelope `seq`, src/telemetry/seq.ts) that arrived in one ingest batch, so a batch
+ * costs one row (plus its two index entries) per agent and run, not one row and eleven index entries per event.
+ *
+ * - Key (agent_class, agent_name, seq_from): an agent's segments never overlap, so an event is stored iff the
+ *   segment with the largest seq_from <= its seq reaches it (seq_to) and holds its id at `seq - seq_from`.
+ * - An event without a number (the console's own events, old agents), or whose number is taken by another id
+ *   (numbering restarted after a wipe), is a segment of its own under a negative key derived from its id
+ *   (SEGMENT_KEY in worker/ingest/segments.ts): it cannot collide with a real number, and dedupes by id.
+ * - `body` is the events as one JSON array in seq order, each in the compact form of EVENT_FIELDS
+ *   (read-models/segments.ts): every field the console shows or filters on.
+ * - One index, for the timelines: an agent's segments by time_to. A segment spans at most MAX_SEGMENT_SPAN_MS
+ *   of event time, so the segments holding events in [from, to] are one range time_to in [from, to + span].
+ * - Fleet-wide "newest" reads and retention go by rowid (insertion order), which needs no index.
+ */
+export const eventSegments = sqliteTable(
+  "event_segments",
   {
-    id: text("id").primaryKey(),
-    time: integer("time").notNull(),
-    type: text("type").notNull(),
-    v: integer("v").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),
-    fiberId: text("fiber_id"),
-    incidentId: text("incident_id"),
-    requestId: text("request_id"),
-    opId: text("op_id"),
-    sessionName: text("session_name"),
-    /** A Tasks run id (corr.taskId). */
-    taskId: text("task_id"),
-    /**
-     * The incident timeline this event belongs to: the reported incident id, else the one a fiber or
-     * turn recovery of this event's fiber / session turn would derive (fiber:… / turn:…). An index key,
-     * so an incident's timeline (its own events plus its fiber's or turn's) is one index range.
-     */
-    timelineId: text("timeline_id"),
-    traceId: text("trace_id"),
-    spanId: text("span_id"),
-    payload: text("payload").notNull(),
+    seqFrom: integer("seq_from").notNull(),
+    seqTo: integer("seq_to").notNull(),
+    timeFrom: integer("time_from").notNull(),
+    timeTo: integer("time_to").notNull(),
+    n: integer("n").notNull(),
     receivedAt: integer("received_at").notNull(),
+    body: text("body").notNull(),
   },
   (t) => [
-    index("events_time").on(t.time, t.id),
-    index("events_type_time").on(t.type, t.time, t.id),
-    index("events_incident_time").on(t.incidentId, t.time, t.id),
-    index("events_agent_time").on(t.agentClass, t.agentName, t.time, t.id),
-    // Timelines belong to one agent's fiber / session / incident: forged events under the same id are not in them.
-    index("events_fiber_time").on(t.fiberId, t.agentClass, t.agentName, t.time, t.id),
-    // A Tasks run's and a chat turn's timelines (a turn's own events, its internal fiber's and its recovery's carry its request id).
-    index("events_task_time").on(t.taskId, t.agentClass, t.agentName, t.time, t.id),
-    index("events_request_time").on(t.requestId, t.agentClass, t.agentName, t.time, t.id),
-    index("events_session_time").on(t.sessionName, t.agentClass, t.agentName, t.time, t.id),
-    index("events_op_time").on(t.opId, t.time, t.id),
-    index("events_timeline_time").on(t.timelineId, t.agentClass, t.agentName, t.time, t.id),
+    primaryKey({ columns: [t.agentClass, t.agentName, t.seqFrom] }),
+    index("event_segments_agent_time").on(t.agentClass, t.agentName, t.timeTo),
   ],
 );
 
@@ -377,8 +368,8 @@ export const sessions = sqliteTable(
 
 /**
  * Event counts per 5-minute bucket, type and dimension (a recovery's reason for the reason-bearing
- * types, else ''), so the overview never counts over `events`. Written in the same transaction as the
- * events insert and only for ids not stored yet, so redelivery never counts twice.
+ * types, else ''), so the overview never counts stored events. Written in the same transaction as the
+ * segment insert and only for events not stored yet, so redelivery never counts twice.
  */
 export const eventRollups = sqliteTable(
   "event_rollups",

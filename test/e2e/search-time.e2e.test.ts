@@ -5,6 +5,10 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launch, shot } from "./browser";
 import { appPost, d1, type DevServer, startDev, stop, until as waitUntil } from "./wrangler-dev";
+import { storedEventsSql } from "../../src/store/read-models/segments";
+
+/** Stored events as rows (the hot store keeps them in segments). */
+const EVENTS = `(${storedEventsSql()})`;
 
 // Search by any id from the header's box, time presets and the UTC/local toggle, in Debian chromium against
 // the real dev stack (console + demo fleet), with the browser in New York so local time is not UTC.
@@ -64,7 +68,7 @@ beforeAll(async () => {
   ids.request = await until("a chat turn", async () => (await list("/fibers?kind=chat_turn"))[0]?.fiberId);
   // The demo fleet runs no Tasks and exports no traces (no OTLP endpoint in dev): task and trace ids are
   // covered by the workerd suite (test/store/search.test.ts); here a trace id nobody reported is searched.
-  expect(one("SELECT COUNT(trace_id) AS n FROM events")?.n).toBe(0);
+  expect(one(`SELECT COUNT(trace_id) AS n FROM ${EVENTS}`)?.n).toBe(0);
   console.log(`[search e2e] ids: ${JSON.stringify(ids)}`);
 }, 300_000);
 

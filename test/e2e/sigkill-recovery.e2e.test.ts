@@ -3,6 +3,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
+import { storedEventsSql } from "../../src/store/read-models/segments";
+
+/** Stored events as rows (the hot store keeps them in segments). */
+const EVENTS = `(${storedEventsSql()})`;
 
 const servers: DevServer[] = [];
 afterAll(async () => {
@@ -28,7 +32,7 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
 
   const r = await appPost(first, "/dev/sessions/e2e-kill/messages", { text: "run the long import", script: JSON.stringify({ chunks: ["Importing 10,000 rows"], stall: true }) });
   expect(await r.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
-  await pollD1(dir, "SELECT type FROM events WHERE agent_name = 'e2e-kill' AND type = 'fiber.started'", (rows) => rows.length === 1);
+  await pollD1(dir, `SELECT type FROM ${EVENTS} WHERE agent_name = 'e2e-kill' AND type = 'fiber.started'`, (rows) => rows.length === 1);
 
   // The whole process tree dies at once: no shutdown hooks, no flush.
   await stop(first, "SIGKILL");
@@ -41,7 +45,7 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
 
   const rows = await pollD1(
     dir,
-    "SELECT type, incident_id FROM events WHERE agent_name = 'e2e-kill' ORDER BY time, id",
+    `SELECT type, incident_id FROM ${EVENTS} WHERE agent_name = 'e2e-kill' ORDER BY time, id`,
     (rows) => ["fiber.recovery.detected", "fiber.recovery.handled", "session.status_rescheduled"].every((t) => rows.some((x) => x.type === t)),
   );
   const rescheduled = rows.find((x) => x.type === "session.status_rescheduled")!;

@@ -102,7 +102,8 @@ export type Ev = Record<string, unknown> & { id: unknown; time: unknown; type: u
 
 /**
  * What must become of one item (one event, or one element of a packed array).
- * - stored: in `events` exactly once, under `identity`;
+ * - stored: in `events` exactly once under `identity` (ids are unique per agent: another agent's event under
+ *   the same id is that agent's own);
  * - dead: in dead_letters with a reason, `needle` within the first DEAD_PREFIX chars of its body (or, for an
  *   item without a needle, found by its position in a packed message whose other items have one);
  * - duplicate: reuses the id of an event already stored; that row stays `owner`'s.
@@ -743,12 +744,14 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     // Forgers number their events too (claiming numbers the victim used): only their own rows count them.
     forged.forEach((e, i) => void (e.seq = i + 1));
     const items: Item[] = forged.map((e) => ({ label: `forged ${String(e.type)} by ${JSON.stringify(f)}`, category: "forged", expect: "stored", needle: String(e.id).replace(/-forged$/, ""), eventId: String(e.id), identity: f, ...seqOf(e) }));
-    // Some forgers also reuse the victim's own event ids (a different event under a stored id).
+    // Some forgers also reuse the victim's own event ids (a different event under a stored id): stored as the
+    // forger's own event, the victim's row unchanged (the victim's rows are checked apart).
     const elements: unknown[] = [...forged];
     if (fi % 3 === 0) {
       for (const v of vEvents.slice(0, 3)) {
-        elements.push({ ...v, source: { ...f }, time: later(10), payload: v.payload });
-        items.push({ label: `forged reuse of the victim's event id ${String(v.id)}`, category: "forged", expect: "duplicate", eventId: String(v.id), owner: victim.identity });
+        const reuse = { ...v, source: { ...f }, time: later(10), payload: v.payload };
+        elements.push(reuse);
+        items.push({ label: `forged reuse of the victim's event id ${String(v.id)}`, category: "forged", expect: "stored", eventId: String(v.id), identity: f, ...seqOf(reuse as Ev) });
       }
       const nd = needle();
       elements.push({ fz: nd, type: "session.status_confused" });

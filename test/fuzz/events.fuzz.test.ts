@@ -107,7 +107,10 @@ function resolve(sent: Sent[], dead: DeadRow[], events: Map<string, EventRow[]>)
     msg.items.forEach((item, i) => {
       const key = base === null ? null : msg.packed ? `${base}#${i}` : base;
       const deadRow = key ? (byId.get(key) ?? null) : null;
-      const stored = item.eventId ? (events.get(item.eventId) ?? []) : [];
+      // Ids are unique per agent (the hot store dedupes by agent and id): the rows that are this item's are its agent's.
+      const who = item.identity ?? item.owner;
+      const rows = item.eventId ? (events.get(item.eventId) ?? []) : [];
+      const stored = who ? rows.filter((r) => r.agent_class === who.agentClass && r.agent_name === who.agentName) : rows;
       results.push({ item, msg, dead: deadRow, stored });
       if (msg.markerless !== undefined) return; // counted separately
       if (item.expect === "stored" && !stored.length) pending.push(`${item.label}: not stored yet`);

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { runRetention } from "../../src/store/retention";
+import { DEFAULT_HOT_WINDOW_HOURS, hotWindowHours, measureSegmentRetention, runRetention } from "../../src/store/retention";
+import { eventsBy } from "../../src/store/read-models/events";
+import { measureIngest } from "./hot-mix";
 import { makeEvent } from "../fixtures/events";
 import { ingest } from "./store-helpers";
 
@@ -12,7 +14,7 @@ describe("retention", () => {
   it("deletes rows dated in the future (stored before ingest refused such times), open or not, and keeps current ones", async () => {
     // Rows as an older console stored them: ingest now refuses these times, so they are written straight into D1.
     const stmts = [
-      "INSERT INTO events (id, time, type, v, agent_class, agent_name, payload, received_at) VALUES ('future-ev', 9e15, 'session.status_idle', 1, 'C', 'future', '{}', 0)",
+      `INSERT INTO event_segments (agent_class, agent_name, seq_from, seq_to, time_from, time_to, n, received_at, body) VALUES ('C', 'future', 1, 1, 9e15, 9e15, 1, 0, '[{"i":"future-ev","t":9e15,"y":"session.status_idle","v":1,"q":1,"p":{}}]')`,
       "INSERT INTO incidents (incident_id, kind, agent_class, agent_name, status, status_at, status_event_id, attempts, first_seen, last_seen) VALUES ('future-inc', 'chat', 'C', 'future', 'open', 9e15, 'future-ev', 0, 9e15, 9e15)",
       "INSERT INTO sessions (session_name, agent_class, agent_name, first_seen, last_seen, last_event_type, last_event_at, last_event_event_id) VALUES ('future-s', 'C', 'future', 9e15, 9e15, 'x', 9e15, 'future-ev')",
       "INSERT INTO op_ambiguities (op_id, agent_class, agent_name, first_seen, last_seen) VALUES ('future-op', 'C', 'future', 9e15, 9e15)",
@@ -24,7 +26,7 @@ describe("retention", () => {
 
     const r = await runRetention(env.DB, { maxAgeDays: 30, maxFutureSkewMs: 300_000, now: NOW });
     expect(r.futureCutoff).toBe(NOW + 300_000);
-    expect(r.deleted).toMatchObject({ events: 1, incidents: 1, sessions: 1, op_ambiguities: 1, event_rollups: 1 });
+    expect(r.deleted).toMatchObject({ event_segments: 1, incidents: 1, sessions: 1, op_ambiguities: 1, event_rollups: 1 });
     expect(await count("SELECT COUNT(*) AS n FROM events WHERE time > ?", NOW)).toBe(0);
     expect(await count("SELECT COUNT(*) AS n FROM incidents WHERE agent_name = 'future'")).toBe(0);
     expect(await count("SELECT COUNT(*) AS n FROM events WHERE id = ?", current.id)).toBe(1);
@@ -41,5 +43,35 @@ describe("retention", () => {
     await runRetention(env.DB, { maxAgeDays: 30, now: NOW });
     const left = await env.DB.prepare("SELECT agent_name FROM incidents WHERE incident_id = 'shared-inc'").all<{ agent_name: string }>();
     expect(left.results).toEqual([{ agent_name: "new-owner" }]);
+  });
+
+  it("keeps timelines for the hot window only (HOT_WINDOW_HOURS, default 48), and projections for the retention period", async () => {
+    expect([hotWindowHours(undefined), hotWindowHours("12"), hotWindowHours("0"), hotWindowHours("1.5"), hotWindowHours("x")]).toEqual([DEFAULT_HOT_WINDOW_HOURS, 12, 48, 48, 48]);
+    const agentName = `hot-${crypto.randomUUID().slice(0, 6)}`;
+    const corr = { sessionName: agentName };
+    const old = makeEvent("session.status_running", { turnSeq: 1 }, { agentName, time: NOW - 13 * 3_600_000, corr });
+    const recent = makeEvent("session.status_idle", { turnSeq: 1 }, { agentName, time: NOW - 3_600_000, corr });
+    await ingest([{ ...old, seq: 1 }]);
+    await ingest([{ ...recent, seq: 2 }]);
+    const r = await runRetention(env.DB, { maxAgeDays: 30, hotWindowHours: 12, now: NOW });
+    expect(r.hotCutoff).toBe(NOW - 12 * 3_600_000);
+    const owner = { agentClass: "ProbeAgent", agentName };
+    const timeline = await eventsBy(env.DB, { tag: "t", column: "sessionName", value: agentName, owner, dir: "ASC" });
+    expect(timeline.items.map((e) => e.id)).toEqual([recent.id]);
+    // The session itself is a projection: kept for the retention period.
+    expect(await count("SELECT COUNT(*) AS n FROM sessions WHERE session_name = ?", agentName)).toBe(1);
+  });
+
+  it("deletes segments at more than 10x the rate ingest stores them", async () => {
+    const ingestStart = performance.now();
+    const m = await measureIngest(env.DB, { agents: 8, batches: 40, perMessage: 6, prefix: `ret-${crypto.randomUUID().slice(0, 6)}` });
+    const ingestSeconds = (performance.now() - ingestStart) / 1000;
+    const d = await measureSegmentRetention(env.DB, Date.now() + 3_600_000, Date.now() + 7_200_000);
+    const ingestRate = m.events / ingestSeconds;
+    console.log(
+      `[retention] ingest ${Math.round(ingestRate)} events/s; retention ${Math.round(d.segmentsPerSecond)} segments/s = ${Math.round(d.eventsPerSecond)} events/s (${(d.eventsPerSecond / ingestRate).toFixed(1)}x ingest, ${d.statements} statements)`,
+    );
+    expect(d.events).toBeGreaterThanOrEqual(m.events);
+    expect(d.eventsPerSecond).toBeGreaterThan(10 * ingestRate);
   });
 });

@@ -42,19 +42,20 @@ const STATUS5 = (col: string) => `CASE ${col} % 5 WHEN 0 THEN 'open' WHEN 1 THEN
 
 beforeAll(async () => {
   // events: every 10th event belongs to one fiber, one chat incident and one session, so their timelines are deep.
+  // Stored as ingest stores them: segments of 5 consecutive numbered events of one agent (a packed message each).
   await seed(
     N_EVENTS,
-    `INSERT INTO events (id, time, type, v, agent_class, agent_name, fiber_id, incident_id, request_id, op_id, session_name, timeline_id, trace_id, span_id, payload, received_at)
-     SELECT printf('%09d-ev', i), ${T0} + i * 100,
-       CASE i % 4 WHEN 0 THEN 'fiber.stashed' WHEN 1 THEN 'chat.recovery.attempt' WHEN 2 THEN 'session.status_running' ELSE 'op.started' END, 1,
-       'Seed', 'a' || (i % 20),
-       CASE i % 10 WHEN 0 THEN 'f-big' WHEN 3 THEN 'f-' || i END,
-       CASE i % 10 WHEN 1 THEN 'chat-big' WHEN 4 THEN 'chat-' || i END,
-       NULL, NULL,
-       CASE i % 10 WHEN 2 THEN 'sess-big' WHEN 5 THEN 'sess-' || i END,
-       CASE i % 10 WHEN 0 THEN 'fiber:Seed/a0/f-big' WHEN 1 THEN 'chat-big' WHEN 3 THEN 'fiber:Seed/a3/f-' || i WHEN 4 THEN 'chat-' || i END,
-       NULL, NULL, '{"seq":' || i || '}', ${T0} + i * 100
-     FROM (SELECT ${I} AS i FROM json_each(?1))`,
+    `INSERT INTO event_segments (agent_class, agent_name, seq_from, seq_to, time_from, time_to, n, received_at, body)
+     SELECT 'Seed', 'a' || (i % 20), MIN(i / 20) + 1, MAX(i / 20) + 1, MIN(t), MAX(t), COUNT(*), MAX(t), json_group_array(json(e) ORDER BY i) FROM (
+       SELECT i, ${T0} + i * 100 AS t, json_object('i', printf('%09d-ev', i), 't', ${T0} + i * 100,
+         'y', CASE i % 4 WHEN 0 THEN 'fiber.stashed' WHEN 1 THEN 'chat.recovery.attempt' WHEN 2 THEN 'session.status_running' ELSE 'op.started' END, 'v', 1, 'q', i / 20 + 1,
+         'f', CASE i % 10 WHEN 0 THEN 'f-big' WHEN 3 THEN 'f-' || i END,
+         'n', CASE i % 10 WHEN 1 THEN 'chat-big' WHEN 4 THEN 'chat-' || i END,
+         's', CASE i % 10 WHEN 2 THEN 'sess-big' WHEN 5 THEN 'sess-' || i END,
+         'l', CASE i % 10 WHEN 0 THEN 'fiber:Seed/a0/f-big' WHEN 1 THEN 'chat-big' WHEN 3 THEN 'fiber:Seed/a3/f-' || i WHEN 4 THEN 'chat-' || i END,
+         'p', json_object('seq', i)) AS e
+       FROM (SELECT ${I} AS i FROM json_each(?1))
+     ) GROUP BY i % 20, i / 100 ORDER BY MAX(t)`,
   );
   await seed(
     N,

@@ -38,7 +38,7 @@ describe("sql-names", () => {
 
   it("types names as literals and rejects keys the schema does not have", () => {
     expectTypeOf(names(schema.incidents).maxAttempts).toEqualTypeOf<"max_attempts">();
-    expectTypeOf(names(schema.events).$table).toEqualTypeOf<"events">();
+    expectTypeOf(names(schema.eventSegments).$table).toEqualTypeOf<"event_segments">();
     // @ts-expect-error: a SQL name is not a schema key.
     expect(names(schema.agents).agent_class).toBeUndefined();
     // @ts-expect-error: a key of another table.

@@ -11,6 +11,12 @@ import { ingestBatch } from "../../worker/ingest/consumer";
  * dated in the future is received now, and refused as it would be.
  */
 export async function ingest(events: TelemetryEvent[] | unknown[], now = receivedAfter(events)) {
+  const { stored, deadLettered } = await ingestWithCost(events, now);
+  return { stored, deadLettered };
+}
+
+/** ingest, with what it cost D1 (rows written and read). */
+export function ingestWithCost(events: TelemetryEvent[] | unknown[], now = receivedAfter(events)) {
   return ingestBatch(env.DB, events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body })), { now });
 }
 

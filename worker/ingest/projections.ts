@@ -1,9 +1,9 @@
-import { getTableColumns } from "drizzle-orm";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { packBodies } from "../../src/telemetry/pack";
 import { INCIDENT_STATUS_RANK } from "../../src/telemetry/sdk-states";
 import { type Row, foldRows, projection, upsertSqls } from "./merge";
+import { SEGMENTS_SQL, type SegmentRow, storedSql } from "./segments";
 
 /**
  * The projections ingest maintains, as merge specs (see merge.ts). Table
@@ -89,28 +89,26 @@ export const SPECS = {
 
 export type ProjectionName = keyof typeof SPECS;
 
-const E = names(schema.events);
 const R = names(schema.eventRollups);
-
-/** Every column of events: toRows writes whole rows, keyed by column name. */
-const EVENTS_COLUMNS = Object.values(getTableColumns(schema.events)).map((c) => c.name);
-const EVENTS_SQL = `INSERT INTO ${E.$table} (${EVENTS_COLUMNS.join(", ")})
-SELECT ${EVENTS_COLUMNS.map((c) => `j ->> '$.${c}'`).join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE true
-ON CONFLICT(${E.id}) DO NOTHING`;
+const G = names(schema.eventSegments);
 
 /**
- * Adds each incoming event to its rollup bucket, but only events whose id is not stored yet. It must run
- * BEFORE the events insert of the same transaction: that is what makes a redelivered event count zero
- * times. Ids inside one call must be distinct (projectionStatements dedupes them first).
+ * Adds each incoming event to its rollup bucket, but only events not stored yet (segments.ts storedSql). It must
+ * run BEFORE the segment insert of the same transaction: that is what makes a redelivered event count zero
+ * times. Events inside one call must be distinct (projectionStatements dedupes them first).
  */
 const ROLLUPS_SQL = `INSERT INTO ${R.$table} (${R.bucket}, ${R.type}, ${R.dim}, ${R.n}, ${R.amount})
 SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.${R.type}', j.value ->> '$.${R.dim}', COUNT(*), COALESCE(SUM(j.value ->> '$.${R.amount}'), 0) FROM json_each(?1) j
-WHERE NOT EXISTS (SELECT 1 FROM ${E.$table} e WHERE e.${E.id} = j.value ->> '$.${E.id}')
+WHERE NOT ${storedSql("j.value ->> '$.agent_class'", "j.value ->> '$.agent_name'", "j.value ->> '$.k'", "j.value ->> '$.alt'", "j.value ->> '$.id'")}
 GROUP BY 1, 2, 3
 ON CONFLICT(${R.bucket}, ${R.type}, ${R.dim}) DO UPDATE SET ${R.n} = ${R.$table}.${R.n} + excluded.${R.n}, ${R.amount} = ${R.$table}.${R.amount} + excluded.${R.amount}`;
 
-/** The `isNew` test of sum columns (merge.ts): the event is not stored yet. Same rule as the rollups'. */
-const notStored = (eventIdSql: string) => `NOT EXISTS (SELECT 1 FROM ${E.$table} e WHERE e.${E.id} = ${eventIdSql})`;
+/**
+ * The `isNew` test of sum columns (merge.ts): the event is not stored yet. Same rule as the rollups'. A sum's
+ * per-event amounts are filed under sumKey ([k, alt, id]); the agent is the projection row's own.
+ */
+const notStored = (eventKeySql: string) =>
+  `NOT ${storedSql("j ->> '$.agent_class'", "j ->> '$.agent_name'", `json_extract(${eventKeySql}, '$[0]')`, `json_extract(${eventKeySql}, '$[1]')`, `json_extract(${eventKeySql}, '$[2]')`)}`;
 
 const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSqls(spec, notStored)])) as Record<ProjectionName, string[]>;
 
@@ -120,10 +118,11 @@ const MAX_PARAM_BYTES = 900_000;
 /** Splits rows into JSON-array parameters under the size cap. */
 const chunks = (rows: unknown[]): string[] => packBodies(rows.map((r) => JSON.stringify(r)), MAX_PARAM_BYTES);
 
-/** The first row per event id: a batch may carry the same event twice, and rollups must count it once. */
-function firstById(rows: Row[]): Row[] {
-  const seen = new Set<unknown>();
-  return rows.filter((r) => !seen.has(r[E.id]) && (seen.add(r[E.id]), true));
+/** The first row per event (agent and id): a batch may carry the same event twice, and rollups must count it once. */
+function firstById<T extends { agent_class: unknown; agent_name: unknown; id: unknown }>(rows: T[]): T[] {
+  const seen = new Set<string>();
+  const key = (r: T) => JSON.stringify([r.agent_class, r.agent_name, r.id]);
+  return rows.filter((r) => !seen.has(key(r)) && (seen.add(key(r)), true));
 }
 
 /** A statement of an ingest batch, with the table it writes (so a batch's cost can be told per table). */
@@ -134,23 +133,25 @@ export type TableStatement = { table: string; stmt: D1PreparedStatement };
  * Each takes ONE bound parameter, a JSON array expanded with json_each, so a
  * batch of any size stays far inside D1's 100-parameter limit; rows are first
  * folded per key, and each projection's statements (upsertSqls) write a row's
- * index entries only where a value they hold changed. The events
- * insert comes last: rollups and the projections' sum columns count only ids
+ * index entries only where a value they hold changed. The segment
+ * insert comes last: rollups and the projections' sum columns count only events
  * it has not stored yet, so a redelivered event adds nothing (the other merge
- * rules are idempotent and do not care).
+ * rules are idempotent and do not care). `events` are segments.ts SegmentRows of
+ * distinct events (toRows).
  */
-export function tableStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
+export function tableStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
   const stmts: TableStatement[] = [];
-  for (const json of chunks(firstById(rollups))) stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
+  for (const json of chunks(firstById(rollups as (Row & { agent_class: unknown; agent_name: unknown; id: unknown })[]))) stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
     const rows = foldRows(SPECS[name], projections[name]);
     for (const json of chunks(rows)) for (const sql of SQL[name]) stmts.push({ table: SPECS[name].table, stmt: db.prepare(sql).bind(json) });
   }
-  for (const json of chunks(firstById(events))) stmts.push({ table: E.$table, stmt: db.prepare(EVENTS_SQL).bind(json) });
+  // One chunk per statement keeps each agent's run in one statement (a run split across two still never overlaps).
+  for (const json of chunks(firstById(events))) stmts.push({ table: G.$table, stmt: db.prepare(SEGMENTS_SQL).bind(json) });
   return stmts;
 }
 
 /** The statements of tableStatements alone, in order. */
-export function projectionStatements(db: D1Database, events: Row[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
+export function projectionStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
   return tableStatements(db, events, projections, rollups).map((s) => s.stmt);
 }

@@ -8,6 +8,7 @@ import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
 import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
 import { runRowOf } from "./run-rows";
+import { type SegmentKey, type SegmentRow, compactEvent, segmentRows, sumKey } from "./segments";
 
 /**
  * Pure mapping from validated events to the rows they contribute: one events
@@ -19,10 +20,10 @@ import { runRowOf } from "./run-rows";
  * column renamed in the schema fails typecheck here too.
  */
 
-export type BatchRows = { events: Row[]; projections: Record<ProjectionName, Row[]>; rollups: Row[] };
+export type BatchRows = { events: SegmentRow[]; projections: Record<ProjectionName, Row[]>; rollups: Row[] };
 
-/** A rollup increment: the bucket key, plus the event id that makes it count once. */
-type RollupRow = SqlRow<typeof schema.events, "id"> & SqlRow<typeof schema.eventRollups, "bucket" | "type" | "dim" | "amount">;
+/** A rollup increment: the bucket key, plus the event's key that makes it count once (segments.ts storedSql). */
+type RollupRow = SegmentKey & SqlRow<typeof schema.eventRollups, "bucket" | "type" | "dim" | "amount">;
 
 /** Width of an event_rollups bucket. */
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
@@ -103,31 +104,39 @@ function stamp<T extends Table, G extends StampGroup<T>>(table: T, group: G, pre
   return (present ? { [at]: e.time, [id]: e.id } : { [at]: null, [id]: null }) as Record<typeof at, number | null> & Record<typeof id, string | null>;
 }
 
-/** Maps a batch of validated events to rows. */
+/**
+ * Maps a batch of validated events to rows: the segment rows of its distinct events (an event delivered twice in
+ * one batch is one event: same agent, same id), and the projection and rollup rows of every event. Rollups and
+ * `sum` amounts carry the event's segment key, so SQL counts only events not stored yet.
+ */
 export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows {
   const out: BatchRows = { events: [], projections: { agents: [], fibers: [], incidents: [], ops: [], backups: [], sessions: [] }, rollups: [] };
   const p = out.projections;
+  const distinct = new Map<string, TelemetryEvent>();
+  for (const e of events) {
+    const k = JSON.stringify([e.source.agentClass, e.source.agentName, e.id]);
+    if (!distinct.has(k)) distinct.set(k, e);
+  }
+  const segs = segmentRows([...distinct.values()].map((e) => ({ e, compact: compactEvent(e, timelineId(e)) })), receivedAt);
+  out.events = segs;
+  const keyOf = new Map<string, SegmentKey>(segs.map((r) => [JSON.stringify([r.agent_class, r.agent_name, r.id]), r]));
   for (const e of events) {
     const { agentClass: agent_class, agentName: agent_name } = e.source;
     const c = e.corr;
     const who = { agent_class, agent_name };
-    out.events.push({
-      id: e.id, time: e.time, type: e.type, v: e.v, ...who,
-      fiber_id: c.fiberId ?? null, incident_id: c.incidentId ?? null, request_id: c.requestId ?? null, op_id: c.opId ?? null,
-      session_name: c.sessionName ?? null, task_id: c.taskId ?? null, timeline_id: timelineId(e), trace_id: c.traceId ?? null, span_id: c.spanId ?? null,
-      payload: JSON.stringify(e.payload), received_at: receivedAt,
-    } satisfies SqlRow<typeof schema.events>);
+    const sk = keyOf.get(JSON.stringify([agent_class, agent_name, e.id]))!;
+    const key: SegmentKey = { agent_class, agent_name, id: e.id, k: sk.k, alt: sk.alt };
     const reason = REASON_DIM_TYPES.has(e.type) ? (e.payload as { reason?: string }).reason : undefined;
     const respent = respentTokens(e);
     out.rollups.push({
-      id: e.id, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "",
+      ...key, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "",
       // Tokens recovery re-spent, so the overview sums them over 24 h from the rollups (never the events).
       amount: respent ? respent.respent_input_tokens + respent.respent_output_tokens : 0,
     } satisfies RollupRow);
     // The agent's own event numbers (src/telemetry/seq.ts): the highest, and one per distinct numbered event
     // (sumOnce: a redelivered event id counts once). seq_max - seq_seen events never arrived.
     const numbered = e.seq !== undefined;
-    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, listed_at: listedAt(e.time), seq_max: e.seq ?? null, ...sumOnce(e.id, { seq_seen: numbered ? 1 : 0 }) } satisfies SqlRow<typeof schema.agents>);
+    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, listed_at: listedAt(e.time), seq_max: e.seq ?? null, ...sumOnce(sumKey(key), { seq_seen: numbered ? 1 : 0 }) } satisfies SqlRow<typeof schema.agents>);
 
     const run = runRowOf(e);
     if (run) p.fibers.push(run);
@@ -161,7 +170,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null,
         confirmed_at: reconciled && pl.finding === "confirmed_open" ? e.time : null,
         closed_by: closed?.by ?? null, closed_by_reason: closed?.reason ?? null, ...stamp(schema.incidents, "closedBy", closed !== null, e),
-        ...sumOnce(e.id, respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
+        ...sumOnce(sumKey(key), respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
         first_seen: e.time, last_seen: observed ? null : e.time,
       } satisfies SqlRow<typeof schema.incidents>);
     }

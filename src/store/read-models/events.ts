@@ -1,69 +1,58 @@
 import { z } from "zod";
 import { EVENT_TYPES, type EventType } from "../../telemetry/payloads";
-import { events } from "../schema";
-import { names, selectList } from "../sql-names";
+import { eventSegments } from "../schema";
+import { names } from "../sql-names";
 import { flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
 import type { AgentRef } from "./owner";
-import { type ListQuery, type Page, type PageOptions, cond, encodeCursor, keysetPage, pageLimit } from "./paging";
+import { type Page, type PageOptions, SCAN_BUDGET, type SortValue, decodeCursor, encodeCursor, pageLimit } from "./paging";
+import { type CompactEvent, EVENT_FIELDS, type EventField, type EventRow, type OlderEvents, bodyEvents, eventRowOf, timelinePage } from "./segments";
 
-/** Stored events as the console shows them: the envelope, correlation ids and the parsed payload. */
+/** Stored events as the console shows them (read from the hot store's segments, see segments.ts). */
+export type { EventRow, OlderEvents } from "./segments";
 
-export type EventRow = {
-  id: string;
-  time: number;
-  type: string;
-  agentClass: string;
-  agentName: string;
-  fiberId: string | null;
-  incidentId: string | null;
-  requestId: string | null;
-  opId: string | null;
-  sessionName: string | null;
-  taskId: string | null;
-  traceId: string | null;
-  spanId: string | null;
-  payload: unknown;
-};
+const S = names(eventSegments);
 
-const E = names(events);
-const SELECT = selectList(events, [
-  "id", "time", "type", "agentClass", "agentName", "fiberId", "incidentId",
-  "requestId", "opId", "sessionName", "taskId", "traceId", "spanId", "payload",
-]);
-
-function parsePayload(row: EventRow): EventRow {
-  try {
-    return { ...row, payload: JSON.parse(row.payload as string) };
-  } catch {
-    return row;
-  }
+/**
+ * One page of the events of one agent whose `column` equals `value`: that agent's segments in the entity's
+ * time window (`from`..`to`, its first_seen..last_seen when the caller has them), the events filtered by the
+ * column (segments.ts timelinePage: at most SEGMENT_BUDGET segments read per page). Scoped to the agent because
+ * ids are only unique per agent: another producer's events under the same id are not part of this timeline.
+ *
+ * When the window starts before the hot window (`hot.start`) and an `older` source is given (R2 history), the
+ * first page also asks it for the events of [from, hot.start) and lists them with the hot ones.
+ */
+export async function eventsBy(
+  db: D1Database,
+  spec: { tag: string; column: EventField; value: string; owner: AgentRef; dir: "ASC" | "DESC"; from?: number | null; to?: number | null },
+  page: PageOptions = {},
+  history?: { older: OlderEvents; hotStart: number },
+): Promise<Page<EventRow>> {
+  const key = EVENT_FIELDS[spec.column];
+  const match = (c: CompactEvent) => c[key] === spec.value;
+  const hot = await timelinePage(db, { tag: spec.tag, owner: spec.owner, match, dir: spec.dir, from: spec.from, to: spec.to }, page);
+  const from = spec.from ?? null;
+  if (!history || page.cursor || from === null || from >= history.hotStart) return hot;
+  const older = await history.older({
+    agent: { agentClass: spec.owner.agentClass, agentName: spec.owner.agentName }, from, to: history.hotStart,
+    match: (e) => (e as unknown as Record<string, unknown>)[spec.column] === spec.value,
+  });
+  // Events the hot store still has are listed from there (the two tiers overlap until retention deletes them).
+  const inHot = new Set(hot.items.map((e) => e.id));
+  const old = older.filter((e) => !inHot.has(e.id));
+  return { ...hot, items: spec.dir === "ASC" ? [...old, ...hot.items] : [...hot.items, ...old] };
 }
 
 /**
- * One page of the events of one agent whose `column` (a schema key) equals
- * `value`, over the index (`column`, agent class, agent name, time, id): at
- * most limit + 1 rows read at any depth. Scoped to the agent because ids are
- * only unique per agent: another producer's events under the same id are not
- * part of this agent's timeline.
+ * The event-time window of an entity's timeline: from its first_seen to the latest time any of its stamps
+ * says (last_seen, and the times of what observed it: reconciliation, force idle), each end open when the
+ * caller does not know it (then the agent's whole hot timeline is read, page by bounded page).
  */
-export function eventsBy(
-  db: D1Database,
-  spec: { tag: string; column: "timelineId" | "fiberId" | "sessionName" | "taskId" | "requestId"; index: string; value: string; owner: AgentRef; dir: "ASC" | "DESC" },
-  page: PageOptions = {},
-): Promise<Page<EventRow>> {
-  const q: ListQuery<EventRow> = {
-    tag: spec.tag,
-    table: E.$table,
-    index: spec.index,
-    select: SELECT,
-    order: [E.time, E.id],
-    types: ["number", "string"],
-    dir: spec.dir,
-    where: [cond(`${E[spec.column]} = ? AND ${E.agentClass} = ? AND ${E.agentName} = ?`, spec.value, spec.owner.agentClass, spec.owner.agentName)],
-    keyOf: (r) => [r.time, r.id],
-    map: parsePayload,
-  };
-  return keysetPage(db, q, page);
+export function entityWindow(row: { firstSeen?: number | null; lastSeen?: number | null }, ...later: (number | null | undefined)[]): { from: number | null; to: number | null } {
+  const from = typeof row.firstSeen === "number" && row.firstSeen > 0 ? row.firstSeen : null;
+  const ends = [row.lastSeen, ...later].filter((t): t is number => typeof t === "number" && t > 0);
+  // An observation stamped later than last_seen is in the timeline too; without last_seen, the end is open.
+  const to = typeof row.lastSeen === "number" && row.lastSeen > 0 ? Math.max(...ends) : null;
+  return { from, to };
 }
 
 /** Event types one events list may name at most. */
@@ -96,39 +85,135 @@ export const eventListFilters = z
   });
 export type EventListInput = { [K in keyof z.input<typeof eventListFilters>]?: unknown };
 
+/** Segments one fleet-wide events page reads at most (newest first by rowid: no index). */
+export const EVENTS_LIST_SEGMENTS = SCAN_BUDGET;
+
 /**
- * Events of the given types, newest first (time DESC, id DESC), one keyset page at a time. One type is one range
- * of events_type_time (limit + 1 rows read; `withIncident` makes it a bounded scan). Several types are one range
- * each, merged: at most types × (limit + 1) rows. With an agent, one range of events_agent_time, the types tested
- * per row (a bounded scan, SCAN_BUDGET).
+ * Events of the given types, newest first. With an agent: that agent's segments in the time window (one range of
+ * event_segments_agent_time, at most SEGMENT_BUDGET segments per page). Fleet-wide: the newest segments by rowid
+ * (arrival order, no index), at most EVENTS_LIST_SEGMENTS per page; a page can come back short with a cursor where
+ * the reading stopped. Within the page, events are ordered by (time, id), newest first.
  */
 export async function listEvents(db: D1Database, filters: EventListInput, page: PageOptions = {}): Promise<Page<EventRow>> {
   const f = parseFilters(eventListFilters, filters);
-  const base = {
-    tag: "events",
-    table: E.$table,
-    select: SELECT,
-    order: [E.time, E.id],
-    types: ["number", "string"] as ("number" | "string")[],
-    dir: "DESC" as const,
-    range: { min: f.since, max: f.until },
-    keyOf: (r: EventRow) => [r.time, r.id],
-    map: parsePayload,
-  };
-  const withIncident = f.withIncident === undefined ? [] : [cond(f.withIncident ? `${E.incidentId} IS NOT NULL` : `${E.incidentId} IS NULL`)];
+  const types = new Set<string>(f.type);
+  const match = (c: CompactEvent) => types.has(c.y) && (f.withIncident === undefined || (c.n !== undefined) === f.withIncident);
   if (f.agentClass !== undefined) {
-    const owner = [cond(`${E.agentClass} = ? AND ${E.agentName} = ?`, f.agentClass, f.agentName)];
-    const types = cond(`${E.type} IN (${f.type.map(() => "?").join(", ")})`, ...f.type);
-    return keysetPage<EventRow>(db, { ...base, index: "events_agent_time", where: owner, residual: [types, ...withIncident] }, page);
+    const owner = { agentClass: f.agentClass, agentName: f.agentName! };
+    return timelinePage(db, { tag: "events-agent", owner, match, dir: "DESC", from: f.since, to: f.until }, page);
   }
-  if (f.type.length === 1) return keysetPage<EventRow>(db, { ...base, index: "events_type_time", where: [cond(`${E.type} = ?`, f.type[0])], residual: withIncident }, page);
-  // Several types: one keyset range each, merged by (time, id). Any row a range did not return is older than the
-  // limit + 1 rows it did, so the newest `limit` of the union are all here.
-  const pages = await Promise.all(f.type.map((t) => keysetPage<EventRow>(db, { ...base, index: "events_type_time", where: [cond(`${E.type} = ?`, t)] }, page)));
+  return newestEvents(db, { tag: "events", match, since: f.since, until: f.until, budget: EVENTS_LIST_SEGMENTS }, page);
+}
+
+/** Event times ingest accepts ahead of receipt by default (INGEST_MAX_FUTURE_SKEW_SECONDS). */
+const FUTURE_SKEW_MS = 5 * 60_000;
+
+/**
+ * Where a windowed fleet-wide list starts: the largest rowid whose segment's oldest event is at or before `at`,
+ * searched over rowids as if time_from rose with rowid (it does as events arrive in order: segments are inserted in
+ * time order, batch after batch), to within SEARCH_SLACK rowids above it. Interpolation steps take turns with
+ * halving steps: a few probes of one row each, never more than about 2 log2(segments). An event that arrives after newer events of the fleet were stored sits
+ * above the start and is in its agent's list (per-agent time index), not in the fleet-wide windowed one.
+ */
+async function rowidStartingBy(db: D1Database, at: number): Promise<{ rowid: number; rowsRead: number }> {
+  let rowsRead = 0;
+  const probe = async (sql: string, ...binds: number[]) => {
+    const r = await db.prepare(sql).bind(...binds).all<{ r: number; ra: number }>();
+    rowsRead += Number(r.meta?.rows_read ?? 0);
+    return r.results[0] ?? null;
+  };
+  const COLS = `rowid AS r, ${S.timeFrom} AS ra FROM ${S.$table}`;
+  const last = await probe(`SELECT ${COLS} ORDER BY rowid DESC LIMIT 1`);
+  if (!last || last.ra <= at) return { rowid: last?.r ?? 0, rowsRead };
+  const first = await probe(`SELECT ${COLS} ORDER BY rowid LIMIT 1`);
+  if (!first || first.ra > at) return { rowid: 0, rowsRead };
+  // Invariant: row lo was received by `at`, row hi was not; the answer is in [lo, hi).
+  let lo = first, hi = last;
+  // Close enough: starting up to SEARCH_SLACK segments above the answer reads those few and lists none of them.
+  let movedHi = false;
+  for (let step = 0; hi.r - lo.r > SEARCH_SLACK; step++) {
+    // After an interpolation that landed just above the answer, try just below it; else interpolate and halve in turn.
+    const guess = movedHi && step % 2 === 1
+      ? hi.r - SEARCH_SLACK
+      : step % 2 === 0 && hi.ra > lo.ra ? lo.r + Math.floor(((at - lo.ra) / (hi.ra - lo.ra)) * (hi.r - lo.r)) : Math.floor((lo.r + hi.r) / 2);
+    const mid = Math.min(hi.r - 1, Math.max(lo.r + 1, guess));
+    const p = await probe(`SELECT ${COLS} WHERE rowid >= ?1 ORDER BY rowid LIMIT 1`, mid);
+    movedHi = !p || p.r >= hi.r || p.ra > at;
+    if (!p || p.r >= hi.r) hi = { r: mid, ra: hi.ra };
+    else if (p.ra <= at) lo = p;
+    else hi = p;
+  }
+  return { rowid: hi.r - 1, rowsRead };
+}
+
+/** How far above the exact start a windowed scan may begin (rowidStartingBy stops searching within it). */
+const SEARCH_SLACK = 8;
+
+/**
+ * The newest events fleet-wide that `match`: segments newest first by rowid (no index), at most `budget` per
+ * page, events newest first within each segment. Cursor: (segment rowid, event index) of the last event listed.
+ * A window (`since`, `until`) starts the scan at the newest segment starting by until (rowidStartingBy) and ends it
+ * at the first segment received before since (less the allowed clock skew).
+ */
+export async function newestEvents(
+  db: D1Database,
+  q: { tag: string; match: (c: CompactEvent) => boolean; since?: number; until?: number; budget: number },
+  page: PageOptions = {},
+): Promise<Page<EventRow> & { segments: number }> {
   const limit = pageLimit(page.limit);
-  const all = pages.flatMap((p) => p.items).sort((a, b) => b.time - a.time || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
-  const more = all.length > limit || pages.some((p) => p.next !== null);
-  const items = all.slice(0, limit);
-  const last = items[items.length - 1];
-  return { items, next: more && last ? encodeCursor("events", [last.time, last.id]) : null, rowsRead: pages.reduce((n, p) => n + p.rowsRead, 0) };
+  let cur: SortValue[] | null = page.cursor ? decodeCursor(q.tag, page.cursor, ["number", "number"]) : null;
+  const found: { e: EventRow; key: SortValue[] }[] = [];
+  let rowsRead = 0, segments = 0;
+  if (!cur && q.until !== undefined) {
+    const start = await rowidStartingBy(db, q.until);
+    rowsRead += start.rowsRead;
+    cur = [start.rowid, Number.MAX_SAFE_INTEGER];
+  }
+  // Segments received before `since` (less the clock skew ingest allows) hold no event of the window.
+  const receivedFloor = q.since === undefined ? null : q.since - FUTURE_SKEW_MS;
+  let next: SortValue[] | null = null;
+  let batch = 16;
+  for (;;) {
+    const take = Math.min(batch, q.budget - segments);
+    const res = await db
+      .prepare(
+        `SELECT rowid AS r, ${S.agentClass} AS c, ${S.agentName} AS a, ${S.receivedAt} AS ra, ${S.timeTo} >= ?2 AND ${S.timeFrom} <= ?3 AS w, ${S.body} AS body
+         FROM ${S.$table} WHERE rowid <= ?1 ORDER BY rowid DESC LIMIT ${take}`,
+      )
+      .bind(cur ? cur[0] : Number.MAX_SAFE_INTEGER, q.since ?? Number.MIN_SAFE_INTEGER, q.until ?? Number.MAX_SAFE_INTEGER)
+      .all<{ r: number; c: string; a: string; ra: number; w: number; body: string }>();
+    rowsRead += Number(res.meta?.rows_read ?? 0);
+    segments += res.results.length;
+    let past = false;
+    for (const seg of res.results) {
+      if (receivedFloor !== null && seg.ra < receivedFloor) {
+        past = true;
+        break;
+      }
+      const evs = seg.w ? bodyEvents(seg.body) : [];
+      const skip = cur !== null && cur[0] === seg.r ? Number(cur[1]) : evs.length;
+      for (let i = Math.min(skip, evs.length) - 1; i >= 0; i--) {
+        const c = evs[i]!;
+        if ((q.since !== undefined && c.t < q.since) || (q.until !== undefined && c.t > q.until) || !q.match(c)) continue;
+        found.push({ e: eventRowOf(c, { agentClass: seg.c, agentName: seg.a }), key: [seg.r, i] });
+        if (found.length > limit) break;
+      }
+      if (found.length > limit) break;
+      cur = [seg.r, 0];
+    }
+    if (found.length > limit) {
+      next = found[limit - 1]!.key;
+      break;
+    }
+    if (past || res.results.length < take) break;
+    if (segments >= q.budget) {
+      next = cur;
+      break;
+    }
+    // The next read: as many segments as the matches so far say the page still needs (double when none matched).
+    const perSegment = found.length / segments;
+    batch = Math.min(100, Math.max(8, perSegment > 0 ? Math.ceil((limit + 1 - found.length) / perSegment) + 1 : batch * 2));
+  }
+  const items = found.slice(0, limit).map((x) => x.e).sort((a, b) => b.time - a.time || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
+  return { items, next: next ? encodeCursor(q.tag, next) : null, rowsRead, segments };
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { RUN_KINDS, type RunKind } from "../../telemetry/payloads";
 import { fiberRuns } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
-import { type EventRow, eventsBy } from "./events";
+import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
@@ -163,18 +163,26 @@ export async function getFiber(db: D1Database, fiberId: string, owner?: AgentRef
   return row ? derive(row) : null;
 }
 
-/** The column of `events` that carries a run's id, by kind: a chat turn's events (its own, its internal fiber's, its recovery's) carry its request id. */
+/** The event field that carries a run's id, by kind: a chat turn's events (its own, its internal fiber's, its recovery's) carry its request id. */
 const RUN_EVENTS = {
-  fiber: { column: "fiberId", index: "events_fiber_time" },
-  managed_fiber: { column: "fiberId", index: "events_fiber_time" },
-  task: { column: "taskId", index: "events_task_time" },
-  chat_turn: { column: "requestId", index: "events_request_time" },
-} as const satisfies Record<RunKind, { column: string; index: string }>;
+  fiber: "fiberId",
+  managed_fiber: "fiberId",
+  task: "taskId",
+  chat_turn: "requestId",
+} as const satisfies Record<RunKind, string>;
 
-/** One agent's run's events, oldest first (one index range: at most limit + 1 rows read). */
-export function fiberEvents(db: D1Database, run: Pick<FiberRow, "fiberId"> & Partial<Pick<FiberRow, "kind">> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
-  const by = run.kind && Object.hasOwn(RUN_EVENTS, run.kind) ? RUN_EVENTS[run.kind] : RUN_EVENTS.fiber;
-  return eventsBy(db, { tag: "fiber-events", column: by.column, index: by.index, value: run.fiberId, owner: run, dir: "ASC" }, page);
+/**
+ * One agent's run's events, oldest first: the agent's segments in the run's window (first_seen .. last_seen, or
+ * a later reconciliation or end), at most SEGMENT_BUDGET segments read per page.
+ */
+export function fiberEvents(
+  db: D1Database,
+  run: Pick<FiberRow, "fiberId"> & Partial<Pick<FiberRow, "kind" | "firstSeen" | "lastSeen" | "confirmedAt" | "endedAt">> & AgentRef,
+  page: PageOptions = {},
+): Promise<Page<EventRow>> {
+  const column = run.kind && Object.hasOwn(RUN_EVENTS, run.kind) ? RUN_EVENTS[run.kind] : RUN_EVENTS.fiber;
+  const w = entityWindow(run, run.confirmedAt, run.endedAt);
+  return eventsBy(db, { tag: "fiber-events", column, value: run.fiberId, owner: run, dir: "ASC", ...w }, page);
 }
 
 /** A run's events under the kind-neutral name. */

@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { events, incidents } from "../schema";
+import { fiberRuns, incidents } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
-import { type EventRow, eventsBy } from "./events";
+import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type IncidentStatusFacts, isOverlayStatus, overlayApplies, overlayAppliesSql, shownStatusSql } from "./incident-status";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Capped, type Cond, DEFAULT_CAP, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
+import { type AccessPath, type Capped, type Cond, DEFAULT_CAP, MAX_LIMIT, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
 
 /**
  * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
@@ -260,50 +260,80 @@ export type IncidentAttempts = {
 /** What one recovery attempt re-spent: its model calls and their tokens. */
 export type AttemptUsage = { attempt: number | null; calls: number; inputTokens: number; outputTokens: number };
 
+/** Timeline pages incidentAttempts reads at most (each at most SEGMENT_BUDGET segments and MAX_LIMIT events). */
+const ATTEMPT_PAGES = Math.ceil(ATTEMPT_SCAN / MAX_LIMIT);
+
 /**
- * The attempts of an incident, counted from its own events, next to the SDK's own counter. Reads at most
- * ATTEMPT_SCAN rows of one events_timeline_time range.
+ * The attempts of an incident, counted from its own events, next to the SDK's own counter. Reads the incident's
+ * timeline (incidentTimeline) for at most ATTEMPT_SCAN events: at most ATTEMPT_PAGES × SEGMENT_BUDGET segments.
  */
-export async function incidentAttempts(db: D1Database, incident: Pick<IncidentRow, "incidentId" | "kind" | "attempts"> & AgentRef): Promise<IncidentAttempts> {
-  const E = names(events);
-  const types = ATTEMPT_EVENT_TYPES.map(() => "?").join(", ");
-  const timeline = `FROM ${E.$table} INDEXED BY events_timeline_time WHERE ${E.timelineId} = ? AND ${E.agentClass} = ? AND ${E.agentName} = ? LIMIT ${ATTEMPT_SCAN}`;
-  const owner = [incident.incidentId, incident.agentClass, incident.agentName];
-  const [r, u] = (await db.batch([
-    db
-      .prepare(`SELECT COUNT(*) AS scanned, COALESCE(SUM(${E.type} IN (${types})), 0) AS n FROM (SELECT ${E.type} ${timeline})`)
-      .bind(...ATTEMPT_EVENT_TYPES, ...owner),
-    // The same range again (the same at most ATTEMPT_SCAN rows), for the usage events' payloads, grouped per attempt.
-    db
-      .prepare(
-        `SELECT json_extract(p, '$.attempt') AS attempt, COUNT(*) AS calls, SUM(json_extract(p, '$.inputTokens')) AS i, SUM(json_extract(p, '$.outputTokens')) AS o
-         FROM (SELECT ${E.type} AS t, ${E.payload} AS p ${timeline}) WHERE t = 'model.usage' GROUP BY 1 ORDER BY 1`,
-      )
-      .bind(...owner),
-  ])) as [D1Result<{ scanned: number; n: number }>, D1Result<{ attempt: number | null; calls: number; i: number; o: number }>];
-  const counted = Number(r.results[0]?.n ?? 0);
-  const countedCapped = Number(r.results[0]?.scanned ?? 0) >= ATTEMPT_SCAN;
+export async function incidentAttempts(
+  db: D1Database,
+  incident: Pick<IncidentRow, "incidentId" | "kind" | "attempts"> & Partial<IncidentRow> & AgentRef,
+): Promise<IncidentAttempts> {
+  const attemptTypes = new Set<string>(ATTEMPT_EVENT_TYPES);
+  let counted = 0, scanned = 0, rowsRead = 0;
+  let cursor: string | null = null;
+  const usage = new Map<number | null, AttemptUsage>();
+  for (let i = 0; i < ATTEMPT_PAGES; i++) {
+    const page: Page<EventRow> = await incidentTimeline(db, incident, { cursor, limit: MAX_LIMIT });
+    rowsRead += page.rowsRead;
+    for (const e of page.items) {
+      if (scanned >= ATTEMPT_SCAN) break;
+      scanned++;
+      if (attemptTypes.has(e.type)) counted++;
+      if (e.type !== "model.usage") continue;
+      const p = e.payload as { attempt?: number; inputTokens?: number; outputTokens?: number };
+      const attempt = typeof p.attempt === "number" ? p.attempt : null;
+      const u = usage.get(attempt) ?? { attempt, calls: 0, inputTokens: 0, outputTokens: 0 };
+      u.calls++;
+      u.inputTokens += Number(p.inputTokens ?? 0);
+      u.outputTokens += Number(p.outputTokens ?? 0);
+      usage.set(attempt, u);
+    }
+    cursor = page.next;
+    if (!cursor) break;
+  }
+  const countedCapped = scanned >= ATTEMPT_SCAN || cursor !== null;
   const reported = incident.kind === "fiber" && incident.attempts === 0 ? null : incident.attempts;
-  const respentByAttempt = u.results.map((x) => ({ attempt: x.attempt === null ? null : Number(x.attempt), calls: Number(x.calls), inputTokens: Number(x.i ?? 0), outputTokens: Number(x.o ?? 0) }));
+  const respentByAttempt = [...usage.values()].sort((a, b) => (a.attempt ?? -1) - (b.attempt ?? -1));
   const budget = incident.kind === "chat";
   const disagree = reported !== null && !countedCapped && (budget ? counted === 0 && reported > 0 : reported !== counted);
-  return { counted, countedCapped, reported, disagree, reportedIsBudget: budget, respentByAttempt, rowsRead: rowsReadOf(r, u) };
+  return { counted, countedCapped, reported, disagree, reportedIsBudget: budget, respentByAttempt, rowsRead };
 }
 
 /**
  * An incident's timeline, oldest first. Ingest stamps every event with the
- * incident timeline it belongs to (events.timeline_id): the reported
+ * incident timeline it belongs to (the compact event's `l`): the reported
  * incidentId, else the fiber:… id of its fiber (so a fiber incident also
  * shows the run's start, stashes and interruption), else the turn:… id of its
  * session turn (so a turn incident shows that turn's session.* and op.*
- * events). The timeline is therefore one range of events_timeline_time and
- * reads at most limit + 1 rows at any depth. Not included: the turn fiber's
- * own fiber.* events in a turn incident (they carry no turn number). Only the
- * incident's agent's events: another producer's events under the same id are
- * its own incident.
+ * events). The timeline reads the agent's segments from the start of the
+ * incident's run (its fiber's or turn's first_seen, one primary-key read) or
+ * its own first_seen, to its last stamp: at most SEGMENT_BUDGET segments per
+ * page. Not included: the turn fiber's own fiber.* events in a turn incident
+ * (they carry no turn number). Only the incident's agent's events: another
+ * producer's events under the same id are its own incident.
  */
-export function incidentTimeline(db: D1Database, incident: Pick<IncidentRow, "incidentId"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "incident-timeline", column: "timelineId", index: "events_timeline_time", value: incident.incidentId, owner: incident, dir: "ASC" }, page);
+export async function incidentTimeline(
+  db: D1Database,
+  incident: Pick<IncidentRow, "incidentId"> & Partial<IncidentRow> & AgentRef,
+  page: PageOptions = {},
+): Promise<Page<EventRow>> {
+  const w = entityWindow(incident, incident.closedByAt, incident.confirmedAt, incident.statusAt);
+  let rowsRead = 0;
+  const runIds = [incident.fiberId, incident.requestId].filter((x): x is string => typeof x === "string");
+  if (w.from !== null && runIds.length) {
+    const F = names(fiberRuns);
+    const r = await db
+      .prepare(`SELECT MIN(${F.firstSeen}) AS f FROM ${F.$table} WHERE ${F.fiberId} IN (?1, ?2) AND ${F.agentClass} = ?3 AND ${F.agentName} = ?4`)
+      .bind(runIds[0], runIds[1] ?? runIds[0], incident.agentClass, incident.agentName)
+      .first<{ f: number | null }>();
+    if (r?.f !== null && r?.f !== undefined) w.from = Math.min(w.from, r.f);
+    rowsRead += runIds.length;
+  }
+  const p = await eventsBy(db, { tag: "incident-timeline", column: "timelineId", value: incident.incidentId, owner: incident, dir: "ASC", ...w }, page);
+  return { ...p, rowsRead: p.rowsRead + rowsRead };
 }
 
 export const INCIDENT_GROUPS = ["reason", "status", "kind", "agent"] as const;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { RunKind } from "../../telemetry/payloads";
-import { agents, events, fiberRuns, incidents, opAmbiguities, sessions } from "../schema";
+import { agents, eventSegments, fiberRuns, incidents, opAmbiguities, sessions } from "../schema";
 import { names } from "../sql-names";
 import { BadRequest } from "./errors";
 import { shownStatusSql } from "./incident-status";
@@ -12,10 +12,12 @@ import { rowsReadOf } from "./paging";
  * Tasks run ids and chat turns' request ids —, ambiguous op ids, session names, agent names) and, through the
  * events that carry it, the runs, incidents and sessions a request, task, op, fiber or trace id belongs to.
  *
- * Every lookup is an index seek on a leading column (the projections' primary keys, the events' correlation
- * indexes) with a LIMIT, so a search reads a few rows per agent that reported the id, whatever the table
- * sizes. Two exceptions, both bounded: agent names are looked up once per agent class (a skip scan over
- * the registry's primary key), and trace ids, which no index covers, only among the newest TRACE_SCAN events.
+ * Every projection lookup is an index seek on a leading column (the projections' primary keys) with a LIMIT,
+ * so it reads a few rows per agent that reported the id, whatever the table sizes. Two exceptions, both
+ * bounded: agent names are looked up once per agent class (a skip scan over the registry's primary key), and
+ * ids only events carry (request, task, op, fiber and trace ids of the hot timeline), which no index covers:
+ * they are looked for among the events of the newest EVENT_SCAN_SEGMENTS segments only (rowid order, no
+ * index), and the result says how many events that was.
  */
 
 /** The longest query accepted: ids here are far shorter; anything longer is a paste gone wrong. */
@@ -26,12 +28,12 @@ export const MIN_PREFIX_LENGTH = 6;
 export const MAX_MATCHES = 50;
 /** Rows read per lookup: enough to list every agent that reported one id. */
 const PER_LOOKUP = 11;
-/** Event rows read per correlation lookup. */
+/** Events an event-id lookup returns at most. */
 const EVENT_ROWS = 50;
 /** Agent classes the agent-name lookup visits at most. */
 const MAX_CLASSES = 100;
-/** Newest events a trace id is looked for in: no index covers events.trace_id (see the report in the search route). */
-export const TRACE_SCAN = 2000;
+/** Newest segments (each one D1 row) ids only events carry are looked for in: no index covers them. */
+export const EVENT_SCAN_SEGMENTS = 500;
 
 export const SEARCH_KINDS = ["incident", "run", "op", "session", "agent"] as const;
 export type SearchKind = (typeof SEARCH_KINDS)[number];
@@ -58,8 +60,10 @@ export type SearchResult = {
   truncated: boolean;
   /** Nothing matched exactly and the matches are ids starting with the query. */
   prefix: boolean;
-  /** The query looks like a trace id: it was looked for among the newest TRACE_SCAN events only. */
+  /** The query looks like a trace id: it was looked for among this many newest events only. */
   traceWindow: number | null;
+  /** How many of the newest events the ids only events carry were looked for in (EVENT_SCAN_SEGMENTS segments). */
+  eventWindow: number;
   rowsRead: number;
 };
 
@@ -78,7 +82,6 @@ const F = names(fiberRuns);
 const O = names(opAmbiguities);
 const S = names(sessions);
 const A = names(agents);
-const E = names(events);
 
 const RUN_KIND_LABEL: Record<string, string> = { fiber: "fiber", managed_fiber: "managed fiber", task: "task run", chat_turn: "chat turn" };
 
@@ -94,7 +97,6 @@ const SEL = {
   run: `${F.fiberId} AS id, ${F.kind} AS kind, ${F.name} AS name, ${F.outcome} AS outcome, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName`,
   op: `${O.opId} AS id, ${O.opKind} AS opKind, ${O.resolution} AS resolution, ${O.sessionName} AS sessionName, ${O.agentClass} AS agentClass, ${O.agentName} AS agentName`,
   session: `${S.sessionName} AS id, ${S.status} AS status, ${S.agentClass} AS agentClass, ${S.agentName} AS agentName`,
-  event: `${E.agentClass} AS agentClass, ${E.agentName} AS agentName, ${E.incidentId} AS incidentId, ${E.fiberId} AS fiberId, ${E.taskId} AS taskId, ${E.requestId} AS requestId, ${E.sessionName} AS sessionName`,
 };
 
 const TABLE = {
@@ -143,22 +145,29 @@ function agentsByName(db: D1Database, agentName: string): D1PreparedStatement {
     .bind(agentName);
 }
 
-/** The distinct correlation ids of the events whose `column` equals the query: one range of `index`, at most EVENT_ROWS rows. */
-function eventsWith(db: D1Database, column: "requestId" | "taskId" | "opId" | "fiberId", index: string, value: string): D1PreparedStatement {
-  return db
-    .prepare(`SELECT DISTINCT * FROM (SELECT ${SEL.event} FROM ${E.$table} INDEXED BY ${index} WHERE ${E[column]} = ? LIMIT ${EVENT_ROWS})`)
-    .bind(value);
-}
+const G = names(eventSegments);
+/** The newest EVENT_SCAN_SEGMENTS segments, newest first by rowid (no index). */
+const NEWEST = `SELECT ${G.agentClass} AS c, ${G.agentName} AS a, ${G.n} AS n, ${G.body} AS body FROM ${G.$table} ORDER BY rowid DESC LIMIT ${EVENT_SCAN_SEGMENTS}`;
 
-/** Events of a trace among the newest TRACE_SCAN (no index covers trace_id): a bounded scan of events_time. */
-function eventsOfTrace(db: D1Database, traceId: string): D1PreparedStatement {
-  return db
-    .prepare(
-      `SELECT DISTINCT ${["agentClass", "agentName", "incidentId", "fiberId", "taskId", "requestId", "sessionName"].join(", ")} FROM (
-         SELECT ${SEL.event}, ${E.traceId} AS traceId FROM ${E.$table} INDEXED BY events_time ORDER BY ${E.time} DESC, ${E.id} DESC LIMIT ${TRACE_SCAN}
-       ) WHERE traceId = ? LIMIT ${EVENT_ROWS}`,
-    )
-    .bind(traceId);
+/**
+ * The distinct correlation ids of the events among the newest segments that carry the query as their request,
+ * task, op, fiber or (when `trace`) trace id, each with the field it matched in (`via`), at most EVENT_ROWS;
+ * and how many events those segments hold.
+ */
+function eventsCarrying(db: D1Database, value: string, trace: boolean): [D1PreparedStatement, D1PreparedStatement] {
+  const f = (k: string) => `e.value ->> '$.${k}'`;
+  const via = `CASE ?1 WHEN ${f("r")} THEN 'request id' WHEN ${f("k")} THEN 'task id' WHEN ${f("o")} THEN 'op id' WHEN ${f("f")} THEN 'fiber id' ELSE 'trace id' END`;
+  const fields = [f("r"), f("k"), f("o"), f("f"), ...(trace ? [f("x")] : [])];
+  return [
+    db
+      .prepare(
+        `SELECT DISTINCT * FROM (SELECT s.c AS agentClass, s.a AS agentName, ${f("n")} AS incidentId, ${f("f")} AS fiberId, ${f("k")} AS taskId,
+           ${f("r")} AS requestId, ${f("s")} AS sessionName, ${via} AS via
+         FROM (${NEWEST}) s, json_each(s.body) e WHERE ?1 IN (${fields.join(", ")})) LIMIT ${EVENT_ROWS}`,
+      )
+      .bind(value),
+    db.prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM (${NEWEST})`),
+  ];
 }
 
 const incidentMatch = (r: IncidentHit, via: string): SearchMatch => ({
@@ -215,11 +224,7 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
     byId(db, "session", q),
     agentsByName(db, q),
     classAndName ? agentByKey(db, classAndName[0], classAndName[1]) : null,
-    eventsWith(db, "requestId", "events_request_time", q),
-    eventsWith(db, "taskId", "events_task_time", q),
-    eventsWith(db, "opId", "events_op_time", q),
-    eventsWith(db, "fiberId", "events_fiber_time", q),
-    isTrace ? eventsOfTrace(db, q) : null,
+    ...eventsCarrying(db, q, isTrace),
   ];
   const results = (await db.batch(statements.filter((s): s is D1PreparedStatement => s !== null))) as D1Result<never>[];
   const take = <T>(present: boolean) => (present ? (results.shift() as D1Result<T>) : null);
@@ -229,12 +234,10 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   const ses = take<SessionHit>(true)!;
   const byName = take<AgentHit>(true)!;
   const byKey = take<AgentHit>(classAndName !== null);
-  const evRequest = take<EventHit>(true)!;
-  const evTask = take<EventHit>(true)!;
-  const evOp = take<EventHit>(true)!;
-  const evFiber = take<EventHit>(true)!;
-  const evTrace = take<EventHit>(isTrace);
-  const read: D1Result[] = [inc, run, op, ses, byName, evRequest, evTask, evOp, evFiber, ...(byKey ? [byKey] : []), ...(evTrace ? [evTrace] : [])];
+  const evs = take<EventHit & { via: string }>(true)!;
+  const scanned = take<{ n: number }>(true)!;
+  const eventWindow = Number(scanned.results[0]?.n ?? 0);
+  const read: D1Result[] = [inc, run, op, ses, byName, evs, scanned, ...(byKey ? [byKey] : [])];
 
   const found = new Map<string, SearchMatch>();
   const add = (m: SearchMatch) => {
@@ -249,12 +252,12 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
 
   // Ids that only events carry (an op that was never ambiguous, a task's or a trace's events): what do those
   // events belong to? Only when nothing has that id itself, so an id with a page of its own goes straight there.
-  const viaEvents: [D1Result<EventHit> | null, string][] = [
-    [evRequest, "request id"], [evTask, "task id"], [evOp, "op id"], [evFiber, "fiber id"], [evTrace, "trace id"],
-  ];
+  const via = ["request id", "task id", "op id", "fiber id", "trace id"];
+  const hits = [...evs.results].sort((a, b) => via.indexOf(a.via) - via.indexOf(b.via));
   const probes = new Map<string, { kind: "incident" | "run" | "session"; id: string; owner: AgentRef; via: string }>();
-  for (const [r, what] of found.size ? [] : viaEvents) {
-    for (const e of r?.results ?? []) {
+  for (const e of found.size ? [] : hits) {
+    const what = e.via;
+    {
       for (const t of targetsOf(e)) {
         const k = keyOf({ kind: t.kind, id: t.id, ...t.owner });
         if (!found.has(k) && !probes.has(k) && probes.size < MAX_PROBES) probes.set(k, { ...t, via: `${what} (an event of it)` });
@@ -297,7 +300,8 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
     matches: all.slice(0, MAX_MATCHES),
     truncated: all.length > MAX_MATCHES,
     prefix,
-    traceWindow: isTrace ? TRACE_SCAN : null,
+    traceWindow: isTrace ? eventWindow : null,
+    eventWindow,
     rowsRead: rowsReadOf(...read),
   };
 }

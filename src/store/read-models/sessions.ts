@@ -99,7 +99,11 @@ export async function getSession(db: D1Database, name: string, owner?: AgentRef)
   return findOwned<SessionRow>(db, q, name, owner);
 }
 
-/** One agent's session's events, newest first (one range of events_session_time: at most limit + 1 rows read). */
+/**
+ * One agent's session's events, newest first: the agent's segments newest first, at most SEGMENT_BUDGET segments
+ * read per page. No window: the session row's first/last seen move only with session.*, op.* and backup.* events,
+ * while any event may carry the session's name (a stash, model usage), before or after them.
+ */
 export function sessionTimeline(db: D1Database, session: Pick<SessionRow, "sessionName"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "session-timeline", column: "sessionName", index: "events_session_time", value: session.sessionName, owner: session, dir: "DESC" }, page);
+  return eventsBy(db, { tag: "session-timeline", column: "sessionName", value: session.sessionName, owner: session, dir: "DESC" }, page);
 }

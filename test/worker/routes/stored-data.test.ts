@@ -62,7 +62,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await env.DB.batch([
     env.DB.prepare("DELETE FROM audit_log WHERE target_name = ?").bind(agentName),
-    env.DB.prepare("DELETE FROM events WHERE agent_name = ?").bind(agentName),
+    env.DB.prepare("DELETE FROM event_segments WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM incidents WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM fiber_runs WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM sessions WHERE agent_name = ?").bind(agentName),
@@ -146,7 +146,8 @@ describe("times no event could carry, written straight into D1", () => {
     expect(await ingest([makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 1, recoveryKind: "retry" }, { agentName, corr: { incidentId: id } })])).toMatchObject({ stored: 1 });
     await env.DB.batch([
       env.DB.prepare("UPDATE incidents SET first_seen = ?, last_seen = ? WHERE incident_id = ?").bind(value, value, id),
-      env.DB.prepare("UPDATE events SET time = ? WHERE incident_id = ?").bind(value, id),
+      // The event's time inside its stored segment (one event: the incident's attempt).
+      env.DB.prepare("UPDATE event_segments SET body = json_replace(body, '$[0].t', ?) WHERE agent_name = ? AND body ->> '$[0].n' = ?").bind(value, agentName, id),
     ]);
     for (const path of [`/incidents/${enc(id)}`, `/incidents?agentName=${enc(agentName)}`, "/"]) {
       const html = await rendered(path);
