@@ -1,3 +1,4 @@
+import { historyTier } from "../../src/store/history/tier";
 import { Hono } from "hono";
 import { EventsPage } from "../../console/pages/events";
 import { IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
@@ -113,7 +114,7 @@ pages.get("/incidents/:incidentId", async (c) => {
   const incident = await getIncident(c.env.DB, id, ownerFrom(q));
   if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
   const owner = { agentClass: incident.agentClass, agentName: incident.agentName };
-  const [timeline, attempts] = await Promise.all([incidentTimeline(c.env.DB, incident, paging(q)), incidentAttempts(c.env.DB, incident)]);
+  const [timeline, attempts] = await Promise.all([incidentTimeline(c.env.DB, incident, paging(q), historyTier(c.env)), incidentAttempts(c.env.DB, incident)]);
   if (wantsJson(c)) return c.json({ incident, attempts, timeline });
   // Where the operator acts: what the agent can do now, its open ambiguous ops, and its session.
   const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
@@ -136,7 +137,7 @@ pages.get("/fibers/:fiberId", async (c) => {
   const q = query(c);
   const fiber = await getFiber(c.env.DB, id, ownerFrom(q));
   if (!fiber) return problem(c, 404, `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id).`);
-  const events = await fiberEvents(c.env.DB, fiber, paging(q));
+  const events = await fiberEvents(c.env.DB, fiber, paging(q), historyTier(c.env));
   if (wantsJson(c)) return c.json({ run: fiber, events });
   return page(c, <FiberPage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);
 });

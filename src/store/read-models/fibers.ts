@@ -1,3 +1,4 @@
+import type { HistoryTier } from "../history/tier";
 import { z } from "zod";
 import { RUN_KINDS, type RunKind } from "../../telemetry/payloads";
 import { fiberRuns } from "../schema";
@@ -179,10 +180,11 @@ export function fiberEvents(
   db: D1Database,
   run: Pick<FiberRow, "fiberId"> & Partial<Pick<FiberRow, "kind" | "firstSeen" | "lastSeen" | "confirmedAt" | "endedAt">> & AgentRef,
   page: PageOptions = {},
+  history?: HistoryTier,
 ): Promise<Page<EventRow>> {
   const column = run.kind && Object.hasOwn(RUN_EVENTS, run.kind) ? RUN_EVENTS[run.kind] : RUN_EVENTS.fiber;
   const w = entityWindow(run, run.confirmedAt, run.endedAt);
-  return eventsBy(db, { tag: "fiber-events", column, value: run.fiberId, owner: run, dir: "ASC", ...w }, page);
+  return eventsBy(db, { tag: "fiber-events", column, value: run.fiberId, owner: run, dir: "ASC", ...w }, page, history);
 }
 
 /** A run's events under the kind-neutral name. */

@@ -1,3 +1,4 @@
+import type { HistoryTier } from "../history/tier";
 import { z } from "zod";
 import { fiberRuns, incidents } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
@@ -319,6 +320,7 @@ export async function incidentTimeline(
   db: D1Database,
   incident: Pick<IncidentRow, "incidentId"> & Partial<IncidentRow> & AgentRef,
   page: PageOptions = {},
+  history?: HistoryTier,
 ): Promise<Page<EventRow>> {
   const w = entityWindow(incident, incident.closedByAt, incident.confirmedAt, incident.statusAt);
   let rowsRead = 0;
@@ -332,7 +334,7 @@ export async function incidentTimeline(
     if (r?.f !== null && r?.f !== undefined) w.from = Math.min(w.from, r.f);
     rowsRead += runIds.length;
   }
-  const p = await eventsBy(db, { tag: "incident-timeline", column: "timelineId", value: incident.incidentId, owner: incident, dir: "ASC", ...w }, page);
+  const p = await eventsBy(db, { tag: "incident-timeline", column: "timelineId", value: incident.incidentId, owner: incident, dir: "ASC", ...w }, page, history);
   return { ...p, rowsRead: p.rowsRead + rowsRead };
 }
 
