@@ -436,10 +436,10 @@ class Emitter {
 export type SeedResult = {
   ms: number;
   picks: FleetPicks;
-  counts: Record<"events" | "fiber_runs" | "incidents" | "sessions" | "workspace_backups" | "audit_log" | "op_ambiguities" | "agents" | "event_rollups", number>;
+  counts: Record<"events" | "runs" | "incidents" | "sessions" | "workspace_backups" | "audit_log" | "op_ambiguities" | "agents" | "event_rollups", number>;
 };
 
-const TABLES = ["events", "fiber_runs", "incidents", "sessions", "workspace_backups", "audit_log", "op_ambiguities", "agents", "event_rollups"] as const;
+const TABLES = ["events", "runs", "incidents", "sessions", "workspace_backups", "audit_log", "op_ambiguities", "agents", "event_rollups"] as const;
 
 async function countRows(db: D1Database): Promise<SeedResult["counts"]> {
   const rs = await db.batch<{ n: number }>(TABLES.map((t) => db.prepare(`SELECT COUNT(*) AS n FROM ${t}`)));
@@ -503,7 +503,7 @@ export async function seedFleet(db: D1Database = env.DB): Promise<SeedResult> {
   await db.batch(stmts);
   const after = await countRows(db);
   const counts = Object.fromEntries(TABLES.map((t) => [t, after[t] - before[t]])) as SeedResult["counts"];
-  const want = { events: FLEET.events, fiber_runs: FLEET.fibers, incidents: FLEET.incidents, sessions: FLEET.sessions, audit_log: FLEET.audit };
+  const want = { events: FLEET.events, runs: FLEET.fibers, incidents: FLEET.incidents, sessions: FLEET.sessions, audit_log: FLEET.audit };
   for (const [t, n] of Object.entries(want)) if (counts[t as keyof typeof counts] !== n) throw new Error(`seeded ${counts[t as keyof typeof counts]} ${t}, expected ${n}`);
   return { ms: performance.now() - t0, picks, counts };
 }

@@ -1,7 +1,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
-import { DEFAULT_LIMIT, type Page, type PageOptions, listBackups, listFibers, listIncidents, listSessions } from "../src/store/read-models";
+import { DEFAULT_LIMIT, type Page, type PageOptions, listBackups, listRuns, listIncidents, listSessions } from "../src/store/read-models";
 import { app } from "../worker/app";
 import { FLEET, type SeedResult, seedFleet } from "./console-fleet";
 import { interleave, median, medianRatio, report } from "./report";
@@ -119,7 +119,7 @@ beforeAll(async () => {
   seed = await seedFleet(env.DB);
   const c = seed.counts;
   report(
-    `console seed: ${fmt(c.events)} events, ${fmt(c.fiber_runs)} fibers, ${fmt(c.incidents)} incidents, ${fmt(c.sessions)} sessions, ${fmt(c.workspace_backups)} backups, ` +
+    `console seed: ${fmt(c.events)} events, ${fmt(c.runs)} fibers, ${fmt(c.incidents)} incidents, ${fmt(c.sessions)} sessions, ${fmt(c.workspace_backups)} backups, ` +
       `${fmt(c.audit_log)} audit rows, ${fmt(c.op_ambiguities)} op ambiguities, ${fmt(c.agents)} agents, ${fmt(c.event_rollups)} rollup rows over ${FLEET.days} days ` +
       `in ${(seed.ms / 1000).toFixed(1)} s (${fmt(Math.round(c.events / (seed.ms / 1000)))} events/s; ingest's toRows + projectionStatements, json_each batches of 20k events)`,
   );
@@ -130,7 +130,7 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
   const q = (o: Record<string, string>) => `?${new URLSearchParams(o)}`;
   const deep = {
     incidents: await cursorAt((o) => listIncidents(env.DB, {}, o), 5_000),
-    fibers: await cursorAt((o) => listFibers(env.DB, {}, o), 50_000),
+    fibers: await cursorAt((o) => listRuns(env.DB, {}, o), 50_000),
     sessions: await cursorAt((o) => listSessions(env.DB, {}, o), 5_000),
     backups: await cursorAt((o) => listBackups(env.DB, {}, o), Math.floor(seed.counts.workspace_backups / 400) * 200),
   };
@@ -140,10 +140,10 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
     { name: "incidents status=exhausted", path: `/incidents${q({ status: "exhausted" })}`, kind: "list" },
     { name: "incidents deep (row 5,000)", path: `/incidents${q({ cursor: deep.incidents })}`, kind: "list" },
     { name: "incident drill-down", path: `/incidents/${encodeURIComponent(p.incidentId)}`, kind: "detail" },
-    { name: "fibers", path: "/fibers", kind: "list" },
-    { name: "fibers by agent (hottest)", path: `/fibers${q({ agentClass: p.hotAgent.agentClass, agentName: p.hotAgent.agentName })}`, kind: "list" },
-    { name: "fibers deep (row 50,000)", path: `/fibers${q({ cursor: deep.fibers })}`, kind: "list" },
-    { name: "fiber page", path: `/fibers/${encodeURIComponent(p.fiberId)}`, kind: "detail" },
+    { name: "fibers", path: "/runs", kind: "list" },
+    { name: "fibers by agent (hottest)", path: `/runs${q({ agentClass: p.hotAgent.agentClass, agentName: p.hotAgent.agentName })}`, kind: "list" },
+    { name: "fibers deep (row 50,000)", path: `/runs${q({ cursor: deep.fibers })}`, kind: "list" },
+    { name: "fiber page", path: `/runs/${encodeURIComponent(p.fiberId)}`, kind: "detail" },
     { name: "sessions", path: "/sessions", kind: "list" },
     { name: "sessions deep (row 5,000)", path: `/sessions${q({ cursor: deep.sessions })}`, kind: "list" },
     { name: "session page (busiest)", path: `/sessions/${encodeURIComponent(p.sessionName)}`, kind: "detail" },

@@ -19,7 +19,7 @@ const NAV: [string, string][] = [
   ["/", "Overview"],
   ["/incidents", "Incidents"],
   ["/stuck", "Stuck"],
-  ["/fibers", "Runs"],
+  ["/runs", "Runs"],
   ["/sessions", "Sessions"],
   ["/ops", "Ambiguous ops"],
   ["/backups", "Backups"],

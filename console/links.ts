@@ -4,8 +4,8 @@
  */
 export type Owner = { agentClass: string; agentName: string };
 
-/** `/fibers/:id`, `/incidents/:id`, `/sessions/:name` (and sub-paths), with the owning agent in the query. */
-export function detailHref(kind: "fibers" | "incidents" | "sessions", id: string, owner?: Owner | null, suffix = ""): string {
+/** `/runs/:id`, `/incidents/:id`, `/sessions/:name` (and sub-paths), with the owning agent in the query. */
+export function detailHref(kind: "runs" | "incidents" | "sessions", id: string, owner?: Owner | null, suffix = ""): string {
   const path = `/${kind}/${encodeURIComponent(id)}${suffix}`;
   if (!owner) return path;
   return `${path}?${new URLSearchParams({ agentClass: owner.agentClass, agentName: owner.agentName })}`;
@@ -28,7 +28,7 @@ export function searchMatchHref(m: SearchTarget): string {
     case "incident":
       return detailHref("incidents", m.id, m);
     case "run":
-      return detailHref("fibers", m.id, m);
+      return detailHref("runs", m.id, m);
     case "session":
       return detailHref("sessions", m.id, m);
     case "op":

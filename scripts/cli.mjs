@@ -116,7 +116,7 @@ async function verify() {
   const ageMs = Number(values.age ?? 10) * 60_000;
   const now = Date.now();
   const { body: overview } = await call("/");
-  const [running, incidents, sessions] = await Promise.all([all("/fibers?outcome=running"), all("/incidents?status=open"), all("/sessions?status=running")]);
+  const [running, incidents, sessions] = await Promise.all([all("/runs?outcome=running"), all("/incidents?status=open"), all("/sessions?status=running")]);
   const agents = new Map();
   for (const x of [...running, ...incidents, ...sessions]) agents.set(`${x.agentClass}\u0000${x.agentName}`, { agentClass: x.agentClass, agentName: x.agentName });
   const live = new Map();
@@ -148,7 +148,7 @@ async function verify() {
     for (const f of l.managedFibers) {
       const sdk = runStateOf("managed_fiber", f.status);
       if (!sdk) continue;
-      const { status, body } = await call(`/fibers/${encodeURIComponent(f.fiberId)}?agentClass=${encodeURIComponent(a.agentClass)}&agentName=${encodeURIComponent(a.agentName)}`);
+      const { status, body } = await call(`/runs/${encodeURIComponent(f.fiberId)}?agentClass=${encodeURIComponent(a.agentClass)}&agentName=${encodeURIComponent(a.agentName)}`);
       const shown = status === 200 ? body.run.status : "(not shown)";
       const expected = sdk.outcome ?? "running";
       // A fiber that settled under a minute ago may have its events in flight.

@@ -143,9 +143,9 @@ function sumUnits(load: LoadResult): number {
 /** Rows read by the console's pages on this store, through the real app on a metered D1. */
 async function pages(env: Env, load: LoadResult, say: (l: string) => void): Promise<void> {
   const p = load.picks;
-  const paths = ["/", "/incidents", "/fibers", "/sessions", "/ops", "/audit", "/backups"];
+  const paths = ["/", "/incidents", "/runs", "/sessions", "/ops", "/audit", "/backups"];
   if (p.incidentId) paths.push(`/incidents/${encodeURIComponent(p.incidentId)}`);
-  if (p.fiberId) paths.push(`/fibers/${encodeURIComponent(p.fiberId)}`);
+  if (p.fiberId) paths.push(`/runs/${encodeURIComponent(p.fiberId)}`);
   if (p.sessionName) paths.push(`/sessions/${encodeURIComponent(p.sessionName)}`);
   const out: string[] = [];
   for (const first of paths) {

@@ -106,9 +106,9 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null; /
               {props.showAgent && e.incidentId ? <span>incident <a href={detailHref("incidents", e.incidentId, e)}>{e.incidentId}</a> </span> : null}
               {e.opId ? <span>op {e.opId} </span> : null}
               {/* A chat turn's internal fiber is shown as its turn: its fiber id has no run of its own. */}
-              {e.fiberId && !(p.chatTurn && e.requestId) ? <span>fiber <a href={detailHref("fibers", e.fiberId, e)}>{e.fiberId}</a> </span> : null}
-              {e.taskId && !p.chatTurn ? <span>task <a href={detailHref("fibers", e.taskId, e)}>{e.taskId}</a> </span> : null}
-              {e.requestId ? <span>{p.chatTurn || e.type.startsWith("chat.turn.") ? "chat turn" : "request"} <a href={detailHref("fibers", e.requestId, e)}>{e.requestId}</a> </span> : null}
+              {e.fiberId && !(p.chatTurn && e.requestId) ? <span>fiber <a href={detailHref("runs", e.fiberId, e)}>{e.fiberId}</a> </span> : null}
+              {e.taskId && !p.chatTurn ? <span>task <a href={detailHref("runs", e.taskId, e)}>{e.taskId}</a> </span> : null}
+              {e.requestId ? <span>{p.chatTurn || e.type.startsWith("chat.turn.") ? "chat turn" : "request"} <a href={detailHref("runs", e.requestId, e)}>{e.requestId}</a> </span> : null}
               {e.traceId ? (
                 props.traceUrl ? <span>trace <a href={props.traceUrl.replace("{traceId}", encodeURIComponent(e.traceId))} rel="noopener noreferrer" target="_blank">{e.traceId}</a></span> : <span>trace {e.traceId}</span>
               ) : null}

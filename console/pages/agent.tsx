@@ -32,7 +32,7 @@ export function AgentPage(props: {
 }) {
   const base = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   return (
-    <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active="/fibers">
+    <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active="/runs">
       <div id={AGENT_LIVE_PANEL} data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agentClass={props.agentClass} base={base} live={props.live} />
       </div>
@@ -50,7 +50,7 @@ export function AgentPage(props: {
       <div id="agent-history" data-live hx-get={`${base}/history`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`} hx-swap="innerHTML">
         <RunHistory ctx={props.ctx} agentClass={props.agentClass} agentName={props.agentName} history={props.history} />
       </div>
-      <p><a href={href("/fibers", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a></p>
+      <p><a href={href("/runs", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a></p>
     </Layout>
   );
 }
@@ -65,7 +65,7 @@ export function RunHistory(props: { ctx: PageContext; agentClass: string; agentN
       <tbody>
         {props.history.map((f) => (
           <tr data-run={f.fiberId} data-outcome={f.outcome ?? "running"}>
-            <td><a class="mono" href={detailHref("fibers", f.fiberId, props)}>{f.fiberId}</a></td>
+            <td><a class="mono" href={detailHref("runs", f.fiberId, props)}>{f.fiberId}</a></td>
             <td>{f.kind}</td>
             <td>{f.name}</td>
             <td><Ago t={f.startedAt} now={props.ctx.now} /></td>

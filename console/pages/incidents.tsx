@@ -132,15 +132,15 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
         <dt>first seen</dt><dd><Time t={i.firstSeen} /></dd>
         <dt>last seen</dt><dd><Time t={i.lastSeen} /></dd>
         {i.confirmedAt ? <><dt>last confirmed recovering</dt><dd><Time t={i.confirmedAt} /></dd></> : null}
-        {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={detailHref("fibers", i.fiberId, i)}>{i.fiberId}</a></dd></> : null}
-        {i.requestId ? <><dt>chat turn</dt><dd><a class="mono" href={detailHref("fibers", i.requestId, i)}>{i.requestId}</a></dd></> : null}
+        {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={detailHref("runs", i.fiberId, i)}>{i.fiberId}</a></dd></> : null}
+        {i.requestId ? <><dt>chat turn</dt><dd><a class="mono" href={detailHref("runs", i.requestId, i)}>{i.requestId}</a></dd></> : null}
       </dl>
       {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} /> : null}
       <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
         <a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>Agent</a>
         {act.sessionName ? <a href={detailHref("sessions", act.sessionName, i)}>Session {act.sessionName}</a> : null}
-        {i.fiberId ? <a href={detailHref("fibers", i.fiberId, i)}>Fiber</a> : null}
-        {i.requestId ? <a href={detailHref("fibers", i.requestId, i)}>Chat turn</a> : null}
+        {i.fiberId ? <a href={detailHref("runs", i.fiberId, i)}>Fiber</a> : null}
+        {i.requestId ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
         <a href={href("/ops", { agentClass: i.agentClass, agentName: i.agentName })}>{`Ambiguous ops (${act.ops.length} open)`}</a>
         {act.traceId ? (
           props.ctx.traceUrl ? <a href={props.ctx.traceUrl.replace("{traceId}", encodeURIComponent(act.traceId))} rel="noopener noreferrer" target="_blank">Trace</a> : <span>trace <span class="mono">{act.traceId}</span></span>

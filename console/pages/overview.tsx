@@ -3,7 +3,7 @@ import { IncidentTable } from "../components/incident-table";
 import { capped, href } from "../format";
 import { Time } from "../components/time";
 import { Layout, type PageContext } from "../layout";
-import { KIND_LABEL } from "./fibers";
+import { KIND_LABEL } from "./runs";
 
 export type OverviewData = {
   counts: OverviewCounts;
@@ -46,7 +46,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
   const { counts, series, reasons, worst, stuck } = props.data;
   const inc = overviewIncidentFilters(counts.window.since);
   const cards: [string, string, { n: number; capped: boolean }, boolean, "tokens" | undefined][] = [
-    ["Running runs", href("/fibers", { outcome: "running" }), counts.running, false, undefined],
+    ["Running runs", href("/runs", { outcome: "running" }), counts.running, false, undefined],
     ["Open incidents", href("/incidents", inc.open), counts.openIncidents, counts.openIncidents.n > 0, undefined],
     ["Exhaustions (24 h)", href("/incidents", inc.exhausted), counts.exhaustions24h, counts.exhaustions24h.n > 0, undefined],
     ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0, undefined],
@@ -120,13 +120,13 @@ function RunningByKind(props: { counts: OverviewCounts }) {
       <tbody>
         <tr>
           <td>all</td>
-          {RUN_KINDS.map((k) => <td class="num"><Figure href={href("/fibers", { kind: k, outcome: "running" })} value={byKind[k]} testId={`running-${k}`} /></td>)}
+          {RUN_KINDS.map((k) => <td class="num"><Figure href={href("/runs", { kind: k, outcome: "running" })} value={byKind[k]} testId={`running-${k}`} /></td>)}
         </tr>
         <tr>
           <td title="a reconciliation found it alive after its last event">confirmed by the agent</td>
           {RUN_KINDS.map((k) => (
             <td class="num" data-testid={`confirmed-${k}`}>
-              <Figure href={href("/fibers", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].confirmed)}</Figure>
+              <Figure href={href("/runs", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].confirmed)}</Figure>
               {byKind[k].capped ? ` of the newest ${byKind[k].n}` : ""}
             </td>
           ))}
@@ -135,7 +135,7 @@ function RunningByKind(props: { counts: OverviewCounts }) {
           <td title="running as far as its events tell; no reconciliation has confirmed it since">unconfirmed</td>
           {RUN_KINDS.map((k) => (
             <td class="num" data-testid={`unconfirmed-${k}`}>
-              <Figure href={href("/fibers", { kind: k, outcome: "running", confirmed: "false" })} value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].n - byKind[k].confirmed)}</Figure>
+              <Figure href={href("/runs", { kind: k, outcome: "running", confirmed: "false" })} value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].n - byKind[k].confirmed)}</Figure>
             </td>
           ))}
         </tr>

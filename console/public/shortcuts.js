@@ -6,7 +6,7 @@
 // Nothing fires while someone types in a field, or with Ctrl, Alt or Meta held (those belong to the browser).
 // Wired here because the CSP forbids inline scripts and handlers.
 (() => {
-  const GO = { o: "/", i: "/incidents", r: "/fibers", s: "/sessions" };
+  const GO = { o: "/", i: "/incidents", r: "/runs", s: "/sessions" };
   /** How long `g` waits for its second key. */
   const SEQUENCE_MS = 1500;
 

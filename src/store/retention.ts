@@ -3,7 +3,7 @@
  * run never exceeds D1's per-invocation query budget or holds a long write.
  */
 
-import { alertDeliveries, auditLog, deadLetters, eventRollups, eventSegments, fiberRuns, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
+import { alertDeliveries, auditLog, deadLetters, eventRollups, eventSegments, runs, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
 import { openNowSql } from "./read-models/incident-status";
 
@@ -14,7 +14,7 @@ export const DEFAULT_FUTURE_SKEW_MS = 5 * 60_000;
 
 const G = names(eventSegments);
 const D = names(deadLetters);
-const F = names(fiberRuns);
+const F = names(runs);
 const I = names(incidents);
 const O = names(opAmbiguities);
 const B = names(workspaceBackups);

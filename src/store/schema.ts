@@ -126,8 +126,8 @@ export const reconciliations = sqliteTable(
  * `confirmed_at` is the latest reconciliation that found the run alive; events of reconciliation never move
  * first_seen / last_seen, so "confirmed" is confirmed_at ≥ last_seen.
  */
-export const fiberRuns = sqliteTable(
-  "fiber_runs",
+export const runs = sqliteTable(
+  "runs",
   {
     fiberId: text("fiber_id").notNull(),
     agentClass: text("agent_class").notNull(),
@@ -168,18 +168,18 @@ export const fiberRuns = sqliteTable(
     primaryKey({ columns: [t.fiberId, t.agentClass, t.agentName] }),
     // Lists run newest first by first_seen, which a run's later events never move: a run's every batch of events
     // moves last_seen, and D1 bills each index entry an update rewrites, so no full index holds last_seen.
-    index("fiber_runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
-    index("fiber_runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
-    index("fiber_runs_outcome").on(t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
-    index("fiber_runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
-    index("fiber_runs_name").on(t.agentName, t.firstSeen, t.fiberId, t.agentClass),
-    index("fiber_runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    index("runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    index("runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
+    index("runs_outcome").on(t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    index("runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
+    index("runs_name").on(t.agentName, t.firstSeen, t.fiberId, t.agentClass),
+    index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count.
-    index("fiber_runs_kind_outcome").on(t.kind, t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    index("runs_kind_outcome").on(t.kind, t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Running runs by last activity (stale and stuck work): one entry per running run, gone when it ends.
-    index("fiber_runs_open").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`outcome IS NULL`),
+    index("runs_open").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`outcome IS NULL`),
     // Chat turns the SDK finished as "skipped" (the stuck rule skipped_no_reason), by last activity: few rows, rarely moved.
-    index("fiber_runs_skipped_turns").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`kind = 'chat_turn' AND outcome = 'cancelled' AND reason = 'skipped'`),
+    index("runs_skipped_turns").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`kind = 'chat_turn' AND outcome = 'cancelled' AND reason = 'skipped'`),
   ],
 );
 
@@ -229,7 +229,7 @@ export const incidents = sqliteTable(
   },
   (t) => [
     primaryKey({ columns: [t.incidentId, t.agentClass, t.agentName] }),
-    // Listed newest first by first_seen, which an incident's later events never move (see fiber_runs).
+    // Listed newest first by first_seen, which an incident's later events never move (see runs).
     index("incidents_first_seen").on(t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_status").on(t.status, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_reason").on(t.reason, t.firstSeen, t.incidentId, t.agentClass, t.agentName),

@@ -26,7 +26,7 @@ describe("force idle closes every projection it touches", () => {
 
     // As the agent's own events tell it: three runs running, one incident open.
     const open = await pollRows<RunRow>(
-      "SELECT fiber_id, kind, outcome, reason FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL ORDER BY kind",
+      "SELECT fiber_id, kind, outcome, reason FROM runs WHERE agent_name = ? AND outcome IS NULL ORDER BY kind",
       [name],
       (r) => r.length === 3,
     );
@@ -50,19 +50,19 @@ describe("force idle closes every projection it touches", () => {
     const sdkManaged = runStateOf("managed_fiber", await after.managedStatus(managedId))?.outcome;
     expect([sdkTask, sdkManaged]).toEqual([expect.any(String), expect.any(String)]);
     const closed = await pollRows<RunRow>(
-      "SELECT fiber_id, kind, outcome, reason FROM fiber_runs WHERE agent_name = ? AND outcome IS NOT NULL ORDER BY kind",
+      "SELECT fiber_id, kind, outcome, reason FROM runs WHERE agent_name = ? AND outcome IS NOT NULL ORDER BY kind",
       [name],
       (rows) => rows.length === 3 && rows[1]!.outcome === sdkManaged && rows[2]!.outcome === sdkTask,
     );
     expect(closed.map((c) => [c.kind, c.outcome])).toEqual([["fiber", "force_idled"], ["managed_fiber", sdkManaged], ["task", sdkTask]]);
     expect(closed[0]!.reason).toBe("runaway import");
     // Nothing of this agent is left running, and the incident is closed by the operator's action.
-    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);
     // Closed by the overlay, beside the SDK's own word (still open: it never said otherwise); shown force_idled.
     await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'open' AND closed_by = 'force_idled' AND closed_by_reason = 'runaway import'", [name, incidentId], (rows) => rows.length === 1);
     expect(await getIncident(env.DB, incidentId, { agentClass: "ObservedWorkAgent", agentName: name })).toMatchObject({ status: "force_idled", sdkStatus: "open", closedByReason: "runaway import" });
     // Nothing later reopens anything.
     await scheduler.wait(300);
-    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM fiber_runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);
   });
 });

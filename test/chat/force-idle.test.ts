@@ -20,7 +20,7 @@ const SLOW = { kind: "text" as const, chunks: Array.from({ length: 100 }, (_, i)
 const registered = (cls: string, name: string) => pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [cls, name], (r) => r.length === 1);
 type RunRow = { outcome: string | null; reason: string | null; attempt: number | null; kind: string };
 const runRow = (name: string, id: string, check: (r: RunRow) => boolean) =>
-  pollRows<RunRow>("SELECT outcome, reason, attempt, kind FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?", [name, id], (r) => r.length === 1 && check(r[0]!)).then((r) => r[0]!);
+  pollRows<RunRow>("SELECT outcome, reason, attempt, kind FROM runs WHERE agent_name = ? AND fiber_id = ?", [name, id], (r) => r.length === 1 && check(r[0]!)).then((r) => r[0]!);
 
 describe("force idle on a Think agent mid-turn", () => {
   it("cancels the submission, stops the model stream within 5 s, lets the next turn start at once, and reports what the SDK records", async () => {

@@ -28,8 +28,8 @@ const PAGES: { name: string; path: (ids: Ids) => string }[] = [
   { name: "overview", path: () => "/" },
   { name: "incidents", path: () => "/incidents" },
   { name: "incident", path: (i) => `/incidents/${encodeURIComponent(i.incident)}?agentClass=${i.agentClass}&agentName=${encodeURIComponent(i.incidentAgent)}` },
-  { name: "runs", path: () => "/fibers" },
-  { name: "run", path: (i) => `/fibers/${encodeURIComponent(i.run)}?agentClass=${i.agentClass}&agentName=${encodeURIComponent(i.agentName)}` },
+  { name: "runs", path: () => "/runs" },
+  { name: "run", path: (i) => `/runs/${encodeURIComponent(i.run)}?agentClass=${i.agentClass}&agentName=${encodeURIComponent(i.agentName)}` },
   { name: "sessions", path: () => "/sessions" },
   { name: "session", path: (i) => `/sessions/${encodeURIComponent(i.session)}` },
   { name: "agent", path: (i) => `/agents/${i.agentClass}/${encodeURIComponent(i.agentName)}` },
@@ -92,7 +92,7 @@ beforeAll(async () => {
   // A turn that keeps running: a live agent page with actions, a running run.
   const running = await appPost(server, "/dev/sessions/a11y-2/messages", { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
   expect(running.status).toBe(200);
-  const run = await until("the running turn to reach the console", async () => d1(dir, "SELECT fiber_id FROM fiber_runs WHERE agent_name = 'a11y-2' LIMIT 1")[0]?.fiber_id as string | undefined);
+  const run = await until("the running turn to reach the console", async () => d1(dir, "SELECT fiber_id FROM runs WHERE agent_name = 'a11y-2' LIMIT 1")[0]?.fiber_id as string | undefined);
   ids = { incident, incidentAgent: "a11y-1", run, session: "a11y-2", agentClass: "DemoSessionAgent", agentName: "a11y-2" };
 }, 300_000);
 
@@ -204,7 +204,7 @@ describe("the keyboard", () => {
   it("goes to the overview, incidents, runs and sessions with g o, g i, g r, g s", async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${server.base}/audit`);
-    for (const [key, path] of [["i", "/incidents"], ["r", "/fibers"], ["s", "/sessions"], ["o", "/"]] as const) {
+    for (const [key, path] of [["i", "/incidents"], ["r", "/runs"], ["s", "/sessions"], ["o", "/"]] as const) {
       await page.keyboard.press("g");
       await Promise.all([page.waitForURL(`${server.base}${path}`), page.keyboard.press(key)]);
       await page.waitForLoadState("load");
@@ -214,7 +214,7 @@ describe("the keyboard", () => {
 
   it("walks the list with j and k and opens the selected row with Enter", async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${server.base}/fibers`);
+    await page.goto(`${server.base}/runs`);
     const rows = page.locator("[data-testid='fibers'] > tbody > tr");
     expect(await rows.count()).toBeGreaterThanOrEqual(2);
     const selected = page.locator("[data-testid='fibers'] > tbody > tr.kb-selected");

@@ -12,7 +12,7 @@ import { afterAll, expect, it } from "vitest";
 import { prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
 import { fiberIncidentId } from "../../src/telemetry/ids";
-import type { AuditRow, EventRow, FiberRow, IncidentRow, Page } from "../../src/store/read-models";
+import type { AuditRow, EventRow, Run as StoredRun, IncidentRow, Page } from "../../src/store/read-models";
 import { d1, type DevServer, devSession, kill, stop } from "./wrangler-dev";
 
 const PORT = 8795;
@@ -179,12 +179,12 @@ it("a new user packs, installs and typechecks the packages, and the console sees
     const r = await fetch(appUrl("/start"), { method: "POST", signal: AbortSignal.timeout(30_000) });
     expect(r.status).toBe(200);
     const { fiberId } = (await r.json()) as { fiberId: string };
-    await until("the running fiber in /fibers", async () => {
-      const list = await json<Page<FiberRow>>(`${base}/fibers?agentClass=${AGENT_CLASS}&agentName=${AGENT_NAME}`);
+    await until("the running fiber in /runs", async () => {
+      const list = await json<Page<StoredRun>>(`${base}/runs?agentClass=${AGENT_CLASS}&agentName=${AGENT_NAME}`);
       return list.body.items.find((f) => f.fiberId === fiberId && f.outcome === null && f.snapshotAt !== null);
     });
     await until("the page-3 checkpoint on the fiber page", async () => {
-      const page = await html(`${base}/fibers/${encodeURIComponent(fiberId)}`);
+      const page = await html(`${base}/runs/${encodeURIComponent(fiberId)}`);
       return page.status === 200 && page.text.includes("page-3");
     });
     return fiberId;
@@ -222,15 +222,15 @@ it("a new user packs, installs and typechecks the packages, and the console sees
     for (const t of ["fiber.recovery.detected", "fiber.recovery.attempt", "fiber.recovery.handled"]) expect(drill.text).toContain(`data-type="${t}"`);
     expect(drill.text).toContain(fiberId);
 
-    const fibers = await json<Page<FiberRow>>(`${base}/fibers?agentClass=${AGENT_CLASS}&agentName=${AGENT_NAME}`);
+    const fibers = await json<Page<StoredRun>>(`${base}/runs?agentClass=${AGENT_CLASS}&agentName=${AGENT_NAME}`);
     expect(fibers.body.items.find((f) => f.fiberId === fiberId)).toMatchObject({ name: "import", outcome: "recovered" });
-    const fiberPage = await html(`${base}/fibers/${encodeURIComponent(fiberId)}`);
+    const fiberPage = await html(`${base}/runs/${encodeURIComponent(fiberId)}`);
     expect(fiberPage.status).toBe(200);
     expect(fiberPage.text).toContain("Last-known snapshot");
     expect(fiberPage.text).toContain("page-3");
     // The resumed fiber reached the console too, with its own checkpoint.
-    await until("the resumed fiber in /fibers", async () => {
-      const list = await json<Page<FiberRow>>(`${base}/fibers?agentClass=${AGENT_CLASS}&agentName=${AGENT_NAME}`);
+    await until("the resumed fiber in /runs", async () => {
+      const list = await json<Page<StoredRun>>(`${base}/runs?agentClass=${AGENT_CLASS}&agentName=${AGENT_NAME}`);
       return list.body.items.find((f) => f.fiberId === recovery.resumedAs && f.name === "import:resumed");
     });
   });

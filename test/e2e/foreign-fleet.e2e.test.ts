@@ -64,7 +64,7 @@ async function sdkTotals(s: DevServer, a: Agent, totals: Map<string, number>): P
 async function plainFiberContradictions(s: DevServer, a: Agent): Promise<string[]> {
   const t = (await (await fetch(`${s.appBase}/truth?${new URLSearchParams({ agent: a.agent, name: a.name })}`)).json()) as Truth;
   const q = new URLSearchParams({ agentClass: a.agent, agentName: a.name, kind: "fiber", limit: "200" });
-  const shown = new Map(((await (await fetch(`${s.base}/fibers?${q}`, { headers: { Accept: "application/json" } })).json()) as { items: { runId: string; status: string }[] }).items.map((r) => [r.runId, r.status]));
+  const shown = new Map(((await (await fetch(`${s.base}/runs?${q}`, { headers: { Accept: "application/json" } })).json()) as { items: { runId: string; status: string }[] }).items.map((r) => [r.runId, r.status]));
   const out: string[] = [];
   for (const x of t.runFibers ?? []) {
     const c = shown.get(x.id);
@@ -77,7 +77,7 @@ async function plainFiberContradictions(s: DevServer, a: Agent): Promise<string[
 /** What the console shows for one agent: its run list (JSON), as "kind/status" → count. */
 async function consoleTotals(s: DevServer, a: Agent, totals: Map<string, number>): Promise<void> {
   const q = new URLSearchParams({ agentClass: a.agent, agentName: a.name, limit: "200" });
-  const r = await fetch(`${s.base}/fibers?${q}`, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
+  const r = await fetch(`${s.base}/runs?${q}`, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
   const page = (await r.json()) as { items: { kind: string; status: string }[] };
   for (const run of page.items) {
     const k = run.kind === "fiber" ? (run.status === "running" || run.status === "interrupted" ? "fiber/running" : "fiber/ended") : `${run.kind}/${run.status}`;

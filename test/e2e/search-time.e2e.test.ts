@@ -64,8 +64,8 @@ beforeAll(async () => {
     await wake("DemoSessionAgent", "srch-refund");
     return (await list("/ops?open=true")).find((o) => o.agentName === "srch-refund")?.opId;
   });
-  ids.fiber = await until("a fiber job's run", async () => (await list("/fibers?agentClass=DemoFiberAgent"))[0]?.fiberId);
-  ids.request = await until("a chat turn", async () => (await list("/fibers?kind=chat_turn"))[0]?.fiberId);
+  ids.fiber = await until("a fiber job's run", async () => (await list("/runs?agentClass=DemoFiberAgent"))[0]?.fiberId);
+  ids.request = await until("a chat turn", async () => (await list("/runs?kind=chat_turn"))[0]?.fiberId);
   // The demo fleet runs no Tasks and exports no traces (no OTLP endpoint in dev): task and trace ids are
   // covered by the workerd suite (test/store/search.test.ts); here a trace id nobody reported is searched.
   expect(one(`SELECT COUNT(trace_id) AS n FROM ${EVENTS}`)?.n).toBe(0);
@@ -122,7 +122,7 @@ describe("search by any id from the header", () => {
     const page = await context.newPage();
     const r = await searchFromHeader(page, "/sessions", ids.fiber!);
     expect(r).toMatchObject({ clicks: 1, keys: 1 });
-    expect(r.url.pathname).toBe(`/fibers/${enc(ids.fiber!)}`);
+    expect(r.url.pathname).toBe(`/runs/${enc(ids.fiber!)}`);
     expect(await page.locator("[data-testid='run-facts']").textContent()).toContain(ids.fiber!);
     await page.close();
   });
@@ -131,7 +131,7 @@ describe("search by any id from the header", () => {
     const page = await context.newPage();
     const r = await searchFromHeader(page, "/", ids.request!);
     expect(r).toMatchObject({ clicks: 1, keys: 1 });
-    expect(r.url.pathname).toBe(`/fibers/${enc(ids.request!)}`);
+    expect(r.url.pathname).toBe(`/runs/${enc(ids.request!)}`);
     expect(await page.locator("[data-testid='run-facts']").textContent()).toContain("chat turn");
     await page.close();
   });

@@ -29,7 +29,7 @@ beforeAll(async () => {
   // A turn that streams one chunk, then stalls until someone acts.
   const r = await appPost(server, `/dev/sessions/${SESSION}/messages`, { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
   expect(await r.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
-  await until("the stalled turn's run to reach the console", () => d1(dir, `SELECT fiber_id FROM fiber_runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`).length === 1);
+  await until("the stalled turn's run to reach the console", () => d1(dir, `SELECT fiber_id FROM runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`).length === 1);
 }, 180_000);
 
 afterAll(async () => {
@@ -82,15 +82,15 @@ it("goes from the overview's Stuck card to the stuck run, force-idles its agent 
   expect(clicks).toBe(4);
 
   // The turn's run is closed (force_idled), nothing of the session runs any more, and nothing of it is stuck.
-  await until("the run to be force-idled in the projections", () => d1(dir, `SELECT 1 FROM fiber_runs WHERE agent_name = '${SESSION}' AND outcome = 'force_idled'`).length === 1);
-  expect(d1(dir, `SELECT fiber_id FROM fiber_runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`)).toEqual([]);
+  await until("the run to be force-idled in the projections", () => d1(dir, `SELECT 1 FROM runs WHERE agent_name = '${SESSION}' AND outcome = 'force_idled'`).length === 1);
+  expect(d1(dir, `SELECT fiber_id FROM runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`)).toEqual([]);
   await page.goto(`${server.base}/stuck`);
   expect(await entry(page).count()).toBe(0);
   const json = (await (await fetch(`${server.base}/stuck`, { headers: { Accept: "application/json" } })).json()) as { entries: { rule: string; agentName: string }[] };
   expect(json.entries.filter((e) => e.agentName === SESSION && e.rule === "no_progress")).toEqual([]);
   // Nor does it come back: a while later (several recovery cycles' worth) the session is still idle and not stuck.
   await new Promise((r) => setTimeout(r, 30_000));
-  expect(d1(dir, `SELECT fiber_id FROM fiber_runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`)).toEqual([]);
+  expect(d1(dir, `SELECT fiber_id FROM runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`)).toEqual([]);
   await page.reload();
   expect(await entry(page).count()).toBe(0);
   await shot(page, "stuck-04-gone");

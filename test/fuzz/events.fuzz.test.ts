@@ -40,7 +40,7 @@ type EventRow = { id: string; agent_class: string; agent_name: string };
 
 const PROJECTIONS = {
   agents: "agent_name",
-  fiber_runs: "fiber_id",
+  runs: "fiber_id",
   incidents: "incident_id",
   op_ambiguities: "op_id",
   workspace_backups: "handle",
@@ -235,7 +235,7 @@ beforeAll(async () => {
   }
   victimBefore = await victimRows();
   expect(victimBefore.sessions).toHaveLength(1);
-  expect(victimBefore.fiber_runs).toHaveLength(1);
+  expect(victimBefore.runs).toHaveLength(1);
   expect(victimBefore.incidents).toHaveLength(2);
   expect(victimBefore.op_ambiguities).toHaveLength(1);
   expect(victimBefore.workspace_backups).toHaveLength(1);
@@ -344,7 +344,7 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     for (const f of corpus.forgers) {
       const own = await env.DB.prepare("SELECT status FROM sessions WHERE session_name = ? AND agent_class = ? AND agent_name = ?").bind(victim.session, f.agentClass, f.agentName).all();
       expect(own.results, `forger ${JSON.stringify(f)} has its own session row`).toHaveLength(1);
-      const fiber = await env.DB.prepare("SELECT outcome FROM fiber_runs WHERE fiber_id = ? AND agent_class = ? AND agent_name = ?").bind(victim.fiberId, f.agentClass, f.agentName).all();
+      const fiber = await env.DB.prepare("SELECT outcome FROM runs WHERE fiber_id = ? AND agent_class = ? AND agent_name = ?").bind(victim.fiberId, f.agentClass, f.agentName).all();
       expect(fiber.results, `forger ${JSON.stringify(f)} has its own fiber row`).toHaveLength(1);
     }
   });
@@ -388,7 +388,7 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     const never = [MARKUP[0], MARKUP[1], "a\u0000b", "x".repeat(10_000), "../../etc/passwd"];
     const values: Record<string, string[]> = {
       incidentId: [victim.chat, victim.turn, ...hostileFirst(await col("SELECT DISTINCT incident_id AS v FROM incidents WHERE agent_name LIKE ?", like), 8), ...never],
-      fiberId: [victim.fiberId, ...hostileFirst(await col("SELECT DISTINCT fiber_id AS v FROM fiber_runs WHERE agent_name LIKE ?", like), 8), ...never],
+      fiberId: [victim.fiberId, ...hostileFirst(await col("SELECT DISTINCT fiber_id AS v FROM runs WHERE agent_name LIKE ?", like), 8), ...never],
       name: [victim.session, ...hostileFirst(await col("SELECT DISTINCT session_name AS v FROM sessions WHERE agent_name LIKE ?", like), 8), ...never],
     };
     values.runId = values.fiberId!;
@@ -411,7 +411,7 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
             urls.push(base);
             continue;
           }
-          const runs = await col("SELECT fiber_id AS v FROM fiber_runs WHERE agent_class = ? AND agent_name = ? LIMIT 2", who.agentClass, who.agentName);
+          const runs = await col("SELECT fiber_id AS v FROM runs WHERE agent_class = ? AND agent_name = ? LIMIT 2", who.agentClass, who.agentName);
           for (const run of [...runs, MARKUP[0], victim.fiberId]) urls.push(base.replace(":runId", enc(run)));
         }
         continue;

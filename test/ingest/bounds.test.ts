@@ -53,7 +53,7 @@ describe("the event time window", () => {
     const rows = await env.DB.prepare("SELECT incident_id FROM incidents WHERE agent_name = ?").bind(agentName).all<{ incident_id: string }>();
     expect(rows.results.map((r) => r.incident_id)).toEqual([skewed.corr.incidentId]);
 
-    for (const path of ["/", "/incidents", `/incidents?agentName=${agentName}`, "/sessions", "/fibers"]) {
+    for (const path of ["/", "/incidents", `/incidents?agentName=${agentName}`, "/sessions", "/runs"]) {
       const page = await getText(path, "viewer");
       expect(page.status, path).toBe(200);
       expect(page.text).not.toContain(future.corr.incidentId!);
@@ -103,7 +103,7 @@ describe("size and nesting caps", () => {
     expect(p.fiberName).toBe(`${"n".repeat(200)}… [cut at ingest: 100 more chars]`);
     const s = JSON.parse((await stored(stash.id))!);
     expect(s.snapshot).toEqual({ preview: `${"p".repeat(4000)}… [cut at ingest: 6000 more chars]`, bytes: 10_000, truncated: true });
-    const row = await env.DB.prepare("SELECT error, snapshot_preview FROM fiber_runs WHERE fiber_id = ?").bind(fiberId).first<{ error: string; snapshot_preview: string }>();
+    const row = await env.DB.prepare("SELECT error, snapshot_preview FROM runs WHERE fiber_id = ?").bind(fiberId).first<{ error: string; snapshot_preview: string }>();
     expect(row).toEqual({ error: p.error, snapshot_preview: s.snapshot.preview });
   });
 
@@ -173,7 +173,7 @@ describe("masking at ingest", () => {
       expect(text).toContain("[masked: ");
     }
     expect(await stored(events[2]!.id)).not.toContain("hunter2");
-    const row = await env.DB.prepare("SELECT error, snapshot_preview FROM fiber_runs WHERE fiber_id = ?").bind(fiberId).first<{ error: string; snapshot_preview: string }>();
+    const row = await env.DB.prepare("SELECT error, snapshot_preview FROM runs WHERE fiber_id = ?").bind(fiberId).first<{ error: string; snapshot_preview: string }>();
     expect(JSON.stringify(row)).not.toContain(key);
   });
 });

@@ -13,7 +13,7 @@ async function projection(agentName: string) {
   const q = (sql: string) => env.DB.prepare(sql).bind(agentName).all().then((r) => r.results);
   return {
     incidents: await q("SELECT kind, status, attempts, max_attempts, reason, first_seen, last_seen FROM incidents WHERE agent_name = ? ORDER BY kind"),
-    fibers: await q("SELECT name, started_at, ended_at, outcome, snapshot_preview, first_seen, last_seen FROM fiber_runs WHERE agent_name = ? ORDER BY name"),
+    fibers: await q("SELECT name, started_at, ended_at, outcome, snapshot_preview, first_seen, last_seen FROM runs WHERE agent_name = ? ORDER BY name"),
     agents: await q("SELECT * FROM agents WHERE agent_name = ?"),
     events: await q("SELECT id FROM events WHERE agent_name = ? ORDER BY id"),
   };

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isBadRequest } from "../../src/store/read-models/errors";
-import { getFiber, fiberEvents } from "../../src/store/read-models/fibers";
+import { getStoredRun, runEvents } from "../../src/store/read-models/runs";
 import { getIncident, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
 import { getSession, listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
 import { SCHEMA_VERSION, type TelemetryEvent } from "../../src/telemetry";
@@ -71,8 +71,8 @@ function forgedEvents(victim: string, forger: string): TelemetryEvent[] {
 /** Every projection row of one agent, as JSON with its name replaced, so scenarios with different names compare. */
 async function rowsOf(agentName: string): Promise<string> {
   const out: Record<string, unknown[]> = {};
-  for (const table of ["agents", "fiber_runs", "incidents", "op_ambiguities", "workspace_backups", "sessions"]) {
-    const key = { agents: "agent_name", fiber_runs: "fiber_id", incidents: "incident_id", op_ambiguities: "op_id", workspace_backups: "handle", sessions: "session_name" }[table];
+  for (const table of ["agents", "runs", "incidents", "op_ambiguities", "workspace_backups", "sessions"]) {
+    const key = { agents: "agent_name", runs: "fiber_id", incidents: "incident_id", op_ambiguities: "op_id", workspace_backups: "handle", sessions: "session_name" }[table];
     out[table] = (await env.DB.prepare(`SELECT * FROM ${table} WHERE agent_class = ? AND agent_name = ? ORDER BY ${key}`).bind(CLASS, agentName).all()).results;
   }
   return JSON.stringify(out).replaceAll(agentName, "<victim>");
@@ -128,7 +128,7 @@ describe("a producer claiming another agent's ids", () => {
     expect(e.message).toBe(
       `Several agents reported session "${victim}"; choose one by adding its agent to the URL: ?agentClass=${CLASS}&agentName=${victim} , ?agentClass=${CLASS}&agentName=${forger}`,
     );
-    expect(isBadRequest(await rejection(getFiber(env.DB, id.fiberId)))).toBe(true);
+    expect(isBadRequest(await rejection(getStoredRun(env.DB, id.fiberId)))).toBe(true);
     expect(isBadRequest(await rejection(getIncident(env.DB, id.chat)))).toBe(true);
     // A derived incident id names its agent, so it resolves to the victim even when claimed by another.
     expect(await getIncident(env.DB, id.turn)).toMatchObject({ ...owner, status: "recovered", attempts: 1 });
@@ -136,9 +136,9 @@ describe("a producer claiming another agent's ids", () => {
     const session = (await getSession(env.DB, id.session, owner))!;
     expect(session).toMatchObject({ ...owner, status: "idle", lastTurnSeq: 1 });
     expect((await sessionTimeline(env.DB, session)).items.every((x) => x.agentName === victim)).toBe(true);
-    const fiber = (await getFiber(env.DB, id.fiberId, owner))!;
+    const fiber = (await getStoredRun(env.DB, id.fiberId, owner))!;
     expect(fiber).toMatchObject({ outcome: "completed", error: null, snapshotPreview: '{"step":1}' });
-    expect((await fiberEvents(env.DB, fiber)).items.map((x) => x.type)).toEqual(["fiber.started", "fiber.stashed", "fiber.completed"]);
+    expect((await runEvents(env.DB, fiber)).items.map((x) => x.type)).toEqual(["fiber.started", "fiber.stashed", "fiber.completed"]);
     const chat = (await getIncident(env.DB, id.chat, owner))!;
     expect(chat).toMatchObject({ status: "open", attempts: 1, reason: null });
     expect((await incidentTimeline(env.DB, chat)).items.map((x) => x.type)).toEqual(["chat.recovery.detected"]);

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { FAILED_WITHOUT_REASON, getFiber, getIncident, incidentAttempts, listFibers, listIncidents, overviewCounts } from "../../src/store/read-models";
+import { FAILED_WITHOUT_REASON, getStoredRun, getIncident, incidentAttempts, listRuns, listIncidents, overviewCounts } from "../../src/store/read-models";
 import type { TelemetryEvent } from "../../src/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { shuffled } from "../fixtures/seeded-random";
@@ -75,7 +75,7 @@ type Row = Record<string, unknown>;
 async function runRows(agentName: string): Promise<Row[]> {
   const r = await env.DB.prepare(
     `SELECT fiber_id, kind, name, definition, attempt, started_at, ended_at, outcome, error, reason, phase, wake_at, step, confirmed_at,
-            snapshot_preview, first_seen, last_seen FROM fiber_runs WHERE agent_name = ? ORDER BY fiber_id`,
+            snapshot_preview, first_seen, last_seen FROM runs WHERE agent_name = ? ORDER BY fiber_id`,
   ).bind(agentName).all<Row>();
   return r.results;
 }
@@ -115,7 +115,7 @@ describe("runs of every kind", () => {
     const rows = await runRows(a);
     expect(rows.map((r) => r.fiber_id)).not.toContain("chat_n1");
     expect(rows.filter((r) => r.kind === "fiber").map((r) => r.fiber_id)).toEqual(["f-1"]);
-    expect((await listFibers(env.DB, { agentName: a, outcome: "running" })).items.map((r) => [r.runId, r.confirmed])).toEqual([["task_3", true]]);
+    expect((await listRuns(env.DB, { agentName: a, outcome: "running" })).items.map((r) => [r.runId, r.confirmed])).toEqual([["task_3", true]]);
   });
 
   it("lets any reported outcome supersede ended_unreported, even one dated before the reconciliation that arrives after it", async () => {
@@ -124,9 +124,9 @@ describe("runs of every kind", () => {
     const reconciled = makeEvent("run.reconciled", { kind: "fiber", runId: "f-late", finding: "ended_unreported" }, o(a, 100, { fiberId: "f-late" }));
     const completed = makeEvent("fiber.completed", { fiberName: "etl" }, o(a, 5, { fiberId: "f-late" }));
     await ingest([started, reconciled]);
-    expect(await getFiber(env.DB, "f-late")).toMatchObject({ outcome: "ended_unreported", status: "ended_unreported" });
+    expect(await getStoredRun(env.DB, "f-late")).toMatchObject({ outcome: "ended_unreported", status: "ended_unreported" });
     await ingest([completed]);
-    expect(await getFiber(env.DB, "f-late")).toMatchObject({ outcome: "completed", endedAt: T0 + 5 * S, lastSeen: T0 + 5 * S });
+    expect(await getStoredRun(env.DB, "f-late")).toMatchObject({ outcome: "completed", endedAt: T0 + 5 * S, lastSeen: T0 + 5 * S });
   });
 
   it("counts running runs by kind, confirmed apart, and never a closed one", async () => {
@@ -142,7 +142,7 @@ describe("runs of every kind", () => {
     await ingest([later]);
     const now = (await overviewCounts(env.DB, Date.now())).runningByKind;
     expect(now.task).toEqual({ n: after.task.n, capped: false, confirmed: after.task.confirmed - 1 });
-    expect(await getFiber(env.DB, "task_3", { agentClass: "ProbeAgent", agentName: a })).toMatchObject({ status: "running", phase: "waiting", confirmed: false });
+    expect(await getStoredRun(env.DB, "task_3", { agentClass: "ProbeAgent", agentName: a })).toMatchObject({ status: "running", phase: "waiting", confirmed: false });
   });
 });
 

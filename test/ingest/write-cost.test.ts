@@ -73,7 +73,7 @@ describe("rows written per event on the demo mix", () => {
     const agentName = `one-run-${crypto.randomUUID().slice(0, 8)}`;
     const corr = { fiberId: "f-1" };
     const t = Date.now() - 60_000;
-    const one = async (e: ReturnType<typeof makeEvent>) => (await ingestBatch(env.DB, [{ id: crypto.randomUUID(), body: e }])).rowsWrittenByTable.fiber_runs;
+    const one = async (e: ReturnType<typeof makeEvent>) => (await ingestBatch(env.DB, [{ id: crypto.randomUUID(), body: e }])).rowsWrittenByTable.runs;
     // New: the row, its key, its entry in each of the 7 list indexes, and its open-runs entry.
     expect(await one(makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }))).toBe(10);
     // A stash moves last_seen and the snapshot: the row and its open-runs entry, no list index.

@@ -26,7 +26,7 @@ beforeAll(async () => {
     );
     if (i < 4) {
       stmts.push(
-        env.DB.prepare(`INSERT INTO fiber_runs (fiber_id, agent_class, agent_name, name, first_seen, last_seen) VALUES (?, ?, ?, 'job', ?, ?)`).bind(`run-${i}`, K, name, T0, T0 + i),
+        env.DB.prepare(`INSERT INTO runs (fiber_id, agent_class, agent_name, name, first_seen, last_seen) VALUES (?, ?, ?, 'job', ?, ?)`).bind(`run-${i}`, K, name, T0, T0 + i),
       );
     }
     const status = i === 2 || i === 4 || i === 6 ? "running" : i === 8 ? "rescheduled" : i === 10 ? "idle" : null;

@@ -5,7 +5,7 @@ import { findAgent, listAgents } from "../../src/store/read-models/agents";
 import { listAudit } from "../../src/store/read-models/audit";
 import { listBackups } from "../../src/store/read-models/backups";
 import { BadRequest, isBadRequest } from "../../src/store/read-models/errors";
-import { fiberEvents, getFiber, listFibers } from "../../src/store/read-models/fibers";
+import { runEvents, getStoredRun, listRuns } from "../../src/store/read-models/runs";
 import { getIncident, groupIncidents, incidentFilters, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
 import { listAmbiguousOps } from "../../src/store/read-models/ops";
 import { eventSeries, overviewCounts, topReasons } from "../../src/store/read-models/overview";
@@ -216,8 +216,8 @@ describe("timelines", () => {
     const got = await walk((p) => incidentTimeline(env.DB, { incidentId: id, ...probeAgent("tl-agent") }, p), 2, (e) => e.id);
     expect(got.map((e) => e.id)).toEqual(events.map((e) => e.id));
     expect(got[1]).toMatchObject({ type: "fiber.stashed", fiberId: "tl-fiber", incidentId: null, payload: { snapshot: { preview: '{"step":1}' } } });
-    expect((await walk((p) => fiberEvents(env.DB, { fiberId: "tl-fiber", ...probeAgent("tl-agent") }, p), 3, (e) => e.id)).map((e) => e.type)).toEqual(events.map((e) => e.type));
-    expect(await getFiber(env.DB, "tl-fiber")).toMatchObject({ fiberId: "tl-fiber", name: "etl", outcome: "recovered", snapshotPreview: '{"step":2}', snapshotBytes: 10 });
+    expect((await walk((p) => runEvents(env.DB, { fiberId: "tl-fiber", ...probeAgent("tl-agent") }, p), 3, (e) => e.id)).map((e) => e.type)).toEqual(events.map((e) => e.type));
+    expect(await getStoredRun(env.DB, "tl-fiber")).toMatchObject({ fiberId: "tl-fiber", name: "etl", outcome: "recovered", snapshotPreview: '{"step":2}', snapshotBytes: 10 });
   });
 
   it("shows a chat incident's events and a turn incident's session events for that turn only", async () => {
@@ -247,7 +247,7 @@ describe("timelines", () => {
   });
 });
 
-describe("listFibers", () => {
+describe("listRuns", () => {
   type F = { fiber_id: string; agent_class: string; agent_name: string; outcome: string | null; first_seen: number };
   const cases: [string, Record<string, unknown>, (f: F) => boolean][] = [
     ["no filter", {}, () => true],
@@ -262,10 +262,10 @@ describe("listFibers", () => {
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
-      const all = await dump<F>("SELECT fiber_id, agent_class, agent_name, outcome, first_seen FROM fiber_runs");
+      const all = await dump<F>("SELECT fiber_id, agent_class, agent_name, outcome, first_seen FROM runs");
       const expected = desc(all.filter(match), (f) => f.first_seen, (f) => f.fiber_id).map((f) => f.fiber_id);
       expect(expected.length).toBeGreaterThan(0);
-      const got = await walk((p) => listFibers(env.DB, filters, p), 4, (f) => f.fiberId);
+      const got = await walk((p) => listRuns(env.DB, filters, p), 4, (f) => f.fiberId);
       expect(got.map((f) => f.fiberId)).toEqual(expected);
     });
   }
@@ -379,8 +379,8 @@ describe("overview", () => {
     const one = async (sql: string) => Number((await env.DB.prepare(sql).first<{ n: number }>())!.n);
     const exact = await overviewCounts(env.DB, NOW);
     expect(exact).toMatchObject({
-      running: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL"), capped: false },
-      runningByKind: { fiber: { n: await one("SELECT COUNT(*) AS n FROM fiber_runs WHERE outcome IS NULL AND kind = 'fiber'"), capped: false, confirmed: 0 } },
+      running: { n: await one("SELECT COUNT(*) AS n FROM runs WHERE outcome IS NULL"), capped: false },
+      runningByKind: { fiber: { n: await one("SELECT COUNT(*) AS n FROM runs WHERE outcome IS NULL AND kind = 'fiber'"), capped: false, confirmed: 0 } },
       openIncidents: { n: await one("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open' AND closed_by IS NULL"), capped: false },
       ambiguousOps: { n: await one("SELECT COUNT(*) AS n FROM op_ambiguities WHERE resolution_at IS NULL"), capped: false },
       // Exhausted incidents first seen in the window: what /incidents?status=exhausted&since=… lists.
@@ -427,7 +427,7 @@ describe("overview", () => {
 describe("bad input is a BadRequest a person can read", () => {
   const lists: [string, (p: PageOptions) => Promise<Page<unknown>>][] = [
     ["incidents", (p) => listIncidents(env.DB, {}, p)],
-    ["fibers", (p) => listFibers(env.DB, {}, p)],
+    ["fibers", (p) => listRuns(env.DB, {}, p)],
     ["sessions", (p) => listSessions(env.DB, {}, p)],
     ["backups", (p) => listBackups(env.DB, {}, p)],
     ["audit", (p) => listAudit(env.DB, {}, p)],
@@ -435,7 +435,7 @@ describe("bad input is a BadRequest a person can read", () => {
     ["agents", (p) => listAgents(env.DB, {}, p)],
     ["timeline", (p) => incidentTimeline(env.DB, { incidentId: "chat-0", ...probeAgent("alpha") }, p)],
     ["session timeline", (p) => sessionTimeline(env.DB, { sessionName: "s-1", ...probeAgent("s-1") }, p)],
-    ["fiber events", (p) => fiberEvents(env.DB, { fiberId: "fr-1", ...probeAgent("alpha") }, p)],
+    ["fiber events", (p) => runEvents(env.DB, { fiberId: "fr-1", ...probeAgent("alpha") }, p)],
   ];
   const malformed = [
     "not a cursor!",
@@ -482,7 +482,7 @@ describe("bad input is a BadRequest a person can read", () => {
       'kind must be one of fiber, turn, chat (got "workflow"); since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got "yesterday")',
     );
     expect(await msg(listIncidents(env.DB, { since: T0 + 1, until: T0 }))).toBe("since must not be later than until");
-    expect(await msg(listFibers(env.DB, { outcome: "done" }))).toMatch(/^outcome must be one of running, completed, /);
+    expect(await msg(listRuns(env.DB, { outcome: "done" }))).toMatch(/^outcome must be one of running, completed, /);
     expect(await msg(listSessions(env.DB, { status: "sleeping" }))).toMatch(/^status must be one of running, idle, rescheduled, terminated, error/);
     expect(await msg(listBackups(env.DB, { expired: "maybe" }))).toBe('expired must be true or false (got "maybe")');
     expect(await msg(listAmbiguousOps(env.DB, { open: "yes" }))).toBe('open must be true or false (got "yes")');

@@ -4,7 +4,7 @@ import { listAgents } from "../../src/store/read-models/agents";
 import { agentsWithGaps, countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
 import { listAudit } from "../../src/store/read-models/audit";
 import { listBackups } from "../../src/store/read-models/backups";
-import { fiberEvents, listFibers } from "../../src/store/read-models/fibers";
+import { runEvents, listRuns } from "../../src/store/read-models/runs";
 import { COUNT_SCAN, GROUP_BOUND, countIncidents, groupIncidents, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
 import { listAmbiguousOps } from "../../src/store/read-models/ops";
 import { eventSeries, overviewCounts, topReasons } from "../../src/store/read-models/overview";
@@ -68,7 +68,7 @@ beforeAll(async () => {
   );
   await seed(
     N,
-    `INSERT INTO fiber_runs (fiber_id, agent_class, agent_name, name, started_at, ended_at, outcome, outcome_at, outcome_event_id, error, snapshot_preview, snapshot_bytes, snapshot_at, snapshot_event_id, first_seen, last_seen)
+    `INSERT INTO runs (fiber_id, agent_class, agent_name, name, started_at, ended_at, outcome, outcome_at, outcome_event_id, error, snapshot_preview, snapshot_bytes, snapshot_at, snapshot_event_id, first_seen, last_seen)
      SELECT printf('fib-%06d', i), 'C' || (i % 4), 'n' || (i % 10), 'job', ${T0} + i * 1000, NULL,
        CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN 'completed' WHEN 2 THEN 'failed' WHEN 3 THEN 'interrupted' ELSE 'recovered' END,
        CASE WHEN i % 5 = 0 THEN NULL ELSE ${T0} + i * 1000 END, CASE WHEN i % 5 = 0 THEN NULL ELSE printf('%09d-ev', i) END,
@@ -133,7 +133,7 @@ beforeAll(async () => {
      WHERE status = 'open' AND CAST(substr(incident_id, 5) AS INTEGER) % 40 = 25`,
   ).run();
   const n = async (t: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${t}`).first<{ n: number }>())!.n;
-  expect([await n("events"), await n("incidents"), await n("fiber_runs"), await n("sessions"), await n("event_rollups")]).toEqual([N_EVENTS, N, N, N, buckets * 10]);
+  expect([await n("events"), await n("incidents"), await n("runs"), await n("sessions"), await n("event_rollups")]).toEqual([N_EVENTS, N, N, N, buckets * 10]);
 }, 120_000);
 
 const measured: string[] = [];
@@ -182,17 +182,17 @@ describe("every list reads O(page) rows on a large store", () => {
     // Seeded events of one id come from two agents (i % 20): a timeline reads one agent's range only.
     ["incident timeline", (p) => incidentTimeline(db(), { incidentId: "chat-big", agentClass: "Seed", agentName: "a1" }, p)],
     ["fiber incident timeline", (p) => incidentTimeline(db(), { incidentId: "fiber:Seed/a0/f-big", agentClass: "Seed", agentName: "a0" }, p)],
-    ["fibers", (p) => listFibers(db(), {}, p)],
-    ["fibers running", (p) => listFibers(db(), { outcome: "running" }, p)],
-    ["fibers outcome", (p) => listFibers(db(), { outcome: "failed" }, p)],
-    ["runs kind", (p) => listFibers(db(), { kind: "fiber" }, p)],
-    ["runs kind running", (p) => listFibers(db(), { kind: "fiber", outcome: "running" }, p)],
-    ["fibers agentClass", (p) => listFibers(db(), { agentClass: "C1" }, p)],
-    ["fibers agentName", (p) => listFibers(db(), { agentName: "n4" }, p)],
-    ["fibers agentClass+agentName", (p) => listFibers(db(), { agentClass: "C1", agentName: "n5" }, p)],
-    ["fibers since", (p) => listFibers(db(), { since: SINCE }, p)],
-    ["fibers until", (p) => listFibers(db(), { until: UNTIL }, p)],
-    ["fiber events", (p) => fiberEvents(db(), { fiberId: "f-big", agentClass: "Seed", agentName: "a10" }, p)],
+    ["fibers", (p) => listRuns(db(), {}, p)],
+    ["fibers running", (p) => listRuns(db(), { outcome: "running" }, p)],
+    ["fibers outcome", (p) => listRuns(db(), { outcome: "failed" }, p)],
+    ["runs kind", (p) => listRuns(db(), { kind: "fiber" }, p)],
+    ["runs kind running", (p) => listRuns(db(), { kind: "fiber", outcome: "running" }, p)],
+    ["fibers agentClass", (p) => listRuns(db(), { agentClass: "C1" }, p)],
+    ["fibers agentName", (p) => listRuns(db(), { agentName: "n4" }, p)],
+    ["fibers agentClass+agentName", (p) => listRuns(db(), { agentClass: "C1", agentName: "n5" }, p)],
+    ["fibers since", (p) => listRuns(db(), { since: SINCE }, p)],
+    ["fibers until", (p) => listRuns(db(), { until: UNTIL }, p)],
+    ["fiber events", (p) => runEvents(db(), { fiberId: "f-big", agentClass: "Seed", agentName: "a10" }, p)],
     // What the overview's chart buckets link to.
     ["events of a type", (p) => listEvents(db(), { type: "chat.recovery.attempt" }, p)],
     ["events of a type in a window", (p) => listEvents(db(), { type: "fiber.stashed", since: T0 + 1000 * 1000, until: T0 + 4000 * 1000 }, p)],

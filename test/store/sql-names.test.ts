@@ -30,7 +30,7 @@ describe("sql-names", () => {
   });
 
   it("selectList returns rows keyed like the schema, aliasing only where the names differ", async () => {
-    expect(selectList(schema.fiberRuns, ["fiberId", "name", "lastSeen"])).toBe("fiber_id AS fiberId, name, last_seen AS lastSeen");
+    expect(selectList(schema.runs, ["fiberId", "name", "lastSeen"])).toBe("fiber_id AS fiberId, name, last_seen AS lastSeen");
     const keys = ["sessionName", "status", "lastEventAt", "recoveryCount"] as const;
     const [columns] = await env.DB.prepare(`SELECT ${selectList(schema.sessions, keys)} FROM ${names(schema.sessions).$table} LIMIT 0`).raw({ columnNames: true });
     expect(columns).toEqual([...keys]);

@@ -52,7 +52,7 @@ describe("no_progress: a run with no progress event for N minutes", () => {
   beforeAll(async () => {
     const agent = await getAgentByName(env.LossyAgent, name);
     runId = await agent.startHeld();
-    const rows = await pollRows<{ last_seen: number }>("SELECT last_seen FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, runId], (r) => r.length === 1);
+    const rows = await pollRows<{ last_seen: number }>("SELECT last_seen FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, runId], (r) => r.length === 1);
     lastSeen = rows[0]!.last_seen;
   });
 
@@ -67,7 +67,7 @@ describe("no_progress: a run with no progress event for N minutes", () => {
       {
         rule: "no_progress", agentClass: "LossyAgent", agentName: name, subjectKind: "run", subjectId: runId, since: lastSeen,
         detail: expect.stringMatching(/^No progress: this fiber "long-export" has had no progress event since \S+Z \(11m, threshold 10m\); no reconciliation has confirmed it is still alive\.$/),
-        href: `/fibers/${encodeURIComponent(runId)}?agentClass=LossyAgent&agentName=${name}`,
+        href: `/runs/${encodeURIComponent(runId)}?agentClass=LossyAgent&agentName=${name}`,
       },
     ]);
     // The threshold comes from the config: 20 minutes is not reached yet.
@@ -82,14 +82,14 @@ describe("no_progress: a run with no progress event for N minutes", () => {
     // Reconciliation asks the agent (real admin RPC) 11 minutes on; it confirms the run is live.
     const r = await reconcileAgent(env, { agentClass: "LossyAgent", agentName: name }, { now: lastSeen + 11 * MIN, minAgeMs: 10 * MIN });
     expect(r.findings).toEqual([expect.objectContaining({ runId, finding: "confirmed_running" })]);
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND confirmed_at IS NOT NULL", [name, runId], (rows) => rows.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND confirmed_at IS NOT NULL", [name, runId], (rows) => rows.length === 1);
     const [entry] = mine(await listStuck(env.DB, lastSeen + 12 * MIN, cfg({ no_progress: 10 }), { rule: "no_progress" }), name);
     expect(entry?.detail).toMatch(/; it is still running in the agent \(confirmed \S+Z\), so it is running and making no progress\.$/);
   });
 
   it("is gone once the run ends", async () => {
     await (await getAgentByName(env.LossyAgent, name)).release();
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, runId], (rows) => rows.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, runId], (rows) => rows.length === 1);
     expect(mine(await listStuck(env.DB, lastSeen + 60 * MIN, cfg({ no_progress: 10 }), { rule: "no_progress" }), name)).toEqual([]);
   });
 });
@@ -135,7 +135,7 @@ describe("skipped_no_reason: a recovery or turn skipped without a reason", () =>
     await agent.reportSkippedRecovery(explained, "req-b", "stream_already_complete");
     await agent.reportSkippedTurn(turn);
     await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND status = 'skipped'", [name], (r) => r.length === 2);
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, turn], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, turn], (r) => r.length === 1);
   });
 
   it("lists the silent skip and the skipped turn, not the skip that gave its reason, within the look-back", async () => {
@@ -234,7 +234,7 @@ describe("rows read", () => {
     await env.DB.batch([
       // A fifth running, the rest ended; one run in five of the running ones is a Tasks run waiting to wake later.
       env.DB.prepare(
-        `INSERT INTO fiber_runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, reason, phase, wake_at, first_seen, last_seen)
+        `INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, reason, phase, wake_at, first_seen, last_seen)
          SELECT printf('seed-run-%06d', i), 'SeedStuck', 'n' || (i % 10), CASE WHEN i % 25 = 0 THEN 'task' WHEN i % 7 = 0 THEN 'chat_turn' ELSE 'fiber' END, 'job',
            CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN 'completed' WHEN 2 THEN 'failed' WHEN 3 THEN 'cancelled' ELSE 'recovered' END,
            CASE WHEN i % 5 = 0 THEN NULL ELSE ${T0} + i * 1000 END, CASE WHEN i % 5 = 0 THEN NULL ELSE printf('%09d-ev', i) END,

@@ -17,7 +17,7 @@ type Run = { fiber_id: string; kind: string; name: string; outcome: string | nul
 
 const uid = () => crypto.randomUUID().slice(0, 8);
 const eventsOf = (name: string, n: number) => pollRows<Ev>("SELECT type, request_id, incident_id, payload FROM events WHERE agent_name = ? ORDER BY time, id", [name], (r) => r.length >= n);
-const runsOf = (name: string) => env.DB.prepare("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM fiber_runs WHERE agent_name = ? ORDER BY fiber_id").bind(name).all<Run>().then((r) => r.results);
+const runsOf = (name: string) => env.DB.prepare("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ? ORDER BY fiber_id").bind(name).all<Run>().then((r) => r.results);
 const p = (e: Ev | undefined) => JSON.parse(e!.payload) as Record<string, unknown>;
 const chat = (type: string, incidentId: string, requestId: string, attempt = 1, extra: Record<string, unknown> = {}) => ({
   type,
@@ -72,7 +72,7 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
     expect(p(of("chat.turn.started", "c2"))).toMatchObject({ rootRequestId: "u1", turnAttempt: 3 });
     expect(p(of("chat.turn.finished", "c2"))).toMatchObject({ rootRequestId: "u1", status: "completed" });
 
-    const [run] = await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM fiber_runs WHERE agent_name = ?", [name], (r) => r[0]?.outcome === "completed");
+    const [run] = await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ?", [name], (r) => r[0]?.outcome === "completed");
     expect(await runsOf(name)).toEqual([{ fiber_id: "u1", kind: "chat_turn", name: "chat turn (submission)", outcome: "completed", attempt: 3, error: null, reason: null }]);
     expect(run!.fiber_id).toBe("u1");
   });
@@ -103,7 +103,7 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
       "SELECT status, reason, attempts FROM incidents WHERE agent_name = ? AND incident_id = 'u2:m1'", [name], (r) => r.length === 1 && r[0]!.status !== "open",
     );
     expect(incident).toEqual({ status: "exhausted", reason: "max_attempts_exceeded", attempts: 1 });
-    const [run] = await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM fiber_runs WHERE agent_name = ?", [name], (r) => r[0]?.outcome === "exhausted");
+    const [run] = await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ?", [name], (r) => r[0]?.outcome === "exhausted");
     expect(run).toEqual({ fiber_id: "u2", kind: "chat_turn", name: "chat turn (submission)", outcome: "exhausted", attempt: 2, error: "Sorry, this reply could not be recovered.", reason: "max_attempts_exceeded" });
   });
 
@@ -128,7 +128,7 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
       ["t1", "error", expect.stringContaining("upstream said no")],
     ]);
     expect(JSON.stringify(finishes)).not.toContain("sk-live_");
-    expect(await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM fiber_runs WHERE agent_name = ? ORDER BY fiber_id", [name], (r) => r.length === 2)).toEqual([
+    expect(await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ? ORDER BY fiber_id", [name], (r) => r.length === 2)).toEqual([
       { fiber_id: "a1", kind: "chat_turn", name: "chat turn", outcome: "failed", attempt: null, error: "the model rejected the prompt", reason: null },
       { fiber_id: "t1", kind: "chat_turn", name: "chat turn (submission)", outcome: "failed", attempt: 1, error: expect.stringContaining("upstream said no"), reason: null },
     ]);

@@ -107,7 +107,7 @@ describe("every event kind round-trips from a real agent through the Queue into 
     expect(turn).toEqual({ status: "exhausted", reason: "turn recovery exceeded 5 attempts" });
 
     const fiberIncidents = await env.DB.prepare(
-      "SELECT i.status, i.reason, f.name FROM incidents i JOIN fiber_runs f ON f.fiber_id = i.fiber_id WHERE i.kind = 'fiber' AND i.agent_name = ? AND f.name LIKE 'probe-hang%' ORDER BY f.name",
+      "SELECT i.status, i.reason, f.name FROM incidents i JOIN runs f ON f.fiber_id = i.fiber_id WHERE i.kind = 'fiber' AND i.agent_name = ? AND f.name LIKE 'probe-hang%' ORDER BY f.name",
     ).bind(name).all<{ status: string; reason: string | null; name: string }>();
     expect(fiberIncidents.results).toEqual([
       { name: "probe-hang", status: "recovered", reason: null },
@@ -124,7 +124,7 @@ describe("every event kind round-trips from a real agent through the Queue into 
     expect(b?.expired_at).toBeTypeOf("number");
 
     // Runs of every kind, each with how it ended; task steps are not shipped at all.
-    const runs = await env.DB.prepare("SELECT fiber_id, kind, name, outcome, reason, attempt, confirmed_at FROM fiber_runs WHERE agent_name = ? AND fiber_id IN ('task_ek1', 'task_ek2', 'task_ek3', 'req-turn-1', 'old-fiber') ORDER BY fiber_id")
+    const runs = await env.DB.prepare("SELECT fiber_id, kind, name, outcome, reason, attempt, confirmed_at FROM runs WHERE agent_name = ? AND fiber_id IN ('task_ek1', 'task_ek2', 'task_ek3', 'req-turn-1', 'old-fiber') ORDER BY fiber_id")
       .bind(name).all<{ fiber_id: string; kind: string; outcome: string; confirmed_at: number | null }>();
     expect(runs.results).toEqual([
       { fiber_id: "old-fiber", kind: "fiber", name: "stale", outcome: "force_idled", reason: "stuck", attempt: null, confirmed_at: null },

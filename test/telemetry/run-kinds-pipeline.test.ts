@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { getIncident, listFibers } from "../../src/store/read-models";
+import { getIncident, listRuns } from "../../src/store/read-models";
 import { FIBER_RECOVERY_INCIDENT, fiberIncidentId, runStateOf } from "../../src/telemetry";
 import { eventsOf, pollRows, rejectionOf } from "../helpers";
 
@@ -19,7 +19,7 @@ type RunRow = {
 
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 const runRow = (id: string, check: (r: RunRow) => boolean) =>
-  pollRows<RunRow>("SELECT * FROM fiber_runs WHERE fiber_id = ?", [id], (r) => r.length === 1 && check(r[0]!), 15_000).then((r) => r[0]!);
+  pollRows<RunRow>("SELECT * FROM runs WHERE fiber_id = ?", [id], (r) => r.length === 1 && check(r[0]!), 15_000).then((r) => r[0]!);
 const typesOf = async (name: string) => (await eventsOf(name)).map((e) => e.type);
 
 describe("Tasks runs (this.tasks) become task runs", () => {
@@ -31,7 +31,7 @@ describe("Tasks runs (this.tasks) become task runs", () => {
     expect(row).toMatchObject({ kind: "task", name: "probe-steps@v1", definition: "probe-steps@v1", attempt: 1, error: null });
     expect(row.ended_at).toBeGreaterThanOrEqual(row.started_at!);
     expect(await typesOf(name)).toEqual(["task.accepted", "task.attempt.started", "task.completed"]);
-    const listed = await listFibers(env.DB, { agentName: name, kind: "task" });
+    const listed = await listRuns(env.DB, { agentName: name, kind: "task" });
     expect(listed.items).toEqual([expect.objectContaining({ runId, kind: "task", status: "completed", confirmed: false })]);
   });
 
@@ -55,12 +55,12 @@ describe("Tasks runs (this.tasks) become task runs", () => {
     const waiting = await runRow(runId, (r) => r.phase === "waiting");
     expect(waiting.outcome).toBeNull();
     expect(waiting.wake_at).toBeGreaterThanOrEqual(before + 3_500_000);
-    expect((await listFibers(env.DB, { agentName: name, outcome: "running" })).items).toEqual([expect.objectContaining({ runId, phase: "waiting", status: "running" })]);
+    expect((await listRuns(env.DB, { agentName: name, outcome: "running" })).items).toEqual([expect.objectContaining({ runId, phase: "waiting", status: "running" })]);
 
     expect(await stub.cancelTask(runId, "no longer needed")).toBe(true);
     const cancelled = await runRow(runId, (r) => r.outcome === "cancelled");
     expect(cancelled).toMatchObject({ reason: "no longer needed", kind: "task" });
-    expect((await listFibers(env.DB, { agentName: name, outcome: "running" })).items).toEqual([]);
+    expect((await listRuns(env.DB, { agentName: name, outcome: "running" })).items).toEqual([]);
   });
 
   it("a run interrupted by an eviction is replayed in a new attempt and completes; the interrupted step is kept", async () => {
@@ -89,11 +89,11 @@ describe("managed fibers (startFiber) become managed_fiber runs", () => {
     const done = await runRow(ok, (r) => r.outcome === "completed" && r.snapshot_preview !== null);
     expect(done).toMatchObject({ kind: "managed_fiber", name: "probe-managed" });
     expect(JSON.parse(done.snapshot_preview!)).toEqual({ page: 1, of: 2 });
-    const failed = await pollRows<RunRow>("SELECT * FROM fiber_runs WHERE agent_name = ? AND outcome = 'failed'", [name], (r) => r.length === 1);
+    const failed = await pollRows<RunRow>("SELECT * FROM runs WHERE agent_name = ? AND outcome = 'failed'", [name], (r) => r.length === 1);
     expect(failed[0]).toMatchObject({ kind: "managed_fiber", name: "probe-managed-fail" });
     expect(failed[0]!.error).toContain("crm sync refused");
     if (bad) expect(failed[0]!.fiber_id).toBe(bad);
-    expect((await listFibers(env.DB, { agentName: name, kind: "managed_fiber" })).items.map((r) => r.status).sort()).toEqual(["completed", "failed"]);
+    expect((await listRuns(env.DB, { agentName: name, kind: "managed_fiber" })).items.map((r) => r.status).sort()).toEqual(["completed", "failed"]);
   });
 
   it("a managed fiber evicted mid-run whose recovery hook does nothing stays as the SDK keeps it (interrupted), its incident open", async () => {
@@ -110,7 +110,7 @@ describe("managed fibers (startFiber) become managed_fiber runs", () => {
     const expected = runStateOf("managed_fiber", sdk!.status)!.outcome;
     const row = await runRow(fiberId, (r) => r.outcome === expected);
     expect(row.kind).toBe("managed_fiber");
-    expect((await listFibers(env.DB, { agentName: name, outcome: "running" })).items).toEqual([]);
+    expect((await listRuns(env.DB, { agentName: name, outcome: "running" })).items).toEqual([]);
     const incident = await getIncident(env.DB, fiberIncidentId("ManagedFiberProbeAgent", name, fiberId));
     expect(incident?.status).toBe(FIBER_RECOVERY_INCIDENT[sdk!.status as keyof typeof FIBER_RECOVERY_INCIDENT]);
   });

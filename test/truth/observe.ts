@@ -118,7 +118,7 @@ export async function consoleView(
   const owner = `agentClass=${encodeURIComponent(s.agentClass)}&agentName=${encodeURIComponent(s.agentName)}`;
   const view: View = { runs: {}, incidents: {}, listed: [] };
   for (const id of Object.keys(sdk.runs)) {
-    const res = await call(`/fibers/${encodeURIComponent(id)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
+    const res = await call(`/runs/${encodeURIComponent(id)}?${owner}`, { as: VIEWER, headers: { Accept: "application/json" } });
     if (res.status === 404) {
       view.runs[id] = { status: "(not shown)" };
       continue;
@@ -139,7 +139,7 @@ export async function consoleView(
   const agent = await call(`/api/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`, { as: VIEWER });
   const live = (await agent.json()) as { ok: boolean; value?: { status: { status: string } } };
   view.agentStatus = live.ok ? live.value!.status.status : "(unanswered)";
-  const list = await call(`/fibers?${owner}&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
+  const list = await call(`/runs?${owner}&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
   view.listed = ((await list.json()) as { items: { runId: string }[] }).items.map((r) => r.runId);
   const after = await overviewFigures();
   view.overview = { running: (after.running[s.kind] ?? 0) - (before.running[s.kind] ?? 0), openIncidents: after.openIncidents - before.openIncidents };

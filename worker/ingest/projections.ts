@@ -22,7 +22,7 @@ export const SPECS = {
   agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum", listedAt: "max" } }),
   // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
   // any of whose events says it is managed is managed (recovery failures and stashes do not say).
-  fibers: projection(schema.fiberRuns, {
+  fibers: projection(schema.runs, {
     key: ["fiberId", "agentClass", "agentName"],
     columns: {
       kind: "max", name: "max", definition: "max", attempt: "max", startedAt: "min",

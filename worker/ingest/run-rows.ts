@@ -4,7 +4,7 @@ import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from
 import { stampColumns } from "./merge";
 
 /**
- * What an event says about a run (a fiber_runs row): which run (kind + id), and which of its facts. Pure;
+ * What an event says about a run (a runs row): which run (kind + id), and which of its facts. Pure;
  * merging is merge.ts's job. Every kind reaches an outcome that says how it ended:
  *
  * - fiber: completed | failed | interrupted, then its recovery (recovering, recovered, recovery_skipped,
@@ -30,7 +30,7 @@ import { stampColumns } from "./merge";
  *   agent still records (mapped by sdk-states.ts), or ended_unreported (a fallback) when it records none.
  */
 
-export type RunRow = SqlRow<typeof schema.fiberRuns>;
+export type RunRow = SqlRow<typeof schema.runs>;
 
 /** How chat.turn.finished's `status` (the SDK's word) ends the turn; any other word is kept as the reason. */
 const TURN_STATUS: Record<string, "completed" | "failed" | "cancelled" | "interrupted"> = {
@@ -117,7 +117,7 @@ type Facts = {
   phase?: { value: string; wakeAt?: number | null; step?: string | null; statusMessage?: string | null };
   snapshot?: { preview: string; bytes: number };
   confirmedAt?: number;
-  /** Reconciliation only observes: it never moves last_seen (see schema.fiberRuns). */
+  /** Reconciliation only observes: it never moves last_seen (see schema.runs). */
   observed?: boolean;
 };
 
@@ -272,11 +272,11 @@ function reconciledFacts(e: TelemetryEvent<"run.reconciled">): Facts {
 
 /** A stamp pair of `group` (see merge.ts), present only when the group's fact is. */
 function stamp(group: "outcome" | "phase" | "snapshot", at: number | null, eventId: string) {
-  const [atCol, idCol] = stampColumns(schema.fiberRuns, group);
+  const [atCol, idCol] = stampColumns(schema.runs, group);
   return (at === null ? { [atCol]: null, [idCol]: null } : { [atCol]: at, [idCol]: eventId }) as Record<typeof atCol, number | null> & Record<typeof idCol, string | null>;
 }
 
-/** The fiber_runs row an event contributes, or null. */
+/** The runs row an event contributes, or null. */
 export function runRowOf(e: TelemetryEvent): RunRow | null {
   const f = factsOf(e);
   if (!f) return null;

@@ -9,7 +9,7 @@ import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
 import { findAgent, listAgents } from "../../src/store/read-models/agents";
 import { agentListFilters, agentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { getFiber, listFibers } from "../../src/store/read-models/fibers";
+import { getStoredRun, listRuns } from "../../src/store/read-models/runs";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { maskSecrets } from "../../src/telemetry";
 import { agentActionsFrom } from "./availability";
@@ -58,7 +58,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const [state, history, reconciled] = await Promise.all([
     live(c),
-    listFibers(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
+    listRuns(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
     lastReconciliation(c.env.DB, t),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
@@ -74,7 +74,7 @@ agents.get("/agents/:agentClass/:agentName/live", async (c) => {
 
 agents.get("/agents/:agentClass/:agentName/history", async (c) => {
   const t = target(c);
-  const history = await listFibers(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 });
+  const history = await listRuns(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 });
   return c.html(<RunHistory ctx={pageContext(c)} {...t} history={history.items} />);
 });
 
@@ -89,7 +89,7 @@ agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
   // The row is gone (the fiber finished or was recovered), or the agent cannot answer now (evicted, failing,
   // no admin mixin): show its last-known snapshot from the projection, saying why the live one is missing.
   const liveError = run.error.code === "not_found" ? null : run.error.message;
-  const fiber = await getFiber(c.env.DB, runId, t);
+  const fiber = await getStoredRun(c.env.DB, runId, t);
   if (!fiber) return problem(c, 404, liveError ? `No last-known snapshot of run "${runId}", and its live state is unavailable: ${liveError}` : `No run or fiber with id "${runId}".`);
   // Masked at the agent already; masked again for previews stored by agents on older package versions.
   const lastKnown = { ...fiber, snapshotPreview: fiber.snapshotPreview === null ? null : maskSecrets(fiber.snapshotPreview) };

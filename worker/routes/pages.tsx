@@ -2,14 +2,14 @@ import { historyTier } from "../../src/store/history/tier";
 import { Hono } from "hono";
 import { EventsPage } from "../../console/pages/events";
 import { IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
-import { FiberPage, FibersPage } from "../../console/pages/fibers";
+import { RunTimelinePage, RunsPage } from "../../console/pages/runs";
 import { AuditPage, BackupsPage, OpsPage } from "../../console/pages/lists";
 import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
 import { SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
 import {
   eventSeries,
-  fiberEvents,
-  getFiber,
+  runEvents,
+  getStoredRun,
   getIncident,
   getSession,
   groupIncidents,
@@ -21,7 +21,7 @@ import {
   listAudit,
   listBackups,
   listEvents,
-  listFibers,
+  listRuns,
   listIncidents,
   listSessions,
   countStuck,
@@ -130,16 +130,16 @@ pages.get("/incidents/:incidentId", async (c) => {
   );
 });
 
-listRoute("/fibers", listFibers, (ctx, q, list) => <FibersPage ctx={ctx} query={q} page={list} />);
+listRoute("/runs", listRuns, (ctx, q, list) => <RunsPage ctx={ctx} query={q} page={list} />);
 
-pages.get("/fibers/:fiberId", async (c) => {
+pages.get("/runs/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
   const q = query(c);
-  const fiber = await getFiber(c.env.DB, id, ownerFrom(q));
+  const fiber = await getStoredRun(c.env.DB, id, ownerFrom(q));
   if (!fiber) return problem(c, 404, `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id).`);
-  const events = await fiberEvents(c.env.DB, fiber, paging(q), historyTier(c.env));
+  const events = await runEvents(c.env.DB, fiber, paging(q), historyTier(c.env));
   if (wantsJson(c)) return c.json({ run: fiber, events });
-  return page(c, <FiberPage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);
+  return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);
 });
 
 listRoute("/sessions", listSessions, (ctx, q, list) => <SessionsPage ctx={ctx} query={q} page={list} />);

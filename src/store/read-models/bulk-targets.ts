@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agents, fiberRuns, incidents, sessions } from "../schema";
+import { agents, runs, incidents, sessions } from "../schema";
 import { names } from "../sql-names";
 import { flag, oneOf, parseFilters, text } from "./filters";
 import { openNowSql } from "./incident-status";
@@ -21,7 +21,7 @@ export const BULK_COUNT_CAP = 10_000;
 
 /**
  * Statuses a bulk filter can select, each derived from one projection:
- * - `running_runs`: the agent has runs with no outcome yet (fiber_runs);
+ * - `running_runs`: the agent has runs with no outcome yet (runs);
  * - `open_incidents`: the agent has recovery incidents still open (incidents);
  * - `running_sessions`: the agent has sessions last reported running or rescheduled (sessions).
  */
@@ -76,7 +76,7 @@ export function describeBulkFilter(f: BulkFilter): string {
 }
 
 const A = names(agents);
-const F = names(fiberRuns);
+const F = names(runs);
 const I = names(incidents);
 const S = names(sessions);
 
@@ -101,7 +101,7 @@ function conditions(f: BulkFilter): Sql[] {
 function statusLookup(s: BulkStatus): string {
   switch (s) {
     case "running_runs":
-      return `SELECT 1 FROM ${F.$table} INDEXED BY fiber_runs_agent WHERE ${F.agentClass} = c.agent_class AND ${F.agentName} = c.agent_name AND ${F.outcome} IS NULL`;
+      return `SELECT 1 FROM ${F.$table} INDEXED BY runs_agent WHERE ${F.agentClass} = c.agent_class AND ${F.agentName} = c.agent_name AND ${F.outcome} IS NULL`;
     case "open_incidents":
       return `SELECT 1 FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = c.agent_class AND ${I.agentName} = c.agent_name AND ${openNowSql()}`;
     case "running_sessions":
@@ -118,7 +118,7 @@ function candidates(f: BulkFilter, stuck: string | null): Sql {
   if (f.incidentReason) {
     return { sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_reason WHERE ${I.reason} = ?`, binds: [f.incidentReason] };
   }
-  if (f.status === "running_runs") return { sql: `SELECT DISTINCT ${F.agentClass} AS agent_class, ${F.agentName} AS agent_name FROM ${F.$table} INDEXED BY fiber_runs_outcome WHERE ${F.outcome} IS NULL`, binds: [] };
+  if (f.status === "running_runs") return { sql: `SELECT DISTINCT ${F.agentClass} AS agent_class, ${F.agentName} AS agent_name FROM ${F.$table} INDEXED BY runs_outcome WHERE ${F.outcome} IS NULL`, binds: [] };
   if (f.status === "open_incidents") return { sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_status WHERE ${openNowSql()}`, binds: [] };
   if (f.status === "running_sessions") return { sql: `SELECT DISTINCT ${S.agentClass} AS agent_class, ${S.agentName} AS agent_name FROM ${S.$table} INDEXED BY sessions_status WHERE ${S.status} IN ${BUSY_SESSION}`, binds: [] };
   return { sql: `SELECT ${A.agentClass} AS agent_class, ${A.agentName} AS agent_name FROM ${A.$table} INDEXED BY agents_class_listed WHERE ${A.agentClass} = ?`, binds: [f.agentClass] };

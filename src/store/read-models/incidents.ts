@@ -1,6 +1,6 @@
 import type { HistoryTier } from "../history/tier";
 import { z } from "zod";
-import { fiberRuns, incidents } from "../schema";
+import { runs, incidents } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, entityWindow, eventsBy } from "./events";
@@ -326,7 +326,7 @@ export async function incidentTimeline(
   let rowsRead = 0;
   const runIds = [incident.fiberId, incident.requestId].filter((x): x is string => typeof x === "string");
   if (w.from !== null && runIds.length) {
-    const F = names(fiberRuns);
+    const F = names(runs);
     const r = await db
       .prepare(`SELECT MIN(${F.firstSeen}) AS f FROM ${F.$table} WHERE ${F.fiberId} IN (?1, ?2) AND ${F.agentClass} = ?3 AND ${F.agentName} = ?4`)
       .bind(runIds[0], runIds[1] ?? runIds[0], incident.agentClass, incident.agentName)

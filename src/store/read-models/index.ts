@@ -4,7 +4,7 @@ export * from "./audit";
 export * from "./backups";
 export * from "./errors";
 export * from "./events";
-export * from "./fibers";
+export * from "./runs";
 export * from "./incidents";
 export * from "./incident-status";
 export * from "./ops";

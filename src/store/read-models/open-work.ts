@@ -1,5 +1,5 @@
 import type { RunKind } from "../../telemetry/payloads";
-import { agents, fiberRuns, incidents, reconciliations, sessions } from "../schema";
+import { agents, runs, incidents, reconciliations, sessions } from "../schema";
 import { names } from "../sql-names";
 import { openNowSql } from "./incident-status";
 
@@ -18,7 +18,7 @@ export type OpenSession = { name: string; lastSeen: number };
 export type OpenWork = { runs: OpenRun[]; incidents: OpenIncident[]; sessions: OpenSession[] };
 export type AgentKey = { agentClass: string; agentName: string };
 
-const F = names(fiberRuns);
+const F = names(runs);
 const I = names(incidents);
 const S = names(sessions);
 const R = names(reconciliations);
@@ -42,7 +42,7 @@ export async function staleAgents(db: D1Database, before: number, limit: number,
   const [runs, open, busy] = (await db.batch([
     db
       .prepare(
-        `SELECT ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.lastSeen} AS t FROM ${F.$table} INDEXED BY fiber_runs_open
+        `SELECT ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.lastSeen} AS t FROM ${F.$table} INDEXED BY runs_open
          WHERE ${F.outcome} IS NULL AND ${F.lastSeen} < ?1 AND COALESCE(${F.confirmedAt}, 0) < ?1 AND ${notAskedSince(F.$table, F)} ORDER BY ${F.lastSeen} LIMIT ?2`,
       )
       .bind(before, scan),
@@ -78,7 +78,7 @@ export async function openWorkOf(db: D1Database, agent: AgentKey, limit = 200): 
     db
       .prepare(
         `SELECT ${F.kind} AS kind, ${F.fiberId} AS runId, ${F.name} AS name, ${F.lastSeen} AS lastSeen, ${F.confirmedAt} AS confirmedAt
-         FROM ${F.$table} INDEXED BY fiber_runs_agent WHERE ${F.agentClass} = ?1 AND ${F.agentName} = ?2 AND ${F.outcome} IS NULL ORDER BY ${F.lastSeen} LIMIT ?3`,
+         FROM ${F.$table} INDEXED BY runs_agent WHERE ${F.agentClass} = ?1 AND ${F.agentName} = ?2 AND ${F.outcome} IS NULL ORDER BY ${F.lastSeen} LIMIT ?3`,
       )
       .bind(agent.agentClass, agent.agentName, limit),
     db

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EVENT_TYPES, RUN_KINDS, type RunKind } from "../../telemetry/payloads";
-import { eventRollups, fiberRuns, opAmbiguities } from "../schema";
+import { eventRollups, runs, opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { instant, parseFilters } from "./filters";
@@ -17,7 +17,7 @@ import { type Capped, DEFAULT_CAP, cappedCountStatement, cappedOf, cond, rowsRea
  */
 
 const R = names(eventRollups);
-const F = names(fiberRuns);
+const F = names(runs);
 const O = names(opAmbiguities);
 
 export const BUCKET_MS = 5 * 60_000;
@@ -79,7 +79,7 @@ function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1P
   return db
     .prepare(
       `SELECT COUNT(*) AS n, COALESCE(SUM(c), 0) AS confirmed FROM (
-         SELECT (${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen}) AS c FROM ${F.$table} INDEXED BY fiber_runs_kind_outcome
+         SELECT (${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen}) AS c FROM ${F.$table} INDEXED BY runs_kind_outcome
          WHERE ${F.kind} = ? AND ${F.outcome} IS NULL ORDER BY ${F.firstSeen} DESC LIMIT ?)`,
     )
     .bind(kind, cap + 1);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { RunKind } from "../../telemetry/payloads";
-import { agents, eventSegments, fiberRuns, incidents, opAmbiguities, sessions } from "../schema";
+import { agents, eventSegments, runs, incidents, opAmbiguities, sessions } from "../schema";
 import { names } from "../sql-names";
 import { BadRequest } from "./errors";
 import { shownStatusSql } from "./incident-status";
@@ -78,7 +78,7 @@ export const searchQuery = z.preprocess(
 );
 
 const I = names(incidents);
-const F = names(fiberRuns);
+const F = names(runs);
 const O = names(opAmbiguities);
 const S = names(sessions);
 const A = names(agents);

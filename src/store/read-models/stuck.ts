@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fiberRuns, incidents, reconciliations } from "../schema";
+import { runs, incidents, reconciliations } from "../schema";
 import { names } from "../sql-names";
 import { oneOf, parseFilters, text } from "./filters";
 import { openNowSql } from "./incident-status";
@@ -81,14 +81,14 @@ export function parseStuckRule(v: unknown): StuckRule | undefined {
   return parseStuckFilters({ rule: v }).rule;
 }
 
-const F = names(fiberRuns);
+const F = names(runs);
 const I = names(incidents);
 const R = names(reconciliations);
 const MIN = 60_000;
 const MAX_LIMIT = 500;
 
 /** The console's detail URLs (the same shape as console/links.ts, which the store may not import). */
-const detail = (kind: "fibers" | "incidents", id: string, a: { agentClass: string; agentName: string }) =>
+const detail = (kind: "runs" | "incidents", id: string, a: { agentClass: string; agentName: string }) =>
   `/${kind}/${encodeURIComponent(id)}?${new URLSearchParams({ agentClass: a.agentClass, agentName: a.agentName })}`;
 const agentHref = (a: { agentClass: string; agentName: string }) => `/agents/${encodeURIComponent(a.agentClass)}/${encodeURIComponent(a.agentName)}`;
 
@@ -134,7 +134,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         .prepare(
           `SELECT ${F.fiberId} AS runId, ${F.kind} AS kind, ${F.name} AS name, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName,
              ${F.lastSeen} AS lastSeen, ${F.confirmedAt} AS confirmedAt, ${F.phase} AS phase, ${F.wakeAt} AS wakeAt
-           FROM ${F.$table} INDEXED BY fiber_runs_open
+           FROM ${F.$table} INDEXED BY runs_open
            WHERE ${F.outcome} IS NULL AND ${F.lastSeen} < ?1
              AND NOT (COALESCE(${F.phase}, '') = 'waiting' AND (${F.wakeAt} IS NULL OR ${F.wakeAt} >= ?1))${byClass(F.agentClass, 3)}
            ORDER BY ${F.lastSeen} DESC LIMIT ?2`,
@@ -200,7 +200,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
       stmt: db
         .prepare(
           `SELECT ${F.fiberId} AS runId, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.outcomeAt} AS outcomeAt, ${F.lastSeen} AS lastSeen
-           FROM ${F.$table} INDEXED BY fiber_runs_skipped_turns
+           FROM ${F.$table} INDEXED BY runs_skipped_turns
            WHERE ${F.kind} = 'chat_turn' AND ${F.outcome} = 'cancelled' AND ${F.reason} = 'skipped' AND ${F.lastSeen} >= ?1${byClass(F.agentClass, 3)}
            ORDER BY ${F.lastSeen} DESC LIMIT ?2`,
         )
@@ -239,7 +239,7 @@ function noProgress(r: RunStuck, now: number, config: StuckConfig): StuckEntry {
   return {
     rule: "no_progress", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "run", subjectId: r.runId, since,
     detail: `No progress: this ${what} has had no progress event since ${at(r.lastSeen)} (${stuckFor(now - r.lastSeen)}, threshold ${threshold(config.no_progress)}); ${tail}.`,
-    href: detail("fibers", r.runId, r),
+    href: detail("runs", r.runId, r),
   };
 }
 
@@ -274,6 +274,6 @@ function turnSkipped(r: TurnSkipped, config: StuckConfig): StuckEntry {
   return {
     rule: "skipped_no_reason", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "run", subjectId: r.runId, since: when,
     detail: `Skipped without a reason: the SDK finished this chat turn as "skipped" at ${at(when)} and no reason came with it (looking back ${threshold(config.skipped_no_reason)}).`,
-    href: detail("fibers", r.runId, r),
+    href: detail("runs", r.runId, r),
   };
 }

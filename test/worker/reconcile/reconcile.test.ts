@@ -20,7 +20,7 @@ const MIN = 60_000;
 /** Moves an agent's projection rows `ms` into the past: the time reconciliation waits for lost events. */
 async function age(agentName: string, ms: number) {
   await env.DB.batch([
-    ...["fiber_runs", "incidents"].map((t) => env.DB.prepare(`UPDATE ${t} SET last_seen = last_seen - ? WHERE agent_name = ?`).bind(ms, agentName)),
+    ...["runs", "incidents"].map((t) => env.DB.prepare(`UPDATE ${t} SET last_seen = last_seen - ? WHERE agent_name = ?`).bind(ms, agentName)),
     // A session's listed_at is its last_seen to the minute, as ingest writes it.
     env.DB.prepare("UPDATE sessions SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2").bind(ms, agentName),
   ]);
@@ -35,7 +35,7 @@ async function reconcileCron() {
 
 type RunRow = { fiber_id: string; outcome: string | null; reason: string | null; confirmed_at: number | null; last_seen: number; snapshot_preview: string | null };
 const runRow = (agentName: string, id: string) =>
-  env.DB.prepare("SELECT fiber_id, outcome, reason, confirmed_at, last_seen, snapshot_preview FROM fiber_runs WHERE agent_name = ? AND fiber_id = ?").bind(agentName, id).first<RunRow>();
+  env.DB.prepare("SELECT fiber_id, outcome, reason, confirmed_at, last_seen, snapshot_preview FROM runs WHERE agent_name = ? AND fiber_id = ?").bind(agentName, id).first<RunRow>();
 
 beforeAll(async () => {
   await publishEnvTeamKeys();
@@ -52,7 +52,7 @@ describe("reconciliation from cron", () => {
     lost = await stub.runLosingTheEnd();
     held = await stub.startHeld();
     await stub.reportOpenSessionAndRecovery("support-7", gone);
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND snapshot_preview IS NOT NULL", [name], (r) => r.length === 2);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND snapshot_preview IS NOT NULL", [name], (r) => r.length === 2);
     await pollRows("SELECT 1 FROM sessions WHERE agent_name = ? UNION ALL SELECT 1 FROM incidents WHERE agent_name = ?", [name, name], (r) => r.length === 2);
   });
 
@@ -71,12 +71,12 @@ describe("reconciliation from cron", () => {
     const agedLastSeen = (await runRow(name, held))!.last_seen;
     await reconcileCron();
 
-    const closed = await pollRows<RunRow>("SELECT fiber_id, outcome, reason FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, lost], (r) => r.length === 1);
+    const closed = await pollRows<RunRow>("SELECT fiber_id, outcome, reason FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, lost], (r) => r.length === 1);
     expect(closed[0]).toMatchObject({ outcome: "ended_unreported", reason: "the agent has no record of this fiber; how it ended was not reported" });
     // The last-known snapshot survives the close.
     expect((await runRow(name, lost))?.snapshot_preview).toContain('"page":1');
 
-    const confirmed = await pollRows<RunRow>("SELECT fiber_id, outcome, confirmed_at, last_seen FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND confirmed_at IS NOT NULL", [name, held], (r) => r.length === 1);
+    const confirmed = await pollRows<RunRow>("SELECT fiber_id, outcome, confirmed_at, last_seen FROM runs WHERE agent_name = ? AND fiber_id = ? AND confirmed_at IS NOT NULL", [name, held], (r) => r.length === 1);
     expect(confirmed[0]!.outcome).toBeNull();
     // Reconciliation observes: it never moves last_seen, so "confirmed" means confirmed after the last event.
     expect(confirmed[0]!.last_seen).toBe(agedLastSeen);
@@ -119,7 +119,7 @@ describe("reconciliation from cron", () => {
     const stub = await getAgentByName(env.LossyAgent, name);
     await stub.release();
     // The held fiber's real end arrives: its own outcome, not a reconciliation's.
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, held], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, held], (r) => r.length === 1);
 
     await age(name, 11 * MIN);
     // The agent was asked in the last pass: a pass skips it until the reconcile age has passed again.
@@ -136,7 +136,7 @@ describe("reconciliation when an agent page is viewed", () => {
   it("closes a run whose end was lost once it is older than a minute, from what the page just read", async () => {
     const name = `lossy-page-${uid()}`;
     const lost = await (await getAgentByName(env.LossyAgent, name)).runLosingTheEnd();
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, lost], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, lost], (r) => r.length === 1);
 
     // Seconds old: its end may still be in flight, so a view does not judge it.
     expect((await getText(`/agents/LossyAgent/${name}`, "viewer")).status).toBe(200);
@@ -146,7 +146,7 @@ describe("reconciliation when an agent page is viewed", () => {
     await age(name, 2 * MIN);
     const page = await getText(`/agents/LossyAgent/${name}`, "viewer");
     expect(page.status).toBe(200);
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'ended_unreported'", [name, lost], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'ended_unreported'", [name, lost], (r) => r.length === 1);
     // The next view says when it was asked and what came of it.
     const again = await getText(`/agents/LossyAgent/${name}`, "viewer");
     expect(again.text).toMatch(/data-testid="reconciled">Reconciliation last asked this agent \d+s ago: 1 finding recorded\./);
@@ -158,14 +158,14 @@ describe("reconciliation with an agent that cannot answer", () => {
     const name = `nomixin-${uid()}`;
     const stub = await getAgentByName(env.TelemetryOnlyAgent, name);
     await stub.work();
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND outcome = 'completed'", [name], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND outcome = 'completed'", [name], (r) => r.length === 1);
     // A run the events left open (its end lost, as far as the console knows).
-    await env.DB.prepare("UPDATE fiber_runs SET outcome = NULL, outcome_at = NULL, outcome_event_id = NULL, last_seen = last_seen - ? WHERE agent_name = ?").bind(20 * MIN, name).run();
+    await env.DB.prepare("UPDATE runs SET outcome = NULL, outcome_at = NULL, outcome_event_id = NULL, last_seen = last_seen - ? WHERE agent_name = ?").bind(20 * MIN, name).run();
 
     await reconcileCron();
     const asked = await env.DB.prepare("SELECT asked_at, findings, error FROM reconciliations WHERE agent_name = ?").bind(name).first<{ asked_at: number; findings: number; error: string }>();
     expect(asked).toMatchObject({ findings: 0, error: "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it" });
-    expect((await env.DB.prepare("SELECT outcome, confirmed_at FROM fiber_runs WHERE agent_name = ?").bind(name).first())).toEqual({ outcome: null, confirmed_at: null });
+    expect((await env.DB.prepare("SELECT outcome, confirmed_at FROM runs WHERE agent_name = ?").bind(name).first())).toEqual({ outcome: null, confirmed_at: null });
 
     await reconcileCron();
     const again = await env.DB.prepare("SELECT asked_at FROM reconciliations WHERE agent_name = ?").bind(name).first<{ asked_at: number }>();
@@ -177,7 +177,7 @@ describe("POST /api/reconcile (the CLI's `reconcile`, and local dev's stand-in f
   it("runs a pass for an operator and says what it found; a viewer is refused", async () => {
     const name = `lossy-api-${uid()}`;
     const lost = await (await getAgentByName(env.LossyAgent, name)).runLosingTheEnd();
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, lost], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, lost], (r) => r.length === 1);
     await age(name, 11 * MIN);
 
     const viewer = await postForm("/api/reconcile", "viewer", {}, { csrf: csrfFromPage((await getText("/", "viewer")).text), headers: { Accept: "application/json" } });
@@ -188,6 +188,6 @@ describe("POST /api/reconcile (the CLI's `reconcile`, and local dev's stand-in f
     expect(res.status).toBe(200);
     const body = (await res.json()) as { ok: true; value: { asked: number; findings: { agent: string; type: string; finding: string }[]; unanswered: unknown[] } };
     expect(body.value.findings).toContainEqual({ agent: `LossyAgent/${name}`, type: "run.reconciled", finding: "ended_unreported" });
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'ended_unreported'", [name, lost], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'ended_unreported'", [name, lost], (r) => r.length === 1);
   });
 });

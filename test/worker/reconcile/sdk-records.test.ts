@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getFiber, getIncident, listFibers } from "../../../src/store/read-models";
+import { getStoredRun, getIncident, listRuns } from "../../../src/store/read-models";
 import { fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "../../../src/telemetry";
 import { reconcileAgent } from "../../../worker/reconcile/agent";
 import { reconcileStale } from "../../../worker/reconcile/pass";
@@ -87,11 +87,11 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const { value: runId, dropped } = await withDropped(stub, () => stub.startTask("complete"), (e) => e.type === "task.completed");
     expect(dropped).toBe(1);
     // As the events that did arrive tell it: still open.
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NULL", [name, runId], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NULL", [name, runId], (r) => r.length === 1);
 
     const r = await reconcile("TruthTaskAgent", name);
     const sdk = (await stub.sdkTask(runId))!;
-    const run = (await getFiber(env.DB, runId, owner))!;
+    const run = (await getStoredRun(env.DB, runId, owner))!;
     expect(run.status).toBe(runStateOf("task", sdk.state)!.outcome);
     expect(run.endedAt).toBe(sdk.settledAt);
     expect(run.phase).toBe(runStateOf("task", sdk.state)!.phase);
@@ -108,7 +108,7 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const { value: runId } = await withDropped(stub, () => stub.startTask("fail"), (e) => e.type === "task.failed");
     await reconcile("TruthTaskAgent", name);
     const sdk = (await stub.sdkTask(runId))!;
-    expect(await getFiber(env.DB, runId, owner)).toMatchObject({ status: runStateOf("task", sdk.state)!.outcome, error: sdk.error!.message });
+    expect(await getStoredRun(env.DB, runId, owner)).toMatchObject({ status: runStateOf("task", sdk.state)!.outcome, error: sdk.error!.message });
   });
 
   it("a managed fiber: as inspectFiber says", async () => {
@@ -116,10 +116,10 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const owner = { agentClass: "TruthFiberAgent", agentName: name };
     const stub = await fiberAgent(name);
     const { value: id } = await withDropped(stub, () => stub.startManaged("complete"), (e) => e.type === "fiber.completed");
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NULL", [name, id], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NULL", [name, id], (r) => r.length === 1);
     await reconcile("TruthFiberAgent", name);
     const sdk = (await stub.sdkFiber(id))!;
-    expect(await getFiber(env.DB, id, owner)).toMatchObject({ status: runStateOf("managed_fiber", sdk.status)!.outcome, endedAt: sdk.settledAt });
+    expect(await getStoredRun(env.DB, id, owner)).toMatchObject({ status: runStateOf("managed_fiber", sdk.status)!.outcome, endedAt: sdk.settledAt });
   });
 
   it("a plain runFiber, which the SDK forgets once it ended: as the agent's own record says (adminRunRecord)", async () => {
@@ -130,7 +130,7 @@ describe("a run whose end event never shipped is closed with the outcome the age
     await reconcile("TruthFiberAgent", name);
     const own = await stub.runFiberTruth(id);
     expect(own.row).toBe(false);
-    expect((await getFiber(env.DB, id, owner))?.status).toBe(own.outcome);
+    expect((await getStoredRun(env.DB, id, owner))?.status).toBe(own.outcome);
   });
 
   it("a run the agent has no record of at all is ended, not reported", async () => {
@@ -144,7 +144,7 @@ describe("a run whose end event never shipped is closed with the outcome the age
     });
     expect(await stub.sdkTask(runId)).toBeNull();
     await reconcile("TruthTaskAgent", name);
-    expect(await getFiber(env.DB, runId, owner)).toMatchObject({ status: "ended_unreported", reason: "the agent has no record of this task run; how it ended was not reported" });
+    expect(await getStoredRun(env.DB, runId, owner)).toMatchObject({ status: "ended_unreported", reason: "the agent has no record of this task run; how it ended was not reported" });
   });
 });
 
@@ -165,7 +165,7 @@ describe("a managed fiber settled later by resolveFiber, whose report was lost",
     // Reconciliation confirms what the SDK keeps: the incident stays open while the fiber waits for resolveFiber.
     await reconcile("TruthFiberAgent", name);
     expect((await getIncident(env.DB, incidentId, owner))?.status).toBe(fiberIncidentStatusOf(interrupted.status));
-    expect((await getFiber(env.DB, id, owner))?.status).toBe(runStateOf("managed_fiber", interrupted.status)!.outcome);
+    expect((await getStoredRun(env.DB, id, owner))?.status).toBe(runStateOf("managed_fiber", interrupted.status)!.outcome);
 
     await stub.loseInTransport(["fiber.resolved"]);
     expect(await stub.resolveManaged(id, { status: "completed" })).toBe(true);
@@ -174,7 +174,7 @@ describe("a managed fiber settled later by resolveFiber, whose report was lost",
     expect(resolved.status).not.toBe(interrupted.status);
     await reconcile("TruthFiberAgent", name);
     expect((await getIncident(env.DB, incidentId, owner))?.status).toBe(fiberIncidentStatusOf(resolved.status));
-    expect(await getFiber(env.DB, id, owner)).toMatchObject({ status: runStateOf("managed_fiber", resolved.status)!.outcome, endedAt: resolved.settledAt });
+    expect(await getStoredRun(env.DB, id, owner)).toMatchObject({ status: runStateOf("managed_fiber", resolved.status)!.outcome, endedAt: resolved.settledAt });
   });
 });
 
@@ -185,11 +185,11 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
     const stub = await taskAgent(name);
     const known = await stub.startTask("complete");
     await stub.settleTelemetry();
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, known], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, known], (r) => r.length === 1);
     // Every event of a second and a third run is lost before it ships.
     const { value: unseen } = await withDropped(stub, async () => [await stub.startTask("complete"), await stub.startTask("nap")], (e) => e.type.startsWith("task."));
     await quiet(name);
-    expect((await listFibers(env.DB, owner)).items.map((r) => r.runId)).toEqual([known]);
+    expect((await listRuns(env.DB, owner)).items.map((r) => r.runId)).toEqual([known]);
 
     // The gap as ingest records it (agents.seq_max - agents.seq_seen). The per-event sequence numbers are another
     // change's; until it lands, this test sets the agent's counters directly.
@@ -199,13 +199,13 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
     await quiet(name);
 
     const sdk = await stub.sdkTasks();
-    const shown = await listFibers(env.DB, owner);
+    const shown = await listRuns(env.DB, owner);
     expect(shown.items.map((r) => [r.runId, r.status, r.phase]).sort()).toEqual(
       sdk.map((t) => [t.runId, runStateOf("task", t.state)!.outcome ?? "running", runStateOf("task", t.state)!.phase]).sort(),
     );
     // A run it closed says where its end came from.
     const ended = sdk.filter((t) => unseen.includes(t.runId) && runStateOf("task", t.state)!.outcome !== null);
     expect(ended.length).toBeGreaterThan(0);
-    for (const t of ended) expect((await getFiber(env.DB, t.runId, owner))?.reason).toContain("its events never arrived");
+    for (const t of ended) expect((await getStoredRun(env.DB, t.runId, owner))?.reason).toContain("its events never arrived");
   });
 });

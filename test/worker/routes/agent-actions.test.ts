@@ -161,7 +161,7 @@ describe("pages show the state after an action", () => {
     expect(html).toContain('data-result="ok"');
     expect(html).toContain('<dd data-testid="agent-status"><span class="badge ok">idle</span></dd>');
     // What the page's delayed refresh fetches: the run closed force_idled (the console's client emitted it).
-    await pollRows("SELECT 1 FROM fiber_runs WHERE fiber_id = ? AND outcome = 'force_idled'", [s.runId], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE fiber_id = ? AND outcome = 'force_idled'", [s.runId], (r) => r.length === 1);
     const after = await getText(`${base}/history`, "viewer", HX);
     expect(after.text).toContain(`<tr data-run="${s.runId}" data-outcome="force_idled">`);
     // The session page's status and the incident page's facts refresh on the same event.

@@ -59,8 +59,8 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/partials/incidents", url: () => "/partials/incidents", shows: (fx) => [fx.incidentId, 'data-testid="incidents"'] },
   { kind: "read", method: "GET", pattern: "/events", url: () => "/events?type=chat.recovery.exhausted", shows: () => ['data-testid="events"', "chat.recovery.exhausted"] },
   { kind: "read", method: "GET", pattern: "/incidents/:incidentId", url: (fx) => `/incidents/${enc(fx.incidentId)}`, shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"] },
-  { kind: "read", method: "GET", pattern: "/fibers", url: () => "/fibers", shows: (fx) => [fx.session.runId] },
-  { kind: "read", method: "GET", pattern: "/fibers/:fiberId", url: (fx) => `/fibers/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn", "streamedChars"] },
+  { kind: "read", method: "GET", pattern: "/runs", url: () => "/runs", shows: (fx) => [fx.session.runId] },
+  { kind: "read", method: "GET", pattern: "/runs/:fiberId", url: (fx) => `/runs/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn", "streamedChars"] },
   {
     kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName", url: agentPath,
     shows: (fx, who) => ["Run history", fx.session.runId, who === "operator" ? "Confirm force idle" : "need the operator role; you are signed in as a viewer"],

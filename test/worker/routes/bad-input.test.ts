@@ -50,7 +50,7 @@ const escapeQuotes = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;
 describe("unknown ids answer 404 with a clear message", () => {
   const CASES: [string, () => string, () => string][] = [
     ["incident", () => "/incidents/req-nope:msg-0", () => "No incident with id &quot;req-nope:msg-0&quot;. It may have aged out of retention, or the id is mistyped."],
-    ["run", () => "/fibers/no-such-fiber", () => "No run with id &quot;no-such-fiber&quot; (a fiber id, a Tasks run id, or a chat turn&#39;s request id)."],
+    ["run", () => "/runs/no-such-fiber", () => "No run with id &quot;no-such-fiber&quot; (a fiber id, a Tasks run id, or a chat turn&#39;s request id)."],
     ["session", () => "/sessions/no-such-session", () => "No session named &quot;no-such-session&quot; has reported to this console."],
     ["session status fragment", () => "/sessions/no-such-session/status", () => "No such session."],
     ["agent", () => "/agents/ProbeAgent/no-such-agent", () => "No agent ProbeAgent &quot;no-such-agent&quot; has reported to this console."],
@@ -87,16 +87,16 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
     ["/incidents?groupBy=bogus", "groupBy must be one of reason, status, kind, agent"],
     ["/incidents?since=2026-02-01&until=2026-01-01", "since must not be later than until"],
     ["/incidents?since=yesterday", "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;yesterday&quot;)"],
-    ["/fibers?since=not-a-date", "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;not-a-date&quot;)"],
-    ["/fibers?outcome=exploded", `outcome must be one of running, completed, failed, interrupted, cancelled, force_idled, ended_unreported, recovering, recovered, recovery_skipped, recovery_failed (got &quot;exploded&quot;)`],
-    ["/fibers?kind=thread", `kind must be one of fiber, managed_fiber, task, chat_turn (got &quot;thread&quot;)`],
-    ["/fibers?agentName=" + "x".repeat(501), "agentName is longer than 500 characters"],
+    ["/runs?since=not-a-date", "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;not-a-date&quot;)"],
+    ["/runs?outcome=exploded", `outcome must be one of running, completed, failed, interrupted, cancelled, force_idled, ended_unreported, recovering, recovered, recovery_skipped, recovery_failed (got &quot;exploded&quot;)`],
+    ["/runs?kind=thread", `kind must be one of fiber, managed_fiber, task, chat_turn (got &quot;thread&quot;)`],
+    ["/runs?agentName=" + "x".repeat(501), "agentName is longer than 500 characters"],
     ["/sessions?status=sleepy", "status must be one of running, idle, rescheduled, terminated, error, ended_unreported (got &quot;sleepy&quot;)"],
     ["/ops?open=maybe", "open must be true or false (got &quot;maybe&quot;)"],
     ["/backups?expired=soon", "expired must be true or false (got &quot;soon&quot;)"],
     ["/audit?result=great", "result must be one of ok, partial, noop, error, denied, invalid, pending (got &quot;great&quot;)"],
     ["/incidents?limit=0", "limit must be a whole number from 1 to 200 (got &quot;0&quot;)"],
-    ["/fibers?limit=201", "limit must be a whole number from 1 to 200 (got &quot;201&quot;)"],
+    ["/runs?limit=201", "limit must be a whole number from 1 to 200 (got &quot;201&quot;)"],
     ["/sessions?limit=ten", "limit must be a whole number from 1 to 200 (got &quot;ten&quot;)"],
     ["/audit?limit=1e2", "limit must be a whole number from 1 to 200 (got &quot;1e2&quot;)"],
   ];
@@ -149,7 +149,7 @@ describe("cursors", () => {
 
   it.each([
     ["/incidents", "incidents"],
-    ["/fibers", "fibers"],
+    ["/runs", "fibers"],
     ["/sessions", "sessions"],
     ["/backups", "backups"],
     ["/audit", "audit"],
@@ -160,21 +160,21 @@ describe("cursors", () => {
   });
 
   it("timelines reject malformed cursors", async () => {
-    for (const path of [`/incidents/${enc(incidents[0]!)}`, `/fibers/${enc(session.runId)}`, `/sessions/${enc(session.name)}`]) {
+    for (const path of [`/incidents/${enc(incidents[0]!)}`, `/runs/${enc(session.runId)}`, `/sessions/${enc(session.name)}`]) {
       for (const cursor of ["not*base64", "A", b64Json({ not: "an array" }), b64Json(["x", 1])]) await expectProblem(`${path}?cursor=${enc(cursor)}`, 400, INVALID);
     }
   });
 
   it("a cursor of another list is refused with its own message", async () => {
     const { next } = (await (await call(`/incidents?agentName=${enc(probeAgent)}&limit=1`, { as: "viewer", headers: { Accept: "application/json" } })).json()) as { next: string };
-    await expectProblem(`/fibers?cursor=${next}`, 400, "the page cursor belongs to another list or ordering; start from the first page");
+    await expectProblem(`/runs?cursor=${next}`, 400, "the page cursor belongs to another list or ordering; start from the first page");
     await expectProblem(`/incidents/${enc(incidents[0]!)}?cursor=${next}`, 400, "the page cursor belongs to another list or ordering; start from the first page");
   });
 });
 
 describe("odd but well-formed values never make a 5xx", () => {
   it.each([
-    "/fibers?since=99999999999999999999",
+    "/runs?since=99999999999999999999",
     "/incidents?until=99999999999999999999",
     `/incidents?cursor=${b64Json(["incidents", 1, "\ud800"])}`,
     `/incidents?cursor=${b64Json(["incidents", 1e308, "x"])}`,
@@ -182,7 +182,7 @@ describe("odd but well-formed values never make a 5xx", () => {
     "/incidents/%E0%A4%A",
     "/incidents/%00",
     `/incidents/${"x".repeat(20_000)}`,
-    "/fibers?agentName=%00",
+    "/runs?agentName=%00",
     "/incidents?status=__proto__",
     "/incidents?groupBy=constructor",
     "/agents/__proto__/x",

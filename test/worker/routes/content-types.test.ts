@@ -44,7 +44,7 @@ describe("reads", () => {
   });
 
   it.each([
-    ["/fibers", () => ({ fiberId: session.runId, name: "session-turn", outcome: null })],
+    ["/runs", () => ({ fiberId: session.runId, name: "session-turn", outcome: null })],
     ["/sessions", () => ({ sessionName: session.name, status: "running" })],
     ["/api/agents", () => ({ agentClass: "FaultySessionAgent", agentName: session.name })],
     ["/backups", null],

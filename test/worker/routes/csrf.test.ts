@@ -50,7 +50,7 @@ const REFUSALS: Refusal[] = [
 
 describe("the CSRF token a page hands out", () => {
   it("is in <body hx-headers> of every page, the same as /api/csrf gives, and differs per user", async () => {
-    for (const path of ["/", "/incidents", "/fibers", `/sessions/${encodeURIComponent(victim.name)}`, "/audit"]) {
+    for (const path of ["/", "/incidents", "/runs", `/sessions/${encodeURIComponent(victim.name)}`, "/audit"]) {
       expect(csrfFromPage((await getText(path, "operator")).text)).toBe(operatorToken);
     }
     const api = await call("/api/csrf", { as: "operator" });

@@ -29,7 +29,7 @@ it("a run older than the hot window still shows its whole timeline: the page rea
   expect(gone.events).toBeGreaterThanOrEqual(events.length);
   const owner = `agentClass=ProbeAgent&agentName=${encodeURIComponent(agentName)}`;
 
-  const res = await call(`/fibers/${encodeURIComponent(fiberId)}?${owner}`, { as: "viewer", headers: { accept: "application/json" } });
+  const res = await call(`/runs/${encodeURIComponent(fiberId)}?${owner}`, { as: "viewer", headers: { accept: "application/json" } });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { run: { fiberId: string }; events: { items: { id: string; type: string }[] } };
   expect(body.run.fiberId).toBe(fiberId);

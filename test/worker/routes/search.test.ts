@@ -54,7 +54,7 @@ describe("GET /search", () => {
   });
 
   it("a request id, a session name and an agent name redirect to their pages", async () => {
-    expect(location(await search(`req-${u}`))).toBe(`/fibers/req-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
+    expect(location(await search(`req-${u}`))).toBe(`/runs/req-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
     expect(location(await search(`sess-${u}`))).toBe(`/sessions/sess-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`);
     expect(location(await search(A.agentName))).toBe(`/agents/ProbeAgent/${enc(A.agentName)}`);
     expect(location(await search(`ProbeAgent/${A.agentName}`))).toBe(`/agents/ProbeAgent/${enc(A.agentName)}`);
@@ -70,8 +70,8 @@ describe("GET /search", () => {
     const page = await getText(`/search?q=fib-${u}`, "viewer");
     expect(page.status).toBe(200);
     expect(page.text).toContain("Runs (2)");
-    expect(page.text).toContain(`href="/fibers/fib-${u}?agentClass=ProbeAgent&amp;agentName=${enc(A.agentName)}"`);
-    expect(page.text).toContain(`href="/fibers/fib-${u}?agentClass=SupportAgent&amp;agentName=${enc(B.agentName)}"`);
+    expect(page.text).toContain(`href="/runs/fib-${u}?agentClass=ProbeAgent&amp;agentName=${enc(A.agentName)}"`);
+    expect(page.text).toContain(`href="/runs/fib-${u}?agentClass=SupportAgent&amp;agentName=${enc(B.agentName)}"`);
   });
 
   it("an id only events carry (an op that was never ambiguous) redirects to what its events belong to", async () => {
@@ -94,8 +94,8 @@ describe("GET /search", () => {
     const body = (await r.json()) as { query: string; matches: { kind: string; href: string }[] };
     expect(body.query).toBe(`fib-${u}`);
     expect(body.matches.map((m) => [m.kind, m.href])).toEqual([
-      ["run", `/fibers/fib-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`],
-      ["run", `/fibers/fib-${u}?agentClass=SupportAgent&agentName=${enc(B.agentName)}`],
+      ["run", `/runs/fib-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`],
+      ["run", `/runs/fib-${u}?agentClass=SupportAgent&agentName=${enc(B.agentName)}`],
     ]);
     const one = await search(`req-${u}`, { Accept: "application/json" });
     expect(one.status).toBe(200);
@@ -123,7 +123,7 @@ describe("GET /search", () => {
 });
 
 describe("the header's search box and time zone toggle", () => {
-  it.each(["/", "/incidents", "/fibers", "/sessions", "/ops", "/audit", "/backups", `/search?q=nothing-${u}`])("%s", async (path) => {
+  it.each(["/", "/incidents", "/runs", "/sessions", "/ops", "/audit", "/backups", `/search?q=nothing-${u}`])("%s", async (path) => {
     const page = await getText(path, "viewer");
     expect(page.status).toBe(200);
     expect(page.text).toMatch(/<form class="search" method="get" action="\/search" role="search">/);
@@ -145,14 +145,14 @@ describe("relative since on the lists", () => {
     expect(page.text).toMatch(/<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z" title="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" data-relative="">\d+m ago<\/time>/);
   });
 
-  it.each(["/incidents", "/fibers", "/sessions", "/ops", "/audit"])("%s offers the presets and accepts since=7d", async (path) => {
+  it.each(["/incidents", "/runs", "/sessions", "/ops", "/audit"])("%s offers the presets and accepts since=7d", async (path) => {
     const page = await getText(`${path}?since=7d`, "viewer");
     expect(page.status).toBe(200);
     expect(page.text).toContain('data-testid="time-presets"');
     expect(page.text).toContain(`<a href="${path}?since=7d" aria-current="true" class="active">7d</a>`);
   });
 
-  it.each(["/incidents?since=1y", "/fibers?since=tomorrow", "/sessions?since=-1h", "/ops?since=0m", "/audit?since=1h&until=2h"])("%s is a 400 with a clear message", async (path) => {
+  it.each(["/incidents?since=1y", "/runs?since=tomorrow", "/sessions?since=-1h", "/ops?since=0m", "/audit?since=1h&until=2h"])("%s is a 400 with a clear message", async (path) => {
     const page = await getText(path, "viewer");
     expect(page.status).toBe(400);
     expect(page.text).toMatch(/since must (be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date|not be later than until)/);

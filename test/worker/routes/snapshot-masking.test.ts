@@ -46,7 +46,7 @@ describe("the snapshot viewer", () => {
     const raw = JSON.stringify({ token: SECRETS.github, remote: SECRETS.url });
     old.record("fiber.stashed", { fiberName: "legacy", snapshot: { preview: raw, bytes: raw.length, truncated: false } }, { fiberId });
     await old.settle();
-    await pollRows("SELECT 1 FROM fiber_runs WHERE fiber_id = ? AND snapshot_preview IS NOT NULL", [fiberId], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE fiber_id = ? AND snapshot_preview IS NOT NULL", [fiberId], (r) => r.length === 1);
 
     const page = await getText(`/agents/ProbeAgent/${name}/runs/${fiberId}`, "viewer");
     expect(page.status).toBe(200);

@@ -64,7 +64,7 @@ afterAll(async () => {
     env.DB.prepare("DELETE FROM audit_log WHERE target_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM event_segments WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM incidents WHERE agent_name = ?").bind(agentName),
-    env.DB.prepare("DELETE FROM fiber_runs WHERE agent_name = ?").bind(agentName),
+    env.DB.prepare("DELETE FROM runs WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM sessions WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM op_ambiguities WHERE agent_name = ?").bind(agentName),
     env.DB.prepare("DELETE FROM workspace_backups WHERE session_name = ?").bind(agentName),
@@ -87,8 +87,8 @@ describe("an event with time 9e15", () => {
     ["overview fragment", () => "/partials/overview", () => [openIncidentId]],
     ["incident list", () => "/incidents", () => [incidentId]],
     ["incident drill-down", () => `/incidents/${enc(incidentId)}`, () => ["max_attempts_exceeded"]],
-    ["fiber list", () => "/fibers", () => [futureFiber]],
-    ["fiber page", () => `/fibers/${enc(futureFiber)}`, () => ["Fiber etl"]],
+    ["fiber list", () => "/runs", () => [futureFiber]],
+    ["fiber page", () => `/runs/${enc(futureFiber)}`, () => ["Fiber etl"]],
     ["session list", () => "/sessions", () => [agentName]],
     ["session page", () => `/sessions/${enc(agentName)}`, () => ["session.status_running"]],
     ["agent page", () => `/agents/ProbeAgent/${enc(agentName)}`, () => [futureFiber, `data-missing="${Number.MAX_SAFE_INTEGER - 1}"`]],
@@ -120,7 +120,7 @@ describe("an event with time 9e15", () => {
 
 describe("a deeply nested snapshot (and a 10,000-deep audit row)", () => {
   const PAGES: [string, () => string][] = [
-    ["fiber page (last-known snapshot and timeline)", () => `/fibers/${enc(deepFiber)}`],
+    ["fiber page (last-known snapshot and timeline)", () => `/runs/${enc(deepFiber)}`],
     ["run viewer (last-known, the run row is gone)", () => `/agents/ProbeAgent/${enc(agentName)}/runs/${enc(deepFiber)}`],
     ["session timeline", () => `/sessions/${enc(agentName)}`],
   ];

@@ -25,9 +25,9 @@ beforeAll(async () => {
   await publishEnvTeamKeys();
   const agent = await getAgentByName(env.LossyAgent, name);
   runId = await agent.startHeld();
-  await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, runId], (r) => r.length === 1);
+  await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, runId], (r) => r.length === 1);
   // Silent for 16 minutes: past the default 15.
-  await env.DB.prepare("UPDATE fiber_runs SET last_seen = last_seen - ? WHERE agent_name = ?").bind(16 * MIN, name).run();
+  await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?").bind(16 * MIN, name).run();
 }, 60_000);
 
 afterAll(async () => {
@@ -44,7 +44,7 @@ describe("/stuck", () => {
     const cells = row![1]!;
     expect(cells).toContain("running, no progress");
     expect(cells).toContain(`LossyAgent · ${name}`);
-    expect(cells).toContain(`href="${escapeHtml(`/fibers/${runId}?agentClass=LossyAgent&agentName=${name}`)}"`);
+    expect(cells).toContain(`href="${escapeHtml(`/runs/${runId}?agentClass=LossyAgent&agentName=${name}`)}"`);
     expect(cells).toContain(`href="/agents/LossyAgent/${name}#admin-actions"`);
     expect(cells).toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ<div class="muted" data-testid="stuck-for">for 16m<\/div>/);
     expect(cells).toContain(escapeHtml('this fiber "long-export" has had no progress event since'));
@@ -110,7 +110,7 @@ describe("the overview's Stuck card", () => {
 
   it("drops the run once it ends", async () => {
     await (await getAgentByName(env.LossyAgent, name)).release();
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, runId], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, runId], (r) => r.length === 1);
     expect(mine((await json<{ entries: StuckEntry[] }>("/stuck")).body.entries)).toEqual([]);
     const page = await getText("/stuck", "viewer");
     expect(page.text).not.toContain(`data-subject="${runId}"`);
@@ -123,8 +123,8 @@ describe("escaping", () => {
     const agentName = `stuck-xss-${uid()} ${markup}#agent`;
     const agent = await getAgentByName(env.ProbeAgent, agentName);
     await agent.startHangingFiber(undefined, `hang ${markup}#fiber`);
-    await pollRows("SELECT 1 FROM fiber_runs WHERE agent_name = ? AND snapshot_preview IS NOT NULL", [agentName], (r) => r.length === 1);
-    await env.DB.prepare("UPDATE fiber_runs SET last_seen = last_seen - ? WHERE agent_name = ?").bind(16 * MIN, agentName).run();
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND snapshot_preview IS NOT NULL", [agentName], (r) => r.length === 1);
+    await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?").bind(16 * MIN, agentName).run();
 
     for (const path of ["/stuck?agentClass=ProbeAgent", `/stuck?agentClass=${encodeURIComponent(`${markup}#filter`)}`]) {
       const page = await getText(path, "operator");

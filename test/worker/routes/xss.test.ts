@@ -35,12 +35,12 @@ let s: Seeded;
 beforeAll(async () => {
   await publishEnvTeamKeys();
 
-  // (a) A fiber whose name and stashed snapshot carry markup: live run row (admin RPC) and fiber_runs.snapshot_preview (telemetry).
+  // (a) A fiber whose name and stashed snapshot carry markup: live run row (admin RPC) and runs.snapshot_preview (telemetry).
   const fiberAgent = `xss-fiber-${uid()}`;
   const a = await getAgentByName(env.ProbeAgent, fiberAgent);
   await a.startHangingFiber(undefined, `hang ${mark("fibername")}`, { note: mark("snapshot"), step: 1 });
   const runId = (await a.runRows())[0]!.id;
-  await pollRows("SELECT 1 FROM fiber_runs WHERE fiber_id = ? AND snapshot_preview LIKE '%#snapshot%'", [runId], (r) => r.length === 1);
+  await pollRows("SELECT 1 FROM runs WHERE fiber_id = ? AND snapshot_preview LIKE '%#snapshot%'", [runId], (r) => r.length === 1);
 
   // (b) An agent whose NAME is markup, reporting a session, an ambiguous op, a session error, a chat exhaustion and a backup.
   const markupAgent = `xss-${uid()} ${mark("agentname")}`;
@@ -75,11 +75,11 @@ type PageCase = { page: string; path: () => string; tags: string[] };
 
 const PAGES: PageCase[] = [
   // (a) the fiber snapshot and name
-  { page: "fiber page", path: () => `/fibers/${enc(s.runId)}`, tags: ["snapshot", "fibername"] },
+  { page: "fiber page", path: () => `/runs/${enc(s.runId)}`, tags: ["snapshot", "fibername"] },
   { page: "run snapshot viewer (live, through admin RPC)", path: () => `/agents/ProbeAgent/${enc(s.fiberAgent)}/runs/${enc(s.runId)}`, tags: ["snapshot", "fibername"] },
   { page: "agent page of the fiber's agent", path: () => `/agents/ProbeAgent/${enc(s.fiberAgent)}`, tags: ["fibername"] },
   { page: "agent live fragment", path: () => `/agents/ProbeAgent/${enc(s.fiberAgent)}/live`, tags: ["fibername"] },
-  { page: "fiber list", path: () => `/fibers?agentName=${enc(s.fiberAgent)}`, tags: ["fibername"] },
+  { page: "fiber list", path: () => `/runs?agentName=${enc(s.fiberAgent)}`, tags: ["fibername"] },
   // (b) event text and the agent name
   { page: "agent page of the markup-named agent", path: () => `/agents/ProbeAgent/${enc(s.markupAgent)}`, tags: ["agentname"] },
   { page: "chat incident drill-down", path: () => `/incidents/${enc(s.chatIncident)}`, tags: ["reason", "partial", "terminal", "agentname"] },
@@ -96,7 +96,7 @@ const PAGES: PageCase[] = [
   { page: "overview fragment", path: () => "/partials/overview", tags: ["reason", "agentname"] },
   // values reflected from the URL
   { page: "incident list with a markup filter", path: () => `/incidents?reason=${enc(mark("filter"))}`, tags: ["filter"] },
-  { page: "fiber list with a markup filter", path: () => `/fibers?agentClass=${enc(mark("filter"))}`, tags: ["filter"] },
+  { page: "fiber list with a markup filter", path: () => `/runs?agentClass=${enc(mark("filter"))}`, tags: ["filter"] },
   { page: "audit list with a markup filter", path: () => `/audit?actor=${enc(mark("filter"))}`, tags: ["filter"] },
   { page: "bulk preview with a markup filter", path: () => `/bulk?incidentReason=${enc(mark("filter"))}&agentClass=${enc(mark("filter"))}`, tags: ["filter"] },
   { page: "bulk preview listing the markup-named agent", path: () => "/bulk?agentClass=ProbeAgent", tags: ["agentname"] },
@@ -115,12 +115,12 @@ describe("error pages and action results", () => {
   it("escapes ids and filter values echoed in 404 and 400 pages", async () => {
     const cases: [string, number, string][] = [
       [`/incidents/${enc(mark("id404"))}`, 404, escapeHtml(mark("id404"))],
-      [`/fibers/${enc(mark("id404"))}`, 404, escapeHtml(mark("id404"))],
+      [`/runs/${enc(mark("id404"))}`, 404, escapeHtml(mark("id404"))],
       [`/sessions/${enc(mark("id404"))}`, 404, escapeHtml(mark("id404"))],
       [`/agents/ProbeAgent/${enc(mark("id404"))}`, 404, escapeHtml(mark("id404"))],
       [`/agents/ProbeAgent/${enc(s.fiberAgent)}/runs/${enc(mark("id404"))}`, 404, escapeHtml(mark("id404"))],
       [`/incidents?status=${enc(mark("bad400"))}`, 400, escapeHtml(mark("bad400"))],
-      [`/fibers?since=${enc(mark("bad400"))}`, 400, escapeHtml(mark("bad400"))],
+      [`/runs?since=${enc(mark("bad400"))}`, 400, escapeHtml(mark("bad400"))],
       // The router decodes the path with decodeURI, which keeps reserved characters (/ = #) encoded.
       [`/no/such/page/${enc(mark("path404"))}`, 404, "&lt;script&gt;alert(1)&lt;%2Fscript&gt;&lt;img src%3Dx onerror%3Dalert(2)&gt;%23path404"],
     ];

@@ -64,7 +64,7 @@ it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running r
 
   // 1. Every run the console shows running is live in its agent.
   const running = await rows<{ fiber_id: string; kind: string; agent_class: string; agent_name: string }>(
-    "SELECT fiber_id, kind, agent_class, agent_name FROM fiber_runs WHERE outcome IS NULL",
+    "SELECT fiber_id, kind, agent_class, agent_name FROM runs WHERE outcome IS NULL",
   );
   const notLive: string[] = [];
   for (const r of running) {
@@ -96,7 +96,7 @@ it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running r
 
   // What the soak went through, for the record (and proof that it exercised what on-call cares about).
   const byStatus = await rows<{ status: string; n: number }>(`SELECT ${shownStatusSql()} AS status, COUNT(*) AS n FROM incidents GROUP BY 1 ORDER BY 1`);
-  const byKind = await rows<{ kind: string; outcome: string | null; n: number }>("SELECT kind, outcome, COUNT(*) AS n FROM fiber_runs GROUP BY kind, outcome ORDER BY kind, outcome");
+  const byKind = await rows<{ kind: string; outcome: string | null; n: number }>("SELECT kind, outcome, COUNT(*) AS n FROM runs GROUP BY kind, outcome ORDER BY kind, outcome");
   const [{ n: events }] = (await rows<{ n: number }>("SELECT COUNT(*) AS n FROM events")) as [{ n: number }];
   const findings = pass.flatMap((p) => p.findings.map((f) => `${f.type}:${f.finding}`));
   console.log(

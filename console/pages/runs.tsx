@@ -1,4 +1,4 @@
-import { RUN_KINDS, RUN_OUTCOMES, type EventRow, type FiberDetail, type FiberRow, type Page } from "../../src/store/read-models";
+import { RUN_KINDS, RUN_OUTCOMES, type EventRow, type RunWithSnapshot, type Run, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { JsonView, parsePreview } from "../components/json-view";
 import { Pager } from "../components/pager";
@@ -17,7 +17,7 @@ export const KIND_LABEL: Record<string, string> = { fiber: "fiber", managed_fibe
 const kindLabel = (k: string) => (Object.hasOwn(KIND_LABEL, k) ? KIND_LABEL[k]! : k);
 
 /** A run's status: its outcome, or running (with a Task's live phase, and whether the agent confirmed it). */
-export function RunStatus(props: { run: FiberRow }) {
+export function RunStatus(props: { run: Run }) {
   const r = props.run;
   if (r.outcome !== null) return <Status value={r.outcome} />;
   return (
@@ -30,17 +30,17 @@ export function RunStatus(props: { run: FiberRow }) {
 }
 
 /** What a run's step is to it: where it is, where it was cut off, or (ended) the last one known. */
-function stepLabel(f: FiberRow): string {
+function stepLabel(f: Run): string {
   if (f.outcome !== null) return "last step";
   return f.phase === "interrupted" ? "interrupted in step" : f.phase === "waiting" ? "waiting in step" : "at step";
 }
 
 /** Every run in the fleet (fibers, managed fibers, Tasks runs, chat turns), from the projection. */
-export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<FiberRow> }) {
+export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run> }) {
   const q = props.query;
   return (
-    <Layout ctx={props.ctx} title="Runs" active="/fibers">
-      <FilterForm action="/fibers">
+    <Layout ctx={props.ctx} title="Runs" active="/runs">
+      <FilterForm action="/runs">
         <SelectFilter name="kind" label="kind" value={q.kind} options={RUN_KINDS} />
         <SelectFilter name="outcome" label="status" value={q.outcome} options={RUN_OUTCOMES} />
         <SelectFilter name="confirmed" label="confirmed by the agent" value={q.confirmed} options={["true", "false"]} />
@@ -48,13 +48,13 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
-      <TimePresets path="/fibers" query={q} />
+      <TimePresets path="/runs" query={q} />
       <table data-testid="fibers">
         <thead><tr><th>run</th><th>kind</th><th>agent</th><th>name</th><th>started</th><th>duration</th><th>status</th><th>step</th><th>attempt</th><th class="num">snapshot</th></tr></thead>
         <tbody>
           {props.page.items.map((f) => (
             <tr data-kind={f.kind}>
-              <td><a class="mono" href={detailHref("fibers", f.fiberId, f)}>{f.fiberId}</a></td>
+              <td><a class="mono" href={detailHref("runs", f.fiberId, f)}>{f.fiberId}</a></td>
               <td>{kindLabel(f.kind)}</td>
               <td><a href={`/agents/${encodeURIComponent(f.agentClass)}/${encodeURIComponent(f.agentName)}`}>{f.agentClass} · {f.agentName}</a></td>
               <td>{f.name}</td>
@@ -69,18 +69,18 @@ export function FibersPage(props: { ctx: PageContext; query: Query; page: Page<F
         </tbody>
       </table>
       {props.page.items.length === 0 ? <p class="muted">No runs match.</p> : null}
-      <Pager path="/fibers" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path="/runs" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }
 
 /** One run: what it is, how it ended, its last-known snapshot and its events. */
-export function FiberPage(props: { ctx: PageContext; fiber: FiberDetail; events: Page<EventRow>; query: Query }) {
+export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapshot; events: Page<EventRow>; query: Query }) {
   const f = props.fiber;
   const snap = parsePreview(f.snapshotPreview);
   const kind = kindLabel(f.kind);
   return (
-    <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active="/fibers">
+    <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active="/runs">
       <dl class="facts" data-testid="run-facts">
         <dt>{f.kind === "chat_turn" ? "request" : f.kind === "task" ? "task run" : "fiber"}</dt><dd class="mono">{f.fiberId}</dd>
         <dt>kind</dt><dd>{kind}</dd>
@@ -101,7 +101,7 @@ export function FiberPage(props: { ctx: PageContext; fiber: FiberDetail; events:
       {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">This run never stashed a snapshot.</p>}
       <h2>Events</h2>
       <Timeline events={props.events.items} traceUrl={props.ctx.traceUrl} />
-      <Pager path={`/fibers/${encodeURIComponent(f.fiberId)}`} query={props.query} next={props.events.next} hasCursor={Boolean(props.query.cursor)} />
+      <Pager path={`/runs/${encodeURIComponent(f.fiberId)}`} query={props.query} next={props.events.next} hasCursor={Boolean(props.query.cursor)} />
     </Layout>
   );
 }

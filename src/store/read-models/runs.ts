@@ -1,7 +1,7 @@
 import type { HistoryTier } from "../history/tier";
 import { z } from "zod";
 import { RUN_KINDS, type RunKind } from "../../telemetry/payloads";
-import { fiberRuns } from "../schema";
+import { runs } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
@@ -9,7 +9,7 @@ import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
 
 /**
- * Runs of every kind (fiber_runs; the table kept its name when runs got kinds): one row per run of an agent,
+ * Runs of every kind (runs; the table kept its name when runs got kinds): one row per run of an agent,
  * newest first (first_seen DESC, fiber_id DESC, then the agent). Not by last activity: a run's events move
  * last_seen batch after batch, and every index holding it would be rewritten each time (D1 bills each entry);
  * first_seen stays put, so a page's order also holds while its runs go on. `fiberId` is the run's id in the SDK:
@@ -28,7 +28,7 @@ export const RUN_OUTCOMES = [
 ] as const;
 
 /** Run list filters; since / until bound first_seen, when the run was first seen (inclusive). */
-export const fiberFilters = z
+export const runFilters = z
   .object({
     kind: oneOf("kind", RUN_KINDS),
     agentClass: text("agentClass"),
@@ -40,10 +40,10 @@ export const fiberFilters = z
     until: instant("until"),
   })
   .superRefine(sinceBeforeUntil);
-export type FiberFilters = z.output<typeof fiberFilters>;
-export type FiberFilterInput = { [K in keyof FiberFilters]?: unknown };
+export type RunFilters = z.output<typeof runFilters>;
+export type RunFilterInput = { [K in keyof RunFilters]?: unknown };
 
-export type FiberRow = {
+export type Run = {
   fiberId: string;
   /** The same id, under the name every kind shares. */
   runId: string;
@@ -85,41 +85,41 @@ export type FiberRow = {
 };
 
 /** A run with its last stashed snapshot (a masked, truncated preview). */
-export type FiberDetail = FiberRow & { snapshotPreview: string | null };
+export type RunWithSnapshot = Run & { snapshotPreview: string | null };
 
-type Stored = Omit<FiberRow, "runId" | "status" | "confirmed">;
+type Stored = Omit<Run, "runId" | "status" | "confirmed">;
 
-const F = names(fiberRuns);
-const SELECT = selectList(fiberRuns, [
+const F = names(runs);
+const SELECT = selectList(runs, [
   "fiberId", "kind", "agentClass", "agentName", "name", "definition", "attempt", "startedAt", "endedAt",
   "outcome", "error", "reason", "phase", "wakeAt", "step", "statusMessage", "confirmedAt", "snapshotBytes", "snapshotAt", "firstSeen", "lastSeen",
 ]);
-const SELECT_DETAIL = `${SELECT}, ${selectList(fiberRuns, ["snapshotPreview"])}`;
+const SELECT_DETAIL = `${SELECT}, ${selectList(runs, ["snapshotPreview"])}`;
 
 /** Running and confirmed after its last event (reconciliation never moves last_seen). */
-export const isConfirmedRunning = (r: Pick<FiberRow, "outcome" | "confirmedAt" | "lastSeen">) =>
+export const isConfirmedRunning = (r: Pick<Run, "outcome" | "confirmedAt" | "lastSeen">) =>
   r.outcome === null && r.confirmedAt !== null && r.confirmedAt >= r.lastSeen;
 
 /** Adds what is derived from a stored row; an ended run has no phase (nor a wake time), whatever its last live state was. */
-function derive<T extends Stored>(r: T): T & Pick<FiberRow, "runId" | "status" | "confirmed"> {
+function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "confirmed"> {
   const ended = r.outcome !== null;
   return { ...r, phase: ended ? null : r.phase, wakeAt: ended ? null : r.wakeAt, runId: r.fiberId, status: r.outcome ?? "running", confirmed: isConfirmedRunning(r) };
 }
 
 /** Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one. */
-const PATHS: AccessPath<ColumnKey<typeof fiberRuns>>[] = [
-  { index: "fiber_runs_agent", cols: ["agentClass", "agentName"] },
-  { index: "fiber_runs_name", cols: ["agentName"] },
-  { index: "fiber_runs_kind_outcome", cols: ["kind", "outcome"] },
-  { index: "fiber_runs_outcome", cols: ["outcome"] },
-  { index: "fiber_runs_kind", cols: ["kind"] },
-  { index: "fiber_runs_class", cols: ["agentClass"] },
-  { index: "fiber_runs_first_seen", cols: [] },
+const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
+  { index: "runs_agent", cols: ["agentClass", "agentName"] },
+  { index: "runs_name", cols: ["agentName"] },
+  { index: "runs_kind_outcome", cols: ["kind", "outcome"] },
+  { index: "runs_outcome", cols: ["outcome"] },
+  { index: "runs_kind", cols: ["kind"] },
+  { index: "runs_class", cols: ["agentClass"] },
+  { index: "runs_first_seen", cols: [] },
 ];
 
 /** Lists runs, newest first (first seen); outcome "running" means no outcome yet. Filter by kind, outcome, agent, time. */
-export async function listFibers(db: D1Database, filters: FiberFilterInput, page: PageOptions = {}): Promise<Page<FiberRow>> {
-  const f = parseFilters(fiberFilters, filters);
+export async function listRuns(db: D1Database, filters: RunFilterInput, page: PageOptions = {}): Promise<Page<Run>> {
+  const f = parseFilters(runFilters, filters);
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
   const p = choosePath(PATHS, {
     kind: eq(f.kind, F.kind),
@@ -131,7 +131,7 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
   // The same test as isConfirmedRunning, per row (a bounded scan over the path's index).
   const confirmed = `(${F.outcome} IS NULL AND ${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen})`;
   const residual = f.confirmed === undefined ? p.residual : [...p.residual, cond(f.confirmed ? confirmed : `NOT ${confirmed}`)];
-  return keysetPage<FiberRow>(
+  return keysetPage<Run>(
     db,
     {
       tag: "fibers",
@@ -151,16 +151,14 @@ export async function listFibers(db: D1Database, filters: FiberFilterInput, page
   );
 }
 
-/** The runs list under its kind-neutral name. */
-export const listRuns = listFibers;
 
 /**
  * One run with its snapshot preview: the run of `owner`, or the only agent's with that id, or null.
  * An id several agents reported needs the owner (BadRequest listing them).
  */
-export async function getFiber(db: D1Database, fiberId: string, owner?: AgentRef): Promise<FiberDetail | null> {
+export async function getStoredRun(db: D1Database, fiberId: string, owner?: AgentRef): Promise<RunWithSnapshot | null> {
   const q = { table: F.$table, select: SELECT_DETAIL, key: F.fiberId, agentClass: F.agentClass, agentName: F.agentName, what: "run" };
-  const row = await findOwned<Omit<FiberDetail, "runId" | "status" | "confirmed">>(db, q, fiberId, owner);
+  const row = await findOwned<Omit<RunWithSnapshot, "runId" | "status" | "confirmed">>(db, q, fiberId, owner);
   return row ? derive(row) : null;
 }
 
@@ -176,9 +174,9 @@ const RUN_EVENTS = {
  * One agent's run's events, oldest first: the agent's segments in the run's window (first_seen .. last_seen, or
  * a later reconciliation or end), at most SEGMENT_BUDGET segments read per page.
  */
-export function fiberEvents(
+export function runEvents(
   db: D1Database,
-  run: Pick<FiberRow, "fiberId"> & Partial<Pick<FiberRow, "kind" | "firstSeen" | "lastSeen" | "confirmedAt" | "endedAt">> & AgentRef,
+  run: Pick<Run, "fiberId"> & Partial<Pick<Run, "kind" | "firstSeen" | "lastSeen" | "confirmedAt" | "endedAt">> & AgentRef,
   page: PageOptions = {},
   history?: HistoryTier,
 ): Promise<Page<EventRow>> {
@@ -187,5 +185,3 @@ export function fiberEvents(
   return eventsBy(db, { tag: "fiber-events", column, value: run.fiberId, owner: run, dir: "ASC", ...w }, page, history);
 }
 
-/** A run's events under the kind-neutral name. */
-export const runEvents = fiberEvents;
