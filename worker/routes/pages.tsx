@@ -130,6 +130,10 @@ pages.get("/incidents/:incidentId", async (c) => {
   );
 });
 
+// Runs of every kind were "fibers" before Tasks and chat turns joined them: old links and bookmarks keep working.
+pages.get("/fibers", (c) => c.redirect(`/runs${new URL(c.req.url).search}`, 301));
+pages.get("/fibers/:runId", (c) => c.redirect(`/runs/${encodeURIComponent(c.req.param("runId"))}${new URL(c.req.url).search}`, 301));
+
 listRoute("/runs", listRuns, (ctx, q, list) => <RunsPage ctx={ctx} query={q} page={list} />);
 
 pages.get("/runs/:fiberId", async (c) => {

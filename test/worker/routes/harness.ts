@@ -28,7 +28,7 @@ export function accessToken(email: string): Promise<string> {
   return t;
 }
 
-export type CallOptions = { as?: Who; method?: string; headers?: Record<string, string>; body?: BodyInit };
+export type CallOptions = { as?: Who; method?: string; headers?: Record<string, string>; body?: BodyInit; redirect?: RequestRedirect };
 
 /**
  * Calls the Worker at `path` as `as` (default anonymous). Every response is checked to be below 500:
@@ -39,7 +39,7 @@ export async function call(path: string, opts: CallOptions = {}): Promise<Respon
   const headers = new Headers(opts.headers);
   const who = opts.as ?? "anonymous";
   if (who !== "anonymous") headers.set("Cf-Access-Jwt-Assertion", await accessToken(USERS[who]));
-  const res = await worker.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body: opts.body }));
+  const res = await worker.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body: opts.body, ...(opts.redirect ? { redirect: opts.redirect } : {}) }));
   expect(res.status, `${method} ${path} as ${who} answered ${res.status}`).toBeLessThan(500);
   return res;
 }
@@ -100,7 +100,7 @@ export async function stalledSession(prefix = "route") {
   const runId = runs[0]!.id;
   await pollRows("SELECT 1 FROM agents WHERE agent_class = 'FaultySessionAgent' AND agent_name = ?", [name], (r) => r.length === 1);
   await pollRows("SELECT 1 FROM sessions WHERE session_name = ? AND status = 'running'", [name], (r) => r.length === 1);
-  await pollRows("SELECT 1 FROM fiber_runs WHERE fiber_id = ? AND snapshot_preview IS NOT NULL", [runId], (r) => r.length === 1);
+  await pollRows("SELECT 1 FROM runs WHERE fiber_id = ? AND snapshot_preview IS NOT NULL", [runId], (r) => r.length === 1);
   return { agentClass: "FaultySessionAgent" as const, name, stub: s, runId };
 }
 export type StalledSession = Awaited<ReturnType<typeof stalledSession>>;
