@@ -28,7 +28,7 @@ export function accessToken(email: string): Promise<string> {
   return t;
 }
 
-export type CallOptions = { as?: Who; method?: string; headers?: Record<string, string>; body?: BodyInit; redirect?: RequestRedirect };
+export type CallOptions = { as?: Who; method?: string; headers?: Record<string, string>; body?: BodyInit; redirect?: "follow" | "manual" };
 
 /**
  * Calls the Worker at `path` as `as` (default anonymous). Every response is checked to be below 500:
