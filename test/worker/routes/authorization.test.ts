@@ -61,6 +61,9 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/incidents/:incidentId", url: (fx) => `/incidents/${enc(fx.incidentId)}`, shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"] },
   { kind: "read", method: "GET", pattern: "/runs", url: () => "/runs", shows: (fx) => [fx.session.runId] },
   { kind: "read", method: "GET", pattern: "/runs/:fiberId", url: (fx) => `/runs/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn", "streamedChars"] },
+  // Old links: redirected (followed here, as a browser does) to the runs pages, behind the same sign-in.
+  { kind: "read", method: "GET", pattern: "/fibers", url: () => "/fibers", shows: (fx) => [fx.session.runId] },
+  { kind: "read", method: "GET", pattern: "/fibers/:runId", url: (fx) => `/fibers/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn"] },
   {
     kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName", url: agentPath,
     shows: (fx, who) => ["Run history", fx.session.runId, who === "operator" ? "Confirm force idle" : "need the operator role; you are signed in as a viewer"],
