@@ -1,4 +1,4 @@
 /** Bench entry: the real Worker plus two otherwise identical agents, with and without telemetry. */
 export { default } from "../worker/index";
 export * from "../worker/index";
-export { BenchDemoLikeAgent, BenchDemoLikeFlushAgent, BenchPlainAgent, BenchTelemetryAgent } from "./agents";
+export { BenchPlainAgent, BenchTelemetryAgent } from "./agents";

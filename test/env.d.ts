@@ -37,7 +37,5 @@ declare namespace Cloudflare {
   interface Env {
     BenchPlainAgent: DurableObjectNamespace<import("../bench/agents").BenchPlainAgent>;
     BenchTelemetryAgent: DurableObjectNamespace<import("../bench/agents").BenchTelemetryAgent>;
-    BenchDemoLikeAgent: DurableObjectNamespace<import("../bench/agents").BenchDemoLikeAgent>;
-    BenchDemoLikeFlushAgent: DurableObjectNamespace<import("../bench/agents").BenchDemoLikeFlushAgent>;
   }
 }

@@ -7,19 +7,13 @@ export type QueueLike = { sendBatch(messages: Iterable<MessageSendRequest<unknow
 /** The part of Durable Object SQL storage the outbox needs. */
 export type SqlLike = Pick<SqlStorage, "exec">;
 
-/**
- * Microtask hops without a new event before a turn's events are written. Microtasks all run before the turn
- * ends, so waiting never leaves the turn's storage transaction; it lets the rest of an SDK call's events
- * (a fiber's end comes a few promise reactions after its work) join the same statement.
- */
-const SAVE_AFTER_QUIET_HOPS = 8;
 /** Events sent per drain step. */
 const DRAIN_EVENTS = 500;
 /**
  * Characters an open row grows to before a new row is started. Small enough that rewriting the row on each
  * write stays cheap; large enough that starting and deleting rows is rare (about 100 events per row).
  */
-const ROW_CHARS = 8 * 1024;
+const ROW_CHARS = 32 * 1024;
 export const OUTBOX_TABLE = "cf_telemetry_outbox_rows";
 /** The one-event-per-row table of earlier versions: its rows are moved over once (see #migrate). */
 const LEGACY_TABLE = "cf_telemetry_outbox";
@@ -43,49 +37,35 @@ export function parseOutboxBody(body: string): OutboxRow[] {
 export const formatOutboxBody = (rows: readonly OutboxRow[]): string => rows.map((r) => `${r.seq}\t${r.body}`).join("\n");
 
 /**
- * A durable outbox in the agent's own SQLite that costs the agent one row written per turn that emits events,
- * not two per event. A turn's events are written in that turn (so they commit together with the work that
- * produced them) as one small row, and sent to the Queue in the background. Rows are never deleted: a row
- * whose events have all been sent is reused by a later turn's write (an UPDATE, one row written, like the
- * INSERT of a new one), so sending costs no write at all. After a quiet spell, `compact` records how far
- * sending got (one row), so a later wake does not send those events again; an eviction before that means the
- * next wake sends the rest of the rows again, and ingest dedupes on event id (a resent event keeps its number).
+ * A durable outbox in the agent's own SQLite that costs the agent about one row written per turn that emits
+ * events, not two per event. Events are written in the same turn of the event loop as the agent work that
+ * produced them (so they commit together with it), into one *open row* that holds many events; they are sent
+ * to the Queue in the background, and the open row's sent events are dropped by the next write that happens
+ * anyway (or after a quiet spell, `compact`). An eviction in between means the next wake sends what the rows
+ * hold again; ingest dedupes on event id, and a resent event keeps its number.
  *
- * Rows written are counted in `rowsWritten`, from the cursors' own figures.
+ * Rows written, per operation: a turn's write is one row (UPDATE of the open row, or INSERT of a new one when
+ * the open row has grown past ROW_CHARS: a backlog while the Queue is down); a full row is deleted once all its
+ * events are sent (one row for hundreds of events); `compact` is one row per quiet spell. Counted in
+ * `rowsWritten` from the cursors' own figures.
  *
  * Each event's number (`seq`, seq.ts) is given here: one more than the highest number any row records
- * (`last_seq`); rows are never deleted, so numbers rise across drains and evictions without a hole. Row 0
- * records how far sending got (its `last_seq`), and holds no events.
+ * (`last_seq`), and the open row is never deleted, so numbers rise across drains and evictions without a hole.
  */
 export class Outbox {
   #ready = false;
-  /** Events put in this turn (with their JSON text), written as one statement before the turn ends. */
-  #unsaved: { event: TelemetryEvent; text: string }[] = [];
-  /** Events put since the pending write last looked (see put). */
-  #putSinceHop = false;
+  /** Events put in this turn, written as one statement at the next microtask. */
+  #unsaved: TelemetryEvent[] = [];
   /** Highest number given. */
   #issued = 0;
-  /** Highest number handed to the Queue (after a wake: as far as row 0 records). */
+  /** Highest number this isolate handed to the Queue (0 after a wake: what the rows hold is sent again). */
   #shipped = 0;
-  /** Highest number row 0 records as sent. */
-  #marked = 0;
-  /** Rows holding events not yet sent: slot → its last number. */
-  readonly #unsent = new Map<number, number>();
-  /** Rows whose events have all been sent, free for the next write. */
-  #free: number[] = [];
+  /** The row new events go to: its key, its last number and its size. */
+  #open: { slot: number; lastSeq: number; chars: number } | null = null;
   #maxSlot = 0;
   #rowsWritten = 0;
 
-  /**
-   * `writeAt`: "turn" (the default) writes each turn's events in that turn, so they commit with the work that
-   * produced them and survive any eviction. "flush" writes them when the background sender flushes (one row
-   * per flush): fewer rows written, but events of the last flush interval (flushDelayMs) that an eviction
-   * interrupts are lost, unnumbered, so the console cannot count them either.
-   */
-  constructor(
-    private readonly sql: SqlLike,
-    private readonly writeAt: "turn" | "flush" = "turn",
-  ) {}
+  constructor(private readonly sql: SqlLike) {}
 
   /** DO SQLite rows this outbox wrote (its cursors' rowsWritten), since this isolate started. */
   get rowsWritten(): number {
@@ -100,16 +80,11 @@ export class Outbox {
     if (this.#ready) return;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS ${OUTBOX_TABLE} (slot INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, body TEXT NOT NULL)`);
     this.#migrate();
-    const rows = this.sql.exec<{ slot: number; last_seq: number }>(`SELECT slot, last_seq FROM ${OUTBOX_TABLE}`).toArray();
-    this.#marked = rows.find((r) => r.slot === 0)?.last_seq ?? 0;
-    this.#shipped = this.#marked;
-    for (const r of rows) {
-      this.#issued = Math.max(this.#issued, r.last_seq);
-      this.#maxSlot = Math.max(this.#maxSlot, r.slot);
-      if (r.slot === 0) continue;
-      if (r.last_seq > this.#shipped) this.#unsent.set(r.slot, r.last_seq);
-      else this.#free.push(r.slot);
-    }
+    const rows = this.sql.exec<{ slot: number; last_seq: number; chars: number }>(`SELECT slot, last_seq, length(body) AS chars FROM ${OUTBOX_TABLE} ORDER BY slot`).toArray();
+    for (const r of rows) this.#issued = Math.max(this.#issued, r.last_seq);
+    const last = rows[rows.length - 1];
+    this.#maxSlot = last?.slot ?? 0;
+    this.#open = last && last.chars < ROW_CHARS ? { slot: last.slot, lastSeq: last.last_seq, chars: last.chars } : null;
     this.#ready = true;
   }
 
@@ -132,33 +107,26 @@ export class Outbox {
   }
 
   /**
-   * Queues one event (and its JSON text) for storage. The write happens a few microtasks later, still inside
-   * the current turn of the event loop and so inside the same storage transaction as the work that produced
-   * the event: it waits while events keep arriving within the turn (an SDK call's later events come a few
-   * microtasks after its first), so one statement, one row written, carries them all. `onError` hears of a
-   * failed write.
+   * Queues one event for storage. The write happens at the next microtask,
+   * still inside the current storage transaction, as one statement for every
+   * event of this turn. `onError` hears of a failed write.
    */
-  put(event: TelemetryEvent, text: string, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
-    this.#putSinceHop = true;
-    if (this.#unsaved.push({ event, text }) !== 1 || this.writeAt === "flush") return;
-    let quiet = 0;
-    const hop = () => {
-      if (this.#putSinceHop) quiet = 0;
-      this.#putSinceHop = false;
-      if (++quiet < SAVE_AFTER_QUIET_HOPS && this.#unsaved.length) return queueMicrotask(hop);
-      const events = this.#unsaved.map((u) => u.event);
-      try {
-        this.save();
-      } catch (e) {
-        onError(e, events);
-      }
-    };
-    queueMicrotask(hop);
+  put(event: TelemetryEvent, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
+    if (this.#unsaved.push(event) === 1) {
+      queueMicrotask(() => {
+        const events = this.#unsaved;
+        try {
+          this.save();
+        } catch (e) {
+          onError(e, events);
+        }
+      });
+    }
   }
 
   /**
-   * Writes events queued by put() now: one row written (more only past ROW_CHARS). If storage fails they are
-   * handed back through the error, not kept, and they take no number.
+   * Writes events queued by put() now: one row written. If storage fails they are handed back through the
+   * error, not kept, and they take no number.
    */
   save(): void {
     if (!this.#unsaved.length) return;
@@ -167,36 +135,26 @@ export class Outbox {
     this.#ensure();
     let seq = this.#issued;
     let text = "";
-    for (let i = 0; i < events.length; i++) {
-      text += `${text ? "\n" : ""}${++seq}\t${events[i]!.text}`;
-      if (i === events.length - 1 || text.length >= ROW_CHARS) {
-        this.#write(seq, text);
-        this.#issued = seq;
-        text = "";
-      }
-    }
-  }
-
-  /** One row of events, the last numbered `lastSeq`: into a row whose events were all sent, else a new one. */
-  #write(lastSeq: number, text: string): void {
-    const reuse = this.#free.length ? this.#free[this.#free.length - 1]! : null;
-    if (reuse !== null) {
-      this.#exec(`UPDATE ${OUTBOX_TABLE} SET last_seq = ?, body = ? WHERE slot = ?`, lastSeq, text, reuse);
-      this.#free.pop();
-      this.#unsent.set(reuse, lastSeq);
+    for (const e of events) text += `${text ? "\n" : ""}${++seq}\t${JSON.stringify(e)}`;
+    const open = this.#open;
+    if (open && open.chars < ROW_CHARS) {
+      // Everything the open row held has been sent: its text is replaced, which is the delete of the sent events.
+      const replace = open.lastSeq <= this.#shipped || open.chars === 0;
+      if (replace) this.#exec(`UPDATE ${OUTBOX_TABLE} SET last_seq = ?, body = ? WHERE slot = ?`, seq, text, open.slot);
+      else this.#exec(`UPDATE ${OUTBOX_TABLE} SET last_seq = ?, body = body || char(10) || ? WHERE slot = ?`, seq, text, open.slot);
+      this.#open = { slot: open.slot, lastSeq: seq, chars: replace ? text.length : open.chars + 1 + text.length };
     } else {
-      const slot = this.#maxSlot + 1;
-      this.#exec(`INSERT INTO ${OUTBOX_TABLE} (slot, last_seq, body) VALUES (?, ?, ?)`, slot, lastSeq, text);
-      this.#maxSlot = slot;
-      this.#unsent.set(slot, lastSeq);
+      const slot = ++this.#maxSlot;
+      this.#exec(`INSERT INTO ${OUTBOX_TABLE} (slot, last_seq, body) VALUES (?, ?, ?)`, slot, seq, text);
+      this.#open = { slot, lastSeq: seq, chars: text.length };
     }
+    this.#issued = seq;
   }
 
-  /** Stored events not yet handed to the Queue, oldest first, at most `limit`. */
+  /** Stored events not yet handed to the Queue by this isolate, oldest first, at most `limit`. */
   #pendingRows(limit = Number.POSITIVE_INFINITY): OutboxRow[] {
     const out: OutboxRow[] = [];
-    if (!this.#unsent.size) return out;
-    const rows = this.sql.exec<{ body: string }>(`SELECT body FROM ${OUTBOX_TABLE} WHERE slot > 0 AND last_seq > ? ORDER BY last_seq`, this.#shipped).toArray();
+    const rows = this.sql.exec<{ body: string }>(`SELECT body FROM ${OUTBOX_TABLE} WHERE last_seq > ? ORDER BY slot`, this.#shipped).toArray();
     for (const r of rows) {
       for (const e of parseOutboxBody(r.body)) {
         if (e.seq <= this.#shipped) continue;
@@ -231,7 +189,7 @@ export class Outbox {
   /**
    * Sends everything pending, step by step, oldest first. Returns how many were sent; a Queue error stops and
    * rethrows. `prepare` turns stored rows into what is sent (size check, number, signature), in the background.
-   * Writes nothing: rows whose events have all been sent become free for later writes.
+   * Full rows whose events have all been sent are deleted; the open row is emptied by the next write (or compact).
    */
   async drain(queue: QueueLike, prepare: (rows: OutboxRow[]) => string[] | Promise<string[]> = (rows) => rows.map((r) => r.body)): Promise<number> {
     this.save();
@@ -243,22 +201,19 @@ export class Outbox {
       await sendPacked(queue, await prepare(rows));
       this.#shipped = Math.max(this.#shipped, rows[rows.length - 1]!.seq);
       sent += rows.length;
-      for (const [slot, last] of this.#unsent) {
-        if (last > this.#shipped) continue;
-        this.#unsent.delete(slot);
-        this.#free.push(slot);
-      }
+      this.#exec(`DELETE FROM ${OUTBOX_TABLE} WHERE last_seq <= ? AND slot <> ?`, this.#shipped, this.#open?.slot ?? -1);
     }
   }
 
   /**
-   * Records how far sending got (row 0), so a later wake does not send those events again. One row written;
-   * meant for a quiet spell. Returns whether it wrote.
+   * Empties the open row when every event it holds has been sent, so a later wake does not send them again.
+   * One row written; meant for a quiet spell (a busy agent's next write does it for free). Returns whether it wrote.
    */
   compact(): boolean {
-    if (!this.#ready || this.#shipped <= this.#marked) return false;
-    this.#exec(`INSERT INTO ${OUTBOX_TABLE} (slot, last_seq, body) VALUES (0, ?, '') ON CONFLICT(slot) DO UPDATE SET last_seq = excluded.last_seq`, this.#shipped);
-    this.#marked = this.#shipped;
+    const open = this.#open;
+    if (!open || open.chars === 0 || open.lastSeq > this.#shipped || this.#unsaved.length) return false;
+    this.#exec(`UPDATE ${OUTBOX_TABLE} SET body = '' WHERE slot = ?`, open.slot);
+    this.#open = { ...open, chars: 0 };
     return true;
   }
 }

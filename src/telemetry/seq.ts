@@ -5,21 +5,19 @@ import type { Source, TelemetryEvent } from "./envelope.js";
  * events never arrived: it keeps the highest number it received and how many distinct numbered events it
  * received; the difference is what is missing.
  *
- * Where the number comes from: the outbox (outbox.ts) gives each event it writes one more than the highest
- * number given so far, which its rows record (`last_seq`; rows are reused, never deleted, so the highest number
- * survives drains and evictions). A row holds many events, each line carrying its own number, so an event
- * removed from a row leaves exactly its number missing. A write rolled back with the agent's turn takes its
- * numbers with it (the isolate that gave them is reset with it). It costs the agent nothing: no row, no write
- * beyond the outbox write the events have anyway. The number is stamped onto the event's stored text when the
- * outbox drains, before the signature (so the signature covers it).
+ * Where the number comes from: the outbox row's key (`cf_telemetry_outbox.seq`, INTEGER PRIMARY KEY
+ * AUTOINCREMENT in the agent's own SQLite). AUTOINCREMENT never reuses a number, even after rows are deleted,
+ * so numbers rise across drains and evictions, and a write rolled back with the agent's turn rolls its number
+ * back too (no hole). It costs the agent nothing: no row, no write beyond the outbox row the event has anyway.
+ * The number is stamped onto the event's stored text when the outbox drains, before the signature (so the
+ * signature covers it).
  *
  * What gets a number, and so what a gap means:
  * - An event that was written to the outbox. A stash coalesced away before the outbox (`stashed()` ships the
- *   newest per fiber per flush) never took one: it is no gap. Nor did an event an eviction lost before its
- *   write, which only `outboxWrites: "flush"` allows (the events of the last flush interval).
+ *   last of a synchronous run) never took one: it is no gap.
  * - An `event.too_large` placeholder takes the number of the event it stands for, whether it replaced the
  *   event at emit (the placeholder is what the row holds) or at send (the row's number is stamped after).
- * - A redelivered event carries the same id and the same number (the stored text is sent again until overwritten):
+ * - A redelivered event carries the same id and the same number (the row is sent again until deleted):
  *   the console counts each event id once.
  * - Only the outbox owner's own events (source = the telemetry's source). An event naming another agent, and
  *   every event of a telemetry without storage (`subscribeAgentDiagnostics` with a `Telemetry` built without
@@ -28,6 +26,11 @@ import type { Source, TelemetryEvent } from "./envelope.js";
  * - If the agent's storage is wiped (`deleteAll`, `destroy` and a new agent under the same name), numbering
  *   restarts at 1. The console then sees more events than its highest number (seen > max), which it reads as
  *   "numbering restarted", not as a gap: it cannot count what is missing after a restart.
+ *
+ * If a later change packs several events into one outbox row, each event still needs its own number: a row of
+ * k events takes k consecutive numbers by advancing the table's AUTOINCREMENT counter
+ * (`UPDATE sqlite_sequence SET seq = seq + k - 1 WHERE name = 'cf_telemetry_outbox'`, in the same statement
+ * batch as the insert), its key is the last of them, and event i (0-based) of the row is `key - k + 1 + i`.
  */
 
 /** Largest number a sequence may reach: JSON and D1 integers stay exact up to here. */
