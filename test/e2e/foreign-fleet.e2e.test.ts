@@ -107,6 +107,17 @@ it("after two SIGKILLs mid-work and a quiet spell, the console's totals per kind
     const names = ((await r.json()) as { items: { agentName: string }[] }).items.map((x) => x.agentName);
     return [...TASKS, ...FIBERS, ...CHATS].every((a) => names.includes(a.name));
   });
+  // The stalled turns must have reached the console before the kill. Reconciliation asks agents with open work or
+  // a visible gap in their numbers; a turn none of whose events ever arrived, on an agent that emits nothing after
+  // (round 2's events are lost too), is out of its reach. Production Queues keep a message once send() resolves.
+  await until("the console to know each stalled chat turn", async () => {
+    for (const a of CHATS) {
+      const q = new URLSearchParams({ agentClass: a.agent, agentName: a.name, kind: "chat_turn", limit: "10" });
+      const r = await fetch(`${server.base}/runs?${q}`, { headers: { Accept: "application/json" } });
+      if (((await r.json()) as { items: unknown[] }).items.length === 0) return false;
+    }
+    return true;
+  });
   await stop(server, "SIGKILL");
 
   // Round 2: restart, wake everyone (the SDK recovers and replays on wake), start more work, and kill again at once:
