@@ -22,10 +22,9 @@ const run = (cmd, args, opts = {}) => {
 const stamp = "node_modules/.install-stamp";
 const lockHash = () => createHash("sha256").update(readFileSync("package-lock.json")).digest("hex");
 if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== lockHash()) {
-  // `npm install` rather than `npm ci`: npm 11 rejects this lock file in `ci` over platform-specific
-  // optional packages it never recorded, while `install` honours the lock for everything it has.
-  console.log("• installing dependencies (npm install)…");
-  run("npm", ["install", "--no-audit", "--no-fund"]);
+  // `npm ci`: exactly the committed lock, so CI and every user install the same tree (`npm install` may rewrite it).
+  console.log("• installing dependencies (npm ci)…");
+  run("npm", ["ci", "--no-audit", "--no-fund"]);
   writeFileSync(stamp, lockHash());
 }
 
