@@ -5,6 +5,7 @@ import { AgentLive } from "../../console/pages/agent";
 import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, inputFields } from "../../src/admin-rpc/actions";
 import type { AdminResult, ResolveOpOutput, VerifiedForceIdleOutput, VerifiedTriggerAlarmOutput } from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
+import { respondRefusal } from "../http/refusal";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, isHtmx, pageContext, wantsJson } from "./context";
 
@@ -91,18 +92,20 @@ for (const action of ADMIN_ACTION_NAMES) {
     const form = actionForm.safeParse(body ?? {});
     if (!body || !form.success) {
       const message = body ? form.error!.issues.map((i) => i.message).join("; ") : UNREADABLE_FORM;
-      return wantsJson(c) ? c.json({ ok: false, error: { code: "invalid_input", message } }, 400) : c.html(<ActionResult ok={false} title={`${label} refused:`} detail={message} />, 400);
+      const result = () => c.html(<ActionResult ok={false} title={`${label} refused:`} detail={message} />, 400);
+      return respondRefusal(c, { status: 400, code: "invalid_input", message }, { page: result, fragment: result });
     }
     const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
     const target = { agentClass: form.data.agentClass, agentName: form.data.agentName };
     const r: AdminResult<unknown> = await admin.action(action, target, actionInputOf(action, body));
     const auditHref = `/audit?targetName=${encodeURIComponent(target.agentName)}`;
-    const status = r.ok ? 200 : STATUS[r.error.code];
-    if (wantsJson(c)) return c.json(r, status);
     if (!r.ok) {
+      const status = STATUS[r.error.code];
       const title = r.error.code === "unavailable" || r.error.code === "timeout" ? `${label} failed:` : `${label} refused:`;
-      return c.html(<ActionResult ok={false} title={title} detail={r.error.message} auditHref={auditHref} />, status);
+      const result = () => c.html(<ActionResult ok={false} title={title} detail={r.error.message} auditHref={auditHref} />, status);
+      return respondRefusal(c, { status, code: r.error.code, message: r.error.message }, { page: result, fragment: result });
     }
+    if (wantsJson(c)) return c.json(r);
     const verified = action === "resolve_op" ? undefined : (r.value as VerifiedForceIdleOutput | VerifiedTriggerAlarmOutput);
     const forceIdle = action === "force_idle" ? (r.value as VerifiedForceIdleOutput) : undefined;
     // Only what the read-back confirmed is a plain success: partial is said in the warning colour.
