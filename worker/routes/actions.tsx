@@ -52,28 +52,43 @@ const UNREADABLE_FORM = "the request body could not be read as a form: send appl
 const readBack = (after: VerifiedForceIdleOutput["after"]) =>
   after.verified ? `The agent is now ${after.status}.` : `The agent reported itself ${after.status}, but the console could not read it back.`;
 
-/** The title and sentence the operator reads after an action that answered: from what was read back, not what was attempted. */
-function done(action: AdminActionName, label: string, value: unknown): { title: string; detail: string } {
-  if (action === "resolve_op") {
+/** What the operator reads after an action that answered: from what was read back, not what was attempted. */
+type Done = {
+  title: string;
+  detail: string;
+  /** Only what the read-back confirmed is a plain success: partial is said in the warning colour. */
+  clean: boolean;
+  /** The verified answer of an action that changes what runs (it re-renders the agent's live panel). */
+  verified?: VerifiedForceIdleOutput | VerifiedTriggerAlarmOutput;
+  forceIdle?: VerifiedForceIdleOutput;
+};
+
+/** Each action's answer, in words (exhaustive: a new action says what its answer means, or the typecheck fails). */
+export const DONE: Record<AdminActionName, (label: string, value: unknown) => Done> = {
+  resolve_op: (label, value) => {
     const v = value as ResolveOpOutput;
     const ref = v.resultRef ? ` Result: ${v.resultRef}.` : "";
-    return { title: `${label} done.`, detail: `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}` };
-  }
-  if (action === "force_idle") {
+    return { clean: true, title: `${label} done.`, detail: `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}` };
+  },
+  force_idle: (label, value) => {
     const v = value as VerifiedForceIdleOutput;
-    if (v.noop && v.result === "noop") return { title: `${label} done.`, detail: "Nothing to do: the agent was already idle. Recorded as a no-op." };
-    if (v.noop) return { title: `${label}: nothing it can stop, but work still runs.`, detail: readBack(v.after) };
+    const said = { clean: v.result !== "partial", verified: v, forceIdle: v };
+    if (v.noop && v.result === "noop") return { ...said, title: `${label} done.`, detail: "Nothing to do: the agent was already idle. Recorded as a no-op." };
+    if (v.noop) return { ...said, title: `${label}: nothing it can stop, but work still runs.`, detail: readBack(v.after) };
     const stillRunning = v.after.verified ? v.after.checks.filter((c) => c.now !== "stopped").length : v.ended.filter((r) => !r.stopped).length;
     const runs = v.ended.length ? ` Ended ${v.ended.length} run(s): ${v.ended.length - stillRunning} stopped${stillRunning ? `, ${stillRunning} NOT stopped` : ""}.` : "";
     const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";
-    return { title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
-  }
-  const v = value as VerifiedTriggerAlarmOutput;
-  if (v.outcome === "busy") return { title: `${label}: not run, the agent is busy.`, detail: `Nothing was done. ${readBack(v.after)}` };
-  const settled = `recovery settled ${v.recoveredRuns.length} fiber(s) so far`;
-  if (v.outcome === "still_running") return { title: `${label}: started, not finished.`, detail: `The alarm goes on in the background; ${settled}. ${readBack(v.after)}` };
-  return { title: `${label} done.`, detail: `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). ${readBack(v.after)}` };
-}
+    return { ...said, title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
+  },
+  trigger_alarm: (label, value) => {
+    const v = value as VerifiedTriggerAlarmOutput;
+    const said = { clean: v.result !== "partial", verified: v };
+    if (v.outcome === "busy") return { ...said, title: `${label}: not run, the agent is busy.`, detail: `Nothing was done. ${readBack(v.after)}` };
+    const settled = `recovery settled ${v.recoveredRuns.length} fiber(s) so far`;
+    if (v.outcome === "still_running") return { ...said, title: `${label}: started, not finished.`, detail: `The alarm goes on in the background; ${settled}. ${readBack(v.after)}` };
+    return { ...said, title: `${label} done.`, detail: `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). ${readBack(v.after)}` };
+  },
+};
 
 /**
  * Admin actions from the console (htmx forms) and the CLI (JSON), one route per action of ADMIN_ACTIONS.
@@ -106,11 +121,7 @@ for (const action of ADMIN_ACTION_NAMES) {
       return respondRefusal(c, { status, code: r.error.code, message: r.error.message }, { page: result, fragment: result });
     }
     if (wantsJson(c)) return c.json(r);
-    const verified = action === "resolve_op" ? undefined : (r.value as VerifiedForceIdleOutput | VerifiedTriggerAlarmOutput);
-    const forceIdle = action === "force_idle" ? (r.value as VerifiedForceIdleOutput) : undefined;
-    // Only what the read-back confirmed is a plain success: partial is said in the warning colour.
-    const clean = !verified || verified.result !== "partial";
-    const { title, detail } = done(action, label, r.value);
+    const { title, detail, clean, verified, forceIdle } = DONE[action](label, r.value);
     const ctx = pageContext(c);
     const panel = isHtmx(c) && body.panel === AGENT_LIVE_PANEL && verified?.live;
     if (isHtmx(c)) c.header("HX-Trigger", JSON.stringify({ [ACTED_EVENT]: { agentClass: target.agentClass, agentName: target.agentName, action } }));

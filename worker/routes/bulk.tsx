@@ -1,7 +1,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { BatchPage, BatchProgressView, BulkPage } from "../../console/pages/bulk";
-import { actionBySlug } from "../../src/admin-rpc/actions";
+import { ADMIN_ACTIONS, actionBySlug } from "../../src/admin-rpc/actions";
 import { batchProgress, bulkFilter, bulkFilterQuery, bulkTargets, describeBulkFilter } from "../../src/store/read-models";
 import { parseFilters } from "../../src/store/read-models/filters";
 import { recordRefusedBatch, startBatch } from "../bulk/start";
@@ -28,7 +28,7 @@ function filterFields(src: Record<string, unknown>): Record<string, unknown> {
 const startForm = z.object({
   action: z.preprocess(
     (v) => (typeof v === "string" ? (actionBySlug(v) ?? v) : v),
-    z.enum(BULK_ACTIONS, { error: `action must be one of ${BULK_ACTIONS.join(", ")} (or their CLI verbs force-idle, trigger-alarm)` }),
+    z.enum(BULK_ACTIONS, { error: `action must be one of ${BULK_ACTIONS.join(", ")} (or their CLI verbs ${BULK_ACTIONS.map((a) => ADMIN_ACTIONS[a].slug).join(", ")})` }),
   ),
   reason: z.string({ error: "a reason is required: it goes to the audit log for the batch and every agent" }).trim().min(1, "a reason is required: it goes to the audit log for the batch and every agent").max(2000, "the reason is longer than 2000 characters"),
   expected: z.preprocess((v) => (v === "" || v === undefined ? undefined : Number(v)), z.number().int().min(0).optional()),
