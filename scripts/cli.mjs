@@ -31,10 +31,46 @@ function fail(message, code = 1) {
   process.exit(code);
 }
 
-async function call(path, init = {}) {
+/** One line, at most `max` characters, of some text. */
+const oneLine = (text, max = 200) => {
+  const line = String(text).replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+};
+
+/**
+ * A readable line for an answer that is not the console's JSON: a redirect (Cloudflare Access sends one to its
+ * sign-in page when a request carries no valid token), an HTML page (a sign-in page, a proxy's 502), text, or nothing.
+ */
+function describeNonJson(res, path, text) {
+  const head = `HTTP ${res.status} from ${path}`;
+  const location = res.headers.get("location");
+  const signIn = "is CF_ACCESS_TOKEN set to a current Access token for this console?";
+  if (res.status >= 300 && res.status < 400) return `${head}: a redirect to ${location ? oneLine(location, 120) : "(nowhere)"}, not the console's answer; ${signIn}`;
+  const type = (res.headers.get("content-type") ?? "").split(";")[0].trim();
+  const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1];
+  const what = /html/i.test(type) || /^\s*</.test(text) ? `an HTML page${title?.trim() ? ` titled "${oneLine(title, 100)}"` : ""}` : text.trim() ? `${type || "text"}: ${oneLine(text)}` : "an empty body";
+  const hint = res.status === 401 || res.status === 403 ? `; ${signIn}` : res.status >= 500 ? "; the console or a proxy in front of it failed" : "";
+  return `${head}: ${what}, not the console's JSON${hint}`;
+}
+
+/** The code and sentence of a refusal in the console's one error body ({ ok: false, error: { code, message } }), or what came instead. */
+function refusalOf(status, body) {
+  const e = body?.error;
+  if (body?.ok === false && typeof e?.code === "string") return `${e.code}: ${typeof e.message === "string" && e.message ? e.message : "(no sentence)"}`;
+  return `HTTP ${status}, not a refusal the console knows: ${oneLine(JSON.stringify(body))}`;
+}
+
+/** Fails with "<what> refused: <code>: <sentence>" (exit 1). */
+const refused = (what, status, body) => fail(`${what} refused: ${refusalOf(status, body)}`);
+
+/**
+ * Calls the console and parses its JSON. Anything else (a sign-in redirect or page, a proxy's error page) ends
+ * the CLI with one readable line. A refusal (status ≥ 400 or `ok: false`) ends it too, unless `allowRefusal`.
+ */
+async function call(path, init = {}, { allowRefusal = false } = {}) {
   let res;
   try {
-    res = await fetch(`${base}${path}`, { ...init, headers: { ...headers, ...init.headers }, signal: AbortSignal.timeout(20_000) });
+    res = await fetch(`${base}${path}`, { ...init, redirect: "manual", headers: { ...headers, ...init.headers }, signal: AbortSignal.timeout(20_000) });
   } catch (e) {
     fail(`cannot reach the console at ${base} (${e.cause?.code ?? e.message}). Is \`npm start\` running?`);
   }
@@ -43,8 +79,9 @@ async function call(path, init = {}) {
   try {
     body = JSON.parse(text);
   } catch {
-    fail(`${res.status} from ${path}: ${text.slice(0, 300)}`);
+    fail(describeNonJson(res, path, text));
   }
+  if (!allowRefusal && (res.status >= 400 || body?.ok === false)) refused(path, res.status, body);
   return { status: res.status, body };
 }
 
@@ -62,9 +99,13 @@ async function act(action) {
     form.set("resolution", values.resolution ?? "");
     if (values["result-ref"]) form.set("resultRef", values["result-ref"]);
   }
-  const { body } = await call(`/actions/${action}`, { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } });
-  if (values.json) return print(body);
-  if (!body.ok) fail(`${action} refused: ${body.error.code}: ${body.error.message}`);
+  const { status, body } = await call(`/actions/${action}`, { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } }, { allowRefusal: true });
+  if (values.json) {
+    print(body);
+    if (!body.ok) process.exitCode = 1;
+    return;
+  }
+  if (!body.ok) refused(action, status, body);
   const v = body.value;
   if (action === "resolve-op") {
     return console.log(`✓ ${agentClass} ${agentName}: op ${v.opId} (${v.after.kind}) ${v.before.status} → ${v.after.status}, recorded ${v.recorded}${v.resultRef ? `, result ${v.resultRef}` : ""}`);
@@ -99,8 +140,7 @@ async function all(path, max = 5000) {
   let next = null;
   do {
     const sep = path.includes("?") ? "&" : "?";
-    const { status, body } = await call(`${path}${sep}limit=200${next ? `&cursor=${encodeURIComponent(next)}` : ""}`);
-    if (status !== 200) fail(body.error?.message ?? `HTTP ${status} from ${path}`);
+    const { body } = await call(`${path}${sep}limit=200${next ? `&cursor=${encodeURIComponent(next)}` : ""}`);
     items.push(...body.items);
     next = body.next;
   } while (next && items.length < max);
@@ -121,9 +161,9 @@ async function verify() {
   for (const x of [...running, ...incidents, ...sessions]) agents.set(`${x.agentClass}\u0000${x.agentName}`, { agentClass: x.agentClass, agentName: x.agentName });
   const live = new Map();
   for (const [k, a] of agents) {
-    const { status, body } = await call(`/api/agents/${encodeURIComponent(a.agentClass)}/${encodeURIComponent(a.agentName)}`);
-    if (status !== 200) {
-      live.set(k, { error: body.error?.message ?? `HTTP ${status}` });
+    const { status, body } = await call(`/api/agents/${encodeURIComponent(a.agentClass)}/${encodeURIComponent(a.agentName)}`, {}, { allowRefusal: true });
+    if (status !== 200 || !body.ok) {
+      live.set(k, { error: refusalOf(status, body) });
       continue;
     }
     const { status: st, runs } = body.value;
@@ -148,7 +188,7 @@ async function verify() {
     for (const f of l.managedFibers) {
       const sdk = runStateOf("managed_fiber", f.status);
       if (!sdk) continue;
-      const { status, body } = await call(`/runs/${encodeURIComponent(f.fiberId)}?agentClass=${encodeURIComponent(a.agentClass)}&agentName=${encodeURIComponent(a.agentName)}`);
+      const { status, body } = await call(`/runs/${encodeURIComponent(f.fiberId)}?agentClass=${encodeURIComponent(a.agentClass)}&agentName=${encodeURIComponent(a.agentName)}`, {}, { allowRefusal: true });
       const shown = status === 200 ? body.run.status : "(not shown)";
       const expected = sdk.outcome ?? "running";
       // A fiber that settled under a minute ago may have its events in flight.
@@ -204,8 +244,7 @@ async function bulk(verb) {
     [["agentClass", values.class], ["incidentReason", values["incident-reason"]], ["openOnly", values["open-only"] ? "true" : undefined], ["status", values.status], ["stuckRule", values["stuck-rule"]]].filter(([, v]) => v !== undefined && v !== ""),
   );
   const query = new URLSearchParams(filter).toString();
-  const { status, body } = await call(`/bulk?${query}`);
-  if (status !== 200) fail(body.error?.message ?? `HTTP ${status} from /bulk`);
+  const { body } = await call(`/bulk?${query}`);
   const p = body.value;
   if (values.json && values["dry-run"]) return print(body);
   if (!values.json) {
@@ -217,14 +256,13 @@ async function bulk(verb) {
   if (!values.reason?.trim()) fail('a reason is required (--reason "…"); it goes to the audit log for the batch and every agent', 2);
   const { body: csrf } = await call("/api/csrf");
   const form = new URLSearchParams({ ...filter, action: verb, reason: values.reason, expected: String(p.targets.length) });
-  const started = await call("/bulk", { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } });
-  if (!started.body.ok) fail(`bulk ${verb} refused: ${started.body.error.message}`);
+  const started = await call("/bulk", { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } }, { allowRefusal: true });
+  if (!started.body.ok) refused(`bulk ${verb}`, started.status, started.body);
   const { batchId, total } = started.body.value;
   if (!values.json) console.log(`batch ${batchId} started on ${total} agent(s): ${base}/bulk/batches/${batchId}`);
   let last = "";
   for (;;) {
-    const { status: st, body: prog } = await call(`/bulk/batches/${batchId}`);
-    if (st !== 200) fail(prog.error?.message ?? `HTTP ${st} from /bulk/batches/${batchId}`);
+    const { body: prog } = await call(`/bulk/batches/${batchId}`);
     const v = prog.value;
     const line = `${v.done} done, ${v.failed} failed, ${v.running} running, ${v.queued} queued, of ${v.total}`;
     if (line !== last && !values.json) console.log(`  ${line}`);
@@ -248,14 +286,12 @@ if (values.help || !command) {
   process.exit(command ? 0 : 2);
 } else if (command === "agents") {
   const q = values.class ? `?agentClass=${encodeURIComponent(values.class)}` : "";
-  const { status, body } = await call(`/api/agents${q}`);
-  if (status !== 200) fail(body.error?.message ?? `HTTP ${status}`);
+  const { body } = await call(`/api/agents${q}`);
   if (values.json) print(body);
   else for (const a of body.items) console.log(`${a.agentClass}\t${a.agentName}\tlast seen ${new Date(a.lastSeen).toISOString()}`);
 } else if (command === "runs") {
   if (!agentClass || !agentName) fail("usage: npm run cli -- runs <AgentClass> <name>", 2);
-  const { status, body } = await call(`/api/agents/${encodeURIComponent(agentClass)}/${encodeURIComponent(agentName)}`);
-  if (status !== 200) fail(body.error?.message ?? `HTTP ${status}`);
+  const { body } = await call(`/api/agents/${encodeURIComponent(agentClass)}/${encodeURIComponent(agentName)}`);
   if (values.json) print(body);
   else {
     const { status: st, runs } = body.value;
@@ -268,8 +304,7 @@ if (values.help || !command) {
   await verify();
 } else if (command === "reconcile") {
   const { body: csrf } = await call("/api/csrf");
-  const { status, body } = await call("/api/reconcile", { method: "POST", headers: { Origin: base, "X-CSRF-Token": csrf.token } });
-  if (status !== 200) fail(body.error?.message ?? `HTTP ${status}`);
+  const { body } = await call("/api/reconcile", { method: "POST", headers: { Origin: base, "X-CSRF-Token": csrf.token } });
   if (values.json) print(body);
   else {
     const v = body.value;

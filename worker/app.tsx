@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { isBadRequest } from "../src/store/read-models/errors";
 import { auth, csrf } from "./auth";
+import { respondRefusal } from "./http/refusal";
 import { actions } from "./routes/actions";
 import { agents } from "./routes/agents";
 import { alerts } from "./routes/alerts";
@@ -8,7 +9,7 @@ import { bulk } from "./routes/bulk";
 import { api } from "./routes/api";
 import type { ConsoleEnv } from "./routes/context";
 import { pages } from "./routes/pages";
-import { problem } from "./routes/render";
+import { problem, refuse } from "./routes/render";
 import { search } from "./routes/search";
 import { stuck } from "./routes/stuck";
 import { securityHeaders } from "./security-headers";
@@ -25,7 +26,10 @@ export const app = new Hono<ConsoleEnv>();
 app.use("*", securityHeaders());
 app.get("/health", (c) => c.json({ ok: true }));
 // Other methods on the public path would reach csrf() with no signed-in user: answer them here.
-app.all("/health", (c) => c.text(`/health answers GET only, not ${c.req.method}.`, 405, { Allow: "GET, HEAD" }));
+app.all("/health", (c) => {
+  c.header("Allow", "GET, HEAD");
+  return refuse(c, { status: 405, code: "method_not_allowed", message: `/health answers GET only, not ${c.req.method}.` });
+});
 app.use("*", auth());
 app.use("*", csrf());
 app.route("/", api);
@@ -43,5 +47,7 @@ app.notFound((c) => problem(c, 404, `There is no page at ${c.req.path}.`));
 app.onError((err, c) => {
   if (isBadRequest(err)) return problem(c, 400, err.message);
   console.error(`[worker] ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-  return c.text("Something went wrong on our side. It has been logged.", 500);
+  // Plain text for people: rendering a console page could fail the same way. JSON callers get the one body.
+  const message = "Something went wrong on our side. It has been logged.";
+  return respondRefusal(c, { status: 500, code: "internal", message }, { page: () => c.text(message, 500) });
 });

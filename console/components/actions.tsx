@@ -1,4 +1,4 @@
-import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, type AgentActionName } from "../../src/admin-rpc/actions";
+import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, type AgentActionName, mayTake } from "../../src/admin-rpc/actions";
 import type { Capabilities, EndedRun, ForceIdleOutput, RunCheck, VerifiedAfter, VerifiedResult } from "../../src/admin-rpc/contract";
 import { describeBusy } from "../../src/admin-rpc/verify";
 import { Status } from "./status";
@@ -60,14 +60,21 @@ export function AdminActions(props: {
   livePanel?: boolean;
 }) {
   if (props.availability.kind === "read_only") return <p class="muted actions" data-testid="read-only">{props.availability.why}</p>;
-  if (props.role !== "operator") {
-    return <p class="muted actions">Force idle and trigger alarm need the operator role; you are signed in as a viewer.</p>;
-  }
+  // The role each action needs is ADMIN_ACTIONS'; what this person may not take is said, not offered.
+  const offered = AGENT_ACTION_NAMES.filter((a) => mayTake(props.role, a));
+  const withheld = AGENT_ACTION_NAMES.filter((a) => !mayTake(props.role, a));
+  const notice = withheld.length ? (
+    <p class="muted actions">
+      {withheld.map((a, i) => (i ? ADMIN_ACTIONS[a].label.toLowerCase() : ADMIN_ACTIONS[a].label)).join(" and ")} need{withheld.length === 1 ? "s" : ""} the operator role; you are signed in as a {props.role}.
+    </p>
+  ) : null;
+  if (!offered.length) return notice;
   const caps = props.availability.capabilities;
   return (
     <section class="actions" id="admin-actions">
       <h2>Actions</h2>
-      {AGENT_ACTION_NAMES.map((a) => (
+      {notice}
+      {offered.map((a) => (
         <ActionForm agentClass={props.agentClass} agentName={props.agentName} path={`/actions/${ADMIN_ACTIONS[a].slug}`} label={ADMIN_ACTIONS[a].label}
           danger={FORMS[a].danger} placeholder={FORMS[a].placeholder} help={FORMS[a].help(caps)} livePanel={props.livePanel ?? false} />
       ))}

@@ -1,4 +1,4 @@
-import { AUDIT_RESULTS, type AuditRow, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
+import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
@@ -52,7 +52,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
     <Layout ctx={props.ctx} title="Audit log" active="/audit">
       <FilterForm action="/audit">
         <TextFilter name="actor" label="actor" value={q.actor} />
-        <SelectFilter name="action" label="action" value={q.action} options={["force_idle", "trigger_alarm"]} />
+        <SelectFilter name="action" label="action" value={q.action} options={AUDIT_ACTIONS} />
         <TextFilter name="targetName" label="target" value={q.targetName} />
         <SelectFilter name="result" label="result" value={q.result} options={AUDIT_RESULTS} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />

@@ -16,8 +16,11 @@ import {
 /**
  * The one definition of each admin action: its audit name, route slug (which is also the CLI verb:
  * `npm run cli -- <slug>` posts to `/actions/<slug>`), label, the RPC method the mixin answers with,
- * what it acts on (`scope`: the whole agent, or one op of its ledger), and the input and output schemas
- * the route and the client check. Routes, forms, the client and the CLI all follow this table.
+ * what it acts on (`scope`: the whole agent, or one op of its ledger), the least role that may take it, whether
+ * a bulk action may take it on many agents, and the input and output schemas the route and the client check.
+ * Routes, forms, the client, bulk, the audit filter and the CLI all follow this table; what differs per action
+ * beyond these fields lives in exhaustive `Record<AdminActionName, …>` tables beside its use, so an action
+ * added here and not wired everywhere fails the typecheck (test/admin-rpc/action-tables.test.ts).
  */
 export const ADMIN_ACTIONS = {
   force_idle: {
@@ -25,6 +28,8 @@ export const ADMIN_ACTIONS = {
     label: "Force idle",
     rpc: "adminForceIdle",
     scope: "agent",
+    role: "operator",
+    bulk: true,
     input: actionInput as z.ZodType<ActionInput>,
     output: forceIdleOutput as z.ZodType<ForceIdleOutput>,
   },
@@ -33,6 +38,8 @@ export const ADMIN_ACTIONS = {
     label: "Trigger alarm",
     rpc: "adminTriggerAlarm",
     scope: "agent",
+    role: "operator",
+    bulk: true,
     input: actionInput as z.ZodType<ActionInput>,
     output: triggerAlarmOutput as z.ZodType<TriggerAlarmOutput>,
   },
@@ -41,12 +48,25 @@ export const ADMIN_ACTIONS = {
     label: "Resolve op",
     rpc: "adminResolveOp",
     scope: "op",
+    role: "operator",
+    bulk: false,
     input: resolveOpInput as z.ZodType<ResolveOpInput>,
     output: resolveOpOutput as z.ZodType<ResolveOpOutput>,
   },
 } as const satisfies Record<
   string,
-  { slug: string; label: string; rpc: keyof AdminRpc; scope: "agent" | "op"; input: z.ZodType<{ reason: string }>; output: z.ZodType<unknown> }
+  {
+    slug: string;
+    label: string;
+    rpc: keyof AdminRpc;
+    scope: "agent" | "op";
+    /** The least role that may take it (operator implies viewer). */
+    role: "viewer" | "operator";
+    /** Whether a bulk action may take it on every agent a filter selects (agent-scoped actions only). */
+    bulk: boolean;
+    input: z.ZodType<{ reason: string }>;
+    output: z.ZodType<unknown>;
+  }
 >;
 
 export type AdminActionName = keyof typeof ADMIN_ACTIONS;
@@ -54,6 +74,17 @@ export const ADMIN_ACTION_NAMES = Object.keys(ADMIN_ACTIONS) as AdminActionName[
 /** Actions on a whole agent (the agent page's buttons): their input is a reason only. */
 export type AgentActionName = { [K in AdminActionName]: (typeof ADMIN_ACTIONS)[K]["scope"] extends "agent" ? K : never }[AdminActionName];
 export const AGENT_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is AgentActionName => ADMIN_ACTIONS[a].scope === "agent");
+
+/** Actions a bulk action may take (`bulk: true`). */
+export type BulkActionName = { [K in AdminActionName]: (typeof ADMIN_ACTIONS)[K]["bulk"] extends true ? K : never }[AdminActionName];
+export const BULK_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is BulkActionName => ADMIN_ACTIONS[a].bulk) as unknown as readonly [BulkActionName, ...BulkActionName[]];
+
+const ROLE_RANK: Record<"viewer" | "operator", number> = { viewer: 0, operator: 1 };
+
+/** Whether `role` may take `action` (operator implies viewer). */
+export function mayTake(role: "viewer" | "operator", action: AdminActionName): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[ADMIN_ACTIONS[action].role];
+}
 
 /** The input fields of an action, as its schema names them (the route reads exactly these from a form). */
 export function inputFields(action: AdminActionName): string[] {

@@ -2,7 +2,7 @@ import { getAgentByName } from "agents";
 import { z } from "zod";
 import { maskJson, maskSecrets, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
 import { capAuditRecord } from "./audit-caps.js";
-import { ADMIN_ACTIONS, type AdminActionName } from "./actions.js";
+import { ADMIN_ACTIONS, type AdminActionName, mayTake } from "./actions.js";
 import type { AuditRecord, AuditResult } from "./audit-record.js";
 import {
   type AdminError,
@@ -214,18 +214,8 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     };
   }
 
-  /** The verified value of an action that changes what runs (force idle, trigger alarm); others are their own answer. */
-  async function verified(action: AdminActionName, r: { target: Target; ns: DurableObjectNamespace }, value: unknown): Promise<{ value: unknown; result: AuditResult }> {
-    if (action === "force_idle") {
-      const v = await verifyForceIdle(value as ForceIdleOutput, readsOf(r));
-      return { value: v, result: v.result };
-    }
-    if (action === "trigger_alarm") {
-      const v = await verifyTriggerAlarm(value as TriggerAlarmOutput, readsOf(r));
-      return { value: v, result: v.result };
-    }
-    return { value, result: (value as { noop?: boolean }).noop ? "noop" : "ok" };
-  }
+  /** The verified value of an action (VERIFY): what is true after it, read back, with the audit's result. */
+  const verified = (action: AdminActionName, r: { target: Target; ns: DurableObjectNamespace }, value: unknown) => VERIFY[action](value, () => readsOf(r));
 
   async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AdminRpc) => Promise<unknown>): Promise<AdminResult<T>> {
     if (!me.success) return fail("not_permitted", describeInput(me.error));
@@ -287,7 +277,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     try {
       if (tgt.success) targetKnown = await ports.isRegistered(tgt.data.agentClass, tgt.data.agentName);
       if (!me.success) return refuse("denied", { code: "not_permitted", message: `refused: ${describeInput(me.error)}` });
-      if (me.data.role !== "operator") return refuse("denied", { code: "not_permitted", message: `refused: ${me.data.email} has the ${me.data.role} role; this action needs operator` });
+      if (!mayTake(me.data.role, action)) return refuse("denied", { code: "not_permitted", message: `refused: ${me.data.email} has the ${me.data.role} role; this action needs ${ADMIN_ACTIONS[action].role}` });
       const parsed = ADMIN_ACTIONS[action].input.safeParse(input);
       if (!parsed.success) return refuse("invalid", { code: "invalid_input", message: describeInput(parsed.error) });
       const resolved = await resolve(t);
@@ -393,6 +383,23 @@ function auditAfter(after: unknown): unknown {
 export type AdminClient = ReturnType<typeof createAdminClient>;
 
 /**
+ * How each action's answer becomes what the client returns and audits. Force idle and trigger alarm change
+ * what runs, so the agent is read back (verify.ts) and `result` says what that showed; resolving an op is its
+ * own answer (the agent's ledger before and after).
+ */
+export const VERIFY: Record<AdminActionName, (value: unknown, reads: () => VerifyReads) => Promise<{ value: unknown; result: AuditResult }>> = {
+  force_idle: async (value, reads) => {
+    const v = await verifyForceIdle(value as ForceIdleOutput, reads());
+    return { value: v, result: v.result };
+  },
+  trigger_alarm: async (value, reads) => {
+    const v = await verifyTriggerAlarm(value as TriggerAlarmOutput, reads());
+    return { value: v, result: v.result };
+  },
+  resolve_op: async (value) => ({ value, result: (value as { noop?: boolean }).noop ? "noop" : "ok" }),
+};
+
+/**
  * The events of an audited action, sent through the same Queue as agent events with the target as source
  * (so they work for agents without our telemetry): the admin.* event, and after a force idle one
  * `run.force_idled` per run it ended and one `incident.force_idled` per recovery incident it cleared, which
@@ -402,45 +409,58 @@ async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName
   if (!ports.queue) return;
   try {
     const telemetry = new Telemetry({ source: { agentClass: e.targetClass, agentName: e.targetName }, queue: ports.queue, signingSecret: ports.signingSecret ?? null });
-    const result = e.result === "invalid" || e.result === "pending" ? "error" : e.result;
-    const reason = e.reason || "(none given)";
-    if (action === "resolve_op") {
-      // The op's projection closes through the normal pipeline, also for agents whose ledger reports nothing itself.
-      const v = value as ResolveOpOutput | undefined;
-      if (v) {
-        telemetry.record(
-          "op.resolved",
-          { opKind: v.after.kind.slice(0, 200), idempotent: v.after.idempotent, resolution: v.recorded, ...(v.resultRef ? { resultRef: v.resultRef.slice(0, 500) } : {}), reason: reason.slice(0, 2000) },
-          { opId: v.opId },
-        );
-      }
-      await telemetry.settle();
-      return;
-    }
-    telemetry.record(action === "force_idle" ? "admin.force_idle" : "admin.trigger_alarm", {
-      actor: e.actor,
-      reason,
-      result,
-      ...(e.before ? { before: summary(e.before) } : {}),
-      ...(e.after ? { after: summary(e.after) } : {}),
-    });
-    if (action === "force_idle" && value) {
-      const v = value as VerifiedForceIdleOutput;
-      // Whether a run stopped is what the agent, read back, says now; the action's own verdict only where it could not be read.
-      const now = new Map((v.after.verified ? v.after.checks : []).map((c) => [c.id, c]));
-      for (const r of v.ended) {
-        const corr = r.kind === "task" ? { taskId: r.runId } : r.kind === "chat_turn" ? { requestId: r.runId } : { fiberId: r.runId };
-        const c = now.get(r.ref ?? r.runId);
-        const stopped = c ? c.now === "stopped" : r.stopped;
-        const sdkState = c ? { sdkState: c.sdkState.slice(0, 100) } : {};
-        telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, how: r.how, ...sdkState }, corr);
-      }
-      for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
-    }
+    EMIT[action](telemetry, e, value);
     await telemetry.settle();
   } catch (err) {
     console.error(`[admin] events of ${action} on ${e.targetClass} "${e.targetName}" could not be sent: ${message(err)}`);
   }
+}
+
+/**
+ * The events each action sends (emitActionEvents), from its audit record and its value (undefined unless it
+ * succeeded, fully or in part).
+ */
+export const EMIT: Record<AdminActionName, (telemetry: Telemetry, e: AuditRecord, value: unknown) => void> = {
+  force_idle: (telemetry, e, value) => {
+    adminEvent(telemetry, "admin.force_idle", e);
+    if (!value) return;
+    const reason = reasonOf(e);
+    const v = value as VerifiedForceIdleOutput;
+    // Whether a run stopped is what the agent, read back, says now; the action's own verdict only where it could not be read.
+    const now = new Map((v.after.verified ? v.after.checks : []).map((c) => [c.id, c]));
+    for (const r of v.ended) {
+      const corr = r.kind === "task" ? { taskId: r.runId } : r.kind === "chat_turn" ? { requestId: r.runId } : { fiberId: r.runId };
+      const c = now.get(r.ref ?? r.runId);
+      const stopped = c ? c.now === "stopped" : r.stopped;
+      const sdkState = c ? { sdkState: c.sdkState.slice(0, 100) } : {};
+      telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, how: r.how, ...sdkState }, corr);
+    }
+    for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
+  },
+  trigger_alarm: (telemetry, e) => adminEvent(telemetry, "admin.trigger_alarm", e),
+  resolve_op: (telemetry, e, value) => {
+    // The op's projection closes through the normal pipeline, also for agents whose ledger reports nothing itself.
+    const v = value as ResolveOpOutput | undefined;
+    if (!v) return;
+    telemetry.record(
+      "op.resolved",
+      { opKind: v.after.kind.slice(0, 200), idempotent: v.after.idempotent, resolution: v.recorded, ...(v.resultRef ? { resultRef: v.resultRef.slice(0, 500) } : {}), reason: reasonOf(e).slice(0, 2000) },
+      { opId: v.opId },
+    );
+  },
+};
+
+const reasonOf = (e: AuditRecord) => e.reason || "(none given)";
+
+/** The admin.* event of an action on the agent itself: who, why, the outcome, and a summary of before and after. */
+function adminEvent(telemetry: Telemetry, type: "admin.force_idle" | "admin.trigger_alarm", e: AuditRecord): void {
+  telemetry.record(type, {
+    actor: e.actor,
+    reason: reasonOf(e),
+    result: e.result === "invalid" || e.result === "pending" ? "error" : e.result,
+    ...(e.before ? { before: summary(e.before) } : {}),
+    ...(e.after ? { after: summary(e.after) } : {}),
+  });
 }
 
 /** The part of a status worth keeping in an event: small and without snapshots. */

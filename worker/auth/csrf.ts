@@ -1,4 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
+import type { RefusalCode } from "../http/refusal";
 import { createMiddleware } from "hono/factory";
 import { base64UrlToBytes, bytesToBase64Url } from "./base64url";
 import { respondProblem } from "./problem";
@@ -104,7 +105,7 @@ export function csrf(): MiddlewareHandler<AuthEnv> {
     const key = c.get("csrfKey");
     if (!user || !key) throw new Error("csrf() needs the auth() middleware to run first");
 
-    const refuse = (code: string, message: string) =>
+    const refuse = (code: RefusalCode, message: string) =>
       respondProblem(c, { status: 403, code, title: "Request refused", message, email: user.email });
 
     const badOrigin = originProblem(c);

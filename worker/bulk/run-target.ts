@@ -13,9 +13,7 @@ import type { BulkMessage } from "./messages";
 export async function runTarget(env: Env, m: BulkMessage): Promise<void> {
   if (await targetFinished(env.DB, m.batchId, m.target)) return;
   const admin = consoleAdminClient(env, m.actor, { batchId: m.batchId });
-  const input = { reason: m.reason };
-  if (m.action === "force_idle") await admin.forceIdle(m.target, input);
-  else await admin.triggerAlarm(m.target, input);
+  await admin.action(m.action, m.target, { reason: m.reason });
 }
 
 /**

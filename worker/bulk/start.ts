@@ -1,7 +1,7 @@
 import { maskSecrets } from "@agent-oncall/telemetry";
 import type { Actor } from "../../src/admin-rpc/client-entry";
 import { writeAudit } from "../../src/store/audit";
-import { BATCH_TARGET_CLASS, type BatchBefore, BULK_ACTION_PREFIX } from "../../src/store/read-models/bulk-batches";
+import { BATCH_TARGET_CLASS, type BatchBefore, batchAuditAction } from "../../src/store/read-models/bulk-batches";
 import { type BulkTargets, bulkFilterQuery } from "../../src/store/read-models/bulk-targets";
 import type { Env } from "../env";
 import { handleBulkBatch } from "./consumer";
@@ -22,7 +22,7 @@ function batchRecord(id: string, who: { email: string; role: string }, action: B
     time: Date.now(),
     actor: who.email,
     role: who.role,
-    action: `${BULK_ACTION_PREFIX}${action}`,
+    action: batchAuditAction(action),
     targetClass: BATCH_TARGET_CLASS,
     targetName: new URLSearchParams(filter).toString() || "(no filter)",
     reason: maskSecrets(reason.slice(0, 2000)),

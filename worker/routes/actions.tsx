@@ -5,6 +5,7 @@ import { AgentLive } from "../../console/pages/agent";
 import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, inputFields } from "../../src/admin-rpc/actions";
 import type { AdminResult, ResolveOpOutput, VerifiedForceIdleOutput, VerifiedTriggerAlarmOutput } from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
+import { respondRefusal } from "../http/refusal";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, isHtmx, pageContext, wantsJson } from "./context";
 
@@ -51,28 +52,43 @@ const UNREADABLE_FORM = "the request body could not be read as a form: send appl
 const readBack = (after: VerifiedForceIdleOutput["after"]) =>
   after.verified ? `The agent is now ${after.status}.` : `The agent reported itself ${after.status}, but the console could not read it back.`;
 
-/** The title and sentence the operator reads after an action that answered: from what was read back, not what was attempted. */
-function done(action: AdminActionName, label: string, value: unknown): { title: string; detail: string } {
-  if (action === "resolve_op") {
+/** What the operator reads after an action that answered: from what was read back, not what was attempted. */
+type Done = {
+  title: string;
+  detail: string;
+  /** Only what the read-back confirmed is a plain success: partial is said in the warning colour. */
+  clean: boolean;
+  /** The verified answer of an action that changes what runs (it re-renders the agent's live panel). */
+  verified?: VerifiedForceIdleOutput | VerifiedTriggerAlarmOutput;
+  forceIdle?: VerifiedForceIdleOutput;
+};
+
+/** Each action's answer, in words (exhaustive: a new action says what its answer means, or the typecheck fails). */
+export const DONE: Record<AdminActionName, (label: string, value: unknown) => Done> = {
+  resolve_op: (label, value) => {
     const v = value as ResolveOpOutput;
     const ref = v.resultRef ? ` Result: ${v.resultRef}.` : "";
-    return { title: `${label} done.`, detail: `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}` };
-  }
-  if (action === "force_idle") {
+    return { clean: true, title: `${label} done.`, detail: `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}` };
+  },
+  force_idle: (label, value) => {
     const v = value as VerifiedForceIdleOutput;
-    if (v.noop && v.result === "noop") return { title: `${label} done.`, detail: "Nothing to do: the agent was already idle. Recorded as a no-op." };
-    if (v.noop) return { title: `${label}: nothing it can stop, but work still runs.`, detail: readBack(v.after) };
+    const said = { clean: v.result !== "partial", verified: v, forceIdle: v };
+    if (v.noop && v.result === "noop") return { ...said, title: `${label} done.`, detail: "Nothing to do: the agent was already idle. Recorded as a no-op." };
+    if (v.noop) return { ...said, title: `${label}: nothing it can stop, but work still runs.`, detail: readBack(v.after) };
     const stillRunning = v.after.verified ? v.after.checks.filter((c) => c.now !== "stopped").length : v.ended.filter((r) => !r.stopped).length;
     const runs = v.ended.length ? ` Ended ${v.ended.length} run(s): ${v.ended.length - stillRunning} stopped${stillRunning ? `, ${stillRunning} NOT stopped` : ""}.` : "";
     const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";
-    return { title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
-  }
-  const v = value as VerifiedTriggerAlarmOutput;
-  if (v.outcome === "busy") return { title: `${label}: not run, the agent is busy.`, detail: `Nothing was done. ${readBack(v.after)}` };
-  const settled = `recovery settled ${v.recoveredRuns.length} fiber(s) so far`;
-  if (v.outcome === "still_running") return { title: `${label}: started, not finished.`, detail: `The alarm goes on in the background; ${settled}. ${readBack(v.after)}` };
-  return { title: `${label} done.`, detail: `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). ${readBack(v.after)}` };
-}
+    return { ...said, title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
+  },
+  trigger_alarm: (label, value) => {
+    const v = value as VerifiedTriggerAlarmOutput;
+    const said = { clean: v.result !== "partial", verified: v };
+    if (v.outcome === "busy") return { ...said, title: `${label}: not run, the agent is busy.`, detail: `Nothing was done. ${readBack(v.after)}` };
+    const settled = `recovery settled ${v.recoveredRuns.length} fiber(s) so far`;
+    if (v.outcome === "still_running") return { ...said, title: `${label}: started, not finished.`, detail: `The alarm goes on in the background; ${settled}. ${readBack(v.after)}` };
+    return { ...said, title: `${label} done.`, detail: `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). ${readBack(v.after)}` };
+  },
+};
 
 /**
  * Admin actions from the console (htmx forms) and the CLI (JSON), one route per action of ADMIN_ACTIONS.
@@ -91,23 +107,21 @@ for (const action of ADMIN_ACTION_NAMES) {
     const form = actionForm.safeParse(body ?? {});
     if (!body || !form.success) {
       const message = body ? form.error!.issues.map((i) => i.message).join("; ") : UNREADABLE_FORM;
-      return wantsJson(c) ? c.json({ ok: false, error: { code: "invalid_input", message } }, 400) : c.html(<ActionResult ok={false} title={`${label} refused:`} detail={message} />, 400);
+      const result = () => c.html(<ActionResult ok={false} title={`${label} refused:`} detail={message} />, 400);
+      return respondRefusal(c, { status: 400, code: "invalid_input", message }, { page: result, fragment: result });
     }
     const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
     const target = { agentClass: form.data.agentClass, agentName: form.data.agentName };
     const r: AdminResult<unknown> = await admin.action(action, target, actionInputOf(action, body));
     const auditHref = `/audit?targetName=${encodeURIComponent(target.agentName)}`;
-    const status = r.ok ? 200 : STATUS[r.error.code];
-    if (wantsJson(c)) return c.json(r, status);
     if (!r.ok) {
+      const status = STATUS[r.error.code];
       const title = r.error.code === "unavailable" || r.error.code === "timeout" ? `${label} failed:` : `${label} refused:`;
-      return c.html(<ActionResult ok={false} title={title} detail={r.error.message} auditHref={auditHref} />, status);
+      const result = () => c.html(<ActionResult ok={false} title={title} detail={r.error.message} auditHref={auditHref} />, status);
+      return respondRefusal(c, { status, code: r.error.code, message: r.error.message }, { page: result, fragment: result });
     }
-    const verified = action === "resolve_op" ? undefined : (r.value as VerifiedForceIdleOutput | VerifiedTriggerAlarmOutput);
-    const forceIdle = action === "force_idle" ? (r.value as VerifiedForceIdleOutput) : undefined;
-    // Only what the read-back confirmed is a plain success: partial is said in the warning colour.
-    const clean = !verified || verified.result !== "partial";
-    const { title, detail } = done(action, label, r.value);
+    if (wantsJson(c)) return c.json(r);
+    const { title, detail, clean, verified, forceIdle } = DONE[action](label, r.value);
     const ctx = pageContext(c);
     const panel = isHtmx(c) && body.panel === AGENT_LIVE_PANEL && verified?.live;
     if (isHtmx(c)) c.header("HX-Trigger", JSON.stringify({ [ACTED_EVENT]: { agentClass: target.agentClass, agentName: target.agentName, action } }));

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { consoleAdminClient } from "../admin-client";
 import { alertStuckInBackground } from "../alerts/stuck";
 import { csrfToken, requireRole } from "../auth";
+import { refusal } from "../http/refusal";
 import { reconcileSettings, reconcileStale } from "../reconcile/pass";
 import { ADMIN_ERROR_STATUS } from "./admin-error-status";
 import type { ConsoleEnv } from "./context";
@@ -21,7 +22,7 @@ api.get("/api/agents/:agentClass/:agentName", async (c) => {
   const target = { agentClass: c.req.param("agentClass"), agentName: c.req.param("agentName") };
   // One visit for both; a sick agent is a typed error with a 4xx (never a 5xx: the console did its part).
   const live = await admin.live(target);
-  return live.ok ? c.json(live) : c.json(live, ADMIN_ERROR_STATUS[live.error.code]);
+  return live.ok ? c.json(live) : c.json(refusal(live.error.code, live.error.message), ADMIN_ERROR_STATUS[live.error.code]);
 });
 
 /**

@@ -1,14 +1,13 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { ErrorPage } from "../../console/layout";
 import { BatchPage, BatchProgressView, BulkPage } from "../../console/pages/bulk";
-import { actionBySlug } from "../../src/admin-rpc/actions";
+import { ADMIN_ACTIONS, actionBySlug } from "../../src/admin-rpc/actions";
 import { batchProgress, bulkFilter, bulkFilterQuery, bulkTargets, describeBulkFilter } from "../../src/store/read-models";
 import { parseFilters } from "../../src/store/read-models/filters";
 import { recordRefusedBatch, startBatch } from "../bulk/start";
 import { BULK_ACTIONS, type BulkAction } from "../bulk/messages";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
-import { page, problem } from "./render";
+import { page, problem, refuse } from "./render";
 import { stuckConfigOf } from "./stuck";
 
 /**
@@ -29,7 +28,7 @@ function filterFields(src: Record<string, unknown>): Record<string, unknown> {
 const startForm = z.object({
   action: z.preprocess(
     (v) => (typeof v === "string" ? (actionBySlug(v) ?? v) : v),
-    z.enum(BULK_ACTIONS, { error: `action must be one of ${BULK_ACTIONS.join(", ")} (or their CLI verbs force-idle, trigger-alarm)` }),
+    z.enum(BULK_ACTIONS, { error: `action must be one of ${BULK_ACTIONS.join(", ")} (or their CLI verbs ${BULK_ACTIONS.map((a) => ADMIN_ACTIONS[a].slug).join(", ")})` }),
   ),
   reason: z.string({ error: "a reason is required: it goes to the audit log for the batch and every agent" }).trim().min(1, "a reason is required: it goes to the audit log for the batch and every agent").max(2000, "the reason is longer than 2000 characters"),
   expected: z.preprocess((v) => (v === "" || v === undefined ? undefined : Number(v)), z.number().int().min(0).optional()),
@@ -45,12 +44,9 @@ async function readForm(c: Context<ConsoleEnv>): Promise<Record<string, unknown>
   }
 }
 
-/** A refusal, in the caller's form: JSON for the CLI, plain text for htmx, else a page with a way back. */
-function refuse(c: Context<ConsoleEnv>, status: 400 | 403, text: string) {
-  if (status === 400) return problem(c, 400, text);
-  if (wantsJson(c)) return c.json({ ok: false, error: { code: "not_permitted", message: text } }, 403);
-  if (c.req.header("HX-Request") === "true") return c.text(text, 403);
-  return c.html(<ErrorPage ctx={pageContext(c)} status={403} title="Refused" message={text} />, 403);
+/** A refusal of a batch, in the caller's form (worker/http): 400 for bad input, 403 for a role that may not act. */
+function refuseBatch(c: Context<ConsoleEnv>, status: 400 | 403, text: string) {
+  return status === 400 ? problem(c, 400, text) : refuse(c, { status, code: "not_permitted", message: text });
 }
 
 bulk.get("/bulk", async (c) => {
@@ -76,17 +72,17 @@ bulk.post("/bulk", async (c) => {
   if (user.role !== "operator") {
     const text = `Refused: ${user.email} has the ${user.role} role; bulk actions need operator. The attempt is in the audit log.`;
     await recordRefusedBatch(c.env, who, auditAction, rawReason, filterQuery, "denied", text);
-    return refuse(c, 403, text);
+    return refuseBatch(c, 403, text);
   }
   const form = startForm.safeParse(body);
   if (!form.success) {
     await recordRefusedBatch(c.env, who, auditAction, rawReason, filterQuery, "invalid", message(form.error));
-    return refuse(c, 400, message(form.error));
+    return refuseBatch(c, 400, message(form.error));
   }
   // The server selects again: what is acted on is what matches now, recorded in the batch's audit row.
   const selection = await bulkTargets(c.env.DB, Date.now(), filter, { stuckConfig: stuckConfigOf(c.env) });
   if (selection.targets.length === 0) {
-    return refuse(c, 400, `No agent matches this filter (${describeBulkFilter(filter)}), so no batch was started.`);
+    return refuseBatch(c, 400, `No agent matches this filter (${describeBulkFilter(filter)}), so no batch was started.`);
   }
   const batchId = await startBatch(c.env, executionContext(c), who, form.data.action, form.data.reason, selection);
   const href = `/bulk/batches/${batchId}`;

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { PageContext } from "../../console/layout";
+import { answerForm } from "../http/answer";
 import { csrfHxHeaders, csrfToken, DEV_AUTH_BANNER, traceLinkTemplate, type AuthEnv } from "../auth";
 
 /** The console's Hono environment: bindings plus what auth() established. */
@@ -21,7 +22,7 @@ export function pageContext(c: ConsoleContext): PageContext {
   };
 }
 
-/** True when the caller is htmx swapping a fragment, not loading a page. */
-export const isHtmx = (c: ConsoleContext) => c.req.header("HX-Request") === "true";
-/** True when the caller asked for JSON (the CLI). */
-export const wantsJson = (c: ConsoleContext) => (c.req.header("Accept") ?? "").includes("application/json");
+/** True when the one rule (worker/http/answer.ts) says htmx is swapping a fragment, not loading a page. */
+export const isHtmx = (c: ConsoleContext) => answerForm(c.req) === "fragment";
+/** True when the one rule (worker/http/answer.ts) says the caller wants JSON (the CLI, scripts, /api/*). */
+export const wantsJson = (c: ConsoleContext) => answerForm(c.req) === "json";

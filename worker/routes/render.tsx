@@ -1,20 +1,31 @@
 import type { Child } from "hono/jsx";
 import { ErrorPage } from "../../console/layout";
-import { type ConsoleContext, pageContext, wantsJson } from "./context";
+import { type Refusal, respondRefusal } from "../http/refusal";
+import { type ConsoleContext, pageContext } from "./context";
 
 /** Renders a full page with status. */
 export function page(c: ConsoleContext, body: Child, status: 200 | 400 | 404 = 200) {
   return c.html(body as never, status);
 }
 
+const TITLES: Partial<Record<Refusal["status"], string>> = { 400: "Bad request", 403: "Refused", 404: "Not found", 405: "Method not allowed", 500: "Something went wrong" };
+
 /**
- * A 404 or 400 answer: an error page for people, JSON for the CLI, one line of plain text for htmx.
- * That line is never parsed as HTML: console/public/response-text.js puts non-HTML answers in as text.
+ * A refusal from a route, through the one rule and the one body (worker/http): the error page for people,
+ * `{ ok: false, error: { code, message } }` for JSON callers, one line of plain text for htmx. That line is never
+ * parsed as HTML: console/public/response-text.js puts non-HTML answers in as text. Without a signed-in user
+ * (a 404 before auth, a 405) there is no console to lay a page out for: the sentence as text.
  */
+export function refuse(c: ConsoleContext, r: Refusal) {
+  return respondRefusal(c, r, {
+    page: () =>
+      c.var.user
+        ? c.html(<ErrorPage ctx={pageContext(c)} status={r.status} title={TITLES[r.status] ?? "Refused"} message={r.message} />, r.status)
+        : c.text(r.message, r.status),
+  });
+}
+
+/** A 404 (`not_found`) or 400 (`invalid_input`) refusal. */
 export function problem(c: ConsoleContext, status: 400 | 404, message: string) {
-  const title = status === 404 ? "Not found" : "Bad request";
-  if (wantsJson(c) || c.req.path.startsWith("/api/")) return c.json({ ok: false, error: { code: status === 404 ? "not_found" : "invalid_input", message } }, status);
-  if (c.req.header("HX-Request") === "true") return c.text(message, status);
-  if (!c.var.user) return c.text(message, status);
-  return page(c, <ErrorPage ctx={pageContext(c)} status={status} title={title} message={message} />, status);
+  return refuse(c, { status, code: status === 404 ? "not_found" : "invalid_input", message });
 }

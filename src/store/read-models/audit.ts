@@ -1,4 +1,6 @@
+import { ADMIN_ACTION_NAMES, type AdminActionName } from "../../admin-rpc/actions.js";
 import { AUDIT_RESULTS, type AuditEntry } from "../audit";
+import { BULK_ACTIONS, type BulkAction, batchAuditAction } from "./bulk-batches";
 import { z } from "zod";
 import { auditLog } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
@@ -9,11 +11,15 @@ import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetP
 
 export { AUDIT_RESULTS };
 
+/** Every action the audit log records: each admin action, and the own row of a bulk action of each that may be one. */
+export const AUDIT_ACTIONS = [...ADMIN_ACTION_NAMES, ...BULK_ACTIONS.map(batchAuditAction)] as unknown as readonly [AuditAction, ...AuditAction[]];
+export type AuditAction = AdminActionName | ReturnType<typeof batchAuditAction<BulkAction>>;
+
 /** Audit filters; since / until bound the entry's time (inclusive). */
 export const auditFilters = z
   .object({
     actor: text("actor"),
-    action: text("action"),
+    action: oneOf("action", AUDIT_ACTIONS),
     targetClass: text("targetClass"),
     targetName: text("targetName"),
     result: oneOf("result", AUDIT_RESULTS),

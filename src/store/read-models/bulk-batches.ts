@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { AdminActionName } from "../../admin-rpc/actions.js";
+import { BULK_ACTION_NAMES } from "../../admin-rpc/actions.js";
 import type { AuditResult } from "../../admin-rpc/audit-record.js";
 import { auditLog } from "../schema";
 import { names } from "../sql-names";
@@ -12,12 +12,14 @@ import { BULK_TARGET_CAP } from "./bulk-targets";
  * Nothing else stores a batch's status.
  */
 
-/** The admin actions a bulk action may take: of ADMIN_ACTIONS, only these (others, such as resolving an op, need more than an agent). */
-export const BULK_ACTIONS = ["force_idle", "trigger_alarm"] as const satisfies readonly AdminActionName[];
+/** The admin actions a bulk action may take: those ADMIN_ACTIONS marks `bulk` (others, such as resolving an op, need more than an agent). */
+export const BULK_ACTIONS = BULK_ACTION_NAMES;
 export type BulkAction = (typeof BULK_ACTIONS)[number];
 
 /** Audit actions of a batch's own row: `bulk_` and the admin action. */
 export const BULK_ACTION_PREFIX = "bulk_";
+/** The audit action of a batch's own row. */
+export const batchAuditAction = <A extends BulkAction>(action: A) => `${BULK_ACTION_PREFIX}${action}` as const;
 /** What a batch's own row names as its target class (its target name is the filter). */
 export const BATCH_TARGET_CLASS = "batch";
 

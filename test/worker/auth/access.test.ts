@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AuthBindings, type AuthEnv, auth, createJwksCache, csrf, csrfToken, requireRole, verifyAccessJwt } from "../../../worker/auth";
 import { type TestKey, b64urlJson, fetchCount, jwksUrl, makeKey, nowSec, publish, publishEnvTeamKeys, sign } from "../access-tokens";
+import type { RefusalBody } from "../../../worker/http/refusal";
 
 // Real keys, real signatures: RSA pairs are generated here, the public halves are served by the real Node
 // test server (test/otlp-receiver.ts) as a team's /cdn-cgi/access/certs, and tokens are signed here
@@ -194,8 +195,11 @@ describe("auth() in access mode", () => {
     const kelvin = await get(consoleApp(), "/", withToken(await sign(key, claimsFor("\u212Aim@example.com")), { Accept: "application/json" }));
     expect(kelvin.status).toBe(403);
     expect(await kelvin.json()).toEqual({
-      error: "bad_email",
-      message: "The email in your sign-in token contains U+212A, a character that imitates plain ASCII, so the console cannot match it to a role. Sign in with a plain address such as name@example.com.",
+      ok: false,
+      error: {
+        code: "bad_email",
+        message: "The email in your sign-in token contains U+212A, a character that imitates plain ASCII, so the console cannot match it to a role. Sign in with a plain address such as name@example.com.",
+      },
     });
   });
 
@@ -233,7 +237,7 @@ describe("auth() in access mode", () => {
     expect(await hx.text()).toBe("Your sign-in has expired. Reload the page to sign in again.");
     const json = await get(app, "/", withToken(token, { Accept: "application/json" }));
     expect(json.status).toBe(401);
-    expect(await json.json()).toEqual({ error: "expired", message: "Your sign-in has expired. Reload the page to sign in again." });
+    expect(await json.json()).toEqual({ ok: false, error: { code: "expired", message: "Your sign-in has expired. Reload the page to sign in again." } });
   });
 
   it("lets an operator reach operator routes and answers a viewer 403", async () => {
@@ -254,7 +258,7 @@ describe("auth() in access mode", () => {
     expect(res.status).toBe(403);
     expect(await res.text()).toContain("mallory@elsewhere.org is signed in but has no role in this console");
     const json = await get(consoleApp(), "/", withToken(await sign(key, claimsFor("mallory@elsewhere.org")), { Accept: "application/json" }));
-    expect(((await json.json()) as { error: string }).error).toBe("no_role");
+    expect(((await json.json()) as RefusalBody).error.code).toBe("no_role");
   });
 
   it("renders an XSS-ish email escaped in the 403 pages", async () => {

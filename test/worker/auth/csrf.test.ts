@@ -12,6 +12,7 @@ import {
   issueCsrfToken,
   verifyCsrfToken,
 } from "../../../worker/auth";
+import type { RefusalBody } from "../../../worker/http/refusal";
 
 /** Dev mode only answers loopback addresses (a `*.localhost` name is one). */
 const ORIGIN = "https://console.localhost";
@@ -83,7 +84,7 @@ describe("csrf()", () => {
     );
     const crossSite = await post(app, { "Sec-Fetch-Site": "cross-site", "X-CSRF-Token": token, Accept: "application/json" });
     expect(crossSite.status).toBe(403);
-    expect(((await crossSite.json()) as { error: string }).error).toBe("csrf_origin");
+    expect(((await crossSite.json()) as RefusalBody).error.code).toBe("csrf_origin");
     expect((await post(app, { "X-CSRF-Token": token })).status).toBe(403);
     expect((await post(app, { Origin: "null", "X-CSRF-Token": token })).status).toBe(403);
   });
@@ -93,8 +94,11 @@ describe("csrf()", () => {
     const res = await post(appAs("bob@example.com"), { Origin: ORIGIN, "X-CSRF-Token": alicesToken, Accept: "application/json" });
     expect(res.status).toBe(403);
     expect(await res.json()).toEqual({
-      error: "csrf_invalid",
-      message: "This change was refused because its security token is not valid for you: it has expired or was issued to another user. Reload the page and try again.",
+      ok: false,
+      error: {
+        code: "csrf_invalid",
+        message: "This change was refused because its security token is not valid for you: it has expired or was issued to another user. Reload the page and try again.",
+      },
     });
   });
 

@@ -145,7 +145,7 @@ describe("dev mode answers only on this machine", () => {
     expect(hx.status).toBe(403);
     expect(await hx.text()).toBe(DEV_MODE_LOCAL_ONLY_MESSAGE);
     const json = await at("http://127.0.0.1:8787/me", { Host: "evil.example", Accept: "application/json" });
-    expect(await json.json()).toEqual({ error: "dev_mode_local_only", message: DEV_MODE_LOCAL_ONLY_MESSAGE });
+    expect(await json.json()).toEqual({ ok: false, error: { code: "dev_mode_local_only", message: DEV_MODE_LOCAL_ONLY_MESSAGE } });
     expect((await at("https://console.acme.workers.dev/health")).status).toBe(200);
   });
 

@@ -40,7 +40,7 @@ describe("JWKS fetches are single-flight", () => {
     const token = await sign(stranger, claims());
     const answers = await Promise.all(Array.from({ length: 50 }, () => request(app, token)));
     expect(answers.map((r) => r.status)).toEqual(Array(50).fill(401));
-    expect(await answers[0]!.json()).toMatchObject({ error: "unknown_key" });
+    expect(await answers[0]!.json()).toMatchObject({ ok: false, error: { code: "unknown_key" } });
     expect(await fetchCount(team)).toBe(1);
   });
 
@@ -121,7 +121,7 @@ describe("JWKS negative cache", () => {
     for (let i = 0; i < 5; i++) {
       const res = await request(app, token);
       expect(res.status).toBe(503);
-      expect(await res.json()).toMatchObject({ error: "keys_unavailable" });
+      expect(await res.json()).toMatchObject({ ok: false, error: { code: "keys_unavailable" } });
     }
     expect(await fetchCount(team)).toBe(1);
 

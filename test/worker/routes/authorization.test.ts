@@ -245,11 +245,11 @@ describe("refusals are plain and uncached", () => {
     expect(anon.status).toBe(401);
     expect(anon.headers.get("content-type")).toMatch(/application\/json/);
     expect(anon.headers.get("cache-control")).toBe("no-store");
-    expect(await anon.json()).toMatchObject({ error: "missing" });
+    expect(await anon.json()).toMatchObject({ ok: false, error: { code: "missing" } });
 
     const norole = await call("/api/csrf", { as: "norole", headers: { Accept: "application/json" } });
     expect(norole.status).toBe(403);
-    expect(await norole.json()).toMatchObject({ error: "no_role" });
+    expect(await norole.json()).toMatchObject({ ok: false, error: { code: "no_role" } });
 
     const viewer = await postForm("/actions/force-idle", "viewer", { agentClass: "FaultySessionAgent", agentName: fx.victim.name, reason: "htmx" }, {
       csrf: await csrfFor("viewer"),

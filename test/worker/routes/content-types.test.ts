@@ -121,7 +121,7 @@ describe("actions", () => {
 
     const csrf = await call("/actions/trigger-alarm", { as: "operator", method: "POST", headers: { ...JSON_ACCEPT, Origin: ORIGIN } });
     expect(csrf.status).toBe(403);
-    expect(await csrf.json()).toMatchObject({ error: "csrf_missing" });
+    expect(await csrf.json()).toMatchObject({ ok: false, error: { code: "csrf_missing" } });
     expect(await session.stub.status()).toBe("running");
   });
 });

@@ -12,6 +12,7 @@ import {
   getText,
   stalledSession,
 } from "./harness";
+import type { RefusalBody } from "../../../worker/http/refusal";
 
 // CSRF on the real Worker: the operator is allowed to act, so every refusal here is the CSRF check's.
 
@@ -67,9 +68,9 @@ describe.each(ACTIONS)("POST $path", ({ path, action }) => {
       const res = await call(path, { as: "operator", method: "POST", headers: { ...FORM_TYPE, ...r.headers(), Accept: accept }, body });
       expect(res.status).toBe(403);
       if (accept === "application/json") {
-        const json = (await res.json()) as { error: string; message: string };
-        expect(json.error).toBe(r.code);
-        expect(json.message).toContain(r.message);
+        const json = (await res.json()) as RefusalBody;
+        expect(json.error.code).toBe(r.code);
+        expect(json.error.message).toContain(r.message);
       } else {
         const page = await res.text();
         expect(page).toContain("Request refused");
