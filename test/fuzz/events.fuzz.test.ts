@@ -243,7 +243,7 @@ beforeAll(async () => {
 }, 60_000);
 
 // Let the console's trace exports of the requests above finish before the worker shuts down.
-afterAll(() => drainTraceExports(env.OTLP_CONTROL), 20_000);
+afterAll(() => drainTraceExports(env.OTLP_CONTROL), 60_000);
 
 describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
   it("each is stored exactly once or kept in dead_letters with a reason a person can read", async () => {
