@@ -39,3 +39,8 @@ declare namespace Cloudflare {
     BenchTelemetryAgent: DurableObjectNamespace<import("../bench/agents").BenchTelemetryAgent>;
   }
 }
+/** Vite's `?raw` imports (a file's text), as tests read wrangler.jsonc. */
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}

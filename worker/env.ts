@@ -86,7 +86,3 @@ type ConsoleEnv = {
   /** The n-th retry of a failed delivery waits n times this many seconds (default 30). */
   ALERT_RETRY_DELAY_SECONDS?: string;
 };
-
-/** Queue names as declared in wrangler.jsonc. */
-export const TELEMETRY_QUEUE_NAME = "agent-telemetry";
-export const TELEMETRY_DLQ_NAME = "agent-telemetry-dlq";

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { retentionDays, runRetention } from "../../src/store/retention";
 import { app } from "../../worker/app";
 import type { Env } from "../../worker/env";
-import { TELEMETRY_QUEUE_NAME } from "../../worker/env";
-import { RECONCILE_CRON } from "../../worker/reconcile/pass";
+import { CRONS, QUEUES } from "../../worker/topology";
+
 import { type PerEvent, costPerMillionEvents, monthlyBill } from "./cost";
 import { cronRunsPerDay } from "./cron";
 import { type LoadResult, type QueueSettings, percentile, runLoad } from "./driver";
@@ -46,9 +46,9 @@ const met = (ok: boolean) => (ok ? "met" : "MISSED");
 
 /** The telemetry consumer's batching, as wrangler.jsonc declares it (Queues' defaults where it says nothing: 10 messages, 5 s). */
 export function queueSettings(input: SimInput): QueueSettings {
-  const c = input.wrangler.consumers.find((x) => x.queue === TELEMETRY_QUEUE_NAME);
-  if (!c) throw new Error(`wrangler.jsonc has no consumer for ${TELEMETRY_QUEUE_NAME}`);
-  return { queue: TELEMETRY_QUEUE_NAME, maxBatchSize: c.max_batch_size ?? 10, maxBatchTimeoutMs: (c.max_batch_timeout ?? 5) * 1000 };
+  const c = input.wrangler.consumers.find((x) => x.queue === QUEUES.telemetry.name);
+  if (!c) throw new Error(`wrangler.jsonc has no consumer for ${QUEUES.telemetry.name}`);
+  return { queue: QUEUES.telemetry.name, maxBatchSize: c.max_batch_size ?? 10, maxBatchTimeoutMs: (c.max_batch_timeout ?? 5) * 1000 };
 }
 
 export type SimReport = { load: LoadResult; per: PerEvent; deletionVsIngest: number; costPerMillion: number; lagP99: number };
@@ -176,7 +176,7 @@ async function pages(env: Env, load: LoadResult, say: (l: string) => void): Prom
  */
 async function retention(env: Env, load: LoadResult, added: Record<string, number>, rate: number, input: SimInput, say: (l: string) => void, targets: boolean) {
   const days = retentionDays(env.RETENTION_DAYS);
-  const cron = input.wrangler.crons.find((c) => c !== RECONCILE_CRON);
+  const cron = input.wrangler.crons.find((c) => c === CRONS.retention);
   const runsPerDay = cron ? cronRunsPerDay(cron) : 0;
   const meter: D1Meter = { rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 };
   const db = meteredDb(env.DB, meter);

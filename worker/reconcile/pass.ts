@@ -3,9 +3,6 @@ import { recordReconciliation } from "../../src/store/reconciliations";
 import type { Env } from "../env";
 import { type AgentReconciliation, GAP_FILL_RECENT, reconcileAgent } from "./agent";
 
-/** The cron that reconciles (wrangler.jsonc triggers); any other cron runs retention. */
-export const RECONCILE_CRON = "*/5 * * * *";
-
 /** Reconciliation settings from the environment, with their defaults. */
 export type ReconcileSettings = { afterMs: number; batch: number };
 
