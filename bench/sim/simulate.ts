@@ -1,6 +1,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { z } from "zod";
-import { retentionDays, runRetention } from "../../src/store/retention";
+import { runRetention } from "../../src/store/retention";
+import { consoleConfig } from "../../worker/config";
 import { app } from "../../worker/app";
 import type { Env } from "../../worker/env";
 import { CRONS, QUEUES } from "../../worker/topology";
@@ -94,7 +95,7 @@ export async function simulate(env: Env, input: SimInput, opts: { print: (line: 
       `; store rows added ${fmt(rowsAdded)} = ${fmt(rowsAdded / ev, 2)}/event: ${Object.entries(rowsAfter).filter(([t, n]) => n !== rowsBefore[t]).map(([t, n]) => `${t} +${fmt(n - (rowsBefore[t] ?? 0))}`).join(", ")}`,
   );
   const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
-  const keptDays = retentionDays(env.RETENTION_DAYS);
+  const keptDays = consoleConfig(env).retention.days;
   const gb = (agents: number, days: number) => (bytesPerEvent * agents * rate * 1440 * days) / 1e9;
   const capHours = (agents: number) => (10e9 / (bytesPerEvent * agents * rate * 60));
   say(
@@ -175,7 +176,7 @@ async function pages(env: Env, load: LoadResult, say: (l: string) => void): Prom
  * table was capped (a store smaller than one run's caps), the ratio is only a lower bound.
  */
 async function retention(env: Env, load: LoadResult, added: Record<string, number>, rate: number, input: SimInput, say: (l: string) => void, targets: boolean) {
-  const days = retentionDays(env.RETENTION_DAYS);
+  const days = consoleConfig(env).retention.days;
   const cron = input.wrangler.crons.find((c) => c === CRONS.retention);
   const runsPerDay = cron ? cronRunsPerDay(cron) : 0;
   const meter: D1Meter = { rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 };
