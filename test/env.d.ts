@@ -1,6 +1,16 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    // Settings the test config binds beside wrangler.jsonc's vars (test/workerd-config.ts); read through worker/config.ts.
+    ACCESS_TEAM_DOMAIN: string;
+    ACCESS_AUD: string;
+    ACCESS_JWKS_URL: string;
+    ROLES: string;
+    CSRF_SECRET: string;
+    OTLP_ENDPOINT: string;
+    OTLP_HEADERS: string;
+    ALERT_WEBHOOK_URL: string;
+    ALERT_SLACK_WEBHOOK_URL: string;
     OTLP_CONTROL: string;
     /** The alert webhook receiver's control base URL (test/alert-receiver.ts). */
     ALERT_CONTROL: string;
@@ -38,4 +48,9 @@ declare namespace Cloudflare {
     BenchPlainAgent: DurableObjectNamespace<import("../bench/agents").BenchPlainAgent>;
     BenchTelemetryAgent: DurableObjectNamespace<import("../bench/agents").BenchTelemetryAgent>;
   }
+}
+/** Vite's `?raw` imports (a file's text), as tests read wrangler.jsonc. */
+declare module "*?raw" {
+  const text: string;
+  export default text;
 }

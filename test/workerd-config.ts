@@ -1,7 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { ViteUserConfig } from "vitest/config";
-import { deriveConsoleConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
+import { consoleConfigPath, deriveConsoleConfig, readWranglerConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -51,13 +51,8 @@ export async function workerdTestConfig(opts: {
           // wrangler.jsonc's r2_buckets (miniflare, in memory here).
           r2Buckets: ["BACKUPS"],
           durableObjects: Object.fromEntries(Object.entries(opts.durableObjects).map(([binding, className]) => [binding, { className, useSQLite: true }])),
-          // Deliver queue batches quickly in tests (production batches for up to 1 s).
-          queueConsumers: {
-            "agent-telemetry": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3, deadLetterQueue: "agent-telemetry-dlq" },
-            "agent-telemetry-dlq": { maxBatchSize: 100, maxBatchTimeout: 0.05, maxRetries: 3 },
-            "agent-oncall-alerts": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 5 },
-            "agent-oncall-batches": { maxBatchSize: 10, maxBatchTimeout: 0.05, maxRetries: 3 },
-          },
+          // wrangler.jsonc's queue consumers (names, retries, DLQ), delivering batches quickly (production batches for up to 1 s).
+          queueConsumers: testQueueConsumers(),
         },
       })),
     ],
@@ -70,4 +65,17 @@ export async function workerdTestConfig(opts: {
       ...(opts.fsModuleCache === false ? { fsModuleCache: false } : {}),
     },
   };
+}
+
+type WranglerConsumer = { queue: string; max_batch_size?: number; max_retries?: number; dead_letter_queue?: string };
+
+/** The console's queue consumers from wrangler.jsonc, in miniflare's shape, with a 50 ms batch timeout. */
+function testQueueConsumers() {
+  const consumers = (readWranglerConfig(consoleConfigPath).queues as { consumers?: WranglerConsumer[] } | undefined)?.consumers ?? [];
+  return Object.fromEntries(
+    consumers.map((c) => [
+      c.queue,
+      { maxBatchSize: c.max_batch_size, maxBatchTimeout: 0.05, maxRetries: c.max_retries, ...(c.dead_letter_queue ? { deadLetterQueue: c.dead_letter_queue } : {}) },
+    ]),
+  );
 }

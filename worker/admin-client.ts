@@ -1,6 +1,7 @@
 import { type AdminClientOptions, createAdminClient } from "../src/admin-rpc/client-entry";
 import { writeAudit } from "../src/store/audit";
 import { findAgent } from "../src/store/read-models/agents";
+import { consoleConfig } from "./config";
 import type { Env } from "./env";
 
 /**
@@ -19,29 +20,21 @@ export function consoleAdminClient(env: Env, identity: unknown, opts: AdminClien
       namespace: (agentClass) => agentNamespace(env, agentClasses, agentClass),
       queue: env.TELEMETRY_QUEUE,
       // Ingest dead-letters unsigned events when the console has a signing secret: the console's own included.
-      signingSecret: env.TELEMETRY_SIGNING_SECRET ?? null,
+      signingSecret: consoleConfig(env).ingest.signingSecret,
     },
     identity,
     opts,
   );
 }
 
-/** The console's own bindings: never an agent, whatever AGENT_CLASSES says. */
-const CONSOLE_BINDINGS = new Set(["DB", "TELEMETRY_QUEUE", "ASSETS"]);
-
 /**
- * The agent classes the console may address: the `AGENT_CLASSES` var, a
- * comma-separated list that wrangler.jsonc declares next to the Durable Object
- * bindings (scripts/wrangler-config.ts checks they match, and writes it for the
- * configs it derives). Unset means none: a binding is never guessed.
+ * The agent classes the console may address: the `AGENT_CLASSES` var (worker/config.ts refuses one naming a
+ * console binding), a comma-separated list that wrangler.jsonc declares next to the Durable Object bindings
+ * (scripts/wrangler-config.ts checks they match, and writes it for the configs it derives). Unset means none:
+ * a binding is never guessed.
  */
 export function allowedAgentClasses(env: Env): string[] {
-  const raw = (env as unknown as Record<string, unknown>).AGENT_CLASSES;
-  if (typeof raw !== "string") return [];
-  return raw
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => /^[A-Za-z_$][\w$]{0,199}$/.test(s) && !CONSOLE_BINDINGS.has(s));
+  return consoleConfig(env).agentClasses;
 }
 
 /** The binding named after an allowed agent class. */

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { isBadRequest } from "../src/store/read-models/errors";
-import { auth, csrf } from "./auth";
+import { auth, csrf, respondProblem } from "./auth";
+import { ConfigError, consoleConfig } from "./config";
 import { respondRefusal } from "./http/refusal";
 import { actions } from "./routes/actions";
 import { agents } from "./routes/agents";
@@ -24,6 +25,17 @@ export const app = new Hono<ConsoleEnv>();
 
 // First, so refusals from auth, 404s and 500s from onError get the headers too.
 app.use("*", securityHeaders());
+// A malformed setting refuses every request, /health included (worker/config.ts): names here, details in the log.
+app.use("*", async (c, next) => {
+  try {
+    consoleConfig(c.env);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    const message = `This console is not running: its configuration refuses ${e.variables.join(", ")}. The operator's log says what each must be.`;
+    return respondProblem(c, { status: 503, code: "config_invalid", title: "Configuration refused", message });
+  }
+  await next();
+});
 app.get("/health", (c) => c.json({ ok: true }));
 // Other methods on the public path would reach csrf() with no signed-in user: answer them here.
 app.all("/health", (c) => {

@@ -1,4 +1,5 @@
 import { type Correlation, type EventType, type PayloadOf, type Source, Telemetry } from "../src/telemetry";
+import { consoleConfig } from "./config";
 import type { Env } from "./env";
 
 /** One event the console records on an agent's behalf (an admin action's consequence, a reconciliation finding). */
@@ -11,7 +12,7 @@ export type ConsoleEvent<T extends EventType = EventType> = T extends EventType 
  */
 export async function emitForAgent(env: Env, source: Source, events: readonly ConsoleEvent[]): Promise<void> {
   if (!events.length) return;
-  const telemetry = new Telemetry({ source, queue: env.TELEMETRY_QUEUE, signingSecret: env.TELEMETRY_SIGNING_SECRET ?? null });
+  const telemetry = new Telemetry({ source, queue: env.TELEMETRY_QUEUE, signingSecret: consoleConfig(env).ingest.signingSecret });
   for (const e of events) telemetry.record(e.type, e.payload as never, e.corr ?? {});
   await telemetry.settle();
 }

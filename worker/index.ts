@@ -1,42 +1,41 @@
 import { instrument } from "@microlabs/otel-cf-workers";
-import { hotWindowHours, retentionDays, runRetention } from "../src/store/retention";
-import { historyConfig } from "../src/store/history/config";
+import { runRetention } from "../src/store/retention";
 import { runHistoryRetention } from "../src/store/history/retention";
-import { ALERTS_QUEUE_NAME, handleAlertBatch } from "./alerts/consumer";
+import { handleAlertBatch } from "./alerts/consumer";
 import { alertStuckInBackground } from "./alerts/stuck";
 import { app } from "./app";
-import { type Env, TELEMETRY_DLQ_NAME } from "./env";
-import { BULK_QUEUE_NAME } from "./bulk/messages";
+import type { Env } from "./env";
 import { handleBulkBatch } from "./bulk/consumer";
-import { boundsFromEnv } from "./ingest/bounds";
+import { consoleConfig } from "./config";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
-import { RECONCILE_CRON, reconcileSettings, reconcileStale } from "./reconcile/pass";
+import { reconcileStale } from "./reconcile/pass";
+import { CRONS, type CronKey, cronKeyOf, QUEUES, type QueueKey, queueKeyOf } from "./topology";
 
-const handler: ExportedHandler<Env> = {
-  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+/** One consumer per declared queue: a queue added to topology.ts without a handler fails the typecheck. */
+const queueHandlers: Record<QueueKey, (batch: MessageBatch<unknown>, env: Env) => Promise<void>> = {
+  telemetry: handleTelemetryBatch,
+  telemetryDlq: handleDeadLetterBatch,
+  alerts: handleAlertBatch,
+  batches: handleBulkBatch,
+};
 
-  async queue(batch, env) {
-    if (batch.queue === ALERTS_QUEUE_NAME) await handleAlertBatch(batch, env);
-    else if (batch.queue === BULK_QUEUE_NAME) await handleBulkBatch(batch, env);
-    else if (batch.queue === TELEMETRY_DLQ_NAME) await handleDeadLetterBatch(batch, env);
-    else await handleTelemetryBatch(batch, env);
+/** One job per declared cron, likewise. */
+const cronJobs: Record<CronKey, (env: Env, ctx: ExecutionContext) => void> = {
+  reconcile: (env, ctx) => {
+    ctx.waitUntil(
+      reconcileStale(env, consoleConfig(env).reconcile).then(
+        (r) => console.log(`[reconcile] asked ${r.length} agents: ${r.reduce((n, a) => n + a.findings.length, 0)} findings, ${r.filter((a) => a.error).length} could not answer`),
+        (e) => console.error(`[reconcile] failed: ${e instanceof Error ? e.message : String(e)}`),
+      ),
+    );
+    ctx.waitUntil(alertStuckInBackground(env));
   },
-
-  async scheduled(controller, env, ctx) {
-    if (controller.cron === RECONCILE_CRON) {
-      ctx.waitUntil(
-        reconcileStale(env, reconcileSettings(env)).then(
-          (r) => console.log(`[reconcile] asked ${r.length} agents: ${r.reduce((n, a) => n + a.findings.length, 0)} findings, ${r.filter((a) => a.error).length} could not answer`),
-          (e) => console.error(`[reconcile] failed: ${e instanceof Error ? e.message : String(e)}`),
-        ),
-      );
-      ctx.waitUntil(alertStuckInBackground(env));
-      return;
-    }
+  retention: (env, ctx) => {
+    const { retention, ingest } = consoleConfig(env);
     ctx.waitUntil(
       // Rows dated past ingest's clock-skew allowance cannot be real (ingest refuses them): retention deletes them too.
-      runRetention(env.DB, { maxAgeDays: retentionDays(env.RETENTION_DAYS), hotWindowHours: hotWindowHours(env.HOT_WINDOW_HOURS), maxFutureSkewMs: boundsFromEnv(env).maxFutureSkewMs }).then(
+      runRetention(env.DB, { maxAgeDays: retention.days, hotWindowHours: retention.hotWindowHours, maxFutureSkewMs: ingest.maxFutureSkewSeconds * 1000 }).then(
         (r) => console.log(`[retention] cutoff ${new Date(r.cutoff).toISOString()} deleted ${JSON.stringify(r.deleted)}${r.complete ? "" : " (more left)"}`),
         (e) => console.error(`[retention] failed: ${e instanceof Error ? e.message : String(e)}`),
       ),
@@ -45,10 +44,36 @@ const handler: ExportedHandler<Env> = {
   },
 };
 
-/** The R2 history's own retention (HISTORY_RETENTION_DAYS): whole expired days, in bounded steps. An invalid setting deletes nothing. */
+/** Logs and throws: a batch or cron the console does not declare must not be handled as if it were another one. */
+function refuse(message: string): never {
+  console.error(`[worker] ${message}`);
+  throw new Error(message);
+}
+
+const handler: ExportedHandler<Env> = {
+  fetch: (request, env, ctx) => app.fetch(request, env, ctx),
+
+  async queue(batch, env) {
+    const key = queueKeyOf(batch.queue);
+    // A malformed setting throws here (worker/config.ts): the batch is retried until it is fixed. Dead letters are
+    // stored whatever the settings (they need none), so telemetry that exhausts its retries meanwhile is kept, not lost.
+    if (key !== "telemetryDlq") consoleConfig(env);
+    if (!key) refuse(`refused a batch from queue "${batch.queue}": this console consumes only ${Object.values(QUEUES).map((q) => q.name).join(", ")} (worker/topology.ts, wrangler.jsonc)`);
+    await queueHandlers[key](batch, env);
+  },
+
+  async scheduled(controller, env, ctx) {
+    consoleConfig(env);
+    const key = cronKeyOf(controller.cron);
+    if (!key) refuse(`refused cron "${controller.cron}": this console runs only ${Object.values(CRONS).join(", ")} (worker/topology.ts, wrangler.jsonc)`);
+    cronJobs[key](env, ctx);
+  },
+};
+
+/** The R2 history's own retention (HISTORY_RETENTION_DAYS): whole expired days, in bounded steps. */
 async function historyRetention(env: Env): Promise<void> {
-  const days = historyConfig(env).retentionDays;
-  if (!env.HISTORY || days === null) return;
+  const days = consoleConfig(env).history.retentionDays;
+  if (!env.HISTORY) return;
   try {
     const r = await runHistoryRetention(env.HISTORY, { maxAgeDays: days });
     if (r.lists > 1 || !r.complete) console.log(`[retention] history: cutoff ${new Date(r.cutoff).toISOString()} deleted ${r.objectsDeleted} objects, days ${r.daysDeleted.join(", ") || "none"}${r.complete ? "" : " (more left)"}`);

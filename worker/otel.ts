@@ -1,6 +1,6 @@
 import type { ResolveConfigFn } from "@microlabs/otel-cf-workers";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { otlpTargetFromEnv } from "../src/telemetry";
+import { ConfigError, type ConsoleConfig, consoleConfig } from "./config";
 import { TimeoutOtlpExporter } from "../src/telemetry/otlp-exporter";
 import type { Env } from "./env";
 
@@ -16,9 +16,16 @@ const noExport: SpanExporter = {
  * because otel-cf-workers' DO wrapper breaks agents-SDK stubs.
  */
 export const otelConfig: ResolveConfigFn<Env> = (env) => {
-  const target = otlpTargetFromEnv(env as unknown as Record<string, unknown>);
+  // A refused configuration exports nothing; the handlers themselves refuse the invocation and log why.
+  let settings: ConsoleConfig["otel"] = { serviceName: "agent-console", otlp: null };
+  try {
+    settings = consoleConfig(env).otel;
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+  }
+  const target = settings.otlp;
   return {
-    service: { name: env.OTEL_SERVICE_NAME || "agent-console" },
+    service: { name: settings.serviceName },
     // Our exporter, with a timeout: otel-cf-workers' own has none, and a hung APM would hold every invocation's waitUntil.
     exporter: target ? new TimeoutOtlpExporter(target) : noExport,
     // Our own OTLP POSTs and cache use must not be traced recursively or touched inside agents.

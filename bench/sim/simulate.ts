@@ -1,10 +1,11 @@
 import { createExecutionContext } from "cloudflare:test";
 import { z } from "zod";
-import { retentionDays, runRetention } from "../../src/store/retention";
+import { runRetention } from "../../src/store/retention";
+import { consoleConfig } from "../../worker/config";
 import { app } from "../../worker/app";
 import type { Env } from "../../worker/env";
-import { TELEMETRY_QUEUE_NAME } from "../../worker/env";
-import { RECONCILE_CRON } from "../../worker/reconcile/pass";
+import { CRONS, QUEUES } from "../../worker/topology";
+
 import { type PerEvent, costPerMillionEvents, monthlyBill } from "./cost";
 import { cronRunsPerDay } from "./cron";
 import { type LoadResult, type QueueSettings, percentile, runLoad } from "./driver";
@@ -46,9 +47,9 @@ const met = (ok: boolean) => (ok ? "met" : "MISSED");
 
 /** The telemetry consumer's batching, as wrangler.jsonc declares it (Queues' defaults where it says nothing: 10 messages, 5 s). */
 export function queueSettings(input: SimInput): QueueSettings {
-  const c = input.wrangler.consumers.find((x) => x.queue === TELEMETRY_QUEUE_NAME);
-  if (!c) throw new Error(`wrangler.jsonc has no consumer for ${TELEMETRY_QUEUE_NAME}`);
-  return { queue: TELEMETRY_QUEUE_NAME, maxBatchSize: c.max_batch_size ?? 10, maxBatchTimeoutMs: (c.max_batch_timeout ?? 5) * 1000 };
+  const c = input.wrangler.consumers.find((x) => x.queue === QUEUES.telemetry.name);
+  if (!c) throw new Error(`wrangler.jsonc has no consumer for ${QUEUES.telemetry.name}`);
+  return { queue: QUEUES.telemetry.name, maxBatchSize: c.max_batch_size ?? 10, maxBatchTimeoutMs: (c.max_batch_timeout ?? 5) * 1000 };
 }
 
 export type SimReport = { load: LoadResult; per: PerEvent; deletionVsIngest: number; costPerMillion: number; lagP99: number };
@@ -94,7 +95,7 @@ export async function simulate(env: Env, input: SimInput, opts: { print: (line: 
       `; store rows added ${fmt(rowsAdded)} = ${fmt(rowsAdded / ev, 2)}/event: ${Object.entries(rowsAfter).filter(([t, n]) => n !== rowsBefore[t]).map(([t, n]) => `${t} +${fmt(n - (rowsBefore[t] ?? 0))}`).join(", ")}`,
   );
   const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
-  const keptDays = retentionDays(env.RETENTION_DAYS);
+  const keptDays = consoleConfig(env).retention.days;
   const gb = (agents: number, days: number) => (bytesPerEvent * agents * rate * 1440 * days) / 1e9;
   const capHours = (agents: number) => (10e9 / (bytesPerEvent * agents * rate * 60));
   say(
@@ -175,8 +176,8 @@ async function pages(env: Env, load: LoadResult, say: (l: string) => void): Prom
  * table was capped (a store smaller than one run's caps), the ratio is only a lower bound.
  */
 async function retention(env: Env, load: LoadResult, added: Record<string, number>, rate: number, input: SimInput, say: (l: string) => void, targets: boolean) {
-  const days = retentionDays(env.RETENTION_DAYS);
-  const cron = input.wrangler.crons.find((c) => c !== RECONCILE_CRON);
+  const days = consoleConfig(env).retention.days;
+  const cron = input.wrangler.crons.find((c) => c === CRONS.retention);
   const runsPerDay = cron ? cronRunsPerDay(cron) : 0;
   const meter: D1Meter = { rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 };
   const db = meteredDb(env.DB, meter);

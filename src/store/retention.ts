@@ -46,14 +46,8 @@ const PLAN: { table: string; where: string }[] = [
   { table: A.$table, where: outside(A.createdAt) },
 ];
 
-/** Hours of event time the hot store keeps timelines (event segments) for, by default (HOT_WINDOW_HOURS). */
+/** Hours of event time the hot store keeps timelines (event segments) for, by default (HOT_WINDOW_HOURS, worker/config.ts). */
 export const DEFAULT_HOT_WINDOW_HOURS = 48;
-
-/** Parses HOT_WINDOW_HOURS: a whole number of hours from 1 to 87600; anything else is the default rather than deleting too much. */
-export function hotWindowHours(raw: unknown, fallback = DEFAULT_HOT_WINDOW_HOURS): number {
-  const n = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : typeof raw === "number" ? raw : Number.NaN;
-  return Number.isInteger(n) && n >= 1 && n <= 87_600 ? n : fallback;
-}
 
 /** Segments deleted per statement: each holds a run of events, so this is several times as many events. */
 export const SEGMENT_DELETE_BATCH = 1000;
@@ -140,10 +134,4 @@ export async function runRetention(
     }
   }
   return { cutoff, futureCutoff, hotCutoff, deleted, complete };
-}
-
-/** Parses the RETENTION_DAYS setting; a bad value falls back to the default rather than deleting too much. */
-export function retentionDays(raw: unknown, fallback = 30): number {
-  const n = typeof raw === "string" ? Number(raw) : typeof raw === "number" ? raw : Number.NaN;
-  return Number.isFinite(n) && n >= 1 && n <= 3650 ? n : fallback;
 }

@@ -5,6 +5,7 @@ import { AUDIT_LIMITS, capAuditRecord } from "../../src/admin-rpc/audit-caps";
 import { createAdminClient } from "../../src/admin-rpc/client-entry";
 import { writeAudit } from "../../src/store/audit";
 import { allowedAgentClasses, consoleAdminClient } from "../../worker/admin-client";
+import { ConfigError } from "../../worker/config";
 import type { Env } from "../../worker/env";
 import { pollRows } from "../helpers";
 
@@ -33,15 +34,19 @@ describe("the admin client's agent allowlist", () => {
       "CostlyAgent", "DemoFiberAgent", "DemoSessionAgent", "DurableWorkAgent", "FaultySessionAgent", "GapAgent", "LedgerAgent", "LossyAgent", "ManagedFiberProbeAgent", "NoEvictWorkAgent",
       "ObservedWorkAgent", "PlainAdminAgent", "ProbeAgent", "SessionAgent", "StubbornAgent", "TaskProbeAgent", "TelemetryOnlyAgent", "TruthFiberAgent", "TruthTaskAgent",
     ]);
-    // The console's own bindings and malformed names never count, whatever the var says; unset means none.
-    expect(allowedAgentClasses(withAgentClasses(" ProbeAgent ,ASSETS,DB,TELEMETRY_QUEUE,not a class,"))).toEqual(["ProbeAgent"]);
+    expect(allowedAgentClasses(withAgentClasses(" ProbeAgent , GapAgent,"))).toEqual(["ProbeAgent", "GapAgent"]);
+    // A list naming one of the console's own bindings, or something that is no class name, is refused outright; unset means none.
+    for (const bad of [" ProbeAgent ,ASSETS", "DB", "TELEMETRY_QUEUE", "HISTORY", "ProbeAgent,not a class"]) {
+      expect(() => allowedAgentClasses(withAgentClasses(bad)), bad).toThrow(ConfigError);
+      expect(() => consoleAdminClient(withAgentClasses(bad), viewer), bad).toThrow(/AGENT_CLASSES=/);
+    }
     expect(allowedAgentClasses(Object.assign(Object.create(env) as Env, { AGENT_CLASSES: undefined }))).toEqual([]);
   });
 
   it("refuses ASSETS as not found, for reads and for audited actions", async () => {
     const name = `assets-${uid()}`;
     const t = { agentClass: "ASSETS", agentName: name };
-    for (const client of [consoleAdminClient(env, viewer, { allowUnregistered: true }), consoleAdminClient(withAgentClasses("ProbeAgent,ASSETS"), viewer, { allowUnregistered: true })]) {
+    for (const client of [consoleAdminClient(env, viewer, { allowUnregistered: true })]) {
       expect(await client.status(t)).toMatchObject({ ok: false, error: { code: "not_found", message: expect.stringContaining("ASSETS is not an agent class this Worker may address") } });
       expect(await client.listRuns(t)).toMatchObject({ ok: false, error: { code: "not_found" } });
       expect(await client.getRun(t, "run-1")).toMatchObject({ ok: false, error: { code: "not_found" } });

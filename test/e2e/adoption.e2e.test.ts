@@ -51,12 +51,13 @@ function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.Proc
 
 /** npm in a project of its own: without the npm_* variables of the `npm exec` that started this test. */
 function scratchEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
+  // Not NodeJS.ProcessEnv: wrangler types declares the console's vars on it (worker/worker-configuration.d.ts).
+  const env: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^npm_(package_|lifecycle_|command$|config_local_prefix$)/.test(k) || k === "INIT_CWD") continue;
     env[k] = v;
   }
-  return env;
+  return env as NodeJS.ProcessEnv;
 }
 
 const timings: Record<string, number> = {};

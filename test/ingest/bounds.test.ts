@@ -1,7 +1,8 @@
 import { env } from "cloudflare:workers";
+import { parseConfig } from "../../worker/config";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { TelemetryEvent } from "../../src/telemetry";
-import { DEFAULT_BOUNDS, boundsFromEnv } from "../../worker/ingest/bounds";
+import { DEFAULT_BOUNDS, ingestBounds } from "../../worker/ingest/bounds";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
@@ -61,11 +62,11 @@ describe("the event time window", () => {
     }
   });
 
-  it("reads its window from env, falling back to safe defaults on bad values", () => {
-    expect(boundsFromEnv({})).toEqual(DEFAULT_BOUNDS);
-    expect(boundsFromEnv({ RETENTION_DAYS: "7" })).toMatchObject({ maxAgeMs: 7 * DAY, maxFutureSkewMs: 300_000 });
-    expect(boundsFromEnv({ RETENTION_DAYS: "7", INGEST_MAX_AGE_DAYS: "90", INGEST_MAX_FUTURE_SKEW_SECONDS: "30" })).toMatchObject({ maxAgeMs: 90 * DAY, maxFutureSkewMs: 30_000 });
-    expect(boundsFromEnv({ INGEST_MAX_AGE_DAYS: "forever", INGEST_MAX_FUTURE_SKEW_SECONDS: "-1" })).toMatchObject({ maxAgeMs: 30 * DAY, maxFutureSkewMs: 300_000 });
+  it("reads its window from the parsed settings: the retention period by default (malformed ones: test/worker/config.test.ts)", () => {
+    const bounds = (vars: Record<string, string>) => ingestBounds(parseConfig({ AUTH_MODE: "dev", ...vars }).ingest);
+    expect(bounds({})).toEqual(DEFAULT_BOUNDS);
+    expect(bounds({ RETENTION_DAYS: "7" })).toMatchObject({ maxAgeMs: 7 * DAY, maxFutureSkewMs: 300_000 });
+    expect(bounds({ RETENTION_DAYS: "7", INGEST_MAX_AGE_DAYS: "90", INGEST_MAX_FUTURE_SKEW_SECONDS: "30" })).toMatchObject({ maxAgeMs: 90 * DAY, maxFutureSkewMs: 30_000 });
   });
 
   it("judges time against the receipt time it is given", async () => {

@@ -1,7 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { historyConfig } from "../../src/store/history/config";
+import { consoleConfig } from "../../worker/config";
 import { type HistoryEvent, hourOf, shardPrefix, shardOf, slotOf } from "../../src/store/history/layout";
 import { historyEvents } from "../../src/store/history/read";
 import { handleTelemetryBatch } from "../../worker/ingest/consumer";
@@ -10,7 +10,7 @@ import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
 
 /** The configured counts (wrangler.jsonc), as the consumer writes with them. */
-const counts = historyConfig(env);
+const counts = consoleConfig(env).history;
 const agentOf = (agentName: string) => ({ agentClass: "ProbeAgent", agentName });
 const DAY = 86_400_000;
 

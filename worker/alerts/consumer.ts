@@ -2,15 +2,13 @@ import { z } from "zod";
 import { recordDelivery } from "../../src/store/alerts";
 import { type AlertEnv, type AlertMessage, alertConfig } from "./config";
 import { deliver } from "./deliver";
-
-/** Queue name as declared in wrangler.jsonc. */
-export const ALERTS_QUEUE_NAME = "agent-oncall-alerts";
+import { maxDeliveries, QUEUES } from "../topology";
 
 /**
- * Deliveries per alert and channel: the first plus wrangler.jsonc's max_retries (5) for this queue. The
+ * Deliveries per alert and channel: the first plus the queue's max_retries (worker/topology.ts). The
  * consumer gives up on the last one itself (status failed), so a message never outlives its row's story.
  */
-export const ALERT_MAX_ATTEMPTS = 6;
+export const ALERT_MAX_ATTEMPTS = maxDeliveries(QUEUES.alerts);
 
 const messageSchema = z.object({ alertKey: z.string().min(1), channel: z.enum(["webhook", "slack"]), body: z.string() });
 

@@ -4,7 +4,8 @@ import { alertsFromEvents } from "./detect";
 import { raiseAlerts } from "./raise";
 
 /**
- * Alerts for a batch ingest has just stored (exhaustions, new ambiguous ops). Never throws: the events are
+ * Alerts for a batch ingest has just stored (exhaustions, new ambiguous ops). Throws only for a refused configuration
+ * (worker/config.ts), which the queue handler has already refused; otherwise the events are
  * stored and acknowledged whatever happens here, and a failure is logged. Costs nothing with alerts off.
  */
 export async function alertOnIngested(env: AlertEnv & { DB: D1Database }, events: TelemetryEvent[]): Promise<void> {

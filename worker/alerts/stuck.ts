@@ -1,4 +1,5 @@
 import * as stuck from "../../src/store/read-models/stuck";
+import { consoleConfig } from "../config";
 import { type AlertEnv, alertConfig } from "./config";
 import type { Alert } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
@@ -29,7 +30,7 @@ export function stuckAlert(e: stuck.StuckEntry): Alert {
 export async function alertStuck(env: AlertEnv & { DB: D1Database }, now = Date.now()): Promise<RaiseResult> {
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
-  const entries = await stuck.listStuck(env.DB, now, stuck.stuckConfigFrom(env as unknown as Record<string, unknown>), { limit: STUCK_LIMIT });
+  const entries = await stuck.listStuck(env.DB, now, consoleConfig(env).stuck, { limit: STUCK_LIMIT });
   return raiseAlerts(env, entries.map(stuckAlert), now);
 }
 

@@ -1,11 +1,10 @@
 import { z } from "zod";
-import type { Env } from "../env";
 import { isLoopbackHostname } from "./loopback";
 import { type RoleRules, RoleRulesSchema } from "./roles";
 import type { Role } from "./types";
 
 /** The env settings auth reads (documented in worker/env.ts). All optional: what is missing is reported, never thrown. */
-export type AuthBindings = Partial<Pick<Env, "AUTH_MODE" | "ACCESS_TEAM_DOMAIN" | "ACCESS_AUD" | "ACCESS_JWKS_URL" | "ROLES" | "DEV_USER" | "DEV_ROLE" | "CSRF_SECRET">>;
+export type AuthBindings = Partial<Record<"AUTH_MODE" | "ACCESS_TEAM_DOMAIN" | "ACCESS_AUD" | "ACCESS_JWKS_URL" | "ROLES" | "DEV_USER" | "DEV_ROLE" | "CSRF_SECRET", string>>;
 
 /** Production mode: every request carries a Cloudflare Access JWT. */
 export type AccessAuthConfig = {

@@ -12,7 +12,7 @@ export { roleFor, hasRole, matchesRolePattern, parseRolePattern, type RoleRules,
 export { parseEmail, normalizeIdentifier, type Email } from "./identity";
 export { notLocalReason, DEV_MODE_LOCAL_ONLY_MESSAGE } from "./local-only";
 export { isLoopbackHostname } from "./loopback";
-export { readTraceLinkSetting, traceLinkTemplate, type TraceLinkSetting } from "./trace-link";
+export { readTraceLinkSetting, type TraceLinkSetting } from "./trace-link";
 export { readAccessToken, ACCESS_JWT_HEADER, ACCESS_JWT_COOKIE } from "./token";
 export { respondProblem, type AuthProblem } from "./problem";
 export { DEV_AUTH_BANNER, type AuthEnv, type AuthUser, type AuthVariables, type Role } from "./types";

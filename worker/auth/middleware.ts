@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import { type AuthBindings, type AuthConfig, CONFIG_ERROR_MESSAGE, describeConfigProblems, readAuthConfig } from "./config";
+import { type AuthBindings, type AuthConfig, type AuthConfigResult, CONFIG_ERROR_MESSAGE, describeConfigProblems, readAuthConfig } from "./config";
+import { consoleConfig } from "../config";
 import { csrfKey, issueCsrfToken } from "./csrf";
 import { parseEmail } from "./identity";
 import { type JwksCache, defaultJwksCache } from "./jwks";
@@ -98,8 +99,9 @@ export function auth(options: AuthOptions = {}): MiddlewareHandler<AuthEnv> {
   return createMiddleware<AuthEnv>(async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path)) return next();
 
-    const bindings = typeof options.bindings === "function" ? options.bindings(c) : (options.bindings ?? (c.env as AuthBindings | undefined) ?? {});
-    const read = readAuthConfig(bindings);
+    // The console's settings are parsed once (worker/config.ts); explicit bindings are for apps that mount auth() alone.
+    const bindings = typeof options.bindings === "function" ? options.bindings(c) : options.bindings;
+    const read: AuthConfigResult = bindings ? readAuthConfig(bindings) : { ok: true, config: consoleConfig(c.env).auth };
     if (!read.ok) {
       // The details can quote ROLES entries and domains: they go to the log, visitors get a generic sentence.
       const details = `[auth] ${describeConfigProblems(read.problems)}`;

@@ -1,7 +1,7 @@
 /**
  * APM_TRACE_URL, the link template to the user's APM (`https://apm.example.com/trace/{traceId}`). It ends
  * up in `href`s, so only an http(s) URL is used; anything else (a `javascript:` or `data:` URL, a typo) is
- * ignored with a warning in the operator's log, and the console shows trace ids as plain text.
+ * refused (worker/config.ts parses it with this check).
  */
 
 export const TRACE_ID_PLACEHOLDER = "{traceId}";
@@ -30,19 +30,4 @@ export function readTraceLinkSetting(raw: string | undefined): TraceLinkSetting 
   if (url.protocol !== "https:" && url.protocol !== "http:") return refuse(`is a ${url.protocol} URL, and only http(s) links are rendered`);
   if (url.username || url.password) return refuse("carries a user name or password");
   return { template: value, warning: null };
-}
-
-const warned = new Set<string>();
-
-/**
- * The APM link template to render, or `null`. A rejected value is logged (console.warn), once per value
- * and isolate, so the operator's log says why trace links are missing.
- */
-export function traceLinkTemplate(raw: string | undefined): string | null {
-  const { template, warning } = readTraceLinkSetting(raw);
-  if (warning && !warned.has(warning)) {
-    warned.add(warning);
-    console.warn(`[config] ${warning}`);
-  }
-  return template;
 }

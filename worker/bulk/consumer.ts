@@ -1,9 +1,10 @@
 import type { Env } from "../env";
+import { maxDeliveries, QUEUES } from "../topology";
 import { bulkMessage } from "./messages";
 import { completeIfDone, recordUndelivered, runTarget } from "./run-target";
 
-/** Deliveries of one target before it is recorded as failed (wrangler.jsonc max_retries is 3: the 4th is the last). */
-export const BULK_MAX_ATTEMPTS = 4;
+/** Deliveries of one target before it is recorded as failed: the first plus the queue's max_retries (worker/topology.ts). */
+export const BULK_MAX_ATTEMPTS = maxDeliveries(QUEUES.batches);
 
 /**
  * Consumer of the bulk-action Queue: one message per target. Targets of a delivery run concurrently; each

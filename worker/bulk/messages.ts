@@ -2,9 +2,6 @@ import { z } from "zod";
 import { actor, target } from "../../src/admin-rpc/client-entry";
 import { BULK_ACTIONS, type BulkAction } from "../../src/store/read-models/bulk-batches";
 
-/** The bulk-action Queue, as declared in wrangler.jsonc (producer binding BATCH_QUEUE). */
-export const BULK_QUEUE_NAME = "agent-oncall-batches";
-
 export { BULK_ACTIONS, type BulkAction };
 
 /** One target of a batch: what the consumer needs to act on it exactly as the operator asked. */

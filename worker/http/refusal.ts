@@ -5,7 +5,8 @@ import { ANSWER_VARY, answerForm } from "./answer";
 
 /**
  * The codes a refusal can carry on the wire, by who refuses: the admin client's typed errors, sign-in and
- * roles (worker/auth), CSRF, and the console's own (`method_not_allowed`; `internal` for our own failure).
+ * roles (worker/auth), CSRF, and the console's own (`method_not_allowed`; `config_invalid` while a setting is refused;
+ * `internal` for our own failure).
  */
 export type RefusalCode =
   | AdminErrorCode
@@ -13,7 +14,7 @@ export type RefusalCode =
   | "expired" | "not_yet_valid" | "keys_unavailable" | "auth_not_configured" | "dev_mode_local_only"
   | "no_email" | "bad_email" | "no_role" | "insufficient_role"
   | "csrf_origin" | "csrf_missing" | "csrf_invalid"
-  | "method_not_allowed" | "internal";
+  | "method_not_allowed" | "config_invalid" | "internal";
 
 /** Statuses a refusal is answered with (the console's own failure is the only 5xx but for sign-in being unavailable). */
 export type RefusalStatus = 400 | 401 | 403 | 404 | 405 | 409 | 422 | 424 | 500 | 503;

@@ -1,7 +1,8 @@
 import { trace } from "@opentelemetry/api";
 import type { TelemetryEvent } from "../../src/telemetry";
 import { admit } from "./admit";
-import { type BoundsEnv, DEFAULT_BOUNDS, type IngestBounds, boundsFromEnv } from "./bounds";
+import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
+import { consoleConfig, type SettingVars } from "../config";
 import { type DeadLetter, bodyText, bodyType, deadLetterStatements } from "./dead-letters";
 import { type MessageItem, messageItems } from "./messages";
 import { tableStatements } from "./projections";
@@ -9,7 +10,6 @@ import { toRows } from "./rows";
 import { verificationKey } from "./signature";
 import { alertOnIngested } from "../alerts/ingested";
 import type { AlertEnv } from "../alerts/config";
-import { type HistoryEnv, historyConfig } from "../../src/store/history/config";
 import { type HistoryWriteResult, writeHistory } from "./history";
 
 /** What one ingest call did, and what it cost D1 (summed from each statement's `meta`: every index entry counts as a row written). */
@@ -90,11 +90,12 @@ function annotateActiveSpan(events: TelemetryEvent[]): void {
 }
 
 /** What the consumer reads from the console's env. */
-export type IngestEnv = { DB: D1Database; TELEMETRY_SIGNING_SECRET?: string; HISTORY?: R2Bucket } & BoundsEnv & AlertEnv & HistoryEnv;
+export type IngestEnv = { DB: D1Database; HISTORY?: R2Bucket } & AlertEnv & SettingVars;
 
-/** Ingest settings from env: the bounds, and the signing key when signed mode is on. */
+/** Ingest settings (worker/config.ts): the bounds, and the signing key when signed mode is on. */
 export async function ingestOptionsFromEnv(env: IngestEnv): Promise<IngestOptions> {
-  return { bounds: boundsFromEnv(env), signingKey: await verificationKey(env.TELEMETRY_SIGNING_SECRET) };
+  const { ingest } = consoleConfig(env);
+  return { bounds: ingestBounds(ingest), signingKey: await verificationKey(ingest.signingSecret ?? undefined) };
 }
 
 let warnedNoHistory = false;
@@ -110,7 +111,7 @@ export async function recordHistory(env: IngestEnv, events: TelemetryEvent[], re
     return null;
   }
   if (!events.length) return { events: 0, objects: 0, bytes: 0, rawBytes: 0, keys: [] };
-  const r = await writeHistory(env.HISTORY, events, { shards: historyConfig(env).shards, receivedAt });
+  const r = await writeHistory(env.HISTORY, events, { shards: consoleConfig(env).history.shards, receivedAt });
   const span = trace.getActiveSpan();
   if (span?.isRecording()) {
     span.setAttribute("agents.history.objects", r.objects);

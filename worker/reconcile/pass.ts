@@ -1,27 +1,11 @@
 import { gapAgentsDueForReconcile, staleAgents } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
+import type { ConsoleConfig } from "../config";
 import type { Env } from "../env";
 import { type AgentReconciliation, GAP_FILL_RECENT, reconcileAgent } from "./agent";
 
-/** The cron that reconciles (wrangler.jsonc triggers); any other cron runs retention. */
-export const RECONCILE_CRON = "*/5 * * * *";
-
-/** Reconciliation settings from the environment, with their defaults. */
-export type ReconcileSettings = { afterMs: number; batch: number };
-
-const positiveInt = (raw: string | undefined, fallback: number, max: number): number => {
-  const n = raw === undefined || raw.trim() === "" ? Number.NaN : Number(raw);
-  return Number.isInteger(n) && n > 0 ? Math.min(n, max) : fallback;
-};
-
-/**
- * RECONCILE_AFTER_MINUTES (default 10): how long work may go without an event
- * before cron asks its agent; RECONCILE_BATCH (default 20, at most 100): how many
- * agents one pass asks. A malformed value falls back to the default.
- */
-export function reconcileSettings(env: Env): ReconcileSettings {
-  return { afterMs: positiveInt(env.RECONCILE_AFTER_MINUTES, 10, 7 * 24 * 60) * 60_000, batch: positiveInt(env.RECONCILE_BATCH, 20, 100) };
-}
+/** Reconciliation settings (worker/config.ts: RECONCILE_AFTER_MINUTES, RECONCILE_BATCH). */
+export type ReconcileSettings = ConsoleConfig["reconcile"];
 
 /** How long after its last event the agent page's reconciliation may judge work (events may still be in flight before). */
 export const PAGE_RECONCILE_AFTER_MS = 60_000;

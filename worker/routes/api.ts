@@ -2,8 +2,9 @@ import { Hono } from "hono";
 import { consoleAdminClient } from "../admin-client";
 import { alertStuckInBackground } from "../alerts/stuck";
 import { csrfToken, requireRole } from "../auth";
+import { consoleConfig } from "../config";
 import { refusal } from "../http/refusal";
-import { reconcileSettings, reconcileStale } from "../reconcile/pass";
+import { reconcileStale } from "../reconcile/pass";
 import { ADMIN_ERROR_STATUS } from "./admin-error-status";
 import type { ConsoleEnv } from "./context";
 
@@ -31,7 +32,7 @@ api.get("/api/agents/:agentClass/:agentName", async (c) => {
  * agents and records what they said.
  */
 api.post("/api/reconcile", requireRole("operator"), async (c) => {
-  const passes = await reconcileStale(c.env, reconcileSettings(c.env));
+  const passes = await reconcileStale(c.env, consoleConfig(c.env).reconcile);
   // As the cron does after its pass: alert on what is stuck now (in the background; it logs its own failures).
   c.executionCtx.waitUntil(alertStuckInBackground(c.env));
   return c.json({

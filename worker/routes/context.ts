@@ -1,7 +1,8 @@
 import type { Context } from "hono";
 import type { PageContext } from "../../console/layout";
 import { answerForm } from "../http/answer";
-import { csrfHxHeaders, csrfToken, DEV_AUTH_BANNER, traceLinkTemplate, type AuthEnv } from "../auth";
+import { csrfHxHeaders, csrfToken, DEV_AUTH_BANNER, type AuthEnv } from "../auth";
+import { consoleConfig } from "../config";
 
 /** The console's Hono environment: bindings plus what auth() established. */
 export type ConsoleEnv = AuthEnv;
@@ -9,15 +10,14 @@ export type ConsoleContext = Context<ConsoleEnv>;
 
 /** Everything a page needs to know about the request, from auth and configuration. */
 export function pageContext(c: ConsoleContext): PageContext {
-  const poll = Number(c.env.POLL_SECONDS ?? 15);
-  const traceUrl = traceLinkTemplate(c.env.APM_TRACE_URL);
+  const settings = consoleConfig(c.env).console;
   return {
     user: c.var.user,
     devBanner: c.var.devAuth ? DEV_AUTH_BANNER : null,
     hxHeaders: csrfHxHeaders(c),
     csrfToken: csrfToken(c),
-    pollSeconds: Number.isFinite(poll) && poll >= 2 ? Math.min(poll, 3600) : 15,
-    traceUrl: traceUrl && traceUrl.includes("{traceId}") ? traceUrl : null,
+    pollSeconds: settings.pollSeconds,
+    traceUrl: settings.apmTraceUrl,
     now: Date.now(),
   };
 }

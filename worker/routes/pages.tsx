@@ -38,6 +38,14 @@ import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./
 import { askAgent } from "./availability";
 import { page, problem } from "./render";
 import { stuckConfigOf } from "./stuck";
+import { consoleConfig } from "../config";
+import type { Env } from "../env";
+
+/** Where a timeline reaches past the hot window into the R2 history (worker/config.ts: HISTORY_*, HOT_WINDOW_HOURS). */
+function timelineTier(env: Env) {
+  const { history, retention } = consoleConfig(env);
+  return historyTier(env.HISTORY, { ...history, hotWindowHours: retention.hotWindowHours });
+}
 
 /**
  * The console's read-only pages. Each reads through src/store read models
@@ -114,7 +122,7 @@ pages.get("/incidents/:incidentId", async (c) => {
   const incident = await getIncident(c.env.DB, id, ownerFrom(q));
   if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
   const owner = { agentClass: incident.agentClass, agentName: incident.agentName };
-  const [timeline, attempts] = await Promise.all([incidentTimeline(c.env.DB, incident, paging(q), historyTier(c.env)), incidentAttempts(c.env.DB, incident)]);
+  const [timeline, attempts] = await Promise.all([incidentTimeline(c.env.DB, incident, paging(q), timelineTier(c.env)), incidentAttempts(c.env.DB, incident)]);
   if (wantsJson(c)) return c.json({ incident, attempts, timeline });
   // Where the operator acts: what the agent can do now, its open ambiguous ops, and its session.
   const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
@@ -141,7 +149,7 @@ pages.get("/runs/:fiberId", async (c) => {
   const q = query(c);
   const fiber = await getStoredRun(c.env.DB, id, ownerFrom(q));
   if (!fiber) return problem(c, 404, `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id).`);
-  const events = await runEvents(c.env.DB, fiber, paging(q), historyTier(c.env));
+  const events = await runEvents(c.env.DB, fiber, paging(q), timelineTier(c.env));
   if (wantsJson(c)) return c.json({ run: fiber, events });
   return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);
 });

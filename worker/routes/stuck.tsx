@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { StuckList, StuckPage } from "../../console/pages/stuck";
-import { listStuck, parseStuckFilters, stuckConfigFrom } from "../../src/store/read-models";
+import { listStuck, parseStuckFilters } from "../../src/store/read-models";
+import { consoleConfig } from "../config";
 import type { Env } from "../env";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
@@ -11,8 +12,8 @@ export const stuck = new Hono<ConsoleEnv>();
 /** The most findings one page shows. */
 const PAGE_LIMIT = 200;
 
-/** The rules' thresholds from the environment (STUCK_*_MINUTES). */
-export const stuckConfigOf = (env: Env) => stuckConfigFrom(env as unknown as Record<string, unknown>);
+/** The rules' thresholds (worker/config.ts: STUCK_*_MINUTES). */
+export const stuckConfigOf = (env: Env) => consoleConfig(env).stuck;
 
 /** The findings for the URL's filters (validated: an unknown rule is a 400 that names the rules). */
 async function read(c: ConsoleContext) {

@@ -24,33 +24,13 @@ export type StuckConfig = Record<StuckRule, number>;
 
 export const DEFAULT_STUCK_CONFIG: StuckConfig = { no_progress: 15, incident_no_attempt: 15, alarm_overdue: 5, skipped_no_reason: 24 * 60 };
 
-/** The environment variable that sets each rule's minutes. */
+/** The environment variable that sets each rule's minutes (parsed in worker/config.ts). */
 export const STUCK_CONFIG_VARS: Record<StuckRule, string> = {
   no_progress: "STUCK_NO_PROGRESS_MINUTES",
   incident_no_attempt: "STUCK_INCIDENT_NO_ATTEMPT_MINUTES",
   alarm_overdue: "STUCK_ALARM_OVERDUE_MINUTES",
   skipped_no_reason: "STUCK_SKIPPED_NO_REASON_MINUTES",
 };
-
-/** Positive minutes, at most 30 days; fractions are allowed (tests use seconds). */
-const minutes = z.coerce.number().positive().max(30 * 24 * 60);
-
-/**
- * Reads STUCK_<RULE>_MINUTES vars (e.g. STUCK_NO_PROGRESS_MINUTES), validated with zod, defaults otherwise:
- * an unset or empty var takes the default; a malformed one too, with a warning in the log (a bad setting must
- * not take the overview down).
- */
-export function stuckConfigFrom(env: Record<string, unknown>): StuckConfig {
-  const out = { ...DEFAULT_STUCK_CONFIG };
-  for (const rule of STUCK_RULES) {
-    const raw = env[STUCK_CONFIG_VARS[rule]];
-    if (raw === undefined || raw === null || (typeof raw === "string" && raw.trim() === "")) continue;
-    const parsed = minutes.safeParse(raw);
-    if (parsed.success) out[rule] = parsed.data;
-    else console.warn(`[stuck] ${STUCK_CONFIG_VARS[rule]}=${JSON.stringify(raw)} is not a positive number of minutes (at most 43200); using ${DEFAULT_STUCK_CONFIG[rule]}`);
-  }
-  return out;
-}
 
 export type StuckEntry = {
   rule: StuckRule;

@@ -93,7 +93,7 @@ describe("a misconfigured console tells visitors nothing about its settings", ()
     const res = await consoleWorkerApp.request(`${ORIGIN}/incidents`, {}, { ...env, ROLES: roles });
     expect(res.status).toBe(503);
     const page = await res.text();
-    expect(page).toContain("Sign-in is not set up correctly for this console");
+    expect(page).toContain("configuration refuses ROLES");
     expect(page).not.toContain("hidden-corp");
     expect(page).not.toContain("not-an-entry");
     expect(page).not.toContain("alice");

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getIncident } from "../../../src/store/read-models";
 import { fiberIncidentId } from "../../../src/telemetry";
 import worker from "../../../worker/index";
-import { RECONCILE_CRON } from "../../../worker/reconcile/pass";
+import { CRONS } from "../../../worker/topology";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { csrfFromPage, getText, postForm, uid } from "../routes/harness";
@@ -29,7 +29,7 @@ async function age(agentName: string, ms: number) {
 /** Runs the console's reconcile cron as the platform would, and waits for its background work. */
 async function reconcileCron() {
   const ctx = createExecutionContext();
-  await worker.scheduled!(createScheduledController({ cron: RECONCILE_CRON, scheduledTime: Date.now() }), env, ctx);
+  await worker.scheduled!(createScheduledController({ cron: CRONS.reconcile, scheduledTime: Date.now() }), env, ctx);
   await waitOnExecutionContext(ctx);
 }
 

@@ -2,7 +2,8 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
 import { historyTier } from "../../../src/store/history/tier";
-import { hotWindowHours, runSegmentRetention } from "../../../src/store/retention";
+import { runSegmentRetention } from "../../../src/store/retention";
+import { consoleConfig } from "../../../worker/config";
 import { handleTelemetryBatch } from "../../../worker/ingest/consumer";
 import { fiberLife } from "../../fixtures/events";
 import { publishEnvTeamKeys } from "../access-tokens";
@@ -16,7 +17,7 @@ it("a run older than the hot window still shows its whole timeline: the page rea
   const agentName = `tier-${crypto.randomUUID()}`;
   const fiberId = `f-${agentName}`;
   // A run that ended three hours before the hot window starts.
-  const start = Date.now() - (hotWindowHours(env.HOT_WINDOW_HOURS) + 3) * HOUR;
+  const start = Date.now() - (consoleConfig(env).retention.hotWindowHours + 3) * HOUR;
   const events = fiberLife(fiberId, agentName).map((e, i) => ({ ...e, time: start + i * 1000 }));
   const batch = createMessageBatch("agent-telemetry", events.map((body, i) => ({ id: `${agentName}-${i}`, timestamp: new Date(), attempts: 1, body })));
   await handleTelemetryBatch(batch, env);
@@ -25,7 +26,7 @@ it("a run older than the hot window still shows its whole timeline: the page rea
   expect(result.retryMessages).toEqual([]);
 
   // Retention takes the run's events out of the hot store; its row stays (runs age by their own retention).
-  const gone = await runSegmentRetention(env.DB, { hotCutoff: Date.now() - hotWindowHours(env.HOT_WINDOW_HOURS) * HOUR, futureCutoff: Date.now() + HOUR });
+  const gone = await runSegmentRetention(env.DB, { hotCutoff: Date.now() - consoleConfig(env).retention.hotWindowHours * HOUR, futureCutoff: Date.now() + HOUR });
   expect(gone.events).toBeGreaterThanOrEqual(events.length);
   const owner = `agentClass=ProbeAgent&agentName=${encodeURIComponent(agentName)}`;
 
@@ -39,5 +40,5 @@ it("a run older than the hot window still shows its whole timeline: the page rea
   expect(body.events.items.map((e) => e.type)).toEqual(runEvents.map((e) => e.type));
 
   // Without a bound bucket there is no older tier: the same timeline is empty, not wrong.
-  expect(historyTier({ ...env, HISTORY: undefined })).toBeUndefined();
+  expect(historyTier(undefined, { ...consoleConfig(env).history, hotWindowHours: 48 })).toBeUndefined();
 });

@@ -1,0 +1,159 @@
+import { createExecutionContext, createMessageBatch, env } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import readme from "../../README.md?raw";
+import { DEFAULT_STUCK_CONFIG } from "../../src/store/read-models";
+import worker from "../../worker/index";
+import { app } from "../../worker/app";
+import { CONFIG_VARS, ConfigError, consoleConfig, parseConfig } from "../../worker/config";
+
+const dev = (vars: Record<string, unknown> = {}) => ({ AUTH_MODE: "dev", ...vars });
+/** The problems parseConfig reports for these settings. */
+function refusal(vars: Record<string, unknown>) {
+  try {
+    parseConfig(dev(vars));
+  } catch (e) {
+    if (e instanceof ConfigError) return e;
+    throw e;
+  }
+  throw new Error(`accepted ${JSON.stringify(vars)}`);
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("worker/config.ts: one parse, one policy", () => {
+  it("takes each default when a setting is unset or blank", () => {
+    const c = parseConfig(dev({ RETENTION_DAYS: " ", HISTORY_SHARDS: "" }));
+    expect(c.retention).toEqual({ days: 30, hotWindowHours: 48 });
+    expect(c.history).toEqual({ shards: 4, previousShards: [], retentionDays: 400 });
+    expect(c.ingest).toEqual({ maxAgeDays: 30, maxFutureSkewSeconds: 300, signingSecret: null });
+    expect(c.reconcile).toEqual({ afterMs: 10 * 60_000, batch: 20 });
+    expect(c.stuck).toEqual(DEFAULT_STUCK_CONFIG);
+    expect(c.console).toEqual({ pollSeconds: 15, apmTraceUrl: null });
+    expect(c.otel).toEqual({ serviceName: "agent-console", otlp: null });
+    expect(c.alerts).toEqual({ channels: [], limitPerHour: 30, consoleUrl: null, retryDelaySeconds: 30 });
+    expect(c.agentClasses).toEqual([]);
+    expect(c.auth).toMatchObject({ mode: "dev", devUser: "dev@localhost", devRole: "operator" });
+  });
+
+  it("reads well-formed values, JSON numbers included", () => {
+    const c = parseConfig(
+      dev({
+        RETENTION_DAYS: "7",
+        INGEST_MAX_FUTURE_SKEW_SECONDS: 30,
+        HISTORY_SHARDS: "16",
+        HISTORY_PREVIOUS_SHARDS: "4, 8,16",
+        HISTORY_RETENTION_DAYS: " 90 ",
+        STUCK_INCIDENT_NO_ATTEMPT_MINUTES: "0.5",
+        RECONCILE_BATCH: "100",
+        OTLP_ENDPOINT: "https://otlp.example.com/v1/traces",
+        OTLP_HEADERS: "x-key=abc",
+        ALERT_CONSOLE_URL: "https://oncall.example.com//",
+        AGENT_CLASSES: " ProbeAgent , GapAgent,",
+      }),
+    );
+    expect(c.ingest).toMatchObject({ maxAgeDays: 7, maxFutureSkewSeconds: 30 });
+    expect(c.history).toEqual({ shards: 16, previousShards: [4, 8], retentionDays: 90 });
+    expect(c.stuck.incident_no_attempt).toBe(0.5);
+    expect(c.reconcile.batch).toBe(100);
+    expect(c.otel.otlp).toEqual({ url: "https://otlp.example.com/v1/traces", headers: { "x-key": "abc" } });
+    expect(c.alerts.consoleUrl).toBe("https://oncall.example.com");
+    expect(c.agentClasses).toEqual(["ProbeAgent", "GapAgent"]);
+  });
+
+  it("refuses every malformed value at once, naming the variable, its value and what it must be", () => {
+    const e = refusal({ RETENTION_DAYS: "forever", RECONCILE_BATCH: "500", STUCK_NO_PROGRESS_MINUTES: "0", HISTORY_PREVIOUS_SHARDS: "4,x", POLL_SECONDS: "1", DEV_ROLE: "admin" });
+    expect(e.variables.sort()).toEqual(["DEV_ROLE", "HISTORY_PREVIOUS_SHARDS", "POLL_SECONDS", "RECONCILE_BATCH", "RETENTION_DAYS", "STUCK_NO_PROGRESS_MINUTES"]);
+    expect(e.problems).toContainEqual({ variable: "RETENTION_DAYS", value: "forever", expected: "a whole number of days from 1 to 3650" });
+    expect(e.problems).toContainEqual({ variable: "RECONCILE_BATCH", value: "500", expected: "a whole number from 1 to 100" });
+    expect(e.message).toContain('RETENTION_DAYS="forever" must be a whole number of days from 1 to 3650');
+    expect(e.message).toContain('DEV_ROLE="admin" must be "viewer" or "operator"');
+  });
+
+  it("never echoes a secret's value", () => {
+    const e = refusal({ ALERT_WEBHOOK_URL: "hooks.example.com/token-123", OTLP_ENDPOINT: "ftp://x/token-456" });
+    expect(e.problems.map((p) => [p.variable, p.value])).toEqual([
+      ["OTLP_ENDPOINT", null],
+      ["ALERT_WEBHOOK_URL", null],
+    ]);
+    expect(e.message).not.toMatch(/token-/);
+  });
+
+  it("refuses an APM link that is not http(s) with {traceId}, an allowlist naming a console binding, and access mode without its settings", () => {
+    expect(refusal({ APM_TRACE_URL: "javascript:alert(1)//{traceId}" }).variables).toEqual(["APM_TRACE_URL"]);
+    expect(refusal({ AGENT_CLASSES: "ProbeAgent,DB" }).variables).toEqual(["AGENT_CLASSES"]);
+    const access = (() => {
+      try {
+        parseConfig({ ACCESS_TEAM_DOMAIN: "https://t.cloudflareaccess.com" });
+      } catch (e) {
+        return e as ConfigError;
+      }
+    })();
+    expect(access?.variables.sort()).toEqual(["ACCESS_AUD", "CSRF_SECRET", "ROLES"]);
+    expect(access?.message).toContain("(it is missing)");
+  });
+
+  it("parses an env once, and logs a refusal once", () => {
+    const ok = dev();
+    expect(consoleConfig(ok)).toBe(consoleConfig(ok));
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const bad = dev({ HOT_WINDOW_HOURS: "0" });
+    expect(() => consoleConfig(bad)).toThrow(ConfigError);
+    expect(() => consoleConfig(bad)).toThrow(/HOT_WINDOW_HOURS="0"/);
+    expect(logged.mock.calls.filter((c) => String(c[0]).startsWith("[config]"))).toHaveLength(1);
+  });
+});
+
+describe("a refused configuration stops every entry point", () => {
+  const bad = () => Object.assign(Object.create(env) as typeof env, { RETENTION_DAYS: "thirty", ROLES: '{"operator":["secret-person@example.com"]}x' });
+
+  it("answers requests, /health included, with a 503 naming the variables but not their values", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const b = bad();
+    for (const path of ["/health", "/"]) {
+      const res = await app.request(`http://127.0.0.1${path}`, { headers: { accept: "application/json" } }, b, createExecutionContext());
+      expect(res.status, path).toBe(503);
+      const text = await res.text();
+      expect(text).toContain("RETENTION_DAYS");
+      expect(text).toContain("ROLES");
+      expect(text).not.toContain("thirty");
+      expect(text).not.toContain("secret-person");
+    }
+  });
+
+  it("throws from the queue and cron handlers, so the platform retries", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const b = bad();
+    const batch = createMessageBatch("agent-telemetry", [{ id: "m1", timestamp: new Date(), attempts: 1, body: {} }]);
+    await expect(worker.queue!(batch, b, createExecutionContext())).rejects.toThrow(ConfigError);
+    await expect(worker.scheduled!({ cron: "17 * * * *", scheduledTime: Date.now(), noRetry() {} }, b, createExecutionContext())).rejects.toThrow(ConfigError);
+  });
+
+  it("still stores dead letters, so telemetry that exhausts its retries while a setting is refused is kept", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => {});
+    const marker = `kept-while-refused-${crypto.randomUUID()}`;
+    const batch = createMessageBatch("agent-telemetry-dlq", [{ id: "m-dlq", timestamp: new Date(), attempts: 1, body: { v: 1, marker } }]);
+    await worker.queue!(batch, bad(), createExecutionContext());
+    const row = await env.DB.prepare("SELECT count(*) AS n FROM dead_letters WHERE instr(body, ?) > 0").bind(marker).first<{ n: number }>();
+    expect(row?.n).toBe(1);
+  });
+});
+
+describe("README Configuration documents exactly the variables worker/config.ts reads", () => {
+  /** Settings the README's tables document that belong to other programs: `npm start`, and the agents' Worker. */
+  const NOT_THE_CONSOLES = ["DEMO", "DEMO_FLEET_SIZE", "DEMO_INTERVAL_MS", "TELEMETRY_REDACT_PATTERNS"];
+  const section = readme.slice(readme.indexOf("\n## Configuration"), readme.indexOf("\n## ", readme.indexOf("\n## Configuration") + 5));
+  const documented = new Set(
+    section
+      .split("\n")
+      .filter((l) => l.startsWith("| `"))
+      .flatMap((l) => [...(l.split("|")[1] ?? "").matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)),
+  );
+
+  it("every variable the module knows has a row", () => {
+    expect(Object.keys(CONFIG_VARS).filter((v) => !documented.has(v))).toEqual([]);
+  });
+
+  it("every console row is a variable the module knows", () => {
+    expect([...documented].filter((v) => !(v in CONFIG_VARS) && !NOT_THE_CONSOLES.includes(v))).toEqual([]);
+  });
+});
