@@ -14,6 +14,7 @@
 // Options: --url http://127.0.0.1:8787 (or CONSOLE_URL), --json (raw output).
 // Against a deployed console, pass an Access token in CF_ACCESS_TOKEN (sent as Cf-Access-Jwt-Assertion).
 import { parseArgs } from "node:util";
+import { batchHref, listHref, runHref } from "../console/links.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -116,7 +117,7 @@ async function verify() {
   const ageMs = Number(values.age ?? 10) * 60_000;
   const now = Date.now();
   const { body: overview } = await call("/");
-  const [running, incidents, sessions] = await Promise.all([all("/runs?outcome=running"), all("/incidents?status=open"), all("/sessions?status=running")]);
+  const [running, incidents, sessions] = await Promise.all([all(listHref("runs", { outcome: "running" })), all(listHref("incidents", { status: "open" })), all(listHref("sessions", { status: "running" }))]);
   const agents = new Map();
   for (const x of [...running, ...incidents, ...sessions]) agents.set(`${x.agentClass}\u0000${x.agentName}`, { agentClass: x.agentClass, agentName: x.agentName });
   const live = new Map();
@@ -148,7 +149,7 @@ async function verify() {
     for (const f of l.managedFibers) {
       const sdk = runStateOf("managed_fiber", f.status);
       if (!sdk) continue;
-      const { status, body } = await call(`/runs/${encodeURIComponent(f.fiberId)}?agentClass=${encodeURIComponent(a.agentClass)}&agentName=${encodeURIComponent(a.agentName)}`);
+      const { status, body } = await call(runHref(f.fiberId, a));
       const shown = status === 200 ? body.run.status : "(not shown)";
       const expected = sdk.outcome ?? "running";
       // A fiber that settled under a minute ago may have its events in flight.
@@ -204,8 +205,8 @@ async function bulk(verb) {
     [["agentClass", values.class], ["incidentReason", values["incident-reason"]], ["openOnly", values["open-only"] ? "true" : undefined], ["status", values.status], ["stuckRule", values["stuck-rule"]]].filter(([, v]) => v !== undefined && v !== ""),
   );
   const query = new URLSearchParams(filter).toString();
-  const { status, body } = await call(`/bulk?${query}`);
-  if (status !== 200) fail(body.error?.message ?? `HTTP ${status} from /bulk`);
+  const { status, body } = await call(`${listHref("bulk")}?${query}`);
+  if (status !== 200) fail(body.error?.message ?? `HTTP ${status} from ${listHref("bulk")}`);
   const p = body.value;
   if (values.json && values["dry-run"]) return print(body);
   if (!values.json) {
@@ -217,14 +218,14 @@ async function bulk(verb) {
   if (!values.reason?.trim()) fail('a reason is required (--reason "…"); it goes to the audit log for the batch and every agent', 2);
   const { body: csrf } = await call("/api/csrf");
   const form = new URLSearchParams({ ...filter, action: verb, reason: values.reason, expected: String(p.targets.length) });
-  const started = await call("/bulk", { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } });
+  const started = await call(listHref("bulk"), { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } });
   if (!started.body.ok) fail(`bulk ${verb} refused: ${started.body.error.message}`);
   const { batchId, total } = started.body.value;
-  if (!values.json) console.log(`batch ${batchId} started on ${total} agent(s): ${base}/bulk/batches/${batchId}`);
+  if (!values.json) console.log(`batch ${batchId} started on ${total} agent(s): ${base}${batchHref(batchId)}`);
   let last = "";
   for (;;) {
-    const { status: st, body: prog } = await call(`/bulk/batches/${batchId}`);
-    if (st !== 200) fail(prog.error?.message ?? `HTTP ${st} from /bulk/batches/${batchId}`);
+    const { status: st, body: prog } = await call(batchHref(batchId));
+    if (st !== 200) fail(prog.error?.message ?? `HTTP ${st} from ${batchHref(batchId)}`);
     const v = prog.value;
     const line = `${v.done} done, ${v.failed} failed, ${v.running} running, ${v.queued} queued, of ${v.total}`;
     if (line !== last && !values.json) console.log(`  ${line}`);

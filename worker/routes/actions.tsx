@@ -7,6 +7,7 @@ import type { AdminResult, ResolveOpOutput, VerifiedForceIdleOutput, VerifiedTri
 import { consoleAdminClient } from "../admin-client";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, isHtmx, pageContext, wantsJson } from "./context";
+import { listHref } from "../../console/links";
 
 /** The target of every action; the action's own fields are read by its input schema (ADMIN_ACTIONS[…].input). */
 const actionForm = z.object({
@@ -96,7 +97,7 @@ for (const action of ADMIN_ACTION_NAMES) {
     const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
     const target = { agentClass: form.data.agentClass, agentName: form.data.agentName };
     const r: AdminResult<unknown> = await admin.action(action, target, actionInputOf(action, body));
-    const auditHref = `/audit?targetName=${encodeURIComponent(target.agentName)}`;
+    const auditHref = listHref("audit", { targetName: target.agentName });
     const status = r.ok ? 200 : STATUS[r.error.code];
     if (wantsJson(c)) return c.json(r, status);
     if (!r.ok) {
@@ -116,7 +117,7 @@ for (const action of ADMIN_ACTION_NAMES) {
         <ActionResult ok={clean} title={title} detail={detail} auditHref={auditHref} now={ctx.now} {...(forceIdle ? { forceIdle } : {})} {...(verified ? { verified } : {})} />
         {panel ? (
           <div id={AGENT_LIVE_PANEL} hx-swap-oob="innerHTML">
-            <AgentLive ctx={ctx} agentClass={target.agentClass} base={agentBase(target)} live={verified.live!} />
+            <AgentLive ctx={ctx} agent={target} live={verified.live!} />
           </div>
         ) : null}
       </>,
@@ -124,4 +125,3 @@ for (const action of ADMIN_ACTION_NAMES) {
   });
 }
 
-const agentBase = (t: { agentClass: string; agentName: string }) => `/agents/${encodeURIComponent(t.agentClass)}/${encodeURIComponent(t.agentName)}`;
