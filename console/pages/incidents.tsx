@@ -11,6 +11,7 @@ import { Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
 import { detailHref, agentHref, LISTS, listHref, href } from "../links";
+import { incidentStatusLabel } from "../words";
 
 type Query = Record<string, string | undefined>;
 
@@ -102,7 +103,7 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
       <dl class="facts" data-testid="incident-facts" id="incident-facts" hx-get={path} hx-select="#incident-facts" hx-swap="outerHTML" hx-trigger={AFTER_ACTION_TRIGGER}>
         <dt>status</dt>
         <dd data-testid="incident-status">
-          <Status value={i.status} label={i.statusLabel} />
+          <Status value={i.status} label={incidentStatusLabel(i)} />
           {i.status !== i.sdkStatus ? <span class="muted"> · the SDK's last word: <code data-testid="incident-sdk-status">{i.sdkStatus}</code></span> : null}
         </dd>
         {i.closedBy ? (

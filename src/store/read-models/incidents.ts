@@ -26,9 +26,6 @@ export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
  */
 export { INCIDENT_STATUSES } from "../../telemetry/sdk-states";
 
-/** What the console says for a failure that gave no reason (a reason-less chat:recovery:failed). */
-export const FAILED_WITHOUT_REASON = "failed (no reason given)";
-
 /** Event types that are one recovery attempt on an incident's timeline. */
 export const ATTEMPT_EVENT_TYPES = eventTypesWithStep("attempt");
 
@@ -85,8 +82,6 @@ export type IncidentRow = {
   respentOutputTokens: number;
   firstSeen: number;
   lastSeen: number;
-  /** The status as the console says it: "failed (no reason given)" for a failure without a reason, else the status. */
-  statusLabel: string;
 };
 
 const I = names(incidents);
@@ -97,9 +92,9 @@ const SELECT = selectList(incidents, [
 ]);
 
 /** A row as stored (the SDK's word in `status`), before the shown status is derived. */
-type StoredIncident = Omit<IncidentRow, "sdkStatus" | "sdkStatusAt" | "statusLabel" | "status"> & IncidentStatusFacts;
+type StoredIncident = Omit<IncidentRow, "sdkStatus" | "sdkStatusAt" | "status"> & IncidentStatusFacts;
 
-/** The shown status and its label, derived (see incident-status.ts and FAILED_WITHOUT_REASON). */
+/** The shown status, derived (see incident-status.ts). */
 function derive(r: StoredIncident): IncidentRow {
   const { statusEventId: _s, closedByEventId: _c, ...rest } = r;
   const overlay = overlayApplies(r);
@@ -110,7 +105,6 @@ function derive(r: StoredIncident): IncidentRow {
     statusAt: overlay ? r.closedByAt! : r.statusAt,
     sdkStatus: r.status,
     sdkStatusAt: r.statusAt,
-    statusLabel: status === "failed" && !r.reason ? FAILED_WITHOUT_REASON : status,
   };
 }
 
