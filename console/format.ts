@@ -88,11 +88,3 @@ export function bytes(n: number | null | undefined): string {
 export function capped(c: { n: number; capped: boolean }): string {
   return c.capped ? `≥${c.n}` : String(c.n);
 }
-
-/** Builds a URL keeping only set query values (filters live in the URL). */
-export function href(path: string, query: Record<string, string | number | boolean | null | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
-  const s = q.toString();
-  return s ? `${path}?${s}` : path;
-}

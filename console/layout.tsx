@@ -1,5 +1,6 @@
 import type { Child } from "hono/jsx";
 import { HTMX_CONFIG } from "./htmx-config";
+import { LISTS } from "./links";
 
 export type PageContext = {
   user: { email: string; role: "viewer" | "operator" };
@@ -16,15 +17,15 @@ export type PageContext = {
 };
 
 const NAV: [string, string][] = [
-  ["/", "Overview"],
-  ["/incidents", "Incidents"],
-  ["/stuck", "Stuck"],
-  ["/runs", "Runs"],
-  ["/sessions", "Sessions"],
-  ["/ops", "Ambiguous ops"],
-  ["/backups", "Backups"],
-  ["/alerts", "Alerts"],
-  ["/audit", "Audit log"],
+  [LISTS.overview, "Overview"],
+  [LISTS.incidents, "Incidents"],
+  [LISTS.stuck, "Stuck"],
+  [LISTS.runs, "Runs"],
+  [LISTS.sessions, "Sessions"],
+  [LISTS.ops, "Ambiguous ops"],
+  [LISTS.backups, "Backups"],
+  [LISTS.alerts, "Alerts"],
+  [LISTS.audit, "Audit log"],
 ];
 
 /** Same-origin scripts every page loads, in order: htmx, how answers are shown, then our client behaviour. */
@@ -83,7 +84,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
               </a>
             ))}
           </nav>
-          <form class="search" method="get" action="/search" role="search">
+          <form class="search" method="get" action={LISTS.search} role="search">
             <label for="global-search" class="visually-hidden">Search any id</label>
             <input id="global-search" type="search" name="q" placeholder="Search any id (/)" maxlength={200} autocomplete="off" spellcheck={false} />
           </form>

@@ -1,19 +1,83 @@
 /**
- * Links to detail pages. Ids are unique per agent, not across agents (projections are keyed by the reporting
- * agent), so every link names its agent: a detail page never has to guess which agent's row is meant.
+ * Every console URL is built here: pages, the worker (alerts' webhook and Slack links, redirects) and the CLI use
+ * these functions, and scripts/check-rooms.ts refuses a console path literal anywhere else. The store returns ids;
+ * this module turns them into links.
+ *
+ * Ids are unique per agent, not across agents (projections are keyed by the reporting agent), so every detail link
+ * names its agent: a detail page never has to guess which agent's row is meant.
  */
 export type Owner = { agentClass: string; agentName: string };
 
-/** `/runs/:id`, `/incidents/:id`, `/sessions/:name` (and sub-paths), with the owning agent in the query. */
-export function detailHref(kind: "runs" | "incidents" | "sessions", id: string, owner?: Owner | null, suffix = ""): string {
-  const path = `/${kind}/${encodeURIComponent(id)}${suffix}`;
-  if (!owner) return path;
-  return `${path}?${new URLSearchParams({ agentClass: owner.agentClass, agentName: owner.agentName })}`;
+/** The console's list pages (and the overview), by name. Filters go in the query (listHref). */
+export const LISTS = {
+  overview: "/",
+  agents: "/agents",
+  runs: "/runs",
+  incidents: "/incidents",
+  stuck: "/stuck",
+  sessions: "/sessions",
+  ops: "/ops",
+  events: "/events",
+  alerts: "/alerts",
+  audit: "/audit",
+  bulk: "/bulk",
+  search: "/search",
+  backups: "/backups",
+} as const;
+export type ListName = keyof typeof LISTS;
+export type ListPath = (typeof LISTS)[ListName];
+
+/** A query's values as filters carry them: unset, empty and null values are left out. */
+export type Query = Record<string, string | number | boolean | null | undefined>;
+
+/** `path` with `query` (unset, empty and null values left out), e.g. a pager's next page of the path it is on. */
+export function href(path: string, query: Query = {}): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
 }
 
-/** An agent's page. */
-export function agentHref(owner: Owner): string {
-  return `/agents/${encodeURIComponent(owner.agentClass)}/${encodeURIComponent(owner.agentName)}`;
+/** A list page with its filters, e.g. `listHref("runs", { outcome: "running" })`. */
+export function listHref(list: ListName, query: Query = {}): string {
+  return href(LISTS[list], query);
+}
+
+/** `/runs/:id`, `/incidents/:id`, `/sessions/:name` (and sub-paths), with the owning agent in the query. */
+export function detailHref(kind: "runs" | "incidents" | "sessions", id: string, owner?: Owner | null, suffix = "", query: Query = {}): string {
+  const path = `/${kind}/${encodeURIComponent(id)}${suffix}`;
+  return href(path, owner ? { agentClass: owner.agentClass, agentName: owner.agentName, ...query } : query);
+}
+
+/** A run's page (`/runs/:id`), with its agent. */
+export const runHref = (id: string, owner?: Owner | null, query: Query = {}) => detailHref("runs", id, owner, "", query);
+/** An incident's page (`/incidents/:id`), with its agent. */
+export const incidentHref = (id: string, owner?: Owner | null, query: Query = {}) => detailHref("incidents", id, owner, "", query);
+/** A session's page (`/sessions/:name`), with its agent. */
+export const sessionHref = (name: string, owner?: Owner | null, query: Query = {}) => detailHref("sessions", name, owner, "", query);
+
+/** The parts of an agent's page: its live partial, its history partial, one of its runs as the agent records it. */
+export type AgentPart = "" | "/live" | "/history" | `/runs/${string}`;
+
+/** An agent's page (or a part of it), with an optional `#fragment` (e.g. "admin-actions"). */
+export function agentHref(owner: Owner, part: AgentPart = "", fragment?: string, query: Query = {}): string {
+  const path = `/agents/${encodeURIComponent(owner.agentClass)}/${encodeURIComponent(owner.agentName)}${part}`;
+  return `${href(path, query)}${fragment ? `#${fragment}` : ""}`;
+}
+
+/** A run of an agent as the agent itself records it (`/agents/:class/:name/runs/:runId`). */
+export function agentRunHref(owner: Owner, runId: string): string {
+  return agentHref(owner, `/runs/${encodeURIComponent(runId)}`);
+}
+
+/** A bulk batch's page, or its live progress partial. */
+export function batchHref(batchId: string, part: "" | "/progress" = ""): string {
+  return `/bulk/batches/${encodeURIComponent(batchId)}${part}`;
+}
+
+/** An admin action's endpoint (`/actions/:action`), which the forms post to. */
+export function actionHref(action: string): string {
+  return `/actions/${encodeURIComponent(action)}`;
 }
 
 /** What a search match links to (src/store/read-models/search.ts). */
@@ -26,14 +90,31 @@ export type SearchTarget = Owner & { kind: "incident" | "run" | "op" | "session"
 export function searchMatchHref(m: SearchTarget): string {
   switch (m.kind) {
     case "incident":
-      return detailHref("incidents", m.id, m);
+      return incidentHref(m.id, m);
     case "run":
-      return detailHref("runs", m.id, m);
+      return runHref(m.id, m);
     case "session":
-      return detailHref("sessions", m.id, m);
+      return sessionHref(m.id, m);
     case "op":
-      return m.sessionName ? detailHref("sessions", m.sessionName, m) : agentHref(m);
+      return m.sessionName ? sessionHref(m.sessionName, m) : agentHref(m);
     case "agent":
       return agentHref(m);
+  }
+}
+
+/** What a stuck finding is about (src/store/read-models/stuck.ts StuckEntry). */
+export type StuckSubject = Owner & { subjectKind: "run" | "incident" | "agent" | "session"; subjectId: string };
+
+/** The page of a stuck finding's subject: its run, incident or session page (with its agent), or the agent's page. */
+export function stuckSubjectHref(s: StuckSubject): string {
+  switch (s.subjectKind) {
+    case "run":
+      return runHref(s.subjectId, s);
+    case "incident":
+      return incidentHref(s.subjectId, s);
+    case "session":
+      return sessionHref(s.subjectId, s);
+    case "agent":
+      return agentHref(s);
   }
 }

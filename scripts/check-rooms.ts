@@ -19,13 +19,13 @@ const ROOMS: Room[] = [
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\("([^"]+)"\)/g;
 
-function files(dir: string): string[] {
+function files(dir: string, ext = /\.tsx?$/): string[] {
   const out: string[] = [];
   for (const e of readdirSync(dir)) {
     const p = path.join(dir, e);
-    if (e === "dist" || e === "node_modules") continue;
-    if (statSync(p).isDirectory()) out.push(...files(p));
-    else if (/\.tsx?$/.test(e) && !e.endsWith(".d.ts")) out.push(p);
+    if (e === "dist" || e === "node_modules" || e === "public") continue;
+    if (statSync(p).isDirectory()) out.push(...files(p, ext));
+    else if (ext.test(e) && !e.endsWith(".d.ts")) out.push(p);
   }
   return out;
 }
@@ -62,8 +62,30 @@ const visit = (n: string, trail: string[]): void => {
 };
 for (const r of ROOMS) visit(r.name, []);
 
+// Console URLs are built in console/links.ts alone: a string or template literal that starts with one of the
+// console's paths ("/agents/…", "/runs?…", "/audit") anywhere else is refused. Route definitions name their paths
+// as the first argument of a router call (`.get("/runs/:id", …)`, `listRoute("/events", …)`), which this allows;
+// the paths are matched whole, so "/api/…", "/partials/…" and "/public/…" are not console links.
+const LINKS_MODULE = "console/links.ts";
+const CONSOLE_PATH = /(["'`])\/(agents|runs|incidents|sessions|ops|bulk|audit|alerts|stuck|events|search|backups|fibers)(?=[/?#"'`$])/g;
+const ROUTE_CALL = /(?:\.(?:get|post|put|patch|delete|all|on|use|route)|\blistRoute)\(\s*$/;
+const LINK_DIRS = ["console", "worker", "src", "scripts", "examples/demo-fleet/src"];
+for (const dir of LINK_DIRS) {
+  for (const file of files(path.join(repoRoot, dir), /\.(tsx?|mjs)$/)) {
+    const rel = path.relative(repoRoot, file);
+    if (rel === LINKS_MODULE || rel === path.join("scripts", "check-rooms.ts")) continue;
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(CONSOLE_PATH)) {
+      const before = text.slice(Math.max(0, m.index - 40), m.index);
+      if (ROUTE_CALL.test(before)) continue;
+      const line = text.slice(0, m.index).split("\n").length;
+      problems.push(`${rel}:${line} builds the console URL ${text.slice(m.index, m.index + 24).split("\n")[0]}… by hand: use ${LINKS_MODULE}`);
+    }
+  }
+}
+
 if (problems.length) {
-  console.error(`✖ rooms: ${problems.length} import(s) break the room boundaries:\n  ${problems.join("\n  ")}`);
+  console.error(`✖ rooms: ${problems.length} problem(s) (imports across room boundaries, console URLs outside ${LINKS_MODULE}):\n  ${problems.join("\n  ")}`);
   process.exit(1);
 }
 console.log(`✓ rooms: ${ROOMS.map((r) => `${r.name} → ${[...edges.get(r.name)!].join(", ") || "(none)"}`).join("; ")}`);

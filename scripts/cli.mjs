@@ -14,6 +14,7 @@
 // Options: --url http://127.0.0.1:8787 (or CONSOLE_URL), --json (raw output).
 // Against a deployed console, pass an Access token in CF_ACCESS_TOKEN (sent as Cf-Access-Jwt-Assertion).
 import { parseArgs } from "node:util";
+import { batchHref, listHref, runHref } from "../console/links.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -156,7 +157,7 @@ async function verify() {
   const ageMs = Number(values.age ?? 10) * 60_000;
   const now = Date.now();
   const { body: overview } = await call("/");
-  const [running, incidents, sessions] = await Promise.all([all("/runs?outcome=running"), all("/incidents?status=open"), all("/sessions?status=running")]);
+  const [running, incidents, sessions] = await Promise.all([all(listHref("runs", { outcome: "running" })), all(listHref("incidents", { status: "open" })), all(listHref("sessions", { status: "running" }))]);
   const agents = new Map();
   for (const x of [...running, ...incidents, ...sessions]) agents.set(`${x.agentClass}\u0000${x.agentName}`, { agentClass: x.agentClass, agentName: x.agentName });
   const live = new Map();
@@ -188,7 +189,7 @@ async function verify() {
     for (const f of l.managedFibers) {
       const sdk = runStateOf("managed_fiber", f.status);
       if (!sdk) continue;
-      const { status, body } = await call(`/runs/${encodeURIComponent(f.fiberId)}?agentClass=${encodeURIComponent(a.agentClass)}&agentName=${encodeURIComponent(a.agentName)}`, {}, { allowRefusal: true });
+      const { status, body } = await call(runHref(f.fiberId, a), {}, { allowRefusal: true });
       const shown = status === 200 ? body.run.status : "(not shown)";
       const expected = sdk.outcome ?? "running";
       // A fiber that settled under a minute ago may have its events in flight.
@@ -244,7 +245,7 @@ async function bulk(verb) {
     [["agentClass", values.class], ["incidentReason", values["incident-reason"]], ["openOnly", values["open-only"] ? "true" : undefined], ["status", values.status], ["stuckRule", values["stuck-rule"]]].filter(([, v]) => v !== undefined && v !== ""),
   );
   const query = new URLSearchParams(filter).toString();
-  const { body } = await call(`/bulk?${query}`);
+  const { body } = await call(`${listHref("bulk")}?${query}`);
   const p = body.value;
   if (values.json && values["dry-run"]) return print(body);
   if (!values.json) {
@@ -256,13 +257,13 @@ async function bulk(verb) {
   if (!values.reason?.trim()) fail('a reason is required (--reason "…"); it goes to the audit log for the batch and every agent', 2);
   const { body: csrf } = await call("/api/csrf");
   const form = new URLSearchParams({ ...filter, action: verb, reason: values.reason, expected: String(p.targets.length) });
-  const started = await call("/bulk", { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } }, { allowRefusal: true });
+  const started = await call(listHref("bulk"), { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } }, { allowRefusal: true });
   if (!started.body.ok) refused(`bulk ${verb}`, started.status, started.body);
   const { batchId, total } = started.body.value;
-  if (!values.json) console.log(`batch ${batchId} started on ${total} agent(s): ${base}/bulk/batches/${batchId}`);
+  if (!values.json) console.log(`batch ${batchId} started on ${total} agent(s): ${base}${batchHref(batchId)}`);
   let last = "";
   for (;;) {
-    const { body: prog } = await call(`/bulk/batches/${batchId}`);
+    const { body: prog } = await call(batchHref(batchId));
     const v = prog.value;
     const line = `${v.done} done, ${v.failed} failed, ${v.running} running, ${v.queued} queued, of ${v.total}`;
     if (line !== last && !values.json) console.log(`  ${line}`);

@@ -1,7 +1,8 @@
 import type { IncidentRow } from "../../src/store/read-models";
 import { Ago } from "./time";
 import { Status } from "./status";
-import { detailHref } from "../links";
+import { detailHref, agentHref } from "../links";
+import { incidentStatusLabel } from "../words";
 
 /** The SDK's own attempt counter, "2 / 5"; fiber recovery reports none ("—"). */
 export function reportedAttempts(i: Pick<IncidentRow, "kind" | "attempts" | "maxAttempts">): string {
@@ -25,8 +26,8 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
           <tr>
             <td><a class="mono" href={detailHref("incidents", i.incidentId, i)}>{i.incidentId}</a></td>
             <td>{i.kind}</td>
-            <td><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></td>
-            <td><Status value={i.status} label={i.statusLabel} /></td>
+            <td><a href={agentHref(i)}>{i.agentClass} · {i.agentName}</a></td>
+            <td><Status value={i.status} label={incidentStatusLabel(i)} /></td>
             <td class="num">{reportedAttempts(i)}</td>
             <td class="num">{i.respentInputTokens + i.respentOutputTokens ? (i.respentInputTokens + i.respentOutputTokens).toLocaleString("en-US") : "—"}</td>
             <td>{i.reason ?? ""}</td>

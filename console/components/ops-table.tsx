@@ -1,6 +1,6 @@
 import type { OpRow } from "../../src/store/read-models";
 import { ago } from "../format";
-import { detailHref } from "../links";
+import { detailHref, agentHref } from "../links";
 import { ResolveOp, type ResolveAvailability } from "./resolve-op";
 import { Status } from "./status";
 
@@ -36,7 +36,7 @@ export function OpsTable(props: {
               <td>
                 {o.sessionName ? <a href={detailHref("sessions", o.sessionName, o)}>{o.sessionName}</a> : null}
                 {o.sessionName ? " · " : null}
-                <a href={`/agents/${encodeURIComponent(o.agentClass)}/${encodeURIComponent(o.agentName)}`}>{o.agentClass} · {o.agentName}</a>
+                <a href={agentHref(o)}>{o.agentClass} · {o.agentName}</a>
               </td>
             ) : null}
             <td>{o.detail ?? ""}</td>

@@ -1,4 +1,4 @@
-import { href } from "../format";
+import { href } from "../links";
 
 /** Keyset pagination: "next page" carries the cursor in the URL; "first page" drops it. Filters stay. */
 export function Pager(props: { path: string; query: Record<string, string | undefined>; next: string | null; hasCursor: boolean }) {

@@ -1,5 +1,5 @@
 import { TIME_PRESETS } from "../../src/store/read-models";
-import { href } from "../format";
+import { href } from "../links";
 
 /**
  * Time presets for a list: links to the same view with `since=15m|1h|6h|24h|7d` (relative in the URL, so a

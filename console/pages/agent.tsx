@@ -3,9 +3,9 @@ import type { EventGap, ReconciliationRow } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL, NO_MIXIN_SENTENCE } from "../components/actions";
 import { Status } from "../components/status";
 import { Ago } from "../components/time";
-import { ago, bytes, duration, href, iso } from "../format";
+import { ago, bytes, duration, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { detailHref } from "../links";
+import { LISTS, type Owner, agentHref, agentRunHref, detailHref, listHref } from "../links";
 import { EventGapNotice } from "./agents";
 
 /** The agent's live state through admin RPC, or the typed error that stood in its way. */
@@ -30,11 +30,10 @@ export function AgentPage(props: {
   /** What the agent's event numbers say: events that never arrived (event-gaps.ts). */
   gap?: EventGap;
 }) {
-  const base = `/agents/${encodeURIComponent(props.agentClass)}/${encodeURIComponent(props.agentName)}`;
   return (
-    <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active="/runs">
-      <div id={AGENT_LIVE_PANEL} data-live hx-get={`${base}/live`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <AgentLive ctx={props.ctx} agentClass={props.agentClass} base={base} live={props.live} />
+    <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.runs}>
+      <div id={AGENT_LIVE_PANEL} data-live hx-get={agentHref(props, "/live")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
+        <AgentLive ctx={props.ctx} agent={props} live={props.live} />
       </div>
       {props.gap ? <EventGapNotice gap={props.gap} asked={"error" in props.live ? { ok: false, reason: props.live.error } : { ok: true }} /> : null}
       <p class="muted" data-testid="reconciled">
@@ -47,10 +46,10 @@ export function AgentPage(props: {
       <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} availability={props.availability} livePanel />
       <h2>Run history</h2>
       {/* The console's own records of the runs: refreshed like the live panel, and 2 s after an action (its events are in by then). */}
-      <div id="agent-history" data-live hx-get={`${base}/history`} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`} hx-swap="innerHTML">
+      <div id="agent-history" data-live hx-get={agentHref(props, "/history")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`} hx-swap="innerHTML">
         <RunHistory ctx={props.ctx} agentClass={props.agentClass} agentName={props.agentName} history={props.history} />
       </div>
-      <p><a href={href("/runs", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a></p>
+      <p><a href={listHref("runs", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a></p>
     </Layout>
   );
 }
@@ -79,14 +78,14 @@ export function RunHistory(props: { ctx: PageContext; agentClass: string; agentN
 }
 
 /** The live part: derived status, next alarm, live runs of every kind, schedules and chat-recovery records. */
-export function AgentLive(props: { ctx: PageContext; agentClass: string; base: string; live: LiveState }) {
+export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveState }) {
   if ("error" in props.live) {
     // No mixin: the reason there is no live state is the page's read-only sentence, said once (below).
-    if (props.live.code === "unsupported") return <p class="muted" data-testid="live-unsupported">No live state: {NO_MIXIN_SENTENCE(props.agentClass)}</p>;
+    if (props.live.code === "unsupported") return <p class="muted" data-testid="live-unsupported">No live state: {NO_MIXIN_SENTENCE(props.agent.agentClass)}</p>;
     return <p class="error-message" data-testid="live-error">Live state unavailable: {props.live.error}</p>;
   }
   const { status, runs } = props.live;
-  const runHref = (id: string) => `${props.base}/runs/${encodeURIComponent(id)}`;
+  const runHref = (id: string) => agentRunHref(props.agent, id);
   return (
     <>
       <dl class="facts">

@@ -3,7 +3,7 @@ import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Ago } from "../components/time";
 import { Layout, type PageContext } from "../layout";
-import { agentHref } from "../links";
+import { agentHref, LISTS } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -26,7 +26,7 @@ export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<A
           most recently seen first; a short page with a next page continues the search.
         </p>
       ) : null}
-      <FilterForm action="/agents">
+      <FilterForm action={LISTS.agents}>
         <TextFilter name="agentClass" label="class" value={q.agentClass} />
         <SelectFilter name="gaps" label="missing events" value={q.gaps} options={["true"]} />
       </FilterForm>
@@ -50,7 +50,7 @@ export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<A
         </tbody>
       </table>
       {props.page.items.length === 0 ? <p class="muted">{props.page.next ? "None on this page; the next page continues." : props.gapsOnly ? "Every numbered event arrived." : "No agent has reported."}</p> : null}
-      <Pager path="/agents" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.agents} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }

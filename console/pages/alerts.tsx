@@ -5,7 +5,7 @@ import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { ago, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { detailHref } from "../links";
+import { LISTS, agentHref, detailHref, listHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -21,8 +21,8 @@ const KIND_LABEL: Record<string, string> = { exhausted: "recovery exhausted", am
 /** Where an alert's subject lives in the console. */
 function subjectLink(a: AlertDeliveryRow) {
   if (a.kind === "exhausted") return <a href={detailHref("incidents", a.subjectId, a)}>incident {a.subjectId}</a>;
-  if (a.kind === "stuck") return <a href={`/stuck?${new URLSearchParams({ rule: a.subjectId })}`}>rule {a.subjectId}</a>;
-  return <a href="/ops?open=true">op {a.subjectId}</a>;
+  if (a.kind === "stuck") return <a href={listHref("stuck", { rule: a.subjectId })}>rule {a.subjectId}</a>;
+  return <a href={listHref("ops", { open: "true" })}>op {a.subjectId}</a>;
 }
 
 /** The alert delivery log: every alert per channel, with its delivery outcome, newest first. */
@@ -30,7 +30,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
   const q = props.query;
   const s = props.settings;
   return (
-    <Layout ctx={props.ctx} title="Alerts" active="/alerts">
+    <Layout ctx={props.ctx} title="Alerts" active={LISTS.alerts}>
       <section data-testid="alert-settings">
         {s.enabled ? (
           <p>
@@ -44,7 +44,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
           </p>
         )}
       </section>
-      <FilterForm action="/alerts">
+      <FilterForm action={LISTS.alerts}>
         <SelectFilter name="status" label="status" value={q.status} options={ALERT_STATUSES} />
         <SelectFilter name="kind" label="kind" value={q.kind} options={ALERT_KINDS} />
       </FilterForm>
@@ -57,7 +57,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
             <tr>
               <td title={iso(a.createdAt)}>{ago(a.createdAt, props.ctx.now)}</td>
               <td>{KIND_LABEL[a.kind] ?? a.kind}</td>
-              <td><a href={`/agents/${encodeURIComponent(a.agentClass)}/${encodeURIComponent(a.agentName)}`}>{a.agentClass} · {a.agentName}</a></td>
+              <td><a href={agentHref(a)}>{a.agentClass} · {a.agentName}</a></td>
               <td>{subjectLink(a)}</td>
               <td>{a.summary}</td>
               <td>{a.channel}</td>
@@ -70,7 +70,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
         </tbody>
       </table>
       {props.page.items.length === 0 ? <p class="muted">No alerts match.</p> : null}
-      <Pager path="/alerts" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.alerts} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }

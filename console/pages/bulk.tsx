@@ -5,11 +5,11 @@ import { SelectFilter, TextFilter } from "../components/filters";
 import { Status } from "../components/status";
 import { iso } from "../format";
 import { Layout, type PageContext } from "../layout";
+import { LISTS, agentHref, batchHref, listHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
 
-const agentHref = (c: string, n: string) => `/agents/${encodeURIComponent(c)}/${encodeURIComponent(n)}`;
 
 /**
  * Bulk actions: a filter (GET, so every selection has an address other pages link to), the preview of
@@ -19,8 +19,8 @@ export function BulkPage(props: { ctx: PageContext; query: Query; selection: Bul
   const q = props.query;
   const s = props.selection;
   return (
-    <Layout ctx={props.ctx} title="Bulk actions" active="/bulk">
-      <form class="filters" method="get" action="/bulk" data-testid="bulk-filter">
+    <Layout ctx={props.ctx} title="Bulk actions" active={LISTS.bulk}>
+      <form class="filters" method="get" action={LISTS.bulk} data-testid="bulk-filter">
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} placeholder="SessionAgent" />
         <TextFilter name="incidentReason" label="incident reason" value={q.incidentReason} placeholder="max_attempts_exceeded" />
         <label>
@@ -29,7 +29,7 @@ export function BulkPage(props: { ctx: PageContext; query: Query; selection: Bul
         <SelectFilter name="status" label="status" value={q.status} options={BULK_STATUSES} />
         <SelectFilter name="stuckRule" label="stuck rule" value={q.stuckRule} options={STUCK_RULES} />
         <button type="submit">Preview</button>
-        <a href="/bulk">Clear</a>
+        <a href={listHref("bulk")}>Clear</a>
       </form>
       <p class="muted">
         Status: running_runs = runs with no outcome yet; open_incidents = recovery incidents still open; running_sessions = sessions last reported running or rescheduled.
@@ -65,7 +65,7 @@ function Preview(props: { ctx: PageContext; selection: BulkTargets }) {
               {s.targets.map((t) => (
                 <tr>
                   <td>{t.agentClass}</td>
-                  <td><a href={agentHref(t.agentClass, t.agentName)}>{t.agentName}</a></td>
+                  <td><a href={agentHref(t)}>{t.agentName}</a></td>
                   <td>{t.why}</td>
                 </tr>
               ))}
@@ -86,7 +86,7 @@ function ConfirmForm(props: { ctx: PageContext; selection: BulkTargets }) {
   const f = props.selection.filter;
   const n = props.selection.targets.length;
   return (
-    <form method="post" action="/bulk" class="actions" data-testid="bulk-confirm">
+    <form method="post" action={LISTS.bulk} class="actions" data-testid="bulk-confirm">
       <input type="hidden" name="_csrf" value={props.ctx.csrfToken} />
       {f.agentClass ? <input type="hidden" name="agentClass" value={f.agentClass} /> : null}
       {f.incidentReason ? <input type="hidden" name="incidentReason" value={f.incidentReason} /> : null}
@@ -117,13 +117,13 @@ export function BatchPage(props: { ctx: PageContext; progress: BatchProgress }) 
   const label = (ADMIN_ACTIONS as Record<string, { label: string }>)[p.action]?.label ?? p.action;
   const filter = new URLSearchParams(p.filter).toString();
   return (
-    <Layout ctx={props.ctx} title={`Bulk ${label.toLowerCase()}`} active="/bulk">
+    <Layout ctx={props.ctx} title={`Bulk ${label.toLowerCase()}`} active={LISTS.bulk}>
       <dl class="facts" data-testid="batch-facts">
         <dt>batch</dt><dd class="mono">{p.batchId}</dd>
         <dt>started</dt><dd>{iso(p.time)} by {p.actor}</dd>
         <dt>reason</dt><dd>{p.reason}</dd>
-        <dt>filter</dt><dd>{filter ? <a href={`/bulk?${filter}`}>{filter}</a> : "—"}</dd>
-        <dt>audit</dt><dd><a href={`/audit?batchId=${p.batchId}`}>this batch's rows in the audit log</a></dd>
+        <dt>filter</dt><dd>{filter ? <a href={`${listHref("bulk")}?${filter}`}>{filter}</a> : "—"}</dd>
+        <dt>audit</dt><dd><a href={listHref("audit", { batchId: p.batchId })}>this batch's rows in the audit log</a></dd>
       </dl>
       <BatchProgressView progress={p} />
     </Layout>
@@ -137,7 +137,7 @@ export function BatchPage(props: { ctx: PageContext; progress: BatchProgress }) 
 export function BatchProgressView(props: { progress: BatchProgress }) {
   const p = props.progress;
   const finished = p.done + p.failed;
-  const live = p.complete ? {} : { "hx-get": `/bulk/batches/${p.batchId}/progress`, "hx-trigger": "every 2s, refresh", "hx-swap": "outerHTML", "data-live": "" };
+  const live = p.complete ? {} : { "hx-get": batchHref(p.batchId, "/progress"), "hx-trigger": "every 2s, refresh", "hx-swap": "outerHTML", "data-live": "" };
   return (
     <section id="batch-progress" data-testid="batch-progress" data-complete={p.complete ? "true" : "false"} aria-live="polite" {...live}>
       <h2>{p.complete ? "Finished" : "In progress"}</h2>
@@ -161,7 +161,7 @@ export function BatchProgressView(props: { progress: BatchProgress }) {
             {p.targets.map((t) => (
               <tr data-result={t.result}>
                 <td>{t.agentClass}</td>
-                <td><a href={agentHref(t.agentClass, t.agentName)}>{t.agentName}</a></td>
+                <td><a href={agentHref(t)}>{t.agentName}</a></td>
                 <td><Status value={t.result} /></td>
                 <td>{t.error ?? ""}</td>
               </tr>

@@ -3,6 +3,7 @@ import { FilterForm, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
+import { LISTS } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -14,7 +15,7 @@ export function EventsPage(props: { ctx: PageContext; query: Query; page: Page<E
   const q = props.query;
   return (
     <Layout ctx={props.ctx} title="Events" active="/">
-      <FilterForm action="/events">
+      <FilterForm action={LISTS.events}>
         <TextFilter name="type" label="types" value={q.type} placeholder="chat.recovery.exhausted,op.ambiguous" />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
         <TextFilter name="until" label="until" value={q.until} placeholder="epoch ms or ISO" />
@@ -24,7 +25,7 @@ export function EventsPage(props: { ctx: PageContext; query: Query; page: Page<E
       <div data-testid="events">
         <Timeline events={props.page.items} traceUrl={props.ctx.traceUrl} showAgent />
       </div>
-      <Pager path="/events" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.events} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }

@@ -7,11 +7,11 @@ import { IncidentTable } from "../components/incident-table";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Timeline } from "../components/timeline";
-import { href } from "../format";
 import { Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
-import { detailHref } from "../links";
+import { detailHref, agentHref, LISTS, listHref, href } from "../links";
+import { incidentStatusLabel } from "../words";
 
 type Query = Record<string, string | undefined>;
 
@@ -19,8 +19,8 @@ type Query = Record<string, string | undefined>;
 export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Page<IncidentRow>; groups: IncidentGroups | null }) {
   const q = props.query;
   return (
-    <Layout ctx={props.ctx} title="Incidents" active="/incidents">
-      <FilterForm action="/incidents">
+    <Layout ctx={props.ctx} title="Incidents" active={LISTS.incidents}>
+      <FilterForm action={LISTS.incidents}>
         <SelectFilter name="kind" label="kind" value={q.kind} options={INCIDENT_KINDS} />
         <SelectFilter name="status" label="status" value={q.status} options={INCIDENT_STATUSES} />
         <TextFilter name="reason" label="reason" value={q.reason} placeholder="max_attempts_exceeded" />
@@ -31,10 +31,10 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         {/* Kept through Apply: a list of incidents without a reason (the overview's "(no reason)" links here). */}
         {q.noReason ? <input type="hidden" name="noReason" value={q.noReason} /> : null}
       </FilterForm>
-      <TimePresets path="/incidents" query={q} />
+      <TimePresets path={LISTS.incidents} query={q} />
       {q.reason ? (
         <p>
-          <a data-testid="bulk-link" href={href("/bulk", { incidentReason: q.reason, openOnly: q.status === "open" ? "true" : undefined, agentClass: q.agentClass })}>
+          <a data-testid="bulk-link" href={listHref("bulk", { incidentReason: q.reason, openOnly: q.status === "open" ? "true" : undefined, agentClass: q.agentClass })}>
             {`Act on every agent with ${q.status === "open" ? "an open" : "an"} incident of reason ${q.reason} (bulk force idle or trigger alarm, with a preview first)`}
           </a>
         </p>
@@ -61,11 +61,11 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
                 <tr>
                   <td>
                     {q.groupBy === "agent" ? g.key : (
-                      <a href={href("/incidents", { ...q, groupBy: undefined, cursor: undefined, ...(q.groupBy === "reason" && !g.key ? { noReason: "true" } : { [q.groupBy!]: g.key }) })}>{g.key || "(none)"}</a>
+                      <a href={listHref("incidents", { ...q, groupBy: undefined, cursor: undefined, ...(q.groupBy === "reason" && !g.key ? { noReason: "true" } : { [q.groupBy!]: g.key }) })}>{g.key || "(none)"}</a>
                     )}
                   </td>
                   <td class="num">{g.n}</td>
-                  {q.groupBy === "reason" && g.key ? <td><a href={href("/bulk", { incidentReason: g.key, openOnly: q.status === "open" ? "true" : undefined })}>act on all of these</a></td> : null}
+                  {q.groupBy === "reason" && g.key ? <td><a href={listHref("bulk", { incidentReason: g.key, openOnly: q.status === "open" ? "true" : undefined })}>act on all of these</a></td> : null}
                 </tr>
               ))}
             </tbody>
@@ -74,7 +74,7 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
       ) : null}
       <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen />
       {props.page.items.length === 0 ? <p class="muted">No incidents match.</p> : null}
-      <Pager path="/incidents" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.incidents} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </>
   );
 }
@@ -96,14 +96,14 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
   const i = props.incident;
   const a = props.attempts;
   const act = props.act;
-  const path = `/incidents/${encodeURIComponent(i.incidentId)}`;
+  const path = detailHref("incidents", i.incidentId);
   return (
-    <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active="/incidents">
+    <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active={LISTS.incidents}>
       {/* After an action on its agent, the facts are read again (the incident's status changes once its events are in). */}
       <dl class="facts" data-testid="incident-facts" id="incident-facts" hx-get={path} hx-select="#incident-facts" hx-swap="outerHTML" hx-trigger={AFTER_ACTION_TRIGGER}>
         <dt>status</dt>
         <dd data-testid="incident-status">
-          <Status value={i.status} label={i.statusLabel} />
+          <Status value={i.status} label={incidentStatusLabel(i)} />
           {i.status !== i.sdkStatus ? <span class="muted"> · the SDK's last word: <code data-testid="incident-sdk-status">{i.sdkStatus}</code></span> : null}
         </dd>
         {i.closedBy ? (
@@ -117,7 +117,7 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
           </>
         ) : null}
         <dt>kind</dt><dd>{i.kind}</dd>
-        <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>{i.agentClass} · {i.agentName}</a></dd>
+        <dt>agent</dt><dd><a href={agentHref(i)}>{i.agentClass} · {i.agentName}</a></dd>
         <dt>attempts</dt>
         <dd data-testid="incident-attempts">
           {a.countedCapped ? "at least " : ""}{a.counted} counted from its events · {a.reported === null ? "the SDK reports no attempt counter" : `the SDK's counter says ${a.reported}${i.maxAttempts ? ` of ${i.maxAttempts}` : ""}`}
@@ -137,11 +137,11 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
       </dl>
       {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} /> : null}
       <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
-        <a href={`/agents/${encodeURIComponent(i.agentClass)}/${encodeURIComponent(i.agentName)}`}>Agent</a>
+        <a href={agentHref(i)}>Agent</a>
         {act.sessionName ? <a href={detailHref("sessions", act.sessionName, i)}>Session {act.sessionName}</a> : null}
         {i.fiberId ? <a href={detailHref("runs", i.fiberId, i)}>Fiber</a> : null}
         {i.requestId ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
-        <a href={href("/ops", { agentClass: i.agentClass, agentName: i.agentName })}>{`Ambiguous ops (${act.ops.length} open)`}</a>
+        <a href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName })}>{`Ambiguous ops (${act.ops.length} open)`}</a>
         {act.traceId ? (
           props.ctx.traceUrl ? <a href={props.ctx.traceUrl.replace("{traceId}", encodeURIComponent(act.traceId))} rel="noopener noreferrer" target="_blank">Trace</a> : <span>trace <span class="mono">{act.traceId}</span></span>
         ) : null}

@@ -3,11 +3,11 @@ import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
-import { bytes, href } from "../format";
+import { bytes } from "../format";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
-import { detailHref } from "../links";
+import { detailHref, agentHref, LISTS, listHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -15,8 +15,8 @@ type Query = Record<string, string | undefined>;
 export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<BackupRow> }) {
   const q = props.query;
   return (
-    <Layout ctx={props.ctx} title="Workspace backups" active="/backups">
-      <FilterForm action="/backups">
+    <Layout ctx={props.ctx} title="Workspace backups" active={LISTS.backups}>
+      <FilterForm action={LISTS.backups}>
         <TextFilter name="tenant" label="tenant" value={q.tenant} />
         <TextFilter name="environment" label="environment" value={q.environment} />
         <TextFilter name="sessionName" label="session" value={q.sessionName} />
@@ -40,7 +40,7 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
         </tbody>
       </table>
       {props.page.items.length === 0 ? <p class="muted">No backups match.</p> : null}
-      <Pager path="/backups" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.backups} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }
@@ -49,15 +49,15 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
 export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<AuditRow> }) {
   const q = props.query;
   return (
-    <Layout ctx={props.ctx} title="Audit log" active="/audit">
-      <FilterForm action="/audit">
+    <Layout ctx={props.ctx} title="Audit log" active={LISTS.audit}>
+      <FilterForm action={LISTS.audit}>
         <TextFilter name="actor" label="actor" value={q.actor} />
         <SelectFilter name="action" label="action" value={q.action} options={AUDIT_ACTIONS} />
         <TextFilter name="targetName" label="target" value={q.targetName} />
         <SelectFilter name="result" label="result" value={q.result} options={AUDIT_RESULTS} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
-      <TimePresets path="/audit" query={q} />
+      <TimePresets path={LISTS.audit} query={q} />
       <table data-testid="audit">
         <thead><tr><th>time</th><th>actor</th><th>action</th><th>target</th><th>reason</th><th>result</th><th>before → after</th></tr></thead>
         <tbody>
@@ -66,7 +66,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
               <td><Ago t={a.time} now={props.ctx.now} /></td>
               <td>{a.actor} <span class="muted">({a.role})</span></td>
               <td>{a.action}</td>
-              <td><a href={`/agents/${encodeURIComponent(a.targetClass)}/${encodeURIComponent(a.targetName)}`}>{a.targetClass} · {a.targetName}</a></td>
+              <td><a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>{a.targetClass} · {a.targetName}</a></td>
               <td>{a.reason}</td>
               <td data-result={a.result}>
                 <Status value={a.result} />
@@ -80,7 +80,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
         </tbody>
       </table>
       {props.page.items.length === 0 ? <p class="muted">No audit entries match.</p> : null}
-      <Pager path="/audit" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.audit} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }
@@ -99,27 +99,27 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
   const q = props.query;
   const role = props.ctx.user.role;
   return (
-    <Layout ctx={props.ctx} title="Ambiguous operations" active="/ops">
+    <Layout ctx={props.ctx} title="Ambiguous operations" active={LISTS.ops}>
       <p class="muted">
         Each op started before an eviction and may have run. Check it upstream, then record what happened: it ran (with a reference to its result), it did not
         run, or re-run it now where the op is idempotent. Every resolution goes to the agent's own ledger and the audit log.
       </p>
-      <FilterForm action="/ops">
+      <FilterForm action={LISTS.ops}>
         <SelectFilter name="open" label="open" value={q.open} options={["true", "false"]} />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
-      <TimePresets path="/ops" query={q} />
+      <TimePresets path={LISTS.ops} query={q} />
       {props.resolved ? <h2>Open</h2> : null}
       <OpsTable rows={props.page.items} now={props.ctx.now} role={role} testId="ops" uidPrefix="ops" />
       {props.page.items.length === 0 ? <p class="muted">{props.resolved ? "No open operations: nothing is waiting for a decision." : "No operations match."}</p> : null}
-      <Pager path="/ops" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.ops} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
       {props.resolved ? (
         <section>
           <h2>Recently resolved</h2>
           <OpsTable rows={props.resolved} now={props.ctx.now} role={role} testId="ops-resolved" uidPrefix="resolved" />
-          {props.resolved.length === 0 ? <p class="muted">None yet.</p> : <p><a href={href("/ops", { open: "false", agentClass: q.agentClass, agentName: q.agentName })}>All resolved operations</a></p>}
+          {props.resolved.length === 0 ? <p class="muted">None yet.</p> : <p><a href={listHref("ops", { open: "false", agentClass: q.agentClass, agentName: q.agentName })}>All resolved operations</a></p>}
         </section>
       ) : null}
     </Layout>

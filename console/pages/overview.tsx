@@ -1,9 +1,10 @@
 import { BUCKET_MS, RUN_KINDS, type EventSeries, type IncidentRow, type OverviewCounts, type TopReasons, overviewIncidentFilters, seriesTypes } from "../../src/store/read-models";
 import { IncidentTable } from "../components/incident-table";
-import { capped, href } from "../format";
+import { capped } from "../format";
 import { Time } from "../components/time";
 import { Layout, type PageContext } from "../layout";
 import { KIND_LABEL } from "./runs";
+import { listHref } from "../links";
 
 export type OverviewData = {
   counts: OverviewCounts;
@@ -46,15 +47,15 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
   const { counts, series, reasons, worst, stuck } = props.data;
   const inc = overviewIncidentFilters(counts.window.since);
   const cards: [string, string, { n: number; capped: boolean }, boolean, "tokens" | undefined][] = [
-    ["Running runs", href("/runs", { outcome: "running" }), counts.running, false, undefined],
-    ["Open incidents", href("/incidents", inc.open), counts.openIncidents, counts.openIncidents.n > 0, undefined],
-    ["Exhaustions (24 h)", href("/incidents", inc.exhausted), counts.exhaustions24h, counts.exhaustions24h.n > 0, undefined],
-    ["Ambiguous ops", href("/ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0, undefined],
-    ["Stuck", "/stuck", stuck, stuck.n > 0, undefined],
+    ["Running runs", listHref("runs", { outcome: "running" }), counts.running, false, undefined],
+    ["Open incidents", listHref("incidents", inc.open), counts.openIncidents, counts.openIncidents.n > 0, undefined],
+    ["Exhaustions (24 h)", listHref("incidents", inc.exhausted), counts.exhaustions24h, counts.exhaustions24h.n > 0, undefined],
+    ["Ambiguous ops", listHref("ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0, undefined],
+    ["Stuck", listHref("stuck"), stuck, stuck.n > 0, undefined],
     // What recovery re-spent: the model.usage events that carried an incident id, over the rollups' window.
-    ["Tokens re-spent by recovery (24 h)", href("/events", { type: "model.usage", withIncident: "true", since: counts.window.rollupSince }), { n: counts.respentTokens24h, capped: false }, false, "tokens"],
+    ["Tokens re-spent by recovery (24 h)", listHref("events", { type: "model.usage", withIncident: "true", since: counts.window.rollupSince }), { n: counts.respentTokens24h, capped: false }, false, "tokens"],
     // Agents, not events: the list it links to has one row per agent (each row says how many of its events are missing).
-    ["Agents with missing events", href("/agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0, undefined],
+    ["Agents with missing events", listHref("agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0, undefined],
   ];
   return (
     <>
@@ -86,7 +87,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
                   <tr>
                     <td>{r.reason || "(no reason)"}</td>
                     <td class="num">
-                      <Figure href={href("/incidents", { ...reasons.filters, ...(r.reason ? { reason: r.reason } : { noReason: "true" }) })} value={{ n: r.n, capped: false }} />
+                      <Figure href={listHref("incidents", { ...reasons.filters, ...(r.reason ? { reason: r.reason } : { noReason: "true" }) })} value={{ n: r.n, capped: false }} />
                     </td>
                   </tr>
                 ))}
@@ -120,13 +121,13 @@ function RunningByKind(props: { counts: OverviewCounts }) {
       <tbody>
         <tr>
           <td>all</td>
-          {RUN_KINDS.map((k) => <td class="num"><Figure href={href("/runs", { kind: k, outcome: "running" })} value={byKind[k]} testId={`running-${k}`} /></td>)}
+          {RUN_KINDS.map((k) => <td class="num"><Figure href={listHref("runs", { kind: k, outcome: "running" })} value={byKind[k]} testId={`running-${k}`} /></td>)}
         </tr>
         <tr>
           <td title="a reconciliation found it alive after its last event">confirmed by the agent</td>
           {RUN_KINDS.map((k) => (
             <td class="num" data-testid={`confirmed-${k}`}>
-              <Figure href={href("/runs", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].confirmed)}</Figure>
+              <Figure href={listHref("runs", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].confirmed)}</Figure>
               {byKind[k].capped ? ` of the newest ${byKind[k].n}` : ""}
             </td>
           ))}
@@ -135,7 +136,7 @@ function RunningByKind(props: { counts: OverviewCounts }) {
           <td title="running as far as its events tell; no reconciliation has confirmed it since">unconfirmed</td>
           {RUN_KINDS.map((k) => (
             <td class="num" data-testid={`unconfirmed-${k}`}>
-              <Figure href={href("/runs", { kind: k, outcome: "running", confirmed: "false" })} value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].n - byKind[k].confirmed)}</Figure>
+              <Figure href={listHref("runs", { kind: k, outcome: "running", confirmed: "false" })} value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].n - byKind[k].confirmed)}</Figure>
             </td>
           ))}
         </tr>
@@ -145,7 +146,7 @@ function RunningByKind(props: { counts: OverviewCounts }) {
 }
 
 /** The events list of a series between two times (inclusive): what the chart counted there. */
-const eventsHref = (series: string, since: number, until: number) => href("/events", { type: seriesTypes(series).join(","), since, until });
+const eventsHref = (series: string, since: number, until: number) => listHref("events", { type: seriesTypes(series).join(","), since, until });
 
 /**
  * The chart's text alternative: each series' total and busiest 5 minutes, and (in a disclosure) the events

@@ -8,7 +8,7 @@ import { ago, bytes, elapsed, iso } from "../format";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
-import { detailHref } from "../links";
+import { detailHref, LISTS, agentHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -39,8 +39,8 @@ function stepLabel(f: Run): string {
 export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run> }) {
   const q = props.query;
   return (
-    <Layout ctx={props.ctx} title="Runs" active="/runs">
-      <FilterForm action="/runs">
+    <Layout ctx={props.ctx} title="Runs" active={LISTS.runs}>
+      <FilterForm action={LISTS.runs}>
         <SelectFilter name="kind" label="kind" value={q.kind} options={RUN_KINDS} />
         <SelectFilter name="outcome" label="status" value={q.outcome} options={RUN_OUTCOMES} />
         <SelectFilter name="confirmed" label="confirmed by the agent" value={q.confirmed} options={["true", "false"]} />
@@ -48,7 +48,7 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
-      <TimePresets path="/runs" query={q} />
+      <TimePresets path={LISTS.runs} query={q} />
       <table data-testid="fibers">
         <thead><tr><th>run</th><th>kind</th><th>agent</th><th>name</th><th>started</th><th>duration</th><th>status</th><th>step</th><th>attempt</th><th class="num">snapshot</th></tr></thead>
         <tbody>
@@ -56,7 +56,7 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
             <tr data-kind={f.kind}>
               <td><a class="mono" href={detailHref("runs", f.fiberId, f)}>{f.fiberId}</a></td>
               <td>{kindLabel(f.kind)}</td>
-              <td><a href={`/agents/${encodeURIComponent(f.agentClass)}/${encodeURIComponent(f.agentName)}`}>{f.agentClass} · {f.agentName}</a></td>
+              <td><a href={agentHref(f)}>{f.agentClass} · {f.agentName}</a></td>
               <td>{f.name}</td>
               <td><Ago t={f.startedAt} now={props.ctx.now} /></td>
               <td>{elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? (f.outcome === null ? props.ctx.now : f.lastSeen))}</td>
@@ -69,7 +69,7 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
         </tbody>
       </table>
       {props.page.items.length === 0 ? <p class="muted">No runs match.</p> : null}
-      <Pager path="/runs" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.runs} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }
@@ -80,11 +80,11 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
   const snap = parsePreview(f.snapshotPreview);
   const kind = kindLabel(f.kind);
   return (
-    <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active="/runs">
+    <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active={LISTS.runs}>
       <dl class="facts" data-testid="run-facts">
         <dt>{f.kind === "chat_turn" ? "request" : f.kind === "task" ? "task run" : "fiber"}</dt><dd class="mono">{f.fiberId}</dd>
         <dt>kind</dt><dd>{kind}</dd>
-        <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(f.agentClass)}/${encodeURIComponent(f.agentName)}`}>{f.agentClass} · {f.agentName}</a></dd>
+        <dt>agent</dt><dd><a href={agentHref(f)}>{f.agentClass} · {f.agentName}</a></dd>
         {f.definition ? <><dt>definition</dt><dd>{f.definition}</dd></> : null}
         <dt>status</dt><dd><RunStatus run={f} /></dd>
         {f.reason ? <><dt>why</dt><dd>{f.reason}</dd></> : null}
@@ -101,7 +101,7 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
       {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">This run never stashed a snapshot.</p>}
       <h2>Events</h2>
       <Timeline events={props.events.items} traceUrl={props.ctx.traceUrl} />
-      <Pager path={`/runs/${encodeURIComponent(f.fiberId)}`} query={props.query} next={props.events.next} hasCursor={Boolean(props.query.cursor)} />
+      <Pager path={detailHref("runs", f.fiberId)} query={props.query} next={props.events.next} hasCursor={Boolean(props.query.cursor)} />
     </Layout>
   );
 }

@@ -9,7 +9,7 @@ import { Timeline } from "../components/timeline";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { Layout, type PageContext } from "../layout";
-import { detailHref } from "../links";
+import { detailHref, LISTS, agentHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -17,13 +17,13 @@ type Query = Record<string, string | undefined>;
 export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page<SessionRow> }) {
   const q = props.query;
   return (
-    <Layout ctx={props.ctx} title="Sessions" active="/sessions">
-      <FilterForm action="/sessions">
+    <Layout ctx={props.ctx} title="Sessions" active={LISTS.sessions}>
+      <FilterForm action={LISTS.sessions}>
         <SelectFilter name="status" label="status" value={q.status} options={SESSION_STATUSES} />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
-      <TimePresets path="/sessions" query={q} />
+      <TimePresets path={LISTS.sessions} query={q} />
       <table data-testid="sessions">
         <thead><tr><th>session</th><th>agent class</th><th>status</th><th>last event</th><th class="num">recoveries</th><th>last turn</th></tr></thead>
         <tbody>
@@ -40,7 +40,7 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
         </tbody>
       </table>
       {props.page.items.length === 0 ? <p class="muted">No sessions match.</p> : null}
-      <Pager path="/sessions" query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager path={LISTS.sessions} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
 }
@@ -57,13 +57,13 @@ export function SessionPage(props: {
 }) {
   const s = props.session;
   return (
-    <Layout ctx={props.ctx} title={`Session ${s.sessionName}`} active="/sessions">
+    <Layout ctx={props.ctx} title={`Session ${s.sessionName}`} active={LISTS.sessions}>
       <dl class="facts">
         <dt>status</dt>
         <dd data-testid="session-status" data-live hx-get={detailHref("sessions", s.sessionName, s, "/status")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`}>
           <Status value={s.status ?? "unknown"} />
         </dd>
-        <dt>agent</dt><dd><a href={`/agents/${encodeURIComponent(s.agentClass)}/${encodeURIComponent(s.agentName)}`}>{s.agentClass} · {s.agentName}</a></dd>
+        <dt>agent</dt><dd><a href={agentHref(s)}>{s.agentClass} · {s.agentName}</a></dd>
         <dt>recoveries</dt><dd>{s.recoveryCount}</dd>
         <dt>last turn</dt><dd>{s.lastTurnSeq ?? "—"}</dd>
         <dt>last event</dt><dd>{s.lastEventType} at <Time t={s.lastEventAt} ms /></dd>
@@ -77,7 +77,7 @@ export function SessionPage(props: {
       ) : null}
       <h2>Timeline (newest first)</h2>
       <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
-      <Pager path={`/sessions/${encodeURIComponent(s.sessionName)}`} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />
+      <Pager path={detailHref("sessions", s.sessionName)} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />
     </Layout>
   );
 }

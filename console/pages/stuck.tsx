@@ -1,7 +1,8 @@
 import { STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig, type StuckEntry, type StuckRule, stuckFor } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
-import { href, iso } from "../format";
+import { iso } from "../format";
 import { Layout, type PageContext } from "../layout";
+import { LISTS, agentHref, listHref, href, stuckSubjectHref } from "../links";
 
 /** Each rule in a few words, for the list and the thresholds table. */
 export const STUCK_RULE_LABEL: Record<StuckRule, string> = {
@@ -21,7 +22,7 @@ const THRESHOLD_MEANING: Record<StuckRule, string> = {
 
 /** The agent's page, scrolled to its actions (force idle, trigger alarm). */
 export const agentActionsHref = (e: Pick<StuckEntry, "agentClass" | "agentName">) =>
-  `/agents/${encodeURIComponent(e.agentClass)}/${encodeURIComponent(e.agentName)}#admin-actions`;
+  agentHref(e, "", "admin-actions");
 
 /**
  * Stuck work: one row per finding, newest-stuck first. Each says which rule fired, since when and for how
@@ -30,14 +31,14 @@ export const agentActionsHref = (e: Pick<StuckEntry, "agentClass" | "agentName">
 export function StuckPage(props: { ctx: PageContext; query: { rule?: string; agentClass?: string }; entries: StuckEntry[]; config: StuckConfig; limit: number }) {
   const { ctx, entries, config } = props;
   return (
-    <Layout ctx={ctx} title="Stuck" active="/stuck">
-      <FilterForm action="/stuck">
+    <Layout ctx={ctx} title="Stuck" active={LISTS.stuck}>
+      <FilterForm action={LISTS.stuck}>
         <SelectFilter name="rule" label="rule" value={props.query.rule} options={STUCK_RULES} />
         <TextFilter name="agentClass" label="agent class" value={props.query.agentClass} />
       </FilterForm>
       {props.query.rule && entries.length ? (
         <p>
-          <a data-testid="stuck-bulk-link" href={href("/bulk", { stuckRule: props.query.rule, agentClass: props.query.agentClass })}>
+          <a data-testid="stuck-bulk-link" href={listHref("bulk", { stuckRule: props.query.rule, agentClass: props.query.agentClass })}>
             {`Act on every agent stuck by ${props.query.rule} (bulk force idle or trigger alarm, with a preview first)`}
           </a>
         </p>
@@ -80,7 +81,7 @@ export function StuckList(props: { ctx: PageContext; query: { rule?: string; age
               <tr data-rule={e.rule} data-subject={e.subjectId}>
                 <td><span class="badge warn">{STUCK_RULE_LABEL[e.rule]}</span><div class="muted mono">{e.rule}</div></td>
                 <td>{e.agentClass} · {e.agentName}</td>
-                <td><a href={e.href} class="mono">{e.subjectKind} {e.subjectId}</a></td>
+                <td><a href={stuckSubjectHref(e)} class="mono">{e.subjectKind} {e.subjectId}</a></td>
                 <td>
                   {iso(e.since)}
                   <div class="muted" data-testid="stuck-for">for {stuckFor(ctx.now - e.since)}</div>

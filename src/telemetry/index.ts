@@ -10,6 +10,7 @@ export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, type EventType, type P
 export { RUN_KINDS, type RunKind } from "./constants.js";
 export { normalizeSdkEvent, isInternalSdkName, type NormalizeOptions } from "./normalize.js";
 export * from "./sdk-states.js";
+export * from "./incident-lifecycle.js";
 export { subscribeAgentDiagnostics } from "./diagnostics.js";
 export { fiberIncidentId, turnIncidentId, newEventId } from "./ids.js";
 export { toPreview, capField, maskSecrets, maskJson, createMasker, parseRedactPatterns, type Masker, type RedactPatterns } from "./redact.js";

@@ -25,8 +25,19 @@ export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 export const RUN_PHASES = ["pending", "running", "waiting", "interrupted"] as const;
 export type RunPhase = (typeof RUN_PHASES)[number];
 
-/** An incident's status as the console shows it. */
-export const INCIDENT_STATUSES = ["open", "recovered", "exhausted", "failed", "skipped", "force_idled", "ended_unreported"] as const;
+/** An incident's status in the SDK's words (what its records and events say), mapped: stored as `status`. */
+export const SDK_INCIDENT_STATUSES = ["open", "recovered", "exhausted", "failed", "skipped"] as const;
+export type SdkIncidentStatus = (typeof SDK_INCIDENT_STATUSES)[number];
+
+/**
+ * What closed an incident from outside the SDK (an operator's force idle, reconciliation finding the agent no longer
+ * recovering it): an overlay stored beside the SDK's word (`closed_by`), never over it.
+ */
+export const INCIDENT_OVERLAYS = ["force_idled", "ended_unreported"] as const;
+export type IncidentOverlay = (typeof INCIDENT_OVERLAYS)[number];
+
+/** An incident's status as the console shows it: the SDK's word, or the overlay while the SDK's word is open. */
+export const INCIDENT_STATUSES = [...SDK_INCIDENT_STATUSES, ...INCIDENT_OVERLAYS] as const;
 export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 
 /** A state translated: either an outcome (the run ended) or a phase (it is live), never both. */
@@ -73,7 +84,7 @@ export const CHAT_TURN_STATUS: Record<"pending" | "running" | "completed" | "abo
 };
 
 /** Chat-recovery incident records (`ChatRecoveryIncident.status`, `cf:chat-recovery:incident:*`). */
-export const CHAT_RECOVERY_STATUS: Record<"detected" | "scheduled" | "attempting" | "completed" | "skipped" | "exhausted" | "failed", IncidentStatus> = {
+export const CHAT_RECOVERY_STATUS: Record<"detected" | "scheduled" | "attempting" | "completed" | "skipped" | "exhausted" | "failed", SdkIncidentStatus> = {
   detected: "open",
   scheduled: "open",
   attempting: "open",
@@ -131,7 +142,7 @@ export const CHAT_RECOVERY_EXHAUSTION_REASONS = [
  * sends `chat:recovery:failed` without one). The record then says `failed` with an exhaustion reason: the SDK
  * exhausted it, and the console says `exhausted` (with that reason). A failure with any other reason is `failed`.
  */
-export function chatRecoveryRecordStatus(record: { status: string; reason?: string | null }): IncidentStatus | null {
+export function chatRecoveryRecordStatus(record: { status: string; reason?: string | null }): SdkIncidentStatus | null {
   if (record.status === "failed" && record.reason && (CHAT_RECOVERY_EXHAUSTION_REASONS as readonly string[]).includes(record.reason)) return "exhausted";
   return mapSdkState(CHAT_RECOVERY_STATUS, record.status);
 }
@@ -142,14 +153,14 @@ export function chatRecoveryRecordStatus(record: { status: string; reason?: stri
  * reason. Ingest merges incident status by this rank first, then by time (worker/ingest/projections.ts), so the
  * outcome does not depend on the order events arrive in.
  */
-export const INCIDENT_STATUS_RANK: Partial<Record<IncidentStatus, number>> = { exhausted: 1 };
+export const INCIDENT_STATUS_RANK: Partial<Record<SdkIncidentStatus, number>> = { exhausted: 1 };
 
 /**
  * A fiber incident (an evicted runFiber or managed fiber), by the fiber's SDK status once recovery has run.
  * An `interrupted` managed fiber is still waiting for `resolveFiber`: nothing recovered it, so the incident is
  * open. A recovery result of `aborted` means the agent chose to drop the work: the recovery was skipped.
  */
-export const FIBER_RECOVERY_INCIDENT: Record<keyof typeof FIBER_STATUS, IncidentStatus> = {
+export const FIBER_RECOVERY_INCIDENT: Record<keyof typeof FIBER_STATUS, SdkIncidentStatus> = {
   pending: "open",
   running: "open",
   interrupted: "open",
@@ -198,7 +209,7 @@ export function runStateOf(kind: keyof typeof RUN_STATE_TABLES, word: string | n
  * A managed fiber's incident, by the fiber's status now: the incident status, or null for a word this mapping
  * does not know (the incident then keeps the status it has).
  */
-export function fiberIncidentStatusOf(fiberStatus: string | null | undefined): IncidentStatus | null {
+export function fiberIncidentStatusOf(fiberStatus: string | null | undefined): SdkIncidentStatus | null {
   return mapSdkState(FIBER_RECOVERY_INCIDENT, fiberStatus);
 }
 

@@ -1,4 +1,5 @@
 import type { TelemetryEvent } from "./envelope.js";
+import { eventTypesWithStep } from "./incident-lifecycle.js";
 
 /**
  * Model token usage: reading it from what agents have at hand (an AI SDK result, or OpenTelemetry `gen_ai.*`
@@ -77,29 +78,11 @@ const MAX_TRACKED = 1000;
 
 type Open = { incidentId: string; attempt?: number };
 
-/** Events that say a recovery attempt is under way (the incident is being recovered now), by what they key on. */
-const OPENS = new Set<TelemetryEvent["type"]>([
-  "chat.recovery.detected",
-  "chat.recovery.scheduled",
-  "chat.recovery.attempt",
-  "fiber.recovery.detected",
-  "fiber.recovery.attempt",
-  "session.status_rescheduled",
-]);
+/** Events that say a recovery is under way (the incident is being recovered now): the lifecycle's detected and attempt steps. */
+const OPENS = new Set<string>(eventTypesWithStep("detected", "attempt"));
 
-/** Events after which the incident is no longer being recovered. */
-const CLOSES = new Set<TelemetryEvent["type"]>([
-  "chat.recovery.completed",
-  "chat.recovery.skipped",
-  "chat.recovery.failed",
-  "chat.recovery.exhausted",
-  "fiber.recovery.handled",
-  "fiber.recovery.skipped",
-  "fiber.recovery.failed",
-  "session.status_idle",
-  "session.error",
-  "incident.force_idled",
-]);
+/** Events after which the incident is no longer being recovered (the lifecycle's ended step). */
+const CLOSES = new Set<string>(eventTypesWithStep("ended"));
 
 /**
  * Which recovery attempt a model call belongs to, decided in the agent.

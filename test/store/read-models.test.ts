@@ -169,7 +169,6 @@ describe("listIncidents", () => {
       sdkStatus: "skipped", sdkStatusAt: T0 + 9 * MIN, closedBy: null, closedByAt: null, closedByReason: null,
       attempts: 1, maxAttempts: 3, reason: "no_progress_timeout", fiberId: null, requestId: "req-9", confirmedAt: null,
       respentInputTokens: 0, respentOutputTokens: 0, firstSeen: T0 + 9 * MIN, lastSeen: T0 + 9 * MIN,
-      statusLabel: "skipped",
     });
     expect(page.next).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(await getIncident(env.DB, "chat-9")).toEqual(page.items[2]);

@@ -55,7 +55,6 @@ describe("no_progress: a run with no progress event for N minutes", () => {
       {
         rule: "no_progress", agentClass: "LossyAgent", agentName: name, subjectKind: "run", subjectId: runId, since: lastSeen,
         detail: expect.stringMatching(/^No progress: this fiber "long-export" has had no progress event since \S+Z \(11m, threshold 10m\); no reconciliation has confirmed it is still alive\.$/),
-        href: `/runs/${encodeURIComponent(runId)}?agentClass=LossyAgent&agentName=${name}`,
       },
     ]);
     // The threshold comes from the config: 20 minutes is not reached yet.
@@ -97,14 +96,13 @@ describe("incident_no_attempt: a recovery incident open with no attempt for N mi
     lastSeen = rows[0]!.last_seen;
   });
 
-  it("fires after the configured minutes without an attempt, with a link to the incident", async () => {
+  it("fires after the configured minutes without an attempt, naming the incident", async () => {
     expect(mine(await listStuck(env.DB, lastSeen + 14 * MIN, cfg()), name)).toEqual([]);
     const found = mine(await listStuck(env.DB, lastSeen + 16 * MIN, cfg(), { rule: "incident_no_attempt" }), name);
     expect(found).toEqual([
       {
         rule: "incident_no_attempt", agentClass: "LossyAgent", agentName: name, subjectKind: "incident", subjectId: incidentId, since: lastSeen,
         detail: expect.stringMatching(/^Recovery not attempted: this fiber incident is open with no attempt reported and nothing has happened since \S+Z \(16m, threshold 15m\)\.$/),
-        href: `/incidents/${encodeURIComponent(incidentId)}?agentClass=LossyAgent&agentName=${name}`,
       },
     ]);
     expect(mine(await listStuck(env.DB, lastSeen + 16 * MIN, cfg({ incident_no_attempt: 30 })), name).filter((e) => e.rule === "incident_no_attempt")).toEqual([]);
@@ -132,7 +130,6 @@ describe("skipped_no_reason: a recovery or turn skipped without a reason", () =>
     expect(found.map((e) => [e.subjectKind, e.subjectId]).sort()).toEqual([["incident", silent], ["run", turn]]);
     const inc = found.find((e) => e.subjectId === silent)!;
     expect(inc.detail).toMatch(/^Skipped without a reason: the agent skipped recovering this chat incident at \S+Z and gave no reason \(looking back 1d\)\.$/);
-    expect(inc.href).toBe(`/incidents/${silent}?agentClass=LossyAgent&agentName=${name}`);
     const run = found.find((e) => e.subjectId === turn)!;
     expect(run.detail).toMatch(/^Skipped without a reason: the SDK finished this chat turn as "skipped" at \S+Z and no reason came with it/);
     // Older than the look-back window: no longer listed.
@@ -173,7 +170,6 @@ describe("alarm_overdue: the agent's alarm was due and had not run when reconcil
       {
         rule: "alarm_overdue", agentClass: "LossyAgent", agentName: name, subjectKind: "agent", subjectId: `LossyAgent/${name}`, since: due,
         detail: expect.stringMatching(/^Alarm overdue: when the console asked at \S+Z, the agent's alarm had been due since \S+Z \(20m late, grace 5m\) and had not run; opening the agent page asks again\.$/),
-        href: `/agents/LossyAgent/${name}`,
       },
     ]);
     // A longer grace (configured) does not flag it.

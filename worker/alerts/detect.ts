@@ -1,6 +1,6 @@
 import { exhaustedIncidents, openAmbiguousOps, type SubjectKey } from "../../src/store/alerts";
 import type { TelemetryEvent } from "../../src/telemetry";
-import { detailHref } from "../../console/links";
+import { incidentHref, listHref, sessionHref } from "../../console/links";
 import { toRows } from "../ingest/rows";
 import type { Alert } from "./payloads";
 
@@ -27,7 +27,7 @@ export async function alertsFromEvents(db: D1Database, events: TelemetryEvent[])
         subjectId: i.incidentId,
         title: "Recovery exhausted",
         summary: `${i.kind} incident ${i.incidentId} gave up after ${i.attempts}${i.maxAttempts ? ` of ${i.maxAttempts}` : ""} attempts: ${i.reason ?? "no reason given"}`,
-        path: detailHref("incidents", i.incidentId, i),
+        path: incidentHref(i.incidentId, i),
         at: i.statusAt,
         details: { incidentId: i.incidentId, incidentKind: i.kind, reason: i.reason, attempts: i.attempts, maxAttempts: i.maxAttempts },
       }),
@@ -41,7 +41,7 @@ export async function alertsFromEvents(db: D1Database, events: TelemetryEvent[])
         subjectId: o.opId,
         title: "Operation may have run twice",
         summary: `op ${o.opId}${o.opKind ? ` (${o.opKind})` : ""} is ambiguous${o.detail ? `: ${o.detail}` : ""}`,
-        path: o.sessionName ? detailHref("sessions", o.sessionName, o) : "/ops?open=true",
+        path: o.sessionName ? sessionHref(o.sessionName, o) : listHref("ops", { open: "true" }),
         at: o.ambiguousAt ?? Date.now(),
         details: { opId: o.opId, opKind: o.opKind, sessionName: o.sessionName, detail: o.detail },
       }),

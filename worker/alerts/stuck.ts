@@ -1,3 +1,4 @@
+import { stuckSubjectHref } from "../../console/links";
 import * as stuck from "../../src/store/read-models/stuck";
 import { consoleConfig } from "../config";
 import { type AlertEnv, alertConfig } from "./config";
@@ -17,7 +18,7 @@ export function stuckAlert(e: stuck.StuckEntry): Alert {
     subjectId: e.rule,
     title: "Stuck",
     summary: `${e.subjectKind} ${e.subjectId}: ${e.detail}`,
-    path: e.href,
+    path: stuckSubjectHref(e),
     at: e.since,
     details: { rule: e.rule, subjectKind: e.subjectKind, subjectId: e.subjectId, detail: e.detail },
   };

@@ -1,17 +1,16 @@
-import { fiberIncidentStatusOf, type TelemetryEvent } from "../../src/telemetry";
+import { type SdkIncidentStatus, type TelemetryEvent, fiberIncidentStatusOf } from "../../src/telemetry";
 
 /**
- * A fiber incident's status from the events that settle it, by what the SDK records (sdk-states.ts
- * FIBER_RECOVERY_INCIDENT): a plain runFiber's recovery hook that returned is recovered (the SDK keeps no
- * record after it); a managed fiber's is what the SDK made of the hook's answer, read by the agent side
- * (`fiberStatus`): still `interrupted` (it waits for resolveFiber) keeps the incident open, completed is
- * recovered, error failed, aborted skipped. `undefined`: this event is not one of these (the caller's table
- * decides); `null`: it says nothing of the status.
+ * A fiber incident's status from an event whose lifecycle step is the fiber's SDK record (INCIDENT_LIFECYCLE
+ * `fiber_record`), by what the SDK records (sdk-states.ts FIBER_RECOVERY_INCIDENT): a plain runFiber's recovery
+ * hook that returned is recovered (the SDK keeps no record after it); a managed fiber's is what the SDK made of the
+ * hook's answer, read by the agent side (`fiberStatus`): still `interrupted` (it waits for resolveFiber) keeps the
+ * incident open, completed is recovered, error failed, aborted skipped. `fiber.resolved` carries the settled
+ * status. Null: the event says nothing of the status (a word this mapping does not know).
  */
-export function fiberIncidentStatus(e: TelemetryEvent): string | null | undefined {
+export function fiberIncidentStatus(e: TelemetryEvent): SdkIncidentStatus | null {
   const p = e.payload as { managed?: boolean; kind?: string; fiberStatus?: string; status?: string };
   if (e.type === "fiber.resolved") return fiberIncidentStatusOf(p.status);
-  if (e.type !== "fiber.recovery.handled") return undefined;
   if (p.managed === true || p.kind === "managed_fiber") return fiberIncidentStatusOf(p.fiberStatus);
   return "recovered";
 }
@@ -21,6 +20,6 @@ export function fiberIncidentStatus(e: TelemetryEvent): string | null | undefine
  * the SDK's own status, mapped. Null when it records none: then reconciliation only closes it from outside (the
  * incident's closed-by overlay, "ended, not reported").
  */
-export function reconciledFiberIncidentStatus(fiberStatus: string | undefined): string | null {
+export function reconciledFiberIncidentStatus(fiberStatus: string | undefined): SdkIncidentStatus | null {
   return fiberIncidentStatusOf(fiberStatus);
 }

@@ -3,10 +3,9 @@ import { listedAt } from "../../src/store/listed-at";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
 import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
-import { CHAT_RECOVERY_EVENT_STATUS, CHAT_RECOVERY_STATUS, mapSdkState } from "../../src/telemetry/sdk-states";
 import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
-import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
+import { incidentFacts } from "./incidents";
 import { runRowOf } from "./run-rows";
 import { type SegmentKey, type SegmentRow, compactEvent, segmentRows, sumKey } from "./segments";
 
@@ -50,46 +49,6 @@ const SESSION_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
   "session.reconciled": "ended_unreported",
 };
 const SESSION_EVENT = /^(session|op|backup)\./;
-
-/**
- * What a fiber or session event says about its incident's status. Chat recovery events go through the one
- * mapping (CHAT_RECOVERY_EVENT_STATUS → CHAT_RECOVERY_STATUS in src/telemetry/sdk-states.ts). Actions and
- * reconciliation never say a status: they write the incident's closed-by overlay (see closedByOf).
- */
-const INCIDENT_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
-  "fiber.recovery.detected": "open",
-  "fiber.recovery.attempt": "open",
-  "fiber.recovery.handled": "recovered",
-  "fiber.recovery.skipped": "skipped",
-  "fiber.recovery.failed": "failed",
-  "session.status_rescheduled": "open",
-  "session.status_running": "open",
-  "session.status_idle": "recovered",
-  "session.error": "exhausted",
-};
-
-/** The status an event reports for its incident, or null when it reports none. */
-function incidentStatusOf(type: TelemetryEvent["type"]): string | null {
-  const chat = /^chat\.recovery\.(\w+)$/.exec(type);
-  if (chat) {
-    const word = mapSdkState(CHAT_RECOVERY_EVENT_STATUS, chat[1]);
-    return word === null ? null : CHAT_RECOVERY_STATUS[word];
-  }
-  return INCIDENT_STATUS[type] ?? null;
-}
-
-/**
- * What closed an incident from outside the SDK: an operator's force idle, or reconciliation finding the agent no
- * longer recovering it. An overlay: the SDK's status and reason stay as they are.
- */
-function closedByOf(e: TelemetryEvent): { by: "force_idled" | "ended_unreported"; reason: string | null } | null {
-  if (e.type === "incident.force_idled") return { by: "force_idled", reason: (e.payload as { reason: string }).reason };
-  if (e.type === "incident.reconciled") {
-    const pl = e.payload as { finding: string; detail?: string };
-    return pl.finding === "not_recovering" ? { by: "ended_unreported", reason: pl.detail ?? null } : null;
-  }
-  return null;
-}
 
 /** An incident's kind is the prefix of its id for derived ids; chat recovery ids have none. */
 export function incidentKind(incidentId: string): string {
@@ -143,18 +102,12 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
 
     if (c.incidentId) {
       const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string; fiberStatus?: string };
+      // Which status the event sets, or which overlay closes it, is the declared lifecycle (incidents.ts). Actions
+      // and reconciliation observe from outside: they never move last_seen (first_seen is a minimum, so their
+      // later time never does), and say no reason or attempt of the SDK's. A reason-less chat:recovery:failed is a
+      // failure all the same (the SDK's own record says failed); the reason stays the last one given.
+      const { status, closed, observed } = incidentFacts(e);
       const reconciled = e.type === "incident.reconciled";
-      const closed = reconciled && reconciledFiberIncidentStatus(pl.fiberStatus) !== null ? null : closedByOf(e);
-      // Actions and reconciliation observe from outside: they never move last_seen (first_seen is a minimum, so
-      // their later time never does), and say no status or reason of the SDK's.
-      const observed = reconciled || e.type === "incident.force_idled";
-      // A reason-less chat:recovery:failed is a failure all the same (the SDK's own record says failed);
-      // the reason stays the last one given, and the console says when none was.
-      // A fiber incident's status is the SDK's record of its fiber (fiber-incidents.ts): after its recovery hook,
-      // after resolveFiber, or as reconciliation found it recorded now. That is the SDK's word, not an overlay.
-      const recorded = reconciled ? reconciledFiberIncidentStatus(pl.fiberStatus) : null;
-      const fiberStatus = fiberIncidentStatus(e);
-      const status = recorded ?? (observed ? null : fiberStatus !== undefined ? fiberStatus : incidentStatusOf(e.type));
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason = observed
         ? null

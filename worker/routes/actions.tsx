@@ -8,6 +8,7 @@ import { consoleAdminClient } from "../admin-client";
 import { respondRefusal } from "../http/refusal";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, isHtmx, pageContext, wantsJson } from "./context";
+import { listHref } from "../../console/links";
 
 /** The target of every action; the action's own fields are read by its input schema (ADMIN_ACTIONS[…].input). */
 const actionForm = z.object({
@@ -113,7 +114,7 @@ for (const action of ADMIN_ACTION_NAMES) {
     const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
     const target = { agentClass: form.data.agentClass, agentName: form.data.agentName };
     const r: AdminResult<unknown> = await admin.action(action, target, actionInputOf(action, body));
-    const auditHref = `/audit?targetName=${encodeURIComponent(target.agentName)}`;
+    const auditHref = listHref("audit", { targetName: target.agentName });
     if (!r.ok) {
       const status = STATUS[r.error.code];
       const title = r.error.code === "unavailable" || r.error.code === "timeout" ? `${label} failed:` : `${label} refused:`;
@@ -130,7 +131,7 @@ for (const action of ADMIN_ACTION_NAMES) {
         <ActionResult ok={clean} title={title} detail={detail} auditHref={auditHref} now={ctx.now} {...(forceIdle ? { forceIdle } : {})} {...(verified ? { verified } : {})} />
         {panel ? (
           <div id={AGENT_LIVE_PANEL} hx-swap-oob="innerHTML">
-            <AgentLive ctx={ctx} agentClass={target.agentClass} base={agentBase(target)} live={verified.live!} />
+            <AgentLive ctx={ctx} agent={target} live={verified.live!} />
           </div>
         ) : null}
       </>,
@@ -138,4 +139,3 @@ for (const action of ADMIN_ACTION_NAMES) {
   });
 }
 
-const agentBase = (t: { agentClass: string; agentName: string }) => `/agents/${encodeURIComponent(t.agentClass)}/${encodeURIComponent(t.agentName)}`;

@@ -68,8 +68,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
 
 agents.get("/agents/:agentClass/:agentName/live", async (c) => {
   const t = target(c);
-  const base = `/agents/${encodeURIComponent(t.agentClass)}/${encodeURIComponent(t.agentName)}`;
-  return c.html(<AgentLive ctx={pageContext(c)} agentClass={t.agentClass} base={base} live={await live(c)} />);
+  return c.html(<AgentLive ctx={pageContext(c)} agent={t} live={await live(c)} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/history", async (c) => {

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
+import { batchHref } from "../../console/links";
 import { BatchPage, BatchProgressView, BulkPage } from "../../console/pages/bulk";
 import { ADMIN_ACTIONS, actionBySlug } from "../../src/admin-rpc/actions";
 import { batchProgress, bulkFilter, bulkFilterQuery, bulkTargets, describeBulkFilter } from "../../src/store/read-models";
@@ -85,7 +86,7 @@ bulk.post("/bulk", async (c) => {
     return refuseBatch(c, 400, `No agent matches this filter (${describeBulkFilter(filter)}), so no batch was started.`);
   }
   const batchId = await startBatch(c.env, executionContext(c), who, form.data.action, form.data.reason, selection);
-  const href = `/bulk/batches/${batchId}`;
+  const href = batchHref(batchId);
   if (wantsJson(c)) {
     return c.json({ ok: true, value: { batchId, href, total: selection.targets.length, capped: selection.capped, matched: selection.total, previewed: form.data.expected ?? null } }, 202);
   }

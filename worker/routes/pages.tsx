@@ -1,5 +1,6 @@
 import { historyTier } from "../../src/store/history/tier";
 import { Hono } from "hono";
+import { LISTS, detailHref } from "../../console/links";
 import { EventsPage } from "../../console/pages/events";
 import { IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
 import { RunTimelinePage, RunsPage } from "../../console/pages/runs";
@@ -139,8 +140,8 @@ pages.get("/incidents/:incidentId", async (c) => {
 });
 
 // Runs of every kind were "fibers" before Tasks and chat turns joined them: old links and bookmarks keep working.
-pages.get("/fibers", (c) => c.redirect(`/runs${new URL(c.req.url).search}`, 301));
-pages.get("/fibers/:runId", (c) => c.redirect(`/runs/${encodeURIComponent(c.req.param("runId"))}${new URL(c.req.url).search}`, 301));
+pages.get("/fibers", (c) => c.redirect(`${LISTS.runs}${new URL(c.req.url).search}`, 301));
+pages.get("/fibers/:runId", (c) => c.redirect(`${detailHref("runs", c.req.param("runId"))}${new URL(c.req.url).search}`, 301));
 
 listRoute("/runs", listRuns, (ctx, q, list) => <RunsPage ctx={ctx} query={q} page={list} />);
 

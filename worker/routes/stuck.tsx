@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { LISTS, stuckSubjectHref } from "../../console/links";
 import { StuckList, StuckPage } from "../../console/pages/stuck";
 import { listStuck, parseStuckFilters } from "../../src/store/read-models";
 import { consoleConfig } from "../config";
@@ -6,7 +7,7 @@ import type { Env } from "../env";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
 
-/** Stuck detection's list: `/stuck?rule=&agentClass=`, JSON for Accept: application/json. */
+/** Stuck detection's list (filters `rule`, `agentClass`), JSON for Accept: application/json. */
 export const stuck = new Hono<ConsoleEnv>();
 
 /** The most findings one page shows. */
@@ -25,9 +26,9 @@ async function read(c: ConsoleContext) {
   return { ctx, config, query: { rule, agentClass }, entries };
 }
 
-stuck.get("/stuck", async (c) => {
+stuck.get(LISTS.stuck, async (c) => {
   const { ctx, config, query, entries } = await read(c);
-  if (wantsJson(c)) return c.json({ config, entries });
+  if (wantsJson(c)) return c.json({ config, entries: entries.map((e) => ({ ...e, href: stuckSubjectHref(e) })) });
   return page(c, <StuckPage ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} />);
 });
 

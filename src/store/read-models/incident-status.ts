@@ -1,4 +1,4 @@
-import type { IncidentStatus } from "../../telemetry/sdk-states";
+import { INCIDENT_OVERLAYS, type IncidentOverlay, type IncidentStatus, type SdkIncidentStatus } from "../../telemetry/sdk-states";
 import { incidents } from "../schema";
 import { names } from "../sql-names";
 
@@ -17,16 +17,19 @@ import { names } from "../sql-names";
 
 const I = names(incidents);
 
-/** The statuses only the overlay gives (the SDK's word under them is `open`). */
-export const OVERLAY_STATUSES = ["force_idled", "ended_unreported"] as const satisfies readonly IncidentStatus[];
-export type OverlayStatus = (typeof OVERLAY_STATUSES)[number];
+/** The statuses only the overlay gives (the SDK's word under them is `open`): declared in src/telemetry/sdk-states.ts. */
+export const OVERLAY_STATUSES = INCIDENT_OVERLAYS;
+export type OverlayStatus = IncidentOverlay;
+
+/** The SDK's word under which the overlay may apply (the only status SQL here names). */
+const OPEN = "open" satisfies SdkIncidentStatus;
 
 export const isOverlayStatus = (s: string): s is OverlayStatus => (OVERLAY_STATUSES as readonly string[]).includes(s);
 
 /** SQL, true when the overlay decides the shown status. `t` prefixes the columns (a table alias), or not. */
 export function overlayAppliesSql(t?: string): string {
   const c = (col: string) => (t ? `${t}.${col}` : col);
-  return `(${c(I.status)} = 'open' AND ${c(I.closedBy)} IS NOT NULL AND (${c(I.closedByAt)} > ${c(I.statusAt)} OR (${c(I.closedByAt)} = ${c(I.statusAt)} AND ${c(I.closedByEventId)} > ${c(I.statusEventId)})))`;
+  return `(${c(I.status)} = '${OPEN}' AND ${c(I.closedBy)} IS NOT NULL AND (${c(I.closedByAt)} > ${c(I.statusAt)} OR (${c(I.closedByAt)} = ${c(I.statusAt)} AND ${c(I.closedByEventId)} > ${c(I.statusEventId)})))`;
 }
 
 /** SQL for the shown status (see the module comment). */
@@ -38,26 +41,27 @@ export function shownStatusSql(t?: string): string {
 /** SQL, true for an incident open now: the SDK's word is open and no newer overlay closed it. */
 export function openNowSql(t?: string): string {
   const c = (col: string) => (t ? `${t}.${col}` : col);
-  return `(${c(I.status)} = 'open' AND NOT ${overlayAppliesSql(t)})`;
+  return `(${c(I.status)} = '${OPEN}' AND NOT ${overlayAppliesSql(t)})`;
 }
 
 /** The stored facts the shown status is derived from. */
 export type IncidentStatusFacts = {
-  status: string;
+  /** The SDK's word as stored (a word a newer ingest wrote is passed through as is). */
+  status: SdkIncidentStatus;
   statusAt: number;
   statusEventId: string;
-  closedBy: string | null;
+  closedBy: IncidentOverlay | null;
   closedByAt: number | null;
   closedByEventId: string | null;
 };
 
 /** The same derivation in JS, for a row already read (keep in step with overlayAppliesSql). */
 export function overlayApplies(r: IncidentStatusFacts): boolean {
-  if (r.status !== "open" || r.closedBy === null || r.closedByAt === null) return false;
+  if (r.status !== OPEN || r.closedBy === null || r.closedByAt === null) return false;
   return r.closedByAt > r.statusAt || (r.closedByAt === r.statusAt && (r.closedByEventId ?? "") > r.statusEventId);
 }
 
 /** The shown status of a row already read. An unknown stored word is passed through (the page shows it as is). */
 export function shownStatus(r: IncidentStatusFacts): IncidentStatus {
-  return (overlayApplies(r) ? r.closedBy : r.status) as IncidentStatus;
+  return overlayApplies(r) ? r.closedBy! : r.status;
 }

@@ -5,7 +5,9 @@ import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
-import { type IncidentStatusFacts, isOverlayStatus, overlayApplies, overlayAppliesSql, shownStatusSql } from "./incident-status";
+import { eventTypesWithStep } from "../../telemetry/incident-lifecycle";
+import { INCIDENT_STATUSES, type IncidentStatus, type SdkIncidentStatus } from "../../telemetry/sdk-states";
+import { type IncidentStatusFacts, isOverlayStatus, overlayApplies, overlayAppliesSql, shownStatus, shownStatusSql } from "./incident-status";
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Capped, type Cond, DEFAULT_CAP, MAX_LIMIT, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
 
@@ -22,13 +24,10 @@ export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
  * force_idled: an operator's force idle cleared its recovery while the SDK still had it open; ended_unreported:
  * reconciliation found the agent no longer recovering it, and no event said how it ended.
  */
-export const INCIDENT_STATUSES = ["open", "recovered", "exhausted", "failed", "skipped", "force_idled", "ended_unreported"] as const;
-
-/** What the console says for a failure that gave no reason (a reason-less chat:recovery:failed). */
-export const FAILED_WITHOUT_REASON = "failed (no reason given)";
+export { INCIDENT_STATUSES } from "../../telemetry/sdk-states";
 
 /** Event types that are one recovery attempt on an incident's timeline. */
-export const ATTEMPT_EVENT_TYPES = ["chat.recovery.attempt", "fiber.recovery.attempt", "session.status_rescheduled"] as const;
+export const ATTEMPT_EVENT_TYPES = eventTypesWithStep("attempt");
 
 /**
  * Incident list filters; since / until bound first_seen, when the incident was first seen (inclusive). `status` is the shown status; `reason` is the
@@ -59,11 +58,11 @@ export type IncidentRow = {
   agentClass: string;
   agentName: string;
   /** The status the console shows: the SDK's word, or the closed-by overlay while the SDK's word is open. */
-  status: (typeof INCIDENT_STATUSES)[number];
+  status: IncidentStatus;
   /** When the shown status was said (the overlay's time when it applies). */
   statusAt: number;
   /** The SDK's own last word, as its events said it (never rewritten by an action). */
-  sdkStatus: string;
+  sdkStatus: SdkIncidentStatus;
   sdkStatusAt: number;
   attempts: number;
   maxAttempts: number | null;
@@ -83,8 +82,6 @@ export type IncidentRow = {
   respentOutputTokens: number;
   firstSeen: number;
   lastSeen: number;
-  /** The status as the console says it: "failed (no reason given)" for a failure without a reason, else the status. */
-  statusLabel: string;
 };
 
 const I = names(incidents);
@@ -95,20 +92,19 @@ const SELECT = selectList(incidents, [
 ]);
 
 /** A row as stored (the SDK's word in `status`), before the shown status is derived. */
-type StoredIncident = Omit<IncidentRow, "sdkStatus" | "sdkStatusAt" | "statusLabel" | "status"> & IncidentStatusFacts;
+type StoredIncident = Omit<IncidentRow, "sdkStatus" | "sdkStatusAt" | "status"> & IncidentStatusFacts;
 
-/** The shown status and its label, derived (see incident-status.ts and FAILED_WITHOUT_REASON). */
+/** The shown status, derived (see incident-status.ts). */
 function derive(r: StoredIncident): IncidentRow {
   const { statusEventId: _s, closedByEventId: _c, ...rest } = r;
   const overlay = overlayApplies(r);
-  const status = (overlay ? r.closedBy : r.status) as IncidentRow["status"];
+  const status = shownStatus(r);
   return {
     ...rest,
     status,
     statusAt: overlay ? r.closedByAt! : r.statusAt,
     sdkStatus: r.status,
     sdkStatusAt: r.statusAt,
-    statusLabel: status === "failed" && !r.reason ? FAILED_WITHOUT_REASON : status,
   };
 }
 

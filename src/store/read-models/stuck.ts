@@ -42,8 +42,6 @@ export type StuckEntry = {
   since: number;
   /** one sentence: which rule fired and why, for people */
   detail: string;
-  /** the subject's console page */
-  href: string;
 };
 
 export type StuckFilter = { rule?: StuckRule; agentClass?: string; limit?: number };
@@ -66,11 +64,6 @@ const I = names(incidents);
 const R = names(reconciliations);
 const MIN = 60_000;
 const MAX_LIMIT = 500;
-
-/** The console's detail URLs (the same shape as console/links.ts, which the store may not import). */
-const detail = (kind: "runs" | "incidents", id: string, a: { agentClass: string; agentName: string }) =>
-  `/${kind}/${encodeURIComponent(id)}?${new URLSearchParams({ agentClass: a.agentClass, agentName: a.agentName })}`;
-const agentHref = (a: { agentClass: string; agentName: string }) => `/agents/${encodeURIComponent(a.agentClass)}/${encodeURIComponent(a.agentName)}`;
 
 const at = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
 /** "45s", "23m", "2h 5m", "3d 4h": how long a condition has held. */
@@ -219,7 +212,6 @@ function noProgress(r: RunStuck, now: number, config: StuckConfig): StuckEntry {
   return {
     rule: "no_progress", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "run", subjectId: r.runId, since,
     detail: `No progress: this ${what} has had no progress event since ${at(r.lastSeen)} (${stuckFor(now - r.lastSeen)}, threshold ${threshold(config.no_progress)}); ${tail}.`,
-    href: detail("runs", r.runId, r),
   };
 }
 
@@ -229,7 +221,6 @@ function noAttempt(r: IncidentStuck, now: number, config: StuckConfig): StuckEnt
   return {
     rule: "incident_no_attempt", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "incident", subjectId: r.incidentId, since: r.lastSeen,
     detail: `Recovery not attempted: this ${r.kind} incident is open ${attempts} and nothing has happened since ${at(r.lastSeen)} (${stuckFor(now - r.lastSeen)}, threshold ${threshold(config.incident_no_attempt)})${confirmed ? `; the agent still reported it as recovering at ${at(r.confirmedAt!)}` : ""}.`,
-    href: detail("incidents", r.incidentId, r),
   };
 }
 
@@ -237,7 +228,6 @@ function alarmOverdue(r: AlarmStuck, _now: number, config: StuckConfig): StuckEn
   return {
     rule: "alarm_overdue", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "agent", subjectId: `${r.agentClass}/${r.agentName}`, since: r.nextAlarmAt,
     detail: `Alarm overdue: when the console asked at ${at(r.askedAt)}, the agent's alarm had been due since ${at(r.nextAlarmAt)} (${stuckFor(r.askedAt - r.nextAlarmAt)} late, grace ${threshold(config.alarm_overdue)}) and had not run; opening the agent page asks again.`,
-    href: agentHref(r),
   };
 }
 
@@ -245,7 +235,6 @@ function recoverySkipped(r: IncidentStuck, config: StuckConfig): StuckEntry {
   return {
     rule: "skipped_no_reason", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "incident", subjectId: r.incidentId, since: r.statusAt,
     detail: `Skipped without a reason: the agent skipped recovering this ${r.kind} incident at ${at(r.statusAt)} and gave no reason (looking back ${threshold(config.skipped_no_reason)}).`,
-    href: detail("incidents", r.incidentId, r),
   };
 }
 
@@ -254,6 +243,5 @@ function turnSkipped(r: TurnSkipped, config: StuckConfig): StuckEntry {
   return {
     rule: "skipped_no_reason", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "run", subjectId: r.runId, since: when,
     detail: `Skipped without a reason: the SDK finished this chat turn as "skipped" at ${at(when)} and no reason came with it (looking back ${threshold(config.skipped_no_reason)}).`,
-    href: detail("runs", r.runId, r),
   };
 }

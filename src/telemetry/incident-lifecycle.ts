@@ -1,0 +1,75 @@
+import type { TelemetryEvent } from "./envelope.js";
+import { CHAT_RECOVERY_EVENT_STATUS, CHAT_RECOVERY_STATUS, type IncidentOverlay, type SdkIncidentStatus } from "./sdk-states.js";
+
+/**
+ * The incident lifecycle, declared once for both sides of the Queue: which event moves an incident to which status.
+ * The agent side reads it to know which recovery is under way now (usage.ts RecoveryScope stamps model calls with
+ * it); ingest projects the incident's status with it (worker/ingest/incidents.ts); the store counts attempts by it.
+ */
+
+/**
+ * What an event does to the recovery in the agent: `detected` (known, about to be recovered), `attempt` (an attempt
+ * starts; the console counts these), `ended` (nothing recovers it any more), or null (no change).
+ */
+export type RecoveryStep = "detected" | "attempt" | "ended" | null;
+
+/** What an event that carries an incident id says of that incident. */
+export type IncidentTransition =
+  /** The SDK's word for the incident, fixed by the event type. */
+  | { readonly kind: "status"; readonly status: SdkIncidentStatus; readonly recovery: RecoveryStep }
+  /**
+   * The SDK's record of the fiber decides (FIBER_RECOVERY_INCIDENT, read from the payload by ingest): a managed
+   * fiber left `interrupted` keeps its incident open; a plain runFiber's recovery hook that returned recovered it.
+   */
+  | { readonly kind: "fiber_record"; readonly recovery: RecoveryStep }
+  /** Closed from outside the SDK (an operator's action): the overlay, while the SDK's word stays. */
+  | { readonly kind: "closed_by"; readonly overlay: IncidentOverlay; readonly recovery: RecoveryStep }
+  /**
+   * Reconciliation: the fiber's SDK record when the agent still keeps one, else the overlay when the agent
+   * said it is not recovering the incident any more; an observation, never the SDK's word otherwise.
+   */
+  | { readonly kind: "reconciled"; readonly overlay: IncidentOverlay; readonly recovery: RecoveryStep };
+
+/** A chat-recovery event: the record status the SDK writes before it (CHAT_RECOVERY_EVENT_STATUS), mapped. */
+function chat(word: keyof typeof CHAT_RECOVERY_EVENT_STATUS, recovery: RecoveryStep): IncidentTransition {
+  return { kind: "status", status: CHAT_RECOVERY_STATUS[CHAT_RECOVERY_EVENT_STATUS[word]], recovery };
+}
+
+/** Every event type that moves an incident, and how. An event type not listed says nothing of its incident's status. */
+export const INCIDENT_LIFECYCLE = {
+  "chat.recovery.detected": chat("detected", "detected"),
+  "chat.recovery.scheduled": chat("scheduled", "detected"),
+  "chat.recovery.attempt": chat("attempt", "attempt"),
+  "chat.recovery.completed": chat("completed", "ended"),
+  "chat.recovery.skipped": chat("skipped", "ended"),
+  "chat.recovery.exhausted": chat("exhausted", "ended"),
+  "chat.recovery.failed": chat("failed", "ended"),
+  "fiber.recovery.detected": { kind: "status", status: "open", recovery: "detected" },
+  "fiber.recovery.attempt": { kind: "status", status: "open", recovery: "attempt" },
+  "fiber.recovery.handled": { kind: "fiber_record", recovery: "ended" },
+  "fiber.recovery.skipped": { kind: "status", status: "skipped", recovery: "ended" },
+  "fiber.recovery.failed": { kind: "status", status: "failed", recovery: "ended" },
+  // resolveFiber settles a managed fiber the SDK kept interrupted: its record says how the incident ended.
+  "fiber.resolved": { kind: "fiber_record", recovery: null },
+  // A session turn's recovery: rescheduled is an attempt; running again is still open; idle is recovered; an
+  // error is the session giving up (its runtime's exhaustion).
+  "session.status_rescheduled": { kind: "status", status: "open", recovery: "attempt" },
+  "session.status_running": { kind: "status", status: "open", recovery: null },
+  "session.status_idle": { kind: "status", status: "recovered", recovery: "ended" },
+  "session.error": { kind: "status", status: "exhausted", recovery: "ended" },
+  "incident.force_idled": { kind: "closed_by", overlay: "force_idled", recovery: "ended" },
+  "incident.reconciled": { kind: "reconciled", overlay: "ended_unreported", recovery: null },
+} as const satisfies Partial<Record<TelemetryEvent["type"], IncidentTransition>>;
+
+/** The event types that move an incident. */
+export type IncidentEventType = keyof typeof INCIDENT_LIFECYCLE;
+
+/** How an event type moves its incident; undefined for a type that says nothing of it. */
+export function incidentTransition(type: string): IncidentTransition | undefined {
+  return Object.hasOwn(INCIDENT_LIFECYCLE, type) ? INCIDENT_LIFECYCLE[type as IncidentEventType] : undefined;
+}
+
+/** The event types whose step is one of `steps` (e.g. the attempts the console counts). */
+export function eventTypesWithStep(...steps: Exclude<RecoveryStep, null>[]): IncidentEventType[] {
+  return (Object.keys(INCIDENT_LIFECYCLE) as IncidentEventType[]).filter((t) => (steps as RecoveryStep[]).includes(INCIDENT_LIFECYCLE[t].recovery));
+}
