@@ -50,6 +50,9 @@ export default { fetch: () => new Response("ok") } satisfies ExportedHandler<Env
   const dir = path.join(workDir, label);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, "index.ts"), src);
+  // Its own tsconfig, so esbuild does not pick up the repo's "paths" (which point the packages at their source):
+  // a user's Worker gets the packages' dist/, and that is what is measured.
+  writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { target: "es2022", module: "es2022", moduleResolution: "bundler" } }));
   const config = path.join(dir, "wrangler.json");
   writeFileSync(
     config,
