@@ -1,4 +1,4 @@
-import { type Correlation, type EventType, type PayloadOf, type Source, Telemetry } from "../src/telemetry";
+import { type Correlation, type EventType, type PayloadOf, type Source, Telemetry } from "@agent-oncall/telemetry";
 import type { Env } from "./env";
 
 /** One event the console records on an agent's behalf (an admin action's consequence, a reconciliation finding). */

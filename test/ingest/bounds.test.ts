@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { DEFAULT_BOUNDS, boundsFromEnv } from "../../worker/ingest/bounds";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";

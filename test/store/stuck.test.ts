@@ -10,7 +10,7 @@ import {
   type StuckEntry,
   stuckConfigFrom,
 } from "../../src/store/read-models";
-import { fiberIncidentId } from "../../src/telemetry";
+import { fiberIncidentId } from "@agent-oncall/telemetry";
 import { reconcileAgent } from "../../worker/reconcile/agent";
 import { pollRows } from "../helpers";
 

@@ -1,5 +1,5 @@
 import { DEFAULT_FUTURE_SKEW_MS, retentionDays } from "../../src/store/retention";
-import { MAX_EVENT_BYTES } from "../../src/telemetry";
+import { MAX_EVENT_BYTES } from "@agent-oncall/telemetry";
 
 /**
  * What ingest accepts, as settings: the event time window around receipt,

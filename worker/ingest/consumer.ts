@@ -1,5 +1,5 @@
 import { trace } from "@opentelemetry/api";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { admit } from "./admit";
 import { type BoundsEnv, DEFAULT_BOUNDS, type IngestBounds, boundsFromEnv } from "./bounds";
 import { type DeadLetter, bodyText, bodyType, deadLetterStatements } from "./dead-letters";

@@ -1,4 +1,4 @@
-import { fiberIncidentStatusOf, type TelemetryEvent } from "../../src/telemetry";
+import { fiberIncidentStatusOf, type TelemetryEvent } from "@agent-oncall/telemetry";
 
 /**
  * A fiber incident's status from the events that settle it, by what the SDK records (sdk-states.ts

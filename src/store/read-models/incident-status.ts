@@ -1,4 +1,4 @@
-import type { IncidentStatus } from "../../telemetry/sdk-states";
+import type { IncidentStatus } from "@agent-oncall/telemetry/contract";
 import { incidents } from "../schema";
 import { names } from "../sql-names";
 
