@@ -1,4 +1,4 @@
-// Entry for `npm start` and `npm test` on a fresh clone: installs what is missing, then hands over
+// Entry for `npm start`, `npm test` and the other documented commands on a fresh clone: installs what is missing, then hands over
 // to the real script. Plain Node (it may run on the machine's Node 20 before the Node 22 package exists).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -28,5 +28,7 @@ if (!existsSync(stamp) || readFileSync(stamp, "utf8") !== lockHash()) {
   writeFileSync(stamp, lockHash());
 }
 
-// 2. Hand over. `npm run` puts node_modules/.bin first on PATH, so the script runs on Node 22.
-run("npm", ["run", "--silent", target]);
+// 2. Hand over. `npm run` puts node_modules/.bin first on PATH, so the script runs on Node 22. Arguments after the
+// target pass through (`npm start -- --inspector-port 9330 --port 8800` reaches dev-stack.ts).
+const rest = process.argv.slice(3);
+run("npm", ["run", "--silent", target, ...(rest.length ? ["--", ...rest] : [])]);
