@@ -102,7 +102,7 @@ export function parseDevArgs(argv: readonly string[]): DevStackArgs {
  * config (wrangler would read it only from the first config, which is the stack's gateway), else none (the caller
  * picks a free one, so two stacks on one machine do not both take wrangler's default 9229).
  */
-export function inspectorPortFor(args: Pick<DevStackArgs, "inspectorPort">, appConfig: { dev?: unknown }): number | undefined {
+export function inspectorPortFor(args: Pick<DevStackArgs, "inspectorPort">, appConfig: { dev?: unknown; [key: string]: unknown }): number | undefined {
   if (args.inspectorPort !== undefined) return args.inspectorPort;
   const dev = appConfig.dev;
   const configured = dev && typeof dev === "object" ? (dev as { inspector_port?: unknown }).inspector_port : undefined;

@@ -3,9 +3,11 @@
 // with yours. Two separate `wrangler dev` processes linked by the dev registry do not work for agents (the
 // console cannot wake an evicted agent through the registry's proxy), hence one process.
 import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { DevArgsError, inspectorPortFor, parseDevArgs } from "./dev-args.ts";
+import { thinkPeerProblem } from "./think-peer.ts";
 import { deriveConsoleConfig, fromRoot, hostedAgentClasses, readAbsolute, readWranglerConfig, repoRoot, writeGeneratedConfig } from "./wrangler-config.ts";
 
 export type DevStackOptions = {
@@ -37,6 +39,26 @@ export function migrate(persistTo: string): void {
   if (r.status !== 0) throw new Error(`applying D1 migrations to ${persistTo} failed:\n${r.stdout}\n${r.stderr}`);
 }
 
+/** The nearest package.json at or above `dir` (the app's project), or null. */
+function nearestPackageJson(dir: string): { dir: string; deps: Record<string, unknown> } | null {
+  for (let d = dir; ; d = path.dirname(d)) {
+    const file = path.join(d, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { dependencies?: Record<string, unknown>; devDependencies?: Record<string, unknown> };
+      return { dir: d, deps: { ...pkg.devDependencies, ...pkg.dependencies } };
+    }
+    if (path.dirname(d) === d) return null;
+  }
+}
+
+/** Whether `name` is installed where a bundler resolving from `dir` finds it (node_modules at or above it). */
+function installedFrom(dir: string, name: string): boolean {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (existsSync(path.join(d, "node_modules", name, "package.json"))) return true;
+    if (path.dirname(d) === d) return false;
+  }
+}
+
 /**
  * Writes the gateway and console configs for this app (the console binds every
  * agent class the app hosts, by script_name), applies migrations, and returns
@@ -45,6 +67,9 @@ export function migrate(persistTo: string): void {
 export function prepareDevStack(o: DevStackOptions): DevStack {
   const appFile = fromRoot(o.app);
   const app = readAbsolute(appFile);
+  const appPkg = nearestPackageJson(path.dirname(appFile));
+  const peer = appPkg && thinkPeerProblem(appPkg.deps, (name) => installedFrom(appPkg.dir, name), appPkg.dir);
+  if (peer) throw new Error(peer);
   const agentClasses = hostedAgentClasses(app);
   if (agentClasses.length === 0) throw new Error(`${o.app} declares no Durable Object classes of its own: nothing for the console to observe`);
   const consoleName = readWranglerConfig(fromRoot("wrangler.jsonc")).name;
