@@ -1,6 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { telemetrySourceAlias } from "./scripts/package-aliases.ts";
 import { DEFAULT_MIX, readMix, simWranglerFacts } from "./scripts/simulate-input.ts";
 import { deriveConsoleConfig, writeGeneratedConfig } from "./scripts/wrangler-config.ts";
 
@@ -38,6 +39,7 @@ export default defineConfig(async () => {
         },
       }),
     ],
+    resolve: { alias: telemetrySourceAlias },
     test: {
       setupFiles: ["./test/apply-migrations.ts"],
       include: ["bench/**/*.bench.test.ts"],

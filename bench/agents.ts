@@ -1,5 +1,5 @@
 import { Agent } from "agents";
-import { withTelemetry } from "../src/telemetry";
+import { withTelemetry } from "@agent-oncall/telemetry";
 import type { Env } from "../worker/env";
 
 /** The same fiber work for both agents: a few checkpoints around some CPU work. */

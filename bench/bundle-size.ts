@@ -50,6 +50,13 @@ export default { fetch: () => new Response("ok") } satisfies ExportedHandler<Env
   const dir = path.join(workDir, label);
   mkdirSync(dir, { recursive: true });
   writeFileSync(path.join(dir, "index.ts"), src);
+  // esbuild applies the repo root's tsconfig "paths" (telemetry's source) to src/admin-rpc/dist, so this Worker maps
+  // the name to the same source: one copy of telemetry, as in a user's Worker (there from dist/, same code).
+  const telemetrySrc = path.join(repoRoot, "src/telemetry");
+  writeFileSync(
+    path.join(dir, "tsconfig.json"),
+    JSON.stringify({ compilerOptions: { target: "es2022", module: "es2022", moduleResolution: "bundler", paths: { "@agent-oncall/telemetry": [`${telemetrySrc}/index.ts`], "@agent-oncall/telemetry/*": [`${telemetrySrc}/*`] } } }),
+  );
   const config = path.join(dir, "wrangler.json");
   writeFileSync(
     config,

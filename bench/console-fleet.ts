@@ -11,7 +11,7 @@
  * recovered; chat agents exhaust recoveries for the SDK's reasons; operators leave audit rows.
  */
 import { env } from "cloudflare:workers";
-import { EXHAUSTION_REASONS, SCHEMA_VERSION, type Source, type TelemetryEvent, fiberIncidentId, newEventId, parseEvent, turnIncidentId } from "../src/telemetry";
+import { EXHAUSTION_REASONS, SCHEMA_VERSION, type Source, type TelemetryEvent, fiberIncidentId, newEventId, parseEvent, turnIncidentId } from "@agent-oncall/telemetry";
 import { projectionStatements } from "../worker/ingest/projections";
 import { toRows } from "../worker/ingest/rows";
 import { SeededRandom } from "../test/fixtures/seeded-random";

@@ -1,5 +1,7 @@
 // `npm test` step: every room imports only what it may, and no import cycle crosses rooms. The agent-side
 // packages must install into a user's Worker alone, so they may not reach into the console, the store or D1.
+// The telemetry package is imported by name from everywhere outside it (tests, bench and scripts too): a relative
+// path into src/telemetry is refused, so one copy loads (tsconfig paths / vitest aliases point the name at source).
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "./wrangler-config.ts";
@@ -10,25 +12,36 @@ type Room = { name: string; dir: string; mayImport: string[]; packages: RegExp }
 const ROOMS: Room[] = [
   { name: "telemetry", dir: "src/telemetry", mayImport: [], packages: /^(agents(\/.*)?|zod|@opentelemetry\/.*|node:async_hooks)$/ },
   { name: "admin-rpc", dir: "src/admin-rpc", mayImport: [], packages: /^(agents(\/.*)?|zod|@agent-oncall\/telemetry)$/ },
-  { name: "store", dir: "src/store", mayImport: ["telemetry", "admin-rpc"], packages: /^(drizzle-orm(\/.*)?|zod)$/ },
+  { name: "store", dir: "src/store", mayImport: ["telemetry", "admin-rpc"], packages: /^(drizzle-orm(\/.*)?|zod|@agent-oncall\/telemetry(\/contract)?)$/ },
   { name: "console", dir: "console", mayImport: ["store", "admin-rpc"], packages: /^(hono(\/.*)?)$/ },
-  { name: "worker", dir: "worker", mayImport: ["telemetry", "admin-rpc", "store", "console"], packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry)$/ },
+  { name: "worker", dir: "worker", mayImport: ["telemetry", "admin-rpc", "store", "console"], packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp))?)$/ },
   // The demo fleet is a user of the packages: package names only, never a path into the console's repo.
   { name: "demo-fleet", dir: "examples/demo-fleet/src", mayImport: [], packages: /^(agents(\/.*)?|zod|hono(\/.*)?|ai|@ai-sdk\/.*|@cloudflare\/think|@agent-oncall\/(telemetry|admin-rpc)(\/(otlp|contract))?)$/ },
 ];
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\("([^"]+)"\)/g;
 
-function files(dir: string, ext = /\.tsx?$/): string[] {
+// "public" is the generated static assets' folder: plain browser JS that cannot import the links module.
+const SKIP = new Set(["dist", "node_modules", ".git", ".wrangler", "test-artifacts", "public"]);
+
+function files(dir: string, pattern = /\.tsx?$/): string[] {
   const out: string[] = [];
   for (const e of readdirSync(dir)) {
     const p = path.join(dir, e);
-    if (e === "dist" || e === "node_modules" || e === "public") continue;
-    if (statSync(p).isDirectory()) out.push(...files(p, ext));
-    else if (ext.test(e) && !e.endsWith(".d.ts")) out.push(p);
+    if (SKIP.has(e)) continue;
+    if (statSync(p).isDirectory()) out.push(...files(p, pattern));
+    else if (pattern.test(e) && !e.endsWith(".d.ts")) out.push(p);
   }
   return out;
 }
+
+const TELEMETRY_DIR = path.join(repoRoot, "src/telemetry");
+const TELEMETRY_PACKAGE = "@agent-oncall/telemetry";
+/** The telemetry package's published entry points (its exports map): what the rooms may import by name. */
+const telemetryEntries = new Set(
+  Object.keys((JSON.parse(readFileSync(path.join(TELEMETRY_DIR, "package.json"), "utf8")) as { exports: Record<string, unknown> }).exports).map((k) => (k === "." ? TELEMETRY_PACKAGE : `${TELEMETRY_PACKAGE}/${k.slice(2)}`)),
+);
+const insideTelemetry = (abs: string) => abs === TELEMETRY_DIR || abs.startsWith(TELEMETRY_DIR + path.sep);
 
 const roomOf = (abs: string) => ROOMS.find((r) => abs === path.join(repoRoot, r.dir) || abs.startsWith(path.join(repoRoot, r.dir) + path.sep));
 
@@ -47,7 +60,21 @@ for (const room of ROOMS) {
           if (!room.mayImport.includes(target.name)) problems.push(`${rel} (${room.name}) imports ${spec} (${target.name})`);
         }
       } else if (!room.packages.test(spec)) problems.push(`${rel} (${room.name}) imports the package ${spec}`);
+      else if (spec === TELEMETRY_PACKAGE || spec.startsWith(`${TELEMETRY_PACKAGE}/`)) {
+        if (!telemetryEntries.has(spec)) problems.push(`${rel} (${room.name}) imports ${spec}, which is not one of the package's entry points (${[...telemetryEntries].join(", ")})`);
+        if (room.name !== "telemetry") edges.get(room.name)!.add("telemetry");
+      }
     }
+  }
+}
+
+// One copy of the telemetry package: nothing outside src/telemetry reaches into it by relative path.
+for (const file of files(repoRoot, /\.(tsx?|mts|mjs|js)$/)) {
+  if (insideTelemetry(file)) continue;
+  for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
+    const spec = (m[1] ?? m[2])!;
+    if (spec.startsWith(".") && insideTelemetry(path.resolve(path.dirname(file), spec).replace(/\.(js|ts)$/, "")))
+      problems.push(`${path.relative(repoRoot, file)} imports ${spec}: import the telemetry package by name (${TELEMETRY_PACKAGE}${spec.includes("telemetry/") ? `/${spec.split("telemetry/").pop()!.replace(/\.(js|ts)$/, "")}` : ""}), so one copy loads`);
   }
 }
 

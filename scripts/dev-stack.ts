@@ -3,8 +3,11 @@
 // with yours. Two separate `wrangler dev` processes linked by the dev registry do not work for agents (the
 // console cannot wake an evicted agent through the registry's proxy), hence one process.
 import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import path from "node:path";
-import { parseArgs } from "node:util";
+import { DevArgsError, inspectorPortFor, parseDevArgs } from "./dev-args.ts";
+import { thinkPeerProblem } from "./think-peer.ts";
 import { deriveConsoleConfig, fromRoot, hostedAgentClasses, readAbsolute, readWranglerConfig, repoRoot, writeGeneratedConfig } from "./wrangler-config.ts";
 
 export type DevStackOptions = {
@@ -16,6 +19,10 @@ export type DevStackOptions = {
   consoleVars?: Record<string, string>;
   /** Path prefix under which the app's own routes answer (default /app). */
   appPrefix?: string;
+  /** wrangler's inspector port; unset, the app config's `dev.inspector_port`, else wrangler's default (9229). */
+  inspectorPort?: number;
+  /** More arguments for `wrangler dev`, appended as given. */
+  wranglerArgs?: string[];
 };
 
 export type DevStack = { args: string[]; base: string; appBase: string; appName: string; agentClasses: string[] };
@@ -32,6 +39,26 @@ export function migrate(persistTo: string): void {
   if (r.status !== 0) throw new Error(`applying D1 migrations to ${persistTo} failed:\n${r.stdout}\n${r.stderr}`);
 }
 
+/** The nearest package.json at or above `dir` (the app's project), or null. */
+function nearestPackageJson(dir: string): { dir: string; deps: Record<string, unknown> } | null {
+  for (let d = dir; ; d = path.dirname(d)) {
+    const file = path.join(d, "package.json");
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, "utf8")) as { dependencies?: Record<string, unknown>; devDependencies?: Record<string, unknown> };
+      return { dir: d, deps: { ...pkg.devDependencies, ...pkg.dependencies } };
+    }
+    if (path.dirname(d) === d) return null;
+  }
+}
+
+/** Whether `name` is installed where a bundler resolving from `dir` finds it (node_modules at or above it). */
+function installedFrom(dir: string, name: string): boolean {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (existsSync(path.join(d, "node_modules", name, "package.json"))) return true;
+    if (path.dirname(d) === d) return false;
+  }
+}
+
 /**
  * Writes the gateway and console configs for this app (the console binds every
  * agent class the app hosts, by script_name), applies migrations, and returns
@@ -40,6 +67,9 @@ export function migrate(persistTo: string): void {
 export function prepareDevStack(o: DevStackOptions): DevStack {
   const appFile = fromRoot(o.app);
   const app = readAbsolute(appFile);
+  const appPkg = nearestPackageJson(path.dirname(appFile));
+  const peer = appPkg && thinkPeerProblem(appPkg.deps, (name) => installedFrom(appPkg.dir, name), appPkg.dir);
+  if (peer) throw new Error(peer);
   const agentClasses = hostedAgentClasses(app);
   if (agentClasses.length === 0) throw new Error(`${o.app} declares no Durable Object classes of its own: nothing for the console to observe`);
   const consoleName = readWranglerConfig(fromRoot("wrangler.jsonc")).name;
@@ -58,8 +88,14 @@ export function prepareDevStack(o: DevStackOptions): DevStack {
   const persistTo = fromRoot(o.persistTo);
   migrate(persistTo);
   const base = `http://127.0.0.1:${o.port}`;
+  // wrangler reads dev settings from the first config only (the gateway's), so the app's own inspector port is passed here.
+  const inspectorPort = o.inspectorPort ?? inspectorPortFor({}, app);
   return {
-    args: ["wrangler", "dev", "-c", gatewayFile, "-c", consoleFile, "-c", appFile, "--ip", "127.0.0.1", "--port", String(o.port), "--persist-to", persistTo],
+    args: [
+      "wrangler", "dev", "-c", gatewayFile, "-c", consoleFile, "-c", appFile, "--ip", "127.0.0.1", "--port", String(o.port), "--persist-to", persistTo,
+      ...(inspectorPort === undefined ? [] : ["--inspector-port", String(inspectorPort)]),
+      ...(o.wranglerArgs ?? []),
+    ],
     base,
     appBase: `${base}${prefix}`,
     appName: app.name,
@@ -95,53 +131,61 @@ export async function waitForHealth(base: string, timeoutMs: number, alive: () =
   return false;
 }
 
-const USAGE = `usage: npm run dev:with -- --app <path/to/wrangler.jsonc> [--port 8787] [--persist-to .wrangler/state] [--var KEY=VALUE …]
+/** `preferred` if nothing listens there on loopback, else a port the OS says is free. */
+export function freePort(preferred: number): Promise<number> {
+  const tryListen = (port: number) =>
+    new Promise<number | null>((resolve) => {
+      const srv = createServer();
+      srv.once("error", () => resolve(null));
+      srv.listen(port, "127.0.0.1", () => {
+        const got = (srv.address() as { port: number }).port;
+        srv.close(() => resolve(got));
+      });
+    });
+  return tryListen(preferred).then((p) => p ?? tryListen(0).then((q) => q ?? preferred));
+}
+
+const USAGE = `usage: npm run dev:with -- --app <path/to/wrangler.jsonc> [--port 8787] [--persist-to .wrangler/state] [--inspector-port N] [--var KEY=VALUE …] [wrangler dev options…]
 
 Runs the console (dev auth) next to your Worker in one wrangler dev, with migrations applied to the persist dir.
 The console answers at http://127.0.0.1:<port>/, your Worker under http://127.0.0.1:<port>/app/…
 Options: --prefix /app (where your Worker answers), --tick <path> --tick-ms <ms> (POST <path> on your Worker
-periodically, as npm start does for the demo fleet).`;
+periodically, as npm start does for the demo fleet), --inspector-port N (default: your config's dev.inspector_port,
+else 9229 if free, else any free port). Any other option, and everything after a bare --, goes to wrangler dev.`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      app: { type: "string" },
-      port: { type: "string" },
-      "persist-to": { type: "string" },
-      var: { type: "string", multiple: true },
-      prefix: { type: "string" },
-      tick: { type: "string" },
-      "tick-ms": { type: "string" },
-      demo: { type: "boolean" },
-      help: { type: "boolean" },
-    },
-  });
+  let values: ReturnType<typeof parseDevArgs>;
+  try {
+    values = parseDevArgs(process.argv.slice(2));
+  } catch (e) {
+    if (!(e instanceof DevArgsError)) throw e;
+    console.error(`✖ ${e.message}\n\n${USAGE}`);
+    process.exit(2);
+  }
   if (values.help) return void console.log(USAGE);
-  const demo = values.demo === true;
+  const demo = values.demo;
   const app = values.app ?? (demo ? DEMO_FLEET_CONFIG : undefined);
   if (!app) {
     console.error(USAGE);
     process.exit(2);
   }
-  const port = Number(values.port ?? process.env.PORT ?? 8787);
-  const persistTo = values["persist-to"] ?? process.env.PERSIST_DIR ?? ".wrangler/state";
+  const port = values.port ?? Number(process.env.PORT ?? 8787);
+  const persistTo = values.persistTo ?? process.env.PERSIST_DIR ?? ".wrangler/state";
   const vars: Record<string, string> = {
     // Local dev auth is switched on explicitly here (and shows a banner); production uses Cloudflare Access.
     AUTH_MODE: "dev",
     DEV_USER: process.env.DEV_USER ?? "you@localhost",
     DEV_ROLE: process.env.DEV_ROLE ?? "operator",
+    ...values.vars,
   };
-  for (const kv of values.var ?? []) {
-    const i = kv.indexOf("=");
-    if (i <= 0) throw new Error(`--var takes KEY=VALUE, got "${kv}"`);
-    vars[kv.slice(0, i)] = kv.slice(i + 1);
-  }
   const demoOn = demo && (process.env.DEMO ?? "on") !== "off";
   const tickPath = values.tick ?? (demoOn ? `/demo/tick?size=${encodeURIComponent(process.env.DEMO_FLEET_SIZE ?? "4")}` : undefined);
-  const tickMs = Math.max(500, Number(values["tick-ms"] ?? process.env.DEMO_INTERVAL_MS ?? 4000));
+  const tickMs = Math.max(500, values.tickMs ?? Number(process.env.DEMO_INTERVAL_MS ?? 4000));
+  // A second stack on this machine must not collide on wrangler's default inspector port.
+  const inspectorPort = inspectorPortFor(values, readWranglerConfig(fromRoot(app))) ?? (await freePort(9229));
 
   console.log(`• applying D1 migrations to ${persistTo}, writing configs for ${app}…`);
-  const stack = prepareDevStack({ app, port, persistTo, consoleVars: vars, ...(values.prefix ? { appPrefix: values.prefix } : {}) });
+  const stack = prepareDevStack({ app, port, persistTo, consoleVars: vars, inspectorPort, wranglerArgs: values.wranglerArgs, ...(values.prefix ? { appPrefix: values.prefix } : {}) });
   const dev = spawn("npx", stack.args, { stdio: "inherit", detached: true, cwd: repoRoot });
   const stop = () => {
     // wrangler's workerd child outlives its parent unless the whole group is signalled.
@@ -158,7 +202,7 @@ async function main(): Promise<void> {
     console.error(`✖ the console did not answer on ${stack.base}/health within 90 s.`);
     stop();
   }
-  console.log(`\n✓ console: ${stack.base}/   ${stack.appName}: ${stack.appBase}/   agents bound: ${stack.agentClasses.join(", ")}`);
+  console.log(`\n✓ console: ${stack.base}/   ${stack.appName}: ${stack.appBase}/   agents bound: ${stack.agentClasses.join(", ")}   inspector: 127.0.0.1:${inspectorPort}`);
   // wrangler dev runs no crons: ask the console for its reconciliation pass every minute instead.
   setInterval(() => void reconcileNow(stack.base), 60_000);
   if (tickPath) {

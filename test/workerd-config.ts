@@ -1,6 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { ViteUserConfig } from "vitest/config";
+import { telemetrySourceAlias } from "../scripts/package-aliases.ts";
 import { consoleConfigPath, deriveConsoleConfig, readWranglerConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -56,6 +57,7 @@ export async function workerdTestConfig(opts: {
         },
       })),
     ],
+    resolve: { alias: telemetrySourceAlias },
     test: {
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type OtlpTarget, parseOtlpHeaders } from "../src/telemetry";
+import { type OtlpTarget, parseOtlpHeaders } from "@agent-oncall/telemetry";
 import { DEFAULT_STUCK_CONFIG, STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig } from "../src/store/read-models/stuck";
 import { type AuthConfig, readAuthConfig } from "./auth/config";
 import { readTraceLinkSetting } from "./auth/trace-link";

@@ -1,4 +1,4 @@
-import { type Correlation, type EventType, type PayloadOf, type Source, Telemetry } from "../src/telemetry";
+import { type Correlation, type EventType, type PayloadOf, type Source, Telemetry } from "@agent-oncall/telemetry";
 import { consoleConfig } from "./config";
 import type { Env } from "./env";
 

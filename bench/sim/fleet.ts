@@ -1,5 +1,5 @@
-import { EXHAUSTION_REASONS, SCHEMA_VERSION, type Source, type TelemetryEvent, fiberIncidentId, newEventId, turnIncidentId, utf8Length } from "../../src/telemetry";
-import { packBodies } from "../../src/telemetry/pack";
+import { EXHAUSTION_REASONS, SCHEMA_VERSION, type Source, type TelemetryEvent, fiberIncidentId, newEventId, turnIncidentId, utf8Length } from "@agent-oncall/telemetry";
+import { packBodies } from "@agent-oncall/telemetry";
 import { SeededRandom } from "../../test/fixtures/seeded-random";
 import { LIFE_SHAPES, type LifeShape, type Mix } from "./mix";
 

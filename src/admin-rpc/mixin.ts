@@ -51,14 +51,14 @@ export type WithAdminRpcOptions = {
    * Its row is gone by then, so nothing is recovered on the next wake. Default true; with false the result
    * says plainly which callbacks run on (`stopped: false`).
    */
-  evictToStop?: boolean;
+  evictToStop?: boolean | undefined;
   /** How long force idle waits for aborted and cancelled work to settle before judging it. Default 1000 ms. */
-  settleMs?: number;
+  settleMs?: number | undefined;
   /**
    * How long trigger alarm waits for the alarm to run before answering `still_running` (the alarm goes on in
    * the background). Default 1000 ms, so the operator has an answer within 2 s whatever the alarm meets.
    */
-  alarmBudgetMs?: number;
+  alarmBudgetMs?: number | undefined;
 };
 
 /**

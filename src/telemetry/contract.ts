@@ -4,3 +4,5 @@ export { SCHEMA_VERSION, MAX_EVENT_BYTES } from "./constants.js";
 export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, type EventType, type PayloadOf, type Preview } from "./payloads.js";
 export { RUN_KINDS, type RunKind } from "./constants.js";
 export * from "./sdk-states.js";
+// Which events open and close which incident status: both sides of the Queue read it.
+export * from "./incident-lifecycle.js";

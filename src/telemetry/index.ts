@@ -5,7 +5,7 @@ export { Telemetry, type TelemetryOptions, type TelemetryStats } from "./telemet
 export { eventEnvelope, parseEvent, type TelemetryEvent, type Correlation, type Source } from "./envelope.js";
 export { SCHEMA_VERSION, MAX_EVENT_BYTES } from "./constants.js";
 export { SIGNATURE_FIELD, signingKey, signEventText, verifyEventSignature, type SignatureVerdict } from "./signing.js";
-export { utf8Length } from "./pack.js";
+export { packBodies, utf8Length } from "./pack.js";
 export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, type EventType, type PayloadOf, type Preview } from "./payloads.js";
 export { RUN_KINDS, type RunKind } from "./constants.js";
 export { normalizeSdkEvent, isInternalSdkName, type NormalizeOptions } from "./normalize.js";

@@ -12,6 +12,8 @@ import type { SpanRecorder, TracingFactory } from "./spans.js";
 
 export { eventAttributes, ATTR_PREFIX } from "./otel.js";
 export type { SpanRecorder, TracingFactory } from "./spans.js";
+/** The OTLP/HTTP JSON span exporter with a timeout, for a Worker that traces itself (the console does, with otel-cf-workers). */
+export { TimeoutOtlpExporter } from "./otlp-exporter.js";
 
 /**
  * Records each event on the active span as a span event (native Workers tracing, otel-cf-workers), or as a short

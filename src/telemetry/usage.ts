@@ -12,16 +12,16 @@ export type ModelUsage = { inputTokens: number; outputTokens: number; model?: st
 /** Where a model call ran, as the agent can say it. Every field is optional; the more it says, the better the match. */
 export type UsageContext = {
   /** The chat turn (AIChatAgent / Think request id, e.g. `this.activeTurn?.requestId`). */
-  requestId?: string;
+  requestId?: string | undefined;
   /** The fiber the call ran in (`ctx.id` of runFiber / startFiber / onFiberRecovered). */
-  fiberId?: string;
+  fiberId?: string | undefined;
   /** The session and its turn number, for agents that report session.* events. */
-  sessionName?: string;
-  turnSeq?: number;
+  sessionName?: string | undefined;
+  turnSeq?: number | undefined;
   /** The incident, when the agent knows it; otherwise the telemetry finds it from the recovery it is tracking. */
-  incidentId?: string;
+  incidentId?: string | undefined;
   /** Overrides the model id read from the usage object. */
-  model?: string;
+  model?: string | undefined;
 };
 
 const MAX_TOKENS = 1e12;

@@ -12,30 +12,30 @@ type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
 
 export type WithTelemetryOptions = {
   /** Queue producer binding name. Default `TELEMETRY_QUEUE`. */
-  queueBinding?: string;
+  queueBinding?: string | undefined;
   /** Env var holding the OTLP/HTTP traces URL. Default `OTLP_ENDPOINT`. */
-  otlpEndpointVar?: string;
+  otlpEndpointVar?: string | undefined;
   /**
    * Span recording and OTLP export: `otlpTracing` from `@agent-oncall/telemetry/otlp`. Without it, events are not
    * recorded as spans and the OpenTelemetry SDK stays out of your bundle.
    */
-  tracing?: TracingFactory;
+  tracing?: TracingFactory | undefined;
   /** Env var holding OTLP headers (`k=v,k2=v2`). Default `OTLP_HEADERS`. */
-  otlpHeadersVar?: string;
+  otlpHeadersVar?: string | undefined;
   /** Keep publishing SDK events on diagnostics channels too (Tail Workers, other subscribers). Default true. */
-  forwardToDiagnostics?: boolean;
+  forwardToDiagnostics?: boolean | undefined;
   /** Env var (a secret) shared with the console; when set, events are signed. Default `TELEMETRY_SIGNING_SECRET`. */
-  signingSecretVar?: string;
+  signingSecretVar?: string | undefined;
   /**
    * Extra things to mask in previews and free text, on top of the built-in credential shapes: RegExps, or
    * strings masked wherever they occur literally. Each match becomes `[masked: custom]`.
    */
-  redact?: RedactPatterns;
+  redact?: RedactPatterns | undefined;
   /**
    * Env var with more patterns (a JSON array of RegExp sources, `"/src/flags"` for flags), so an operator
    * can add one without a code change. Default `TELEMETRY_REDACT_PATTERNS`.
    */
-  redactPatternsVar?: string;
+  redactPatternsVar?: string | undefined;
 };
 
 const currentFiber = new AsyncLocalStorage<{ id: string; name: string }>();

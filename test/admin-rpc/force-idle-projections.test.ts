@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { getIncident } from "../../src/store/read-models";
-import { runStateOf } from "../../src/telemetry";
+import { runStateOf } from "@agent-oncall/telemetry";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows } from "../helpers";
 

@@ -1,4 +1,4 @@
-import { chatRecoveryRecordStatus, chatTurnState } from "../../src/telemetry";
+import { chatRecoveryRecordStatus, chatTurnState } from "@agent-oncall/telemetry";
 import type { ModelCall } from "../fixtures/chat-model";
 import { consoleView, type OverviewFigures, overviewFigures, type View } from "../truth/observe";
 import { type ChatSubject, chatStub, type UserTurn } from "./drive";

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import aiChatPackage from "../../node_modules/@cloudflare/ai-chat/package.json";
 import thinkPackage from "../../node_modules/@cloudflare/think/package.json";
 import { CHAT_RECOVERY_TASK, CHAT_TURN_SNAPSHOT_KEY_PREFIX, CHAT_TURN_TASK, chatTurnRootOf } from "../../src/admin-rpc/sdk-layout";
-import { chatSnapshotRoot, readTaskRun } from "../../src/telemetry/chat-turns";
+import { chatSnapshotRoot, readTaskRun } from "@agent-oncall/telemetry/chat-turns";
 import type { AiChatFixture, ThinkChatFixture } from "../fixtures/chat-agents";
 import { until } from "./drive";
 

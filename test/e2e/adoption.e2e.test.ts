@@ -11,7 +11,7 @@ import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
-import { fiberIncidentId } from "../../src/telemetry/ids";
+import { fiberIncidentId } from "@agent-oncall/telemetry";
 import type { AuditRow, EventRow, Run as StoredRun, IncidentRow, Page } from "../../src/store/read-models";
 import { d1, type DevServer, devSession, kill, stop } from "./wrangler-dev";
 

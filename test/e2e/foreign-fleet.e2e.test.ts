@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { CHAT_TURN_STATUS, FIBER_STATUS, mapSdkState, TASK_STATE } from "../../src/telemetry/sdk-states";
+import { CHAT_TURN_STATUS, FIBER_STATUS, mapSdkState, TASK_STATE } from "@agent-oncall/telemetry/contract";
 import { type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 const PORT = 8851;

@@ -1,5 +1,5 @@
 import { exports } from "cloudflare:workers";
-import { EVENT_TYPES, MAX_EVENT_BYTES, SCHEMA_VERSION, turnIncidentId } from "../../src/telemetry";
+import { EVENT_TYPES, MAX_EVENT_BYTES, SCHEMA_VERSION, turnIncidentId } from "@agent-oncall/telemetry";
 import { SeededRandom as Rng } from "../fixtures/seeded-random";
 import { ORIGIN, USERS, type Who, accessToken } from "../worker/routes/harness";
 

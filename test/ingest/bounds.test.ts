@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { parseConfig } from "../../worker/config";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { DEFAULT_BOUNDS, ingestBounds } from "../../worker/ingest/bounds";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";

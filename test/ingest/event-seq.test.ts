@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { findAgent } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
 import { projectionStatements } from "../../worker/ingest/projections";

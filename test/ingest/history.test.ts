@@ -5,7 +5,7 @@ import { consoleConfig } from "../../worker/config";
 import { type HistoryEvent, hourOf, shardPrefix, shardOf, slotOf } from "../../src/store/history/layout";
 import { historyEvents } from "../../src/store/history/read";
 import { handleTelemetryBatch } from "../../worker/ingest/consumer";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
 

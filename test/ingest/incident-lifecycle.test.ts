@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getIncident } from "../../src/store/read-models";
-import { FIBER_RECOVERY_INCIDENT, INCIDENT_LIFECYCLE, type IncidentEventType } from "../../src/telemetry";
+import { FIBER_RECOVERY_INCIDENT, INCIDENT_LIFECYCLE, type IncidentEventType } from "@agent-oncall/telemetry";
 import { lifecycleEvent } from "../fixtures/incident-lifecycle";
 import { ingest } from "../store/store-helpers";
 

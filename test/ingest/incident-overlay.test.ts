@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getIncident, listIncidents } from "../../src/store/read-models";
-import { chatRecoveryRecordStatus } from "../../src/telemetry";
+import { chatRecoveryRecordStatus } from "@agent-oncall/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { incidentScenarios } from "../fixtures/incident-scenarios";
 import { shuffled } from "../fixtures/seeded-random";

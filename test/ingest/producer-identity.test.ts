@@ -4,7 +4,7 @@ import { isBadRequest } from "../../src/store/read-models/errors";
 import { getStoredRun, runEvents } from "../../src/store/read-models/runs";
 import { getIncident, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
 import { getSession, listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
-import { SCHEMA_VERSION, type TelemetryEvent } from "../../src/telemetry";
+import { SCHEMA_VERSION, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { pollRows } from "../helpers";
 import { shuffled } from "../fixtures/seeded-random";
 import { ingest, rejection } from "../store/store-helpers";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { ROLLUP_BUCKET_MS } from "../../worker/ingest/rows";
 import { makeEvent } from "../fixtures/events";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { getStoredRun, getIncident, incidentAttempts, listRuns, listIncidents, overviewCounts } from "../../src/store/read-models";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { shuffled } from "../fixtures/seeded-random";
 import { ingest } from "../store/store-helpers";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type QueueLike, Telemetry, signEventText, signingKey } from "../../src/telemetry";
+import { type QueueLike, Telemetry, signEventText, signingKey } from "@agent-oncall/telemetry";
 import { ingestBatch, ingestOptionsFromEnv } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { agentsWithGaps, countAgentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
 import { isBadRequest } from "../../src/store/read-models/errors";
 import { overviewCounts } from "../../src/store/read-models/overview";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { ingest, rejection, walk } from "./store-helpers";
 

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
 

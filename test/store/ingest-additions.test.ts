@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runRetention } from "../../src/store/retention";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { shuffled } from "../fixtures/seeded-random";
 import { ingest } from "./store-helpers";

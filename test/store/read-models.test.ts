@@ -11,7 +11,7 @@ import { listAmbiguousOps } from "../../src/store/read-models/ops";
 import { eventSeries, overviewCounts, topReasons } from "../../src/store/read-models/overview";
 import { encodeCursor, type Page, type PageOptions } from "../../src/store/read-models/paging";
 import { getSession, listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { desc, ingest, ingestIn, rejection, walk } from "./store-helpers";
 

@@ -8,7 +8,7 @@ import { listAmbiguousOps } from "../../src/store/read-models/ops";
 import { MAX_QUERY_LENGTH, search } from "../../src/store/read-models/search";
 import { listSessions } from "../../src/store/read-models/sessions";
 import { writeAudit } from "../../src/store/audit";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { ingest, rejection } from "./store-helpers";
 

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Page, PageOptions } from "../../src/store/read-models/paging";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { ingestBatch } from "../../worker/ingest/consumer";
 
 /**

@@ -9,7 +9,7 @@ import {
   type StuckConfig,
   type StuckEntry,
 } from "../../src/store/read-models";
-import { fiberIncidentId } from "../../src/telemetry";
+import { fiberIncidentId } from "@agent-oncall/telemetry";
 import { reconcileAgent } from "../../worker/reconcile/agent";
 import { pollRows } from "../helpers";
 

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { Telemetry } from "../../src/telemetry";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { pollRows } from "../helpers";
 
 /**

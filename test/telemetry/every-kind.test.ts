@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { EVENT_TYPES } from "../../src/telemetry";
+import { EVENT_TYPES } from "@agent-oncall/telemetry";
 import { eventsOf, pollRows, probe, rejectionOf } from "../helpers";
 
 const chat = (attempt: number, extra: Record<string, unknown> = {}) => ({

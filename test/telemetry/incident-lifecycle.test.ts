@@ -10,7 +10,7 @@ import {
   SDK_INCIDENT_STATUSES,
   eventTypesWithStep,
   incidentTransition,
-} from "../../src/telemetry";
+} from "@agent-oncall/telemetry";
 import { lifecycleEvent } from "../fixtures/incident-lifecycle";
 
 // The incident lifecycle is declared once (src/telemetry/incident-lifecycle.ts): which event moves an incident to

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createMasker, normalizeSdkEvent, parseRedactPatterns, Telemetry, toPreview } from "../../src/telemetry";
+import { createMasker, normalizeSdkEvent, parseRedactPatterns, Telemetry, toPreview } from "@agent-oncall/telemetry";
 import { pollRows, probe } from "../helpers";
 
 describe("extra redaction patterns", () => {

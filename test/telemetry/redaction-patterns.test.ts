@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { capField, maskJson, maskSecrets, toPreview } from "../../src/telemetry";
+import { capField, maskJson, maskSecrets, toPreview } from "@agent-oncall/telemetry";
 
 /** One credential shape: the text it appears in, the secret part of it, and the marker that replaces it. */
 type Case = { label: string; text: string; secret: string; marker: string };

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { normalizeSdkEvent } from "../../src/telemetry";
+import { normalizeSdkEvent } from "@agent-oncall/telemetry";
 import { eventsOf, pollRows, probe } from "../helpers";
 
 const SECRET = "sk-live_abcdefghijklmnopqrstuvwxyz123456";

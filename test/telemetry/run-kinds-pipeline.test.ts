@@ -3,7 +3,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { getIncident, listRuns } from "../../src/store/read-models";
-import { FIBER_RECOVERY_INCIDENT, fiberIncidentId, runStateOf } from "../../src/telemetry";
+import { FIBER_RECOVERY_INCIDENT, fiberIncidentId, runStateOf } from "@agent-oncall/telemetry";
 import { eventsOf, pollRows, rejectionOf } from "../helpers";
 
 /**

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getStoredRun, getIncident, listRuns, type RunWithSnapshot } from "../../src/store/read-models";
-import { agentStatusOf, fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "../../src/telemetry";
+import { agentStatusOf, fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncall/telemetry";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { RecoveryChoice, TruthTaskInput } from "../fixtures/truth-agents";
 import { publishEnvTeamKeys } from "../worker/access-tokens";

@@ -4,7 +4,7 @@ import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { findAgent } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
-import { newEventId, signingKey, verifyEventSignature } from "../../src/telemetry";
+import { newEventId, signingKey, verifyEventSignature } from "@agent-oncall/telemetry";
 import { ingestBatch, ingestOptionsFromEnv } from "../../worker/ingest/consumer";
 import { GAP_SIGNING_SECRET, type Shipped } from "../fixtures/gap-agent";
 import { makeEvent } from "../fixtures/events";

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MAX_EVENT_BYTES, newEventId, utf8Length } from "../../src/telemetry";
-import { sendPacked } from "../../src/telemetry/pack";
-import { fitEvent } from "../../src/telemetry/too-large";
+import { MAX_EVENT_BYTES, newEventId, utf8Length } from "@agent-oncall/telemetry";
+import { sendPacked } from "@agent-oncall/telemetry/pack";
+import { fitEvent } from "@agent-oncall/telemetry/too-large";
 import { makeEvent } from "../fixtures/events";
 import { pollRows, probe, rejectionOf } from "../helpers";
 

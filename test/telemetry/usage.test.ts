@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { parseEvent, readUsage, Telemetry, usageFromGenAiAttributes } from "../../src/telemetry";
+import { parseEvent, readUsage, Telemetry, usageFromGenAiAttributes } from "@agent-oncall/telemetry";
 import { pollRows, rejectionOf } from "../helpers";
 
 describe("readUsage: token usage from what an agent has", () => {

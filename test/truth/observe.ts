@@ -1,4 +1,4 @@
-import { FIBER_RECOVERY_INCIDENT, FIBER_STATUS, fiberIncidentId, mapSdkState, TASK_STATE } from "../../src/telemetry";
+import { FIBER_RECOVERY_INCIDENT, FIBER_STATUS, fiberIncidentId, mapSdkState, TASK_STATE } from "@agent-oncall/telemetry";
 import { call } from "../worker/routes/harness";
 import { type Subject, truthStub } from "./drive";
 

@@ -1,5 +1,5 @@
 import { exhaustedIncidents, openAmbiguousOps, type SubjectKey } from "../../src/store/alerts";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { incidentHref, listHref, sessionHref } from "../../console/links";
 import { toRows } from "../ingest/rows";
 import type { Alert } from "./payloads";

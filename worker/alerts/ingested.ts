@@ -1,4 +1,4 @@
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { type AlertEnv, alertConfig } from "./config";
 import { alertsFromEvents } from "./detect";
 import { raiseAlerts } from "./raise";

@@ -1,4 +1,4 @@
-import { parseEvent, type TelemetryEvent, utf8Length } from "../../src/telemetry";
+import { parseEvent, type TelemetryEvent, utf8Length } from "@agent-oncall/telemetry";
 import { binaryReason, bodyType, isBinary, thousands } from "./body-text";
 import type { IngestBounds } from "./bounds";
 import { capEventFields } from "./field-caps";

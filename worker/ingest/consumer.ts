@@ -1,5 +1,5 @@
 import { trace } from "@opentelemetry/api";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { admit } from "./admit";
 import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
 import { consoleConfig, type SettingVars } from "../config";

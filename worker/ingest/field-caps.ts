@@ -1,4 +1,4 @@
-import { maskSecrets, type TelemetryEvent } from "../../src/telemetry";
+import { maskSecrets, type TelemetryEvent } from "@agent-oncall/telemetry";
 
 /**
  * Per-field caps and masking at ingest, for what the contract leaves unbounded.

@@ -1,6 +1,6 @@
 import { type HistoryEvent, type HistoryMeta, bloomItems, objectKey, shardOf, slotOf } from "../../src/store/history/layout";
 import { bloomOf } from "../../src/store/history/bloom";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { timelineId } from "./rows";
 
 /**

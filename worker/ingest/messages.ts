@@ -1,4 +1,4 @@
-import { utf8Length } from "../../src/telemetry";
+import { utf8Length } from "@agent-oncall/telemetry";
 import { binaryReason, bodyText, isBinary } from "./body-text";
 import type { DeadLetter } from "./dead-letters";
 

@@ -1,7 +1,7 @@
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
-import { packBodies } from "../../src/telemetry/pack";
-import { INCIDENT_STATUS_RANK } from "../../src/telemetry/sdk-states";
+import { packBodies } from "@agent-oncall/telemetry";
+import { INCIDENT_STATUS_RANK } from "@agent-oncall/telemetry/contract";
 import { type Row, foldRows, projection, upsertSqls } from "./merge";
 import { SEGMENTS_SQL, type SegmentRow, storedSql } from "./segments";
 

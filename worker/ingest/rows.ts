@@ -2,7 +2,7 @@ import type { Table } from "drizzle-orm";
 import { listedAt } from "../../src/store/listed-at";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "../../src/telemetry";
+import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "@agent-oncall/telemetry";
 import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
 import { incidentFacts } from "./incidents";

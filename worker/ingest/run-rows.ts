@@ -1,6 +1,6 @@
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from "../../src/telemetry";
+import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { stampColumns } from "./merge";
 
 /**

@@ -1,7 +1,7 @@
 import { eventSegments } from "../../src/store/schema";
 import { type CompactEvent, MAX_SEGMENT_SPAN_MS } from "../../src/store/read-models/segments";
 import { names } from "../../src/store/sql-names";
-import type { TelemetryEvent } from "../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 
 /**
  * How a batch's events become segments of the hot timeline (schema.eventSegments), and the one rule that says

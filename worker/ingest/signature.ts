@@ -1,4 +1,4 @@
-import { signingKey, verifyEventSignature } from "../../src/telemetry";
+import { signingKey, verifyEventSignature } from "@agent-oncall/telemetry";
 
 /**
  * Signed mode: when the console has TELEMETRY_SIGNING_SECRET, every event

@@ -1,5 +1,5 @@
 import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
-import type { Source } from "../../src/telemetry";
+import type { Source } from "@agent-oncall/telemetry";
 import { findAgent } from "../../src/store/read-models/agents";
 import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";

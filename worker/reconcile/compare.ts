@@ -1,6 +1,6 @@
 import type { FoundRun } from "../../src/admin-rpc";
 import type { OpenIncident, OpenRun, OpenWork } from "../../src/store/read-models";
-import { type AgentStatus, FIBER_AWAITS_RESOLUTION, type RunKind, runStateOf } from "../../src/telemetry";
+import { type AgentStatus, FIBER_AWAITS_RESOLUTION, type RunKind, runStateOf } from "@agent-oncall/telemetry";
 
 export type { OpenWork };
 

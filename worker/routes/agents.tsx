@@ -11,7 +11,7 @@ import { agentListFilters, agentsWithGaps, eventGapOf } from "../../src/store/re
 import { parseFilters } from "../../src/store/read-models/filters";
 import { getStoredRun, listRuns } from "../../src/store/read-models/runs";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
-import { maskSecrets } from "../../src/telemetry";
+import { maskSecrets } from "@agent-oncall/telemetry";
 import { agentActionsFrom } from "./availability";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EVENT_TYPES, type EventType } from "../../telemetry/payloads";
+import { EVENT_TYPES, type EventType } from "@agent-oncall/telemetry/contract";
 import { eventSegments } from "../schema";
 import { names } from "../sql-names";
 import { flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";

@@ -1,4 +1,4 @@
-import { INCIDENT_OVERLAYS, type IncidentOverlay, type IncidentStatus, type SdkIncidentStatus } from "../../telemetry/sdk-states";
+import { INCIDENT_OVERLAYS, type IncidentOverlay, type IncidentStatus, type SdkIncidentStatus } from "@agent-oncall/telemetry/contract";
 import { incidents } from "../schema";
 import { names } from "../sql-names";
 

@@ -5,8 +5,8 @@ import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
-import { eventTypesWithStep } from "../../telemetry/incident-lifecycle";
-import { INCIDENT_STATUSES, type IncidentStatus, type SdkIncidentStatus } from "../../telemetry/sdk-states";
+import { eventTypesWithStep } from "@agent-oncall/telemetry/contract";
+import { INCIDENT_STATUSES, type IncidentStatus, type SdkIncidentStatus } from "@agent-oncall/telemetry/contract";
 import { type IncidentStatusFacts, isOverlayStatus, overlayApplies, overlayAppliesSql, shownStatus, shownStatusSql } from "./incident-status";
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, type Capped, type Cond, DEFAULT_CAP, MAX_LIMIT, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
@@ -24,7 +24,7 @@ export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
  * force_idled: an operator's force idle cleared its recovery while the SDK still had it open; ended_unreported:
  * reconciliation found the agent no longer recovering it, and no event said how it ended.
  */
-export { INCIDENT_STATUSES } from "../../telemetry/sdk-states";
+export { INCIDENT_STATUSES } from "@agent-oncall/telemetry/contract";
 
 /** Event types that are one recovery attempt on an incident's timeline. */
 export const ATTEMPT_EVENT_TYPES = eventTypesWithStep("attempt");

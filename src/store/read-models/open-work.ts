@@ -1,4 +1,4 @@
-import type { RunKind } from "../../telemetry/payloads";
+import type { RunKind } from "@agent-oncall/telemetry/contract";
 import { agents, runs, incidents, reconciliations, sessions } from "../schema";
 import { names } from "../sql-names";
 import { openNowSql } from "./incident-status";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EVENT_TYPES, RUN_KINDS, type RunKind } from "../../telemetry/payloads";
+import { EVENT_TYPES, RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import { eventRollups, runs, opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";

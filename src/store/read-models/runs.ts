@@ -1,6 +1,6 @@
 import type { HistoryTier } from "../history/tier";
 import { z } from "zod";
-import { RUN_KINDS, type RunKind } from "../../telemetry/payloads";
+import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import { runs } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, entityWindow, eventsBy } from "./events";

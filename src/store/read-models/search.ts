@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { RunKind } from "../../telemetry/payloads";
+import type { RunKind } from "@agent-oncall/telemetry/contract";
 import { agents, eventSegments, runs, incidents, opAmbiguities, sessions } from "../schema";
 import { names } from "../sql-names";
 import { BadRequest } from "./errors";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEvent } from "../../../src/telemetry";
+import { parseEvent } from "@agent-oncall/telemetry";
 import demo from "../../../bench/mixes/demo.json";
 import { Fleet, meanEventsPerLife, typeShares } from "../../../bench/sim/fleet";
 import { parseMix } from "../../../bench/sim/mix";

@@ -4,7 +4,7 @@ import { HOUR_MS, hourOf, shardOf } from "../../../src/store/history/layout";
 import { historyEvents, historySearch, historySource } from "../../../src/store/history/read";
 import { isBadRequest } from "../../../src/store/read-models/errors";
 import { writeHistory } from "../../../worker/ingest/history";
-import type { TelemetryEvent } from "../../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../../fixtures/events";
 
 const SHARDS = 4;

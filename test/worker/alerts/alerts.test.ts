@@ -10,7 +10,7 @@ import { raiseAlerts } from "../../../worker/alerts/raise";
 import { recordAlerts } from "../../../src/store/alerts";
 import { runRetention } from "../../../src/store/retention";
 import { ingestBatch } from "../../../worker/ingest/consumer";
-import type { TelemetryEvent } from "../../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { chatIncidentLife, makeEvent } from "../../fixtures/events";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getIncident } from "../../../src/store/read-models";
-import { fiberIncidentId } from "../../../src/telemetry";
+import { fiberIncidentId } from "@agent-oncall/telemetry";
 import worker from "../../../worker/index";
 import { CRONS } from "../../../worker/topology";
 import { pollRows } from "../../helpers";

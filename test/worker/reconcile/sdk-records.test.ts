@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getStoredRun, getIncident, listRuns } from "../../../src/store/read-models";
-import { fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "../../../src/telemetry";
+import { fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncall/telemetry";
 import { reconcileAgent } from "../../../worker/reconcile/agent";
 import { reconcileStale } from "../../../worker/reconcile/pass";
 import type { TruthTaskInput, TruthWork } from "../../fixtures/truth-agents";

@@ -1,7 +1,7 @@
 import { getAgentByName } from "agents";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Telemetry } from "../../../src/telemetry";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { pollRows, rejectionOf } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { call, csrfFor, getText, postForm, uid } from "./harness";

@@ -3,7 +3,7 @@ import { env, exports } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { expect } from "vitest";
 import { pollRows } from "../../helpers";
-import { Telemetry } from "../../../src/telemetry";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { envToken } from "../access-tokens";
 
 /**

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { IncidentRow } from "../../../src/store/read-models";
-import type { TelemetryEvent } from "../../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../../fixtures/events";
 import { incidentScenarios } from "../../fixtures/incident-scenarios";
 import { ingest } from "../../store/store-helpers";

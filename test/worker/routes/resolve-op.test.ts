@@ -3,7 +3,7 @@ import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { Telemetry } from "../../../src/telemetry";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { ambiguousCharge, auditOf, csrfFor, exhaustedChatIncident, getText, postForm, registerAgent, uid } from "./harness";
 
 // The resolve-op route and the pages that offer it, on the real Worker: the form's own fields reach the

@@ -1,6 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { TelemetryEvent } from "../../../src/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";

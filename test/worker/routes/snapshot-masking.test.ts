@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Telemetry } from "../../../src/telemetry";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { getText, uid } from "./harness";

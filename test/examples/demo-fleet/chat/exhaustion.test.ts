@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { chatRecoveryRecordStatus } from "../../../../src/telemetry";
+import { chatRecoveryRecordStatus } from "@agent-oncall/telemetry";
 import { rejectionOf } from "../../../helpers";
 import {
   chatAgent, type EventRow, eventsOfType, fail, incidentEvents, incidentRow, payloadOf, reconnect, SECRET_CHUNK, SECRET_PREVIEW, stall, text,
