@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { HTMX_CONFIG } from "../../console/htmx-config";
 import { LAYOUT_SCRIPTS } from "../../console/layout";
 import { app } from "../../worker/app";
-import { CONTENT_SECURITY_POLICY, STRICT_TRANSPORT_SECURITY, securityHeaders } from "../../worker/security-headers";
+import { CONTENT_SECURITY_POLICY, PERMISSIONS_POLICY, STRICT_TRANSPORT_SECURITY, securityHeaders } from "../../worker/security-headers";
 import { publishEnvTeamKeys } from "./access-tokens";
 import { type StalledSession, type Who, bulkBatch, call, csrfFor, exhaustedChatIncident, getText, postForm, stalledSession, uid } from "./routes/harness";
 
@@ -50,6 +50,7 @@ function expectSecurityHeaders(res: Response, what: string) {
   expect(h.get("referrer-policy"), what).toBe("same-origin");
   expect(h.get("cache-control"), what).toBe("no-store");
   expect(h.get("strict-transport-security"), what).toBe(STRICT_TRANSPORT_SECURITY);
+  expect(h.get("permissions-policy"), what).toBe(PERMISSIONS_POLICY);
 }
 
 /** Markup the CSP would block, or that would need eval from htmx. */
@@ -138,13 +139,15 @@ describe("pages under the CSP", () => {
     expect((await env.ASSETS!.fetch("https://console.example.com/_headers")).status).toBe(404);
   });
 
-  it("configure htmx not to eval, inject styles, run swapped scripts or keep page snapshots", async () => {
+  it("configure htmx not to eval, inject or copy styles, run swapped scripts or keep page snapshots", async () => {
     const page = await getText("/sessions", "viewer");
     const m = /<meta name="htmx-config" content="([^"]+)"/.exec(page.text);
     expect(m).not.toBeNull();
     const config = JSON.parse(m![1]!.replace(/&quot;/g, '"').replace(/&amp;/g, "&")) as Record<string, unknown>;
     expect(config).toEqual(JSON.parse(HTMX_CONFIG));
     expect(config).toMatchObject({ allowEval: false, allowScriptTags: false, includeIndicatorStyles: false, historyCacheSize: 0 });
+    // Settling would copy an element's style attribute with setAttribute: an inline style the CSP refuses.
+    expect(config.attributesToSettle).not.toContain("style");
   });
 
   it("the action forms cannot be framed and are never cached with their CSRF token", async () => {
@@ -161,6 +164,21 @@ describe("pages under the CSP", () => {
     const token = await call("/api/csrf", { as: "viewer" });
     expect(await token.json()).toMatchObject({ token: expect.any(String) });
     expect(token.headers.get("cache-control")).toBe("no-store");
+  });
+});
+
+describe("Permissions-Policy", () => {
+  it("denies every powerful feature the console does not use, to itself and to anything it embeds", () => {
+    const features = Object.fromEntries(PERMISSIONS_POLICY.split(", ").map((d) => d.split("=") as [string, string]));
+    for (const f of ["camera", "microphone", "geolocation", "payment", "usb", "serial", "hid", "bluetooth", "display-capture"]) expect(features[f], f).toBe("()");
+    // Nothing is allowed to any origin: every directive is an empty allowlist.
+    expect(Object.values(features).every((v) => v === "()")).toBe(true);
+  });
+
+  it("is sent in dev mode too", async () => {
+    const dev = await app.fetch(new Request("http://127.0.0.1:8787/incidents"), { ...env, AUTH_MODE: "dev" });
+    expect(dev.headers.get("permissions-policy")).toBe(PERMISSIONS_POLICY);
+    await dev.body?.cancel();
   });
 });
 
