@@ -9,7 +9,7 @@ export function page(c: ConsoleContext, body: Child, status: 200 | 400 | 404 = 2
 
 /**
  * A 404 or 400 answer: an error page for people, JSON for the CLI, one line of plain text for htmx.
- * That line is never parsed as HTML: console/public/response-text.js puts non-HTML answers in as text.
+ * That line is never parsed as HTML: console/static/response-text.js puts non-HTML answers in as text.
  */
 export function problem(c: ConsoleContext, status: 400 | 404, message: string) {
   const title = status === 404 ? "Not found" : "Bad request";
