@@ -2,6 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
 import { DEFAULT_LIMIT, type Page, type PageOptions, listBackups, listRuns, listIncidents, listSessions } from "../src/store/read-models";
+import { asset } from "../console/assets";
 import { app } from "../worker/app";
 import { FLEET, type SeedResult, seedFleet } from "./console-fleet";
 import { interleave, median, medianRatio, report } from "./report";
@@ -23,7 +24,7 @@ const ROWS_TARGET = DEFAULT_LIMIT + 10;
 const RATIO_TARGET = 1.3;
 const HTML_GZ_TARGET = 60 * 1024;
 const OVERVIEW_BUNDLE_TARGET = 150 * 1024;
-const OVERVIEW_ASSETS = ["/vendor/chart.umd.min.js", "/vendor/htmx.min.js", "/response-text.js", "/time.js", "/console.js", "/console.css"];
+const OVERVIEW_ASSETS = (["chart.umd.min.js", "htmx.min.js", "response-text.js", "time.js", "console.js", "console.css"] as const).map(asset);
 
 const worker = (exports as unknown as { default: Fetcher }).default;
 
@@ -200,11 +201,11 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
 
   // The overview as a browser first loads it: HTML plus the scripts and styles it references, gzipped each.
   // exports.default.fetch reaches the Worker, not Workers Assets, so the files come from the ASSETS binding.
-  expect(overviewHtml).toContain("/vendor/chart.umd.min.js");
+  expect(overviewHtml).toContain(asset("chart.umd.min.js"));
   const assets: [string, number, number][] = [];
   for (const a of OVERVIEW_ASSETS) {
     const r = await env.ASSETS!.fetch(`${ORIGIN}${a}`);
-    expect(r.status, `${a} from the ASSETS binding (console/public/vendor is filled by node scripts/vendor.mjs)`).toBe(200);
+    expect(r.status, `${a} from the ASSETS binding (console/public is built by node scripts/vendor.mjs)`).toBe(200);
     const body = await r.arrayBuffer();
     assets.push([a, body.byteLength, await gzBytes(body)]);
   }

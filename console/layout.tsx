@@ -1,4 +1,5 @@
 import type { Child } from "hono/jsx";
+import { type AssetName, asset } from "./assets";
 import { HTMX_CONFIG } from "./htmx-config";
 import { LISTS } from "./links";
 
@@ -28,8 +29,8 @@ const NAV: [string, string][] = [
   [LISTS.audit, "Audit log"],
 ];
 
-/** Same-origin scripts every page loads, in order: htmx, how answers are shown, then our client behaviour. */
-export const LAYOUT_SCRIPTS = ["/vendor/htmx.min.js", "/response-text.js", "/time.js", "/console.js", "/shortcuts.js"] as const;
+/** Same-origin scripts every page loads, in order: htmx, how answers are shown, then our client behaviour (served under hashed names: console/assets.ts). */
+export const LAYOUT_SCRIPTS = ["htmx.min.js", "response-text.js", "time.js", "console.js", "shortcuts.js"] as const satisfies readonly AssetName[];
 
 /** The keyboard shortcuts shortcuts.js implements, as the help overlay lists them (keys, then what they do). */
 export const SHORTCUTS: [string[], string][] = [
@@ -46,7 +47,7 @@ export const SHORTCUTS: [string[], string][] = [
 ];
 
 /** The page shell: navigation, who is signed in, the dev-auth banner, htmx and our small client script. No inline script or handler. */
-export function Layout(props: { ctx: PageContext; title: string; active: string; children: Child; scripts?: string[] }) {
+export function Layout(props: { ctx: PageContext; title: string; active: string; children: Child; scripts?: AssetName[] }) {
   const { ctx } = props;
   const [htmx, ...ours] = LAYOUT_SCRIPTS;
   return (
@@ -56,14 +57,14 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="htmx-config" content={HTMX_CONFIG} />
         <title>{`${props.title} · Agent on-call`}</title>
-        <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
-        <link rel="stylesheet" href="/console.css" />
-        <script src={htmx} defer />
+        <link rel="icon" href={asset("favicon.svg")} type="image/svg+xml" />
+        <link rel="stylesheet" href={asset("console.css")} />
+        <script src={asset(htmx)} defer />
         {(props.scripts ?? []).map((s) => (
-          <script src={s} defer />
+          <script src={asset(s)} defer />
         ))}
         {ours.map((s) => (
-          <script src={s} defer />
+          <script src={asset(s)} defer />
         ))}
       </head>
       <body hx-headers={ctx.hxHeaders} data-poll-seconds={String(ctx.pollSeconds)}>

@@ -1,21 +1,16 @@
-// Copies the browser libraries the console serves (htmx, chart.js) from node_modules into the
-// static assets folder: served by the Worker itself, never from a CDN. Run by `npm start`/`npm test`.
-import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+// Builds the console's static files (scripts/assets.mjs): its own scripts, styles and favicon from console/static,
+// and the browser libraries it serves (htmx, chart.js) from node_modules — served by the Worker itself, never
+// from a CDN — each under a content-hashed name in console/public/assets, listed in console/asset-manifest.json.
+// Run by `npm start`, `npm test` and the typecheck; run it before `wrangler deploy`.
 import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { buildConsoleAssets } from "./assets.mjs";
 
-const out = "console/public/vendor";
-mkdirSync(out, { recursive: true });
-const files = [
-  ["htmx.org/dist/htmx.min.js", "htmx.min.js"],
-  ["chart.js/dist/chart.umd.min.js", "chart.umd.min.js"],
-];
-for (const [from, to] of files) {
-  // Read from the package folders directly: chart.js does not export its UMD build path.
-  const src = path.join("node_modules", from);
-  if (!existsSync(src)) {
-    console.error(`✖ ${src} is missing; run npm install`);
-    process.exit(1);
-  }
-  copyFileSync(src, path.join(out, to));
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+try {
+  const manifest = buildConsoleAssets(root);
+  console.log(`✓ built ${Object.keys(manifest).length} static files into console/public/assets (console/asset-manifest.json)`);
+} catch (e) {
+  console.error(`✖ ${e instanceof Error ? e.message : String(e)}`);
+  process.exit(1);
 }
-console.log(`✓ vendored ${files.map(([, to]) => to).join(", ")} into ${out}`);

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { ViteUserConfig } from "vitest/config";
+import { buildConsoleAssets } from "../scripts/assets.mjs";
 import { telemetrySourceAlias } from "../scripts/package-aliases.ts";
 import { consoleConfigPath, deriveConsoleConfig, readWranglerConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
 
@@ -19,6 +20,8 @@ export async function workerdTestConfig(opts: {
   fsModuleCache?: boolean;
 }): Promise<ViteUserConfig> {
   const migrations = await readD1Migrations(path.join(root, "migrations"));
+  // The static files and their manifest as the sources are now (the layout imports the manifest; ASSETS serves the files).
+  buildConsoleAssets(root);
   // The test worker hosts the agents itself; the admin client's allowlist is exactly those bindings.
   const testConsoleConfig = writeGeneratedConfig("console.test.jsonc", deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: Object.keys(opts.durableObjects).join(",") } }));
   return {

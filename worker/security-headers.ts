@@ -20,6 +20,40 @@ export const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join("; ");
 
+/**
+ * Powerful browser features the console never uses, denied to it and to anything it could embed: a script that
+ * got in (or a compromised dependency) still cannot reach the camera, the microphone, the location, payments or
+ * devices. Only features Chromium recognises are listed, so the header logs no "unrecognised feature" errors.
+ */
+export const PERMISSIONS_POLICY = [
+  "accelerometer",
+  "autoplay",
+  "bluetooth",
+  "camera",
+  "display-capture",
+  "encrypted-media",
+  "fullscreen",
+  "gamepad",
+  "geolocation",
+  "gyroscope",
+  "hid",
+  "idle-detection",
+  "local-fonts",
+  "magnetometer",
+  "microphone",
+  "midi",
+  "payment",
+  "picture-in-picture",
+  "publickey-credentials-get",
+  "screen-wake-lock",
+  "serial",
+  "usb",
+  "web-share",
+  "xr-spatial-tracking",
+]
+  .map((feature) => `${feature}=()`)
+  .join(", ");
+
 /** HSTS for the production (Access) console: a year, subdomains included. */
 export const STRICT_TRANSPORT_SECURITY = "max-age=31536000; includeSubDomains";
 
@@ -34,6 +68,7 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "Referrer-Policy": "same-origin",
   "Cross-Origin-Opener-Policy": "same-origin",
   "Cross-Origin-Resource-Policy": "same-origin",
+  "Permissions-Policy": PERMISSIONS_POLICY,
   // Every Worker answer is per user (pages carry the CSRF token, fragments and JSON carry fleet data).
   // Static files never reach the Worker: the assets binding serves them first, with their own caching.
   "Cache-Control": "no-store",

@@ -2,7 +2,7 @@ import { ago, iso, isValidTime, isoMs } from "../format";
 
 /**
  * Times on a page: rendered here in UTC inside <time datetime="…">, so the page reads the same without
- * scripts; console/public/time.js rewrites them in the reader's zone when they pick "local" in the header
+ * scripts; console/static/time.js rewrites them in the reader's zone when they pick "local" in the header
  * (keeping the precision: seconds, or milliseconds for `ms`).
  */
 export function Time(props: { t: number | null | undefined; ms?: boolean; testId?: string; class?: string }) {

@@ -66,8 +66,8 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
               <td><Ago t={a.time} now={props.ctx.now} /></td>
               <td>{a.actor} <span class="muted">({a.role})</span></td>
               <td>{a.action}</td>
-              <td><a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>{a.targetClass} · {a.targetName}</a></td>
-              <td>{a.reason}</td>
+              <td class="breakable"><a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>{a.targetClass} · {a.targetName}</a></td>
+              <td class="breakable">{a.reason}</td>
               <td data-result={a.result}>
                 <Status value={a.result} />
                 {a.error ? <div class="muted">{a.error}</div> : null}

@@ -20,7 +20,7 @@ export type OverviewData = {
 /** The on-call overview: the four numbers that matter, the trend, and the way to the worst incident. */
 export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
   return (
-    <Layout ctx={props.ctx} title="On-call overview" active="/" scripts={["/vendor/chart.umd.min.js"]}>
+    <Layout ctx={props.ctx} title="On-call overview" active="/" scripts={["chart.umd.min.js"]}>
       <div id="overview-live" data-live hx-get="/partials/overview" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <OverviewLive ctx={props.ctx} data={props.data} />
       </div>

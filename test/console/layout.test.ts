@@ -1,6 +1,7 @@
 import { jsx } from "hono/jsx";
 import { describe, expect, it } from "vitest";
 import { AdminActions } from "../../console/components/actions";
+import { asset } from "../../console/assets";
 import { LAYOUT_SCRIPTS, Layout, type PageContext, SHORTCUTS } from "../../console/layout";
 
 // The page shell's accessibility: a skip link first, the content as its target, the current page marked in the
@@ -38,9 +39,9 @@ describe("the layout", () => {
 
   it("links the favicon and loads shortcuts.js with the other scripts", async () => {
     const html = await page("/");
-    expect(html).toContain('<link rel="icon" href="/favicon.svg" type="image/svg+xml"/>');
-    expect(LAYOUT_SCRIPTS).toContain("/shortcuts.js");
-    for (const s of LAYOUT_SCRIPTS) expect(html).toContain(`<script src="${s}" defer=""></script>`);
+    expect(html).toContain(`<link rel="icon" href="${asset("favicon.svg")}" type="image/svg+xml"/>`);
+    expect(LAYOUT_SCRIPTS).toContain("shortcuts.js");
+    for (const s of LAYOUT_SCRIPTS) expect(html).toContain(`<script src="${asset(s)}" defer=""></script>`);
   });
 
   it("renders the shortcut help hidden, listing every shortcut", async () => {

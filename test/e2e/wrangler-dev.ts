@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { buildConsoleAssets } from "../../scripts/assets.mjs";
 import { DEMO_FLEET_CONFIG, prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
 import { repoRoot as root } from "../../scripts/wrangler-config.ts";
 
@@ -16,6 +17,8 @@ export type DevServer = { base: string; appBase: string; port: number; persistDi
 export async function startDev(opts: { port: number; persistDir?: string; vars?: Record<string, string>; app?: string }): Promise<DevServer> {
   const persistDir = opts.persistDir ?? mkdtempSync(path.join(tmpdir(), "console-e2e-"));
   const vars = { AUTH_MODE: "dev", DEV_USER: "e2e@example.com", DEV_ROLE: "operator", POLL_SECONDS: "2", ...opts.vars };
+  // The static files as the sources are now, so an edited script is what the browser gets.
+  buildConsoleAssets(root);
   const stack = prepareDevStack({ app: opts.app ?? DEMO_FLEET_CONFIG, port: opts.port, persistTo: persistDir, consoleVars: vars });
   // detached: its own process group, so the whole tree (npx → wrangler → workerd) can be signalled at once.
   const proc = spawn("npx", stack.args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } });

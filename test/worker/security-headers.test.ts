@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
+import { type AssetName, asset } from "../../console/assets";
 import { HTMX_CONFIG } from "../../console/htmx-config";
 import { LAYOUT_SCRIPTS } from "../../console/layout";
 import { app } from "../../worker/app";
-import { CONTENT_SECURITY_POLICY, STRICT_TRANSPORT_SECURITY, securityHeaders } from "../../worker/security-headers";
+import { CONTENT_SECURITY_POLICY, PERMISSIONS_POLICY, STRICT_TRANSPORT_SECURITY, securityHeaders } from "../../worker/security-headers";
 import { publishEnvTeamKeys } from "./access-tokens";
 import { type StalledSession, type Who, bulkBatch, call, csrfFor, exhaustedChatIncident, getText, postForm, stalledSession, uid } from "./routes/harness";
 
@@ -50,6 +51,7 @@ function expectSecurityHeaders(res: Response, what: string) {
   expect(h.get("referrer-policy"), what).toBe("same-origin");
   expect(h.get("cache-control"), what).toBe("no-store");
   expect(h.get("strict-transport-security"), what).toBe(STRICT_TRANSPORT_SECURITY);
+  expect(h.get("permissions-policy"), what).toBe(PERMISSIONS_POLICY);
 }
 
 /** Markup the CSP would block, or that would need eval from htmx. */
@@ -115,36 +117,42 @@ describe("every registered route", () => {
 });
 
 describe("pages under the CSP", () => {
-  it("load only same-origin scripts and styles, and every one exists as a static file with nosniff and caching", async () => {
+  it("load only same-origin scripts and styles under content-hashed names, each a static file with nosniff and a year's immutable cache", async () => {
     const page = await getText("/", "viewer");
     const scripts = [...page.text.matchAll(/<script\b[^>]*\ssrc="([^"]+)"/g)].map((m) => m[1]!);
     const links = [...page.text.matchAll(/<link\b[^>]*\shref="([^"]+)"/g)].map((m) => m[1]!);
     // The overview adds chart.js to the layout's own scripts.
-    expect(scripts).toEqual(["/vendor/htmx.min.js", "/vendor/chart.umd.min.js", ...LAYOUT_SCRIPTS.slice(1)]);
+    expect(scripts).toEqual((["htmx.min.js", "chart.umd.min.js", ...LAYOUT_SCRIPTS.slice(1)] as AssetName[]).map(asset));
     // The stylesheet and the favicon (img-src 'self' covers it).
-    expect([...links].sort()).toEqual(["/console.css", "/favicon.svg"]);
+    expect([...links].sort()).toEqual([asset("console.css"), asset("favicon.svg")].sort());
+    // Every one under /assets/, its name carrying a hash of its content.
+    for (const src of [...scripts, ...links]) expect(src).toMatch(/^\/assets\/[\w.-]+\.[0-9a-f]{10}\.(js|css|svg)$/);
     const types: Record<string, RegExp> = { css: /^text\/css/, js: /javascript/, svg: /^image\/svg\+xml/ };
     for (const src of [...scripts, ...links]) {
       expect(src, "a path on this origin, not //host or a URL").toMatch(/^\/(?!\/)[\w./-]+$/);
       // exports.default reaches the Worker, not Workers Assets: the files come from the ASSETS binding.
-      const asset = await env.ASSETS!.fetch(`https://console.example.com${src}`);
-      expect(asset.status, src).toBe(200);
-      expect(asset.headers.get("content-type"), src).toMatch(types[src.split(".").pop()!]!);
-      expect(asset.headers.get("x-content-type-options"), src).toBe("nosniff");
-      expect(asset.headers.get("cache-control") ?? "", src).not.toContain("no-store");
-      await asset.body?.cancel();
+      const file = await env.ASSETS!.fetch(`https://console.example.com${src}`);
+      expect(file.status, src).toBe(200);
+      expect(file.headers.get("content-type"), src).toMatch(types[src.split(".").pop()!]!);
+      expect(file.headers.get("x-content-type-options"), src).toBe("nosniff");
+      expect(file.headers.get("cache-control"), src).toBe("public, max-age=31536000, immutable");
+      await file.body?.cancel();
     }
+    // A name from no build is not served.
+    expect((await env.ASSETS!.fetch("https://console.example.com/assets/console.0000000000.css")).status).toBe(404);
     // The headers file configures the assets; it is not served itself.
     expect((await env.ASSETS!.fetch("https://console.example.com/_headers")).status).toBe(404);
   });
 
-  it("configure htmx not to eval, inject styles, run swapped scripts or keep page snapshots", async () => {
+  it("configure htmx not to eval, inject or copy styles, run swapped scripts or keep page snapshots", async () => {
     const page = await getText("/sessions", "viewer");
     const m = /<meta name="htmx-config" content="([^"]+)"/.exec(page.text);
     expect(m).not.toBeNull();
     const config = JSON.parse(m![1]!.replace(/&quot;/g, '"').replace(/&amp;/g, "&")) as Record<string, unknown>;
     expect(config).toEqual(JSON.parse(HTMX_CONFIG));
     expect(config).toMatchObject({ allowEval: false, allowScriptTags: false, includeIndicatorStyles: false, historyCacheSize: 0 });
+    // Settling would copy an element's style attribute with setAttribute: an inline style the CSP refuses.
+    expect(config.attributesToSettle).not.toContain("style");
   });
 
   it("the action forms cannot be framed and are never cached with their CSRF token", async () => {
@@ -161,6 +169,21 @@ describe("pages under the CSP", () => {
     const token = await call("/api/csrf", { as: "viewer" });
     expect(await token.json()).toMatchObject({ token: expect.any(String) });
     expect(token.headers.get("cache-control")).toBe("no-store");
+  });
+});
+
+describe("Permissions-Policy", () => {
+  it("denies every powerful feature the console does not use, to itself and to anything it embeds", () => {
+    const features = Object.fromEntries(PERMISSIONS_POLICY.split(", ").map((d) => d.split("=") as [string, string]));
+    for (const f of ["camera", "microphone", "geolocation", "payment", "usb", "serial", "hid", "bluetooth", "display-capture"]) expect(features[f], f).toBe("()");
+    // Nothing is allowed to any origin: every directive is an empty allowlist.
+    expect(Object.values(features).every((v) => v === "()")).toBe(true);
+  });
+
+  it("is sent in dev mode too", async () => {
+    const dev = await app.fetch(new Request("http://127.0.0.1:8787/incidents"), { ...env, AUTH_MODE: "dev" });
+    expect(dev.headers.get("permissions-policy")).toBe(PERMISSIONS_POLICY);
+    await dev.body?.cancel();
   });
 });
 
@@ -193,7 +216,7 @@ describe("the middleware", () => {
   it("copies a response whose headers are immutable (passed through from fetch) instead of failing", async () => {
     const mini = new Hono();
     mini.use("*", securityHeaders());
-    mini.get("/asset", () => env.ASSETS!.fetch("https://console.example.com/console.css"));
+    mini.get("/asset", () => env.ASSETS!.fetch(`https://console.example.com${asset("console.css")}`));
     const res = await mini.request("https://console.example.com/asset");
     expect(res.status).toBe(200);
     expectSecurityHeaders(res, "passed-through response");

@@ -1,5 +1,6 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
+import { asset } from "../../console/assets";
 
 export type ProblemPageProps = {
   status: number;
@@ -23,7 +24,7 @@ export function problemPage(p: ProblemPageProps): HtmlEscapedString | Promise<Ht
     <meta name="viewport" content="width=device-width, initial-scale=1" />
     <meta name="robots" content="noindex" />
     <title>${p.title} · Agent on-call console</title>
-    <link rel="stylesheet" href="/console.css" />
+    <link rel="stylesheet" href="${asset("console.css")}" />
   </head>
   <body>
     <main class="auth-problem" data-status="${p.status}">

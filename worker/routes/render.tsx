@@ -13,7 +13,7 @@ const TITLES: Partial<Record<Refusal["status"], string>> = { 400: "Bad request",
 /**
  * A refusal from a route, through the one rule and the one body (worker/http): the error page for people,
  * `{ ok: false, error: { code, message } }` for JSON callers, one line of plain text for htmx. That line is never
- * parsed as HTML: console/public/response-text.js puts non-HTML answers in as text. Without a signed-in user
+ * parsed as HTML: console/static/response-text.js puts non-HTML answers in as text. Without a signed-in user
  * (a 404 before auth, a 405) there is no console to lay a page out for: the sentence as text.
  */
 export function refuse(c: ConsoleContext, r: Refusal) {

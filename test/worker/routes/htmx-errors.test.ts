@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 // The file the browser loads to decide what htmx may swap in (it sets globalThis.consoleResponses).
-import "../../../console/public/response-text.js";
+import "../../../console/static/response-text.js";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { ORIGIN, call, csrfFor, escapeHtml, postForm, uid } from "./harness";
 

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
+import { asset } from "../../../console/assets";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { ORIGIN, USERS, accessToken, call, escapeHtml, exhaustedChatIncident, getText, uid } from "./harness";
 
@@ -130,7 +131,7 @@ describe("the header's search box and time zone toggle", () => {
     expect(page.text).toContain('<label for="global-search" class="visually-hidden">Search any id</label>');
     expect(page.text).toMatch(/<input id="global-search" type="search" name="q" placeholder="Search any id \(\/\)"/);
     expect(page.text).toContain('<button type="button" id="tz-toggle" aria-pressed="false" hidden="">');
-    expect(page.text).toContain('<script src="/time.js" defer=""></script>');
+    expect(page.text).toContain(`<script src="${asset("time.js")}" defer=""></script>`);
   });
 });
 

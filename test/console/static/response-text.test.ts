@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-// The very file the browser loads (console/public/response-text.js): it sets globalThis.consoleResponses.
-import "../../../console/public/response-text.js";
+// The very file the browser loads (console/static/response-text.js): it sets globalThis.consoleResponses.
+import "../../../console/static/response-text.js";
 
 type Responses = { swappableBody(status: number, contentType: string | null, body: unknown): string };
 const { swappableBody } = (globalThis as unknown as { consoleResponses: Responses }).consoleResponses;
