@@ -123,7 +123,9 @@ function plan(now: number): Plan {
     const span = Math.min(now - 1_000 - first, r.int(10 * MIN, 3 * DAY));
     const n = 1 + Math.floor(r.f() ** 2 * 14);
     const times = [first, ...Array.from({ length: n - 1 }, () => first + Math.floor(r.f() * span))].sort((a, b) => a - b);
-    times.forEach((t, i) => turns.push({ kind: "turn", t, seed: (r.f() * 2 ** 31) | 0, session, seq: i + 1, fiberIds: [], inc: null }));
+    times.forEach((t, i) => {
+      turns.push({ kind: "turn", t, seed: (r.f() * 2 ** 31) | 0, session, seq: i + 1, fiberIds: [], inc: null });
+    });
     session.turns = times;
     sessions.push(session);
   }

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { expect, it } from "vitest";
-import { type TelemetryEvent } from "@agent-oncall/telemetry";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { ingestBatch } from "../worker/ingest/consumer";
 import { toRows } from "../worker/ingest/rows";
 import type { SegmentRow } from "../worker/ingest/segments";

@@ -6,7 +6,7 @@ import path from "node:path";
 import { parseSimArgs } from "./simulate-input.ts";
 import { repoRoot } from "./wrangler-config.ts";
 
-let args;
+let args: ReturnType<typeof parseSimArgs>;
 try {
   args = parseSimArgs(process.argv.slice(2));
 } catch (e) {

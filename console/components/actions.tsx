@@ -176,7 +176,7 @@ export function ActionResult(props: { ok: boolean; title: string; detail: string
       {/* The action's own sentence (e.g. the agent is being evicted), unless the read-back has a truer one. */}
       {f?.notice && !v?.after.notice ? <p class={f.evicted ? "warn" : "error-message"} data-testid="force-idle-notice">{f.notice}</p> : null}
       {v ? <AfterState v={v} now={props.now ?? v.after.readAt} /> : null}
-      {f && f.ended.length ? <EndedRuns ended={f.ended} checks={v?.after.verified ? v.after.checks : null} /> : null}
+      {f?.ended.length ? <EndedRuns ended={f.ended} checks={v?.after.verified ? v.after.checks : null} /> : null}
     </div>
   );
 }

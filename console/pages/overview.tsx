@@ -163,7 +163,9 @@ export function ChartData(props: { series: EventSeries }) {
   buckets.forEach((b, i) => {
     const h = Math.floor(b / 3_600_000) * 3_600_000;
     const row = hours.get(h) ?? names.map(() => 0);
-    names.forEach((n, j) => (row[j]! += series[n]![i] ?? 0));
+    names.forEach((n, j) => {
+      row[j]! += series[n]![i] ?? 0;
+    });
     hours.set(h, row);
   });
   const rows = [...hours].filter(([, ns]) => ns.some((n) => n > 0));

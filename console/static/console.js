@@ -9,7 +9,7 @@
   // here (htmx trigger filters like [!document.hidden] need eval, which the CSP forbids)...
   document.addEventListener("htmx:beforeRequest", (e) => {
     const d = e.detail;
-    if (document.hidden && d && d.requestConfig && d.requestConfig.verb === "get" && live(e.target)) e.preventDefault();
+    if (document.hidden && d?.requestConfig && d.requestConfig.verb === "get" && live(e.target)) e.preventDefault();
   });
   // ...and when the tab comes back, every live view refreshes at once.
   document.addEventListener("visibilitychange", () => {
@@ -35,11 +35,11 @@
   // nothing by itself: say so where its result would have gone, so no failed action goes unnoticed.
   const noAnswer = (why) => (e) => {
     const d = e.detail;
-    if (!d || !d.requestConfig || d.requestConfig.verb === "get") return;
-    const target = d.target || (d.elt && d.elt.closest("section") && d.elt.closest("section").querySelector(".result"));
+    if (!d?.requestConfig || d.requestConfig.verb === "get") return;
+    const target = d.target || (d.elt?.closest("section")?.querySelector(".result"));
     if (!target || !window.consoleResponses) return;
-    const form = d.elt && d.elt.closest("form");
-    const label = (form && form.dataset.actionLabel) || "The action";
+    const form = d.elt?.closest("form");
+    const label = (form?.dataset.actionLabel) || "The action";
     target.innerHTML = window.consoleResponses.swappableBody(599, "text/plain", `${label} got no answer (${why}). It may still have run: check the audit log before trying again.`);
   };
   document.addEventListener("htmx:sendError", noAnswer("the console could not be reached"));
@@ -74,7 +74,7 @@
   // A click on the chart opens the events of the nearest series' 5-minute bucket: exactly what that point counts
   // (the server embeds each series' event types and the bucket width next to the data).
   const openBucket = (canvas) => (_event, elements) => {
-    const el = elements && elements[0];
+    const el = elements?.[0];
     if (!el) return;
     let data;
     try {

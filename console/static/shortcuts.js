@@ -67,7 +67,7 @@
 
   function openSelected() {
     const row = listRows()[selected];
-    const link = row && row.classList.contains("kb-selected") && row.querySelector("a[href]");
+    const link = row?.classList.contains("kb-selected") && row.querySelector("a[href]");
     if (!link) return false;
     window.location.assign(link.href);
     return true;

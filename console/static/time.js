@@ -50,7 +50,7 @@
   }
 
   function render(root) {
-    if (!root || !root.querySelectorAll) return;
+    if (!root?.querySelectorAll) return;
     const z = zone();
     for (const el of root.querySelectorAll("time[datetime]")) {
       const t = Date.parse(el.getAttribute("datetime") || "");

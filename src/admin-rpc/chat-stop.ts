@@ -142,7 +142,10 @@ async function liveTurns(api: SubmissionApi | null, carriers: TaskRun[], recover
   const turns = new Map<string, Turn>();
   const turn = (root: string) => {
     let t = turns.get(root);
-    if (!t) turns.set(root, (t = { root, requestIds: new Set<string>(), carriers: [], recoveries: [], submission: null, running: false }));
+    if (!t) {
+      t = { root, requestIds: new Set<string>(), carriers: [], recoveries: [], submission: null, running: false };
+      turns.set(root, t);
+    }
     return t;
   };
   for (const s of subs) {

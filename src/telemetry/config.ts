@@ -9,7 +9,7 @@ export type OtlpTarget = { url: string; headers?: Record<string, string> };
  * (`key=value,key2=value2`, values URL-encoded), or as a JSON object.
  */
 export function parseOtlpHeaders(raw: string | undefined | null): Record<string, string> {
-  if (!raw || !raw.trim()) return {};
+  if (!raw?.trim()) return {};
   const text = raw.trim();
   if (text.startsWith("{")) {
     try {

@@ -78,7 +78,7 @@ function decodesToPair(value: string): boolean {
 /** The built-in rules, in order: longer, more specific shapes first, so their marker names them. */
 const RULES: Rule[] = [
   // Credentials in URLs: scheme://user:password@host keeps the scheme and host.
-  { re: /:\/\/[^\s\/?#@:"'<>]*:[^\s\/?#@"'<>]*@/g, replace: () => `://${marker("url credentials")}@` },
+  { re: /:\/\/[^\s/?#@:"'<>]*:[^\s/?#@"'<>]*@/g, replace: () => `://${marker("url credentials")}@` },
   // JWTs, signed or not (`alg: none` leaves the signature part empty).
   {
     re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*\.([A-Za-z0-9_-]*)/g,
@@ -95,9 +95,9 @@ const RULES: Rule[] = [
   // Provider API keys (sk-…, sk_live_…, rk_…, pk_…).
   { re: /(?<![A-Za-z0-9_-])(?:sk|pk|rk)[-_][A-Za-z0-9_-]{16,}/g, replace: () => marker("api key") },
   // HTTP Basic credentials.
-  { re: /\b(Basic)\s{1,8}(?!\[masked: )([A-Za-z0-9+\/]{4,}={0,2})(?![A-Za-z0-9+\/=])/gi, replace: maskBasic as Rule["replace"] },
+  { re: /\b(Basic)\s{1,8}(?!\[masked: )([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/gi, replace: maskBasic as Rule["replace"] },
   // Bearer tokens of any length.
-  { re: /\b(Bearer)\s{1,8}(?!\[masked: )[A-Za-z0-9._~+\/-]+=*/gi, replace: (_m, scheme) => `${scheme} ${marker("token")}` },
+  { re: /\b(Bearer)\s{1,8}(?!\[masked: )[A-Za-z0-9._~+/-]+=*/gi, replace: (_m, scheme) => `${scheme} ${marker("token")}` },
   // password=…, "api_key": "…", aws_secret_access_key = …, token: …
   { re: PAIR, replace: maskPair as Rule["replace"] },
   // Long hex strings (API secrets, signing keys).

@@ -1,5 +1,4 @@
 import { env } from "cloudflare:workers";
-import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { CHAT_TURN_STATUS, chatTurnState, mapSdkState } from "@agent-oncall/telemetry";
 import { consoleAdminClient } from "../../worker/admin-client";

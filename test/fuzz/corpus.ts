@@ -302,10 +302,10 @@ function corrOf(type: string, ns: string, r: Rng, who: Identity, hostileIds: boo
   if (type.startsWith("fiber.")) c.fiberId = idOf("fiber");
   if (type.startsWith("task.")) c.taskId = idOf("task");
   if (type.startsWith("chat.turn.")) c.requestId = idOf("req");
-  if (type === "incident.force_idled" || type === "incident.reconciled") c.incidentId = idOf("req") + ":msg-1";
+  if (type === "incident.force_idled" || type === "incident.reconciled") c.incidentId = `${idOf("req")}:msg-1`;
   if (type.startsWith("fiber.recovery.")) c.incidentId = `fiber:${who.agentClass}/${who.agentName}/${c.fiberId}`.slice(0, 200);
   if (type.startsWith("chat.recovery.")) {
-    c.incidentId = idOf("req") + ":msg-1";
+    c.incidentId = `${idOf("req")}:msg-1`;
     c.requestId = idOf("req");
   }
   if (/^(session|op|backup)\./.test(type)) c.sessionName = idOf("session");
@@ -314,7 +314,7 @@ function corrOf(type: string, ns: string, r: Rng, who: Identity, hostileIds: boo
   // Usage during a recovery attempt names its incident; outside one, its chat turn.
   if (type === "model.usage") {
     c.requestId = idOf("req");
-    if (r.chance(0.5)) c.incidentId = idOf("req") + ":msg-1";
+    if (r.chance(0.5)) c.incidentId = `${idOf("req")}:msg-1`;
   }
   if (r.chance(0.3)) {
     c.traceId = Array.from({ length: 32 }, () => "0123456789abcdef"[r.int(0, 15)]).join("");
@@ -717,7 +717,7 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
       elements.push(`__deep_${dn}`);
       items.push({ label: "packed 10k-deep item", category: "deep", expect: "dead", needle: dn });
     }
-    const order = r.shuffle(elements.map((e, i) => i));
+    const order = r.shuffle(elements.map((_e, i) => i));
     const body = JSON.stringify(order.map((i) => elements[i])).replace(/"__deep_(fz[^"]+)"/, (_m, dn: string) => `{"fz":"${dn}","deep":${deepText(10_000, "1")}}`);
     // Keep the message under the Queue limit by construction: packed items are small.
     messages.push({ label: `packed array of ${elements.length}`, category: "packed", body, contentType: "text", items: order.map((i) => items[i]!), packed: true });
@@ -761,7 +761,9 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
       messages.push({ label: `forged by ${JSON.stringify(f)} (packed)`, category: "forged", body: JSON.stringify(elements), contentType: "text", items, packed: true });
     } else {
       // One message per event; duplicates (which leave no trace) still travel packed beside their anchor.
-      forged.forEach((e, i) => messages.push(single(items[i]!.label, "forged", JSON.stringify(e), "text", items[i]!)));
+      forged.forEach((e, i) => {
+        messages.push(single(items[i]!.label, "forged", JSON.stringify(e), "text", items[i]!));
+      });
       if (elements.length > forged.length) {
         messages.push({ label: `forged id reuse by ${JSON.stringify(f)} (packed)`, category: "forged", body: JSON.stringify(elements.slice(forged.length)), contentType: "text", items: items.slice(forged.length), packed: true });
       }

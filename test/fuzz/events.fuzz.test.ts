@@ -216,7 +216,6 @@ async function settle(sent: Sent[], quiet = 12_000, timeout = 60_000) {
 
 let corpus: ReturnType<typeof eventCorpus>;
 let sent: Sent[];
-let outcome: Awaited<ReturnType<typeof settle>>;
 let victimBefore: Record<string, unknown[]>;
 let victimAfter: Record<string, unknown[]>;
 /** What became of every item, once the first test has settled them. */
@@ -251,7 +250,7 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     sent = await send(corpus.messages);
     timings.send = Date.now() - t;
     t = Date.now();
-    outcome = await settle(sent);
+    await settle(sent);
     timings.settle = Date.now() - t;
 
     // Redelivery: four packed messages again (new message ids, as a Queue redelivery or an outbox resend gives them).

@@ -124,7 +124,9 @@ describe("what the numbers cost at ingest", () => {
       // other, an insert against an update) writes the same rows, the agents row included; the segments' (the
       // last) writes fewer for numbered events: a contiguous run is one segment, unnumbered events one each.
       expect(n.map((c) => c.written.slice(1, -1))).toEqual(p.map((c) => c.written.slice(1, -1)));
-      n.forEach((c, i) => expect(c.written.at(-1)!).toBeLessThanOrEqual(p[i]!.written.at(-1)!));
+      n.forEach((c, i) => {
+        expect(c.written.at(-1)!).toBeLessThanOrEqual(p[i]!.written.at(-1)!);
+      });
       expect(n[0]!.written.at(-1)).toBe(3);
       expect(await numbersOf(b)).toEqual({ seq_max: size + 1, seq_seen: size + 1 });
       figures[`batch of ${size} + 1`] = { plain: p, numbered: n };

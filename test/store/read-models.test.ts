@@ -365,7 +365,7 @@ describe("listAmbiguousOps and listAgents", () => {
     type Ag = { agent_class: string; agent_name: string; listed_at: number };
     const all = await dump<Ag>("SELECT agent_class, agent_name, listed_at FROM agents");
     const key = (a: { agentClass: string; agentName: string }) => `${a.agentClass}\u0000${a.agentName}`;
-    const everyone = [...all].sort((x, y) => y.listed_at - x.listed_at || (y.agent_class + "\u0000" + y.agent_name > x.agent_class + "\u0000" + x.agent_name ? 1 : -1));
+    const everyone = [...all].sort((x, y) => y.listed_at - x.listed_at || (`${y.agent_class}\u0000${y.agent_name}` > `${x.agent_class}\u0000${x.agent_name}` ? 1 : -1));
     expect((await walk((p) => listAgents(env.DB, {}, p), 5, key)).map(key)).toEqual(everyone.map((a) => `${a.agent_class}\u0000${a.agent_name}`));
     const support = desc(all.filter((a) => a.agent_class === "SupportAgent"), (a) => a.listed_at, (a) => a.agent_name);
     expect((await walk((p) => listAgents(env.DB, { agentClass: "SupportAgent" }, p), 2, key)).map((a) => a.agentName)).toEqual(support.map((a) => a.agent_name));

@@ -63,7 +63,7 @@ export function matrixTable(results: { name: string; cells: Cell[] }[]): string 
   const fields = [...new Set(results.flatMap((r) => r.cells.map((c) => c.field)))];
   const nameWidth = Math.max(8, ...results.map((r) => r.name.length));
   const mark = (c: Cell | undefined) => (!c ? " " : c.verdict === "agree" ? "✓" : c.verdict === "DISAGREE" ? "✗" : "·");
-  const header = `${"scenario".padEnd(nameWidth)} | ${fields.map((f, i) => String(i + 1).padStart(2)).join(" ")}`;
+  const header = `${"scenario".padEnd(nameWidth)} | ${fields.map((_f, i) => String(i + 1).padStart(2)).join(" ")}`;
   const legend = fields.map((f, i) => `${String(i + 1).padStart(2)} ${f}`).join("\n");
   const lines = results.map((r) => `${r.name.padEnd(nameWidth)} | ${fields.map((f) => ` ${mark(r.cells.find((c) => c.field === f))}`).join(" ")}`);
   const bad = results.reduce((n, r) => n + r.cells.filter((c) => c.verdict === "DISAGREE").length, 0);

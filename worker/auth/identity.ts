@@ -15,7 +15,7 @@ export type Email = { address: string; local: string; domain: string };
 
 const INVISIBLE = /[\s\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 const DOMAIN = /^[\p{L}\p{M}\p{N}-]+(\.[\p{L}\p{M}\p{N}-]+)*$/u;
-const ASCII = /[\x00-\x7f]/;
+const ASCII = /\p{ASCII}/u;
 
 const codePoint = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")}`;
 

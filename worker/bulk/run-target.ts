@@ -45,7 +45,7 @@ export async function recordUndelivered(env: Env, m: BulkMessage, why: string): 
  */
 export async function completeIfDone(env: Env, batchId: string): Promise<void> {
   const p = await batchProgress(env.DB, batchId);
-  if (!p || !p.complete || p.result !== "pending") return;
+  if (!p?.complete || p.result !== "pending") return;
   const row = await batchStartRow(env.DB, batchId);
   if (!row) return;
   const byResult: Record<string, number> = {};

@@ -153,7 +153,10 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
   for (const m of batch.messages) {
     const mine: TelemetryEvent[] = [];
     try {
-      await ingestBatch(env.DB, [m], { ...opts, onStored: (events) => void (mine.push(...events), stored.push(...events)) });
+      await ingestBatch(env.DB, [m], { ...opts, onStored: (events) => {
+        mine.push(...events);
+        stored.push(...events);
+      } });
       await recordHistory(env, mine, now);
       m.ack();
     } catch {

@@ -60,7 +60,7 @@ export async function writeHistory(bucket: R2Bucket, events: readonly TelemetryE
   await Promise.all(
     [...groups.values()].map(async (g) => {
       const records = [...g.byEvent.values()].sort(order);
-      const text = records.map((r) => JSON.stringify(r)).join("\n") + "\n";
+      const text = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
       const body = await gzip(text);
       const times = records.map((r) => r.time);
       const minTime = Math.min(...times);

@@ -48,7 +48,11 @@ export function jsonShapeProblem(value: unknown, maxDepth: number): string | nul
     if (kind) return `not JSON data: ${path || "the event"} is ${kind}`;
     if (typeof v !== "object" || v === null) continue;
     if (depth + 1 > maxDepth) return `nesting deeper than ${maxDepth} levels (at ${path || "the event"})`;
-    if (Array.isArray(v)) v.forEach((x, i) => stack.push({ v: x, depth: depth + 1, path: segment(path, i) }));
+    if (Array.isArray(v)) {
+      v.forEach((x, i) => {
+        stack.push({ v: x, depth: depth + 1, path: segment(path, i) });
+      });
+    }
     else for (const [k, x] of Object.entries(v)) stack.push({ v: x, depth: depth + 1, path: segment(path, k) });
   }
   return null;

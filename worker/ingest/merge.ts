@@ -157,7 +157,10 @@ export function mergeRows(spec: ProjectionSpec, stored: Row, incoming: Row): Row
   for (const [col, rule] of Object.entries(spec.columns)) {
     const a = stored[col] ?? null;
     const b = incoming[col] ?? null;
+    // Not Math.min/max: a column may hold text, compared as SQL's min() and max() compare it.
+    // biome-ignore lint/complexity/useMathMinMax: see above
     if (rule === "min") out[col] = a === null ? b : b === null ? a : b < a ? b : a;
+    // biome-ignore lint/complexity/useMathMinMax: see above
     else if (rule === "max") out[col] = a === null ? b : b === null ? a : b > a ? b : a;
   }
   const sums = Object.entries(spec.columns).filter(([, rule]) => rule === "sum").map(([col]) => col);

@@ -122,7 +122,12 @@ const chunks = (rows: unknown[]): string[] => packBodies(rows.map((r) => JSON.st
 function firstById<T extends { agent_class: unknown; agent_name: unknown; id: unknown }>(rows: T[]): T[] {
   const seen = new Set<string>();
   const key = (r: T) => JSON.stringify([r.agent_class, r.agent_name, r.id]);
-  return rows.filter((r) => !seen.has(key(r)) && (seen.add(key(r)), true));
+  return rows.filter((r) => {
+    const k = key(r);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 /** A statement of an ingest batch, with the table it writes (so a batch's cost can be told per table). */

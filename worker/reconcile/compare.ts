@@ -188,7 +188,7 @@ export function fillFindings(recorded: readonly FoundRun[], known: ReadonlyMap<s
   for (const r of recorded) {
     if (known.has(r.runId) && known.get(r.runId) !== null) continue;
     const f = findingOfRecord(r.kind, r.runId, r);
-    if (!f || f.type !== "run.reconciled") continue;
+    if (f?.type !== "run.reconciled") continue;
     // A run the console never heard of: said so, so its page tells where it came from.
     out.push(known.has(r.runId) ? f : { ...f, detail: `${f.detail}; its events never arrived` });
   }

@@ -132,7 +132,7 @@ export function bloomItems(e: HistoryEvent): string[] {
  * without readable metadata (written by hand, or an older layout) may hold anything: it is fetched.
  */
 export function mayHold(meta: Record<string, string> | undefined, from: number, to: number, item: string): boolean {
-  if (!meta || meta.v !== "1") return true;
+  if (meta?.v !== "1") return true;
   const min = Number(meta.minTime);
   const max = Number(meta.maxTime);
   if (Number.isFinite(min) && Number.isFinite(max) && (max < from || min > to)) return false;

@@ -257,12 +257,10 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   const probes = new Map<string, { kind: "incident" | "run" | "session"; id: string; owner: AgentRef; via: string }>();
   for (const e of found.size ? [] : hits) {
     const what = e.via;
-    {
       for (const t of targetsOf(e)) {
         const k = keyOf({ kind: t.kind, id: t.id, ...t.owner });
         if (!found.has(k) && !probes.has(k) && probes.size < MAX_PROBES) probes.set(k, { ...t, via: `${what} (an event of it)` });
       }
-    }
   }
   if (probes.size) {
     const list = [...probes.values()];

@@ -66,7 +66,7 @@ describe("a misconfigured console tells visitors nothing about its settings", ()
     const bindings = {
       ACCESS_TEAM_DOMAIN: `http://${secretDomain}`,
       ACCESS_AUD: "aud",
-      ROLES: JSON.stringify({ operator: ["ceo@" + secretDomain, "*oncall." + secretDomain], viewer: ["group:board-of-directors"] }),
+      ROLES: JSON.stringify({ operator: [`ceo@${secretDomain}`, `*oncall.${secretDomain}`], viewer: ["group:board-of-directors"] }),
       CSRF_SECRET: "short",
     };
     const app = appWith(bindings);

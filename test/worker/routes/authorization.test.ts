@@ -19,7 +19,6 @@ import {
   getText,
   postForm,
   stalledSession,
-  uid,
 } from "./harness";
 
 // The authorization matrix: every route of the console × anonymous, a verified email without a role,

@@ -90,7 +90,7 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
     ["/runs?since=not-a-date", "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;not-a-date&quot;)"],
     ["/runs?outcome=exploded", `outcome must be one of running, completed, failed, interrupted, cancelled, force_idled, ended_unreported, recovering, recovered, recovery_skipped, recovery_failed (got &quot;exploded&quot;)`],
     ["/runs?kind=thread", `kind must be one of fiber, managed_fiber, task, chat_turn (got &quot;thread&quot;)`],
-    ["/runs?agentName=" + "x".repeat(501), "agentName is longer than 500 characters"],
+    [`/runs?agentName=${"x".repeat(501)}`, "agentName is longer than 500 characters"],
     ["/sessions?status=sleepy", "status must be one of running, idle, rescheduled, terminated, error, ended_unreported (got &quot;sleepy&quot;)"],
     ["/ops?open=maybe", "open must be true or false (got &quot;maybe&quot;)"],
     ["/backups?expired=soon", "expired must be true or false (got &quot;soon&quot;)"],

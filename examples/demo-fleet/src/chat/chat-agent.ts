@@ -87,7 +87,7 @@ export class ChatAgent extends withAdminRpc(withTelemetry(Think<Env>, { tracing:
     });
   }
 
-  override classifyChatError(error: unknown): ChatErrorClassification | void {
+  override classifyChatError(error: unknown): ChatErrorClassification | undefined {
     return classifyModelError(error);
   }
 

@@ -34,7 +34,9 @@ export class ScriptStore {
   set(lane: ScriptLane, steps: ScriptStep[], opts: { append?: boolean; fallback?: ScriptStep | null } = {}): number {
     if (!opts.append) this.sql.exec("DELETE FROM chat_script_steps WHERE lane = ?", lane);
     const last = this.sql.exec<{ m: number | null }>("SELECT MAX(seq) AS m FROM chat_script_steps WHERE lane = ?", lane).one().m ?? 0;
-    steps.forEach((step, i) => this.sql.exec("INSERT INTO chat_script_steps (lane, seq, step) VALUES (?, ?, ?)", lane, last + i + 1, JSON.stringify(step)));
+    steps.forEach((step, i) => {
+      this.sql.exec("INSERT INTO chat_script_steps (lane, seq, step) VALUES (?, ?, ?)", lane, last + i + 1, JSON.stringify(step));
+    });
     if (opts.fallback === null) this.sql.exec("DELETE FROM chat_script_fallback WHERE lane = ?", lane);
     else if (opts.fallback) {
       this.sql.exec("INSERT OR REPLACE INTO chat_script_fallback (lane, step) VALUES (?, ?)", lane, JSON.stringify(opts.fallback));

@@ -103,7 +103,7 @@ export class OpLedger {
    */
   async rerun<T>(id: string, call: (idempotencyKey: string) => Promise<T>, reason: string | null = null): Promise<string | null> {
     const [row] = this.sql.exec<{ kind: string; turn_seq: number; idempotent: number }>("SELECT kind, turn_seq, idempotent FROM session_ops WHERE op_id = ? AND status = 'ambiguous'", id).toArray();
-    if (!row || !row.idempotent) return null;
+    if (!row?.idempotent) return null;
     const result = await call(id);
     const resultRef = `session_ops/${id}`;
     this.sql.exec(

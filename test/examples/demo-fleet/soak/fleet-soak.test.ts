@@ -70,7 +70,7 @@ it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running r
   for (const r of running) {
     const live = await admin.live({ agentClass: r.agent_class, agentName: r.agent_name });
     const work = live.ok ? liveWork(live.value.status, live.value.runs) : null;
-    const alive = work !== null && work.liveRunIds.has(r.fiber_id);
+    const alive = work?.liveRunIds.has(r.fiber_id);
     if (!alive) notLive.push(`${r.kind} ${r.fiber_id} of ${r.agent_class}/${r.agent_name}`);
   }
   expect(notLive, "runs the console shows running that their agent does not have").toEqual([]);
