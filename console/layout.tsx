@@ -85,6 +85,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
               </a>
             ))}
           </nav>
+          {/* biome-ignore lint/a11y/useSemanticElements: hono/jsx types no <search> element; role="search" on the form is its ARIA equivalent */}
           <form class="search" method="get" action={LISTS.search} role="search">
             <label for="global-search" class="visually-hidden">Search any id</label>
             <input id="global-search" type="search" name="q" placeholder="Search any id (/)" maxlength={200} autocomplete="off" spellcheck={false} />
