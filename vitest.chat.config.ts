@@ -13,9 +13,14 @@ export default defineConfig(() =>
     include: ["test/examples/demo-fleet/chat/**/*.test.ts", "test/examples/demo-fleet/soak/**/*.test.ts", "test/chat/**/*.test.ts"],
     // The whole demo fleet, for the soak (test/examples/demo-fleet/soak); the chat tests use ChatAgent only.
     durableObjects: {
-      ChatAgent: "ChatAgent", DemoSessionAgent: "DemoSessionAgent", SessionAgent: "SessionAgent", DemoFiberAgent: "DemoFiberAgent",
+      ChatAgent: "ChatAgent",
+      DemoSessionAgent: "DemoSessionAgent",
+      SessionAgent: "SessionAgent",
+      DemoFiberAgent: "DemoFiberAgent",
       // Foreign chat agents (test/fixtures/chat-agents.ts): Think and AIChatAgent with both mixins.
-      ThinkChatFixture: "ThinkChatFixture", AiChatFixture: "AiChatFixture", ThinkSubChatFixture: "ThinkSubChatFixture",
+      ThinkChatFixture: "ThinkChatFixture",
+      AiChatFixture: "AiChatFixture",
+      ThinkSubChatFixture: "ThinkSubChatFixture",
     },
     fsModuleCache: false,
   }),

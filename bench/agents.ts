@@ -1,5 +1,5 @@
-import { Agent } from "agents";
 import { withTelemetry } from "@agent-oncall/telemetry";
+import { Agent } from "agents";
 import type { Env } from "../worker/env";
 
 /** The same fiber work for both agents: a few checkpoints around some CPU work. */
@@ -42,4 +42,3 @@ export class BenchTelemetryAgent extends withTelemetry(Agent<Env>) {
     return this.telemetry.stats();
   }
 }
-

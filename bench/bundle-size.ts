@@ -14,7 +14,11 @@ const workDir = path.join(generatedDir, "bundle-bench");
 function bundle(config: string, label: string): { raw: number; gz: number } {
   const out = path.join(workDir, `out-${label}`);
   rmSync(out, { recursive: true, force: true });
-  const r = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "-c", config], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, CI: "true" } });
+  const r = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "-c", config], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    env: { ...process.env, CI: "true" },
+  });
   if (r.status !== 0) throw new Error(`bundling ${label} failed:\n${r.stdout}\n${r.stderr}`);
   let raw = 0;
   let gz = 0;
@@ -33,7 +37,8 @@ function bundle(config: string, label: string): { raw: number; gz: number } {
  * "otlp" also OTLP span export (the `@agent-oncall/telemetry/otlp` entry, which brings the OpenTelemetry SDK).
  */
 function userWorker(label: string, mixins: false | "queue" | "otlp"): string {
-  const base = mixins === "otlp" ? "withAdminRpc(withTelemetry(Agent<Env>, { tracing: otlpTracing }))" : mixins ? "withAdminRpc(withTelemetry(Agent<Env>))" : "Agent<Env>";
+  const base =
+    mixins === "otlp" ? "withAdminRpc(withTelemetry(Agent<Env>, { tracing: otlpTracing }))" : mixins ? "withAdminRpc(withTelemetry(Agent<Env>))" : "Agent<Env>";
   const imports = [
     ...(mixins ? ['import { withTelemetry } from "@agent-oncall/telemetry";', 'import { withAdminRpc } from "@agent-oncall/admin-rpc";'] : []),
     ...(mixins === "otlp" ? ['import { otlpTracing } from "@agent-oncall/telemetry/otlp";'] : []),
@@ -55,7 +60,14 @@ export default { fetch: () => new Response("ok") } satisfies ExportedHandler<Env
   const telemetrySrc = path.join(repoRoot, "src/telemetry");
   writeFileSync(
     path.join(dir, "tsconfig.json"),
-    JSON.stringify({ compilerOptions: { target: "es2022", module: "es2022", moduleResolution: "bundler", paths: { "@agent-oncall/telemetry": [`${telemetrySrc}/index.ts`], "@agent-oncall/telemetry/*": [`${telemetrySrc}/*`] } } }),
+    JSON.stringify({
+      compilerOptions: {
+        target: "es2022",
+        module: "es2022",
+        moduleResolution: "bundler",
+        paths: { "@agent-oncall/telemetry": [`${telemetrySrc}/index.ts`], "@agent-oncall/telemetry/*": [`${telemetrySrc}/*`] },
+      },
+    }),
   );
   const config = path.join(dir, "wrangler.json");
   writeFileSync(

@@ -11,10 +11,19 @@
  * recovered; chat agents exhaust recoveries for the SDK's reasons; operators leave audit rows.
  */
 import { env } from "cloudflare:workers";
-import { EXHAUSTION_REASONS, SCHEMA_VERSION, type Source, type TelemetryEvent, fiberIncidentId, newEventId, parseEvent, turnIncidentId } from "@agent-oncall/telemetry";
+import {
+  EXHAUSTION_REASONS,
+  fiberIncidentId,
+  newEventId,
+  parseEvent,
+  SCHEMA_VERSION,
+  type Source,
+  type TelemetryEvent,
+  turnIncidentId,
+} from "@agent-oncall/telemetry";
+import { SeededRandom } from "../test/fixtures/seeded-random";
 import { projectionStatements } from "../worker/ingest/projections";
 import { toRows } from "../worker/ingest/rows";
-import { SeededRandom } from "../test/fixtures/seeded-random";
 
 export const FLEET = { events: 1_000_000, fibers: 100_000, incidents: 10_000, sessions: 10_000, audit: 2_000, days: 7 } as const;
 
@@ -58,9 +67,23 @@ const preview = (v: unknown, chars = 240) => {
   return { preview: text.length > chars ? text.slice(0, chars) : text, bytes: text.length, truncated: text.length > chars };
 };
 
-const TENANTS = ["acme", "globex", "initech", "umbrella", "stark", "wayne", "hooli", "vandelay", "wonka", "tyrell", "soylent", "cyberdyne", "aperture", "massive", "oscorp"].flatMap((a) =>
-  ["labs", "corp", "io", "hq", "systems", "group", "cloud", "ai", "works", "dynamics"].map((b) => `${a}-${b}`),
-);
+const TENANTS = [
+  "acme",
+  "globex",
+  "initech",
+  "umbrella",
+  "stark",
+  "wayne",
+  "hooli",
+  "vandelay",
+  "wonka",
+  "tyrell",
+  "soylent",
+  "cyberdyne",
+  "aperture",
+  "massive",
+  "oscorp",
+].flatMap((a) => ["labs", "corp", "io", "hq", "systems", "group", "cloud", "ai", "works", "dynamics"].map((b) => `${a}-${b}`));
 const BG_CLASSES = [
   { agentClass: "EtlAgent", short: "etl", jobs: ["nightly-sync", "ingest-batch", "reindex"] },
   { agentClass: "ResearchAgent", short: "research", jobs: ["deep-research", "crawl-site", "summarise"] },
@@ -103,10 +126,15 @@ function plan(now: number): Plan {
   const r = new Rand(20261101);
   const start = now - FLEET.days * DAY;
   const bgAgents: Source[] = [];
-  for (const c of BG_CLASSES) for (let i = 0; i < 800; i++) bgAgents.push({ agentClass: c.agentClass, agentName: `${TENANTS[i % TENANTS.length]}-${c.short}-${String(i).padStart(3, "0")}` });
+  for (const c of BG_CLASSES)
+    for (let i = 0; i < 800; i++)
+      bgAgents.push({ agentClass: c.agentClass, agentName: `${TENANTS[i % TENANTS.length]}-${c.short}-${String(i).padStart(3, "0")}` });
   // Interleave classes so the hot end of the skew is a mix of them.
   bgAgents.sort((a, b) => (a.agentName.slice(-3) + a.agentClass < b.agentName.slice(-3) + b.agentClass ? -1 : 1));
-  const chatAgents: Source[] = Array.from({ length: 1_600 }, (_, i) => ({ agentClass: CHAT_CLASSES[i % 2]!, agentName: `user-${String(100_000 + i * 37).padStart(6, "0")}` }));
+  const chatAgents: Source[] = Array.from({ length: 1_600 }, (_, i) => ({
+    agentClass: CHAT_CLASSES[i % 2]!,
+    agentName: `user-${String(100_000 + i * 37).padStart(6, "0")}`,
+  }));
 
   // Sessions and their turns.
   const sessions: Session[] = [];
@@ -116,7 +144,11 @@ function plan(now: number): Plan {
     const session: Session = {
       src: { agentClass: r.pick(SESSION_CLASSES), agentName: `${tenant}-${r.hex(10)}` },
       tenant,
-      environment: r.weighted([["prod", 70], ["staging", 20], ["dev", 10]] as const),
+      environment: r.weighted([
+        ["prod", 70],
+        ["staging", 20],
+        ["dev", 10],
+      ] as const),
       turns: [],
     };
     const first = when(r, start, now - 5 * MIN);
@@ -135,8 +167,25 @@ function plan(now: number): Plan {
     const i = k + Math.floor(r.f() * (eligible.length - k));
     [eligible[k], eligible[i]] = [eligible[i]!, eligible[k]!];
     const turn = eligible[k]!;
-    const outcome = r.weighted([["recovered", 82], ["exhausted", 9], ["open", 9]] as const);
-    turn.inc = { outcome, recoveries: outcome === "exhausted" ? MAX_TURN_RECOVERIES + 1 : outcome === "open" ? 1 : r.weighted([[1, 80], [2, 15], [3, 5]] as const), ambiguous: r.chance(0.7) };
+    const outcome = r.weighted([
+      ["recovered", 82],
+      ["exhausted", 9],
+      ["open", 9],
+    ] as const);
+    turn.inc = {
+      outcome,
+      recoveries:
+        outcome === "exhausted"
+          ? MAX_TURN_RECOVERIES + 1
+          : outcome === "open"
+            ? 1
+            : r.weighted([
+                [1, 80],
+                [2, 15],
+                [3, 5],
+              ] as const),
+      ambiguous: r.chance(0.7),
+    };
   }
   let turnFibers = 0;
   let turnFiberIncidents = 0;
@@ -160,7 +209,12 @@ function plan(now: number): Plan {
   for (let k = 0; k < BG_FIBER_INCIDENTS; k++) {
     const i = k + Math.floor(r.f() * (evictable.length - k));
     [evictable[k], evictable[i]] = [evictable[i]!, evictable[k]!];
-    evictable[k]!.recovery = r.weighted([["handled", 75], ["failed", 12], ["skipped", 8], ["open", 5]] as const);
+    evictable[k]!.recovery = r.weighted([
+      ["handled", 75],
+      ["failed", 12],
+      ["skipped", 8],
+      ["open", 5],
+    ] as const);
   }
 
   // Chat recovery incidents: whatever is left of the 10k incidents; a quarter in a storm on one hot agent 3–5 h ago.
@@ -171,13 +225,27 @@ function plan(now: number): Plan {
     const src = storm ? chatAgents[0]! : chatAgents[r.skew(chatAgents.length)]!;
     const t = storm ? when(r, now - 5 * HOUR, now - 3 * HOUR) : when(r, start, now - HOUR);
     const outcome = storm
-      ? r.weighted([["exhausted", 70], ["completed", 25], ["open", 5]] as const)
-      : r.weighted([["completed", 58], ["exhausted", 28], ["failed", 7], ["skipped", 4], ["open", 3]] as const);
+      ? r.weighted([
+          ["exhausted", 70],
+          ["completed", 25],
+          ["open", 5],
+        ] as const)
+      : r.weighted([
+          ["completed", 58],
+          ["exhausted", 28],
+          ["failed", 7],
+          ["skipped", 4],
+          ["open", 3],
+        ] as const);
     chats.push({ kind: "chat", t, seed: (r.f() * 2 ** 31) | 0, src, outcome });
   }
   const audits: Entity[] = [];
   for (let i = 0; i < FLEET.audit; i++) {
-    const src = r.chance(0.5) ? sessions[r.skew(sessions.length, 2)]!.src : r.chance(0.6) ? bgAgents[r.skew(bgAgents.length)]! : chatAgents[r.skew(chatAgents.length)]!;
+    const src = r.chance(0.5)
+      ? sessions[r.skew(sessions.length, 2)]!.src
+      : r.chance(0.6)
+        ? bgAgents[r.skew(bgAgents.length)]!
+        : chatAgents[r.skew(chatAgents.length)]!;
     audits.push({ kind: "audit", t: when(r, start, now - MIN), seed: (r.f() * 2 ** 31) | 0, src });
   }
 
@@ -214,7 +282,15 @@ class Emitter {
 
   ev(type: TelemetryEvent["type"], time: number, src: Source, corr: TelemetryEvent["corr"], payload: unknown): void {
     if (time > this.now) return;
-    this.out.push({ v: SCHEMA_VERSION, id: newEventId(time), time, type, source: src, corr: { ...corr, traceId: this.trace, spanId: this.r.hex(16) }, payload } as TelemetryEvent);
+    this.out.push({
+      v: SCHEMA_VERSION,
+      id: newEventId(time),
+      time,
+      type,
+      source: src,
+      corr: { ...corr, traceId: this.trace, spanId: this.r.hex(16) },
+      payload,
+    } as TelemetryEvent);
   }
 
   entity(e: Entity): void {
@@ -237,7 +313,12 @@ class Emitter {
     for (let i = 1; i <= stashes; i++) {
       t += r.int(step / 2, step);
       const big = r.chance(0.08);
-      const snap = { step: i, cursor: `${e.job}/part-${String(i * r.int(1, 400)).padStart(5, "0")}`, processed: i * r.int(100, 5_000), ...(big ? { rows: Array.from({ length: 40 }, (_, k) => ({ id: `row_${r.hex(8)}`, ok: k % 7 !== 0 })) } : {}) };
+      const snap = {
+        step: i,
+        cursor: `${e.job}/part-${String(i * r.int(1, 400)).padStart(5, "0")}`,
+        processed: i * r.int(100, 5_000),
+        ...(big ? { rows: Array.from({ length: 40 }, (_, k) => ({ id: `row_${r.hex(8)}`, ok: k % 7 !== 0 })) } : {}),
+      };
       this.ev("fiber.stashed", t, e.src, corr, { fiberName, snapshot: preview(snap) });
     }
     t += r.int(step / 2, step);
@@ -250,11 +331,30 @@ class Emitter {
       t += r.int(200, 30_000);
       if (e.recovery === "handled") this.ev("fiber.recovery.handled", t, e.src, inc, { fiberName, status: "recovered" });
       else if (e.recovery === "failed")
-        this.ev("fiber.recovery.failed", t, e.src, inc, { fiberName, error: r.pick(["cannot resume: cursor expired", "TypeError: Cannot read properties of undefined (reading 'rows')", "upstream 503 while reopening the export"]), reason: "handler_error" });
-      else if (e.recovery === "skipped") this.ev("fiber.recovery.skipped", t, e.src, inc, { fiberName, reason: r.pick(["no_handler", "snapshot_missing", "fiber_cancelled"]) });
+        this.ev("fiber.recovery.failed", t, e.src, inc, {
+          fiberName,
+          error: r.pick([
+            "cannot resume: cursor expired",
+            "TypeError: Cannot read properties of undefined (reading 'rows')",
+            "upstream 503 while reopening the export",
+          ]),
+          reason: "handler_error",
+        });
+      else if (e.recovery === "skipped")
+        this.ev("fiber.recovery.skipped", t, e.src, inc, { fiberName, reason: r.pick(["no_handler", "snapshot_missing", "fiber_cancelled"]) });
       return;
     }
-    if (r.chance(0.06)) this.ev("fiber.failed", t, e.src, corr, { fiberName, elapsedMs: t - e.t, error: r.pick(["RangeError: Maximum call stack size exceeded", "D1_ERROR: too many SQL variables", "fetch failed: upstream timed out after 30000 ms", "invoice total mismatch: 1204.50 != 1204.05"]) });
+    if (r.chance(0.06))
+      this.ev("fiber.failed", t, e.src, corr, {
+        fiberName,
+        elapsedMs: t - e.t,
+        error: r.pick([
+          "RangeError: Maximum call stack size exceeded",
+          "D1_ERROR: too many SQL variables",
+          "fetch failed: upstream timed out after 30000 ms",
+          "invoice total mismatch: 1204.50 != 1204.05",
+        ]),
+      });
     else this.ev("fiber.completed", t, e.src, corr, { fiberName, elapsedMs: t - e.t });
   }
 
@@ -273,7 +373,13 @@ class Emitter {
       this.ev("session.status_running", (t += r.int(1, 20)), src, ses, { turnSeq, ...(resumed ? { detail: "resumed after eviction" } : {}) });
     };
     const stash = (step: number, pendingTool: string | null, streamedChars: number) =>
-      this.ev("fiber.stashed", (t += r.int(5, 200)), src, { fiberId: e.fiberIds[fi]! }, { fiberName, snapshot: preview({ turnSeq, step, pendingTool, streamedChars }) });
+      this.ev(
+        "fiber.stashed",
+        (t += r.int(5, 200)),
+        src,
+        { fiberId: e.fiberIds[fi]! },
+        { fiberName, snapshot: preview({ turnSeq, step, pendingTool, streamedChars }) },
+      );
     const op = (opKind: string, idempotent: boolean, complete: boolean) => {
       const c = opCorr();
       this.ev("op.started", (t += r.int(2, 50)), src, c, { opKind, turnSeq, idempotent });
@@ -304,7 +410,8 @@ class Emitter {
         this.ev("backup.created", (t += r.int(1_000, 60_000)), src, ses, { ...scope, expiresAt: t + BACKUP_TTL_MS, bytes: r.int(2_000, 6_000_000) });
         if (r.chance(0.1)) this.ev("backup.restored", t + r.int(HOUR, 2 * DAY), src, ses, scope);
       }
-      if (turnSeq === e.session.turns.length && r.chance(0.05)) this.ev("session.status_terminated", t + r.int(MIN, HOUR), src, ses, { detail: "terminated by the owner" });
+      if (turnSeq === e.session.turns.length && r.chance(0.05))
+        this.ev("session.status_terminated", t + r.int(MIN, HOUR), src, ses, { detail: "terminated by the owner" });
       return;
     }
 
@@ -326,7 +433,13 @@ class Emitter {
       this.ev("fiber.recovery.detected", t, src, fc, { fiberName });
       this.ev("fiber.recovery.attempt", (t += r.int(5, 300)), src, fc, { fiberName });
       if (inc.outcome === "open") {
-        this.ev("session.status_rescheduled", (t += r.int(5, 300)), src, { ...ses, incidentId: turnInc }, { turnSeq, detail: `step 1, ${chars} chars streamed`, recoveryCount: k });
+        this.ev(
+          "session.status_rescheduled",
+          (t += r.int(5, 300)),
+          src,
+          { ...ses, incidentId: turnInc },
+          { turnSeq, detail: `step 1, ${chars} chars streamed`, recoveryCount: k },
+        );
         return;
       }
       if (k > MAX_TURN_RECOVERIES) {
@@ -336,7 +449,13 @@ class Emitter {
         this.ev("fiber.recovery.handled", (t += r.int(1, 50)), src, fc, { fiberName, status: "gave_up" });
         return;
       }
-      this.ev("session.status_rescheduled", (t += r.int(5, 300)), src, { ...ses, incidentId: turnInc }, { turnSeq, detail: `step ${inFlight ? 2 : 1}, ${chars} chars streamed`, recoveryCount: k });
+      this.ev(
+        "session.status_rescheduled",
+        (t += r.int(5, 300)),
+        src,
+        { ...ses, incidentId: turnInc },
+        { turnSeq, detail: `step ${inFlight ? 2 : 1}, ${chars} chars streamed`, recoveryCount: k },
+      );
       this.ev("fiber.recovery.handled", (t += r.int(5, 300)), src, fc, { fiberName, status: "recovered" });
       fi++;
       startFiber(true);
@@ -344,10 +463,27 @@ class Emitter {
     if (inFlight) {
       const detail = `started at ${new Date(e.t).toISOString()} with no completion recorded; not re-run`;
       this.ev("op.ambiguous", (t += r.int(50, 2_000)), src, inFlight, { opKind: tool, turnSeq, idempotent: false, detail });
-      this.ev("fiber.failed", (t += r.int(1, 50)), src, { fiberId: e.fiberIds[fi]! }, { fiberName, elapsedMs: t - e.t, error: `AmbiguousOpError: ${tool} may have run; not re-issued` });
-      this.ev("session.status_idle", (t += r.int(1, 20)), src, { ...ses, incidentId: turnInc }, { turnSeq, detail: `${tool} (${inFlight.opId}) may have run; not re-issued` });
+      this.ev(
+        "fiber.failed",
+        (t += r.int(1, 50)),
+        src,
+        { fiberId: e.fiberIds[fi]! },
+        { fiberName, elapsedMs: t - e.t, error: `AmbiguousOpError: ${tool} may have run; not re-issued` },
+      );
+      this.ev(
+        "session.status_idle",
+        (t += r.int(1, 20)),
+        src,
+        { ...ses, incidentId: turnInc },
+        { turnSeq, detail: `${tool} (${inFlight.opId}) may have run; not re-issued` },
+      );
       if (r.chance(0.6)) {
-        const resolution = r.weighted([["verified_ran", 50], ["verified_not_ran", 30], ["reissued", 10], ["abandoned", 10]] as const);
+        const resolution = r.weighted([
+          ["verified_ran", 50],
+          ["verified_not_ran", 30],
+          ["reissued", 10],
+          ["abandoned", 10],
+        ] as const);
         this.ev("op.resolved", t + r.int(10 * MIN, 12 * HOUR), src, inFlight, { opKind: tool, turnSeq, resolution });
       }
       return;
@@ -372,11 +508,15 @@ class Emitter {
     t += r.int(1_000, 120_000);
     const base = { attempt: attempts, maxAttempts, recoveryKind };
     if (e.outcome === "completed") this.ev("chat.recovery.completed", t, e.src, corr, base);
-    else if (e.outcome === "failed") this.ev("chat.recovery.failed", t, e.src, corr, { ...base, reason: r.pick(["model_error", "tool_error", "storage_error"]) });
+    else if (e.outcome === "failed")
+      this.ev("chat.recovery.failed", t, e.src, corr, { ...base, reason: r.pick(["model_error", "tool_error", "storage_error"]) });
     else if (e.outcome === "skipped") this.ev("chat.recovery.skipped", t, e.src, corr, { ...base, reason: r.pick(["client_disconnected", "stale_request"]) });
     else if (e.outcome === "exhausted") {
       const reason = r.weighted(EXHAUSTION_REASONS.map((x, i) => [x, [45, 25, 12, 8, 6, 4][i]!] as const));
-      const partial = `I checked order ${r.int(10_000, 99_999)} and the refund for ${r.pick(["the duplicate charge", "the late delivery", "the cancelled plan"])} is `.repeat(r.int(1, 12));
+      const partial =
+        `I checked order ${r.int(10_000, 99_999)} and the refund for ${r.pick(["the duplicate charge", "the late delivery", "the cancelled plan"])} is `.repeat(
+          r.int(1, 12),
+        );
       this.ev("chat.recovery.exhausted", t, e.src, corr, {
         ...base,
         reason,
@@ -390,30 +530,74 @@ class Emitter {
   private admin(e: Extract<Entity, { kind: "audit" }>): void {
     const r = this.r;
     const action = r.chance(0.6) ? "force_idle" : "trigger_alarm";
-    const result = r.weighted([["ok", 70], ["noop", 10], ["error", 8], ["denied", 10], ["invalid", 2]] as const);
+    const result = r.weighted([
+      ["ok", 70],
+      ["noop", 10],
+      ["error", 8],
+      ["denied", 10],
+      ["invalid", 2],
+    ] as const);
     const actor = result === "denied" ? `viewer${r.int(1, 40)}@example.com` : r.pick(OPERATORS);
     const status = (s: string) => ({
       status: s,
       runCount: r.int(0, 4),
       nextAlarm: r.chance(0.5) ? e.t + r.int(MIN, HOUR) : null,
-      schedules: Array.from({ length: r.int(0, 3) }, () => ({ id: r.hex(12), callback: r.pick(["idleCheck", "sweepBackups", "retryTurn"]), time: e.t + r.int(MIN, DAY), running: false })),
+      schedules: Array.from({ length: r.int(0, 3) }, () => ({
+        id: r.hex(12),
+        callback: r.pick(["idleCheck", "sweepBackups", "retryTurn"]),
+        time: e.t + r.int(MIN, DAY),
+        running: false,
+      })),
       pendingScheduleCount: r.int(0, 3),
       chatRecoveryIncidents: [],
     });
     const ok = result === "ok" || result === "noop";
     const before = ok ? status(r.pick(["running", "stuck", "recovering"])) : null;
     const after = ok ? status("idle") : null;
-    const reason = r.pick(["stuck turn blocking the queue, customer waiting", "recovery loop for 40 min (INC-2291)", "alarm did not fire after deploy", "paged: exhaustion storm", "checking a suspected double charge"]);
-    const error = result === "error" ? "unavailable: the agent could not be reached: timed out after 10000 ms" : result === "denied" ? `not_permitted: refused: ${actor} has the viewer role; this action needs operator` : result === "invalid" ? "invalid_input: reason: is required" : null;
+    const reason = r.pick([
+      "stuck turn blocking the queue, customer waiting",
+      "recovery loop for 40 min (INC-2291)",
+      "alarm did not fire after deploy",
+      "paged: exhaustion storm",
+      "checking a suspected double charge",
+    ]);
+    const error =
+      result === "error"
+        ? "unavailable: the agent could not be reached: timed out after 10000 ms"
+        : result === "denied"
+          ? `not_permitted: refused: ${actor} has the viewer role; this action needs operator`
+          : result === "invalid"
+            ? "invalid_input: reason: is required"
+            : null;
     this.audit.push({
-      id: r.uuid(), time: e.t, actor, role: result === "denied" ? "viewer" : "operator", action, target_class: e.src.agentClass, target_name: e.src.agentName,
-      reason: result === "invalid" ? "" : reason, before: before && JSON.stringify(before), after: after && JSON.stringify(after), result, error,
+      id: r.uuid(),
+      time: e.t,
+      actor,
+      role: result === "denied" ? "viewer" : "operator",
+      action,
+      target_class: e.src.agentClass,
+      target_name: e.src.agentName,
+      reason: result === "invalid" ? "" : reason,
+      before: before && JSON.stringify(before),
+      after: after && JSON.stringify(after),
+      result,
+      error,
     });
-    const summary = (s: ReturnType<typeof status> | null) => (s ? { status: s.status, runCount: s.runCount, nextAlarm: s.nextAlarm, chatRecoveryIncidents: 0 } : undefined);
-    this.ev(action === "force_idle" ? "admin.force_idle" : "admin.trigger_alarm", e.t + r.int(5, 200), e.src, {}, {
-      actor, reason: result === "invalid" ? "(none given)" : reason, result: result === "invalid" ? "error" : result,
-      ...(before ? { before: summary(before) } : {}), ...(after ? { after: summary(after) } : {}),
-    });
+    const summary = (s: ReturnType<typeof status> | null) =>
+      s ? { status: s.status, runCount: s.runCount, nextAlarm: s.nextAlarm, chatRecoveryIncidents: 0 } : undefined;
+    this.ev(
+      action === "force_idle" ? "admin.force_idle" : "admin.trigger_alarm",
+      e.t + r.int(5, 200),
+      e.src,
+      {},
+      {
+        actor,
+        reason: result === "invalid" ? "(none given)" : reason,
+        result: result === "invalid" ? "error" : result,
+        ...(before ? { before: summary(before) } : {}),
+        ...(after ? { after: summary(after) } : {}),
+      },
+    );
   }
 
   /** The rest of the traffic: SDK events we do not model, context compactions, stalls, repairs. */
@@ -423,14 +607,50 @@ class Emitter {
     const src = chat ? agents.chat[r.skew(agents.chat.length)]! : agents.bg[r.skew(agents.bg.length)]!;
     this.r = r;
     this.trace = r.hex(32);
-    const kind = chat ? r.weighted([["sdk", 45], ["compacted", 35], ["stalled", 10], ["repaired", 10]] as const) : "sdk";
+    const kind = chat
+      ? r.weighted([
+          ["sdk", 45],
+          ["compacted", 35],
+          ["stalled", 10],
+          ["repaired", 10],
+        ] as const)
+      : "sdk";
     const requestId = `req_${r.nano(16)}`;
-    if (kind === "compacted") this.ev("chat.context.compacted", t, src, { requestId }, { mode: r.chance(0.8) ? "proactive" : "reactive", shortened: r.chance(0.9), ...(r.chance(0.3) ? { attempt: r.int(1, 3) } : {}) });
+    if (kind === "compacted")
+      this.ev(
+        "chat.context.compacted",
+        t,
+        src,
+        { requestId },
+        { mode: r.chance(0.8) ? "proactive" : "reactive", shortened: r.chance(0.9), ...(r.chance(0.3) ? { attempt: r.int(1, 3) } : {}) },
+      );
     else if (kind === "stalled") this.ev("chat.stream.stalled", t, src, { requestId }, { timeoutMs: 30_000 });
-    else if (kind === "repaired") this.ev("chat.transcript.repaired", t, src, { requestId }, { removedToolCalls: r.int(0, 3), normalizedInputs: r.int(0, 5), toolCallIds: [`call_${r.hex(12)}`] });
+    else if (kind === "repaired")
+      this.ev(
+        "chat.transcript.repaired",
+        t,
+        src,
+        { requestId },
+        { removedToolCalls: r.int(0, 3), normalizedInputs: r.int(0, 5), toolCallIds: [`call_${r.hex(12)}`] },
+      );
     else {
-      const sdkType = r.pick(["rpc", "schedule:create", "schedule:execute", "state:update", "connect", "message:request", "message:response", "mcp:client:connect"]);
-      this.ev("sdk.event", t, src, {}, { sdkType, data: preview({ method: r.pick(["getState", "chat", "runTask", "sync"]), connectionId: r.uuid(), durationMs: r.int(1, 2_000) }) });
+      const sdkType = r.pick([
+        "rpc",
+        "schedule:create",
+        "schedule:execute",
+        "state:update",
+        "connect",
+        "message:request",
+        "message:response",
+        "mcp:client:connect",
+      ]);
+      this.ev(
+        "sdk.event",
+        t,
+        src,
+        {},
+        { sdkType, data: preview({ method: r.pick(["getState", "chat", "runTask", "sync"]), connectionId: r.uuid(), durationMs: r.int(1, 2_000) }) },
+      );
     }
   }
 }
@@ -469,7 +689,8 @@ export async function seedFleet(db: D1Database = env.DB): Promise<SeedResult> {
       if (n >= 200 && (written + n) % 97 !== 0) continue;
       const v = parseEvent(e);
       if (!v.ok) invalid ??= `${e.type}: ${v.reason}`;
-      else if (JSON.stringify(v.event.payload) !== JSON.stringify(e.payload)) invalid ??= `${e.type}: validation changes its payload to ${JSON.stringify(v.event.payload)}`;
+      else if (JSON.stringify(v.event.payload) !== JSON.stringify(e.payload))
+        invalid ??= `${e.type}: validation changes its payload to ${JSON.stringify(v.event.payload)}`;
     }
     if (invalid) throw new Error(`seeded an event ingest would reject or change: ${invalid}`);
     written += events.length;
@@ -506,7 +727,8 @@ export async function seedFleet(db: D1Database = env.DB): Promise<SeedResult> {
   const after = await countRows(db);
   const counts = Object.fromEntries(TABLES.map((t) => [t, after[t] - before[t]])) as SeedResult["counts"];
   const want = { events: FLEET.events, runs: FLEET.fibers, incidents: FLEET.incidents, sessions: FLEET.sessions, audit_log: FLEET.audit };
-  for (const [t, n] of Object.entries(want)) if (counts[t as keyof typeof counts] !== n) throw new Error(`seeded ${counts[t as keyof typeof counts]} ${t}, expected ${n}`);
+  for (const [t, n] of Object.entries(want))
+    if (counts[t as keyof typeof counts] !== n) throw new Error(`seeded ${counts[t as keyof typeof counts]} ${t}, expected ${n}`);
   return { ms: performance.now() - t0, picks, counts };
 }
 

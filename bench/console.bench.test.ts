@@ -1,8 +1,8 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
-import { DEFAULT_LIMIT, type Page, type PageOptions, listBackups, listRuns, listIncidents, listSessions } from "../src/store/read-models";
 import { asset } from "../console/assets";
+import { DEFAULT_LIMIT, listBackups, listIncidents, listRuns, listSessions, type Page, type PageOptions } from "../src/store/read-models";
 import { app } from "../worker/app";
 import { FLEET, type SeedResult, seedFleet } from "./console-fleet";
 import { interleave, median, medianRatio, report } from "./report";
@@ -188,9 +188,21 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
     }
     const t = await interleave(ROUNDS, repeated(bare), repeated(page));
     const ta = await interleave(ROUNDS, repeated(bare), repeated(inIsolate));
-    const r: Result = { ...spec, rowsRead, calls: rec.calls.length, pageMs: median(t.b) / REPS, appMs: median(ta.b) / REPS, sqlMs: median(t.a) / REPS, ratio: medianRatio(t), gz };
+    const r: Result = {
+      ...spec,
+      rowsRead,
+      calls: rec.calls.length,
+      pageMs: median(t.b) / REPS,
+      appMs: median(ta.b) / REPS,
+      sqlMs: median(t.a) / REPS,
+      ratio: medianRatio(t),
+      gz,
+    };
     results.push(r);
-    const rowsPart = spec.kind === "overview" ? `rows_read ${fmt(rowsRead)} (aggregates: counts + 24 h rollups; no page-size target)` : `rows_read ${rowsRead} (target <= ${ROWS_TARGET}: ${verdict(rowsRead <= ROWS_TARGET)})`;
+    const rowsPart =
+      spec.kind === "overview"
+        ? `rows_read ${fmt(rowsRead)} (aggregates: counts + 24 h rollups; no page-size target)`
+        : `rows_read ${rowsRead} (target <= ${ROWS_TARGET}: ${verdict(rowsRead <= ROWS_TARGET)})`;
     report(
       `console ${spec.name} [${spec.path.length > 60 ? `${spec.path.slice(0, 57)}...` : spec.path}]: ${rowsPart}, ${r.calls} D1 round trips; ` +
         `page ${r.pageMs.toFixed(2)} ms vs bare SQL ${r.sqlMs.toFixed(2)} ms = ${r.ratio.toFixed(2)}x (target <= ${RATIO_TARGET}x: ${verdict(r.ratio <= RATIO_TARGET)}; median per-round ratio, ${ROUNDS} interleaved rounds of ${REPS} requests each), ` +
@@ -234,7 +246,18 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
   row(["page", "rows_read", "<=60", "page ms", "app ms", "SQL ms", "ratio", "<=1.3x", "HTML gz", "<=60KB"]);
   for (const r of results) {
     const rowsOk = r.kind === "overview" ? "n/a" : verdict(r.rowsRead <= ROWS_TARGET);
-    row([r.name, fmt(r.rowsRead), rowsOk, r.pageMs.toFixed(2), r.appMs.toFixed(2), r.sqlMs.toFixed(2), `${r.ratio.toFixed(2)}x`, verdict(r.ratio <= RATIO_TARGET), `${kb(r.gz)} KB`, verdict(r.gz <= HTML_GZ_TARGET)]);
+    row([
+      r.name,
+      fmt(r.rowsRead),
+      rowsOk,
+      r.pageMs.toFixed(2),
+      r.appMs.toFixed(2),
+      r.sqlMs.toFixed(2),
+      `${r.ratio.toFixed(2)}x`,
+      verdict(r.ratio <= RATIO_TARGET),
+      `${kb(r.gz)} KB`,
+      verdict(r.gz <= HTML_GZ_TARGET),
+    ]);
   }
   row(["overview + 4 assets (gz)", "", "", "", "", "", "", "<=150KB", `${kb(bundle)} KB`, verdict(bundle <= OVERVIEW_BUNDLE_TARGET)]);
   report(

@@ -1,4 +1,5 @@
 /** Bench entry: the real Worker plus two otherwise identical agents, with and without telemetry. */
-export { default } from "../worker/index";
+
 export * from "../worker/index";
+export { default } from "../worker/index";
 export { BenchPlainAgent, BenchTelemetryAgent } from "./agents";

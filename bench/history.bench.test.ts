@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { historyEvents, historySearch } from "../src/store/history/read";
 import { slotOf } from "../src/store/history/layout";
+import { historyEvents, historySearch } from "../src/store/history/read";
 import { writeHistory } from "../worker/ingest/history";
 import { fleetEvents } from "./console-fleet";
 import { report } from "./report";
@@ -42,7 +42,7 @@ it("R2 history: objects put (Class A) and compressed bytes per event, by shard c
     }
     const ms = performance.now() - t0;
     const putsPerMillion = (objects / events.length) * 1e6;
-    const gbPerMillion = (bytes / events.length) * 1e6 / 1e9;
+    const gbPerMillion = ((bytes / events.length) * 1e6) / 1e9;
     report(
       `history: HISTORY_SHARDS=${shards}: ${(objects / (events.length / BATCH)).toFixed(2)} puts per batch of ${BATCH}, ${putsPerMillion.toFixed(0)} Class A per million events ($${((putsPerMillion / 1e6) * CLASS_A_PER_MILLION).toFixed(3)}), ` +
         `${(bytes / events.length).toFixed(1)} bytes/event gzip (${(raw / events.length).toFixed(0)} raw, ${(raw / bytes).toFixed(1)}x), storage $${(gbPerMillion * STORAGE_PER_GB_MONTH).toFixed(5)} per million events per month; ` +
@@ -52,7 +52,8 @@ it("R2 history: objects put (Class A) and compressed bytes per event, by shard c
   }
   // Reads against what the 4-shard pass wrote: the busiest agent's whole span, a 2-minute window of it, and an id lookup.
   const byAgent = new Map<string, number>();
-  for (const e of events) byAgent.set(JSON.stringify([e.source.agentClass, e.source.agentName]), (byAgent.get(JSON.stringify([e.source.agentClass, e.source.agentName])) ?? 0) + 1);
+  for (const e of events)
+    byAgent.set(JSON.stringify([e.source.agentClass, e.source.agentName]), (byAgent.get(JSON.stringify([e.source.agentClass, e.source.agentName])) ?? 0) + 1);
   const [hot] = [...byAgent.entries()].sort((a, b) => b[1] - a[1])[0]!;
   const [agentClass, agentName] = JSON.parse(hot) as [string, string];
   const mine = events.filter((e) => e.source.agentClass === agentClass && e.source.agentName === agentName);
@@ -63,12 +64,18 @@ it("R2 history: objects put (Class A) and compressed bytes per event, by shard c
   for (const [name, [lo, hi]] of Object.entries(reads)) {
     const r = await historyEvents(env.HISTORY!, { shards: 4 }, { agent: { agentClass, agentName }, from: lo, to: hi });
     day ??= r;
-    report(`history read: busiest agent (${mine.length} events), ${name} (${((hi - lo) / 60_000).toFixed(1)} min), HISTORY_SHARDS=4: ${r.events.length} events, ${r.scan.lists} lists, ${r.scan.objectsListed} listed, ${r.scan.objectsSkipped} skipped by metadata, ${r.scan.objectsFetched} fetched (${r.scan.bytes} bytes)${r.scan.complete ? "" : `, incomplete: ${r.scan.reason}`}`);
+    report(
+      `history read: busiest agent (${mine.length} events), ${name} (${((hi - lo) / 60_000).toFixed(1)} min), HISTORY_SHARDS=4: ${r.events.length} events, ${r.scan.lists} lists, ${r.scan.objectsListed} listed, ${r.scan.objectsSkipped} skipped by metadata, ${r.scan.objectsFetched} fetched (${r.scan.bytes} bytes)${r.scan.complete ? "" : `, incomplete: ${r.scan.reason}`}`,
+    );
   }
   const traced = mine.at(-1)!;
   const search = await historySearch(env.HISTORY!, { traceId: traced.corr.traceId, to: String(to) });
-  report(`history read: traceId lookup over 24 h (HISTORY_SHARDS=4): ${search.events.length} events, ${search.scan.lists} lists, ${search.scan.objectsListed} listed, ${search.scan.objectsSkipped} skipped by Bloom filter, ${search.scan.objectsFetched} fetched${search.scan.complete ? "" : `, incomplete: ${search.scan.reason}`}`);
+  report(
+    `history read: traceId lookup over 24 h (HISTORY_SHARDS=4): ${search.events.length} events, ${search.scan.lists} lists, ${search.scan.objectsListed} listed, ${search.scan.objectsSkipped} skipped by Bloom filter, ${search.scan.objectsFetched} fetched${search.scan.complete ? "" : `, incomplete: ${search.scan.reason}`}`,
+  );
   expect(day!.events.length).toBeGreaterThan(0);
-  const want = events.filter((e) => e.corr.traceId === traced.corr.traceId && e.time <= to && e.time >= Math.floor(to / 3_600_000) * 3_600_000 - 23 * 3_600_000);
+  const want = events.filter(
+    (e) => e.corr.traceId === traced.corr.traceId && e.time <= to && e.time >= Math.floor(to / 3_600_000) * 3_600_000 - 23 * 3_600_000,
+  );
   expect(search.events.map((e) => e.id).sort()).toEqual(want.map((e) => e.id).sort());
 });

@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { expect, it } from "vitest";
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { chatIncidentLife, fiberLife, makeEvent } from "../test/fixtures/events";
 import { ingestBatch } from "../worker/ingest/consumer";
 import { toRows } from "../worker/ingest/rows";
 import type { SegmentRow } from "../worker/ingest/segments";
-import { chatIncidentLife, fiberLife, makeEvent } from "../test/fixtures/events";
 import { interleave, median, medianRatio, report } from "./report";
 
 const BATCH = 100;
@@ -26,7 +26,17 @@ function eventMix(n: number, tag: string): TelemetryEvent[] {
 async function rawInsert(events: TelemetryEvent[]): Promise<void> {
   const segs = new Map<number, SegmentRow[]>();
   for (const r of toRows(events, Date.now()).events) segs.set(r.ch, [...(segs.get(r.ch) ?? []), r]);
-  const rows = [...segs.values()].map((g) => [g[0]!.agent_class, g[0]!.agent_name, g[0]!.k, g[g.length - 1]!.k, Math.min(...g.map((r) => r.t)), Math.max(...g.map((r) => r.t)), g.length, g[0]!.ra, JSON.stringify(g.map((r) => r.e))]);
+  const rows = [...segs.values()].map((g) => [
+    g[0]!.agent_class,
+    g[0]!.agent_name,
+    g[0]!.k,
+    g[g.length - 1]!.k,
+    Math.min(...g.map((r) => r.t)),
+    Math.max(...g.map((r) => r.t)),
+    g.length,
+    g[0]!.ra,
+    JSON.stringify(g.map((r) => r.e)),
+  ]);
   const cols = ["agent_class", "agent_name", "seq_from", "seq_to", "time_from", "time_to", "n", "received_at", "body"];
   const perStmt = Math.floor(100 / cols.length);
   const stmts: D1PreparedStatement[] = [];
@@ -46,7 +56,11 @@ it("ingest path events/s vs a raw batched INSERT into the same local D1", async 
     rounds,
     async () => {
       const evs = eventMix(perRound, `p${round++}`);
-      for (let i = 0; i < evs.length; i += BATCH) await ingestBatch(env.DB, evs.slice(i, i + BATCH).map((body, j) => ({ id: `${i}-${j}`, body })));
+      for (let i = 0; i < evs.length; i += BATCH)
+        await ingestBatch(
+          env.DB,
+          evs.slice(i, i + BATCH).map((body, j) => ({ id: `${i}-${j}`, body })),
+        );
     },
     async () => {
       const evs = eventMix(perRound, `r${round++}`);
@@ -55,7 +69,9 @@ it("ingest path events/s vs a raw batched INSERT into the same local D1", async 
   );
   const pipe = (perRound / median(times.a)) * 1000;
   const raw = (perRound / median(times.b)) * 1000;
-  report(`ingest: pipeline ${pipe.toFixed(0)} events/s (validate + events + 5 projections), raw INSERT ${raw.toFixed(0)} events/s, ratio ${medianRatio(times).toFixed(2)}x (target >= 0.9x; median per-round ratio over ${rounds} interleaved rounds of ${perRound} events in batches of ${BATCH})`);
+  report(
+    `ingest: pipeline ${pipe.toFixed(0)} events/s (validate + events + 5 projections), raw INSERT ${raw.toFixed(0)} events/s, ratio ${medianRatio(times).toFixed(2)}x (target >= 0.9x; median per-round ratio over ${rounds} interleaved rounds of ${perRound} events in batches of ${BATCH})`,
+  );
   expect(pipe).toBeGreaterThan(0);
 });
 
@@ -82,6 +98,8 @@ it("runFiber with telemetry vs without, same agent and same work", async () => {
   const stats = await withTel.settle();
   const a = median(times.a) / calls;
   const b = median(times.b) / calls;
-  report(`runFiber: without telemetry ${a.toFixed(3)} ms/call, with telemetry ${b.toFixed(3)} ms/call, ratio ${medianRatio(times).toFixed(3)}x (target <= 1.05x; median per-round ratio over ${rounds} interleaved rounds of ${calls} calls; ${steps} synchronous stashes per fiber; telemetry sent ${stats.sent}, errors ${stats.sendErrors})`);
+  report(
+    `runFiber: without telemetry ${a.toFixed(3)} ms/call, with telemetry ${b.toFixed(3)} ms/call, ratio ${medianRatio(times).toFixed(3)}x (target <= 1.05x; median per-round ratio over ${rounds} interleaved rounds of ${calls} calls; ${steps} synchronous stashes per fiber; telemetry sent ${stats.sent}, errors ${stats.sendErrors})`,
+  );
   expect(stats.sendErrors).toBe(0);
 });

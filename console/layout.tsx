@@ -68,7 +68,9 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
         ))}
       </head>
       <body hx-headers={ctx.hxHeaders} data-poll-seconds={String(ctx.pollSeconds)}>
-        <a class="skip-link" href="#content">Skip to content</a>
+        <a class="skip-link" href="#content">
+          Skip to content
+        </a>
         {ctx.devBanner ? (
           <div class="dev-banner" role="alert">
             {ctx.devBanner}
@@ -87,7 +89,9 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
           </nav>
           {/* biome-ignore lint/a11y/useSemanticElements: hono/jsx types no <search> element; role="search" on the form is its ARIA equivalent */}
           <form class="search" method="get" action={LISTS.search} role="search">
-            <label for="global-search" class="visually-hidden">Search any id</label>
+            <label for="global-search" class="visually-hidden">
+              Search any id
+            </label>
             <input id="global-search" type="search" name="q" placeholder="Search any id (/)" maxlength={200} autocomplete="off" spellcheck={false} />
           </form>
           {/* Times are rendered in UTC; time.js shows the toggle and rewrites them in the reader's zone (kept in localStorage). */}
@@ -123,12 +127,21 @@ function ShortcutHelp() {
         <dl>
           {SHORTCUTS.map(([keys, what]) => (
             <>
-              <dt>{keys.map((k, i) => <>{i ? " then " : ""}<kbd>{k}</kbd></>)}</dt>
+              <dt>
+                {keys.map((k, i) => (
+                  <>
+                    {i ? " then " : ""}
+                    <kbd>{k}</kbd>
+                  </>
+                ))}
+              </dt>
               <dd>{what}</dd>
             </>
           ))}
         </dl>
-        <button type="button" data-close-shortcut-help>Close</button>
+        <button type="button" data-close-shortcut-help>
+          Close
+        </button>
       </div>
     </div>
   );

@@ -14,9 +14,19 @@ const ROOMS: Room[] = [
   { name: "admin-rpc", dir: "src/admin-rpc", mayImport: [], packages: /^(agents(\/.*)?|zod|@agent-oncall\/telemetry)$/ },
   { name: "store", dir: "src/store", mayImport: ["telemetry", "admin-rpc"], packages: /^(drizzle-orm(\/.*)?|zod|@agent-oncall\/telemetry(\/contract)?)$/ },
   { name: "console", dir: "console", mayImport: ["store", "admin-rpc"], packages: /^(hono(\/.*)?)$/ },
-  { name: "worker", dir: "worker", mayImport: ["telemetry", "admin-rpc", "store", "console"], packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp))?)$/ },
+  {
+    name: "worker",
+    dir: "worker",
+    mayImport: ["telemetry", "admin-rpc", "store", "console"],
+    packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp))?)$/,
+  },
   // The demo fleet is a user of the packages: package names only, never a path into the console's repo.
-  { name: "demo-fleet", dir: "examples/demo-fleet/src", mayImport: [], packages: /^(agents(\/.*)?|zod|hono(\/.*)?|ai|@ai-sdk\/.*|@cloudflare\/think|@agent-oncall\/(telemetry|admin-rpc)(\/(otlp|contract))?)$/ },
+  {
+    name: "demo-fleet",
+    dir: "examples/demo-fleet/src",
+    mayImport: [],
+    packages: /^(agents(\/.*)?|zod|hono(\/.*)?|ai|@ai-sdk\/.*|@cloudflare\/think|@agent-oncall\/(telemetry|admin-rpc)(\/(otlp|contract))?)$/,
+  },
 ];
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\("([^"]+)"\)/g;
@@ -39,7 +49,9 @@ const TELEMETRY_DIR = path.join(repoRoot, "src/telemetry");
 const TELEMETRY_PACKAGE = "@agent-oncall/telemetry";
 /** The telemetry package's published entry points (its exports map): what the rooms may import by name. */
 const telemetryEntries = new Set(
-  Object.keys((JSON.parse(readFileSync(path.join(TELEMETRY_DIR, "package.json"), "utf8")) as { exports: Record<string, unknown> }).exports).map((k) => (k === "." ? TELEMETRY_PACKAGE : `${TELEMETRY_PACKAGE}/${k.slice(2)}`)),
+  Object.keys((JSON.parse(readFileSync(path.join(TELEMETRY_DIR, "package.json"), "utf8")) as { exports: Record<string, unknown> }).exports).map((k) =>
+    k === "." ? TELEMETRY_PACKAGE : `${TELEMETRY_PACKAGE}/${k.slice(2)}`,
+  ),
 );
 const insideTelemetry = (abs: string) => abs === TELEMETRY_DIR || abs.startsWith(TELEMETRY_DIR + path.sep);
 
@@ -61,7 +73,8 @@ for (const room of ROOMS) {
         }
       } else if (!room.packages.test(spec)) problems.push(`${rel} (${room.name}) imports the package ${spec}`);
       else if (spec === TELEMETRY_PACKAGE || spec.startsWith(`${TELEMETRY_PACKAGE}/`)) {
-        if (!telemetryEntries.has(spec)) problems.push(`${rel} (${room.name}) imports ${spec}, which is not one of the package's entry points (${[...telemetryEntries].join(", ")})`);
+        if (!telemetryEntries.has(spec))
+          problems.push(`${rel} (${room.name}) imports ${spec}, which is not one of the package's entry points (${[...telemetryEntries].join(", ")})`);
         if (room.name !== "telemetry") edges.get(room.name)!.add("telemetry");
       }
     }
@@ -74,7 +87,16 @@ for (const file of files(repoRoot, /\.(tsx?|mts|mjs|js)$/)) {
   for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) {
     const spec = (m[1] ?? m[2])!;
     if (spec.startsWith(".") && insideTelemetry(path.resolve(path.dirname(file), spec).replace(/\.(js|ts)$/, "")))
-      problems.push(`${path.relative(repoRoot, file)} imports ${spec}: import the telemetry package by name (${TELEMETRY_PACKAGE}${spec.includes("telemetry/") ? `/${spec.split("telemetry/").pop()!.replace(/\.(js|ts)$/, "")}` : ""}), so one copy loads`);
+      problems.push(
+        `${path.relative(repoRoot, file)} imports ${spec}: import the telemetry package by name (${TELEMETRY_PACKAGE}${
+          spec.includes("telemetry/")
+            ? `/${spec
+                .split("telemetry/")
+                .pop()!
+                .replace(/\.(js|ts)$/, "")}`
+            : ""
+        }), so one copy loads`,
+      );
   }
 }
 

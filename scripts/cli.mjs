@@ -19,8 +19,19 @@ import { batchHref, listHref, runHref } from "../console/links.ts";
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    url: { type: "string" }, reason: { type: "string" }, resolution: { type: "string" }, "result-ref": { type: "string" }, age: { type: "string" }, class: { type: "string" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false },
-    "incident-reason": { type: "string" }, "open-only": { type: "boolean", default: false }, status: { type: "string" }, "stuck-rule": { type: "string" }, "dry-run": { type: "boolean", default: false },
+    url: { type: "string" },
+    reason: { type: "string" },
+    resolution: { type: "string" },
+    "result-ref": { type: "string" },
+    age: { type: "string" },
+    class: { type: "string" },
+    json: { type: "boolean", default: false },
+    help: { type: "boolean", default: false },
+    "incident-reason": { type: "string" },
+    "open-only": { type: "boolean", default: false },
+    status: { type: "string" },
+    "stuck-rule": { type: "string" },
+    "dry-run": { type: "boolean", default: false },
   },
 });
 const base = (values.url ?? process.env.CONSOLE_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
@@ -46,10 +57,16 @@ function describeNonJson(res, path, text) {
   const head = `HTTP ${res.status} from ${path}`;
   const location = res.headers.get("location");
   const signIn = "is CF_ACCESS_TOKEN set to a current Access token for this console?";
-  if (res.status >= 300 && res.status < 400) return `${head}: a redirect to ${location ? oneLine(location, 120) : "(nowhere)"}, not the console's answer; ${signIn}`;
+  if (res.status >= 300 && res.status < 400)
+    return `${head}: a redirect to ${location ? oneLine(location, 120) : "(nowhere)"}, not the console's answer; ${signIn}`;
   const type = (res.headers.get("content-type") ?? "").split(";")[0].trim();
   const title = /<title[^>]*>([^<]*)<\/title>/i.exec(text)?.[1];
-  const what = /html/i.test(type) || /^\s*</.test(text) ? `an HTML page${title?.trim() ? ` titled "${oneLine(title, 100)}"` : ""}` : text.trim() ? `${type || "text"}: ${oneLine(text)}` : "an empty body";
+  const what =
+    /html/i.test(type) || /^\s*</.test(text)
+      ? `an HTML page${title?.trim() ? ` titled "${oneLine(title, 100)}"` : ""}`
+      : text.trim()
+        ? `${type || "text"}: ${oneLine(text)}`
+        : "an empty body";
   const hint = res.status === 401 || res.status === 403 ? `; ${signIn}` : res.status >= 500 ? "; the console or a proxy in front of it failed" : "";
   return `${head}: ${what}, not the console's JSON${hint}`;
 }
@@ -91,7 +108,7 @@ const print = (v) => console.log(values.json ? JSON.stringify(v, null, 2) : v);
 async function act(action) {
   const opArgs = action === "resolve-op" ? " <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF]" : "";
   if (!agentClass || !agentName || (opArgs && !opId)) fail(`usage: npm run cli -- ${action} <AgentClass> <name>${opArgs} --reason "why"`, 2);
-  if (!values.reason?.trim()) fail("a reason is required (--reason \"…\"); it goes to the audit log", 2);
+  if (!values.reason?.trim()) fail('a reason is required (--reason "…"); it goes to the audit log', 2);
   const { body: csrf } = await call("/api/csrf");
   const form = new URLSearchParams({ agentClass, agentName, reason: values.reason });
   // The console validates these (the route reads exactly the action's own fields) and answers in words.
@@ -100,7 +117,11 @@ async function act(action) {
     form.set("resolution", values.resolution ?? "");
     if (values["result-ref"]) form.set("resultRef", values["result-ref"]);
   }
-  const { status, body } = await call(`/actions/${action}`, { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } }, { allowRefusal: true });
+  const { status, body } = await call(
+    `/actions/${action}`,
+    { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } },
+    { allowRefusal: true },
+  );
   if (values.json) {
     print(body);
     if (!body.ok) process.exitCode = 1;
@@ -109,7 +130,9 @@ async function act(action) {
   if (!body.ok) refused(action, status, body);
   const v = body.value;
   if (action === "resolve-op") {
-    return console.log(`✓ ${agentClass} ${agentName}: op ${v.opId} (${v.after.kind}) ${v.before.status} → ${v.after.status}, recorded ${v.recorded}${v.resultRef ? `, result ${v.resultRef}` : ""}`);
+    return console.log(
+      `✓ ${agentClass} ${agentName}: op ${v.opId} (${v.after.kind}) ${v.before.status} → ${v.after.status}, recorded ${v.recorded}${v.resultRef ? `, result ${v.resultRef}` : ""}`,
+    );
   }
   // Force idle and trigger alarm are verified: the console read the agent back, and `result` says what that showed
   // (ok, partial: work still runs or the alarm did not run to its end, noop). A partial result exits 1.
@@ -129,7 +152,9 @@ async function act(action) {
     else if (v.notice) console.log(`! ${v.notice}`);
   } else {
     const outcome = v.outcome === "busy" ? "alarm NOT run: the agent is busy" : v.outcome === "still_running" ? "alarm started, not finished" : "alarm ran";
-    console.log(`${mark} ${agentClass} ${agentName}: ${v.result ?? "ok"}, ${outcome}; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}; agent ${v.after.status}${readBack}`);
+    console.log(
+      `${mark} ${agentClass} ${agentName}: ${v.result ?? "ok"}, ${outcome}; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}; agent ${v.after.status}${readBack}`,
+    );
     if (v.after?.notice) console.log(`! ${v.after.notice}`);
   }
   if (v.result === "partial") process.exitCode = 1;
@@ -157,9 +182,14 @@ async function verify() {
   const ageMs = Number(values.age ?? 10) * 60_000;
   const now = Date.now();
   const { body: overview } = await call("/");
-  const [running, incidents, sessions] = await Promise.all([all(listHref("runs", { outcome: "running" })), all(listHref("incidents", { status: "open" })), all(listHref("sessions", { status: "running" }))]);
+  const [running, incidents, sessions] = await Promise.all([
+    all(listHref("runs", { outcome: "running" })),
+    all(listHref("incidents", { status: "open" })),
+    all(listHref("sessions", { status: "running" })),
+  ]);
   const agents = new Map();
-  for (const x of [...running, ...incidents, ...sessions]) agents.set(`${x.agentClass}\u0000${x.agentName}`, { agentClass: x.agentClass, agentName: x.agentName });
+  for (const x of [...running, ...incidents, ...sessions])
+    agents.set(`${x.agentClass}\u0000${x.agentName}`, { agentClass: x.agentClass, agentName: x.agentName });
   const live = new Map();
   for (const [k, a] of agents) {
     const { status, body } = await call(`/api/agents/${encodeURIComponent(a.agentClass)}/${encodeURIComponent(a.agentName)}`, {}, { allowRefusal: true });
@@ -193,12 +223,16 @@ async function verify() {
       const shown = status === 200 ? body.run.status : "(not shown)";
       const expected = sdk.outcome ?? "running";
       // A fiber that settled under a minute ago may have its events in flight.
-      if (shown !== expected && !(f.completedAt && now - f.completedAt < 60_000)) disagree.push({ fiberId: f.fiberId, agent: `${a.agentClass}/${a.agentName}`, sdk: f.status, expected, shown });
+      if (shown !== expected && !(f.completedAt && now - f.completedAt < 60_000))
+        disagree.push({ fiberId: f.fiberId, agent: `${a.agentClass}/${a.agentName}`, sdk: f.status, expected, shown });
     }
   }
   const key = (x) => `${x.agentClass}\u0000${x.agentName}`;
   // A run whose last event is under a minute old may have its end in flight: counted apart, not as a lie.
-  const phantom = [], inFlight = [], unreachable = [], matched = [];
+  const phantom = [],
+    inFlight = [],
+    unreachable = [],
+    matched = [];
   for (const r of running) {
     const l = live.get(key(r));
     if (l.error) unreachable.push(r);
@@ -218,19 +252,32 @@ async function verify() {
     sessionsRunningButAgentIdlePastAge: busySessions.length,
     managedFibersShownOtherwise: disagree.length,
     managedFibers: disagree.slice(0, 20),
-    notLive: phantom.slice(0, 20).map((r) => ({ kind: r.kind, runId: r.runId, agent: `${r.agentClass}/${r.agentName}`, lastSeen: new Date(r.lastSeen).toISOString() })),
-    staleIncidents: staleIncidents.slice(0, 20).map((i) => ({ incidentId: i.incidentId, agent: `${i.agentClass}/${i.agentName}`, lastSeen: new Date(i.lastSeen).toISOString() })),
+    notLive: phantom
+      .slice(0, 20)
+      .map((r) => ({ kind: r.kind, runId: r.runId, agent: `${r.agentClass}/${r.agentName}`, lastSeen: new Date(r.lastSeen).toISOString() })),
+    staleIncidents: staleIncidents
+      .slice(0, 20)
+      .map((i) => ({ incidentId: i.incidentId, agent: `${i.agentClass}/${i.agentName}`, lastSeen: new Date(i.lastSeen).toISOString() })),
   };
   if (values.json) print(report);
   else {
-    console.log(`overview: ${report.overview.running} running (${Object.entries(report.overview.runningByKind).map(([k, v]) => `${k} ${v.n}, ${v.confirmed} confirmed`).join("; ")}), ${report.overview.openIncidents} open incidents`);
-    console.log(`running runs in the console: ${running.length}; live in their ${agents.size} agents: ${matched.length}; not live: ${phantom.length}; not live but last event under a minute ago: ${inFlight.length}; agent could not answer: ${unreachable.length}`);
-    console.log(`open incidents: ${incidents.length}, of which without an event or a confirmation for more than ${ageMs / 60_000} min: ${staleIncidents.length}`);
+    console.log(
+      `overview: ${report.overview.running} running (${Object.entries(report.overview.runningByKind)
+        .map(([k, v]) => `${k} ${v.n}, ${v.confirmed} confirmed`)
+        .join("; ")}), ${report.overview.openIncidents} open incidents`,
+    );
+    console.log(
+      `running runs in the console: ${running.length}; live in their ${agents.size} agents: ${matched.length}; not live: ${phantom.length}; not live but last event under a minute ago: ${inFlight.length}; agent could not answer: ${unreachable.length}`,
+    );
+    console.log(
+      `open incidents: ${incidents.length}, of which without an event or a confirmation for more than ${ageMs / 60_000} min: ${staleIncidents.length}`,
+    );
     console.log(`running sessions: ${sessions.length}, of which the agent is idle and no event for ${ageMs / 60_000} min: ${busySessions.length}`);
     for (const r of report.notLive) console.log(`  not live: ${r.kind} ${r.runId} of ${r.agent} (last event ${r.lastSeen})`);
     for (const i of report.staleIncidents) console.log(`  stale incident: ${i.incidentId} of ${i.agent} (last event ${i.lastSeen})`);
     console.log(`managed fibers of those agents whose console status is not the SDK's: ${disagree.length}`);
-    for (const f of report.managedFibers) console.log(`  managed fiber ${f.fiberId} of ${f.agent}: the SDK says ${f.sdk} (console: ${f.expected}), the console shows ${f.shown}`);
+    for (const f of report.managedFibers)
+      console.log(`  managed fiber ${f.fiberId} of ${f.agent}: the SDK says ${f.sdk} (console: ${f.expected}), the console shows ${f.shown}`);
   }
   if (phantom.length || staleIncidents.length || busySessions.length || disagree.length) process.exitCode = 1;
 }
@@ -240,9 +287,19 @@ async function verify() {
  * (POST /bulk) and its progress (GET /bulk/batches/:id) until every target finished. Exit 1 when any target failed.
  */
 async function bulk(verb) {
-  if (verb !== "force-idle" && verb !== "trigger-alarm") fail('usage: npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]', 2);
+  if (verb !== "force-idle" && verb !== "trigger-alarm")
+    fail(
+      'usage: npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]',
+      2,
+    );
   const filter = Object.fromEntries(
-    [["agentClass", values.class], ["incidentReason", values["incident-reason"]], ["openOnly", values["open-only"] ? "true" : undefined], ["status", values.status], ["stuckRule", values["stuck-rule"]]].filter(([, v]) => v !== undefined && v !== ""),
+    [
+      ["agentClass", values.class],
+      ["incidentReason", values["incident-reason"]],
+      ["openOnly", values["open-only"] ? "true" : undefined],
+      ["status", values.status],
+      ["stuckRule", values["stuck-rule"]],
+    ].filter(([, v]) => v !== undefined && v !== ""),
   );
   const query = new URLSearchParams(filter).toString();
   const { body } = await call(`${listHref("bulk")}?${query}`);
@@ -257,7 +314,11 @@ async function bulk(verb) {
   if (!values.reason?.trim()) fail('a reason is required (--reason "…"); it goes to the audit log for the batch and every agent', 2);
   const { body: csrf } = await call("/api/csrf");
   const form = new URLSearchParams({ ...filter, action: verb, reason: values.reason, expected: String(p.targets.length) });
-  const started = await call(listHref("bulk"), { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } }, { allowRefusal: true });
+  const started = await call(
+    listHref("bulk"),
+    { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } },
+    { allowRefusal: true },
+  );
   if (!started.body.ok) refused(`bulk ${verb}`, started.status, started.body);
   const { batchId, total } = started.body.value;
   if (!values.json) console.log(`batch ${batchId} started on ${total} agent(s): ${base}${batchHref(batchId)}`);
@@ -271,8 +332,10 @@ async function bulk(verb) {
     if (v.complete && v.result !== "pending") {
       if (values.json) print(prog);
       else {
-        for (const t of v.targets.filter((t) => t.result === "partial")) console.log(`  ! ${t.agentClass}\t${t.agentName}\tpartial: work still runs (see its audit row)`);
-        for (const t of v.targets.filter((t) => t.result !== "ok" && t.result !== "noop" && t.result !== "partial")) console.log(`  ✖ ${t.agentClass}\t${t.agentName}\t${t.result}: ${t.error ?? ""}`);
+        for (const t of v.targets.filter((t) => t.result === "partial"))
+          console.log(`  ! ${t.agentClass}\t${t.agentName}\tpartial: work still runs (see its audit row)`);
+        for (const t of v.targets.filter((t) => t.result !== "ok" && t.result !== "noop" && t.result !== "partial"))
+          console.log(`  ✖ ${t.agentClass}\t${t.agentName}\t${t.result}: ${t.error ?? ""}`);
         console.log(v.failed ? `✖ finished: ${v.failed} of ${v.total} failed` : `✓ finished: ${v.done} of ${v.total} done`);
       }
       if (v.failed) process.exitCode = 1;
@@ -283,7 +346,9 @@ async function bulk(verb) {
 }
 
 if (values.help || !command) {
-  console.log("usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | resolve-op <Class> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run]  [--url U] [--json]");
+  console.log(
+    "usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | resolve-op <Class> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run]  [--url U] [--json]",
+  );
   process.exit(command ? 0 : 2);
 } else if (command === "agents") {
   const q = values.class ? `?agentClass=${encodeURIComponent(values.class)}` : "";
@@ -297,7 +362,8 @@ if (values.help || !command) {
   else {
     const { status: st, runs } = body.value;
     console.log(`${agentClass} ${agentName}: ${st.status}, next alarm ${st.nextAlarm ? new Date(st.nextAlarm).toISOString() : "none"}`);
-    for (const r of runs?.runs ?? []) console.log(`  ${r.kind ?? "fiber"} ${r.id}\t${r.name}\tage ${Math.round(r.ageMs / 1000)}s\tsnapshot ${r.snapshotBytes} B`);
+    for (const r of runs?.runs ?? [])
+      console.log(`  ${r.kind ?? "fiber"} ${r.id}\t${r.name}\tage ${Math.round(r.ageMs / 1000)}s\tsnapshot ${r.snapshotBytes} B`);
     for (const t of runs?.tasks ?? []) console.log(`  ${t.kind} ${t.runId}\t${t.definition}\t${t.state}\tstep ${t.currentStep ?? t.statusMessage ?? "-"}`);
     for (const f of runs?.managedFibers ?? []) console.log(`  managed_fiber ${f.fiberId}\t${f.name}\t${f.status}`);
   }

@@ -73,7 +73,10 @@ export function prepareDevStack(o: DevStackOptions): DevStack {
   const agentClasses = hostedAgentClasses(app);
   if (agentClasses.length === 0) throw new Error(`${o.app} declares no Durable Object classes of its own: nothing for the console to observe`);
   const consoleName = readWranglerConfig(fromRoot("wrangler.jsonc")).name;
-  const consoleFile = writeGeneratedConfig(`console.${app.name}.jsonc`, deriveConsoleConfig({ agents: agentClasses.map((className) => ({ className, scriptName: app.name })), vars: o.consoleVars ?? {} }));
+  const consoleFile = writeGeneratedConfig(
+    `console.${app.name}.jsonc`,
+    deriveConsoleConfig({ agents: agentClasses.map((className) => ({ className, scriptName: app.name })), vars: o.consoleVars ?? {} }),
+  );
   const prefix = o.appPrefix ?? "/app";
   const gatewayFile = writeGeneratedConfig(`gateway.${app.name}.jsonc`, {
     name: "dev-gateway",
@@ -92,7 +95,20 @@ export function prepareDevStack(o: DevStackOptions): DevStack {
   const inspectorPort = o.inspectorPort ?? inspectorPortFor({}, app);
   return {
     args: [
-      "wrangler", "dev", "-c", gatewayFile, "-c", consoleFile, "-c", appFile, "--ip", "127.0.0.1", "--port", String(o.port), "--persist-to", persistTo,
+      "wrangler",
+      "dev",
+      "-c",
+      gatewayFile,
+      "-c",
+      consoleFile,
+      "-c",
+      appFile,
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(o.port),
+      "--persist-to",
+      persistTo,
       ...(inspectorPort === undefined ? [] : ["--inspector-port", String(inspectorPort)]),
       ...(o.wranglerArgs ?? []),
     ],
@@ -110,7 +126,8 @@ async function reconcileNow(base: string): Promise<void> {
     const r = await fetch(`${base}/api/reconcile`, { method: "POST", headers: { Origin: base, "X-CSRF-Token": token }, signal: AbortSignal.timeout(60_000) });
     const body = (await r.json()) as { ok: boolean; value?: { asked: number; findings: unknown[]; unanswered: unknown[] }; error?: { message: string } };
     if (!body.ok || !body.value) return console.warn(`[reconcile] ${r.status}: ${body.error?.message ?? "no answer"}`);
-    if (body.value.asked) console.log(`[reconcile] asked ${body.value.asked} agents: ${body.value.findings.length} findings, ${body.value.unanswered.length} could not answer`);
+    if (body.value.asked)
+      console.log(`[reconcile] asked ${body.value.asked} agents: ${body.value.findings.length} findings, ${body.value.unanswered.length} could not answer`);
   } catch (e) {
     console.warn(`[reconcile] failed: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -185,7 +202,15 @@ async function main(): Promise<void> {
   const inspectorPort = inspectorPortFor(values, readWranglerConfig(fromRoot(app))) ?? (await freePort(9229));
 
   console.log(`• applying D1 migrations to ${persistTo}, writing configs for ${app}…`);
-  const stack = prepareDevStack({ app, port, persistTo, consoleVars: vars, inspectorPort, wranglerArgs: values.wranglerArgs, ...(values.prefix ? { appPrefix: values.prefix } : {}) });
+  const stack = prepareDevStack({
+    app,
+    port,
+    persistTo,
+    consoleVars: vars,
+    inspectorPort,
+    wranglerArgs: values.wranglerArgs,
+    ...(values.prefix ? { appPrefix: values.prefix } : {}),
+  });
   const dev = spawn("npx", stack.args, { stdio: "inherit", detached: true, cwd: repoRoot });
   const stop = () => {
     // wrangler's workerd child outlives its parent unless the whole group is signalled.
@@ -202,13 +227,17 @@ async function main(): Promise<void> {
     console.error(`✖ the console did not answer on ${stack.base}/health within 90 s.`);
     stop();
   }
-  console.log(`\n✓ console: ${stack.base}/   ${stack.appName}: ${stack.appBase}/   agents bound: ${stack.agentClasses.join(", ")}   inspector: 127.0.0.1:${inspectorPort}`);
+  console.log(
+    `\n✓ console: ${stack.base}/   ${stack.appName}: ${stack.appBase}/   agents bound: ${stack.agentClasses.join(", ")}   inspector: 127.0.0.1:${inspectorPort}`,
+  );
   // wrangler dev runs no crons: ask the console for its reconciliation pass every minute instead.
   setInterval(() => void reconcileNow(stack.base), 60_000);
   if (tickPath) {
     console.log(`  POST ${stack.appBase}${tickPath} every ${tickMs} ms\n`);
     setInterval(() => {
-      fetch(`${stack.appBase}${tickPath}`, { method: "POST", signal: AbortSignal.timeout(30_000) }).catch((e: Error) => console.warn(`[tick] failed: ${e.message}`));
+      fetch(`${stack.appBase}${tickPath}`, { method: "POST", signal: AbortSignal.timeout(30_000) }).catch((e: Error) =>
+        console.warn(`[tick] failed: ${e.message}`),
+      );
     }, tickMs);
   }
 }

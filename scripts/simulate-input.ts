@@ -3,7 +3,7 @@
 // workerd side (bench/sim/simulate.ts) validates them again with zod.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { type WranglerConfig, fromRoot } from "./wrangler-config.ts";
+import { fromRoot, type WranglerConfig } from "./wrangler-config.ts";
 
 export const DEFAULT_MIX = "bench/mixes/demo.json";
 

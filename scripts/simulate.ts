@@ -13,7 +13,9 @@ try {
   console.error(e instanceof Error ? e.message : String(e));
   process.exit(2);
 }
-console.log(`simulate: ${args.agents} agents, ${args.seconds} s, mix ${args.mixFile}${args.rate ? `, ${args.rate} events/agent/min` : ""}${args.saturation ? ", then the saturation search" : ""}`);
+console.log(
+  `simulate: ${args.agents} agents, ${args.seconds} s, mix ${args.mixFile}${args.rate ? `, ${args.rate} events/agent/min` : ""}${args.saturation ? ", then the saturation search" : ""}`,
+);
 const vitest = path.join(repoRoot, "node_modules", "vitest", "vitest.mjs");
 const r = spawnSync(process.execPath, [vitest, "run", "--config", "vitest.sim.config.ts"], {
   cwd: repoRoot,

@@ -24,8 +24,10 @@ export type WranglerConfig = {
 /** Parses a wrangler.jsonc (comments and trailing commas allowed) with TypeScript's JSONC reader. */
 export function readWranglerConfig(file: string): WranglerConfig {
   const { config, error } = ts.parseConfigFileTextToJson(file, readFileSync(file, "utf8"));
-  if (error || !config || typeof config !== "object") throw new Error(`cannot read ${file}: ${error ? ts.flattenDiagnosticMessageText(error.messageText, "\n") : "not an object"}`);
-  if (typeof (config as WranglerConfig).name !== "string") throw new Error(`${file} has no "name": a Worker needs one so the console can bind its agents by script_name`);
+  if (error || !config || typeof config !== "object")
+    throw new Error(`cannot read ${file}: ${error ? ts.flattenDiagnosticMessageText(error.messageText, "\n") : "not an object"}`);
+  if (typeof (config as WranglerConfig).name !== "string")
+    throw new Error(`${file} has no "name": a Worker needs one so the console can bind its agents by script_name`);
   return config as WranglerConfig;
 }
 
@@ -40,7 +42,10 @@ export const AGENT_CLASSES_VAR = "AGENT_CLASSES";
 export function agentClassesProblems(config: WranglerConfig): string[] {
   const bindings = config.durable_objects?.bindings ?? [];
   const problems = bindings.filter((b) => b.name !== b.class_name).map((b) => `binding ${b.name} must be named after its class ${b.class_name}`);
-  const declared = (config.vars?.[AGENT_CLASSES_VAR] ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const declared = (config.vars?.[AGENT_CLASSES_VAR] ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bound = bindings.map((b) => b.name);
   for (const c of bound) if (!declared.includes(c)) problems.push(`${c} is bound but missing from vars.${AGENT_CLASSES_VAR}`);
   for (const c of declared) if (!bound.includes(c)) problems.push(`vars.${AGENT_CLASSES_VAR} lists ${c}, which no Durable Object binding binds`);

@@ -13,7 +13,6 @@ import { readBody } from "./otlp-receiver";
  */
 export type ReceivedAlert = { channel: string; contentType: string; body: unknown; at: number };
 
-
 /** Starts the receiver on 127.0.0.1 and an ephemeral port. */
 export async function startAlertReceiver(): Promise<{ port: number; server: Server }> {
   const received: (ReceivedAlert & { raw: string })[] = [];
@@ -33,7 +32,10 @@ export async function startAlertReceiver(): Promise<{ port: number; server: Serv
       }
       if (url.pathname === "/__requests") {
         const match = url.searchParams.get("match") ?? "";
-        return json(200, received.filter((r) => r.raw.includes(match)).map(({ raw: _raw, ...r }) => r));
+        return json(
+          200,
+          received.filter((r) => r.raw.includes(match)).map(({ raw: _raw, ...r }) => r),
+        );
       }
       const hook = /^\/hook\/([a-z]+)$/.exec(url.pathname);
       if (!hook || req.method !== "POST") return json(404, { error: "not found" });

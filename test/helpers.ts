@@ -1,5 +1,5 @@
-import { getAgentByName } from "agents";
 import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
 import { expect } from "vitest";
 
 /** A fresh probe agent stub with a unique name per call site. */
@@ -12,7 +12,11 @@ export async function pollRows<T>(sql: string, binds: unknown[], check: (rows: T
   let last: T[] = [];
   const deadline = Date.now() + timeout;
   for (;;) {
-    last = (await env.DB.prepare(sql).bind(...binds).all<T>()).results;
+    last = (
+      await env.DB.prepare(sql)
+        .bind(...binds)
+        .all<T>()
+    ).results;
     if (check(last)) return last;
     if (Date.now() > deadline) break;
     await scheduler.wait(50);
@@ -25,7 +29,12 @@ export async function pollRows<T>(sql: string, binds: unknown[], check: (rows: T
 export async function eventsOf(agentName: string) {
   return (
     await env.DB.prepare("SELECT * FROM events WHERE agent_name = ? ORDER BY time, id").bind(agentName).all<{
-      id: string; type: string; payload: string; fiber_id: string | null; incident_id: string | null; trace_id: string | null;
+      id: string;
+      type: string;
+      payload: string;
+      fiber_id: string | null;
+      incident_id: string | null;
+      trace_id: string | null;
     }>()
   ).results;
 }

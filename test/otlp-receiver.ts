@@ -15,7 +15,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
  *   GET  /__jwks?team=T  → { fetches } (how often the certs URL was fetched for T)
  *   GET  /cdn-cgi/access/certs?team=T → the JWKS document set for T (404 until one is set)
  */
-export type DecodedSpan = { name: string; traceId: string; spanId: string; service: string; attributes: Record<string, unknown>; events: { name: string; attributes: Record<string, unknown> }[] };
+export type DecodedSpan = {
+  name: string;
+  traceId: string;
+  spanId: string;
+  service: string;
+  attributes: Record<string, unknown>;
+  events: { name: string; attributes: Record<string, unknown> }[];
+};
 
 type AnyValue = { stringValue?: string; intValue?: string | number; doubleValue?: number; boolValue?: boolean; arrayValue?: { values?: AnyValue[] } };
 type KeyValue = { key: string; value: AnyValue };

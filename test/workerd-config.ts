@@ -23,7 +23,10 @@ export async function workerdTestConfig(opts: {
   // The static files and their manifest as the sources are now (the layout imports the manifest; ASSETS serves the files).
   buildConsoleAssets(root);
   // The test worker hosts the agents itself; the admin client's allowlist is exactly those bindings.
-  const testConsoleConfig = writeGeneratedConfig("console.test.jsonc", deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: Object.keys(opts.durableObjects).join(",") } }));
+  const testConsoleConfig = writeGeneratedConfig(
+    "console.test.jsonc",
+    deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: Object.keys(opts.durableObjects).join(",") } }),
+  );
   return {
     plugins: [
       cloudflareTest(({ inject }) => ({
@@ -80,7 +83,12 @@ function testQueueConsumers() {
   return Object.fromEntries(
     consumers.map((c) => [
       c.queue,
-      { maxBatchSize: c.max_batch_size, maxBatchTimeout: 0.05, maxRetries: c.max_retries, ...(c.dead_letter_queue ? { deadLetterQueue: c.dead_letter_queue } : {}) },
+      {
+        maxBatchSize: c.max_batch_size,
+        maxBatchTimeout: 0.05,
+        maxRetries: c.max_retries,
+        ...(c.dead_letter_queue ? { deadLetterQueue: c.dead_letter_queue } : {}),
+      },
     ]),
   );
 }

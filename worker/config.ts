@@ -1,5 +1,5 @@
-import { z } from "zod";
 import { type OtlpTarget, parseOtlpHeaders } from "@agent-oncall/telemetry";
+import { z } from "zod";
 import { DEFAULT_STUCK_CONFIG, STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig } from "../src/store/read-models/stuck";
 import { type AuthConfig, readAuthConfig } from "./auth/config";
 import { readTraceLinkSetting } from "./auth/trace-link";
@@ -46,15 +46,28 @@ const text = z.string();
 export const CONSOLE_BINDINGS = ["DB", "TELEMETRY_QUEUE", "ALERTS_QUEUE", "BATCH_QUEUE", "HISTORY", "ASSETS"] as const;
 const agentClasses = z
   .string()
-  .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
   .refine((list) => list.every((c) => /^[A-Za-z_$][\w$]{0,199}$/.test(c) && !(CONSOLE_BINDINGS as readonly string[]).includes(c)));
 const shardList = z
   .string()
-  .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(",")
+      .map((x) => x.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(whole(1, 256)).max(4));
 
 const stuckVars = Object.fromEntries(
-  STUCK_RULES.map((rule) => [STUCK_CONFIG_VARS[rule], { expected: "a number of minutes above 0, at most 43200 (fractions allowed)", schema: decimal(0, 30 * 24 * 60, { exclusiveMin: true }) }]),
+  STUCK_RULES.map((rule) => [
+    STUCK_CONFIG_VARS[rule],
+    { expected: "a number of minutes above 0, at most 43200 (fractions allowed)", schema: decimal(0, 30 * 24 * 60, { exclusiveMin: true }) },
+  ]),
 ) as Record<(typeof STUCK_CONFIG_VARS)[keyof typeof STUCK_CONFIG_VARS], VarSpec>;
 
 /** Every variable the console reads. The auth ones are checked by readAuthConfig (worker/auth/config.ts) as a whole. */
@@ -125,7 +138,8 @@ export class ConfigError extends Error {
   }
 }
 
-const describe = (p: ConfigProblem) => `${p.variable}${p.value === null ? " (a secret, not shown)" : `=${JSON.stringify(p.value.slice(0, 200))}`} must be ${p.expected}`;
+const describe = (p: ConfigProblem) =>
+  `${p.variable}${p.value === null ? " (a secret, not shown)" : `=${JSON.stringify(p.value.slice(0, 200))}`} must be ${p.expected}`;
 
 const isBlank = (v: unknown) => v === undefined || v === null || (typeof v === "string" && v.trim() === "");
 
@@ -135,7 +149,11 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
   const values: Partial<Record<ConfigVar, unknown>> = {};
   const refuse = (variable: ConfigVar, expected: string = CONFIG_VARS[variable].expected) => {
     const raw = env[variable];
-    problems.push({ variable, value: "secret" in CONFIG_VARS[variable] ? null : typeof raw === "string" ? raw : JSON.stringify(raw) ?? String(raw), expected });
+    problems.push({
+      variable,
+      value: "secret" in CONFIG_VARS[variable] ? null : typeof raw === "string" ? raw : (JSON.stringify(raw) ?? String(raw)),
+      expected,
+    });
   };
   for (const name of Object.keys(CONFIG_VARS) as ConfigVar[]) {
     // wrangler.jsonc vars may be JSON numbers: they mean the same as their text.
@@ -170,11 +188,18 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       previousShards: [...new Set((values.HISTORY_PREVIOUS_SHARDS as number[] | undefined) ?? [])].filter((n) => n !== shards),
       retentionDays: num("HISTORY_RETENTION_DAYS", 400),
     },
-    ingest: { maxAgeDays: num("INGEST_MAX_AGE_DAYS", retentionDays), maxFutureSkewSeconds: num("INGEST_MAX_FUTURE_SKEW_SECONDS", 300), signingSecret: (values.TELEMETRY_SIGNING_SECRET as string | undefined) ?? null },
+    ingest: {
+      maxAgeDays: num("INGEST_MAX_AGE_DAYS", retentionDays),
+      maxFutureSkewSeconds: num("INGEST_MAX_FUTURE_SKEW_SECONDS", 300),
+      signingSecret: (values.TELEMETRY_SIGNING_SECRET as string | undefined) ?? null,
+    },
     reconcile: { afterMs: num("RECONCILE_AFTER_MINUTES", 10) * 60_000, batch: num("RECONCILE_BATCH", 20) },
     stuck: Object.fromEntries(STUCK_RULES.map((rule) => [rule, num(STUCK_CONFIG_VARS[rule] as ConfigVar, DEFAULT_STUCK_CONFIG[rule])])) as StuckConfig,
     console: { pollSeconds: num("POLL_SECONDS", 15), apmTraceUrl: trace.template },
-    otel: { serviceName: str("OTEL_SERVICE_NAME") ?? "agent-console", otlp: otlpUrl ? { url: otlpUrl, headers: parseOtlpHeaders(values.OTLP_HEADERS as string | undefined) } : null },
+    otel: {
+      serviceName: str("OTEL_SERVICE_NAME") ?? "agent-console",
+      otlp: otlpUrl ? { url: otlpUrl, headers: parseOtlpHeaders(values.OTLP_HEADERS as string | undefined) } : null,
+    },
     auth: auth.config,
     alerts: {
       channels: [...(webhook ? [{ channel: "webhook" as const, url: webhook }] : []), ...(slack ? [{ channel: "slack" as const, url: slack }] : [])],

@@ -1,12 +1,12 @@
 import { instrument } from "@microlabs/otel-cf-workers";
-import { runRetention } from "../src/store/retention";
 import { runHistoryRetention } from "../src/store/history/retention";
+import { runRetention } from "../src/store/retention";
 import { handleAlertBatch } from "./alerts/consumer";
 import { alertStuckInBackground } from "./alerts/stuck";
 import { app } from "./app";
-import type { Env } from "./env";
 import { handleBulkBatch } from "./bulk/consumer";
 import { consoleConfig } from "./config";
+import type { Env } from "./env";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
 import { reconcileStale } from "./reconcile/pass";
@@ -25,7 +25,10 @@ const cronJobs: Record<CronKey, (env: Env, ctx: ExecutionContext) => void> = {
   reconcile: (env, ctx) => {
     ctx.waitUntil(
       reconcileStale(env, consoleConfig(env).reconcile).then(
-        (r) => console.log(`[reconcile] asked ${r.length} agents: ${r.reduce((n, a) => n + a.findings.length, 0)} findings, ${r.filter((a) => a.error).length} could not answer`),
+        (r) =>
+          console.log(
+            `[reconcile] asked ${r.length} agents: ${r.reduce((n, a) => n + a.findings.length, 0)} findings, ${r.filter((a) => a.error).length} could not answer`,
+          ),
         (e) => console.error(`[reconcile] failed: ${e instanceof Error ? e.message : String(e)}`),
       ),
     );
@@ -58,7 +61,12 @@ const handler: ExportedHandler<Env> = {
     // A malformed setting throws here (worker/config.ts): the batch is retried until it is fixed. Dead letters are
     // stored whatever the settings (they need none), so telemetry that exhausts its retries meanwhile is kept, not lost.
     if (key !== "telemetryDlq") consoleConfig(env);
-    if (!key) refuse(`refused a batch from queue "${batch.queue}": this console consumes only ${Object.values(QUEUES).map((q) => q.name).join(", ")} (worker/topology.ts, wrangler.jsonc)`);
+    if (!key)
+      refuse(
+        `refused a batch from queue "${batch.queue}": this console consumes only ${Object.values(QUEUES)
+          .map((q) => q.name)
+          .join(", ")} (worker/topology.ts, wrangler.jsonc)`,
+      );
     await queueHandlers[key](batch, env);
   },
 
@@ -76,7 +84,10 @@ async function historyRetention(env: Env): Promise<void> {
   if (!env.HISTORY) return;
   try {
     const r = await runHistoryRetention(env.HISTORY, { maxAgeDays: days });
-    if (r.lists > 1 || !r.complete) console.log(`[retention] history: cutoff ${new Date(r.cutoff).toISOString()} deleted ${r.objectsDeleted} objects, days ${r.daysDeleted.join(", ") || "none"}${r.complete ? "" : " (more left)"}`);
+    if (r.lists > 1 || !r.complete)
+      console.log(
+        `[retention] history: cutoff ${new Date(r.cutoff).toISOString()} deleted ${r.objectsDeleted} objects, days ${r.daysDeleted.join(", ") || "none"}${r.complete ? "" : " (more left)"}`,
+      );
   } catch (e) {
     console.error(`[retention] history failed: ${e instanceof Error ? e.message : String(e)}`);
   }

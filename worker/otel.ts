@@ -1,7 +1,7 @@
+import { TimeoutOtlpExporter } from "@agent-oncall/telemetry/otlp";
 import type { ResolveConfigFn } from "@microlabs/otel-cf-workers";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { ConfigError, type ConsoleConfig, consoleConfig } from "./config";
-import { TimeoutOtlpExporter } from "@agent-oncall/telemetry/otlp";
 import type { Env } from "./env";
 
 /** Used when no endpoint is configured: spans are recorded by nobody and nothing leaves the Worker. */

@@ -18,7 +18,16 @@ export type PerEvent = {
   r2Bytes: number;
 };
 
-export type MonthlyBill = { events: number; d1Written: number; d1Read: number; d1Storage: number; d1StorageGb: number; queues: number; r2: number; total: number };
+export type MonthlyBill = {
+  events: number;
+  d1Written: number;
+  d1Read: number;
+  d1Storage: number;
+  d1StorageGb: number;
+  queues: number;
+  r2: number;
+  total: number;
+};
 
 const MONTH_DAYS = 30;
 const GB = 1e9;

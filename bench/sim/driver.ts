@@ -1,8 +1,8 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
-import worker from "../../worker/index";
 import type { Env } from "../../worker/env";
+import worker from "../../worker/index";
 import { Fleet, type Picks, type SimMessage } from "./fleet";
-import { type D1Meter, type R2Meter, meteredEnv } from "./metered";
+import { type D1Meter, meteredEnv, type R2Meter } from "./metered";
 import type { Mix } from "./mix";
 
 /**
@@ -66,7 +66,8 @@ export type LoadResult = {
 
 const SLICE_MS = 500;
 
-export const percentile = (sorted: Float64Array, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]! : Number.NaN);
+export const percentile = (sorted: Float64Array, p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length - 1) * p))]! : Number.NaN;
 
 /** Runs `seconds` of the fleet through the real consumer and returns what it measured. */
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {

@@ -1,5 +1,14 @@
-import { EXHAUSTION_REASONS, SCHEMA_VERSION, type Source, type TelemetryEvent, fiberIncidentId, newEventId, turnIncidentId, utf8Length } from "@agent-oncall/telemetry";
-import { packBodies } from "@agent-oncall/telemetry";
+import {
+  EXHAUSTION_REASONS,
+  fiberIncidentId,
+  newEventId,
+  packBodies,
+  SCHEMA_VERSION,
+  type Source,
+  type TelemetryEvent,
+  turnIncidentId,
+  utf8Length,
+} from "@agent-oncall/telemetry";
 import { SeededRandom } from "../../test/fixtures/seeded-random";
 import { LIFE_SHAPES, type LifeShape, type Mix } from "./mix";
 
@@ -44,7 +53,10 @@ const MODELS = ["scripted-small", "scripted-large"];
 class LifeWriter {
   readonly out: Draft[] = [];
   t = 0;
-  constructor(readonly r: SeededRandom, readonly mix: Mix) {}
+  constructor(
+    readonly r: SeededRandom,
+    readonly mix: Mix,
+  ) {}
   ev(type: Draft["type"], corr: Draft["corr"], payload: unknown, gapMs: readonly [number, number] = [5, 50]): void {
     this.t += this.r.int(gapMs[0], gapMs[1]);
     this.out.push({ dt: this.t, type, corr, payload });
@@ -56,7 +68,12 @@ class LifeWriter {
     return { preview, bytes: preview.length, truncated: false };
   }
   usage(corr: Draft["corr"], extra: Record<string, unknown> = {}): void {
-    this.ev("model.usage", corr, { inputTokens: this.r.int(200, 8_000), outputTokens: this.r.int(20, 1_500), model: this.r.pick(MODELS), ...extra }, [200, 3_000]);
+    this.ev(
+      "model.usage",
+      corr,
+      { inputTokens: this.r.int(200, 8_000), outputTokens: this.r.int(20, 1_500), model: this.r.pick(MODELS), ...extra },
+      [200, 3_000],
+    );
   }
 }
 
@@ -66,7 +83,8 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
   const { agentClass, agentName } = agent.src;
   const fiberId = hex(r, 21);
   const stashes = (fiber: Draft["corr"], name: string, kind?: "fiber" | "managed_fiber") => {
-    for (let i = 1, n = between(r, mix.stashes); i <= n; i++) w.ev("fiber.stashed", fiber, { fiberName: name, snapshot: w.snapshot(i), ...(kind ? { kind } : {}) }, [100, 2_500]);
+    for (let i = 1, n = between(r, mix.stashes); i <= n; i++)
+      w.ev("fiber.stashed", fiber, { fiberName: name, snapshot: w.snapshot(i), ...(kind ? { kind } : {}) }, [100, 2_500]);
   };
   switch (shape) {
     case "runFiber": {
@@ -74,7 +92,8 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
       const corr = { fiberId, traceId: hex(r, 32) };
       w.ev("fiber.started", corr, { fiberName: name, kind: "fiber" }, [0, 0]);
       stashes(corr, name, "fiber");
-      if (r.chance(mix.fiberFailRate)) w.ev("fiber.failed", corr, { fiberName: name, kind: "fiber", error: "upstream timed out after 30000 ms", elapsedMs: w.t }, [100, 3_000]);
+      if (r.chance(mix.fiberFailRate))
+        w.ev("fiber.failed", corr, { fiberName: name, kind: "fiber", error: "upstream timed out after 30000 ms", elapsedMs: w.t }, [100, 3_000]);
       else w.ev("fiber.completed", corr, { fiberName: name, kind: "fiber", elapsedMs: w.t }, [100, 3_000]);
       return;
     }
@@ -91,7 +110,13 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
       const definition = r.pick(["reindex-docs", "nightly-report", "sync-crm"]);
       w.ev("task.accepted", corr, { definition }, [0, 0]);
       w.ev("task.attempt.started", corr, { definition, attempt: 1, step: "load" });
-      if (r.chance(0.2)) w.ev("task.waiting", corr, { definition, attempt: 1, step: "wait-upstream", reason: "waiting for the export", wakeAt: Date.now() + 60_000 }, [200, 2_000]);
+      if (r.chance(0.2))
+        w.ev(
+          "task.waiting",
+          corr,
+          { definition, attempt: 1, step: "wait-upstream", reason: "waiting for the export", wakeAt: Date.now() + 60_000 },
+          [200, 2_000],
+        );
       w.ev("task.completed", corr, { definition, attempt: 1, step: "done", statusMessage: "done" }, [500, 5_000]);
       return;
     }
@@ -121,7 +146,12 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
           w.ev("session.status_rescheduled", ses, { turnSeq, recoveryCount: 1, detail: "evicted mid-turn" }, [500, 5_000]);
           w.ev("op.ambiguous", op, { opKind, turnSeq, detail: "started before an eviction; no completion recorded" }, [5, 50]);
           w.ev("fiber.recovery.detected", { ...fiber, incidentId: inc.incidentId }, { fiberName: "session-turn", kind: "fiber" }, [5, 50]);
-          w.ev("fiber.recovery.handled", { ...fiber, incidentId: inc.incidentId }, { fiberName: "session-turn", kind: "fiber", status: "recovered" }, [50, 500]);
+          w.ev(
+            "fiber.recovery.handled",
+            { ...fiber, incidentId: inc.incidentId },
+            { fiberName: "session-turn", kind: "fiber", status: "recovered" },
+            [50, 500],
+          );
           w.ev("session.status_idle", ses, { turnSeq }, [100, 1_000]);
           return;
         }
@@ -166,14 +196,24 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
         w.ev("chat.turn.finished", turn, { status: "completed", durationMs: w.t }, [5, 100]);
       } else {
         const partial = "Partial answer before the stream stalled ".repeat(3);
-        w.ev("chat.recovery.exhausted", corr, { ...base, attempt: 3, reason: r.pick(EXHAUSTION_REASONS), partialText: { preview: partial, bytes: partial.length, truncated: false } }, [1_000, 10_000]);
+        w.ev(
+          "chat.recovery.exhausted",
+          corr,
+          { ...base, attempt: 3, reason: r.pick(EXHAUSTION_REASONS), partialText: { preview: partial, bytes: partial.length, truncated: false } },
+          [1_000, 10_000],
+        );
         w.ev("chat.turn.finished", turn, { status: "error", durationMs: w.t, error: "recovery exhausted", sealed: true }, [5, 100]);
       }
       return;
     }
     case "backup": {
       const handle = `bk_${hex(r, 16)}`;
-      w.ev("backup.created", { sessionName: agentName }, { handle, tenant: "acme", environment: "prod", sessionName: agentName, expiresAt: Date.now() + 7 * 86_400_000, bytes: r.int(1_000, 500_000) }, [0, 0]);
+      w.ev(
+        "backup.created",
+        { sessionName: agentName },
+        { handle, tenant: "acme", environment: "prod", sessionName: agentName, expiresAt: Date.now() + 7 * 86_400_000, bytes: r.int(1_000, 500_000) },
+        [0, 0],
+      );
       return;
     }
   }
@@ -206,7 +246,11 @@ export function typeShares(mix: Mix, samples = 4_000): Record<string, number> {
     for (const d of w.out) counts[d.type] = (counts[d.type] ?? 0) + 1;
     n += w.out.length;
   }
-  return Object.fromEntries(Object.entries(counts).sort((a, b) => b[1] - a[1]).map(([t, c]) => [t, c / n]));
+  return Object.fromEntries(
+    Object.entries(counts)
+      .sort((a, b) => b[1] - a[1])
+      .map(([t, c]) => [t, c / n]),
+  );
 }
 
 /**

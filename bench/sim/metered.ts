@@ -79,7 +79,12 @@ export function meteredR2(real: R2Bucket, meter: R2Meter): R2Bucket {
         if (CLASS_B.has(prop)) meter.classB++;
         if (prop === "put") {
           const body = args[1];
-          meter.bytesPut += typeof body === "string" ? new TextEncoder().encode(body).byteLength : body instanceof ArrayBuffer || ArrayBuffer.isView(body) ? body.byteLength : 0;
+          meter.bytesPut +=
+            typeof body === "string"
+              ? new TextEncoder().encode(body).byteLength
+              : body instanceof ArrayBuffer || ArrayBuffer.isView(body)
+                ? body.byteLength
+                : 0;
         }
         return (v as (...a: unknown[]) => unknown).apply(target, args);
       };

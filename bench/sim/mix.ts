@@ -34,7 +34,9 @@ export const mixSchema = z
     /** Agent classes the fleet spreads over (an agent keeps its class). */
     agentClasses: z.array(z.string().min(1).max(200)).min(1),
     /** Relative weights of the life shapes; a missing shape never happens. */
-    lives: z.partialRecord(z.enum(LIFE_SHAPES), z.number().nonnegative()).refine((w) => Object.values(w).some((x) => (x ?? 0) > 0), "at least one life shape needs a weight above 0"),
+    lives: z
+      .partialRecord(z.enum(LIFE_SHAPES), z.number().nonnegative())
+      .refine((w) => Object.values(w).some((x) => (x ?? 0) > 0), "at least one life shape needs a weight above 0"),
     /** Stashes per fiber (runFiber, managedFiber, fiberRecovery, sessionTurn). */
     stashes: range,
     /** Paid ops (op.started + op.completed, each with a model.usage) per session turn. */

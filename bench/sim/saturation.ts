@@ -1,7 +1,7 @@
 import type { Env } from "../../worker/env";
 import { type LoadResult, percentile, runLoad } from "./driver";
 import type { Mix } from "./mix";
-import { type SimInput, queueSettings } from "./simulate";
+import { queueSettings, type SimInput } from "./simulate";
 
 /**
  * Where one local D1 saturates: the fleet's event rate is stepped up (same mix, a fixed number of agents, a

@@ -1,14 +1,14 @@
 import { createExecutionContext } from "cloudflare:test";
 import { z } from "zod";
 import { runRetention } from "../../src/store/retention";
-import { consoleConfig } from "../../worker/config";
 import { app } from "../../worker/app";
+import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
 import { CRONS, QUEUES } from "../../worker/topology";
 
-import { type PerEvent, costPerMillionEvents, monthlyBill } from "./cost";
+import { costPerMillionEvents, monthlyBill, type PerEvent } from "./cost";
 import { cronRunsPerDay } from "./cron";
-import { type LoadResult, type QueueSettings, percentile, runLoad } from "./driver";
+import { type LoadResult, percentile, type QueueSettings, runLoad } from "./driver";
 import { typeShares } from "./fleet";
 import { type D1Meter, meteredDb } from "./metered";
 import { type Mix, parseMix } from "./mix";
@@ -55,18 +55,43 @@ export function queueSettings(input: SimInput): QueueSettings {
 export type SimReport = { load: LoadResult; per: PerEvent; deletionVsIngest: number; costPerMillion: number; lagP99: number };
 
 /** The whole simulation; `print` gets each line (SIM … or BENCH sim …). */
-export async function simulate(env: Env, input: SimInput, opts: { print: (line: string) => void; pages: boolean; targets: boolean; progress?: boolean }): Promise<SimReport> {
+export async function simulate(
+  env: Env,
+  input: SimInput,
+  opts: { print: (line: string) => void; pages: boolean; targets: boolean; progress?: boolean },
+): Promise<SimReport> {
   const say = opts.print;
   const mix: Mix = parseMix(input.mix, input.mixFile);
   const rate = input.rate ?? mix.eventsPerAgentPerMinute;
   const queue = queueSettings(input);
   const shares = typeShares(mix);
-  say(`mix ${mix.name} (${input.mixFile}): ${fmt(rate)} events/agent/min; shares ${Object.entries(shares).slice(0, 8).map(([t, s]) => `${t} ${(s * 100).toFixed(1)}%`).join(", ")}, other ${((1 - Object.values(shares).slice(0, 8).reduce((a, b) => a + b, 0)) * 100).toFixed(1)}%`);
+  say(
+    `mix ${mix.name} (${input.mixFile}): ${fmt(rate)} events/agent/min; shares ${Object.entries(shares)
+      .slice(0, 8)
+      .map(([t, s]) => `${t} ${(s * 100).toFixed(1)}%`)
+      .join(", ")}, other ${(
+      (1 -
+        Object.values(shares)
+          .slice(0, 8)
+          .reduce((a, b) => a + b, 0)) *
+        100
+    ).toFixed(1)}%`,
+  );
 
   const rowsBefore = await tableRows(env.DB);
   const sizeBefore = await dbBytes(env.DB);
   const started = new Date().toISOString();
-  const load = await runLoad({ mix, agents: input.agents, ratePerAgentPerMinute: rate, seconds: input.seconds, seed: input.seed, namePrefix: `sim${input.seed}`, queue, env, ...(opts.progress ? { progress: say } : {}) });
+  const load = await runLoad({
+    mix,
+    agents: input.agents,
+    ratePerAgentPerMinute: rate,
+    seconds: input.seconds,
+    seed: input.seed,
+    namePrefix: `sim${input.seed}`,
+    queue,
+    env,
+    ...(opts.progress ? { progress: say } : {}),
+  });
   const rowsAfter = await tableRows(env.DB);
   const sizeAfter = await dbBytes(env.DB);
   const ev = load.stored || 1;
@@ -92,18 +117,29 @@ export async function simulate(env: Env, input: SimInput, opts: { print: (line: 
   say(
     `d1 rows: ${fmt(load.d1.rowsWritten / ev, 2)} written/event, ${fmt(load.d1.rowsRead / ev, 2)} read/event (meta, summed over ${fmt(load.d1.statements)} statements in ${fmt(load.d1.roundTrips)} round trips)` +
       (opts.targets ? ` (target written <= ${TARGETS.rowsWrittenPerEvent}: ${met(load.d1.rowsWritten / ev <= TARGETS.rowsWrittenPerEvent)})` : "") +
-      `; store rows added ${fmt(rowsAdded)} = ${fmt(rowsAdded / ev, 2)}/event: ${Object.entries(rowsAfter).filter(([t, n]) => n !== rowsBefore[t]).map(([t, n]) => `${t} +${fmt(n - (rowsBefore[t] ?? 0))}`).join(", ")}`,
+      `; store rows added ${fmt(rowsAdded)} = ${fmt(rowsAdded / ev, 2)}/event: ${Object.entries(rowsAfter)
+        .filter(([t, n]) => n !== rowsBefore[t])
+        .map(([t, n]) => `${t} +${fmt(n - (rowsBefore[t] ?? 0))}`)
+        .join(", ")}`,
   );
   const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
   const keptDays = consoleConfig(env).retention.days;
   const gb = (agents: number, days: number) => (bytesPerEvent * agents * rate * 1440 * days) / 1e9;
-  const capHours = (agents: number) => (10e9 / (bytesPerEvent * agents * rate * 60));
+  const capHours = (agents: number) => 10e9 / (bytesPerEvent * agents * rate * 60);
   say(
     `d1 size: ${fmt(bytesPerEvent)} bytes/event (${sizeAfter.how}: ${fmt(sizeBefore.bytes / 1e6, 1)} MB -> ${fmt(sizeAfter.bytes / 1e6, 1)} MB, not vacuumed); ` +
       `projected at ${fmt(rate)} events/agent/min, kept ${keptDays} days (RETENTION_DAYS; the store keeps events that long): ` +
-      [1_000, 10_000].map((a) => `${fmt(a)} agents ${fmt(gb(a, 1), 1)} GB/day, ${fmt(gb(a, 7), 0)} GB at 7 d, ${fmt(gb(a, keptDays), 0)} GB at ${keptDays} d, 10 GB cap in ${fmt(capHours(a), 1)} h`).join("; "),
+      [1_000, 10_000]
+        .map(
+          (a) =>
+            `${fmt(a)} agents ${fmt(gb(a, 1), 1)} GB/day, ${fmt(gb(a, 7), 0)} GB at 7 d, ${fmt(gb(a, keptDays), 0)} GB at ${keptDays} d, 10 GB cap in ${fmt(capHours(a), 1)} h`,
+        )
+        .join("; "),
   );
-  if (load.buckets.length) say(`r2 (${load.buckets.join(", ")}): ${fmt(load.r2.classA / ev, 4)} class A/event, ${fmt(load.r2.classB / ev, 4)} class B/event, ${fmt(load.r2.bytesPut / ev, 1)} bytes put/event`);
+  if (load.buckets.length)
+    say(
+      `r2 (${load.buckets.join(", ")}): ${fmt(load.r2.classA / ev, 4)} class A/event, ${fmt(load.r2.classB / ev, 4)} class B/event, ${fmt(load.r2.bytesPut / ev, 1)} bytes put/event`,
+    );
   else say("r2: no R2 bucket bound to the console: no history tier to measure (0 ops, 0 bytes)");
 
   if (opts.pages) await pages(env, load, say);
@@ -197,7 +233,9 @@ async function retention(env: Env, load: LoadResult, added: Record<string, numbe
   const stored = Math.max(1, load.stored);
   const capped = Object.keys(first).filter((t) => perRun.slice(1).some((d) => (d[t] ?? 0) > 0));
   const ratio = (t: string) => ((first[t] ?? 0) * runsPerDay) / (((added[t] ?? 0) / stored) * eventsPerDay);
-  const considered = (capped.length ? capped : Object.keys(first).filter((t) => (added[t] ?? 0) > 0)).map((t) => [t, ratio(t)] as const).sort((a, b) => a[1] - b[1]);
+  const considered = (capped.length ? capped : Object.keys(first).filter((t) => (added[t] ?? 0) > 0))
+    .map((t) => [t, ratio(t)] as const)
+    .sort((a, b) => a[1] - b[1]);
   const [slowest, vsIngest] = considered[0] ?? ["none", Number.POSITIVE_INFINITY];
   const bound = capped.length ? "" : ">= ";
   const rowsAdded = Object.values(added).reduce((a, b) => a + Math.max(0, b), 0);
@@ -208,7 +246,9 @@ async function retention(env: Env, load: LoadResult, added: Record<string, numbe
     `retention: ${perRun.length} run(s) of runRetention in ${fmt(ms / 1000, 1)} s deleted ${fmt(deleted)} rows (${fmt(deleted / (ms / 1000))} rows/s while running; ${complete ? "all due rows gone" : "more left"}); ` +
       `first run ${fmt(Object.values(first).reduce((a, b) => a + b, 0))} rows, capped tables: ${capped.join(", ") || "none (the store is smaller than one run's caps)"}; ` +
       `cron "${cron ?? "none"}" = ${runsPerDay} runs/day; slowest table ${slowest}: deletes ${bound}${Number.isFinite(vsIngest) ? vsIngest.toPrecision(2) : "unbounded "}x what the fleet adds to it per day` +
-      (targets ? ` (target >= ${TARGETS.deletionVsIngest}x: ${capped.length ? met(vsIngest >= TARGETS.deletionVsIngest) : vsIngest >= TARGETS.deletionVsIngest ? "met" : "not shown at this size"})` : "") +
+      (targets
+        ? ` (target >= ${TARGETS.deletionVsIngest}x: ${capped.length ? met(vsIngest >= TARGETS.deletionVsIngest) : vsIngest >= TARGETS.deletionVsIngest ? "met" : "not shown at this size"})`
+        : "") +
       `; D1 per deleted row: ${fmt(rowsWrittenPerDeleted, 2)} written, ${fmt(rowsReadPerDeleted, 2)} read`,
   );
   return { vsIngest, rowsWrittenPerEvent: rowsWrittenPerDeleted * rowsPerEvent, rowsReadPerEvent: rowsReadPerDeleted * rowsPerEvent };

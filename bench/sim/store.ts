@@ -8,8 +8,7 @@ import * as schema from "../../src/store/schema";
  */
 
 /** The SQL names of every table the schema declares. */
-export const schemaTables = (): string[] =>
-  (Object.values(schema) as unknown[]).flatMap((v) => (is(v, SQLiteTable) ? [getTableName(v)] : []));
+export const schemaTables = (): string[] => (Object.values(schema) as unknown[]).flatMap((v) => (is(v, SQLiteTable) ? [getTableName(v)] : []));
 
 /** Rows per schema table. */
 export async function tableRows(db: D1Database): Promise<Record<string, number>> {

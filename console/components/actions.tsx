@@ -44,7 +44,11 @@ function forceIdleHelp(c: Capabilities | null): string {
 /** The form of each action on a whole agent (an op's resolution has its own control: resolve-op.tsx). */
 const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string }> = {
   force_idle: { placeholder: "e.g. turn stuck for 20 minutes, customer waiting", danger: true, help: forceIdleHelp },
-  trigger_alarm: { placeholder: "e.g. recover the evicted fiber now", danger: false, help: () => "Runs the agent's alarm now: housekeeping and fiber recovery." },
+  trigger_alarm: {
+    placeholder: "e.g. recover the evicted fiber now",
+    danger: false,
+    help: () => "Runs the agent's alarm now: housekeeping and fiber recovery.",
+  },
 };
 
 /**
@@ -59,13 +63,19 @@ export function AdminActions(props: {
   /** The page has the agent's live panel: the answer re-renders it from the verified after-state. */
   livePanel?: boolean;
 }) {
-  if (props.availability.kind === "read_only") return <p class="muted actions" data-testid="read-only">{props.availability.why}</p>;
+  if (props.availability.kind === "read_only")
+    return (
+      <p class="muted actions" data-testid="read-only">
+        {props.availability.why}
+      </p>
+    );
   // The role each action needs is ADMIN_ACTIONS'; what this person may not take is said, not offered.
   const offered = AGENT_ACTION_NAMES.filter((a) => mayTake(props.role, a));
   const withheld = AGENT_ACTION_NAMES.filter((a) => !mayTake(props.role, a));
   const notice = withheld.length ? (
     <p class="muted actions">
-      {withheld.map((a, i) => (i ? ADMIN_ACTIONS[a].label.toLowerCase() : ADMIN_ACTIONS[a].label)).join(" and ")} need{withheld.length === 1 ? "s" : ""} the operator role; you are signed in as a {props.role}.
+      {withheld.map((a, i) => (i ? ADMIN_ACTIONS[a].label.toLowerCase() : ADMIN_ACTIONS[a].label)).join(" and ")} need{withheld.length === 1 ? "s" : ""} the
+      operator role; you are signed in as a {props.role}.
     </p>
   ) : null;
   if (!offered.length) return notice;
@@ -75,8 +85,16 @@ export function AdminActions(props: {
       <h2>Actions</h2>
       {notice}
       {offered.map((a) => (
-        <ActionForm agentClass={props.agentClass} agentName={props.agentName} path={`/actions/${ADMIN_ACTIONS[a].slug}`} label={ADMIN_ACTIONS[a].label}
-          danger={FORMS[a].danger} placeholder={FORMS[a].placeholder} help={FORMS[a].help(caps)} livePanel={props.livePanel ?? false} />
+        <ActionForm
+          agentClass={props.agentClass}
+          agentName={props.agentName}
+          path={`/actions/${ADMIN_ACTIONS[a].slug}`}
+          label={ADMIN_ACTIONS[a].label}
+          danger={FORMS[a].danger}
+          placeholder={FORMS[a].placeholder}
+          help={FORMS[a].help(caps)}
+          livePanel={props.livePanel ?? false}
+        />
       ))}
       <div id="action-result" class="result" aria-live="polite" />
     </section>
@@ -88,13 +106,30 @@ export function AdminActions(props: {
  * button (one tab stop per action) that shows and hides the form; console.js toggles it for every [data-disclosure]
  * (no inline handlers under our CSP), keeping aria-expanded in step.
  */
-function ActionForm(props: { agentClass: string; agentName: string; path: string; label: string; help: string; placeholder: string; danger?: boolean; livePanel: boolean }) {
+function ActionForm(props: {
+  agentClass: string;
+  agentName: string;
+  path: string;
+  label: string;
+  help: string;
+  placeholder: string;
+  danger?: boolean;
+  livePanel: boolean;
+}) {
   const formId = `action-form-${props.path.split("/").pop()}`;
   return (
     <div class="action">
       <button type="button" data-disclosure aria-expanded="false" aria-controls={formId}>{`${props.label}…`}</button>
       {/* A timeout longer than the admin client's (15 s): a request that never answers still shows a message (console.js). */}
-      <form id={formId} hidden hx-post={props.path} hx-target="#action-result" hx-swap="innerHTML" hx-request='{"timeout": 30000}' data-action-label={props.label}>
+      <form
+        id={formId}
+        hidden
+        hx-post={props.path}
+        hx-target="#action-result"
+        hx-swap="innerHTML"
+        hx-request='{"timeout": 30000}'
+        data-action-label={props.label}
+      >
         <input type="hidden" name="agentClass" value={props.agentClass} />
         <input type="hidden" name="agentName" value={props.agentName} />
         {props.livePanel ? <input type="hidden" name="panel" value={AGENT_LIVE_PANEL} /> : null}
@@ -135,11 +170,17 @@ function EndedRuns(props: { ended: EndedRun[]; checks: RunCheck[] | null }) {
     <ul data-testid="force-idle-runs">
       {props.ended.map((r) => {
         const c = byId.get(r.ref ?? r.runId);
-        const now = props.checks ? c?.now ?? "unknown" : r.stopped ? "stopped" : "running";
+        const now = props.checks ? (c?.now ?? "unknown") : r.stopped ? "stopped" : "running";
         return (
           <li data-now={now}>
-            {r.kind} <span class="mono">{r.runId}</span>{r.name ? ` (${r.name})` : ""}: {r.stopped ? "stopped" : "NOT stopped"} — {r.detail}
-            {props.checks ? <> · <strong>now: {nowOf(c)}</strong></> : null}
+            {r.kind} <span class="mono">{r.runId}</span>
+            {r.name ? ` (${r.name})` : ""}: {r.stopped ? "stopped" : "NOT stopped"} — {r.detail}
+            {props.checks ? (
+              <>
+                {" "}
+                · <strong>now: {nowOf(c)}</strong>
+              </>
+            ) : null}
           </li>
         );
       })}
@@ -152,7 +193,11 @@ function AfterState(props: { v: VerifiedView; now: number }) {
   const a = props.v.after;
   return (
     <div data-testid="after-state" data-result={props.v.result} data-verified={String(a.verified)}>
-      {a.notice ? <p class={props.v.result === "ok" ? "muted" : "error-message"} data-testid="action-notice">{a.notice}</p> : null}
+      {a.notice ? (
+        <p class={props.v.result === "ok" ? "muted" : "error-message"} data-testid="action-notice">
+          {a.notice}
+        </p>
+      ) : null}
       {a.verified ? (
         <p class="muted">
           Read back from the agent after the action: <Status value={a.status} />
@@ -167,14 +212,26 @@ function AfterState(props: { v: VerifiedView; now: number }) {
  * The inline result of an action (an htmx fragment). Every value is text, escaped by the renderer. A verified
  * action (force idle, trigger alarm) shows what the agent, read back afterwards, says now, run by run.
  */
-export function ActionResult(props: { ok: boolean; title: string; detail: string; auditHref?: string; forceIdle?: ForceIdleOutput; verified?: VerifiedView; now?: number }) {
+export function ActionResult(props: {
+  ok: boolean;
+  title: string;
+  detail: string;
+  auditHref?: string;
+  forceIdle?: ForceIdleOutput;
+  verified?: VerifiedView;
+  now?: number;
+}) {
   const f = props.forceIdle;
   const v = props.verified;
   return (
     <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result">
       <strong>{props.title}</strong> {props.detail} {props.auditHref ? <a href={props.auditHref}>See the audit log</a> : null}
       {/* The action's own sentence (e.g. the agent is being evicted), unless the read-back has a truer one. */}
-      {f?.notice && !v?.after.notice ? <p class={f.evicted ? "warn" : "error-message"} data-testid="force-idle-notice">{f.notice}</p> : null}
+      {f?.notice && !v?.after.notice ? (
+        <p class={f.evicted ? "warn" : "error-message"} data-testid="force-idle-notice">
+          {f.notice}
+        </p>
+      ) : null}
       {v ? <AfterState v={v} now={props.now ?? v.after.readAt} /> : null}
       {f?.ended.length ? <EndedRuns ended={f.ended} checks={v?.after.verified ? v.after.checks : null} /> : null}
     </div>

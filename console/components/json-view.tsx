@@ -76,7 +76,9 @@ function node(v: unknown, depth: number, limits: JsonLimits, budget: Budget): Ch
       <summary>{label}</summary>
       {isArray ? (
         <ol class="j-list">
-          {children.map(([, c]) => <li>{c}</li>)}
+          {children.map(([, c]) => (
+            <li>{c}</li>
+          ))}
           {more ? <li>{more}</li> : null}
         </ol>
       ) : (

@@ -1,7 +1,7 @@
 import type { OpRow } from "../../src/store/read-models";
 import { ago } from "../format";
-import { detailHref, agentHref } from "../links";
-import { ResolveOp, type ResolveAvailability } from "./resolve-op";
+import { agentHref, detailHref } from "../links";
+import { type ResolveAvailability, ResolveOp } from "./resolve-op";
 import { Status } from "./status";
 
 /** Whether re-running the op is safe, in words. */
@@ -25,7 +25,15 @@ export function OpsTable(props: {
   return (
     <table data-testid={props.testId}>
       <thead>
-        <tr><th>op</th><th>kind</th>{showOwner ? <th>session / agent</th> : null}<th>detail</th><th>since</th><th>idempotent</th><th>resolution</th></tr>
+        <tr>
+          <th>op</th>
+          <th>kind</th>
+          {showOwner ? <th>session / agent</th> : null}
+          <th>detail</th>
+          <th>since</th>
+          <th>idempotent</th>
+          <th>resolution</th>
+        </tr>
       </thead>
       <tbody>
         {props.rows.map((o, i) => (
@@ -36,14 +44,28 @@ export function OpsTable(props: {
               <td>
                 {o.sessionName ? <a href={detailHref("sessions", o.sessionName, o)}>{o.sessionName}</a> : null}
                 {o.sessionName ? " · " : null}
-                <a href={agentHref(o)}>{o.agentClass} · {o.agentName}</a>
+                <a href={agentHref(o)}>
+                  {o.agentClass} · {o.agentName}
+                </a>
               </td>
             ) : null}
             <td>{o.detail ?? ""}</td>
             <td>{ago(o.ambiguousAt ?? o.firstSeen, props.now)}</td>
             <td>{idempotentText(o.idempotent)}</td>
             <td data-testid="op-resolution">
-              {o.open ? <Status value="open" /> : <span>{o.resolution}{o.resolutionRef ? <> · <span class="mono">{o.resolutionRef}</span></> : null}</span>}
+              {o.open ? (
+                <Status value="open" />
+              ) : (
+                <span>
+                  {o.resolution}
+                  {o.resolutionRef ? (
+                    <>
+                      {" "}
+                      · <span class="mono">{o.resolutionRef}</span>
+                    </>
+                  ) : null}
+                </span>
+              )}
               <ResolveOp op={o} role={props.role} uid={`${props.uidPrefix}-${i}`} {...(props.availability ? { availability: props.availability } : {})} />
             </td>
           </tr>

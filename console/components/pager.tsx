@@ -6,7 +6,13 @@ export function Pager(props: { path: string; query: Record<string, string | unde
   return (
     <nav class="pager">
       {props.hasCursor ? <a href={href(props.path, rest)}>« first page</a> : <span />}
-      {props.next ? <a href={href(props.path, { ...rest, cursor: props.next })} rel="next">next page »</a> : <span class="muted">end of list</span>}
+      {props.next ? (
+        <a href={href(props.path, { ...rest, cursor: props.next })} rel="next">
+          next page »
+        </a>
+      ) : (
+        <span class="muted">end of list</span>
+      )}
     </nav>
   );
 }

@@ -16,7 +16,11 @@ export function TimePresets(props: { path: string; query: Record<string, string 
           {p}
         </a>
       ))}
-      <a href={href(props.path, { ...rest, since: undefined, until: undefined })} aria-current={!active && !props.query.until ? "true" : undefined} class={!active && !props.query.until ? "active" : ""}>
+      <a
+        href={href(props.path, { ...rest, since: undefined, until: undefined })}
+        aria-current={!active && !props.query.until ? "true" : undefined}
+        class={!active && !props.query.until ? "active" : ""}
+      >
         any time
       </a>
     </nav>

@@ -1,4 +1,4 @@
-import { ago, iso, isValidTime, isoMs } from "../format";
+import { ago, iso, isoMs, isValidTime } from "../format";
 
 /**
  * Times on a page: rendered here in UTC inside <time datetime="…">, so the page reads the same without
@@ -8,7 +8,12 @@ import { ago, iso, isValidTime, isoMs } from "../format";
 export function Time(props: { t: number | null | undefined; ms?: boolean; testId?: string; class?: string }) {
   const text = props.ms ? isoMs(props.t) : iso(props.t);
   // "—" for no time, a marker for a stored value no Date can hold: nothing for the script to rewrite.
-  if (!isValidTime(props.t) || props.t === 0) return <span class={props.class} data-testid={props.testId}>{text}</span>;
+  if (!isValidTime(props.t) || props.t === 0)
+    return (
+      <span class={props.class} data-testid={props.testId}>
+        {text}
+      </span>
+    );
   return (
     <time datetime={isoMs(props.t)} class={props.class} data-testid={props.testId} data-precision={props.ms ? "ms" : "s"}>
       {text}

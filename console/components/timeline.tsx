@@ -1,15 +1,33 @@
 import type { EventRow } from "../../src/store/read-models";
 import { bytes, gap } from "../format";
-import { Time } from "./time";
-import { JsonView, parsePreview } from "./json-view";
 import { agentHref, detailHref } from "../links";
+import { JsonView, parsePreview } from "./json-view";
+import { Time } from "./time";
 
 const TONE: Record<string, string> = {
-  "chat.recovery.exhausted": "bad", "session.error": "bad", "fiber.failed": "bad", "fiber.recovery.failed": "bad", "chat.recovery.failed": "bad", "op.ambiguous": "bad",
-  "chat.recovery.completed": "ok", "fiber.recovery.handled": "ok", "fiber.completed": "ok", "op.completed": "ok", "op.resolved": "ok",
-  "chat.recovery.attempt": "warn", "fiber.recovery.attempt": "warn", "session.status_rescheduled": "warn", "chat.stream.stalled": "warn",
-  "task.failed": "bad", "task.completed": "ok", "task.attempt.interrupted": "warn", "fiber.interrupted": "warn",
-  "run.force_idled": "warn", "incident.force_idled": "warn", "run.reconciled": "warn", "incident.reconciled": "warn",
+  "chat.recovery.exhausted": "bad",
+  "session.error": "bad",
+  "fiber.failed": "bad",
+  "fiber.recovery.failed": "bad",
+  "chat.recovery.failed": "bad",
+  "op.ambiguous": "bad",
+  "chat.recovery.completed": "ok",
+  "fiber.recovery.handled": "ok",
+  "fiber.completed": "ok",
+  "op.completed": "ok",
+  "op.resolved": "ok",
+  "chat.recovery.attempt": "warn",
+  "fiber.recovery.attempt": "warn",
+  "session.status_rescheduled": "warn",
+  "chat.stream.stalled": "warn",
+  "task.failed": "bad",
+  "task.completed": "ok",
+  "task.attempt.interrupted": "warn",
+  "fiber.interrupted": "warn",
+  "run.force_idled": "warn",
+  "incident.force_idled": "warn",
+  "run.reconciled": "warn",
+  "incident.reconciled": "warn",
 };
 
 /** An event's tone; a managed fiber's recovery "handled" is only good news when the SDK records it completed. */
@@ -57,7 +75,8 @@ function fieldsOf(payload: unknown) {
     partialText: preview(p.partialText),
     terminalMessage: preview(p.terminalMessage),
     snapshot: preview(p.snapshot),
-    tokens: typeof p.inputTokens === "number" && typeof p.outputTokens === "number" ? { input: p.inputTokens, output: p.outputTokens, model: text(p.model) } : null,
+    tokens:
+      typeof p.inputTokens === "number" && typeof p.outputTokens === "number" ? { input: p.inputTokens, output: p.outputTokens, model: text(p.model) } : null,
   };
 }
 
@@ -66,7 +85,11 @@ function fieldsOf(payload: unknown) {
  * the event before it on the page; what happened, the attempt and reason, the redacted partial output, the
  * op, run and trace ids. Everything is text; nothing from an event is ever interpreted as markup.
  */
-export function Timeline(props: { events: EventRow[]; traceUrl: string | null; /** Events of many agents (the events list): name each one's agent and incident. */ showAgent?: boolean }) {
+export function Timeline(props: {
+  events: EventRow[];
+  traceUrl: string | null /** Events of many agents (the events list): name each one's agent and incident. */;
+  showAgent?: boolean;
+}) {
   if (!props.events.length) return <p class="muted">No events on this page.</p>;
   return (
     <ol class="timeline">
@@ -78,39 +101,127 @@ export function Timeline(props: { events: EventRow[]; traceUrl: string | null; /
           <li class={toneOf(e.type, p.fiberStatus)} data-type={e.type}>
             <div>
               <Time t={e.time} ms class="mono" testId="event-time" />{" "}
-              {prev ? <span class="mono muted" data-testid="event-gap" title="time since the event above">{gap(e.time - prev.time)}</span> : null}{" "}
+              {prev ? (
+                <span class="mono muted" data-testid="event-gap" title="time since the event above">
+                  {gap(e.time - prev.time)}
+                </span>
+              ) : null}{" "}
               <strong>{e.type}</strong>
-              {p.attempt !== null ? <span> · attempt {p.attempt}{p.maxAttempts ? ` of ${p.maxAttempts}` : ""}</span> : null}
-              {p.status ? <span> · status <code>{p.status}</code></span> : null}
-              {p.fiberStatus ? <span data-testid="event-fiber-status"> · the SDK records the fiber <code>{p.fiberStatus}</code></span> : null}
-              {p.state ? <span> · the agent records <code>{p.state}</code></span> : null}
-              {p.finding ? <span> · finding <code>{p.finding}</code></span> : null}
-              {p.reason ? <span> · reason <code>{p.reason}</code></span> : null}
-              {p.step ? <span> · step <code>{p.step}</code></span> : null}
+              {p.attempt !== null ? (
+                <span>
+                  {" "}
+                  · attempt {p.attempt}
+                  {p.maxAttempts ? ` of ${p.maxAttempts}` : ""}
+                </span>
+              ) : null}
+              {p.status ? (
+                <span>
+                  {" "}
+                  · status <code>{p.status}</code>
+                </span>
+              ) : null}
+              {p.fiberStatus ? (
+                <span data-testid="event-fiber-status">
+                  {" "}
+                  · the SDK records the fiber <code>{p.fiberStatus}</code>
+                </span>
+              ) : null}
+              {p.state ? (
+                <span>
+                  {" "}
+                  · the agent records <code>{p.state}</code>
+                </span>
+              ) : null}
+              {p.finding ? (
+                <span>
+                  {" "}
+                  · finding <code>{p.finding}</code>
+                </span>
+              ) : null}
+              {p.reason ? (
+                <span>
+                  {" "}
+                  · reason <code>{p.reason}</code>
+                </span>
+              ) : null}
+              {p.step ? (
+                <span>
+                  {" "}
+                  · step <code>{p.step}</code>
+                </span>
+              ) : null}
               {p.statusMessage ? <span> · “{p.statusMessage}”</span> : null}
-              {p.wakeAt !== null ? <span> · wakes <Time t={p.wakeAt} ms /></span> : null}
-              {p.tokens ? <span data-testid="event-tokens"> · {p.tokens.input.toLocaleString("en-US")} input + {p.tokens.output.toLocaleString("en-US")} output tokens{p.tokens.model ? ` (${p.tokens.model})` : ""}</span> : null}
+              {p.wakeAt !== null ? (
+                <span>
+                  {" "}
+                  · wakes <Time t={p.wakeAt} ms />
+                </span>
+              ) : null}
+              {p.tokens ? (
+                <span data-testid="event-tokens">
+                  {" "}
+                  · {p.tokens.input.toLocaleString("en-US")} input + {p.tokens.output.toLocaleString("en-US")} output tokens
+                  {p.tokens.model ? ` (${p.tokens.model})` : ""}
+                </span>
+              ) : null}
             </div>
             {p.notStopped ? <div class="warn">its in-memory work was not stopped: it runs until it returns or the agent is evicted</div> : null}
             {p.error ? <div class="warn">{p.error}</div> : null}
             {p.detail ? <div class="muted">{p.detail}</div> : null}
             {p.partialText ? (
               <div>
-                partial output ({bytes(p.partialText.bytes)}{p.partialText.truncated ? ", truncated" : ""}): <q>{p.partialText.preview}</q>
+                partial output ({bytes(p.partialText.bytes)}
+                {p.partialText.truncated ? ", truncated" : ""}): <q>{p.partialText.preview}</q>
               </div>
             ) : null}
-            {p.terminalMessage ? <div>terminal message: <q>{p.terminalMessage.preview}</q></div> : null}
+            {p.terminalMessage ? (
+              <div>
+                terminal message: <q>{p.terminalMessage.preview}</q>
+              </div>
+            ) : null}
             {p.snapshot && snap ? <JsonView value={snap.value} rawText={snap.rawText} size={p.snapshot.bytes} truncated={p.snapshot.truncated} /> : null}
             <div class="muted mono">
-              {props.showAgent ? <span>agent <a href={agentHref(e)}>{e.agentClass} · {e.agentName}</a> </span> : null}
-              {props.showAgent && e.incidentId ? <span>incident <a href={detailHref("incidents", e.incidentId, e)}>{e.incidentId}</a> </span> : null}
+              {props.showAgent ? (
+                <span>
+                  agent{" "}
+                  <a href={agentHref(e)}>
+                    {e.agentClass} · {e.agentName}
+                  </a>{" "}
+                </span>
+              ) : null}
+              {props.showAgent && e.incidentId ? (
+                <span>
+                  incident <a href={detailHref("incidents", e.incidentId, e)}>{e.incidentId}</a>{" "}
+                </span>
+              ) : null}
               {e.opId ? <span>op {e.opId} </span> : null}
               {/* A chat turn's internal fiber is shown as its turn: its fiber id has no run of its own. */}
-              {e.fiberId && !(p.chatTurn && e.requestId) ? <span>fiber <a href={detailHref("runs", e.fiberId, e)}>{e.fiberId}</a> </span> : null}
-              {e.taskId && !p.chatTurn ? <span>task <a href={detailHref("runs", e.taskId, e)}>{e.taskId}</a> </span> : null}
-              {e.requestId ? <span>{p.chatTurn || e.type.startsWith("chat.turn.") ? "chat turn" : "request"} <a href={detailHref("runs", e.requestId, e)}>{e.requestId}</a> </span> : null}
+              {e.fiberId && !(p.chatTurn && e.requestId) ? (
+                <span>
+                  fiber <a href={detailHref("runs", e.fiberId, e)}>{e.fiberId}</a>{" "}
+                </span>
+              ) : null}
+              {e.taskId && !p.chatTurn ? (
+                <span>
+                  task <a href={detailHref("runs", e.taskId, e)}>{e.taskId}</a>{" "}
+                </span>
+              ) : null}
+              {e.requestId ? (
+                <span>
+                  {p.chatTurn || e.type.startsWith("chat.turn.") ? "chat turn" : "request"} <a href={detailHref("runs", e.requestId, e)}>{e.requestId}</a>{" "}
+                </span>
+              ) : null}
               {e.traceId ? (
-                props.traceUrl ? <span>trace <a href={props.traceUrl.replace("{traceId}", encodeURIComponent(e.traceId))} rel="noopener noreferrer" target="_blank">{e.traceId}</a></span> : <span>trace {e.traceId}</span>
+                props.traceUrl ? (
+                  <span>
+                    trace{" "}
+                    <a href={props.traceUrl.replace("{traceId}", encodeURIComponent(e.traceId))} rel="noopener noreferrer" target="_blank">
+                      {e.traceId}
+                    </a>
+                  </span>
+                ) : (
+                  <span>trace {e.traceId}</span>
+                )
               ) : null}
             </div>
           </li>

@@ -5,13 +5,21 @@ import { Status } from "../components/status";
 import { Ago } from "../components/time";
 import { ago, bytes, duration, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { LISTS, type Owner, agentHref, agentRunHref, detailHref, listHref } from "../links";
+import { agentHref, agentRunHref, detailHref, LISTS, listHref, type Owner } from "../links";
 import { EventGapNotice } from "./agents";
 
 /** The agent's live state through admin RPC, or the typed error that stood in its way. */
 export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode };
 
-export type RunSummary = { fiberId: string; kind: string; name: string; startedAt: number | null; outcome: string | null; lastSeen: number; snapshotBytes: number | null };
+export type RunSummary = {
+  fiberId: string;
+  kind: string;
+  name: string;
+  startedAt: number | null;
+  outcome: string | null;
+  lastSeen: number;
+  snapshotBytes: number | null;
+};
 
 /**
  * One agent: its live state through admin RPC (status, alarm, live runs), its
@@ -46,10 +54,18 @@ export function AgentPage(props: {
       <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} availability={props.availability} livePanel />
       <h2>Run history</h2>
       {/* The console's own records of the runs: refreshed like the live panel, and 2 s after an action (its events are in by then). */}
-      <div id="agent-history" data-live hx-get={agentHref(props, "/history")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`} hx-swap="innerHTML">
+      <div
+        id="agent-history"
+        data-live
+        hx-get={agentHref(props, "/history")}
+        hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`}
+        hx-swap="innerHTML"
+      >
         <RunHistory ctx={props.ctx} agentClass={props.agentClass} agentName={props.agentName} history={props.history} />
       </div>
-      <p><a href={listHref("runs", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a></p>
+      <p>
+        <a href={listHref("runs", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a>
+      </p>
     </Layout>
   );
 }
@@ -59,16 +75,31 @@ export function RunHistory(props: { ctx: PageContext; agentClass: string; agentN
   return (
     <table data-testid="run-history">
       <thead>
-        <tr><th>run</th><th>kind</th><th>name</th><th>started</th><th>outcome</th><th class="num">last snapshot</th></tr>
+        <tr>
+          <th>run</th>
+          <th>kind</th>
+          <th>name</th>
+          <th>started</th>
+          <th>outcome</th>
+          <th class="num">last snapshot</th>
+        </tr>
       </thead>
       <tbody>
         {props.history.map((f) => (
           <tr data-run={f.fiberId} data-outcome={f.outcome ?? "running"}>
-            <td><a class="mono" href={detailHref("runs", f.fiberId, props)}>{f.fiberId}</a></td>
+            <td>
+              <a class="mono" href={detailHref("runs", f.fiberId, props)}>
+                {f.fiberId}
+              </a>
+            </td>
             <td>{f.kind}</td>
             <td>{f.name}</td>
-            <td><Ago t={f.startedAt} now={props.ctx.now} /></td>
-            <td><Status value={f.outcome ?? "running"} /></td>
+            <td>
+              <Ago t={f.startedAt} now={props.ctx.now} />
+            </td>
+            <td>
+              <Status value={f.outcome ?? "running"} />
+            </td>
             <td class="num">{bytes(f.snapshotBytes)}</td>
           </tr>
         ))}
@@ -81,28 +112,62 @@ export function RunHistory(props: { ctx: PageContext; agentClass: string; agentN
 export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveState }) {
   if ("error" in props.live) {
     // No mixin: the reason there is no live state is the page's read-only sentence, said once (below).
-    if (props.live.code === "unsupported") return <p class="muted" data-testid="live-unsupported">No live state: {NO_MIXIN_SENTENCE(props.agent.agentClass)}</p>;
-    return <p class="error-message" data-testid="live-error">Live state unavailable: {props.live.error}</p>;
+    if (props.live.code === "unsupported")
+      return (
+        <p class="muted" data-testid="live-unsupported">
+          No live state: {NO_MIXIN_SENTENCE(props.agent.agentClass)}
+        </p>
+      );
+    return (
+      <p class="error-message" data-testid="live-error">
+        Live state unavailable: {props.live.error}
+      </p>
+    );
   }
   const { status, runs } = props.live;
   const runHref = (id: string) => agentRunHref(props.agent, id);
   return (
     <>
       <dl class="facts">
-        <dt>status</dt><dd data-testid="agent-status"><Status value={status.status} /></dd>
-        <dt>next alarm</dt><dd>{status.nextAlarm ? `${iso(status.nextAlarm)} (${duration(status.nextAlarm - props.ctx.now)} from now)` : "none"}</dd>
-        <dt>schedules</dt><dd>{status.pendingScheduleCount}</dd>
+        <dt>status</dt>
+        <dd data-testid="agent-status">
+          <Status value={status.status} />
+        </dd>
+        <dt>next alarm</dt>
+        <dd>{status.nextAlarm ? `${iso(status.nextAlarm)} (${duration(status.nextAlarm - props.ctx.now)} from now)` : "none"}</dd>
+        <dt>schedules</dt>
+        <dd>{status.pendingScheduleCount}</dd>
         <dt>chat recovery records</dt>
-        <dd>{status.chatRecoveryIncidents.length ? status.chatRecoveryIncidents.map((i) => <div><Status value={i.status} /> attempt {i.attempt ?? "?"} {i.reason ?? ""}</div>) : "none"}</dd>
+        <dd>
+          {status.chatRecoveryIncidents.length
+            ? status.chatRecoveryIncidents.map((i) => (
+                <div>
+                  <Status value={i.status} /> attempt {i.attempt ?? "?"} {i.reason ?? ""}
+                </div>
+              ))
+            : "none"}
+        </dd>
       </dl>
       <h2>Live runs</h2>
       {runs.runs.length ? (
         <table data-testid="live-runs">
-          <thead><tr><th>run</th><th>kind</th><th>name</th><th>age</th><th class="num">snapshot</th></tr></thead>
+          <thead>
+            <tr>
+              <th>run</th>
+              <th>kind</th>
+              <th>name</th>
+              <th>age</th>
+              <th class="num">snapshot</th>
+            </tr>
+          </thead>
           <tbody>
             {runs.runs.map((r) => (
               <tr>
-                <td><a class="mono" href={runHref(r.id)}>{r.id}</a></td>
+                <td>
+                  <a class="mono" href={runHref(r.id)}>
+                    {r.id}
+                  </a>
+                </td>
                 <td>{r.kind}</td>
                 <td>{r.name}</td>
                 <td>{duration(r.ageMs)}</td>
@@ -117,12 +182,22 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
       {runs.inMemory.length ? (
         <>
           <h2>Running in memory without a row</h2>
-          <p class="muted">Force idle removed their rows (so nothing recovers them) but could not stop them: they run until they return or the agent is evicted.</p>
+          <p class="muted">
+            Force idle removed their rows (so nothing recovers them) but could not stop them: they run until they return or the agent is evicted.
+          </p>
           <table data-testid="in-memory-runs">
-            <thead><tr><th>run</th><th>kind</th></tr></thead>
+            <thead>
+              <tr>
+                <th>run</th>
+                <th>kind</th>
+              </tr>
+            </thead>
             <tbody>
               {runs.inMemory.map((r) => (
-                <tr><td class="mono">{r.id}</td><td>{r.kind}</td></tr>
+                <tr>
+                  <td class="mono">{r.id}</td>
+                  <td>{r.kind}</td>
+                </tr>
               ))}
             </tbody>
           </table>
@@ -132,14 +207,34 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
         <>
           <h2>Tasks runs</h2>
           <table data-testid="live-tasks">
-            <thead><tr><th>run</th><th>kind</th><th>definition</th><th>state</th><th>current step</th><th>attempt</th><th>created</th></tr></thead>
+            <thead>
+              <tr>
+                <th>run</th>
+                <th>kind</th>
+                <th>definition</th>
+                <th>state</th>
+                <th>current step</th>
+                <th>attempt</th>
+                <th>created</th>
+              </tr>
+            </thead>
             <tbody>
               {runs.tasks.map((t) => (
                 <tr>
-                  <td><a class="mono" href={runHref(t.runId)}>{t.runId}</a></td>
-                  <td>{t.kind}{t.requestId ? <div class="muted mono">{t.requestId}</div> : null}</td>
+                  <td>
+                    <a class="mono" href={runHref(t.runId)}>
+                      {t.runId}
+                    </a>
+                  </td>
+                  <td>
+                    {t.kind}
+                    {t.requestId ? <div class="muted mono">{t.requestId}</div> : null}
+                  </td>
                   <td>{t.definition}</td>
-                  <td><Status value={t.state} />{t.wakeAt ? <div class="muted">wakes {iso(t.wakeAt)}</div> : null}</td>
+                  <td>
+                    <Status value={t.state} />
+                    {t.wakeAt ? <div class="muted">wakes {iso(t.wakeAt)}</div> : null}
+                  </td>
                   <td>{t.currentStep ?? t.statusMessage ?? "—"}</td>
                   <td>{t.attempt ?? "—"}</td>
                   <td>{ago(t.createdAt, props.ctx.now)}</td>
@@ -153,13 +248,27 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
         <>
           <h2>Managed fibers</h2>
           <table data-testid="managed-fibers">
-            <thead><tr><th>fiber</th><th>name</th><th>status</th><th>created</th><th class="num">snapshot</th></tr></thead>
+            <thead>
+              <tr>
+                <th>fiber</th>
+                <th>name</th>
+                <th>status</th>
+                <th>created</th>
+                <th class="num">snapshot</th>
+              </tr>
+            </thead>
             <tbody>
               {runs.managedFibers.map((f) => (
                 <tr>
-                  <td><a class="mono" href={runHref(f.fiberId)}>{f.fiberId}</a></td>
+                  <td>
+                    <a class="mono" href={runHref(f.fiberId)}>
+                      {f.fiberId}
+                    </a>
+                  </td>
                   <td>{f.name}</td>
-                  <td><Status value={f.status} /></td>
+                  <td>
+                    <Status value={f.status} />
+                  </td>
                   <td>{ago(f.createdAt, props.ctx.now)}</td>
                   <td class="num">{bytes(f.snapshotBytes)}</td>
                 </tr>

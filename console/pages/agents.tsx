@@ -1,4 +1,4 @@
-import { type AgentRow, type EventGap, GAP_COUNT_WINDOW, type Page, eventGapOf } from "../../src/store/read-models";
+import { type AgentRow, type EventGap, eventGapOf, GAP_COUNT_WINDOW, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Ago } from "../components/time";
@@ -21,9 +21,9 @@ export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<A
     <Layout ctx={props.ctx} title={title} active="">
       {props.gapsOnly ? (
         <p class="muted" data-testid="gaps-explained">
-          Each agent numbers the events it sends. These agents sent numbered events that the console never stored: lost on the way
-          (a local Queue killed with messages in it) or refused at ingest (see dead letters). A page looks at up to {GAP_COUNT_WINDOW.toLocaleString("en-US")} agents,
-          most recently seen first; a short page with a next page continues the search.
+          Each agent numbers the events it sends. These agents sent numbered events that the console never stored: lost on the way (a local Queue killed with
+          messages in it) or refused at ingest (see dead letters). A page looks at up to {GAP_COUNT_WINDOW.toLocaleString("en-US")} agents, most recently seen
+          first; a short page with a next page continues the search.
         </p>
       ) : null}
       <FilterForm action={LISTS.agents}>
@@ -32,16 +32,26 @@ export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<A
       </FilterForm>
       <table data-testid="agents">
         <thead>
-          <tr><th>agent</th><th>class</th><th>last seen</th><th class="num">missing events</th><th class="num">numbered events arrived</th></tr>
+          <tr>
+            <th>agent</th>
+            <th>class</th>
+            <th>last seen</th>
+            <th class="num">missing events</th>
+            <th class="num">numbered events arrived</th>
+          </tr>
         </thead>
         <tbody>
           {props.page.items.map((a) => {
             const gap = eventGapOf(a);
             return (
               <tr data-testid="agent-row" data-agent-class={a.agentClass} data-agent-name={a.agentName} data-missing={String(gap.missing)}>
-                <td><a href={agentHref(a)}>{a.agentName}</a></td>
+                <td>
+                  <a href={agentHref(a)}>{a.agentName}</a>
+                </td>
                 <td>{a.agentClass}</td>
-                <td><Ago t={a.lastSeen} now={props.ctx.now} /></td>
+                <td>
+                  <Ago t={a.lastSeen} now={props.ctx.now} />
+                </td>
                 <td class="num">{gap.highest === null ? "—" : gap.missing}</td>
                 <td class="num">{gap.highest === null ? "unnumbered" : `${gap.arrived} of ${gap.highest}`}</td>
               </tr>
@@ -49,7 +59,11 @@ export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<A
           })}
         </tbody>
       </table>
-      {props.page.items.length === 0 ? <p class="muted">{props.page.next ? "None on this page; the next page continues." : props.gapsOnly ? "Every numbered event arrived." : "No agent has reported."}</p> : null}
+      {props.page.items.length === 0 ? (
+        <p class="muted">
+          {props.page.next ? "None on this page; the next page continues." : props.gapsOnly ? "Every numbered event arrived." : "No agent has reported."}
+        </p>
+      ) : null}
       <Pager path={LISTS.agents} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );
@@ -72,8 +86,8 @@ export function EventGapNotice(props: { gap: EventGap; asked: { ok: true } | { o
   if (gap.restarted) {
     return (
       <p class="muted" data-testid="event-gap-restarted">
-        This agent's event numbers restarted: {gap.arrived} numbered events arrived, more than its highest number, {gap.highest}. Its storage was
-        probably wiped (destroyed and created again under the same name). Events missing since then cannot be counted.
+        This agent's event numbers restarted: {gap.arrived} numbered events arrived, more than its highest number, {gap.highest}. Its storage was probably wiped
+        (destroyed and created again under the same name). Events missing since then cannot be counted.
       </p>
     );
   }
@@ -87,10 +101,10 @@ export function EventGapNotice(props: { gap: EventGap; asked: { ok: true } | { o
   return (
     <section class="notice" data-testid="event-gap" data-missing={String(gap.missing)}>
       <p>
-        <strong>{events(gap.missing)} from this agent never arrived.</strong> It numbered its events up to {gap.highest}; {gap.arrived} of them
-        reached the console. The others were lost on the way (for example a local Queue killed with messages in it) or refused at ingest
-        (see dead letters). What they reported (a run that ended, a recovery that finished, a status) is missing here, so a run, an incident or a
-        session of this agent may show an older state than the agent's own.
+        <strong>{events(gap.missing)} from this agent never arrived.</strong> It numbered its events up to {gap.highest}; {gap.arrived} of them reached the
+        console. The others were lost on the way (for example a local Queue killed with messages in it) or refused at ingest (see dead letters). What they
+        reported (a run that ended, a recovery that finished, a status) is missing here, so a run, an incident or a session of this agent may show an older
+        state than the agent's own.
       </p>
       <p data-testid="event-gap-action">
         {props.asked.ok

@@ -5,7 +5,7 @@ import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { ago, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { LISTS, agentHref, detailHref, listHref } from "../links";
+import { agentHref, detailHref, LISTS, listHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -34,13 +34,14 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
       <section data-testid="alert-settings">
         {s.enabled ? (
           <p>
-            Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; at most {s.limitPerHour} per channel per hour.
+            Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; at most {s.limitPerHour} per
+            channel per hour.
             {s.consoleUrl ? ` Links point to ${s.consoleUrl}.` : " Set ALERT_CONSOLE_URL for links to this console in alerts."}
           </p>
         ) : (
           <p class="warn">
-            Alerts are off ({s.reason.replace(/^alerts are off: /, "")}). Set ALERT_WEBHOOK_URL or ALERT_SLACK_WEBHOOK_URL (see the README) to be notified of exhaustions,
-            new ambiguous ops and stuck agents.
+            Alerts are off ({s.reason.replace(/^alerts are off: /, "")}). Set ALERT_WEBHOOK_URL or ALERT_SLACK_WEBHOOK_URL (see the README) to be notified of
+            exhaustions, new ambiguous ops and stuck agents.
           </p>
         )}
       </section>
@@ -50,18 +51,35 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
       </FilterForm>
       <table data-testid="alerts">
         <thead>
-          <tr><th>when</th><th>kind</th><th>agent</th><th>subject</th><th>summary</th><th>channel</th><th>status</th><th class="num">attempts</th><th class="num">HTTP</th><th>last error</th></tr>
+          <tr>
+            <th>when</th>
+            <th>kind</th>
+            <th>agent</th>
+            <th>subject</th>
+            <th>summary</th>
+            <th>channel</th>
+            <th>status</th>
+            <th class="num">attempts</th>
+            <th class="num">HTTP</th>
+            <th>last error</th>
+          </tr>
         </thead>
         <tbody>
           {props.page.items.map((a) => (
             <tr>
               <td title={iso(a.createdAt)}>{ago(a.createdAt, props.ctx.now)}</td>
               <td>{KIND_LABEL[a.kind] ?? a.kind}</td>
-              <td><a href={agentHref(a)}>{a.agentClass} · {a.agentName}</a></td>
+              <td>
+                <a href={agentHref(a)}>
+                  {a.agentClass} · {a.agentName}
+                </a>
+              </td>
               <td>{subjectLink(a)}</td>
               <td>{a.summary}</td>
               <td>{a.channel}</td>
-              <td><Status value={TONE[a.status] ?? a.status} label={a.status.replace("_", " ")} /></td>
+              <td>
+                <Status value={TONE[a.status] ?? a.status} label={a.status.replace("_", " ")} />
+              </td>
               <td class="num">{a.attempts}</td>
               <td class="num">{a.httpStatus ?? "—"}</td>
               <td>{a.lastError ?? ""}</td>

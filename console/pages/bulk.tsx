@@ -1,15 +1,13 @@
 import { ADMIN_ACTIONS } from "../../src/admin-rpc/actions";
-import { BULK_ACTIONS, BULK_STATUSES, BULK_TARGET_CAP, type BatchProgress, type BulkTargets } from "../../src/store/read-models";
+import { type BatchProgress, BULK_ACTIONS, BULK_STATUSES, BULK_TARGET_CAP, type BulkTargets } from "../../src/store/read-models";
 import { STUCK_RULES } from "../../src/store/read-models/stuck";
 import { SelectFilter, TextFilter } from "../components/filters";
 import { Status } from "../components/status";
 import { iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { LISTS, agentHref, batchHref, listHref } from "../links";
+import { agentHref, batchHref, LISTS, listHref } from "../links";
 
 type Query = Record<string, string | undefined>;
-
-
 
 /**
  * Bulk actions: a filter (GET, so every selection has an address other pages link to), the preview of
@@ -32,10 +30,14 @@ export function BulkPage(props: { ctx: PageContext; query: Query; selection: Bul
         <a href={listHref("bulk")}>Clear</a>
       </form>
       <p class="muted">
-        Status: running_runs = runs with no outcome yet; open_incidents = recovery incidents still open; running_sessions = sessions last reported running or rescheduled.
-        All filters given must match. At most {BULK_TARGET_CAP} agents per batch.
+        Status: running_runs = runs with no outcome yet; open_incidents = recovery incidents still open; running_sessions = sessions last reported running or
+        rescheduled. All filters given must match. At most {BULK_TARGET_CAP} agents per batch.
       </p>
-      {s ? <Preview ctx={props.ctx} selection={s} /> : <p class="muted">Choose at least one filter to preview the agents it selects. Nothing changes until an operator confirms.</p>}
+      {s ? (
+        <Preview ctx={props.ctx} selection={s} />
+      ) : (
+        <p class="muted">Choose at least one filter to preview the agents it selects. Nothing changes until an operator confirms.</p>
+      )}
     </Layout>
   );
 }
@@ -54,18 +56,26 @@ function Preview(props: { ctx: PageContext; selection: BulkTargets }) {
         </p>
       ) : null}
       {n === 0 ? (
-        <p class="muted" data-testid="bulk-empty">No agent matches this filter, so there is nothing to act on.</p>
+        <p class="muted" data-testid="bulk-empty">
+          No agent matches this filter, so there is nothing to act on.
+        </p>
       ) : (
         <>
           <table data-testid="bulk-targets">
             <thead>
-              <tr><th>agent class</th><th>agent name</th><th>why it matched</th></tr>
+              <tr>
+                <th>agent class</th>
+                <th>agent name</th>
+                <th>why it matched</th>
+              </tr>
             </thead>
             <tbody>
               {s.targets.map((t) => (
                 <tr>
                   <td>{t.agentClass}</td>
-                  <td><a href={agentHref(t)}>{t.agentName}</a></td>
+                  <td>
+                    <a href={agentHref(t)}>{t.agentName}</a>
+                  </td>
                   <td>{t.why}</td>
                 </tr>
               ))}
@@ -81,7 +91,11 @@ function Preview(props: { ctx: PageContext; selection: BulkTargets }) {
 /** Operators choose the action, give a reason and confirm; the form carries the filter, and the server selects again. */
 function ConfirmForm(props: { ctx: PageContext; selection: BulkTargets }) {
   if (props.ctx.user.role !== "operator") {
-    return <p class="muted" data-testid="bulk-viewer">Bulk actions need the operator role; you are signed in as a viewer.</p>;
+    return (
+      <p class="muted" data-testid="bulk-viewer">
+        Bulk actions need the operator role; you are signed in as a viewer.
+      </p>
+    );
   }
   const f = props.selection.filter;
   const n = props.selection.targets.length;
@@ -119,11 +133,20 @@ export function BatchPage(props: { ctx: PageContext; progress: BatchProgress }) 
   return (
     <Layout ctx={props.ctx} title={`Bulk ${label.toLowerCase()}`} active={LISTS.bulk}>
       <dl class="facts" data-testid="batch-facts">
-        <dt>batch</dt><dd class="mono">{p.batchId}</dd>
-        <dt>started</dt><dd>{iso(p.time)} by {p.actor}</dd>
-        <dt>reason</dt><dd>{p.reason}</dd>
-        <dt>filter</dt><dd>{filter ? <a href={`${listHref("bulk")}?${filter}`}>{filter}</a> : "—"}</dd>
-        <dt>audit</dt><dd><a href={listHref("audit", { batchId: p.batchId })}>this batch's rows in the audit log</a></dd>
+        <dt>batch</dt>
+        <dd class="mono">{p.batchId}</dd>
+        <dt>started</dt>
+        <dd>
+          {iso(p.time)} by {p.actor}
+        </dd>
+        <dt>reason</dt>
+        <dd>{p.reason}</dd>
+        <dt>filter</dt>
+        <dd>{filter ? <a href={`${listHref("bulk")}?${filter}`}>{filter}</a> : "—"}</dd>
+        <dt>audit</dt>
+        <dd>
+          <a href={listHref("audit", { batchId: p.batchId })}>this batch's rows in the audit log</a>
+        </dd>
       </dl>
       <BatchProgressView progress={p} />
     </Layout>
@@ -147,22 +170,31 @@ export function BatchProgressView(props: { progress: BatchProgress }) {
         <>
           <progress max={Math.max(p.total, 1)} value={finished} aria-label="targets finished">{`${finished} of ${p.total}`}</progress>
           <p data-testid="batch-counts">
-            <span data-testid="batch-done">{p.done}</span> done · <span data-testid="batch-failed">{p.failed}</span> failed · {p.running} running · {p.queued} queued · of{" "}
-            <span data-testid="batch-total">{p.total}</span>
+            <span data-testid="batch-done">{p.done}</span> done · <span data-testid="batch-failed">{p.failed}</span> failed · {p.running} running · {p.queued}{" "}
+            queued · of <span data-testid="batch-total">{p.total}</span>
           </p>
         </>
       )}
       {p.targets.length ? (
         <table data-testid="batch-targets">
           <thead>
-            <tr><th>agent class</th><th>agent name</th><th>result</th><th>message</th></tr>
+            <tr>
+              <th>agent class</th>
+              <th>agent name</th>
+              <th>result</th>
+              <th>message</th>
+            </tr>
           </thead>
           <tbody>
             {p.targets.map((t) => (
               <tr data-result={t.result}>
                 <td>{t.agentClass}</td>
-                <td><a href={agentHref(t)}>{t.agentName}</a></td>
-                <td><Status value={t.result} /></td>
+                <td>
+                  <a href={agentHref(t)}>{t.agentName}</a>
+                </td>
+                <td>
+                  <Status value={t.result} />
+                </td>
                 <td>{t.error ?? ""}</td>
               </tr>
             ))}

@@ -1,16 +1,27 @@
-import { INCIDENT_GROUPS, INCIDENT_KINDS, INCIDENT_STATUSES, type AttemptUsage, type EventRow, type IncidentAttempts, type IncidentGroups, type IncidentRow, type OpRow, type Page } from "../../src/store/read-models";
+import {
+  type AttemptUsage,
+  type EventRow,
+  INCIDENT_GROUPS,
+  INCIDENT_KINDS,
+  INCIDENT_STATUSES,
+  type IncidentAttempts,
+  type IncidentGroups,
+  type IncidentRow,
+  type OpRow,
+  type Page,
+} from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
-import { OpsTable } from "../components/ops-table";
-import type { ResolveAvailability } from "../components/resolve-op";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { IncidentTable } from "../components/incident-table";
+import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
+import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
-import { Timeline } from "../components/timeline";
 import { Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
+import { Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
-import { detailHref, agentHref, LISTS, listHref, href } from "../links";
+import { agentHref, detailHref, href, LISTS, listHref } from "../links";
 import { incidentStatusLabel } from "../words";
 
 type Query = Record<string, string | undefined>;
@@ -34,7 +45,10 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
       <TimePresets path={LISTS.incidents} query={q} />
       {q.reason ? (
         <p>
-          <a data-testid="bulk-link" href={listHref("bulk", { incidentReason: q.reason, openOnly: q.status === "open" ? "true" : undefined, agentClass: q.agentClass })}>
+          <a
+            data-testid="bulk-link"
+            href={listHref("bulk", { incidentReason: q.reason, openOnly: q.status === "open" ? "true" : undefined, agentClass: q.agentClass })}
+          >
             {`Act on every agent with ${q.status === "open" ? "an open" : "an"} incident of reason ${q.reason} (bulk force idle or trigger alarm, with a preview first)`}
           </a>
         </p>
@@ -54,18 +68,36 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
     <>
       {props.groups ? (
         <section>
-          <h2>By {q.groupBy}{props.groups.bounded ? ` (newest ${props.groups.scanned} incidents)` : ""}</h2>
+          <h2>
+            By {q.groupBy}
+            {props.groups.bounded ? ` (newest ${props.groups.scanned} incidents)` : ""}
+          </h2>
           <table>
             <tbody>
               {props.groups.groups.map((g) => (
                 <tr>
                   <td>
-                    {q.groupBy === "agent" ? g.key : (
-                      <a href={listHref("incidents", { ...q, groupBy: undefined, cursor: undefined, ...(q.groupBy === "reason" && !g.key ? { noReason: "true" } : { [q.groupBy!]: g.key }) })}>{g.key || "(none)"}</a>
+                    {q.groupBy === "agent" ? (
+                      g.key
+                    ) : (
+                      <a
+                        href={listHref("incidents", {
+                          ...q,
+                          groupBy: undefined,
+                          cursor: undefined,
+                          ...(q.groupBy === "reason" && !g.key ? { noReason: "true" } : { [q.groupBy!]: g.key }),
+                        })}
+                      >
+                        {g.key || "(none)"}
+                      </a>
                     )}
                   </td>
                   <td class="num">{g.n}</td>
-                  {q.groupBy === "reason" && g.key ? <td><a href={listHref("bulk", { incidentReason: g.key, openOnly: q.status === "open" ? "true" : undefined })}>act on all of these</a></td> : null}
+                  {q.groupBy === "reason" && g.key ? (
+                    <td>
+                      <a href={listHref("bulk", { incidentReason: g.key, openOnly: q.status === "open" ? "true" : undefined })}>act on all of these</a>
+                    </td>
+                  ) : null}
                 </tr>
               ))}
             </tbody>
@@ -92,7 +124,14 @@ export type IncidentActions = {
  * One incident at its permanent address, with every event of it, and where the operator acts: force idle and
  * trigger alarm for its agent, its agent's open ambiguous ops, and links to its session, run, ops and trace.
  */
-export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; attempts: IncidentAttempts; timeline: Page<EventRow>; query: Query; act: IncidentActions }) {
+export function IncidentPage(props: {
+  ctx: PageContext;
+  incident: IncidentRow;
+  attempts: IncidentAttempts;
+  timeline: Page<EventRow>;
+  query: Query;
+  act: IncidentActions;
+}) {
   const i = props.incident;
   const a = props.attempts;
   const act = props.act;
@@ -100,40 +139,108 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
   return (
     <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active={LISTS.incidents}>
       {/* After an action on its agent, the facts are read again (the incident's status changes once its events are in). */}
-      <dl class="facts" data-testid="incident-facts" id="incident-facts" hx-get={path} hx-select="#incident-facts" hx-swap="outerHTML" hx-trigger={AFTER_ACTION_TRIGGER}>
+      <dl
+        class="facts"
+        data-testid="incident-facts"
+        id="incident-facts"
+        hx-get={path}
+        hx-select="#incident-facts"
+        hx-swap="outerHTML"
+        hx-trigger={AFTER_ACTION_TRIGGER}
+      >
         <dt>status</dt>
         <dd data-testid="incident-status">
           <Status value={i.status} label={incidentStatusLabel(i)} />
-          {i.status !== i.sdkStatus ? <span class="muted"> · the SDK's last word: <code data-testid="incident-sdk-status">{i.sdkStatus}</code></span> : null}
+          {i.status !== i.sdkStatus ? (
+            <span class="muted">
+              {" "}
+              · the SDK's last word: <code data-testid="incident-sdk-status">{i.sdkStatus}</code>
+            </span>
+          ) : null}
         </dd>
         {i.closedBy ? (
           <>
             <dt>{i.status === i.closedBy ? "closed by" : "also recorded"}</dt>
             <dd data-testid="incident-closed-by">
               {i.closedBy === "force_idled" ? "an operator's force idle" : "reconciliation (the agent no longer had it)"} at <Time t={i.closedByAt} />
-              {i.closedByReason ? <>: <q>{i.closedByReason}</q></> : null}
-              {i.status !== i.closedBy ? <span class="muted"> (after the SDK had closed it, or before it resumed: it does not change what the SDK said)</span> : null}
+              {i.closedByReason ? (
+                <>
+                  : <q>{i.closedByReason}</q>
+                </>
+              ) : null}
+              {i.status !== i.closedBy ? (
+                <span class="muted"> (after the SDK had closed it, or before it resumed: it does not change what the SDK said)</span>
+              ) : null}
             </dd>
           </>
         ) : null}
-        <dt>kind</dt><dd>{i.kind}</dd>
-        <dt>agent</dt><dd><a href={agentHref(i)}>{i.agentClass} · {i.agentName}</a></dd>
+        <dt>kind</dt>
+        <dd>{i.kind}</dd>
+        <dt>agent</dt>
+        <dd>
+          <a href={agentHref(i)}>
+            {i.agentClass} · {i.agentName}
+          </a>
+        </dd>
         <dt>attempts</dt>
         <dd data-testid="incident-attempts">
-          {a.countedCapped ? "at least " : ""}{a.counted} counted from its events · {a.reported === null ? "the SDK reports no attempt counter" : `the SDK's counter says ${a.reported}${i.maxAttempts ? ` of ${i.maxAttempts}` : ""}`}
-          {a.reportedIsBudget && a.reported !== null ? <div class="muted" data-testid="attempts-budget">The SDK's chat-recovery counter is its budget, not a count: it starts again at 1 whenever a recovery makes progress.</div> : null}
-          {a.disagree ? <div class="warn" data-testid="attempts-disagree">They disagree: {a.counted < a.reported! ? "the SDK counted attempts whose events never arrived" : "more attempt events arrived than the SDK counted"}.</div> : null}
+          {a.countedCapped ? "at least " : ""}
+          {a.counted} counted from its events ·{" "}
+          {a.reported === null ? "the SDK reports no attempt counter" : `the SDK's counter says ${a.reported}${i.maxAttempts ? ` of ${i.maxAttempts}` : ""}`}
+          {a.reportedIsBudget && a.reported !== null ? (
+            <div class="muted" data-testid="attempts-budget">
+              The SDK's chat-recovery counter is its budget, not a count: it starts again at 1 whenever a recovery makes progress.
+            </div>
+          ) : null}
+          {a.disagree ? (
+            <div class="warn" data-testid="attempts-disagree">
+              They disagree:{" "}
+              {a.counted < a.reported! ? "the SDK counted attempts whose events never arrived" : "more attempt events arrived than the SDK counted"}.
+            </div>
+          ) : null}
         </dd>
-        <dt>reason</dt><dd>{i.reason ?? "—"}</dd>
+        <dt>reason</dt>
+        <dd>{i.reason ?? "—"}</dd>
         <dt>tokens re-spent</dt>
         <dd data-testid="incident-respent">
           <RespentTokens input={i.respentInputTokens} output={i.respentOutputTokens} />
         </dd>
-        <dt>first seen</dt><dd><Time t={i.firstSeen} /></dd>
-        <dt>last seen</dt><dd><Time t={i.lastSeen} /></dd>
-        {i.confirmedAt ? <><dt>last confirmed recovering</dt><dd><Time t={i.confirmedAt} /></dd></> : null}
-        {i.fiberId ? <><dt>fiber</dt><dd><a class="mono" href={detailHref("runs", i.fiberId, i)}>{i.fiberId}</a></dd></> : null}
-        {i.requestId ? <><dt>chat turn</dt><dd><a class="mono" href={detailHref("runs", i.requestId, i)}>{i.requestId}</a></dd></> : null}
+        <dt>first seen</dt>
+        <dd>
+          <Time t={i.firstSeen} />
+        </dd>
+        <dt>last seen</dt>
+        <dd>
+          <Time t={i.lastSeen} />
+        </dd>
+        {i.confirmedAt ? (
+          <>
+            <dt>last confirmed recovering</dt>
+            <dd>
+              <Time t={i.confirmedAt} />
+            </dd>
+          </>
+        ) : null}
+        {i.fiberId ? (
+          <>
+            <dt>fiber</dt>
+            <dd>
+              <a class="mono" href={detailHref("runs", i.fiberId, i)}>
+                {i.fiberId}
+              </a>
+            </dd>
+          </>
+        ) : null}
+        {i.requestId ? (
+          <>
+            <dt>chat turn</dt>
+            <dd>
+              <a class="mono" href={detailHref("runs", i.requestId, i)}>
+                {i.requestId}
+              </a>
+            </dd>
+          </>
+        ) : null}
       </dl>
       {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} /> : null}
       <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
@@ -143,7 +250,15 @@ export function IncidentPage(props: { ctx: PageContext; incident: IncidentRow; a
         {i.requestId ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
         <a href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName })}>{`Ambiguous ops (${act.ops.length} open)`}</a>
         {act.traceId ? (
-          props.ctx.traceUrl ? <a href={props.ctx.traceUrl.replace("{traceId}", encodeURIComponent(act.traceId))} rel="noopener noreferrer" target="_blank">Trace</a> : <span>trace <span class="mono">{act.traceId}</span></span>
+          props.ctx.traceUrl ? (
+            <a href={props.ctx.traceUrl.replace("{traceId}", encodeURIComponent(act.traceId))} rel="noopener noreferrer" target="_blank">
+              Trace
+            </a>
+          ) : (
+            <span>
+              trace <span class="mono">{act.traceId}</span>
+            </span>
+          )
         ) : null}
       </nav>
       <AdminActions agentClass={i.agentClass} agentName={i.agentName} role={props.ctx.user.role} availability={act.actions} />
@@ -180,7 +295,15 @@ function RespentByAttempt(props: { rows: AttemptUsage[] }) {
     <section>
       <h2>Tokens re-spent per attempt</h2>
       <table data-testid="respent-by-attempt">
-        <thead><tr><th>attempt</th><th class="num">model calls</th><th class="num">input</th><th class="num">output</th><th class="num">total</th></tr></thead>
+        <thead>
+          <tr>
+            <th>attempt</th>
+            <th class="num">model calls</th>
+            <th class="num">input</th>
+            <th class="num">output</th>
+            <th class="num">total</th>
+          </tr>
+        </thead>
         <tbody>
           {props.rows.map((r) => (
             <tr>

@@ -3,11 +3,11 @@ import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
-import { bytes } from "../format";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
+import { bytes } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { detailHref, agentHref, LISTS, listHref } from "../links";
+import { agentHref, detailHref, LISTS, listHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -23,14 +23,29 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
         <SelectFilter name="expired" label="expired" value={q.expired} options={["false", "true"]} />
       </FilterForm>
       <table data-testid="backups">
-        <thead><tr><th>tenant</th><th>environment</th><th>session</th><th>created</th><th>expires</th><th class="num">size</th><th>restored</th><th>handle</th></tr></thead>
+        <thead>
+          <tr>
+            <th>tenant</th>
+            <th>environment</th>
+            <th>session</th>
+            <th>created</th>
+            <th>expires</th>
+            <th class="num">size</th>
+            <th>restored</th>
+            <th>handle</th>
+          </tr>
+        </thead>
         <tbody>
           {props.page.items.map((b) => (
             <tr>
               <td>{b.tenant}</td>
               <td>{b.environment}</td>
-              <td><a href={detailHref("sessions", b.sessionName, b)}>{b.sessionName}</a></td>
-              <td><Ago t={b.createdAt} now={props.ctx.now} /></td>
+              <td>
+                <a href={detailHref("sessions", b.sessionName, b)}>{b.sessionName}</a>
+              </td>
+              <td>
+                <Ago t={b.createdAt} now={props.ctx.now} />
+              </td>
               <td>{b.expired ? <Status value="expired" /> : <Time t={b.expiresAt} />}</td>
               <td class="num">{bytes(b.bytes)}</td>
               <td>{b.restoredAt ? <Ago t={b.restoredAt} now={props.ctx.now} /> : "—"}</td>
@@ -59,20 +74,42 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
       </FilterForm>
       <TimePresets path={LISTS.audit} query={q} />
       <table data-testid="audit">
-        <thead><tr><th>time</th><th>actor</th><th>action</th><th>target</th><th>reason</th><th>result</th><th>before → after</th></tr></thead>
+        <thead>
+          <tr>
+            <th>time</th>
+            <th>actor</th>
+            <th>action</th>
+            <th>target</th>
+            <th>reason</th>
+            <th>result</th>
+            <th>before → after</th>
+          </tr>
+        </thead>
         <tbody>
           {props.page.items.map((a) => (
             <tr>
-              <td><Ago t={a.time} now={props.ctx.now} /></td>
-              <td>{a.actor} <span class="muted">({a.role})</span></td>
+              <td>
+                <Ago t={a.time} now={props.ctx.now} />
+              </td>
+              <td>
+                {a.actor} <span class="muted">({a.role})</span>
+              </td>
               <td>{a.action}</td>
-              <td class="breakable"><a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>{a.targetClass} · {a.targetName}</a></td>
+              <td class="breakable">
+                <a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>
+                  {a.targetClass} · {a.targetName}
+                </a>
+              </td>
               <td class="breakable">{a.reason}</td>
               <td data-result={a.result}>
                 <Status value={a.result} />
                 {a.error ? <div class="muted">{a.error}</div> : null}
                 {/* A partial action: the sentence the read-back gave (what still runs, or why the alarm did not run). */}
-                {noticeOf(a.after) ? <div class="warn" data-testid="audit-notice">{noticeOf(a.after)}</div> : null}
+                {noticeOf(a.after) ? (
+                  <div class="warn" data-testid="audit-notice">
+                    {noticeOf(a.after)}
+                  </div>
+                ) : null}
               </td>
               <td title={runsOf(a.before, a.after)}>{a.before || a.after ? `${statusOf(a.before)} → ${statusOf(a.after)}` : "—"}</td>
             </tr>
@@ -88,7 +125,8 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
 /** Run counts before and after, as a tooltip (the full records stay in D1 and the JSON API). */
 const runsOf = (b: unknown, a: unknown) => `runs ${countOf(b)} → ${countOf(a)}`;
 const countOf = (v: unknown) => (v && typeof v === "object" && "runCount" in v ? String((v as { runCount: unknown }).runCount) : "?");
-const noticeOf = (v: unknown) => (v && typeof v === "object" && "notice" in v && typeof (v as { notice: unknown }).notice === "string" ? (v as { notice: string }).notice : null);
+const noticeOf = (v: unknown) =>
+  v && typeof v === "object" && "notice" in v && typeof (v as { notice: unknown }).notice === "string" ? (v as { notice: string }).notice : null;
 const statusOf = (v: unknown) => (v && typeof v === "object" && "status" in v ? String((v as { status: unknown }).status) : "—");
 
 /**
@@ -113,13 +151,21 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
       <TimePresets path={LISTS.ops} query={q} />
       {props.resolved ? <h2>Open</h2> : null}
       <OpsTable rows={props.page.items} now={props.ctx.now} role={role} testId="ops" uidPrefix="ops" />
-      {props.page.items.length === 0 ? <p class="muted">{props.resolved ? "No open operations: nothing is waiting for a decision." : "No operations match."}</p> : null}
+      {props.page.items.length === 0 ? (
+        <p class="muted">{props.resolved ? "No open operations: nothing is waiting for a decision." : "No operations match."}</p>
+      ) : null}
       <Pager path={LISTS.ops} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
       {props.resolved ? (
         <section>
           <h2>Recently resolved</h2>
           <OpsTable rows={props.resolved} now={props.ctx.now} role={role} testId="ops-resolved" uidPrefix="resolved" />
-          {props.resolved.length === 0 ? <p class="muted">None yet.</p> : <p><a href={listHref("ops", { open: "false", agentClass: q.agentClass, agentName: q.agentName })}>All resolved operations</a></p>}
+          {props.resolved.length === 0 ? (
+            <p class="muted">None yet.</p>
+          ) : (
+            <p>
+              <a href={listHref("ops", { open: "false", agentClass: q.agentClass, agentName: q.agentName })}>All resolved operations</a>
+            </p>
+          )}
         </section>
       ) : null}
     </Layout>

@@ -1,10 +1,19 @@
-import { BUCKET_MS, RUN_KINDS, type EventSeries, type IncidentRow, type OverviewCounts, type TopReasons, overviewIncidentFilters, seriesTypes } from "../../src/store/read-models";
+import {
+  BUCKET_MS,
+  type EventSeries,
+  type IncidentRow,
+  type OverviewCounts,
+  overviewIncidentFilters,
+  RUN_KINDS,
+  seriesTypes,
+  type TopReasons,
+} from "../../src/store/read-models";
 import { IncidentTable } from "../components/incident-table";
-import { capped } from "../format";
 import { Time } from "../components/time";
+import { capped } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { KIND_LABEL } from "./runs";
 import { listHref } from "../links";
+import { KIND_LABEL } from "./runs";
 
 export type OverviewData = {
   counts: OverviewCounts;
@@ -36,7 +45,14 @@ export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
  */
 function Figure(props: { href: string; value: { n: number; capped: boolean }; of?: "tokens"; testId?: string; class?: string; children?: unknown }) {
   return (
-    <a class={props.class} href={props.href} data-figure={String(props.value.n)} data-figure-of={props.of} data-figure-capped={props.value.capped ? "true" : undefined} data-testid={props.testId}>
+    <a
+      class={props.class}
+      href={props.href}
+      data-figure={String(props.value.n)}
+      data-figure-of={props.of}
+      data-figure-capped={props.value.capped ? "true" : undefined}
+      data-testid={props.testId}
+    >
       {props.children ?? capped(props.value)}
     </a>
   );
@@ -53,7 +69,13 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
     ["Ambiguous ops", listHref("ops", { open: "true" }), counts.ambiguousOps, counts.ambiguousOps.n > 0, undefined],
     ["Stuck", listHref("stuck"), stuck, stuck.n > 0, undefined],
     // What recovery re-spent: the model.usage events that carried an incident id, over the rollups' window.
-    ["Tokens re-spent by recovery (24 h)", listHref("events", { type: "model.usage", withIncident: "true", since: counts.window.rollupSince }), { n: counts.respentTokens24h, capped: false }, false, "tokens"],
+    [
+      "Tokens re-spent by recovery (24 h)",
+      listHref("events", { type: "model.usage", withIncident: "true", since: counts.window.rollupSince }),
+      { n: counts.respentTokens24h, capped: false },
+      false,
+      "tokens",
+    ],
     // Agents, not events: the list it links to has one row per agent (each row says how many of its events are missing).
     ["Agents with missing events", listHref("agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0, undefined],
   ];
@@ -73,8 +95,18 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           <h2>Last 24 hours</h2>
           <div class="chart-box">
             {/* The series travel in a data attribute: escaped by the renderer, decoded by the browser, never parsed as HTML. A click on a bucket opens its events (console.js). */}
-            <canvas id="events-chart" role="img" aria-label="Chart of events in the last 24 hours" aria-describedby="events-chart-summary"
-              data-chart={JSON.stringify({ buckets: series.buckets, series: series.series, bucketMs: BUCKET_MS, types: Object.fromEntries(Object.keys(series.series).map((n) => [n, seriesTypes(n)])) })} />
+            <canvas
+              id="events-chart"
+              role="img"
+              aria-label="Chart of events in the last 24 hours"
+              aria-describedby="events-chart-summary"
+              data-chart={JSON.stringify({
+                buckets: series.buckets,
+                series: series.series,
+                bucketMs: BUCKET_MS,
+                types: Object.fromEntries(Object.keys(series.series).map((n) => [n, seriesTypes(n)])),
+              })}
+            />
           </div>
           <ChartData series={series} />
         </section>
@@ -87,7 +119,10 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
                   <tr>
                     <td>{r.reason || "(no reason)"}</td>
                     <td class="num">
-                      <Figure href={listHref("incidents", { ...reasons.filters, ...(r.reason ? { reason: r.reason } : { noReason: "true" }) })} value={{ n: r.n, capped: false }} />
+                      <Figure
+                        href={listHref("incidents", { ...reasons.filters, ...(r.reason ? { reason: r.reason } : { noReason: "true" }) })}
+                        value={{ n: r.n, capped: false }}
+                      />
                     </td>
                   </tr>
                 ))}
@@ -100,11 +135,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
         </section>
       </div>
       <h2>Worst open incidents</h2>
-      {worst.length ? (
-        <IncidentTable rows={worst} now={props.ctx.now} testId="worst-incidents" />
-      ) : (
-        <p class="muted">Nothing open. Quiet shift.</p>
-      )}
+      {worst.length ? <IncidentTable rows={worst} now={props.ctx.now} testId="worst-incidents" /> : <p class="muted">Nothing open. Quiet shift.</p>}
     </>
   );
 }
@@ -117,17 +148,30 @@ function RunningByKind(props: { counts: OverviewCounts }) {
   const byKind = props.counts.runningByKind;
   return (
     <table data-testid="running-by-kind">
-      <thead><tr><th>running</th>{RUN_KINDS.map((k) => <th class="num">{KIND_LABEL[k]}</th>)}</tr></thead>
+      <thead>
+        <tr>
+          <th>running</th>
+          {RUN_KINDS.map((k) => (
+            <th class="num">{KIND_LABEL[k]}</th>
+          ))}
+        </tr>
+      </thead>
       <tbody>
         <tr>
           <td>all</td>
-          {RUN_KINDS.map((k) => <td class="num"><Figure href={listHref("runs", { kind: k, outcome: "running" })} value={byKind[k]} testId={`running-${k}`} /></td>)}
+          {RUN_KINDS.map((k) => (
+            <td class="num">
+              <Figure href={listHref("runs", { kind: k, outcome: "running" })} value={byKind[k]} testId={`running-${k}`} />
+            </td>
+          ))}
         </tr>
         <tr>
           <td title="a reconciliation found it alive after its last event">confirmed by the agent</td>
           {RUN_KINDS.map((k) => (
             <td class="num" data-testid={`confirmed-${k}`}>
-              <Figure href={listHref("runs", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].confirmed)}</Figure>
+              <Figure href={listHref("runs", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>
+                {String(byKind[k].confirmed)}
+              </Figure>
               {byKind[k].capped ? ` of the newest ${byKind[k].n}` : ""}
             </td>
           ))}
@@ -136,7 +180,12 @@ function RunningByKind(props: { counts: OverviewCounts }) {
           <td title="running as far as its events tell; no reconciliation has confirmed it since">unconfirmed</td>
           {RUN_KINDS.map((k) => (
             <td class="num" data-testid={`unconfirmed-${k}`}>
-              <Figure href={listHref("runs", { kind: k, outcome: "running", confirmed: "false" })} value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}>{String(byKind[k].n - byKind[k].confirmed)}</Figure>
+              <Figure
+                href={listHref("runs", { kind: k, outcome: "running", confirmed: "false" })}
+                value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}
+              >
+                {String(byKind[k].n - byKind[k].confirmed)}
+              </Figure>
             </td>
           ))}
         </tr>
@@ -184,7 +233,12 @@ export function ChartData(props: { series: EventSeries }) {
             <span>
               {i ? "; " : ""}
               {s.n} <Figure href={eventsHref(s.n, first, end - 1)} value={{ n: s.total, capped: false }} />
-              {s.total ? <> (peak <Figure href={eventsHref(s.n, s.at, s.at + BUCKET_MS - 1)} value={{ n: s.peak, capped: false }} /> at <Time t={s.at} />)</> : null}
+              {s.total ? (
+                <>
+                  {" "}
+                  (peak <Figure href={eventsHref(s.n, s.at, s.at + BUCKET_MS - 1)} value={{ n: s.peak, capped: false }} /> at <Time t={s.at} />)
+                </>
+              ) : null}
             </span>
           ))}
         .
@@ -193,10 +247,26 @@ export function ChartData(props: { series: EventSeries }) {
         <summary>The chart as a table</summary>
         {rows.length ? (
           <table data-testid="chart-table">
-            <thead><tr><th>hour from</th>{names.map((n) => <th class="num">{n}</th>)}</tr></thead>
+            <thead>
+              <tr>
+                <th>hour from</th>
+                {names.map((n) => (
+                  <th class="num">{n}</th>
+                ))}
+              </tr>
+            </thead>
             <tbody>
               {rows.map(([h, ns]) => (
-                <tr><td><Time t={h} /></td>{ns.map((n, j) => <td class="num"><Figure href={eventsHref(names[j]!, Math.max(h, first), Math.min(h + 3_600_000, end) - 1)} value={{ n, capped: false }} /></td>)}</tr>
+                <tr>
+                  <td>
+                    <Time t={h} />
+                  </td>
+                  {ns.map((n, j) => (
+                    <td class="num">
+                      <Figure href={eventsHref(names[j]!, Math.max(h, first), Math.min(h + 3_600_000, end) - 1)} value={{ n, capped: false }} />
+                    </td>
+                  ))}
+                </tr>
               ))}
             </tbody>
           </table>

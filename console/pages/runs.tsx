@@ -1,14 +1,14 @@
-import { RUN_KINDS, RUN_OUTCOMES, type EventRow, type RunWithSnapshot, type Run, type Page } from "../../src/store/read-models";
+import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { JsonView, parsePreview } from "../components/json-view";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
-import { Timeline } from "../components/timeline";
-import { ago, bytes, elapsed, iso } from "../format";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
+import { Timeline } from "../components/timeline";
+import { ago, bytes, elapsed, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { detailHref, LISTS, agentHref } from "../links";
+import { agentHref, detailHref, LISTS } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -24,7 +24,17 @@ export function RunStatus(props: { run: Run }) {
     <>
       <Status value="running" />
       {r.phase && r.phase !== "running" ? <span class="muted"> · {r.phase}</span> : null}
-      {r.confirmed ? <span class="muted" data-testid="confirmed" title={`the agent said it is alive at ${iso(r.confirmedAt)}`}> · confirmed</span> : <span class="muted" title="no reconciliation has confirmed it since its last event"> · unconfirmed</span>}
+      {r.confirmed ? (
+        <span class="muted" data-testid="confirmed" title={`the agent said it is alive at ${iso(r.confirmedAt)}`}>
+          {" "}
+          · confirmed
+        </span>
+      ) : (
+        <span class="muted" title="no reconciliation has confirmed it since its last event">
+          {" "}
+          · unconfirmed
+        </span>
+      )}
     </>
   );
 }
@@ -50,18 +60,56 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
       </FilterForm>
       <TimePresets path={LISTS.runs} query={q} />
       <table data-testid="fibers">
-        <thead><tr><th>run</th><th>kind</th><th>agent</th><th>name</th><th>started</th><th>duration</th><th>status</th><th>step</th><th>attempt</th><th class="num">snapshot</th></tr></thead>
+        <thead>
+          <tr>
+            <th>run</th>
+            <th>kind</th>
+            <th>agent</th>
+            <th>name</th>
+            <th>started</th>
+            <th>duration</th>
+            <th>status</th>
+            <th>step</th>
+            <th>attempt</th>
+            <th class="num">snapshot</th>
+          </tr>
+        </thead>
         <tbody>
           {props.page.items.map((f) => (
             <tr data-kind={f.kind}>
-              <td><a class="mono" href={detailHref("runs", f.fiberId, f)}>{f.fiberId}</a></td>
+              <td>
+                <a class="mono" href={detailHref("runs", f.fiberId, f)}>
+                  {f.fiberId}
+                </a>
+              </td>
               <td>{kindLabel(f.kind)}</td>
-              <td><a href={agentHref(f)}>{f.agentClass} · {f.agentName}</a></td>
+              <td>
+                <a href={agentHref(f)}>
+                  {f.agentClass} · {f.agentName}
+                </a>
+              </td>
               <td>{f.name}</td>
-              <td><Ago t={f.startedAt} now={props.ctx.now} /></td>
+              <td>
+                <Ago t={f.startedAt} now={props.ctx.now} />
+              </td>
               <td>{elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? (f.outcome === null ? props.ctx.now : f.lastSeen))}</td>
-              <td><RunStatus run={f} />{f.reason ? <div class="muted">{f.reason}</div> : null}{f.error ? <div class="warn" data-testid="run-error">{f.error}</div> : null}</td>
-              <td data-testid="run-step">{f.step ?? "—"}{f.statusMessage ? <div class="muted" data-testid="run-status-message">{f.statusMessage}</div> : null}</td>
+              <td>
+                <RunStatus run={f} />
+                {f.reason ? <div class="muted">{f.reason}</div> : null}
+                {f.error ? (
+                  <div class="warn" data-testid="run-error">
+                    {f.error}
+                  </div>
+                ) : null}
+              </td>
+              <td data-testid="run-step">
+                {f.step ?? "—"}
+                {f.statusMessage ? (
+                  <div class="muted" data-testid="run-status-message">
+                    {f.statusMessage}
+                  </div>
+                ) : null}
+              </td>
               <td>{f.attempt ?? "—"}</td>
               <td class="num">{bytes(f.snapshotBytes)}</td>
             </tr>
@@ -82,23 +130,87 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
   return (
     <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active={LISTS.runs}>
       <dl class="facts" data-testid="run-facts">
-        <dt>{f.kind === "chat_turn" ? "request" : f.kind === "task" ? "task run" : "fiber"}</dt><dd class="mono">{f.fiberId}</dd>
-        <dt>kind</dt><dd>{kind}</dd>
-        <dt>agent</dt><dd><a href={agentHref(f)}>{f.agentClass} · {f.agentName}</a></dd>
-        {f.definition ? <><dt>definition</dt><dd>{f.definition}</dd></> : null}
-        <dt>status</dt><dd><RunStatus run={f} /></dd>
-        {f.reason ? <><dt>why</dt><dd>{f.reason}</dd></> : null}
-        {f.attempt !== null ? <><dt>attempt</dt><dd>{f.attempt}</dd></> : null}
-        {f.outcome === null && f.phase === "waiting" && f.wakeAt ? <><dt>wakes</dt><dd><Time t={f.wakeAt} ms /></dd></> : null}
-        {f.step ? <><dt>{stepLabel(f)}</dt><dd data-testid="run-step">{f.step}</dd></> : null}
-        {f.statusMessage ? <><dt>{f.outcome === null ? "status" : "last status"}</dt><dd data-testid="run-status-message">{f.statusMessage}</dd></> : null}
-        <dt>started</dt><dd><Time t={f.startedAt} ms /></dd>
-        <dt>ended</dt><dd><Time t={f.endedAt} ms /></dd>
-        {f.confirmedAt ? <><dt>last confirmed alive</dt><dd><Time t={f.confirmedAt} ms /></dd></> : null}
-        {f.error ? <><dt>error</dt><dd class="warn">{f.error}</dd></> : null}
+        <dt>{f.kind === "chat_turn" ? "request" : f.kind === "task" ? "task run" : "fiber"}</dt>
+        <dd class="mono">{f.fiberId}</dd>
+        <dt>kind</dt>
+        <dd>{kind}</dd>
+        <dt>agent</dt>
+        <dd>
+          <a href={agentHref(f)}>
+            {f.agentClass} · {f.agentName}
+          </a>
+        </dd>
+        {f.definition ? (
+          <>
+            <dt>definition</dt>
+            <dd>{f.definition}</dd>
+          </>
+        ) : null}
+        <dt>status</dt>
+        <dd>
+          <RunStatus run={f} />
+        </dd>
+        {f.reason ? (
+          <>
+            <dt>why</dt>
+            <dd>{f.reason}</dd>
+          </>
+        ) : null}
+        {f.attempt !== null ? (
+          <>
+            <dt>attempt</dt>
+            <dd>{f.attempt}</dd>
+          </>
+        ) : null}
+        {f.outcome === null && f.phase === "waiting" && f.wakeAt ? (
+          <>
+            <dt>wakes</dt>
+            <dd>
+              <Time t={f.wakeAt} ms />
+            </dd>
+          </>
+        ) : null}
+        {f.step ? (
+          <>
+            <dt>{stepLabel(f)}</dt>
+            <dd data-testid="run-step">{f.step}</dd>
+          </>
+        ) : null}
+        {f.statusMessage ? (
+          <>
+            <dt>{f.outcome === null ? "status" : "last status"}</dt>
+            <dd data-testid="run-status-message">{f.statusMessage}</dd>
+          </>
+        ) : null}
+        <dt>started</dt>
+        <dd>
+          <Time t={f.startedAt} ms />
+        </dd>
+        <dt>ended</dt>
+        <dd>
+          <Time t={f.endedAt} ms />
+        </dd>
+        {f.confirmedAt ? (
+          <>
+            <dt>last confirmed alive</dt>
+            <dd>
+              <Time t={f.confirmedAt} ms />
+            </dd>
+          </>
+        ) : null}
+        {f.error ? (
+          <>
+            <dt>error</dt>
+            <dd class="warn">{f.error}</dd>
+          </>
+        ) : null}
       </dl>
       <h2>Last-known snapshot {f.snapshotAt ? <span class="muted">({ago(f.snapshotAt, props.ctx.now)})</span> : null}</h2>
-      {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">This run never stashed a snapshot.</p>}
+      {f.snapshotPreview !== null ? (
+        <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} />
+      ) : (
+        <p class="muted">This run never stashed a snapshot.</p>
+      )}
       <h2>Events</h2>
       <Timeline events={props.events.items} traceUrl={props.ctx.traceUrl} />
       <Pager path={detailHref("runs", f.fiberId)} query={props.query} next={props.events.next} hasCursor={Boolean(props.query.cursor)} />

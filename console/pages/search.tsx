@@ -17,8 +17,8 @@ export function SearchPage(props: { ctx: PageContext; result: SearchResult }) {
         <section data-testid="search-none">
           <p class="error-message">Nothing matches “{r.query}”.</p>
           <p>
-            Searched incident ids, run ids (fiber ids, Tasks run ids, chat turns' request ids), ambiguous op ids, session names and agent names
-            (also as <code>Class/name</code>), and the request, task, op and fiber ids events carry
+            Searched incident ids, run ids (fiber ids, Tasks run ids, chat turns' request ids), ambiguous op ids, session names and agent names (also as{" "}
+            <code>Class/name</code>), and the request, task, op and fiber ids events carry
             {r.traceWindow ? `; as a trace id, among the newest ${r.traceWindow} events only` : ""}. Ids are matched exactly
             {r.query.length >= 6 ? ", or by their beginning" : " (from 6 characters, by their beginning too)"}. An id may also have aged out of retention.
           </p>
@@ -26,11 +26,14 @@ export function SearchPage(props: { ctx: PageContext; result: SearchResult }) {
       ) : (
         <>
           <p data-testid="search-summary">
-            {r.matches.length}{r.truncated ? "+" : ""} {r.prefix ? `ids start with “${r.query}”` : `things match “${r.query}”`}: pick one.
+            {r.matches.length}
+            {r.truncated ? "+" : ""} {r.prefix ? `ids start with “${r.query}”` : `things match “${r.query}”`}: pick one.
           </p>
           {groups.map(([kind, ms]) => (
             <section data-testid={`search-${kind}`}>
-              <h2>{KIND_TITLE[kind]} ({ms.length})</h2>
+              <h2>
+                {KIND_TITLE[kind]} ({ms.length})
+              </h2>
               <ul class="search-results">
                 {ms.map((m) => (
                   <MatchItem m={m} />
@@ -48,9 +51,18 @@ function MatchItem(props: { m: SearchMatch }) {
   const m = props.m;
   return (
     <li>
-      <a class="mono" href={searchMatchHref(m)}>{m.kind === "agent" ? `${m.agentClass}/${m.agentName}` : m.id}</a>{" "}
+      <a class="mono" href={searchMatchHref(m)}>
+        {m.kind === "agent" ? `${m.agentClass}/${m.agentName}` : m.id}
+      </a>{" "}
       <span>{m.label}</span>{" "}
-      {m.kind !== "agent" ? <span class="muted">· agent <a href={agentHref(m)}>{m.agentClass} · {m.agentName}</a></span> : null}{" "}
+      {m.kind !== "agent" ? (
+        <span class="muted">
+          · agent{" "}
+          <a href={agentHref(m)}>
+            {m.agentClass} · {m.agentName}
+          </a>
+        </span>
+      ) : null}{" "}
       <span class="muted">· matched by {m.via}</span>
     </li>
   );

@@ -1,15 +1,15 @@
-import { SESSION_STATUSES, type EventRow, type OpRow, type Page, type SessionRow } from "../../src/store/read-models";
+import { type EventRow, type OpRow, type Page, SESSION_STATUSES, type SessionRow } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
-import { OpsTable } from "../components/ops-table";
-import type { ResolveAvailability } from "../components/resolve-op";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
+import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
-import { Timeline } from "../components/timeline";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
+import { Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
-import { detailHref, LISTS, agentHref } from "../links";
+import { agentHref, detailHref, LISTS } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -25,14 +25,29 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
       </FilterForm>
       <TimePresets path={LISTS.sessions} query={q} />
       <table data-testid="sessions">
-        <thead><tr><th>session</th><th>agent class</th><th>status</th><th>last event</th><th class="num">recoveries</th><th>last turn</th></tr></thead>
+        <thead>
+          <tr>
+            <th>session</th>
+            <th>agent class</th>
+            <th>status</th>
+            <th>last event</th>
+            <th class="num">recoveries</th>
+            <th>last turn</th>
+          </tr>
+        </thead>
         <tbody>
           {props.page.items.map((s) => (
             <tr>
-              <td><a href={detailHref("sessions", s.sessionName, s)}>{s.sessionName}</a></td>
+              <td>
+                <a href={detailHref("sessions", s.sessionName, s)}>{s.sessionName}</a>
+              </td>
               <td>{s.agentClass}</td>
-              <td><Status value={s.status ?? "unknown"} /></td>
-              <td>{s.lastEventType} <Ago t={s.lastEventAt} now={props.ctx.now} class="muted" /></td>
+              <td>
+                <Status value={s.status ?? "unknown"} />
+              </td>
+              <td>
+                {s.lastEventType} <Ago t={s.lastEventAt} now={props.ctx.now} class="muted" />
+              </td>
               <td class="num">{s.recoveryCount}</td>
               <td>{s.lastTurnSeq ?? "—"}</td>
             </tr>
@@ -60,19 +75,42 @@ export function SessionPage(props: {
     <Layout ctx={props.ctx} title={`Session ${s.sessionName}`} active={LISTS.sessions}>
       <dl class="facts">
         <dt>status</dt>
-        <dd data-testid="session-status" data-live hx-get={detailHref("sessions", s.sessionName, s, "/status")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`}>
+        <dd
+          data-testid="session-status"
+          data-live
+          hx-get={detailHref("sessions", s.sessionName, s, "/status")}
+          hx-trigger={`every ${props.ctx.pollSeconds}s, refresh, ${AFTER_ACTION_TRIGGER}`}
+        >
           <Status value={s.status ?? "unknown"} />
         </dd>
-        <dt>agent</dt><dd><a href={agentHref(s)}>{s.agentClass} · {s.agentName}</a></dd>
-        <dt>recoveries</dt><dd>{s.recoveryCount}</dd>
-        <dt>last turn</dt><dd>{s.lastTurnSeq ?? "—"}</dd>
-        <dt>last event</dt><dd>{s.lastEventType} at <Time t={s.lastEventAt} ms /></dd>
+        <dt>agent</dt>
+        <dd>
+          <a href={agentHref(s)}>
+            {s.agentClass} · {s.agentName}
+          </a>
+        </dd>
+        <dt>recoveries</dt>
+        <dd>{s.recoveryCount}</dd>
+        <dt>last turn</dt>
+        <dd>{s.lastTurnSeq ?? "—"}</dd>
+        <dt>last event</dt>
+        <dd>
+          {s.lastEventType} at <Time t={s.lastEventAt} ms />
+        </dd>
       </dl>
       <AdminActions agentClass={s.agentClass} agentName={s.agentName} role={props.ctx.user.role} availability={props.can.actions} />
       {props.ops.length ? (
         <section data-testid="session-ops">
           <h2>Ambiguous ops</h2>
-          <OpsTable rows={props.ops} now={props.ctx.now} role={props.ctx.user.role} testId="ops" uidPrefix="session-op" availability={props.can.resolve} showOwner={false} />
+          <OpsTable
+            rows={props.ops}
+            now={props.ctx.now}
+            role={props.ctx.user.role}
+            testId="ops"
+            uidPrefix="session-op"
+            availability={props.can.resolve}
+            showOwner={false}
+          />
         </section>
       ) : null}
       <h2>Timeline (newest first)</h2>

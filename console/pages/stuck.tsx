@@ -2,7 +2,7 @@ import { STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig, type StuckEntry, type
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { LISTS, agentHref, listHref, href, stuckSubjectHref } from "../links";
+import { agentHref, href, LISTS, listHref, stuckSubjectHref } from "../links";
 
 /** Each rule in a few words, for the list and the thresholds table. */
 export const STUCK_RULE_LABEL: Record<StuckRule, string> = {
@@ -21,14 +21,19 @@ const THRESHOLD_MEANING: Record<StuckRule, string> = {
 };
 
 /** The agent's page, scrolled to its actions (force idle, trigger alarm). */
-export const agentActionsHref = (e: Pick<StuckEntry, "agentClass" | "agentName">) =>
-  agentHref(e, "", "admin-actions");
+export const agentActionsHref = (e: Pick<StuckEntry, "agentClass" | "agentName">) => agentHref(e, "", "admin-actions");
 
 /**
  * Stuck work: one row per finding, newest-stuck first. Each says which rule fired, since when and for how
  * long, why (one sentence), and links to its subject and to its agent's actions, one click away.
  */
-export function StuckPage(props: { ctx: PageContext; query: { rule?: string; agentClass?: string }; entries: StuckEntry[]; config: StuckConfig; limit: number }) {
+export function StuckPage(props: {
+  ctx: PageContext;
+  query: { rule?: string; agentClass?: string };
+  entries: StuckEntry[];
+  config: StuckConfig;
+  limit: number;
+}) {
   const { ctx, entries, config } = props;
   return (
     <Layout ctx={ctx} title="Stuck" active={LISTS.stuck}>
@@ -49,21 +54,30 @@ export function StuckPage(props: { ctx: PageContext; query: { rule?: string; age
       </div>
       <h2>Thresholds</h2>
       <table data-testid="stuck-thresholds">
-        <thead><tr><th>rule</th><th>minutes</th><th>meaning</th><th>set by</th></tr></thead>
+        <thead>
+          <tr>
+            <th>rule</th>
+            <th>minutes</th>
+            <th>meaning</th>
+            <th>set by</th>
+          </tr>
+        </thead>
         <tbody>
           {STUCK_RULES.map((r) => (
             <tr>
-              <td>{STUCK_RULE_LABEL[r]} <span class="muted mono">({r})</span></td>
-              <td class="num" data-testid={`threshold-${r}`}>{String(config[r])}</td>
+              <td>
+                {STUCK_RULE_LABEL[r]} <span class="muted mono">({r})</span>
+              </td>
+              <td class="num" data-testid={`threshold-${r}`}>
+                {String(config[r])}
+              </td>
               <td>{THRESHOLD_MEANING[r]}</td>
               <td class="mono">{STUCK_CONFIG_VARS[r]}</td>
             </tr>
           ))}
         </tbody>
       </table>
-      <p class="muted">
-        Alarm overdue uses what the agent answered when the console last asked it (cron reconciliation, or opening its page).
-      </p>
+      <p class="muted">Alarm overdue uses what the agent answered when the console last asked it (cron reconciliation, or opening its page).</p>
     </Layout>
   );
 }
@@ -75,25 +89,52 @@ export function StuckList(props: { ctx: PageContext; query: { rule?: string; age
     <>
       {entries.length ? (
         <table data-testid="stuck">
-          <thead><tr><th>rule</th><th>agent</th><th>subject</th><th>since</th><th>why</th><th>act</th></tr></thead>
+          <thead>
+            <tr>
+              <th>rule</th>
+              <th>agent</th>
+              <th>subject</th>
+              <th>since</th>
+              <th>why</th>
+              <th>act</th>
+            </tr>
+          </thead>
           <tbody>
             {entries.map((e) => (
               <tr data-rule={e.rule} data-subject={e.subjectId}>
-                <td><span class="badge warn">{STUCK_RULE_LABEL[e.rule]}</span><div class="muted mono">{e.rule}</div></td>
-                <td>{e.agentClass} · {e.agentName}</td>
-                <td><a href={stuckSubjectHref(e)} class="mono">{e.subjectKind} {e.subjectId}</a></td>
+                <td>
+                  <span class="badge warn">{STUCK_RULE_LABEL[e.rule]}</span>
+                  <div class="muted mono">{e.rule}</div>
+                </td>
+                <td>
+                  {e.agentClass} · {e.agentName}
+                </td>
+                <td>
+                  <a href={stuckSubjectHref(e)} class="mono">
+                    {e.subjectKind} {e.subjectId}
+                  </a>
+                </td>
                 <td>
                   {iso(e.since)}
-                  <div class="muted" data-testid="stuck-for">for {stuckFor(ctx.now - e.since)}</div>
+                  <div class="muted" data-testid="stuck-for">
+                    for {stuckFor(ctx.now - e.since)}
+                  </div>
                 </td>
                 <td>{e.detail}</td>
-                <td><a href={agentActionsHref(e)} data-testid="stuck-act">Agent actions</a></td>
+                <td>
+                  <a href={agentActionsHref(e)} data-testid="stuck-act">
+                    Agent actions
+                  </a>
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       ) : (
-        <p class="muted" data-testid="stuck-none">Nothing stuck{props.query.rule ? ` under ${props.query.rule}` : ""}{props.query.agentClass ? ` in ${props.query.agentClass}` : ""}.</p>
+        <p class="muted" data-testid="stuck-none">
+          Nothing stuck{props.query.rule ? ` under ${props.query.rule}` : ""}
+          {props.query.agentClass ? ` in ${props.query.agentClass}` : ""}.
+        </p>
       )}
       {entries.length >= props.limit ? <p class="muted">Showing the {props.limit} newest; filter by rule or agent class to see others.</p> : null}
     </>

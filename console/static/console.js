@@ -36,11 +36,15 @@
   const noAnswer = (why) => (e) => {
     const d = e.detail;
     if (!d?.requestConfig || d.requestConfig.verb === "get") return;
-    const target = d.target || (d.elt?.closest("section")?.querySelector(".result"));
+    const target = d.target || d.elt?.closest("section")?.querySelector(".result");
     if (!target || !window.consoleResponses) return;
     const form = d.elt?.closest("form");
-    const label = (form?.dataset.actionLabel) || "The action";
-    target.innerHTML = window.consoleResponses.swappableBody(599, "text/plain", `${label} got no answer (${why}). It may still have run: check the audit log before trying again.`);
+    const label = form?.dataset.actionLabel || "The action";
+    target.innerHTML = window.consoleResponses.swappableBody(
+      599,
+      "text/plain",
+      `${label} got no answer (${why}). It may still have run: check the audit log before trying again.`,
+    );
   };
   document.addEventListener("htmx:sendError", noAnswer("the console could not be reached"));
   document.addEventListener("htmx:timeout", noAnswer("it took too long"));
@@ -104,7 +108,12 @@
       const labels = data.buckets.map(hhmm);
       const palette = ["#d9480f", "#1c7ed6", "#2b8a3e", "#862e9c", "#e67700"];
       const datasets = Object.entries(data.series).map(([name, values], i) => ({
-        label: name, data: values, borderColor: palette[i % palette.length], backgroundColor: palette[i % palette.length], tension: 0.2, pointRadius: 0,
+        label: name,
+        data: values,
+        borderColor: palette[i % palette.length],
+        backgroundColor: palette[i % palette.length],
+        tension: 0.2,
+        pointRadius: 0,
       }));
       const existing = charts.get(canvas.id);
       // A refresh swaps in a new canvas: the old chart goes with its old canvas.
@@ -125,7 +134,14 @@
         new window.Chart(canvas, {
           type: "line",
           data: { labels, datasets },
-          options: { animation: false, responsive: true, maintainAspectRatio: false, scales: scales(), interaction: { mode: "nearest", intersect: false }, onClick: openBucket(canvas) },
+          options: {
+            animation: false,
+            responsive: true,
+            maintainAspectRatio: false,
+            scales: scales(),
+            interaction: { mode: "nearest", intersect: false },
+            onClick: openBucket(canvas),
+          },
         }),
       );
       canvas.dataset.zone = zoneName();

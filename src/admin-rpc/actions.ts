@@ -77,7 +77,10 @@ export const AGENT_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is AgentActio
 
 /** Actions a bulk action may take (`bulk: true`). */
 export type BulkActionName = { [K in AdminActionName]: (typeof ADMIN_ACTIONS)[K]["bulk"] extends true ? K : never }[AdminActionName];
-export const BULK_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is BulkActionName => ADMIN_ACTIONS[a].bulk) as unknown as readonly [BulkActionName, ...BulkActionName[]];
+export const BULK_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is BulkActionName => ADMIN_ACTIONS[a].bulk) as unknown as readonly [
+  BulkActionName,
+  ...BulkActionName[],
+];
 
 const ROLE_RANK: Record<"viewer" | "operator", number> = { viewer: 0, operator: 1 };
 

@@ -90,7 +90,11 @@ export async function stopChatTurns(i: ChatStopInput): Promise<ChatStopResult> {
   const carriers = chatWork.filter((t) => t.definition === CHAT_TURN_TASK);
   const none: ChatStopResult = { handled: new Set(), ended: [], stillRunning: [] };
   if (!api && !abort) return none;
-  const turns = await liveTurns(api, carriers, chatWork.filter((t) => t.definition !== CHAT_TURN_TASK));
+  const turns = await liveTurns(
+    api,
+    carriers,
+    chatWork.filter((t) => t.definition !== CHAT_TURN_TASK),
+  );
   for (const req of i.fiberTurns) abort?.(req, i.reason);
   if (turns.size === 0) return none;
   // A recovery waiting to run (its transport Task) is cancelled: nothing continues the turn afterwards.
@@ -179,8 +183,25 @@ function judge(t: Turn, cancel: CancelResult | null, after: Submission | null, s
     };
   }
   if (t.submission) {
-    const was = cancel?.outcome === "already_terminal" ? "it had already ended" : t.running ? "cancelled through Think's cancelSubmission, its stream stopped" : "queued, never started: cancelled through Think's cancelSubmission";
-    return { ...base, stopped: true, how: cancel?.outcome === "already_terminal" ? "not_running" : "cancelled", detail: `${was}; the submission reads ${sdkStatus ?? "(gone)"}`, sdkStatus };
+    const was =
+      cancel?.outcome === "already_terminal"
+        ? "it had already ended"
+        : t.running
+          ? "cancelled through Think's cancelSubmission, its stream stopped"
+          : "queued, never started: cancelled through Think's cancelSubmission";
+    return {
+      ...base,
+      stopped: true,
+      how: cancel?.outcome === "already_terminal" ? "not_running" : "cancelled",
+      detail: `${was}; the submission reads ${sdkStatus ?? "(gone)"}`,
+      sdkStatus,
+    };
   }
-  return { ...base, stopped: true, how: "cancelled", detail: "its request was aborted (the SDK's cancelChat / abortRequest) and the turn ended: its stream stopped", sdkStatus };
+  return {
+    ...base,
+    stopped: true,
+    how: "cancelled",
+    detail: "its request was aborted (the SDK's cancelChat / abortRequest) and the turn ended: its stream stopped",
+    sdkStatus,
+  };
 }

@@ -64,7 +64,15 @@ export async function readBusy(w: AgentWork, bornAt: number): Promise<BusyWork[]
   const out: BusyWork[] = [];
   const tasks = (await w.listTasks({ status: ["running"], limit: BUSY_SHOWN })).map((t) => taskRunOf(w.sql, t));
   for (const t of tasks) {
-    out.push({ kind: t.kind, id: t.runId, name: t.definition, requestId: t.requestId, step: t.currentStep, since: t.startedAt ?? t.createdAt, holdsAlarm: false });
+    out.push({
+      kind: t.kind,
+      id: t.runId,
+      name: t.definition,
+      requestId: t.requestId,
+      step: t.currentStep,
+      since: t.startedAt ?? t.createdAt,
+      holdsAlarm: false,
+    });
   }
   for (const id of w.active() ?? []) {
     const fiber = await w.inspectFiber(id);
@@ -76,7 +84,15 @@ export async function readBusy(w: AgentWork, bornAt: number): Promise<BusyWork[]
     const requestId = row ? chatTurnRequestIdOf(row.name) : null;
     // A chat turn run as a fiber (sub-agents) is the same turn as its Tasks run, when it has one.
     if (requestId !== null && out.some((b) => b.requestId === requestId)) continue;
-    out.push({ kind: requestId !== null ? "chat_turn" : "fiber", id, name: row?.name ?? null, requestId, step: null, since: row?.created_at ?? null, holdsAlarm: false });
+    out.push({
+      kind: requestId !== null ? "chat_turn" : "fiber",
+      id,
+      name: row?.name ?? null,
+      requestId,
+      step: null,
+      since: row?.created_at ?? null,
+      holdsAlarm: false,
+    });
   }
   for (const j of runningAlarmJobs(w.sql, bornAt)) {
     out.push({ kind: ALARM_LOOP_JOB_OWNERS[j.owner], id: j.id, name: j.fn, requestId: null, step: null, since: j.startedAt, holdsAlarm: true });

@@ -1,8 +1,8 @@
+import { maskJson, maskSecrets, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { z } from "zod";
-import { maskJson, maskSecrets, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
-import { capAuditRecord } from "./audit-caps.js";
 import { ADMIN_ACTIONS, type AdminActionName, mayTake } from "./actions.js";
+import { capAuditRecord } from "./audit-caps.js";
 import type { AuditRecord, AuditResult } from "./audit-record.js";
 import {
   type AdminError,
@@ -10,17 +10,17 @@ import {
   type AdminRpc,
   adminError,
   describeInput,
-  fail,
   type FindRunsOutput,
+  type ForceIdleOutput,
+  fail,
   findRunsInput,
   findRunsOutput,
-  type ForceIdleOutput,
   type ListRunsOutput,
   listRunsOutput,
+  type ResolveOpOutput,
   type RunDetail,
   runDetail,
   runIdInput,
-  type ResolveOpOutput,
   type StatusOutput,
   statusOutput,
   type TriggerAlarmOutput,
@@ -37,7 +37,10 @@ export type Actor = z.infer<typeof actor>;
 
 /** An agent, addressed by its class (which is also its Durable Object binding name) and instance name. */
 export const target = z.object({
-  agentClass: z.string().trim().regex(/^[A-Za-z_$][\w$]{0,199}$/, "agent class must be a class name"),
+  agentClass: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z_$][\w$]{0,199}$/, "agent class must be a class name"),
   agentName: z.string().trim().min(1, "agent name is required").max(500),
 });
 export type Target = z.infer<typeof target>;
@@ -98,7 +101,8 @@ function maskedRun(r: RunDetail): RunDetail {
 /** Validates what a Durable Object sent back, so a mismatched deploy shows as a typed error, not a crash. */
 function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
   const shape = z.union([z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), error: adminError })]).safeParse(r);
-  if (!shape.success) return fail("unavailable", "the agent answered with something that is not an admin result (is it running an older version without withAdminRpc?)");
+  if (!shape.success)
+    return fail("unavailable", "the agent answered with something that is not an admin result (is it running an older version without withAdminRpc?)");
   if (!shape.data.ok) return { ok: false, error: shape.data.error };
   const value = schema.safeParse(shape.data.value);
   return value.success ? { ok: true, value: value.data } : fail("unavailable", `the agent's answer did not match the contract: ${describeInput(value.error)}`);
@@ -111,7 +115,10 @@ function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
  */
 function thrownError(e: unknown, agentClass: string): AdminError {
   if (NOT_IMPLEMENTED.test(message(e))) {
-    return { code: "unsupported", message: `${agentClass} does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it` };
+    return {
+      code: "unsupported",
+      message: `${agentClass} does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it`,
+    };
   }
   return { code: "unavailable", message: `the agent could not be reached: ${message(e)}` };
 }
@@ -159,7 +166,8 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     if (!ports.agentClasses.includes(agentClass)) {
       return fail("not_found", `${agentClass} is not an agent class this Worker may address (it may address: ${ports.agentClasses.join(", ") || "none"})`);
     }
-    if (!opts.allowUnregistered && !(await ports.isRegistered(agentClass, agentName))) return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`);
+    if (!opts.allowUnregistered && !(await ports.isRegistered(agentClass, agentName)))
+      return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`);
     const ns = ports.namespace(agentClass);
     if (!ns) return fail("not_found", `this Worker has no Durable Object binding named ${agentClass}`);
     return { ok: true, value: { target: parsed.data, ns } };
@@ -177,7 +185,10 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   ): Promise<AdminResult<T>> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<AdminResult<T>>((done) => {
-      timer = setTimeout(() => done(fail("timeout", `the agent did not answer within ${limitMs} ms (an action may still complete: check its status and the audit log)`)), limitMs);
+      timer = setTimeout(
+        () => done(fail("timeout", `the agent did not answer within ${limitMs} ms (an action may still complete: check its status and the audit log)`)),
+        limitMs,
+      );
     });
     const attempt = withRetry(async () => {
       // The SDK's own routing retry is off: one retry rule, here.
@@ -269,7 +280,10 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     // Admin events are reported as coming from the target; only a target that exists may report, or a typo
     // would enter the registry (and make the agent addressable) through its own refusal.
     let targetKnown = false;
-    let outcome: { result: AuditResult; value?: T; error?: AdminError } = { result: "error", error: { code: "unavailable", message: "the action ended before reporting an outcome" } };
+    let outcome: { result: AuditResult; value?: T; error?: AdminError } = {
+      result: "error",
+      error: { code: "unavailable", message: "the action ended before reporting an outcome" },
+    };
     const refuse = (result: AuditResult, error: AdminError): AdminResult<T> => {
       outcome = { result, error };
       return { ok: false, error };
@@ -277,7 +291,11 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     try {
       if (tgt.success) targetKnown = await ports.isRegistered(tgt.data.agentClass, tgt.data.agentName);
       if (!me.success) return refuse("denied", { code: "not_permitted", message: `refused: ${describeInput(me.error)}` });
-      if (!mayTake(me.data.role, action)) return refuse("denied", { code: "not_permitted", message: `refused: ${me.data.email} has the ${me.data.role} role; this action needs ${ADMIN_ACTIONS[action].role}` });
+      if (!mayTake(me.data.role, action))
+        return refuse("denied", {
+          code: "not_permitted",
+          message: `refused: ${me.data.email} has the ${me.data.role} role; this action needs ${ADMIN_ACTIONS[action].role}`,
+        });
       const parsed = ADMIN_ACTIONS[action].input.safeParse(input);
       if (!parsed.success) return refuse("invalid", { code: "invalid_input", message: describeInput(parsed.error) });
       const resolved = await resolve(t);
@@ -338,13 +356,17 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
      * run by run, and `result` is `partial` (with a sentence in `after.notice`) when work still runs.
      */
     forceIdle: (t: Target, input: unknown): Promise<AdminResult<VerifiedForceIdleOutput>> =>
-      act("force_idle", t, input, ADMIN_ACTIONS.force_idle.output, (s, i) => s[ADMIN_ACTIONS.force_idle.rpc](i)) as Promise<AdminResult<VerifiedForceIdleOutput>>,
+      act("force_idle", t, input, ADMIN_ACTIONS.force_idle.output, (s, i) => s[ADMIN_ACTIONS.force_idle.rpc](i)) as Promise<
+        AdminResult<VerifiedForceIdleOutput>
+      >,
     /**
      * Operator only, audited, answered within about 2 s. Verified like force idle: `result` is `ok` only when the
      * alarm ran to its end; `outcome` says `busy` (not run: `busy` names what holds it) or `still_running`.
      */
     triggerAlarm: (t: Target, input: unknown): Promise<AdminResult<VerifiedTriggerAlarmOutput>> =>
-      act("trigger_alarm", t, input, ADMIN_ACTIONS.trigger_alarm.output, (s, i) => s[ADMIN_ACTIONS.trigger_alarm.rpc](i)) as Promise<AdminResult<VerifiedTriggerAlarmOutput>>,
+      act("trigger_alarm", t, input, ADMIN_ACTIONS.trigger_alarm.output, (s, i) => s[ADMIN_ACTIONS.trigger_alarm.rpc](i)) as Promise<
+        AdminResult<VerifiedTriggerAlarmOutput>
+      >,
     /**
      * Operator only, audited (before/after: the op as the agent's ledger sees it). Records how an ambiguous op
      * was settled, or re-runs it where the agent says it is idempotent.
@@ -353,7 +375,9 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       act("resolve_op", t, input, ADMIN_ACTIONS.resolve_op.output, (s, i) => s[ADMIN_ACTIONS.resolve_op.rpc](i)),
     /** Any action of ADMIN_ACTIONS by name (the action routes loop over the table). */
     action: (name: AdminActionName, t: Target, input: unknown): Promise<AdminResult<{ before?: unknown; after?: unknown; noop?: boolean }>> =>
-      act(name, t, input, ADMIN_ACTIONS[name].output as z.ZodType<{ before?: unknown; after?: unknown; noop?: boolean }>, (s, i) => s[ADMIN_ACTIONS[name].rpc](i)),
+      act(name, t, input, ADMIN_ACTIONS[name].output as z.ZodType<{ before?: unknown; after?: unknown; noop?: boolean }>, (s, i) =>
+        s[ADMIN_ACTIONS[name].rpc](i),
+      ),
   };
 }
 
@@ -376,7 +400,9 @@ function auditAfter(after: unknown): unknown {
     ...rest,
     checks: ordered.slice(0, AUDIT_CHECKS),
     busy: busy.slice(0, AUDIT_CHECKS),
-    ...(checks.length > AUDIT_CHECKS || busy.length > AUDIT_CHECKS ? { omitted: { checks: Math.max(0, checks.length - AUDIT_CHECKS), busy: Math.max(0, busy.length - AUDIT_CHECKS) } } : {}),
+    ...(checks.length > AUDIT_CHECKS || busy.length > AUDIT_CHECKS
+      ? { omitted: { checks: Math.max(0, checks.length - AUDIT_CHECKS), busy: Math.max(0, busy.length - AUDIT_CHECKS) } }
+      : {}),
   };
 }
 
@@ -408,7 +434,11 @@ export const VERIFY: Record<AdminActionName, (value: unknown, reads: () => Verif
 async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName, e: AuditRecord, value: unknown): Promise<void> {
   if (!ports.queue) return;
   try {
-    const telemetry = new Telemetry({ source: { agentClass: e.targetClass, agentName: e.targetName }, queue: ports.queue, signingSecret: ports.signingSecret ?? null });
+    const telemetry = new Telemetry({
+      source: { agentClass: e.targetClass, agentName: e.targetName },
+      queue: ports.queue,
+      signingSecret: ports.signingSecret ?? null,
+    });
     EMIT[action](telemetry, e, value);
     await telemetry.settle();
   } catch (err) {
@@ -433,7 +463,11 @@ export const EMIT: Record<AdminActionName, (telemetry: Telemetry, e: AuditRecord
       const c = now.get(r.ref ?? r.runId);
       const stopped = c ? c.now === "stopped" : r.stopped;
       const sdkState = c ? { sdkState: c.sdkState.slice(0, 100) } : {};
-      telemetry.record("run.force_idled", { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, how: r.how, ...sdkState }, corr);
+      telemetry.record(
+        "run.force_idled",
+        { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, how: r.how, ...sdkState },
+        corr,
+      );
     }
     for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
   },
@@ -444,7 +478,13 @@ export const EMIT: Record<AdminActionName, (telemetry: Telemetry, e: AuditRecord
     if (!v) return;
     telemetry.record(
       "op.resolved",
-      { opKind: v.after.kind.slice(0, 200), idempotent: v.after.idempotent, resolution: v.recorded, ...(v.resultRef ? { resultRef: v.resultRef.slice(0, 500) } : {}), reason: reasonOf(e).slice(0, 2000) },
+      {
+        opKind: v.after.kind.slice(0, 200),
+        idempotent: v.after.idempotent,
+        resolution: v.recorded,
+        ...(v.resultRef ? { resultRef: v.resultRef.slice(0, 500) } : {}),
+        reason: reasonOf(e).slice(0, 2000),
+      },
       { opId: v.opId },
     );
   },

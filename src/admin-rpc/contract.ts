@@ -420,7 +420,10 @@ export const opState = z.object({
 export type OpState = z.infer<typeof opState>;
 
 /** What the ledger records for each operator resolution (the op.resolved event's words): a re-run is `reissued`. */
-export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<OpResolution, string>;
+export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<
+  OpResolution,
+  string
+>;
 
 export const resolveOpOutput = z.object({
   opId: z.string(),

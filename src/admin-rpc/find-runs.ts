@@ -16,8 +16,21 @@ const or = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 function fromFiber(f: FiberInspection): FoundRun {
   return {
-    runId: f.fiberId, kind: "managed_fiber", source: "managed_fiber", state: f.status, name: f.name, definition: null, requestId: null,
-    createdAt: f.createdAt, startedAt: or(f.startedAt), settledAt: or(f.settledAt), error: or(f.error), statusMessage: null, step: null, attempt: null, wakeAt: null,
+    runId: f.fiberId,
+    kind: "managed_fiber",
+    source: "managed_fiber",
+    state: f.status,
+    name: f.name,
+    definition: null,
+    requestId: null,
+    createdAt: f.createdAt,
+    startedAt: or(f.startedAt),
+    settledAt: or(f.settledAt),
+    error: or(f.error),
+    statusMessage: null,
+    step: null,
+    attempt: null,
+    wakeAt: null,
   };
 }
 
@@ -27,9 +40,21 @@ function fromTask(w: AgentWork, t: TaskSnapshot): FoundRun {
   // The step it is at, or (failed, cancelled) the one it ended in; a completed run is past its steps.
   const step = t.state === "completed" ? null : (taskStepAt(w.sql, t.runId)?.name ?? null);
   return {
-    runId: chat && requestId ? requestId : t.runId, kind: chat ? "chat_turn" : "task", source: "task", state: t.state, name: t.definition, definition: t.definition, requestId,
-    createdAt: t.createdAt, startedAt: or(t.startedAt), settledAt: or(t.settledAt), error: t.state === "failed" ? (t.error?.message ?? t.error?.name ?? null) : null,
-    statusMessage: or(t.statusMessage), step, attempt: or(t.attempt), wakeAt: or(t.wakeAt),
+    runId: chat && requestId ? requestId : t.runId,
+    kind: chat ? "chat_turn" : "task",
+    source: "task",
+    state: t.state,
+    name: t.definition,
+    definition: t.definition,
+    requestId,
+    createdAt: t.createdAt,
+    startedAt: or(t.startedAt),
+    settledAt: or(t.settledAt),
+    error: t.state === "failed" ? (t.error?.message ?? t.error?.name ?? null) : null,
+    statusMessage: or(t.statusMessage),
+    step,
+    attempt: or(t.attempt),
+    wakeAt: or(t.wakeAt),
   };
 }
 
@@ -39,30 +64,73 @@ function fromTask(w: AgentWork, t: TaskSnapshot): FoundRun {
  */
 function fromSubmission(s: SubmissionInspection): FoundRun {
   return {
-    runId: s.submissionId, kind: "chat_turn", source: "submission", state: s.status, name: "chat turn", definition: null, requestId: or(s.requestId),
-    createdAt: s.createdAt, startedAt: or(s.startedAt), settledAt: or(s.completedAt), error: or(s.error), statusMessage: null, step: null, attempt: null, wakeAt: null,
+    runId: s.submissionId,
+    kind: "chat_turn",
+    source: "submission",
+    state: s.status,
+    name: "chat turn",
+    definition: null,
+    requestId: or(s.requestId),
+    createdAt: s.createdAt,
+    startedAt: or(s.startedAt),
+    settledAt: or(s.completedAt),
+    error: or(s.error),
+    statusMessage: null,
+    step: null,
+    attempt: null,
+    wakeAt: null,
   };
 }
 
 function fromRow(r: { id: string; name: string; created_at: number }): FoundRun {
   const requestId = chatTurnRequestIdOf(r.name);
   return {
-    runId: requestId ?? r.id, kind: requestId ? "chat_turn" : "fiber", source: "run_row", state: "running", name: r.name, definition: null, requestId,
-    createdAt: r.created_at, startedAt: r.created_at, settledAt: null, error: null, statusMessage: null, step: null, attempt: null, wakeAt: null,
+    runId: requestId ?? r.id,
+    kind: requestId ? "chat_turn" : "fiber",
+    source: "run_row",
+    state: "running",
+    name: r.name,
+    definition: null,
+    requestId,
+    createdAt: r.created_at,
+    startedAt: r.created_at,
+    settledAt: null,
+    error: null,
+    statusMessage: null,
+    step: null,
+    attempt: null,
+    wakeAt: null,
   };
 }
 
 function fromAgent(runId: string, r: AgentRunRecord): FoundRun {
   return {
-    runId, kind: "fiber", source: "agent", state: r.state, name: r.name ?? null, definition: null, requestId: null,
-    createdAt: null, startedAt: null, settledAt: r.settledAt ?? null, error: r.error ?? null, statusMessage: null, step: null, attempt: null, wakeAt: null,
+    runId,
+    kind: "fiber",
+    source: "agent",
+    state: r.state,
+    name: r.name ?? null,
+    definition: null,
+    requestId: null,
+    createdAt: null,
+    startedAt: null,
+    settledAt: r.settledAt ?? null,
+    error: r.error ?? null,
+    statusMessage: null,
+    step: null,
+    attempt: null,
+    wakeAt: null,
   };
 }
 
 function runRows(w: AgentWork, id?: string): { id: string; name: string; created_at: number }[] {
   try {
     const q = "SELECT id, name, created_at FROM cf_agents_runs";
-    return (id === undefined ? w.sql.exec<{ id: string; name: string; created_at: number }>(`${q} ORDER BY created_at DESC LIMIT 100`) : w.sql.exec<{ id: string; name: string; created_at: number }>(`${q} WHERE id = ?`, id)).toArray();
+    return (
+      id === undefined
+        ? w.sql.exec<{ id: string; name: string; created_at: number }>(`${q} ORDER BY created_at DESC LIMIT 100`)
+        : w.sql.exec<{ id: string; name: string; created_at: number }>(`${q} WHERE id = ?`, id)
+    ).toArray();
   } catch (e) {
     if (e instanceof Error && /no such table/i.test(e.message)) return [];
     throw e;

@@ -1,6 +1,6 @@
+import { liveSubmissions, stopChatTurns } from "./chat-stop.js";
 import type { EndedRun, ForceIdleHookResult, ForceIdleOutput, RunKind, StatusOutput } from "./contract.js";
 import { type AgentWork, liveManagedFibers, liveTaskRuns, readRuns } from "./inspect.js";
-import { liveSubmissions, stopChatTurns } from "./chat-stop.js";
 import { activeFiberIds, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
 /** What stopWork needs from the agent: its work, its hook, and the SDK's public cancel calls. */
@@ -17,7 +17,15 @@ export type StopWorkInput = {
   evictToStop: boolean;
 };
 
-type Candidate = { kind: RunKind; runId: string; name: string | null; rowId: string | null; source: "row" | "managed" | "task"; taskRunId?: string; wasRunning: boolean };
+type Candidate = {
+  kind: RunKind;
+  runId: string;
+  name: string | null;
+  rowId: string | null;
+  source: "row" | "managed" | "task";
+  taskRunId?: string;
+  wasRunning: boolean;
+};
 
 const POLL_MS = 20;
 
@@ -44,7 +52,15 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
   const records = i.before.chatRecoveryIncidents;
   const empty = { noop: true, ended: [], incidents: [], evicted: false, notice: null, abortedRuns: [], cancelledFibers: [], clearedIncidents: [] };
   const submissions = await liveSubmissions(i.agent);
-  if (i.before.status === "idle" && live.runs.length === 0 && live.inMemory.length === 0 && managed.length === 0 && tasks.length === 0 && records.length === 0 && submissions.length === 0) {
+  if (
+    i.before.status === "idle" &&
+    live.runs.length === 0 &&
+    live.inMemory.length === 0 &&
+    managed.length === 0 &&
+    tasks.length === 0 &&
+    records.length === 0 &&
+    submissions.length === 0
+  ) {
     return { noop: true, output: empty };
   }
 
@@ -60,7 +76,16 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
       source: r.kind === "managed_fiber" ? ("managed" as const) : ("row" as const),
       wasRunning: activeAtStart.has(r.id),
     })),
-    ...managed.filter((f) => !live.runs.some((r) => r.id === f.fiberId)).map((f) => ({ kind: "managed_fiber" as const, runId: f.fiberId, name: f.name, rowId: f.fiberId, source: "managed" as const, wasRunning: activeAtStart.has(f.fiberId) })),
+    ...managed
+      .filter((f) => !live.runs.some((r) => r.id === f.fiberId))
+      .map((f) => ({
+        kind: "managed_fiber" as const,
+        runId: f.fiberId,
+        name: f.name,
+        rowId: f.fiberId,
+        source: "managed" as const,
+        wasRunning: activeAtStart.has(f.fiberId),
+      })),
     ...tasks.map((t) => ({
       kind: t.kind,
       runId: t.kind === "chat_turn" ? (t.requestId ?? t.runId) : t.runId,
@@ -71,7 +96,9 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
       wasRunning: t.state === "running",
     })),
     // Callbacks still running with no row (an earlier force idle removed it and could not stop them).
-    ...live.inMemory.filter((m) => !managed.some((f) => f.fiberId === m.id)).map((m) => ({ kind: m.kind, runId: m.id, name: null, rowId: m.id, source: "row" as const, wasRunning: true })),
+    ...live.inMemory
+      .filter((m) => !managed.some((f) => f.fiberId === m.id))
+      .map((m) => ({ kind: m.kind, runId: m.id, name: null, rowId: m.id, source: "row" as const, wasRunning: true })),
   ];
 
   // 1. The agent's own hook: it can abort what only it holds (a turn's AbortController, a model stream).
@@ -115,24 +142,48 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
     r.stopped || !evicted ? r : { ...r, stopped: true, how: "evicted" as const, detail: `${r.detail}; stopped by evicting the agent (nothing replays it)` },
   );
 
-  const ended: EndedRun[] = [...chatEnded, ...judged.map((c): EndedRun => {
-    const base = { kind: c.kind, runId: c.runId, ref: c.taskRunId ?? c.rowId ?? c.runId, name: c.name };
-    if (running.includes(c)) {
-      return evicted
-        ? { ...base, stopped: true, how: "evicted" as const, detail: "still running after every other way was tried; stopped by evicting the agent (its row is gone, so it is not recovered)" }
-        : { ...base, stopped: false, how: "still_running" as const, detail: "still running in memory: nothing could stop it; its row is removed, so it is not recovered, but it runs until it returns or the agent is evicted" };
-    }
-    if (!c.wasRunning) {
-      const done = c.source === "row" ? "its row is removed" : "it is cancelled";
-      return { ...base, stopped: true, how: "not_running" as const, detail: `nothing was running for it in this instance (left by an eviction, or waiting); ${done}, so it never resumes` };
-    }
-    if (c.source === "row") {
-      return i.hook
-        ? { ...base, stopped: true, how: "hook" as const, detail: "stopped by the agent's onAdminForceIdle hook" }
-        : { ...base, stopped: true, how: "not_running" as const, detail: "it ended on its own while force idle ran" };
-    }
-    return { ...base, stopped: true, how: "cancelled" as const, detail: c.source === "task" ? "cancelled through the Tasks API and settled" : "cancelled through cancelFiber and settled" };
-  })];
+  const ended: EndedRun[] = [
+    ...chatEnded,
+    ...judged.map((c): EndedRun => {
+      const base = { kind: c.kind, runId: c.runId, ref: c.taskRunId ?? c.rowId ?? c.runId, name: c.name };
+      if (running.includes(c)) {
+        return evicted
+          ? {
+              ...base,
+              stopped: true,
+              how: "evicted" as const,
+              detail: "still running after every other way was tried; stopped by evicting the agent (its row is gone, so it is not recovered)",
+            }
+          : {
+              ...base,
+              stopped: false,
+              how: "still_running" as const,
+              detail:
+                "still running in memory: nothing could stop it; its row is removed, so it is not recovered, but it runs until it returns or the agent is evicted",
+            };
+      }
+      if (!c.wasRunning) {
+        const done = c.source === "row" ? "its row is removed" : "it is cancelled";
+        return {
+          ...base,
+          stopped: true,
+          how: "not_running" as const,
+          detail: `nothing was running for it in this instance (left by an eviction, or waiting); ${done}, so it never resumes`,
+        };
+      }
+      if (c.source === "row") {
+        return i.hook
+          ? { ...base, stopped: true, how: "hook" as const, detail: "stopped by the agent's onAdminForceIdle hook" }
+          : { ...base, stopped: true, how: "not_running" as const, detail: "it ended on its own while force idle ran" };
+      }
+      return {
+        ...base,
+        stopped: true,
+        how: "cancelled" as const,
+        detail: c.source === "task" ? "cancelled through the Tasks API and settled" : "cancelled through cancelFiber and settled",
+      };
+    }),
+  ];
 
   const names = [...new Set([...running.map((c) => c.name ?? c.runId), ...chat.stillRunning.map((r) => `chat turn ${r.runId}`)])].join(", ");
   const n = running.length + chat.stillRunning.length;

@@ -1,16 +1,16 @@
 import { agentStatusOf, maskSecrets } from "@agent-oncall/telemetry";
+import type { DerivedStatus, ListRunsOutput, RunDetail, RunKind, StatusOutput, TaskRun } from "./contract.js";
 import {
   CHAT_RECOVERY_INCIDENT_KEY_PREFIX,
   CHAT_RECOVERY_TASK,
   CHAT_TURN_SNAPSHOT_KEY_PREFIX,
-  chatTurnRequestIdOf,
-  chatTurnRootOf,
   CHAT_TURN_TASK,
   chatIncidentIdOf,
+  chatTurnRequestIdOf,
+  chatTurnRootOf,
   FIBER_DONE_STATUSES,
   taskCurrentStep,
 } from "./sdk-layout.js";
-import type { DerivedStatus, ListRunsOutput, RunDetail, RunKind, StatusOutput, TaskRun } from "./contract.js";
 
 /**
  * Read-only views of an agent's durable work: `cf_agents_runs` (live runFiber rows, which the SDK gives no
@@ -27,7 +27,16 @@ const TASKS_SHOWN = 50;
 type Sql = SqlStorage;
 
 /** The public SDK surface (agents 0.32) these reads use, handed in by the mixin. */
-export type FiberInspection = { fiberId: string; name: string; status: string; snapshot?: unknown; createdAt: number; startedAt?: number; settledAt?: number; error?: string };
+export type FiberInspection = {
+  fiberId: string;
+  name: string;
+  status: string;
+  snapshot?: unknown;
+  createdAt: number;
+  startedAt?: number;
+  settledAt?: number;
+  error?: string;
+};
 export type TaskSnapshot = {
   runId: string;
   definition: string;
@@ -42,7 +51,15 @@ export type TaskSnapshot = {
   metadata?: Record<string, unknown>;
 };
 /** A Think submission (`@cloudflare/think` ThinkSubmissionInspection), for agents that have them. */
-export type SubmissionInspection = { submissionId: string; requestId?: string; status: string; error?: string; createdAt: number; startedAt?: number; completedAt?: number };
+export type SubmissionInspection = {
+  submissionId: string;
+  requestId?: string;
+  status: string;
+  error?: string;
+  createdAt: number;
+  startedAt?: number;
+  completedAt?: number;
+};
 export type AgentWork = {
   sql: Sql;
   storage: DurableObjectStorage;
@@ -124,7 +141,15 @@ export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRuns
   const runs = [];
   for (const r of raw) {
     const managed = managedFibers.some((f) => f.fiberId === r.id) || (await w.inspectFiber(r.id)) !== null;
-    runs.push({ id: r.id, name: r.name, kind: rowKind(r.name, managed), requestId: managed ? null : chatTurnRequestIdOf(r.name), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at), snapshotBytes: r.bytes });
+    runs.push({
+      id: r.id,
+      name: r.name,
+      kind: rowKind(r.name, managed),
+      requestId: managed ? null : chatTurnRequestIdOf(r.name),
+      createdAt: r.created_at,
+      ageMs: Math.max(0, now - r.created_at),
+      snapshotBytes: r.bytes,
+    });
   }
   const tasks = await liveTaskRuns(w, TASKS_SHOWN);
   return { runs, managedFibers, tasks, inMemory: await readInMemory(w, new Set(raw.map((r) => r.id))) };
@@ -187,7 +212,13 @@ function withSnapshot(base: Omit<RunDetail, "snapshot" | "snapshotText" | "trunc
   if (bytes > SNAPSHOT_CAP_BYTES) {
     // Masked before the cut, so a credential at the cut keeps none of its characters.
     const masked = maskSecrets(text.slice(0, 2 * SNAPSHOT_CAP_BYTES));
-    return { ...base, snapshotBytes: bytes, snapshot: null, snapshotText: `${masked.slice(0, SNAPSHOT_CAP_BYTES)}… [truncated: ${bytes} bytes, showing the first ${SNAPSHOT_CAP_BYTES}]`, truncated: true };
+    return {
+      ...base,
+      snapshotBytes: bytes,
+      snapshot: null,
+      snapshotText: `${masked.slice(0, SNAPSHOT_CAP_BYTES)}… [truncated: ${bytes} bytes, showing the first ${SNAPSHOT_CAP_BYTES}]`,
+      truncated: true,
+    };
   }
   try {
     return { ...base, snapshotBytes: bytes, snapshot: JSON.parse(text), snapshotText: text, truncated: false };
@@ -201,20 +232,48 @@ function withSnapshot(base: Omit<RunDetail, "snapshot" | "snapshotText" | "trunc
  * run (its state and current step stand in for a snapshot). Null when none has this id.
  */
 export async function readRun(w: AgentWork, id: string, now = Date.now()): Promise<RunDetail | null> {
-  const [r] = rows<{ id: string; name: string; created_at: number; snapshot: string | null }>(w.sql, "SELECT id, name, created_at, snapshot FROM cf_agents_runs WHERE id = ?", id);
+  const [r] = rows<{ id: string; name: string; created_at: number; snapshot: string | null }>(
+    w.sql,
+    "SELECT id, name, created_at, snapshot FROM cf_agents_runs WHERE id = ?",
+    id,
+  );
   const fiber = await w.inspectFiber(id);
   if (r) {
-    return withSnapshot({ id: r.id, name: r.name, kind: rowKind(r.name, fiber !== null), requestId: fiber !== null ? null : chatTurnRequestIdOf(r.name), createdAt: r.created_at, ageMs: Math.max(0, now - r.created_at) }, r.snapshot ?? null);
+    return withSnapshot(
+      {
+        id: r.id,
+        name: r.name,
+        kind: rowKind(r.name, fiber !== null),
+        requestId: fiber !== null ? null : chatTurnRequestIdOf(r.name),
+        createdAt: r.created_at,
+        ageMs: Math.max(0, now - r.created_at),
+      },
+      r.snapshot ?? null,
+    );
   }
   if (fiber) {
     const text = fiber.snapshot === undefined ? null : JSON.stringify(fiber.snapshot);
-    return withSnapshot({ id, name: fiber.name, kind: "managed_fiber", requestId: null, createdAt: fiber.createdAt, ageMs: Math.max(0, now - fiber.createdAt) }, text);
+    return withSnapshot(
+      { id, name: fiber.name, kind: "managed_fiber", requestId: null, createdAt: fiber.createdAt, ageMs: Math.max(0, now - fiber.createdAt) },
+      text,
+    );
   }
   const task = await w.getTask(id);
   if (task) {
     const t = taskRunOf(w.sql, task);
-    const view = { state: t.state, definition: t.definition, currentStep: t.currentStep, statusMessage: t.statusMessage, attempt: t.attempt, requestId: t.requestId, wakeAt: t.wakeAt };
-    return withSnapshot({ id, name: t.definition, kind: t.kind, requestId: t.requestId, createdAt: t.createdAt, ageMs: Math.max(0, now - t.createdAt) }, JSON.stringify(view));
+    const view = {
+      state: t.state,
+      definition: t.definition,
+      currentStep: t.currentStep,
+      statusMessage: t.statusMessage,
+      attempt: t.attempt,
+      requestId: t.requestId,
+      wakeAt: t.wakeAt,
+    };
+    return withSnapshot(
+      { id, name: t.definition, kind: t.kind, requestId: t.requestId, createdAt: t.createdAt, ageMs: Math.max(0, now - t.createdAt) },
+      JSON.stringify(view),
+    );
   }
   return null;
 }

@@ -1,6 +1,8 @@
+import { normalizeSdkEvent } from "@agent-oncall/telemetry";
 import type { Agent } from "agents";
 import type { Observability } from "agents/observability";
-import { normalizeSdkEvent } from "@agent-oncall/telemetry";
+import { chatSubmissionsOf } from "./chat-stop.js";
+import { checkRun, readBusy } from "./check.js";
 import {
   ADMIN_CONTRACT_VERSION,
   type AdminHooks,
@@ -9,25 +11,23 @@ import {
   actionInput,
   type Capabilities,
   describeInput,
-  fail,
-  findRunsInput,
   type FindRunsOutput,
   type ForceIdleOutput,
+  fail,
+  findRunsInput,
   type ListRunsOutput,
   ok,
   RECORDED_RESOLUTION,
   type ResolveOpOutput,
+  type RunDetail,
   resolveOpHookResult,
   resolveOpInput,
-  type RunDetail,
   runIdInput,
   type StatusOutput,
   type TriggerAlarmOutput,
   type VerifyOutput,
   verifyInput,
 } from "./contract.js";
-import { checkRun, readBusy } from "./check.js";
-import { chatSubmissionsOf } from "./chat-stop.js";
 import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
@@ -102,7 +102,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         getTask: (id) => this.tasks.get(id) as ReturnType<AgentWork["getTask"]>,
         active: () => activeFiberIds(this),
         ...chatSubmissionsOf(this),
-        ...(typeof think.listSubmissions === "function" ? { listSubmissions: (o) => think.listSubmissions!.call(this, o) as ReturnType<NonNullable<AgentWork["listSubmissions"]>> } : {}),
+        ...(typeof think.listSubmissions === "function"
+          ? { listSubmissions: (o) => think.listSubmissions!.call(this, o) as ReturnType<NonNullable<AgentWork["listSubmissions"]>> }
+          : {}),
         ...(typeof hooks.adminRunRecord === "function" ? { runRecord: async (id: string) => hooks.adminRunRecord!.call(this, id) } : {}),
       };
     }
@@ -146,7 +148,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
       try {
         const run = await readRun(this.#work(), parsed.data.id);
-        return run ? ok(run) : fail("not_found", `no live run with id "${parsed.data.id}" (it may have finished; its last-known snapshot is in the fiber history)`);
+        return run
+          ? ok(run)
+          : fail("not_found", `no live run with id "${parsed.data.id}" (it may have finished; its last-known snapshot is in the fiber history)`);
       } catch (e) {
         return unavailable(e);
       }

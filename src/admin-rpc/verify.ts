@@ -90,11 +90,7 @@ function unverified(status: StatusOutput, readAt: number, why: string): Verified
  * and then evicted itself), only a fresh instance's answer counts: the old one is read again until it is gone.
  * Falls back to status and runs for an agent without adminVerify. Null when no answer came.
  */
-async function readBack(
-  r: VerifyReads,
-  ids: string[],
-  evictedBy: string | null,
-): Promise<{ read: VerifyOutput; fallback: boolean } | { error: string }> {
+async function readBack(r: VerifyReads, ids: string[], evictedBy: string | null): Promise<{ read: VerifyOutput; fallback: boolean } | { error: string }> {
   const deadline = r.now() + (evictedBy ? EVICTION_WAIT_MS : 0);
   let last = "no answer";
   for (;;) {
@@ -123,7 +119,11 @@ export async function verifyForceIdle(v: ForceIdleOutput, r: VerifyReads): Promi
   const got = await readBack(r, refs, v.evicted ? v.instance : null);
   const readAt = r.now();
   if ("error" in got) {
-    const after = unverified(v.after, readAt, `The console could not read the agent again after force idle (${got.error}), so what it did is not verified; check the agent's page.`);
+    const after = unverified(
+      v.after,
+      readAt,
+      `The console could not read the agent again after force idle (${got.error}), so what it did is not verified; check the agent's page.`,
+    );
     return { ...v, result: "partial", after, live: null };
   }
   const { read } = got;

@@ -47,12 +47,18 @@ const INSERT = `INSERT INTO ${A.$table} (${A.alertKey}, ${A.channel}, ${A.kind},
  * Records alerts, in order, each at most once per channel. Returns only the rows this call inserted, with
  * the status each got (queued: to be sent; rate_limited: over `limitPerHour` for its channel).
  */
-export async function recordAlerts(db: D1Database, alerts: AlertRecord[], opts: { now: number; limitPerHour: number }): Promise<{ alertKey: string; channel: string; status: AlertStatus }[]> {
+export async function recordAlerts(
+  db: D1Database,
+  alerts: AlertRecord[],
+  opts: { now: number; limitPerHour: number },
+): Promise<{ alertKey: string; channel: string; status: AlertStatus }[]> {
   if (!alerts.length) return [];
   const since = opts.now - ALERT_WINDOW_MS;
   const results = await db.batch<{ alertKey: string; channel: string; status: AlertStatus }>(
     alerts.map((a) =>
-      db.prepare(INSERT).bind(a.alertKey, a.channel, a.kind, a.agentClass, a.agentName, a.subjectId, a.summary.slice(0, 1000), since, opts.limitPerHour, opts.now),
+      db
+        .prepare(INSERT)
+        .bind(a.alertKey, a.channel, a.kind, a.agentClass, a.agentName, a.subjectId, a.summary.slice(0, 1000), since, opts.limitPerHour, opts.now),
     ),
   );
   return results.flatMap((r) => r.results);
@@ -81,8 +87,25 @@ export type SubjectKey = { id: string; agentClass: string; agentName: string };
 const I = names(incidents);
 const O = names(opAmbiguities);
 
-export type ExhaustedIncident = { incidentId: string; kind: string; agentClass: string; agentName: string; attempts: number; maxAttempts: number | null; reason: string | null; statusAt: number };
-export type OpenAmbiguousOp = { opId: string; agentClass: string; agentName: string; sessionName: string | null; opKind: string | null; detail: string | null; ambiguousAt: number | null };
+export type ExhaustedIncident = {
+  incidentId: string;
+  kind: string;
+  agentClass: string;
+  agentName: string;
+  attempts: number;
+  maxAttempts: number | null;
+  reason: string | null;
+  statusAt: number;
+};
+export type OpenAmbiguousOp = {
+  opId: string;
+  agentClass: string;
+  agentName: string;
+  sessionName: string | null;
+  opKind: string | null;
+  detail: string | null;
+  ambiguousAt: number | null;
+};
 
 /** Of these incidents, the ones whose projected status is exhausted now (one primary-key read each). */
 export async function exhaustedIncidents(db: D1Database, keys: SubjectKey[]): Promise<ExhaustedIncident[]> {

@@ -18,5 +18,8 @@ export async function recordReconciliation(
   r: { agentClass: string; agentName: string; askedAt: number; findings: number; error: string | null; nextAlarmAt?: number | null },
 ): Promise<void> {
   const alarm = r.error === null && typeof r.nextAlarmAt === "number" && Number.isFinite(r.nextAlarmAt) ? r.nextAlarmAt : null;
-  await db.prepare(UPSERT).bind(r.agentClass, r.agentName, r.askedAt, r.findings, r.error === null ? null : r.error.slice(0, 500), alarm).run();
+  await db
+    .prepare(UPSERT)
+    .bind(r.agentClass, r.agentName, r.askedAt, r.findings, r.error === null ? null : r.error.slice(0, 500), alarm)
+    .run();
 }

@@ -3,9 +3,9 @@
  * run never exceeds D1's per-invocation query budget or holds a long write.
  */
 
-import { alertDeliveries, auditLog, deadLetters, eventRollups, eventSegments, runs, incidents, opAmbiguities, sessions, workspaceBackups } from "./schema";
-import { names } from "./sql-names";
 import { openNowSql } from "./read-models/incident-status";
+import { alertDeliveries, auditLog, deadLetters, eventRollups, eventSegments, incidents, opAmbiguities, runs, sessions, workspaceBackups } from "./schema";
+import { names } from "./sql-names";
 
 export type RetentionResult = { cutoff: number; futureCutoff: number; hotCutoff: number; deleted: Record<string, number>; complete: boolean };
 

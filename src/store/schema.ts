@@ -45,10 +45,7 @@ export const eventSegments = sqliteTable(
     receivedAt: integer("received_at").notNull(),
     body: text("body").notNull(),
   },
-  (t) => [
-    primaryKey({ columns: [t.agentClass, t.agentName, t.seqFrom] }),
-    index("event_segments_agent_time").on(t.agentClass, t.agentName, t.timeTo),
-  ],
+  (t) => [primaryKey({ columns: [t.agentClass, t.agentName, t.seqFrom] }), index("event_segments_agent_time").on(t.agentClass, t.agentName, t.timeTo)],
 );
 
 /** Messages that failed validation, with the reason. Nothing is dropped silently. */
@@ -179,7 +176,9 @@ export const runs = sqliteTable(
     // Running runs by last activity (stale and stuck work): one entry per running run, gone when it ends.
     index("runs_open").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`outcome IS NULL`),
     // Chat turns the SDK finished as "skipped" (the stuck rule skipped_no_reason), by last activity: few rows, rarely moved.
-    index("runs_skipped_turns").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`kind = 'chat_turn' AND outcome = 'cancelled' AND reason = 'skipped'`),
+    index("runs_skipped_turns")
+      .on(t.lastSeen, t.fiberId, t.agentClass, t.agentName)
+      .where(sql`kind = 'chat_turn' AND outcome = 'cancelled' AND reason = 'skipped'`),
   ],
 );
 

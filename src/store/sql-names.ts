@@ -1,4 +1,4 @@
-import { type Table, getTableColumns, getTableName } from "drizzle-orm";
+import { getTableColumns, getTableName, type Table } from "drizzle-orm";
 
 /**
  * SQL names read off the drizzle schema, for the statements we write by hand (json_each ingest,

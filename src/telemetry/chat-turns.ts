@@ -167,7 +167,12 @@ export class ChatTurns {
     const requestId = str(result.requestId);
     const status = str(result.status);
     if (!requestId || !status || this.#native.has(requestId)) return null;
-    return { requestId, status, ...(typeof result.error === "string" ? { error: result.error } : {}), ...(result.continuation === true ? { continuation: true } : {}) };
+    return {
+      requestId,
+      status,
+      ...(typeof result.error === "string" ? { error: result.error } : {}),
+      ...(result.continuation === true ? { continuation: true } : {}),
+    };
   }
 
   #startTurn(req: string, p: Record<string, unknown>): void {
@@ -280,7 +285,11 @@ export class ChatTurns {
       }
       this.sql.exec(`DELETE FROM ${RUNS_TABLE} WHERE at < ?`, now - RUNS_TTL_MS);
       const row = this.sql
-        .exec<{ runs: number }>(`INSERT INTO ${RUNS_TABLE} (root, runs, at) VALUES (?, 2, ?) ON CONFLICT(root) DO UPDATE SET runs = runs + 1, at = excluded.at RETURNING runs`, root, now)
+        .exec<{ runs: number }>(
+          `INSERT INTO ${RUNS_TABLE} (root, runs, at) VALUES (?, 2, ?) ON CONFLICT(root) DO UPDATE SET runs = runs + 1, at = excluded.at RETURNING runs`,
+          root,
+          now,
+        )
         .toArray()[0];
       return row ? Number(row.runs) : null;
     } catch {
@@ -305,7 +314,9 @@ export class ChatTurns {
  */
 export function readTaskRun(sql: SqlLike, runId: string): { metadata: unknown; input: unknown } | null {
   try {
-    const [row] = sql.exec<{ metadata: string | null; input: string | null }>("SELECT metadata, input FROM cf_agents_task_runs WHERE run_id = ?", runId).toArray();
+    const [row] = sql
+      .exec<{ metadata: string | null; input: string | null }>("SELECT metadata, input FROM cf_agents_task_runs WHERE run_id = ?", runId)
+      .toArray();
     return row ? { metadata: row.metadata, input: row.input } : null;
   } catch {
     return null;

@@ -1,8 +1,8 @@
 /** The event contract alone (zod schemas and types), for code that validates events without running telemetry. */
-export { eventEnvelope, parseEvent, type TelemetryEvent, type Correlation, type Source } from "./envelope.js";
-export { SCHEMA_VERSION, MAX_EVENT_BYTES } from "./constants.js";
-export { payloadSchemas, EVENT_TYPES, EXHAUSTION_REASONS, type EventType, type PayloadOf, type Preview } from "./payloads.js";
-export { RUN_KINDS, type RunKind } from "./constants.js";
-export * from "./sdk-states.js";
+
+export { MAX_EVENT_BYTES, RUN_KINDS, type RunKind, SCHEMA_VERSION } from "./constants.js";
+export { type Correlation, eventEnvelope, parseEvent, type Source, type TelemetryEvent } from "./envelope.js";
 // Which events open and close which incident status: both sides of the Queue read it.
 export * from "./incident-lifecycle.js";
+export { EVENT_TYPES, type EventType, EXHAUSTION_REASONS, type PayloadOf, type Preview, payloadSchemas } from "./payloads.js";
+export * from "./sdk-states.js";

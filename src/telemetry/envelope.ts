@@ -1,7 +1,6 @@
 import { z } from "zod";
-import { type EventType, payloadSchemas, type PayloadOf } from "./payloads.js";
-
 import { MAX_EVENT_BYTES, SCHEMA_VERSION } from "./constants.js";
+import { type EventType, type PayloadOf, payloadSchemas } from "./payloads.js";
 
 export { MAX_EVENT_BYTES, SCHEMA_VERSION };
 
@@ -17,8 +16,14 @@ export const correlation = z
     requestId: id.optional(),
     opId: id.optional(),
     sessionName: id.optional(),
-    traceId: z.string().regex(/^[0-9a-f]{32}$/, "traceId must be 32 lowercase hex chars").optional(),
-    spanId: z.string().regex(/^[0-9a-f]{16}$/, "spanId must be 16 lowercase hex chars").optional(),
+    traceId: z
+      .string()
+      .regex(/^[0-9a-f]{32}$/, "traceId must be 32 lowercase hex chars")
+      .optional(),
+    spanId: z
+      .string()
+      .regex(/^[0-9a-f]{16}$/, "spanId must be 16 lowercase hex chars")
+      .optional(),
   })
   .strict();
 export type Correlation = z.infer<typeof correlation>;
@@ -57,10 +62,7 @@ const variants = (Object.keys(payloadSchemas) as EventType[]).map((t) => variant
  * The validated event envelope: a discriminated union on `type`. On the wire an event may also carry `sig`
  * (see signing.ts); it is not part of the envelope, and validation drops it.
  */
-export const eventEnvelope = z.discriminatedUnion(
-  "type",
-  variants as unknown as [ReturnType<typeof variant>, ...ReturnType<typeof variant>[]],
-);
+export const eventEnvelope = z.discriminatedUnion("type", variants as unknown as [ReturnType<typeof variant>, ...ReturnType<typeof variant>[]]);
 
 /** One telemetry event as it travels agent → Queue → D1. */
 export type TelemetryEvent<T extends EventType = EventType> = T extends EventType

@@ -3,7 +3,7 @@ import { SCHEMA_VERSION } from "./constants.js";
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import type { EventType, RunKind } from "./payloads.js";
-import { capField, safeStringify, byteLength, type Masker, maskSecrets, toPreview } from "./redact.js";
+import { byteLength, capField, type Masker, maskSecrets, safeStringify, toPreview } from "./redact.js";
 import type { SdkRecord } from "./sdk-reads.js";
 
 /**
@@ -158,7 +158,12 @@ function chatRecoveryPayload(type: EventType, p: Record<string, unknown>, mask: 
   const kind = p.recoveryKind === "continue" ? "continue" : "retry";
   // The SDK names the user's turn only on exhaustion (`recoveryRootRequestId`); chat-turns.ts stamps the others.
   const root = str(p.recoveryRootRequestId)?.slice(0, 200);
-  const base: Record<string, unknown> = compact({ attempt: num(p.attempt) ?? 0, maxAttempts: num(p.maxAttempts) ?? 0, recoveryKind: kind, rootRequestId: root });
+  const base: Record<string, unknown> = compact({
+    attempt: num(p.attempt) ?? 0,
+    maxAttempts: num(p.maxAttempts) ?? 0,
+    recoveryKind: kind,
+    rootRequestId: root,
+  });
   if (type === "chat.recovery.exhausted") {
     // The runtime payload carries more than its declared type: partial output and the terminal message. Never ship them raw.
     const parts = Array.isArray(p.partialParts) ? p.partialParts : undefined;
@@ -219,7 +224,13 @@ function chatTurnPayload(type: EventType, p: Record<string, unknown>, mask: Mask
 }
 
 /** Builds the rest of a normalised event; `null` means the SDK event is deliberately not shipped. */
-function mapPayload(raw: Raw, src: Source, mask: Masker, rec: SdkRecord, opts: NormalizeOptions): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
+function mapPayload(
+  raw: Raw,
+  src: Source,
+  mask: Masker,
+  rec: SdkRecord,
+  opts: NormalizeOptions,
+): { type: EventType; payload: Record<string, unknown>; corr: Correlation } | null {
   const p = raw.payload ?? {};
   const fiberType = FIBER[raw.type];
   if (fiberType) {
@@ -227,7 +238,8 @@ function mapPayload(raw: Raw, src: Source, mask: Masker, rec: SdkRecord, opts: N
     const run = fiberRunOf(str(p.fiberName) ?? "", bool(p.managed));
     const corr: Correlation = compact({ fiberId, requestId: run.requestId });
     // A chat turn's fiber recovers as a chat incident (chat:recovery:*), not as a fiber incident of its own.
-    if (fiberId && run.kind !== "chat_turn" && fiberType.startsWith("fiber.recovery.")) corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
+    if (fiberId && run.kind !== "chat_turn" && fiberType.startsWith("fiber.recovery."))
+      corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
     return { type: fiberType, payload: fiberPayload(fiberType, p, mask, run.kind, rec), corr };
   }
   const taskType = TASK[raw.type];
@@ -275,7 +287,11 @@ function mapPayload(raw: Raw, src: Source, mask: Masker, rec: SdkRecord, opts: N
       };
   }
   if (NOISY_SDK_TYPES.has(raw.type)) return null;
-  return { type: "sdk.event", payload: { sdkType: raw.type.slice(0, 200) || "(empty)", data: toPreview(p, undefined, mask) }, corr: compact({ requestId: str(p.requestId) }) };
+  return {
+    type: "sdk.event",
+    payload: { sdkType: raw.type.slice(0, 200) || "(empty)", data: toPreview(p, undefined, mask) },
+    corr: compact({ requestId: str(p.requestId) }),
+  };
 }
 
 export type NormalizeOptions = {

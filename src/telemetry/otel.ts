@@ -46,11 +46,7 @@ function flatten(obj: Record<string, unknown>, prefix: string, out: Attributes, 
 export type AgentTracing = { tracer: Tracer | null; processor: BackgroundOtlpProcessor | null };
 
 /** Builds the tracer an agent's telemetry uses. With no endpoint there is none, and nothing is sent. */
-export function createAgentTracing(opts: {
-  target?: OtlpTarget | null;
-  serviceName: string;
-  keepAlive?: (p: Promise<unknown>) => void;
-}): AgentTracing {
+export function createAgentTracing(opts: { target?: OtlpTarget | null; serviceName: string; keepAlive?: (p: Promise<unknown>) => void }): AgentTracing {
   if (!opts.target?.url) return { tracer: null, processor: null };
   const processor = new BackgroundOtlpProcessor(opts.target, opts.keepAlive);
   const provider = new BasicTracerProvider({

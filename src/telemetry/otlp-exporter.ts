@@ -1,6 +1,6 @@
+import type { Context } from "@opentelemetry/api";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import type { Context } from "@opentelemetry/api";
 
 import type { OtlpTarget } from "./config.js";
 
@@ -28,7 +28,11 @@ export async function postSpans(target: OtlpTarget, spans: ReadableSpan[], timeo
     return res.ok ? null : new Error(`the OTLP endpoint answered ${res.status}`);
   } catch (e) {
     const timedOut = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
-    return new Error(timedOut ? `the OTLP endpoint did not answer within ${timeoutMs} ms` : `the OTLP endpoint could not be reached (${e instanceof Error ? e.message : String(e)})`);
+    return new Error(
+      timedOut
+        ? `the OTLP endpoint did not answer within ${timeoutMs} ms`
+        : `the OTLP endpoint could not be reached (${e instanceof Error ? e.message : String(e)})`,
+    );
   }
 }
 

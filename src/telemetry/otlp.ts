@@ -10,10 +10,10 @@
 import { createAgentTracing, recordEventSpan } from "./otel.js";
 import type { SpanRecorder, TracingFactory } from "./spans.js";
 
-export { eventAttributes, ATTR_PREFIX } from "./otel.js";
-export type { SpanRecorder, TracingFactory } from "./spans.js";
+export { ATTR_PREFIX, eventAttributes } from "./otel.js";
 /** The OTLP/HTTP JSON span exporter with a timeout, for a Worker that traces itself (the console does, with otel-cf-workers). */
 export { TimeoutOtlpExporter } from "./otlp-exporter.js";
+export type { SpanRecorder, TracingFactory } from "./spans.js";
 
 /**
  * Records each event on the active span as a span event (native Workers tracing, otel-cf-workers), or as a short

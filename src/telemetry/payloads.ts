@@ -21,6 +21,7 @@ export type Preview = z.infer<typeof preview>;
 
 /** The kinds of durable work agents 0.32 runs. Each is a "run" in the console. */
 export { RUN_KINDS, type RunKind };
+
 const runKind = z.enum(RUN_KINDS);
 
 const fiberBase = z.object({

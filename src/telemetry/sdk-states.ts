@@ -107,7 +107,10 @@ export function mapSdkState<K extends string, V>(table: Record<K, V>, word: stri
  * event): `chat:recovery:attempt` is the record's `attempting`. Ingest reads an event's incident status through
  * this and CHAT_RECOVERY_STATUS, so events and records map the same way.
  */
-export const CHAT_RECOVERY_EVENT_STATUS: Record<"detected" | "scheduled" | "attempt" | "completed" | "skipped" | "exhausted" | "failed", keyof typeof CHAT_RECOVERY_STATUS> = {
+export const CHAT_RECOVERY_EVENT_STATUS: Record<
+  "detected" | "scheduled" | "attempt" | "completed" | "skipped" | "exhausted" | "failed",
+  keyof typeof CHAT_RECOVERY_STATUS
+> = {
   detected: "detected",
   scheduled: "scheduled",
   attempt: "attempting",

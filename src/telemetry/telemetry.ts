@@ -1,8 +1,9 @@
-import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
+import { ChatTurns, readTaskRun } from "./chat-turns.js";
+import type { OtlpTarget } from "./config.js";
 import { SCHEMA_VERSION } from "./constants.js";
+import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
-import type { OtlpTarget } from "./config.js";
 import { Outbox, type OutboxRow, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import type { EventType, PayloadOf } from "./payloads.js";
@@ -12,8 +13,7 @@ import { isOwnEvent, stampSeq, withoutSeq } from "./seq.js";
 import { signEventText, signingKey } from "./signing.js";
 import type { SpanRecorder, TracingFactory } from "./spans.js";
 import { fitEvent, fitText } from "./too-large.js";
-import { readUsage, RecoveryScope, type UsageContext } from "./usage.js";
-import { ChatTurns, readTaskRun } from "./chat-turns.js";
+import { RecoveryScope, readUsage, type UsageContext } from "./usage.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
 export type TelemetryStats = {
@@ -116,8 +116,15 @@ export class Telemetry {
       // A key that cannot be imported fails each send (counted in sendErrors), not the agent.
       this.#signingKey.catch(() => {});
     }
-    this.#spans = opts.tracing ? opts.tracing({ target: opts.otlp ?? null, serviceName: opts.serviceName ?? opts.source.agentClass, ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}) }) : null;
-    if (!opts.tracing && opts.otlp?.url) warnOnce("an OTLP endpoint is set but no tracing is configured: pass { tracing: otlpTracing } from @agent-oncall/telemetry/otlp to export spans");
+    this.#spans = opts.tracing
+      ? opts.tracing({
+          target: opts.otlp ?? null,
+          serviceName: opts.serviceName ?? opts.source.agentClass,
+          ...(opts.keepAlive ? { keepAlive: opts.keepAlive } : {}),
+        })
+      : null;
+    if (!opts.tracing && opts.otlp?.url)
+      warnOnce("an OTLP endpoint is set but no tracing is configured: pass { tracing: otlpTracing } from @agent-oncall/telemetry/otlp to export spans");
   }
 
   /** Latest checkpoint per fiber not yet shipped; consecutive synchronous stashes ship as one event. */

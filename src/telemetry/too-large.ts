@@ -22,7 +22,12 @@ const SEND_LIMIT = MAX_EVENT_BYTES - 256;
 const PLACEHOLDER_PREVIEW_CHARS = 500;
 
 /** The placeholder for `event`, whose JSON is `bytes` long. */
-export function tooLargePlaceholder(event: Pick<TelemetryEvent, "id" | "time" | "type" | "source" | "corr">, bytes: number, payloadText: string, mask: Masker = maskSecrets): TelemetryEvent<"event.too_large"> {
+export function tooLargePlaceholder(
+  event: Pick<TelemetryEvent, "id" | "time" | "type" | "source" | "corr">,
+  bytes: number,
+  payloadText: string,
+  mask: Masker = maskSecrets,
+): TelemetryEvent<"event.too_large"> {
   return {
     v: SCHEMA_VERSION,
     id: event.id,

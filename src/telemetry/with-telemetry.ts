@@ -162,7 +162,10 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
         const need = readNeeded(raw);
         if (need) {
           const extra = record;
-          this.telemetry.emitSdkAfter(event, readRecord(need, this.#readers()).then((r) => ({ ...r, ...extra })));
+          this.telemetry.emitSdkAfter(
+            event,
+            readRecord(need, this.#readers()).then((r) => ({ ...r, ...extra })),
+          );
           return;
         }
       } catch {
@@ -180,7 +183,13 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
       if (resolved) {
         try {
           const f = await this.inspectFiber(fiberId);
-          if (f) this.telemetry.fiberResolved(fiberId, { name: f.name, status: f.status, ...(f.error ? { error: f.error } : {}), ...(f.settledAt !== undefined ? { settledAt: f.settledAt } : {}) });
+          if (f)
+            this.telemetry.fiberResolved(fiberId, {
+              name: f.name,
+              status: f.status,
+              ...(f.error ? { error: f.error } : {}),
+              ...(f.settledAt !== undefined ? { settledAt: f.settledAt } : {}),
+            });
         } catch {
           /* telemetry never fails the agent */
         }

@@ -38,7 +38,12 @@ describe("ADMIN_ACTIONS drives every per-action table", () => {
 
   it("every action states its slug, label, role and whether bulk may take it; bulk takes only actions on a whole agent", () => {
     for (const a of ADMIN_ACTION_NAMES) {
-      expect(ADMIN_ACTIONS[a]).toMatchObject({ slug: expect.stringMatching(/^[a-z-]+$/), label: expect.any(String), role: expect.stringMatching(/^(viewer|operator)$/), bulk: expect.any(Boolean) });
+      expect(ADMIN_ACTIONS[a]).toMatchObject({
+        slug: expect.stringMatching(/^[a-z-]+$/),
+        label: expect.any(String),
+        role: expect.stringMatching(/^(viewer|operator)$/),
+        bulk: expect.any(Boolean),
+      });
     }
     expect(BULK_ACTION_NAMES.every((a) => ADMIN_ACTIONS[a].scope === "agent")).toBe(true);
     expect(BULK_ACTION_NAMES).toEqual(ADMIN_ACTION_NAMES.filter((a) => ADMIN_ACTIONS[a].bulk));

@@ -13,9 +13,21 @@ const operator = { email: "oncall@example.com", role: "operator" as const };
 const viewer = { email: "viewer@example.com", role: "viewer" as const };
 const uid = () => crypto.randomUUID().slice(0, 8);
 
-type AuditRow = { actor: string; role: string; action: string; target_class: string; target_name: string; reason: string; result: string; error: string | null };
+type AuditRow = {
+  actor: string;
+  role: string;
+  action: string;
+  target_class: string;
+  target_name: string;
+  reason: string;
+  result: string;
+  error: string | null;
+};
 const auditByName = (name: string) =>
-  env.DB.prepare("SELECT actor, role, action, target_class, target_name, reason, result, error FROM audit_log WHERE target_name = ?").bind(name).all<AuditRow>().then((r) => r.results);
+  env.DB.prepare("SELECT actor, role, action, target_class, target_name, reason, result, error FROM audit_log WHERE target_name = ?")
+    .bind(name)
+    .all<AuditRow>()
+    .then((r) => r.results);
 
 /** The test env with a different AGENT_CLASSES (every other binding inherited). */
 const withAgentClasses = (value: string) => Object.assign(Object.create(env) as Env, { AGENT_CLASSES: value });
@@ -31,8 +43,25 @@ async function runningProbe(snapshot: unknown) {
 describe("the admin client's agent allowlist", () => {
   it("is the test worker's agent bindings, read from AGENT_CLASSES", () => {
     expect(allowedAgentClasses(env).sort()).toEqual([
-      "CostlyAgent", "DemoFiberAgent", "DemoSessionAgent", "DurableWorkAgent", "FaultySessionAgent", "GapAgent", "LedgerAgent", "LossyAgent", "ManagedFiberProbeAgent", "NoEvictWorkAgent",
-      "ObservedWorkAgent", "PlainAdminAgent", "ProbeAgent", "SessionAgent", "StubbornAgent", "TaskProbeAgent", "TelemetryOnlyAgent", "TruthFiberAgent", "TruthTaskAgent",
+      "CostlyAgent",
+      "DemoFiberAgent",
+      "DemoSessionAgent",
+      "DurableWorkAgent",
+      "FaultySessionAgent",
+      "GapAgent",
+      "LedgerAgent",
+      "LossyAgent",
+      "ManagedFiberProbeAgent",
+      "NoEvictWorkAgent",
+      "ObservedWorkAgent",
+      "PlainAdminAgent",
+      "ProbeAgent",
+      "SessionAgent",
+      "StubbornAgent",
+      "TaskProbeAgent",
+      "TelemetryOnlyAgent",
+      "TruthFiberAgent",
+      "TruthTaskAgent",
     ]);
     expect(allowedAgentClasses(withAgentClasses(" ProbeAgent , GapAgent,"))).toEqual(["ProbeAgent", "GapAgent"]);
     // A list naming one of the console's own bindings, or something that is no class name, is refused outright; unset means none.
@@ -47,7 +76,10 @@ describe("the admin client's agent allowlist", () => {
     const name = `assets-${uid()}`;
     const t = { agentClass: "ASSETS", agentName: name };
     for (const client of [consoleAdminClient(env, viewer, { allowUnregistered: true })]) {
-      expect(await client.status(t)).toMatchObject({ ok: false, error: { code: "not_found", message: expect.stringContaining("ASSETS is not an agent class this Worker may address") } });
+      expect(await client.status(t)).toMatchObject({
+        ok: false,
+        error: { code: "not_found", message: expect.stringContaining("ASSETS is not an agent class this Worker may address") },
+      });
       expect(await client.listRuns(t)).toMatchObject({ ok: false, error: { code: "not_found" } });
       expect(await client.getRun(t, "run-1")).toMatchObject({ ok: false, error: { code: "not_found" } });
     }
@@ -55,7 +87,10 @@ describe("the admin client's agent allowlist", () => {
     expect(r).toMatchObject({ ok: false, error: { code: "not_found" } });
     expect(await auditByName(name)).toEqual([
       expect.objectContaining({
-        actor: operator.email, action: "force_idle", target_class: "ASSETS", result: "error",
+        actor: operator.email,
+        action: "force_idle",
+        target_class: "ASSETS",
+        result: "error",
         // The reason is masked like any other free text people read.
         reason: "probing: password=[masked: password]",
         error: expect.stringMatching(/^not_found: ASSETS is not an agent class this Worker may address/),
@@ -78,10 +113,20 @@ describe("the admin client's agent allowlist", () => {
       },
       operator,
     );
-    expect(await client.status(t)).toMatchObject({ ok: false, error: { code: "not_found", message: "ProbeAgent is not an agent class this Worker may address (it may address: PlainAdminAgent)" } });
+    expect(await client.status(t)).toMatchObject({
+      ok: false,
+      error: { code: "not_found", message: "ProbeAgent is not an agent class this Worker may address (it may address: PlainAdminAgent)" },
+    });
     expect(await client.triggerAlarm(t, { reason: "recover now" })).toMatchObject({ ok: false, error: { code: "not_found" } });
     expect(looked).toEqual([]);
-    expect(await auditByName(t.agentName)).toEqual([expect.objectContaining({ action: "trigger_alarm", target_class: "ProbeAgent", result: "error", error: expect.stringContaining("not_found: ProbeAgent is not an agent class") })]);
+    expect(await auditByName(t.agentName)).toEqual([
+      expect.objectContaining({
+        action: "trigger_alarm",
+        target_class: "ProbeAgent",
+        result: "error",
+        error: expect.stringContaining("not_found: ProbeAgent is not an agent class"),
+      }),
+    ]);
     // The same agent through the console's allowlist is reachable.
     expect(await consoleAdminClient(env, viewer).status(t)).toMatchObject({ ok: true, value: { status: "running" } });
   });
@@ -94,7 +139,8 @@ describe("audit field caps", () => {
     const email = `${"a".repeat(1000)}@example.com`;
     const r = await consoleAdminClient(env, { email, role: "operator" }).forceIdle({ agentClass: "ProbeAgent", agentName }, { reason: "r".repeat(5000) });
     expect(r).toMatchObject({ ok: false, error: { code: "invalid_input" } });
-    const rows = (await env.DB.prepare("SELECT actor, target_name, reason, result FROM audit_log WHERE target_name LIKE ?").bind(`${prefix}%`).all<AuditRow>()).results;
+    const rows = (await env.DB.prepare("SELECT actor, target_name, reason, result FROM audit_log WHERE target_name LIKE ?").bind(`${prefix}%`).all<AuditRow>())
+      .results;
     expect(rows).toHaveLength(1);
     const row = rows[0]!;
     expect(row.result).toBe("invalid");
@@ -106,11 +152,25 @@ describe("audit field caps", () => {
   it("replaces an oversized before/after with an explicit stand-in and caps the error and class", () => {
     const big = { status: "running", schedules: Array.from({ length: 2000 }, (_, i) => ({ id: `s${i}`, callback: "tick" })) };
     const capped = capAuditRecord({
-      id: "x", time: 1, actor: "a@example.com", role: "operator", action: "force_idle", targetClass: "C".repeat(300), targetName: "n",
-      reason: "why", before: big, after: { status: "idle" }, result: "ok", error: "e".repeat(3000),
+      id: "x",
+      time: 1,
+      actor: "a@example.com",
+      role: "operator",
+      action: "force_idle",
+      targetClass: "C".repeat(300),
+      targetName: "n",
+      reason: "why",
+      before: big,
+      after: { status: "idle" },
+      result: "ok",
+      error: "e".repeat(3000),
     });
     const json = JSON.stringify(big);
-    expect(capped.before).toEqual({ cut: true, chars: json.length, preview: `${json.slice(0, AUDIT_LIMITS.json)}… [cut: ${json.length - AUDIT_LIMITS.json} more chars]` });
+    expect(capped.before).toEqual({
+      cut: true,
+      chars: json.length,
+      preview: `${json.slice(0, AUDIT_LIMITS.json)}… [cut: ${json.length - AUDIT_LIMITS.json} more chars]`,
+    });
     expect(capped.after).toEqual({ status: "idle" });
     expect(capped.targetClass).toBe(`${"C".repeat(200)}… [cut: 100 more chars]`);
     expect(capped.error).toBe(`${"e".repeat(2000)}… [cut: 1000 more chars]`);
@@ -120,12 +180,22 @@ describe("audit field caps", () => {
 
 describe("live snapshots through the admin client", () => {
   it("are masked, as parsed JSON and as text", async () => {
-    const snapshot = { step: 4, password: "hunter2hunter2", notes: ["push with ghp_R4nd0mT0k3nV4lu3F0rT3st1ngXyZ12345"], db: { url: "postgres://app:Pg5ecret99@db/x" } };
+    const snapshot = {
+      step: 4,
+      password: "hunter2hunter2",
+      notes: ["push with ghp_R4nd0mT0k3nV4lu3F0rT3st1ngXyZ12345"],
+      db: { url: "postgres://app:Pg5ecret99@db/x" },
+    };
     const { t, runId } = await runningProbe(snapshot);
     const run = await consoleAdminClient(env, viewer).getRun(t, runId);
     expect(run.ok).toBe(true);
     if (!run.ok) return;
-    expect(run.value.snapshot).toEqual({ step: 4, password: "[masked: password]", notes: ["push with [masked: github token]"], db: { url: "postgres://[masked: url credentials]@db/x" } });
+    expect(run.value.snapshot).toEqual({
+      step: 4,
+      password: "[masked: password]",
+      notes: ["push with [masked: github token]"],
+      db: { url: "postgres://[masked: url credentials]@db/x" },
+    });
     for (const secret of ["hunter2", "R4nd0mT0k3n", "Pg5ecret99"]) expect(run.value.snapshotText).not.toContain(secret);
     expect(JSON.parse(run.value.snapshotText!)).toEqual(run.value.snapshot);
   });

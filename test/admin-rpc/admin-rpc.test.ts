@@ -40,9 +40,19 @@ const kinds: Kind[] = [
 ];
 
 const auditRows = (name: string) =>
-  env.DB.prepare("SELECT actor, role, action, reason, result, error, before, after FROM audit_log WHERE target_name = ? ORDER BY time, rowid").bind(name).all<{
-    actor: string; role: string; action: string; reason: string; result: string; error: string | null; before: string | null; after: string | null;
-  }>().then((r) => r.results);
+  env.DB.prepare("SELECT actor, role, action, reason, result, error, before, after FROM audit_log WHERE target_name = ? ORDER BY time, rowid")
+    .bind(name)
+    .all<{
+      actor: string;
+      role: string;
+      action: string;
+      reason: string;
+      result: string;
+      error: string | null;
+      before: string | null;
+      after: string | null;
+    }>()
+    .then((r) => r.results);
 
 describe.each(kinds)("admin RPC on $label", (kind) => {
   it("lists a running fiber and returns its snapshot", async () => {
@@ -100,7 +110,9 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
 
     // The admin event reaches D1 through the telemetry pipeline.
     const events = await pollRows<{ payload: string }>(
-      "SELECT payload FROM events WHERE type = 'admin.force_idle' AND agent_name = ? ORDER BY time", [name], (r) => r.length === 2,
+      "SELECT payload FROM events WHERE type = 'admin.force_idle' AND agent_name = ? ORDER BY time",
+      [name],
+      (r) => r.length === 2,
     );
     expect(JSON.parse(events[0]!.payload)).toMatchObject({ actor: "oncall@example.com", reason: "stuck turn, paging customer", result: "ok" });
   });
@@ -131,7 +143,10 @@ describe.each(kinds)("admin RPC on $label", (kind) => {
     expect(await op.getRun(t, "no-such-run")).toMatchObject({ ok: false, error: { code: "not_found" } });
     expect(await op.forceIdle(t, {})).toMatchObject({ ok: false, error: { code: "invalid_input", message: "reason: a reason is required" } });
     expect(await op.forceIdle(t, { reason: "   " })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
-    expect(await op.triggerAlarm({ agentClass: "Not A Class", agentName: name }, { reason: "x" })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
+    expect(await op.triggerAlarm({ agentClass: "Not A Class", agentName: name }, { reason: "x" })).toMatchObject({
+      ok: false,
+      error: { code: "invalid_input" },
+    });
 
     const asViewer = await consoleAdminClient(env, viewer, kind.clientOpts).forceIdle(t, { reason: "curious" });
     expect(asViewer).toMatchObject({ ok: false, error: { code: "not_permitted" } });
@@ -162,6 +177,9 @@ describe("admin client addressing", () => {
 
   it("refuses a class outside the console's agent allowlist", async () => {
     const r = await consoleAdminClient(env, viewer, { allowUnregistered: true }).status({ agentClass: "NoSuchAgent", agentName: "x" });
-    expect(r).toEqual({ ok: false, error: { code: "not_found", message: expect.stringMatching(/^NoSuchAgent is not an agent class this Worker may address \(it may address: .*ProbeAgent/) } });
+    expect(r).toEqual({
+      ok: false,
+      error: { code: "not_found", message: expect.stringMatching(/^NoSuchAgent is not an agent class this Worker may address \(it may address: .*ProbeAgent/) },
+    });
   });
 });

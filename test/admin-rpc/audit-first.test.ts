@@ -62,7 +62,10 @@ function ports(overrides: Partial<AdminClientPorts> & { log?: string[] } = {}): 
 }
 
 const auditRows = (name: string) =>
-  env.DB.prepare("SELECT id, action, result, error FROM audit_log WHERE target_name = ? ORDER BY time, rowid").bind(name).all<{ id: string; action: string; result: string; error: string | null }>().then((r) => r.results);
+  env.DB.prepare("SELECT id, action, result, error FROM audit_log WHERE target_name = ? ORDER BY time, rowid")
+    .bind(name)
+    .all<{ id: string; action: string; result: string; error: string | null }>()
+    .then((r) => r.results);
 
 describe("the retry rule", () => {
   it("retries a read that failed in transit once, and answers", async () => {
@@ -77,13 +80,19 @@ describe("the retry rule", () => {
     const fault: Fault = { method: "adminListRuns", times: 2, calls: 0 };
     const client = createAdminClient(ports({ namespace: () => faulty(env.PlainAdminAgent, fault) }), viewer, { retryDelayMs: 10 });
     expect(await client.listRuns({ agentClass: "PlainAdminAgent", agentName: `twice-${uid()}` })).toEqual({
-      ok: false, error: { code: "unavailable", message: "the agent could not be reached: Network connection lost." },
+      ok: false,
+      error: { code: "unavailable", message: "the agent could not be reached: Network connection lost." },
     });
     expect(fault.calls).toBe(2);
   });
 
   it("does not retry an overloaded agent", async () => {
-    const fault: Fault = { method: "adminStatus", times: 1, calls: 0, error: () => Object.assign(new Error("Durable Object is overloaded."), { retryable: true, overloaded: true }) };
+    const fault: Fault = {
+      method: "adminStatus",
+      times: 1,
+      calls: 0,
+      error: () => Object.assign(new Error("Durable Object is overloaded."), { retryable: true, overloaded: true }),
+    };
     const client = createAdminClient(ports({ namespace: () => faulty(env.PlainAdminAgent, fault) }), viewer, { retryDelayMs: 10 });
     expect(await client.status({ agentClass: "PlainAdminAgent", agentName: `busy-${uid()}` })).toMatchObject({ ok: false, error: { code: "unavailable" } });
     expect(fault.calls).toBe(1);
@@ -96,7 +105,11 @@ describe("the retry rule", () => {
     const client = createAdminClient(ports({ namespace: () => faulty(env.TelemetryOnlyAgent, fault) }), viewer, { retryDelayMs: 10 });
     expect(await client.status({ agentClass: "TelemetryOnlyAgent", agentName: name })).toEqual({
       ok: false,
-      error: { code: "unsupported", message: "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it" },
+      error: {
+        code: "unsupported",
+        message:
+          "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it",
+      },
     });
     expect(fault.calls).toBe(1);
   });
@@ -106,7 +119,10 @@ describe("audit first, completed whatever happens", () => {
   it("writes the pending row before it touches the agent, then completes the same row", async () => {
     const name = `order-${uid()}`;
     const log: string[] = [];
-    const r = await createAdminClient(ports({ log }), operator, { allowUnregistered: true }).forceIdle({ agentClass: "PlainAdminAgent", agentName: name }, { reason: "check the order" });
+    const r = await createAdminClient(ports({ log }), operator, { allowUnregistered: true }).forceIdle(
+      { agentClass: "PlainAdminAgent", agentName: name },
+      { reason: "check the order" },
+    );
     expect(r).toMatchObject({ ok: true, value: { noop: true } });
     expect(log).toEqual(["audit:pending", "namespace:PlainAdminAgent", "audit:noop"]);
     expect(await auditRows(name)).toEqual([expect.objectContaining({ action: "force_idle", result: "noop", error: null })]);
@@ -117,31 +133,66 @@ describe("audit first, completed whatever happens", () => {
     const fault: Fault = { method: "adminForceIdle", times: 0, calls: 0, hang: true };
     const client = createAdminClient(ports({ namespace: () => faulty(env.PlainAdminAgent, fault) }), operator, { timeoutMs: 200 });
     const r = await client.forceIdle({ agentClass: "PlainAdminAgent", agentName: name }, { reason: "stuck" });
-    expect(r).toEqual({ ok: false, error: { code: "timeout", message: "the agent did not answer within 200 ms (an action may still complete: check its status and the audit log)" } });
-    expect(await auditRows(name)).toEqual([expect.objectContaining({ result: "error", error: expect.stringMatching(/^timeout: the agent did not answer within 200 ms/) })]);
+    expect(r).toEqual({
+      ok: false,
+      error: { code: "timeout", message: "the agent did not answer within 200 ms (an action may still complete: check its status and the audit log)" },
+    });
+    expect(await auditRows(name)).toEqual([
+      expect.objectContaining({ result: "error", error: expect.stringMatching(/^timeout: the agent did not answer within 200 ms/) }),
+    ]);
   });
 
   it("completes the row when the binding itself throws, and answers with a typed error", async () => {
     const name = `boom-${uid()}`;
-    const client = createAdminClient(ports({ namespace: () => { throw new Error("binding exploded"); } }), operator);
+    const client = createAdminClient(
+      ports({
+        namespace: () => {
+          throw new Error("binding exploded");
+        },
+      }),
+      operator,
+    );
     const r = await client.triggerAlarm({ agentClass: "PlainAdminAgent", agentName: name }, { reason: "recover" });
     expect(r).toEqual({ ok: false, error: { code: "unavailable", message: "the action failed in the console: binding exploded" } });
-    expect(await auditRows(name)).toEqual([expect.objectContaining({ action: "trigger_alarm", result: "error", error: "unavailable: the action failed in the console: binding exploded" })]);
+    expect(await auditRows(name)).toEqual([
+      expect.objectContaining({ action: "trigger_alarm", result: "error", error: "unavailable: the action failed in the console: binding exploded" }),
+    ]);
   });
 
   it("completes the row when the registry lookup fails", async () => {
     const name = `registry-${uid()}`;
-    const client = createAdminClient(ports({ isRegistered: async () => { throw new Error("D1_ERROR: overloaded"); } }), operator);
+    const client = createAdminClient(
+      ports({
+        isRegistered: async () => {
+          throw new Error("D1_ERROR: overloaded");
+        },
+      }),
+      operator,
+    );
     const r = await client.forceIdle({ agentClass: "PlainAdminAgent", agentName: name }, { reason: "x" });
     expect(r).toMatchObject({ ok: false, error: { code: "unavailable" } });
-    expect(await auditRows(name)).toEqual([expect.objectContaining({ result: "error", error: "unavailable: the action failed in the console: D1_ERROR: overloaded" })]);
+    expect(await auditRows(name)).toEqual([
+      expect.objectContaining({ result: "error", error: "unavailable: the action failed in the console: D1_ERROR: overloaded" }),
+    ]);
   });
 
   it("does not act at all when the attempt cannot be recorded", async () => {
     const log: string[] = [];
-    const client = createAdminClient(ports({ log, audit: async () => { throw new Error("D1 is down"); } }), operator, { allowUnregistered: true });
+    const client = createAdminClient(
+      ports({
+        log,
+        audit: async () => {
+          throw new Error("D1 is down");
+        },
+      }),
+      operator,
+      { allowUnregistered: true },
+    );
     const r = await client.forceIdle({ agentClass: "PlainAdminAgent", agentName: `nodb-${uid()}` }, { reason: "x" });
-    expect(r).toEqual({ ok: false, error: { code: "unavailable", message: "the audit log could not be written, so the action was not attempted: D1 is down" } });
+    expect(r).toEqual({
+      ok: false,
+      error: { code: "unavailable", message: "the audit log could not be written, so the action was not attempted: D1 is down" },
+    });
     expect(log).toEqual([]);
   });
 
@@ -166,7 +217,20 @@ describe("audit first, completed whatever happens", () => {
     const name = `done-${uid()}`;
     await createAdminClient(ports(), operator, { allowUnregistered: true }).forceIdle({ agentClass: "PlainAdminAgent", agentName: name }, { reason: "x" });
     const [row] = await auditRows(name);
-    await writeAudit(env.DB, { id: row!.id, time: 1, actor: "mallory@example.com", role: "operator", action: "force_idle", targetClass: "PlainAdminAgent", targetName: name, reason: "r", before: null, after: null, result: "ok", error: null });
+    await writeAudit(env.DB, {
+      id: row!.id,
+      time: 1,
+      actor: "mallory@example.com",
+      role: "operator",
+      action: "force_idle",
+      targetClass: "PlainAdminAgent",
+      targetName: name,
+      reason: "r",
+      before: null,
+      after: null,
+      result: "ok",
+      error: null,
+    });
     expect(await auditRows(name)).toEqual([expect.objectContaining({ id: row!.id, result: "noop" })]);
     await pollRows("SELECT actor FROM audit_log WHERE id = ?", [row!.id], (r) => (r[0] as { actor: string }).actor === operator.email);
   });

@@ -12,8 +12,17 @@ import { pollRows } from "../helpers";
  */
 
 type SdkTask = { runId: string; state: string; settledAt?: number; statusMessage?: string; error?: { message: string } };
-type TaskStub = { settleTelemetry(): Promise<void>; startTask(mode: TruthTaskInput["mode"]): Promise<string>; sdkTask(id: string): Promise<SdkTask | null>; sdkTasks(): Promise<SdkTask[]> };
-type FiberStub = { settleTelemetry(): Promise<void>; startManaged(work: "complete" | "fail"): Promise<string>; sdkFiber(id: string): Promise<{ status: string; error?: string; settledAt?: number } | null> };
+type TaskStub = {
+  settleTelemetry(): Promise<void>;
+  startTask(mode: TruthTaskInput["mode"]): Promise<string>;
+  sdkTask(id: string): Promise<SdkTask | null>;
+  sdkTasks(): Promise<SdkTask[]>;
+};
+type FiberStub = {
+  settleTelemetry(): Promise<void>;
+  startManaged(work: "complete" | "fail"): Promise<string>;
+  sdkFiber(id: string): Promise<{ status: string; error?: string; settledAt?: number } | null>;
+};
 
 const uid = () => crypto.randomUUID().slice(0, 8);
 const viewer = { email: "find-runs@example.com", role: "viewer" as const };
@@ -33,7 +42,14 @@ describe("adminFindRuns", () => {
     for (const id of ids) {
       const sdk = (await stub.sdkTask(id))!;
       const run = r.value.runs.find((x) => x.runId === id)!;
-      expect(run).toMatchObject({ kind: "task", source: "task", state: sdk.state, settledAt: sdk.settledAt ?? null, statusMessage: sdk.statusMessage ?? null, error: sdk.error?.message ?? null });
+      expect(run).toMatchObject({
+        kind: "task",
+        source: "task",
+        state: sdk.state,
+        settledAt: sdk.settledAt ?? null,
+        statusMessage: sdk.statusMessage ?? null,
+        error: sdk.error?.message ?? null,
+      });
     }
 
     const recent = await consoleAdminClient(env, viewer).findRuns({ agentClass: "TruthTaskAgent", agentName: name }, { recent: 10 });
@@ -52,7 +68,12 @@ describe("adminFindRuns", () => {
     if (!r.ok) return;
     for (const id of [ok, bad]) {
       const sdk = (await stub.sdkFiber(id))!;
-      expect(r.value.runs.find((x) => x.runId === id)).toMatchObject({ kind: "managed_fiber", state: sdk.status, error: sdk.error ?? null, settledAt: sdk.settledAt ?? null });
+      expect(r.value.runs.find((x) => x.runId === id)).toMatchObject({
+        kind: "managed_fiber",
+        state: sdk.status,
+        error: sdk.error ?? null,
+        settledAt: sdk.settledAt ?? null,
+      });
     }
   });
 
@@ -65,7 +86,10 @@ describe("adminFindRuns", () => {
     const client = consoleAdminClient(env, viewer);
     const target = { agentClass: "TruthTaskAgent", agentName: name };
     expect(await client.findRuns(target, {})).toEqual({ ok: false, error: { code: "invalid_input", message: "say which runs: ids, recent, or both" } });
-    expect(await client.findRuns(target, { ids: Array.from({ length: 101 }, (_, i) => `r${i}`) })).toMatchObject({ ok: false, error: { code: "invalid_input", message: "ids: at most 100 ids per call" } });
+    expect(await client.findRuns(target, { ids: Array.from({ length: 101 }, (_, i) => `r${i}`) })).toMatchObject({
+      ok: false,
+      error: { code: "invalid_input", message: "ids: at most 100 ids per call" },
+    });
     // The agent checks too: a caller other than our client gets the same typed answer, never a thrown error.
     expect(await stub.adminFindRuns({ recent: 0 })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
     expect(await stub.adminFindRuns({ ids: ["x"], extra: true })).toMatchObject({ ok: false, error: { code: "invalid_input" } });

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
+import { runStateOf } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { getIncident } from "../../src/store/read-models";
-import { runStateOf } from "@agent-oncall/telemetry";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows } from "../helpers";
 
@@ -30,13 +30,21 @@ describe("force idle closes every projection it touches", () => {
       [name],
       (r) => r.length === 3,
     );
-    expect(open.map((r) => [r.kind, r.fiber_id])).toEqual([["fiber", tickerId], ["managed_fiber", managedId], ["task", taskId]]);
+    expect(open.map((r) => [r.kind, r.fiber_id])).toEqual([
+      ["fiber", tickerId],
+      ["managed_fiber", managedId],
+      ["task", taskId],
+    ]);
     await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'open'", [name, incidentId], (r) => r.length === 1);
 
     const r = await consoleAdminClient(env, operator).forceIdle({ agentClass: "ObservedWorkAgent", agentName: name }, { reason: "runaway import" });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.value.ended.map((e) => [e.kind, e.runId, e.stopped]).sort()).toEqual([["fiber", tickerId, true], ["managed_fiber", managedId, true], ["task", taskId, true]]);
+    expect(r.value.ended.map((e) => [e.kind, e.runId, e.stopped]).sort()).toEqual([
+      ["fiber", tickerId, true],
+      ["managed_fiber", managedId, true],
+      ["task", taskId, true],
+    ]);
     expect(r.value.incidents).toEqual([{ incidentId, kind: "chat" }]);
 
     // The Tasks run and the managed fiber were cancelled through the SDK, which records it: the console shows
@@ -54,13 +62,25 @@ describe("force idle closes every projection it touches", () => {
       [name],
       (rows) => rows.length === 3 && rows[1]!.outcome === sdkManaged && rows[2]!.outcome === sdkTask,
     );
-    expect(closed.map((c) => [c.kind, c.outcome])).toEqual([["fiber", "force_idled"], ["managed_fiber", sdkManaged], ["task", sdkTask]]);
+    expect(closed.map((c) => [c.kind, c.outcome])).toEqual([
+      ["fiber", "force_idled"],
+      ["managed_fiber", sdkManaged],
+      ["task", sdkTask],
+    ]);
     expect(closed[0]!.reason).toBe("runaway import");
     // Nothing of this agent is left running, and the incident is closed by the operator's action.
     expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);
     // Closed by the overlay, beside the SDK's own word (still open: it never said otherwise); shown force_idled.
-    await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'open' AND closed_by = 'force_idled' AND closed_by_reason = 'runaway import'", [name, incidentId], (rows) => rows.length === 1);
-    expect(await getIncident(env.DB, incidentId, { agentClass: "ObservedWorkAgent", agentName: name })).toMatchObject({ status: "force_idled", sdkStatus: "open", closedByReason: "runaway import" });
+    await pollRows(
+      "SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'open' AND closed_by = 'force_idled' AND closed_by_reason = 'runaway import'",
+      [name, incidentId],
+      (rows) => rows.length === 1,
+    );
+    expect(await getIncident(env.DB, incidentId, { agentClass: "ObservedWorkAgent", agentName: name })).toMatchObject({
+      status: "force_idled",
+      sdkStatus: "open",
+      closedByReason: "runaway import",
+    });
     // Nothing later reopens anything.
     await scheduler.wait(300);
     expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM runs WHERE agent_name = ? AND outcome IS NULL").bind(name).first<{ n: number }>())?.n).toBe(0);

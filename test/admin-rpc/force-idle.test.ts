@@ -45,7 +45,9 @@ describe("force idle on Tasks runs and managed fibers", () => {
     const runs = await admin.listRuns(t);
     expect(runs.ok).toBe(true);
     if (!runs.ok) return;
-    expect(runs.value.tasks).toEqual([expect.objectContaining({ runId, kind: "task", definition: "crawl", state: "running", currentStep: "fetch-page-2 (running)" })]);
+    expect(runs.value.tasks).toEqual([
+      expect.objectContaining({ runId, kind: "task", definition: "crawl", state: "running", currentStep: "fetch-page-2 (running)" }),
+    ]);
     expect(runs.value.managedFibers).toEqual([expect.objectContaining({ fiberId, name: "sync-crm", status: "running" })]);
     // A managed fiber keeps a runFiber row while its callback runs: listed once, as what it is.
     expect(runs.value.runs).toEqual([expect.objectContaining({ id: fiberId, kind: "managed_fiber" })]);
@@ -57,7 +59,14 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const status = await admin.status(t);
     expect(status.ok && status.value.capabilities).toEqual({
-      contract: 4, forceIdleHook: false, derivedStatus: false, tasks: true, managedFibers: true, chatRecovery: false, plainFiberStop: "evict", resolveOps: false,
+      contract: 4,
+      forceIdleHook: false,
+      derivedStatus: false,
+      tasks: true,
+      managedFibers: true,
+      chatRecovery: false,
+      plainFiberStop: "evict",
+      resolveOps: false,
     });
   });
 
@@ -92,8 +101,24 @@ describe("force idle on Tasks runs and managed fibers", () => {
     const events = await forceIdledEvents(name, 2);
     const byKind = Object.fromEntries(events.map((e) => [JSON.parse(e.payload).kind, { ...e, payload: JSON.parse(e.payload) }]));
     // Each carries how it was stopped, and what the SDK said of it when the console read the agent back.
-    expect(byKind.task.payload).toEqual({ kind: "task", runId, name: "crawl", reason: "crawler hammering the site", stopped: true, how: "cancelled", sdkState: "cancelled" });
-    expect(byKind.managed_fiber.payload).toEqual({ kind: "managed_fiber", runId: fiberId, name: "sync-crm", reason: "crawler hammering the site", stopped: true, how: "cancelled", sdkState: "aborted" });
+    expect(byKind.task.payload).toEqual({
+      kind: "task",
+      runId,
+      name: "crawl",
+      reason: "crawler hammering the site",
+      stopped: true,
+      how: "cancelled",
+      sdkState: "cancelled",
+    });
+    expect(byKind.managed_fiber.payload).toEqual({
+      kind: "managed_fiber",
+      runId: fiberId,
+      name: "sync-crm",
+      reason: "crawler hammering the site",
+      stopped: true,
+      how: "cancelled",
+      sdkState: "aborted",
+    });
     expect(byKind.managed_fiber.fiber_id).toBe(fiberId);
 
     const again = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "again" });
@@ -103,7 +128,12 @@ describe("force idle on Tasks runs and managed fibers", () => {
   it("clears a chat-recovery record and emits incident.force_idled with the record's incident id", async () => {
     const { name, stub, t } = await work();
     const incidentId = `req-${uid()}:user-msg-1`;
-    await stub.putRecord(`${CHAT_RECOVERY_INCIDENT_KEY_PREFIX}${encodeURIComponent(incidentId)}`, { incidentId, status: "exhausted", attempt: 3, reason: "max_attempts_exceeded" });
+    await stub.putRecord(`${CHAT_RECOVERY_INCIDENT_KEY_PREFIX}${encodeURIComponent(incidentId)}`, {
+      incidentId,
+      status: "exhausted",
+      attempt: 3,
+      reason: "max_attempts_exceeded",
+    });
 
     const r = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "stop retrying that chat" });
     expect(r.ok && r.value.incidents).toEqual([{ incidentId, kind: "chat" }]);
@@ -128,18 +158,33 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
     expect(r.value.evicted).toBe(true);
     // Read back from the instance that woke after the eviction: nothing of it remains.
     expect(r.value.result).toBe("ok");
-    expect(r.value.after).toMatchObject({ verified: true, status: "idle", checks: [{ id: runId, now: "stopped", sdkState: "gone", source: "none" }], busy: [] });
-    expect(r.value.notice).toMatch(/^1 run \(ticker\) kept running: the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook\. The agent is being evicted to stop it/);
+    expect(r.value.after).toMatchObject({
+      verified: true,
+      status: "idle",
+      checks: [{ id: runId, now: "stopped", sdkState: "gone", source: "none" }],
+      busy: [],
+    });
+    expect(r.value.notice).toMatch(
+      /^1 run \(ticker\) kept running: the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook\. The agent is being evicted to stop it/,
+    );
 
     // Stopped for real: the count stays put (a fresh stub wakes a fresh instance, which recovers nothing).
     await scheduler.wait(200);
     const fresh = await getAgentByName(env.DurableWorkAgent, name);
     const [c, d] = await twoSamples(() => fresh.ticks(), 300);
     expect(d).toBe(c);
-    expect((await consoleAdminClient(env, viewer, plain).listRuns(t))).toMatchObject({ ok: true, value: { runs: [] } });
+    expect(await consoleAdminClient(env, viewer, plain).listRuns(t)).toMatchObject({ ok: true, value: { runs: [] } });
 
     const [event] = await forceIdledEvents(name, 1);
-    expect(JSON.parse(event!.payload)).toEqual({ kind: "fiber", runId, name: "ticker", reason: "runaway ticker", stopped: true, how: "evicted", sdkState: "gone" });
+    expect(JSON.parse(event!.payload)).toEqual({
+      kind: "fiber",
+      runId,
+      name: "ticker",
+      reason: "runaway ticker",
+      stopped: true,
+      how: "evicted",
+      sdkState: "gone",
+    });
     expect(event!.fiber_id).toBe(runId);
   });
 
@@ -157,7 +202,12 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
       );
       // The row is gone, but the callback still ticks: the agent, read back, says it runs, and the result is partial.
       expect(r.value.result).toBe("partial");
-      expect(r.value.after).toMatchObject({ status: "running", runCount: 0, capabilities: { plainFiberStop: "none" }, checks: [{ id: runId, now: "running", source: "in_memory" }] });
+      expect(r.value.after).toMatchObject({
+        status: "running",
+        runCount: 0,
+        capabilities: { plainFiberStop: "none" },
+        checks: [{ id: runId, now: "running", source: "in_memory" }],
+      });
       const [a, b] = await twoSamples(() => stub.ticks(), 150);
       expect(b).toBeGreaterThan(a);
       const [event] = await forceIdledEvents(name, 1);

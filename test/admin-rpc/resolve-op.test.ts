@@ -14,7 +14,11 @@ const viewer = { email: "watcher@example.com", role: "viewer" as const };
 
 type OpProjection = { resolution: string | null; resolution_ref: string | null; idempotent: number | null; resolution_at: number | null };
 const projection = (opId: string, agentName: string, check: (r: OpProjection[]) => boolean) =>
-  pollRows<OpProjection>("SELECT resolution, resolution_ref, idempotent, resolution_at FROM op_ambiguities WHERE op_id = ? AND agent_name = ?", [opId, agentName], check);
+  pollRows<OpProjection>(
+    "SELECT resolution, resolution_ref, idempotent, resolution_at FROM op_ambiguities WHERE op_id = ? AND agent_name = ?",
+    [opId, agentName],
+    check,
+  );
 
 /** A LedgerAgent (foreign: its own ledger, our telemetry and admin mixins) with one call whose outcome is unknown. */
 async function foreignAmbiguous(idempotent: boolean) {
@@ -39,14 +43,20 @@ describe("resolve an ambiguous op on a foreign agent", () => {
     expect(r).toEqual({
       ok: true,
       value: {
-        opId: f.opId, resolution: "verified_ran", recorded: "verified_ran", resultRef: "re_3PqX", noop: false,
+        opId: f.opId,
+        resolution: "verified_ran",
+        recorded: "verified_ran",
+        resultRef: "re_3PqX",
+        noop: false,
         before: { opId: f.opId, kind: "payments.refund", status: "unknown", idempotent: false, resolution: null, resultRef: null },
         after: { opId: f.opId, kind: "payments.refund", status: "settled", idempotent: false, resolution: "verified_ran", resultRef: "re_3PqX" },
       },
     });
     expect(await f.stub.entry(f.opId)).toMatchObject({ state: "settled", resolution: "verified_ran", result_ref: "re_3PqX" });
 
-    const audit = await env.DB.prepare("SELECT action, result, reason, before, after FROM audit_log WHERE target_name = ? ORDER BY time, rowid").bind(f.name).all<Record<string, string>>();
+    const audit = await env.DB.prepare("SELECT action, result, reason, before, after FROM audit_log WHERE target_name = ? ORDER BY time, rowid")
+      .bind(f.name)
+      .all<Record<string, string>>();
     expect(audit.results.map((a) => [a.action, a.result, a.reason])).toEqual([
       ["resolve_op", "invalid", "provider shows the refund"],
       ["resolve_op", "ok", "provider shows the refund"],
@@ -58,13 +68,22 @@ describe("resolve an ambiguous op on a foreign agent", () => {
     expect(row).toMatchObject({ resolution: "verified_ran", resolution_ref: "re_3PqX" });
     // The same op is no longer ambiguous: a second resolution is refused in words.
     const again = await admin.resolveOp(f.target, { opId: f.opId, resolution: "verified_not_ran", reason: "second thoughts" });
-    expect(again).toEqual({ ok: false, error: { code: "invalid_input", message: `op "${f.opId}" is not ambiguous (the ledger says settled, resolved as verified_ran): there is nothing to resolve` } });
+    expect(again).toEqual({
+      ok: false,
+      error: {
+        code: "invalid_input",
+        message: `op "${f.opId}" is not ambiguous (the ledger says settled, resolved as verified_ran): there is nothing to resolve`,
+      },
+    });
   });
 
   it("re-runs an idempotent op once, with its key, and records it reissued", async () => {
     const f = await foreignAmbiguous(true);
     const r = await consoleAdminClient(env, operator).resolveOp(f.target, { opId: f.opId, resolution: "rerun", reason: "safe to repeat: keyed upstream" });
-    expect(r).toMatchObject({ ok: true, value: { resolution: "rerun", recorded: "reissued", resultRef: `upstream/${f.opId}`, after: { status: "settled", resolution: "reissued" } } });
+    expect(r).toMatchObject({
+      ok: true,
+      value: { resolution: "rerun", recorded: "reissued", resultRef: `upstream/${f.opId}`, after: { status: "settled", resolution: "reissued" } },
+    });
     expect(await f.stub.upstreamCalls(f.opId)).toBe(1);
     await projection(f.opId, f.name, (rows) => rows[0]?.resolution === "reissued" && rows[0]?.resolution_ref === `upstream/${f.opId}`);
   });
@@ -73,14 +92,19 @@ describe("resolve an ambiguous op on a foreign agent", () => {
     const f = await foreignAmbiguous(false);
     const admin = consoleAdminClient(env, operator);
     expect(await admin.resolveOp(f.target, { opId: f.opId, resolution: "rerun", reason: "try again" })).toEqual({
-      ok: false, error: { code: "not_permitted", message: "payments.refund has no idempotency key upstream: a re-run could charge twice" },
+      ok: false,
+      error: { code: "not_permitted", message: "payments.refund has no idempotency key upstream: a re-run could charge twice" },
     });
     expect(await f.stub.upstreamCalls(f.opId)).toBe(0);
     expect(await admin.resolveOp(f.target, { opId: "op-nobody", resolution: "verified_not_ran", reason: "typo" })).toEqual({
-      ok: false, error: { code: "not_found", message: `the agent's ledger has no op "op-nobody"` },
+      ok: false,
+      error: { code: "not_found", message: `the agent's ledger has no op "op-nobody"` },
     });
     const denied = await consoleAdminClient(env, viewer).resolveOp(f.target, { opId: f.opId, resolution: "verified_not_ran", reason: "I am only watching" });
-    expect(denied).toEqual({ ok: false, error: { code: "not_permitted", message: "refused: watcher@example.com has the viewer role; this action needs operator" } });
+    expect(denied).toEqual({
+      ok: false,
+      error: { code: "not_permitted", message: "refused: watcher@example.com has the viewer role; this action needs operator" },
+    });
     expect(await f.stub.entry(f.opId)).toMatchObject({ state: "unknown", resolution: null });
     expect((await auditOf(f.name)).map((a) => [a.actor, a.action, a.result])).toEqual([
       ["oncall@example.com", "resolve_op", "error"],
@@ -102,7 +126,11 @@ describe("an agent that cannot resolve ops", () => {
     expect(status).toMatchObject({ ok: true, value: { capabilities: { contract: 4, resolveOps: false } } });
     expect(await admin.resolveOp(target, { opId: "op-1", resolution: "verified_not_ran", reason: "checked" })).toEqual({
       ok: false,
-      error: { code: "unsupported", message: "PlainAdminAgent does not implement onAdminResolveOp, so it cannot record how an op of its ledger was resolved; resolve it in the agent's own ledger instead" },
+      error: {
+        code: "unsupported",
+        message:
+          "PlainAdminAgent does not implement onAdminResolveOp, so it cannot record how an op of its ledger was resolved; resolve it in the agent's own ledger instead",
+      },
     });
     expect((await auditOf(name)).map((a) => [a.action, a.result])).toEqual([["resolve_op", "error"]]);
   });
@@ -115,18 +143,31 @@ describe("resolve an ambiguous charge on the demo's SessionAgent", () => {
     const target = { agentClass: s.agentClass, agentName: s.name };
     expect(await admin.status(target)).toMatchObject({ ok: true, value: { capabilities: { resolveOps: true } } });
     expect(await admin.resolveOp(target, { opId: s.opId, resolution: "rerun", reason: "just charge again" })).toEqual({
-      ok: false, error: { code: "not_permitted", message: "tool.charge_card is not idempotent: re-running it could do it twice. Check upstream, then record whether it ran." },
+      ok: false,
+      error: {
+        code: "not_permitted",
+        message: "tool.charge_card is not idempotent: re-running it could do it twice. Check upstream, then record whether it ran.",
+      },
     });
     const r = await admin.resolveOp(target, { opId: s.opId, resolution: "verified_not_ran", reason: "no charge with this key at the provider" });
     expect(r).toMatchObject({
       ok: true,
-      value: { recorded: "verified_not_ran", resultRef: null, before: { status: "ambiguous", kind: "tool.charge_card", idempotent: false }, after: { status: "resolved", resolution: "verified_not_ran" } },
+      value: {
+        recorded: "verified_not_ran",
+        resultRef: null,
+        before: { status: "ambiguous", kind: "tool.charge_card", idempotent: false },
+        after: { status: "resolved", resolution: "verified_not_ran" },
+      },
     });
     expect((await s.stub.ops()).find((o) => o.op_id === s.opId)?.status).toBe("resolved");
     const [row] = await projection(s.opId, s.name, (rows) => rows[0]?.resolution === "verified_not_ran");
     expect(row!.resolution_at).not.toBeNull();
     // The session's own telemetry reported it too, with the operator's reason.
-    const events = await pollRows<{ payload: string }>("SELECT payload FROM events WHERE agent_name = ? AND op_id = ? AND type = 'op.resolved'", [s.name, s.opId], (e) => e.length >= 1);
+    const events = await pollRows<{ payload: string }>(
+      "SELECT payload FROM events WHERE agent_name = ? AND op_id = ? AND type = 'op.resolved'",
+      [s.name, s.opId],
+      (e) => e.length >= 1,
+    );
     expect(events.some((e) => JSON.parse(e.payload).reason === "no charge with this key at the provider")).toBe(true);
   });
 });

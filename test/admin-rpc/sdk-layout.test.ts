@@ -22,7 +22,11 @@ import type { DurableWorkAgent } from "../fixtures/durable-work-agent";
 // test/examples/demo-fleet/chat/force-idle.test.ts.)
 
 const uid = () => crypto.randomUUID().slice(0, 8);
-const columns = (sql: SqlStorage, table: string) => sql.exec<{ name: string }>(`PRAGMA table_info(${table})`).toArray().map((c) => c.name);
+const columns = (sql: SqlStorage, table: string) =>
+  sql
+    .exec<{ name: string }>(`PRAGMA table_info(${table})`)
+    .toArray()
+    .map((c) => c.name);
 
 describe("agents SDK layout facts (pinned to agents 0.32.0)", () => {
   it("is checked against agents 0.32.0", () => {

@@ -42,7 +42,9 @@ describe("force idle reports what is true after it, run by run", () => {
       expect(r.ok).toBe(true);
       if (!r.ok) return;
       // What the action attempted: the hook aborted the turn, the row is gone, nothing else could stop it.
-      expect(r.value.ended).toEqual([expect.objectContaining({ kind: "fiber", runId, ref: runId, name: "export-orders", stopped: false, how: "still_running" })]);
+      expect(r.value.ended).toEqual([
+        expect.objectContaining({ kind: "fiber", runId, ref: runId, name: "export-orders", stopped: false, how: "still_running" }),
+      ]);
       // What is true after it, read back from the agent.
       expect(r.value.result).toBe("partial");
       expect(r.value.after).toMatchObject({ verified: true, status: "running", runCount: 0 });
@@ -58,11 +60,24 @@ describe("force idle reports what is true after it, run by run", () => {
 
       const [audit] = await auditRows(name);
       expect(audit).toMatchObject({ action: "force_idle", result: "partial", error: null });
-      expect(JSON.parse(audit!.after!)).toMatchObject({ status: "running", verified: true, checks: [{ id: runId, now: "running" }], notice: r.value.after.notice });
+      expect(JSON.parse(audit!.after!)).toMatchObject({
+        status: "running",
+        verified: true,
+        checks: [{ id: runId, now: "running" }],
+        notice: r.value.after.notice,
+      });
       // The run's event says it was not stopped, as the read-back found.
-      const [event] = await pollRows<{ payload: string }>("SELECT payload FROM events WHERE agent_name = ? AND type = 'run.force_idled'", [name], (rows) => rows.length === 1);
+      const [event] = await pollRows<{ payload: string }>(
+        "SELECT payload FROM events WHERE agent_name = ? AND type = 'run.force_idled'",
+        [name],
+        (rows) => rows.length === 1,
+      );
       expect(JSON.parse(event!.payload)).toMatchObject({ kind: "fiber", runId, stopped: false });
-      const [admin] = await pollRows<{ payload: string }>("SELECT payload FROM events WHERE agent_name = ? AND type = 'admin.force_idle'", [name], (rows) => rows.length === 1);
+      const [admin] = await pollRows<{ payload: string }>(
+        "SELECT payload FROM events WHERE agent_name = ? AND type = 'admin.force_idle'",
+        [name],
+        (rows) => rows.length === 1,
+      );
       expect(JSON.parse(admin!.payload)).toMatchObject({ result: "partial", after: { status: "running" } });
 
       // A second force idle still finds it (no row, but running in memory), and says so again.
@@ -102,7 +117,9 @@ describe("force idle reports what is true after it, run by run", () => {
     expect(r.value.evicted).toBe(true);
     expect(r.value.ended).toEqual([expect.objectContaining({ kind: "managed_fiber", runId: fiberId, how: "evicted" })]);
     expect(r.value.result).toBe("ok");
-    expect(r.value.after.checks).toEqual([{ id: fiberId, kind: "managed_fiber", name: "probe-managed-hang", now: "stopped", sdkState: "aborted", source: "inspectFiber" }]);
+    expect(r.value.after.checks).toEqual([
+      { id: fiberId, kind: "managed_fiber", name: "probe-managed-hang", now: "stopped", sdkState: "aborted", source: "inspectFiber" },
+    ]);
     expect(r.value.after).toMatchObject({ verified: true, status: "idle", busy: [] });
     // The instance that answered force idle is gone; the after-state came from its successor.
     const fresh = await consoleAdminClient(env, operator, plain).live({ agentClass: "ManagedFiberProbeAgent", agentName: name });
@@ -120,7 +137,9 @@ describe("nothing to do is a no-op only when the agent, read back, agrees", () =
       const r = await consoleAdminClient(env, operator, plain).forceIdle({ agentClass: "StubbornAgent", agentName: name }, { reason: "quiet it" });
       expect(r.ok && r.value).toMatchObject({ noop: true, result: "partial", ended: [] });
       expect(r.ok && r.value.after.busy).toEqual([expect.objectContaining({ kind: "queued_callback", name: "holdTurn", holdsAlarm: true })]);
-      expect(r.ok && r.value.after.notice).toMatch(/^Force idle did not stop everything: 1 piece of work still runs: a queued callback 'holdTurn' is running for \d+ s\.$/);
+      expect(r.ok && r.value.after.notice).toMatch(
+        /^Force idle did not stop everything: 1 piece of work still runs: a queued callback 'holdTurn' is running for \d+ s\.$/,
+      );
       expect((await auditRows(name)).map((a) => [a.action, a.result])).toEqual([["force_idle", "partial"]]);
     } finally {
       await stub.release();
@@ -147,7 +166,9 @@ describe("trigger alarm answers within 2 s, naming what holds it", () => {
       expect(r.value.outcome).toBe("busy");
       expect(r.value.busy).toEqual([expect.objectContaining({ kind: "queued_callback", name: "holdTurn", holdsAlarm: true })]);
       expect(r.value.result).toBe("partial");
-      expect(r.value.after.notice).toMatch(/^The alarm did not run: a queued callback 'holdTurn' is running for \d+ s, and the SDK's alarm loop would wait for it \(and run it a second time meanwhile\); try again once it ends\.$/);
+      expect(r.value.after.notice).toMatch(
+        /^The alarm did not run: a queued callback 'holdTurn' is running for \d+ s, and the SDK's alarm loop would wait for it \(and run it a second time meanwhile\); try again once it ends\.$/,
+      );
       // Not run: the SDK did not call the held callback a second time.
       expect(await stub.holdCalls()).toBe(1);
       expect((await auditRows(name)).map((a) => [a.action, a.result])).toEqual([["trigger_alarm", "partial"]]);
@@ -165,7 +186,9 @@ describe("trigger alarm answers within 2 s, naming what holds it", () => {
     const stub = await getAgentByName(env.StubbornAgent, name);
     const runId = await stub.startStubborn("nightly-report");
     try {
-      const { value: r, ms } = await timed(() => consoleAdminClient(env, operator, plain).triggerAlarm({ agentClass: "StubbornAgent", agentName: name }, { reason: "recover now" }));
+      const { value: r, ms } = await timed(() =>
+        consoleAdminClient(env, operator, plain).triggerAlarm({ agentClass: "StubbornAgent", agentName: name }, { reason: "recover now" }),
+      );
       expect(ms).toBeLessThan(2000);
       expect(r.ok && r.value).toMatchObject({ outcome: "ran", result: "ok", recoveredRuns: [] });
       expect(r.ok && r.value.busy).toEqual([expect.objectContaining({ kind: "fiber", id: runId, name: "nightly-report", holdsAlarm: false })]);
@@ -179,7 +202,9 @@ describe("trigger alarm answers within 2 s, naming what holds it", () => {
     const name = `slow-${uid()}`;
     const stub = await getAgentByName(env.StubbornAgent, name);
     await stub.setSlowAlarm(2500);
-    const { value: r, ms } = await timed(() => consoleAdminClient(env, operator, plain).triggerAlarm({ agentClass: "StubbornAgent", agentName: name }, { reason: "recover now" }));
+    const { value: r, ms } = await timed(() =>
+      consoleAdminClient(env, operator, plain).triggerAlarm({ agentClass: "StubbornAgent", agentName: name }, { reason: "recover now" }),
+    );
     expect(ms).toBeLessThan(2000);
     expect(r.ok && r.value).toMatchObject({ outcome: "still_running", result: "partial", budgetMs: 1000 });
     expect(r.ok && r.value.after.notice).toBe("The alarm started but had not finished after 1000 ms; it goes on in the background.");

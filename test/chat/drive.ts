@@ -1,6 +1,6 @@
-import { getAgentByName } from "agents";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { FixturePolicy, SdkRecoveryRecord, TranscriptEntry } from "../fixtures/chat-agents";
 import type { ModelCall, ModelMeter, ModelStep } from "../fixtures/chat-model";
@@ -71,7 +71,10 @@ const uid = () => crypto.randomUUID().slice(0, 8);
 const text = (chunks: string[], delayMs?: number): ModelStep => ({ kind: "text", chunks, ...(delayMs ? { delayMs } : {}) });
 const stall = (...chunks: string[]): ModelStep => ({ kind: "stall", chunks });
 /** A long answer streamed slowly: 100 chunks, 200 ms apart (20 s unless stopped). */
-const SLOW = text(Array.from({ length: 100 }, (_, i) => `word${i} `), 200);
+const SLOW = text(
+  Array.from({ length: 100 }, (_, i) => `word${i} `),
+  200,
+);
 
 /** Polls `done` every 30 ms until it holds or `ms` pass. */
 export async function until(done: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
@@ -97,7 +100,16 @@ const exhaustedOrGone = (records: SdkRecoveryRecord[]) => records.length === 0 |
 export async function driveChat(row: ChatRow): Promise<ChatSubject> {
   if (row.primitive === "think-sub") return driveSubAgent(row.fault);
   const agentClass: ChatClass = row.primitive === "think" ? "ThinkChatFixture" : "AiChatFixture";
-  const s: ChatSubject = { primitive: row.primitive, agentClass, agentName: `truth-${row.primitive}-${row.fault}-${uid()}`, turns: [], recovered: false, returned: {}, action: null, measured: {} };
+  const s: ChatSubject = {
+    primitive: row.primitive,
+    agentClass,
+    agentName: `truth-${row.primitive}-${row.fault}-${uid()}`,
+    turns: [],
+    recovered: false,
+    returned: {},
+    action: null,
+    measured: {},
+  };
   const stub = await chatStub(agentClass, s.agentName);
   await SCRIPTS[row.fault](stub);
   await FAULTS[row.fault](s, stub);
@@ -189,7 +201,10 @@ const FAULTS: Record<ChatFault, (s: ChatSubject, stub: ChatStub) => Promise<void
     // The console acts only on agents it knows: wait until this one's first events registered it.
     await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [s.agentClass, s.agentName], (r) => r.length === 1);
     const t0 = Date.now();
-    const result = await consoleAdminClient(env, OPERATOR).forceIdle({ agentClass: s.agentClass, agentName: s.agentName }, { reason: "truth matrix: force idle mid-turn" });
+    const result = await consoleAdminClient(env, OPERATOR).forceIdle(
+      { agentClass: s.agentClass, agentName: s.agentName },
+      { reason: "truth matrix: force idle mid-turn" },
+    );
     s.measured.actionMs = Date.now() - t0;
     s.action = { name: "force idle", result };
     // The stream stopped when the model is no longer pulled: no chunk after it stopped, over the next 2 s.
@@ -212,7 +227,8 @@ const FAULTS: Record<ChatFault, (s: ChatSubject, stub: ChatStub) => Promise<void
     }
     await quietAgent(s);
     if (s.agentClass === "AiChatFixture") {
-      for (const r of await (await chatStub(s.agentClass, s.agentName)).results()) s.returned[r.requestId] ??= { status: r.status, ...(r.error ? { error: r.error } : {}) };
+      for (const r of await (await chatStub(s.agentClass, s.agentName)).results())
+        s.returned[r.requestId] ??= { status: r.status, ...(r.error ? { error: r.error } : {}) };
     }
   },
 };
@@ -221,7 +237,17 @@ const FAULTS: Record<ChatFault, (s: ChatSubject, stub: ChatStub) => Promise<void
 async function driveSubAgent(fault: ChatFault): Promise<ChatSubject> {
   const parent = `truth-parent-${fault}-${uid()}`;
   const helper = `truth-helper-${fault}-${uid()}`;
-  const s: ChatSubject = { primitive: "think-sub", agentClass: "ThinkSubChatFixture", agentName: helper, parent, turns: [], recovered: false, returned: {}, action: null, measured: {} };
+  const s: ChatSubject = {
+    primitive: "think-sub",
+    agentClass: "ThinkSubChatFixture",
+    agentName: helper,
+    parent,
+    turns: [],
+    recovered: false,
+    returned: {},
+    action: null,
+    measured: {},
+  };
   const steps: ModelStep[] = fault === "failure" ? [{ kind: "fail", message: "the model rejected the prompt", statusCode: 400 }] : [text(["Found ", "it."])];
   const r = await (await chatStub("ThinkChatFixture", parent)).askHelper(helper, "look this up", steps);
   s.returned[r.requestId] = { status: r.status, ...(r.error ? { error: r.error } : {}) };

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
 import { CHAT_TURN_STATUS, chatTurnState, mapSdkState } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows } from "../helpers";
 import { chatStub, until } from "./drive";
@@ -19,7 +19,11 @@ const SLOW = { kind: "text" as const, chunks: Array.from({ length: 100 }, (_, i)
 const registered = (cls: string, name: string) => pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [cls, name], (r) => r.length === 1);
 type RunRow = { outcome: string | null; reason: string | null; attempt: number | null; kind: string };
 const runRow = (name: string, id: string, check: (r: RunRow) => boolean) =>
-  pollRows<RunRow>("SELECT outcome, reason, attempt, kind FROM runs WHERE agent_name = ? AND fiber_id = ?", [name, id], (r) => r.length === 1 && check(r[0]!)).then((r) => r[0]!);
+  pollRows<RunRow>(
+    "SELECT outcome, reason, attempt, kind FROM runs WHERE agent_name = ? AND fiber_id = ?",
+    [name, id],
+    (r) => r.length === 1 && check(r[0]!),
+  ).then((r) => r[0]!);
 
 describe("force idle on a Think agent mid-turn", () => {
   it("cancels the submission, stops the model stream within 5 s, lets the next turn start at once, and reports what the SDK records", async () => {
@@ -50,9 +54,13 @@ describe("force idle on a Think agent mid-turn", () => {
     const sub = (await stub.submission(submissionId))!;
     expect(sub).toMatchObject({ status: "aborted", error: "force idle: report turn stuck" });
     // The action says the same: the agent's own verdict, and the console's read-back of the submission afterwards.
-    expect(r.value.ended).toEqual([expect.objectContaining({ kind: "chat_turn", runId: submissionId, ref: submissionId, stopped: true, how: "cancelled", sdkStatus: "aborted" })]);
+    expect(r.value.ended).toEqual([
+      expect.objectContaining({ kind: "chat_turn", runId: submissionId, ref: submissionId, stopped: true, how: "cancelled", sdkStatus: "aborted" }),
+    ]);
     expect(r.value).toMatchObject({ result: "ok", evicted: false, notice: null, after: { verified: true, status: "idle", busy: [] } });
-    expect(r.value.after.checks).toEqual([{ id: submissionId, kind: "chat_turn", name: null, now: "stopped", sdkState: "aborted", source: "inspectSubmission" }]);
+    expect(r.value.after.checks).toEqual([
+      { id: submissionId, kind: "chat_turn", name: null, now: "stopped", sdkState: "aborted", source: "inspectSubmission" },
+    ]);
 
     // The next turn runs at once (Think's own timestamps: it started right after it was submitted).
     const next = await stub.submit("and now a short one");
@@ -64,8 +72,19 @@ describe("force idle on a Think agent mid-turn", () => {
     // idle's report of it, which says the same once read back (the operator's reason is on the submission and the audit).
     const row = await runRow(name, submissionId, (x) => x.outcome !== null);
     expect(row).toMatchObject({ kind: "chat_turn", outcome: chatTurnState(sub.status)!.outcome, reason: "aborted", attempt: 1 });
-    const [idled] = await pollRows<{ payload: string }>("SELECT payload FROM events WHERE agent_name = ? AND type = 'run.force_idled'", [name], (r) => r.length === 1);
-    expect(JSON.parse(idled!.payload)).toMatchObject({ kind: "chat_turn", runId: submissionId, stopped: true, how: "cancelled", sdkState: "aborted", reason: "report turn stuck" });
+    const [idled] = await pollRows<{ payload: string }>(
+      "SELECT payload FROM events WHERE agent_name = ? AND type = 'run.force_idled'",
+      [name],
+      (r) => r.length === 1,
+    );
+    expect(JSON.parse(idled!.payload)).toMatchObject({
+      kind: "chat_turn",
+      runId: submissionId,
+      stopped: true,
+      how: "cancelled",
+      sdkState: "aborted",
+      reason: "report turn stuck",
+    });
     await runRow(name, next.submissionId, (x) => x.outcome === "completed");
     const audit = await env.DB.prepare("SELECT result FROM audit_log WHERE target_name = ? AND action = 'force_idle'").bind(name).all<{ result: string }>();
     expect(audit.results).toEqual([{ result: "ok" }]);
@@ -80,12 +99,19 @@ describe("force idle on a Think agent mid-turn", () => {
     await until(async () => (await stub.meter()).chunks >= 2, 10_000);
     await registered("ThinkChatFixture", name);
     const r = await consoleAdminClient(env, operator).forceIdle({ agentClass: "ThinkChatFixture", agentName: name }, { reason: "stop everything" });
-    expect(r.ok && r.value.ended.map((e) => [e.runId, e.stopped, e.sdkStatus])).toEqual(expect.arrayContaining([
-      [first.submissionId, true, "aborted"],
-      [queued.submissionId, true, "aborted"],
-    ]));
+    expect(r.ok && r.value.ended.map((e) => [e.runId, e.stopped, e.sdkStatus])).toEqual(
+      expect.arrayContaining([
+        [first.submissionId, true, "aborted"],
+        [queued.submissionId, true, "aborted"],
+      ]),
+    );
     await scheduler.wait(500);
-    expect((await stub.submissions()).map((s) => [s.submissionId, s.status]).sort()).toEqual([[first.submissionId, "aborted"], [queued.submissionId, "aborted"]].sort());
+    expect((await stub.submissions()).map((s) => [s.submissionId, s.status]).sort()).toEqual(
+      [
+        [first.submissionId, "aborted"],
+        [queued.submissionId, "aborted"],
+      ].sort(),
+    );
     expect((await stub.modelCalls()).length).toBe(1); // the queued one never called the model
   });
 });

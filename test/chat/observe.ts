@@ -16,8 +16,7 @@ export type ChatView = View & {
   incidentIds: Record<string, string>;
 };
 
-export { overviewFigures, type OverviewFigures };
-
+export { type OverviewFigures, overviewFigures };
 
 /**
  * How many times the SDK ran each user turn: its calls of the scripted model (the fixture's log: each run of a
@@ -75,7 +74,11 @@ export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
       attempt: runs[t.id] ?? 1,
     };
     if (record) {
-      view.incidents[t.id] = { status: chatRecoveryRecordStatus(record) ?? `unmapped:${record.status}`, reason: record.reason ?? null, attempts: record.attempt };
+      view.incidents[t.id] = {
+        status: chatRecoveryRecordStatus(record) ?? `unmapped:${record.status}`,
+        reason: record.reason ?? null,
+        attempts: record.attempt,
+      };
       view.incidentIds[t.id] = record.incidentId;
     } else if (s.recovered && i === 0) {
       // No record left of a recovery the fault started: the SDK deletes one only when the recovery completed.

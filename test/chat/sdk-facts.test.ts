@@ -1,5 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { chatSnapshotRoot, readTaskRun } from "@agent-oncall/telemetry/chat-turns";
 import { AIChatAgent } from "@cloudflare/ai-chat";
 import { Think } from "@cloudflare/think";
 import { getAgentByName } from "agents";
@@ -8,7 +9,6 @@ import { describe, expect, it } from "vitest";
 import aiChatPackage from "../../node_modules/@cloudflare/ai-chat/package.json";
 import thinkPackage from "../../node_modules/@cloudflare/think/package.json";
 import { CHAT_RECOVERY_TASK, CHAT_TURN_SNAPSHOT_KEY_PREFIX, CHAT_TURN_TASK, chatTurnRootOf } from "../../src/admin-rpc/sdk-layout";
-import { chatSnapshotRoot, readTaskRun } from "@agent-oncall/telemetry/chat-turns";
 import type { AiChatFixture, ThinkChatFixture } from "../fixtures/chat-agents";
 import { until } from "./drive";
 
@@ -33,15 +33,23 @@ describe("chat SDK facts (Think 0.23, @cloudflare/ai-chat 0.12)", () => {
   });
 
   it("offers the public stop calls force idle uses: Think's submissions and cancelChat, abortRequest on both, onChatResponse on AIChatAgent", () => {
-    for (const m of ["listSubmissions", "inspectSubmission", "cancelSubmission", "cancelChat", "abortRequest"]) expect(typeof (Think.prototype as unknown as Record<string, unknown>)[m], m).toBe("function");
-    for (const m of ["abortRequest", "onChatResponse", "saveMessages"]) expect(typeof (AIChatAgent.prototype as unknown as Record<string, unknown>)[m], m).toBe("function");
+    for (const m of ["listSubmissions", "inspectSubmission", "cancelSubmission", "cancelChat", "abortRequest"])
+      expect(typeof (Think.prototype as unknown as Record<string, unknown>)[m], m).toBe("function");
+    for (const m of ["abortRequest", "onChatResponse", "saveMessages"])
+      expect(typeof (AIChatAgent.prototype as unknown as Record<string, unknown>)[m], m).toBe("function");
     expect(typeof (AIChatAgent.prototype as unknown as Record<string, unknown>).listSubmissions).toBe("undefined");
   });
 
   for (const cls of ["ThinkChatFixture", "AiChatFixture"] as const) {
     it(`${cls}: a live turn's carrier names its request id in its Tasks metadata, and its snapshot names the user turn it runs for`, async () => {
       const name = `facts-${uid()}`;
-      const stub = await getAgentByName(env[cls] as never, name) as unknown as { setScript(s: unknown[]): Promise<void>; submit?(t: string): Promise<unknown>; sendAndStream?(t: string): Promise<unknown>; meter(): Promise<{ chunks: number }>; evict(): Promise<void> };
+      const stub = (await getAgentByName(env[cls] as never, name)) as unknown as {
+        setScript(s: unknown[]): Promise<void>;
+        submit?(t: string): Promise<unknown>;
+        sendAndStream?(t: string): Promise<unknown>;
+        meter(): Promise<{ chunks: number }>;
+        evict(): Promise<void>;
+      };
       await stub.setScript([slow]);
       if (cls === "ThinkChatFixture") await stub.submit!("a long one");
       else await stub.sendAndStream!("a long one");

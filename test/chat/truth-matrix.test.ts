@@ -26,7 +26,12 @@ function actionCells(s: ChatSubject, sdkWords: Record<string, string | undefined
   const v = r.value!;
   const ended = v.ended.find((e) => e.runId === first);
   const check = v.after.checks.find((c) => c.id === (ended?.ref ?? first));
-  const cell = (field: string, want: unknown, got: unknown): Cell => ({ field, sdk: want, console: got, verdict: want === undefined ? "sdk does not say" : JSON.stringify(want) === JSON.stringify(got ?? null) ? "agree" : "DISAGREE" });
+  const cell = (field: string, want: unknown, got: unknown): Cell => ({
+    field,
+    sdk: want,
+    console: got,
+    verdict: want === undefined ? "sdk does not say" : JSON.stringify(want) === JSON.stringify(got ?? null) ? "agree" : "DISAGREE",
+  });
   return [
     cell("action.ended", true, ended !== undefined && v.ended.every((e) => e.kind !== "chat_turn" || s.turns.some((t) => t.id === e.runId))),
     cell("action.stopped", true, ended?.stopped && check?.now === "stopped"),

@@ -1,7 +1,7 @@
 import { jsx } from "hono/jsx";
 import { describe, expect, it } from "vitest";
-import { AdminActions } from "../../console/components/actions";
 import { asset } from "../../console/assets";
+import { AdminActions } from "../../console/components/actions";
 import { LAYOUT_SCRIPTS, Layout, type PageContext, SHORTCUTS } from "../../console/layout";
 
 // The page shell's accessibility: a skip link first, the content as its target, the current page marked in the
@@ -56,7 +56,9 @@ describe("the layout", () => {
 
 describe("admin actions", () => {
   it("are one disclosure button each, controlling a hidden form", async () => {
-    const html = String(await jsx(AdminActions, { agentClass: "A", agentName: "n", role: "operator", availability: { kind: "actions", capabilities: null } }).toString());
+    const html = String(
+      await jsx(AdminActions, { agentClass: "A", agentName: "n", role: "operator", availability: { kind: "actions", capabilities: null } }).toString(),
+    );
     // Outside the hidden forms, the only focusable elements are the two disclosure buttons.
     const outsideForms = html.replace(/<form\b[\s\S]*?<\/form>/g, "");
     expect(outsideForms.match(/<(a|button|input|select|textarea|summary)\b[^>]*>/g)).toEqual([

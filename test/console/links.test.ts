@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { LISTS, agentHref, agentRunHref, batchHref, href, incidentHref, listHref, runHref, searchMatchHref, sessionHref, stuckSubjectHref } from "../../console/links";
+import {
+  agentHref,
+  agentRunHref,
+  batchHref,
+  href,
+  incidentHref,
+  LISTS,
+  listHref,
+  runHref,
+  searchMatchHref,
+  sessionHref,
+  stuckSubjectHref,
+} from "../../console/links";
 
 // Every console URL comes from console/links.ts (scripts/check-rooms.ts refuses one built elsewhere). These are the
 // links users follow, bookmark and receive in alerts: ids are encoded, and detail links name their agent.

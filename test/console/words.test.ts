@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { INCIDENT_STATUSES } from "../../src/store/read-models";
 import { incidentStatusLabel } from "../../console/words";
+import { INCIDENT_STATUSES } from "../../src/store/read-models";
 
 // The store returns a status and a reason (or none); the console phrases them. A failure with no reason must not
 // read like any other failure, and every other status reads as itself.

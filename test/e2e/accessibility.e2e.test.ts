@@ -5,7 +5,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, devSession, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, devSession, startDev, stop, until } from "./wrangler-dev";
 
 /**
  * Accessibility and the phone layout, in a real browser against the real dev stack: axe-core (WCAG 2.0/2.1
@@ -56,7 +56,6 @@ let browser: Browser;
 let dir: string;
 let ids: Ids;
 
-
 type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: string[]; failureSummary?: string }[] };
 
 /** Runs axe-core on the page with the WCAG 2.0/2.1 A and AA rules and returns its violations. */
@@ -66,14 +65,22 @@ async function axe(page: Page): Promise<AxeViolation[]> {
   return page.evaluate(async () => {
     const w = window as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: AxeViolation[] }> } };
     const r = await w.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }));
+    return r.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })),
+    }));
   });
 }
 
 /** Violations as lines a person can act on: rule, what it asks, and each offending element. */
 function readable(violations: AxeViolation[]): string {
   return violations
-    .map((v) => `${v.id} (${v.impact}): ${v.help}\n${v.nodes.map((n) => `    ${n.target.join(" ")} — ${(n.failureSummary ?? "").replace(/\s+/g, " ")}`).join("\n")}`)
+    .map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.help}\n${v.nodes.map((n) => `    ${n.target.join(" ")} — ${(n.failureSummary ?? "").replace(/\s+/g, " ")}`).join("\n")}`,
+    )
     .join("\n");
 }
 
@@ -83,19 +90,41 @@ beforeAll(async () => {
   browser = await launch();
 
   // A turn evicted once at its start: the SDK recovers it on wake, which opens (and closes) an incident.
-  const evicted = await appPost(server, "/dev/sessions/a11y-1/messages", { text: "summarise the ledger", script: JSON.stringify({ chunks: ["Summarising"] }), evictAt: "turn_start", evictTimes: "1" });
+  const evicted = await appPost(server, "/dev/sessions/a11y-1/messages", {
+    text: "summarise the ledger",
+    script: JSON.stringify({ chunks: ["Summarising"] }),
+    evictAt: "turn_start",
+    evictTimes: "1",
+  });
   expect([200, 500, 502, 503]).toContain(evicted.status); // the planned eviction may cut this very call short
-  const incident = await until("the recovery incident to reach the console", async () => {
-    await fetch(`${server.base}/api/agents/DemoSessionAgent/a11y-1`, { headers: { Accept: "application/json" } }).catch(() => undefined);
-    return d1(dir, "SELECT incident_id FROM incidents WHERE agent_name = 'a11y-1' LIMIT 1")[0]?.incident_id as string | undefined;
-  }, 90_000);
+  const incident = await until(
+    "the recovery incident to reach the console",
+    async () => {
+      await fetch(`${server.base}/api/agents/DemoSessionAgent/a11y-1`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      return d1(dir, "SELECT incident_id FROM incidents WHERE agent_name = 'a11y-1' LIMIT 1")[0]?.incident_id as string | undefined;
+    },
+    90_000,
+  );
   // A turn that keeps running: a live agent page with actions, a running run.
-  const running = await appPost(server, "/dev/sessions/a11y-2/messages", { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
+  const running = await appPost(server, "/dev/sessions/a11y-2/messages", {
+    text: "migrate my data",
+    script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }),
+  });
   expect(running.status).toBe(200);
-  const run = await until("the running turn to reach the console", async () => d1(dir, "SELECT fiber_id FROM runs WHERE agent_name = 'a11y-2' LIMIT 1")[0]?.fiber_id as string | undefined);
+  const run = await until(
+    "the running turn to reach the console",
+    async () => d1(dir, "SELECT fiber_id FROM runs WHERE agent_name = 'a11y-2' LIMIT 1")[0]?.fiber_id as string | undefined,
+  );
   ids = { incident, incidentAgent: "a11y-1", run, session: "a11y-2", agentClass: "DemoSessionAgent", agentName: "a11y-2" };
   // A bulk action refused for want of a reason: its audit row names the whole filter as one unbreakable target.
-  const refused = await (await devSession(server.base)).post("/bulk", { agentClass: "DemoSessionAgent", incidentReason: "max_turn_recoveries", openOnly: "true", status: "running_sessions", action: "trigger-alarm", reason: "" });
+  const refused = await (await devSession(server.base)).post("/bulk", {
+    agentClass: "DemoSessionAgent",
+    incidentReason: "max_turn_recoveries",
+    openOnly: "true",
+    status: "running_sessions",
+    action: "trigger-alarm",
+    reason: "",
+  });
   expect(refused.status).toBe(400);
   expect(d1(dir, "SELECT COUNT(*) AS n FROM audit_log WHERE target_class = 'batch'")[0]?.n).toBe(1);
 }, 300_000);
@@ -168,7 +197,10 @@ describe("every console page", () => {
     expect(await page.locator("[data-testid='audit'] tbody tr").count()).toBeGreaterThanOrEqual(1);
     await shot(page, "wide-audit");
     console.log(`1280 px: sideways overflow per page ${JSON.stringify(overflow)}`);
-    expect(Object.entries(overflow).filter(([, px]) => px > 0), "pages that scroll sideways at 1,280 px").toEqual([]);
+    expect(
+      Object.entries(overflow).filter(([, px]) => px > 0),
+      "pages that scroll sideways at 1,280 px",
+    ).toEqual([]);
     expect(Object.keys(overflow).length).toBe(PAGES.length);
     await page.close();
   });
@@ -192,7 +224,9 @@ describe("the keyboard", () => {
     expect(await focused(page)).toMatchObject({ tag: "main", id: "content" });
     // The next Tab starts inside the content, past the header's nine nav links.
     await page.keyboard.press("Tab");
-    expect(await page.evaluate(() => (document as unknown as { activeElement: { closest: (s: string) => unknown } }).activeElement.closest("main") !== null)).toBe(true);
+    expect(
+      await page.evaluate(() => (document as unknown as { activeElement: { closest: (s: string) => unknown } }).activeElement.closest("main") !== null),
+    ).toBe(true);
 
     const current = page.locator("header nav a[aria-current='page']");
     expect(await current.count()).toBe(1);
@@ -228,7 +262,12 @@ describe("the keyboard", () => {
   it("goes to the overview, incidents, runs and sessions with g o, g i, g r, g s", async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     await page.goto(`${server.base}/audit`);
-    for (const [key, path] of [["i", "/incidents"], ["r", "/runs"], ["s", "/sessions"], ["o", "/"]] as const) {
+    for (const [key, path] of [
+      ["i", "/incidents"],
+      ["r", "/runs"],
+      ["s", "/sessions"],
+      ["o", "/"],
+    ] as const) {
       await page.keyboard.press("g");
       await Promise.all([page.waitForURL(`${server.base}${path}`), page.keyboard.press(key)]);
       await page.waitForLoadState("load");
@@ -244,11 +283,15 @@ describe("the keyboard", () => {
     const selected = page.locator("[data-testid='fibers'] > tbody > tr.kb-selected");
     await page.keyboard.press("j");
     expect(await selected.count()).toBe(1);
-    expect(await rows.nth(0).evaluate((r) => (r as unknown as { classList: { contains: (c: string) => boolean } }).classList.contains("kb-selected"))).toBe(true);
+    expect(await rows.nth(0).evaluate((r) => (r as unknown as { classList: { contains: (c: string) => boolean } }).classList.contains("kb-selected"))).toBe(
+      true,
+    );
     await page.keyboard.press("j");
     await page.keyboard.press("j");
     await page.keyboard.press("k");
-    expect(await rows.nth(1).evaluate((r) => (r as unknown as { classList: { contains: (c: string) => boolean } }).classList.contains("kb-selected"))).toBe(true);
+    expect(await rows.nth(1).evaluate((r) => (r as unknown as { classList: { contains: (c: string) => boolean } }).classList.contains("kb-selected"))).toBe(
+      true,
+    );
     expect(await selected.count()).toBe(1);
     const target = await rows.nth(1).locator("a[href]").first().getAttribute("href");
     await Promise.all([page.waitForURL(`${server.base}${target}`), page.keyboard.press("Enter")]);

@@ -8,12 +8,12 @@ import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fiberIncidentId } from "@agent-oncall/telemetry";
 import { afterAll, expect, it } from "vitest";
 import { prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
-import { fiberIncidentId } from "@agent-oncall/telemetry";
-import type { AuditRow, EventRow, Run as StoredRun, IncidentRow, Page } from "../../src/store/read-models";
-import { d1, type DevServer, devSession, kill, stop } from "./wrangler-dev";
+import type { AuditRow, EventRow, IncidentRow, Page, Run as StoredRun } from "../../src/store/read-models";
+import { type DevServer, d1, devSession, kill, stop } from "./wrangler-dev";
 
 const PORT = 8795;
 const FIXTURE = path.join(repoRoot, "test/fixtures/adoption");
@@ -105,7 +105,9 @@ it("a new user packs, installs and typechecks the packages, and the console sees
 
   // 1. Pack both packages, as they would be published (prepack builds them).
   const tarballs = await phase("pack", async () => {
-    const r = await run("npm", ["pack", "-w", "@agent-oncall/telemetry", "-w", "@agent-oncall/admin-rpc", "--pack-destination", packs, "--json"], { cwd: repoRoot });
+    const r = await run("npm", ["pack", "-w", "@agent-oncall/telemetry", "-w", "@agent-oncall/admin-rpc", "--pack-destination", packs, "--json"], {
+      cwd: repoRoot,
+    });
     expect(r.code, `npm pack failed:\n${r.stdout}\n${r.stderr}`).toBe(0);
     const out = JSON.parse(r.stdout.slice(r.stdout.indexOf("["))) as { name: string; filename: string }[];
     const file = (name: string) => path.join(packs, out.find((p) => p.name === name)!.filename);
@@ -117,7 +119,11 @@ it("a new user packs, installs and typechecks the packages, and the console sees
   await phase("install", async () => {
     cpSync(FIXTURE, app, { recursive: true });
     const lock = JSON.parse(readFileSync(path.join(repoRoot, "package-lock.json"), "utf8")) as { packages: Record<string, { version?: string }> };
-    const locked = (name: string) => lock.packages[`node_modules/${name}`]?.version ?? (() => { throw new Error(`${name} is not in package-lock.json`); })();
+    const locked = (name: string) =>
+      lock.packages[`node_modules/${name}`]?.version ??
+      (() => {
+        throw new Error(`${name} is not in package-lock.json`);
+      })();
     const pkg = {
       name: "adoption-app",
       private: true,
@@ -134,7 +140,11 @@ it("a new user packs, installs and typechecks the packages, and the console sees
       overrides: { "@agent-oncall/telemetry": "$@agent-oncall/telemetry" },
     };
     writeFileSync(path.join(app, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
-    const r = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "http"], { cwd: app, env: scratchEnv(), timeoutMs: 240_000 });
+    const r = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "http"], {
+      cwd: app,
+      env: scratchEnv(),
+      timeoutMs: 240_000,
+    });
     expect(r.code, `npm install failed:\n${r.stdout}\n${r.stderr.slice(-5000)}`).toBe(0);
     // Our packages come from the tarballs only: npm never asked a registry for them.
     const asked = `${r.stdout}\n${r.stderr}`.split("\n").filter((l) => l.includes("http fetch") && /@agent-oncall/i.test(l));
@@ -158,7 +168,12 @@ it("a new user packs, installs and typechecks the packages, and the console sees
 
   // 4. The console next to the user's Worker, in one wrangler dev.
   const stack = await phase("dev stack: configs + migrations", async () =>
-    prepareDevStack({ app: path.join(app, "wrangler.jsonc"), port: PORT, persistTo: persistDir, consoleVars: { AUTH_MODE: "dev", DEV_USER: USER, DEV_ROLE: "operator", POLL_SECONDS: "2" } }),
+    prepareDevStack({
+      app: path.join(app, "wrangler.jsonc"),
+      port: PORT,
+      persistTo: persistDir,
+      consoleVars: { AUTH_MODE: "dev", DEV_USER: USER, DEV_ROLE: "operator", POLL_SECONDS: "2" },
+    }),
   );
   expect(stack.agentClasses).toEqual([AGENT_CLASS]);
   await phase("wrangler dev: start", async () => {
@@ -246,11 +261,25 @@ it("a new user packs, installs and typechecks the packages, and the console sees
     expect(body.value).toMatchObject({ noop: false, abortedRuns: [recovery.resumedAs], after: { runCount: 0 } });
 
     const audit = await json<Page<AuditRow>>(`${base}/audit?targetName=${AGENT_NAME}`);
-    expect(audit.body.items).toEqual([expect.objectContaining({ actor: USER, role: "operator", action: "force_idle", targetClass: AGENT_CLASS, targetName: AGENT_NAME, reason: REASON, result: "ok" })]);
+    expect(audit.body.items).toEqual([
+      expect.objectContaining({
+        actor: USER,
+        role: "operator",
+        action: "force_idle",
+        targetClass: AGENT_CLASS,
+        targetName: AGENT_NAME,
+        reason: REASON,
+        result: "ok",
+      }),
+    ]);
     const rows = d1(persistDir, `SELECT actor, action, target_class, target_name, reason, result FROM audit_log WHERE target_name = '${AGENT_NAME}'`);
     expect(rows).toEqual([{ actor: USER, action: "force_idle", target_class: AGENT_CLASS, target_name: AGENT_NAME, reason: REASON, result: "ok" }]);
   });
 
   timings.total = Date.now() - t0;
-  console.log(`[adoption] phases (s): ${Object.entries(timings).map(([k, v]) => `${k}=${(v / 1000).toFixed(1)}`).join(", ")}`);
+  console.log(
+    `[adoption] phases (s): ${Object.entries(timings)
+      .map(([k, v]) => `${k}=${(v / 1000).toFixed(1)}`)
+      .join(", ")}`,
+  );
 }, 420_000);

@@ -6,7 +6,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startAlertReceiver } from "../alert-receiver";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 /**
  * Alerts in the real dev stack: the demo fleet's poison turn exhausts its recovery, the console's ingest raises
@@ -20,9 +20,9 @@ let receiver: { port: number; server: Server };
 let dir: string;
 const INCIDENT = "turn:DemoSessionAgent/alerts-9/1";
 
-
 type Received = { channel: string; body: Record<string, unknown> };
-const received = async (match: string) => (await (await fetch(`http://127.0.0.1:${receiver.port}/__requests?${new URLSearchParams({ match })}`)).json()) as Received[];
+const received = async (match: string) =>
+  (await (await fetch(`http://127.0.0.1:${receiver.port}/__requests?${new URLSearchParams({ match })}`)).json()) as Received[];
 
 beforeAll(async () => {
   receiver = await startAlertReceiver();
@@ -39,21 +39,35 @@ beforeAll(async () => {
   });
   browser = await launch();
   // The Slack channel refuses the first delivery: the log must show the retry that got it through.
-  await fetch(`http://127.0.0.1:${receiver.port}/__fail`, { method: "POST", body: JSON.stringify({ match: "alerts-9", channel: "slack", times: 1, status: 503 }) });
+  await fetch(`http://127.0.0.1:${receiver.port}/__fail`, {
+    method: "POST",
+    body: JSON.stringify({ match: "alerts-9", channel: "slack", times: 1, status: 503 }),
+  });
 
   // A poison turn: evicted at every start, so recovery gives up and the incident is exhausted.
-  const poison = await appPost(server, "/dev/sessions/alerts-9/messages", { text: "reconcile the ledger", script: JSON.stringify({ chunks: ["Reconciling"] }), evictAt: "turn_start", evictTimes: "10" });
+  const poison = await appPost(server, "/dev/sessions/alerts-9/messages", {
+    text: "reconcile the ledger",
+    script: JSON.stringify({ chunks: ["Reconciling"] }),
+    evictAt: "turn_start",
+    evictTimes: "10",
+  });
   expect([200, 500, 502, 503]).toContain(poison.status);
   let last = "";
-  await until("the poison turn to exhaust its recovery budget", async () => {
-    // Each request wakes the evicted agent, and the SDK recovers its turn on wake.
-    await fetch(`${server.base}/api/agents/DemoSessionAgent/alerts-9`, { headers: { Accept: "application/json" } }).catch(() => undefined);
-    // Through the console's JSON, not d1(): its spawnSync would block this process, where the receiver answers.
-    const r = await fetch(`${server.base}/incidents/${encodeURIComponent(INCIDENT)}?agentClass=DemoSessionAgent&agentName=alerts-9`, { headers: { Accept: "application/json" } }).catch((e) => String(e));
-    last = typeof r === "string" ? r : r.ok ? ((await r.json()) as { incident: { status: string } }).incident.status : `HTTP ${r.status}`;
-    if (last !== "exhausted") await new Promise((res) => setTimeout(res, 1000));
-    return last === "exhausted";
-  }, 90_000).catch((e: Error) => {
+  await until(
+    "the poison turn to exhaust its recovery budget",
+    async () => {
+      // Each request wakes the evicted agent, and the SDK recovers its turn on wake.
+      await fetch(`${server.base}/api/agents/DemoSessionAgent/alerts-9`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      // Through the console's JSON, not d1(): its spawnSync would block this process, where the receiver answers.
+      const r = await fetch(`${server.base}/incidents/${encodeURIComponent(INCIDENT)}?agentClass=DemoSessionAgent&agentName=alerts-9`, {
+        headers: { Accept: "application/json" },
+      }).catch((e) => String(e));
+      last = typeof r === "string" ? r : r.ok ? ((await r.json()) as { incident: { status: string } }).incident.status : `HTTP ${r.status}`;
+      if (last !== "exhausted") await new Promise((res) => setTimeout(res, 1000));
+      return last === "exhausted";
+    },
+    90_000,
+  ).catch((e: Error) => {
     throw new Error(`${e.message}; last seen: ${last}`);
   });
 }, 180_000);
@@ -66,12 +80,21 @@ afterAll(async () => {
 });
 
 it("an exhausted turn reaches the webhook and Slack once each, and /alerts shows the deliveries and leads to the incident", async () => {
-  const got = await until("both channels to receive the alert", async () => {
-    const r = await received(INCIDENT);
-    return r.filter((x) => x.channel === "webhook").length >= 1 && r.filter((x) => x.channel === "slack").length >= 2 ? r : undefined;
-  }, 60_000);
+  const got = await until(
+    "both channels to receive the alert",
+    async () => {
+      const r = await received(INCIDENT);
+      return r.filter((x) => x.channel === "webhook").length >= 1 && r.filter((x) => x.channel === "slack").length >= 2 ? r : undefined;
+    },
+    60_000,
+  );
   const json = got.find((r) => r.channel === "webhook")!.body;
-  expect(json).toMatchObject({ kind: "exhausted", subject: INCIDENT, agent: { class: "DemoSessionAgent", name: "alerts-9" }, details: { reason: "max_turn_recoveries" } });
+  expect(json).toMatchObject({
+    kind: "exhausted",
+    subject: INCIDENT,
+    agent: { class: "DemoSessionAgent", name: "alerts-9" },
+    details: { reason: "max_turn_recoveries" },
+  });
   expect(json.url).toBe(`http://127.0.0.1:8841/incidents/${encodeURIComponent(INCIDENT)}?agentClass=DemoSessionAgent&agentName=alerts-9`);
 
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -97,5 +120,8 @@ it("an exhausted turn reaches the webhook and Slack once each, and /alerts shows
   // Exactly one alert per channel for the incident, however many events it had (d1() last: it blocks the receiver's process).
   expect((await received(INCIDENT)).map((r) => r.channel).sort()).toEqual(["slack", "slack", "webhook"]);
   const rowsInDb = d1(dir, `SELECT channel, status, attempts, last_error FROM alert_deliveries WHERE subject_id = '${INCIDENT}' ORDER BY channel`);
-  expect(rowsInDb).toEqual([{ channel: "slack", status: "sent", attempts: 2, last_error: expect.stringMatching(/^HTTP 503/) }, { channel: "webhook", status: "sent", attempts: 1, last_error: null }]);
+  expect(rowsInDb).toEqual([
+    { channel: "slack", status: "sent", attempts: 2, last_error: expect.stringMatching(/^HTTP 503/) },
+    { channel: "webhook", status: "sent", attempts: 1, last_error: null },
+  ]);
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildAssets } from "../../scripts/assets.mjs";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 /**
  * The browser edge, in a real Chromium against the real dev stack: the live overview (chart included) refreshes
@@ -17,7 +17,10 @@ import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-d
 // These run inside the page (page.evaluate / addInitScript); the test project has no DOM types of its own.
 declare const window: Record<string, unknown>;
 declare const document: {
-  addEventListener: (type: string, cb: (e: { target?: unknown; violatedDirective?: string; blockedURI?: string; sourceFile?: string; lineNumber?: number; sample?: string }) => void) => void;
+  addEventListener: (
+    type: string,
+    cb: (e: { target?: unknown; violatedDirective?: string; blockedURI?: string; sourceFile?: string; lineNumber?: number; sample?: string }) => void,
+  ) => void;
   getElementById: (id: string) => { hasAttribute: (n: string) => boolean } | null;
   querySelectorAll: (s: string) => ArrayLike<{ getAttribute: (n: string) => string | null }>;
 };
@@ -53,7 +56,10 @@ beforeAll(async () => {
   server = await startDev({ port: PORT, persistDir: dir });
   browser = await launch();
   // A turn that keeps running: events for the chart, a running run for the cards.
-  const running = await appPost(server, "/dev/sessions/edge-1/messages", { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
+  const running = await appPost(server, "/dev/sessions/edge-1/messages", {
+    text: "migrate my data",
+    script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }),
+  });
   expect(running.status).toBe(200);
   await until("the running turn to reach the console", async () => d1(dir, "SELECT fiber_id FROM runs WHERE agent_name = 'edge-1' LIMIT 1")[0]?.fiber_id);
 }, 180_000);
@@ -92,7 +98,9 @@ describe("static files", () => {
     const page = await browser.newPage();
     const res = await page.goto(`${server.base}/`, { waitUntil: "load" });
     expect(res?.headers()["cache-control"]).toBe("no-store");
-    const refs = await page.evaluate(() => Array.from(document.querySelectorAll("script[src], link[href]"), (e) => e.getAttribute("src") ?? e.getAttribute("href") ?? ""));
+    const refs = await page.evaluate(() =>
+      Array.from(document.querySelectorAll("script[src], link[href]"), (e) => e.getAttribute("src") ?? e.getAttribute("href") ?? ""),
+    );
     // htmx, chart.js, our four scripts, the stylesheet and the favicon.
     expect(refs).toHaveLength(8);
     for (const ref of refs) {

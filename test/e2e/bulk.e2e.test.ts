@@ -6,7 +6,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
 import { launch, shot } from "./browser";
-import { appPost, d1 as d1Once, type DevServer, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1 as d1Once, startDev, stop, until } from "./wrangler-dev";
 
 /**
  * Bulk force idle in a real browser against the real dev stack (console + demo fleet in wrangler dev, the
@@ -20,7 +20,6 @@ const SESSIONS = ["bulk-a", "bulk-b", "bulk-c"];
 let server: DevServer;
 let browser: Browser;
 let dir: string;
-
 
 /** Local D1 read from the persist dir, retried while the running stack holds the write lock (SQLITE_BUSY). */
 async function d1(persistDir: string, sql: string): Promise<Record<string, unknown>[]> {
@@ -51,10 +50,16 @@ beforeAll(async () => {
   browser = await launch();
   // Three sessions, each with a turn that streams a little and then stalls until someone acts.
   for (const name of SESSIONS) {
-    const res = await appPost(server, `/dev/sessions/${name}/messages`, { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
+    const res = await appPost(server, `/dev/sessions/${name}/messages`, {
+      text: "migrate my data",
+      script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }),
+    });
     expect(await res.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
   }
-  await until("the three running sessions to reach the console", async () => (await d1(dir, "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running'"))[0]?.n === SESSIONS.length);
+  await until(
+    "the three running sessions to reach the console",
+    async () => (await d1(dir, "SELECT COUNT(*) AS n FROM sessions WHERE status = 'running'"))[0]?.n === SESSIONS.length,
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -74,7 +79,16 @@ it("the CLI previews with --dry-run without acting, then triggers every matching
   expect(noReason.code).toBe(2);
   expect(noReason.out).toContain("a reason is required");
 
-  const run = await cli(["bulk", "trigger-alarm", "--status", "running_sessions", "--class", "DemoSessionAgent", "--reason", "nudge recovery after the deploy"]);
+  const run = await cli([
+    "bulk",
+    "trigger-alarm",
+    "--status",
+    "running_sessions",
+    "--class",
+    "DemoSessionAgent",
+    "--reason",
+    "nudge recovery after the deploy",
+  ]);
   expect(run.out).toMatch(/batch [0-9a-f-]{36} started on 3 agent\(s\)/);
   expect(run.out).toContain("✓ finished: 3 of 3 done");
   expect(run.code).toBe(0);
@@ -116,11 +130,29 @@ it("bulk force idle in the browser: filter, preview of 3, reason, confirm, progr
 
   // Audited: the batch row and one per target share the batch id; the sessions go idle.
   const batchId = page.url().split("/").pop()!;
-  const rows = await d1(dir, `SELECT action, target_class, target_name, result, reason FROM audit_log WHERE batch_id = '${batchId}' ORDER BY action, target_name`);
+  const rows = await d1(
+    dir,
+    `SELECT action, target_class, target_name, result, reason FROM audit_log WHERE batch_id = '${batchId}' ORDER BY action, target_name`,
+  );
   expect(rows).toEqual([
-    { action: "bulk_force_idle", target_class: "batch", target_name: "status=running_sessions", result: "ok", reason: "stalled turns after the model outage; stop them all" },
-    ...SESSIONS.map((n) => ({ action: "force_idle", target_class: "DemoSessionAgent", target_name: n, result: "ok", reason: "stalled turns after the model outage; stop them all" })),
+    {
+      action: "bulk_force_idle",
+      target_class: "batch",
+      target_name: "status=running_sessions",
+      result: "ok",
+      reason: "stalled turns after the model outage; stop them all",
+    },
+    ...SESSIONS.map((n) => ({
+      action: "force_idle",
+      target_class: "DemoSessionAgent",
+      target_name: n,
+      result: "ok",
+      reason: "stalled turns after the model outage; stop them all",
+    })),
   ]);
-  await until("the sessions to be reported idle", async () => (await d1(dir, "SELECT COUNT(*) AS n FROM sessions WHERE status = 'idle'"))[0]?.n === SESSIONS.length);
+  await until(
+    "the sessions to be reported idle",
+    async () => (await d1(dir, "SELECT COUNT(*) AS n FROM sessions WHERE status = 'idle'"))[0]?.n === SESSIONS.length,
+  );
   await page.close();
 }, 150_000);

@@ -52,7 +52,10 @@ async function serve(answer: (res: import("node:http").ServerResponse) => void):
 const urlOf = (s: Server) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
 
 beforeAll(async () => {
-  keys = (await crypto.subtle.generateKey({ ...RS256, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, ["sign", "verify"])) as CryptoKeyPair;
+  keys = (await crypto.subtle.generateKey({ ...RS256, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, [
+    "sign",
+    "verify",
+  ])) as CryptoKeyPair;
   const jwk = (await crypto.subtle.exportKey("jwk", keys.publicKey)) as JsonWebKey;
   const jwks = JSON.stringify({ keys: [{ kty: "RSA", n: jwk.n, e: jwk.e, alg: "RS256", use: "sig", kid: KID }] });
   // The team's keys are served here, on loopback (the one place ACCESS_JWKS_URL may be plain http).
@@ -116,17 +119,26 @@ describe("the CLI against answers that are not the console's", () => {
   });
 
   it("a sign-in page served with 200", async () => {
-    const s = await serve((res) => res.writeHead(200, { "Content-Type": "text/html" }).end("<!doctype html><html><head><title>Sign in ・ Cloudflare Access</title></head><body>…</body></html>"));
+    const s = await serve((res) =>
+      res
+        .writeHead(200, { "Content-Type": "text/html" })
+        .end("<!doctype html><html><head><title>Sign in ・ Cloudflare Access</title></head><body>…</body></html>"),
+    );
     const r = await cli(["agents"], {}, urlOf(s));
     s.close();
-    expect(r).toEqual({ code: 1, out: "✖ HTTP 200 from /api/agents: an HTML page titled \"Sign in ・ Cloudflare Access\", not the console's JSON" });
+    expect(r).toEqual({ code: 1, out: '✖ HTTP 200 from /api/agents: an HTML page titled "Sign in ・ Cloudflare Access", not the console\'s JSON' });
   });
 
   it("a proxy's 502", async () => {
-    const s = await serve((res) => res.writeHead(502, { "Content-Type": "text/html" }).end("<html><head><title>502 Bad Gateway</title></head><body><h1>502</h1></body></html>"));
+    const s = await serve((res) =>
+      res.writeHead(502, { "Content-Type": "text/html" }).end("<html><head><title>502 Bad Gateway</title></head><body><h1>502</h1></body></html>"),
+    );
     const r = await cli(["runs", "A", "b"], {}, urlOf(s));
     s.close();
-    expect(r).toEqual({ code: 1, out: "✖ HTTP 502 from /api/agents/A/b: an HTML page titled \"502 Bad Gateway\", not the console's JSON; the console or a proxy in front of it failed" });
+    expect(r).toEqual({
+      code: 1,
+      out: '✖ HTTP 502 from /api/agents/A/b: an HTML page titled "502 Bad Gateway", not the console\'s JSON; the console or a proxy in front of it failed',
+    });
   });
 
   it("a refusal body that is not the console's shape", async () => {

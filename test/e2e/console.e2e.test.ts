@@ -1,16 +1,14 @@
-import { existsSync } from "node:fs";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import type { Browser } from "playwright-core";
-import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { launch, shot } from "./browser";
+import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 let server: DevServer;
 let browser: Browser;
 let dir: string;
-
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "console-e2e-"));
@@ -18,18 +16,33 @@ beforeAll(async () => {
   browser = await launch();
 
   // A poison turn: the agent is evicted every time the turn starts, so recovery gives up after 5 and the incident is exhausted.
-  const poison = await appPost(server, "/dev/sessions/billing-7/messages", { text: "reconcile the ledger", script: JSON.stringify({ chunks: ["Reconciling"] }), evictAt: "turn_start", evictTimes: "10" });
+  const poison = await appPost(server, "/dev/sessions/billing-7/messages", {
+    text: "reconcile the ledger",
+    script: JSON.stringify({ chunks: ["Reconciling"] }),
+    evictAt: "turn_start",
+    evictTimes: "10",
+  });
   expect([200, 500, 502, 503]).toContain(poison.status); // the planned eviction may cut this very call short
-  await until("the poison turn to exhaust its recovery budget", async () => {
-    // Each request wakes the evicted agent, and the SDK recovers its turn on wake.
-    await fetch(`${server.base}/api/agents/DemoSessionAgent/billing-7`, { headers: { Accept: "application/json" } }).catch(() => undefined);
-    return d1(dir, "SELECT status FROM incidents WHERE incident_id = 'turn:DemoSessionAgent/billing-7/1'")[0]?.status === "exhausted";
-  }, 150_000);
+  await until(
+    "the poison turn to exhaust its recovery budget",
+    async () => {
+      // Each request wakes the evicted agent, and the SDK recovers its turn on wake.
+      await fetch(`${server.base}/api/agents/DemoSessionAgent/billing-7`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      return d1(dir, "SELECT status FROM incidents WHERE incident_id = 'turn:DemoSessionAgent/billing-7/1'")[0]?.status === "exhausted";
+    },
+    150_000,
+  );
 
   // A session with a turn that keeps running until someone acts.
-  const running = await appPost(server, "/dev/sessions/support-42/messages", { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
+  const running = await appPost(server, "/dev/sessions/support-42/messages", {
+    text: "migrate my data",
+    script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }),
+  });
   expect(await running.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
-  await until("the running session to reach the console", async () => d1(dir, "SELECT status FROM sessions WHERE session_name = 'support-42'")[0]?.status === "running");
+  await until(
+    "the running session to reach the console",
+    async () => d1(dir, "SELECT status FROM sessions WHERE session_name = 'support-42'")[0]?.status === "running",
+  );
 }, 270_000);
 
 afterAll(async () => {
@@ -51,7 +64,9 @@ it("opens the overview, drills into the exhausted incident, and sees why it exha
   await page.waitForURL(/\/incidents\?status=exhausted&since=\d+$/);
   await page.locator("[data-testid='incidents'] a", { hasText: "turn:DemoSessionAgent/billing-7/1" }).click();
   // The link names its agent too (incident ids are per agent).
-  await page.waitForURL(/\/incidents\/(turn%3ADemoSessionAgent%2Fbilling-7%2F1|turn:DemoSessionAgent\/billing-7\/1)\?agentClass=DemoSessionAgent&agentName=billing-7$/);
+  await page.waitForURL(
+    /\/incidents\/(turn%3ADemoSessionAgent%2Fbilling-7%2F1|turn:DemoSessionAgent\/billing-7\/1)\?agentClass=DemoSessionAgent&agentName=billing-7$/,
+  );
   const facts = await page.locator("[data-testid='incident-facts']").textContent();
   expect(facts).toContain("exhausted");
   expect(facts).toContain("max_turn_recoveries");

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 // Recovery cost in a real browser: a demo session evicted mid-stream resumes its model request in the recovery
 // attempt; the tokens that request re-spent show on the overview, in the usage events it adds up and on the incident.
@@ -14,19 +14,27 @@ let browser: Browser;
 let dir: string;
 const INCIDENT = "turn:DemoSessionAgent/cost-7/1";
 
-
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "cost-e2e-"));
   server = await startDev({ port: 8861, persistDir: dir });
   browser = await launch();
   const script = { chunks: ["Reconciling ", "the ledger ", "for March: ", "all entries match."], chunkDelayMs: 50 };
-  const r = await appPost(server, "/dev/sessions/cost-7/messages", { text: "reconcile March", script: JSON.stringify(script), evictAt: "mid_stream", evictTimes: "1" });
+  const r = await appPost(server, "/dev/sessions/cost-7/messages", {
+    text: "reconcile March",
+    script: JSON.stringify(script),
+    evictAt: "mid_stream",
+    evictTimes: "1",
+  });
   expect([200, 500, 502, 503]).toContain(r.status); // the planned eviction may cut this very call short
-  await until("the evicted turn to be recovered with its re-spent tokens", async () => {
-    await fetch(`${server.base}/api/agents/DemoSessionAgent/cost-7`, { headers: { Accept: "application/json" } }).catch(() => undefined);
-    const row = d1(dir, `SELECT status, respent_input_tokens + respent_output_tokens AS t FROM incidents WHERE incident_id = '${INCIDENT}'`)[0];
-    return row?.status === "recovered" && Number(row.t) > 0;
-  }, 90_000);
+  await until(
+    "the evicted turn to be recovered with its re-spent tokens",
+    async () => {
+      await fetch(`${server.base}/api/agents/DemoSessionAgent/cost-7`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      const row = d1(dir, `SELECT status, respent_input_tokens + respent_output_tokens AS t FROM incidents WHERE incident_id = '${INCIDENT}'`)[0];
+      return row?.status === "recovered" && Number(row.t) > 0;
+    },
+    90_000,
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -35,7 +43,9 @@ afterAll(async () => {
 });
 
 it("from the overview's re-spent tokens to the incident that spent them, in two clicks", async () => {
-  const [{ t: stored }] = d1(dir, `SELECT respent_input_tokens + respent_output_tokens AS t FROM incidents WHERE incident_id = '${INCIDENT}'`) as [{ t: number }];
+  const [{ t: stored }] = d1(dir, `SELECT respent_input_tokens + respent_output_tokens AS t FROM incidents WHERE incident_id = '${INCIDENT}'`) as [
+    { t: number },
+  ];
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   await page.goto(`${server.base}/`);
   const card = page.locator("[data-testid='count-Tokens re-spent by recovery (24 h)']");

@@ -8,8 +8,8 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, expect, it } from "vitest";
 import { CHAT_TURN_STATUS, FIBER_STATUS, mapSdkState, TASK_STATE } from "@agent-oncall/telemetry/contract";
+import { afterAll, expect, it } from "vitest";
 import { type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 const PORT = 8851;
@@ -32,7 +32,12 @@ async function work(s: DevServer, a: Agent, w: string): Promise<void> {
   expect(r.status, `${w} on ${a.name}: ${await r.clone().text()}`).toBe(200);
 }
 
-type Truth = { submissions?: { submissionId: string; status: string }[]; tasks?: { runId: string; state: string }[]; fibers?: { fiberId: string; status: string }[]; runFibers?: { id: string; outcome: string | null; row: boolean }[] };
+type Truth = {
+  submissions?: { submissionId: string; status: string }[];
+  tasks?: { runId: string; state: string }[];
+  fibers?: { fiberId: string; status: string }[];
+  runFibers?: { id: string; outcome: string | null; row: boolean }[];
+};
 
 /** What the SDK records for one agent, as "kind/status" → count, translated by the one mapping. */
 async function sdkTotals(s: DevServer, a: Agent, totals: Map<string, number>): Promise<void> {
@@ -64,7 +69,11 @@ async function sdkTotals(s: DevServer, a: Agent, totals: Map<string, number>): P
 async function plainFiberContradictions(s: DevServer, a: Agent): Promise<string[]> {
   const t = (await (await fetch(`${s.appBase}/truth?${new URLSearchParams({ agent: a.agent, name: a.name })}`)).json()) as Truth;
   const q = new URLSearchParams({ agentClass: a.agent, agentName: a.name, kind: "fiber", limit: "200" });
-  const shown = new Map(((await (await fetch(`${s.base}/runs?${q}`, { headers: { Accept: "application/json" } })).json()) as { items: { runId: string; status: string }[] }).items.map((r) => [r.runId, r.status]));
+  const shown = new Map(
+    (
+      (await (await fetch(`${s.base}/runs?${q}`, { headers: { Accept: "application/json" } })).json()) as { items: { runId: string; status: string }[] }
+    ).items.map((r) => [r.runId, r.status]),
+  );
   const out: string[] = [];
   for (const x of t.runFibers ?? []) {
     const c = shown.get(x.id);
@@ -88,7 +97,10 @@ async function consoleTotals(s: DevServer, a: Agent, totals: Map<string, number>
 const table = (sdk: Map<string, number>, shown: Map<string, number>) =>
   [...new Set([...sdk.keys(), ...shown.keys()])]
     .sort()
-    .map((k) => `${k.padEnd(32)} SDK ${String(sdk.get(k) ?? 0).padStart(3)}   console ${String(shown.get(k) ?? 0).padStart(3)}${(sdk.get(k) ?? 0) === (shown.get(k) ?? 0) ? "" : "   ✗"}`)
+    .map(
+      (k) =>
+        `${k.padEnd(32)} SDK ${String(sdk.get(k) ?? 0).padStart(3)}   console ${String(shown.get(k) ?? 0).padStart(3)}${(sdk.get(k) ?? 0) === (shown.get(k) ?? 0) ? "" : "   ✗"}`,
+    )
     .join("\n");
 
 it("after two SIGKILLs mid-work and a quiet spell, the console's totals per kind and outcome equal the SDK's", { timeout: 420_000 }, async () => {
@@ -134,7 +146,10 @@ it("after two SIGKILLs mid-work and a quiet spell, the console's totals per kind
   servers.push(server);
   for (const a of [...TASKS, ...FIBERS, ...CHATS]) await sdkTotals(server, a, new Map());
   await new Promise((r) => setTimeout(r, 65_000));
-  const pass = await fetch(`${server.base}/api/reconcile`, { method: "POST", headers: { Accept: "application/json", Origin: server.base, "X-CSRF-Token": await csrf(server) } });
+  const pass = await fetch(`${server.base}/api/reconcile`, {
+    method: "POST",
+    headers: { Accept: "application/json", Origin: server.base, "X-CSRF-Token": await csrf(server) },
+  });
   expect(pass.status).toBe(200);
 
   // Everything reconciliation recorded arrives through the Queue: compare once the console stops changing.

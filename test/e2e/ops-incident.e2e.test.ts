@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop, until as waitUntil } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until as waitUntil } from "./wrangler-dev";
 
 // Acting from where the problem is shown, in a real browser on the real dev stack (console + demo fleet):
 // resolve an ambiguous charge from /ops, and force idle a stuck session from its open incident, counting
@@ -15,7 +15,8 @@ let browser: Browser;
 let dir: string;
 
 /** This file's waits are longer than the default: its flows go through several recoveries. */
-const until = <T,>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 90_000) => waitUntil(what, fn, timeoutMs);
+const until = <T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 90_000) =>
+  waitUntil(what, fn, timeoutMs);
 
 /** Wakes an evicted demo session (the SDK recovers its turn on wake) by asking the console about it. */
 const wake = (name: string) => fetch(`${server.base}/api/agents/DemoSessionAgent/${name}`, { headers: { Accept: "application/json" } }).catch(() => undefined);
@@ -40,15 +41,33 @@ beforeAll(async () => {
 
   // As the demo driver does: a refund whose charge is cut by an eviction after op.started. On recovery the
   // ledger finds the charge started and never completed: ambiguous, never re-run.
-  const refund = { chunks: ["Issuing the refund. "], tool: { name: "charge_card", args: { amountCents: -2599 } }, final: ["Refund of $25.99 issued."], chunkDelayMs: 100 };
-  await appPost(server, "/dev/sessions/refund-9/messages", { text: "refund my order", script: JSON.stringify(refund), evictAt: "after_op_started", evictKind: "tool.charge_card", evictTimes: "1" }).catch(() => undefined);
+  const refund = {
+    chunks: ["Issuing the refund. "],
+    tool: { name: "charge_card", args: { amountCents: -2599 } },
+    final: ["Refund of $25.99 issued."],
+    chunkDelayMs: 100,
+  };
+  await appPost(server, "/dev/sessions/refund-9/messages", {
+    text: "refund my order",
+    script: JSON.stringify(refund),
+    evictAt: "after_op_started",
+    evictKind: "tool.charge_card",
+    evictTimes: "1",
+  }).catch(() => undefined);
   chargeOpId = await until("the charge to be reported ambiguous", async () => {
     await wake("refund-9");
-    return d1(dir, "SELECT op_id FROM op_ambiguities WHERE agent_name = 'refund-9' AND op_kind = 'tool.charge_card' AND resolution_at IS NULL")[0]?.op_id as string | undefined;
+    return d1(dir, "SELECT op_id FROM op_ambiguities WHERE agent_name = 'refund-9' AND op_kind = 'tool.charge_card' AND resolution_at IS NULL")[0]?.op_id as
+      | string
+      | undefined;
   });
 
   // A turn evicted mid-stream whose recovery then stalls: the session runs on with its recovery incident open.
-  await appPost(server, "/dev/sessions/stuck-3/messages", { text: "summarize the quarter", script: JSON.stringify({ chunks: ["Summarizing", " the quarter"], stall: true, chunkDelayMs: 50 }), evictAt: "mid_stream", evictTimes: "1" }).catch(() => undefined);
+  await appPost(server, "/dev/sessions/stuck-3/messages", {
+    text: "summarize the quarter",
+    script: JSON.stringify({ chunks: ["Summarizing", " the quarter"], stall: true, chunkDelayMs: 50 }),
+    evictAt: "mid_stream",
+    evictTimes: "1",
+  }).catch(() => undefined);
   await until("the stuck session's incident to be open while it runs", async () => {
     await wake("stuck-3");
     const open = d1(dir, "SELECT status FROM incidents WHERE incident_id = 'turn:DemoSessionAgent/stuck-3/1'")[0]?.status === "open";
@@ -87,12 +106,18 @@ it("resolves an ambiguous charge from /ops: open first, choose 'did not run', gi
   await shot(page, "ops-02-resolved");
 
   // Through the agent's ledger and the normal pipeline: the projection shows it resolved, and it is audited.
-  await until("the projection to show the resolution", () => d1(dir, `SELECT resolution FROM op_ambiguities WHERE op_id = '${chargeOpId}'`)[0]?.resolution === "verified_not_ran", 30_000);
+  await until(
+    "the projection to show the resolution",
+    () => d1(dir, `SELECT resolution FROM op_ambiguities WHERE op_id = '${chargeOpId}'`)[0]?.resolution === "verified_not_ran",
+    30_000,
+  );
   await page.reload();
   expect(await page.locator(`[data-testid='ops'] tr[data-op-id='${chargeOpId}']`).count()).toBe(0);
   expect(await page.locator(`[data-testid='ops-resolved'] tr[data-op-id='${chargeOpId}']`).textContent()).toContain("verified_not_ran");
   const audit = d1(dir, "SELECT actor, action, reason, result FROM audit_log WHERE target_name = 'refund-9'");
-  expect(audit).toEqual([{ actor: "e2e@example.com", action: "resolve_op", reason: "payment provider shows no charge with this idempotency key", result: "ok" }]);
+  expect(audit).toEqual([
+    { actor: "e2e@example.com", action: "resolve_op", reason: "payment provider shows no charge with this idempotency key", result: "ok" },
+  ]);
   await page.close();
 });
 
@@ -118,7 +143,11 @@ it("force-idles the agent of an open incident from the incident page in at most 
   expect(n).toBeLessThanOrEqual(3);
   await shot(page, "incident-02-forced-idle");
 
-  await until("the session to be idle in the console", () => d1(dir, "SELECT status FROM sessions WHERE session_name = 'stuck-3'")[0]?.status === "idle", 30_000);
+  await until(
+    "the session to be idle in the console",
+    () => d1(dir, "SELECT status FROM sessions WHERE session_name = 'stuck-3'")[0]?.status === "idle",
+    30_000,
+  );
   const audit = d1(dir, "SELECT action, reason, result FROM audit_log WHERE target_name = 'stuck-3'");
   expect(audit).toEqual([{ action: "force_idle", reason: "summary turn stuck after recovery; customer asked to stop", result: "ok" }]);
   await page.close();

@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop, until as waitUntil } from "./wrangler-dev";
 import { storedEventsSql } from "../../src/store/read-models/segments";
+import { launch, shot } from "./browser";
+import { appPost, type DevServer, d1, startDev, stop, until as waitUntil } from "./wrangler-dev";
 
 /** Stored events as rows (the hot store keeps them in segments). */
 const EVENTS = `(${storedEventsSql()})`;
@@ -21,11 +21,13 @@ let context: BrowserContext;
 let dir: string;
 
 /** This file's waits are longer than the default: its flows go through several recoveries. */
-const until = <T,>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 90_000) => waitUntil(what, fn, timeoutMs);
+const until = <T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 90_000) =>
+  waitUntil(what, fn, timeoutMs);
 
 const one = (sql: string) => d1(dir, sql)[0] as Record<string, string> | undefined;
 /** Waking an evicted agent is what lets the SDK recover it: the console asks it for its live state. */
-const wake = (agentClass: string, name: string) => fetch(`${server.base}/api/agents/${agentClass}/${name}`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+const wake = (agentClass: string, name: string) =>
+  fetch(`${server.base}/api/agents/${agentClass}/${name}`, { headers: { Accept: "application/json" } }).catch(() => undefined);
 
 const ids: Record<string, string> = {};
 
@@ -36,13 +38,20 @@ beforeAll(async () => {
   context = await browser.newContext({ timezoneId: ZONE, viewport: { width: 1400, height: 1000 } });
 
   // A turn evicted once at its start: the session recovers it, and that recovery is an incident.
-  const evicted = await appPost(server, "/dev/sessions/srch-turn/messages", { text: "summarise the ledger", script: JSON.stringify({ chunks: ["Summarising"] }), evictAt: "turn_start", evictTimes: "1" });
+  const evicted = await appPost(server, "/dev/sessions/srch-turn/messages", {
+    text: "summarise the ledger",
+    script: JSON.stringify({ chunks: ["Summarising"] }),
+    evictAt: "turn_start",
+    evictTimes: "1",
+  });
   expect([200, 500, 502, 503]).toContain(evicted.status);
   // A refund whose agent is evicted right after the charge started: the charge is an ambiguous op.
   const refund = await appPost(server, "/dev/sessions/srch-refund/messages", {
     text: "refund my order",
     script: JSON.stringify({ chunks: ["Issuing the refund. "], tool: { name: "charge_card", args: { amountCents: -2599 } }, final: ["Done."] }),
-    evictAt: "after_op_started", evictKind: "tool.charge_card", evictTimes: "1",
+    evictAt: "after_op_started",
+    evictKind: "tool.charge_card",
+    evictTimes: "1",
   });
   expect([200, 409, 500, 502, 503]).toContain(refund.status);
   // The demo fleet's own tick: chat turns (request ids) and fiber jobs.
@@ -51,7 +60,9 @@ beforeAll(async () => {
   // Ids as the console lists them (its JSON lists: quicker than asking D1 through wrangler each time).
   const list = async (p: string) => {
     try {
-      return ((await (await fetch(`${server.base}${p}`, { headers: { Accept: "application/json" } })).json()) as { items: Record<string, string>[] }).items ?? [];
+      return (
+        ((await (await fetch(`${server.base}${p}`, { headers: { Accept: "application/json" } })).json()) as { items: Record<string, string>[] }).items ?? []
+      );
     } catch {
       return [];
     }

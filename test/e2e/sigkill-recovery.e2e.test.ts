@@ -2,8 +2,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { appPost, d1, type DevServer, startDev, stop } from "./wrangler-dev";
 import { storedEventsSql } from "../../src/store/read-models/segments";
+import { appPost, type DevServer, d1, startDev, stop } from "./wrangler-dev";
 
 /** Stored events as rows (the hot store keeps them in segments). */
 const EVENTS = `(${storedEventsSql()})`;
@@ -30,7 +30,10 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
   const first = await startDev({ port, persistDir: dir });
   servers.push(first);
 
-  const r = await appPost(first, "/dev/sessions/e2e-kill/messages", { text: "run the long import", script: JSON.stringify({ chunks: ["Importing 10,000 rows"], stall: true }) });
+  const r = await appPost(first, "/dev/sessions/e2e-kill/messages", {
+    text: "run the long import",
+    script: JSON.stringify({ chunks: ["Importing 10,000 rows"], stall: true }),
+  });
   expect(await r.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
   await pollD1(dir, `SELECT type FROM ${EVENTS} WHERE agent_name = 'e2e-kill' AND type = 'fiber.started'`, (rows) => rows.length === 1);
 
@@ -43,10 +46,8 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
   const status = await fetch(`${second.base}/api/agents/DemoSessionAgent/e2e-kill`, { headers: { Accept: "application/json" } });
   expect(status.status).toBe(200);
 
-  const rows = await pollD1(
-    dir,
-    `SELECT type, incident_id FROM ${EVENTS} WHERE agent_name = 'e2e-kill' ORDER BY time, id`,
-    (rows) => ["fiber.recovery.detected", "fiber.recovery.handled", "session.status_rescheduled"].every((t) => rows.some((x) => x.type === t)),
+  const rows = await pollD1(dir, `SELECT type, incident_id FROM ${EVENTS} WHERE agent_name = 'e2e-kill' ORDER BY time, id`, (rows) =>
+    ["fiber.recovery.detected", "fiber.recovery.handled", "session.status_rescheduled"].every((t) => rows.some((x) => x.type === t)),
   );
   const rescheduled = rows.find((x) => x.type === "session.status_rescheduled")!;
   expect(rescheduled.incident_id).toBe("turn:DemoSessionAgent/e2e-kill/1");

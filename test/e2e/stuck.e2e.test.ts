@@ -1,10 +1,10 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
 import type { Browser, Locator, Page } from "playwright-core";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, d1, type DevServer, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 // Stuck → act, in a real browser against the real dev stack (console + demo fleet): a session turn stalls,
 // stuck detection flags its run ("running, no progress"; STUCK_NO_PROGRESS_MINUTES is 0.1 here, 6 s), and the
@@ -21,15 +21,20 @@ let server: DevServer;
 let browser: Browser;
 let dir: string;
 
-
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "stuck-e2e-"));
   server = await startDev({ port: PORT, persistDir: dir, vars: { STUCK_NO_PROGRESS_MINUTES: "0.1" } });
   browser = await launch();
   // A turn that streams one chunk, then stalls until someone acts.
-  const r = await appPost(server, `/dev/sessions/${SESSION}/messages`, { text: "migrate my data", script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }) });
+  const r = await appPost(server, `/dev/sessions/${SESSION}/messages`, {
+    text: "migrate my data",
+    script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }),
+  });
   expect(await r.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
-  await until("the stalled turn's run to reach the console", () => d1(dir, `SELECT fiber_id FROM runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`).length === 1);
+  await until(
+    "the stalled turn's run to reach the console",
+    () => d1(dir, `SELECT fiber_id FROM runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`).length === 1,
+  );
 }, 180_000);
 
 afterAll(async () => {
@@ -82,11 +87,16 @@ it("goes from the overview's Stuck card to the stuck run, force-idles its agent 
   expect(clicks).toBe(4);
 
   // The turn's run is closed (force_idled), nothing of the session runs any more, and nothing of it is stuck.
-  await until("the run to be force-idled in the projections", () => d1(dir, `SELECT 1 FROM runs WHERE agent_name = '${SESSION}' AND outcome = 'force_idled'`).length === 1);
+  await until(
+    "the run to be force-idled in the projections",
+    () => d1(dir, `SELECT 1 FROM runs WHERE agent_name = '${SESSION}' AND outcome = 'force_idled'`).length === 1,
+  );
   expect(d1(dir, `SELECT fiber_id FROM runs WHERE agent_name = '${SESSION}' AND outcome IS NULL`)).toEqual([]);
   await page.goto(`${server.base}/stuck`);
   expect(await entry(page).count()).toBe(0);
-  const json = (await (await fetch(`${server.base}/stuck`, { headers: { Accept: "application/json" } })).json()) as { entries: { rule: string; agentName: string }[] };
+  const json = (await (await fetch(`${server.base}/stuck`, { headers: { Accept: "application/json" } })).json()) as {
+    entries: { rule: string; agentName: string }[];
+  };
   expect(json.entries.filter((e) => e.agentName === SESSION && e.rule === "no_progress")).toEqual([]);
   // Nor does it come back: a while later (several recovery cycles' worth) the session is still idle and not stuck.
   await new Promise((r) => setTimeout(r, 30_000));

@@ -84,7 +84,11 @@ export async function devSession(base: string): Promise<{ post: (path: string, b
   const { token } = (await r.json()) as { token: string };
   return {
     post: (p, body) =>
-      fetch(`${base}${p}`, { method: "POST", headers: { Accept: "application/json", Origin: base, "X-CSRF-Token": token, "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body) }),
+      fetch(`${base}${p}`, {
+        method: "POST",
+        headers: { Accept: "application/json", Origin: base, "X-CSRF-Token": token, "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams(body),
+      }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { EVENT_TYPES, MAX_EVENT_BYTES, SCHEMA_VERSION, turnIncidentId } from "@agent-oncall/telemetry";
 import { SeededRandom as Rng } from "../fixtures/seeded-random";
-import { ORIGIN, USERS, type Who, accessToken } from "../worker/routes/harness";
+import { accessToken, ORIGIN, USERS, type Who } from "../worker/routes/harness";
 
 /**
  * The seeded generator behind the fuzz tests (events.fuzz.test.ts, routes.fuzz.test.ts), and the checks
@@ -35,7 +35,14 @@ export const MARKUP = [
 ] as const;
 
 /** What must never appear in an HTML body: the payloads above, as markup. */
-export const RAW_MARKUP: readonly RegExp[] = [/<script>alert\(/i, /<img src=x onerror=/i, /<svg\/onload=/i, /<\/textarea><script>/i, /<a href="javascript:/i, /<iframe srcdoc=/i];
+export const RAW_MARKUP: readonly RegExp[] = [
+  /<script>alert\(/i,
+  /<img src=x onerror=/i,
+  /<svg\/onload=/i,
+  /<\/textarea><script>/i,
+  /<a href="javascript:/i,
+  /<iframe srcdoc=/i,
+];
 
 /** Unicode lookalikes, invisible and direction-changing characters, control characters and NUL. */
 export const UNICODE = [
@@ -168,12 +175,26 @@ export function victimEvents(v: Victim, now: number): Ev[] {
   return numberVictim([
     envelope(id(1), t(1), "session.status_running", v.identity, s, { turnSeq: 1 }),
     envelope(id(2), t(2), "fiber.started", v.identity, { ...s, fiberId: v.fiberId }, { fiberName: "turn" }),
-    envelope(id(3), t(3), "fiber.stashed", v.identity, { fiberId: v.fiberId }, { fiberName: "turn", snapshot: { preview: '{"step":1}', bytes: 10, truncated: false } }),
+    envelope(
+      id(3),
+      t(3),
+      "fiber.stashed",
+      v.identity,
+      { fiberId: v.fiberId },
+      { fiberName: "turn", snapshot: { preview: '{"step":1}', bytes: 10, truncated: false } },
+    ),
     envelope(id(4), t(4), "chat.recovery.detected", v.identity, { incidentId: v.chat, requestId: "req-1" }, { ...base, attempt: 1 }),
     envelope(id(5), t(5), "chat.recovery.attempt", v.identity, { incidentId: v.chat, requestId: "req-1" }, { ...base, attempt: 1 }),
     envelope(id(6), t(6), "session.status_rescheduled", v.identity, { ...s, incidentId: v.turn }, { turnSeq: 1, recoveryCount: 1 }),
     envelope(id(7), t(7), "op.ambiguous", v.identity, { ...s, opId: v.opId }, { opKind: "payment.charge", turnSeq: 1, detail: "charged once?" }),
-    envelope(id(8), t(8), "backup.created", v.identity, s, { handle: v.handle, tenant: "acme", environment: "prod", sessionName: v.session, expiresAt: now + 7 * DAY, bytes: 10 }),
+    envelope(id(8), t(8), "backup.created", v.identity, s, {
+      handle: v.handle,
+      tenant: "acme",
+      environment: "prod",
+      sessionName: v.session,
+      expiresAt: now + 7 * DAY,
+      bytes: 10,
+    }),
   ]);
 }
 
@@ -198,7 +219,13 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
   const fiber = { fiberName: x.name() };
   const session = { turnSeq: r.int(0, 50), detail: x.short(2000) };
   const backup = { handle: `ws/${r.word(6)}/${x.code()}`.slice(0, 500), tenant: x.code(), environment: r.pick(["prod", "staging"]), sessionName };
-  const admin = { actor: `${r.word(5)}@example.com`, reason: x.short(2000), result: r.pick(["ok", "partial", "noop", "error", "denied"]), before: { status: x.name() }, after: { status: "idle" } };
+  const admin = {
+    actor: `${r.word(5)}@example.com`,
+    reason: x.short(2000),
+    result: r.pick(["ok", "partial", "noop", "error", "denied"]),
+    before: { status: x.name() },
+    after: { status: "idle" },
+  };
   switch (type) {
     case "fiber.started":
     case "fiber.completed":
@@ -225,7 +252,13 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
     case "chat.recovery.failed":
       return { ...recovery, reason: x.text() };
     case "chat.recovery.exhausted":
-      return { ...recovery, reason: x.text() || "max_attempts_exceeded", partialText: preview(x.text()), partialParts: { count: 2, bytes: 40 }, terminalMessage: preview(x.text()) };
+      return {
+        ...recovery,
+        reason: x.text() || "max_attempts_exceeded",
+        partialText: preview(x.text()),
+        partialParts: { count: 2, bytes: 40 },
+        terminalMessage: preview(x.text()),
+      };
     case "chat.context.compacted":
       return { mode: r.pick(["proactive", "reactive"]), shortened: r.chance(0.5), attempt: r.int(0, 3) };
     case "chat.transcript.repaired":
@@ -275,11 +308,21 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
     case "chat.turn.started":
       return { trigger: r.pick(["submit", "programmatic", "auto-continue"]), admission: r.pick(["queue", "submit"]) };
     case "chat.turn.finished":
-      return { trigger: "submit", status: r.pick(["completed", "error", "aborted", "skipped", x.short(100) || "odd"]), durationMs: r.int(0, 60_000), error: x.text() };
+      return {
+        trigger: "submit",
+        status: r.pick(["completed", "error", "aborted", "skipped", x.short(100) || "odd"]),
+        durationMs: r.int(0, 60_000),
+        error: x.text(),
+      };
     case "run.force_idled":
       return { kind: r.pick(["fiber", "managed_fiber", "task", "chat_turn"]), runId: x.code() || "run-1", reason: x.text() || "stuck", stopped: r.chance(0.5) };
     case "run.reconciled":
-      return { kind: r.pick(["fiber", "managed_fiber", "task", "chat_turn"]), runId: x.code() || "run-1", finding: r.pick(["ended_unreported", "confirmed_running"]), detail: x.short(2000) };
+      return {
+        kind: r.pick(["fiber", "managed_fiber", "task", "chat_turn"]),
+        runId: x.code() || "run-1",
+        finding: r.pick(["ended_unreported", "confirmed_running"]),
+        detail: x.short(2000),
+      };
     case "incident.force_idled":
       return { reason: x.text() || "stuck" };
     case "incident.reconciled":
@@ -400,12 +443,18 @@ const BREAKAGES: Breakage[] = [
   { label: "type markup", category: "unknown-type", apply: (e) => void (e.type = "<script>alert(1)</script>") },
   { label: "type 10k chars", category: "unknown-type", apply: (e) => void (e.type = "t".repeat(10_000)) },
   // missing fields
-  ...(["v", "time", "type", "source", "corr", "payload"] as const).map((k): Breakage => ({ label: `missing ${k}`, category: "missing-field", apply: (e) => void delete (e as Record<string, unknown>)[k] })),
+  ...(["v", "time", "type", "source", "corr", "payload"] as const).map(
+    (k): Breakage => ({ label: `missing ${k}`, category: "missing-field", apply: (e) => void delete (e as Record<string, unknown>)[k] }),
+  ),
   { label: "missing id", category: "missing-field", keepsId: false, apply: (e) => void delete (e as Record<string, unknown>).id },
   { label: "missing agentName", category: "missing-field", apply: (e) => void delete (e.source as Record<string, unknown>).agentName },
   { label: "a required payload field of the wrong type", category: "wrong-type", apply: (e) => breakPayload(e) },
   // prototype keys where the contract is strict
-  { label: "corr.__proto__", category: "prototype", apply: (e) => void Object.defineProperty(e.corr, "__proto__", { value: { polluted: "corr" }, enumerable: true, writable: true, configurable: true }) },
+  {
+    label: "corr.__proto__",
+    category: "prototype",
+    apply: (e) => void Object.defineProperty(e.corr, "__proto__", { value: { polluted: "corr" }, enumerable: true, writable: true, configurable: true }),
+  },
   // huge strings: over the 64 KiB event limit
   ...HUGE.map((n): Breakage => ({ label: `${n / 1000} KB error text`, category: "huge", apply: (e) => setPayload(e, "error", "e".repeat(n)) })),
   { label: "110 KB agentName", category: "huge", apply: (e) => void ((e.source as Identity).agentName = "n".repeat(110_000)) },
@@ -438,10 +487,18 @@ const TWISTS: Twist[] = [
   { label: "numbered (seq)", category: "seq", apply: (e, _now, r) => void (e.seq = r.chance(0.1) ? Number.MAX_SAFE_INTEGER : r.int(1, 1_000_000)) },
   { label: "top-level __proto__ key", category: "prototype", apply: (e) => defineOwn(e, "__proto__", { polluted: "top" }) },
   { label: "payload __proto__ key", category: "prototype", apply: (e) => defineOwn(e.payload as object, "__proto__", { polluted: "payload" }) },
-  { label: "payload constructor.prototype", category: "prototype", apply: (e) => defineOwn(e.payload as object, "constructor", { prototype: { polluted: "ctor" } }) },
+  {
+    label: "payload constructor.prototype",
+    category: "prototype",
+    apply: (e) => defineOwn(e.payload as object, "constructor", { prototype: { polluted: "ctor" } }),
+  },
   { label: "source __proto__ key", category: "prototype", apply: (e) => defineOwn(e.source as object, "__proto__", { polluted: "source" }) },
   { label: "unknown top-level keys", category: "wrong-type", apply: (e) => Object.assign(e, { extra: "<script>alert(1)</script>", sig: "not-checked" }) },
-  { label: "60 KB fiber error (under the 64 KiB limit)", category: "huge", apply: (e) => (String(e.type).startsWith("fiber.") ? setPayload(e, "error", "x".repeat(60_000)) : undefined) },
+  {
+    label: "60 KB fiber error (under the 64 KiB limit)",
+    category: "huge",
+    apply: (e) => (String(e.type).startsWith("fiber.") ? setPayload(e, "error", "x".repeat(60_000)) : undefined),
+  },
   { label: "time 2 minutes ahead (inside the 300 s skew allowance)", category: "time", apply: (e, now) => void (e.time = now + 120_000) },
   { label: "time 20 days ago", category: "time", apply: (e) => void (e.time = Number(e.time) - 20 * DAY) },
   { label: "lone surrogate in free text", category: "unicode", apply: (e) => appendToText(e, " half \uD800 a pair") },
@@ -525,7 +582,13 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
   const verdictOf = (e: Ev): "stored" | "dead" => (bytesOf(e) > MAX_EVENT_BYTES ? "dead" : "stored");
 
   const single = (label: string, category: string, body: unknown, contentType: ContentType, item: Item, direct?: string): Message => ({
-    label, category, body, contentType, items: [item], packed: false, ...(direct ? { direct } : {}),
+    label,
+    category,
+    body,
+    contentType,
+    items: [item],
+    packed: false,
+    ...(direct ? { direct } : {}),
   });
   /** How a single event travels: mostly as JSON text (what agents send), sometimes as a JSON value or a structured clone. */
   const wire = (e: Ev, allowStructured: boolean): { body: unknown; contentType: ContentType } => {
@@ -544,18 +607,44 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     const huge = b.category === "huge";
     // Prototype keys only survive as text (a structured clone would assign them, not define them).
     const w = huge || b.category === "prototype" ? { body: JSON.stringify(event), contentType: "text" as const } : wire(event, true);
-    messages.push(single(b.label, b.category, w.body, w.contentType, { label: b.label, category: b.category, expect: "dead", needle: nd, ...(b.keepsId === false ? {} : { eventId: id }) }));
+    messages.push(
+      single(b.label, b.category, w.body, w.contentType, {
+        label: b.label,
+        category: b.category,
+        expect: "dead",
+        needle: nd,
+        ...(b.keepsId === false ? {} : { eventId: id }),
+      }),
+    );
   }
 
   // 2. Oversize bodies (150–200 KB): over the Queue's 128 KB message limit, so they go straight to ingestBatch.
   for (const size of [150_000, 175_000, 200_000]) {
     const { event, needle: nd, id } = valid(r.pick(identities), { type: "fiber.failed" });
     setPayload(event, "error", `${r.pick(MARKUP)}${"E".repeat(size)}`);
-    messages.push(single(`${size / 1000} KB event (over the Queue limit)`, "huge", JSON.stringify(event), "text", { label: `${size / 1000} KB event`, category: "huge", expect: "dead", needle: nd, eventId: id }, "over the Queue's 128 KB message limit"));
+    messages.push(
+      single(
+        `${size / 1000} KB event (over the Queue limit)`,
+        "huge",
+        JSON.stringify(event),
+        "text",
+        { label: `${size / 1000} KB event`, category: "huge", expect: "dead", needle: nd, eventId: id },
+        "over the Queue's 128 KB message limit",
+      ),
+    );
   }
   {
     const nd = needle();
-    messages.push(single("180 KB non-JSON text (over the Queue limit)", "huge", `${nd} ${"<script>alert(1)</script>".repeat(7200)}`, "text", { label: "180 KB non-JSON text", category: "huge", expect: "dead", needle: nd }, "over the Queue's 128 KB message limit"));
+    messages.push(
+      single(
+        "180 KB non-JSON text (over the Queue limit)",
+        "huge",
+        `${nd} ${"<script>alert(1)</script>".repeat(7200)}`,
+        "text",
+        { label: "180 KB non-JSON text", category: "huge", expect: "dead", needle: nd },
+        "over the Queue's 128 KB message limit",
+      ),
+    );
   }
 
   // 3. Hostile but valid: markup, lookalikes and control characters in names, reasons, previews and ids; accepted twists.
@@ -569,7 +658,9 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     const verdict = verdictOf(event);
     const text = twist?.label === "whitespace around the JSON" ? ` \n\t${JSON.stringify(event)}\r\n ` : undefined;
     const w = text !== undefined || twist?.category === "prototype" ? { body: text ?? JSON.stringify(event), contentType: "text" as const } : wire(event, true);
-    messages.push(single(label, category, w.body, w.contentType, { label, category, expect: verdict, needle: nd, eventId: id, identity: who, ...seqOf(event) }));
+    messages.push(
+      single(label, category, w.body, w.contentType, { label, category, expect: verdict, needle: nd, eventId: id, identity: who, ...seqOf(event) }),
+    );
   }
 
   // 4. Deep nesting, 10,000 levels, built iteratively.
@@ -577,17 +668,38 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
   for (let i = 0; i < 3; i++) {
     const { event, needle: nd, id } = valid(r.pick(identities), { type: "admin.force_idle" });
     const text = JSON.stringify(event).replace(/\}\}$/, `,"before":${deepText(10_000, "1")}}}`);
-    messages.push(single("admin before nested 10,000 deep (text)", "deep", text, "text", { label: "10k-deep admin before", category: "deep", expect: "dead", needle: nd, eventId: id }));
+    messages.push(
+      single("admin before nested 10,000 deep (text)", "deep", text, "text", {
+        label: "10k-deep admin before",
+        category: "deep",
+        expect: "dead",
+        needle: nd,
+        eventId: id,
+      }),
+    );
   }
   {
     const nd = needle();
-    messages.push(single("a 10,000-deep object as the whole message (text)", "deep", `{"fz":"${nd}","a":${deepText(10_000, '"<script>alert(1)</script>"')}}`, "text", { label: "10k-deep message", category: "deep", expect: "dead", needle: nd }));
+    messages.push(
+      single("a 10,000-deep object as the whole message (text)", "deep", `{"fz":"${nd}","a":${deepText(10_000, '"<script>alert(1)</script>"')}}`, "text", {
+        label: "10k-deep message",
+        category: "deep",
+        expect: "dead",
+        needle: nd,
+      }),
+    );
     // An array message is a packed one: the needle rides as its first item, the 10,000-deep array is the second.
     const nd2 = needle();
     messages.push({
-      label: "a 10,000-deep array beside a needle (text)", category: "deep", contentType: "text", packed: true,
+      label: "a 10,000-deep array beside a needle (text)",
+      category: "deep",
+      contentType: "text",
+      packed: true,
       body: `["${nd2}",${"[".repeat(10_000)}"<script>alert(1)</script>"${"]".repeat(10_000)}]`,
-      items: [{ label: "needle item of the deep array message", category: "deep", expect: "dead", needle: nd2 }, { label: "10k-deep array item", category: "deep", expect: "dead" }],
+      items: [
+        { label: "needle item of the deep array message", category: "deep", expect: "dead", needle: nd2 },
+        { label: "10k-deep array item", category: "deep", expect: "dead" },
+      ],
     });
   }
   {
@@ -596,7 +708,16 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     let deep: Record<string, unknown> = { leaf: "<img src=x onerror=alert(2)>" };
     for (let i = 0; i < 10_000; i++) deep = { a: deep };
     setPayload(event, "before", deep);
-    messages.push(single("admin before nested 10,000 deep (structured)", "deep", event, "v8", { label: "10k-deep structured", category: "deep", expect: "dead", needle: nd, eventId: id }, "the Queue's v8 serializer overflows its stack on 10,000 levels"));
+    messages.push(
+      single(
+        "admin before nested 10,000 deep (structured)",
+        "deep",
+        event,
+        "v8",
+        { label: "10k-deep structured", category: "deep", expect: "dead", needle: nd, eventId: id },
+        "the Queue's v8 serializer overflows its stack on 10,000 levels",
+      ),
+    );
   }
 
   // 5. Non-JSON text.
@@ -617,7 +738,9 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
   for (let i = 0; i < 12; i++) {
     const nd = needle();
     const text = NON_JSON(nd)[i]!;
-    messages.push(single(`non-JSON text #${i + 1}`, "non-json", text, "text", { label: `non-JSON text #${i + 1}`, category: "non-json", expect: "dead", needle: nd }));
+    messages.push(
+      single(`non-JSON text #${i + 1}`, "non-json", text, "text", { label: `non-JSON text #${i + 1}`, category: "non-json", expect: "dead", needle: nd }),
+    );
   }
 
   // 6. Binary bodies: refused whatever they hold (here: valid events, markup, random bytes).
@@ -630,7 +753,14 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     const bytes = new Uint8Array(head.length + tail.length);
     bytes.set(head);
     bytes.set(tail, head.length);
-    const body = i % 4 === 0 ? bytes.buffer : i % 4 === 1 ? bytes : i % 4 === 2 ? new DataView(bytes.buffer) : new Uint16Array(bytes.buffer.slice(0, bytes.length - (bytes.length % 2)));
+    const body =
+      i % 4 === 0
+        ? bytes.buffer
+        : i % 4 === 1
+          ? bytes
+          : i % 4 === 2
+            ? new DataView(bytes.buffer)
+            : new Uint16Array(bytes.buffer.slice(0, bytes.length - (bytes.length % 2)));
     // The Queue's "bytes" type takes views only (a bare ArrayBuffer travels as a structured clone).
     const contentType: ContentType = i % 4 === 1 ? "bytes" : "v8";
     const kind = body.constructor.name;
@@ -641,7 +771,16 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     const bytes = new Uint8Array(150_000);
     bytes.set(new TextEncoder().encode(`${nd}|${"_".repeat(48)}`));
     for (let i = 60; i < bytes.length; i++) bytes[i] = r.int(0, 255);
-    messages.push(single("binary 150 KB (over the Queue limit)", "binary", bytes, "bytes", { label: "binary 150 KB", category: "binary", expect: "dead", needle: b64(bytes) }, "over the Queue's 128 KB message limit"));
+    messages.push(
+      single(
+        "binary 150 KB (over the Queue limit)",
+        "binary",
+        bytes,
+        "bytes",
+        { label: "binary 150 KB", category: "binary", expect: "dead", needle: b64(bytes) },
+        "over the Queue's 128 KB message limit",
+      ),
+    );
   }
 
   // 7. Structured clones JSON cannot hold.
@@ -659,7 +798,15 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
   for (const [label, apply] of STRUCTURED) {
     const { event, needle: nd, id } = valid(r.pick(identities));
     apply(event);
-    messages.push(single(`structured: ${label}`, "structured", event, "v8", { label: `structured: ${label}`, category: "structured", expect: "dead", needle: nd, eventId: id }));
+    messages.push(
+      single(`structured: ${label}`, "structured", event, "v8", {
+        label: `structured: ${label}`,
+        category: "structured",
+        expect: "dead",
+        needle: nd,
+        eventId: id,
+      }),
+    );
   }
 
   // 8. Markerless whole messages: nothing to tag them with, so their dead letters are counted by exact body.
@@ -672,7 +819,15 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     ["empty object", "{}", "text", "{}"],
     ["empty text", "", "text", ""],
   ] as const) {
-    messages.push({ label, category: "markerless", body, contentType, items: [{ label, category: "markerless", expect: "dead" }], packed: false, markerless: text });
+    messages.push({
+      label,
+      category: "markerless",
+      body,
+      contentType,
+      items: [{ label, category: "markerless", expect: "dead" }],
+      packed: false,
+      markerless: text,
+    });
   }
 
   // 9. Packed arrays mixing good and bad items (the agents' normal message is a packed array of events).
@@ -718,9 +873,19 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
       items.push({ label: "packed 10k-deep item", category: "deep", expect: "dead", needle: dn });
     }
     const order = r.shuffle(elements.map((_e, i) => i));
-    const body = JSON.stringify(order.map((i) => elements[i])).replace(/"__deep_(fz[^"]+)"/, (_m, dn: string) => `{"fz":"${dn}","deep":${deepText(10_000, "1")}}`);
+    const body = JSON.stringify(order.map((i) => elements[i])).replace(
+      /"__deep_(fz[^"]+)"/,
+      (_m, dn: string) => `{"fz":"${dn}","deep":${deepText(10_000, "1")}}`,
+    );
     // Keep the message under the Queue limit by construction: packed items are small.
-    messages.push({ label: `packed array of ${elements.length}`, category: "packed", body, contentType: "text", items: order.map((i) => items[i]!), packed: true });
+    messages.push({
+      label: `packed array of ${elements.length}`,
+      category: "packed",
+      body,
+      contentType: "text",
+      items: order.map((i) => items[i]!),
+      packed: true,
+    });
   }
 
   // 10. Forged identities: other agents claiming the victim's session, fiber, incidents, op and backup.
@@ -731,19 +896,53 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
     const s = { sessionName: victim.session };
     const base = { maxAttempts: 9, recoveryKind: "continue" };
     const forged: Ev[] = [
-      envelope(`${needle()}-forged`, later(1), "session.error", f, { ...s, incidentId: victim.turn }, { turnSeq: 99, error: `forged ${MARKUP[0]}`, reason: "forged" }),
+      envelope(
+        `${needle()}-forged`,
+        later(1),
+        "session.error",
+        f,
+        { ...s, incidentId: victim.turn },
+        { turnSeq: 99, error: `forged ${MARKUP[0]}`, reason: "forged" },
+      ),
       envelope(`${needle()}-forged`, later(2), "session.status_terminated", f, s, { turnSeq: 100 }),
       envelope(`${needle()}-forged`, later(3), "fiber.failed", f, { fiberId: victim.fiberId }, { fiberName: "zzz", error: "forged" }),
       envelope(`${needle()}-forged`, later(4), "fiber.stashed", f, { fiberId: victim.fiberId }, { fiberName: "zzz", snapshot: preview('{"forged":true}') }),
-      envelope(`${needle()}-forged`, later(5), "chat.recovery.exhausted", f, { incidentId: victim.chat, requestId: "req-1" }, { ...base, attempt: 9, reason: "forged" }),
+      envelope(
+        `${needle()}-forged`,
+        later(5),
+        "chat.recovery.exhausted",
+        f,
+        { incidentId: victim.chat, requestId: "req-1" },
+        { ...base, attempt: 9, reason: "forged" },
+      ),
       envelope(`${needle()}-forged`, later(6), "session.status_idle", f, { ...s, incidentId: victim.turn }, { turnSeq: 1 }),
       envelope(`${needle()}-forged`, later(7), "op.resolved", f, { ...s, opId: victim.opId }, { opKind: "zzz", resolution: "verified_not_ran" }),
-      envelope(`${needle()}-forged`, later(8), "backup.expired", f, s, { handle: victim.handle, tenant: "zzz", environment: "zzz", sessionName: victim.session }),
-      envelope(`${needle()}-forged`, later(9), "fiber.recovery.handled", f, { fiberId: victim.fiberId, incidentId: `fiber:${victim.identity.agentClass}/${victim.identity.agentName}/${victim.fiberId}` }, { fiberName: "zzz" }),
+      envelope(`${needle()}-forged`, later(8), "backup.expired", f, s, {
+        handle: victim.handle,
+        tenant: "zzz",
+        environment: "zzz",
+        sessionName: victim.session,
+      }),
+      envelope(
+        `${needle()}-forged`,
+        later(9),
+        "fiber.recovery.handled",
+        f,
+        { fiberId: victim.fiberId, incidentId: `fiber:${victim.identity.agentClass}/${victim.identity.agentName}/${victim.fiberId}` },
+        { fiberName: "zzz" },
+      ),
     ];
     // Forgers number their events too (claiming numbers the victim used): only their own rows count them.
     forged.forEach((e, i) => void (e.seq = i + 1));
-    const items: Item[] = forged.map((e) => ({ label: `forged ${String(e.type)} by ${JSON.stringify(f)}`, category: "forged", expect: "stored", needle: String(e.id).replace(/-forged$/, ""), eventId: String(e.id), identity: f, ...seqOf(e) }));
+    const items: Item[] = forged.map((e) => ({
+      label: `forged ${String(e.type)} by ${JSON.stringify(f)}`,
+      category: "forged",
+      expect: "stored",
+      needle: String(e.id).replace(/-forged$/, ""),
+      eventId: String(e.id),
+      identity: f,
+      ...seqOf(e),
+    }));
     // Some forgers also reuse the victim's own event ids (a different event under a stored id): stored as the
     // forger's own event, the victim's row unchanged (the victim's rows are checked apart).
     const elements: unknown[] = [...forged];
@@ -751,21 +950,42 @@ export function eventCorpus(opts: { seed: number; nonce: string; now: number; vi
       for (const v of vEvents.slice(0, 3)) {
         const reuse = { ...v, source: { ...f }, time: later(10), payload: v.payload };
         elements.push(reuse);
-        items.push({ label: `forged reuse of the victim's event id ${String(v.id)}`, category: "forged", expect: "stored", eventId: String(v.id), identity: f, ...seqOf(reuse as Ev) });
+        items.push({
+          label: `forged reuse of the victim's event id ${String(v.id)}`,
+          category: "forged",
+          expect: "stored",
+          eventId: String(v.id),
+          identity: f,
+          ...seqOf(reuse as Ev),
+        });
       }
       const nd = needle();
       elements.push({ fz: nd, type: "session.status_confused" });
       items.push({ label: "forged batch anchor", category: "forged", expect: "dead", needle: nd });
     }
     if (r.chance(0.5)) {
-      messages.push({ label: `forged by ${JSON.stringify(f)} (packed)`, category: "forged", body: JSON.stringify(elements), contentType: "text", items, packed: true });
+      messages.push({
+        label: `forged by ${JSON.stringify(f)} (packed)`,
+        category: "forged",
+        body: JSON.stringify(elements),
+        contentType: "text",
+        items,
+        packed: true,
+      });
     } else {
       // One message per event; duplicates (which leave no trace) still travel packed beside their anchor.
       forged.forEach((e, i) => {
         messages.push(single(items[i]!.label, "forged", JSON.stringify(e), "text", items[i]!));
       });
       if (elements.length > forged.length) {
-        messages.push({ label: `forged id reuse by ${JSON.stringify(f)} (packed)`, category: "forged", body: JSON.stringify(elements.slice(forged.length)), contentType: "text", items: items.slice(forged.length), packed: true });
+        messages.push({
+          label: `forged id reuse by ${JSON.stringify(f)} (packed)`,
+          category: "forged",
+          body: JSON.stringify(elements.slice(forged.length)),
+          contentType: "text",
+          items: items.slice(forged.length),
+          packed: true,
+        });
       }
     }
   });
@@ -875,7 +1095,11 @@ export class Recorder {
     const markup = rawMarkupIn(text);
     if (markup.length) {
       const asHtml = /html/i.test(type) || !answer.nosniff || !type;
-      (asHtml ? this.reflected : this.markupAsData).push({ request, status: res.status, detail: `${type || "no content type"}: ${markup.join(", ")} in ${excerpt}` });
+      (asHtml ? this.reflected : this.markupAsData).push({
+        request,
+        status: res.status,
+        detail: `${type || "no content type"}: ${markup.join(", ")} in ${excerpt}`,
+      });
     }
     if (res.status >= 400 && res.status < 500) {
       const why = unreadable(res.status, type, text);
@@ -897,7 +1121,9 @@ export class Recorder {
   summary(title: string): string {
     return table(title, [
       ["requests tried", this.tried],
-      ...Object.entries(this.byClass).sort().map(([k, v]): [string, number] => [`answered ${k}`, v]),
+      ...Object.entries(this.byClass)
+        .sort()
+        .map(([k, v]): [string, number] => [`answered ${k}`, v]),
       ["5xx seen", this.serverErrors.length],
       ["hostile markup unescaped in HTML", this.reflected.length],
       ["hostile markup as JSON/text data (nosniff, not HTML)", this.markupAsData.length],

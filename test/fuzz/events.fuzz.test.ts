@@ -5,20 +5,20 @@ import { type IngestEnv, ingestBatch, ingestOptionsFromEnv } from "../../worker/
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import {
   DEAD_PREFIX,
+  drainTraceExports,
+  eventCorpus,
+  fuzzSeed,
   type Identity,
   type Item,
   MARKUP,
   type Message,
   Recorder,
-  VICTIM_SEQ,
-  type Victim,
-  eventCorpus,
-  drainTraceExports,
-  fuzzSeed,
   reasonClass,
   registeredRoutes,
   table,
   unreadable,
+  VICTIM_SEQ,
+  type Victim,
   victimEvents,
   victimOf,
 } from "./corpus";
@@ -52,7 +52,11 @@ const PROJECTIONS = {
 async function victimRows(): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
   for (const [table, key] of Object.entries(PROJECTIONS)) {
-    out[table] = (await env.DB.prepare(`SELECT * FROM ${table} WHERE agent_class = ? AND agent_name = ? ORDER BY ${key}`).bind(victim.identity.agentClass, victim.identity.agentName).all()).results;
+    out[table] = (
+      await env.DB.prepare(`SELECT * FROM ${table} WHERE agent_class = ? AND agent_name = ? ORDER BY ${key}`)
+        .bind(victim.identity.agentClass, victim.identity.agentName)
+        .all()
+    ).results;
   }
   return out;
 }
@@ -61,7 +65,9 @@ async function victimRows(): Promise<Record<string, unknown[]>> {
 async function eventsById(ids: string[]): Promise<Map<string, EventRow[]>> {
   const out = new Map<string, EventRow[]>();
   for (let i = 0; i < ids.length; i += 150) {
-    const rows = await env.DB.prepare("SELECT id, agent_class, agent_name FROM events WHERE id IN (SELECT value FROM json_each(?1))").bind(JSON.stringify(ids.slice(i, i + 150))).all<EventRow>();
+    const rows = await env.DB.prepare("SELECT id, agent_class, agent_name FROM events WHERE id IN (SELECT value FROM json_each(?1))")
+      .bind(JSON.stringify(ids.slice(i, i + 150)))
+      .all<EventRow>();
     for (const r of rows.results) out.set(r.id, [...(out.get(r.id) ?? []), r]);
   }
   return out;
@@ -70,7 +76,11 @@ async function eventsById(ids: string[]): Promise<Map<string, EventRow[]>> {
 /** Dead letters since the test started: the start of each body (needles sit there by construction), its length. */
 async function deadSince(): Promise<DeadRow[]> {
   return (
-    await env.DB.prepare(`SELECT message_id, reason, event_type, substr(body, 1, ${DEAD_PREFIX}) AS head, length(body) AS len FROM dead_letters WHERE received_at >= ?`).bind(START).all<DeadRow>()
+    await env.DB.prepare(
+      `SELECT message_id, reason, event_type, substr(body, 1, ${DEAD_PREFIX}) AS head, length(body) AS len FROM dead_letters WHERE received_at >= ?`,
+    )
+      .bind(START)
+      .all<DeadRow>()
   ).results;
 }
 
@@ -128,7 +138,8 @@ async function markerlessCounts(sent: Sent[]) {
   for (const s of sent) if (s.msg.markerless !== undefined) want.set(s.msg.markerless, (want.get(s.msg.markerless) ?? 0) + 1);
   const out: { body: string; want: number; got: number; reasons: string[] }[] = [];
   for (const [body, n] of want) {
-    const rows = (await env.DB.prepare("SELECT reason FROM dead_letters WHERE received_at >= ? AND body = ?").bind(START, body).all<{ reason: string }>()).results;
+    const rows = (await env.DB.prepare("SELECT reason FROM dead_letters WHERE received_at >= ? AND body = ?").bind(START, body).all<{ reason: string }>())
+      .results;
     out.push({ body, want: n, got: rows.length, reasons: [...new Set(rows.map((r) => r.reason))] });
   }
   return out;
@@ -256,7 +267,9 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     // Redelivery: four packed messages again (new message ids, as a Queue redelivery or an outbox resend gives them).
     // Each needs a dead item with a needle too: its second dead letter is how the redelivery is seen.
     const again = sent
-      .filter((s) => s.via === "queue" && s.msg.packed && s.msg.items.some((i) => i.expect === "stored") && s.msg.items.some((i) => i.expect === "dead" && i.needle))
+      .filter(
+        (s) => s.via === "queue" && s.msg.packed && s.msg.items.some((i) => i.expect === "stored") && s.msg.items.some((i) => i.expect === "dead" && i.needle),
+      )
       .slice(0, 4);
     await send(again.map((s) => s.msg));
     const anchors = again.map((s) => s.msg.items.find((i) => i.expect === "dead" && i.needle)!.needle!);
@@ -298,7 +311,8 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     }
     for (const m of final.markerless) {
       if (m.got < m.want) problems.push(`markerless body ${JSON.stringify(m.body)}: sent ${m.want}, dead letters ${m.got}`);
-      for (const reason of m.reasons) if (unreadable(400, "text/plain", reason)) problems.push(`markerless body ${JSON.stringify(m.body)}: unreadable reason ${reason}`);
+      for (const reason of m.reasons)
+        if (unreadable(400, "text/plain", reason)) problems.push(`markerless body ${JSON.stringify(m.body)}: unreadable reason ${reason}`);
     }
     // Prototype keys in events stayed data: nothing reached Object.prototype.
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
@@ -329,7 +343,10 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
           ["send ms / settle ms", `${timings.send}/${timings.settle}`],
         ]),
         table("inputs by category", [...byCategory].sort()),
-        table("dead letters by reason", [...byReason].sort((a, b) => b[1] - a[1])),
+        table(
+          "dead letters by reason",
+          [...byReason].sort((a, b) => b[1] - a[1]),
+        ),
         ...directs.map((d) => `direct: "${d.msg.label}": ${d.why}`),
       ].join("\n\n"),
     );
@@ -341,9 +358,13 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     victimAfter = await victimRows();
     expect(victimAfter).toEqual(victimBefore);
     for (const f of corpus.forgers) {
-      const own = await env.DB.prepare("SELECT status FROM sessions WHERE session_name = ? AND agent_class = ? AND agent_name = ?").bind(victim.session, f.agentClass, f.agentName).all();
+      const own = await env.DB.prepare("SELECT status FROM sessions WHERE session_name = ? AND agent_class = ? AND agent_name = ?")
+        .bind(victim.session, f.agentClass, f.agentName)
+        .all();
       expect(own.results, `forger ${JSON.stringify(f)} has its own session row`).toHaveLength(1);
-      const fiber = await env.DB.prepare("SELECT outcome FROM runs WHERE fiber_id = ? AND agent_class = ? AND agent_name = ?").bind(victim.fiberId, f.agentClass, f.agentName).all();
+      const fiber = await env.DB.prepare("SELECT outcome FROM runs WHERE fiber_id = ? AND agent_class = ? AND agent_name = ?")
+        .bind(victim.fiberId, f.agentClass, f.agentName)
+        .all();
       expect(fiber.results, `forger ${JSON.stringify(f)} has its own fiber row`).toHaveLength(1);
     }
   });
@@ -362,7 +383,9 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     expect(numbered, "the corpus numbers events of several agents").toBeGreaterThan(5);
     const got = new Map<string, { seq_max: number | null; seq_seen: number }>();
     for (const who of [...corpus.identities, ...corpus.forgers, victim.identity]) {
-      const row = await env.DB.prepare("SELECT seq_max, seq_seen FROM agents WHERE agent_class = ? AND agent_name = ?").bind(who.agentClass, who.agentName).first<{ seq_max: number | null; seq_seen: number }>();
+      const row = await env.DB.prepare("SELECT seq_max, seq_seen FROM agents WHERE agent_class = ? AND agent_name = ?")
+        .bind(who.agentClass, who.agentName)
+        .first<{ seq_max: number | null; seq_seen: number }>();
       if (row) got.set(key(who), row);
     }
     const mismatches = [...expected].filter(([k, e]) => {
@@ -378,7 +401,12 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     const rec = new Recorder();
     const idents: Identity[] = [victim.identity, ...corpus.identities, ...corpus.forgers];
     const like = `%${NONCE}%`;
-    const col = async (sql: string, ...binds: unknown[]) => (await env.DB.prepare(sql).bind(...binds).all<{ v: string }>()).results.map((r) => r.v);
+    const col = async (sql: string, ...binds: unknown[]) =>
+      (
+        await env.DB.prepare(sql)
+          .bind(...binds)
+          .all<{ v: string }>()
+      ).results.map((r) => r.v);
     /** Hostile values first: markup, quotes, control and non-ASCII characters. */
     const hostileFirst = (vals: string[], n: number) => {
       const score = (s: string) => (/[<>"']/.test(s) ? 2 : 0) + (/[^\x20-\x7e]/.test(s) ? 1 : 0);
@@ -386,7 +414,12 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     };
     const never = [MARKUP[0], MARKUP[1], "a\u0000b", "x".repeat(10_000), "../../etc/passwd"];
     const values: Record<string, string[]> = {
-      incidentId: [victim.chat, victim.turn, ...hostileFirst(await col("SELECT DISTINCT incident_id AS v FROM incidents WHERE agent_name LIKE ?", like), 8), ...never],
+      incidentId: [
+        victim.chat,
+        victim.turn,
+        ...hostileFirst(await col("SELECT DISTINCT incident_id AS v FROM incidents WHERE agent_name LIKE ?", like), 8),
+        ...never,
+      ],
       fiberId: [victim.fiberId, ...hostileFirst(await col("SELECT DISTINCT fiber_id AS v FROM runs WHERE agent_name LIKE ?", like), 8), ...never],
       name: [victim.session, ...hostileFirst(await col("SELECT DISTINCT session_name AS v FROM sessions WHERE agent_name LIKE ?", like), 8), ...never],
     };
@@ -423,7 +456,11 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     }
     const calls: (() => Promise<unknown>)[] = [];
     for (const url of [...new Set(urls)]) {
-      calls.push(() => rec.call(url, "viewer"), () => rec.call(url, "operator"), () => rec.call(url, "viewer", { headers: { Accept: "application/json" } }));
+      calls.push(
+        () => rec.call(url, "viewer"),
+        () => rec.call(url, "operator"),
+        () => rec.call(url, "viewer", { headers: { Accept: "application/json" } }),
+      );
     }
     await rec.all(calls);
     // The pages showed the hostile values (escaped), rather than dropping them.

@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../worker/app";
-import { publishEnvTeamKeys } from "../worker/access-tokens";
-import { type Who, csrfFor, escapeHtml } from "../worker/routes/harness";
 import { SeededRandom as Rng } from "../fixtures/seeded-random";
-import { MARKUP, Recorder, drainTraceExports, fuzzSeed, hostileUrlValues, registeredRoutes, table, victimEvents, victimOf } from "./corpus";
+import { publishEnvTeamKeys } from "../worker/access-tokens";
+import { csrfFor, escapeHtml, type Who } from "../worker/routes/harness";
+import { drainTraceExports, fuzzSeed, hostileUrlValues, MARKUP, Recorder, registeredRoutes, table, victimEvents, victimOf } from "./corpus";
 
 // Every route the app registers (GET and POST), with hostile path parameters, query strings and form
 // bodies, as anonymous, viewer and operator (POSTs with a valid CSRF token, so they reach the handlers).
@@ -21,12 +21,43 @@ const seed = victimOf(`r${NONCE}`);
 
 /** Every query key a console route reads, and a few it does not. */
 const QUERY_KEYS = [
-  "cursor", "limit", "agentClass", "agentName", "status", "kind", "reason", "since", "until", "groupBy", "outcome",
-  "tenant", "environment", "sessionName", "expired", "open", "actor", "action", "targetClass", "targetName", "result", "types", "unknownKey",
-  "q", "rule", "incidentReason", "openOnly", "stuckRule", "batchId", "gaps",
+  "cursor",
+  "limit",
+  "agentClass",
+  "agentName",
+  "status",
+  "kind",
+  "reason",
+  "since",
+  "until",
+  "groupBy",
+  "outcome",
+  "tenant",
+  "environment",
+  "sessionName",
+  "expired",
+  "open",
+  "actor",
+  "action",
+  "targetClass",
+  "targetName",
+  "result",
+  "types",
+  "unknownKey",
+  "q",
+  "rule",
+  "incidentReason",
+  "openOnly",
+  "stuckRule",
+  "batchId",
+  "gaps",
 ];
 
-const b64url = (s: string) => btoa(String.fromCharCode(...new TextEncoder().encode(s))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const b64url = (s: string) =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(s)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 /** Query strings that no single value can express: cursors, limits, repeated keys, JSON, prototype names, bad encodings. */
 const SPECIAL_QUERIES = [
@@ -50,9 +81,24 @@ const SPECIAL_QUERIES = [
   "__proto__=x",
   "__proto__[polluted]=1",
   "constructor=x&toString=y&hasOwnProperty=z&valueOf=1",
-  "since=-1", "since=9e15", "since=2026-13-45", `until=${enc(MARKUP[0])}`, "since=1e309", "since=2000&until=1000", "since=9999999999999999999999",
-  `groupBy=${enc(MARKUP[2])}`, "groupBy=__proto__", "groupBy=toString",
-  "agentName=%E0%A4%A", "%=1", "a%ZZb=1", "=", "&&&", "?", "agentName=%C0%AF", "agentName=%ED%A0%80",
+  "since=-1",
+  "since=9e15",
+  "since=2026-13-45",
+  `until=${enc(MARKUP[0])}`,
+  "since=1e309",
+  "since=2000&until=1000",
+  "since=9999999999999999999999",
+  `groupBy=${enc(MARKUP[2])}`,
+  "groupBy=__proto__",
+  "groupBy=toString",
+  "agentName=%E0%A4%A",
+  "%=1",
+  "a%ZZb=1",
+  "=",
+  "&&&",
+  "?",
+  "agentName=%C0%AF",
+  "agentName=%ED%A0%80",
   `agentClass=${enc(seed.identity.agentClass)}`,
   `agentClass=${enc(seed.identity.agentClass)}&agentName=${enc(MARKUP[0])}`,
   `reason=${"r".repeat(10_000)}`,
@@ -66,7 +112,9 @@ beforeAll(async () => {
   await env.TELEMETRY_QUEUE.send(JSON.stringify(events), { contentType: "text" });
   const deadline = Date.now() + 20_000;
   for (;;) {
-    const n = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE agent_class = ? AND agent_name = ?").bind(seed.identity.agentClass, seed.identity.agentName).first<{ n: number }>();
+    const n = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE agent_class = ? AND agent_name = ?")
+      .bind(seed.identity.agentClass, seed.identity.agentName)
+      .first<{ n: number }>();
     if (n!.n === events.length) break;
     if (Date.now() > deadline) throw new Error("the seeded agent's events were not stored within 20 s");
     await scheduler.wait(100);
@@ -126,13 +174,15 @@ describe(`every registered route under hostile input (seed ${SEED}, run ${NONCE}
       // does not refuse `?limit=-1` reads no paging (the overview, the CSRF token, a status fragment): a sample does.
       const base = fill(pattern, params, null, "");
       const readsQuery = (await rec.call(`${base}?limit=-1`, "viewer")).status === 400;
-      const sample = <T,>(xs: readonly T[]) => (readsQuery ? [...xs] : r.shuffle(xs).slice(0, 12));
+      const sample = <T>(xs: readonly T[]) => (readsQuery ? [...xs] : r.shuffle(xs).slice(0, 12));
       for (const v of sample(values)) {
         const [k1, k2] = [r.pick(QUERY_KEYS), r.pick(QUERY_KEYS)];
         urls.push(`${base}?${k1}=${v.raw}&${k2}=${v.raw}`);
       }
       // A page of one id reads only its timeline's cursor and limit and the owner; lists read every filter.
-      const special = params.length ? SPECIAL_QUERIES.filter((x) => /^(cursor|limit|agentClass|agentName|__proto__|constructor|%|a%ZZb|=|&&&|\?)/.test(x)) : SPECIAL_QUERIES;
+      const special = params.length
+        ? SPECIAL_QUERIES.filter((x) => /^(cursor|limit|agentClass|agentName|__proto__|constructor|%|a%ZZb|=|&&&|\?)/.test(x))
+        : SPECIAL_QUERIES;
       for (const q of sample(special)) urls.push(`${base}?${q}`);
     }
     let i = 0;
@@ -173,9 +223,18 @@ describe(`every registered route under hostile input (seed ${SEED}, run ${NONCE}
           } catch {
             decoded = v.raw;
           }
-          for (const field of ["agentClass", "agentName", "reason"] as const) calls.push(() => post(pattern, who, form({ ...nobody, [field]: decoded }), urlencoded, who === "viewer" ? { "HX-Request": "true" } : {}));
+          for (const field of ["agentClass", "agentName", "reason"] as const)
+            calls.push(() => post(pattern, who, form({ ...nobody, [field]: decoded }), urlencoded, who === "viewer" ? { "HX-Request": "true" } : {}));
           // Raw (possibly invalid) percent-encoding in the body itself.
-          calls.push(() => post(pattern, who, `agentClass=SessionAgent&agentName=${v.raw}&reason=${v.raw}`, urlencoded, who === "viewer" ? { Accept: "application/json" } : {}));
+          calls.push(() =>
+            post(
+              pattern,
+              who,
+              `agentClass=SessionAgent&agentName=${v.raw}&reason=${v.raw}`,
+              urlencoded,
+              who === "viewer" ? { Accept: "application/json" } : {},
+            ),
+          );
         }
         // Bodies that are not the form the handler expects.
         const bodies: [string, BodyInit, string][] = [
@@ -184,8 +243,8 @@ describe(`every registered route under hostile input (seed ${SEED}, run ${NONCE}
           ["JSON", `{"agentClass":"SessionAgent","agentName":"${nobody.agentName}","reason":"r","__proto__":{"polluted":1}}`, "application/json"],
           ["JSON markup", JSON.stringify({ agentClass: MARKUP[0], agentName: MARKUP[1], reason: MARKUP[2] }), "application/json"],
           ["not JSON", "{'agentClass':", "application/json"],
-          ["multipart without boundary", "--x\r\nContent-Disposition: form-data; name=\"agentClass\"\r\n\r\nSessionAgent\r\n--x--", "multipart/form-data"],
-          ["multipart, broken", "--b\r\nContent-Disposition: form-data; name=\"agentName\"\r\n\r\n<script>alert(1)</script>", "multipart/form-data; boundary=b"],
+          ["multipart without boundary", '--x\r\nContent-Disposition: form-data; name="agentClass"\r\n\r\nSessionAgent\r\n--x--', "multipart/form-data"],
+          ["multipart, broken", '--b\r\nContent-Disposition: form-data; name="agentName"\r\n\r\n<script>alert(1)</script>', "multipart/form-data; boundary=b"],
           ["plain text", MARKUP[0], "text/plain"],
           ["binary", new Uint8Array([0, 255, 60, 115, 0, 1]), "application/octet-stream"],
           ["1 MB reason", form({ ...nobody, reason: "r".repeat(1_000_000) }), urlencoded],
@@ -193,11 +252,16 @@ describe(`every registered route under hostile input (seed ${SEED}, run ${NONCE}
           ["NUL in fields", form({ agentClass: "Session\u0000Agent", agentName: "\u0000", reason: "\u0000" }), urlencoded],
           ["_csrf and __proto__ fields", "_csrf=forged&__proto__=x&constructor=y&agentClass=SessionAgent&agentName=z&reason=r", urlencoded],
         ];
-        for (const [, body, type] of bodies) calls.push(() => post(pattern, who, body, type), () => post(pattern, who, body, type, { Accept: "application/json" }));
+        for (const [, body, type] of bodies)
+          calls.push(
+            () => post(pattern, who, body, type),
+            () => post(pattern, who, body, type, { Accept: "application/json" }),
+          );
         // The token in the `_csrf` field instead of the header: the CSRF check itself must read these bodies.
         if (who !== "anonymous") {
           const token = csrf[who];
-          const noHeader = (body: BodyInit, type: string) => () => rec.call(pattern, who, { method: "POST", headers: { Origin: "https://console.example.com", "Content-Type": type }, body });
+          const noHeader = (body: BodyInit, type: string) => () =>
+            rec.call(pattern, who, { method: "POST", headers: { Origin: "https://console.example.com", "Content-Type": type }, body });
           calls.push(
             noHeader(form({ ...nobody, _csrf: token }), urlencoded),
             noHeader(`--b\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n${token}`, "multipart/form-data; boundary=b"),
@@ -211,7 +275,12 @@ describe(`every registered route under hostile input (seed ${SEED}, run ${NONCE}
 
     // A real action on a registered agent, with markup as the operator's reason: done, audited, and shown escaped.
     const reason = `fuzz ${MARKUP[0]} ${MARKUP[1]}`;
-    const done = await post("/actions/force-idle", "operator", form({ agentClass: seed.identity.agentClass, agentName: seed.identity.agentName, reason }), urlencoded);
+    const done = await post(
+      "/actions/force-idle",
+      "operator",
+      form({ agentClass: seed.identity.agentClass, agentName: seed.identity.agentName, reason }),
+      urlencoded,
+    );
     expect(done.status, done.text.slice(0, 300)).toBe(200);
     expect(done.text).toContain("Force idle done.");
     const audit = await rec.call(`/audit?targetName=${enc(seed.identity.agentName)}`, "viewer");
@@ -226,6 +295,11 @@ describe(`every registered route under hostile input (seed ${SEED}, run ${NONCE}
     const audited = await env.DB.prepare("SELECT action, reason, result FROM audit_log WHERE target_name = ?").bind(seed.identity.agentName).all();
     expect(audited.results).toEqual([{ action: "force_idle", reason, result: expect.stringMatching(/^(ok|noop)$/) }]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    console.log(table("request mix", [["hostile URL values", values.length], ["special query strings", SPECIAL_QUERIES.length]]));
+    console.log(
+      table("request mix", [
+        ["hostile URL values", values.length],
+        ["special query strings", SPECIAL_QUERIES.length],
+      ]),
+    );
   }, 120_000);
 });

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
-import { parseConfig } from "../../worker/config";
-import { beforeAll, describe, expect, it } from "vitest";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { beforeAll, describe, expect, it } from "vitest";
+import { parseConfig } from "../../worker/config";
 import { DEFAULT_BOUNDS, ingestBounds } from "../../worker/ingest/bounds";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
@@ -13,11 +13,19 @@ const uid = () => crypto.randomUUID().slice(0, 8);
 const MIN = 60_000;
 const DAY = 86_400_000;
 const exhausted = (incidentId: string, agentName: string, time: number) =>
-  makeEvent("chat.recovery.exhausted", { attempt: 3, maxAttempts: 3, recoveryKind: "retry", reason: "max_attempts_exceeded" }, { agentName, time, corr: { incidentId } });
+  makeEvent(
+    "chat.recovery.exhausted",
+    { attempt: 3, maxAttempts: 3, recoveryKind: "retry", reason: "max_attempts_exceeded" },
+    { agentName, time, corr: { incidentId } },
+  );
 
 /** Dead letters whose body mentions `needle`, once there are `n` of them. */
 const deadLettersWith = (needle: string, n: number) =>
-  pollRows<{ reason: string; event_type: string | null; body: string }>("SELECT reason, event_type, body FROM dead_letters WHERE instr(body, ?) > 0 ORDER BY reason", [needle], (r) => r.length === n);
+  pollRows<{ reason: string; event_type: string | null; body: string }>(
+    "SELECT reason, event_type, body FROM dead_letters WHERE instr(body, ?) > 0 ORDER BY reason",
+    [needle],
+    (r) => r.length === n,
+  );
 
 const stored = async (id: string) => (await env.DB.prepare("SELECT payload FROM events WHERE id = ?").bind(id).first<{ payload: string }>())?.payload ?? null;
 
@@ -41,7 +49,9 @@ describe("the event time window", () => {
 
     const dead = await deadLettersWith(agentName, 4);
     const reasonOf = (e: TelemetryEvent) => dead.find((d) => d.body.includes(e.id))!.reason;
-    expect(reasonOf(future)).toMatch(/^event time 9000000000000000 \(past any date\) is [\d,]+ years in the future; the console accepts at most 300 s of clock skew/);
+    expect(reasonOf(future)).toMatch(
+      /^event time 9000000000000000 \(past any date\) is [\d,]+ years in the future; the console accepts at most 300 s of clock skew/,
+    );
     expect(reasonOf(epoch)).toMatch(/^event time 1970-01-01T00:00:00\.000Z is 5\d years old; the console accepts events up to 30 days old/);
     expect(reasonOf(tooOld)).toMatch(/ is 40 days old; the console accepts events up to 30 days old/);
     expect(reasonOf(ahead)).toMatch(/ is \d+ minutes in the future; the console accepts at most 300 s of clock skew/);
@@ -66,7 +76,10 @@ describe("the event time window", () => {
     const bounds = (vars: Record<string, string>) => ingestBounds(parseConfig({ AUTH_MODE: "dev", ...vars }).ingest);
     expect(bounds({})).toEqual(DEFAULT_BOUNDS);
     expect(bounds({ RETENTION_DAYS: "7" })).toMatchObject({ maxAgeMs: 7 * DAY, maxFutureSkewMs: 300_000 });
-    expect(bounds({ RETENTION_DAYS: "7", INGEST_MAX_AGE_DAYS: "90", INGEST_MAX_FUTURE_SKEW_SECONDS: "30" })).toMatchObject({ maxAgeMs: 90 * DAY, maxFutureSkewMs: 30_000 });
+    expect(bounds({ RETENTION_DAYS: "7", INGEST_MAX_AGE_DAYS: "90", INGEST_MAX_FUTURE_SKEW_SECONDS: "30" })).toMatchObject({
+      maxAgeMs: 90 * DAY,
+      maxFutureSkewMs: 30_000,
+    });
   });
 
   it("judges time against the receipt time it is given", async () => {
@@ -96,15 +109,25 @@ describe("size and nesting caps", () => {
     const agentName = `long-${uid()}`;
     const fiberId = `f-${uid()}`;
     const failed = makeEvent("fiber.failed", { fiberName: "n".repeat(300), error: "x".repeat(30_000) }, { agentName, corr: { fiberId } });
-    const stash = makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: "p".repeat(10_000), bytes: 10_000, truncated: false } }, { agentName, corr: { fiberId } });
-    const r = await ingestBatch(env.DB, [failed, stash, failed].map((body, i) => ({ id: `m-${i}-${uid()}`, body })), { now: failed.time + 5000 });
+    const stash = makeEvent(
+      "fiber.stashed",
+      { fiberName: "etl", snapshot: { preview: "p".repeat(10_000), bytes: 10_000, truncated: false } },
+      { agentName, corr: { fiberId } },
+    );
+    const r = await ingestBatch(
+      env.DB,
+      [failed, stash, failed].map((body, i) => ({ id: `m-${i}-${uid()}`, body })),
+      { now: failed.time + 5000 },
+    );
     expect(r).toMatchObject({ stored: 3, deadLettered: 0 });
     const p = JSON.parse((await stored(failed.id))!);
     expect(p.error).toBe(`${"x".repeat(4000)}… [cut at ingest: 26000 more chars]`);
     expect(p.fiberName).toBe(`${"n".repeat(200)}… [cut at ingest: 100 more chars]`);
     const s = JSON.parse((await stored(stash.id))!);
     expect(s.snapshot).toEqual({ preview: `${"p".repeat(4000)}… [cut at ingest: 6000 more chars]`, bytes: 10_000, truncated: true });
-    const row = await env.DB.prepare("SELECT error, snapshot_preview FROM runs WHERE fiber_id = ?").bind(fiberId).first<{ error: string; snapshot_preview: string }>();
+    const row = await env.DB.prepare("SELECT error, snapshot_preview FROM runs WHERE fiber_id = ?")
+      .bind(fiberId)
+      .first<{ error: string; snapshot_preview: string }>();
     expect(row).toEqual({ error: p.error, snapshot_preview: s.snapshot.preview });
   });
 
@@ -119,7 +142,11 @@ describe("size and nesting caps", () => {
     expect(dead!.body).toBe(text);
     expect(await stored(e.id)).toBeNull();
     // Within the limit it is stored.
-    const ok = makeEvent("admin.force_idle", { actor: "ops@example.com", reason: "stuck", result: "ok", before: JSON.parse(deepJson(20)) }, { agentName, time: Date.now() });
+    const ok = makeEvent(
+      "admin.force_idle",
+      { actor: "ops@example.com", reason: "stuck", result: "ok", before: JSON.parse(deepJson(20)) },
+      { agentName, time: Date.now() },
+    );
     await env.TELEMETRY_QUEUE.send(JSON.stringify(ok), { contentType: "text" });
     await pollRows("SELECT id FROM events WHERE id = ?", [ok.id], (r) => r.length === 1);
   });
@@ -132,17 +159,32 @@ describe("bodies that are not JSON text", () => {
     const size = bytes.byteLength; // the send may detach the buffer
     await env.TELEMETRY_QUEUE.send(bytes, { contentType: "bytes" });
     const [dead] = await deadLettersWith(b64, 1);
-    expect(dead!.reason).toMatch(/^binary body \((ArrayBuffer|Uint8Array), \d+ bytes\): the console accepts events as JSON text or JSON values; the bytes are kept here as base64$/);
+    expect(dead!.reason).toMatch(
+      /^binary body \((ArrayBuffer|Uint8Array), \d+ bytes\): the console accepts events as JSON text or JSON values; the bytes are kept here as base64$/,
+    );
     const body = JSON.parse(dead!.body);
     expect(body).toMatchObject({ bytes: size, base64: b64, truncated: false });
   });
 
   it("keeps a structured-clone message JSON cannot hold, tagged, instead of `{}`", async () => {
     const marker = `map-${uid()}`;
-    await env.TELEMETRY_QUEUE.send(new Map<string, unknown>([["type", "session.status_idle"], ["marker", marker], ["n", 10n]]), { contentType: "v8" });
+    await env.TELEMETRY_QUEUE.send(
+      new Map<string, unknown>([
+        ["type", "session.status_idle"],
+        ["marker", marker],
+        ["n", 10n],
+      ]),
+      { contentType: "v8" },
+    );
     const [dead] = await deadLettersWith(marker, 1);
     expect(dead!.reason).toBe("invalid event: not JSON data: the event is a Map");
-    expect(JSON.parse(dead!.body)).toEqual({ $map: [["type", "session.status_idle"], ["marker", marker], ["n", { $bigint: "10" }]] });
+    expect(JSON.parse(dead!.body)).toEqual({
+      $map: [
+        ["type", "session.status_idle"],
+        ["marker", marker],
+        ["n", { $bigint: "10" }],
+      ],
+    });
   });
 
   it("refuses structured values JSON would silently change, naming where they are", async () => {
@@ -164,17 +206,33 @@ describe("masking at ingest", () => {
     const key = "sk-live_abcdefghijklmnopqrstuvwxyz123456";
     const events = [
       makeEvent("fiber.failed", { fiberName: "etl", error: `upstream refused key ${key}` }, { agentName, corr: { fiberId } }),
-      makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: `{"apiKey":"${key}"}`, bytes: 60, truncated: false } }, { agentName, corr: { fiberId } }),
-      makeEvent("admin.force_idle", { actor: "ops@example.com", reason: "stuck", result: "ok", before: { config: { password: "hunter2-hunter2" }, note: `Authorization: Bearer ${key}` } }, { agentName }),
+      makeEvent(
+        "fiber.stashed",
+        { fiberName: "etl", snapshot: { preview: `{"apiKey":"${key}"}`, bytes: 60, truncated: false } },
+        { agentName, corr: { fiberId } },
+      ),
+      makeEvent(
+        "admin.force_idle",
+        { actor: "ops@example.com", reason: "stuck", result: "ok", before: { config: { password: "hunter2-hunter2" }, note: `Authorization: Bearer ${key}` } },
+        { agentName },
+      ),
     ];
-    expect(await ingestBatch(env.DB, events.map((body, i) => ({ id: `m-${i}-${uid()}`, body })), { now: events[2]!.time + 1000 })).toMatchObject({ stored: 3, deadLettered: 0 });
+    expect(
+      await ingestBatch(
+        env.DB,
+        events.map((body, i) => ({ id: `m-${i}-${uid()}`, body })),
+        { now: events[2]!.time + 1000 },
+      ),
+    ).toMatchObject({ stored: 3, deadLettered: 0 });
     for (const e of events) {
       const text = (await stored(e.id))!;
       expect(text).not.toContain(key);
       expect(text).toContain("[masked: ");
     }
     expect(await stored(events[2]!.id)).not.toContain("hunter2");
-    const row = await env.DB.prepare("SELECT error, snapshot_preview FROM runs WHERE fiber_id = ?").bind(fiberId).first<{ error: string; snapshot_preview: string }>();
+    const row = await env.DB.prepare("SELECT error, snapshot_preview FROM runs WHERE fiber_id = ?")
+      .bind(fiberId)
+      .first<{ error: string; snapshot_preview: string }>();
     expect(JSON.stringify(row)).not.toContain(key);
   });
 });

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
 import { findAgent } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
 import { projectionStatements } from "../../worker/ingest/projections";
@@ -20,7 +20,9 @@ function numbered(agentName: string, seqs: number[]): TelemetryEvent[] {
 }
 
 async function numbersOf(agentName: string) {
-  return env.DB.prepare("SELECT seq_max, seq_seen FROM agents WHERE agent_class = 'ProbeAgent' AND agent_name = ?").bind(agentName).first<{ seq_max: number | null; seq_seen: number }>();
+  return env.DB.prepare("SELECT seq_max, seq_seen FROM agents WHERE agent_class = 'ProbeAgent' AND agent_name = ?")
+    .bind(agentName)
+    .first<{ seq_max: number | null; seq_seen: number }>();
 }
 
 describe("the agents projection counts event numbers", () => {
@@ -116,8 +118,22 @@ describe("what the numbers cost at ingest", () => {
       const a = `cost-plain-${uid()}`;
       const b = `cost-numbered-${uid()}`;
       // Same events for two new agents, then a second batch for each (the agents row exists by then).
-      const plain = [strip(numbered(a, Array.from({ length: size }, (_, i) => i + 1))), strip(numbered(a, [size + 1]))];
-      const withSeq = [numbered(b, Array.from({ length: size }, (_, i) => i + 1)), numbered(b, [size + 1])];
+      const plain = [
+        strip(
+          numbered(
+            a,
+            Array.from({ length: size }, (_, i) => i + 1),
+          ),
+        ),
+        strip(numbered(a, [size + 1])),
+      ];
+      const withSeq = [
+        numbered(
+          b,
+          Array.from({ length: size }, (_, i) => i + 1),
+        ),
+        numbered(b, [size + 1]),
+      ];
       const p = [await cost(plain[0]!), await cost(plain[1]!)];
       const n = [await cost(withSeq[0]!), await cost(withSeq[1]!)];
       // Every projection statement (not the rollups', whose 5-minute bucket may be new for one batch and not the

@@ -1,11 +1,11 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
-import { consoleConfig } from "../../worker/config";
-import { type HistoryEvent, hourOf, shardPrefix, shardOf, slotOf } from "../../src/store/history/layout";
-import { historyEvents } from "../../src/store/history/read";
-import { handleTelemetryBatch } from "../../worker/ingest/consumer";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
+import { type HistoryEvent, hourOf, shardOf, shardPrefix, slotOf } from "../../src/store/history/layout";
+import { historyEvents } from "../../src/store/history/read";
+import { consoleConfig } from "../../worker/config";
+import { handleTelemetryBatch } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
 
@@ -24,7 +24,11 @@ async function storedLines(agentName: string, time: number): Promise<{ keys: str
   for (const o of listed.objects) {
     const obj = await env.HISTORY!.get(o.key);
     const text = await new Response(obj!.body.pipeThrough(new DecompressionStream("gzip"))).text();
-    const mine = text.split("\n").filter(Boolean).map((l) => JSON.parse(l) as HistoryEvent).filter((e) => e.agentName === agentName);
+    const mine = text
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as HistoryEvent)
+      .filter((e) => e.agentName === agentName);
     if (!mine.length) continue;
     keys.push(o.key);
     lines.push(...mine);
@@ -72,7 +76,14 @@ describe("R2 history written by the telemetry consumer", () => {
     const stored = (await Promise.all([...hours].map((h) => storedLines(agentName, h)))).flatMap((s) => s.lines);
     expect(stored.map((e) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
     const exhausted = stored.find((e) => e.type === "chat.recovery.exhausted")!;
-    expect(exhausted).toMatchObject({ agentClass: "ProbeAgent", agentName, incidentId: `inc-${agentName}`, requestId: "req-1", timelineId: `inc-${agentName}`, payload: { reason: "no_progress_timeout" } });
+    expect(exhausted).toMatchObject({
+      agentClass: "ProbeAgent",
+      agentName,
+      incidentId: `inc-${agentName}`,
+      requestId: "req-1",
+      timelineId: `inc-${agentName}`,
+      payload: { reason: "no_progress_timeout" },
+    });
     const first = await storedLines(agentName, from);
     expect(Number(first.meta[0]!.minTime)).toBe(from);
     expect(Number(first.meta[0]!.events)).toBeGreaterThan(0);
@@ -106,7 +117,9 @@ describe("R2 history written by the telemetry consumer", () => {
     const run = crypto.randomUUID();
     const base = hourOf(Date.now() - 3 * DAY) + 59 * 60_000;
     // 40 agents across two slots (and hours): at most 2 × HISTORY_SHARDS objects for the whole batch.
-    const events = Array.from({ length: 80 }, (_, i) => makeEvent("session.status_idle", {}, { agentName: `hist-split-${run}-${i % 40}`, time: base + (i % 2) * 120_000 + i }));
+    const events = Array.from({ length: 80 }, (_, i) =>
+      makeEvent("session.status_idle", {}, { agentName: `hist-split-${run}-${i % 40}`, time: base + (i % 2) * 120_000 + i }),
+    );
     const r = await consume(asMessages(events, run));
     expect(r.ackAll).toBe(true);
     const keys = new Set<string>();
@@ -122,7 +135,10 @@ describe("R2 history written by the telemetry consumer", () => {
     // The real bucket, whose puts fail as an R2 outage would (reads and lists still reach it).
     const failing = new Proxy(env.HISTORY!, {
       get(target, prop) {
-        if (prop === "put") return async () => { throw new Error("R2 put failed: 503 service unavailable"); };
+        if (prop === "put")
+          return async () => {
+            throw new Error("R2 put failed: 503 service unavailable");
+          };
         const v = Reflect.get(target, prop) as unknown;
         return typeof v === "function" ? v.bind(target) : v;
       },

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import { FIBER_RECOVERY_INCIDENT, INCIDENT_LIFECYCLE, type IncidentEventType } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import { getIncident } from "../../src/store/read-models";
-import { FIBER_RECOVERY_INCIDENT, INCIDENT_LIFECYCLE, type IncidentEventType } from "@agent-oncall/telemetry";
 import { lifecycleEvent } from "../fixtures/incident-lifecycle";
 import { ingest } from "../store/store-helpers";
 
@@ -15,7 +15,11 @@ const types = Object.keys(INCIDENT_LIFECYCLE) as IncidentEventType[];
 
 /** Opens an incident (an opening event of its own kind), then sends `type` one second later; returns the shown row. */
 async function afterOpen(type: IncidentEventType, incidentId: string, extra: Record<string, unknown> = {}) {
-  const opener: IncidentEventType = type.startsWith("chat.") ? "chat.recovery.detected" : type.startsWith("session.") ? "session.status_rescheduled" : "fiber.recovery.detected";
+  const opener: IncidentEventType = type.startsWith("chat.")
+    ? "chat.recovery.detected"
+    : type.startsWith("session.")
+      ? "session.status_rescheduled"
+      : "fiber.recovery.detected";
   const fiberId = `f-${incidentId}`;
   await ingest([
     lifecycleEvent(opener, { agentName, incidentId, fiberId, time: T0 }),

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import { chatRecoveryRecordStatus } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import { getIncident, listIncidents } from "../../src/store/read-models";
-import { chatRecoveryRecordStatus } from "@agent-oncall/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { incidentScenarios } from "../fixtures/incident-scenarios";
 import { shuffled } from "../fixtures/seeded-random";
@@ -18,7 +18,9 @@ type Stored = { incident_id: string; status: string; reason: string | null; clos
 
 async function stored(agentName: string): Promise<Stored[]> {
   return (
-    await env.DB.prepare("SELECT incident_id, status, reason, closed_by, closed_by_reason, last_seen FROM incidents WHERE agent_name = ? ORDER BY incident_id").bind(agentName).all<Stored>()
+    await env.DB.prepare("SELECT incident_id, status, reason, closed_by, closed_by_reason, last_seen FROM incidents WHERE agent_name = ? ORDER BY incident_id")
+      .bind(agentName)
+      .all<Stored>()
   ).results;
 }
 
@@ -26,17 +28,28 @@ async function stored(agentName: string): Promise<Stored[]> {
 async function shown(agentName: string) {
   const page = await listIncidents(env.DB, owner(agentName), { limit: 50 });
   return Object.fromEntries(
-    page.items.map((i) => [i.incidentId, { status: i.status, sdkStatus: i.sdkStatus, reason: i.reason, closedBy: i.closedBy, closedByReason: i.closedByReason }]),
+    page.items.map((i) => [
+      i.incidentId,
+      { status: i.status, sdkStatus: i.sdkStatus, reason: i.reason, closedBy: i.closedBy, closedByReason: i.closedByReason },
+    ]),
   );
 }
 
 describe("the closed-by overlay and exhausted precedence are order-independent", () => {
   it("gives the same rows whatever the order, batching and redelivery", async () => {
     let reference: { rows: Stored[]; view: unknown } | null = null;
-    for (const [seed, size] of [[1, 1], [7, 3], [77, 5], [777, 50]] as const) {
+    for (const [seed, size] of [
+      [1, 1],
+      [7, 3],
+      [77, 5],
+      [777, 50],
+    ] as const) {
       const agentName = `overlay-${seed}`;
       const scenarios = incidentScenarios(agentName, T0);
-      const events = shuffled(scenarios.flatMap((s) => s.events), seed);
+      const events = shuffled(
+        scenarios.flatMap((s) => s.events),
+        seed,
+      );
       for (let i = 0; i < events.length; i += size) await ingest(events.slice(i, i + size));
       // Redelivery: a third of the events again, one batch carrying some of them twice.
       const again = shuffled(events, seed + 1).slice(0, Math.ceil(events.length / 3));
@@ -58,7 +71,12 @@ describe("the closed-by overlay and exhausted precedence are order-independent",
     for (const s of scenarios) {
       const r = rows.get(s.incidentId)!;
       // The stored status is the SDK's own word: force_idled / ended_unreported never are.
-      expect([r.status, r.reason, r.closed_by, r.closed_by_reason], s.incidentId).toEqual([s.expected.sdkStatus, s.expected.reason, s.expected.closedBy, s.expected.closedByReason]);
+      expect([r.status, r.reason, r.closed_by, r.closed_by_reason], s.incidentId).toEqual([
+        s.expected.sdkStatus,
+        s.expected.reason,
+        s.expected.closedBy,
+        s.expected.closedByReason,
+      ]);
       // The action observes: last_seen is the SDK's last event, not the force idle's time.
       const sdkTimes = s.events.filter((e) => e.type !== "incident.force_idled" && e.type !== "incident.reconciled").map((e) => e.time);
       expect(r.last_seen, s.incidentId).toBe(Math.max(...sdkTimes));
@@ -70,10 +88,19 @@ describe("the closed-by overlay and exhausted precedence are order-independent",
     const [resumed] = incidentScenarios(agentName, T0).filter((s) => s.incidentId === "idled-then-resumed");
     await ingest(resumed!.events);
     expect((await getIncident(env.DB, "idled-then-resumed", owner(agentName)))!.status).toBe("open");
-    const second = makeEvent("incident.force_idled", { reason: "second force idle" }, { agentName, time: T0 + 9000, corr: { incidentId: "idled-then-resumed" } });
+    const second = makeEvent(
+      "incident.force_idled",
+      { reason: "second force idle" },
+      { agentName, time: T0 + 9000, corr: { incidentId: "idled-then-resumed" } },
+    );
     await ingest([second]);
     expect(await getIncident(env.DB, "idled-then-resumed", owner(agentName))).toMatchObject({
-      status: "force_idled", sdkStatus: "open", statusAt: T0 + 9000, closedBy: "force_idled", closedByReason: "second force idle", closedByAt: T0 + 9000,
+      status: "force_idled",
+      sdkStatus: "open",
+      statusAt: T0 + 9000,
+      closedBy: "force_idled",
+      closedByReason: "second force idle",
+      closedByAt: T0 + 9000,
     });
     // The older force idle delivered again changes nothing.
     await ingest(resumed!.events.filter((e) => e.type === "incident.force_idled"));

@@ -2,15 +2,24 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
-import { pollRows } from "../helpers";
 import { shuffled } from "../fixtures/seeded-random";
+import { pollRows } from "../helpers";
 
 const asMessages = (events: unknown[]) => events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body }));
-const count = async (sql: string, ...binds: unknown[]) => Number((await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n);
+const count = async (sql: string, ...binds: unknown[]) =>
+  Number(
+    (await env.DB.prepare(sql)
+      .bind(...binds)
+      .first<{ n: number }>())!.n,
+  );
 
 /** Projection rows for an agent, normalised for comparison. */
 async function projection(agentName: string) {
-  const q = (sql: string) => env.DB.prepare(sql).bind(agentName).all().then((r) => r.results);
+  const q = (sql: string) =>
+    env.DB.prepare(sql)
+      .bind(agentName)
+      .all()
+      .then((r) => r.results);
   return {
     incidents: await q("SELECT kind, status, attempts, max_attempts, reason, first_seen, last_seen FROM incidents WHERE agent_name = ? ORDER BY kind"),
     fibers: await q("SELECT name, started_at, ended_at, outcome, snapshot_preview, first_seen, last_seen FROM runs WHERE agent_name = ? ORDER BY name"),
@@ -18,7 +27,6 @@ async function projection(agentName: string) {
     events: await q("SELECT id FROM events WHERE agent_name = ? ORDER BY id"),
   };
 }
-
 
 describe("ingest", () => {
   it("stores a redelivered batch once, through the real Queue", async () => {
@@ -74,7 +82,11 @@ describe("ingest", () => {
   it("writes a 100-event batch with one bound parameter per statement", async () => {
     const agentName = `wide-${crypto.randomUUID()}`;
     const events = Array.from({ length: 100 }, (_, i) =>
-      makeEvent("op.ambiguous", { opKind: "tool.call", detail: `op ${i} started, no completion` }, { agentName, corr: { opId: `${agentName}-op-${i}`, sessionName: agentName } }),
+      makeEvent(
+        "op.ambiguous",
+        { opKind: "tool.call", detail: `op ${i} started, no completion` },
+        { agentName, corr: { opId: `${agentName}-op-${i}`, sessionName: agentName } },
+      ),
     );
     const r = await ingestBatch(env.DB, asMessages(events));
     expect(r).toMatchObject({ stored: 100, deadLettered: 0 });
@@ -84,13 +96,20 @@ describe("ingest", () => {
   it("keeps invalid events in dead letters with a reason a person can read, and stores the valid ones", async () => {
     const agentName = `invalid-${crypto.randomUUID()}`;
     const good = makeEvent("session.status_running", { turnSeq: 1 }, { agentName });
-    const badPayload = { ...makeEvent("chat.recovery.exhausted", { attempt: 1, maxAttempts: 3, recoveryKind: "retry", reason: "x" }, { agentName }), payload: { attempt: "three" } };
+    const badPayload = {
+      ...makeEvent("chat.recovery.exhausted", { attempt: 1, maxAttempts: 3, recoveryKind: "retry", reason: "x" }, { agentName }),
+      payload: { attempt: "three" },
+    };
     const unknownType = { ...makeEvent("session.status_idle", {}, { agentName }), type: "session.status_confused" };
     const futureVersion = { ...makeEvent("session.status_idle", {}, { agentName }), v: 99 };
-    await env.TELEMETRY_QUEUE.sendBatch([good, badPayload, unknownType, futureVersion, "not json at all"].map((body) => ({ body, contentType: "json" as const })));
+    await env.TELEMETRY_QUEUE.sendBatch(
+      [good, badPayload, unknownType, futureVersion, "not json at all"].map((body) => ({ body, contentType: "json" as const })),
+    );
 
     const dead = await pollRows<{ reason: string; event_type: string | null; body: string }>(
-      "SELECT reason, event_type, body FROM dead_letters WHERE instr(body, ?) > 0 OR body = 'not json at all' ORDER BY reason", [agentName], (r) => r.length === 4,
+      "SELECT reason, event_type, body FROM dead_letters WHERE instr(body, ?) > 0 OR body = 'not json at all' ORDER BY reason",
+      [agentName],
+      (r) => r.length === 4,
     );
     const reasons = dead.map((d) => d.reason);
     expect(reasons.some((r) => r.includes("payload.attempt"))).toBe(true);

@@ -1,12 +1,12 @@
 import { env } from "cloudflare:workers";
+import { SCHEMA_VERSION, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
 import { isBadRequest } from "../../src/store/read-models/errors";
-import { getStoredRun, runEvents } from "../../src/store/read-models/runs";
 import { getIncident, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
+import { getStoredRun, runEvents } from "../../src/store/read-models/runs";
 import { getSession, listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
-import { SCHEMA_VERSION, type TelemetryEvent } from "@agent-oncall/telemetry";
-import { pollRows } from "../helpers";
 import { shuffled } from "../fixtures/seeded-random";
+import { pollRows } from "../helpers";
 import { ingest, rejection } from "../store/store-helpers";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { getText } from "../worker/routes/harness";
@@ -32,9 +32,23 @@ const idsOf = (victim: string) => ({
 });
 
 /** An event with a deterministic id (so scenarios compare equal once names are normalised). */
-function ev<T extends TelemetryEvent["type"]>(agentName: string, n: number, type: T, payload: Extract<TelemetryEvent, { type: T }>["payload"], corr: TelemetryEvent["corr"]): TelemetryEvent {
+function ev<T extends TelemetryEvent["type"]>(
+  agentName: string,
+  n: number,
+  type: T,
+  payload: Extract<TelemetryEvent, { type: T }>["payload"],
+  corr: TelemetryEvent["corr"],
+): TelemetryEvent {
   const time = T + n * 1000;
-  return { v: SCHEMA_VERSION, id: `${String(time).padStart(13, "0")}-${n}-${agentName}`, time, type, source: { agentClass: CLASS, agentName }, corr, payload } as TelemetryEvent;
+  return {
+    v: SCHEMA_VERSION,
+    id: `${String(time).padStart(13, "0")}-${n}-${agentName}`,
+    time,
+    type,
+    source: { agentClass: CLASS, agentName },
+    corr,
+    payload,
+  } as TelemetryEvent;
 }
 
 function victimEvents(victim: string): TelemetryEvent[] {
@@ -47,7 +61,13 @@ function victimEvents(victim: string): TelemetryEvent[] {
     ev(victim, 4, "chat.recovery.detected", { ...base, attempt: 1 }, { incidentId: id.chat }),
     ev(victim, 5, "session.status_rescheduled", { turnSeq: 1, recoveryCount: 1 }, { ...s, incidentId: id.turn }),
     ev(victim, 6, "op.ambiguous", { opKind: "payment.charge", detail: "charged once?" }, { ...s, opId: id.opId }),
-    ev(victim, 7, "backup.created", { handle: id.handle, tenant: "acme", environment: "prod", sessionName: id.session, expiresAt: T + 7 * 86_400_000, bytes: 10 }, s),
+    ev(
+      victim,
+      7,
+      "backup.created",
+      { handle: id.handle, tenant: "acme", environment: "prod", sessionName: id.session, expiresAt: T + 7 * 86_400_000, bytes: 10 },
+      s,
+    ),
     ev(victim, 8, "fiber.completed", { fiberName: "turn" }, { fiberId: id.fiberId }),
     ev(victim, 9, "session.status_idle", { turnSeq: 1 }, { ...s, incidentId: id.turn }),
   ];
@@ -72,7 +92,14 @@ function forgedEvents(victim: string, forger: string): TelemetryEvent[] {
 async function rowsOf(agentName: string): Promise<string> {
   const out: Record<string, unknown[]> = {};
   for (const table of ["agents", "runs", "incidents", "op_ambiguities", "workspace_backups", "sessions"]) {
-    const key = { agents: "agent_name", runs: "fiber_id", incidents: "incident_id", op_ambiguities: "op_id", workspace_backups: "handle", sessions: "session_name" }[table];
+    const key = {
+      agents: "agent_name",
+      runs: "fiber_id",
+      incidents: "incident_id",
+      op_ambiguities: "op_id",
+      workspace_backups: "handle",
+      sessions: "session_name",
+    }[table];
     out[table] = (await env.DB.prepare(`SELECT * FROM ${table} WHERE agent_class = ? AND agent_name = ? ORDER BY ${key}`).bind(CLASS, agentName).all()).results;
   }
   return JSON.stringify(out).replaceAll(agentName, "<victim>");
@@ -93,10 +120,13 @@ describe("a producer claiming another agent's ids", () => {
   const scenarios: [string, (v: TelemetryEvent[], f: TelemetryEvent[]) => TelemetryEvent[][]][] = [
     ["victim first, then the forger", (v, f) => [v, f]],
     ["forger first, then the victim", (v, f) => [f, v]],
-    ["mixed in random batches, with redelivery", (v, f) => {
-      const all = shuffled([...v, ...f, ...v.slice(0, 3), ...f.slice(2, 5)], 7);
-      return [all.slice(0, 5), all.slice(5, 11), all.slice(11), shuffled(f, 3)];
-    }],
+    [
+      "mixed in random batches, with redelivery",
+      (v, f) => {
+        const all = shuffled([...v, ...f, ...v.slice(0, 3), ...f.slice(2, 5)], 7);
+        return [all.slice(0, 5), all.slice(5, 11), all.slice(11), shuffled(f, 3)];
+      },
+    ],
   ];
 
   it.each(scenarios)("changes none of the victim's rows: %s", async (_label, order) => {
@@ -145,7 +175,12 @@ describe("a producer claiming another agent's ids", () => {
 
     // Lists show both rows, each with its own agent, and page through them exactly once.
     const listed = await listSessions(env.DB, {}, { limit: 200 });
-    expect(listed.items.filter((s) => s.sessionName === victim).map((s) => s.agentName).sort()).toEqual([victim, forger].sort());
+    expect(
+      listed.items
+        .filter((s) => s.sessionName === victim)
+        .map((s) => s.agentName)
+        .sort(),
+    ).toEqual([victim, forger].sort());
     let cursor: string | null = null;
     const seen: string[] = [];
     do {
@@ -183,7 +218,10 @@ describe("a producer claiming another agent's ids", () => {
     await pollRows("SELECT id FROM events WHERE agent_name = ?", [victim], (r) => r.length === v.length);
     const before = await rowsOf(victim);
     const f = forgedEvents(victim, forger).map((e) => ({ ...e, time: Date.now() - 30_000 + e.time - T }));
-    await env.TELEMETRY_QUEUE.sendBatch([{ body: JSON.stringify(f), contentType: "text" }, { body: JSON.stringify(f.slice(0, 2)), contentType: "text" }]);
+    await env.TELEMETRY_QUEUE.sendBatch([
+      { body: JSON.stringify(f), contentType: "text" },
+      { body: JSON.stringify(f.slice(0, 2)), contentType: "text" },
+    ]);
     await pollRows("SELECT id FROM events WHERE agent_name = ?", [forger], (r) => r.length === f.length);
     expect(await rowsOf(victim)).toEqual(before);
   });

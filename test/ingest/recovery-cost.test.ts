@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { ROLLUP_BUCKET_MS } from "../../worker/ingest/rows";
 import { makeEvent } from "../fixtures/events";
@@ -12,7 +12,11 @@ type Tokens = { respent_input_tokens: number; respent_output_tokens: number; sta
 const incident = (id: string) =>
   env.DB.prepare("SELECT respent_input_tokens, respent_output_tokens, status, attempts FROM incidents WHERE incident_id = ?").bind(id).first<Tokens>();
 const rollupAmount = async (from: number, to: number) =>
-  Number((await env.DB.prepare("SELECT COALESCE(SUM(amount), 0) AS a FROM event_rollups WHERE type = 'model.usage' AND bucket >= ? AND bucket <= ?").bind(from, to).first<{ a: number }>())!.a);
+  Number(
+    (await env.DB.prepare("SELECT COALESCE(SUM(amount), 0) AS a FROM event_rollups WHERE type = 'model.usage' AND bucket >= ? AND bucket <= ?")
+      .bind(from, to)
+      .first<{ a: number }>())!.a,
+  );
 
 /** A chat incident with two attempts, each re-spending tokens, and usage of an ordinary turn next to it. */
 function recoveryWithUsage(agentName: string) {
@@ -24,10 +28,22 @@ function recoveryWithUsage(agentName: string) {
     makeEvent("model.usage", { inputTokens: 900, outputTokens: 90 }, { agentName, corr: { requestId: `req-${agentName}` } }),
     makeEvent("chat.recovery.detected", { ...base, attempt: 1 }, { agentName, corr: inc }),
     makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, { agentName, corr: inc }),
-    makeEvent("model.usage", { inputTokens: 1000, outputTokens: 40, attempt: 1, model: "scripted-chat" }, { agentName, corr: { incidentId, requestId: "cont-1" } }),
+    makeEvent(
+      "model.usage",
+      { inputTokens: 1000, outputTokens: 40, attempt: 1, model: "scripted-chat" },
+      { agentName, corr: { incidentId, requestId: "cont-1" } },
+    ),
     makeEvent("chat.recovery.attempt", { ...base, attempt: 2 }, { agentName, corr: inc }),
-    makeEvent("model.usage", { inputTokens: 1100, outputTokens: 60, attempt: 2, model: "scripted-chat" }, { agentName, corr: { incidentId, requestId: "cont-2" } }),
-    makeEvent("model.usage", { inputTokens: 300, outputTokens: 5, attempt: 2, model: "scripted-chat" }, { agentName, corr: { incidentId, requestId: "cont-2" } }),
+    makeEvent(
+      "model.usage",
+      { inputTokens: 1100, outputTokens: 60, attempt: 2, model: "scripted-chat" },
+      { agentName, corr: { incidentId, requestId: "cont-2" } },
+    ),
+    makeEvent(
+      "model.usage",
+      { inputTokens: 300, outputTokens: 5, attempt: 2, model: "scripted-chat" },
+      { agentName, corr: { incidentId, requestId: "cont-2" } },
+    ),
     makeEvent("chat.recovery.completed", { ...base, attempt: 2 }, { agentName, corr: inc }),
     // A later, ordinary turn of the same agent.
     makeEvent("model.usage", { inputTokens: 700, outputTokens: 70 }, { agentName, corr: { requestId: `req2-${agentName}` } }),
@@ -56,11 +72,22 @@ describe("recovery cost: model.usage during a recovery attempt sums onto its inc
     const agentName = `cost-out-${crypto.randomUUID().slice(0, 8)}`;
     const { events } = recoveryWithUsage(agentName);
     await ingestBatch(env.DB, asMessages(events));
-    const rows = (await env.DB.prepare("SELECT incident_id, respent_input_tokens AS i, respent_output_tokens AS o FROM incidents WHERE agent_name = ?").bind(agentName).all()).results;
+    const rows = (
+      await env.DB.prepare("SELECT incident_id, respent_input_tokens AS i, respent_output_tokens AS o FROM incidents WHERE agent_name = ?")
+        .bind(agentName)
+        .all()
+    ).results;
     expect(rows).toEqual([{ incident_id: `req-${agentName}:msg-1`, i: 2400, o: 105 }]);
     // The ordinary turns' usage is stored, on no incident's timeline.
-    const free = (await env.DB.prepare("SELECT incident_id, timeline_id FROM events WHERE agent_name = ? AND type = 'model.usage' AND incident_id IS NULL").bind(agentName).all()).results;
-    expect(free).toEqual([{ incident_id: null, timeline_id: null }, { incident_id: null, timeline_id: null }]);
+    const free = (
+      await env.DB.prepare("SELECT incident_id, timeline_id FROM events WHERE agent_name = ? AND type = 'model.usage' AND incident_id IS NULL")
+        .bind(agentName)
+        .all()
+    ).results;
+    expect(free).toEqual([
+      { incident_id: null, timeline_id: null },
+      { incident_id: null, timeline_id: null },
+    ]);
   });
 
   it("gives the same sums whatever the batching and order, with a new event in a batch of old ones", async () => {

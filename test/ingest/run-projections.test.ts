@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
-import { getStoredRun, getIncident, incidentAttempts, listRuns, listIncidents, overviewCounts } from "../../src/store/read-models";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
+import { getIncident, getStoredRun, incidentAttempts, listIncidents, listRuns, overviewCounts } from "../../src/store/read-models";
 import { makeEvent } from "../fixtures/events";
 import { shuffled } from "../fixtures/seeded-random";
 import { ingest } from "../store/store-helpers";
@@ -31,8 +31,16 @@ function runEvents(a: string): TelemetryEvent[] {
     // A chat turn whose Task carrier was evicted: the carrier's task events make no run; its internal
     // fiber's stash and interruption (what the SDK hands the recovery hook) are the turn's.
     makeEvent("chat.turn.started", { trigger: "submit", admission: "queue" }, o(a, 10, { requestId: "req-1" })),
-    makeEvent("task.attempt.interrupted", { definition: "__cf_internal_chat_turn", attempt: 1, step: "model-turn", kind: "chat_turn" }, o(a, 20, { taskId: "chat_n1" })),
-    makeEvent("fiber.stashed", { fiberName: "__cf_internal_chat_turn:req-1", kind: "chat_turn", snapshot: { preview: '{"partial":"hal"}', bytes: 17, truncated: false } }, o(a, 20, turnFiber)),
+    makeEvent(
+      "task.attempt.interrupted",
+      { definition: "__cf_internal_chat_turn", attempt: 1, step: "model-turn", kind: "chat_turn" },
+      o(a, 20, { taskId: "chat_n1" }),
+    ),
+    makeEvent(
+      "fiber.stashed",
+      { fiberName: "__cf_internal_chat_turn:req-1", kind: "chat_turn", snapshot: { preview: '{"partial":"hal"}', bytes: 17, truncated: false } },
+      o(a, 20, turnFiber),
+    ),
     makeEvent("fiber.interrupted", { fiberName: "__cf_internal_chat_turn:req-1", kind: "chat_turn" }, o(a, 20, turnFiber)),
     // A turn that failed, one the SDK aborted.
     makeEvent("chat.turn.started", { trigger: "submit" }, o(a, 30, { requestId: "req-2" })),
@@ -43,18 +51,55 @@ function runEvents(a: string): TelemetryEvent[] {
     makeEvent("chat.turn.started", { trigger: "submission" }, o(a, 60, { requestId: "req-4" })),
     makeEvent("chat.recovery.scheduled", { ...chat(1), rootRequestId: "req-4" }, o(a, 61, { incidentId: "req-4:m", requestId: "req-4" })),
     makeEvent("chat.turn.finished", { trigger: "submission", status: "aborted", recovering: true }, o(a, 61, { requestId: "req-4" })),
-    makeEvent("task.waiting", { definition: "__cf_internal_chat_recovery", internal: true, rootRequestId: "req-4", reason: "sleep", wakeAt: T0 + 63 * S }, o(a, 62, { taskId: "task_rec", incidentId: "req-4:m" })),
-    makeEvent("chat.turn.started", { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", turnAttempt: 2 }, o(a, 63, { requestId: "req-4b" })),
-    makeEvent("fiber.interrupted", { fiberName: "__cf_internal_chat_turn:req-4b", kind: "chat_turn", rootRequestId: "req-4" }, o(a, 64, { fiberId: "chat_n4", requestId: "req-4b" })),
-    makeEvent("task.attempt.interrupted", { definition: "__cf_internal_chat_turn", attempt: 1, kind: "chat_turn", rootRequestId: "req-4" }, o(a, 64, { taskId: "chat_n4", requestId: "req-4b" })),
+    makeEvent(
+      "task.waiting",
+      { definition: "__cf_internal_chat_recovery", internal: true, rootRequestId: "req-4", reason: "sleep", wakeAt: T0 + 63 * S },
+      o(a, 62, { taskId: "task_rec", incidentId: "req-4:m" }),
+    ),
+    makeEvent(
+      "chat.turn.started",
+      { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", turnAttempt: 2 },
+      o(a, 63, { requestId: "req-4b" }),
+    ),
+    makeEvent(
+      "fiber.interrupted",
+      { fiberName: "__cf_internal_chat_turn:req-4b", kind: "chat_turn", rootRequestId: "req-4" },
+      o(a, 64, { fiberId: "chat_n4", requestId: "req-4b" }),
+    ),
+    makeEvent(
+      "task.attempt.interrupted",
+      { definition: "__cf_internal_chat_turn", attempt: 1, kind: "chat_turn", rootRequestId: "req-4" },
+      o(a, 64, { taskId: "chat_n4", requestId: "req-4b" }),
+    ),
     makeEvent("chat.recovery.scheduled", { ...chat(2), rootRequestId: "req-4" }, o(a, 65, { incidentId: "req-4:m", requestId: "req-4b" })),
-    makeEvent("chat.turn.started", { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", turnAttempt: 3 }, o(a, 66, { requestId: "req-4c" })),
-    makeEvent("chat.turn.finished", { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", status: "completed", durationMs: 900 }, o(a, 67, { requestId: "req-4c" })),
+    makeEvent(
+      "chat.turn.started",
+      { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", turnAttempt: 3 },
+      o(a, 66, { requestId: "req-4c" }),
+    ),
+    makeEvent(
+      "chat.turn.finished",
+      { trigger: "recovery-continue", continuation: true, rootRequestId: "req-4", status: "completed", durationMs: 900 },
+      o(a, 67, { requestId: "req-4c" }),
+    ),
     // A user turn the SDK gave up on inside a recovery turn: exhausted; the aborted recovery turn's finish is sealed.
     makeEvent("chat.turn.started", { trigger: "submission" }, o(a, 70, { requestId: "req-5" })),
     makeEvent("chat.turn.started", { trigger: "recovery-continue", rootRequestId: "req-5", turnAttempt: 2 }, o(a, 72, { requestId: "req-5b" })),
-    makeEvent("chat.recovery.exhausted", { ...chat(2), rootRequestId: "req-5", reason: "max_attempts_exceeded", terminalMessage: { preview: "Sorry, this reply could not be recovered.", bytes: 41, truncated: false } }, o(a, 74, { incidentId: "req-5:m", requestId: "req-5b" })),
-    makeEvent("chat.turn.finished", { trigger: "recovery-continue", rootRequestId: "req-5", status: "aborted", sealed: true }, o(a, 74, { requestId: "req-5b" })),
+    makeEvent(
+      "chat.recovery.exhausted",
+      {
+        ...chat(2),
+        rootRequestId: "req-5",
+        reason: "max_attempts_exceeded",
+        terminalMessage: { preview: "Sorry, this reply could not be recovered.", bytes: 41, truncated: false },
+      },
+      o(a, 74, { incidentId: "req-5:m", requestId: "req-5b" }),
+    ),
+    makeEvent(
+      "chat.turn.finished",
+      { trigger: "recovery-continue", rootRequestId: "req-5", status: "aborted", sealed: true },
+      o(a, 74, { requestId: "req-5b" }),
+    ),
     // An AIChatAgent turn: its carrier's acceptance is its start (no chat:turn events), onChatResponse its end.
     makeEvent("task.accepted", { definition: "__cf_internal_chat_turn", kind: "chat_turn" }, o(a, 80, { taskId: "chat_n6", requestId: "req-6" })),
     makeEvent("chat.turn.finished", { status: "completed" }, o(a, 81, { requestId: "req-6" })),
@@ -65,7 +110,11 @@ function runEvents(a: string): TelemetryEvent[] {
     makeEvent("run.force_idled", { kind: "managed_fiber", runId: "mf-1", reason: "stuck sync", stopped: true }, o(a, 51, { fiberId: "mf-1" })),
     // A task reconciliation found ended without a word, and one it found alive.
     makeEvent("task.attempt.started", { definition: "mail@v1", attempt: 1 }, o(a, 42, { taskId: "task_2" })),
-    makeEvent("run.reconciled", { kind: "task", runId: "task_2", finding: "ended_unreported", detail: "the agent no longer has this task run" }, o(a, 300, { taskId: "task_2" })),
+    makeEvent(
+      "run.reconciled",
+      { kind: "task", runId: "task_2", finding: "ended_unreported", detail: "the agent no longer has this task run" },
+      o(a, 300, { taskId: "task_2" }),
+    ),
     makeEvent("task.attempt.started", { definition: "mail@v1", attempt: 1 }, o(a, 43, { taskId: "task_3" })),
     makeEvent("run.reconciled", { kind: "task", runId: "task_3", finding: "confirmed_running" }, o(a, 301, { taskId: "task_3" })),
   ];
@@ -76,7 +125,9 @@ async function runRows(agentName: string): Promise<Row[]> {
   const r = await env.DB.prepare(
     `SELECT fiber_id, kind, name, definition, attempt, started_at, ended_at, outcome, error, reason, phase, wake_at, step, confirmed_at,
             snapshot_preview, first_seen, last_seen FROM runs WHERE agent_name = ? ORDER BY fiber_id`,
-  ).bind(agentName).all<Row>();
+  )
+    .bind(agentName)
+    .all<Row>();
   return r.results;
 }
 
@@ -94,17 +145,62 @@ describe("runs of every kind", () => {
     }
     const by = Object.fromEntries(reference!.map((r) => [r.fiber_id, r]));
     expect(Object.keys(by).sort()).toEqual(["f-1", "mf-1", "req-1", "req-2", "req-3", "req-4", "req-5", "req-6", "task_1", "task_2", "task_3"]);
-    expect(by["req-4"]).toMatchObject({ kind: "chat_turn", name: "chat turn (submission)", outcome: "completed", attempt: 3, started_at: T0 + 60 * S, ended_at: T0 + 67 * S, error: null, reason: null });
-    expect(by["req-5"]).toMatchObject({ kind: "chat_turn", outcome: "exhausted", attempt: 2, reason: "max_attempts_exceeded", error: "Sorry, this reply could not be recovered." });
+    expect(by["req-4"]).toMatchObject({
+      kind: "chat_turn",
+      name: "chat turn (submission)",
+      outcome: "completed",
+      attempt: 3,
+      started_at: T0 + 60 * S,
+      ended_at: T0 + 67 * S,
+      error: null,
+      reason: null,
+    });
+    expect(by["req-5"]).toMatchObject({
+      kind: "chat_turn",
+      outcome: "exhausted",
+      attempt: 2,
+      reason: "max_attempts_exceeded",
+      error: "Sorry, this reply could not be recovered.",
+    });
     expect(by["req-6"]).toMatchObject({ kind: "chat_turn", name: "chat turn", outcome: "completed", attempt: 1, started_at: T0 + 80 * S });
-    expect(by.task_1).toMatchObject({ kind: "task", definition: "etl@v1", attempt: 2, outcome: "completed", started_at: T0 + 2 * S, ended_at: T0 + 61 * S, phase: "waiting" });
-    expect(by["req-1"]).toMatchObject({ kind: "chat_turn", name: "chat turn (submit)", outcome: "interrupted", started_at: T0 + 10 * S, snapshot_preview: '{"partial":"hal"}' });
+    expect(by.task_1).toMatchObject({
+      kind: "task",
+      definition: "etl@v1",
+      attempt: 2,
+      outcome: "completed",
+      started_at: T0 + 2 * S,
+      ended_at: T0 + 61 * S,
+      phase: "waiting",
+    });
+    expect(by["req-1"]).toMatchObject({
+      kind: "chat_turn",
+      name: "chat turn (submit)",
+      outcome: "interrupted",
+      started_at: T0 + 10 * S,
+      snapshot_preview: '{"partial":"hal"}',
+    });
     expect(by["req-2"]).toMatchObject({ kind: "chat_turn", outcome: "failed", error: "model overloaded", reason: null, started_at: T0 + 30 * S });
     // Without its start event, the turn's duration says when it started; the SDK's word stays the reason.
-    expect(by["req-3"]).toMatchObject({ kind: "chat_turn", name: "chat turn (programmatic)", outcome: "cancelled", reason: "aborted", started_at: T0 + 33 * S - 500 });
-    expect(by["f-1"]).toMatchObject({ kind: "fiber", outcome: "force_idled", ended_at: T0 + 50 * S, reason: "stuck import (its in-memory work was not stopped)" });
+    expect(by["req-3"]).toMatchObject({
+      kind: "chat_turn",
+      name: "chat turn (programmatic)",
+      outcome: "cancelled",
+      reason: "aborted",
+      started_at: T0 + 33 * S - 500,
+    });
+    expect(by["f-1"]).toMatchObject({
+      kind: "fiber",
+      outcome: "force_idled",
+      ended_at: T0 + 50 * S,
+      reason: "stuck import (its in-memory work was not stopped)",
+    });
     expect(by["mf-1"]).toMatchObject({ kind: "managed_fiber", outcome: "force_idled", reason: "stuck sync" });
-    expect(by.task_2).toMatchObject({ outcome: "ended_unreported", reason: "the agent no longer has this task run", ended_at: T0 + 300 * S, last_seen: T0 + 42 * S });
+    expect(by.task_2).toMatchObject({
+      outcome: "ended_unreported",
+      reason: "the agent no longer has this task run",
+      ended_at: T0 + 300 * S,
+      last_seen: T0 + 42 * S,
+    });
     // Reconciliation never moves last_seen: "confirmed" is a confirmation newer than the run's last event.
     expect(by.task_3).toMatchObject({ outcome: null, confirmed_at: T0 + 301 * S, last_seen: T0 + 43 * S });
   });
@@ -142,7 +238,11 @@ describe("runs of every kind", () => {
     await ingest([later]);
     const now = (await overviewCounts(env.DB, Date.now())).runningByKind;
     expect(now.task).toEqual({ n: after.task.n, capped: false, confirmed: after.task.confirmed - 1 });
-    expect(await getStoredRun(env.DB, "task_3", { agentClass: "ProbeAgent", agentName: a })).toMatchObject({ status: "running", phase: "waiting", confirmed: false });
+    expect(await getStoredRun(env.DB, "task_3", { agentClass: "ProbeAgent", agentName: a })).toMatchObject({
+      status: "running",
+      phase: "waiting",
+      confirmed: false,
+    });
   });
 });
 
@@ -165,7 +265,11 @@ describe("incident statuses", () => {
       makeEvent("incident.force_idled", { reason: "customer asked to stop" }, o(a, 9, { incidentId: "idled" })),
       // Reconciliation: one found not recovering, one confirmed open.
       makeEvent("chat.recovery.scheduled", chat(3), o(a, 1, c("lost"))),
-      makeEvent("incident.reconciled", { finding: "not_recovering", detail: "the agent holds no recovery record for this turn" }, o(a, 200, { incidentId: "lost" })),
+      makeEvent(
+        "incident.reconciled",
+        { finding: "not_recovering", detail: "the agent holds no recovery record for this turn" },
+        o(a, 200, { incidentId: "lost" }),
+      ),
       makeEvent("chat.recovery.attempt", chat(1), o(a, 1, c("alive"))),
       makeEvent("incident.reconciled", { finding: "confirmed_open", detail: "recovery record says attempting" }, o(a, 201, { incidentId: "alive" })),
     ];
@@ -179,7 +283,11 @@ describe("incident statuses", () => {
       for (let i = 0; i < events.length; i += 3) await ingest(events.slice(i, i + 3));
       await ingest(events.slice(0, 5));
       const rows = (
-        await env.DB.prepare("SELECT incident_id, status, reason, closed_by, closed_by_reason, attempts, confirmed_at, last_seen FROM incidents WHERE agent_name = ? ORDER BY incident_id").bind(a).all()
+        await env.DB.prepare(
+          "SELECT incident_id, status, reason, closed_by, closed_by_reason, attempts, confirmed_at, last_seen FROM incidents WHERE agent_name = ? ORDER BY incident_id",
+        )
+          .bind(a)
+          .all()
       ).results;
       const shown = (await listIncidents(env.DB, { agentClass: "ProbeAgent", agentName: a }, { limit: 10 })).items.map((i) => [i.incidentId, i.status]).sort();
       if (reference === null) reference = { rows, shown };
@@ -188,17 +296,68 @@ describe("incident statuses", () => {
     // Stored: what the SDK said (status, reason), and beside it what closed it from outside (the overlay).
     // Actions and reconciliation observe: they never move last_seen.
     expect((reference as { rows: unknown }).rows).toEqual([
-      { incident_id: "alive", status: "open", reason: null, closed_by: null, closed_by_reason: null, attempts: 1, confirmed_at: T0 + 201 * S, last_seen: T0 + 1 * S },
-      { incident_id: "idled", status: "open", reason: null, closed_by: "force_idled", closed_by_reason: "customer asked to stop", attempts: 1, confirmed_at: null, last_seen: T0 + 1 * S },
-      { incident_id: "lost", status: "open", reason: null, closed_by: "ended_unreported", closed_by_reason: "the agent holds no recovery record for this turn", attempts: 3, confirmed_at: null, last_seen: T0 + 1 * S },
-      { incident_id: "sealed", status: "exhausted", reason: "max_attempts_exceeded", closed_by: null, closed_by_reason: null, attempts: 2, confirmed_at: null, last_seen: T0 + 5 * S },
-      { incident_id: "silent", status: "failed", reason: null, closed_by: null, closed_by_reason: null, attempts: 1, confirmed_at: null, last_seen: T0 + 3 * S },
+      {
+        incident_id: "alive",
+        status: "open",
+        reason: null,
+        closed_by: null,
+        closed_by_reason: null,
+        attempts: 1,
+        confirmed_at: T0 + 201 * S,
+        last_seen: T0 + 1 * S,
+      },
+      {
+        incident_id: "idled",
+        status: "open",
+        reason: null,
+        closed_by: "force_idled",
+        closed_by_reason: "customer asked to stop",
+        attempts: 1,
+        confirmed_at: null,
+        last_seen: T0 + 1 * S,
+      },
+      {
+        incident_id: "lost",
+        status: "open",
+        reason: null,
+        closed_by: "ended_unreported",
+        closed_by_reason: "the agent holds no recovery record for this turn",
+        attempts: 3,
+        confirmed_at: null,
+        last_seen: T0 + 1 * S,
+      },
+      {
+        incident_id: "sealed",
+        status: "exhausted",
+        reason: "max_attempts_exceeded",
+        closed_by: null,
+        closed_by_reason: null,
+        attempts: 2,
+        confirmed_at: null,
+        last_seen: T0 + 5 * S,
+      },
+      {
+        incident_id: "silent",
+        status: "failed",
+        reason: null,
+        closed_by: null,
+        closed_by_reason: null,
+        attempts: 1,
+        confirmed_at: null,
+        last_seen: T0 + 3 * S,
+      },
     ]);
     // Shown: the overlay applies over the SDK's open.
-    expect((reference as { shown: unknown }).shown).toEqual([["alive", "open"], ["idled", "force_idled"], ["lost", "ended_unreported"], ["sealed", "exhausted"], ["silent", "failed"]]);
+    expect((reference as { shown: unknown }).shown).toEqual([
+      ["alive", "open"],
+      ["idled", "force_idled"],
+      ["lost", "ended_unreported"],
+      ["sealed", "exhausted"],
+      ["silent", "failed"],
+    ]);
   });
 
-  it('keep a failure without a reason reason-less (the console labels it), and count attempts next to the SDK\'s counter', async () => {
+  it("keep a failure without a reason reason-less (the console labels it), and count attempts next to the SDK's counter", async () => {
     const a = "inc-label";
     await ingest(incidentEvents(a));
     const owner = { agentClass: "ProbeAgent", agentName: a };

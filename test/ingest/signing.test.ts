@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
+import { type QueueLike, signEventText, signingKey, Telemetry } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
-import { type QueueLike, Telemetry, signEventText, signingKey } from "@agent-oncall/telemetry";
 import { ingestBatch, ingestOptionsFromEnv } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
@@ -42,7 +42,9 @@ async function signedBodies(agentName: string, secret: string): Promise<{ bodies
 const signedMode = () => ingestOptionsFromEnv({ ...env, TELEMETRY_SIGNING_SECRET: SECRET });
 const asMessages = (bodies: unknown[]) => bodies.map((body) => ({ id: `m-${uid()}`, body }));
 const deadReasons = async (needle: string) =>
-  (await env.DB.prepare("SELECT reason FROM dead_letters WHERE instr(body, ?) > 0 ORDER BY reason").bind(needle).all<{ reason: string }>()).results.map((r) => r.reason);
+  (await env.DB.prepare("SELECT reason FROM dead_letters WHERE instr(body, ?) > 0 ORDER BY reason").bind(needle).all<{ reason: string }>()).results.map(
+    (r) => r.reason,
+  );
 
 describe("signed events", () => {
   it("the sender signs each event in the background; a console without the secret stores them as before", async () => {
@@ -88,7 +90,11 @@ describe("signed events", () => {
 
   it("signs the exact text that is sent: parse then stringify without `sig` gives it back", async () => {
     const key = await signingKey(SECRET);
-    const e = makeEvent("session.error", { error: "naïve “quotes” \u2028 and \ud800 lone surrogate", reason: "x" }, { agentName: `text-${uid()}`, corr: { sessionName: "s" } });
+    const e = makeEvent(
+      "session.error",
+      { error: "naïve “quotes” \u2028 and \ud800 lone surrogate", reason: "x" },
+      { agentName: `text-${uid()}`, corr: { sessionName: "s" } },
+    );
     const signed = await signEventText(JSON.stringify(e), key);
     expect(signed.startsWith(JSON.stringify(e).slice(0, -1))).toBe(true);
     const opts = await signedMode();

@@ -1,7 +1,7 @@
-import { eventSegments } from "../../src/store/schema";
-import { names } from "../../src/store/sql-names";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { eventSegments } from "../../src/store/schema";
+import { names } from "../../src/store/sql-names";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { demoMix, queueBatches } from "../fixtures/demo-mix";
 import { makeEvent } from "../fixtures/events";
@@ -77,10 +77,16 @@ describe("rows written per event on the demo mix", () => {
     // New: the row, its key, its entry in each of the 7 list indexes, and its open-runs entry.
     expect(await one(makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }))).toBe(10);
     // A stash moves last_seen and the snapshot: the row and its open-runs entry, no list index.
-    expect(await one(makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: "{}", bytes: 2, truncated: false } }, { agentName, corr, time: t + 1000 }))).toBe(2);
+    expect(
+      await one(makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: "{}", bytes: 2, truncated: false } }, { agentName, corr, time: t + 1000 })),
+    ).toBe(2);
     // The end moves the outcome: the indexes that hold it (outcome, kind + outcome), and it leaves the open-runs index.
     expect(await one(makeEvent("fiber.completed", { fiberName: "etl" }, { agentName, corr, time: t + 2000 }))).toBeLessThanOrEqual(6);
     // A late stash of the ended run: the row alone.
-    expect(await one(makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: "{\"late\":1}", bytes: 10, truncated: false } }, { agentName, corr, time: t + 3000 }))).toBe(1);
+    expect(
+      await one(
+        makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: '{"late":1}', bytes: 10, truncated: false } }, { agentName, corr, time: t + 3000 }),
+      ),
+    ).toBe(1);
   });
 });

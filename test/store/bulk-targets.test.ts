@@ -17,7 +17,15 @@ beforeAll(async () => {
   const stmts: D1PreparedStatement[] = [];
   for (let i = 0; i < 12; i++) {
     const name = `agent-${String(i).padStart(2, "0")}`;
-    stmts.push(env.DB.prepare("INSERT INTO agents (agent_class, agent_name, first_seen, last_seen, listed_at) VALUES (?, ?, ?, ?, ?)").bind(K, name, T0, T0 + i, T0 + i - ((T0 + i) % 60_000)));
+    stmts.push(
+      env.DB.prepare("INSERT INTO agents (agent_class, agent_name, first_seen, last_seen, listed_at) VALUES (?, ?, ?, ?, ?)").bind(
+        K,
+        name,
+        T0,
+        T0 + i,
+        T0 + i - ((T0 + i) % 60_000),
+      ),
+    );
     stmts.push(
       env.DB.prepare(
         `INSERT INTO incidents (incident_id, kind, agent_class, agent_name, status, status_at, status_event_id, attempts, reason, first_seen, last_seen)
@@ -26,7 +34,13 @@ beforeAll(async () => {
     );
     if (i < 4) {
       stmts.push(
-        env.DB.prepare(`INSERT INTO runs (fiber_id, agent_class, agent_name, name, first_seen, last_seen) VALUES (?, ?, ?, 'job', ?, ?)`).bind(`run-${i}`, K, name, T0, T0 + i),
+        env.DB.prepare(`INSERT INTO runs (fiber_id, agent_class, agent_name, name, first_seen, last_seen) VALUES (?, ?, ?, 'job', ?, ?)`).bind(
+          `run-${i}`,
+          K,
+          name,
+          T0,
+          T0 + i,
+        ),
       );
     }
     const status = i === 2 || i === 4 || i === 6 ? "running" : i === 8 ? "rescheduled" : i === 10 ? "idle" : null;

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
-import { agentsWithGaps, countAgentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
-import { isBadRequest } from "../../src/store/read-models/errors";
-import { overviewCounts } from "../../src/store/read-models/overview";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { beforeAll, describe, expect, it } from "vitest";
+import { isBadRequest } from "../../src/store/read-models/errors";
+import { agentsWithGaps, countAgentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
+import { overviewCounts } from "../../src/store/read-models/overview";
 import { makeEvent } from "../fixtures/events";
 import { ingest, rejection, walk } from "./store-helpers";
 
@@ -34,7 +34,14 @@ const AGENTS: { cls: string; name: string; seqs: number[]; at: number; missing: 
 
 beforeAll(async () => {
   for (const a of AGENTS) {
-    const events = a.seqs.length ? numbered(a.cls, a.name, a.seqs, a.at) : [{ ...makeEvent("session.status_idle", { turnSeq: 1 }, { agentName: a.name, time: T + a.at * 60_000 }), source: { agentClass: a.cls, agentName: a.name } }];
+    const events = a.seqs.length
+      ? numbered(a.cls, a.name, a.seqs, a.at)
+      : [
+          {
+            ...makeEvent("session.status_idle", { turnSeq: 1 }, { agentName: a.name, time: T + a.at * 60_000 }),
+            source: { agentClass: a.cls, agentName: a.name },
+          },
+        ];
     expect(await ingest(events)).toMatchObject({ deadLettered: 0 });
   }
   // g restarted: numbers 1, 2 again under new event ids (its storage was wiped), newer still.
@@ -43,14 +50,26 @@ beforeAll(async () => {
 
 describe("agentsWithGaps", () => {
   it("lists exactly the agents with events missing, most recently seen first, across pages", async () => {
-    const all = await walk((p) => agentsWithGaps(env.DB, { limit: p.limit, after: p.cursor }), 1, (a) => `${a.agentClass}/${a.agentName}`);
-    expect(all.map((a) => [a.agentName, a.missing])).toEqual([["f-gap", 1], ["c-gap", 3], ["a-old-gap", 1]]);
+    const all = await walk(
+      (p) => agentsWithGaps(env.DB, { limit: p.limit, after: p.cursor }),
+      1,
+      (a) => `${a.agentClass}/${a.agentName}`,
+    );
+    expect(all.map((a) => [a.agentName, a.missing])).toEqual([
+      ["f-gap", 1],
+      ["c-gap", 3],
+      ["a-old-gap", 1],
+    ]);
     expect(all[1]).toMatchObject({ agentClass: "ProbeAgent", agentName: "c-gap", seqMax: 5, seqSeen: 2 });
     for (const a of all) expect(eventGapOf(a).missing).toBe(a.missing);
   });
 
   it("narrows to one class", async () => {
-    const support = await walk((p) => agentsWithGaps(env.DB, { limit: p.limit, after: p.cursor, agentClass: "SupportAgent" }), 1, (a) => a.agentName);
+    const support = await walk(
+      (p) => agentsWithGaps(env.DB, { limit: p.limit, after: p.cursor, agentClass: "SupportAgent" }),
+      1,
+      (a) => a.agentName,
+    );
     expect(support.map((a) => a.agentName)).toEqual(["f-gap", "a-old-gap"]);
     expect((await agentsWithGaps(env.DB, { agentClass: "NoSuchAgent" })).items).toEqual([]);
   });

@@ -16,8 +16,18 @@ beforeAll(async () => {
   for (let i = 0; i < 60; i++) {
     const agentName = `ev-${i % 3}`;
     const time = T0 + Math.floor(i / 2) * S; // pairs share a time: ties are ordered by id
-    if (i % 3 === 0) events.push(makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { agentName, time, corr: { incidentId: `c-${i}` } }));
-    else if (i % 3 === 1) events.push(makeEvent("fiber.recovery.attempt", { fiberName: "etl" }, { agentName, time, corr: { fiberId: `f-${i}`, incidentId: `fiber:ProbeAgent/${agentName}/f-${i}` } }));
+    if (i % 3 === 0)
+      events.push(
+        makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { agentName, time, corr: { incidentId: `c-${i}` } }),
+      );
+    else if (i % 3 === 1)
+      events.push(
+        makeEvent(
+          "fiber.recovery.attempt",
+          { fiberName: "etl" },
+          { agentName, time, corr: { fiberId: `f-${i}`, incidentId: `fiber:ProbeAgent/${agentName}/f-${i}` } },
+        ),
+      );
     else events.push(makeEvent("chat.context.compacted", { mode: "proactive", shortened: true }, { agentName, time }));
   }
   events.push(makeEvent("model.usage", { inputTokens: 10, outputTokens: 2 }, { agentName: "ev-0", time: T0, corr: { incidentId: "c-0" } }));
@@ -40,21 +50,38 @@ describe("listEvents", () => {
     const since = T0 + 5 * S;
     const until = T0 + 24 * S;
     for (const t of [[types[0]], [types[0], types[1]], [...types]]) {
-      const got = await walk((p) => listEvents(env.DB, { type: t.join(","), since, until }, p), 4, (e: EventRow) => e.id);
-      expect(got.map((e) => e.id), t.join(",")).toEqual(await expected(t, since, until));
+      const got = await walk(
+        (p) => listEvents(env.DB, { type: t.join(","), since, until }, p),
+        4,
+        (e: EventRow) => e.id,
+      );
+      expect(
+        got.map((e) => e.id),
+        t.join(","),
+      ).toEqual(await expected(t, since, until));
       expect(got.length).toBeGreaterThan(0);
     }
   });
 
   it("filters by agent (class and name together) and by whether the event carried an incident", async () => {
-    const got = await walk((p) => listEvents(env.DB, { type: types.join(","), agentClass: "ProbeAgent", agentName: "ev-1", since: T0, until: T0 + 60 * S }, p), 5, (e: EventRow) => e.id);
+    const got = await walk(
+      (p) => listEvents(env.DB, { type: types.join(","), agentClass: "ProbeAgent", agentName: "ev-1", since: T0, until: T0 + 60 * S }, p),
+      5,
+      (e: EventRow) => e.id,
+    );
     expect(got.map((e) => e.id)).toEqual(await expected(types, T0, T0 + 60 * S, "ev-1"));
     const usage = await listEvents(env.DB, { type: "model.usage", withIncident: "true" });
     expect(usage.items.map((e) => (e.payload as { inputTokens: number }).inputTokens)).toEqual([10]);
   });
 
   it("refuses what it cannot serve with a sentence", async () => {
-    for (const bad of [{}, { type: "nope" }, { type: "op.ambiguous", agentClass: "ProbeAgent" }, { type: "model.usage,op.ambiguous", withIncident: "true" }, { type: "op.ambiguous", since: T0 + S, until: T0 }]) {
+    for (const bad of [
+      {},
+      { type: "nope" },
+      { type: "op.ambiguous", agentClass: "ProbeAgent" },
+      { type: "model.usage,op.ambiguous", withIncident: "true" },
+      { type: "op.ambiguous", since: T0 + S, until: T0 },
+    ]) {
       const e = await rejection(listEvents(env.DB, bad));
       expect(e, JSON.stringify(bad)).toBeInstanceOf(BadRequest);
     }

@@ -17,7 +17,9 @@ const NOW = Date.now();
 
 async function agentWithGap(name: string, opts: { missing: number; lastSeen: number }) {
   await ingest([makeEvent("fiber.started", { fiberName: "etl" }, { agentName: name, corr: { fiberId: `f-${name}` }, time: opts.lastSeen })]);
-  await env.DB.prepare("UPDATE agents SET seq_seen = 10, seq_max = ? WHERE agent_name = ?").bind(10 + opts.missing, name).run();
+  await env.DB.prepare("UPDATE agents SET seq_seen = 10, seq_max = ? WHERE agent_name = ?")
+    .bind(10 + opts.missing, name)
+    .run();
 }
 
 describe("agents with a sequence gap", () => {
@@ -43,7 +45,9 @@ describe("agents with a sequence gap", () => {
     // Two minutes earlier: agents are ordered by activity to the minute (listed_at).
     await agentWithGap(`${p}-quiet`, { missing: 3, lastSeen: t - 120_000 });
     for (let i = 0; i < 3; i++) await agentWithGap(`${p}-busy-${i}`, { missing: 0, lastSeen: t + i });
-    const all = await env.DB.prepare("SELECT COUNT(*) AS n FROM agents WHERE last_seen > ?").bind(t - 1).first<{ n: number }>();
+    const all = await env.DB.prepare("SELECT COUNT(*) AS n FROM agents WHERE last_seen > ?")
+      .bind(t - 1)
+      .first<{ n: number }>();
     // The three most recently active have no gap: a scan of that many finds none, one more finds the quiet one.
     const scan = all!.n;
     expect((await gapAgentsDueForReconcile(env.DB, NOW, 10, scan)).some((a) => a.agentName === `${p}-quiet`)).toBe(false);

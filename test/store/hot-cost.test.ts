@@ -10,7 +10,9 @@ describe("the hot store's cost per event", () => {
   it("prints rows written and bytes per event on a demo-like mix (8 agents, 6 events per message, ~48 per batch)", async () => {
     const prefix = `cost-${hex(3)}`;
     const m = await measureIngest(env.DB, { agents: 8, batches: 60, perMessage: 6, prefix });
-    const seg = (await env.DB.prepare("SELECT COUNT(*) AS segments, SUM(n) AS events FROM event_segments WHERE agent_name LIKE ?").bind(`${prefix}-%`).first<{ segments: number; events: number }>())!;
+    const seg = (await env.DB.prepare("SELECT COUNT(*) AS segments, SUM(n) AS events FROM event_segments WHERE agent_name LIKE ?")
+      .bind(`${prefix}-%`)
+      .first<{ segments: number; events: number }>())!;
     console.log(
       `[hot-cost] ${m.events} events: ${m.rowsWrittenPerEvent.toFixed(2)} D1 rows written/event, ${m.rowsReadPerEvent.toFixed(2)} rows read/event, ${Math.round(m.bytesPerEvent)} bytes/event; ` +
         `timeline: ${seg.segments} segments = ${((3 * seg.segments) / m.events).toFixed(2)} rows written/event (row + primary key + time index)`,
@@ -27,7 +29,9 @@ describe("the hot store's cost per event", () => {
     const one = await measureIngest(env.DB, { agents: 1, batches: 1, perMessage: 1, prefix: `${prefix}-b` });
     // 40 events and 1 event: the same segment cost; the difference is in the projections they move.
     expect(first.events).toBe(40);
-    const n = (await env.DB.prepare("SELECT COUNT(*) AS n FROM event_segments WHERE agent_name IN (?, ?)").bind(`${prefix}-0`, `${prefix}-b-0`).first<{ n: number }>())!.n;
+    const n = (await env.DB.prepare("SELECT COUNT(*) AS n FROM event_segments WHERE agent_name IN (?, ?)")
+      .bind(`${prefix}-0`, `${prefix}-b-0`)
+      .first<{ n: number }>())!.n;
     expect(n).toBe(2);
     expect(one.events).toBe(1);
   });

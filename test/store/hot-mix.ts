@@ -1,5 +1,5 @@
-import { expect } from "vitest";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { expect } from "vitest";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
 
@@ -21,15 +21,27 @@ function agentEvents(agentName: string, seq: number, k: number, time: number): T
     const at = { agentName, time: time + i };
     const r = n % 11;
     const e =
-      r === 0 ? makeEvent("fiber.started", { fiberName: "etl" }, { ...at, corr: { fiberId, traceId, spanId: hex(8) } })
-      : r <= 3 ? makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: `{"step":${n}}`, bytes: 12, truncated: false } }, { ...at, corr: { fiberId } })
-      : r === 4 ? makeEvent("model.usage", { inputTokens: 120, outputTokens: 40, model: "m", turnSeq: n }, { ...at, corr: { sessionName } })
-      : r === 5 ? makeEvent("op.started", { opKind: "charge", turnSeq: n }, { ...at, corr: { sessionName, opId: `op-${n}` } })
-      : r === 6 ? makeEvent("op.completed", { opKind: "charge", turnSeq: n }, { ...at, corr: { sessionName, opId: `op-${n - 1}` } })
-      : r === 7 ? makeEvent("session.status_running", { turnSeq: n }, { ...at, corr: { sessionName, requestId: `req-${n}` } })
-      : r === 8 ? makeEvent("session.status_idle", { turnSeq: n - 1 }, { ...at, corr: { sessionName, requestId: `req-${n - 1}` } })
-      : r === 9 ? makeEvent("fiber.completed", { fiberName: "etl" }, { ...at, corr: { fiberId } })
-      : makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: `{"step":${n},"done":true}`, bytes: 24, truncated: false } }, { ...at, corr: { fiberId } });
+      r === 0
+        ? makeEvent("fiber.started", { fiberName: "etl" }, { ...at, corr: { fiberId, traceId, spanId: hex(8) } })
+        : r <= 3
+          ? makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: `{"step":${n}}`, bytes: 12, truncated: false } }, { ...at, corr: { fiberId } })
+          : r === 4
+            ? makeEvent("model.usage", { inputTokens: 120, outputTokens: 40, model: "m", turnSeq: n }, { ...at, corr: { sessionName } })
+            : r === 5
+              ? makeEvent("op.started", { opKind: "charge", turnSeq: n }, { ...at, corr: { sessionName, opId: `op-${n}` } })
+              : r === 6
+                ? makeEvent("op.completed", { opKind: "charge", turnSeq: n }, { ...at, corr: { sessionName, opId: `op-${n - 1}` } })
+                : r === 7
+                  ? makeEvent("session.status_running", { turnSeq: n }, { ...at, corr: { sessionName, requestId: `req-${n}` } })
+                  : r === 8
+                    ? makeEvent("session.status_idle", { turnSeq: n - 1 }, { ...at, corr: { sessionName, requestId: `req-${n - 1}` } })
+                    : r === 9
+                      ? makeEvent("fiber.completed", { fiberName: "etl" }, { ...at, corr: { fiberId } })
+                      : makeEvent(
+                          "fiber.stashed",
+                          { fiberName: "etl", snapshot: { preview: `{"step":${n},"done":true}`, bytes: 24, truncated: false } },
+                          { ...at, corr: { fiberId } },
+                        );
     out.push({ ...e, seq: n });
   }
   return out;
@@ -42,7 +54,9 @@ function agentEvents(agentName: string, seq: number, k: number, time: number): T
 export async function measureIngest(db: D1Database, opts: { agents: number; batches: number; perMessage: number; prefix: string }) {
   const size = async () => Number((await db.prepare("SELECT 1").run()).meta.size_after ?? 0);
   const before = await size();
-  let events = 0, rowsWritten = 0, rowsRead = 0;
+  let events = 0,
+    rowsWritten = 0,
+    rowsRead = 0;
   const seqs = new Map<string, number>();
   const start = Date.now() - 3_600_000;
   for (let b = 0; b < opts.batches; b++) {
@@ -63,4 +77,3 @@ export async function measureIngest(db: D1Database, opts: { agents: number; batc
   const bytes = (await size()) - before;
   return { events, rowsWrittenPerEvent: rowsWritten / events, rowsReadPerEvent: rowsRead / events, bytesPerEvent: bytes / events };
 }
-

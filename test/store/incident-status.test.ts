@@ -1,7 +1,15 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
-  INCIDENT_STATUSES, bulkTargets, countIncidents, groupIncidents, listIncidents, listStuck, openWorkOf, search, staleAgents,
+  bulkTargets,
+  countIncidents,
+  groupIncidents,
+  INCIDENT_STATUSES,
+  listIncidents,
+  listStuck,
+  openWorkOf,
+  search,
+  staleAgents,
 } from "../../src/store/read-models";
 import { runRetention } from "../../src/store/retention";
 import { incidentScenarios } from "../fixtures/incident-scenarios";
@@ -16,7 +24,11 @@ const owner = { agentClass: "ProbeAgent", agentName };
 // An hour ago: inside every window, old enough for stuck detection's 15 minutes.
 const T0 = Date.now() - 3_600_000;
 const scenarios = incidentScenarios(agentName, T0);
-const idsWith = (pred: (s: (typeof scenarios)[number]) => boolean) => scenarios.filter(pred).map((s) => s.incidentId).sort();
+const idsWith = (pred: (s: (typeof scenarios)[number]) => boolean) =>
+  scenarios
+    .filter(pred)
+    .map((s) => s.incidentId)
+    .sort();
 
 beforeAll(async () => {
   await ingest(scenarios.flatMap((s) => s.events));
@@ -27,11 +39,24 @@ describe("status filters list exactly the incidents showing that status", () => 
     it(`status=${status}, over the status index and over the agent's index, and its count`, async () => {
       const expected = idsWith((s) => s.expected.status === status);
       // Over incidents_status (the whole store: other files' agents are not in this file's D1).
-      const all = await walk((p) => listIncidents(env.DB, { status }, p), 2, (i) => `${i.incidentId}/${i.agentName}`);
-      expect(all.filter((i) => i.agentName === agentName).map((i) => i.incidentId).sort()).toEqual(expected);
+      const all = await walk(
+        (p) => listIncidents(env.DB, { status }, p),
+        2,
+        (i) => `${i.incidentId}/${i.agentName}`,
+      );
+      expect(
+        all
+          .filter((i) => i.agentName === agentName)
+          .map((i) => i.incidentId)
+          .sort(),
+      ).toEqual(expected);
       for (const i of all) expect(i.status).toBe(status);
       // Over incidents_agent, the status tested per row.
-      const mine = await walk((p) => listIncidents(env.DB, { ...owner, status }, p), 2, (i) => i.incidentId);
+      const mine = await walk(
+        (p) => listIncidents(env.DB, { ...owner, status }, p),
+        2,
+        (i) => i.incidentId,
+      );
       expect(mine.map((i) => i.incidentId).sort()).toEqual(expected);
       expect(await countIncidents(env.DB, { ...owner, status })).toMatchObject({ n: expected.length, capped: false });
     });
@@ -52,7 +77,11 @@ describe("status filters list exactly the incidents showing that status", () => 
   });
 
   it("noReason=true lists those without a reason, exactly the '' group", async () => {
-    const none = await walk((p) => listIncidents(env.DB, { ...owner, noReason: "true" }, p), 3, (i) => i.incidentId);
+    const none = await walk(
+      (p) => listIncidents(env.DB, { ...owner, noReason: "true" }, p),
+      3,
+      (i) => i.incidentId,
+    );
     expect(none.map((i) => i.incidentId).sort()).toEqual(idsWith((s) => s.expected.reason === null));
     const group = (await groupIncidents(env.DB, owner, "reason")).groups.find((g) => g.key === "");
     expect(group?.n).toBe(none.length);
@@ -105,7 +134,8 @@ describe("other readers of incident status", () => {
     const s = incidentScenarios(name, old).filter((x) => ["open-then-idled", "idled-then-resumed", "exhausted-then-idled"].includes(x.incidentId));
     await ingest(s.flatMap((x) => x.events));
     await runRetention(env.DB, { maxAgeDays: 30 });
-    const left = (await env.DB.prepare("SELECT incident_id FROM incidents WHERE agent_name = ? ORDER BY incident_id").bind(name).all<{ incident_id: string }>()).results;
+    const left = (await env.DB.prepare("SELECT incident_id FROM incidents WHERE agent_name = ? ORDER BY incident_id").bind(name).all<{ incident_id: string }>())
+      .results;
     expect(left.map((r) => r.incident_id)).toEqual(["idled-then-resumed"]);
   });
 });

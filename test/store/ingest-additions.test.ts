@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import { runRetention } from "../../src/store/retention";
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { shuffled } from "../fixtures/seeded-random";
 import { ingest } from "./store-helpers";
@@ -46,11 +46,17 @@ describe("sessions projection", () => {
     const s = "sess-basic";
     await ingest(sessionLife(s));
     expect(await sessionRow(s)).toEqual({
-      session_name: s, agent_class: "ProbeAgent", agent_name: s,
-      first_seen: T0 + MIN, last_seen: T0 + 8 * MIN,
-      last_event_type: "backup.created", last_event_at: T0 + 8 * MIN,
-      status: "running", status_at: T0 + 7 * MIN,
-      recovery_count: 2, last_turn_seq: 2,
+      session_name: s,
+      agent_class: "ProbeAgent",
+      agent_name: s,
+      first_seen: T0 + MIN,
+      last_seen: T0 + 8 * MIN,
+      last_event_type: "backup.created",
+      last_event_at: T0 + 8 * MIN,
+      status: "running",
+      status_at: T0 + 7 * MIN,
+      recovery_count: 2,
+      last_turn_seq: 2,
     });
   });
 
@@ -92,10 +98,18 @@ describe("sessions projection", () => {
       expect(await sessionRow(s)).toMatchObject({ status: "error", last_event_type: "session.error" });
     }
     // A later non-status event moves the last event but not the status; an op-only session has no status yet.
-    await ingest([makeEvent("op.started", { opKind: "x" }, { agentName: "sess-map-idle", time: T0 + MIN, corr: { sessionName: "sess-map-idle", opId: "o-1" } })]);
+    await ingest([
+      makeEvent("op.started", { opKind: "x" }, { agentName: "sess-map-idle", time: T0 + MIN, corr: { sessionName: "sess-map-idle", opId: "o-1" } }),
+    ]);
     expect(await sessionRow("sess-map-idle")).toMatchObject({ status: "idle", last_event_type: "op.started", last_event_at: T0 + MIN, recovery_count: 0 });
     await ingest([makeEvent("op.started", { opKind: "x" }, { agentName: "op-only", time: T0, corr: { sessionName: "sess-op-only", opId: "o-2" } })]);
-    expect(await sessionRow("sess-op-only")).toMatchObject({ status: null, status_at: null, last_event_type: "op.started", recovery_count: 0, last_turn_seq: null });
+    expect(await sessionRow("sess-op-only")).toMatchObject({
+      status: null,
+      status_at: null,
+      last_event_type: "op.started",
+      recovery_count: 0,
+      last_turn_seq: null,
+    });
   });
 
   it("ignores events without a session name and non-session events", async () => {
@@ -150,10 +164,15 @@ describe("event_rollups", () => {
     const old = batch()[0]!; // stored first, so it is "already seen" in the mixed batch below
     await ingest([old]);
     const before = await inDay();
-    const fresh = makeEvent("chat.recovery.exhausted", { maxAttempts: 3, recoveryKind: "retry", attempt: 3, reason: "stable_timeout" }, { agentName: "rollup", time: B + 7 * MIN });
+    const fresh = makeEvent(
+      "chat.recovery.exhausted",
+      { maxAttempts: 3, recoveryKind: "retry", attempt: 3, reason: "stable_timeout" },
+      { agentName: "rollup", time: B + 7 * MIN },
+    );
     await ingest([fresh, fresh, old, old, fresh]);
     const after = await inDay();
-    const n = (rows: typeof after, dim: string, bucket: number) => rows.find((r) => r.dim === dim && r.bucket === bucket && r.type === "chat.recovery.exhausted")?.n ?? 0;
+    const n = (rows: typeof after, dim: string, bucket: number) =>
+      rows.find((r) => r.dim === dim && r.bucket === bucket && r.type === "chat.recovery.exhausted")?.n ?? 0;
     expect(n(after, "stable_timeout", B + 5 * MIN)).toBe(n(before, "stable_timeout", B + 5 * MIN) + 1);
     expect(n(after, "no_progress_timeout", B)).toBe(n(before, "no_progress_timeout", B));
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE id = ?").bind(fresh.id).first<{ n: number }>()).toEqual({ n: 1 });
@@ -175,7 +194,9 @@ describe("event_rollups", () => {
 
   it("ages out with retention", async () => {
     const old = T0 - 40 * 86_400_000;
-    await ingest([makeEvent("op.ambiguous", { opKind: "x", detail: "old" }, { agentName: "old", time: old, corr: { opId: "op-old", sessionName: "sess-old" } })]);
+    await ingest([
+      makeEvent("op.ambiguous", { opKind: "x", detail: "old" }, { agentName: "old", time: old, corr: { opId: "op-old", sessionName: "sess-old" } }),
+    ]);
     expect((await rollups()).some((r) => r.bucket <= old)).toBe(true);
     const r = await runRetention(env.DB, { maxAgeDays: 30, now: T0 });
     expect(r.deleted.event_rollups).toBeGreaterThan(0);

@@ -1,17 +1,17 @@
 import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
 import { writeAudit } from "../../src/store/audit";
 import { findAgent, listAgents } from "../../src/store/read-models/agents";
 import { listAudit } from "../../src/store/read-models/audit";
 import { listBackups } from "../../src/store/read-models/backups";
 import { BadRequest, isBadRequest } from "../../src/store/read-models/errors";
-import { runEvents, getStoredRun, listRuns } from "../../src/store/read-models/runs";
 import { getIncident, groupIncidents, incidentFilters, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
 import { listAmbiguousOps } from "../../src/store/read-models/ops";
 import { eventSeries, overviewCounts, topReasons } from "../../src/store/read-models/overview";
 import { encodeCursor, type Page, type PageOptions } from "../../src/store/read-models/paging";
+import { getStoredRun, listRuns, runEvents } from "../../src/store/read-models/runs";
 import { getSession, listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { desc, ingest, ingestIn, rejection, walk } from "./store-helpers";
 
@@ -44,26 +44,35 @@ function incidentEvents(): TelemetryEvent[] {
       const corr = { incidentId: `chat-${i}`, requestId: `req-${i}` };
       const status = i % 5;
       e =
-        status === 0 ? makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, o(corr))
-        : status === 1 ? makeEvent("chat.recovery.completed", { ...base, attempt: 2 }, o(corr))
-        : status === 2 ? makeEvent("chat.recovery.exhausted", { ...base, attempt: 3, reason }, o(corr))
-        : status === 3 ? makeEvent("chat.recovery.failed", { ...base, attempt: 1, reason }, o(corr))
-        : makeEvent("chat.recovery.skipped", { ...base, attempt: 1, reason }, o(corr));
+        status === 0
+          ? makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, o(corr))
+          : status === 1
+            ? makeEvent("chat.recovery.completed", { ...base, attempt: 2 }, o(corr))
+            : status === 2
+              ? makeEvent("chat.recovery.exhausted", { ...base, attempt: 3, reason }, o(corr))
+              : status === 3
+                ? makeEvent("chat.recovery.failed", { ...base, attempt: 1, reason }, o(corr))
+                : makeEvent("chat.recovery.skipped", { ...base, attempt: 1, reason }, o(corr));
     } else if (kind === "fiber") {
       const corr = { fiberId: `fi-${i}`, incidentId: `fiber:${cls}/${name}/fi-${i}` };
       const status = i % 4;
       e =
-        status === 0 ? makeEvent("fiber.recovery.attempt", { fiberName: "etl" }, o(corr))
-        : status === 1 ? makeEvent("fiber.recovery.handled", { fiberName: "etl" }, o(corr))
-        : status === 2 ? makeEvent("fiber.recovery.failed", { fiberName: "etl", error: "boom", reason }, o(corr))
-        : makeEvent("fiber.recovery.skipped", { fiberName: "etl", reason }, o(corr));
+        status === 0
+          ? makeEvent("fiber.recovery.attempt", { fiberName: "etl" }, o(corr))
+          : status === 1
+            ? makeEvent("fiber.recovery.handled", { fiberName: "etl" }, o(corr))
+            : status === 2
+              ? makeEvent("fiber.recovery.failed", { fiberName: "etl", error: "boom", reason }, o(corr))
+              : makeEvent("fiber.recovery.skipped", { fiberName: "etl", reason }, o(corr));
     } else {
       const corr = { sessionName: `turn-sess-${i}`, incidentId: `turn:${cls}/${name}/${i}` };
       const status = i % 3;
       e =
-        status === 0 ? makeEvent("session.status_rescheduled", { turnSeq: i, recoveryCount: 1 }, o(corr))
-        : status === 1 ? makeEvent("session.status_idle", { turnSeq: i }, o(corr))
-        : makeEvent("session.error", { turnSeq: i, error: "gave up" }, o(corr));
+        status === 0
+          ? makeEvent("session.status_rescheduled", { turnSeq: i, recoveryCount: 1 }, o(corr))
+          : status === 1
+            ? makeEvent("session.status_idle", { turnSeq: i }, o(corr))
+            : makeEvent("session.error", { turnSeq: i, error: "gave up" }, o(corr));
     }
     out.push(from(e, cls, name));
   }
@@ -83,7 +92,8 @@ function fiberEventsSeed(): TelemetryEvent[] {
     if (end === 1) out.push(from(makeEvent("fiber.completed", { fiberName: `job-${i}` }, t2), cls, name));
     if (end === 2) out.push(from(makeEvent("fiber.failed", { fiberName: `job-${i}`, error: "x" }, t2), cls, name));
     if (end === 3) out.push(from(makeEvent("fiber.interrupted", { fiberName: `job-${i}` }, t2), cls, name));
-    if (end === 4) out.push(from(makeEvent("fiber.stashed", { fiberName: `job-${i}`, snapshot: { preview: `{"i":${i}}`, bytes: 7, truncated: false } }, t2), cls, name));
+    if (end === 4)
+      out.push(from(makeEvent("fiber.stashed", { fiberName: `job-${i}`, snapshot: { preview: `{"i":${i}}`, bytes: 7, truncated: false } }, t2), cls, name));
   }
   return out;
 }
@@ -101,7 +111,11 @@ function sessionEventsSeed(): TelemetryEvent[] {
 function backupEventsSeed(): TelemetryEvent[] {
   return Array.from({ length: 30 }, (_, i) => {
     const scope = { handle: `h-${String(i).padStart(2, "0")}`, tenant: `t${i % 3}`, environment: `e${i % 2}`, sessionName: `bs-${i % 5}` };
-    return makeEvent("backup.created", { ...scope, expiresAt: NOW + (i - 15) * MIN, bytes: 100 + i }, { agentName: scope.sessionName, time: T0 + i * MIN + 20_000, corr: { sessionName: scope.sessionName } });
+    return makeEvent(
+      "backup.created",
+      { ...scope, expiresAt: NOW + (i - 15) * MIN, bytes: 100 + i },
+      { agentName: scope.sessionName, time: T0 + i * MIN + 20_000, corr: { sessionName: scope.sessionName } },
+    );
   });
 }
 
@@ -110,7 +124,10 @@ function opEventsSeed(): TelemetryEvent[] {
   for (let i = 0; i < 30; i++) {
     const corr = { opId: `op-${i}`, sessionName: `os-${i % 3}` };
     out.push(makeEvent("op.ambiguous", { opKind: "tool.charge", detail: `op ${i}` }, { agentName: `os-${i % 3}`, time: T0 + i * MIN + 25_000, corr }));
-    if (i % 3 === 0) out.push(makeEvent("op.resolved", { opKind: "tool.charge", resolution: "verified_ran" }, { agentName: `os-${i % 3}`, time: T0 + i * MIN + 26_000, corr }));
+    if (i % 3 === 0)
+      out.push(
+        makeEvent("op.resolved", { opKind: "tool.charge", resolution: "verified_ran" }, { agentName: `os-${i % 3}`, time: T0 + i * MIN + 26_000, corr }),
+      );
   }
   return out;
 }
@@ -123,9 +140,18 @@ beforeAll(async () => {
   await ingestIn([...incidentEvents(), ...fiberEventsSeed(), ...sessionEventsSeed(), ...backupEventsSeed(), ...opEventsSeed()], 40);
   for (let i = 0; i < 30; i++) {
     await writeAudit(env.DB, {
-      id: `audit-${String(i).padStart(2, "0")}`, time: T0 + Math.floor(i / 2) * MIN, actor: `op${i % 3}@example.com`, role: "operator",
-      action: i % 2 ? "force_idle" : "trigger_alarm", targetClass: CLASSES[i % 2]!, targetName: NAMES[i % 4]!, reason: "testing",
-      before: { status: "running" }, after: i % 4 ? { status: "idle" } : null, result: (["ok", "noop", "error", "denied", "invalid"] as const)[i % 5]!, error: null,
+      id: `audit-${String(i).padStart(2, "0")}`,
+      time: T0 + Math.floor(i / 2) * MIN,
+      actor: `op${i % 3}@example.com`,
+      role: "operator",
+      action: i % 2 ? "force_idle" : "trigger_alarm",
+      targetClass: CLASSES[i % 2]!,
+      targetName: NAMES[i % 4]!,
+      reason: "testing",
+      before: { status: "running" },
+      after: i % 4 ? { status: "idle" } : null,
+      result: (["ok", "noop", "error", "denied", "invalid"] as const)[i % 5]!,
+      error: null,
     });
   }
 });
@@ -147,15 +173,27 @@ describe("listIncidents", () => {
     ["until (ms string)", { until: String(T0 + 20 * MIN) }, (i) => i.first_seen <= T0 + 20 * MIN],
     ["since + until", { since: T0 + 10 * MIN, until: T0 + 40 * MIN }, (i) => i.first_seen >= T0 + 10 * MIN && i.first_seen <= T0 + 40 * MIN],
     ["status + kind (two indexes)", { status: "failed", kind: "fiber" }, (i) => i.status === "failed" && i.kind === "fiber"],
-    ["status + reason + until", { status: "exhausted", reason: "no_progress_timeout", until: T0 + 50 * MIN }, (i) => i.status === "exhausted" && i.reason === "no_progress_timeout" && i.first_seen <= T0 + 50 * MIN],
+    [
+      "status + reason + until",
+      { status: "exhausted", reason: "no_progress_timeout", until: T0 + 50 * MIN },
+      (i) => i.status === "exhausted" && i.reason === "no_progress_timeout" && i.first_seen <= T0 + 50 * MIN,
+    ],
     ["empty strings are no filter", { kind: "", status: "", since: "" }, () => true],
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match, newest first: ${label}`, async () => {
-      const expected = desc((await allIncidents()).filter(match), (i) => i.first_seen, (i) => i.incident_id).map((i) => i.incident_id);
+      const expected = desc(
+        (await allIncidents()).filter(match),
+        (i) => i.first_seen,
+        (i) => i.incident_id,
+      ).map((i) => i.incident_id);
       expect(expected.length).toBeGreaterThan(0);
       for (const limit of [1, 7, 200]) {
-        const got = await walk((p) => listIncidents(env.DB, filters, p), limit, (i) => i.incidentId);
+        const got = await walk(
+          (p) => listIncidents(env.DB, filters, p),
+          limit,
+          (i) => i.incidentId,
+        );
         expect(got.map((i) => i.incidentId)).toEqual(expected);
       }
     });
@@ -165,10 +203,27 @@ describe("listIncidents", () => {
     const page = await listIncidents(env.DB, { until: T0 + 11 * MIN }, { limit: 3 });
     expect(page.items.map((i) => i.incidentId)).toEqual(["turn:SupportAgent/delta/11", "fiber:ProbeAgent/gamma/fi-10", "chat-9"]);
     expect(page.items[2]).toEqual({
-      incidentId: "chat-9", kind: "chat", agentClass: "SupportAgent", agentName: "beta", status: "skipped", statusAt: T0 + 9 * MIN,
-      sdkStatus: "skipped", sdkStatusAt: T0 + 9 * MIN, closedBy: null, closedByAt: null, closedByReason: null,
-      attempts: 1, maxAttempts: 3, reason: "no_progress_timeout", fiberId: null, requestId: "req-9", confirmedAt: null,
-      respentInputTokens: 0, respentOutputTokens: 0, firstSeen: T0 + 9 * MIN, lastSeen: T0 + 9 * MIN,
+      incidentId: "chat-9",
+      kind: "chat",
+      agentClass: "SupportAgent",
+      agentName: "beta",
+      status: "skipped",
+      statusAt: T0 + 9 * MIN,
+      sdkStatus: "skipped",
+      sdkStatusAt: T0 + 9 * MIN,
+      closedBy: null,
+      closedByAt: null,
+      closedByReason: null,
+      attempts: 1,
+      maxAttempts: 3,
+      reason: "no_progress_timeout",
+      fiberId: null,
+      requestId: "req-9",
+      confirmedAt: null,
+      respentInputTokens: 0,
+      respentOutputTokens: 0,
+      firstSeen: T0 + 9 * MIN,
+      lastSeen: T0 + 9 * MIN,
     });
     expect(page.next).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(await getIncident(env.DB, "chat-9")).toEqual(page.items[2]);
@@ -176,13 +231,25 @@ describe("listIncidents", () => {
   });
 
   it("is stable when newer incidents arrive between pages", async () => {
-    const before = desc(await allIncidents(), (i) => i.first_seen, (i) => i.incident_id).map((i) => i.incident_id);
+    const before = desc(
+      await allIncidents(),
+      (i) => i.first_seen,
+      (i) => i.incident_id,
+    ).map((i) => i.incident_id);
     const first = await listIncidents(env.DB, {}, { limit: 10 });
     const newer = Array.from({ length: 5 }, (_, i) =>
-      makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { agentName: "late", time: T0 + (100 + i) * MIN, corr: { incidentId: `late-${i}` } }),
+      makeEvent(
+        "chat.recovery.attempt",
+        { attempt: 1, maxAttempts: 3, recoveryKind: "retry" },
+        { agentName: "late", time: T0 + (100 + i) * MIN, corr: { incidentId: `late-${i}` } },
+      ),
     );
     await ingest(newer);
-    const rest = await walk((p) => listIncidents(env.DB, {}, { ...p, cursor: p.cursor ?? first.next }), 10, (i) => i.incidentId);
+    const rest = await walk(
+      (p) => listIncidents(env.DB, {}, { ...p, cursor: p.cursor ?? first.next }),
+      10,
+      (i) => i.incidentId,
+    );
     expect([...first.items, ...rest].map((i) => i.incidentId)).toEqual(before);
     // A fresh walk sees them first.
     expect((await listIncidents(env.DB, {}, { limit: 5 })).items.map((i) => i.incidentId)).toEqual(["late-4", "late-3", "late-2", "late-1", "late-0"]);
@@ -212,17 +279,43 @@ describe("timelines", () => {
     const events = fiberLife("tl-fiber", "tl-agent");
     await ingest([...events].reverse());
     const id = "fiber:ProbeAgent/tl-agent/tl-fiber";
-    const got = await walk((p) => incidentTimeline(env.DB, { incidentId: id, ...probeAgent("tl-agent") }, p), 2, (e) => e.id);
+    const got = await walk(
+      (p) => incidentTimeline(env.DB, { incidentId: id, ...probeAgent("tl-agent") }, p),
+      2,
+      (e) => e.id,
+    );
     expect(got.map((e) => e.id)).toEqual(events.map((e) => e.id));
     expect(got[1]).toMatchObject({ type: "fiber.stashed", fiberId: "tl-fiber", incidentId: null, payload: { snapshot: { preview: '{"step":1}' } } });
-    expect((await walk((p) => runEvents(env.DB, { fiberId: "tl-fiber", ...probeAgent("tl-agent") }, p), 3, (e) => e.id)).map((e) => e.type)).toEqual(events.map((e) => e.type));
-    expect(await getStoredRun(env.DB, "tl-fiber")).toMatchObject({ fiberId: "tl-fiber", name: "etl", outcome: "recovered", snapshotPreview: '{"step":2}', snapshotBytes: 10 });
+    expect(
+      (
+        await walk(
+          (p) => runEvents(env.DB, { fiberId: "tl-fiber", ...probeAgent("tl-agent") }, p),
+          3,
+          (e) => e.id,
+        )
+      ).map((e) => e.type),
+    ).toEqual(events.map((e) => e.type));
+    expect(await getStoredRun(env.DB, "tl-fiber")).toMatchObject({
+      fiberId: "tl-fiber",
+      name: "etl",
+      outcome: "recovered",
+      snapshotPreview: '{"step":2}',
+      snapshotBytes: 10,
+    });
   });
 
   it("shows a chat incident's events and a turn incident's session events for that turn only", async () => {
     const chat = chatIncidentLife("tl-chat", "tl-chat-agent");
     await ingest(chat);
-    expect((await walk((p) => incidentTimeline(env.DB, { incidentId: "tl-chat", ...probeAgent("tl-chat-agent") }, p), 2, (e) => e.id)).map((e) => e.id)).toEqual(chat.map((e) => e.id));
+    expect(
+      (
+        await walk(
+          (p) => incidentTimeline(env.DB, { incidentId: "tl-chat", ...probeAgent("tl-chat-agent") }, p),
+          2,
+          (e) => e.id,
+        )
+      ).map((e) => e.id),
+    ).toEqual(chat.map((e) => e.id));
 
     const s = "tl-session";
     const o = (m: number, corr: TelemetryEvent["corr"] = {}) => ({ agentName: s, time: T0 + m * 1000, corr: { sessionName: s, ...corr } });
@@ -238,11 +331,25 @@ describe("timelines", () => {
       makeEvent("session.status_running", { turnSeq: 3 }, o(8)),
     ];
     await ingest(session);
-    const turn = await walk((p) => incidentTimeline(env.DB, { ...inc, ...probeAgent(s) }, p), 2, (e) => e.id);
+    const turn = await walk(
+      (p) => incidentTimeline(env.DB, { ...inc, ...probeAgent(s) }, p),
+      2,
+      (e) => e.id,
+    );
     expect(turn.map((e) => e.id)).toEqual(session.slice(2, 7).map((e) => e.id));
-    const newestFirst = await walk((p) => sessionTimeline(env.DB, { sessionName: s, ...probeAgent(s) }, p), 3, (e) => e.id);
+    const newestFirst = await walk(
+      (p) => sessionTimeline(env.DB, { sessionName: s, ...probeAgent(s) }, p),
+      3,
+      (e) => e.id,
+    );
     expect(newestFirst.map((e) => e.id)).toEqual(session.map((e) => e.id).reverse());
-    expect(await getSession(env.DB, s)).toMatchObject({ sessionName: s, status: "running", lastTurnSeq: 3, recoveryCount: 1, lastEventType: "session.status_running" });
+    expect(await getSession(env.DB, s)).toMatchObject({
+      sessionName: s,
+      status: "running",
+      lastTurnSeq: 3,
+      recoveryCount: 1,
+      lastEventType: "session.status_running",
+    });
   });
 });
 
@@ -262,9 +369,17 @@ describe("listRuns", () => {
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
       const all = await dump<F>("SELECT fiber_id, agent_class, agent_name, outcome, first_seen FROM runs");
-      const expected = desc(all.filter(match), (f) => f.first_seen, (f) => f.fiber_id).map((f) => f.fiber_id);
+      const expected = desc(
+        all.filter(match),
+        (f) => f.first_seen,
+        (f) => f.fiber_id,
+      ).map((f) => f.fiber_id);
       expect(expected.length).toBeGreaterThan(0);
-      const got = await walk((p) => listRuns(env.DB, filters, p), 4, (f) => f.fiberId);
+      const got = await walk(
+        (p) => listRuns(env.DB, filters, p),
+        4,
+        (f) => f.fiberId,
+      );
       expect(got.map((f) => f.fiberId)).toEqual(expected);
     });
   }
@@ -279,14 +394,26 @@ describe("listSessions", () => {
     ["agentClass", { agentClass: "SupportAgent" }, (s) => s.agent_class === "SupportAgent"],
     ["status + agentClass", { status: "error", agentClass: "ProbeAgent" }, (s) => s.status === "error" && s.agent_class === "ProbeAgent"],
     // since / until bound last_seen exactly, mid-minute too (the index range is their minutes).
-    ["since + until", { since: T0 + 10 * MIN + 20_000, until: T0 + 30 * MIN + 10_000 }, (s) => s.last_seen >= T0 + 10 * MIN + 20_000 && s.last_seen <= T0 + 30 * MIN + 10_000],
+    [
+      "since + until",
+      { since: T0 + 10 * MIN + 20_000, until: T0 + 30 * MIN + 10_000 },
+      (s) => s.last_seen >= T0 + 10 * MIN + 20_000 && s.last_seen <= T0 + 30 * MIN + 10_000,
+    ],
   ];
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
       const all = await dump<S>("SELECT session_name, status, agent_class, listed_at, last_seen FROM sessions");
-      const expected = desc(all.filter(match), (s) => s.listed_at, (s) => s.session_name).map((s) => s.session_name);
+      const expected = desc(
+        all.filter(match),
+        (s) => s.listed_at,
+        (s) => s.session_name,
+      ).map((s) => s.session_name);
       expect(expected.length).toBeGreaterThan(0);
-      const got = await walk((p) => listSessions(env.DB, filters, p), 4, (s) => s.sessionName);
+      const got = await walk(
+        (p) => listSessions(env.DB, filters, p),
+        4,
+        (s) => s.sessionName,
+      );
       expect(got.map((s) => s.sessionName)).toEqual(expected);
     });
   }
@@ -307,9 +434,17 @@ describe("listBackups", () => {
   for (const [label, filters, match, order] of cases) {
     it(`pages through every match: ${label}`, async () => {
       const all = await dump<B>("SELECT handle, tenant, environment, session_name, expires_at, last_seen FROM workspace_backups");
-      const expected = desc(all.filter(match), (b) => b[order]!, (b) => b.handle).map((b) => b.handle);
+      const expected = desc(
+        all.filter(match),
+        (b) => b[order]!,
+        (b) => b.handle,
+      ).map((b) => b.handle);
       expect(expected.length).toBeGreaterThan(0);
-      const got = await walk((p) => listBackups(env.DB, filters, p, NOW), 4, (b) => b.handle);
+      const got = await walk(
+        (p) => listBackups(env.DB, filters, p, NOW),
+        4,
+        (b) => b.handle,
+      );
       expect(got.map((b) => b.handle)).toEqual(expected);
       for (const b of got) expect(b.expired).toBe(b.expiresAt! <= NOW);
     });
@@ -331,9 +466,17 @@ describe("listAudit", () => {
   for (const [label, filters, match] of cases) {
     it(`pages through every match: ${label}`, async () => {
       const all = await dump<A>("SELECT id, time, actor, action, target_class, target_name, result FROM audit_log");
-      const expected = desc(all.filter(match), (a) => a.time, (a) => a.id).map((a) => a.id);
+      const expected = desc(
+        all.filter(match),
+        (a) => a.time,
+        (a) => a.id,
+      ).map((a) => a.id);
       expect(expected.length).toBeGreaterThan(0);
-      const got = await walk((p) => listAudit(env.DB, filters, p), 3, (a) => a.id);
+      const got = await walk(
+        (p) => listAudit(env.DB, filters, p),
+        3,
+        (a) => a.id,
+      );
       expect(got.map((a) => a.id)).toEqual(expected);
     });
   }
@@ -353,8 +496,16 @@ describe("listAmbiguousOps and listAgents", () => {
       [{ open: "true" }, (o: O) => o.resolution_at === null],
       [{ open: false }, (o: O) => o.resolution_at !== null],
     ] as const) {
-      const expected = desc(all.filter(match), (o) => o.last_seen, (o) => o.op_id).map((o) => o.op_id);
-      const got = await walk((p) => listAmbiguousOps(env.DB, filters, p), 4, (o) => o.opId);
+      const expected = desc(
+        all.filter(match),
+        (o) => o.last_seen,
+        (o) => o.op_id,
+      ).map((o) => o.op_id);
+      const got = await walk(
+        (p) => listAmbiguousOps(env.DB, filters, p),
+        4,
+        (o) => o.opId,
+      );
       expect(got.map((o) => o.opId)).toEqual(expected);
       for (const o of got) expect(o.open).toBe(o.resolution === null);
     }
@@ -365,10 +516,18 @@ describe("listAmbiguousOps and listAgents", () => {
     type Ag = { agent_class: string; agent_name: string; listed_at: number };
     const all = await dump<Ag>("SELECT agent_class, agent_name, listed_at FROM agents");
     const key = (a: { agentClass: string; agentName: string }) => `${a.agentClass}\u0000${a.agentName}`;
-    const everyone = [...all].sort((x, y) => y.listed_at - x.listed_at || (`${y.agent_class}\u0000${y.agent_name}` > `${x.agent_class}\u0000${x.agent_name}` ? 1 : -1));
+    const everyone = [...all].sort(
+      (x, y) => y.listed_at - x.listed_at || (`${y.agent_class}\u0000${y.agent_name}` > `${x.agent_class}\u0000${x.agent_name}` ? 1 : -1),
+    );
     expect((await walk((p) => listAgents(env.DB, {}, p), 5, key)).map(key)).toEqual(everyone.map((a) => `${a.agent_class}\u0000${a.agent_name}`));
-    const support = desc(all.filter((a) => a.agent_class === "SupportAgent"), (a) => a.listed_at, (a) => a.agent_name);
-    expect((await walk((p) => listAgents(env.DB, { agentClass: "SupportAgent" }, p), 2, key)).map((a) => a.agentName)).toEqual(support.map((a) => a.agent_name));
+    const support = desc(
+      all.filter((a) => a.agent_class === "SupportAgent"),
+      (a) => a.listed_at,
+      (a) => a.agent_name,
+    );
+    expect((await walk((p) => listAgents(env.DB, { agentClass: "SupportAgent" }, p), 2, key)).map((a) => a.agentName)).toEqual(
+      support.map((a) => a.agent_name),
+    );
     expect(await findAgent(env.DB, "SupportAgent", "beta")).toMatchObject({ agentClass: "SupportAgent", agentName: "beta" });
   });
 });
@@ -388,7 +547,12 @@ describe("overview", () => {
     expect(exact.openIncidents.n).toBeGreaterThan(3);
     expect(exact.exhaustions24h.n).toBeGreaterThan(3);
     const capped = await overviewCounts(env.DB, NOW, 3);
-    expect(capped).toMatchObject({ running: { n: 3, capped: true }, openIncidents: { n: 3, capped: true }, ambiguousOps: { n: 3, capped: true }, exhaustions24h: { n: 3, capped: true } });
+    expect(capped).toMatchObject({
+      running: { n: 3, capped: true },
+      openIncidents: { n: 3, capped: true },
+      ambiguousOps: { n: 3, capped: true },
+      exhaustions24h: { n: 3, capped: true },
+    });
     expect(capped.rowsRead).toBeLessThan(exact.rowsRead);
   });
 
@@ -476,7 +640,9 @@ describe("bad input is a BadRequest a person can read", () => {
       expect(e).toBeInstanceOf(BadRequest);
       return e.message;
     };
-    expect(await msg(listIncidents(env.DB, { status: "bogus" }))).toBe('status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got "bogus")');
+    expect(await msg(listIncidents(env.DB, { status: "bogus" }))).toBe(
+      'status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got "bogus")',
+    );
     expect(await msg(listIncidents(env.DB, { kind: "workflow", since: "yesterday" }))).toBe(
       'kind must be one of fiber, turn, chat (got "workflow"); since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got "yesterday")',
     );
@@ -491,6 +657,9 @@ describe("bad input is a BadRequest a person can read", () => {
     expect(await msg(eventSeries(env.DB, { since: 0, until: 40 * 86_400_000 }))).toMatch(/longer than 31 days/);
     expect(await msg(topReasons(env.DB, { limit: 0 }))).toBe("limit must be a whole number from 1 to 100");
     // The schemas are exported for routes: the same rules, without a query.
-    expect(incidentFilters.safeParse({ status: "open", since: "2026-11-01T00:00:00Z" })).toMatchObject({ success: true, data: { status: "open", since: Date.UTC(2026, 10, 1) } });
+    expect(incidentFilters.safeParse({ status: "open", since: "2026-11-01T00:00:00Z" })).toMatchObject({
+      success: true,
+      data: { status: "open", since: Date.UTC(2026, 10, 1) },
+    });
   });
 });

@@ -1,14 +1,19 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { measureSegmentRetention, runRetention } from "../../src/store/retention";
 import { eventsBy } from "../../src/store/read-models/events";
-import { measureIngest } from "./hot-mix";
+import { measureSegmentRetention, runRetention } from "../../src/store/retention";
 import { makeEvent } from "../fixtures/events";
+import { measureIngest } from "./hot-mix";
 import { ingest } from "./store-helpers";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
-const count = async (sql: string, ...binds: unknown[]) => Number((await env.DB.prepare(sql).bind(...binds).first<{ n: number }>())!.n);
+const count = async (sql: string, ...binds: unknown[]) =>
+  Number(
+    (await env.DB.prepare(sql)
+      .bind(...binds)
+      .first<{ n: number }>())!.n,
+  );
 
 describe("retention", () => {
   it("deletes rows dated in the future (stored before ingest refused such times), open or not, and keeps current ones", async () => {
@@ -21,7 +26,11 @@ describe("retention", () => {
       `INSERT INTO event_rollups (bucket, type, dim, n) VALUES (${9e15}, 'session.status_idle', '', 1)`,
     ];
     await env.DB.batch(stmts.map((s) => env.DB.prepare(s)));
-    const current = makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { agentName: "current", time: NOW - DAY, corr: { incidentId: "current-inc", sessionName: "current-s" } });
+    const current = makeEvent(
+      "chat.recovery.attempt",
+      { attempt: 1, maxAttempts: 3, recoveryKind: "retry" },
+      { agentName: "current", time: NOW - DAY, corr: { incidentId: "current-inc", sessionName: "current-s" } },
+    );
     await ingest([current]);
 
     const r = await runRetention(env.DB, { maxAgeDays: 30, maxFutureSkewMs: 300_000, now: NOW });

@@ -1,17 +1,17 @@
 import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listAgents } from "../../src/store/read-models/agents";
-import { agentsWithGaps, countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
 import { listAudit } from "../../src/store/read-models/audit";
 import { listBackups } from "../../src/store/read-models/backups";
-import { runEvents, listRuns } from "../../src/store/read-models/runs";
-import { COUNT_SCAN, GROUP_BOUND, countIncidents, groupIncidents, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
+import { agentsWithGaps, countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
+import { listEvents } from "../../src/store/read-models/events";
+import { COUNT_SCAN, countIncidents, GROUP_BOUND, groupIncidents, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
 import { listAmbiguousOps } from "../../src/store/read-models/ops";
 import { eventSeries, overviewCounts, topReasons } from "../../src/store/read-models/overview";
 import { type Page, type PageOptions, SCAN_BUDGET } from "../../src/store/read-models/paging";
-import { listEvents } from "../../src/store/read-models/events";
-import { walk } from "./store-helpers";
+import { listRuns, runEvents } from "../../src/store/read-models/runs";
 import { listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
+import { walk } from "./store-helpers";
 
 /**
  * Every list reads O(page size) rows (D1's meta.rows_read) on a large store, on
@@ -225,13 +225,19 @@ describe("every list reads O(page) rows on a large store", () => {
 describe("filter pairs that no single index serves are bounded scans", () => {
   it("returns every match across short pages, each request bounded by the scan budget", async () => {
     // status + agentClass: scans incidents_status (4000 open), tests the class per row.
-    const expected = (await env.DB.prepare("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open' AND closed_by IS NULL AND agent_class = 'C1'").first<{ n: number }>())!.n;
+    const expected = (await env.DB.prepare("SELECT COUNT(*) AS n FROM incidents WHERE status = 'open' AND closed_by IS NULL AND agent_class = 'C1'").first<{
+      n: number;
+    }>())!.n;
     let cursor: string | null = null;
     let total = 0;
     let requests = 0;
     const seen = new Set<string>();
     do {
-      const p: Page<{ incidentId: string; status: string; agentClass: string }> = await listIncidents(db(), { status: "open", agentClass: "C1" }, { cursor, limit: 200 });
+      const p: Page<{ incidentId: string; status: string; agentClass: string }> = await listIncidents(
+        db(),
+        { status: "open", agentClass: "C1" },
+        { cursor, limit: 200 },
+      );
       expect(p.rowsRead).toBeLessThanOrEqual(2 * SCAN_BUDGET + 10);
       for (const i of p.items) {
         expect(i).toMatchObject({ status: "open", agentClass: "C1" });
@@ -262,7 +268,11 @@ describe("filter pairs that no single index serves are bounded scans", () => {
 
 describe("agents with missing events: a bounded scan (no index serves it)", () => {
   it("the list returns every such agent across pages, each request reading at most twice the scan budget", async () => {
-    const expected = (await env.DB.prepare("SELECT agent_name FROM agents WHERE seq_max > seq_seen ORDER BY listed_at DESC, agent_class DESC, agent_name DESC").all<{ agent_name: string }>()).results.map((r) => r.agent_name);
+    const expected = (
+      await env.DB.prepare("SELECT agent_name FROM agents WHERE seq_max > seq_seen ORDER BY listed_at DESC, agent_class DESC, agent_name DESC").all<{
+        agent_name: string;
+      }>()
+    ).results.map((r) => r.agent_name);
     expect(expected).toHaveLength(400);
     const got: string[] = [];
     let after: string | null = null;
@@ -278,13 +288,17 @@ describe("agents with missing events: a bounded scan (no index serves it)", () =
       requests++;
     } while (after && requests < 200);
     expect(got).toEqual(expected);
-    measured.push(`  agents with gaps (bounded scan of ${SCAN_BUDGET}): ${requests} requests for ${got.length} agents among 20,000, at most ${most} rows per request`);
+    measured.push(
+      `  agents with gaps (bounded scan of ${SCAN_BUDGET}): ${requests} requests for ${got.length} agents among 20,000, at most ${most} rows per request`,
+    );
   });
 
   it("the count looks at the 1,001 most recently seen agents and says it is a lower bound", async () => {
     const c = await countAgentsWithGaps(db());
     // The newest 1,001 agents (by last_seen, then class and name) hold 20 of the every-50th agents with a gap.
-    const truth = (await env.DB.prepare("SELECT SUM(seq_max > seq_seen) AS n FROM (SELECT seq_max, seq_seen FROM agents ORDER BY last_seen DESC, agent_class DESC, agent_name DESC LIMIT 1001)").first<{ n: number }>())!.n;
+    const truth = (await env.DB.prepare(
+      "SELECT SUM(seq_max > seq_seen) AS n FROM (SELECT seq_max, seq_seen FROM agents ORDER BY last_seen DESC, agent_class DESC, agent_name DESC LIMIT 1001)",
+    ).first<{ n: number }>())!.n;
     expect(c).toMatchObject({ n: truth, capped: true, missingEvents: 2 * truth });
     expect(c.rowsRead).toBeLessThanOrEqual(1001 + 5);
     measured.push(`  agents with gaps count: ${c.rowsRead}`);

@@ -1,14 +1,14 @@
 import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
+import { writeAudit } from "../../src/store/audit";
+import { listAudit } from "../../src/store/read-models/audit";
 import { isBadRequest } from "../../src/store/read-models/errors";
 import { relativeMs, resolveInstant } from "../../src/store/read-models/filters";
 import { listIncidents } from "../../src/store/read-models/incidents";
-import { listAudit } from "../../src/store/read-models/audit";
 import { listAmbiguousOps } from "../../src/store/read-models/ops";
 import { MAX_QUERY_LENGTH, search } from "../../src/store/read-models/search";
 import { listSessions } from "../../src/store/read-models/sessions";
-import { writeAudit } from "../../src/store/audit";
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../fixtures/events";
 import { ingest, rejection } from "./store-helpers";
 
@@ -44,14 +44,31 @@ beforeAll(async () => {
     from(makeEvent("fiber.started", { fiberName: "etl" }, { time: at(29), corr: { fiberId: ids.shared } }), B),
     from(makeEvent("task.accepted", { definition: "import" }, { time: at(28), corr: { taskId: ids.task } }), A),
     from(makeEvent("chat.turn.started", {}, { time: at(27), corr: { requestId: ids.request } }), A),
-    from(makeEvent("chat.recovery.exhausted", { ...chat, attempt: 3, reason: "no_progress_timeout" }, { time: at(26), corr: { requestId: ids.request, incidentId: ids.incident } }), A),
+    from(
+      makeEvent(
+        "chat.recovery.exhausted",
+        { ...chat, attempt: 3, reason: "no_progress_timeout" },
+        { time: at(26), corr: { requestId: ids.request, incidentId: ids.incident } },
+      ),
+      A,
+    ),
     from(makeEvent("session.status_running", { turnSeq: 1 }, { time: at(25), corr: { sessionName: ids.session } }), A),
-    from(makeEvent("op.ambiguous", { opKind: "charge", detail: "may have charged twice" }, { time: at(24), corr: { sessionName: ids.session, opId: ids.op } }), A),
+    from(
+      makeEvent("op.ambiguous", { opKind: "charge", detail: "may have charged twice" }, { time: at(24), corr: { sessionName: ids.session, opId: ids.op } }),
+      A,
+    ),
     from(makeEvent("op.started", { opKind: "email" }, { time: at(23), corr: { sessionName: ids.session, opId: ids.plainOp } }), A),
     // Agent B also reports (so B's agent name exists under another class).
     from(makeEvent("session.status_idle", {}, { time: at(22), corr: { sessionName: `other-${u}` } }), B),
     // An old incident, for the relative since filters.
-    from(makeEvent("chat.recovery.exhausted", { ...chat, attempt: 3, reason: "stable_timeout" }, { time: at(3 * 60), corr: { incidentId: `old-${u}:m`, requestId: `old-${u}` } }), A),
+    from(
+      makeEvent(
+        "chat.recovery.exhausted",
+        { ...chat, attempt: 3, reason: "stable_timeout" },
+        { time: at(3 * 60), corr: { incidentId: `old-${u}:m`, requestId: `old-${u}` } },
+      ),
+      A,
+    ),
   ];
   await ingest(events, now);
 }, 30_000);
@@ -61,7 +78,9 @@ const kinds = (ms: { kind: string }[]) => ms.map((m) => m.kind);
 describe("search finds each kind of id", () => {
   it("an incident id: the incident", async () => {
     const r = await search(env.DB, ids.incident);
-    expect(r.matches).toEqual([expect.objectContaining({ kind: "incident", id: ids.incident, ...A, via: "incident id", label: "chat incident · exhausted (no_progress_timeout)" })]);
+    expect(r.matches).toEqual([
+      expect.objectContaining({ kind: "incident", id: ids.incident, ...A, via: "incident id", label: "chat incident · exhausted (no_progress_timeout)" }),
+    ]);
     expect(r.prefix).toBe(false);
   });
 
@@ -72,7 +91,9 @@ describe("search finds each kind of id", () => {
 
   it("a Tasks run id: the task run", async () => {
     const r = await search(env.DB, ids.task);
-    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.task, runKind: "task", via: "task run id", label: "task run import · running" })]);
+    expect(r.matches).toEqual([
+      expect.objectContaining({ kind: "run", id: ids.task, runKind: "task", via: "task run id", label: "task run import · running" }),
+    ]);
   });
 
   it("a request id: the chat turn (its own page wins over what its events touch)", async () => {
@@ -101,7 +122,10 @@ describe("search finds each kind of id", () => {
 
   it("an agent name: every class's agent of that name; Class/name: that one", async () => {
     const r = await search(env.DB, A.agentName);
-    expect(r.matches.map((m) => [m.kind, m.agentClass, m.agentName])).toEqual([["agent", "ProbeAgent", A.agentName], ["agent", "SupportAgent", B.agentName]]);
+    expect(r.matches.map((m) => [m.kind, m.agentClass, m.agentName])).toEqual([
+      ["agent", "ProbeAgent", A.agentName],
+      ["agent", "SupportAgent", B.agentName],
+    ]);
     const one = await search(env.DB, `SupportAgent/${B.agentName}`);
     expect(one.matches).toEqual([expect.objectContaining({ kind: "agent", ...B, via: "agent class/name" })]);
   });
@@ -114,7 +138,10 @@ describe("search finds each kind of id", () => {
 
   it("an id several agents reported: one match per agent", async () => {
     const r = await search(env.DB, ids.shared);
-    expect(r.matches.map((m) => [m.kind, m.agentClass])).toEqual([["run", "ProbeAgent"], ["run", "SupportAgent"]]);
+    expect(r.matches.map((m) => [m.kind, m.agentClass])).toEqual([
+      ["run", "ProbeAgent"],
+      ["run", "SupportAgent"],
+    ]);
   });
 
   it("the beginning of an id (6+ characters) when nothing matches exactly", async () => {
@@ -150,7 +177,15 @@ describe("search finds each kind of id", () => {
 
 describe("relative since", () => {
   it("parses 15m, 1h, 6h, 24h, 7d (and 2w) against now; rejects the rest", () => {
-    expect(["15m", "1h", "6h", "24h", "7d", "2w", " 1H "].map(relativeMs)).toEqual([15 * MIN, 60 * MIN, 360 * MIN, 1440 * MIN, 7 * 1440 * MIN, 14 * 1440 * MIN, 60 * MIN]);
+    expect(["15m", "1h", "6h", "24h", "7d", "2w", " 1H "].map(relativeMs)).toEqual([
+      15 * MIN,
+      60 * MIN,
+      360 * MIN,
+      1440 * MIN,
+      7 * 1440 * MIN,
+      14 * 1440 * MIN,
+      60 * MIN,
+    ]);
     for (const bad of ["0h", "-1h", "1y", "h", "1.5h", "9999999d", "yesterday"]) expect(relativeMs(bad), bad).toBeNull();
     expect(resolveInstant("1h", 10 * 3_600_000)).toBe(9 * 3_600_000);
     expect(resolveInstant("2026-11-01T00:00:00Z")).toBe(Date.UTC(2026, 10, 1));
@@ -172,7 +207,16 @@ describe("relative since", () => {
     expect((await listSessions(env.DB, { agentClass: "ProbeAgent", since: "15m" })).items.map((s) => s.sessionName)).not.toContain(ids.session);
     expect((await listAmbiguousOps(env.DB, { open: "true", since: "1h" })).items.map((o) => o.opId)).toContain(ids.op);
     expect((await listAmbiguousOps(env.DB, { since: "15m" })).items.map((o) => o.opId)).not.toContain(ids.op);
-    const entry = { actor: "a@example.com", role: "operator", action: "force_idle", targetClass: "ProbeAgent", targetName: A.agentName, reason: "test", result: "ok", error: null };
+    const entry = {
+      actor: "a@example.com",
+      role: "operator",
+      action: "force_idle",
+      targetClass: "ProbeAgent",
+      targetName: A.agentName,
+      reason: "test",
+      result: "ok",
+      error: null,
+    };
     await writeAudit(env.DB, { ...entry, id: `old-${u}`, time: at(120) } as never);
     await writeAudit(env.DB, { ...entry, id: `new-${u}`, time: at(5) } as never);
     const audit = await listAudit(env.DB, { targetName: A.agentName, since: "1h" });
@@ -182,7 +226,9 @@ describe("relative since", () => {
   it("a bad since is a BadRequest naming the accepted forms", async () => {
     const e = await rejection(listIncidents(env.DB, { since: "1y" }));
     expect(isBadRequest(e)).toBe(true);
-    expect(e.message).toBe('since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got "1y")');
+    expect(e.message).toBe(
+      'since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got "1y")',
+    );
     expect((await rejection(listSessions(env.DB, { since: "soon" }))).message).toMatch(/^since must be a relative time/);
   });
 });

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { type Table, isTable } from "drizzle-orm";
+import { isTable, type Table } from "drizzle-orm";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import * as schema from "../../src/store/schema";
 import { names, selectList } from "../../src/store/sql-names";
@@ -9,12 +9,32 @@ const TABLES: Table[] = Object.values(schema).filter((t) => isTable(t));
 
 describe("sql-names", () => {
   it("maps each schema key to its SQL column name, and $table to the table name", () => {
-    expect(names(schema.agents)).toEqual({ $table: "agents", agentClass: "agent_class", agentName: "agent_name", firstSeen: "first_seen", lastSeen: "last_seen", seqMax: "seq_max", seqSeen: "seq_seen", listedAt: "listed_at" });
+    expect(names(schema.agents)).toEqual({
+      $table: "agents",
+      agentClass: "agent_class",
+      agentName: "agent_name",
+      firstSeen: "first_seen",
+      lastSeen: "last_seen",
+      seqMax: "seq_max",
+      seqSeen: "seq_seen",
+      listedAt: "listed_at",
+    });
     expect(names(schema.deadLetters)).toEqual({
-      $table: "dead_letters", messageId: "message_id", receivedAt: "received_at", reason: "reason", eventType: "event_type", body: "body",
+      $table: "dead_letters",
+      messageId: "message_id",
+      receivedAt: "received_at",
+      reason: "reason",
+      eventType: "event_type",
+      body: "body",
     });
     const s = names(schema.sessions);
-    expect([s.$table, s.sessionName, s.lastEventEventId, s.recoveryCount, s.status]).toEqual(["sessions", "session_name", "last_event_event_id", "recovery_count", "status"]);
+    expect([s.$table, s.sessionName, s.lastEventEventId, s.recoveryCount, s.status]).toEqual([
+      "sessions",
+      "session_name",
+      "last_event_event_id",
+      "recovery_count",
+      "status",
+    ]);
     const b = names(schema.workspaceBackups);
     expect([b.$table, b.expiresAt, b.handle]).toEqual(["workspace_backups", "expires_at", "handle"]);
     expect(names(schema.eventRollups).$table).toBe("event_rollups");
@@ -32,7 +52,9 @@ describe("sql-names", () => {
   it("selectList returns rows keyed like the schema, aliasing only where the names differ", async () => {
     expect(selectList(schema.runs, ["fiberId", "name", "lastSeen"])).toBe("fiber_id AS fiberId, name, last_seen AS lastSeen");
     const keys = ["sessionName", "status", "lastEventAt", "recoveryCount"] as const;
-    const [columns] = await env.DB.prepare(`SELECT ${selectList(schema.sessions, keys)} FROM ${names(schema.sessions).$table} LIMIT 0`).raw({ columnNames: true });
+    const [columns] = await env.DB.prepare(`SELECT ${selectList(schema.sessions, keys)} FROM ${names(schema.sessions).$table} LIMIT 0`).raw({
+      columnNames: true,
+    });
     expect(columns).toEqual([...keys]);
   });
 

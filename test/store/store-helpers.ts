@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { expect } from "vitest";
 import type { Page, PageOptions } from "../../src/store/read-models/paging";
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { ingestBatch } from "../../worker/ingest/consumer";
 
 /**
@@ -17,7 +17,11 @@ export async function ingest(events: TelemetryEvent[] | unknown[], now = receive
 
 /** ingest, with what it cost D1 (rows written and read). */
 export function ingestWithCost(events: TelemetryEvent[] | unknown[], now = receivedAfter(events)) {
-  return ingestBatch(env.DB, events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body })), { now });
+  return ingestBatch(
+    env.DB,
+    events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body })),
+    { now },
+  );
 }
 
 function receivedAfter(events: unknown[]): number {

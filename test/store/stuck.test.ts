@@ -1,15 +1,8 @@
 import { env } from "cloudflare:workers";
+import { fiberIncidentId } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  DEFAULT_STUCK_CONFIG,
-  listStuck,
-  parseStuckRule,
-  STUCK_RULES,
-  type StuckConfig,
-  type StuckEntry,
-} from "../../src/store/read-models";
-import { fiberIncidentId } from "@agent-oncall/telemetry";
+import { DEFAULT_STUCK_CONFIG, listStuck, parseStuckRule, STUCK_RULES, type StuckConfig, type StuckEntry } from "../../src/store/read-models";
 import { reconcileAgent } from "../../worker/reconcile/agent";
 import { pollRows } from "../helpers";
 
@@ -40,7 +33,11 @@ describe("no_progress: a run with no progress event for N minutes", () => {
   beforeAll(async () => {
     const agent = await getAgentByName(env.LossyAgent, name);
     runId = await agent.startHeld();
-    const rows = await pollRows<{ last_seen: number }>("SELECT last_seen FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, runId], (r) => r.length === 1);
+    const rows = await pollRows<{ last_seen: number }>(
+      "SELECT last_seen FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL",
+      [name, runId],
+      (r) => r.length === 1,
+    );
     lastSeen = rows[0]!.last_seen;
   });
 
@@ -53,8 +50,15 @@ describe("no_progress: a run with no progress event for N minutes", () => {
     const found = mine(await listStuck(env.DB, lastSeen + 11 * MIN, cfg({ no_progress: 10 })), name);
     expect(found).toEqual([
       {
-        rule: "no_progress", agentClass: "LossyAgent", agentName: name, subjectKind: "run", subjectId: runId, since: lastSeen,
-        detail: expect.stringMatching(/^No progress: this fiber "long-export" has had no progress event since \S+Z \(11m, threshold 10m\); no reconciliation has confirmed it is still alive\.$/),
+        rule: "no_progress",
+        agentClass: "LossyAgent",
+        agentName: name,
+        subjectKind: "run",
+        subjectId: runId,
+        since: lastSeen,
+        detail: expect.stringMatching(
+          /^No progress: this fiber "long-export" has had no progress event since \S+Z \(11m, threshold 10m\); no reconciliation has confirmed it is still alive\.$/,
+        ),
       },
     ]);
     // The threshold comes from the config: 20 minutes is not reached yet.
@@ -62,7 +66,9 @@ describe("no_progress: a run with no progress event for N minutes", () => {
     // Other rules and other classes filter it out.
     expect(mine(await listStuck(env.DB, lastSeen + 11 * MIN, cfg({ no_progress: 10 }), { rule: "incident_no_attempt" }), name)).toEqual([]);
     expect(mine(await listStuck(env.DB, lastSeen + 11 * MIN, cfg({ no_progress: 10 }), { agentClass: "ProbeAgent" }), name)).toEqual([]);
-    expect(mine(await listStuck(env.DB, lastSeen + 11 * MIN, cfg({ no_progress: 10 }), { rule: "no_progress", agentClass: "LossyAgent" }), name)).toHaveLength(1);
+    expect(mine(await listStuck(env.DB, lastSeen + 11 * MIN, cfg({ no_progress: 10 }), { rule: "no_progress", agentClass: "LossyAgent" }), name)).toHaveLength(
+      1,
+    );
   });
 
   it("still fires when the agent confirms the run alive, and says so: running, no progress", async () => {
@@ -91,7 +97,11 @@ describe("incident_no_attempt: a recovery incident open with no attempt for N mi
     const agent = await getAgentByName(env.LossyAgent, name);
     await agent.reportOpenSessionAndRecovery("support-9", fiberId);
     incidentId = fiberIncidentId("LossyAgent", name, fiberId);
-    const rows = await pollRows<{ last_seen: number; status: string }>("SELECT last_seen, status FROM incidents WHERE agent_name = ? AND incident_id = ?", [name, incidentId], (r) => r.length === 1);
+    const rows = await pollRows<{ last_seen: number; status: string }>(
+      "SELECT last_seen, status FROM incidents WHERE agent_name = ? AND incident_id = ?",
+      [name, incidentId],
+      (r) => r.length === 1,
+    );
     expect(rows[0]!.status).toBe("open");
     lastSeen = rows[0]!.last_seen;
   });
@@ -101,11 +111,20 @@ describe("incident_no_attempt: a recovery incident open with no attempt for N mi
     const found = mine(await listStuck(env.DB, lastSeen + 16 * MIN, cfg(), { rule: "incident_no_attempt" }), name);
     expect(found).toEqual([
       {
-        rule: "incident_no_attempt", agentClass: "LossyAgent", agentName: name, subjectKind: "incident", subjectId: incidentId, since: lastSeen,
-        detail: expect.stringMatching(/^Recovery not attempted: this fiber incident is open with no attempt reported and nothing has happened since \S+Z \(16m, threshold 15m\)\.$/),
+        rule: "incident_no_attempt",
+        agentClass: "LossyAgent",
+        agentName: name,
+        subjectKind: "incident",
+        subjectId: incidentId,
+        since: lastSeen,
+        detail: expect.stringMatching(
+          /^Recovery not attempted: this fiber incident is open with no attempt reported and nothing has happened since \S+Z \(16m, threshold 15m\)\.$/,
+        ),
       },
     ]);
-    expect(mine(await listStuck(env.DB, lastSeen + 16 * MIN, cfg({ incident_no_attempt: 30 })), name).filter((e) => e.rule === "incident_no_attempt")).toEqual([]);
+    expect(mine(await listStuck(env.DB, lastSeen + 16 * MIN, cfg({ incident_no_attempt: 30 })), name).filter((e) => e.rule === "incident_no_attempt")).toEqual(
+      [],
+    );
   });
 });
 
@@ -127,14 +146,19 @@ describe("skipped_no_reason: a recovery or turn skipped without a reason", () =>
   it("lists the silent skip and the skipped turn, not the skip that gave its reason, within the look-back", async () => {
     const now = Date.now();
     const found = mine(await listStuck(env.DB, now, cfg(), { rule: "skipped_no_reason" }), name);
-    expect(found.map((e) => [e.subjectKind, e.subjectId]).sort()).toEqual([["incident", silent], ["run", turn]]);
+    expect(found.map((e) => [e.subjectKind, e.subjectId]).sort()).toEqual([
+      ["incident", silent],
+      ["run", turn],
+    ]);
     const inc = found.find((e) => e.subjectId === silent)!;
     expect(inc.detail).toMatch(/^Skipped without a reason: the agent skipped recovering this chat incident at \S+Z and gave no reason \(looking back 1d\)\.$/);
     const run = found.find((e) => e.subjectId === turn)!;
     expect(run.detail).toMatch(/^Skipped without a reason: the SDK finished this chat turn as "skipped" at \S+Z and no reason came with it/);
     // Older than the look-back window: no longer listed.
     expect(mine(await listStuck(env.DB, now + 25 * 60 * MIN, cfg()), name).filter((e) => e.rule === "skipped_no_reason")).toEqual([]);
-    expect(mine(await listStuck(env.DB, now + 25 * 60 * MIN, cfg({ skipped_no_reason: 26 * 60 })), name).filter((e) => e.rule === "skipped_no_reason")).toHaveLength(2);
+    expect(
+      mine(await listStuck(env.DB, now + 25 * 60 * MIN, cfg({ skipped_no_reason: 26 * 60 })), name).filter((e) => e.rule === "skipped_no_reason"),
+    ).toHaveLength(2);
   });
 });
 
@@ -155,7 +179,9 @@ describe("alarm_overdue: the agent's alarm was due and had not run when reconcil
   it("records the next alarm the agent answered, and flags it only once it is past due by more than the grace", async () => {
     // Asked now: the alarm is in the future; nothing overdue.
     await reconcileAgent(env, target, { minAgeMs: 10 * MIN });
-    const row = await env.DB.prepare("SELECT next_alarm_at AS nextAlarmAt, error FROM reconciliations WHERE agent_name = ?").bind(name).first<{ nextAlarmAt: number; error: string | null }>();
+    const row = await env.DB.prepare("SELECT next_alarm_at AS nextAlarmAt, error FROM reconciliations WHERE agent_name = ?")
+      .bind(name)
+      .first<{ nextAlarmAt: number; error: string | null }>();
     expect(row).toEqual({ nextAlarmAt: due, error: null });
     expect(mine(await listStuck(env.DB, Date.now(), cfg()), name).filter((e) => e.rule === "alarm_overdue")).toEqual([]);
 
@@ -168,8 +194,15 @@ describe("alarm_overdue: the agent's alarm was due and had not run when reconcil
     const found = mine(await listStuck(env.DB, due + 20 * MIN, cfg()), name).filter((e) => e.rule === "alarm_overdue");
     expect(found).toEqual([
       {
-        rule: "alarm_overdue", agentClass: "LossyAgent", agentName: name, subjectKind: "agent", subjectId: `LossyAgent/${name}`, since: due,
-        detail: expect.stringMatching(/^Alarm overdue: when the console asked at \S+Z, the agent's alarm had been due since \S+Z \(20m late, grace 5m\) and had not run; opening the agent page asks again\.$/),
+        rule: "alarm_overdue",
+        agentClass: "LossyAgent",
+        agentName: name,
+        subjectKind: "agent",
+        subjectId: `LossyAgent/${name}`,
+        since: due,
+        detail: expect.stringMatching(
+          /^Alarm overdue: when the console asked at \S+Z, the agent's alarm had been due since \S+Z \(20m late, grace 5m\) and had not run; opening the agent page asks again\.$/,
+        ),
       },
     ]);
     // A longer grace (configured) does not flag it.
@@ -260,6 +293,9 @@ describe("rows read", () => {
     expect(found.some((e) => e.subjectId === "seed-run-009970")).toBe(true);
     // An hour and a half later its wake is 30 minutes overdue: now it is stuck too, since its wake time.
     const later = await listStuck(env.DB, NOW + 90 * MIN, cfg(), { rule: "no_progress", agentClass: "SeedStuck", limit: 500 });
-    expect(later.find((e) => e.subjectId === "seed-run-009975")).toMatchObject({ since: NOW + 60 * MIN, detail: expect.stringContaining("it was waiting to wake at") });
+    expect(later.find((e) => e.subjectId === "seed-run-009975")).toMatchObject({
+      since: NOW + 60 * MIN,
+      detail: expect.stringContaining("it was waiting to wake at"),
+    });
   });
 });

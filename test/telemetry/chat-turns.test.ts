@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { Telemetry } from "@agent-oncall/telemetry";
 import { pollRows } from "../helpers";
 
 /**
@@ -16,8 +16,13 @@ type Ev = { type: string; request_id: string | null; incident_id: string | null;
 type Run = { fiber_id: string; kind: string; name: string; outcome: string | null; attempt: number | null; error: string | null; reason: string | null };
 
 const uid = () => crypto.randomUUID().slice(0, 8);
-const eventsOf = (name: string, n: number) => pollRows<Ev>("SELECT type, request_id, incident_id, payload FROM events WHERE agent_name = ? ORDER BY time, id", [name], (r) => r.length >= n);
-const runsOf = (name: string) => env.DB.prepare("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ? ORDER BY fiber_id").bind(name).all<Run>().then((r) => r.results);
+const eventsOf = (name: string, n: number) =>
+  pollRows<Ev>("SELECT type, request_id, incident_id, payload FROM events WHERE agent_name = ? ORDER BY time, id", [name], (r) => r.length >= n);
+const runsOf = (name: string) =>
+  env.DB.prepare("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ? ORDER BY fiber_id")
+    .bind(name)
+    .all<Run>()
+    .then((r) => r.results);
 const p = (e: Ev | undefined) => JSON.parse(e!.payload) as Record<string, unknown>;
 const chat = (type: string, incidentId: string, requestId: string, attempt = 1, extra: Record<string, unknown> = {}) => ({
   type,
@@ -29,7 +34,12 @@ async function withAgentSql(name: string, fn: (make: (root: () => string | null)
   const stub = await getAgentByName(env.ProbeAgent, name);
   await runInDurableObject(stub, async (_agent, state) => {
     const make = (root: () => string | null) =>
-      new Telemetry({ source: { agentClass: "ChatTurnUnit", agentName: name }, queue: env.TELEMETRY_QUEUE, sql: state.storage.sql, activeChatRecoveryRoot: root });
+      new Telemetry({
+        source: { agentClass: "ChatTurnUnit", agentName: name },
+        queue: env.TELEMETRY_QUEUE,
+        sql: state.storage.sql,
+        activeChatRecoveryRoot: root,
+      });
     await fn(make, state.storage.sql);
   });
 }
@@ -51,7 +61,9 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
       // Evicted mid-recovery-turn: a new isolate, a new Telemetry. The recovery hook hands over the turn's snapshot.
       active = null;
       const t2 = make(() => active);
-      t2.chatRecovered({ __cfThinkChatFiberSnapshot: { kind: "think-chat-turn", version: 1, requestId: "c1", recoveryRootRequestId: "u1", continuation: true } });
+      t2.chatRecovered({
+        __cfThinkChatFiberSnapshot: { kind: "think-chat-turn", version: 1, requestId: "c1", recoveryRootRequestId: "u1", continuation: true },
+      });
       t2.emitSdk({ type: "fiber:run:interrupted", payload: { fiberId: "chat_n2", fiberName: "__cf_internal_chat_turn:c1" } });
       t2.emitSdk(chat("chat:recovery:attempt", "u1:m1", "c1"));
       active = "u1";
@@ -72,8 +84,14 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
     expect(p(of("chat.turn.started", "c2"))).toMatchObject({ rootRequestId: "u1", turnAttempt: 3 });
     expect(p(of("chat.turn.finished", "c2"))).toMatchObject({ rootRequestId: "u1", status: "completed" });
 
-    const [run] = await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ?", [name], (r) => r[0]?.outcome === "completed");
-    expect(await runsOf(name)).toEqual([{ fiber_id: "u1", kind: "chat_turn", name: "chat turn (submission)", outcome: "completed", attempt: 3, error: null, reason: null }]);
+    const [run] = await pollRows<Run>(
+      "SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ?",
+      [name],
+      (r) => r[0]?.outcome === "completed",
+    );
+    expect(await runsOf(name)).toEqual([
+      { fiber_id: "u1", kind: "chat_turn", name: "chat turn (submission)", outcome: "completed", attempt: 3, error: null, reason: null },
+    ]);
     expect(run!.fiber_id).toBe("u1");
   });
 
@@ -90,7 +108,14 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
       t.emitSdk({ type: "chat:turn:start", payload: { requestId: "c3", trigger: "recovery-continue", continuation: true } });
       // The continuation stalls too: the SDK exhausts the incident inside it (its payload names the user turn) …
       t.emitSdk(chat("chat:recovery:attempt", "u2:m1", "c3"));
-      t.emitSdk(chat("chat:recovery:exhausted", "u2:m1", "c3", 1, { recoveryRootRequestId: "u2", reason: "max_attempts_exceeded", terminalMessage: "Sorry, this reply could not be recovered.", partialText: "part" }));
+      t.emitSdk(
+        chat("chat:recovery:exhausted", "u2:m1", "c3", 1, {
+          recoveryRootRequestId: "u2",
+          reason: "max_attempts_exceeded",
+          terminalMessage: "Sorry, this reply could not be recovered.",
+          partialText: "part",
+        }),
+      );
       // … then the aborted continuation settles and the SDK marks the incident failed.
       t.emitSdk({ type: "chat:turn:finish", payload: { requestId: "c3", status: "aborted" } });
       t.emitSdk(chat("chat:recovery:failed", "u2:m1", "c3"));
@@ -100,11 +125,25 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
     expect(p(events.find((e) => e.type === "chat.turn.finished" && e.request_id === "c3"))).toMatchObject({ sealed: true, rootRequestId: "u2" });
     expect(p(events.find((e) => e.type === "chat.recovery.failed"))).toMatchObject({ sealed: true });
     const [incident] = await pollRows<{ status: string; reason: string; attempts: number }>(
-      "SELECT status, reason, attempts FROM incidents WHERE agent_name = ? AND incident_id = 'u2:m1'", [name], (r) => r.length === 1 && r[0]!.status !== "open",
+      "SELECT status, reason, attempts FROM incidents WHERE agent_name = ? AND incident_id = 'u2:m1'",
+      [name],
+      (r) => r.length === 1 && r[0]!.status !== "open",
     );
     expect(incident).toEqual({ status: "exhausted", reason: "max_attempts_exceeded", attempts: 1 });
-    const [run] = await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ?", [name], (r) => r[0]?.outcome === "exhausted");
-    expect(run).toEqual({ fiber_id: "u2", kind: "chat_turn", name: "chat turn (submission)", outcome: "exhausted", attempt: 2, error: "Sorry, this reply could not be recovered.", reason: "max_attempts_exceeded" });
+    const [run] = await pollRows<Run>(
+      "SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ?",
+      [name],
+      (r) => r[0]?.outcome === "exhausted",
+    );
+    expect(run).toEqual({
+      fiber_id: "u2",
+      kind: "chat_turn",
+      name: "chat turn (submission)",
+      outcome: "exhausted",
+      attempt: 2,
+      error: "Sorry, this reply could not be recovered.",
+      reason: "max_attempts_exceeded",
+    });
   });
 
   it("reports a turn's end from onChatResponse only where the SDK reports none itself, and the failure a finish does not name", async () => {
@@ -116,7 +155,10 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
       // Think: it reports the turn itself (its onChatResponse copy says nothing new) …
       t.emitSdk({ type: "chat:turn:start", payload: { requestId: "t1", trigger: "submission" } });
       // … but its finish of a failed stream names no error: the request's failure it reported before does.
-      t.emitSdk({ type: "chat:request:failed", payload: { requestId: "t1", stage: "stream", error: "upstream said no: api_key=sk-live_ABCDEFGHIJKLMNOPQRSTUV" } });
+      t.emitSdk({
+        type: "chat:request:failed",
+        payload: { requestId: "t1", stage: "stream", error: "upstream said no: api_key=sk-live_ABCDEFGHIJKLMNOPQRSTUV" },
+      });
       t.emitSdk({ type: "chat:turn:finish", payload: { requestId: "t1", trigger: "submission", status: "error" } });
       t.chatResponse({ requestId: "t1", status: "error", error: "duplicate" });
       await t.settle();
@@ -128,9 +170,23 @@ describe("chat turns: recovery turns join the user turn they continue", () => {
       ["t1", "error", expect.stringContaining("upstream said no")],
     ]);
     expect(JSON.stringify(finishes)).not.toContain("sk-live_");
-    expect(await pollRows<Run>("SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ? ORDER BY fiber_id", [name], (r) => r.length === 2)).toEqual([
+    expect(
+      await pollRows<Run>(
+        "SELECT fiber_id, kind, name, outcome, attempt, error, reason FROM runs WHERE agent_name = ? ORDER BY fiber_id",
+        [name],
+        (r) => r.length === 2,
+      ),
+    ).toEqual([
       { fiber_id: "a1", kind: "chat_turn", name: "chat turn", outcome: "failed", attempt: null, error: "the model rejected the prompt", reason: null },
-      { fiber_id: "t1", kind: "chat_turn", name: "chat turn (submission)", outcome: "failed", attempt: 1, error: expect.stringContaining("upstream said no"), reason: null },
+      {
+        fiber_id: "t1",
+        kind: "chat_turn",
+        name: "chat turn (submission)",
+        outcome: "failed",
+        attempt: 1,
+        error: expect.stringContaining("upstream said no"),
+        reason: null,
+      },
     ]);
   });
 });

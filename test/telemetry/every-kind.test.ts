@@ -1,12 +1,17 @@
-import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { EVENT_TYPES } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { EVENT_TYPES } from "@agent-oncall/telemetry";
 import { eventsOf, pollRows, probe, rejectionOf } from "../helpers";
 
 const chat = (attempt: number, extra: Record<string, unknown> = {}) => ({
-  incidentId: "req-42:msg-7", requestId: "req-42", attempt, maxAttempts: 3, recoveryKind: "retry", ...extra,
+  incidentId: "req-42:msg-7",
+  requestId: "req-42",
+  attempt,
+  maxAttempts: 3,
+  recoveryKind: "retry",
+  ...extra,
 });
 
 describe("every event kind round-trips from a real agent through the Queue into D1", () => {
@@ -32,7 +37,15 @@ describe("every event kind round-trips from a real agent through the Queue into 
       ["chat:recovery:failed", chat(2, { reason: "stream error" })],
       ["chat:recovery:completed", chat(2, { incidentId: "req-43:msg-8" })],
       ["chat:recovery:skipped", chat(1, { incidentId: "req-44:msg-9", reason: "no_partial" })],
-      ["chat:recovery:exhausted", chat(3, { reason: "max_attempts_exceeded", partialText: "half an answer with sk-abcdefghijklmnopqrstuvwxyz0123", partialParts: [{ type: "text", text: "x" }], terminalMessage: "Sorry, I could not finish." })],
+      [
+        "chat:recovery:exhausted",
+        chat(3, {
+          reason: "max_attempts_exceeded",
+          partialText: "half an answer with sk-abcdefghijklmnopqrstuvwxyz0123",
+          partialParts: [{ type: "text", text: "x" }],
+          terminalMessage: "Sorry, I could not finish.",
+        }),
+      ],
       ["chat:context:compacted", { reason: "reactive", shortened: true, requestId: "req-42", attempt: 1 }],
       ["chat:transcript:repaired", { requestId: "req-42", removedToolCalls: 2, normalizedInputs: 1, toolCallIds: ["t1", "t2"] }],
       ["chat:stream:stalled", { requestId: "req-42", timeoutMs: 30000 }],
@@ -78,14 +91,22 @@ describe("every event kind round-trips from a real agent through the Queue into 
     await fresh.recordEvent("incident.reconciled", { finding: "confirmed_open" }, { incidentId: "req-44:msg-9" });
     await fresh.recordEvent("session.reconciled", { finding: "ended_unreported" }, s);
     // The mixin's report of resolveFiber (the SDK emits nothing for it); driven for real in sdk-records.test.ts.
-    await fresh.recordEvent("fiber.resolved", { fiberName: "sync", managed: true, kind: "managed_fiber", status: "completed" }, { fiberId: "mf-ek1", incidentId: `fiber:ProbeAgent/${name}/mf-ek1` });
-    await fresh.recordEvent("model.usage", { inputTokens: 1200, outputTokens: 80, model: "scripted", attempt: 1 }, { incidentId: "req-42:msg-7", requestId: "req-cont" });
+    await fresh.recordEvent(
+      "fiber.resolved",
+      { fiberName: "sync", managed: true, kind: "managed_fiber", status: "completed" },
+      { fiberId: "mf-ek1", incidentId: `fiber:ProbeAgent/${name}/mf-ek1` },
+    );
+    await fresh.recordEvent(
+      "model.usage",
+      { inputTokens: 1200, outputTokens: 80, model: "scripted", attempt: 1 },
+      { incidentId: "req-42:msg-7", requestId: "req-cont" },
+    );
     // An event too large for a Queue message arrives as its event.too_large placeholder.
     await fresh.recordEvent("session.status_running", { turnSeq: 9, detail: "x".repeat(100_000) }, s);
 
     // Everything arrives: every kind in the contract is stored at least once.
-    await pollRows<{ type: string }>(
-      "SELECT DISTINCT type FROM events WHERE agent_name = ?", [name], (rows) => EVENT_TYPES.every((t) => rows.some((r) => r.type === t)),
+    await pollRows<{ type: string }>("SELECT DISTINCT type FROM events WHERE agent_name = ?", [name], (rows) =>
+      EVENT_TYPES.every((t) => rows.some((r) => r.type === t)),
     );
     const stats = await fresh.settleTelemetry();
     expect(stats.pending).toBe(0);
@@ -93,11 +114,15 @@ describe("every event kind round-trips from a real agent through the Queue into 
 
     // Projections.
     const chatInc = await pollRows<{ status: string; attempts: number; max_attempts: number; reason: string; kind: string }>(
-      "SELECT * FROM incidents WHERE incident_id = 'req-42:msg-7'", [], (r) => r[0]?.status === "exhausted",
+      "SELECT * FROM incidents WHERE incident_id = 'req-42:msg-7'",
+      [],
+      (r) => r[0]?.status === "exhausted",
     );
     expect(chatInc[0]).toMatchObject({ kind: "chat", attempts: 3, max_attempts: 3, reason: "max_attempts_exceeded" });
     // The SDK skipped req-44 before the force idle: it stays skipped with its reason; the force idle is recorded beside it.
-    const closed = await env.DB.prepare("SELECT incident_id, status, reason, closed_by, closed_by_reason FROM incidents WHERE incident_id IN ('req-43:msg-8','req-44:msg-9') ORDER BY incident_id").all();
+    const closed = await env.DB.prepare(
+      "SELECT incident_id, status, reason, closed_by, closed_by_reason FROM incidents WHERE incident_id IN ('req-43:msg-8','req-44:msg-9') ORDER BY incident_id",
+    ).all();
     expect(closed.results).toEqual([
       { incident_id: "req-43:msg-8", status: "recovered", reason: null, closed_by: null, closed_by_reason: null },
       { incident_id: "req-44:msg-9", status: "skipped", reason: "no_partial", closed_by: "force_idled", closed_by_reason: "stuck" },
@@ -108,7 +133,9 @@ describe("every event kind round-trips from a real agent through the Queue into 
 
     const fiberIncidents = await env.DB.prepare(
       "SELECT i.status, i.reason, f.name FROM incidents i JOIN runs f ON f.fiber_id = i.fiber_id WHERE i.kind = 'fiber' AND i.agent_name = ? AND f.name LIKE 'probe-hang%' ORDER BY f.name",
-    ).bind(name).all<{ status: string; reason: string | null; name: string }>();
+    )
+      .bind(name)
+      .all<{ status: string; reason: string | null; name: string }>();
     expect(fiberIncidents.results).toEqual([
       { name: "probe-hang", status: "recovered", reason: null },
       { name: "probe-hang-unrecoverable", status: "failed", reason: expect.stringContaining("cannot resume: upstream session expired") },
@@ -124,8 +151,11 @@ describe("every event kind round-trips from a real agent through the Queue into 
     expect(b?.expired_at).toBeTypeOf("number");
 
     // Runs of every kind, each with how it ended; task steps are not shipped at all.
-    const runs = await env.DB.prepare("SELECT fiber_id, kind, name, outcome, reason, attempt, confirmed_at FROM runs WHERE agent_name = ? AND fiber_id IN ('task_ek1', 'task_ek2', 'task_ek3', 'req-turn-1', 'old-fiber') ORDER BY fiber_id")
-      .bind(name).all<{ fiber_id: string; kind: string; outcome: string; confirmed_at: number | null }>();
+    const runs = await env.DB.prepare(
+      "SELECT fiber_id, kind, name, outcome, reason, attempt, confirmed_at FROM runs WHERE agent_name = ? AND fiber_id IN ('task_ek1', 'task_ek2', 'task_ek3', 'req-turn-1', 'old-fiber') ORDER BY fiber_id",
+    )
+      .bind(name)
+      .all<{ fiber_id: string; kind: string; outcome: string; confirmed_at: number | null }>();
     expect(runs.results).toEqual([
       { fiber_id: "old-fiber", kind: "fiber", name: "stale", outcome: "force_idled", reason: "stuck", attempt: null, confirmed_at: null },
       { fiber_id: "req-turn-1", kind: "chat_turn", name: "chat turn (submit)", outcome: "completed", reason: null, attempt: 1, confirmed_at: null }, // a chat turn that ran once: its first attempt

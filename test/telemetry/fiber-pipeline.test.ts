@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { eventsOf, pollRows, probe, rejectionOf } from "../helpers";
@@ -11,7 +11,9 @@ describe("fiber events from a real agent reach D1 through the Queue", () => {
     expect(result.sum).toBe(6);
 
     const rows = await pollRows<{ outcome: string; name: string; snapshot_preview: string; started_at: number; ended_at: number }>(
-      "SELECT * FROM runs WHERE fiber_id = ?", [result.fiberId], (r) => r[0]?.outcome === "completed" && r[0]?.snapshot_preview !== null,
+      "SELECT * FROM runs WHERE fiber_id = ?",
+      [result.fiberId],
+      (r) => r[0]?.outcome === "completed" && r[0]?.snapshot_preview !== null,
     );
     expect(rows[0]!.name).toBe("probe-work");
     expect(JSON.parse(rows[0]!.snapshot_preview)).toEqual({ step: 3, sum: 6 });
@@ -29,7 +31,9 @@ describe("fiber events from a real agent reach D1 through the Queue", () => {
     const { stub } = await probe();
     expect((await rejectionOf(stub.work(2, { fail: true }))).message).toBe("probe failure: step budget exceeded");
     const rows = await pollRows<{ outcome: string; error: string }>(
-      "SELECT outcome, error FROM runs WHERE name = 'probe-work' AND outcome = 'failed' AND error LIKE '%step budget%'", [], (r) => r.length > 0,
+      "SELECT outcome, error FROM runs WHERE name = 'probe-work' AND outcome = 'failed' AND error LIKE '%step budget%'",
+      [],
+      (r) => r.length > 0,
     );
     expect(rows[0]!.error).toContain("probe failure");
   });
@@ -48,13 +52,17 @@ describe("fiber events from a real agent reach D1 through the Queue", () => {
 
     const incidentId = `fiber:ProbeAgent/${name}/${run!.id}`;
     const inc = await pollRows<{ status: string; kind: string; fiber_id: string }>(
-      "SELECT * FROM incidents WHERE incident_id = ?", [incidentId], (r) => r[0]?.status === "recovered",
+      "SELECT * FROM incidents WHERE incident_id = ?",
+      [incidentId],
+      (r) => r[0]?.status === "recovered",
     );
     expect(inc[0]!.kind).toBe("fiber");
     expect(inc[0]!.fiber_id).toBe(run!.id);
 
     const fiber = await pollRows<{ outcome: string; snapshot_preview: string }>(
-      "SELECT * FROM runs WHERE fiber_id = ?", [run!.id], (r) => r[0]?.outcome === "recovered",
+      "SELECT * FROM runs WHERE fiber_id = ?",
+      [run!.id],
+      (r) => r[0]?.outcome === "recovered",
     );
     expect(JSON.parse(fiber[0]!.snapshot_preview)).toEqual({ phase: "waiting", secret: null });
 

@@ -1,16 +1,16 @@
-import { describe, expect, it } from "vitest";
 import {
   CHAT_RECOVERY_EVENT_STATUS,
   CHAT_RECOVERY_STATUS,
   EVENT_TYPES,
+  eventTypesWithStep,
   INCIDENT_LIFECYCLE,
   INCIDENT_OVERLAYS,
   type IncidentEventType,
+  incidentTransition,
   RecoveryScope,
   SDK_INCIDENT_STATUSES,
-  eventTypesWithStep,
-  incidentTransition,
 } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
 import { lifecycleEvent } from "../fixtures/incident-lifecycle";
 
 // The incident lifecycle is declared once (src/telemetry/incident-lifecycle.ts): which event moves an incident to

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { DecodedSpan } from "../otlp-receiver";
 import { pollRows, probe } from "../helpers";
+import type { DecodedSpan } from "../otlp-receiver";
 
 const control = (path: string, init?: RequestInit) => fetch(`${env.OTLP_CONTROL}${path}`, init).then((r) => r.json());
 const setMode = (mode: "ok" | "slow" | "down") => control("/__mode", { method: "POST", body: JSON.stringify({ mode }) });
@@ -23,7 +23,14 @@ describe("OTLP export to a real HTTP receiver", () => {
     await setMode("ok");
     const { name, stub } = await probe();
     const incidentId = `otlp-${name}`;
-    await stub.emitSdkEvent("chat:recovery:exhausted", { incidentId, requestId: "r-otlp", attempt: 4, maxAttempts: 4, recoveryKind: "retry", reason: "work_budget_exceeded" });
+    await stub.emitSdkEvent("chat:recovery:exhausted", {
+      incidentId,
+      requestId: "r-otlp",
+      attempt: 4,
+      maxAttempts: 4,
+      recoveryKind: "retry",
+      reason: "work_budget_exceeded",
+    });
     await stub.settleTelemetry();
 
     const span = await waitForSpan((s) => s.attributes["agents.incident.id"] === incidentId);

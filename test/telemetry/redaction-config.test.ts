@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
 import { createMasker, normalizeSdkEvent, parseRedactPatterns, Telemetry, toPreview } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
 import { pollRows, probe } from "../helpers";
 
 describe("extra redaction patterns", () => {
@@ -40,13 +40,23 @@ describe("extra redaction patterns", () => {
     const telemetry = new Telemetry({ source: { agentClass: "ProbeAgent", agentName: name }, queue: env.TELEMETRY_QUEUE, redact: [/acct_[0-9]{8}/] });
     telemetry.emitSdk({
       type: "chat:recovery:exhausted",
-      payload: { incidentId: `inc-${name}`, requestId: "r", attempt: 1, maxAttempts: 1, recoveryKind: "retry", reason: "stable_timeout", partialText: `refund to acct_87654321 ${"more ".repeat(100)}` },
+      payload: {
+        incidentId: `inc-${name}`,
+        requestId: "r",
+        attempt: 1,
+        maxAttempts: 1,
+        recoveryKind: "retry",
+        reason: "stable_timeout",
+        partialText: `refund to acct_87654321 ${"more ".repeat(100)}`,
+      },
       timestamp: Date.now(),
     });
     telemetry.stashed(`fiber-${name}`, "billing", { account: "acct_87654321", step: 2 });
     await telemetry.settle();
     const rows = await pollRows<{ type: string; payload: string }>(
-      "SELECT type, payload FROM events WHERE agent_name = ?", [name], (r) => r.some((x) => x.type === "fiber.stashed") && r.some((x) => x.type === "chat.recovery.exhausted"),
+      "SELECT type, payload FROM events WHERE agent_name = ?",
+      [name],
+      (r) => r.some((x) => x.type === "fiber.stashed") && r.some((x) => x.type === "chat.recovery.exhausted"),
     );
     for (const r of rows) {
       expect(r.payload).not.toContain("87654321");
@@ -60,7 +70,11 @@ describe("extra redaction patterns", () => {
   it("applies TELEMETRY_REDACT_PATTERNS to an agent with the withTelemetry mixin", async () => {
     const { name, stub } = await probe();
     await stub.startHangingFiber(undefined, "probe-hang", { note: "waiting on INTERNAL-TICKET-4821", token: "t0k3n-v4lue" });
-    const rows = await pollRows<{ payload: string }>("SELECT payload FROM events WHERE agent_name = ? AND type = 'fiber.stashed'", [name], (r) => r.length === 1);
+    const rows = await pollRows<{ payload: string }>(
+      "SELECT payload FROM events WHERE agent_name = ? AND type = 'fiber.stashed'",
+      [name],
+      (r) => r.length === 1,
+    );
     const preview = JSON.parse(rows[0]!.payload).snapshot.preview as string;
     expect(preview).toContain("waiting on [masked: custom]");
     expect(preview).toContain('"token":"[masked: token]"');

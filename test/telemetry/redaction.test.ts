@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
 import { normalizeSdkEvent } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
 import { eventsOf, pollRows, probe } from "../helpers";
 
 const SECRET = "sk-live_abcdefghijklmnopqrstuvwxyz123456";
@@ -14,9 +14,17 @@ describe("redaction and size caps", () => {
       name: "ticket-9",
       timestamp: 1_790_000_000_000,
       payload: {
-        incidentId: "r1:m1", requestId: "r1", attempt: 3, maxAttempts: 3, recoveryKind: "retry", reason: "no_progress_timeout",
+        incidentId: "r1:m1",
+        requestId: "r1",
+        attempt: 3,
+        maxAttempts: 3,
+        recoveryKind: "retry",
+        reason: "no_progress_timeout",
         partialText: longText,
-        partialParts: [{ type: "text", text: longText }, { type: "tool-call", input: { card: "4111 1111 1111 1111" } }],
+        partialParts: [
+          { type: "text", text: longText },
+          { type: "tool-call", input: { card: "4111 1111 1111 1111" } },
+        ],
         terminalMessage: `Giving up. Token: Bearer ${"x".repeat(40)}`,
       },
     });
@@ -37,11 +45,19 @@ describe("redaction and size caps", () => {
   it("stores nothing of a secret in D1, from partial text or from a stashed snapshot", async () => {
     const { name, stub } = await probe();
     await stub.emitSdkEvent("chat:recovery:exhausted", {
-      incidentId: `inc-${name}`, requestId: "r", attempt: 2, maxAttempts: 2, recoveryKind: "continue", reason: "stable_timeout", partialText: longText,
+      incidentId: `inc-${name}`,
+      requestId: "r",
+      attempt: 2,
+      maxAttempts: 2,
+      recoveryKind: "continue",
+      reason: "stable_timeout",
+      partialText: longText,
     });
     await stub.startHangingFiber(SECRET);
     const rows = await pollRows<{ payload: string; type: string }>(
-      "SELECT type, payload FROM events WHERE agent_name = ?", [name], (r) => r.some((x) => x.type === "chat.recovery.exhausted") && r.some((x) => x.type === "fiber.stashed"),
+      "SELECT type, payload FROM events WHERE agent_name = ?",
+      [name],
+      (r) => r.some((x) => x.type === "chat.recovery.exhausted") && r.some((x) => x.type === "fiber.stashed"),
     );
     for (const r of rows) expect(r.payload).not.toContain(SECRET);
     const stored = JSON.parse(rows.find((r) => r.type === "chat.recovery.exhausted")!.payload);

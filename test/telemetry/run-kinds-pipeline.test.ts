@@ -1,9 +1,9 @@
-import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { FIBER_RECOVERY_INCIDENT, fiberIncidentId, runStateOf } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { getIncident, listRuns } from "../../src/store/read-models";
-import { FIBER_RECOVERY_INCIDENT, fiberIncidentId, runStateOf } from "@agent-oncall/telemetry";
 import { eventsOf, pollRows, rejectionOf } from "../helpers";
 
 /**
@@ -12,9 +12,19 @@ import { eventsOf, pollRows, rejectionOf } from "../helpers";
  */
 
 type RunRow = {
-  fiber_id: string; kind: string; name: string; definition: string | null; attempt: number | null;
-  outcome: string | null; error: string | null; reason: string | null; phase: string | null; wake_at: number | null;
-  started_at: number | null; ended_at: number | null; snapshot_preview: string | null;
+  fiber_id: string;
+  kind: string;
+  name: string;
+  definition: string | null;
+  attempt: number | null;
+  outcome: string | null;
+  error: string | null;
+  reason: string | null;
+  phase: string | null;
+  wake_at: number | null;
+  started_at: number | null;
+  ended_at: number | null;
+  snapshot_preview: string | null;
 };
 
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
@@ -55,7 +65,9 @@ describe("Tasks runs (this.tasks) become task runs", () => {
     const waiting = await runRow(runId, (r) => r.phase === "waiting");
     expect(waiting.outcome).toBeNull();
     expect(waiting.wake_at).toBeGreaterThanOrEqual(before + 3_500_000);
-    expect((await listRuns(env.DB, { agentName: name, outcome: "running" })).items).toEqual([expect.objectContaining({ runId, phase: "waiting", status: "running" })]);
+    expect((await listRuns(env.DB, { agentName: name, outcome: "running" })).items).toEqual([
+      expect.objectContaining({ runId, phase: "waiting", status: "running" }),
+    ]);
 
     expect(await stub.cancelTask(runId, "no longer needed")).toBe(true);
     const cancelled = await runRow(runId, (r) => r.outcome === "cancelled");

@@ -1,9 +1,9 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { agentStatusOf, fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getStoredRun, getIncident, listRuns, type RunWithSnapshot } from "../../src/store/read-models";
-import { agentStatusOf, fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncall/telemetry";
+import { getIncident, getStoredRun, listRuns, type RunWithSnapshot } from "../../src/store/read-models";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { RecoveryChoice, TruthTaskInput } from "../fixtures/truth-agents";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
@@ -86,7 +86,11 @@ describe("managed fibers: the run and its incident follow what the SDK records, 
       seen.add(sdk.status);
       const owner = { agentClass: "TruthFiberAgent", agentName: name };
 
-      const run = await until(() => getStoredRun(env.DB, id, owner), (r) => r?.status === shown("managed_fiber", sdk.status), "run status");
+      const run = await until(
+        () => getStoredRun(env.DB, id, owner),
+        (r) => r?.status === shown("managed_fiber", sdk.status),
+        "run status",
+      );
       expect(run).toMatchObject({ kind: "managed_fiber", error: sdk.error ?? null, phase: runStateOf("managed_fiber", sdk.status)!.phase });
       const incident = await until(
         () => getIncident(env.DB, fiberIncidentId("TruthFiberAgent", name, id), owner),
@@ -100,7 +104,9 @@ describe("managed fibers: the run and its incident follow what the SDK records, 
 
       // The agent's status where the console shows it (admin RPC), against the SDK's fibers through the one mapping.
       const status = await consoleAdminClient(env, viewer).status(owner);
-      expect(status.ok && status.value.status).toBe(agentStatusOf({ runRows: 0, taskStates: [], fiberStatuses: (await stub.sdkFibers()).map((f) => f.status) }));
+      expect(status.ok && status.value.status).toBe(
+        agentStatusOf({ runRows: 0, taskStates: [], fiberStatuses: (await stub.sdkFibers()).map((f) => f.status) }),
+      );
     });
   }
 
@@ -113,15 +119,27 @@ describe("managed fibers: the run and its incident follow what the SDK records, 
     const owner = { agentClass: "TruthFiberAgent", agentName: name };
     const { stub, id } = await evictedManaged(name, "undefined");
     const before = (await stub.sdkFiber(id))!;
-    await until(() => getIncident(env.DB, fiberIncidentId("TruthFiberAgent", name, id), owner), (i) => i?.status === fiberIncidentStatusOf(before.status), "incident while interrupted");
+    await until(
+      () => getIncident(env.DB, fiberIncidentId("TruthFiberAgent", name, id), owner),
+      (i) => i?.status === fiberIncidentStatusOf(before.status),
+      "incident while interrupted",
+    );
 
     expect(await stub.resolveManaged(id, { status: "completed" })).toBe(true);
     await stub.settleTelemetry();
     const after = (await stub.sdkFiber(id))!;
     expect(after.status).not.toBe(before.status);
-    const run = await until(() => getStoredRun(env.DB, id, owner), (r) => r?.status === shown("managed_fiber", after.status), "run after resolveFiber");
+    const run = await until(
+      () => getStoredRun(env.DB, id, owner),
+      (r) => r?.status === shown("managed_fiber", after.status),
+      "run after resolveFiber",
+    );
     expect(run.endedAt).toBe(after.settledAt);
-    await until(() => getIncident(env.DB, fiberIncidentId("TruthFiberAgent", name, id), owner), (i) => i?.status === fiberIncidentStatusOf(after.status), "incident after resolveFiber");
+    await until(
+      () => getIncident(env.DB, fiberIncidentId("TruthFiberAgent", name, id), owner),
+      (i) => i?.status === fiberIncidentStatusOf(after.status),
+      "incident after resolveFiber",
+    );
     const status = await consoleAdminClient(env, viewer).status(owner);
     expect(status.ok && status.value.status).toBe(agentStatusOf({ runRows: 0, taskStates: [], fiberStatuses: (await stub.sdkFibers()).map((f) => f.status) }));
   });
@@ -147,7 +165,11 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     await settleRetries(name, runId);
     await stub.settleTelemetry();
     const sdk = (await stub.sdkTask(runId))!;
-    const run = await until(() => getStoredRun(env.DB, runId, owner), (r) => r?.status === shown("task", sdk.state), "failed run");
+    const run = await until(
+      () => getStoredRun(env.DB, runId, owner),
+      (r) => r?.status === shown("task", sdk.state),
+      "failed run",
+    );
     expect(run.error).toBe(sdk.error!.message);
     expect(run.phase).toBe(runStateOf("task", sdk.state)!.phase);
     // The step it failed in, as the agent's own journal says it (admin RPC reads it; the public snapshot has none).
@@ -163,9 +185,15 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     const runId = await stub.startTask("complete");
     await stub.settleTelemetry();
     const sdk = (await stub.sdkTask(runId))!;
-    const run = await until(() => getStoredRun(env.DB, runId, owner), (r) => r?.status === shown("task", sdk.state), "completed run");
+    const run = await until(
+      () => getStoredRun(env.DB, runId, owner),
+      (r) => r?.status === shown("task", sdk.state),
+      "completed run",
+    );
     expect(run.phase).toBe(runStateOf("task", sdk.state)!.phase);
-    expect((await listRuns(env.DB, owner)).items.map((r) => [r.runId, r.status, r.phase])).toEqual((await stub.sdkTasks()).map((t) => [t.runId, shown("task", t.state), runStateOf("task", t.state)!.phase]));
+    expect((await listRuns(env.DB, owner)).items.map((r) => [r.runId, r.status, r.phase])).toEqual(
+      (await stub.sdkTasks()).map((t) => [t.runId, shown("task", t.state), runStateOf("task", t.state)!.phase]),
+    );
   });
 
   it("a run in a durable sleep is waiting with the status message it set, the agent reads waiting, and the step comes from the agent", async () => {
@@ -175,7 +203,11 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     const runId = await stub.startTask("nap");
     await stub.settleTelemetry();
     const sdk = (await stub.sdkTask(runId))!;
-    const run: RunWithSnapshot = await until(() => getStoredRun(env.DB, runId, owner), (r) => r?.phase === runStateOf("task", sdk.state)!.phase, "waiting run");
+    const run: RunWithSnapshot = await until(
+      () => getStoredRun(env.DB, runId, owner),
+      (r) => r?.phase === runStateOf("task", sdk.state)!.phase,
+      "waiting run",
+    );
     expect(run).toMatchObject({ status: shown("task", sdk.state), statusMessage: sdk.statusMessage, wakeAt: sdk.wakeAt });
 
     // Where the console shows the agent's status: what the SDK holds (a run parked until it wakes) is not idle.
@@ -190,7 +222,11 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     expect(step).not.toBeNull();
     await ageRuns(name);
     await fetchAgentPage(owner);
-    const withStep = await until(() => getStoredRun(env.DB, runId, owner), (r) => r?.step === step, "the step recorded by reconciliation");
+    const withStep = await until(
+      () => getStoredRun(env.DB, runId, owner),
+      (r) => r?.step === step,
+      "the step recorded by reconciliation",
+    );
     expect(withStep).toMatchObject({ statusMessage: sdk.statusMessage, phase: runStateOf("task", sdk.state)!.phase, confirmed: true });
   });
 });

@@ -1,13 +1,13 @@
-import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { newEventId, signingKey, verifyEventSignature } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { findAgent } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
-import { newEventId, signingKey, verifyEventSignature } from "@agent-oncall/telemetry";
 import { ingestBatch, ingestOptionsFromEnv } from "../../worker/ingest/consumer";
-import { GAP_SIGNING_SECRET, type Shipped } from "../fixtures/gap-agent";
 import { makeEvent } from "../fixtures/events";
+import { GAP_SIGNING_SECRET, type Shipped } from "../fixtures/gap-agent";
 import { pollRows, rejectionOf } from "../helpers";
 
 // Every event an agent's durable outbox ships carries the agent's own number (`seq`, src/telemetry/seq.ts):
@@ -38,7 +38,11 @@ describe("per-agent event numbers", () => {
     expect(shipped.map((e) => e.type)).toEqual(Array.from({ length: 3 }, () => ["fiber.started", "fiber.stashed", "fiber.completed"]).flat());
     expect(shipped.map((e) => e.seq)).toEqual(range(1, 9));
     for (const e of shipped) expect(e.source).toEqual({ agentClass: "GapAgent", agentName: name });
-    const [row] = await pollRows<{ seq_max: number; seq_seen: number }>("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [name], (r) => r[0]?.seq_seen === 9);
+    const [row] = await pollRows<{ seq_max: number; seq_seen: number }>(
+      "SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?",
+      [name],
+      (r) => r[0]?.seq_seen === 9,
+    );
     expect(row).toEqual({ seq_max: 9, seq_seen: 9 });
   });
 
@@ -81,7 +85,11 @@ describe("per-agent event numbers", () => {
     await stub.recordEvent("session.status_running", { turnSeq: 1 }, { sessionName: name });
     const foreign = { ...makeEvent("session.status_idle", { turnSeq: 1 }, { agentName: `${name}-neighbour`, time: Date.now() }), seq: 77 };
     await stub.emitEvent(foreign);
-    const own = { ...makeEvent("session.status_idle", { turnSeq: 2 }, { agentName: name, time: Date.now() }), source: { agentClass: "GapAgent", agentName: name }, seq: 500 };
+    const own = {
+      ...makeEvent("session.status_idle", { turnSeq: 2 }, { agentName: name, time: Date.now() }),
+      source: { agentClass: "GapAgent", agentName: name },
+      seq: 500,
+    };
     await stub.emitEvent(own);
     await stub.settleTelemetry();
     const shipped = await stub.shipped();
@@ -107,7 +115,11 @@ describe("per-agent event numbers", () => {
     expect(r).toMatchObject({ stored: 0, deadLettered: 1 });
     const reason = await env.DB.prepare("SELECT reason FROM dead_letters WHERE instr(body, ?) > 0").bind(forged.id).first<{ reason: string }>();
     expect(reason?.reason).toMatch(/^bad signature/);
-    await pollRows("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [name], (rows) => (rows[0] as { seq_seen?: number } | undefined)?.seq_seen === 3);
+    await pollRows(
+      "SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?",
+      [name],
+      (rows) => (rows[0] as { seq_seen?: number } | undefined)?.seq_seen === 3,
+    );
   });
 
   it("a wiped agent starts again at 1, and the console says its numbering restarted instead of counting a gap", async () => {
@@ -118,7 +130,11 @@ describe("per-agent event numbers", () => {
     const fresh = await getAgentByName(env.GapAgent, name);
     await fresh.work(1);
     expect(numbersOf(await fresh.shipped())).toEqual([1, 2, 3]);
-    const [row] = await pollRows<{ seq_max: number; seq_seen: number }>("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [name], (r) => r[0]?.seq_seen === 9);
+    const [row] = await pollRows<{ seq_max: number; seq_seen: number }>(
+      "SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?",
+      [name],
+      (r) => r[0]?.seq_seen === 9,
+    );
     expect(row).toEqual({ seq_max: 6, seq_seen: 9 });
     expect(eventGapOf((await findAgent(env.DB, "GapAgent", name))!)).toEqual({ missing: 0, highest: 6, arrived: 9, restarted: true });
   });

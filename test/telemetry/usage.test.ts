@@ -1,8 +1,8 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { parseEvent, readUsage, Telemetry, usageFromGenAiAttributes } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { parseEvent, readUsage, Telemetry, usageFromGenAiAttributes } from "@agent-oncall/telemetry";
 import { pollRows, rejectionOf } from "../helpers";
 
 describe("readUsage: token usage from what an agent has", () => {
@@ -18,7 +18,13 @@ describe("readUsage: token usage from what an agent has", () => {
   });
 
   it("reads OpenTelemetry gen_ai.usage.* span attributes", () => {
-    const attrs = { "gen_ai.system": "openai", "gen_ai.request.model": "gpt-x", "gen_ai.response.model": "gpt-x-2026", "gen_ai.usage.input_tokens": 4000, "gen_ai.usage.output_tokens": 250 };
+    const attrs = {
+      "gen_ai.system": "openai",
+      "gen_ai.request.model": "gpt-x",
+      "gen_ai.response.model": "gpt-x-2026",
+      "gen_ai.usage.input_tokens": 4000,
+      "gen_ai.usage.output_tokens": 250,
+    };
     expect(usageFromGenAiAttributes(attrs)).toEqual({ inputTokens: 4000, outputTokens: 250, model: "gpt-x-2026" });
     expect(readUsage({ "gen_ai.usage.prompt_tokens": 10, "gen_ai.usage.completion_tokens": 2 })).toEqual({ inputTokens: 10, outputTokens: 2 });
     expect(usageFromGenAiAttributes({ "http.method": "POST" })).toBeNull();
@@ -27,7 +33,12 @@ describe("readUsage: token usage from what an agent has", () => {
 
   it("rejects what is not a token count, whole", () => {
     for (const bad of [
-      null, undefined, 42, "1200 tokens", [], {},
+      null,
+      undefined,
+      42,
+      "1200 tokens",
+      [],
+      {},
       { inputTokens: -1, outputTokens: 5 },
       { inputTokens: Number.NaN, outputTokens: 5 },
       { inputTokens: Number.POSITIVE_INFINITY, outputTokens: 5 },
@@ -51,7 +62,10 @@ describe("Telemetry.usage: a model call inside a recovery attempt names its inci
     expect(plain.payload).toEqual({ inputTokens: 10, outputTokens: 2 });
 
     // Chat: the SDK announces the attempt for the interrupted turn; the continuation runs as a NEW turn.
-    const chat = (type: string, attempt: number) => ({ type, payload: { incidentId: "req-1:msg-1", requestId: "req-1", attempt, maxAttempts: 3, recoveryKind: "continue" } });
+    const chat = (type: string, attempt: number) => ({
+      type,
+      payload: { incidentId: "req-1:msg-1", requestId: "req-1", attempt, maxAttempts: 3, recoveryKind: "continue" },
+    });
     t.emitSdk(chat("chat:recovery:detected", 1));
     t.emitSdk(chat("chat:recovery:attempt", 1));
     t.emitSdk({ type: "chat:turn:start", payload: { requestId: "req-cont", continuation: true, trigger: "recovery" } });
@@ -103,7 +117,11 @@ describe("Telemetry.usage: a model call inside a recovery attempt names its inci
 
 type Row = { type: string; incident_id: string | null; fiber_id: string | null; payload: string };
 const usageRows = (name: string, n: number) =>
-  pollRows<Row>("SELECT type, incident_id, fiber_id, payload FROM events WHERE agent_name = ? AND type = 'model.usage' ORDER BY time, id", [name], (r) => r.length >= n);
+  pollRows<Row>(
+    "SELECT type, incident_id, fiber_id, payload FROM events WHERE agent_name = ? AND type = 'model.usage' ORDER BY time, id",
+    [name],
+    (r) => r.length >= n,
+  );
 
 describe("a foreign agent's recovery re-spends tokens, and the console sums them on its incident", () => {
   it("usage in the recovery hook after a real eviction lands on the fiber incident; usage before and after does not", async () => {
@@ -114,7 +132,11 @@ describe("a foreign agent's recovery re-spends tokens, and the console sums them
     const woken = await getAgentByName(env.CostlyAgent, name);
     await runDurableObjectAlarm(woken);
     const incidentId = `fiber:CostlyAgent/${name}/${fiberId}`;
-    await pollRows("SELECT status FROM incidents WHERE incident_id = ?", [incidentId], (r) => r.length === 1 && (r[0] as { status: string }).status === "recovered");
+    await pollRows(
+      "SELECT status FROM incidents WHERE incident_id = ?",
+      [incidentId],
+      (r) => r.length === 1 && (r[0] as { status: string }).status === "recovered",
+    );
     await (await getAgentByName(env.CostlyAgent, name)).ask("is it fixed?");
 
     const rows = await usageRows(name, 3);
@@ -123,7 +145,9 @@ describe("a foreign agent's recovery re-spends tokens, and the console sums them
     expect(respent.model).toBe("scripted-research");
     expect(respent.inputTokens).toBeGreaterThan(0);
     const inc = await pollRows<{ i: number; o: number }>(
-      "SELECT respent_input_tokens AS i, respent_output_tokens AS o FROM incidents WHERE incident_id = ?", [incidentId], (r) => r[0]?.i === respent.inputTokens,
+      "SELECT respent_input_tokens AS i, respent_output_tokens AS o FROM incidents WHERE incident_id = ?",
+      [incidentId],
+      (r) => r[0]?.i === respent.inputTokens,
     );
     expect(inc[0]).toEqual({ i: respent.inputTokens, o: respent.outputTokens });
     // Only the recovery's tokens: the incident is the only one of this agent, and it carries exactly one call.
@@ -157,10 +181,15 @@ describe("a foreign agent's recovery re-spends tokens, and the console sums them
     const rows = await usageRows(name, 2);
     // Step 1 ran before the eviction (ordinary spend); after recovery the ledger replays it and the tool, and
     // only step 2 runs the model again, inside the recovery attempt.
-    expect(rows.map((r) => [r.incident_id, (JSON.parse(r.payload) as { attempt?: number }).attempt ?? null])).toEqual([[null, null], [incidentId, 1]]);
+    expect(rows.map((r) => [r.incident_id, (JSON.parse(r.payload) as { attempt?: number }).attempt ?? null])).toEqual([
+      [null, null],
+      [incidentId, 1],
+    ]);
     const step2 = JSON.parse(rows[1]!.payload) as { inputTokens: number; outputTokens: number };
     const inc = await pollRows<{ i: number; o: number }>(
-      "SELECT respent_input_tokens AS i, respent_output_tokens AS o FROM incidents WHERE incident_id = ?", [incidentId], (r) => r[0]?.o === step2.outputTokens,
+      "SELECT respent_input_tokens AS i, respent_output_tokens AS o FROM incidents WHERE incident_id = ?",
+      [incidentId],
+      (r) => r[0]?.o === step2.outputTokens,
     );
     expect(inc[0]).toEqual({ i: step2.inputTokens, o: step2.outputTokens });
     expect(step2.outputTokens).toBe(Math.ceil("All systems normal.".length / 4));

@@ -15,7 +15,8 @@ export type Cell = { field: string; sdk: unknown; console: unknown; verdict: "ag
 export type OneOf = { oneOf: unknown[] };
 const isOneOf = (v: unknown): v is OneOf => typeof v === "object" && v !== null && Array.isArray((v as OneOf).oneOf);
 
-const show = (v: unknown) => (v === undefined ? "—" : v === null ? "null" : typeof v === "string" ? v : isOneOf(v) ? v.oneOf.map(String).join(" or ") : JSON.stringify(v));
+const show = (v: unknown) =>
+  v === undefined ? "—" : v === null ? "null" : typeof v === "string" ? v : isOneOf(v) ? v.oneOf.map(String).join(" or ") : JSON.stringify(v);
 const same = (a: unknown, b: unknown): boolean => (isOneOf(a) ? a.oneOf.some((x) => same(x, b)) : JSON.stringify(a ?? null) === JSON.stringify(b ?? null));
 
 function cell(field: string, sdk: unknown, shown: unknown): Cell {

@@ -1,6 +1,6 @@
-import { getAgentByName } from "agents";
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { RecoveryChoice, TruthTaskInput, TruthWork } from "../fixtures/truth-agents";
 import { pollRows } from "../helpers";
@@ -53,7 +53,11 @@ async function evictAndWake(agentClass: Subject["agentClass"], name: string): Pr
 
 /** What a row's fault means for the work it starts. */
 const workFor = (fault: Fault): TruthWork =>
-  fault === "failure" ? "fail" : ["abort", "evictions", "force-idle", "trigger-alarm", "cancel", "resolved", "resolved-lost"].includes(fault) ? "hang" : "complete";
+  fault === "failure"
+    ? "fail"
+    : ["abort", "evictions", "force-idle", "trigger-alarm", "cancel", "resolved", "resolved-lost"].includes(fault)
+      ? "hang"
+      : "complete";
 
 /** Faults that evict the agent mid-work (a recovery, and for fibers an incident, follow). */
 const EVICTING: readonly Fault[] = ["abort", "evictions", "resolved", "resolved-lost"];
@@ -98,9 +102,19 @@ async function driveFiber(primitive: Exclude<Primitive, "task">, fault: Fault): 
   // Force idle evicts the agent 20 ms after answering when nothing else could stop a callback: a call in
   // between would be cut off with it. Let the eviction happen first; the next call wakes a fresh instance.
   if ((action?.result as { ok?: boolean; value?: { evicted?: boolean } } | undefined)?.value?.evicted) await scheduler.wait(100);
-  const unseen = fault === "unseen" ? [await unseenRun(K, agentName, ["fiber.started", "fiber.stashed", "fiber.completed"], () => stub.startManaged("complete", recovery))] : [];
+  const unseen =
+    fault === "unseen"
+      ? [await unseenRun(K, agentName, ["fiber.started", "fiber.stashed", "fiber.completed"], () => stub.startManaged("complete", recovery))]
+      : [];
   await (await truthStub(K, agentName)).settleTelemetry();
-  return { agentClass: "TruthFiberAgent", agentName, kind: managed ? "managed_fiber" : "fiber", runIds: [runId, ...unseen], evicted: EVICTING.includes(fault), action };
+  return {
+    agentClass: "TruthFiberAgent",
+    agentName,
+    kind: managed ? "managed_fiber" : "fiber",
+    runIds: [runId, ...unseen],
+    evicted: EVICTING.includes(fault),
+    action,
+  };
 }
 
 async function driveTask(fault: Fault): Promise<Subject> {
@@ -109,12 +123,17 @@ async function driveTask(fault: Fault): Promise<Subject> {
   const stub = await truthStub("TruthTaskAgent", agentName);
   if (fault === "lost-end") await stub.loseInTransport(["task.completed"]);
   const mode =
-    fault === "failure" ? "fail"
-    : fault === "retry-fail" ? "retry-fail"
-    : fault === "sleep" ? "nap"
-    : fault === "abort" ? "hang-once"
-    : ["evictions", "force-idle", "trigger-alarm", "cancel"].includes(fault) ? "hang"
-    : "complete";
+    fault === "failure"
+      ? "fail"
+      : fault === "retry-fail"
+        ? "retry-fail"
+        : fault === "sleep"
+          ? "nap"
+          : fault === "abort"
+            ? "hang-once"
+            : ["evictions", "force-idle", "trigger-alarm", "cancel"].includes(fault)
+              ? "hang"
+              : "complete";
   const runId = await stub.startTask(mode);
   await stub.settleTelemetry();
   let action: Subject["action"] = null;
@@ -123,7 +142,8 @@ async function driveTask(fault: Fault): Promise<Subject> {
   if (fault === "cancel") await stub.cancelTask(runId, "truth matrix: cancelled by its caller");
   if (fault === "force-idle" || fault === "trigger-alarm") action = await act("TruthTaskAgent", agentName, fault);
   if (fault === "retry-fail") await settleRetries(agentName);
-  const unseen = fault === "unseen" ? [await unseenRun(K, agentName, ["task.accepted", "task.attempt.started", "task.completed"], () => stub.startTask("complete"))] : [];
+  const unseen =
+    fault === "unseen" ? [await unseenRun(K, agentName, ["task.accepted", "task.attempt.started", "task.completed"], () => stub.startTask("complete"))] : [];
   await (await truthStub(K, agentName)).settleTelemetry();
   return { agentClass: "TruthTaskAgent", agentName, kind: "task", runIds: [runId, ...unseen], evicted: fault === "abort" || fault === "evictions", action };
 }

@@ -6,7 +6,16 @@
  */
 
 /** Durable work primitives of agents 0.32 the main suite drives (chat turns run in the chat suite). */
-export const PRIMITIVES = ["runFiber", "managed:undefined", "managed:completed", "managed:error", "managed:aborted", "managed:interrupted", "managed:throws", "task"] as const;
+export const PRIMITIVES = [
+  "runFiber",
+  "managed:undefined",
+  "managed:completed",
+  "managed:error",
+  "managed:aborted",
+  "managed:interrupted",
+  "managed:throws",
+  "task",
+] as const;
 export type Primitive = (typeof PRIMITIVES)[number];
 
 /**
@@ -22,7 +31,21 @@ export type Primitive = (typeof PRIMITIVES)[number];
  * - resolved: after an abort leaves a managed fiber interrupted, the agent settles it later with resolveFiber
  *   (the SDK emits no event for it); resolved-lost: the same, with the agent's report of it lost in transport.
  */
-export const FAULTS = ["none", "failure", "retry-fail", "abort", "lost-end", "evictions", "force-idle", "trigger-alarm", "cancel", "sleep", "resolved", "resolved-lost", "unseen"] as const;
+export const FAULTS = [
+  "none",
+  "failure",
+  "retry-fail",
+  "abort",
+  "lost-end",
+  "evictions",
+  "force-idle",
+  "trigger-alarm",
+  "cancel",
+  "sleep",
+  "resolved",
+  "resolved-lost",
+  "unseen",
+] as const;
 export type Fault = (typeof FAULTS)[number];
 
 export type Row = { primitive: Primitive; fault: Fault };
@@ -33,7 +56,19 @@ const rows = (primitive: Primitive, faults: Fault[]): Row[] => faults.map((fault
 export const MATRIX: Row[] = [
   ...rows("runFiber", ["none", "failure", "abort", "lost-end", "evictions", "force-idle", "trigger-alarm"]),
   // What onFiberRecovered returns decides a managed fiber's fate after an eviction; the other faults do not depend on it.
-  ...rows("managed:undefined", ["none", "failure", "abort", "lost-end", "unseen", "evictions", "force-idle", "trigger-alarm", "cancel", "resolved", "resolved-lost"]),
+  ...rows("managed:undefined", [
+    "none",
+    "failure",
+    "abort",
+    "lost-end",
+    "unseen",
+    "evictions",
+    "force-idle",
+    "trigger-alarm",
+    "cancel",
+    "resolved",
+    "resolved-lost",
+  ]),
   ...rows("managed:completed", ["abort"]),
   ...rows("managed:error", ["abort"]),
   ...rows("managed:aborted", ["abort"]),

@@ -75,7 +75,7 @@ export async function sdkView(s: Subject): Promise<View> {
     }
     view.listed = tasks.map((t) => t.runId);
   } else if (s.kind === "managed_fiber") {
-    const fibers = (await ((await truthStub(s.agentClass, s.agentName)) as unknown as { sdkFibers(): Promise<SdkFiber[]> }).sdkFibers());
+    const fibers = await ((await truthStub(s.agentClass, s.agentName)) as unknown as { sdkFibers(): Promise<SdkFiber[]> }).sdkFibers();
     for (const f of fibers) {
       const mapped = mapSdkState(FIBER_STATUS, f.status);
       view.runs[f.fiberId] = { kind: "managed_fiber", status: statusWord(mapped, f.status), error: f.error ?? null };
@@ -86,7 +86,9 @@ export async function sdkView(s: Subject): Promise<View> {
     }
     view.listed = fibers.map((f) => f.fiberId);
   } else {
-    const stub = (await truthStub(s.agentClass, s.agentName)) as unknown as { runFiberTruth(id: string): Promise<{ row: boolean; outcome: string | null; error: string | null }> };
+    const stub = (await truthStub(s.agentClass, s.agentName)) as unknown as {
+      runFiberTruth(id: string): Promise<{ row: boolean; outcome: string | null; error: string | null }>;
+    };
     for (const id of s.runIds) {
       const t = await stub.runFiberTruth(id);
       // A plain runFiber's only SDK record is its cf_agents_runs row while it runs or awaits recovery; how it
@@ -106,7 +108,15 @@ export async function sdkView(s: Subject): Promise<View> {
   return view;
 }
 
-type ConsoleRun = { kind: string; status: string; phase: string | null; step: string | null; statusMessage?: string | null; error: string | null; attempt: number | null };
+type ConsoleRun = {
+  kind: string;
+  status: string;
+  phase: string | null;
+  step: string | null;
+  statusMessage?: string | null;
+  error: string | null;
+  attempt: number | null;
+};
 
 /** What the console shows for the same runs: its run pages' JSON, its incident pages' JSON, its agent view and list. */
 export async function consoleView(
@@ -124,7 +134,15 @@ export async function consoleView(
       continue;
     }
     const { run } = (await res.json()) as { run: ConsoleRun };
-    view.runs[id] = { kind: run.kind, status: run.status, phase: run.phase, step: run.step, statusMessage: run.statusMessage ?? null, error: run.error, attempt: run.attempt };
+    view.runs[id] = {
+      kind: run.kind,
+      status: run.status,
+      phase: run.phase,
+      step: run.step,
+      statusMessage: run.statusMessage ?? null,
+      error: run.error,
+      attempt: run.attempt,
+    };
   }
   for (const id of Object.keys(sdk.incidents)) {
     const incidentId = incidentIdOf(id);

@@ -6,7 +6,9 @@ async function quiet(agentName: string): Promise<void> {
   let last = -1;
   let stable = 0;
   for (let i = 0; i < 200 && stable < 4; i++) {
-    const row = await env.DB.prepare("SELECT COUNT(*) AS n, MAX(received_at) AS at FROM events WHERE agent_name = ?").bind(agentName).first<{ n: number; at: number | null }>();
+    const row = await env.DB.prepare("SELECT COUNT(*) AS n, MAX(received_at) AS at FROM events WHERE agent_name = ?")
+      .bind(agentName)
+      .first<{ n: number; at: number | null }>();
     const n = (row?.n ?? 0) * 1e13 + (row?.at ?? 0);
     stable = n === last ? stable + 1 : 0;
     last = n;

@@ -1,7 +1,7 @@
 // Compiled by `npm run typecheck` (test/types/tsconfig.json: exactOptionalPropertyTypes). Every call here is one the
 // READMEs show, fed the way they show it: values that may be undefined (`this.activeTurn?.requestId`, an optional
 // env var) must be accepted where the option is optional. A type error here fails the typecheck.
-import { withAdminRpc, type WithAdminRpcOptions } from "@agent-oncall/admin-rpc";
+import { type WithAdminRpcOptions, withAdminRpc } from "@agent-oncall/admin-rpc";
 import { type UsageContext, type WithTelemetryOptions, withTelemetry } from "@agent-oncall/telemetry";
 import { otlpTracing } from "@agent-oncall/telemetry/otlp";
 import { Agent } from "agents";
@@ -35,7 +35,11 @@ export class SupportAgent extends withAdminRpc(withTelemetry(Agent<Env>, telemet
   }
 
   reportAmbiguous(opId: string | undefined): void {
-    this.telemetry.record("op.ambiguous", { opKind: "charge", detail: "timed out after the provider accepted it" }, { opId, requestId: this.activeTurn?.requestId });
+    this.telemetry.record(
+      "op.ambiguous",
+      { opKind: "charge", detail: "timed out after the provider accepted it" },
+      { opId, requestId: this.activeTurn?.requestId },
+    );
   }
 }
 

@@ -13,7 +13,10 @@ const enc = new TextEncoder();
 const RS256 = { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" } as const;
 
 export const b64url = (bytes: ArrayBuffer | Uint8Array) =>
-  btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 export const b64urlJson = (v: unknown) => b64url(enc.encode(JSON.stringify(v)));
 export const nowSec = () => Math.floor(Date.now() / 1000);
 
@@ -21,7 +24,10 @@ const publicJwk = (kid: string, pub: JsonWebKey): TestKey["jwk"] => ({ kty: "RSA
 
 /** A fresh RSA signing key (2048 bits, RS256). */
 export async function makeKey(kid: string = crypto.randomUUID()): Promise<TestKey> {
-  const pair = (await crypto.subtle.generateKey({ ...RS256, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, ["sign", "verify"])) as CryptoKeyPair;
+  const pair = (await crypto.subtle.generateKey({ ...RS256, modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, true, [
+    "sign",
+    "verify",
+  ])) as CryptoKeyPair;
   return { kid, privateKey: pair.privateKey, jwk: publicJwk(kid, (await crypto.subtle.exportKey("jwk", pair.publicKey)) as JsonWebKey) };
 }
 

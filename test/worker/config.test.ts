@@ -2,9 +2,9 @@ import { createExecutionContext, createMessageBatch, env } from "cloudflare:test
 import { afterEach, describe, expect, it, vi } from "vitest";
 import readme from "../../README.md?raw";
 import { DEFAULT_STUCK_CONFIG } from "../../src/store/read-models";
-import worker from "../../worker/index";
 import { app } from "../../worker/app";
 import { CONFIG_VARS, ConfigError, consoleConfig, parseConfig } from "../../worker/config";
+import worker from "../../worker/index";
 
 const dev = (vars: Record<string, unknown> = {}) => ({ AUTH_MODE: "dev", ...vars });
 /** The problems parseConfig reports for these settings. */
@@ -61,8 +61,22 @@ describe("worker/config.ts: one parse, one policy", () => {
   });
 
   it("refuses every malformed value at once, naming the variable, its value and what it must be", () => {
-    const e = refusal({ RETENTION_DAYS: "forever", RECONCILE_BATCH: "500", STUCK_NO_PROGRESS_MINUTES: "0", HISTORY_PREVIOUS_SHARDS: "4,x", POLL_SECONDS: "1", DEV_ROLE: "admin" });
-    expect(e.variables.sort()).toEqual(["DEV_ROLE", "HISTORY_PREVIOUS_SHARDS", "POLL_SECONDS", "RECONCILE_BATCH", "RETENTION_DAYS", "STUCK_NO_PROGRESS_MINUTES"]);
+    const e = refusal({
+      RETENTION_DAYS: "forever",
+      RECONCILE_BATCH: "500",
+      STUCK_NO_PROGRESS_MINUTES: "0",
+      HISTORY_PREVIOUS_SHARDS: "4,x",
+      POLL_SECONDS: "1",
+      DEV_ROLE: "admin",
+    });
+    expect(e.variables.sort()).toEqual([
+      "DEV_ROLE",
+      "HISTORY_PREVIOUS_SHARDS",
+      "POLL_SECONDS",
+      "RECONCILE_BATCH",
+      "RETENTION_DAYS",
+      "STUCK_NO_PROGRESS_MINUTES",
+    ]);
     expect(e.problems).toContainEqual({ variable: "RETENTION_DAYS", value: "forever", expected: "a whole number of days from 1 to 3650" });
     expect(e.problems).toContainEqual({ variable: "RECONCILE_BATCH", value: "500", expected: "a whole number from 1 to 100" });
     expect(e.message).toContain('RETENTION_DAYS="forever" must be a whole number of days from 1 to 3650');

@@ -7,7 +7,7 @@ import { LAYOUT_SCRIPTS } from "../../console/layout";
 import { app } from "../../worker/app";
 import { CONTENT_SECURITY_POLICY, PERMISSIONS_POLICY, STRICT_TRANSPORT_SECURITY, securityHeaders } from "../../worker/security-headers";
 import { publishEnvTeamKeys } from "./access-tokens";
-import { type StalledSession, type Who, bulkBatch, call, csrfFor, exhaustedChatIncident, getText, postForm, stalledSession, uid } from "./routes/harness";
+import { bulkBatch, call, csrfFor, exhaustedChatIncident, getText, postForm, type StalledSession, stalledSession, uid, type Who } from "./routes/harness";
 
 // Every answer of the console Worker — pages, fragments, JSON, refusals, 404s, errors — carries the
 // security headers, and no page needs what the CSP forbids (inline scripts, inline handlers, inline
@@ -78,7 +78,9 @@ beforeAll(async () => {
 describe("every registered route", () => {
   it("is found in the app (the table below is derived from it)", () => {
     expect(ROUTES.length).toBeGreaterThan(15);
-    expect(ROUTES.map((r) => `${r.method} ${r.pattern}`)).toEqual(expect.arrayContaining(["GET /health", "GET /", "GET /incidents/:incidentId", "POST /actions/force-idle"]));
+    expect(ROUTES.map((r) => `${r.method} ${r.pattern}`)).toEqual(
+      expect.arrayContaining(["GET /health", "GET /", "GET /incidents/:incidentId", "POST /actions/force-idle"]),
+    );
   });
 
   const WHO: Who[] = ["anonymous", "norole", "viewer", "operator"];
@@ -96,7 +98,12 @@ describe("every registered route", () => {
       // State-changing routes, aimed at an agent that does not exist so nothing is changed. A reconciliation
       // pass has no target: an operator's succeeds (it only reads agents and records what they said).
       const csrf = who === "viewer" || who === "operator" ? await csrfFor(who) : undefined;
-      const res = await postForm(url, who, { agentClass: "ProbeAgent", agentName: `nobody-${uid()}`, reason: "headers check" }, { csrf, headers: { "HX-Request": "true" } });
+      const res = await postForm(
+        url,
+        who,
+        { agentClass: "ProbeAgent", agentName: `nobody-${uid()}`, reason: "headers check" },
+        { csrf, headers: { "HX-Request": "true" } },
+      );
       expectSecurityHeaders(res, `${method} ${url} as ${who}`);
       if (pattern === "/api/reconcile" && who === "operator") expect(res.status).toBe(200);
       else expect(res.status).toBeGreaterThanOrEqual(400);
@@ -175,7 +182,8 @@ describe("pages under the CSP", () => {
 describe("Permissions-Policy", () => {
   it("denies every powerful feature the console does not use, to itself and to anything it embeds", () => {
     const features = Object.fromEntries(PERMISSIONS_POLICY.split(", ").map((d) => d.split("=") as [string, string]));
-    for (const f of ["camera", "microphone", "geolocation", "payment", "usb", "serial", "hid", "bluetooth", "display-capture"]) expect(features[f], f).toBe("()");
+    for (const f of ["camera", "microphone", "geolocation", "payment", "usb", "serial", "hid", "bluetooth", "display-capture"])
+      expect(features[f], f).toBe("()");
     // Nothing is allowed to any origin: every directive is an empty allowlist.
     expect(Object.values(features).every((v) => v === "()")).toBe(true);
   });

@@ -1,8 +1,8 @@
 import { createExecutionContext, createMessageBatch, createScheduledController, env, waitOnExecutionContext } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import wranglerText from "../../wrangler.jsonc?raw";
 import worker from "../../worker/index";
 import { CRONS, QUEUES } from "../../worker/topology";
+import wranglerText from "../../wrangler.jsonc?raw";
 
 /** wrangler.jsonc as data: comments outside strings and trailing commas removed, then JSON. */
 function parseJsonc(text: string): unknown {
@@ -34,7 +34,11 @@ const config = parseJsonc(wranglerText) as {
 
 describe("worker/topology.ts is wrangler.jsonc's queues and crons", () => {
   it("declares exactly the consumers wrangler.jsonc configures, with their max_retries and dead-letter queue", () => {
-    const declared = Object.values(QUEUES).map((q) => ({ queue: q.name, max_retries: q.maxRetries, dead_letter_queue: "deadLetterQueue" in q ? q.deadLetterQueue : undefined }));
+    const declared = Object.values(QUEUES).map((q) => ({
+      queue: q.name,
+      max_retries: q.maxRetries,
+      dead_letter_queue: "deadLetterQueue" in q ? q.deadLetterQueue : undefined,
+    }));
     const configured = config.queues.consumers.map((c) => ({ queue: c.queue, max_retries: c.max_retries, dead_letter_queue: c.dead_letter_queue }));
     expect(declared.sort((a, b) => a.queue.localeCompare(b.queue))).toEqual(configured.sort((a, b) => a.queue.localeCompare(b.queue)));
   });
@@ -67,7 +71,9 @@ describe("the Worker refuses queues and crons it does not declare", () => {
     const logged = vi.spyOn(console, "error").mockImplementation(() => {});
     const said = vi.spyOn(console, "log");
     const ctx = createExecutionContext();
-    await expect(worker.scheduled!(createScheduledController({ cron: "0 0 * * *", scheduledTime: Date.now() }), env, ctx)).rejects.toThrow(/cron "0 0 \* \* \*"/);
+    await expect(worker.scheduled!(createScheduledController({ cron: "0 0 * * *", scheduledTime: Date.now() }), env, ctx)).rejects.toThrow(
+      /cron "0 0 \* \* \*"/,
+    );
     await waitOnExecutionContext(ctx);
     expect(logged.mock.calls.flat().join("\n")).toMatch(/refused cron "0 0 \* \* \*"/);
     expect(said.mock.calls.flat().join("\n")).not.toMatch(/\[retention\]|\[reconcile\]/);

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { recordDelivery } from "../../src/store/alerts";
+import { maxDeliveries, QUEUES } from "../topology";
 import { type AlertEnv, type AlertMessage, alertConfig } from "./config";
 import { deliver } from "./deliver";
-import { maxDeliveries, QUEUES } from "../topology";
 
 /**
  * Deliveries per alert and channel: the first plus the queue's max_retries (worker/topology.ts). The

@@ -14,7 +14,11 @@ export async function deliver(url: string, body: string, timeoutMs = DELIVERY_TI
     res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
     const timedOut = e instanceof Error && (e.name === "TimeoutError" || e.name === "AbortError");
-    return { result: "retry", httpStatus: null, error: timedOut ? `no answer within ${timeoutMs} ms` : `request failed: ${e instanceof Error ? e.message : String(e)}` };
+    return {
+      result: "retry",
+      httpStatus: null,
+      error: timedOut ? `no answer within ${timeoutMs} ms` : `request failed: ${e instanceof Error ? e.message : String(e)}`,
+    };
   }
   // The receiver's answer is only useful as a hint in the log: keep a short prefix, and drain the body.
   const text = (await res.text().catch(() => "")).slice(0, 200);

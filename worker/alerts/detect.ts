@@ -1,6 +1,6 @@
-import { exhaustedIncidents, openAmbiguousOps, type SubjectKey } from "../../src/store/alerts";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { incidentHref, listHref, sessionHref } from "../../console/links";
+import { exhaustedIncidents, openAmbiguousOps, type SubjectKey } from "../../src/store/alerts";
 import { toRows } from "../ingest/rows";
 import type { Alert } from "./payloads";
 
@@ -50,7 +50,11 @@ export async function alertsFromEvents(db: D1Database, events: TelemetryEvent[])
 }
 
 /** A projection row's key (rows.ts types row values loosely: they are SQL values). */
-const key = (id: unknown, agentClass: unknown, agentName: unknown): SubjectKey => ({ id: String(id ?? ""), agentClass: String(agentClass ?? ""), agentName: String(agentName ?? "") });
+const key = (id: unknown, agentClass: unknown, agentName: unknown): SubjectKey => ({
+  id: String(id ?? ""),
+  agentClass: String(agentClass ?? ""),
+  agentName: String(agentName ?? ""),
+});
 
 function uniq(keys: SubjectKey[]): SubjectKey[] {
   const seen = new Map(keys.map((k) => [JSON.stringify([k.id, k.agentClass, k.agentName]), k]));

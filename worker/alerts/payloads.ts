@@ -64,7 +64,14 @@ export function slackPayload(a: Alert, consoleUrl: string | null) {
       ...(facts ? [{ type: "context", elements: [{ type: "mrkdwn", text: facts }] }] : []),
       {
         type: "context",
-        elements: [{ type: "mrkdwn", text: link ? `<${slackEscape(link)}|Open in the console> · ${new Date(a.at).toISOString()}` : `console path: ${slackEscape(a.path)} · ${new Date(a.at).toISOString()}` }],
+        elements: [
+          {
+            type: "mrkdwn",
+            text: link
+              ? `<${slackEscape(link)}|Open in the console> · ${new Date(a.at).toISOString()}`
+              : `console path: ${slackEscape(a.path)} · ${new Date(a.at).toISOString()}`,
+          },
+        ],
       },
     ],
   };

@@ -17,7 +17,17 @@ export async function raiseAlerts(env: AlertEnv & { DB: D1Database }, alerts: Al
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
   if (!alerts.length) return { queued: 0, rateLimited: 0, duplicates: 0 };
   const records: (AlertRecord & { alert: Alert; url: string })[] = alerts.flatMap((a) =>
-    config.channels.map((ch) => ({ alertKey: a.key, channel: ch.channel, kind: a.kind, agentClass: a.agentClass, agentName: a.agentName, subjectId: a.subjectId, summary: a.summary, alert: a, url: ch.url })),
+    config.channels.map((ch) => ({
+      alertKey: a.key,
+      channel: ch.channel,
+      kind: a.kind,
+      agentClass: a.agentClass,
+      agentName: a.agentName,
+      subjectId: a.subjectId,
+      summary: a.summary,
+      alert: a,
+      url: ch.url,
+    })),
   );
   const inserted = await recordAlerts(env.DB, records, { now, limitPerHour: config.limitPerHour });
   const byKey = new Map(records.map((r) => [`${r.channel}\n${r.alertKey}`, r]));
@@ -25,7 +35,11 @@ export async function raiseAlerts(env: AlertEnv & { DB: D1Database }, alerts: Al
     .filter((r) => r.status === "queued")
     .map((r) => {
       const rec = byKey.get(`${r.channel}\n${r.alertKey}`)!;
-      return { alertKey: r.alertKey, channel: rec.channel as AlertMessage["channel"], body: payloadFor(rec.channel as AlertMessage["channel"], rec.alert, config.consoleUrl) };
+      return {
+        alertKey: r.alertKey,
+        channel: rec.channel as AlertMessage["channel"],
+        body: payloadFor(rec.channel as AlertMessage["channel"], rec.alert, config.consoleUrl),
+      };
     });
   for (let i = 0; i < messages.length; i += SEND_CHUNK) {
     const chunk = messages.slice(i, i + SEND_CHUNK);

@@ -4,7 +4,9 @@ import { type RoleRules, RoleRulesSchema } from "./roles";
 import type { Role } from "./types";
 
 /** The env settings auth reads (documented in worker/env.ts). All optional: what is missing is reported, never thrown. */
-export type AuthBindings = Partial<Record<"AUTH_MODE" | "ACCESS_TEAM_DOMAIN" | "ACCESS_AUD" | "ACCESS_JWKS_URL" | "ROLES" | "DEV_USER" | "DEV_ROLE" | "CSRF_SECRET", string>>;
+export type AuthBindings = Partial<
+  Record<"AUTH_MODE" | "ACCESS_TEAM_DOMAIN" | "ACCESS_AUD" | "ACCESS_JWKS_URL" | "ROLES" | "DEV_USER" | "DEV_ROLE" | "CSRF_SECRET", string>
+>;
 
 /** Production mode: every request carries a Cloudflare Access JWT. */
 export type AccessAuthConfig = {
@@ -39,10 +41,8 @@ export type AuthConfigResult = { ok: true; config: AuthConfig } | { ok: false; p
 export const MIN_CSRF_SECRET_LENGTH = 32;
 
 /** Blank and whitespace-only values count as unset (`wrangler` vars often end up as ""). */
-const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema.optional());
-const required = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema);
+const optional = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema.optional());
+const required = <T extends z.ZodType>(schema: T) => z.preprocess((v) => (typeof v === "string" && v.trim() === "" ? undefined : v), schema);
 
 const missing = { error: (issue: { input: unknown }) => (issue.input === undefined ? "is missing" : "must be a string") };
 
@@ -179,5 +179,4 @@ export function describeConfigProblems(problems: ConfigProblem[]): string {
 }
 
 /** What every visitor of a misconfigured console reads: nothing about the settings themselves. */
-export const CONFIG_ERROR_MESSAGE =
-  "Sign-in is not set up correctly for this console, so nobody can sign in yet. The operator's log has the details.";
+export const CONFIG_ERROR_MESSAGE = "Sign-in is not set up correctly for this console, so nobody can sign in yet. The operator's log has the details.";

@@ -1,6 +1,6 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { RefusalCode } from "../http/refusal";
 import { createMiddleware } from "hono/factory";
+import type { RefusalCode } from "../http/refusal";
 import { base64UrlToBytes, bytesToBase64Url } from "./base64url";
 import { respondProblem } from "./problem";
 import type { AuthEnv } from "./types";
@@ -105,16 +105,22 @@ export function csrf(): MiddlewareHandler<AuthEnv> {
     const key = c.get("csrfKey");
     if (!user || !key) throw new Error("csrf() needs the auth() middleware to run first");
 
-    const refuse = (code: RefusalCode, message: string) =>
-      respondProblem(c, { status: 403, code, title: "Request refused", message, email: user.email });
+    const refuse = (code: RefusalCode, message: string) => respondProblem(c, { status: 403, code, title: "Request refused", message, email: user.email });
 
     const badOrigin = originProblem(c);
     if (badOrigin) return refuse("csrf_origin", `This change was refused because ${badOrigin}. Changes are only accepted from the console's own pages.`);
 
     const token = await submittedToken(c);
-    if (!token) return refuse("csrf_missing", "This change was refused because it carried no security token (X-CSRF-Token header or _csrf form field). Reload the page and try again.");
+    if (!token)
+      return refuse(
+        "csrf_missing",
+        "This change was refused because it carried no security token (X-CSRF-Token header or _csrf form field). Reload the page and try again.",
+      );
     if (!(await verifyCsrfToken(key, token, user.email)))
-      return refuse("csrf_invalid", "This change was refused because its security token is not valid for you: it has expired or was issued to another user. Reload the page and try again.");
+      return refuse(
+        "csrf_invalid",
+        "This change was refused because its security token is not valid for you: it has expired or was issued to another user. Reload the page and try again.",
+      );
 
     return next();
   });

@@ -3,16 +3,25 @@
  * an explicit local dev mode (loopback only), CSRF protection, and the APM_TRACE_URL check. Mount as
  * `app.use(auth()); app.use(csrf()); app.post("/actions/*", requireRole("operator"), …)`.
  */
-export { auth, requireRole, PUBLIC_PATHS, type AuthOptions } from "./middleware";
-export { csrf, csrfToken, csrfHxHeaders, csrfKey, issueCsrfToken, verifyCsrfToken, CSRF_HEADER, CSRF_FIELD, CSRF_WINDOW_MS } from "./csrf";
-export { readAuthConfig, describeConfigProblems, CONFIG_ERROR_MESSAGE, type AuthBindings, type AuthConfig, type AuthConfigResult, type ConfigProblem } from "./config";
-export { verifyAccessJwt, groupsOf, type AccessClaims, type AccessJwtOptions, type JwtFailure, type JwtVerifyResult } from "./jwt";
-export { createJwksCache, defaultJwksCache, JwksUnavailableError, type JwksCache, type JwksCacheOptions } from "./jwks";
-export { roleFor, hasRole, matchesRolePattern, parseRolePattern, type RoleRules, type RolePattern } from "./roles";
-export { parseEmail, normalizeIdentifier, type Email } from "./identity";
-export { notLocalReason, DEV_MODE_LOCAL_ONLY_MESSAGE } from "./local-only";
+
+export {
+  type AuthBindings,
+  type AuthConfig,
+  type AuthConfigResult,
+  CONFIG_ERROR_MESSAGE,
+  type ConfigProblem,
+  describeConfigProblems,
+  readAuthConfig,
+} from "./config";
+export { CSRF_FIELD, CSRF_HEADER, CSRF_WINDOW_MS, csrf, csrfHxHeaders, csrfKey, csrfToken, issueCsrfToken, verifyCsrfToken } from "./csrf";
+export { type Email, normalizeIdentifier, parseEmail } from "./identity";
+export { createJwksCache, defaultJwksCache, type JwksCache, type JwksCacheOptions, JwksUnavailableError } from "./jwks";
+export { type AccessClaims, type AccessJwtOptions, groupsOf, type JwtFailure, type JwtVerifyResult, verifyAccessJwt } from "./jwt";
+export { DEV_MODE_LOCAL_ONLY_MESSAGE, notLocalReason } from "./local-only";
 export { isLoopbackHostname } from "./loopback";
+export { type AuthOptions, auth, PUBLIC_PATHS, requireRole } from "./middleware";
+export { type AuthProblem, respondProblem } from "./problem";
+export { hasRole, matchesRolePattern, parseRolePattern, type RolePattern, type RoleRules, roleFor } from "./roles";
+export { ACCESS_JWT_COOKIE, ACCESS_JWT_HEADER, readAccessToken } from "./token";
 export { readTraceLinkSetting, type TraceLinkSetting } from "./trace-link";
-export { readAccessToken, ACCESS_JWT_HEADER, ACCESS_JWT_COOKIE } from "./token";
-export { respondProblem, type AuthProblem } from "./problem";
-export { DEV_AUTH_BANNER, type AuthEnv, type AuthUser, type AuthVariables, type Role } from "./types";
+export { type AuthEnv, type AuthUser, type AuthVariables, DEV_AUTH_BANNER, type Role } from "./types";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { base64UrlToBytes } from "./base64url";
-import { type JwksCache, JwksUnavailableError, defaultJwksCache } from "./jwks";
+import { defaultJwksCache, type JwksCache, JwksUnavailableError } from "./jwks";
 
 const HeaderSchema = z.object({
   alg: z.string(),
@@ -10,10 +10,7 @@ const HeaderSchema = z.object({
   crit: z.unknown().optional(),
 });
 
-const GroupSchema = z.union([
-  z.string(),
-  z.looseObject({ id: z.string().optional(), name: z.string().optional(), email: z.string().optional() }),
-]);
+const GroupSchema = z.union([z.string(), z.looseObject({ id: z.string().optional(), name: z.string().optional(), email: z.string().optional() })]);
 
 /** Claims of a Cloudflare Access application token that the console relies on (others are kept, unvalidated). */
 export const AccessClaimsSchema = z.looseObject({

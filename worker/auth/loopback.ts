@@ -15,7 +15,11 @@ const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 export function isLoopbackHostname(hostname: string): boolean {
   const host = hostname.toLowerCase();
   if (host === "[::1]" || host === "localhost") return true;
-  if (host.endsWith(".localhost")) return host.slice(0, -".localhost".length).split(".").every((l) => LABEL.test(l));
+  if (host.endsWith(".localhost"))
+    return host
+      .slice(0, -".localhost".length)
+      .split(".")
+      .every((l) => LABEL.test(l));
   const octets = /^127\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
   return !!octets && octets.slice(1).every((o) => Number(o) <= 255);
 }

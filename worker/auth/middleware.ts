@@ -1,11 +1,11 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
-import { type AuthBindings, type AuthConfig, type AuthConfigResult, CONFIG_ERROR_MESSAGE, describeConfigProblems, readAuthConfig } from "./config";
 import { consoleConfig } from "../config";
+import { type AuthBindings, type AuthConfig, type AuthConfigResult, CONFIG_ERROR_MESSAGE, describeConfigProblems, readAuthConfig } from "./config";
 import { csrfKey, issueCsrfToken } from "./csrf";
 import { parseEmail } from "./identity";
-import { type JwksCache, defaultJwksCache } from "./jwks";
-import { type JwtFailure, groupsOf, verifyAccessJwt } from "./jwt";
+import { defaultJwksCache, type JwksCache } from "./jwks";
+import { groupsOf, type JwtFailure, verifyAccessJwt } from "./jwt";
 import { DEV_MODE_LOCAL_ONLY_MESSAGE, notLocalReason } from "./local-only";
 import { respondProblem } from "./problem";
 import { hasRole, roleFor } from "./roles";
@@ -115,7 +115,11 @@ export function auth(options: AuthOptions = {}): MiddlewareHandler<AuthEnv> {
       // No sign-in in dev mode, so it must never answer a rebinding page or a deployed address.
       const notLocal = notLocalReason(c.req.raw);
       if (notLocal) {
-        logOnce("dev_mode_local_only", `[auth] AUTH_MODE=dev refused a request that is not local (${notLocal}); dev mode only answers on loopback addresses (logged once)`, console.warn);
+        logOnce(
+          "dev_mode_local_only",
+          `[auth] AUTH_MODE=dev refused a request that is not local (${notLocal}); dev mode only answers on loopback addresses (logged once)`,
+          console.warn,
+        );
         return respondProblem(c, { status: 403, code: "dev_mode_local_only", title: "Local development only", message: DEV_MODE_LOCAL_ONLY_MESSAGE });
       }
       user = { email: config.devUser, role: config.devRole, via: "dev" };

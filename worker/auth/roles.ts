@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { normalizeGroupName, normalizeIdentifier, parseDomain, parseEmail, type Parsed } from "./identity";
+import { normalizeGroupName, normalizeIdentifier, type Parsed, parseDomain, parseEmail } from "./identity";
 import type { Role } from "./types";
 
 /**

@@ -35,7 +35,9 @@ export async function handleBulkBatch(batch: MessageBatch<unknown>, env: Env): P
             () => msg.retry({ delaySeconds: 5 }),
           );
         } else {
-          console.error(`[bulk] ${m.target.agentClass} "${m.target.agentName}" of batch ${m.batchId} failed in the console (attempt ${msg.attempts}), retrying: ${why}`);
+          console.error(
+            `[bulk] ${m.target.agentClass} "${m.target.agentName}" of batch ${m.batchId} failed in the console (attempt ${msg.attempts}), retrying: ${why}`,
+          );
           msg.retry({ delaySeconds: 2 });
         }
       }

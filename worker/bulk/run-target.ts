@@ -1,5 +1,5 @@
-import { batchProgress, batchStartRow, targetFinished } from "../../src/store/read-models/bulk-batches";
 import { writeAudit } from "../../src/store/audit";
+import { batchProgress, batchStartRow, targetFinished } from "../../src/store/read-models/bulk-batches";
 import { consoleAdminClient } from "../admin-client";
 import type { Env } from "../env";
 import type { BulkMessage } from "./messages";

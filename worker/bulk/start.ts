@@ -13,9 +13,21 @@ const LISTED_TARGETS = 100;
 const SEND_CHUNK = 100;
 
 /** The batch's own audit row: who, which action, why, and the filter with its targets. */
-function batchRecord(id: string, who: { email: string; role: string }, action: BulkAction, reason: string, selection: BulkTargets | null, filter: Record<string, string>) {
+function batchRecord(
+  id: string,
+  who: { email: string; role: string },
+  action: BulkAction,
+  reason: string,
+  selection: BulkTargets | null,
+  filter: Record<string, string>,
+) {
   const before: BatchBefore | null = selection
-    ? { filter, total: selection.targets.length, capped: selection.capped, targets: selection.targets.slice(0, LISTED_TARGETS).map((t) => `${t.agentClass}/${t.agentName}`) }
+    ? {
+        filter,
+        total: selection.targets.length,
+        capped: selection.capped,
+        targets: selection.targets.slice(0, LISTED_TARGETS).map((t) => `${t.agentClass}/${t.agentName}`),
+      }
     : null;
   return {
     id,
@@ -36,7 +48,15 @@ function batchRecord(id: string, who: { email: string; role: string }, action: B
  * Records a refused bulk action (a viewer, a missing reason) as one audit row of its own batch, like the
  * admin client records a refused single action. Nothing is queued.
  */
-export async function recordRefusedBatch(env: Env, who: { email: string; role: string }, action: BulkAction, reason: string, filter: Record<string, string>, result: "denied" | "invalid", error: string): Promise<string> {
+export async function recordRefusedBatch(
+  env: Env,
+  who: { email: string; role: string },
+  action: BulkAction,
+  reason: string,
+  filter: Record<string, string>,
+  result: "denied" | "invalid",
+  error: string,
+): Promise<string> {
   const id = crypto.randomUUID();
   await writeAudit(env.DB, { ...batchRecord(id, who, action, reason, null, filter), result, error });
   return id;
@@ -47,11 +67,24 @@ export async function recordRefusedBatch(env: Env, who: { email: string; role: s
  * pending, then one Queue message per target. Without a Queue binding the targets run after the response
  * (waitUntil), through the same consumer code. Returns the batch id.
  */
-export async function startBatch(env: Env, ctx: ExecutionContext | null, who: Actor, action: BulkAction, reason: string, selection: BulkTargets): Promise<string> {
+export async function startBatch(
+  env: Env,
+  ctx: ExecutionContext | null,
+  who: Actor,
+  action: BulkAction,
+  reason: string,
+  selection: BulkTargets,
+): Promise<string> {
   const id = crypto.randomUUID();
   const filter = bulkFilterQuery(selection.filter);
   await writeAudit(env.DB, { ...batchRecord(id, who, action, reason, selection, filter), result: "pending", error: null });
-  const messages: BulkMessage[] = selection.targets.map((t) => ({ batchId: id, action, reason, actor: who, target: { agentClass: t.agentClass, agentName: t.agentName } }));
+  const messages: BulkMessage[] = selection.targets.map((t) => ({
+    batchId: id,
+    action,
+    reason,
+    actor: who,
+    target: { agentClass: t.agentClass, agentName: t.agentName },
+  }));
   const queue = env.BATCH_QUEUE;
   if (queue) {
     for (let i = 0; i < messages.length; i += SEND_CHUNK) {

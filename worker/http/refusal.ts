@@ -10,11 +10,28 @@ import { ANSWER_VARY, answerForm } from "./answer";
  */
 export type RefusalCode =
   | AdminErrorCode
-  | "missing" | "malformed" | "unsupported_algorithm" | "unknown_key" | "bad_signature" | "wrong_issuer" | "wrong_audience"
-  | "expired" | "not_yet_valid" | "keys_unavailable" | "auth_not_configured" | "dev_mode_local_only"
-  | "no_email" | "bad_email" | "no_role" | "insufficient_role"
-  | "csrf_origin" | "csrf_missing" | "csrf_invalid"
-  | "method_not_allowed" | "config_invalid" | "internal";
+  | "missing"
+  | "malformed"
+  | "unsupported_algorithm"
+  | "unknown_key"
+  | "bad_signature"
+  | "wrong_issuer"
+  | "wrong_audience"
+  | "expired"
+  | "not_yet_valid"
+  | "keys_unavailable"
+  | "auth_not_configured"
+  | "dev_mode_local_only"
+  | "no_email"
+  | "bad_email"
+  | "no_role"
+  | "insufficient_role"
+  | "csrf_origin"
+  | "csrf_missing"
+  | "csrf_invalid"
+  | "method_not_allowed"
+  | "config_invalid"
+  | "internal";
 
 /** Statuses a refusal is answered with (the console's own failure is the only 5xx but for sign-in being unavailable). */
 export type RefusalStatus = 400 | 401 | 403 | 404 | 405 | 409 | 422 | 424 | 500 | 503;

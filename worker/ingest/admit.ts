@@ -34,7 +34,10 @@ export async function admit(item: unknown, opts: AdmitOptions, fitsInMessage = f
   // Items of a text message no larger than the limit fit it too (the usual packed message): no need to measure each.
   const bytes = fitsInMessage ? 0 : utf8Length(JSON.stringify(item));
   if (bytes > bounds.maxEventBytes) {
-    return refuse(`event too large: ${thousands(bytes)} bytes; the console accepts at most ${thousands(bounds.maxEventBytes)} bytes per event (the telemetry sender replaces larger ones with event.too_large)`, item);
+    return refuse(
+      `event too large: ${thousands(bytes)} bytes; the console accepts at most ${thousands(bounds.maxEventBytes)} bytes per event (the telemetry sender replaces larger ones with event.too_large)`,
+      item,
+    );
   }
   if (opts.signingKey && typeof item === "object" && item !== null && !Array.isArray(item)) {
     const bad = await signatureProblem(item as Record<string, unknown>, opts.signingKey);

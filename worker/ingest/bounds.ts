@@ -1,6 +1,6 @@
+import { MAX_EVENT_BYTES } from "@agent-oncall/telemetry";
 import { DEFAULT_FUTURE_SKEW_MS } from "../../src/store/retention";
 import type { ConsoleConfig } from "../config";
-import { MAX_EVENT_BYTES } from "@agent-oncall/telemetry";
 
 /**
  * What ingest accepts, as settings: the event time window around receipt,

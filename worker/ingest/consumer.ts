@@ -1,16 +1,16 @@
-import { trace } from "@opentelemetry/api";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { trace } from "@opentelemetry/api";
+import type { AlertEnv } from "../alerts/config";
+import { alertOnIngested } from "../alerts/ingested";
+import { consoleConfig, type SettingVars } from "../config";
 import { admit } from "./admit";
 import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
-import { consoleConfig, type SettingVars } from "../config";
-import { type DeadLetter, bodyText, bodyType, deadLetterStatements } from "./dead-letters";
+import { bodyText, bodyType, type DeadLetter, deadLetterStatements } from "./dead-letters";
+import { type HistoryWriteResult, writeHistory } from "./history";
 import { type MessageItem, messageItems } from "./messages";
 import { tableStatements } from "./projections";
 import { toRows } from "./rows";
 import { verificationKey } from "./signature";
-import { alertOnIngested } from "../alerts/ingested";
-import type { AlertEnv } from "../alerts/config";
-import { type HistoryWriteResult, writeHistory } from "./history";
 
 /** What one ingest call did, and what it cost D1 (summed from each statement's `meta`: every index entry counts as a row written). */
 export type IngestResult = {
@@ -153,10 +153,13 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
   for (const m of batch.messages) {
     const mine: TelemetryEvent[] = [];
     try {
-      await ingestBatch(env.DB, [m], { ...opts, onStored: (events) => {
-        mine.push(...events);
-        stored.push(...events);
-      } });
+      await ingestBatch(env.DB, [m], {
+        ...opts,
+        onStored: (events) => {
+          mine.push(...events);
+          stored.push(...events);
+        },
+      });
       await recordHistory(env, mine, now);
       m.ack();
     } catch {

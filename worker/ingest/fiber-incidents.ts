@@ -1,4 +1,4 @@
-import { type SdkIncidentStatus, type TelemetryEvent, fiberIncidentStatusOf } from "@agent-oncall/telemetry";
+import { fiberIncidentStatusOf, type SdkIncidentStatus, type TelemetryEvent } from "@agent-oncall/telemetry";
 
 /**
  * A fiber incident's status from an event whose lifecycle step is the fiber's SDK record (INCIDENT_LIFECYCLE

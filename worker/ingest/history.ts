@@ -1,6 +1,6 @@
-import { type HistoryEvent, type HistoryMeta, bloomItems, objectKey, shardOf, slotOf } from "../../src/store/history/layout";
-import { bloomOf } from "../../src/store/history/bloom";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { bloomOf } from "../../src/store/history/bloom";
+import { bloomItems, type HistoryEvent, type HistoryMeta, objectKey, shardOf, slotOf } from "../../src/store/history/layout";
 import { timelineId } from "./rows";
 
 /**
@@ -17,11 +17,24 @@ export type HistoryWriteResult = { events: number; objects: number; bytes: numbe
 export function historyEvent(e: TelemetryEvent, receivedAt: number): HistoryEvent {
   const c = e.corr;
   return {
-    id: e.id, time: e.time, type: e.type, v: e.v, seq: e.seq ?? null,
-    agentClass: e.source.agentClass, agentName: e.source.agentName,
-    fiberId: c.fiberId ?? null, incidentId: c.incidentId ?? null, requestId: c.requestId ?? null, opId: c.opId ?? null,
-    sessionName: c.sessionName ?? null, taskId: c.taskId ?? null, timelineId: timelineId(e),
-    traceId: c.traceId ?? null, spanId: c.spanId ?? null, payload: e.payload, receivedAt,
+    id: e.id,
+    time: e.time,
+    type: e.type,
+    v: e.v,
+    seq: e.seq ?? null,
+    agentClass: e.source.agentClass,
+    agentName: e.source.agentName,
+    fiberId: c.fiberId ?? null,
+    incidentId: c.incidentId ?? null,
+    requestId: c.requestId ?? null,
+    opId: c.opId ?? null,
+    sessionName: c.sessionName ?? null,
+    taskId: c.taskId ?? null,
+    timelineId: timelineId(e),
+    traceId: c.traceId ?? null,
+    spanId: c.spanId ?? null,
+    payload: e.payload,
+    receivedAt,
   };
 }
 
@@ -38,13 +51,25 @@ async function contentHash(records: HistoryEvent[]): Promise<string> {
 }
 
 const order = (a: HistoryEvent, b: HistoryEvent) =>
-  a.agentClass < b.agentClass ? -1 : a.agentClass > b.agentClass ? 1 : a.agentName < b.agentName ? -1 : a.agentName > b.agentName ? 1 : a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  a.agentClass < b.agentClass
+    ? -1
+    : a.agentClass > b.agentClass
+      ? 1
+      : a.agentName < b.agentName
+        ? -1
+        : a.agentName > b.agentName
+          ? 1
+          : a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 /**
  * Writes a batch's accepted events to R2: at most one put per (slot, shard) among them, all at once. Throws when
  * any put fails, so the consumer retries the batch (its redelivery rewrites the same keys).
  */
-export async function writeHistory(bucket: R2Bucket, events: readonly TelemetryEvent[], opts: { shards: number; receivedAt: number }): Promise<HistoryWriteResult> {
+export async function writeHistory(
+  bucket: R2Bucket,
+  events: readonly TelemetryEvent[],
+  opts: { shards: number; receivedAt: number },
+): Promise<HistoryWriteResult> {
   const groups = new Map<string, { shard: number; byEvent: Map<string, HistoryEvent> }>();
   for (const e of events) {
     const r = historyEvent(e, opts.receivedAt);

@@ -1,4 +1,4 @@
-import { type IncidentOverlay, type SdkIncidentStatus, type TelemetryEvent, incidentTransition } from "@agent-oncall/telemetry";
+import { type IncidentOverlay, incidentTransition, type SdkIncidentStatus, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
 
 /** What one event says of its incident, by the declared lifecycle (src/telemetry/incident-lifecycle.ts). */

@@ -52,8 +52,7 @@ export function jsonShapeProblem(value: unknown, maxDepth: number): string | nul
       v.forEach((x, i) => {
         stack.push({ v: x, depth: depth + 1, path: segment(path, i) });
       });
-    }
-    else for (const [k, x] of Object.entries(v)) stack.push({ v: x, depth: depth + 1, path: segment(path, k) });
+    } else for (const [k, x] of Object.entries(v)) stack.push({ v: x, depth: depth + 1, path: segment(path, k) });
   }
   return null;
 }

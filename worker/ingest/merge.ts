@@ -1,5 +1,5 @@
 import type { Table } from "drizzle-orm";
-import { type SQLiteTable, getTableConfig } from "drizzle-orm/sqlite-core";
+import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-names";
 
 /**
@@ -94,7 +94,8 @@ export function stampColumns<T extends Table, G extends StampGroup<T>>(
 /** Declares how `table`'s projection merges, and resolves it to SQL names from the schema. */
 export function projection<T extends Table>(table: T, def: ProjectionDef<T>): ProjectionSpec {
   const n = names(table);
-  const bySqlName = <V>(o: { [K in ColumnKey<T>]?: V }) => Object.fromEntries(Object.entries(o).map(([k, v]) => [n[k as ColumnKey<T>], v])) as Record<string, V>;
+  const bySqlName = <V>(o: { [K in ColumnKey<T>]?: V }) =>
+    Object.fromEntries(Object.entries(o).map(([k, v]) => [n[k as ColumnKey<T>], v])) as Record<string, V>;
   return {
     table: n.$table,
     key: def.key.map((k) => n[k]),
@@ -163,7 +164,9 @@ export function mergeRows(spec: ProjectionSpec, stored: Row, incoming: Row): Row
     // biome-ignore lint/complexity/useMathMinMax: see above
     else if (rule === "max") out[col] = a === null ? b : b === null ? a : b > a ? b : a;
   }
-  const sums = Object.entries(spec.columns).filter(([, rule]) => rule === "sum").map(([col]) => col);
+  const sums = Object.entries(spec.columns)
+    .filter(([, rule]) => rule === "sum")
+    .map(([col]) => col);
   if (sums.length) {
     // Union by event id: the same event folded twice (a batch may carry it twice) counts once.
     const merged = { ...sumMapOf(stored), ...sumMapOf(incoming) };

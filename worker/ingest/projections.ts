@@ -1,8 +1,8 @@
-import * as schema from "../../src/store/schema";
-import { names } from "../../src/store/sql-names";
 import { packBodies } from "@agent-oncall/telemetry";
 import { INCIDENT_STATUS_RANK } from "@agent-oncall/telemetry/contract";
-import { type Row, foldRows, projection, upsertSqls } from "./merge";
+import * as schema from "../../src/store/schema";
+import { names } from "../../src/store/sql-names";
+import { foldRows, projection, type Row, upsertSqls } from "./merge";
 import { SEGMENTS_SQL, type SegmentRow, storedSql } from "./segments";
 
 /**
@@ -19,18 +19,33 @@ import { SEGMENTS_SQL, type SegmentRow, storedSql } from "./segments";
 export const SPECS = {
   // seqMax / seqSeen: the agent's own event numbers (src/telemetry/seq.ts); seqMax - seqSeen never arrived.
   // Same row, same statement as first/last seen: no row written per event is added.
-  agents: projection(schema.agents, { key: ["agentClass", "agentName"], columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum", listedAt: "max" } }),
+  agents: projection(schema.agents, {
+    key: ["agentClass", "agentName"],
+    columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum", listedAt: "max" },
+  }),
   // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
   // any of whose events says it is managed is managed (recovery failures and stashes do not say).
   fibers: projection(schema.runs, {
     key: ["fiberId", "agentClass", "agentName"],
     columns: {
-      kind: "max", name: "max", definition: "max", attempt: "max", startedAt: "min",
-      outcome: { latest: "outcome" }, endedAt: { latest: "outcome" }, error: { latest: "outcome" }, reason: { latest: "outcome" },
-      phase: { latest: "phase" }, wakeAt: { latest: "phase" }, step: { latest: "phase" }, statusMessage: { latest: "phase" },
+      kind: "max",
+      name: "max",
+      definition: "max",
+      attempt: "max",
+      startedAt: "min",
+      outcome: { latest: "outcome" },
+      endedAt: { latest: "outcome" },
+      error: { latest: "outcome" },
+      reason: { latest: "outcome" },
+      phase: { latest: "phase" },
+      wakeAt: { latest: "phase" },
+      step: { latest: "phase" },
+      statusMessage: { latest: "phase" },
       confirmedAt: "max",
-      snapshotPreview: { latest: "snapshot" }, snapshotBytes: { latest: "snapshot" },
-      firstSeen: "min", lastSeen: "max",
+      snapshotPreview: { latest: "snapshot" },
+      snapshotBytes: { latest: "snapshot" },
+      firstSeen: "min",
+      lastSeen: "max",
     },
     // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
     defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0" },
@@ -39,13 +54,22 @@ export const SPECS = {
     key: ["incidentId", "agentClass", "agentName"],
     columns: {
       kind: "max",
-      status: { latest: "status" }, attempts: "max", maxAttempts: "max", reason: { latest: "reason" },
-      fiberId: "max", requestId: "max", confirmedAt: "max", firstSeen: "min", lastSeen: "max",
+      status: { latest: "status" },
+      attempts: "max",
+      maxAttempts: "max",
+      reason: { latest: "reason" },
+      fiberId: "max",
+      requestId: "max",
+      confirmedAt: "max",
+      firstSeen: "min",
+      lastSeen: "max",
       // What closed it from outside the SDK (force idle, reconciliation): an overlay beside status and reason,
       // which keep only what the SDK said. Whether it applies is derived when read (read-models/incident-status.ts).
-      closedBy: { latest: "closedBy" }, closedByReason: { latest: "closedBy" },
+      closedBy: { latest: "closedBy" },
+      closedByReason: { latest: "closedBy" },
       // Tokens its recovery attempts re-spent: model.usage events carrying the incident id, each counted once.
-      respentInputTokens: "sum", respentOutputTokens: "sum",
+      respentInputTokens: "sum",
+      respentOutputTokens: "sum",
     },
     // Exhausted is final (INCIDENT_STATUS_RANK): it outranks any later status word, and the exhaustion's reason
     // outranks any later reason. Every row whose status is exhausted carries a reason (chat.recovery.exhausted
@@ -62,24 +86,41 @@ export const SPECS = {
   ops: projection(schema.opAmbiguities, {
     key: ["opId", "agentClass", "agentName"],
     columns: {
-      sessionName: "max", opKind: "max", detail: "max", idempotent: "max",
-      ambiguousAt: "min", resolution: { latest: "resolution" }, resolutionRef: { latest: "resolution" }, firstSeen: "min", lastSeen: "max",
+      sessionName: "max",
+      opKind: "max",
+      detail: "max",
+      idempotent: "max",
+      ambiguousAt: "min",
+      resolution: { latest: "resolution" },
+      resolutionRef: { latest: "resolution" },
+      firstSeen: "min",
+      lastSeen: "max",
     },
   }),
   backups: projection(schema.workspaceBackups, {
     key: ["handle", "agentClass", "agentName"],
     columns: {
-      tenant: "max", environment: "max", sessionName: "max",
-      createdAt: "min", expiresAt: "max", bytes: "max", restoredAt: "max", expiredAt: "min", lastSeen: "max",
+      tenant: "max",
+      environment: "max",
+      sessionName: "max",
+      createdAt: "min",
+      expiresAt: "max",
+      bytes: "max",
+      restoredAt: "max",
+      expiredAt: "min",
+      lastSeen: "max",
     },
   }),
   sessions: projection(schema.sessions, {
     key: ["sessionName", "agentClass", "agentName"],
     columns: {
-      firstSeen: "min", lastSeen: "max", listedAt: "max",
+      firstSeen: "min",
+      lastSeen: "max",
+      listedAt: "max",
       lastEventType: { latest: "lastEvent" },
       status: { latest: "status" },
-      recoveryCount: "max", lastTurnSeq: "max",
+      recoveryCount: "max",
+      lastTurnSeq: "max",
     },
     // For a session nothing but reconciliation ever reported (its rows deleted meanwhile): last_seen 0 never
     // wins the maximum, and a last event stamped 0 gives way to any real one.
@@ -116,7 +157,11 @@ const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upse
 const MAX_PARAM_BYTES = 900_000;
 
 /** Splits rows into JSON-array parameters under the size cap. */
-const chunks = (rows: unknown[]): string[] => packBodies(rows.map((r) => JSON.stringify(r)), MAX_PARAM_BYTES);
+const chunks = (rows: unknown[]): string[] =>
+  packBodies(
+    rows.map((r) => JSON.stringify(r)),
+    MAX_PARAM_BYTES,
+  );
 
 /** The first row per event (agent and id): a batch may carry the same event twice, and rollups must count it once. */
 function firstById<T extends { agent_class: unknown; agent_name: unknown; id: unknown }>(rows: T[]): T[] {
@@ -146,7 +191,8 @@ export type TableStatement = { table: string; stmt: D1PreparedStatement };
  */
 export function tableStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
   const stmts: TableStatement[] = [];
-  for (const json of chunks(firstById(rollups as (Row & { agent_class: unknown; agent_name: unknown; id: unknown })[]))) stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
+  for (const json of chunks(firstById(rollups as (Row & { agent_class: unknown; agent_name: unknown; id: unknown })[])))
+    stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
     const rows = foldRows(SPECS[name], projections[name]);
     for (const json of chunks(rows)) for (const sql of SQL[name]) stmts.push({ table: SPECS[name].table, stmt: db.prepare(sql).bind(json) });

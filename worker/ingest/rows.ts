@@ -1,13 +1,13 @@
+import { fiberIncidentId, type TelemetryEvent, turnIncidentId } from "@agent-oncall/telemetry";
 import type { Table } from "drizzle-orm";
 import { listedAt } from "../../src/store/listed-at";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { type TelemetryEvent, fiberIncidentId, turnIncidentId } from "@agent-oncall/telemetry";
+import { incidentFacts } from "./incidents";
 import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
-import { incidentFacts } from "./incidents";
 import { runRowOf } from "./run-rows";
-import { type SegmentKey, type SegmentRow, compactEvent, segmentRows, sumKey } from "./segments";
+import { compactEvent, type SegmentKey, type SegmentRow, segmentRows, sumKey } from "./segments";
 
 /**
  * Pure mapping from validated events to the rows they contribute: one events
@@ -76,7 +76,10 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     const k = JSON.stringify([e.source.agentClass, e.source.agentName, e.id]);
     if (!distinct.has(k)) distinct.set(k, e);
   }
-  const segs = segmentRows([...distinct.values()].map((e) => ({ e, compact: compactEvent(e, timelineId(e)) })), receivedAt);
+  const segs = segmentRows(
+    [...distinct.values()].map((e) => ({ e, compact: compactEvent(e, timelineId(e)) })),
+    receivedAt,
+  );
   out.events = segs;
   const keyOf = new Map<string, SegmentKey>(segs.map((r) => [JSON.stringify([r.agent_class, r.agent_name, r.id]), r]));
   for (const e of events) {
@@ -88,20 +91,38 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     const reason = REASON_DIM_TYPES.has(e.type) ? (e.payload as { reason?: string }).reason : undefined;
     const respent = respentTokens(e);
     out.rollups.push({
-      ...key, bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS, type: e.type, dim: reason ? reason.slice(0, MAX_DIM) : "",
+      ...key,
+      bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS,
+      type: e.type,
+      dim: reason ? reason.slice(0, MAX_DIM) : "",
       // Tokens recovery re-spent, so the overview sums them over 24 h from the rollups (never the events).
       amount: respent ? respent.respent_input_tokens + respent.respent_output_tokens : 0,
     } satisfies RollupRow);
     // The agent's own event numbers (src/telemetry/seq.ts): the highest, and one per distinct numbered event
     // (sumOnce: a redelivered event id counts once). seq_max - seq_seen events never arrived.
     const numbered = e.seq !== undefined;
-    p.agents.push({ ...who, first_seen: e.time, last_seen: e.time, listed_at: listedAt(e.time), seq_max: e.seq ?? null, ...sumOnce(sumKey(key), { seq_seen: numbered ? 1 : 0 }) } satisfies SqlRow<typeof schema.agents>);
+    p.agents.push({
+      ...who,
+      first_seen: e.time,
+      last_seen: e.time,
+      listed_at: listedAt(e.time),
+      seq_max: e.seq ?? null,
+      ...sumOnce(sumKey(key), { seq_seen: numbered ? 1 : 0 }),
+    } satisfies SqlRow<typeof schema.agents>);
 
     const run = runRowOf(e);
     if (run) p.fibers.push(run);
 
     if (c.incidentId) {
-      const pl = e.payload as { attempt?: number; maxAttempts?: number; recoveryCount?: number; reason?: string; error?: string; finding?: string; fiberStatus?: string };
+      const pl = e.payload as {
+        attempt?: number;
+        maxAttempts?: number;
+        recoveryCount?: number;
+        reason?: string;
+        error?: string;
+        finding?: string;
+        fiberStatus?: string;
+      };
       // Which status the event sets, or which overlay closes it, is the declared lifecycle (incidents.ts). Actions
       // and reconciliation observe from outside: they never move last_seen (first_seen is a minimum, so their
       // later time never does), and say no reason or attempt of the SDK's. A reason-less chat:recovery:failed is a
@@ -115,16 +136,25 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
           ? [pl.reason, pl.error].filter(Boolean).join(": ")
           : (pl.reason ?? (e.type === "session.error" ? pl.error : undefined) ?? null);
       p.incidents.push({
-        incident_id: c.incidentId, kind: incidentKind(c.incidentId), ...who,
-        status, ...stamp(schema.incidents, "status", status !== null, e),
+        incident_id: c.incidentId,
+        kind: incidentKind(c.incidentId),
+        ...who,
+        status,
+        ...stamp(schema.incidents, "status", status !== null, e),
         // The SDK's own counter: the highest attempt it reported (fiber recovery reports none).
-        attempts: observed ? 0 : (pl.attempt ?? pl.recoveryCount ?? 0), max_attempts: observed ? null : (pl.maxAttempts ?? null),
-        reason, ...stamp(schema.incidents, "reason", reason !== null, e),
-        fiber_id: c.fiberId ?? null, request_id: c.requestId ?? null,
+        attempts: observed ? 0 : (pl.attempt ?? pl.recoveryCount ?? 0),
+        max_attempts: observed ? null : (pl.maxAttempts ?? null),
+        reason,
+        ...stamp(schema.incidents, "reason", reason !== null, e),
+        fiber_id: c.fiberId ?? null,
+        request_id: c.requestId ?? null,
         confirmed_at: reconciled && pl.finding === "confirmed_open" ? e.time : null,
-        closed_by: closed?.by ?? null, closed_by_reason: closed?.reason ?? null, ...stamp(schema.incidents, "closedBy", closed !== null, e),
+        closed_by: closed?.by ?? null,
+        closed_by_reason: closed?.reason ?? null,
+        ...stamp(schema.incidents, "closedBy", closed !== null, e),
         ...sumOnce(sumKey(key), respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
-        first_seen: e.time, last_seen: observed ? null : e.time,
+        first_seen: e.time,
+        last_seen: observed ? null : e.time,
       } satisfies SqlRow<typeof schema.incidents>);
     }
 
@@ -132,11 +162,18 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       const pl = e.payload as { opKind: string; detail?: string; resolution?: string; idempotent?: boolean; resultRef?: string };
       const resolution = e.type === "op.resolved" ? (pl.resolution ?? null) : null;
       p.ops.push({
-        op_id: c.opId, ...who, session_name: c.sessionName ?? null, op_kind: pl.opKind, detail: pl.detail ?? null,
+        op_id: c.opId,
+        ...who,
+        session_name: c.sessionName ?? null,
+        op_kind: pl.opKind,
+        detail: pl.detail ?? null,
         idempotent: e.type === "op.ambiguous" && pl.idempotent !== undefined ? (pl.idempotent ? 1 : 0) : null,
-        ambiguous_at: e.type === "op.ambiguous" ? e.time : null, resolution, resolution_ref: resolution !== null ? (pl.resultRef ?? null) : null,
+        ambiguous_at: e.type === "op.ambiguous" ? e.time : null,
+        resolution,
+        resolution_ref: resolution !== null ? (pl.resultRef ?? null) : null,
         ...stamp(schema.opAmbiguities, "resolution", resolution !== null, e),
-        first_seen: e.time, last_seen: e.time,
+        first_seen: e.time,
+        last_seen: e.time,
       } satisfies SqlRow<typeof schema.opAmbiguities>);
     }
 
@@ -146,19 +183,34 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       const observed = e.type === "session.reconciled";
       const status = SESSION_STATUS[e.type] ?? null;
       p.sessions.push({
-        session_name: c.sessionName, ...who, first_seen: e.time, last_seen: observed ? null : e.time, listed_at: observed ? null : listedAt(e.time),
-        last_event_type: observed ? null : e.type, ...stamp(schema.sessions, "lastEvent", !observed, e),
-        status, ...stamp(schema.sessions, "status", status !== null, e),
-        recovery_count: e.type === "session.status_rescheduled" ? (pl.recoveryCount ?? null) : null, last_turn_seq: pl.turnSeq ?? null,
+        session_name: c.sessionName,
+        ...who,
+        first_seen: e.time,
+        last_seen: observed ? null : e.time,
+        listed_at: observed ? null : listedAt(e.time),
+        last_event_type: observed ? null : e.type,
+        ...stamp(schema.sessions, "lastEvent", !observed, e),
+        status,
+        ...stamp(schema.sessions, "status", status !== null, e),
+        recovery_count: e.type === "session.status_rescheduled" ? (pl.recoveryCount ?? null) : null,
+        last_turn_seq: pl.turnSeq ?? null,
       } satisfies SqlRow<typeof schema.sessions>);
     }
 
     if (e.type === "backup.created" || e.type === "backup.restored" || e.type === "backup.expired") {
       const pl = e.payload as { handle: string; tenant: string; environment: string; sessionName: string; expiresAt?: number; bytes?: number };
       p.backups.push({
-        handle: pl.handle, tenant: pl.tenant, environment: pl.environment, session_name: pl.sessionName, ...who,
-        created_at: e.type === "backup.created" ? e.time : null, expires_at: pl.expiresAt ?? null, bytes: pl.bytes ?? null,
-        restored_at: e.type === "backup.restored" ? e.time : null, expired_at: e.type === "backup.expired" ? e.time : null, last_seen: e.time,
+        handle: pl.handle,
+        tenant: pl.tenant,
+        environment: pl.environment,
+        session_name: pl.sessionName,
+        ...who,
+        created_at: e.type === "backup.created" ? e.time : null,
+        expires_at: pl.expiresAt ?? null,
+        bytes: pl.bytes ?? null,
+        restored_at: e.type === "backup.restored" ? e.time : null,
+        expired_at: e.type === "backup.expired" ? e.time : null,
+        last_seen: e.time,
       } satisfies SqlRow<typeof schema.workspaceBackups>);
     }
   }
@@ -181,7 +233,8 @@ export function timelineId(e: TelemetryEvent): string | null {
   const c = e.corr;
   if (c.incidentId) return c.incidentId;
   // A chat turn's internal fiber has no fiber incident: its recovery is the turn's chat incident.
-  if (c.fiberId && e.type.startsWith("fiber.") && (e.payload as { kind?: unknown }).kind !== "chat_turn") return fiberIncidentId(e.source.agentClass, e.source.agentName, c.fiberId);
+  if (c.fiberId && e.type.startsWith("fiber.") && (e.payload as { kind?: unknown }).kind !== "chat_turn")
+    return fiberIncidentId(e.source.agentClass, e.source.agentName, c.fiberId);
   const turnSeq = (e.payload as { turnSeq?: unknown }).turnSeq;
   if (c.sessionName && SESSION_EVENT.test(e.type) && typeof turnSeq === "number") return turnIncidentId(e.source.agentClass, e.source.agentName, turnSeq);
   return null;

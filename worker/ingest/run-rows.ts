@@ -1,6 +1,6 @@
+import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { stampColumns } from "./merge";
 
 /**
@@ -59,7 +59,13 @@ const FIBER_ENDED = new Set<TelemetryEvent["type"]>(["fiber.completed", "fiber.f
  * Managed-fiber events after which the fiber's status is what the SDK decided: the agent side reads it
  * (`fiberStatus`) and the run ends with it. Without it (an older sender), the events say what they can.
  */
-const MANAGED_SETTLING = new Set<TelemetryEvent["type"]>(["fiber.completed", "fiber.failed", "fiber.recovery.handled", "fiber.recovery.failed", "fiber.resolved"]);
+const MANAGED_SETTLING = new Set<TelemetryEvent["type"]>([
+  "fiber.completed",
+  "fiber.failed",
+  "fiber.recovery.handled",
+  "fiber.recovery.failed",
+  "fiber.resolved",
+]);
 
 /** A managed fiber's outcome from an event, by the SDK status read with it (or carried by fiber.resolved). */
 function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
@@ -137,7 +143,9 @@ function factsOf(e: TelemetryEvent): Facts | null {
       const outcome = TURN_FIBER_OUTCOME[e.type];
       const root = s(p.rootRequestId);
       return {
-        kind: "chat_turn", runId: root ?? c.requestId, name: root ? null : "chat turn",
+        kind: "chat_turn",
+        runId: root ?? c.requestId,
+        name: root ? null : "chat turn",
         startedAt: e.type === "fiber.started" && !root ? e.time : null,
         outcome: outcome ? { value: outcome, endedAt: e.time, error: s(p.error) } : undefined,
         snapshot,
@@ -145,14 +153,27 @@ function factsOf(e: TelemetryEvent): Facts | null {
     }
     if (!c.fiberId) return null;
     const kind: RunKind = p.kind === "managed_fiber" || p.managed === true ? "managed_fiber" : "fiber";
-    if (kind === "managed_fiber" && MANAGED_SETTLING.has(e.type) && (p.fiberStatus !== undefined || e.type === "fiber.recovery.handled" || e.type === "fiber.resolved")) {
+    if (
+      kind === "managed_fiber" &&
+      MANAGED_SETTLING.has(e.type) &&
+      (p.fiberStatus !== undefined || e.type === "fiber.recovery.handled" || e.type === "fiber.resolved")
+    ) {
       return { kind, runId: c.fiberId, name: named, outcome: managedOutcome(e, p), snapshot };
     }
     const outcome = FIBER_OUTCOME[e.type];
     return {
-      kind, runId: c.fiberId, name: named,
+      kind,
+      runId: c.fiberId,
+      name: named,
       startedAt: e.type === "fiber.started" ? e.time : null,
-      outcome: outcome ? { value: outcome, endedAt: FIBER_ENDED.has(e.type) ? e.time : null, error: s(p.error), reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null } : undefined,
+      outcome: outcome
+        ? {
+            value: outcome,
+            endedAt: FIBER_ENDED.has(e.type) ? e.time : null,
+            error: s(p.error),
+            reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
+          }
+        : undefined,
       snapshot,
     };
   }
@@ -164,11 +185,22 @@ function factsOf(e: TelemetryEvent): Facts | null {
     const phase = TASK_PHASE[e.type];
     const outcome = TASK_OUTCOME[e.type];
     return {
-      kind: "task", runId: c.taskId, name: s(p.definition), definition: s(p.definition), attempt: n(p.attempt),
+      kind: "task",
+      runId: c.taskId,
+      name: s(p.definition),
+      definition: s(p.definition),
+      attempt: n(p.attempt),
       startedAt: e.type === "task.attempt.started" ? e.time : null,
       phase: phase ? { value: phase, wakeAt: n(p.wakeAt), step: s(p.step), statusMessage: s(p.statusMessage) } : undefined,
       // The SDK's message for a failure (the run's record, read by the agent side); its event carries only the name.
-      outcome: outcome ? { value: outcome, endedAt: e.time, error: e.type === "task.failed" ? (s(p.errorMessage) ?? s(p.error)) : null, reason: e.type === "task.cancelled" ? s(p.reason) : null } : undefined,
+      outcome: outcome
+        ? {
+            value: outcome,
+            endedAt: e.time,
+            error: e.type === "task.failed" ? (s(p.errorMessage) ?? s(p.error)) : null,
+            reason: e.type === "task.cancelled" ? s(p.reason) : null,
+          }
+        : undefined,
     };
   }
   if (e.type === "chat.turn.started" || e.type === "chat.turn.finished") {
@@ -210,10 +242,17 @@ function factsOf(e: TelemetryEvent): Facts | null {
     // calls its action. Only work the SDK keeps no record of (a row removed, an agent evicted) is `force_idled`.
     const recorded = runStateOf(pl.kind, pl.sdkState)?.outcome ?? null;
     return {
-      kind: pl.kind, runId: pl.runId, name: pl.name ?? null,
+      kind: pl.kind,
+      runId: pl.runId,
+      name: pl.name ?? null,
       // Stopped through the SDK's own cancel (`how: cancelled`), the SDK also reports how it ended, with its own
       // words (the error it records): then this is a fallback that report supersedes.
-      outcome: { value: recorded ?? "force_idled", endedAt: e.time, reason: pl.stopped ? pl.reason : `${pl.reason} (its in-memory work was not stopped)`, fallback: pl.how === "cancelled" },
+      outcome: {
+        value: recorded ?? "force_idled",
+        endedAt: e.time,
+        reason: pl.stopped ? pl.reason : `${pl.reason} (its in-memory work was not stopped)`,
+        fallback: pl.how === "cancelled",
+      },
     };
   }
   if (e.type === "run.reconciled") return reconciledFacts(e as TelemetryEvent<"run.reconciled">);
@@ -253,8 +292,13 @@ function carrierFacts(e: TelemetryEvent, requestId: string, p: P): Facts | null 
 function reconciledFacts(e: TelemetryEvent<"run.reconciled">): Facts {
   const pl = e.payload;
   const base = {
-    kind: pl.kind, runId: pl.runId, observed: true as const,
-    name: pl.name ?? pl.definition ?? null, definition: pl.definition ?? null, attempt: pl.attempt ?? null, startedAt: pl.startedAt ?? null,
+    kind: pl.kind,
+    runId: pl.runId,
+    observed: true as const,
+    name: pl.name ?? pl.definition ?? null,
+    definition: pl.definition ?? null,
+    attempt: pl.attempt ?? null,
+    startedAt: pl.startedAt ?? null,
   };
   const mapped = runStateOf(pl.kind, pl.state);
   if (pl.finding === "ended_unreported") return { ...base, outcome: { value: "ended_unreported", endedAt: e.time, reason: pl.detail ?? null, fallback: true } };
@@ -265,7 +309,8 @@ function reconciledFacts(e: TelemetryEvent<"run.reconciled">): Facts {
   // Alive (or an ended finding whose state is live after all): confirmed, with what the agent says it is doing.
   const phase = mapped?.phase ?? null;
   return {
-    ...base, confirmedAt: e.time,
+    ...base,
+    confirmedAt: e.time,
     phase: phase ? { value: phase, wakeAt: pl.wakeAt ?? null, step: pl.step ?? null, statusMessage: pl.statusMessage ?? null } : undefined,
   };
 }
@@ -273,7 +318,8 @@ function reconciledFacts(e: TelemetryEvent<"run.reconciled">): Facts {
 /** A stamp pair of `group` (see merge.ts), present only when the group's fact is. */
 function stamp(group: "outcome" | "phase" | "snapshot", at: number | null, eventId: string) {
   const [atCol, idCol] = stampColumns(schema.runs, group);
-  return (at === null ? { [atCol]: null, [idCol]: null } : { [atCol]: at, [idCol]: eventId }) as Record<typeof atCol, number | null> & Record<typeof idCol, string | null>;
+  return (at === null ? { [atCol]: null, [idCol]: null } : { [atCol]: at, [idCol]: eventId }) as Record<typeof atCol, number | null> &
+    Record<typeof idCol, string | null>;
 }
 
 /** The runs row an event contributes, or null. */
@@ -282,19 +328,31 @@ export function runRowOf(e: TelemetryEvent): RunRow | null {
   if (!f) return null;
   const o = f.outcome;
   return {
-    fiber_id: f.runId, agent_class: e.source.agentClass, agent_name: e.source.agentName,
-    kind: f.kind, name: f.name ?? null, definition: f.definition ?? null, attempt: f.attempt ?? null,
+    fiber_id: f.runId,
+    agent_class: e.source.agentClass,
+    agent_name: e.source.agentName,
+    kind: f.kind,
+    name: f.name ?? null,
+    definition: f.definition ?? null,
+    attempt: f.attempt ?? null,
     started_at: f.startedAt ?? null,
     // A reconciliation's finding is a fallback: stamped at 0, any reported outcome supersedes it.
-    outcome: o?.value ?? null, ended_at: o?.endedAt ?? null, error: o?.error ?? null, reason: o?.reason ?? null,
+    outcome: o?.value ?? null,
+    ended_at: o?.endedAt ?? null,
+    error: o?.error ?? null,
+    reason: o?.reason ?? null,
     ...stamp("outcome", o ? (o.fallback ? 0 : (o.at ?? e.time)) : null, e.id),
-    phase: f.phase?.value ?? null, wake_at: f.phase?.wakeAt ?? null, step: f.phase?.step ?? null, status_message: f.phase?.statusMessage ?? null,
+    phase: f.phase?.value ?? null,
+    wake_at: f.phase?.wakeAt ?? null,
+    step: f.phase?.step ?? null,
+    status_message: f.phase?.statusMessage ?? null,
     ...stamp("phase", f.phase ? e.time : null, e.id),
     confirmed_at: f.confirmedAt ?? null,
-    snapshot_preview: f.snapshot?.preview ?? null, snapshot_bytes: f.snapshot?.bytes ?? null,
+    snapshot_preview: f.snapshot?.preview ?? null,
+    snapshot_bytes: f.snapshot?.bytes ?? null,
     ...stamp("snapshot", f.snapshot ? e.time : null, e.id),
     // first_seen is a minimum, so a reconciliation's (later) time never moves it; last_seen it must not touch.
-    first_seen: e.time, last_seen: f.observed ? null : e.time,
+    first_seen: e.time,
+    last_seen: f.observed ? null : e.time,
   };
 }
-

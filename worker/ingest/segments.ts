@@ -1,7 +1,7 @@
-import { eventSegments } from "../../src/store/schema";
-import { type CompactEvent, MAX_SEGMENT_SPAN_MS } from "../../src/store/read-models/segments";
-import { names } from "../../src/store/sql-names";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { type CompactEvent, MAX_SEGMENT_SPAN_MS } from "../../src/store/read-models/segments";
+import { eventSegments } from "../../src/store/schema";
+import { names } from "../../src/store/sql-names";
 
 /**
  * How a batch's events become segments of the hot timeline (schema.eventSegments), and the one rule that says
@@ -21,7 +21,8 @@ export const MAX_SEGMENT_BYTES = 200_000;
 /** A negative key from an event id: below every real seq (>= 1), so an unnumbered event's segment never overlaps a numbered run. */
 export function idKey(id: string): number {
   // Two independent 32-bit FNV-1a style hashes make 52 bits: a collision between two ids of one agent is ~2^-52.
-  let h1 = 0x811c9dc5, h2 = 0x9747b28c;
+  let h1 = 0x811c9dc5,
+    h2 = 0x9747b28c;
   for (let i = 0; i < id.length; i++) {
     const c = id.charCodeAt(i);
     h1 = Math.imul(h1 ^ c, 0x01000193);
@@ -40,8 +41,15 @@ export function compactEvent(e: TelemetryEvent, timelineId: string | null): Comp
   const set = (k: keyof CompactEvent, v: string | null | undefined) => {
     if (v !== undefined && v !== null) (out as Record<string, unknown>)[k] = v;
   };
-  set("f", c.fiberId); set("n", c.incidentId); set("r", c.requestId); set("o", c.opId); set("s", c.sessionName);
-  set("k", c.taskId); set("l", timelineId); set("x", c.traceId); set("z", c.spanId);
+  set("f", c.fiberId);
+  set("n", c.incidentId);
+  set("r", c.requestId);
+  set("o", c.opId);
+  set("s", c.sessionName);
+  set("k", c.taskId);
+  set("l", timelineId);
+  set("x", c.traceId);
+  set("z", c.spanId);
   return out;
 }
 
@@ -60,7 +68,17 @@ export function segmentRows(events: { e: TelemetryEvent; compact: CompactEvent }
   let ch = 0;
   for (const { e, compact } of events) {
     const alt = idKey(e.id);
-    const row: SegmentRow = { agent_class: e.source.agentClass, agent_name: e.source.agentName, id: e.id, k: e.seq ?? alt, alt, ch: 0, t: e.time, ra: receivedAt, e: compact };
+    const row: SegmentRow = {
+      agent_class: e.source.agentClass,
+      agent_name: e.source.agentName,
+      id: e.id,
+      k: e.seq ?? alt,
+      alt,
+      ch: 0,
+      t: e.time,
+      ra: receivedAt,
+      e: compact,
+    };
     out.push(row);
     if (e.seq === undefined) {
       row.ch = ++ch;
@@ -74,7 +92,10 @@ export function segmentRows(events: { e: TelemetryEvent; compact: CompactEvent }
   for (const list of byAgent.values()) {
     list.sort((a, b) => a.k - b.k);
     let prev: SegmentRow | null = null;
-    let lo = 0, hi = 0, n = 0, bytes = 0;
+    let lo = 0,
+      hi = 0,
+      n = 0,
+      bytes = 0;
     for (const r of list) {
       if (prev && r.k === prev.k) {
         // The same number under another id: a restart's event, kept by its id.
@@ -83,7 +104,12 @@ export function segmentRows(events: { e: TelemetryEvent; compact: CompactEvent }
         continue;
       }
       const size = JSON.stringify(r.e).length;
-      const fits = prev && r.k === prev.k + 1 && Math.max(hi, r.t) - Math.min(lo, r.t) <= MAX_SEGMENT_SPAN_MS && n < MAX_SEGMENT_EVENTS && bytes + size <= MAX_SEGMENT_BYTES;
+      const fits =
+        prev &&
+        r.k === prev.k + 1 &&
+        Math.max(hi, r.t) - Math.min(lo, r.t) <= MAX_SEGMENT_SPAN_MS &&
+        n < MAX_SEGMENT_EVENTS &&
+        bytes + size <= MAX_SEGMENT_BYTES;
       if (!fits) {
         ch++;
         lo = hi = r.t;

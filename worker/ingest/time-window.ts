@@ -18,7 +18,12 @@ function describeTime(t: number): string {
 
 /** "231 years", "3 days", "14 minutes", "42 s". */
 function describeSpan(ms: number): string {
-  const units: [number, string][] = [[YEAR_MS, "year"], [86_400_000, "day"], [3_600_000, "hour"], [60_000, "minute"]];
+  const units: [number, string][] = [
+    [YEAR_MS, "year"],
+    [86_400_000, "day"],
+    [3_600_000, "hour"],
+    [60_000, "minute"],
+  ];
   for (const [size, name] of units) {
     const n = Math.floor(ms / size);
     if (n >= 1) return `${String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",")} ${name}${n === 1 ? "" : "s"}`;

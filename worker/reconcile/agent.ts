@@ -1,5 +1,5 @@
-import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
 import type { Source } from "@agent-oncall/telemetry";
+import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
 import { findAgent } from "../../src/store/read-models/agents";
 import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
@@ -47,7 +47,12 @@ export async function reconcileAgent(env: Env, target: Source, opts: ReconcileOp
  * the open work comes from the store, the agent is asked what it records of the
  * runs it no longer runs, and the findings go out as events.
  */
-export async function recordFindings(env: Env, target: Source, answer: { status: StatusOutput; runs: ListRunsOutput }, opts: ReconcileOptions): Promise<AgentReconciliation> {
+export async function recordFindings(
+  env: Env,
+  target: Source,
+  answer: { status: StatusOutput; runs: ListRunsOutput },
+  opts: ReconcileOptions,
+): Promise<AgentReconciliation> {
   const now = opts.now ?? Date.now();
   const open = await openWorkOf(env.DB, target);
   const live = liveWork(answer.status, answer.runs);
@@ -80,9 +85,7 @@ export function liveWork(status: StatusOutput, runs: ListRunsOutput): LiveWork {
     ...runs.runs.flatMap((r) => [r.id, ...(r.requestId ? [r.requestId] : [])]),
     ...runs.tasks.flatMap((t) => [t.runId, ...(t.requestId ? [t.requestId] : [])]),
   ];
-  const chatRecords = new Map(
-    status.chatRecoveryIncidents.map((c) => [c.incidentId ?? c.key, { status: c.status, reason: c.reason, requestId: c.requestId }]),
-  );
+  const chatRecords = new Map(status.chatRecoveryIncidents.map((c) => [c.incidentId ?? c.key, { status: c.status, reason: c.reason, requestId: c.requestId }]));
   return { status: status.status, liveRunIds: new Set(ids), chatRecords };
 }
 
@@ -126,7 +129,11 @@ async function fillIn(env: Env, target: Source, recent: number, already: Finding
   if (!r.ok) return [];
   const done = new Set(already.flatMap((f) => (f.type === "run.reconciled" ? [f.runId] : [])));
   const runs = r.value.runs.filter((x) => !done.has(x.runId));
-  const known = await knownRunOutcomes(env.DB, target, runs.map((x) => x.runId));
+  const known = await knownRunOutcomes(
+    env.DB,
+    target,
+    runs.map((x) => x.runId),
+  );
   return fillFindings(runs, known);
 }
 
@@ -139,7 +146,11 @@ function toEvent(f: Finding): ConsoleEvent {
       return { type: "run.reconciled", payload: { kind, runId, finding, detail, ...recorded }, corr };
     }
     case "incident.reconciled":
-      return { type: "incident.reconciled", payload: { finding: f.finding, detail: f.detail, ...(f.fiberStatus ? { fiberStatus: f.fiberStatus } : {}) }, corr: { incidentId: f.incidentId } };
+      return {
+        type: "incident.reconciled",
+        payload: { finding: f.finding, detail: f.detail, ...(f.fiberStatus ? { fiberStatus: f.fiberStatus } : {}) },
+        corr: { incidentId: f.incidentId },
+      };
     case "session.reconciled":
       return { type: "session.reconciled", payload: { finding: f.finding, detail: f.detail }, corr: { sessionName: f.name } };
   }

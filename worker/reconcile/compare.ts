@@ -1,6 +1,6 @@
+import { type AgentStatus, FIBER_AWAITS_RESOLUTION, type RunKind, runStateOf } from "@agent-oncall/telemetry";
 import type { FoundRun } from "../../src/admin-rpc";
 import type { OpenIncident, OpenRun, OpenWork } from "../../src/store/read-models";
-import { type AgentStatus, FIBER_AWAITS_RESOLUTION, type RunKind, runStateOf } from "@agent-oncall/telemetry";
 
 export type { OpenWork };
 
@@ -79,7 +79,14 @@ export function findingOfRecord(kind: RunKind, runId: string, r: FoundRun): Find
   if (!mapped) return null;
   const words = kindWords(kind);
   if (mapped.outcome) {
-    return { type: "run.reconciled", kind, runId, finding: "ended", detail: `the agent still records this ${words} as ${r.state}; its end was not reported`, ...recordedOf(r) };
+    return {
+      type: "run.reconciled",
+      kind,
+      runId,
+      finding: "ended",
+      detail: `the agent still records this ${words} as ${r.state}; its end was not reported`,
+      ...recordedOf(r),
+    };
   }
   return { type: "run.reconciled", kind, runId, finding: "confirmed_running", detail: `the agent records this ${words} as ${r.state}`, ...recordedOf(r) };
 }
@@ -104,7 +111,14 @@ export function reconcileFindings(open: OpenWork, live: LiveWork, opts: { now: n
     if (alive === true) {
       if (!recentlyConfirmed(r.confirmedAt)) {
         const facts = record ? recordedOf(record) : {};
-        out.push({ type: "run.reconciled", kind: r.kind, runId: r.runId, finding: "confirmed_running", detail: "the agent reports this run as live", ...facts });
+        out.push({
+          type: "run.reconciled",
+          kind: r.kind,
+          runId: r.runId,
+          finding: "confirmed_running",
+          detail: "the agent reports this run as live",
+          ...facts,
+        });
       }
       continue;
     }
@@ -122,7 +136,13 @@ export function reconcileFindings(open: OpenWork, live: LiveWork, opts: { now: n
   }
 
   for (const s of open.sessions) {
-    if (settled(s.lastSeen) && idle) out.push({ type: "session.reconciled", name: s.name, finding: "ended_unreported", detail: `the agent reports ${live.status}; the session's end was not reported` });
+    if (settled(s.lastSeen) && idle)
+      out.push({
+        type: "session.reconciled",
+        name: s.name,
+        finding: "ended_unreported",
+        detail: `the agent reports ${live.status}; the session's end was not reported`,
+      });
   }
   return out;
 }
@@ -153,20 +173,30 @@ function incidentFindings(i: OpenIncident, live: LiveWork): Finding[] {
   if (i.kind === "chat") {
     const record = live.chatRecords.get(i.incidentId) ?? [...live.chatRecords.values()].find((c) => i.requestId !== null && c.requestId === i.requestId);
     if (record && RECOVERING.has(record.status)) return one("confirmed_open", `the agent's recovery record says ${record.status}`);
-    if (record) return one("not_recovering", `the agent's recovery record says ${record.status}${record.reason ? ` (${record.reason})` : ""}; the event was not received`);
+    if (record)
+      return one(
+        "not_recovering",
+        `the agent's recovery record says ${record.status}${record.reason ? ` (${record.reason})` : ""}; the event was not received`,
+      );
     return one("not_recovering", "the agent holds no recovery record for this turn; how it ended was not reported");
   }
   if (i.kind === "fiber") {
-    if (i.fiberId !== null && live.liveRunIds.has(i.fiberId)) return one("confirmed_open", "the fiber's row is still there: the agent will recover it on its next wake");
+    if (i.fiberId !== null && live.liveRunIds.has(i.fiberId))
+      return one("confirmed_open", "the fiber's row is still there: the agent will recover it on its next wake");
     const record = i.fiberId !== null ? live.records?.get(i.fiberId) : undefined;
     if (record && record.kind === "managed_fiber") {
       // A managed fiber the SDK keeps interrupted waits for resolveFiber: the incident stays open, confirmed.
-      if (FIBER_AWAITS_RESOLUTION.has(record.state)) return one("confirmed_open", `the agent keeps this managed fiber ${record.state}: it waits for resolveFiber`);
+      if (FIBER_AWAITS_RESOLUTION.has(record.state))
+        return one("confirmed_open", `the agent keeps this managed fiber ${record.state}: it waits for resolveFiber`);
       // Settled since (resolveFiber, whose settling the SDK reports with no event): the incident and its run close as the SDK records.
       const run = findingOfRecord("managed_fiber", record.runId, record);
-      return [...one("not_recovering", `the agent records this managed fiber as ${record.state}; how its recovery ended was not reported`, record.state), ...(run && run.type === "run.reconciled" && run.finding === "ended" ? [run] : [])];
+      return [
+        ...one("not_recovering", `the agent records this managed fiber as ${record.state}; how its recovery ended was not reported`, record.state),
+        ...(run && run.type === "run.reconciled" && run.finding === "ended" ? [run] : []),
+      ];
     }
-    if (record && record.source === "agent") return one("not_recovering", `the agent's own record says ${record.state}; how its recovery ended was not reported`, record.state);
+    if (record && record.source === "agent")
+      return one("not_recovering", `the agent's own record says ${record.state}; how its recovery ended was not reported`, record.state);
     if (i.fiberId !== null && live.records && !live.missing?.has(i.fiberId) && !record) return []; // not asked this time
     return one("not_recovering", "the fiber's row is gone; how recovery ended was not reported");
   }

@@ -10,7 +10,6 @@ export type ReconcileSettings = ConsoleConfig["reconcile"];
 /** How long after its last event the agent page's reconciliation may judge work (events may still be in flight before). */
 export const PAGE_RECONCILE_AFTER_MS = 60_000;
 
-
 /**
  * One cron pass: the agents whose runs, sessions or incidents have been open
  * longer than `afterMs` without an event or a confirmation, oldest first, at

@@ -1,6 +1,7 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { ACTED_EVENT, ActionResult, AGENT_LIVE_PANEL } from "../../console/components/actions";
+import { listHref } from "../../console/links";
 import { AgentLive } from "../../console/pages/agent";
 import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, inputFields } from "../../src/admin-rpc/actions";
 import type { AdminResult, ResolveOpOutput, VerifiedForceIdleOutput, VerifiedTriggerAlarmOutput } from "../../src/admin-rpc/contract";
@@ -8,7 +9,6 @@ import { consoleAdminClient } from "../admin-client";
 import { respondRefusal } from "../http/refusal";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, isHtmx, pageContext, wantsJson } from "./context";
-import { listHref } from "../../console/links";
 
 /** The target of every action; the action's own fields are read by its input schema (ADMIN_ACTIONS[…].input). */
 const actionForm = z.object({
@@ -69,7 +69,11 @@ export const DONE: Record<AdminActionName, (label: string, value: unknown) => Do
   resolve_op: (label, value) => {
     const v = value as ResolveOpOutput;
     const ref = v.resultRef ? ` Result: ${v.resultRef}.` : "";
-    return { clean: true, title: `${label} done.`, detail: `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}` };
+    return {
+      clean: true,
+      title: `${label} done.`,
+      detail: `Op ${v.opId} (${v.after.kind}) is recorded as resolved: ${RESOLVED_AS[v.resolution]}. The agent's ledger says ${v.before.status} → ${v.after.status}.${ref}`,
+    };
   },
   force_idle: (label, value) => {
     const v = value as VerifiedForceIdleOutput;
@@ -77,7 +81,9 @@ export const DONE: Record<AdminActionName, (label: string, value: unknown) => Do
     if (v.noop && v.result === "noop") return { ...said, title: `${label} done.`, detail: "Nothing to do: the agent was already idle. Recorded as a no-op." };
     if (v.noop) return { ...said, title: `${label}: nothing it can stop, but work still runs.`, detail: readBack(v.after) };
     const stillRunning = v.after.verified ? v.after.checks.filter((c) => c.now !== "stopped").length : v.ended.filter((r) => !r.stopped).length;
-    const runs = v.ended.length ? ` Ended ${v.ended.length} run(s): ${v.ended.length - stillRunning} stopped${stillRunning ? `, ${stillRunning} NOT stopped` : ""}.` : "";
+    const runs = v.ended.length
+      ? ` Ended ${v.ended.length} run(s): ${v.ended.length - stillRunning} stopped${stillRunning ? `, ${stillRunning} NOT stopped` : ""}.`
+      : "";
     const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";
     return { ...said, title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
   },
@@ -86,7 +92,8 @@ export const DONE: Record<AdminActionName, (label: string, value: unknown) => Do
     const said = { clean: v.result !== "partial", verified: v };
     if (v.outcome === "busy") return { ...said, title: `${label}: not run, the agent is busy.`, detail: `Nothing was done. ${readBack(v.after)}` };
     const settled = `recovery settled ${v.recoveredRuns.length} fiber(s) so far`;
-    if (v.outcome === "still_running") return { ...said, title: `${label}: started, not finished.`, detail: `The alarm goes on in the background; ${settled}. ${readBack(v.after)}` };
+    if (v.outcome === "still_running")
+      return { ...said, title: `${label}: started, not finished.`, detail: `The alarm goes on in the background; ${settled}. ${readBack(v.after)}` };
     return { ...said, title: `${label} done.`, detail: `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). ${readBack(v.after)}` };
   },
 };
@@ -128,7 +135,15 @@ for (const action of ADMIN_ACTION_NAMES) {
     if (isHtmx(c)) c.header("HX-Trigger", JSON.stringify({ [ACTED_EVENT]: { agentClass: target.agentClass, agentName: target.agentName, action } }));
     return c.html(
       <>
-        <ActionResult ok={clean} title={title} detail={detail} auditHref={auditHref} now={ctx.now} {...(forceIdle ? { forceIdle } : {})} {...(verified ? { verified } : {})} />
+        <ActionResult
+          ok={clean}
+          title={title}
+          detail={detail}
+          auditHref={auditHref}
+          now={ctx.now}
+          {...(forceIdle ? { forceIdle } : {})}
+          {...(verified ? { verified } : {})}
+        />
         {panel ? (
           <div id={AGENT_LIVE_PANEL} hx-swap-oob="innerHTML">
             <AgentLive ctx={ctx} agent={target} live={verified.live!} />
@@ -138,4 +153,3 @@ for (const action of ADMIN_ACTION_NAMES) {
     );
   });
 }
-

@@ -1,17 +1,17 @@
+import { maskSecrets } from "@agent-oncall/telemetry";
 import { Hono } from "hono";
 import type { ActionAvailability } from "../../console/components/actions";
 import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
 import { AgentsPage } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
-import { consoleAdminClient } from "../admin-client";
-import { recordFindings } from "../reconcile/agent";
-import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
 import { findAgent, listAgents } from "../../src/store/read-models/agents";
 import { agentListFilters, agentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { getStoredRun, listRuns } from "../../src/store/read-models/runs";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
-import { maskSecrets } from "@agent-oncall/telemetry";
+import { getStoredRun, listRuns } from "../../src/store/read-models/runs";
+import { consoleAdminClient } from "../admin-client";
+import { recordFindings } from "../reconcile/agent";
+import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
 import { agentActionsFrom } from "./availability";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
@@ -62,8 +62,24 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
     lastReconciliation(c.env.DB, t),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
-  if (!("error" in state)) c.executionCtx.waitUntil(recordFindings(c.env, t, state, { minAgeMs: PAGE_RECONCILE_AFTER_MS }).catch((e) => console.error(`[reconcile] ${t.agentClass}/${t.agentName}: ${e instanceof Error ? e.message : String(e)}`)));
-  return page(c, <AgentPage ctx={pageContext(c)} {...t} live={state} availability={availability(t.agentClass, state)} history={history.items} reconciled={reconciled} gap={eventGapOf(agent)} />);
+  if (!("error" in state))
+    c.executionCtx.waitUntil(
+      recordFindings(c.env, t, state, { minAgeMs: PAGE_RECONCILE_AFTER_MS }).catch((e) =>
+        console.error(`[reconcile] ${t.agentClass}/${t.agentName}: ${e instanceof Error ? e.message : String(e)}`),
+      ),
+    );
+  return page(
+    c,
+    <AgentPage
+      ctx={pageContext(c)}
+      {...t}
+      live={state}
+      availability={availability(t.agentClass, state)}
+      history={history.items}
+      reconciled={reconciled}
+      gap={eventGapOf(agent)}
+    />,
+  );
 });
 
 agents.get("/agents/:agentClass/:agentName/live", async (c) => {
@@ -89,7 +105,12 @@ agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
   // no admin mixin): show its last-known snapshot from the projection, saying why the live one is missing.
   const liveError = run.error.code === "not_found" ? null : run.error.message;
   const fiber = await getStoredRun(c.env.DB, runId, t);
-  if (!fiber) return problem(c, 404, liveError ? `No last-known snapshot of run "${runId}", and its live state is unavailable: ${liveError}` : `No run or fiber with id "${runId}".`);
+  if (!fiber)
+    return problem(
+      c,
+      404,
+      liveError ? `No last-known snapshot of run "${runId}", and its live state is unavailable: ${liveError}` : `No run or fiber with id "${runId}".`,
+    );
   // Masked at the agent already; masked again for previews stored by agents on older package versions.
   const lastKnown = { ...fiber, snapshotPreview: fiber.snapshotPreview === null ? null : maskSecrets(fiber.snapshotPreview) };
   return page(c, <RunPage ctx={pageContext(c)} {...t} live={null} lastKnown={lastKnown} liveError={liveError} />);

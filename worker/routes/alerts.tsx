@@ -12,7 +12,12 @@ export const alerts = new Hono<ConsoleEnv>();
 function settingsView(env: ConsoleEnv["Bindings"]): AlertSettingsView {
   const c = alertConfig(env);
   if (!c.enabled) return c;
-  return { enabled: true, channels: c.channels.map((ch) => ({ channel: ch.channel, host: new URL(ch.url).host })), limitPerHour: c.limitPerHour, consoleUrl: c.consoleUrl };
+  return {
+    enabled: true,
+    channels: c.channels.map((ch) => ({ channel: ch.channel, host: new URL(ch.url).host })),
+    limitPerHour: c.limitPerHour,
+    consoleUrl: c.consoleUrl,
+  };
 }
 
 alerts.get("/alerts", async (c) => {

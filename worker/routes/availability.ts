@@ -8,7 +8,8 @@ const TERMINATED = "This agent is terminated: there is nothing to force idle and
 
 /** Which agent actions a page offers, from the agent's status or the typed error it answered with. */
 export function agentActionsFrom(agentClass: string, state: { status: StatusOutput } | { code: string }): ActionAvailability {
-  if ("code" in state) return state.code === "unsupported" ? { kind: "read_only", why: NO_MIXIN_SENTENCE(agentClass) } : { kind: "actions", capabilities: null };
+  if ("code" in state)
+    return state.code === "unsupported" ? { kind: "read_only", why: NO_MIXIN_SENTENCE(agentClass) } : { kind: "actions", capabilities: null };
   if (state.status.status === "terminated") return { kind: "read_only", why: TERMINATED };
   return { kind: "actions", capabilities: state.status.capabilities ?? null };
 }
@@ -22,7 +23,10 @@ export function resolveFrom(agentClass: string, state: { status: StatusOutput } 
   if ("code" in state) return state.code === "unsupported" ? { kind: "read_only", why: NO_MIXIN_SENTENCE(agentClass) } : { kind: "offer" };
   const caps = state.status.capabilities;
   if (caps && !caps.resolveOps) {
-    return { kind: "read_only", why: `${agentClass} does not implement onAdminResolveOp, so its ops cannot be resolved from the console; resolve them in the agent's own ledger.` };
+    return {
+      kind: "read_only",
+      why: `${agentClass} does not implement onAdminResolveOp, so its ops cannot be resolved from the console; resolve them in the agent's own ledger.`,
+    };
   }
   return { kind: "offer" };
 }
@@ -31,7 +35,11 @@ export function resolveFrom(agentClass: string, state: { status: StatusOutput } 
  * Asks the agent (a read, allowed to viewers) what it can do now, for a page about one agent: the agent
  * actions and the op resolution it offers. Never throws: a sick agent gets the controls and answers itself.
  */
-export async function askAgent(c: ConsoleContext, agentClass: string, agentName: string): Promise<{ actions: ActionAvailability; resolve: ResolveAvailability }> {
+export async function askAgent(
+  c: ConsoleContext,
+  agentClass: string,
+  agentName: string,
+): Promise<{ actions: ActionAvailability; resolve: ResolveAvailability }> {
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const r = await admin.status({ agentClass, agentName });
   const state = r.ok ? { status: r.value } : { code: r.error.code };

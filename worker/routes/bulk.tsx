@@ -5,8 +5,8 @@ import { BatchPage, BatchProgressView, BulkPage } from "../../console/pages/bulk
 import { ADMIN_ACTIONS, actionBySlug } from "../../src/admin-rpc/actions";
 import { batchProgress, bulkFilter, bulkFilterQuery, bulkTargets, describeBulkFilter } from "../../src/store/read-models";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { recordRefusedBatch, startBatch } from "../bulk/start";
 import { BULK_ACTIONS, type BulkAction } from "../bulk/messages";
+import { recordRefusedBatch, startBatch } from "../bulk/start";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem, refuse } from "./render";
 import { stuckConfigOf } from "./stuck";
@@ -29,9 +29,15 @@ function filterFields(src: Record<string, unknown>): Record<string, unknown> {
 const startForm = z.object({
   action: z.preprocess(
     (v) => (typeof v === "string" ? (actionBySlug(v) ?? v) : v),
-    z.enum(BULK_ACTIONS, { error: `action must be one of ${BULK_ACTIONS.join(", ")} (or their CLI verbs ${BULK_ACTIONS.map((a) => ADMIN_ACTIONS[a].slug).join(", ")})` }),
+    z.enum(BULK_ACTIONS, {
+      error: `action must be one of ${BULK_ACTIONS.join(", ")} (or their CLI verbs ${BULK_ACTIONS.map((a) => ADMIN_ACTIONS[a].slug).join(", ")})`,
+    }),
   ),
-  reason: z.string({ error: "a reason is required: it goes to the audit log for the batch and every agent" }).trim().min(1, "a reason is required: it goes to the audit log for the batch and every agent").max(2000, "the reason is longer than 2000 characters"),
+  reason: z
+    .string({ error: "a reason is required: it goes to the audit log for the batch and every agent" })
+    .trim()
+    .min(1, "a reason is required: it goes to the audit log for the batch and every agent")
+    .max(2000, "the reason is longer than 2000 characters"),
   expected: z.preprocess((v) => (v === "" || v === undefined ? undefined : Number(v)), z.number().int().min(0).optional()),
 });
 
@@ -67,7 +73,7 @@ bulk.post("/bulk", async (c) => {
   const who = { email: user.email, role: user.role };
   const filter = parseFilters(bulkFilter, filterFields(body));
   const filterQuery = bulkFilterQuery(filter);
-  const rawAction = (typeof body.action === "string" ? actionBySlug(body.action) ?? body.action : "force_idle") as BulkAction;
+  const rawAction = (typeof body.action === "string" ? (actionBySlug(body.action) ?? body.action) : "force_idle") as BulkAction;
   const rawReason = typeof body.reason === "string" ? body.reason : "";
   const auditAction: BulkAction = (BULK_ACTIONS as readonly string[]).includes(rawAction) ? rawAction : "force_idle";
   if (user.role !== "operator") {
@@ -88,7 +94,13 @@ bulk.post("/bulk", async (c) => {
   const batchId = await startBatch(c.env, executionContext(c), who, form.data.action, form.data.reason, selection);
   const href = batchHref(batchId);
   if (wantsJson(c)) {
-    return c.json({ ok: true, value: { batchId, href, total: selection.targets.length, capped: selection.capped, matched: selection.total, previewed: form.data.expected ?? null } }, 202);
+    return c.json(
+      {
+        ok: true,
+        value: { batchId, href, total: selection.targets.length, capped: selection.capped, matched: selection.total, previewed: form.data.expected ?? null },
+      },
+      202,
+    );
   }
   return c.redirect(href, 303);
 });

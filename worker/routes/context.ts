@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import type { PageContext } from "../../console/layout";
-import { answerForm } from "../http/answer";
-import { csrfHxHeaders, csrfToken, DEV_AUTH_BANNER, type AuthEnv } from "../auth";
+import { type AuthEnv, csrfHxHeaders, csrfToken, DEV_AUTH_BANNER } from "../auth";
 import { consoleConfig } from "../config";
+import { answerForm } from "../http/answer";
 
 /** The console's Hono environment: bindings plus what auth() established. */
 export type ConsoleEnv = AuthEnv;

@@ -1,18 +1,20 @@
-import { historyTier } from "../../src/store/history/tier";
 import { Hono } from "hono";
-import { LISTS, detailHref } from "../../console/links";
+import type { JSX } from "hono/jsx/jsx-runtime";
+import type { PageContext } from "../../console/layout";
+import { detailHref, LISTS } from "../../console/links";
 import { EventsPage } from "../../console/pages/events";
 import { IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
-import { RunTimelinePage, RunsPage } from "../../console/pages/runs";
 import { AuditPage, BackupsPage, OpsPage } from "../../console/pages/lists";
 import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
+import { RunsPage, RunTimelinePage } from "../../console/pages/runs";
 import { SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
+import { historyTier } from "../../src/store/history/tier";
 import {
+  countStuck,
   eventSeries,
-  runEvents,
-  getStoredRun,
   getIncident,
   getSession,
+  getStoredRun,
   groupIncidents,
   INCIDENT_GROUPS,
   incidentAttempts,
@@ -22,25 +24,23 @@ import {
   listAudit,
   listBackups,
   listEvents,
-  listRuns,
   listIncidents,
+  listRuns,
   listSessions,
-  countStuck,
   overviewCounts,
   ownerFrom,
+  runEvents,
   sessionTimeline,
   topReasons,
 } from "../../src/store/read-models";
 import { BadRequest } from "../../src/store/read-models/errors";
 import type { Page } from "../../src/store/read-models/paging";
-import type { PageContext } from "../../console/layout";
-import type { JSX } from "hono/jsx/jsx-runtime";
-import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
-import { askAgent } from "./availability";
-import { page, problem } from "./render";
-import { stuckConfigOf } from "./stuck";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
+import { askAgent } from "./availability";
+import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { page, problem } from "./render";
+import { stuckConfigOf } from "./stuck";
 
 /** Where a timeline reaches past the hot window into the R2 history (worker/config.ts: HISTORY_*, HOT_WINDOW_HOURS). */
 function timelineTier(env: Env) {
@@ -134,8 +134,20 @@ pages.get("/incidents/:incidentId", async (c) => {
   ]);
   return page(
     c,
-    <IncidentPage ctx={pageContext(c)} incident={incident} attempts={attempts} timeline={timeline} query={q}
-      act={{ actions: can.actions, resolve: can.resolve, ops: ops.items, sessionName: session?.sessionName ?? null, traceId: timeline.items.find((e) => e.traceId)?.traceId ?? null }} />,
+    <IncidentPage
+      ctx={pageContext(c)}
+      incident={incident}
+      attempts={attempts}
+      timeline={timeline}
+      query={q}
+      act={{
+        actions: can.actions,
+        resolve: can.resolve,
+        ops: ops.items,
+        sessionName: session?.sessionName ?? null,
+        traceId: timeline.items.find((e) => e.traceId)?.traceId ?? null,
+      }}
+    />,
   );
 });
 

@@ -8,7 +8,13 @@ export function page(c: ConsoleContext, body: Child, status: 200 | 400 | 404 = 2
   return c.html(body as never, status);
 }
 
-const TITLES: Partial<Record<Refusal["status"], string>> = { 400: "Bad request", 403: "Refused", 404: "Not found", 405: "Method not allowed", 500: "Something went wrong" };
+const TITLES: Partial<Record<Refusal["status"], string>> = {
+  400: "Bad request",
+  403: "Refused",
+  404: "Not found",
+  405: "Method not allowed",
+  500: "Something went wrong",
+};
 
 /**
  * A refusal from a route, through the one rule and the one body (worker/http): the error page for people,

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
-import { SearchPage } from "../../console/pages/search";
 import { searchMatchHref } from "../../console/links";
+import { SearchPage } from "../../console/pages/search";
 import { search as searchIds } from "../../src/store/read-models";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";

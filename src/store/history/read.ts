@@ -3,7 +3,20 @@ import type { EventRow } from "../read-models/events";
 import { instant, parseFilters, text } from "../read-models/filters";
 import type { AgentRef } from "../read-models/owner";
 import {
-  HOUR_MS, ID_KINDS, type HistoryEvent, type IdKind, agentItem, hourOf, hourPrefix, idItem, keyMinTime, listStartAfter, mayHold, SLOT_MS, shardOf, shardPrefix,
+  agentItem,
+  type HistoryEvent,
+  HOUR_MS,
+  hourOf,
+  hourPrefix,
+  ID_KINDS,
+  type IdKind,
+  idItem,
+  keyMinTime,
+  listStartAfter,
+  mayHold,
+  SLOT_MS,
+  shardOf,
+  shardPrefix,
 } from "./layout";
 
 /**
@@ -58,7 +71,18 @@ class OutOfBudget extends Error {
 
 /** One call's budget and what it has spent. */
 class Budget {
-  readonly scan: HistoryScan = { coveredFrom: null, coveredTo: null, complete: true, reason: null, hours: 0, lists: 0, objectsListed: 0, objectsSkipped: 0, objectsFetched: 0, bytes: 0 };
+  readonly scan: HistoryScan = {
+    coveredFrom: null,
+    coveredTo: null,
+    complete: true,
+    reason: null,
+    hours: 0,
+    lists: 0,
+    objectsListed: 0,
+    objectsSkipped: 0,
+    objectsFetched: 0,
+    bytes: 0,
+  };
   constructor(readonly limits: HistoryLimits) {}
   list() {
     if (this.scan.lists >= this.limits.maxLists) throw new OutOfBudget(`stopped at ${this.limits.maxLists} list calls`);
@@ -86,7 +110,16 @@ function candidate(key: string, meta: Record<string, string> | undefined): Candi
  * shard folder (`oneShard`) keys sort by their first event's time: listing starts after `startAfter` (one slot
  * before `from`) and stops at the first key past `to`.
  */
-async function candidates(bucket: R2Bucket, prefix: string, from: number, to: number, item: string, budget: Budget, oneShard: boolean, startAfter?: string): Promise<Candidate[]> {
+async function candidates(
+  bucket: R2Bucket,
+  prefix: string,
+  from: number,
+  to: number,
+  item: string,
+  budget: Budget,
+  oneShard: boolean,
+  startAfter?: string,
+): Promise<Candidate[]> {
   const out: Candidate[] = [];
   let cursor: string | undefined;
   for (;;) {
@@ -107,7 +140,15 @@ async function candidates(bucket: R2Bucket, prefix: string, from: number, to: nu
 
 function isRecord(v: unknown): v is HistoryEvent {
   const r = v as HistoryEvent;
-  return typeof r === "object" && r !== null && typeof r.id === "string" && typeof r.time === "number" && typeof r.agentClass === "string" && typeof r.agentName === "string" && typeof r.type === "string";
+  return (
+    typeof r === "object" &&
+    r !== null &&
+    typeof r.id === "string" &&
+    typeof r.time === "number" &&
+    typeof r.agentClass === "string" &&
+    typeof r.agentName === "string" &&
+    typeof r.type === "string"
+  );
 }
 
 /** The events of objects, decompressed; a line that does not parse is skipped (an object is never half-trusted for more). */
@@ -161,7 +202,13 @@ type HourRead = { events: HistoryEvent[]; cut?: { from: number; to: number; reas
  * inside one when the hour says which part it covered. Only events inside the covered span are returned, so the
  * span has no gaps: a page can continue from its edge.
  */
-async function scanHours(from: number, to: number, dir: "ASC" | "DESC", limits: HistoryLimits, readHour: (hour: number, budget: Budget) => Promise<HourRead>): Promise<HistoryRead> {
+async function scanHours(
+  from: number,
+  to: number,
+  dir: "ASC" | "DESC",
+  limits: HistoryLimits,
+  readHour: (hour: number, budget: Budget) => Promise<HourRead>,
+): Promise<HistoryRead> {
   const budget = new Budget(limits);
   const scan = budget.scan;
   const seen = new Set<string>();
@@ -250,13 +297,28 @@ export async function historyEvents(bucket: R2Bucket, counts: ShardCounts, q: Hi
       keys.push(...(await candidates(bucket, shardPrefix(hour, n, shard), q.from, q.to, item, budget, true, listStartAfter(hour, n, shard, q.from))));
     }
     const room = limits.maxObjects - budget.scan.objectsFetched;
-    if (keys.length <= room) return { events: (await fetchEvents(bucket, keys.map((k) => k.key), budget)).filter(mine) };
+    if (keys.length <= room)
+      return {
+        events: (
+          await fetchEvents(
+            bucket,
+            keys.map((k) => k.key),
+            budget,
+          )
+        ).filter(mine),
+      };
     // More objects than the budget: read the end the direction starts from, and say how far that covers: up to
     // the earliest event of an unread object (ASC), or from just after the latest one (DESC).
     const order = [...keys].sort((a, b) => (dir === "ASC" ? a.min - b.min || a.max - b.max : b.max - a.max || b.min - a.min));
     const take = order.slice(0, room);
     const left = order.slice(room);
-    const events = (await fetchEvents(bucket, take.map((k) => k.key), budget)).filter(mine);
+    const events = (
+      await fetchEvents(
+        bucket,
+        take.map((k) => k.key),
+        budget,
+      )
+    ).filter(mine);
     const reason = `stopped at ${limits.maxObjects} objects fetched`;
     return dir === "ASC"
       ? { events, cut: { from: -Infinity, to: Math.min(...left.map((k) => k.min)) - 1, reason } }
@@ -286,7 +348,8 @@ export const historySearchInput = z
   })
   .superRefine((q, ctx) => {
     const named = ID_KINDS.filter((k) => q[k] !== undefined);
-    if (named.length !== 1) ctx.addIssue({ code: "custom", message: `name exactly one of ${ID_KINDS.join(", ")} to look up (got ${named.length ? named.join(", ") : "none"})` });
+    if (named.length !== 1)
+      ctx.addIssue({ code: "custom", message: `name exactly one of ${ID_KINDS.join(", ")} to look up (got ${named.length ? named.join(", ") : "none"})` });
     if (q.from !== undefined && q.to !== undefined && q.from > q.to) ctx.addIssue({ code: "custom", message: "from must not be after to" });
   });
 export type HistorySearchInput = { [K in keyof z.input<typeof historySearchInput>]?: unknown };
@@ -296,7 +359,11 @@ export type HistorySearchInput = { [K in keyof z.input<typeof historySearchInput
  * every shard, and fetches only objects whose Bloom filter may hold the id. The window defaults to the 24 UTC
  * hours ending with `to`'s; at most ID_SEARCH_LIMITS (or `limits`). Throws BadRequest (a 400) for a malformed query.
  */
-export async function historySearch(bucket: R2Bucket, input: HistorySearchInput, opts: { now?: number; limits?: Partial<HistoryLimits> } = {}): Promise<HistoryRead & { kind: IdKind; id: string }> {
+export async function historySearch(
+  bucket: R2Bucket,
+  input: HistorySearchInput,
+  opts: { now?: number; limits?: Partial<HistoryLimits> } = {},
+): Promise<HistoryRead & { kind: IdKind; id: string }> {
   const q = parseFilters(historySearchInput, input);
   const kind = ID_KINDS.find((k) => q[k] !== undefined)!;
   const id = q[kind]!;
@@ -307,7 +374,15 @@ export async function historySearch(bucket: R2Bucket, input: HistorySearchInput,
   const item = idItem(kind, id);
   const read = await scanHours(from, to, "DESC", limits, async (hour, budget) => {
     const keys = await candidates(bucket, hourPrefix(hour), from, to, item, budget, false);
-    return { events: (await fetchEvents(bucket, keys.map((k) => k.key), budget)).filter((e) => e[kind] === id) };
+    return {
+      events: (
+        await fetchEvents(
+          bucket,
+          keys.map((k) => k.key),
+          budget,
+        )
+      ).filter((e) => e[kind] === id),
+    };
   });
   return { ...read, kind, id };
 }

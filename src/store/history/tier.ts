@@ -14,5 +14,8 @@ export function historyTier(
   now = Date.now(),
 ): HistoryTier | undefined {
   if (!bucket) return undefined;
-  return { older: historySource(bucket, { shards: settings.shards, previousShards: settings.previousShards }), hotStart: now - settings.hotWindowHours * 3_600_000 };
+  return {
+    older: historySource(bucket, { shards: settings.shards, previousShards: settings.previousShards }),
+    hotStart: now - settings.hotWindowHours * 3_600_000,
+  };
 }

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { agents } from "../schema";
 import { names, selectList } from "../sql-names";
 import { parseFilters, text } from "./filters";
-import { type Page, type PageOptions, cond, keysetPage } from "./paging";
+import { cond, keysetPage, type Page, type PageOptions } from "./paging";
 
 /** The agent registry read model: who has ever reported, and when. */
 

@@ -3,7 +3,7 @@ import { ALERT_KINDS, ALERT_STATUSES, type AlertRecord, type AlertStatus } from 
 import { alertDeliveries } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { oneOf, parseFilters } from "./filters";
-import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+import { type AccessPath, choosePath, cond, keysetPage, type Page, type PageOptions } from "./paging";
 
 /** The alert delivery log, read side (src/store/alerts.ts writes it). Newest first: created_at, key, channel DESC. */
 
@@ -27,7 +27,19 @@ export type AlertDeliveryRow = AlertRecord & {
 
 const A = names(alertDeliveries);
 const SELECT = selectList(alertDeliveries, [
-  "alertKey", "channel", "kind", "agentClass", "agentName", "subjectId", "summary", "status", "attempts", "httpStatus", "lastError", "createdAt", "updatedAt",
+  "alertKey",
+  "channel",
+  "kind",
+  "agentClass",
+  "agentName",
+  "subjectId",
+  "summary",
+  "status",
+  "attempts",
+  "httpStatus",
+  "lastError",
+  "createdAt",
+  "updatedAt",
 ]);
 
 /** A status filter is an index equality; kind is tested per row within the scan budget. */

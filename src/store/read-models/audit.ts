@@ -1,11 +1,11 @@
+import { z } from "zod";
 import { ADMIN_ACTION_NAMES, type AdminActionName } from "../../admin-rpc/actions.js";
 import { AUDIT_RESULTS, type AuditEntry } from "../audit";
-import { BULK_ACTIONS, type BulkAction, batchAuditAction } from "./bulk-batches";
-import { z } from "zod";
 import { auditLog } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
+import { BULK_ACTIONS, type BulkAction, batchAuditAction } from "./bulk-batches";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
-import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+import { type AccessPath, choosePath, cond, keysetPage, type Page, type PageOptions } from "./paging";
 
 /** The audit log, read side (src/store/audit.ts writes it). Newest first: time DESC, id DESC. */
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { workspaceBackups } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { flag, parseFilters, text } from "./filters";
-import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+import { type AccessPath, choosePath, cond, keysetPage, type Page, type PageOptions } from "./paging";
 
 /**
  * Workspace backups, per reporting agent. "Expired" is derived at read time (expires_at ≤ now),
@@ -42,8 +42,18 @@ export type BackupRow = {
 
 const B = names(workspaceBackups);
 const SELECT = selectList(workspaceBackups, [
-  "handle", "tenant", "environment", "sessionName", "agentClass", "agentName",
-  "createdAt", "expiresAt", "bytes", "restoredAt", "expiredAt", "lastSeen",
+  "handle",
+  "tenant",
+  "environment",
+  "sessionName",
+  "agentClass",
+  "agentName",
+  "createdAt",
+  "expiresAt",
+  "bytes",
+  "restoredAt",
+  "expiredAt",
+  "lastSeen",
 ]);
 
 /** Any two scope filters together scan the most selective one's index and test the rest per row (bounded by SCAN_BUDGET). */

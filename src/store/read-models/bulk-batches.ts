@@ -3,8 +3,8 @@ import { BULK_ACTION_NAMES } from "../../admin-rpc/actions.js";
 import type { AuditResult } from "../../admin-rpc/audit-record.js";
 import { auditLog } from "../schema";
 import { names } from "../sql-names";
-import { BadRequest } from "./errors";
 import { BULK_TARGET_CAP } from "./bulk-targets";
+import { BadRequest } from "./errors";
 
 /**
  * A bulk action's progress, derived from the audit log alone: the batch's own row (its target count in
@@ -74,7 +74,9 @@ export async function batchProgress(db: D1Database, batchId: string): Promise<Ba
   if (!id.success) throw new BadRequest(`no such batch "${batchId.slice(0, 60)}": ${id.error.issues[0]!.message}`);
   const [own, rows] = (await db.batch([
     db
-      .prepare(`SELECT ${L.action} AS action, ${L.actor} AS actor, ${L.reason} AS reason, ${L.time} AS time, ${L.before} AS before, ${L.result} AS result, ${L.error} AS error FROM ${L.$table} WHERE ${L.id} = ?1 AND ${L.batchId} = ?1`)
+      .prepare(
+        `SELECT ${L.action} AS action, ${L.actor} AS actor, ${L.reason} AS reason, ${L.time} AS time, ${L.before} AS before, ${L.result} AS result, ${L.error} AS error FROM ${L.$table} WHERE ${L.id} = ?1 AND ${L.batchId} = ?1`,
+      )
       .bind(id.data),
     // Each target has one row per attempt (a retried delivery may write a second): at most a few per target.
     db
@@ -83,7 +85,10 @@ export async function batchProgress(db: D1Database, batchId: string): Promise<Ba
          FROM ${L.$table} INDEXED BY audit_log_batch WHERE ${L.batchId} = ?1 AND ${L.id} <> ?1 ORDER BY ${L.time}, ${L.id} LIMIT ?2`,
       )
       .bind(id.data, BULK_TARGET_CAP * 3),
-  ])) as [D1Result<{ action: string; actor: string; reason: string; time: number; before: string | null; result: AuditResult; error: string | null }>, D1Result<BatchTargetRow>];
+  ])) as [
+    D1Result<{ action: string; actor: string; reason: string; time: number; before: string | null; result: AuditResult; error: string | null }>,
+    D1Result<BatchTargetRow>,
+  ];
   const b = own.results[0];
   if (!b) return null;
   const before = parse(b.before) as Partial<BatchBefore> | null;
@@ -124,7 +129,9 @@ export async function batchProgress(db: D1Database, batchId: string): Promise<Ba
 /** Whether this target of the batch already has a finished audit row (a redelivered message must not act twice). */
 export async function targetFinished(db: D1Database, batchId: string, target: { agentClass: string; agentName: string }): Promise<boolean> {
   const row = await db
-    .prepare("SELECT 1 FROM audit_log INDEXED BY audit_log_batch WHERE batch_id = ?1 AND target_class = ?2 AND target_name = ?3 AND result <> 'pending' LIMIT 1")
+    .prepare(
+      "SELECT 1 FROM audit_log INDEXED BY audit_log_batch WHERE batch_id = ?1 AND target_class = ?2 AND target_name = ?3 AND result <> 'pending' LIMIT 1",
+    )
     .bind(batchId, target.agentClass, target.agentName)
     .first();
   return row !== null;
@@ -133,7 +140,25 @@ export async function targetFinished(db: D1Database, batchId: string, target: { 
 /** The batch's own audit row as written when it started (who, what, why, the targets), or null. */
 export async function batchStartRow(db: D1Database, batchId: string) {
   const row = await db.prepare("SELECT time, actor, role, action, target_class, target_name, reason, before FROM audit_log WHERE id = ?").bind(batchId).first<{
-    time: number; actor: string; role: string; action: string; target_class: string; target_name: string; reason: string; before: string | null;
+    time: number;
+    actor: string;
+    role: string;
+    action: string;
+    target_class: string;
+    target_name: string;
+    reason: string;
+    before: string | null;
   }>();
-  return row && { time: row.time, actor: row.actor, role: row.role, action: row.action, targetClass: row.target_class, targetName: row.target_name, reason: row.reason, before: row.before === null ? null : (JSON.parse(row.before) as BatchBefore) };
+  return (
+    row && {
+      time: row.time,
+      actor: row.actor,
+      role: row.role,
+      action: row.action,
+      targetClass: row.target_class,
+      targetName: row.target_name,
+      reason: row.reason,
+      before: row.before === null ? null : (JSON.parse(row.before) as BatchBefore),
+    }
+  );
 }

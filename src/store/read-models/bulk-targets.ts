@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agents, runs, incidents, sessions } from "../schema";
+import { agents, incidents, runs, sessions } from "../schema";
 import { names } from "../sql-names";
 import { flag, oneOf, parseFilters, text } from "./filters";
 import { openNowSql } from "./incident-status";
@@ -43,7 +43,10 @@ export const bulkFilter = z
   })
   .superRefine((f, ctx) => {
     if (!f.agentClass && !f.incidentReason && !f.status && !f.stuckRule) {
-      ctx.addIssue({ code: "custom", message: "choose at least one filter (agent class, incident reason, status or stuck rule): a bulk action never targets every agent by default" });
+      ctx.addIssue({
+        code: "custom",
+        message: "choose at least one filter (agent class, incident reason, status or stuck rule): a bulk action never targets every agent by default",
+      });
     }
     if (f.openOnly && !f.incidentReason) ctx.addIssue({ code: "custom", message: "openOnly narrows an incident reason: give incidentReason too" });
   });
@@ -116,12 +119,30 @@ function statusLookup(s: BulkStatus): string {
 function candidates(f: BulkFilter, stuck: string | null): Sql {
   if (stuck !== null) return { sql: "SELECT DISTINCT j.value ->> '$[0]' AS agent_class, j.value ->> '$[1]' AS agent_name FROM json_each(?) j", binds: [stuck] };
   if (f.incidentReason) {
-    return { sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_reason WHERE ${I.reason} = ?`, binds: [f.incidentReason] };
+    return {
+      sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_reason WHERE ${I.reason} = ?`,
+      binds: [f.incidentReason],
+    };
   }
-  if (f.status === "running_runs") return { sql: `SELECT DISTINCT ${F.agentClass} AS agent_class, ${F.agentName} AS agent_name FROM ${F.$table} INDEXED BY runs_outcome WHERE ${F.outcome} IS NULL`, binds: [] };
-  if (f.status === "open_incidents") return { sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_status WHERE ${openNowSql()}`, binds: [] };
-  if (f.status === "running_sessions") return { sql: `SELECT DISTINCT ${S.agentClass} AS agent_class, ${S.agentName} AS agent_name FROM ${S.$table} INDEXED BY sessions_status WHERE ${S.status} IN ${BUSY_SESSION}`, binds: [] };
-  return { sql: `SELECT ${A.agentClass} AS agent_class, ${A.agentName} AS agent_name FROM ${A.$table} INDEXED BY agents_class_listed WHERE ${A.agentClass} = ?`, binds: [f.agentClass] };
+  if (f.status === "running_runs")
+    return {
+      sql: `SELECT DISTINCT ${F.agentClass} AS agent_class, ${F.agentName} AS agent_name FROM ${F.$table} INDEXED BY runs_outcome WHERE ${F.outcome} IS NULL`,
+      binds: [],
+    };
+  if (f.status === "open_incidents")
+    return {
+      sql: `SELECT DISTINCT ${I.agentClass} AS agent_class, ${I.agentName} AS agent_name FROM ${I.$table} INDEXED BY incidents_status WHERE ${openNowSql()}`,
+      binds: [],
+    };
+  if (f.status === "running_sessions")
+    return {
+      sql: `SELECT DISTINCT ${S.agentClass} AS agent_class, ${S.agentName} AS agent_name FROM ${S.$table} INDEXED BY sessions_status WHERE ${S.status} IN ${BUSY_SESSION}`,
+      binds: [],
+    };
+  return {
+    sql: `SELECT ${A.agentClass} AS agent_class, ${A.agentName} AS agent_name FROM ${A.$table} INDEXED BY agents_class_listed WHERE ${A.agentClass} = ?`,
+    binds: [f.agentClass],
+  };
 }
 
 /** Per target, what made it match: counts of the matching rows (each read over a per-agent index, at most 100 counted). */
@@ -139,14 +160,23 @@ function whyColumns(f: BulkFilter): Sql {
  * ordered by class and name, at most `cap`; `total` counts every match (up to BULK_COUNT_CAP) and `capped`
  * says the list stops short of it. Reads nothing but projections; acts on nothing.
  */
-export async function bulkTargets(db: D1Database, now: number, input: unknown, opts: { cap?: number; stuckConfig?: stuck.StuckConfig } = {}): Promise<BulkTargets> {
+export async function bulkTargets(
+  db: D1Database,
+  now: number,
+  input: unknown,
+  opts: { cap?: number; stuckConfig?: stuck.StuckConfig } = {},
+): Promise<BulkTargets> {
   const cap = opts.cap ?? BULK_TARGET_CAP;
   const f = parseFilters(bulkFilter, input);
   // The stuck rules are computed by their own read model; their agents become the candidates.
   let stuckWhy: Map<string, string> | null = null;
   let stuckJson: string | null = null;
   if (f.stuckRule) {
-    const entries = await stuck.listStuck(db, now, opts.stuckConfig, { rule: f.stuckRule, ...(f.agentClass ? { agentClass: f.agentClass } : {}), limit: BULK_COUNT_CAP });
+    const entries = await stuck.listStuck(db, now, opts.stuckConfig, {
+      rule: f.stuckRule,
+      ...(f.agentClass ? { agentClass: f.agentClass } : {}),
+      limit: BULK_COUNT_CAP,
+    });
     stuckWhy = new Map();
     for (const e of entries) {
       const k = JSON.stringify([e.agentClass, e.agentName]);
@@ -162,7 +192,9 @@ export async function bulkTargets(db: D1Database, now: number, input: unknown, o
   // Binds follow the order of the placeholders in the text: candidates, why columns, conditions, limit.
   const [list, count] = (await db.batch([
     db
-      .prepare(`WITH c AS (${cand.sql}) SELECT c.agent_class AS agentClass, c.agent_name AS agentName, ${why.sql} FROM c ${where} ORDER BY c.agent_class, c.agent_name LIMIT ?`)
+      .prepare(
+        `WITH c AS (${cand.sql}) SELECT c.agent_class AS agentClass, c.agent_name AS agentName, ${why.sql} FROM c ${where} ORDER BY c.agent_class, c.agent_name LIMIT ?`,
+      )
       .bind(...cand.binds, ...why.binds, ...condBinds, cap),
     db.prepare(`SELECT COUNT(*) AS n FROM (WITH c AS (${cand.sql}) SELECT 1 FROM c ${where} LIMIT ${BULK_COUNT_CAP})`).bind(...cand.binds, ...condBinds),
   ])) as [D1Result<{ agentClass: string; agentName: string; reasonN: number; statusN: number }>, D1Result<{ n: number }>];

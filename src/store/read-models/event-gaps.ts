@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { agents } from "../schema";
 import { names } from "../sql-names";
-import { type AgentRow, AGENT_SELECT } from "./agents";
+import { AGENT_SELECT, type AgentRow } from "./agents";
 import { flag, parseFilters, text } from "./filters";
-import { type Capped, type Cond, type Page, SCAN_BUDGET, cond, keysetPage, rowsReadOf } from "./paging";
+import { type Capped, type Cond, cond, keysetPage, type Page, rowsReadOf, SCAN_BUDGET } from "./paging";
 
 /**
  * Events an agent numbered and the console never stored (src/telemetry/seq.ts): per agent, the highest number

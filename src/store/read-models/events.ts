@@ -1,11 +1,11 @@
-import { z } from "zod";
 import { EVENT_TYPES, type EventType } from "@agent-oncall/telemetry/contract";
+import { z } from "zod";
 import { eventSegments } from "../schema";
 import { names } from "../sql-names";
 import { flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
 import type { AgentRef } from "./owner";
-import { type Page, type PageOptions, SCAN_BUDGET, type SortValue, decodeCursor, encodeCursor, pageLimit } from "./paging";
-import { type CompactEvent, EVENT_FIELDS, type EventField, type EventRow, type OlderEvents, bodyEvents, eventRowOf, timelinePage } from "./segments";
+import { decodeCursor, encodeCursor, type Page, type PageOptions, pageLimit, SCAN_BUDGET, type SortValue } from "./paging";
+import { bodyEvents, type CompactEvent, EVENT_FIELDS, type EventField, type EventRow, eventRowOf, type OlderEvents, timelinePage } from "./segments";
 
 /** Stored events as the console shows them (read from the hot store's segments, see segments.ts). */
 export type { EventRow, OlderEvents } from "./segments";
@@ -33,7 +33,9 @@ export async function eventsBy(
   const from = spec.from ?? null;
   if (!history || page.cursor || from === null || from >= history.hotStart) return hot;
   const older = await history.older({
-    agent: { agentClass: spec.owner.agentClass, agentName: spec.owner.agentName }, from, to: history.hotStart,
+    agent: { agentClass: spec.owner.agentClass, agentName: spec.owner.agentName },
+    from,
+    to: history.hotStart,
     match: (e) => (e as unknown as Record<string, unknown>)[spec.column] === spec.value,
   });
   // Events the hot store still has are listed from there (the two tiers overlap until retention deletes them).
@@ -47,7 +49,10 @@ export async function eventsBy(
  * says (last_seen, and the times of what observed it: reconciliation, force idle), each end open when the
  * caller does not know it (then the agent's whole hot timeline is read, page by bounded page).
  */
-export function entityWindow(row: { firstSeen?: number | null; lastSeen?: number | null }, ...later: (number | null | undefined)[]): { from: number | null; to: number | null } {
+export function entityWindow(
+  row: { firstSeen?: number | null; lastSeen?: number | null },
+  ...later: (number | null | undefined)[]
+): { from: number | null; to: number | null } {
   const from = typeof row.firstSeen === "number" && row.firstSeen > 0 ? row.firstSeen : null;
   const ends = [row.lastSeen, ...later].filter((t): t is number => typeof t === "number" && t > 0);
   // An observation stamped later than last_seen is in the timeline too; without last_seen, the end is open.
@@ -66,9 +71,27 @@ export const MAX_TYPES = 10;
 export const eventListFilters = z
   .object({
     type: z.preprocess(
-      (v) => (v === undefined || v === null || v === "" ? undefined : typeof v === "string" ? v.split(",").map((s) => s.trim()).filter(Boolean) : v),
+      (v) =>
+        v === undefined || v === null || v === ""
+          ? undefined
+          : typeof v === "string"
+            ? v
+                .split(",")
+                .map((s) => s.trim())
+                .filter(Boolean)
+            : v,
       z
-        .array(z.enum(EVENT_TYPES as [EventType, ...EventType[]], { error: (iss) => `type must be event types such as chat.recovery.exhausted (got ${JSON.stringify(iss.input)})` }), { error: (iss) => (iss.input === undefined ? "type is required: name one or more event types, e.g. type=chat.recovery.exhausted" : "type must be a list of event types") })
+        .array(
+          z.enum(EVENT_TYPES as [EventType, ...EventType[]], {
+            error: (iss) => `type must be event types such as chat.recovery.exhausted (got ${JSON.stringify(iss.input)})`,
+          }),
+          {
+            error: (iss) =>
+              iss.input === undefined
+                ? "type is required: name one or more event types, e.g. type=chat.recovery.exhausted"
+                : "type must be a list of event types",
+          },
+        )
         .min(1, { error: "type must name at least one event type" })
         .max(MAX_TYPES, { error: `type may name at most ${MAX_TYPES} event types` }),
     ),
@@ -80,8 +103,10 @@ export const eventListFilters = z
   })
   .superRefine(sinceBeforeUntil)
   .superRefine((f, ctx) => {
-    if ((f.agentName === undefined) !== (f.agentClass === undefined)) ctx.addIssue({ code: "custom", message: "agentClass and agentName go together (an agent is its class and name)" });
-    if (f.withIncident !== undefined && f.type.length > 1 && f.agentClass === undefined) ctx.addIssue({ code: "custom", message: "withIncident works with one event type at a time (or with an agent)" });
+    if ((f.agentName === undefined) !== (f.agentClass === undefined))
+      ctx.addIssue({ code: "custom", message: "agentClass and agentName go together (an agent is its class and name)" });
+    if (f.withIncident !== undefined && f.type.length > 1 && f.agentClass === undefined)
+      ctx.addIssue({ code: "custom", message: "withIncident works with one event type at a time (or with an agent)" });
   });
 export type EventListInput = { [K in keyof z.input<typeof eventListFilters>]?: unknown };
 
@@ -118,7 +143,10 @@ const FUTURE_SKEW_MS = 5 * 60_000;
 async function rowidStartingBy(db: D1Database, at: number): Promise<{ rowid: number; rowsRead: number }> {
   let rowsRead = 0;
   const probe = async (sql: string, ...binds: number[]) => {
-    const r = await db.prepare(sql).bind(...binds).all<{ r: number; ra: number }>();
+    const r = await db
+      .prepare(sql)
+      .bind(...binds)
+      .all<{ r: number; ra: number }>();
     rowsRead += Number(r.meta?.rows_read ?? 0);
     return r.results[0] ?? null;
   };
@@ -128,14 +156,18 @@ async function rowidStartingBy(db: D1Database, at: number): Promise<{ rowid: num
   const first = await probe(`SELECT ${COLS} ORDER BY rowid LIMIT 1`);
   if (!first || first.ra > at) return { rowid: 0, rowsRead };
   // Invariant: row lo was received by `at`, row hi was not; the answer is in [lo, hi).
-  let lo = first, hi = last;
+  let lo = first,
+    hi = last;
   // Close enough: starting up to SEARCH_SLACK segments above the answer reads those few and lists none of them.
   let movedHi = false;
   for (let step = 0; hi.r - lo.r > SEARCH_SLACK; step++) {
     // After an interpolation that landed just above the answer, try just below it; else interpolate and halve in turn.
-    const guess = movedHi && step % 2 === 1
-      ? hi.r - SEARCH_SLACK
-      : step % 2 === 0 && hi.ra > lo.ra ? lo.r + Math.floor(((at - lo.ra) / (hi.ra - lo.ra)) * (hi.r - lo.r)) : Math.floor((lo.r + hi.r) / 2);
+    const guess =
+      movedHi && step % 2 === 1
+        ? hi.r - SEARCH_SLACK
+        : step % 2 === 0 && hi.ra > lo.ra
+          ? lo.r + Math.floor(((at - lo.ra) / (hi.ra - lo.ra)) * (hi.r - lo.r))
+          : Math.floor((lo.r + hi.r) / 2);
     const mid = Math.min(hi.r - 1, Math.max(lo.r + 1, guess));
     const p = await probe(`SELECT ${COLS} WHERE rowid >= ?1 ORDER BY rowid LIMIT 1`, mid);
     movedHi = !p || p.r >= hi.r || p.ra > at;
@@ -163,7 +195,8 @@ export async function newestEvents(
   const limit = pageLimit(page.limit);
   let cur: SortValue[] | null = page.cursor ? decodeCursor(q.tag, page.cursor, ["number", "number"]) : null;
   const found: { e: EventRow; key: SortValue[] }[] = [];
-  let rowsRead = 0, segments = 0;
+  let rowsRead = 0,
+    segments = 0;
   if (!cur && q.until !== undefined) {
     const start = await rowidStartingBy(db, q.until);
     rowsRead += start.rowsRead;
@@ -214,6 +247,9 @@ export async function newestEvents(
     const perSegment = found.length / segments;
     batch = Math.min(100, Math.max(8, perSegment > 0 ? Math.ceil((limit + 1 - found.length) / perSegment) + 1 : batch * 2));
   }
-  const items = found.slice(0, limit).map((x) => x.e).sort((a, b) => b.time - a.time || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
+  const items = found
+    .slice(0, limit)
+    .map((x) => x.e)
+    .sort((a, b) => b.time - a.time || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
   return { items, next: next ? encodeCursor(q.tag, next) : null, rowsRead, segments };
 }

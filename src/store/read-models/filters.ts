@@ -22,27 +22,20 @@ export function text(name: string) {
 
 /** An optional filter that must be one of `values`. */
 export function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T) {
-  return z.preprocess(
-    unset,
-    z
-      .enum(values, { error: (iss) => `${name} must be one of ${values.join(", ")} (got ${JSON.stringify(iss.input)})` })
-      .optional(),
-  );
+  return z.preprocess(unset, z.enum(values, { error: (iss) => `${name} must be one of ${values.join(", ")} (got ${JSON.stringify(iss.input)})` }).optional());
 }
 
 /** An optional true/false filter ("true"/"false"/"1"/"0" from a URL too). */
 export function flag(name: string) {
   return z.preprocess(
     unset,
-    z
-      .unknown()
-      .transform((v, ctx) => {
-        if (v === undefined || typeof v === "boolean") return v;
-        if (v === "true" || v === "1") return true;
-        if (v === "false" || v === "0") return false;
-        ctx.addIssue({ code: "custom", message: `${name} must be true or false (got ${JSON.stringify(v)})` });
-        return z.NEVER;
-      }),
+    z.unknown().transform((v, ctx) => {
+      if (v === undefined || typeof v === "boolean") return v;
+      if (v === "true" || v === "1") return true;
+      if (v === "false" || v === "0") return false;
+      ctx.addIssue({ code: "custom", message: `${name} must be true or false (got ${JSON.stringify(v)})` });
+      return z.NEVER;
+    }),
   );
 }
 
@@ -84,18 +77,16 @@ export function resolveInstant(v: unknown, now = Date.now()): number | null {
 export function instant(name: string) {
   return z.preprocess(
     unset,
-    z
-      .unknown()
-      .transform((v, ctx) => {
-        if (v === undefined) return undefined;
-        const t = resolveInstant(v);
-        if (t !== null) return t;
-        ctx.addIssue({
-          code: "custom",
-          message: `${name} must be a relative time such as ${TIME_PRESETS.join(", ")}, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got ${JSON.stringify(v)})`,
-        });
-        return z.NEVER;
-      }),
+    z.unknown().transform((v, ctx) => {
+      if (v === undefined) return undefined;
+      const t = resolveInstant(v);
+      if (t !== null) return t;
+      ctx.addIssue({
+        code: "custom",
+        message: `${name} must be a relative time such as ${TIME_PRESETS.join(", ")}, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got ${JSON.stringify(v)})`,
+      });
+      return z.NEVER;
+    }),
   ) as z.ZodType<number | undefined, unknown>;
 }
 

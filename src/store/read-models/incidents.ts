@@ -1,15 +1,27 @@
-import type { HistoryTier } from "../history/tier";
+import { eventTypesWithStep, INCIDENT_STATUSES, type IncidentStatus, type SdkIncidentStatus } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
-import { runs, incidents } from "../schema";
+import type { HistoryTier } from "../history/tier";
+import { incidents, runs } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
-import { eventTypesWithStep } from "@agent-oncall/telemetry/contract";
-import { INCIDENT_STATUSES, type IncidentStatus, type SdkIncidentStatus } from "@agent-oncall/telemetry/contract";
 import { type IncidentStatusFacts, isOverlayStatus, overlayApplies, overlayAppliesSql, shownStatus, shownStatusSql } from "./incident-status";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Capped, type Cond, DEFAULT_CAP, MAX_LIMIT, type Page, type PageOptions, SCAN_BUDGET, choosePath, cond, keysetPage, rowsReadOf } from "./paging";
+import {
+  type AccessPath,
+  type Capped,
+  type Cond,
+  choosePath,
+  cond,
+  DEFAULT_CAP,
+  keysetPage,
+  MAX_LIMIT,
+  type Page,
+  type PageOptions,
+  rowsReadOf,
+  SCAN_BUDGET,
+} from "./paging";
 
 /**
  * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
@@ -86,9 +98,27 @@ export type IncidentRow = {
 
 const I = names(incidents);
 const SELECT = selectList(incidents, [
-  "incidentId", "kind", "agentClass", "agentName", "status", "statusAt", "statusEventId",
-  "attempts", "maxAttempts", "reason", "fiberId", "requestId", "confirmedAt", "closedBy", "closedByAt", "closedByEventId", "closedByReason",
-  "respentInputTokens", "respentOutputTokens", "firstSeen", "lastSeen",
+  "incidentId",
+  "kind",
+  "agentClass",
+  "agentName",
+  "status",
+  "statusAt",
+  "statusEventId",
+  "attempts",
+  "maxAttempts",
+  "reason",
+  "fiberId",
+  "requestId",
+  "confirmedAt",
+  "closedBy",
+  "closedByAt",
+  "closedByEventId",
+  "closedByReason",
+  "respentInputTokens",
+  "respentOutputTokens",
+  "firstSeen",
+  "lastSeen",
 ]);
 
 /** A row as stored (the SDK's word in `status`), before the shown status is derived. */
@@ -198,7 +228,9 @@ export function countIncidentsStatement(db: D1Database, filters: IncidentFilterI
   const order = `ORDER BY ${I.firstSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC`;
   if (!p.residual.length) {
     return {
-      statement: db.prepare(`SELECT COUNT(*) AS n, 0 AS scanned FROM (SELECT 1 FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ?)`).bind(...conds.flatMap((c) => c.binds), cap + 1),
+      statement: db
+        .prepare(`SELECT COUNT(*) AS n, 0 AS scanned FROM (SELECT 1 FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ?)`)
+        .bind(...conds.flatMap((c) => c.binds), cap + 1),
       read: (r: D1Result<{ n: number; scanned: number }>): Capped => {
         const n = Number(r.results[0]?.n ?? 0);
         return { n: Math.min(n, cap), capped: n > cap };
@@ -208,7 +240,9 @@ export function countIncidentsStatement(db: D1Database, filters: IncidentFilterI
   const hit = p.residual.map((c) => `(${c.sql})`).join(" AND ");
   return {
     statement: db
-      .prepare(`SELECT COALESCE(SUM(_hit), 0) AS n, COUNT(*) AS scanned FROM (SELECT (${hit}) AS _hit FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ${COUNT_SCAN})`)
+      .prepare(
+        `SELECT COALESCE(SUM(_hit), 0) AS n, COUNT(*) AS scanned FROM (SELECT (${hit}) AS _hit FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ${COUNT_SCAN})`,
+      )
       .bind(...p.residual.flatMap((c) => c.binds), ...conds.flatMap((c) => c.binds)),
     read: (r: D1Result<{ n: number; scanned: number }>): Capped => {
       const n = Number(r.results[0]?.n ?? 0);
@@ -269,7 +303,9 @@ export async function incidentAttempts(
   incident: Pick<IncidentRow, "incidentId" | "kind" | "attempts"> & Partial<IncidentRow> & AgentRef,
 ): Promise<IncidentAttempts> {
   const attemptTypes = new Set<string>(ATTEMPT_EVENT_TYPES);
-  let counted = 0, scanned = 0, rowsRead = 0;
+  let counted = 0,
+    scanned = 0,
+    rowsRead = 0;
   let cursor: string | null = null;
   const usage = new Map<number | null, AttemptUsage>();
   for (let i = 0; i < ATTEMPT_PAGES; i++) {
@@ -330,7 +366,12 @@ export async function incidentTimeline(
     if (r?.f !== null && r?.f !== undefined) w.from = Math.min(w.from, r.f);
     rowsRead += runIds.length;
   }
-  const p = await eventsBy(db, { tag: "incident-timeline", column: "timelineId", value: incident.incidentId, owner: incident, dir: "ASC", ...w }, page, history);
+  const p = await eventsBy(
+    db,
+    { tag: "incident-timeline", column: "timelineId", value: incident.incidentId, owner: incident, dir: "ASC", ...w },
+    page,
+    history,
+  );
   return { ...p, rowsRead: p.rowsRead + rowsRead };
 }
 

@@ -1,5 +1,5 @@
 import type { RunKind } from "@agent-oncall/telemetry/contract";
-import { agents, runs, incidents, reconciliations, sessions } from "../schema";
+import { agents, incidents, reconciliations, runs, sessions } from "../schema";
 import { names } from "../sql-names";
 import { openNowSql } from "./incident-status";
 
@@ -12,7 +12,14 @@ import { openNowSql } from "./incident-status";
 /** A run the projections show as running. */
 export type OpenRun = { kind: RunKind; runId: string; name: string | null; lastSeen: number; confirmedAt?: number | null };
 /** An incident the projections show as open (the SDK's word open, no newer force idle or reconciliation closed it). `kind` is fiber | turn | chat. */
-export type OpenIncident = { incidentId: string; kind: string; fiberId: string | null; requestId: string | null; lastSeen: number; confirmedAt?: number | null };
+export type OpenIncident = {
+  incidentId: string;
+  kind: string;
+  fiberId: string | null;
+  requestId: string | null;
+  lastSeen: number;
+  confirmedAt?: number | null;
+};
 /** A session the projections show as running or rescheduled. */
 export type OpenSession = { name: string; lastSeen: number };
 export type OpenWork = { runs: OpenRun[]; incidents: OpenIncident[]; sessions: OpenSession[] };

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
 import { flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
-import { type Page, type PageOptions, cond, keysetPage } from "./paging";
+import { cond, keysetPage, type Page, type PageOptions } from "./paging";
 
 /**
  * Paid operations a recovery could not prove ran once, per agent. "Open" is derived:
@@ -14,7 +14,14 @@ import { type Page, type PageOptions, cond, keysetPage } from "./paging";
  * narrow to one agent's (or session's) ops: tested per row, scan bounded.
  */
 export const opFilters = z
-  .object({ open: flag("open"), since: instant("since"), until: instant("until"), agentClass: text("agentClass"), agentName: text("agentName"), sessionName: text("sessionName") })
+  .object({
+    open: flag("open"),
+    since: instant("since"),
+    until: instant("until"),
+    agentClass: text("agentClass"),
+    agentName: text("agentName"),
+    sessionName: text("sessionName"),
+  })
   .superRefine(sinceBeforeUntil);
 export type OpFilters = z.output<typeof opFilters>;
 export type OpFilterInput = { [K in keyof OpFilters]?: unknown };
@@ -41,8 +48,19 @@ export type OpRow = {
 
 const O = names(opAmbiguities);
 const SELECT = selectList(opAmbiguities, [
-  "opId", "agentClass", "agentName", "sessionName", "opKind", "detail", "idempotent",
-  "ambiguousAt", "resolution", "resolutionRef", "resolutionAt", "firstSeen", "lastSeen",
+  "opId",
+  "agentClass",
+  "agentName",
+  "sessionName",
+  "opKind",
+  "detail",
+  "idempotent",
+  "ambiguousAt",
+  "resolution",
+  "resolutionRef",
+  "resolutionAt",
+  "firstSeen",
+  "lastSeen",
 ]);
 
 /**

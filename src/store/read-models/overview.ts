@@ -1,12 +1,12 @@
-import { z } from "zod";
 import { EVENT_TYPES, RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
-import { eventRollups, runs, opAmbiguities } from "../schema";
+import { z } from "zod";
+import { eventRollups, opAmbiguities, runs } from "../schema";
 import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
-import { instant, parseFilters } from "./filters";
 import { type GapCount, gapCountOf, gapCountStatement } from "./event-gaps";
+import { instant, parseFilters } from "./filters";
 import { countIncidentsStatement, groupIncidents } from "./incidents";
-import { type Capped, DEFAULT_CAP, cappedCountStatement, cappedOf, cond, rowsReadOf } from "./paging";
+import { type Capped, cappedCountStatement, cappedOf, cond, DEFAULT_CAP, rowsReadOf } from "./paging";
 
 /**
  * The overview: capped counts from the projections, and charts from
@@ -69,10 +69,11 @@ export type OverviewCounts = {
 };
 
 /** The filters of the overview's incident figures: the links carry the same ones. */
-export const overviewIncidentFilters = (since: number) => ({
-  open: { status: "open" },
-  exhausted: { status: "exhausted", since },
-}) as const;
+export const overviewIncidentFilters = (since: number) =>
+  ({
+    open: { status: "open" },
+    exhausted: { status: "exhausted", since },
+  }) as const;
 
 /** Running runs of one kind, newest first, at most cap + 1 index rows, with the confirmed ones among them. */
 function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1PreparedStatement {
@@ -108,7 +109,9 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
     exhausted.statement,
     // Only usage that carried an incident id has an amount (rows.ts): what recovery re-spent. At most 289 rows.
     db
-      .prepare(`SELECT COALESCE(SUM(${R.amount}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} = 'model.usage' AND ${R.bucket} >= ? AND ${R.bucket} <= ?`)
+      .prepare(
+        `SELECT COALESCE(SUM(${R.amount}), 0) AS n FROM ${R.$table} INDEXED BY event_rollups_type WHERE ${R.type} = 'model.usage' AND ${R.bucket} >= ? AND ${R.bucket} <= ?`,
+      )
       .bind(rollupSince, now),
     gapCountStatement(db),
   ])) as D1Result<{ n: number; confirmed?: number; scanned?: number }>[];
@@ -146,8 +149,20 @@ export const seriesFilters = z.object({
   since: instant("since"),
   until: instant("until"),
   types: z.preprocess(
-    (v) => (v === undefined || v === null || v === "" ? undefined : typeof v === "string" ? v.split(",").map((s) => s.trim()).filter(Boolean) : v),
-    z.array(seriesName, { error: "types must be a list of series names" }).min(1, { error: "types must name at least one series" }).max(20, { error: "types may name at most 20 series" }).optional(),
+    (v) =>
+      v === undefined || v === null || v === ""
+        ? undefined
+        : typeof v === "string"
+          ? v
+              .split(",")
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : v,
+    z
+      .array(seriesName, { error: "types must be a list of series names" })
+      .min(1, { error: "types must name at least one series" })
+      .max(20, { error: "types may name at most 20 series" })
+      .optional(),
   ),
 });
 
@@ -159,11 +174,7 @@ export type EventSeries = { buckets: number[]; series: Record<string, number[]>;
  * series has one count per bucket. Reads one event_rollups_type range per
  * event type: at most buckets × distinct reasons rows per type.
  */
-export async function eventSeries(
-  db: D1Database,
-  opts: { since?: unknown; until?: unknown; types?: unknown } = {},
-  now = Date.now(),
-): Promise<EventSeries> {
+export async function eventSeries(db: D1Database, opts: { since?: unknown; until?: unknown; types?: unknown } = {}, now = Date.now()): Promise<EventSeries> {
   const f = parseFilters(seriesFilters, opts);
   const until = f.until ?? now;
   const since = f.since ?? until - DAY_MS;
@@ -194,7 +205,12 @@ export const topReasonsFilters = z.object({
   since: instant("since"),
   limit: z.preprocess(
     (v) => (v === undefined || v === null || v === "" ? undefined : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : v),
-    z.number({ error: "limit must be a whole number from 1 to 100" }).int({ error: "limit must be a whole number from 1 to 100" }).min(1, { error: "limit must be a whole number from 1 to 100" }).max(100, { error: "limit must be a whole number from 1 to 100" }).optional(),
+    z
+      .number({ error: "limit must be a whole number from 1 to 100" })
+      .int({ error: "limit must be a whole number from 1 to 100" })
+      .min(1, { error: "limit must be a whole number from 1 to 100" })
+      .max(100, { error: "limit must be a whole number from 1 to 100" })
+      .optional(),
   ),
 });
 

@@ -44,7 +44,10 @@ export async function findOwned<T extends AgentRef>(
       .first<T>();
   }
   const rows = (
-    await db.prepare(`SELECT ${q.select} FROM ${q.table} WHERE ${q.key} = ? ORDER BY ${q.agentClass}, ${q.agentName} LIMIT ${CANDIDATES + 1}`).bind(id).all<T>()
+    await db
+      .prepare(`SELECT ${q.select} FROM ${q.table} WHERE ${q.key} = ? ORDER BY ${q.agentClass}, ${q.agentName} LIMIT ${CANDIDATES + 1}`)
+      .bind(id)
+      .all<T>()
   ).results;
   if (rows.length <= 1) return rows[0] ?? null;
   const named = claims ? rows.filter(claims) : [];

@@ -37,7 +37,8 @@ const INVALID_CURSOR = "the page cursor is not valid; start from the first page"
 export function pageLimit(limit: PageOptions["limit"]): number {
   if (limit === undefined || limit === null || limit === "") return DEFAULT_LIMIT;
   const n = typeof limit === "number" ? limit : /^\d+$/.test(limit.trim()) ? Number(limit) : Number.NaN;
-  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT) throw new BadRequest(`limit must be a whole number from 1 to ${MAX_LIMIT} (got ${JSON.stringify(limit)})`);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT)
+    throw new BadRequest(`limit must be a whole number from 1 to ${MAX_LIMIT} (got ${JSON.stringify(limit)})`);
   return n;
 }
 
@@ -87,7 +88,6 @@ export function decodeCursor(tag: string, cursor: string, types: readonly KeyTyp
 export type Cond = { sql: string; binds: unknown[] };
 
 export const cond = (sql: string, ...binds: unknown[]): Cond => ({ sql, binds });
-
 
 /** One list read: which index to scan, in which order, with which conditions. */
 export type ListQuery<R> = {
@@ -143,7 +143,10 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
   const residual = q.residual ?? [];
 
   if (!residual.length) {
-    const r = await db.prepare(`SELECT ${q.select} FROM ${from} ${where} ${orderBy} LIMIT ?`).bind(...binds, limit + 1).all<R>();
+    const r = await db
+      .prepare(`SELECT ${q.select} FROM ${from} ${where} ${orderBy} LIMIT ?`)
+      .bind(...binds, limit + 1)
+      .all<R>();
     const rows = r.results;
     const items = rows.slice(0, limit).map(map);
     return { items, next: rows.length > limit ? encodeCursor(q.tag, q.keyOf(rows[limit - 1]!)) : null, rowsRead: sum([r]) };
@@ -163,7 +166,16 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
     .bind(...binds)
     .all<Record<string, SortValue>>();
   const last = marker.results[0];
-  return { items, next: last ? encodeCursor(q.tag, q.order.map((_, i) => last[`k${i}`]!)) : null, rowsRead: sum([r, marker]) };
+  return {
+    items,
+    next: last
+      ? encodeCursor(
+          q.tag,
+          q.order.map((_, i) => last[`k${i}`]!),
+        )
+      : null,
+    rowsRead: sum([r, marker]),
+  };
 }
 
 /** The statement of a capped count: `SELECT COUNT(*) FROM (SELECT 1 … LIMIT cap + 1)`, reading at most cap + 1 rows. */
@@ -201,12 +213,13 @@ export type AccessPath<K extends string = string> = { index: string; cols: K[] }
  * become residual conditions (a bounded scan, see SCAN_BUDGET). The last
  * path should have no columns, so one always fits.
  */
-export function choosePath<K extends string>(paths: AccessPath<K>[], filters: Partial<Record<NoInfer<K>, Cond>>): { index: string; where: Cond[]; residual: Cond[] } {
+export function choosePath<K extends string>(
+  paths: AccessPath<K>[],
+  filters: Partial<Record<NoInfer<K>, Cond>>,
+): { index: string; where: Cond[]; residual: Cond[] } {
   const set = (c: K) => filters[c] !== undefined;
   const path = paths.find((p) => p.cols.every(set)) ?? paths[paths.length - 1]!;
   const where = path.cols.map((c) => filters[c]!);
-  const residual = (Object.entries(filters) as [K, Cond | undefined][])
-    .filter(([c, f]) => f !== undefined && !path.cols.includes(c))
-    .map(([, f]) => f!);
+  const residual = (Object.entries(filters) as [K, Cond | undefined][]).filter(([c, f]) => f !== undefined && !path.cols.includes(c)).map(([, f]) => f!);
   return { index: path.index, where, residual };
 }

@@ -1,12 +1,12 @@
-import type { HistoryTier } from "../history/tier";
-import { z } from "zod";
 import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
+import { z } from "zod";
+import type { HistoryTier } from "../history/tier";
 import { runs } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Cond, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+import { type AccessPath, type Cond, choosePath, cond, keysetPage, type Page, type PageOptions } from "./paging";
 
 /**
  * Runs of every kind (runs; the table kept its name when runs got kinds): one row per run of an agent,
@@ -23,8 +23,17 @@ export { RUN_KINDS, type RunKind };
  * result (recovering … recovery_failed) after "interrupted"; see worker/ingest/run-rows.ts.
  */
 export const RUN_OUTCOMES = [
-  "running", "completed", "failed", "interrupted", "cancelled", "force_idled", "ended_unreported",
-  "recovering", "recovered", "recovery_skipped", "recovery_failed",
+  "running",
+  "completed",
+  "failed",
+  "interrupted",
+  "cancelled",
+  "force_idled",
+  "ended_unreported",
+  "recovering",
+  "recovered",
+  "recovery_skipped",
+  "recovery_failed",
 ] as const;
 
 /** Run list filters; since / until bound first_seen, when the run was first seen (inclusive). */
@@ -91,8 +100,27 @@ type Stored = Omit<Run, "runId" | "status" | "confirmed">;
 
 const F = names(runs);
 const SELECT = selectList(runs, [
-  "fiberId", "kind", "agentClass", "agentName", "name", "definition", "attempt", "startedAt", "endedAt",
-  "outcome", "error", "reason", "phase", "wakeAt", "step", "statusMessage", "confirmedAt", "snapshotBytes", "snapshotAt", "firstSeen", "lastSeen",
+  "fiberId",
+  "kind",
+  "agentClass",
+  "agentName",
+  "name",
+  "definition",
+  "attempt",
+  "startedAt",
+  "endedAt",
+  "outcome",
+  "error",
+  "reason",
+  "phase",
+  "wakeAt",
+  "step",
+  "statusMessage",
+  "confirmedAt",
+  "snapshotBytes",
+  "snapshotAt",
+  "firstSeen",
+  "lastSeen",
 ]);
 const SELECT_DETAIL = `${SELECT}, ${selectList(runs, ["snapshotPreview"])}`;
 
@@ -103,7 +131,14 @@ export const isConfirmedRunning = (r: Pick<Run, "outcome" | "confirmedAt" | "las
 /** Adds what is derived from a stored row; an ended run has no phase (nor a wake time), whatever its last live state was. */
 function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "confirmed"> {
   const ended = r.outcome !== null;
-  return { ...r, phase: ended ? null : r.phase, wakeAt: ended ? null : r.wakeAt, runId: r.fiberId, status: r.outcome ?? "running", confirmed: isConfirmedRunning(r) };
+  return {
+    ...r,
+    phase: ended ? null : r.phase,
+    wakeAt: ended ? null : r.wakeAt,
+    runId: r.fiberId,
+    status: r.outcome ?? "running",
+    confirmed: isConfirmedRunning(r),
+  };
 }
 
 /** Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one. */
@@ -151,7 +186,6 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
   );
 }
 
-
 /**
  * One run with its snapshot preview: the run of `owner`, or the only agent's with that id, or null.
  * An id several agents reported needs the owner (BadRequest listing them).
@@ -184,4 +218,3 @@ export function runEvents(
   const w = entityWindow(run, run.confirmedAt, run.endedAt);
   return eventsBy(db, { tag: "fiber-events", column, value: run.fiberId, owner: run, dir: "ASC", ...w }, page, history);
 }
-

@@ -1,6 +1,6 @@
-import { z } from "zod";
 import type { RunKind } from "@agent-oncall/telemetry/contract";
-import { agents, eventSegments, runs, incidents, opAmbiguities, sessions } from "../schema";
+import { z } from "zod";
+import { agents, eventSegments, incidents, opAmbiguities, runs, sessions } from "../schema";
 import { names } from "../sql-names";
 import { BadRequest } from "./errors";
 import { shownStatusSql } from "./incident-status";
@@ -123,7 +123,9 @@ function byPrefix(db: D1Database, k: Keyed, prefix: string): D1PreparedStatement
 
 /** One agent's row by class and name (the "Class/name" form). */
 function agentByKey(db: D1Database, agentClass: string, agentName: string): D1PreparedStatement {
-  return db.prepare(`SELECT ${A.agentClass} AS agentClass, ${A.agentName} AS agentName FROM ${A.$table} WHERE ${A.agentClass} = ? AND ${A.agentName} = ?`).bind(agentClass, agentName);
+  return db
+    .prepare(`SELECT ${A.agentClass} AS agentClass, ${A.agentName} AS agentName FROM ${A.$table} WHERE ${A.agentClass} = ? AND ${A.agentName} = ?`)
+    .bind(agentClass, agentName);
 }
 
 /**
@@ -171,21 +173,47 @@ function eventsCarrying(db: D1Database, value: string, trace: boolean): [D1Prepa
 }
 
 const incidentMatch = (r: IncidentHit, via: string): SearchMatch => ({
-  kind: "incident", id: r.id, agentClass: r.agentClass, agentName: r.agentName, via,
+  kind: "incident",
+  id: r.id,
+  agentClass: r.agentClass,
+  agentName: r.agentName,
+  via,
   label: `${r.kind} incident · ${r.status}${r.reason ? ` (${r.reason})` : ""}`,
 });
 const runMatch = (r: RunHit, via: string): SearchMatch => ({
-  kind: "run", id: r.id, agentClass: r.agentClass, agentName: r.agentName, via, runKind: r.kind as RunKind,
+  kind: "run",
+  id: r.id,
+  agentClass: r.agentClass,
+  agentName: r.agentName,
+  via,
+  runKind: r.kind as RunKind,
   label: `${RUN_KIND_LABEL[r.kind] ?? r.kind} ${r.name} · ${r.outcome ?? "running"}`,
 });
 const opMatch = (r: OpHit, via: string): SearchMatch => ({
-  kind: "op", id: r.id, agentClass: r.agentClass, agentName: r.agentName, via, sessionName: r.sessionName,
+  kind: "op",
+  id: r.id,
+  agentClass: r.agentClass,
+  agentName: r.agentName,
+  via,
+  sessionName: r.sessionName,
   label: `ambiguous op${r.opKind ? ` ${r.opKind}` : ""} · ${r.resolution ?? "open"}${r.sessionName ? ` · session ${r.sessionName}` : ""}`,
 });
 const sessionMatch = (r: SessionHit, via: string): SearchMatch => ({
-  kind: "session", id: r.id, agentClass: r.agentClass, agentName: r.agentName, via, label: `session · ${r.status ?? "no status reported"}`,
+  kind: "session",
+  id: r.id,
+  agentClass: r.agentClass,
+  agentName: r.agentName,
+  via,
+  label: `session · ${r.status ?? "no status reported"}`,
 });
-const agentMatch = (r: AgentHit, via: string): SearchMatch => ({ kind: "agent", id: r.agentName, agentClass: r.agentClass, agentName: r.agentName, via, label: `agent ${r.agentClass} · ${r.agentName}` });
+const agentMatch = (r: AgentHit, via: string): SearchMatch => ({
+  kind: "agent",
+  id: r.agentName,
+  agentClass: r.agentClass,
+  agentName: r.agentName,
+  via,
+  label: `agent ${r.agentClass} · ${r.agentName}`,
+});
 
 /** A match's identity: kind, id and agent. */
 const keyOf = (m: Pick<SearchMatch, "kind" | "id" | "agentClass" | "agentName">) => JSON.stringify([m.kind, m.id, m.agentClass, m.agentName]);
@@ -257,17 +285,19 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   const probes = new Map<string, { kind: "incident" | "run" | "session"; id: string; owner: AgentRef; via: string }>();
   for (const e of found.size ? [] : hits) {
     const what = e.via;
-      for (const t of targetsOf(e)) {
-        const k = keyOf({ kind: t.kind, id: t.id, ...t.owner });
-        if (!found.has(k) && !probes.has(k) && probes.size < MAX_PROBES) probes.set(k, { ...t, via: `${what} (an event of it)` });
-      }
+    for (const t of targetsOf(e)) {
+      const k = keyOf({ kind: t.kind, id: t.id, ...t.owner });
+      if (!found.has(k) && !probes.has(k) && probes.size < MAX_PROBES) probes.set(k, { ...t, via: `${what} (an event of it)` });
+    }
   }
   if (probes.size) {
     const list = [...probes.values()];
     const checked = (await db.batch(
       list.map((p) => {
         const t = TABLE[p.kind];
-        return db.prepare(`SELECT ${t.select} FROM ${t.table} WHERE ${t.key} = ? AND ${t.cls} = ? AND ${t.name} = ?`).bind(p.id, p.owner.agentClass, p.owner.agentName);
+        return db
+          .prepare(`SELECT ${t.select} FROM ${t.table} WHERE ${t.key} = ? AND ${t.cls} = ? AND ${t.name} = ?`)
+          .bind(p.id, p.owner.agentClass, p.owner.agentName);
       }),
     )) as D1Result<never>[];
     read.push(...checked);

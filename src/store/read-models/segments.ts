@@ -1,7 +1,7 @@
 import { eventSegments } from "../schema";
 import { names } from "../sql-names";
 import type { AgentRef } from "./owner";
-import { type Page, type SortValue, decodeCursor, encodeCursor, pageLimit, type PageOptions } from "./paging";
+import { decodeCursor, encodeCursor, type Page, type PageOptions, pageLimit, type SortValue } from "./paging";
 
 /**
  * The hot timeline's storage form (schema.eventSegments): each segment's `body` is a JSON array of events in
@@ -31,14 +31,34 @@ export type EventRow = {
  * number (absent when the event had none), `l` the derived incident timeline id (see worker/ingest/rows.ts).
  */
 export type CompactEvent = {
-  i: string; t: number; y: string; v: number; q?: number;
-  f?: string; n?: string; r?: string; o?: string; s?: string; k?: string; l?: string; x?: string; z?: string;
+  i: string;
+  t: number;
+  y: string;
+  v: number;
+  q?: number;
+  f?: string;
+  n?: string;
+  r?: string;
+  o?: string;
+  s?: string;
+  k?: string;
+  l?: string;
+  x?: string;
+  z?: string;
   p: unknown;
 };
 
 /** The compact key of each correlation field, by EventRow name (timelineId has no EventRow field of its own). */
 export const EVENT_FIELDS = {
-  fiberId: "f", incidentId: "n", requestId: "r", opId: "o", sessionName: "s", taskId: "k", timelineId: "l", traceId: "x", spanId: "z",
+  fiberId: "f",
+  incidentId: "n",
+  requestId: "r",
+  opId: "o",
+  sessionName: "s",
+  taskId: "k",
+  timelineId: "l",
+  traceId: "x",
+  spanId: "z",
 } as const satisfies Record<string, keyof CompactEvent>;
 export type EventField = keyof typeof EVENT_FIELDS;
 
@@ -63,9 +83,20 @@ export function storedEventsSql(segments = S.$table): string {
 /** The console's form of one compact event of an agent. */
 export function eventRowOf(c: CompactEvent, owner: AgentRef): EventRow {
   return {
-    id: c.i, time: c.t, type: c.y, agentClass: owner.agentClass, agentName: owner.agentName,
-    fiberId: c.f ?? null, incidentId: c.n ?? null, requestId: c.r ?? null, opId: c.o ?? null, sessionName: c.s ?? null,
-    taskId: c.k ?? null, traceId: c.x ?? null, spanId: c.z ?? null, payload: c.p,
+    id: c.i,
+    time: c.t,
+    type: c.y,
+    agentClass: owner.agentClass,
+    agentName: owner.agentName,
+    fiberId: c.f ?? null,
+    incidentId: c.n ?? null,
+    requestId: c.r ?? null,
+    opId: c.o ?? null,
+    sessionName: c.s ?? null,
+    taskId: c.k ?? null,
+    traceId: c.x ?? null,
+    spanId: c.z ?? null,
+    payload: c.p,
   };
 }
 
@@ -125,7 +156,10 @@ export async function timelinePage(db: D1Database, q: TimelineQuery, page: PageO
     const sql = `SELECT rowid AS r, ${S.timeTo} AS time_to, ${S.body} AS body FROM ${S.$table} INDEXED BY event_segments_agent_time
       WHERE ${S.agentClass} = ?1 AND ${S.agentName} = ?2 AND ${S.timeTo} BETWEEN ?6 AND ?7 ${after}
       ORDER BY ${S.timeTo} ${q.dir}, rowid ${q.dir} LIMIT ${take}`;
-    const res = await db.prepare(sql).bind(q.owner.agentClass, q.owner.agentName, null, cur?.[0] ?? null, cur?.[1] ?? null, lo, hi).all<SegRow>();
+    const res = await db
+      .prepare(sql)
+      .bind(q.owner.agentClass, q.owner.agentName, null, cur?.[0] ?? null, cur?.[1] ?? null, lo, hi)
+      .all<SegRow>();
     rowsRead += Number(res.meta?.rows_read ?? 0);
     const rows = res.results;
     segments += rows.length;
@@ -133,7 +167,12 @@ export async function timelinePage(db: D1Database, q: TimelineQuery, page: PageO
       const evs = bodyEvents(seg.body);
       const same = cur !== null && cur[0] === seg.time_to && cur[1] === seg.r;
       const skip = same ? Number(cur![2]) : asc ? -1 : evs.length;
-      const order = asc ? evs.map((_, i) => i).filter((i) => i > skip) : evs.map((_, i) => i).filter((i) => i < skip).reverse();
+      const order = asc
+        ? evs.map((_, i) => i).filter((i) => i > skip)
+        : evs
+            .map((_, i) => i)
+            .filter((i) => i < skip)
+            .reverse();
       for (const i of order) {
         const c = evs[i]!;
         if (q.to !== undefined && q.to !== null && c.t > q.to) continue;

@@ -5,7 +5,7 @@ import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Page, type PageOptions, choosePath, cond, keysetPage } from "./paging";
+import { type AccessPath, choosePath, cond, keysetPage, type Page, type PageOptions } from "./paging";
 
 /**
  * Sessions, newest activity first to the minute (listed_at DESC, see src/store/listed-at.ts; then session_name DESC,
@@ -47,9 +47,18 @@ export type SessionRow = {
 
 const S = names(sessions);
 const SELECT = selectList(sessions, [
-  "sessionName", "agentClass", "agentName", "status", "statusAt",
-  "lastEventType", "lastEventAt", "recoveryCount", "lastTurnSeq",
-  "firstSeen", "lastSeen", "listedAt",
+  "sessionName",
+  "agentClass",
+  "agentName",
+  "status",
+  "statusAt",
+  "lastEventType",
+  "lastEventAt",
+  "recoveryCount",
+  "lastTurnSeq",
+  "firstSeen",
+  "lastSeen",
+  "listedAt",
 ]);
 
 /** status + agentClass together scan sessions_status and test the class per row (bounded by SCAN_BUDGET). */

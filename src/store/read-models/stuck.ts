@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { runs, incidents, reconciliations } from "../schema";
+import { incidents, reconciliations, runs } from "../schema";
 import { names } from "../sql-names";
 import { oneOf, parseFilters, text } from "./filters";
 import { openNowSql } from "./incident-status";
@@ -79,8 +79,27 @@ const threshold = (min: number) => stuckFor(min * MIN);
 
 const KIND_WORDS: Record<string, string> = { fiber: "fiber", managed_fiber: "managed fiber", task: "task run", chat_turn: "chat turn" };
 
-type RunStuck = { runId: string; kind: string; name: string; agentClass: string; agentName: string; lastSeen: number; confirmedAt: number | null; phase: string | null; wakeAt: number | null };
-type IncidentStuck = { incidentId: string; kind: string; agentClass: string; agentName: string; lastSeen: number; confirmedAt: number | null; attempts: number; statusAt: number };
+type RunStuck = {
+  runId: string;
+  kind: string;
+  name: string;
+  agentClass: string;
+  agentName: string;
+  lastSeen: number;
+  confirmedAt: number | null;
+  phase: string | null;
+  wakeAt: number | null;
+};
+type IncidentStuck = {
+  incidentId: string;
+  kind: string;
+  agentClass: string;
+  agentName: string;
+  lastSeen: number;
+  confirmedAt: number | null;
+  attempts: number;
+  statusAt: number;
+};
 type AlarmStuck = { agentClass: string; agentName: string; askedAt: number; nextAlarmAt: number };
 type TurnSkipped = { runId: string; agentClass: string; agentName: string; outcomeAt: number | null; lastSeen: number };
 
@@ -189,7 +208,9 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
     for (const row of res.results) out.push(statements[i]!.map(row as never));
   });
   // Newest-stuck first; ties by agent and subject so the order is stable.
-  out.sort((a, b) => b.since - a.since || a.agentClass.localeCompare(b.agentClass) || a.agentName.localeCompare(b.agentName) || a.subjectId.localeCompare(b.subjectId));
+  out.sort(
+    (a, b) => b.since - a.since || a.agentClass.localeCompare(b.agentClass) || a.agentName.localeCompare(b.agentName) || a.subjectId.localeCompare(b.subjectId),
+  );
   return out.slice(0, limit);
 }
 
@@ -210,7 +231,12 @@ function noProgress(r: RunStuck, now: number, config: StuckConfig): StuckEntry {
       ? `it is still running in the agent (confirmed ${at(r.confirmedAt!)}), so it is running and making no progress`
       : "no reconciliation has confirmed it is still alive";
   return {
-    rule: "no_progress", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "run", subjectId: r.runId, since,
+    rule: "no_progress",
+    agentClass: r.agentClass,
+    agentName: r.agentName,
+    subjectKind: "run",
+    subjectId: r.runId,
+    since,
     detail: `No progress: this ${what} has had no progress event since ${at(r.lastSeen)} (${stuckFor(now - r.lastSeen)}, threshold ${threshold(config.no_progress)}); ${tail}.`,
   };
 }
@@ -219,21 +245,36 @@ function noAttempt(r: IncidentStuck, now: number, config: StuckConfig): StuckEnt
   const confirmed = r.confirmedAt !== null && r.confirmedAt >= r.lastSeen;
   const attempts = r.attempts > 0 ? `after ${r.attempts} attempt${r.attempts === 1 ? "" : "s"}` : "with no attempt reported";
   return {
-    rule: "incident_no_attempt", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "incident", subjectId: r.incidentId, since: r.lastSeen,
+    rule: "incident_no_attempt",
+    agentClass: r.agentClass,
+    agentName: r.agentName,
+    subjectKind: "incident",
+    subjectId: r.incidentId,
+    since: r.lastSeen,
     detail: `Recovery not attempted: this ${r.kind} incident is open ${attempts} and nothing has happened since ${at(r.lastSeen)} (${stuckFor(now - r.lastSeen)}, threshold ${threshold(config.incident_no_attempt)})${confirmed ? `; the agent still reported it as recovering at ${at(r.confirmedAt!)}` : ""}.`,
   };
 }
 
 function alarmOverdue(r: AlarmStuck, _now: number, config: StuckConfig): StuckEntry {
   return {
-    rule: "alarm_overdue", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "agent", subjectId: `${r.agentClass}/${r.agentName}`, since: r.nextAlarmAt,
+    rule: "alarm_overdue",
+    agentClass: r.agentClass,
+    agentName: r.agentName,
+    subjectKind: "agent",
+    subjectId: `${r.agentClass}/${r.agentName}`,
+    since: r.nextAlarmAt,
     detail: `Alarm overdue: when the console asked at ${at(r.askedAt)}, the agent's alarm had been due since ${at(r.nextAlarmAt)} (${stuckFor(r.askedAt - r.nextAlarmAt)} late, grace ${threshold(config.alarm_overdue)}) and had not run; opening the agent page asks again.`,
   };
 }
 
 function recoverySkipped(r: IncidentStuck, config: StuckConfig): StuckEntry {
   return {
-    rule: "skipped_no_reason", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "incident", subjectId: r.incidentId, since: r.statusAt,
+    rule: "skipped_no_reason",
+    agentClass: r.agentClass,
+    agentName: r.agentName,
+    subjectKind: "incident",
+    subjectId: r.incidentId,
+    since: r.statusAt,
     detail: `Skipped without a reason: the agent skipped recovering this ${r.kind} incident at ${at(r.statusAt)} and gave no reason (looking back ${threshold(config.skipped_no_reason)}).`,
   };
 }
@@ -241,7 +282,12 @@ function recoverySkipped(r: IncidentStuck, config: StuckConfig): StuckEntry {
 function turnSkipped(r: TurnSkipped, config: StuckConfig): StuckEntry {
   const when = r.outcomeAt ?? r.lastSeen;
   return {
-    rule: "skipped_no_reason", agentClass: r.agentClass, agentName: r.agentName, subjectKind: "run", subjectId: r.runId, since: when,
+    rule: "skipped_no_reason",
+    agentClass: r.agentClass,
+    agentName: r.agentName,
+    subjectKind: "run",
+    subjectId: r.runId,
+    since: when,
     detail: `Skipped without a reason: the SDK finished this chat turn as "skipped" at ${at(when)} and no reason came with it (looking back ${threshold(config.skipped_no_reason)}).`,
   };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { costPerMillionEvents, monthlyBill } from "../../../bench/sim/cost";
-import { PRICES } from "../../../bench/sim/prices";
 import { cronRunsPerDay } from "../../../bench/sim/cron";
+import { PRICES } from "../../../bench/sim/prices";
 
 const zero = { d1RowsWritten: 0, d1RowsRead: 0, d1Bytes: 0, queueOps: 0, r2ClassA: 0, r2ClassB: 0, r2Bytes: 0 };
 
@@ -22,7 +22,10 @@ describe("the simulator's bill", () => {
   });
 
   it("prices a million events at the marginal list prices", () => {
-    expect(costPerMillionEvents({ ...zero, d1RowsWritten: 2, queueOps: 3 })).toBeCloseTo(2 * PRICES.d1.rowsWrittenPerMillion + 3 * PRICES.queues.opsPerMillion, 9);
+    expect(costPerMillionEvents({ ...zero, d1RowsWritten: 2, queueOps: 3 })).toBeCloseTo(
+      2 * PRICES.d1.rowsWrittenPerMillion + 3 * PRICES.queues.opsPerMillion,
+      9,
+    );
   });
 
   it("counts a cron's runs per day from its minute and hour fields", () => {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from "vitest";
 import { parseEvent } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
 import demo from "../../../bench/mixes/demo.json";
 import { Fleet, meanEventsPerLife, typeShares } from "../../../bench/sim/fleet";
 import { parseMix } from "../../../bench/sim/mix";
@@ -56,7 +56,8 @@ describe("the simulated fleet", () => {
       expect(s[t]).toBeGreaterThan(0.05);
       expect(s[t]).toBeLessThan(0.14);
     }
-    for (const t of ["chat.recovery.exhausted", "op.ambiguous", "fiber.recovery.handled", "task.completed", "chat.turn.finished", "session.status_idle"]) expect(s[t], t).toBeGreaterThan(0);
+    for (const t of ["chat.recovery.exhausted", "op.ambiguous", "fiber.recovery.handled", "task.completed", "chat.turn.finished", "session.status_idle"])
+      expect(s[t], t).toBeGreaterThan(0);
     expect(meanEventsPerLife(mix)).toBeGreaterThan(1);
   });
 });

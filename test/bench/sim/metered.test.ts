@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type D1Meter, type R2Meter, meteredEnv } from "../../../bench/sim/metered";
+import { type D1Meter, meteredEnv, type R2Meter } from "../../../bench/sim/metered";
 
 // The simulator hands the real consumer these bindings: they must count what D1 and R2 bill, and change nothing.
 
@@ -12,7 +12,10 @@ describe("metered bindings", () => {
     const { env: e } = meteredEnv(env, m.d1, m.r2);
     await e.DB.prepare("CREATE TABLE IF NOT EXISTS sim_meter_probe (id INTEGER PRIMARY KEY, v TEXT)").run();
     const before = { ...m.d1 };
-    await e.DB.batch([e.DB.prepare("INSERT INTO sim_meter_probe (v) VALUES (?)").bind("a"), e.DB.prepare("INSERT INTO sim_meter_probe (v) VALUES (?)").bind("b")]);
+    await e.DB.batch([
+      e.DB.prepare("INSERT INTO sim_meter_probe (v) VALUES (?)").bind("a"),
+      e.DB.prepare("INSERT INTO sim_meter_probe (v) VALUES (?)").bind("b"),
+    ]);
     expect(m.d1.rowsWritten - before.rowsWritten).toBe(2);
     const row = await e.DB.prepare("SELECT COUNT(*) AS n FROM sim_meter_probe").first<{ n: number }>();
     expect(row?.n).toBe(2);

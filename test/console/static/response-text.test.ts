@@ -15,11 +15,15 @@ describe("swappableBody", () => {
 
   it("shows a plain-text error (from auth, the platform or our 500) as text, never as markup", () => {
     const out = swappableBody(403, "text/plain; charset=UTF-8", 'This change was refused because it was sent from <img src=x onerror="alert(1)">.');
-    expect(out).toBe('<p class="error-message" role="alert">This change was refused because it was sent from &lt;img src=x onerror=&quot;alert(1)&quot;&gt;.</p>');
+    expect(out).toBe(
+      '<p class="error-message" role="alert">This change was refused because it was sent from &lt;img src=x onerror=&quot;alert(1)&quot;&gt;.</p>',
+    );
   });
 
   it("shows JSON and bodies without a type as text", () => {
-    expect(swappableBody(400, "application/json", '{"error":"<x>"}')).toBe('<p class="error-message" role="alert">{&quot;error&quot;:&quot;&lt;x&gt;&quot;}</p>');
+    expect(swappableBody(400, "application/json", '{"error":"<x>"}')).toBe(
+      '<p class="error-message" role="alert">{&quot;error&quot;:&quot;&lt;x&gt;&quot;}</p>',
+    );
     expect(swappableBody(502, null, "<h1>Bad gateway</h1>")).toBe('<p class="error-message" role="alert">&lt;h1&gt;Bad gateway&lt;/h1&gt;</p>');
   });
 

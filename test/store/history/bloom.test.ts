@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_BLOOM_BITS, bloomMayHold, bloomOf } from "../../../src/store/history/bloom";
+import { bloomMayHold, bloomOf, MAX_BLOOM_BITS } from "../../../src/store/history/bloom";
 
 describe("the objects' Bloom filter", () => {
   it("never misses an item it holds, and rules out ~99% of others at the sizes a batch uses", () => {

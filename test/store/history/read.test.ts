@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import { HOUR_MS, hourOf, shardOf } from "../../../src/store/history/layout";
 import { historyEvents, historySearch, historySource } from "../../../src/store/history/read";
 import { isBadRequest } from "../../../src/store/read-models/errors";
 import { writeHistory } from "../../../worker/ingest/history";
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../../fixtures/events";
 
 const SHARDS = 4;
@@ -75,7 +75,12 @@ describe("historyEvents (one agent's timeline from R2)", () => {
     expect(asc.events.map((e) => e.id)).toEqual(evs.slice(0, 3).map((e) => e.id));
     expect(asc.scan).toMatchObject({ complete: false, reason: "stopped at 3 objects fetched", coveredFrom: at(8, 0), coveredTo: evs[3]!.time - 1 });
     const desc = await historyEvents(bucket(), counts, { ...range, dir: "DESC" });
-    expect(desc.events.map((e) => e.id)).toEqual(evs.slice(5).reverse().map((e) => e.id));
+    expect(desc.events.map((e) => e.id)).toEqual(
+      evs
+        .slice(5)
+        .reverse()
+        .map((e) => e.id),
+    );
     // The newest unread object's last event (its metadata's maxTime) bounds the span.
     expect(desc.scan).toMatchObject({ complete: false, coveredFrom: evs[4]!.time + 1, coveredTo: at(8, 1) - 1 });
     expect(desc.events.every((e) => e.time >= desc.scan.coveredFrom!)).toBe(true);

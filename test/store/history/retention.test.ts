@@ -12,7 +12,9 @@ const NOW = Date.UTC(2027, 0, 15, 12, 30);
 const day = (t: number) => Math.floor(t / DAY_MS) * DAY_MS;
 /** Objects on a UTC day (three agents, two hours: several objects). */
 async function fill(dayStart: number, tag: string) {
-  const events = Array.from({ length: 6 }, (_, i) => makeEvent("session.status_idle", {}, { agentName: `ret-${tag}-${i % 3}`, time: dayStart + (i % 2) * 13 * 3_600_000 + i }));
+  const events = Array.from({ length: 6 }, (_, i) =>
+    makeEvent("session.status_idle", {}, { agentName: `ret-${tag}-${i % 3}`, time: dayStart + (i % 2) * 13 * 3_600_000 + i }),
+  );
   await writeHistory(bucket(), events, { shards: 4, receivedAt: NOW });
 }
 const objectsOn = async (dayStart: number) => (await bucket().list({ prefix: datePrefix(dayStart) })).objects.length;

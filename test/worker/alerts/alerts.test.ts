@@ -1,20 +1,20 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
-import { app } from "../../../worker/app";
+import { recordAlerts } from "../../../src/store/alerts";
+import { runRetention } from "../../../src/store/retention";
 import { alertConfig } from "../../../worker/alerts/config";
-import { ConfigError } from "../../../worker/config";
 import { alertsFromEvents } from "../../../worker/alerts/detect";
 import { alertOnIngested } from "../../../worker/alerts/ingested";
 import { raiseAlerts } from "../../../worker/alerts/raise";
-import { recordAlerts } from "../../../src/store/alerts";
-import { runRetention } from "../../../src/store/retention";
+import { app } from "../../../worker/app";
+import { ConfigError } from "../../../worker/config";
 import { ingestBatch } from "../../../worker/ingest/consumer";
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { chatIncidentLife, makeEvent } from "../../fixtures/events";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { ORIGIN, USERS, accessToken, getText } from "../routes/harness";
+import { accessToken, getText, ORIGIN, USERS } from "../routes/harness";
 
 /**
  * Alerts end to end in workerd: events go through the real telemetry Queue and ingest, alerts through
@@ -23,15 +23,27 @@ import { ORIGIN, USERS, accessToken, getText } from "../routes/harness";
  */
 
 type Received = { channel: string; contentType: string; body: Record<string, unknown>; at: number };
-type Delivery = { alert_key: string; channel: string; kind: string; subject_id: string; summary: string; status: string; attempts: number; http_status: number | null; last_error: string | null };
+type Delivery = {
+  alert_key: string;
+  channel: string;
+  kind: string;
+  subject_id: string;
+  summary: string;
+  status: string;
+  attempts: number;
+  http_status: number | null;
+  last_error: string | null;
+};
 
 const uid = () => crypto.randomUUID().slice(0, 8);
-const received = async (match: string): Promise<Received[]> => (await (await fetch(`${env.ALERT_CONTROL}/__requests?${new URLSearchParams({ match })}`)).json()) as Received[];
+const received = async (match: string): Promise<Received[]> =>
+  (await (await fetch(`${env.ALERT_CONTROL}/__requests?${new URLSearchParams({ match })}`)).json()) as Received[];
 const failNext = async (match: string, channel: string, times: number, status: number) => {
   const res = await fetch(`${env.ALERT_CONTROL}/__fail`, { method: "POST", body: JSON.stringify({ match, channel, times, status }) });
   expect(res.status).toBe(200);
 };
-const DELIVERIES = "SELECT alert_key, channel, kind, subject_id, summary, status, attempts, http_status, last_error FROM alert_deliveries WHERE agent_name = ? ORDER BY kind, subject_id, channel";
+const DELIVERIES =
+  "SELECT alert_key, channel, kind, subject_id, summary, status, attempts, http_status, last_error FROM alert_deliveries WHERE agent_name = ? ORDER BY kind, subject_id, channel";
 const deliveries = async (agentName: string) => (await env.DB.prepare(DELIVERIES).bind(agentName).all<Delivery>()).results;
 const send = (events: TelemetryEvent[]) => env.TELEMETRY_QUEUE.sendBatch(events.map((body) => ({ body, contentType: "json" as const })));
 const exhaustion = (agentName: string, incidentId: string, reason = "no_progress_timeout") =>
@@ -73,7 +85,10 @@ describe("alerts", () => {
     });
     expect(json.summary).toBe(`chat incident ${incidentId} gave up after 3 of 3 attempts: budget <b>spent</b> & gone`);
 
-    const slack = got.find((r) => r.channel === "slack")!.body as { text: string; blocks: { type: string; text?: { type: string; text: string }; elements?: { type: string; text: string }[] }[] };
+    const slack = got.find((r) => r.channel === "slack")!.body as {
+      text: string;
+      blocks: { type: string; text?: { type: string; text: string }; elements?: { type: string; text: string }[] }[];
+    };
     expect(slack.text).toContain("Recovery exhausted: ProbeAgent / ");
     expect(slack.text).toContain("budget &lt;b&gt;spent&lt;/b&gt; &amp; gone");
     expect(JSON.stringify(slack)).not.toContain("<b>");
@@ -111,10 +126,18 @@ describe("alerts", () => {
       ["ambiguous_op", opId, `op ${opId} (payment.charge) is ambiguous: charged twice?`],
     ]);
     const json = (await received(agentName)).find((r) => r.channel === "webhook")!.body;
-    expect(json).toMatchObject({ kind: "ambiguous_op", subject: opId, url: `https://oncall.example.com/sessions/s-${agentName}?agentClass=ProbeAgent&agentName=${agentName}`, details: { opKind: "payment.charge" } });
+    expect(json).toMatchObject({
+      kind: "ambiguous_op",
+      subject: opId,
+      url: `https://oncall.example.com/sessions/s-${agentName}?agentClass=ProbeAgent&agentName=${agentName}`,
+      details: { opKind: "payment.charge" },
+    });
 
     // The same op reported again, then a fresh incident as the marker that this batch was handled.
-    await send([makeEvent("op.ambiguous", { opKind: "payment.charge", detail: "still unsure" }, { agentName, corr }), exhaustion(agentName, `inc-${agentName}`)]);
+    await send([
+      makeEvent("op.ambiguous", { opKind: "payment.charge", detail: "still unsure" }, { agentName, corr }),
+      exhaustion(agentName, `inc-${agentName}`),
+    ]);
     await pollRows<Delivery>(DELIVERIES, [agentName], (r) => r.length === 4 && r.every((d) => d.status === "sent"));
     expect((await received(agentName)).filter((r) => (r.body as { kind?: string }).kind === "ambiguous_op")).toHaveLength(1);
   });
@@ -141,8 +164,18 @@ describe("alerts", () => {
     await send([exhaustion(agentName, `inc-${agentName}`)]);
     // Six attempts: the first and max_retries (5) retries, the n-th after n × ALERT_RETRY_DELAY_SECONDS (1 in tests).
     const rows = await pollRows<Delivery>(DELIVERIES, [agentName], (r) => r.length === 2 && r.every((d) => d.status === "failed"), 40_000);
-    expect(rows.find((d) => d.channel === "webhook")).toMatchObject({ status: "failed", attempts: 6, http_status: 500, last_error: expect.stringMatching(/^HTTP 500.*gave up after 6 attempts/) });
-    expect(rows.find((d) => d.channel === "slack")).toMatchObject({ status: "failed", attempts: 1, http_status: 404, last_error: expect.stringMatching(/^HTTP 404/) });
+    expect(rows.find((d) => d.channel === "webhook")).toMatchObject({
+      status: "failed",
+      attempts: 6,
+      http_status: 500,
+      last_error: expect.stringMatching(/^HTTP 500.*gave up after 6 attempts/),
+    });
+    expect(rows.find((d) => d.channel === "slack")).toMatchObject({
+      status: "failed",
+      attempts: 1,
+      http_status: 404,
+      last_error: expect.stringMatching(/^HTTP 404/),
+    });
     const got = await received(agentName);
     expect(got.filter((r) => r.channel === "webhook")).toHaveLength(6);
     expect(got.filter((r) => r.channel === "slack")).toHaveLength(1);
@@ -151,7 +184,10 @@ describe("alerts", () => {
   it("over the hourly limit per channel, alerts are logged as rate_limited and not sent", async () => {
     const agentName = `alert-rate-${uid()}`;
     const events = [1, 2, 3].map((i) => exhaustion(agentName, `inc-${i}-${agentName}`));
-    await ingestBatch(env.DB, events.map((body, i) => ({ id: `m-${i}-${uid()}`, body })));
+    await ingestBatch(
+      env.DB,
+      events.map((body, i) => ({ id: `m-${i}-${uid()}`, body })),
+    );
     const alerts = await alertsFromEvents(env.DB, events);
     expect(alerts).toHaveLength(3);
     // Two hours ahead: the window then holds only this test's alerts, whatever else the suite sent.
@@ -173,8 +209,14 @@ describe("alerts", () => {
 
   it("without a webhook URL nothing is recorded or sent; an invalid setting is refused (worker/config.ts), not sent to", async () => {
     const agentName = `alert-off-${uid()}`;
-    const events = [exhaustion(agentName, `inc-${agentName}`), makeEvent("op.ambiguous", { opKind: "charge", detail: "?" }, { agentName, corr: { opId: `op-${agentName}` } })];
-    await ingestBatch(env.DB, events.map((body, i) => ({ id: `m-${i}-${uid()}`, body })));
+    const events = [
+      exhaustion(agentName, `inc-${agentName}`),
+      makeEvent("op.ambiguous", { opKind: "charge", detail: "?" }, { agentName, corr: { opId: `op-${agentName}` } }),
+    ];
+    await ingestBatch(
+      env.DB,
+      events.map((body, i) => ({ id: `m-${i}-${uid()}`, body })),
+    );
     const off = { ...env, ALERT_WEBHOOK_URL: undefined, ALERT_SLACK_WEBHOOK_URL: undefined };
     expect(alertConfig(off)).toEqual({ enabled: false, reason: "alerts are off: neither ALERT_WEBHOOK_URL nor ALERT_SLACK_WEBHOOK_URL is set" });
     await alertOnIngested(off, events);
@@ -182,7 +224,9 @@ describe("alerts", () => {
 
     const bad = { ...env, ALERT_SLACK_WEBHOOK_URL: "hooks.example.com/no-scheme", ALERT_RATE_LIMIT_PER_HOUR: "lots" };
     expect(() => alertConfig(bad)).toThrow(ConfigError);
-    await expect(alertOnIngested(bad, events)).rejects.toThrow(/ALERT_SLACK_WEBHOOK_URL \(a secret, not shown\) must be an http\(s\) URL; ALERT_RATE_LIMIT_PER_HOUR="lots" must be a whole number from 1 to 10000/);
+    await expect(alertOnIngested(bad, events)).rejects.toThrow(
+      /ALERT_SLACK_WEBHOOK_URL \(a secret, not shown\) must be an http\(s\) URL; ALERT_RATE_LIMIT_PER_HOUR="lots" must be a whole number from 1 to 10000/,
+    );
 
     expect(await deliveries(agentName)).toEqual([]);
     // Give a wrongly queued message time to arrive, had there been one.
@@ -213,7 +257,10 @@ describe("alerts", () => {
     expect(rowsOf.find((r) => r.includes("<td>webhook</td>"))).toContain("sent");
 
     const json = await getText("/alerts?status=failed", "viewer", { Accept: "application/json" });
-    const body = JSON.parse(json.text) as { items: { agentName: string; channel: string; status: string; httpStatus: number }[]; settings: { enabled: boolean } };
+    const body = JSON.parse(json.text) as {
+      items: { agentName: string; channel: string; status: string; httpStatus: number }[];
+      settings: { enabled: boolean };
+    };
     expect(body.settings.enabled).toBe(true);
     expect(body.items.filter((i) => i.agentName === agentName)).toEqual([expect.objectContaining({ channel: "slack", status: "failed", httpStatus: 404 })]);
 
@@ -241,7 +288,15 @@ describe("alerts", () => {
 
   it("deliveries older than the retention period are deleted by retention; newer ones stay", async () => {
     const agentName = `alert-retention-${uid()}`;
-    const row = (subjectId: string) => ({ alertKey: `k-${subjectId}`, channel: "webhook", kind: "exhausted" as const, agentClass: "ProbeAgent", agentName, subjectId, summary: "s" });
+    const row = (subjectId: string) => ({
+      alertKey: `k-${subjectId}`,
+      channel: "webhook",
+      kind: "exhausted" as const,
+      agentClass: "ProbeAgent",
+      agentName,
+      subjectId,
+      summary: "s",
+    });
     const now = Date.now();
     await recordAlerts(env.DB, [row("old")], { now: now - 40 * 86_400_000, limitPerHour: 30 });
     await recordAlerts(env.DB, [row("new")], { now: now - 86_400_000, limitPerHour: 30 });

@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
 import { type AuthBindings, type AuthEnv, auth, createJwksCache, csrf, csrfToken, requireRole, verifyAccessJwt } from "../../../worker/auth";
-import { type TestKey, b64urlJson, fetchCount, jwksUrl, makeKey, nowSec, publish, publishEnvTeamKeys, sign } from "../access-tokens";
 import type { RefusalBody } from "../../../worker/http/refusal";
+import { b64urlJson, fetchCount, jwksUrl, makeKey, nowSec, publish, publishEnvTeamKeys, sign, type TestKey } from "../access-tokens";
 
 // Real keys, real signatures: RSA pairs are generated here, the public halves are served by the real Node
 // test server (test/otlp-receiver.ts) as a team's /cdn-cgi/access/certs, and tokens are signed here
@@ -182,7 +182,11 @@ describe("auth() in access mode", () => {
     // *@sre.example.com and *@example.com match exactly that domain, not its subdomains.
     const sub = await get(consoleApp(), "/", withToken(await sign(key, claimsFor("eve@eu.sre.example.com"))));
     expect(sub.status).toBe(403);
-    const grouped = await get(consoleApp(), "/", withToken(await sign(key, claimsFor("carol@partner.org", { groups: [{ id: "g1", name: "oncall-readers" }] }))));
+    const grouped = await get(
+      consoleApp(),
+      "/",
+      withToken(await sign(key, claimsFor("carol@partner.org", { groups: [{ id: "g1", name: "oncall-readers" }] }))),
+    );
     expect(((await grouped.json()) as { user: { role: string } }).user.role).toBe("viewer");
   });
 
@@ -198,7 +202,8 @@ describe("auth() in access mode", () => {
       ok: false,
       error: {
         code: "bad_email",
-        message: "The email in your sign-in token contains U+212A, a character that imitates plain ASCII, so the console cannot match it to a role. Sign in with a plain address such as name@example.com.",
+        message:
+          "The email in your sign-in token contains U+212A, a character that imitates plain ASCII, so the console cannot match it to a role. Sign in with a plain address such as name@example.com.",
       },
     });
   });
@@ -263,7 +268,10 @@ describe("auth() in access mode", () => {
 
   it("renders an XSS-ish email escaped in the 403 pages", async () => {
     const email = "<script>alert(1)</script>@x.com";
-    for (const [path, claims] of [["/ops", claimsFor(email)], ["/", claimsFor(email.replace("x.com", "nowhere.org"))]] as const) {
+    for (const [path, claims] of [
+      ["/ops", claimsFor(email)],
+      ["/", claimsFor(email.replace("x.com", "nowhere.org"))],
+    ] as const) {
       const res = await get(consoleApp(), path, withToken(await sign(key, claims)));
       expect(res.status).toBe(403);
       const page = await res.text();
@@ -280,7 +288,11 @@ describe("auth() in access mode", () => {
   });
 
   it("answers 503 in words when the signing keys cannot be fetched", async () => {
-    const res = await get(consoleApp({ ...bindings(), ACCESS_JWKS_URL: jwksUrl(`nobody-${crypto.randomUUID()}`) }), "/", withToken(await sign(key, claimsFor("alice@example.com"))));
+    const res = await get(
+      consoleApp({ ...bindings(), ACCESS_JWKS_URL: jwksUrl(`nobody-${crypto.randomUUID()}`) }),
+      "/",
+      withToken(await sign(key, claimsFor("alice@example.com"))),
+    );
     expect(res.status).toBe(503);
     expect(await res.text()).toContain("could not fetch the signing keys of your Access team");
   });
@@ -295,7 +307,10 @@ describe("auth() in access mode", () => {
 
     const viewerToken = await sign(key, claimsFor("bob@example.com"));
     const { csrf: viewerCsrf } = (await (await get(app, "/", withToken(viewerToken))).json()) as { csrf: string };
-    const refused = await app.request(`${ORIGIN}/actions/force-idle`, { method: "POST", headers: withToken(viewerToken, { Origin: ORIGIN, "X-CSRF-Token": viewerCsrf }) });
+    const refused = await app.request(`${ORIGIN}/actions/force-idle`, {
+      method: "POST",
+      headers: withToken(viewerToken, { Origin: ORIGIN, "X-CSRF-Token": viewerCsrf }),
+    });
     expect(refused.status).toBe(403);
   });
 

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { type AuthBindings, type AuthEnv, CONFIG_ERROR_MESSAGE, auth, readAuthConfig } from "../../../worker/auth";
 import { app as consoleWorkerApp } from "../../../worker/app";
+import { type AuthBindings, type AuthEnv, auth, CONFIG_ERROR_MESSAGE, readAuthConfig } from "../../../worker/auth";
 
 const ORIGIN = "https://console.example.com";
 const good = { ACCESS_TEAM_DOMAIN: "https://t.cloudflareaccess.com", ACCESS_AUD: "aud", ROLES: '{"viewer":["*@example.com"]}', CSRF_SECRET: "s".repeat(32) };
@@ -44,8 +44,17 @@ describe("https only for the team domain and the JWKS URL", () => {
     for (const url of ["http://127.0.0.1:8788/cdn-cgi/access/certs?team=x", "http://localhost:8788/certs", "http://[::1]:8788/certs"]) {
       expect(readAuthConfig({ ...good, ACCESS_JWKS_URL: url }), url).toMatchObject({ ok: true, config: { jwksUrl: url } });
     }
-    expect(readAuthConfig({ ...good, ACCESS_JWKS_URL: "https://keys.example.com/certs" })).toMatchObject({ ok: true, config: { jwksUrl: "https://keys.example.com/certs" } });
-    for (const url of ["http://keys.example.com/certs", "http://127.0.0.1.evil.example/certs", "http://10.0.0.1/certs", "file:///etc/keys", "javascript:alert(1)"]) {
+    expect(readAuthConfig({ ...good, ACCESS_JWKS_URL: "https://keys.example.com/certs" })).toMatchObject({
+      ok: true,
+      config: { jwksUrl: "https://keys.example.com/certs" },
+    });
+    for (const url of [
+      "http://keys.example.com/certs",
+      "http://127.0.0.1.evil.example/certs",
+      "http://10.0.0.1/certs",
+      "file:///etc/keys",
+      "javascript:alert(1)",
+    ]) {
       expect(problems({ ...good, ACCESS_JWKS_URL: url }), url).toEqual([
         `ACCESS_JWKS_URL must be an https:// URL (got ${JSON.stringify(url)}; http:// is accepted only for a loopback host such as 127.0.0.1)`,
       ]);
@@ -76,7 +85,8 @@ describe("a misconfigured console tells visitors nothing about its settings", ()
       const body = (await res.text()).replace(/&#39;/g, "'"); // the HTML page escapes the apostrophe
       expect(body).toContain(CONFIG_ERROR_MESSAGE);
       expect(body).toContain("The operator's log has the details.");
-      for (const leak of [secretDomain, "ceo@", "oncall", "board-of-directors", "ROLES", "ACCESS_TEAM_DOMAIN", "CSRF_SECRET", "http://"]) expect(body).not.toContain(leak);
+      for (const leak of [secretDomain, "ceo@", "oncall", "board-of-directors", "ROLES", "ACCESS_TEAM_DOMAIN", "CSRF_SECRET", "http://"])
+        expect(body).not.toContain(leak);
       expect(body).not.toMatch(/\bat \S+ \(|Error:|ZodError/);
     }
     expect((await app.request(`${ORIGIN}/health`)).status).toBe(200);

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import {
   type AuthBindings,
   type AuthEnv,
-  CSRF_WINDOW_MS,
   auth,
+  CSRF_WINDOW_MS,
   csrf,
   csrfHxHeaders,
   csrfKey,
@@ -31,7 +31,7 @@ function appAs(email: string, extra: AuthBindings = { CSRF_SECRET: SECRET }) {
   app.delete("/actions/session", (c) => c.text("deleted"));
   return app;
 }
-const tokenFor = async (app: Hono<AuthEnv>) => ((await (await app.request(`${ORIGIN}/form`)).json()) as { token: string; hx: string });
+const tokenFor = async (app: Hono<AuthEnv>) => (await (await app.request(`${ORIGIN}/form`)).json()) as { token: string; hx: string };
 const post = (app: Hono<AuthEnv>, headers: Record<string, string>, body?: BodyInit) => app.request(`${ORIGIN}/actions/note`, { method: "POST", headers, body });
 
 describe("csrf()", () => {
@@ -53,7 +53,11 @@ describe("csrf()", () => {
   it("reads the _csrf form field and leaves the body readable for the handler", async () => {
     const app = appAs("alice@example.com");
     const { token } = await tokenFor(app);
-    const urlencoded = await post(app, { Origin: ORIGIN, "Content-Type": "application/x-www-form-urlencoded" }, new URLSearchParams({ _csrf: token, note: "restart <now>" }));
+    const urlencoded = await post(
+      app,
+      { Origin: ORIGIN, "Content-Type": "application/x-www-form-urlencoded" },
+      new URLSearchParams({ _csrf: token, note: "restart <now>" }),
+    );
     expect(urlencoded.status).toBe(200);
     expect(await urlencoded.json()).toMatchObject({ note: "restart <now>" });
 
@@ -97,7 +101,8 @@ describe("csrf()", () => {
       ok: false,
       error: {
         code: "csrf_invalid",
-        message: "This change was refused because its security token is not valid for you: it has expired or was issued to another user. Reload the page and try again.",
+        message:
+          "This change was refused because its security token is not valid for you: it has expired or was issued to another user. Reload the page and try again.",
       },
     });
   });

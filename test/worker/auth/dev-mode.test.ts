@@ -1,6 +1,15 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { type AuthBindings, type AuthEnv, CONFIG_ERROR_MESSAGE, DEV_AUTH_BANNER, DEV_MODE_LOCAL_ONLY_MESSAGE, auth, readAuthConfig, requireRole } from "../../../worker/auth";
+import {
+  type AuthBindings,
+  type AuthEnv,
+  auth,
+  CONFIG_ERROR_MESSAGE,
+  DEV_AUTH_BANNER,
+  DEV_MODE_LOCAL_ONLY_MESSAGE,
+  readAuthConfig,
+  requireRole,
+} from "../../../worker/auth";
 
 const ORIGIN = "http://127.0.0.1:8787";
 
@@ -47,7 +56,15 @@ describe("local dev mode", () => {
     const res = await get(app, "/me");
     expect(res.status).toBe(401);
     expect(await res.text()).toContain("You are not signed in");
-    expect(readAuthConfig({ AUTH_MODE: "access", ACCESS_TEAM_DOMAIN: "t.cloudflareaccess.com", ACCESS_AUD: "a", ROLES: '{"viewer":["*@a.b"]}', CSRF_SECRET: "y".repeat(32) })).toMatchObject({
+    expect(
+      readAuthConfig({
+        AUTH_MODE: "access",
+        ACCESS_TEAM_DOMAIN: "t.cloudflareaccess.com",
+        ACCESS_AUD: "a",
+        ROLES: '{"viewer":["*@a.b"]}',
+        CSRF_SECRET: "y".repeat(32),
+      }),
+    ).toMatchObject({
       ok: true,
       config: { mode: "access", teamDomain: "https://t.cloudflareaccess.com", jwksUrl: "https://t.cloudflareaccess.com/cdn-cgi/access/certs" },
     });
@@ -63,7 +80,10 @@ describe("local dev mode", () => {
     const badRole = await get(appWith({ AUTH_MODE: "dev", DEV_ROLE: "admin" }), "/me", { "HX-Request": "true" });
     expect(badRole.status).toBe(503);
     expect(await badRole.text()).toBe(CONFIG_ERROR_MESSAGE);
-    expect(readAuthConfig({ AUTH_MODE: "dev", DEV_ROLE: "admin" })).toEqual({ ok: false, problems: [{ setting: "DEV_ROLE", problem: 'must be "viewer" or "operator"' }] });
+    expect(readAuthConfig({ AUTH_MODE: "dev", DEV_ROLE: "admin" })).toEqual({
+      ok: false,
+      problems: [{ setting: "DEV_ROLE", problem: 'must be "viewer" or "operator"' }],
+    });
   });
 });
 

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { type AuthEnv, type JwksCacheOptions, auth, createJwksCache, verifyAccessJwt } from "../../../worker/auth";
+import { type AuthEnv, auth, createJwksCache, type JwksCacheOptions, verifyAccessJwt } from "../../../worker/auth";
 import { fetchCount, jwksUrl, makeKey, nowSec, publish, sign } from "../access-tokens";
 
 // Every fetch counted here is a real HTTP request that reached the test server's /cdn-cgi/access/certs
@@ -19,7 +19,13 @@ function appFor(team: string, cache: JwksCacheOptions = {}) {
   const app = new Hono<AuthEnv>();
   app.use(
     auth({
-      bindings: { ACCESS_TEAM_DOMAIN: TEAM_DOMAIN, ACCESS_AUD: AUD, ACCESS_JWKS_URL: jwksUrl(team), ROLES: '{"viewer":["*@example.com"]}', CSRF_SECRET: "jwks-test-csrf-secret-0123456789abcdef" },
+      bindings: {
+        ACCESS_TEAM_DOMAIN: TEAM_DOMAIN,
+        ACCESS_AUD: AUD,
+        ACCESS_JWKS_URL: jwksUrl(team),
+        ROLES: '{"viewer":["*@example.com"]}',
+        CSRF_SECRET: "jwks-test-csrf-secret-0123456789abcdef",
+      },
       jwks: createJwksCache(cache),
     }),
   );

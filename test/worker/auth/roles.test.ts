@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type RoleRules, hasRole, matchesRolePattern, parseEmail, readAuthConfig, roleFor } from "../../../worker/auth";
+import { hasRole, matchesRolePattern, parseEmail, type RoleRules, readAuthConfig, roleFor } from "../../../worker/auth";
 
 const rules: RoleRules = { operator: ["alice@example.com", "*@sre.example.com"], viewer: ["*@example.com", "group:oncall-readers"] };
 const base = { ACCESS_TEAM_DOMAIN: "t.cloudflareaccess.com", ACCESS_AUD: "aud", CSRF_SECRET: "s".repeat(32) };
@@ -78,8 +78,12 @@ describe("roles", () => {
       const r = readAuthConfig({ ...base, ROLES });
       return r.ok ? [] : r.problems.map((p) => `${p.setting} ${p.problem}`);
     };
-    expect(problems('{"operator":["*example.com"]}')).toEqual(['ROLES "*example.com" is not an email, "*@domain" or "group:<name>" (it uses * other than as "*@domain") (at operator.0)']);
-    expect(problems('{"viewer":["a@evil.com@acme.com"]}')).toEqual(['ROLES "a@evil.com@acme.com" is not an email, "*@domain" or "group:<name>" (it has more than one @) (at viewer.0)']);
+    expect(problems('{"operator":["*example.com"]}')).toEqual([
+      'ROLES "*example.com" is not an email, "*@domain" or "group:<name>" (it uses * other than as "*@domain") (at operator.0)',
+    ]);
+    expect(problems('{"viewer":["a@evil.com@acme.com"]}')).toEqual([
+      'ROLES "a@evil.com@acme.com" is not an email, "*@domain" or "group:<name>" (it has more than one @) (at viewer.0)',
+    ]);
     expect(problems(JSON.stringify({ viewer: [`*@${KELVIN}elvin.com`] }))[0]).toContain("contains U+212A, a character that imitates plain ASCII");
     expect(problems('{"viewer":["*@"]}')[0]).toContain("(it is empty)");
     expect(problems('{"viewer":["group:"]}')[0]).toContain("(it is empty)");

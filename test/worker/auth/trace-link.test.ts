@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { Timeline } from "../../../console/components/timeline";
 import type { EventRow } from "../../../src/store/read-models";
-import { type AuthEnv, auth, readTraceLinkSetting } from "../../../worker/auth";
 import { app as consoleWorkerApp } from "../../../worker/app";
+import { type AuthEnv, auth, readTraceLinkSetting } from "../../../worker/auth";
 import { pageContext } from "../../../worker/routes/context";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -58,7 +58,9 @@ describe("APM_TRACE_URL", () => {
       expect(res.status, raw).toBe(503);
       expect(await res.text()).not.toContain("javascript:");
     }
-    expect(logged.mock.calls.map((a) => a.join(" "))).toContainEqual(expect.stringContaining('APM_TRACE_URL="javascript:alert(1)//{traceId}" must be an http(s) URL containing {traceId}'));
+    expect(logged.mock.calls.map((a) => a.join(" "))).toContainEqual(
+      expect.stringContaining('APM_TRACE_URL="javascript:alert(1)//{traceId}" must be an http(s) URL containing {traceId}'),
+    );
   });
 
   it("refuses other schemes, control characters, credentials and templates without {traceId}", () => {

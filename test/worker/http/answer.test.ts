@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type AnswerForm, answerForm, asksForJson } from "../../../worker/http/answer";
 import { refusalBody } from "../../../worker/http/refusal";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { ORIGIN, call, csrfFor, postForm } from "../routes/harness";
+import { call, csrfFor, ORIGIN, postForm } from "../routes/harness";
 
 const req = (path: string, headers: Record<string, string> = {}) => ({ path, header: (n: string) => new Headers(headers).get(n) ?? undefined });
 
@@ -60,7 +60,11 @@ describe("every family of route answers a refusal through the rule, with the one
   });
 
   it("CSRF: a change without a token", async () => {
-    await expectRefusal(await call("/actions/force-idle", { as: "operator", method: "POST", headers: { ...JSON_ACCEPT, Origin: ORIGIN } }), 403, "csrf_missing");
+    await expectRefusal(
+      await call("/actions/force-idle", { as: "operator", method: "POST", headers: { ...JSON_ACCEPT, Origin: ORIGIN } }),
+      403,
+      "csrf_missing",
+    );
   });
 
   it("pages: a page that does not exist, and bad input", async () => {
@@ -74,7 +78,16 @@ describe("every family of route answers a refusal through the rule, with the one
 
   it("actions: an admin error and a form that names no agent", async () => {
     const csrf = await csrfFor("operator");
-    await expectRefusal(await postForm("/actions/trigger-alarm", "operator", { agentClass: "ProbeAgent", agentName: "nobody-at-all", reason: "r" }, { csrf, headers: JSON_ACCEPT }), 404, "not_found");
+    await expectRefusal(
+      await postForm(
+        "/actions/trigger-alarm",
+        "operator",
+        { agentClass: "ProbeAgent", agentName: "nobody-at-all", reason: "r" },
+        { csrf, headers: JSON_ACCEPT },
+      ),
+      404,
+      "not_found",
+    );
     await expectRefusal(await postForm("/actions/trigger-alarm", "operator", { reason: "r" }, { csrf, headers: JSON_ACCEPT }), 400, "invalid_input");
     const hx = await postForm("/actions/trigger-alarm", "operator", { reason: "r" }, { csrf, headers: HX });
     expect(hx.status).toBe(400);
@@ -82,7 +95,16 @@ describe("every family of route answers a refusal through the rule, with the one
   });
 
   it("bulk: a viewer may not start a batch", async () => {
-    await expectRefusal(await postForm("/bulk", "viewer", { agentClass: "ProbeAgent", action: "force_idle", reason: "r" }, { csrf: await csrfFor("viewer"), headers: JSON_ACCEPT }), 403, "not_permitted");
+    await expectRefusal(
+      await postForm(
+        "/bulk",
+        "viewer",
+        { agentClass: "ProbeAgent", action: "force_idle", reason: "r" },
+        { csrf: await csrfFor("viewer"), headers: JSON_ACCEPT },
+      ),
+      403,
+      "not_permitted",
+    );
   });
 
   it("api: an agent the registry does not know, asked without an Accept header", async () => {

@@ -12,15 +12,34 @@ const open = (over: Partial<OpenWork> = {}): OpenWork => ({ runs: [], incidents:
 const judge = (o: OpenWork, l: LiveWork) => reconcileFindings(o, l, { now: NOW, minAgeMs: MIN });
 /** A run as an agent's adminFindRuns answers it. */
 const found = (over: Partial<FoundRun> & Pick<FoundRun, "runId" | "kind" | "state">): FoundRun => ({
-  source: over.kind === "task" ? "task" : "managed_fiber", name: null, definition: null, requestId: null, createdAt: null, startedAt: null, settledAt: null,
-  error: null, statusMessage: null, step: null, attempt: null, wakeAt: null, ...over,
+  source: over.kind === "task" ? "task" : "managed_fiber",
+  name: null,
+  definition: null,
+  requestId: null,
+  createdAt: null,
+  startedAt: null,
+  settledAt: null,
+  error: null,
+  statusMessage: null,
+  step: null,
+  attempt: null,
+  wakeAt: null,
+  ...over,
 });
-const asked = (runs: FoundRun[], missing: string[] = []): Pick<LiveWork, "records" | "missing"> => ({ records: new Map(runs.map((r) => [r.runId, r])), missing: new Set(missing) });
+const asked = (runs: FoundRun[], missing: string[] = []): Pick<LiveWork, "records" | "missing"> => ({
+  records: new Map(runs.map((r) => [r.runId, r])),
+  missing: new Set(missing),
+});
 
 describe("reconciliation: projections against what the agent answers", () => {
   it("closes a run the agent no longer has as ended, not reported, and confirms one it still runs", () => {
     const findings = judge(
-      open({ runs: [{ kind: "fiber", runId: "gone", name: "job", lastSeen: old }, { kind: "task", runId: "t-1", name: "import", lastSeen: old }] }),
+      open({
+        runs: [
+          { kind: "fiber", runId: "gone", name: "job", lastSeen: old },
+          { kind: "task", runId: "t-1", name: "import", lastSeen: old },
+        ],
+      }),
       live({ status: "running", liveRunIds: new Set(["t-1"]) }),
     );
     expect(findings).toEqual([
@@ -75,14 +94,24 @@ describe("reconciliation: projections against what the agent answers", () => {
   it("ends a running session only when the agent says it is not running", () => {
     const s = { name: "support-1", lastSeen: old };
     expect(judge(open({ sessions: [s] }), live({ status: "running" }))).toEqual([]);
-    expect(judge(open({ sessions: [s] }), live({ status: "idle" }))).toEqual([{ type: "session.reconciled", name: "support-1", finding: "ended_unreported", detail: expect.stringContaining("idle") }]);
+    expect(judge(open({ sessions: [s] }), live({ status: "idle" }))).toEqual([
+      { type: "session.reconciled", name: "support-1", finding: "ended_unreported", detail: expect.stringContaining("idle") },
+    ]);
   });
 
   it("asks before it judges: a run the agent still records ends as recorded; ended_unreported only for one it has no record of; one not asked yet waits", () => {
     const runs = ["t-done", "t-failed", "t-gone", "t-unasked"].map((runId) => ({ kind: "task" as const, runId, name: "etl", lastSeen: old }));
     const findings = judge(
       open({ runs }),
-      live({ ...asked([found({ runId: "t-done", kind: "task", state: "completed", settledAt: old + 5 }), found({ runId: "t-failed", kind: "task", state: "failed", error: "card declined (attempt 2)" })], ["t-gone"]) }),
+      live({
+        ...asked(
+          [
+            found({ runId: "t-done", kind: "task", state: "completed", settledAt: old + 5 }),
+            found({ runId: "t-failed", kind: "task", state: "failed", error: "card declined (attempt 2)" }),
+          ],
+          ["t-gone"],
+        ),
+      }),
     );
     expect(findings).toEqual([
       expect.objectContaining({ runId: "t-done", finding: "ended", state: "completed", endedAt: old + 5 }),
@@ -92,16 +121,25 @@ describe("reconciliation: projections against what the agent answers", () => {
   });
 
   it("judges nothing on a state word the mapping does not know", () => {
-    const findings = judge(open({ runs: [{ kind: "task", runId: "t-1", name: null, lastSeen: old }] }), live(asked([found({ runId: "t-1", kind: "task", state: "paused-by-a-newer-sdk" })])));
+    const findings = judge(
+      open({ runs: [{ kind: "task", runId: "t-1", name: null, lastSeen: old }] }),
+      live(asked([found({ runId: "t-1", kind: "task", state: "paused-by-a-newer-sdk" })])),
+    );
     expect(findings).toEqual([]);
   });
 
   it("confirms a live run with what the agent records it doing (status message, step, wake time)", () => {
     const findings = judge(
       open({ runs: [{ kind: "task", runId: "t-1", name: null, lastSeen: old }] }),
-      live({ status: "waiting", liveRunIds: new Set(["t-1"]), ...asked([found({ runId: "t-1", kind: "task", state: "waiting", statusMessage: "indexed 2 pages", step: "cool-down", wakeAt: NOW + 1 })]) }),
+      live({
+        status: "waiting",
+        liveRunIds: new Set(["t-1"]),
+        ...asked([found({ runId: "t-1", kind: "task", state: "waiting", statusMessage: "indexed 2 pages", step: "cool-down", wakeAt: NOW + 1 })]),
+      }),
     );
-    expect(findings).toEqual([expect.objectContaining({ finding: "confirmed_running", state: "waiting", statusMessage: "indexed 2 pages", step: "cool-down", wakeAt: NOW + 1 })]);
+    expect(findings).toEqual([
+      expect.objectContaining({ finding: "confirmed_running", state: "waiting", statusMessage: "indexed 2 pages", step: "cool-down", wakeAt: NOW + 1 }),
+    ]);
   });
 
   it("keeps a managed fiber's incident open while the SDK keeps it interrupted, and closes it with its run once it is settled", () => {
@@ -126,8 +164,18 @@ describe("reconciliation: projections against what the agent answers", () => {
       found({ runId: "open-done", kind: "task", state: "failed", error: "boom" }),
       found({ runId: "closed", kind: "task", state: "completed" }),
     ];
-    const f = fillFindings(recorded, new Map([["open-done", null], ["closed", "completed"]]));
-    expect(f.map((x) => x.type === "run.reconciled" && [x.runId, x.finding])).toEqual([["new-done", "ended"], ["new-live", "confirmed_running"], ["open-done", "ended"]]);
+    const f = fillFindings(
+      recorded,
+      new Map([
+        ["open-done", null],
+        ["closed", "completed"],
+      ]),
+    );
+    expect(f.map((x) => x.type === "run.reconciled" && [x.runId, x.finding])).toEqual([
+      ["new-done", "ended"],
+      ["new-live", "confirmed_running"],
+      ["open-done", "ended"],
+    ]);
     expect(f[0]).toMatchObject({ detail: expect.stringContaining("its events never arrived") });
     expect(f[2]!.detail).not.toContain("never arrived");
   });

@@ -1,9 +1,9 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { fiberIncidentId } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getIncident } from "../../../src/store/read-models";
-import { fiberIncidentId } from "@agent-oncall/telemetry";
 import worker from "../../../worker/index";
 import { CRONS } from "../../../worker/topology";
 import { pollRows } from "../../helpers";
@@ -22,7 +22,10 @@ async function age(agentName: string, ms: number) {
   await env.DB.batch([
     ...["runs", "incidents"].map((t) => env.DB.prepare(`UPDATE ${t} SET last_seen = last_seen - ? WHERE agent_name = ?`).bind(ms, agentName)),
     // A session's listed_at is its last_seen to the minute, as ingest writes it.
-    env.DB.prepare("UPDATE sessions SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2").bind(ms, agentName),
+    env.DB.prepare("UPDATE sessions SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2").bind(
+      ms,
+      agentName,
+    ),
   ]);
 }
 
@@ -33,9 +36,18 @@ async function reconcileCron() {
   await waitOnExecutionContext(ctx);
 }
 
-type RunRow = { fiber_id: string; outcome: string | null; reason: string | null; confirmed_at: number | null; last_seen: number; snapshot_preview: string | null };
+type RunRow = {
+  fiber_id: string;
+  outcome: string | null;
+  reason: string | null;
+  confirmed_at: number | null;
+  last_seen: number;
+  snapshot_preview: string | null;
+};
 const runRow = (agentName: string, id: string) =>
-  env.DB.prepare("SELECT fiber_id, outcome, reason, confirmed_at, last_seen, snapshot_preview FROM runs WHERE agent_name = ? AND fiber_id = ?").bind(agentName, id).first<RunRow>();
+  env.DB.prepare("SELECT fiber_id, outcome, reason, confirmed_at, last_seen, snapshot_preview FROM runs WHERE agent_name = ? AND fiber_id = ?")
+    .bind(agentName, id)
+    .first<RunRow>();
 
 beforeAll(async () => {
   await publishEnvTeamKeys();
@@ -59,7 +71,9 @@ describe("reconciliation from cron", () => {
   it("closes the run whose end was lost as ended, not reported, confirms the one still running, and closes the session and incident", async () => {
     // As the events tell it: both runs running, the session running, the recovery open.
     expect((await runRow(name, lost))?.outcome).toBeNull();
-    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE agent_name = ? AND type = 'fiber.completed'").bind(name).first<{ n: number }>())?.n).toBe(0);
+    expect(
+      (await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE agent_name = ? AND type = 'fiber.completed'").bind(name).first<{ n: number }>())?.n,
+    ).toBe(0);
 
     // Younger than RECONCILE_AFTER_MINUTES (10): the lost end may still be in flight, so nothing is judged.
     await age(name, 5 * MIN);
@@ -71,12 +85,20 @@ describe("reconciliation from cron", () => {
     const agedLastSeen = (await runRow(name, held))!.last_seen;
     await reconcileCron();
 
-    const closed = await pollRows<RunRow>("SELECT fiber_id, outcome, reason FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, lost], (r) => r.length === 1);
+    const closed = await pollRows<RunRow>(
+      "SELECT fiber_id, outcome, reason FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL",
+      [name, lost],
+      (r) => r.length === 1,
+    );
     expect(closed[0]).toMatchObject({ outcome: "ended_unreported", reason: "the agent has no record of this fiber; how it ended was not reported" });
     // The last-known snapshot survives the close.
     expect((await runRow(name, lost))?.snapshot_preview).toContain('"page":1');
 
-    const confirmed = await pollRows<RunRow>("SELECT fiber_id, outcome, confirmed_at, last_seen FROM runs WHERE agent_name = ? AND fiber_id = ? AND confirmed_at IS NOT NULL", [name, held], (r) => r.length === 1);
+    const confirmed = await pollRows<RunRow>(
+      "SELECT fiber_id, outcome, confirmed_at, last_seen FROM runs WHERE agent_name = ? AND fiber_id = ? AND confirmed_at IS NOT NULL",
+      [name, held],
+      (r) => r.length === 1,
+    );
     expect(confirmed[0]!.outcome).toBeNull();
     // Reconciliation observes: it never moves last_seen, so "confirmed" means confirmed after the last event.
     expect(confirmed[0]!.last_seen).toBe(agedLastSeen);
@@ -89,8 +111,17 @@ describe("reconciliation from cron", () => {
       [incidentId],
       (r) => r.length === 1,
     );
-    expect(incident[0]).toEqual({ status: "open", reason: null, closed_by: "ended_unreported", closed_by_reason: "the fiber's row is gone; how recovery ended was not reported" });
-    expect(await getIncident(env.DB, incidentId)).toMatchObject({ status: "ended_unreported", sdkStatus: "open", closedByReason: "the fiber's row is gone; how recovery ended was not reported" });
+    expect(incident[0]).toEqual({
+      status: "open",
+      reason: null,
+      closed_by: "ended_unreported",
+      closed_by_reason: "the fiber's row is gone; how recovery ended was not reported",
+    });
+    expect(await getIncident(env.DB, incidentId)).toMatchObject({
+      status: "ended_unreported",
+      sdkStatus: "open",
+      closedByReason: "the fiber's row is gone; how recovery ended was not reported",
+    });
 
     // The held fiber keeps the agent "running", so its session is confirmed by nothing and stays as reported.
     const session = await env.DB.prepare("SELECT status FROM sessions WHERE agent_name = ?").bind(name).first<{ status: string }>();
@@ -123,9 +154,15 @@ describe("reconciliation from cron", () => {
 
     await age(name, 11 * MIN);
     // The agent was asked in the last pass: a pass skips it until the reconcile age has passed again.
-    await env.DB.prepare("UPDATE reconciliations SET asked_at = asked_at - ? WHERE agent_name = ?").bind(11 * MIN, name).run();
+    await env.DB.prepare("UPDATE reconciliations SET asked_at = asked_at - ? WHERE agent_name = ?")
+      .bind(11 * MIN, name)
+      .run();
     await reconcileCron();
-    const s = await pollRows<{ status: string; last_event_type: string }>("SELECT status, last_event_type FROM sessions WHERE agent_name = ? AND status != 'running'", [name], (r) => r.length === 1);
+    const s = await pollRows<{ status: string; last_event_type: string }>(
+      "SELECT status, last_event_type FROM sessions WHERE agent_name = ? AND status != 'running'",
+      [name],
+      (r) => r.length === 1,
+    );
     // The finding is a status, not the session's last event.
     expect(s[0]).toEqual({ status: "ended_unreported", last_event_type: "session.status_running" });
     expect((await runRow(name, held))?.outcome).toBe("completed");
@@ -160,12 +197,23 @@ describe("reconciliation with an agent that cannot answer", () => {
     await stub.work();
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND outcome = 'completed'", [name], (r) => r.length === 1);
     // A run the events left open (its end lost, as far as the console knows).
-    await env.DB.prepare("UPDATE runs SET outcome = NULL, outcome_at = NULL, outcome_event_id = NULL, last_seen = last_seen - ? WHERE agent_name = ?").bind(20 * MIN, name).run();
+    await env.DB.prepare("UPDATE runs SET outcome = NULL, outcome_at = NULL, outcome_event_id = NULL, last_seen = last_seen - ? WHERE agent_name = ?")
+      .bind(20 * MIN, name)
+      .run();
 
     await reconcileCron();
-    const asked = await env.DB.prepare("SELECT asked_at, findings, error FROM reconciliations WHERE agent_name = ?").bind(name).first<{ asked_at: number; findings: number; error: string }>();
-    expect(asked).toMatchObject({ findings: 0, error: "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it" });
-    expect((await env.DB.prepare("SELECT outcome, confirmed_at FROM runs WHERE agent_name = ?").bind(name).first())).toEqual({ outcome: null, confirmed_at: null });
+    const asked = await env.DB.prepare("SELECT asked_at, findings, error FROM reconciliations WHERE agent_name = ?")
+      .bind(name)
+      .first<{ asked_at: number; findings: number; error: string }>();
+    expect(asked).toMatchObject({
+      findings: 0,
+      error:
+        "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it",
+    });
+    expect(await env.DB.prepare("SELECT outcome, confirmed_at FROM runs WHERE agent_name = ?").bind(name).first()).toEqual({
+      outcome: null,
+      confirmed_at: null,
+    });
 
     await reconcileCron();
     const again = await env.DB.prepare("SELECT asked_at FROM reconciliations WHERE agent_name = ?").bind(name).first<{ asked_at: number }>();
@@ -180,13 +228,26 @@ describe("POST /api/reconcile (the CLI's `reconcile`, and local dev's stand-in f
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, lost], (r) => r.length === 1);
     await age(name, 11 * MIN);
 
-    const viewer = await postForm("/api/reconcile", "viewer", {}, { csrf: csrfFromPage((await getText("/", "viewer")).text), headers: { Accept: "application/json" } });
+    const viewer = await postForm(
+      "/api/reconcile",
+      "viewer",
+      {},
+      { csrf: csrfFromPage((await getText("/", "viewer")).text), headers: { Accept: "application/json" } },
+    );
     expect(viewer.status).toBe(403);
     expect((await runRow(name, lost))?.outcome).toBeNull();
 
-    const res = await postForm("/api/reconcile", "operator", {}, { csrf: csrfFromPage((await getText("/", "operator")).text), headers: { Accept: "application/json" } });
+    const res = await postForm(
+      "/api/reconcile",
+      "operator",
+      {},
+      { csrf: csrfFromPage((await getText("/", "operator")).text), headers: { Accept: "application/json" } },
+    );
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { ok: true; value: { asked: number; findings: { agent: string; type: string; finding: string }[]; unanswered: unknown[] } };
+    const body = (await res.json()) as {
+      ok: true;
+      value: { asked: number; findings: { agent: string; type: string; finding: string }[]; unanswered: unknown[] };
+    };
     expect(body.value.findings).toContainEqual({ agent: `LossyAgent/${name}`, type: "run.reconciled", finding: "ended_unreported" });
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'ended_unreported'", [name, lost], (r) => r.length === 1);
   });

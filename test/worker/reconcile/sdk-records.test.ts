@@ -1,9 +1,9 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getStoredRun, getIncident, listRuns } from "../../../src/store/read-models";
-import { fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncall/telemetry";
+import { getIncident, getStoredRun, listRuns } from "../../../src/store/read-models";
 import { reconcileAgent } from "../../../worker/reconcile/agent";
 import { reconcileStale } from "../../../worker/reconcile/pass";
 import type { TruthTaskInput, TruthWork } from "../../fixtures/truth-agents";
@@ -21,8 +21,17 @@ import { publishEnvTeamKeys } from "../access-tokens";
 
 type SdkTask = { runId: string; state: string; settledAt?: number; error?: { message: string } };
 type SdkFiber = { fiberId: string; status: string; error?: string; settledAt?: number };
-type Transport = { settleTelemetry(): Promise<void>; holdTransport(on: boolean): Promise<void>; loseInTransport(types: string[]): Promise<void>; evict(): Promise<void> };
-type TaskStub = Transport & { startTask(mode: TruthTaskInput["mode"]): Promise<string>; sdkTask(id: string): Promise<SdkTask | null>; sdkTasks(): Promise<SdkTask[]> };
+type Transport = {
+  settleTelemetry(): Promise<void>;
+  holdTransport(on: boolean): Promise<void>;
+  loseInTransport(types: string[]): Promise<void>;
+  evict(): Promise<void>;
+};
+type TaskStub = Transport & {
+  startTask(mode: TruthTaskInput["mode"]): Promise<string>;
+  sdkTask(id: string): Promise<SdkTask | null>;
+  sdkTasks(): Promise<SdkTask[]>;
+};
 type FiberStub = Transport & {
   startManaged(work: TruthWork, recovery?: "undefined"): Promise<string>;
   startRunFiber(work: TruthWork): Promise<string>;
@@ -43,7 +52,11 @@ beforeAll(async () => {
  * Runs `work` with the telemetry transport held, drops from the agent's outbox the events `drop` selects, then
  * lets the rest ship. `drop` gets each stored event's type and payload.
  */
-async function withDropped<T>(stub: Transport, work: () => Promise<T>, drop: (e: { type: string; corr: Record<string, string> }) => boolean): Promise<{ value: T; dropped: number }> {
+async function withDropped<T>(
+  stub: Transport,
+  work: () => Promise<T>,
+  drop: (e: { type: string; corr: Record<string, string> }) => boolean,
+): Promise<{ value: T; dropped: number }> {
   await stub.holdTransport(true);
   const value = await work();
   // Every event of the work is in the outbox by now (the held sends failed): drop the chosen ones before they ship.
@@ -83,7 +96,11 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const name = `lost-task-${uid()}`;
     const owner = { agentClass: "TruthTaskAgent", agentName: name };
     const stub = await taskAgent(name);
-    const { value: runId, dropped } = await withDropped(stub, () => stub.startTask("complete"), (e) => e.type === "task.completed");
+    const { value: runId, dropped } = await withDropped(
+      stub,
+      () => stub.startTask("complete"),
+      (e) => e.type === "task.completed",
+    );
     expect(dropped).toBe(1);
     // As the events that did arrive tell it: still open.
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NULL", [name, runId], (r) => r.length === 1);
@@ -104,7 +121,11 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const name = `lost-task-fail-${uid()}`;
     const owner = { agentClass: "TruthTaskAgent", agentName: name };
     const stub = await taskAgent(name);
-    const { value: runId } = await withDropped(stub, () => stub.startTask("fail"), (e) => e.type === "task.failed");
+    const { value: runId } = await withDropped(
+      stub,
+      () => stub.startTask("fail"),
+      (e) => e.type === "task.failed",
+    );
     await reconcile("TruthTaskAgent", name);
     const sdk = (await stub.sdkTask(runId))!;
     expect(await getStoredRun(env.DB, runId, owner)).toMatchObject({ status: runStateOf("task", sdk.state)!.outcome, error: sdk.error!.message });
@@ -114,7 +135,11 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const name = `lost-managed-${uid()}`;
     const owner = { agentClass: "TruthFiberAgent", agentName: name };
     const stub = await fiberAgent(name);
-    const { value: id } = await withDropped(stub, () => stub.startManaged("complete"), (e) => e.type === "fiber.completed");
+    const { value: id } = await withDropped(
+      stub,
+      () => stub.startManaged("complete"),
+      (e) => e.type === "fiber.completed",
+    );
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NULL", [name, id], (r) => r.length === 1);
     await reconcile("TruthFiberAgent", name);
     const sdk = (await stub.sdkFiber(id))!;
@@ -125,7 +150,11 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const name = `lost-fiber-${uid()}`;
     const owner = { agentClass: "TruthFiberAgent", agentName: name };
     const stub = await fiberAgent(name);
-    const { value: id } = await withDropped(stub, () => stub.startRunFiber("complete"), (e) => e.type === "fiber.completed");
+    const { value: id } = await withDropped(
+      stub,
+      () => stub.startRunFiber("complete"),
+      (e) => e.type === "fiber.completed",
+    );
     await reconcile("TruthFiberAgent", name);
     const own = await stub.runFiberTruth(id);
     expect(own.row).toBe(false);
@@ -136,14 +165,21 @@ describe("a run whose end event never shipped is closed with the outcome the age
     const name = `lost-forgotten-${uid()}`;
     const owner = { agentClass: "TruthTaskAgent", agentName: name };
     const stub = await taskAgent(name);
-    const { value: runId } = await withDropped(stub, () => stub.startTask("complete"), (e) => e.type === "task.completed");
+    const { value: runId } = await withDropped(
+      stub,
+      () => stub.startTask("complete"),
+      (e) => e.type === "task.completed",
+    );
     // The agent forgets it (its retention deleted the run), as the SDK's public API then says.
     await runInDurableObject(stub as never, async (agent: unknown) => {
       await (agent as { tasks: { delete(o: object): Promise<number> } }).tasks.delete({ status: ["completed"] });
     });
     expect(await stub.sdkTask(runId)).toBeNull();
     await reconcile("TruthTaskAgent", name);
-    expect(await getStoredRun(env.DB, runId, owner)).toMatchObject({ status: "ended_unreported", reason: "the agent has no record of this task run; how it ended was not reported" });
+    expect(await getStoredRun(env.DB, runId, owner)).toMatchObject({
+      status: "ended_unreported",
+      reason: "the agent has no record of this task run; how it ended was not reported",
+    });
   });
 });
 
@@ -186,13 +222,19 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
     await stub.settleTelemetry();
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, known], (r) => r.length === 1);
     // Every event of a second and a third run is lost before it ships.
-    const { value: unseen } = await withDropped(stub, async () => [await stub.startTask("complete"), await stub.startTask("nap")], (e) => e.type.startsWith("task."));
+    const { value: unseen } = await withDropped(
+      stub,
+      async () => [await stub.startTask("complete"), await stub.startTask("nap")],
+      (e) => e.type.startsWith("task."),
+    );
     await quiet(name);
     expect((await listRuns(env.DB, owner)).items.map((r) => r.runId)).toEqual([known]);
 
     // The gap as ingest records it (agents.seq_max - agents.seq_seen). The per-event sequence numbers are another
     // change's; until it lands, this test sets the agent's counters directly.
-    await env.DB.prepare("UPDATE agents SET seq_max = COALESCE(seq_max, seq_seen) + 6 WHERE agent_class = ? AND agent_name = ?").bind(owner.agentClass, name).run();
+    await env.DB.prepare("UPDATE agents SET seq_max = COALESCE(seq_max, seq_seen) + 6 WHERE agent_class = ? AND agent_name = ?")
+      .bind(owner.agentClass, name)
+      .run();
     const passes = await reconcileStale(env, { afterMs: 60_000, batch: 20 });
     expect(passes.find((p) => p.target.agentName === name)?.error).toBeNull();
     await quiet(name);

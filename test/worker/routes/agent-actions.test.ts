@@ -34,7 +34,7 @@ describe("an agent class without the admin mixin", () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain(escapeHtml(NO_MIXIN_SENTENCE("TelemetryOnlyAgent")));
     expect(page.text).toContain("Run history");
-    expect(page.text).not.toContain("hx-post=\"/actions/");
+    expect(page.text).not.toContain('hx-post="/actions/');
     expect(page.text).not.toContain("Confirm force idle");
     expect(page.text).not.toMatch(/does not implement|RPC receiver/);
 
@@ -49,13 +49,19 @@ describe("an agent class without the admin mixin", () => {
     const html = await postForm("/actions/force-idle", "operator", form, { csrf, headers: HX });
     expect(html.status).toBe(422);
     const fragment = await html.text();
-    expect(fragment).toMatch(/^<div class="result bad" data-testid="action-result"><strong>Force idle refused:<\/strong> TelemetryOnlyAgent does not have the admin mixin/);
+    expect(fragment).toMatch(
+      /^<div class="result bad" data-testid="action-result"><strong>Force idle refused:<\/strong> TelemetryOnlyAgent does not have the admin mixin/,
+    );
 
     const json = await postForm("/actions/trigger-alarm", "operator", form, { csrf, headers: JSON_ACCEPT });
     expect(json.status).toBe(422);
     expect(await json.json()).toEqual({
       ok: false,
-      error: { code: "unsupported", message: "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it" },
+      error: {
+        code: "unsupported",
+        message:
+          "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it",
+      },
     });
 
     expect((await auditOf(name)).map((a) => [a.action, a.result, a.error?.split(":")[0]])).toEqual([
@@ -76,16 +82,29 @@ describe("an agent with Tasks runs and managed fibers", () => {
     const page = await getText(`/agents/DurableWorkAgent/${enc(name)}`, "operator");
     expect(page.status).toBe(200);
     for (const s of ["Tasks runs", taskId, "fetch-page-2 (running)", "Managed fibers", fiberId, "sync-crm", "managed_fiber"]) expect(page.text).toContain(s);
-    expect(page.text).toContain("Cancels its Tasks runs, cancels its managed fibers, removes its run rows so nothing is recovered. A runFiber callback that nothing else stops is stopped by evicting the agent.");
-    expect(page.text).toContain("hx-post=\"/actions/force-idle\"");
+    expect(page.text).toContain(
+      "Cancels its Tasks runs, cancels its managed fibers, removes its run rows so nothing is recovered. A runFiber callback that nothing else stops is stopped by evicting the agent.",
+    );
+    expect(page.text).toContain('hx-post="/actions/force-idle"');
 
-    const res = await postForm("/actions/force-idle", "operator", { agentClass: "DurableWorkAgent", agentName: name, reason: "stop the crawl" }, { csrf: csrfFromPage(page.text), headers: HX });
+    const res = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: "DurableWorkAgent", agentName: name, reason: "stop the crawl" },
+      { csrf: csrfFromPage(page.text), headers: HX },
+    );
     expect(res.status).toBe(200);
     const fragment = await res.text();
-    expect(fragment).toMatch(/^<div class="result ok" data-testid="action-result"><strong>Force idle done\.<\/strong> The agent is now idle\. Ended 2 run\(s\): 2 stopped\./);
+    expect(fragment).toMatch(
+      /^<div class="result ok" data-testid="action-result"><strong>Force idle done\.<\/strong> The agent is now idle\. Ended 2 run\(s\): 2 stopped\./,
+    );
     // Each run: what force idle did, and what the SDK says of it now.
-    expect(fragment).toContain(`task <span class="mono">${taskId}</span> (crawl): stopped — cancelled through the Tasks API and settled · <strong>now: stopped (tasks.get says cancelled)</strong>`);
-    expect(fragment).toContain(`managed_fiber <span class="mono">${fiberId}</span> (sync-crm): stopped — cancelled through cancelFiber and settled · <strong>now: stopped (inspectFiber says aborted)</strong>`);
+    expect(fragment).toContain(
+      `task <span class="mono">${taskId}</span> (crawl): stopped — cancelled through the Tasks API and settled · <strong>now: stopped (tasks.get says cancelled)</strong>`,
+    );
+    expect(fragment).toContain(
+      `managed_fiber <span class="mono">${fiberId}</span> (sync-crm): stopped — cancelled through cancelFiber and settled · <strong>now: stopped (inspectFiber says aborted)</strong>`,
+    );
     expect(fragment).toContain('<div data-testid="after-state" data-result="ok" data-verified="true">');
   });
 
@@ -95,11 +114,18 @@ describe("an agent with Tasks runs and managed fibers", () => {
     const stub = await getAgentByName(env.NoEvictWorkAgent, name);
     const runId = await stub.startTicker();
     try {
-      const res = await postForm("/actions/force-idle", "operator", { agentClass: "NoEvictWorkAgent", agentName: name, reason: "runaway" }, { csrf: await csrfOn("NoEvictWorkAgent", name), headers: HX });
+      const res = await postForm(
+        "/actions/force-idle",
+        "operator",
+        { agentClass: "NoEvictWorkAgent", agentName: name, reason: "runaway" },
+        { csrf: await csrfOn("NoEvictWorkAgent", name), headers: HX },
+      );
       expect(res.status).toBe(200);
       const fragment = await res.text();
       // The agent, read back, still runs the callback: partial, in one sentence, and the agent is running.
-      expect(fragment).toMatch(/^<div class="result bad" data-testid="action-result"><strong>Force idle done, but work still runs\.<\/strong> The agent is now running\. Ended 1 run\(s\): 0 stopped, 1 NOT stopped\./);
+      expect(fragment).toMatch(
+        /^<div class="result bad" data-testid="action-result"><strong>Force idle done, but work still runs\.<\/strong> The agent is now running\. Ended 1 run\(s\): 0 stopped, 1 NOT stopped\./,
+      );
       expect(fragment).toContain('<div data-testid="after-state" data-result="partial" data-verified="true">');
       expect(fragment).toContain(
         `<p class="error-message" data-testid="action-notice">Force idle did not stop everything: 1 piece of work still runs: a runFiber callback &#39;ticker&#39; (${runId}): it still runs in memory (its row is removed, so it is not recovered).</p>`,
@@ -122,11 +148,20 @@ describe("pages show the state after an action", () => {
       const page = await getText(`/agents/StubbornAgent/${enc(name)}`, "operator");
       // The agent page's forms ask for the panel; its run history refreshes after an action.
       expect(page.text).toContain('<input type="hidden" name="panel" value="agent-live"/>');
-      expect(page.text).toMatch(/<div id="agent-history" data-live="true" hx-get="\/agents\/StubbornAgent\/[^"]+\/history" hx-trigger="every \d+s, refresh, console:acted from:body delay:2s"/);
+      expect(page.text).toMatch(
+        /<div id="agent-history" data-live="true" hx-get="\/agents\/StubbornAgent\/[^"]+\/history" hx-trigger="every \d+s, refresh, console:acted from:body delay:2s"/,
+      );
 
-      const res = await postForm("/actions/force-idle", "operator", { agentClass: "StubbornAgent", agentName: name, reason: "export stuck", panel: "agent-live" }, { csrf: csrfFromPage(page.text), headers: HX });
+      const res = await postForm(
+        "/actions/force-idle",
+        "operator",
+        { agentClass: "StubbornAgent", agentName: name, reason: "export stuck", panel: "agent-live" },
+        { csrf: csrfFromPage(page.text), headers: HX },
+      );
       expect(res.status).toBe(200);
-      expect(JSON.parse(res.headers.get("HX-Trigger") ?? "{}")).toEqual({ "console:acted": { agentClass: "StubbornAgent", agentName: name, action: "force_idle" } });
+      expect(JSON.parse(res.headers.get("HX-Trigger") ?? "{}")).toEqual({
+        "console:acted": { agentClass: "StubbornAgent", agentName: name, action: "force_idle" },
+      });
       const html = await res.text();
       const [result, panel] = html.split('<div id="agent-live" hx-swap-oob="innerHTML">');
       expect(result).toContain('data-result="partial"');
@@ -134,10 +169,17 @@ describe("pages show the state after an action", () => {
       expect(panel).toBeDefined();
       expect(panel).toContain('<dd data-testid="agent-status"><span class="badge info">running</span></dd>');
       expect(panel).toContain("No live runFiber rows.");
-      expect(panel).toContain(`<table data-testid="in-memory-runs"><thead><tr><th>run</th><th>kind</th></tr></thead><tbody><tr><td class="mono">${runId}</td><td>fiber</td></tr></tbody></table>`);
+      expect(panel).toContain(
+        `<table data-testid="in-memory-runs"><thead><tr><th>run</th><th>kind</th></tr></thead><tbody><tr><td class="mono">${runId}</td><td>fiber</td></tr></tbody></table>`,
+      );
 
       // From another page (no panel asked for), the answer carries no out-of-band panel.
-      const elsewhere = await postForm("/actions/trigger-alarm", "operator", { agentClass: "StubbornAgent", agentName: name, reason: "recover now" }, { csrf: csrfFromPage(page.text), headers: HX });
+      const elsewhere = await postForm(
+        "/actions/trigger-alarm",
+        "operator",
+        { agentClass: "StubbornAgent", agentName: name, reason: "recover now" },
+        { csrf: csrfFromPage(page.text), headers: HX },
+      );
       expect(elsewhere.status).toBe(200);
       expect(await elsewhere.text()).not.toContain("hx-swap-oob");
 
@@ -155,7 +197,12 @@ describe("pages show the state after an action", () => {
     const base = `/agents/FaultySessionAgent/${enc(s.name)}`;
     const before = await getText(`${base}/history`, "viewer", HX);
     expect(before.text).toContain(`<tr data-run="${s.runId}" data-outcome="running">`);
-    const res = await postForm("/actions/force-idle", "operator", { agentClass: "FaultySessionAgent", agentName: s.name, reason: "stalled turn", panel: "agent-live" }, { csrf: await csrfOn("FaultySessionAgent", s.name), headers: HX });
+    const res = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: "FaultySessionAgent", agentName: s.name, reason: "stalled turn", panel: "agent-live" },
+      { csrf: await csrfOn("FaultySessionAgent", s.name), headers: HX },
+    );
     expect(res.status).toBe(200);
     const html = await res.text();
     expect(html).toContain('data-result="ok"');
@@ -166,7 +213,9 @@ describe("pages show the state after an action", () => {
     expect(after.text).toContain(`<tr data-run="${s.runId}" data-outcome="force_idled">`);
     // The session page's status and the incident page's facts refresh on the same event.
     const session = await getText(`/sessions/${enc(s.name)}`, "viewer");
-    expect(session.text).toMatch(/data-testid="session-status" data-live="true" hx-get="[^"]+" hx-trigger="every \d+s, refresh, console:acted from:body delay:2s"/);
+    expect(session.text).toMatch(
+      /data-testid="session-status" data-live="true" hx-get="[^"]+" hx-trigger="every \d+s, refresh, console:acted from:body delay:2s"/,
+    );
   });
 
   it("the incident page re-reads its facts after an action on its agent", async () => {
@@ -189,7 +238,10 @@ describe("pages show the state after an action", () => {
       const json = await postForm("/actions/trigger-alarm", "operator", form, { csrf, headers: JSON_ACCEPT });
       expect(Date.now() - t0).toBeLessThan(2000);
       expect(json.status).toBe(200);
-      const body = (await json.json()) as { ok: true; value: { outcome: string; result: string; busy: { kind: string; name: string }[]; after: { notice: string } } };
+      const body = (await json.json()) as {
+        ok: true;
+        value: { outcome: string; result: string; busy: { kind: string; name: string }[]; after: { notice: string } };
+      };
       expect(body.value).toMatchObject({ outcome: "busy", result: "partial", busy: [{ kind: "queued_callback", name: "holdTurn" }] });
       expect(body.value.after.notice).toMatch(/^The alarm did not run: a queued callback 'holdTurn' is running/);
 
@@ -197,9 +249,14 @@ describe("pages show the state after an action", () => {
       const html = await postForm("/actions/trigger-alarm", "operator", form, { csrf, headers: HX });
       expect(Date.now() - t1).toBeLessThan(2000);
       const fragment = await html.text();
-      expect(fragment).toMatch(/^<div class="result bad" data-testid="action-result"><strong>Trigger alarm: not run, the agent is busy\.<\/strong> Nothing was done\./);
+      expect(fragment).toMatch(
+        /^<div class="result bad" data-testid="action-result"><strong>Trigger alarm: not run, the agent is busy\.<\/strong> Nothing was done\./,
+      );
       expect(fragment).toContain("The alarm did not run: a queued callback &#39;holdTurn&#39; is running");
-      expect((await auditOf(name)).map((a) => [a.action, a.result])).toEqual([["trigger_alarm", "partial"], ["trigger_alarm", "partial"]]);
+      expect((await auditOf(name)).map((a) => [a.action, a.result])).toEqual([
+        ["trigger_alarm", "partial"],
+        ["trigger_alarm", "partial"],
+      ]);
       expect(await stub.holdCalls()).toBe(1);
     } finally {
       await stub.release();

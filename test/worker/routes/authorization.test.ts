@@ -1,13 +1,10 @@
-import { getAgentByName } from "agents";
 import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../../worker/app";
 import { rejectionOf } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import {
-  type StalledSession,
-  USERS,
-  type Who,
   accessToken,
   ambiguousCharge,
   auditOf,
@@ -18,7 +15,10 @@ import {
   expectStillRunning,
   getText,
   postForm,
+  type StalledSession,
   stalledSession,
+  USERS,
+  type Who,
 } from "./harness";
 
 // The authorization matrix: every route of the console × anonymous, a verified email without a role,
@@ -39,7 +39,12 @@ type Route =
    * An operator action on one op of an agent's ledger: `target` readies an agent with an ambiguous op and the
    * form fields naming it; refused callers aim at the stalled victim, which must stay untouched.
    */
-  | (Base & { kind: "op_action"; action: string; target: () => Promise<{ agentClass: string; name: string; fields: Record<string, string>; effect: () => Promise<void> }>; done: RegExp })
+  | (Base & {
+      kind: "op_action";
+      action: string;
+      target: () => Promise<{ agentClass: string; name: string; fields: Record<string, string>; effect: () => Promise<void> }>;
+      done: RegExp;
+    })
   /**
    * An operator-only request that acts on no single agent: `okStatus` (default 200) for an operator, showing these
    * texts; 403 for a viewer, saying `viewerSees`. `form` is what is posted (default nothing).
@@ -56,22 +61,73 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/partials/overview", url: () => "/partials/overview", shows: () => ["Running runs", "Top exhaustion reasons"] },
   { kind: "read", method: "GET", pattern: "/incidents", url: () => "/incidents", shows: (fx) => [fx.incidentId] },
   { kind: "read", method: "GET", pattern: "/partials/incidents", url: () => "/partials/incidents", shows: (fx) => [fx.incidentId, 'data-testid="incidents"'] },
-  { kind: "read", method: "GET", pattern: "/events", url: () => "/events?type=chat.recovery.exhausted", shows: () => ['data-testid="events"', "chat.recovery.exhausted"] },
-  { kind: "read", method: "GET", pattern: "/incidents/:incidentId", url: (fx) => `/incidents/${enc(fx.incidentId)}`, shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"] },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/events",
+    url: () => "/events?type=chat.recovery.exhausted",
+    shows: () => ['data-testid="events"', "chat.recovery.exhausted"],
+  },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/incidents/:incidentId",
+    url: (fx) => `/incidents/${enc(fx.incidentId)}`,
+    shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"],
+  },
   { kind: "read", method: "GET", pattern: "/runs", url: () => "/runs", shows: (fx) => [fx.session.runId] },
-  { kind: "read", method: "GET", pattern: "/runs/:fiberId", url: (fx) => `/runs/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn", "streamedChars"] },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/runs/:fiberId",
+    url: (fx) => `/runs/${enc(fx.session.runId)}`,
+    shows: (fx) => [fx.session.runId, "Fiber session-turn", "streamedChars"],
+  },
   // Old links: redirected (followed here, as a browser does) to the runs pages, behind the same sign-in.
   { kind: "read", method: "GET", pattern: "/fibers", url: () => "/fibers", shows: (fx) => [fx.session.runId] },
-  { kind: "read", method: "GET", pattern: "/fibers/:runId", url: (fx) => `/fibers/${enc(fx.session.runId)}`, shows: (fx) => [fx.session.runId, "Fiber session-turn"] },
   {
-    kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName", url: agentPath,
+    kind: "read",
+    method: "GET",
+    pattern: "/fibers/:runId",
+    url: (fx) => `/fibers/${enc(fx.session.runId)}`,
+    shows: (fx) => [fx.session.runId, "Fiber session-turn"],
+  },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/agents/:agentClass/:agentName",
+    url: agentPath,
     shows: (fx, who) => ["Run history", fx.session.runId, who === "operator" ? "Confirm force idle" : "need the operator role; you are signed in as a viewer"],
   },
-  { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/live", url: (fx) => `${agentPath(fx)}/live`, shows: (fx) => ["Live runs", fx.session.runId, ">running<"] },
-  { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/history", url: (fx) => `${agentPath(fx)}/history`, shows: (fx) => ['data-testid="run-history"', fx.session.runId] },
-  { kind: "read", method: "GET", pattern: "/agents/:agentClass/:agentName/runs/:runId", url: (fx) => `${agentPath(fx)}/runs/${enc(fx.session.runId)}`, shows: (fx) => ["Snapshot (live)", fx.session.runId, "streamedChars"] },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/agents/:agentClass/:agentName/live",
+    url: (fx) => `${agentPath(fx)}/live`,
+    shows: (fx) => ["Live runs", fx.session.runId, ">running<"],
+  },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/agents/:agentClass/:agentName/history",
+    url: (fx) => `${agentPath(fx)}/history`,
+    shows: (fx) => ['data-testid="run-history"', fx.session.runId],
+  },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/agents/:agentClass/:agentName/runs/:runId",
+    url: (fx) => `${agentPath(fx)}/runs/${enc(fx.session.runId)}`,
+    shows: (fx) => ["Snapshot (live)", fx.session.runId, "streamedChars"],
+  },
   { kind: "read", method: "GET", pattern: "/sessions", url: () => "/sessions", shows: (fx) => [fx.session.name] },
-  { kind: "read", method: "GET", pattern: "/sessions/:name", url: (fx) => `/sessions/${enc(fx.session.name)}`, shows: (fx) => [`Session ${fx.session.name}`, "session.status_running"] },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/sessions/:name",
+    url: (fx) => `/sessions/${enc(fx.session.name)}`,
+    shows: (fx) => [`Session ${fx.session.name}`, "session.status_running"],
+  },
   { kind: "read", method: "GET", pattern: "/sessions/:name/status", url: (fx) => `/sessions/${enc(fx.session.name)}/status`, shows: () => [">running<"] },
   { kind: "read", method: "GET", pattern: "/backups", url: () => "/backups", shows: () => ["Workspace backups"] },
   { kind: "read", method: "GET", pattern: "/audit", url: () => "/audit", shows: () => ["Audit log"] },
@@ -80,25 +136,75 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/search", url: (fx) => `/search?q=${enc(fx.session.name)}`, shows: (fx) => [fx.session.name] },
   { kind: "read", method: "GET", pattern: "/stuck", url: () => "/stuck", shows: () => ["<h1>Stuck</h1>", "STUCK_NO_PROGRESS_MINUTES"] },
   { kind: "read", method: "GET", pattern: "/partials/stuck", url: () => "/partials/stuck", shows: () => ['data-testid="stuck'] },
-  { kind: "read", method: "GET", pattern: "/agents", url: () => "/agents?agentClass=FaultySessionAgent", shows: (fx) => ['data-testid="agents"', fx.session.name] },
-  { kind: "read", method: "GET", pattern: "/api/agents", url: () => "/api/agents?agentClass=FaultySessionAgent", shows: (fx) => [`"agentName":"${fx.session.name}"`] },
-  { kind: "read", method: "GET", pattern: "/api/agents/:agentClass/:agentName", url: (fx) => `/api/agents/FaultySessionAgent/${enc(fx.session.name)}`, shows: (fx) => ['"status":"running"', fx.session.runId] },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/agents",
+    url: () => "/agents?agentClass=FaultySessionAgent",
+    shows: (fx) => ['data-testid="agents"', fx.session.name],
+  },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/api/agents",
+    url: () => "/api/agents?agentClass=FaultySessionAgent",
+    shows: (fx) => [`"agentName":"${fx.session.name}"`],
+  },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/api/agents/:agentClass/:agentName",
+    url: (fx) => `/api/agents/FaultySessionAgent/${enc(fx.session.name)}`,
+    shows: (fx) => ['"status":"running"', fx.session.runId],
+  },
   { kind: "operate", method: "POST", pattern: "/api/reconcile", url: () => "/api/reconcile", shows: ['"ok":true', '"asked":', '"findings":', '"unanswered":'] },
   {
-    kind: "read", method: "GET", pattern: "/bulk", url: (fx) => `/bulk?incidentReason=${enc(fx.bulkReason)}`,
-    shows: (_fx, who) => ['data-testid="bulk-count">1<', who === "operator" ? "Confirm on 1 agent" : "Bulk actions need the operator role; you are signed in as a viewer."],
+    kind: "read",
+    method: "GET",
+    pattern: "/bulk",
+    url: (fx) => `/bulk?incidentReason=${enc(fx.bulkReason)}`,
+    shows: (_fx, who) => [
+      'data-testid="bulk-count">1<',
+      who === "operator" ? "Confirm on 1 agent" : "Bulk actions need the operator role; you are signed in as a viewer.",
+    ],
   },
-  { kind: "read", method: "GET", pattern: "/bulk/batches/:batchId", url: (fx) => `/bulk/batches/${fx.batchId}`, shows: (fx) => [fx.batchId, "Bulk trigger alarm", 'data-testid="batch-progress"'] },
-  { kind: "read", method: "GET", pattern: "/bulk/batches/:batchId/progress", url: (fx) => `/bulk/batches/${fx.batchId}/progress`, shows: () => ['data-testid="batch-progress"', 'data-testid="batch-total">1<'] },
   {
-    kind: "operate", method: "POST", pattern: "/bulk", url: () => "/bulk", okStatus: 202,
+    kind: "read",
+    method: "GET",
+    pattern: "/bulk/batches/:batchId",
+    url: (fx) => `/bulk/batches/${fx.batchId}`,
+    shows: (fx) => [fx.batchId, "Bulk trigger alarm", 'data-testid="batch-progress"'],
+  },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/bulk/batches/:batchId/progress",
+    url: (fx) => `/bulk/batches/${fx.batchId}/progress`,
+    shows: () => ['data-testid="batch-progress"', 'data-testid="batch-total">1<'],
+  },
+  {
+    kind: "operate",
+    method: "POST",
+    pattern: "/bulk",
+    url: () => "/bulk",
+    okStatus: 202,
     form: (fx) => ({ incidentReason: fx.bulkReason, action: "trigger_alarm", reason: "matrix bulk" }),
     shows: ['"ok":true', '"batchId":', '"total":1'],
     viewerSees: "viewer@example.com has the viewer role; bulk actions need operator",
   },
-  { kind: "read", method: "GET", pattern: "/api/csrf", url: () => "/api/csrf", shows: (_fx, who) => [`"email":"${USERS[who]}"`, `"role":"${who}"`, '"token":"'] },
   {
-    kind: "action", method: "POST", pattern: "/actions/force-idle", url: () => "/actions/force-idle", action: "force_idle",
+    kind: "read",
+    method: "GET",
+    pattern: "/api/csrf",
+    url: () => "/api/csrf",
+    shows: (_fx, who) => [`"email":"${USERS[who]}"`, `"role":"${who}"`, '"token":"'],
+  },
+  {
+    kind: "action",
+    method: "POST",
+    pattern: "/actions/force-idle",
+    url: () => "/actions/force-idle",
+    action: "force_idle",
     done: /Force idle done\.<\/strong> The agent is now idle\./,
     effect: async (s) => {
       expect(await s.stub.status()).toBe("idle");
@@ -106,7 +212,11 @@ const ROUTES: Route[] = [
     },
   },
   {
-    kind: "action", method: "POST", pattern: "/actions/trigger-alarm", url: () => "/actions/trigger-alarm", action: "trigger_alarm",
+    kind: "action",
+    method: "POST",
+    pattern: "/actions/trigger-alarm",
+    url: () => "/actions/trigger-alarm",
+    action: "trigger_alarm",
     // Evicted mid-turn: the alarm the operator triggers is what recovers the orphaned turn.
     prepare: async (s) => void (await rejectionOf(s.stub.evict())),
     // Read back after the alarm: the recovered turn runs again (its script stalls), and the answer says so.
@@ -117,11 +227,17 @@ const ROUTES: Route[] = [
     },
   },
   {
-    kind: "op_action", method: "POST", pattern: "/actions/resolve-op", url: () => "/actions/resolve-op", action: "resolve_op",
+    kind: "op_action",
+    method: "POST",
+    pattern: "/actions/resolve-op",
+    url: () => "/actions/resolve-op",
+    action: "resolve_op",
     target: async () => {
       const c = await ambiguousCharge("matrix-op");
       return {
-        agentClass: c.agentClass, name: c.name, fields: { opId: c.opId, resolution: "verified_not_ran" },
+        agentClass: c.agentClass,
+        name: c.name,
+        fields: { opId: c.opId, resolution: "verified_not_ran" },
         effect: async () => expect((await c.stub.ops()).find((o) => o.op_id === c.opId)?.status).toBe("resolved"),
       };
     },
@@ -145,7 +261,12 @@ let fx: Fixture;
 
 beforeAll(async () => {
   await publishEnvTeamKeys();
-  const [session, victim, incident, batch] = await Promise.all([stalledSession("matrix"), stalledSession("victim"), exhaustedChatIncident(), bulkBatch("matrix")]);
+  const [session, victim, incident, batch] = await Promise.all([
+    stalledSession("matrix"),
+    stalledSession("victim"),
+    exhaustedChatIncident(),
+    bulkBatch("matrix"),
+  ]);
   fx = { session, victim, incidentId: incident.incidentId, batchId: batch.batchId, bulkReason: batch.reason };
 }, 60_000);
 
@@ -199,7 +320,16 @@ describe.each(ROUTES)("$method $pattern", (route) => {
       const mine = (await auditOf(target.name)).filter((a) => a.reason === `matrix ${route.action} as ${who}`);
       expect(mine).toEqual(
         who === "viewer"
-          ? [{ actor: USERS.viewer, role: "viewer", action: route.action, reason: `matrix ${route.action} as viewer`, result: "denied", error: expect.stringContaining("not_permitted") }]
+          ? [
+              {
+                actor: USERS.viewer,
+                role: "viewer",
+                action: route.action,
+                reason: `matrix ${route.action} as viewer`,
+                result: "denied",
+                error: expect.stringContaining("not_permitted"),
+              },
+            ]
           : [],
       );
       return;
@@ -207,7 +337,10 @@ describe.each(ROUTES)("$method $pattern", (route) => {
 
     if (route.kind === "op_action") {
       const reason = `matrix ${route.action} as ${who}`;
-      const t = who === "operator" ? await route.target() : { agentClass: fx.victim.agentClass, name: fx.victim.name, fields: { opId: "op-matrix", resolution: "verified_not_ran" }, effect: async () => {} };
+      const t =
+        who === "operator"
+          ? await route.target()
+          : { agentClass: fx.victim.agentClass, name: fx.victim.name, fields: { opId: "op-matrix", resolution: "verified_not_ran" }, effect: async () => {} };
       const res = await postForm(url, who, { agentClass: t.agentClass, agentName: t.name, ...t.fields, reason }, { csrf });
       const text = await res.text();
       expect(res.status).toBe(expected);
@@ -220,7 +353,9 @@ describe.each(ROUTES)("$method $pattern", (route) => {
       if (who === "viewer") expect(text).toContain("viewer@example.com has the viewer role; this action needs operator");
       await expectStillRunning(fx.victim);
       expect((await auditOf(fx.victim.name)).filter((a) => a.reason === reason)).toEqual(
-        who === "viewer" ? [{ actor: USERS.viewer, role: "viewer", action: route.action, reason, result: "denied", error: expect.stringContaining("not_permitted") }] : [],
+        who === "viewer"
+          ? [{ actor: USERS.viewer, role: "viewer", action: route.action, reason, result: "denied", error: expect.stringContaining("not_permitted") }]
+          : [],
       );
       return;
     }
@@ -250,10 +385,15 @@ describe("refusals are plain and uncached", () => {
     expect(norole.status).toBe(403);
     expect(await norole.json()).toMatchObject({ ok: false, error: { code: "no_role" } });
 
-    const viewer = await postForm("/actions/force-idle", "viewer", { agentClass: "FaultySessionAgent", agentName: fx.victim.name, reason: "htmx" }, {
-      csrf: await csrfFor("viewer"),
-      headers: { "HX-Request": "true" },
-    });
+    const viewer = await postForm(
+      "/actions/force-idle",
+      "viewer",
+      { agentClass: "FaultySessionAgent", agentName: fx.victim.name, reason: "htmx" },
+      {
+        csrf: await csrfFor("viewer"),
+        headers: { "HX-Request": "true" },
+      },
+    );
     // htmx gets the inline result fragment it swaps into the page.
     expect(viewer.status).toBe(403);
     expect(viewer.headers.get("content-type")).toMatch(/text\/html/);

@@ -1,14 +1,18 @@
-import { beforeAll, describe, expect, it } from "vitest";
 import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { type StalledSession, auditOf, call, csrfFor, exhaustedChatIncident, getText, postForm, stalledSession, uid } from "./harness";
+import { auditOf, call, csrfFor, exhaustedChatIncident, getText, postForm, type StalledSession, stalledSession, uid } from "./harness";
 
 // Unknown ids, malformed filters and cursors, odd values: a page (or JSON, or one htmx line) a person
 // understands, with 404 or 400 — never a 5xx (every call is checked for that in harness.call).
 
 const enc = encodeURIComponent;
-const b64Json = (v: unknown) => btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(v)))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const b64Json = (v: unknown) =>
+  btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(v))))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 let session: StalledSession;
 let probeAgent: string;
@@ -49,13 +53,21 @@ const escapeQuotes = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;
 
 describe("unknown ids answer 404 with a clear message", () => {
   const CASES: [string, () => string, () => string][] = [
-    ["incident", () => "/incidents/req-nope:msg-0", () => "No incident with id &quot;req-nope:msg-0&quot;. It may have aged out of retention, or the id is mistyped."],
+    [
+      "incident",
+      () => "/incidents/req-nope:msg-0",
+      () => "No incident with id &quot;req-nope:msg-0&quot;. It may have aged out of retention, or the id is mistyped.",
+    ],
     ["run", () => "/runs/no-such-fiber", () => "No run with id &quot;no-such-fiber&quot; (a fiber id, a Tasks run id, or a chat turn&#39;s request id)."],
     ["session", () => "/sessions/no-such-session", () => "No session named &quot;no-such-session&quot; has reported to this console."],
     ["session status fragment", () => "/sessions/no-such-session/status", () => "No such session."],
     ["agent", () => "/agents/ProbeAgent/no-such-agent", () => "No agent ProbeAgent &quot;no-such-agent&quot; has reported to this console."],
     ["agent of an unknown class", () => "/agents/NoSuchClass/x", () => "No agent NoSuchClass &quot;x&quot; has reported to this console."],
-    ["run of a known agent", () => `/agents/FaultySessionAgent/${enc(session.name)}/runs/no-such-run`, () => "No run or fiber with id &quot;no-such-run&quot;."],
+    [
+      "run of a known agent",
+      () => `/agents/FaultySessionAgent/${enc(session.name)}/runs/no-such-run`,
+      () => "No run or fiber with id &quot;no-such-run&quot;.",
+    ],
     ["run of an unknown agent", () => "/agents/ProbeAgent/no-such-agent/runs/no-such-run", () => "No run or fiber with id &quot;no-such-run&quot;."],
     ["path", () => "/no/such/page", () => "There is no page at /no/such/page."],
   ];
@@ -72,7 +84,9 @@ describe("unknown ids answer 404 with a clear message", () => {
   it("a run that is no longer live falls back to its last-known snapshot instead of 404", async () => {
     const s = await stalledSession("gone");
     const csrf = await csrfFor("operator");
-    expect((await postForm("/actions/force-idle", "operator", { agentClass: s.agentClass, agentName: s.name, reason: "end the run" }, { csrf })).status).toBe(200);
+    expect((await postForm("/actions/force-idle", "operator", { agentClass: s.agentClass, agentName: s.name, reason: "end the run" }, { csrf })).status).toBe(
+      200,
+    );
     const page = await getText(`/agents/FaultySessionAgent/${enc(s.name)}/runs/${enc(s.runId)}`, "viewer");
     expect(page.status).toBe(200);
     expect(page.text).toContain("This run is no longer live");
@@ -86,9 +100,18 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
     ["/incidents?kind=bogus", "kind must be one of fiber, turn, chat (got &quot;bogus&quot;)"],
     ["/incidents?groupBy=bogus", "groupBy must be one of reason, status, kind, agent"],
     ["/incidents?since=2026-02-01&until=2026-01-01", "since must not be later than until"],
-    ["/incidents?since=yesterday", "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;yesterday&quot;)"],
-    ["/runs?since=not-a-date", "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;not-a-date&quot;)"],
-    ["/runs?outcome=exploded", `outcome must be one of running, completed, failed, interrupted, cancelled, force_idled, ended_unreported, recovering, recovered, recovery_skipped, recovery_failed (got &quot;exploded&quot;)`],
+    [
+      "/incidents?since=yesterday",
+      "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;yesterday&quot;)",
+    ],
+    [
+      "/runs?since=not-a-date",
+      "since must be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date such as 2026-11-01T12:00:00Z (got &quot;not-a-date&quot;)",
+    ],
+    [
+      "/runs?outcome=exploded",
+      `outcome must be one of running, completed, failed, interrupted, cancelled, force_idled, ended_unreported, recovering, recovered, recovery_skipped, recovery_failed (got &quot;exploded&quot;)`,
+    ],
     ["/runs?kind=thread", `kind must be one of fiber, managed_fiber, task, chat_turn (got &quot;thread&quot;)`],
     [`/runs?agentName=${"x".repeat(501)}`, "agentName is longer than 500 characters"],
     ["/sessions?status=sleepy", "status must be one of running, idle, rescheduled, terminated, error, ended_unreported (got &quot;sleepy&quot;)"],
@@ -120,7 +143,11 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
 
   it("bad agent addresses are 400, with the rule they break", async () => {
     await expectProblem(`/agents/Not%20A%20Class/x/runs/y`, 400, "agentClass: agent class must be a class name");
-    await expectProblem(`/agents/FaultySessionAgent/${enc(session.name)}/runs/${"r".repeat(201)}`, 400, "id: Too big: expected string to have &lt;=200 characters");
+    await expectProblem(
+      `/agents/FaultySessionAgent/${enc(session.name)}/runs/${"r".repeat(201)}`,
+      400,
+      "id: Too big: expected string to have &lt;=200 characters",
+    );
     const api = await call(`/api/agents/ProbeAgent/${"n".repeat(501)}`, { as: "viewer" });
     expect(api.status).toBe(400);
     expect(await api.json()).toMatchObject({ ok: false, error: { code: "invalid_input", message: expect.stringContaining("agentName") } });
@@ -134,12 +161,16 @@ describe("cursors", () => {
 
   it("a real cursor pages through the list, and the last page has none", async () => {
     const first = (await (await call(`/incidents?agentName=${enc(probeAgent)}&limit=1`, { as: "viewer", headers: { Accept: "application/json" } })).json()) as {
-      items: { incidentId: string }[]; next: string | null;
+      items: { incidentId: string }[];
+      next: string | null;
     };
     expect(first.items).toHaveLength(1);
     expect(first.next).toBeTypeOf("string");
-    const second = (await (await call(`/incidents?agentName=${enc(probeAgent)}&limit=1&cursor=${first.next}`, { as: "viewer", headers: { Accept: "application/json" } })).json()) as {
-      items: { incidentId: string }[]; next: string | null;
+    const second = (await (
+      await call(`/incidents?agentName=${enc(probeAgent)}&limit=1&cursor=${first.next}`, { as: "viewer", headers: { Accept: "application/json" } })
+    ).json()) as {
+      items: { incidentId: string }[];
+      next: string | null;
     };
     expect([first.items[0]!.incidentId, second.items[0]!.incidentId].sort()).toEqual([...incidents].sort());
     // The HTML page links the next page with the same cursor.
@@ -161,14 +192,21 @@ describe("cursors", () => {
 
   it("timelines reject malformed cursors", async () => {
     for (const path of [`/incidents/${enc(incidents[0]!)}`, `/runs/${enc(session.runId)}`, `/sessions/${enc(session.name)}`]) {
-      for (const cursor of ["not*base64", "A", b64Json({ not: "an array" }), b64Json(["x", 1])]) await expectProblem(`${path}?cursor=${enc(cursor)}`, 400, INVALID);
+      for (const cursor of ["not*base64", "A", b64Json({ not: "an array" }), b64Json(["x", 1])])
+        await expectProblem(`${path}?cursor=${enc(cursor)}`, 400, INVALID);
     }
   });
 
   it("a cursor of another list is refused with its own message", async () => {
-    const { next } = (await (await call(`/incidents?agentName=${enc(probeAgent)}&limit=1`, { as: "viewer", headers: { Accept: "application/json" } })).json()) as { next: string };
+    const { next } = (await (
+      await call(`/incidents?agentName=${enc(probeAgent)}&limit=1`, { as: "viewer", headers: { Accept: "application/json" } })
+    ).json()) as { next: string };
     await expectProblem(`/runs?cursor=${next}`, 400, "the page cursor belongs to another list or ordering; start from the first page");
-    await expectProblem(`/incidents/${enc(incidents[0]!)}?cursor=${next}`, 400, "the page cursor belongs to another list or ordering; start from the first page");
+    await expectProblem(
+      `/incidents/${enc(incidents[0]!)}?cursor=${next}`,
+      400,
+      "the page cursor belongs to another list or ordering; start from the first page",
+    );
   });
 });
 
@@ -204,7 +242,12 @@ describe("odd but well-formed values never make a 5xx", () => {
 describe("bad action input", () => {
   it("a missing reason is refused as invalid input, audited, and nothing runs", async () => {
     const csrf = await csrfFor("operator");
-    const res = await postForm("/actions/force-idle", "operator", { agentClass: session.agentClass, agentName: session.name }, { csrf, headers: { Accept: "application/json" } });
+    const res = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: session.agentClass, agentName: session.name },
+      { csrf, headers: { Accept: "application/json" } },
+    );
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ ok: false, error: { code: "invalid_input", message: "reason: a reason is required: say why, for the audit log" } });
     expect(await session.stub.status()).toBe("running");
@@ -224,13 +267,21 @@ describe("bad action input", () => {
     const csrf = await csrfFor("operator");
     const res = await postForm("/actions/force-idle", "operator", { reason: "which one?" }, { csrf, headers: { Accept: "application/json" } });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({ ok: false, error: { code: "invalid_input", message: "which agent? agentClass is missing; which agent? agentName is missing" } });
+    expect(await res.json()).toEqual({
+      ok: false,
+      error: { code: "invalid_input", message: "which agent? agentClass is missing; which agent? agentName is missing" },
+    });
   });
 
   it("an action on an unknown agent is 404 and is audited as an error", async () => {
     const csrf = await csrfFor("operator");
     const name = `typo-${uid()}`;
-    const res = await postForm("/actions/force-idle", "operator", { agentClass: "ProbeAgent", agentName: name, reason: "typo" }, { csrf, headers: { Accept: "application/json" } });
+    const res = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: "ProbeAgent", agentName: name, reason: "typo" },
+      { csrf, headers: { Accept: "application/json" } },
+    );
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ ok: false, error: { code: "not_found", message: `no agent ProbeAgent "${name}" in the registry` } });
     expect(await auditOf(name)).toEqual([expect.objectContaining({ result: "error", error: `not_found: no agent ProbeAgent "${name}" in the registry` })]);
@@ -243,18 +294,33 @@ describe("bad action input", () => {
   it("an action on an unknown agent does not make that agent known", async () => {
     const csrf = await csrfFor("operator");
     const name = `typo-${uid()}`;
-    const res = await postForm("/actions/force-idle", "operator", { agentClass: "PlainAdminAgent", agentName: name, reason: "typo" }, { csrf, headers: { Accept: "application/json" } });
+    const res = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: "PlainAdminAgent", agentName: name, reason: "typo" },
+      { csrf, headers: { Accept: "application/json" } },
+    );
     expect(res.status).toBe(404);
     // The attempt is audited, but no event speaks for an agent that does not exist, so the registry stays clean.
     await pollRows("SELECT result FROM audit_log WHERE target_name = ?", [name], (r) => r.length === 1);
     // A real agent's admin event, sent after the typo's audit: once it is stored, the queue has delivered past the typo.
     const known = await stalledSession("marker");
-    const marker = await postForm("/actions/force-idle", "operator", { agentClass: known.agentClass, agentName: known.name, reason: "marker" }, { csrf, headers: { Accept: "application/json" } });
+    const marker = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: known.agentClass, agentName: known.name, reason: "marker" },
+      { csrf, headers: { Accept: "application/json" } },
+    );
     expect(marker.status).toBe(200);
     await pollRows("SELECT 1 FROM events WHERE type = 'admin.force_idle' AND agent_name = ?", [known.name], (r) => r.length >= 1);
     expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE agent_name = ?").bind(name).first<{ n: number }>())!.n).toBe(0);
     await expectProblem(`/agents/PlainAdminAgent/${name}`, 404, `No agent PlainAdminAgent &quot;${name}&quot; has reported to this console.`);
-    const again = await postForm("/actions/force-idle", "operator", { agentClass: "PlainAdminAgent", agentName: name, reason: "typo again" }, { csrf, headers: { Accept: "application/json" } });
+    const again = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: "PlainAdminAgent", agentName: name, reason: "typo again" },
+      { csrf, headers: { Accept: "application/json" } },
+    );
     expect(again.status).toBe(404);
   });
 });

@@ -1,7 +1,7 @@
-import { getAgentByName } from "agents";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
 import { Telemetry } from "@agent-oncall/telemetry";
+import { getAgentByName } from "agents";
+import { beforeAll, describe, expect, it } from "vitest";
 import { pollRows, rejectionOf } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { call, csrfFor, getText, postForm, uid } from "./harness";
@@ -19,17 +19,39 @@ beforeAll(async () => {
 });
 
 /** An incident of `reason` reported for an agent as its own telemetry would (the registry learns of the agent too). */
-async function incident(agentClass: string, agentName: string, reason: string, type: "chat.recovery.exhausted" | "chat.recovery.detected" = "chat.recovery.exhausted") {
+async function incident(
+  agentClass: string,
+  agentName: string,
+  reason: string,
+  type: "chat.recovery.exhausted" | "chat.recovery.detected" = "chat.recovery.exhausted",
+) {
   const incidentId = `req-${uid()}:msg-1`;
   const t = new Telemetry({ source: { agentClass, agentName }, queue: env.TELEMETRY_QUEUE });
-  t.record(type, { attempt: 3, maxAttempts: 3, recoveryKind: "retry", ...(type === "chat.recovery.exhausted" ? { reason } : {}) }, { incidentId, requestId: incidentId.split(":")[0]! });
+  t.record(
+    type,
+    { attempt: 3, maxAttempts: 3, recoveryKind: "retry", ...(type === "chat.recovery.exhausted" ? { reason } : {}) },
+    { incidentId, requestId: incidentId.split(":")[0]! },
+  );
   await t.settle();
   await pollRows("SELECT 1 FROM incidents WHERE incident_id = ? AND agent_name = ?", [incidentId, agentName], (r) => r.length === 1);
   return incidentId;
 }
 
 type Preview = { ok: true; value: { targets: { agentClass: string; agentName: string; why: string }[]; total: number; capped: boolean } };
-type Progress = { ok: true; value: { batchId: string; total: number; done: number; failed: number; running: number; queued: number; complete: boolean; result: string; targets: { agentClass: string; agentName: string; result: string; error: string | null }[] } };
+type Progress = {
+  ok: true;
+  value: {
+    batchId: string;
+    total: number;
+    done: number;
+    failed: number;
+    running: number;
+    queued: number;
+    complete: boolean;
+    result: string;
+    targets: { agentClass: string; agentName: string; result: string; error: string | null }[];
+  };
+};
 
 async function preview(query: string, who: "viewer" | "operator" = "viewer"): Promise<Preview["value"]> {
   const res = await call(`/bulk?${query}`, { as: who, headers: JSON_ACCEPT });
@@ -51,9 +73,23 @@ async function untilComplete(batchId: string, timeoutMs = 20_000): Promise<Progr
 }
 
 const batchRows = (batchId: string) =>
-  env.DB.prepare("SELECT id, action, target_class AS targetClass, target_name AS targetName, actor, role, reason, result, error, before, after FROM audit_log WHERE batch_id = ? ORDER BY time, rowid")
+  env.DB.prepare(
+    "SELECT id, action, target_class AS targetClass, target_name AS targetName, actor, role, reason, result, error, before, after FROM audit_log WHERE batch_id = ? ORDER BY time, rowid",
+  )
     .bind(batchId)
-    .all<{ id: string; action: string; targetClass: string; targetName: string; actor: string; role: string; reason: string; result: string; error: string | null; before: string | null; after: string | null }>()
+    .all<{
+      id: string;
+      action: string;
+      targetClass: string;
+      targetName: string;
+      actor: string;
+      role: string;
+      reason: string;
+      result: string;
+      error: string | null;
+      before: string | null;
+      after: string | null;
+    }>()
     .then((r) => r.results);
 
 describe("bulk force idle over foreign agents selected by incident reason", () => {
@@ -104,7 +140,12 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
 
     // Confirm (as the CLI does: JSON).
     const csrf = await csrfFor("operator");
-    const res = await postForm("/bulk", "operator", { incidentReason: reason, action: "force_idle", reason: "recovery loop after the model outage" }, { csrf, headers: JSON_ACCEPT });
+    const res = await postForm(
+      "/bulk",
+      "operator",
+      { incidentReason: reason, action: "force_idle", reason: "recovery loop after the model outage" },
+      { csrf, headers: JSON_ACCEPT },
+    );
     expect(res.status).toBe(202);
     const started = (await res.json()) as { ok: true; value: { batchId: string; href: string; total: number } };
     expect(started.value).toMatchObject({ total: 3, href: `/bulk/batches/${started.value.batchId}` });
@@ -118,7 +159,9 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
     // The agents really are idle: each says so in its own audit row (what it answered after the action), and
     // the Tasks run and managed fiber no longer run.
     for (const name of [plain, work]) {
-      const row = await env.DB.prepare("SELECT result, after FROM audit_log WHERE batch_id = ? AND target_name = ?").bind(started.value.batchId, name).first<{ result: string; after: string }>();
+      const row = await env.DB.prepare("SELECT result, after FROM audit_log WHERE batch_id = ? AND target_name = ?")
+        .bind(started.value.batchId, name)
+        .first<{ result: string; after: string }>();
       expect(row!.result).toBe("ok");
       expect(JSON.parse(row!.after)).toMatchObject({ status: "idle", runCount: 0 });
     }
@@ -129,8 +172,22 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
     const rows = await batchRows(started.value.batchId);
     expect(rows).toHaveLength(4);
     const own = rows.find((r) => r.id === started.value.batchId)!;
-    expect(own).toMatchObject({ action: "bulk_force_idle", targetClass: "batch", targetName: `incidentReason=${reason}`, actor: "operator@example.com", role: "operator", reason: "recovery loop after the model outage", result: "error", error: "1 of 3 targets failed (see their rows in this batch)" });
-    expect(JSON.parse(own.before!)).toEqual({ filter: { incidentReason: reason }, total: 3, capped: false, targets: [`DurableWorkAgent/${work}`, `PlainAdminAgent/${plain}`, `TelemetryOnlyAgent/${bare}`] });
+    expect(own).toMatchObject({
+      action: "bulk_force_idle",
+      targetClass: "batch",
+      targetName: `incidentReason=${reason}`,
+      actor: "operator@example.com",
+      role: "operator",
+      reason: "recovery loop after the model outage",
+      result: "error",
+      error: "1 of 3 targets failed (see their rows in this batch)",
+    });
+    expect(JSON.parse(own.before!)).toEqual({
+      filter: { incidentReason: reason },
+      total: 3,
+      capped: false,
+      targets: [`DurableWorkAgent/${work}`, `PlainAdminAgent/${plain}`, `TelemetryOnlyAgent/${bare}`],
+    });
     expect(JSON.parse(own.after!)).toEqual({ total: 3, done: 2, failed: 1, byResult: { ok: 2, error: 1 } });
     const perTarget = rows.filter((r) => r.id !== started.value.batchId);
     expect(perTarget.map((r) => [r.action, r.targetClass, r.targetName, r.reason, r.actor]).sort()).toEqual(
@@ -187,13 +244,30 @@ describe("bulk refusals", () => {
     const name = `plain-${uid()}`;
     await incident("PlainAdminAgent", name, reason);
     const csrf = await csrfFor("viewer");
-    const res = await postForm("/bulk", "viewer", { incidentReason: reason, action: "force_idle", reason: "I am only a viewer" }, { csrf, headers: JSON_ACCEPT });
+    const res = await postForm(
+      "/bulk",
+      "viewer",
+      { incidentReason: reason, action: "force_idle", reason: "I am only a viewer" },
+      { csrf, headers: JSON_ACCEPT },
+    );
     expect(res.status).toBe(403);
-    expect(await res.json()).toEqual({ ok: false, error: { code: "not_permitted", message: "Refused: viewer@example.com has the viewer role; bulk actions need operator. The attempt is in the audit log." } });
+    expect(await res.json()).toEqual({
+      ok: false,
+      error: {
+        code: "not_permitted",
+        message: "Refused: viewer@example.com has the viewer role; bulk actions need operator. The attempt is in the audit log.",
+      },
+    });
     const html = await postForm("/bulk", "viewer", { incidentReason: reason, action: "force_idle", reason: "again, from the page" }, { csrf });
     expect(html.status).toBe(403);
     expect(await html.text()).toContain("bulk actions need operator");
-    const rows = (await env.DB.prepare("SELECT action, target_class, target_name, result, batch_id, id FROM audit_log WHERE actor = 'viewer@example.com' AND target_name = ? ORDER BY time, rowid").bind(`incidentReason=${reason}`).all<Record<string, string>>()).results;
+    const rows = (
+      await env.DB.prepare(
+        "SELECT action, target_class, target_name, result, batch_id, id FROM audit_log WHERE actor = 'viewer@example.com' AND target_name = ? ORDER BY time, rowid",
+      )
+        .bind(`incidentReason=${reason}`)
+        .all<Record<string, string>>()
+    ).results;
     expect(rows.map((r) => [r.action, r.target_class, r.result])).toEqual([
       ["bulk_force_idle", "batch", "denied"],
       ["bulk_force_idle", "batch", "denied"],
@@ -206,7 +280,9 @@ describe("bulk refusals", () => {
   it("answers a bad filter with 400 and a message, and an empty selection with no batch", async () => {
     const bad = await call("/bulk?status=asleep", { as: "viewer", headers: JSON_ACCEPT });
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain("status must be one of running_runs, open_incidents, running_sessions");
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain(
+      "status must be one of running_runs, open_incidents, running_sessions",
+    );
     const none = await call("/bulk", { as: "viewer", headers: JSON_ACCEPT });
     expect(none.status).toBe(400);
     expect(((await none.json()) as { error: { message: string } }).error.message).toContain("choose at least one filter");
@@ -218,7 +294,9 @@ describe("bulk refusals", () => {
     const missing = `nothing_has_this_reason_${uid()}`;
     const empty = await postForm("/bulk", "operator", { incidentReason: missing, action: "force_idle", reason: "cleanup" }, { csrf, headers: JSON_ACCEPT });
     expect(empty.status).toBe(400);
-    expect(((await empty.json()) as { error: { message: string } }).error.message).toBe(`No agent matches this filter (incident reason ${missing}), so no batch was started.`);
+    expect(((await empty.json()) as { error: { message: string } }).error.message).toBe(
+      `No agent matches this filter (incident reason ${missing}), so no batch was started.`,
+    );
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE target_name = ?").bind(`incidentReason=${missing}`).first("n")).toBe(0);
 
     const noReason = await postForm("/bulk", "operator", { incidentReason: missing, action: "force_idle", reason: "  " }, { csrf, headers: JSON_ACCEPT });

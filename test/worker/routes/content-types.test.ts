@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { ORIGIN, type StalledSession, auditOf, call, csrfFor, exhaustedChatIncident, getText, postForm, stalledSession } from "./harness";
+import { auditOf, call, csrfFor, exhaustedChatIncident, getText, ORIGIN, postForm, type StalledSession, stalledSession } from "./harness";
 
 // Content negotiation: the CLI sends Accept: application/json and gets JSON; browsers get HTML pages;
 // htmx gets HTML fragments. Same data either way.
@@ -75,7 +75,12 @@ describe("actions", () => {
   it("answer the admin result as JSON for Accept: application/json, and an HTML fragment otherwise", async () => {
     const csrf = await csrfFor("operator");
     const s = await stalledSession("ctype-act");
-    const json = await postForm("/actions/trigger-alarm", "operator", { agentClass: s.agentClass, agentName: s.name, reason: "json please" }, { csrf, headers: JSON_ACCEPT });
+    const json = await postForm(
+      "/actions/trigger-alarm",
+      "operator",
+      { agentClass: s.agentClass, agentName: s.name, reason: "json please" },
+      { csrf, headers: JSON_ACCEPT },
+    );
     expect(json.status).toBe(200);
     expect(json.headers.get("content-type")).toMatch(/^application\/json/);
     expect(await json.json()).toMatchObject({ ok: true, value: { before: { status: "running" }, after: { status: "running" }, recoveredRuns: [] } });
@@ -87,9 +92,18 @@ describe("actions", () => {
     expect(fragment).toMatch(/^<div class="result ok" data-testid="action-result">/);
     expect(fragment).toContain(`href="/audit?targetName=${enc(s.name)}"`);
 
-    const again = await postForm("/actions/force-idle", "operator", { agentClass: s.agentClass, agentName: s.name, reason: "json again" }, { csrf, headers: JSON_ACCEPT });
+    const again = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: s.agentClass, agentName: s.name, reason: "json again" },
+      { csrf, headers: JSON_ACCEPT },
+    );
     expect(await again.json()).toMatchObject({ ok: true, value: { noop: true } });
-    expect((await auditOf(s.name)).map((a) => [a.action, a.result])).toEqual([["trigger_alarm", "ok"], ["force_idle", "ok"], ["force_idle", "noop"]]);
+    expect((await auditOf(s.name)).map((a) => [a.action, a.result])).toEqual([
+      ["trigger_alarm", "ok"],
+      ["force_idle", "ok"],
+      ["force_idle", "noop"],
+    ]);
   });
 
   it("answer failures as JSON with a status that says what went wrong", async () => {
@@ -110,14 +124,22 @@ describe("actions", () => {
   });
 
   it("answer refusals as JSON: a viewer's and a CSRF failure", async () => {
-    const viewer = await postForm("/actions/force-idle", "viewer", { agentClass: session.agentClass, agentName: session.name, reason: "r" }, {
-      csrf: await csrfFor("viewer"),
-      headers: JSON_ACCEPT,
-    });
+    const viewer = await postForm(
+      "/actions/force-idle",
+      "viewer",
+      { agentClass: session.agentClass, agentName: session.name, reason: "r" },
+      {
+        csrf: await csrfFor("viewer"),
+        headers: JSON_ACCEPT,
+      },
+    );
     expect(viewer.status).toBe(403);
     expect(viewer.headers.get("content-type")).toMatch(/^application\/json/);
     // The role is checked by the audited admin client, so the refusal has the admin contract's shape.
-    expect(await viewer.json()).toEqual({ ok: false, error: { code: "not_permitted", message: "refused: viewer@example.com has the viewer role; this action needs operator" } });
+    expect(await viewer.json()).toEqual({
+      ok: false,
+      error: { code: "not_permitted", message: "refused: viewer@example.com has the viewer role; this action needs operator" },
+    });
 
     const csrf = await call("/actions/trigger-alarm", { as: "operator", method: "POST", headers: { ...JSON_ACCEPT, Origin: ORIGIN } });
     expect(csrf.status).toBe(403);

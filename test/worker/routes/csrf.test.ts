@@ -1,18 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { publishEnvTeamKeys } from "../access-tokens";
-import {
-  ORIGIN,
-  type StalledSession,
-  USERS,
-  auditOf,
-  call,
-  csrfFor,
-  csrfFromPage,
-  expectStillRunning,
-  getText,
-  stalledSession,
-} from "./harness";
 import type { RefusalBody } from "../../../worker/http/refusal";
+import { publishEnvTeamKeys } from "../access-tokens";
+import { auditOf, call, csrfFor, csrfFromPage, expectStillRunning, getText, ORIGIN, type StalledSession, stalledSession, USERS } from "./harness";
 
 // CSRF on the real Worker: the operator is allowed to act, so every refusal here is the CSRF check's.
 
@@ -35,17 +24,44 @@ const form = (agentName: string, reason: string, extra: Record<string, string> =
   new URLSearchParams({ agentClass: "FaultySessionAgent", agentName, reason, ...extra }).toString();
 const FORM_TYPE = { "Content-Type": "application/x-www-form-urlencoded" };
 
-type Refusal = { name: string; code: "csrf_missing" | "csrf_invalid" | "csrf_origin"; headers: () => Record<string, string>; field?: () => string; message: string };
+type Refusal = {
+  name: string;
+  code: "csrf_missing" | "csrf_invalid" | "csrf_origin";
+  headers: () => Record<string, string>;
+  field?: () => string;
+  message: string;
+};
 
 const tamper = (t: string) => `${t.slice(0, -3)}${t.endsWith("AAA") ? "BBB" : "AAA"}`;
 
 const REFUSALS: Refusal[] = [
   { name: "no token", code: "csrf_missing", headers: () => ({ Origin: ORIGIN }), message: "it carried no security token" },
-  { name: "the viewer's token (another user)", code: "csrf_invalid", headers: () => ({ Origin: ORIGIN, "X-CSRF-Token": viewerToken }), message: "issued to another user" },
-  { name: "the viewer's token in the _csrf field", code: "csrf_invalid", headers: () => ({ Origin: ORIGIN }), field: () => viewerToken, message: "issued to another user" },
+  {
+    name: "the viewer's token (another user)",
+    code: "csrf_invalid",
+    headers: () => ({ Origin: ORIGIN, "X-CSRF-Token": viewerToken }),
+    message: "issued to another user",
+  },
+  {
+    name: "the viewer's token in the _csrf field",
+    code: "csrf_invalid",
+    headers: () => ({ Origin: ORIGIN }),
+    field: () => viewerToken,
+    message: "issued to another user",
+  },
   { name: "a tampered token", code: "csrf_invalid", headers: () => ({ Origin: ORIGIN, "X-CSRF-Token": tamper(operatorToken) }), message: "not valid for you" },
-  { name: "a foreign Origin", code: "csrf_origin", headers: () => ({ Origin: "https://evil.example", "X-CSRF-Token": operatorToken }), message: `sent from https://evil.example, not from ${ORIGIN}` },
-  { name: "a cross-site request without Origin", code: "csrf_origin", headers: () => ({ "Sec-Fetch-Site": "cross-site", "X-CSRF-Token": operatorToken }), message: "did not say which site sent it" },
+  {
+    name: "a foreign Origin",
+    code: "csrf_origin",
+    headers: () => ({ Origin: "https://evil.example", "X-CSRF-Token": operatorToken }),
+    message: `sent from https://evil.example, not from ${ORIGIN}`,
+  },
+  {
+    name: "a cross-site request without Origin",
+    code: "csrf_origin",
+    headers: () => ({ "Sec-Fetch-Site": "cross-site", "X-CSRF-Token": operatorToken }),
+    message: "did not say which site sent it",
+  },
   { name: "no Origin at all", code: "csrf_origin", headers: () => ({ "X-CSRF-Token": operatorToken }), message: "did not say which site sent it" },
 ];
 
@@ -110,7 +126,9 @@ describe("other ways a browser sends the token", () => {
     expect(res.status).toBe(200);
     expect(await res.text()).toContain("Force idle done.");
     expect(await target.stub.status()).toBe("idle");
-    expect(await auditOf(target.name)).toEqual([{ actor: USERS.operator, role: "operator", action: "force_idle", reason: "plain form", result: "ok", error: null }]);
+    expect(await auditOf(target.name)).toEqual([
+      { actor: USERS.operator, role: "operator", action: "force_idle", reason: "plain form", result: "ok", error: null },
+    ]);
   });
 
   it("checks every POST, even to paths that do not exist", async () => {

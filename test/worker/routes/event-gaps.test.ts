@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentGapRow } from "../../../src/store/read-models/event-gaps";
@@ -18,7 +18,8 @@ import { call, getText, uid } from "./harness";
 const enc = encodeURIComponent;
 type Numbers = { seq_max: number | null; seq_seen: number };
 
-const numbers = (name: string) => env.DB.prepare("SELECT seq_max, seq_seen FROM agents WHERE agent_class = 'GapAgent' AND agent_name = ?").bind(name).first<Numbers>();
+const numbers = (name: string) =>
+  env.DB.prepare("SELECT seq_max, seq_seen FROM agents WHERE agent_class = 'GapAgent' AND agent_name = ?").bind(name).first<Numbers>();
 
 /**
  * Records `n` session events on the agent and, before the outbox drains, deletes the rows at positions `lose`
@@ -56,7 +57,13 @@ async function gapList(): Promise<AgentGapRow[]> {
 
 /** The ground truth: every agent row of this test file's D1 whose numbers show a gap. */
 async function agentsWithGapsInD1() {
-  return (await env.DB.prepare("SELECT agent_class, agent_name, seq_max - seq_seen AS missing FROM agents WHERE seq_max > seq_seen ORDER BY agent_name").all<{ agent_class: string; agent_name: string; missing: number }>()).results;
+  return (
+    await env.DB.prepare("SELECT agent_class, agent_name, seq_max - seq_seen AS missing FROM agents WHERE seq_max > seq_seen ORDER BY agent_name").all<{
+      agent_class: string;
+      agent_name: string;
+      missing: number;
+    }>()
+  ).results;
 }
 
 let lossy: { name: string; numbered: number[]; lost: number[] };
@@ -77,7 +84,11 @@ beforeAll(async () => {
   // And one loses nothing.
   whole = `whole-${uid()}`;
   await (await getAgentByName(env.GapAgent, whole)).work(1);
-  await pollRows<Numbers>("SELECT seq_max, seq_seen FROM agents WHERE agent_name IN (?, ?, ?)", [lossy.name, twoLost.name, whole], (r) => r.length === 3 && r.every((x) => x.seq_max !== null && x.seq_max >= 3));
+  await pollRows<Numbers>(
+    "SELECT seq_max, seq_seen FROM agents WHERE agent_name IN (?, ?, ?)",
+    [lossy.name, twoLost.name, whole],
+    (r) => r.length === 3 && r.every((x) => x.seq_max !== null && x.seq_max >= 3),
+  );
   await pollRows<Numbers>("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [lossy.name], (r) => r[0]?.seq_max === 12 && r[0]?.seq_seen === 10);
   await pollRows<Numbers>("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [twoLost.name], (r) => r[0]?.seq_max === 6 && r[0]?.seq_seen === 4);
 }, 60_000);
@@ -115,7 +126,10 @@ describe("events lost before the Queue", () => {
 
     // Everything the agent ever sent, delivered to the consumer again as new messages.
     const bodies = shipped.map((e) => JSON.stringify([e]));
-    const r = await ingestBatch(env.DB, bodies.map((body, i) => ({ id: `redeliver-${i}-${uid()}`, body })));
+    const r = await ingestBatch(
+      env.DB,
+      bodies.map((body, i) => ({ id: `redeliver-${i}-${uid()}`, body })),
+    );
     expect(r.deadLettered).toBe(0);
     expect(await numbers(lossy.name)).toEqual({ seq_max: 14, seq_seen: 12 });
   });
@@ -135,9 +149,14 @@ describe("events lost before the Queue", () => {
   it("the overview counts the agents with a gap, and its card links to a list of exactly those agents", async () => {
     const truth = await agentsWithGapsInD1();
     expect(truth.map((t) => [t.agent_name, t.missing])).toEqual(
-      [[lossy.name, 2], [twoLost.name, 2]].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+      [
+        [lossy.name, 2],
+        [twoLost.name, 2],
+      ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
     );
-    const overview = (await (await call("/", { as: "viewer", headers: { Accept: "application/json" } })).json()) as { counts: { agentsWithGaps: { n: number; capped: boolean; missingEvents: number } } };
+    const overview = (await (await call("/", { as: "viewer", headers: { Accept: "application/json" } })).json()) as {
+      counts: { agentsWithGaps: { n: number; capped: boolean; missingEvents: number } };
+    };
     expect(overview.counts.agentsWithGaps).toEqual({ n: truth.length, capped: false, missingEvents: 4 });
 
     const html = (await getText("/", "viewer")).text;
@@ -153,7 +172,10 @@ describe("events lost before the Queue", () => {
     const list = await gapList();
     expect(list.map((a) => [a.agentName, a.missing]).sort()).toEqual(truth.map((t) => [t.agent_name, t.missing]).sort());
     const page = (await getText(card[1], "viewer")).text;
-    const rows = [...page.matchAll(/data-testid="agent-row" data-agent-class="([^"]*)" data-agent-name="([^"]*)" data-missing="(\d+)"/g)].map((m) => [m[2], Number(m[3])]);
+    const rows = [...page.matchAll(/data-testid="agent-row" data-agent-class="([^"]*)" data-agent-name="([^"]*)" data-missing="(\d+)"/g)].map((m) => [
+      m[2],
+      Number(m[3]),
+    ]);
     expect(rows.length).toBe(Number(card[2]));
     expect(rows.sort()).toEqual(truth.map((t) => [t.agent_name, t.missing]).sort());
   });

@@ -41,7 +41,12 @@ it("reads and actions during repeated evictions answer below 500 and are always 
       getText(base, "operator"),
       getText(`${base}/live`, "viewer", { "HX-Request": "true" }),
       getText(`${base}/runs/${enc(runId)}`, "viewer"),
-      postForm(`/actions/${act}`, "operator", { agentClass: "DurableWorkAgent", agentName: name, reason: `round ${i}` }, { csrf, headers: { Accept: "application/json" } }),
+      postForm(
+        `/actions/${act}`,
+        "operator",
+        { agentClass: "DurableWorkAgent", agentName: name, reason: `round ${i}` },
+        { csrf, headers: { Accept: "application/json" } },
+      ),
     ]);
     expect(page.status).toBe(200);
     expect(live.status).toBe(200);
@@ -68,5 +73,7 @@ it("reads and actions during repeated evictions answer below 500 and are always 
   expect(audit.map((a) => a.reason)).toEqual(Array.from({ length: ROUNDS }, (_, i) => `round ${i}`));
   expect(audit.map((a) => a.result)).toEqual(actions.map((a) => (a.body.ok ? expect.stringMatching(/^(ok|noop)$/) : "error")));
   await rejectionOf((await getAgentByName(env.DurableWorkAgent, name)).evict());
-  console.log(`[evictions] ${ROUNDS} rounds: ${actions.filter((a) => !a.body.ok).length} action(s) failed typed, ${pages.filter((p) => p.includes("Live state unavailable")).length} page(s) showed the live error`);
+  console.log(
+    `[evictions] ${ROUNDS} rounds: ${actions.filter((a) => !a.body.ok).length} action(s) failed typed, ${pages.filter((p) => p.includes("Live state unavailable")).length} page(s) showed the live error`,
+  );
 }, 120_000);

@@ -1,9 +1,9 @@
-import { getAgentByName } from "agents";
-import { env, exports } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
+import { Telemetry } from "@agent-oncall/telemetry";
+import { getAgentByName } from "agents";
 import { expect } from "vitest";
 import { pollRows } from "../../helpers";
-import { Telemetry } from "@agent-oncall/telemetry";
 import { envToken } from "../access-tokens";
 
 /**
@@ -51,7 +51,13 @@ export async function getText(path: string, who: Who, headers: Record<string, st
 }
 
 /** Decodes the entities hono/html uses in attribute values. */
-const unescapeAttr = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const unescapeAttr = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** The CSRF token a page hands to htmx: the `hx-headers` attribute of its <body>. */
 export function csrfFromPage(html: string): string {
@@ -115,7 +121,12 @@ export async function expectStillRunning(s: StalledSession) {
 export async function auditOf(agentName: string) {
   return (
     await env.DB.prepare("SELECT actor, role, action, reason, result, error FROM audit_log WHERE target_name = ? ORDER BY time, rowid").bind(agentName).all<{
-      actor: string; role: string; action: string; reason: string; result: string; error: string | null;
+      actor: string;
+      role: string;
+      action: string;
+      reason: string;
+      result: string;
+      error: string | null;
     }>()
   ).results;
 }
@@ -125,8 +136,15 @@ export async function exhaustedChatIncident(agentName = `probe-${uid()}`, extra:
   const stub = await getAgentByName(env.ProbeAgent, agentName);
   const incidentId = `req-${uid()}:msg-1`;
   await stub.emitSdkEvent("chat:recovery:exhausted", {
-    incidentId, requestId: incidentId.split(":")[0], attempt: 3, maxAttempts: 3, recoveryKind: "retry",
-    reason: "max_attempts_exceeded", partialText: "half an answer", terminalMessage: "Sorry, I could not finish.", ...extra,
+    incidentId,
+    requestId: incidentId.split(":")[0],
+    attempt: 3,
+    maxAttempts: 3,
+    recoveryKind: "retry",
+    reason: "max_attempts_exceeded",
+    partialText: "half an answer",
+    terminalMessage: "Sorry, I could not finish.",
+    ...extra,
   });
   await pollRows("SELECT 1 FROM incidents WHERE incident_id = ? AND status = 'exhausted'", [incidentId], (r) => r.length === 1);
   return { agentName, stub, incidentId };
@@ -147,7 +165,12 @@ export async function registerAgent(agentClass: string, agentName: string) {
 export async function bulkBatch(prefix = "bulk") {
   const reason = `${prefix}_${uid()}`;
   const { agentName } = await exhaustedChatIncident(`probe-${prefix}-${uid()}`, { reason });
-  const res = await postForm("/bulk", "operator", { incidentReason: reason, action: "trigger_alarm", reason: `${prefix}: nudge recovery` }, { csrf: await csrfFor("operator"), headers: { Accept: "application/json" } });
+  const res = await postForm(
+    "/bulk",
+    "operator",
+    { incidentReason: reason, action: "trigger_alarm", reason: `${prefix}: nudge recovery` },
+    { csrf: await csrfFor("operator"), headers: { Accept: "application/json" } },
+  );
   expect(res.status).toBe(202);
   const { value } = (await res.json()) as { value: { batchId: string } };
   return { batchId: value.batchId, agentName, reason };

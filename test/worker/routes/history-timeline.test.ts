@@ -19,14 +19,20 @@ it("a run older than the hot window still shows its whole timeline: the page rea
   // A run that ended three hours before the hot window starts.
   const start = Date.now() - (consoleConfig(env).retention.hotWindowHours + 3) * HOUR;
   const events = fiberLife(fiberId, agentName).map((e, i) => ({ ...e, time: start + i * 1000 }));
-  const batch = createMessageBatch("agent-telemetry", events.map((body, i) => ({ id: `${agentName}-${i}`, timestamp: new Date(), attempts: 1, body })));
+  const batch = createMessageBatch(
+    "agent-telemetry",
+    events.map((body, i) => ({ id: `${agentName}-${i}`, timestamp: new Date(), attempts: 1, body })),
+  );
   await handleTelemetryBatch(batch, env);
   const result = await getQueueResult(batch, createExecutionContext());
   expect(result.ackAll).toBe(true);
   expect(result.retryMessages).toEqual([]);
 
   // Retention takes the run's events out of the hot store; its row stays (runs age by their own retention).
-  const gone = await runSegmentRetention(env.DB, { hotCutoff: Date.now() - consoleConfig(env).retention.hotWindowHours * HOUR, futureCutoff: Date.now() + HOUR });
+  const gone = await runSegmentRetention(env.DB, {
+    hotCutoff: Date.now() - consoleConfig(env).retention.hotWindowHours * HOUR,
+    futureCutoff: Date.now() + HOUR,
+  });
   expect(gone.events).toBeGreaterThanOrEqual(events.length);
   const owner = `agentClass=ProbeAgent&agentName=${encodeURIComponent(agentName)}`;
 

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 // The file the browser loads to decide what htmx may swap in (it sets globalThis.consoleResponses).
 import "../../../console/static/response-text.js";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { ORIGIN, call, csrfFor, escapeHtml, postForm, uid } from "./harness";
+import { call, csrfFor, escapeHtml, ORIGIN, postForm, uid } from "./harness";
 
 // An htmx request that fails puts its answer into the page (4xx refusals are swapped in for the person who
 // clicked). Whatever the Worker answers — our fragment or a plain-text refusal — what reaches the page is
@@ -30,7 +30,12 @@ beforeAll(async () => {
 
 describe("a failed action, as htmx sees it", () => {
   it("an unknown agent: the refusal fragment shows the name escaped", async () => {
-    const res = await postForm("/actions/force-idle", "operator", { agentClass: "ProbeAgent", agentName: MARKUP, reason: "try" }, { csrf: await csrfFor("operator"), headers: HX });
+    const res = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: "ProbeAgent", agentName: MARKUP, reason: "try" },
+      { csrf: await csrfFor("operator"), headers: HX },
+    );
     expect(res.status).toBe(404);
     expect(res.headers.get("content-type")).toMatch(/^text\/html/);
     const page = await swapped(res);
@@ -40,7 +45,12 @@ describe("a failed action, as htmx sees it", () => {
   });
 
   it("invalid input: the refusal fragment says what is missing", async () => {
-    const res = await postForm("/actions/trigger-alarm", "operator", { agentClass: "ProbeAgent", reason: "try" }, { csrf: await csrfFor("operator"), headers: HX });
+    const res = await postForm(
+      "/actions/trigger-alarm",
+      "operator",
+      { agentClass: "ProbeAgent", reason: "try" },
+      { csrf: await csrfFor("operator"), headers: HX },
+    );
     expect(res.status).toBe(400);
     const page = await swapped(res);
     expect(page).toContain("Trigger alarm refused:");
@@ -50,17 +60,29 @@ describe("a failed action, as htmx sees it", () => {
   it("a CSRF refusal comes as plain text (from auth) and is shown as text, markup and all", async () => {
     // The Origin is quoted in the message: a plain-text body must never be parsed as HTML.
     const origin = `https://evil.example/${MARKUP}`;
-    const res = await postForm("/actions/force-idle", "operator", { agentClass: "ProbeAgent", agentName: "x", reason: "r" }, { csrf: await csrfFor("operator"), origin, headers: HX });
+    const res = await postForm(
+      "/actions/force-idle",
+      "operator",
+      { agentClass: "ProbeAgent", agentName: "x", reason: "r" },
+      { csrf: await csrfFor("operator"), origin, headers: HX },
+    );
     expect(res.status).toBe(403);
     expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
     const page = await swapped(res);
-    expect(page).toBe(`<p class="error-message" role="alert">${escapeHtml(`This change was refused because it was sent from ${origin}, not from ${ORIGIN}. Changes are only accepted from the console's own pages.`)}</p>`);
+    expect(page).toBe(
+      `<p class="error-message" role="alert">${escapeHtml(`This change was refused because it was sent from ${origin}, not from ${ORIGIN}. Changes are only accepted from the console's own pages.`)}</p>`,
+    );
     expectNoMarkup(page);
   });
 
   it("a refusal for a viewer is shown escaped", async () => {
-    const res = await postForm("/actions/force-idle", "viewer", { agentClass: "ProbeAgent", agentName: MARKUP, reason: "r" }, { csrf: await csrfFor("viewer"), headers: HX });
+    const res = await postForm(
+      "/actions/force-idle",
+      "viewer",
+      { agentClass: "ProbeAgent", agentName: MARKUP, reason: "r" },
+      { csrf: await csrfFor("viewer"), headers: HX },
+    );
     expect(res.status).toBe(403);
     const page = await swapped(res);
     expect(page).toContain("viewer@example.com has the viewer role");

@@ -12,7 +12,13 @@ import { call, getText } from "./harness";
 const agentName = "incidents-live";
 const T0 = Date.now() - 3_600_000;
 
-const unescapeAttr = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const unescapeAttr = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** The live region's attributes on a rendered page. */
 function liveRegion(html: string): Record<string, string> {

@@ -1,6 +1,6 @@
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { IncidentRow } from "../../../src/store/read-models";
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { makeEvent } from "../../fixtures/events";
 import { incidentScenarios } from "../../fixtures/incident-scenarios";
 import { ingest } from "../../store/store-helpers";
@@ -26,7 +26,9 @@ function runsAndOthers(agentName: string): TelemetryEvent[] {
     // Running runs of each kind; one fiber confirmed alive by reconciliation after its last event.
     e("fiber.started", { fiberName: "etl" }, T0 + 1000, { fiberId: "run-f1" }),
     e("fiber.started", { fiberName: "etl" }, T0 + 2000, { fiberId: "run-f2" }),
-    e("run.reconciled", { kind: "fiber", runId: "run-f2", finding: "confirmed_running", detail: "still in cf_agents_runs" }, T0 + 60_000, { fiberId: "run-f2" }),
+    e("run.reconciled", { kind: "fiber", runId: "run-f2", finding: "confirmed_running", detail: "still in cf_agents_runs" }, T0 + 60_000, {
+      fiberId: "run-f2",
+    }),
     e("fiber.started", { fiberName: "sync", managed: true }, T0 + 3000, { fiberId: "run-m1" }),
     e("task.accepted", { definition: "invoice" }, T0 + 4000, { taskId: "run-t1" }),
     e("chat.turn.started", {}, T0 + 5000, { requestId: "run-c1" }),
@@ -41,7 +43,10 @@ function runsAndOthers(agentName: string): TelemetryEvent[] {
     e("chat.context.compacted", { mode: "proactive", shortened: true }, T0 + 11_000, {}),
     e("chat.context.compacted", { mode: "reactive", shortened: false }, T0 + HOUR + 11_000, {}),
     e("model.usage", { inputTokens: 1200, outputTokens: 300, attempt: 2 }, T0 + 12_000, { incidentId: "open-then-idled", requestId: "req-open-then-idled" }),
-    e("model.usage", { inputTokens: 700, outputTokens: 80, attempt: 1 }, T0 + 13_000, { incidentId: "exhausted-then-failed", requestId: "req-exhausted-then-failed" }),
+    e("model.usage", { inputTokens: 700, outputTokens: 80, attempt: 1 }, T0 + 13_000, {
+      incidentId: "exhausted-then-failed",
+      requestId: "req-exhausted-then-failed",
+    }),
     e("model.usage", { inputTokens: 5000, outputTokens: 900 }, T0 + 14_000, { requestId: "run-c1" }),
   ];
 }
@@ -49,7 +54,13 @@ function runsAndOthers(agentName: string): TelemetryEvent[] {
 type Figure = { href: string; n: number; of: string | null; capped: boolean; text: string };
 
 /** Decodes the entities hono escapes in attribute values. */
-const unescapeAttr = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const unescapeAttr = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&amp;/g, "&");
 
 /** Every <a> carrying data-figure in `html`, with its attributes. */
 function figures(html: string): Figure[] {
@@ -57,12 +68,18 @@ function figures(html: string): Figure[] {
   for (const m of html.matchAll(/<a\s([^>]*)>([\s\S]*?)<\/a>/g)) {
     const attrs = Object.fromEntries([...m[1]!.matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1]!, unescapeAttr(a[2]!)]));
     if (attrs["data-figure"] === undefined) continue;
-    out.push({ href: attrs.href!, n: Number(attrs["data-figure"]), of: attrs["data-figure-of"] ?? null, capped: attrs["data-figure-capped"] === "true", text: m[2]!.replace(/<[^>]+>/g, "") });
+    out.push({
+      href: attrs.href!,
+      n: Number(attrs["data-figure"]),
+      of: attrs["data-figure-of"] ?? null,
+      capped: attrs["data-figure-capped"] === "true",
+      text: m[2]!.replace(/<[^>]+>/g, ""),
+    });
   }
   return out;
 }
 
-const getJson = async <T,>(path: string): Promise<T> => {
+const getJson = async <T>(path: string): Promise<T> => {
   const r = await call(path, { as: "viewer", headers: { Accept: "application/json" } });
   expect(r.status, path).toBe(200);
   return (await r.json()) as T;
@@ -99,11 +116,22 @@ beforeAll(async () => {
     events.push(...incidentScenarios(agentName, T0 + 20_000).flatMap((s) => s.events), ...runsAndOthers(agentName));
   }
   // Agents that number their events: links-gap never got numbers 3 and 5 (two events missing); links-whole got all.
-  for (const [agentName, seqs] of [["links-gap", [1, 2, 4, 6]], ["links-whole", [1, 2]]] as const) {
-    for (const seq of seqs) events.push({ ...makeEvent("session.status_running", { turnSeq: seq }, { ...at(agentName, T0 + 30_000 + seq * 1000), corr: { sessionName: agentName } }), seq });
+  for (const [agentName, seqs] of [
+    ["links-gap", [1, 2, 4, 6]],
+    ["links-whole", [1, 2]],
+  ] as const) {
+    for (const seq of seqs)
+      events.push({
+        ...makeEvent("session.status_running", { turnSeq: seq }, { ...at(agentName, T0 + 30_000 + seq * 1000), corr: { sessionName: agentName } }),
+        seq,
+      });
   }
   // Exhausted a day and a half ago: outside the 24 h figures and their lists.
-  events.push(...incidentScenarios("links-old", NOW - 36 * HOUR).filter((s) => s.incidentId === "exhausted-then-failed").flatMap((s) => s.events));
+  events.push(
+    ...incidentScenarios("links-old", NOW - 36 * HOUR)
+      .filter((s) => s.incidentId === "exhausted-then-failed")
+      .flatMap((s) => s.events),
+  );
   await ingest(events, NOW);
 }, 60_000);
 
@@ -139,13 +167,20 @@ describe("the overview's figures lead to what they count", () => {
     expect(gaps).toMatchObject({ n: 1, href: "/agents?gaps=true" });
     expect((await rowsOf(gaps.href)).map((a) => [(a as { agentName: string }).agentName, (a as { missing: number }).missing])).toEqual([["links-gap", 2]]);
     // The exhausted-then-failed incidents are listed as exhausted, with the exhaustion's reason.
-    const exhausted = await rowsOf(card("Exhaustions (24 h)").href) as IncidentRow[];
-    expect(exhausted.filter((i) => i.incidentId === "exhausted-then-failed").map((i) => [i.agentName, i.status, i.reason]).sort()).toEqual([
+    const exhausted = (await rowsOf(card("Exhaustions (24 h)").href)) as IncidentRow[];
+    expect(
+      exhausted
+        .filter((i) => i.incidentId === "exhausted-then-failed")
+        .map((i) => [i.agentName, i.status, i.reason])
+        .sort(),
+    ).toEqual([
       ["links-a", "exhausted", "max_attempts_exceeded"],
       ["links-b", "exhausted", "max_attempts_exceeded"],
     ]);
     // Force-idled closed incidents keep their root cause in the exhausted list.
-    expect(exhausted.filter((i) => i.incidentId === "exhausted-then-idled").every((i) => i.reason === "max_attempts_exceeded" && i.closedBy === "force_idled")).toBe(true);
+    expect(
+      exhausted.filter((i) => i.incidentId === "exhausted-then-idled").every((i) => i.reason === "max_attempts_exceeded" && i.closedBy === "force_idled"),
+    ).toBe(true);
     // The top reason max_attempts_exceeded (2 per agent) leads to those incidents, not to "No incidents match".
     const top = found.find((f) => f.href.startsWith("/incidents?") && new URL(f.href, "https://x").searchParams.get("reason") === "max_attempts_exceeded")!;
     expect(top.n).toBe(4);

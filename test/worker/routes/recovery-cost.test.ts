@@ -8,7 +8,9 @@ import { call, getText, uid } from "./harness";
 // incident list, and on the overview (24 h). Events go in through the real ingest path.
 
 const enc = encodeURIComponent;
-const overviewTokens = async () => ((await (await call("/", { as: "viewer", headers: { Accept: "application/json" } })).json()) as { counts: { respentTokens24h: number } }).counts.respentTokens24h;
+const overviewTokens = async () =>
+  ((await (await call("/", { as: "viewer", headers: { Accept: "application/json" } })).json()) as { counts: { respentTokens24h: number } }).counts
+    .respentTokens24h;
 
 let agentName: string;
 let incidentId: string;
@@ -28,10 +30,22 @@ beforeAll(async () => {
     makeEvent("model.usage", { inputTokens: 5000, outputTokens: 500 }, { ...at(), corr: { requestId: corr.requestId } }),
     makeEvent("chat.recovery.detected", { ...base, attempt: 1 }, { ...at(), corr }),
     makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, { ...at(), corr }),
-    makeEvent("model.usage", { inputTokens: 1200, outputTokens: 34, attempt: 1, model: "scripted-chat" }, { ...at(), corr: { incidentId, requestId: "cont-1" } }),
+    makeEvent(
+      "model.usage",
+      { inputTokens: 1200, outputTokens: 34, attempt: 1, model: "scripted-chat" },
+      { ...at(), corr: { incidentId, requestId: "cont-1" } },
+    ),
     makeEvent("chat.recovery.attempt", { ...base, attempt: 2 }, { ...at(), corr }),
-    makeEvent("model.usage", { inputTokens: 1300, outputTokens: 40, attempt: 2, model: "scripted-chat" }, { ...at(), corr: { incidentId, requestId: "cont-2" } }),
-    makeEvent("model.usage", { inputTokens: 200, outputTokens: 26, attempt: 2, model: "scripted-chat" }, { ...at(), corr: { incidentId, requestId: "cont-2" } }),
+    makeEvent(
+      "model.usage",
+      { inputTokens: 1300, outputTokens: 40, attempt: 2, model: "scripted-chat" },
+      { ...at(), corr: { incidentId, requestId: "cont-2" } },
+    ),
+    makeEvent(
+      "model.usage",
+      { inputTokens: 200, outputTokens: 26, attempt: 2, model: "scripted-chat" },
+      { ...at(), corr: { incidentId, requestId: "cont-2" } },
+    ),
     makeEvent("chat.recovery.exhausted", { ...base, attempt: 2, reason: "max_attempts_exceeded" }, { ...at(), corr }),
   ]);
   expect(r).toMatchObject({ stored: 8, deadLettered: 0 });
@@ -59,7 +73,13 @@ describe("recovery cost in the console", () => {
 
   it("an incident whose agent reported no usage says so", async () => {
     const other = `req-${uid()}:msg-1`;
-    await ingest([makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { agentName, time: Date.now() - 1000, corr: { incidentId: other } })]);
+    await ingest([
+      makeEvent(
+        "chat.recovery.attempt",
+        { attempt: 1, maxAttempts: 3, recoveryKind: "retry" },
+        { agentName, time: Date.now() - 1000, corr: { incidentId: other } },
+      ),
+    ]);
     const page = await getText(`/incidents/${enc(other)}`, "viewer");
     expect(page.text).toContain("none reported");
     expect(page.text).not.toContain('data-testid="respent-by-attempt"');

@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { Telemetry } from "@agent-oncall/telemetry";
 import { ambiguousCharge, auditOf, csrfFor, exhaustedChatIncident, getText, postForm, registerAgent, uid } from "./harness";
 
 // The resolve-op route and the pages that offer it, on the real Worker: the form's own fields reach the
@@ -33,26 +33,50 @@ describe("POST /actions/resolve-op", () => {
     const res = await postForm(
       "/actions/resolve-op",
       "operator",
-      { agentClass: "LedgerAgent", agentName: f.name, opId: f.opId, resolution: "verified_not_ran", resultRef: "", reason: "no refund at the provider", _csrf: "ignored", extra: "x" },
+      {
+        agentClass: "LedgerAgent",
+        agentName: f.name,
+        opId: f.opId,
+        resolution: "verified_not_ran",
+        resultRef: "",
+        reason: "no refund at the provider",
+        _csrf: "ignored",
+        extra: "x",
+      },
       { csrf: operatorCsrf, headers: { "HX-Request": "true" } },
     );
     const text = await res.text();
     expect(res.status).toBe(200);
-    expect(text).toContain(`Resolve op done.</strong> Op ${f.opId} (payments.refund) is recorded as resolved: it did not run. The agent&#39;s ledger says unknown → settled.`);
+    expect(text).toContain(
+      `Resolve op done.</strong> Op ${f.opId} (payments.refund) is recorded as resolved: it did not run. The agent&#39;s ledger says unknown → settled.`,
+    );
     await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ? AND resolution = 'verified_not_ran'", [f.opId], (r) => r.length === 1);
   });
 
   it("answers every refusal with a 4xx and a sentence, never a 5xx", async () => {
     const f = await foreignAmbiguous(false);
     const post = (who: "viewer" | "operator", form: Record<string, string>) =>
-      postForm("/actions/resolve-op", who, { agentClass: "LedgerAgent", agentName: f.name, ...form }, { csrf: who === "viewer" ? viewerCsrf : operatorCsrf, headers: JSON_ACCEPT });
+      postForm(
+        "/actions/resolve-op",
+        who,
+        { agentClass: "LedgerAgent", agentName: f.name, ...form },
+        { csrf: who === "viewer" ? viewerCsrf : operatorCsrf, headers: JSON_ACCEPT },
+      );
     const cases: [Response, number, string][] = [
       [await post("operator", { opId: f.opId, resolution: "verified_ran", reason: "it ran" }), 400, "resultRef: say where the result is"],
-      [await post("operator", { opId: f.opId, resolution: "maybe", reason: "?" }), 400, "resolution must be verified_ran (it ran), verified_not_ran (it did not run) or rerun (re-run it now)"],
+      [
+        await post("operator", { opId: f.opId, resolution: "maybe", reason: "?" }),
+        400,
+        "resolution must be verified_ran (it ran), verified_not_ran (it did not run) or rerun (re-run it now)",
+      ],
       [await post("operator", { opId: f.opId, resolution: "verified_not_ran" }), 400, "a reason is required"],
       [await post("operator", { opId: "op-nope", resolution: "verified_not_ran", reason: "typo" }), 404, `the agent's ledger has no op "op-nope"`],
       [await post("operator", { opId: f.opId, resolution: "rerun", reason: "again" }), 403, "has no idempotency key upstream"],
-      [await post("viewer", { opId: f.opId, resolution: "verified_not_ran", reason: "watching" }), 403, "viewer@example.com has the viewer role; this action needs operator"],
+      [
+        await post("viewer", { opId: f.opId, resolution: "verified_not_ran", reason: "watching" }),
+        403,
+        "viewer@example.com has the viewer role; this action needs operator",
+      ],
     ];
     for (const [res, status, message] of cases) {
       expect(res.status).toBe(status);
@@ -65,11 +89,20 @@ describe("POST /actions/resolve-op", () => {
   it("refuses an agent without onAdminResolveOp with 422 unsupported", async () => {
     const name = `plain-${uid()}`;
     await registerAgent("PlainAdminAgent", name);
-    const res = await postForm("/actions/resolve-op", "operator", { agentClass: "PlainAdminAgent", agentName: name, opId: "op-1", resolution: "verified_not_ran", reason: "checked" }, {
-      csrf: operatorCsrf, headers: JSON_ACCEPT,
-    });
+    const res = await postForm(
+      "/actions/resolve-op",
+      "operator",
+      { agentClass: "PlainAdminAgent", agentName: name, opId: "op-1", resolution: "verified_not_ran", reason: "checked" },
+      {
+        csrf: operatorCsrf,
+        headers: JSON_ACCEPT,
+      },
+    );
     expect(res.status).toBe(422);
-    expect(await res.json()).toMatchObject({ ok: false, error: { code: "unsupported", message: expect.stringContaining("PlainAdminAgent does not implement onAdminResolveOp") } });
+    expect(await res.json()).toMatchObject({
+      ok: false,
+      error: { code: "unsupported", message: expect.stringContaining("PlainAdminAgent does not implement onAdminResolveOp") },
+    });
   });
 });
 
@@ -77,7 +110,12 @@ describe("the pages that offer it", () => {
   it("/ops lists open ops first with the control for operators, and the reason why not for viewers", async () => {
     const open = await foreignAmbiguous(true);
     const settled = await foreignAmbiguous(false);
-    await postForm("/actions/resolve-op", "operator", { agentClass: "LedgerAgent", agentName: settled.name, opId: settled.opId, resolution: "verified_ran", resultRef: "re_9", reason: "ran" }, { csrf: operatorCsrf });
+    await postForm(
+      "/actions/resolve-op",
+      "operator",
+      { agentClass: "LedgerAgent", agentName: settled.name, opId: settled.opId, resolution: "verified_ran", resultRef: "re_9", reason: "ran" },
+      { csrf: operatorCsrf },
+    );
     await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ? AND resolution IS NOT NULL", [settled.opId], (r) => r.length === 1);
 
     const op = await getText("/ops", "operator");

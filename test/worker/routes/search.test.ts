@@ -1,11 +1,11 @@
 import { exports } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { beforeAll, describe, expect, it } from "vitest";
+import { asset } from "../../../console/assets";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
-import { asset } from "../../../console/assets";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { ORIGIN, USERS, accessToken, call, escapeHtml, exhaustedChatIncident, getText, uid } from "./harness";
+import { accessToken, call, escapeHtml, exhaustedChatIncident, getText, ORIGIN, USERS, uid } from "./harness";
 
 // GET /search through the real Worker: one match redirects, several are listed, none says so, bad input is a 400;
 // the header's search box on every page; relative `since` and its presets on the lists.
@@ -26,7 +26,13 @@ beforeAll(async () => {
   await ingest([
     from(makeEvent("fiber.started", { fiberName: "etl" }, { time: t, corr: { fiberId: `fib-${u}` } })),
     from(makeEvent("chat.turn.started", {}, { time: t + 1, corr: { requestId: `req-${u}` } })),
-    from(makeEvent("chat.recovery.exhausted", { attempt: 2, maxAttempts: 2, recoveryKind: "retry", reason: "stable_timeout" }, { time: t + 2, corr: { requestId: `req-${u}`, incidentId: `req-${u}:m1` } })),
+    from(
+      makeEvent(
+        "chat.recovery.exhausted",
+        { attempt: 2, maxAttempts: 2, recoveryKind: "retry", reason: "stable_timeout" },
+        { time: t + 2, corr: { requestId: `req-${u}`, incidentId: `req-${u}:m1` } },
+      ),
+    ),
     from(makeEvent("session.status_running", {}, { time: t + 3, corr: { sessionName: `sess-${u}` } })),
     from(makeEvent("op.ambiguous", { opKind: "charge", detail: "twice?" }, { time: t + 4, corr: { sessionName: `sess-${u}`, opId: `op-${u}` } })),
     from(makeEvent("op.started", { opKind: "email" }, { time: t + 4, corr: { sessionName: `sess-${u}`, opId: `op2-${u}` } })),
@@ -143,7 +149,9 @@ describe("relative since on the lists", () => {
     expect(page.text).toContain('<a href="/incidents?reason=stable_timeout&amp;since=1h" aria-current="true" class="active">1h</a>');
     expect(page.text).toContain('<a href="/incidents?reason=stable_timeout&amp;since=15m" class="">15m</a>');
     // Times are <time> elements in UTC, which time.js may rewrite.
-    expect(page.text).toMatch(/<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z" title="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" data-relative="">\d+m ago<\/time>/);
+    expect(page.text).toMatch(
+      /<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z" title="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" data-relative="">\d+m ago<\/time>/,
+    );
   });
 
   it.each(["/incidents", "/runs", "/sessions", "/ops", "/audit"])("%s offers the presets and accepts since=7d", async (path) => {
@@ -153,9 +161,12 @@ describe("relative since on the lists", () => {
     expect(page.text).toContain(`<a href="${path}?since=7d" aria-current="true" class="active">7d</a>`);
   });
 
-  it.each(["/incidents?since=1y", "/runs?since=tomorrow", "/sessions?since=-1h", "/ops?since=0m", "/audit?since=1h&until=2h"])("%s is a 400 with a clear message", async (path) => {
-    const page = await getText(path, "viewer");
-    expect(page.status).toBe(400);
-    expect(page.text).toMatch(/since must (be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date|not be later than until)/);
-  });
+  it.each(["/incidents?since=1y", "/runs?since=tomorrow", "/sessions?since=-1h", "/ops?since=0m", "/audit?since=1h&until=2h"])(
+    "%s is a 400 with a clear message",
+    async (path) => {
+      const page = await getText(path, "viewer");
+      expect(page.status).toBe(400);
+      expect(page.text).toMatch(/since must (be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date|not be later than until)/);
+    },
+  );
 });

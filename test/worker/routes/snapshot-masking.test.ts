@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
-import { Telemetry } from "@agent-oncall/telemetry";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { getText, uid } from "./harness";
@@ -22,7 +22,12 @@ describe("the snapshot viewer", () => {
   it("shows a viewer the live snapshot with its secrets masked, from the agent page's link", async () => {
     const name = `snap-${uid()}`;
     const stub = await getAgentByName(env.ProbeAgent, name);
-    await stub.startHangingFiber(undefined, "probe-hang", { step: 2, password: SECRETS.password, notes: [`push with ${SECRETS.github}`, `auth ${SECRETS.jwt}`], remote: SECRETS.url });
+    await stub.startHangingFiber(undefined, "probe-hang", {
+      step: 2,
+      password: SECRETS.password,
+      notes: [`push with ${SECRETS.github}`, `auth ${SECRETS.jwt}`],
+      remote: SECRETS.url,
+    });
     await pollRows("SELECT 1 FROM agents WHERE agent_class = 'ProbeAgent' AND agent_name = ?", [name], (r) => r.length === 1);
     const runId = (await stub.runRows())[0]!.id;
 
@@ -33,7 +38,8 @@ describe("the snapshot viewer", () => {
     const page = await getText(`/agents/ProbeAgent/${name}/runs/${runId}`, "viewer");
     expect(page.status).toBe(200);
     expect(page.text).toContain("Snapshot (live)");
-    for (const marker of ["[masked: password]", "[masked: github token]", "[masked: jwt]", "https://[masked: url credentials]@git.example.com/repo"]) expect(page.text).toContain(marker);
+    for (const marker of ["[masked: password]", "[masked: github token]", "[masked: jwt]", "https://[masked: url credentials]@git.example.com/repo"])
+      expect(page.text).toContain(marker);
     for (const f of FRAGMENTS) expect(page.text).not.toContain(f);
     expect(page.text).toContain("are masked for everyone");
   });

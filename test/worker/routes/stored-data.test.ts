@@ -37,25 +37,49 @@ beforeAll(async () => {
   const session = { sessionName: agentName };
   // Ingest now refuses times outside its window around receipt: these rows are as a console received them
   // before it did (received "at" their own time), which is what pages must still render.
-  const future = await ingest([
-    makeEvent("chat.recovery.exhausted", { attempt: 3, maxAttempts: 3, recoveryKind: "retry", reason: "max_attempts_exceeded" }, { ...at, corr: { incidentId, requestId: incidentId.split(":")[0] } }),
-    makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { ...at, corr: { incidentId: openIncidentId, requestId: openIncidentId.split(":")[0] } }),
-    makeEvent("fiber.started", { fiberName: "etl" }, { ...at, corr: { fiberId: futureFiber } }),
-    // The highest number an agent can claim: the console shows a gap of 2^53 - 2 events without failing.
-    { ...makeEvent("session.status_running", { turnSeq: 1 }, { ...at, corr: session }), seq: Number.MAX_SAFE_INTEGER },
-    makeEvent("op.ambiguous", { opKind: "payment.charge", detail: "charged twice?" }, { ...at, corr: { ...session, opId: `op-${uid()}` } }),
-    makeEvent("backup.created", { handle: `ws/${uid()}`, tenant: "acme", environment: "prod", sessionName: agentName, expiresAt: FUTURE, bytes: 42 }, { ...at, corr: session }),
-  ], FUTURE);
+  const future = await ingest(
+    [
+      makeEvent(
+        "chat.recovery.exhausted",
+        { attempt: 3, maxAttempts: 3, recoveryKind: "retry", reason: "max_attempts_exceeded" },
+        { ...at, corr: { incidentId, requestId: incidentId.split(":")[0] } },
+      ),
+      makeEvent(
+        "chat.recovery.attempt",
+        { attempt: 1, maxAttempts: 3, recoveryKind: "retry" },
+        { ...at, corr: { incidentId: openIncidentId, requestId: openIncidentId.split(":")[0] } },
+      ),
+      makeEvent("fiber.started", { fiberName: "etl" }, { ...at, corr: { fiberId: futureFiber } }),
+      // The highest number an agent can claim: the console shows a gap of 2^53 - 2 events without failing.
+      { ...makeEvent("session.status_running", { turnSeq: 1 }, { ...at, corr: session }), seq: Number.MAX_SAFE_INTEGER },
+      makeEvent("op.ambiguous", { opKind: "payment.charge", detail: "charged twice?" }, { ...at, corr: { ...session, opId: `op-${uid()}` } }),
+      makeEvent(
+        "backup.created",
+        { handle: `ws/${uid()}`, tenant: "acme", environment: "prod", sessionName: agentName, expiresAt: FUTURE, bytes: 42 },
+        { ...at, corr: session },
+      ),
+    ],
+    FUTURE,
+  );
   const result = await ingest([
     // A 1,990-deep snapshot, stashed at an ordinary time, seen by the fiber, its run and the session timeline.
     makeEvent("fiber.started", { fiberName: "deep" }, { agentName, time: now, corr: { fiberId: deepFiber } }),
-    makeEvent("fiber.stashed", { fiberName: "deep", snapshot: { preview: DEEP_PREVIEW, bytes: DEEP_PREVIEW.length, truncated: false } }, { agentName, time: now + 1, corr: { fiberId: deepFiber, ...session } }),
+    makeEvent(
+      "fiber.stashed",
+      { fiberName: "deep", snapshot: { preview: DEEP_PREVIEW, bytes: DEEP_PREVIEW.length, truncated: false } },
+      { agentName, time: now + 1, corr: { fiberId: deepFiber, ...session } },
+    ),
   ]);
-  expect([future, result]).toMatchObject([{ stored: 6, deadLettered: 0 }, { stored: 2, deadLettered: 0 }]);
+  expect([future, result]).toMatchObject([
+    { stored: 6, deadLettered: 0 },
+    { stored: 2, deadLettered: 0 },
+  ]);
   // The audit log is written by the admin client, not ingest: a row as D1 can hold it, with a deep `before`.
   await env.DB.prepare(
     "INSERT INTO audit_log (id, time, actor, role, action, target_class, target_name, reason, before, after, result, error) VALUES (?, ?, 'ops@example.com', 'operator', 'force_idle', 'ProbeAgent', ?, 'odd row', ?, NULL, 'ok', NULL)",
-  ).bind(`audit-${uid()}`, FUTURE, agentName, DEEP).run();
+  )
+    .bind(`audit-${uid()}`, FUTURE, agentName, DEEP)
+    .run();
 }, 60_000);
 
 // Storage is per test file; still, leave nothing that sorts first for anyone else.
@@ -140,14 +164,23 @@ describe("a deeply nested snapshot (and a 10,000-deep audit row)", () => {
 
 describe("times no event could carry, written straight into D1", () => {
   // D1 keeps what it is given: a REAL past any Date, or text in an INTEGER column (a hand-fixed row, an old migration).
-  it.each([["a REAL of 1e300", 1e300, "invalid time (1e+300)"], ["text", "soon", "invalid time (soon)"]] as const)("%s renders as a marker", async (_name, value, marker) => {
+  it.each([
+    ["a REAL of 1e300", 1e300, "invalid time (1e+300)"],
+    ["text", "soon", "invalid time (soon)"],
+  ] as const)("%s renders as a marker", async (_name, value, marker) => {
     const id = `req-${uid()}:odd`;
     // Open, so the overview lists it too.
-    expect(await ingest([makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 1, recoveryKind: "retry" }, { agentName, corr: { incidentId: id } })])).toMatchObject({ stored: 1 });
+    expect(
+      await ingest([makeEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 1, recoveryKind: "retry" }, { agentName, corr: { incidentId: id } })]),
+    ).toMatchObject({ stored: 1 });
     await env.DB.batch([
       env.DB.prepare("UPDATE incidents SET first_seen = ?, last_seen = ? WHERE incident_id = ?").bind(value, value, id),
       // The event's time inside its stored segment (one event: the incident's attempt).
-      env.DB.prepare("UPDATE event_segments SET body = json_replace(body, '$[0].t', ?) WHERE agent_name = ? AND body ->> '$[0].n' = ?").bind(value, agentName, id),
+      env.DB.prepare("UPDATE event_segments SET body = json_replace(body, '$[0].t', ?) WHERE agent_name = ? AND body ->> '$[0].n' = ?").bind(
+        value,
+        agentName,
+        id,
+      ),
     ]);
     for (const path of [`/incidents/${enc(id)}`, `/incidents?agentName=${enc(agentName)}`, "/"]) {
       const html = await rendered(path);

@@ -15,7 +15,7 @@ const MIN = 60_000;
 const name = `stuck-route-${uid()}`;
 let runId: string;
 
-const json = async <T,>(path: string, who: "viewer" | "operator" = "viewer") => {
+const json = async <T>(path: string, who: "viewer" | "operator" = "viewer") => {
   const r = await call(path, { as: who, headers: { Accept: "application/json" } });
   return { status: r.status, body: (await r.json()) as T };
 };
@@ -27,7 +27,9 @@ beforeAll(async () => {
   runId = await agent.startHeld();
   await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, runId], (r) => r.length === 1);
   // Silent for 16 minutes: past the default 15.
-  await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?").bind(16 * MIN, name).run();
+  await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?")
+    .bind(16 * MIN, name)
+    .run();
 }, 60_000);
 
 afterAll(async () => {
@@ -74,7 +76,9 @@ describe("/stuck", () => {
     expect(fragment.status).toBe(200);
     expect(fragment.text).not.toContain("<html");
     expect(fragment.text).toContain(`data-subject="${runId}"`);
-    expect((await getText("/partials/stuck?rule=incident_no_attempt&agentClass=LossyAgent", "viewer", { "HX-Request": "true" })).text).not.toContain(`data-subject="${runId}"`);
+    expect((await getText("/partials/stuck?rule=incident_no_attempt&agentClass=LossyAgent", "viewer", { "HX-Request": "true" })).text).not.toContain(
+      `data-subject="${runId}"`,
+    );
     const bad = await getText("/partials/stuck?rule=slow", "viewer", { "HX-Request": "true" });
     expect(bad.status).toBe(400);
     expect(bad.text).toBe('rule must be one of no_progress, incident_no_attempt, alarm_overdue, skipped_no_reason (got "slow")');
@@ -124,7 +128,9 @@ describe("escaping", () => {
     const agent = await getAgentByName(env.ProbeAgent, agentName);
     await agent.startHangingFiber(undefined, `hang ${markup}#fiber`);
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND snapshot_preview IS NOT NULL", [agentName], (r) => r.length === 1);
-    await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?").bind(16 * MIN, agentName).run();
+    await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?")
+      .bind(16 * MIN, agentName)
+      .run();
 
     for (const path of ["/stuck?agentClass=ProbeAgent", `/stuck?agentClass=${encodeURIComponent(`${markup}#filter`)}`]) {
       const page = await getText(path, "operator");

@@ -1,9 +1,9 @@
-import { getAgentByName } from "agents";
 import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { type Who, auditOf, csrfFor, escapeHtml, getText, postForm, registerAgent, uid } from "./harness";
+import { auditOf, csrfFor, escapeHtml, getText, postForm, registerAgent, uid, type Who } from "./harness";
 
 // Markup in every kind of value the console shows, put there through the real paths (a fiber's stash,
 // the runtime's events, the SDK's chat-recovery events, an agent's name, an operator's reason, the URL),
@@ -49,16 +49,41 @@ beforeAll(async () => {
   const turnIncident = `turn:ProbeAgent/${markupAgent}/2`;
   const chatIncident = `req-${uid()}:msg-1`;
   await b.recordEvent("session.status_running", { turnSeq: 1 }, session);
-  await b.recordEvent("op.ambiguous", { opKind: `payment.charge ${mark("opkind")}`, turnSeq: 1, detail: mark("opdetail") }, { ...session, opId: `op-${uid()}` });
+  await b.recordEvent(
+    "op.ambiguous",
+    { opKind: `payment.charge ${mark("opkind")}`, turnSeq: 1, detail: mark("opdetail") },
+    { ...session, opId: `op-${uid()}` },
+  );
   await b.recordEvent("session.error", { turnSeq: 2, error: mark("sessionerror") }, { ...session, incidentId: turnIncident });
   await b.emitSdkEvent("chat:recovery:exhausted", {
-    incidentId: chatIncident, requestId: chatIncident.split(":")[0], attempt: 3, maxAttempts: 3, recoveryKind: "retry",
-    reason: mark("reason"), partialText: mark("partial"), terminalMessage: mark("terminal"),
+    incidentId: chatIncident,
+    requestId: chatIncident.split(":")[0],
+    attempt: 3,
+    maxAttempts: 3,
+    recoveryKind: "retry",
+    reason: mark("reason"),
+    partialText: mark("partial"),
+    terminalMessage: mark("terminal"),
   });
   // An incident still open: the overview's worst open incidents show the agent's name.
   const openIncident = `req-${uid()}:msg-2`;
-  await b.recordEvent("chat.recovery.attempt", { attempt: 1, maxAttempts: 3, recoveryKind: "retry" }, { incidentId: openIncident, requestId: openIncident.split(":")[0] });
-  await b.recordEvent("backup.created", { handle: `ws/${uid()}/${mark("handle")}`, tenant: mark("tenant"), environment: "prod", sessionName: markupAgent, expiresAt: Date.now() + 86_400_000, bytes: 42 }, session);
+  await b.recordEvent(
+    "chat.recovery.attempt",
+    { attempt: 1, maxAttempts: 3, recoveryKind: "retry" },
+    { incidentId: openIncident, requestId: openIncident.split(":")[0] },
+  );
+  await b.recordEvent(
+    "backup.created",
+    {
+      handle: `ws/${uid()}/${mark("handle")}`,
+      tenant: mark("tenant"),
+      environment: "prod",
+      sessionName: markupAgent,
+      expiresAt: Date.now() + 86_400_000,
+      bytes: 42,
+    },
+    session,
+  );
 
   await pollRows("SELECT 1 FROM sessions WHERE session_name = ?", [markupAgent], (r) => r.length === 1);
   await pollRows("SELECT 1 FROM op_ambiguities WHERE session_name = ?", [markupAgent], (r) => r.length === 1);
@@ -76,7 +101,11 @@ type PageCase = { page: string; path: () => string; tags: string[] };
 const PAGES: PageCase[] = [
   // (a) the fiber snapshot and name
   { page: "fiber page", path: () => `/runs/${enc(s.runId)}`, tags: ["snapshot", "fibername"] },
-  { page: "run snapshot viewer (live, through admin RPC)", path: () => `/agents/ProbeAgent/${enc(s.fiberAgent)}/runs/${enc(s.runId)}`, tags: ["snapshot", "fibername"] },
+  {
+    page: "run snapshot viewer (live, through admin RPC)",
+    path: () => `/agents/ProbeAgent/${enc(s.fiberAgent)}/runs/${enc(s.runId)}`,
+    tags: ["snapshot", "fibername"],
+  },
   { page: "agent page of the fiber's agent", path: () => `/agents/ProbeAgent/${enc(s.fiberAgent)}`, tags: ["fibername"] },
   { page: "agent live fragment", path: () => `/agents/ProbeAgent/${enc(s.fiberAgent)}/live`, tags: ["fibername"] },
   { page: "fiber list", path: () => `/runs?agentName=${enc(s.fiberAgent)}`, tags: ["fibername"] },
@@ -135,7 +164,12 @@ describe("error pages and action results", () => {
 
   it("escapes the agent name in an action's result and the operator's reason in the audit log", async () => {
     const csrf = await csrfFor("operator");
-    const ran = await postForm("/actions/trigger-alarm", "operator", { agentClass: "ProbeAgent", agentName: s.markupAgent, reason: mark("auditreason") }, { csrf });
+    const ran = await postForm(
+      "/actions/trigger-alarm",
+      "operator",
+      { agentClass: "ProbeAgent", agentName: s.markupAgent, reason: mark("auditreason") },
+      { csrf },
+    );
     expect(ran.status).toBe(200);
     const ranText = await ran.text();
     expect(ranText).toContain("Trigger alarm done.");
@@ -164,7 +198,12 @@ describe("error pages and action results", () => {
     // Known to the console (the fixture has no telemetry of its own): a registry row like any agent's.
     await registerAgent("StubbornAgent", name);
     try {
-      const res = await postForm("/actions/force-idle", "operator", { agentClass: "StubbornAgent", agentName: name, reason: "xss", panel: "agent-live" }, { csrf: await csrfFor("operator"), headers: { "HX-Request": "true" } });
+      const res = await postForm(
+        "/actions/force-idle",
+        "operator",
+        { agentClass: "StubbornAgent", agentName: name, reason: "xss", panel: "agent-live" },
+        { csrf: await csrfFor("operator"), headers: { "HX-Request": "true" } },
+      );
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text).toContain('hx-swap-oob="innerHTML"');

@@ -1,3 +1,6 @@
+import { withAdminRpc } from "@agent-oncall/admin-rpc";
+import { withTelemetry } from "@agent-oncall/telemetry";
+import { otlpTracing } from "@agent-oncall/telemetry/otlp";
 import {
   type ChatErrorClassification,
   type ChatRecoveryContext,
@@ -8,9 +11,6 @@ import {
 } from "@cloudflare/think";
 import { type LanguageModel, type ToolSet, tool } from "ai";
 import { z } from "zod";
-import { withAdminRpc } from "@agent-oncall/admin-rpc";
-import { withTelemetry } from "@agent-oncall/telemetry";
-import { otlpTracing } from "@agent-oncall/telemetry/otlp";
 import type { Env } from "../env";
 import { classifyModelError } from "./classify-error";
 import { withSummaryCompaction } from "./compaction";

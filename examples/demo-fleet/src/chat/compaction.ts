@@ -1,7 +1,7 @@
 import type { ThinkSession } from "@cloudflare/think";
+import { createCompactFunction } from "agents/sessions";
 import type { LanguageModel } from "ai";
 import { generateText } from "ai";
-import { createCompactFunction } from "agents/sessions";
 
 /**
  * Tail kept verbatim by compaction, in tokens. Small, so a conversation of a

@@ -1,8 +1,8 @@
 /** The chat agent on the agents SDK (Think) with a scripted model, and its parts. */
-export { ChatAgent, type TurnOutcome, type TurnStart, type TranscriptEntry } from "./chat-agent";
-export { createScriptedModel, type ScriptedModelEvent, type ScriptedModelOptions } from "./scripted-model";
-export { ScriptStore, type ModelCallRecord } from "./script-store";
-export { parseScriptInput, scriptStepSchema, SCRIPT_LANES, type ScriptStep, type ScriptLane, type ScriptInput } from "./script";
-export { RecoveryPolicyStore, chatRecoveryConfig, recoveryPolicySchema, type RecoveryPolicy, type RecoveryPolicyInput } from "./recovery-policy";
+export { ChatAgent, type TranscriptEntry, type TurnOutcome, type TurnStart } from "./chat-agent";
 export { classifyModelError } from "./classify-error";
-export { sdkRecoveryIncidents, type SdkRecoveryIncident } from "./sdk-chat-state";
+export { chatRecoveryConfig, type RecoveryPolicy, type RecoveryPolicyInput, RecoveryPolicyStore, recoveryPolicySchema } from "./recovery-policy";
+export { parseScriptInput, SCRIPT_LANES, type ScriptInput, type ScriptLane, type ScriptStep, scriptStepSchema } from "./script";
+export { type ModelCallRecord, ScriptStore } from "./script-store";
+export { createScriptedModel, type ScriptedModelEvent, type ScriptedModelOptions } from "./scripted-model";
+export { type SdkRecoveryIncident, sdkRecoveryIncidents } from "./sdk-chat-state";

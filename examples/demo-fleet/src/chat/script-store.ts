@@ -46,9 +46,7 @@ export class ScriptStore {
 
   /** Takes the next step of a lane (durably), or the lane's fallback, or null. */
   take(lane: ScriptLane): ScriptStep | null {
-    const row = this.sql
-      .exec<{ seq: number; step: string }>("SELECT seq, step FROM chat_script_steps WHERE lane = ? ORDER BY seq LIMIT 1", lane)
-      .toArray()[0];
+    const row = this.sql.exec<{ seq: number; step: string }>("SELECT seq, step FROM chat_script_steps WHERE lane = ? ORDER BY seq LIMIT 1", lane).toArray()[0];
     if (row) {
       this.sql.exec("DELETE FROM chat_script_steps WHERE lane = ? AND seq = ?", lane, row.seq);
       return scriptStepSchema.parse(JSON.parse(row.step));
@@ -69,7 +67,12 @@ export class ScriptStore {
   recordCall(call: Omit<ModelCallRecord, "seq" | "at">): void {
     this.sql.exec(
       "INSERT INTO chat_model_calls (lane, kind, request_id, prompt_messages, prompt_chars, at) VALUES (?, ?, ?, ?, ?, ?)",
-      call.lane, call.kind, call.requestId, call.promptMessages, call.promptChars, Date.now(),
+      call.lane,
+      call.kind,
+      call.requestId,
+      call.promptMessages,
+      call.promptChars,
+      Date.now(),
     );
   }
 
@@ -81,12 +84,26 @@ export class ScriptStore {
   /** The call log, oldest first (all lanes, or one). */
   calls(lane?: ScriptLane): ModelCallRecord[] {
     const rows = this.sql
-      .exec<{ seq: number; lane: ScriptLane; kind: ModelCallRecord["kind"]; request_id: string | null; prompt_messages: number; prompt_chars: number; at: number }>(
-        "SELECT * FROM chat_model_calls ORDER BY seq",
-      )
+      .exec<{
+        seq: number;
+        lane: ScriptLane;
+        kind: ModelCallRecord["kind"];
+        request_id: string | null;
+        prompt_messages: number;
+        prompt_chars: number;
+        at: number;
+      }>("SELECT * FROM chat_model_calls ORDER BY seq")
       .toArray();
     return rows
       .filter((r) => !lane || r.lane === lane)
-      .map((r) => ({ seq: r.seq, lane: r.lane, kind: r.kind, requestId: r.request_id, promptMessages: r.prompt_messages, promptChars: r.prompt_chars, at: r.at }));
+      .map((r) => ({
+        seq: r.seq,
+        lane: r.lane,
+        kind: r.kind,
+        requestId: r.request_id,
+        promptMessages: r.prompt_messages,
+        promptChars: r.prompt_chars,
+        at: r.at,
+      }));
   }
 }

@@ -5,9 +5,7 @@ import { z } from "zod";
  * Validated on the way in, because scripts also come from the demo driver.
  */
 
-const usage = z
-  .object({ inputTokens: z.number().int().min(0).optional(), outputTokens: z.number().int().min(0).optional() })
-  .strict();
+const usage = z.object({ inputTokens: z.number().int().min(0).optional(), outputTokens: z.number().int().min(0).optional() }).strict();
 const chunks = z.array(z.string().max(10_000)).max(500);
 const delayMs = z.number().int().min(0).max(60_000);
 

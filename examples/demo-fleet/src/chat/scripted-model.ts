@@ -73,7 +73,11 @@ class ScriptedLanguageModel implements LanguageModelV4 {
       if (streamed.kind === "tool_call") {
         const id = `call_${crypto.randomUUID().slice(0, 8)}`;
         yield { type: "tool-call", toolCallId: id, toolName: streamed.toolName, input: JSON.stringify(streamed.input) };
-        yield { type: "finish", finishReason: { unified: "tool-calls", raw: "tool_use" }, usage: usage(streamed.usage?.inputTokens ?? tokens(promptChars), streamed.usage?.outputTokens ?? 8) };
+        yield {
+          type: "finish",
+          finishReason: { unified: "tool-calls", raw: "tool_use" },
+          usage: usage(streamed.usage?.inputTokens ?? tokens(promptChars), streamed.usage?.outputTokens ?? 8),
+        };
         emit({ type: "finished", lane, requestId });
         return;
       }
@@ -99,7 +103,11 @@ class ScriptedLanguageModel implements LanguageModelV4 {
       }
       if (chunks.length > 0) yield { type: "text-end", id: "t0" };
       const u = streamed.kind === "text" ? streamed.usage : undefined;
-      yield { type: "finish", finishReason: { unified: "stop", raw: "end_turn" }, usage: usage(u?.inputTokens ?? tokens(promptChars), u?.outputTokens ?? tokens(text.length)) };
+      yield {
+        type: "finish",
+        finishReason: { unified: "stop", raw: "end_turn" },
+        usage: usage(u?.inputTokens ?? tokens(promptChars), u?.outputTokens ?? tokens(text.length)),
+      };
       emit({ type: "finished", lane, requestId });
     };
 

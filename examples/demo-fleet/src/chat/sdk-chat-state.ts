@@ -30,7 +30,9 @@ export async function sdkRecoveryIncidents(storage: DurableObjectStorage): Promi
 
 /** Number of stored stream blocks of chat streams still in the `streaming` state (flushed, so they survive eviction). */
 export function durableStreamingBlocks(sql: SqlStorage): number {
-  const exists = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('cf_agents_streams', 'cf_agents_stream_blocks')").one().n;
+  const exists = sql
+    .exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name IN ('cf_agents_streams', 'cf_agents_stream_blocks')")
+    .one().n;
   if (exists < 2) return 0;
   return sql
     .exec<{ n: number }>(

@@ -1,6 +1,6 @@
 import { getAgentByName } from "agents";
-import type { TurnScript } from "../session";
 import type { Env } from "../env";
+import type { TurnScript } from "../session";
 import { runChatTick } from "./chat-driver";
 
 /** How one demo tick behaves: DEMO_FLEET_SIZE sets the fleet. */
@@ -12,9 +12,24 @@ export function demoOptions(env: Env, size?: string): DemoOptions {
 }
 
 const SCRIPTS: Record<string, TurnScript> = {
-  lookup: { chunks: ["Let me look that up. "], tool: { name: "search", args: { q: "order status" } }, final: ["Your order shipped yesterday."], chunkDelayMs: 150 },
-  note: { chunks: ["Writing that down. "], tool: { name: "write_note", args: { path: "notes/customer.md", content: "Prefers email follow-ups." } }, final: ["Saved to your notes."], chunkDelayMs: 100 },
-  refund: { chunks: ["Issuing the refund. "], tool: { name: "charge_card", args: { amountCents: -2599 } }, final: ["Refund of $25.99 issued."], chunkDelayMs: 100 },
+  lookup: {
+    chunks: ["Let me look that up. "],
+    tool: { name: "search", args: { q: "order status" } },
+    final: ["Your order shipped yesterday."],
+    chunkDelayMs: 150,
+  },
+  note: {
+    chunks: ["Writing that down. "],
+    tool: { name: "write_note", args: { path: "notes/customer.md", content: "Prefers email follow-ups." } },
+    final: ["Saved to your notes."],
+    chunkDelayMs: 100,
+  },
+  refund: {
+    chunks: ["Issuing the refund. "],
+    tool: { name: "charge_card", args: { amountCents: -2599 } },
+    final: ["Refund of $25.99 issued."],
+    chunkDelayMs: 100,
+  },
   chat: { chunks: ["Sure, ", "happy ", "to help ", "with that."], chunkDelayMs: 200 },
 };
 

@@ -1,7 +1,7 @@
-import { Agent, type FiberRecoveryContext } from "agents";
 import { withAdminRpc } from "@agent-oncall/admin-rpc";
 import { withTelemetry } from "@agent-oncall/telemetry";
 import { otlpTracing } from "@agent-oncall/telemetry/otlp";
+import { Agent, type FiberRecoveryContext } from "agents";
 import type { Env } from "../env";
 
 /**

@@ -1,9 +1,10 @@
 /** Public surface of the observed runtime. */
-export { SessionAgent, MAX_TURN_RECOVERIES, TURN_FIBER, type SessionResult, type TurnPoint } from "./session-agent";
-export { deriveStatus, type SessionStatus } from "./status";
-export { OpLedger, AmbiguousOpError, type OpSpec, type OpPoint } from "./op-ledger";
-export { opId, canonicalJson } from "./op-id";
-export { Workspace, BACKUP_TTL_MS, type BackupInfo, type BackupScope } from "./workspace";
-export { ScriptedModel, DEFAULT_SCRIPT, type TurnScript } from "./scripted-model";
+
 export { evictionPlan, type PlannedEviction } from "./eviction-plan";
-export type { SessionModel, SessionTool, ModelRequest, ModelResponse } from "./model";
+export type { ModelRequest, ModelResponse, SessionModel, SessionTool } from "./model";
+export { canonicalJson, opId } from "./op-id";
+export { AmbiguousOpError, OpLedger, type OpPoint, type OpSpec } from "./op-ledger";
+export { DEFAULT_SCRIPT, ScriptedModel, type TurnScript } from "./scripted-model";
+export { MAX_TURN_RECOVERIES, SessionAgent, type SessionResult, TURN_FIBER, type TurnPoint } from "./session-agent";
+export { deriveStatus, type SessionStatus } from "./status";
+export { BACKUP_TTL_MS, type BackupInfo, type BackupScope, Workspace } from "./workspace";

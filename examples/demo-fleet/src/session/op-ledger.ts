@@ -59,7 +59,12 @@ export class OpLedger {
         this.sql.exec("UPDATE session_ops SET status = 'ambiguous' WHERE op_id = ?", id);
         this.telemetry.record(
           "op.ambiguous",
-          { opKind: spec.kind, turnSeq: spec.turnSeq, idempotent: false, detail: `started at ${new Date(this.#startedAt(id)).toISOString()} with no completion recorded; not re-run` },
+          {
+            opKind: spec.kind,
+            turnSeq: spec.turnSeq,
+            idempotent: false,
+            detail: `started at ${new Date(this.#startedAt(id)).toISOString()} with no completion recorded; not re-run`,
+          },
           corr,
         );
       }
@@ -69,7 +74,12 @@ export class OpLedger {
       await this.fault("before_op_started", spec.kind);
       this.sql.exec(
         "INSERT INTO session_ops (op_id, kind, turn_seq, idempotent, status, started_at, args) VALUES (?, ?, ?, ?, 'started', ?, ?)",
-        id, spec.kind, spec.turnSeq, spec.idempotent ? 1 : 0, Date.now(), JSON.stringify(spec.args ?? null),
+        id,
+        spec.kind,
+        spec.turnSeq,
+        spec.idempotent ? 1 : 0,
+        Date.now(),
+        JSON.stringify(spec.args ?? null),
       );
       this.telemetry.record("op.started", { opKind: spec.kind, turnSeq: spec.turnSeq, idempotent: spec.idempotent }, corr);
       await this.fault("after_op_started", spec.kind);
@@ -87,10 +97,21 @@ export class OpLedger {
    * an op that ran is, `reason` is theirs. Reported as `op.resolved`. False when the op is not ambiguous.
    */
   resolve(id: string, resolution: Exclude<LedgerResolution, "reissued">, opts: { resultRef?: string | null; reason?: string | null } = {}): boolean {
-    const [row] = this.sql.exec<{ kind: string; turn_seq: number; idempotent: number }>("SELECT kind, turn_seq, idempotent FROM session_ops WHERE op_id = ? AND status = 'ambiguous'", id).toArray();
+    const [row] = this.sql
+      .exec<{ kind: string; turn_seq: number; idempotent: number }>(
+        "SELECT kind, turn_seq, idempotent FROM session_ops WHERE op_id = ? AND status = 'ambiguous'",
+        id,
+      )
+      .toArray();
     if (!row) return false;
     const resultRef = opts.resultRef ?? null;
-    this.sql.exec("UPDATE session_ops SET status = 'resolved', resolution = ?, result_ref = ?, completed_at = ? WHERE op_id = ?", resolution, resultRef, Date.now(), id);
+    this.sql.exec(
+      "UPDATE session_ops SET status = 'resolved', resolution = ?, result_ref = ?, completed_at = ? WHERE op_id = ?",
+      resolution,
+      resultRef,
+      Date.now(),
+      id,
+    );
     this.#resolved(id, row, resolution, resultRef, opts.reason ?? null);
     return true;
   }
@@ -102,22 +123,43 @@ export class OpLedger {
    * not idempotent: a non-idempotent op is never re-run.
    */
   async rerun<T>(id: string, call: (idempotencyKey: string) => Promise<T>, reason: string | null = null): Promise<string | null> {
-    const [row] = this.sql.exec<{ kind: string; turn_seq: number; idempotent: number }>("SELECT kind, turn_seq, idempotent FROM session_ops WHERE op_id = ? AND status = 'ambiguous'", id).toArray();
+    const [row] = this.sql
+      .exec<{ kind: string; turn_seq: number; idempotent: number }>(
+        "SELECT kind, turn_seq, idempotent FROM session_ops WHERE op_id = ? AND status = 'ambiguous'",
+        id,
+      )
+      .toArray();
     if (!row?.idempotent) return null;
     const result = await call(id);
     const resultRef = `session_ops/${id}`;
     this.sql.exec(
       "UPDATE session_ops SET status = 'resolved', resolution = 'reissued', result = ?, result_ref = ?, completed_at = ? WHERE op_id = ?",
-      JSON.stringify(result ?? null), resultRef, Date.now(), id,
+      JSON.stringify(result ?? null),
+      resultRef,
+      Date.now(),
+      id,
     );
     this.#resolved(id, row, "reissued", resultRef, reason);
     return resultRef;
   }
 
-  #resolved(id: string, row: { kind: string; turn_seq: number; idempotent: number }, resolution: LedgerResolution, resultRef: string | null, reason: string | null): void {
+  #resolved(
+    id: string,
+    row: { kind: string; turn_seq: number; idempotent: number },
+    resolution: LedgerResolution,
+    resultRef: string | null,
+    reason: string | null,
+  ): void {
     this.telemetry.record(
       "op.resolved",
-      { opKind: row.kind, turnSeq: row.turn_seq, idempotent: Boolean(row.idempotent), resolution, ...(resultRef ? { resultRef: resultRef.slice(0, 500) } : {}), ...(reason ? { reason: reason.slice(0, 2000) } : {}) },
+      {
+        opKind: row.kind,
+        turnSeq: row.turn_seq,
+        idempotent: Boolean(row.idempotent),
+        resolution,
+        ...(resultRef ? { resultRef: resultRef.slice(0, 500) } : {}),
+        ...(reason ? { reason: reason.slice(0, 2000) } : {}),
+      },
       { opId: id, sessionName: this.sessionName },
     );
   }

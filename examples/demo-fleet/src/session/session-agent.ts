@@ -1,7 +1,7 @@
-import { Agent, type FiberRecoveryContext } from "agents";
 import { type ResolveOpHookResult, type ResolveOpRequest, withAdminRpc } from "@agent-oncall/admin-rpc";
 import { turnIncidentId, withTelemetry } from "@agent-oncall/telemetry";
 import { otlpTracing } from "@agent-oncall/telemetry/otlp";
+import { Agent, type FiberRecoveryContext } from "agents";
 import type { Env } from "../env";
 import type { ModelRequest, SessionModel, SessionTool } from "./model";
 import { AmbiguousOpError, type LedgerOp, OpLedger, type OpPoint } from "./op-ledger";
@@ -80,7 +80,12 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
 
   get workspace(): Workspace {
     const sql = this.#sql();
-    return new Workspace(sql, this.env.BACKUPS, { tenant: meta.get(sql, "tenant") ?? "default", environment: meta.get(sql, "environment") ?? "dev", sessionName: this.name }, this.telemetry);
+    return new Workspace(
+      sql,
+      this.env.BACKUPS,
+      { tenant: meta.get(sql, "tenant") ?? "default", environment: meta.get(sql, "environment") ?? "dev", sessionName: this.name },
+      this.telemetry,
+    );
   }
 
   /** The session's status, derived now from its facts. */
@@ -126,7 +131,8 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
     for (const k of ["tenant", "environment"] as const) {
       const v = input[k];
       if (v !== undefined) {
-        if (typeof v !== "string" || !/^[\w.-]{1,100}$/.test(v)) return { ok: false, error: { code: "invalid_input", message: `${k} must be 1-100 letters, digits, dots, dashes or underscores` } };
+        if (typeof v !== "string" || !/^[\w.-]{1,100}$/.test(v))
+          return { ok: false, error: { code: "invalid_input", message: `${k} must be 1-100 letters, digits, dots, dashes or underscores` } };
         meta.set(sql, k, v);
       }
     }
@@ -145,12 +151,20 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
   async sendMessage(text: string, opts: { wait?: boolean } = {}): Promise<SessionResult<{ turnSeq: number }>> {
     if (typeof text !== "string" || !text.trim()) return { ok: false, error: { code: "invalid_input", message: "a message needs some text" } };
     const status = this.status();
-    if (status === "terminated") return { ok: false, error: { code: "terminated", message: `session ${this.name} is terminated and accepts no more messages` } };
-    if (status === "running") return { ok: false, error: { code: "busy", message: `session ${this.name} is still working on turn ${this.#currentTurn()}; interrupt it or wait` } };
+    if (status === "terminated")
+      return { ok: false, error: { code: "terminated", message: `session ${this.name} is terminated and accepts no more messages` } };
+    if (status === "running")
+      return { ok: false, error: { code: "busy", message: `session ${this.name} is still working on turn ${this.#currentTurn()}; interrupt it or wait` } };
     const sql = this.#sql();
     const turnSeq = (this.#currentTurn() ?? 0) + 1;
     meta.set(sql, "turn_seq", turnSeq);
-    sql.exec("INSERT INTO session_events (turn_seq, kind, content, delivery_key, created_at) VALUES (?, 'user', ?, ?, ?)", turnSeq, text, `turn:${turnSeq}:user`, Date.now());
+    sql.exec(
+      "INSERT INTO session_events (turn_seq, kind, content, delivery_key, created_at) VALUES (?, 'user', ?, ?, ?)",
+      turnSeq,
+      text,
+      `turn:${turnSeq}:user`,
+      Date.now(),
+    );
     const done = this.#runTurn(turnSeq, false);
     if (opts.wait) await done;
     return { ok: true, value: { turnSeq } };
@@ -222,7 +236,10 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
     const active = [...this.#turns.keys()];
     for (const c of this.#turns.values()) c.abort(new Error(`forced idle: ${reason}`));
     const sql = this.#sql();
-    const recovered = sql.exec<{ turn_seq: number }>("SELECT turn_seq FROM session_turn_recoveries").toArray().map((r) => r.turn_seq);
+    const recovered = sql
+      .exec<{ turn_seq: number }>("SELECT turn_seq FROM session_turn_recoveries")
+      .toArray()
+      .map((r) => r.turn_seq);
     sql.exec("DELETE FROM session_turn_recoveries");
     return {
       cleared: [...active.map((t) => `turn:${t}`), ...recovered.map((t) => `turn-recoveries:${t}`)],
@@ -238,15 +255,28 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
   async onAdminResolveOp(request: ResolveOpRequest): Promise<ResolveOpHookResult> {
     const before = this.ledger.get(request.opId);
     if (!before) return { outcome: "not_found" };
-    const state = (op: LedgerOp) => ({ opId: op.opId, kind: op.kind, status: op.status, idempotent: op.idempotent, resolution: op.resolution, resultRef: op.resultRef });
+    const state = (op: LedgerOp) => ({
+      opId: op.opId,
+      kind: op.kind,
+      status: op.status,
+      idempotent: op.idempotent,
+      resolution: op.resolution,
+      resultRef: op.resultRef,
+    });
     if (before.status !== "ambiguous") return { outcome: "not_ambiguous", state: state(before) };
     if (request.resolution === "rerun") {
       if (!before.idempotent) {
-        return { outcome: "refused", message: `${before.kind} is not idempotent: re-running it could do it twice. Check upstream, then record whether it ran.` };
+        return {
+          outcome: "refused",
+          message: `${before.kind} is not idempotent: re-running it could do it twice. Check upstream, then record whether it ran.`,
+        };
       }
       const tool = before.kind.startsWith("tool.") ? this.tools()[before.kind.slice("tool.".length)] : undefined;
       if (!tool || !before.args || typeof before.args !== "object") {
-        return { outcome: "refused", message: `this session cannot re-issue ${before.kind} (no tool call to repeat); check upstream and record whether it ran` };
+        return {
+          outcome: "refused",
+          message: `this session cannot re-issue ${before.kind} (no tool call to repeat); check upstream and record whether it ran`,
+        };
       }
       const args = before.args as Record<string, unknown>;
       const resultRef = await this.ledger.rerun(request.opId, (key) => tool.run(args, key), request.reason);
@@ -284,17 +314,31 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
     const partialRow = sql.exec<{ text: string }>("SELECT text FROM session_partial WHERE turn_seq = ?", turnSeq).toArray()[0];
     let streamed = partialRow?.text ?? "";
     const history = sql
-      .exec<{ kind: string; content: string }>("SELECT kind, content FROM session_events WHERE seq <= (SELECT MAX(seq) FROM session_events WHERE turn_seq = ? AND kind = 'user') ORDER BY seq", turnSeq)
+      .exec<{ kind: string; content: string }>(
+        "SELECT kind, content FROM session_events WHERE seq <= (SELECT MAX(seq) FROM session_events WHERE turn_seq = ? AND kind = 'user') ORDER BY seq",
+        turnSeq,
+      )
       .toArray();
     let chunks = 0;
     const onChunk = async (chunk: string) => {
       streamed += chunk;
-      sql.exec("INSERT INTO session_partial (turn_seq, text, updated_at) VALUES (?, ?, ?) ON CONFLICT(turn_seq) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at", turnSeq, streamed, Date.now());
+      sql.exec(
+        "INSERT INTO session_partial (turn_seq, text, updated_at) VALUES (?, ?, ?) ON CONFLICT(turn_seq) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
+        turnSeq,
+        streamed,
+        Date.now(),
+      );
       stash({ step: 1, pendingTool: null, streamedChars: streamed.length });
       if (chunks++ === 0) await this.faultPoint("mid_stream", { turnSeq });
     };
     await this.faultPoint("turn_start", { turnSeq });
-    const request = (step: number, toolResult?: unknown): ModelRequest => ({ turnSeq, step, history, partial: step === 1 && streamed ? streamed : null, ...(toolResult !== undefined ? { toolResult } : {}) });
+    const request = (step: number, toolResult?: unknown): ModelRequest => ({
+      turnSeq,
+      step,
+      history,
+      partial: step === 1 && streamed ? streamed : null,
+      ...(toolResult !== undefined ? { toolResult } : {}),
+    });
 
     // Usage is reported where the model really ran: a request the ledger answers from a completed op cost nothing again.
     const respond = async (req: ModelRequest, chunk: (text: string) => void | Promise<void>) => {
@@ -308,10 +352,14 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
       const tool = tools[first.toolCall.name];
       if (!tool) throw new Error(`the model asked for an unknown tool: ${first.toolCall.name}`);
       stash({ step: 2, pendingTool: first.toolCall.name, streamedChars: streamed.length });
-      const result = await this.ledger.run({ kind: `tool.${first.toolCall.name}`, args: first.toolCall.args, turnSeq, idempotent: tool.idempotent }, (key) => tool.run(first.toolCall!.args, key));
+      const result = await this.ledger.run({ kind: `tool.${first.toolCall.name}`, args: first.toolCall.args, turnSeq, idempotent: tool.idempotent }, (key) =>
+        tool.run(first.toolCall!.args, key),
+      );
       this.#deliver(turnSeq, "tool", JSON.stringify({ tool: first.toolCall.name, result }), `turn:${turnSeq}:tool:${first.toolCall.name}`);
       stash({ step: 3, pendingTool: null, streamedChars: streamed.length });
-      const second = await this.ledger.run({ kind: "model.request", args: { step: 2 }, turnSeq, idempotent: true }, () => respond(request(2, result), () => {}));
+      const second = await this.ledger.run({ kind: "model.request", args: { step: 2 }, turnSeq, idempotent: true }, () =>
+        respond(request(2, result), () => {}),
+      );
       answer = `${answer}${second.text}`;
     }
     this.#deliver(turnSeq, "assistant", answer, `turn:${turnSeq}:assistant`);
@@ -321,7 +369,14 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
 
   /** Appends a message once: the dedup set is the delivery key, so a re-issued turn never sends it twice. */
   #deliver(turnSeq: number, kind: string, content: string, key: string): void {
-    this.#sql().exec("INSERT INTO session_events (turn_seq, kind, content, delivery_key, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(delivery_key) DO NOTHING", turnSeq, kind, content, key, Date.now());
+    this.#sql().exec(
+      "INSERT INTO session_events (turn_seq, kind, content, delivery_key, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT(delivery_key) DO NOTHING",
+      turnSeq,
+      kind,
+      content,
+      key,
+      Date.now(),
+    );
   }
 
   async #turnEnded(turnSeq: number, error: unknown): Promise<void> {
@@ -359,7 +414,11 @@ export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { traci
       this.telemetry.record("session.status_idle", { turnSeq, detail: "recovery budget exhausted" }, { sessionName: this.name });
       return;
     }
-    this.telemetry.record("session.status_rescheduled", { turnSeq, recoveryCount: count, detail: `step ${snap?.step ?? "?"}, ${snap?.streamedChars ?? 0} chars streamed` }, corr);
+    this.telemetry.record(
+      "session.status_rescheduled",
+      { turnSeq, recoveryCount: count, detail: `step ${snap?.step ?? "?"}, ${snap?.streamedChars ?? 0} chars streamed` },
+      corr,
+    );
     // A fresh fiber for the same turn: context is rebuilt from SQL, deliveries are deduped.
     void this.#runTurn(turnSeq, true);
   }

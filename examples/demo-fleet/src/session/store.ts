@@ -28,7 +28,12 @@ export function ensureSessionTables(sql: SqlStorage): void {
     result_ref TEXT
   )`);
   // Sessions created before these columns existed get them (storage outlives deploys).
-  const have = new Set(sql.exec<{ name: string }>("SELECT name FROM pragma_table_info('session_ops')").toArray().map((c) => c.name));
+  const have = new Set(
+    sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info('session_ops')")
+      .toArray()
+      .map((c) => c.name),
+  );
   for (const col of ["args", "resolution", "result_ref"]) if (!have.has(col)) sql.exec(`ALTER TABLE session_ops ADD COLUMN ${col} TEXT`);
   sql.exec(`CREATE TABLE IF NOT EXISTS session_workspace (path TEXT PRIMARY KEY, content TEXT NOT NULL, updated_at INTEGER NOT NULL)`);
 }

@@ -24,7 +24,9 @@ export class Workspace {
   write(path: string, content: string): void {
     this.sql.exec(
       "INSERT INTO session_workspace (path, content, updated_at) VALUES (?, ?, ?) ON CONFLICT(path) DO UPDATE SET content = excluded.content, updated_at = excluded.updated_at",
-      path, content, Date.now(),
+      path,
+      content,
+      Date.now(),
     );
   }
 
@@ -34,7 +36,12 @@ export class Workspace {
   }
 
   files(): Record<string, string> {
-    return Object.fromEntries(this.sql.exec<{ path: string; content: string }>("SELECT path, content FROM session_workspace ORDER BY path").toArray().map((r) => [r.path, r.content]));
+    return Object.fromEntries(
+      this.sql
+        .exec<{ path: string; content: string }>("SELECT path, content FROM session_workspace ORDER BY path")
+        .toArray()
+        .map((r) => [r.path, r.content]),
+    );
   }
 
   /** Newest change to any file, or null for an empty workspace. */

@@ -1,5 +1,5 @@
-import { getAgentByName } from "agents";
 import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
 import { pollRows } from "../../../helpers";
 
 /** A fresh ChatAgent stub with a unique name. */
@@ -15,8 +15,15 @@ export function reconnect(name: string) {
 
 export type EventRow = { id: string; type: string; time: number; payload: string; incident_id: string | null; request_id: string | null };
 export type IncidentRow = {
-  incident_id: string; kind: string; agent_class: string; agent_name: string; status: string; reason: string | null;
-  attempts: number; max_attempts: number | null; request_id: string | null;
+  incident_id: string;
+  kind: string;
+  agent_class: string;
+  agent_name: string;
+  status: string;
+  reason: string | null;
+  attempts: number;
+  max_attempts: number | null;
+  request_id: string | null;
 };
 
 /** Polls D1 until an event of `type` from agent `name` is stored, and returns all such events (oldest first). */
@@ -26,9 +33,7 @@ export async function eventsOfType(name: string, type: string, min = 1): Promise
 
 /** The chat-recovery events of one incident, oldest first, once `last` has arrived. */
 export async function incidentEvents(incidentId: string, last: string): Promise<EventRow[]> {
-  return pollRows<EventRow>(
-    "SELECT * FROM events WHERE incident_id = ? ORDER BY time, id", [incidentId], (r) => r.some((e) => e.type === last),
-  );
+  return pollRows<EventRow>("SELECT * FROM events WHERE incident_id = ? ORDER BY time, id", [incidentId], (r) => r.some((e) => e.type === last));
 }
 
 /** Polls the `incidents` projection until the row matches `check`. */

@@ -24,7 +24,11 @@ describe("chat:context:compacted, for real", () => {
     expect(compacted!.request_id).toBe(out.requestId);
 
     const calls = await stub.modelCalls();
-    expect(calls.slice(3).map((c) => [c.lane, c.kind])).toEqual([["chat", "context_overflow"], ["summary", "text"], ["chat", "text"]]);
+    expect(calls.slice(3).map((c) => [c.lane, c.kind])).toEqual([
+      ["chat", "context_overflow"],
+      ["summary", "text"],
+      ["chat", "text"],
+    ]);
     const [overflowed, , retried] = calls.slice(3);
     expect(retried!.requestId).toBe(overflowed!.requestId); // same turn, retried
     expect(retried!.promptChars).toBeLessThan(overflowed!.promptChars); // from the compacted history
@@ -51,7 +55,11 @@ describe("chat:context:compacted, for real", () => {
     const [compacted] = await eventsOfType(name, "chat.context.compacted");
     expect(payloadOf(compacted!)).toEqual({ mode: "proactive", shortened: true });
     const calls = await stub.modelCalls();
-    expect(calls.slice(3).map((c) => [c.lane, c.kind])).toEqual([["chat", "tool_call"], ["summary", "text"], ["chat", "text"]]);
+    expect(calls.slice(3).map((c) => [c.lane, c.kind])).toEqual([
+      ["chat", "tool_call"],
+      ["summary", "text"],
+      ["chat", "text"],
+    ]);
     expect((await stub.transcript()).map((m) => m.text)).toContain(SUMMARY);
   });
 });

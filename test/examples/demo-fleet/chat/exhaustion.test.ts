@@ -1,13 +1,27 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
 import { chatRecoveryRecordStatus } from "@agent-oncall/telemetry";
+import { describe, expect, it } from "vitest";
 import { rejectionOf } from "../../../helpers";
 import {
-  chatAgent, type EventRow, eventsOfType, fail, incidentEvents, incidentRow, payloadOf, reconnect, SECRET_CHUNK, SECRET_PREVIEW, stall, text,
+  chatAgent,
+  type EventRow,
+  eventsOfType,
+  fail,
+  incidentEvents,
+  incidentRow,
+  payloadOf,
+  reconnect,
+  SECRET_CHUNK,
+  SECRET_PREVIEW,
+  stall,
+  text,
 } from "./chat-helpers";
 
 type Exhausted = {
-  reason: string; attempt: number; maxAttempts: number; recoveryKind: string;
+  reason: string;
+  attempt: number;
+  maxAttempts: number;
+  recoveryKind: string;
   partialText?: { preview: string; bytes: number; truncated: boolean };
   partialParts?: { count: number; bytes: number };
   terminalMessage?: { preview: string };

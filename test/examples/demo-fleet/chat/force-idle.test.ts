@@ -35,7 +35,9 @@ describe("force idle on a Think chat agent", () => {
     const status = await admin.status(t);
     expect(status.ok && status.value).toMatchObject({ status: "running", capabilities: { forceIdleHook: true, chatRecovery: true, tasks: true } });
     const runs = await admin.listRuns(t);
-    expect(runs.ok && runs.value.tasks).toEqual([expect.objectContaining({ kind: "chat_turn", definition: CHAT_TURN_TASK, requestId: start.requestId, state: "running" })]);
+    expect(runs.ok && runs.value.tasks).toEqual([
+      expect.objectContaining({ kind: "chat_turn", definition: CHAT_TURN_TASK, requestId: start.requestId, state: "running" }),
+    ]);
 
     const r = await admin.forceIdle(t, { reason: "report turn stuck" });
     expect(r.ok).toBe(true);

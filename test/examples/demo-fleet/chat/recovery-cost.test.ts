@@ -40,12 +40,16 @@ describe("recovery cost of a real Think agent: the scripted model reports usage,
     const p = payloadOf<Usage>(usage!);
     expect(p).toMatchObject({ attempt: 1, model: "scripted-chat", outputTokens: Math.ceil(" forty-two, as computed.".length / 4) });
     const sums = await pollRows<{ i: number; o: number }>(
-      "SELECT respent_input_tokens AS i, respent_output_tokens AS o FROM incidents WHERE incident_id = ?", [incidentId], (r) => r[0]?.o === p.outputTokens,
+      "SELECT respent_input_tokens AS i, respent_output_tokens AS o FROM incidents WHERE incident_id = ?",
+      [incidentId],
+      (r) => r[0]?.o === p.outputTokens,
     );
     expect(sums[0]).toEqual({ i: p.inputTokens, o: p.outputTokens });
     expect(sums[0]!.i).toBeGreaterThan(0);
     // The usage is on the incident's timeline, so the incident page shows it per attempt.
-    const onTimeline = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE timeline_id = ? AND type = 'model.usage'").bind(incidentId).first<{ n: number }>();
+    const onTimeline = await env.DB.prepare("SELECT COUNT(*) AS n FROM events WHERE timeline_id = ? AND type = 'model.usage'")
+      .bind(incidentId)
+      .first<{ n: number }>();
     expect(onTimeline!.n).toBe(1);
   });
 
@@ -62,7 +66,9 @@ describe("recovery cost of a real Think agent: the scripted model reports usage,
     expect(usage.length).toBeGreaterThan(0);
     const total = usage.reduce((t, e) => t + payloadOf<Usage>(e).inputTokens + payloadOf<Usage>(e).outputTokens, 0);
     const sums = await pollRows<{ t: number; status: string }>(
-      "SELECT respent_input_tokens + respent_output_tokens AS t, status FROM incidents WHERE incident_id = ?", [incidentId], (r) => r[0]?.t === total,
+      "SELECT respent_input_tokens + respent_output_tokens AS t, status FROM incidents WHERE incident_id = ?",
+      [incidentId],
+      (r) => r[0]?.t === total,
     );
     expect(sums[0]!.t).toBeGreaterThan(0);
     expect(["exhausted", "failed"]).toContain(sums[0]!.status);

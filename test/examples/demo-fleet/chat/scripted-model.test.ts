@@ -1,5 +1,5 @@
-import { APICallError } from "@ai-sdk/provider";
 import { runInDurableObject } from "cloudflare:test";
+import { APICallError } from "@ai-sdk/provider";
 import { generateText, streamText } from "ai";
 import { describe, expect, it } from "vitest";
 import { classifyModelError } from "../../../../examples/demo-fleet/src/chat/classify-error";

@@ -11,15 +11,29 @@ import { chatAgent, eventsOfType, payloadOf, reconnect, stall, text } from "./ch
  * chat_turn run keyed by its request id, with an outcome, and never that machinery as a fiber of its own.
  */
 
-type RunRow = { fiber_id: string; kind: string; name: string; outcome: string | null; error: string | null; reason: string | null; snapshot_preview: string | null };
+type RunRow = {
+  fiber_id: string;
+  kind: string;
+  name: string;
+  outcome: string | null;
+  error: string | null;
+  reason: string | null;
+  snapshot_preview: string | null;
+};
 
 const runsOf = (name: string) =>
-  env.DB.prepare("SELECT fiber_id, kind, name, outcome, error, reason, snapshot_preview FROM runs WHERE agent_name = ? ORDER BY first_seen, fiber_id").bind(name).all<RunRow>().then((r) => r.results);
+  env.DB.prepare("SELECT fiber_id, kind, name, outcome, error, reason, snapshot_preview FROM runs WHERE agent_name = ? ORDER BY first_seen, fiber_id")
+    .bind(name)
+    .all<RunRow>()
+    .then((r) => r.results);
 
 /** No run of the agent is a chat turn's internal fiber or Task carrier (none named after it, none keyed `chat_…`). */
 async function expectNoInternalRuns(name: string) {
-  const internal = await env.DB.prepare("SELECT fiber_id, kind, name FROM runs WHERE agent_name = ? AND (name LIKE '__cf_internal_chat_turn%' OR fiber_id LIKE 'chat\\_%' ESCAPE '\\')")
-    .bind(name).all();
+  const internal = await env.DB.prepare(
+    "SELECT fiber_id, kind, name FROM runs WHERE agent_name = ? AND (name LIKE '__cf_internal_chat_turn%' OR fiber_id LIKE 'chat\\_%' ESCAPE '\\')",
+  )
+    .bind(name)
+    .all();
   expect(internal.results).toEqual([]);
 }
 
@@ -30,7 +44,11 @@ describe("chat turns of a real Think agent are chat_turn runs", () => {
     const out = await stub.sendUserMessage("status?");
     expect(out.status).toBe("completed");
 
-    const [row] = await pollRows<RunRow>("SELECT * FROM runs WHERE agent_name = ? AND fiber_id = ?", [name, out.requestId], (r) => r[0]?.outcome === "completed");
+    const [row] = await pollRows<RunRow>(
+      "SELECT * FROM runs WHERE agent_name = ? AND fiber_id = ?",
+      [name, out.requestId],
+      (r) => r[0]?.outcome === "completed",
+    );
     expect(row).toMatchObject({ kind: "chat_turn", name: "chat turn (programmatic)", error: null });
     await stub.settleTelemetry();
     await expectNoInternalRuns(name);
@@ -54,13 +72,17 @@ describe("chat turns of a real Think agent are chat_turn runs", () => {
     // The user's turn: one run, keyed by its request id, completed by its recovery turn, which is its second attempt.
     // (This test used to expect two runs, the interrupted turn and its continuation: one user turn counted twice.)
     const [turn] = await pollRows<RunRow & { attempt: number | null }>(
-      "SELECT * FROM runs WHERE agent_name = ? AND fiber_id = ?", [name, start.requestId], (r) => r[0]?.outcome === "completed" && r[0]?.attempt === 2,
+      "SELECT * FROM runs WHERE agent_name = ? AND fiber_id = ?",
+      [name, start.requestId],
+      (r) => r[0]?.outcome === "completed" && r[0]?.attempt === 2,
     );
     expect(turn).toMatchObject({ kind: "chat_turn", name: "chat turn (programmatic)", error: null });
     expect(turn!.snapshot_preview).not.toBeNull(); // the interrupted attempt's last checkpoint
 
     // The interruption's events carry the turn's request id, so they are on its timeline.
-    const runEvents = await env.DB.prepare("SELECT type, request_id FROM events WHERE agent_name = ? AND type LIKE 'fiber.%'").bind(name).all<{ type: string; request_id: string }>();
+    const runEvents = await env.DB.prepare("SELECT type, request_id FROM events WHERE agent_name = ? AND type LIKE 'fiber.%'")
+      .bind(name)
+      .all<{ type: string; request_id: string }>();
     expect(runEvents.results.map((e) => e.type)).toContain("fiber.interrupted");
     expect(runEvents.results.every((e) => e.request_id === start.requestId)).toBe(true);
     const started = await eventsOfType(name, "chat.turn.started", 2);

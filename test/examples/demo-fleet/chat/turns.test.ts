@@ -20,7 +20,9 @@ describe("chat turns of a real Think agent with a scripted model", () => {
 
     // The SDK's own turn events arrive as chat.turn.*, keyed by the turn's request id; no recovery happened.
     const [finish] = await pollRows<{ payload: string }>(
-      "SELECT payload FROM events WHERE agent_name = ? AND type = 'chat.turn.finished' AND request_id = ?", [name, out.requestId], (r) => r.length === 1,
+      "SELECT payload FROM events WHERE agent_name = ? AND type = 'chat.turn.finished' AND request_id = ?",
+      [name, out.requestId],
+      (r) => r.length === 1,
     );
     expect(JSON.parse(finish!.payload)).toMatchObject({ status: "completed", trigger: "programmatic" });
     const types = (await env.DB.prepare("SELECT type FROM events WHERE agent_name = ?").bind(name).all<{ type: string }>()).results.map((r) => r.type);
@@ -46,7 +48,13 @@ describe("chat turns of a real Think agent with a scripted model", () => {
     expect(incidentId).toMatch(new RegExp(`^${start.requestId}:user-`));
     const events = await incidentEvents(incidentId, "chat.recovery.completed");
     // The continuation's model call is on the incident too: what the recovery re-spent (recovery-cost.test.ts).
-    expect(events.map((e) => e.type)).toEqual(["chat.recovery.detected", "chat.recovery.attempt", "chat.recovery.scheduled", "model.usage", "chat.recovery.completed"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "chat.recovery.detected",
+      "chat.recovery.attempt",
+      "chat.recovery.scheduled",
+      "model.usage",
+      "chat.recovery.completed",
+    ]);
     const lifecycle = events.filter((e) => e.type.startsWith("chat.recovery."));
     expect(lifecycle.map((e) => payloadOf(e).recoveryKind)).toEqual(["continue", "continue", "continue", "continue"]);
 
@@ -80,4 +88,3 @@ describe("chat turns of a real Think agent with a scripted model", () => {
     expect(row.reason).toBe("Invalid API key");
   });
 });
-

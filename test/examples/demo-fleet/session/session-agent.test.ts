@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { MAX_TURN_RECOVERIES } from "../../../../examples/demo-fleet/src/session";
@@ -36,7 +36,10 @@ async function settle(name: string, timeoutMs = 15_000): Promise<void> {
 }
 
 const d1Types = (name: string) =>
-  env.DB.prepare("SELECT type, op_id, incident_id, payload FROM events WHERE agent_name = ? ORDER BY time, id").bind(name).all<{ type: string; op_id: string | null; incident_id: string | null; payload: string }>().then((r) => r.results);
+  env.DB.prepare("SELECT type, op_id, incident_id, payload FROM events WHERE agent_name = ? ORDER BY time, id")
+    .bind(name)
+    .all<{ type: string; op_id: string | null; incident_id: string | null; payload: string }>()
+    .then((r) => r.results);
 
 describe("SessionAgent: status, turns and termination", () => {
   it("runs a turn, derives its status at each step, and reports through telemetry", async () => {
@@ -53,12 +56,17 @@ describe("SessionAgent: status, turns and termination", () => {
       ["tool", JSON.stringify({ tool: "search", result: { hits: ["result for refund policy"] } })],
       ["assistant", "Looking that up. Refunds take 5 days."],
     ]);
-    const rows = await pollRows<{ type: string }>("SELECT type FROM events WHERE agent_name = ? ORDER BY time, id", [name], (x) => x.some((e) => e.type === "session.status_idle"));
+    const rows = await pollRows<{ type: string }>("SELECT type FROM events WHERE agent_name = ? ORDER BY time, id", [name], (x) =>
+      x.some((e) => e.type === "session.status_idle"),
+    );
     expect(rows.map((x) => x.type).filter((t) => t.startsWith("session.") || t.startsWith("op."))).toEqual([
       "session.status_running",
-      "op.started", "op.completed", // model request 1
-      "op.started", "op.completed", // tool.search
-      "op.started", "op.completed", // model request 2
+      "op.started",
+      "op.completed", // model request 1
+      "op.started",
+      "op.completed", // tool.search
+      "op.started",
+      "op.completed", // model request 2
       "session.status_idle",
     ]);
   });
@@ -75,7 +83,10 @@ describe("SessionAgent: status, turns and termination", () => {
 
     expect(await s.terminate("customer closed the ticket")).toMatchObject({ ok: true });
     expect(await s.status()).toBe("terminated");
-    expect(await s.sendMessage("hello again")).toEqual({ ok: false, error: { code: "terminated", message: `session ${name} is terminated and accepts no more messages` } });
+    expect(await s.sendMessage("hello again")).toEqual({
+      ok: false,
+      error: { code: "terminated", message: `session ${name} is terminated and accepts no more messages` },
+    });
     await pollRows("SELECT 1 FROM events WHERE agent_name = ? AND type IN ('session.status_terminated','backup.created')", [name], (x) => x.length === 2);
   });
 });
@@ -99,7 +110,11 @@ describe("SessionAgent: evicted at every point of a turn", () => {
     const r = await evictAt(searchScript, { point: "before_op_started", kind: "model.request" });
     expect(r.recoveries).toBe(1);
     expect(r.events.filter((e) => e.kind === "assistant").map((e) => e.content)).toEqual(["Let me check. All systems normal."]);
-    expect(r.ops.map((o) => [o.kind, o.status])).toEqual([["model.request", "completed"], ["tool.search", "completed"], ["model.request", "completed"]]);
+    expect(r.ops.map((o) => [o.kind, o.status])).toEqual([
+      ["model.request", "completed"],
+      ["tool.search", "completed"],
+      ["model.request", "completed"],
+    ]);
   });
 
   it("between op_started and op_completed of an idempotent op: re-issued with the same key, completed once", async () => {
@@ -118,9 +133,17 @@ describe("SessionAgent: evicted at every point of a turn", () => {
       `Operation tool.charge_card (${charge.op_id}) may have executed before the agent was interrupted. Verify it before retrying.`,
     ]);
     expect(await r.s.status()).toBe("idle");
-    const rows = await pollRows<{ type: string; op_id: string }>("SELECT type, op_id FROM events WHERE agent_name = ? AND op_id = ?", [r.name, charge.op_id], (x) => x.some((e) => e.type === "op.ambiguous"));
+    const rows = await pollRows<{ type: string; op_id: string }>(
+      "SELECT type, op_id FROM events WHERE agent_name = ? AND op_id = ?",
+      [r.name, charge.op_id],
+      (x) => x.some((e) => e.type === "op.ambiguous"),
+    );
     expect(rows.map((x) => x.type)).toEqual(["op.started", "op.ambiguous"]);
-    const amb = await pollRows<{ op_kind: string; resolution: string | null }>("SELECT op_kind, resolution FROM op_ambiguities WHERE op_id = ?", [charge.op_id], (x) => x.length === 1);
+    const amb = await pollRows<{ op_kind: string; resolution: string | null }>(
+      "SELECT op_kind, resolution FROM op_ambiguities WHERE op_id = ?",
+      [charge.op_id],
+      (x) => x.length === 1,
+    );
     expect(amb[0]).toEqual({ op_kind: "tool.charge_card", resolution: null });
 
     // Someone checked with the payment provider: it did not go through.
@@ -141,7 +164,9 @@ describe("SessionAgent: evicted at every point of a turn", () => {
     expect(r.ops.find((o) => o.kind === "tool.charge_card")!.status).toBe("completed");
     expect(r.events.filter((e) => e.kind === "tool")).toHaveLength(1);
     const starts = await pollRows<{ type: string }>(
-      "SELECT type FROM events WHERE agent_name = ? AND type = 'op.started' AND payload LIKE '%charge_card%'", [r.name], (x) => x.length >= 1,
+      "SELECT type FROM events WHERE agent_name = ? AND type = 'op.started' AND payload LIKE '%charge_card%'",
+      [r.name],
+      (x) => x.length >= 1,
     );
     expect(starts).toHaveLength(1);
   });
@@ -174,7 +199,11 @@ describe("SessionAgent: the recovery cap", () => {
     expect(notices.map((n) => n.content)).toEqual([`turn 1 was interrupted 6 times; recovery stopped after 5 attempts and the session is idle`]);
 
     const incidentId = `turn:FaultySessionAgent/${name}/1`;
-    const inc = await pollRows<{ status: string; attempts: number; reason: string }>("SELECT status, attempts, reason FROM incidents WHERE incident_id = ?", [incidentId], (x) => x[0]?.status === "exhausted");
+    const inc = await pollRows<{ status: string; attempts: number; reason: string }>(
+      "SELECT status, attempts, reason FROM incidents WHERE incident_id = ?",
+      [incidentId],
+      (x) => x[0]?.status === "exhausted",
+    );
     expect(inc[0]!.attempts).toBe(MAX_TURN_RECOVERIES);
     expect(inc[0]!.reason).toBe("max_turn_recoveries");
     const types = (await d1Types(name)).filter((e) => e.incident_id === incidentId).map((e) => e.type);

@@ -20,7 +20,12 @@ const AGE_MS = 3_000;
 const viewer = { email: "soak@example.com", role: "viewer" as const };
 
 type Row = Record<string, unknown>;
-const rows = async <T = Row>(sql: string, ...binds: unknown[]) => (await env.DB.prepare(sql).bind(...binds).all<T>()).results;
+const rows = async <T = Row>(sql: string, ...binds: unknown[]) =>
+  (
+    await env.DB.prepare(sql)
+      .bind(...binds)
+      .all<T>()
+  ).results;
 
 /** Waits until the stored event count stops changing for `quietMs`: what was sent has been ingested. */
 async function drained(quietMs = 1_500, timeoutMs = 30_000) {
@@ -36,7 +41,9 @@ async function drained(quietMs = 1_500, timeoutMs = 30_000) {
   return last;
 }
 
-it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running row is live in its agent and no incident is open without activity`, { timeout: 240_000 }, async () => {
+it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running row is live in its agent and no incident is open without activity`, {
+  timeout: 240_000,
+}, async () => {
   const random = new SeededRandom(SEED);
   const log: string[] = [];
   for (let t = 0; t < TICKS; t++) log.push(...(await runDemoTick(env as never, { fleetSize: 4 }, () => random.next())));
@@ -92,11 +99,16 @@ it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running r
     `SELECT incident_id, last_seen, confirmed_at FROM incidents WHERE ${openNowSql()}`,
   );
   const stale = open.filter((i) => now - i.last_seen > AGE_MS && !(i.confirmed_at !== null && i.confirmed_at >= i.last_seen));
-  expect(stale.map((i) => i.incident_id), "incidents open without an event or a confirmation").toEqual([]);
+  expect(
+    stale.map((i) => i.incident_id),
+    "incidents open without an event or a confirmation",
+  ).toEqual([]);
 
   // What the soak went through, for the record (and proof that it exercised what on-call cares about).
   const byStatus = await rows<{ status: string; n: number }>(`SELECT ${shownStatusSql()} AS status, COUNT(*) AS n FROM incidents GROUP BY 1 ORDER BY 1`);
-  const byKind = await rows<{ kind: string; outcome: string | null; n: number }>("SELECT kind, outcome, COUNT(*) AS n FROM runs GROUP BY kind, outcome ORDER BY kind, outcome");
+  const byKind = await rows<{ kind: string; outcome: string | null; n: number }>(
+    "SELECT kind, outcome, COUNT(*) AS n FROM runs GROUP BY kind, outcome ORDER BY kind, outcome",
+  );
   const [{ n: events }] = (await rows<{ n: number }>("SELECT COUNT(*) AS n FROM events")) as [{ n: number }];
   const findings = pass.flatMap((p) => p.findings.map((f) => `${f.type}:${f.finding}`));
   console.log(
