@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import type { AdminErrorCode } from "../../src/admin-rpc/contract";
+import type { JwtFailure } from "../auth/jwt";
 import { ANSWER_VARY, answerForm } from "./answer";
 
 /**
@@ -10,16 +11,8 @@ import { ANSWER_VARY, answerForm } from "./answer";
  */
 export type RefusalCode =
   | AdminErrorCode
+  | JwtFailure
   | "missing"
-  | "malformed"
-  | "unsupported_algorithm"
-  | "unknown_key"
-  | "bad_signature"
-  | "wrong_issuer"
-  | "wrong_audience"
-  | "expired"
-  | "not_yet_valid"
-  | "keys_unavailable"
   | "auth_not_configured"
   | "dev_mode_local_only"
   | "no_email"
