@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fiberIncidentId } from "@agent-oncall/telemetry";
+import { fiberIncidentId } from "@agent-oncall/telemetry/ids";
 import { afterAll, expect, it } from "vitest";
 import { prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
