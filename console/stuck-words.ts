@@ -1,4 +1,5 @@
 import type { BulkTarget, StuckConfig, StuckEntry } from "../src/store/read-models";
+import { runKindWords } from "./words";
 
 /**
  * Stuck findings in words for operators: the page's "why" column, the /stuck JSON's `detail`, the bulk preview
@@ -22,9 +23,6 @@ export function stuckFor(ms: number): string {
 
 const threshold = (min: number) => stuckFor(min * MIN);
 
-/** Run kinds as operators say them; an unknown kind is shown as stored. */
-const KIND_WORDS: Record<string, string> = { fiber: "fiber", managed_fiber: "managed fiber", task: "task run", chat_turn: "chat turn" };
-
 /**
  * One sentence: which rule fired and why, with how long it has held at `now` (epoch ms) against the rule's
  * threshold in `config`.
@@ -32,7 +30,7 @@ const KIND_WORDS: Record<string, string> = { fiber: "fiber", managed_fiber: "man
 export function stuckDetail(e: StuckEntry, now: number, config: StuckConfig): string {
   switch (e.rule) {
     case "no_progress": {
-      const what = `${KIND_WORDS[e.runKind] ?? e.runKind}${e.runName ? ` "${e.runName}"` : ""}`;
+      const what = `${runKindWords(e.runKind)}${e.runName ? ` "${e.runName}"` : ""}`;
       const tail =
         e.wakeAt !== null
           ? `it was waiting to wake at ${at(e.wakeAt)} and has not`
