@@ -1,4 +1,6 @@
-import type { IncidentRow } from "../src/store/read-models";
+import type { IncidentRow, SearchMatch } from "../src/store/read-models";
+import type { AmbiguousOwner, OwnedKind } from "../src/store/read-models/errors";
+import { detailHref } from "./links";
 
 /**
  * Sentences for operators, keyed by the typed codes and facts the store and the packages return. The store says
@@ -8,4 +10,37 @@ import type { IncidentRow } from "../src/store/read-models";
 /** The incident status as the console labels it: a failure the SDK gave no reason for says so. */
 export function incidentStatusLabel(i: Pick<IncidentRow, "status" | "reason">): string {
   return i.status === "failed" && !i.reason ? "failed (no reason given)" : i.status;
+}
+
+/** The detail page each kind of owned row has. */
+const DETAIL_PAGE: Record<OwnedKind, "runs" | "incidents" | "sessions"> = { run: "runs", incident: "incidents", session: "sessions" };
+
+/** The refusal when several agents reported an id: who did, each with the link to its own page for that id. */
+export function ambiguousOwnerSentence(e: Pick<AmbiguousOwner, "what" | "id" | "candidates" | "more">): string {
+  const links = e.candidates.map((owner) => detailHref(DETAIL_PAGE[e.what], e.id, owner));
+  return `Several agents reported ${e.what} "${e.id}"; choose one by opening it for its agent: ${links.join(" , ")}${e.more ? " , …" : ""}`;
+}
+
+/** Run kinds as operators say them; an unknown kind is shown as stored. */
+const RUN_KIND_WORDS: Record<string, string> = { fiber: "fiber", managed_fiber: "managed fiber", task: "task run", chat_turn: "chat turn" };
+
+/** A run's kind in words ("task run", "chat turn"). */
+export function runKindWords(kind: string): string {
+  return RUN_KIND_WORDS[kind] ?? kind;
+}
+
+/** A search match in a few words: its kind, its status or outcome, and its reason or session. */
+export function searchMatchLabel(m: SearchMatch): string {
+  switch (m.kind) {
+    case "incident":
+      return `${m.incidentKind} incident · ${m.status}${m.reason ? ` (${m.reason})` : ""}`;
+    case "run":
+      return `${runKindWords(m.runKind)} ${m.runName} · ${m.outcome ?? "running"}`;
+    case "op":
+      return `ambiguous op${m.opKind ? ` ${m.opKind}` : ""} · ${m.resolution ?? "open"}${m.sessionName ? ` · session ${m.sessionName}` : ""}`;
+    case "session":
+      return `session · ${m.status ?? "no status reported"}`;
+    case "agent":
+      return `agent ${m.agentClass} · ${m.agentName}`;
+  }
 }

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
-import { isBadRequest } from "../src/store/read-models/errors";
+import { ambiguousOwnerSentence } from "../console/words";
+import { isAmbiguousOwner, isBadRequest } from "../src/store/read-models/errors";
 import { auth, csrf, respondProblem } from "./auth";
 import { ConfigError, consoleConfig } from "./config";
 import { respondRefusal } from "./http/refusal";
@@ -58,6 +59,7 @@ app.notFound((c) => problem(c, 404, `There is no page at ${c.req.path}.`));
 // Bad input is the caller's to fix (400, with the reason). Anything else is ours: logged, answered plainly, never with internals.
 app.onError((err, c) => {
   if (isBadRequest(err)) return problem(c, 400, err.message);
+  if (isAmbiguousOwner(err)) return problem(c, 400, ambiguousOwnerSentence(err));
   console.error(`[worker] ${c.req.method} ${c.req.path}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
   // Plain text for people: rendering a console page could fail the same way. JSON callers get the one body.
   const message = "Something went wrong on our side. It has been logged.";

@@ -1,11 +1,12 @@
 import { ADMIN_ACTIONS } from "../../src/admin-rpc/actions";
-import { type BatchProgress, BULK_ACTIONS, BULK_STATUSES, BULK_TARGET_CAP, type BulkTargets } from "../../src/store/read-models";
+import { type BatchProgress, BULK_ACTIONS, BULK_STATUSES, BULK_TARGET_CAP, type BulkTargets, type StuckConfig } from "../../src/store/read-models";
 import { STUCK_RULES } from "../../src/store/read-models/stuck";
 import { SelectFilter, TextFilter } from "../components/filters";
 import { Status } from "../components/status";
 import { iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, batchHref, LISTS, listHref } from "../links";
+import { bulkTargetWhy } from "../stuck-words";
 
 type Query = Record<string, string | undefined>;
 
@@ -13,7 +14,7 @@ type Query = Record<string, string | undefined>;
  * Bulk actions: a filter (GET, so every selection has an address other pages link to), the preview of
  * the agents it selects, and for operators the action, a required reason and the confirmation.
  */
-export function BulkPage(props: { ctx: PageContext; query: Query; selection: BulkTargets | null }) {
+export function BulkPage(props: { ctx: PageContext; query: Query; selection: BulkTargets | null; stuckConfig: StuckConfig }) {
   const q = props.query;
   const s = props.selection;
   return (
@@ -34,7 +35,7 @@ export function BulkPage(props: { ctx: PageContext; query: Query; selection: Bul
         rescheduled. All filters given must match. At most {BULK_TARGET_CAP} agents per batch.
       </p>
       {s ? (
-        <Preview ctx={props.ctx} selection={s} />
+        <Preview ctx={props.ctx} selection={s} stuckConfig={props.stuckConfig} />
       ) : (
         <p class="muted">Choose at least one filter to preview the agents it selects. Nothing changes until an operator confirms.</p>
       )}
@@ -42,7 +43,7 @@ export function BulkPage(props: { ctx: PageContext; query: Query; selection: Bul
   );
 }
 
-function Preview(props: { ctx: PageContext; selection: BulkTargets }) {
+function Preview(props: { ctx: PageContext; selection: BulkTargets; stuckConfig: StuckConfig }) {
   const s = props.selection;
   const n = s.targets.length;
   return (
@@ -76,7 +77,7 @@ function Preview(props: { ctx: PageContext; selection: BulkTargets }) {
                   <td>
                     <a href={agentHref(t)}>{t.agentName}</a>
                   </td>
-                  <td>{t.why}</td>
+                  <td>{bulkTargetWhy(t, props.ctx.now, props.stuckConfig)}</td>
                 </tr>
               ))}
             </tbody>

@@ -2,6 +2,8 @@ import { SEARCH_KINDS, type SearchKind, type SearchMatch, type SearchResult } fr
 import { Layout, type PageContext } from "../layout";
 import { agentHref, searchMatchHref } from "../links";
 
+import { searchMatchLabel } from "../words";
+
 const KIND_TITLE: Record<SearchKind, string> = { incident: "Incidents", run: "Runs", op: "Ambiguous ops", session: "Sessions", agent: "Agents" };
 
 /**
@@ -54,7 +56,7 @@ function MatchItem(props: { m: SearchMatch }) {
       <a class="mono" href={searchMatchHref(m)}>
         {m.kind === "agent" ? `${m.agentClass}/${m.agentName}` : m.id}
       </a>{" "}
-      <span>{m.label}</span>{" "}
+      <span>{searchMatchLabel(m)}</span>{" "}
       {m.kind !== "agent" ? (
         <span class="muted">
           · agent{" "}

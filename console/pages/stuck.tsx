@@ -1,8 +1,9 @@
-import { STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig, type StuckEntry, type StuckRule, stuckFor } from "../../src/store/read-models";
+import { STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig, type StuckEntry, type StuckRule } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, href, LISTS, listHref, stuckSubjectHref } from "../links";
+import { stuckDetail, stuckFor } from "../stuck-words";
 
 /** Each rule in a few words, for the list and the thresholds table. */
 export const STUCK_RULE_LABEL: Record<StuckRule, string> = {
@@ -50,7 +51,7 @@ export function StuckPage(props: {
       ) : null}
       {/* The list refreshes by itself (paused while the tab is hidden): stuck work appears and clears without a reload. */}
       <div id="stuck-live" data-live hx-get={href("/partials/stuck", props.query)} hx-trigger={`every ${ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <StuckList ctx={ctx} query={props.query} entries={entries} limit={props.limit} />
+        <StuckList ctx={ctx} query={props.query} entries={entries} config={config} limit={props.limit} />
       </div>
       <h2>Thresholds</h2>
       <table data-testid="stuck-thresholds">
@@ -83,8 +84,14 @@ export function StuckPage(props: {
 }
 
 /** The refreshing list of findings (an htmx fragment). */
-export function StuckList(props: { ctx: PageContext; query: { rule?: string; agentClass?: string }; entries: StuckEntry[]; limit: number }) {
-  const { ctx, entries } = props;
+export function StuckList(props: {
+  ctx: PageContext;
+  query: { rule?: string; agentClass?: string };
+  entries: StuckEntry[];
+  config: StuckConfig;
+  limit: number;
+}) {
+  const { ctx, entries, config } = props;
   return (
     <>
       {entries.length ? (
@@ -120,7 +127,7 @@ export function StuckList(props: { ctx: PageContext; query: { rule?: string; age
                     for {stuckFor(ctx.now - e.since)}
                   </div>
                 </td>
-                <td>{e.detail}</td>
+                <td>{stuckDetail(e, ctx.now, config)}</td>
                 <td>
                   <a href={agentActionsHref(e)} data-testid="stuck-act">
                     Agent actions

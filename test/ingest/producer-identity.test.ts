@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { SCHEMA_VERSION, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
-import { isBadRequest } from "../../src/store/read-models/errors";
+import { isAmbiguousOwner } from "../../src/store/read-models/errors";
 import { getIncident, incidentTimeline, listIncidents } from "../../src/store/read-models/incidents";
 import { getStoredRun, runEvents } from "../../src/store/read-models/runs";
 import { getSession, listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
@@ -9,7 +9,7 @@ import { shuffled } from "../fixtures/seeded-random";
 import { pollRows } from "../helpers";
 import { ingest, rejection } from "../store/store-helpers";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
-import { getText } from "../worker/routes/harness";
+import { escapeHtml, getText } from "../worker/routes/harness";
 
 /**
  * Any agent holding the Queue producer binding can claim another agent's ids. One agent's events must
@@ -153,13 +153,22 @@ describe("a producer claiming another agent's ids", () => {
     const owner = { agentClass: CLASS, agentName: victim };
 
     // Without an owner, a name two agents reported is a question, not a guess.
+    // The refusal names who reported it, as data (the console words it and links each agent's page).
     const e = await rejection(getSession(env.DB, id.session));
-    expect(isBadRequest(e)).toBe(true);
-    expect(e.message).toBe(
-      `Several agents reported session "${victim}"; choose one by adding its agent to the URL: ?agentClass=${CLASS}&agentName=${victim} , ?agentClass=${CLASS}&agentName=${forger}`,
-    );
-    expect(isBadRequest(await rejection(getStoredRun(env.DB, id.fiberId)))).toBe(true);
-    expect(isBadRequest(await rejection(getIncident(env.DB, id.chat)))).toBe(true);
+    expect(isAmbiguousOwner(e)).toBe(true);
+    expect(e).toMatchObject({
+      status: 400,
+      code: "ambiguous_owner",
+      what: "session",
+      id: id.session,
+      candidates: [
+        { agentClass: CLASS, agentName: victim },
+        { agentClass: CLASS, agentName: forger },
+      ],
+      more: false,
+    });
+    expect(await rejection(getStoredRun(env.DB, id.fiberId))).toMatchObject({ code: "ambiguous_owner", what: "run", id: id.fiberId });
+    expect(await rejection(getIncident(env.DB, id.chat))).toMatchObject({ code: "ambiguous_owner", what: "incident", id: id.chat });
     // A derived incident id names its agent, so it resolves to the victim even when claimed by another.
     expect(await getIncident(env.DB, id.turn)).toMatchObject({ ...owner, status: "recovered", attempts: 1 });
 
@@ -200,7 +209,12 @@ describe("a producer claiming another agent's ids", () => {
 
     const ambiguous = await getText(`/sessions/${victim}`, "operator");
     expect(ambiguous.status).toBe(400);
-    expect(ambiguous.text).toContain("Several agents reported session");
+    // Worded by the console, with a link to the session's page for each agent that reported it.
+    expect(ambiguous.text).toContain(
+      escapeHtml(
+        `Several agents reported session "${victim}"; choose one by opening it for its agent: /sessions/${victim}?agentClass=${CLASS}&agentName=${victim} , /sessions/${victim}?agentClass=${CLASS}&agentName=${forger}`,
+      ),
+    );
 
     const page = await getText(`/sessions/${victim}?agentClass=${CLASS}&agentName=${victim}`, "operator");
     expect(page.status).toBe(200);

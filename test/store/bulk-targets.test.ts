@@ -70,8 +70,8 @@ describe("bulk target selection", () => {
     expect(names(await bulkTargets(env.DB, T0, { agentClass: K, status: "running_sessions" }))).toEqual(agents(2, 4, 6, 8));
     const all = await bulkTargets(env.DB, T0, { agentClass: K, incidentReason: "loop", openOnly: "1", status: "running_runs" });
     expect(all.targets).toEqual([
-      { agentClass: K, agentName: "agent-00", why: `class ${K}; 1 open incident(s) with reason loop; 1 running run(s)` },
-      { agentClass: K, agentName: "agent-02", why: `class ${K}; 1 open incident(s) with reason loop; 1 running run(s)` },
+      { agentClass: K, agentName: "agent-00", why: `class ${K}; 1 open incident(s) with reason loop; 1 running run(s)`, stuck: null },
+      { agentClass: K, agentName: "agent-02", why: `class ${K}; 1 open incident(s) with reason loop; 1 running run(s)`, stuck: null },
     ]);
     expect(all).toMatchObject({ total: 2, capped: false });
   });

@@ -100,10 +100,9 @@ describe("other readers of incident status", () => {
   it("search shows the shown status", async () => {
     const r = await search(env.DB, "open-then-idled");
     const m = r.matches.find((x) => x.kind === "incident" && x.agentName === agentName)!;
-    expect(m.label).toContain("force_idled");
+    expect(m).toMatchObject({ kind: "incident", status: "force_idled" });
     const closed = (await search(env.DB, "exhausted-then-idled")).matches.find((x) => x.kind === "incident" && x.agentName === agentName)!;
-    expect(closed.label).toContain("exhausted");
-    expect(closed.label).not.toContain("force_idled");
+    expect(closed).toMatchObject({ kind: "incident", status: "exhausted" });
   });
 
   it("stuck detection, reconciliation and bulk targets see only incidents open now", async () => {

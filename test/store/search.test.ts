@@ -79,7 +79,15 @@ describe("search finds each kind of id", () => {
   it("an incident id: the incident", async () => {
     const r = await search(env.DB, ids.incident);
     expect(r.matches).toEqual([
-      expect.objectContaining({ kind: "incident", id: ids.incident, ...A, via: "incident id", label: "chat incident · exhausted (no_progress_timeout)" }),
+      expect.objectContaining({
+        kind: "incident",
+        id: ids.incident,
+        ...A,
+        via: "incident id",
+        incidentKind: "chat",
+        status: "exhausted",
+        reason: "no_progress_timeout",
+      }),
     ]);
     expect(r.prefix).toBe(false);
   });
@@ -91,9 +99,7 @@ describe("search finds each kind of id", () => {
 
   it("a Tasks run id: the task run", async () => {
     const r = await search(env.DB, ids.task);
-    expect(r.matches).toEqual([
-      expect.objectContaining({ kind: "run", id: ids.task, runKind: "task", via: "task run id", label: "task run import · running" }),
-    ]);
+    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.task, runKind: "task", via: "task run id", runName: "import", outcome: null })]);
   });
 
   it("a request id: the chat turn (its own page wins over what its events touch)", async () => {
@@ -104,9 +110,7 @@ describe("search finds each kind of id", () => {
 
   it("an ambiguous op id: the op (its page is its session's)", async () => {
     const r = await search(env.DB, ids.op);
-    expect(r.matches).toEqual([
-      expect.objectContaining({ kind: "op", id: ids.op, sessionName: ids.session, label: `ambiguous op charge · open · session ${ids.session}` }),
-    ]);
+    expect(r.matches).toEqual([expect.objectContaining({ kind: "op", id: ids.op, sessionName: ids.session, opKind: "charge", resolution: null })]);
   });
 
   it("an op id that was never ambiguous: the session its events belong to", async () => {
@@ -117,7 +121,7 @@ describe("search finds each kind of id", () => {
   it("a session name: the session", async () => {
     const r = await search(env.DB, `  ${ids.session}  `);
     expect(r.query).toBe(ids.session);
-    expect(r.matches).toEqual([expect.objectContaining({ kind: "session", id: ids.session, ...A, label: "session · running" })]);
+    expect(r.matches).toEqual([expect.objectContaining({ kind: "session", id: ids.session, ...A, status: "running" })]);
   });
 
   it("an agent name: every class's agent of that name; Class/name: that one", async () => {

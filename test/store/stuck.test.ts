@@ -56,9 +56,12 @@ describe("no_progress: a run with no progress event for N minutes", () => {
         subjectKind: "run",
         subjectId: runId,
         since: lastSeen,
-        detail: expect.stringMatching(
-          /^No progress: this fiber "long-export" has had no progress event since \S+Z \(11m, threshold 10m\); no reconciliation has confirmed it is still alive\.$/,
-        ),
+        runKind: "fiber",
+        runName: "long-export",
+        lastSeen,
+        // No reconciliation has confirmed it alive, and it is not a run waiting to wake.
+        confirmedAt: null,
+        wakeAt: null,
       },
     ]);
     // The threshold comes from the config: 20 minutes is not reached yet.
@@ -77,7 +80,9 @@ describe("no_progress: a run with no progress event for N minutes", () => {
     expect(r.findings).toEqual([expect.objectContaining({ runId, finding: "confirmed_running" })]);
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND confirmed_at IS NOT NULL", [name, runId], (rows) => rows.length === 1);
     const [entry] = mine(await listStuck(env.DB, lastSeen + 12 * MIN, cfg({ no_progress: 10 }), { rule: "no_progress" }), name);
-    expect(entry?.detail).toMatch(/; it is still running in the agent \(confirmed \S+Z\), so it is running and making no progress\.$/);
+    // Still stuck since its last event, now carrying when the agent confirmed it (at or after that event).
+    expect(entry).toMatchObject({ rule: "no_progress", subjectId: runId, since: lastSeen, lastSeen, wakeAt: null });
+    expect(entry?.rule === "no_progress" ? entry.confirmedAt : null).toBeGreaterThanOrEqual(lastSeen);
   });
 
   it("is gone once the run ends", async () => {
@@ -117,9 +122,10 @@ describe("incident_no_attempt: a recovery incident open with no attempt for N mi
         subjectKind: "incident",
         subjectId: incidentId,
         since: lastSeen,
-        detail: expect.stringMatching(
-          /^Recovery not attempted: this fiber incident is open with no attempt reported and nothing has happened since \S+Z \(16m, threshold 15m\)\.$/,
-        ),
+        incidentKind: "fiber",
+        lastSeen,
+        attempts: 0,
+        confirmedAt: null,
       },
     ]);
     expect(mine(await listStuck(env.DB, lastSeen + 16 * MIN, cfg({ incident_no_attempt: 30 })), name).filter((e) => e.rule === "incident_no_attempt")).toEqual(
@@ -150,10 +156,9 @@ describe("skipped_no_reason: a recovery or turn skipped without a reason", () =>
       ["incident", silent],
       ["run", turn],
     ]);
-    const inc = found.find((e) => e.subjectId === silent)!;
-    expect(inc.detail).toMatch(/^Skipped without a reason: the agent skipped recovering this chat incident at \S+Z and gave no reason \(looking back 1d\)\.$/);
-    const run = found.find((e) => e.subjectId === turn)!;
-    expect(run.detail).toMatch(/^Skipped without a reason: the SDK finished this chat turn as "skipped" at \S+Z and no reason came with it/);
+    // What was skipped, as data: a chat recovery (the incident) and a chat turn (the run).
+    expect(found.find((e) => e.subjectId === silent)).toMatchObject({ rule: "skipped_no_reason", skipped: "recovery", incidentKind: "chat" });
+    expect(found.find((e) => e.subjectId === turn)).toMatchObject({ rule: "skipped_no_reason", skipped: "chat_turn", incidentKind: null });
     // Older than the look-back window: no longer listed.
     expect(mine(await listStuck(env.DB, now + 25 * 60 * MIN, cfg()), name).filter((e) => e.rule === "skipped_no_reason")).toEqual([]);
     expect(
@@ -200,9 +205,8 @@ describe("alarm_overdue: the agent's alarm was due and had not run when reconcil
         subjectKind: "agent",
         subjectId: `LossyAgent/${name}`,
         since: due,
-        detail: expect.stringMatching(
-          /^Alarm overdue: when the console asked at \S+Z, the agent's alarm had been due since \S+Z \(20m late, grace 5m\) and had not run; opening the agent page asks again\.$/,
-        ),
+        askedAt: due + 20 * MIN,
+        nextAlarmAt: due,
       },
     ]);
     // A longer grace (configured) does not flag it.
@@ -295,7 +299,9 @@ describe("rows read", () => {
     const later = await listStuck(env.DB, NOW + 90 * MIN, cfg(), { rule: "no_progress", agentClass: "SeedStuck", limit: 500 });
     expect(later.find((e) => e.subjectId === "seed-run-009975")).toMatchObject({
       since: NOW + 60 * MIN,
-      detail: expect.stringContaining("it was waiting to wake at"),
+      runKind: "task",
+      wakeAt: NOW + 60 * MIN,
+      confirmedAt: null,
     });
   });
 });

@@ -1,4 +1,5 @@
 import { stuckSubjectHref } from "../../console/links";
+import { stuckDetail } from "../../console/stuck-words";
 import * as stuck from "../../src/store/read-models/stuck";
 import { consoleConfig } from "../config";
 import { type AlertEnv, alertConfig } from "./config";
@@ -8,8 +9,9 @@ import { type RaiseResult, raiseAlerts } from "./raise";
 /** Findings one check turns into alerts at most (the rate limit still applies per channel). */
 const STUCK_LIMIT = 100;
 
-/** One alert per stuck episode: the same rule on the same subject since the same moment. */
-export function stuckAlert(e: stuck.StuckEntry): Alert {
+/** One alert per stuck episode: the same rule on the same subject since the same moment. Worded at `now`. */
+export function stuckAlert(e: stuck.StuckEntry, now: number, config: stuck.StuckConfig): Alert {
+  const detail = stuckDetail(e, now, config);
   return {
     key: JSON.stringify(["stuck", e.rule, e.agentClass, e.agentName, e.subjectKind, e.subjectId, e.since]),
     kind: "stuck",
@@ -17,10 +19,10 @@ export function stuckAlert(e: stuck.StuckEntry): Alert {
     agentName: e.agentName,
     subjectId: e.rule,
     title: "Stuck",
-    summary: `${e.subjectKind} ${e.subjectId}: ${e.detail}`,
+    summary: `${e.subjectKind} ${e.subjectId}: ${detail}`,
     path: stuckSubjectHref(e),
     at: e.since,
-    details: { rule: e.rule, subjectKind: e.subjectKind, subjectId: e.subjectId, detail: e.detail },
+    details: { rule: e.rule, subjectKind: e.subjectKind, subjectId: e.subjectId, detail },
   };
 }
 
@@ -31,8 +33,13 @@ export function stuckAlert(e: stuck.StuckEntry): Alert {
 export async function alertStuck(env: AlertEnv & { DB: D1Database }, now = Date.now()): Promise<RaiseResult> {
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
-  const entries = await stuck.listStuck(env.DB, now, consoleConfig(env).stuck, { limit: STUCK_LIMIT });
-  return raiseAlerts(env, entries.map(stuckAlert), now);
+  const stuckConfig = consoleConfig(env).stuck;
+  const entries = await stuck.listStuck(env.DB, now, stuckConfig, { limit: STUCK_LIMIT });
+  return raiseAlerts(
+    env,
+    entries.map((e) => stuckAlert(e, now, stuckConfig)),
+    now,
+  );
 }
 
 /** alertStuck for a background task: logs instead of throwing. */

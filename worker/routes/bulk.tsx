@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { z } from "zod";
 import { batchHref } from "../../console/links";
 import { BatchPage, BatchProgressView, BulkPage } from "../../console/pages/bulk";
+import { bulkTargetWhy } from "../../console/stuck-words";
 import { ADMIN_ACTIONS, actionBySlug } from "../../src/admin-rpc/actions";
 import { batchProgress, bulkFilter, bulkFilterQuery, bulkTargets, describeBulkFilter } from "../../src/store/read-models";
 import { parseFilters } from "../../src/store/read-models/filters";
@@ -61,9 +62,14 @@ bulk.get("/bulk", async (c) => {
   const fields = filterFields(q);
   const given = Object.values(fields).some((v) => v !== "" && v !== undefined);
   // No filter yet: the empty form (JSON callers get the reason it needs one).
-  const selection = given || wantsJson(c) ? await bulkTargets(c.env.DB, Date.now(), fields, { stuckConfig: stuckConfigOf(c.env) }) : null;
-  if (wantsJson(c)) return c.json({ ok: true, value: { ...selection!, describe: describeBulkFilter(selection!.filter) } });
-  return page(c, <BulkPage ctx={pageContext(c)} query={q} selection={selection} />);
+  const ctx = pageContext(c);
+  const stuckConfig = stuckConfigOf(c.env);
+  const selection = given || wantsJson(c) ? await bulkTargets(c.env.DB, ctx.now, fields, { stuckConfig }) : null;
+  if (wantsJson(c)) {
+    const targets = selection!.targets.map((t) => ({ ...t, why: bulkTargetWhy(t, ctx.now, stuckConfig) }));
+    return c.json({ ok: true, value: { ...selection!, targets, describe: describeBulkFilter(selection!.filter) } });
+  }
+  return page(c, <BulkPage ctx={ctx} query={q} selection={selection} stuckConfig={stuckConfig} />);
 });
 
 bulk.post("/bulk", async (c) => {

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { searchMatchHref } from "../../console/links";
 import { SearchPage } from "../../console/pages/search";
+import { searchMatchLabel } from "../../console/words";
 import { search as searchIds } from "../../src/store/read-models";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
@@ -8,13 +9,14 @@ import { page } from "./render";
 /**
  * GET /search?q=…: the header's search box. Exactly one match (or several on one page) redirects to it (302); several are
  * listed by kind; none is a page that says so (200). An empty or oversized query is a 400 (the read model's
- * BadRequest, answered by the app's error handler). JSON for Accept: application/json, with each match's href.
+ * BadRequest, answered by the app's error handler). JSON for Accept: application/json, with each match's label and href.
  */
 export const search = new Hono<ConsoleEnv>();
 
 search.get("/search", async (c) => {
   const result = await searchIds(c.env.DB, c.req.query("q") ?? "");
-  const matches = result.matches.map((m) => ({ ...m, href: searchMatchHref(m) }));
+  // JSON keeps each match's label, worded by the console from the match's facts.
+  const matches = result.matches.map((m) => ({ ...m, label: searchMatchLabel(m), href: searchMatchHref(m) }));
   if (wantsJson(c)) return c.json({ ...result, matches });
   // One page for everything found (an ambiguous op and its session are one page): go there.
   const pages = new Set(matches.map((m) => m.href));

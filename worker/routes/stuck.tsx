@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { LISTS, stuckSubjectHref } from "../../console/links";
 import { StuckList, StuckPage } from "../../console/pages/stuck";
+import { stuckDetail } from "../../console/stuck-words";
 import { listStuck, parseStuckFilters } from "../../src/store/read-models";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
@@ -28,11 +29,11 @@ async function read(c: ConsoleContext) {
 
 stuck.get(LISTS.stuck, async (c) => {
   const { ctx, config, query, entries } = await read(c);
-  if (wantsJson(c)) return c.json({ config, entries: entries.map((e) => ({ ...e, href: stuckSubjectHref(e) })) });
+  if (wantsJson(c)) return c.json({ config, entries: entries.map((e) => ({ ...e, detail: stuckDetail(e, ctx.now, config), href: stuckSubjectHref(e) })) });
   return page(c, <StuckPage ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} />);
 });
 
 stuck.get("/partials/stuck", async (c) => {
-  const { ctx, query, entries } = await read(c);
-  return c.html(<StuckList ctx={ctx} query={query} entries={entries} limit={PAGE_LIMIT} />);
+  const { ctx, config, query, entries } = await read(c);
+  return c.html(<StuckList ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} />);
 });

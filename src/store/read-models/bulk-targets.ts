@@ -52,8 +52,11 @@ export const bulkFilter = z
   });
 export type BulkFilter = z.output<typeof bulkFilter>;
 
-/** One agent a bulk action would act on, and why it matched, in words. */
-export type BulkTarget = { agentClass: string; agentName: string; why: string };
+/**
+ * One agent a bulk action would act on, and why it matched, in words; with a stuck rule, also the agent's
+ * newest finding under it as data (the console phrases it, console/stuck-words.ts).
+ */
+export type BulkTarget = { agentClass: string; agentName: string; why: string; stuck: stuck.StuckEntry | null };
 export type BulkTargets = { targets: BulkTarget[]; total: number; capped: boolean; filter: BulkFilter };
 
 /** The filter as URL parameters (only those set), for links and the audit row. */
@@ -169,7 +172,7 @@ export async function bulkTargets(
   const cap = opts.cap ?? BULK_TARGET_CAP;
   const f = parseFilters(bulkFilter, input);
   // The stuck rules are computed by their own read model; their agents become the candidates.
-  let stuckWhy: Map<string, string> | null = null;
+  let stuckOf: Map<string, stuck.StuckEntry> | null = null;
   let stuckJson: string | null = null;
   if (f.stuckRule) {
     const entries = await stuck.listStuck(db, now, opts.stuckConfig, {
@@ -177,12 +180,12 @@ export async function bulkTargets(
       ...(f.agentClass ? { agentClass: f.agentClass } : {}),
       limit: BULK_COUNT_CAP,
     });
-    stuckWhy = new Map();
+    stuckOf = new Map();
     for (const e of entries) {
       const k = JSON.stringify([e.agentClass, e.agentName]);
-      if (!stuckWhy.has(k)) stuckWhy.set(k, `stuck (${e.rule}) since ${new Date(e.since).toISOString()}: ${e.detail}`);
+      if (!stuckOf.has(k)) stuckOf.set(k, e);
     }
-    stuckJson = JSON.stringify([...stuckWhy.keys()].map((k) => JSON.parse(k)));
+    stuckJson = JSON.stringify([...stuckOf.keys()].map((k) => JSON.parse(k)));
   }
   const cand = candidates(f, stuckJson);
   const conds = conditions(f);
@@ -199,18 +202,22 @@ export async function bulkTargets(
     db.prepare(`SELECT COUNT(*) AS n FROM (WITH c AS (${cand.sql}) SELECT 1 FROM c ${where} LIMIT ${BULK_COUNT_CAP})`).bind(...cand.binds, ...condBinds),
   ])) as [D1Result<{ agentClass: string; agentName: string; reasonN: number; statusN: number }>, D1Result<{ n: number }>];
   const total = count.results[0]?.n ?? 0;
-  const targets = list.results.map((r) => ({
-    agentClass: r.agentClass,
-    agentName: r.agentName,
-    why: [
-      f.agentClass ? `class ${f.agentClass}` : null,
-      f.incidentReason ? `${r.reasonN}${r.reasonN >= 100 ? "+" : ""} ${f.openOnly ? "open " : ""}incident(s) with reason ${f.incidentReason}` : null,
-      f.status ? `${r.statusN}${r.statusN >= 100 ? "+" : ""} ${statusNoun(f.status)}` : null,
-      stuckWhy?.get(JSON.stringify([r.agentClass, r.agentName])) ?? null,
-    ]
-      .filter(Boolean)
-      .join("; "),
-  }));
+  const targets = list.results.map((r) => {
+    const found = stuckOf?.get(JSON.stringify([r.agentClass, r.agentName])) ?? null;
+    return {
+      agentClass: r.agentClass,
+      agentName: r.agentName,
+      why: [
+        f.agentClass ? `class ${f.agentClass}` : null,
+        f.incidentReason ? `${r.reasonN}${r.reasonN >= 100 ? "+" : ""} ${f.openOnly ? "open " : ""}incident(s) with reason ${f.incidentReason}` : null,
+        f.status ? `${r.statusN}${r.statusN >= 100 ? "+" : ""} ${statusNoun(f.status)}` : null,
+        found ? `stuck (${found.rule}) since ${new Date(found.since).toISOString()}` : null,
+      ]
+        .filter(Boolean)
+        .join("; "),
+      stuck: found,
+    };
+  });
   return { targets, total, capped: total > targets.length, filter: f };
 }
 

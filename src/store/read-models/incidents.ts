@@ -256,7 +256,7 @@ export function countIncidentsStatement(db: D1Database, filters: IncidentFilterI
  * a derived id (fiber:Class/name/…, turn:Class/name/…) names its agent; any other needs the owner (BadRequest).
  */
 export async function getIncident(db: D1Database, id: string, owner?: AgentRef): Promise<IncidentRow | null> {
-  const q = { table: I.$table, select: SELECT, key: I.incidentId, agentClass: I.agentClass, agentName: I.agentName, what: "incident" };
+  const q = { table: I.$table, select: SELECT, key: I.incidentId, agentClass: I.agentClass, agentName: I.agentName, what: "incident" as const };
   const row = await findOwned<StoredIncident>(db, q, id, owner, (r) => r.kind !== "chat" && id.startsWith(`${r.kind}:${r.agentClass}/${r.agentName}/`));
   return row ? derive(row) : null;
 }

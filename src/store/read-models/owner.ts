@@ -1,4 +1,4 @@
-import { BadRequest } from "./errors";
+import { AmbiguousOwner, BadRequest, type OwnedKind } from "./errors";
 
 /**
  * Projection rows are keyed by their id AND the agent that reported them
@@ -28,11 +28,11 @@ export function ownerFrom(input: { agentClass?: unknown; agentName?: unknown }):
  * Reads the row with `key` = `id` of `owner`, or, without an owner, the only
  * agent's row. When several agents reported the id, `claims` may pick the one
  * the id itself names (a derived incident id carries its agent); otherwise the
- * caller is told who reported it and how to choose (a BadRequest).
+ * caller is refused with who reported it (an AmbiguousOwner, a 400 the console words).
  */
 export async function findOwned<T extends AgentRef>(
   db: D1Database,
-  q: { table: string; select: string; key: string; agentClass: string; agentName: string; what: string },
+  q: { table: string; select: string; key: string; agentClass: string; agentName: string; what: OwnedKind },
   id: string,
   owner?: AgentRef,
   claims?: (row: T) => boolean,
@@ -52,8 +52,6 @@ export async function findOwned<T extends AgentRef>(
   if (rows.length <= 1) return rows[0] ?? null;
   const named = claims ? rows.filter(claims) : [];
   if (named.length === 1) return named[0]!;
-  const who = rows.slice(0, CANDIDATES).map((r) => `?agentClass=${encodeURIComponent(r.agentClass)}&agentName=${encodeURIComponent(r.agentName)}`);
-  throw new BadRequest(
-    `Several agents reported ${q.what} "${id}"; choose one by adding its agent to the URL: ${who.join(" , ")}${rows.length > CANDIDATES ? " , …" : ""}`,
-  );
+  const candidates = rows.slice(0, CANDIDATES).map((r) => ({ agentClass: r.agentClass, agentName: r.agentName }));
+  throw new AmbiguousOwner(q.what, id, candidates, rows.length > CANDIDATES);
 }

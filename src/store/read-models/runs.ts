@@ -191,7 +191,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
  * An id several agents reported needs the owner (BadRequest listing them).
  */
 export async function getStoredRun(db: D1Database, fiberId: string, owner?: AgentRef): Promise<RunWithSnapshot | null> {
-  const q = { table: F.$table, select: SELECT_DETAIL, key: F.fiberId, agentClass: F.agentClass, agentName: F.agentName, what: "run" };
+  const q = { table: F.$table, select: SELECT_DETAIL, key: F.fiberId, agentClass: F.agentClass, agentName: F.agentName, what: "run" as const };
   const row = await findOwned<Omit<RunWithSnapshot, "runId" | "status" | "confirmed">>(db, q, fiberId, owner);
   return row ? derive(row) : null;
 }

@@ -38,20 +38,22 @@ export const EVENT_SCAN_SEGMENTS = 500;
 export const SEARCH_KINDS = ["incident", "run", "op", "session", "agent"] as const;
 export type SearchKind = (typeof SEARCH_KINDS)[number];
 
-/** One thing the query names, with its agent (ids are unique per agent only). */
+/**
+ * One thing the query names, with its agent (ids are unique per agent only) and, per kind, the facts that say
+ * what it is (its kind, status, reason); the console labels it from them (console/words.ts searchMatchLabel).
+ */
 export type SearchMatch = AgentRef & {
-  kind: SearchKind;
   /** The matched thing's own id: incident id, run id, op id, session name, or the agent's name. */
   id: string;
-  /** What it is, in a few words (its kind, status, reason). */
-  label: string;
   /** How the query matched it: "incident id", "request id (an event of it)", "trace id (an event of it)", "prefix of run id"… */
   via: string;
-  /** A run's kind. */
-  runKind?: RunKind;
-  /** An op's session, when it has one (its page is the session's). */
-  sessionName?: string | null;
-};
+} & (
+    | { kind: "incident"; incidentKind: string /** as shown (shownStatusSql) */; status: string; reason: string | null }
+    | { kind: "run"; runKind: RunKind; runName: string /** null while it runs */; outcome: string | null }
+    | { kind: "op"; opKind: string | null /** null while open */; resolution: string | null /** its page is the session's */; sessionName: string | null }
+    | { kind: "session" /** null when none was reported */; status: string | null }
+    | { kind: "agent" }
+  );
 
 export type SearchResult = {
   query: string;
@@ -82,8 +84,6 @@ const F = names(runs);
 const O = names(opAmbiguities);
 const S = names(sessions);
 const A = names(agents);
-
-const RUN_KIND_LABEL: Record<string, string> = { fiber: "fiber", managed_fiber: "managed fiber", task: "task run", chat_turn: "chat turn" };
 
 type IncidentHit = AgentRef & { id: string; kind: string; status: string; reason: string | null };
 type RunHit = AgentRef & { id: string; kind: string; name: string; outcome: string | null };
@@ -178,7 +178,9 @@ const incidentMatch = (r: IncidentHit, via: string): SearchMatch => ({
   agentClass: r.agentClass,
   agentName: r.agentName,
   via,
-  label: `${r.kind} incident · ${r.status}${r.reason ? ` (${r.reason})` : ""}`,
+  incidentKind: r.kind,
+  status: r.status,
+  reason: r.reason,
 });
 const runMatch = (r: RunHit, via: string): SearchMatch => ({
   kind: "run",
@@ -187,7 +189,8 @@ const runMatch = (r: RunHit, via: string): SearchMatch => ({
   agentName: r.agentName,
   via,
   runKind: r.kind as RunKind,
-  label: `${RUN_KIND_LABEL[r.kind] ?? r.kind} ${r.name} · ${r.outcome ?? "running"}`,
+  runName: r.name,
+  outcome: r.outcome,
 });
 const opMatch = (r: OpHit, via: string): SearchMatch => ({
   kind: "op",
@@ -195,8 +198,9 @@ const opMatch = (r: OpHit, via: string): SearchMatch => ({
   agentClass: r.agentClass,
   agentName: r.agentName,
   via,
+  opKind: r.opKind,
+  resolution: r.resolution,
   sessionName: r.sessionName,
-  label: `ambiguous op${r.opKind ? ` ${r.opKind}` : ""} · ${r.resolution ?? "open"}${r.sessionName ? ` · session ${r.sessionName}` : ""}`,
 });
 const sessionMatch = (r: SessionHit, via: string): SearchMatch => ({
   kind: "session",
@@ -204,7 +208,7 @@ const sessionMatch = (r: SessionHit, via: string): SearchMatch => ({
   agentClass: r.agentClass,
   agentName: r.agentName,
   via,
-  label: `session · ${r.status ?? "no status reported"}`,
+  status: r.status,
 });
 const agentMatch = (r: AgentHit, via: string): SearchMatch => ({
   kind: "agent",
@@ -212,7 +216,6 @@ const agentMatch = (r: AgentHit, via: string): SearchMatch => ({
   agentClass: r.agentClass,
   agentName: r.agentName,
   via,
-  label: `agent ${r.agentClass} · ${r.agentName}`,
 });
 
 /** A match's identity: kind, id and agent. */

@@ -104,7 +104,7 @@ export async function listSessions(db: D1Database, filters: SessionFilterInput, 
  * A name several agents reported needs the owner (BadRequest listing them).
  */
 export async function getSession(db: D1Database, name: string, owner?: AgentRef): Promise<SessionRow | null> {
-  const q = { table: S.$table, select: SELECT, key: S.sessionName, agentClass: S.agentClass, agentName: S.agentName, what: "session" };
+  const q = { table: S.$table, select: SELECT, key: S.sessionName, agentClass: S.agentClass, agentName: S.agentName, what: "session" as const };
   return findOwned<SessionRow>(db, q, name, owner);
 }
 

@@ -10,7 +10,7 @@ import { openNowSql } from "./incident-status";
  * finding disappears as soon as the projections say the work moved, ended or was force-idled.
  *
  * - no_progress: a run with no outcome whose last event is older than N minutes. A run the agent confirmed
- *   alive is still stuck: "running, no progress" is exactly what users report; the detail says it was confirmed.
+ *   alive is still stuck: "running, no progress" is exactly what users report; the entry says when it was confirmed.
  * - incident_no_attempt: a recovery incident still open with no event (no attempt) for N minutes.
  * - alarm_overdue: when reconciliation last asked the agent, its next alarm was more than N minutes in the past.
  * - skipped_no_reason: within the last N minutes, a recovery skipped with no reason given, or a chat turn the
@@ -32,17 +32,53 @@ export const STUCK_CONFIG_VARS: Record<StuckRule, string> = {
   skipped_no_reason: "STUCK_SKIPPED_NO_REASON_MINUTES",
 };
 
-export type StuckEntry = {
-  rule: StuckRule;
+/** What every finding carries: who, what and since when (epoch ms). */
+type StuckBase = {
   agentClass: string;
   agentName: string;
   subjectKind: "run" | "incident" | "agent" | "session";
   subjectId: string;
   /** epoch ms the condition started (e.g. last progress event) */
   since: number;
-  /** one sentence: which rule fired and why, for people */
-  detail: string;
 };
+
+/**
+ * One finding: its rule and the facts that made it fire, as data (epoch ms, counts, kinds). The console
+ * phrases them (console/stuck-words.ts); the store says what is true, not how to say it.
+ */
+export type StuckEntry = StuckBase &
+  (
+    | {
+        rule: "no_progress";
+        /** the run's kind as the projection stores it (fiber, managed_fiber, task, chat_turn) */
+        runKind: string;
+        /** the run's name; null when it has none */
+        runName: string | null;
+        /** epoch ms of its last progress event */
+        lastSeen: number;
+        /** epoch ms reconciliation last confirmed it alive, when that was at or after its last event; else null */
+        confirmedAt: number | null;
+        /** epoch ms a waiting run was due to wake (and has not); null when it was not waiting */
+        wakeAt: number | null;
+      }
+    | {
+        rule: "incident_no_attempt";
+        incidentKind: string;
+        /** epoch ms of the incident's last event */
+        lastSeen: number;
+        attempts: number;
+        /** epoch ms the agent last reported it recovering, when that was at or after its last event; else null */
+        confirmedAt: number | null;
+      }
+    | { rule: "alarm_overdue" /** epoch ms reconciliation asked */; askedAt: number /** epoch ms the alarm was due */; nextAlarmAt: number }
+    | {
+        rule: "skipped_no_reason";
+        /** what was skipped: a recovery (subject: the incident) or a chat turn the SDK finished as "skipped" (subject: the run) */
+        skipped: "recovery" | "chat_turn";
+        /** the incident's kind for a skipped recovery; null for a chat turn */
+        incidentKind: string | null;
+      }
+  );
 
 export type StuckFilter = { rule?: StuckRule; agentClass?: string; limit?: number };
 
@@ -64,20 +100,6 @@ const I = names(incidents);
 const R = names(reconciliations);
 const MIN = 60_000;
 const MAX_LIMIT = 500;
-
-const at = (t: number) => new Date(t).toISOString().replace(/\.\d{3}Z$/, "Z");
-/** "45s", "23m", "2h 5m", "3d 4h": how long a condition has held. */
-export function stuckFor(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m`;
-  if (m < 24 * 60) return `${Math.floor(m / 60)}h${m % 60 ? ` ${m % 60}m` : ""}`;
-  return `${Math.floor(m / 1440)}d${Math.floor((m % 1440) / 60) ? ` ${Math.floor((m % 1440) / 60)}h` : ""}`;
-}
-const threshold = (min: number) => stuckFor(min * MIN);
-
-const KIND_WORDS: Record<string, string> = { fiber: "fiber", managed_fiber: "managed fiber", task: "task run", chat_turn: "chat turn" };
 
 type RunStuck = {
   runId: string;
@@ -132,7 +154,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
            ORDER BY ${F.lastSeen} DESC LIMIT ?2`,
         )
         .bind(...binds(before, limit)),
-      map: (r: RunStuck) => noProgress(r, now, config),
+      map: noProgress,
     });
   }
 
@@ -149,7 +171,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
            ORDER BY ${I.lastSeen} DESC LIMIT ?2`,
         )
         .bind(...binds(before, limit)),
-      map: (r: IncidentStuck) => noAttempt(r, now, config),
+      map: noAttempt,
     });
   }
 
@@ -165,7 +187,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
            ORDER BY ${R.nextAlarmAt} DESC LIMIT ?2`,
         )
         .bind(...binds(config.alarm_overdue * MIN, limit)),
-      map: (r: AlarmStuck) => alarmOverdue(r, now, config),
+      map: alarmOverdue,
     });
   }
 
@@ -184,7 +206,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
            ORDER BY ${I.lastSeen} DESC LIMIT ?2`,
         )
         .bind(...binds(since, limit)),
-      map: (r: IncidentStuck) => recoverySkipped(r, config),
+      map: recoverySkipped,
     });
     // A chat turn the SDK finished as "skipped": ingest keeps that word as its reason, and no other reason exists.
     statements.push({
@@ -197,7 +219,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
            ORDER BY ${F.lastSeen} DESC LIMIT ?2`,
         )
         .bind(...binds(since, limit)),
-      map: (r: TurnSkipped) => turnSkipped(r, config),
+      map: turnSkipped,
     });
   }
 
@@ -220,30 +242,26 @@ export async function countStuck(db: D1Database, now: number, config: StuckConfi
   return { n: found.length, capped: found.length >= cap };
 }
 
-function noProgress(r: RunStuck, now: number, config: StuckConfig): StuckEntry {
-  const what = `${KIND_WORDS[r.kind] ?? r.kind}${r.name && r.name !== "(unnamed)" ? ` "${r.name}"` : ""}`;
+function noProgress(r: RunStuck): StuckEntry {
   const overdueWake = r.phase === "waiting" && r.wakeAt !== null;
-  const since = overdueWake ? Math.max(r.lastSeen, r.wakeAt!) : r.lastSeen;
   const confirmed = r.confirmedAt !== null && r.confirmedAt >= r.lastSeen;
-  const tail = overdueWake
-    ? `it was waiting to wake at ${at(r.wakeAt!)} and has not`
-    : confirmed
-      ? `it is still running in the agent (confirmed ${at(r.confirmedAt!)}), so it is running and making no progress`
-      : "no reconciliation has confirmed it is still alive";
   return {
     rule: "no_progress",
     agentClass: r.agentClass,
     agentName: r.agentName,
     subjectKind: "run",
     subjectId: r.runId,
-    since,
-    detail: `No progress: this ${what} has had no progress event since ${at(r.lastSeen)} (${stuckFor(now - r.lastSeen)}, threshold ${threshold(config.no_progress)}); ${tail}.`,
+    since: overdueWake ? Math.max(r.lastSeen, r.wakeAt!) : r.lastSeen,
+    runKind: r.kind,
+    runName: r.name && r.name !== "(unnamed)" ? r.name : null,
+    lastSeen: r.lastSeen,
+    confirmedAt: confirmed ? r.confirmedAt : null,
+    wakeAt: overdueWake ? r.wakeAt : null,
   };
 }
 
-function noAttempt(r: IncidentStuck, now: number, config: StuckConfig): StuckEntry {
+function noAttempt(r: IncidentStuck): StuckEntry {
   const confirmed = r.confirmedAt !== null && r.confirmedAt >= r.lastSeen;
-  const attempts = r.attempts > 0 ? `after ${r.attempts} attempt${r.attempts === 1 ? "" : "s"}` : "with no attempt reported";
   return {
     rule: "incident_no_attempt",
     agentClass: r.agentClass,
@@ -251,11 +269,14 @@ function noAttempt(r: IncidentStuck, now: number, config: StuckConfig): StuckEnt
     subjectKind: "incident",
     subjectId: r.incidentId,
     since: r.lastSeen,
-    detail: `Recovery not attempted: this ${r.kind} incident is open ${attempts} and nothing has happened since ${at(r.lastSeen)} (${stuckFor(now - r.lastSeen)}, threshold ${threshold(config.incident_no_attempt)})${confirmed ? `; the agent still reported it as recovering at ${at(r.confirmedAt!)}` : ""}.`,
+    incidentKind: r.kind,
+    lastSeen: r.lastSeen,
+    attempts: r.attempts,
+    confirmedAt: confirmed ? r.confirmedAt : null,
   };
 }
 
-function alarmOverdue(r: AlarmStuck, _now: number, config: StuckConfig): StuckEntry {
+function alarmOverdue(r: AlarmStuck): StuckEntry {
   return {
     rule: "alarm_overdue",
     agentClass: r.agentClass,
@@ -263,11 +284,12 @@ function alarmOverdue(r: AlarmStuck, _now: number, config: StuckConfig): StuckEn
     subjectKind: "agent",
     subjectId: `${r.agentClass}/${r.agentName}`,
     since: r.nextAlarmAt,
-    detail: `Alarm overdue: when the console asked at ${at(r.askedAt)}, the agent's alarm had been due since ${at(r.nextAlarmAt)} (${stuckFor(r.askedAt - r.nextAlarmAt)} late, grace ${threshold(config.alarm_overdue)}) and had not run; opening the agent page asks again.`,
+    askedAt: r.askedAt,
+    nextAlarmAt: r.nextAlarmAt,
   };
 }
 
-function recoverySkipped(r: IncidentStuck, config: StuckConfig): StuckEntry {
+function recoverySkipped(r: IncidentStuck): StuckEntry {
   return {
     rule: "skipped_no_reason",
     agentClass: r.agentClass,
@@ -275,19 +297,20 @@ function recoverySkipped(r: IncidentStuck, config: StuckConfig): StuckEntry {
     subjectKind: "incident",
     subjectId: r.incidentId,
     since: r.statusAt,
-    detail: `Skipped without a reason: the agent skipped recovering this ${r.kind} incident at ${at(r.statusAt)} and gave no reason (looking back ${threshold(config.skipped_no_reason)}).`,
+    skipped: "recovery",
+    incidentKind: r.kind,
   };
 }
 
-function turnSkipped(r: TurnSkipped, config: StuckConfig): StuckEntry {
-  const when = r.outcomeAt ?? r.lastSeen;
+function turnSkipped(r: TurnSkipped): StuckEntry {
   return {
     rule: "skipped_no_reason",
     agentClass: r.agentClass,
     agentName: r.agentName,
     subjectKind: "run",
     subjectId: r.runId,
-    since: when,
-    detail: `Skipped without a reason: the SDK finished this chat turn as "skipped" at ${at(when)} and no reason came with it (looking back ${threshold(config.skipped_no_reason)}).`,
+    since: r.outcomeAt ?? r.lastSeen,
+    skipped: "chat_turn",
+    incidentKind: null,
   };
 }

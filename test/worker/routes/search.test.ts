@@ -2,6 +2,8 @@ import { exports } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
 import { asset } from "../../../console/assets";
+import { searchMatchLabel } from "../../../console/words";
+import type { SearchMatch } from "../../../src/store/read-models";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
@@ -95,10 +97,14 @@ describe("GET /search", () => {
     expect(page.text).not.toContain("<img src=x");
   });
 
-  it("JSON for Accept: application/json, each match with its href (no redirect)", async () => {
+  it("JSON for Accept: application/json, each match with its facts, its label and its href (no redirect)", async () => {
     const r = await search(`fib-${u}`, { Accept: "application/json" });
     expect(r.status).toBe(200);
-    const body = (await r.json()) as { query: string; matches: { kind: string; href: string }[] };
+    const body = (await r.json()) as { query: string; matches: (SearchMatch & { label: string; href: string })[] };
+    // The label is the console's wording of the match's facts, the same words the search page shows.
+    for (const m of body.matches) expect(m.label).toBe(searchMatchLabel(m));
+    expect(body.matches[0]).toMatchObject({ kind: "run", outcome: null });
+    expect(body.matches[0]!.label).toMatch(/ · running$/);
     expect(body.query).toBe(`fib-${u}`);
     expect(body.matches.map((m) => [m.kind, m.href])).toEqual([
       ["run", `/runs/fib-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`],

@@ -61,12 +61,30 @@ describe("/stuck", () => {
     expect(all.status).toBe(200);
     expect(all.body.config).toEqual({ no_progress: 15, incident_no_attempt: 15, alarm_overdue: 5, skipped_no_reason: 1440 });
     expect(mine(all.body.entries)).toEqual([expect.objectContaining({ rule: "no_progress", subjectKind: "run", subjectId: runId, agentClass: "LossyAgent" })]);
+    // Each entry carries its facts and, as `detail`, the same sentence the page shows.
+    const [entry] = mine(all.body.entries) as (StuckEntry & { detail: string })[];
+    expect(entry).toMatchObject({ runKind: "fiber", runName: "long-export", confirmedAt: null, wakeAt: null });
+    expect(entry!.detail).toMatch(/^No progress: this fiber "long-export" has had no progress event since \S+Z \(16m, threshold 15m\); /);
 
     expect(mine((await json<{ entries: StuckEntry[] }>("/stuck?rule=no_progress&agentClass=LossyAgent")).body.entries)).toHaveLength(1);
     expect(mine((await json<{ entries: StuckEntry[] }>("/stuck?rule=incident_no_attempt")).body.entries)).toEqual([]);
     expect(mine((await json<{ entries: StuckEntry[] }>("/stuck?agentClass=ProbeAgent")).body.entries)).toEqual([]);
     const filtered = await getText("/stuck?rule=alarm_overdue&agentClass=NoSuchClass", "viewer");
     expect(filtered.text).toContain("Nothing stuck under alarm_overdue in NoSuchClass.");
+  });
+
+  it("the bulk preview of a stuck rule says why each agent matched, with the finding in the same words", async () => {
+    type Target = { agentClass: string; agentName: string; why: string; stuck: StuckEntry | null };
+    const preview = await json<{ ok: true; value: { targets: Target[] } }>("/bulk?stuckRule=no_progress&agentClass=LossyAgent", "operator");
+    expect(preview.status).toBe(200);
+    const target = preview.body.value.targets.find((t) => t.agentName === name);
+    expect(target?.stuck).toMatchObject({ rule: "no_progress", subjectId: runId, runKind: "fiber" });
+    expect(target?.why).toMatch(
+      /^class LossyAgent; stuck \(no_progress\) since \S+Z: No progress: this fiber "long-export" has had no progress event since \S+Z \(16m, /,
+    );
+    const page = await getText("/bulk?stuckRule=no_progress&agentClass=LossyAgent", "operator");
+    expect(page.text).toContain(escapeHtml("stuck (no_progress) since"));
+    expect(page.text).toContain(escapeHtml('No progress: this fiber "long-export" has had no progress event since'));
   });
 
   it("refreshes the list as an htmx fragment with the same filters, without the page shell", async () => {
