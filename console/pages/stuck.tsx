@@ -24,17 +24,20 @@ const THRESHOLD_MEANING: Record<StuckRule, string> = {
 /** The agent's page, scrolled to its actions (force idle, trigger alarm). */
 export const agentActionsHref = (e: Pick<StuckEntry, "agentClass" | "agentName">) => agentHref(e, "", "admin-actions");
 
-/**
- * Stuck work: one row per finding, newest-stuck first. Each says which rule fired, since when and for how
- * long, why (one sentence), and links to its subject and to its agent's actions, one click away.
- */
-export function StuckPage(props: {
+/** What the stuck page and its refreshing list are drawn from. */
+type StuckProps = {
   ctx: PageContext;
   query: { rule?: string; agentClass?: string };
   entries: StuckEntry[];
   config: StuckConfig;
   limit: number;
-}) {
+};
+
+/**
+ * Stuck work: one row per finding, newest-stuck first. Each says which rule fired, since when and for how
+ * long, why (one sentence), and links to its subject and to its agent's actions, one click away.
+ */
+export function StuckPage(props: StuckProps) {
   const { ctx, entries, config } = props;
   return (
     <Layout ctx={ctx} title="Stuck" active={LISTS.stuck}>
@@ -84,13 +87,7 @@ export function StuckPage(props: {
 }
 
 /** The refreshing list of findings (an htmx fragment). */
-export function StuckList(props: {
-  ctx: PageContext;
-  query: { rule?: string; agentClass?: string };
-  entries: StuckEntry[];
-  config: StuckConfig;
-  limit: number;
-}) {
+export function StuckList(props: StuckProps) {
   const { ctx, entries, config } = props;
   return (
     <>
