@@ -2,7 +2,7 @@ import { EVENT_TYPES, type EventType } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import { eventSegments } from "../schema";
 import { names } from "../sql-names";
-import { flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { commaList, flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
 import type { AgentRef } from "./owner";
 import { decodeCursor, encodeCursor, type Page, type PageOptions, pageLimit, SCAN_BUDGET, type SortValue } from "./paging";
 import { bodyEvents, type CompactEvent, EVENT_FIELDS, type EventField, type EventRow, eventRowOf, type OlderEvents, timelinePage } from "./segments";
@@ -70,16 +70,7 @@ export const MAX_TYPES = 10;
  */
 export const eventListFilters = z
   .object({
-    type: z.preprocess(
-      (v) =>
-        v === undefined || v === null || v === ""
-          ? undefined
-          : typeof v === "string"
-            ? v
-                .split(",")
-                .map((s) => s.trim())
-                .filter(Boolean)
-            : v,
+    type: commaList(
       z
         .array(
           z.enum(EVENT_TYPES as [EventType, ...EventType[]], {

@@ -20,6 +20,25 @@ export function text(name: string) {
   );
 }
 
+/**
+ * A list given as comma-separated text (`a,b`) or as an array, validated by `list`: blanks are dropped, and an
+ * absent or empty value is undefined, so `list` decides whether the filter is required.
+ */
+export function commaList<S extends z.ZodType>(list: S) {
+  return z.preprocess(
+    (v) =>
+      v === undefined || v === null || v === ""
+        ? undefined
+        : typeof v === "string"
+          ? v
+              .split(",")
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : v,
+    list,
+  );
+}
+
 /** An optional filter that must be one of `values`. */
 export function oneOf<const T extends readonly [string, ...string[]]>(name: string, values: T) {
   return z.preprocess(unset, z.enum(values, { error: (iss) => `${name} must be one of ${values.join(", ")} (got ${JSON.stringify(iss.input)})` }).optional());

@@ -4,7 +4,7 @@ import { eventRollups, opAmbiguities, runs } from "../schema";
 import { names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type GapCount, gapCountOf, gapCountStatement } from "./event-gaps";
-import { instant, parseFilters } from "./filters";
+import { commaList, instant, parseFilters } from "./filters";
 import { countIncidentsStatement, groupIncidents } from "./incidents";
 import { type Capped, cappedCountStatement, cappedOf, cond, DEFAULT_CAP, rowsReadOf } from "./paging";
 
@@ -148,16 +148,7 @@ const seriesName = z.string().refine((s) => s in SERIES_ALIASES || (EVENT_TYPES 
 export const seriesFilters = z.object({
   since: instant("since"),
   until: instant("until"),
-  types: z.preprocess(
-    (v) =>
-      v === undefined || v === null || v === ""
-        ? undefined
-        : typeof v === "string"
-          ? v
-              .split(",")
-              .map((s) => s.trim())
-              .filter(Boolean)
-          : v,
+  types: commaList(
     z
       .array(seriesName, { error: "types must be a list of series names" })
       .min(1, { error: "types must name at least one series" })
