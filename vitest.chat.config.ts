@@ -23,5 +23,9 @@ export default defineConfig(() =>
       ThinkSubChatFixture: "ThinkSubChatFixture",
     },
     fsModuleCache: false,
-  }),
+  }).then((c) => ({
+    ...c,
+    // One workerd per worker, reused across files (test/main-suite.ts says why); test/apply-migrations.ts empties the store per file.
+    test: { ...c.test, isolate: false },
+  })),
 );

@@ -6,3 +6,41 @@ await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
 // Tests read stored events as rows (the old per-event table's columns) through this view of the hot store's
 // segments: the same expansion the read models use (storedEventsSql), so what they assert is what is stored.
 await env.DB.prepare(`CREATE VIEW IF NOT EXISTS events AS ${storedEventsSql()}`).run();
+await settle();
+await emptyStores();
+
+/**
+ * Waits (up to 3 s) until the previous file's queued events stop arriving, so the wipe below does not leave half an
+ * agent's events behind (a false gap) for the next file to see.
+ */
+async function settle(): Promise<void> {
+  const signature = async () =>
+    (await env.DB.prepare("SELECT (SELECT count(*) FROM event_segments) || ':' || (SELECT total(seq_seen) FROM agents) AS s").first<{ s: string }>())?.s;
+  const deadline = Date.now() + 3_000;
+  let last = await signature();
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 150));
+    const now = await signature();
+    if (now === last) return;
+    last = now;
+  }
+}
+
+/**
+ * Each test file starts from an empty console store. The suite runs files without isolation (one workerd per worker,
+ * modules loaded once), so a file would otherwise see the rows and R2 objects the previous file left.
+ */
+async function emptyStores(): Promise<void> {
+  const { results } = await env.DB.prepare(
+    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
+  ).all<{ name: string }>();
+  if (results.length) await env.DB.batch(results.map(({ name }) => env.DB.prepare(`DELETE FROM "${name}"`)));
+  for (const bucket of [env.HISTORY, env.BACKUPS]) {
+    for (let cursor: string | undefined; ; ) {
+      const page = await bucket.list({ limit: 1000, ...(cursor ? { cursor } : {}) });
+      if (page.objects.length) await bucket.delete(page.objects.map((o) => o.key));
+      if (!page.truncated) break;
+      cursor = page.cursor;
+    }
+  }
+}

@@ -52,3 +52,11 @@ export async function rejectionOf(p: Promise<unknown>): Promise<Error> {
   }
   throw new Error("expected the call to fail, but it succeeded");
 }
+
+/**
+ * The test env with some settings replaced and every other binding inherited. Defines the settings as own properties:
+ * assigning them would write through the shared env (a proxy in the prototype chain) and leak into later test files.
+ */
+export function envWith<T extends object>(vars: Record<string, unknown>, base: T = env as T): T {
+  return Object.create(base, Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { value, enumerable: true }]))) as T;
+}

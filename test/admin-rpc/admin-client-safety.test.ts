@@ -7,7 +7,7 @@ import { writeAudit } from "../../src/store/audit";
 import { allowedAgentClasses, consoleAdminClient } from "../../worker/admin-client";
 import { ConfigError } from "../../worker/config";
 import type { Env } from "../../worker/env";
-import { pollRows } from "../helpers";
+import { envWith, pollRows } from "../helpers";
 
 const operator = { email: "oncall@example.com", role: "operator" as const };
 const viewer = { email: "viewer@example.com", role: "viewer" as const };
@@ -30,7 +30,7 @@ const auditByName = (name: string) =>
     .then((r) => r.results);
 
 /** The test env with a different AGENT_CLASSES (every other binding inherited). */
-const withAgentClasses = (value: string) => Object.assign(Object.create(env) as Env, { AGENT_CLASSES: value });
+const withAgentClasses = (value: string) => envWith<Env>({ AGENT_CLASSES: value });
 
 async function runningProbe(snapshot: unknown) {
   const name = `safety-${uid()}`;
@@ -69,7 +69,7 @@ describe("the admin client's agent allowlist", () => {
       expect(() => allowedAgentClasses(withAgentClasses(bad)), bad).toThrow(ConfigError);
       expect(() => consoleAdminClient(withAgentClasses(bad), viewer), bad).toThrow(/AGENT_CLASSES=/);
     }
-    expect(allowedAgentClasses(Object.assign(Object.create(env) as Env, { AGENT_CLASSES: undefined }))).toEqual([]);
+    expect(allowedAgentClasses(envWith<Env>({ AGENT_CLASSES: undefined }))).toEqual([]);
   });
 
   it("refuses ASSETS as not found, for reads and for audited actions", async () => {

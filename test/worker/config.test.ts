@@ -5,6 +5,7 @@ import { DEFAULT_STUCK_CONFIG } from "../../src/store/read-models";
 import { app } from "../../worker/app";
 import { CONFIG_VARS, ConfigError, consoleConfig, parseConfig } from "../../worker/config";
 import worker from "../../worker/index";
+import { envWith } from "../helpers";
 
 const dev = (vars: Record<string, unknown> = {}) => ({ AUTH_MODE: "dev", ...vars });
 /** The problems parseConfig reports for these settings. */
@@ -118,7 +119,7 @@ describe("worker/config.ts: one parse, one policy", () => {
 });
 
 describe("a refused configuration stops every entry point", () => {
-  const bad = () => Object.assign(Object.create(env) as typeof env, { RETENTION_DAYS: "thirty", ROLES: '{"operator":["secret-person@example.com"]}x' });
+  const bad = () => envWith<typeof env>({ RETENTION_DAYS: "thirty", ROLES: '{"operator":["secret-person@example.com"]}x' }, env);
 
   it("answers requests, /health included, with a 503 naming the variables but not their values", async () => {
     vi.spyOn(console, "error").mockImplementation(() => {});

@@ -1,0 +1,64 @@
+import type { ViteUserConfig } from "vitest/config";
+import { workerdTestConfig } from "./workerd-config";
+
+/**
+ * Test files that need a runtime no other file has touched: they assert the whole fleet's figures or each statement's
+ * rows written, and agents an earlier file left running would still send them events. They run in their own suite,
+ * vitest.alone.config.ts, one workerd per file.
+ */
+export const ALONE_FILES = ["test/worker/routes/event-gaps.test.ts", "test/ingest/event-seq.test.ts"];
+
+/**
+ * The main workerd suite: every test outside the chat suite (vitest.chat.config.ts) and the e2e suite. `alone`
+ * selects ALONE_FILES, each in a fresh runtime; otherwise the rest run in one workerd per worker, reused across
+ * files, so the entry graph (agents SDK, hono, the console) loads once per worker instead of once per file, which
+ * was most of the suite's time. test/apply-migrations.ts empties the store before each file.
+ */
+export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfig> {
+  const c = await workerdTestConfig({
+    main: "./test/fixtures/entry.ts",
+    include: opts.alone ? ALONE_FILES : ["test/**/*.test.ts"],
+    durableObjects: {
+      // The demo fleet's classes, hosted by the test worker itself (wrangler.jsonc binds them by script_name).
+      DemoFiberAgent: "DemoFiberAgent",
+      SessionAgent: "SessionAgent",
+      DemoSessionAgent: "DemoSessionAgent",
+      ProbeAgent: "ProbeAgent",
+      PlainAdminAgent: "PlainAdminAgent",
+      FaultySessionAgent: "FaultySessionAgent",
+      TaskProbeAgent: "TaskProbeAgent",
+      ManagedFiberProbeAgent: "ManagedFiberProbeAgent",
+      DurableWorkAgent: "DurableWorkAgent",
+      NoEvictWorkAgent: "NoEvictWorkAgent",
+      TelemetryOnlyAgent: "TelemetryOnlyAgent",
+      LossyAgent: "LossyAgent",
+      ObservedWorkAgent: "ObservedWorkAgent",
+      CostlyAgent: "CostlyAgent",
+      LedgerAgent: "LedgerAgent",
+      TruthFiberAgent: "TruthFiberAgent",
+      TruthTaskAgent: "TruthTaskAgent",
+      GapAgent: "GapAgent",
+      StubbornAgent: "StubbornAgent",
+    },
+  });
+  return {
+    ...c,
+    test: {
+      ...c.test,
+      isolate: opts.alone,
+      exclude: [
+        "test/examples/demo-fleet/chat/**",
+        "test/examples/demo-fleet/soak/**",
+        "test/chat/**",
+        "test/e2e/**",
+        "**/node_modules/**",
+        ...(opts.alone ? [] : ALONE_FILES),
+      ],
+      // The fuzz files send thousands of requests through one test isolate, whose waitUntil span exports then
+      // miss the exporter's 5 s timeout: one "exporting spans failed!" line per request would bury their
+      // figures. Tracing under load is not what they test (test/telemetry/otlp-export.test.ts is); elsewhere these lines stay.
+      onConsoleLog: (log: string, _type: string, entity: { moduleId?: string; module?: { moduleId: string } } | undefined) =>
+        !(log.startsWith("exporting spans failed!") && /\/test\/fuzz\//.test(entity?.moduleId ?? entity?.module?.moduleId ?? "")),
+    },
+  };
+}
