@@ -21,7 +21,7 @@ import { Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
-import { agentHref, detailHref, href, LISTS, listHref } from "../links";
+import { agentHref, bulkForIncidentHref, detailHref, href, LISTS, listHref } from "../links";
 import { incidentStatusLabel } from "../words";
 
 type Query = Record<string, string | undefined>;
@@ -249,6 +249,12 @@ export function IncidentPage(props: {
         {i.fiberId ? <a href={detailHref("runs", i.fiberId, i)}>Fiber</a> : null}
         {i.requestId ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
         <a href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName })}>{`Ambiguous ops (${act.ops.length} open)`}</a>
+        {/* An open incident is often one of many: act on every agent its filter selects (a preview first, operators only to confirm). */}
+        {i.status === "open" ? (
+          <a data-testid="incident-bulk-link" href={bulkForIncidentHref({ agentClass: i.agentClass, reason: i.reason, open: true })}>
+            Bulk act on this incident's agents
+          </a>
+        ) : null}
         {act.traceId ? (
           props.ctx.traceUrl ? (
             <a href={props.ctx.traceUrl.replace("{traceId}", encodeURIComponent(act.traceId))} rel="noopener noreferrer" target="_blank">

@@ -1,4 +1,4 @@
-import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
+import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, BATCH_TARGET_CLASS, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
@@ -7,7 +7,7 @@ import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { bytes } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { agentHref, detailHref, LISTS, listHref } from "../links";
+import { agentHref, batchHref, detailHref, LISTS, listHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -96,9 +96,24 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
               </td>
               <td>{a.action}</td>
               <td class="breakable">
-                <a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>
-                  {a.targetClass} · {a.targetName}
-                </a>
+                {/* A bulk action's own row names its filter, not an agent: it opens the batch's page. */}
+                {a.targetClass === BATCH_TARGET_CLASS && a.batchId ? (
+                  <a href={batchHref(a.batchId)} data-testid="audit-batch-link">
+                    {a.targetClass} · {a.targetName}
+                  </a>
+                ) : (
+                  <a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>
+                    {a.targetClass} · {a.targetName}
+                  </a>
+                )}
+                {a.targetClass !== BATCH_TARGET_CLASS && a.batchId ? (
+                  <>
+                    {" "}
+                    <a href={batchHref(a.batchId)}>
+                      (its batch)
+                    </a>
+                  </>
+                ) : null}
               </td>
               <td class="breakable">{a.reason}</td>
               <td data-result={a.result}>
