@@ -11,6 +11,7 @@ import {
   type Page,
 } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
@@ -43,6 +44,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         {q.noReason ? <input type="hidden" name="noReason" value={q.noReason} /> : null}
       </FilterForm>
       <TimePresets path={LISTS.incidents} query={q} />
+      <ExportLinks list="incidents" query={q} />
       {q.reason ? (
         <p>
           <a

@@ -1,4 +1,5 @@
 import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, BATCH_TARGET_CLASS, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
@@ -22,6 +23,7 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
         <TextFilter name="sessionName" label="session" value={q.sessionName} />
         <SelectFilter name="expired" label="expired" value={q.expired} options={["false", "true"]} />
       </FilterForm>
+      <ExportLinks list="backups" query={q} />
       <table data-testid="backups">
         <thead>
           <tr>
@@ -73,6 +75,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
       <TimePresets path={LISTS.audit} query={q} />
+      <ExportLinks list="audit" query={q} />
       <table data-testid="audit">
         <thead>
           <tr>
@@ -109,9 +112,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
                 {a.targetClass !== BATCH_TARGET_CLASS && a.batchId ? (
                   <>
                     {" "}
-                    <a href={batchHref(a.batchId)}>
-                      (its batch)
-                    </a>
+                    <a href={batchHref(a.batchId)}>(its batch)</a>
                   </>
                 ) : null}
               </td>
@@ -164,6 +165,7 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
       <TimePresets path={LISTS.ops} query={q} />
+      <ExportLinks list="ops" query={q} />
       {props.resolved ? <h2>Open</h2> : null}
       <OpsTable rows={props.page.items} now={props.ctx.now} role={role} testId="ops" uidPrefix="ops" />
       {props.page.items.length === 0 ? (

@@ -27,7 +27,20 @@ export type ExportContext = { db: D1Database; now: number; stuckConfig: StuckCon
 export type ExportFilters = Record<string, string | undefined>;
 
 /** The lists a download can be made of: every list page (the overview is not a list). */
-export const EXPORT_LISTS = ["agents", "runs", "incidents", "stuck", "sessions", "ops", "events", "alerts", "audit", "bulk", "search", "backups"] as const satisfies readonly ListName[];
+export const EXPORT_LISTS = [
+  "agents",
+  "runs",
+  "incidents",
+  "stuck",
+  "sessions",
+  "ops",
+  "events",
+  "alerts",
+  "audit",
+  "bulk",
+  "search",
+  "backups",
+] as const satisfies readonly ListName[];
 export type ExportList = (typeof EXPORT_LISTS)[number];
 
 const rows = <T>(p: Page<T>): ExportPage => ({ items: p.items as Record<string, unknown>[], next: p.next });

@@ -22,6 +22,8 @@ export type ExportStreamOptions = {
   head: Record<string, unknown>;
   /** The CSV's last line when the list was cut (a sentence from console/words.ts). */
   cutLine: (count: number) => string;
+  /** Rows per read (default and at most the read models' largest page, 200). */
+  pageSize?: number;
 };
 
 /**
@@ -31,14 +33,18 @@ export type ExportStreamOptions = {
  */
 export async function exportStream(read: ExportReader, o: ExportStreamOptions): Promise<ReadableStream<Uint8Array>> {
   const enc = new TextEncoder();
-  const limitFor = (count: number) => Math.max(1, Math.min(PAGE, o.cap - count + 1));
+  const page0 = Math.min(PAGE, o.pageSize ?? PAGE);
+  const limitFor = (count: number) => Math.max(1, Math.min(page0, o.cap - count + 1));
   let page: ExportPage | null = await read(null, limitFor(0));
   let count = 0;
   let columns: string[] | null = null;
   let started = false;
 
   const head = () => {
-    if (o.format === "json") return `{${Object.entries(o.head).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)},`).join("")}"items":[`;
+    if (o.format === "json")
+      return `{${Object.entries(o.head)
+        .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)},`)
+        .join("")}"items":[`;
     return "";
   };
   const row = (item: Record<string, unknown>, index: number) => {
@@ -52,7 +58,11 @@ export async function exportStream(read: ExportReader, o: ExportStreamOptions): 
     return header + csvLine(columns.map((c) => item[c]));
   };
   const end = (e: ExportEnd) =>
-    o.format === "json" ? `\n],"count":${e.count},"truncated":${e.truncated}${e.truncated ? `,"cutAt":${e.count}` : ""}}\n` : e.truncated ? `${o.cutLine(e.count)}\r\n` : "";
+    o.format === "json"
+      ? `\n],"count":${e.count},"truncated":${e.truncated}${e.truncated ? `,"cutAt":${e.count}` : ""}}\n`
+      : e.truncated
+        ? `${o.cutLine(e.count)}\r\n`
+        : "";
 
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
