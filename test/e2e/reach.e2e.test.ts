@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { batchHref, LISTS, listHref } from "../../console/links";
+import { agentHref, batchHref, LISTS, listHref, runHref, sessionHref } from "../../console/links";
 import { axe, readable } from "./axe";
 import { launch, shot } from "./browser";
 import { appPost, type DevServer, d1, devSession, startDev, stop, until } from "./wrangler-dev";
@@ -47,6 +47,7 @@ let server: DevServer;
 let browser: Browser;
 let dir: string;
 let batchId: string;
+let runId: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "reach-e2e-"));
@@ -58,7 +59,10 @@ beforeAll(async () => {
     script: JSON.stringify({ chunks: ["Migrating 1 of 500 tables"], stall: true }),
   });
   expect(running.status).toBe(200);
-  await until("the running turn to reach the console", () => d1(dir, `SELECT 1 FROM runs WHERE agent_name = '${SESSION}'`).length > 0);
+  runId = await until(
+    "the running turn to reach the console",
+    () => d1(dir, `SELECT fiber_id FROM runs WHERE agent_name = '${SESSION}'`)[0]?.fiber_id as string,
+  );
   // A bulk action refused for want of a reason: the audit log's batch row.
   const refused = await (await devSession(server.base)).post("/bulk", { agentClass: "DemoSessionAgent", action: "trigger-alarm", reason: "" });
   expect(refused.status).toBe(400);
@@ -82,7 +86,12 @@ async function phoneFacts(page: Page) {
         getBoundingClientRect(): { top: number };
       }[]),
     ];
-    const kids = [...(document.querySelectorAll("header.top > *") as unknown as { getAttribute(n: string): string | null; getBoundingClientRect(): { top: number; height: number } }[])];
+    const kids = [
+      ...(document.querySelectorAll("header.top > *") as unknown as {
+        getAttribute(n: string): string | null;
+        getBoundingClientRect(): { top: number; height: number };
+      }[]),
+    ];
     return {
       headerKids: kids.map((k) => `${k.getAttribute("class")}:${Math.round(k.getBoundingClientRect().top)}+${Math.round(k.getBoundingClientRect().height)}`),
       scrollWidth: s.scrollWidth,
@@ -109,6 +118,14 @@ describe("on a phone (390 px)", () => {
       expect(f.header, `header height on ${p}: ${f.headerKids.join(" ")}`).toBeLessThanOrEqual(64);
       if (f.rowDisplay !== null && (f.rowDisplay !== "flex" || f.shown.some((l) => l === null)))
         cardless.push(`${p}: ${f.rowDisplay} ${JSON.stringify(f.shown)}`);
+    }
+    // Detail pages hold tables too (an agent's runs, a batch's targets): cards there as well, and as narrow.
+    const owner = { agentClass: "DemoSessionAgent", agentName: SESSION };
+    for (const p of [agentHref(owner), runHref(runId, owner), sessionHref(SESSION, owner), batchHref(batchId)]) {
+      const res = await page.goto(`${server.base}${p}`, { waitUntil: "load" });
+      expect(res?.status(), p).toBe(200);
+      const f = await phoneFacts(page);
+      if (f.scrollWidth > f.clientWidth) wide.push(`${p}: ${f.scrollWidth} > ${f.clientWidth}`);
     }
     expect(wide, "pages wider than the phone").toEqual([]);
     expect(cardless, "lists not shown as labelled cards").toEqual([]);
