@@ -1,9 +1,11 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentHref, batchHref, LISTS, listHref, runHref, sessionHref } from "../../console/links";
+import { repoRoot } from "../../scripts/wrangler-config.ts";
 import { axe, readable } from "./axe";
 import { launch, shot } from "./browser";
 import { appPost, type DevServer, d1, devSession, startDev, stop, until } from "./wrangler-dev";
@@ -74,6 +76,18 @@ afterAll(async () => {
   await browser?.close();
   if (server) await stop(server);
 });
+
+/** Runs `npm run cli -- …` (scripts/cli.mjs under this Node) against the stack: exit code, stdout and stderr. */
+function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ["scripts/cli.mjs", ...args, "--url", server.base], { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    p.stdout.on("data", (d) => (out += String(d)));
+    p.stderr.on("data", (d) => (err += String(d)));
+    p.on("close", (code) => resolve({ code, out, err }));
+  });
+}
 
 /** Whether the page scrolls sideways, the header's height, and the first list's first row as the phone shows it. */
 async function phoneFacts(page: Page) {
@@ -184,5 +198,16 @@ describe("on a phone (390 px)", () => {
     expect((await answered).status()).toBe(200);
     expect(clicks).toBeLessThanOrEqual(3);
     await page.close();
+  });
+
+  it("exports from the CLI with the page's filters, and refuses an unknown list with the console's sentence", async () => {
+    const ok = await cli(["export", "runs", "--format", "json", `agentName=${SESSION}`, "agentClass=DemoSessionAgent"]);
+    expect(ok.code, ok.err).toBe(0);
+    const doc = JSON.parse(ok.out) as { items: { agentName: string; status: string }[]; truncated: boolean; cap: number };
+    expect(doc.items.map((r) => [r.agentName, r.status])).toEqual([[SESSION, "running"]]);
+    expect(doc).toMatchObject({ truncated: false, cap: 10_000 });
+    const bad = await cli(["export", "nope"]);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain("not_found: There is no list");
   });
 });
