@@ -27,6 +27,7 @@ const NAV: [string, string][] = [
   [LISTS.backups, "Backups"],
   [LISTS.alerts, "Alerts"],
   [LISTS.audit, "Audit log"],
+  [LISTS.bulk, "Bulk"],
 ];
 
 /** Same-origin scripts every page loads, in order: htmx, how answers are shown, then our client behaviour (served under hashed names: console/assets.ts). */

@@ -75,6 +75,28 @@ export function batchHref(batchId: string, part: "" | "/progress" = ""): string 
   return `/bulk/batches/${encodeURIComponent(batchId)}${part}`;
 }
 
+/** The query parameters of a page that are not its filters: where it is in the list, and how much it shows. */
+const PAGE_PARAMS = new Set(["cursor", "limit"]);
+
+/**
+ * A list's download (`/export/:list?format=…`) with the page's filters: the same query, without the page's own
+ * place in the list (a download starts at the top). `list` is the list's name, as in LISTS.
+ */
+export function exportHref(list: ListName, format: "csv" | "json", query: Query = {}): string {
+  const filters = Object.fromEntries(Object.entries(query).filter(([k]) => !PAGE_PARAMS.has(k) && k !== "format"));
+  return href(`/export/${encodeURIComponent(list)}`, { ...filters, format });
+}
+
+/**
+ * Bulk actions on the agents an incident's filter selects (`/bulk?…`): its reason (open incidents only when the
+ * incident is open) and its agent class, so the preview lists the agents hit by the same failure.
+ */
+export function bulkForIncidentHref(i: { agentClass: string; reason: string | null; open: boolean }): string {
+  // Without a reason to match, the agents of its class with open incidents.
+  if (!i.reason) return listHref("bulk", { agentClass: i.agentClass, status: i.open ? "open_incidents" : undefined });
+  return listHref("bulk", { agentClass: i.agentClass, incidentReason: i.reason, openOnly: i.open ? "true" : undefined });
+}
+
 /** An admin action's endpoint (`/actions/:action`), which the forms post to. */
 export function actionHref(action: string): string {
   return `/actions/${encodeURIComponent(action)}`;

@@ -44,3 +44,8 @@ export function searchMatchLabel(m: SearchMatch): string {
       return `agent ${m.agentClass} · ${m.agentName}`;
   }
 }
+
+/** The last line of a CSV download that the row cap cut (worker/routes/export.ts); a `#` line, so a reader can skip it. */
+export function exportCutLine(rows: number): string {
+  return `# cut at ${rows} rows: the list has more. Narrow the filters (e.g. since / until) to download the rest.`;
+}

@@ -116,7 +116,7 @@ for (const r of ROOMS) visit(r.name, []);
 // as the first argument of a router call (`.get("/runs/:id", …)`, `listRoute("/events", …)`), which this allows;
 // the paths are matched whole, so "/api/…", "/partials/…" and "/public/…" are not console links.
 const LINKS_MODULE = "console/links.ts";
-const CONSOLE_PATH = /(["'`])\/(agents|runs|incidents|sessions|ops|bulk|audit|alerts|stuck|events|search|backups|fibers)(?=[/?#"'`$])/g;
+const CONSOLE_PATH = /(["'`])\/(agents|runs|incidents|sessions|ops|bulk|audit|alerts|stuck|events|search|backups|fibers|export)(?=[/?#"'`$])/g;
 const ROUTE_CALL = /(?:\.(?:get|post|put|patch|delete|all|on|use|route)|\blistRoute)\(\s*$/;
 const LINK_DIRS = ["console", "worker", "src", "scripts", "examples/demo-fleet/src"];
 for (const dir of LINK_DIRS) {

@@ -10,11 +10,18 @@
 //   npm run cli -- reconcile           (one reconciliation pass now, as the cron runs it)
 //   npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]
 //                                      (previews the agents the filter selects, then acts on each and follows the batch to the end)
+//   npm run cli -- export <list> [--format csv|json] [--out FILE] [filter=value ...]
+//                                      (a list as its page filters it, e.g. `export runs outcome=running agentClass=SessionAgent`;
+//                                       streamed to stdout or FILE, at most the console's EXPORT_ROW_CAP rows)
 //
 // Options: --url http://127.0.0.1:8787 (or CONSOLE_URL), --json (raw output).
 // Against a deployed console, pass an Access token in CF_ACCESS_TOKEN (sent as Cf-Access-Jwt-Assertion).
+
+import { createWriteStream } from "node:fs";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { batchHref, listHref, runHref } from "../console/links.ts";
+import { batchHref, exportHref, listHref, runHref } from "../console/links.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -32,6 +39,8 @@ const { values, positionals } = parseArgs({
     status: { type: "string" },
     "stuck-rule": { type: "string" },
     "dry-run": { type: "boolean", default: false },
+    format: { type: "string" },
+    out: { type: "string" },
   },
 });
 const base = (values.url ?? process.env.CONSOLE_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
@@ -345,9 +354,44 @@ async function bulk(verb) {
   }
 }
 
+/**
+ * Downloads a list (GET /export/:list) with filters given as `key=value` words (and --class for agentClass), to
+ * stdout or --out. A refusal (unknown list, format or filter) ends the CLI with the console's sentence.
+ */
+async function exportList(list, words) {
+  if (!list) fail("usage: npm run cli -- export <list> [--format csv|json] [--out FILE] [filter=value ...]", 2);
+  const format = values.format ?? "csv";
+  const filters = {};
+  for (const w of words) {
+    const eq = w.indexOf("=");
+    if (eq < 1) fail(`a filter is key=value (got "${w}")`, 2);
+    filters[w.slice(0, eq)] = w.slice(eq + 1);
+  }
+  if (values.class) filters.agentClass = values.class;
+  const path = exportHref(list, format, filters);
+  let res;
+  try {
+    res = await fetch(`${base}${path}`, { redirect: "manual", headers, signal: AbortSignal.timeout(300_000) });
+  } catch (e) {
+    fail(`cannot reach the console at ${base} (${e.cause?.code ?? e.message}). Is \`npm start\` running?`);
+  }
+  if (res.status !== 200) {
+    const text = await res.text();
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      fail(describeNonJson(res, path, text));
+    }
+    refused(path, res.status, body);
+  }
+  await pipeline(Readable.fromWeb(res.body), values.out ? createWriteStream(values.out) : process.stdout);
+  console.error(`✓ ${list} as ${format}${values.out ? ` in ${values.out}` : ""} (at most ${res.headers.get("x-export-cap")} rows: EXPORT_ROW_CAP)`);
+}
+
 if (values.help || !command) {
   console.log(
-    "usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | resolve-op <Class> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run]  [--url U] [--json]",
+    "usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | resolve-op <Class> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run] | export <list> [--format csv|json] [--out FILE] [key=value ...]  [--url U] [--json]",
   );
   process.exit(command ? 0 : 2);
 } else if (command === "agents") {
@@ -381,6 +425,8 @@ if (values.help || !command) {
   }
 } else if (command === "bulk") {
   await bulk(agentClass);
+} else if (command === "export") {
+  await exportList(agentClass, positionals.slice(2));
 } else if (command === "force-idle" || command === "trigger-alarm" || command === "resolve-op") {
   await act(command);
 } else {

@@ -1,4 +1,5 @@
 import { type AgentRow, type EventGap, eventGapOf, GAP_COUNT_WINDOW, type Page } from "../../src/store/read-models";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Ago } from "../components/time";
@@ -30,6 +31,7 @@ export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<A
         <TextFilter name="agentClass" label="class" value={q.agentClass} />
         <SelectFilter name="gaps" label="missing events" value={q.gaps} options={["true"]} />
       </FilterForm>
+      <ExportLinks list="agents" query={q} />
       <table data-testid="agents">
         <thead>
           <tr>

@@ -1,5 +1,6 @@
 import { ALERT_KINDS, ALERT_STATUSES, type AlertDeliveryRow } from "../../src/store/read-models/alerts";
 import type { Page } from "../../src/store/read-models/paging";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
@@ -49,6 +50,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
         <SelectFilter name="status" label="status" value={q.status} options={ALERT_STATUSES} />
         <SelectFilter name="kind" label="kind" value={q.kind} options={ALERT_KINDS} />
       </FilterForm>
+      <ExportLinks list="alerts" query={props.query} />
       <table data-testid="alerts">
         <thead>
           <tr>

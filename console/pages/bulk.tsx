@@ -1,6 +1,7 @@
 import { ADMIN_ACTIONS } from "../../src/admin-rpc/actions";
 import { type BatchProgress, BULK_ACTIONS, BULK_STATUSES, BULK_TARGET_CAP, type BulkTargets, type StuckConfig } from "../../src/store/read-models";
 import { STUCK_RULES } from "../../src/store/read-models/stuck";
+import { ExportLinks } from "../components/export-links";
 import { SelectFilter, TextFilter } from "../components/filters";
 import { Status } from "../components/status";
 import { iso } from "../format";
@@ -35,7 +36,10 @@ export function BulkPage(props: { ctx: PageContext; query: Query; selection: Bul
         rescheduled. All filters given must match. At most {BULK_TARGET_CAP} agents per batch.
       </p>
       {s ? (
-        <Preview ctx={props.ctx} selection={s} stuckConfig={props.stuckConfig} />
+        <>
+          <ExportLinks list="bulk" query={q} />
+          <Preview ctx={props.ctx} selection={s} stuckConfig={props.stuckConfig} />
+        </>
       ) : (
         <p class="muted">Choose at least one filter to preview the agents it selects. Nothing changes until an operator confirms.</p>
       )}

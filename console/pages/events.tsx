@@ -1,4 +1,5 @@
 import type { EventRow, Page } from "../../src/store/read-models";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Timeline } from "../components/timeline";
@@ -22,6 +23,7 @@ export function EventsPage(props: { ctx: PageContext; query: Query; page: Page<E
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
       </FilterForm>
+      <ExportLinks list="events" query={q} />
       <div data-testid="events">
         <Timeline events={props.page.items} traceUrl={props.ctx.traceUrl} showAgent />
       </div>

@@ -11,6 +11,7 @@ import {
   type Page,
 } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
@@ -21,7 +22,7 @@ import { Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
-import { agentHref, detailHref, href, LISTS, listHref } from "../links";
+import { agentHref, bulkForIncidentHref, detailHref, href, LISTS, listHref } from "../links";
 import { incidentStatusLabel } from "../words";
 
 type Query = Record<string, string | undefined>;
@@ -43,6 +44,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         {q.noReason ? <input type="hidden" name="noReason" value={q.noReason} /> : null}
       </FilterForm>
       <TimePresets path={LISTS.incidents} query={q} />
+      <ExportLinks list="incidents" query={q} />
       {q.reason ? (
         <p>
           <a
@@ -249,6 +251,12 @@ export function IncidentPage(props: {
         {i.fiberId ? <a href={detailHref("runs", i.fiberId, i)}>Fiber</a> : null}
         {i.requestId ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
         <a href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName })}>{`Ambiguous ops (${act.ops.length} open)`}</a>
+        {/* An open incident is often one of many: act on every agent its filter selects (a preview first, operators only to confirm). */}
+        {i.status === "open" ? (
+          <a data-testid="incident-bulk-link" href={bulkForIncidentHref({ agentClass: i.agentClass, reason: i.reason, open: true })}>
+            Bulk act on this incident's agents
+          </a>
+        ) : null}
         {act.traceId ? (
           props.ctx.traceUrl ? (
             <a href={props.ctx.traceUrl.replace("{traceId}", encodeURIComponent(act.traceId))} rel="noopener noreferrer" target="_blank">

@@ -1,4 +1,5 @@
-import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
+import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, BATCH_TARGET_CLASS, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
@@ -7,7 +8,7 @@ import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { bytes } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { agentHref, detailHref, LISTS, listHref } from "../links";
+import { agentHref, batchHref, detailHref, LISTS, listHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -22,6 +23,7 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
         <TextFilter name="sessionName" label="session" value={q.sessionName} />
         <SelectFilter name="expired" label="expired" value={q.expired} options={["false", "true"]} />
       </FilterForm>
+      <ExportLinks list="backups" query={q} />
       <table data-testid="backups">
         <thead>
           <tr>
@@ -73,6 +75,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
       <TimePresets path={LISTS.audit} query={q} />
+      <ExportLinks list="audit" query={q} />
       <table data-testid="audit">
         <thead>
           <tr>
@@ -96,9 +99,22 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
               </td>
               <td>{a.action}</td>
               <td class="breakable">
-                <a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>
-                  {a.targetClass} · {a.targetName}
-                </a>
+                {/* A bulk action's own row names its filter, not an agent: it opens the batch's page. */}
+                {a.targetClass === BATCH_TARGET_CLASS && a.batchId ? (
+                  <a href={batchHref(a.batchId)} data-testid="audit-batch-link">
+                    {a.targetClass} · {a.targetName}
+                  </a>
+                ) : (
+                  <a href={agentHref({ agentClass: a.targetClass, agentName: a.targetName })}>
+                    {a.targetClass} · {a.targetName}
+                  </a>
+                )}
+                {a.targetClass !== BATCH_TARGET_CLASS && a.batchId ? (
+                  <>
+                    {" "}
+                    <a href={batchHref(a.batchId)}>(its batch)</a>
+                  </>
+                ) : null}
               </td>
               <td class="breakable">{a.reason}</td>
               <td data-result={a.result}>
@@ -149,6 +165,7 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
       <TimePresets path={LISTS.ops} query={q} />
+      <ExportLinks list="ops" query={q} />
       {props.resolved ? <h2>Open</h2> : null}
       <OpsTable rows={props.page.items} now={props.ctx.now} role={role} testId="ops" uidPrefix="ops" />
       {props.page.items.length === 0 ? (

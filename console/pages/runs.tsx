@@ -1,4 +1,5 @@
 import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { JsonView, parsePreview } from "../components/json-view";
 import { Pager } from "../components/pager";
@@ -58,6 +59,7 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
+      <ExportLinks list="runs" query={q} />
       <TimePresets path={LISTS.runs} query={q} />
       <table data-testid="fibers">
         <thead>

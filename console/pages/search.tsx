@@ -1,4 +1,5 @@
 import { SEARCH_KINDS, type SearchKind, type SearchMatch, type SearchResult } from "../../src/store/read-models";
+import { ExportLinks } from "../components/export-links";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, searchMatchHref } from "../links";
 
@@ -27,6 +28,7 @@ export function SearchPage(props: { ctx: PageContext; result: SearchResult }) {
         </section>
       ) : (
         <>
+          <ExportLinks list="search" query={{ q: r.query }} />
           <p data-testid="search-summary">
             {r.matches.length}
             {r.truncated ? "+" : ""} {r.prefix ? `ids start with “${r.query}”` : `things match “${r.query}”`}: pick one.

@@ -1,5 +1,6 @@
 import { type EventRow, type OpRow, type Page, SESSION_STATUSES, type SessionRow } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
@@ -23,6 +24,7 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
       </FilterForm>
+      <ExportLinks list="sessions" query={q} />
       <TimePresets path={LISTS.sessions} query={q} />
       <table data-testid="sessions">
         <thead>

@@ -1,4 +1,5 @@
 import { STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig, type StuckEntry, type StuckRule } from "../../src/store/read-models";
+import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { iso } from "../format";
 import { Layout, type PageContext } from "../layout";
@@ -45,6 +46,7 @@ export function StuckPage(props: StuckProps) {
         <SelectFilter name="rule" label="rule" value={props.query.rule} options={STUCK_RULES} />
         <TextFilter name="agentClass" label="agent class" value={props.query.agentClass} />
       </FilterForm>
+      <ExportLinks list="stuck" query={props.query} />
       {props.query.rule && entries.length ? (
         <p>
           <a data-testid="stuck-bulk-link" href={listHref("bulk", { stuckRule: props.query.rule, agentClass: props.query.agentClass })}>

@@ -150,21 +150,27 @@
   document.addEventListener("DOMContentLoaded", () => drawCharts(document));
   document.addEventListener("htmx:afterSettle", (e) => drawCharts(e.target));
 
-  // On a narrow screen a wide table scrolls inside itself (console.css). A table that scrolls can be focused,
-  // so a keyboard can scroll it too; one that fits is no extra tab stop.
-  function focusableScrollers() {
-    for (const table of document.querySelectorAll("main table")) {
-      if (table.scrollWidth > table.clientWidth + 1) table.setAttribute("tabindex", "0");
-      else if (table.getAttribute("tabindex") === "0") table.removeAttribute("tabindex");
+  // On a narrow screen every list is cards (console.css): each cell is labelled with its column, from the
+  // table's own header, so one markup serves both. A cell that already has a label keeps it.
+  function labelCells(root) {
+    if (!root.querySelectorAll) return;
+    const tables = root.matches?.("table") ? [root] : root.querySelectorAll("table");
+    for (const table of tables) {
+      const heads = [...table.querySelectorAll(":scope > thead > tr > th")];
+      if (!heads.length) continue;
+      const labels = [];
+      for (const th of heads) for (let i = 0; i < (th.colSpan || 1); i++) labels.push(th.textContent.trim());
+      for (const row of table.querySelectorAll(":scope > tbody > tr")) {
+        let i = 0;
+        for (const cell of row.children) {
+          if (!cell.hasAttribute("data-label")) cell.setAttribute("data-label", labels[i] ?? "");
+          i += cell.colSpan || 1;
+        }
+      }
     }
   }
-  let resizing = 0;
-  document.addEventListener("DOMContentLoaded", focusableScrollers);
-  document.addEventListener("htmx:afterSettle", focusableScrollers);
-  window.addEventListener("resize", () => {
-    clearTimeout(resizing);
-    resizing = setTimeout(focusableScrollers, 150);
-  });
+  document.addEventListener("DOMContentLoaded", () => labelCells(document));
+  document.addEventListener("htmx:afterSettle", (e) => labelCells(e.target));
   // The reader switched UTC / local: relabel the axes of every chart.
   document.addEventListener("console:timezone", () => drawCharts(document));
 })();

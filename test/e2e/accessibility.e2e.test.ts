@@ -1,9 +1,9 @@
-import { mkdtempSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { axe, readable } from "./axe";
 import { launch, shot } from "./browser";
 import { appPost, type DevServer, d1, devSession, startDev, stop, until } from "./wrangler-dev";
 
@@ -18,7 +18,6 @@ declare const window: Record<string, unknown>;
 declare const document: { documentElement: { scrollWidth: number }; scrollingElement: { scrollWidth: number; clientWidth: number } };
 
 const PORT = 8801;
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve("axe-core"), "utf8");
 
 /** The ids the setup produced, for the pages that show one thing. */
 type Ids = { incident: string; incidentAgent: string; run: string; session: string; agentClass: string; agentName: string };
@@ -55,34 +54,6 @@ let server: DevServer;
 let browser: Browser;
 let dir: string;
 let ids: Ids;
-
-type AxeViolation = { id: string; impact: string | null; help: string; nodes: { target: string[]; failureSummary?: string }[] };
-
-/** Runs axe-core on the page with the WCAG 2.0/2.1 A and AA rules and returns its violations. */
-async function axe(page: Page): Promise<AxeViolation[]> {
-  // Evaluated through the devtools protocol: the page's CSP (script-src 'self') stays on and still governs the page's own scripts.
-  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const w = window as unknown as { axe: { run: (ctx: unknown, opts: unknown) => Promise<{ violations: AxeViolation[] }> } };
-    const r = await w.axe.run(document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] } });
-    return r.violations.map((v) => ({
-      id: v.id,
-      impact: v.impact,
-      help: v.help,
-      nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })),
-    }));
-  });
-}
-
-/** Violations as lines a person can act on: rule, what it asks, and each offending element. */
-function readable(violations: AxeViolation[]): string {
-  return violations
-    .map(
-      (v) =>
-        `${v.id} (${v.impact}): ${v.help}\n${v.nodes.map((n) => `    ${n.target.join(" ")} — ${(n.failureSummary ?? "").replace(/\s+/g, " ")}`).join("\n")}`,
-    )
-    .join("\n");
-}
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "a11y-e2e-"));
@@ -170,7 +141,7 @@ describe("every console page", () => {
       const res = await page.goto(`${server.base}${p.path(ids)}`, { waitUntil: "load" });
       expect(res?.status(), `${p.name} ${p.path(ids)}`).toBe(200);
       widths[p.name] = await page.evaluate(() => document.documentElement.scrollWidth);
-      // Wide tables scroll inside themselves on a phone: each such region must still be reachable by keyboard.
+      // Lists are cards on a phone (console.css): nothing may be wider than the screen.
       const violations = await axe(page);
       if (violations.length) failures.push(`${p.name} at 390 px:\n  ${readable(violations).replace(/\n/g, "\n  ")}`);
       await shot(page, `a11y-phone-${p.name}`);

@@ -132,6 +132,8 @@ const REAL: Record<string, () => string> = {
   agentName: () => seed.identity.agentName,
   // No batch is started here (that would act on agents): its page answers 404 with a sentence.
   batchId: () => `batch-${NONCE}`,
+  // A list to download (/export/:list): hostile filters reach its read model as they reach the list's page.
+  list: () => "runs",
 };
 
 function fill(pattern: string, params: string[], fuzzed: string | null, raw: string): string {

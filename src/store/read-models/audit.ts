@@ -36,7 +36,21 @@ export type AuditFilterInput = { [K in keyof AuditFilters]?: unknown };
 export type AuditRow = AuditEntry;
 
 const L = names(auditLog);
-const SELECT = selectList(auditLog, ["id", "time", "actor", "role", "action", "targetClass", "targetName", "reason", "before", "after", "result", "error"]);
+const SELECT = selectList(auditLog, [
+  "id",
+  "time",
+  "actor",
+  "role",
+  "action",
+  "targetClass",
+  "targetName",
+  "reason",
+  "before",
+  "after",
+  "result",
+  "error",
+  "batchId",
+]);
 
 /** Most selective first; any other pair of filters is a bounded scan (SCAN_BUDGET) over the first index that serves one. */
 const PATHS: AccessPath<ColumnKey<typeof auditLog>>[] = [

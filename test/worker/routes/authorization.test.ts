@@ -76,6 +76,8 @@ const ROUTES: Route[] = [
     shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"],
   },
   { kind: "read", method: "GET", pattern: "/runs", url: () => "/runs", shows: (fx) => [fx.session.runId] },
+  // A download of a list: any role may export (it only reads).
+  { kind: "read", method: "GET", pattern: "/export/:list", url: () => "/export/runs?format=csv", shows: (fx) => ["runId", fx.session.runId] },
   {
     kind: "read",
     method: "GET",

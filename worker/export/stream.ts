@@ -1,0 +1,94 @@
+import { csvLine } from "./csv";
+
+/** The formats a list downloads in. */
+export const EXPORT_FORMATS = ["csv", "json"] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** One page of a list as an export reads it: its rows, where to continue (null at the end), and whether the source itself stopped short. */
+export type ExportPage = { items: Record<string, unknown>[]; next: string | null; more?: boolean };
+/** Reads one page of at most `limit` rows after `cursor` (null: the first page). */
+export type ExportReader = (cursor: string | null, limit: number) => Promise<ExportPage>;
+
+/** The largest page the read models serve (src/store/read-models/paging.ts MAX_LIMIT). */
+const PAGE = 200;
+
+/** What the stream says at its end (the JSON's last fields; the CSV's last line when cut). */
+export type ExportEnd = { count: number; truncated: boolean };
+
+export type ExportStreamOptions = {
+  format: ExportFormat;
+  cap: number;
+  /** Fields of the JSON document before `items` (the list's name, its filters, the cap). */
+  head: Record<string, unknown>;
+  /** The CSV's last line when the list was cut (a sentence from console/words.ts). */
+  cutLine: (count: number) => string;
+  /** Rows per read (default and at most the read models' largest page, 200). */
+  pageSize?: number;
+};
+
+/**
+ * Streams a list, page by page over its keyset, as CSV or one JSON document, stopping at `cap` rows. The first
+ * page is read before the stream is made, so a bad filter fails the request (a 400) rather than the download.
+ * A page asks for one row more than the cap leaves, so a list of exactly `cap` rows is not called cut.
+ */
+export async function exportStream(read: ExportReader, o: ExportStreamOptions): Promise<ReadableStream<Uint8Array>> {
+  const enc = new TextEncoder();
+  const page0 = Math.min(PAGE, o.pageSize ?? PAGE);
+  const limitFor = (count: number) => Math.max(1, Math.min(page0, o.cap - count + 1));
+  let page: ExportPage | null = await read(null, limitFor(0));
+  let count = 0;
+  let columns: string[] | null = null;
+  let started = false;
+
+  const head = () => {
+    if (o.format === "json")
+      return `{${Object.entries(o.head)
+        .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)},`)
+        .join("")}"items":[`;
+    return "";
+  };
+  const row = (item: Record<string, unknown>, index: number) => {
+    if (o.format === "json") return `${index ? "," : ""}\n${JSON.stringify(item)}`;
+    // The first page names the columns: every key any of its rows has, in the order met.
+    let header = "";
+    if (!columns) {
+      columns = [...new Set(page!.items.flatMap((i) => Object.keys(i)))];
+      header = csvLine(columns);
+    }
+    return header + csvLine(columns.map((c) => item[c]));
+  };
+  const end = (e: ExportEnd) =>
+    o.format === "json"
+      ? `\n],"count":${e.count},"truncated":${e.truncated}${e.truncated ? `,"cutAt":${e.count}` : ""}}\n`
+      : e.truncated
+        ? `${o.cutLine(e.count)}\r\n`
+        : "";
+
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let text = started ? "" : head();
+      started = true;
+      const current = page;
+      if (!current) return;
+      let truncated = false;
+      for (const item of current.items) {
+        if (count >= o.cap) {
+          truncated = true;
+          break;
+        }
+        text += row(item, count);
+        count++;
+      }
+      // A source that is not paged (stuck, search, bulk) may stop short itself: then the download is cut too.
+      if (current.more) truncated = true;
+      if (truncated || !current.next) {
+        page = null;
+        controller.enqueue(enc.encode(text + end({ count, truncated })));
+        controller.close();
+        return;
+      }
+      controller.enqueue(enc.encode(text));
+      page = await read(current.next, limitFor(count));
+    },
+  });
+}
