@@ -27,6 +27,8 @@ export default defineConfig(() =>
       TruthTaskAgent: "TruthTaskAgent",
       GapAgent: "GapAgent",
       StubbornAgent: "StubbornAgent",
+      VersionedAgentA: "VersionedAgentA",
+      VersionedAgentB: "VersionedAgentB",
     },
   }).then((c) => ({
     ...c,

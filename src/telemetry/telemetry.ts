@@ -239,7 +239,16 @@ export class Telemetry {
   /** Builds and ships one of the runtime's own events (session.*, op.*, backup.*, admin.*). */
   record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}): TelemetryEvent<T> {
     const time = Date.now();
-    const event = { v: SCHEMA_VERSION, id: newEventId(time), time, type, source: this.source, corr: { ...corr }, payload } as TelemetryEvent<T>;
+    const event = {
+      v: SCHEMA_VERSION,
+      id: newEventId(time),
+      time,
+      type,
+      source: this.source,
+      corr: { ...corr },
+      payload,
+      ...(this.#version ? { ver: this.#version } : {}),
+    } as TelemetryEvent<T>;
     this.emit(event);
     return event;
   }
