@@ -19,8 +19,10 @@ let dir: string;
 let version: string;
 
 beforeAll(async () => {
+  const t0 = Date.now();
   dir = mkdtempSync(path.join(tmpdir(), "deploys-e2e-"));
   server = await startDev({ port: PORT, persistDir: dir });
+  console.log(`[deploys e2e] dev stack up after ${Date.now() - t0} ms`);
   browser = await launch();
   // One planned eviction at the turn's start: the SDK recovers the turn on the next wake (an incident).
   const r = await appPost(server, `/dev/sessions/${SESSION}/messages`, {
@@ -38,6 +40,7 @@ beforeAll(async () => {
     },
     120_000,
   );
+  console.log(`[deploys e2e] incident with its version after ${Date.now() - t0} ms`);
 }, 200_000);
 
 afterAll(async () => {
