@@ -100,16 +100,18 @@ describe("deploys", () => {
         makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, { agentName, corr, time: t - 1000 }),
       ];
     };
-    const [x, y] = [life(`inc-${agentName}-x`), life(`inc-${agentName}-y`)];
-    // x in order, one batch each; y newest first.
+    const [x, y, z] = [life(`inc-${agentName}-x`), life(`inc-${agentName}-y`), life(`inc-${agentName}-z`)];
+    // x in order, one batch each (merged in SQL); y newest first; z in one batch, newest first (folded in the batch).
     for (const ev of x) await ingestBatch(env.DB, asMessages([ev]));
     for (const ev of [...y].reverse()) await ingestBatch(env.DB, asMessages([ev]));
+    await ingestBatch(env.DB, asMessages([...z].reverse()));
     const got = await env.DB.prepare("SELECT incident_id, version FROM incidents WHERE agent_name = ? ORDER BY incident_id")
       .bind(agentName)
       .all<{ incident_id: string; version: string }>();
     expect(got.results).toEqual([
       { incident_id: `inc-${agentName}-x`, version: older },
       { incident_id: `inc-${agentName}-y`, version: older },
+      { incident_id: `inc-${agentName}-z`, version: older },
     ]);
   });
 
