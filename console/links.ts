@@ -23,6 +23,7 @@ export const LISTS = {
   bulk: "/bulk",
   search: "/search",
   backups: "/backups",
+  deploys: "/deploys",
 } as const;
 export type ListName = keyof typeof LISTS;
 export type ListPath = (typeof LISTS)[ListName];

@@ -34,6 +34,8 @@ declare namespace Cloudflare {
     LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
     TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;
     TruthTaskAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthTaskAgent>;
+    VersionedAgentA: DurableObjectNamespace<import("./fixtures/versioned-agents").VersionedAgentA>;
+    VersionedAgentB: DurableObjectNamespace<import("./fixtures/versioned-agents").VersionedAgentB>;
     // The chat suite's foreign chat agents (vitest.chat.config.ts).
     ThinkChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkChatFixture>;
     AiChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").AiChatFixture>;

@@ -39,6 +39,8 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       TruthTaskAgent: "TruthTaskAgent",
       GapAgent: "GapAgent",
       StubbornAgent: "StubbornAgent",
+      VersionedAgentA: "VersionedAgentA",
+      VersionedAgentB: "VersionedAgentB",
     },
   });
   return {

@@ -1,5 +1,6 @@
 import { type OtlpTarget, parseOtlpHeaders } from "@agent-oncall/telemetry";
 import { z } from "zod";
+import type { DeployStormConfig } from "../src/store/read-models/deploys";
 import { DEFAULT_STUCK_CONFIG, STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig } from "../src/store/read-models/stuck";
 import { type AuthConfig, readAuthConfig } from "./auth/config";
 import { readTraceLinkSetting } from "./auth/trace-link";
@@ -103,6 +104,9 @@ export const CONFIG_VARS = {
   ALERT_RATE_LIMIT_PER_HOUR: { expected: "a whole number from 1 to 10000", schema: whole(1, 10_000) },
   ALERT_CONSOLE_URL: { expected: "an http(s) URL", schema: httpUrl },
   ALERT_RETRY_DELAY_SECONDS: { expected: "a whole number of seconds from 1 to 3600", schema: whole(1, 3600) },
+  DEPLOY_STORM_WINDOW_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
+  DEPLOY_STORM_FACTOR: { expected: "a number above 1, at most 1000 (fractions allowed)", schema: decimal(1, 1000, { exclusiveMin: true }) },
+  DEPLOY_STORM_MIN_INCIDENTS: { expected: "a whole number from 1 to 100000", schema: whole(1, 100_000) },
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;
@@ -123,6 +127,8 @@ export type ConsoleConfig = {
   otel: { serviceName: string; otlp: OtlpTarget | null };
   auth: AuthConfig;
   alerts: { channels: { channel: "webhook" | "slack"; url: string }[]; limitPerHour: number; consoleUrl: string | null; retryDelaySeconds: number };
+  /** "Recovery storm after deploy": a version's incident rate in its first window against the previous version's. */
+  deployStorm: DeployStormConfig;
   agentClasses: string[];
 };
 
@@ -210,6 +216,11 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       limitPerHour: num("ALERT_RATE_LIMIT_PER_HOUR", 30),
       consoleUrl: consoleUrl ? consoleUrl.replace(/\/+$/, "") : null,
       retryDelaySeconds: num("ALERT_RETRY_DELAY_SECONDS", 30),
+    },
+    deployStorm: {
+      windowMs: num("DEPLOY_STORM_WINDOW_MINUTES", 15) * 60_000,
+      factor: num("DEPLOY_STORM_FACTOR", 3),
+      minIncidents: num("DEPLOY_STORM_MIN_INCIDENTS", 3),
     },
     agentClasses: (values.AGENT_CLASSES as string[] | undefined) ?? [],
   };

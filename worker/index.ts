@@ -2,6 +2,7 @@ import { instrument } from "@microlabs/otel-cf-workers";
 import { runHistoryRetention } from "../src/store/history/retention";
 import { runRetention } from "../src/store/retention";
 import { handleAlertBatch } from "./alerts/consumer";
+import { alertDeployStormsInBackground } from "./alerts/deploy-storm";
 import { alertStuckInBackground } from "./alerts/stuck";
 import { app } from "./app";
 import { handleBulkBatch } from "./bulk/consumer";
@@ -33,6 +34,7 @@ const cronJobs: Record<CronKey, (env: Env, ctx: ExecutionContext) => void> = {
       ),
     );
     ctx.waitUntil(alertStuckInBackground(env));
+    ctx.waitUntil(alertDeployStormsInBackground(env));
   },
   retention: (env, ctx) => {
     const { retention, ingest } = consoleConfig(env);

@@ -17,12 +17,18 @@ export type AlertSettingsView =
 
 /** Delivery statuses as badges: the tone comes from the status badge's fixed set, the text is ours. */
 const TONE: Record<string, string> = { sent: "ok", queued: "pending", failed: "failed", rate_limited: "skipped" };
-const KIND_LABEL: Record<string, string> = { exhausted: "recovery exhausted", ambiguous_op: "ambiguous op", stuck: "stuck" };
+const KIND_LABEL: Record<string, string> = {
+  exhausted: "recovery exhausted",
+  ambiguous_op: "ambiguous op",
+  stuck: "stuck",
+  deploy_storm: "recovery storm after deploy",
+};
 
 /** Where an alert's subject lives in the console. */
 function subjectLink(a: AlertDeliveryRow) {
   if (a.kind === "exhausted") return <a href={detailHref("incidents", a.subjectId, a)}>incident {a.subjectId}</a>;
   if (a.kind === "stuck") return <a href={listHref("stuck", { rule: a.subjectId })}>rule {a.subjectId}</a>;
+  if (a.kind === "deploy_storm") return <a href={listHref("incidents", { version: a.subjectId })}>version {a.subjectId}</a>;
   return <a href={listHref("ops", { open: "true" })}>op {a.subjectId}</a>;
 }
 

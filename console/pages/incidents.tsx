@@ -38,6 +38,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         <TextFilter name="reason" label="reason" value={q.reason} placeholder="max_attempts_exceeded" />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
+        <TextFilter name="version" label="version" value={q.version} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
         <SelectFilter name="groupBy" label="group by" value={q.groupBy} options={INCIDENT_GROUPS} />
         {/* Kept through Apply: a list of incidents without a reason (the overview's "(no reason)" links here). */}
@@ -74,10 +75,10 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
             By {q.groupBy}
             {props.groups.bounded ? ` (newest ${props.groups.scanned} incidents)` : ""}
           </h2>
-          <table>
+          <table data-testid="incident-groups">
             <tbody>
               {props.groups.groups.map((g) => (
-                <tr>
+                <tr data-group={g.key}>
                   <td>
                     {q.groupBy === "agent" ? (
                       g.key

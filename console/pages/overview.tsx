@@ -1,5 +1,6 @@
 import {
   BUCKET_MS,
+  type Deploy,
   type EventSeries,
   type IncidentRow,
   type OverviewCounts,
@@ -12,7 +13,7 @@ import { IncidentTable } from "../components/incident-table";
 import { Time } from "../components/time";
 import { capped } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { listHref } from "../links";
+import { LISTS, listHref } from "../links";
 import { KIND_LABEL } from "./runs";
 
 export type OverviewData = {
@@ -24,6 +25,8 @@ export type OverviewData = {
   worst: IncidentRow[];
   /** Stuck findings now (stuck detection), capped. */
   stuck: { n: number; capped: boolean };
+  /** Worker versions first seen in the chart's window: marked on it. */
+  deploys: Deploy[];
 };
 
 /** The on-call overview: the four numbers that matter, the trend, and the way to the worst incident. */
@@ -60,7 +63,7 @@ function Figure(props: { href: string; value: { n: number; capped: boolean }; of
 
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
-  const { counts, series, reasons, worst, stuck } = props.data;
+  const { counts, series, reasons, worst, stuck, deploys } = props.data;
   const inc = overviewIncidentFilters(counts.window.since);
   const cards: [string, string, { n: number; capped: boolean }, boolean, "tokens" | undefined][] = [
     ["Running runs", listHref("runs", { outcome: "running" }), counts.running, false, undefined],
@@ -106,8 +109,15 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
                 bucketMs: BUCKET_MS,
                 types: Object.fromEntries(Object.keys(series.series).map((n) => [n, seriesTypes(n)])),
               })}
+              // Deploys as marks on the time axis (console.js draws a line at each): version and first-seen time.
+              data-deploys={JSON.stringify(deploys.map((d) => ({ version: d.version, at: d.firstSeen })))}
             />
           </div>
+          <p>
+            <a href={LISTS.deploys} data-testid="deploys-link" data-deploys-count={String(deploys.length)}>
+              {deploys.length === 1 ? "1 deploy" : `${deploys.length} deploys`} in the last 24 hours: incidents by version
+            </a>
+          </p>
           <ChartData series={series} />
         </section>
         <section>

@@ -94,6 +94,38 @@
     window.location.assign(`/events?${q}`);
   };
 
+  // Deploys (data-deploys: [{ version, at }]) as dashed vertical lines at the bucket of each version's first event.
+  function deployMarks(canvas) {
+    return {
+      id: "deployMarks",
+      afterDatasetsDraw(chart) {
+        let marks;
+        let data;
+        try {
+          marks = JSON.parse(canvas.dataset.deploys || "[]");
+          data = JSON.parse(canvas.dataset.chart || "{}");
+        } catch {
+          return;
+        }
+        if (!Array.isArray(marks) || !marks.length || !Array.isArray(data.buckets) || !data.buckets.length) return;
+        const { ctx, chartArea, scales } = chart;
+        ctx.save();
+        ctx.strokeStyle = "#495057";
+        ctx.setLineDash([4, 3]);
+        for (const m of marks) {
+          const i = Math.floor((m.at - data.buckets[0]) / (data.bucketMs || 300000));
+          if (i < 0 || i >= data.buckets.length) continue;
+          const x = scales.x.getPixelForValue(i);
+          ctx.beginPath();
+          ctx.moveTo(x, chartArea.top);
+          ctx.lineTo(x, chartArea.bottom);
+          ctx.stroke();
+        }
+        ctx.restore();
+      },
+    };
+  }
+
   const charts = new Map();
   function drawCharts(root) {
     if (!window.Chart || !root.querySelectorAll) return;
@@ -142,6 +174,7 @@
             interaction: { mode: "nearest", intersect: false },
             onClick: openBucket(canvas),
           },
+          plugins: [deployMarks(canvas)],
         }),
       );
       canvas.dataset.zone = zoneName();

@@ -223,11 +223,22 @@ export const incidents = sqliteTable(
     /** Model tokens the incident's recovery attempts re-spent (sums of model.usage events carrying its incident id). */
     respentInputTokens: integer("respent_input_tokens").notNull().default(0),
     respentOutputTokens: integer("respent_output_tokens").notNull().default(0),
+    /**
+     * The Worker version (envelope `ver`) of the earliest versioned event of the incident: the deploy it opened
+     * under (worker/ingest/merge.ts `earliest`). `version_at` is that event's time, which keeps the merge
+     * order-independent. Null while no event of the incident carried a version.
+     */
+    version: text("version"),
+    versionAt: integer("version_at"),
     firstSeen: integer("first_seen").notNull(),
     lastSeen: integer("last_seen").notNull(),
   },
   (t) => [
     primaryKey({ columns: [t.incidentId, t.agentClass, t.agentName] }),
+    // Incidents by the version they opened under (deploys page, storm alert). A full index, not a partial one: ingest
+    // then sets version in its own statement, only when it changes (merge.ts upsertSqls), so an incident's later
+    // events never rewrite this entry; the price is one entry per incident, versioned or not.
+    index("incidents_version").on(t.version, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     // Listed newest first by first_seen, which an incident's later events never move (see runs).
     index("incidents_first_seen").on(t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_status").on(t.status, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
@@ -240,6 +251,20 @@ export const incidents = sqliteTable(
     index("incidents_open").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'open'`),
     index("incidents_skipped").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'skipped'`),
   ],
+);
+
+/**
+ * Deploys: one row per Worker version (envelope `ver`), with the time its first event happened. Written once per
+ * version (and again only if an earlier event of it arrives later): the overview marks these on its chart, and
+ * a version's "previous version" is the one first seen before it.
+ */
+export const deploys = sqliteTable(
+  "deploys",
+  {
+    version: text("version").primaryKey(),
+    firstSeen: integer("first_seen").notNull(),
+  },
+  (t) => [index("deploys_first_seen").on(t.firstSeen, t.version)],
 );
 
 /** Paid operations a recovery could not prove ran once. "Still ambiguous" is derived: no resolution yet. */

@@ -15,3 +15,6 @@ export const MAX_EVENT_BYTES = 64 * 1024;
 /** The kinds of run the console tracks (a run's `kind`). */
 export const RUN_KINDS = ["fiber", "managed_fiber", "task", "chat_turn"] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
+
+/** Longest Worker version an event carries (`ver`): a version_metadata id is a 36-character UUID; a configured value is cut here. */
+export const MAX_VERSION_CHARS = 100;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_EVENT_BYTES, SCHEMA_VERSION } from "./constants.js";
+import { MAX_EVENT_BYTES, MAX_VERSION_CHARS, SCHEMA_VERSION } from "./constants.js";
 import { type EventType, type PayloadOf, payloadSchemas } from "./payloads.js";
 
 export { MAX_EVENT_BYTES, SCHEMA_VERSION };
@@ -50,6 +50,12 @@ const envelopeBase = z.object({
    * number with how many arrived.
    */
   seq: z.number().int().min(1).optional(),
+  /**
+   * The version of the agent's Worker that emitted the event: the `version_metadata` binding's id, or a value the
+   * agent configured (telemetry option `version`). Optional and additive within schema version 1: events of older
+   * senders carry none and stay valid; the console groups incidents by it and marks deploys where it first appears.
+   */
+  ver: z.string().min(1).max(MAX_VERSION_CHARS).optional(),
 });
 
 function variant<T extends EventType>(type: T) {
@@ -76,6 +82,8 @@ export type TelemetryEvent<T extends EventType = EventType> = T extends EventTyp
       payload: PayloadOf<T>;
       /** The agent's own event number (see seq.ts); absent when unnumbered. */
       seq?: number;
+      /** The emitting Worker's version (see `ver` in the envelope); absent when the agent has none configured. */
+      ver?: string;
     }
   : never;
 

@@ -1,7 +1,7 @@
 /** Public surface of the telemetry library an agent author imports. */
 
 export { type OtlpTarget, otlpTargetFromEnv, parseOtlpHeaders } from "./config.js";
-export { MAX_EVENT_BYTES, RUN_KINDS, type RunKind, SCHEMA_VERSION } from "./constants.js";
+export { MAX_EVENT_BYTES, MAX_VERSION_CHARS, RUN_KINDS, type RunKind, SCHEMA_VERSION } from "./constants.js";
 export { subscribeAgentDiagnostics } from "./diagnostics.js";
 export { type Correlation, eventEnvelope, parseEvent, type Source, type TelemetryEvent } from "./envelope.js";
 export { fiberIncidentId, newEventId, turnIncidentId } from "./ids.js";
@@ -16,4 +16,4 @@ export { SIGNATURE_FIELD, type SignatureVerdict, signEventText, signingKey, veri
 export type { SpanRecorder, TracingFactory } from "./spans.js";
 export { Telemetry, type TelemetryOptions, type TelemetryStats } from "./telemetry.js";
 export { type ModelUsage, RecoveryScope, readUsage, type UsageContext, usageFromGenAiAttributes } from "./usage.js";
-export { type WithTelemetryClass, type WithTelemetryOptions, withTelemetry } from "./with-telemetry.js";
+export { type WithTelemetryClass, type WithTelemetryOptions, withTelemetry, workerVersion } from "./with-telemetry.js";

@@ -1,6 +1,6 @@
 import { ChatTurns, readTaskRun } from "./chat-turns.js";
 import type { OtlpTarget } from "./config.js";
-import { SCHEMA_VERSION } from "./constants.js";
+import { MAX_VERSION_CHARS, SCHEMA_VERSION } from "./constants.js";
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
@@ -60,6 +60,11 @@ export type TelemetryOptions = {
    * snapshots and Tasks runs tell (chat-turns.ts).
    */
   activeChatRecoveryRoot?: () => string | null;
+  /**
+   * The Worker version every event carries (envelope `ver`): the `version_metadata` binding's id (withTelemetry
+   * reads it), or a value of your own (a release tag). Null or blank: events carry none. Cut to MAX_VERSION_CHARS.
+   */
+  version?: string | null;
 };
 
 const MEMORY_CAP = 1000;
@@ -97,6 +102,8 @@ export class Telemetry {
   #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, tooLarge: 0, sdkReads: 0, lastError: null as string | null };
   /** The signing key (imported once, off the agent's path); null when events go unsigned. */
   #signingKey: Promise<CryptoKey> | null = null;
+  /** The Worker version stamped on every event (`ver`); null when none is configured. */
+  readonly #version: string | null;
 
   /** Which user turn each chat event belongs to (chat-turns.ts). */
   readonly #chat: ChatTurns;
@@ -111,6 +118,7 @@ export class Telemetry {
     this.#keepAlive = opts.keepAlive;
     this.#flushDelayMs = opts.flushDelayMs ?? 100;
     this.#mask = createMasker(opts.redact);
+    this.#version = opts.version?.trim().slice(0, MAX_VERSION_CHARS) || null;
     if (opts.signingSecret) {
       this.#signingKey = signingKey(opts.signingSecret);
       // A key that cannot be imported fails each send (counted in sendErrors), not the agent.
@@ -231,7 +239,16 @@ export class Telemetry {
   /** Builds and ships one of the runtime's own events (session.*, op.*, backup.*, admin.*). */
   record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}): TelemetryEvent<T> {
     const time = Date.now();
-    const event = { v: SCHEMA_VERSION, id: newEventId(time), time, type, source: this.source, corr: { ...corr }, payload } as TelemetryEvent<T>;
+    const event = {
+      v: SCHEMA_VERSION,
+      id: newEventId(time),
+      time,
+      type,
+      source: this.source,
+      corr: { ...corr },
+      payload,
+      ...(this.#version ? { ver: this.#version } : {}),
+    } as TelemetryEvent<T>;
     this.emit(event);
     return event;
   }
@@ -317,6 +334,8 @@ export class Telemetry {
     }
     this.#stats.emitted++;
     event = withoutSeq(event);
+    // Stamped here, the one path every event takes, so no kind of event goes out without its deploy.
+    if (this.#version && !event.ver) event = { ...event, ver: this.#version };
     try {
       this.#recoveries.observe(event);
     } catch (e) {

@@ -23,7 +23,7 @@ const PLACEHOLDER_PREVIEW_CHARS = 500;
 
 /** The placeholder for `event`, whose JSON is `bytes` long. */
 export function tooLargePlaceholder(
-  event: Pick<TelemetryEvent, "id" | "time" | "type" | "source" | "corr">,
+  event: Pick<TelemetryEvent, "id" | "time" | "type" | "source" | "corr" | "ver">,
   bytes: number,
   payloadText: string,
   mask: Masker = maskSecrets,
@@ -36,6 +36,8 @@ export function tooLargePlaceholder(
     source: event.source,
     corr: event.corr,
     payload: { originalType: event.type, bytes, limit: MAX_EVENT_BYTES, preview: toPreview(payloadText, PLACEHOLDER_PREVIEW_CHARS, mask) },
+    // The placeholder keeps the version too: an oversized event still counts for its deploy.
+    ...(event.ver ? { ver: event.ver } : {}),
   };
 }
 
@@ -58,7 +60,7 @@ export function fitText(text: string, source: Source, mask: Masker = maskSecrets
   if (text.length * 3 <= SEND_LIMIT) return text;
   const bytes = utf8Length(text);
   if (bytes <= SEND_LIMIT) return text;
-  let original: Pick<TelemetryEvent, "id" | "time" | "type" | "source" | "corr"> & { payload?: unknown };
+  let original: Pick<TelemetryEvent, "id" | "time" | "type" | "source" | "corr" | "ver"> & { payload?: unknown };
   try {
     original = JSON.parse(text);
   } catch {

@@ -36,7 +36,21 @@ export type WithTelemetryOptions = {
    * can add one without a code change. Default `TELEMETRY_REDACT_PATTERNS`.
    */
   redactPatternsVar?: string | undefined;
+  /**
+   * Binding name of the Worker's version metadata (wrangler `version_metadata`: `{ id, tag, timestamp }`); its `id`
+   * goes on every event as the Worker version. Default `CF_VERSION_METADATA`.
+   */
+  versionBinding?: string | undefined;
+  /** A version of your own (a release tag) for every event, used instead of the version metadata binding. */
+  version?: string | undefined;
 };
+
+/** The version an agent's events carry: the configured value, else the version metadata binding's id, else none. */
+export function workerVersion(env: Record<string, unknown>, options: Pick<WithTelemetryOptions, "version" | "versionBinding">): string | null {
+  if (options.version?.trim()) return options.version;
+  const id = (env[options.versionBinding ?? "CF_VERSION_METADATA"] as { id?: unknown } | undefined)?.id;
+  return typeof id === "string" && id.trim() ? id : null;
+}
 
 const currentFiber = new AsyncLocalStorage<{ id: string; name: string }>();
 
@@ -93,6 +107,7 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           keepAlive: (p) => this.ctx.waitUntil(p),
           activeChatRecoveryRoot: () => activeChatRecoveryRoot(this),
           signingSecret: signingSecret(env[options.signingSecretVar ?? "TELEMETRY_SIGNING_SECRET"]),
+          version: workerVersion(env, options),
           redact: [
             ...(options.redact ?? []),
             ...parseRedactPatterns(env[options.redactPatternsVar ?? "TELEMETRY_REDACT_PATTERNS"], (entry, error) =>

@@ -222,6 +222,8 @@ describe("listIncidents", () => {
       confirmedAt: null,
       respentInputTokens: 0,
       respentOutputTokens: 0,
+      // Its events carried no Worker version.
+      version: null,
       firstSeen: T0 + 9 * MIN,
       lastSeen: T0 + 9 * MIN,
     });

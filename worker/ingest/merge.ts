@@ -15,6 +15,10 @@ import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-name
  *   rank (`ranks`): a value of one column that outranks time, so the row with the
  *   highest rank wins first and time decides among equals (still a total order,
  *   so still commutative and idempotent);
+ * - `{ earliest: C }`: the column takes its value from the row whose time column
+ *   C is smallest (ties: the larger value); a row without both does not
+ *   contribute. C itself must merge by `min` (an incident's deploy: the version
+ *   of its earliest versioned event);
  * - `sum`: the total of every event's amount, each event counted once. A sum is
  *   not idempotent by itself (a redelivered event would add again), so a row
  *   carries its amounts per event id (sumOnce), folding unions them by id, and
@@ -22,7 +26,7 @@ import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-name
  *   upsertSql is given). That is why the upsert must run in the same
  *   transaction as, and BEFORE, the insert that stores the batch's events.
  */
-export type Rule<G extends string = string> = "min" | "max" | "sum" | { latest: G };
+export type Rule<G extends string = string> = "min" | "max" | "sum" | { latest: G } | { earliest: string };
 
 /** The row field that carries a row's sum amounts per event id (JSON text); not a column. */
 export const SUM_BY_EVENT = "sum_by_event";
@@ -51,7 +55,7 @@ type StampKey<T extends Table, G extends string, S extends "At" | "EventId"> = `
 export type ProjectionDef<T extends Table> = {
   key: ColumnKey<T>[];
   /** Non-key columns and how they merge. Group stamp columns are added automatically. */
-  columns: { [K in ColumnKey<T>]?: Rule<StampGroup<T>> };
+  columns: { [K in ColumnKey<T>]?: Rule<StampGroup<T>> | { earliest: ColumnKey<T> } };
   /** SQL defaults for NOT NULL columns a row may leave null. */
   defaults?: { [K in ColumnKey<T>]?: string };
   /**
@@ -99,7 +103,10 @@ export function projection<T extends Table>(table: T, def: ProjectionDef<T>): Pr
   return {
     table: n.$table,
     key: def.key.map((k) => n[k]),
-    columns: bySqlName(def.columns),
+    // An `earliest` rule names its time column by key: resolved to its SQL name like the columns.
+    columns: Object.fromEntries(
+      Object.entries(bySqlName(def.columns)).map(([c, r]) => [c, typeof r === "object" && "earliest" in r ? { earliest: n[r.earliest as ColumnKey<T>] } : r]),
+    ) as Record<string, Rule>,
     stamps: Object.fromEntries(groups(def.columns).map((g) => [g, stampColumns(table, g)])),
     defaults: bySqlName(def.defaults ?? {}),
     indexed: indexedColumns(table as unknown as SQLiteTable).filter((c) => !def.key.some((k) => n[k] === c)),
@@ -125,7 +132,7 @@ function indexedColumns(table: SQLiteTable): string[] {
 }
 
 function groups<G extends string>(columns: { [c: string]: Rule<G> | undefined }): G[] {
-  return [...new Set(Object.values(columns).flatMap((r) => (typeof r === "object" ? [r.latest] : [])))];
+  return [...new Set(Object.values(columns).flatMap((r) => (typeof r === "object" && "latest" in r ? [r.latest] : [])))];
 }
 
 /** All columns of a projection, in insert order. */
@@ -174,9 +181,15 @@ export function mergeRows(spec: ProjectionSpec, stored: Row, incoming: Row): Row
     out[SUM_BY_EVENT] = ids.length ? JSON.stringify(merged) : null;
     for (const col of sums) out[col] = ids.reduce((t, id) => t + (merged[id]![col] ?? 0), 0);
   }
+  for (const [col, rule] of Object.entries(spec.columns)) {
+    if (typeof rule !== "object" || !("earliest" in rule)) continue;
+    const [va, vb, ta, tb] = [stored[col] ?? null, incoming[col] ?? null, stored[rule.earliest] ?? null, incoming[rule.earliest] ?? null];
+    if (vb !== null && tb !== null && (va === null || ta === null || tb < ta || (tb === ta && vb > va))) out[col] = vb;
+  }
   for (const g of groups(spec.columns)) {
     if (!isNewer(spec, incoming, stored, g)) continue;
-    for (const [col, rule] of Object.entries(spec.columns)) if (typeof rule === "object" && rule.latest === g) out[col] = incoming[col] ?? null;
+    for (const [col, rule] of Object.entries(spec.columns))
+      if (typeof rule === "object" && "latest" in rule && rule.latest === g) out[col] = incoming[col] ?? null;
     for (const c of stampCols(spec, g)) out[c] = incoming[c] ?? null;
   }
   return out;
@@ -210,6 +223,11 @@ function units(spec: ProjectionSpec): string[][] {
   for (const c of Object.keys(spec.columns)) if (!unitOf.has(c)) unitOf.set(c, new Set([c]));
   for (const [col, rule] of Object.entries(spec.columns)) {
     if (typeof rule !== "object") continue;
+    // An earliest rule reads its time column's stored value: they are set together.
+    if ("earliest" in rule) {
+      join(col, rule.earliest);
+      continue;
+    }
     for (const st of stampCols(spec, rule.latest)) join(col, st);
     const rank = spec.ranks[rule.latest];
     if (rank) join(col, rank.column);
@@ -259,7 +277,14 @@ export function upsertSqls(spec: ProjectionSpec, isNew?: (eventIdSql: string) =>
       const fn = rule.toUpperCase();
       merged.set(c, `CASE WHEN excluded.${c} IS NULL THEN ${t}.${c} WHEN ${t}.${c} IS NULL THEN excluded.${c} ELSE ${fn}(${t}.${c}, excluded.${c}) END`);
     } else if (rule === "sum") merged.set(c, `${t}.${c} + excluded.${c}`);
-    else merged.set(c, `CASE WHEN ${newer(rule.latest)} THEN excluded.${c} ELSE ${t}.${c} END`);
+    else if ("earliest" in rule) {
+      const at = rule.earliest;
+      const earlier = `excluded.${at} < ${t}.${at} OR (excluded.${at} = ${t}.${at} AND excluded.${c} > ${t}.${c})`;
+      merged.set(
+        c,
+        `CASE WHEN excluded.${c} IS NOT NULL AND excluded.${at} IS NOT NULL AND (${t}.${c} IS NULL OR ${t}.${at} IS NULL OR ${earlier}) THEN excluded.${c} ELSE ${t}.${c} END`,
+      );
+    } else merged.set(c, `CASE WHEN ${newer(rule.latest)} THEN excluded.${c} ELSE ${t}.${c} END`);
   }
   for (const g of groups(spec.columns)) for (const c of stampCols(spec, g)) merged.set(c, `CASE WHEN ${newer(g)} THEN excluded.${c} ELSE ${t}.${c} END`);
   const indexed = new Set(spec.indexed);

@@ -70,6 +70,9 @@ export const SPECS = {
       // Tokens its recovery attempts re-spent: model.usage events carrying the incident id, each counted once.
       respentInputTokens: "sum",
       respentOutputTokens: "sum",
+      // The deploy it opened under: the version of its earliest versioned event (by that event's time).
+      version: { earliest: "versionAt" },
+      versionAt: "min",
     },
     // Exhausted is final (INCIDENT_STATUS_RANK): it outranks any later status word, and the exhaustion's reason
     // outranks any later reason. Every row whose status is exhausted carries a reason (chat.recovery.exhausted
@@ -83,6 +86,8 @@ export const SPECS = {
     // last_seen 0 only for one nothing but reconciliation or an action ever reported: 0 never wins the maximum.
     defaults: { status: "'open'", statusAt: "0", statusEventId: "''", lastSeen: "0" },
   }),
+  // One row per Worker version, written when it is first seen (and only again for an earlier event of it).
+  deploys: projection(schema.deploys, { key: ["version"], columns: { firstSeen: "min" } }),
   ops: projection(schema.opAmbiguities, {
     key: ["opId", "agentClass", "agentName"],
     columns: {

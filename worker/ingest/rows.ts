@@ -69,7 +69,7 @@ function stamp<T extends Table, G extends StampGroup<T>>(table: T, group: G, pre
  * `sum` amounts carry the event's segment key, so SQL counts only events not stored yet.
  */
 export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows {
-  const out: BatchRows = { events: [], projections: { agents: [], fibers: [], incidents: [], ops: [], backups: [], sessions: [] }, rollups: [] };
+  const out: BatchRows = { events: [], projections: { agents: [], fibers: [], incidents: [], deploys: [], ops: [], backups: [], sessions: [] }, rollups: [] };
   const p = out.projections;
   const distinct = new Map<string, TelemetryEvent>();
   for (const e of events) {
@@ -113,6 +113,9 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     const run = runRowOf(e);
     if (run) p.fibers.push(run);
 
+    // A Worker version's first event marks its deploy (folded to one row per version and batch).
+    if (e.ver) p.deploys.push({ version: e.ver, first_seen: e.time } satisfies SqlRow<typeof schema.deploys>);
+
     if (c.incidentId) {
       const pl = e.payload as {
         attempt?: number;
@@ -153,6 +156,9 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         closed_by_reason: closed?.reason ?? null,
         ...stamp(schema.incidents, "closedBy", closed !== null, e),
         ...sumOnce(sumKey(key), respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
+        // Actions and reconciliation observe from outside: the deploy an incident opened under is the agent's word.
+        version: observed ? null : (e.ver ?? null),
+        version_at: observed || !e.ver ? null : e.time,
         first_seen: e.time,
         last_seen: observed ? null : e.time,
       } satisfies SqlRow<typeof schema.incidents>);

@@ -23,6 +23,7 @@ import {
   listAmbiguousOps,
   listAudit,
   listBackups,
+  listDeploys,
   listEvents,
   listIncidents,
   listRuns,
@@ -59,15 +60,17 @@ const paging = (q: Record<string, string | undefined>) => ({ cursor: q.cursor, l
 
 async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const now = Date.now();
-  const [counts, series, reasons, worst, stuck] = await Promise.all([
+  const [counts, series, reasons, worst, stuck, deploys] = await Promise.all([
     overviewCounts(c.env.DB, now),
     eventSeries(c.env.DB, { since: now - 86_400_000, until: now }),
     topReasons(c.env.DB, { since: now - 86_400_000, limit: 8 }, now),
     // Open incidents only: a closed (exhausted, force idled …) incident is history, not on-call work.
     listIncidents(c.env.DB, { status: "open" }, { limit: 5 }),
     countStuck(c.env.DB, now, stuckConfigOf(c.env)),
+    // Deploys marked on the chart: versions first seen in its window.
+    listDeploys(c.env.DB, { since: now - 86_400_000, until: now }),
   ]);
-  return { counts, series, reasons, worst: worst.items, stuck };
+  return { counts, series, reasons, worst: worst.items, stuck, deploys };
 }
 
 /**

@@ -22,6 +22,8 @@ type FleetEnv = {
   /** OTLP/HTTP traces endpoint of your APM and its headers (secrets); unset means no export. */
   OTLP_ENDPOINT?: string;
   OTLP_HEADERS?: string;
+  /** The Worker's version (wrangler `version_metadata`): its id goes on every telemetry event. */
+  CF_VERSION_METADATA?: WorkerVersionMetadata;
   /** Sessions in the demo fleet (default 4). */
   DEMO_FLEET_SIZE?: string;
   SessionAgent: DurableObjectNamespace<SessionAgent>;

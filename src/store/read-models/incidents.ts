@@ -53,6 +53,8 @@ export const incidentFilters = z
     noReason: flag("noReason"),
     agentClass: text("agentClass"),
     agentName: text("agentName"),
+    /** The Worker version the incident opened under (deploys). */
+    version: text("version"),
     since: instant("since"),
     until: instant("until"),
   })
@@ -92,6 +94,8 @@ export type IncidentRow = {
   /** Model tokens its recovery attempts re-spent (model.usage events carrying its id, each counted once). */
   respentInputTokens: number;
   respentOutputTokens: number;
+  /** The Worker version it opened under (its earliest versioned event); null when its events carried none. */
+  version: string | null;
   firstSeen: number;
   lastSeen: number;
 };
@@ -117,6 +121,7 @@ const SELECT = selectList(incidents, [
   "closedByReason",
   "respentInputTokens",
   "respentOutputTokens",
+  "version",
   "firstSeen",
   "lastSeen",
 ]);
@@ -145,6 +150,7 @@ function derive(r: StoredIncident): IncidentRow {
  */
 const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_agent", cols: ["agentClass", "agentName"] },
+  { index: "incidents_version", cols: ["version"] },
   { index: "incidents_name", cols: ["agentName"] },
   { index: "incidents_reason", cols: ["reason"] },
   { index: "incidents_status", cols: ["status"] },
@@ -168,6 +174,7 @@ function plan(f: IncidentFilters) {
     reason: eq(f.reason, I.reason),
     status: eq(sdkWord, I.status),
     kind: eq(f.kind, I.kind),
+    version: eq(f.version, I.version),
   });
   const residual = [...p.residual];
   if (f.status === "open") residual.push(cond(`NOT ${overlayAppliesSql()}`));
@@ -375,7 +382,7 @@ export async function incidentTimeline(
   return { ...p, rowsRead: p.rowsRead + rowsRead };
 }
 
-export const INCIDENT_GROUPS = ["reason", "status", "kind", "agent"] as const;
+export const INCIDENT_GROUPS = ["reason", "status", "kind", "agent", "version"] as const;
 export type IncidentGroupBy = (typeof INCIDENT_GROUPS)[number];
 
 /** Incidents the group-by view aggregates over, at most: the newest GROUP_BOUND index rows of the list's scan. */
@@ -387,13 +394,15 @@ const GROUP_EXPR: Record<IncidentGroupBy, string> = {
   status: shownStatusSql(),
   kind: I.kind,
   agent: `${I.agentClass} || '/' || ${I.agentName}`,
+  // The Worker version it opened under; '' for incidents whose events carried none.
+  version: `COALESCE(${I.version}, '')`,
 };
 
 /** Groups returned at most (largest first). */
 export const MAX_GROUPS = 100;
 
 export type IncidentGroups = {
-  /** Largest first, at most MAX_GROUPS; `key` is the reason ('' for none), status, kind, or "Class/name". */
+  /** Largest first, at most MAX_GROUPS; `key` is the reason ('' for none), status, kind, "Class/name", or version ('' for none). */
   groups: { key: string; n: number }[];
   /** Index rows scanned; when it reached GROUP_BOUND (`bounded`), counts cover only the newest incidents. */
   scanned: number;

@@ -4,6 +4,7 @@ export * from "./audit";
 export * from "./backups";
 export * from "./bulk-batches";
 export * from "./bulk-targets";
+export * from "./deploys";
 export * from "./errors";
 export * from "./event-gaps";
 export * from "./events";

@@ -98,7 +98,7 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
   const CASES: [string, string][] = [
     ["/incidents?status=bogus", "status must be one of open, recovered, exhausted, failed, skipped, force_idled, ended_unreported (got &quot;bogus&quot;)"],
     ["/incidents?kind=bogus", "kind must be one of fiber, turn, chat (got &quot;bogus&quot;)"],
-    ["/incidents?groupBy=bogus", "groupBy must be one of reason, status, kind, agent"],
+    ["/incidents?groupBy=bogus", "groupBy must be one of reason, status, kind, agent, version"],
     ["/incidents?since=2026-02-01&until=2026-01-01", "since must not be later than until"],
     [
       "/incidents?since=yesterday",
