@@ -102,6 +102,9 @@ export const CONFIG_VARS = {
   ALERT_RATE_LIMIT_PER_HOUR: { expected: "a whole number from 1 to 10000", schema: whole(1, 10_000) },
   ALERT_CONSOLE_URL: { expected: "an http(s) URL", schema: httpUrl },
   ALERT_RETRY_DELAY_SECONDS: { expected: "a whole number of seconds from 1 to 3600", schema: whole(1, 3600) },
+  EXHAUST_FORECAST_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
+  SPEND_ALERT_AGENT_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
+  SPEND_ALERT_CLASS_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;
@@ -120,6 +123,11 @@ export type ConsoleConfig = {
   otel: { serviceName: string; otlp: OtlpTarget | null };
   auth: AuthConfig;
   alerts: { channels: { channel: "webhook" | "slack"; url: string }[]; limitPerHour: number; consoleUrl: string | null; retryDelaySeconds: number };
+  /**
+   * Recovery budgets: how far ahead the overview's "likely to exhaust" card and its alert look, and the re-spent
+   * tokens per hour above which an agent or a class raises a spend alert (null: that alert is off).
+   */
+  budget: { forecastWindowMs: number; spendPerAgentPerHour: number | null; spendPerClassPerHour: number | null };
   agentClasses: string[];
 };
 
@@ -206,6 +214,11 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       limitPerHour: num("ALERT_RATE_LIMIT_PER_HOUR", 30),
       consoleUrl: consoleUrl ? consoleUrl.replace(/\/+$/, "") : null,
       retryDelaySeconds: num("ALERT_RETRY_DELAY_SECONDS", 30),
+    },
+    budget: {
+      forecastWindowMs: num("EXHAUST_FORECAST_MINUTES", 15) * 60_000,
+      spendPerAgentPerHour: (values.SPEND_ALERT_AGENT_TOKENS_PER_HOUR as number | undefined) ?? null,
+      spendPerClassPerHour: (values.SPEND_ALERT_CLASS_TOKENS_PER_HOUR as number | undefined) ?? null,
     },
     agentClasses: (values.AGENT_CLASSES as string[] | undefined) ?? [],
   };

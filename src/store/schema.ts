@@ -410,7 +410,7 @@ export const alertDeliveries = sqliteTable(
   {
     alertKey: text("alert_key").notNull(),
     channel: text("channel").notNull(),
-    /** exhausted | ambiguous_op | stuck */
+    /** exhausted | ambiguous_op | stuck | exhaust_soon | respent (src/store/alerts.ts ALERT_KINDS) */
     kind: text("kind").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),
