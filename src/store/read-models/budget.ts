@@ -180,7 +180,7 @@ export type ExhaustingSoon = {
 
 /**
  * Open chat incidents (open now: no newer force idle or reconciliation closed them) likely to exhaust within
- * `windowMs`, soonest first, forecast from their own events (forecastFromRow): the overview card and its alert.
+ * `windowMs` (and not more than one of their intervals overdue), soonest first, forecast from their own events (forecastFromRow): the overview card and its alert.
  * Reads the incidents_open index range, at most EXHAUST_SCAN + 1 rows.
  */
 export async function exhaustingSoon(db: D1Database, now: number, windowMs: number, limit = 20): Promise<ExhaustingSoon> {
@@ -197,7 +197,8 @@ export async function exhaustingSoon(db: D1Database, now: number, windowMs: numb
   const items: ExhaustingIncident[] = [];
   for (const row of rows) {
     const f = forecastFromRow(row);
-    if (f.basis === "attempt_rate" && f.at <= now + windowMs)
+    // A forecast more than one interval overdue is not coming: its attempts stopped (the stuck page's concern).
+    if (f.basis === "attempt_rate" && f.at <= now + windowMs && f.at >= now - f.intervalMs)
       items.push({
         incidentId: row.incidentId,
         agentClass: row.agentClass,
