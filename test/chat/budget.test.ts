@@ -49,7 +49,8 @@ describe("recovery budget on a Think agent", () => {
     }
     await stub.settleTelemetry();
     const [sdk] = (await stub.recoveryRecords()) as unknown as RawRecord[];
-    expect(sdk).toMatchObject({ status: "attempting" });
+    // Still being recovered: an attempt scheduled or running (the recovery turn stalls).
+    expect(["scheduled", "attempting"]).toContain(sdk!.status);
     await pollRows("SELECT 1 FROM incidents WHERE agent_name = ? AND incident_id = ? AND status = 'open'", [agentName, sdk!.incidentId], (r) => r.length === 1);
 
     const target = { agentClass: "ThinkChatFixture", agentName };
