@@ -29,6 +29,10 @@ export function RecoveryBudget(props: { budget: IncidentBudget }) {
           <dd data-testid="budget-interrupted" data-used={n(b.interruptedAttempts.used)} data-limit={n(b.interruptedAttempts.limit)}>
             {againstWords(b.interruptedAttempts)}
           </dd>
+          <dt>transient retries</dt>
+          <dd data-testid="budget-transient" data-used={n(b.transientRetries.used)} data-limit={n(b.transientRetries.limit)}>
+            {againstWords(b.transientRetries)}
+          </dd>
           <dt>stable timer</dt>
           <dd data-testid="budget-stable-timer" data-left-ms={b.stableTimer ? String(b.stableTimer.leftMs) : undefined}>
             {timerWords(b.stableTimer)}

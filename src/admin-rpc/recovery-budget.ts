@@ -34,6 +34,8 @@ export const budgetRecord = z.object({
   /** Work spent since the incident opened: progress − workBaseline (durable stream segments), as of the last attempt. */
   work: z.number().nullable(),
   interruptedAttempts: z.number(),
+  /** Retries after transient model errors; the SDK seals the incident once they reach maxAttempts. */
+  transientRetries: z.number(),
 });
 export type BudgetRecord = z.infer<typeof budgetRecord>;
 
@@ -86,6 +88,7 @@ export async function readRecoveryBudget(agent: object, storage: DurableObjectSt
       lastProgressAt: num(v?.lastProgressAt) ?? num(v?.firstSeenAt),
       work: progress !== null ? progress - (baseline ?? progress) : null,
       interruptedAttempts: num(v?.interruptedAttempts) ?? 0,
+      transientRetries: num(v?.transientRetries) ?? 0,
     });
   }
   return { now: Date.now(), config: boundsOf(agent), records };

@@ -30,6 +30,7 @@ type RawRecord = {
   progress?: number;
   workBaseline?: number;
   interruptedAttempts?: number;
+  transientRetries?: number;
 };
 
 describe("recovery budget on a Think agent", () => {
@@ -76,6 +77,7 @@ describe("recovery budget on a Think agent", () => {
         lastProgressAt: sdk!.lastProgressAt ?? sdk!.firstSeenAt,
         work: (sdk!.progress ?? 0) - (sdk!.workBaseline ?? sdk!.progress ?? 0),
         interruptedAttempts: sdk!.interruptedAttempts ?? 0,
+        transientRetries: sdk!.transientRetries ?? 0,
       },
     ]);
 

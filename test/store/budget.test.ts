@@ -64,6 +64,7 @@ describe("incidentBudget", () => {
               lastProgressAt: 1_000_000,
               work: 42,
               interruptedAttempts: 1,
+              transientRetries: 0,
             },
           ],
         },

@@ -81,6 +81,8 @@ export type IncidentBudget = {
   attempts: Against;
   work: Against;
   interruptedAttempts: Against;
+  /** Retries after transient model errors, against the same maxAttempts. */
+  transientRetries: Against;
   /** The stable wait of the latest attempt (lastAttemptAt + stableTimeoutMs). */
   stableTimer: TimerLeft;
   /** The no-progress window (lastProgressAt + noProgressTimeoutMs). */
@@ -109,6 +111,7 @@ export function incidentBudget(
       attempts: none,
       work: none,
       interruptedAttempts: none,
+      transientRetries: none,
       stableTimer: null,
       noProgressTimer: null,
       forecast: UNKNOWN,
@@ -123,6 +126,7 @@ export function incidentBudget(
       attempts: { used: row.attempts, limit: row.maxAttempts },
       work: none,
       interruptedAttempts: none,
+      transientRetries: none,
       stableTimer: null,
       noProgressTimer: null,
       forecast: forecastFromRow(row),
@@ -136,6 +140,7 @@ export function incidentBudget(
     attempts: { used: rec.attempt, limit: rec.maxAttempts ?? cfg?.maxAttempts ?? null },
     work: { used: rec.work, limit: cfg?.maxRecoveryWork ?? null },
     interruptedAttempts: { used: rec.interruptedAttempts, limit: cfg?.maxInterruptedAttempts ?? null },
+    transientRetries: { used: rec.transientRetries, limit: rec.maxAttempts ?? cfg?.maxAttempts ?? null },
     stableTimer: cfg && rec.lastAttemptAt !== null ? left(rec.lastAttemptAt + cfg.stableTimeoutMs, now) : null,
     noProgressTimer: left(noProgressDeadline, now),
     forecast: forecastExhaustion({
