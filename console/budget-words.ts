@@ -16,7 +16,11 @@ export function timerWords(t: TimerLeft): string {
   return t.leftMs >= 0 ? `${duration(t.leftMs)} left (until ${iso(t.deadline)})` : `passed ${duration(-t.leftMs)} ago`;
 }
 
-const BOUND_WORDS = { max_attempts: "the attempt cap", no_progress: "the no-progress window" } as const;
+const BOUND_WORDS = {
+  max_attempts: "the attempt cap",
+  no_progress: "the no-progress window",
+  max_interrupted_attempts: "the interrupted-attempts cap",
+} as const;
 
 /** When it exhausts, from its own attempt rate; "unknown" below 2 attempts. */
 export function forecastWords(f: Forecast, now: number): string {

@@ -34,7 +34,7 @@ type RawRecord = {
 };
 
 describe("recovery budget on a Think agent", () => {
-  it("attempts, work, interrupted attempts and timers are the SDK record's; the forecast is unknown below 2 attempts", async () => {
+  it("attempts, work, interrupted attempts and timers are the SDK record's; the forecast needs 2 attempts or 2 dead isolates", async () => {
     const agentName = `budget-think-${crypto.randomUUID().slice(0, 8)}`;
     let stub = await chatStub("ThinkChatFixture", agentName);
     await stub.setPolicy({ maxAttempts: 4, maxInterruptedAttempts: 6, noProgressTimeoutMs: 120_000 });
@@ -91,7 +91,9 @@ describe("recovery budget on a Think agent", () => {
       stableTimer: { deadline: sdk!.lastAttemptAt + 2000 },
       noProgressTimer: { deadline: (sdk!.lastProgressAt ?? sdk!.firstSeenAt) + 120_000 },
     });
-    expect(b.forecast.basis).toBe(sdk!.attempt < 2 ? "unknown" : "attempt_rate");
+    // A rate needs 2 counted attempts, or 2 dead isolates (the interruption budget, which progress never resets).
+    const rated = sdk!.attempt >= 2 || (sdk!.interruptedAttempts ?? 0) >= 2;
+    expect(b.forecast.basis).toBe(rated ? "attempt_rate" : "unknown");
     // The events' own maximum is the SDK's too.
     expect(row.maxAttempts).toBe(sdk!.maxAttempts);
   });

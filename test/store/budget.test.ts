@@ -41,6 +41,24 @@ describe("forecastExhaustion", () => {
   });
 });
 
+describe("forecastExhaustion: the interruption budget", () => {
+  it("forecasts an eviction loop whose attempt counter never moves by its dead isolates' rate", () => {
+    const T = Date.UTC(2026, 10, 24, 12);
+    // The counter stays at 1 (each recovery made a little progress), but 2 of 5 isolates died in 30 s.
+    const f = forecastExhaustion({
+      attempt: 1,
+      maxAttempts: 3,
+      firstAttemptAt: T + 30_000,
+      lastAttemptAt: T + 30_000,
+      interrupted: { count: 2, max: 5, firstSeenAt: T },
+    });
+    expect(f).toEqual({ basis: "attempt_rate", at: T + 30_000 + 3 * 30_000, intervalMs: 30_000, bound: "max_interrupted_attempts" });
+    expect(
+      forecastExhaustion({ attempt: 1, maxAttempts: 3, firstAttemptAt: T, lastAttemptAt: T, interrupted: { count: 1, max: 5, firstSeenAt: T } }).basis,
+    ).toBe("unknown");
+  });
+});
+
 describe("incidentBudget", () => {
   const row = { incidentId: "i-1", kind: "chat", attempts: 2, maxAttempts: 5, firstSeen: 1_000_000, lastSeen: 1_060_000 };
   it("uses the agent's own record and bounds: work against maxRecoveryWork, both timers, the forecast from the counter's start", () => {

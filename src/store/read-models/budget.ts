@@ -22,39 +22,54 @@ export type ForecastInput = {
   lastAttemptAt: number | null;
   /** When the no-progress window ends (the SDK seals the first attempt after it); null when unknown. */
   noProgressDeadline?: number | null;
+  /**
+   * Attempts whose isolate died (the SDK's interruptedAttempts, counted since the incident opened at
+   * `firstSeenAt`; it never restarts on progress), and the bound it seals at (reaching it exhausts).
+   */
+  interrupted?: { count: number; max: number | null; firstSeenAt: number } | null;
 };
+
+export type ForecastBound = "max_attempts" | "no_progress" | "max_interrupted_attempts";
 
 /**
  * `at`: when the incident is expected to exhaust; null with `basis: "unknown"` when fewer than 2 attempts ran (no
- * rate yet) or the maximum is unknown. `intervalMs`: its own mean time between attempts. `bound` names the limit
- * that is reached first, assuming no progress from now on (progress restarts the attempt counter and the window).
+ * rate yet) or no maximum is known. `intervalMs`: its own mean time between attempts. `bound` names the limit that
+ * is reached first, assuming no progress from now on (progress restarts the attempt counter and the window).
  */
 export type Forecast =
   | { basis: "unknown"; at: null; intervalMs: null; bound: null }
-  | { basis: "attempt_rate"; at: number; intervalMs: number; bound: "max_attempts" | "no_progress" };
+  | { basis: "attempt_rate"; at: number; intervalMs: number; bound: ForecastBound };
 
 const UNKNOWN: Forecast = { basis: "unknown", at: null, intervalMs: null, bound: null };
 
 /**
- * Projects the next attempts at the incident's own mean interval: it exhausts at the attempt that exceeds the
- * maximum (attempt > maxAttempts, as the SDK decides), or at the first attempt after the no-progress deadline,
- * whichever comes first.
+ * Projects the next attempts at the incident's own mean interval. The attempt cap: it exhausts at the attempt that
+ * exceeds the maximum (attempt > maxAttempts, as the SDK decides), or at the first attempt after the no-progress
+ * deadline. The interruption budget: at the attempt whose dead isolates bring interruptedAttempts to its bound,
+ * at the rate isolates died since the incident opened (an eviction loop that keeps making a little progress never
+ * moves the attempt counter, but always this one). The soonest wins.
  */
 export function forecastExhaustion(f: ForecastInput): Forecast {
+  const options: { at: number; intervalMs: number; bound: ForecastBound }[] = [];
   const { attempt, maxAttempts, firstAttemptAt, lastAttemptAt } = f;
-  if (attempt === null || maxAttempts === null || firstAttemptAt === null || lastAttemptAt === null || attempt < 2) return UNKNOWN;
-  const intervalMs = (lastAttemptAt - firstAttemptAt) / (attempt - 1);
-  if (!(intervalMs > 0)) return UNKNOWN;
-  const toCap = Math.max(1, maxAttempts + 1 - attempt);
-  const deadline = f.noProgressDeadline ?? null;
-  const toDeadline = deadline === null ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor((deadline - lastAttemptAt) / intervalMs) + 1);
-  const k = Math.min(toCap, toDeadline);
-  return {
-    basis: "attempt_rate",
-    at: Math.round(lastAttemptAt + k * intervalMs),
-    intervalMs: Math.round(intervalMs),
-    bound: toCap <= toDeadline ? "max_attempts" : "no_progress",
-  };
+  if (attempt !== null && maxAttempts !== null && firstAttemptAt !== null && lastAttemptAt !== null && attempt >= 2) {
+    const intervalMs = (lastAttemptAt - firstAttemptAt) / (attempt - 1);
+    if (intervalMs > 0) {
+      const toCap = Math.max(1, maxAttempts + 1 - attempt);
+      const deadline = f.noProgressDeadline ?? null;
+      const toDeadline = deadline === null ? Number.POSITIVE_INFINITY : Math.max(1, Math.floor((deadline - lastAttemptAt) / intervalMs) + 1);
+      const k = Math.min(toCap, toDeadline);
+      options.push({ at: lastAttemptAt + k * intervalMs, intervalMs, bound: toCap <= toDeadline ? "max_attempts" : "no_progress" });
+    }
+  }
+  const i = f.interrupted;
+  if (i && i.max !== null && i.count >= 2 && lastAttemptAt !== null) {
+    const intervalMs = (lastAttemptAt - i.firstSeenAt) / (i.count - 1);
+    if (intervalMs > 0) options.push({ at: lastAttemptAt + Math.max(1, i.max - i.count) * intervalMs, intervalMs, bound: "max_interrupted_attempts" });
+  }
+  if (!options.length) return UNKNOWN;
+  const best = options.reduce((a, b) => (b.at < a.at ? b : a));
+  return { basis: "attempt_rate", at: Math.round(best.at), intervalMs: Math.round(best.intervalMs), bound: best.bound };
 }
 
 /** The incident row facts a budget starts from. */
@@ -150,6 +165,7 @@ export function incidentBudget(
       firstAttemptAt: rec.lastProgressAt ?? rec.firstSeenAt,
       lastAttemptAt: rec.lastAttemptAt,
       noProgressDeadline,
+      interrupted: rec.firstSeenAt !== null ? { count: rec.interruptedAttempts, max: cfg?.maxInterruptedAttempts ?? null, firstSeenAt: rec.firstSeenAt } : null,
     }),
     agentError: null,
     now,
