@@ -26,7 +26,8 @@ const BOUND_WORDS = {
 export function forecastWords(f: Forecast, now: number): string {
   if (f.basis === "unknown") return "unknown (fewer than 2 attempts to measure a rate)";
   const when = f.at <= now ? "due now" : `in ${duration(f.at - now)}`;
-  return `${when} (${iso(f.at)}), at one attempt every ${duration(f.intervalMs)}, by ${BOUND_WORDS[f.bound]}, if it makes no progress`;
+  const unless = f.bound === "max_interrupted_attempts" ? "if its isolates keep dying at this rate" : "if it makes no progress";
+  return `${when} (${iso(f.at)}), at one attempt every ${duration(f.intervalMs)}, by ${BOUND_WORDS[f.bound]}, ${unless}`;
 }
 
 const SOURCE_WORDS: Record<IncidentBudget["source"], string> = {
