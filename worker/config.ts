@@ -107,6 +107,9 @@ export const CONFIG_VARS = {
   DEPLOY_STORM_WINDOW_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
   DEPLOY_STORM_FACTOR: { expected: "a number above 1, at most 1000 (fractions allowed)", schema: decimal(1, 1000, { exclusiveMin: true }) },
   DEPLOY_STORM_MIN_INCIDENTS: { expected: "a whole number from 1 to 100000", schema: whole(1, 100_000) },
+  EXHAUST_FORECAST_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
+  SPEND_ALERT_AGENT_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
+  SPEND_ALERT_CLASS_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;
@@ -129,6 +132,11 @@ export type ConsoleConfig = {
   alerts: { channels: { channel: "webhook" | "slack"; url: string }[]; limitPerHour: number; consoleUrl: string | null; retryDelaySeconds: number };
   /** "Recovery storm after deploy": a version's incident rate in its first window against the previous version's. */
   deployStorm: DeployStormConfig;
+  /**
+   * Recovery budgets: how far ahead the overview's "likely to exhaust" card and its alert look, and the re-spent
+   * tokens per hour above which an agent or a class raises a spend alert (null: that alert is off).
+   */
+  budget: { forecastWindowMs: number; spendPerAgentPerHour: number | null; spendPerClassPerHour: number | null };
   agentClasses: string[];
 };
 
@@ -221,6 +229,11 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       windowMs: num("DEPLOY_STORM_WINDOW_MINUTES", 15) * 60_000,
       factor: num("DEPLOY_STORM_FACTOR", 3),
       minIncidents: num("DEPLOY_STORM_MIN_INCIDENTS", 3),
+    },
+    budget: {
+      forecastWindowMs: num("EXHAUST_FORECAST_MINUTES", 15) * 60_000,
+      spendPerAgentPerHour: (values.SPEND_ALERT_AGENT_TOKENS_PER_HOUR as number | undefined) ?? null,
+      spendPerClassPerHour: (values.SPEND_ALERT_CLASS_TOKENS_PER_HOUR as number | undefined) ?? null,
     },
     agentClasses: (values.AGENT_CLASSES as string[] | undefined) ?? [],
   };

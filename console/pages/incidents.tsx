@@ -10,12 +10,14 @@ import {
   type OpRow,
   type Page,
 } from "../../src/store/read-models";
+import type { IncidentBudget } from "../../src/store/read-models/budget";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
+import { RecoveryBudget } from "../components/recovery-budget";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Time } from "../components/time";
@@ -134,6 +136,8 @@ export function IncidentPage(props: {
   timeline: Page<EventRow>;
   query: Query;
   act: IncidentActions;
+  /** An open incident's recovery budget (null when it is not open). */
+  budget?: IncidentBudget | null;
 }) {
   const i = props.incident;
   const a = props.attempts;
@@ -245,6 +249,7 @@ export function IncidentPage(props: {
           </>
         ) : null}
       </dl>
+      {props.budget ? <RecoveryBudget budget={props.budget} /> : null}
       {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} /> : null}
       <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
         <a href={agentHref(i)}>Agent</a>

@@ -9,11 +9,13 @@ import {
   seriesTypes,
   type TopReasons,
 } from "../../src/store/read-models";
+import type { ExhaustingSoon } from "../../src/store/read-models/budget";
+import { forecastWords } from "../budget-words";
 import { IncidentTable } from "../components/incident-table";
 import { Time } from "../components/time";
 import { capped } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { LISTS, listHref } from "../links";
+import { incidentHref, LISTS, listHref } from "../links";
 import { KIND_LABEL } from "./runs";
 
 export type OverviewData = {
@@ -27,6 +29,8 @@ export type OverviewData = {
   stuck: { n: number; capped: boolean };
   /** Worker versions first seen in the chart's window: marked on it. */
   deploys: Deploy[];
+  /** Open incidents forecast to exhaust within the configured window (EXHAUST_FORECAST_MINUTES), soonest first. */
+  exhausting: ExhaustingSoon;
 };
 
 /** The on-call overview: the four numbers that matter, the trend, and the way to the worst incident. */
@@ -63,7 +67,7 @@ function Figure(props: { href: string; value: { n: number; capped: boolean }; of
 
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
-  const { counts, series, reasons, worst, stuck, deploys } = props.data;
+  const { counts, series, reasons, worst, stuck, deploys, exhausting } = props.data;
   const inc = overviewIncidentFilters(counts.window.since);
   const cards: [string, string, { n: number; capped: boolean }, boolean, "tokens" | undefined][] = [
     ["Running runs", listHref("runs", { outcome: "running" }), counts.running, false, undefined],
@@ -92,6 +96,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           </Figure>
         ))}
       </section>
+      <ExhaustingCard soon={exhausting} now={props.ctx.now} />
       <RunningByKind counts={counts} />
       <div class="grid2">
         <section>
@@ -147,6 +152,49 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
       <h2>Worst open incidents</h2>
       {worst.length ? <IncidentTable rows={worst} now={props.ctx.now} testId="worst-incidents" /> : <p class="muted">Nothing open. Quiet shift.</p>}
     </>
+  );
+}
+
+/** The incidents likely to exhaust soon, each linking to its budget panel. */
+function ExhaustingCard(props: { soon: ExhaustingSoon; now: number }) {
+  const { items, windowMs, bounded } = props.soon;
+  const minutes = Math.round(windowMs / 60_000);
+  return (
+    <section class={`exhausting ${items.length ? "alert" : ""}`} data-testid="exhausting-soon" data-count={String(items.length)}>
+      <h2>Likely to exhaust in the next {minutes} min</h2>
+      {items.length ? (
+        <table>
+          <thead>
+            <tr>
+              <th>incident</th>
+              <th>agent</th>
+              <th class="num">attempts</th>
+              <th>forecast</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((i) => (
+              <tr data-testid="exhausting-incident" data-incident-id={i.incidentId} data-forecast-at={String(i.forecast.at)}>
+                <td>
+                  <a href={`${incidentHref(i.incidentId, i)}#recovery-budget`}>{i.incidentId}</a>
+                </td>
+                <td>
+                  {i.agentClass} / {i.agentName}
+                </td>
+                <td class="num">
+                  {i.attempts}
+                  {i.maxAttempts !== null ? ` of ${i.maxAttempts}` : ""}
+                </td>
+                <td>{forecastWords(i.forecast, props.now)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p class="muted">No open incident is forecast to exhaust in the next {minutes} minutes.</p>
+      )}
+      {bounded ? <p class="muted">Forecast over the most recently active open incidents only: there are more than one scan covers.</p> : null}
+    </section>
   );
 }
 

@@ -15,3 +15,4 @@ export {
 export { AUDIT_RESULTS, type AuditRecord, type AuditResult } from "./audit-record.js";
 export { type Actor, type AdminClient, type AdminClientOptions, type AdminClientPorts, actor, createAdminClient, type Target, target } from "./client.js";
 export * from "./contract.js";
+export * from "./recovery-budget.js";

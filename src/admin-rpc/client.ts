@@ -29,6 +29,7 @@ import {
   type VerifiedTriggerAlarmOutput,
   verifyOutput,
 } from "./contract.js";
+import { type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
 import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
@@ -346,6 +347,12 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       const p = findRunsInput.safeParse(input);
       if (!p.success) return fail("invalid_input", describeInput(p.error));
       return read(t, findRunsOutput, (s) => s.adminFindRuns(p.data));
+    },
+    /** Read-only: the agent's chat-recovery bounds and its records' budget counters (one incident's, given its id). */
+    recoveryBudget: async (t: Target, input: unknown = {}): Promise<AdminResult<RecoveryBudgetOutput>> => {
+      const p = recoveryBudgetInput.safeParse(input);
+      if (!p.success) return fail("invalid_input", describeInput(p.error));
+      return read(t, recoveryBudgetOutput, (s) => s.adminRecoveryBudget(p.data));
     },
     /** Derived status, next alarm, schedules, chat-recovery records and what the agent supports. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),

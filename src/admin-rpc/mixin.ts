@@ -31,6 +31,7 @@ import {
 import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
+import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
 import { activeFiberIds } from "./sdk-layout.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -165,6 +166,17 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
       try {
         return ok(await findRuns(this.#work(), parsed.data));
+      } catch (e) {
+        return unavailable(e);
+      }
+    }
+
+    /** The recovery budget as the agent holds it: the SDK's resolved bounds and each chat-recovery record's counters. Read-only. */
+    async adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>> {
+      const parsed = recoveryBudgetInput.safeParse(input ?? {});
+      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
+      try {
+        return ok(await readRecoveryBudget(this, this.ctx.storage, parsed.data));
       } catch (e) {
         return unavailable(e);
       }

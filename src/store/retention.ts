@@ -4,7 +4,19 @@
  */
 
 import { openNowSql } from "./read-models/incident-status";
-import { alertDeliveries, auditLog, deadLetters, eventRollups, eventSegments, incidents, opAmbiguities, runs, sessions, workspaceBackups } from "./schema";
+import {
+  alertDeliveries,
+  auditLog,
+  deadLetters,
+  eventRollups,
+  eventSegments,
+  incidents,
+  opAmbiguities,
+  respentRollups,
+  runs,
+  sessions,
+  workspaceBackups,
+} from "./schema";
 import { names } from "./sql-names";
 
 export type RetentionResult = { cutoff: number; futureCutoff: number; hotCutoff: number; deleted: Record<string, number>; complete: boolean };
@@ -22,6 +34,7 @@ const L = names(auditLog);
 const S = names(sessions);
 const R = names(eventRollups);
 const A = names(alertDeliveries);
+const RS = names(respentRollups);
 
 /** Older than the cutoff (?1), or later than any real time (?2): rows stored before ingest refused future times. */
 const outside = (col: string) => `(${col} < ?1 OR ${col} > ?2)`;
@@ -42,6 +55,7 @@ const PLAN: { table: string; where: string }[] = [
   { table: S.$table, where: outside(S.lastSeen) },
   // Rollups age with the events they count (the bucket range is the primary key's prefix).
   { table: R.$table, where: outside(R.bucket) },
+  { table: RS.$table, where: outside(RS.bucket) },
   // The alert delivery log (its keys dedupe alerts: an incident older than retention could alert again, which is fine).
   { table: A.$table, where: outside(A.createdAt) },
 ];

@@ -409,6 +409,23 @@ export const eventRollups = sqliteTable(
 );
 
 /**
+ * Model tokens chat recovery re-spent, per 5-minute bucket and agent (model.usage events that carry an incident
+ * id): what the spend alert sums over the last hour per agent and per class. Written in the ingest transaction,
+ * like event_rollups, and only for events not stored yet. The primary key is the only index: an hour is one
+ * bucket range, at most 13 buckets × agents that re-spent anything.
+ */
+export const respentRollups = sqliteTable(
+  "respent_rollups",
+  {
+    bucket: integer("bucket").notNull(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    tokens: integer("tokens").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.agentClass, t.agentName] })],
+);
+
+/**
  * Alert notifications (webhook: generic JSON or Slack-compatible), one row per alert and channel. The key
  * deduplicates (one alert per incident, ambiguous op or stuck finding); the row is the delivery log.
  * `status`: queued | sent | failed (retries used up) | rate_limited (dropped by the per-window limit).
@@ -418,7 +435,7 @@ export const alertDeliveries = sqliteTable(
   {
     alertKey: text("alert_key").notNull(),
     channel: text("channel").notNull(),
-    /** exhausted | ambiguous_op | stuck */
+    /** exhausted | ambiguous_op | stuck | exhaust_soon | respent (src/store/alerts.ts ALERT_KINDS) */
     kind: text("kind").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),

@@ -137,6 +137,7 @@ export type ProjectionName = keyof typeof SPECS;
 
 const R = names(schema.eventRollups);
 const G = names(schema.eventSegments);
+const RS = names(schema.respentRollups);
 
 /**
  * Adds each incoming event to its rollup bucket, but only events not stored yet (segments.ts storedSql). It must
@@ -148,6 +149,16 @@ SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.${R.type}', j.value ->> '$.${
 WHERE NOT ${storedSql("j.value ->> '$.agent_class'", "j.value ->> '$.agent_name'", "j.value ->> '$.k'", "j.value ->> '$.alt'", "j.value ->> '$.id'")}
 GROUP BY 1, 2, 3
 ON CONFLICT(${R.bucket}, ${R.type}, ${R.dim}) DO UPDATE SET ${R.n} = ${R.$table}.${R.n} + excluded.${R.n}, ${R.amount} = ${R.$table}.${R.amount} + excluded.${R.amount}`;
+
+/**
+ * Adds the tokens recovery re-spent (rollup rows with an amount) to their agent's bucket, under the rollups' rule:
+ * only events not stored yet, so it too must run before the segment insert.
+ */
+const RESPENT_SQL = `INSERT INTO ${RS.$table} (${RS.bucket}, ${RS.agentClass}, ${RS.agentName}, ${RS.tokens})
+SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.agent_class', j.value ->> '$.agent_name', SUM(j.value ->> '$.${R.amount}') FROM json_each(?1) j
+WHERE NOT ${storedSql("j.value ->> '$.agent_class'", "j.value ->> '$.agent_name'", "j.value ->> '$.k'", "j.value ->> '$.alt'", "j.value ->> '$.id'")}
+GROUP BY 1, 2, 3
+ON CONFLICT(${RS.bucket}, ${RS.agentClass}, ${RS.agentName}) DO UPDATE SET ${RS.tokens} = ${RS.$table}.${RS.tokens} + excluded.${RS.tokens}`;
 
 /**
  * The `isNew` test of sum columns (merge.ts): the event is not stored yet. Same rule as the rollups'. A sum's
@@ -196,8 +207,10 @@ export type TableStatement = { table: string; stmt: D1PreparedStatement };
  */
 export function tableStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
   const stmts: TableStatement[] = [];
-  for (const json of chunks(firstById(rollups as (Row & { agent_class: unknown; agent_name: unknown; id: unknown })[])))
-    stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
+  const counted = firstById(rollups as (Row & { agent_class: unknown; agent_name: unknown; id: unknown })[]);
+  for (const json of chunks(counted)) stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
+  // Only batches with re-spent tokens pay for this statement (and its rows).
+  for (const json of chunks(counted.filter((r) => Number(r.amount) > 0))) stmts.push({ table: RS.$table, stmt: db.prepare(RESPENT_SQL).bind(json) });
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
     const rows = foldRows(SPECS[name], projections[name]);
     for (const json of chunks(rows)) for (const sql of SQL[name]) stmts.push({ table: SPECS[name].table, stmt: db.prepare(sql).bind(json) });

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { consoleAdminClient } from "../admin-client";
+import { alertBudgetInBackground } from "../alerts/budget";
 import { alertDeployStormsInBackground } from "../alerts/deploy-storm";
 import { alertStuckInBackground } from "../alerts/stuck";
 import { csrfToken, requireRole } from "../auth";
@@ -37,6 +38,7 @@ api.post("/api/reconcile", requireRole("operator"), async (c) => {
   // As the cron does after its pass: alert on what is stuck now (in the background; it logs its own failures).
   c.executionCtx.waitUntil(alertStuckInBackground(c.env));
   c.executionCtx.waitUntil(alertDeployStormsInBackground(c.env));
+  c.executionCtx.waitUntil(alertBudgetInBackground(c.env));
   return c.json({
     ok: true,
     value: {

@@ -12,6 +12,7 @@ import { historyTier } from "../../src/store/history/tier";
 import {
   countStuck,
   eventSeries,
+  exhaustingSoon,
   getIncident,
   getSession,
   getStoredRun,
@@ -39,6 +40,7 @@ import type { Page } from "../../src/store/read-models/paging";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
 import { askAgent } from "./availability";
+import { budgetOf } from "./budget";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
 import { stuckConfigOf } from "./stuck";
@@ -60,7 +62,7 @@ const paging = (q: Record<string, string | undefined>) => ({ cursor: q.cursor, l
 
 async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const now = Date.now();
-  const [counts, series, reasons, worst, stuck, deploys] = await Promise.all([
+  const [counts, series, reasons, worst, stuck, deploys, exhausting] = await Promise.all([
     overviewCounts(c.env.DB, now),
     eventSeries(c.env.DB, { since: now - 86_400_000, until: now }),
     topReasons(c.env.DB, { since: now - 86_400_000, limit: 8 }, now),
@@ -69,8 +71,9 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
     countStuck(c.env.DB, now, stuckConfigOf(c.env)),
     // Deploys marked on the chart: versions first seen in its window.
     listDeploys(c.env.DB, { since: now - 86_400_000, until: now }),
+    exhaustingSoon(c.env.DB, now, consoleConfig(c.env).budget.forecastWindowMs),
   ]);
-  return { counts, series, reasons, worst: worst.items, stuck, deploys };
+  return { counts, series, reasons, worst: worst.items, stuck, deploys, exhausting };
 }
 
 /**
@@ -127,7 +130,9 @@ pages.get("/incidents/:incidentId", async (c) => {
   if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
   const owner = { agentClass: incident.agentClass, agentName: incident.agentName };
   const [timeline, attempts] = await Promise.all([incidentTimeline(c.env.DB, incident, paging(q), timelineTier(c.env)), incidentAttempts(c.env.DB, incident)]);
-  if (wantsJson(c)) return c.json({ incident, attempts, timeline });
+  // An open incident's budget: the agent's own record where it can be read (a read, allowed to viewers).
+  const budget = incident.status === "open" ? await budgetOf(c, incident) : null;
+  if (wantsJson(c)) return c.json({ incident, attempts, timeline, budget });
   // Where the operator acts: what the agent can do now, its open ambiguous ops, and its session.
   const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
   const [can, ops, session] = await Promise.all([
@@ -143,6 +148,7 @@ pages.get("/incidents/:incidentId", async (c) => {
       attempts={attempts}
       timeline={timeline}
       query={q}
+      budget={budget}
       act={{
         actions: can.actions,
         resolve: can.resolve,

@@ -47,3 +47,34 @@ app.post("/dev/sessions/:name/messages", async (c) => {
   const r = await session.sendMessage(form.data.text);
   return c.json(r, r.ok ? 200 : r.error.code === "invalid_input" ? 400 : 409);
 });
+
+const chatForm = z.object({
+  /** start: a user message whose stream stalls, then an eviction mid-stream; evict: evict again; wake: any call, so the SDK recovers. */
+  step: z.enum(["start", "evict", "wake"], { error: "step must be start, evict or wake" }),
+  /** JSON of a recovery policy patch (src/chat/recovery-policy.ts), for `start`. */
+  policy: z.string().optional(),
+});
+
+/**
+ * Drives the demo chat agent through a recovery, step by step: the SDK opens an incident on the wake after an
+ * eviction mid-stream, and counts an attempt on every later wake (browser tests of recovery budgets use it).
+ */
+app.post("/dev/chats/:name", async (c) => {
+  const form = chatForm.safeParse(await c.req.parseBody());
+  if (!form.success) return c.json({ ok: false, error: { code: "invalid_input", message: form.error.issues.map((i) => i.message).join("; ") } }, 400);
+  const chat = await getAgentByName(c.env.ChatAgent, c.req.param("name"));
+  try {
+    if (form.data.step === "start") {
+      if (form.data.policy) await chat.setRecoveryPolicy(JSON.parse(form.data.policy));
+      // The turn stalls after its first words; every recovery turn stalls with none (no progress), so each wake
+      // after the SDK's 30 s debounce counts one more attempt.
+      await chat.setScript({ steps: [{ kind: "stall", chunks: ["Working on it"] }, ...Array.from({ length: 20 }, () => ({ kind: "stall" as const }))] });
+      await chat.startUserMessage("rebuild the search index");
+    }
+    if (form.data.step !== "wake") await chat.evict("dev: evicted mid-stream");
+    else await chat.recoveryIncidents();
+  } catch {
+    // An eviction surfaces as a broken call; the next wake lets the SDK recover the turn.
+  }
+  return c.json({ ok: true });
+});

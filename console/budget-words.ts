@@ -1,0 +1,49 @@
+import type { Against, Forecast, IncidentBudget, Respent, TimerLeft } from "../src/store/read-models/budget";
+import { duration, iso } from "./format";
+
+/** Recovery budgets in words: the store returns the figures (src/store/read-models/budget.ts), these say them. */
+
+/** "3 of 10", "3 (no maximum)", "—" when unknown. */
+export function againstWords(a: Against, unit = ""): string {
+  if (a.used === null) return "—";
+  const u = unit ? ` ${unit}` : "";
+  return a.limit === null ? `${a.used}${u} (no maximum)` : `${a.used} of ${a.limit}${u}`;
+}
+
+/** "4m 10s left (until …)" or "passed 12s ago"; "—" when unknown. */
+export function timerWords(t: TimerLeft): string {
+  if (!t) return "—";
+  return t.leftMs >= 0 ? `${duration(t.leftMs)} left (until ${iso(t.deadline)})` : `passed ${duration(-t.leftMs)} ago`;
+}
+
+const BOUND_WORDS = {
+  max_attempts: "the attempt cap",
+  no_progress: "the no-progress window",
+  max_interrupted_attempts: "the interrupted-attempts cap",
+} as const;
+
+/** When it exhausts, from its own attempt rate; "unknown" below 2 attempts. */
+export function forecastWords(f: Forecast, now: number): string {
+  if (f.basis === "unknown") return "unknown (fewer than 2 attempts to measure a rate)";
+  const when = f.at <= now ? "due now" : `in ${duration(f.at - now)}`;
+  const unless = f.bound === "max_interrupted_attempts" ? "if its isolates keep dying at this rate" : "if it makes no progress";
+  return `${when} (${iso(f.at)}), at one attempt every ${duration(f.intervalMs)}, by ${BOUND_WORDS[f.bound]}, ${unless}`;
+}
+
+const SOURCE_WORDS: Record<IncidentBudget["source"], string> = {
+  agent: "from the agent's own recovery record",
+  events: "from the incident's events (the agent's record could not be read)",
+  none: "the SDK sets no recovery budget for this kind of incident",
+};
+
+/** Where the budget's figures come from, with the agent's error code when it could not be asked. */
+export function budgetSourceWords(b: IncidentBudget): string {
+  if (b.source === "events" && b.agentError === "no_record") return "from the incident's events (the agent keeps no record of it now)";
+  return `${SOURCE_WORDS[b.source]}${b.agentError && b.agentError !== "no_record" ? ` (${b.agentError})` : ""}`;
+}
+
+/** A spend alert's one line. */
+export function respentSummary(r: Respent, threshold: number): string {
+  const who = r.agentName === null ? `class ${r.agentClass}` : `${r.agentClass} / ${r.agentName}`;
+  return `${who} re-spent ${r.tokens} tokens on recovery in the last hour (threshold ${threshold})`;
+}
