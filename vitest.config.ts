@@ -27,6 +27,8 @@ export default defineConfig(() =>
       TruthTaskAgent: "TruthTaskAgent",
       GapAgent: "GapAgent",
       StubbornAgent: "StubbornAgent",
+      AlarmLoopAgent: "AlarmLoopAgent",
+      ResidentPlainAgent: "ResidentPlainAgent",
     },
   }).then((c) => ({
     ...c,

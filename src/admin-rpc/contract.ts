@@ -1,5 +1,6 @@
 import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
 import { z } from "zod";
+import type { ResidencyOutput } from "./residency-contract.js";
 
 /**
  * The admin RPC contract, shared by the Durable Object side (mixin.ts) and the
@@ -467,6 +468,8 @@ export interface AdminRpc {
   adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
   adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
   adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
+  /** What keeps the agent resident (residency.ts). Read-only. */
+  adminResidency(): Promise<AdminResult<ResidencyOutput>>;
 }
 
 /**

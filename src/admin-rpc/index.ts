@@ -5,3 +5,4 @@
 
 export * from "./contract.js";
 export { type WithAdminRpcClass, type WithAdminRpcOptions, withAdminRpc } from "./mixin.js";
+export * from "./residency-contract.js";
