@@ -46,7 +46,7 @@ export function residencySummary(r: ResidencyOutput): string {
 
 /** The alarm rate, and why it is flagged. */
 export function alarmRateSentence(a: AlarmRate): string {
-  const rate = `${Math.round(a.perHour)} alarms/hour (${a.firings} firings since ${a.windowFrom === a.firstAt ? "its first firing" : "an hour ago"})`;
+  const rate = `${Math.round(a.perHour)} alarms/hour (${a.firings} firings ${a.windowFrom === a.firstAt ? "since its first firing" : "in the last hour"})`;
   if (a.loop) return `${rate}, with no run open or seen: an alarm that keeps firing with nothing to do.`;
   if (!a.idle) return `${rate}, with runs open or seen in that time.`;
   return `${rate}.`;

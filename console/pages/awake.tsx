@@ -117,6 +117,12 @@ export function AwakePanel(props: { ctx: PageContext; facts: AwakeFacts }) {
       )}
       <p data-testid="awake-alarm-rate" data-per-hour={alarms ? Math.round(alarms.perHour) : 0} data-loop={alarms?.loop ? "true" : "false"}>
         {alarms?.loop ? <span class="badge warn">alarm loop</span> : null} {alarms ? alarmRateSentence(alarms) : "No schedule fired in the last hour."}
+        {alarms ? (
+          <span class="muted">
+            {" "}
+            First firing the console saw: <Time t={alarms.firstAt} />; last: <Time t={alarms.lastAt} />.
+          </span>
+        ) : null}
       </p>
       <p data-testid="awake-resident" data-low-ms={resident.lowMs} data-high-ms={resident.highMs}>
         {residentSentence(resident)} <span class="muted">{RESIDENT_METHOD}</span>

@@ -2,7 +2,9 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { ALARM_EVENT, alarmRates, IDLE_EVICTION_MS, residentEstimate, unionMs } from "../../src/store/read-models/residency";
+import { makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
+import { ingestWithCost } from "./store-helpers";
 
 /**
  * The awake list's figures, checked against the agent itself: an alarm loop (AlarmLoopAgent re-schedules itself
@@ -40,6 +42,9 @@ describe("alarm loops", () => {
     // The agent's own schedule list says it re-arms every delayInSeconds: 3600 / N firings per hour.
     expect(sdk).toMatchObject({ callback: "tick", type: "delayed" });
     const expected = 3600 / sdk!.delayInSeconds!;
+    console.log(
+      `[alarm-rate] ${rate.firings} firings: ${rate.perHour.toFixed(0)}/h measured, ${expected}/h from the agent's schedule (delayInSeconds ${sdk!.delayInSeconds})`,
+    );
     expect(Math.abs(rate.perHour - expected) / expected).toBeLessThan(0.2);
 
     // The fleet list lists it among the loops, and the estimate of its resident time covers its activity.
@@ -80,5 +85,30 @@ describe("resident time estimate", () => {
     expect(unionMs(spans, IDLE_EVICTION_MS.low, 10_000_000)).toBe(130_000 + 70_000);
     // Cut at the end of the window.
     expect(unionMs([{ f: 0, t: 0 }], IDLE_EVICTION_MS.high, 5_000)).toBe(5_000);
+  });
+});
+
+describe("what an alarm firing costs D1", () => {
+  it("writes what any lone event writes: the agents row's new columns and the per-agent rollup add no row", async () => {
+    const agentName = `alarm-cost-${uid()}`;
+    const base = Math.floor((Date.now() - 3_600_000) / 3_600_000) * 3_600_000;
+    // One firing per batch, as a loop every 30 s sends them; the first of each kind creates its rows, so measure the second.
+    const lone = async (type: "schedule.executed" | "sdk.event", at: number) => {
+      const e =
+        type === "schedule.executed"
+          ? makeEvent("schedule.executed", { callback: "tick", scheduleId: "s1" }, { agentName, time: at })
+          : makeEvent("sdk.event", { sdkType: "custom:thing", data: { preview: "{}", bytes: 2, truncated: false } }, { agentName: `${agentName}-b`, time: at });
+      return ingestWithCost([e], at + 1000);
+    };
+    await lone("schedule.executed", base);
+    await lone("sdk.event", base);
+    const alarm = await lone("schedule.executed", base + 30_000);
+    const other = await lone("sdk.event", base + 30_000);
+    console.log(
+      `[alarm-cost] lone schedule.executed: ${alarm.rowsWritten} rows written ${JSON.stringify(alarm.rowsWrittenByTable)}; lone sdk.event: ${other.rowsWritten}`,
+    );
+    expect(alarm.stored).toBe(1);
+    expect(alarm.rowsWrittenByTable.agents).toBe(other.rowsWrittenByTable.agents);
+    expect(alarm.rowsWritten).toBe(other.rowsWritten);
   });
 });
