@@ -21,6 +21,7 @@ const NAV: [string, string][] = [
   [LISTS.overview, "Overview"],
   [LISTS.incidents, "Incidents"],
   [LISTS.stuck, "Stuck"],
+  [LISTS.awake, "Awake"],
   [LISTS.runs, "Runs"],
   [LISTS.sessions, "Sessions"],
   [LISTS.ops, "Ambiguous ops"],

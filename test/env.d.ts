@@ -43,6 +43,8 @@ declare namespace Cloudflare {
     ThinkSubChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkSubChatFixture>;
     GapAgent: DurableObjectNamespace<import("./fixtures/gap-agent").GapAgent>;
     StubbornAgent: DurableObjectNamespace<import("./fixtures/busy-agents").StubbornAgent>;
+    AlarmLoopAgent: DurableObjectNamespace<import("./fixtures/resident-agents").AlarmLoopAgent>;
+    ResidentPlainAgent: DurableObjectNamespace<import("./fixtures/resident-agents").ResidentPlainAgent>;
   }
 }
 declare namespace Cloudflare {

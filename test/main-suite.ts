@@ -41,6 +41,8 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       StubbornAgent: "StubbornAgent",
       VersionedAgentA: "VersionedAgentA",
       VersionedAgentB: "VersionedAgentB",
+      AlarmLoopAgent: "AlarmLoopAgent",
+      ResidentPlainAgent: "ResidentPlainAgent",
     },
   });
   return {

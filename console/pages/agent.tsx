@@ -7,6 +7,7 @@ import { ago, bytes, duration, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, agentRunHref, detailHref, LISTS, listHref, type Owner } from "../links";
 import { EventGapNotice } from "./agents";
+import { AWAKE_PANEL } from "./awake";
 
 /** The agent's live state through admin RPC, or the typed error that stood in its way. */
 export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode };
@@ -52,6 +53,11 @@ export function AgentPage(props: {
           : "Reconciliation has not asked this agent yet: what this page read now is compared with the console's runs after it loads."}
       </p>
       <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} availability={props.availability} livePanel />
+      <h2 id={AWAKE_PANEL}>Why is this agent awake</h2>
+      {/* Loaded after the page: a second visit to the agent, so the page itself is not slower. */}
+      <div id="agent-awake" hx-get={agentHref(props, "/awake")} hx-trigger="load" hx-swap="innerHTML">
+        <p class="muted">Asking the agent what keeps it resident…</p>
+      </div>
       <h2>Run history</h2>
       {/* The console's own records of the runs: refreshed like the live panel, and 2 s after an action (its events are in by then). */}
       <div

@@ -30,6 +30,7 @@ import {
   verifyOutput,
 } from "./contract.js";
 import { type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
+import { type ResidencyOutput, residencyOutput } from "./residency-contract.js";
 import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
@@ -356,6 +357,8 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     },
     /** Derived status, next alarm, schedules, chat-recovery records and what the agent supports. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),
+    /** What keeps the agent resident: keepAlive, schedules and alarm, connections, running work (read-only, not audited). */
+    residency: (t: Target): Promise<AdminResult<ResidencyOutput>> => read(t, residencyOutput, (s) => s.adminResidency()),
     /** Status and live runs in one visit to the agent (the agent page). */
     live: (t: Target): Promise<AdminResult<{ status: StatusOutput; runs: ListRunsOutput }>> => read(t, liveOutput, readLive),
     /**

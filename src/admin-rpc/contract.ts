@@ -1,6 +1,7 @@
 import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
 import { z } from "zod";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
+import type { ResidencyOutput } from "./residency-contract.js";
 
 /**
  * The admin RPC contract, shared by the Durable Object side (mixin.ts) and the
@@ -470,6 +471,8 @@ export interface AdminRpc {
   adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
   /** Read-only: the chat-recovery bounds and records' budget counters (recovery-budget.ts). */
   adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>>;
+  /** What keeps the agent resident (residency.ts). Read-only. */
+  adminResidency(): Promise<AdminResult<ResidencyOutput>>;
 }
 
 /**

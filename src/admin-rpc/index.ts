@@ -6,3 +6,4 @@
 export * from "./contract.js";
 export { type WithAdminRpcClass, type WithAdminRpcOptions, withAdminRpc } from "./mixin.js";
 export * from "./recovery-budget.js";
+export * from "./residency-contract.js";

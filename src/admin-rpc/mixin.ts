@@ -32,6 +32,8 @@ import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
 import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
+import { readResidency } from "./residency.js";
+import type { ResidencyOutput } from "./residency-contract.js";
 import { activeFiberIds } from "./sdk-layout.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -296,6 +298,15 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         const checks = [];
         for (const id of new Set(parsed.data.ids)) checks.push(await checkRun(w, id));
         return ok({ instance: this.#instance, status: await this.#status(), runs: await readRuns(w), checks, busy: await readBusy(w, this.#bornAt) });
+      } catch (e) {
+        return unavailable(e);
+      }
+    }
+
+    /** What keeps the agent resident, each holder with since when (residency.ts). Read-only, so not audited. */
+    async adminResidency(): Promise<AdminResult<ResidencyOutput>> {
+      try {
+        return ok(await readResidency(this, this.#work(), { instance: this.#instance, bornAt: this.#bornAt }));
       } catch (e) {
         return unavailable(e);
       }

@@ -130,3 +130,21 @@ export function runningAlarmJobs(sql: SqlStorage, since: number): { id: string; 
     throw e;
   }
 }
+
+/** The id of the job row that carries the keepAlive heartbeat (`HOST_JOB_KEEP_ALIVE_ID`, agents 0.32). */
+export const KEEP_ALIVE_JOB_ID = "cf:keep-alive";
+
+/**
+ * The agent's keepAlive holders: the SDK counts live `keepAlive()` refs in the private `_keepAliveRefs` and
+ * offers no public view, nor any record of when each was taken. `holders` is null when the field is missing
+ * (another SDK version); `intervalMs` is the heartbeat period (`static options.keepAliveIntervalMs`).
+ */
+export function keepAliveOf(agent: object): { holders: number | null; intervalMs: number | null; jobId: string } {
+  const a = agent as { _keepAliveRefs?: unknown; _resolvedOptions?: { keepAliveIntervalMs?: unknown } };
+  const interval = a._resolvedOptions?.keepAliveIntervalMs;
+  return {
+    holders: typeof a._keepAliveRefs === "number" ? a._keepAliveRefs : null,
+    intervalMs: typeof interval === "number" ? interval : null,
+    jobId: KEEP_ALIVE_JOB_ID,
+  };
+}

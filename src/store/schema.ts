@@ -75,6 +75,12 @@ export const agents = sqliteTable(
     seqSeen: integer("seq_seen").notNull().default(0),
     /** last_seen to the minute (src/store/listed-at.ts): what the lists are ordered by, so their indexes move at most once a minute. */
     listedAt: integer("listed_at").notNull().default(0),
+    /**
+     * The first and last time a schedule's callback ran (`schedule.executed`): where an alarm loop's rate window
+     * starts (read-models/residency.ts). Same row and statement as last_seen, in no index: no row written is added.
+     */
+    alarmFirstAt: integer("alarm_first_at"),
+    alarmLastAt: integer("alarm_last_at"),
   },
   (t) => [
     primaryKey({ columns: [t.agentClass, t.agentName] }),

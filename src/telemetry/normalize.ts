@@ -22,6 +22,9 @@ import type { SdkRecord } from "./sdk-reads.js";
  * current step. `task:deleted` is retention housekeeping of a run that already settled (runs started with
  * `retain: false`, every chat turn among them, are deleted right after their terminal event): it says nothing
  * about how the run ended.
+ *
+ * Schedules: `schedule:execute` is shipped (`schedule.executed`, one per callback the alarm runs): it is how the
+ * console sees an alarm that keeps firing with nothing to do. `schedule:create` is not (execute says it all).
  */
 export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
   "rpc",
@@ -41,7 +44,6 @@ export const NOISY_SDK_TYPES: ReadonlySet<string> = new Set([
   "stream:deleted",
   "queue:create",
   "schedule:create",
-  "schedule:execute",
 ]);
 
 /**
@@ -279,6 +281,15 @@ function mapPayload(
       };
     case "chat:stream:stalled":
       return { type: "chat.stream.stalled", payload: { timeoutMs: num(p.timeoutMs) ?? 0 }, corr: compact({ requestId: str(p.requestId) }) };
+    case "schedule:execute":
+      return {
+        type: "schedule.executed",
+        payload: {
+          callback: (str(p.callback) ?? "(unknown)").slice(0, 200) || "(unknown)",
+          scheduleId: (str(p.id) ?? "(unknown)").slice(0, 200) || "(unknown)",
+        },
+        corr: {},
+      };
     case "alarm:memory_limit_reset":
       return {
         type: "alarm.memory_limit_reset",

@@ -310,6 +310,11 @@ export const payloadSchemas = {
   "admin.trigger_alarm": adminBase,
 
   // Runtime housekeeping
+  /**
+   * A schedule's callback ran (`schedule:execute`, first attempt): the alarm fired for it. What the console counts
+   * to see an alarm that keeps firing with nothing to do (its rate per agent), never a run of its own.
+   */
+  "schedule.executed": z.object({ callback: z.string().min(1).max(200), scheduleId: z.string().min(1).max(200) }),
   "alarm.memory_limit_reset": z.object({
     strikes: count,
     limit: count,

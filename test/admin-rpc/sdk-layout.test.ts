@@ -9,12 +9,15 @@ import {
   chatIncidentIdOf,
   chatTurnRequestIdOf,
   FIBER_DONE_STATUSES,
+  KEEP_ALIVE_JOB_ID,
+  keepAliveOf,
   runningAlarmJobs,
   TASK_TERMINAL_STATES,
   taskCurrentStep,
 } from "../../src/admin-rpc/sdk-layout";
 import type { StubbornAgent } from "../fixtures/busy-agents";
 import type { DurableWorkAgent } from "../fixtures/durable-work-agent";
+import type { ResidentPlainAgent } from "../fixtures/resident-agents";
 
 // The contract of src/admin-rpc/sdk-layout.ts: every SDK fact admin RPC relies on that is not public API,
 // checked against the installed SDK. An upgrade that moves one fails here. (The chat facts — Think's
@@ -47,6 +50,22 @@ describe("agents SDK layout facts (pinned to agents 0.32.0)", () => {
       expect(states).toEqual(["pending", "running", "waiting", "completed", "failed", "cancelled"]);
       expect([...TASK_TERMINAL_STATES]).toEqual(["completed", "failed", "cancelled"]);
       await agent.tasks.cancel(runId, "test over");
+    });
+  });
+
+  it("counts keepAlive holders in _keepAliveRefs and keeps the heartbeat in the cf:keep-alive job row, created when first held", async () => {
+    const stub = await getAgentByName(env.ResidentPlainAgent, `keepalive-${uid()}`);
+    await runInDurableObject(stub, async (agent: ResidentPlainAgent, state) => {
+      expect(keepAliveOf(agent)).toEqual({ holders: 0, intervalMs: 30_000, jobId: KEEP_ALIVE_JOB_ID });
+      const release = await agent.keepAlive();
+      expect(keepAliveOf(agent).holders).toBe(1);
+      const row = state.storage.sql
+        .exec<{ time: number; created_at: number }>("SELECT time, created_at FROM cf_agents_jobs WHERE id = ?", KEEP_ALIVE_JOB_ID)
+        .one();
+      expect(row.time).toBe(await state.storage.getAlarm());
+      expect(row.created_at * 1000).toBeLessThanOrEqual(Date.now());
+      release();
+      expect(keepAliveOf(agent).holders).toBe(0);
     });
   });
 

@@ -39,6 +39,7 @@ const PAGES: { name: string; path: (ids: Ids) => string }[] = [
   { name: "agents", path: () => "/agents" },
   { name: "agents with missing events", path: () => "/agents?gaps=true" },
   { name: "stuck", path: () => "/stuck" },
+  { name: "awake", path: () => "/awake" },
   { name: "alerts", path: () => "/alerts" },
   { name: "search", path: () => "/search?q=x" },
   { name: "search results", path: () => "/search?q=a11y-2" },

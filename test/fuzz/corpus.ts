@@ -293,6 +293,8 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
       return { inputTokens: r.int(0, 50_000), outputTokens: r.int(0, 5000), model: r.pick(["scripted-chat", "gpt-x"]), attempt: r.int(0, 5) };
     case "alarm.memory_limit_reset":
       return { strikes: r.int(0, 3), limit: 3, sealed: r.chance(0.5), error: x.text() };
+    case "schedule.executed":
+      return { callback: (x.code() || "tick").slice(0, 200), scheduleId: (x.code() || "sched-1").slice(0, 200) };
     case "task.accepted":
     case "task.attempt.started":
     case "task.completed":
@@ -476,6 +478,7 @@ function breakPayload(e: Ev): void {
   else if (t.startsWith("backup.")) p.handle = "";
   else if (t.startsWith("admin.")) p.result = "maybe";
   else if (t === "alarm.memory_limit_reset") p.strikes = -1;
+  else if (t === "schedule.executed") p.callback = "";
   else if (t === "sdk.event") p.sdkType = "";
   else if (t === "event.too_large") p.bytes = "big";
   else e.payload = null;

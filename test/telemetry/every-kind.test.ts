@@ -50,6 +50,7 @@ describe("every event kind round-trips from a real agent through the Queue into 
       ["chat:transcript:repaired", { requestId: "req-42", removedToolCalls: 2, normalizedInputs: 1, toolCallIds: ["t1", "t2"] }],
       ["chat:stream:stalled", { requestId: "req-42", timeoutMs: 30000 }],
       ["alarm:memory_limit_reset", { strikes: 3, limit: 3, sealed: true, error: "Exceeded memory limit" }],
+      ["schedule:execute", { callback: "tick", id: "sched-ek1" }],
       ["fiber:recovery:skipped", { fiberId: "old-fiber", fiberName: "stale", reason: "too_old" }],
       // Tasks (this.tasks) and chat turns; the real ones are driven in run-kinds-pipeline.test.ts and the chat suite.
       ["task:accepted", { runId: "task_ek1", definition: "etl@v1", accepted: true }],

@@ -21,7 +21,7 @@ export const SPECS = {
   // Same row, same statement as first/last seen: no row written per event is added.
   agents: projection(schema.agents, {
     key: ["agentClass", "agentName"],
-    columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum", listedAt: "max" },
+    columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum", listedAt: "max", alarmFirstAt: "min", alarmLastAt: "max" },
   }),
   // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
   // any of whose events says it is managed is managed (recovery failures and stashes do not say).

@@ -1,6 +1,7 @@
 import { fiberIncidentId, type TelemetryEvent, turnIncidentId } from "@agent-oncall/telemetry";
 import type { Table } from "drizzle-orm";
 import { listedAt } from "../../src/store/listed-at";
+import { ALARM_EVENT, alarmDim } from "../../src/store/read-models/residency";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
 import { incidentFacts } from "./incidents";
@@ -94,7 +95,9 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       ...key,
       bucket: Math.floor(e.time / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS,
       type: e.type,
-      dim: reason ? reason.slice(0, MAX_DIM) : "",
+      // An alarm firing rolls up per agent (read-models/residency.ts reads its rate): one rollup row per agent and
+      // bucket per batch, instead of one per bucket.
+      dim: e.type === ALARM_EVENT ? alarmDim(agent_class, agent_name) : reason ? reason.slice(0, MAX_DIM) : "",
       // Tokens recovery re-spent, so the overview sums them over 24 h from the rollups (never the events).
       amount: respent ? respent.respent_input_tokens + respent.respent_output_tokens : 0,
     } satisfies RollupRow);
@@ -107,6 +110,8 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       last_seen: e.time,
       listed_at: listedAt(e.time),
       seq_max: e.seq ?? null,
+      alarm_first_at: e.type === ALARM_EVENT ? e.time : null,
+      alarm_last_at: e.type === ALARM_EVENT ? e.time : null,
       ...sumOnce(sumKey(key), { seq_seen: numbered ? 1 : 0 }),
     } satisfies SqlRow<typeof schema.agents>);
 

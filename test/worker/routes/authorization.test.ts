@@ -118,6 +118,14 @@ const ROUTES: Route[] = [
   {
     kind: "read",
     method: "GET",
+    pattern: "/agents/:agentClass/:agentName/awake",
+    url: (fx) => `${agentPath(fx)}/awake`,
+    shows: () => ['data-testid="awake-panel"', 'data-holder="keepalive"'],
+  },
+  { kind: "read", method: "GET", pattern: "/awake", url: () => "/awake", shows: () => ["<h1>Awake</h1>"] },
+  {
+    kind: "read",
+    method: "GET",
     pattern: "/agents/:agentClass/:agentName/runs/:runId",
     url: (fx) => `${agentPath(fx)}/runs/${enc(fx.session.runId)}`,
     shows: (fx) => ["Snapshot (live)", fx.session.runId, "streamedChars"],

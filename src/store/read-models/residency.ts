@@ -1,0 +1,167 @@
+import type { EventType } from "@agent-oncall/telemetry/contract";
+import { agents, eventRollups, eventSegments, runs } from "../schema";
+import { names } from "../sql-names";
+import { BUCKET_MS } from "./overview";
+import { rowsReadOf } from "./paging";
+
+/**
+ * Why agents stay awake, from what ingest keeps: alarm firings (`schedule.executed`) roll up per agent and
+ * 5-minute bucket in event_rollups (dim = the agent), and the agents row keeps the first and last firing; the
+ * hot timeline's segments give when the agent was seen active. Facts only: words live in console/.
+ */
+
+const R = names(eventRollups);
+const A = names(agents);
+const F = names(runs);
+const S = names(eventSegments);
+
+/** The event a schedule's callback firing is reported as. */
+export const ALARM_EVENT = "schedule.executed" satisfies EventType;
+
+/** The rollup dimension of an agent's alarm firings (ingest writes it, this file reads it back). */
+export function alarmDim(agentClass: string, agentName: string): string {
+  return JSON.stringify([agentClass, agentName]);
+}
+
+/** The window an alarm rate is measured over. */
+export const RATE_WINDOW_MS = 3_600_000;
+/** Firings in the window from which an alarm "keeps firing": fewer could be one schedule doing its job. */
+export const LOOP_MIN_FIRINGS = 3;
+/** A loop counts as still firing while its last firing is within this many periods (and at least a minute) of now. */
+const STILL_FIRING_PERIODS = 3;
+/** At most this many agents in the awake list. */
+const AWAKE_LIMIT = 100;
+
+export type AgentRef = { agentClass: string; agentName: string };
+
+/**
+ * One agent's alarm firings over the window. `perHour` is measured between firings when the loop began inside the
+ * window ((firings − 1) / (last − first)), else as firings over the window; `windowFrom` says where it starts.
+ * `idle`: no run of the agent is open or was seen in the window. `loop`: it keeps firing (≥ LOOP_MIN_FIRINGS,
+ * last firing within a few periods) with nothing to do (idle).
+ */
+export type AlarmRate = AgentRef & {
+  firings: number;
+  windowFrom: number;
+  perHour: number;
+  firstAt: number | null;
+  lastAt: number | null;
+  idle: boolean;
+  loop: boolean;
+};
+
+type RateRow = { agentClass: string; agentName: string; n: number; firstAt: number | null; lastAt: number | null; busy: number };
+
+function rateOf(r: RateRow, now: number, from: number): AlarmRate {
+  const firings = Number(r.n);
+  const startedInside = r.firstAt !== null && r.firstAt >= from;
+  const windowFrom = startedInside ? r.firstAt! : from;
+  const perHour =
+    startedInside && r.lastAt !== null && firings > 1 && r.lastAt > r.firstAt!
+      ? ((firings - 1) / (r.lastAt - r.firstAt!)) * 3_600_000
+      : (firings / Math.max(1, now - windowFrom)) * 3_600_000;
+  const periodMs = perHour > 0 ? 3_600_000 / perHour : Number.POSITIVE_INFINITY;
+  const stillFiring = r.lastAt !== null && now - r.lastAt <= Math.max(60_000, STILL_FIRING_PERIODS * periodMs);
+  const idle = Number(r.busy) === 0;
+  return {
+    agentClass: r.agentClass,
+    agentName: r.agentName,
+    firings,
+    windowFrom,
+    perHour,
+    firstAt: r.firstAt,
+    lastAt: r.lastAt,
+    idle,
+    loop: idle && stillFiring && firings >= LOOP_MIN_FIRINGS,
+  };
+}
+
+/**
+ * Alarm rates of every agent whose alarm fired in the last hour (or of one agent), fastest first. Reads the
+ * rollup rows of the window (one per agent and 5-minute bucket, through event_rollups_type), each agent's row by
+ * its key, and whether a run of it is open or was seen in the window (runs_agent, stopping at the first).
+ */
+export async function alarmRates(
+  db: D1Database,
+  opts: { now?: number; agent?: AgentRef; loopsOnly?: boolean; limit?: number } = {},
+): Promise<{ items: AlarmRate[]; rowsRead: number }> {
+  const now = opts.now ?? Date.now();
+  const from = Math.floor((now - RATE_WINDOW_MS) / BUCKET_MS) * BUCKET_MS;
+  const dim = opts.agent ? alarmDim(opts.agent.agentClass, opts.agent.agentName) : null;
+  const r = await db
+    .prepare(
+      `WITH fired AS (
+         SELECT ${R.dim} AS dim, SUM(${R.n}) AS n FROM ${R.$table} INDEXED BY event_rollups_type
+         WHERE ${R.type} = ?1 AND ${R.bucket} >= ?2 ${dim === null ? "" : `AND ${R.dim} = ?3`} GROUP BY ${R.dim}
+       )
+       SELECT a.${A.agentClass} AS agentClass, a.${A.agentName} AS agentName, fired.n AS n,
+              a.${A.alarmFirstAt} AS firstAt, a.${A.alarmLastAt} AS lastAt,
+              EXISTS (SELECT 1 FROM ${F.$table} INDEXED BY runs_agent WHERE ${F.agentClass} = a.${A.agentClass} AND ${F.agentName} = a.${A.agentName}
+                      AND (${F.outcome} IS NULL OR ${F.lastSeen} >= ?2)) AS busy
+       FROM fired JOIN ${A.$table} a ON a.${A.agentClass} = fired.dim ->> '$[0]' AND a.${A.agentName} = fired.dim ->> '$[1]'`,
+    )
+    .bind(ALARM_EVENT, from, ...(dim === null ? [] : [dim]))
+    .all<RateRow>();
+  const items = r.results
+    .map((row) => rateOf(row, now, from))
+    .filter((x) => !opts.loopsOnly || x.loop)
+    .sort((a, b) => b.perHour - a.perHour || a.agentClass.localeCompare(b.agentClass) || a.agentName.localeCompare(b.agentName))
+    .slice(0, opts.limit ?? AWAKE_LIMIT);
+  return { items, rowsRead: rowsReadOf(r) };
+}
+
+/** Eviction of an idle Durable Object: after about 70 to 140 s without a request, alarm or open connection (the SDK's keepAlive docs). */
+export const IDLE_EVICTION_MS = { low: 70_000, high: 140_000 } as const;
+const DAY_MS = 86_400_000;
+/** Segments read at most for one estimate (a segment spans at most a minute of one agent's events). */
+const SEGMENTS_READ = 5_000;
+
+/**
+ * An estimate of how long the agent was resident over the 24 h before `now`: the union of its activity, each
+ * segment of its hot timeline (events at most a minute apart) held awake until idle eviction after it. `lowMs`
+ * assumes eviction after 70 s, `highMs` after 140 s; the truth lies between for what sent events. Residency
+ * nothing reports (keepAlive heartbeats, open connections, RPCs without events) is not seen, so both can be low;
+ * `capped` says the segments read hit their cap (the estimate covers `from` onward only).
+ */
+export type ResidentEstimate = { from: number; to: number; lowMs: number; highMs: number; segments: number; capped: boolean; rowsRead: number };
+
+export async function residentEstimate(db: D1Database, agent: AgentRef, now = Date.now()): Promise<ResidentEstimate> {
+  const since = now - DAY_MS;
+  const r = await db
+    .prepare(
+      `SELECT ${S.timeFrom} AS f, ${S.timeTo} AS t FROM ${S.$table} INDEXED BY event_segments_agent_time
+       WHERE ${S.agentClass} = ?1 AND ${S.agentName} = ?2 AND ${S.timeTo} >= ?3 ORDER BY ${S.timeTo} DESC LIMIT ${SEGMENTS_READ}`,
+    )
+    .bind(agent.agentClass, agent.agentName, since)
+    .all<{ f: number; t: number }>();
+  const spans = r.results.map((x) => ({ f: Math.max(since, Number(x.f)), t: Math.min(now, Number(x.t)) })).sort((a, b) => a.f - b.f);
+  const capped = r.results.length >= SEGMENTS_READ;
+  const from = capped ? spans[0]!.f : since;
+  return {
+    from,
+    to: now,
+    lowMs: unionMs(spans, IDLE_EVICTION_MS.low, now),
+    highMs: unionMs(spans, IDLE_EVICTION_MS.high, now),
+    segments: spans.length,
+    capped,
+    rowsRead: rowsReadOf(r),
+  };
+}
+
+/** The length of the union of [f, t + tail] (cut at `end`), for spans sorted by start. */
+export function unionMs(spans: readonly { f: number; t: number }[], tail: number, end: number): number {
+  let total = 0;
+  let lo = -1;
+  let hi = -1;
+  for (const s of spans) {
+    const a = s.f;
+    const b = Math.min(end, s.t + tail);
+    if (a > hi) {
+      if (hi > lo) total += hi - lo;
+      lo = a;
+      hi = b;
+    } else hi = Math.max(hi, b);
+  }
+  if (hi > lo) total += hi - lo;
+  return total;
+}

@@ -1,0 +1,45 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { LISTS } from "../../console/links";
+import { type AwakeFacts, AwakePage, AwakePanel } from "../../console/pages/awake";
+import { findAgent } from "../../src/store/read-models/agents";
+import { alarmRates, residentEstimate } from "../../src/store/read-models/residency";
+import { consoleAdminClient } from "../admin-client";
+import { type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { page, problem } from "./render";
+
+/** "Why is this agent awake": the fleet list of agents awake on alarms, and each agent page's panel. */
+export const awake = new Hono<ConsoleEnv>();
+
+/** `resident=idle` keeps only the agents resident with nothing to do (alarm loops). */
+const awakeQuery = z.object({ resident: z.enum(["idle", "any"], { error: "resident must be idle or any" }).optional() });
+
+awake.get(LISTS.awake, async (c) => {
+  const q = awakeQuery.safeParse(c.req.query());
+  if (!q.success) return problem(c, 400, q.error.issues.map((i) => i.message).join("; "));
+  const loopsOnly = q.data.resident === "idle";
+  const ctx = pageContext(c);
+  const { items } = await alarmRates(c.env.DB, { now: ctx.now, loopsOnly });
+  if (wantsJson(c)) return c.json({ items, loopsOnly });
+  return page(c, <AwakePage ctx={ctx} items={items} loopsOnly={loopsOnly} />);
+});
+
+awake.get("/agents/:agentClass/:agentName/awake", async (c) => {
+  const t = { agentClass: c.req.param("agentClass"), agentName: c.req.param("agentName") };
+  if (!(await findAgent(c.env.DB, t.agentClass, t.agentName)))
+    return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
+  const ctx = pageContext(c);
+  const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
+  const [residency, alarms, resident] = await Promise.all([
+    admin.residency(t),
+    alarmRates(c.env.DB, { now: ctx.now, agent: t }),
+    residentEstimate(c.env.DB, t, ctx.now),
+  ]);
+  const facts: AwakeFacts = {
+    residency: residency.ok ? residency.value : { error: residency.error.message },
+    alarms: alarms.items[0] ?? null,
+    resident,
+  };
+  if (wantsJson(c)) return c.json(facts);
+  return c.html(<AwakePanel ctx={ctx} facts={facts} />);
+});
