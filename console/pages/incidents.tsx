@@ -10,11 +10,13 @@ import {
   type OpRow,
   type Page,
 } from "../../src/store/read-models";
+import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
+import { RecoveryPauseState } from "../components/recovery-pause";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Time } from "../components/time";
@@ -131,6 +133,8 @@ export function IncidentPage(props: {
   timeline: Page<EventRow>;
   query: Query;
   act: IncidentActions;
+  /** The recovery pause an operator put on its agent, as the console recorded it (null: never paused). */
+  pause?: RecoveryPauseView | null;
 }) {
   const i = props.incident;
   const a = props.attempts;
@@ -171,6 +175,14 @@ export function IncidentPage(props: {
               {i.status !== i.closedBy ? (
                 <span class="muted"> (after the SDK had closed it, or before it resumed: it does not change what the SDK said)</span>
               ) : null}
+            </dd>
+          </>
+        ) : null}
+        {props.pause && props.pause.state !== "resumed" ? (
+          <>
+            <dt>recovery pause</dt>
+            <dd>
+              <RecoveryPauseState pause={props.pause} now={props.ctx.now} />
             </dd>
           </>
         ) : null}

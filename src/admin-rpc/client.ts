@@ -495,7 +495,12 @@ export const EMIT: Record<AdminActionName, (telemetry: Telemetry, e: AuditRecord
   },
   resume_recovery: (telemetry, e, value) => {
     const v = value as ResumeRecoveryOutput | undefined;
-    if (v && !v.noop) telemetry.record("recovery.resumed", { actor: e.actor, reason: reasonOf(e).slice(0, 2000), recovered: v.recovered.slice(0, 100).map((id) => id.slice(0, 200)) });
+    if (v && !v.noop)
+      telemetry.record("recovery.resumed", {
+        actor: e.actor,
+        reason: reasonOf(e).slice(0, 2000),
+        recovered: v.recovered.slice(0, 100).map((id) => id.slice(0, 200)),
+      });
   },
   resolve_op: (telemetry, e, value) => {
     // The op's projection closes through the normal pipeline, also for agents whose ledger reports nothing itself.

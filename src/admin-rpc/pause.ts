@@ -67,7 +67,11 @@ export function composeFiberRecovery(agent: Agent, onSkip: (ctx: FiberCtx, pause
     // The SDK passes a status only for a managed fiber (recovered through its ledger).
     const managed = ctx.status !== undefined;
     const { active: _a, ...stored } = pause;
-    await writePause(storage, { ...stored, skipped: stored.skipped + 1, held: managed && !stored.held.includes(ctx.id) ? [...stored.held, ctx.id] : stored.held });
+    await writePause(storage, {
+      ...stored,
+      skipped: stored.skipped + 1,
+      held: managed && !stored.held.includes(ctx.id) ? [...stored.held, ctx.id] : stored.held,
+    });
     onSkip(ctx, pause, managed);
     if (managed) return undefined;
     throw new Error(`${RECOVERY_PAUSED_MARK} until ${new Date(pause.until).toISOString()}: ${pause.reason}`.slice(0, 500));
@@ -102,8 +106,9 @@ export async function recoverHeld(agent: Agent, held: string[]): Promise<string[
 
 /** Reports a held-back recovery of a managed fiber through the agent's telemetry, when it has ours (a runFiber's is the SDK's own event). */
 export function recordSkip(agent: Agent, ctx: FiberCtx, pause: RecoveryPause): void {
-  const t = (agent as { telemetry?: { source?: { agentClass: string; agentName: string }; record?: (type: string, payload: unknown, corr: unknown) => unknown } })
-    .telemetry;
+  const t = (
+    agent as { telemetry?: { source?: { agentClass: string; agentName: string }; record?: (type: string, payload: unknown, corr: unknown) => unknown } }
+  ).telemetry;
   try {
     if (!t?.record || !t.source) return;
     t.record(

@@ -69,7 +69,11 @@ function stamp<T extends Table, G extends StampGroup<T>>(table: T, group: G, pre
  * `sum` amounts carry the event's segment key, so SQL counts only events not stored yet.
  */
 export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows {
-  const out: BatchRows = { events: [], projections: { agents: [], fibers: [], incidents: [], ops: [], backups: [], sessions: [], recoveryPauses: [] }, rollups: [] };
+  const out: BatchRows = {
+    events: [],
+    projections: { agents: [], fibers: [], incidents: [], ops: [], backups: [], sessions: [], recoveryPauses: [] },
+    rollups: [],
+  };
   const p = out.projections;
   const distinct = new Map<string, TelemetryEvent>();
   for (const e of events) {
