@@ -27,6 +27,8 @@ export default defineConfig(() =>
       TruthTaskAgent: "TruthTaskAgent",
       GapAgent: "GapAgent",
       StubbornAgent: "StubbornAgent",
+      PausableAgent: "PausableAgent",
+      OlderMixinAgent: "OlderMixinAgent",
     },
   }).then((c) => ({
     ...c,
