@@ -329,6 +329,12 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
       return { finding: r.pick(["not_recovering", "confirmed_open"]), detail: x.short(2000) };
     case "session.reconciled":
       return { finding: "ended_unreported", detail: x.short(2000) };
+    case "recovery.paused":
+      return { actor: admin.actor, reason: x.short(2000) || "storm", until: now + r.int(1, 7 * DAY) };
+    case "recovery.resumed":
+      return { actor: admin.actor, reason: x.short(2000) || "fixed", recovered: [x.code() || "fiber-1"] };
+    case "recovery.skipped_paused":
+      return { kind: r.pick(["fiber", "managed_fiber"]), fiberName: x.short(200), reason: x.short(2000) || "storm", until: now + r.int(0, DAY) };
     case "sdk.event":
       return { sdkType: x.code(), data: preview(x.text()) };
     case "event.too_large":
