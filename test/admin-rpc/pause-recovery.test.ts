@@ -2,11 +2,12 @@ import { env } from "cloudflare:workers";
 import { fiberIncidentId } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
+import { PAUSE_DEFAULT_HOURS } from "../../src/admin-rpc/contract";
 import { recoveryPauseOf } from "../../src/store/read-models";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows, rejectionOf } from "../helpers";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
-import { csrfFromPage, getText, postForm, registerAgent, uid } from "../worker/routes/harness";
+import { csrfFor, csrfFromPage, getText, postForm, registerAgent, uid } from "../worker/routes/harness";
 
 // Pausing recovery on a real agent (both mixins, its own onFiberRecovered), evicted with ctx.abort(): while paused
 // the SDK's recovery runs and is held back (no recovery, an event, a visible state), the work stays recoverable,
@@ -173,6 +174,28 @@ describe("pause recovery", () => {
       ["pause_recovery", "error"],
       ["resume_recovery", "error"],
     ]);
+  });
+
+  it("pauses a class through a bulk action: every known agent of it, each audited, for the default expiry", async () => {
+    const names = [`bulk-a-${uid()}`, `bulk-b-${uid()}`];
+    for (const n of names) await (await getAgentByName(env.PausableAgent, n)).startHanging();
+    for (const n of names) await pollRows("SELECT 1 FROM agents WHERE agent_class = 'PausableAgent' AND agent_name = ?", [n], (r) => r.length === 1);
+    const started = Date.now();
+    const res = await postForm(
+      "/bulk",
+      "operator",
+      { agentClass: "PausableAgent", action: "pause-recovery", reason: "storm after the deploy" },
+      { csrf: await csrfFor("operator"), headers: { Accept: "application/json" } },
+    );
+    expect(res.status).toBe(202);
+    for (const n of names) {
+      await pollRows("SELECT 1 FROM audit_log WHERE target_name = ? AND action = 'pause_recovery' AND result = 'ok'", [n], (r) => r.length === 1, 20_000);
+      const st = await admin().status({ agentClass: "PausableAgent", agentName: n });
+      expect(st.ok && st.value.recoveryPause).toMatchObject({ active: true, reason: "storm after the deploy" });
+      const until = st.ok ? st.value.recoveryPause!.until : 0;
+      expect(until - started).toBeGreaterThanOrEqual(PAUSE_DEFAULT_HOURS * 3_600_000 - 1000);
+      expect(until - Date.now()).toBeLessThanOrEqual(PAUSE_DEFAULT_HOURS * 3_600_000);
+    }
   });
 
   it("refuses a pause longer than 7 days, with a 400 and a sentence", async () => {
