@@ -400,7 +400,7 @@ const BREAKAGES: Breakage[] = [
   { label: "time 1e308", category: "time", apply: (e) => void (e.time = 1e308) },
   // wrong types
   { label: 'v "1"', category: "wrong-type", apply: (e) => void (e.v = "1") },
-  { label: "v 2 (future version)", category: "wrong-type", apply: (e) => void (e.v = 2) },
+  { label: "v 3 (future version)", category: "wrong-type", apply: (e) => void (e.v = 3) },
   { label: "v null", category: "wrong-type", apply: (e) => void (e.v = null) },
   { label: "id a number", category: "wrong-type", keepsId: false, apply: (e) => void (e.id = 12_345_678) },
   { label: "id too short", category: "wrong-type", keepsId: false, apply: (e) => void (e.id = "short") },
