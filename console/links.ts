@@ -59,7 +59,7 @@ export const incidentHref = (id: string, owner?: Owner | null, query: Query = {}
 export const sessionHref = (name: string, owner?: Owner | null, query: Query = {}) => detailHref("sessions", name, owner, "", query);
 
 /** The parts of an agent's page: its live partial, its history partial, one of its runs as the agent records it. */
-export type AgentPart = "" | "/live" | "/history" | "/awake" | `/runs/${string}`;
+export type AgentPart = "" | "/live" | "/history" | "/awake" | "/pause" | `/runs/${string}`;
 
 /** An agent's page (or a part of it), with an optional `#fragment` (e.g. "admin-actions"). */
 export function agentHref(owner: Owner, part: AgentPart = "", fragment?: string, query: Query = {}): string {

@@ -30,6 +30,8 @@ declare namespace Cloudflare {
     TelemetryOnlyAgent: DurableObjectNamespace<import("./fixtures/telemetry-only-agent").TelemetryOnlyAgent>;
     LossyAgent: DurableObjectNamespace<import("./fixtures/lossy-agent").LossyAgent>;
     ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
+    PausableAgent: DurableObjectNamespace<import("./fixtures/pausable-agent").PausableAgent>;
+    OlderMixinAgent: DurableObjectNamespace<import("./fixtures/pausable-agent").OlderMixinAgent>;
     CostlyAgent: DurableObjectNamespace<import("./fixtures/costly-agent").CostlyAgent>;
     LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
     TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;

@@ -43,6 +43,8 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       VersionedAgentB: "VersionedAgentB",
       AlarmLoopAgent: "AlarmLoopAgent",
       ResidentPlainAgent: "ResidentPlainAgent",
+      PausableAgent: "PausableAgent",
+      OlderMixinAgent: "OlderMixinAgent",
     },
   });
   return {

@@ -1,5 +1,14 @@
 import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, type AgentActionName, mayTake } from "../../src/admin-rpc/actions";
-import type { Capabilities, EndedRun, ForceIdleOutput, RunCheck, VerifiedAfter, VerifiedResult } from "../../src/admin-rpc/contract";
+import {
+  type Capabilities,
+  type EndedRun,
+  type ForceIdleOutput,
+  PAUSE_DEFAULT_HOURS,
+  PAUSE_MAX_HOURS,
+  type RunCheck,
+  type VerifiedAfter,
+  type VerifiedResult,
+} from "../../src/admin-rpc/contract";
 import { describeBusy } from "../../src/admin-rpc/verify";
 import { Status } from "./status";
 
@@ -42,7 +51,21 @@ function forceIdleHelp(c: Capabilities | null): string {
 }
 
 /** The form of each action on a whole agent (an op's resolution has its own control: resolve-op.tsx). */
-const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string }> = {
+const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string; hours?: boolean }> = {
+  pause_recovery: {
+    placeholder: "e.g. recovery retries are running up the LLM bill",
+    danger: true,
+    hours: true,
+    help: (c) =>
+      c && !c.pauseRecovery
+        ? "This agent's admin mixin is older than the recovery pause: upgrade @agent-oncall/admin-rpc in its Worker first."
+        : `Holds the agent's fiber recovery back until the pause expires (at most ${PAUSE_MAX_HOURS} hours) or is resumed. Nothing is lost: interrupted runs stay recoverable.`,
+  },
+  resume_recovery: {
+    placeholder: "e.g. the upstream is fixed",
+    danger: false,
+    help: () => "Ends the pause and recovers what it held back now (the agent's alarm runs its recovery).",
+  },
   force_idle: { placeholder: "e.g. turn stuck for 20 minutes, customer waiting", danger: true, help: forceIdleHelp },
   trigger_alarm: {
     placeholder: "e.g. recover the evicted fiber now",
@@ -93,6 +116,7 @@ export function AdminActions(props: {
           danger={FORMS[a].danger}
           placeholder={FORMS[a].placeholder}
           help={FORMS[a].help(caps)}
+          hours={FORMS[a].hours ?? false}
           livePanel={props.livePanel ?? false}
         />
       ))}
@@ -114,6 +138,8 @@ function ActionForm(props: {
   help: string;
   placeholder: string;
   danger?: boolean;
+  /** The action lasts a number of hours the operator chooses (a recovery pause). */
+  hours?: boolean;
   livePanel: boolean;
 }) {
   const formId = `action-form-${props.path.split("/").pop()}`;
@@ -137,6 +163,12 @@ function ActionForm(props: {
           Reason (goes to the audit log)
           <textarea name="reason" required minlength={1} maxlength={2000} placeholder={props.placeholder} />
         </label>
+        {props.hours ? (
+          <label>
+            For how many hours (at most {PAUSE_MAX_HOURS})
+            <input type="number" name="hours" min={1} max={PAUSE_MAX_HOURS} step="any" value={String(PAUSE_DEFAULT_HOURS)} required />
+          </label>
+        ) : null}
         <p class="muted">{props.help}</p>
         <button class={props.danger ? "danger" : ""} type="submit">{`Confirm ${props.label.toLowerCase()}`}</button>
       </form>

@@ -28,6 +28,9 @@ const TONE: Record<string, string> = {
   "incident.force_idled": "warn",
   "run.reconciled": "warn",
   "incident.reconciled": "warn",
+  "recovery.paused": "warn",
+  "recovery.skipped_paused": "warn",
+  "recovery.resumed": "ok",
 };
 
 /** An event's tone; a managed fiber's recovery "handled" is only good news when the SDK records it completed. */

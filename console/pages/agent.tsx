@@ -1,6 +1,8 @@
 import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
 import type { EventGap, ReconciliationRow } from "../../src/store/read-models";
+import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL, NO_MIXIN_SENTENCE } from "../components/actions";
+import { LivePause, RecoveryPauseState } from "../components/recovery-pause";
 import { Status } from "../components/status";
 import { Ago } from "../components/time";
 import { ago, bytes, duration, iso } from "../format";
@@ -38,6 +40,8 @@ export function AgentPage(props: {
   reconciled: ReconciliationRow | null;
   /** What the agent's event numbers say: events that never arrived (event-gaps.ts). */
   gap?: EventGap;
+  /** The recovery pause as the console recorded it (null: never paused). */
+  pause?: RecoveryPauseView | null;
 }) {
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.runs}>
@@ -52,6 +56,10 @@ export function AgentPage(props: {
             : `Reconciliation last asked this agent ${ago(props.reconciled.askedAt, props.ctx.now)}: ${props.reconciled.findings} ${props.reconciled.findings === 1 ? "finding" : "findings"} recorded.`
           : "Reconciliation has not asked this agent yet: what this page read now is compared with the console's runs after it loads."}
       </p>
+      {/* The console's record of a recovery pause: read again 2 s after an action (its event is in by then). */}
+      <div id="agent-pause" hx-get={agentHref(props, "/pause")} hx-trigger={`every ${props.ctx.pollSeconds}s, ${AFTER_ACTION_TRIGGER}`} hx-swap="innerHTML">
+        <RecoveryPauseState pause={props.pause ?? null} now={props.ctx.now} />
+      </div>
       <AdminActions agentClass={props.agentClass} agentName={props.agentName} role={props.ctx.user.role} availability={props.availability} livePanel />
       <h2 id={AWAKE_PANEL}>Why is this agent awake</h2>
       {/* Loaded after the page: a second visit to the agent, so the page itself is not slower. */}
@@ -143,6 +151,8 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
         <dd>{status.nextAlarm ? `${iso(status.nextAlarm)} (${duration(status.nextAlarm - props.ctx.now)} from now)` : "none"}</dd>
         <dt>schedules</dt>
         <dd>{status.pendingScheduleCount}</dd>
+        <dt>recovery pause</dt>
+        <LivePause pause={status.recoveryPause} now={props.ctx.now} />
         <dt>chat recovery records</dt>
         <dd>
           {status.chatRecoveryIncidents.length

@@ -11,6 +11,7 @@ import {
   type Page,
 } from "../../src/store/read-models";
 import type { IncidentBudget } from "../../src/store/read-models/budget";
+import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -18,6 +19,7 @@ import { IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { RecoveryBudget } from "../components/recovery-budget";
+import { RecoveryPauseState } from "../components/recovery-pause";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Time } from "../components/time";
@@ -138,6 +140,8 @@ export function IncidentPage(props: {
   act: IncidentActions;
   /** An open incident's recovery budget (null when it is not open). */
   budget?: IncidentBudget | null;
+  /** The recovery pause an operator put on its agent, as the console recorded it (null: never paused). */
+  pause?: RecoveryPauseView | null;
 }) {
   const i = props.incident;
   const a = props.attempts;
@@ -178,6 +182,14 @@ export function IncidentPage(props: {
               {i.status !== i.closedBy ? (
                 <span class="muted"> (after the SDK had closed it, or before it resumed: it does not change what the SDK said)</span>
               ) : null}
+            </dd>
+          </>
+        ) : null}
+        {props.pause && props.pause.state !== "resumed" ? (
+          <>
+            <dt>recovery pause</dt>
+            <dd>
+              <RecoveryPauseState pause={props.pause} now={props.ctx.now} />
             </dd>
           </>
         ) : null}

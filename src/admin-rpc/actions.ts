@@ -5,10 +5,17 @@ import {
   actionInput,
   type ForceIdleOutput,
   forceIdleOutput,
+  PAUSE_CONTRACT,
+  type PauseRecoveryInput,
+  type PauseRecoveryOutput,
+  pauseRecoveryInput,
+  pauseRecoveryOutput,
   type ResolveOpInput,
   type ResolveOpOutput,
+  type ResumeRecoveryOutput,
   resolveOpInput,
   resolveOpOutput,
+  resumeRecoveryOutput,
   type TriggerAlarmOutput,
   triggerAlarmOutput,
 } from "./contract.js";
@@ -43,6 +50,29 @@ export const ADMIN_ACTIONS = {
     input: actionInput as z.ZodType<ActionInput>,
     output: triggerAlarmOutput as z.ZodType<TriggerAlarmOutput>,
   },
+  pause_recovery: {
+    slug: "pause-recovery",
+    label: "Pause recovery",
+    rpc: "adminPauseRecovery",
+    since: PAUSE_CONTRACT,
+    scope: "agent",
+    role: "operator",
+    // In bulk, a pause lasts PAUSE_DEFAULT_HOURS: a bulk action carries a reason only.
+    bulk: true,
+    input: pauseRecoveryInput as unknown as z.ZodType<PauseRecoveryInput & { reason: string }>,
+    output: pauseRecoveryOutput as z.ZodType<PauseRecoveryOutput>,
+  },
+  resume_recovery: {
+    slug: "resume-recovery",
+    label: "Resume recovery",
+    rpc: "adminResumeRecovery",
+    since: PAUSE_CONTRACT,
+    scope: "agent",
+    role: "operator",
+    bulk: true,
+    input: actionInput as z.ZodType<ActionInput>,
+    output: resumeRecoveryOutput as z.ZodType<ResumeRecoveryOutput>,
+  },
   resolve_op: {
     slug: "resolve-op",
     label: "Resolve op",
@@ -59,6 +89,8 @@ export const ADMIN_ACTIONS = {
     slug: string;
     label: string;
     rpc: keyof AdminRpc;
+    /** The admin contract that brought the method; an agent that lacks it is refused with a sentence saying what to upgrade. */
+    since?: number;
     scope: "agent" | "op";
     /** The least role that may take it (operator implies viewer). */
     role: "viewer" | "operator";
@@ -83,6 +115,16 @@ export const BULK_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is BulkActionN
 ];
 
 const ROLE_RANK: Record<"viewer" | "operator", number> = { viewer: 0, operator: 1 };
+
+/**
+ * The refusal of an action whose method the agent lacks (no admin mixin, or one older than the action): names the
+ * agent and what to upgrade. Null for actions every mixin has (the client's own sentence then says the mixin is missing).
+ */
+export function upgradeSentence(action: AdminActionName, agentClass: string, agentName: string): string | null {
+  const a: { label: string; rpc: string; since?: number } = ADMIN_ACTIONS[action];
+  if (a.since === undefined) return null;
+  return `${agentClass} "${agentName}" cannot take ${a.label.toLowerCase()}: it does not answer ${a.rpc}, which came with admin contract ${a.since}. Upgrade @agent-oncall/admin-rpc (withAdminRpc) in the Worker that runs ${agentClass} and redeploy it.`;
+}
 
 /** Whether `role` may take `action` (operator implies viewer). */
 export function mayTake(role: "viewer" | "operator", action: AdminActionName): boolean {

@@ -1,7 +1,7 @@
 import { maskJson, maskSecrets, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { z } from "zod";
-import { ADMIN_ACTIONS, type AdminActionName, mayTake } from "./actions.js";
+import { ADMIN_ACTIONS, type AdminActionName, mayTake, upgradeSentence } from "./actions.js";
 import { capAuditRecord } from "./audit-caps.js";
 import type { AuditRecord, AuditResult } from "./audit-record.js";
 import {
@@ -17,7 +17,9 @@ import {
   findRunsOutput,
   type ListRunsOutput,
   listRunsOutput,
+  type PauseRecoveryOutput,
   type ResolveOpOutput,
+  type ResumeRecoveryOutput,
   type RunDetail,
   runDetail,
   runIdInput,
@@ -306,6 +308,9 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
 
       const r = await call(resolved.value, schema, (stub) => fn(stub, parsed.data));
       if (!r.ok) {
+        // An agent whose mixin predates the action: refused, with what to upgrade (a 4xx, never a failure).
+        const upgrade = r.error.code === "unsupported" ? upgradeSentence(action, resolved.value.target.agentClass, resolved.value.target.agentName) : null;
+        if (upgrade) return refuse("error", { code: "unsupported", message: upgrade });
         outcome = { result: "error", error: r.error };
         return r;
       }
@@ -433,6 +438,17 @@ export const VERIFY: Record<AdminActionName, (value: unknown, reads: () => Verif
     return { value: v, result: v.result };
   },
   resolve_op: async (value) => ({ value, result: (value as { noop?: boolean }).noop ? "noop" : "ok" }),
+  // A pause is ok when the agent, read again, holds it in force; a resume when it holds none and nothing waits.
+  pause_recovery: async (value, reads) => {
+    const live = await reads().live();
+    return { value, result: live.ok && live.value.status.recoveryPause?.active ? "ok" : "partial" };
+  },
+  resume_recovery: async (value, reads) => {
+    const v = value as ResumeRecoveryOutput;
+    if (v.noop) return { value, result: "noop" };
+    const live = await reads().live();
+    return { value, result: live.ok && !live.value.status.recoveryPause && v.after.pendingRecovery === 0 ? "ok" : "partial" };
+  },
 };
 
 /**
@@ -482,6 +498,20 @@ export const EMIT: Record<AdminActionName, (telemetry: Telemetry, e: AuditRecord
     for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
   },
   trigger_alarm: (telemetry, e) => adminEvent(telemetry, "admin.trigger_alarm", e),
+  // The pause's state on the console (store: recovery_pauses) follows these; only an action that took effect sends one.
+  pause_recovery: (telemetry, e, value) => {
+    const until = (value as PauseRecoveryOutput | undefined)?.after.pause?.until;
+    if (until !== undefined) telemetry.record("recovery.paused", { actor: e.actor, reason: reasonOf(e).slice(0, 2000), until });
+  },
+  resume_recovery: (telemetry, e, value) => {
+    const v = value as ResumeRecoveryOutput | undefined;
+    if (v && !v.noop)
+      telemetry.record("recovery.resumed", {
+        actor: e.actor,
+        reason: reasonOf(e).slice(0, 2000),
+        recovered: v.recovered.slice(0, 100).map((id) => id.slice(0, 200)),
+      });
+  },
   resolve_op: (telemetry, e, value) => {
     // The op's projection closes through the normal pipeline, also for agents whose ledger reports nothing itself.
     const v = value as ResolveOpOutput | undefined;

@@ -196,13 +196,78 @@ export const capabilities = z.object({
   plainFiberStop: z.enum(["evict", "none"]),
   /** The agent implements `onAdminResolveOp`: an operator can record how its ambiguous ops were resolved. Absent (false) before contract 3. */
   resolveOps: z.boolean().default(false),
+  /** The agent's mixin can pause its recovery (adminPauseRecovery / adminResumeRecovery). Absent (false) before contract 5. */
+  pauseRecovery: z.boolean().default(false),
 });
 export type Capabilities = z.infer<typeof capabilities>;
 /**
- * Version of this contract, reported in `capabilities.contract`. 4: `adminFindRuns` and the `adminRunRecord`
+ * Version of this contract, reported in `capabilities.contract`. 5: `adminPauseRecovery` / `adminResumeRecovery`
+ * and the status's `recoveryPause`. 4: `adminFindRuns` and the `adminRunRecord`
  * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
  */
-export const ADMIN_CONTRACT_VERSION = 4;
+export const ADMIN_CONTRACT_VERSION = 5;
+/** The contract that brought the recovery pause: an agent below it is refused with a sentence saying what to upgrade. */
+export const PAUSE_CONTRACT = 5;
+
+/** The longest pause an operator may ask for: a pause always ends by itself. */
+export const PAUSE_MAX_HOURS = 7 * 24;
+/** How long a pause lasts when the operator does not say (bulk actions take a reason only). */
+export const PAUSE_DEFAULT_HOURS = 24;
+
+/**
+ * A recovery pause as the agent holds it in its own storage (src/admin-rpc/pause.ts). `held`: the managed fibers
+ * whose recovery it held back (left `interrupted` by the SDK; the resume recovers them). `skipped`: how many
+ * recoveries it held back, of every kind (a plain runFiber's row stays, and the SDK retries it with backoff).
+ */
+export const recoveryPause = z.object({
+  /** Whether it holds recovery back now: false once `until` passed (what it held still waits for the resume). */
+  active: z.boolean(),
+  reason: z.string(),
+  pausedAt: z.number(),
+  until: z.number(),
+  skipped: z.number().int(),
+  held: z.array(z.string()),
+});
+export type RecoveryPause = z.infer<typeof recoveryPause>;
+
+export const pauseRecoveryInput = z
+  .object({
+    reason,
+    hours: z.coerce
+      .number({ error: `hours must be a number of hours, at most ${PAUSE_MAX_HOURS}` })
+      .positive("hours must be more than 0")
+      .max(PAUSE_MAX_HOURS, `a pause lasts at most ${PAUSE_MAX_HOURS} hours (7 days)`)
+      .default(PAUSE_DEFAULT_HOURS),
+  })
+  .strict();
+export type PauseRecoveryInput = z.input<typeof pauseRecoveryInput>;
+
+/** The pause and the recovery it holds back, as the agent reads them: an action's before and after. */
+export const pauseState = z.object({
+  /** The pause the agent holds (active, or expired and not resumed yet); null when none. */
+  pause: recoveryPause.nullable(),
+  /** Interrupted fibers waiting for recovery now: run rows not running in this instance, plus managed fibers the pause held. */
+  pendingRecovery: z.number().int(),
+});
+export type PauseState = z.infer<typeof pauseState>;
+
+/** A repeated pause replaces the reason and expiry and keeps what the earlier one held; never a no-op. */
+export const pauseRecoveryOutput = z.object({ noop: z.literal(false).default(false), before: pauseState, after: pauseState });
+export type PauseRecoveryOutput = z.infer<typeof pauseRecoveryOutput>;
+
+/**
+ * Resuming ends the pause and recovers what it held now: each held managed fiber through the agent's own
+ * onFiberRecovered and the SDK's `resolveFiber`, and run rows through the agent's alarm (the SDK's recovery), given
+ * `alarm` says how that went. `recovered`: fiber ids the agent no longer has waiting afterwards.
+ */
+export const resumeRecoveryOutput = z.object({
+  noop: z.boolean(),
+  before: pauseState,
+  after: pauseState,
+  alarm: z.enum(["ran", "still_running", "not_needed"]),
+  recovered: z.array(z.string()),
+});
+export type ResumeRecoveryOutput = z.infer<typeof resumeRecoveryOutput>;
 
 export const statusOutput = z.object({
   status: derivedStatus,
@@ -218,6 +283,8 @@ export const statusOutput = z.object({
    * nothing numbered sent yet). Above the highest the console received, the difference never arrived.
    */
   eventsShippedThrough: z.number().int().nullable().default(null),
+  /** The recovery pause the agent holds (`active` says whether it is in force); null: none, and always from mixins before contract 5. */
+  recoveryPause: recoveryPause.nullable().default(null),
 });
 export type StatusOutput = z.infer<typeof statusOutput>;
 
@@ -473,6 +540,10 @@ export interface AdminRpc {
   adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>>;
   /** What keeps the agent resident (residency.ts). Read-only. */
   adminResidency(): Promise<AdminResult<ResidencyOutput>>;
+  /** Pauses the agent's fiber recovery until an expiry (contract 5). */
+  adminPauseRecovery(input: unknown): Promise<AdminResult<PauseRecoveryOutput>>;
+  /** Ends the pause and recovers what it held back (contract 5). */
+  adminResumeRecovery(input: unknown): Promise<AdminResult<ResumeRecoveryOutput>>;
 }
 
 /**

@@ -309,7 +309,10 @@ async function sdkStatus(w: AgentWork, runRows: number): Promise<DerivedStatus> 
 }
 
 /** Everything `status()` reports but capabilities and the telemetry's event number. `derived` comes from the agent (hook) or the live work. */
-export async function readStatus(w: AgentWork, derived: DerivedStatus | null): Promise<Omit<StatusOutput, "capabilities" | "eventsShippedThrough">> {
+export async function readStatus(
+  w: AgentWork,
+  derived: DerivedStatus | null,
+): Promise<Omit<StatusOutput, "capabilities" | "eventsShippedThrough" | "recoveryPause">> {
   const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
   const schedules = rows<{ id: string; fn: string; time: number; running: number }>(
     w.sql,

@@ -17,8 +17,11 @@ import {
   findRunsInput,
   type ListRunsOutput,
   ok,
+  type PauseRecoveryOutput,
+  pauseRecoveryInput,
   RECORDED_RESOLUTION,
   type ResolveOpOutput,
+  type ResumeRecoveryOutput,
   type RunDetail,
   resolveOpHookResult,
   resolveOpInput,
@@ -31,6 +34,7 @@ import {
 import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
+import { clearPause, composeFiberRecovery, pauseState, readPause, recordSkip, recoverHeld, writePause } from "./pause.js";
 import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
 import { readResidency } from "./residency.js";
 import type { ResidencyOutput } from "./residency-contract.js";
@@ -126,6 +130,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         chatRecovery: chat,
         resolveOps: typeof this.#hooks().onAdminResolveOp === "function",
         plainFiberStop: evictToStop ? "evict" : "none",
+        pauseRecovery: true,
       };
     }
 
@@ -135,7 +140,12 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       // The telemetry mixin's outbox numbers what it ships; an agent without it has none to report.
       const telemetry = (this as { telemetry?: { shippedThrough?: () => number | null } }).telemetry;
       const shipped = typeof telemetry?.shippedThrough === "function" ? telemetry.shippedThrough() : null;
-      return { ...s, capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length), eventsShippedThrough: shipped };
+      return {
+        ...s,
+        capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length),
+        eventsShippedThrough: shipped,
+        recoveryPause: await readPause(this.ctx.storage, Date.now()),
+      };
     }
 
     async adminListRuns(): Promise<AdminResult<ListRunsOutput>> {
@@ -312,9 +322,78 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       }
     }
 
+    /**
+     * Pauses the agent's fiber recovery until `hours` from now (src/admin-rpc/pause.ts): every recovery the SDK
+     * starts meanwhile is held back, not lost. A repeated pause replaces the reason and expiry and keeps what the
+     * earlier one held. Writes one row of the agent's storage.
+     */
+    async adminPauseRecovery(input: unknown): Promise<AdminResult<PauseRecoveryOutput>> {
+      const parsed = pauseRecoveryInput.safeParse(input);
+      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
+      try {
+        const now = Date.now();
+        const before = await pauseState(this, now);
+        const prior = before.pause;
+        await writePause(this.ctx.storage, {
+          reason: parsed.data.reason,
+          pausedAt: now,
+          until: now + Math.round(parsed.data.hours * 3_600_000),
+          skipped: prior?.skipped ?? 0,
+          held: prior?.held ?? [],
+        });
+        return ok({ noop: false, before, after: await pauseState(this, Date.now()) });
+      } catch (e) {
+        return unavailable(e);
+      }
+    }
+
+    /**
+     * Ends the pause (active or expired) and recovers what it held now: held managed fibers through the agent's
+     * own hook and `resolveFiber`, run rows through the agent's alarm (the SDK's recovery), within `alarmBudgetMs`.
+     * Without a pause it is a no-op.
+     */
+    async adminResumeRecovery(input: unknown): Promise<AdminResult<ResumeRecoveryOutput>> {
+      const parsed = actionInput.safeParse(input);
+      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
+      try {
+        const before = await pauseState(this, Date.now());
+        if (!before.pause) return ok({ noop: true, before, after: before, alarm: "not_needed", recovered: [] });
+        await clearPause(this.ctx.storage);
+        const waiting = await this.#waitingIds(before.pause.held);
+        const recovered = new Set(await recoverHeld(this, before.pause.held));
+        let alarm: ResumeRecoveryOutput["alarm"] = "not_needed";
+        const rows = (await pauseState(this, Date.now())).pendingRecovery;
+        if (rows > 0) {
+          const ran = this.alarm().then(() => "ran" as const);
+          this.ctx.waitUntil(ran.catch((e: unknown) => console.error(`[admin] alarm after resume failed: ${e instanceof Error ? e.message : String(e)}`)));
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const budget = new Promise<"still_running">((done) => (timer = setTimeout(() => done("still_running"), alarmBudgetMs)));
+          alarm = await Promise.race([ran, budget]).finally(() => clearTimeout(timer));
+        }
+        const still = new Set(await this.#waitingIds(before.pause.held));
+        for (const id of waiting) if (!still.has(id)) recovered.add(id);
+        return ok({ noop: false, before, after: await pauseState(this, Date.now()), alarm, recovered: [...recovered] });
+      } catch (e) {
+        return unavailable(e);
+      }
+    }
+
+    /** Ids of the recovery waiting now: run rows no callback of this instance runs, and held managed fibers still interrupted. */
+    async #waitingIds(held: string[]): Promise<string[]> {
+      const active = activeFiberIds(this);
+      const rows = this.ctx.storage.sql.exec<{ id: string }>("SELECT id FROM cf_agents_runs").toArray();
+      const ids = rows.filter((r) => !active?.has(r.id)).map((r) => r.id);
+      for (const id of held) if ((await this.inspectFiber(id))?.status === "interrupted") ids.push(id);
+      return ids;
+    }
+
     // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.
     constructor(...args: any[]) {
       super(...args);
+      // Before the agent's own onFiberRecovered (whatever the class order): a recovery pause holds recovery back.
+      composeFiberRecovery(this, (ctx, pause, managed) => {
+        if (managed) recordSkip(this, ctx, pause);
+      });
       // Wrap whatever observability is in place (the SDK's, or telemetry's) so the log sees every recovery
       // event, including those of the recovery the SDK runs when an evicted agent wakes for this very call.
       this.observability = tapRecovery(this.observability, (e) => {

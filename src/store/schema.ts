@@ -273,6 +273,31 @@ export const deploys = sqliteTable(
   (t) => [index("deploys_first_seen").on(t.firstSeen, t.version)],
 );
 
+/**
+ * The recovery pause operators put on an agent, as its events said (recovery.paused / recovery.resumed from the
+ * audited admin path, recovery.skipped_paused from the agent): one row per agent, rewritten only by those events.
+ * Whether a pause applies now is derived when read (`paused_until` against the clock): an expired pause is not
+ * rewritten. No secondary index: the agent page and the incident page read it by its key.
+ */
+export const recoveryPauses = sqliteTable(
+  "recovery_pauses",
+  {
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    /** paused | resumed: the latest of the two events. */
+    pauseState: text("pause_state"),
+    pausedUntil: integer("paused_until"),
+    pauseReason: text("pause_reason"),
+    pauseActor: text("pause_actor"),
+    pauseAt: integer("pause_at"),
+    pauseEventId: text("pause_event_id"),
+    /** Recoveries the pause held back (recovery.skipped_paused, each event counted once), over every pause. */
+    skipped: integer("skipped").notNull().default(0),
+    lastSkippedAt: integer("last_skipped_at"),
+  },
+  (t) => [primaryKey({ columns: [t.agentClass, t.agentName] })],
+);
+
 /** Paid operations a recovery could not prove ran once. "Still ambiguous" is derived: no resolution yet. */
 export const opAmbiguities = sqliteTable(
   "op_ambiguities",

@@ -3,8 +3,26 @@
  * at runtime but never validates, so a user's Worker does not bundle the schemas.
  */
 
-/** Bumped when the envelope or a payload changes incompatibly. Ingest rejects unknown versions to dead letters. */
-export const SCHEMA_VERSION = 1;
+/**
+ * The version this package sends. Bumped when the contract changes: 2 added the recovery pause event types
+ * (recovery.paused, recovery.resumed, recovery.skipped_paused). Ingest accepts every version in
+ * ACCEPTED_SCHEMA_VERSIONS and sends any other to dead letters.
+ */
+export const SCHEMA_VERSION = 2;
+
+/**
+ * The versions ingest accepts. Version 2 only added event types, so a version 1 event (an agent on an older
+ * package) is still valid as it is: a console upgraded first keeps reading the fleet it already had.
+ */
+export const ACCEPTED_SCHEMA_VERSIONS = [1, 2] as const;
+export type SchemaVersion = (typeof ACCEPTED_SCHEMA_VERSIONS)[number];
+
+/**
+ * How a fiber recovery the operator paused fails in the SDK's words: the admin mixin's onFiberRecovered throws
+ * an error whose message starts with this, so the SDK keeps the run row for later (src/admin-rpc/pause.ts), and
+ * normalisation reports the SDK's `fiber:recovery:failed` as `recovery.skipped_paused`, not as a failure.
+ */
+export const RECOVERY_PAUSED_MARK = "recovery paused by an operator";
 
 /**
  * Largest event, as UTF-8 bytes of its JSON (signature included), that ingest accepts. The sender replaces a

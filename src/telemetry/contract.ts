@@ -1,6 +1,15 @@
 /** The event contract alone (zod schemas and types), for code that validates events without running telemetry. */
 
-export { MAX_EVENT_BYTES, MAX_VERSION_CHARS, RUN_KINDS, type RunKind, SCHEMA_VERSION } from "./constants.js";
+export {
+  ACCEPTED_SCHEMA_VERSIONS,
+  MAX_EVENT_BYTES,
+  MAX_VERSION_CHARS,
+  RECOVERY_PAUSED_MARK,
+  RUN_KINDS,
+  type RunKind,
+  SCHEMA_VERSION,
+  type SchemaVersion,
+} from "./constants.js";
 export { type Correlation, eventEnvelope, parseEvent, type Source, type TelemetryEvent } from "./envelope.js";
 // Which events open and close which incident status: both sides of the Queue read it.
 export * from "./incident-lifecycle.js";

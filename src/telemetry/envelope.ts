@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_EVENT_BYTES, MAX_VERSION_CHARS, SCHEMA_VERSION } from "./constants.js";
+import { ACCEPTED_SCHEMA_VERSIONS, MAX_EVENT_BYTES, MAX_VERSION_CHARS, SCHEMA_VERSION, type SchemaVersion } from "./constants.js";
 import { type EventType, type PayloadOf, payloadSchemas } from "./payloads.js";
 
 export { MAX_EVENT_BYTES, SCHEMA_VERSION };
@@ -36,7 +36,7 @@ export const source = z.object({
 export type Source = z.infer<typeof source>;
 
 const envelopeBase = z.object({
-  v: z.literal(SCHEMA_VERSION),
+  v: z.union(ACCEPTED_SCHEMA_VERSIONS.map((n) => z.literal(n)) as unknown as [z.ZodLiteral<1>, z.ZodLiteral<2>]),
   /** Unique per event; ingest dedupes on it. */
   id: z.string().min(8).max(100),
   /** Epoch milliseconds when the event happened in the agent. */
@@ -73,7 +73,8 @@ export const eventEnvelope = z.discriminatedUnion("type", variants as unknown as
 /** One telemetry event as it travels agent → Queue → D1. */
 export type TelemetryEvent<T extends EventType = EventType> = T extends EventType
   ? {
-      v: typeof SCHEMA_VERSION;
+      /** The version it was sent with (what this package sends: SCHEMA_VERSION). */
+      v: SchemaVersion;
       id: string;
       time: number;
       type: T;

@@ -49,6 +49,8 @@ export const INCIDENT_LIFECYCLE = {
   "fiber.recovery.handled": { kind: "fiber_record", recovery: "ended" },
   "fiber.recovery.skipped": { kind: "status", status: "skipped", recovery: "ended" },
   "fiber.recovery.failed": { kind: "status", status: "failed", recovery: "ended" },
+  // A recovery an operator's pause held back: the incident stays open (its run is kept for after the pause).
+  "recovery.skipped_paused": { kind: "status", status: "open", recovery: null },
   // resolveFiber settles a managed fiber the SDK kept interrupted: its record says how the incident ended.
   "fiber.resolved": { kind: "fiber_record", recovery: null },
   // A session turn's recovery: rescheduled is an attempt; running again is still open; idle is recovered; an

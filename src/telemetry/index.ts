@@ -1,7 +1,16 @@
 /** Public surface of the telemetry library an agent author imports. */
 
 export { type OtlpTarget, otlpTargetFromEnv, parseOtlpHeaders } from "./config.js";
-export { MAX_EVENT_BYTES, MAX_VERSION_CHARS, RUN_KINDS, type RunKind, SCHEMA_VERSION } from "./constants.js";
+export {
+  ACCEPTED_SCHEMA_VERSIONS,
+  MAX_EVENT_BYTES,
+  MAX_VERSION_CHARS,
+  RECOVERY_PAUSED_MARK,
+  RUN_KINDS,
+  type RunKind,
+  SCHEMA_VERSION,
+  type SchemaVersion,
+} from "./constants.js";
 export { subscribeAgentDiagnostics } from "./diagnostics.js";
 export { type Correlation, eventEnvelope, parseEvent, type Source, type TelemetryEvent } from "./envelope.js";
 export { fiberIncidentId, newEventId, turnIncidentId } from "./ids.js";

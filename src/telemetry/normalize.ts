@@ -1,5 +1,5 @@
 import type { ObservabilityEvent } from "agents/observability";
-import { SCHEMA_VERSION } from "./constants.js";
+import { RECOVERY_PAUSED_MARK, SCHEMA_VERSION } from "./constants.js";
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import type { EventType, RunKind } from "./payloads.js";
@@ -242,6 +242,11 @@ function mapPayload(
     // A chat turn's fiber recovers as a chat incident (chat:recovery:*), not as a fiber incident of its own.
     if (fiberId && run.kind !== "chat_turn" && fiberType.startsWith("fiber.recovery."))
       corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
+    // A recovery the operator paused fails on purpose (the run row is kept for after the pause): not a failure.
+    if (fiberType === "fiber.recovery.failed" && str(p.error)?.includes(RECOVERY_PAUSED_MARK)) {
+      const payload = compact({ kind: run.kind ?? "fiber", fiberName: (str(p.fiberName) ?? "(unnamed)").slice(0, 200) });
+      return { type: "recovery.skipped_paused", payload, corr };
+    }
     return { type: fiberType, payload: fiberPayload(fiberType, p, mask, run.kind, rec), corr };
   }
   const taskType = TASK[raw.type];

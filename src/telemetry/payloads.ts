@@ -305,6 +305,29 @@ export const payloadSchemas = {
   "backup.restored": backupBase,
   "backup.expired": backupBase,
 
+  // Recovery paused by an operator (schema version 2). paused / resumed are sent by the audited admin path, with
+  // the target as source; skipped_paused by the agent, for each recovery the pause held back (the SDK's own
+  // fiber:recovery:failed of a paused runFiber, normalised; the mixin's record for a managed fiber).
+  "recovery.paused": z.object({
+    actor: z.string().min(1).max(320),
+    reason: z.string().min(1).max(2000),
+    /** Epoch ms when the pause stops applying by itself. */
+    until: ms,
+  }),
+  "recovery.resumed": z.object({
+    actor: z.string().min(1).max(320),
+    reason: z.string().min(1).max(2000),
+    /** Fibers the resume recovered (their ids, capped), as the agent read them back. */
+    recovered: z.array(z.string().max(200)).max(100),
+  }),
+  "recovery.skipped_paused": z.object({
+    kind: runKind,
+    fiberName: z.string().max(200),
+    /** The operator's reason for the pause, as the agent holds it; absent when the event is the SDK's own (normalised). */
+    reason: z.string().max(2000).optional(),
+    until: ms.optional(),
+  }),
+
   // Admin actions (written by the audited admin-rpc path)
   "admin.force_idle": adminBase,
   "admin.trigger_alarm": adminBase,

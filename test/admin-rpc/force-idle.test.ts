@@ -59,7 +59,7 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const status = await admin.status(t);
     expect(status.ok && status.value.capabilities).toEqual({
-      contract: 4,
+      contract: 5,
       forceIdleHook: false,
       derivedStatus: false,
       tasks: true,
@@ -67,6 +67,7 @@ describe("force idle on Tasks runs and managed fibers", () => {
       chatRecovery: false,
       plainFiberStop: "evict",
       resolveOps: false,
+      pauseRecovery: true,
     });
   });
 

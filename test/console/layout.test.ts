@@ -59,11 +59,13 @@ describe("admin actions", () => {
     const html = String(
       await jsx(AdminActions, { agentClass: "A", agentName: "n", role: "operator", availability: { kind: "actions", capabilities: null } }).toString(),
     );
-    // Outside the hidden forms, the only focusable elements are the two disclosure buttons.
+    // Outside the hidden forms, the only focusable elements are the disclosure buttons, one per agent action.
     const outsideForms = html.replace(/<form\b[\s\S]*?<\/form>/g, "");
     expect(outsideForms.match(/<(a|button|input|select|textarea|summary)\b[^>]*>/g)).toEqual([
       '<button type="button" data-disclosure="true" aria-expanded="false" aria-controls="action-form-force-idle">',
       '<button type="button" data-disclosure="true" aria-expanded="false" aria-controls="action-form-trigger-alarm">',
+      '<button type="button" data-disclosure="true" aria-expanded="false" aria-controls="action-form-pause-recovery">',
+      '<button type="button" data-disclosure="true" aria-expanded="false" aria-controls="action-form-resume-recovery">',
     ]);
     expect(html).toMatch(/<form id="action-form-force-idle" hidden="" hx-post="\/actions\/force-idle"/);
     expect(html).toMatch(/<form id="action-form-trigger-alarm" hidden="" hx-post="\/actions\/trigger-alarm"/);

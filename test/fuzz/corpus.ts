@@ -331,6 +331,12 @@ function payloadOf(type: string, x: Text, r: Rng, now: number, sessionName: stri
       return { finding: r.pick(["not_recovering", "confirmed_open"]), detail: x.short(2000) };
     case "session.reconciled":
       return { finding: "ended_unreported", detail: x.short(2000) };
+    case "recovery.paused":
+      return { actor: admin.actor, reason: x.short(2000) || "storm", until: now + r.int(1, 7 * DAY) };
+    case "recovery.resumed":
+      return { actor: admin.actor, reason: x.short(2000) || "fixed", recovered: [x.code() || "fiber-1"] };
+    case "recovery.skipped_paused":
+      return { kind: r.pick(["fiber", "managed_fiber"]), fiberName: x.short(200), reason: x.short(2000) || "storm", until: now + r.int(0, DAY) };
     case "sdk.event":
       return { sdkType: x.code(), data: preview(x.text()) };
     case "event.too_large":
@@ -396,7 +402,7 @@ const BREAKAGES: Breakage[] = [
   { label: "time 1e308", category: "time", apply: (e) => void (e.time = 1e308) },
   // wrong types
   { label: 'v "1"', category: "wrong-type", apply: (e) => void (e.v = "1") },
-  { label: "v 2 (future version)", category: "wrong-type", apply: (e) => void (e.v = 2) },
+  { label: "v 3 (future version)", category: "wrong-type", apply: (e) => void (e.v = 3) },
   { label: "v null", category: "wrong-type", apply: (e) => void (e.v = null) },
   { label: "id a number", category: "wrong-type", keepsId: false, apply: (e) => void (e.id = 12_345_678) },
   { label: "id too short", category: "wrong-type", keepsId: false, apply: (e) => void (e.id = "short") },

@@ -64,6 +64,18 @@ describe("every event kind round-trips from a real agent through the Queue into 
       ["chat:turn:start", { requestId: "req-turn-1", trigger: "submit", admission: "queue" }],
       ["chat:turn:finish", { requestId: "req-turn-1", trigger: "submit", admission: "queue", status: "completed", durationMs: 420 }],
       ["chat:future:event", { something: "new" }],
+      // A recovery an operator paused: the admin mixin's hook throws with RECOVERY_PAUSED_MARK (driven for real in
+      // test/admin-rpc/pause-recovery.test.ts); normalised as recovery.skipped_paused, not a failure.
+      [
+        "fiber:recovery:failed",
+        {
+          fiberId: "paused-fiber",
+          fiberName: "import",
+          managed: false,
+          error: "recovery paused by an operator until 2030-01-01T00:00:00.000Z: storm",
+          reason: "handler_error",
+        },
+      ],
     ] as const) {
       await fresh.emitSdkEvent(type, payload as Record<string, unknown>);
     }
@@ -85,6 +97,9 @@ describe("every event kind round-trips from a real agent through the Queue into 
     await fresh.recordEvent("backup.expired", backup, s);
     await fresh.recordEvent("admin.force_idle", { actor: "oncall@example.com", reason: "stuck turn", result: "ok" }, s);
     await fresh.recordEvent("admin.trigger_alarm", { actor: "oncall@example.com", reason: "recover now", result: "noop" }, s);
+    // The console's record of a recovery pause (the audited admin path sends these with the agent as source).
+    await fresh.recordEvent("recovery.paused", { actor: "oncall@example.com", reason: "storm", until: Date.now() + 3_600_000 });
+    await fresh.recordEvent("recovery.resumed", { actor: "oncall@example.com", reason: "fixed", recovered: ["paused-fiber"] });
     // What the console records about an agent's work (force idle, reconciliation), through the same Queue.
     await fresh.recordEvent("run.force_idled", { kind: "fiber", runId: "old-fiber", reason: "stuck", stopped: true }, { fiberId: "old-fiber" });
     await fresh.recordEvent("incident.force_idled", { reason: "stuck" }, { incidentId: "req-44:msg-9" });

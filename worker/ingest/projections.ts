@@ -116,6 +116,18 @@ export const SPECS = {
       lastSeen: "max",
     },
   }),
+  // One row per agent an operator paused: the latest pause or resume wins; held-back recoveries add up.
+  recoveryPauses: projection(schema.recoveryPauses, {
+    key: ["agentClass", "agentName"],
+    columns: {
+      pauseState: { latest: "pause" },
+      pausedUntil: { latest: "pause" },
+      pauseReason: { latest: "pause" },
+      pauseActor: { latest: "pause" },
+      skipped: "sum",
+      lastSkippedAt: "max",
+    },
+  }),
   sessions: projection(schema.sessions, {
     key: ["sessionName", "agentClass", "agentName"],
     columns: {

@@ -70,7 +70,11 @@ function stamp<T extends Table, G extends StampGroup<T>>(table: T, group: G, pre
  * `sum` amounts carry the event's segment key, so SQL counts only events not stored yet.
  */
 export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows {
-  const out: BatchRows = { events: [], projections: { agents: [], fibers: [], incidents: [], deploys: [], ops: [], backups: [], sessions: [] }, rollups: [] };
+  const out: BatchRows = {
+    events: [],
+    projections: { agents: [], fibers: [], incidents: [], deploys: [], ops: [], backups: [], sessions: [], recoveryPauses: [] },
+    rollups: [],
+  };
   const p = out.projections;
   const distinct = new Map<string, TelemetryEvent>();
   for (const e of events) {
@@ -206,6 +210,21 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         recovery_count: e.type === "session.status_rescheduled" ? (pl.recoveryCount ?? null) : null,
         last_turn_seq: pl.turnSeq ?? null,
       } satisfies SqlRow<typeof schema.sessions>);
+    }
+
+    if (e.type === "recovery.paused" || e.type === "recovery.resumed" || e.type === "recovery.skipped_paused") {
+      const pl = e.payload as { actor?: string; reason?: string; until?: number };
+      const change = e.type !== "recovery.skipped_paused";
+      p.recoveryPauses.push({
+        ...who,
+        pause_state: change ? (e.type === "recovery.paused" ? "paused" : "resumed") : null,
+        paused_until: e.type === "recovery.paused" ? (pl.until ?? null) : null,
+        pause_reason: change ? (pl.reason ?? null) : null,
+        pause_actor: change ? (pl.actor ?? null) : null,
+        ...stamp(schema.recoveryPauses, "pause", change, e),
+        ...sumOnce(sumKey(key), { skipped: change ? 0 : 1 }),
+        last_skipped_at: change ? null : e.time,
+      } satisfies SqlRow<typeof schema.recoveryPauses>);
     }
 
     if (e.type === "backup.created" || e.type === "backup.restored" || e.type === "backup.expired") {

@@ -4,7 +4,14 @@ import { ACTED_EVENT, ActionResult, AGENT_LIVE_PANEL } from "../../console/compo
 import { listHref } from "../../console/links";
 import { AgentLive } from "../../console/pages/agent";
 import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, inputFields } from "../../src/admin-rpc/actions";
-import type { AdminResult, ResolveOpOutput, VerifiedForceIdleOutput, VerifiedTriggerAlarmOutput } from "../../src/admin-rpc/contract";
+import type {
+  AdminResult,
+  PauseRecoveryOutput,
+  ResolveOpOutput,
+  ResumeRecoveryOutput,
+  VerifiedForceIdleOutput,
+  VerifiedTriggerAlarmOutput,
+} from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
 import { respondRefusal } from "../http/refusal";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
@@ -86,6 +93,23 @@ export const DONE: Record<AdminActionName, (label: string, value: unknown) => Do
       : "";
     const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";
     return { ...said, title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
+  },
+  pause_recovery: (label, value) => {
+    const v = value as PauseRecoveryOutput;
+    const until = v.after.pause ? new Date(v.after.pause.until).toISOString() : "(not read back)";
+    const waiting = v.after.pendingRecovery ? ` ${v.after.pendingRecovery} recovery(ies) wait and stay recoverable.` : "";
+    return { clean: true, title: `${label} done.`, detail: `The agent holds its fiber recovery back until ${until}.${waiting}` };
+  },
+  resume_recovery: (label, value) => {
+    const v = value as ResumeRecoveryOutput;
+    if (v.noop) return { clean: true, title: `${label} done.`, detail: "Nothing to do: the agent held no pause. Recorded as a no-op." };
+    const left = v.after.pendingRecovery;
+    const alarm = v.alarm === "still_running" ? " Its alarm is still recovering in the background." : "";
+    return {
+      clean: left === 0,
+      title: left === 0 ? `${label} done.` : `${label} done, but recovery still waits.`,
+      detail: `Recovered ${v.recovered.length} fiber(s); ${left} still wait.${alarm}`,
+    };
   },
   trigger_alarm: (label, value) => {
     const v = value as VerifiedTriggerAlarmOutput;

@@ -1,6 +1,7 @@
 import { maskSecrets } from "@agent-oncall/telemetry";
 import { Hono } from "hono";
 import type { ActionAvailability } from "../../console/components/actions";
+import { RecoveryPauseState } from "../../console/components/recovery-pause";
 import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
 import { AgentsPage } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
@@ -8,6 +9,7 @@ import { findAgent, listAgents } from "../../src/store/read-models/agents";
 import { agentListFilters, agentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
+import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
 import { getStoredRun, listRuns } from "../../src/store/read-models/runs";
 import { consoleAdminClient } from "../admin-client";
 import { recordFindings } from "../reconcile/agent";
@@ -56,10 +58,11 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   const t = target(c);
   const agent = await findAgent(c.env.DB, t.agentClass, t.agentName);
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
-  const [state, history, reconciled] = await Promise.all([
+  const [state, history, reconciled, pause] = await Promise.all([
     live(c),
     listRuns(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
     lastReconciliation(c.env.DB, t),
+    recoveryPauseOf(c.env.DB, t.agentClass, t.agentName, Date.now()),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -78,6 +81,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
       history={history.items}
       reconciled={reconciled}
       gap={eventGapOf(agent)}
+      pause={pause}
     />,
   );
 });
@@ -85,6 +89,12 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
 agents.get("/agents/:agentClass/:agentName/live", async (c) => {
   const t = target(c);
   return c.html(<AgentLive ctx={pageContext(c)} agent={t} live={await live(c)} />);
+});
+
+agents.get("/agents/:agentClass/:agentName/pause", async (c) => {
+  const t = target(c);
+  const pause = await recoveryPauseOf(c.env.DB, t.agentClass, t.agentName, Date.now());
+  return c.html(<RecoveryPauseState pause={pause} now={pageContext(c).now} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/history", async (c) => {

@@ -31,6 +31,7 @@ import {
   listSessions,
   overviewCounts,
   ownerFrom,
+  recoveryPauseOf,
   runEvents,
   sessionTimeline,
   topReasons,
@@ -135,10 +136,11 @@ pages.get("/incidents/:incidentId", async (c) => {
   if (wantsJson(c)) return c.json({ incident, attempts, timeline, budget });
   // Where the operator acts: what the agent can do now, its open ambiguous ops, and its session.
   const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
-  const [can, ops, session] = await Promise.all([
+  const [can, ops, session, pause] = await Promise.all([
     askAgent(c, incident.agentClass, incident.agentName),
     listAmbiguousOps(c.env.DB, { ...owner, open: true }, { limit: 20 }),
     sessionName ? Promise.resolve({ sessionName }) : getSession(c.env.DB, incident.agentName, owner),
+    recoveryPauseOf(c.env.DB, incident.agentClass, incident.agentName, Date.now()),
   ]);
   return page(
     c,
@@ -149,6 +151,7 @@ pages.get("/incidents/:incidentId", async (c) => {
       timeline={timeline}
       query={q}
       budget={budget}
+      pause={pause}
       act={{
         actions: can.actions,
         resolve: can.resolve,

@@ -17,6 +17,7 @@ export * from "./ops";
 export * from "./overview";
 export * from "./owner";
 export * from "./paging";
+export * from "./recovery-pauses";
 export * from "./runs";
 export * from "./search";
 export * from "./sessions";

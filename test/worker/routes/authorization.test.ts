@@ -126,6 +126,13 @@ const ROUTES: Route[] = [
   {
     kind: "read",
     method: "GET",
+    pattern: "/agents/:agentClass/:agentName/pause",
+    url: (fx) => `${agentPath(fx)}/pause`,
+    shows: () => ['data-testid="recovery-pause"'],
+  },
+  {
+    kind: "read",
+    method: "GET",
     pattern: "/agents/:agentClass/:agentName/runs/:runId",
     url: (fx) => `${agentPath(fx)}/runs/${enc(fx.session.runId)}`,
     shows: (fx) => ["Snapshot (live)", fx.session.runId, "streamedChars"],
@@ -235,6 +242,32 @@ const ROUTES: Route[] = [
     effect: async (s) => {
       const after = await getAgentByName(env.FaultySessionAgent, s.name);
       expect(await after.recoveries(1)).toBe(1);
+    },
+  },
+  {
+    kind: "action",
+    method: "POST",
+    pattern: "/actions/pause-recovery",
+    url: () => "/actions/pause-recovery",
+    action: "pause_recovery",
+    done: /Pause recovery done\.<\/strong> The agent holds its fiber recovery back until /,
+    effect: async (s) => {
+      const st = await s.stub.adminStatus();
+      expect(st.ok && st.value.recoveryPause).toMatchObject({ active: true, reason: "matrix pause_recovery as operator" });
+    },
+  },
+  {
+    kind: "action",
+    method: "POST",
+    pattern: "/actions/resume-recovery",
+    url: () => "/actions/resume-recovery",
+    action: "resume_recovery",
+    // A pause to resume, put on by the agent's own RPC (not through the console, so not audited).
+    prepare: async (s) => void (await s.stub.adminPauseRecovery({ reason: "held for the matrix", hours: 1 })),
+    done: /Resume recovery done\.<\/strong> Recovered 0 fiber\(s\); 0 still wait\./,
+    effect: async (s) => {
+      const st = await s.stub.adminStatus();
+      expect(st.ok && st.value.recoveryPause).toBeNull();
     },
   },
   {
