@@ -1,5 +1,6 @@
 import type { Child } from "hono/jsx";
 import { type AssetName, asset } from "./assets";
+import { ViewBar, type ViewsContext, ViewsMenu } from "./components/views";
 import { HTMX_CONFIG } from "./htmx-config";
 import { LISTS } from "./links";
 
@@ -15,6 +16,8 @@ export type PageContext = {
   /** Link template to the user's APM for a trace, with `{traceId}`; null hides the links. */
   traceUrl: string | null;
   now: number;
+  /** The signed-in identity's saved views, and on a list page which view it shows (absent: none are shown). */
+  views?: ViewsContext;
 };
 
 const NAV: [string, string][] = [
@@ -87,6 +90,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
               </a>
             ))}
           </nav>
+          {ctx.views ? <ViewsMenu views={ctx.views.mine} /> : null}
           {/* biome-ignore lint/a11y/useSemanticElements: hono/jsx types no <search> element; role="search" on the form is its ARIA equivalent */}
           <form class="search" method="get" action={LISTS.search} role="search">
             <label for="global-search" class="visually-hidden">
@@ -110,6 +114,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
         {/* tabindex -1: the skip link moves keyboard focus here, not only the scroll position. */}
         <main id="content" tabindex={-1}>
           <h1>{props.title}</h1>
+          {ctx.views?.here ? <ViewBar here={ctx.views.here} csrfToken={ctx.csrfToken} canSaveTeam={ctx.user.role === "operator"} /> : null}
           {props.children}
         </main>
         <ShortcutHelp />
@@ -150,7 +155,8 @@ function ShortcutHelp() {
 /** An error page (404, 400) in the same shell, with a way back. */
 export function ErrorPage(props: { ctx: PageContext; status: number; title: string; message: string }) {
   return (
-    <Layout ctx={props.ctx} title={props.title} active="">
+    // No view bar on an error: its filters are what was refused, not something to save.
+    <Layout ctx={props.ctx.views ? { ...props.ctx, views: { ...props.ctx.views, here: null } } : props.ctx} title={props.title} active="">
       <p class="error-message">{props.message}</p>
       <p>
         <a href="/">Back to the overview</a>
