@@ -132,6 +132,8 @@ const REAL: Record<string, () => string> = {
   agentName: () => seed.identity.agentName,
   // No batch is started here (that would act on agents): its page answers 404 with a sentence.
   batchId: () => `batch-${NONCE}`,
+  // Nobody saved this view: its address and its delete answer 404 with a sentence.
+  viewId: () => `view-${NONCE}`,
 };
 
 function fill(pattern: string, params: string[], fuzzed: string | null, raw: string): string {
