@@ -11,7 +11,8 @@ export type ViewLink = { viewId: string; name: string; list: ViewList; shelf: Sh
  */
 export type ViewsContext = {
   mine: ViewLink[];
-  here: { list: ViewList; query: string; active: ViewLink | null } | null;
+  /** `query` is null when it is too long to save (src/store/views.ts viewQuery): no save form then. */
+  here: { list: ViewList; query: string | null; active: ViewLink | null } | null;
 };
 
 /** The nav's views: a disclosure listing each of the identity's views (one click opens it), and the views page. */
@@ -56,23 +57,25 @@ export function ViewBar(props: { here: NonNullable<ViewsContext["here"]>; csrfTo
           </button>
         </form>
       ) : null}
-      <form method="post" action={LISTS.views} class="view-save" data-testid="view-save">
-        <input type="hidden" name="_csrf" value={props.csrfToken} />
-        <input type="hidden" name="list" value={here.list} />
-        <input type="hidden" name="query" value={here.query} />
-        <label>
-          Save these filters as
-          <input type="text" name="name" required maxlength={60} placeholder="view name" />
-        </label>
-        <label>
-          for
-          <select name="shelf">
-            <option value="personal">me</option>
-            {props.canSaveTeam ? <option value="team">the team</option> : null}
-          </select>
-        </label>
-        <button type="submit">Save view</button>
-      </form>
+      {here.query === null ? null : (
+        <form method="post" action={LISTS.views} class="view-save" data-testid="view-save">
+          <input type="hidden" name="_csrf" value={props.csrfToken} />
+          <input type="hidden" name="list" value={here.list} />
+          <input type="hidden" name="query" value={here.query} />
+          <label>
+            Save these filters as
+            <input type="text" name="name" required maxlength={60} placeholder="view name" />
+          </label>
+          <label>
+            for
+            <select name="shelf">
+              <option value="personal">me</option>
+              {props.canSaveTeam ? <option value="team">the team</option> : null}
+            </select>
+          </label>
+          <button type="submit">Save view</button>
+        </form>
+      )}
     </div>
   );
 }

@@ -49,7 +49,9 @@ export function savedViews(): MiddlewareHandler<ConsoleEnv> {
       const id = url.searchParams.get("view");
       const active = id ? (mine.find((v) => v.viewId === id && v.list === list) ?? null) : null;
       if (active && !active.last) await rememberView(c.env.DB, email, active);
-      here = { list, query: viewQuery.parse(url.search), active: active ? asLink(active) : null };
+      // A query too long to keep is shown as asked, with nothing offered to save.
+      const query = viewQuery.safeParse(url.search);
+      here = { list, query: query.success ? query.data : null, active: active ? asLink(active) : null };
     }
     c.set("views", { mine: mine.map(asLink), here });
     await next();
