@@ -267,6 +267,7 @@ const ROUTES: Route[] = [
     okStatus: 201,
     form: () => ({ name: `matrix ${uid()}`, list: "incidents", query: "status=open" }),
   },
+  // Also undoes what opening the team view above recorded: the viewer's and operator's bare /incidents is unfiltered again.
   { kind: "personal", method: "POST", pattern: "/views/forget", url: () => "/views/forget", okStatus: 200, form: () => ({ list: "incidents" }) },
   {
     kind: "personal",
