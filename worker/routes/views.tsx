@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import type { ViewLink } from "../../console/components/views";
-import { LISTS, VIEW_LISTS, type ViewList, viewListAt, viewTargetHref } from "../../console/links";
+import { LISTS, VIEW_LISTS, type ViewList, viewHref, viewListAt, viewTargetHref } from "../../console/links";
 import { ViewsPage } from "../../console/pages/views";
 import { teamViewRoleSentence, viewRefusalSentence, viewSaveRefusalSentence } from "../../console/words";
 import { deleteView, forgetView, getView, type ListedView, rememberView, type SavedView, saveView, viewName, viewQuery, viewsFor } from "../../src/store/views";
@@ -75,10 +75,10 @@ const saveForm = z.object({
   query: z.preprocess((v) => v ?? "", z.string({ error: "query must be text" }).pipe(viewQuery)),
 });
 
-/** The identity's views: a page of them with delete where allowed, or JSON `{ items }`. */
+/** The identity's views: a page of them with delete where allowed, or JSON `{ items }` (each with its address, `href`). */
 views.get("/views", async (c) => {
   const items = await viewsFor(c.env.DB, c.var.user.email);
-  if (wantsJson(c)) return c.json({ items });
+  if (wantsJson(c)) return c.json({ items: items.map((v) => ({ ...v, href: viewHref(v.viewId) })) });
   return page(c, <ViewsPage ctx={pageContext(c)} views={items} />);
 });
 

@@ -111,6 +111,7 @@ describe("saving a view", () => {
     expect(res.status).toBe(403);
     const listed = (await (await as("ann", "/views", { headers: { Accept: "application/json" } })).json()) as { items: Saved[] };
     expect(listed.items.map((v) => v.name)).not.toContain(`nocsrf ${u}`);
+    for (const v of listed.items) expect(v.href).toBe(`/views/${v.viewId}`);
   });
 });
 
