@@ -1,6 +1,6 @@
 import type { Child } from "hono/jsx";
 import { type AssetName, asset } from "./assets";
-import { ViewBar, type ViewsContext, ViewsMenu } from "./components/views";
+import { type ListViewContext, ViewBar, ViewsMenu } from "./components/views";
 import { HTMX_CONFIG } from "./htmx-config";
 import { LISTS } from "./links";
 
@@ -16,8 +16,8 @@ export type PageContext = {
   /** Link template to the user's APM for a trace, with `{traceId}`; null hides the links. */
   traceUrl: string | null;
   now: number;
-  /** The signed-in identity's saved views, and on a list page which view it shows (absent: none are shown). */
-  views?: ViewsContext;
+  /** On a list page: its saved-view state (the save form, and the view it shows); absent elsewhere. */
+  listView?: ListViewContext;
 };
 
 const NAV: [string, string][] = [
@@ -90,7 +90,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
               </a>
             ))}
           </nav>
-          {ctx.views ? <ViewsMenu views={ctx.views.mine} /> : null}
+          <ViewsMenu />
           {/* biome-ignore lint/a11y/useSemanticElements: hono/jsx types no <search> element; role="search" on the form is its ARIA equivalent */}
           <form class="search" method="get" action={LISTS.search} role="search">
             <label for="global-search" class="visually-hidden">
@@ -114,7 +114,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
         {/* tabindex -1: the skip link moves keyboard focus here, not only the scroll position. */}
         <main id="content" tabindex={-1}>
           <h1>{props.title}</h1>
-          {ctx.views?.here ? <ViewBar here={ctx.views.here} csrfToken={ctx.csrfToken} canSaveTeam={ctx.user.role === "operator"} /> : null}
+          {ctx.listView ? <ViewBar here={ctx.listView} csrfToken={ctx.csrfToken} canSaveTeam={ctx.user.role === "operator"} /> : null}
           {props.children}
         </main>
         <ShortcutHelp />
@@ -156,7 +156,7 @@ function ShortcutHelp() {
 export function ErrorPage(props: { ctx: PageContext; status: number; title: string; message: string }) {
   return (
     // No view bar on an error: its filters are what was refused, not something to save.
-    <Layout ctx={props.ctx.views ? { ...props.ctx, views: { ...props.ctx.views, here: null } } : props.ctx} title={props.title} active="">
+    <Layout ctx={{ ...props.ctx, listView: undefined }} title={props.title} active="">
       <p class="error-message">{props.message}</p>
       <p>
         <a href="/">Back to the overview</a>

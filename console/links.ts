@@ -61,6 +61,9 @@ export function viewDeleteHref(viewId: string): string {
   return `${viewHref(viewId)}/delete`;
 }
 
+/** The nav's views menu items (an htmx partial, loaded when the menu is first opened). */
+export const VIEWS_MENU_HREF = "/partials/views";
+
 /** Forgetting the last view of a list (POST), so the list opens unfiltered again. */
 export const VIEW_FORGET_HREF = `${LISTS.views}/forget`;
 

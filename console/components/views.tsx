@@ -1,36 +1,25 @@
 import type { Shelf } from "../../src/store/views";
-import { LISTS, VIEW_FORGET_HREF, type ViewList, viewHref } from "../links";
+import { LISTS, VIEW_FORGET_HREF, VIEWS_MENU_HREF, type ViewList, viewHref } from "../links";
 import { viewShelfWords } from "../words";
 
 /** A saved view as pages show it. */
 export type ViewLink = { viewId: string; name: string; list: ViewList; shelf: Shelf };
 
 /**
- * The saved views a page knows of: the signed-in identity's (personal, then team) for the nav, and on a list page
- * that list, its current query (what "save" keeps) and the view it was opened through.
+ * A list page's saved-view state: which list, its current query (what "save" keeps; null when too long to keep, so
+ * no save form) and the view it was opened through.
  */
-export type ViewsContext = {
-  mine: ViewLink[];
-  /** `query` is null when it is too long to save (src/store/views.ts viewQuery): no save form then. */
-  here: { list: ViewList; query: string | null; active: ViewLink | null } | null;
-};
+export type ListViewContext = { list: ViewList; query: string | null; active: ViewLink | null };
 
-/** The nav's views: a disclosure listing each of the identity's views (one click opens it), and the views page. */
-export function ViewsMenu(props: { views: ViewLink[] }) {
+/**
+ * The nav's views: a disclosure whose items load when it is first opened (one request, not one D1 read on every
+ * page); without script it still links to the views page.
+ */
+export function ViewsMenu() {
   return (
-    <details class="views-menu" data-testid="views-menu">
-      <summary>Views ({props.views.length})</summary>
+    <details class="views-menu" data-testid="views-menu" hx-get={VIEWS_MENU_HREF} hx-trigger="toggle once" hx-target="find ul" hx-swap="innerHTML">
+      <summary>Views</summary>
       <ul>
-        {props.views.map((v) => (
-          <li>
-            <a href={viewHref(v.viewId)} data-testid="view-link" data-view-id={v.viewId} data-shelf={v.shelf}>
-              {v.name}
-            </a>{" "}
-            <span class="muted">
-              {v.list} · {viewShelfWords(v.shelf)}
-            </span>
-          </li>
-        ))}
         <li>
           <a href={LISTS.views}>Manage views</a>
         </li>
@@ -39,11 +28,33 @@ export function ViewsMenu(props: { views: ViewLink[] }) {
   );
 }
 
+/** The menu's items: each of the identity's views (one click opens it), then the views page. */
+export function ViewsMenuItems(props: { views: ViewLink[] }) {
+  return (
+    <>
+      {props.views.map((v) => (
+        <li>
+          <a href={viewHref(v.viewId)} data-testid="view-link" data-view-id={v.viewId} data-shelf={v.shelf}>
+            {v.name}
+          </a>{" "}
+          <span class="muted">
+            {v.list} · {viewShelfWords(v.shelf)}
+          </span>
+        </li>
+      ))}
+      {props.views.length === 0 ? <li class="muted">No saved views yet.</li> : null}
+      <li>
+        <a href={LISTS.views}>Manage views</a>
+      </li>
+    </>
+  );
+}
+
 /**
  * Above a list: which saved view it shows ("view: <name> · clear", so a restored view is never a surprise; clear
  * forgets it as the list's last view) and a form to save the list's current filters as a view.
  */
-export function ViewBar(props: { here: NonNullable<ViewsContext["here"]>; csrfToken: string; canSaveTeam: boolean }) {
+export function ViewBar(props: { here: ListViewContext; csrfToken: string; canSaveTeam: boolean }) {
   const { here } = props;
   return (
     <div class="view-bar">

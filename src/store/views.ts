@@ -103,6 +103,18 @@ export async function getView(db: D1Database, viewId: string, email: string): Pr
   return row ? fromRow(row) : null;
 }
 
+/**
+ * The view `email` opened last on `list`, if it still exists and `email` may still see it: what opening the list with
+ * no query restores. Two primary-key reads.
+ */
+export async function lastViewFor(db: D1Database, email: string, list: string): Promise<SavedView | null> {
+  const sql = `SELECT ${COLUMNS.replace(/(^|, )/g, "$1v.")}, v.${V.shelf} AS shelfKey
+    FROM ${L.$table} l JOIN ${V.$table} v ON v.${V.viewId} = l.${L.viewId}
+    WHERE l.${L.email} = ?1 AND l.${L.list} = ?2 AND v.${V.shelf} IN (?1, '${TEAM}')`;
+  const row = await db.prepare(sql).bind(email, list).first<Row>();
+  return row ? fromRow(row) : null;
+}
+
 export type DeleteResult = { ok: true; view: SavedView } | { ok: false; reason: "not_found" | "not_permitted" };
 
 /**

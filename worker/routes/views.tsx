@@ -1,11 +1,11 @@
 import { Hono, type MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
-import type { ViewLink } from "../../console/components/views";
+import { type ViewLink, ViewsMenuItems } from "../../console/components/views";
 import { LISTS, VIEW_LISTS, type ViewList, viewHref, viewListAt, viewTargetHref } from "../../console/links";
 import { ViewsPage } from "../../console/pages/views";
 import { teamViewRoleSentence, viewRefusalSentence, viewSaveRefusalSentence } from "../../console/words";
-import { deleteView, forgetView, getView, type ListedView, rememberView, type SavedView, saveView, viewName, viewQuery, viewsFor } from "../../src/store/views";
+import { deleteView, forgetView, getView, lastViewFor, rememberView, type SavedView, saveView, viewName, viewQuery, viewsFor } from "../../src/store/views";
 import { answerForm } from "../http/answer";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem, refuse } from "./render";
@@ -25,35 +25,31 @@ const asLink = (v: Pick<SavedView, "viewId" | "name" | "list" | "shelf">): ViewL
   shelf: v.shelf,
 });
 /** Views of lists this console has (a view saved for a list since removed is left out of pages). */
-const ofKnownList = (v: ListedView) => (VIEW_LISTS as readonly string[]).includes(v.list);
+const ofKnownList = (v: Pick<SavedView, "list">) => (VIEW_LISTS as readonly string[]).includes(v.list);
 
 /**
- * For every page a browser loads: the identity's views (for the nav), and on a list page the view it shows. A list
- * opened with no query at all restores the identity's last view of it (a redirect to that view's URL, which the
- * marker then names); `?view=<id>` marks the page and records the view as the list's last. One D1 query per page
- * (the views on the identity's two shelves), plus a row written only when the last view of a list changes.
+ * For a list page a browser loads: a list opened with no query at all restores the identity's last view of it (a
+ * redirect to that view's URL, which the marker then names); `?view=<id>` marks the page and records the view as the
+ * list's last. Other pages cost nothing; a bare list two primary-key reads; a list opened through a view two more,
+ * and a row written only when the list's last view changes. (The nav's menu loads its views only when opened.)
  */
 export function savedViews(): MiddlewareHandler<ConsoleEnv> {
   return createMiddleware<ConsoleEnv>(async (c, next) => {
-    if (c.req.method !== "GET" || answerForm(c.req) !== "page" || !c.var.user) return next();
-    const email = c.var.user.email;
-    const mine = (await viewsFor(c.env.DB, email)).filter(ofKnownList);
     const list = viewListAt(c.req.path);
-    let here: NonNullable<ConsoleEnv["Variables"]["views"]>["here"] = null;
-    if (list) {
-      const url = new URL(c.req.url);
-      if (url.search === "" || url.search === "?") {
-        const last = mine.find((v) => v.last && v.list === list);
-        if (last) return c.redirect(viewTargetHref(asLinkWithQuery(last)), 302);
-      }
-      const id = url.searchParams.get("view");
-      const active = id ? (mine.find((v) => v.viewId === id && v.list === list) ?? null) : null;
-      if (active && !active.last) await rememberView(c.env.DB, email, active);
-      // A query too long to keep is shown as asked, with nothing offered to save.
-      const query = viewQuery.safeParse(url.search);
-      here = { list, query: query.success ? query.data : null, active: active ? asLink(active) : null };
+    if (!list || c.req.method !== "GET" || answerForm(c.req) !== "page" || !c.var.user) return next();
+    const email = c.var.user.email;
+    const url = new URL(c.req.url);
+    if (url.search === "" || url.search === "?") {
+      const last = await lastViewFor(c.env.DB, email, list);
+      if (last && ofKnownList(last)) return c.redirect(viewTargetHref(asLinkWithQuery(last)), 302);
     }
-    c.set("views", { mine: mine.map(asLink), here });
+    const id = url.searchParams.get("view");
+    const found = id ? await getView(c.env.DB, id, email) : null;
+    const active = found?.list === list ? found : null;
+    if (active) await rememberView(c.env.DB, email, active);
+    // A query too long to keep is shown as asked, with nothing offered to save.
+    const query = viewQuery.safeParse(url.search);
+    c.set("listView", { list, query: query.success ? query.data : null, active: active ? asLink(active) : null });
     await next();
   });
 }
@@ -80,6 +76,12 @@ views.get("/views", async (c) => {
   const items = await viewsFor(c.env.DB, c.var.user.email);
   if (wantsJson(c)) return c.json({ items: items.map((v) => ({ ...v, href: viewHref(v.viewId) })) });
   return page(c, <ViewsPage ctx={pageContext(c)} views={items} />);
+});
+
+/** The nav menu's items: the identity's views, personal then team (an htmx partial). */
+views.get("/partials/views", async (c) => {
+  const mine = (await viewsFor(c.env.DB, c.var.user.email)).filter(ofKnownList);
+  return c.html(<ViewsMenuItems views={mine.map(asLink)} />);
 });
 
 /** Saves the list's filters as a view: 201 JSON, or a redirect to the list opened through it (303). */

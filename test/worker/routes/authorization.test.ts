@@ -251,6 +251,7 @@ const ROUTES: Route[] = [
     done: /Resolve op done\.<\/strong> Op \S+ \(tool\.charge_card\) is recorded as resolved: it did not run\./,
   },
   { kind: "read", method: "GET", pattern: "/views", url: () => "/views", shows: (fx) => ["Saved views", fx.teamViewId] },
+  { kind: "read", method: "GET", pattern: "/partials/views", url: () => "/partials/views", shows: (fx) => [`data-view-id="${fx.teamViewId}"`] },
   // Followed to the list it opens: the incidents, marked with the view.
   {
     kind: "read",

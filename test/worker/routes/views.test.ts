@@ -45,7 +45,12 @@ async function saved(who: Person, form: Record<string, string>): Promise<Saved> 
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return (r.body as { value: Saved }).value;
 }
-const navViewIds = (html: string) => [...html.matchAll(/data-testid="view-link" data-view-id="([^"]+)"/g)].map((m) => m[1]);
+/** The views the nav's menu lists for `who` (its items load by htmx when the menu is opened). */
+async function navViewIds(who: Person) {
+  const res = await as(who, "/partials/views", { headers: { "HX-Request": "true" } });
+  expect(res.status).toBe(200);
+  return [...(await res.text()).matchAll(/data-testid="view-link" data-view-id="([^"]+)"/g)].map((m) => m[1]);
+}
 const markerOf = (html: string) => /data-testid="view-marker" data-view-id="([^"]+)"/.exec(html)?.[1] ?? null;
 const incidentIds = (html: string) => {
   const table = /<table data-testid="incidents"[\s\S]*?<\/table>/.exec(html)?.[0] ?? "";
@@ -75,9 +80,10 @@ describe("saving a view", () => {
     expect(list.status).toBe(200);
     expect(incidentIds(list.html)).toEqual([incidentId]);
     expect(markerOf(list.html)).toBe(v.viewId);
-    expect(navViewIds(list.html)).toContain(v.viewId);
-    // The nav shows it on every page, the overview included.
-    expect(navViewIds((await page("ann", "/")).html)).toContain(v.viewId);
+    // Every page has the nav's menu, and the menu lists it.
+    expect(list.html).toContain('data-testid="views-menu"');
+    expect((await page("ann", "/")).html).toContain('data-testid="views-menu"');
+    expect(await navViewIds("ann")).toContain(v.viewId);
   });
 
   it("from the list's own form: a redirect to the list opened through the new view", async () => {
@@ -120,12 +126,12 @@ describe("who sees and deletes a view", () => {
     const mine = await saved("ann", { name: `mine ${u}`, list: "incidents", query: "status=open" });
     const team = await saved("op", { name: `team ${u}`, shelf: "team", list: "incidents", query: "status=exhausted" });
     expect(team.shelf).toBe("team");
-    const bobNav = navViewIds((await page("bob", "/")).html);
+    const bobNav = await navViewIds("bob");
     expect(bobNav).toContain(team.viewId);
     expect(bobNav).not.toContain(mine.viewId);
     expect((await page("bob", `/views/${mine.viewId}`)).status).toBe(404);
     expect((await page("bob", `/views/${team.viewId}`)).status).toBe(302);
-    expect(navViewIds((await page("ann", "/")).html)).toEqual(expect.arrayContaining([mine.viewId, team.viewId]));
+    expect(await navViewIds("ann")).toEqual(expect.arrayContaining([mine.viewId, team.viewId]));
   });
 
   it("lets only the owner delete a personal view, and a team view its owner or an operator", async () => {
