@@ -1,5 +1,6 @@
 import type { Child } from "hono/jsx";
 import { type AssetName, asset } from "./assets";
+import { type ListViewContext, ViewBar, ViewsMenu } from "./components/views";
 import { HTMX_CONFIG } from "./htmx-config";
 import { LISTS } from "./links";
 
@@ -15,6 +16,8 @@ export type PageContext = {
   /** Link template to the user's APM for a trace, with `{traceId}`; null hides the links. */
   traceUrl: string | null;
   now: number;
+  /** On a list page: its saved-view state (the save form, and the view it shows); absent elsewhere. */
+  listView?: ListViewContext;
 };
 
 const NAV: [string, string][] = [
@@ -89,6 +92,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
               </a>
             ))}
           </nav>
+          <ViewsMenu />
           {/* biome-ignore lint/a11y/useSemanticElements: hono/jsx types no <search> element; role="search" on the form is its ARIA equivalent */}
           <form class="search" method="get" action={LISTS.search} role="search">
             <label for="global-search" class="visually-hidden">
@@ -112,6 +116,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
         {/* tabindex -1: the skip link moves keyboard focus here, not only the scroll position. */}
         <main id="content" tabindex={-1}>
           <h1>{props.title}</h1>
+          {ctx.listView ? <ViewBar here={ctx.listView} csrfToken={ctx.csrfToken} canSaveTeam={ctx.user.role === "operator"} /> : null}
           {props.children}
         </main>
         <ShortcutHelp />
@@ -152,7 +157,8 @@ function ShortcutHelp() {
 /** An error page (404, 400) in the same shell, with a way back. */
 export function ErrorPage(props: { ctx: PageContext; status: number; title: string; message: string }) {
   return (
-    <Layout ctx={props.ctx} title={props.title} active="">
+    // No view bar on an error: its filters are what was refused, not something to save.
+    <Layout ctx={{ ...props.ctx, listView: undefined }} title={props.title} active="">
       <p class="error-message">{props.message}</p>
       <p>
         <a href="/">Back to the overview</a>

@@ -25,9 +25,59 @@ export const LISTS = {
   search: "/search",
   backups: "/backups",
   deploys: "/deploys",
+  views: "/views",
 } as const;
 export type ListName = keyof typeof LISTS;
 export type ListPath = (typeof LISTS)[ListName];
+
+/**
+ * The lists whose filters can be saved as a view (and whose last view is remembered): the filtered lists, not the
+ * overview, search (a query, not filters), bulk (a selection to act on) or the views list itself.
+ */
+export const VIEW_LISTS = [
+  "incidents",
+  "runs",
+  "sessions",
+  "ops",
+  "events",
+  "backups",
+  "audit",
+  "agents",
+  "stuck",
+  "alerts",
+] as const satisfies readonly ListName[];
+export type ViewList = (typeof VIEW_LISTS)[number];
+
+/** The list a path is, when it is one views apply to (`/incidents` → "incidents"); null otherwise. */
+export function viewListAt(path: string): ViewList | null {
+  return VIEW_LISTS.find((l) => LISTS[l] === path) ?? null;
+}
+
+/** A saved view's permanent address (`/views/:id`), which opens its list with its filters. */
+export function viewHref(viewId: string): string {
+  return `${LISTS.views}/${encodeURIComponent(viewId)}`;
+}
+
+/** Deleting a saved view (POST). */
+export function viewDeleteHref(viewId: string): string {
+  return `${viewHref(viewId)}/delete`;
+}
+
+/** The nav's views menu items (an htmx partial, loaded when the menu is first opened). */
+export const VIEWS_MENU_HREF = "/partials/views";
+
+/** Forgetting the last view of a list (POST), so the list opens unfiltered again. */
+export const VIEW_FORGET_HREF = `${LISTS.views}/forget`;
+
+/**
+ * A list opened through a saved view: the list's path, the view's query, and `view=<id>` (which marks the page and
+ * records it as the identity's last view of that list).
+ */
+export function viewTargetHref(view: { viewId: string; list: ViewList; query: string }): string {
+  const q = new URLSearchParams(view.query);
+  q.set("view", view.viewId);
+  return `${LISTS[view.list]}?${q.toString()}`;
+}
 
 /** A query's values as filters carry them: unset, empty and null values are left out. */
 export type Query = Record<string, string | number | boolean | null | undefined>;

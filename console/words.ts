@@ -1,5 +1,6 @@
 import type { IncidentRow, SearchMatch } from "../src/store/read-models";
 import type { AmbiguousOwner, OwnedKind } from "../src/store/read-models/errors";
+import { type Shelf, VIEWS_PER_SHELF } from "../src/store/views";
 import { detailHref } from "./links";
 
 /**
@@ -48,4 +49,29 @@ export function searchMatchLabel(m: SearchMatch): string {
 /** The last line of a CSV download that the row cap cut (worker/routes/export.ts); a `#` line, so a reader can skip it. */
 export function exportCutLine(rows: number): string {
   return `# cut at ${rows} rows: the list has more. Narrow the filters (e.g. since / until) to download the rest.`;
+}
+
+/** A shelf of saved views in words: whose views they are. */
+export function viewShelfWords(shelf: Shelf): string {
+  return shelf === "team" ? "team" : "personal";
+}
+
+/** Why a view was not saved (src/store/views.ts SaveResult), in one sentence. */
+export function viewSaveRefusalSentence(r: { reason: "name_taken" | "shelf_full"; shelf: Shelf; name: string }): string {
+  const where = r.shelf === "team" ? "the team's views" : "your personal views";
+  return r.reason === "name_taken"
+    ? `There is already a view named "${r.name}" in ${where}: choose another name, or delete the old view first.`
+    : `${where[0]!.toUpperCase()}${where.slice(1)} already hold ${VIEWS_PER_SHELF} views, the most a shelf holds: delete one first.`;
+}
+
+/** Why a view cannot be deleted or opened (src/store/views.ts DeleteResult), in one sentence. */
+export function viewRefusalSentence(reason: "not_found" | "not_permitted", viewId: string, who: { email: string; role: string }): string {
+  return reason === "not_found"
+    ? `There is no view "${viewId}" that ${who.email} can see: it was deleted, or it is someone else's personal view.`
+    : `${who.email} (${who.role}) may not delete this view: a personal view only by its owner, a team view by its owner or an operator.`;
+}
+
+/** Why a viewer cannot save a team view. */
+export function teamViewRoleSentence(who: { email: string; role: string }): string {
+  return `${who.email} has the ${who.role} role; saving a team view needs operator. Save it as a personal view instead.`;
 }

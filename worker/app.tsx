@@ -17,6 +17,7 @@ import { pages } from "./routes/pages";
 import { problem, refuse } from "./routes/render";
 import { search } from "./routes/search";
 import { stuck } from "./routes/stuck";
+import { savedViews, views } from "./routes/views";
 import { securityHeaders } from "./security-headers";
 
 /**
@@ -48,6 +49,8 @@ app.all("/health", (c) => {
 });
 app.use("*", auth());
 app.use("*", csrf());
+// After auth: every page a browser loads knows the identity's saved views (nav), and a bare list restores its last one.
+app.use("*", savedViews());
 app.route("/", api);
 app.route("/", actions);
 app.route("/", agents);
@@ -59,6 +62,7 @@ app.route("/", exportRoute);
 app.route("/", pages);
 app.route("/", search);
 app.route("/", stuck);
+app.route("/", views);
 
 app.notFound((c) => problem(c, 404, `There is no page at ${c.req.path}.`));
 

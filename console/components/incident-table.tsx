@@ -10,23 +10,34 @@ export function reportedAttempts(i: Pick<IncidentRow, "kind" | "attempts" | "max
   return `${i.attempts}${i.maxAttempts ? ` / ${i.maxAttempts}` : ""}`;
 }
 
-/** Incidents as a table: the overview's worst list and the incidents page share it. */
-export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId: string; showFirstSeen?: boolean }) {
+/**
+ * The columns an incidents list can show besides the incident itself (always shown: it is the link), in order.
+ * `cols=` on /incidents picks some of them (console/pages/incidents.tsx has the chooser); none picked shows all.
+ */
+export const INCIDENT_COLUMNS = ["kind", "agent", "status", "attempts", "tokens", "reason", "firstSeen", "lastSeen"] as const;
+export type IncidentColumn = (typeof INCIDENT_COLUMNS)[number];
+
+/** Incidents as a table: the overview's worst list and the incidents page share it. `cols` limits the columns shown. */
+export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId: string; showFirstSeen?: boolean; cols?: readonly IncidentColumn[] }) {
+  const picked = props.cols?.length ? new Set<IncidentColumn>(props.cols) : null;
+  const show = (c: IncidentColumn) => (picked ? picked.has(c) : c !== "firstSeen" || Boolean(props.showFirstSeen));
   return (
-    <table data-testid={props.testId}>
+    <table data-testid={props.testId} data-cols={picked ? INCIDENT_COLUMNS.filter(show).join(",") : undefined}>
       <thead>
         <tr>
           <th>incident</th>
-          <th>kind</th>
-          <th>agent</th>
-          <th>status</th>
-          <th class="num">attempts</th>
-          <th class="num" title="model tokens its recovery re-spent">
-            tokens
-          </th>
-          <th>reason</th>
-          {props.showFirstSeen ? <th>first seen</th> : null}
-          <th>last seen</th>
+          {show("kind") ? <th>kind</th> : null}
+          {show("agent") ? <th>agent</th> : null}
+          {show("status") ? <th>status</th> : null}
+          {show("attempts") ? <th class="num">attempts</th> : null}
+          {show("tokens") ? (
+            <th class="num" title="model tokens its recovery re-spent">
+              tokens
+            </th>
+          ) : null}
+          {show("reason") ? <th>reason</th> : null}
+          {show("firstSeen") ? <th>first seen</th> : null}
+          {show("lastSeen") ? <th>last seen</th> : null}
         </tr>
       </thead>
       <tbody>
@@ -37,26 +48,34 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
                 {i.incidentId}
               </a>
             </td>
-            <td>{i.kind}</td>
-            <td>
-              <a href={agentHref(i)}>
-                {i.agentClass} · {i.agentName}
-              </a>
-            </td>
-            <td>
-              <Status value={i.status} label={incidentStatusLabel(i)} />
-            </td>
-            <td class="num">{reportedAttempts(i)}</td>
-            <td class="num">{i.respentInputTokens + i.respentOutputTokens ? (i.respentInputTokens + i.respentOutputTokens).toLocaleString("en-US") : "—"}</td>
-            <td>{i.reason ?? ""}</td>
-            {props.showFirstSeen ? (
+            {show("kind") ? <td>{i.kind}</td> : null}
+            {show("agent") ? (
+              <td>
+                <a href={agentHref(i)}>
+                  {i.agentClass} · {i.agentName}
+                </a>
+              </td>
+            ) : null}
+            {show("status") ? (
+              <td>
+                <Status value={i.status} label={incidentStatusLabel(i)} />
+              </td>
+            ) : null}
+            {show("attempts") ? <td class="num">{reportedAttempts(i)}</td> : null}
+            {show("tokens") ? (
+              <td class="num">{i.respentInputTokens + i.respentOutputTokens ? (i.respentInputTokens + i.respentOutputTokens).toLocaleString("en-US") : "—"}</td>
+            ) : null}
+            {show("reason") ? <td>{i.reason ?? ""}</td> : null}
+            {show("firstSeen") ? (
               <td>
                 <Ago t={i.firstSeen} now={props.now} />
               </td>
             ) : null}
-            <td>
-              <Ago t={i.lastSeen} now={props.now} />
-            </td>
+            {show("lastSeen") ? (
+              <td>
+                <Ago t={i.lastSeen} now={props.now} />
+              </td>
+            ) : null}
           </tr>
         ))}
       </tbody>

@@ -15,7 +15,7 @@ import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pau
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
-import { IncidentTable } from "../components/incident-table";
+import { INCIDENT_COLUMNS, type IncidentColumn, IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { RecoveryBudget } from "../components/recovery-budget";
@@ -32,7 +32,13 @@ import { incidentStatusLabel } from "../words";
 type Query = Record<string, string | undefined>;
 
 /** Incidents, filterable by kind, status, reason, agent and time, and groupable. The list refreshes by itself. */
-export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Page<IncidentRow>; groups: IncidentGroups | null }) {
+export function IncidentsPage(props: {
+  ctx: PageContext;
+  query: Query;
+  page: Page<IncidentRow>;
+  groups: IncidentGroups | null;
+  cols?: readonly IncidentColumn[];
+}) {
   const q = props.query;
   return (
     <Layout ctx={props.ctx} title="Incidents" active={LISTS.incidents}>
@@ -47,6 +53,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         <SelectFilter name="groupBy" label="group by" value={q.groupBy} options={INCIDENT_GROUPS} />
         {/* Kept through Apply: a list of incidents without a reason (the overview's "(no reason)" links here). */}
         {q.noReason ? <input type="hidden" name="noReason" value={q.noReason} /> : null}
+        <ColumnChooser cols={props.cols ?? []} />
       </FilterForm>
       <TimePresets path={LISTS.incidents} query={q} />
       <ExportLinks list="incidents" query={q} />
@@ -62,14 +69,20 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
       ) : null}
       {/* Refreshes by itself like the overview (every pollSeconds, paused while the tab is hidden: console.js), with the same filters and page. */}
       <div id="incidents-live" data-live hx-get={href("/partials/incidents", q)} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <IncidentsLive ctx={props.ctx} query={q} page={props.page} groups={props.groups} />
+        <IncidentsLive ctx={props.ctx} query={q} page={props.page} groups={props.groups} cols={props.cols} />
       </div>
     </Layout>
   );
 }
 
 /** The refreshing part of /incidents (an htmx fragment): the groups, the list and its pager. */
-export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Page<IncidentRow>; groups: IncidentGroups | null }) {
+export function IncidentsLive(props: {
+  ctx: PageContext;
+  query: Query;
+  page: Page<IncidentRow>;
+  groups: IncidentGroups | null;
+  cols?: readonly IncidentColumn[];
+}) {
   const q = props.query;
   return (
     <>
@@ -111,10 +124,24 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
           </table>
         </section>
       ) : null}
-      <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen />
+      <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen cols={props.cols} />
       {props.page.items.length === 0 ? <p class="muted">No incidents match.</p> : null}
       <Pager path={LISTS.incidents} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </>
+  );
+}
+
+/** Which of the list's columns to show (`cols=`, one checkbox each; none ticked shows them all). */
+function ColumnChooser(props: { cols: readonly IncidentColumn[] }) {
+  return (
+    <details class="column-chooser" data-testid="column-chooser">
+      <summary>columns</summary>
+      {INCIDENT_COLUMNS.map((c) => (
+        <label>
+          <input type="checkbox" name="cols" value={c} checked={props.cols.includes(c)} /> {c}
+        </label>
+      ))}
+    </details>
   );
 }
 

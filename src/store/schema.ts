@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * The single source of D1 table shapes. `npm run db:generate` turns this into
@@ -485,4 +485,36 @@ export const alertDeliveries = sqliteTable(
     index("alert_deliveries_created").on(t.createdAt, t.alertKey, t.channel),
     index("alert_deliveries_status").on(t.status, t.createdAt, t.alertKey, t.channel),
   ],
+);
+
+/**
+ * Saved views: a list's filters (its URL query) under a name. `shelf` says who sees the view: the owner's email
+ * for a personal view, '' for a team view (everyone). One index then answers both "the views I see"
+ * (`shelf IN (me, '')`, by name) and "is this name taken on that shelf". `owner` is who saved it (who may delete it).
+ */
+export const savedViews = sqliteTable(
+  "saved_views",
+  {
+    viewId: text("view_id").primaryKey(),
+    shelf: text("shelf").notNull(),
+    owner: text("owner").notNull(),
+    /** The list's name (console/links.ts LISTS key), not its path: paths may move, names stay. */
+    list: text("list").notNull(),
+    name: text("name").notNull(),
+    /** The list's query string, without paging (`status=open&kind=chat`). */
+    query: text("query").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("saved_views_shelf_name").on(t.shelf, t.name)],
+);
+
+/** The view each identity opened last, per list: what opening that list with no query restores. */
+export const viewLastUsed = sqliteTable(
+  "view_last_used",
+  {
+    email: text("email").notNull(),
+    list: text("list").notNull(),
+    viewId: text("view_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.email, t.list] })],
 );

@@ -134,6 +134,8 @@ const REAL: Record<string, () => string> = {
   batchId: () => `batch-${NONCE}`,
   // A list to download (/export/:list): hostile filters reach its read model as they reach the list's page.
   list: () => "runs",
+  // Nobody saved this view: its address and its delete answer 404 with a sentence.
+  viewId: () => `view-${NONCE}`,
 };
 
 function fill(pattern: string, params: string[], fuzzed: string | null, raw: string): string {

@@ -27,6 +27,8 @@ const PARAMS: Record<string, () => string> = {
   runId: () => session.runId,
   name: () => session.name,
   batchId: () => batchId,
+  // No such view: its address answers 404 with a sentence, deleting it 404 too.
+  viewId: () => "no-such-view",
 };
 
 const ROUTES = [...new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${r.path}`))].map((key) => {

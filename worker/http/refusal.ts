@@ -6,7 +6,7 @@ import { ANSWER_VARY, answerForm } from "./answer";
 
 /**
  * The codes a refusal can carry on the wire, by who refuses: the admin client's typed errors, sign-in and
- * roles (worker/auth), CSRF, and the console's own (`method_not_allowed`; `config_invalid` while a setting is refused;
+ * roles (worker/auth), CSRF, and the console's own (`method_not_allowed`; `name_taken` / `shelf_full` for saved views; `config_invalid` while a setting is refused;
  * `internal` for our own failure).
  */
 export type RefusalCode =
@@ -23,6 +23,8 @@ export type RefusalCode =
   | "csrf_missing"
   | "csrf_invalid"
   | "method_not_allowed"
+  | "name_taken"
+  | "shelf_full"
   | "config_invalid"
   | "internal";
 

@@ -1,11 +1,12 @@
 import type { Context } from "hono";
+import type { ListViewContext } from "../../console/components/views";
 import type { PageContext } from "../../console/layout";
 import { type AuthEnv, csrfHxHeaders, csrfToken, DEV_AUTH_BANNER } from "../auth";
 import { consoleConfig } from "../config";
 import { answerForm } from "../http/answer";
 
-/** The console's Hono environment: bindings plus what auth() established. */
-export type ConsoleEnv = AuthEnv;
+/** The console's Hono environment: bindings, what auth() established, and a list page's saved-view state (worker/routes/views.tsx). */
+export type ConsoleEnv = { Bindings: AuthEnv["Bindings"]; Variables: AuthEnv["Variables"] & { listView?: ListViewContext } };
 export type ConsoleContext = Context<ConsoleEnv>;
 
 /** Everything a page needs to know about the request, from auth and configuration. */
@@ -19,6 +20,7 @@ export function pageContext(c: ConsoleContext): PageContext {
     pollSeconds: settings.pollSeconds,
     traceUrl: settings.apmTraceUrl,
     now: Date.now(),
+    listView: c.var.listView,
   };
 }
 

@@ -1,5 +1,7 @@
 import { Hono } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
+import { z } from "zod";
+import { INCIDENT_COLUMNS } from "../../console/components/incident-table";
 import type { PageContext } from "../../console/layout";
 import { detailHref, LISTS } from "../../console/links";
 import { EventsPage } from "../../console/pages/events";
@@ -37,6 +39,7 @@ import {
   topReasons,
 } from "../../src/store/read-models";
 import { BadRequest } from "../../src/store/read-models/errors";
+import { commaList } from "../../src/store/read-models/filters";
 import type { Page } from "../../src/store/read-models/paging";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
@@ -102,23 +105,31 @@ pages.get("/", async (c) => {
 });
 pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
 
-/** The incidents list and its groups for the URL's filters (validated by the read models). */
+/** `cols=` on /incidents: the columns to show, comma-separated or repeated (the chooser's checkboxes); none: all. */
+const incidentCols = commaList(z.array(z.enum(INCIDENT_COLUMNS, { error: `cols must name columns among ${INCIDENT_COLUMNS.join(", ")}` })).optional());
+
+/** The incidents list and its groups for the URL's filters (validated by the read models), and the columns to show. */
 async function incidentsOf(c: ConsoleContext) {
   const q = query(c);
+  // Repeated checkboxes arrive as cols=a&cols=b: one comma list from here on, so links and the live partial keep them all.
+  const colsGiven = c.req.queries("cols");
+  if (colsGiven) q.cols = colsGiven.join(",");
+  const cols = incidentCols.safeParse(q.cols);
+  if (!cols.success) throw new BadRequest(cols.error.issues.map((i) => i.message).join("; "));
   if (q.groupBy && !(INCIDENT_GROUPS as readonly string[]).includes(q.groupBy)) throw new BadRequest(`groupBy must be one of ${INCIDENT_GROUPS.join(", ")}`);
   const [list, groups] = await Promise.all([listIncidents(c.env.DB, q, paging(q)), q.groupBy ? groupIncidents(c.env.DB, q, q.groupBy as never) : null]);
-  return { q, list, groups };
+  return { q, list, groups, cols: cols.data ?? [] };
 }
 
 pages.get("/incidents", async (c) => {
-  const { q, list, groups } = await incidentsOf(c);
+  const { q, list, groups, cols } = await incidentsOf(c);
   if (wantsJson(c)) return c.json(list);
-  return page(c, <IncidentsPage ctx={pageContext(c)} query={q} page={list} groups={groups} />);
+  return page(c, <IncidentsPage ctx={pageContext(c)} query={q} page={list} groups={groups} cols={cols} />);
 });
 /** The refreshing part of /incidents, for the same filters (the page polls it). */
 pages.get("/partials/incidents", async (c) => {
-  const { q, list, groups } = await incidentsOf(c);
-  return c.html(<IncidentsLive ctx={pageContext(c)} query={q} page={list} groups={groups} />);
+  const { q, list, groups, cols } = await incidentsOf(c);
+  return c.html(<IncidentsLive ctx={pageContext(c)} query={q} page={list} groups={groups} cols={cols} />);
 });
 
 /** Events by type and time: what the overview's chart and rollup figures count. */

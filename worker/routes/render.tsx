@@ -13,6 +13,7 @@ const TITLES: Partial<Record<Refusal["status"], string>> = {
   403: "Refused",
   404: "Not found",
   405: "Method not allowed",
+  409: "Conflict",
   500: "Something went wrong",
 };
 

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
+import { saveView } from "../../../src/store/views";
 import { app } from "../../../worker/app";
 import { rejectionOf } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
@@ -18,6 +19,7 @@ import {
   type StalledSession,
   stalledSession,
   USERS,
+  uid,
   type Who,
 } from "./harness";
 
@@ -25,7 +27,7 @@ import {
 // viewer and operator, against the real Worker with real Access tokens. The table below is checked
 // against the routes the app actually registers, so a new route must be added here to pass.
 
-type Fixture = { session: StalledSession; incidentId: string; victim: StalledSession; batchId: string; bulkReason: string };
+type Fixture = { session: StalledSession; incidentId: string; victim: StalledSession; batchId: string; bulkReason: string; teamViewId: string };
 const enc = encodeURIComponent;
 
 type Base = { method: "GET" | "POST"; pattern: string; url: (fx: Fixture) => string };
@@ -50,6 +52,11 @@ type Route =
    * texts; 403 for a viewer, saying `viewerSees`. `form` is what is posted (default nothing).
    */
   | (Base & { kind: "operate"; shows: string[]; form?: (fx: Fixture) => Record<string, string>; okStatus?: number; viewerSees?: string })
+  /**
+   * A change to the caller's own things (saved views): any signed-in role may make it, answered `okStatus` (JSON).
+   * `urlAs` readies a target of the caller's own (default: `url`).
+   */
+  | (Base & { kind: "personal"; form: () => Record<string, string>; okStatus: number; urlAs?: (who: "viewer" | "operator") => Promise<string> })
   /** A dev-mode helper: does not exist in access mode. */
   | (Base & { kind: "dev" });
 
@@ -287,6 +294,39 @@ const ROUTES: Route[] = [
     },
     done: /Resolve op done\.<\/strong> Op \S+ \(tool\.charge_card\) is recorded as resolved: it did not run\./,
   },
+  { kind: "read", method: "GET", pattern: "/views", url: () => "/views", shows: (fx) => ["Saved views", fx.teamViewId] },
+  { kind: "read", method: "GET", pattern: "/partials/views", url: () => "/partials/views", shows: (fx) => [`data-view-id="${fx.teamViewId}"`] },
+  // Followed to the list it opens: the incidents, marked with the view.
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/views/:viewId",
+    url: (fx) => `/views/${fx.teamViewId}`,
+    shows: (fx) => ['data-testid="incidents"', `data-testid="view-marker" data-view-id="${fx.teamViewId}"`],
+  },
+  {
+    kind: "personal",
+    method: "POST",
+    pattern: "/views",
+    url: () => "/views",
+    okStatus: 201,
+    form: () => ({ name: `matrix ${uid()}`, list: "incidents", query: "status=open" }),
+  },
+  // Also undoes what opening the team view above recorded: the viewer's and operator's bare /incidents is unfiltered again.
+  { kind: "personal", method: "POST", pattern: "/views/forget", url: () => "/views/forget", okStatus: 200, form: () => ({ list: "incidents" }) },
+  {
+    kind: "personal",
+    method: "POST",
+    pattern: "/views/:viewId/delete",
+    url: (fx) => `/views/${fx.teamViewId}/delete`,
+    okStatus: 200,
+    form: () => ({}),
+    urlAs: async (who) => {
+      const r = await saveView(env.DB, { owner: USERS[who], shelf: "personal", list: "runs", name: `matrix delete ${uid()}`, query: "" }, Date.now());
+      if (!r.ok) throw new Error(r.reason);
+      return `/views/${r.view.viewId}/delete`;
+    },
+  },
 ];
 
 /** The status each kind of route answers each caller. */
@@ -296,6 +336,7 @@ function expectedStatus(route: Route, who: Who): number {
   if (who === "norole") return 403;
   if (route.kind === "read") return 200;
   if (route.kind === "operate" && who === "operator") return route.okStatus ?? 200;
+  if (route.kind === "personal") return route.okStatus;
   return who === "operator" ? 200 : 403;
 }
 
@@ -311,7 +352,13 @@ beforeAll(async () => {
     exhaustedChatIncident(),
     bulkBatch("matrix"),
   ]);
-  fx = { session, victim, incidentId: incident.incidentId, batchId: batch.batchId, bulkReason: batch.reason };
+  const team = await saveView(
+    env.DB,
+    { owner: USERS.operator, shelf: "team", list: "incidents", name: `matrix team ${uid()}`, query: "status=exhausted" },
+    Date.now(),
+  );
+  if (!team.ok) throw new Error(team.reason);
+  fx = { session, victim, incidentId: incident.incidentId, batchId: batch.batchId, bulkReason: batch.reason, teamViewId: team.view.viewId };
 }, 60_000);
 
 describe("the route table", () => {
@@ -410,6 +457,15 @@ describe.each(ROUTES)("$method $pattern", (route) => {
       expect(res.status).toBe(expected);
       if (who === "operator") for (const s of route.shows) expect(text).toContain(s);
       if (who === "viewer") expect(text).toContain(route.viewerSees ?? "viewer@example.com has the viewer role; this needs the operator role");
+      return;
+    }
+
+    if (route.kind === "personal") {
+      const url = route.urlAs && (who === "viewer" || who === "operator") ? await route.urlAs(who) : route.url(fx);
+      const res = await postForm(url, who, route.form(), { csrf, headers: { Accept: "application/json" } });
+      const text = await res.text();
+      expect(res.status).toBe(expected);
+      if (who === "viewer" || who === "operator") expect(JSON.parse(text)).toMatchObject({ ok: true });
       return;
     }
 
