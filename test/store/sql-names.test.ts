@@ -18,6 +18,8 @@ describe("sql-names", () => {
       seqMax: "seq_max",
       seqSeen: "seq_seen",
       listedAt: "listed_at",
+      alarmFirstAt: "alarm_first_at",
+      alarmLastAt: "alarm_last_at",
     });
     expect(names(schema.deadLetters)).toEqual({
       $table: "dead_letters",
@@ -41,7 +43,7 @@ describe("sql-names", () => {
   });
 
   it("names exactly the tables and columns of the migrated D1 database", async () => {
-    expect(TABLES.length).toBe(12);
+    expect(TABLES.length).toBe(17);
     for (const t of TABLES) {
       const { $table, ...cols } = names(t);
       const info = await env.DB.prepare(`PRAGMA table_info(${$table})`).all<{ name: string }>();

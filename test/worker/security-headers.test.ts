@@ -29,6 +29,8 @@ const PARAMS: Record<string, () => string> = {
   batchId: () => batchId,
   // No such view: its address answers 404 with a sentence, deleting it 404 too.
   viewId: () => "no-such-view",
+  // A list to download (/export/:list).
+  list: () => "runs",
 };
 
 const ROUTES = [...new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${r.path}`))].map((key) => {
