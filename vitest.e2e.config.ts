@@ -10,7 +10,10 @@ export default defineConfig({
   test: {
     include: ["test/e2e/**/*.e2e.test.ts"],
     environment: "node",
-    fileParallelism: false,
+    // Two files at a time: most of an e2e file is waiting (wrangler dev starting, agents recovering, polls), not
+    // CPU. Each file has its own port (its inspector on port + 10000), persist dir and generated configs.
+    fileParallelism: true,
+    maxWorkers: 2,
     testTimeout: 180_000,
     hookTimeout: 120_000,
   },

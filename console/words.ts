@@ -75,3 +75,14 @@ export function viewRefusalSentence(reason: "not_found" | "not_permitted", viewI
 export function teamViewRoleSentence(who: { email: string; role: string }): string {
   return `${who.email} has the ${who.role} role; saving a team view needs operator. Save it as a personal view instead.`;
 }
+
+/** Labels as one phrase: "a", "a and b", "a, b and c". */
+export function listWords(labels: readonly string[]): string {
+  return labels.length < 2 ? (labels[0] ?? "") : `${labels.slice(0, -1).join(", ")} and ${labels.at(-1)}`;
+}
+
+/** What a role may not do on this page, and why, in one sentence: "Force idle and trigger alarm need the operator role; …". */
+export function withheldActionsSentence(labels: readonly string[], role: string): string {
+  const phrase = listWords(labels.map((l, i) => (i ? l.toLowerCase() : l)));
+  return `${phrase} need${labels.length === 1 ? "s" : ""} the operator role; you are signed in as a ${role}.`;
+}

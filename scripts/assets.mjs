@@ -51,7 +51,12 @@ export function buildAssets({ root, staticDir, outDir, manifestFile, vendor = VE
     manifest[name] = `${ASSET_PREFIX}${file}`;
     keep.add(file);
   }
-  for (const name of readdirSync(staticDir)) if (name.startsWith("_")) copyFileSync(path.join(staticDir, name), path.join(outDir, name));
+  // Config files are rewritten only when changed, like the manifest: a running wrangler dev watches them.
+  for (const name of readdirSync(staticDir)) {
+    if (!name.startsWith("_")) continue;
+    const [src, out] = [path.join(staticDir, name), path.join(outDir, name)];
+    if (!existsSync(out) || !readFileSync(src).equals(readFileSync(out))) copyFileSync(src, out);
+  }
   for (const file of readdirSync(assetsDir)) if (!keep.has(file)) rmSync(path.join(assetsDir, file));
   const json = `${JSON.stringify(manifest, null, 2)}\n`;
   // Unchanged manifests are not rewritten: a rewrite would make a running wrangler dev rebuild the Worker.

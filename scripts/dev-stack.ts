@@ -74,11 +74,12 @@ export function prepareDevStack(o: DevStackOptions): DevStack {
   if (agentClasses.length === 0) throw new Error(`${o.app} declares no Durable Object classes of its own: nothing for the console to observe`);
   const consoleName = readWranglerConfig(fromRoot("wrangler.jsonc")).name;
   const consoleFile = writeGeneratedConfig(
-    `console.${app.name}.jsonc`,
+    // Named per port too: two stacks of one app on this machine (e2e files run in parallel) each keep their own vars.
+    `console.${app.name}.${o.port}.jsonc`,
     deriveConsoleConfig({ agents: agentClasses.map((className) => ({ className, scriptName: app.name })), vars: o.consoleVars ?? {} }),
   );
   const prefix = o.appPrefix ?? "/app";
-  const gatewayFile = writeGeneratedConfig(`gateway.${app.name}.jsonc`, {
+  const gatewayFile = writeGeneratedConfig(`gateway.${app.name}.${o.port}.jsonc`, {
     name: "dev-gateway",
     main: path.join(repoRoot, "scripts/dev-gateway/index.ts"),
     compatibility_date: "2026-11-01",

@@ -10,6 +10,7 @@ import {
   type VerifiedResult,
 } from "../../src/admin-rpc/contract";
 import { describeBusy } from "../../src/admin-rpc/verify";
+import { withheldActionsSentence } from "../words";
 import { Status } from "./status";
 
 /** The agent page's live panel: an action's answer re-renders it from the verified after-state (out of band). */
@@ -96,9 +97,11 @@ export function AdminActions(props: {
   const offered = AGENT_ACTION_NAMES.filter((a) => mayTake(props.role, a));
   const withheld = AGENT_ACTION_NAMES.filter((a) => !mayTake(props.role, a));
   const notice = withheld.length ? (
-    <p class="muted actions">
-      {withheld.map((a, i) => (i ? ADMIN_ACTIONS[a].label.toLowerCase() : ADMIN_ACTIONS[a].label)).join(" and ")} need{withheld.length === 1 ? "s" : ""} the
-      operator role; you are signed in as a {props.role}.
+    <p class="muted actions" data-testid="actions-withheld" data-actions={withheld.join(" ")}>
+      {withheldActionsSentence(
+        withheld.map((a) => ADMIN_ACTIONS[a].label),
+        props.role,
+      )}
     </p>
   ) : null;
   if (!offered.length) return notice;

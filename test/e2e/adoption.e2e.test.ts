@@ -103,11 +103,17 @@ it("a new user packs, installs and typechecks the packages, and the console sees
   const persistDir = path.join(root, "state");
   mkdirSync(packs);
 
-  // 1. Pack both packages, as they would be published (prepack builds them).
+  // 1. Pack both packages as they would be published, from the dist/ the test command built before the suites.
+  // Not through prepack: it empties and rebuilds dist/, which the other e2e files' running wrangler dev watch
+  // (their demo fleet would reload mid-test). `npm run packages:check` runs prepack as publishing does.
   const tarballs = await phase("pack", async () => {
-    const r = await run("npm", ["pack", "-w", "@agent-oncall/telemetry", "-w", "@agent-oncall/admin-rpc", "--pack-destination", packs, "--json"], {
-      cwd: repoRoot,
-    });
+    const r = await run(
+      "npm",
+      ["pack", "--ignore-scripts", "-w", "@agent-oncall/telemetry", "-w", "@agent-oncall/admin-rpc", "--pack-destination", packs, "--json"],
+      {
+        cwd: repoRoot,
+      },
+    );
     expect(r.code, `npm pack failed:\n${r.stdout}\n${r.stderr}`).toBe(0);
     const out = JSON.parse(r.stdout.slice(r.stdout.indexOf("["))) as { name: string; filename: string }[];
     const file = (name: string) => path.join(packs, out.find((p) => p.name === name)!.filename);

@@ -12,7 +12,7 @@ import { CHAT_TURN_STATUS, FIBER_STATUS, mapSdkState, TASK_STATE } from "@agent-
 import { afterAll, expect, it } from "vitest";
 import { type DevServer, startDev, stop, until } from "./wrangler-dev";
 
-const PORT = 8851;
+const PORT = 8856;
 const APP = "test/fixtures/foreign-fleet/wrangler.jsonc";
 const servers: DevServer[] = [];
 afterAll(async () => {

@@ -19,7 +19,14 @@ export async function startDev(opts: { port: number; persistDir?: string; vars?:
   const vars = { AUTH_MODE: "dev", DEV_USER: "e2e@example.com", DEV_ROLE: "operator", POLL_SECONDS: "2", ...opts.vars };
   // The static files as the sources are now, so an edited script is what the browser gets.
   buildConsoleAssets(root);
-  const stack = prepareDevStack({ app: opts.app ?? DEMO_FLEET_CONFIG, port: opts.port, persistTo: persistDir, consoleVars: vars });
+  // Its own inspector port (e2e files run two at a time): the stack's port + 10000.
+  const stack = prepareDevStack({
+    app: opts.app ?? DEMO_FLEET_CONFIG,
+    port: opts.port,
+    persistTo: persistDir,
+    consoleVars: vars,
+    inspectorPort: opts.port + 10_000,
+  });
   // detached: its own process group, so the whole tree (npx → wrangler → workerd) can be signalled at once.
   const proc = spawn("npx", stack.args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } });
   const logs: string[] = [];

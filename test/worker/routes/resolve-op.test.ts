@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
+import { AGENT_ACTION_NAMES } from "../../../src/admin-rpc/actions";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { ambiguousCharge, auditOf, csrfFor, exhaustedChatIncident, getText, postForm, registerAgent, uid } from "./harness";
@@ -155,7 +156,8 @@ describe("the pages that offer it", () => {
     expect(page.text.slice(page.text.indexOf('data-testid="incident-ops"'))).toContain(s.opId);
 
     const asViewer = await getText(`/incidents/${encodeURIComponent(incident!.incident_id)}`, "viewer");
-    expect(asViewer.text).toContain("Force idle and trigger alarm need the operator role; you are signed in as a viewer.");
+    // A viewer is offered none of the agent's actions, and told so.
+    expect(asViewer.text).toContain(`data-testid="actions-withheld" data-actions="${AGENT_ACTION_NAMES.join(" ")}"`);
     expect(asViewer.text).toContain("Resolving an op needs the operator role");
   });
 
