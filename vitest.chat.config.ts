@@ -26,6 +26,6 @@ export default defineConfig(() =>
   }).then((c) => ({
     ...c,
     // One workerd per worker, reused across files (test/main-suite.ts says why); test/apply-migrations.ts empties the store per file.
-    test: { ...c.test, isolate: false },
+    test: { ...c.test, isolate: false, maxWorkers: 4 },
   })),
 );
