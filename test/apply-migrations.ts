@@ -35,7 +35,9 @@ async function emptyStores(): Promise<void> {
     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
   ).all<{ name: string }>();
   if (results.length) await env.DB.batch(results.map(({ name }) => env.DB.prepare(`DELETE FROM "${name}"`)));
-  for (const bucket of [env.HISTORY, env.BACKUPS]) {
+  // The bench worker binds no BACKUPS bucket.
+  for (const bucket of [env.HISTORY, env.BACKUPS as R2Bucket | undefined]) {
+    if (!bucket) continue;
     for (let cursor: string | undefined; ; ) {
       const page = await bucket.list({ limit: 1000, ...(cursor ? { cursor } : {}) });
       if (page.objects.length) await bucket.delete(page.objects.map((o) => o.key));
