@@ -118,6 +118,15 @@ export async function alarmRates(
   return { items, rowsRead: rowsReadOf(r) };
 }
 
+/**
+ * How many agents are flagged as alarm loops now (the overview's card; /awake?resident=idle lists them), counted up
+ * to the awake list's length (`capped` when it is reached). Reads what alarmRates reads.
+ */
+export async function countAlarmLoops(db: D1Database, now = Date.now()): Promise<{ n: number; capped: boolean; rowsRead: number }> {
+  const { items, rowsRead } = await alarmRates(db, { now, loopsOnly: true });
+  return { n: items.length, capped: items.length >= AWAKE_LIMIT, rowsRead };
+}
+
 /** Eviction of an idle Durable Object: after about 70 to 140 s without a request, alarm or open connection (the SDK's keepAlive docs). */
 export const IDLE_EVICTION_MS = { low: 70_000, high: 140_000 } as const;
 const DAY_MS = 86_400_000;
