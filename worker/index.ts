@@ -1,6 +1,7 @@
 import { instrument } from "@microlabs/otel-cf-workers";
 import { runHistoryRetention } from "../src/store/history/retention";
 import { runRetention } from "../src/store/retention";
+import { alertAlarmLoopsInBackground } from "./alerts/alarm-loop";
 import { alertBudgetInBackground } from "./alerts/budget";
 import { handleAlertBatch } from "./alerts/consumer";
 import { alertDeployStormsInBackground } from "./alerts/deploy-storm";
@@ -37,6 +38,7 @@ const cronJobs: Record<CronKey, (env: Env, ctx: ExecutionContext) => void> = {
     ctx.waitUntil(alertStuckInBackground(env));
     ctx.waitUntil(alertDeployStormsInBackground(env));
     ctx.waitUntil(alertBudgetInBackground(env));
+    ctx.waitUntil(alertAlarmLoopsInBackground(env));
   },
   retention: (env, ctx) => {
     const { retention, ingest } = consoleConfig(env);

@@ -31,6 +31,8 @@ export type OverviewData = {
   deploys: Deploy[];
   /** Open incidents forecast to exhaust within the configured window (EXHAUST_FORECAST_MINUTES), soonest first. */
   exhausting: ExhaustingSoon;
+  /** Agents whose alarm keeps firing with nothing to do (the awake list's loops), capped at that list's length. */
+  alarmLoops: { n: number; capped: boolean };
 };
 
 /** The on-call overview: the four numbers that matter, the trend, and the way to the worst incident. */
@@ -67,7 +69,7 @@ function Figure(props: { href: string; value: { n: number; capped: boolean }; of
 
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
-  const { counts, series, reasons, worst, stuck, deploys, exhausting } = props.data;
+  const { counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops } = props.data;
   const inc = overviewIncidentFilters(counts.window.since);
   const cards: [string, string, { n: number; capped: boolean }, boolean, "tokens" | undefined][] = [
     ["Running runs", listHref("runs", { outcome: "running" }), counts.running, false, undefined],
@@ -85,6 +87,8 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
     ],
     // Agents, not events: the list it links to has one row per agent (each row says how many of its events are missing).
     ["Agents with missing events", listHref("agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0, undefined],
+    // Agents, each kept awake by an alarm that keeps firing with nothing to do: the awake list's loops.
+    ["Alarm loops", listHref("awake", { resident: "idle" }), alarmLoops, alarmLoops.n > 0, undefined],
   ];
   return (
     <>

@@ -36,3 +36,11 @@ export type RunKind = (typeof RUN_KINDS)[number];
 
 /** Longest Worker version an event carries (`ver`): a version_metadata id is a 36-character UUID; a configured value is cut here. */
 export const MAX_VERSION_CHARS = 100;
+
+/**
+ * How often at most one callback's alarm firings ship (`schedule.executed`), per agent isolate: its first firing
+ * ships at once, later ones are counted in memory and ship as one event with `count` at the first firing after
+ * this window (alarm-firings.ts). A loop every 30 s then sends 12 events an hour, not 120. Ingest and the awake
+ * read model know it: a loop's last reported firing can be this old while it still fires.
+ */
+export const ALARM_COALESCE_MS = 5 * 60_000;

@@ -335,9 +335,15 @@ export const payloadSchemas = {
   // Runtime housekeeping
   /**
    * A schedule's callback ran (`schedule:execute`, first attempt): the alarm fired for it. What the console counts
-   * to see an alarm that keeps firing with nothing to do (its rate per agent), never a run of its own.
+   * to see an alarm that keeps firing with nothing to do (its rate per agent), never a run of its own. `count`:
+   * the firings of this callback the event stands for (alarm-firings.ts ships at most one per ALARM_COALESCE_MS),
+   * the last of them at the event's time; absent means 1 (older senders). `scheduleId` is that last firing's.
    */
-  "schedule.executed": z.object({ callback: z.string().min(1).max(200), scheduleId: z.string().min(1).max(200) }),
+  "schedule.executed": z.object({
+    callback: z.string().min(1).max(200),
+    scheduleId: z.string().min(1).max(200),
+    count: z.number().int().min(1).max(1_000_000).optional(),
+  }),
   "alarm.memory_limit_reset": z.object({
     strikes: count,
     limit: count,

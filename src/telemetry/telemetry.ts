@@ -1,3 +1,4 @@
+import { AlarmFirings } from "./alarm-firings.js";
 import { ChatTurns, readTaskRun } from "./chat-turns.js";
 import type { OtlpTarget } from "./config.js";
 import { MAX_VERSION_CHARS, SCHEMA_VERSION } from "./constants.js";
@@ -28,6 +29,8 @@ export type TelemetryStats = {
   tooLarge: number;
   /** Reads of the SDK's own records made to complete an event (sdk-reads.ts): one primary-key row each. */
   sdkReads: number;
+  /** Alarm firings counted but not shipped yet (alarm-firings.ts): they ship with the callback's next event. */
+  alarmFiringsHeld: number;
   lastError: string | null;
   otlp: { exported: number; failed: number; dropped: number } | null;
 };
@@ -65,6 +68,11 @@ export type TelemetryOptions = {
    * reads it), or a value of your own (a release tag). Null or blank: events carry none. Cut to MAX_VERSION_CHARS.
    */
   version?: string | null;
+  /**
+   * How often at most one callback's alarm firings ship (ms; default ALARM_COALESCE_MS, 5 minutes): the first at
+   * once, the rest counted in memory and shipped as one `schedule.executed` with `count` (alarm-firings.ts).
+   */
+  alarmWindowMs?: number;
 };
 
 const MEMORY_CAP = 1000;
@@ -107,6 +115,8 @@ export class Telemetry {
 
   /** Which user turn each chat event belongs to (chat-turns.ts). */
   readonly #chat: ChatTurns;
+  /** Alarm firings held back per callback (alarm-firings.ts). */
+  readonly #alarms: AlarmFirings;
 
   constructor(opts: TelemetryOptions) {
     this.source = opts.source;
@@ -117,6 +127,7 @@ export class Telemetry {
     this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
     this.#keepAlive = opts.keepAlive;
     this.#flushDelayMs = opts.flushDelayMs ?? 100;
+    this.#alarms = new AlarmFirings(opts.alarmWindowMs);
     this.#mask = createMasker(opts.redact);
     this.#version = opts.version?.trim().slice(0, MAX_VERSION_CHARS) || null;
     if (opts.signingSecret) {
@@ -177,8 +188,10 @@ export class Telemetry {
   emitSdk(raw: unknown, record: SdkRecord = {}, id?: string): void {
     try {
       this.#noteChatFailure(raw);
-      const event = normalizeSdkEvent(raw as never, this.source, this.#mask, record, { keepChatCarriers: true });
+      let event = normalizeSdkEvent(raw as never, this.source, this.#mask, record, { keepChatCarriers: true });
       if (event && id) event.id = id;
+      // An alarm that keeps firing ships its firings as counts, at most one event per callback and window.
+      if (event?.type === "schedule.executed") event = this.#alarms.admit(event as TelemetryEvent<"schedule.executed">);
       // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
@@ -439,6 +452,7 @@ export class Telemetry {
   async settle(): Promise<void> {
     while (this.#reading.size) await Promise.all([...this.#reading]);
     this.#flushStashes();
+    for (const held of this.#alarms.drain()) this.emit(held);
     await this.flush();
     await this.#spans?.forceFlush();
   }
@@ -459,7 +473,7 @@ export class Telemetry {
     } catch {
       /* storage unavailable: report memory only */
     }
-    return { ...this.#stats, pending, otlp: this.#spans?.stats() ?? null };
+    return { ...this.#stats, pending, alarmFiringsHeld: this.#alarms.pending(), otlp: this.#spans?.stats() ?? null };
   }
 
   #fail(stage: string, e: unknown): void {

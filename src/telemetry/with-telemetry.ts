@@ -43,6 +43,11 @@ export type WithTelemetryOptions = {
   versionBinding?: string | undefined;
   /** A version of your own (a release tag) for every event, used instead of the version metadata binding. */
   version?: string | undefined;
+  /**
+   * How often at most one schedule callback's alarm firings ship, in ms (default ALARM_COALESCE_MS, 5 minutes):
+   * its first firing at once, later ones counted in memory and shipped as one `schedule.executed` with `count`.
+   */
+  alarmWindowMs?: number | undefined;
 };
 
 /** The version an agent's events carry: the configured value, else the version metadata binding's id, else none. */
@@ -108,6 +113,7 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           activeChatRecoveryRoot: () => activeChatRecoveryRoot(this),
           signingSecret: signingSecret(env[options.signingSecretVar ?? "TELEMETRY_SIGNING_SECRET"]),
           version: workerVersion(env, options),
+          ...(options.alarmWindowMs !== undefined ? { alarmWindowMs: options.alarmWindowMs } : {}),
           redact: [
             ...(options.redact ?? []),
             ...parseRedactPatterns(env[options.redactPatternsVar ?? "TELEMETRY_REDACT_PATTERNS"], (entry, error) =>

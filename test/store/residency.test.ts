@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry/contract";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { ALARM_EVENT, alarmRates, IDLE_EVICTION_MS, residentEstimate, unionMs } from "../../src/store/read-models/residency";
+import { AlarmFirings } from "../../src/telemetry/alarm-firings";
 import { makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
 import { ingestWithCost } from "./store-helpers";
@@ -110,5 +112,44 @@ describe("what an alarm firing costs D1", () => {
     expect(alarm.stored).toBe(1);
     expect(alarm.rowsWrittenByTable.agents).toBe(other.rowsWrittenByTable.agents);
     expect(alarm.rowsWritten).toBe(other.rowsWritten);
+  });
+
+  it("costs a 30-second loop about a tenth of the rows once its firings ship as counts, at the same rate", async () => {
+    const base = Math.floor((Date.now() - 2 * 3_600_000) / 300_000) * 300_000;
+    const hour = Array.from({ length: 120 }, (_, i) => base + i * 30_000);
+    const at = (agentName: string, t: number, count?: number) =>
+      makeEvent("schedule.executed", { callback: "tick", scheduleId: `s-${t}`, ...(count ? { count } : {}) }, { agentName, time: t });
+    // An hour of firings, one batch per shipped event: every firing (before), or what the agent ships by default (after).
+    const each = `alarm-each-${uid()}`;
+    const counted = `alarm-counted-${uid()}`;
+    const coalescer = new AlarmFirings();
+    let before = 0;
+    let after = 0;
+    let shipped = 0;
+    for (const t of hour) {
+      before += (await ingestWithCost([at(each, t)], t + 1000)).rowsWritten;
+      const e = coalescer.admit(at(counted, t) as TelemetryEvent<"schedule.executed">);
+      if (!e) continue;
+      shipped++;
+      const r = await ingestWithCost([e], t + 1000);
+      expect(r.stored).toBe(1);
+      after += r.rowsWritten;
+      // A redelivery counts nothing more.
+      await ingestWithCost([e], t + 2000);
+    }
+    const now = hour.at(-1)! + 10_000;
+    const rate = async (agentName: string) => (await alarmRates(env.DB, { agent: { agentClass: "ProbeAgent", agentName }, now })).items[0]!;
+    const [a, b] = [await rate(each), await rate(counted)];
+    console.log(
+      `[alarm-cost] an hour of a 30 s loop: 120 events, ${before} rows (${(before / 120).toFixed(2)}/firing) shipped one per firing; ` +
+        `${shipped} events, ${after} rows (${(after / 120).toFixed(2)}/firing) as counts; ${a.perHour.toFixed(1)}/h vs ${b.perHour.toFixed(1)}/h`,
+    );
+    expect(shipped).toBeLessThanOrEqual(13);
+    expect(after * 5).toBeLessThan(before);
+    // Every firing up to the last shipped one is counted, and both measure the loop's 120 an hour.
+    expect(a).toMatchObject({ firings: 120, firstAt: base, loop: true });
+    expect(b).toMatchObject({ firings: 120 - coalescer.pending(), firstAt: base, loop: true });
+    expect(Math.abs(b.perHour - 120) / 120).toBeLessThan(0.1);
+    expect(a.perHour).toBeCloseTo(120, 6);
   });
 });

@@ -152,12 +152,12 @@ const G = names(schema.eventSegments);
 const RS = names(schema.respentRollups);
 
 /**
- * Adds each incoming event to its rollup bucket, but only events not stored yet (segments.ts storedSql). It must
+ * Adds each incoming event to its rollup bucket (`n` occurrences: 1, or an alarm event's count), but only events not stored yet (segments.ts storedSql). It must
  * run BEFORE the segment insert of the same transaction: that is what makes a redelivered event count zero
  * times. Events inside one call must be distinct (projectionStatements dedupes them first).
  */
 const ROLLUPS_SQL = `INSERT INTO ${R.$table} (${R.bucket}, ${R.type}, ${R.dim}, ${R.n}, ${R.amount})
-SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.${R.type}', j.value ->> '$.${R.dim}', COUNT(*), COALESCE(SUM(j.value ->> '$.${R.amount}'), 0) FROM json_each(?1) j
+SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.${R.type}', j.value ->> '$.${R.dim}', SUM(j.value ->> '$.${R.n}'), COALESCE(SUM(j.value ->> '$.${R.amount}'), 0) FROM json_each(?1) j
 WHERE NOT ${storedSql("j.value ->> '$.agent_class'", "j.value ->> '$.agent_name'", "j.value ->> '$.k'", "j.value ->> '$.alt'", "j.value ->> '$.id'")}
 GROUP BY 1, 2, 3
 ON CONFLICT(${R.bucket}, ${R.type}, ${R.dim}) DO UPDATE SET ${R.n} = ${R.$table}.${R.n} + excluded.${R.n}, ${R.amount} = ${R.$table}.${R.amount} + excluded.${R.amount}`;

@@ -22,8 +22,11 @@ import { compactEvent, type SegmentKey, type SegmentRow, segmentRows, sumKey } f
 
 export type BatchRows = { events: SegmentRow[]; projections: Record<ProjectionName, Row[]>; rollups: Row[] };
 
-/** A rollup increment: the bucket key, plus the event's key that makes it count once (segments.ts storedSql). */
-type RollupRow = SegmentKey & SqlRow<typeof schema.eventRollups, "bucket" | "type" | "dim" | "amount">;
+/**
+ * A rollup increment: the bucket key, how many occurrences the event stands for (`n`: 1, or an alarm event's
+ * `count`), plus the event's key that makes it count once (segments.ts storedSql).
+ */
+type RollupRow = SegmentKey & SqlRow<typeof schema.eventRollups, "bucket" | "type" | "dim" | "n" | "amount">;
 
 /** Width of an event_rollups bucket. */
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
@@ -102,6 +105,8 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       // An alarm firing rolls up per agent (read-models/residency.ts reads its rate): one rollup row per agent and
       // bucket per batch, instead of one per bucket.
       dim: e.type === ALARM_EVENT ? alarmDim(agent_class, agent_name) : reason ? reason.slice(0, MAX_DIM) : "",
+      // The agent ships a loop's firings as counts (src/telemetry/alarm-firings.ts): one event, `count` firings.
+      n: e.type === ALARM_EVENT ? ((e.payload as { count?: number }).count ?? 1) : 1,
       // Tokens recovery re-spent, so the overview sums them over 24 h from the rollups (never the events).
       amount: respent ? respent.respent_input_tokens + respent.respent_output_tokens : 0,
     } satisfies RollupRow);

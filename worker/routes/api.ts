@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { consoleAdminClient } from "../admin-client";
+import { alertAlarmLoopsInBackground } from "../alerts/alarm-loop";
 import { alertBudgetInBackground } from "../alerts/budget";
 import { alertDeployStormsInBackground } from "../alerts/deploy-storm";
 import { alertStuckInBackground } from "../alerts/stuck";
@@ -39,6 +40,7 @@ api.post("/api/reconcile", requireRole("operator"), async (c) => {
   c.executionCtx.waitUntil(alertStuckInBackground(c.env));
   c.executionCtx.waitUntil(alertDeployStormsInBackground(c.env));
   c.executionCtx.waitUntil(alertBudgetInBackground(c.env));
+  c.executionCtx.waitUntil(alertAlarmLoopsInBackground(c.env));
   return c.json({
     ok: true,
     value: {

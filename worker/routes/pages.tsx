@@ -41,6 +41,7 @@ import {
 import { BadRequest } from "../../src/store/read-models/errors";
 import { commaList } from "../../src/store/read-models/filters";
 import type { Page } from "../../src/store/read-models/paging";
+import { countAlarmLoops } from "../../src/store/read-models/residency";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
 import { askAgent } from "./availability";
@@ -66,7 +67,7 @@ const paging = (q: Record<string, string | undefined>) => ({ cursor: q.cursor, l
 
 async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const now = Date.now();
-  const [counts, series, reasons, worst, stuck, deploys, exhausting] = await Promise.all([
+  const [counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops] = await Promise.all([
     overviewCounts(c.env.DB, now),
     eventSeries(c.env.DB, { since: now - 86_400_000, until: now }),
     topReasons(c.env.DB, { since: now - 86_400_000, limit: 8 }, now),
@@ -76,8 +77,9 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
     // Deploys marked on the chart: versions first seen in its window.
     listDeploys(c.env.DB, { since: now - 86_400_000, until: now }),
     exhaustingSoon(c.env.DB, now, consoleConfig(c.env).budget.forecastWindowMs),
+    countAlarmLoops(c.env.DB, now),
   ]);
-  return { counts, series, reasons, worst: worst.items, stuck, deploys, exhausting };
+  return { counts, series, reasons, worst: worst.items, stuck, deploys, exhausting, alarmLoops: { n: alarmLoops.n, capped: alarmLoops.capped } };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { EventType } from "@agent-oncall/telemetry/contract";
+import { ALARM_COALESCE_MS, type EventType } from "@agent-oncall/telemetry/contract";
 import { agents, eventRollups, eventSegments, runs } from "../schema";
 import { names } from "../sql-names";
 import { BUCKET_MS } from "./overview";
@@ -27,7 +27,11 @@ export function alarmDim(agentClass: string, agentName: string): string {
 export const RATE_WINDOW_MS = 3_600_000;
 /** Firings in the window from which an alarm "keeps firing": fewer could be one schedule doing its job. */
 export const LOOP_MIN_FIRINGS = 3;
-/** A loop counts as still firing while its last firing is within this many periods (and at least a minute) of now. */
+/**
+ * A loop counts as still firing while its last reported firing is within this many periods (and at least a minute)
+ * of now; for a loop faster than ALARM_COALESCE_MS, within that window more, since the agent reports its firings
+ * at most once per window (src/telemetry/alarm-firings.ts).
+ */
 const STILL_FIRING_PERIODS = 3;
 /** At most this many agents in the awake list. */
 const AWAKE_LIMIT = 100;
@@ -37,6 +41,9 @@ export type AgentRef = { agentClass: string; agentName: string };
 /**
  * One agent's alarm firings over the window. `perHour` is measured between firings when the loop began inside the
  * window ((firings − 1) / (last − first)), else as firings over the window; `windowFrom` says where it starts.
+ * Firings arrive as counts (an event stands for every firing since the callback's previous one, the last at its
+ * time), so `firings` up to `lastAt` are exact; past the window's edges the count is off by at most one window's
+ * worth of firings (ALARM_COALESCE_MS of a rate window of an hour).
  * `idle`: no run of the agent is open or was seen in the window. `loop`: it keeps firing (≥ LOOP_MIN_FIRINGS,
  * last firing within a few periods) with nothing to do (idle).
  */
@@ -61,7 +68,8 @@ function rateOf(r: RateRow, now: number, from: number): AlarmRate {
       ? ((firings - 1) / (r.lastAt - r.firstAt!)) * 3_600_000
       : (firings / Math.max(1, now - windowFrom)) * 3_600_000;
   const periodMs = perHour > 0 ? 3_600_000 / perHour : Number.POSITIVE_INFINITY;
-  const stillFiring = r.lastAt !== null && now - r.lastAt <= Math.max(60_000, STILL_FIRING_PERIODS * periodMs);
+  const slack = Math.max(60_000, STILL_FIRING_PERIODS * periodMs) + (periodMs < ALARM_COALESCE_MS ? ALARM_COALESCE_MS : 0);
+  const stillFiring = r.lastAt !== null && now - r.lastAt <= slack;
   const idle = Number(r.busy) === 0;
   return {
     agentClass: r.agentClass,
@@ -108,6 +116,15 @@ export async function alarmRates(
     .sort((a, b) => b.perHour - a.perHour || a.agentClass.localeCompare(b.agentClass) || a.agentName.localeCompare(b.agentName))
     .slice(0, opts.limit ?? AWAKE_LIMIT);
   return { items, rowsRead: rowsReadOf(r) };
+}
+
+/**
+ * How many agents are flagged as alarm loops now (the overview's card; /awake?resident=idle lists them), counted up
+ * to the awake list's length (`capped` when it is reached). Reads what alarmRates reads.
+ */
+export async function countAlarmLoops(db: D1Database, now = Date.now()): Promise<{ n: number; capped: boolean; rowsRead: number }> {
+  const { items, rowsRead } = await alarmRates(db, { now, loopsOnly: true });
+  return { n: items.length, capped: items.length >= AWAKE_LIMIT, rowsRead };
 }
 
 /** Eviction of an idle Durable Object: after about 70 to 140 s without a request, alarm or open connection (the SDK's keepAlive docs). */

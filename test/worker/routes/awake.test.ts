@@ -48,6 +48,19 @@ describe("/awake and the agent's awake panel", () => {
     expect(html.text).toContain(`data-agent="AlarmLoopAgent/${name}" data-loop="true"`);
   });
 
+  it("counts the loops on the overview, in a card that links to exactly the loops it counts", async () => {
+    const { body } = await json<{ items: AlarmRate[] }>("/awake?resident=idle");
+    const page = await getText("/", "viewer");
+    expect(page.status).toBe(200);
+    const card = /<a\s([^>]*data-testid="count-Alarm loops"[^>]*)>/.exec(page.text);
+    expect(card).not.toBeNull();
+    const attrs = Object.fromEntries([...card![1]!.matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1]!, a[2]!.replace(/&amp;/g, "&")]));
+    expect(attrs.href).toBe("/awake?resident=idle");
+    expect(body.items.some((a) => a.agentName === name && a.loop)).toBe(true);
+    expect(Number(attrs["data-figure"])).toBe(body.items.length);
+    expect(attrs.class).toContain("alert");
+  });
+
   it("shows on the agent page what the agent reports keeps it resident, with since when", async () => {
     const page = await getText(`/agents/AlarmLoopAgent/${name}`, "viewer");
     expect(page.status).toBe(200);
