@@ -1,6 +1,12 @@
-import { ALARM_COALESCE_MS } from "@agent-oncall/telemetry/contract";
 import type { ResidencyOutput } from "../src/admin-rpc/residency-contract";
-import { type AlarmRate, IDLE_EVICTION_MS, LOOP_MIN_FIRINGS, RATE_WINDOW_MS, type ResidentEstimate } from "../src/store/read-models/residency";
+import {
+  type AlarmRate,
+  FIRINGS_REPORT_WINDOW_MS,
+  IDLE_EVICTION_MS,
+  LOOP_MIN_FIRINGS,
+  RATE_WINDOW_MS,
+  type ResidentEstimate,
+} from "../src/store/read-models/residency";
 import { duration } from "./format";
 
 /**
@@ -54,7 +60,7 @@ export function alarmRateSentence(a: AlarmRate): string {
 }
 
 /** How the loop flag is decided (shown beside the list). */
-export const LOOP_RULE = `An alarm loop: at least ${LOOP_MIN_FIRINGS} schedule firings in the last ${duration(RATE_WINDOW_MS)}, the last reported within three periods (plus the agent's reporting window of ${duration(ALARM_COALESCE_MS)} for faster alarms, whose firings it ships as counts), and no run of the agent open or seen in that window.`;
+export const LOOP_RULE = `An alarm loop: at least ${LOOP_MIN_FIRINGS} schedule firings in the last ${duration(RATE_WINDOW_MS)}, the last reported within three periods (plus the agent's reporting window of ${duration(FIRINGS_REPORT_WINDOW_MS)} for faster alarms, whose firings it ships as counts), and no run of the agent open or seen in that window.`;
 
 /** The resident-time estimate with its method and error. */
 export function residentSentence(e: ResidentEstimate): string {

@@ -10,18 +10,19 @@ await settle();
 await emptyStores();
 
 /**
- * Waits (up to 3 s) until the previous file's queued events stop arriving, so the wipe below does not leave half an
- * agent's events behind (a false gap) for the next file to see.
+ * Waits (up to 3 s) until the previous file's queued events stop arriving (no change over three polls 150 ms apart:
+ * longer than a Queue batch's timeout here), so the wipe below does not leave half an agent's events behind (a
+ * false gap) for the next file to see.
  */
 async function settle(): Promise<void> {
   const signature = async () =>
     (await env.DB.prepare("SELECT (SELECT count(*) FROM event_segments) || ':' || (SELECT total(seq_seen) FROM agents) AS s").first<{ s: string }>())?.s;
   const deadline = Date.now() + 3_000;
   let last = await signature();
-  while (Date.now() < deadline) {
+  for (let quiet = 0; quiet < 3 && Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 150));
     const now = await signature();
-    if (now === last) return;
+    quiet = now === last ? quiet + 1 : 0;
     last = now;
   }
 }

@@ -2,11 +2,11 @@ import type { ViteUserConfig } from "vitest/config";
 import { workerdTestConfig } from "./workerd-config";
 
 /**
- * Test files that need a runtime no other file has touched: they assert the whole fleet's figures or each statement's
- * rows written, and agents an earlier file left running would still send them events. They run in their own suite,
- * vitest.alone.config.ts, one workerd per file.
+ * Test files that need a runtime no other file has touched: they assert the whole fleet's figures, each statement's
+ * rows written or the exact rows a seeded store holds, and agents an earlier file left running would still send them
+ * events. They run in their own suite, vitest.alone.config.ts, one workerd per file.
  */
-export const ALONE_FILES = ["test/worker/routes/event-gaps.test.ts", "test/ingest/event-seq.test.ts"];
+export const ALONE_FILES = ["test/worker/routes/event-gaps.test.ts", "test/ingest/event-seq.test.ts", "test/store/rows-read.test.ts"];
 
 /**
  * The main workerd suite: every test outside the chat suite (vitest.chat.config.ts) and the e2e suite. `alone`

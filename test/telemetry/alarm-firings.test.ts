@@ -4,7 +4,7 @@ import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { listEvents } from "../../src/store/read-models/events";
 import type { AlarmRate } from "../../src/store/read-models/residency";
-import { AlarmFirings } from "../../src/telemetry/alarm-firings";
+import { AlarmFirings } from "@agent-oncall/telemetry/alarm-firings";
 import { makeEvent } from "../fixtures/events";
 import { LOOP_ALARM_WINDOW_MS } from "../fixtures/resident-agents";
 import { publishEnvTeamKeys } from "../worker/access-tokens";

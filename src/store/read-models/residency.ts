@@ -27,6 +27,8 @@ export function alarmDim(agentClass: string, agentName: string): string {
 export const RATE_WINDOW_MS = 3_600_000;
 /** Firings in the window from which an alarm "keeps firing": fewer could be one schedule doing its job. */
 export const LOOP_MIN_FIRINGS = 3;
+/** How long an agent may hold its alarm firings before it ships them as one count (the telemetry's window). */
+export const FIRINGS_REPORT_WINDOW_MS = ALARM_COALESCE_MS;
 /**
  * A loop counts as still firing while its last reported firing is within this many periods (and at least a minute)
  * of now; for a loop faster than ALARM_COALESCE_MS, within that window more, since the agent reports its firings
