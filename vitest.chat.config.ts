@@ -25,7 +25,8 @@ export default defineConfig(() =>
     fsModuleCache: false,
   }).then((c) => ({
     ...c,
-    // One workerd per worker, reused across files (test/main-suite.ts says why); test/apply-migrations.ts empties the store per file.
-    test: { ...c.test, isolate: false, maxWorkers: 4 },
+    // A fresh runtime per file (its truth matrix compares the overview's fleet-wide figures), four at a time: the
+    // files mostly wait on the scripted model and the agents' recovery.
+    test: { ...c.test, maxWorkers: 4 },
   })),
 );

@@ -6,7 +6,13 @@ import { workerdTestConfig } from "./workerd-config";
  * rows written or the exact rows a seeded store holds, and agents an earlier file left running would still send them
  * events. They run in their own suite, vitest.alone.config.ts, one workerd per file.
  */
-export const ALONE_FILES = ["test/worker/routes/event-gaps.test.ts", "test/ingest/event-seq.test.ts", "test/store/rows-read.test.ts"];
+export const ALONE_FILES = [
+  "test/worker/routes/event-gaps.test.ts",
+  "test/ingest/event-seq.test.ts",
+  "test/store/rows-read.test.ts",
+  // It compares the overview's fleet-wide figures with the SDK's.
+  "test/truth/truth-matrix.test.ts",
+];
 
 /**
  * The main workerd suite: every test outside the chat suite (vitest.chat.config.ts) and the e2e suite. `alone`

@@ -170,6 +170,8 @@ describe("a run whose end event never shipped is closed with the outcome the age
       () => stub.startTask("complete"),
       (e) => e.type === "task.completed",
     );
+    // As the events that did arrive tell it: still open (stored before reconciliation asks).
+    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NULL", [name, runId], (r) => r.length === 1);
     // The agent forgets it (its retention deleted the run), as the SDK's public API then says.
     await runInDurableObject(stub as never, async (agent: unknown) => {
       await (agent as { tasks: { delete(o: object): Promise<number> } }).tasks.delete({ status: ["completed"] });
