@@ -1,5 +1,5 @@
 import type { BulkTarget, StuckConfig, StuckEntry } from "../src/store/read-models";
-import { runKindWords } from "./words";
+import { bulkMatchWords, runKindWords } from "./words";
 
 /**
  * Stuck findings in words for operators: the page's "why" column, the /stuck JSON's `detail`, the bulk preview
@@ -53,7 +53,8 @@ export function stuckDetail(e: StuckEntry, now: number, config: StuckConfig): st
   }
 }
 
-/** A bulk target's "why it matched", its stuck finding (if any) in words after the store's reasons. */
+/** A bulk target's "why it matched": the criteria it met in words, then its stuck finding (if any) as a sentence. */
 export function bulkTargetWhy(t: BulkTarget, now: number, config: StuckConfig): string {
-  return t.stuck ? `${t.why}: ${stuckDetail(t.stuck, now, config)}` : t.why;
+  const why = bulkMatchWords(t);
+  return t.stuck ? `${why}: ${stuckDetail(t.stuck, now, config)}` : why;
 }

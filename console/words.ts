@@ -1,4 +1,4 @@
-import type { IncidentRow, SearchMatch } from "../src/store/read-models";
+import type { BulkCount, BulkStatus, BulkTarget, IncidentRow, SearchField, SearchMatch, SearchVia } from "../src/store/read-models";
 import type { AmbiguousOwner, OwnedKind } from "../src/store/read-models/errors";
 import { type Shelf, VIEWS_PER_SHELF } from "../src/store/views";
 import { detailHref } from "./links";
@@ -43,6 +43,59 @@ export function searchMatchLabel(m: SearchMatch): string {
       return `session · ${m.status ?? "no status reported"}`;
     case "agent":
       return `agent ${m.agentClass} · ${m.agentName}`;
+  }
+}
+
+/** A capped count as shown: "3", or "100+" when the store stopped counting. */
+const countWords = (c: BulkCount) => `${c.count}${c.capped ? "+" : ""}`;
+
+/** What a bulk status counts, in words. */
+const BULK_STATUS_NOUNS: Record<BulkStatus, string> = {
+  running_runs: "running run(s)",
+  open_incidents: "open incident(s)",
+  running_sessions: "running session(s)",
+};
+
+/**
+ * A bulk target's "why it matched" from the store's facts (BulkMatch), one clause per criterion it met, e.g.
+ * `class Support; 2 open incident(s) with reason loop; 1 running run(s); stuck (no_progress) since …`.
+ */
+export function bulkMatchWords(t: Pick<BulkTarget, "agentClass" | "matched" | "stuck">): string {
+  const m = t.matched;
+  return [
+    m.agentClass ? `class ${t.agentClass}` : null,
+    m.incidentReason ? `${countWords(m.incidentReason)} ${m.incidentReason.openOnly ? "open " : ""}incident(s) with reason ${m.incidentReason.reason}` : null,
+    m.status ? `${countWords(m.status)} ${BULK_STATUS_NOUNS[m.status.status]}` : null,
+    t.stuck ? `stuck (${t.stuck.rule}) since ${new Date(t.stuck.since).toISOString()}` : null,
+  ]
+    .filter(Boolean)
+    .join("; ");
+}
+
+/** The fields a search matches in, as operators name them. */
+const SEARCH_FIELD_WORDS: Record<SearchField, string> = {
+  incident: "incident id",
+  request: "request id",
+  task: "task id",
+  op: "op id",
+  fiber: "fiber id",
+  trace: "trace id",
+  run: "run id",
+  session: "session name",
+  agent_key: "agent class/name",
+  agent_name: "agent name",
+};
+
+/** How a search matched, in words: "request id", "trace id (an event of it)", "prefix of an incident id". */
+export function searchViaWords(via: SearchVia): string {
+  const field = SEARCH_FIELD_WORDS[via.field];
+  switch (via.by) {
+    case "id":
+      return field;
+    case "event":
+      return `${field} (an event of it)`;
+    case "prefix":
+      return `prefix of ${/^[aeiou]/.test(field) ? "an" : "a"} ${field}`;
   }
 }
 

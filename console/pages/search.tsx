@@ -3,7 +3,7 @@ import { ExportLinks } from "../components/export-links";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, searchMatchHref } from "../links";
 
-import { searchMatchLabel } from "../words";
+import { searchMatchLabel, searchViaWords } from "../words";
 
 const KIND_TITLE: Record<SearchKind, string> = { incident: "Incidents", run: "Runs", op: "Ambiguous ops", session: "Sessions", agent: "Agents" };
 
@@ -67,7 +67,7 @@ function MatchItem(props: { m: SearchMatch }) {
           </a>
         </span>
       ) : null}{" "}
-      <span class="muted">· matched by {m.via}</span>
+      <span class="muted">· matched by {searchViaWords(m.via)}</span>
     </li>
   );
 }

@@ -93,11 +93,13 @@ describe("stuckDetail", () => {
 });
 
 describe("bulkTargetWhy", () => {
-  it("adds the stuck finding's sentence to the store's reasons, and leaves a target without one as it is", () => {
+  it("adds the stuck finding's sentence to the criteria met, and leaves a target without one as it is", () => {
     const stuck = run();
-    expect(bulkTargetWhy({ ...who, why: "stuck (no_progress) since 2026-11-24T12:00:00.000Z", stuck }, T + 20 * MIN, cfg())).toBe(
+    const matched = { agentClass: false, incidentReason: null, status: null };
+    expect(bulkTargetWhy({ ...who, matched, stuck }, T + 20 * MIN, cfg())).toBe(
       `stuck (no_progress) since 2026-11-24T12:00:00.000Z: ${stuckDetail(stuck, T + 20 * MIN, cfg())}`,
     );
-    expect(bulkTargetWhy({ ...who, why: "class LossyAgent; 1 open incident(s)", stuck: null }, T, cfg())).toBe("class LossyAgent; 1 open incident(s)");
+    const open = { agentClass: true, incidentReason: null, status: { status: "open_incidents" as const, count: 1, capped: false } };
+    expect(bulkTargetWhy({ ...who, matched: open, stuck: null }, T, cfg())).toBe("class LossyAgent; 1 open incident(s)");
   });
 });

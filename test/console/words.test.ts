@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ambiguousOwnerSentence, incidentStatusLabel, runKindWords, searchMatchLabel } from "../../console/words";
+import { ambiguousOwnerSentence, bulkMatchWords, incidentStatusLabel, runKindWords, searchMatchLabel, searchViaWords } from "../../console/words";
 import { INCIDENT_STATUSES } from "../../src/store/read-models";
 
 // The store returns a status and a reason (or none); the console phrases them. A failure with no reason must not
@@ -30,7 +30,7 @@ describe("ambiguousOwnerSentence", () => {
 
 // Search returns each match's facts; the console labels them in a few words.
 describe("searchMatchLabel", () => {
-  const A = { agentClass: "Support", agentName: "a1", via: "incident id" };
+  const A = { agentClass: "Support", agentName: "a1", via: { field: "incident", by: "id" } as const };
   it("says each kind of match with its status, outcome, reason or session, and says when there is none", () => {
     expect(searchMatchLabel({ ...A, kind: "incident", id: "i1", incidentKind: "chat", status: "exhausted", reason: "no_progress_timeout" })).toBe(
       "chat incident · exhausted (no_progress_timeout)",
@@ -54,5 +54,32 @@ describe("searchMatchLabel", () => {
       "chat turn",
       "workflow_step",
     ]);
+  });
+});
+
+// Search says how a query matched as facts (which field, and whether the thing's own id, an event's, or a prefix).
+describe("searchViaWords", () => {
+  it("names the field, and says when an event of the thing carried it or the query only began it", () => {
+    expect(searchViaWords({ field: "request", by: "id" })).toBe("request id");
+    expect(searchViaWords({ field: "agent_key", by: "id" })).toBe("agent class/name");
+    expect(searchViaWords({ field: "trace", by: "event" })).toBe("trace id (an event of it)");
+    expect(searchViaWords({ field: "incident", by: "prefix" })).toBe("prefix of an incident id");
+    expect(searchViaWords({ field: "session", by: "prefix" })).toBe("prefix of a session name");
+  });
+});
+
+// A bulk target comes with which criteria it met and the counts behind them; the console says them in one line.
+describe("bulkMatchWords", () => {
+  const t = { agentClass: "Support", stuck: null };
+  it("says one clause per criterion met, in filter order, and marks a count the store stopped at", () => {
+    const matched = {
+      agentClass: true,
+      incidentReason: { reason: "loop", openOnly: true, count: 2, capped: false },
+      status: { status: "running_sessions" as const, count: 100, capped: true },
+    };
+    expect(bulkMatchWords({ ...t, matched })).toBe("class Support; 2 open incident(s) with reason loop; 100+ running session(s)");
+    expect(
+      bulkMatchWords({ ...t, matched: { agentClass: false, incidentReason: { reason: "loop", openOnly: false, count: 1, capped: false }, status: null } }),
+    ).toBe("1 incident(s) with reason loop");
   });
 });

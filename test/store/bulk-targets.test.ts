@@ -70,8 +70,26 @@ describe("bulk target selection", () => {
     expect(names(await bulkTargets(env.DB, T0, { agentClass: K, status: "running_sessions" }))).toEqual(agents(2, 4, 6, 8));
     const all = await bulkTargets(env.DB, T0, { agentClass: K, incidentReason: "loop", openOnly: "1", status: "running_runs" });
     expect(all.targets).toEqual([
-      { agentClass: K, agentName: "agent-00", why: `class ${K}; 1 open incident(s) with reason loop; 1 running run(s)`, stuck: null },
-      { agentClass: K, agentName: "agent-02", why: `class ${K}; 1 open incident(s) with reason loop; 1 running run(s)`, stuck: null },
+      {
+        agentClass: K,
+        agentName: "agent-00",
+        matched: {
+          agentClass: true,
+          incidentReason: { reason: "loop", openOnly: true, count: 1, capped: false },
+          status: { status: "running_runs", count: 1, capped: false },
+        },
+        stuck: null,
+      },
+      {
+        agentClass: K,
+        agentName: "agent-02",
+        matched: {
+          agentClass: true,
+          incidentReason: { reason: "loop", openOnly: true, count: 1, capped: false },
+          status: { status: "running_runs", count: 1, capped: false },
+        },
+        stuck: null,
+      },
     ]);
     expect(all).toMatchObject({ total: 2, capped: false });
   });

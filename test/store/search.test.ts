@@ -83,7 +83,7 @@ describe("search finds each kind of id", () => {
         kind: "incident",
         id: ids.incident,
         ...A,
-        via: "incident id",
+        via: { field: "incident", by: "id" },
         incidentKind: "chat",
         status: "exhausted",
         reason: "no_progress_timeout",
@@ -94,18 +94,20 @@ describe("search finds each kind of id", () => {
 
   it("a fiber id: the run (its events lead to the same run, listed once)", async () => {
     const r = await search(env.DB, ids.fiber);
-    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.fiber, runKind: "fiber", ...A, via: "fiber id" })]);
+    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.fiber, runKind: "fiber", ...A, via: { field: "fiber", by: "id" } })]);
   });
 
   it("a Tasks run id: the task run", async () => {
     const r = await search(env.DB, ids.task);
-    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.task, runKind: "task", via: "task run id", runName: "import", outcome: null })]);
+    expect(r.matches).toEqual([
+      expect.objectContaining({ kind: "run", id: ids.task, runKind: "task", via: { field: "task", by: "id" }, runName: "import", outcome: null }),
+    ]);
   });
 
   it("a request id: the chat turn (its own page wins over what its events touch)", async () => {
     const r = await search(env.DB, ids.request);
     expect(kinds(r.matches)).toEqual(["run"]);
-    expect(r.matches[0]).toMatchObject({ id: ids.request, runKind: "chat_turn", via: "request id" });
+    expect(r.matches[0]).toMatchObject({ id: ids.request, runKind: "chat_turn", via: { field: "request", by: "id" } });
   });
 
   it("an ambiguous op id: the op (its page is its session's)", async () => {
@@ -115,7 +117,7 @@ describe("search finds each kind of id", () => {
 
   it("an op id that was never ambiguous: the session its events belong to", async () => {
     const r = await search(env.DB, ids.plainOp);
-    expect(r.matches).toEqual([expect.objectContaining({ kind: "session", id: ids.session, ...A, via: "op id (an event of it)" })]);
+    expect(r.matches).toEqual([expect.objectContaining({ kind: "session", id: ids.session, ...A, via: { field: "op", by: "event" } })]);
   });
 
   it("a session name: the session", async () => {
@@ -131,13 +133,13 @@ describe("search finds each kind of id", () => {
       ["agent", "SupportAgent", B.agentName],
     ]);
     const one = await search(env.DB, `SupportAgent/${B.agentName}`);
-    expect(one.matches).toEqual([expect.objectContaining({ kind: "agent", ...B, via: "agent class/name" })]);
+    expect(one.matches).toEqual([expect.objectContaining({ kind: "agent", ...B, via: { field: "agent_key", by: "id" } })]);
   });
 
   it("a trace id: the run of the event that carries it (among the newest events)", async () => {
     const r = await search(env.DB, ids.trace);
     expect(r.traceWindow).toBeGreaterThan(0);
-    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.fiber, via: "trace id (an event of it)" })]);
+    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.fiber, via: { field: "trace", by: "event" } })]);
   });
 
   it("an id several agents reported: one match per agent", async () => {
@@ -151,7 +153,7 @@ describe("search finds each kind of id", () => {
   it("the beginning of an id (6+ characters) when nothing matches exactly", async () => {
     const r = await search(env.DB, `fib-${u}-00`);
     expect(r.prefix).toBe(true);
-    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.fiber, via: "prefix of a run id" })]);
+    expect(r.matches).toEqual([expect.objectContaining({ kind: "run", id: ids.fiber, via: { field: "run", by: "prefix" } })]);
     // Short queries never match by prefix.
     expect((await search(env.DB, "fib-")).matches).toEqual([]);
   });

@@ -66,6 +66,7 @@ bulk.get("/bulk", async (c) => {
   const stuckConfig = stuckConfigOf(c.env);
   const selection = given || wantsJson(c) ? await bulkTargets(c.env.DB, ctx.now, fields, { stuckConfig }) : null;
   if (wantsJson(c)) {
+    // The facts (`matched`, `stuck`) plus `why` in words: the CLI (scripts/cli.mjs bulk) prints `why` as it comes.
     const targets = selection!.targets.map((t) => ({ ...t, why: bulkTargetWhy(t, ctx.now, stuckConfig) }));
     return c.json({ ok: true, value: { ...selection!, targets, describe: describeBulkFilter(selection!.filter) } });
   }

@@ -52,11 +52,30 @@ export const bulkFilter = z
   });
 export type BulkFilter = z.output<typeof bulkFilter>;
 
+/** Matching rows are counted per target up to this many (each count is an index read): more reads as "100+". */
+export const BULK_WHY_COUNT_CAP = 100;
+
+/** A per-target count of matching rows, stopped at BULK_WHY_COUNT_CAP (`capped`: there may be more). */
+export type BulkCount = { count: number; capped: boolean };
+
 /**
- * One agent a bulk action would act on, and why it matched, in words; with a stuck rule, also the agent's
- * newest finding under it as data (the console phrases it, console/stuck-words.ts).
+ * Which of the filter's criteria a target met, and with what: the facts behind "why it matched" (the console words
+ * them, console/words.ts bulkMatchWords). A criterion the filter did not give is `false` / `null`.
  */
-export type BulkTarget = { agentClass: string; agentName: string; why: string; stuck: stuck.StuckEntry | null };
+export type BulkMatch = {
+  /** The class criterion was given (the target is of that class). */
+  agentClass: boolean;
+  /** The incident-reason criterion: the reason, whether only open incidents count, and how many the target has. */
+  incidentReason: ({ reason: string; openOnly: boolean } & BulkCount) | null;
+  /** The status criterion: which status, and how many rows of it the target has. */
+  status: ({ status: BulkStatus } & BulkCount) | null;
+};
+
+/**
+ * One agent a bulk action would act on, which criteria it matched (`matched`, as data); with a stuck rule, also the
+ * agent's newest finding under it as data (the console phrases both, console/words.ts and console/stuck-words.ts).
+ */
+export type BulkTarget = { agentClass: string; agentName: string; matched: BulkMatch; stuck: stuck.StuckEntry | null };
 export type BulkTargets = { targets: BulkTarget[]; total: number; capped: boolean; filter: BulkFilter };
 
 /** The filter as URL parameters (only those set), for links and the audit row. */
@@ -148,15 +167,17 @@ function candidates(f: BulkFilter, stuck: string | null): Sql {
   };
 }
 
-/** Per target, what made it match: counts of the matching rows (each read over a per-agent index, at most 100 counted). */
+/** Per target, what made it match: counts of the matching rows (each read over a per-agent index, at most BULK_WHY_COUNT_CAP counted). */
 function whyColumns(f: BulkFilter): Sql {
-  const count = (from: string) => `(SELECT COUNT(*) FROM (${from} LIMIT 100))`;
+  const count = (from: string) => `(SELECT COUNT(*) FROM (${from} LIMIT ${BULK_WHY_COUNT_CAP}))`;
   const reason = f.incidentReason
     ? `${count(`SELECT 1 FROM ${I.$table} INDEXED BY incidents_agent WHERE ${I.agentClass} = c.agent_class AND ${I.agentName} = c.agent_name AND ${I.reason} = ?${f.openOnly ? ` AND ${openNowSql()}` : ""}`)} AS reasonN`
     : "0 AS reasonN";
   const status = f.status ? `${count(statusLookup(f.status))} AS statusN` : "0 AS statusN";
   return { sql: `${reason}, ${status}`, binds: f.incidentReason ? [f.incidentReason] : [] };
 }
+
+const counted = (n: number): BulkCount => ({ count: n, capped: n >= BULK_WHY_COUNT_CAP });
 
 /**
  * The agents a bulk action with filter `input` would act on (validated; a bad filter is a BadRequest),
@@ -204,21 +225,12 @@ export async function bulkTargets(
   const total = count.results[0]?.n ?? 0;
   const targets = list.results.map((r) => {
     const found = stuckOf?.get(JSON.stringify([r.agentClass, r.agentName])) ?? null;
-    return {
-      agentClass: r.agentClass,
-      agentName: r.agentName,
-      why: [
-        f.agentClass ? `class ${f.agentClass}` : null,
-        f.incidentReason ? `${r.reasonN}${r.reasonN >= 100 ? "+" : ""} ${f.openOnly ? "open " : ""}incident(s) with reason ${f.incidentReason}` : null,
-        f.status ? `${r.statusN}${r.statusN >= 100 ? "+" : ""} ${statusNoun(f.status)}` : null,
-        found ? `stuck (${found.rule}) since ${new Date(found.since).toISOString()}` : null,
-      ]
-        .filter(Boolean)
-        .join("; "),
-      stuck: found,
+    const matched: BulkMatch = {
+      agentClass: Boolean(f.agentClass),
+      incidentReason: f.incidentReason ? { reason: f.incidentReason, openOnly: Boolean(f.openOnly), ...counted(r.reasonN) } : null,
+      status: f.status ? { status: f.status, ...counted(r.statusN) } : null,
     };
+    return { agentClass: r.agentClass, agentName: r.agentName, matched, stuck: found };
   });
   return { targets, total, capped: total > targets.length, filter: f };
 }
-
-const statusNoun = (s: BulkStatus) => (s === "running_runs" ? "running run(s)" : s === "open_incidents" ? "open incident(s)" : "running session(s)");

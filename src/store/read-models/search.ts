@@ -39,14 +39,32 @@ export const SEARCH_KINDS = ["incident", "run", "op", "session", "agent"] as con
 export type SearchKind = (typeof SEARCH_KINDS)[number];
 
 /**
+ * The id a query was matched against: a projection's key (incident, run, op, session), the id a run is known by
+ * (request for a chat turn, task, fiber), an event field (request, task, op, fiber, trace), or an agent's
+ * "Class/name" (`agent_key`) or bare name (`agent_name`).
+ */
+export const SEARCH_FIELDS = ["incident", "request", "task", "op", "fiber", "trace", "run", "session", "agent_key", "agent_name"] as const;
+export type SearchField = (typeof SEARCH_FIELDS)[number];
+
+/**
+ * How a query matched: against the thing's own `field` (`id`), against that field of one of its events (`event`),
+ * or as the start of its `field` (`prefix`). The console words it (console/words.ts searchViaWords).
+ */
+export type SearchVia = { field: SearchField; by: "id" | "event" | "prefix" };
+
+/** The event fields ids only events carry are looked for in, in the order their matches are preferred. */
+const EVENT_FIELDS = ["request", "task", "op", "fiber", "trace"] as const satisfies readonly SearchField[];
+type EventField = (typeof EVENT_FIELDS)[number];
+
+/**
  * One thing the query names, with its agent (ids are unique per agent only) and, per kind, the facts that say
  * what it is (its kind, status, reason); the console labels it from them (console/words.ts searchMatchLabel).
  */
 export type SearchMatch = AgentRef & {
   /** The matched thing's own id: incident id, run id, op id, session name, or the agent's name. */
   id: string;
-  /** How the query matched it: "incident id", "request id (an event of it)", "trace id (an event of it)", "prefix of run id"… */
-  via: string;
+  /** How the query matched it, as facts: e.g. { field: "request", by: "event" } (one of its events carries it as request id). */
+  via: SearchVia;
 } & (
     | { kind: "incident"; incidentKind: string /** as shown (shownStatusSql) */; status: string; reason: string | null }
     | { kind: "run"; runKind: RunKind; runName: string /** null while it runs */; outcome: string | null }
@@ -158,7 +176,8 @@ const NEWEST = `SELECT ${G.agentClass} AS c, ${G.agentName} AS a, ${G.n} AS n, $
  */
 function eventsCarrying(db: D1Database, value: string, trace: boolean): [D1PreparedStatement, D1PreparedStatement] {
   const f = (k: string) => `e.value ->> '$.${k}'`;
-  const via = `CASE ?1 WHEN ${f("r")} THEN 'request id' WHEN ${f("k")} THEN 'task id' WHEN ${f("o")} THEN 'op id' WHEN ${f("f")} THEN 'fiber id' ELSE 'trace id' END`;
+  // The field it matched in, as an EventField code.
+  const via = `CASE ?1 WHEN ${f("r")} THEN 'request' WHEN ${f("k")} THEN 'task' WHEN ${f("o")} THEN 'op' WHEN ${f("f")} THEN 'fiber' ELSE 'trace' END`;
   const fields = [f("r"), f("k"), f("o"), f("f"), ...(trace ? [f("x")] : [])];
   return [
     db
@@ -172,7 +191,7 @@ function eventsCarrying(db: D1Database, value: string, trace: boolean): [D1Prepa
   ];
 }
 
-const incidentMatch = (r: IncidentHit, via: string): SearchMatch => ({
+const incidentMatch = (r: IncidentHit, via: SearchVia): SearchMatch => ({
   kind: "incident",
   id: r.id,
   agentClass: r.agentClass,
@@ -182,7 +201,7 @@ const incidentMatch = (r: IncidentHit, via: string): SearchMatch => ({
   status: r.status,
   reason: r.reason,
 });
-const runMatch = (r: RunHit, via: string): SearchMatch => ({
+const runMatch = (r: RunHit, via: SearchVia): SearchMatch => ({
   kind: "run",
   id: r.id,
   agentClass: r.agentClass,
@@ -192,7 +211,7 @@ const runMatch = (r: RunHit, via: string): SearchMatch => ({
   runName: r.name,
   outcome: r.outcome,
 });
-const opMatch = (r: OpHit, via: string): SearchMatch => ({
+const opMatch = (r: OpHit, via: SearchVia): SearchMatch => ({
   kind: "op",
   id: r.id,
   agentClass: r.agentClass,
@@ -202,7 +221,7 @@ const opMatch = (r: OpHit, via: string): SearchMatch => ({
   resolution: r.resolution,
   sessionName: r.sessionName,
 });
-const sessionMatch = (r: SessionHit, via: string): SearchMatch => ({
+const sessionMatch = (r: SessionHit, via: SearchVia): SearchMatch => ({
   kind: "session",
   id: r.id,
   agentClass: r.agentClass,
@@ -210,7 +229,7 @@ const sessionMatch = (r: SessionHit, via: string): SearchMatch => ({
   via,
   status: r.status,
 });
-const agentMatch = (r: AgentHit, via: string): SearchMatch => ({
+const agentMatch = (r: AgentHit, via: SearchVia): SearchMatch => ({
   kind: "agent",
   id: r.agentName,
   agentClass: r.agentClass,
@@ -265,7 +284,7 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   const ses = take<SessionHit>(true)!;
   const byName = take<AgentHit>(true)!;
   const byKey = take<AgentHit>(classAndName !== null);
-  const evs = take<EventHit & { via: string }>(true)!;
+  const evs = take<EventHit & { via: EventField }>(true)!;
   const scanned = take<{ n: number }>(true)!;
   const eventWindow = Number(scanned.results[0]?.n ?? 0);
   const read: D1Result[] = [inc, run, op, ses, byName, evs, scanned, ...(byKey ? [byKey] : [])];
@@ -274,23 +293,23 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   const add = (m: SearchMatch) => {
     if (!found.has(keyOf(m))) found.set(keyOf(m), m);
   };
-  for (const r of inc.results) add(incidentMatch(r, "incident id"));
-  for (const r of run.results) add(runMatch(r, r.kind === "chat_turn" ? "request id" : r.kind === "task" ? "task run id" : "fiber id"));
-  for (const r of op.results) add(opMatch(r, "op id"));
-  for (const r of ses.results) add(sessionMatch(r, "session name"));
-  for (const r of byKey?.results ?? []) add(agentMatch(r, "agent class/name"));
-  for (const r of byName.results) add(agentMatch(r, "agent name"));
+  const own = (field: SearchField): SearchVia => ({ field, by: "id" });
+  for (const r of inc.results) add(incidentMatch(r, own("incident")));
+  for (const r of run.results) add(runMatch(r, own(r.kind === "chat_turn" ? "request" : r.kind === "task" ? "task" : "fiber")));
+  for (const r of op.results) add(opMatch(r, own("op")));
+  for (const r of ses.results) add(sessionMatch(r, own("session")));
+  for (const r of byKey?.results ?? []) add(agentMatch(r, own("agent_key")));
+  for (const r of byName.results) add(agentMatch(r, own("agent_name")));
 
   // Ids that only events carry (an op that was never ambiguous, a task's or a trace's events): what do those
   // events belong to? Only when nothing has that id itself, so an id with a page of its own goes straight there.
-  const via = ["request id", "task id", "op id", "fiber id", "trace id"];
-  const hits = [...evs.results].sort((a, b) => via.indexOf(a.via) - via.indexOf(b.via));
-  const probes = new Map<string, { kind: "incident" | "run" | "session"; id: string; owner: AgentRef; via: string }>();
+  const hits = [...evs.results].sort((a, b) => EVENT_FIELDS.indexOf(a.via) - EVENT_FIELDS.indexOf(b.via));
+  const probes = new Map<string, { kind: "incident" | "run" | "session"; id: string; owner: AgentRef; via: SearchVia }>();
   for (const e of found.size ? [] : hits) {
-    const what = e.via;
+    const via: SearchVia = { field: e.via, by: "event" };
     for (const t of targetsOf(e)) {
       const k = keyOf({ kind: t.kind, id: t.id, ...t.owner });
-      if (!found.has(k) && !probes.has(k) && probes.size < MAX_PROBES) probes.set(k, { ...t, via: `${what} (an event of it)` });
+      if (!found.has(k) && !probes.has(k) && probes.size < MAX_PROBES) probes.set(k, { ...t, via });
     }
   }
   if (probes.size) {
@@ -318,10 +337,11 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
     const r = (await db.batch(keyed.map((k) => byPrefix(db, k, q)))) as D1Result<never>[];
     read.push(...r);
     const [pi, pr, po, ps] = r as unknown as [D1Result<IncidentHit>, D1Result<RunHit>, D1Result<OpHit>, D1Result<SessionHit>];
-    for (const x of pi.results) add(incidentMatch(x, "prefix of an incident id"));
-    for (const x of pr.results) add(runMatch(x, "prefix of a run id"));
-    for (const x of po.results) add(opMatch(x, "prefix of an op id"));
-    for (const x of ps.results) add(sessionMatch(x, "prefix of a session name"));
+    const startOf = (field: SearchField): SearchVia => ({ field, by: "prefix" });
+    for (const x of pi.results) add(incidentMatch(x, startOf("incident")));
+    for (const x of pr.results) add(runMatch(x, startOf("run")));
+    for (const x of po.results) add(opMatch(x, startOf("op")));
+    for (const x of ps.results) add(sessionMatch(x, startOf("session")));
     prefix = found.size > 0;
   }
 

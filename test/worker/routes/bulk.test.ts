@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { BulkMatch } from "../../../src/store/read-models";
 import { pollRows, rejectionOf } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { call, csrfFor, getText, postForm, uid } from "./harness";
@@ -37,7 +38,10 @@ async function incident(
   return incidentId;
 }
 
-type Preview = { ok: true; value: { targets: { agentClass: string; agentName: string; why: string }[]; total: number; capped: boolean } };
+type Preview = {
+  ok: true;
+  value: { targets: { agentClass: string; agentName: string; matched: BulkMatch; why: string }[]; total: number; capped: boolean };
+};
 type Progress = {
   ok: true;
   value: {
@@ -122,6 +126,8 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
       ["PlainAdminAgent", plain],
       ["TelemetryOnlyAgent", bare],
     ]);
+    // The facts of why it matched, and the same in words for the CLI.
+    expect(p.targets[0]!.matched).toEqual({ agentClass: false, incidentReason: { reason, openOnly: false, count: 1, capped: false }, status: null });
     expect(p.targets[0]!.why).toBe(`1 incident(s) with reason ${reason}`);
     // Narrowed by class: one.
     expect((await preview(`incidentReason=${reason}&agentClass=PlainAdminAgent`)).targets.map((t) => t.agentName)).toEqual([plain]);
@@ -320,7 +326,9 @@ describe("bulk selection by status and class", () => {
     const both = await preview("status=open_incidents&agentClass=PlainAdminAgent");
     expect(both.targets.map((t) => t.agentName)).toContain(a);
     expect(both.targets.map((t) => t.agentName)).not.toContain(b);
-    expect(both.targets.find((t) => t.agentName === a)!.why).toBe("class PlainAdminAgent; 1 open incident(s)");
+    const hit = both.targets.find((t) => t.agentName === a)!;
+    expect(hit.matched).toEqual({ agentClass: true, incidentReason: null, status: { status: "open_incidents", count: 1, capped: false } });
+    expect(hit.why).toBe("class PlainAdminAgent; 1 open incident(s)");
     const byClass = await preview("agentClass=DurableWorkAgent");
     expect(byClass.targets.map((t) => t.agentName)).toContain(b);
     expect(byClass.targets.every((t) => t.agentClass === "DurableWorkAgent")).toBe(true);

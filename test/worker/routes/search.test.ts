@@ -81,6 +81,8 @@ describe("GET /search", () => {
     expect(page.text).toContain("Runs (2)");
     expect(page.text).toContain(`href="/runs/fib-${u}?agentClass=ProbeAgent&amp;agentName=${enc(A.agentName)}"`);
     expect(page.text).toContain(`href="/runs/fib-${u}?agentClass=SupportAgent&amp;agentName=${enc(B.agentName)}"`);
+    // How each matched, worded by the console from the store's code.
+    expect(page.text).toContain("· matched by fiber id");
   });
 
   it("an id only events carry (an op that was never ambiguous) redirects to what its events belong to", async () => {
@@ -103,7 +105,8 @@ describe("GET /search", () => {
     const body = (await r.json()) as { query: string; matches: (SearchMatch & { label: string; href: string })[] };
     // The label is the console's wording of the match's facts, the same words the search page shows.
     for (const m of body.matches) expect(m.label).toBe(searchMatchLabel(m));
-    expect(body.matches[0]).toMatchObject({ kind: "run", outcome: null });
+    // How it matched is a fact in JSON (field and how), not a sentence.
+    expect(body.matches[0]).toMatchObject({ kind: "run", outcome: null, via: { field: "fiber", by: "id" } });
     expect(body.matches[0]!.label).toMatch(/ · running$/);
     expect(body.query).toBe(`fib-${u}`);
     expect(body.matches.map((m) => [m.kind, m.href])).toEqual([
