@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
+import { AlarmFirings } from "@agent-oncall/telemetry/alarm-firings";
 import type { TelemetryEvent } from "@agent-oncall/telemetry/contract";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { ALARM_EVENT, alarmRates, IDLE_EVICTION_MS, residentEstimate, unionMs } from "../../src/store/read-models/residency";
-import { AlarmFirings } from "@agent-oncall/telemetry/alarm-firings";
 import { makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
 import { ingestWithCost } from "./store-helpers";

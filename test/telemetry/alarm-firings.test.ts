@@ -1,10 +1,10 @@
 import { env } from "cloudflare:workers";
+import { AlarmFirings } from "@agent-oncall/telemetry/alarm-firings";
 import { ALARM_COALESCE_MS, type TelemetryEvent } from "@agent-oncall/telemetry/contract";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { listEvents } from "../../src/store/read-models/events";
 import type { AlarmRate } from "../../src/store/read-models/residency";
-import { AlarmFirings } from "@agent-oncall/telemetry/alarm-firings";
 import { makeEvent } from "../fixtures/events";
 import { LOOP_ALARM_WINDOW_MS } from "../fixtures/resident-agents";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
