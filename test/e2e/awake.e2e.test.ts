@@ -1,6 +1,6 @@
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { launch, shot } from "./browser";
+import { clickCounter, launch, shot } from "./browser";
 import { type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 // "Why is this agent awake", in a real browser against the real dev stack: a foreign agent (AlarmLoopAgent, in
@@ -33,11 +33,8 @@ afterAll(async () => {
 
 it("goes from the overview to the looping agent's awake panel in 2 clicks, flagged with its rate", async () => {
   const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  let clicks = 0;
-  const click = async (l: Locator) => {
-    await l.click();
-    clicks++;
-  };
+  const clicks = clickCounter();
+  const click = clicks.click;
   await page.goto(`${server.base}/`);
 
   // Click 1: Awake in the navigation; the loop is listed, flagged, at about 3600 alarms/hour (every second).
@@ -61,6 +58,6 @@ it("goes from the overview to the looping agent's awake panel in 2 clicks, flagg
   expect(await panel.locator("[data-testid='awake-alarm-rate']").getAttribute("data-loop")).toBe("true");
   expect(Number(await panel.locator("[data-testid='awake-resident']").getAttribute("data-high-ms"))).toBeGreaterThan(0);
   await shot(page, "awake-02-panel");
-  expect(clicks).toBeLessThanOrEqual(3);
-  expect(clicks).toBe(2);
+  expect(clicks.count).toBeLessThanOrEqual(3);
+  expect(clicks.count).toBe(2);
 });

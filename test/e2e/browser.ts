@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Locator, type Page } from "playwright-core";
 
 /** Where screenshots go; CI keeps them as test artifacts. */
 export const ARTIFACTS = path.resolve(import.meta.dirname, "../../test-artifacts");
@@ -19,4 +19,21 @@ export async function shot(page: Page, name: string): Promise<string> {
   const file = path.join(ARTIFACTS, `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
+}
+
+/** Clicks that count themselves: the browser tests measure how many clicks a task takes from the overview. */
+export function clickCounter(): { click(l: Locator): Promise<void>; readonly count: number; reset(): void } {
+  let n = 0;
+  return {
+    async click(l) {
+      await l.click();
+      n++;
+    },
+    get count() {
+      return n;
+    },
+    reset() {
+      n = 0;
+    },
+  };
 }

@@ -1,9 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { launch, shot } from "./browser";
+import { clickCounter, launch, shot } from "./browser";
 import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 // Recovery budget in a real browser on the dev stack: the demo chat agent is evicted mid-stream, and its recovery
@@ -46,11 +46,8 @@ afterAll(async () => {
 
 it("goes from the overview to the incident's recovery budget panel in 2 clicks; its figures are the agent's own", async () => {
   const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  let clicks = 0;
-  const click = async (l: Locator) => {
-    await l.click();
-    clicks++;
-  };
+  const clicks = clickCounter();
+  const click = clicks.click;
   const id = String(incident()!.incident_id);
   await page.goto(`${server.base}/`);
   await shot(page, "budget-01-overview");
@@ -60,8 +57,8 @@ it("goes from the overview to the incident's recovery budget panel in 2 clicks; 
   const panel = page.locator("[data-testid='recovery-budget']");
   await panel.waitFor();
   await shot(page, "budget-02-panel");
-  expect(clicks).toBeLessThanOrEqual(3);
-  expect(clicks).toBe(2);
+  expect(clicks.count).toBeLessThanOrEqual(3);
+  expect(clicks.count).toBe(2);
 
   // Attempts against the SDK's maximum, the work budget against maxRecoveryWork, interrupted attempts against theirs,
   // both timers, and the forecast: all from the agent's record (the demo policy: 3 attempts, 1000 work, 5 interrupted).

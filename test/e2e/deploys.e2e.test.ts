@@ -1,9 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { launch, shot } from "./browser";
+import { clickCounter, launch, shot } from "./browser";
 import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 // Deploys in a real browser against the real dev stack (console + demo fleet). The demo fleet binds its version
@@ -56,11 +56,8 @@ it("marks the deploy on the overview chart, and reaches the incidents grouped by
   expect(incidentIds.length).toBeGreaterThanOrEqual(1);
 
   const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  let clicks = 0;
-  const click = async (l: Locator) => {
-    await l.click();
-    clicks++;
-  };
+  const clicks = clickCounter();
+  const click = clicks.click;
 
   // The chart carries the deploy mark: the version at its first-seen time, as the deploys projection has it.
   await page.goto(`${server.base}/`);
@@ -90,6 +87,6 @@ it("marks the deploy on the overview chart, and reaches the incidents grouped by
   for (const id of incidentIds) expect(await page.content()).toContain(id);
   await shot(page, "deploys-04-version-incidents");
 
-  expect(clicks).toBeLessThanOrEqual(3);
+  expect(clicks.count).toBeLessThanOrEqual(3);
   await page.close();
 });

@@ -1,9 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { launch, shot } from "./browser";
+import { clickCounter, launch, shot } from "./browser";
 import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 // Pause recovery, no deploy, in a real browser against the real dev stack (console + demo fleet): an operator goes
@@ -35,11 +35,8 @@ afterAll(async () => {
 
 it("pauses an agent's recovery from its page with a reason and an expiry, shows it, and resumes it in one action", async () => {
   const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  let clicks = 0;
-  const click = async (l: Locator) => {
-    await l.click();
-    clicks++;
-  };
+  const clicks = clickCounter();
+  const click = clicks.click;
 
   // Click 1: Runs in the nav. Click 2: the run's agent. Click 3: open "Pause recovery…".
   await page.goto(`${server.base}/`);
@@ -47,7 +44,7 @@ it("pauses an agent's recovery from its page with a reason and an expiry, shows 
   await click(page.getByRole("link", { name: `${AGENT} · ${SESSION}` }).first());
   await page.waitForURL(`${server.base}/agents/${AGENT}/${SESSION}`);
   await click(page.getByRole("button", { name: "Pause recovery…" }));
-  expect(clicks).toBe(3);
+  expect(clicks.count).toBe(3);
   const form = page.locator("form[hx-post='/actions/pause-recovery']");
   await form.locator("textarea[name='reason']").fill("recovery retries run up the LLM bill");
   await form.locator("input[name='hours']").fill("6");
@@ -79,7 +76,7 @@ it("pauses an agent's recovery from its page with a reason and an expiry, shows 
   await expect.poll(async () => (await result.textContent()) ?? "", { timeout: 20_000 }).toContain("Resume recovery done");
   await expect.poll(() => state.getAttribute("data-state"), { timeout: 20_000 }).toBe("resumed");
   await shot(page, "pause-02-resumed");
-  expect(clicks).toBe(6);
+  expect(clicks.count).toBe(6);
 
   // Audited like every action.
   expect(d1(dir, `SELECT action, result FROM audit_log WHERE target_name = '${SESSION}' ORDER BY time`)).toEqual([

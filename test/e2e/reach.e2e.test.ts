@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentHref, batchHref, LISTS, listHref, runHref, sessionHref } from "../../console/links";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
 import { axe, readable } from "./axe";
-import { launch, shot } from "./browser";
+import { clickCounter, launch, shot } from "./browser";
 import { appPost, type DevServer, d1, devSession, startDev, stop, until } from "./wrangler-dev";
 
 /**
@@ -160,28 +160,25 @@ describe("on a phone (390 px)", () => {
   it("reaches /bulk, a download and the audit log's batch within 3 clicks of the overview", async () => {
     const page = await browser.newPage({ viewport: PHONE, acceptDownloads: true });
     const nav = (name: string) => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name, exact: true });
-    let clicks = 0;
-    const click = async (l: ReturnType<Page["getByRole"]>) => {
-      clicks++;
-      await l.click();
-    };
+    const clicks = clickCounter();
+    const click = clicks.click;
 
     // Overview → Bulk: one click.
     await page.goto(`${server.base}/`, { waitUntil: "load" });
-    clicks = 0;
+    clicks.reset();
     await click(nav("Bulk"));
     await page.waitForURL(`${server.base}${LISTS.bulk}`);
-    expect(clicks).toBeLessThanOrEqual(3);
+    expect(clicks.count).toBeLessThanOrEqual(3);
 
     // Overview → Runs → CSV: two clicks, and the file holds the running turn.
     await page.goto(`${server.base}/`, { waitUntil: "load" });
-    clicks = 0;
+    clicks.reset();
     await click(nav("Runs"));
     await page.waitForURL(`${server.base}${LISTS.runs}`);
     const downloading = page.waitForEvent("download");
     await click(page.getByTestId("export-csv"));
     const download = await downloading;
-    expect(clicks).toBeLessThanOrEqual(3);
+    expect(clicks.count).toBeLessThanOrEqual(3);
     expect(download.suggestedFilename()).toMatch(/^runs-.*\.csv$/);
     const csv = readFileSync((await download.path())!, "utf8");
     const [header, ...rows] = csv.trim().split("\r\n");
@@ -190,13 +187,13 @@ describe("on a phone (390 px)", () => {
 
     // Overview → Audit log → the batch row: two clicks, and the batch's page answers.
     await page.goto(`${server.base}/`, { waitUntil: "load" });
-    clicks = 0;
+    clicks.reset();
     await click(nav("Audit log"));
     await page.waitForURL(`${server.base}${LISTS.audit}`);
     const answered = page.waitForResponse((r) => r.url() === `${server.base}${batchHref(batchId)}`);
     await click(page.getByTestId("audit-batch-link").first());
     expect((await answered).status()).toBe(200);
-    expect(clicks).toBeLessThanOrEqual(3);
+    expect(clicks.count).toBeLessThanOrEqual(3);
     await page.close();
   });
 

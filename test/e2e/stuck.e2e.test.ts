@@ -1,9 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { launch, shot } from "./browser";
+import { clickCounter, launch, shot } from "./browser";
 import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 // Stuck → act, in a real browser against the real dev stack (console + demo fleet): a session turn stalls,
@@ -44,11 +44,8 @@ afterAll(async () => {
 
 it("goes from the overview's Stuck card to the stuck run, force-idles its agent with a reason, and the entry is gone", async () => {
   const page: Page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  let clicks = 0;
-  const click = async (l: Locator) => {
-    await l.click();
-    clicks++;
-  };
+  const clicks = clickCounter();
+  const click = clicks.click;
   const entry = (p: Page) => p.locator("[data-testid='stuck'] tr[data-rule='no_progress']", { hasText: `DemoSessionAgent · ${SESSION}` });
 
   // The overview's card turns red once the run has been silent for 6 s (the overview refreshes every 2 s).
@@ -84,7 +81,7 @@ it("goes from the overview's Stuck card to the stuck run, force-idles its agent 
   await shot(page, "stuck-03-force-idled");
 
   // Overview → stuck entry → agent actions → force idle → confirm: 4 clicks (plus typing the reason).
-  expect(clicks).toBe(4);
+  expect(clicks.count).toBe(4);
 
   // The turn's run is closed (force_idled), nothing of the session runs any more, and nothing of it is stuck.
   await until(

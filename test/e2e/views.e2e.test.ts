@@ -1,9 +1,9 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { Browser, Locator, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { launch, shot } from "./browser";
+import { clickCounter, launch, shot } from "./browser";
 import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 // Saved views in a real browser against the real dev stack: two sessions' turns are evicted once each (two recovery
@@ -53,11 +53,8 @@ const agentsOf = (...names: string[]) => names.map((n) => `DemoSessionAgent · $
 
 it("saves a filtered incidents view, shows it in the nav, and opening it reproduces the filter", async () => {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  let clicks = 0;
-  const click = async (l: Locator) => {
-    await l.click();
-    clicks++;
-  };
+  const clicks = clickCounter();
+  const click = clicks.click;
 
   // Save: overview → Incidents (1) → filter by agent name, Apply (2) → name it, Save view (3).
   await page.goto(`${server.base}/`);
@@ -70,8 +67,8 @@ it("saves a filtered incidents view, shows it in the nav, and opening it reprodu
   await page.locator("[data-testid='view-save'] input[name='name']").fill("Views A incidents");
   await click(page.getByRole("button", { name: "Save view" }));
   await page.waitForURL(/[?&]view=/);
-  expect(clicks).toBeLessThanOrEqual(3);
-  const savedClicks = clicks;
+  expect(clicks.count).toBeLessThanOrEqual(3);
+  const savedClicks = clicks.count;
   const marker = page.locator("[data-testid='view-marker']");
   expect(await marker.textContent()).toContain("Views A incidents");
   expect(await listed(page)).toEqual(agentsOf("views-a"));
@@ -82,7 +79,7 @@ it("saves a filtered incidents view, shows it in the nav, and opening it reprodu
   await shot(page, "views-01-saved");
 
   // Open: overview → the nav's Views menu (1) → the view (2). Its filter is back: only views-a's incident.
-  clicks = 0;
+  clicks.reset();
   await page.goto(`${server.base}/`);
   await click(page.locator("[data-testid='views-menu'] summary"));
   const link = page.locator(`[data-testid='view-link'][data-view-id='${viewId}']`);
@@ -90,8 +87,8 @@ it("saves a filtered incidents view, shows it in the nav, and opening it reprodu
   await shot(page, "views-02-nav");
   await click(link);
   await page.waitForURL(/\/incidents\?.*agentName=views-a.*view=/);
-  expect(clicks).toBeLessThanOrEqual(3);
-  const openClicks = clicks;
+  expect(clicks.count).toBeLessThanOrEqual(3);
+  const openClicks = clicks.count;
   expect(await page.locator("input[name='agentName']").inputValue()).toBe("views-a");
   expect(await listed(page)).toEqual(agentsOf("views-a"));
   expect(await page.locator("[data-testid='view-marker']").getAttribute("data-view-id")).toBe(viewId);
