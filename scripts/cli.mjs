@@ -90,24 +90,32 @@ function refusalOf(status, body) {
 /** Fails with "<what> refused: <code>: <sentence>" (exit 1). */
 const refused = (what, status, body) => fail(`${what} refused: ${refusalOf(status, body)}`);
 
-/**
- * Calls the console and parses its JSON. Anything else (a sign-in redirect or page, a proxy's error page) ends
- * the CLI with one readable line. A refusal (status ≥ 400 or `ok: false`) ends it too, unless `allowRefusal`.
- */
-async function call(path, init = {}, { allowRefusal = false } = {}) {
-  let res;
+/** Sends a request to the console; a console the CLI cannot reach ends it with one line. */
+async function send(path, init = {}, timeoutMs = 20_000) {
   try {
-    res = await fetch(`${base}${path}`, { ...init, redirect: "manual", headers: { ...headers, ...init.headers }, signal: AbortSignal.timeout(20_000) });
+    return await fetch(`${base}${path}`, { ...init, redirect: "manual", headers: { ...headers, ...init.headers }, signal: AbortSignal.timeout(timeoutMs) });
   } catch (e) {
     fail(`cannot reach the console at ${base} (${e.cause?.code ?? e.message}). Is \`npm start\` running?`);
   }
+}
+
+/** The console's JSON answer; anything else (a sign-in redirect or page, a proxy's error page) ends the CLI with one readable line. */
+async function jsonOf(res, path) {
   const text = await res.text();
-  let body;
   try {
-    body = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
     fail(describeNonJson(res, path, text));
   }
+}
+
+/**
+ * Calls the console and parses its JSON (see jsonOf). A refusal (status ≥ 400 or `ok: false`) ends the CLI too,
+ * unless `allowRefusal`.
+ */
+async function call(path, init = {}, { allowRefusal = false } = {}) {
+  const res = await send(path, init);
+  const body = await jsonOf(res, path);
   if (!allowRefusal && (res.status >= 400 || body?.ok === false)) refused(path, res.status, body);
   return { status: res.status, body };
 }
@@ -369,22 +377,8 @@ async function exportList(list, words) {
   }
   if (values.class) filters.agentClass = values.class;
   const path = exportHref(list, format, filters);
-  let res;
-  try {
-    res = await fetch(`${base}${path}`, { redirect: "manual", headers, signal: AbortSignal.timeout(300_000) });
-  } catch (e) {
-    fail(`cannot reach the console at ${base} (${e.cause?.code ?? e.message}). Is \`npm start\` running?`);
-  }
-  if (res.status !== 200) {
-    const text = await res.text();
-    let body;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      fail(describeNonJson(res, path, text));
-    }
-    refused(path, res.status, body);
-  }
+  const res = await send(path, {}, 300_000);
+  if (res.status !== 200) refused(path, res.status, await jsonOf(res, path));
   await pipeline(Readable.fromWeb(res.body), values.out ? createWriteStream(values.out) : process.stdout);
   console.error(`✓ ${list} as ${format}${values.out ? ` in ${values.out}` : ""} (at most ${res.headers.get("x-export-cap")} rows: EXPORT_ROW_CAP)`);
 }
