@@ -207,7 +207,7 @@ function EndedRuns(props: { ended: EndedRun[]; checks: RunCheck[] | null }) {
         const c = byId.get(r.ref ?? r.runId);
         const now = props.checks ? (c?.now ?? "unknown") : r.stopped ? "stopped" : "running";
         return (
-          <li data-now={now}>
+          <li data-run={r.runId} data-kind={r.kind} data-stopped={String(r.stopped)} data-now={now}>
             {r.kind} <span class="mono">{r.runId}</span>
             {r.name ? ` (${r.name})` : ""}: {r.stopped ? "stopped" : "NOT stopped"} — {r.detail}
             {props.checks ? (
@@ -259,7 +259,7 @@ export function ActionResult(props: {
   const f = props.forceIdle;
   const v = props.verified;
   return (
-    <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result">
+    <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result" data-ok={String(props.ok)}>
       <strong>{props.title}</strong> {props.detail} {props.auditHref ? <a href={props.auditHref}>See the audit log</a> : null}
       {/* The action's own sentence (e.g. the agent is being evicted), unless the read-back has a truer one. */}
       {f?.notice && !v?.after.notice ? (

@@ -144,7 +144,7 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
     <>
       <dl class="facts">
         <dt>status</dt>
-        <dd data-testid="agent-status">
+        <dd data-testid="agent-status" data-status={status.status}>
           <Status value={status.status} />
         </dd>
         <dt>next alarm</dt>
@@ -193,7 +193,9 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
           </tbody>
         </table>
       ) : (
-        <p class="muted">No live runFiber rows.</p>
+        <p class="muted" data-testid="no-live-runs">
+          No live runFiber rows.
+        </p>
       )}
       {runs.inMemory.length ? (
         <>
@@ -210,7 +212,7 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
             </thead>
             <tbody>
               {runs.inMemory.map((r) => (
-                <tr>
+                <tr data-run={r.id} data-kind={r.kind}>
                   <td class="mono">{r.id}</td>
                   <td>{r.kind}</td>
                 </tr>
@@ -236,7 +238,7 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
             </thead>
             <tbody>
               {runs.tasks.map((t) => (
-                <tr>
+                <tr data-run={t.runId} data-state={t.state}>
                   <td>
                     <a class="mono" href={runHref(t.runId)}>
                       {t.runId}
@@ -275,7 +277,7 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
             </thead>
             <tbody>
               {runs.managedFibers.map((f) => (
-                <tr>
+                <tr data-run={f.fiberId} data-name={f.name} data-status={f.status}>
                   <td>
                     <a class="mono" href={runHref(f.fiberId)}>
                       {f.fiberId}
