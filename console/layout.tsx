@@ -155,11 +155,13 @@ function ShortcutHelp() {
 }
 
 /** An error page (404, 400) in the same shell, with a way back. */
-export function ErrorPage(props: { ctx: PageContext; status: number; title: string; message: string }) {
+export function ErrorPage(props: { ctx: PageContext; status: number; title: string; message: string; code?: string }) {
   return (
     // No view bar on an error: its filters are what was refused, not something to save.
     <Layout ctx={{ ...props.ctx, listView: undefined }} title={props.title} active="">
-      <p class="error-message">{props.message}</p>
+      <p class="error-message" data-testid="error-message" data-status={String(props.status)} data-code={props.code}>
+        {props.message}
+      </p>
       <p>
         <a href="/">Back to the overview</a>
       </p>

@@ -137,7 +137,7 @@ export function BatchPage(props: { ctx: PageContext; progress: BatchProgress }) 
   const filter = new URLSearchParams(p.filter).toString();
   return (
     <Layout ctx={props.ctx} title={`Bulk ${label.toLowerCase()}`} active={LISTS.bulk}>
-      <dl class="facts" data-testid="batch-facts">
+      <dl class="facts" data-testid="batch-facts" data-batch={p.batchId} data-action={p.action}>
         <dt>batch</dt>
         <dd class="mono">{p.batchId}</dd>
         <dt>started</dt>
@@ -173,7 +173,7 @@ export function BatchProgressView(props: { progress: BatchProgress }) {
         <p class="error-message">This batch was refused and never started: {p.error}</p>
       ) : (
         <>
-          <progress max={Math.max(p.total, 1)} value={finished} aria-label="targets finished">{`${finished} of ${p.total}`}</progress>
+          <progress data-testid="batch-bar" max={Math.max(p.total, 1)} value={finished} aria-label="targets finished">{`${finished} of ${p.total}`}</progress>
           <p data-testid="batch-counts">
             <span data-testid="batch-done">{p.done}</span> done · <span data-testid="batch-failed">{p.failed}</span> failed · {p.running} running · {p.queued}{" "}
             queued · of <span data-testid="batch-total">{p.total}</span>
@@ -192,7 +192,7 @@ export function BatchProgressView(props: { progress: BatchProgress }) {
           </thead>
           <tbody>
             {p.targets.map((t) => (
-              <tr data-result={t.result}>
+              <tr data-result={t.result} data-agent={`${t.agentClass}/${t.agentName}`}>
                 <td>{t.agentClass}</td>
                 <td>
                   <a href={agentHref(t)}>{t.agentName}</a>

@@ -27,7 +27,7 @@ export function refuse(c: ConsoleContext, r: Refusal) {
   return respondRefusal(c, r, {
     page: () =>
       c.var.user
-        ? c.html(<ErrorPage ctx={pageContext(c)} status={r.status} title={TITLES[r.status] ?? "Refused"} message={r.message} />, r.status)
+        ? c.html(<ErrorPage ctx={pageContext(c)} status={r.status} title={TITLES[r.status] ?? "Refused"} message={r.message} code={r.code} />, r.status)
         : c.text(r.message, r.status),
   });
 }

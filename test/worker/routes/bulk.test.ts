@@ -2,9 +2,11 @@ import { env } from "cloudflare:workers";
 import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
+import { bulkMatchWords } from "../../../console/words";
 import type { BulkMatch } from "../../../src/store/read-models";
 import { pollRows, rejectionOf } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { byTestId, findAll, mustTestId } from "../html";
 import { call, csrfFor, getText, postForm, uid } from "./harness";
 
 /**
@@ -126,9 +128,9 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
       ["PlainAdminAgent", plain],
       ["TelemetryOnlyAgent", bare],
     ]);
-    // The facts of why it matched, and the same in words for the CLI.
+    // The facts of why it matched, and the console's words of them for the CLI.
     expect(p.targets[0]!.matched).toEqual({ agentClass: false, incidentReason: { reason, openOnly: false, count: 1, capped: false }, status: null });
-    expect(p.targets[0]!.why).toBe(`1 incident(s) with reason ${reason}`);
+    expect(p.targets[0]!.why).toBe(bulkMatchWords(p.targets[0]!));
     // Narrowed by class: one.
     expect((await preview(`incidentReason=${reason}&agentClass=PlainAdminAgent`)).targets.map((t) => t.agentName)).toEqual([plain]);
     // The preview changed nothing.
@@ -137,12 +139,13 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
     // The page shows the count and, for an operator, the confirmation with a required reason.
     const page = await getText(`/bulk?incidentReason=${reason}`, "operator");
     expect(page.status).toBe(200);
-    expect(page.text).toContain('<span data-testid="bulk-count">3</span>');
-    expect(page.text).toContain('<textarea name="reason" required=""');
-    expect(page.text).toContain("Confirm on 3 agents");
+    expect(mustTestId(page.text, "bulk-count").text).toBe("3");
+    const confirm = mustTestId(page.text, "bulk-confirm").html;
+    expect(findAll(confirm, "name", "reason")[0]?.attrs).toMatchObject({ required: "" });
+    expect(findAll(confirm, "name", "expected")[0]?.attrs.value).toBe("3");
     const viewerPage = await getText(`/bulk?incidentReason=${reason}`, "viewer");
-    expect(viewerPage.text).toContain("Bulk actions need the operator role; you are signed in as a viewer.");
-    expect(viewerPage.text).not.toContain('data-testid="bulk-confirm"');
+    expect(byTestId(viewerPage.text, "bulk-viewer")).toBeDefined();
+    expect(byTestId(viewerPage.text, "bulk-confirm")).toBeUndefined();
 
     // Confirm (as the CLI does: JSON).
     const csrf = await csrfFor("operator");
@@ -160,7 +163,7 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
     expect(done).toMatchObject({ total: 3, done: 2, failed: 1, running: 0, queued: 0, complete: true, result: "error" });
     const failure = done.targets.find((t) => t.agentName === bare)!;
     expect(failure.result).toBe("error");
-    expect(failure.error).toMatch(/^unsupported: TelemetryOnlyAgent does not have the admin mixin/);
+    expect(failure.error?.split(":")[0]).toBe("unsupported");
 
     // The agents really are idle: each says so in its own audit row (what it answered after the action), and
     // the Tasks run and managed fiber no longer run.
@@ -212,12 +215,17 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
     // The progress page and its fragment: the bar, the counts, each failure's message, and no more polling.
     const progressPage = await getText(`/bulk/batches/${started.value.batchId}`, "viewer");
     expect(progressPage.status).toBe(200);
-    expect(progressPage.text).toContain('<progress max="3" value="3"');
-    expect(progressPage.text).toContain('<span data-testid="batch-done">2</span> done · <span data-testid="batch-failed">1</span> failed');
-    expect(progressPage.text).toContain("unsupported: TelemetryOnlyAgent does not have the admin mixin");
+    expect(mustTestId(progressPage.text, "batch-bar").attrs).toMatchObject({ max: "3", value: "3" });
+    expect(mustTestId(progressPage.text, "batch-done").text).toBe("2");
+    expect(mustTestId(progressPage.text, "batch-failed").text).toBe("1");
+    const failedRow = findAll(mustTestId(progressPage.text, "batch-targets").html, "data-agent", `TelemetryOnlyAgent/${bare}`)[0];
+    expect(failedRow?.attrs["data-result"]).toBe("error");
+    expect(failedRow?.text).toContain(failure.error);
     const fragment = await getText(`/bulk/batches/${started.value.batchId}/progress`, "viewer", { "HX-Request": "true" });
-    expect(fragment.text).toMatch(/^<section id="batch-progress" data-testid="batch-progress" data-complete="true"/);
-    expect(fragment.text).not.toContain("hx-trigger");
+    expect(fragment.text.startsWith("<section")).toBe(true);
+    const live = mustTestId(fragment.text, "batch-progress").attrs;
+    expect(live["data-complete"]).toBe("true");
+    expect(live["hx-trigger"]).toBeUndefined();
 
     await rejectionOf(plainStub.evict()).catch(() => undefined);
   });
@@ -231,10 +239,14 @@ describe("bulk force idle over foreign agents selected by incident reason", () =
     const res = await postForm("/bulk", "operator", { incidentReason: reason, action: "trigger_alarm", reason: "run recovery now", _csrf: csrf });
     expect(res.status).toBe(200);
     const first = await res.text();
-    const batchId = /<dt>batch<\/dt><dd class="mono">([0-9a-f-]{36})<\/dd>/.exec(first)![1]!;
-    expect(first).toContain("<title>Bulk trigger alarm · Agent on-call</title>");
+    const facts = mustTestId(first, "batch-facts").attrs;
+    const batchId = facts["data-batch"]!;
+    expect(batchId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(facts["data-action"]).toBe("trigger_alarm");
     // Right after the start the page is live (unless the target already finished); once finished it stops polling.
-    if (first.includes('data-complete="false"')) expect(first).toContain(`hx-get="/bulk/batches/${batchId}/progress" hx-trigger="every 2s, refresh"`);
+    const progress = mustTestId(first, "batch-progress").attrs;
+    if (progress["data-complete"] === "false")
+      expect(progress).toMatchObject({ "hx-get": `/bulk/batches/${batchId}/progress`, "hx-trigger": "every 2s, refresh" });
     const done = await untilComplete(batchId);
     expect(done).toMatchObject({ total: 1, done: 1, failed: 0, result: "ok" });
     expect((await batchRows(batchId)).map((r) => [r.action, r.result])).toEqual([
@@ -257,16 +269,15 @@ describe("bulk refusals", () => {
       { csrf, headers: JSON_ACCEPT },
     );
     expect(res.status).toBe(403);
-    expect(await res.json()).toEqual({
-      ok: false,
-      error: {
-        code: "not_permitted",
-        message: "Refused: viewer@example.com has the viewer role; bulk actions need operator. The attempt is in the audit log.",
-      },
-    });
+    const body = (await res.json()) as { ok: false; error: { code: string; message: string } };
+    expect(body).toMatchObject({ ok: false, error: { code: "not_permitted" } });
+    // A sentence a person reads, naming who was refused.
+    expect(body.error.message).toContain("viewer@example.com");
     const html = await postForm("/bulk", "viewer", { incidentReason: reason, action: "force_idle", reason: "again, from the page" }, { csrf });
     expect(html.status).toBe(403);
-    expect(await html.text()).toContain("bulk actions need operator");
+    const shown = mustTestId(await html.text(), "error-message");
+    expect(shown.attrs["data-code"]).toBe("not_permitted");
+    expect(shown.text).toBe(body.error.message);
     const rows = (
       await env.DB.prepare(
         "SELECT action, target_class, target_name, result, batch_id, id FROM audit_log WHERE actor = 'viewer@example.com' AND target_name = ? ORDER BY time, rowid",
@@ -286,31 +297,39 @@ describe("bulk refusals", () => {
   it("answers a bad filter with 400 and a message, and an empty selection with no batch", async () => {
     const bad = await call("/bulk?status=asleep", { as: "viewer", headers: JSON_ACCEPT });
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { error: { message: string } }).error.message).toContain(
-      "status must be one of running_runs, open_incidents, running_sessions",
-    );
+    // Each refusal: invalid_input, and a sentence that names the field it refuses.
+    const refused = async (r: Response) => ((await r.json()) as { error: { code: string; message: string } }).error;
+    const badStatus = await refused(bad);
+    expect(badStatus.code).toBe("invalid_input");
+    expect(badStatus.message).toContain("status");
     const none = await call("/bulk", { as: "viewer", headers: JSON_ACCEPT });
     expect(none.status).toBe(400);
-    expect(((await none.json()) as { error: { message: string } }).error.message).toContain("choose at least one filter");
+    expect((await refused(none)).code).toBe("invalid_input");
     const badPage = await getText("/bulk?stuckRule=nope", "operator");
     expect(badPage.status).toBe(400);
-    expect(badPage.text).toContain("stuckRule must be one of no_progress");
+    const shown = mustTestId(badPage.text, "error-message");
+    expect(shown.attrs["data-code"]).toBe("invalid_input");
+    expect(shown.text).toContain("stuckRule");
 
     const csrf = await csrfFor("operator");
     const missing = `nothing_has_this_reason_${uid()}`;
     const empty = await postForm("/bulk", "operator", { incidentReason: missing, action: "force_idle", reason: "cleanup" }, { csrf, headers: JSON_ACCEPT });
     expect(empty.status).toBe(400);
-    expect(((await empty.json()) as { error: { message: string } }).error.message).toBe(
-      `No agent matches this filter (incident reason ${missing}), so no batch was started.`,
-    );
+    const nothing = await refused(empty);
+    expect(nothing.code).toBe("invalid_input");
+    expect(nothing.message).toContain(missing);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM audit_log WHERE target_name = ?").bind(`incidentReason=${missing}`).first("n")).toBe(0);
 
     const noReason = await postForm("/bulk", "operator", { incidentReason: missing, action: "force_idle", reason: "  " }, { csrf, headers: JSON_ACCEPT });
     expect(noReason.status).toBe(400);
-    expect(((await noReason.json()) as { error: { message: string } }).error.message).toContain("a reason is required");
+    const noReasonError = await refused(noReason);
+    expect(noReasonError.code).toBe("invalid_input");
+    expect(noReasonError.message).toContain("reason");
     const badAction = await postForm("/bulk", "operator", { incidentReason: missing, action: "resolve_op", reason: "x" }, { csrf, headers: JSON_ACCEPT });
     expect(badAction.status).toBe(400);
-    expect(((await badAction.json()) as { error: { message: string } }).error.message).toContain("action must be one of force_idle, trigger_alarm");
+    const badActionError = await refused(badAction);
+    expect(badActionError.code).toBe("invalid_input");
+    expect(badActionError.message).toContain("action");
     // Without the CSRF token the app refuses before anything is read.
     const forged = await postForm("/bulk", "operator", { incidentReason: missing, action: "force_idle", reason: "x" }, { headers: JSON_ACCEPT });
     expect(forged.status).toBe(403);
@@ -328,7 +347,7 @@ describe("bulk selection by status and class", () => {
     expect(both.targets.map((t) => t.agentName)).not.toContain(b);
     const hit = both.targets.find((t) => t.agentName === a)!;
     expect(hit.matched).toEqual({ agentClass: true, incidentReason: null, status: { status: "open_incidents", count: 1, capped: false } });
-    expect(hit.why).toBe("class PlainAdminAgent; 1 open incident(s)");
+    expect(hit.why).toBe(bulkMatchWords(hit));
     const byClass = await preview("agentClass=DurableWorkAgent");
     expect(byClass.targets.map((t) => t.agentName)).toContain(b);
     expect(byClass.targets.every((t) => t.agentClass === "DurableWorkAgent")).toBe(true);
