@@ -54,7 +54,7 @@ export function SearchPage(props: { ctx: PageContext; result: SearchResult }) {
 function MatchItem(props: { m: SearchMatch }) {
   const m = props.m;
   return (
-    <li>
+    <li data-kind={m.kind} data-via-field={m.via.field} data-via-by={m.via.by}>
       <a class="mono" href={searchMatchHref(m)}>
         {m.kind === "agent" ? `${m.agentClass}/${m.agentName}` : m.id}
       </a>{" "}

@@ -7,7 +7,8 @@ import type { SearchMatch } from "../../../src/store/read-models";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { accessToken, call, escapeHtml, exhaustedChatIncident, getText, ORIGIN, USERS, uid } from "./harness";
+import { findAll, hrefs, mustTestId } from "../html";
+import { accessToken, call, exhaustedChatIncident, getText, ORIGIN, USERS, uid } from "./harness";
 
 // GET /search through the real Worker: one match redirects, several are listed, none says so, bad input is a 400;
 // the header's search box on every page; relative `since` and its presets on the lists.
@@ -78,11 +79,16 @@ describe("GET /search", () => {
   it("a run id two agents reported lists both, grouped by kind", async () => {
     const page = await getText(`/search?q=fib-${u}`, "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain("Runs (2)");
-    expect(page.text).toContain(`href="/runs/fib-${u}?agentClass=ProbeAgent&amp;agentName=${enc(A.agentName)}"`);
-    expect(page.text).toContain(`href="/runs/fib-${u}?agentClass=SupportAgent&amp;agentName=${enc(B.agentName)}"`);
-    // How each matched, worded by the console from the store's code.
-    expect(page.text).toContain("· matched by fiber id");
+    const runs = findAll(mustTestId(page.text, "search-run").html, "data-kind", "run");
+    expect(runs).toHaveLength(2);
+    expect(hrefs(mustTestId(page.text, "search-run").html)).toEqual(
+      expect.arrayContaining([
+        `/runs/fib-${u}?agentClass=ProbeAgent&agentName=${enc(A.agentName)}`,
+        `/runs/fib-${u}?agentClass=SupportAgent&agentName=${enc(B.agentName)}`,
+      ]),
+    );
+    // How each matched, as the store's facts (the console words them).
+    for (const r of runs) expect(r.attrs).toMatchObject({ "data-via-field": "fiber", "data-via-by": "id" });
   });
 
   it("an id only events carry (an op that was never ambiguous) redirects to what its events belong to", async () => {
@@ -95,7 +101,8 @@ describe("GET /search", () => {
     const q = `<img src=x onerror=alert(1)>-${u}`;
     const page = await getText(`/search?q=${enc(q)}`, "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain(`Nothing matches “${escapeHtml(q)}”.`);
+    expect(mustTestId(page.text, "search-none").text).toContain(q);
+    // Escaped: the query is text, never markup.
     expect(page.text).not.toContain("<img src=x");
   });
 
@@ -122,11 +129,14 @@ describe("GET /search", () => {
     for (const path of ["/search", "/search?q=", "/search?q=%20%20"]) {
       const page = await getText(path, "viewer");
       expect(page.status, path).toBe(400);
-      expect(page.text).toContain("Type an id to search for (an incident, request, op, fiber, task or trace id, a session or an agent name).");
+      const refused = mustTestId(page.text, "error-message");
+      expect(refused.attrs["data-code"], path).toBe("invalid_input");
+      expect(refused.text, path).not.toBe("");
     }
     const long = await getText(`/search?q=${"x".repeat(201)}`, "viewer");
     expect(long.status).toBe(400);
-    expect(long.text).toContain("The search is longer than 200 characters; ids are shorter. Paste just the id.");
+    expect(mustTestId(long.text, "error-message").attrs["data-code"]).toBe("invalid_input");
+    expect(mustTestId(long.text, "error-message").text).toContain("200");
     const json = await call("/search?q=", { as: "viewer", headers: { Accept: "application/json" } });
     expect(json.status).toBe(400);
     expect(await json.json()).toMatchObject({ ok: false, error: { code: "invalid_input" } });
@@ -142,11 +152,13 @@ describe("the header's search box and time zone toggle", () => {
   it.each(["/", "/incidents", "/runs", "/sessions", "/ops", "/audit", "/backups", `/search?q=nothing-${u}`])("%s", async (path) => {
     const page = await getText(path, "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toMatch(/<form class="search" method="get" action="\/search" role="search">/);
-    expect(page.text).toContain('<label for="global-search" class="visually-hidden">Search any id</label>');
-    expect(page.text).toMatch(/<input id="global-search" type="search" name="q" placeholder="Search any id \(\/\)"/);
-    expect(page.text).toContain('<button type="button" id="tz-toggle" aria-pressed="false" hidden="">');
-    expect(page.text).toContain(`<script src="${asset("time.js")}" defer=""></script>`);
+    const form = findAll(page.text, "role", "search");
+    expect(form.map((f) => [f.tag, f.attrs.method, f.attrs.action])).toEqual([["form", "get", "/search"]]);
+    // A labelled box (its label is for screen readers), a time zone toggle time.js reveals, and time.js itself.
+    expect(findAll(form[0]!.html, "for", "global-search")[0]?.text).toBeTruthy();
+    expect(findAll(form[0]!.html, "id", "global-search")[0]?.attrs).toMatchObject({ type: "search", name: "q" });
+    expect(findAll(page.text, "id", "tz-toggle")[0]?.attrs).toMatchObject({ "aria-pressed": "false", hidden: "" });
+    expect(findAll(page.text, "src", asset("time.js"))[0]?.attrs).toMatchObject({ defer: "" });
   });
 });
 
@@ -155,19 +167,25 @@ describe("relative since on the lists", () => {
     const page = await getText(`/incidents?reason=stable_timeout&since=1h`, "viewer");
     expect(page.status).toBe(200);
     expect(page.text).toContain(`req-${u}:m1`);
-    expect(page.text).toContain('<a href="/incidents?reason=stable_timeout&amp;since=1h" aria-current="true" class="active">1h</a>');
-    expect(page.text).toContain('<a href="/incidents?reason=stable_timeout&amp;since=15m" class="">15m</a>');
+    const presets = findAll(mustTestId(page.text, "time-presets").html, "href");
+    expect(presets.filter((a) => a.attrs["aria-current"] === "true").map((a) => [a.text, a.attrs.href])).toEqual([
+      ["1h", "/incidents?reason=stable_timeout&since=1h"],
+    ]);
+    expect(presets.find((a) => a.text === "15m")?.attrs.href).toBe("/incidents?reason=stable_timeout&since=15m");
     // Times are <time> elements in UTC, which time.js may rewrite.
-    expect(page.text).toMatch(
-      /<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z" title="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" data-relative="">\d+m ago<\/time>/,
-    );
+    const times = findAll(page.text, "data-relative");
+    expect(times.length).toBeGreaterThan(0);
+    for (const t of times) {
+      expect(t.tag).toBe("time");
+      expect(t.attrs.datetime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    }
   });
 
   it.each(["/incidents", "/runs", "/sessions", "/ops", "/audit"])("%s offers the presets and accepts since=7d", async (path) => {
     const page = await getText(`${path}?since=7d`, "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain('data-testid="time-presets"');
-    expect(page.text).toContain(`<a href="${path}?since=7d" aria-current="true" class="active">7d</a>`);
+    const current = findAll(mustTestId(page.text, "time-presets").html, "aria-current", "true");
+    expect(current.map((a) => [a.text, a.attrs.href])).toEqual([["7d", `${path}?since=7d`]]);
   });
 
   it.each(["/incidents?since=1y", "/runs?since=tomorrow", "/sessions?since=-1h", "/ops?since=0m", "/audit?since=1h&until=2h"])(
@@ -175,7 +193,9 @@ describe("relative since on the lists", () => {
     async (path) => {
       const page = await getText(path, "viewer");
       expect(page.status).toBe(400);
-      expect(page.text).toMatch(/since must (be a relative time such as 15m, 1h, 6h, 24h, 7d, epoch milliseconds, or an ISO date|not be later than until)/);
+      const refused = mustTestId(page.text, "error-message");
+      expect(refused.attrs["data-code"]).toBe("invalid_input");
+      expect(refused.text).toContain("since");
     },
   );
 });
