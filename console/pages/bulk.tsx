@@ -76,7 +76,7 @@ function Preview(props: { ctx: PageContext; selection: BulkTargets; stuckConfig:
             </thead>
             <tbody>
               {s.targets.map((t) => (
-                <tr>
+                <tr data-agent={`${t.agentClass}/${t.agentName}`} data-stuck-rule={t.stuck?.rule}>
                   <td>{t.agentClass}</td>
                   <td>
                     <a href={agentHref(t)}>{t.agentName}</a>

@@ -107,7 +107,7 @@ export function StuckList(props: StuckProps) {
           </thead>
           <tbody>
             {entries.map((e) => (
-              <tr data-rule={e.rule} data-subject={e.subjectId}>
+              <tr data-rule={e.rule} data-subject={e.subjectId} data-agent={`${e.agentClass}/${e.agentName}`} data-since={String(e.since)}>
                 <td>
                   <span class="badge warn">{STUCK_RULE_LABEL[e.rule]}</span>
                   <div class="muted mono">{e.rule}</div>
@@ -126,7 +126,7 @@ export function StuckList(props: StuckProps) {
                     for {stuckFor(ctx.now - e.since)}
                   </div>
                 </td>
-                <td>{stuckDetail(e, ctx.now, config)}</td>
+                <td data-testid="stuck-detail">{stuckDetail(e, ctx.now, config)}</td>
                 <td>
                   <a href={agentActionsHref(e)} data-testid="stuck-act">
                     Agent actions
