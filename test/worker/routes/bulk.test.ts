@@ -3,7 +3,7 @@ import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { bulkMatchWords } from "../../../console/words";
-import type { BulkMatch } from "../../../src/store/read-models";
+import type { BulkMatch, StuckEntry } from "../../../src/store/read-models";
 import { pollRows, rejectionOf } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, findAll, mustTestId } from "../html";
@@ -42,7 +42,7 @@ async function incident(
 
 type Preview = {
   ok: true;
-  value: { targets: { agentClass: string; agentName: string; matched: BulkMatch; why: string }[]; total: number; capped: boolean };
+  value: { targets: { agentClass: string; agentName: string; matched: BulkMatch; stuck: StuckEntry | null; why: string }[]; total: number; capped: boolean };
 };
 type Progress = {
   ok: true;

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bulkMatchWords } from "../../../console/words";
-import type { StuckConfig, StuckEntry } from "../../../src/store/read-models";
+import type { BulkMatch, StuckConfig, StuckEntry } from "../../../src/store/read-models";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, findAll, hrefs, mustTestId } from "../html";
@@ -81,7 +81,7 @@ describe("/stuck", () => {
   });
 
   it("the bulk preview of a stuck rule says why each agent matched, with the finding in the same words", async () => {
-    type Target = { agentClass: string; agentName: string; why: string; stuck: StuckEntry | null };
+    type Target = { agentClass: string; agentName: string; why: string; matched: BulkMatch; stuck: StuckEntry | null };
     const preview = await json<{ ok: true; value: { targets: Target[] } }>("/bulk?stuckRule=no_progress&agentClass=LossyAgent", "operator");
     expect(preview.status).toBe(200);
     const target = preview.body.value.targets.find((t) => t.agentName === name);
