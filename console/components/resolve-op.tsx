@@ -36,7 +36,7 @@ export function ResolveOp(props: {
   const { slug, label } = ADMIN_ACTIONS.resolve_op;
   const id = `resolve-${props.uid}`;
   return (
-    <div class="resolve-op" data-testid="resolve-op">
+    <div class="resolve-op" data-testid="resolve-op" data-op-id={o.opId}>
       {/* One tab stop: a disclosure button console.js toggles ([data-disclosure]), as for every action. */}
       <button type="button" data-disclosure aria-expanded="false" aria-controls={`${id}-form`} aria-label={`Resolve op ${o.opId}`}>
         Resolve…
@@ -70,7 +70,7 @@ export function ResolveOp(props: {
               <input type="radio" name="resolution" value="rerun" /> Re-run it now with its idempotency key (the upstream dedupes)
             </label>
           ) : (
-            <p class="muted">
+            <p class="muted" data-testid="rerun-withheld" data-idempotent={String(o.idempotent)}>
               Re-run is not offered:{" "}
               {o.idempotent === false ? "this op is not idempotent, so running it again could do it twice." : "this op did not say it is idempotent."}
             </p>

@@ -292,10 +292,16 @@ export function IncidentPage(props: {
       {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} /> : null}
       <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
         <a href={agentHref(i)}>Agent</a>
-        {act.sessionName ? <a href={detailHref("sessions", act.sessionName, i)}>Session {act.sessionName}</a> : null}
+        {act.sessionName ? (
+          <a href={detailHref("sessions", act.sessionName, i)} data-testid="incident-session-link">
+            Session {act.sessionName}
+          </a>
+        ) : null}
         {i.fiberId ? <a href={detailHref("runs", i.fiberId, i)}>Fiber</a> : null}
         {i.requestId ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
-        <a href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName })}>{`Ambiguous ops (${act.ops.length} open)`}</a>
+        <a href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName })} data-testid="incident-ops-link" data-open={String(act.ops.length)}>
+          {`Ambiguous ops (${act.ops.length} open)`}
+        </a>
         {/* An open incident is often one of many: act on every agent its filter selects (a preview first, operators only to confirm). */}
         {i.status === "open" ? (
           <a data-testid="incident-bulk-link" href={bulkForIncidentHref({ agentClass: i.agentClass, reason: i.reason, open: true })}>
