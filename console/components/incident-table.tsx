@@ -63,7 +63,9 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
             ) : null}
             {show("attempts") ? <td class="num">{reportedAttempts(i)}</td> : null}
             {show("tokens") ? (
-              <td class="num">{i.respentInputTokens + i.respentOutputTokens ? (i.respentInputTokens + i.respentOutputTokens).toLocaleString("en-US") : "—"}</td>
+              <td class="num" data-testid="incident-tokens" data-tokens={String(i.respentInputTokens + i.respentOutputTokens)}>
+                {i.respentInputTokens + i.respentOutputTokens ? (i.respentInputTokens + i.respentOutputTokens).toLocaleString("en-US") : "—"}
+              </td>
             ) : null}
             {show("reason") ? <td>{i.reason ?? ""}</td> : null}
             {show("firstSeen") ? (

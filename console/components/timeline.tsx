@@ -161,7 +161,12 @@ export function Timeline(props: {
                 </span>
               ) : null}
               {p.tokens ? (
-                <span data-testid="event-tokens">
+                <span
+                  data-testid="event-tokens"
+                  data-input={String(p.tokens.input)}
+                  data-output={String(p.tokens.output)}
+                  data-model={p.tokens.model ?? undefined}
+                >
                   {" "}
                   · {p.tokens.input.toLocaleString("en-US")} input + {p.tokens.output.toLocaleString("en-US")} output tokens
                   {p.tokens.model ? ` (${p.tokens.model})` : ""}

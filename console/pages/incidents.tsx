@@ -248,7 +248,7 @@ export function IncidentPage(props: {
         <dt>reason</dt>
         <dd>{i.reason ?? "—"}</dd>
         <dt>tokens re-spent</dt>
-        <dd data-testid="incident-respent">
+        <dd data-testid="incident-respent" data-input={String(i.respentInputTokens)} data-output={String(i.respentOutputTokens)}>
           <RespentTokens input={i.respentInputTokens} output={i.respentOutputTokens} />
         </dd>
         <dt>first seen</dt>

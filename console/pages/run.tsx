@@ -40,8 +40,12 @@ export function RunPage(props: {
             {iso(r.createdAt)} ({duration(r.ageMs)} ago)
           </dd>
         </dl>
-        <h2>Snapshot (live)</h2>
-        <p class="muted">{MASKED_NOTE}</p>
+        <h2 data-testid="snapshot" data-source="live">
+          Snapshot (live)
+        </h2>
+        <p class="muted" data-testid="masked-note">
+          {MASKED_NOTE}
+        </p>
         <JsonView value={r.truncated ? undefined : r.snapshot} rawText={r.snapshotText} size={r.snapshotBytes} truncated={r.truncated} />
       </Layout>
     );
@@ -62,8 +66,12 @@ export function RunPage(props: {
       ) : (
         <p class="muted">This run is no longer live (its row is gone). Showing the last-known snapshot reported through telemetry.</p>
       )}
-      <h2>Last-known snapshot</h2>
-      <p class="muted">{MASKED_NOTE}</p>
+      <h2 data-testid="snapshot" data-source="last_known">
+        Last-known snapshot
+      </h2>
+      <p class="muted" data-testid="masked-note">
+        {MASKED_NOTE}
+      </p>
       {f.snapshotPreview !== null ? <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} /> : <p class="muted">None reported.</p>}
     </Layout>
   );

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { byTestId, findAll, mustTestId } from "../html";
 import { call, getText, uid } from "./harness";
 
 // The console shows what recovery re-spent: on the incident (total, input, output, and per attempt), in the
@@ -55,8 +56,8 @@ describe("recovery cost in the console", () => {
   it("the incident page shows the re-spent tokens and each attempt's share", async () => {
     const page = await getText(`/incidents/${enc(incidentId)}`, "viewer");
     expect(page.status).toBe(200);
-    const facts = /data-testid="incident-respent">([\s\S]*?)<\/dd>/.exec(page.text)![1]!;
-    expect(facts.replace(/<[^>]+>/g, "")).toBe("2,800 tokens · 2,700 input · 100 output");
+    expect(mustTestId(page.text, "incident-respent").attrs).toMatchObject({ "data-input": "2700", "data-output": "100" });
+    expect(mustTestId(page.text, "respent-total").text).toBe("2,800");
     const table = /data-testid="respent-by-attempt">([\s\S]*?)<\/table>/.exec(page.text)![1]!;
     const rows = [...table.matchAll(/<tr>([\s\S]*?)<\/tr>/g)].slice(1).map((m) => [...m[1]!.matchAll(/<td[^>]*>(.*?)<\/td>/g)].map((c) => c[1]));
     expect(rows).toEqual([
@@ -64,7 +65,12 @@ describe("recovery cost in the console", () => {
       ["2", "2", "1,500", "66", "1,566"],
     ]);
     // Each call on the timeline says what it spent.
-    expect(page.text).toContain("1,200 input + 34 output tokens (scripted-chat)");
+    expect(findAll(page.text, "data-testid", "event-tokens").map((t) => t.attrs)).toContainEqual({
+      "data-testid": "event-tokens",
+      "data-input": "1200",
+      "data-output": "34",
+      "data-model": "scripted-chat",
+    });
     const json = (await (await call(`/incidents/${enc(incidentId)}`, { as: "viewer", headers: { Accept: "application/json" } })).json()) as {
       incident: { respentInputTokens: number; respentOutputTokens: number };
     };
@@ -81,14 +87,14 @@ describe("recovery cost in the console", () => {
       ),
     ]);
     const page = await getText(`/incidents/${enc(other)}`, "viewer");
-    expect(page.text).toContain("none reported");
-    expect(page.text).not.toContain('data-testid="respent-by-attempt"');
+    expect(mustTestId(page.text, "incident-respent").attrs).toMatchObject({ "data-input": "0", "data-output": "0" });
+    expect(byTestId(page.text, "respent-total")).toBeUndefined();
+    expect(byTestId(page.text, "respent-by-attempt")).toBeUndefined();
   });
 
   it("the incident list has a tokens column", async () => {
     const page = await getText(`/incidents?agentName=${enc(agentName)}&status=exhausted`, "viewer");
-    expect(page.text).toContain('title="model tokens its recovery re-spent">tokens</th>');
-    expect(page.text).toContain('<td class="num">2,800</td>');
+    expect(findAll(page.text, "data-testid", "incident-tokens").map((t) => t.attrs["data-tokens"])).toEqual(["2800"]);
   });
 
   it("the overview sums tokens re-spent by recovery over 24 h", async () => {

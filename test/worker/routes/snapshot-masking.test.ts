@@ -4,6 +4,7 @@ import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { byTestId, mustTestId } from "../html";
 import { getText, uid } from "./harness";
 
 const SECRETS = {
@@ -37,11 +38,11 @@ describe("the snapshot viewer", () => {
 
     const page = await getText(`/agents/ProbeAgent/${name}/runs/${runId}`, "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain("Snapshot (live)");
+    expect(mustTestId(page.text, "snapshot").attrs["data-source"]).toBe("live");
     for (const marker of ["[masked: password]", "[masked: github token]", "[masked: jwt]", "https://[masked: url credentials]@git.example.com/repo"])
       expect(page.text).toContain(marker);
     for (const f of FRAGMENTS) expect(page.text).not.toContain(f);
-    expect(page.text).toContain("are masked for everyone");
+    expect(byTestId(page.text, "masked-note")).toBeDefined();
   });
 
   it("masks a last-known snapshot stored unmasked by an agent on an older package", async () => {
@@ -56,7 +57,8 @@ describe("the snapshot viewer", () => {
 
     const page = await getText(`/agents/ProbeAgent/${name}/runs/${fiberId}`, "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain("Last-known snapshot");
+    expect(mustTestId(page.text, "snapshot").attrs["data-source"]).toBe("last_known");
+    expect(byTestId(page.text, "masked-note")).toBeDefined();
     expect(page.text).toContain("[masked: github token]");
     expect(page.text).toContain("[masked: url credentials]");
     for (const f of FRAGMENTS) expect(page.text).not.toContain(f);
