@@ -101,14 +101,14 @@ export function EventGapNotice(props: { gap: EventGap; asked: { ok: true } | { o
     );
   }
   return (
-    <section class="notice" data-testid="event-gap" data-missing={String(gap.missing)}>
+    <section class="notice" data-testid="event-gap" data-missing={String(gap.missing)} data-highest={String(gap.highest)} data-arrived={String(gap.arrived)}>
       <p>
         <strong>{events(gap.missing)} from this agent never arrived.</strong> It numbered its events up to {gap.highest}; {gap.arrived} of them reached the
         console. The others were lost on the way (for example a local Queue killed with messages in it) or refused at ingest (see dead letters). What they
         reported (a run that ended, a recovery that finished, a status) is missing here, so a run, an incident or a session of this agent may show an older
         state than the agent's own.
       </p>
-      <p data-testid="event-gap-action">
+      <p data-testid="event-gap-action" data-asked={String(props.asked.ok)}>
         {props.asked.ok
           ? "What the console did: this page asked the agent what it holds now, and reconciliation compares that with the console's runs and closes what the agent still records (the line below says what it recorded). Work the agent no longer holds cannot be filled in."
           : `What the console did: nothing yet. It could not ask the agent now (${props.asked.reason}), so nothing was filled in from it; reconciliation asks again later.`}{" "}

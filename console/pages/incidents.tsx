@@ -92,7 +92,7 @@ export function IncidentsLive(props: {
             By {q.groupBy}
             {props.groups.bounded ? ` (newest ${props.groups.scanned} incidents)` : ""}
           </h2>
-          <table data-testid="incident-groups">
+          <table data-testid="incident-groups" data-group-by={q.groupBy}>
             <tbody>
               {props.groups.groups.map((g) => (
                 <tr data-group={g.key}>
@@ -199,7 +199,7 @@ export function IncidentPage(props: {
         {i.closedBy ? (
           <>
             <dt>{i.status === i.closedBy ? "closed by" : "also recorded"}</dt>
-            <dd data-testid="incident-closed-by">
+            <dd data-testid="incident-closed-by" data-closed-by={i.closedBy} data-reason={i.closedByReason ?? undefined}>
               {i.closedBy === "force_idled" ? "an operator's force idle" : "reconciliation (the agent no longer had it)"} at <Time t={i.closedByAt} />
               {i.closedByReason ? (
                 <>
@@ -246,7 +246,7 @@ export function IncidentPage(props: {
           ) : null}
         </dd>
         <dt>reason</dt>
-        <dd>{i.reason ?? "—"}</dd>
+        <dd data-testid="incident-reason">{i.reason ?? "—"}</dd>
         <dt>tokens re-spent</dt>
         <dd data-testid="incident-respent" data-input={String(i.respentInputTokens)} data-output={String(i.respentOutputTokens)}>
           <RespentTokens input={i.respentInputTokens} output={i.respentOutputTokens} />
