@@ -4,6 +4,8 @@ import { asset } from "../../console/assets";
 
 export type ProblemPageProps = {
   status: number;
+  /** The refusal's code (the JSON body's `error.code`), for checks: data-code. */
+  code?: string;
   title: string;
   message: string;
   /** The signed-in user, when known (403 pages). */
@@ -27,9 +29,9 @@ export function problemPage(p: ProblemPageProps): HtmlEscapedString | Promise<Ht
     <link rel="stylesheet" href="${asset("console.css")}" />
   </head>
   <body>
-    <main class="auth-problem" data-status="${p.status}">
+    <main class="auth-problem" data-testid="auth-problem" data-status="${p.status}" data-code="${p.code ?? ""}">
       <h1>${p.title}</h1>
-      <p class="auth-problem-message">${p.message}</p>
+      <p class="auth-problem-message" data-testid="auth-problem-message">${p.message}</p>
       ${p.email ? html`<p class="auth-problem-user">Signed in as <strong>${p.email}</strong>.</p>` : ""}
       ${p.signOut ? html`<p><a href="/cdn-cgi/access/logout">Sign out of Cloudflare Access</a> to use another account.</p>` : ""}
       <p class="auth-problem-status">HTTP ${p.status}</p>
