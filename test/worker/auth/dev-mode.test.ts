@@ -10,6 +10,10 @@ import {
   readAuthConfig,
   requireRole,
 } from "../../../worker/auth";
+import { mustTestId } from "../html";
+
+/** An auth refusal page's code (its JSON body's error.code). */
+const codeOf = async (res: Response) => mustTestId(await res.text(), "auth-problem").attrs["data-code"];
 
 const ORIGIN = "http://127.0.0.1:8787";
 
@@ -30,7 +34,7 @@ describe("local dev mode", () => {
     const app = appWith({ AUTH_MODE: "dev" });
     expect(await (await get(app, "/me")).json()).toEqual({ user: { email: "dev@localhost", role: "operator", via: "dev" }, devAuth: true });
     const page = await (await get(app, "/")).text();
-    expect(page).toContain("Local dev auth — not for production");
+    expect(page).toContain(DEV_AUTH_BANNER);
     expect((await get(app, "/ops")).status).toBe(200);
   });
 
@@ -40,7 +44,8 @@ describe("local dev mode", () => {
     const ops = await get(app, "/ops");
     expect(ops.status).toBe(403);
     const text = await ops.text();
-    expect(text).toContain("viewer@local has the viewer role; this needs the operator role");
+    expect(mustTestId(text, "auth-problem").attrs["data-code"]).toBe("insufficient_role");
+    expect(mustTestId(text, "auth-problem-message").text).toContain("viewer@local");
     expect(text).not.toContain("/cdn-cgi/access/logout"); // no Access session to leave in dev mode
   });
 
@@ -55,7 +60,7 @@ describe("local dev mode", () => {
     });
     const res = await get(app, "/me");
     expect(res.status).toBe(401);
-    expect(await res.text()).toContain("You are not signed in");
+    expect(await codeOf(res)).toBe("missing");
     expect(
       readAuthConfig({
         AUTH_MODE: "access",
@@ -74,7 +79,7 @@ describe("local dev mode", () => {
     for (const mode of ["Development", "off", "none"]) {
       const res = await get(appWith({ AUTH_MODE: mode }), "/me");
       expect(res.status).toBe(503);
-      expect(await res.text()).toContain("Sign-in is not set up correctly for this console");
+      expect(await codeOf(res)).toBe("auth_not_configured");
       expect(readAuthConfig({ AUTH_MODE: mode })).toEqual({ ok: false, problems: [{ setting: "AUTH_MODE", problem: 'must be "access" or "dev"' }] });
     }
     const badRole = await get(appWith({ AUTH_MODE: "dev", DEV_ROLE: "admin" }), "/me", { "HX-Request": "true" });
@@ -119,8 +124,8 @@ describe("dev mode answers only on this machine", () => {
     expect(res.headers.get("content-type")).toMatch(/text\/html/);
     expect(res.headers.get("cache-control")).toBe("no-store");
     const page = await res.text();
-    expect(page).toContain("Local development only");
-    expect(page).toContain(DEV_MODE_LOCAL_ONLY_MESSAGE);
+    expect(mustTestId(page, "auth-problem").attrs["data-code"]).toBe("dev_mode_local_only");
+    expect(mustTestId(page, "auth-problem-message").text).toBe(DEV_MODE_LOCAL_ONLY_MESSAGE);
     expect(page).not.toContain("dev@localhost");
     expect(page).not.toContain("operator page");
   });
