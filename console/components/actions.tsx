@@ -249,6 +249,10 @@ function AfterState(props: { v: VerifiedView; now: number }) {
  */
 export function ActionResult(props: {
   ok: boolean;
+  /** The action (ADMIN_ACTIONS' name) that ran, for checks: data-action. */
+  action?: string;
+  /** A refusal's code (the JSON body's error.code), for checks: data-code. */
+  code?: string;
   title: string;
   detail: string;
   auditHref?: string;
@@ -259,7 +263,7 @@ export function ActionResult(props: {
   const f = props.forceIdle;
   const v = props.verified;
   return (
-    <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result" data-ok={String(props.ok)}>
+    <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result" data-ok={String(props.ok)} data-action={props.action} data-code={props.code}>
       <strong>{props.title}</strong> {props.detail} {props.auditHref ? <a href={props.auditHref}>See the audit log</a> : null}
       {/* The action's own sentence (e.g. the agent is being evicted), unless the read-back has a truer one. */}
       {f?.notice && !v?.after.notice ? (

@@ -139,7 +139,7 @@ for (const action of ADMIN_ACTION_NAMES) {
     const form = actionForm.safeParse(body ?? {});
     if (!body || !form.success) {
       const message = body ? form.error!.issues.map((i) => i.message).join("; ") : UNREADABLE_FORM;
-      const result = () => c.html(<ActionResult ok={false} title={`${label} refused:`} detail={message} />, 400);
+      const result = () => c.html(<ActionResult ok={false} action={action} code="invalid_input" title={`${label} refused:`} detail={message} />, 400);
       return respondRefusal(c, { status: 400, code: "invalid_input", message }, { page: result, fragment: result });
     }
     const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
@@ -149,7 +149,8 @@ for (const action of ADMIN_ACTION_NAMES) {
     if (!r.ok) {
       const status = STATUS[r.error.code];
       const title = r.error.code === "unavailable" || r.error.code === "timeout" ? `${label} failed:` : `${label} refused:`;
-      const result = () => c.html(<ActionResult ok={false} title={title} detail={r.error.message} auditHref={auditHref} />, status);
+      const result = () =>
+        c.html(<ActionResult ok={false} action={action} code={r.error.code} title={title} detail={r.error.message} auditHref={auditHref} />, status);
       return respondRefusal(c, { status, code: r.error.code, message: r.error.message }, { page: result, fragment: result });
     }
     if (wantsJson(c)) return c.json(r);
@@ -161,6 +162,7 @@ for (const action of ADMIN_ACTION_NAMES) {
       <>
         <ActionResult
           ok={clean}
+          action={action}
           title={title}
           detail={detail}
           auditHref={auditHref}
