@@ -13,6 +13,7 @@ import {
   verifyCsrfToken,
 } from "../../../worker/auth";
 import type { RefusalBody } from "../../../worker/http/refusal";
+import { mustTestId } from "../html";
 
 /** Dev mode only answers loopback addresses (a `*.localhost` name is one). */
 const ORIGIN = "https://console.localhost";
@@ -73,7 +74,7 @@ describe("csrf()", () => {
     const app = appAs("alice@example.com");
     const res = await post(app, { Origin: ORIGIN });
     expect(res.status).toBe(403);
-    expect(await res.text()).toContain("it carried no security token");
+    expect(mustTestId(await res.text(), "auth-problem").attrs["data-code"]).toBe("csrf_missing");
     const form = await post(app, { Origin: ORIGIN, "Content-Type": "application/x-www-form-urlencoded" }, "note=hi");
     expect(form.status).toBe(403);
   });

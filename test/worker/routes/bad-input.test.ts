@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { mustTestId } from "../html";
 import { auditOf, call, csrfFor, exhaustedChatIncident, getText, postForm, type StalledSession, stalledSession, uid } from "./harness";
 
 // Unknown ids, malformed filters and cursors, odd values: a page (or JSON, or one htmx line) a person
@@ -32,8 +33,9 @@ async function expectProblem(path: string, status: 400 | 404, message: string) {
   const page = await getText(path, "viewer");
   expect(page.status, path).toBe(status);
   expect(page.type).toMatch(/text\/html/);
-  expect(page.text).toContain(`<h1>${status === 404 ? "Not found" : "Bad request"}</h1>`);
-  expect(page.text).toContain(`<p class="error-message">${message}</p>`);
+  const shown = mustTestId(page.text, "error-message");
+  expect(shown.attrs).toMatchObject({ "data-status": String(status), "data-code": status === 404 ? "not_found" : "invalid_input" });
+  expect(escapeQuotes(shown.text)).toBe(message);
   expect(page.text).not.toMatch(/\bat \S+ \(|Error:|ZodError|D1_ERROR|SQLITE/);
 
   const json = await call(path, { as: "viewer", headers: { Accept: "application/json" } });
@@ -89,7 +91,7 @@ describe("unknown ids answer 404 with a clear message", () => {
     );
     const page = await getText(`/agents/FaultySessionAgent/${enc(s.name)}/runs/${enc(s.runId)}`, "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain("This run is no longer live");
+    expect(mustTestId(page.text, "snapshot").attrs["data-source"]).toBe("last_known");
     expect(page.text).toContain("streamedChars");
   });
 });
@@ -258,7 +260,9 @@ describe("bad action input", () => {
     const csrf = await csrfFor("operator");
     const res = await postForm("/actions/trigger-alarm", "operator", { agentClass: "ProbeAgent", agentName: " ", reason: "r" }, { csrf });
     expect(res.status).toBe(400);
-    expect(await res.text()).toContain("Trigger alarm refused:</strong> which agent? agentName is missing");
+    const result = mustTestId(await res.text(), "action-result");
+    expect(result.attrs).toMatchObject({ "data-ok": "false", "data-code": "invalid_input" });
+    expect(result.text).toContain("agentName");
   });
 
   // BUG: a form WITHOUT the agentClass / agentName fields gets zod's generic type error instead of the

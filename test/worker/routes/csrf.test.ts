@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RefusalBody } from "../../../worker/http/refusal";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { mustTestId } from "../html";
 import { auditOf, call, csrfFor, csrfFromPage, expectStillRunning, getText, ORIGIN, type StalledSession, stalledSession, USERS } from "./harness";
 
 // CSRF on the real Worker: the operator is allowed to act, so every refusal here is the CSRF check's.
@@ -89,8 +90,8 @@ describe.each(ACTIONS)("POST $path", ({ path, action }) => {
         expect(json.error.message).toContain(r.message);
       } else {
         const page = await res.text();
-        expect(page).toContain("Request refused");
-        expect(page).toContain(r.message);
+        expect(mustTestId(page, "auth-problem").attrs["data-code"]).toBe(r.code);
+        expect(mustTestId(page, "auth-problem-message").text).toContain(r.message);
       }
     }
     await expectStillRunning(victim);
@@ -124,7 +125,7 @@ describe("other ways a browser sends the token", () => {
       body: form(target.name, "plain form", { _csrf: operatorToken }),
     });
     expect(res.status).toBe(200);
-    expect(await res.text()).toContain("Force idle done.");
+    expect(mustTestId(await res.text(), "action-result").attrs).toMatchObject({ "data-ok": "true", "data-action": "force_idle" });
     expect(await target.stub.status()).toBe("idle");
     expect(await auditOf(target.name)).toEqual([
       { actor: USERS.operator, role: "operator", action: "force_idle", reason: "plain form", result: "ok", error: null },
@@ -135,7 +136,7 @@ describe("other ways a browser sends the token", () => {
     for (const path of ["/incidents", "/actions/no-such-action", "/nowhere"]) {
       const refused = await call(path, { as: "operator", method: "POST", headers: { Origin: ORIGIN } });
       expect(refused.status).toBe(403);
-      expect(await refused.text()).toContain("it carried no security token");
+      expect(mustTestId(await refused.text(), "auth-problem").attrs["data-code"]).toBe("csrf_missing");
       const allowed = await call(path, { as: "operator", method: "POST", headers: { Origin: ORIGIN, "X-CSRF-Token": operatorToken } });
       expect(allowed.status).toBe(404);
     }
