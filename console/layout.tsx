@@ -77,7 +77,7 @@ export function Layout(props: { ctx: PageContext; title: string; active: string;
           Skip to content
         </a>
         {ctx.devBanner ? (
-          <div class="dev-banner" role="alert">
+          <div class="dev-banner" role="alert" data-testid="dev-banner">
             {ctx.devBanner}
           </div>
         ) : null}

@@ -7,6 +7,7 @@ import { LAYOUT_SCRIPTS } from "../../console/layout";
 import { app } from "../../worker/app";
 import { CONTENT_SECURITY_POLICY, PERMISSIONS_POLICY, STRICT_TRANSPORT_SECURITY, securityHeaders } from "../../worker/security-headers";
 import { publishEnvTeamKeys } from "./access-tokens";
+import { byTestId, findAll } from "./html";
 import { bulkBatch, call, csrfFor, exhaustedChatIncident, getText, postForm, type StalledSession, stalledSession, uid, type Who } from "./routes/harness";
 
 // Every answer of the console Worker — pages, fragments, JSON, refusals, 404s, errors — carries the
@@ -169,13 +170,15 @@ describe("pages under the CSP", () => {
   it("the action forms cannot be framed and are never cached with their CSRF token", async () => {
     const res = await call(`/sessions/${enc(session.name)}`, { as: "operator" });
     const html = await res.text();
-    expect(html).toContain("Confirm force idle");
+    expect(findAll(html, "id", "action-form-force-idle")).toHaveLength(1);
     expect(html).toMatch(/<body[^>]*\shx-headers="[^"]*X-CSRF-Token/);
     expect(res.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
     expect(res.headers.get("x-frame-options")).toBe("DENY");
     expect(res.headers.get("cache-control")).toBe("no-store");
     // The disclosure buttons are wired by console.js, not by an inline handler.
-    expect(html).toContain('<button type="button" data-disclosure="true" aria-expanded="false" aria-controls="action-form-force-idle">Force idle…</button>');
+    const disclosure = findAll(html, "aria-controls", "action-form-force-idle")[0];
+    expect(disclosure?.tag).toBe("button");
+    expect(disclosure?.attrs).toEqual({ type: "button", "data-disclosure": "true", "aria-expanded": "false", "aria-controls": "action-form-force-idle" });
 
     const token = await call("/api/csrf", { as: "viewer" });
     expect(await token.json()).toMatchObject({ token: expect.any(String) });
@@ -208,7 +211,7 @@ describe("Strict-Transport-Security", () => {
     expect(dev.headers.get("strict-transport-security")).toBeNull();
     expect(dev.headers.get("content-security-policy")).toBe(CONTENT_SECURITY_POLICY);
     expect(dev.headers.get("cache-control")).toBe("no-store");
-    expect(await dev.text()).toContain("Local dev auth");
+    expect(byTestId(await dev.text(), "dev-banner")).toBeDefined();
   });
 });
 

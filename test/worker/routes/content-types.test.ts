@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { hrefs, mustTestId } from "../html";
 import { auditOf, call, csrfFor, exhaustedChatIncident, getText, ORIGIN, postForm, type StalledSession, stalledSession } from "./harness";
 
 // Content negotiation: the CLI sends Accept: application/json and gets JSON; browsers get HTML pages;
@@ -30,7 +31,7 @@ describe("reads", () => {
     const html = await getText("/incidents?status=exhausted", "viewer");
     expect(html.type).toMatch(/^text\/html/);
     // The detail link names its agent, so it stays unambiguous when two agents report the same id.
-    expect(html.text).toContain(`href="/incidents/${enc(incidentId)}?agentClass=ProbeAgent&amp;agentName=${enc(incidentAgent)}"`);
+    expect(hrefs(mustTestId(html.text, "incidents").html)).toContain(`/incidents/${enc(incidentId)}?agentClass=ProbeAgent&agentName=${enc(incidentAgent)}`);
   });
 
   it("/incidents/:id answers the incident and its timeline as JSON", async () => {
@@ -89,8 +90,10 @@ describe("actions", () => {
     expect(html.status).toBe(200);
     expect(html.headers.get("content-type")).toMatch(/^text\/html/);
     const fragment = await html.text();
-    expect(fragment).toMatch(/^<div class="result ok" data-testid="action-result">/);
-    expect(fragment).toContain(`href="/audit?targetName=${enc(s.name)}"`);
+    expect(fragment.startsWith("<div")).toBe(true);
+    const result = mustTestId(fragment, "action-result");
+    expect(result.attrs).toMatchObject({ "data-ok": "true", "data-action": "force_idle" });
+    expect(hrefs(result.html)).toContain(`/audit?targetName=${enc(s.name)}`);
 
     const again = await postForm(
       "/actions/force-idle",
