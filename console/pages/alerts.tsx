@@ -38,7 +38,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
   const s = props.settings;
   return (
     <Layout ctx={props.ctx} title="Alerts" active={LISTS.alerts}>
-      <section data-testid="alert-settings">
+      <section data-testid="alert-settings" data-enabled={String(s.enabled)} data-channels={s.enabled ? s.channels.map((c) => c.channel).join(" ") : ""}>
         {s.enabled ? (
           <p>
             Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; at most {s.limitPerHour} per
@@ -74,7 +74,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
         </thead>
         <tbody>
           {props.page.items.map((a) => (
-            <tr>
+            <tr data-agent={`${a.agentClass}/${a.agentName}`} data-channel={a.channel} data-status={a.status} data-http-status={a.httpStatus ?? undefined}>
               <td title={iso(a.createdAt)}>{ago(a.createdAt, props.ctx.now)}</td>
               <td>{KIND_LABEL[a.kind] ?? a.kind}</td>
               <td>

@@ -14,6 +14,7 @@ import { ingestBatch } from "../../../worker/ingest/consumer";
 import { chatIncidentLife, makeEvent } from "../../fixtures/events";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { findAll, hrefs, mustTestId } from "../html";
 import { accessToken, getText, ORIGIN, USERS } from "../routes/harness";
 
 /**
@@ -243,18 +244,21 @@ describe("alerts", () => {
 
     const page = await getText("/alerts?kind=exhausted", "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain("Alerts are on: JSON webhook (127.0.0.1:");
-    expect(page.text).toContain("Slack (127.0.0.1:");
+    const settings = mustTestId(page.text, "alert-settings");
+    expect(settings.attrs).toMatchObject({ "data-enabled": "true", "data-channels": "webhook slack" });
+    // Each channel is named by its host only: a webhook's path can carry its secret.
+    expect(settings.text).toContain("127.0.0.1:");
     expect(page.text).not.toContain("/hook/slack");
-    const rowsOf = page.text.split("<tr>").filter((r) => r.includes(agentName));
-    expect(rowsOf).toHaveLength(2);
-    const slackRow = rowsOf.find((r) => r.includes("<td>slack</td>"))!;
-    expect(slackRow).toContain("failed");
-    expect(slackRow).toContain("404");
-    expect(slackRow).toContain(`href="/incidents/${encodeURIComponent(incidentId)}?agentClass=ProbeAgent&amp;agentName=${agentName}"`);
-    expect(slackRow).toContain("&lt;script&gt;x&lt;/script&gt;");
+    const rowsOf = findAll(mustTestId(page.text, "alerts").html, "data-agent", `ProbeAgent/${agentName}`);
+    expect(rowsOf.map((r) => [r.attrs["data-channel"], r.attrs["data-status"], r.attrs["data-http-status"]]).sort()).toEqual([
+      ["slack", "failed", "404"],
+      ["webhook", "sent", expect.any(String)],
+    ]);
+    const slackRow = rowsOf.find((r) => r.attrs["data-channel"] === "slack")!;
+    expect(hrefs(slackRow.html)).toContain(`/incidents/${encodeURIComponent(incidentId)}?agentClass=ProbeAgent&agentName=${agentName}`);
+    // The reason is text, escaped: never markup.
+    expect(slackRow.html).toContain("&lt;script&gt;x&lt;/script&gt;");
     expect(page.text).not.toContain("<script>x</script>");
-    expect(rowsOf.find((r) => r.includes("<td>webhook</td>"))).toContain("sent");
 
     const json = await getText("/alerts?status=failed", "viewer", { Accept: "application/json" });
     const body = JSON.parse(json.text) as {
@@ -266,7 +270,9 @@ describe("alerts", () => {
 
     const bad = await getText("/alerts?status=lost", "viewer");
     expect(bad.status).toBe(400);
-    expect(bad.text).toContain("status must be one of queued, sent, failed, rate_limited");
+    const refused = mustTestId(bad.text, "error-message");
+    expect(refused.attrs["data-code"]).toBe("invalid_input");
+    expect(refused.text).toContain("status");
   });
 
   it("/alerts says when alerts are off, and why; a malformed setting is refused", async () => {
@@ -279,7 +285,11 @@ describe("alerts", () => {
     };
     const none = await get({ ALERT_WEBHOOK_URL: undefined, ALERT_SLACK_WEBHOOK_URL: undefined });
     expect(none).toMatch(/^200 /);
-    expect(none).toContain("Alerts are off (neither ALERT_WEBHOOK_URL nor ALERT_SLACK_WEBHOOK_URL is set)");
+    const off = mustTestId(none, "alert-settings");
+    expect(off.attrs).toMatchObject({ "data-enabled": "false", "data-channels": "" });
+    // Why they are off: the settings to set are named.
+    expect(off.text).toContain("ALERT_WEBHOOK_URL");
+    expect(off.text).toContain("ALERT_SLACK_WEBHOOK_URL");
     // A malformed URL is refused like any setting (worker/config.ts): the whole console answers 503 naming it.
     const bad = await get({ ALERT_WEBHOOK_URL: "not a url" });
     expect(bad).toMatch(/^503 /);
