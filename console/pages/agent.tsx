@@ -49,7 +49,12 @@ export function AgentPage(props: {
         <AgentLive ctx={props.ctx} agent={props} live={props.live} />
       </div>
       {props.gap ? <EventGapNotice gap={props.gap} asked={"error" in props.live ? { ok: false, reason: props.live.error } : { ok: true }} /> : null}
-      <p class="muted" data-testid="reconciled">
+      <p
+        class="muted"
+        data-testid="reconciled"
+        data-asked-at={props.reconciled ? String(props.reconciled.askedAt) : undefined}
+        data-findings={props.reconciled && !props.reconciled.error ? String(props.reconciled.findings) : undefined}
+      >
         {props.reconciled
           ? props.reconciled.error
             ? `Reconciliation last asked this agent ${ago(props.reconciled.askedAt, props.ctx.now)} and got no answer: ${props.reconciled.error}`

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { findAll, hrefs, mustTestId } from "../html";
 import { call, getText, uid } from "./harness";
 
 // The overview's "likely to exhaust" card lists an open chat incident whose own attempt rate reaches its maximum
@@ -40,15 +41,15 @@ describe("recovery budget in the console", () => {
 
     const { status, text: html } = await getText("/", "viewer");
     expect(status).toBe(200);
-    const link = `/incidents/${encodeURIComponent(incidentId)}?agentClass=ProbeAgent&amp;agentName=${agentName}#recovery-budget`;
-    expect(html).toContain(`data-incident-id="${incidentId}" data-forecast-at="${now + 120_000}"`);
-    expect(html).toContain(`href="${link}"`);
+    const link = `/incidents/${encodeURIComponent(incidentId)}?agentClass=ProbeAgent&agentName=${agentName}#recovery-budget`;
+    expect(findAll(html, "data-incident-id", incidentId)[0]?.attrs["data-forecast-at"]).toBe(String(now + 120_000));
+    expect(hrefs(html)).toContain(link);
 
-    const page = await getText(link.replace(/&amp;/g, "&").replace(/#.*/, ""), "viewer");
+    const page = await getText(link.replace(/#.*/, ""), "viewer");
     expect(page.status).toBe(200);
-    expect(page.text).toContain('data-testid="recovery-budget" data-source="events"');
-    expect(page.text).toContain('data-testid="budget-attempts" data-used="3" data-limit="4"');
-    expect(page.text).toContain(`data-testid="budget-forecast" data-basis="attempt_rate" data-at="${now + 120_000}"`);
+    expect(mustTestId(page.text, "recovery-budget").attrs["data-source"]).toBe("events");
+    expect(mustTestId(page.text, "budget-attempts").attrs).toMatchObject({ "data-used": "3", "data-limit": "4" });
+    expect(mustTestId(page.text, "budget-forecast").attrs).toMatchObject({ "data-basis": "attempt_rate", "data-at": String(now + 120_000) });
   });
 
   it("the incident's JSON carries the same budget", async () => {
