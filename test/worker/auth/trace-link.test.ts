@@ -6,6 +6,7 @@ import type { EventRow } from "../../../src/store/read-models";
 import { app as consoleWorkerApp } from "../../../worker/app";
 import { type AuthEnv, auth, readTraceLinkSetting } from "../../../worker/auth";
 import { pageContext } from "../../../worker/routes/context";
+import { hrefs } from "../html";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const event: EventRow = {
@@ -47,7 +48,7 @@ describe("APM_TRACE_URL", () => {
   it("links trace ids to an http(s) APM", async () => {
     const { traceUrl, html } = await timelineWith("https://apm.example.com/trace/{traceId}?env=prod");
     expect(traceUrl).toBe("https://apm.example.com/trace/{traceId}?env=prod");
-    expect(html).toContain(`href="https://apm.example.com/trace/${TRACE_ID}?env=prod"`);
+    expect(hrefs(html)).toContain(`https://apm.example.com/trace/${TRACE_ID}?env=prod`);
     expect(readTraceLinkSetting("http://127.0.0.1:16686/trace/{traceId}")).toEqual({ template: "http://127.0.0.1:16686/trace/{traceId}", warning: null });
   });
 

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { type AnswerForm, answerForm, asksForJson } from "../../../worker/http/answer";
 import { refusalBody } from "../../../worker/http/refusal";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { mustTestId } from "../html";
 import { call, csrfFor, ORIGIN, postForm } from "../routes/harness";
 
 const req = (path: string, headers: Record<string, string> = {}) => ({ path, header: (n: string) => new Headers(headers).get(n) ?? undefined });
@@ -91,7 +92,7 @@ describe("every family of route answers a refusal through the rule, with the one
     await expectRefusal(await postForm("/actions/trigger-alarm", "operator", { reason: "r" }, { csrf, headers: JSON_ACCEPT }), 400, "invalid_input");
     const hx = await postForm("/actions/trigger-alarm", "operator", { reason: "r" }, { csrf, headers: HX });
     expect(hx.status).toBe(400);
-    expect(await hx.text()).toContain('data-testid="action-result"');
+    expect(mustTestId(await hx.text(), "action-result").attrs).toMatchObject({ "data-ok": "false", "data-code": "invalid_input" });
   });
 
   it("bulk: a viewer may not start a batch", async () => {

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { byTestId } from "../html";
 import { accessToken, csrfFromPage, exhaustedChatIncident, ORIGIN, uid } from "./harness";
 
 // Saved views through the real Worker with real Access tokens: three signed-in people (two viewers and an
@@ -81,8 +82,8 @@ describe("saving a view", () => {
     expect(incidentIds(list.html)).toEqual([incidentId]);
     expect(markerOf(list.html)).toBe(v.viewId);
     // Every page has the nav's menu, and the menu lists it.
-    expect(list.html).toContain('data-testid="views-menu"');
-    expect((await page("ann", "/")).html).toContain('data-testid="views-menu"');
+    expect(byTestId(list.html, "views-menu")).toBeDefined();
+    expect(byTestId((await page("ann", "/")).html, "views-menu")).toBeDefined();
     expect(await navViewIds("ann")).toContain(v.viewId);
   });
 
