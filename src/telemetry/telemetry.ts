@@ -32,6 +32,8 @@ export type TelemetryStats = {
   /** Alarm firings counted but not shipped yet (alarm-firings.ts): they ship with the callback's next event. */
   alarmFiringsHeld: number;
   lastError: string | null;
+  /** Durable Object SQLite rows the outbox wrote in this isolate (billed to the agent as rows written). */
+  outboxRowsWritten: number;
   otlp: { exported: number; failed: number; dropped: number } | null;
 };
 
@@ -79,6 +81,8 @@ const MEMORY_CAP = 1000;
 /** Characters of a snapshot kept as its preview. */
 const SNAPSHOT_PREVIEW_CHARS = 1000;
 const MAX_BACKOFF_MS = 30_000;
+/** Quiet time after a flush before sent events are cleared from the outbox's open row. */
+const COMPACT_AFTER_MS = 3_000;
 
 const warned = new Set<string>();
 /** A configuration mistake, said once per isolate (not once per agent or event). */
@@ -146,23 +150,21 @@ export class Telemetry {
       warnOnce("an OTLP endpoint is set but no tracing is configured: pass { tracing: otlpTracing } from @agent-oncall/telemetry/otlp to export spans");
   }
 
-  /** Latest checkpoint per fiber not yet shipped; consecutive synchronous stashes ship as one event. */
-  #stashes = new Map<string, { fiberName: string; text: string }>();
-  #stashFlushQueued = false;
+  /** Latest checkpoint per fiber not yet shipped, with when it was taken. */
+  #stashes = new Map<string, { fiberName: string; text: string; time: number }>();
 
   /**
-   * Records a fiber checkpoint. Only the last of a run of synchronous stashes
-   * is shipped (at the next microtask, or before that fiber's next event), so a
-   * tight loop of checkpoints costs one event, not one per call.
+   * Records a fiber checkpoint. Only the newest checkpoint per fiber per flush is shipped (when the flush
+   * starts, or before that fiber's next lifecycle event), so a loop of checkpoints costs one event per flush,
+   * not one per call. A pending checkpoint is not stored in the outbox until then: lost with an evicted
+   * isolate, it is reported again from the SDK's own record when the fiber recovers (withTelemetry's recovery
+   * hook), and it never took a number, so it is no gap (seq.ts).
    */
   stashed(fiberId: string, fiberName: string, data: unknown): void {
     try {
       // Serialised now (the caller may mutate the object later); masked and capped only if it ships.
-      this.#stashes.set(fiberId, { fiberName, text: safeStringify(data) });
-      if (!this.#stashFlushQueued) {
-        this.#stashFlushQueued = true;
-        queueMicrotask(() => this.#flushStashes());
-      }
+      this.#stashes.set(fiberId, { fiberName, text: safeStringify(data), time: Date.now() });
+      this.#schedule(this.#flushDelayMs);
     } catch (e) {
       this.#stats.dropped++;
       this.#fail("stash", e);
@@ -170,14 +172,13 @@ export class Telemetry {
   }
 
   #flushStashes(fiberId?: string): void {
-    this.#stashFlushQueued = fiberId ? this.#stashFlushQueued : false;
     for (const [id, s] of this.#stashes) {
       if (fiberId && id !== fiberId) continue;
       this.#stashes.delete(id);
       // A chat turn's internal fiber checkpoints its turn: the stash belongs to that turn (corr.requestId).
       const run = fiberRunOf(s.fiberName);
       const payload = { fiberName: s.fiberName, snapshot: toPreview(s.text, SNAPSHOT_PREVIEW_CHARS, this.#mask), ...(run.kind ? { kind: run.kind } : {}) };
-      this.record("fiber.stashed", payload, run.requestId ? { fiberId: id, requestId: run.requestId } : { fiberId: id });
+      this.record("fiber.stashed", payload, run.requestId ? { fiberId: id, requestId: run.requestId } : { fiberId: id }, s.time);
     }
   }
 
@@ -250,8 +251,7 @@ export class Telemetry {
   }
 
   /** Builds and ships one of the runtime's own events (session.*, op.*, backup.*, admin.*). */
-  record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}): TelemetryEvent<T> {
-    const time = Date.now();
+  record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}, time = Date.now()): TelemetryEvent<T> {
     const event = {
       v: SCHEMA_VERSION,
       id: newEventId(time),
@@ -403,6 +403,13 @@ export class Telemetry {
     if (!this.#queue) return Promise.resolve();
     const queue = this.#queue;
     this.#dirty = false;
+    if (this.#stashes.size) {
+      // This flush's newest checkpoint per fiber joins the events it sends (the drain writes them to the outbox
+      // in one statement first); the timer their emit set is not needed, this flush sends them.
+      this.#flushStashes();
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = null;
+    }
     this.#flushing = (async () => {
       try {
         if (this.#memory.length) {
@@ -427,6 +434,7 @@ export class Telemetry {
       }
       if (this.#backoffMs) this.#schedule(this.#backoffMs);
       else if (this.#dirty || this.#memory.length) this.#schedule(0);
+      else this.#compactLater();
     })();
     return this.#flushing;
   }
@@ -446,6 +454,26 @@ export class Telemetry {
     if (!this.#signingKey) return fitted;
     const key = await this.#signingKey;
     return Promise.all(fitted.map((b) => signEventText(b, key)));
+  }
+
+  #compactTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * After a quiet spell, empties the outbox's open row of events already sent (one row written), so a later
+   * wake does not send them again. A busy agent never pays it: its next write drops them anyway. Not kept
+   * alive: if the isolate goes first, the next wake resends them and ingest dedupes.
+   */
+  #compactLater(): void {
+    if (!this.#outbox || this.#compactTimer) return;
+    this.#compactTimer = setTimeout(() => {
+      this.#compactTimer = null;
+      if (this.#flushing || this.#timer) return;
+      try {
+        this.#outbox?.compact();
+      } catch (e) {
+        this.#fail("outbox", e);
+      }
+    }, COMPACT_AFTER_MS);
   }
 
   /** Waits for pending Queue sends and OTLP exports. For tests, shutdown paths and benchmarks. */
@@ -473,7 +501,7 @@ export class Telemetry {
     } catch {
       /* storage unavailable: report memory only */
     }
-    return { ...this.#stats, pending, alarmFiringsHeld: this.#alarms.pending(), otlp: this.#spans?.stats() ?? null };
+    return { ...this.#stats, pending, alarmFiringsHeld: this.#alarms.pending(), outboxRowsWritten: this.#outbox?.rowsWritten ?? 0, otlp: this.#spans?.stats() ?? null };
   }
 
   #fail(stage: string, e: unknown): void {
