@@ -103,3 +103,19 @@ it("runFiber with telemetry vs without, same agent and same work", async () => {
   );
   expect(stats.sendErrors).toBe(0);
 });
+
+it("Durable Object rows written per event by the telemetry outbox, on a demo-like session workload", async () => {
+  // 30 turns of about 14 events each (after stash coalescing), 50 ms apart: busy, as the demo fleet's sessions are.
+  const measure = async (ns: typeof env.BenchDemoLikeAgent | typeof env.BenchDemoLikeFlushAgent) => {
+    const agent = await getAgentByName(ns as typeof env.BenchDemoLikeAgent, `demo-like-${crypto.randomUUID().slice(0, 8)}`);
+    const { rows, events } = await agent.workload(30, 50);
+    return { rows, events, perEvent: rows / events };
+  };
+  const turn = await measure(env.BenchDemoLikeAgent);
+  const flush = await measure(env.BenchDemoLikeFlushAgent);
+  const verdict = (x: number) => (x <= 0.2 ? "met" : "MISSED");
+  report(
+    `DO rows written per event (telemetry outbox; demo-like session turns: 2 model calls, 1 tool call, 8 checkpoints): default outboxWrites "turn" (nothing lost at an eviction) ${turn.perEvent.toFixed(3)} (${turn.rows} rows / ${turn.events} events), target <= 0.2 ${verdict(turn.perEvent)}; outboxWrites "flush" (an eviction loses the last ${100} ms) ${flush.perEvent.toFixed(3)} (${flush.rows} / ${flush.events}) ${verdict(flush.perEvent)}; before this change 2 per event (an INSERT and a DELETE per event, plus AUTOINCREMENT's counter)`,
+  );
+  expect(turn.events).toBeGreaterThan(0);
+});

@@ -7,13 +7,19 @@ export type QueueLike = { sendBatch(messages: Iterable<MessageSendRequest<unknow
 /** The part of Durable Object SQL storage the outbox needs. */
 export type SqlLike = Pick<SqlStorage, "exec">;
 
+/**
+ * Microtask hops without a new event before a turn's events are written. Microtasks all run before the turn
+ * ends, so waiting never leaves the turn's storage transaction; it lets the rest of an SDK call's events
+ * (a fiber's end comes a few promise reactions after its work) join the same statement.
+ */
+const SAVE_AFTER_QUIET_HOPS = 8;
 /** Events sent per drain step. */
 const DRAIN_EVENTS = 500;
 /**
  * Characters an open row grows to before a new row is started. Small enough that rewriting the row on each
  * write stays cheap; large enough that starting and deleting rows is rare (about 100 events per row).
  */
-const ROW_CHARS = 32 * 1024;
+const ROW_CHARS = 8 * 1024;
 export const OUTBOX_TABLE = "cf_telemetry_outbox_rows";
 /** The one-event-per-row table of earlier versions: its rows are moved over once (see #migrate). */
 const LEGACY_TABLE = "cf_telemetry_outbox";
@@ -54,8 +60,10 @@ export const formatOutboxBody = (rows: readonly OutboxRow[]): string => rows.map
  */
 export class Outbox {
   #ready = false;
-  /** Events put in this turn, written as one statement at the next microtask. */
-  #unsaved: TelemetryEvent[] = [];
+  /** Events put in this turn (with their JSON text), written as one statement before the turn ends. */
+  #unsaved: { event: TelemetryEvent; text: string }[] = [];
+  /** Events put since the pending write last looked (see put). */
+  #putSinceHop = false;
   /** Highest number given. */
   #issued = 0;
   /** Highest number this isolate handed to the Queue (0 after a wake: what the rows hold is sent again). */
@@ -65,7 +73,16 @@ export class Outbox {
   #maxSlot = 0;
   #rowsWritten = 0;
 
-  constructor(private readonly sql: SqlLike) {}
+  /**
+   * `writeAt`: "turn" (the default) writes each turn's events in that turn, so they commit with the work that
+   * produced them and survive any eviction. "flush" writes them when the background sender flushes (one row
+   * per flush): far fewer rows written, but events of the last flush interval (flushDelayMs) that an eviction
+   * interrupts are lost, unnumbered, so the console cannot count them either.
+   */
+  constructor(
+    private readonly sql: SqlLike,
+    private readonly writeAt: "turn" | "flush" = "turn",
+  ) {}
 
   /** DO SQLite rows this outbox wrote (its cursors' rowsWritten), since this isolate started. */
   get rowsWritten(): number {
@@ -107,21 +124,28 @@ export class Outbox {
   }
 
   /**
-   * Queues one event for storage. The write happens at the next microtask,
-   * still inside the current storage transaction, as one statement for every
-   * event of this turn. `onError` hears of a failed write.
+   * Queues one event (and its JSON text) for storage. The write happens a few microtasks later, still inside
+   * the current turn of the event loop and so inside the same storage transaction as the work that produced
+   * the event: it waits while events keep arriving within the turn (an SDK call's later events come a few
+   * microtasks after its first), so one statement, one row written, carries them all. `onError` hears of a
+   * failed write.
    */
-  put(event: TelemetryEvent, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
-    if (this.#unsaved.push(event) === 1) {
-      queueMicrotask(() => {
-        const events = this.#unsaved;
-        try {
-          this.save();
-        } catch (e) {
-          onError(e, events);
-        }
-      });
-    }
+  put(event: TelemetryEvent, text: string, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
+    this.#putSinceHop = true;
+    if (this.#unsaved.push({ event, text }) !== 1 || this.writeAt === "flush") return;
+    let quiet = 0;
+    const hop = () => {
+      if (this.#putSinceHop) quiet = 0;
+      this.#putSinceHop = false;
+      if (++quiet < SAVE_AFTER_QUIET_HOPS && this.#unsaved.length) return queueMicrotask(hop);
+      const events = this.#unsaved.map((u) => u.event);
+      try {
+        this.save();
+      } catch (e) {
+        onError(e, events);
+      }
+    };
+    queueMicrotask(hop);
   }
 
   /**
@@ -135,7 +159,7 @@ export class Outbox {
     this.#ensure();
     let seq = this.#issued;
     let text = "";
-    for (const e of events) text += `${text ? "\n" : ""}${++seq}\t${JSON.stringify(e)}`;
+    for (const e of events) text += `${text ? "\n" : ""}${++seq}\t${e.text}`;
     const open = this.#open;
     if (open && open.chars < ROW_CHARS) {
       // Everything the open row held has been sent: its text is replaced, which is the delete of the sent events.

@@ -13,7 +13,7 @@ import type { SdkRecord } from "./sdk-reads.js";
 import { isOwnEvent, stampSeq, withoutSeq } from "./seq.js";
 import { signEventText, signingKey } from "./signing.js";
 import type { SpanRecorder, TracingFactory } from "./spans.js";
-import { fitEvent, fitText } from "./too-large.js";
+import { fitEventText, fitText } from "./too-large.js";
 import { RecoveryScope, readUsage, type UsageContext } from "./usage.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
@@ -55,6 +55,12 @@ export type TelemetryOptions = {
   keepAlive?: (p: Promise<unknown>) => void;
   /** How long events gather before one Queue send (ms). Default 100: the Queue batches for longer anyway. */
   flushDelayMs?: number;
+  /**
+   * When events are written to the durable outbox: "turn" (default: in the turn that produced them, about one
+   * row written per turn that emits events, nothing lost at an eviction) or "flush" (once per flush, about one
+   * row per flushDelayMs; an eviction loses the events of the last interval). See Outbox.
+   */
+  outboxWrites?: "turn" | "flush";
   /** Extra patterns masked in previews and free text, on top of the built-in credential shapes. */
   redact?: RedactPatterns;
   /** Shared secret: when set, every event is signed (HMAC-SHA256) in the background sender. See signing.ts. */
@@ -128,7 +134,7 @@ export class Telemetry {
     const activeRoot = opts.activeChatRecoveryRoot;
     this.#chat = new ChatTurns({ activeRecoveryRoot: () => activeRoot?.() ?? null, taskRun: (id) => (sql ? readTaskRun(sql, id) : null) }, sql);
     this.#queue = opts.queue ?? null;
-    this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
+    this.#outbox = opts.sql ? new Outbox(opts.sql, opts.outboxWrites ?? "turn") : null;
     this.#keepAlive = opts.keepAlive;
     this.#flushDelayMs = opts.flushDelayMs ?? 100;
     this.#alarms = new AlarmFirings(opts.alarmWindowMs);
@@ -189,11 +195,14 @@ export class Telemetry {
   emitSdk(raw: unknown, record: SdkRecord = {}, id?: string): void {
     try {
       this.#noteChatFailure(raw);
+      // A fiber's pending checkpoint goes out before its next lifecycle event (taking its id first, so it sorts first).
+      const fiberId = (raw as { payload?: { fiberId?: unknown } } | null)?.payload?.fiberId;
+      if (typeof fiberId === "string" && this.#stashes.has(fiberId)) this.#flushStashes(fiberId);
       let event = normalizeSdkEvent(raw as never, this.source, this.#mask, record, { keepChatCarriers: true });
       if (event && id) event.id = id;
       // An alarm that keeps firing ships its firings as counts, at most one event per callback and window.
       if (event?.type === "schedule.executed") event = this.#alarms.admit(event as TelemetryEvent<"schedule.executed">);
-      // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
+      // The same for events whose fiber only normalisation names.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
     } catch (e) {
@@ -354,19 +363,24 @@ export class Telemetry {
     } catch (e) {
       this.#fail("recovery scope", e);
     }
-    const fitted = fitEvent(event, this.#mask);
-    if (fitted !== event) this.#stats.tooLarge++;
-    event = fitted;
+    const fitted = fitEventText(event, this.#mask);
+    if (fitted.event !== event) this.#stats.tooLarge++;
+    event = fitted.event;
+    // Serialised once, here; again only when a span adds its ids.
+    let text = fitted.text;
     if (this.#spans) {
       try {
         const ids = this.#spans.record(event);
-        if (ids) event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
+        if (ids) {
+          event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
+          text = JSON.stringify(event);
+        }
       } catch (e) {
         this.#stats.spanErrors++;
         this.#fail("span", e);
       }
     }
-    if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
+    if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, text, (e, events) => this.#storeFailed(e, events));
     else this.#remember(event);
     this.#schedule(this.#flushDelayMs);
   }

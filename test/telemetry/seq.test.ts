@@ -60,6 +60,29 @@ describe("per-agent event numbers", () => {
     expect(numbersOf(shipped).filter((n) => n <= 3)).toEqual(numbersOf(shipped).filter((n) => n <= 3).length ? [1, 2, 3] : []);
   });
 
+  it("every event committed before an eviction reaches the Queue after the restart, under its own number", async () => {
+    const { name, stub } = await gapAgent("evicted");
+    await stub.work(1);
+    expect(numbersOf(await stub.shipped())).toEqual([1, 2, 3]);
+    // The Queue is down: each call's events are committed with its turn (the call has returned) but not sent.
+    await stub.holdQueue(true);
+    const one = await stub.recordEvent("session.status_running", { turnSeq: 1 }, { sessionName: name });
+    const three = await stub.recordMany(3, name);
+    const last = await stub.recordEvent("session.status_idle", { turnSeq: 3 }, { sessionName: name });
+    expect((await rejectionOf(stub.evict())).message).toContain("gap test eviction");
+
+    const again = await getAgentByName(env.GapAgent, name);
+    expect(await again.settleTelemetry()).toMatchObject({ pending: 0, sendErrors: 0 });
+    const seqOf = new Map((await again.shipped()).map((e) => [e.id, e.seq]));
+    expect([one, ...three, last].map((id) => seqOf.get(id))).toEqual([4, 5, 6, 7, 8]);
+    // The console has all eight, with no gap.
+    const [row] = await pollRows<{ seq_max: number; seq_seen: number }>("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [name], (r) => r[0]?.seq_seen === 8);
+    expect(row).toEqual({ seq_max: 8, seq_seen: 8 });
+    // Numbering goes on after them.
+    await again.work(1);
+    expect(numbersOf(await again.shipped()).slice(-3)).toEqual([9, 10, 11]);
+  });
+
   it("an event too large for the Queue ships as a placeholder under its own number, whether replaced at emit or at send", async () => {
     const { name, stub } = await gapAgent();
     await stub.recordEvent("session.status_running", { turnSeq: 1 }, { sessionName: name });
