@@ -60,8 +60,8 @@ function countOutboxWrites(sql: SqlStorage): { rows: number } {
  * model streams, two model calls and one tool call as ops (op.started / op.completed, model.usage), status idle.
  * Every await is a real timer, so each step is its own turn of the event loop, as I/O makes it in the demo.
  */
-function demoLikeAgent(outboxWrites: "turn" | "flush") {
-  return class extends withTelemetry(Agent<Env>, { outboxWrites }) {
+function demoLikeAgent(outboxWrites: "turn" | "flush", flushDelayMs?: number) {
+  return class extends withTelemetry(Agent<Env>, { outboxWrites, flushDelayMs }) {
     readonly #outboxWrites: { rows: number };
     constructor(ctx: DurableObjectState, env: Env) {
       super(ctx, env);
@@ -93,14 +93,15 @@ function demoLikeAgent(outboxWrites: "turn" | "flush") {
       this.telemetry.record("session.status_idle", { turnSeq }, { sessionName: this.name });
     }
 
-    /** Runs `turns` turns `gapMs` apart and returns the outbox's rows written and the events sent. */
-    async workload(turns: number, gapMs: number): Promise<{ rows: number; events: number }> {
+    /** Runs `turns` turns `gapMs` apart and returns the outbox's rows written, the events sent and the Queue messages they went in. */
+    async workload(turns: number, gapMs: number): Promise<{ rows: number; events: number; messages: number }> {
       for (let t = 1; t <= turns; t++) {
         await this.turn(t);
         await scheduler.wait(gapMs);
       }
       await this.telemetry.settle();
-      return { rows: this.#outboxWrites.rows, events: this.telemetry.stats().sent };
+      const stats = this.telemetry.stats();
+      return { rows: this.#outboxWrites.rows, events: stats.sent, messages: stats.messages };
     }
   };
 }

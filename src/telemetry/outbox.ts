@@ -13,13 +13,18 @@ export type SqlLike = Pick<SqlStorage, "exec">;
  * (a fiber's end comes a few promise reactions after its work) join the same statement.
  */
 const SAVE_AFTER_QUIET_HOPS = 8;
+/**
+ * With `writeAt: "flush"`, how long events wait in memory before one statement writes them all (ms): what an
+ * eviction can lose, whatever the send interval (flushDelayMs) is.
+ */
+export const SAVE_DELAY_MS = 100;
 /** Events sent per drain step. */
 const DRAIN_EVENTS = 500;
 /**
  * Characters an open row grows to before a new row is started. Small enough that rewriting the row on each
  * write stays cheap; large enough that starting and deleting rows is rare (about 100 events per row).
  */
-const ROW_CHARS = 8 * 1024;
+const ROW_CHARS = 32 * 1024;
 export const OUTBOX_TABLE = "cf_telemetry_outbox_rows";
 /** The one-event-per-row table of earlier versions: its rows are moved over once (see #migrate). */
 const LEGACY_TABLE = "cf_telemetry_outbox";
@@ -75,9 +80,10 @@ export class Outbox {
 
   /**
    * `writeAt`: "turn" (the default) writes each turn's events in that turn, so they commit with the work that
-   * produced them and survive any eviction. "flush" writes them when the background sender flushes (one row
-   * per flush): far fewer rows written, but events of the last flush interval (flushDelayMs) that an eviction
-   * interrupts are lost, unnumbered, so the console cannot count them either.
+   * produced them and survive any eviction: one row per turn that emits events. "flush" writes what gathered
+   * over SAVE_DELAY_MS in one statement (one row per such interval, however many turns it spans): far fewer rows
+   * written, but the events of the last SAVE_DELAY_MS before an eviction are lost, unnumbered, so the console
+   * cannot count them either.
    */
   constructor(
     private readonly sql: SqlLike,
@@ -97,7 +103,9 @@ export class Outbox {
     if (this.#ready) return;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS ${OUTBOX_TABLE} (slot INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, body TEXT NOT NULL)`);
     this.#migrate();
-    const rows = this.sql.exec<{ slot: number; last_seq: number; chars: number }>(`SELECT slot, last_seq, length(body) AS chars FROM ${OUTBOX_TABLE} ORDER BY slot`).toArray();
+    const rows = this.sql
+      .exec<{ slot: number; last_seq: number; chars: number }>(`SELECT slot, last_seq, length(body) AS chars FROM ${OUTBOX_TABLE} ORDER BY slot`)
+      .toArray();
     for (const r of rows) this.#issued = Math.max(this.#issued, r.last_seq);
     const last = rows[rows.length - 1];
     this.#maxSlot = last?.slot ?? 0;
@@ -124,26 +132,35 @@ export class Outbox {
   }
 
   /**
-   * Queues one event (and its JSON text) for storage. The write happens a few microtasks later, still inside
-   * the current turn of the event loop and so inside the same storage transaction as the work that produced
-   * the event: it waits while events keep arriving within the turn (an SDK call's later events come a few
-   * microtasks after its first), so one statement, one row written, carries them all. `onError` hears of a
-   * failed write.
+   * Queues one event (and its JSON text) for storage. `onError` hears of a failed write.
+   * - "turn": the write happens a few microtasks later, still inside the current turn of the event loop and so
+   *   inside the same storage transaction as the work that produced the event: it waits while events keep arriving
+   *   within the turn (an SDK call's later events come a few microtasks after its first), so one statement, one row
+   *   written, carries them all.
+   * - "flush": the write happens SAVE_DELAY_MS after the first event not yet written (or at the next drain, if that
+   *   comes first), one statement for every event put meanwhile, however long the sender waits before it sends.
    */
   put(event: TelemetryEvent, text: string, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
     this.#putSinceHop = true;
-    if (this.#unsaved.push({ event, text }) !== 1 || this.writeAt === "flush") return;
-    let quiet = 0;
-    const hop = () => {
-      if (this.#putSinceHop) quiet = 0;
-      this.#putSinceHop = false;
-      if (++quiet < SAVE_AFTER_QUIET_HOPS && this.#unsaved.length) return queueMicrotask(hop);
+    if (this.#unsaved.push({ event, text }) !== 1) return;
+    const write = () => {
       const events = this.#unsaved.map((u) => u.event);
       try {
         this.save();
       } catch (e) {
         onError(e, events);
       }
+    };
+    if (this.writeAt === "flush") {
+      setTimeout(write, SAVE_DELAY_MS);
+      return;
+    }
+    let quiet = 0;
+    const hop = () => {
+      if (this.#putSinceHop) quiet = 0;
+      this.#putSinceHop = false;
+      if (++quiet < SAVE_AFTER_QUIET_HOPS && this.#unsaved.length) return queueMicrotask(hop);
+      write();
     };
     queueMicrotask(hop);
   }

@@ -32,6 +32,8 @@ export type TelemetryStats = {
   /** Alarm firings counted but not shipped yet (alarm-firings.ts): they ship with the callback's next event. */
   alarmFiringsHeld: number;
   lastError: string | null;
+  /** Queue messages sent (each a packed JSON array of events, pack.ts): `sent / messages` is events per message. */
+  messages: number;
   /** Durable Object SQLite rows the outbox wrote in this isolate (billed to the agent as rows written). */
   outboxRowsWritten: number;
   otlp: { exported: number; failed: number; dropped: number } | null;
@@ -53,12 +55,15 @@ export type TelemetryOptions = {
   serviceName?: string;
   /** Keeps background work alive (ctx.waitUntil). */
   keepAlive?: (p: Promise<unknown>) => void;
-  /** How long events gather before one Queue send (ms). Default 100: the Queue batches for longer anyway. */
+  /**
+   * How long events gather before one Queue send (ms). Default 1000: the outbox holds them durably meanwhile, and
+   * each message the console ingests costs it D1 rows of its own, so more events per message cost it less per event.
+   */
   flushDelayMs?: number;
   /**
    * When events are written to the durable outbox: "turn" (default: in the turn that produced them, about one
-   * row written per turn that emits events, nothing lost at an eviction) or "flush" (once per flush, about one
-   * row per flushDelayMs; an eviction loses the events of the last interval). See Outbox.
+   * row written per turn that emits events, nothing lost at an eviction) or "flush" (what gathered over 100 ms in
+   * one statement, about one row per 100 ms of activity; an eviction loses the events of the last 100 ms). See Outbox.
    */
   outboxWrites?: "turn" | "flush";
   /** Extra patterns masked in previews and free text, on top of the built-in credential shapes. */
@@ -84,11 +89,17 @@ export type TelemetryOptions = {
 };
 
 const MEMORY_CAP = 1000;
+/** Default flushDelayMs. bench/mixes/demo.json's flushDelayMs follows it (the simulator packs per flush). */
+export const FLUSH_DELAY_MS = 1000;
 /** Characters of a snapshot kept as its preview. */
 const SNAPSHOT_PREVIEW_CHARS = 1000;
 const MAX_BACKOFF_MS = 30_000;
-/** Quiet time after a flush before sent events are cleared from the outbox's open row. */
-const COMPACT_AFTER_MS = 3_000;
+/**
+ * Quiet time after a flush before sent events are cleared from the outbox's open row (one row written). Longer
+ * than the gap between a busy agent's turns, whose next write clears them for free; an isolate gone before it
+ * only means its successor sends them again (ingest dedupes).
+ */
+const COMPACT_AFTER_MS = 10_000;
 
 const warned = new Set<string>();
 /** A configuration mistake, said once per isolate (not once per agent or event). */
@@ -117,7 +128,18 @@ export class Telemetry {
   #backoffMs = 0;
   /** Set when an event arrives while a flush is under way, so that flush is followed by another. */
   #dirty = false;
-  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, tooLarge: 0, sdkReads: 0, lastError: null as string | null };
+  #stats = {
+    emitted: 0,
+    sent: 0,
+    messages: 0,
+    sendErrors: 0,
+    storeErrors: 0,
+    spanErrors: 0,
+    dropped: 0,
+    tooLarge: 0,
+    sdkReads: 0,
+    lastError: null as string | null,
+  };
   /** The signing key (imported once, off the agent's path); null when events go unsigned. */
   #signingKey: Promise<CryptoKey> | null = null;
   /** The Worker version stamped on every event (`ver`); null when none is configured. */
@@ -133,10 +155,10 @@ export class Telemetry {
     const sql = opts.sql ?? null;
     const activeRoot = opts.activeChatRecoveryRoot;
     this.#chat = new ChatTurns({ activeRecoveryRoot: () => activeRoot?.() ?? null, taskRun: (id) => (sql ? readTaskRun(sql, id) : null) }, sql);
-    this.#queue = opts.queue ?? null;
+    this.#queue = opts.queue ? this.#counting(opts.queue) : null;
     this.#outbox = opts.sql ? new Outbox(opts.sql, opts.outboxWrites ?? "turn") : null;
     this.#keepAlive = opts.keepAlive;
-    this.#flushDelayMs = opts.flushDelayMs ?? 100;
+    this.#flushDelayMs = opts.flushDelayMs ?? FLUSH_DELAY_MS;
     this.#alarms = new AlarmFirings(opts.alarmWindowMs);
     this.#mask = createMasker(opts.redact);
     this.#version = opts.version?.trim().slice(0, MAX_VERSION_CHARS) || null;
@@ -154,6 +176,18 @@ export class Telemetry {
       : null;
     if (!opts.tracing && opts.otlp?.url)
       warnOnce("an OTLP endpoint is set but no tracing is configured: pass { tracing: otlpTracing } from @agent-oncall/telemetry/otlp to export spans");
+  }
+
+  /** `queue`, counting the messages sent through it (stats().messages). */
+  #counting(queue: QueueLike): QueueLike {
+    return {
+      sendBatch: async (messages) => {
+        const list = [...messages];
+        const r = await queue.sendBatch(list);
+        this.#stats.messages += list.length;
+        return r;
+      },
+    };
   }
 
   /** Latest checkpoint per fiber not yet shipped, with when it was taken. */
@@ -515,7 +549,13 @@ export class Telemetry {
     } catch {
       /* storage unavailable: report memory only */
     }
-    return { ...this.#stats, pending, alarmFiringsHeld: this.#alarms.pending(), outboxRowsWritten: this.#outbox?.rowsWritten ?? 0, otlp: this.#spans?.stats() ?? null };
+    return {
+      ...this.#stats,
+      pending,
+      alarmFiringsHeld: this.#alarms.pending(),
+      outboxRowsWritten: this.#outbox?.rowsWritten ?? 0,
+      otlp: this.#spans?.stats() ?? null,
+    };
   }
 
   #fail(stage: string, e: unknown): void {

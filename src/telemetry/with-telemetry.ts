@@ -27,6 +27,8 @@ export type WithTelemetryOptions = {
    * (fewer Durable Object rows written; an eviction loses the last flush interval's events). See Outbox.
    */
   outboxWrites?: "turn" | "flush";
+  /** How long events gather before one Queue send (ms); see TelemetryOptions.flushDelayMs. */
+  flushDelayMs?: number | undefined;
   /** Keep publishing SDK events on diagnostics channels too (Tail Workers, other subscribers). Default true. */
   forwardToDiagnostics?: boolean | undefined;
   /** Env var (a secret) shared with the console; when set, events are signed. Default `TELEMETRY_SIGNING_SECRET`. */
@@ -115,6 +117,7 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           otlp: otlpTargetFromEnv(env, options.otlpEndpointVar, options.otlpHeadersVar),
           tracing: options.tracing ?? null,
           ...(options.outboxWrites ? { outboxWrites: options.outboxWrites } : {}),
+          ...(options.flushDelayMs !== undefined ? { flushDelayMs: options.flushDelayMs } : {}),
           keepAlive: (p) => this.ctx.waitUntil(p),
           activeChatRecoveryRoot: () => activeChatRecoveryRoot(this),
           signingSecret: signingSecret(env[options.signingSecretVar ?? "TELEMETRY_SIGNING_SECRET"]),
