@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { expect, it } from "vitest";
+import { SAVE_DELAY_MS } from "../src/telemetry/outbox";
 import { chatIncidentLife, fiberLife, makeEvent } from "../test/fixtures/events";
 import { ingestBatch } from "../worker/ingest/consumer";
 import { toRows } from "../worker/ingest/rows";
@@ -124,7 +125,7 @@ it("Durable Object rows written per event by the telemetry outbox, and events pe
     const turn = await measure(env.BenchDemoLikeAgent, turns, gapMs);
     const flush = await measure(env.BenchDemoLikeFlushAgent, turns, gapMs);
     report(
-      `DO rows written per event (telemetry outbox; demo-like session turns, ${pace}: ${turns} turns ${gapMs} ms apart; 2 model calls, 1 tool call, 8 checkpoints each; target <= 0.2): outboxWrites "turn" (default; nothing lost at an eviction) ${line(turn)}; outboxWrites "flush" (an eviction loses the last flush interval) ${line(flush)}; before issue 16: 2 rows per event (an INSERT and a DELETE per event, plus AUTOINCREMENT's counter)`,
+      `DO rows written per event (telemetry outbox; demo-like session turns, ${pace}: ${turns} turns ${gapMs} ms apart; 2 model calls, 1 tool call, 8 checkpoints each; target <= 0.2): outboxWrites "turn" (default; nothing lost at an eviction) ${line(turn)}; outboxWrites "flush" (an eviction loses the last ${SAVE_DELAY_MS} ms) ${line(flush)}; before issue 16: 2 rows per event (an INSERT and a DELETE per event, plus AUTOINCREMENT's counter)`,
     );
     expect(turn.events).toBeGreaterThan(0);
   }
