@@ -73,7 +73,10 @@ export class Outbox {
   #issued = 0;
   /** Highest number this isolate handed to the Queue (0 after a wake: what the rows hold is sent again). */
   #shipped = 0;
-  /** The row new events go to: its key, its last number and its size. */
+  /**
+   * The newest row: its key, its last number and its size. New events go to it while it is under ROW_CHARS. It is
+   * never deleted, only emptied (compact), because its `last_seq` is what the next wake numbers on from.
+   */
   #open: { slot: number; lastSeq: number; chars: number } | null = null;
   #maxSlot = 0;
   #rowsWritten = 0;
@@ -109,7 +112,7 @@ export class Outbox {
     for (const r of rows) this.#issued = Math.max(this.#issued, r.last_seq);
     const last = rows[rows.length - 1];
     this.#maxSlot = last?.slot ?? 0;
-    this.#open = last && last.chars < ROW_CHARS ? { slot: last.slot, lastSeq: last.last_seq, chars: last.chars } : null;
+    this.#open = last ? { slot: last.slot, lastSeq: last.last_seq, chars: last.chars } : null;
     this.#ready = true;
   }
 

@@ -76,11 +76,31 @@ describe("per-agent event numbers", () => {
     const seqOf = new Map((await again.shipped()).map((e) => [e.id, e.seq]));
     expect([one, ...three, last].map((id) => seqOf.get(id))).toEqual([4, 5, 6, 7, 8]);
     // The console has all eight, with no gap.
-    const [row] = await pollRows<{ seq_max: number; seq_seen: number }>("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [name], (r) => r[0]?.seq_seen === 8);
+    const [row] = await pollRows<{ seq_max: number; seq_seen: number }>(
+      "SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?",
+      [name],
+      (r) => r[0]?.seq_seen === 8,
+    );
     expect(row).toEqual({ seq_max: 8, seq_seen: 8 });
     // Numbering goes on after them.
     await again.work(1);
     expect(numbersOf(await again.shipped()).slice(-3)).toEqual([9, 10, 11]);
+  });
+
+  it("numbers keep rising across wakes that find only a full, already sent row (the newest row is never deleted)", async () => {
+    const { name, stub } = await gapAgent("full-row");
+    // Nine events of 3.5 KB, one turn each: the last of them takes the row past its 32 KB, and all are sent.
+    for (let i = 1; i <= 9; i++) await stub.recordEvent("session.error", { turnSeq: i, error: `${i % 10}`.repeat(3_500) }, { sessionName: name });
+    expect(await stub.settleTelemetry()).toMatchObject({ pending: 0, sendErrors: 0 });
+    expect((await rejectionOf(stub.evict())).message).toContain("gap test eviction");
+    // A wake with nothing new: it sends the full row again (it cannot know that row went), and must keep it.
+    const woken = await getAgentByName(env.GapAgent, name);
+    expect(await woken.settleTelemetry()).toMatchObject({ pending: 0, sendErrors: 0 });
+    expect((await rejectionOf(woken.evict())).message).toContain("gap test eviction");
+    const again = await getAgentByName(env.GapAgent, name);
+    await again.recordEvent("session.status_idle", { turnSeq: 9 }, { sessionName: name });
+    await again.settleTelemetry();
+    expect(numbersOf(await again.shipped()).at(-1)).toBe(10);
   });
 
   it("an event too large for the Queue ships as a placeholder under its own number, whether replaced at emit or at send", async () => {
@@ -112,7 +132,12 @@ describe("per-agent event numbers", () => {
     ]);
     expect(shipped[0]!.id).toBe(legacy.id);
     // The older table is gone once its rows moved.
-    expect(await runInDurableObject(again, async (_a, state) => state.storage.sql.exec("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'cf_telemetry_outbox'").one().n)).toBe(0);
+    expect(
+      await runInDurableObject(
+        again,
+        async (_a, state) => state.storage.sql.exec("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'cf_telemetry_outbox'").one().n,
+      ),
+    ).toBe(0);
   });
 
   it("an event naming another agent ships unnumbered, and never takes one of this agent's numbers; a seq set by the caller is replaced", async () => {
