@@ -51,7 +51,8 @@ describe("a Think chat turn's telemetry across an eviction", () => {
     const [run] = await pollRows<{ kind: string; outcome: string | null }>(
       "SELECT kind, outcome FROM runs WHERE agent_name = ? AND fiber_id = ?",
       [name, submissionId],
-      (r) => r.length === 1 && r[0]!.outcome !== null,
+      // "recovering" comes first (the recovery's own events); the turn's finish follows it.
+      (r) => r.length === 1 && r[0]!.outcome === "completed",
       20_000,
     );
     expect(run).toEqual({ kind: "chat_turn", outcome: "completed" });
