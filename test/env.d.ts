@@ -53,6 +53,8 @@ declare namespace Cloudflare {
   interface Env {
     BenchPlainAgent: DurableObjectNamespace<import("../bench/agents").BenchPlainAgent>;
     BenchTelemetryAgent: DurableObjectNamespace<import("../bench/agents").BenchTelemetryAgent>;
+    BenchDemoLikeAgent: DurableObjectNamespace<import("../bench/agents").BenchDemoLikeAgent>;
+    BenchDemoLikeFlushAgent: DurableObjectNamespace<import("../bench/agents").BenchDemoLikeFlushAgent>;
   }
 }
 /** Vite's `?raw` imports (a file's text), as tests read wrangler.jsonc. */

@@ -16,7 +16,9 @@ import { LIFE_SHAPES, type LifeShape, type Mix } from "./mix";
  * A simulated fleet: each agent lives the mix's shapes of work (a fiber with its stashes, a session turn with its
  * paid ops, a chat turn, a recovery, an exhaustion…) as valid contract events, numbered per agent (`seq`, as the
  * outbox numbers them) and packed per agent per flush the way the outbox ships them (packBodies): one Queue
- * message holds one agent's flush. Time is generated slice by slice, so a long run never holds its whole stream.
+ * message holds one agent's flush. As the telemetry does, a fiber's checkpoints coalesce to the newest per flush
+ * (a held `fiber.stashed` is replaced by the next one, unless another event of that fiber came between), and
+ * numbers are given after that, so a coalesced checkpoint takes none. Time is generated slice by slice, so a long run never holds its whole stream.
  */
 
 /** One Queue message as the agent side sends it: when it is sent, its JSON text, and when each of its events happened. */
@@ -34,8 +36,8 @@ type Agent = {
   nextLifeAt: number;
   /** Events of lives under way, by time. */
   pending: TelemetryEvent[];
-  /** The flush under way: its first event's time and its events' texts and times. */
-  flush: { start: number; bodies: string[]; times: number[] } | null;
+  /** The flush under way: its first event's time, its events (null: a checkpoint coalesced away) and the held checkpoint per fiber. */
+  flush: { start: number; events: (TelemetryEvent | null)[]; held: Map<string, number> } | null;
 };
 
 const hex = (r: SeededRandom, n: number) => {
@@ -265,6 +267,8 @@ export class Fleet {
   /** Mean gap between two lives of one agent, in ms. */
   private readonly lifeGapMs: number;
   events = 0;
+  /** Checkpoints coalesced away before numbering (never sent). */
+  coalesced = 0;
   messages = 0;
   bytes = 0;
 
@@ -310,10 +314,15 @@ export class Fleet {
       for (; i < a.pending.length && a.pending[i]!.time < until; i++) {
         const e = a.pending[i]!;
         if (a.flush && e.time > a.flush.start + delay) out.push(...this.close(a));
-        e.seq = ++a.seq;
-        a.flush ??= { start: e.time, bodies: [], times: [] };
-        a.flush.bodies.push(JSON.stringify(e));
-        a.flush.times.push(e.time);
+        const f = (a.flush ??= { start: e.time, events: [] as (TelemetryEvent | null)[], held: new Map<string, number>() });
+        const fiberId = e.corr.fiberId;
+        if (fiberId) {
+          const held = f.held.get(fiberId);
+          if (e.type === "fiber.stashed" && held !== undefined) f.events[held] = null;
+          if (e.type === "fiber.stashed") f.held.set(fiberId, f.events.length);
+          else f.held.delete(fiberId);
+        }
+        f.events.push(e);
       }
       if (i) a.pending.splice(0, i);
       if (a.flush && a.flush.start + delay < until) out.push(...this.close(a));
@@ -334,17 +343,20 @@ export class Fleet {
   private close(a: Agent): SimMessage[] {
     const f = a.flush!;
     a.flush = null;
+    const kept = f.events.filter((e): e is TelemetryEvent => e !== null);
+    const times = kept.map((e) => e.time);
     // The outbox ships a flush as packed messages (several only past the Queue's message budget).
-    const bodies = packBodies(f.bodies);
+    const bodies = packBodies(kept.map((e) => JSON.stringify({ ...e, seq: ++a.seq })));
     const sendAt = f.start + this.mix.flushDelayMs;
-    this.events += f.times.length;
+    this.events += times.length;
+    this.coalesced += f.events.length - kept.length;
     this.messages += bodies.length;
     let from = 0;
     return bodies.map((body) => {
-      const n = bodies.length === 1 ? f.times.length : (JSON.parse(body) as unknown[]).length;
+      const n = bodies.length === 1 ? times.length : (JSON.parse(body) as unknown[]).length;
       const bytes = utf8Length(body);
       this.bytes += bytes;
-      return { sendAt, body, bytes, eventTimes: f.times.slice(from, (from += n)) };
+      return { sendAt, body, bytes, eventTimes: times.slice(from, (from += n)) };
     });
   }
 

@@ -7,75 +7,219 @@ export type QueueLike = { sendBatch(messages: Iterable<MessageSendRequest<unknow
 /** The part of Durable Object SQL storage the outbox needs. */
 export type SqlLike = Pick<SqlStorage, "exec">;
 
-/** Events read per drain step. */
-const DRAIN_ROWS = 500;
-const TABLE = "cf_telemetry_outbox";
+/**
+ * Microtask hops without a new event before a turn's events are written. Microtasks all run before the turn
+ * ends, so waiting never leaves the turn's storage transaction; it lets the rest of an SDK call's events
+ * (a fiber's end comes a few promise reactions after its work) join the same statement.
+ */
+const SAVE_AFTER_QUIET_HOPS = 8;
+/**
+ * With `writeAt: "flush"`, how long events wait in memory before one statement writes them all (ms): what an
+ * eviction can lose, whatever the send interval (flushDelayMs) is.
+ */
+export const SAVE_DELAY_MS = 100;
+/** Events sent per drain step. */
+const DRAIN_EVENTS = 500;
+/**
+ * Characters an open row grows to before a new row is started. Small enough that rewriting the row on each
+ * write stays cheap; large enough that starting and deleting rows is rare (about 100 events per row).
+ */
+const ROW_CHARS = 32 * 1024;
+export const OUTBOX_TABLE = "cf_telemetry_outbox_rows";
+/** The one-event-per-row table of earlier versions: its rows are moved over once (see #migrate). */
+const LEGACY_TABLE = "cf_telemetry_outbox";
 
-/** One stored event as the drain hands it over: its outbox number and its JSON text. */
+/** One stored event as the drain hands it over: its number and its JSON text. */
 export type OutboxRow = { seq: number; body: string };
 
 /**
- * A durable outbox in the agent's own SQLite. Events are written in the same
- * turn of the event loop as the agent work that produced them (so they commit
- * together with it), then sent to the Queue in the background and deleted once
- * the Queue has them. An eviction in between means the next wake sends them
- * again; ingest dedupes on event id.
+ * Stored lines: `<seq>\t<event JSON>`, one per event, joined by newlines (JSON.stringify never writes a raw
+ * newline or tab outside a string, and inside one they are escaped).
+ */
+export function parseOutboxBody(body: string): OutboxRow[] {
+  if (!body) return [];
+  return body.split("\n").map((line) => {
+    const tab = line.indexOf("\t");
+    return { seq: Number(line.slice(0, tab)), body: line.slice(tab + 1) };
+  });
+}
+
+/** The stored form of events, the inverse of parseOutboxBody. */
+export const formatOutboxBody = (rows: readonly OutboxRow[]): string => rows.map((r) => `${r.seq}\t${r.body}`).join("\n");
+
+/**
+ * A durable outbox in the agent's own SQLite that costs the agent about one row written per turn that emits
+ * events, not two per event. Events are written in the same turn of the event loop as the agent work that
+ * produced them (so they commit together with it), into one *open row* that holds many events; they are sent
+ * to the Queue in the background, and the open row's sent events are dropped by the next write that happens
+ * anyway (or after a quiet spell, `compact`). An eviction in between means the next wake sends what the rows
+ * hold again; ingest dedupes on event id, and a resent event keeps its number.
  *
- * Each row's key (`seq`, AUTOINCREMENT: never reused, rising across drains and
- * evictions) is the event's per-agent number; see seq.ts for what it means.
+ * Rows written, per operation: a turn's write is one row (UPDATE of the open row, or INSERT of a new one when
+ * the open row has grown past ROW_CHARS: a backlog while the Queue is down); a full row is deleted once all its
+ * events are sent (one row for hundreds of events); `compact` is one row per quiet spell. Counted in
+ * `rowsWritten` from the cursors' own figures.
+ *
+ * Each event's number (`seq`, seq.ts) is given here: one more than the highest number any row records
+ * (`last_seq`), and the open row is never deleted, so numbers rise across drains and evictions without a hole.
  */
 export class Outbox {
   #ready = false;
-  /** Events put in this turn, written as one statement at the next microtask. */
-  #unsaved: TelemetryEvent[] = [];
-  constructor(private readonly sql: SqlLike) {}
+  /** Events put in this turn (with their JSON text), written as one statement before the turn ends. */
+  #unsaved: { event: TelemetryEvent; text: string }[] = [];
+  /** Events put since the pending write last looked (see put). */
+  #putSinceHop = false;
+  /** Highest number given. */
+  #issued = 0;
+  /** Highest number this isolate handed to the Queue (0 after a wake: what the rows hold is sent again). */
+  #shipped = 0;
+  /**
+   * The newest row: its key, its last number and its size. New events go to it while it is under ROW_CHARS. It is
+   * never deleted, only emptied (compact), because its `last_seq` is what the next wake numbers on from.
+   */
+  #open: { slot: number; lastSeq: number; chars: number } | null = null;
+  #maxSlot = 0;
+  #rowsWritten = 0;
+
+  /**
+   * `writeAt`: "turn" (the default) writes each turn's events in that turn, so they commit with the work that
+   * produced them and survive any eviction: one row per turn that emits events. "flush" writes what gathered
+   * over SAVE_DELAY_MS in one statement (one row per such interval, however many turns it spans): far fewer rows
+   * written, but the events of the last SAVE_DELAY_MS before an eviction are lost, unnumbered, so the console
+   * cannot count them either.
+   */
+  constructor(
+    private readonly sql: SqlLike,
+    private readonly writeAt: "turn" | "flush" = "turn",
+  ) {}
+
+  /** DO SQLite rows this outbox wrote (its cursors' rowsWritten), since this isolate started. */
+  get rowsWritten(): number {
+    return this.#rowsWritten;
+  }
+
+  #exec(query: string, ...bindings: unknown[]): void {
+    this.#rowsWritten += this.sql.exec(query, ...bindings).rowsWritten;
+  }
 
   #ensure(): void {
     if (this.#ready) return;
-    this.sql.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, body TEXT NOT NULL)`);
+    this.sql.exec(`CREATE TABLE IF NOT EXISTS ${OUTBOX_TABLE} (slot INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, body TEXT NOT NULL)`);
+    this.#migrate();
+    const rows = this.sql
+      .exec<{ slot: number; last_seq: number; chars: number }>(`SELECT slot, last_seq, length(body) AS chars FROM ${OUTBOX_TABLE} ORDER BY slot`)
+      .toArray();
+    for (const r of rows) this.#issued = Math.max(this.#issued, r.last_seq);
+    const last = rows[rows.length - 1];
+    this.#maxSlot = last?.slot ?? 0;
+    this.#open = last ? { slot: last.slot, lastSeq: last.last_seq, chars: last.chars } : null;
     this.#ready = true;
   }
 
   /**
-   * Queues one event for storage. The write happens at the next microtask,
-   * still inside the current storage transaction, as one statement for every
-   * event of this turn. `onError` hears of a failed write.
+   * Earlier versions stored one event per row in `cf_telemetry_outbox` (key = its number, AUTOINCREMENT). Rows
+   * still there are moved into one row here under their own numbers, and numbering continues after the highest
+   * number that table ever gave. Runs once per agent.
    */
-  put(event: TelemetryEvent, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
-    if (this.#unsaved.push(event) === 1) {
-      queueMicrotask(() => {
-        const events = this.#unsaved;
-        try {
-          this.save();
-        } catch (e) {
-          onError(e, events);
-        }
-      });
+  #migrate(): void {
+    const legacy = this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?", LEGACY_TABLE).one().n;
+    if (!legacy) return;
+    const rows = this.sql.exec<{ seq: number; body: string }>(`SELECT seq, body FROM ${LEGACY_TABLE} ORDER BY seq`).toArray();
+    const issued = this.sql.exec<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = ?", LEGACY_TABLE).toArray()[0]?.seq ?? 0;
+    const lastSeq = Math.max(issued, rows[rows.length - 1]?.seq ?? 0);
+    if (lastSeq > 0) {
+      const slot = (this.sql.exec<{ slot: number | null }>(`SELECT MAX(slot) AS slot FROM ${OUTBOX_TABLE}`).one().slot ?? 0) + 1;
+      this.#exec(`INSERT INTO ${OUTBOX_TABLE} (slot, last_seq, body) VALUES (?, ?, ?)`, slot, lastSeq, formatOutboxBody(rows));
     }
+    this.#exec(`DROP TABLE ${LEGACY_TABLE}`);
   }
 
-  /** Writes events queued by put() now. If storage fails they are handed back through the error, not kept. */
+  /**
+   * Queues one event (and its JSON text) for storage. `onError` hears of a failed write.
+   * - "turn": the write happens a few microtasks later, still inside the current turn of the event loop and so
+   *   inside the same storage transaction as the work that produced the event: it waits while events keep arriving
+   *   within the turn (an SDK call's later events come a few microtasks after its first), so one statement, one row
+   *   written, carries them all.
+   * - "flush": the write happens SAVE_DELAY_MS after the first event not yet written (or at the next drain, if that
+   *   comes first), one statement for every event put meanwhile, however long the sender waits before it sends.
+   */
+  put(event: TelemetryEvent, text: string, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
+    this.#putSinceHop = true;
+    if (this.#unsaved.push({ event, text }) !== 1) return;
+    const write = () => {
+      const events = this.#unsaved.map((u) => u.event);
+      try {
+        this.save();
+      } catch (e) {
+        onError(e, events);
+      }
+    };
+    if (this.writeAt === "flush") {
+      setTimeout(write, SAVE_DELAY_MS);
+      return;
+    }
+    let quiet = 0;
+    const hop = () => {
+      if (this.#putSinceHop) quiet = 0;
+      this.#putSinceHop = false;
+      if (++quiet < SAVE_AFTER_QUIET_HOPS && this.#unsaved.length) return queueMicrotask(hop);
+      write();
+    };
+    queueMicrotask(hop);
+  }
+
+  /**
+   * Writes events queued by put() now: one row written. If storage fails they are handed back through the
+   * error, not kept, and they take no number.
+   */
   save(): void {
     if (!this.#unsaved.length) return;
     const events = this.#unsaved;
     this.#unsaved = [];
     this.#ensure();
-    const rows = events.map((e) => ({ id: e.id, body: JSON.stringify(e) }));
-    this.sql.exec(`INSERT INTO ${TABLE} (id, body) SELECT value ->> '$.id', value ->> '$.body' FROM json_each(?)`, JSON.stringify(rows));
+    let seq = this.#issued;
+    let text = "";
+    for (const e of events) text += `${text ? "\n" : ""}${++seq}\t${e.text}`;
+    const open = this.#open;
+    if (open && open.chars < ROW_CHARS) {
+      // Everything the open row held has been sent: its text is replaced, which is the delete of the sent events.
+      const replace = open.lastSeq <= this.#shipped || open.chars === 0;
+      if (replace) this.#exec(`UPDATE ${OUTBOX_TABLE} SET last_seq = ?, body = ? WHERE slot = ?`, seq, text, open.slot);
+      else this.#exec(`UPDATE ${OUTBOX_TABLE} SET last_seq = ?, body = body || char(10) || ? WHERE slot = ?`, seq, text, open.slot);
+      this.#open = { slot: open.slot, lastSeq: seq, chars: replace ? text.length : open.chars + 1 + text.length };
+    } else {
+      const slot = ++this.#maxSlot;
+      this.#exec(`INSERT INTO ${OUTBOX_TABLE} (slot, last_seq, body) VALUES (?, ?, ?)`, slot, seq, text);
+      this.#open = { slot, lastSeq: seq, chars: text.length };
+    }
+    this.#issued = seq;
+  }
+
+  /** Stored events not yet handed to the Queue by this isolate, oldest first, at most `limit`. */
+  #pendingRows(limit = Number.POSITIVE_INFINITY): OutboxRow[] {
+    const out: OutboxRow[] = [];
+    const rows = this.sql.exec<{ body: string }>(`SELECT body FROM ${OUTBOX_TABLE} WHERE last_seq > ? ORDER BY slot`, this.#shipped).toArray();
+    for (const r of rows) {
+      for (const e of parseOutboxBody(r.body)) {
+        if (e.seq <= this.#shipped) continue;
+        out.push(e);
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
   }
 
   /**
-   * The highest event number that has left the outbox (handed to the Queue), or null before any did. Numbers are
-   * the table's AUTOINCREMENT keys and leave oldest first, so everything below the lowest pending row has left.
-   * The console compares it with the highest number it received: a difference is events lost on the way that no
-   * later event revealed (the last ones an agent sent before going quiet).
+   * The highest event number that has left the outbox (handed to the Queue), or null before any did. Numbers
+   * leave oldest first, so everything below the lowest pending event has left. The console compares it with the
+   * highest number it received: a difference is events lost on the way that no later event revealed (the last
+   * ones an agent sent before going quiet).
    */
   shippedThrough(): number | null {
     this.save();
     this.#ensure();
-    const issued = this.sql.exec<{ seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = ?", TABLE).toArray()[0]?.seq ?? 0;
-    const lowest = this.sql.exec<{ seq: number | null }>(`SELECT MIN(seq) AS seq FROM ${TABLE}`).one().seq;
-    const through = lowest === null ? issued : lowest - 1;
+    const lowest = this.#pendingRows(1)[0]?.seq;
+    const through = lowest === undefined ? this.#issued : lowest - 1;
     return through > 0 ? through : null;
   }
 
@@ -83,23 +227,37 @@ export class Outbox {
   pending(): number {
     this.save();
     this.#ensure();
-    return Number(this.sql.exec(`SELECT COUNT(*) AS n FROM ${TABLE}`).one().n);
+    return this.#pendingRows().length;
   }
 
   /**
    * Sends everything pending, step by step, oldest first. Returns how many were sent; a Queue error stops and
    * rethrows. `prepare` turns stored rows into what is sent (size check, number, signature), in the background.
+   * Full rows whose events have all been sent are deleted; the open row is emptied by the next write (or compact).
    */
   async drain(queue: QueueLike, prepare: (rows: OutboxRow[]) => string[] | Promise<string[]> = (rows) => rows.map((r) => r.body)): Promise<number> {
     this.save();
     this.#ensure();
     let sent = 0;
     for (;;) {
-      const rows = this.sql.exec<{ seq: number; body: string }>(`SELECT seq, body FROM ${TABLE} ORDER BY seq LIMIT ${DRAIN_ROWS}`).toArray();
+      const rows = this.#pendingRows(DRAIN_EVENTS);
       if (!rows.length) return sent;
       await sendPacked(queue, await prepare(rows));
-      this.sql.exec(`DELETE FROM ${TABLE} WHERE seq <= ?`, rows[rows.length - 1]!.seq);
+      this.#shipped = Math.max(this.#shipped, rows[rows.length - 1]!.seq);
       sent += rows.length;
+      this.#exec(`DELETE FROM ${OUTBOX_TABLE} WHERE last_seq <= ? AND slot <> ?`, this.#shipped, this.#open?.slot ?? -1);
     }
+  }
+
+  /**
+   * Empties the open row when every event it holds has been sent, so a later wake does not send them again.
+   * One row written; meant for a quiet spell (a busy agent's next write does it for free). Returns whether it wrote.
+   */
+  compact(): boolean {
+    const open = this.#open;
+    if (!open || open.chars === 0 || open.lastSeq > this.#shipped || this.#unsaved.length) return false;
+    this.#exec(`UPDATE ${OUTBOX_TABLE} SET body = '' WHERE slot = ?`, open.slot);
+    this.#open = { ...open, chars: 0 };
+    return true;
   }
 }

@@ -5,32 +5,31 @@ import type { Source, TelemetryEvent } from "./envelope.js";
  * events never arrived: it keeps the highest number it received and how many distinct numbered events it
  * received; the difference is what is missing.
  *
- * Where the number comes from: the outbox row's key (`cf_telemetry_outbox.seq`, INTEGER PRIMARY KEY
- * AUTOINCREMENT in the agent's own SQLite). AUTOINCREMENT never reuses a number, even after rows are deleted,
- * so numbers rise across drains and evictions, and a write rolled back with the agent's turn rolls its number
- * back too (no hole). It costs the agent nothing: no row, no write beyond the outbox row the event has anyway.
+ * Where the number comes from: the outbox (outbox.ts). Events are stored as lines `<seq>\t<event JSON>` in a few
+ * rows of `cf_telemetry_outbox_rows`, each row recording the highest number it holds (`last_seq`); the next event
+ * takes one more than the highest number any row records. The newest row is never deleted (only emptied), so
+ * numbers rise across drains, evictions and wakes without a hole, and a write rolled back with the agent's turn
+ * takes its numbers back with it. It costs the agent nothing beyond the outbox write the events have anyway.
  * The number is stamped onto the event's stored text when the outbox drains, before the signature (so the
  * signature covers it).
  *
  * What gets a number, and so what a gap means:
- * - An event that was written to the outbox. A stash coalesced away before the outbox (`stashed()` ships the
- *   last of a synchronous run) never took one: it is no gap.
+ * - An event that was written to the outbox. A checkpoint coalesced away before the outbox (`stashed()` ships the
+ *   newest per fiber per flush) never took one: it is no gap.
  * - An `event.too_large` placeholder takes the number of the event it stands for, whether it replaced the
  *   event at emit (the placeholder is what the row holds) or at send (the row's number is stamped after).
- * - A redelivered event carries the same id and the same number (the row is sent again until deleted):
+ * - A redelivered event carries the same id and the same number (a wake sends again what the rows still hold):
  *   the console counts each event id once.
  * - Only the outbox owner's own events (source = the telemetry's source). An event naming another agent, and
  *   every event of a telemetry without storage (`subscribeAgentDiagnostics` with a `Telemetry` built without
  *   `sql`, or an outbox write that failed), ships unnumbered from memory: the console counts nothing for it,
- *   so it is never a false gap, and a loss of it is not seen either.
+ *   so it is never a false gap, and a loss of it is not seen either. With `outboxWrites: "flush"`, events an
+ *   eviction catches before their write (at most SAVE_DELAY_MS old) are lost unnumbered the same way.
  * - If the agent's storage is wiped (`deleteAll`, `destroy` and a new agent under the same name), numbering
  *   restarts at 1. The console then sees more events than its highest number (seen > max), which it reads as
  *   "numbering restarted", not as a gap: it cannot count what is missing after a restart.
- *
- * If a later change packs several events into one outbox row, each event still needs its own number: a row of
- * k events takes k consecutive numbers by advancing the table's AUTOINCREMENT counter
- * (`UPDATE sqlite_sequence SET seq = seq + k - 1 WHERE name = 'cf_telemetry_outbox'`, in the same statement
- * batch as the insert), its key is the last of them, and event i (0-based) of the row is `key - k + 1 + i`.
+ * - Rows of the one-event-per-row table of earlier versions (`cf_telemetry_outbox`, numbered by its AUTOINCREMENT
+ *   key) move over at the next wake under their own numbers; numbering goes on after the highest that table gave.
  */
 
 /** Largest number a sequence may reach: JSON and D1 integers stay exact up to here. */

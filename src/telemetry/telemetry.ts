@@ -13,7 +13,7 @@ import type { SdkRecord } from "./sdk-reads.js";
 import { isOwnEvent, stampSeq, withoutSeq } from "./seq.js";
 import { signEventText, signingKey } from "./signing.js";
 import type { SpanRecorder, TracingFactory } from "./spans.js";
-import { fitEvent, fitText } from "./too-large.js";
+import { fitEventText, fitText } from "./too-large.js";
 import { RecoveryScope, readUsage, type UsageContext } from "./usage.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
@@ -32,6 +32,10 @@ export type TelemetryStats = {
   /** Alarm firings counted but not shipped yet (alarm-firings.ts): they ship with the callback's next event. */
   alarmFiringsHeld: number;
   lastError: string | null;
+  /** Queue messages sent (each a packed JSON array of events, pack.ts): `sent / messages` is events per message. */
+  messages: number;
+  /** Durable Object SQLite rows the outbox wrote in this isolate (billed to the agent as rows written). */
+  outboxRowsWritten: number;
   otlp: { exported: number; failed: number; dropped: number } | null;
 };
 
@@ -51,8 +55,17 @@ export type TelemetryOptions = {
   serviceName?: string;
   /** Keeps background work alive (ctx.waitUntil). */
   keepAlive?: (p: Promise<unknown>) => void;
-  /** How long events gather before one Queue send (ms). Default 100: the Queue batches for longer anyway. */
+  /**
+   * How long events gather before one Queue send (ms). Default 1000: the outbox holds them durably meanwhile, and
+   * each message the console ingests costs it D1 rows of its own, so more events per message cost it less per event.
+   */
   flushDelayMs?: number;
+  /**
+   * When events are written to the durable outbox: "turn" (default: in the turn that produced them, about one
+   * row written per turn that emits events, nothing lost at an eviction) or "flush" (what gathered over 100 ms in
+   * one statement, about one row per 100 ms of activity; an eviction loses the events of the last 100 ms). See Outbox.
+   */
+  outboxWrites?: "turn" | "flush";
   /** Extra patterns masked in previews and free text, on top of the built-in credential shapes. */
   redact?: RedactPatterns;
   /** Shared secret: when set, every event is signed (HMAC-SHA256) in the background sender. See signing.ts. */
@@ -76,9 +89,17 @@ export type TelemetryOptions = {
 };
 
 const MEMORY_CAP = 1000;
+/** Default flushDelayMs. bench/mixes/demo.json's flushDelayMs follows it (the simulator packs per flush). */
+export const FLUSH_DELAY_MS = 1000;
 /** Characters of a snapshot kept as its preview. */
 const SNAPSHOT_PREVIEW_CHARS = 1000;
 const MAX_BACKOFF_MS = 30_000;
+/**
+ * Quiet time after a flush before sent events are cleared from the outbox's open row (one row written). Longer
+ * than the gap between a busy agent's turns, whose next write clears them for free; an isolate gone before it
+ * only means its successor sends them again (ingest dedupes).
+ */
+const COMPACT_AFTER_MS = 10_000;
 
 const warned = new Set<string>();
 /** A configuration mistake, said once per isolate (not once per agent or event). */
@@ -107,7 +128,18 @@ export class Telemetry {
   #backoffMs = 0;
   /** Set when an event arrives while a flush is under way, so that flush is followed by another. */
   #dirty = false;
-  #stats = { emitted: 0, sent: 0, sendErrors: 0, storeErrors: 0, spanErrors: 0, dropped: 0, tooLarge: 0, sdkReads: 0, lastError: null as string | null };
+  #stats = {
+    emitted: 0,
+    sent: 0,
+    messages: 0,
+    sendErrors: 0,
+    storeErrors: 0,
+    spanErrors: 0,
+    dropped: 0,
+    tooLarge: 0,
+    sdkReads: 0,
+    lastError: null as string | null,
+  };
   /** The signing key (imported once, off the agent's path); null when events go unsigned. */
   #signingKey: Promise<CryptoKey> | null = null;
   /** The Worker version stamped on every event (`ver`); null when none is configured. */
@@ -123,10 +155,10 @@ export class Telemetry {
     const sql = opts.sql ?? null;
     const activeRoot = opts.activeChatRecoveryRoot;
     this.#chat = new ChatTurns({ activeRecoveryRoot: () => activeRoot?.() ?? null, taskRun: (id) => (sql ? readTaskRun(sql, id) : null) }, sql);
-    this.#queue = opts.queue ?? null;
-    this.#outbox = opts.sql ? new Outbox(opts.sql) : null;
+    this.#queue = opts.queue ? this.#counting(opts.queue) : null;
+    this.#outbox = opts.sql ? new Outbox(opts.sql, opts.outboxWrites ?? "turn") : null;
     this.#keepAlive = opts.keepAlive;
-    this.#flushDelayMs = opts.flushDelayMs ?? 100;
+    this.#flushDelayMs = opts.flushDelayMs ?? FLUSH_DELAY_MS;
     this.#alarms = new AlarmFirings(opts.alarmWindowMs);
     this.#mask = createMasker(opts.redact);
     this.#version = opts.version?.trim().slice(0, MAX_VERSION_CHARS) || null;
@@ -146,23 +178,33 @@ export class Telemetry {
       warnOnce("an OTLP endpoint is set but no tracing is configured: pass { tracing: otlpTracing } from @agent-oncall/telemetry/otlp to export spans");
   }
 
-  /** Latest checkpoint per fiber not yet shipped; consecutive synchronous stashes ship as one event. */
-  #stashes = new Map<string, { fiberName: string; text: string }>();
-  #stashFlushQueued = false;
+  /** `queue`, counting the messages sent through it (stats().messages). */
+  #counting(queue: QueueLike): QueueLike {
+    return {
+      sendBatch: async (messages) => {
+        const list = [...messages];
+        const r = await queue.sendBatch(list);
+        this.#stats.messages += list.length;
+        return r;
+      },
+    };
+  }
+
+  /** Latest checkpoint per fiber not yet shipped, with when it was taken. */
+  #stashes = new Map<string, { fiberName: string; text: string; time: number }>();
 
   /**
-   * Records a fiber checkpoint. Only the last of a run of synchronous stashes
-   * is shipped (at the next microtask, or before that fiber's next event), so a
-   * tight loop of checkpoints costs one event, not one per call.
+   * Records a fiber checkpoint. Only the newest checkpoint per fiber per flush is shipped (when the flush
+   * starts, or before that fiber's next lifecycle event), so a loop of checkpoints costs one event per flush,
+   * not one per call. A pending checkpoint is not stored in the outbox until then: lost with an evicted
+   * isolate, it is reported again from the SDK's own record when the fiber recovers (withTelemetry's recovery
+   * hook), and it never took a number, so it is no gap (seq.ts).
    */
   stashed(fiberId: string, fiberName: string, data: unknown): void {
     try {
       // Serialised now (the caller may mutate the object later); masked and capped only if it ships.
-      this.#stashes.set(fiberId, { fiberName, text: safeStringify(data) });
-      if (!this.#stashFlushQueued) {
-        this.#stashFlushQueued = true;
-        queueMicrotask(() => this.#flushStashes());
-      }
+      this.#stashes.set(fiberId, { fiberName, text: safeStringify(data), time: Date.now() });
+      this.#schedule(this.#flushDelayMs);
     } catch (e) {
       this.#stats.dropped++;
       this.#fail("stash", e);
@@ -170,14 +212,13 @@ export class Telemetry {
   }
 
   #flushStashes(fiberId?: string): void {
-    this.#stashFlushQueued = fiberId ? this.#stashFlushQueued : false;
     for (const [id, s] of this.#stashes) {
       if (fiberId && id !== fiberId) continue;
       this.#stashes.delete(id);
       // A chat turn's internal fiber checkpoints its turn: the stash belongs to that turn (corr.requestId).
       const run = fiberRunOf(s.fiberName);
       const payload = { fiberName: s.fiberName, snapshot: toPreview(s.text, SNAPSHOT_PREVIEW_CHARS, this.#mask), ...(run.kind ? { kind: run.kind } : {}) };
-      this.record("fiber.stashed", payload, run.requestId ? { fiberId: id, requestId: run.requestId } : { fiberId: id });
+      this.record("fiber.stashed", payload, run.requestId ? { fiberId: id, requestId: run.requestId } : { fiberId: id }, s.time);
     }
   }
 
@@ -188,11 +229,14 @@ export class Telemetry {
   emitSdk(raw: unknown, record: SdkRecord = {}, id?: string): void {
     try {
       this.#noteChatFailure(raw);
+      // A fiber's pending checkpoint goes out before its next lifecycle event (taking its id first, so it sorts first).
+      const fiberId = (raw as { payload?: { fiberId?: unknown } } | null)?.payload?.fiberId;
+      if (typeof fiberId === "string" && this.#stashes.has(fiberId)) this.#flushStashes(fiberId);
       let event = normalizeSdkEvent(raw as never, this.source, this.#mask, record, { keepChatCarriers: true });
       if (event && id) event.id = id;
       // An alarm that keeps firing ships its firings as counts, at most one event per callback and window.
       if (event?.type === "schedule.executed") event = this.#alarms.admit(event as TelemetryEvent<"schedule.executed">);
-      // A fiber's pending checkpoint goes out before its next lifecycle event, keeping their order.
+      // The same for events whose fiber only normalisation names.
       if (event?.corr.fiberId && this.#stashes.has(event.corr.fiberId)) this.#flushStashes(event.corr.fiberId);
       if (event) this.emit(event);
     } catch (e) {
@@ -250,8 +294,7 @@ export class Telemetry {
   }
 
   /** Builds and ships one of the runtime's own events (session.*, op.*, backup.*, admin.*). */
-  record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}): TelemetryEvent<T> {
-    const time = Date.now();
+  record<T extends EventType>(type: T, payload: PayloadOf<T>, corr: Correlation = {}, time = Date.now()): TelemetryEvent<T> {
     const event = {
       v: SCHEMA_VERSION,
       id: newEventId(time),
@@ -354,19 +397,24 @@ export class Telemetry {
     } catch (e) {
       this.#fail("recovery scope", e);
     }
-    const fitted = fitEvent(event, this.#mask);
-    if (fitted !== event) this.#stats.tooLarge++;
-    event = fitted;
+    const fitted = fitEventText(event, this.#mask);
+    if (fitted.event !== event) this.#stats.tooLarge++;
+    event = fitted.event;
+    // Serialised once, here; again only when a span adds its ids.
+    let text = fitted.text;
     if (this.#spans) {
       try {
         const ids = this.#spans.record(event);
-        if (ids) event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
+        if (ids) {
+          event.corr = { ...event.corr, traceId: ids.traceId, spanId: ids.spanId };
+          text = JSON.stringify(event);
+        }
       } catch (e) {
         this.#stats.spanErrors++;
         this.#fail("span", e);
       }
     }
-    if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, (e, events) => this.#storeFailed(e, events));
+    if (this.#outbox && isOwnEvent(event, this.source)) this.#outbox.put(event, text, (e, events) => this.#storeFailed(e, events));
     else this.#remember(event);
     this.#schedule(this.#flushDelayMs);
   }
@@ -403,6 +451,13 @@ export class Telemetry {
     if (!this.#queue) return Promise.resolve();
     const queue = this.#queue;
     this.#dirty = false;
+    if (this.#stashes.size) {
+      // This flush's newest checkpoint per fiber joins the events it sends (the drain writes them to the outbox
+      // in one statement first); the timer their emit set is not needed, this flush sends them.
+      this.#flushStashes();
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = null;
+    }
     this.#flushing = (async () => {
       try {
         if (this.#memory.length) {
@@ -427,6 +482,7 @@ export class Telemetry {
       }
       if (this.#backoffMs) this.#schedule(this.#backoffMs);
       else if (this.#dirty || this.#memory.length) this.#schedule(0);
+      else this.#compactLater();
     })();
     return this.#flushing;
   }
@@ -446,6 +502,26 @@ export class Telemetry {
     if (!this.#signingKey) return fitted;
     const key = await this.#signingKey;
     return Promise.all(fitted.map((b) => signEventText(b, key)));
+  }
+
+  #compactTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /**
+   * After a quiet spell, empties the outbox's open row of events already sent (one row written), so a later
+   * wake does not send them again. A busy agent never pays it: its next write drops them anyway. Not kept
+   * alive: if the isolate goes first, the next wake resends them and ingest dedupes.
+   */
+  #compactLater(): void {
+    if (!this.#outbox || this.#compactTimer) return;
+    this.#compactTimer = setTimeout(() => {
+      this.#compactTimer = null;
+      if (this.#flushing || this.#timer) return;
+      try {
+        this.#outbox?.compact();
+      } catch (e) {
+        this.#fail("outbox", e);
+      }
+    }, COMPACT_AFTER_MS);
   }
 
   /** Waits for pending Queue sends and OTLP exports. For tests, shutdown paths and benchmarks. */
@@ -473,7 +549,13 @@ export class Telemetry {
     } catch {
       /* storage unavailable: report memory only */
     }
-    return { ...this.#stats, pending, alarmFiringsHeld: this.#alarms.pending(), otlp: this.#spans?.stats() ?? null };
+    return {
+      ...this.#stats,
+      pending,
+      alarmFiringsHeld: this.#alarms.pending(),
+      outboxRowsWritten: this.#outbox?.rowsWritten ?? 0,
+      otlp: this.#spans?.stats() ?? null,
+    };
   }
 
   #fail(stage: string, e: unknown): void {

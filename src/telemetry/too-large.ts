@@ -43,12 +43,18 @@ export function tooLargePlaceholder(
 
 /** `event` itself when it fits the Queue, else its placeholder. Serialises once; cheap for the usual small event. */
 export function fitEvent(event: TelemetryEvent, mask: Masker = maskSecrets): TelemetryEvent {
+  return fitEventText(event, mask).event;
+}
+
+/** fitEvent, with the JSON text of what it returns (so the caller does not serialise the event again). */
+export function fitEventText(event: TelemetryEvent, mask: Masker = maskSecrets): { event: TelemetryEvent; text: string } {
   const text = safeStringify(event);
   // A character is at most 3 UTF-8 bytes (a surrogate pair is 2 characters for 4 bytes): exact count only when it can matter.
-  if (text.length * 3 <= EMIT_LIMIT) return event;
+  if (text.length * 3 <= EMIT_LIMIT) return { event, text };
   const bytes = utf8Length(text);
-  if (bytes <= EMIT_LIMIT) return event;
-  return tooLargePlaceholder(event, bytes, safeStringify(event.payload), mask);
+  if (bytes <= EMIT_LIMIT) return { event, text };
+  const placeholder = tooLargePlaceholder(event, bytes, safeStringify(event.payload), mask);
+  return { event: placeholder, text: JSON.stringify(placeholder) };
 }
 
 /**

@@ -22,6 +22,13 @@ export type WithTelemetryOptions = {
   tracing?: TracingFactory | undefined;
   /** Env var holding OTLP headers (`k=v,k2=v2`). Default `OTLP_HEADERS`. */
   otlpHeadersVar?: string | undefined;
+  /**
+   * When events are written to the agent's outbox: "turn" (default; nothing lost at an eviction) or "flush"
+   * (fewer Durable Object rows written; an eviction loses the last flush interval's events). See Outbox.
+   */
+  outboxWrites?: "turn" | "flush";
+  /** How long events gather before one Queue send (ms); see TelemetryOptions.flushDelayMs. */
+  flushDelayMs?: number | undefined;
   /** Keep publishing SDK events on diagnostics channels too (Tail Workers, other subscribers). Default true. */
   forwardToDiagnostics?: boolean | undefined;
   /** Env var (a secret) shared with the console; when set, events are signed. Default `TELEMETRY_SIGNING_SECRET`. */
@@ -109,6 +116,8 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           sql: this.ctx.storage.sql,
           otlp: otlpTargetFromEnv(env, options.otlpEndpointVar, options.otlpHeadersVar),
           tracing: options.tracing ?? null,
+          ...(options.outboxWrites ? { outboxWrites: options.outboxWrites } : {}),
+          ...(options.flushDelayMs !== undefined ? { flushDelayMs: options.flushDelayMs } : {}),
           keepAlive: (p) => this.ctx.waitUntil(p),
           activeChatRecoveryRoot: () => activeChatRecoveryRoot(this),
           signingSecret: signingSecret(env[options.signingSecretVar ?? "TELEMETRY_SIGNING_SECRET"]),

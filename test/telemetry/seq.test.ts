@@ -53,8 +53,54 @@ describe("per-agent event numbers", () => {
     expect((await rejectionOf(stub.evict())).message).toContain("gap test eviction");
     const again = await getAgentByName(env.GapAgent, name);
     await again.work(1);
-    // A new isolate: its tap saw only what it sent.
-    expect(numbersOf(await again.shipped())).toEqual([4, 5, 6]);
+    // A new isolate: its tap saw what it sent. The events the evicted one had sent may go again (the outbox
+    // clears sent events at its next write or after a quiet spell), under their own numbers; new events go on at 4.
+    const shipped = await again.shipped();
+    expect(numbersOf(shipped).filter((n) => n > 3)).toEqual([4, 5, 6]);
+    expect(numbersOf(shipped).filter((n) => n <= 3)).toEqual(numbersOf(shipped).filter((n) => n <= 3).length ? [1, 2, 3] : []);
+  });
+
+  it("every event committed before an eviction reaches the Queue after the restart, under its own number", async () => {
+    const { name, stub } = await gapAgent("evicted");
+    await stub.work(1);
+    expect(numbersOf(await stub.shipped())).toEqual([1, 2, 3]);
+    // The Queue is down: each call's events are committed with its turn (the call has returned) but not sent.
+    await stub.holdQueue(true);
+    const one = await stub.recordEvent("session.status_running", { turnSeq: 1 }, { sessionName: name });
+    const three = await stub.recordMany(3, name);
+    const last = await stub.recordEvent("session.status_idle", { turnSeq: 3 }, { sessionName: name });
+    expect((await rejectionOf(stub.evict())).message).toContain("gap test eviction");
+
+    const again = await getAgentByName(env.GapAgent, name);
+    expect(await again.settleTelemetry()).toMatchObject({ pending: 0, sendErrors: 0 });
+    const seqOf = new Map((await again.shipped()).map((e) => [e.id, e.seq]));
+    expect([one, ...three, last].map((id) => seqOf.get(id))).toEqual([4, 5, 6, 7, 8]);
+    // The console has all eight, with no gap.
+    const [row] = await pollRows<{ seq_max: number; seq_seen: number }>(
+      "SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?",
+      [name],
+      (r) => r[0]?.seq_seen === 8,
+    );
+    expect(row).toEqual({ seq_max: 8, seq_seen: 8 });
+    // Numbering goes on after them.
+    await again.work(1);
+    expect(numbersOf(await again.shipped()).slice(-3)).toEqual([9, 10, 11]);
+  });
+
+  it("numbers keep rising across wakes that find only a full, already sent row (the newest row is never deleted)", async () => {
+    const { name, stub } = await gapAgent("full-row");
+    // Nine events of 3.5 KB, one turn each: the last of them takes the row past its 32 KB, and all are sent.
+    for (let i = 1; i <= 9; i++) await stub.recordEvent("session.error", { turnSeq: i, error: `${i % 10}`.repeat(3_500) }, { sessionName: name });
+    expect(await stub.settleTelemetry()).toMatchObject({ pending: 0, sendErrors: 0 });
+    expect((await rejectionOf(stub.evict())).message).toContain("gap test eviction");
+    // A wake with nothing new: it sends the full row again (it cannot know that row went), and must keep it.
+    const woken = await getAgentByName(env.GapAgent, name);
+    expect(await woken.settleTelemetry()).toMatchObject({ pending: 0, sendErrors: 0 });
+    expect((await rejectionOf(woken.evict())).message).toContain("gap test eviction");
+    const again = await getAgentByName(env.GapAgent, name);
+    await again.recordEvent("session.status_idle", { turnSeq: 9 }, { sessionName: name });
+    await again.settleTelemetry();
+    expect(numbersOf(await again.shipped()).at(-1)).toBe(10);
   });
 
   it("an event too large for the Queue ships as a placeholder under its own number, whether replaced at emit or at send", async () => {
@@ -62,22 +108,36 @@ describe("per-agent event numbers", () => {
     await stub.recordEvent("session.status_running", { turnSeq: 1 }, { sessionName: name });
     await stub.recordEvent("session.error", { turnSeq: 1, error: "x".repeat(200_000) }, { sessionName: name });
     await stub.settleTelemetry();
-    // A row over the limit left by an older version: replaced at send, after its number is known.
+    expect((await stub.shipped()).map((e) => [e.type, e.seq])).toEqual([
+      ["session.status_running", 1],
+      ["event.too_large", 2],
+    ]);
+    // A row over the limit left by an older version (one event per row in cf_telemetry_outbox, numbered by its
+    // AUTOINCREMENT key, here the next number), found by the next wake: replaced at send, after its number is known.
     const legacy = { ...makeEvent("session.status_idle", { turnSeq: 1, detail: "€".repeat(60_000) }, { agentName: name, time: Date.now() }), id: newEventId() };
     legacy.source = { agentClass: "GapAgent", agentName: name };
     await runInDurableObject(stub, async (_agent, state) => {
-      state.storage.sql.exec("INSERT INTO cf_telemetry_outbox (id, body) VALUES (?, ?)", legacy.id, JSON.stringify(legacy));
+      state.storage.sql.exec("CREATE TABLE cf_telemetry_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, body TEXT NOT NULL)");
+      state.storage.sql.exec("INSERT INTO cf_telemetry_outbox (seq, id, body) VALUES (3, ?, ?)", legacy.id, JSON.stringify(legacy));
     });
-    await stub.recordEvent("session.status_idle", { turnSeq: 1 }, { sessionName: name });
-    expect(await stub.settleTelemetry()).toMatchObject({ tooLarge: 2, pending: 0, sendErrors: 0 });
-    const shipped = await stub.shipped();
+    expect((await rejectionOf(stub.evict())).message).toContain("gap test eviction");
+    const again = await getAgentByName(env.GapAgent, name);
+    await again.recordEvent("session.status_idle", { turnSeq: 1 }, { sessionName: name });
+    expect(await again.settleTelemetry()).toMatchObject({ tooLarge: 1, pending: 0, sendErrors: 0 });
+    // What the evicted isolate had sent (1, 2) may go again under its numbers; then the older version's row and the new event.
+    const shipped = (await again.shipped()).filter((e) => (e.seq as number) > 2);
     expect(shipped.map((e) => [e.type, e.seq])).toEqual([
-      ["session.status_running", 1],
-      ["event.too_large", 2],
       ["event.too_large", 3],
       ["session.status_idle", 4],
     ]);
-    expect(shipped[2]!.id).toBe(legacy.id);
+    expect(shipped[0]!.id).toBe(legacy.id);
+    // The older table is gone once its rows moved.
+    expect(
+      await runInDurableObject(
+        again,
+        async (_a, state) => state.storage.sql.exec("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'cf_telemetry_outbox'").one().n,
+      ),
+    ).toBe(0);
   });
 
   it("an event naming another agent ships unnumbered, and never takes one of this agent's numbers; a seq set by the caller is replaced", async () => {

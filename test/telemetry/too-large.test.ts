@@ -42,11 +42,15 @@ describe("events too large for the Queue", () => {
     await stub.recordEvent("session.status_running", { turnSeq: 1 }, { sessionName: name });
     await stub.settleTelemetry();
     const legacy = { ...makeEvent("session.status_idle", { turnSeq: 1, detail: "€".repeat(60_000) }, { agentName: name, time: Date.now() }), id: newEventId() };
+    // As the older version stored it (one event per row, keyed by its number), found by the agent's next wake.
     await runInDurableObject(stub, async (_agent, state) => {
-      state.storage.sql.exec("INSERT INTO cf_telemetry_outbox (id, body) VALUES (?, ?)", legacy.id, JSON.stringify(legacy));
+      state.storage.sql.exec("CREATE TABLE cf_telemetry_outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, body TEXT NOT NULL)");
+      state.storage.sql.exec("INSERT INTO cf_telemetry_outbox (seq, id, body) VALUES (2, ?, ?)", legacy.id, JSON.stringify(legacy));
     });
-    const after = await stub.recordEvent("session.status_idle", { turnSeq: 1 }, { sessionName: name });
-    const stats = await stub.settleTelemetry();
+    await rejectionOf(stub.evict());
+    const again = (await probe(name)).stub;
+    const after = await again.recordEvent("session.status_idle", { turnSeq: 1 }, { sessionName: name });
+    const stats = await again.settleTelemetry();
     expect(stats).toMatchObject({ tooLarge: 1, sendErrors: 0, pending: 0 });
     const rows = await rowsOf(name, 3);
     expect(rows.find((r) => r.id === legacy.id)).toMatchObject({ type: "event.too_large" });

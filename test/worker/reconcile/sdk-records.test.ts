@@ -9,6 +9,7 @@ import { reconcileStale } from "../../../worker/reconcile/pass";
 import type { TruthTaskInput, TruthWork } from "../../fixtures/truth-agents";
 import { eventsOf, pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { loseStoredEvents, storedEvents } from "../../fixtures/outbox";
 
 /**
  * Reconciliation asks before it judges. A run whose end event never shipped (dropped from the agent's own
@@ -61,9 +62,9 @@ async function withDropped<T>(
   const value = await work();
   // Every event of the work is in the outbox by now (the held sends failed): drop the chosen ones before they ship.
   const dropped = await runInDurableObject(stub as never, async (_agent: unknown, state: DurableObjectState) => {
-    const rows = state.storage.sql.exec<{ seq: number; body: string }>("SELECT seq, body FROM cf_telemetry_outbox").toArray();
+    const rows = storedEvents(state.storage.sql);
     const gone = rows.filter((r) => drop(JSON.parse(r.body) as { type: string; corr: Record<string, string> }));
-    for (const r of gone) state.storage.sql.exec("DELETE FROM cf_telemetry_outbox WHERE seq = ?", r.seq);
+    loseStoredEvents(state.storage.sql, gone.map((r) => r.seq));
     return gone.length;
   });
   await stub.holdTransport(false);

@@ -6,6 +6,7 @@ import type { AgentGapRow } from "../../../src/store/read-models/event-gaps";
 import type { Page } from "../../../src/store/read-models/paging";
 import { ingestBatch } from "../../../worker/ingest/consumer";
 import type { GapAgent } from "../../fixtures/gap-agent";
+import { loseStoredEvents, storedEvents } from "../../fixtures/outbox";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, mustTestId } from "../html";
@@ -32,9 +33,10 @@ async function recordLosing(name: string, n: number, lose: number[]): Promise<{ 
     for (let i = 0; i < n; i++) agent.telemetry.record("session.status_running", { turnSeq: i + 1 }, { sessionName: name });
     // stats() writes this turn's events to the outbox now; the drain has not run (it waits for a timer).
     agent.telemetry.stats();
-    const rows = state.storage.sql.exec<{ seq: number }>("SELECT seq FROM cf_telemetry_outbox ORDER BY seq").toArray();
+    // The rows may still hold events already sent (cleared by the outbox's next write): these n are the last.
+    const rows = storedEvents(state.storage.sql).slice(-n);
     const lost = lose.map((i) => rows[i]!.seq);
-    for (const seq of lost) state.storage.sql.exec("DELETE FROM cf_telemetry_outbox WHERE seq = ?", seq);
+    loseStoredEvents(state.storage.sql, lost);
     return { numbered: rows.map((r) => r.seq), lost };
   });
   await stub.settleTelemetry();
