@@ -3,36 +3,38 @@ import type { Agent } from "agents";
 import type { Observability } from "agents/observability";
 import { chatSubmissionsOf } from "./chat-stop.js";
 import { checkRun, readBusy } from "./check.js";
-import {
-  ADMIN_CONTRACT_VERSION,
-  type AdminHooks,
-  type AdminResult,
-  type AdminRpc,
-  actionInput,
-  type Capabilities,
-  describeInput,
-  type FindRunsOutput,
-  type ForceIdleOutput,
-  fail,
-  findRunsInput,
-  type ListRunsOutput,
-  ok,
-  type PauseRecoveryOutput,
-  pauseRecoveryInput,
-  RECORDED_RESOLUTION,
-  type ResolveOpOutput,
-  type ResumeRecoveryOutput,
-  type RunDetail,
-  resolveOpHookResult,
-  resolveOpInput,
-  runIdInput,
-  type StatusOutput,
-  type TriggerAlarmOutput,
-  type VerifyOutput,
-  verifyInput,
+import type {
+  AdminHooks,
+  AdminRpc,
+  Capabilities,
+  FindRunsOutput,
+  ForceIdleOutput,
+  ListRunsOutput,
+  PauseRecoveryOutput,
+  ResolveOpOutput,
+  ResumeRecoveryOutput,
+  RunDetail,
+  StatusOutput,
+  TriggerAlarmOutput,
+  VerifyOutput,
 } from "./contract.js";
 import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
+import {
+  ADMIN_CONTRACT_VERSION,
+  type AdminResult,
+  actionInput,
+  describeInput,
+  fail,
+  findRunsInput,
+  ok,
+  pauseRecoveryInput,
+  RECORDED_RESOLUTION,
+  resolveOpHookResult,
+  resolveOpInput,
+  runIdInput,
+  verifyInput,
+} from "./inputs.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
 import { clearPause, composeFiberRecovery, pauseState, readPause, recordSkip, recoverHeld, writePause } from "./pause.js";
 import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
