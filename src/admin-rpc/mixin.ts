@@ -47,6 +47,11 @@ type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
 
 /** Our event types (src/telemetry's contract) that describe recovery. */
 const RECOVERY_EVENT = /^(fiber\.recovery\.|fiber\.interrupted$|chat\.recovery\.)/;
+/**
+ * The SDK event types normalised into those (src/telemetry normalize.ts): only these are normalised, not every
+ * event the agent emits (a runFiber's start and end, stashes, chat chunks), which the tap never keeps.
+ */
+const SDK_RECOVERY_EVENT = /^(fiber:recovery:|fiber:run:interrupted$|chat:recovery:)/;
 
 /** Turns an unexpected failure into a typed error; the message is kept, the stack is not. */
 function unavailable<T>(e: unknown): AdminResult<T> {
@@ -461,7 +466,7 @@ function tapRecovery(inner: Observability | undefined, log: (e: RecoveryEvent) =
   return {
     emit(event) {
       try {
-        const e = normalizeSdkEvent(event);
+        const e = SDK_RECOVERY_EVENT.test(event.type) ? normalizeSdkEvent(event) : null;
         if (e && RECOVERY_EVENT.test(e.type)) {
           const p = e.payload as { reason?: string; error?: string };
           log({ type: e.type, fiberId: e.corr.fiberId ?? null, incidentId: e.corr.incidentId ?? null, detail: p.reason ?? p.error ?? null });
