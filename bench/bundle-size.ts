@@ -10,11 +10,17 @@ import { generatedDir, repoRoot } from "../scripts/wrangler-config.ts";
 const KB = 1024;
 const workDir = path.join(generatedDir, "bundle-bench");
 
-/** Builds a Worker as `wrangler deploy` would, without deploying, and returns its raw and gzipped bytes. */
-function bundle(config: string, label: string): { raw: number; gz: number } {
+type Bundle = { raw: number; gz: number; meta: string };
+
+/**
+ * Builds a Worker as `wrangler deploy` would, without deploying, and returns its raw and gzipped bytes, and the path
+ * of esbuild's metafile (which input paid how many bytes of the output).
+ */
+function bundle(config: string, label: string): Bundle {
   const out = path.join(workDir, `out-${label}`);
+  const meta = path.join(workDir, `meta-${label}.json`);
   rmSync(out, { recursive: true, force: true });
-  const r = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "-c", config], {
+  const r = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "--metafile", meta, "-c", config], {
     cwd: repoRoot,
     encoding: "utf8",
     env: { ...process.env, CI: "true" },
@@ -29,7 +35,20 @@ function bundle(config: string, label: string): { raw: number; gz: number } {
     raw += bytes.length;
     gz += gzipSync(bytes, { level: 9 }).length;
   }
-  return { raw, gz };
+  return { raw, gz, meta };
+}
+
+/** The packages' own modules in a bundle, largest first, with the minified bytes each put in the output. */
+function packageModules(b: Bundle): { file: string; bytes: number }[] {
+  const meta = JSON.parse(readFileSync(b.meta, "utf8")) as { outputs: Record<string, { inputs: Record<string, { bytesInOutput: number }> }> };
+  const out: { file: string; bytes: number }[] = [];
+  for (const o of Object.values(meta.outputs)) {
+    for (const [file, v] of Object.entries(o.inputs)) {
+      const m = /src\/(telemetry|admin-rpc)\/(?:dist\/)?([^/]+)$/.exec(file);
+      if (m && v.bytesInOutput > 0) out.push({ file: `${m[1]}/${m[2]}`, bytes: v.bytesInOutput });
+    }
+  }
+  return out.sort((x, y) => y.bytes - x.bytes);
 }
 
 /**
@@ -98,6 +117,14 @@ const added = withPkgs.gz - plain.gz;
 const addedOtlp = withOtlp.gz - plain.gz;
 console.log(
   `BENCH bundle: plain agent Worker ${fmt(plain.gz)} gz; with withTelemetry + withAdminRpc ${fmt(withPkgs.gz)} gz; added ${fmt(added)} gz (${fmt(withPkgs.raw - plain.raw)} minified) — target ≤ 20 KB gz ${added <= 20 * KB ? "met" : "MISSED"}`,
+);
+// Where the added bytes go: the packages' largest modules (minified, before compression).
+const mods = packageModules(withPkgs);
+console.log(
+  `BENCH bundle: the packages' largest modules (minified): ${mods
+    .slice(0, 8)
+    .map((m) => `${m.file} ${fmt(m.bytes)}`)
+    .join(", ")}; ${mods.length} modules, ${fmt(mods.reduce((n, m) => n + m.bytes, 0))} in all`,
 );
 console.log(
   `BENCH bundle: with OTLP export too (@agent-oncall/telemetry/otlp) ${fmt(withOtlp.gz)} gz; added ${fmt(addedOtlp)} gz (${fmt(withOtlp.raw - plain.raw)} minified); the OpenTelemetry SDK is paid only by Workers that import it`,

@@ -1,5 +1,15 @@
 import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
 import { z } from "zod";
+import {
+  ADMIN_ERROR_CODES,
+  type AdminError,
+  type AdminResult,
+  type AgentRunRecord,
+  OP_RESOLUTIONS,
+  opState,
+  type ResolveOpHookResult,
+  type ResolveOpRequest,
+} from "./inputs.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
 
@@ -7,31 +17,12 @@ import type { ResidencyOutput } from "./residency-contract.js";
  * The admin RPC contract, shared by the Durable Object side (mixin.ts) and the
  * Worker side (client.ts). Every input and output is a zod schema; every
  * failure is a typed AdminError value, never a thrown string or stack trace.
+ * What the agent side validates is in inputs.ts, re-exported here.
  */
 
-/**
- * `unsupported`: the target does not have the admin mixin (or lacks the method), so it cannot answer at all.
- * `unavailable`: it has, but could not answer now (being evicted, failing); `timeout`: it did not answer in time.
- */
-export const ADMIN_ERROR_CODES = ["not_found", "not_permitted", "invalid_input", "agent_terminated", "unsupported", "timeout", "unavailable"] as const;
-export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
-export const adminError = z.object({ code: z.enum(ADMIN_ERROR_CODES), message: z.string() });
-export type AdminError = z.infer<typeof adminError>;
+export * from "./inputs.js";
 
-/** Every admin call answers with this: a value or a typed error. */
-export type AdminResult<T> = { ok: true; value: T } | { ok: false; error: AdminError };
-export const ok = <T>(value: T): AdminResult<T> => ({ ok: true, value });
-export const fail = <T = never>(code: AdminErrorCode, message: string): AdminResult<T> => ({ ok: false, error: { code, message } });
-
-const reason = z
-  .string({ error: "a reason is required" })
-  .trim()
-  .min(1, "a reason is required: say why, for the audit log")
-  .max(2000, "the reason is too long (2000 characters at most)");
-
-export const runIdInput = z.object({ id: z.string().trim().min(1, "a run id is required").max(200) }).strict();
-export const actionInput = z.object({ reason }).strict();
-export type ActionInput = z.infer<typeof actionInput>;
+export const adminError = z.object({ code: z.enum(ADMIN_ERROR_CODES), message: z.string() }) satisfies z.ZodType<AdminError>;
 
 /**
  * What the agent is doing (src/telemetry sdk-states.ts `agentStatusOf`): running, waiting (only parked work: a
@@ -103,19 +94,6 @@ export const listRunsOutput = z.object({
 export type ListRunsOutput = z.infer<typeof listRunsOutput>;
 
 /**
- * Reconciliation's question: what does the agent still record of these runs (by the ids the console keys them
- * by: fiber id, Tasks runId, chat turn request id), and/or of its most recent runs (`recent`, newest first)?
- */
-export const findRunsInput = z
-  .object({
-    ids: z.array(z.string().trim().min(1, "a run id is required").max(200)).max(100, "at most 100 ids per call").optional(),
-    recent: z.number().int().min(1).max(100, "at most the 100 most recent runs of each kind").optional(),
-  })
-  .strict()
-  .refine((v) => (v.ids?.length ?? 0) > 0 || v.recent !== undefined, "say which runs: ids, recent, or both");
-export type FindRunsInput = z.infer<typeof findRunsInput>;
-
-/**
  * One run as the agent records it now, in the SDK's own words (`state`: a FiberStatus, a Tasks state, a Think
  * submission status; src/telemetry sdk-states.ts maps them), from the first source that has it:
  * `run_row` (a live cf_agents_runs row), `managed_fiber` (inspectFiber), `task` (tasks.get), `submission`
@@ -142,16 +120,6 @@ export type FoundRun = z.infer<typeof foundRun>;
 /** `missing`: asked-for ids the agent has no record of at all (only those may be closed "ended, not reported"). */
 export const findRunsOutput = z.object({ runs: z.array(foundRun), missing: z.array(z.string()) });
 export type FindRunsOutput = z.infer<typeof findRunsOutput>;
-
-/** What `adminRunRecord` may answer: the agent's own record of a run the SDK keeps none of (a plain runFiber once it ended). */
-export const agentRunRecord = z.object({
-  /** In the managed-fiber words (FiberStatus): completed, error, aborted, interrupted, running. */
-  state: z.enum(["pending", "running", "completed", "error", "aborted", "interrupted"]),
-  name: z.string().max(200).optional(),
-  error: z.string().max(4000).optional(),
-  settledAt: z.number().optional(),
-});
-export type AgentRunRecord = z.input<typeof agentRunRecord>;
 
 /** One run with its snapshot, capped; `truncated` says so explicitly. */
 export const runDetail = runSummary.extend({
@@ -200,19 +168,6 @@ export const capabilities = z.object({
   pauseRecovery: z.boolean().default(false),
 });
 export type Capabilities = z.infer<typeof capabilities>;
-/**
- * Version of this contract, reported in `capabilities.contract`. 5: `adminPauseRecovery` / `adminResumeRecovery`
- * and the status's `recoveryPause`. 4: `adminFindRuns` and the `adminRunRecord`
- * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
- */
-export const ADMIN_CONTRACT_VERSION = 5;
-/** The contract that brought the recovery pause: an agent below it is refused with a sentence saying what to upgrade. */
-export const PAUSE_CONTRACT = 5;
-
-/** The longest pause an operator may ask for: a pause always ends by itself. */
-export const PAUSE_MAX_HOURS = 7 * 24;
-/** How long a pause lasts when the operator does not say (bulk actions take a reason only). */
-export const PAUSE_DEFAULT_HOURS = 24;
 
 /**
  * A recovery pause as the agent holds it in its own storage (src/admin-rpc/pause.ts). `held`: the managed fibers
@@ -229,18 +184,6 @@ export const recoveryPause = z.object({
   held: z.array(z.string()),
 });
 export type RecoveryPause = z.infer<typeof recoveryPause>;
-
-export const pauseRecoveryInput = z
-  .object({
-    reason,
-    hours: z.coerce
-      .number({ error: `hours must be a number of hours, at most ${PAUSE_MAX_HOURS}` })
-      .positive("hours must be more than 0")
-      .max(PAUSE_MAX_HOURS, `a pause lasts at most ${PAUSE_MAX_HOURS} hours (7 days)`)
-      .default(PAUSE_DEFAULT_HOURS),
-  })
-  .strict();
-export type PauseRecoveryInput = z.input<typeof pauseRecoveryInput>;
 
 /** The pause and the recovery it holds back, as the agent reads them: an action's before and after. */
 export const pauseState = z.object({
@@ -383,9 +326,6 @@ export const triggerAlarmOutput = z.object({
 });
 export type TriggerAlarmOutput = z.infer<typeof triggerAlarmOutput>;
 
-/** The SDK ids of runs to read back after an action (Tasks run ids, fiber ids). */
-export const verifyInput = z.object({ ids: z.array(z.string().trim().min(1).max(200)).max(200) }).strict();
-
 /**
  * One run as the SDK records it now, read back after an action by its SDK id.
  * `now`: `running` (work for it executes: a callback in memory, a Tasks attempt, a managed fiber), `pending`
@@ -449,51 +389,6 @@ export type VerifiedForceIdleOutput = z.infer<typeof verifiedForceIdleOutput>;
 export const verifiedTriggerAlarmOutput = triggerAlarmOutput.extend(verifiedFields.shape);
 export type VerifiedTriggerAlarmOutput = z.infer<typeof verifiedTriggerAlarmOutput>;
 
-/**
- * How an operator settles an ambiguous op (one that started before an eviction and may have run):
- * - `verified_ran`: they checked upstream and it ran; `resultRef` says where its result is (e.g. the charge id);
- * - `verified_not_ran`: they checked and it did not run;
- * - `rerun`: re-run it now, with its idempotency key, so the upstream dedupes. Only for idempotent ops: the agent decides.
- */
-export const OP_RESOLUTIONS = ["verified_ran", "verified_not_ran", "rerun"] as const;
-export type OpResolution = (typeof OP_RESOLUTIONS)[number];
-
-export const resolveOpInput = z
-  .object({
-    opId: z.string({ error: "which op? opId is required" }).trim().min(1, "which op? opId is required").max(200, "opId is too long (200 characters at most)"),
-    resolution: z.enum(OP_RESOLUTIONS, {
-      error: "resolution must be verified_ran (it ran), verified_not_ran (it did not run) or rerun (re-run it now)",
-    }),
-    resultRef: z.string().trim().max(500, "the result reference is too long (500 characters at most)").optional(),
-    reason,
-  })
-  .strict()
-  .superRefine((v, ctx) => {
-    if (v.resolution === "verified_ran" && !v.resultRef) {
-      ctx.addIssue({ code: "custom", path: ["resultRef"], message: "say where the result is (e.g. the payment provider's charge id) when the op ran" });
-    }
-  });
-export type ResolveOpInput = z.infer<typeof resolveOpInput>;
-
-/** One op as the agent's own ledger sees it. `status` is in the ledger's words (ambiguous, completed, resolved…). */
-export const opState = z.object({
-  opId: z.string(),
-  kind: z.string().min(1),
-  status: z.string(),
-  idempotent: z.boolean(),
-  /** How it was settled, once it was: verified_ran | verified_not_ran | reissued (a re-run) | abandoned. */
-  resolution: z.string().nullable().default(null),
-  /** The result's reference (given when it ran, or the re-run's). */
-  resultRef: z.string().nullable().default(null),
-});
-export type OpState = z.infer<typeof opState>;
-
-/** What the ledger records for each operator resolution (the op.resolved event's words): a re-run is `reissued`. */
-export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<
-  OpResolution,
-  string
->;
-
 export const resolveOpOutput = z.object({
   opId: z.string(),
   /** What the operator chose. */
@@ -508,22 +403,6 @@ export const resolveOpOutput = z.object({
   noop: z.literal(false).default(false),
 });
 export type ResolveOpOutput = z.infer<typeof resolveOpOutput>;
-
-/**
- * What `onAdminResolveOp` answers. The agent decides; the mixin turns anything but `recorded` / `rerun` into a
- * typed error: `not_found` (no such op), `not_ambiguous` (nothing to resolve; its state says why), `refused`
- * (e.g. a re-run of an op that is not idempotent, with a sentence for the operator).
- */
-export const resolveOpHookResult = z.discriminatedUnion("outcome", [
-  z.object({ outcome: z.literal("not_found") }),
-  z.object({ outcome: z.literal("not_ambiguous"), state: opState }),
-  z.object({ outcome: z.literal("refused"), message: z.string().min(1) }),
-  z.object({ outcome: z.literal("recorded"), before: opState, after: opState }),
-  z.object({ outcome: z.literal("rerun"), before: opState, after: opState, resultRef: z.string().min(1) }),
-]);
-export type ResolveOpHookResult = z.input<typeof resolveOpHookResult>;
-/** What the mixin passes to `onAdminResolveOp`: validated, with the reason the operator gave. */
-export type ResolveOpRequest = { opId: string; resolution: OpResolution; resultRef: string | null; reason: string };
 
 /** The Workers RPC surface the mixin adds. Method names are prefixed so they never clash with an agent's own. */
 export interface AdminRpc {
@@ -574,9 +453,4 @@ export interface AdminHooks {
    * (only `this.tasks.cancel`). Without this hook the console refuses to resolve the agent's ops (`unsupported`).
    */
   onAdminResolveOp?(request: ResolveOpRequest): Promise<ResolveOpHookResult> | ResolveOpHookResult;
-}
-
-/** Formats zod issues for a person. */
-export function describeInput(error: z.ZodError): string {
-  return error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
 }

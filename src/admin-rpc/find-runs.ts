@@ -1,4 +1,5 @@
-import { type AgentRunRecord, agentRunRecord, type FindRunsInput, type FindRunsOutput, type FoundRun } from "./contract.js";
+import type { FindRunsOutput, FoundRun } from "./contract.js";
+import { type AgentRunRecord, agentRunRecord, type FindRunsInput } from "./inputs.js";
 import type { AgentWork, FiberInspection, SubmissionInspection, TaskSnapshot } from "./inspect.js";
 import { CHAT_TURN_TASK, chatTurnRequestIdOf, taskStepAt } from "./sdk-layout.js";
 

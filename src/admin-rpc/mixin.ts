@@ -3,36 +3,38 @@ import type { Agent } from "agents";
 import type { Observability } from "agents/observability";
 import { chatSubmissionsOf } from "./chat-stop.js";
 import { checkRun, readBusy } from "./check.js";
-import {
-  ADMIN_CONTRACT_VERSION,
-  type AdminHooks,
-  type AdminResult,
-  type AdminRpc,
-  actionInput,
-  type Capabilities,
-  describeInput,
-  type FindRunsOutput,
-  type ForceIdleOutput,
-  fail,
-  findRunsInput,
-  type ListRunsOutput,
-  ok,
-  type PauseRecoveryOutput,
-  pauseRecoveryInput,
-  RECORDED_RESOLUTION,
-  type ResolveOpOutput,
-  type ResumeRecoveryOutput,
-  type RunDetail,
-  resolveOpHookResult,
-  resolveOpInput,
-  runIdInput,
-  type StatusOutput,
-  type TriggerAlarmOutput,
-  type VerifyOutput,
-  verifyInput,
+import type {
+  AdminHooks,
+  AdminRpc,
+  Capabilities,
+  FindRunsOutput,
+  ForceIdleOutput,
+  ListRunsOutput,
+  PauseRecoveryOutput,
+  ResolveOpOutput,
+  ResumeRecoveryOutput,
+  RunDetail,
+  StatusOutput,
+  TriggerAlarmOutput,
+  VerifyOutput,
 } from "./contract.js";
 import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
+import {
+  ADMIN_CONTRACT_VERSION,
+  type AdminResult,
+  actionInput,
+  describeInput,
+  fail,
+  findRunsInput,
+  ok,
+  pauseRecoveryInput,
+  RECORDED_RESOLUTION,
+  resolveOpHookResult,
+  resolveOpInput,
+  runIdInput,
+  verifyInput,
+} from "./inputs.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
 import { clearPause, composeFiberRecovery, pauseState, readPause, recordSkip, recoverHeld, writePause } from "./pause.js";
 import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
@@ -45,6 +47,11 @@ type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
 
 /** Our event types (src/telemetry's contract) that describe recovery. */
 const RECOVERY_EVENT = /^(fiber\.recovery\.|fiber\.interrupted$|chat\.recovery\.)/;
+/**
+ * The SDK event types normalised into those (src/telemetry normalize.ts): only these are normalised, not every
+ * event the agent emits (a runFiber's start and end, stashes, chat chunks), which the tap never keeps.
+ */
+const SDK_RECOVERY_EVENT = /^(fiber:recovery:|fiber:run:interrupted$|chat:recovery:)/;
 
 /** Turns an unexpected failure into a typed error; the message is kept, the stack is not. */
 function unavailable<T>(e: unknown): AdminResult<T> {
@@ -459,7 +466,7 @@ function tapRecovery(inner: Observability | undefined, log: (e: RecoveryEvent) =
   return {
     emit(event) {
       try {
-        const e = normalizeSdkEvent(event);
+        const e = SDK_RECOVERY_EVENT.test(event.type) ? normalizeSdkEvent(event) : null;
         if (e && RECOVERY_EVENT.test(e.type)) {
           const p = e.payload as { reason?: string; error?: string };
           log({ type: e.type, fiberId: e.corr.fiberId ?? null, incidentId: e.corr.incidentId ?? null, detail: p.reason ?? p.error ?? null });

@@ -1,6 +1,12 @@
 /** Ids that must be stable across processes, so drill-down URLs stay permanent. */
 
 let seq = 0;
+/**
+ * This isolate's random part of every id, drawn once (at the first id, not at module load, where Workers
+ * forbid random values). Unique per isolate; with the time and the isolate's counter, each id is unique,
+ * without a random UUID drawn per event on the agent's path.
+ */
+let isolateId: string | undefined;
 
 /**
  * A fresh, unique event id. It sorts by time, then by emission order within
@@ -8,7 +14,8 @@ let seq = 0;
  */
 export function newEventId(now = Date.now()): string {
   seq = (seq + 1) % 2_176_782_336; // 36^6
-  return `${now.toString(36).padStart(9, "0")}-${seq.toString(36).padStart(6, "0")}-${crypto.randomUUID()}`;
+  isolateId ??= crypto.randomUUID();
+  return `${now.toString(36).padStart(9, "0")}-${seq.toString(36).padStart(6, "0")}-${isolateId}`;
 }
 
 /** Incident id for a fiber recovery: one fiber run is one incident, however many recovery passes it takes. */

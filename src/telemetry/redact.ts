@@ -1,3 +1,4 @@
+import { utf8Length } from "./pack.js";
 import type { Preview } from "./payloads.js";
 import { labelForKey, marker, maskBuiltIn, SECRET_KEY } from "./secret-patterns.js";
 
@@ -13,12 +14,8 @@ export const FIELD_CHARS = 2000;
  */
 export const MASK_MARGIN_CHARS = 64 * 1024;
 
-const encoder = new TextEncoder();
-
-/** UTF-8 byte length of a string. */
-export function byteLength(s: string): number {
-  return encoder.encode(s).byteLength;
-}
+/** UTF-8 byte length of a string (counted without encoding it: pack.ts utf8Length). */
+export const byteLength = utf8Length;
 
 /** Replaces credential-looking substrings of a text with `[masked: …]` markers. */
 export type Masker = (text: string) => string;

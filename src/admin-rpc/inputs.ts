@@ -1,0 +1,150 @@
+import { z } from "zod";
+
+/**
+ * The part of the admin RPC contract the agent side runs: what the mixin validates (every input, and what an agent's
+ * hooks answer), the result and error shapes, and the contract's version. The answers' schemas live in contract.ts,
+ * which re-exports this: only the Worker-side client parses answers, so a user's agent Worker never bundles them.
+ */
+
+/**
+ * `unsupported`: the target does not have the admin mixin (or lacks the method), so it cannot answer at all.
+ * `unavailable`: it has, but could not answer now (being evicted, failing); `timeout`: it did not answer in time.
+ */
+export const ADMIN_ERROR_CODES = ["not_found", "not_permitted", "invalid_input", "agent_terminated", "unsupported", "timeout", "unavailable"] as const;
+export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
+
+/** A failed admin call, as a value (contract.ts `adminError` is its schema). */
+export type AdminError = { code: AdminErrorCode; message: string };
+
+/** Every admin call answers with this: a value or a typed error. */
+export type AdminResult<T> = { ok: true; value: T } | { ok: false; error: AdminError };
+export const ok = <T>(value: T): AdminResult<T> => ({ ok: true, value });
+export const fail = <T = never>(code: AdminErrorCode, message: string): AdminResult<T> => ({ ok: false, error: { code, message } });
+
+const reason = z
+  .string({ error: "a reason is required" })
+  .trim()
+  .min(1, "a reason is required: say why, for the audit log")
+  .max(2000, "the reason is too long (2000 characters at most)");
+
+export const runIdInput = z.object({ id: z.string().trim().min(1, "a run id is required").max(200) }).strict();
+export const actionInput = z.object({ reason }).strict();
+export type ActionInput = z.infer<typeof actionInput>;
+
+/**
+ * Reconciliation's question: what does the agent still record of these runs (by the ids the console keys them
+ * by: fiber id, Tasks runId, chat turn request id), and/or of its most recent runs (`recent`, newest first)?
+ */
+export const findRunsInput = z
+  .object({
+    ids: z.array(z.string().trim().min(1, "a run id is required").max(200)).max(100, "at most 100 ids per call").optional(),
+    recent: z.number().int().min(1).max(100, "at most the 100 most recent runs of each kind").optional(),
+  })
+  .strict()
+  .refine((v) => (v.ids?.length ?? 0) > 0 || v.recent !== undefined, "say which runs: ids, recent, or both");
+export type FindRunsInput = z.infer<typeof findRunsInput>;
+
+/** What `adminRunRecord` may answer: the agent's own record of a run the SDK keeps none of (a plain runFiber once it ended). */
+export const agentRunRecord = z.object({
+  /** In the managed-fiber words (FiberStatus): completed, error, aborted, interrupted, running. */
+  state: z.enum(["pending", "running", "completed", "error", "aborted", "interrupted"]),
+  name: z.string().max(200).optional(),
+  error: z.string().max(4000).optional(),
+  settledAt: z.number().optional(),
+});
+export type AgentRunRecord = z.input<typeof agentRunRecord>;
+
+/**
+ * Version of this contract, reported in `capabilities.contract`. 5: `adminPauseRecovery` / `adminResumeRecovery`
+ * and the status's `recoveryPause`. 4: `adminFindRuns` and the `adminRunRecord`
+ * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
+ */
+export const ADMIN_CONTRACT_VERSION = 5;
+/** The contract that brought the recovery pause: an agent below it is refused with a sentence saying what to upgrade. */
+export const PAUSE_CONTRACT = 5;
+
+/** The longest pause an operator may ask for: a pause always ends by itself. */
+export const PAUSE_MAX_HOURS = 7 * 24;
+/** How long a pause lasts when the operator does not say (bulk actions take a reason only). */
+export const PAUSE_DEFAULT_HOURS = 24;
+
+export const pauseRecoveryInput = z
+  .object({
+    reason,
+    hours: z.coerce
+      .number({ error: `hours must be a number of hours, at most ${PAUSE_MAX_HOURS}` })
+      .positive("hours must be more than 0")
+      .max(PAUSE_MAX_HOURS, `a pause lasts at most ${PAUSE_MAX_HOURS} hours (7 days)`)
+      .default(PAUSE_DEFAULT_HOURS),
+  })
+  .strict();
+export type PauseRecoveryInput = z.input<typeof pauseRecoveryInput>;
+
+/** The SDK ids of runs to read back after an action (Tasks run ids, fiber ids). */
+export const verifyInput = z.object({ ids: z.array(z.string().trim().min(1).max(200)).max(200) }).strict();
+
+/**
+ * How an operator settles an ambiguous op (one that started before an eviction and may have run):
+ * - `verified_ran`: they checked upstream and it ran; `resultRef` says where its result is (e.g. the charge id);
+ * - `verified_not_ran`: they checked and it did not run;
+ * - `rerun`: re-run it now, with its idempotency key, so the upstream dedupes. Only for idempotent ops: the agent decides.
+ */
+export const OP_RESOLUTIONS = ["verified_ran", "verified_not_ran", "rerun"] as const;
+export type OpResolution = (typeof OP_RESOLUTIONS)[number];
+
+export const resolveOpInput = z
+  .object({
+    opId: z.string({ error: "which op? opId is required" }).trim().min(1, "which op? opId is required").max(200, "opId is too long (200 characters at most)"),
+    resolution: z.enum(OP_RESOLUTIONS, {
+      error: "resolution must be verified_ran (it ran), verified_not_ran (it did not run) or rerun (re-run it now)",
+    }),
+    resultRef: z.string().trim().max(500, "the result reference is too long (500 characters at most)").optional(),
+    reason,
+  })
+  .strict()
+  .superRefine((v, ctx) => {
+    if (v.resolution === "verified_ran" && !v.resultRef) {
+      ctx.addIssue({ code: "custom", path: ["resultRef"], message: "say where the result is (e.g. the payment provider's charge id) when the op ran" });
+    }
+  });
+export type ResolveOpInput = z.infer<typeof resolveOpInput>;
+
+/** One op as the agent's own ledger sees it. `status` is in the ledger's words (ambiguous, completed, resolved…). */
+export const opState = z.object({
+  opId: z.string(),
+  kind: z.string().min(1),
+  status: z.string(),
+  idempotent: z.boolean(),
+  /** How it was settled, once it was: verified_ran | verified_not_ran | reissued (a re-run) | abandoned. */
+  resolution: z.string().nullable().default(null),
+  /** The result's reference (given when it ran, or the re-run's). */
+  resultRef: z.string().nullable().default(null),
+});
+export type OpState = z.infer<typeof opState>;
+
+/** What the ledger records for each operator resolution (the op.resolved event's words): a re-run is `reissued`. */
+export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<
+  OpResolution,
+  string
+>;
+
+/**
+ * What `onAdminResolveOp` answers. The agent decides; the mixin turns anything but `recorded` / `rerun` into a
+ * typed error: `not_found` (no such op), `not_ambiguous` (nothing to resolve; its state says why), `refused`
+ * (e.g. a re-run of an op that is not idempotent, with a sentence for the operator).
+ */
+export const resolveOpHookResult = z.discriminatedUnion("outcome", [
+  z.object({ outcome: z.literal("not_found") }),
+  z.object({ outcome: z.literal("not_ambiguous"), state: opState }),
+  z.object({ outcome: z.literal("refused"), message: z.string().min(1) }),
+  z.object({ outcome: z.literal("recorded"), before: opState, after: opState }),
+  z.object({ outcome: z.literal("rerun"), before: opState, after: opState, resultRef: z.string().min(1) }),
+]);
+export type ResolveOpHookResult = z.input<typeof resolveOpHookResult>;
+/** What the mixin passes to `onAdminResolveOp`: validated, with the reason the operator gave. */
+export type ResolveOpRequest = { opId: string; resolution: OpResolution; resultRef: string | null; reason: string };
+
+/** Formats zod issues for a person. */
+export function describeInput(error: z.ZodError): string {
+  return error.issues.map((i) => (i.path.length ? `${i.path.join(".")}: ${i.message}` : i.message)).join("; ");
+}
