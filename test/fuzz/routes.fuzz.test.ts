@@ -286,7 +286,8 @@ describe(`every registered route under hostile input (seed ${SEED}, run ${NONCE}
       urlencoded,
     );
     expect(done.status, done.text.slice(0, 300)).toBe(200);
-    expect(done.text).toContain("Force idle done.");
+    // Done and verified: the after-state the console read back says ok (the words are test/worker's and console's).
+    expect(done.text).toContain('data-testid="after-state" data-result="ok" data-verified="true"');
     const audit = await rec.call(`/audit?targetName=${enc(seed.identity.agentName)}`, "viewer");
     expect(audit.status).toBe(200);
     expect(audit.text).toContain(escapeHtml(reason));
