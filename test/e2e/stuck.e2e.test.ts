@@ -78,6 +78,7 @@ it("goes from the overview's Stuck card to the stuck run, force-idles its agent 
   const result = page.locator("[data-testid='action-result']");
   await result.waitFor();
   // Done: the after-state the console read back is ok (the sentence is worded and tested in the console).
+  expect(await result.getAttribute("class")).toContain("ok");
   expect(await result.locator("[data-testid='after-state']").getAttribute("data-result")).toBe("ok");
   await shot(page, "stuck-03-force-idled");
 
