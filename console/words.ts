@@ -1,4 +1,4 @@
-import type { BulkCount, BulkStatus, BulkTarget, IncidentRow, SearchField, SearchMatch, SearchVia } from "../src/store/read-models";
+import type { BulkCount, BulkFilter, BulkStatus, BulkTarget, IncidentRow, SearchField, SearchMatch, SearchVia } from "../src/store/read-models";
 import type { AmbiguousOwner, OwnedKind } from "../src/store/read-models/errors";
 import { type Shelf, VIEWS_PER_SHELF } from "../src/store/views";
 import { detailHref } from "./links";
@@ -70,6 +70,31 @@ export function bulkMatchWords(t: Pick<BulkTarget, "agentClass" | "matched" | "s
   ]
     .filter(Boolean)
     .join("; ");
+}
+
+/**
+ * A bulk filter in words, one clause per criterion given, e.g.
+ * `class DurableWorkAgent, incident reason max_attempts_exceeded (open), status running_runs` (the CLI prints it).
+ */
+export function bulkFilterWords(f: BulkFilter): string {
+  return [
+    f.agentClass ? `class ${f.agentClass}` : null,
+    f.incidentReason ? `incident reason ${f.incidentReason}${f.openOnly ? " (open)" : ""}` : null,
+    f.status ? `status ${f.status}` : null,
+    f.stuckRule ? `stuck rule ${f.stuckRule}` : null,
+  ]
+    .filter(Boolean)
+    .join(", ");
+}
+
+/** The refusal when a bulk filter selects no agent at start time. */
+export function noBulkTargetsSentence(f: BulkFilter): string {
+  return `No agent matches this filter (${bulkFilterWords(f)}), so no batch was started.`;
+}
+
+/** The refusal of a bulk action to a role that may not act (also the audit row's error). */
+export function bulkRoleRefusalSentence(who: { email: string; role: string }): string {
+  return `Refused: ${who.email} has the ${who.role} role; bulk actions need operator. The attempt is in the audit log.`;
 }
 
 /** The fields a search matches in, as operators name them. */

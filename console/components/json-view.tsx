@@ -36,7 +36,13 @@ export function JsonView(props: { value: unknown; size?: number | null; truncate
       <div class="json-meta">
         {props.size !== undefined && props.size !== null ? <span>{bytes(props.size)}</span> : null}
         {props.truncated ? <span class="warn">truncated — showing the first part only</span> : null}
-        {budget.cut ? <span class="warn">{`display limit reached: only the first ${limits.maxNodes} values are shown`}</span> : null}
+        {budget.cut ? (
+          <span
+            class="warn"
+            data-testid="json-cut"
+            data-max-nodes={String(limits.maxNodes)}
+          >{`display limit reached: only the first ${limits.maxNodes} values are shown`}</span>
+        ) : null}
       </div>
       {showRaw ? <pre class="json-raw">{clip(props.rawText ?? "", MAX_RAW_CHARS)}</pre> : <div class="json-tree">{tree}</div>}
     </div>
@@ -69,7 +75,7 @@ function node(v: unknown, depth: number, limits: JsonLimits, budget: Budget): Ch
   }
   const hidden = size - children.length;
   if (hidden > 0 && budget.left <= 0) budget.cut = true;
-  const more = hidden > 0 ? <span class="j-more">{`… ${hidden} more not shown`}</span> : null;
+  const more = hidden > 0 ? <span class="j-more" data-hidden={String(hidden)}>{`… ${hidden} more not shown`}</span> : null;
 
   return (
     <details open={depth < 2}>

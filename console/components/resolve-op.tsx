@@ -70,7 +70,7 @@ export function ResolveOp(props: {
               <input type="radio" name="resolution" value="rerun" /> Re-run it now with its idempotency key (the upstream dedupes)
             </label>
           ) : (
-            <p class="muted" data-testid="rerun-withheld" data-idempotent={String(o.idempotent)}>
+            <p class="muted" data-testid="rerun-withheld" data-idempotent={o.idempotent === false ? "false" : "unknown"}>
               Re-run is not offered:{" "}
               {o.idempotent === false ? "this op is not idempotent, so running it again could do it twice." : "this op did not say it is idempotent."}
             </p>

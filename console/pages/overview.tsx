@@ -333,7 +333,9 @@ export function ChartData(props: { series: EventSeries }) {
             </tbody>
           </table>
         ) : (
-          <p class="muted">No events in the last 24 hours.</p>
+          <p class="muted" data-testid="chart-empty">
+            No events in the last 24 hours.
+          </p>
         )}
       </details>
     </div>

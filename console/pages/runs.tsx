@@ -131,7 +131,7 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
   const kind = kindLabel(f.kind);
   return (
     <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active={LISTS.runs}>
-      <dl class="facts" data-testid="run-facts">
+      <dl class="facts" data-testid="run-facts" data-kind={f.kind}>
         <dt>{f.kind === "chat_turn" ? "request" : f.kind === "task" ? "task run" : "fiber"}</dt>
         <dd class="mono">{f.fiberId}</dd>
         <dt>kind</dt>

@@ -17,7 +17,7 @@ export function SearchPage(props: { ctx: PageContext; result: SearchResult }) {
   return (
     <Layout ctx={props.ctx} title={`Search: ${r.query}`} active="">
       {r.matches.length === 0 ? (
-        <section data-testid="search-none">
+        <section data-testid="search-none" data-query={r.query} data-trace-window={r.traceWindow === null ? undefined : String(r.traceWindow)}>
           <p class="error-message">Nothing matches “{r.query}”.</p>
           <p>
             Searched incident ids, run ids (fiber ids, Tasks run ids, chat turns' request ids), ambiguous op ids, session names and agent names (also as{" "}
@@ -34,7 +34,7 @@ export function SearchPage(props: { ctx: PageContext; result: SearchResult }) {
             {r.truncated ? "+" : ""} {r.prefix ? `ids start with “${r.query}”` : `things match “${r.query}”`}: pick one.
           </p>
           {groups.map(([kind, ms]) => (
-            <section data-testid={`search-${kind}`}>
+            <section data-testid={`search-${kind}`} data-count={String(ms.length)}>
               <h2>
                 {KIND_TITLE[kind]} ({ms.length})
               </h2>

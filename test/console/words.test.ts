@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { ambiguousOwnerSentence, bulkMatchWords, incidentStatusLabel, runKindWords, searchMatchLabel, searchViaWords } from "../../console/words";
+import {
+  ambiguousOwnerSentence,
+  bulkFilterWords,
+  bulkMatchWords,
+  bulkRoleRefusalSentence,
+  incidentStatusLabel,
+  noBulkTargetsSentence,
+  runKindWords,
+  searchMatchLabel,
+  searchViaWords,
+} from "../../console/words";
 import { INCIDENT_STATUSES } from "../../src/store/read-models";
 
 // The store returns a status and a reason (or none); the console phrases them. A failure with no reason must not
@@ -65,6 +75,24 @@ describe("searchViaWords", () => {
     expect(searchViaWords({ field: "trace", by: "event" })).toBe("trace id (an event of it)");
     expect(searchViaWords({ field: "incident", by: "prefix" })).toBe("prefix of an incident id");
     expect(searchViaWords({ field: "session", by: "prefix" })).toBe("prefix of a session name");
+  });
+});
+
+// The store returns a bulk filter as its fields; the console says it (the CLI prints it) and words the refusals.
+describe("bulkFilterWords", () => {
+  it("says one clause per criterion given, in filter order, and nothing for one not given", () => {
+    const all = { agentClass: "Support", incidentReason: "loop", openOnly: true, status: "running_runs" as const, stuckRule: "no_progress" as const };
+    expect(bulkFilterWords(all)).toBe("class Support, incident reason loop (open), status running_runs, stuck rule no_progress");
+    expect(bulkFilterWords({ incidentReason: "loop", openOnly: undefined })).toBe("incident reason loop");
+    expect(bulkFilterWords({ status: "open_incidents", openOnly: false })).toBe("status open_incidents");
+  });
+  it("puts the filter in the no-match refusal, and the actor and role in the role refusal", () => {
+    expect(noBulkTargetsSentence({ agentClass: "Support", openOnly: undefined })).toBe(
+      "No agent matches this filter (class Support), so no batch was started.",
+    );
+    expect(bulkRoleRefusalSentence({ email: "v@example.com", role: "viewer" })).toMatch(
+      /^Refused: v@example\.com has the viewer role; bulk actions need operator\./,
+    );
   });
 });
 

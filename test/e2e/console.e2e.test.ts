@@ -88,7 +88,9 @@ it("force-idles a running session with a reason, then sees it idle and the audit
   await page.getByRole("button", { name: "Confirm force idle" }).click();
   const result = page.locator("[data-testid='action-result']");
   await result.waitFor();
-  expect(await result.textContent()).toContain("Force idle done. The agent is now idle.");
+  // Done, and verified: the after-state the console read back is ok (the sentence is worded and tested in the console).
+  expect(await result.locator("[data-testid='after-state']").getAttribute("data-result")).toBe("ok");
+  expect(await result.locator("[data-testid='after-state']").getAttribute("data-verified")).toBe("true");
   await shot(page, "03-force-idle-result");
 
   // The live status fragment refreshes by itself (POLL_SECONDS=2 here).

@@ -52,8 +52,8 @@ it("pauses an agent's recovery from its page with a reason and an expiry, shows 
   await click(page.getByRole("button", { name: "Confirm pause recovery" }));
   const result = page.locator("[data-testid='action-result']");
   await result.waitFor();
+  // Done (class ok; a refusal is "bad"): what it did is read from the pause's own record and the live panel below.
   expect(await result.getAttribute("class")).toContain("ok");
-  expect(await result.textContent()).toContain("Pause recovery done.");
 
   // Visible: the console's record (from recovery.paused, refreshed after the action) and the agent's own (live panel).
   const state = page.locator("[data-testid='recovery-pause']");

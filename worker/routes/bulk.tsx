@@ -3,8 +3,9 @@ import { z } from "zod";
 import { batchHref } from "../../console/links";
 import { BatchPage, BatchProgressView, BulkPage } from "../../console/pages/bulk";
 import { bulkTargetWhy } from "../../console/stuck-words";
+import { bulkFilterWords, bulkRoleRefusalSentence, noBulkTargetsSentence } from "../../console/words";
 import { ADMIN_ACTIONS, actionBySlug } from "../../src/admin-rpc/actions";
-import { batchProgress, bulkFilter, bulkFilterQuery, bulkTargets, describeBulkFilter } from "../../src/store/read-models";
+import { batchProgress, bulkFilter, bulkFilterQuery, bulkTargets } from "../../src/store/read-models";
 import { parseFilters } from "../../src/store/read-models/filters";
 import { BULK_ACTIONS, type BulkAction } from "../bulk/messages";
 import { recordRefusedBatch, startBatch } from "../bulk/start";
@@ -68,7 +69,7 @@ bulk.get("/bulk", async (c) => {
   if (wantsJson(c)) {
     // The facts (`matched`, `stuck`) plus `why` in words: the CLI (scripts/cli.mjs bulk) prints `why` as it comes.
     const targets = selection!.targets.map((t) => ({ ...t, why: bulkTargetWhy(t, ctx.now, stuckConfig) }));
-    return c.json({ ok: true, value: { ...selection!, targets, describe: describeBulkFilter(selection!.filter) } });
+    return c.json({ ok: true, value: { ...selection!, targets, describe: bulkFilterWords(selection!.filter) } });
   }
   return page(c, <BulkPage ctx={ctx} query={q} selection={selection} stuckConfig={stuckConfig} />);
 });
@@ -84,7 +85,7 @@ bulk.post("/bulk", async (c) => {
   const rawReason = typeof body.reason === "string" ? body.reason : "";
   const auditAction: BulkAction = (BULK_ACTIONS as readonly string[]).includes(rawAction) ? rawAction : "force_idle";
   if (user.role !== "operator") {
-    const text = `Refused: ${user.email} has the ${user.role} role; bulk actions need operator. The attempt is in the audit log.`;
+    const text = bulkRoleRefusalSentence(user);
     await recordRefusedBatch(c.env, who, auditAction, rawReason, filterQuery, "denied", text);
     return refuseBatch(c, 403, text);
   }
@@ -96,7 +97,7 @@ bulk.post("/bulk", async (c) => {
   // The server selects again: what is acted on is what matches now, recorded in the batch's audit row.
   const selection = await bulkTargets(c.env.DB, Date.now(), filter, { stuckConfig: stuckConfigOf(c.env) });
   if (selection.targets.length === 0) {
-    return refuseBatch(c, 400, `No agent matches this filter (${describeBulkFilter(filter)}), so no batch was started.`);
+    return refuseBatch(c, 400, noBulkTargetsSentence(filter));
   }
   const batchId = await startBatch(c.env, executionContext(c), who, form.data.action, form.data.reason, selection);
   const href = batchHref(batchId);

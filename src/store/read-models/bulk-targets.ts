@@ -89,17 +89,6 @@ export function bulkFilterQuery(f: BulkFilter): Record<string, string> {
   return q;
 }
 
-/** The filter in words, e.g. `class DurableWorkAgent, incident reason max_attempts_exceeded (open), status running_runs`. */
-export function describeBulkFilter(f: BulkFilter): string {
-  const parts = [
-    f.agentClass ? `class ${f.agentClass}` : null,
-    f.incidentReason ? `incident reason ${f.incidentReason}${f.openOnly ? " (open)" : ""}` : null,
-    f.status ? `status ${f.status}` : null,
-    f.stuckRule ? `stuck rule ${f.stuckRule}` : null,
-  ];
-  return parts.filter(Boolean).join(", ");
-}
-
 const A = names(agents);
 const F = names(runs);
 const I = names(incidents);

@@ -40,6 +40,7 @@ describe("ChartData", () => {
 
   it("says so when there is nothing to show", async () => {
     const html = String(await ChartData({ series: { buckets: [t0], series: {} } as never }));
-    expect(html).toContain("No events in the last 24 hours.");
+    expect(html).toContain('data-testid="chart-empty"');
+    expect(html).not.toContain('data-testid="chart-table"');
   });
 });
