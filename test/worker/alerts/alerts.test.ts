@@ -248,13 +248,13 @@ describe("alerts", () => {
     expect(page.text).not.toContain("/hook/slack");
     const rowsOf = page.text.split("<tr>").filter((r) => r.includes(agentName));
     expect(rowsOf).toHaveLength(2);
-    const slackRow = rowsOf.find((r) => r.includes("<td>slack</td>"))!;
+    const slackRow = rowsOf.find((r) => r.includes('<td data-col="channel" data-label="channel">slack</td>'))!;
     expect(slackRow).toContain("failed");
     expect(slackRow).toContain("404");
     expect(slackRow).toContain(`href="/incidents/${encodeURIComponent(incidentId)}?agentClass=ProbeAgent&amp;agentName=${agentName}"`);
     expect(slackRow).toContain("&lt;script&gt;x&lt;/script&gt;");
     expect(page.text).not.toContain("<script>x</script>");
-    expect(rowsOf.find((r) => r.includes("<td>webhook</td>"))).toContain("sent");
+    expect(rowsOf.find((r) => r.includes('<td data-col="channel" data-label="channel">webhook</td>'))).toContain("sent");
 
     const json = await getText("/alerts?status=failed", "viewer", { Accept: "application/json" });
     const body = JSON.parse(json.text) as {

@@ -185,7 +185,7 @@ describe("pages show the state after an action", () => {
 
       // The audit page says partial, with the sentence.
       const audit = await getText(`/audit?targetName=${enc(name)}&result=partial`, "viewer");
-      expect(audit.text).toContain('<td data-result="partial"><span class="badge warn">partial</span>');
+      expect(audit.text).toContain('<td data-result="partial" data-col="result" data-label="result"><span class="badge warn">partial</span>');
       expect(audit.text).toContain('<div class="warn" data-testid="audit-notice">Force idle did not stop everything: 1 piece of work still runs:');
     } finally {
       await rejectionOf(stub.evict());

@@ -88,7 +88,7 @@ describe("recovery cost in the console", () => {
   it("the incident list has a tokens column", async () => {
     const page = await getText(`/incidents?agentName=${enc(agentName)}&status=exhausted`, "viewer");
     expect(page.text).toContain('title="model tokens its recovery re-spent">tokens</th>');
-    expect(page.text).toContain('<td class="num">2,800</td>');
+    expect(page.text).toContain('<td class="num" data-col="tokens" data-label="tokens">2,800</td>');
   });
 
   it("the overview sums tokens re-spent by recovery over 24 h", async () => {
