@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type AnyColumnSet, columnIds } from "../../console/components/columns";
+import { colsRefusalSentence } from "../../console/words";
 import { BadRequest } from "../../src/store/read-models/errors";
 import { commaList } from "../../src/store/read-models/filters";
 import type { ConsoleContext } from "./context";
@@ -11,7 +12,7 @@ import type { ConsoleContext } from "./context";
  */
 export function parseCols(set: AnyColumnSet, given: readonly string[] | undefined): string[] {
   const ids = columnIds(set) as [string, ...string[]];
-  const schema = commaList(z.array(z.enum(ids, { error: `cols must name columns of the ${set.list} list among ${ids.join(", ")}` })).optional());
+  const schema = commaList(z.array(z.enum(ids, { error: colsRefusalSentence(set.list, ids) })).optional());
   const r = schema.safeParse(given?.length ? given.join(",") : undefined);
   if (!r.success) throw new BadRequest(r.error.issues.map((i) => i.message).join("; "));
   return r.data ?? [];

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { pickFields } from "../../console/components/columns";
 import { LIST_COLUMNS } from "../../console/list-columns";
-import { exportCutLine } from "../../console/words";
+import { exportCutLine, noColumnChoiceSentence } from "../../console/words";
 import { consoleConfig } from "../config";
 import { EXPORT_LISTS, EXPORT_SOURCES, type ExportList } from "../export/lists";
 import { EXPORT_FORMATS, type ExportFormat, exportStream } from "../export/stream";
@@ -31,7 +31,7 @@ exportRoute.get("/export/:list", async (c) => {
   // The columns the page shows (`cols=`), from the same declaration: the file keeps their fields only.
   const set = LIST_COLUMNS[list as ExportList];
   const given = c.req.queries("cols");
-  if (given?.length && !set) return problem(c, 400, `The ${list} list has no column choice: leave cols out to download every field.`);
+  if (given?.length && !set) return problem(c, 400, noColumnChoiceSentence(list));
   const cols = set ? parseCols(set, given) : [];
   const cap = consoleConfig(c.env).export.rowCap;
   const now = Date.now();
