@@ -53,6 +53,17 @@ export function viewListAt(path: string): ViewList | null {
   return VIEW_LISTS.find((l) => LISTS[l] === path) ?? null;
 }
 
+/**
+ * `view=none`: a list shown plain, without restoring its last view (the filter form's Clear and the view marker's
+ * clear lead there; a bare nav link still restores).
+ */
+export const NO_VIEW = "none";
+
+/** A list with no filters and no restored view (`/incidents?view=none`); any other path as it is. */
+export function plainHref(path: string): string {
+  return viewListAt(path) ? href(path, { view: NO_VIEW }) : path;
+}
+
 /** A saved view's permanent address (`/views/:id`), which opens its list with its filters. */
 export function viewHref(viewId: string): string {
   return `${LISTS.views}/${encodeURIComponent(viewId)}`;

@@ -129,6 +129,16 @@ export function exportCutLine(rows: number): string {
   return `# cut at ${rows} rows: the list has more. Narrow the filters (e.g. since / until) to download the rest.`;
 }
 
+/** Why `cols=` was refused: the list's columns are these (worker/routes/columns.ts). */
+export function colsRefusalSentence(list: string, ids: readonly string[]): string {
+  return `cols must name columns of the ${list} list among ${ids.join(", ")}`;
+}
+
+/** Why `cols=` was refused on a download of a list that has no column choice (the events timeline). */
+export function noColumnChoiceSentence(list: string): string {
+  return `The ${list} list has no column choice: leave cols out to download every field.`;
+}
+
 /** A shelf of saved views in words: whose views they are. */
 export function viewShelfWords(shelf: Shelf): string {
   return shelf === "team" ? "team" : "personal";

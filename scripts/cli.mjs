@@ -11,7 +11,8 @@
 //   npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]
 //                                      (previews the agents the filter selects, then acts on each and follows the batch to the end)
 //   npm run cli -- export <list> [--format csv|json] [--out FILE] [filter=value ...]
-//                                      (a list as its page filters it, e.g. `export runs outcome=running agentClass=SessionAgent`;
+//                                      (a list as its page filters it, e.g. `export runs outcome=running agentClass=SessionAgent`,
+//                                       and with the columns its page shows, e.g. `cols=name,status`;
 //                                       streamed to stdout or FILE, at most the console's EXPORT_ROW_CAP rows)
 //
 // Options: --url http://127.0.0.1:8787 (or CONSOLE_URL), --json (raw output).

@@ -1,12 +1,18 @@
 import type { Child } from "hono/jsx";
+import { plainHref } from "../links";
 
-/** A GET form: filters live in the URL, so every view can be shared by its address. */
+/**
+ * A GET form: filters live in the URL, so every view can be shared by its address. Clear shows the list plain, not
+ * its last saved view (plainHref).
+ */
 export function FilterForm(props: { action: string; children: Child }) {
   return (
     <form class="filters" method="get" action={props.action}>
       {props.children}
       <button type="submit">Apply</button>
-      <a href={props.action}>Clear</a>
+      <a href={plainHref(props.action)} data-testid="filters-clear">
+        Clear
+      </a>
     </form>
   );
 }

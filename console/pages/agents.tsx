@@ -1,4 +1,5 @@
 import { type AgentRow, type EventGap, eventGapOf, GAP_COUNT_WINDOW, type Page } from "../../src/store/read-models";
+import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
@@ -11,11 +12,41 @@ type Query = Record<string, string | undefined>;
 /** "1 event" / "3 events". */
 const events = (n: number) => `${n} ${n === 1 ? "event" : "events"}`;
 
+/** The agents list's columns: the agent (its link), then those `cols=` picks. */
+export const AGENT_COLUMN_SET = columnSet<AgentRow, { now: number }>(
+  "agents",
+  { id: "agent", header: "agent", fields: ["agentName", "agentClass"], cell: (a) => <a href={agentHref(a)}>{a.agentName}</a> },
+  [
+    { id: "class", header: "class", fields: ["agentClass"], cell: (a) => a.agentClass },
+    { id: "lastSeen", header: "last seen", fields: ["lastSeen"], cell: (a, x) => <Ago t={a.lastSeen} now={x.now} /> },
+    {
+      id: "missing",
+      header: "missing events",
+      num: true,
+      fields: ["seqMax", "seqSeen"],
+      cell: (a) => {
+        const gap = eventGapOf(a);
+        return gap.highest === null ? "—" : gap.missing;
+      },
+    },
+    {
+      id: "arrived",
+      header: "numbered events arrived",
+      num: true,
+      fields: ["seqMax", "seqSeen"],
+      cell: (a) => {
+        const gap = eventGapOf(a);
+        return gap.highest === null ? "unnumbered" : `${gap.arrived} of ${gap.highest}`;
+      },
+    },
+  ],
+);
+
 /**
  * The agent registry, or (gaps=true) exactly the agents with events that never arrived: the list the
  * overview's "Agents with missing events" card counts. One row per agent.
  */
-export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<AgentRow>; gapsOnly: boolean }) {
+export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<AgentRow>; gapsOnly: boolean; cols?: readonly string[] }) {
   const q = props.query;
   const title = props.gapsOnly ? "Agents with missing events" : "Agents";
   return (
@@ -30,37 +61,22 @@ export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<A
       <FilterForm action={LISTS.agents}>
         <TextFilter name="agentClass" label="class" value={q.agentClass} />
         <SelectFilter name="gaps" label="missing events" value={q.gaps} options={["true"]} />
+        <ColumnChooser set={AGENT_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <ExportLinks list="agents" query={q} />
-      <table data-testid="agents">
-        <thead>
-          <tr>
-            <th>agent</th>
-            <th>class</th>
-            <th>last seen</th>
-            <th class="num">missing events</th>
-            <th class="num">numbered events arrived</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.page.items.map((a) => {
-            const gap = eventGapOf(a);
-            return (
-              <tr data-testid="agent-row" data-agent-class={a.agentClass} data-agent-name={a.agentName} data-missing={String(gap.missing)}>
-                <td>
-                  <a href={agentHref(a)}>{a.agentName}</a>
-                </td>
-                <td>{a.agentClass}</td>
-                <td>
-                  <Ago t={a.lastSeen} now={props.ctx.now} />
-                </td>
-                <td class="num">{gap.highest === null ? "—" : gap.missing}</td>
-                <td class="num">{gap.highest === null ? "unnumbered" : `${gap.arrived} of ${gap.highest}`}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
+      <ColumnTable
+        set={AGENT_COLUMN_SET}
+        rows={props.page.items}
+        x={{ now: props.ctx.now }}
+        testId="agents"
+        cols={props.cols}
+        rowAttrs={(a) => ({
+          "data-testid": "agent-row",
+          "data-agent-class": a.agentClass,
+          "data-agent-name": a.agentName,
+          "data-missing": String(eventGapOf(a).missing),
+        })}
+      />
       {props.page.items.length === 0 ? (
         <p class="muted">
           {props.page.next ? "None on this page; the next page continues." : props.gapsOnly ? "Every numbered event arrived." : "No agent has reported."}

@@ -1,5 +1,6 @@
 import { ALERT_KINDS, ALERT_STATUSES, type AlertDeliveryRow } from "../../src/store/read-models/alerts";
 import type { Page } from "../../src/store/read-models/paging";
+import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter } from "../components/filters";
 import { Pager } from "../components/pager";
@@ -22,23 +23,74 @@ const KIND_LABEL: Record<string, string> = {
   ambiguous_op: "ambiguous op",
   stuck: "stuck",
   deploy_storm: "recovery storm after deploy",
+  exhaust_soon: "likely to exhaust",
+  respent: "tokens re-spent",
+  alarm_loop: "alarm loop",
 };
 
 /** Where an alert's subject lives in the console. */
 function subjectLink(a: AlertDeliveryRow) {
-  if (a.kind === "exhausted") return <a href={detailHref("incidents", a.subjectId, a)}>incident {a.subjectId}</a>;
-  if (a.kind === "stuck") return <a href={listHref("stuck", { rule: a.subjectId })}>rule {a.subjectId}</a>;
-  if (a.kind === "deploy_storm") return <a href={listHref("incidents", { version: a.subjectId })}>version {a.subjectId}</a>;
-  return <a href={listHref("ops", { open: "true" })}>op {a.subjectId}</a>;
+  switch (a.kind) {
+    case "exhausted":
+    case "exhaust_soon":
+      return <a href={detailHref("incidents", a.subjectId, a)}>incident {a.subjectId}</a>;
+    case "stuck":
+      return <a href={listHref("stuck", { rule: a.subjectId })}>rule {a.subjectId}</a>;
+    case "deploy_storm":
+      return <a href={listHref("incidents", { version: a.subjectId })}>version {a.subjectId}</a>;
+    // Re-spent tokens: one agent's (its page), or a whole class's (an empty agent name: the class's incidents).
+    case "respent":
+      return a.agentName ? (
+        <a href={agentHref(a)}>agent {a.agentName}</a>
+      ) : (
+        <a href={listHref("incidents", { agentClass: a.agentClass })}>class {a.agentClass}</a>
+      );
+    case "alarm_loop":
+      return <a href={agentHref(a)}>agent {a.agentName}</a>;
+    case "ambiguous_op":
+      return <a href={listHref("ops", { open: "true" })}>op {a.subjectId}</a>;
+  }
 }
 
+/** The alert log's columns: when (each delivery's place in the log), then those `cols=` picks. */
+export const ALERT_COLUMN_SET = columnSet<AlertDeliveryRow, { now: number }>(
+  "alerts",
+  {
+    id: "when",
+    header: "when",
+    fields: ["alertKey", "channel", "createdAt"],
+    attrs: (a) => ({ title: iso(a.createdAt) }),
+    cell: (a, x) => ago(a.createdAt, x.now),
+  },
+  [
+    { id: "kind", header: "kind", fields: ["kind"], attrs: (a) => ({ "data-kind": a.kind }), cell: (a) => KIND_LABEL[a.kind] ?? a.kind },
+    {
+      id: "agent",
+      header: "agent",
+      fields: ["agentClass", "agentName"],
+      cell: (a) => (
+        <a href={agentHref(a)}>
+          {a.agentClass} · {a.agentName}
+        </a>
+      ),
+    },
+    { id: "subject", header: "subject", fields: ["subjectId"], cell: (a) => subjectLink(a) },
+    { id: "summary", header: "summary", fields: ["summary"], cell: (a) => a.summary },
+    { id: "channel", header: "channel", fields: ["channel"], cell: (a) => a.channel },
+    { id: "status", header: "status", fields: ["status"], cell: (a) => <Status value={TONE[a.status] ?? a.status} label={a.status.replace("_", " ")} /> },
+    { id: "attempts", header: "attempts", num: true, fields: ["attempts"], cell: (a) => a.attempts },
+    { id: "http", header: "HTTP", num: true, fields: ["httpStatus"], cell: (a) => a.httpStatus ?? "—" },
+    { id: "lastError", header: "last error", fields: ["lastError"], cell: (a) => a.lastError ?? "" },
+  ],
+);
+
 /** The alert delivery log: every alert per channel, with its delivery outcome, newest first. */
-export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<AlertDeliveryRow>; settings: AlertSettingsView }) {
+export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<AlertDeliveryRow>; settings: AlertSettingsView; cols?: readonly string[] }) {
   const q = props.query;
   const s = props.settings;
   return (
     <Layout ctx={props.ctx} title="Alerts" active={LISTS.alerts}>
-      <section data-testid="alert-settings" data-enabled={String(s.enabled)} data-channels={s.enabled ? s.channels.map((c) => c.channel).join(" ") : ""}>
+      <section data-testid="alert-settings">
         {s.enabled ? (
           <p>
             Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; at most {s.limitPerHour} per
@@ -55,46 +107,22 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
       <FilterForm action={LISTS.alerts}>
         <SelectFilter name="status" label="status" value={q.status} options={ALERT_STATUSES} />
         <SelectFilter name="kind" label="kind" value={q.kind} options={ALERT_KINDS} />
+        <ColumnChooser set={ALERT_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <ExportLinks list="alerts" query={props.query} />
-      <table data-testid="alerts">
-        <thead>
-          <tr>
-            <th>when</th>
-            <th>kind</th>
-            <th>agent</th>
-            <th>subject</th>
-            <th>summary</th>
-            <th>channel</th>
-            <th>status</th>
-            <th class="num">attempts</th>
-            <th class="num">HTTP</th>
-            <th>last error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.page.items.map((a) => (
-            <tr data-agent={`${a.agentClass}/${a.agentName}`} data-channel={a.channel} data-status={a.status} data-http-status={a.httpStatus ?? undefined}>
-              <td title={iso(a.createdAt)}>{ago(a.createdAt, props.ctx.now)}</td>
-              <td>{KIND_LABEL[a.kind] ?? a.kind}</td>
-              <td>
-                <a href={agentHref(a)}>
-                  {a.agentClass} · {a.agentName}
-                </a>
-              </td>
-              <td>{subjectLink(a)}</td>
-              <td>{a.summary}</td>
-              <td>{a.channel}</td>
-              <td>
-                <Status value={TONE[a.status] ?? a.status} label={a.status.replace("_", " ")} />
-              </td>
-              <td class="num">{a.attempts}</td>
-              <td class="num">{a.httpStatus ?? "—"}</td>
-              <td>{a.lastError ?? ""}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ColumnTable
+        set={ALERT_COLUMN_SET}
+        rows={props.page.items}
+        x={{ now: props.ctx.now }}
+        testId="alerts"
+        cols={props.cols}
+        rowAttrs={(a) => ({
+          "data-agent": `${a.agentClass}/${a.agentName}`,
+          "data-channel": a.channel,
+          "data-status": a.status,
+          "data-http-status": a.httpStatus == null ? undefined : String(a.httpStatus),
+        })}
+      />
       {props.page.items.length === 0 ? <p class="muted">No alerts match.</p> : null}
       <Pager path={LISTS.alerts} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>

@@ -13,9 +13,10 @@ import {
 import type { IncidentBudget } from "../../src/store/read-models/budget";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
+import { ColumnChooser } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
-import { INCIDENT_COLUMNS, type IncidentColumn, IncidentTable } from "../components/incident-table";
+import { INCIDENT_COLUMN_SET, IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { RecoveryBudget } from "../components/recovery-budget";
@@ -32,13 +33,7 @@ import { incidentStatusLabel } from "../words";
 type Query = Record<string, string | undefined>;
 
 /** Incidents, filterable by kind, status, reason, agent and time, and groupable. The list refreshes by itself. */
-export function IncidentsPage(props: {
-  ctx: PageContext;
-  query: Query;
-  page: Page<IncidentRow>;
-  groups: IncidentGroups | null;
-  cols?: readonly IncidentColumn[];
-}) {
+export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Page<IncidentRow>; groups: IncidentGroups | null; cols?: readonly string[] }) {
   const q = props.query;
   return (
     <Layout ctx={props.ctx} title="Incidents" active={LISTS.incidents}>
@@ -53,7 +48,7 @@ export function IncidentsPage(props: {
         <SelectFilter name="groupBy" label="group by" value={q.groupBy} options={INCIDENT_GROUPS} />
         {/* Kept through Apply: a list of incidents without a reason (the overview's "(no reason)" links here). */}
         {q.noReason ? <input type="hidden" name="noReason" value={q.noReason} /> : null}
-        <ColumnChooser cols={props.cols ?? []} />
+        <ColumnChooser set={INCIDENT_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <TimePresets path={LISTS.incidents} query={q} />
       <ExportLinks list="incidents" query={q} />
@@ -76,13 +71,7 @@ export function IncidentsPage(props: {
 }
 
 /** The refreshing part of /incidents (an htmx fragment): the groups, the list and its pager. */
-export function IncidentsLive(props: {
-  ctx: PageContext;
-  query: Query;
-  page: Page<IncidentRow>;
-  groups: IncidentGroups | null;
-  cols?: readonly IncidentColumn[];
-}) {
+export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Page<IncidentRow>; groups: IncidentGroups | null; cols?: readonly string[] }) {
   const q = props.query;
   return (
     <>
@@ -128,20 +117,6 @@ export function IncidentsLive(props: {
       {props.page.items.length === 0 ? <p class="muted">No incidents match.</p> : null}
       <Pager path={LISTS.incidents} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </>
-  );
-}
-
-/** Which of the list's columns to show (`cols=`, one checkbox each; none ticked shows them all). */
-function ColumnChooser(props: { cols: readonly IncidentColumn[] }) {
-  return (
-    <details class="column-chooser" data-testid="column-chooser">
-      <summary>columns</summary>
-      {INCIDENT_COLUMNS.map((c) => (
-        <label>
-          <input type="checkbox" name="cols" value={c} checked={props.cols.includes(c)} /> {c}
-        </label>
-      ))}
-    </details>
   );
 }
 

@@ -1,4 +1,5 @@
 import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
+import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { JsonView, parsePreview } from "../components/json-view";
@@ -46,8 +47,78 @@ function stepLabel(f: Run): string {
   return f.phase === "interrupted" ? "interrupted in step" : f.phase === "waiting" ? "waiting in step" : "at step";
 }
 
+/** The runs list's columns: the run (its link), then those `cols=` picks. */
+export const RUN_COLUMN_SET = columnSet<Run, { now: number }>(
+  "runs",
+  {
+    id: "run",
+    header: "run",
+    fields: ["fiberId", "agentClass", "agentName"],
+    cell: (f) => (
+      <a class="mono" href={detailHref("runs", f.fiberId, f)}>
+        {f.fiberId}
+      </a>
+    ),
+  },
+  [
+    { id: "kind", header: "kind", fields: ["kind"], cell: (f) => kindLabel(f.kind) },
+    {
+      id: "agent",
+      header: "agent",
+      fields: ["agentClass", "agentName"],
+      cell: (f) => (
+        <a href={agentHref(f)}>
+          {f.agentClass} · {f.agentName}
+        </a>
+      ),
+    },
+    { id: "name", header: "name", fields: ["name"], cell: (f) => f.name },
+    { id: "started", header: "started", fields: ["startedAt"], cell: (f, x) => <Ago t={f.startedAt} now={x.now} /> },
+    {
+      id: "duration",
+      header: "duration",
+      fields: ["startedAt", "endedAt"],
+      cell: (f, x) => elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? (f.outcome === null ? x.now : f.lastSeen)),
+    },
+    {
+      id: "status",
+      header: "status",
+      fields: ["outcome", "phase", "confirmed", "reason", "error"],
+      cell: (f) => (
+        <>
+          <RunStatus run={f} />
+          {f.reason ? <div class="muted">{f.reason}</div> : null}
+          {f.error ? (
+            <div class="warn" data-testid="run-error">
+              {f.error}
+            </div>
+          ) : null}
+        </>
+      ),
+    },
+    {
+      id: "step",
+      header: "step",
+      fields: ["step", "statusMessage"],
+      attrs: () => ({ "data-testid": "run-step" }),
+      cell: (f) => (
+        <>
+          {f.step ?? "—"}
+          {f.statusMessage ? (
+            <div class="muted" data-testid="run-status-message">
+              {f.statusMessage}
+            </div>
+          ) : null}
+        </>
+      ),
+    },
+    { id: "attempt", header: "attempt", fields: ["attempt"], cell: (f) => f.attempt ?? "—" },
+    { id: "snapshot", header: "snapshot", num: true, fields: ["snapshotBytes"], cell: (f) => bytes(f.snapshotBytes) },
+  ],
+);
+
 /** Every run in the fleet (fibers, managed fibers, Tasks runs, chat turns), from the projection. */
-export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run> }) {
+export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run>; cols?: readonly string[] }) {
   const q = props.query;
   return (
     <Layout ctx={props.ctx} title="Runs" active={LISTS.runs}>
@@ -58,66 +129,18 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="agentName" label="agent name" value={q.agentName} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
+        <ColumnChooser set={RUN_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <ExportLinks list="runs" query={q} />
       <TimePresets path={LISTS.runs} query={q} />
-      <table data-testid="fibers">
-        <thead>
-          <tr>
-            <th>run</th>
-            <th>kind</th>
-            <th>agent</th>
-            <th>name</th>
-            <th>started</th>
-            <th>duration</th>
-            <th>status</th>
-            <th>step</th>
-            <th>attempt</th>
-            <th class="num">snapshot</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.page.items.map((f) => (
-            <tr data-kind={f.kind}>
-              <td>
-                <a class="mono" href={detailHref("runs", f.fiberId, f)}>
-                  {f.fiberId}
-                </a>
-              </td>
-              <td>{kindLabel(f.kind)}</td>
-              <td>
-                <a href={agentHref(f)}>
-                  {f.agentClass} · {f.agentName}
-                </a>
-              </td>
-              <td>{f.name}</td>
-              <td>
-                <Ago t={f.startedAt} now={props.ctx.now} />
-              </td>
-              <td>{elapsed(f.startedAt ?? f.firstSeen, f.endedAt ?? (f.outcome === null ? props.ctx.now : f.lastSeen))}</td>
-              <td>
-                <RunStatus run={f} />
-                {f.reason ? <div class="muted">{f.reason}</div> : null}
-                {f.error ? (
-                  <div class="warn" data-testid="run-error">
-                    {f.error}
-                  </div>
-                ) : null}
-              </td>
-              <td data-testid="run-step">
-                {f.step ?? "—"}
-                {f.statusMessage ? (
-                  <div class="muted" data-testid="run-status-message">
-                    {f.statusMessage}
-                  </div>
-                ) : null}
-              </td>
-              <td>{f.attempt ?? "—"}</td>
-              <td class="num">{bytes(f.snapshotBytes)}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ColumnTable
+        set={RUN_COLUMN_SET}
+        rows={props.page.items}
+        x={{ now: props.ctx.now }}
+        testId="fibers"
+        cols={props.cols}
+        rowAttrs={(f) => ({ "data-kind": f.kind })}
+      />
       {props.page.items.length === 0 ? <p class="muted">No runs match.</p> : null}
       <Pager path={LISTS.runs} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>

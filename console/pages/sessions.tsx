@@ -1,5 +1,6 @@
 import { type EventRow, type OpRow, type Page, SESSION_STATUSES, type SessionRow } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
+import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
@@ -14,8 +15,35 @@ import { agentHref, detailHref, LISTS } from "../links";
 
 type Query = Record<string, string | undefined>;
 
+/** The sessions list's columns: the session (its link), then those `cols=` picks. */
+export const SESSION_COLUMN_SET = columnSet<SessionRow, { now: number }>(
+  "sessions",
+  {
+    id: "session",
+    header: "session",
+    fields: ["sessionName", "agentClass", "agentName"],
+    cell: (s) => <a href={detailHref("sessions", s.sessionName, s)}>{s.sessionName}</a>,
+  },
+  [
+    { id: "agentClass", header: "agent class", fields: ["agentClass"], cell: (s) => s.agentClass },
+    { id: "status", header: "status", fields: ["status"], cell: (s) => <Status value={s.status ?? "unknown"} /> },
+    {
+      id: "lastEvent",
+      header: "last event",
+      fields: ["lastEventType", "lastEventAt"],
+      cell: (s, x) => (
+        <>
+          {s.lastEventType} <Ago t={s.lastEventAt} now={x.now} class="muted" />
+        </>
+      ),
+    },
+    { id: "recoveries", header: "recoveries", num: true, fields: ["recoveryCount"], cell: (s) => s.recoveryCount },
+    { id: "lastTurn", header: "last turn", fields: ["lastTurnSeq"], cell: (s) => s.lastTurnSeq ?? "—" },
+  ],
+);
+
 /** Sessions with their last reported status, last event and recovery count. */
-export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page<SessionRow> }) {
+export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page<SessionRow>; cols?: readonly string[] }) {
   const q = props.query;
   return (
     <Layout ctx={props.ctx} title="Sessions" active={LISTS.sessions}>
@@ -23,39 +51,11 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
         <SelectFilter name="status" label="status" value={q.status} options={SESSION_STATUSES} />
         <TextFilter name="agentClass" label="agent class" value={q.agentClass} />
         <TextFilter name="since" label="since" value={q.since} placeholder="1h or 2026-11-21T00:00Z" />
+        <ColumnChooser set={SESSION_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <ExportLinks list="sessions" query={q} />
       <TimePresets path={LISTS.sessions} query={q} />
-      <table data-testid="sessions">
-        <thead>
-          <tr>
-            <th>session</th>
-            <th>agent class</th>
-            <th>status</th>
-            <th>last event</th>
-            <th class="num">recoveries</th>
-            <th>last turn</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.page.items.map((s) => (
-            <tr>
-              <td>
-                <a href={detailHref("sessions", s.sessionName, s)}>{s.sessionName}</a>
-              </td>
-              <td>{s.agentClass}</td>
-              <td>
-                <Status value={s.status ?? "unknown"} />
-              </td>
-              <td>
-                {s.lastEventType} <Ago t={s.lastEventAt} now={props.ctx.now} class="muted" />
-              </td>
-              <td class="num">{s.recoveryCount}</td>
-              <td>{s.lastTurnSeq ?? "—"}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <ColumnTable set={SESSION_COLUMN_SET} rows={props.page.items} x={{ now: props.ctx.now }} testId="sessions" cols={props.cols} />
       {props.page.items.length === 0 ? <p class="muted">No sessions match.</p> : null}
       <Pager path={LISTS.sessions} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>

@@ -1,4 +1,5 @@
 import { STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig, type StuckEntry, type StuckRule } from "../../src/store/read-models";
+import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { iso } from "../format";
@@ -25,13 +26,82 @@ const THRESHOLD_MEANING: Record<StuckRule, string> = {
 /** The agent's page, scrolled to its actions (force idle, trigger alarm). */
 export const agentActionsHref = (e: Pick<StuckEntry, "agentClass" | "agentName">) => agentHref(e, "", "admin-actions");
 
+/** The stuck list's columns: the finding's subject (its link), then those `cols=` picks. */
+export const STUCK_COLUMN_SET = columnSet<StuckEntry, { now: number; config: StuckConfig }>(
+  "stuck",
+  {
+    id: "subject",
+    header: "subject",
+    fields: ["subjectKind", "subjectId", "agentClass", "agentName"],
+    cell: (e) => (
+      <a href={stuckSubjectHref(e)} class="mono">
+        {e.subjectKind} {e.subjectId}
+      </a>
+    ),
+  },
+  [
+    {
+      id: "rule",
+      header: "rule",
+      fields: ["rule"],
+      cell: (e) => (
+        <>
+          <span class="badge warn">{STUCK_RULE_LABEL[e.rule]}</span>
+          <div class="muted mono">{e.rule}</div>
+        </>
+      ),
+    },
+    {
+      id: "agent",
+      header: "agent",
+      fields: ["agentClass", "agentName"],
+      cell: (e) => (
+        <>
+          {e.agentClass} · {e.agentName}
+        </>
+      ),
+    },
+    {
+      id: "since",
+      header: "since",
+      fields: ["since"],
+      cell: (e, x) => (
+        <>
+          {iso(e.since)}
+          <div class="muted" data-testid="stuck-for">
+            for {stuckFor(x.now - e.since)}
+          </div>
+        </>
+      ),
+    },
+    {
+      id: "why",
+      header: "why",
+      fields: ["runKind", "runName", "lastSeen", "confirmedAt", "wakeAt", "incidentKind", "attempts", "askedAt", "nextAlarmAt", "skipped"],
+      attrs: () => ({ "data-testid": "stuck-detail" }),
+      cell: (e, x) => stuckDetail(e, x.now, x.config),
+    },
+    {
+      id: "act",
+      header: "act",
+      fields: ["agentClass", "agentName"],
+      cell: (e) => (
+        <a href={agentActionsHref(e)} data-testid="stuck-act">
+          Agent actions
+        </a>
+      ),
+    },
+  ],
+);
+
 /** What the stuck page and its refreshing list are drawn from. */
 type StuckProps = {
   ctx: PageContext;
-  query: { rule?: string; agentClass?: string };
+  query: { rule?: string; agentClass?: string; cols?: string };
   entries: StuckEntry[];
   config: StuckConfig;
   limit: number;
+  cols?: readonly string[];
 };
 
 /**
@@ -45,6 +115,7 @@ export function StuckPage(props: StuckProps) {
       <FilterForm action={LISTS.stuck}>
         <SelectFilter name="rule" label="rule" value={props.query.rule} options={STUCK_RULES} />
         <TextFilter name="agentClass" label="agent class" value={props.query.agentClass} />
+        <ColumnChooser set={STUCK_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <ExportLinks list="stuck" query={props.query} />
       {props.query.rule && entries.length ? (
@@ -56,7 +127,7 @@ export function StuckPage(props: StuckProps) {
       ) : null}
       {/* The list refreshes by itself (paused while the tab is hidden): stuck work appears and clears without a reload. */}
       <div id="stuck-live" data-live hx-get={href("/partials/stuck", props.query)} hx-trigger={`every ${ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <StuckList ctx={ctx} query={props.query} entries={entries} config={config} limit={props.limit} />
+        <StuckList ctx={ctx} query={props.query} entries={entries} config={config} limit={props.limit} cols={props.cols} />
       </div>
       <h2>Thresholds</h2>
       <table data-testid="stuck-thresholds">
@@ -94,48 +165,19 @@ export function StuckList(props: StuckProps) {
   return (
     <>
       {entries.length ? (
-        <table data-testid="stuck">
-          <thead>
-            <tr>
-              <th>rule</th>
-              <th>agent</th>
-              <th>subject</th>
-              <th>since</th>
-              <th>why</th>
-              <th>act</th>
-            </tr>
-          </thead>
-          <tbody>
-            {entries.map((e) => (
-              <tr data-rule={e.rule} data-subject={e.subjectId} data-agent={`${e.agentClass}/${e.agentName}`} data-since={String(e.since)}>
-                <td>
-                  <span class="badge warn">{STUCK_RULE_LABEL[e.rule]}</span>
-                  <div class="muted mono">{e.rule}</div>
-                </td>
-                <td>
-                  {e.agentClass} · {e.agentName}
-                </td>
-                <td>
-                  <a href={stuckSubjectHref(e)} class="mono">
-                    {e.subjectKind} {e.subjectId}
-                  </a>
-                </td>
-                <td>
-                  {iso(e.since)}
-                  <div class="muted" data-testid="stuck-for">
-                    for {stuckFor(ctx.now - e.since)}
-                  </div>
-                </td>
-                <td data-testid="stuck-detail">{stuckDetail(e, ctx.now, config)}</td>
-                <td>
-                  <a href={agentActionsHref(e)} data-testid="stuck-act">
-                    Agent actions
-                  </a>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ColumnTable
+          set={STUCK_COLUMN_SET}
+          rows={entries}
+          x={{ now: ctx.now, config }}
+          testId="stuck"
+          cols={props.cols}
+          rowAttrs={(e) => ({
+            "data-rule": e.rule,
+            "data-subject": e.subjectId,
+            "data-agent": `${e.agentClass}/${e.agentName}`,
+            "data-since": String(e.since),
+          })}
+        />
       ) : (
         <p class="muted" data-testid="stuck-none">
           Nothing stuck{props.query.rule ? ` under ${props.query.rule}` : ""}

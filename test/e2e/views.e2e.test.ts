@@ -99,7 +99,7 @@ it("saves a filtered incidents view, shows it in the nav, and opening it reprodu
   await page.waitForURL(/\/incidents\?.*view=/);
   expect(await page.locator("[data-testid='view-marker']").getAttribute("data-view-id")).toBe(viewId);
   await page.locator("[data-testid='view-clear']").click();
-  await page.waitForURL(`${server.base}/incidents`);
+  await page.waitForURL(`${server.base}/incidents?view=none`);
   expect(await page.locator("[data-testid='view-marker']").count()).toBe(0);
   expect(await listed(page)).toEqual(agentsOf(...AGENTS));
   await shot(page, "views-03-cleared");

@@ -24,7 +24,11 @@ export type ExportStreamOptions = {
   cutLine: (count: number) => string;
   /** Rows per read (default and at most the read models' largest page, 200). */
   pageSize?: number;
+  /** Each row as the file holds it (the columns `cols=` picked); default: the row as read. */
+  project?: (item: Record<string, unknown>) => Record<string, unknown>;
 };
+
+const projected = (p: ExportPage, project: (item: Record<string, unknown>) => Record<string, unknown>): ExportPage => ({ ...p, items: p.items.map(project) });
 
 /**
  * Streams a list, page by page over its keyset, as CSV or one JSON document, stopping at `cap` rows. The first
@@ -35,7 +39,9 @@ export async function exportStream(read: ExportReader, o: ExportStreamOptions): 
   const enc = new TextEncoder();
   const page0 = Math.min(PAGE, o.pageSize ?? PAGE);
   const limitFor = (count: number) => Math.max(1, Math.min(page0, o.cap - count + 1));
-  let page: ExportPage | null = await read(null, limitFor(0));
+  const project = o.project;
+  const readPage = project ? async (cursor: string | null, limit: number) => projected(await read(cursor, limit), project) : read;
+  let page: ExportPage | null = await readPage(null, limitFor(0));
   let count = 0;
   let columns: string[] | null = null;
   let started = false;
@@ -88,7 +94,7 @@ export async function exportStream(read: ExportReader, o: ExportStreamOptions): 
         return;
       }
       controller.enqueue(enc.encode(text));
-      page = await read(current.next, limitFor(count));
+      page = await readPage(current.next, limitFor(count));
     },
   });
 }

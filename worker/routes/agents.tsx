@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import type { ActionAvailability } from "../../console/components/actions";
 import { RecoveryPauseState } from "../../console/components/recovery-pause";
 import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
-import { AgentsPage } from "../../console/pages/agents";
+import { AGENT_COLUMN_SET, AgentsPage } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
 import { findAgent, listAgents } from "../../src/store/read-models/agents";
 import { agentListFilters, agentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
@@ -15,6 +15,7 @@ import { consoleAdminClient } from "../admin-client";
 import { recordFindings } from "../reconcile/agent";
 import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
 import { agentActionsFrom } from "./availability";
+import { listQuery } from "./columns";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
 
@@ -45,13 +46,13 @@ function availability(agentClass: string, state: LiveState): ActionAvailability 
  * "Agents with missing events" card links here). JSON for Accept: application/json.
  */
 agents.get("/agents", async (c) => {
-  const q = c.req.query() as Record<string, string | undefined>;
+  const { q, cols } = listQuery(c, AGENT_COLUMN_SET);
   const f = parseFilters(agentListFilters, q);
   const list = f.gaps
     ? await agentsWithGaps(c.env.DB, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
     : await listAgents(c.env.DB, { agentClass: f.agentClass }, { cursor: q.cursor, limit: q.limit });
   if (wantsJson(c)) return c.json(list);
-  return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} gapsOnly={f.gaps === true} />);
+  return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} gapsOnly={f.gaps === true} cols={cols} />);
 });
 
 agents.get("/agents/:agentClass/:agentName", async (c) => {

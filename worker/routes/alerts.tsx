@@ -1,7 +1,8 @@
 import { Hono } from "hono";
-import { type AlertSettingsView, AlertsPage } from "../../console/pages/alerts";
+import { ALERT_COLUMN_SET, type AlertSettingsView, AlertsPage } from "../../console/pages/alerts";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { alertConfig } from "../alerts/config";
+import { listQuery } from "./columns";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
 
@@ -21,9 +22,9 @@ function settingsView(env: ConsoleEnv["Bindings"]): AlertSettingsView {
 }
 
 alerts.get("/alerts", async (c) => {
-  const q = c.req.query() as Record<string, string | undefined>;
+  const { q, cols } = listQuery(c, ALERT_COLUMN_SET);
   const list = await listAlertDeliveries(c.env.DB, q, { cursor: q.cursor, limit: q.limit });
   const settings = settingsView(c.env);
   if (wantsJson(c)) return c.json({ ...list, settings });
-  return page(c, <AlertsPage ctx={pageContext(c)} query={q} page={list} settings={settings} />);
+  return page(c, <AlertsPage ctx={pageContext(c)} query={q} page={list} settings={settings} cols={cols} />);
 });

@@ -1,8 +1,11 @@
 import { Hono } from "hono";
-import { exportCutLine } from "../../console/words";
+import { pickFields } from "../../console/components/columns";
+import { LIST_COLUMNS } from "../../console/list-columns";
+import { exportCutLine, noColumnChoiceSentence } from "../../console/words";
 import { consoleConfig } from "../config";
 import { EXPORT_LISTS, EXPORT_SOURCES, type ExportList } from "../export/lists";
 import { EXPORT_FORMATS, type ExportFormat, exportStream } from "../export/stream";
+import { parseCols } from "./columns";
 import type { ConsoleEnv } from "./context";
 import { problem } from "./render";
 import { stuckConfigOf } from "./stuck";
@@ -14,8 +17,8 @@ import { stuckConfigOf } from "./stuck";
  */
 export const exportRoute = new Hono<ConsoleEnv>();
 
-/** Parameters of the download itself, not filters of the list. */
-const OWN_PARAMS = new Set(["format", "cursor", "limit"]);
+/** Parameters of the download itself, not filters of the list (`view` marks a page opened through a saved view). */
+const OWN_PARAMS = new Set(["format", "cursor", "limit", "cols", "view"]);
 
 exportRoute.get("/export/:list", async (c) => {
   const list = c.req.param("list");
@@ -25,6 +28,11 @@ exportRoute.get("/export/:list", async (c) => {
   if (!(EXPORT_FORMATS as readonly string[]).includes(format))
     return problem(c, 400, `format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(format.slice(0, 40))}).`);
   const filters = Object.fromEntries(Object.entries(c.req.query()).filter(([k]) => !OWN_PARAMS.has(k)));
+  // The columns the page shows (`cols=`), from the same declaration: the file keeps their fields only.
+  const set = LIST_COLUMNS[list as ExportList];
+  const given = c.req.queries("cols");
+  if (given?.length && !set) return problem(c, 400, noColumnChoiceSentence(list));
+  const cols = set ? parseCols(set, given) : [];
   const cap = consoleConfig(c.env).export.rowCap;
   const now = Date.now();
   const read = EXPORT_SOURCES[list as ExportList]({ db: c.env.DB, now, stuckConfig: stuckConfigOf(c.env) }, filters, cap);
@@ -32,8 +40,9 @@ exportRoute.get("/export/:list", async (c) => {
   const body = await exportStream(read, {
     format: format as ExportFormat,
     cap,
-    head: { list, filters, cap, exportedAt: new Date(now).toISOString() },
+    head: { list, filters, ...(cols.length ? { cols } : {}), cap, exportedAt: new Date(now).toISOString() },
     cutLine: exportCutLine,
+    ...(set && cols.length ? { project: (item: Record<string, unknown>) => pickFields(set, cols, item) } : {}),
   });
   const stamp = new Date(now).toISOString().replace(/[:.]/g, "-");
   c.header("Content-Type", format === "csv" ? "text/csv; charset=utf-8" : "application/json; charset=utf-8");

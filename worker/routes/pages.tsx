@@ -1,15 +1,16 @@
 import { Hono } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
-import { z } from "zod";
-import { INCIDENT_COLUMNS } from "../../console/components/incident-table";
+import type { AnyColumnSet } from "../../console/components/columns";
+import { INCIDENT_COLUMN_SET } from "../../console/components/incident-table";
+import { OP_COLUMN_SET } from "../../console/components/ops-table";
 import type { PageContext } from "../../console/layout";
 import { detailHref, LISTS } from "../../console/links";
 import { EventsPage } from "../../console/pages/events";
 import { IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
-import { AuditPage, BackupsPage, OpsPage } from "../../console/pages/lists";
+import { AUDIT_COLUMN_SET, AuditPage, BACKUP_COLUMN_SET, BackupsPage, OpsPage } from "../../console/pages/lists";
 import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
-import { RunsPage, RunTimelinePage } from "../../console/pages/runs";
-import { SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
+import { RUN_COLUMN_SET, RunsPage, RunTimelinePage } from "../../console/pages/runs";
+import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
 import { historyTier } from "../../src/store/history/tier";
 import {
   countStuck,
@@ -39,13 +40,13 @@ import {
   topReasons,
 } from "../../src/store/read-models";
 import { BadRequest } from "../../src/store/read-models/errors";
-import { commaList } from "../../src/store/read-models/filters";
 import type { Page } from "../../src/store/read-models/paging";
 import { countAlarmLoops } from "../../src/store/read-models/residency";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
 import { askAgent } from "./availability";
 import { budgetOf } from "./budget";
+import { listQuery } from "./columns";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
 import { stuckConfigOf } from "./stuck";
@@ -83,19 +84,20 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
 }
 
 /**
- * A list page: filters and cursor from the URL through the read model (which
- * validates them), JSON for Accept: application/json, else the rendered page.
+ * A list page: filters and cursor from the URL through the read model (which validates them), and the columns
+ * `cols=` picks from the list's declaration; JSON for Accept: application/json, else the rendered page.
  */
 function listRoute<T>(
   path: string,
+  set: AnyColumnSet | null,
   read: (db: D1Database, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }) => Promise<Page<T>>,
-  render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>) => JSX.Element,
+  render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>, cols: string[]) => JSX.Element,
 ) {
   pages.get(path, async (c) => {
-    const q = query(c);
+    const { q, cols } = listQuery(c, set);
     const list = await read(c.env.DB, q, paging(q));
     if (wantsJson(c)) return c.json(list);
-    return page(c, render(pageContext(c), q, list));
+    return page(c, render(pageContext(c), q, list, cols));
   });
 }
 
@@ -107,20 +109,12 @@ pages.get("/", async (c) => {
 });
 pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
 
-/** `cols=` on /incidents: the columns to show, comma-separated or repeated (the chooser's checkboxes); none: all. */
-const incidentCols = commaList(z.array(z.enum(INCIDENT_COLUMNS, { error: `cols must name columns among ${INCIDENT_COLUMNS.join(", ")}` })).optional());
-
 /** The incidents list and its groups for the URL's filters (validated by the read models), and the columns to show. */
 async function incidentsOf(c: ConsoleContext) {
-  const q = query(c);
-  // Repeated checkboxes arrive as cols=a&cols=b: one comma list from here on, so links and the live partial keep them all.
-  const colsGiven = c.req.queries("cols");
-  if (colsGiven) q.cols = colsGiven.join(",");
-  const cols = incidentCols.safeParse(q.cols);
-  if (!cols.success) throw new BadRequest(cols.error.issues.map((i) => i.message).join("; "));
+  const { q, cols } = listQuery(c, INCIDENT_COLUMN_SET);
   if (q.groupBy && !(INCIDENT_GROUPS as readonly string[]).includes(q.groupBy)) throw new BadRequest(`groupBy must be one of ${INCIDENT_GROUPS.join(", ")}`);
   const [list, groups] = await Promise.all([listIncidents(c.env.DB, q, paging(q)), q.groupBy ? groupIncidents(c.env.DB, q, q.groupBy as never) : null]);
-  return { q, list, groups, cols: cols.data ?? [] };
+  return { q, list, groups, cols };
 }
 
 pages.get("/incidents", async (c) => {
@@ -135,7 +129,7 @@ pages.get("/partials/incidents", async (c) => {
 });
 
 /** Events by type and time: what the overview's chart and rollup figures count. */
-listRoute("/events", listEvents, (ctx, q, list) => <EventsPage ctx={ctx} query={q} page={list} />);
+listRoute("/events", null, listEvents, (ctx, q, list) => <EventsPage ctx={ctx} query={q} page={list} />);
 
 pages.get("/incidents/:incidentId", async (c) => {
   const id = c.req.param("incidentId");
@@ -180,7 +174,7 @@ pages.get("/incidents/:incidentId", async (c) => {
 pages.get("/fibers", (c) => c.redirect(`${LISTS.runs}${new URL(c.req.url).search}`, 301));
 pages.get("/fibers/:runId", (c) => c.redirect(`${detailHref("runs", c.req.param("runId"))}${new URL(c.req.url).search}`, 301));
 
-listRoute("/runs", listRuns, (ctx, q, list) => <RunsPage ctx={ctx} query={q} page={list} />);
+listRoute("/runs", RUN_COLUMN_SET, listRuns, (ctx, q, list, cols) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} />);
 
 pages.get("/runs/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
@@ -192,7 +186,7 @@ pages.get("/runs/:fiberId", async (c) => {
   return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);
 });
 
-listRoute("/sessions", listSessions, (ctx, q, list) => <SessionsPage ctx={ctx} query={q} page={list} />);
+listRoute("/sessions", SESSION_COLUMN_SET, listSessions, (ctx, q, list, cols) => <SessionsPage ctx={ctx} query={q} page={list} cols={cols} />);
 
 pages.get("/sessions/:name", async (c) => {
   const name = c.req.param("name");
@@ -214,20 +208,20 @@ pages.get("/sessions/:name/status", async (c) => {
   return c.html(<SessionStatusFragment status={session.status} />);
 });
 
-listRoute("/backups", listBackups, (ctx, q, list) => <BackupsPage ctx={ctx} query={q} page={list} />);
+listRoute("/backups", BACKUP_COLUMN_SET, listBackups, (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />);
 
-listRoute("/audit", listAudit, (ctx, q, list) => <AuditPage ctx={ctx} query={q} page={list} />);
+listRoute("/audit", AUDIT_COLUMN_SET, listAudit, (ctx, q, list, cols) => <AuditPage ctx={ctx} query={q} page={list} cols={cols} />);
 
 /** Ambiguous ops. In HTML without an `open` filter: the open ones (paged) first, then the latest resolved. JSON is the plain list. */
 pages.get("/ops", async (c) => {
-  const q = query(c);
+  const { q, cols } = listQuery(c, OP_COLUMN_SET);
   if (wantsJson(c)) return c.json(await listAmbiguousOps(c.env.DB, q, paging(q)));
   const split = q.open === undefined || q.open === "";
   const [list, resolved] = await Promise.all([
     listAmbiguousOps(c.env.DB, split ? { ...q, open: "true" } : q, paging(q)),
     split && !q.cursor ? listAmbiguousOps(c.env.DB, { ...q, open: "false" }, { limit: 10 }) : null,
   ]);
-  return page(c, <OpsPage ctx={pageContext(c)} query={q} page={list} resolved={resolved ? resolved.items : null} />);
+  return page(c, <OpsPage ctx={pageContext(c)} query={q} page={list} resolved={resolved ? resolved.items : null} cols={cols} />);
 });
 
 /** The agent registry, for the CLI. */

@@ -1,10 +1,11 @@
 import { Hono } from "hono";
 import { LISTS, stuckSubjectHref } from "../../console/links";
-import { StuckList, StuckPage } from "../../console/pages/stuck";
+import { STUCK_COLUMN_SET, StuckList, StuckPage } from "../../console/pages/stuck";
 import { stuckDetail } from "../../console/stuck-words";
 import { listStuck, parseStuckFilters } from "../../src/store/read-models";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
+import { listQuery } from "./columns";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
 
@@ -19,21 +20,21 @@ export const stuckConfigOf = (env: Env) => consoleConfig(env).stuck;
 
 /** The findings for the URL's filters (validated: an unknown rule is a 400 that names the rules). */
 async function read(c: ConsoleContext) {
-  const q = c.req.query();
+  const { q, cols } = listQuery(c, STUCK_COLUMN_SET);
   const { rule, agentClass } = parseStuckFilters({ rule: q.rule, agentClass: q.agentClass });
   const config = stuckConfigOf(c.env);
   const ctx = pageContext(c);
   const entries = await listStuck(c.env.DB, ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });
-  return { ctx, config, query: { rule, agentClass }, entries };
+  return { ctx, config, query: { rule, agentClass, cols: q.cols }, entries, cols };
 }
 
 stuck.get(LISTS.stuck, async (c) => {
-  const { ctx, config, query, entries } = await read(c);
+  const { ctx, config, query, entries, cols } = await read(c);
   if (wantsJson(c)) return c.json({ config, entries: entries.map((e) => ({ ...e, detail: stuckDetail(e, ctx.now, config), href: stuckSubjectHref(e) })) });
-  return page(c, <StuckPage ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} />);
+  return page(c, <StuckPage ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} cols={cols} />);
 });
 
 stuck.get("/partials/stuck", async (c) => {
-  const { ctx, config, query, entries } = await read(c);
-  return c.html(<StuckList ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} />);
+  const { ctx, config, query, entries, cols } = await read(c);
+  return c.html(<StuckList ctx={ctx} query={query} entries={entries} config={config} limit={PAGE_LIMIT} cols={cols} />);
 });

@@ -2,7 +2,7 @@ import { Hono, type MiddlewareHandler } from "hono";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { type ViewLink, ViewsMenuItems } from "../../console/components/views";
-import { LISTS, VIEW_LISTS, type ViewList, viewHref, viewListAt, viewTargetHref } from "../../console/links";
+import { LISTS, NO_VIEW, plainHref, VIEW_LISTS, type ViewList, viewHref, viewListAt, viewTargetHref } from "../../console/links";
 import { ViewsPage } from "../../console/pages/views";
 import { teamViewRoleSentence, viewRefusalSentence, viewSaveRefusalSentence } from "../../console/words";
 import { deleteView, forgetView, getView, lastViewFor, rememberView, type SavedView, saveView, viewName, viewQuery, viewsFor } from "../../src/store/views";
@@ -30,7 +30,7 @@ const ofKnownList = (v: Pick<SavedView, "list">) => (VIEW_LISTS as readonly stri
 /**
  * For a list page a browser loads: a list opened with no query at all restores the identity's last view of it (a
  * redirect to that view's URL, which the marker then names); `?view=<id>` marks the page and records the view as the
- * list's last. Other pages cost nothing; a bare list two primary-key reads; a list opened through a view two more,
+ * list's last; `?view=none` is the plain list (nothing restored, nothing read). Other pages cost nothing; a bare list two primary-key reads; a list opened through a view two more,
  * and a row written only when the list's last view changes. (The nav's menu loads its views only when opened.)
  */
 export function savedViews(): MiddlewareHandler<ConsoleEnv> {
@@ -44,7 +44,7 @@ export function savedViews(): MiddlewareHandler<ConsoleEnv> {
       if (last && ofKnownList(last)) return c.redirect(viewTargetHref(asLinkWithQuery(last)), 302);
     }
     const id = url.searchParams.get("view");
-    const found = id ? await getView(c.env.DB, id, email) : null;
+    const found = id && id !== NO_VIEW ? await getView(c.env.DB, id, email) : null;
     const active = found?.list === list ? found : null;
     if (active) await rememberView(c.env.DB, email, active);
     // A query too long to keep is shown as asked, with nothing offered to save.
@@ -99,14 +99,14 @@ views.post("/views", async (c) => {
   return c.redirect(target, 303);
 });
 
-/** Forgets the identity's last view of a list, then shows the list unfiltered (303). */
+/** Forgets the identity's last view of a list, then shows the list plain (303 to `?view=none`). */
 views.post("/views/forget", async (c) => {
   const body = await readForm(c);
   const list = z.enum(VIEW_LISTS).safeParse(body?.list);
   if (!list.success) return problem(c, 400, `list must be one of ${VIEW_LISTS.join(", ")}`);
   await forgetView(c.env.DB, c.var.user.email, list.data);
   if (wantsJson(c)) return c.json({ ok: true, value: { list: list.data } });
-  return c.redirect(LISTS[list.data], 303);
+  return c.redirect(plainHref(LISTS[list.data]), 303);
 });
 
 /** A view's permanent address: its list with its filters (302), or the view as JSON. */

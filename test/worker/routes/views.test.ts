@@ -166,12 +166,29 @@ describe("the last view", () => {
     const filtered = await page("bob", "/incidents?status=open");
     expect(filtered.status).toBe(200);
     expect(markerOf(filtered.html)).toBeNull();
-    // Clear: forgets it, and the bare list is unfiltered again.
+    // Clear: forgets it, and shows the list plain; the bare list is unfiltered again.
     const clear = await post("bob", "/views/forget", { list: "incidents" }, { json: false });
     expect(clear.status).toBe(303);
-    expect(clear.headers.get("location")).toBe("/incidents");
+    expect(clear.headers.get("location")).toBe("/incidents?view=none");
     expect((await page("bob", "/incidents")).status).toBe(200);
     expect((await post("bob", "/views/forget", { list: "nope" })).status).toBe(400);
+  });
+
+  it("is not restored by the filter form's Clear (view=none), while the bare list (the nav's link) still restores it", async () => {
+    const v = await saved("bob", { name: `plain ${u}`, list: "incidents", query: `reason=${reason}_other` });
+    const opened = await page("bob", `/incidents?reason=${reason}_other&view=${v.viewId}`);
+    // The form's Clear on a list opened through a view leads to the plain list, not back to the view.
+    const clearHref = /<a href="([^"]+)" data-testid="filters-clear">/.exec(opened.html)?.[1];
+    expect(clearHref).toBe("/incidents?view=none");
+    const plain = await page("bob", clearHref!);
+    expect(plain.status).toBe(200);
+    expect(markerOf(plain.html)).toBeNull();
+    expect(incidentIds(plain.html)).toEqual(expect.arrayContaining([incidentId, other]));
+    // Seeing it plain forgets nothing: the nav's bare link still opens the last view.
+    expect((await page("bob", "/incidents")).location).toBe(`/incidents?reason=${reason}_other&view=${v.viewId}`);
+    // And view=none is not part of what a save keeps.
+    expect((await saved("bob", { name: `plain2 ${u}`, list: "incidents", query: "view=none&status=open" })).query).toBe("status=open");
+    await post("bob", "/views/forget", { list: "incidents" });
   });
 
   it("is stored in D1 per identity and list, and restored only for a browser's page, not for JSON", async () => {
