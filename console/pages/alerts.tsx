@@ -90,7 +90,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
   const s = props.settings;
   return (
     <Layout ctx={props.ctx} title="Alerts" active={LISTS.alerts}>
-      <section data-testid="alert-settings">
+      <section data-testid="alert-settings" data-enabled={String(s.enabled)} data-channels={s.enabled ? s.channels.map((c) => c.channel).join(" ") : ""}>
         {s.enabled ? (
           <p>
             Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; at most {s.limitPerHour} per
