@@ -19,7 +19,7 @@ import { INCIDENT_COLUMNS, type IncidentColumn, IncidentTable } from "../compone
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { RecoveryBudget } from "../components/recovery-budget";
-import { RecoveryPauseState } from "../components/recovery-pause";
+import { IncidentPauseSkips, RecoveryPauseState } from "../components/recovery-pause";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Time } from "../components/time";
@@ -212,6 +212,7 @@ export function IncidentPage(props: {
             </dd>
           </>
         ) : null}
+        <IncidentPauseSkips skips={a.pauseSkips} sdkStatus={i.sdkStatus} now={props.ctx.now} />
         {props.pause && props.pause.state !== "resumed" ? (
           <>
             <dt>recovery pause</dt>
