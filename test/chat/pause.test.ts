@@ -77,7 +77,9 @@ describe.each(["ThinkChatFixture", "AiChatFixture"] as const)("pause recovery on
     const rec = (await settledRecord(stub))!;
     expect(rec).not.toBeNull();
     // The SDK's own record: the recovery was skipped because continuation was declined, on its first attempt.
-    expect(rec).toMatchObject({ status: "skipped", reason: "continue_disabled", attempt: 1 });
+    // Declining spends nothing past the interruption itself: attempt 1, one interrupted attempt (the eviction), and
+    // the record is sealed, so no later attempt runs.
+    expect(rec).toMatchObject({ status: "skipped", reason: "continue_disabled", attempt: 1, interruptedAttempts: 1 });
     expect(rec.recoveryRootRequestId ?? rec.requestId).toBe(turn);
     // No tokens: the model was called once (the original turn), never for a recovery; the agent's own hook was not asked.
     await scheduler.wait(500);
@@ -117,6 +119,15 @@ describe.each(["ThinkChatFixture", "AiChatFixture"] as const)("pause recovery on
     );
     expect(incident).toEqual({ status: rec.status, reason: rec.reason });
     await pollRows("SELECT 1 FROM recovery_pauses WHERE agent_name = ? AND skipped = 1", [name], (r) => r.length === 1);
+    // The turn's run row and page: the SDK's word (its recovery skipped, continue_disabled), the pause's event on its timeline.
+    const [run] = await pollRows<{ kind: string; outcome: string | null; reason: string | null }>(
+      "SELECT kind, outcome, reason FROM runs WHERE agent_name = ? AND fiber_id = ?",
+      [name, turn],
+      (r) => r.length === 1 && r[0]!.outcome !== null,
+    );
+    expect(run).toEqual({ kind: "chat_turn", outcome: "recovery_skipped", reason: rec.reason });
+    const runPage = await getText(`/runs/${encodeURIComponent(turn)}?agentClass=${cls}&agentName=${encodeURIComponent(name)}`, "viewer");
+    expect(runPage.text).toContain('data-type="recovery.skipped_paused"');
     const page = await getText(`/incidents/${encodeURIComponent(rec.incidentId)}?agentClass=${cls}&agentName=${encodeURIComponent(name)}`, "viewer");
     expect(page.status).toBe(200);
     expect(page.text).toMatch(/data-testid="incident-pause-skips" data-decision="declined" data-declined="1" data-held="0"/);
