@@ -13,7 +13,8 @@ import { activeFiberIds } from "./sdk-layout.js";
  *   id, and the resume recovers it through the agent's own hook and the SDK's `resolveFiber`.
  * - a chat turn (Think, AIChatAgent): the SDK asks `onChatRecovery` before every chat recovery (an evicted turn on
  *   wake, a stalled stream, an interrupted recovery turn). No answer of that hook holds a turn for later: `continue:
- *   false` ends it, and a throw marks the incident failed and fails the turn's Task run. So the pause answers
+ *   false` ends it, and a throw marks the incident failed and leaves the turn stuck (Think: its submission stays
+ *   `running`) with nothing to run it again. So the pause answers
  *   `{ continue: false }` (declined): the model is not called, the partial is kept, the SDK records the recovery
  *   skipped (`continue_disabled`; Think marks the submission errored). A resume does not restart it. (The SDK's
  *   other hook, `shouldKeepRecovering`, is not asked on an incident's first attempt, and its `false` seals the incident

@@ -153,3 +153,27 @@ describe.each(["ThinkChatFixture", "AiChatFixture"] as const)("pause recovery on
     expect(await until(async () => (await stub.transcript()).at(-1)?.text.endsWith(" done.") === true, 15_000)).toBe(true);
   });
 });
+
+describe("why a paused chat recovery is declined, not held (Think)", () => {
+  it("a throw from onChatRecovery does not hold the turn: the incident is failed, the submission is left running, and the turn never runs again once the hook stops throwing", async () => {
+    const name = `pause-throw-${uid()}`;
+    let stub = await chatStub("ThinkChatFixture", name);
+    await stub.setPolicy({ throwOnRecovery: true });
+    await stub.setScript([stall("The answer is"), text(" never reached.")]);
+    const turn = await streamingTurn("ThinkChatFixture", stub, "what is the answer?");
+    stub = await evictAndWake("ThinkChatFixture", name);
+    const rec = (await settledRecord(stub))!;
+    expect(rec).toMatchObject({ status: "failed", reason: "fixture: onChatRecovery throws", attempt: 1 });
+    expect(await stub.recoveryHookCalls()).toEqual([rec.incidentId]);
+    // The hook stops throwing (as a resume would): neither the alarm nor a later wake asks it again or runs the model.
+    await stub.setPolicy({ throwOnRecovery: false });
+    await runDurableObjectAlarm(stub as never);
+    stub = await evictAndWake("ThinkChatFixture", name);
+    await scheduler.wait(2000);
+    expect(await stub.recoveryHookCalls()).toEqual([]);
+    expect(await stub.modelCalls()).toHaveLength(1);
+    expect((await stub.recoveryRecords()).find((r) => r.incidentId === rec.incidentId)).toMatchObject({ status: "failed" });
+    // Think's submission is left running with nothing to run it: a stuck turn, which a declined recovery avoids.
+    expect(await stub.submission(turn)).toMatchObject({ status: "running" });
+  });
+});
