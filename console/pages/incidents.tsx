@@ -20,7 +20,7 @@ import { INCIDENT_COLUMN_SET, IncidentTable } from "../components/incident-table
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { RecoveryBudget } from "../components/recovery-budget";
-import { RecoveryPauseState } from "../components/recovery-pause";
+import { IncidentPauseSkips, RecoveryPauseState } from "../components/recovery-pause";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Time } from "../components/time";
@@ -187,6 +187,7 @@ export function IncidentPage(props: {
             </dd>
           </>
         ) : null}
+        <IncidentPauseSkips skips={a.pauseSkips} sdkStatus={i.sdkStatus} now={props.ctx.now} />
         {props.pause && props.pause.state !== "resumed" ? (
           <>
             <dt>recovery pause</dt>

@@ -36,7 +36,17 @@ import {
   verifyInput,
 } from "./inputs.js";
 import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
-import { clearPause, composeFiberRecovery, pauseState, readPause, recordSkip, recoverHeld, writePause } from "./pause.js";
+import {
+  clearPause,
+  composeChatRecovery,
+  composeFiberRecovery,
+  pauseState,
+  readPause,
+  recordChatDecline,
+  recordSkip,
+  recoverHeld,
+  writePause,
+} from "./pause.js";
 import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
 import { readResidency } from "./residency.js";
 import type { ResidencyOutput } from "./residency-contract.js";
@@ -330,8 +340,8 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     }
 
     /**
-     * Pauses the agent's fiber recovery until `hours` from now (src/admin-rpc/pause.ts): every recovery the SDK
-     * starts meanwhile is held back, not lost. A repeated pause replaces the reason and expiry and keeps what the
+     * Pauses the agent's recovery until `hours` from now (src/admin-rpc/pause.ts): every fiber recovery the SDK
+     * starts meanwhile is held back, not lost; every chat recovery is declined (the SDK ends the turn). A repeated pause replaces the reason and expiry and keeps what the
      * earlier one held. Writes one row of the agent's storage.
      */
     async adminPauseRecovery(input: unknown): Promise<AdminResult<PauseRecoveryOutput>> {
@@ -401,6 +411,8 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       composeFiberRecovery(this, (ctx, pause, managed) => {
         if (managed) recordSkip(this, ctx, pause);
       });
+      // Likewise before the agent's own onChatRecovery (Think, AIChatAgent): a pause declines the chat recovery.
+      composeChatRecovery(this, (ctx, pause) => recordChatDecline(this, ctx, pause));
       // Wrap whatever observability is in place (the SDK's, or telemetry's) so the log sees every recovery
       // event, including those of the recovery the SDK runs when an evicted agent wakes for this very call.
       this.observability = tapRecovery(this.observability, (e) => {

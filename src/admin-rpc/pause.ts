@@ -11,6 +11,14 @@ import { activeFiberIds } from "./sdk-layout.js";
  *   and retries it with backoff (until `fiberRecoveryMaxAgeMs`, 24 h by default, from the run's start);
  * - a managed fiber (startFiber): the hook returns nothing, so the SDK leaves it `interrupted`; the pause keeps its
  *   id, and the resume recovers it through the agent's own hook and the SDK's `resolveFiber`.
+ * - a chat turn (Think, AIChatAgent): the SDK asks `onChatRecovery` before every chat recovery (an evicted turn on
+ *   wake, a stalled stream, an interrupted recovery turn). No answer of that hook holds a turn for later: `continue:
+ *   false` ends it, and a throw marks the incident failed and leaves the turn stuck (Think: its submission stays
+ *   `running`) with nothing to run it again. So the pause answers
+ *   `{ continue: false }` (declined): the model is not called, the partial is kept, the SDK records the recovery
+ *   skipped (`continue_disabled`; Think marks the submission errored). A resume does not restart it. (The SDK's
+ *   other hook, `shouldKeepRecovering`, is not asked on an incident's first attempt, and its `false` seals the incident
+ *   as exhausted, so the pause does not use it.)
  * An expired pause no longer holds anything back; what it held waits for the resume.
  */
 
@@ -78,6 +86,56 @@ export function composeFiberRecovery(agent: Agent, onSkip: (ctx: FiberCtx, pause
   };
 }
 
+/** What the SDK passes `onChatRecovery` (agents/chat `ChatRecoveryContext`), as far as the pause reads it. */
+export type ChatRecoveryCtx = { incidentId: string; recoveryRootRequestId: string; requestId: string; attempt: number; recoveryKind: "retry" | "continue" };
+type ChatHook = (ctx: ChatRecoveryCtx) => Promise<{ persist?: boolean; continue?: boolean } | undefined>;
+
+/**
+ * Wraps the agent's `onChatRecovery` (its own override, or the SDK's default) so a pause in force declines the chat
+ * recovery (see the file comment) and anything else runs the agent's hook unchanged. Installed as an own property of
+ * the instance, like composeFiberRecovery. Returns false for an agent without chat recovery (not a chat agent).
+ */
+export function composeChatRecovery(agent: Agent, onDecline: (ctx: ChatRecoveryCtx, pause: RecoveryPause) => void): boolean {
+  const self = agent as unknown as { onChatRecovery?: ChatHook };
+  const own = self.onChatRecovery;
+  if (typeof own !== "function") return false;
+  self.onChatRecovery = async (ctx) => {
+    const storage = stateOf(agent).storage;
+    const pause = await readPause(storage, Date.now());
+    if (!pause?.active) return own.call(agent, ctx);
+    const { active: _a, ...stored } = pause;
+    await writePause(storage, { ...stored, skipped: stored.skipped + 1 });
+    onDecline(ctx, pause);
+    // persist stays the SDK's default (keep what was streamed: no model call); continue: false ends the turn.
+    return { continue: false };
+  };
+  return true;
+}
+
+/** Reports a chat recovery the pause declined through the agent's telemetry, when it has ours: the turn's ids and the SDK's attempt. */
+export function recordChatDecline(agent: Agent, ctx: ChatRecoveryCtx, pause: RecoveryPause): void {
+  const t = (agent as { telemetry?: { record?: (type: string, payload: unknown, corr: unknown) => unknown } }).telemetry;
+  const fiberName = (agent.constructor as { CHAT_FIBER_NAME?: unknown }).CHAT_FIBER_NAME;
+  try {
+    t?.record?.(
+      "recovery.skipped_paused",
+      {
+        kind: "chat_turn",
+        fiberName: `${typeof fiberName === "string" ? fiberName : "chat turn"}:${ctx.requestId}`.slice(0, 200),
+        decision: "declined",
+        attempt: ctx.attempt,
+        recoveryKind: ctx.recoveryKind,
+        reason: pause.reason.slice(0, 2000),
+        until: pause.until,
+      },
+      // The user's turn (the console keys a chat turn by its recovery root) and the SDK's own incident id.
+      { requestId: ctx.recoveryRootRequestId.slice(0, 200), incidentId: ctx.incidentId },
+    );
+  } catch {
+    /* telemetry never fails a recovery */
+  }
+}
+
 /**
  * Recovers the managed fibers a pause held: each still `interrupted` goes through the agent's hook (the pause is
  * gone by now, so the agent's own recovery runs) and its answer settles the fiber through the SDK's `resolveFiber`,
@@ -113,7 +171,7 @@ export function recordSkip(agent: Agent, ctx: FiberCtx, pause: RecoveryPause): v
     if (!t?.record || !t.source) return;
     t.record(
       "recovery.skipped_paused",
-      { kind: "managed_fiber", fiberName: ctx.name.slice(0, 200), reason: pause.reason.slice(0, 2000), until: pause.until },
+      { kind: "managed_fiber", fiberName: ctx.name.slice(0, 200), decision: "held", reason: pause.reason.slice(0, 2000), until: pause.until },
       { fiberId: ctx.id, incidentId: fiberIncidentId(t.source.agentClass, t.source.agentName, ctx.id) },
     );
   } catch {

@@ -244,7 +244,7 @@ function mapPayload(
       corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);
     // A recovery the operator paused fails on purpose (the run row is kept for after the pause): not a failure.
     if (fiberType === "fiber.recovery.failed" && str(p.error)?.includes(RECOVERY_PAUSED_MARK)) {
-      const payload = compact({ kind: run.kind ?? "fiber", fiberName: (str(p.fiberName) ?? "(unnamed)").slice(0, 200) });
+      const payload = compact({ kind: run.kind ?? "fiber", fiberName: (str(p.fiberName) ?? "(unnamed)").slice(0, 200), decision: "held" });
       return { type: "recovery.skipped_paused", payload, corr };
     }
     return { type: fiberType, payload: fiberPayload(fiberType, p, mask, run.kind, rec), corr };

@@ -322,7 +322,17 @@ export const payloadSchemas = {
   }),
   "recovery.skipped_paused": z.object({
     kind: runKind,
+    /** The fiber's name; for a chat turn, the SDK's name of the turn's fiber (`<CHAT_FIBER_NAME>:<requestId>`) or the class's. */
     fiberName: z.string().max(200),
+    /**
+     * What the pause did to it: `held` (the SDK keeps it for after the pause: a runFiber's row, a managed fiber left
+     * interrupted) or `declined` (a chat turn: the agent's onChatRecovery answered `continue: false`, so the SDK ends
+     * the turn and records the recovery skipped; resuming does not restart it). Absent from older senders: held.
+     */
+    decision: z.enum(["held", "declined"]).optional(),
+    /** A chat turn's recovery: the SDK's attempt number for the incident, and the kind of recovery it declined. */
+    attempt: count.optional(),
+    recoveryKind: z.enum(["retry", "continue"]).optional(),
     /** The operator's reason for the pause, as the agent holds it; absent when the event is the SDK's own (normalised). */
     reason: z.string().max(2000).optional(),
     until: ms.optional(),

@@ -45,6 +45,8 @@ export type ChatStub = {
   recoveryRecords(): Promise<SdkRecoveryRecord[]>;
   transcript(): Promise<TranscriptEntry[]>;
   sdkLive(): Promise<number>;
+  /** The incident ids the agent's own onChatRecovery was asked about, in this isolate. */
+  recoveryHookCalls(): Promise<string[]>;
   // Think
   submit(text: string): Promise<{ submissionId: string; userMessageId: string }>;
   submitAndStream(text: string): Promise<{ submissionId: string; userMessageId: string; streamed: boolean }>;

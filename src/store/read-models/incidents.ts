@@ -292,6 +292,12 @@ export type IncidentAttempts = {
    * by attempt number ascending; `attempt` is null for usage whose attempt the agent could not tell.
    */
   respentByAttempt: AttemptUsage[];
+  /**
+   * Recoveries of this incident an operator's recovery pause stopped (recovery.skipped_paused on its timeline, among
+   * the first ATTEMPT_SCAN): `held` kept for after the pause (fibers), `declined` ended by it (chat turns: the SDK
+   * records the recovery skipped and does not restart it). `lastAt`: the latest of them.
+   */
+  pauseSkips: { held: number; declined: number; lastAt: number | null };
   rowsRead: number;
 };
 
@@ -315,6 +321,7 @@ export async function incidentAttempts(
     rowsRead = 0;
   let cursor: string | null = null;
   const usage = new Map<number | null, AttemptUsage>();
+  const pauseSkips: IncidentAttempts["pauseSkips"] = { held: 0, declined: 0, lastAt: null };
   for (let i = 0; i < ATTEMPT_PAGES; i++) {
     const page: Page<EventRow> = await incidentTimeline(db, incident, { cursor, limit: MAX_LIMIT });
     rowsRead += page.rowsRead;
@@ -322,6 +329,11 @@ export async function incidentAttempts(
       if (scanned >= ATTEMPT_SCAN) break;
       scanned++;
       if (attemptTypes.has(e.type)) counted++;
+      if (e.type === "recovery.skipped_paused") {
+        // Older senders say no decision: theirs were held (fibers).
+        pauseSkips[(e.payload as { decision?: string }).decision === "declined" ? "declined" : "held"]++;
+        pauseSkips.lastAt = Math.max(pauseSkips.lastAt ?? 0, e.time);
+      }
       if (e.type !== "model.usage") continue;
       const p = e.payload as { attempt?: number; inputTokens?: number; outputTokens?: number };
       const attempt = typeof p.attempt === "number" ? p.attempt : null;
@@ -339,7 +351,7 @@ export async function incidentAttempts(
   const respentByAttempt = [...usage.values()].sort((a, b) => (a.attempt ?? -1) - (b.attempt ?? -1));
   const budget = incident.kind === "chat";
   const disagree = reported !== null && !countedCapped && (budget ? counted === 0 && reported > 0 : reported !== counted);
-  return { counted, countedCapped, reported, disagree, reportedIsBudget: budget, respentByAttempt, rowsRead };
+  return { counted, countedCapped, reported, disagree, reportedIsBudget: budget, respentByAttempt, pauseSkips, rowsRead };
 }
 
 /**
