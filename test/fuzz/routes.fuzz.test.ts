@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../worker/app";
 import { SeededRandom as Rng } from "../fixtures/seeded-random";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
+import { mustTestId } from "../worker/html";
 import { csrfFor, escapeHtml, type Who } from "../worker/routes/harness";
 import { drainTraceExports, fuzzSeed, hostileUrlValues, MARKUP, Recorder, registeredRoutes, table, victimEvents, victimOf } from "./corpus";
 
@@ -287,8 +288,8 @@ describe(`every registered route under hostile input (seed ${SEED}, run ${NONCE}
     );
     expect(done.status, done.text.slice(0, 300)).toBe(200);
     // Done (the fuzzed agent may hold no work: a verified no-op is done too), as read back from the agent.
-    expect(done.text).toMatch(/^<div class="result ok" data-testid="action-result">/);
-    expect(done.text).toMatch(/data-testid="after-state" data-result="(ok|noop)" data-verified="true"/);
+    expect(mustTestId(done.text, "action-result").attrs).toMatchObject({ "data-ok": "true", "data-action": "force_idle" });
+    expect(mustTestId(done.text, "after-state").attrs).toMatchObject({ "data-result": expect.stringMatching(/^(ok|noop)$/), "data-verified": "true" });
     const audit = await rec.call(`/audit?targetName=${enc(seed.identity.agentName)}`, "viewer");
     expect(audit.status).toBe(200);
     expect(audit.text).toContain(escapeHtml(reason));
