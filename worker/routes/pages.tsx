@@ -218,6 +218,12 @@ listRoute("/backups", listBackups, (ctx, q, list) => <BackupsPage ctx={ctx} quer
 
 listRoute("/audit", listAudit, (ctx, q, list) => <AuditPage ctx={ctx} query={q} page={list} />);
 
+/**
+ * Resolved ops the /ops page shows under the open ones: with a full page of open ops (51 rows read), the page stays
+ * within 60 rows read (8 + 1).
+ */
+const RECENTLY_RESOLVED = 8;
+
 /** Ambiguous ops. In HTML without an `open` filter: the open ones (paged) first, then the latest resolved. JSON is the plain list. */
 pages.get("/ops", async (c) => {
   const q = query(c);
@@ -225,7 +231,7 @@ pages.get("/ops", async (c) => {
   const split = q.open === undefined || q.open === "";
   const [list, resolved] = await Promise.all([
     listAmbiguousOps(c.env.DB, split ? { ...q, open: "true" } : q, paging(q)),
-    split && !q.cursor ? listAmbiguousOps(c.env.DB, { ...q, open: "false" }, { limit: 10 }) : null,
+    split && !q.cursor ? listAmbiguousOps(c.env.DB, { ...q, open: "false" }, { limit: RECENTLY_RESOLVED }) : null,
   ]);
   return page(c, <OpsPage ctx={pageContext(c)} query={q} page={list} resolved={resolved ? resolved.items : null} />);
 });
