@@ -338,7 +338,7 @@ export async function incidentAttempts(
  * session turn (so a turn incident shows that turn's session.* and op.*
  * events). The timeline reads the agent's segments from the start of the
  * incident's run (its fiber's or turn's first_seen, one primary-key read) or
- * its own first_seen, to its last stamp: at most SEGMENT_BUDGET segments per
+ * its own first_seen, to its last stamp: at most segmentBudget(limit) segments per
  * page. Not included: the turn fiber's own fiber.* events in a turn incident
  * (they carry no turn number). Only the incident's agent's events: another
  * producer's events under the same id are its own incident.
