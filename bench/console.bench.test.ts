@@ -204,7 +204,7 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
         ? `rows_read ${fmt(rowsRead)} (aggregates: counts + 24 h rollups; no page-size target)`
         : `rows_read ${rowsRead} (target <= ${ROWS_TARGET}: ${verdict(rowsRead <= ROWS_TARGET)})`;
     report(
-      `console ${spec.name} [${spec.path.length > 60 ? `${spec.path.slice(0, 57)}...` : spec.path}]: ${rowsPart}, ${r.calls} D1 round trips; ` +
+      `console ${spec.name} [${spec.path.length > 60 ? `${spec.path.slice(0, 57)}...` : spec.path}]: ${rowsPart}, ${r.calls} D1 round trips (rows ${rec.calls.map((c) => c.rowsRead).join("+")}); ` +
         `page ${r.pageMs.toFixed(2)} ms vs bare SQL ${r.sqlMs.toFixed(2)} ms = ${r.ratio.toFixed(2)}x (target <= ${RATIO_TARGET}x: ${verdict(r.ratio <= RATIO_TARGET)}; median per-round ratio, ${ROUNDS} interleaved rounds of ${REPS} requests each), ` +
         `in-isolate app.fetch ${r.appMs.toFixed(2)} ms (${medianRatio(ta).toFixed(2)}x); ` +
         `HTML ${kb(html.length)} KB, ${kb(gz)} KB gzipped (target <= 60 KB: ${verdict(gz <= HTML_GZ_TARGET)})`,

@@ -174,3 +174,19 @@ export function withheldActionsSentence(labels: readonly string[], role: string)
   const phrase = listWords(labels.map((l, i) => (i ? l.toLowerCase() : l)));
   return `${phrase} need${labels.length === 1 ? "s" : ""} the operator role; you are signed in as a ${role}.`;
 }
+
+/** Over the per-attempt table when the incident re-spent tokens in more attempts than it lists. */
+export function respentAttemptsCapped(shown: number): string {
+  return `The first ${shown} attempts; later attempts re-spent tokens too (the total above counts them all).`;
+}
+
+/**
+ * Under a timeline page: more events follow (`next`), and whether this page stopped reading before it was full (a
+ * sparse timeline: its reading is bounded per page, so a short page does not mean the timeline ended).
+ */
+export function timelineMoreWords(dir: "older" | "later", partial: boolean): { link: string; note: string | null } {
+  return {
+    link: `${dir} events »`,
+    note: partial ? `This page stopped reading before it was full: ${dir} events may follow.` : null,
+  };
+}

@@ -1,14 +1,33 @@
 import { href } from "../links";
+import { timelineMoreWords } from "../words";
 
-/** Keyset pagination: "next page" carries the cursor in the URL; "first page" drops it. Filters stay. */
-export function Pager(props: { path: string; query: Record<string, string | undefined>; next: string | null; hasCursor: boolean }) {
+/**
+ * Keyset pagination: "next page" carries the cursor in the URL; "first page" drops it. Filters stay. A timeline
+ * (`timeline`) names where its next page goes (older or later events) and says when this page is partial: it
+ * stopped reading before it held `limit` events (a timeline's reading is bounded per page), so more may follow.
+ */
+export function Pager(props: {
+  path: string;
+  query: Record<string, string | undefined>;
+  next: string | null;
+  hasCursor: boolean;
+  timeline?: { dir: "older" | "later"; shown: number; limit: number };
+}) {
   const { cursor: _c, ...rest } = props.query;
+  const t = props.timeline;
+  const partial = Boolean(t && props.next && t.shown < t.limit);
+  const more = t ? timelineMoreWords(t.dir, partial) : null;
   return (
-    <nav class="pager">
+    <nav class="pager" data-partial={t ? String(partial) : undefined}>
       {props.hasCursor ? <a href={href(props.path, rest)}>« first page</a> : <span />}
+      {more?.note ? (
+        <span class="muted" data-testid="timeline-partial">
+          {more.note}
+        </span>
+      ) : null}
       {props.next ? (
-        <a href={href(props.path, { ...rest, cursor: props.next })} rel="next">
-          next page »
+        <a href={href(props.path, { ...rest, cursor: props.next })} rel="next" data-testid={t ? "timeline-more" : undefined}>
+          {more ? more.link : "next page »"}
         </a>
       ) : (
         <span class="muted">end of list</span>

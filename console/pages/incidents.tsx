@@ -11,6 +11,7 @@ import {
   type Page,
 } from "../../src/store/read-models";
 import type { IncidentBudget } from "../../src/store/read-models/budget";
+import { pageLimit } from "../../src/store/read-models/paging";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ColumnChooser } from "../components/columns";
@@ -28,7 +29,7 @@ import { TimePresets } from "../components/time-presets";
 import { Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, bulkForIncidentHref, detailHref, href, LISTS, listHref } from "../links";
-import { incidentStatusLabel } from "../words";
+import { incidentStatusLabel, respentAttemptsCapped } from "../words";
 
 type Query = Record<string, string | undefined>;
 
@@ -206,7 +207,6 @@ export function IncidentPage(props: {
         </dd>
         <dt>attempts</dt>
         <dd data-testid="incident-attempts">
-          {a.countedCapped ? "at least " : ""}
           {a.counted} counted from its events ·{" "}
           {a.reported === null ? "the SDK reports no attempt counter" : `the SDK's counter says ${a.reported}${i.maxAttempts ? ` of ${i.maxAttempts}` : ""}`}
           {a.reportedIsBudget && a.reported !== null ? (
@@ -265,7 +265,7 @@ export function IncidentPage(props: {
         ) : null}
       </dl>
       {props.budget ? <RecoveryBudget budget={props.budget} /> : null}
-      {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} /> : null}
+      {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} capped={a.usageCapped} /> : null}
       <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
         <a href={agentHref(i)}>Agent</a>
         {act.sessionName ? (
@@ -305,7 +305,13 @@ export function IncidentPage(props: {
       ) : null}
       <h2>Timeline</h2>
       <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
-      <Pager path={path} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />
+      <Pager
+        path={path}
+        query={props.query}
+        next={props.timeline.next}
+        hasCursor={Boolean(props.query.cursor)}
+        timeline={{ dir: "later", shown: props.timeline.items.length, limit: pageLimit(props.query.limit) }}
+      />
     </Layout>
   );
 }
@@ -325,10 +331,15 @@ function RespentTokens(props: { input: number; output: number }) {
 }
 
 /** Tokens per recovery attempt, from the model.usage events on the incident's timeline. */
-function RespentByAttempt(props: { rows: AttemptUsage[] }) {
+function RespentByAttempt(props: { rows: AttemptUsage[]; capped: boolean }) {
   return (
     <section>
       <h2>Tokens re-spent per attempt</h2>
+      {props.capped ? (
+        <p class="muted" data-testid="respent-by-attempt-capped">
+          {respentAttemptsCapped(props.rows.length)}
+        </p>
+      ) : null}
       <table data-testid="respent-by-attempt">
         <thead>
           <tr>

@@ -1,5 +1,6 @@
 import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
+import { pageLimit } from "../../src/store/read-models/paging";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { JsonView, parsePreview } from "../components/json-view";
@@ -238,7 +239,13 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
       )}
       <h2>Events</h2>
       <Timeline events={props.events.items} traceUrl={props.ctx.traceUrl} />
-      <Pager path={detailHref("runs", f.fiberId)} query={props.query} next={props.events.next} hasCursor={Boolean(props.query.cursor)} />
+      <Pager
+        path={detailHref("runs", f.fiberId)}
+        query={props.query}
+        next={props.events.next}
+        hasCursor={Boolean(props.query.cursor)}
+        timeline={{ dir: "later", shown: props.events.items.length, limit: pageLimit(props.query.limit) }}
+      />
     </Layout>
   );
 }

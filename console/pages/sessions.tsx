@@ -1,4 +1,5 @@
 import { type EventRow, type OpRow, type Page, SESSION_STATUSES, type SessionRow } from "../../src/store/read-models";
+import { pageLimit } from "../../src/store/read-models/paging";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
@@ -117,7 +118,13 @@ export function SessionPage(props: {
       ) : null}
       <h2>Timeline (newest first)</h2>
       <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
-      <Pager path={detailHref("sessions", s.sessionName)} query={props.query} next={props.timeline.next} hasCursor={Boolean(props.query.cursor)} />
+      <Pager
+        path={detailHref("sessions", s.sessionName)}
+        query={props.query}
+        next={props.timeline.next}
+        hasCursor={Boolean(props.query.cursor)}
+        timeline={{ dir: "older", shown: props.timeline.items.length, limit: pageLimit(props.query.limit) }}
+      />
     </Layout>
   );
 }

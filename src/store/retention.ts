@@ -11,6 +11,7 @@ import {
   eventRollups,
   eventSegments,
   incidents,
+  incidentUsage,
   opAmbiguities,
   respentRollups,
   runs,
@@ -35,6 +36,7 @@ const S = names(sessions);
 const R = names(eventRollups);
 const A = names(alertDeliveries);
 const RS = names(respentRollups);
+const U = names(incidentUsage);
 
 /** Older than the cutoff (?1), or later than any real time (?2): rows stored before ingest refused future times. */
 const outside = (col: string) => `(${col} < ?1 OR ${col} > ?2)`;
@@ -58,6 +60,12 @@ const PLAN: { table: string; where: string }[] = [
   { table: RS.$table, where: outside(RS.bucket) },
   // The alert delivery log (its keys dedupe alerts: an incident older than retention could alert again, which is fine).
   { table: A.$table, where: outside(A.createdAt) },
+  // What each attempt re-spent goes with its incident (after the incidents above): a row whose incident is gone.
+  // (?1 and ?2 are bound to every statement of the plan; this one needs neither.)
+  {
+    table: U.$table,
+    where: `?1 IS NOT NULL AND ?2 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${I.$table} i WHERE i.${I.incidentId} = ${U.$table}.${U.incidentId} AND i.${I.agentClass} = ${U.$table}.${U.agentClass} AND i.${I.agentName} = ${U.$table}.${U.agentName})`,
+  },
 ];
 
 /** Hours of event time the hot store keeps timelines (event segments) for, by default (HOT_WINDOW_HOURS, worker/config.ts). */

@@ -230,6 +230,19 @@ export const incidents = sqliteTable(
     respentInputTokens: integer("respent_input_tokens").notNull().default(0),
     respentOutputTokens: integer("respent_output_tokens").notNull().default(0),
     /**
+     * Recovery attempts counted from the incident's own events (event types whose step is "attempt", each event once):
+     * what the incident page sets beside the SDK's counter (`attempts`). Same row and statement as last_seen, in no
+     * index: no row written is added.
+     */
+    attemptEvents: integer("attempt_events").notNull().default(0),
+    /**
+     * Recoveries of the incident an operator's recovery pause stopped (recovery.skipped_paused carrying its id, each
+     * event once): held for after the pause (fibers) or declined (chat turns), and when the latest was. In no index.
+     */
+    pauseHeld: integer("pause_held").notNull().default(0),
+    pauseDeclined: integer("pause_declined").notNull().default(0),
+    pauseSkippedAt: integer("pause_skipped_at"),
+    /**
      * The Worker version (envelope `ver`) of the earliest versioned event of the incident: the deploy it opened
      * under (worker/ingest/merge.ts `earliest`). `version_at` is that event's time, which keeps the merge
      * order-independent. Null while no event of the incident carried a version.
@@ -257,6 +270,25 @@ export const incidents = sqliteTable(
     index("incidents_open").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'open'`),
     index("incidents_skipped").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'skipped'`),
   ],
+);
+
+/**
+ * Model tokens an incident's recovery re-spent, per attempt (model.usage events carrying the incident id, each event
+ * counted once; `attempt` is -1 when the agent could not tell which): the incident page's per-attempt table, read by
+ * its key (a handful of rows), never by scanning the timeline. The primary key is the only index.
+ */
+export const incidentUsage = sqliteTable(
+  "incident_usage",
+  {
+    incidentId: text("incident_id").notNull(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    attempt: integer("attempt").notNull(),
+    calls: integer("calls").notNull().default(0),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.incidentId, t.agentClass, t.agentName, t.attempt] })],
 );
 
 /**
@@ -325,6 +357,9 @@ export const opAmbiguities = sqliteTable(
     index("op_ambiguities_open").on(t.resolutionAt, t.lastSeen, t.opId, t.agentClass, t.agentName),
     // Resolved ones, newest first: a partial index, since "resolution_at IS NOT NULL" is a range the open index cannot order by last_seen.
     index("op_ambiguities_resolved").on(t.lastSeen, t.opId, t.agentClass, t.agentName).where(sql`resolution_at IS NOT NULL`),
+    // One agent's open ones (the incident and session pages list them): a partial index, so an agent's page reads its
+    // own few open ops, never a scan of the fleet's. An entry per open op, gone when the op is resolved.
+    index("op_ambiguities_agent_open").on(t.agentClass, t.agentName, t.lastSeen, t.opId).where(sql`resolution_at IS NULL`),
   ],
 );
 

@@ -367,7 +367,7 @@ describe("incident statuses", () => {
 
     // Two attempt events, and the SDK's counter says 2: they agree.
     const sealed = (await getIncident(env.DB, "sealed", owner))!;
-    expect(await incidentAttempts(env.DB, sealed)).toMatchObject({ counted: 2, reported: 2, disagree: false, countedCapped: false });
+    expect(await incidentAttempts(env.DB, sealed)).toMatchObject({ counted: 2, reported: 2, disagree: false, usageCapped: false });
     // The SDK says attempt 3 was scheduled, but no attempt event arrived: they disagree, and the page says so.
     const lost = (await getIncident(env.DB, "lost", owner))!;
     expect(await incidentAttempts(env.DB, lost)).toMatchObject({ counted: 0, reported: 3, disagree: true });

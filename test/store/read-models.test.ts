@@ -222,6 +222,8 @@ describe("listIncidents", () => {
       confirmedAt: null,
       respentInputTokens: 0,
       respentOutputTokens: 0,
+      // Its one event is a skip: the SDK's counter says attempt 1, but no attempt event arrived.
+      attemptEvents: 0,
       // Its events carried no Worker version.
       version: null,
       firstSeen: T0 + 9 * MIN,

@@ -10,6 +10,7 @@ import { listAmbiguousOps } from "../../src/store/read-models/ops";
 import { eventSeries, overviewCounts, topReasons } from "../../src/store/read-models/overview";
 import { type Page, type PageOptions, SCAN_BUDGET } from "../../src/store/read-models/paging";
 import { listRuns, runEvents } from "../../src/store/read-models/runs";
+import { SEGMENT_BUDGET } from "../../src/store/read-models/segments";
 import { listSessions, sessionTimeline } from "../../src/store/read-models/sessions";
 import { walk } from "./store-helpers";
 
@@ -405,5 +406,68 @@ describe("aggregates read a bounded number of rows", () => {
     expect(small.bounded).toBe(false);
     expect(small.groups).toEqual([{ key: "open", n: 1000 }]);
     measured.push(`  groupIncidents: ${g.rowsRead} (bound ${GROUP_BOUND}), one agent: ${small.rowsRead}`);
+  });
+});
+
+describe("one agent's open ops: its own index, never a scan of the fleet's", () => {
+  it("pages through every open op of the agent, each page within its size + 10 rows", async () => {
+    // Agent C1/n5 holds the ops i ≡ 5 (mod 20); a third of those are open (i % 3 = 0).
+    const expected = (await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM op_ambiguities WHERE agent_class = 'C1' AND agent_name = 'n5' AND resolution_at IS NULL",
+    ).first<{ n: number }>())!.n;
+    expect(expected).toBeGreaterThan(300);
+    const reads: number[] = [];
+    const found = await walk(
+      async (p) => {
+        const page = await listAmbiguousOps(db(), { agentClass: "C1", agentName: "n5", open: true }, p);
+        reads.push(page.rowsRead);
+        for (const o of page.items) expect(o).toMatchObject({ agentClass: "C1", agentName: "n5", open: true });
+        return page;
+      },
+      50,
+      (o) => o.opId,
+    );
+    expect(found).toHaveLength(expected);
+    for (const r of reads) expect(r).toBeLessThanOrEqual(FIRST + 10);
+    // The agent page's short list (the incident and session pages ask for 20).
+    const short = await listAmbiguousOps(db(), { agentClass: "C1", agentName: "n5", open: true }, { limit: 20 });
+    expect(short.rowsRead).toBeLessThanOrEqual(21);
+    measured.push(`  one agent's open ops: ${reads.length} pages of 50, at most ${Math.max(...reads)} rows each; 20 of them: ${short.rowsRead}`);
+  });
+});
+
+describe("a sparse timeline: each page reads a bounded number of segments and says where to go on", () => {
+  it("lists every event of the session across pages, newest first, each page within SEGMENT_BUDGET segments", async () => {
+    // 400 segments of 5 events of one agent; one event in 37 carries the session.
+    await seed(
+      2000,
+      `INSERT INTO event_segments (agent_class, agent_name, seq_from, seq_to, time_from, time_to, n, received_at, body)
+       SELECT 'Sparse', 's1', MIN(i) + 1, MAX(i) + 1, MIN(t), MAX(t), COUNT(*), MAX(t), json_group_array(json(e) ORDER BY i) FROM (
+         SELECT i, ${T0} + i * 1000 AS t, json_object('i', printf('%09d-sp', i), 't', ${T0} + i * 1000, 'y', 'model.usage', 'v', 1, 'q', i + 1,
+           's', CASE WHEN i % 37 = 0 THEN 'needle' END, 'p', json_object('seq', i)) AS e
+         FROM (SELECT ${I} AS i FROM json_each(?1))
+       ) GROUP BY i / 5 ORDER BY MAX(t)`,
+    );
+    const expected = Array.from({ length: 2000 }, (_, i) => i)
+      .filter((i) => i % 37 === 0)
+      .map((i) => T0 + i * 1000)
+      .reverse();
+    const reads: number[] = [];
+    let partial = 0;
+    const found = await walk(
+      async (p) => {
+        const page = await sessionTimeline(db(), { sessionName: "needle", agentClass: "Sparse", agentName: "s1" }, p);
+        reads.push(page.rowsRead);
+        if (page.next && page.items.length < FIRST) partial++;
+        return page;
+      },
+      FIRST,
+      (e) => e.id,
+    );
+    expect(found.map((e) => e.time)).toEqual(expected);
+    for (const r of reads) expect(r).toBeLessThanOrEqual(SEGMENT_BUDGET);
+    // The timeline is longer than one page's reading: the first pages come back short, each with a cursor.
+    expect(partial).toBeGreaterThan(0);
+    measured.push(`  sparse session timeline (1 event in 37): ${reads.length} pages, at most ${Math.max(...reads)} rows each`);
   });
 });

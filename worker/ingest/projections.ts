@@ -70,6 +70,12 @@ export const SPECS = {
       // Tokens its recovery attempts re-spent: model.usage events carrying the incident id, each counted once.
       respentInputTokens: "sum",
       respentOutputTokens: "sum",
+      // Attempts counted from its own events (attempt-step types), each event once: beside the SDK's counter.
+      attemptEvents: "sum",
+      // Recoveries a pause stopped (recovery.skipped_paused), each event once, and the latest one's time.
+      pauseHeld: "sum",
+      pauseDeclined: "sum",
+      pauseSkippedAt: "max",
       // The deploy it opened under: the version of its earliest versioned event (by that event's time).
       version: { earliest: "versionAt" },
       versionAt: "min",
@@ -85,6 +91,11 @@ export const SPECS = {
     // An incident first seen through an event that says nothing of status is open until one does.
     // last_seen 0 only for one nothing but reconciliation or an action ever reported: 0 never wins the maximum.
     defaults: { status: "'open'", statusAt: "0", statusEventId: "''", lastSeen: "0" },
+  }),
+  // What each recovery attempt re-spent (model.usage events carrying the incident id), each event counted once.
+  usage: projection(schema.incidentUsage, {
+    key: ["incidentId", "agentClass", "agentName", "attempt"],
+    columns: { calls: "sum", inputTokens: "sum", outputTokens: "sum" },
   }),
   // One row per Worker version, written when it is first seen (and only again for an earlier event of it).
   deploys: projection(schema.deploys, { key: ["version"], columns: { firstSeen: "min" } }),

@@ -1,6 +1,7 @@
 import { fiberIncidentId, type TelemetryEvent, turnIncidentId } from "@agent-oncall/telemetry";
 import type { Table } from "drizzle-orm";
 import { listedAt } from "../../src/store/listed-at";
+import { ATTEMPT_EVENT_TYPES, UNKNOWN_ATTEMPT } from "../../src/store/read-models/incidents";
 import { ALARM_EVENT, alarmDim } from "../../src/store/read-models/residency";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
@@ -27,6 +28,9 @@ export type BatchRows = { events: SegmentRow[]; projections: Record<ProjectionNa
  * `count`), plus the event's key that makes it count once (segments.ts storedSql).
  */
 type RollupRow = SegmentKey & SqlRow<typeof schema.eventRollups, "bucket" | "type" | "dim" | "n" | "amount">;
+
+/** Event types that are one recovery attempt (the lifecycle's "attempt" step): counted on their incident's row. */
+const ATTEMPT_TYPES = new Set<string>(ATTEMPT_EVENT_TYPES);
 
 /** Width of an event_rollups bucket. */
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
@@ -75,7 +79,7 @@ function stamp<T extends Table, G extends StampGroup<T>>(table: T, group: G, pre
 export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows {
   const out: BatchRows = {
     events: [],
-    projections: { agents: [], fibers: [], incidents: [], deploys: [], ops: [], backups: [], sessions: [], recoveryPauses: [] },
+    projections: { agents: [], fibers: [], incidents: [], usage: [], deploys: [], ops: [], backups: [], sessions: [], recoveryPauses: [] },
     rollups: [],
   };
   const p = out.projections;
@@ -145,6 +149,8 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       // later time never does), and say no reason or attempt of the SDK's. A reason-less chat:recovery:failed is a
       // failure all the same (the SDK's own record says failed); the reason stays the last one given.
       const { status, closed, observed } = incidentFacts(e);
+      const paused =
+        e.type === "recovery.skipped_paused" ? ((e.payload as { decision?: string }).decision === "declined" ? "declined" : "held") : null;
       const reconciled = e.type === "incident.reconciled";
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason = observed
@@ -169,13 +175,29 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         closed_by: closed?.by ?? null,
         closed_by_reason: closed?.reason ?? null,
         ...stamp(schema.incidents, "closedBy", closed !== null, e),
-        ...sumOnce(sumKey(key), respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
+        ...sumOnce(sumKey(key), {
+          ...(respent ?? { respent_input_tokens: 0, respent_output_tokens: 0 }),
+          attempt_events: !observed && ATTEMPT_TYPES.has(e.type) ? 1 : 0,
+          // Older senders say no decision: theirs were held (fibers).
+          pause_held: paused === "held" ? 1 : 0,
+          pause_declined: paused === "declined" ? 1 : 0,
+        }),
+        pause_skipped_at: paused ? e.time : null,
         // Actions and reconciliation observe from outside: the deploy an incident opened under is the agent's word.
         version: observed ? null : (e.ver ?? null),
         version_at: observed || !e.ver ? null : e.time,
         first_seen: e.time,
         last_seen: observed ? null : e.time,
       } satisfies SqlRow<typeof schema.incidents>);
+      if (respent) {
+        const attempt = (e.payload as { attempt?: unknown }).attempt;
+        p.usage.push({
+          incident_id: c.incidentId,
+          ...who,
+          attempt: typeof attempt === "number" && Number.isInteger(attempt) && attempt >= 0 ? attempt : UNKNOWN_ATTEMPT,
+          ...sumOnce(sumKey(key), { calls: 1, input_tokens: respent.respent_input_tokens, output_tokens: respent.respent_output_tokens }),
+        } satisfies SqlRow<typeof schema.incidentUsage>);
+      }
     }
 
     if ((e.type === "op.ambiguous" || e.type === "op.resolved") && c.opId) {

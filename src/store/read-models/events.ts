@@ -15,7 +15,7 @@ const S = names(eventSegments);
 /**
  * One page of the events of one agent whose `column` equals `value`: that agent's segments in the entity's
  * time window (`from`..`to`, its first_seen..last_seen when the caller has them), the events filtered by the
- * column (segments.ts timelinePage: at most SEGMENT_BUDGET segments read per page). Scoped to the agent because
+ * column (segments.ts timelinePage: at most segmentBudget(limit) segments read per page). Scoped to the agent because
  * ids are only unique per agent: another producer's events under the same id are not part of this timeline.
  *
  * When the window starts before the hot window (`hot.start`) and an `older` source is given (R2 history), the
@@ -106,7 +106,7 @@ export const EVENTS_LIST_SEGMENTS = SCAN_BUDGET;
 
 /**
  * Events of the given types, newest first. With an agent: that agent's segments in the time window (one range of
- * event_segments_agent_time, at most SEGMENT_BUDGET segments per page). Fleet-wide: the newest segments by rowid
+ * event_segments_agent_time, at most segmentBudget(limit) segments per page). Fleet-wide: the newest segments by rowid
  * (arrival order, no index), at most EVENTS_LIST_SEGMENTS per page; a page can come back short with a cursor where
  * the reading stopped. Within the page, events are ordered by (time, id), newest first.
  */

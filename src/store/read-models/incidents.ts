@@ -1,7 +1,7 @@
 import { eventTypesWithStep, INCIDENT_STATUSES, type IncidentStatus, type SdkIncidentStatus } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import type { HistoryTier } from "../history/tier";
-import { incidents, runs } from "../schema";
+import { incidents, incidentUsage, runs } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { BadRequest } from "./errors";
 import { type EventRow, entityWindow, eventsBy } from "./events";
@@ -16,7 +16,6 @@ import {
   cond,
   DEFAULT_CAP,
   keysetPage,
-  MAX_LIMIT,
   type Page,
   type PageOptions,
   rowsReadOf,
@@ -94,6 +93,12 @@ export type IncidentRow = {
   /** Model tokens its recovery attempts re-spent (model.usage events carrying its id, each counted once). */
   respentInputTokens: number;
   respentOutputTokens: number;
+  /** Attempt events its own events counted (attempt-step types, each event once), beside the SDK's `attempts`. */
+  attemptEvents: number;
+  /** Recoveries an operator's pause stopped: held (fibers) and declined (chat turns), and the latest one's time. */
+  pauseHeld: number;
+  pauseDeclined: number;
+  pauseSkippedAt: number | null;
   /** The Worker version it opened under (its earliest versioned event); null when its events carried none. */
   version: string | null;
   firstSeen: number;
@@ -121,6 +126,10 @@ const SELECT = selectList(incidents, [
   "closedByReason",
   "respentInputTokens",
   "respentOutputTokens",
+  "attemptEvents",
+  "pauseHeld",
+  "pauseDeclined",
+  "pauseSkippedAt",
   "version",
   "firstSeen",
   "lastSeen",
@@ -268,14 +277,11 @@ export async function getIncident(db: D1Database, id: string, owner?: AgentRef):
   return row ? derive(row) : null;
 }
 
-/** Timeline events an attempt count looks at, at most: a looping incident's count says "at least" past this. */
-export const ATTEMPT_SCAN = 5000;
-
 export type IncidentAttempts = {
-  /** Attempt events on the incident's timeline (chat/fiber recovery attempts, session reschedules). */
+  /** Attempt events of the incident (chat/fiber recovery attempts, session reschedules), each event once. */
   counted: number;
-  /** The timeline was longer than ATTEMPT_SCAN events: `counted` covers its first ATTEMPT_SCAN. */
-  countedCapped: boolean;
+  /** `respentByAttempt` lists the first USAGE_ATTEMPTS attempts only (a looping incident's many). */
+  usageCapped: boolean;
   /** The SDK's own counter (the highest attempt it reported); null when it reports none (fiber recovery). */
   reported: number | null;
   /** Both are known and differ (events lost, or the SDK counts attempts it never announced). */
@@ -288,13 +294,13 @@ export type IncidentAttempts = {
    */
   reportedIsBudget: boolean;
   /**
-   * Tokens re-spent per attempt, from the model.usage events on its timeline (among the first ATTEMPT_SCAN),
-   * by attempt number ascending; `attempt` is null for usage whose attempt the agent could not tell.
+   * Tokens re-spent per attempt, from the model.usage events carrying the incident id, by attempt number ascending;
+   * `attempt` is null for usage whose attempt the agent could not tell.
    */
   respentByAttempt: AttemptUsage[];
   /**
-   * Recoveries of this incident an operator's recovery pause stopped (recovery.skipped_paused on its timeline, among
-   * the first ATTEMPT_SCAN): `held` kept for after the pause (fibers), `declined` ended by it (chat turns: the SDK
+   * Recoveries of this incident an operator's recovery pause stopped (recovery.skipped_paused carrying its id, counted
+   * at ingest): `held` kept for after the pause (fibers), `declined` ended by it (chat turns: the SDK
    * records the recovery skipped and does not restart it). `lastAt`: the latest of them.
    */
   pauseSkips: { held: number; declined: number; lastAt: number | null };
@@ -304,54 +310,46 @@ export type IncidentAttempts = {
 /** What one recovery attempt re-spent: its model calls and their tokens. */
 export type AttemptUsage = { attempt: number | null; calls: number; inputTokens: number; outputTokens: number };
 
-/** Timeline pages incidentAttempts reads at most (each at most SEGMENT_BUDGET segments and MAX_LIMIT events). */
-const ATTEMPT_PAGES = Math.ceil(ATTEMPT_SCAN / MAX_LIMIT);
+/** incident_usage's attempt for usage whose attempt the agent could not tell (a key column is never null). */
+export const UNKNOWN_ATTEMPT = -1;
+
+/** Attempts whose re-spent tokens the incident page lists at most (one row read each). */
+export const USAGE_ATTEMPTS = 20;
+
+const U = names(incidentUsage);
 
 /**
- * The attempts of an incident, counted from its own events, next to the SDK's own counter. Reads the incident's
- * timeline (incidentTimeline) for at most ATTEMPT_SCAN events: at most ATTEMPT_PAGES × SEGMENT_BUDGET segments.
+ * The attempts of an incident, counted from its own events at ingest (the row's attempt_events), next to the SDK's
+ * own counter, and what each attempt re-spent (incident_usage, read by its key: at most USAGE_ATTEMPTS + 1 rows).
+ * Neither reads the timeline, so the count covers every attempt event ever ingested, hot or not.
  */
 export async function incidentAttempts(
   db: D1Database,
-  incident: Pick<IncidentRow, "incidentId" | "kind" | "attempts"> & Partial<IncidentRow> & AgentRef,
+  incident: Pick<IncidentRow, "incidentId" | "kind" | "attempts" | "attemptEvents" | "pauseHeld" | "pauseDeclined" | "pauseSkippedAt"> & AgentRef,
 ): Promise<IncidentAttempts> {
-  const attemptTypes = new Set<string>(ATTEMPT_EVENT_TYPES);
-  let counted = 0,
-    scanned = 0,
-    rowsRead = 0;
-  let cursor: string | null = null;
-  const usage = new Map<number | null, AttemptUsage>();
-  const pauseSkips: IncidentAttempts["pauseSkips"] = { held: 0, declined: 0, lastAt: null };
-  for (let i = 0; i < ATTEMPT_PAGES; i++) {
-    const page: Page<EventRow> = await incidentTimeline(db, incident, { cursor, limit: MAX_LIMIT });
-    rowsRead += page.rowsRead;
-    for (const e of page.items) {
-      if (scanned >= ATTEMPT_SCAN) break;
-      scanned++;
-      if (attemptTypes.has(e.type)) counted++;
-      if (e.type === "recovery.skipped_paused") {
-        // Older senders say no decision: theirs were held (fibers).
-        pauseSkips[(e.payload as { decision?: string }).decision === "declined" ? "declined" : "held"]++;
-        pauseSkips.lastAt = Math.max(pauseSkips.lastAt ?? 0, e.time);
-      }
-      if (e.type !== "model.usage") continue;
-      const p = e.payload as { attempt?: number; inputTokens?: number; outputTokens?: number };
-      const attempt = typeof p.attempt === "number" ? p.attempt : null;
-      const u = usage.get(attempt) ?? { attempt, calls: 0, inputTokens: 0, outputTokens: 0 };
-      u.calls++;
-      u.inputTokens += Number(p.inputTokens ?? 0);
-      u.outputTokens += Number(p.outputTokens ?? 0);
-      usage.set(attempt, u);
-    }
-    cursor = page.next;
-    if (!cursor) break;
-  }
-  const countedCapped = scanned >= ATTEMPT_SCAN || cursor !== null;
+  const r = await db
+    .prepare(
+      `SELECT ${U.attempt} AS attempt, ${U.calls} AS calls, ${U.inputTokens} AS inputTokens, ${U.outputTokens} AS outputTokens FROM ${U.$table}
+       WHERE ${U.incidentId} = ?1 AND ${U.agentClass} = ?2 AND ${U.agentName} = ?3 ORDER BY ${U.attempt} LIMIT ${USAGE_ATTEMPTS + 1}`,
+    )
+    .bind(incident.incidentId, incident.agentClass, incident.agentName)
+    .all<{ attempt: number; calls: number; inputTokens: number; outputTokens: number }>();
+  const rows = r.results;
+  const respentByAttempt = rows.slice(0, USAGE_ATTEMPTS).map((u) => ({ ...u, attempt: u.attempt === UNKNOWN_ATTEMPT ? null : u.attempt }));
+  const counted = incident.attemptEvents;
   const reported = incident.kind === "fiber" && incident.attempts === 0 ? null : incident.attempts;
-  const respentByAttempt = [...usage.values()].sort((a, b) => (a.attempt ?? -1) - (b.attempt ?? -1));
   const budget = incident.kind === "chat";
-  const disagree = reported !== null && !countedCapped && (budget ? counted === 0 && reported > 0 : reported !== counted);
-  return { counted, countedCapped, reported, disagree, reportedIsBudget: budget, respentByAttempt, pauseSkips, rowsRead };
+  const disagree = reported !== null && (budget ? counted === 0 && reported > 0 : reported !== counted);
+  return {
+    counted,
+    usageCapped: rows.length > USAGE_ATTEMPTS,
+    reported,
+    disagree,
+    reportedIsBudget: budget,
+    respentByAttempt,
+    pauseSkips: { held: incident.pauseHeld, declined: incident.pauseDeclined, lastAt: incident.pauseSkippedAt },
+    rowsRead: rowsReadOf(r),
+  };
 }
 
 /**
@@ -362,7 +360,7 @@ export async function incidentAttempts(
  * session turn (so a turn incident shows that turn's session.* and op.*
  * events). The timeline reads the agent's segments from the start of the
  * incident's run (its fiber's or turn's first_seen, one primary-key read) or
- * its own first_seen, to its last stamp: at most SEGMENT_BUDGET segments per
+ * its own first_seen, to its last stamp: at most segmentBudget(limit) segments per
  * page. Not included: the turn fiber's own fiber.* events in a turn incident
  * (they carry no turn number). Only the incident's agent's events: another
  * producer's events under the same id are its own incident.

@@ -66,13 +66,25 @@ const SELECT = selectList(opAmbiguities, [
 /**
  * Lists ambiguous ops. open=true scans op_ambiguities_open (resolution_at IS
  * NULL is an index equality); open=false the partial index of resolved ones;
- * no filter op_ambiguities_last_seen. All O(page); the agent and session filters are residual (no index
- * leads with them), so with them a page reads at most SCAN_BUDGET rows.
+ * no filter op_ambiguities_last_seen. All O(page). One agent's open ops (open=true with its class and name) scan
+ * op_ambiguities_agent_open, that agent's entries only; otherwise the agent and session filters are residual (no
+ * index leads with them), so with them a page reads at most SCAN_BUDGET rows.
  */
 export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, page: PageOptions = {}): Promise<Page<OpRow>> {
   const f = parseFilters(opFilters, filters);
-  const index = f.open === undefined ? "op_ambiguities_last_seen" : f.open ? "op_ambiguities_open" : "op_ambiguities_resolved";
-  const where = f.open === undefined ? [] : [cond(f.open ? `${O.resolutionAt} IS NULL` : `${O.resolutionAt} IS NOT NULL`)];
+  // One agent's open ops (its incident and session pages): their own partial index, the agent an index equality.
+  const agentOpen = f.open === true && f.agentClass !== undefined && f.agentName !== undefined;
+  const index = agentOpen
+    ? "op_ambiguities_agent_open"
+    : f.open === undefined
+      ? "op_ambiguities_last_seen"
+      : f.open
+        ? "op_ambiguities_open"
+        : "op_ambiguities_resolved";
+  const where = [
+    ...(f.open === undefined ? [] : [cond(f.open ? `${O.resolutionAt} IS NULL` : `${O.resolutionAt} IS NOT NULL`)]),
+    ...(agentOpen ? [cond(`${O.agentClass} = ?`, f.agentClass), cond(`${O.agentName} = ?`, f.agentName)] : []),
+  ];
   return keysetPage<OpRow>(
     db,
     {
@@ -86,8 +98,8 @@ export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, p
       where,
       range: { min: f.since, max: f.until },
       residual: [
-        ...(f.agentClass !== undefined ? [cond(`${O.agentClass} = ?`, f.agentClass)] : []),
-        ...(f.agentName !== undefined ? [cond(`${O.agentName} = ?`, f.agentName)] : []),
+        ...(f.agentClass !== undefined && !agentOpen ? [cond(`${O.agentClass} = ?`, f.agentClass)] : []),
+        ...(f.agentName !== undefined && !agentOpen ? [cond(`${O.agentName} = ?`, f.agentName)] : []),
         ...(f.sessionName !== undefined ? [cond(`${O.sessionName} = ?`, f.sessionName)] : []),
       ],
       keyOf: (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],

@@ -206,7 +206,7 @@ const RUN_EVENTS = {
 
 /**
  * One agent's run's events, oldest first: the agent's segments in the run's window (first_seen .. last_seen, or
- * a later reconciliation or end), at most SEGMENT_BUDGET segments read per page.
+ * a later reconciliation or end), at most segmentBudget(limit) segments read per page.
  */
 export function runEvents(
   db: D1Database,

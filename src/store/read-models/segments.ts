@@ -110,10 +110,20 @@ export function bodyEvents(body: string): CompactEvent[] {
   }
 }
 
-/** Segments one timeline page reads at most (each one D1 row): a page is at most this many segments however deep it is. */
-export const SEGMENT_BUDGET = 64;
-/** Segments fetched per query while a page fills. */
-const SEGMENT_BATCH = 16;
+/**
+ * Segments a timeline page of the default size (50) reads at most, each one D1 row read, however deep it is: a detail
+ * page (the timeline, plus its entity's row, its agent's open ops and pause) then stays within 60 rows read. A larger
+ * page may read 3 segments per 5 events asked (segmentBudget). A sparse timeline's page comes back short, with a
+ * cursor where the reading stopped; the console says so ("more events").
+ */
+export const SEGMENT_BUDGET = 30;
+
+/** Segments a timeline page of `limit` events reads at most: SEGMENT_BUDGET, or 3 per 5 events for larger pages. */
+export function segmentBudget(limit: number): number {
+  return Math.max(SEGMENT_BUDGET, Math.ceil((limit * 3) / 5));
+}
+/** Segments fetched per query while a page fills: a dense timeline fills its page in one round trip. */
+const SEGMENT_BATCH = 15;
 
 /** Older history for a window that starts before the hot window (feat-hist's R2 reader plugs in here). */
 export type OlderEvents = (q: { agent: AgentRef; from: number; to: number; match: (e: EventRow) => boolean }) => Promise<EventRow[]>;
@@ -134,12 +144,13 @@ type SegRow = { r: number; time_to: number; body: string };
 /**
  * One keyset page of one agent's events that `match`, in segment order (time_to, rowid), and within a segment
  * in the agent's own order (seq); each page is then ordered by (time, id). The cursor is (time_to, rowid, event
- * index) of the last event listed. A page reads at most SEGMENT_BUDGET segments of the one index range
+ * index) of the last event listed. A page reads at most segmentBudget(limit) segments of the one index range
  * time_to in [from, to + MAX_SEGMENT_SPAN_MS] (a segment holding an event at or before `to` ends by then); when
  * the budget runs out first, the page comes back short with a cursor where the reading stopped.
  */
 export async function timelinePage(db: D1Database, q: TimelineQuery, page: PageOptions = {}): Promise<Page<EventRow>> {
   const limit = pageLimit(page.limit);
+  const budget = segmentBudget(limit);
   const types = ["number", "number", "number"] as const;
   let cur: SortValue[] | null = page.cursor ? decodeCursor(q.tag, page.cursor, types) : null;
   const lo = q.from ?? Number.MIN_SAFE_INTEGER;
@@ -151,14 +162,18 @@ export async function timelinePage(db: D1Database, q: TimelineQuery, page: PageO
   let next: SortValue[] | null = null;
   const cmp = asc ? ">" : "<";
   for (;;) {
-    const take = Math.min(SEGMENT_BATCH, SEGMENT_BUDGET - segments);
-    const after = cur ? `AND (${S.timeTo} ${cmp} ?4 OR (${S.timeTo} = ?4 AND rowid ${cmp}= ?5))` : "";
+    const take = Math.min(SEGMENT_BATCH, budget - segments);
+    // The cursor narrows the index range itself (time_to up to / from the cursor's), so a later batch or page
+    // starts where the last one stopped instead of scanning past what it already read; only ties are tested.
+    const after = cur ? `AND (${S.timeTo} <> ?4 OR rowid ${cmp}= ?5)` : "";
+    const from = cur && asc ? Math.max(lo, Number(cur[0])) : lo;
+    const to = cur && !asc ? Math.min(hi, Number(cur[0])) : hi;
     const sql = `SELECT rowid AS r, ${S.timeTo} AS time_to, ${S.body} AS body FROM ${S.$table} INDEXED BY event_segments_agent_time
       WHERE ${S.agentClass} = ?1 AND ${S.agentName} = ?2 AND ${S.timeTo} BETWEEN ?6 AND ?7 ${after}
       ORDER BY ${S.timeTo} ${q.dir}, rowid ${q.dir} LIMIT ${take}`;
     const res = await db
       .prepare(sql)
-      .bind(q.owner.agentClass, q.owner.agentName, null, cur?.[0] ?? null, cur?.[1] ?? null, lo, hi)
+      .bind(q.owner.agentClass, q.owner.agentName, null, cur?.[0] ?? null, cur?.[1] ?? null, from, to)
       .all<SegRow>();
     rowsRead += Number(res.meta?.rows_read ?? 0);
     const rows = res.results;
@@ -190,7 +205,7 @@ export async function timelinePage(db: D1Database, q: TimelineQuery, page: PageO
       break;
     }
     if (rows.length < take) break;
-    if (segments >= SEGMENT_BUDGET) {
+    if (segments >= budget) {
       next = cur;
       break;
     }

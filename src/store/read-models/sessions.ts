@@ -109,7 +109,7 @@ export async function getSession(db: D1Database, name: string, owner?: AgentRef)
 }
 
 /**
- * One agent's session's events, newest first: the agent's segments newest first, at most SEGMENT_BUDGET segments
+ * One agent's session's events, newest first: the agent's segments newest first, at most segmentBudget(limit) segments
  * read per page. No window: the session row's first/last seen move only with session.*, op.* and backup.* events,
  * while any event may carry the session's name (a stash, model usage), before or after them.
  */
