@@ -13,7 +13,10 @@ export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "migrations"));
   // The console's wrangler.jsonc minus its script_name agent bindings (the fleet's Worker is not running here):
   // the bench worker hosts its own agents.
-  const config = deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent,BenchDemoLikeAgent,BenchDemoLikeFlushAgent" } });
+  const config = deriveConsoleConfig({
+    agents: null,
+    vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent,BenchDemoLikeAgent,BenchDemoLikeFlushAgent" },
+  });
   const configPath = writeGeneratedConfig("console.bench.jsonc", config);
   return {
     plugins: [

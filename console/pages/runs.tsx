@@ -1,6 +1,6 @@
 import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
-import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { pageLimit } from "../../src/store/read-models/paging";
+import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { JsonView, parsePreview } from "../components/json-view";

@@ -18,7 +18,7 @@ const SEND_BYTES = 240_000;
 const SEND_MESSAGES = 100;
 
 /** Any character that is more than one UTF-8 byte. */
-const NON_ASCII = /[^\x00-\x7f]/;
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /** UTF-8 byte length of a string, without encoding it (lone surrogates count 3, as TextEncoder writes U+FFFD). */
 export function utf8Length(s: string): number {

@@ -224,6 +224,9 @@ describe("listIncidents", () => {
       respentOutputTokens: 0,
       // Its one event is a skip: the SDK's counter says attempt 1, but no attempt event arrived.
       attemptEvents: 0,
+      pauseHeld: 0,
+      pauseDeclined: 0,
+      pauseSkippedAt: null,
       // Its events carried no Worker version.
       version: null,
       firstSeen: T0 + 9 * MIN,

@@ -149,8 +149,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       // later time never does), and say no reason or attempt of the SDK's. A reason-less chat:recovery:failed is a
       // failure all the same (the SDK's own record says failed); the reason stays the last one given.
       const { status, closed, observed } = incidentFacts(e);
-      const paused =
-        e.type === "recovery.skipped_paused" ? ((e.payload as { decision?: string }).decision === "declined" ? "declined" : "held") : null;
+      const paused = e.type === "recovery.skipped_paused" ? ((e.payload as { decision?: string }).decision === "declined" ? "declined" : "held") : null;
       const reconciled = e.type === "incident.reconciled";
       // A failure's reason is only useful with its error: "handler_error: cannot resume ...".
       const reason = observed

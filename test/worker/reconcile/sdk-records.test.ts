@@ -6,10 +6,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getIncident, getStoredRun, listRuns } from "../../../src/store/read-models";
 import { reconcileAgent } from "../../../worker/reconcile/agent";
 import { reconcileStale } from "../../../worker/reconcile/pass";
+import { loseStoredEvents, storedEvents } from "../../fixtures/outbox";
 import type { TruthTaskInput, TruthWork } from "../../fixtures/truth-agents";
 import { eventsOf, pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { loseStoredEvents, storedEvents } from "../../fixtures/outbox";
 
 /**
  * Reconciliation asks before it judges. A run whose end event never shipped (dropped from the agent's own
@@ -64,7 +64,10 @@ async function withDropped<T>(
   const dropped = await runInDurableObject(stub as never, async (_agent: unknown, state: DurableObjectState) => {
     const rows = storedEvents(state.storage.sql);
     const gone = rows.filter((r) => drop(JSON.parse(r.body) as { type: string; corr: Record<string, string> }));
-    loseStoredEvents(state.storage.sql, gone.map((r) => r.seq));
+    loseStoredEvents(
+      state.storage.sql,
+      gone.map((r) => r.seq),
+    );
     return gone.length;
   });
   await stub.holdTransport(false);
