@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { SAVE_DELAY_MS } from "@agent-oncall/telemetry/outbox";
 import { getAgentByName } from "agents";
 import { expect, it } from "vitest";
-import { SAVE_DELAY_MS } from "../src/telemetry/outbox";
 import { chatIncidentLife, fiberLife, makeEvent } from "../test/fixtures/events";
 import { ingestBatch } from "../worker/ingest/consumer";
 import { toRows } from "../worker/ingest/rows";
