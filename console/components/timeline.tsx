@@ -1,7 +1,9 @@
-import type { EventRow } from "../../src/store/read-models";
+import type { EventRow, Page } from "../../src/store/read-models";
+import { pageLimit } from "../../src/store/read-models/paging";
 import { bytes, gap } from "../format";
 import { agentHref, detailHref } from "../links";
 import { JsonView, parsePreview } from "./json-view";
+import { Pager } from "./pager";
 import { Time } from "./time";
 
 const TONE: Record<string, string> = {
@@ -236,5 +238,30 @@ export function Timeline(props: {
         );
       })}
     </ol>
+  );
+}
+
+/**
+ * A detail page's timeline with its keyset pager: the page's events, then the link to the next page (older or later
+ * events), which says when this page stopped short of `limit` because a timeline's reading is bounded per page.
+ */
+export function PagedTimeline(props: {
+  page: Page<EventRow>;
+  path: string;
+  query: Record<string, string | undefined>;
+  dir: "older" | "later";
+  traceUrl: string | null;
+}) {
+  return (
+    <>
+      <Timeline events={props.page.items} traceUrl={props.traceUrl} />
+      <Pager
+        path={props.path}
+        query={props.query}
+        next={props.page.next}
+        hasCursor={Boolean(props.query.cursor)}
+        timeline={{ dir: props.dir, shown: props.page.items.length, limit: pageLimit(props.query.limit) }}
+      />
+    </>
   );
 }

@@ -11,7 +11,6 @@ import {
   type Page,
 } from "../../src/store/read-models";
 import type { IncidentBudget } from "../../src/store/read-models/budget";
-import { pageLimit } from "../../src/store/read-models/paging";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ColumnChooser } from "../components/columns";
@@ -26,7 +25,7 @@ import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
-import { Timeline } from "../components/timeline";
+import { PagedTimeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, bulkForIncidentHref, detailHref, href, LISTS, listHref } from "../links";
 import { incidentStatusLabel, respentAttemptsCapped } from "../words";
@@ -304,14 +303,7 @@ export function IncidentPage(props: {
         </section>
       ) : null}
       <h2>Timeline</h2>
-      <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
-      <Pager
-        path={path}
-        query={props.query}
-        next={props.timeline.next}
-        hasCursor={Boolean(props.query.cursor)}
-        timeline={{ dir: "later", shown: props.timeline.items.length, limit: pageLimit(props.query.limit) }}
-      />
+      <PagedTimeline page={props.timeline} path={path} query={props.query} dir="later" traceUrl={props.ctx.traceUrl} />
     </Layout>
   );
 }

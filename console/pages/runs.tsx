@@ -1,5 +1,4 @@
 import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
-import { pageLimit } from "../../src/store/read-models/paging";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -8,7 +7,7 @@ import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
-import { Timeline } from "../components/timeline";
+import { PagedTimeline } from "../components/timeline";
 import { ago, bytes, elapsed, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, detailHref, LISTS } from "../links";
@@ -238,14 +237,7 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
         <p class="muted">This run never stashed a snapshot.</p>
       )}
       <h2>Events</h2>
-      <Timeline events={props.events.items} traceUrl={props.ctx.traceUrl} />
-      <Pager
-        path={detailHref("runs", f.fiberId)}
-        query={props.query}
-        next={props.events.next}
-        hasCursor={Boolean(props.query.cursor)}
-        timeline={{ dir: "later", shown: props.events.items.length, limit: pageLimit(props.query.limit) }}
-      />
+      <PagedTimeline page={props.events} path={detailHref("runs", f.fiberId)} query={props.query} dir="later" traceUrl={props.ctx.traceUrl} />
     </Layout>
   );
 }

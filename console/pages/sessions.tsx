@@ -1,5 +1,4 @@
 import { type EventRow, type OpRow, type Page, SESSION_STATUSES, type SessionRow } from "../../src/store/read-models";
-import { pageLimit } from "../../src/store/read-models/paging";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
@@ -10,7 +9,7 @@ import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
-import { Timeline } from "../components/timeline";
+import { PagedTimeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, detailHref, LISTS } from "../links";
 
@@ -117,14 +116,7 @@ export function SessionPage(props: {
         </section>
       ) : null}
       <h2>Timeline (newest first)</h2>
-      <Timeline events={props.timeline.items} traceUrl={props.ctx.traceUrl} />
-      <Pager
-        path={detailHref("sessions", s.sessionName)}
-        query={props.query}
-        next={props.timeline.next}
-        hasCursor={Boolean(props.query.cursor)}
-        timeline={{ dir: "older", shown: props.timeline.items.length, limit: pageLimit(props.query.limit) }}
-      />
+      <PagedTimeline page={props.timeline} path={detailHref("sessions", s.sessionName)} query={props.query} dir="older" traceUrl={props.ctx.traceUrl} />
     </Layout>
   );
 }
