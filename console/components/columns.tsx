@@ -61,6 +61,14 @@ export function pickFields(set: AnyColumnSet, cols: readonly string[], row: Reco
 }
 
 /**
+ * The fields a download with `cols=` keeps, in order: the key column's, then each picked column's (every column's
+ * when none are picked). An empty list's CSV header says them, since there is no row to name its columns.
+ */
+export function declaredFields(set: AnyColumnSet, cols: readonly string[]): string[] {
+  return [...new Set([set.key, ...shownColumns(set, cols)].flatMap((c) => c.fields))];
+}
+
+/**
  * A list as a table from its declaration: `data-cols` says which columns were picked (absent when none were), every
  * header and cell says its column (`data-col`) and each cell carries its label for the phone cards.
  */

@@ -24,6 +24,8 @@ export type ExportStreamOptions = {
   cutLine: (count: number) => string;
   /** Rows per read (default and at most the read models' largest page, 200). */
   pageSize?: number;
+  /** The CSV header of an empty list (no row names the columns then); none: an empty list's CSV is empty. */
+  emptyHeader?: readonly string[];
   /** Each row as the file holds it (the columns `cols=` picked); default: the row as read. */
   project?: (item: Record<string, unknown>) => Record<string, unknown>;
 };
@@ -66,9 +68,7 @@ export async function exportStream(read: ExportReader, o: ExportStreamOptions): 
   const end = (e: ExportEnd) =>
     o.format === "json"
       ? `\n],"count":${e.count},"truncated":${e.truncated}${e.truncated ? `,"cutAt":${e.count}` : ""}}\n`
-      : e.truncated
-        ? `${o.cutLine(e.count)}\r\n`
-        : "";
+      : (e.count === 0 && o.emptyHeader?.length ? csvLine(o.emptyHeader) : "") + (e.truncated ? `${o.cutLine(e.count)}\r\n` : "");
 
   return new ReadableStream<Uint8Array>({
     async pull(controller) {

@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { pickFields } from "../../console/components/columns";
+import { declaredFields, pickFields } from "../../console/components/columns";
 import { LIST_COLUMNS } from "../../console/list-columns";
 import { exportCutLine, noColumnChoiceSentence } from "../../console/words";
 import { consoleConfig } from "../config";
@@ -42,6 +42,7 @@ exportRoute.get("/export/:list", async (c) => {
     cap,
     head: { list, filters, ...(cols.length ? { cols } : {}), cap, exportedAt: new Date(now).toISOString() },
     cutLine: exportCutLine,
+    ...(set ? { emptyHeader: declaredFields(set, cols) } : {}),
     ...(set && cols.length ? { project: (item: Record<string, unknown>) => pickFields(set, cols, item) } : {}),
   });
   const stamp = new Date(now).toISOString().replace(/[:.]/g, "-");

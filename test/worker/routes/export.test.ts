@@ -116,6 +116,23 @@ describe("GET /export/:list", () => {
     expect(exact.cutAt).toBeUndefined();
   });
 
+  it("heads an empty list's CSV with the columns a non-empty one of the same columns has", async () => {
+    const nobody = { agentClass: `NoSuchClass${u}` };
+    const empty = await call(exportHref("agents", "csv", nobody), { as: "viewer" });
+    expect(empty.status).toBe(200);
+    // The fields of the page's columns: the agent, its class, when it was last seen, its event counts.
+    expect(parseCsv(await empty.text())).toEqual([["agentName", "agentClass", "lastSeen", "seqMax", "seqSeen"]]);
+    const emptyJson = (await (await call(exportHref("agents", "json", nobody), { as: "viewer" })).json()) as { items: unknown[]; count: number };
+    expect(emptyJson).toMatchObject({ items: [], count: 0 });
+
+    // With columns picked, the empty file's header is the full file's header: the same fields, in the same order.
+    const picked = `${exportHref("agents", "csv", { agentClass: CLASS })}&cols=lastSeen`;
+    const full = parseCsv(await (await call(picked, { as: "viewer" })).text());
+    const none = parseCsv(await (await call(`${exportHref("agents", "csv", nobody)}&cols=lastSeen`, { as: "viewer" })).text());
+    expect(full.length).toBe(1 + NAMES.length);
+    expect(none).toEqual([full[0]]);
+  });
+
   it("reads page by page over the keyset: small pages give the same rows as one read", async () => {
     const read = (f: Record<string, string>) => EXPORT_SOURCES.agents({ db: env.DB, now: Date.now(), stuckConfig: DEFAULT_STUCK_CONFIG }, f, 100);
     const text = (s: ReadableStream<Uint8Array>) => new Response(s).text();
