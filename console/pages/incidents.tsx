@@ -125,6 +125,8 @@ export type IncidentActions = {
   actions: ActionAvailability;
   resolve: ResolveAvailability;
   ops: OpRow[];
+  /** Whether the agent has more open ambiguous ops than `ops` holds (the page shows the first few). */
+  opsMore: boolean;
   sessionName: string | null;
   traceId: string | null;
 };
@@ -274,8 +276,13 @@ export function IncidentPage(props: {
         ) : null}
         {i.fiberId ? <a href={detailHref("runs", i.fiberId, i)}>Fiber</a> : null}
         {i.requestId ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
-        <a href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName })} data-testid="incident-ops-link" data-open={String(act.ops.length)}>
-          {`Ambiguous ops (${act.ops.length} open)`}
+        <a
+          href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName, open: "true" })}
+          data-testid="incident-ops-link"
+          data-open={String(act.ops.length)}
+          data-more={String(act.opsMore)}
+        >
+          {`Ambiguous ops (${act.ops.length}${act.opsMore ? "+" : ""} open)`}
         </a>
         {/* An open incident is often one of many: act on every agent its filter selects (a preview first, operators only to confirm). */}
         {i.status === "open" ? (

@@ -163,6 +163,7 @@ pages.get("/incidents/:incidentId", async (c) => {
         actions: can.actions,
         resolve: can.resolve,
         ops: ops.items,
+        opsMore: ops.next !== null,
         sessionName: session?.sessionName ?? null,
         traceId: timeline.items.find((e) => e.traceId)?.traceId ?? null,
       }}

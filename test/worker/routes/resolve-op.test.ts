@@ -156,7 +156,12 @@ describe("the pages that offer it", () => {
     expect(mustTestId(links, "incident-session-link").attrs.href).toBe(
       `/sessions/${encodeURIComponent(s.name)}?agentClass=FaultySessionAgent&agentName=${encodeURIComponent(s.name)}`,
     );
-    expect(mustTestId(links, "incident-ops-link").attrs["data-open"]).toBe("1");
+    // The count is the agent's open ops, and it links to exactly that list.
+    const opsLink = mustTestId(links, "incident-ops-link").attrs;
+    expect(opsLink["data-open"]).toBe("1");
+    expect(opsLink["data-more"]).toBe("false");
+    const listed = await getText(opsLink.href!.replace(/&amp;/g, "&"), "operator");
+    expect(new Set(findAll(listed.text, "data-op-id").map((e) => e.attrs["data-op-id"]))).toEqual(new Set([s.opId]));
     expect(page.text.slice(page.text.indexOf('data-testid="incident-ops"'))).toContain(s.opId);
 
     const asViewer = await getText(`/incidents/${encodeURIComponent(incident!.incident_id)}`, "viewer");
