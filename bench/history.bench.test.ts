@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
+import { historyStopWords } from "../console/words";
 import { slotOf } from "../src/store/history/layout";
 import { historyEvents, historySearch } from "../src/store/history/read";
 import { writeHistory } from "../worker/ingest/history";
@@ -65,13 +66,13 @@ it("R2 history: objects put (Class A) and compressed bytes per event, by shard c
     const r = await historyEvents(env.HISTORY!, { shards: 4 }, { agent: { agentClass, agentName }, from: lo, to: hi });
     day ??= r;
     report(
-      `history read: busiest agent (${mine.length} events), ${name} (${((hi - lo) / 60_000).toFixed(1)} min), HISTORY_SHARDS=4: ${r.events.length} events, ${r.scan.lists} lists, ${r.scan.objectsListed} listed, ${r.scan.objectsSkipped} skipped by metadata, ${r.scan.objectsFetched} fetched (${r.scan.bytes} bytes)${r.scan.complete ? "" : `, incomplete: ${r.scan.reason}`}`,
+      `history read: busiest agent (${mine.length} events), ${name} (${((hi - lo) / 60_000).toFixed(1)} min), HISTORY_SHARDS=4: ${r.events.length} events, ${r.scan.lists} lists, ${r.scan.objectsListed} listed, ${r.scan.objectsSkipped} skipped by metadata, ${r.scan.objectsFetched} fetched (${r.scan.bytes} bytes)${r.scan.complete ? "" : `, incomplete: ${r.scan.stop ? historyStopWords(r.scan.stop) : "?"}`}`,
     );
   }
   const traced = mine.at(-1)!;
   const search = await historySearch(env.HISTORY!, { traceId: traced.corr.traceId, to: String(to) });
   report(
-    `history read: traceId lookup over 24 h (HISTORY_SHARDS=4): ${search.events.length} events, ${search.scan.lists} lists, ${search.scan.objectsListed} listed, ${search.scan.objectsSkipped} skipped by Bloom filter, ${search.scan.objectsFetched} fetched${search.scan.complete ? "" : `, incomplete: ${search.scan.reason}`}`,
+    `history read: traceId lookup over 24 h (HISTORY_SHARDS=4): ${search.events.length} events, ${search.scan.lists} lists, ${search.scan.objectsListed} listed, ${search.scan.objectsSkipped} skipped by Bloom filter, ${search.scan.objectsFetched} fetched${search.scan.complete ? "" : `, incomplete: ${search.scan.stop ? historyStopWords(search.scan.stop) : "?"}`}`,
   );
   expect(day!.events.length).toBeGreaterThan(0);
   const want = events.filter(

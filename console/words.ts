@@ -1,3 +1,4 @@
+import type { HistoryStop } from "../src/store/history/read";
 import type { BulkCount, BulkFilter, BulkStatus, BulkTarget, IncidentRow, SearchField, SearchMatch, SearchVia } from "../src/store/read-models";
 import type { AmbiguousOwner, OwnedKind } from "../src/store/read-models/errors";
 import { type Shelf, VIEWS_PER_SHELF } from "../src/store/views";
@@ -189,4 +190,18 @@ export function timelineMoreWords(dir: "older" | "later", partial: boolean): { l
     link: `${dir} events »`,
     note: partial ? `This page stopped reading before it was full: ${dir} events may follow.` : null,
   };
+}
+
+/** What stopped a read of the R2 history short, in words ("stopped at 100 objects fetched"). */
+export function historyStopWords(stop: HistoryStop): string {
+  switch (stop.limit) {
+    case "lists":
+      return `stopped at ${stop.at} list calls`;
+    case "objects":
+      return `stopped at ${stop.at} objects fetched`;
+    case "events":
+      return `stopped at ${stop.at} events`;
+    case "hours":
+      return `looked at ${stop.at} hours of ${stop.of}`;
+  }
 }

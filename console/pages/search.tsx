@@ -1,9 +1,11 @@
+import type { HistoryRead, LookupKind } from "../../src/store/history/read";
 import { SEARCH_KINDS, type SearchKind, type SearchMatch, type SearchResult } from "../../src/store/read-models";
 import { ExportLinks } from "../components/export-links";
+import { Time } from "../components/time";
 import { Layout, type PageContext } from "../layout";
-import { agentHref, searchMatchHref } from "../links";
+import { agentHref, detailHref, searchMatchHref } from "../links";
 
-import { searchMatchLabel, searchViaWords } from "../words";
+import { historyStopWords, searchMatchLabel, searchViaWords } from "../words";
 
 const KIND_TITLE: Record<SearchKind, string> = { incident: "Incidents", run: "Runs", op: "Ambiguous ops", session: "Sessions", agent: "Agents" };
 
@@ -11,7 +13,7 @@ const KIND_TITLE: Record<SearchKind, string> = { incident: "Incidents", run: "Ru
  * Several matches, grouped by kind, or a plain "nothing matched" with what was searched. (Exactly one match
  * never renders: the route redirects to it.)
  */
-export function SearchPage(props: { ctx: PageContext; result: SearchResult }) {
+export function SearchPage(props: { ctx: PageContext; result: SearchResult; history?: HistoryFound | null }) {
   const r = props.result;
   const groups = SEARCH_KINDS.map((k) => [k, r.matches.filter((m) => m.kind === k)] as const).filter(([, ms]) => ms.length > 0);
   return (
@@ -25,6 +27,7 @@ export function SearchPage(props: { ctx: PageContext; result: SearchResult }) {
             {r.traceWindow ? `; as a trace id, among the newest ${r.traceWindow} events only` : ""}. Ids are matched exactly
             {r.query.length >= 6 ? ", or by their beginning" : " (from 6 characters, by their beginning too)"}. An id may also have aged out of retention.
           </p>
+          {props.history ? <HistoryFinds h={props.history} /> : null}
         </section>
       ) : (
         <>
@@ -69,5 +72,87 @@ function MatchItem(props: { m: SearchMatch }) {
       ) : null}{" "}
       <span class="muted">· matched by {searchViaWords(m.via)}</span>
     </li>
+  );
+}
+
+/** What the R2 history held for an id the hot store did not have. */
+export type HistoryFound = HistoryRead & { kind: LookupKind; id: string };
+
+/** History events listed at most (a trace can have hundreds; JSON has them all). */
+const SHOWN = 50;
+
+/** The id fields an event can carry the query in, as the page names them. */
+const ID_FIELDS = [
+  ["traceId", "trace id"],
+  ["requestId", "request id"],
+  ["taskId", "task id"],
+  ["opId", "op id"],
+] as const;
+
+/**
+ * The history's answer for an id the hot store does not hold: the events carrying it, each with its agent and the
+ * page that reads its older timeline, and how far the read looked (a bounded read can stop short: it says where).
+ */
+function HistoryFinds(props: { h: HistoryFound }) {
+  const h = props.h;
+  const looked =
+    h.scan.coveredFrom === null ? (
+      "nothing"
+    ) : (
+      <>
+        from <Time t={h.scan.coveredFrom} /> to <Time t={h.scan.coveredTo} />
+      </>
+    );
+  return (
+    <section
+      data-testid="search-history"
+      data-count={String(h.events.length)}
+      data-complete={String(h.scan.complete)}
+      data-covered-from={h.scan.coveredFrom === null ? undefined : String(h.scan.coveredFrom)}
+      data-covered-to={h.scan.coveredTo === null ? undefined : String(h.scan.coveredTo)}
+    >
+      <h2>In the history ({h.events.length})</h2>
+      <p>
+        {h.events.length ? "Older events carry it" : "Not in the history either"}: looked {looked} ({h.scan.hours} hours, {h.scan.objectsFetched} objects read)
+        {h.scan.stop ? `; ${historyStopWords(h.scan.stop)}, so older events were not looked at` : ""}.
+      </p>
+      {h.events.length ? (
+        <ul class="search-results">
+          {h.events.slice(0, SHOWN).map((e) => {
+            const run = e.fiberId ?? e.taskId ?? e.requestId;
+            const field = ID_FIELDS.find(([k]) => e[k] === h.id);
+            return (
+              <li data-event-id={e.id} data-type={e.type} data-via-field={field?.[0]}>
+                <Time t={e.time} /> <code>{e.type}</code>{" "}
+                <span class="muted">
+                  · agent{" "}
+                  <a href={agentHref(e)}>
+                    {e.agentClass} · {e.agentName}
+                  </a>
+                </span>
+                {run ? (
+                  <>
+                    {" "}
+                    · <a href={detailHref("runs", run, e)}>run {run}</a>
+                  </>
+                ) : null}
+                {e.incidentId ? (
+                  <>
+                    {" "}
+                    · <a href={detailHref("incidents", e.incidentId)}>incident</a>
+                  </>
+                ) : null}
+                {field ? <span class="muted"> · as its {field[1]}</span> : null}
+              </li>
+            );
+          })}
+        </ul>
+      ) : null}
+      {h.events.length > SHOWN ? (
+        <p data-testid="search-history-more">
+          The first {SHOWN} of {h.events.length} are shown.
+        </p>
+      ) : null}
+    </section>
   );
 }

@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { searchMatchHref } from "../../console/links";
 import { SearchPage } from "../../console/pages/search";
 import { searchMatchLabel } from "../../console/words";
+import { historySearch } from "../../src/store/history/read";
 import { search as searchIds } from "../../src/store/read-models";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
@@ -15,11 +16,14 @@ export const search = new Hono<ConsoleEnv>();
 
 search.get("/search", async (c) => {
   const result = await searchIds(c.env.DB, c.req.query("q") ?? "");
+  // Nothing in the hot store: the id may be older than the hot window. Look in the R2 history (a bounded read:
+  // the last 24 hours by default, ID_SEARCH_LIMITS), and say how far that looked.
+  const history = result.matches.length === 0 && c.env.HISTORY ? await historySearch(c.env.HISTORY, { id: result.query }) : null;
   // JSON keeps each match's label, worded by the console from the match's facts.
   const matches = result.matches.map((m) => ({ ...m, label: searchMatchLabel(m), href: searchMatchHref(m) }));
-  if (wantsJson(c)) return c.json({ ...result, matches });
+  if (wantsJson(c)) return c.json({ ...result, matches, history });
   // One page for everything found (an ambiguous op and its session are one page): go there.
   const pages = new Set(matches.map((m) => m.href));
   if (pages.size === 1 && !result.truncated) return c.redirect(matches[0]!.href, 302);
-  return page(c, <SearchPage ctx={pageContext(c)} result={result} />);
+  return page(c, <SearchPage ctx={pageContext(c)} result={result} history={history} />);
 });

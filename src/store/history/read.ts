@@ -41,14 +41,20 @@ export const AGENT_READ_LIMITS: HistoryLimits = { maxHours: 7 * 24, maxLists: 20
 /** An id lookup lists whole hours (every shard), newest first: a day by default. */
 export const ID_SEARCH_LIMITS: HistoryLimits = { maxHours: 24, maxLists: 100, maxObjects: 50, maxEvents: 500 };
 
+/**
+ * The limit that stopped a read before the whole range, as facts (the console words it): list calls, objects
+ * fetched or events returned reached `at`, or only `at` of the range's `of` hours were looked at.
+ */
+export type HistoryStop = { limit: "lists" | "objects" | "events"; at: number } | { limit: "hours"; at: number; of: number };
+
 /** What one read looked at and what it cost. */
 export type HistoryScan = {
   /** The span it fully looked at, without gaps, inside the range asked for; null when it covered nothing. */
   coveredFrom: number | null;
   coveredTo: number | null;
-  /** False when a limit stopped it before the whole range: the reason names the limit. */
+  /** False when a limit stopped it before the whole range: `stop` names the limit. */
   complete: boolean;
-  reason: string | null;
+  stop: HistoryStop | null;
   hours: number;
   lists: number;
   objectsListed: number;
@@ -64,8 +70,8 @@ export type HistoryRead = { events: HistoryEvent[]; scan: HistoryScan };
 export type ShardCounts = { shards: number; previousShards?: readonly number[] };
 
 class OutOfBudget extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
+  constructor(readonly stop: HistoryStop) {
+    super(`history read stopped at ${stop.at} ${stop.limit}`);
   }
 }
 
@@ -75,7 +81,7 @@ class Budget {
     coveredFrom: null,
     coveredTo: null,
     complete: true,
-    reason: null,
+    stop: null,
     hours: 0,
     lists: 0,
     objectsListed: 0,
@@ -85,11 +91,11 @@ class Budget {
   };
   constructor(readonly limits: HistoryLimits) {}
   list() {
-    if (this.scan.lists >= this.limits.maxLists) throw new OutOfBudget(`stopped at ${this.limits.maxLists} list calls`);
+    if (this.scan.lists >= this.limits.maxLists) throw new OutOfBudget({ limit: "lists", at: this.limits.maxLists });
     this.scan.lists++;
   }
   fetch(n: number) {
-    if (this.scan.objectsFetched + n > this.limits.maxObjects) throw new OutOfBudget(`stopped at ${this.limits.maxObjects} objects fetched`);
+    if (this.scan.objectsFetched + n > this.limits.maxObjects) throw new OutOfBudget({ limit: "objects", at: this.limits.maxObjects });
     this.scan.objectsFetched += n;
   }
 }
@@ -115,7 +121,7 @@ async function candidates(
   prefix: string,
   from: number,
   to: number,
-  item: string,
+  items: readonly string[],
   budget: Budget,
   oneShard: boolean,
   startAfter?: string,
@@ -130,7 +136,7 @@ async function candidates(
       const min = keyMinTime(o.key);
       // Nothing after this key in the folder can start before `to` either.
       if (oneShard && min !== null && min > to) return out;
-      if (mayHold(o.customMetadata, from, to, item)) out.push(candidate(o.key, o.customMetadata));
+      if (items.some((item) => mayHold(o.customMetadata, from, to, item))) out.push(candidate(o.key, o.customMetadata));
       else budget.scan.objectsSkipped++;
     }
     if (!page.truncated) return out;
@@ -195,7 +201,7 @@ const byTime = (dir: "ASC" | "DESC") => (a: HistoryEvent, b: HistoryEvent) => {
 };
 
 /** What reading one hour found; `cut` when a limit stopped it inside the hour, with the part it fully covered. */
-type HourRead = { events: HistoryEvent[]; cut?: { from: number; to: number; reason: string } };
+type HourRead = { events: HistoryEvent[]; cut?: { from: number; to: number; stop: HistoryStop } };
 
 /**
  * Reads hour by hour in `dir` order, widening the covered span as it goes. A limit stops it: between hours, or
@@ -220,9 +226,9 @@ async function scanHours(
     scan.coveredFrom = scan.coveredFrom === null ? lo : Math.min(scan.coveredFrom, lo);
     scan.coveredTo = scan.coveredTo === null ? hi : Math.max(scan.coveredTo, hi);
   };
-  const stop = (reason: string) => {
+  const stop = (why: HistoryStop) => {
     scan.complete = false;
-    scan.reason = reason;
+    scan.stop = why;
   };
   for (const hour of hours) {
     let got: HourRead;
@@ -230,7 +236,7 @@ async function scanHours(
       got = await readHour(hour, budget);
     } catch (e) {
       if (!(e instanceof OutOfBudget)) throw e;
-      stop(e.reason);
+      stop(e.stop);
       break;
     }
     let lo = Math.max(from, hour, got.cut?.from ?? -Infinity);
@@ -244,7 +250,7 @@ async function scanHours(
         return true;
       })
       .sort(byTime(dir));
-    let reason = got.cut?.reason ?? null;
+    let why: HistoryStop | null = got.cut?.stop ?? null;
     const room = limits.maxEvents - events.length;
     if (fresh.length > room) {
       // Keep whole instants: the first event left out bounds the span, and its time-mates go too.
@@ -252,17 +258,17 @@ async function scanHours(
       fresh.splice(0, fresh.length, ...fresh.filter((e) => (dir === "ASC" ? e.time < edge : e.time > edge)));
       if (dir === "ASC") hi = edge - 1;
       else lo = edge + 1;
-      reason = `stopped at ${limits.maxEvents} events`;
+      why = { limit: "events", at: limits.maxEvents };
     }
     events.push(...fresh);
     scan.hours++;
     cover(lo, hi);
-    if (reason) {
-      stop(reason);
+    if (why) {
+      stop(why);
       break;
     }
   }
-  if (scan.complete && all > hours.length) stop(`looked at ${limits.maxHours} hours of ${all}`);
+  if (scan.complete && all > hours.length) stop({ limit: "hours", at: limits.maxHours, of: all });
   events.sort(byTime(dir));
   return { events, scan };
 }
@@ -294,7 +300,7 @@ export async function historyEvents(bucket: R2Bucket, counts: ShardCounts, q: Hi
     const keys: Candidate[] = [];
     for (const n of shardCounts) {
       const shard = shardOf(q.agent, n);
-      keys.push(...(await candidates(bucket, shardPrefix(hour, n, shard), q.from, q.to, item, budget, true, listStartAfter(hour, n, shard, q.from))));
+      keys.push(...(await candidates(bucket, shardPrefix(hour, n, shard), q.from, q.to, [item], budget, true, listStartAfter(hour, n, shard, q.from))));
     }
     const room = limits.maxObjects - budget.scan.objectsFetched;
     if (keys.length <= room)
@@ -319,10 +325,10 @@ export async function historyEvents(bucket: R2Bucket, counts: ShardCounts, q: Hi
         budget,
       )
     ).filter(mine);
-    const reason = `stopped at ${limits.maxObjects} objects fetched`;
+    const stop: HistoryStop = { limit: "objects", at: limits.maxObjects };
     return dir === "ASC"
-      ? { events, cut: { from: -Infinity, to: Math.min(...left.map((k) => k.min)) - 1, reason } }
-      : { events, cut: { from: Math.max(...left.map((k) => k.max)) + 1, to: Infinity, reason } };
+      ? { events, cut: { from: -Infinity, to: Math.min(...left.map((k) => k.min)) - 1, stop } }
+      : { events, cut: { from: Math.max(...left.map((k) => k.max)) + 1, to: Infinity, stop } };
   });
 }
 
@@ -336,6 +342,10 @@ export function historySource(bucket: R2Bucket, counts: ShardCounts, limits?: Pa
     (await historyEvents(bucket, counts, { ...q, ...(limits ? { limits } : {}) })).events;
 }
 
+/** What an id lookup may name: one id kind, or `id` for any of them. */
+const LOOKUP_KINDS = [...ID_KINDS, "id"] as const;
+export type LookupKind = (typeof LOOKUP_KINDS)[number];
+
 /** An id lookup: exactly one id, and an optional window (default: the 24 UTC hours ending with `to`'s, `to` defaulting to now). */
 export const historySearchInput = z
   .object({
@@ -343,19 +353,21 @@ export const historySearchInput = z
     requestId: text("requestId"),
     taskId: text("taskId"),
     opId: text("opId"),
+    /** Any of the four: an id pasted into the search box, whatever it names. */
+    id: text("id"),
     from: instant("from"),
     to: instant("to"),
   })
   .superRefine((q, ctx) => {
-    const named = ID_KINDS.filter((k) => q[k] !== undefined);
+    const named = LOOKUP_KINDS.filter((k) => q[k] !== undefined);
     if (named.length !== 1)
-      ctx.addIssue({ code: "custom", message: `name exactly one of ${ID_KINDS.join(", ")} to look up (got ${named.length ? named.join(", ") : "none"})` });
+      ctx.addIssue({ code: "custom", message: `name exactly one of ${LOOKUP_KINDS.join(", ")} to look up (got ${named.length ? named.join(", ") : "none"})` });
     if (q.from !== undefined && q.to !== undefined && q.from > q.to) ctx.addIssue({ code: "custom", message: "from must not be after to" });
   });
 export type HistorySearchInput = { [K in keyof z.input<typeof historySearchInput>]?: unknown };
 
 /**
- * Events of any agent carrying one id, newest first. Per hour (newest first) it lists the whole hour folder,
+ * Events of any agent carrying one id (of the kind named, or of any kind for `id`), newest first. Per hour (newest first) it lists the whole hour folder,
  * every shard, and fetches only objects whose Bloom filter may hold the id. The window defaults to the 24 UTC
  * hours ending with `to`'s; at most ID_SEARCH_LIMITS (or `limits`). Throws BadRequest (a 400) for a malformed query.
  */
@@ -363,17 +375,18 @@ export async function historySearch(
   bucket: R2Bucket,
   input: HistorySearchInput,
   opts: { now?: number; limits?: Partial<HistoryLimits> } = {},
-): Promise<HistoryRead & { kind: IdKind; id: string }> {
+): Promise<HistoryRead & { kind: LookupKind; id: string }> {
   const q = parseFilters(historySearchInput, input);
-  const kind = ID_KINDS.find((k) => q[k] !== undefined)!;
+  const kind = LOOKUP_KINDS.find((k) => q[k] !== undefined)!;
   const id = q[kind]!;
+  const kinds: readonly IdKind[] = kind === "id" ? ID_KINDS : [kind];
   const limits = { ...ID_SEARCH_LIMITS, ...opts.limits };
   const to = q.to ?? opts.now ?? Date.now();
   // Whole hours: the 24 ending with `to`'s own, so the default window is exactly the default hour limit.
   const from = q.from ?? hourOf(to) - 23 * HOUR_MS;
-  const item = idItem(kind, id);
+  const items = kinds.map((k) => idItem(k, id));
   const read = await scanHours(from, to, "DESC", limits, async (hour, budget) => {
-    const keys = await candidates(bucket, hourPrefix(hour), from, to, item, budget, false);
+    const keys = await candidates(bucket, hourPrefix(hour), from, to, items, budget, false);
     return {
       events: (
         await fetchEvents(
@@ -381,7 +394,7 @@ export async function historySearch(
           keys.map((k) => k.key),
           budget,
         )
-      ).filter((e) => e[kind] === id),
+      ).filter((e) => kinds.some((k) => e[k] === id)),
     };
   });
   return { ...read, kind, id };

@@ -56,13 +56,13 @@ describe("historyEvents (one agent's timeline from R2)", () => {
     for (const e of evs) await write([e]);
     const asc = await historyEvents(bucket(), counts, { agent: agent(a), from: at(3, 0), to: at(3, 6), limits: { maxHours: 3 } });
     expect(asc.events.map((e) => e.id)).toEqual(evs.slice(0, 3).map((e) => e.id));
-    expect(asc.scan).toMatchObject({ complete: false, reason: "looked at 3 hours of 7", coveredFrom: at(3, 0), coveredTo: at(3, 3) - 1 });
+    expect(asc.scan).toMatchObject({ complete: false, stop: { limit: "hours", at: 3, of: 7 }, coveredFrom: at(3, 0), coveredTo: at(3, 3) - 1 });
     const desc = await historyEvents(bucket(), counts, { agent: agent(a), from: at(3, 0), to: at(3, 5, HOUR_MS - 1), dir: "DESC", limits: { maxHours: 2 } });
     expect(desc.events.map((e) => e.id)).toEqual([evs[5]!.id, evs[4]!.id]);
     const fewObjects = await historyEvents(bucket(), counts, { agent: agent(a), from: at(3, 0), to: at(3, 6), limits: { maxObjects: 2 } });
     expect(fewObjects.events).toHaveLength(2);
     // Hour 2's only object is left unread: the span ends just before it, where nothing else can be.
-    expect(fewObjects.scan).toMatchObject({ complete: false, reason: "stopped at 2 objects fetched", coveredTo: at(3, 2, 10) - 1, objectsFetched: 2 });
+    expect(fewObjects.scan).toMatchObject({ complete: false, stop: { limit: "objects", at: 2 }, coveredTo: at(3, 2, 10) - 1, objectsFetched: 2 });
   });
 
   it("covers part of a busy hour when the hour holds more objects than its limit, from the end its direction reads", async () => {
@@ -73,7 +73,7 @@ describe("historyEvents (one agent's timeline from R2)", () => {
     const range = { agent: agent(a), from: at(8, 0), to: at(8, 1) - 1, limits: { maxObjects: 3 } };
     const asc = await historyEvents(bucket(), counts, range);
     expect(asc.events.map((e) => e.id)).toEqual(evs.slice(0, 3).map((e) => e.id));
-    expect(asc.scan).toMatchObject({ complete: false, reason: "stopped at 3 objects fetched", coveredFrom: at(8, 0), coveredTo: evs[3]!.time - 1 });
+    expect(asc.scan).toMatchObject({ complete: false, stop: { limit: "objects", at: 3 }, coveredFrom: at(8, 0), coveredTo: evs[3]!.time - 1 });
     const desc = await historyEvents(bucket(), counts, { ...range, dir: "DESC" });
     expect(desc.events.map((e) => e.id)).toEqual(
       evs
@@ -86,7 +86,7 @@ describe("historyEvents (one agent's timeline from R2)", () => {
     expect(desc.events.every((e) => e.time >= desc.scan.coveredFrom!)).toBe(true);
     const fewEvents = await historyEvents(bucket(), counts, { ...range, limits: { maxEvents: 5 } });
     expect(fewEvents.events.map((e) => e.id)).toEqual(evs.slice(0, 5).map((e) => e.id));
-    expect(fewEvents.scan).toMatchObject({ complete: false, reason: "stopped at 5 events", coveredTo: evs[5]!.time - 1 });
+    expect(fewEvents.scan).toMatchObject({ complete: false, stop: { limit: "events", at: 5 }, coveredTo: evs[5]!.time - 1 });
   });
 
   it("lists a shard folder only from one slot before its range to the first object past it", async () => {
@@ -132,6 +132,10 @@ describe("historySearch (id lookups over a bounded range of hours)", () => {
 
     const byRequest = await historySearch(bucket(), { requestId: `req-${run}`, from: String(at(5, 0)), to: String(at(5, 23)) });
     expect(byRequest.events.map((e) => e.id)).toEqual([hit2.id]);
+    // An id pasted without its kind finds the events carrying it as any of them.
+    const anyKind = await historySearch(bucket(), { id: `req-${run}`, from: String(at(5, 0)), to: String(at(5, 23)) });
+    expect(anyKind.events.map((e) => e.id)).toEqual([hit2.id]);
+    expect((await historySearch(bucket(), { id: traceId, to: String(at(5, 13)) })).events.map((e) => e.id)).toEqual([hit2.id, hit1.id]);
     const outside = await historySearch(bucket(), { traceId, from: String(at(5, 11)), to: String(at(5, 11, HOUR_MS - 1)) });
     expect(outside.events).toEqual([]);
     expect(outside.scan.hours).toBe(1);
@@ -158,7 +162,7 @@ describe("historySearch (id lookups over a bounded range of hours)", () => {
     await write([hit]);
     const r = await historySearch(bucket(), { opId, to: String(at(6, 5)) }, { limits: { maxHours: 3 } });
     expect(r.events).toEqual([]);
-    expect(r.scan).toMatchObject({ complete: false, reason: "looked at 3 hours of 24", coveredFrom: hourOf(at(6, 3)) });
+    expect(r.scan).toMatchObject({ complete: false, stop: { limit: "hours", at: 3, of: 24 }, coveredFrom: hourOf(at(6, 3)) });
     const wider = await historySearch(bucket(), { opId, to: String(at(6, 5)) });
     expect(wider.events.map((e) => e.id)).toEqual([hit.id]);
     expect(wider.scan.lists).toBe(24);

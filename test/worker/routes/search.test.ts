@@ -1,9 +1,10 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
 import { asset } from "../../../console/assets";
 import { searchMatchLabel } from "../../../console/words";
 import type { SearchMatch } from "../../../src/store/read-models";
+import { writeHistory } from "../../../worker/ingest/history";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
@@ -104,6 +105,31 @@ describe("GET /search", () => {
     expect(mustTestId(page.text, "search-none").text).toContain(q);
     // Escaped: the query is text, never markup.
     expect(page.text).not.toContain("<img src=x");
+  });
+
+  it("an id older than the hot window is found in the R2 history, with its agent, its run and how far the read looked", async () => {
+    // Only in R2 (written there as the consumer writes it), three hours ago: the hot store never had it.
+    const traceId = `trace-old-${u}`;
+    const old = makeEvent("chat.turn.finished", { status: "completed" }, { time: Date.now() - 3 * 3_600_000, corr: { requestId: `req-old-${u}`, traceId } });
+    await writeHistory(env.HISTORY, [{ ...old, source: B }], { shards: 1, receivedAt: Date.now() });
+
+    const page = await getText(`/search?q=${enc(traceId)}`, "viewer");
+    expect(page.status).toBe(200);
+    const found = mustTestId(page.text, "search-history");
+    expect(found.attrs).toMatchObject({ "data-count": "1", "data-complete": "true" });
+    expect(Number(found.attrs["data-covered-from"])).toBeLessThanOrEqual(old.time);
+    expect(findAll(found.html, "data-event-id").map((e) => [e.attrs["data-event-id"], e.attrs["data-via-field"]])).toEqual([[old.id, "traceId"]]);
+    // Its run's page (which reads the older timeline from the history) and its agent's.
+    expect(hrefs(found.html)).toEqual(expect.arrayContaining([`/runs/req-old-${u}?agentClass=SupportAgent&agentName=${enc(B.agentName)}`]));
+
+    const json = (await (await search(traceId, { Accept: "application/json" })).json()) as { matches: unknown[]; history: { events: { id: string }[] } };
+    expect(json.matches).toEqual([]);
+    expect(json.history.events.map((e) => e.id)).toEqual([old.id]);
+
+    // Nowhere at all: the page says the history was looked at too, and how far.
+    const none = mustTestId((await getText(`/search?q=${enc(`nowhere-${u}`)}`, "viewer")).text, "search-history");
+    expect(none.attrs["data-count"]).toBe("0");
+    expect(Number(none.attrs["data-covered-to"])).toBeGreaterThan(Date.now() - 3_600_000);
   });
 
   it("JSON for Accept: application/json, each match with its facts, its label and its href (no redirect)", async () => {
