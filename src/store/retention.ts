@@ -73,6 +73,14 @@ export const DEFAULT_HOT_WINDOW_HOURS = 48;
 
 /** Segments deleted per statement: each holds a run of events, so this is several times as many events. */
 export const SEGMENT_DELETE_BATCH = 1000;
+/** Rows of any other table deleted per statement, and statements per table per run, by default. */
+export const RETENTION_BATCH = 500;
+export const RETENTION_MAX_BATCHES = 20;
+
+/** The most rows one default run of runRetention deletes from `table`: its capacity per cron run. */
+export function retentionRunCap(table: string): number {
+  return (table === G.$table ? SEGMENT_DELETE_BATCH : RETENTION_BATCH) * RETENTION_MAX_BATCHES;
+}
 
 export type SegmentRetention = { segments: number; events: number; statements: number; complete: boolean };
 
@@ -87,7 +95,7 @@ export async function runSegmentRetention(
   opts: { hotCutoff: number; futureCutoff: number; batchSize?: number; maxBatches?: number },
 ): Promise<SegmentRetention> {
   const batchSize = opts.batchSize ?? SEGMENT_DELETE_BATCH;
-  const maxBatches = opts.maxBatches ?? 20;
+  const maxBatches = opts.maxBatches ?? RETENTION_MAX_BATCHES;
   const out: SegmentRetention = { segments: 0, events: 0, statements: 0, complete: true };
   for (let i = 0; i < maxBatches; i++) {
     const r = await db
@@ -136,8 +144,8 @@ export async function runRetention(
   const futureCutoff = now + (opts.maxFutureSkewMs ?? DEFAULT_FUTURE_SKEW_MS);
   // The hot timeline keeps the hot window, never more than the other tables keep.
   const hotCutoff = Math.max(cutoff, now - (opts.hotWindowHours ?? DEFAULT_HOT_WINDOW_HOURS) * 3_600_000);
-  const batchSize = opts.batchSize ?? 500;
-  const maxBatches = opts.maxBatches ?? 20;
+  const batchSize = opts.batchSize ?? RETENTION_BATCH;
+  const maxBatches = opts.maxBatches ?? RETENTION_MAX_BATCHES;
   const deleted: Record<string, number> = {};
   const seg = await runSegmentRetention(db, { hotCutoff, futureCutoff, maxBatches });
   deleted[G.$table] = seg.segments;
