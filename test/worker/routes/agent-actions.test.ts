@@ -130,6 +130,26 @@ describe("an agent with Tasks runs and managed fibers", () => {
       expect(mustTestId(fragment, "action-notice").attrs["data-code"]).toBe("still_runs");
       expect(findAll(fragment, "data-stopped")).toHaveLength(1);
       expect(endedRun(fragment, runId)).toMatchObject({ "data-kind": "fiber", "data-stopped": "false", "data-now": "running", "data-why": "unstoppable" });
+
+      // Asked again as JSON (the CLI): the facts, and in `describe` the words the fragment shows for them.
+      const json = await postForm(
+        "/actions/force-idle",
+        "operator",
+        { agentClass: "NoEvictWorkAgent", agentName: name, reason: "runaway, again" },
+        { csrf: await csrfOn("NoEvictWorkAgent", name), headers: JSON_ACCEPT },
+      );
+      const body = (await json.json()) as {
+        value: { ended: { runId: string; why: string }[]; notice: unknown; after: { notice: unknown } };
+        describe: { runs: Record<string, string>; notice: string; afterNotice: string };
+      };
+      expect(body.value.ended).toEqual([expect.objectContaining({ runId, why: "unstoppable" })]);
+      expect(body.value.notice).toEqual({ code: "unstopped", cause: "no_hook" });
+      expect(body.value.after.notice).toEqual({ code: "still_runs" });
+      const shown = findAll(mustTestId(fragment, "force-idle-runs").html, "data-run", runId)[0]!.text;
+      expect(body.describe.runs[runId]).toBeTruthy();
+      expect(shown).toContain(body.describe.runs[runId]);
+      expect(body.describe.notice).toMatch(/^1 run \(.+\) still runs in memory: /);
+      expect(body.describe.afterNotice).toContain(runId);
     } finally {
       await rejectionOf(stub.evict());
     }
