@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { ADMIN_ACTIONS, type AdminActionName } from "../src/admin-rpc/actions";
 import {
   type AdminError,
@@ -151,12 +150,6 @@ export function afterNoticeWords(notice: AfterNotice | null, after: AfterFacts):
   return words(notice, after);
 }
 
-/** A stored list read leniently: an audit row from another version that does not parse is shown without it. */
-function listOf<T>(schema: z.ZodType<T>, v: unknown): T[] {
-  const r = z.array(schema).safeParse(v);
-  return r.success ? r.data : [];
-}
-
 /**
  * An audit row's notice, from its stored `after`: its facts in words, or, in a row written before the facts (or
  * by an older console), the sentence it stored, as it is. History is never rewritten; an unreadable one is null.
@@ -167,9 +160,12 @@ export function auditNoticeWords(after: unknown): string | null {
   if (typeof a.notice === "string") return a.notice;
   const n = afterNotice.safeParse(a.notice);
   if (!n.success) return null;
+  // Stored lists read leniently: a row from another version whose lists do not parse is worded without them.
+  const checks = runCheck.array().safeParse(a.checks);
+  const busy = busyWork.array().safeParse(a.busy);
   return afterNoticeWords(n.data, {
-    checks: listOf(runCheck, a.checks),
-    busy: listOf(busyWork, a.busy),
+    checks: checks.success ? checks.data : [],
+    busy: busy.success ? busy.data : [],
     readAt: typeof a.readAt === "number" ? a.readAt : 0,
     status: (typeof a.status === "string" ? a.status : "unknown") as VerifiedAfter["status"],
   });
