@@ -147,6 +147,7 @@ async function act(action) {
   }
   if (!body.ok) refused(action, status, body);
   const v = body.value;
+  const said = body.describe ?? {};
   if (action === "resolve-op") {
     return console.log(
       `✓ ${agentClass} ${agentName}: op ${v.opId} (${v.after.kind}) ${v.before.status} → ${v.after.status}, recorded ${v.recorded}${v.resultRef ? `, result ${v.resultRef}` : ""}`,
@@ -163,20 +164,26 @@ async function act(action) {
     for (const r of v.ended ?? []) {
       const c = now.get(r.ref ?? r.runId);
       const state = c ? (c.now === "stopped" ? "stopped" : `NOT STOPPED (${c.now})`) : r.stopped ? "stopped" : "NOT STOPPED";
-      console.log(`  ${state}\t${r.kind}\t${r.runId}${r.name ? ` (${r.name})` : ""}: ${r.detail}${c ? `; now: ${c.source} says ${c.sdkState}` : ""}`);
+      // The words are the console's (body.describe, the same the page shows); an older console sent them in `detail`.
+      const words = said.runs?.[r.runId] ?? r.detail ?? "";
+      console.log(`  ${state}\t${r.kind}\t${r.runId}${r.name ? ` (${r.name})` : ""}: ${words}${c ? `; now: ${c.source} says ${c.sdkState}` : ""}`);
     }
     for (const i of v.incidents ?? []) console.log(`  cleared incident ${i.incidentId}`);
-    if (v.after?.notice) console.log(`! ${v.after.notice}`);
-    else if (v.notice) console.log(`! ${v.notice}`);
+    const notice = said.afterNotice ?? said.notice ?? legacyNotice(v.after?.notice) ?? legacyNotice(v.notice);
+    if (notice) console.log(`! ${notice}`);
   } else {
     const outcome = v.outcome === "busy" ? "alarm NOT run: the agent is busy" : v.outcome === "still_running" ? "alarm started, not finished" : "alarm ran";
     console.log(
       `${mark} ${agentClass} ${agentName}: ${v.result ?? "ok"}, ${outcome}; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}; agent ${v.after.status}${readBack}`,
     );
-    if (v.after?.notice) console.log(`! ${v.after.notice}`);
+    const notice = said.afterNotice ?? legacyNotice(v.after?.notice);
+    if (notice) console.log(`! ${notice}`);
   }
   if (v.result === "partial") process.exitCode = 1;
 }
+
+/** A notice an older console sent as a sentence; facts without words (never from this console) are not printed. */
+const legacyNotice = (n) => (typeof n === "string" ? n : null);
 
 /** Every item of a console list, following its cursor (at most `max`). */
 async function all(path, max = 5000) {

@@ -9,7 +9,7 @@ import {
   type VerifiedAfter,
   type VerifiedResult,
 } from "../../src/admin-rpc/contract";
-import { describeBusy } from "../../src/admin-rpc/verify";
+import { afterNoticeWords, busyWords, endedRunWords, forceIdleNoticeWords } from "../admin-words";
 import { withheldActionsSentence } from "../words";
 import { Status } from "./status";
 
@@ -207,9 +207,9 @@ function EndedRuns(props: { ended: EndedRun[]; checks: RunCheck[] | null }) {
         const c = byId.get(r.ref ?? r.runId);
         const now = props.checks ? (c?.now ?? "unknown") : r.stopped ? "stopped" : "running";
         return (
-          <li data-run={r.runId} data-kind={r.kind} data-stopped={String(r.stopped)} data-now={now}>
+          <li data-run={r.runId} data-kind={r.kind} data-stopped={String(r.stopped)} data-now={now} data-why={r.why}>
             {r.kind} <span class="mono">{r.runId}</span>
-            {r.name ? ` (${r.name})` : ""}: {r.stopped ? "stopped" : "NOT stopped"} — {r.detail}
+            {r.name ? ` (${r.name})` : ""}: {r.stopped ? "stopped" : "NOT stopped"} — {endedRunWords(r)}
             {props.checks ? (
               <>
                 {" "}
@@ -226,17 +226,18 @@ function EndedRuns(props: { ended: EndedRun[]; checks: RunCheck[] | null }) {
 /** The after-state the console read back: status, what runs now, and the sentence when work still runs. */
 function AfterState(props: { v: VerifiedView; now: number }) {
   const a = props.v.after;
+  const notice = afterNoticeWords(a.notice, a);
   return (
     <div data-testid="after-state" data-result={props.v.result} data-verified={String(a.verified)}>
-      {a.notice ? (
-        <p class={props.v.result === "ok" ? "muted" : "error-message"} data-testid="action-notice">
-          {a.notice}
+      {notice && a.notice ? (
+        <p class={props.v.result === "ok" ? "muted" : "error-message"} data-testid="action-notice" data-code={a.notice.code}>
+          {notice}
         </p>
       ) : null}
       {a.verified ? (
         <p class="muted">
           Read back from the agent after the action: <Status value={a.status} />
-          {a.busy.length ? <> · running now: {a.busy.map((b) => describeBusy(b, props.now)).join("; ")}</> : " · nothing runs"}
+          {a.busy.length ? <> · running now: {a.busy.map((b) => busyWords(b, props.now)).join("; ")}</> : " · nothing runs"}
         </p>
       ) : null}
     </div>
@@ -262,13 +263,18 @@ export function ActionResult(props: {
 }) {
   const f = props.forceIdle;
   const v = props.verified;
+  const fNotice = f ? forceIdleNoticeWords(f) : null;
   return (
     <div class={`result ${props.ok ? "ok" : "bad"}`} data-testid="action-result" data-ok={String(props.ok)} data-action={props.action} data-code={props.code}>
       <strong>{props.title}</strong> {props.detail} {props.auditHref ? <a href={props.auditHref}>See the audit log</a> : null}
       {/* The action's own sentence (e.g. the agent is being evicted), unless the read-back has a truer one. */}
-      {f?.notice && !v?.after.notice ? (
-        <p class={f.evicted ? "warn" : "error-message"} data-testid="force-idle-notice">
-          {f.notice}
+      {fNotice && !v?.after.notice ? (
+        <p
+          class={f?.evicted ? "warn" : "error-message"}
+          data-testid="force-idle-notice"
+          data-cause={f?.notice && typeof f.notice === "object" ? f.notice.cause : undefined}
+        >
+          {fNotice}
         </p>
       ) : null}
       {v ? <AfterState v={v} now={props.now ?? v.after.readAt} /> : null}

@@ -1,4 +1,5 @@
 import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, BATCH_TARGET_CLASS, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
+import { auditNoticeWords } from "../admin-words";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -111,11 +112,7 @@ export const AUDIT_COLUMN_SET = columnSet<AuditRow, { now: number }>(
           <Status value={a.result} />
           {a.error ? <div class="muted">{a.error}</div> : null}
           {/* A partial action: the sentence the read-back gave (what still runs, or why the alarm did not run). */}
-          {noticeOf(a.after) ? (
-            <div class="warn" data-testid="audit-notice">
-              {noticeOf(a.after)}
-            </div>
-          ) : null}
+          <AuditNotice after={a.after} />
         </>
       ),
     },
@@ -151,11 +148,19 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
   );
 }
 
+/** A partial action's notice in the audit: the read-back's facts in words, or an older row's stored sentence as it is. */
+function AuditNotice(props: { after: unknown }) {
+  const notice = auditNoticeWords(props.after);
+  return notice ? (
+    <div class="warn" data-testid="audit-notice">
+      {notice}
+    </div>
+  ) : null;
+}
+
 /** Run counts before and after, as a tooltip (the full records stay in D1 and the JSON API). */
 const runsOf = (b: unknown, a: unknown) => `runs ${countOf(b)} → ${countOf(a)}`;
 const countOf = (v: unknown) => (v && typeof v === "object" && "runCount" in v ? String((v as { runCount: unknown }).runCount) : "?");
-const noticeOf = (v: unknown) =>
-  v && typeof v === "object" && "notice" in v && typeof (v as { notice: unknown }).notice === "string" ? (v as { notice: string }).notice : null;
 const statusOf = (v: unknown) => (v && typeof v === "object" && "status" in v ? String((v as { status: unknown }).status) : "—");
 
 /**

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import {
   type ActionInput,
+  type AdminError,
   type AdminRpc,
   actionInput,
   type ForceIdleOutput,
@@ -117,13 +118,18 @@ export const BULK_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is BulkActionN
 const ROLE_RANK: Record<"viewer" | "operator", number> = { viewer: 0, operator: 1 };
 
 /**
- * The refusal of an action whose method the agent lacks (no admin mixin, or one older than the action): names the
- * agent and what to upgrade. Null for actions every mixin has (the client's own sentence then says the mixin is missing).
+ * The refusal of an action whose method the agent lacks (no admin mixin, or one older than the action): the agent
+ * and what to upgrade, as facts (the console words them: console/admin-words.ts). Null for actions every mixin has
+ * (the client's own `no_mixin` refusal then says the mixin is missing).
  */
-export function upgradeSentence(action: AdminActionName, agentClass: string, agentName: string): string | null {
-  const a: { label: string; rpc: string; since?: number } = ADMIN_ACTIONS[action];
+export function upgradeRefusal(action: AdminActionName, agentClass: string, agentName: string): AdminError | null {
+  const a: { rpc: string; since?: number } = ADMIN_ACTIONS[action];
   if (a.since === undefined) return null;
-  return `${agentClass} "${agentName}" cannot take ${a.label.toLowerCase()}: it does not answer ${a.rpc}, which came with admin contract ${a.since}. Upgrade @agent-oncall/admin-rpc (withAdminRpc) in the Worker that runs ${agentClass} and redeploy it.`;
+  return {
+    code: "unsupported",
+    message: `${agentClass} "${agentName}" lacks ${a.rpc} (admin contract ${a.since})`,
+    facts: { kind: "upgrade", action, rpc: a.rpc, since: a.since, agentClass, agentName },
+  };
 }
 
 /** Whether `role` may take `action` (operator implies viewer). */

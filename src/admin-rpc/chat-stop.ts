@@ -174,34 +174,18 @@ function judge(t: Turn, cancel: CancelResult | null, after: Submission | null, s
   const base = { kind: "chat_turn" as const, runId: t.root, ref: t.submission ? t.root : (t.carriers[0] ?? t.root), name: null };
   const sdkStatus = after?.status ?? null;
   if (stuck) {
-    return {
-      ...base,
-      stopped: false,
-      how: "still_running",
-      detail: `its request was aborted, but its turn had not ended ${settleMs} ms later: its model stream may still be running${sdkStatus ? ` (the submission reads ${sdkStatus})` : ""}; its Tasks run is cancelled, so it is not replayed`,
-      sdkStatus,
-    };
+    // Its model stream may still run; its Tasks run is cancelled, so it is not replayed.
+    return { ...base, stopped: false, how: "still_running", why: "chat_not_ended", settleMs, sdkStatus };
   }
   if (t.submission) {
-    const was =
-      cancel?.outcome === "already_terminal"
-        ? "it had already ended"
-        : t.running
-          ? "cancelled through Think's cancelSubmission, its stream stopped"
-          : "queued, never started: cancelled through Think's cancelSubmission";
+    const ended = cancel?.outcome === "already_terminal";
     return {
       ...base,
       stopped: true,
-      how: cancel?.outcome === "already_terminal" ? "not_running" : "cancelled",
-      detail: `${was}; the submission reads ${sdkStatus ?? "(gone)"}`,
+      how: ended ? "not_running" : "cancelled",
+      why: ended ? "submission_ended" : t.running ? "submission_cancelled" : "submission_dropped",
       sdkStatus,
     };
   }
-  return {
-    ...base,
-    stopped: true,
-    how: "cancelled",
-    detail: "its request was aborted (the SDK's cancelChat / abortRequest) and the turn ended: its stream stopped",
-    sdkStatus,
-  };
+  return { ...base, stopped: true, how: "cancelled", why: "chat_aborted", sdkStatus };
 }

@@ -1,7 +1,7 @@
 import { maskJson, maskSecrets, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { z } from "zod";
-import { ADMIN_ACTIONS, type AdminActionName, mayTake, upgradeSentence } from "./actions.js";
+import { ADMIN_ACTIONS, type AdminActionName, mayTake, upgradeRefusal } from "./actions.js";
 import { capAuditRecord } from "./audit-caps.js";
 import type { AuditRecord, AuditResult } from "./audit-record.js";
 import {
@@ -119,10 +119,7 @@ function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
  */
 function thrownError(e: unknown, agentClass: string): AdminError {
   if (NOT_IMPLEMENTED.test(message(e))) {
-    return {
-      code: "unsupported",
-      message: `${agentClass} does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it`,
-    };
+    return { code: "unsupported", message: `${agentClass} has no admin mixin (withAdminRpc)`, facts: { kind: "no_mixin", agentClass } };
   }
   return { code: "unavailable", message: `the agent could not be reached: ${message(e)}` };
 }
@@ -309,8 +306,8 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       const r = await call(resolved.value, schema, (stub) => fn(stub, parsed.data));
       if (!r.ok) {
         // An agent whose mixin predates the action: refused, with what to upgrade (a 4xx, never a failure).
-        const upgrade = r.error.code === "unsupported" ? upgradeSentence(action, resolved.value.target.agentClass, resolved.value.target.agentName) : null;
-        if (upgrade) return refuse("error", { code: "unsupported", message: upgrade });
+        const upgrade = r.error.code === "unsupported" ? upgradeRefusal(action, resolved.value.target.agentClass, resolved.value.target.agentName) : null;
+        if (upgrade) return refuse("error", upgrade);
         outcome = { result: "error", error: r.error };
         return r;
       }
@@ -368,7 +365,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     live: (t: Target): Promise<AdminResult<{ status: StatusOutput; runs: ListRunsOutput }>> => read(t, liveOutput, readLive),
     /**
      * Operator only, audited. The value is verified: `after` is the agent read back once force idle answered,
-     * run by run, and `result` is `partial` (with a sentence in `after.notice`) when work still runs.
+     * run by run, and `result` is `partial` (with what the read-back found in `after.notice`) when work still runs.
      */
     forceIdle: (t: Target, input: unknown): Promise<AdminResult<VerifiedForceIdleOutput>> =>
       act("force_idle", t, input, ADMIN_ACTIONS.force_idle.output, (s, i) => s[ADMIN_ACTIONS.force_idle.rpc](i)) as Promise<
@@ -403,7 +400,7 @@ const AUDIT_CHECKS = 30;
 
 /**
  * The after-state as the audit keeps it. A verified one leaves out what the before-state already holds
- * (schedules, capabilities) and keeps its sentence and what still runs first, so a large force idle stays
+ * (schedules, capabilities) and keeps its notice and what still runs first, so a large force idle stays
  * under the audit's size cap with its verdict readable.
  */
 function auditAfter(after: unknown): unknown {

@@ -22,7 +22,11 @@ import type { ResidencyOutput } from "./residency-contract.js";
 
 export * from "./inputs.js";
 
-export const adminError = z.object({ code: z.enum(ADMIN_ERROR_CODES), message: z.string() }) satisfies z.ZodType<AdminError>;
+export const adminErrorFacts = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("no_mixin"), agentClass: z.string() }),
+  z.object({ kind: z.literal("upgrade"), action: z.string(), rpc: z.string(), since: z.number(), agentClass: z.string(), agentName: z.string() }),
+]);
+export const adminError = z.object({ code: z.enum(ADMIN_ERROR_CODES), message: z.string(), facts: adminErrorFacts.optional() }) satisfies z.ZodType<AdminError>;
 
 /**
  * What the agent is doing (src/telemetry sdk-states.ts `agentStatusOf`): running, waiting (only parked work: a
@@ -232,15 +236,46 @@ export const statusOutput = z.object({
 export type StatusOutput = z.infer<typeof statusOutput>;
 
 /**
+ * Why force idle judged a run as it did, as a code the console words (console/admin-words.ts):
+ * - `evicted`: still running after every other way was tried, so the agent is evicted (its row is gone);
+ * - `unstoppable`: still running in memory, nothing could stop it (its row is removed, so it is not recovered);
+ * - `idle_row_removed` / `idle_cancelled`: nothing ran for it in this instance (left by an eviction, or waiting);
+ *   its row is removed / it is cancelled, so it never resumes;
+ * - `hook`: the agent's onAdminForceIdle stopped it; `ended_itself`: it ended on its own while force idle ran;
+ * - `tasks_cancelled` / `fiber_cancelled`: cancelled through the Tasks API / cancelFiber, and it settled;
+ * - chat turns (chat-stop.ts): `chat_not_ended` (its request was aborted but the turn had not ended `settleMs`
+ *   later; its Tasks run is cancelled, so it is not replayed), `submission_ended` (it had already ended),
+ *   `submission_cancelled` (cancelled through Think's cancelSubmission while running), `submission_dropped`
+ *   (queued, never started: cancelled the same way), `chat_aborted` (its request aborted, the turn ended).
+ */
+export const ENDED_WHYS = [
+  "evicted",
+  "unstoppable",
+  "idle_row_removed",
+  "idle_cancelled",
+  "hook",
+  "ended_itself",
+  "tasks_cancelled",
+  "fiber_cancelled",
+  "chat_not_ended",
+  "submission_ended",
+  "submission_cancelled",
+  "submission_dropped",
+  "chat_aborted",
+] as const;
+export type EndedWhy = (typeof ENDED_WHYS)[number];
+
+/**
  * One run force idle ended. `stopped` says whether its work really stopped (not only its row): `how` says
- * by what, `detail` says it in words for the operator.
+ * by what, `why` says which case that was (ENDED_WHYS), with the facts it needs (`settleMs`, `sdkStatus`).
  * - `hook`: the agent's onAdminForceIdle stopped it; `cancelled`: Tasks cancel / cancelFiber, and it settled;
  * - `evicted`: nothing else could stop it, so the agent is evicted right after answering;
  * - `not_running`: no callback was running in this instance (a row left by an eviction): removed, never recovered;
  * - `still_running`: it is still running in memory and nothing could stop it (stopped is false).
  * A chat turn (Think, AIChatAgent) is ended through the SDK's chat API (src/admin-rpc/chat-stop.ts) and keyed by
  * its user turn's request id (`ref`: its submission, or the Tasks run that carried it); `sdkStatus` says what the SDK
- * records for it afterwards.
+ * records for it afterwards. A chat turn evicted keeps the `why` of its chat verdict, with `how: "evicted"`.
+ * Mixins before contract 6 send `detail`, a sentence, instead of `why`: the console shows it as it is.
  */
 export const endedRun = z.object({
   kind: runKind,
@@ -250,13 +285,27 @@ export const endedRun = z.object({
   name: z.string().nullable(),
   stopped: z.boolean(),
   how: z.enum(["hook", "cancelled", "evicted", "not_running", "still_running"]),
-  detail: z.string(),
+  /** Which case it was (contract 6); absent from older mixins, which send `detail`. */
+  why: z.enum(ENDED_WHYS).optional(),
+  /** How long force idle waited for a chat turn to end (`chat_not_ended`). */
+  settleMs: z.number().optional(),
+  /** An older mixin's sentence (before contract 6), shown as it is. */
+  detail: z.string().optional(),
   /** The SDK's own word for the run, re-read by the agent after stopping it (a Think submission's status); null where it keeps none. */
   sdkStatus: z.string().nullable().optional(),
 });
 export type EndedRun = z.infer<typeof endedRun>;
 /** A recovery incident force idle cleared, by the id the console's incidents use: a chat-recovery record, or one the agent's hook reported. */
 export const clearedIncident = z.object({ incidentId: z.string(), kind: z.enum(["chat", "hook"]) });
+
+/**
+ * Why work kept running after force idle: `chat_not_ended` (the SDK aborted the chat turn, but it had not ended
+ * when force idle looked again); `hook_did_not_stop` (the agent's onAdminForceIdle hook did not stop it, and the
+ * SDK cannot cancel a runFiber callback from outside); `no_hook` (the same, and the agent has no such hook).
+ */
+export const UNSTOPPED_CAUSES = ["chat_not_ended", "hook_did_not_stop", "no_hook"] as const;
+export const forceIdleNotice = z.object({ code: z.literal("unstopped"), cause: z.enum(UNSTOPPED_CAUSES) });
+export type ForceIdleNotice = z.infer<typeof forceIdleNotice>;
 
 export const forceIdleOutput = z.object({
   noop: z.boolean(),
@@ -270,8 +319,12 @@ export const forceIdleOutput = z.object({
   incidents: z.array(clearedIncident).default([]),
   /** The agent is evicted right after this answer, to stop callbacks nothing else could stop. */
   evicted: z.boolean().default(false),
-  /** One plain sentence when some work could not be stopped (or was stopped by evicting the agent); null otherwise. */
-  notice: z.string().nullable().default(null),
+  /**
+   * Set when some work could not be stopped (or was stopped by evicting the agent): why (UNSTOPPED_CAUSES); the runs
+   * are those of `ended` left `still_running` or `evicted`. A string from mixins before contract 6 (their sentence,
+   * shown as it is); null otherwise.
+   */
+  notice: z.union([z.string(), forceIdleNotice]).nullable().default(null),
   /** Ids of the run rows removed (every kind), kept for older callers. */
   abortedRuns: z.array(z.string()),
   /** Managed fibers cancelled. */
@@ -364,17 +417,48 @@ export const VERIFIED_RESULTS = ["ok", "partial", "noop"] as const;
 export type VerifiedResult = (typeof VERIFIED_RESULTS)[number];
 
 /**
+ * What the read-back after an action found wrong, as facts the console words (console/admin-words.ts):
+ * - `still_runs`: after force idle, work still runs: the `checks` not stopped, and `busy` work it never touched;
+ * - `not_idle`: after force idle nothing runs that the agent names, but it reports itself `status` (`oldMixin`: its
+ *   admin mixin predates adminVerify, so it cannot say which work runs);
+ * - `alarm_busy`: the alarm did not run: `holders` (work the alarm loop would wait for) were running;
+ * - `alarm_unfinished`: the alarm started but had not finished after `budgetMs` (`busy`: what ran meanwhile);
+ * - `not_read_back`: the agent could not be read again after `action` (`error`: the read's error), with what the
+ *   action itself said (`alarm`: the alarm's finding), so nothing is verified; `error` null: the evicting instance still answered.
+ */
+export const ALARM_FINDINGS = ["alarm_busy", "alarm_unfinished"] as const;
+const alarmFinding = z.discriminatedUnion("code", [
+  z.object({ code: z.literal("alarm_busy"), holders: z.array(busyWork) }),
+  z.object({ code: z.literal("alarm_unfinished"), budgetMs: z.number().nullable(), busy: z.array(busyWork) }),
+]);
+export const afterNotice = z.discriminatedUnion("code", [
+  z.object({ code: z.literal("still_runs") }),
+  z.object({ code: z.literal("not_idle"), oldMixin: z.boolean() }),
+  ...alarmFinding.options,
+  z.object({
+    code: z.literal("not_read_back"),
+    action: z.enum(["force_idle", "trigger_alarm"]),
+    /** The read's error message; null when the instance that evicted itself still answered (it had not gone yet). */
+    error: z.string().nullable(),
+    alarm: alarmFinding.nullable(),
+  }),
+]);
+export type AfterNotice = z.infer<typeof afterNotice>;
+export type AfterNoticeCode = AfterNotice["code"];
+
+/**
  * The after-state of an action as the console read it from the agent once the action had answered: the agent's
  * status (the same fields as a status answer, so the audit shows it alike), each run the action touched as the
- * SDK records it now, what runs now, and one sentence when work still runs. `verified` is false when the agent
- * could not be read again (then the fields are the agent's own report at the end of the action).
+ * SDK records it now, what runs now, and what the read-back found wrong (`notice`, facts; null when nothing).
+ * `verified` is false when the agent could not be read again (then the fields are the agent's own report at the end
+ * of the action). Audit rows written before these facts hold a sentence in `notice`: the console shows it as it is.
  */
 export const verifiedAfter = statusOutput.extend({
   verified: z.boolean(),
   readAt: z.number(),
   checks: z.array(runCheck),
   busy: z.array(busyWork),
-  notice: z.string().nullable(),
+  notice: afterNotice.nullable(),
 });
 export type VerifiedAfter = z.infer<typeof verifiedAfter>;
 

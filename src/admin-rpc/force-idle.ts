@@ -1,5 +1,5 @@
 import { liveSubmissions, stopChatTurns } from "./chat-stop.js";
-import type { EndedRun, ForceIdleHookResult, ForceIdleOutput, RunKind, StatusOutput } from "./contract.js";
+import type { EndedRun, ForceIdleHookResult, ForceIdleNotice, ForceIdleOutput, RunKind, StatusOutput } from "./contract.js";
 import { type AgentWork, liveManagedFibers, liveTaskRuns, readRuns } from "./inspect.js";
 import { activeFiberIds, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
@@ -35,8 +35,6 @@ function hookResult(r: ForceIdleHookResult | undefined | null): { cleared: strin
   if (Array.isArray(r)) return { cleared: r.map(String), incidentIds: [] };
   return { cleared: (r.cleared ?? []).map(String), incidentIds: (r.incidentIds ?? []).map(String) };
 }
-
-const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
 
 /**
  * Force idle's work, in the order that stops the most: the agent's hook (in-memory turns), Tasks cancel,
@@ -138,9 +136,8 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
     await scheduler.wait(POLL_MS);
   }
   const evicted = (running.length > 0 || chat.stillRunning.length > 0) && i.evictToStop;
-  const chatEnded: EndedRun[] = chat.ended.map((r) =>
-    r.stopped || !evicted ? r : { ...r, stopped: true, how: "evicted" as const, detail: `${r.detail}; stopped by evicting the agent (nothing replays it)` },
-  );
+  // A chat turn stopped by the eviction keeps its chat verdict (`why`), with how it was stopped.
+  const chatEnded: EndedRun[] = chat.ended.map((r) => (r.stopped || !evicted ? r : { ...r, stopped: true, how: "evicted" as const }));
 
   const ended: EndedRun[] = [
     ...chatEnded,
@@ -148,57 +145,25 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
       const base = { kind: c.kind, runId: c.runId, ref: c.taskRunId ?? c.rowId ?? c.runId, name: c.name };
       if (running.includes(c)) {
         return evicted
-          ? {
-              ...base,
-              stopped: true,
-              how: "evicted" as const,
-              detail: "still running after every other way was tried; stopped by evicting the agent (its row is gone, so it is not recovered)",
-            }
-          : {
-              ...base,
-              stopped: false,
-              how: "still_running" as const,
-              detail:
-                "still running in memory: nothing could stop it; its row is removed, so it is not recovered, but it runs until it returns or the agent is evicted",
-            };
+          ? { ...base, stopped: true, how: "evicted" as const, why: "evicted" as const }
+          : { ...base, stopped: false, how: "still_running" as const, why: "unstoppable" as const };
       }
       if (!c.wasRunning) {
-        const done = c.source === "row" ? "its row is removed" : "it is cancelled";
-        return {
-          ...base,
-          stopped: true,
-          how: "not_running" as const,
-          detail: `nothing was running for it in this instance (left by an eviction, or waiting); ${done}, so it never resumes`,
-        };
+        return { ...base, stopped: true, how: "not_running" as const, why: c.source === "row" ? ("idle_row_removed" as const) : ("idle_cancelled" as const) };
       }
       if (c.source === "row") {
         return i.hook
-          ? { ...base, stopped: true, how: "hook" as const, detail: "stopped by the agent's onAdminForceIdle hook" }
-          : { ...base, stopped: true, how: "not_running" as const, detail: "it ended on its own while force idle ran" };
+          ? { ...base, stopped: true, how: "hook" as const, why: "hook" as const }
+          : { ...base, stopped: true, how: "not_running" as const, why: "ended_itself" as const };
       }
-      return {
-        ...base,
-        stopped: true,
-        how: "cancelled" as const,
-        detail: c.source === "task" ? "cancelled through the Tasks API and settled" : "cancelled through cancelFiber and settled",
-      };
+      return { ...base, stopped: true, how: "cancelled" as const, why: c.source === "task" ? ("tasks_cancelled" as const) : ("fiber_cancelled" as const) };
     }),
   ];
 
-  const names = [...new Set([...running.map((c) => c.name ?? c.runId), ...chat.stillRunning.map((r) => `chat turn ${r.runId}`)])].join(", ");
+  // What kept running is in `ended` (still_running, or evicted); the notice says why, as a code the console words.
   const n = running.length + chat.stillRunning.length;
-  const cause =
-    running.length === 0
-      ? "the SDK aborted the chat turn but it had not ended when force idle looked again"
-      : i.hook
-        ? "the agent's onAdminForceIdle hook did not stop it and the SDK has no way to cancel a runFiber callback from outside"
-        : "the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook";
-  const notice =
-    n === 0
-      ? null
-      : evicted
-        ? `${n} ${plural(n, "run", "runs")} (${names}) kept running: ${cause}. The agent is being evicted to stop ${plural(n, "it", "them")}; ${plural(n, "its row is", "their rows are")} gone, so nothing is recovered when it wakes.`
-        : `${n} ${plural(n, "run", "runs")} (${names}) still ${plural(n, "runs", "run")} in memory: ${cause}. ${plural(n, "Its row is", "Their rows are")} removed, so ${plural(n, "it is", "they are")} not recovered, but ${plural(n, "it runs", "they run")} until ${plural(n, "it returns", "they return")} or the agent is evicted.`;
+  const notice: ForceIdleNotice | null =
+    n === 0 ? null : { code: "unstopped", cause: running.length === 0 ? "chat_not_ended" : i.hook ? "hook_did_not_stop" : "no_hook" };
 
   return {
     noop: false,

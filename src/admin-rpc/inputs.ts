@@ -13,8 +13,20 @@ import { z } from "zod";
 export const ADMIN_ERROR_CODES = ["not_found", "not_permitted", "invalid_input", "agent_terminated", "unsupported", "timeout", "unavailable"] as const;
 export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
 
-/** A failed admin call, as a value (contract.ts `adminError` is its schema). */
-export type AdminError = { code: AdminErrorCode; message: string };
+/**
+ * What a refusal rests on, for the console to word (console/admin-words.ts), where the error has facts beyond its
+ * code: `no_mixin`: the class has no admin mixin at all; `upgrade`: its mixin predates the action's method (`rpc`,
+ * which came with admin contract `since`).
+ */
+export type AdminErrorFacts =
+  | { kind: "no_mixin"; agentClass: string }
+  | { kind: "upgrade"; action: string; rpc: string; since: number; agentClass: string; agentName: string };
+
+/**
+ * A failed admin call, as a value (contract.ts `adminError` is its schema). `message` is a short technical
+ * statement for logs and programs; `facts`, where present, is what an operator's sentence is built from.
+ */
+export type AdminError = { code: AdminErrorCode; message: string; facts?: AdminErrorFacts | undefined };
 
 /** Every admin call answers with this: a value or a typed error. */
 export type AdminResult<T> = { ok: true; value: T } | { ok: false; error: AdminError };
@@ -55,11 +67,12 @@ export const agentRunRecord = z.object({
 export type AgentRunRecord = z.input<typeof agentRunRecord>;
 
 /**
- * Version of this contract, reported in `capabilities.contract`. 5: `adminPauseRecovery` / `adminResumeRecovery`
+ * Version of this contract, reported in `capabilities.contract`. 6: force idle answers facts (an ended run's `why`,
+ * the `notice` code), not sentences. 5: `adminPauseRecovery` / `adminResumeRecovery`
  * and the status's `recoveryPause`. 4: `adminFindRuns` and the `adminRunRecord`
  * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
  */
-export const ADMIN_CONTRACT_VERSION = 5;
+export const ADMIN_CONTRACT_VERSION = 6;
 /** The contract that brought the recovery pause: an agent below it is refused with a sentence saying what to upgrade. */
 export const PAUSE_CONTRACT = 5;
 

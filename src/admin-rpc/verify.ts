@@ -1,9 +1,8 @@
 import type {
   AdminResult,
-  BusyWork,
+  AfterNotice,
   ForceIdleOutput,
   ListRunsOutput,
-  RunCheck,
   StatusOutput,
   TriggerAlarmOutput,
   VerifiedAfter,
@@ -32,67 +31,31 @@ export type VerifyReads = {
 export const EVICTION_WAIT_MS = 1500;
 const POLL_MS = 100;
 
-const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
-const secondsSince = (t: number | null, now: number) => (t === null ? "" : ` for ${Math.max(0, Math.round((now - t) / 1000))} s`);
-
-/** One piece of running work, in words ("a chat turn is running (request r-1)"). */
-export function describeBusy(b: BusyWork, now: number): string {
-  switch (b.kind) {
-    case "chat_turn":
-      return `a chat turn is running (request ${b.requestId ?? b.id})`;
-    case "task":
-      return `a Tasks run '${b.name ?? "?"}' is running (run ${b.id}${b.step ? `, at step ${b.step}` : ""})`;
-    case "fiber":
-      return b.name ? `a runFiber callback '${b.name}' is running` : `a runFiber callback (${b.id}) is running in memory with its row removed`;
-    case "managed_fiber":
-      return `a managed fiber '${b.name ?? b.id}' is running`;
-    case "queued_callback":
-      return `a queued callback '${b.name ?? b.id}' is running${secondsSince(b.since, now)}`;
-    case "scheduled_callback":
-      return `a scheduled callback '${b.name ?? b.id}' is running${secondsSince(b.since, now)}`;
-  }
-}
-
-/** One run still at work after force idle, in words, as the SDK records it now. */
-function describeCheck(c: RunCheck, name: string | null): string {
-  const what = c.kind === "task" ? "Tasks run" : c.kind === "chat_turn" ? "chat turn" : c.kind === "managed_fiber" ? "managed fiber" : "runFiber callback";
-  const shown = name ?? c.name;
-  const called = shown ? `'${shown}' ` : "";
-  const how =
-    c.source === "tasks.get"
-      ? `tasks.get says ${c.sdkState}`
-      : c.source === "inspectFiber"
-        ? `inspectFiber says ${c.sdkState}`
-        : c.source === "in_memory"
-          ? c.kind === "managed_fiber"
-            ? `its callback still runs in memory (inspectFiber says ${c.sdkState})`
-            : "it still runs in memory (its row is removed, so it is not recovered)"
-          : c.sdkState === "interrupted"
-            ? "its row is left for recovery on the next wake"
-            : "it still runs";
-  return `${c.now === "running" ? "a" : "an open"} ${what} ${called}(${c.id}): ${how}`;
-}
-
 /** The after-state from a read-back, with each run named as the action knew it. */
-function afterFrom(read: VerifyOutput, names: Map<string, string | null>, readAt: number, notice: string | null): VerifiedAfter {
+function afterFrom(read: VerifyOutput, names: Map<string, string | null>, readAt: number, notice: AfterNotice | null): VerifiedAfter {
   const checks = read.checks.map((c) => ({ ...c, name: c.name ?? names.get(c.id) ?? null }));
   const busy = read.busy.map((b) => ({ ...b, name: b.name ?? names.get(b.id) ?? null }));
   return { ...read.status, verified: true, readAt, checks, busy, notice };
 }
 
-/** The action's own report at its end, standing in when the agent could not be read again. */
-function unverified(status: StatusOutput, readAt: number, why: string): VerifiedAfter {
-  return { ...status, verified: false, readAt, checks: [], busy: [], notice: why };
+/** The action's own report at its end, standing in when the agent could not be read again (`notice` says why). */
+function unverified(status: StatusOutput, readAt: number, notice: AfterNotice): VerifiedAfter {
+  return { ...status, verified: false, readAt, checks: [], busy: [], notice };
 }
 
 /**
  * Reads the agent back by these SDK ids. After an eviction (`evictedBy`: the instance that answered the action
  * and then evicted itself), only a fresh instance's answer counts: the old one is read again until it is gone.
- * Falls back to status and runs for an agent without adminVerify. Null when no answer came.
+ * Falls back to status and runs for an agent without adminVerify. `error` (null: the old instance still answered) when no answer came.
  */
-async function readBack(r: VerifyReads, ids: string[], evictedBy: string | null): Promise<{ read: VerifyOutput; fallback: boolean } | { error: string }> {
+async function readBack(
+  r: VerifyReads,
+  ids: string[],
+  evictedBy: string | null,
+): Promise<{ read: VerifyOutput; fallback: boolean } | { error: string | null }> {
   const deadline = r.now() + (evictedBy ? EVICTION_WAIT_MS : 0);
-  let last = "no answer";
+  // null: the instance that evicted itself still answered (it had not been evicted yet).
+  let last: string | null = null;
   for (;;) {
     const v = await r.verify(ids);
     if (v.ok && (evictedBy === null || v.value.instance !== evictedBy)) return { read: v.value, fallback: false };
@@ -101,7 +64,7 @@ async function readBack(r: VerifyReads, ids: string[], evictedBy: string | null)
       if (!l.ok) return { error: l.error.message };
       return { read: { instance: "", status: l.value.status, runs: l.value.runs, checks: [], busy: [] }, fallback: true };
     }
-    last = v.ok ? "the agent had not been evicted yet" : v.error.message;
+    last = v.ok ? null : v.error.message;
     if (r.now() >= deadline) return { error: last };
     await r.wait(POLL_MS);
   }
@@ -119,11 +82,7 @@ export async function verifyForceIdle(v: ForceIdleOutput, r: VerifyReads): Promi
   const got = await readBack(r, refs, v.evicted ? v.instance : null);
   const readAt = r.now();
   if ("error" in got) {
-    const after = unverified(
-      v.after,
-      readAt,
-      `The console could not read the agent again after force idle (${got.error}), so what it did is not verified; check the agent's page.`,
-    );
+    const after = unverified(v.after, readAt, { code: "not_read_back", action: "force_idle", error: got.error, alarm: null });
     return { ...v, result: "partial", after, live: null };
   }
   const { read } = got;
@@ -132,12 +91,8 @@ export async function verifyForceIdle(v: ForceIdleOutput, r: VerifyReads): Promi
   const touched = new Set(refs);
   const other = read.busy.filter((b) => !touched.has(b.id));
   const idle = read.status.status === "idle" && still.length === 0 && other.length === 0;
-  const parts = [...still.map((c) => describeCheck(c, names.get(c.id) ?? null)), ...other.map((b) => describeBusy(b, readAt))];
-  const notice = idle
-    ? null
-    : parts.length
-      ? `Force idle did not stop everything: ${parts.length} ${plural(parts.length, "piece of work", "pieces of work")} still ${plural(parts.length, "runs", "run")}: ${parts.join("; ")}.`
-      : `Force idle did not leave the agent idle: it reports itself ${read.status.status}${got.fallback ? " (its admin mixin is too old to say which work runs)" : ""}.`;
+  // What still runs is in `after` (its checks not stopped, its busy work); the notice says which case it is.
+  const notice: AfterNotice | null = idle ? null : still.length || other.length ? { code: "still_runs" } : { code: "not_idle", oldMixin: got.fallback };
   // Nothing to do is a no-op only if the agent, read back, is indeed idle with nothing running.
   const result: VerifiedResult = !idle ? "partial" : v.noop ? "noop" : "ok";
   return { ...v, result, after: afterFrom(read, names, readAt, notice), live: { status: read.status, runs: read.runs } };
@@ -152,15 +107,15 @@ export async function verifyTriggerAlarm(v: TriggerAlarmOutput, r: VerifyReads):
   const got = await readBack(r, v.recoveredRuns, null);
   const readAt = r.now();
   const holders = v.busy.filter((b) => b.holdsAlarm);
-  const notice =
+  const notice: AfterNotice | null =
     v.outcome === "busy"
-      ? `The alarm did not run: ${holders.map((b) => describeBusy(b, readAt)).join("; ")}, and the SDK's alarm loop would wait for ${plural(holders.length, "it", "them")} (and run ${plural(holders.length, "it", "them")} a second time meanwhile); try again once ${plural(holders.length, "it ends", "they end")}.`
+      ? { code: "alarm_busy", holders }
       : v.outcome === "still_running"
-        ? `The alarm started but had not finished after ${v.budgetMs ?? "?"} ms${v.busy.length ? ` (${v.busy.map((b) => describeBusy(b, readAt)).join("; ")})` : ""}; it goes on in the background.`
+        ? { code: "alarm_unfinished", budgetMs: v.budgetMs, busy: v.busy }
         : null;
   const result: VerifiedResult = v.outcome === "ran" ? "ok" : "partial";
   if ("error" in got) {
-    const after = unverified(v.after, readAt, `${notice ? `${notice} ` : ""}The console could not read the agent again after the alarm (${got.error}).`);
+    const after = unverified(v.after, readAt, { code: "not_read_back", action: "trigger_alarm", error: got.error, alarm: notice });
     return { ...v, result: "partial", after, live: null };
   }
   return { ...v, result, after: afterFrom(got.read, new Map(), readAt, notice), live: { status: got.read.status, runs: got.read.runs } };

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
+import { forceIdleNoticeWords } from "../../console/admin-words";
 import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX } from "../../src/admin-rpc/sdk-layout";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows, rejectionOf } from "../helpers";
@@ -59,7 +60,7 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const status = await admin.status(t);
     expect(status.ok && status.value.capabilities).toEqual({
-      contract: 5,
+      contract: 6,
       forceIdleHook: false,
       derivedStatus: false,
       tasks: true,
@@ -155,7 +156,7 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
     const r = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "runaway ticker" });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
-    expect(r.value.ended).toEqual([expect.objectContaining({ kind: "fiber", runId, name: "ticker", stopped: true, how: "evicted" })]);
+    expect(r.value.ended).toEqual([expect.objectContaining({ kind: "fiber", runId, name: "ticker", stopped: true, how: "evicted", why: "evicted" })]);
     expect(r.value.evicted).toBe(true);
     // Read back from the instance that woke after the eviction: nothing of it remains.
     expect(r.value.result).toBe("ok");
@@ -165,9 +166,9 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
       checks: [{ id: runId, now: "stopped", sdkState: "gone", source: "none" }],
       busy: [],
     });
-    expect(r.value.notice).toMatch(
-      /^1 run \(ticker\) kept running: the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook\. The agent is being evicted to stop it/,
-    );
+    // Why it kept running, as a fact (the console words it: test/console/admin-words.test.ts).
+    expect(r.value.notice).toEqual({ code: "unstopped", cause: "no_hook" });
+    expect(forceIdleNoticeWords(r.value)).toMatch(/^1 run \(ticker\) kept running: .* The agent is being evicted to stop it/);
 
     // Stopped for real: the count stays put (a fresh stub wakes a fresh instance, which recovers nothing).
     await scheduler.wait(200);
@@ -196,9 +197,10 @@ describe("force idle on a plain runFiber callback (no hook, no SDK cancel)", () 
       const r = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "runaway ticker" });
       expect(r.ok).toBe(true);
       if (!r.ok) return;
-      expect(r.value.ended).toEqual([expect.objectContaining({ kind: "fiber", runId, stopped: false, how: "still_running" })]);
+      expect(r.value.ended).toEqual([expect.objectContaining({ kind: "fiber", runId, stopped: false, how: "still_running", why: "unstoppable" })]);
       expect(r.value.evicted).toBe(false);
-      expect(r.value.notice).toBe(
+      expect(r.value.notice).toEqual({ code: "unstopped", cause: "no_hook" });
+      expect(forceIdleNoticeWords(r.value)).toBe(
         "1 run (ticker) still runs in memory: the SDK has no way to cancel a runFiber callback from outside and this agent has no onAdminForceIdle hook. Its row is removed, so it is not recovered, but it runs until it returns or the agent is evicted.",
       );
       // The row is gone, but the callback still ticks: the agent, read back, says it runs, and the result is partial.

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { fiberIncidentId } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
-import { PAUSE_DEFAULT_HOURS } from "../../src/admin-rpc/contract";
+import { PAUSE_CONTRACT, PAUSE_DEFAULT_HOURS } from "../../src/admin-rpc/contract";
 import { recoveryPauseOf } from "../../src/store/read-models";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows, rejectionOf } from "../helpers";
@@ -158,8 +158,15 @@ describe("pause recovery", () => {
     expect(r.ok).toBe(false);
     if (r.ok) return;
     expect(r.error.code).toBe("unsupported");
-    expect(r.error.message).toContain(`OlderMixinAgent "${name}"`);
-    expect(r.error.message).toContain("@agent-oncall/admin-rpc");
+    // What to upgrade, as facts: the agent, the method it lacks and the contract that brought it.
+    expect(r.error.facts).toEqual({
+      kind: "upgrade",
+      action: "pause_recovery",
+      rpc: "adminPauseRecovery",
+      since: PAUSE_CONTRACT,
+      agentClass: "OlderMixinAgent",
+      agentName: name,
+    });
 
     const csrf = csrfFromPage((await getText(`/agents/OlderMixinAgent/${encodeURIComponent(name)}`, "operator")).text);
     const res = await postForm(
@@ -169,7 +176,11 @@ describe("pause recovery", () => {
       { csrf, headers: { Accept: "application/json" } },
     );
     expect(res.status).toBe(422);
-    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("unsupported");
+    // On the wire, the console's words for those facts: naming the agent and what to upgrade.
+    const refused = (await res.json()) as { error: { code: string; message: string } };
+    expect(refused.error.code).toBe("unsupported");
+    expect(refused.error.message).toContain(`OlderMixinAgent "${name}"`);
+    expect(refused.error.message).toContain("@agent-oncall/admin-rpc");
     expect((await auditRows(name)).map((a) => [a.action, a.result])).toEqual([
       ["pause_recovery", "error"],
       ["resume_recovery", "error"],

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
+import { afterNoticeWords } from "../../console/admin-words";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows, rejectionOf } from "../helpers";
 
@@ -50,7 +51,9 @@ describe("force idle reports what is true after it, run by run", () => {
       expect(r.value.after).toMatchObject({ verified: true, status: "running", runCount: 0 });
       expect(r.value.after.checks).toEqual([{ id: runId, kind: "fiber", name: "export-orders", now: "running", sdkState: "running", source: "in_memory" }]);
       expect(r.value.after.busy).toEqual([expect.objectContaining({ kind: "fiber", id: runId, name: "export-orders", holdsAlarm: false })]);
-      expect(r.value.after.notice).toBe(
+      // The finding is a fact; what still runs is in checks and busy, and the console words them from there.
+      expect(r.value.after.notice).toEqual({ code: "still_runs" });
+      expect(afterNoticeWords(r.value.after.notice, r.value.after)).toBe(
         `Force idle did not stop everything: 1 piece of work still runs: a runFiber callback 'export-orders' (${runId}): it still runs in memory (its row is removed, so it is not recovered).`,
       );
       expect(r.value.live?.runs.inMemory).toEqual([{ id: runId, kind: "fiber" }]);
@@ -64,7 +67,7 @@ describe("force idle reports what is true after it, run by run", () => {
         status: "running",
         verified: true,
         checks: [{ id: runId, now: "running" }],
-        notice: r.value.after.notice,
+        notice: { code: "still_runs" },
       });
       // The run's event says it was not stopped, as the read-back found.
       const [event] = await pollRows<{ payload: string }>(
@@ -137,7 +140,9 @@ describe("nothing to do is a no-op only when the agent, read back, agrees", () =
       const r = await consoleAdminClient(env, operator, plain).forceIdle({ agentClass: "StubbornAgent", agentName: name }, { reason: "quiet it" });
       expect(r.ok && r.value).toMatchObject({ noop: true, result: "partial", ended: [] });
       expect(r.ok && r.value.after.busy).toEqual([expect.objectContaining({ kind: "queued_callback", name: "holdTurn", holdsAlarm: true })]);
-      expect(r.ok && r.value.after.notice).toMatch(
+      if (!r.ok) return;
+      expect(r.value.after.notice).toEqual({ code: "still_runs" });
+      expect(afterNoticeWords(r.value.after.notice, r.value.after)).toMatch(
         /^Force idle did not stop everything: 1 piece of work still runs: a queued callback 'holdTurn' is running for \d+ s\.$/,
       );
       expect((await auditRows(name)).map((a) => [a.action, a.result])).toEqual([["force_idle", "partial"]]);
@@ -166,7 +171,11 @@ describe("trigger alarm answers within 2 s, naming what holds it", () => {
       expect(r.value.outcome).toBe("busy");
       expect(r.value.busy).toEqual([expect.objectContaining({ kind: "queued_callback", name: "holdTurn", holdsAlarm: true })]);
       expect(r.value.result).toBe("partial");
-      expect(r.value.after.notice).toMatch(
+      expect(r.value.after.notice).toEqual({
+        code: "alarm_busy",
+        holders: [expect.objectContaining({ kind: "queued_callback", name: "holdTurn", holdsAlarm: true })],
+      });
+      expect(afterNoticeWords(r.value.after.notice, r.value.after)).toMatch(
         /^The alarm did not run: a queued callback 'holdTurn' is running for \d+ s, and the SDK's alarm loop would wait for it \(and run it a second time meanwhile\); try again once it ends\.$/,
       );
       // Not run: the SDK did not call the held callback a second time.
@@ -207,7 +216,10 @@ describe("trigger alarm answers within 2 s, naming what holds it", () => {
     );
     expect(ms).toBeLessThan(2000);
     expect(r.ok && r.value).toMatchObject({ outcome: "still_running", result: "partial", budgetMs: 1000 });
-    expect(r.ok && r.value.after.notice).toBe("The alarm started but had not finished after 1000 ms; it goes on in the background.");
+    expect(r.ok && r.value.after.notice).toEqual({ code: "alarm_unfinished", budgetMs: 1000, busy: [] });
+    expect(r.ok && afterNoticeWords(r.value.after.notice, r.value.after)).toBe(
+      "The alarm started but had not finished after 1000 ms; it goes on in the background.",
+    );
     expect(await stub.alarmsDone()).toBe(0);
     // It was not abandoned: it finishes in the background.
     await scheduler.wait(2000);

@@ -55,7 +55,15 @@ describe("force idle on a Think agent mid-turn", () => {
     expect(sub).toMatchObject({ status: "aborted", error: "force idle: report turn stuck" });
     // The action says the same: the agent's own verdict, and the console's read-back of the submission afterwards.
     expect(r.value.ended).toEqual([
-      expect.objectContaining({ kind: "chat_turn", runId: submissionId, ref: submissionId, stopped: true, how: "cancelled", sdkStatus: "aborted" }),
+      expect.objectContaining({
+        kind: "chat_turn",
+        runId: submissionId,
+        ref: submissionId,
+        stopped: true,
+        how: "cancelled",
+        why: "submission_cancelled",
+        sdkStatus: "aborted",
+      }),
     ]);
     expect(r.value).toMatchObject({ result: "ok", evicted: false, notice: null, after: { verified: true, status: "idle", busy: [] } });
     expect(r.value.after.checks).toEqual([
@@ -99,10 +107,11 @@ describe("force idle on a Think agent mid-turn", () => {
     await until(async () => (await stub.meter()).chunks >= 2, 10_000);
     await registered("ThinkChatFixture", name);
     const r = await consoleAdminClient(env, operator).forceIdle({ agentClass: "ThinkChatFixture", agentName: name }, { reason: "stop everything" });
-    expect(r.ok && r.value.ended.map((e) => [e.runId, e.stopped, e.sdkStatus])).toEqual(
+    // The running one is cancelled; the queued one never started, and says so.
+    expect(r.ok && r.value.ended.map((e) => [e.runId, e.stopped, e.why, e.sdkStatus])).toEqual(
       expect.arrayContaining([
-        [first.submissionId, true, "aborted"],
-        [queued.submissionId, true, "aborted"],
+        [first.submissionId, true, "submission_cancelled", "aborted"],
+        [queued.submissionId, true, "submission_dropped", "aborted"],
       ]),
     );
     await scheduler.wait(500);
@@ -127,7 +136,9 @@ describe("force idle on an AIChatAgent mid-turn", () => {
     await registered("AiChatFixture", name);
 
     const r = await consoleAdminClient(env, operator).forceIdle({ agentClass: "AiChatFixture", agentName: name }, { reason: "stuck" });
-    expect(r.ok && r.value.ended).toEqual([expect.objectContaining({ kind: "chat_turn", runId: turnId, stopped: true, how: "cancelled" })]);
+    expect(r.ok && r.value.ended).toEqual([
+      expect.objectContaining({ kind: "chat_turn", runId: turnId, stopped: true, how: "cancelled", why: "chat_aborted" }),
+    ]);
     // Read back by the Tasks run that carried it: gone once the aborted turn ended (AIChatAgent keeps no record of a turn).
     expect(r.ok && r.value).toMatchObject({ result: "ok", after: { checks: [expect.objectContaining({ now: "stopped", sdkState: "gone" })] } });
     const at = await stub.meter();

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
+import { adminErrorWords, afterNoticeWords, endedRunWords, forceIdleNoticeWords } from "../../console/admin-words";
 import { ACTED_EVENT, ActionResult, AGENT_LIVE_PANEL } from "../../console/components/actions";
 import { listHref } from "../../console/links";
 import { AgentLive } from "../../console/pages/agent";
@@ -123,6 +124,19 @@ export const DONE: Record<AdminActionName, (label: string, value: unknown) => Do
 };
 
 /**
+ * The words of an action's answer for a JSON caller (the CLI prints them): force idle's per-run words by run id,
+ * its own notice, and the read-back's notice. Only what the answer has facts for is present.
+ */
+export function describeAnswer(value: unknown): { runs?: Record<string, string>; notice?: string | null; afterNotice?: string | null } {
+  const v = value as Partial<VerifiedForceIdleOutput>;
+  return {
+    ...(Array.isArray(v.ended) ? { runs: Object.fromEntries(v.ended.map((r) => [r.runId, endedRunWords(r)])) } : {}),
+    ...(v.ended && "notice" in v ? { notice: forceIdleNoticeWords(v as VerifiedForceIdleOutput) } : {}),
+    ...(v.after && "verified" in v.after ? { afterNotice: afterNoticeWords(v.after.notice, v.after) } : {}),
+  };
+}
+
+/**
  * Admin actions from the console (htmx forms) and the CLI (JSON), one route per action of ADMIN_ACTIONS.
  * CSRF is checked by the app; the role is checked by the audited admin client, so a refused attempt is
  * audited like any other. One shape each way: JSON (Accept: application/json) is the client's AdminResult,
@@ -149,11 +163,12 @@ for (const action of ADMIN_ACTION_NAMES) {
     if (!r.ok) {
       const status = STATUS[r.error.code];
       const title = r.error.code === "unavailable" || r.error.code === "timeout" ? `${label} failed:` : `${label} refused:`;
-      const result = () =>
-        c.html(<ActionResult ok={false} action={action} code={r.error.code} title={title} detail={r.error.message} auditHref={auditHref} />, status);
-      return respondRefusal(c, { status, code: r.error.code, message: r.error.message }, { page: result, fragment: result });
+      const message = adminErrorWords(r.error);
+      const result = () => c.html(<ActionResult ok={false} action={action} code={r.error.code} title={title} detail={message} auditHref={auditHref} />, status);
+      return respondRefusal(c, { status, code: r.error.code, message }, { page: result, fragment: result });
     }
-    if (wantsJson(c)) return c.json(r);
+    // JSON callers (the CLI) get the facts and, in `describe`, the same words the fragment shows.
+    if (wantsJson(c)) return c.json({ ...r, describe: describeAnswer(r.value) });
     const { title, detail, clean, verified, forceIdle } = DONE[action](label, r.value);
     const ctx = pageContext(c);
     const panel = isHtmx(c) && body.panel === AGENT_LIVE_PANEL && verified?.live;

@@ -1,5 +1,6 @@
 import { maskSecrets } from "@agent-oncall/telemetry";
 import { Hono } from "hono";
+import { adminErrorWords } from "../../console/admin-words";
 import type { ActionAvailability } from "../../console/components/actions";
 import { RecoveryPauseState } from "../../console/components/recovery-pause";
 import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
@@ -33,7 +34,7 @@ function target(c: ConsoleContext) {
 async function live(c: ConsoleContext): Promise<LiveState> {
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const r = await admin.live(target(c));
-  return r.ok ? r.value : { error: r.error.message, code: r.error.code };
+  return r.ok ? r.value : { error: adminErrorWords(r.error), code: r.error.code };
 }
 
 /** Which actions the page offers, from what the agent answered. */

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { adminErrorWords } from "../../console/admin-words";
 import { consoleAdminClient } from "../admin-client";
 import { alertAlarmLoopsInBackground } from "../alerts/alarm-loop";
 import { alertBudgetInBackground } from "../alerts/budget";
@@ -26,7 +27,7 @@ api.get("/api/agents/:agentClass/:agentName", async (c) => {
   const target = { agentClass: c.req.param("agentClass"), agentName: c.req.param("agentName") };
   // One visit for both; a sick agent is a typed error with a 4xx (never a 5xx: the console did its part).
   const live = await admin.live(target);
-  return live.ok ? c.json(live) : c.json(refusal(live.error.code, live.error.message), ADMIN_ERROR_STATUS[live.error.code]);
+  return live.ok ? c.json(live) : c.json(refusal(live.error.code, adminErrorWords(live.error)), ADMIN_ERROR_STATUS[live.error.code]);
 });
 
 /**

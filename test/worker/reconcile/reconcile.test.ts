@@ -209,11 +209,8 @@ describe("reconciliation with an agent that cannot answer", () => {
     const asked = await env.DB.prepare("SELECT asked_at, findings, error FROM reconciliations WHERE agent_name = ?")
       .bind(name)
       .first<{ asked_at: number; findings: number; error: string }>();
-    expect(asked).toMatchObject({
-      findings: 0,
-      error:
-        "TelemetryOnlyAgent does not have the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so the console can neither read its live state nor act on it",
-    });
+    // The refusal's message as the admin client gives it (it names the class and the missing mixin).
+    expect(asked).toMatchObject({ findings: 0, error: expect.stringMatching(/^TelemetryOnlyAgent .*withAdminRpc/) });
     expect(await env.DB.prepare("SELECT outcome, confirmed_at FROM runs WHERE agent_name = ?").bind(name).first()).toEqual({
       outcome: null,
       confirmed_at: null,

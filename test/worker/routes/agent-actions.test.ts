@@ -127,8 +127,29 @@ describe("an agent with Tasks runs and managed fibers", () => {
       expect(mustTestId(fragment, "after-state").attrs).toMatchObject({ "data-result": "partial", "data-verified": "true" });
       // The notice names the run that still runs (its wording is console/words' to choose).
       expect(mustTestId(fragment, "action-notice").text).toContain(runId);
+      expect(mustTestId(fragment, "action-notice").attrs["data-code"]).toBe("still_runs");
       expect(findAll(fragment, "data-stopped")).toHaveLength(1);
-      expect(endedRun(fragment, runId)).toMatchObject({ "data-kind": "fiber", "data-stopped": "false", "data-now": "running" });
+      expect(endedRun(fragment, runId)).toMatchObject({ "data-kind": "fiber", "data-stopped": "false", "data-now": "running", "data-why": "unstoppable" });
+
+      // Asked again as JSON (the CLI): the facts, and in `describe` the words the fragment shows for them.
+      const json = await postForm(
+        "/actions/force-idle",
+        "operator",
+        { agentClass: "NoEvictWorkAgent", agentName: name, reason: "runaway, again" },
+        { csrf: await csrfOn("NoEvictWorkAgent", name), headers: JSON_ACCEPT },
+      );
+      const body = (await json.json()) as {
+        value: { ended: { runId: string; why: string }[]; notice: unknown; after: { notice: unknown } };
+        describe: { runs: Record<string, string>; notice: string; afterNotice: string };
+      };
+      expect(body.value.ended).toEqual([expect.objectContaining({ runId, why: "unstoppable" })]);
+      expect(body.value.notice).toEqual({ code: "unstopped", cause: "no_hook" });
+      expect(body.value.after.notice).toEqual({ code: "still_runs" });
+      const shown = findAll(mustTestId(fragment, "force-idle-runs").html, "data-run", runId)[0]!.text;
+      expect(body.describe.runs[runId]).toBeTruthy();
+      expect(shown).toContain(body.describe.runs[runId]);
+      expect(body.describe.notice).toMatch(/^1 run \(.+\) still runs in memory: /);
+      expect(body.describe.afterNotice).toContain(runId);
     } finally {
       await rejectionOf(stub.evict());
     }
@@ -241,10 +262,13 @@ describe("pages show the state after an action", () => {
       expect(json.status).toBe(200);
       const body = (await json.json()) as {
         ok: true;
-        value: { outcome: string; result: string; busy: { kind: string; name: string }[]; after: { notice: string } };
+        value: { outcome: string; result: string; busy: { kind: string; name: string }[]; after: { notice: { code: string } } };
+        describe: { afterNotice: string };
       };
       expect(body.value).toMatchObject({ outcome: "busy", result: "partial", busy: [{ kind: "queued_callback", name: "holdTurn" }] });
-      expect(body.value.after.notice).toContain("holdTurn");
+      // The answer is facts; `describe` carries the console's words for them (what the CLI prints).
+      expect(body.value.after.notice).toMatchObject({ code: "alarm_busy", holders: [{ kind: "queued_callback", name: "holdTurn" }] });
+      expect(body.describe.afterNotice).toContain("holdTurn");
 
       const t1 = Date.now();
       const html = await postForm("/actions/trigger-alarm", "operator", form, { csrf, headers: HX });
@@ -253,7 +277,8 @@ describe("pages show the state after an action", () => {
       expect(mustTestId(fragment, "action-result").attrs["data-ok"]).toBe("false");
       expect(mustTestId(fragment, "after-state").attrs["data-result"]).toBe("partial");
       // The HTML says what the JSON says: the same notice, naming the callback.
-      expect(mustTestId(fragment, "action-notice").text).toBe(body.value.after.notice);
+      expect(mustTestId(fragment, "action-notice").attrs["data-code"]).toBe("alarm_busy");
+      expect(mustTestId(fragment, "action-notice").text).toBe(body.describe.afterNotice);
       expect((await auditOf(name)).map((a) => [a.action, a.result])).toEqual([
         ["trigger_alarm", "partial"],
         ["trigger_alarm", "partial"],
