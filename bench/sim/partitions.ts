@@ -55,6 +55,9 @@ async function runWith(env: Env, input: SimInput, mix: Mix, n: number, eventsPer
   const meters: D1Meter[] = Array.from({ length: n }, () => ({ rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 }));
   const parts = partitionDbs(env, n).map((db, i) => timedDb(meteredDb(db, meters[i]!), timing[i]!));
   const store: Store = { home: parts[0]!, parts };
+  // The same home database serves both runs: it records the partition count (src/store/partitions.ts), and a
+  // measurement, unlike a console, may change it (the runs' agents are apart by name prefix, so none is split).
+  await partitionDbs(env, 1)[0]!.prepare("DELETE FROM store_settings").run();
   const load = await runLoad({
     mix,
     agents: AGENTS,
