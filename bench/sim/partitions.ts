@@ -38,6 +38,16 @@ function timedDb(real: D1Database, t: Timing): D1Database {
   });
 }
 
+/** Deletes every row of every console table (the simulator's figures for the main run are printed by then). */
+async function emptyDb(db: D1Database): Promise<void> {
+  const { results } = await db
+    .prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
+    )
+    .all<{ name: string }>();
+  if (results.length) await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
+}
+
 /** The store's partition databases from the simulator's bindings: DB, DB_P1 … */
 function partitionDbs(env: Env, n: number): D1Database[] {
   const all = env as unknown as Record<string, D1Database | undefined>;
@@ -55,9 +65,9 @@ async function runWith(env: Env, input: SimInput, mix: Mix, n: number, eventsPer
   const meters: D1Meter[] = Array.from({ length: n }, () => ({ rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 }));
   const parts = partitionDbs(env, n).map((db, i) => timedDb(meteredDb(db, meters[i]!), timing[i]!));
   const store: Store = { home: parts[0]!, parts };
-  // The same home database serves both runs: it records the partition count (src/store/partitions.ts), and a
-  // measurement, unlike a console, may change it (the runs' agents are apart by name prefix, so none is split).
-  await partitionDbs(env, 1)[0]!.prepare("DELETE FROM store_settings").run();
+  // Each run starts from empty databases, so no run pays for a store the ones before it grew (ingest's cost
+  // grows with the store), and the recorded partition count (src/store/partitions.ts) is the run's own.
+  for (const db of partitionDbs(env, Math.max(n, input.partitions))) await emptyDb(db);
   const load = await runLoad({
     mix,
     agents: AGENTS,
@@ -75,11 +85,42 @@ async function runWith(env: Env, input: SimInput, mix: Mix, n: number, eventsPer
 
 const fmt = (x: number, d = 0) => (Number.isFinite(x) ? x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }) : "n/a");
 
+/**
+ * Do two local D1 databases run at once? The same CPU-bound query (SQLite counting through a recursive CTE,
+ * no I/O) timed alone, then on DB and DB_P1 at once, then twice on DB at once. Parallel databases take about the
+ * time of one; databases sharing one thread take about twice.
+ */
+export async function probeD1Concurrency(env: Env, say: (l: string) => void): Promise<{ alone: number; two: number; same: number }> {
+  const [a, b] = partitionDbs(env, 2) as [D1Database, D1Database];
+  const q = (db: D1Database) =>
+    db.prepare("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) AS n FROM c").first();
+  const time = async (f: () => Promise<unknown>) => {
+    const s = performance.now();
+    await f();
+    return performance.now() - s;
+  };
+  await q(a);
+  await q(b);
+  const best = async (f: () => Promise<unknown>) => Math.min(await time(f), await time(f), await time(f));
+  const alone = await best(() => q(a));
+  const two = await best(() => Promise.all([q(a), q(b)]));
+  const same = await best(() => Promise.all([q(a), q(a)]));
+  say(
+    `d1 concurrency probe (one CPU-bound query, best of 3): alone ${fmt(alone)} ms; on DB and DB_P1 at once ${fmt(two)} ms (${fmt(two / alone, 2)}x); ` +
+      `twice on DB at once ${fmt(same)} ms (${fmt(same / alone, 2)}x): ${two / alone >= 1.8 ? "the two local databases do NOT run in parallel here" : two / alone >= 1.3 ? "the two local databases overlap only partly here" : "the two local databases run in parallel"} (machine load ${loadNote()})`,
+  );
+  return { alone, two, same };
+}
+
+/** The host's load average, when the runtime lets the Worker read it (it does not: said so). */
+const loadNote = () => "not readable from workerd: see `uptime` beside the run";
+
 /** Runs the comparison at `eventsPerSecond` offered and prints it; returns sustained events/s for 1 and n. */
 export async function comparePartitions(env: Env, input: SimInput, mix: Mix, eventsPerSecond: number, say: (l: string) => void) {
   const n = input.partitions;
   const runs: Run[] = [];
-  for (const parts of [1, n]) {
+  // Alternated (1, n, 1, n) so a drift in the machine's load (shared, noisy) weighs on both alike; each pair is summed.
+  for (const parts of [1, n, 1, n]) {
     const r = await runWith(env, input, mix, parts, eventsPerSecond, String(runs.length));
     runs.push(r);
     const l = r.load;
@@ -91,14 +132,17 @@ export async function comparePartitions(env: Env, input: SimInput, mix: Mix, eve
         `D1 batch time per partition: ${r.timing.map((t, i) => `p${i} ${fmt(t.ms / 1000, 1)} s in ${fmt(t.batches)} batches (${fmt(t.ms / Math.max(1, t.batches), 1)} ms each, ${fmt(r.meters[i]!.rowsWritten)} rows written)`).join(", ")}`,
     );
   }
-  const [one, many] = runs.map((r) => r.load) as [LoadResult, LoadResult];
-  const sus = (l: LoadResult) => l.stored / (l.wallMs / 1000);
-  const busy = (l: LoadResult) => l.stored / (l.busyMs / 1000);
-  const d1Sum = (r: Run) => r.timing.reduce((a, t) => a + t.ms, 0);
+  const of = (k: number) => runs.filter((r) => r.n === k);
+  const total = (rs: Run[], f: (r: Run) => number) => rs.reduce((a, r) => a + f(r), 0);
+  const sus = (rs: Run[]) => total(rs, (r) => r.load.stored) / (total(rs, (r) => r.load.wallMs) / 1000);
+  const busy = (rs: Run[]) => total(rs, (r) => r.load.stored) / (total(rs, (r) => r.load.busyMs) / 1000);
+  const d1PerEvent = (rs: Run[]) => total(rs, (r) => r.timing.reduce((a, t) => a + t.ms, 0)) / total(rs, (r) => r.load.stored);
+  const [one, many] = [of(1), of(n)];
   say(
-    `partitions ratio ${n}:1: sustained ${fmt(sus(many) / sus(one), 2)}x, events/s while busy ${fmt(busy(many) / busy(one), 2)}x; ` +
-      `D1 batch time summed over partitions ${fmt(d1Sum(runs[0]!) / 1000, 1)} s -> ${fmt(d1Sum(runs[1]!) / 1000, 1)} s ` +
-      `(wall time awaiting the slowest partition is what the consumer waits; a ratio near 1x with summed D1 time near the busy time means the local databases share one thread)`,
+    `partitions ratio ${n}:1 (two runs each, summed): sustained ${fmt(sus(one))} -> ${fmt(sus(many))} events/s = ${fmt(sus(many) / sus(one), 2)}x; ` +
+      `while busy ${fmt(busy(one))} -> ${fmt(busy(many))} events/s = ${fmt(busy(many) / busy(one), 2)}x; ` +
+      `D1 batch time summed over partitions ${fmt(d1PerEvent(one), 3)} -> ${fmt(d1PerEvent(many), 3)} ms per event stored`,
   );
+  await probeD1Concurrency(env, say);
   return { one: sus(one), many: sus(many) };
 }

@@ -22,19 +22,19 @@ import { getSession, listSessions, type SessionFilterInput, type SessionRow } fr
  * above 1 and names them: no page may silently show one partition of the store.
  */
 export const UNMERGED_READS: readonly string[] = [
-  "overview (/: counts, series, reasons, stuck, deploys, budget, alarm loops)",
-  "agent pages (/agents/:class/:name: runs routed, reconciliation and pauses not wired)",
-  "timelines (/runs/:id, /incidents/:id, /sessions/:name: routed reads not wired into the routes)",
-  "backups (/backups)",
-  "events (/events)",
-  "stuck (/stuck)",
-  "awake (/awake)",
-  "deploys (/deploys)",
-  "budget (/budget)",
-  "search (/search)",
+  "the overview (/: counts, chart, reasons, stuck, deploys, budget, alarm loops)",
+  "incident groups (/incidents?groupBy=)",
+  "agents with missing events (/agents?gaps=true)",
+  "/events",
+  "/backups",
+  "/stuck",
+  "/awake",
+  "/deploys",
+  "/search",
   "bulk selections (/bulk)",
   "exports (/export/:list)",
-  "alerts, reconciliation and admin actions reading the store",
+  "alerts raised from the store (ingested, stuck, deploy storms, budget, alarm loops)",
+  "reconciliation (stale agents, agents with gaps, open work)",
 ];
 
 /** SQLite's BINARY order on TEXT (UTF-8 bytes), which is code point order; numbers numerically. */
