@@ -107,13 +107,10 @@ export async function probeD1Concurrency(env: Env, say: (l: string) => void): Pr
   const same = await best(() => Promise.all([q(a), q(a)]));
   say(
     `d1 concurrency probe (one CPU-bound query, best of 3): alone ${fmt(alone)} ms; on DB and DB_P1 at once ${fmt(two)} ms (${fmt(two / alone, 2)}x); ` +
-      `twice on DB at once ${fmt(same)} ms (${fmt(same / alone, 2)}x): ${two / alone >= 1.8 ? "the two local databases do NOT run in parallel here" : two / alone >= 1.3 ? "the two local databases overlap only partly here" : "the two local databases run in parallel"} (machine load ${loadNote()})`,
+      `twice on DB at once ${fmt(same)} ms (${fmt(same / alone, 2)}x): ${two / alone >= 1.8 ? "the two local databases do NOT run in parallel here" : two / alone >= 1.3 ? "the two local databases overlap only partly here" : "the two local databases run in parallel"}; a shared 2-core machine gives two writers at most what its other processes leave`,
   );
   return { alone, two, same };
 }
-
-/** The host's load average, when the runtime lets the Worker read it (it does not: said so). */
-const loadNote = () => "not readable from workerd: see `uptime` beside the run";
 
 /** Runs the comparison at `eventsPerSecond` offered and prints it; returns sustained events/s for 1 and n. */
 export async function comparePartitions(env: Env, input: SimInput, mix: Mix, eventsPerSecond: number, say: (l: string) => void) {
