@@ -202,7 +202,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
   else if (partitions > 1 && UNMERGED_READS.length)
     refuse(
       "STORE_PARTITIONS",
-      `1 for now: these reads do not merge partitions yet, so their pages would show one partition only: ${UNMERGED_READS.join(", ")}`,
+      `1 for now: these read models do not merge partitions yet, so the pages and jobs that use them would see one partition only: ${UNMERGED_READS.join("; ")}`,
     );
 
   if (problems.length || !auth.ok) throw new ConfigError(problems);

@@ -18,23 +18,25 @@ import { getSession, listSessions, type SessionFilterInput, type SessionRow } fr
  */
 
 /**
- * The reads that do not merge partitions yet. While this is not empty, worker/config.ts refuses STORE_PARTITIONS
- * above 1 and names them: no page may silently show one partition of the store.
+ * The read models that do not merge partitions yet (the overview, incident groups, agents with gaps, the events,
+ * backups, stuck, awake, deploys and search pages, bulk selections, exports, alerts and reconciliation use them).
+ * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
+ * silently show one partition of the store.
  */
 export const UNMERGED_READS: readonly string[] = [
-  "the overview (/: counts, chart, reasons, stuck, deploys, budget, alarm loops)",
-  "incident groups (/incidents?groupBy=)",
-  "agents with missing events (/agents?gaps=true)",
-  "/events",
-  "/backups",
-  "/stuck",
-  "/awake",
-  "/deploys",
-  "/search",
-  "bulk selections (/bulk)",
-  "exports (/export/:list)",
-  "alerts raised from the store (ingested, stuck, deploy storms, budget, alarm loops)",
-  "reconciliation (stale agents, agents with gaps, open work)",
+  "the overview's (overviewCounts, eventSeries, topReasons, countStuck, listDeploys, exhaustingSoon, countAlarmLoops)",
+  "groupIncidents",
+  "agentsWithGaps",
+  "listEvents",
+  "listBackups",
+  "listStuck",
+  "alarmRates and residentEstimate",
+  "deployStorms",
+  "searchIds",
+  "bulkTargets",
+  "the exports' sources",
+  "the alerts' reads (alertsFromEvents, budgetAlerts)",
+  "reconciliation's (staleAgents, gapAgentsDueForReconcile, openWorkOf)",
 ];
 
 /** SQLite's BINARY order on TEXT (UTF-8 bytes), which is code point order; numbers numerically. */
