@@ -3,14 +3,17 @@ import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { expect, it } from "vitest";
 import { partitionOf, type Store, singleStore } from "../../src/store/partitions";
 import { AmbiguousOwner } from "../../src/store/read-models/errors";
+import { INCIDENT_GROUPS } from "../../src/store/read-models/incidents";
 import {
   countIncidentsIn,
   findAgentIn,
   getIncidentIn,
   getSessionIn,
   getStoredRunIn,
+  groupIncidentsIn,
   listAgentsIn,
   listAmbiguousOpsIn,
+  listBackupsIn,
   listIncidentsIn,
   listRunsIn,
   listSessionsIn,
@@ -30,6 +33,8 @@ const P1 = env.DB_P1!;
 const MIN = 60_000;
 const T0 = Math.floor((Date.now() - 2 * 86_400_000) / MIN) * MIN;
 const CLASSES = ["ProbeAgent", "SupportAgent"];
+/** What "expired" is judged against: some of the fleet's backups expire before it, some after. */
+const NOW = T0 + 6 * MIN;
 
 /** 40 agents over two classes: runs, recoveries, sessions and ambiguous ops; times collide within minutes on purpose. */
 function fleet(): TelemetryEvent[] {
@@ -47,6 +52,8 @@ function fleet(): TelemetryEvent[] {
     out.push(at(cls, name, makeEvent(a % 3 ? "session.status_running" : "session.status_idle", { turnSeq: 1 }, { corr: s }), base + 2_000));
     const corr = { opId: `op-${a}`, sessionName };
     out.push(at(cls, name, makeEvent("op.ambiguous", { opKind: "tool.charge", detail: `op ${a}` }, { corr }), base + 3_000));
+    const backup = { handle: `h-${a % 9}`, tenant: `t${a % 3}`, environment: `e${a % 2}`, sessionName };
+    out.push(at(cls, name, makeEvent("backup.created", { ...backup, expiresAt: base + (a % 4) * MIN, bytes: 100 + a }, { corr: s }), base + 5_000));
     if (a % 3 === 0) out.push(at(cls, name, makeEvent("op.resolved", { opKind: "tool.charge", resolution: "verified_ran" }, { corr }), base + 4_000));
   }
   return out;
@@ -102,7 +109,18 @@ async function readAll(store: Store, events: TelemetryEvent[]) {
     out[`sessions idle class/${limit}`] = await pages((p) => listSessionsIn(store, { status: "idle", agentClass: "ProbeAgent" }, p), limit);
     out[`ops/${limit}`] = await pages((p) => listAmbiguousOpsIn(store, {}, p), limit);
     out[`ops open/${limit}`] = await pages((p) => listAmbiguousOpsIn(store, { open: "true" }, p), limit);
+    out[`backups/${limit}`] = await pages((p) => listBackupsIn(store, {}, p, NOW), limit);
+    out[`backups expired/${limit}`] = await pages((p) => listBackupsIn(store, { expired: "true" }, p, NOW), limit);
+    out[`backups tenant/${limit}`] = await pages((p) => listBackupsIn(store, { tenant: "t1" }, p, NOW), limit);
     out[`ops agent open/${limit}`] = await pages((p) => listAmbiguousOpsIn(store, { open: "true", ...one }, p), limit);
+  }
+  out.groups = [];
+  for (const by of INCIDENT_GROUPS) {
+    (out.groups as unknown[]).push(
+      ...[await groupIncidentsIn(store, {}, by), await groupIncidentsIn(store, { kind: "chat" }, by), await groupIncidentsIn(store, { ...one }, by)].map(
+        ({ rowsRead: _, ...g }) => g,
+      ),
+    );
   }
   out.counts = [
     await countIncidentsIn(store, {}),
@@ -140,6 +158,8 @@ it("a store of two partitions answers every merged read model exactly as one dat
   // Not vacuous: the lists hold the fleet, and the shared ids are refused without an owner on both stores.
   expect((single["runs/50"] as [unknown[]][]).flatMap((p) => p[0]).length).toBeGreaterThan(30);
   expect((single["ops/7"] as [unknown[]][]).length).toBeGreaterThan(3);
+  expect((single["backups expired/50"] as [unknown[]][])[0]![0].length).toBeGreaterThan(3);
+  expect(JSON.stringify(single.groups)).toContain('"n":');
   expect(JSON.stringify(single.runLookups)).toContain('"ambiguous"');
   expect(JSON.stringify(single.sessionLookups)).toContain('"ambiguous"');
   for (const key of Object.keys(single)) expect(merged[key], key).toEqual(single[key]);

@@ -18,13 +18,11 @@ import {
   eventSeries,
   exhaustingSoon,
   getSession,
-  groupIncidents,
   INCIDENT_GROUPS,
   incidentAttempts,
   incidentTimeline,
   listAmbiguousOps,
   listAudit,
-  listBackups,
   listDeploys,
   listEvents,
   listIncidents,
@@ -40,8 +38,10 @@ import {
   getIncidentIn,
   getSessionIn,
   getStoredRunIn,
+  groupIncidentsIn,
   listAgentsIn,
   listAmbiguousOpsIn,
+  listBackupsIn,
   listIncidentsIn,
   listRunsIn,
   listSessionsIn,
@@ -121,8 +121,7 @@ async function incidentsOf(c: ConsoleContext) {
   const { q, cols } = listQuery(c, INCIDENT_COLUMN_SET);
   if (q.groupBy && !(INCIDENT_GROUPS as readonly string[]).includes(q.groupBy)) throw new BadRequest(`groupBy must be one of ${INCIDENT_GROUPS.join(", ")}`);
   const store = storeFromEnv(c.env);
-  // Groups read the home database only (UNMERGED_READS: STORE_PARTITIONS above 1 is refused meanwhile).
-  const [list, groups] = await Promise.all([listIncidentsIn(store, q, paging(q)), q.groupBy ? groupIncidents(store.home, q, q.groupBy as never) : null]);
+  const [list, groups] = await Promise.all([listIncidentsIn(store, q, paging(q)), q.groupBy ? groupIncidentsIn(store, q, q.groupBy as never) : null]);
   return { q, list, groups, cols };
 }
 
@@ -228,12 +227,7 @@ pages.get("/sessions/:name/status", async (c) => {
   return c.html(<SessionStatusFragment status={session.status} />);
 });
 
-listRoute(
-  "/backups",
-  BACKUP_COLUMN_SET,
-  (s, q, p) => listBackups(s.home, q, p),
-  (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />,
-);
+listRoute("/backups", BACKUP_COLUMN_SET, listBackupsIn, (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />);
 
 // The audit log is global: the home database keeps it (src/store/partitions.ts).
 listRoute(

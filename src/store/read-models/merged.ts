@@ -1,8 +1,20 @@
 import type { Store } from "../partitions";
 import { partitionFor } from "../partitions";
 import { type AgentRow, findAgent, listAgents } from "./agents";
+import { type BackupFilterInput, type BackupRow, backupFilters, listBackups } from "./backups";
 import { AmbiguousOwner, type OwnedKind } from "./errors";
-import { countIncidents, getIncident, type IncidentFilterInput, type IncidentRow, listIncidents } from "./incidents";
+import { parseFilters } from "./filters";
+import {
+  countIncidents,
+  getIncident,
+  groupIncidents,
+  type IncidentFilterInput,
+  type IncidentGroupBy,
+  type IncidentGroups,
+  type IncidentRow,
+  listIncidents,
+  MAX_GROUPS,
+} from "./incidents";
 import { listAmbiguousOps, type OpFilterInput, type OpRow } from "./ops";
 import type { AgentRef } from "./owner";
 import { type Capped, DEFAULT_CAP, encodeCursor, type Page, type PageOptions, pageLimit, type SortValue } from "./paging";
@@ -18,17 +30,15 @@ import { getSession, listSessions, type SessionFilterInput, type SessionRow } fr
  */
 
 /**
- * The read models that do not merge partitions yet (the overview, incident groups, agents with gaps, the events,
- * backups, stuck, awake, deploys and search pages, bulk selections, exports, alerts and reconciliation use them).
+ * The read models that do not merge partitions yet (the overview, agents with gaps, the events, stuck, awake,
+ * deploys and search pages, bulk selections, exports, alerts and reconciliation use them).
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
  * silently show one partition of the store.
  */
 export const UNMERGED_READS: readonly string[] = [
   "the overview's (overviewCounts, eventSeries, topReasons, countStuck, listDeploys, exhaustingSoon, countAlarmLoops)",
-  "groupIncidents",
   "agentsWithGaps",
   "listEvents",
-  "listBackups",
   "listStuck",
   "alarmRates and residentEstimate",
   "deployStorms",
@@ -238,6 +248,42 @@ export function listAmbiguousOpsIn(store: Store, filters: OpFilterInput, page: P
     (db) => listAmbiguousOps(db, filters, page),
     "ops",
     (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],
+    page,
+  );
+}
+
+/**
+ * groupIncidents over the store: each partition's counts per group, summed. Exact while no partition is bounded
+ * (each scans at most GROUP_BOUND of its newest incidents, so a bounded merge counts up to N × that many, newest
+ * per partition, and says `bounded`) and no partition has more than MAX_GROUPS groups.
+ */
+export async function groupIncidentsIn(store: Store, filters: IncidentFilterInput, by: IncidentGroupBy): Promise<IncidentGroups> {
+  if (store.parts.length === 1) return groupIncidents(store.parts[0]!, filters, by);
+  const agent = agentOf(filters);
+  if (agent) return groupIncidents(partitionFor(store, agent.agentClass, agent.agentName), filters, by);
+  const each = await Promise.all(store.parts.map((db) => groupIncidents(db, filters, by)));
+  const sums = new Map<string, number>();
+  for (const g of each.flatMap((e) => e.groups)) sums.set(g.key, (sums.get(g.key) ?? 0) + g.n);
+  const groups = [...sums]
+    .map(([key, n]) => ({ key, n }))
+    .sort((a, b) => b.n - a.n || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .slice(0, MAX_GROUPS);
+  return {
+    groups,
+    scanned: each.reduce((a, e) => a + e.scanned, 0),
+    bounded: each.some((e) => e.bounded),
+    rowsRead: each.reduce((a, e) => a + e.rowsRead, 0),
+  };
+}
+
+/** listBackups over the store, merged (newest activity first, or by expiry with the `expired` filter). */
+export function listBackupsIn(store: Store, filters: BackupFilterInput, page: PageOptions = {}, now = Date.now()): Promise<Page<BackupRow>> {
+  const byExpiry = parseFilters(backupFilters, filters).expired !== undefined;
+  return fanOutPage(
+    store,
+    (db) => listBackups(db, filters, page, now),
+    byExpiry ? "backups:expiry" : "backups",
+    (r) => [byExpiry ? r.expiresAt! : r.lastSeen, r.handle, r.agentClass, r.agentName],
     page,
   );
 }
