@@ -29,14 +29,17 @@ export type DevStack = { args: string[]; base: string; appBase: string; appName:
 
 export const DEMO_FLEET_CONFIG = "examples/demo-fleet/wrangler.jsonc";
 
-/** Applies the console's D1 migrations to a persist dir. */
+/** Applies the console's D1 migrations to a persist dir: to every D1 the console binds (DB, and store partitions DB_P1 …). */
 export function migrate(persistTo: string): void {
-  const r = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persistTo, "-c", "wrangler.jsonc"], {
-    cwd: repoRoot,
-    env: { ...process.env, CI: "true" },
-    encoding: "utf8",
-  });
-  if (r.status !== 0) throw new Error(`applying D1 migrations to ${persistTo} failed:\n${r.stdout}\n${r.stderr}`);
+  const bindings = (readWranglerConfig(fromRoot("wrangler.jsonc")).d1_databases ?? []).map((d) => d.binding ?? "DB");
+  for (const binding of bindings.length ? bindings : ["DB"]) {
+    const r = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", binding, "--local", "--persist-to", persistTo, "-c", "wrangler.jsonc"], {
+      cwd: repoRoot,
+      env: { ...process.env, CI: "true" },
+      encoding: "utf8",
+    });
+    if (r.status !== 0) throw new Error(`applying D1 migrations to ${binding} in ${persistTo} failed:\n${r.stdout}\n${r.stderr}`);
+  }
 }
 
 /** The nearest package.json at or above `dir` (the app's project), or null. */

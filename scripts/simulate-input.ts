@@ -7,7 +7,17 @@ import { fromRoot, type WranglerConfig } from "./wrangler-config.ts";
 
 export const DEFAULT_MIX = "bench/mixes/demo.json";
 
-export type SimArgs = { agents: number; seconds: number; rate?: number; mix: unknown; mixFile: string; seed: number; saturation: boolean };
+export type SimArgs = {
+  agents: number;
+  seconds: number;
+  rate?: number;
+  mix: unknown;
+  mixFile: string;
+  seed: number;
+  saturation: boolean;
+  /** Also compare a store of one D1 database with one of this many (src/store/partitions.ts); 1: no comparison. */
+  partitions: number;
+};
 
 /** The part of a wrangler config the simulator reads. */
 export function simWranglerFacts(config: WranglerConfig): { consumers: unknown[]; crons: string[] } {
@@ -32,7 +42,14 @@ const positive = (name: string, raw: string | undefined, fallback?: number): num
   return n;
 };
 
-/** `--agents N --minutes M [--seconds S] [--mix file] [--rate events/agent/min] [--seed n] [--saturation]`. */
+const wholeIn = (name: string, raw: string | undefined, min: number, max: number): number => {
+  if (raw === undefined) return min;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+  return n;
+};
+
+/** `--agents N --minutes M [--seconds S] [--mix file] [--rate events/agent/min] [--seed n] [--saturation] [--partitions N]`. */
 export function parseSimArgs(argv: string[]): SimArgs {
   const { values } = parseArgs({
     args: argv,
@@ -44,6 +61,7 @@ export function parseSimArgs(argv: string[]): SimArgs {
       rate: { type: "string" },
       seed: { type: "string" },
       saturation: { type: "boolean" },
+      partitions: { type: "string" },
     },
     strict: true,
   });
@@ -59,5 +77,6 @@ export function parseSimArgs(argv: string[]): SimArgs {
     mixFile,
     seed: Math.trunc(positive("seed", values.seed, 1)!),
     saturation: values.saturation ?? false,
+    partitions: wholeIn("partitions", values.partitions, 1, 8),
   };
 }

@@ -17,7 +17,7 @@ export type WranglerConfig = {
   durable_objects?: { bindings?: DoBinding[] };
   vars?: Record<string, string>;
   assets?: { directory?: string; binding?: string };
-  d1_databases?: { migrations_dir?: string }[];
+  d1_databases?: { binding?: string; database_name?: string; database_id?: string; migrations_dir?: string }[];
   [key: string]: unknown;
 };
 
@@ -105,4 +105,21 @@ export function fromRoot(p: string): string {
 /** Reads a config and re-roots its paths (for a Worker config given by the user). */
 export function readAbsolute(file: string): WranglerConfig {
   return absolutePaths(readWranglerConfig(file), file);
+}
+
+/**
+ * `config` with `n - 1` more D1 databases, DB_P1 … (store partitions, src/store/partitions.ts), each a copy of its
+ * DB binding under another name and id: for the test suites and the simulator, which compare one store with two.
+ */
+export function withPartitionDatabases(config: WranglerConfig, n: number): WranglerConfig {
+  const dbs = config.d1_databases ?? [];
+  const home = dbs.find((d) => d.binding === "DB");
+  if (!home) throw new Error("the console's wrangler.jsonc binds no D1 database DB");
+  const extra = Array.from({ length: n - 1 }, (_, k) => ({
+    ...home,
+    binding: `DB_P${k + 1}`,
+    database_name: `${home.database_name ?? "db"}-p${k + 1}`,
+    database_id: `00000000-0000-4000-8000-${String(k + 1).padStart(12, "0")}`,
+  }));
+  return { ...config, d1_databases: [...dbs.filter((d) => !/^DB_P\d+$/.test(d.binding ?? "")), ...extra] };
 }

@@ -2,10 +2,19 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { storedEventsSql } from "../src/store/read-models/segments";
 
-await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
-// Tests read stored events as rows (the old per-event table's columns) through this view of the hot store's
-// segments: the same expansion the read models use (storedEventsSql), so what they assert is what is stored.
-await env.DB.prepare(`CREATE VIEW IF NOT EXISTS events AS ${storedEventsSql()}`).run();
+// Every store partition gets the same migrations (src/store/partitions.ts): DB, and DB_P1 … where the config binds them.
+const databases = [
+  env.DB,
+  ...Object.entries(env)
+    .filter(([k]) => /^DB_P\d+$/.test(k))
+    .map(([, v]) => v as D1Database),
+];
+for (const db of databases) {
+  await applyD1Migrations(db, env.TEST_MIGRATIONS);
+  // Tests read stored events as rows (the old per-event table's columns) through this view of the hot store's
+  // segments: the same expansion the read models use (storedEventsSql), so what they assert is what is stored.
+  await db.prepare(`CREATE VIEW IF NOT EXISTS events AS ${storedEventsSql()}`).run();
+}
 await settle();
 await emptyStores();
 
@@ -32,10 +41,14 @@ async function settle(): Promise<void> {
  * modules loaded once), so a file would otherwise see the rows and R2 objects the previous file left.
  */
 async function emptyStores(): Promise<void> {
-  const { results } = await env.DB.prepare(
-    "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
-  ).all<{ name: string }>();
-  if (results.length) await env.DB.batch(results.map(({ name }) => env.DB.prepare(`DELETE FROM "${name}"`)));
+  for (const db of databases) {
+    const { results } = await db
+      .prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
+      )
+      .all<{ name: string }>();
+    if (results.length) await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
+  }
   // The bench worker binds no BACKUPS bucket.
   for (const bucket of [env.HISTORY, env.BACKUPS as R2Bucket | undefined]) {
     if (!bucket) continue;

@@ -1,6 +1,8 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    /** A second store partition (test/workerd-config.ts, withPartitionDatabases); STORE_PARTITIONS stays 1, so only tests that build a two-partition Store use it. */
+    DB_P1?: D1Database;
     // Settings the test config binds beside wrangler.jsonc's vars (test/workerd-config.ts); read through worker/config.ts.
     ACCESS_TEAM_DOMAIN: string;
     ACCESS_AUD: string;

@@ -3,7 +3,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import type { ViteUserConfig } from "vitest/config";
 import { buildConsoleAssets } from "../scripts/assets.mjs";
 import { telemetrySourceAlias } from "../scripts/package-aliases.ts";
-import { consoleConfigPath, deriveConsoleConfig, readWranglerConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
+import { consoleConfigPath, deriveConsoleConfig, readWranglerConfig, withPartitionDatabases, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -25,7 +25,8 @@ export async function workerdTestConfig(opts: {
   // The test worker hosts the agents itself; the admin client's allowlist is exactly those bindings.
   const testConsoleConfig = writeGeneratedConfig(
     "console.test.jsonc",
-    deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: Object.keys(opts.durableObjects).join(",") } }),
+    // A second D1 database, DB_P1, for the tests that compare a store of one partition with two (STORE_PARTITIONS stays 1).
+    withPartitionDatabases(deriveConsoleConfig({ agents: null, vars: { AGENT_CLASSES: Object.keys(opts.durableObjects).join(",") } }), 2),
   );
   return {
     plugins: [

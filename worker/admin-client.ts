@@ -1,8 +1,9 @@
 import { type AdminClientOptions, createAdminClient } from "../src/admin-rpc/client-entry";
 import { writeAudit } from "../src/store/audit";
-import { findAgent } from "../src/store/read-models/agents";
+import { findAgentIn } from "../src/store/read-models/merged";
 import { consoleConfig } from "./config";
 import type { Env } from "./env";
+import { storeFromEnv } from "./store";
 
 /**
  * The console's admin client: the audited client of src/admin-rpc wired to the
@@ -14,9 +15,10 @@ export function consoleAdminClient(env: Env, identity: unknown, opts: AdminClien
   const agentClasses = allowedAgentClasses(env);
   return createAdminClient(
     {
+      // The audit log is global (the home database); the registry row is in the agent's partition.
       audit: (entry) => writeAudit(env.DB, entry),
       agentClasses,
-      isRegistered: async (agentClass, agentName) => Boolean(await findAgent(env.DB, agentClass, agentName)),
+      isRegistered: async (agentClass, agentName) => Boolean(await findAgentIn(storeFromEnv(env), agentClass, agentName)),
       namespace: (agentClass) => agentNamespace(env, agentClasses, agentClass),
       queue: env.TELEMETRY_QUEUE,
       // Ingest dead-letters unsigned events when the console has a signing secret: the console's own included.

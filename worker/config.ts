@@ -1,6 +1,7 @@
 import { type OtlpTarget, parseOtlpHeaders } from "@agent-oncall/telemetry";
 import { z } from "zod";
 import type { DeployStormConfig } from "../src/store/read-models/deploys";
+import { UNMERGED_READS } from "../src/store/read-models/merged";
 import { DEFAULT_STUCK_CONFIG, STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig } from "../src/store/read-models/stuck";
 import { type AuthConfig, readAuthConfig } from "./auth/config";
 import { readTraceLinkSetting } from "./auth/trace-link";
@@ -43,7 +44,7 @@ const httpUrl = z
   .refine((s) => URL.canParse(s) && /^https?:$/.test(new URL(s).protocol));
 const text = z.string();
 
-/** The console's own bindings: never an agent, whatever AGENT_CLASSES says. */
+/** The console's own bindings: never an agent, whatever AGENT_CLASSES says (nor a store partition, DB_P1 …). */
 export const CONSOLE_BINDINGS = ["DB", "TELEMETRY_QUEUE", "ALERTS_QUEUE", "BATCH_QUEUE", "HISTORY", "ASSETS"] as const;
 const agentClasses = z
   .string()
@@ -53,7 +54,7 @@ const agentClasses = z
       .map((x) => x.trim())
       .filter(Boolean),
   )
-  .refine((list) => list.every((c) => /^[A-Za-z_$][\w$]{0,199}$/.test(c) && !(CONSOLE_BINDINGS as readonly string[]).includes(c)));
+  .refine((list) => list.every((c) => /^[A-Za-z_$][\w$]{0,199}$/.test(c) && !(CONSOLE_BINDINGS as readonly string[]).includes(c) && !/^DB_P\d+$/.test(c)));
 const shardList = z
   .string()
   .transform((s) =>
@@ -110,6 +111,7 @@ export const CONFIG_VARS = {
   EXHAUST_FORECAST_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
   SPEND_ALERT_AGENT_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
   SPEND_ALERT_CLASS_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
+  STORE_PARTITIONS: { expected: "a whole number of D1 databases from 1 to 64, each bound (DB, then DB_P1, DB_P2, ...)", schema: whole(1, 64) },
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;
@@ -138,6 +140,8 @@ export type ConsoleConfig = {
    */
   budget: { forecastWindowMs: number; spendPerAgentPerHour: number | null; spendPerClassPerHour: number | null };
   agentClasses: string[];
+  /** How many D1 databases the store is partitioned across by agent (src/store/partitions.ts): DB, then DB_P1 … */
+  store: { partitions: number };
 };
 
 /** One refused variable: its name, its value as set (null for secrets), and what it must be. */
@@ -190,6 +194,17 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
   const auth = readAuthConfig(env);
   if (!auth.ok) for (const p of auth.problems) refuse(p.setting as ConfigVar, `${CONFIG_VARS[p.setting as ConfigVar].expected} (it ${p.problem})`);
 
+  const partitions = (values.STORE_PARTITIONS as number | undefined) ?? 1;
+  const unbound = partitionBindings(partitions)
+    .slice(1)
+    .filter((b) => !isD1(env[b]));
+  if (unbound.length) refuse("STORE_PARTITIONS", `${CONFIG_VARS.STORE_PARTITIONS.expected} (no D1 binding ${unbound.join(", ")} in wrangler.jsonc)`);
+  else if (partitions > 1 && UNMERGED_READS.length)
+    refuse(
+      "STORE_PARTITIONS",
+      `1 for now: these read models do not merge partitions yet, so the pages and jobs that use them would see one partition only: ${UNMERGED_READS.join("; ")}`,
+    );
+
   if (problems.length || !auth.ok) throw new ConfigError(problems);
 
   const shards = num("HISTORY_SHARDS", 4);
@@ -236,8 +251,16 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       spendPerClassPerHour: (values.SPEND_ALERT_CLASS_TOKENS_PER_HOUR as number | undefined) ?? null,
     },
     agentClasses: (values.AGENT_CLASSES as string[] | undefined) ?? [],
+    store: { partitions },
   };
 }
+
+/** The D1 bindings of a store of `n` partitions: DB (home and partition 0), then DB_P1 … DB_P(n-1). */
+export const partitionBindings = (n: number): string[] => Array.from({ length: n }, (_, i) => (i ? `DB_P${i}` : "DB"));
+
+/** A D1 binding, by what it answers (a service binding answers every name, so both methods are asked for). */
+const isD1 = (v: unknown): v is D1Database =>
+  typeof v === "object" && v !== null && typeof (v as D1Database).prepare === "function" && typeof (v as D1Database).batch === "function";
 
 const parsed = new WeakMap<object, ConsoleConfig | ConfigError>();
 

@@ -13,6 +13,7 @@ import type { Env } from "./env";
 import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
 import { reconcileStale } from "./reconcile/pass";
+import { storeFromEnv } from "./store";
 import { CRONS, type CronKey, cronKeyOf, QUEUES, type QueueKey, queueKeyOf } from "./topology";
 
 /** One consumer per declared queue: a queue added to topology.ts without a handler fails the typecheck. */
@@ -42,13 +43,21 @@ const cronJobs: Record<CronKey, (env: Env, ctx: ExecutionContext) => void> = {
   },
   retention: (env, ctx) => {
     const { retention, ingest } = consoleConfig(env);
-    ctx.waitUntil(
-      // Rows dated past ingest's clock-skew allowance cannot be real (ingest refuses them): retention deletes them too.
-      runRetention(env.DB, { maxAgeDays: retention.days, hotWindowHours: retention.hotWindowHours, maxFutureSkewMs: ingest.maxFutureSkewSeconds * 1000 }).then(
-        (r) => console.log(`[retention] cutoff ${new Date(r.cutoff).toISOString()} deleted ${JSON.stringify(r.deleted)}${r.complete ? "" : " (more left)"}`),
-        (e) => console.error(`[retention] failed: ${e instanceof Error ? e.message : String(e)}`),
-      ),
-    );
+    // Every partition of the store keeps its own rows (src/store/partitions.ts): each runs retention on its own.
+    const parts = storeFromEnv(env).parts;
+    parts.forEach((db, i) => {
+      const which = parts.length > 1 ? ` partition ${i}` : "";
+      ctx.waitUntil(
+        // Rows dated past ingest's clock-skew allowance cannot be real (ingest refuses them): retention deletes them too.
+        runRetention(db, { maxAgeDays: retention.days, hotWindowHours: retention.hotWindowHours, maxFutureSkewMs: ingest.maxFutureSkewSeconds * 1000 }).then(
+          (r) =>
+            console.log(
+              `[retention]${which} cutoff ${new Date(r.cutoff).toISOString()} deleted ${JSON.stringify(r.deleted)}${r.complete ? "" : " (more left)"}`,
+            ),
+          (e) => console.error(`[retention]${which} failed: ${e instanceof Error ? e.message : String(e)}`),
+        ),
+      );
+    });
     ctx.waitUntil(historyRetention(env));
   },
 };

@@ -32,6 +32,8 @@ export type LoadOptions = {
   env: Env;
   /** Stop draining the backlog after this long past the end of production (the rest is counted as abandoned). */
   maxDrainMs?: number;
+  /** The consumer a batch is handed to (default: the Worker's own `queue` handler), with the metered env. */
+  consume?: (batch: MessageBatch<unknown>, env: Env, ctx: ExecutionContext) => Promise<void>;
   /** Told how far the run is, every `progressMs` (long runs say they are alive). */
   progress?: (line: string) => void;
   progressMs?: number;
@@ -137,7 +139,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     );
     const ctx = createExecutionContext();
     const s = Date.now();
-    await worker.queue!(batch as MessageBatch<unknown>, env, ctx);
+    await (o.consume ?? worker.queue!)(batch as MessageBatch<unknown>, env, ctx);
     const result = await getQueueResult(batch, ctx);
     const at = Date.now();
     busyMs += at - s;

@@ -30,6 +30,8 @@ export const simInputSchema = z.object({
   mixFile: z.string(),
   seed: z.number().int(),
   saturation: z.boolean(),
+  /** Compare one D1 database with this many store partitions (bench/sim/partitions.ts); 1: no comparison. */
+  partitions: z.number().int().min(1).max(8).default(1),
   /** wrangler.jsonc's `queues.consumers` and `triggers.crons`: the consumer's batching and the retention cron are read from there. */
   wrangler: z.object({
     consumers: z.array(z.object({ queue: z.string(), max_batch_size: z.number().optional(), max_batch_timeout: z.number().optional() }).loose()),

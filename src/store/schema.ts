@@ -553,3 +553,12 @@ export const viewLastUsed = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.email, t.list] })],
 );
+
+/**
+ * Facts about the store itself, in the home database: `partitions` is the number of D1 databases the store was
+ * first partitioned across (src/store/partitions.ts); the console refuses another STORE_PARTITIONS until re-sharded.
+ */
+export const storeSettings = sqliteTable("store_settings", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});

@@ -1,8 +1,10 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { trace } from "@opentelemetry/api";
+import { assertRecordedPartitions, partitionOf, type Store } from "../../src/store/partitions";
 import type { AlertEnv } from "../alerts/config";
 import { alertOnIngested } from "../alerts/ingested";
 import { consoleConfig, type SettingVars } from "../config";
+import { storeFromEnv } from "../store";
 import { admit } from "./admit";
 import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
 import { bodyText, bodyType, type DeadLetter, deadLetterStatements } from "./dead-letters";
@@ -38,6 +40,41 @@ export type IngestOptions = {
  * messages: events dedupe on id, dead letters on message id, projections merge.
  */
 export async function ingestBatch(db: D1Database, messages: readonly { id: string; body: unknown }[], opts: IngestOptions = {}): Promise<IngestResult> {
+  const { valid, dead, now } = await admitMessages(messages, opts);
+  return writeAdmitted(db, valid, dead, now, opts);
+}
+
+/**
+ * ingestBatch across a partitioned store (src/store/partitions.ts): the batch is judged once, its valid events
+ * grouped by their agent's partition, and each group written to its database in its own D1 batch, all at once.
+ * Dead letters go to the home database (partition 0). With one partition this is ingestBatch on it. A failing
+ * partition fails the call; the retry is safe (every write is idempotent), so the others' rows stay as they are.
+ */
+export async function ingestIntoStore(store: Store, messages: readonly { id: string; body: unknown }[], opts: IngestOptions = {}): Promise<IngestResult> {
+  const n = store.parts.length;
+  const { valid, dead, now } = await admitMessages(messages, opts);
+  if (n === 1) return writeAdmitted(store.parts[0]!, valid, dead, now, opts);
+  const groups: TelemetryEvent[][] = Array.from({ length: n }, () => []);
+  for (const e of valid) groups[partitionOf(e.source.agentClass, e.source.agentName, n)]!.push(e);
+  const { onStored, ...each } = opts;
+  const results = await Promise.all(
+    groups.map((g, i) => (g.length || (i === 0 && dead.length) ? writeAdmitted(store.parts[i]!, g, i === 0 ? dead : [], now, each) : null)),
+  );
+  onStored?.(valid);
+  const sum: IngestResult = { stored: 0, deadLettered: 0, rowsWritten: 0, rowsRead: 0, rowsWrittenByTable: {} };
+  for (const r of results) {
+    if (!r) continue;
+    sum.stored += r.stored;
+    sum.deadLettered += r.deadLettered;
+    sum.rowsWritten += r.rowsWritten;
+    sum.rowsRead += r.rowsRead;
+    for (const [t, w] of Object.entries(r.rowsWrittenByTable)) sum.rowsWrittenByTable[t] = (sum.rowsWrittenByTable[t] ?? 0) + w;
+  }
+  return sum;
+}
+
+/** Judges every event of every message: the valid ones and the dead letters, in message order. */
+async function admitMessages(messages: readonly { id: string; body: unknown }[], opts: IngestOptions) {
   const now = opts.now ?? Date.now();
   const admitOpts = { receivedAt: now, bounds: opts.bounds ?? DEFAULT_BOUNDS, signingKey: opts.signingKey ?? null };
   const valid: TelemetryEvent[] = [];
@@ -55,6 +92,11 @@ export async function ingestBatch(db: D1Database, messages: readonly { id: strin
     if (v.ok) valid.push(v.event);
     else dead.push({ messageId: it.messageId, reason: v.reason, eventType: v.eventType, body: it.deadBody() });
   });
+  return { valid, dead, now };
+}
+
+/** Writes admitted events (their rows and projections) and dead letters to one D1 database in one batch. */
+async function writeAdmitted(db: D1Database, valid: TelemetryEvent[], dead: DeadLetter[], now: number, opts: IngestOptions): Promise<IngestResult> {
   const rows = toRows(valid, now);
   const stmts = [
     ...tableStatements(db, rows.events, rows.projections, rows.rollups),
@@ -126,13 +168,15 @@ export async function recordHistory(env: IngestEnv, events: TelemetryEvent[], re
  * redelivery). A D1 failure first isolates the messages, so one bad message cannot hold back the rest; after
  * max retries the Queue moves messages to the dead-letter queue, whose consumer records them.
  */
-export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: IngestEnv): Promise<void> {
+export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: IngestEnv, store: Store = storeFromEnv(env)): Promise<void> {
   const stored: TelemetryEvent[] = [];
   const now = Date.now();
   const opts = { ...(await ingestOptionsFromEnv(env)), now, onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
+  // A store recorded under another partition count is refused (throws: the batch is retried until fixed).
+  await assertRecordedPartitions(store);
   let inD1 = false;
   try {
-    await ingestBatch(env.DB, batch.messages, opts);
+    await ingestIntoStore(store, batch.messages, opts);
     inD1 = true;
   } catch (e) {
     console.error(`[ingest] batch of ${batch.messages.length} failed, isolating: ${e instanceof Error ? e.message : String(e)}`);
@@ -153,7 +197,7 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
   for (const m of batch.messages) {
     const mine: TelemetryEvent[] = [];
     try {
-      await ingestBatch(env.DB, [m], {
+      await ingestIntoStore(store, [m], {
         ...opts,
         onStored: (events) => {
           mine.push(...events);

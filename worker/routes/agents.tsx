@@ -6,15 +6,16 @@ import { RecoveryPauseState } from "../../console/components/recovery-pause";
 import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
 import { AGENT_COLUMN_SET, AgentsPage } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
-import { findAgent, listAgents } from "../../src/store/read-models/agents";
+import { partitionFor } from "../../src/store/partitions";
 import { agentListFilters, agentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
+import { findAgentIn, getStoredRunIn, listAgentsIn, listRunsIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
-import { getStoredRun, listRuns } from "../../src/store/read-models/runs";
 import { consoleAdminClient } from "../admin-client";
 import { recordFindings } from "../reconcile/agent";
 import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
+import { storeFromEnv } from "../store";
 import { agentActionsFrom } from "./availability";
 import { listQuery } from "./columns";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
@@ -49,22 +50,26 @@ function availability(agentClass: string, state: LiveState): ActionAvailability 
 agents.get("/agents", async (c) => {
   const { q, cols } = listQuery(c, AGENT_COLUMN_SET);
   const f = parseFilters(agentListFilters, q);
+  const store = storeFromEnv(c.env);
+  // Gaps read the home database only (UNMERGED_READS: STORE_PARTITIONS above 1 is refused meanwhile).
   const list = f.gaps
-    ? await agentsWithGaps(c.env.DB, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
-    : await listAgents(c.env.DB, { agentClass: f.agentClass }, { cursor: q.cursor, limit: q.limit });
+    ? await agentsWithGaps(store.home, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
+    : await listAgentsIn(store, { agentClass: f.agentClass }, { cursor: q.cursor, limit: q.limit });
   if (wantsJson(c)) return c.json(list);
   return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} gapsOnly={f.gaps === true} cols={cols} />);
 });
 
 agents.get("/agents/:agentClass/:agentName", async (c) => {
   const t = target(c);
-  const agent = await findAgent(c.env.DB, t.agentClass, t.agentName);
+  const store = storeFromEnv(c.env);
+  const agent = await findAgentIn(store, t.agentClass, t.agentName);
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const [state, history, reconciled, pause] = await Promise.all([
     live(c),
-    listRuns(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
-    lastReconciliation(c.env.DB, t),
-    recoveryPauseOf(c.env.DB, t.agentClass, t.agentName, Date.now()),
+    listRunsIn(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
+    // Reconciliations are the console's own record: the home database keeps them.
+    lastReconciliation(store.home, t),
+    recoveryPauseOf(partitionFor(store, t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now()),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -95,13 +100,13 @@ agents.get("/agents/:agentClass/:agentName/live", async (c) => {
 
 agents.get("/agents/:agentClass/:agentName/pause", async (c) => {
   const t = target(c);
-  const pause = await recoveryPauseOf(c.env.DB, t.agentClass, t.agentName, Date.now());
+  const pause = await recoveryPauseOf(partitionFor(storeFromEnv(c.env), t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now());
   return c.html(<RecoveryPauseState pause={pause} now={pageContext(c).now} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/history", async (c) => {
   const t = target(c);
-  const history = await listRuns(c.env.DB, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 });
+  const history = await listRunsIn(storeFromEnv(c.env), { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 });
   return c.html(<RunHistory ctx={pageContext(c)} {...t} history={history.items} />);
 });
 
@@ -116,7 +121,7 @@ agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
   // The row is gone (the fiber finished or was recovered), or the agent cannot answer now (evicted, failing,
   // no admin mixin): show its last-known snapshot from the projection, saying why the live one is missing.
   const liveError = run.error.code === "not_found" ? null : run.error.message;
-  const fiber = await getStoredRun(c.env.DB, runId, t);
+  const fiber = await getStoredRunIn(storeFromEnv(c.env), runId, t);
   if (!fiber)
     return problem(
       c,

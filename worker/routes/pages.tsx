@@ -12,26 +12,20 @@ import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pag
 import { RUN_COLUMN_SET, RunsPage, RunTimelinePage } from "../../console/pages/runs";
 import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
 import { historyTier } from "../../src/store/history/tier";
+import { partitionFor, type Store } from "../../src/store/partitions";
 import {
   countStuck,
   eventSeries,
   exhaustingSoon,
-  getIncident,
   getSession,
-  getStoredRun,
-  groupIncidents,
   INCIDENT_GROUPS,
   incidentAttempts,
   incidentTimeline,
-  listAgents,
   listAmbiguousOps,
   listAudit,
-  listBackups,
   listDeploys,
   listEvents,
   listIncidents,
-  listRuns,
-  listSessions,
   overviewCounts,
   ownerFrom,
   recoveryPauseOf,
@@ -40,10 +34,23 @@ import {
   topReasons,
 } from "../../src/store/read-models";
 import { BadRequest } from "../../src/store/read-models/errors";
+import {
+  getIncidentIn,
+  getSessionIn,
+  getStoredRunIn,
+  groupIncidentsIn,
+  listAgentsIn,
+  listAmbiguousOpsIn,
+  listBackupsIn,
+  listIncidentsIn,
+  listRunsIn,
+  listSessionsIn,
+} from "../../src/store/read-models/merged";
 import type { Page } from "../../src/store/read-models/paging";
 import { countAlarmLoops } from "../../src/store/read-models/residency";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
+import { storeFromEnv } from "../store";
 import { askAgent } from "./availability";
 import { budgetOf } from "./budget";
 import { listQuery } from "./columns";
@@ -90,12 +97,12 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
 function listRoute<T>(
   path: string,
   set: AnyColumnSet | null,
-  read: (db: D1Database, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }) => Promise<Page<T>>,
+  read: (store: Store, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }) => Promise<Page<T>>,
   render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>, cols: string[]) => JSX.Element,
 ) {
   pages.get(path, async (c) => {
     const { q, cols } = listQuery(c, set);
-    const list = await read(c.env.DB, q, paging(q));
+    const list = await read(storeFromEnv(c.env), q, paging(q));
     if (wantsJson(c)) return c.json(list);
     return page(c, render(pageContext(c), q, list, cols));
   });
@@ -113,7 +120,8 @@ pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageConte
 async function incidentsOf(c: ConsoleContext) {
   const { q, cols } = listQuery(c, INCIDENT_COLUMN_SET);
   if (q.groupBy && !(INCIDENT_GROUPS as readonly string[]).includes(q.groupBy)) throw new BadRequest(`groupBy must be one of ${INCIDENT_GROUPS.join(", ")}`);
-  const [list, groups] = await Promise.all([listIncidents(c.env.DB, q, paging(q)), q.groupBy ? groupIncidents(c.env.DB, q, q.groupBy as never) : null]);
+  const store = storeFromEnv(c.env);
+  const [list, groups] = await Promise.all([listIncidentsIn(store, q, paging(q)), q.groupBy ? groupIncidentsIn(store, q, q.groupBy as never) : null]);
   return { q, list, groups, cols };
 }
 
@@ -129,15 +137,23 @@ pages.get("/partials/incidents", async (c) => {
 });
 
 /** Events by type and time: what the overview's chart and rollup figures count. */
-listRoute("/events", null, listEvents, (ctx, q, list) => <EventsPage ctx={ctx} query={q} page={list} />);
+listRoute(
+  "/events",
+  null,
+  (s, q, p) => listEvents(s.home, q, p),
+  (ctx, q, list) => <EventsPage ctx={ctx} query={q} page={list} />,
+);
 
 pages.get("/incidents/:incidentId", async (c) => {
   const id = c.req.param("incidentId");
   const q = query(c);
-  const incident = await getIncident(c.env.DB, id, ownerFrom(q));
+  const store = storeFromEnv(c.env);
+  const incident = await getIncidentIn(store, id, ownerFrom(q));
   if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
   const owner = { agentClass: incident.agentClass, agentName: incident.agentName };
-  const [timeline, attempts] = await Promise.all([incidentTimeline(c.env.DB, incident, paging(q), timelineTier(c.env)), incidentAttempts(c.env.DB, incident)]);
+  // Everything else on the page is the incident's agent's: its partition answers.
+  const db = partitionFor(store, owner.agentClass, owner.agentName);
+  const [timeline, attempts] = await Promise.all([incidentTimeline(db, incident, paging(q), timelineTier(c.env)), incidentAttempts(db, incident)]);
   // An open incident's budget: the agent's own record where it can be read (a read, allowed to viewers).
   const budget = incident.status === "open" ? await budgetOf(c, incident) : null;
   if (wantsJson(c)) return c.json({ incident, attempts, timeline, budget });
@@ -145,9 +161,9 @@ pages.get("/incidents/:incidentId", async (c) => {
   const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
   const [can, ops, session, pause] = await Promise.all([
     askAgent(c, incident.agentClass, incident.agentName),
-    listAmbiguousOps(c.env.DB, { ...owner, open: true }, { limit: 20 }),
-    sessionName ? Promise.resolve({ sessionName }) : getSession(c.env.DB, incident.agentName, owner),
-    recoveryPauseOf(c.env.DB, incident.agentClass, incident.agentName, Date.now()),
+    listAmbiguousOps(db, { ...owner, open: true }, { limit: 20 }),
+    sessionName ? Promise.resolve({ sessionName }) : getSession(db, incident.agentName, owner),
+    recoveryPauseOf(db, incident.agentClass, incident.agentName, Date.now()),
   ]);
   return page(
     c,
@@ -175,43 +191,52 @@ pages.get("/incidents/:incidentId", async (c) => {
 pages.get("/fibers", (c) => c.redirect(`${LISTS.runs}${new URL(c.req.url).search}`, 301));
 pages.get("/fibers/:runId", (c) => c.redirect(`${detailHref("runs", c.req.param("runId"))}${new URL(c.req.url).search}`, 301));
 
-listRoute("/runs", RUN_COLUMN_SET, listRuns, (ctx, q, list, cols) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} />);
+listRoute("/runs", RUN_COLUMN_SET, listRunsIn, (ctx, q, list, cols) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} />);
 
 pages.get("/runs/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
   const q = query(c);
-  const fiber = await getStoredRun(c.env.DB, id, ownerFrom(q));
+  const store = storeFromEnv(c.env);
+  const fiber = await getStoredRunIn(store, id, ownerFrom(q));
   if (!fiber) return problem(c, 404, `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id).`);
-  const events = await runEvents(c.env.DB, fiber, paging(q), timelineTier(c.env));
+  const events = await runEvents(partitionFor(store, fiber.agentClass, fiber.agentName), fiber, paging(q), timelineTier(c.env));
   if (wantsJson(c)) return c.json({ run: fiber, events });
   return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);
 });
 
-listRoute("/sessions", SESSION_COLUMN_SET, listSessions, (ctx, q, list, cols) => <SessionsPage ctx={ctx} query={q} page={list} cols={cols} />);
+listRoute("/sessions", SESSION_COLUMN_SET, listSessionsIn, (ctx, q, list, cols) => <SessionsPage ctx={ctx} query={q} page={list} cols={cols} />);
 
 pages.get("/sessions/:name", async (c) => {
   const name = c.req.param("name");
   const q = query(c);
-  const session = await getSession(c.env.DB, name, ownerFrom(q));
+  const store = storeFromEnv(c.env);
+  const session = await getSessionIn(store, name, ownerFrom(q));
   if (!session) return problem(c, 404, `No session named "${name}" has reported to this console.`);
   const owner = { agentClass: session.agentClass, agentName: session.agentName };
+  const db = partitionFor(store, owner.agentClass, owner.agentName);
   const [timeline, ops, can] = await Promise.all([
-    sessionTimeline(c.env.DB, session, paging(q)),
-    listAmbiguousOps(c.env.DB, { ...owner, sessionName: session.sessionName, open: true }, { limit: 20 }),
+    sessionTimeline(db, session, paging(q)),
+    listAmbiguousOps(db, { ...owner, sessionName: session.sessionName, open: true }, { limit: 20 }),
     askAgent(c, session.agentClass, session.agentName),
   ]);
   return page(c, <SessionPage ctx={pageContext(c)} session={session} timeline={timeline} query={q} ops={ops.items} can={can} />);
 });
 
 pages.get("/sessions/:name/status", async (c) => {
-  const session = await getSession(c.env.DB, c.req.param("name"), ownerFrom(query(c)));
+  const session = await getSessionIn(storeFromEnv(c.env), c.req.param("name"), ownerFrom(query(c)));
   if (!session) return problem(c, 404, "No such session.");
   return c.html(<SessionStatusFragment status={session.status} />);
 });
 
-listRoute("/backups", BACKUP_COLUMN_SET, listBackups, (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />);
+listRoute("/backups", BACKUP_COLUMN_SET, listBackupsIn, (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />);
 
-listRoute("/audit", AUDIT_COLUMN_SET, listAudit, (ctx, q, list, cols) => <AuditPage ctx={ctx} query={q} page={list} cols={cols} />);
+// The audit log is global: the home database keeps it (src/store/partitions.ts).
+listRoute(
+  "/audit",
+  AUDIT_COLUMN_SET,
+  (s, q, p) => listAudit(s.home, q, p),
+  (ctx, q, list, cols) => <AuditPage ctx={ctx} query={q} page={list} cols={cols} />,
+);
 
 /**
  * Resolved ops the /ops page shows under the open ones: with a full page of open ops (51 rows read), the page stays
@@ -222,11 +247,12 @@ const RECENTLY_RESOLVED = 8;
 /** Ambiguous ops. In HTML without an `open` filter: the open ones (paged) first, then the latest resolved. JSON is the plain list. */
 pages.get("/ops", async (c) => {
   const { q, cols } = listQuery(c, OP_COLUMN_SET);
-  if (wantsJson(c)) return c.json(await listAmbiguousOps(c.env.DB, q, paging(q)));
+  const store = storeFromEnv(c.env);
+  if (wantsJson(c)) return c.json(await listAmbiguousOpsIn(store, q, paging(q)));
   const split = q.open === undefined || q.open === "";
   const [list, resolved] = await Promise.all([
-    listAmbiguousOps(c.env.DB, split ? { ...q, open: "true" } : q, paging(q)),
-    split && !q.cursor ? listAmbiguousOps(c.env.DB, { ...q, open: "false" }, { limit: RECENTLY_RESOLVED }) : null,
+    listAmbiguousOpsIn(store, split ? { ...q, open: "true" } : q, paging(q)),
+    split && !q.cursor ? listAmbiguousOpsIn(store, { ...q, open: "false" }, { limit: RECENTLY_RESOLVED }) : null,
   ]);
   return page(c, <OpsPage ctx={pageContext(c)} query={q} page={list} resolved={resolved ? resolved.items : null} cols={cols} />);
 });
@@ -234,5 +260,5 @@ pages.get("/ops", async (c) => {
 /** The agent registry, for the CLI. */
 pages.get("/api/agents", async (c) => {
   const q = query(c);
-  return c.json(await listAgents(c.env.DB, q, paging(q)));
+  return c.json(await listAgentsIn(storeFromEnv(c.env), q, paging(q)));
 });

@@ -1,0 +1,289 @@
+import type { Store } from "../partitions";
+import { partitionFor } from "../partitions";
+import { type AgentRow, findAgent, listAgents } from "./agents";
+import { type BackupFilterInput, type BackupRow, backupFilters, listBackups } from "./backups";
+import { AmbiguousOwner, type OwnedKind } from "./errors";
+import { parseFilters } from "./filters";
+import {
+  countIncidents,
+  getIncident,
+  groupIncidents,
+  type IncidentFilterInput,
+  type IncidentGroupBy,
+  type IncidentGroups,
+  type IncidentRow,
+  listIncidents,
+  MAX_GROUPS,
+} from "./incidents";
+import { listAmbiguousOps, type OpFilterInput, type OpRow } from "./ops";
+import type { AgentRef } from "./owner";
+import { type Capped, DEFAULT_CAP, encodeCursor, type Page, type PageOptions, pageLimit, type SortValue } from "./paging";
+import { getStoredRun, listRuns, type Run, type RunFilterInput, type RunWithSnapshot } from "./runs";
+import { getSession, listSessions, type SessionFilterInput, type SessionRow } from "./sessions";
+
+/**
+ * Read models over a partitioned store (src/store/partitions.ts). Each read model keeps its (db, …) signature and
+ * reads one database; the wrappers here give the console one answer for the whole store: agent-scoped reads go to
+ * the agent's partition, keyset lists read the same page from every partition and merge by their sort key, counts
+ * sum, lookups by id read each partition. With one partition each wrapper is exactly the read model on it (same
+ * rows, same rows read): the wrappers are only ever more work when the store is partitioned.
+ */
+
+/**
+ * The read models that do not merge partitions yet (the overview, agents with gaps, the events, stuck, awake,
+ * deploys and search pages, bulk selections, exports, alerts and reconciliation use them).
+ * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
+ * silently show one partition of the store.
+ */
+export const UNMERGED_READS: readonly string[] = [
+  "the overview's (overviewCounts, eventSeries, topReasons, countStuck, listDeploys, exhaustingSoon, countAlarmLoops)",
+  "agentsWithGaps",
+  "listEvents",
+  "listStuck",
+  "alarmRates and residentEstimate",
+  "deployStorms",
+  "searchIds",
+  "bulkTargets",
+  "the exports' sources",
+  "the alerts' reads (alertsFromEvents, budgetAlerts)",
+  "reconciliation's (staleAgents, gapAgentsDueForReconcile, openWorkOf)",
+];
+
+/** SQLite's BINARY order on TEXT (UTF-8 bytes), which is code point order; numbers numerically. */
+function compareValue(a: SortValue, b: SortValue): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const x = String(a);
+  const y = String(b);
+  if (x === y) return 0;
+  const xs = [...x];
+  const ys = [...y];
+  for (let i = 0; i < Math.min(xs.length, ys.length); i++) {
+    const d = xs[i]!.codePointAt(0)! - ys[i]!.codePointAt(0)!;
+    if (d) return d;
+  }
+  return xs.length - ys.length;
+}
+
+const compareKey = (a: SortValue[], b: SortValue[]) => {
+  for (let i = 0; i < a.length; i++) {
+    const d = compareValue(a[i]!, b[i]!);
+    if (d) return d;
+  }
+  return 0;
+};
+
+/** The sort key in a partition's `next` cursor ([tag, ...key], paging.ts encodeCursor; the partition made it). */
+function cursorKey(cursor: string): SortValue[] {
+  const bin = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
+  return (JSON.parse(new TextDecoder().decode(Uint8Array.from(bin, (c) => c.charCodeAt(0)))) as SortValue[]).slice(1);
+}
+
+/**
+ * Merges the same page read from every partition (same cursor, same limit). A partition's `next` says how far it
+ * has answered (its last row, or where a bounded scan stopped); past the nearest such point another partition may
+ * hold rows not read yet, so the merged page stops there: it takes rows in sort order up to `limit` and up to
+ * that point, and its `next` is the last row taken, or that point when the page is short.
+ */
+export function mergePages<T>(pages: Page<T>[], list: { tag: string; keyOf: (item: T) => SortValue[]; dir: "ASC" | "DESC" }, limit: number): Page<T> {
+  if (pages.length === 1) return pages[0]!;
+  const { tag, keyOf } = list;
+  const sign = list.dir === "DESC" ? -1 : 1;
+  const order = (a: SortValue[], b: SortValue[]) => sign * compareKey(a, b);
+  let frontier: SortValue[] | null = null;
+  for (const p of pages) {
+    if (!p.next) continue;
+    const key = cursorKey(p.next);
+    if (!frontier || order(key, frontier) < 0) frontier = key;
+  }
+  const all = pages
+    .flatMap((p) => p.items.map((item) => ({ item, key: keyOf(item) })))
+    .filter((x) => !frontier || order(x.key, frontier) <= 0)
+    .sort((a, b) => order(a.key, b.key));
+  const taken = all.slice(0, limit);
+  const rowsRead = pages.reduce((n, p) => n + p.rowsRead, 0);
+  const items = taken.map((x) => x.item);
+  if (all.length > limit || (frontier && taken.length === limit)) return { items, next: encodeCursor(tag, taken[limit - 1]!.key), rowsRead };
+  return { items, next: frontier ? encodeCursor(tag, frontier) : null, rowsRead };
+}
+
+/** The same keyset page from every partition, merged (mergePages). Every list merged here is newest first. */
+async function fanOutPage<T>(
+  store: Store,
+  read: (db: D1Database) => Promise<Page<T>>,
+  tag: string,
+  keyOf: (t: T) => SortValue[],
+  page: PageOptions,
+): Promise<Page<T>> {
+  if (store.parts.length === 1) return read(store.parts[0]!);
+  const limit = pageLimit(page.limit);
+  return mergePages(await Promise.all(store.parts.map(read)), { tag, keyOf, dir: "DESC" }, limit);
+}
+
+/** One agent named by a filter (class and name both given): its partition alone answers. */
+const agentOf = (f: { agentClass?: unknown; agentName?: unknown }): AgentRef | null =>
+  typeof f.agentClass === "string" && typeof f.agentName === "string" && f.agentClass && f.agentName
+    ? { agentClass: f.agentClass, agentName: f.agentName }
+    : null;
+
+/**
+ * A lookup by id across partitions: the owner's partition when named, else every partition. Found in several,
+ * the same rule as findOwned (owner.ts): the one the id itself names (`claims`), or refused with who reported it.
+ */
+async function lookup<T extends AgentRef>(
+  store: Store,
+  read: (db: D1Database) => Promise<T | null>,
+  what: OwnedKind,
+  id: string,
+  owner?: AgentRef,
+  claims?: (row: T) => boolean,
+): Promise<T | null> {
+  if (owner) return read(partitionFor(store, owner.agentClass, owner.agentName));
+  if (store.parts.length === 1) return read(store.parts[0]!);
+  const settled = await Promise.allSettled(store.parts.map(read));
+  const found: T[] = [];
+  const candidates: AgentRef[] = [];
+  let more = false;
+  for (const s of settled) {
+    if (s.status === "fulfilled") {
+      if (s.value) found.push(s.value);
+    } else if (s.reason instanceof AmbiguousOwner) {
+      candidates.push(...s.reason.candidates);
+      more ||= s.reason.more;
+    } else throw s.reason;
+  }
+  if (!candidates.length && found.length <= 1) return found[0] ?? null;
+  const named = claims ? found.filter(claims) : [];
+  if (!candidates.length && named.length === 1) return named[0]!;
+  const all = [...candidates, ...found.map((r) => ({ agentClass: r.agentClass, agentName: r.agentName }))].sort(
+    (a, b) => compareValue(a.agentClass, b.agentClass) || compareValue(a.agentName, b.agentName),
+  );
+  throw new AmbiguousOwner(what, id, all.slice(0, 10), more || all.length > 10);
+}
+
+/** listAgents over the store. */
+export function listAgentsIn(store: Store, filters: { agentClass?: unknown }, page: PageOptions = {}): Promise<Page<AgentRow>> {
+  const byClass = typeof filters.agentClass === "string" && filters.agentClass !== "";
+  return fanOutPage(
+    store,
+    (db) => listAgents(db, filters, page),
+    byClass ? "agents:class" : "agents",
+    (a) => (byClass ? [a.listedAt, a.agentName] : [a.listedAt, a.agentClass, a.agentName]),
+    page,
+  );
+}
+
+/** findAgent in the agent's partition. */
+export const findAgentIn = (store: Store, agentClass: string, agentName: string): Promise<AgentRow | null> =>
+  findAgent(partitionFor(store, agentClass, agentName), agentClass, agentName);
+
+/** listRuns over the store: one agent's runs from its partition, others merged. */
+export function listRunsIn(store: Store, filters: RunFilterInput, page: PageOptions = {}): Promise<Page<Run>> {
+  const agent = agentOf(filters);
+  if (agent) return listRuns(partitionFor(store, agent.agentClass, agent.agentName), filters, page);
+  return fanOutPage(
+    store,
+    (db) => listRuns(db, filters, page),
+    "fibers",
+    (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName],
+    page,
+  );
+}
+
+/** getStoredRun: the owner's partition, or every partition's point read. */
+export const getStoredRunIn = (store: Store, runId: string, owner?: AgentRef): Promise<RunWithSnapshot | null> =>
+  lookup(store, (db) => getStoredRun(db, runId, owner), "run", runId, owner);
+
+/** listIncidents over the store: one agent's incidents from its partition, others merged. */
+export function listIncidentsIn(store: Store, filters: IncidentFilterInput, page: PageOptions = {}): Promise<Page<IncidentRow>> {
+  const agent = agentOf(filters);
+  if (agent) return listIncidents(partitionFor(store, agent.agentClass, agent.agentName), filters, page);
+  return fanOutPage(
+    store,
+    (db) => listIncidents(db, filters, page),
+    "incidents",
+    (r) => [r.firstSeen, r.incidentId, r.agentClass, r.agentName],
+    page,
+  );
+}
+
+/** countIncidents over the store: the partitions' capped counts summed, capped again. */
+export async function countIncidentsIn(store: Store, filters: IncidentFilterInput, cap = DEFAULT_CAP): Promise<Capped & { rowsRead: number }> {
+  if (store.parts.length === 1) return countIncidents(store.parts[0]!, filters, cap);
+  const counts = await Promise.all(store.parts.map((db) => countIncidents(db, filters, cap)));
+  const n = counts.reduce((a, c) => a + c.n, 0);
+  return { n: Math.min(n, cap), capped: n > cap || counts.some((c) => c.capped), rowsRead: counts.reduce((a, c) => a + c.rowsRead, 0) };
+}
+
+/** getIncident: the owner's partition, or every partition's (a derived id names its agent: fiber:Class/name/…). */
+export const getIncidentIn = (store: Store, id: string, owner?: AgentRef): Promise<IncidentRow | null> =>
+  lookup(
+    store,
+    (db) => getIncident(db, id, owner),
+    "incident",
+    id,
+    owner,
+    (r) => r.kind !== "chat" && id.startsWith(`${r.kind}:${r.agentClass}/${r.agentName}/`),
+  );
+
+/** listSessions over the store, merged. */
+export const listSessionsIn = (store: Store, filters: SessionFilterInput, page: PageOptions = {}): Promise<Page<SessionRow>> =>
+  fanOutPage(
+    store,
+    (db) => listSessions(db, filters, page),
+    "sessions",
+    (r) => [r.listedAt, r.sessionName, r.agentClass, r.agentName],
+    page,
+  );
+
+/** getSession: the owner's partition, or every partition's. */
+export const getSessionIn = (store: Store, name: string, owner?: AgentRef): Promise<SessionRow | null> =>
+  lookup(store, (db) => getSession(db, name, owner), "session", name, owner);
+
+/** listAmbiguousOps over the store: one agent's from its partition, others merged. */
+export function listAmbiguousOpsIn(store: Store, filters: OpFilterInput, page: PageOptions = {}): Promise<Page<OpRow>> {
+  const agent = agentOf(filters);
+  if (agent) return listAmbiguousOps(partitionFor(store, agent.agentClass, agent.agentName), filters, page);
+  return fanOutPage(
+    store,
+    (db) => listAmbiguousOps(db, filters, page),
+    "ops",
+    (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],
+    page,
+  );
+}
+
+/**
+ * groupIncidents over the store: each partition's counts per group, summed. Exact while no partition is bounded
+ * (each scans at most GROUP_BOUND of its newest incidents, so a bounded merge counts up to N × that many, newest
+ * per partition, and says `bounded`) and no partition has more than MAX_GROUPS groups.
+ */
+export async function groupIncidentsIn(store: Store, filters: IncidentFilterInput, by: IncidentGroupBy): Promise<IncidentGroups> {
+  if (store.parts.length === 1) return groupIncidents(store.parts[0]!, filters, by);
+  const agent = agentOf(filters);
+  if (agent) return groupIncidents(partitionFor(store, agent.agentClass, agent.agentName), filters, by);
+  const each = await Promise.all(store.parts.map((db) => groupIncidents(db, filters, by)));
+  const sums = new Map<string, number>();
+  for (const g of each.flatMap((e) => e.groups)) sums.set(g.key, (sums.get(g.key) ?? 0) + g.n);
+  const groups = [...sums]
+    .map(([key, n]) => ({ key, n }))
+    .sort((a, b) => b.n - a.n || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .slice(0, MAX_GROUPS);
+  return {
+    groups,
+    scanned: each.reduce((a, e) => a + e.scanned, 0),
+    bounded: each.some((e) => e.bounded),
+    rowsRead: each.reduce((a, e) => a + e.rowsRead, 0),
+  };
+}
+
+/** listBackups over the store, merged (newest activity first, or by expiry with the `expired` filter). */
+export function listBackupsIn(store: Store, filters: BackupFilterInput, page: PageOptions = {}, now = Date.now()): Promise<Page<BackupRow>> {
+  const byExpiry = parseFilters(backupFilters, filters).expired !== undefined;
+  return fanOutPage(
+    store,
+    (db) => listBackups(db, filters, page, now),
+    byExpiry ? "backups:expiry" : "backups",
+    (r) => [byExpiry ? r.expiresAt! : r.lastSeen, r.handle, r.agentClass, r.agentName],
+    page,
+  );
+}

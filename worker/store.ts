@@ -1,0 +1,18 @@
+import type { Store } from "../src/store/partitions";
+import { consoleConfig, partitionBindings } from "./config";
+
+const stores = new WeakMap<object, Store>();
+
+/**
+ * The console's store from its bindings: DB is home and partition 0, DB_P1 … the others, as many as
+ * STORE_PARTITIONS says (worker/config.ts has already refused a count whose bindings are missing). One per env.
+ */
+export function storeFromEnv(env: { DB: D1Database }): Store {
+  let store = stores.get(env);
+  if (!store) {
+    const bindings = partitionBindings(consoleConfig(env).store.partitions);
+    store = { home: env.DB, parts: bindings.map((b) => (env as unknown as Record<string, D1Database>)[b]!) };
+    stores.set(env, store);
+  }
+  return store;
+}
