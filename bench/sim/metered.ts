@@ -6,7 +6,12 @@
  */
 
 /** What the statements of one kind (statementKind) cost, summed. */
-export type StatementCost = { rowsWritten: number; rowsRead: number; statements: number; /** Rows the statements changed (meta.changes): rowsWritten / changes is their index amplification. */ changes: number };
+export type StatementCost = {
+  rowsWritten: number;
+  rowsRead: number;
+  statements: number /** Rows the statements changed (meta.changes): rowsWritten / changes is their index amplification. */;
+  changes: number;
+};
 
 export type D1Meter = {
   rowsWritten: number;

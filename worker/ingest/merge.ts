@@ -64,6 +64,12 @@ export type ProjectionDef<T extends Table> = {
    * merge by the highest rank (e.g. a status group ranked by its own status).
    */
   ranks?: { [G in StampGroup<T>]?: { by: ColumnKey<T>; values: Record<string, number> } };
+  /**
+   * Columns a partial index holds that are merged in a statement of their own, only where their value changes, as
+   * full indexes' columns are (see ProjectionSpec.indexed). For a coarse column (listed_at) beside an exact one that
+   * moves with every batch: the row is written anyway, its index entry only when the coarse value moves.
+   */
+  separate?: ColumnKey<T>[];
 };
 
 /** A projection resolved to SQL names: what both interpreters run on. Rows are keyed by SQL column name. */
@@ -109,7 +115,9 @@ export function projection<T extends Table>(table: T, def: ProjectionDef<T>): Pr
     ) as Record<string, Rule>,
     stamps: Object.fromEntries(groups(def.columns).map((g) => [g, stampColumns(table, g)])),
     defaults: bySqlName(def.defaults ?? {}),
-    indexed: indexedColumns(table as unknown as SQLiteTable).filter((c) => !def.key.some((k) => n[k] === c)),
+    indexed: [...new Set([...indexedColumns(table as unknown as SQLiteTable), ...(def.separate ?? []).map((k) => n[k])])].filter(
+      (c) => !def.key.some((k) => n[k] === c),
+    ),
     ranks: Object.fromEntries(
       Object.entries(def.ranks ?? {}).map(([g, r]) => {
         const { by, values } = r as { by: ColumnKey<T>; values: Record<string, number> };

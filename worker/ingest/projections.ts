@@ -46,9 +46,12 @@ export const SPECS = {
       snapshotBytes: { latest: "snapshot" },
       firstSeen: "min",
       lastSeen: "max",
+      listedAt: "max",
     },
     // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
-    defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0" },
+    defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0", listedAt: "0" },
+    // runs_open (partial) holds listed_at: its own statement, so a running run's entry moves once a minute.
+    separate: ["listedAt"],
   }),
   incidents: projection(schema.incidents, {
     key: ["incidentId", "agentClass", "agentName"],
