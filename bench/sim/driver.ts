@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import type { Env } from "../../worker/env";
 import worker from "../../worker/index";
 import { Fleet, type Picks, type SimMessage } from "./fleet";
-import { type D1Meter, meteredEnv, type R2Meter } from "./metered";
+import { type D1Meter, meteredEnv, newD1Meter, type R2Meter } from "./metered";
 import type { Mix } from "./mix";
 
 /**
@@ -73,7 +73,7 @@ export const percentile = (sorted: Float64Array, p: number) =>
 
 /** Runs `seconds` of the fleet through the real consumer and returns what it measured. */
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
-  const d1: D1Meter = { rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 };
+  const d1 = newD1Meter();
   const r2: R2Meter = { classA: 0, classB: 0, bytesPut: 0 };
   const { env, buckets } = meteredEnv(o.env, d1, r2);
   const t0 = Date.now();

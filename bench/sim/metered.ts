@@ -5,29 +5,78 @@
  * measures whatever ingest does without knowing its tables.
  */
 
-export type D1Meter = { rowsWritten: number; rowsRead: number; statements: number; roundTrips: number };
+/** What the statements of one kind (statementKind) cost, summed. */
+export type StatementCost = {
+  rowsWritten: number;
+  rowsRead: number;
+  statements: number /** Rows the statements changed (meta.changes): rowsWritten / changes is their index amplification. */;
+  changes: number;
+};
 
-type Wrapped = D1PreparedStatement & { readonly real: D1PreparedStatement };
+export type D1Meter = {
+  rowsWritten: number;
+  rowsRead: number;
+  statements: number;
+  roundTrips: number;
+  /** The same sums per statement kind (statementKind), when the meter was made with one (newD1Meter). */
+  byKind?: Map<string, StatementCost>;
+};
 
-/** A D1Database that runs everything on `real` and adds each result's meta to `meter`. */
+/** An empty meter that also tells its sums per statement kind. */
+export const newD1Meter = (): D1Meter => ({ rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0, byKind: new Map() });
+
+/**
+ * A short name for what a statement does, read from its SQL without knowing the tables: the verb and table
+ * (`insert runs`, `update agents`, `delete event_segments`, `select …`), and for an upsert the first column its
+ * DO UPDATE sets (ingest's projections run one upsert per unit of indexed columns: each is told apart).
+ */
+export function statementKind(sql: string): string {
+  const s = sql.replace(/\s+/g, " ").trim();
+  const ins = /^INSERT(?: OR \w+)? INTO "?(\w+)"?/i.exec(s);
+  if (ins) {
+    const set = / DO UPDATE SET "?(\w+)"?/i.exec(s);
+    return set ? `upsert ${ins[1]} (set ${set[1]}…)` : / DO NOTHING/i.test(s) ? `insert ${ins[1]} (or nothing)` : `insert ${ins[1]}`;
+  }
+  const upd = /^UPDATE "?(\w+)"?/i.exec(s);
+  if (upd) return `update ${upd[1]}`;
+  const del = /^DELETE FROM "?(\w+)"?/i.exec(s);
+  if (del) return `delete ${del[1]}`;
+  const from = / FROM "?(\w+)"?/i.exec(s);
+  return `${s.split(" ")[0]!.toLowerCase()}${from ? ` ${from[1]}` : ""}`;
+}
+
+type Wrapped = D1PreparedStatement & { readonly real: D1PreparedStatement; readonly sql: string };
+
+/** A D1Database that runs everything on `real` and adds each result's meta to `meter` (and to its kind's sums). */
 export function meteredDb(real: D1Database, meter: D1Meter): D1Database {
-  const add = (rs: D1Result[]) => {
+  const add = (rs: D1Result[], sqls: string[]) => {
     meter.roundTrips++;
-    for (const r of rs) {
+    rs.forEach((r, i) => {
+      const w = Number(r.meta?.rows_written ?? 0);
+      const rd = Number(r.meta?.rows_read ?? 0);
       meter.statements++;
-      meter.rowsWritten += Number(r.meta?.rows_written ?? 0);
-      meter.rowsRead += Number(r.meta?.rows_read ?? 0);
-    }
+      meter.rowsWritten += w;
+      meter.rowsRead += rd;
+      if (!meter.byKind) return;
+      const kind = statementKind(sqls[i] ?? "");
+      const c = meter.byKind.get(kind) ?? { rowsWritten: 0, rowsRead: 0, statements: 0, changes: 0 };
+      c.changes += Number(r.meta?.changes ?? 0);
+      c.rowsWritten += w;
+      c.rowsRead += rd;
+      c.statements++;
+      meter.byKind.set(kind, c);
+    });
   };
-  const wrap = (r: D1PreparedStatement): Wrapped => {
+  const wrap = (r: D1PreparedStatement, sql: string): Wrapped => {
     const all = async <T>() => {
       const res = await r.all<T>();
-      add([res]);
+      add([res], [sql]);
       return res;
     };
     return {
       real: r,
-      bind: (...a: unknown[]) => wrap(r.bind(...a)),
+      sql,
+      bind: (...a: unknown[]) => wrap(r.bind(...a), sql),
       all,
       run: all,
       // D1's first() runs the whole statement and keeps row 0; all() does the same work and gives its meta.
@@ -43,10 +92,13 @@ export function meteredDb(real: D1Database, meter: D1Meter): D1Database {
     } as unknown as Wrapped;
   };
   return {
-    prepare: (sql: string) => wrap(real.prepare(sql)),
+    prepare: (sql: string) => wrap(real.prepare(sql), sql),
     batch: async <T>(ss: D1PreparedStatement[]) => {
       const res = await real.batch<T>(ss.map((s) => (s as Wrapped).real ?? s));
-      add(res);
+      add(
+        res,
+        ss.map((s) => (s as Wrapped).sql ?? ""),
+      );
       return res;
     },
     exec: (sql: string) => real.exec(sql),

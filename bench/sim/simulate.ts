@@ -10,7 +10,7 @@ import { costPerMillionEvents, monthlyBill, type PerEvent } from "./cost";
 import { cronRunsPerDay } from "./cron";
 import { type LoadResult, percentile, type QueueSettings, runLoad } from "./driver";
 import { typeShares } from "./fleet";
-import { type D1Meter, meteredDb } from "./metered";
+import { type D1Meter, meteredDb, type StatementCost } from "./metered";
 import { type Mix, parseMix } from "./mix";
 import { LIMITS, PRICES } from "./prices";
 import { dbBytes, tableRows, totalRows } from "./store";
@@ -124,6 +124,7 @@ export async function simulate(
         .map(([t, n]) => `${t} +${fmt(n - (rowsBefore[t] ?? 0))}`)
         .join(", ")}`,
   );
+  if (load.d1.byKind) say(costByKind(load.d1.byKind, ev));
   const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
   const keptDays = consoleConfig(env).retention.days;
   const gb = (agents: number, days: number) => (bytesPerEvent * agents * rate * 1440 * days) / 1e9;
@@ -172,6 +173,42 @@ export async function simulate(
     );
   }
   return { load, per, deletionVsIngest: ret.vsIngest, costPerMillion: cpm, lagP99 };
+}
+
+/**
+ * Where the consumer's D1 rows went: per table, then per statement kind (metered.ts statementKind), each as rows
+ * written and read per stored event, biggest writers first; kinds under 0.01 written per event are summed as "rest".
+ */
+export function costByKind(byKind: Map<string, StatementCost>, events: number): string {
+  const tableOf = (kind: string) => kind.split(" ")[1] ?? kind;
+  const tables = new Map<string, StatementCost>();
+  for (const [k, c] of byKind) {
+    const t = tables.get(tableOf(k)) ?? { rowsWritten: 0, rowsRead: 0, statements: 0, changes: 0 };
+    t.changes += c.changes;
+    t.rowsWritten += c.rowsWritten;
+    t.rowsRead += c.rowsRead;
+    t.statements += c.statements;
+    tables.set(tableOf(k), t);
+  }
+  const sorted = (m: Map<string, StatementCost>) => [...m].sort((a, b) => b[1].rowsWritten - a[1].rowsWritten || b[1].rowsRead - a[1].rowsRead);
+  const one = ([k, c]: [string, StatementCost]) =>
+    `${k} ${fmt(c.rowsWritten / events, 2)}w/${fmt(c.rowsRead / events, 1)}r (${fmt(c.statements)} stmts, ${fmt(c.changes)} rows changed)`;
+  const kinds = sorted(byKind);
+  const big = kinds.filter(([, c]) => c.rowsWritten / events >= 0.01);
+  const rest = kinds.filter(([, c]) => c.rowsWritten / events < 0.01);
+  const restCost = rest.reduce(
+    (a, [, c]) => ({
+      rowsWritten: a.rowsWritten + c.rowsWritten,
+      rowsRead: a.rowsRead + c.rowsRead,
+      statements: a.statements + c.statements,
+      changes: a.changes + c.changes,
+    }),
+    { rowsWritten: 0, rowsRead: 0, statements: 0, changes: 0 },
+  );
+  return (
+    `d1 rows per event by table, written w / read r: ${sorted(tables).map(one).join(", ")}; ` +
+    `by statement: ${[...big.map(one), ...(rest.length ? [one([`rest (${rest.length} kinds)`, restCost])] : [])].join(", ")}`
+  );
 }
 
 function sumUnits(load: LoadResult): number {

@@ -166,6 +166,11 @@ export const runs = sqliteTable(
     snapshotEventId: text("snapshot_event_id"),
     firstSeen: integer("first_seen").notNull(),
     lastSeen: integer("last_seen").notNull(),
+    /**
+     * last_seen to the minute (src/store/listed-at.ts): what running runs are found by (runs_open), so a running
+     * run's index entry moves at most once a minute instead of with every batch of its events.
+     */
+    listedAt: integer("listed_at").notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.fiberId, t.agentClass, t.agentName] }),
@@ -179,8 +184,9 @@ export const runs = sqliteTable(
     index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count.
     index("runs_kind_outcome").on(t.kind, t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
-    // Running runs by last activity (stale and stuck work): one entry per running run, gone when it ends.
-    index("runs_open").on(t.lastSeen, t.fiberId, t.agentClass, t.agentName).where(sql`outcome IS NULL`),
+    // Running runs by last activity to the minute (stale and stuck work): one entry per running run, gone when it
+    // ends, moved at most once a minute (listed_at; last_seen, exact, is in no index a running run is in).
+    index("runs_open").on(t.listedAt, t.fiberId, t.agentClass, t.agentName).where(sql`outcome IS NULL`),
     // Chat turns the SDK finished as "skipped" (the stuck rule skipped_no_reason), by last activity: few rows, rarely moved.
     index("runs_skipped_turns")
       .on(t.lastSeen, t.fiberId, t.agentClass, t.agentName)

@@ -255,13 +255,13 @@ describe("rows read", () => {
     await env.DB.batch([
       // A fifth running, the rest ended; one run in five of the running ones is a Tasks run waiting to wake later.
       env.DB.prepare(
-        `INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, reason, phase, wake_at, first_seen, last_seen)
+        `INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, reason, phase, wake_at, first_seen, last_seen, listed_at)
          SELECT printf('seed-run-%06d', i), 'SeedStuck', 'n' || (i % 10), CASE WHEN i % 25 = 0 THEN 'task' WHEN i % 7 = 0 THEN 'chat_turn' ELSE 'fiber' END, 'job',
            CASE i % 5 WHEN 0 THEN NULL WHEN 1 THEN 'completed' WHEN 2 THEN 'failed' WHEN 3 THEN 'cancelled' ELSE 'recovered' END,
            CASE WHEN i % 5 = 0 THEN NULL ELSE ${T0} + i * 1000 END, CASE WHEN i % 5 = 0 THEN NULL ELSE printf('%09d-ev', i) END,
            CASE WHEN i % 5 = 3 AND i % 7 = 0 THEN 'skipped' END,
            CASE WHEN i % 25 = 0 THEN 'waiting' END, CASE WHEN i % 25 = 0 THEN ${NOW} + 3600000 END,
-           ${T0} + i * 1000, ${T0} + i * 1000
+           ${T0} + i * 1000, ${T0} + i * 1000, (${T0} + i * 1000) / 60000 * 60000
          FROM (SELECT ${I} AS i FROM json_each(?1))`,
       ).bind(ids),
       // Incidents: open, recovered, exhausted, failed, skipped (half of the skips without a reason).

@@ -238,5 +238,7 @@ async function fetchAgentPage(owner: { agentClass: string; agentName: string }):
 
 /** Moves an agent's runs two minutes into the past: the page reconciles only work older than a minute. */
 async function ageRuns(agentName: string): Promise<void> {
-  await env.DB.prepare("UPDATE runs SET last_seen = last_seen - 120000 WHERE agent_name = ?").bind(agentName).run();
+  await env.DB.prepare(`UPDATE runs SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2`)
+    .bind(120_000, agentName)
+    .run();
 }

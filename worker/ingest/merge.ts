@@ -64,6 +64,18 @@ export type ProjectionDef<T extends Table> = {
    * merge by the highest rank (e.g. a status group ranked by its own status).
    */
   ranks?: { [G in StampGroup<T>]?: { by: ColumnKey<T>; values: Record<string, number> } };
+  /**
+   * Columns a partial index holds that are merged in a statement of their own, only where their value changes, as
+   * full indexes' columns are (see ProjectionSpec.indexed). For a coarse column (listed_at) beside an exact one that
+   * moves with every batch: the row is written anyway, its index entry only when the coarse value moves.
+   */
+  separate?: ColumnKey<T>[];
+  /**
+   * A column of an indexed unit that changes often (a run's outcome, a status): where its unit changes, that unit's
+   * statement merges the unindexed columns too, and the first statement leaves the row alone, so the row is written
+   * once, not twice (D1 bills each). See upsertSqls.
+   */
+  withPlain?: ColumnKey<T>;
 };
 
 /** A projection resolved to SQL names: what both interpreters run on. Rows are keyed by SQL column name. */
@@ -82,6 +94,8 @@ export type ProjectionSpec = {
    * upsertSqls sets these apart, each only where its value changes.
    */
   indexed: string[];
+  /** The SQL name of the column whose unit is merged with the unindexed columns when it changes (ProjectionDef.withPlain). */
+  withPlain: string | null;
 };
 
 export type Row = Record<string, string | number | null>;
@@ -109,7 +123,10 @@ export function projection<T extends Table>(table: T, def: ProjectionDef<T>): Pr
     ) as Record<string, Rule>,
     stamps: Object.fromEntries(groups(def.columns).map((g) => [g, stampColumns(table, g)])),
     defaults: bySqlName(def.defaults ?? {}),
-    indexed: indexedColumns(table as unknown as SQLiteTable).filter((c) => !def.key.some((k) => n[k] === c)),
+    withPlain: def.withPlain ? n[def.withPlain] : null,
+    indexed: [...new Set([...indexedColumns(table as unknown as SQLiteTable), ...(def.separate ?? []).map((k) => n[k])])].filter(
+      (c) => !def.key.some((k) => n[k] === c),
+    ),
     ranks: Object.fromEntries(
       Object.entries(def.ranks ?? {}).map(([g, r]) => {
         const { by, values } = r as { by: ColumnKey<T>; values: Record<string, number> };
@@ -291,16 +308,25 @@ export function upsertSqls(spec: ProjectionSpec, isNew?: (eventIdSql: string) =>
   const all = units(spec);
   const plain = all.filter((u) => !u.some((c) => indexed.has(c))).flat();
   const separate = all.filter((u) => u.some((c) => indexed.has(c)));
+  const withPlain = spec.withPlain ? separate.find((u) => u.includes(spec.withPlain!)) : undefined;
+  if (spec.withPlain && !withPlain) throw new Error(`projection ${t}: withPlain column ${spec.withPlain} is in no indexed unit`);
   // After the first statement every row exists, so the later ones never insert: their sums (which look up each
-  // event id, rows read) are not needed.
+  // event id, rows read) are not needed, except in the unit that merges the unindexed columns (sums among them).
   const later = cols.map((c, i) => (spec.columns[c] === "sum" ? "0" : select[i]!));
-  const statement = (set: string[], values = select) => `INSERT INTO ${t} (${cols.join(", ")})
+  const changes = (set: string[]) => set.map((c) => `(${merged.get(c)}) IS NOT ${t}.${c}`).join(" OR ");
+  const statement = (set: string[], values: string[], where = changes(set)) => `INSERT INTO ${t} (${cols.join(", ")})
 SELECT ${values.join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE true
 ON CONFLICT(${spec.key.join(", ")}) DO ${
     set.length
       ? `UPDATE SET ${set.map((c) => `${c} = ${merged.get(c)}`).join(", ")}
-WHERE ${set.map((c) => `(${merged.get(c)}) IS NOT ${t}.${c}`).join(" OR ")}`
+WHERE ${where}`
       : "NOTHING"
   }`;
-  return [statement(plain), ...separate.map((u) => statement(u, later))];
+  if (!withPlain) return [statement(plain, select), ...separate.map((u) => statement(u, later))];
+  // Where the withPlain unit changes, the first statement skips the row (it still inserts new rows whole) and that
+  // unit's statement merges the unindexed columns with it: one row write instead of two. Both test the same stored
+  // row against the same incoming one (the first changed nothing of it), so exactly one of them merges the
+  // unindexed columns, and a sum still counts each event once.
+  const skip = plain.length ? `(${changes(plain)}) AND NOT (${changes(withPlain)})` : "";
+  return [statement(plain, select, skip), ...separate.map((u) => (u === withPlain ? statement([...u, ...plain], select, changes(u)) : statement(u, later)))];
 }

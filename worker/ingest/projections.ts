@@ -46,9 +46,14 @@ export const SPECS = {
       snapshotBytes: { latest: "snapshot" },
       firstSeen: "min",
       lastSeen: "max",
+      listedAt: "max",
     },
     // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
-    defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0" },
+    defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0", listedAt: "0" },
+    // runs_open (partial) holds listed_at: its own statement, so a running run's entry moves once a minute.
+    separate: ["listedAt"],
+    // A run's end moves its outcome and its last_seen in one row write.
+    withPlain: "outcome",
   }),
   incidents: projection(schema.incidents, {
     key: ["incidentId", "agentClass", "agentName"],
@@ -88,6 +93,8 @@ export const SPECS = {
       status: { by: "status", values: INCIDENT_STATUS_RANK as Record<string, number> },
       reason: { by: "status", values: INCIDENT_STATUS_RANK as Record<string, number> },
     },
+    // A status change and the rest of the row in one row write.
+    withPlain: "status",
     // An incident first seen through an event that says nothing of status is open until one does.
     // last_seen 0 only for one nothing but reconciliation or an action ever reported: 0 never wins the maximum.
     defaults: { status: "'open'", statusAt: "0", statusEventId: "''", lastSeen: "0" },
@@ -150,6 +157,8 @@ export const SPECS = {
       recoveryCount: "max",
       lastTurnSeq: "max",
     },
+    // A status change and the rest of the row in one row write.
+    withPlain: "status",
     // For a session nothing but reconciliation ever reported (its rows deleted meanwhile): last_seen 0 never
     // wins the maximum, and a last event stamped 0 gives way to any real one.
     defaults: { recoveryCount: "0", lastSeen: "0", listedAt: "0", lastEventType: "'session.reconciled'", lastEventAt: "0", lastEventEventId: "''" },

@@ -1,4 +1,5 @@
 import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
+import { listedAt } from "../../src/store/listed-at";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
 import { stampColumns } from "./merge";
@@ -354,5 +355,6 @@ export function runRowOf(e: TelemetryEvent): RunRow | null {
     // first_seen is a minimum, so a reconciliation's (later) time never moves it; last_seen it must not touch.
     first_seen: e.time,
     last_seen: f.observed ? null : e.time,
+    listed_at: f.observed ? null : listedAt(e.time),
   };
 }

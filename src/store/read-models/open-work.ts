@@ -40,7 +40,8 @@ const BUSY_SESSION = ["running", "rescheduled"] as const;
 
 /**
  * Agents with open work untouched since `before` (no event, no confirmation)
- * and not asked since then, oldest first, at most `limit` agents. Each source scans at most `scan` rows
+ * and not asked since then, oldest first, at most `limit` agents (runs are taken oldest first to the minute, their
+ * index's order). Each source scans at most `scan` rows
  * of its status index, so a pass is bounded however much is stale; the rest
  * waits for the next pass (each pass closes or confirms what it finds, so the
  * oldest rows move on).
@@ -50,7 +51,8 @@ export async function staleAgents(db: D1Database, before: number, limit: number,
     db
       .prepare(
         `SELECT ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.lastSeen} AS t FROM ${F.$table} INDEXED BY runs_open
-         WHERE ${F.outcome} IS NULL AND ${F.lastSeen} < ?1 AND COALESCE(${F.confirmedAt}, 0) < ?1 AND ${notAskedSince(F.$table, F)} ORDER BY ${F.lastSeen} LIMIT ?2`,
+         WHERE ${F.outcome} IS NULL AND ${F.listedAt} < ?1 AND ${F.lastSeen} < ?1 AND COALESCE(${F.confirmedAt}, 0) < ?1 AND ${notAskedSince(F.$table, F)}
+         ORDER BY ${F.listedAt}, ${F.fiberId} LIMIT ?2`,
       )
       .bind(before, scan),
     db

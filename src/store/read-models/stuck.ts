@@ -141,6 +141,9 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
 
   if (wants("no_progress")) {
     const before = now - config.no_progress * MIN;
+    // In runs_open's order: last activity to the minute (listed_at), newest first, so the scan stops at `limit`
+    // matches with no sort (a longer ORDER BY makes SQLite sort); the minute that reaches the limit gives its runs by
+    // id. The list is sorted exactly below.
     // A waiting Tasks run makes no progress by design until it wakes: stuck only once its wake is overdue too.
     statements.push({
       rule: "no_progress",
@@ -149,9 +152,9 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
           `SELECT ${F.fiberId} AS runId, ${F.kind} AS kind, ${F.name} AS name, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName,
              ${F.lastSeen} AS lastSeen, ${F.confirmedAt} AS confirmedAt, ${F.phase} AS phase, ${F.wakeAt} AS wakeAt
            FROM ${F.$table} INDEXED BY runs_open
-           WHERE ${F.outcome} IS NULL AND ${F.lastSeen} < ?1
+           WHERE ${F.outcome} IS NULL AND ${F.listedAt} < ?1 AND ${F.lastSeen} < ?1
              AND NOT (COALESCE(${F.phase}, '') = 'waiting' AND (${F.wakeAt} IS NULL OR ${F.wakeAt} >= ?1))${byClass(F.agentClass, 3)}
-           ORDER BY ${F.lastSeen} DESC LIMIT ?2`,
+           ORDER BY ${F.listedAt} DESC, ${F.fiberId} DESC LIMIT ?2`,
         )
         .bind(...binds(before, limit)),
       map: noProgress,

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { type D1Meter, meteredEnv, type R2Meter } from "../../../bench/sim/metered";
+import { type D1Meter, meteredEnv, newD1Meter, type R2Meter } from "../../../bench/sim/metered";
 
 // The simulator hands the real consumer these bindings: they must count what D1 and R2 bill, and change nothing.
 
@@ -21,6 +21,24 @@ describe("metered bindings", () => {
     expect(row?.n).toBe(2);
     expect(m.d1.rowsRead).toBeGreaterThan(before.rowsRead);
     expect(m.d1.statements - before.statements).toBe(3);
+  });
+
+  it("tell the same sums per statement kind: verb and table, and an upsert by the first column it sets", async () => {
+    const d1 = newD1Meter();
+    const { env: e } = meteredEnv(env, d1, { classA: 0, classB: 0, bytesPut: 0 });
+    await e.DB.prepare("CREATE TABLE IF NOT EXISTS sim_kind_probe (id INTEGER PRIMARY KEY, v TEXT, w TEXT)").run();
+    await e.DB.batch([
+      e.DB.prepare("INSERT INTO sim_kind_probe (id, v) VALUES (1, 'a') ON CONFLICT(id) DO UPDATE SET v = excluded.v, w = 'x'"),
+      e.DB.prepare("INSERT INTO sim_kind_probe (id, v) VALUES (1, 'b') ON CONFLICT(id) DO UPDATE SET v = excluded.v, w = 'x'"),
+      e.DB.prepare("UPDATE sim_kind_probe SET w = 'y' WHERE id = 1"),
+      e.DB.prepare("DELETE FROM sim_kind_probe WHERE id = 1"),
+    ]);
+    const kinds = Object.fromEntries([...d1.byKind!].map(([k, c]) => [k, { statements: c.statements, changes: c.changes, rowsWritten: c.rowsWritten }]));
+    expect(kinds["upsert sim_kind_probe (set v…)"]).toEqual({ statements: 2, changes: 2, rowsWritten: 2 });
+    expect(kinds["update sim_kind_probe"]).toMatchObject({ statements: 1, changes: 1 });
+    expect(kinds["delete sim_kind_probe"]).toMatchObject({ statements: 1, changes: 1 });
+    const sum = [...d1.byKind!.values()].reduce((n, c) => n + c.rowsWritten, 0);
+    expect(sum).toBe(d1.rowsWritten);
   });
 
   it("find the R2 buckets among the bindings (not the service bindings) and count Class A and B operations", async () => {

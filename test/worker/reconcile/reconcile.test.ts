@@ -21,8 +21,12 @@ const MIN = 60_000;
 /** Moves an agent's projection rows `ms` into the past: the time reconciliation waits for lost events. */
 async function age(agentName: string, ms: number) {
   await env.DB.batch([
-    ...["runs", "incidents"].map((t) => env.DB.prepare(`UPDATE ${t} SET last_seen = last_seen - ? WHERE agent_name = ?`).bind(ms, agentName)),
-    // A session's listed_at is its last_seen to the minute, as ingest writes it.
+    env.DB.prepare("UPDATE incidents SET last_seen = last_seen - ? WHERE agent_name = ?").bind(ms, agentName),
+    // A run's and a session's listed_at is its last_seen to the minute, as ingest writes it.
+    env.DB.prepare(`UPDATE runs SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2`).bind(
+      ms,
+      agentName,
+    ),
     env.DB.prepare("UPDATE sessions SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2").bind(
       ms,
       agentName,
@@ -201,7 +205,9 @@ describe("reconciliation with an agent that cannot answer", () => {
     await stub.work();
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND outcome = 'completed'", [name], (r) => r.length === 1);
     // A run the events left open (its end lost, as far as the console knows).
-    await env.DB.prepare("UPDATE runs SET outcome = NULL, outcome_at = NULL, outcome_event_id = NULL, last_seen = last_seen - ? WHERE agent_name = ?")
+    await env.DB.prepare(
+      `UPDATE runs SET outcome = NULL, outcome_at = NULL, outcome_event_id = NULL, last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2`,
+    )
       .bind(20 * MIN, name)
       .run();
 

@@ -83,7 +83,7 @@ beforeAll(async () => {
   const runId = await lossy.startHeld();
   await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ?", [STUCK_NAME, runId], (r) => r.length === 1);
   // Silent past the default no-progress threshold (15 minutes), as the stuck tests age theirs.
-  await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?")
+  await env.DB.prepare(`UPDATE runs SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2`)
     .bind(16 * MIN, STUCK_NAME)
     .run();
   await pollRows("SELECT 1 FROM op_ambiguities WHERE agent_name = ?", [NAME], (r) => r.length === 1);

@@ -29,7 +29,7 @@ beforeAll(async () => {
   runId = await agent.startHeld();
   await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND snapshot_preview IS NOT NULL", [name, runId], (r) => r.length === 1);
   // Silent for 16 minutes: past the default 15.
-  await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?")
+  await env.DB.prepare(`UPDATE runs SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2`)
     .bind(16 * MIN, name)
     .run();
 }, 60_000);
@@ -160,7 +160,7 @@ describe("escaping", () => {
     const agent = await getAgentByName(env.ProbeAgent, agentName);
     await agent.startHangingFiber(undefined, `hang ${markup}#fiber`);
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND snapshot_preview IS NOT NULL", [agentName], (r) => r.length === 1);
-    await env.DB.prepare("UPDATE runs SET last_seen = last_seen - ? WHERE agent_name = ?")
+    await env.DB.prepare(`UPDATE runs SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2`)
       .bind(16 * MIN, agentName)
       .run();
 
