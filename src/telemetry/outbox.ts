@@ -27,11 +27,6 @@ const DRAIN_EVENTS = 500;
  * is under way; past this many, the oldest (all sent) are deleted once, so storage stays bounded by the usual load.
  */
 const RING_KEEP = 64;
-/**
- * Events this isolate keeps in memory as well as in its rows, so a drain reads no rows back (until it falls behind:
- * a larger backlog is read from the rows, as after a wake).
- */
-const MIRROR_EVENTS = 5000;
 /** The key of the row that records, after a quiet spell, the highest number handed to the Queue (see compact). */
 const MARK_SLOT = 0;
 export const OUTBOX_TABLE = "cf_telemetry_outbox_rows";
@@ -92,11 +87,6 @@ export class Outbox {
   #ring: { slot: number; lastSeq: number }[] = [];
   #maxSlot = 0;
   #rowsWritten = 0;
-  /**
-   * Every stored event not yet sent, oldest first, when this isolate knows them all (it wrote them, or read them all
-   * back); null when the rows may hold more (after a wake, or past MIRROR_EVENTS).
-   */
-  #mirror: OutboxRow[] | null = null;
   /**
    * `writeAt`: "turn" (the default) writes each turn's events in that turn, so they commit with the work that
    * produced them and survive any eviction: one row per turn that emits events. "flush" writes what gathered
@@ -194,11 +184,7 @@ export class Outbox {
     this.#ensure();
     let seq = this.#issued;
     let text = "";
-    const rows: OutboxRow[] = [];
-    for (const e of events) {
-      text += `${text ? "\n" : ""}${++seq}\t${e.text}`;
-      rows.push({ seq, body: e.text });
-    }
+    for (const e of events) text += `${text ? "\n" : ""}${++seq}\t${e.text}`;
     const oldest = this.#ring[0];
     if (oldest && oldest.lastSeq <= this.#shipped) {
       // Everything that row held has been sent: overwriting it is the delete of the sent events.
@@ -211,26 +197,24 @@ export class Outbox {
       this.#ring.push({ slot, lastSeq: seq });
     }
     this.#issued = seq;
-    if (this.#mirror) this.#mirror = this.#mirror.length + rows.length > MIRROR_EVENTS ? null : this.#mirror.concat(rows);
   }
 
-  /** Stored events not yet handed to the Queue, oldest first, at most `limit` (rows read only as far as needed). */
+  /**
+   * Stored events not yet handed to the Queue, oldest first, at most `limit`. Only the rows that hold them are read,
+   * each by its key (the ring says which: its newest rows), never a scan of the table.
+   */
   #pendingRows(limit = Number.POSITIVE_INFINITY): OutboxRow[] {
-    if (this.#mirror) {
-      const from = this.#mirror.findIndex((e) => e.seq > this.#shipped);
-      this.#mirror = from < 0 ? [] : this.#mirror.slice(from);
-      return this.#mirror.slice(0, limit);
-    }
+    let from = this.#ring.length;
+    while (from > 0 && this.#ring[from - 1]!.lastSeq > this.#shipped) from--;
     const out: OutboxRow[] = [];
-    for (const r of this.sql.exec<{ body: string }>(`SELECT body FROM ${OUTBOX_TABLE} WHERE last_seq > ? ORDER BY last_seq`, this.#shipped)) {
-      for (const e of parseOutboxBody(r.body)) {
+    for (const { slot } of this.#ring.slice(from)) {
+      const row = this.sql.exec<{ body: string }>(`SELECT body FROM ${OUTBOX_TABLE} WHERE slot = ?`, slot).toArray()[0];
+      for (const e of parseOutboxBody(row?.body ?? "")) {
         if (e.seq <= this.#shipped) continue;
         out.push(e);
         if (out.length >= limit) return out;
       }
     }
-    // Every pending event was read: from now on this isolate knows them all.
-    if (out.length <= MIRROR_EVENTS) this.#mirror = out.slice();
     return out;
   }
 
