@@ -7,7 +7,7 @@ import { chatIncidentLife, fiberLife, makeEvent } from "../test/fixtures/events"
 import { ingestBatch } from "../worker/ingest/consumer";
 import { toRows } from "../worker/ingest/rows";
 import type { SegmentRow } from "../worker/ingest/segments";
-import { interleave, median, medianRatio, report } from "./report";
+import { interleave, median, medianRatio, quantile, ratioSpread, report } from "./report";
 
 const BATCH = 100;
 
@@ -85,8 +85,12 @@ it("runFiber with telemetry vs without, same agent and same work", async () => {
     await plain.run(steps);
     await withTel.run(steps);
   }
+  // Many short rounds. 40 rounds of 20 calls gave 0.92-1.26x from run to run on a loaded 2-core machine: other
+  // processes preempt a round at random, and a preempted round's ratio says nothing about telemetry. Preemption only
+  // ever adds time, so the verdict compares each side's quieter rounds (25th percentile of round times); the median
+  // per-round ratio and the middle half of the rounds are printed too.
   const calls = 20;
-  const rounds = 40;
+  const rounds = 200;
   const times = await interleave(
     rounds,
     async () => {
@@ -99,8 +103,10 @@ it("runFiber with telemetry vs without, same agent and same work", async () => {
   const stats = await withTel.settle();
   const a = median(times.a) / calls;
   const b = median(times.b) / calls;
+  const quiet = quantile(times.b, 0.25) / quantile(times.a, 0.25);
+  const spread = ratioSpread(times);
   report(
-    `runFiber: without telemetry ${a.toFixed(3)} ms/call, with telemetry ${b.toFixed(3)} ms/call, ratio ${medianRatio(times).toFixed(3)}x (target <= 1.05x; median per-round ratio over ${rounds} interleaved rounds of ${calls} calls; ${steps} synchronous stashes per fiber; telemetry sent ${stats.sent}, errors ${stats.sendErrors})`,
+    `runFiber: without telemetry ${a.toFixed(3)} ms/call, with telemetry ${b.toFixed(3)} ms/call (medians); ratio of the quieter rounds (25th percentile round times) ${quiet.toFixed(3)}x, target <= 1.05x ${quiet <= 1.05 ? "met" : "MISSED"}; median per-round ratio ${medianRatio(times).toFixed(3)}x, middle half of rounds ${spread.p25.toFixed(3)}-${spread.p75.toFixed(3)}x (${rounds} interleaved rounds of ${calls} RPC calls; ${steps} synchronous stashes per fiber; telemetry sent ${stats.sent}, errors ${stats.sendErrors}, outbox rows written ${stats.outboxRowsWritten})`,
   );
   expect(stats.sendErrors).toBe(0);
 });

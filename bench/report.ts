@@ -23,6 +23,18 @@ export async function interleave(rounds: number, a: () => Promise<void>, b: () =
 /** Median of the per-round ratios b/a: robust to drift that affects both sides of a round alike. */
 export const medianRatio = (t: { a: number[]; b: number[] }) => median(t.a.map((a, i) => t.b[i]! / a));
 
+/** The `q` quantile (0..1) of `xs`, nearest rank. */
+export const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.round(q * (s.length - 1))))]!;
+};
+
+/** The middle half of the per-round ratios b/a (25th to 75th percentile): how far one round's figure can be trusted. */
+export function ratioSpread(t: { a: number[]; b: number[] }): { p25: number; p75: number } {
+  const s = t.a.map((a, i) => t.b[i]! / a).sort((x, y) => x - y);
+  return { p25: s[Math.floor((s.length - 1) / 4)]!, p75: s[Math.ceil(((s.length - 1) * 3) / 4)]! };
+}
+
 /** Prints one bench line in a stable format that the closing notes quote. */
 export function report(line: string): void {
   console.log(`BENCH ${line}`);

@@ -7,7 +7,8 @@ import type { Source, TelemetryEvent } from "./envelope.js";
  *
  * Where the number comes from: the outbox (outbox.ts). Events are stored as lines `<seq>\t<event JSON>` in a few
  * rows of `cf_telemetry_outbox_rows`, each row recording the highest number it holds (`last_seq`); the next event
- * takes one more than the highest number any row records. The newest row is never deleted (only emptied), so
+ * takes one more than the highest number any row records. A row is only overwritten with higher numbers and the
+ * newest row is never deleted, so
  * numbers rise across drains, evictions and wakes without a hole, and a write rolled back with the agent's turn
  * takes its numbers back with it. It costs the agent nothing beyond the outbox write the events have anyway.
  * The number is stamped onto the event's stored text when the outbox drains, before the signature (so the

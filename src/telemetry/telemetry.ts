@@ -95,9 +95,9 @@ export const FLUSH_DELAY_MS = 1000;
 const SNAPSHOT_PREVIEW_CHARS = 1000;
 const MAX_BACKOFF_MS = 30_000;
 /**
- * Quiet time after a flush before sent events are cleared from the outbox's open row (one row written). Longer
- * than the gap between a busy agent's turns, whose next write clears them for free; an isolate gone before it
- * only means its successor sends them again (ingest dedupes).
+ * Quiet time after a flush before the outbox marks its sent events as sent (one row written, Outbox.compact).
+ * Longer than the gap between a busy agent's turns, whose next writes overwrite them for free; an isolate gone
+ * before it only means its successor sends them again (ingest dedupes).
  */
 const COMPACT_AFTER_MS = 10_000;
 
@@ -507,9 +507,9 @@ export class Telemetry {
   #compactTimer: ReturnType<typeof setTimeout> | null = null;
 
   /**
-   * After a quiet spell, empties the outbox's open row of events already sent (one row written), so a later
-   * wake does not send them again. A busy agent never pays it: its next write drops them anyway. Not kept
-   * alive: if the isolate goes first, the next wake resends them and ingest dedupes.
+   * After a quiet spell, marks the outbox's sent events as sent (one row written), so a later wake does not send
+   * them again. A busy agent never pays it: its next writes overwrite them anyway. Not kept alive: if the isolate
+   * goes first, the next wake resends them and ingest dedupes.
    */
   #compactLater(): void {
     if (!this.#outbox || this.#compactTimer) return;

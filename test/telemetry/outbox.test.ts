@@ -1,0 +1,119 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { OUTBOX_TABLE, Outbox, parseOutboxBody } from "@agent-oncall/telemetry/outbox";
+import { getAgentByName } from "agents";
+import { expect, it } from "vitest";
+import { makeEvent } from "../fixtures/events";
+
+// The durable outbox (src/telemetry/outbox.ts) on a real Durable Object's SQLite: what each write costs the agent in
+// rows written, and what a wake sends again. Driven on PlainAdminAgent, which has no telemetry of its own, so the
+// outbox table holds only what these tests put there.
+
+type Sent = { seq: number; id: string };
+
+/** A Queue that records what was sent (packed arrays of event texts). */
+function tapQueue(sent: Sent[]) {
+  return {
+    async sendBatch(messages: Iterable<MessageSendRequest<unknown>>) {
+      for (const m of messages) for (const e of JSON.parse(m.body as string) as { seq: number; id: string }[]) sent.push({ seq: e.seq, id: e.id });
+    },
+  };
+}
+
+/** Puts `n` events and writes them as one turn would. */
+function write(outbox: Outbox, n: number): void {
+  for (let i = 0; i < n; i++) {
+    const e = makeEvent("session.status_idle", {}, { agentName: "outbox-test" }) as TelemetryEvent;
+    outbox.put(e, JSON.stringify(e), (err) => {
+      throw err;
+    });
+  }
+  outbox.save();
+}
+
+/** Numbers the sender stamps (what Telemetry's prepare does), so the tap can read them. */
+const stamp = (rows: { seq: number; body: string }[]) => rows.map((r) => `${r.body.slice(0, -1)},"seq":${r.seq}}`);
+
+async function inAgent(fn: (sql: SqlStorage) => Promise<void>): Promise<void> {
+  const stub = await getAgentByName(env.PlainAdminAgent, `outbox-${crypto.randomUUID().slice(0, 8)}`);
+  await runInDurableObject(stub, (_instance, state) => fn(state.storage.sql));
+}
+
+const rowCount = (sql: SqlStorage) => sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM ${OUTBOX_TABLE}`).one().n;
+
+it("each turn's write is one row written, and a drained row is overwritten rather than deleted and added", async () => {
+  await inAgent(async (sql) => {
+    const sent: Sent[] = [];
+    const outbox = new Outbox(sql);
+    for (let turn = 0; turn < 10; turn++) {
+      write(outbox, 3);
+      await outbox.drain(tapQueue(sent), stamp);
+    }
+    expect(outbox.rowsWritten).toBe(10);
+    expect(rowCount(sql)).toBe(1);
+    expect(sent.map((s) => s.seq)).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+    // The row holds only the last turn's events, not everything ever written.
+    const [row] = sql.exec<{ body: string }>(`SELECT body FROM ${OUTBOX_TABLE}`).toArray();
+    expect(parseOutboxBody(row!.body).map((r) => r.seq)).toEqual([28, 29, 30]);
+  });
+});
+
+it("turns written before a send take a row each, reused oldest first once sent; a wake numbers on from the highest", async () => {
+  await inAgent(async (sql) => {
+    const sent: Sent[] = [];
+    const outbox = new Outbox(sql);
+    for (let turn = 0; turn < 4; turn++) write(outbox, 2);
+    expect(rowCount(sql)).toBe(4);
+    expect(await outbox.drain(tapQueue(sent), stamp)).toBe(8);
+    write(outbox, 1);
+    expect(rowCount(sql)).toBe(4);
+    expect(outbox.rowsWritten).toBe(5);
+    // A wake (a new isolate's outbox on the same rows) sends again what was not marked sent, under the same numbers.
+    const woken = new Outbox(sql);
+    const again: Sent[] = [];
+    await woken.drain(tapQueue(again), stamp);
+    expect(again.map((s) => s.seq)).toEqual([3, 4, 5, 6, 7, 8, 9]);
+    write(woken, 1);
+    await woken.drain(tapQueue(again), stamp);
+    expect(again.at(-1)!.seq).toBe(10);
+  });
+});
+
+it("after a quiet spell, compact marks what was sent in one row, so a wake sends nothing again", async () => {
+  await inAgent(async (sql) => {
+    const outbox = new Outbox(sql);
+    write(outbox, 3);
+    expect(outbox.compact()).toBe(false); // not sent yet: nothing to mark
+    await outbox.drain(tapQueue([]), stamp);
+    const before = outbox.rowsWritten;
+    expect(outbox.compact()).toBe(true);
+    expect(outbox.rowsWritten - before).toBe(1);
+    expect(outbox.compact()).toBe(false); // already marked
+    const woken = new Outbox(sql);
+    expect(woken.pending()).toBe(0);
+    expect(woken.shippedThrough()).toBe(3);
+    const again: Sent[] = [];
+    write(woken, 1);
+    await woken.drain(tapQueue(again), stamp);
+    expect(again.map((s) => s.seq)).toEqual([4]);
+  });
+});
+
+it("rows a burst added past the ring's keep are deleted at the next quiet spell, and numbering goes on", async () => {
+  await inAgent(async (sql) => {
+    const outbox = new Outbox(sql);
+    for (let turn = 0; turn < 100; turn++) write(outbox, 1);
+    expect(rowCount(sql)).toBe(100);
+    await outbox.drain(tapQueue([]), stamp);
+    expect(outbox.compact()).toBe(true);
+    // 64 event rows kept for the next burst, plus the mark.
+    expect(rowCount(sql)).toBe(65);
+    const woken = new Outbox(sql);
+    const again: Sent[] = [];
+    write(woken, 1);
+    await woken.drain(tapQueue(again), stamp);
+    expect(again.map((s) => s.seq)).toEqual([101]);
+    expect(rowCount(sql)).toBe(65);
+  });
+});
