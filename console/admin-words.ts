@@ -179,6 +179,30 @@ const ERROR_FACT_WORDS: { [K in AdminErrorFacts["kind"]]: (f: Extract<AdminError
     const label = (ADMIN_ACTIONS[f.action as AdminActionName]?.label ?? f.action).toLowerCase();
     return `${f.agentClass} "${f.agentName}" cannot take ${label}: it does not answer ${f.rpc}, which came with admin contract ${f.since}. Upgrade @agent-oncall/admin-rpc (withAdminRpc) in the Worker that runs ${f.agentClass} and redeploy it.`;
   },
+  not_addressable: (f) => `${f.agentClass} is not an agent class this Worker may address (it may address: ${f.allowed.join(", ") || "none"})`,
+  not_registered: (f) => `no agent ${f.agentClass} "${f.agentName}" in the registry`,
+  no_binding: (f) => `this Worker has no Durable Object binding named ${f.agentClass}`,
+  timeout: (f) => `the agent did not answer within ${f.limitMs} ms (an action may still complete: check its status and the audit log)`,
+  unreachable: (f) => `the agent could not be reached: ${f.cause}`,
+  bad_answer: (f) =>
+    f.detail === null
+      ? "the agent answered with something that is not an admin result (is it running an older version without withAdminRpc?)"
+      : `the agent's answer did not match the admin contract: ${f.detail}`,
+  lookup_failed: (f) => `the console could not look the agent up: ${f.cause}`,
+  audit_failed: (f) => `the audit log could not be written, so the action was not attempted: ${f.cause}`,
+  no_outcome: () => "the action ended before reporting an outcome",
+  console_failed: (f) => `the action failed in the console: ${f.cause}`,
+  role: (f) => `refused: ${f.email} has the ${f.role} role; this action needs ${f.needs}`,
+  agent_failed: (f) => `the agent could not complete the request: ${f.cause}`,
+  no_live_run: (f) => `no live run with id "${f.id}" (it may have finished; its last-known snapshot is in the run history)`,
+  terminated: (f) =>
+    f.action === "force_idle" ? "the agent is terminated; there is nothing to force idle" : "the agent is terminated; its alarm will not run recovery",
+  no_resolve_hook: (f) =>
+    `${f.agentClass} does not implement onAdminResolveOp, so it cannot record how an op of its ledger was resolved; resolve it in the agent's own ledger instead`,
+  hook_bad_answer: (f) => `the agent's onAdminResolveOp answered something the contract does not allow: ${f.detail}`,
+  no_op: (f) => `the agent's ledger has no op "${f.opId}"`,
+  op_not_ambiguous: (f) =>
+    `op "${f.opId}" is not ambiguous (the ledger says ${f.status}${f.resolution ? `, resolved as ${f.resolution}` : ""}): there is nothing to resolve`,
 };
 
 /** An admin refusal as operators read it: its facts in words where it has them, else its own message. */

@@ -105,11 +105,12 @@ function maskedRun(r: RunDetail): RunDetail {
 /** Validates what a Durable Object sent back, so a mismatched deploy shows as a typed error, not a crash. */
 function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
   const shape = z.union([z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), error: adminError })]).safeParse(r);
-  if (!shape.success)
-    return fail("unavailable", "the agent answered with something that is not an admin result (is it running an older version without withAdminRpc?)");
+  if (!shape.success) return fail("unavailable", "the agent answered with something that is not an admin result", { kind: "bad_answer", detail: null });
   if (!shape.data.ok) return { ok: false, error: shape.data.error };
   const value = schema.safeParse(shape.data.value);
-  return value.success ? { ok: true, value: value.data } : fail("unavailable", `the agent's answer did not match the contract: ${describeInput(value.error)}`);
+  if (value.success) return { ok: true, value: value.data };
+  const detail = describeInput(value.error);
+  return fail("unavailable", `the agent's answer did not match the contract: ${detail}`, { kind: "bad_answer", detail });
 }
 
 /**
@@ -121,7 +122,7 @@ function thrownError(e: unknown, agentClass: string): AdminError {
   if (NOT_IMPLEMENTED.test(message(e))) {
     return { code: "unsupported", message: `${agentClass} has no admin mixin (withAdminRpc)`, facts: { kind: "no_mixin", agentClass } };
   }
-  return { code: "unavailable", message: `the agent could not be reached: ${message(e)}` };
+  return { code: "unavailable", message: `the agent could not be reached: ${message(e)}`, facts: { kind: "unreachable", cause: message(e) } };
 }
 
 /**
@@ -165,12 +166,12 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
     const { agentClass, agentName } = parsed.data;
     if (!ports.agentClasses.includes(agentClass)) {
-      return fail("not_found", `${agentClass} is not an agent class this Worker may address (it may address: ${ports.agentClasses.join(", ") || "none"})`);
+      return fail("not_found", `${agentClass} is not an addressable agent class`, { kind: "not_addressable", agentClass, allowed: [...ports.agentClasses] });
     }
     if (!opts.allowUnregistered && !(await ports.isRegistered(agentClass, agentName)))
-      return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`);
+      return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`, { kind: "not_registered", agentClass, agentName });
     const ns = ports.namespace(agentClass);
-    if (!ns) return fail("not_found", `this Worker has no Durable Object binding named ${agentClass}`);
+    if (!ns) return fail("not_found", `no Durable Object binding named ${agentClass}`, { kind: "no_binding", agentClass });
     return { ok: true, value: { target: parsed.data, ns } };
   }
 
@@ -186,10 +187,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   ): Promise<AdminResult<T>> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<AdminResult<T>>((done) => {
-      timer = setTimeout(
-        () => done(fail("timeout", `the agent did not answer within ${limitMs} ms (an action may still complete: check its status and the audit log)`)),
-        limitMs,
-      );
+      timer = setTimeout(() => done(fail("timeout", `the agent did not answer within ${limitMs} ms`, { kind: "timeout", limitMs })), limitMs);
     });
     const attempt = withRetry(async () => {
       // The SDK's own routing retry is off: one retry rule, here.
@@ -236,7 +234,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       return r.ok ? await call(r.value, schema, fn) : r;
     } catch (e) {
       // The registry lookup (D1) failed: a typed error, never a thrown one.
-      return fail("unavailable", `the console could not look the agent up: ${message(e)}`);
+      return fail("unavailable", `the registry lookup failed: ${message(e)}`, { kind: "lookup_failed", cause: message(e) });
     }
   }
 
@@ -276,14 +274,14 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     try {
       await ports.audit(record("pending"));
     } catch (e) {
-      return fail("unavailable", `the audit log could not be written, so the action was not attempted: ${message(e)}`);
+      return fail("unavailable", `the audit log could not be written: ${message(e)}`, { kind: "audit_failed", cause: message(e) });
     }
     // Admin events are reported as coming from the target; only a target that exists may report, or a typo
     // would enter the registry (and make the agent addressable) through its own refusal.
     let targetKnown = false;
     let outcome: { result: AuditResult; value?: T; error?: AdminError } = {
       result: "error",
-      error: { code: "unavailable", message: "the action ended before reporting an outcome" },
+      error: { code: "unavailable", message: "the action ended before reporting an outcome", facts: { kind: "no_outcome" } },
     };
     const refuse = (result: AuditResult, error: AdminError): AdminResult<T> => {
       outcome = { result, error };
@@ -296,6 +294,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
         return refuse("denied", {
           code: "not_permitted",
           message: `refused: ${me.data.email} has the ${me.data.role} role; this action needs ${ADMIN_ACTIONS[action].role}`,
+          facts: { kind: "role", email: me.data.email, role: me.data.role, needs: ADMIN_ACTIONS[action].role },
         });
       const parsed = ADMIN_ACTIONS[action].input.safeParse(input);
       if (!parsed.success) return refuse("invalid", { code: "invalid_input", message: describeInput(parsed.error) });
@@ -316,7 +315,11 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
       outcome = { result: v.result, value: v.value as T };
       return { ok: true, value: v.value as T };
     } catch (e) {
-      return refuse("error", { code: "unavailable", message: `the action failed in the console: ${message(e)}` });
+      return refuse("error", {
+        code: "unavailable",
+        message: `the action failed in the console: ${message(e)}`,
+        facts: { kind: "console_failed", cause: message(e) },
+      });
     } finally {
       const entry = record(outcome.result, outcome.value, outcome.error);
       try {

@@ -25,8 +25,31 @@ export * from "./inputs.js";
 export const adminErrorFacts = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("no_mixin"), agentClass: z.string() }),
   z.object({ kind: z.literal("upgrade"), action: z.string(), rpc: z.string(), since: z.number(), agentClass: z.string(), agentName: z.string() }),
+  z.object({ kind: z.literal("not_addressable"), agentClass: z.string(), allowed: z.array(z.string()) }),
+  z.object({ kind: z.literal("not_registered"), agentClass: z.string(), agentName: z.string() }),
+  z.object({ kind: z.literal("no_binding"), agentClass: z.string() }),
+  z.object({ kind: z.literal("timeout"), limitMs: z.number() }),
+  z.object({ kind: z.literal("unreachable"), cause: z.string() }),
+  z.object({ kind: z.literal("bad_answer"), detail: z.string().nullable() }),
+  z.object({ kind: z.literal("lookup_failed"), cause: z.string() }),
+  z.object({ kind: z.literal("audit_failed"), cause: z.string() }),
+  z.object({ kind: z.literal("no_outcome") }),
+  z.object({ kind: z.literal("console_failed"), cause: z.string() }),
+  z.object({ kind: z.literal("role"), email: z.string(), role: z.string(), needs: z.string() }),
+  z.object({ kind: z.literal("agent_failed"), cause: z.string() }),
+  z.object({ kind: z.literal("no_live_run"), id: z.string() }),
+  z.object({ kind: z.literal("terminated"), action: z.enum(["force_idle", "trigger_alarm"]) }),
+  z.object({ kind: z.literal("no_resolve_hook"), agentClass: z.string() }),
+  z.object({ kind: z.literal("hook_bad_answer"), detail: z.string() }),
+  z.object({ kind: z.literal("no_op"), opId: z.string() }),
+  z.object({ kind: z.literal("op_not_ambiguous"), opId: z.string(), status: z.string(), resolution: z.string().nullable() }),
 ]);
-export const adminError = z.object({ code: z.enum(ADMIN_ERROR_CODES), message: z.string(), facts: adminErrorFacts.optional() }) satisfies z.ZodType<AdminError>;
+// Facts of a kind this console does not know (a newer agent's) are dropped: the error's message still says it.
+export const adminError = z.object({
+  code: z.enum(ADMIN_ERROR_CODES),
+  message: z.string(),
+  facts: adminErrorFacts.optional().catch(undefined),
+}) satisfies z.ZodType<AdminError>;
 
 /**
  * What the agent is doing (src/telemetry sdk-states.ts `agentStatusOf`): running, waiting (only parked work: a

@@ -15,12 +15,32 @@ export type AdminErrorCode = (typeof ADMIN_ERROR_CODES)[number];
 
 /**
  * What a refusal rests on, for the console to word (console/admin-words.ts), where the error has facts beyond its
- * code: `no_mixin`: the class has no admin mixin at all; `upgrade`: its mixin predates the action's method (`rpc`,
- * which came with admin contract `since`).
+ * code. `no_mixin`: the class has no admin mixin at all; `upgrade`: its mixin predates the action's method (`rpc`,
+ * which came with admin contract `since`); `cause` fields hold the platform's own error text.
  */
 export type AdminErrorFacts =
   | { kind: "no_mixin"; agentClass: string }
-  | { kind: "upgrade"; action: string; rpc: string; since: number; agentClass: string; agentName: string };
+  | { kind: "upgrade"; action: string; rpc: string; since: number; agentClass: string; agentName: string }
+  // The console's side (the client): where the call could not go, or what came back.
+  | { kind: "not_addressable"; agentClass: string; allowed: string[] }
+  | { kind: "not_registered"; agentClass: string; agentName: string }
+  | { kind: "no_binding"; agentClass: string }
+  | { kind: "timeout"; limitMs: number }
+  | { kind: "unreachable"; cause: string }
+  | { kind: "bad_answer"; detail: string | null }
+  | { kind: "lookup_failed"; cause: string }
+  | { kind: "audit_failed"; cause: string }
+  | { kind: "no_outcome" }
+  | { kind: "console_failed"; cause: string }
+  | { kind: "role"; email: string; role: string; needs: string }
+  // The agent's side (the mixin).
+  | { kind: "agent_failed"; cause: string }
+  | { kind: "no_live_run"; id: string }
+  | { kind: "terminated"; action: "force_idle" | "trigger_alarm" }
+  | { kind: "no_resolve_hook"; agentClass: string }
+  | { kind: "hook_bad_answer"; detail: string }
+  | { kind: "no_op"; opId: string }
+  | { kind: "op_not_ambiguous"; opId: string; status: string; resolution: string | null };
 
 /**
  * A failed admin call, as a value (contract.ts `adminError` is its schema). `message` is a short technical
@@ -31,7 +51,10 @@ export type AdminError = { code: AdminErrorCode; message: string; facts?: AdminE
 /** Every admin call answers with this: a value or a typed error. */
 export type AdminResult<T> = { ok: true; value: T } | { ok: false; error: AdminError };
 export const ok = <T>(value: T): AdminResult<T> => ({ ok: true, value });
-export const fail = <T = never>(code: AdminErrorCode, message: string): AdminResult<T> => ({ ok: false, error: { code, message } });
+export const fail = <T = never>(code: AdminErrorCode, message: string, facts?: AdminErrorFacts): AdminResult<T> => ({
+  ok: false,
+  error: facts ? { code, message, facts } : { code, message },
+});
 
 const reason = z
   .string({ error: "a reason is required" })

@@ -65,7 +65,8 @@ const SDK_RECOVERY_EVENT = /^(fiber:recovery:|fiber:run:interrupted$|chat:recove
 
 /** Turns an unexpected failure into a typed error; the message is kept, the stack is not. */
 function unavailable<T>(e: unknown): AdminResult<T> {
-  return fail("unavailable", `the agent could not complete the request: ${e instanceof Error ? e.message : String(e)}`);
+  const cause = e instanceof Error ? e.message : String(e);
+  return fail("unavailable", `the agent could not complete the request: ${cause}`, { kind: "agent_failed", cause });
 }
 
 export type WithAdminRpcOptions = {
@@ -178,9 +179,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
       try {
         const run = await readRun(this.#work(), parsed.data.id);
-        return run
-          ? ok(run)
-          : fail("not_found", `no live run with id "${parsed.data.id}" (it may have finished; its last-known snapshot is in the fiber history)`);
+        return run ? ok(run) : fail("not_found", `no live run with id "${parsed.data.id}"`, { kind: "no_live_run", id: parsed.data.id });
       } catch (e) {
         return unavailable(e);
       }
@@ -231,7 +230,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
       try {
         const before = await this.#status();
-        if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated; there is nothing to force idle");
+        if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated", { kind: "terminated", action: "force_idle" });
         const hook = this.#hooks().onAdminForceIdle;
         const r = await stopWork({
           agent: this,
@@ -268,25 +267,30 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
       const hook = this.#hooks().onAdminResolveOp;
       if (typeof hook !== "function") {
-        return fail(
-          "unsupported",
-          `${this.constructor.name} does not implement onAdminResolveOp, so it cannot record how an op of its ledger was resolved; resolve it in the agent's own ledger instead`,
-        );
+        return fail("unsupported", `${this.constructor.name} does not implement onAdminResolveOp`, {
+          kind: "no_resolve_hook",
+          agentClass: this.constructor.name,
+        });
       }
       const { opId, resolution, resultRef, reason } = parsed.data;
       try {
         const raw = await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason });
         const r = resolveOpHookResult.safeParse(raw);
-        if (!r.success) return fail("unavailable", `the agent's onAdminResolveOp answered something the contract does not allow: ${describeInput(r.error)}`);
+        if (!r.success) {
+          const detail = describeInput(r.error);
+          return fail("unavailable", `onAdminResolveOp answered outside the contract: ${detail}`, { kind: "hook_bad_answer", detail });
+        }
         const v = r.data;
         switch (v.outcome) {
           case "not_found":
-            return fail("not_found", `the agent's ledger has no op "${opId}"`);
+            return fail("not_found", `no op "${opId}" in the ledger`, { kind: "no_op", opId });
           case "not_ambiguous":
-            return fail(
-              "invalid_input",
-              `op "${opId}" is not ambiguous (the ledger says ${v.state.status}${v.state.resolution ? `, resolved as ${v.state.resolution}` : ""}): there is nothing to resolve`,
-            );
+            return fail("invalid_input", `op "${opId}" is not ambiguous`, {
+              kind: "op_not_ambiguous",
+              opId,
+              status: v.state.status,
+              resolution: v.state.resolution ?? null,
+            });
           case "refused":
             return fail("not_permitted", v.message);
           case "recorded":
@@ -434,7 +438,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       try {
         const w = this.#work();
         const before = await this.#status();
-        if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated; its alarm will not run recovery");
+        if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated", { kind: "terminated", action: "trigger_alarm" });
         const busy = await readBusy(w, this.#bornAt);
         const base = { busy, budgetMs: alarmBudgetMs, instance: this.#instance, before };
         if (busy.some((b) => b.holdsAlarm)) return ok({ ...base, outcome: "busy", after: before, recoveredRuns: [], recoveryEvents: [] });

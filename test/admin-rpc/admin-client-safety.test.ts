@@ -63,7 +63,7 @@ describe("the admin client's agent allowlist", () => {
     for (const client of [consoleAdminClient(env, viewer, { allowUnregistered: true })]) {
       expect(await client.status(t)).toMatchObject({
         ok: false,
-        error: { code: "not_found", message: expect.stringContaining("ASSETS is not an agent class this Worker may address") },
+        error: { code: "not_found", facts: { kind: "not_addressable", agentClass: "ASSETS" } },
       });
       expect(await client.listRuns(t)).toMatchObject({ ok: false, error: { code: "not_found" } });
       expect(await client.getRun(t, "run-1")).toMatchObject({ ok: false, error: { code: "not_found" } });
@@ -78,7 +78,7 @@ describe("the admin client's agent allowlist", () => {
         result: "error",
         // The reason is masked like any other free text people read.
         reason: "probing: password=[masked: password]",
-        error: expect.stringMatching(/^not_found: ASSETS is not an agent class this Worker may address/),
+        error: expect.stringMatching(/^not_found: ASSETS is not an addressable agent class/),
       }),
     ]);
   });
@@ -100,7 +100,7 @@ describe("the admin client's agent allowlist", () => {
     );
     expect(await client.status(t)).toMatchObject({
       ok: false,
-      error: { code: "not_found", message: "ProbeAgent is not an agent class this Worker may address (it may address: PlainAdminAgent)" },
+      error: { code: "not_found", facts: { kind: "not_addressable", agentClass: "ProbeAgent", allowed: ["PlainAdminAgent"] } },
     });
     expect(await client.triggerAlarm(t, { reason: "recover now" })).toMatchObject({ ok: false, error: { code: "not_found" } });
     expect(looked).toEqual([]);
@@ -109,7 +109,7 @@ describe("the admin client's agent allowlist", () => {
         action: "trigger_alarm",
         target_class: "ProbeAgent",
         result: "error",
-        error: expect.stringContaining("not_found: ProbeAgent is not an agent class"),
+        error: "not_found: ProbeAgent is not an addressable agent class",
       }),
     ]);
     // The same agent through the console's allowlist is reachable.

@@ -179,7 +179,11 @@ describe("admin client addressing", () => {
     const r = await consoleAdminClient(env, viewer, { allowUnregistered: true }).status({ agentClass: "NoSuchAgent", agentName: "x" });
     expect(r).toEqual({
       ok: false,
-      error: { code: "not_found", message: expect.stringMatching(/^NoSuchAgent is not an agent class this Worker may address \(it may address: .*ProbeAgent/) },
+      error: {
+        code: "not_found",
+        message: expect.any(String),
+        facts: { kind: "not_addressable", agentClass: "NoSuchAgent", allowed: expect.arrayContaining(["ProbeAgent"]) },
+      },
     });
   });
 });

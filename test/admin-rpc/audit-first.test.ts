@@ -81,7 +81,11 @@ describe("the retry rule", () => {
     const client = createAdminClient(ports({ namespace: () => faulty(env.PlainAdminAgent, fault) }), viewer, { retryDelayMs: 10 });
     expect(await client.listRuns({ agentClass: "PlainAdminAgent", agentName: `twice-${uid()}` })).toEqual({
       ok: false,
-      error: { code: "unavailable", message: "the agent could not be reached: Network connection lost." },
+      error: {
+        code: "unavailable",
+        message: "the agent could not be reached: Network connection lost.",
+        facts: { kind: "unreachable", cause: "Network connection lost." },
+      },
     });
     expect(fault.calls).toBe(2);
   });
@@ -131,7 +135,7 @@ describe("audit first, completed whatever happens", () => {
     const r = await client.forceIdle({ agentClass: "PlainAdminAgent", agentName: name }, { reason: "stuck" });
     expect(r).toEqual({
       ok: false,
-      error: { code: "timeout", message: "the agent did not answer within 200 ms (an action may still complete: check its status and the audit log)" },
+      error: { code: "timeout", message: "the agent did not answer within 200 ms", facts: { kind: "timeout", limitMs: 200 } },
     });
     expect(await auditRows(name)).toEqual([
       expect.objectContaining({ result: "error", error: expect.stringMatching(/^timeout: the agent did not answer within 200 ms/) }),
@@ -149,7 +153,14 @@ describe("audit first, completed whatever happens", () => {
       operator,
     );
     const r = await client.triggerAlarm({ agentClass: "PlainAdminAgent", agentName: name }, { reason: "recover" });
-    expect(r).toEqual({ ok: false, error: { code: "unavailable", message: "the action failed in the console: binding exploded" } });
+    expect(r).toEqual({
+      ok: false,
+      error: {
+        code: "unavailable",
+        message: "the action failed in the console: binding exploded",
+        facts: { kind: "console_failed", cause: "binding exploded" },
+      },
+    });
     expect(await auditRows(name)).toEqual([
       expect.objectContaining({ action: "trigger_alarm", result: "error", error: "unavailable: the action failed in the console: binding exploded" }),
     ]);
@@ -187,7 +198,7 @@ describe("audit first, completed whatever happens", () => {
     const r = await client.forceIdle({ agentClass: "PlainAdminAgent", agentName: `nodb-${uid()}` }, { reason: "x" });
     expect(r).toEqual({
       ok: false,
-      error: { code: "unavailable", message: "the audit log could not be written, so the action was not attempted: D1 is down" },
+      error: { code: "unavailable", message: "the audit log could not be written: D1 is down", facts: { kind: "audit_failed", cause: "D1 is down" } },
     });
     expect(log).toEqual([]);
   });

@@ -72,7 +72,8 @@ describe("resolve an ambiguous op on a foreign agent", () => {
       ok: false,
       error: {
         code: "invalid_input",
-        message: `op "${f.opId}" is not ambiguous (the ledger says settled, resolved as verified_ran): there is nothing to resolve`,
+        message: `op "${f.opId}" is not ambiguous`,
+        facts: { kind: "op_not_ambiguous", opId: f.opId, status: "settled", resolution: "verified_ran" },
       },
     });
   });
@@ -98,12 +99,16 @@ describe("resolve an ambiguous op on a foreign agent", () => {
     expect(await f.stub.upstreamCalls(f.opId)).toBe(0);
     expect(await admin.resolveOp(f.target, { opId: "op-nobody", resolution: "verified_not_ran", reason: "typo" })).toEqual({
       ok: false,
-      error: { code: "not_found", message: `the agent's ledger has no op "op-nobody"` },
+      error: { code: "not_found", message: `no op "op-nobody" in the ledger`, facts: { kind: "no_op", opId: "op-nobody" } },
     });
     const denied = await consoleAdminClient(env, viewer).resolveOp(f.target, { opId: f.opId, resolution: "verified_not_ran", reason: "I am only watching" });
     expect(denied).toEqual({
       ok: false,
-      error: { code: "not_permitted", message: "refused: watcher@example.com has the viewer role; this action needs operator" },
+      error: {
+        code: "not_permitted",
+        message: "refused: watcher@example.com has the viewer role; this action needs operator",
+        facts: { kind: "role", email: "watcher@example.com", role: "viewer", needs: "operator" },
+      },
     });
     expect(await f.stub.entry(f.opId)).toMatchObject({ state: "unknown", resolution: null });
     expect((await auditOf(f.name)).map((a) => [a.actor, a.action, a.result])).toEqual([
@@ -128,8 +133,8 @@ describe("an agent that cannot resolve ops", () => {
       ok: false,
       error: {
         code: "unsupported",
-        message:
-          "PlainAdminAgent does not implement onAdminResolveOp, so it cannot record how an op of its ledger was resolved; resolve it in the agent's own ledger instead",
+        message: "PlainAdminAgent does not implement onAdminResolveOp",
+        facts: { kind: "no_resolve_hook", agentClass: "PlainAdminAgent" },
       },
     });
     expect((await auditOf(name)).map((a) => [a.action, a.result])).toEqual([["resolve_op", "error"]]);

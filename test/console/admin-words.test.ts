@@ -10,6 +10,7 @@ import {
 } from "../../console/admin-words";
 import { ADMIN_ACTIONS } from "../../src/admin-rpc/actions";
 import { type AfterNotice, type BusyWork, ENDED_WHYS, type EndedRun, type RunCheck, UNSTOPPED_CAUSES } from "../../src/admin-rpc/contract";
+import type { AdminErrorFacts } from "../../src/admin-rpc/inputs";
 
 // The agent package answers codes and facts; the console words them. Every code has its own words, the facts a
 // sentence needs appear in it, and what an older mixin (or an older audit row) said is shown as it was.
@@ -159,6 +160,39 @@ describe("an admin refusal", () => {
     expect(upgrade).toBe(
       `Old "a-1" cannot take ${ADMIN_ACTIONS.pause_recovery.label.toLowerCase()}: it does not answer adminPauseRecovery, which came with admin contract 5. Upgrade @agent-oncall/admin-rpc (withAdminRpc) in the Worker that runs Old and redeploy it.`,
     );
+  });
+
+  it("words every kind of facts, each differently, with the facts it carries", () => {
+    // One of each kind (the type makes a missing kind a compile error): the words must name what the facts say.
+    const samples: { [K in AdminErrorFacts["kind"]]: [Extract<AdminErrorFacts, { kind: K }>, string] } = {
+      no_mixin: [{ kind: "no_mixin", agentClass: "Plain" }, "Plain"],
+      upgrade: [{ kind: "upgrade", action: "force_idle", rpc: "adminForceIdle", since: 2, agentClass: "Old", agentName: "o-1" }, "adminForceIdle"],
+      not_addressable: [{ kind: "not_addressable", agentClass: "Stranger", allowed: ["A", "B"] }, "A, B"],
+      not_registered: [{ kind: "not_registered", agentClass: "A", agentName: "ghost-1" }, 'no agent A "ghost-1"'],
+      no_binding: [{ kind: "no_binding", agentClass: "Unbound" }, "Unbound"],
+      timeout: [{ kind: "timeout", limitMs: 15_000 }, "15000 ms"],
+      unreachable: [{ kind: "unreachable", cause: "Network connection lost." }, "Network connection lost."],
+      bad_answer: [{ kind: "bad_answer", detail: "status: expected string" }, "status: expected string"],
+      lookup_failed: [{ kind: "lookup_failed", cause: "D1_ERROR: busy" }, "D1_ERROR: busy"],
+      audit_failed: [{ kind: "audit_failed", cause: "D1_ERROR: full" }, "not attempted"],
+      no_outcome: [{ kind: "no_outcome" }, "outcome"],
+      console_failed: [{ kind: "console_failed", cause: "boom" }, "boom"],
+      role: [{ kind: "role", email: "v@x.test", role: "viewer", needs: "operator" }, "v@x.test has the viewer role; this action needs operator"],
+      agent_failed: [{ kind: "agent_failed", cause: "SQLITE_FULL" }, "SQLITE_FULL"],
+      no_live_run: [{ kind: "no_live_run", id: "run-9" }, '"run-9"'],
+      terminated: [{ kind: "terminated", action: "trigger_alarm" }, "alarm"],
+      no_resolve_hook: [{ kind: "no_resolve_hook", agentClass: "Ledgerless" }, "Ledgerless does not implement onAdminResolveOp"],
+      hook_bad_answer: [{ kind: "hook_bad_answer", detail: "outcome: invalid" }, "outcome: invalid"],
+      no_op: [{ kind: "no_op", opId: "op-7" }, '"op-7"'],
+      op_not_ambiguous: [{ kind: "op_not_ambiguous", opId: "op-8", status: "resolved", resolution: "verified_ran" }, "resolved as verified_ran"],
+    };
+    const worded = Object.values(samples).map(([facts, says]) => {
+      const w = adminErrorWords({ code: "unavailable", message: "technical", facts });
+      expect(w).toContain(says);
+      return w;
+    });
+    expect(new Set(worded).size).toBe(worded.length);
+    expect(adminErrorWords({ code: "agent_terminated", message: "x", facts: { kind: "terminated", action: "force_idle" } })).toContain("nothing to force idle");
   });
 
   it("is its own message where it has no facts", () => {

@@ -117,10 +117,10 @@ agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
   // The client masks the live snapshot (no unmasked variant exists: secrets in it are shown to no one).
   const run = await admin.getRun(t, runId);
   if (run.ok) return page(c, <RunPage ctx={pageContext(c)} {...t} live={run.value} lastKnown={null} />);
-  if (run.error.code === "invalid_input") return problem(c, 400, run.error.message);
+  if (run.error.code === "invalid_input") return problem(c, 400, adminErrorWords(run.error));
   // The row is gone (the fiber finished or was recovered), or the agent cannot answer now (evicted, failing,
   // no admin mixin): show its last-known snapshot from the projection, saying why the live one is missing.
-  const liveError = run.error.code === "not_found" ? null : run.error.message;
+  const liveError = run.error.code === "not_found" ? null : adminErrorWords(run.error);
   const fiber = await getStoredRunIn(storeFromEnv(c.env), runId, t);
   if (!fiber)
     return problem(

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import { z } from "zod";
+import { adminErrorWords } from "../../console/admin-words";
 import { LISTS } from "../../console/links";
 import { type AwakeFacts, AwakePage, AwakePanel } from "../../console/pages/awake";
 import { findAgent } from "../../src/store/read-models/agents";
@@ -36,7 +37,7 @@ awake.get("/agents/:agentClass/:agentName/awake", async (c) => {
     residentEstimate(c.env.DB, t, ctx.now),
   ]);
   const facts: AwakeFacts = {
-    residency: residency.ok ? residency.value : { error: residency.error.message },
+    residency: residency.ok ? residency.value : { error: adminErrorWords(residency.error) },
     alarms: alarms.items[0] ?? null,
     resident,
   };
