@@ -125,6 +125,19 @@ const agentOf = (f: { agentClass?: unknown; agentName?: unknown }): AgentRef | n
     ? { agentClass: f.agentClass, agentName: f.agentName }
     : null;
 
+/** A list filtered to one agent reads that agent's partition alone; any other filter reads every partition, merged. */
+function agentOrMerged<F extends { agentClass?: unknown; agentName?: unknown }, T>(
+  store: Store,
+  filters: F,
+  read: (db: D1Database) => Promise<Page<T>>,
+  tag: string,
+  keyOf: (t: T) => SortValue[],
+  page: PageOptions,
+): Promise<Page<T>> {
+  const agent = agentOf(filters);
+  return agent ? read(partitionFor(store, agent.agentClass, agent.agentName)) : fanOutPage(store, read, tag, keyOf, page);
+}
+
 /**
  * A lookup by id across partitions: the owner's partition when named, else every partition. Found in several,
  * the same rule as findOwned (owner.ts): the one the id itself names (`claims`), or refused with who reported it.
@@ -178,10 +191,9 @@ export const findAgentIn = (store: Store, agentClass: string, agentName: string)
 
 /** listRuns over the store: one agent's runs from its partition, others merged. */
 export function listRunsIn(store: Store, filters: RunFilterInput, page: PageOptions = {}): Promise<Page<Run>> {
-  const agent = agentOf(filters);
-  if (agent) return listRuns(partitionFor(store, agent.agentClass, agent.agentName), filters, page);
-  return fanOutPage(
+  return agentOrMerged(
     store,
+    filters,
     (db) => listRuns(db, filters, page),
     "fibers",
     (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName],
@@ -195,10 +207,9 @@ export const getStoredRunIn = (store: Store, runId: string, owner?: AgentRef): P
 
 /** listIncidents over the store: one agent's incidents from its partition, others merged. */
 export function listIncidentsIn(store: Store, filters: IncidentFilterInput, page: PageOptions = {}): Promise<Page<IncidentRow>> {
-  const agent = agentOf(filters);
-  if (agent) return listIncidents(partitionFor(store, agent.agentClass, agent.agentName), filters, page);
-  return fanOutPage(
+  return agentOrMerged(
     store,
+    filters,
     (db) => listIncidents(db, filters, page),
     "incidents",
     (r) => [r.firstSeen, r.incidentId, r.agentClass, r.agentName],
@@ -241,10 +252,9 @@ export const getSessionIn = (store: Store, name: string, owner?: AgentRef): Prom
 
 /** listAmbiguousOps over the store: one agent's from its partition, others merged. */
 export function listAmbiguousOpsIn(store: Store, filters: OpFilterInput, page: PageOptions = {}): Promise<Page<OpRow>> {
-  const agent = agentOf(filters);
-  if (agent) return listAmbiguousOps(partitionFor(store, agent.agentClass, agent.agentName), filters, page);
-  return fanOutPage(
+  return agentOrMerged(
     store,
+    filters,
     (db) => listAmbiguousOps(db, filters, page),
     "ops",
     (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],
