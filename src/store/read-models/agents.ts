@@ -2,7 +2,12 @@ import { z } from "zod";
 import { agents } from "../schema";
 import { names, selectList } from "../sql-names";
 import { parseFilters, text } from "./filters";
-import { cond, keysetPage, type Page, type PageOptions } from "./paging";
+import { cond, keysetPage, type ListOrder, type Page, type PageOptions } from "./paging";
+
+/** Agents: last activity to the minute, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
+export const AGENT_ORDER: ListOrder<AgentRow> = { tag: "agents", keyOf: (r) => [r.listedAt, r.agentClass, r.agentName] };
+/** One class's agents: the same, within the class. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
+export const AGENT_IN_CLASS_ORDER: ListOrder<AgentRow> = { tag: "agents:class", keyOf: (r) => [r.listedAt, r.agentName] };
 
 /** The agent registry read model: who has ever reported, and when. */
 
@@ -43,7 +48,7 @@ export async function listAgents(db: D1Database, filters: { agentClass?: unknown
     return keysetPage<AgentRow>(
       db,
       {
-        tag: "agents",
+        ...AGENT_ORDER,
         table: A.$table,
         index: "agents_listed",
         select: SELECT,
@@ -51,7 +56,6 @@ export async function listAgents(db: D1Database, filters: { agentClass?: unknown
         types: ["number", "string", "string"],
         dir: "DESC",
         where: [],
-        keyOf: (r) => [r.listedAt, r.agentClass, r.agentName],
       },
       page,
     );
@@ -59,7 +63,7 @@ export async function listAgents(db: D1Database, filters: { agentClass?: unknown
   return keysetPage<AgentRow>(
     db,
     {
-      tag: "agents:class",
+      ...AGENT_IN_CLASS_ORDER,
       table: A.$table,
       index: "agents_class_listed",
       select: SELECT,
@@ -67,7 +71,6 @@ export async function listAgents(db: D1Database, filters: { agentClass?: unknown
       types: ["number", "string"],
       dir: "DESC",
       where: [cond(`${A.agentClass} = ?`, f.agentClass)],
-      keyOf: (r) => [r.listedAt, r.agentName],
     },
     page,
   );

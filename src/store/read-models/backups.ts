@@ -2,7 +2,12 @@ import { z } from "zod";
 import { workspaceBackups } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { flag, parseFilters, text } from "./filters";
-import { type AccessPath, choosePath, cond, keysetPage, type Page, type PageOptions } from "./paging";
+import { type AccessPath, choosePath, cond, keysetPage, type ListOrder, type Page, type PageOptions } from "./paging";
+
+/** Backups: last seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
+export const BACKUP_ORDER: ListOrder<BackupRow> = { tag: "backups", keyOf: (r) => [r.lastSeen, r.handle, r.agentClass, r.agentName] };
+/** Backups by expiry (the `expired` filter). The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
+export const BACKUP_EXPIRY_ORDER: ListOrder<BackupRow> = { tag: "backups:expiry", keyOf: (r) => [r.expiresAt!, r.handle, r.agentClass, r.agentName] };
 
 /**
  * Workspace backups, per reporting agent. "Expired" is derived at read time (expires_at ≤ now),
@@ -78,7 +83,7 @@ export async function listBackups(db: D1Database, filters: BackupFilterInput, pa
     return keysetPage<BackupRow>(
       db,
       {
-        tag: "backups",
+        ...BACKUP_ORDER,
         table: B.$table,
         index: p.index,
         select: SELECT,
@@ -87,7 +92,6 @@ export async function listBackups(db: D1Database, filters: BackupFilterInput, pa
         dir: "DESC",
         where: p.where,
         residual: p.residual,
-        keyOf: (r) => [r.lastSeen, r.handle, r.agentClass, r.agentName],
         map,
       },
       page,
@@ -98,7 +102,7 @@ export async function listBackups(db: D1Database, filters: BackupFilterInput, pa
   return keysetPage<BackupRow>(
     db,
     {
-      tag: "backups:expiry",
+      ...BACKUP_EXPIRY_ORDER,
       table: B.$table,
       index: p.index,
       select: SELECT,
@@ -108,7 +112,6 @@ export async function listBackups(db: D1Database, filters: BackupFilterInput, pa
       where: [],
       residual: p.residual,
       range: f.expired ? { max: now } : { min: now + 1 },
-      keyOf: (r) => [r.expiresAt!, r.handle, r.agentClass, r.agentName],
       map,
     },
     page,

@@ -16,11 +16,15 @@ import {
   cond,
   DEFAULT_CAP,
   keysetPage,
+  type ListOrder,
   type Page,
   type PageOptions,
   rowsReadOf,
   SCAN_BUDGET,
 } from "./paging";
+
+/** Incidents: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
+export const INCIDENT_ORDER: ListOrder<IncidentRow> = { tag: "incidents", keyOf: (r) => [r.firstSeen, r.incidentId, r.agentClass, r.agentName] };
 
 /**
  * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
@@ -200,7 +204,7 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
   return keysetPage<IncidentRow>(
     db,
     {
-      tag: "incidents",
+      ...INCIDENT_ORDER,
       table: I.$table,
       index: p.index,
       select: SELECT,
@@ -210,7 +214,6 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
       where: p.where,
       residual: p.residual,
       range: { min: f.since, max: f.until },
-      keyOf: (r) => [r.firstSeen, r.incidentId, r.agentClass, r.agentName],
       // keysetPage reads stored rows; the map derives the shown status from them.
       map: (r) => derive(r as unknown as StoredIncident),
     },

@@ -1,13 +1,14 @@
 import type { Store } from "../partitions";
 import { partitionFor } from "../partitions";
-import { type AgentRow, findAgent, listAgents } from "./agents";
-import { type BackupFilterInput, type BackupRow, backupFilters, listBackups } from "./backups";
+import { AGENT_IN_CLASS_ORDER, AGENT_ORDER, type AgentRow, findAgent, listAgents } from "./agents";
+import { BACKUP_EXPIRY_ORDER, BACKUP_ORDER, type BackupFilterInput, type BackupRow, backupFilters, listBackups } from "./backups";
 import { AmbiguousOwner, type OwnedKind } from "./errors";
 import { parseFilters } from "./filters";
 import {
   countIncidents,
   getIncident,
   groupIncidents,
+  INCIDENT_ORDER,
   type IncidentFilterInput,
   type IncidentGroupBy,
   type IncidentGroups,
@@ -15,11 +16,11 @@ import {
   listIncidents,
   MAX_GROUPS,
 } from "./incidents";
-import { listAmbiguousOps, type OpFilterInput, type OpRow } from "./ops";
+import { listAmbiguousOps, OP_ORDER, type OpFilterInput, type OpRow } from "./ops";
 import type { AgentRef } from "./owner";
-import { type Capped, DEFAULT_CAP, encodeCursor, type Page, type PageOptions, pageLimit, type SortValue } from "./paging";
-import { getStoredRun, listRuns, type Run, type RunFilterInput, type RunWithSnapshot } from "./runs";
-import { getSession, listSessions, type SessionFilterInput, type SessionRow } from "./sessions";
+import { type Capped, DEFAULT_CAP, encodeCursor, type ListOrder, type Page, type PageOptions, pageLimit, type SortValue } from "./paging";
+import { getStoredRun, listRuns, RUN_ORDER, type Run, type RunFilterInput, type RunWithSnapshot } from "./runs";
+import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type SessionRow } from "./sessions";
 
 /**
  * Read models over a partitioned store (src/store/partitions.ts). Each read model keeps its (db, …) signature and
@@ -107,16 +108,10 @@ export function mergePages<T>(pages: Page<T>[], list: { tag: string; keyOf: (ite
 }
 
 /** The same keyset page from every partition, merged (mergePages). Every list merged here is newest first. */
-async function fanOutPage<T>(
-  store: Store,
-  read: (db: D1Database) => Promise<Page<T>>,
-  tag: string,
-  keyOf: (t: T) => SortValue[],
-  page: PageOptions,
-): Promise<Page<T>> {
+async function fanOutPage<T>(store: Store, read: (db: D1Database) => Promise<Page<T>>, order: ListOrder<T>, page: PageOptions): Promise<Page<T>> {
   if (store.parts.length === 1) return read(store.parts[0]!);
   const limit = pageLimit(page.limit);
-  return mergePages(await Promise.all(store.parts.map(read)), { tag, keyOf, dir: "DESC" }, limit);
+  return mergePages(await Promise.all(store.parts.map(read)), { ...order, dir: "DESC" }, limit);
 }
 
 /** One agent named by a filter (class and name both given): its partition alone answers. */
@@ -130,12 +125,11 @@ function agentOrMerged<F extends { agentClass?: unknown; agentName?: unknown }, 
   store: Store,
   filters: F,
   read: (db: D1Database) => Promise<Page<T>>,
-  tag: string,
-  keyOf: (t: T) => SortValue[],
+  order: ListOrder<T>,
   page: PageOptions,
 ): Promise<Page<T>> {
   const agent = agentOf(filters);
-  return agent ? read(partitionFor(store, agent.agentClass, agent.agentName)) : fanOutPage(store, read, tag, keyOf, page);
+  return agent ? read(partitionFor(store, agent.agentClass, agent.agentName)) : fanOutPage(store, read, order, page);
 }
 
 /**
@@ -176,13 +170,7 @@ async function lookup<T extends AgentRef>(
 /** listAgents over the store. */
 export function listAgentsIn(store: Store, filters: { agentClass?: unknown }, page: PageOptions = {}): Promise<Page<AgentRow>> {
   const byClass = typeof filters.agentClass === "string" && filters.agentClass !== "";
-  return fanOutPage(
-    store,
-    (db) => listAgents(db, filters, page),
-    byClass ? "agents:class" : "agents",
-    (a) => (byClass ? [a.listedAt, a.agentName] : [a.listedAt, a.agentClass, a.agentName]),
-    page,
-  );
+  return fanOutPage(store, (db) => listAgents(db, filters, page), byClass ? AGENT_IN_CLASS_ORDER : AGENT_ORDER, page);
 }
 
 /** findAgent in the agent's partition. */
@@ -191,14 +179,7 @@ export const findAgentIn = (store: Store, agentClass: string, agentName: string)
 
 /** listRuns over the store: one agent's runs from its partition, others merged. */
 export function listRunsIn(store: Store, filters: RunFilterInput, page: PageOptions = {}): Promise<Page<Run>> {
-  return agentOrMerged(
-    store,
-    filters,
-    (db) => listRuns(db, filters, page),
-    "fibers",
-    (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName],
-    page,
-  );
+  return agentOrMerged(store, filters, (db) => listRuns(db, filters, page), RUN_ORDER, page);
 }
 
 /** getStoredRun: the owner's partition, or every partition's point read. */
@@ -207,14 +188,7 @@ export const getStoredRunIn = (store: Store, runId: string, owner?: AgentRef): P
 
 /** listIncidents over the store: one agent's incidents from its partition, others merged. */
 export function listIncidentsIn(store: Store, filters: IncidentFilterInput, page: PageOptions = {}): Promise<Page<IncidentRow>> {
-  return agentOrMerged(
-    store,
-    filters,
-    (db) => listIncidents(db, filters, page),
-    "incidents",
-    (r) => [r.firstSeen, r.incidentId, r.agentClass, r.agentName],
-    page,
-  );
+  return agentOrMerged(store, filters, (db) => listIncidents(db, filters, page), INCIDENT_ORDER, page);
 }
 
 /** countIncidents over the store: the partitions' capped counts summed, capped again. */
@@ -238,13 +212,7 @@ export const getIncidentIn = (store: Store, id: string, owner?: AgentRef): Promi
 
 /** listSessions over the store, merged. */
 export const listSessionsIn = (store: Store, filters: SessionFilterInput, page: PageOptions = {}): Promise<Page<SessionRow>> =>
-  fanOutPage(
-    store,
-    (db) => listSessions(db, filters, page),
-    "sessions",
-    (r) => [r.listedAt, r.sessionName, r.agentClass, r.agentName],
-    page,
-  );
+  fanOutPage(store, (db) => listSessions(db, filters, page), SESSION_ORDER, page);
 
 /** getSession: the owner's partition, or every partition's. */
 export const getSessionIn = (store: Store, name: string, owner?: AgentRef): Promise<SessionRow | null> =>
@@ -252,14 +220,7 @@ export const getSessionIn = (store: Store, name: string, owner?: AgentRef): Prom
 
 /** listAmbiguousOps over the store: one agent's from its partition, others merged. */
 export function listAmbiguousOpsIn(store: Store, filters: OpFilterInput, page: PageOptions = {}): Promise<Page<OpRow>> {
-  return agentOrMerged(
-    store,
-    filters,
-    (db) => listAmbiguousOps(db, filters, page),
-    "ops",
-    (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],
-    page,
-  );
+  return agentOrMerged(store, filters, (db) => listAmbiguousOps(db, filters, page), OP_ORDER, page);
 }
 
 /**
@@ -289,11 +250,5 @@ export async function groupIncidentsIn(store: Store, filters: IncidentFilterInpu
 /** listBackups over the store, merged (newest activity first, or by expiry with the `expired` filter). */
 export function listBackupsIn(store: Store, filters: BackupFilterInput, page: PageOptions = {}, now = Date.now()): Promise<Page<BackupRow>> {
   const byExpiry = parseFilters(backupFilters, filters).expired !== undefined;
-  return fanOutPage(
-    store,
-    (db) => listBackups(db, filters, page, now),
-    byExpiry ? "backups:expiry" : "backups",
-    (r) => [byExpiry ? r.expiresAt! : r.lastSeen, r.handle, r.agentClass, r.agentName],
-    page,
-  );
+  return fanOutPage(store, (db) => listBackups(db, filters, page, now), byExpiry ? BACKUP_EXPIRY_ORDER : BACKUP_ORDER, page);
 }

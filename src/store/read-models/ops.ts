@@ -2,7 +2,10 @@ import { z } from "zod";
 import { opAmbiguities } from "../schema";
 import { names, selectList } from "../sql-names";
 import { flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
-import { cond, keysetPage, type Page, type PageOptions } from "./paging";
+import { cond, keysetPage, type ListOrder, type Page, type PageOptions } from "./paging";
+
+/** Ambiguous ops: last seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
+export const OP_ORDER: ListOrder<OpRow> = { tag: "ops", keyOf: (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName] };
 
 /**
  * Paid operations a recovery could not prove ran once, per agent. "Open" is derived:
@@ -88,7 +91,7 @@ export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, p
   return keysetPage<OpRow>(
     db,
     {
-      tag: "ops",
+      ...OP_ORDER,
       table: O.$table,
       index,
       select: SELECT,
@@ -102,7 +105,6 @@ export async function listAmbiguousOps(db: D1Database, filters: OpFilterInput, p
         ...(f.agentName !== undefined && !agentOpen ? [cond(`${O.agentName} = ?`, f.agentName)] : []),
         ...(f.sessionName !== undefined ? [cond(`${O.sessionName} = ?`, f.sessionName)] : []),
       ],
-      keyOf: (r) => [r.lastSeen, r.opId, r.agentClass, r.agentName],
       // D1 gives the integer flag back as a number.
       map: (r) => ({ ...r, idempotent: r.idempotent === null ? null : Boolean(r.idempotent), open: r.resolutionAt === null }),
     },

@@ -10,6 +10,9 @@ import { BadRequest } from "./errors";
 /** One page of a list. `next` is the cursor of the following page, null on the last one. */
 export type Page<T> = { items: T[]; next: string | null; rowsRead: number };
 
+/** How a list is ordered, as its cursor carries it: the list's tag and each row's sort key. */
+export type ListOrder<R> = { tag: string; keyOf: (row: R) => SortValue[] };
+
 /** A count that stopped at `cap`; render it as "≥cap" when `capped`. */
 export type Capped = { n: number; capped: boolean };
 

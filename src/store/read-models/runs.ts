@@ -6,7 +6,10 @@ import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Cond, choosePath, cond, keysetPage, type Page, type PageOptions } from "./paging";
+import { type AccessPath, type Cond, choosePath, cond, keysetPage, type ListOrder, type Page, type PageOptions } from "./paging";
+
+/** Runs: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
+export const RUN_ORDER: ListOrder<Run> = { tag: "fibers", keyOf: (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName] };
 
 /**
  * Runs of every kind (runs; the table kept its name when runs got kinds): one row per run of an agent,
@@ -169,7 +172,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
   return keysetPage<Run>(
     db,
     {
-      tag: "fibers",
+      ...RUN_ORDER,
       table: F.$table,
       index: p.index,
       select: SELECT,
@@ -179,7 +182,6 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
       where: p.where,
       residual,
       range: { min: f.since, max: f.until },
-      keyOf: (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName],
       map: (r) => derive(r),
     },
     page,

@@ -5,7 +5,10 @@ import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, eventsBy } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, choosePath, cond, keysetPage, type Page, type PageOptions } from "./paging";
+import { type AccessPath, choosePath, cond, keysetPage, type ListOrder, type Page, type PageOptions } from "./paging";
+
+/** Sessions: last activity to the minute, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
+export const SESSION_ORDER: ListOrder<SessionRow> = { tag: "sessions", keyOf: (r) => [r.listedAt, r.sessionName, r.agentClass, r.agentName] };
 
 /**
  * Sessions, newest activity first to the minute (listed_at DESC, see src/store/listed-at.ts; then session_name DESC,
@@ -83,7 +86,7 @@ export async function listSessions(db: D1Database, filters: SessionFilterInput, 
   return keysetPage<SessionRow>(
     db,
     {
-      tag: "sessions",
+      ...SESSION_ORDER,
       table: S.$table,
       index: p.index,
       select: SELECT,
@@ -93,7 +96,6 @@ export async function listSessions(db: D1Database, filters: SessionFilterInput, 
       where: p.where,
       residual: [...p.residual, ...exact],
       range: { min: f.since === undefined ? undefined : listedAt(f.since), max: f.until },
-      keyOf: (r) => [r.listedAt, r.sessionName, r.agentClass, r.agentName],
     },
     page,
   );
