@@ -1,6 +1,6 @@
 import type { BusyWork, RunCheck } from "./contract.js";
 import { type AgentWork, LIVE_FIBER_STATUSES, taskRunOf } from "./inspect.js";
-import { ALARM_LOOP_JOB_OWNERS, chatTurnRequestIdOf, runningAlarmJobs, TASK_TERMINAL_STATES } from "./sdk-layout.js";
+import { ALARM_LOOP_JOB_OWNERS, chatTurnRequestIdOf, runningAlarmJobs, sdkRows, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
 /**
  * Agent side of "actions verify what they did": one run read back by its SDK id, and the work running now,
@@ -13,12 +13,7 @@ const BUSY_SHOWN = 50;
 const SUBMISSION_DONE: ReadonlySet<string> = new Set(["completed", "aborted", "skipped", "error"]);
 
 function rowOf(sql: SqlStorage, id: string): { id: string; name: string; created_at: number } | null {
-  try {
-    return sql.exec<{ id: string; name: string; created_at: number }>("SELECT id, name, created_at FROM cf_agents_runs WHERE id = ?", id).toArray()[0] ?? null;
-  } catch (e) {
-    if (e instanceof Error && /no such table/i.test(e.message)) return null;
-    throw e;
-  }
+  return sdkRows<{ id: string; name: string; created_at: number }>(sql, "SELECT id, name, created_at FROM cf_agents_runs WHERE id = ?", id)[0] ?? null;
 }
 
 /**

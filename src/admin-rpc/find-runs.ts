@@ -1,7 +1,7 @@
 import type { FindRunsOutput, FoundRun } from "./contract.js";
 import { type AgentRunRecord, agentRunRecord, type FindRunsInput } from "./inputs.js";
 import type { AgentWork, FiberInspection, SubmissionInspection, TaskSnapshot } from "./inspect.js";
-import { CHAT_TURN_TASK, chatTurnRequestIdOf, taskStepAt } from "./sdk-layout.js";
+import { CHAT_TURN_TASK, chatTurnRequestIdOf, sdkRows, taskStepAt } from "./sdk-layout.js";
 
 /**
  * What the agent still records of its runs, in every state, for reconciliation: it asks before it judges. One
@@ -15,23 +15,31 @@ const CHAT_SCAN = 100;
 
 const or = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
+/** The fields a source does not record: each from* below sets only what its source knows. */
+const UNKNOWN = {
+  definition: null,
+  requestId: null,
+  startedAt: null,
+  settledAt: null,
+  error: null,
+  statusMessage: null,
+  step: null,
+  attempt: null,
+  wakeAt: null,
+} satisfies Partial<FoundRun>;
+
 function fromFiber(f: FiberInspection): FoundRun {
   return {
+    ...UNKNOWN,
     runId: f.fiberId,
     kind: "managed_fiber",
     source: "managed_fiber",
     state: f.status,
     name: f.name,
-    definition: null,
-    requestId: null,
     createdAt: f.createdAt,
     startedAt: or(f.startedAt),
     settledAt: or(f.settledAt),
     error: or(f.error),
-    statusMessage: null,
-    step: null,
-    attempt: null,
-    wakeAt: null,
   };
 }
 
@@ -59,83 +67,54 @@ function fromTask(w: AgentWork, t: TaskSnapshot): FoundRun {
   };
 }
 
-/**
- * A Think submission is one user turn. Think gives it its id as its first request id, and moves `requestId` to
- * each recovery turn that continues it: the console keys the turn by that first one (its recovery root).
- */
 function fromSubmission(s: SubmissionInspection): FoundRun {
   return {
+    ...UNKNOWN,
     runId: s.submissionId,
     kind: "chat_turn",
     source: "submission",
     state: s.status,
     name: "chat turn",
-    definition: null,
     requestId: or(s.requestId),
     createdAt: s.createdAt,
     startedAt: or(s.startedAt),
     settledAt: or(s.completedAt),
     error: or(s.error),
-    statusMessage: null,
-    step: null,
-    attempt: null,
-    wakeAt: null,
   };
 }
 
 function fromRow(r: { id: string; name: string; created_at: number }): FoundRun {
   const requestId = chatTurnRequestIdOf(r.name);
   return {
+    ...UNKNOWN,
     runId: requestId ?? r.id,
     kind: requestId ? "chat_turn" : "fiber",
     source: "run_row",
     state: "running",
     name: r.name,
-    definition: null,
     requestId,
     createdAt: r.created_at,
     startedAt: r.created_at,
-    settledAt: null,
-    error: null,
-    statusMessage: null,
-    step: null,
-    attempt: null,
-    wakeAt: null,
   };
 }
 
 function fromAgent(runId: string, r: AgentRunRecord): FoundRun {
   return {
+    ...UNKNOWN,
     runId,
     kind: "fiber",
     source: "agent",
     state: r.state,
     name: r.name ?? null,
-    definition: null,
-    requestId: null,
     createdAt: null,
-    startedAt: null,
     settledAt: r.settledAt ?? null,
     error: r.error ?? null,
-    statusMessage: null,
-    step: null,
-    attempt: null,
-    wakeAt: null,
   };
 }
 
 function runRows(w: AgentWork, id?: string): { id: string; name: string; created_at: number }[] {
-  try {
-    const q = "SELECT id, name, created_at FROM cf_agents_runs";
-    return (
-      id === undefined
-        ? w.sql.exec<{ id: string; name: string; created_at: number }>(`${q} ORDER BY created_at DESC LIMIT 100`)
-        : w.sql.exec<{ id: string; name: string; created_at: number }>(`${q} WHERE id = ?`, id)
-    ).toArray();
-  } catch (e) {
-    if (e instanceof Error && /no such table/i.test(e.message)) return [];
-    throw e;
-  }
+  const q = "SELECT id, name, created_at FROM cf_agents_runs";
+  return id === undefined ? sdkRows(w.sql, `${q} ORDER BY created_at DESC LIMIT 100`) : sdkRows(w.sql, `${q} WHERE id = ?`, id);
 }
 
 /** The chat turns the agent knows by request id: Think's submissions, and the Tasks runs that carry turns. */

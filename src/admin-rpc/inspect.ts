@@ -9,6 +9,7 @@ import {
   chatTurnRequestIdOf,
   chatTurnRootOf,
   FIBER_DONE_STATUSES,
+  sdkRows as rows,
   taskCurrentStep,
 } from "./sdk-layout.js";
 
@@ -81,15 +82,6 @@ export type AgentWork = {
 export const LIVE_TASK_STATES = ["pending", "running", "waiting"];
 /** Managed-fiber statuses still doing (or about to do) work. */
 export const LIVE_FIBER_STATUSES = ["pending", "running"];
-
-function rows<T extends Record<string, SqlStorageValue>>(sql: Sql, query: string, ...binds: unknown[]): T[] {
-  try {
-    return sql.exec<T>(query, ...binds).toArray();
-  } catch (e) {
-    if (e instanceof Error && /no such table/i.test(e.message)) return [];
-    throw e;
-  }
-}
 
 const jsonBytes = (v: unknown) => (v === undefined ? 0 : new TextEncoder().encode(JSON.stringify(v) ?? "").byteLength);
 

@@ -385,11 +385,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         let alarm: ResumeRecoveryOutput["alarm"] = "not_needed";
         const rows = (await pauseState(this, Date.now())).pendingRecovery;
         if (rows > 0) {
-          const ran = this.alarm().then(() => "ran" as const);
-          this.ctx.waitUntil(ran.catch((e: unknown) => console.error(`[admin] alarm after resume failed: ${e instanceof Error ? e.message : String(e)}`)));
-          let timer: ReturnType<typeof setTimeout> | undefined;
-          const budget = new Promise<"still_running">((done) => (timer = setTimeout(() => done("still_running"), alarmBudgetMs)));
-          alarm = await Promise.race([ran, budget]).finally(() => clearTimeout(timer));
+          const outcome = await this.#alarmWithinBudget("after resume");
+          if (outcome !== "ran" && outcome !== "still_running") return unavailable(outcome);
+          alarm = outcome;
         }
         const still = new Set(await this.#waitingIds(before.pause.held));
         for (const id of waiting) if (!still.has(id)) recovered.add(id);
@@ -397,6 +395,24 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       } catch (e) {
         return unavailable(e);
       }
+    }
+
+    /**
+     * Runs the agent's alarm and waits for it at most `alarmBudgetMs`: "ran", "still_running" (it goes on in the
+     * background, not cancelled, as the platform's own alarm would), or the error it failed with (logged).
+     */
+    async #alarmWithinBudget(what: string): Promise<"ran" | "still_running" | unknown> {
+      const alarm = this.alarm().then(
+        () => "ran" as const,
+        (e: unknown) => {
+          console.error(`[admin] alarm failed (${what}): ${e instanceof Error ? e.message : String(e)}`);
+          return e;
+        },
+      );
+      this.ctx.waitUntil(alarm);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const budget = new Promise<"still_running">((done) => (timer = setTimeout(() => done("still_running"), alarmBudgetMs)));
+      return Promise.race([alarm, budget]).finally(() => clearTimeout(timer));
     }
 
     /** Ids of the recovery waiting now: run rows no callback of this instance runs, and held managed fibers still interrupted. */
@@ -443,18 +459,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         const base = { busy, budgetMs: alarmBudgetMs, instance: this.#instance, before };
         if (busy.some((b) => b.holdsAlarm)) return ok({ ...base, outcome: "busy", after: before, recoveredRuns: [], recoveryEvents: [] });
         const runsBefore = (await readRuns(w)).runs.map((r) => r.id);
-        const alarm = this.alarm().then(
-          () => "ran" as const,
-          (e: unknown) => {
-            console.error(`[admin] triggered alarm failed: ${e instanceof Error ? e.message : String(e)}`);
-            return e;
-          },
-        );
-        // The alarm is not cancelled at the budget: it goes on, as the platform's own alarm would.
-        this.ctx.waitUntil(alarm);
-        let timer: ReturnType<typeof setTimeout> | undefined;
-        const budget = new Promise<"still_running">((done) => (timer = setTimeout(() => done("still_running"), alarmBudgetMs)));
-        const outcome = await Promise.race([alarm, budget]).finally(() => clearTimeout(timer));
+        const outcome = await this.#alarmWithinBudget("triggered");
         if (outcome !== "ran" && outcome !== "still_running") return unavailable(outcome);
         const after = await this.#status();
         const still = new Set((await readRuns(w)).runs.map((r) => r.id));

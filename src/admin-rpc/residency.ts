@@ -2,7 +2,7 @@ import type { Agent } from "agents";
 import { readBusy } from "./check.js";
 import type { AgentWork } from "./inspect.js";
 import type { ResidencyOutput, ResidentSchedule } from "./residency-contract.js";
-import { keepAliveOf } from "./sdk-layout.js";
+import { keepAliveOf, sdkRows } from "./sdk-layout.js";
 
 /** Schedules and host jobs listed; the counts say how many there are. */
 const SHOWN = 50;
@@ -14,12 +14,7 @@ type JobRow = { id: string; capability: string; fn: string; time: number; runnin
 
 /** The SDK's job rows (`cf_agents_jobs`), oldest first; none when the agent never created the table. */
 function jobRows(sql: SqlStorage): JobRow[] {
-  try {
-    return sql.exec<JobRow>(`SELECT id, capability, fn, time, running, created_at FROM cf_agents_jobs ORDER BY time, id LIMIT ${SHOWN * 4}`).toArray();
-  } catch (e) {
-    if (e instanceof Error && /no such (table|column)/i.test(e.message)) return [];
-    throw e;
-  }
+  return sdkRows<JobRow>(sql, `SELECT id, capability, fn, time, running, created_at FROM cf_agents_jobs ORDER BY time, id LIMIT ${SHOWN * 4}`);
 }
 
 /** `created_at` is unixepoch() seconds in the SDK's table. */

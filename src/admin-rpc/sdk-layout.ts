@@ -5,6 +5,19 @@
  * upgrade that moves one fails there, not in an operator's hands.
  */
 
+/**
+ * Rows of a query on one of the SDK's own tables; none when the agent never created the table (or an older SDK
+ * lacks the column). The one place admin RPC tolerates a missing SDK table, instead of a copy per reader.
+ */
+export function sdkRows<T extends Record<string, SqlStorageValue>>(sql: SqlStorage, query: string, ...binds: unknown[]): T[] {
+  try {
+    return sql.exec<T>(query, ...binds).toArray();
+  } catch (e) {
+    if (e instanceof Error && /no such (table|column)/i.test(e.message)) return [];
+    throw e;
+  }
+}
+
 /** KV key prefix of chat-recovery incident records (`agents/chat` exports the same constant). */
 export const CHAT_RECOVERY_INCIDENT_KEY_PREFIX = "cf:chat-recovery:incident:";
 
@@ -69,19 +82,13 @@ export function taskCurrentStep(sql: SqlStorage, runId: string): string | null {
  * unfinished step, else the one it last touched (for a failed run, the step that failed). Null without steps.
  */
 export function taskStepAt(sql: SqlStorage, runId: string): { name: string; state: string } | null {
-  try {
-    const [row] = sql
-      .exec<{ step_name: string; state: string }>(
-        `SELECT step_name, state FROM cf_agents_task_steps WHERE run_id = ?
-         ORDER BY CASE WHEN state IN ('running', 'waiting') THEN 0 ELSE 1 END, updated_at DESC LIMIT 1`,
-        runId,
-      )
-      .toArray();
-    return row ? { name: row.step_name, state: row.state } : null;
-  } catch (e) {
-    if (e instanceof Error && /no such table/i.test(e.message)) return null;
-    throw e;
-  }
+  const [row] = sdkRows<{ step_name: string; state: string }>(
+    sql,
+    `SELECT step_name, state FROM cf_agents_task_steps WHERE run_id = ?
+     ORDER BY CASE WHEN state IN ('running', 'waiting') THEN 0 ELSE 1 END, updated_at DESC LIMIT 1`,
+    runId,
+  );
+  return row ? { name: row.step_name, state: row.state } : null;
 }
 
 /**
@@ -116,19 +123,12 @@ export const ALARM_LOOP_JOB_OWNERS = { queue: "queued_callback", scheduler: "sch
  * that died mid-callback (nothing runs it any more) does not count.
  */
 export function runningAlarmJobs(sql: SqlStorage, since: number): { id: string; owner: keyof typeof ALARM_LOOP_JOB_OWNERS; fn: string; startedAt: number }[] {
-  try {
-    return sql
-      .exec<{ id: string; capability: string; fn: string; started: number }>(
-        `SELECT id, capability, fn, execution_started_at AS started FROM cf_agents_jobs
-         WHERE running = 1 AND capability IN ('queue', 'scheduler') AND execution_started_at >= ? ORDER BY execution_started_at, id LIMIT 50`,
-        since,
-      )
-      .toArray()
-      .map((r) => ({ id: r.id, owner: r.capability as keyof typeof ALARM_LOOP_JOB_OWNERS, fn: r.fn, startedAt: r.started }));
-  } catch (e) {
-    if (e instanceof Error && /no such (table|column)/i.test(e.message)) return [];
-    throw e;
-  }
+  return sdkRows<{ id: string; capability: string; fn: string; started: number }>(
+    sql,
+    `SELECT id, capability, fn, execution_started_at AS started FROM cf_agents_jobs
+     WHERE running = 1 AND capability IN ('queue', 'scheduler') AND execution_started_at >= ? ORDER BY execution_started_at, id LIMIT 50`,
+    since,
+  ).map((r) => ({ id: r.id, owner: r.capability as keyof typeof ALARM_LOOP_JOB_OWNERS, fn: r.fn, startedAt: r.started }));
 }
 
 /** The id of the job row that carries the keepAlive heartbeat (`HOST_JOB_KEEP_ALIVE_ID`, agents 0.32). */

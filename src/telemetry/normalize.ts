@@ -85,51 +85,37 @@ const CHAT_CARRIER_REDUNDANT: ReadonlySet<string> = new Set(["task:accepted", "t
 
 type Raw = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number };
 
-const FIBER: Record<string, EventType> = {
-  "fiber:run:started": "fiber.started",
-  "fiber:run:completed": "fiber.completed",
-  "fiber:run:failed": "fiber.failed",
-  "fiber:run:interrupted": "fiber.interrupted",
-  "fiber:recovery:detected": "fiber.recovery.detected",
-  "fiber:recovery:attempt": "fiber.recovery.attempt",
-  "fiber:recovery:handled": "fiber.recovery.handled",
-  "fiber:recovery:skipped": "fiber.recovery.skipped",
-  "fiber:recovery:failed": "fiber.recovery.failed",
-};
+/**
+ * Our event type for each SDK type of a family that is shipped as its own type: the SDK's name with dots for
+ * colons, `fiber:run:*` without its `run`, and a turn's start and finish in the past tense. Each family's SDK
+ * types are listed: only those are mapped (the rest of the family is noise or unmodelled).
+ */
+function family(sdkPrefix: string, ourPrefix: string, names: string): Record<string, EventType> {
+  const out: Record<string, string> = {};
+  for (const n of names.split(" ")) out[sdkPrefix + n] = ourPrefix + n.replace(":", ".").replace(/^(start|finish)$/, "$1ed");
+  return out as Record<string, EventType>;
+}
 
-const CHAT_RECOVERY: Record<string, EventType> = {
-  "chat:recovery:detected": "chat.recovery.detected",
-  "chat:recovery:scheduled": "chat.recovery.scheduled",
-  "chat:recovery:attempt": "chat.recovery.attempt",
-  "chat:recovery:completed": "chat.recovery.completed",
-  "chat:recovery:skipped": "chat.recovery.skipped",
-  "chat:recovery:exhausted": "chat.recovery.exhausted",
-  "chat:recovery:failed": "chat.recovery.failed",
+const FIBER = {
+  ...family("fiber:run:", "fiber.", "started completed failed interrupted"),
+  ...family("fiber:recovery:", "fiber.recovery.", "detected attempt handled skipped failed"),
 };
-
-const TASK: Record<string, EventType> = {
-  "task:accepted": "task.accepted",
-  "task:attempt:started": "task.attempt.started",
-  "task:attempt:interrupted": "task.attempt.interrupted",
-  "task:waiting": "task.waiting",
-  "task:completed": "task.completed",
-  "task:failed": "task.failed",
-  "task:cancelled": "task.cancelled",
-};
-
-const CHAT_TURN: Record<string, EventType> = {
-  "chat:turn:start": "chat.turn.started",
-  "chat:turn:finish": "chat.turn.finished",
-};
+const CHAT_RECOVERY = family("chat:recovery:", "chat.recovery.", "detected scheduled attempt completed skipped exhausted failed");
+const TASK = family("task:", "task.", "accepted attempt:started attempt:interrupted waiting completed failed cancelled");
+const CHAT_TURN = family("chat:turn:", "chat.turn.", "start finish");
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? Math.max(0, Math.round(v)) : undefined);
 const bool = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
 
-/** Drops undefined keys so the payload validates against strict optional fields. */
+/**
+ * Drops undefined keys so the payload validates against strict optional fields. Copies instead of `delete`: a
+ * deleted key turns the object into a slow dictionary, which every later read and the JSON.stringify pay for.
+ */
 function compact<T extends Record<string, unknown>>(o: T): T {
-  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
-  return o;
+  const out: Record<string, unknown> = {};
+  for (const k in o) if (o[k] !== undefined) out[k] = o[k];
+  return out as T;
 }
 
 function fiberPayload(type: EventType, p: Record<string, unknown>, mask: Masker, kind: RunKind | undefined, rec: SdkRecord): Record<string, unknown> {
