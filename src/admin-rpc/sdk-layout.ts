@@ -6,14 +6,15 @@
  */
 
 /**
- * Rows of a query on one of the SDK's own tables; none when the agent never created the table (or an older SDK
- * lacks the column). The one place admin RPC tolerates a missing SDK table, instead of a copy per reader.
+ * Rows of a query on one of the SDK's own tables; none when the agent never created the table (it never used that
+ * feature). A missing column is not tolerated: that is an SDK whose layout we do not know, and the read fails
+ * (unavailable) rather than answering "none". The one place admin RPC tolerates a missing SDK table.
  */
 export function sdkRows<T extends Record<string, SqlStorageValue>>(sql: SqlStorage, query: string, ...binds: unknown[]): T[] {
   try {
     return sql.exec<T>(query, ...binds).toArray();
   } catch (e) {
-    if (e instanceof Error && /no such (table|column)/i.test(e.message)) return [];
+    if (e instanceof Error && /no such table/i.test(e.message)) return [];
     throw e;
   }
 }
