@@ -144,12 +144,16 @@ function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "con
   };
 }
 
-/** Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one. */
+/**
+ * Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one.
+ * An outcome alone is runs_kind_outcome merged over the kinds (a closed set): an index of its own would cost every
+ * run one more entry written, and one more each time its outcome moves.
+ */
 const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
   { index: "runs_agent", cols: ["agentClass", "agentName"] },
   { index: "runs_name", cols: ["agentName"] },
   { index: "runs_kind_outcome", cols: ["kind", "outcome"] },
-  { index: "runs_outcome", cols: ["outcome"] },
+  { index: "runs_kind_outcome", cols: ["outcome"], arms: RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k)) },
   { index: "runs_kind", cols: ["kind"] },
   { index: "runs_class", cols: ["agentClass"] },
   { index: "runs_first_seen", cols: [] },
@@ -180,6 +184,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
       types: ["number", "string", "string", "string"],
       dir: "DESC",
       where: p.where,
+      arms: p.arms,
       residual,
       range: { min: f.since, max: f.until },
       map: (r) => derive(r),

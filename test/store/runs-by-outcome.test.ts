@@ -1,0 +1,89 @@
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { listRuns, RUN_KINDS, type Run } from "../../src/store/read-models/runs";
+import { walk } from "./store-helpers";
+
+/**
+ * An outcome filter without a kind has no index of its own (a run would write one more entry, and another each time
+ * its outcome moves): it is runs_kind_outcome merged over the kinds. These check that the merge is the list it
+ * replaces: every run of that outcome, in the list's order (ties across kinds included), each page reading about its
+ * size plus one row per kind.
+ */
+
+const T0 = Date.UTC(2026, 9, 1);
+const N = 400;
+const OUTCOMES = ["failed", "completed", null, "recovered", "failed"] as const;
+
+beforeAll(async () => {
+  // Kinds interleaved, and every two runs share a first_seen (ties broken by fiber id, then the agent).
+  const rows = Array.from({ length: N }, (_, i) => ({
+    id: `run-${String(i).padStart(4, "0")}`,
+    kind: RUN_KINDS[i % RUN_KINDS.length],
+    cls: `C${i % 3}`,
+    name: `a${i % 7}`,
+    outcome: OUTCOMES[i % OUTCOMES.length],
+    t: T0 + Math.floor(i / 2) * 1000,
+  }));
+  await env.DB.prepare(
+    `INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, first_seen, last_seen)
+     SELECT j ->> '$.id', j ->> '$.cls', j ->> '$.name', j ->> '$.kind', 'job', j ->> '$.outcome',
+       CASE WHEN j ->> '$.outcome' IS NULL THEN NULL ELSE j ->> '$.t' END, CASE WHEN j ->> '$.outcome' IS NULL THEN NULL ELSE 'ev-' || (j ->> '$.id') END,
+       j ->> '$.t', j ->> '$.t'
+     FROM (SELECT value AS j FROM json_each(?1))`,
+  )
+    .bind(JSON.stringify(rows))
+    .run();
+});
+
+/** The list's order from SQL over the whole table (no index), as the ground truth. */
+async function expected(where: string, ...binds: unknown[]): Promise<string[]> {
+  const r = await env.DB.prepare(
+    `SELECT fiber_id || '/' || agent_class || '/' || agent_name AS k FROM runs NOT INDEXED WHERE ${where} ORDER BY first_seen DESC, fiber_id DESC, agent_class DESC, agent_name DESC`,
+  )
+    .bind(...binds)
+    .all<{ k: string }>();
+  return r.results.map((x) => x.k);
+}
+
+const keyOf = (r: Run) => `${r.fiberId}/${r.agentClass}/${r.agentName}`;
+
+describe("runs of one outcome, every kind", () => {
+  it("lists every run of the outcome across kinds in the list's order, page after page", async () => {
+    const want = await expected("outcome = 'failed'");
+    expect(
+      new Set((await env.DB.prepare("SELECT DISTINCT kind FROM runs WHERE outcome = 'failed'").all<{ kind: string }>()).results.map((r) => r.kind)).size,
+    ).toBe(RUN_KINDS.length);
+    const got = await walk((p) => listRuns(env.DB, { outcome: "failed" }, p), 7, keyOf);
+    expect(got.map(keyOf)).toEqual(want);
+    expect(got.every((r) => r.status === "failed")).toBe(true);
+  });
+
+  it("lists running runs (no outcome) of every kind the same way", async () => {
+    const want = await expected("outcome IS NULL");
+    const got = await walk((p) => listRuns(env.DB, { outcome: "running" }, p), 11, keyOf);
+    expect(got.map(keyOf)).toEqual(want);
+  });
+
+  it("reads about a page plus one row per kind, however deep the page", async () => {
+    const first = await listRuns(env.DB, { outcome: "failed" }, { limit: 20 });
+    expect(first.items).toHaveLength(20);
+    expect(first.rowsRead).toBeLessThanOrEqual(20 + 1 + RUN_KINDS.length);
+    const second = await listRuns(env.DB, { outcome: "failed" }, { limit: 20, cursor: first.next });
+    expect(second.items).toHaveLength(20);
+    expect(second.rowsRead).toBeLessThanOrEqual(20 + 1 + RUN_KINDS.length);
+    expect([...first.items, ...second.items].map(keyOf)).toEqual((await expected("outcome = 'failed'")).slice(0, 40));
+  });
+
+  it("applies a second filter (the class) to the merged runs, within the scan budget", async () => {
+    const want = await expected("outcome = 'completed' AND agent_class = 'C1'");
+    const got = await walk((p) => listRuns(env.DB, { outcome: "completed", agentClass: "C1" }, p), 5, keyOf);
+    expect(got.map(keyOf)).toEqual(want);
+  });
+
+  it("keeps since / until on first_seen across the kinds", async () => {
+    const [since, until] = [T0 + 40_000, T0 + 120_000];
+    const want = await expected("outcome = 'failed' AND first_seen BETWEEN ?1 AND ?2", since, until);
+    const got = await walk((p) => listRuns(env.DB, { outcome: "failed", since, until }, p), 6, keyOf);
+    expect(got.map(keyOf)).toEqual(want);
+  });
+});
