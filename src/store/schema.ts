@@ -86,6 +86,10 @@ export const agents = sqliteTable(
     primaryKey({ columns: [t.agentClass, t.agentName] }),
     index("agents_listed").on(t.listedAt, t.agentClass, t.agentName),
     index("agents_class_listed").on(t.agentClass, t.listedAt, t.agentName),
+    // The classes an agent name is registered under: how runs filtered by a name alone are found (runs_agent, one
+    // range per class), instead of a runs index by name (one more entry per run). A name never changes: one entry
+    // written per agent, ever.
+    index("agents_name").on(t.agentName, t.agentClass),
   ],
 );
 
@@ -179,7 +183,6 @@ export const runs = sqliteTable(
     index("runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     index("runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
     index("runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
-    index("runs_name").on(t.agentName, t.firstSeen, t.fiberId, t.agentClass),
     index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count. An outcome alone is this
     // index merged over the kinds (read-models/runs.ts): no index of its own to write per run and per end.

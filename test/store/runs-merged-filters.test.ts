@@ -4,10 +4,11 @@ import { listRuns, RUN_KINDS, type Run } from "../../src/store/read-models/runs"
 import { walk } from "./store-helpers";
 
 /**
- * An outcome filter without a kind has no index of its own (a run would write one more entry, and another each time
- * its outcome moves): it is runs_kind_outcome merged over the kinds. These check that the merge is the list it
- * replaces: every run of that outcome, in the list's order (ties across kinds included), each page reading about its
- * size plus one row per kind.
+ * An outcome filter without a kind, and an agent name without a class, have no runs index of their own (a run would
+ * write one more entry each, and the outcome's another each time it moves): they are runs_kind_outcome merged over
+ * the kinds, and runs_agent merged over the classes the agent registry has the name under. These check that each
+ * merge is the list it replaces: every matching run, in the list's order (ties across arms included), each page
+ * reading about its size plus one row per arm.
  */
 
 const T0 = Date.UTC(2026, 9, 1);
@@ -33,6 +34,11 @@ beforeAll(async () => {
   )
     .bind(JSON.stringify(rows))
     .run();
+  // The registry, as ingest keeps it (every run's agent), and one agent with no runs.
+  await env.DB.prepare(
+    `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen) SELECT DISTINCT agent_class, agent_name, ${T0}, ${T0} FROM runs
+     UNION ALL SELECT 'C9', 'idle', ${T0}, ${T0}`,
+  ).run();
 });
 
 /** The list's order from SQL over the whole table (no index), as the ground truth. */
@@ -85,5 +91,33 @@ describe("runs of one outcome, every kind", () => {
     const want = await expected("outcome = 'failed' AND first_seen BETWEEN ?1 AND ?2", since, until);
     const got = await walk((p) => listRuns(env.DB, { outcome: "failed", since, until }, p), 6, keyOf);
     expect(got.map(keyOf)).toEqual(want);
+  });
+});
+
+describe("runs of one agent name, every class", () => {
+  it("lists the name's runs in every class it is registered under, in the list's order", async () => {
+    const want = await expected("agent_name = 'a3'");
+    expect(new Set((await env.DB.prepare("SELECT DISTINCT agent_class FROM runs WHERE agent_name = 'a3'").all()).results).size).toBe(3);
+    const got = await walk((p) => listRuns(env.DB, { agentName: "a3" }, p), 4, keyOf);
+    expect(got.map(keyOf)).toEqual(want);
+  });
+
+  it("reads the registry's classes plus about a page plus one row per class", async () => {
+    const first = await listRuns(env.DB, { agentName: "a3" }, { limit: 10 });
+    expect(first.items).toHaveLength(10);
+    expect(first.rowsRead).toBeLessThanOrEqual(3 + 10 + 1 + 3);
+  });
+
+  it("applies the other filters to the merged runs", async () => {
+    const want = await expected("agent_name = 'a5' AND outcome = 'failed'");
+    const got = await walk((p) => listRuns(env.DB, { agentName: "a5", outcome: "failed" }, p), 3, keyOf);
+    expect(got.map(keyOf)).toEqual(want);
+  });
+
+  it("is empty for a name with no runs or no agent, and still refuses a bad cursor", async () => {
+    expect((await listRuns(env.DB, { agentName: "idle" })).items).toEqual([]);
+    const none = await listRuns(env.DB, { agentName: "nobody" });
+    expect(none).toMatchObject({ items: [], next: null });
+    await expect(listRuns(env.DB, { agentName: "nobody" }, { cursor: "not-a-cursor" })).rejects.toThrow(/cursor/);
   });
 });
