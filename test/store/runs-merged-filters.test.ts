@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { listRuns, RUN_KINDS, type Run } from "../../src/store/read-models/runs";
+import { listRuns, MAX_NAME_CLASSES, RUN_KINDS, type Run } from "../../src/store/read-models/runs";
 import { walk } from "./store-helpers";
 
 /**
@@ -132,6 +132,33 @@ describe("runs of one agent name, every class", () => {
     const want = await expected("agent_name = 'a5' AND outcome = 'failed'");
     const got = await walk((p) => listRuns(env.DB, { agentName: "a5", outcome: "failed" }, p), 3, keyOf);
     expect(got.map(keyOf)).toEqual(want);
+  });
+
+  it("finds a name registered under more classes than it merges by a bounded scan, with every filter D1 binds", async () => {
+    const classes = Array.from({ length: MAX_NAME_CLASSES + 1 }, (_, i) => `Wide${i}`);
+    await env.DB.prepare(`INSERT INTO agents (agent_class, agent_name, first_seen, last_seen) SELECT value, 'wide', ${T0}, ${T0} FROM json_each(?1)`)
+      .bind(JSON.stringify(classes))
+      .run();
+    await env.DB.prepare(
+      `INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, first_seen, last_seen)
+       SELECT 'w-' || key, value, 'wide', 'task', 'job', 'failed', ${T0}, 'ev-w-' || key, ${T0} + key * 1500, ${T0} + key * 1500 FROM json_each(?1)`,
+    )
+      .bind(JSON.stringify(classes))
+      .run();
+    const want = await expected("agent_name = 'wide'");
+    expect(want).toHaveLength(classes.length);
+    expect((await walk((p) => listRuns(env.DB, { agentName: "wide" }, p), 4, keyOf)).map(keyOf)).toEqual(want);
+    // A name under as many classes as it merges, with every filter that binds a value, through pages (a cursor).
+    await env.DB.prepare(
+      `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen) SELECT value, 'a1', ${T0}, ${T0} FROM json_each(?1) WHERE key < ?2`,
+    )
+      .bind(JSON.stringify(classes), MAX_NAME_CLASSES - 3)
+      .run();
+    expect((await env.DB.prepare("SELECT COUNT(*) AS n FROM agents WHERE agent_name = 'a1'").first<{ n: number }>())!.n).toBe(MAX_NAME_CLASSES);
+    const filters = { agentName: "a1", outcome: "failed", kind: "task", since: T0, until: T0 + 500_000, confirmed: false } as const;
+    const narrow = await expected("agent_name = 'a1' AND outcome = 'failed' AND kind = 'task' AND first_seen BETWEEN ?1 AND ?2", filters.since, filters.until);
+    expect(narrow.length).toBeGreaterThan(2);
+    expect((await walk((p) => listRuns(env.DB, filters, p), 2, keyOf)).map(keyOf)).toEqual(narrow);
   });
 
   it("is empty for a name with no runs or no agent, and still refuses a bad cursor", async () => {

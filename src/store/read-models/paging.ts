@@ -150,6 +150,7 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
   const map = q.map ?? ((r: R) => r);
   const residual = q.residual ?? [];
 
+  if (q.arms && q.arms.length > MAX_ARMS) throw new Error(`list ${q.tag}: ${q.arms.length} arms, D1 merges at most ${MAX_ARMS}`);
   if (q.arms?.length) return armsPage(db, q, conds, limit);
 
   if (!residual.length) {
@@ -187,6 +188,9 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
     rowsRead: sum([r, marker]),
   };
 }
+
+/** Arms one page may merge: D1 runs at most 5 terms in one compound SELECT ("too many terms in compound SELECT"). */
+export const MAX_ARMS = 5;
 
 /** Sort-key aliases an arms query orders by (a compound SELECT orders by its result columns); dropped from its rows. */
 const sortAlias = (i: number) => `_o${i}`;

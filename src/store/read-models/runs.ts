@@ -6,7 +6,19 @@ import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Cond, choosePath, cond, decodeCursor, keysetPage, type ListOrder, type Page, type PageOptions, pageLimit } from "./paging";
+import {
+  type AccessPath,
+  type Cond,
+  choosePath,
+  cond,
+  decodeCursor,
+  keysetPage,
+  type ListOrder,
+  MAX_ARMS,
+  type Page,
+  type PageOptions,
+  pageLimit,
+} from "./paging";
 
 /** Runs: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
 export const RUN_ORDER: ListOrder<Run> = { tag: "fibers", keyOf: (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName] };
@@ -167,8 +179,12 @@ const A = names(agents);
 /** The types of RUN_ORDER's sort key, as cursors carry it. */
 const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
 
-/** Classes one agent name may be merged over; a name under more is a bounded scan of the newest runs instead. */
-export const MAX_NAME_CLASSES = 16;
+/**
+ * Classes one agent name may be merged over (D1's compound SELECT limit, MAX_ARMS); a name under more is a bounded
+ * scan of the newest runs instead. Each arm binds its own values (the class, the name, a cursor, since / until, the
+ * residual filters: at most 11), well inside D1's 100 bound parameters per statement.
+ */
+export const MAX_NAME_CLASSES = MAX_ARMS;
 
 /**
  * The path for an agent name without a class: runs_agent, one arm per class the registry (agents_name) has the name
