@@ -86,6 +86,10 @@ export const agents = sqliteTable(
     primaryKey({ columns: [t.agentClass, t.agentName] }),
     index("agents_listed").on(t.listedAt, t.agentClass, t.agentName),
     index("agents_class_listed").on(t.agentClass, t.listedAt, t.agentName),
+    // The classes an agent name is registered under: how runs filtered by a name alone are found (runs_agent, one
+    // range per class), instead of a runs index by name (one more entry per run). A name never changes: one entry
+    // written per agent, ever.
+    index("agents_name").on(t.agentName, t.agentClass),
   ],
 );
 
@@ -176,13 +180,13 @@ export const runs = sqliteTable(
     primaryKey({ columns: [t.fiberId, t.agentClass, t.agentName] }),
     // Lists run newest first by first_seen, which a run's later events never move: a run's every batch of events
     // moves last_seen, and D1 bills each index entry an update rewrites, so no full index holds last_seen.
-    index("runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     index("runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
-    index("runs_outcome").on(t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     index("runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
-    index("runs_name").on(t.agentName, t.firstSeen, t.fiberId, t.agentClass),
+    // Runs of a kind; every run is this index merged over the kinds (read-models/runs.ts), and runs first seen before
+    // a time are one range per kind (`kind IN (…) AND first_seen < ?`): no index by first_seen alone to write per run.
     index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
-    // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count.
+    // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count. An outcome alone is this
+    // index merged over the kinds (read-models/runs.ts): no index of its own to write per run and per end.
     index("runs_kind_outcome").on(t.kind, t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Running runs by last activity to the minute (stale and stuck work): one entry per running run, gone when it
     // ends, moved at most once a minute (listed_at; last_seen, exact, is in no index a running run is in).

@@ -115,6 +115,10 @@ beforeAll(async () => {
        ${T0} + (i / 3) * 1000 - ((${T0} + (i / 3) * 1000) % 60000)
      FROM (SELECT ${I} AS i FROM json_each(?1))`,
   );
+  // Every run's agent is in the registry, as ingest keeps it (oldest, no gaps): a name alone finds its classes there.
+  await env.DB.prepare(
+    `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen) SELECT DISTINCT agent_class, agent_name, ${T0}, ${T0} FROM runs`,
+  ).run();
   // Two weeks of rollups: 5 exhaustion reasons and 5 other types per bucket.
   const lastBucket = Math.floor(NOW / BUCKET) * BUCKET;
   const buckets = (ROLLUP_DAYS * 86_400_000) / BUCKET;

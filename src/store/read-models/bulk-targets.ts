@@ -137,7 +137,7 @@ function candidates(f: BulkFilter, stuck: string | null): Sql {
   }
   if (f.status === "running_runs")
     return {
-      sql: `SELECT DISTINCT ${F.agentClass} AS agent_class, ${F.agentName} AS agent_name FROM ${F.$table} INDEXED BY runs_outcome WHERE ${F.outcome} IS NULL`,
+      sql: `SELECT DISTINCT ${F.agentClass} AS agent_class, ${F.agentName} AS agent_name FROM ${F.$table} INDEXED BY runs_open WHERE ${F.outcome} IS NULL`,
       binds: [],
     };
   if (f.status === "open_incidents")

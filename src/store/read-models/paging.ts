@@ -107,6 +107,11 @@ export type ListQuery<R> = {
   dir: "ASC" | "DESC";
   /** Conditions the index serves: equalities on its leading columns. */
   where: Cond[];
+  /**
+   * One more equality per arm, on an index column before the filtered ones (each value of a closed set), so one
+   * index serves a filter that skips its leading column: the page merges the arms' ordered scans (see armsSql).
+   */
+  arms?: Cond[];
   /** Bounds on the first sort column, inclusive (since / until). */
   range?: { min?: number; max?: number };
   /** Conditions the index cannot serve: tested on each scanned row, scan bounded by SCAN_BUDGET. */
@@ -145,6 +150,9 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
   const map = q.map ?? ((r: R) => r);
   const residual = q.residual ?? [];
 
+  if (q.arms && q.arms.length > MAX_ARMS) throw new Error(`list ${q.tag}: ${q.arms.length} arms, D1 merges at most ${MAX_ARMS}`);
+  if (q.arms?.length) return armsPage(db, q, conds, limit);
+
   if (!residual.length) {
     const r = await db
       .prepare(`SELECT ${q.select} FROM ${from} ${where} ${orderBy} LIMIT ?`)
@@ -181,6 +189,79 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
   };
 }
 
+/** Arms one page may merge: D1 runs at most 5 terms in one compound SELECT ("too many terms in compound SELECT"). */
+export const MAX_ARMS = 5;
+
+/** Sort-key aliases an arms query orders by (a compound SELECT orders by its result columns); dropped from its rows. */
+const sortAlias = (i: number) => `_o${i}`;
+
+/**
+ * The ordered UNION ALL of one scan per arm, each over the list's index with the arm's equality and `conds`, and
+ * `extra` (a select expression, bound first in each arm). SQLite runs the arms of an ordered compound as
+ * co-routines, each in its index's order, and merges them until the LIMIT: a page reads about its size plus one
+ * row per arm.
+ */
+function armsSql<R>(q: ListQuery<R>, conds: Cond[], extra?: Cond): Cond {
+  const keys = q.order.map((c, i) => `${c} AS ${sortAlias(i)}`).join(", ");
+  const arm = (a: Cond) => ({
+    sql: `SELECT ${q.select}, ${keys}${extra ? `, ${extra.sql}` : ""} FROM ${q.table} INDEXED BY ${q.index} WHERE ${[a, ...conds].map((c) => c.sql).join(" AND ")}`,
+    binds: [...(extra?.binds ?? []), ...a.binds, ...conds.flatMap((c) => c.binds)],
+  });
+  const arms = (q.arms ?? []).map(arm);
+  const orderBy = q.order.map((_, i) => `${sortAlias(i)} ${q.dir}`).join(", ");
+  return { sql: `${arms.map((a) => a.sql).join(" UNION ALL ")} ORDER BY ${orderBy}`, binds: arms.flatMap((a) => a.binds) };
+}
+
+/** keysetPage over arms (ListQuery.arms): the same page, cursor and scan budget as one index range gives. */
+async function armsPage<R>(db: D1Database, q: ListQuery<R>, conds: Cond[], limit: number): Promise<Page<R>> {
+  const map = q.map ?? ((r: R) => r);
+  const strip = (row: Record<string, unknown>) => {
+    const out = { ...row };
+    q.order.forEach((_, i) => {
+      delete out[sortAlias(i)];
+    });
+    delete out._hit;
+    return out as R;
+  };
+  const residual = q.residual ?? [];
+  if (!residual.length) {
+    const u = armsSql(q, conds);
+    const r = await db
+      .prepare(`${u.sql} LIMIT ?`)
+      .bind(...u.binds, limit + 1)
+      .all<Record<string, unknown>>();
+    const rows = r.results.map(strip);
+    const items = rows.slice(0, limit).map(map);
+    return { items, next: rows.length > limit ? encodeCursor(q.tag, q.keyOf(rows[limit - 1]!)) : null, rowsRead: sum([r]) };
+  }
+  const hit = residual.map((c) => `(${c.sql})`).join(" AND ");
+  const u = armsSql(q, conds, cond(`(${hit}) AS _hit`, ...residual.flatMap((c) => c.binds)));
+  const r = await db
+    .prepare(`SELECT * FROM (${u.sql} LIMIT ${SCAN_BUDGET}) WHERE _hit LIMIT ?`)
+    .bind(...u.binds, limit + 1)
+    .all<Record<string, unknown>>();
+  const rows = r.results.map(strip);
+  const items = rows.slice(0, limit).map(map);
+  if (rows.length > limit) return { items, next: encodeCursor(q.tag, q.keyOf(rows[limit - 1]!)), rowsRead: sum([r]) };
+  // A short page: the range is exhausted, or the scan budget ran out first (continue after the last scanned row).
+  const all = armsSql(q, conds);
+  const marker = await db
+    .prepare(`SELECT ${q.order.map((_, i) => sortAlias(i)).join(", ")} FROM (${all.sql} LIMIT 1 OFFSET ${SCAN_BUDGET - 1})`)
+    .bind(...all.binds)
+    .all<Record<string, SortValue>>();
+  const last = marker.results[0];
+  return {
+    items,
+    next: last
+      ? encodeCursor(
+          q.tag,
+          q.order.map((_, i) => last[sortAlias(i)]!),
+        )
+      : null,
+    rowsRead: sum([r, marker]),
+  };
+}
+
 /** The statement of a capped count: `SELECT COUNT(*) FROM (SELECT 1 … LIMIT cap + 1)`, reading at most cap + 1 rows. */
 export function cappedCountStatement(db: D1Database, from: string, where: Cond[], cap = DEFAULT_CAP): D1PreparedStatement {
   const w = where.length ? `WHERE ${where.map((c) => c.sql).join(" AND ")}` : "";
@@ -208,7 +289,12 @@ export function rowsReadOf(...results: D1Result[]): number {
  * One way to serve a list's equality filters: an index whose leading columns are these filter columns.
  * `cols` name the filters (callers use the schema's column keys); they are labels, never SQL.
  */
-export type AccessPath<K extends string = string> = { index: string; cols: K[] };
+export type AccessPath<K extends string = string> = {
+  index: string;
+  cols: K[];
+  /** Equalities on an index column before `cols`, one per arm, covering every row: see ListQuery.arms. */
+  arms?: Cond[];
+};
 
 /**
  * Picks the first path (callers list them most selective first) whose
@@ -219,10 +305,10 @@ export type AccessPath<K extends string = string> = { index: string; cols: K[] }
 export function choosePath<K extends string>(
   paths: AccessPath<K>[],
   filters: Partial<Record<NoInfer<K>, Cond>>,
-): { index: string; where: Cond[]; residual: Cond[] } {
+): { index: string; where: Cond[]; residual: Cond[]; arms?: Cond[] } {
   const set = (c: K) => filters[c] !== undefined;
   const path = paths.find((p) => p.cols.every(set)) ?? paths[paths.length - 1]!;
   const where = path.cols.map((c) => filters[c]!);
   const residual = (Object.entries(filters) as [K, Cond | undefined][]).filter(([c, f]) => f !== undefined && !path.cols.includes(c)).map(([, f]) => f!);
-  return { index: path.index, where, residual };
+  return { index: path.index, where, residual, ...(path.arms ? { arms: path.arms } : {}) };
 }

@@ -1,12 +1,24 @@
 import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import type { HistoryTier } from "../history/tier";
-import { runs } from "../schema";
+import { agents, runs } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Cond, choosePath, cond, keysetPage, type ListOrder, type Page, type PageOptions } from "./paging";
+import {
+  type AccessPath,
+  type Cond,
+  choosePath,
+  cond,
+  decodeCursor,
+  keysetPage,
+  type ListOrder,
+  MAX_ARMS,
+  type Page,
+  type PageOptions,
+  pageLimit,
+} from "./paging";
 
 /** Runs: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
 export const RUN_ORDER: ListOrder<Run> = { tag: "fibers", keyOf: (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName] };
@@ -144,22 +156,64 @@ function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "con
   };
 }
 
-/** Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one. */
+/** One arm per kind (a closed set): an index led by the kind serves a list of every kind, merged (keysetPage arms). */
+const KIND_ARMS = RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k));
+
+/**
+ * Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one.
+ * Three lists have no runs index of their own, each of which would cost every run one more entry written (and the
+ * outcome's one more each time it moves): every run (runs_kind merged over the kinds), an outcome alone
+ * (runs_kind_outcome merged over the kinds), and an agent name alone (runs_agent merged over the classes the agent
+ * registry has the name under: namePath).
+ */
 const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
   { index: "runs_agent", cols: ["agentClass", "agentName"] },
-  { index: "runs_name", cols: ["agentName"] },
   { index: "runs_kind_outcome", cols: ["kind", "outcome"] },
-  { index: "runs_outcome", cols: ["outcome"] },
+  { index: "runs_kind_outcome", cols: ["outcome"], arms: KIND_ARMS },
   { index: "runs_kind", cols: ["kind"] },
   { index: "runs_class", cols: ["agentClass"] },
-  { index: "runs_first_seen", cols: [] },
+  { index: "runs_kind", cols: [], arms: KIND_ARMS },
 ];
+
+const A = names(agents);
+/** The types of RUN_ORDER's sort key, as cursors carry it. */
+const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
+
+/**
+ * Classes one agent name may be merged over (D1's compound SELECT limit, MAX_ARMS); a name under more is a bounded
+ * scan of the newest runs instead. Each arm binds its own values (the class, the name, a cursor, since / until, the
+ * residual filters: at most 11), well inside D1's 100 bound parameters per statement.
+ */
+export const MAX_NAME_CLASSES = MAX_ARMS;
+
+/**
+ * The path for an agent name without a class: runs_agent, one arm per class the registry (agents_name) has the name
+ * under. Every run's agent is in the registry (ingest upserts the agent with each of its events, and retention
+ * keeps agents), so no class means no run.
+ */
+async function namePath(db: D1Database, agentName: string): Promise<{ path: AccessPath<ColumnKey<typeof runs>> | null; none: boolean; rowsRead: number }> {
+  const r = await db
+    .prepare(`SELECT ${A.agentClass} AS c FROM ${A.$table} INDEXED BY agents_name WHERE ${A.agentName} = ? LIMIT ?`)
+    .bind(agentName, MAX_NAME_CLASSES + 1)
+    .all<{ c: string }>();
+  const classes = r.results.map((x) => x.c);
+  const rowsRead = r.meta.rows_read ?? 0;
+  if (!classes.length) return { path: null, none: true, rowsRead };
+  if (classes.length > MAX_NAME_CLASSES) return { path: null, none: false, rowsRead };
+  return { path: { index: "runs_agent", cols: ["agentName"], arms: classes.map((c) => cond(`${F.agentClass} = ?`, c)) }, none: false, rowsRead };
+}
 
 /** Lists runs, newest first (first seen); outcome "running" means no outcome yet. Filter by kind, outcome, agent, time. */
 export async function listRuns(db: D1Database, filters: RunFilterInput, page: PageOptions = {}): Promise<Page<Run>> {
   const f = parseFilters(runFilters, filters);
+  const byName = f.agentName !== undefined && f.agentClass === undefined ? await namePath(db, f.agentName) : null;
+  if (byName?.none) {
+    pageLimit(page.limit);
+    if (page.cursor) decodeCursor(RUN_ORDER.tag, page.cursor, KEY_TYPES);
+    return { items: [], next: null, rowsRead: byName.rowsRead };
+  }
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
-  const p = choosePath(PATHS, {
+  const p = choosePath(byName?.path ? [PATHS[0]!, byName.path, ...PATHS.slice(1)] : PATHS, {
     kind: eq(f.kind, F.kind),
     agentClass: eq(f.agentClass, F.agentClass),
     agentName: eq(f.agentName, F.agentName),
@@ -169,7 +223,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
   // The same test as isConfirmedRunning, per row (a bounded scan over the path's index).
   const confirmed = `(${F.outcome} IS NULL AND ${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen})`;
   const residual = f.confirmed === undefined ? p.residual : [...p.residual, cond(f.confirmed ? confirmed : `NOT ${confirmed}`)];
-  return keysetPage<Run>(
+  const listed = await keysetPage<Run>(
     db,
     {
       ...RUN_ORDER,
@@ -177,15 +231,17 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
       index: p.index,
       select: SELECT,
       order: [F.firstSeen, F.fiberId, F.agentClass, F.agentName],
-      types: ["number", "string", "string", "string"],
+      types: KEY_TYPES,
       dir: "DESC",
       where: p.where,
+      arms: p.arms,
       residual,
       range: { min: f.since, max: f.until },
       map: (r) => derive(r),
     },
     page,
   );
+  return byName ? { ...listed, rowsRead: listed.rowsRead + byName.rowsRead } : listed;
 }
 
 /**
