@@ -180,10 +180,9 @@ export const runs = sqliteTable(
     primaryKey({ columns: [t.fiberId, t.agentClass, t.agentName] }),
     // Lists run newest first by first_seen, which a run's later events never move: a run's every batch of events
     // moves last_seen, and D1 bills each index entry an update rewrites, so no full index holds last_seen.
+    index("runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     index("runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
     index("runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
-    // Runs of a kind; every run is this index merged over the kinds (read-models/runs.ts), and runs first seen before
-    // a time are one range per kind (`kind IN (…) AND first_seen < ?`): no index by first_seen alone to write per run.
     index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count. An outcome alone is this
     // index merged over the kinds (read-models/runs.ts): no index of its own to write per run and per end.

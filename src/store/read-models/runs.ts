@@ -156,23 +156,19 @@ function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "con
   };
 }
 
-/** One arm per kind (a closed set): an index led by the kind serves a list of every kind, merged (keysetPage arms). */
-const KIND_ARMS = RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k));
-
 /**
  * Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one.
- * Three lists have no runs index of their own, each of which would cost every run one more entry written (and the
- * outcome's one more each time it moves): every run (runs_kind merged over the kinds), an outcome alone
- * (runs_kind_outcome merged over the kinds), and an agent name alone (runs_agent merged over the classes the agent
- * registry has the name under: namePath).
+ * An outcome alone is runs_kind_outcome merged over the kinds (a closed set), and an agent name alone is runs_agent
+ * merged over the classes the agent registry has that name under (namePath): an index of their own would cost every
+ * run one more entry written (and the outcome's, one more each time it moves).
  */
 const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
   { index: "runs_agent", cols: ["agentClass", "agentName"] },
   { index: "runs_kind_outcome", cols: ["kind", "outcome"] },
-  { index: "runs_kind_outcome", cols: ["outcome"], arms: KIND_ARMS },
+  { index: "runs_kind_outcome", cols: ["outcome"], arms: RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k)) },
   { index: "runs_kind", cols: ["kind"] },
   { index: "runs_class", cols: ["agentClass"] },
-  { index: "runs_kind", cols: [], arms: KIND_ARMS },
+  { index: "runs_first_seen", cols: [] },
 ];
 
 const A = names(agents);
