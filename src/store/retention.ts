@@ -89,7 +89,7 @@ export const RETENTION_BATCH = 500;
 export const RETENTION_MAX_BATCHES = 20;
 
 /** The highest numbered parameter (?N) a statement names. */
-const highestParam = (sql: string) => Math.max(0, ...[...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1])));
+export const highestParam = (sql: string) => Math.max(0, ...[...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1])));
 
 /** The most rows one default run of runRetention deletes from `table`: its capacity per cron run. */
 export function retentionRunCap(table: string): number {

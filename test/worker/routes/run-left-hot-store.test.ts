@@ -14,7 +14,10 @@ beforeAll(() => publishEnvTeamKeys());
 
 const HOUR = 3_600_000;
 
-/** A finished fiber run of one agent, `hoursAgo` old: started, stashed, completed, through the real consumer (D1 and R2). */
+/**
+ * A finished fiber run of one agent, `hoursAgo` old: started, stashed, completed, through the real consumer (D1 and
+ * R2), with its paced retention off, so the row is there until the test runs retention itself.
+ */
 async function finishedRun(agentName: string, fiberId: string, hoursAgo: number): Promise<TelemetryEvent[]> {
   const start = Date.now() - hoursAgo * HOUR;
   const corr = { fiberId };
@@ -27,7 +30,7 @@ async function finishedRun(agentName: string, fiberId: string, hoursAgo: number)
     "agent-telemetry",
     events.map((body, i) => ({ id: `${agentName}-${i}`, timestamp: new Date(), attempts: 1, body })),
   );
-  await handleTelemetryBatch(batch, env);
+  await handleTelemetryBatch(batch, { ...env, RETENTION_PACE: "0" });
   expect((await getQueueResult(batch, createExecutionContext())).ackAll).toBe(true);
   return events;
 }
