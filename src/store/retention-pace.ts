@@ -78,6 +78,9 @@ const WALKED: Walked[] = [
   },
 ];
 
+/** The tables whose slices scan before they delete (the simulator counts those scans as pacing's). */
+export const WALKED_TABLES: ReadonlySet<string> = new Set(WALKED.map((w) => w.table));
+
 /** The tables a slice paces, by SQL name: what the consumer counts rows added for. */
 export const PACED_TABLES: readonly string[] = [G.$table, ...DIRECT.map((d) => d.table), ...WALKED.map((w) => w.table)];
 
