@@ -16,7 +16,7 @@ type Agent = { agentClass: string; agentName: string };
 /** One seeded table: how to insert a chunk of rows from a JSON array of [agentClass, agentName, i, time]. */
 type Seeder = { table: string; insert: string; dueSql: (hot: number, cutoff: number) => string };
 
-const j = (n: number) => `j.value ->> ${n}`;
+const j = (n: number) => `json_extract(j.value, '$[${n}]')`;
 
 /** The paced tables and what makes a row of each due (the same rules as src/store/retention.ts). */
 export const SEEDERS: Seeder[] = [

@@ -44,7 +44,7 @@ export const simInputSchema = z.object({
 export type SimInput = z.infer<typeof simInputSchema>;
 
 /** The backlog of due rows seeded per paced table before a run: this many times the events the run will send, at most BACKLOG_CAP. */
-const BACKLOG_FACTOR = 2;
+const BACKLOG_FACTOR = 4;
 const BACKLOG_CAP = 200_000;
 /** Lag p99 of the last bench before paced retention (300 agents, 20 s): what pacing is compared with. */
 const LAG_P99_BEFORE_PACING_S = 1.72;
@@ -63,7 +63,17 @@ export function queueSettings(input: SimInput): QueueSettings {
   return { queue: QUEUES.telemetry.name, maxBatchSize: c.max_batch_size ?? 10, maxBatchTimeoutMs: (c.max_batch_timeout ?? 5) * 1000 };
 }
 
-export type SimReport = { load: LoadResult; per: PerEvent; deletionVsIngest: number; costPerMillion: number; lagP99: number };
+export type SimReport = {
+  load: LoadResult;
+  per: PerEvent;
+  /** Paced retention's due rows deleted during the run against the rows the fleet added (slowest table with backlog left). */
+  deletionVsIngest: number;
+  /** Due rows paced retention deleted during the run (of the seeded backlog), and backlog rows seeded. */
+  pacedDeleted: number;
+  backlogSeeded: number;
+  costPerMillion: number;
+  lagP99: number;
+};
 
 /** The whole simulation; `print` gets each line (SIM … or BENCH sim …). */
 export async function simulate(
@@ -204,7 +214,15 @@ export async function simulate(
         `Queues ${usd(b.queues)} + R2 ${usd(b.r2)}; Workers requests and CPU not included`,
     );
   }
-  return { load, per, deletionVsIngest: paced.vsIngest, costPerMillion: cpm, lagP99 };
+  return {
+    load,
+    per,
+    deletionVsIngest: paced.vsIngest,
+    pacedDeleted: paced.deleted,
+    backlogSeeded: Object.values(seeded).reduce((a, b) => a + b, 0),
+    costPerMillion: cpm,
+    lagP99,
+  };
 }
 
 /**

@@ -16,12 +16,11 @@ const distinct = (keys: Iterable<string>) => new Set(keys).size;
 
 /**
  * How many rows a batch's rows may have added, per table: the keys it touched (a key already stored adds none, so
- * this is an upper bound). Timeline segments: one per agent (a batch's events of one agent go to one segment, or a
- * few when they exceed a segment's size).
+ * this is an upper bound). Timeline segments: one per agent and chunk (segments.ts: the rows the segment insert writes).
  */
 export function addedByTable(rows: BatchRows): Record<string, number> {
   const out: Record<string, number> = {};
-  out[G.$table] = distinct(rows.events.map((e) => `${e.agent_class}\u0000${e.agent_name}`));
+  out[G.$table] = distinct(rows.events.map((e) => `${e.agent_class}\u0000${e.agent_name}\u0000${e.ch}`));
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
     const spec = SPECS[name];
     out[spec.table] = (out[spec.table] ?? 0) + foldRows(spec, rows.projections[name]).length;
