@@ -68,12 +68,13 @@ describe("a run that left the hot store", () => {
     expect(findAll(html, "data-type").map((f) => f.attrs["data-type"])).toEqual(events.map((e) => e.type));
   });
 
-  it("is found by its fiber id alone (no agent named) within the id lookup's window", async () => {
+  it("is found by its fiber id alone (no agent named) in the hours before the hot window", async () => {
     const agentName = `left-any-${crypto.randomUUID()}`;
     const fiberId = `f-${agentName}`;
-    const events = await finishedRun(agentName, fiberId, 2);
-    // Its row gone as retention would take it (a 2-hour-old run is inside the default hot window, so delete it alone).
-    await env.DB.prepare("DELETE FROM runs WHERE agent_name = ?").bind(agentName).run();
+    const hot = consoleConfig(env).retention.hotWindowHours;
+    const events = await finishedRun(agentName, fiberId, hot + 2);
+    await runRetention(env.DB, { maxAgeDays: consoleConfig(env).retention.days, hotWindowHours: hot });
+    expect(await runRows(agentName)).toBe(0);
     const res = await call(`/runs/${encodeURIComponent(fiberId)}`, { as: "viewer", headers: { accept: "application/json" } });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { history: { events: { id: string; agentName: string }[] } };
