@@ -167,10 +167,9 @@ export async function simulate(
         .join(", ")}`,
   );
   if (load.d1.byKind) say(costByKind(load.d1.byKind, ev));
-  // The fleet's bytes: at most the whole growth (no freed backlog page reused), at least the growth past the seeded
-  // backlog (every freed page reused). Not vacuumed either way; the upper bound is what the figures below use.
+  // The fleet's bytes, once the backlog is gone: an upper bound, since pages its deletes left part-empty still count.
   const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
-  const bytesPerEventLow = Math.max(0, sizeAfter.bytes - sizeSeeded.bytes) / ev;
+  const backlogBytes = Math.max(0, sizeSeeded.bytes - sizeBefore.bytes);
   const keptDays = cfg.days;
   const grown = growth(rowsBefore, rowsAfter, bytesBefore, bytesAfter, bytesPerEvent, ev);
   const run = { events: ev, seconds: input.seconds, agents: input.agents };
@@ -179,7 +178,7 @@ export async function simulate(
       (a, b) => a + b,
       0,
     ) / 1e9;
-  say(steadySizeLine(grown, run, rate, keep, bytesPerEvent, bytesPerEventLow, sizeBefore, sizeAfter));
+  say(steadySizeLine(grown, run, rate, keep, bytesPerEvent, backlogBytes, sizeBefore, sizeAfter));
   if (load.buckets.length)
     say(
       `r2 (${load.buckets.join(", ")}): ${fmt(load.r2.classA / ev, 4)} class A/event, ${fmt(load.r2.classB / ev, 4)} class B/event, ${fmt(load.r2.bytesPut / ev, 1)} bytes put/event`,
@@ -383,7 +382,7 @@ function steadySizeLine(
   rate: number,
   keep: Keep,
   bytesPerEvent: number,
-  bytesPerEventLow: number,
+  backlogBytes: number,
   sizeBefore: { bytes: number; how: string },
   sizeAfter: { bytes: number; how: string },
 ): string {
@@ -401,7 +400,7 @@ function steadySizeLine(
     return `${fmt(agents)} agents ${gb(total)} GB (${top}); largest hot window in 10 GB per database ${fmt(hot, hot < 10 ? 1 : 0)} h`;
   };
   return (
-    `d1 size: ${fmt(bytesPerEvent)} bytes/event stored, at least ${fmt(bytesPerEventLow)} if the fleet reused every page freed from the backlog ` +
+    `d1 size: at most ${fmt(bytesPerEvent)} bytes/event stored (measured after the ${fmt(backlogBytes / 1e6, 1)} MB backlog was deleted: pages its deletes left part-empty still count) ` +
     `(${sizeAfter.how}: ${fmt(sizeBefore.bytes / 1e6, 1)} MB -> ${fmt(sizeAfter.bytes / 1e6, 1)} MB, not vacuumed; per table by ${grown.how}); ` +
     `steady state at ${fmt(rate)} events/agent/min, each table by its own keep time (segments and finished runs ${keep.hotWindowHours} h = HOT_WINDOW_HOURS; ` +
     `incidents, ops, backups, rollups ${keep.retentionDays} d = RETENTION_DAYS; agents and the sim's sessions one per agent): ${[1_000, 10_000].map(per).join("; ")}`
