@@ -1,4 +1,4 @@
-import type { HistoryStop } from "../src/store/history/read";
+import type { HistoryScan, HistoryStop } from "../src/store/history/read";
 import type { BulkCount, BulkFilter, BulkStatus, BulkTarget, IncidentRow, SearchField, SearchMatch, SearchVia } from "../src/store/read-models";
 import type { AmbiguousOwner, OwnedKind } from "../src/store/read-models/errors";
 import { type Shelf, VIEWS_PER_SHELF } from "../src/store/views";
@@ -190,6 +190,15 @@ export function timelineMoreWords(dir: "older" | "later", partial: boolean): { l
     link: `${dir} events »`,
     note: partial ? `This page stopped reading before it was full: ${dir} events may follow.` : null,
   };
+}
+
+/** A run neither the hot store nor the history (as far as it was read: `looked`, null without a bucket) holds. */
+export function runNotFoundWords(id: string, looked: { scan: HistoryScan; from: number; to: number } | null): string {
+  const what = `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id)`;
+  if (!looked) return `${what} in the hot store, and no R2 history is bound.`;
+  const s = looked.scan;
+  const span = s.coveredFrom === null ? "nothing of it" : `${new Date(s.coveredFrom).toISOString()} to ${new Date(s.coveredTo ?? looked.to).toISOString()}`;
+  return `${what} in the hot store or in the R2 history, which was read from ${span}${s.stop ? ` (${historyStopWords(s.stop)})` : ""}.`;
 }
 
 /** What stopped a read of the R2 history short, in words ("stopped at 100 objects fetched"). */

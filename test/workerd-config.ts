@@ -46,6 +46,10 @@ export async function workerdTestConfig(opts: {
             ACCESS_JWKS_URL: `http://127.0.0.1:${inject("otlpPort")}/cdn-cgi/access/certs?team=env`,
             ROLES: JSON.stringify({ operator: ["operator@example.com"], viewer: ["*@example.com"] }),
             CSRF_SECRET: "test-only-csrf-secret-0123456789abcdef",
+            // Paced retention off: fixtures are dated a week ago (test/fixtures/events.ts), past the hot window, and the
+            // consumer would delete their timelines as it stores them. Tests of pacing set RETENTION_PACE themselves
+            // (test/store/retention-pace.test.ts); the simulator runs with wrangler.jsonc's.
+            RETENTION_PACE: "0",
             // Extra redaction patterns, read by withTelemetry (test/telemetry/redaction-config.test.ts).
             TELEMETRY_REDACT_PATTERNS: JSON.stringify(["/internal-ticket-[0-9]{4}/i"]),
             // Alerts go to the real webhook receiver (test/alert-receiver.ts), both channels, retried after 1 s, 2 s, …

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { DeployStormConfig } from "../src/store/read-models/deploys";
 import { UNMERGED_READS } from "../src/store/read-models/merged";
 import { DEFAULT_STUCK_CONFIG, STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig } from "../src/store/read-models/stuck";
+import { DEFAULT_RETENTION_PACE } from "../src/store/retention-pace";
 import { type AuthConfig, readAuthConfig } from "./auth/config";
 import { readTraceLinkSetting } from "./auth/trace-link";
 
@@ -76,6 +77,7 @@ const stuckVars = Object.fromEntries(
 export const CONFIG_VARS = {
   RETENTION_DAYS: { expected: "a whole number of days from 1 to 3650", schema: whole(1, 3650) },
   HOT_WINDOW_HOURS: { expected: "a whole number of hours from 1 to 87600", schema: whole(1, 87_600) },
+  RETENTION_PACE: { expected: "a whole number from 0 (off) to 1000", schema: whole(0, 1000) },
   HISTORY_RETENTION_DAYS: { expected: "a whole number of days from 1 to 36500", schema: whole(1, 36_500) },
   HISTORY_SHARDS: { expected: "a whole number from 1 to 256", schema: whole(1, 256) },
   HISTORY_PREVIOUS_SHARDS: { expected: "at most 4 comma-separated whole numbers from 1 to 256", schema: shardList },
@@ -121,7 +123,11 @@ export type SettingVars = Partial<Record<ConfigVar, string>>;
 
 /** The console's settings, parsed. */
 export type ConsoleConfig = {
-  retention: { days: number; hotWindowHours: number };
+  /**
+   * How long D1 keeps rows (days; finished runs and timelines the hot window), and the paced slice after each
+   * stored batch: up to `pace` x the rows the batch added, per table (0: the hourly cron alone).
+   */
+  retention: { days: number; hotWindowHours: number; pace: number };
   history: { shards: number; previousShards: number[]; retentionDays: number };
   ingest: { maxAgeDays: number; maxFutureSkewSeconds: number; signingSecret: string | null };
   reconcile: { afterMs: number; batch: number };
@@ -214,7 +220,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
   const slack = str("ALERT_SLACK_WEBHOOK_URL");
   const consoleUrl = str("ALERT_CONSOLE_URL");
   return {
-    retention: { days: retentionDays, hotWindowHours: num("HOT_WINDOW_HOURS", 48) },
+    retention: { days: retentionDays, hotWindowHours: num("HOT_WINDOW_HOURS", 48), pace: num("RETENTION_PACE", DEFAULT_RETENTION_PACE) },
     history: {
       shards,
       previousShards: [...new Set((values.HISTORY_PREVIOUS_SHARDS as number[] | undefined) ?? [])].filter((n) => n !== shards),

@@ -34,13 +34,16 @@ const GB = 1e9;
 
 const over = (used: number, included: number, perUnit: number, unit: number) => (Math.max(0, used - included) / unit) * perUnit;
 
-/** The bill for `agents` agents emitting `ratePerAgentPerMinute` events each, for 30 days. */
-export function monthlyBill(per: PerEvent, agents: number, ratePerAgentPerMinute: number, d1DaysKept: number): MonthlyBill {
+/**
+ * The bill for `agents` agents emitting `ratePerAgentPerMinute` events each, for 30 days. D1 storage is `d1DaysKept`
+ * days of events, or `d1SteadyGb` when given (the hot store's steady state: each table by its own keep time).
+ */
+export function monthlyBill(per: PerEvent, agents: number, ratePerAgentPerMinute: number, d1DaysKept: number, d1SteadyGb?: number): MonthlyBill {
   const events = agents * ratePerAgentPerMinute * 60 * 24 * MONTH_DAYS;
   const p = PRICES;
   const d1Written = over(events * per.d1RowsWritten, p.d1.rowsWrittenIncluded, p.d1.rowsWrittenPerMillion, 1e6);
   const d1Read = over(events * per.d1RowsRead, p.d1.rowsReadIncluded, p.d1.rowsReadPerMillion, 1e6);
-  const d1StorageGb = (per.d1Bytes * events * Math.min(d1DaysKept, MONTH_DAYS * 12)) / MONTH_DAYS / GB;
+  const d1StorageGb = d1SteadyGb ?? (per.d1Bytes * events * Math.min(d1DaysKept, MONTH_DAYS * 12)) / MONTH_DAYS / GB;
   const d1Storage = over(d1StorageGb, p.d1.storageIncludedGb, p.d1.storagePerGbMonth, 1);
   const queues = over(events * per.queueOps, p.queues.opsIncluded, p.queues.opsPerMillion, 1e6);
   const r2 =

@@ -17,6 +17,10 @@ const PARTITION_OFFERED = 8_000;
 it(`simulates ${input.agents} agents for ${input.seconds} s through the real Queue consumer into local D1`, async () => {
   const r = await simulate(env, input, { print: say, pages: true, targets: true, progress: true });
   expect(r.load.stored, "events stored").toBeGreaterThan(0);
+  // A backlog of due rows was seeded, and the consumer's paced retention deleted some of it while the fleet ran.
+  expect(r.backlogSeeded, "backlog rows seeded").toBeGreaterThan(0);
+  expect(r.pacedDeleted, "due rows deleted by paced retention during the run").toBeGreaterThan(0);
+  expect(r.pacedDeleted).toBeLessThanOrEqual(r.backlogSeeded);
   if (input.partitions > 1) {
     // Offered well above one local D1's knee (2,000-3,600 events/s measured), so the consumer is the bottleneck.
     const { one, many } = await comparePartitions(env, input, parseMix(input.mix, input.mixFile), PARTITION_OFFERED, say);

@@ -22,6 +22,12 @@ import { LIFE_SHAPES, type LifeShape, type Mix } from "./mix";
  */
 
 /** One Queue message as the agent side sends it: when it is sent, its JSON text, and when each of its events happened. */
+/** The fleet's agent number `i`: its class (round robin over the mix's) and name. */
+export const fleetAgent = (mix: Mix, i: number, namePrefix: string): Source => ({
+  agentClass: mix.agentClasses[i % mix.agentClasses.length]!,
+  agentName: `${namePrefix}-${String(i).padStart(5, "0")}`,
+});
+
 export type SimMessage = { sendAt: number; body: string; bytes: number; eventTimes: number[] };
 
 type Draft = { dt: number; type: TelemetryEvent["type"]; corr: TelemetryEvent["corr"]; payload: unknown };
@@ -280,7 +286,7 @@ export class Fleet {
     this.shapes = weightedShapes(mix);
     this.lifeGapMs = (60_000 * meanEventsPerLife(mix)) / opts.ratePerAgentPerMinute;
     this.agents = Array.from({ length: opts.agents }, (_, i) => ({
-      src: { agentClass: mix.agentClasses[i % mix.agentClasses.length]!, agentName: `${opts.namePrefix}-${String(i).padStart(5, "0")}` },
+      src: fleetAgent(mix, i, opts.namePrefix),
       seq: 0,
       turnSeq: 0,
       // Spread first lives over one gap, so the fleet starts at its steady rate.

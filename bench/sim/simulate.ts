@@ -1,18 +1,21 @@
 import { createExecutionContext } from "cloudflare:test";
 import { z } from "zod";
 import { retentionRunCap, runRetention } from "../../src/store/retention";
+import { WALKED_TABLES } from "../../src/store/retention-pace";
 import { app } from "../../worker/app";
 import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
 import { CRONS, QUEUES } from "../../worker/topology";
 
+import { dropBacklog, dueRows, type Keep, seedBacklog } from "./backlog";
 import { costPerMillionEvents, monthlyBill, type PerEvent } from "./cost";
 import { cronRunsPerDay } from "./cron";
 import { type LoadResult, percentile, type QueueSettings, runLoad } from "./driver";
-import { typeShares } from "./fleet";
+import { fleetAgent, typeShares } from "./fleet";
 import { type D1Meter, meteredDb, type StatementCost } from "./metered";
 import { type Mix, parseMix } from "./mix";
 import { LIMITS, PRICES } from "./prices";
+import { HOT_TABLES, largestHotWindow, steadyBytes, type TableGrowth, tableBytes } from "./steady-size";
 import { dbBytes, tableRows, totalRows } from "./store";
 
 /**
@@ -40,6 +43,12 @@ export const simInputSchema = z.object({
 });
 export type SimInput = z.infer<typeof simInputSchema>;
 
+/** The backlog of due rows seeded per paced table before a run: this many times the events the run will send, at most BACKLOG_CAP. */
+const BACKLOG_FACTOR = 4;
+const BACKLOG_CAP = 200_000;
+/** Lag p99 of the last bench before paced retention (300 agents, 20 s): what pacing is compared with. */
+const LAG_P99_BEFORE_PACING_S = 1.72;
+
 /** Issue 16's targets. */
 export const TARGETS = { rowsWrittenPerEvent: 1, deletionVsIngest: 10, lagP99Ms: 10_000, pageRowsRead: 60 } as const;
 
@@ -54,7 +63,17 @@ export function queueSettings(input: SimInput): QueueSettings {
   return { queue: QUEUES.telemetry.name, maxBatchSize: c.max_batch_size ?? 10, maxBatchTimeoutMs: (c.max_batch_timeout ?? 5) * 1000 };
 }
 
-export type SimReport = { load: LoadResult; per: PerEvent; deletionVsIngest: number; costPerMillion: number; lagP99: number };
+export type SimReport = {
+  load: LoadResult;
+  per: PerEvent;
+  /** Paced retention's due rows deleted during the run against the rows the fleet added (slowest table with backlog left). */
+  deletionVsIngest: number;
+  /** Due rows paced retention deleted during the run (of the seeded backlog), and backlog rows seeded. */
+  pacedDeleted: number;
+  backlogSeeded: number;
+  costPerMillion: number;
+  lagP99: number;
+};
 
 /** The whole simulation; `print` gets each line (SIM … or BENCH sim …). */
 export async function simulate(
@@ -82,6 +101,21 @@ export async function simulate(
 
   const rowsBefore = await tableRows(env.DB);
   const sizeBefore = await dbBytes(env.DB);
+  const bytesBefore = await tableBytes(env.DB);
+  // A backlog of due rows, so paced retention has something to delete while the fleet runs (bench/sim/backlog.ts).
+  const cfg = consoleConfig(env).retention;
+  const keep: Keep = { hotWindowHours: cfg.hotWindowHours, retentionDays: cfg.days };
+  const expected = Math.round((input.agents * rate * input.seconds) / 60);
+  const backlogPerTable = Math.min(BACKLOG_FACTOR * expected, BACKLOG_CAP);
+  const seeded = await seedBacklog(
+    env.DB,
+    Array.from({ length: input.agents }, (_, i) => fleetAgent(mix, i, `sim${input.seed}`)),
+    backlogPerTable,
+    keep,
+  );
+  const dueBefore = await dueRows(env.DB, keep);
+  // The file grew by the backlog's pages; pacing frees them during the run and the fleet's rows may reuse them.
+  const sizeSeeded = await dbBytes(env.DB);
   const started = new Date().toISOString();
   const load = await runLoad({
     mix,
@@ -94,8 +128,12 @@ export async function simulate(
     env,
     ...(opts.progress ? { progress: say } : {}),
   });
+  const dueAfter = await dueRows(env.DB, keep);
+  // What is left of the backlog goes, so the store's rows and bytes below are the fleet's own.
+  const backlogLeft = await dropBacklog(env.DB);
   const rowsAfter = await tableRows(env.DB);
   const sizeAfter = await dbBytes(env.DB);
+  const bytesAfter = await tableBytes(env.DB);
   const ev = load.stored || 1;
   const lagP50 = percentile(load.lags, 0.5);
   const lagP99 = percentile(load.lags, 0.99);
@@ -116,29 +154,31 @@ export async function simulate(
       (opts.targets ? ` (target p99 <= ${TARGETS.lagP99Ms / 1000} s: ${met(lagP99 <= TARGETS.lagP99Ms)})` : ""),
   );
   const rowsAdded = totalRows(rowsAfter) - totalRows(rowsBefore);
+  // Paced retention's statements run inside the consumer: told apart, since during this run they delete the backlog.
+  const pacing = pacingCost(load, Object.keys(dueBefore));
+  const ingestWritten = (load.d1.rowsWritten - pacing.written) / ev;
   say(
-    `d1 rows: ${fmt(load.d1.rowsWritten / ev, 2)} written/event, ${fmt(load.d1.rowsRead / ev, 2)} read/event (meta, summed over ${fmt(load.d1.statements)} statements in ${fmt(load.d1.roundTrips)} round trips)` +
-      (opts.targets ? ` (target written <= ${TARGETS.rowsWrittenPerEvent}: ${met(load.d1.rowsWritten / ev <= TARGETS.rowsWrittenPerEvent)})` : "") +
+    `d1 rows: ${fmt(ingestWritten, 2)} written/event by ingest, ${fmt((load.d1.rowsRead - pacing.read) / ev, 2)} read/event; paced retention's ${fmt(pacing.written / ev, 2)} written, ${fmt(pacing.read / ev, 2)} read/event on top, deleting the backlog ` +
+      `(meta, summed over ${fmt(load.d1.statements)} statements in ${fmt(load.d1.roundTrips)} round trips)` +
+      (opts.targets ? ` (target written <= ${TARGETS.rowsWrittenPerEvent}: ${met(ingestWritten <= TARGETS.rowsWrittenPerEvent)}, ingest's)` : "") +
       `; store rows added ${fmt(rowsAdded)} = ${fmt(rowsAdded / ev, 2)}/event: ${Object.entries(rowsAfter)
         .filter(([t, n]) => n !== rowsBefore[t])
         .map(([t, n]) => `${t} +${fmt(n - (rowsBefore[t] ?? 0))}`)
         .join(", ")}`,
   );
   if (load.d1.byKind) say(costByKind(load.d1.byKind, ev));
+  // The fleet's bytes, once the backlog is gone: an upper bound, since pages its deletes left part-empty still count.
   const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
-  const keptDays = consoleConfig(env).retention.days;
-  const gb = (agents: number, days: number) => (bytesPerEvent * agents * rate * 1440 * days) / 1e9;
-  const capHours = (agents: number) => 10e9 / (bytesPerEvent * agents * rate * 60);
-  say(
-    `d1 size: ${fmt(bytesPerEvent)} bytes/event (${sizeAfter.how}: ${fmt(sizeBefore.bytes / 1e6, 1)} MB -> ${fmt(sizeAfter.bytes / 1e6, 1)} MB, not vacuumed); ` +
-      `projected at ${fmt(rate)} events/agent/min, kept ${keptDays} days (RETENTION_DAYS; the store keeps events that long): ` +
-      [1_000, 10_000]
-        .map(
-          (a) =>
-            `${fmt(a)} agents ${fmt(gb(a, 1), 1)} GB/day, ${fmt(gb(a, 7), 0)} GB at 7 d, ${fmt(gb(a, keptDays), 0)} GB at ${keptDays} d, 10 GB cap in ${fmt(capHours(a), 1)} h`,
-        )
-        .join("; "),
-  );
+  const backlogBytes = Math.max(0, sizeSeeded.bytes - sizeBefore.bytes);
+  const keptDays = cfg.days;
+  const grown = growth(rowsBefore, rowsAfter, bytesBefore, bytesAfter, bytesPerEvent, ev);
+  const run = { events: ev, seconds: input.seconds, agents: input.agents };
+  const steadyGb = (agents: number) =>
+    Object.values(steadyBytes(grown.tables, run, { agents, rate, hotHours: keep.hotWindowHours, retentionDays: keep.retentionDays })).reduce(
+      (a, b) => a + b,
+      0,
+    ) / 1e9;
+  say(steadySizeLine(grown, run, rate, keep, bytesPerEvent, backlogBytes, sizeBefore, sizeAfter));
   if (load.buckets.length)
     say(
       `r2 (${load.buckets.join(", ")}): ${fmt(load.r2.classA / ev, 4)} class A/event, ${fmt(load.r2.classB / ev, 4)} class B/event, ${fmt(load.r2.bytesPut / ev, 1)} bytes put/event`,
@@ -148,11 +188,17 @@ export async function simulate(
   if (opts.pages) await pages(env, load, say);
 
   const added = Object.fromEntries(Object.keys(rowsAfter).map((t) => [t, rowsAfter[t]! - (rowsBefore[t] ?? 0)]));
+  const paced = pacedRetention(cfg.pace, load, added, seeded, dueBefore, dueAfter, backlogLeft, lagP99, say, opts.targets);
   const ret = await retention(env, load, added, rate, input, say, opts.targets);
+  // Every row the fleet adds is deleted once, by the paced slices (what a deleted row cost them) or else the cron.
+  const rowsAddedPerEvent = Object.values(added).reduce((a, b) => a + Math.max(0, b), 0) / ev;
+  const deleteWritten = paced.deleted ? paced.written / paced.deleted : ret.writtenPerDeleted;
+  const deleteRead = paced.deleted ? paced.read / paced.deleted : ret.readPerDeleted;
   const queueOps = load.messages ? (sumUnits(load) * PRICES.queues.opsPerDelivery) / load.events : 0;
   const per: PerEvent = {
-    d1RowsWritten: load.d1.rowsWritten / ev + ret.rowsWrittenPerEvent,
-    d1RowsRead: load.d1.rowsRead / ev + ret.rowsReadPerEvent,
+    // The run's own writes without the backlog's deletes, plus one deletion per row it added.
+    d1RowsWritten: (load.d1.rowsWritten - paced.written) / ev + deleteWritten * rowsAddedPerEvent,
+    d1RowsRead: (load.d1.rowsRead - paced.read) / ev + deleteRead * rowsAddedPerEvent,
     d1Bytes: bytesPerEvent,
     queueOps,
     r2ClassA: load.r2.classA / ev,
@@ -165,14 +211,22 @@ export async function simulate(
       `Queues ${fmt(queueOps, 3)} ops; R2 ${fmt(per.r2ClassA, 4)} A + ${fmt(per.r2ClassB, 4)} B, ${fmt(per.r2Bytes)} bytes) at list prices read ${PRICES.readOn} (bench/sim/prices.ts)`,
   );
   for (const agents of [1_000, 10_000]) {
-    const b = monthlyBill(per, agents, rate, keptDays);
+    const b = monthlyBill(per, agents, rate, keptDays, steadyGb(agents));
     say(
       `monthly cost, ${fmt(agents)} agents at ${fmt(rate)} events/agent/min (${fmt(b.events / 1e9, 2)} B events/month): ${usd(b.total)} = ` +
-        `D1 rows written ${usd(b.d1Written)} + rows read ${usd(b.d1Read)} + storage ${usd(b.d1Storage)} (${fmt(b.d1StorageGb)} GB held for ${keptDays} d${b.d1StorageGb > 10 ? `: over D1's 10 GB cap, ${Math.ceil(b.d1StorageGb / 10)} databases` : ""}) + ` +
+        `D1 rows written ${usd(b.d1Written)} + rows read ${usd(b.d1Read)} + storage ${usd(b.d1Storage)} (${fmt(b.d1StorageGb)} GB at steady state${b.d1StorageGb > 10 ? `: over D1's 10 GB cap, ${Math.ceil(b.d1StorageGb / 10)} databases` : ""}) + ` +
         `Queues ${usd(b.queues)} + R2 ${usd(b.r2)}; Workers requests and CPU not included`,
     );
   }
-  return { load, per, deletionVsIngest: ret.vsIngest, costPerMillion: cpm, lagP99 };
+  return {
+    load,
+    per,
+    deletionVsIngest: paced.vsIngest,
+    pacedDeleted: paced.deleted,
+    backlogSeeded: Object.values(seeded).reduce((a, b) => a + b, 0),
+    costPerMillion: cpm,
+    lagP99,
+  };
 }
 
 /**
@@ -287,12 +341,130 @@ async function retention(env: Env, load: LoadResult, added: Record<string, numbe
   const rowsWrittenPerDeleted = meter.rowsWritten / Math.max(1, deleted);
   const rowsReadPerDeleted = meter.rowsRead / Math.max(1, deleted);
   say(
-    `retention: ${perRun.length} run(s) of runRetention in ${fmt(ms / 1000, 1)} s deleted ${fmt(deleted)} rows (${fmt(deleted / (ms / 1000))} rows/s while running; ${complete ? "all due rows gone" : "more left"}); ` +
+    `retention cron backstop: ${perRun.length} run(s) of runRetention in ${fmt(ms / 1000, 1)} s deleted ${fmt(deleted)} rows (${fmt(deleted / (ms / 1000))} rows/s while running; ${complete ? "all due rows gone" : "more left"}); ` +
       `first run ${fmt(Object.values(first).reduce((a, b) => a + b, 0))} rows, capped tables: ${capped.join(", ") || "none (the store is smaller than one run's caps)"}; ` +
       `cron "${cron ?? "none"}" = ${runsPerDay} runs/day; slowest table ${slowest} (${fmt(perRunCap(slowest))} rows per run): deletes ${bound}${Number.isFinite(vsIngest) ? vsIngest.toPrecision(2) : "unbounded "}x what ${fmt(input.agents)} agents add to it per day` +
       (targets ? ` (target >= ${TARGETS.deletionVsIngest}x: ${met(vsIngest >= TARGETS.deletionVsIngest)})` : "") +
       `, ${Number.isFinite(at10k) ? at10k.toPrecision(2) : "unbounded "}x at 10,000 agents` +
       `; D1 per deleted row: ${fmt(rowsWrittenPerDeleted, 2)} written, ${fmt(rowsReadPerDeleted, 2)} read`,
   );
-  return { vsIngest, rowsWrittenPerEvent: rowsWrittenPerDeleted * rowsPerEvent, rowsReadPerEvent: rowsReadPerDeleted * rowsPerEvent };
+  return { vsIngest, writtenPerDeleted: rowsWrittenPerDeleted, readPerDeleted: rowsReadPerDeleted, rowsPerEvent };
+}
+
+/** What the run added per table (rows, and bytes per row: dbstat, else the store's bytes per row). */
+function growth(
+  rowsBefore: Record<string, number>,
+  rowsAfter: Record<string, number>,
+  bytesBefore: Record<string, number> | null,
+  bytesAfter: Record<string, number> | null,
+  bytesPerEvent: number,
+  events: number,
+): { tables: TableGrowth[]; how: string } {
+  const added = Object.keys(rowsAfter)
+    .map((t) => [t, rowsAfter[t]! - (rowsBefore[t] ?? 0)] as const)
+    .filter(([, n]) => n > 0);
+  const total = added.reduce((a, [, n]) => a + n, 0);
+  const tables = added.map(([table, rows]) => {
+    const measured = bytesAfter && bytesBefore ? ((bytesAfter[table] ?? 0) - (bytesBefore[table] ?? 0)) / rows : Number.NaN;
+    // Without dbstat, every row is taken to weigh the same: the store's growth over its rows.
+    return { table, rows, bytesPerRow: Number.isFinite(measured) && measured > 0 ? measured : (bytesPerEvent * events) / total };
+  });
+  return { tables, how: bytesAfter ? "dbstat pages per table and its indexes" : "store bytes / rows (no dbstat)" };
+}
+
+/**
+ * D1's size at steady state (bench/sim/steady-size.ts): per table by its own keep time, for 1k and 10k agents, and
+ * the largest hot window that fits one database's 10 GB.
+ */
+function steadySizeLine(
+  grown: { tables: TableGrowth[]; how: string },
+  run: { events: number; seconds: number; agents: number },
+  rate: number,
+  keep: Keep,
+  bytesPerEvent: number,
+  backlogBytes: number,
+  sizeBefore: { bytes: number; how: string },
+  sizeAfter: { bytes: number; how: string },
+): string {
+  const at = (agents: number) => steadyBytes(grown.tables, run, { agents, rate, hotHours: keep.hotWindowHours, retentionDays: keep.retentionDays });
+  const gb = (b: number) => fmt(b / 1e9, b < 1e9 ? 2 : 1);
+  const per = (agents: number) => {
+    const t = at(agents);
+    const total = Object.values(t).reduce((a, b) => a + b, 0);
+    const top = Object.entries(t)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([name, b]) => `${name} ${gb(b)}${HOT_TABLES.has(name) ? ` (${keep.hotWindowHours} h)` : ""}`)
+      .join(", ");
+    const hot = largestHotWindow(grown.tables, run, { agents, rate, retentionDays: keep.retentionDays });
+    return `${fmt(agents)} agents ${gb(total)} GB (${top}); largest hot window in 10 GB per database ${fmt(hot, hot < 10 ? 1 : 0)} h`;
+  };
+  return (
+    `d1 size: at most ${fmt(bytesPerEvent)} bytes/event stored (measured after the ${fmt(backlogBytes / 1e6, 1)} MB backlog was deleted: pages its deletes left part-empty still count) ` +
+    `(${sizeAfter.how}: ${fmt(sizeBefore.bytes / 1e6, 1)} MB -> ${fmt(sizeAfter.bytes / 1e6, 1)} MB, not vacuumed; per table by ${grown.how}); ` +
+    `steady state at ${fmt(rate)} events/agent/min, each table by its own keep time (segments and finished runs ${keep.hotWindowHours} h = HOT_WINDOW_HOURS; ` +
+    `incidents, ops, backups, rollups ${keep.retentionDays} d = RETENTION_DAYS; agents and the sim's sessions one per agent): ${[1_000, 10_000].map(per).join("; ")}`
+  );
+}
+
+/**
+ * Paced retention during the run (src/store/retention-pace.ts): per paced table, the rows the fleet added, the due
+ * backlog rows deleted meanwhile, and their ratio. Its capacity is per batch (RETENTION_PACE x what the batch added),
+ * so it scales with ingest; the ratio is what it did against what came in. Where the backlog ran out the ratio is a
+ * lower bound. Also what pacing's statements cost (they are inside the run's D1 figures) and the lag with it on.
+ */
+function pacedRetention(
+  pace: number,
+  load: LoadResult,
+  added: Record<string, number>,
+  seeded: Record<string, number>,
+  dueBefore: Record<string, number>,
+  dueAfter: Record<string, number>,
+  backlogLeft: number,
+  lagP99: number,
+  say: (l: string) => void,
+  targets: boolean,
+) {
+  const { written, read } = pacingCost(load, Object.keys(dueBefore));
+  const rows = Object.keys(dueBefore).map((t) => {
+    const deleted = (dueBefore[t] ?? 0) - (dueAfter[t] ?? 0);
+    const a = Math.max(0, added[t] ?? 0);
+    return { t, a, deleted, ratio: a ? deleted / a : Number.POSITIVE_INFINITY, cleared: (dueAfter[t] ?? 0) === 0 };
+  });
+  const deleted = rows.reduce((n, r) => n + r.deleted, 0);
+  const judged = rows.filter((r) => r.a > 0 && !r.cleared).sort((x, y) => x.ratio - y.ratio);
+  const slowest = judged[0];
+  const vsIngest = slowest ? slowest.ratio : Number.POSITIVE_INFINITY;
+  const ev = Math.max(1, load.stored);
+  say(
+    `retention (paced, RETENTION_PACE ${pace}): capacity per batch = ${pace} x the rows the batch added, per table; with a backlog of due rows seeded before the run ` +
+      `(${Object.entries(seeded)
+        .map(([t, n]) => `${t} ${fmt(n)}`)
+        .join(", ")}), during it: ${rows
+        .map(
+          (r) =>
+            `${r.t} +${fmt(r.a)} added / -${fmt(r.deleted)} due deleted = ${Number.isFinite(r.ratio) ? `${r.ratio.toPrecision(3)}x` : "n/a"}${r.cleared ? " (backlog cleared: at least)" : ""}`,
+        )
+        .join(", ")}; ` +
+      `slowest table with backlog left: ${slowest ? `${slowest.t} ${slowest.ratio.toPrecision(3)}x` : "none"}` +
+      (targets ? ` (target >= ${TARGETS.deletionVsIngest}x: ${met(vsIngest >= TARGETS.deletionVsIngest)})` : "") +
+      `; ${fmt(backlogLeft)} backlog rows left, dropped before the figures below; pacing's statements ${fmt(written / ev, 3)} rows written, ${fmt(read / ev, 2)} read per event stored (of the run's d1 figures above; ` +
+      `${fmt(written / Math.max(1, deleted), 2)} written, ${fmt(read / Math.max(1, deleted), 2)} read per row deleted); lag p99 with pacing ${fmt(lagP99 / 1000, 2)} s vs ${LAG_P99_BEFORE_PACING_S} s before it`,
+  );
+  return { vsIngest, written, read, deleted };
+}
+
+/** What paced retention's statements cost in the run: deletes from the paced tables and the walks' scans (metered by kind). */
+function pacingCost(load: LoadResult, tables: string[]): { written: number; read: number } {
+  let written = 0;
+  let read = 0;
+  for (const [kind, c] of load.d1.byKind ?? []) {
+    const [verb, table] = kind.split(" ");
+    if (!table || !tables.includes(table)) continue;
+    if (verb === "delete" || (verb === "select" && WALKED_TABLES.has(table))) {
+      written += c.rowsWritten;
+      read += c.rowsRead;
+    }
+  }
+  return { written, read };
 }

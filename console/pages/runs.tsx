@@ -1,3 +1,4 @@
+import type { HistoryRead } from "../../src/store/history/read";
 import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
@@ -7,10 +8,11 @@ import { Pager } from "../components/pager";
 import { Status } from "../components/status";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
-import { PagedTimeline } from "../components/timeline";
+import { PagedTimeline, Timeline } from "../components/timeline";
 import { ago, bytes, elapsed, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, detailHref, LISTS } from "../links";
+import { historyStopWords } from "../words";
 
 type Query = Record<string, string | undefined>;
 
@@ -238,6 +240,56 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
       )}
       <h2>Events</h2>
       <PagedTimeline page={props.events} path={detailHref("runs", f.fiberId)} query={props.query} dir="later" traceUrl={props.ctx.traceUrl} />
+    </Layout>
+  );
+}
+
+/**
+ * A run the hot store no longer holds: finished runs leave D1 once their last activity is older than the hot
+ * window (open ones after the retention period). What the R2 history has of it, and how far that read looked.
+ */
+export function RunFromHistoryPage(props: { ctx: PageContext; id: string; found: HistoryRead & { from: number; to: number }; hotWindowHours: number }) {
+  const { id, found } = props;
+  const s = found.scan;
+  const agents = [...new Map(found.events.map((e) => [`${e.agentClass}\u0000${e.agentName}`, e])).values()];
+  return (
+    <Layout ctx={props.ctx} title={`Run ${id}`} active={LISTS.runs}>
+      <section
+        data-testid="run-from-history"
+        data-count={String(found.events.length)}
+        data-complete={String(s.complete)}
+        data-covered-from={s.coveredFrom === null ? undefined : String(s.coveredFrom)}
+        data-covered-to={s.coveredTo === null ? undefined : String(s.coveredTo)}
+        data-stop={s.stop?.limit}
+      >
+        <p>
+          This run has left the hot store: finished runs stay there {props.hotWindowHours} hours after their last activity. The history below is what the R2
+          history holds of it, read from <Time t={s.coveredFrom ?? found.from} /> to <Time t={s.coveredTo ?? found.to} /> ({s.hours} hours, {s.objectsFetched}{" "}
+          objects read){s.stop ? `; ${historyStopWords(s.stop)}, so older events were not looked at` : ""}.
+        </p>
+        <dl class="facts">
+          <dt>run</dt>
+          <dd class="mono">{id}</dd>
+          <dt>agent</dt>
+          <dd>
+            {agents.map((a) => (
+              <a href={agentHref(a)}>
+                {a.agentClass} · {a.agentName}
+              </a>
+            ))}
+          </dd>
+          <dt>first event</dt>
+          <dd>
+            <Time t={found.events[0]?.time ?? null} ms />
+          </dd>
+          <dt>last event</dt>
+          <dd>
+            <Time t={found.events.at(-1)?.time ?? null} ms />
+          </dd>
+        </dl>
+      </section>
+      <h2>Events</h2>
+      <Timeline events={found.events} traceUrl={props.ctx.traceUrl} />
     </Layout>
   );
 }

@@ -87,6 +87,7 @@ const ID_FIELDS = [
   ["requestId", "request id"],
   ["taskId", "task id"],
   ["opId", "op id"],
+  ["fiberId", "fiber id"],
 ] as const;
 
 /**

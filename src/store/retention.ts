@@ -43,13 +43,24 @@ const outside = (col: string) => `(${col} < ?1 OR ${col} > ?2)`;
 const future = (col: string) => `${col} > ?2`;
 
 /**
+ * A run is due when it finished (has an outcome) and its last activity is before the hot cutoff (?3), or when its
+ * last activity is before the retention cutoff (?1), open or not. Due runs are found oldest first through
+ * runs_first_seen: a run's first_seen is at most its last_seen, so every due run has first_seen < ?3 (?1 <= ?3).
+ * No index holds last_seen (each batch would move it), so this is the bounded way in.
+ */
+export const runDueSql = (hot = "?3", cutoff = "?1") => `((${F.outcome} IS NOT NULL AND ${F.lastSeen} < ${hot}) OR ${F.lastSeen} < ${cutoff})`;
+
+/**
  * Tables and the time column that ages them. Open incidents (open now: not closed by a force idle or reconciliation
  * either) and unresolved ambiguities are kept regardless of
- * age, but not when dated in the future. Rows go by rowid: projection keys are composite (id + agent).
+ * age, but not when dated in the future. Finished runs are kept for the hot window only (runDueSql). Rows go by
+ * rowid: projection keys are composite (id + agent). Statements are bound ?1 = cutoff, ?2 = future cutoff,
+ * ?3 = hot cutoff, up to the highest one each names (D1 refuses more bindings than a statement's parameters).
  */
 const PLAN: { table: string; where: string }[] = [
   { table: D.$table, where: outside(D.receivedAt) },
-  { table: F.$table, where: outside(F.lastSeen) },
+  { table: F.$table, where: `${F.firstSeen} < ?3 AND ${runDueSql()} ORDER BY ${F.firstSeen}` },
+  { table: F.$table, where: future(F.lastSeen) },
   { table: I.$table, where: `((${I.lastSeen} < ?1 AND NOT ${openNowSql()}) OR ${future(I.lastSeen)})` },
   { table: O.$table, where: `((${O.lastSeen} < ?1 AND ${O.resolutionAt} IS NOT NULL) OR ${future(O.lastSeen)})` },
   { table: B.$table, where: outside(B.lastSeen) },
@@ -76,6 +87,9 @@ export const SEGMENT_DELETE_BATCH = 1000;
 /** Rows of any other table deleted per statement, and statements per table per run, by default. */
 export const RETENTION_BATCH = 500;
 export const RETENTION_MAX_BATCHES = 20;
+
+/** The highest numbered parameter (?N) a statement names. */
+export const highestParam = (sql: string) => Math.max(0, ...[...sql.matchAll(/\?(\d+)/g)].map((m) => Number(m[1])));
 
 /** The most rows one default run of runRetention deletes from `table`: its capacity per cron run. */
 export function retentionRunCap(table: string): number {
@@ -151,11 +165,12 @@ export async function runRetention(
   deleted[G.$table] = seg.segments;
   let complete = seg.complete;
   for (const { table, where } of PLAN) {
-    deleted[table] = 0;
+    deleted[table] ??= 0;
+    const args = [cutoff, futureCutoff, hotCutoff].slice(0, highestParam(where));
     for (let i = 0; i < maxBatches; i++) {
       const r = await db
         .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${batchSize})`)
-        .bind(cutoff, futureCutoff)
+        .bind(...args)
         .run();
       const n = r.meta.changes ?? 0;
       deleted[table] += n;

@@ -70,6 +70,25 @@ describe("retention", () => {
     expect(await count("SELECT COUNT(*) AS n FROM sessions WHERE session_name = ?", agentName)).toBe(1);
   });
 
+  it("deletes finished runs once their last activity leaves the hot window, and keeps open runs for the retention period", async () => {
+    const agentName = `runs-${crypto.randomUUID().slice(0, 6)}`;
+    const HOUR = 3_600_000;
+    const at = (fiberId: string, hoursAgo: number, type: "fiber.started" | "fiber.completed", seq: number) => ({
+      ...makeEvent(type, { fiberName: "etl" }, { agentName, time: NOW - hoursAgo * HOUR, corr: { fiberId } }),
+      seq,
+    });
+    // done-old: finished 50 h ago; open-old: started 50 h ago, never finished; done-recent: started 50 h ago,
+    // finished 2 h ago (first_seen old, last activity hot); open-ancient: open, last seen 31 days ago.
+    await ingest([at("done-old", 51, "fiber.started", 1), at("done-old", 50, "fiber.completed", 2)]);
+    await ingest([at("open-old", 50, "fiber.started", 3)]);
+    await ingest([at("done-recent", 50, "fiber.started", 4), at("done-recent", 2, "fiber.completed", 5)]);
+    await ingest([at("open-ancient", 31 * 24, "fiber.started", 6)]);
+    const r = await runRetention(env.DB, { maxAgeDays: 30, hotWindowHours: 48, now: NOW });
+    expect(r.deleted.runs).toBe(2);
+    const left = await env.DB.prepare("SELECT fiber_id FROM runs WHERE agent_name = ? ORDER BY fiber_id").bind(agentName).all<{ fiber_id: string }>();
+    expect(left.results.map((x) => x.fiber_id)).toEqual(["done-recent", "open-old"]);
+  });
+
   it("deletes segments at more than 10x the rate ingest stores them", async () => {
     const ingestStart = performance.now();
     const m = await measureIngest(env.DB, { agents: 8, batches: 40, perMessage: 6, prefix: `ret-${crypto.randomUUID().slice(0, 6)}` });

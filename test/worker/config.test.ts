@@ -25,7 +25,7 @@ afterEach(() => vi.restoreAllMocks());
 describe("worker/config.ts: one parse, one policy", () => {
   it("takes each default when a setting is unset or blank", () => {
     const c = parseConfig(dev({ RETENTION_DAYS: " ", HISTORY_SHARDS: "" }));
-    expect(c.retention).toEqual({ days: 30, hotWindowHours: 48 });
+    expect(c.retention).toEqual({ days: 30, hotWindowHours: 48, pace: 10 });
     expect(c.history).toEqual({ shards: 4, previousShards: [], retentionDays: 400 });
     expect(c.ingest).toEqual({ maxAgeDays: 30, maxFutureSkewSeconds: 300, signingSecret: null });
     expect(c.reconcile).toEqual({ afterMs: 10 * 60_000, batch: 20 });

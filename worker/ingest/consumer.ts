@@ -10,6 +10,7 @@ import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
 import { bodyText, bodyType, type DeadLetter, deadLetterStatements } from "./dead-letters";
 import { type HistoryWriteResult, writeHistory } from "./history";
 import { type MessageItem, messageItems } from "./messages";
+import { paceAfterBatch } from "./pace";
 import { tableStatements } from "./projections";
 import { toRows } from "./rows";
 import { verificationKey } from "./signature";
@@ -175,8 +176,9 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
   // A store recorded under another partition count is refused (throws: the batch is retried until fixed).
   await assertRecordedPartitions(store);
   let inD1 = false;
+  let deadLettered = 0;
   try {
-    await ingestIntoStore(store, batch.messages, opts);
+    deadLettered = (await ingestIntoStore(store, batch.messages, opts)).deadLettered;
     inD1 = true;
   } catch (e) {
     console.error(`[ingest] batch of ${batch.messages.length} failed, isolating: ${e instanceof Error ? e.message : String(e)}`);
@@ -191,6 +193,9 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
     }
     // D1 has the events, so the console shows them now: alert now too (a redelivery's alerts dedupe on their keys).
     await alertOnIngested(env, stored);
+    // Retention keeps pace with ingest: a slice of due rows per table, sized by what this batch added.
+    const { retention } = consoleConfig(env);
+    await paceAfterBatch(store, stored, deadLettered, { pace: retention.pace, maxAgeDays: retention.days, hotWindowHours: retention.hotWindowHours, now });
     return;
   }
   // One bad message must not hold back the rest: retry only the ones that fail alone.

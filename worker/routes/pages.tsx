@@ -9,8 +9,10 @@ import { EventsPage } from "../../console/pages/events";
 import { IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
 import { AUDIT_COLUMN_SET, AuditPage, BACKUP_COLUMN_SET, BackupsPage, OpsPage } from "../../console/pages/lists";
 import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
-import { RUN_COLUMN_SET, RunsPage, RunTimelinePage } from "../../console/pages/runs";
+import { RUN_COLUMN_SET, RunFromHistoryPage, RunsPage, RunTimelinePage } from "../../console/pages/runs";
 import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
+import { runNotFoundWords } from "../../console/words";
+import { runFromHistory } from "../../src/store/history/run";
 import { historyTier } from "../../src/store/history/tier";
 import { partitionFor, type Store } from "../../src/store/partitions";
 import {
@@ -197,8 +199,17 @@ pages.get("/runs/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
   const q = query(c);
   const store = storeFromEnv(c.env);
-  const fiber = await getStoredRunIn(store, id, ownerFrom(q));
-  if (!fiber) return problem(c, 404, `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id).`);
+  const owner = ownerFrom(q);
+  const fiber = await getStoredRunIn(store, id, owner);
+  if (!fiber) {
+    // Retention may have deleted it (finished runs leave D1 after the hot window): the R2 history may still have it.
+    const { history, retention } = consoleConfig(c.env);
+    const hotStart = Date.now() - retention.hotWindowHours * 3_600_000;
+    const found = c.env.HISTORY ? await runFromHistory(c.env.HISTORY, history, id, owner, hotStart) : null;
+    if (!found?.events.length) return problem(c, 404, runNotFoundWords(id, found));
+    if (wantsJson(c)) return c.json({ run: null, history: found });
+    return page(c, <RunFromHistoryPage ctx={pageContext(c)} id={id} found={found} hotWindowHours={retention.hotWindowHours} />);
+  }
   const events = await runEvents(partitionFor(store, fiber.agentClass, fiber.agentName), fiber, paging(q), timelineTier(c.env));
   if (wantsJson(c)) return c.json({ run: fiber, events });
   return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);

@@ -35,8 +35,12 @@ export type HistoryEvent = EventRow & {
   receivedAt: number;
 };
 
-/** Id kinds an id lookup can name; each is indexed in the objects' Bloom filters. */
-export const ID_KINDS = ["traceId", "requestId", "taskId", "opId"] as const;
+/**
+ * Id kinds an id lookup can name; each is indexed in the objects' Bloom filters. fiberId joined later: objects
+ * written before it carry no fiber items, so an id lookup misses fiber ids there (a run page with its agent reads
+ * by agent instead, which every object indexes).
+ */
+export const ID_KINDS = ["traceId", "requestId", "taskId", "opId", "fiberId"] as const;
 export type IdKind = (typeof ID_KINDS)[number];
 
 const pad = (n: number, w: number) => String(n).padStart(w, "0");

@@ -353,7 +353,8 @@ export const historySearchInput = z
     requestId: text("requestId"),
     taskId: text("taskId"),
     opId: text("opId"),
-    /** Any of the four: an id pasted into the search box, whatever it names. */
+    fiberId: text("fiberId"),
+    /** Any of the five: an id pasted into the search box, whatever it names. */
     id: text("id"),
     from: instant("from"),
     to: instant("to"),

@@ -1,0 +1,212 @@
+/**
+ * Paced retention: a small slice of deletions the Queue consumer runs after each batch it stores, so deletion keeps
+ * pace with ingest instead of waiting for the hourly cron (which stays, as the backstop: retention.ts). Per table,
+ * a slice deletes at most `pace` x the rows the batch may have added to it, of rows that are due, oldest first,
+ * always through an index, so a slice with nothing due reads a bounded number of rows.
+ *
+ * What is due is retention.ts's rule: finished runs and timeline segments after the hot window; open runs,
+ * incidents (not open now), resolved ops, sessions, backups, rollups and dead letters after the retention period.
+ * Not paced (the cron does them): audit, alert deliveries (ingest adds none), re-spent tokens of deleted incidents
+ * (found by a join, not an index), and rows dated in the future (stored before ingest refused such times).
+ */
+
+import { openNowSql } from "./read-models/incident-status";
+import { highestParam, runDueSql } from "./retention";
+import { deadLetters, eventRollups, eventSegments, incidents, opAmbiguities, respentRollups, runs, sessions, workspaceBackups } from "./schema";
+import { names } from "./sql-names";
+
+const G = names(eventSegments);
+const D = names(deadLetters);
+const F = names(runs);
+const I = names(incidents);
+const O = names(opAmbiguities);
+const B = names(workspaceBackups);
+const S = names(sessions);
+const R = names(eventRollups);
+const RS = names(respentRollups);
+
+/** How many times what a batch added each slice may delete, by default (RETENTION_PACE, worker/config.ts). */
+export const DEFAULT_RETENTION_PACE = 10;
+
+/**
+ * A table whose index range holds only due rows: one DELETE of the first `budget` rows of the range, in index
+ * order, reads about as many rows as it deletes (one more when nothing is due).
+ */
+type Direct = { table: string; index: string | null; order: string[]; range: string };
+
+/**
+ * A table whose index range also holds rows that are not due (open runs older than the hot window, open incidents,
+ * sessions whose listed minute is old but whose last event is not): a bounded scan of `scan` index entries from a
+ * cursor, the due ones among them deleted by rowid. The cursor walks past rows that stay (so they never block the
+ * slice) and starts over once it reaches the end of the range.
+ */
+type Walked = Direct & { due: string };
+
+/** Bound: ?1 = retention cutoff, ?2 = future cutoff, ?3 = hot cutoff (each statement gets up to the highest it names). */
+const DIRECT: Direct[] = [
+  // Resolved ops by last activity (a partial index holding only resolved ones: all of its range is due).
+  {
+    table: O.$table,
+    index: "op_ambiguities_resolved",
+    order: [O.lastSeen, O.opId, O.agentClass, O.agentName],
+    range: `${O.resolutionAt} IS NOT NULL AND ${O.lastSeen} < ?1`,
+  },
+  { table: B.$table, index: "workspace_backups_last_seen", order: [B.lastSeen, B.handle, B.agentClass, B.agentName], range: `${B.lastSeen} < ?1` },
+  // Rollups by bucket: the primary key's prefix.
+  { table: R.$table, index: null, order: [R.bucket, R.type, R.dim], range: `${R.bucket} < ?1` },
+  { table: RS.$table, index: null, order: [RS.bucket, RS.agentClass, RS.agentName], range: `${RS.bucket} < ?1` },
+  { table: D.$table, index: "dead_letters_received", order: [D.receivedAt, D.messageId], range: `${D.receivedAt} < ?1` },
+];
+
+const WALKED: Walked[] = [
+  // A run's first_seen is at most its last_seen, so every due run is in this range (retention.ts runDueSql).
+  { table: F.$table, index: "runs_first_seen", order: [F.firstSeen, F.fiberId, F.agentClass, F.agentName], range: `${F.firstSeen} < ?3`, due: runDueSql() },
+  {
+    table: I.$table,
+    index: "incidents_first_seen",
+    order: [I.firstSeen, I.incidentId, I.agentClass, I.agentName],
+    range: `${I.firstSeen} < ?1`,
+    due: `(${I.lastSeen} < ?1 AND NOT ${openNowSql()})`,
+  },
+  // listed_at is last_seen to the minute, never later: every session due by last_seen is in this range.
+  {
+    table: S.$table,
+    index: "sessions_listed",
+    order: [S.listedAt, S.sessionName, S.agentClass, S.agentName],
+    range: `${S.listedAt} < ?1`,
+    due: `${S.lastSeen} < ?1`,
+  },
+];
+
+/** The tables whose slices scan before they delete (the simulator counts those scans as pacing's). */
+export const WALKED_TABLES: ReadonlySet<string> = new Set(WALKED.map((w) => w.table));
+
+/** The tables a slice paces, by SQL name: what the consumer counts rows added for. */
+export const PACED_TABLES: readonly string[] = [G.$table, ...DIRECT.map((d) => d.table), ...WALKED.map((w) => w.table)];
+
+/** Index entries a walked table's slice reads per row it may delete: room to pass rows that stay. */
+export const WALK_SCAN_FACTOR = 4;
+
+/** What one slice did, and what it cost D1 (from each statement's meta). */
+export type PaceResult = { deleted: Record<string, number>; rowsRead: number; rowsWritten: number; statements: number };
+
+/** Each walked table's cursor (its index columns' values past which the next scan starts), per database. */
+const cursors = new WeakMap<D1Database, Map<string, unknown[]>>();
+
+const rowValue = (cols: string[]) => (cols.length === 1 ? cols[0]! : `(${cols.join(", ")})`);
+const params = (from: number, n: number) => Array.from({ length: n }, (_, i) => `?${from + i}`);
+
+/**
+ * One slice of paced retention on one database (a partition): `added` is how many rows the batch may have added
+ * per table (keys it touched: an upper bound), `agents` the agents it carried (timeline segments are deleted per
+ * agent, through event_segments_agent_time: the segments table has no time index across agents, and a quiet
+ * agent's old segments are the cron's). Two round trips: the direct deletes and the walks' scans, then the walks'
+ * deletes. Tables with nothing added are not touched.
+ */
+export async function paceRetention(
+  db: D1Database,
+  opts: {
+    added: Readonly<Record<string, number>>;
+    agents: readonly { agentClass: string; agentName: string }[];
+    pace?: number;
+    maxAgeDays: number;
+    hotWindowHours: number;
+    now?: number;
+  },
+): Promise<PaceResult> {
+  const pace = opts.pace ?? DEFAULT_RETENTION_PACE;
+  const now = opts.now ?? Date.now();
+  const cutoff = now - opts.maxAgeDays * 86_400_000;
+  const hotCutoff = Math.max(cutoff, now - opts.hotWindowHours * 3_600_000);
+  // ?2 (the future cutoff) is the cron's alone: rows dated in the future are not paced.
+  const base = [cutoff, null, hotCutoff];
+  const out: PaceResult = { deleted: {}, rowsRead: 0, rowsWritten: 0, statements: 0 };
+  if (pace <= 0) return out;
+  const budget = (table: string) => Math.floor(pace * (opts.added[table] ?? 0));
+  const bind = (sql: string, extra: unknown[] = []) => db.prepare(sql).bind(...[...base, ...extra].slice(0, Math.max(highestParam(sql), 0)));
+
+  const first: { table: string; kind: "delete" | "scan"; walked?: Walked; budget: number; stmt: D1PreparedStatement }[] = [];
+  const segBudget = budget(G.$table);
+  if (segBudget > 0 && opts.agents.length) {
+    const agents = JSON.stringify(opts.agents.map((a) => [a.agentClass, a.agentName]));
+    first.push({
+      table: G.$table,
+      kind: "delete",
+      budget: segBudget,
+      stmt: bind(
+        `DELETE FROM ${G.$table} WHERE rowid IN (SELECT s.rowid FROM json_each(?4) j JOIN ${G.$table} s INDEXED BY event_segments_agent_time ON s.${G.agentClass} = j.value ->> 0 AND s.${G.agentName} = j.value ->> 1 AND s.${G.timeTo} < ?3 LIMIT ${segBudget})`,
+        [agents],
+      ),
+    });
+  }
+  for (const d of DIRECT) {
+    const n = budget(d.table);
+    if (n <= 0) continue;
+    const from = `${d.table}${d.index ? ` INDEXED BY ${d.index}` : ""}`;
+    first.push({
+      table: d.table,
+      kind: "delete",
+      budget: n,
+      stmt: bind(`DELETE FROM ${d.table} WHERE rowid IN (SELECT rowid FROM ${from} WHERE ${d.range} ORDER BY ${d.order.join(", ")} LIMIT ${n})`),
+    });
+  }
+  const mine = cursors.get(db) ?? new Map<string, unknown[]>();
+  cursors.set(db, mine);
+  for (const w of WALKED) {
+    const n = budget(w.table);
+    if (n <= 0) continue;
+    const cursor = mine.get(w.table);
+    const after = cursor ? ` AND ${rowValue(w.order)} > ${rowValue(params(4, w.order.length))}` : "";
+    first.push({
+      table: w.table,
+      kind: "scan",
+      walked: w,
+      budget: n,
+      stmt: bind(
+        `SELECT rowid AS r, ${w.order.join(", ")}, ${w.due} AS due FROM ${w.table} INDEXED BY ${w.index} WHERE ${w.range}${after} ORDER BY ${w.order.join(", ")} LIMIT ${n * WALK_SCAN_FACTOR}`,
+        cursor ?? [],
+      ),
+    });
+  }
+  if (!first.length) return out;
+  const results = await db.batch<Record<string, unknown>>(first.map((f) => f.stmt));
+  out.statements += first.length;
+  const second: { table: string; stmt: D1PreparedStatement }[] = [];
+  results.forEach((r, i) => {
+    const f = first[i]!;
+    out.rowsRead += Number(r.meta?.rows_read ?? 0);
+    out.rowsWritten += Number(r.meta?.rows_written ?? 0);
+    if (f.kind === "delete") {
+      out.deleted[f.table] = (out.deleted[f.table] ?? 0) + Number(r.meta?.changes ?? 0);
+      return;
+    }
+    const w = f.walked!;
+    const rows = r.results;
+    const scanned = f.budget * WALK_SCAN_FACTOR;
+    // Past the last row read, or back to the start once the range is read to its end.
+    if (rows.length < scanned) mine.delete(w.table);
+    else
+      mine.set(
+        w.table,
+        w.order.map((c) => rows.at(-1)![c]),
+      );
+    const due = rows
+      .filter((x) => Number(x.due) === 1)
+      .slice(0, f.budget)
+      .map((x) => x.r);
+    out.deleted[w.table] ??= 0;
+    if (due.length)
+      second.push({ table: w.table, stmt: db.prepare(`DELETE FROM ${w.table} WHERE rowid IN (SELECT value FROM json_each(?1))`).bind(JSON.stringify(due)) });
+  });
+  if (second.length) {
+    const deletes = await db.batch(second.map((s) => s.stmt));
+    out.statements += second.length;
+    deletes.forEach((r, i) => {
+      const t = second[i]!.table;
+      out.deleted[t] = (out.deleted[t] ?? 0) + Number(r.meta?.changes ?? 0);
+      out.rowsRead += Number(r.meta?.rows_read ?? 0);
+      out.rowsWritten += Number(r.meta?.rows_written ?? 0);
+    });
+  }
+  return out;
+}
