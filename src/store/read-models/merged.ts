@@ -31,21 +31,20 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
  */
 
 /**
- * The read models that do not merge partitions yet (the overview, agents with gaps, the events, stuck, awake,
- * deploys and search pages, bulk selections, exports, alerts and reconciliation use them).
+ * The read models that do not merge partitions yet (agents with gaps, the events, awake and search pages, deploy
+ * storms, bulk selections, the exports of those, alerts and reconciliation use them). The overview's, the stuck
+ * list's and the deploys page's merge in merged-overview.ts and merged-deploys.ts.
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
  * silently show one partition of the store.
  */
 export const UNMERGED_READS: readonly string[] = [
-  "the overview's (overviewCounts, eventSeries, topReasons, countStuck, listDeploys, exhaustingSoon, countAlarmLoops)",
   "agentsWithGaps",
   "listEvents",
-  "listStuck",
   "alarmRates and residentEstimate",
   "deployStorms",
   "searchIds",
   "bulkTargets",
-  "the exports' sources",
+  "the exports' sources (events, search, bulk, agents with gaps)",
   "the alerts' reads (alertsFromEvents, budgetAlerts)",
   "reconciliation's (staleAgents, gapAgentsDueForReconcile, openWorkOf)",
 ];
@@ -65,7 +64,8 @@ function compareValue(a: SortValue, b: SortValue): number {
   return xs.length - ys.length;
 }
 
-const compareKey = (a: SortValue[], b: SortValue[]) => {
+/** Two sort keys in SQLite's order (compareValue per column, the first difference decides). */
+export const compareKey = (a: SortValue[], b: SortValue[]) => {
   for (let i = 0; i < a.length; i++) {
     const d = compareValue(a[i]!, b[i]!);
     if (d) return d;

@@ -36,7 +36,7 @@ export const FIRINGS_REPORT_WINDOW_MS = ALARM_COALESCE_MS;
  */
 const STILL_FIRING_PERIODS = 3;
 /** At most this many agents in the awake list. */
-const AWAKE_LIMIT = 100;
+export const AWAKE_LIMIT = 100;
 
 export type AgentRef = { agentClass: string; agentName: string };
 

@@ -1,0 +1,161 @@
+import { env } from "cloudflare:workers";
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { expect, it } from "vitest";
+import { partitionOf, type Store, singleStore } from "../../src/store/partitions";
+import { exhaustingSoon } from "../../src/store/read-models/budget";
+import { listDeploys } from "../../src/store/read-models/deploys";
+import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
+import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
+import {
+  countAlarmLoopsIn,
+  countStuckIn,
+  eventSeriesIn,
+  exhaustingSoonIn,
+  listStuckIn,
+  overviewCountsIn,
+  topReasonsIn,
+} from "../../src/store/read-models/merged-overview";
+import { countStuck, listStuck, STUCK_RULES } from "../../src/store/read-models/stuck";
+import { ingestIntoStore } from "../../worker/ingest/consumer";
+import { makeEvent } from "../fixtures/events";
+
+/**
+ * The overview's and the stuck page's reads over a partitioned store (merged-overview.ts) against one database:
+ * the same fleet is ingested into a store of one D1 database and into one of two, and every figure, series, top
+ * list and stuck finding must be what the one database gives, whatever partition each agent landed in.
+ */
+
+const P1 = env.DB_P1!;
+const MIN = 60_000;
+/** The fleet's "now": every read is asked as of it, so the answers do not move while the test runs. */
+const NOW = Math.floor(Date.now() / MIN) * MIN - 5 * MIN;
+const CLASSES = ["ProbeAgent", "SupportAgent"];
+const REASONS = ["no_progress_timeout", "max_attempts_exceeded", "work_budget_exceeded", "stable_timeout", "recovery_aborted"] as const;
+
+/**
+ * 40 agents over two classes: stale open runs (no_progress), incidents open with no attempt for an hour, incidents
+ * attempting fast (exhausting soon), exhausted ones with several reasons, ambiguous ops, re-spent tokens, alarm
+ * loops, missing sequence numbers (gaps), and Worker versions first seen at different times in each partition.
+ */
+function fleet(): TelemetryEvent[] {
+  const out: TelemetryEvent[] = [];
+  for (let a = 0; a < 40; a++) {
+    const agentClass = CLASSES[a % 2]!;
+    const agentName = `ov-${a}`;
+    const own: TelemetryEvent[] = [];
+    const add = (e: TelemetryEvent, time: number) => own.push({ ...e, time, source: { agentClass, agentName } });
+    if (a % 2 === 0) add(makeEvent("fiber.started", { fiberName: "etl" }, { corr: { fiberId: `run-${a}` } }), NOW - 120 * MIN + a * 1000);
+    if (a % 3 === 0) {
+      const corr = { incidentId: `stale-${a}`, requestId: `r-${a}` };
+      const base = { maxAttempts: 5, recoveryKind: "retry" as const };
+      add(makeEvent("chat.recovery.detected", { ...base, attempt: 1 }, { corr }), NOW - 90 * MIN + a * 1000);
+      add(makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, { corr }), NOW - 89 * MIN + a * 1000);
+    }
+    if (a % 3 === 1) {
+      const corr = { incidentId: `fast-${a}`, requestId: `r-${a}` };
+      const base = { maxAttempts: 5, recoveryKind: "continue" as const };
+      add(makeEvent("chat.recovery.detected", { ...base, attempt: 1 }, { corr }), NOW - 4 * MIN);
+      for (let i = 0; i < 3; i++) add(makeEvent("chat.recovery.attempt", { ...base, attempt: i + 1 }, { corr }), NOW - (4 - i) * MIN + (a % 5) * 3_000);
+      const usage = { inputTokens: 100 + a, outputTokens: 10 };
+      add(makeEvent("model.usage", { ...usage, attempt: 2 }, { corr }), NOW - 3 * MIN);
+    }
+    if (a % 4 !== 3) {
+      const corr = { incidentId: `done-${a}`, requestId: `rd-${a}` };
+      const base = { maxAttempts: 3, recoveryKind: "retry" as const };
+      add(makeEvent("chat.recovery.detected", { ...base, attempt: 1 }, { corr }), NOW - 60 * MIN + a * 1000);
+      add(makeEvent("chat.recovery.exhausted", { ...base, attempt: 3, reason: REASONS[(a * 7) % 5]! }, { corr }), NOW - 59 * MIN + a * 1000);
+    }
+    if (a % 5 === 1) {
+      for (let i = 0; i < 12; i++) add(makeEvent("schedule.executed", { callback: "tick", scheduleId: "s1" }), NOW - (12 - i) * 2 * MIN);
+    }
+    if (a % 6 === 2) add(makeEvent("op.ambiguous", { opKind: "tool.charge", detail: `op ${a}` }, { corr: { opId: `op-${a}` } }), NOW - 30 * MIN);
+    // Numbered events; agents a % 4 === 0 skip one number (a gap); versions reach both partitions at different times.
+    own.sort((x, y) => x.time - y.time);
+    own.forEach((e, i) => {
+      const ver = `v${(a % 3) + (i > 1 ? 1 : 0)}`;
+      out.push({ ...e, seq: i + 1 + (a % 4 === 0 && i > 0 ? 1 : 0), ver } as TelemetryEvent);
+    });
+  }
+  return out;
+}
+
+async function empty(db: D1Database): Promise<void> {
+  const { results } = await db
+    .prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
+    )
+    .all<{ name: string }>();
+  await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
+}
+
+/** Drops rowsRead (a merged read reads every partition) at any depth of an answer. */
+const facts = (x: unknown): unknown => JSON.parse(JSON.stringify(x, (k, v) => (k === "rowsRead" ? undefined : v)));
+
+/** Everything the merged overview and stuck reads answer on this store. */
+async function readAll(store: Store) {
+  const out: Record<string, unknown> = {};
+  for (const cap of [1000, 5, 2]) out[`counts/${cap}`] = await overviewCountsIn(store, NOW, cap);
+  for (const w of [7, 19]) out[`gaps/${w}`] = (await overviewCountsIn(store, NOW, 1000, w)).agentsWithGaps;
+  out.series = await eventSeriesIn(store, { since: NOW - 3 * 3_600_000, until: NOW }, NOW);
+  out["series types"] = await eventSeriesIn(store, { since: NOW - 3 * 3_600_000, until: NOW, types: "schedule.executed,model.usage,fiber.started" }, NOW);
+  for (const limit of [1, 3, 10]) out[`reasons/${limit}`] = await topReasonsIn(store, { since: NOW - 3 * 3_600_000, limit }, NOW);
+  for (const limit of [1, 4, 200])
+    for (const rule of [undefined, ...STUCK_RULES])
+      for (const agentClass of [undefined, "SupportAgent"])
+        out[`stuck/${limit}/${rule}/${agentClass}`] = await listStuckIn(store, NOW, undefined, { rule, agentClass, limit });
+  for (const cap of [3, 200]) out[`stuck count/${cap}`] = await countStuckIn(store, NOW, undefined, cap);
+  for (const limit of [1, 2, 50])
+    for (const since of [0, NOW - 100 * MIN, NOW - 30 * MIN]) out[`deploys/${limit}/${since}`] = await listDeploysIn(store, { since, until: NOW, limit });
+  out.figures = await versionFiguresIn(store, ["v0", "v1", "v2", "v3", "v-none"]);
+  for (const limit of [1, 3, 20]) out[`exhausting/${limit}`] = await exhaustingSoonIn(store, NOW, 60 * MIN, limit);
+  out.loops = await countAlarmLoopsIn(store, NOW);
+  return facts(out) as Record<string, unknown>;
+}
+
+it("a store of two partitions answers the overview's and the stuck page's reads exactly as one database does", { timeout: 120_000 }, async () => {
+  const events = fleet();
+  const msgs = () => events.map((body, i) => ({ id: `mo-${i}`, body }));
+  const parts = new Set(events.map((e) => partitionOf(e.source.agentClass, e.source.agentName, 2)));
+  expect([...parts].sort()).toEqual([0, 1]);
+
+  await empty(env.DB);
+  await empty(P1);
+  expect((await ingestIntoStore(singleStore(env.DB), msgs(), { now: NOW })).stored).toBe(events.length);
+  const single = await readAll(singleStore(env.DB));
+  // The one-database answers are the read models' own (the wrappers add nothing on one partition) …
+  const db = env.DB;
+  expect(single["stuck/200/undefined/undefined"]).toEqual(facts(await listStuck(db, NOW, undefined, { limit: 200 })));
+  expect(single["stuck count/3"]).toEqual(await countStuck(db, NOW, undefined, 3));
+  expect(single["deploys/50/0"]).toEqual(await listDeploys(db, { since: 0, until: NOW, limit: 50 }));
+  expect(single["exhausting/20"]).toEqual(facts(await exhaustingSoon(db, NOW, 60 * MIN, 20)));
+  const { rowsRead: _, ...gaps7 } = await countAgentsWithGaps(db, 7);
+  expect(single["gaps/7"]).toEqual(gaps7);
+
+  await empty(env.DB);
+  const two: Store = { home: env.DB, parts: [env.DB, P1] };
+  expect((await ingestIntoStore(two, msgs(), { now: NOW })).stored).toBe(events.length);
+  const merged = await readAll(two);
+
+  // Not vacuous: every figure has something to count, and the small caps and limits cut.
+  const counts = single["counts/1000"] as Record<string, { n: number; capped: boolean }>;
+  for (const k of ["running", "openIncidents", "exhaustions24h", "ambiguousOps", "agentsWithGaps"]) expect(counts[k]!.n, k).toBeGreaterThan(2);
+  expect(single["counts/1000"]).toMatchObject({ respentTokens24h: expect.any(Number) });
+  expect((single["counts/1000"] as { respentTokens24h: number }).respentTokens24h).toBeGreaterThan(0);
+  expect((single["counts/2"] as { running: { capped: boolean } }).running.capped).toBe(true);
+  expect((single["gaps/7"] as { capped: boolean }).capped).toBe(true);
+  expect((single["reasons/10"] as { reasons: unknown[] }).reasons.length).toBeGreaterThan(3);
+  const stuckRules = new Set((single["stuck/200/undefined/undefined"] as { rule: string }[]).map((e) => e.rule));
+  expect([...stuckRules].sort()).toEqual(["incident_no_attempt", "no_progress"]);
+  expect(single["stuck count/3"]).toEqual({ n: 3, capped: true });
+  expect((single["deploys/50/0"] as unknown[]).length).toBeGreaterThan(2);
+  expect(
+    (single.figures as { figures: { incidents: number; exhausted: number }[] }).figures.filter((f) => f.incidents > 0 && f.exhausted > 0).length,
+  ).toBeGreaterThan(1);
+  expect((single["exhausting/20"] as { items: unknown[] }).items.length).toBeGreaterThan(3);
+  expect((single.loops as { n: number }).n).toBeGreaterThan(1);
+  expect(JSON.stringify(single.series)).toMatch(/[1-9]/);
+
+  for (const key of Object.keys(single)) expect(merged[key], key).toEqual(single[key]);
+  await empty(env.DB);
+  await empty(P1);
+});
