@@ -1,6 +1,6 @@
 import type { ListName } from "../../console/links";
 import type { Store } from "../../src/store/partitions";
-import { agentListFilters, agentsWithGaps, bulkTargets, listAudit, listEvents, parseStuckFilters, search } from "../../src/store/read-models";
+import { agentListFilters, agentsWithGaps, bulkTargets, listAudit, listEvents, parseStuckFilters, searchIn } from "../../src/store/read-models";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { parseFilters } from "../../src/store/read-models/filters";
 import { listAgentsIn, listAmbiguousOpsIn, listBackupsIn, listIncidentsIn, listRunsIn, listSessionsIn } from "../../src/store/read-models/merged";
@@ -81,7 +81,7 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
     return { items, more: items.length >= STUCK_READ_MAX };
   }),
   search: whole(async (x, f) => {
-    const r = await search(x.store.home, f.q ?? "");
+    const r = await searchIn(x.store, f.q ?? "");
     return { items: r.matches, more: r.truncated };
   }),
   bulk: whole(async (x, f) => {

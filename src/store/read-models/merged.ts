@@ -31,9 +31,9 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
  */
 
 /**
- * The read models that do not merge partitions yet (agents with gaps, the events, awake and search pages, deploy
- * storms, bulk selections, the exports of those, alerts and reconciliation use them). The overview's, the stuck
- * list's and the deploys page's merge in merged-overview.ts and merged-deploys.ts.
+ * The read models that do not merge partitions yet (agents with gaps, the events and awake pages, deploy storms,
+ * bulk selections, the exports of those, alerts and reconciliation use them). The overview's, the stuck list's and
+ * the deploys page's merge in merged-overview.ts and merged-deploys.ts; search merges in search.ts (searchIn).
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
  * silently show one partition of the store.
  */
@@ -42,9 +42,8 @@ export const UNMERGED_READS: readonly string[] = [
   "listEvents",
   "alarmRates and residentEstimate",
   "deployStorms",
-  "searchIds",
   "bulkTargets",
-  "the exports' sources (events, search, bulk, agents with gaps)",
+  "the exports' sources (events, bulk, agents with gaps)",
   "the alerts' reads (alertsFromEvents, budgetAlerts)",
   "reconciliation's (staleAgents, gapAgentsDueForReconcile, openWorkOf)",
 ];
