@@ -5,6 +5,7 @@ import { partitionOf, type Store, singleStore } from "../../src/store/partitions
 import { exhaustingSoon } from "../../src/store/read-models/budget";
 import { listDeploys } from "../../src/store/read-models/deploys";
 import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
+import { agentsWithGapsIn } from "../../src/store/read-models/merged";
 import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
   countAlarmLoopsIn,
@@ -15,6 +16,7 @@ import {
   overviewCountsIn,
   topReasonsIn,
 } from "../../src/store/read-models/merged-overview";
+import type { Page } from "../../src/store/read-models/paging";
 import { countStuck, listStuck, STUCK_RULES } from "../../src/store/read-models/stuck";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
@@ -109,6 +111,17 @@ async function readAll(store: Store) {
   out.figures = await versionFiguresIn(store, ["v0", "v1", "v2", "v3", "v-none"]);
   for (const limit of [1, 3, 20]) out[`exhausting/${limit}`] = await exhaustingSoonIn(store, NOW, 60 * MIN, limit);
   out.loops = await countAlarmLoopsIn(store, NOW);
+  for (const limit of [1, 3, 50])
+    for (const agentClass of [undefined, "SupportAgent"]) {
+      const pages: [unknown[], string | null][] = [];
+      let after: string | null = null;
+      do {
+        const p: Page<unknown> = await agentsWithGapsIn(store, { limit, after, agentClass });
+        pages.push([p.items, p.next]);
+        after = p.next;
+      } while (after && pages.length < 100);
+      out[`gaps list/${limit}/${agentClass}`] = pages;
+    }
   return facts(out) as Record<string, unknown>;
 }
 
@@ -153,6 +166,7 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   ).toBeGreaterThan(1);
   expect((single["exhausting/20"] as { items: unknown[] }).items.length).toBeGreaterThan(3);
   expect((single.loops as { n: number }).n).toBeGreaterThan(1);
+  expect((single["gaps list/3/undefined"] as unknown[]).length).toBeGreaterThan(2);
   expect(JSON.stringify(single.series)).toMatch(/[1-9]/);
 
   for (const key of Object.keys(single)) expect(merged[key], key).toEqual(single[key]);

@@ -1,9 +1,17 @@
 import type { ListName } from "../../console/links";
 import type { Store } from "../../src/store/partitions";
-import { agentListFilters, agentsWithGaps, bulkTargets, listAudit, listEvents, parseStuckFilters, searchIn } from "../../src/store/read-models";
+import { agentListFilters, bulkTargets, listAudit, listEvents, parseStuckFilters, searchIn } from "../../src/store/read-models";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { listAgentsIn, listAmbiguousOpsIn, listBackupsIn, listIncidentsIn, listRunsIn, listSessionsIn } from "../../src/store/read-models/merged";
+import {
+  agentsWithGapsIn,
+  listAgentsIn,
+  listAmbiguousOpsIn,
+  listBackupsIn,
+  listIncidentsIn,
+  listRunsIn,
+  listSessionsIn,
+} from "../../src/store/read-models/merged";
 import { listStuckIn } from "../../src/store/read-models/merged-overview";
 import type { Page } from "../../src/store/read-models/paging";
 import type { StuckConfig } from "../../src/store/read-models/stuck";
@@ -63,7 +71,7 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
     return async (cursor, limit) =>
       rows(
         a.gaps
-          ? await agentsWithGaps(x.store.home, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
+          ? await agentsWithGapsIn(x.store, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
           : await listAgentsIn(x.store, { agentClass: a.agentClass }, { cursor, limit }),
       );
   },

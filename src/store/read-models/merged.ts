@@ -3,6 +3,7 @@ import { partitionFor } from "../partitions";
 import { AGENT_IN_CLASS_ORDER, AGENT_ORDER, type AgentRow, findAgent, listAgents } from "./agents";
 import { BACKUP_EXPIRY_ORDER, BACKUP_ORDER, type BackupFilterInput, type BackupRow, backupFilters, listBackups } from "./backups";
 import { AmbiguousOwner, type OwnedKind } from "./errors";
+import { AGENT_GAPS_IN_CLASS_ORDER, AGENT_GAPS_ORDER, type AgentGapRow, agentsWithGaps } from "./event-gaps";
 import { parseFilters } from "./filters";
 import {
   countIncidents,
@@ -31,19 +32,18 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
  */
 
 /**
- * The read models that do not merge partitions yet (agents with gaps, the events and awake pages, deploy storms,
+ * The read models that do not merge partitions yet (the events and awake pages, deploy storms,
  * bulk selections, the exports of those, alerts and reconciliation use them). The overview's, the stuck list's and
  * the deploys page's merge in merged-overview.ts and merged-deploys.ts; search merges in search.ts (searchIn).
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
  * silently show one partition of the store.
  */
 export const UNMERGED_READS: readonly string[] = [
-  "agentsWithGaps",
   "listEvents",
   "alarmRates and residentEstimate",
   "deployStorms",
   "bulkTargets",
-  "the exports' sources (events, bulk, agents with gaps)",
+  "the exports' sources (events, bulk)",
   "the alerts' reads (alertsFromEvents, budgetAlerts)",
   "reconciliation's (staleAgents, gapAgentsDueForReconcile, openWorkOf)",
 ];
@@ -250,4 +250,17 @@ export async function groupIncidentsIn(store: Store, filters: IncidentFilterInpu
 export function listBackupsIn(store: Store, filters: BackupFilterInput, page: PageOptions = {}, now = Date.now()): Promise<Page<BackupRow>> {
   const byExpiry = parseFilters(backupFilters, filters).expired !== undefined;
   return fanOutPage(store, (db) => listBackups(db, filters, page, now), byExpiry ? BACKUP_EXPIRY_ORDER : BACKUP_ORDER, page);
+}
+
+/**
+ * agentsWithGaps over the store: the same page from every partition, merged newest first. Each partition scans at
+ * most SCAN_BUDGET agents per page, so a merged page reads up to N × that, and stops where the nearest partition's
+ * scan stopped (mergePages).
+ */
+export function agentsWithGapsIn(
+  store: Store,
+  opts: { limit?: number | string | null; after?: string | null; agentClass?: unknown } = {},
+): Promise<Page<AgentGapRow>> {
+  const byClass = typeof opts.agentClass === "string" && opts.agentClass !== "";
+  return fanOutPage(store, (db) => agentsWithGaps(db, opts), byClass ? AGENT_GAPS_IN_CLASS_ORDER : AGENT_GAPS_ORDER, { cursor: opts.after, limit: opts.limit });
 }
