@@ -8,12 +8,14 @@ import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
 import { agentsWithGapsIn } from "../../src/store/read-models/merged";
 import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
+  alarmRatesIn,
   countAlarmLoopsIn,
   countStuckIn,
   eventSeriesIn,
   exhaustingSoonIn,
   listStuckIn,
   overviewCountsIn,
+  residentEstimateIn,
   topReasonsIn,
 } from "../../src/store/read-models/merged-overview";
 import type { Page } from "../../src/store/read-models/paging";
@@ -111,6 +113,13 @@ async function readAll(store: Store) {
   out.figures = await versionFiguresIn(store, ["v0", "v1", "v2", "v3", "v-none"]);
   for (const limit of [1, 3, 20]) out[`exhausting/${limit}`] = await exhaustingSoonIn(store, NOW, 60 * MIN, limit);
   out.loops = await countAlarmLoopsIn(store, NOW);
+  for (const limit of [1, 3, 100])
+    for (const loopsOnly of [false, true]) out[`rates/${limit}/${loopsOnly}`] = await alarmRatesIn(store, { now: NOW, loopsOnly, limit });
+  for (const a of [1, 6, 11, 16]) {
+    const agent = { agentClass: CLASSES[a % 2]!, agentName: `ov-${a}` };
+    out[`rates of ${a}`] = await alarmRatesIn(store, { now: NOW, agent });
+    out[`resident ${a}`] = await residentEstimateIn(store, agent, NOW);
+  }
   for (const limit of [1, 3, 50])
     for (const agentClass of [undefined, "SupportAgent"]) {
       const pages: [unknown[], string | null][] = [];
@@ -166,6 +175,8 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   ).toBeGreaterThan(1);
   expect((single["exhausting/20"] as { items: unknown[] }).items.length).toBeGreaterThan(3);
   expect((single.loops as { n: number }).n).toBeGreaterThan(1);
+  expect((single["rates/100/false"] as { items: unknown[] }).items.length).toBeGreaterThan(3);
+  expect((single["resident 6"] as { segments: number }).segments).toBeGreaterThan(0);
   expect((single["gaps list/3/undefined"] as unknown[]).length).toBeGreaterThan(2);
   expect(JSON.stringify(single.series)).toMatch(/[1-9]/);
 

@@ -1,5 +1,6 @@
 import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import type { Store } from "../partitions";
+import { partitionFor } from "../partitions";
 import { agents } from "../schema";
 import { names } from "../sql-names";
 import { compareExhausting, type ExhaustingSoon, exhaustingSoon } from "./budget";
@@ -17,7 +18,7 @@ import {
   topReasonsFilters,
 } from "./overview";
 import { type Capped, DEFAULT_CAP, rowsReadOf } from "./paging";
-import { AWAKE_LIMIT, countAlarmLoops } from "./residency";
+import { type AgentRef, type AlarmRate, AWAKE_LIMIT, alarmRates, compareRates, countAlarmLoops, type ResidentEstimate, residentEstimate } from "./residency";
 import { DEFAULT_STUCK_CONFIG, finishStuck, listStuck, type StuckConfig, type StuckEntry, type StuckFilter, stuckLimit, stuckReads } from "./stuck";
 
 /**
@@ -178,3 +179,26 @@ export async function countAlarmLoopsIn(store: Store, now = Date.now()): Promise
   );
   return { n, capped: n >= AWAKE_LIMIT, rowsRead: each.reduce((a, e) => a + e.rowsRead, 0) };
 }
+
+/**
+ * alarmRates over the store: one agent's from its partition; else each partition's fastest `limit` (an agent's
+ * rollups, row and runs all live in its partition, so each rate is exact), merged fastest first and cut at `limit`.
+ */
+export async function alarmRatesIn(
+  store: Store,
+  opts: { now?: number; agent?: AgentRef; loopsOnly?: boolean; limit?: number } = {},
+): Promise<{ items: AlarmRate[]; rowsRead: number }> {
+  if (opts.agent) return alarmRates(partitionFor(store, opts.agent.agentClass, opts.agent.agentName), opts);
+  if (store.parts.length === 1) return alarmRates(store.parts[0]!, opts);
+  const now = opts.now ?? Date.now();
+  const each = await Promise.all(store.parts.map((db) => alarmRates(db, { ...opts, now })));
+  const items = each
+    .flatMap((e) => e.items)
+    .sort(compareRates)
+    .slice(0, opts.limit ?? AWAKE_LIMIT);
+  return { items, rowsRead: each.reduce((a, e) => a + e.rowsRead, 0) };
+}
+
+/** residentEstimate from the agent's partition (its timeline segments live there). */
+export const residentEstimateIn = (store: Store, agent: AgentRef, now = Date.now()): Promise<ResidentEstimate> =>
+  residentEstimate(partitionFor(store, agent.agentClass, agent.agentName), agent, now);

@@ -32,7 +32,7 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
  */
 
 /**
- * The read models that do not merge partitions yet (the events and awake pages, deploy storms,
+ * The read models that do not merge partitions yet (the events page, deploy storms,
  * bulk selections, the exports of those, alerts and reconciliation use them). The overview's, the stuck list's and
  * the deploys page's merge in merged-overview.ts and merged-deploys.ts; search merges in search.ts (searchIn).
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
@@ -40,7 +40,6 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
  */
 export const UNMERGED_READS: readonly string[] = [
   "listEvents",
-  "alarmRates and residentEstimate",
   "deployStorms",
   "bulkTargets",
   "the exports' sources (events, bulk)",
