@@ -6,6 +6,7 @@ import { exhaustingSoon } from "../../src/store/read-models/budget";
 import { listDeploys } from "../../src/store/read-models/deploys";
 import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
 import { agentsWithGapsIn } from "../../src/store/read-models/merged";
+import { exhaustedIncidentsIn, openAmbiguousOpsIn, respentLastHourIn } from "../../src/store/read-models/merged-alerts";
 import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
   alarmRatesIn,
@@ -113,6 +114,14 @@ async function readAll(store: Store) {
   out.figures = await versionFiguresIn(store, ["v0", "v1", "v2", "v3", "v-none"]);
   for (const limit of [1, 3, 20]) out[`exhausting/${limit}`] = await exhaustingSoonIn(store, NOW, 60 * MIN, limit);
   out.loops = await countAlarmLoopsIn(store, NOW);
+  const keys = Array.from({ length: 40 }, (_, a) => ({ agentClass: CLASSES[a % 2]!, agentName: `ov-${a}` })).flatMap((agent, a) => [
+    { id: `done-${a}`, ...agent },
+    { id: `fast-${a}`, ...agent },
+    { id: `op-${a}`, ...agent },
+  ]);
+  out.exhaustedAlerts = await exhaustedIncidentsIn(store, keys);
+  out.opAlerts = await openAmbiguousOpsIn(store, keys);
+  out.respent = await respentLastHourIn(store, NOW);
   for (const limit of [1, 3, 100])
     for (const loopsOnly of [false, true]) out[`rates/${limit}/${loopsOnly}`] = await alarmRatesIn(store, { now: NOW, loopsOnly, limit });
   for (const a of [1, 6, 11, 16]) {
@@ -175,6 +184,9 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   ).toBeGreaterThan(1);
   expect((single["exhausting/20"] as { items: unknown[] }).items.length).toBeGreaterThan(3);
   expect((single.loops as { n: number }).n).toBeGreaterThan(1);
+  expect((single.exhaustedAlerts as unknown[]).length).toBeGreaterThan(10);
+  expect((single.opAlerts as unknown[]).length).toBeGreaterThan(3);
+  expect((single.respent as { agents: unknown[]; classes: unknown[] }).classes.length).toBe(2);
   expect((single["rates/100/false"] as { items: unknown[] }).items.length).toBeGreaterThan(3);
   expect((single["resident 6"] as { segments: number }).segments).toBeGreaterThan(0);
   expect((single["gaps list/3/undefined"] as unknown[]).length).toBeGreaterThan(2);

@@ -33,7 +33,7 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
 
 /**
  * The read models that do not merge partitions yet (the events page, deploy storms,
- * bulk selections, the exports of those, alerts and reconciliation use them). The overview's, the stuck list's and
+ * bulk selections, the exports of those and reconciliation use them). The overview's, the stuck list's and
  * the deploys page's merge in merged-overview.ts and merged-deploys.ts; search merges in search.ts (searchIn).
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
  * silently show one partition of the store.
@@ -43,7 +43,6 @@ export const UNMERGED_READS: readonly string[] = [
   "deployStorms",
   "bulkTargets",
   "the exports' sources (events, bulk)",
-  "the alerts' reads (alertsFromEvents, budgetAlerts)",
   "reconciliation's (staleAgents, gapAgentsDueForReconcile, openWorkOf)",
 ];
 
