@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { expect, it } from "vitest";
-import { partitionOf, type Store, singleStore } from "../../src/store/partitions";
+import { partitionFor, partitionOf, type Store, singleStore } from "../../src/store/partitions";
 import { exhaustingSoon } from "../../src/store/read-models/budget";
 import { listDeploys } from "../../src/store/read-models/deploys";
 import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
-import { agentsWithGapsIn } from "../../src/store/read-models/merged";
+import { agentsWithGapsIn, gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
 import { exhaustedIncidentsIn, openAmbiguousOpsIn, respentLastHourIn } from "../../src/store/read-models/merged-alerts";
 import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
@@ -19,8 +19,10 @@ import {
   residentEstimateIn,
   topReasonsIn,
 } from "../../src/store/read-models/merged-overview";
+import { lastReconciliation, openWorkOf } from "../../src/store/read-models/open-work";
 import type { Page } from "../../src/store/read-models/paging";
 import { countStuck, listStuck, STUCK_RULES } from "../../src/store/read-models/stuck";
+import { recordReconciliation } from "../../src/store/reconciliations";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
 
@@ -96,6 +98,21 @@ async function empty(db: D1Database): Promise<void> {
 /** Drops rowsRead (a merged read reads every partition) at any depth of an answer. */
 const facts = (x: unknown): unknown => JSON.parse(JSON.stringify(x, (k, v) => (k === "rowsRead" ? undefined : v)));
 
+/** Reconciliation asked some agents (its record lives in each agent's partition): some recently, some with an alarm long overdue. */
+async function reconcileSome(store: Store): Promise<void> {
+  for (let a = 0; a < 40; a += 3) {
+    const agent = { agentClass: CLASSES[a % 2]!, agentName: `ov-${a}` };
+    const nextAlarmAt = a % 2 ? NOW - (30 + a) * MIN : null;
+    await recordReconciliation(partitionFor(store, agent.agentClass, agent.agentName), {
+      ...agent,
+      askedAt: NOW - 2 * MIN,
+      findings: 0,
+      error: null,
+      nextAlarmAt,
+    });
+  }
+}
+
 /** Everything the merged overview and stuck reads answer on this store. */
 async function readAll(store: Store) {
   const out: Record<string, unknown> = {};
@@ -114,6 +131,15 @@ async function readAll(store: Store) {
   out.figures = await versionFiguresIn(store, ["v0", "v1", "v2", "v3", "v-none"]);
   for (const limit of [1, 3, 20]) out[`exhausting/${limit}`] = await exhaustingSoonIn(store, NOW, 60 * MIN, limit);
   out.loops = await countAlarmLoopsIn(store, NOW);
+  for (const limit of [2, 50]) {
+    out[`stale/${limit}`] = await staleAgentsIn(store, NOW - 10 * MIN, limit);
+    out[`gap visits/${limit}`] = await gapAgentsDueIn(store, NOW - 10 * MIN, limit);
+  }
+  for (const a of [0, 3, 4, 9]) {
+    const agent = { agentClass: CLASSES[a % 2]!, agentName: `ov-${a}` };
+    const db = partitionFor(store, agent.agentClass, agent.agentName);
+    out[`open work ${a}`] = [await openWorkOf(db, agent), await lastReconciliation(db, agent)];
+  }
   const keys = Array.from({ length: 40 }, (_, a) => ({ agentClass: CLASSES[a % 2]!, agentName: `ov-${a}` })).flatMap((agent, a) => [
     { id: `done-${a}`, ...agent },
     { id: `fast-${a}`, ...agent },
@@ -152,6 +178,7 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   await empty(env.DB);
   await empty(P1);
   expect((await ingestIntoStore(singleStore(env.DB), msgs(), { now: NOW })).stored).toBe(events.length);
+  await reconcileSome(singleStore(env.DB));
   const single = await readAll(singleStore(env.DB));
   // The one-database answers are the read models' own (the wrappers add nothing on one partition) …
   const db = env.DB;
@@ -165,6 +192,7 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   await empty(env.DB);
   const two: Store = { home: env.DB, parts: [env.DB, P1] };
   expect((await ingestIntoStore(two, msgs(), { now: NOW })).stored).toBe(events.length);
+  await reconcileSome(two);
   const merged = await readAll(two);
 
   // Not vacuous: every figure has something to count, and the small caps and limits cut.
@@ -176,7 +204,10 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   expect((single["gaps/7"] as { capped: boolean }).capped).toBe(true);
   expect((single["reasons/10"] as { reasons: unknown[] }).reasons.length).toBeGreaterThan(3);
   const stuckRules = new Set((single["stuck/200/undefined/undefined"] as { rule: string }[]).map((e) => e.rule));
-  expect([...stuckRules].sort()).toEqual(["incident_no_attempt", "no_progress"]);
+  expect([...stuckRules].sort()).toEqual(["alarm_overdue", "incident_no_attempt", "no_progress"]);
+  expect((single["stale/50"] as unknown[]).length).toBeGreaterThan(5);
+  expect((single["gap visits/50"] as unknown[]).length).toBeGreaterThan(3);
+  expect(JSON.stringify(single["open work 0"])).toContain("askedAt");
   expect(single["stuck count/3"]).toEqual({ n: 3, capped: true });
   expect((single["deploys/50/0"] as unknown[]).length).toBeGreaterThan(2);
   expect(

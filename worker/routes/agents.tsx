@@ -66,8 +66,8 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   const [state, history, reconciled, pause] = await Promise.all([
     live(c),
     listRunsIn(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
-    // Reconciliations are the console's own record: the home database keeps them.
-    lastReconciliation(store.home, t),
+    // Reconciliations are per agent, like its runs: its partition keeps them.
+    lastReconciliation(partitionFor(store, t.agentClass, t.agentName), t),
     recoveryPauseOf(partitionFor(store, t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now()),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.

@@ -17,6 +17,7 @@ import {
   listIncidents,
   MAX_GROUPS,
 } from "./incidents";
+import { type GapAgent, gapAgentsDueForReconcile, gapAgentsDueSince, oldestFirst, staleAgentsSince } from "./open-work";
 import { listAmbiguousOps, OP_ORDER, type OpFilterInput, type OpRow } from "./ops";
 import type { AgentRef } from "./owner";
 import { type Capped, DEFAULT_CAP, encodeCursor, type ListOrder, type Page, type PageOptions, pageLimit, type SortValue } from "./paging";
@@ -33,18 +34,12 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
 
 /**
  * The read models that do not merge partitions yet (the events page, deploy storms,
- * bulk selections, the exports of those and reconciliation use them). The overview's, the stuck list's and
+ * bulk selections and the exports of those use them). The overview's, the stuck list's and
  * the deploys page's merge in merged-overview.ts and merged-deploys.ts; search merges in search.ts (searchIn).
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
  * silently show one partition of the store.
  */
-export const UNMERGED_READS: readonly string[] = [
-  "listEvents",
-  "deployStorms",
-  "bulkTargets",
-  "the exports' sources (events, bulk)",
-  "reconciliation's (staleAgents, gapAgentsDueForReconcile, openWorkOf)",
-];
+export const UNMERGED_READS: readonly string[] = ["listEvents", "deployStorms", "bulkTargets", "the exports' sources (events, bulk)"];
 
 /** SQLite's BINARY order on TEXT (UTF-8 bytes), which is code point order; numbers numerically. */
 function compareValue(a: SortValue, b: SortValue): number {
@@ -261,4 +256,32 @@ export function agentsWithGapsIn(
 ): Promise<Page<AgentGapRow>> {
   const byClass = typeof opts.agentClass === "string" && opts.agentClass !== "";
   return fanOutPage(store, (db) => agentsWithGaps(db, opts), byClass ? AGENT_GAPS_IN_CLASS_ORDER : AGENT_GAPS_ORDER, { cursor: opts.after, limit: opts.limit });
+}
+
+/**
+ * staleAgents over the store: each partition's oldest `limit` (an agent's open work and its reconciliations live in
+ * its partition), merged oldest first and cut at `limit`: each agent once. Each partition scans `scan` rows per
+ * source, so a pass reads up to N × that.
+ */
+export async function staleAgentsIn(store: Store, before: number, limit: number, scan = limit * 10): Promise<AgentRef[]> {
+  const each = await Promise.all(store.parts.map((db) => staleAgentsSince(db, before, limit, scan)));
+  return each
+    .flat()
+    .sort(oldestFirst)
+    .slice(0, limit)
+    .map(({ agentClass, agentName }) => ({ agentClass, agentName }));
+}
+
+/**
+ * gapAgentsDueForReconcile over the store: each partition's most recently active `limit`, merged most recent first
+ * (ties by agent) and cut at `limit`. Each partition looks at its `scan` most recently active agents.
+ */
+export async function gapAgentsDueIn(store: Store, before: number, limit: number, scan = limit * 50): Promise<GapAgent[]> {
+  if (store.parts.length === 1) return gapAgentsDueForReconcile(store.parts[0]!, before, limit, scan);
+  const each = await Promise.all(store.parts.map((db) => gapAgentsDueSince(db, before, limit, scan)));
+  return each
+    .flat()
+    .sort((a, b) => b.t - a.t || compareKey([a.agentClass, a.agentName], [b.agentClass, b.agentName]))
+    .slice(0, limit)
+    .map(({ agentClass, agentName, missing }) => ({ agentClass, agentName, missing }));
 }
