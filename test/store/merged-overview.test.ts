@@ -5,7 +5,7 @@ import { partitionFor, partitionOf, type Store, singleStore } from "../../src/st
 import { exhaustingSoon } from "../../src/store/read-models/budget";
 import { listDeploys } from "../../src/store/read-models/deploys";
 import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
-import { agentsWithGapsIn, gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
+import { agentsWithGapsIn, bulkTargetsIn, gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
 import { exhaustedIncidentsIn, openAmbiguousOpsIn, respentLastHourIn } from "../../src/store/read-models/merged-alerts";
 import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
@@ -131,6 +131,16 @@ async function readAll(store: Store) {
   out.figures = await versionFiguresIn(store, ["v0", "v1", "v2", "v3", "v-none"]);
   for (const limit of [1, 3, 20]) out[`exhausting/${limit}`] = await exhaustingSoonIn(store, NOW, 60 * MIN, limit);
   out.loops = await countAlarmLoopsIn(store, NOW);
+  const bulkFilters = [
+    { agentClass: "SupportAgent" },
+    { incidentReason: "max_attempts_exceeded" },
+    { incidentReason: "no_progress_timeout", openOnly: "true" },
+    { status: "running_runs" },
+    { status: "open_incidents", agentClass: "ProbeAgent" },
+    { stuckRule: "no_progress" },
+    { stuckRule: "incident_no_attempt", status: "open_incidents" },
+  ];
+  for (const f of bulkFilters) for (const cap of [3, 500]) out[`bulk/${JSON.stringify(f)}/${cap}`] = await bulkTargetsIn(store, NOW, f, { cap });
   for (const limit of [2, 50]) {
     out[`stale/${limit}`] = await staleAgentsIn(store, NOW - 10 * MIN, limit);
     out[`gap visits/${limit}`] = await gapAgentsDueIn(store, NOW - 10 * MIN, limit);
@@ -205,6 +215,8 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   expect((single["reasons/10"] as { reasons: unknown[] }).reasons.length).toBeGreaterThan(3);
   const stuckRules = new Set((single["stuck/200/undefined/undefined"] as { rule: string }[]).map((e) => e.rule));
   expect([...stuckRules].sort()).toEqual(["alarm_overdue", "incident_no_attempt", "no_progress"]);
+  expect((single['bulk/{"stuckRule":"no_progress"}/500'] as { targets: unknown[] }).targets.length).toBeGreaterThan(5);
+  expect((single['bulk/{"status":"running_runs"}/3'] as { capped: boolean }).capped).toBe(true);
   expect((single["stale/50"] as unknown[]).length).toBeGreaterThan(5);
   expect((single["gap visits/50"] as unknown[]).length).toBeGreaterThan(3);
   expect(JSON.stringify(single["open work 0"])).toContain("askedAt");

@@ -1,10 +1,11 @@
 import type { ListName } from "../../console/links";
 import type { Store } from "../../src/store/partitions";
-import { agentListFilters, bulkTargets, listAudit, listEvents, parseStuckFilters, searchIn } from "../../src/store/read-models";
+import { agentListFilters, listAudit, listEvents, parseStuckFilters, searchIn } from "../../src/store/read-models";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { parseFilters } from "../../src/store/read-models/filters";
 import {
   agentsWithGapsIn,
+  bulkTargetsIn,
   listAgentsIn,
   listAmbiguousOpsIn,
   listBackupsIn,
@@ -94,7 +95,7 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
   }),
   bulk: whole(async (x, f) => {
     const { agentClass, incidentReason, openOnly, status, stuckRule } = f;
-    const r = await bulkTargets(x.store.home, x.now, { agentClass, incidentReason, openOnly, status, stuckRule }, { stuckConfig: x.stuckConfig });
+    const r = await bulkTargetsIn(x.store, x.now, { agentClass, incidentReason, openOnly, status, stuckRule }, { stuckConfig: x.stuckConfig });
     return { items: r.targets, more: r.capped };
   }),
 };

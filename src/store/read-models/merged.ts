@@ -2,6 +2,7 @@ import type { Store } from "../partitions";
 import { partitionFor } from "../partitions";
 import { AGENT_IN_CLASS_ORDER, AGENT_ORDER, type AgentRow, findAgent, listAgents } from "./agents";
 import { BACKUP_EXPIRY_ORDER, BACKUP_ORDER, type BackupFilterInput, type BackupRow, backupFilters, listBackups } from "./backups";
+import { BULK_COUNT_CAP, BULK_TARGET_CAP, type BulkTargets, bulkTargets } from "./bulk-targets";
 import { AmbiguousOwner, type OwnedKind } from "./errors";
 import { AGENT_GAPS_IN_CLASS_ORDER, AGENT_GAPS_ORDER, type AgentGapRow, agentsWithGaps } from "./event-gaps";
 import { parseFilters } from "./filters";
@@ -23,6 +24,7 @@ import type { AgentRef } from "./owner";
 import { type Capped, DEFAULT_CAP, encodeCursor, type ListOrder, type Page, type PageOptions, pageLimit, type SortValue } from "./paging";
 import { getStoredRun, listRuns, RUN_ORDER, type Run, type RunFilterInput, type RunWithSnapshot } from "./runs";
 import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type SessionRow } from "./sessions";
+import type { StuckConfig } from "./stuck";
 
 /**
  * Read models over a partitioned store (src/store/partitions.ts). Each read model keeps its (db, …) signature and
@@ -33,8 +35,8 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
  */
 
 /**
- * The read models that do not merge partitions yet (the events page, deploy storms,
- * bulk selections and the exports of those use them). The overview's, the stuck list's and
+ * The read models that do not merge partitions yet (the events page, deploy storms and the events export use
+ * them). The overview's, the stuck list's and
  * the deploys page's merge in merged-overview.ts and merged-deploys.ts; search merges in search.ts (searchIn).
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
  * silently show one partition of the store.
@@ -284,4 +286,23 @@ export async function gapAgentsDueIn(store: Store, before: number, limit: number
     .sort((a, b) => b.t - a.t || compareKey([a.agentClass, a.agentName], [b.agentClass, b.agentName]))
     .slice(0, limit)
     .map(({ agentClass, agentName, missing }) => ({ agentClass, agentName, missing }));
+}
+
+/**
+ * bulkTargets over the store: every partition selects its own agents (an agent's incidents, runs, sessions and
+ * stuck findings all live in its partition), merged by class and name (the selection's order) and cut at `cap`;
+ * the totals sum (counted up to BULK_COUNT_CAP). Reads N × what one partition reads.
+ */
+export async function bulkTargetsIn(store: Store, now: number, input: unknown, opts: { cap?: number; stuckConfig?: StuckConfig } = {}): Promise<BulkTargets> {
+  if (store.parts.length === 1) return bulkTargets(store.parts[0]!, now, input, opts);
+  const each = await Promise.all(store.parts.map((db) => bulkTargets(db, now, input, opts)));
+  const targets = each
+    .flatMap((e) => e.targets)
+    .sort((a, b) => compareKey([a.agentClass, a.agentName], [b.agentClass, b.agentName]))
+    .slice(0, opts.cap ?? BULK_TARGET_CAP);
+  const total = Math.min(
+    BULK_COUNT_CAP,
+    each.reduce((a, e) => a + e.total, 0),
+  );
+  return { targets, total, capped: total > targets.length, filter: each[0]!.filter };
 }
