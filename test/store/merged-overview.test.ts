@@ -7,7 +7,7 @@ import { listDeploys } from "../../src/store/read-models/deploys";
 import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
 import { agentsWithGapsIn, bulkTargetsIn, gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
 import { exhaustedIncidentsIn, openAmbiguousOpsIn, respentLastHourIn } from "../../src/store/read-models/merged-alerts";
-import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
+import { deployStormsIn, incidentsOpenedInStore, listDeploysIn, previousDeployIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
   alarmRatesIn,
   countAlarmLoopsIn,
@@ -128,6 +128,13 @@ async function readAll(store: Store) {
   for (const cap of [3, 200]) out[`stuck count/${cap}`] = await countStuckIn(store, NOW, undefined, cap);
   for (const limit of [1, 2, 50])
     for (const since of [0, NOW - 100 * MIN, NOW - 30 * MIN]) out[`deploys/${limit}/${since}`] = await listDeploysIn(store, { since, until: NOW, limit });
+  for (const d of await listDeploysIn(store, { since: 0, until: NOW }))
+    out[`previous of ${d.version}`] = [
+      await previousDeployIn(store, d),
+      await incidentsOpenedInStore(store, d.version, d.firstSeen, NOW),
+      await incidentsOpenedInStore(store, d.version, NOW - 60 * MIN, NOW - 30 * MIN),
+    ];
+  for (const factor of [0.5, 1, 3]) out[`storms/${factor}`] = await deployStormsIn(store, NOW, { windowMs: 90 * MIN, factor, minIncidents: 1 });
   out.figures = await versionFiguresIn(store, ["v0", "v1", "v2", "v3", "v-none"]);
   for (const limit of [1, 3, 20]) out[`exhausting/${limit}`] = await exhaustingSoonIn(store, NOW, 60 * MIN, limit);
   out.loops = await countAlarmLoopsIn(store, NOW);
@@ -225,6 +232,8 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   expect(
     (single.figures as { figures: { incidents: number; exhausted: number }[] }).figures.filter((f) => f.incidents > 0 && f.exhausted > 0).length,
   ).toBeGreaterThan(1);
+  expect(Object.keys(single).filter((k) => k.startsWith("previous of ") && (single[k] as unknown[])[0] !== null).length).toBeGreaterThan(1);
+  expect((single["storms/0.5"] as unknown[]).length).toBeGreaterThan(0);
   expect((single["exhausting/20"] as { items: unknown[] }).items.length).toBeGreaterThan(3);
   expect((single.loops as { n: number }).n).toBeGreaterThan(1);
   expect((single.exhaustedAlerts as unknown[]).length).toBeGreaterThan(10);
@@ -236,6 +245,36 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   expect(JSON.stringify(single.series)).toMatch(/[1-9]/);
 
   for (const key of Object.keys(single)) expect(merged[key], key).toEqual(single[key]);
+  await empty(env.DB);
+  await empty(P1);
+});
+
+it("the previous deploy over partitions is the version first seen just before, wherever it was seen first", async () => {
+  // One database holds each version's earliest first_seen; partitions each hold their own. Version b reached
+  // partition 0 late (30) but partition 1 early (5): partition 0's own previous of c (b) is not the store's (a).
+  await empty(env.DB);
+  await empty(P1);
+  const put = (db: D1Database, rows: [string, number][]) =>
+    db.batch(rows.map(([v, t]) => db.prepare("INSERT INTO deploys (version, first_seen) VALUES (?, ?)").bind(v, t)));
+  await put(env.DB, [
+    ["a", 10],
+    ["b", 5],
+    ["c", 50],
+  ]);
+  const c = { version: "c", firstSeen: 50 };
+  const one = await previousDeployIn(singleStore(env.DB), c);
+  expect(one).toEqual({ version: "a", firstSeen: 10 });
+  await empty(env.DB);
+  await put(env.DB, [
+    ["a", 10],
+    ["b", 30],
+    ["c", 50],
+  ]);
+  await put(P1, [["b", 5]]);
+  const two: Store = { home: env.DB, parts: [env.DB, P1] };
+  expect(await previousDeployIn(two, c)).toEqual(one);
+  expect(await previousDeployIn(two, { version: "a", firstSeen: 10 })).toEqual({ version: "b", firstSeen: 5 });
+  expect(await listDeploysIn(two, { since: 0, until: 100 })).toEqual([c, { version: "a", firstSeen: 10 }, { version: "b", firstSeen: 5 }]);
   await empty(env.DB);
   await empty(P1);
 });

@@ -1,5 +1,19 @@
 import type { Store } from "../partitions";
-import { type Deploy, listDeploys, MAX_DEPLOYS, VERSION_SCAN_CAP, type VersionFigures, versionFigures } from "./deploys";
+import {
+  type Deploy,
+  type DeployStorm,
+  type DeployStormConfig,
+  deployStorms,
+  incidentsOpenedByAgent,
+  listDeploys,
+  MAX_DEPLOYS,
+  openedOf,
+  previousDeploy,
+  stormsOf,
+  VERSION_SCAN_CAP,
+  type VersionFigures,
+  versionFigures,
+} from "./deploys";
 import { compareKey } from "./merged";
 
 /**
@@ -63,4 +77,69 @@ export async function versionFiguresIn(store: Store, versions: string[]): Promis
     };
   });
   return { figures, rowsRead: each.reduce((a, e) => a + e.rowsRead, 0) };
+}
+
+const key = (d: Deploy) => [d.firstSeen, d.version];
+
+/** A version's first_seen in the store: the earliest any partition recorded (N point reads by key). */
+async function firstSeenIn(store: Store, version: string): Promise<number | null> {
+  const seen = await Promise.all(
+    store.parts.map((db) => db.prepare("SELECT first_seen AS firstSeen FROM deploys WHERE version = ?").bind(version).first<{ firstSeen: number }>()),
+  );
+  const times = seen.flatMap((r) => (r ? [Number(r.firstSeen)] : []));
+  return times.length ? Math.min(...times) : null;
+}
+
+/** Versions one partition is walked back through at most when looking for the previous deploy. */
+const PREVIOUS_WALK = 50;
+
+/**
+ * The deploy first seen just before `deploy` in the whole store (first_seen the earliest over partitions). Each
+ * partition is walked back from `deploy` (its own first_seen of each version, newest first) while its versions may
+ * still beat the best found: a version a partition saw late may have been seen earlier elsewhere, so its store-wide
+ * first_seen is read, and the walk stops at the first version whose own first_seen is no later than the best.
+ */
+export async function previousDeployIn(store: Store, deploy: Deploy): Promise<Deploy | null> {
+  if (store.parts.length === 1) return previousDeploy(store.parts[0]!, deploy);
+  let best: Deploy | null = null;
+  for (const db of store.parts) {
+    let at = deploy;
+    for (let i = 0; i < PREVIOUS_WALK; i++) {
+      const local = await previousDeploy(db, at);
+      if (!local || (best && compareKey(key(local), key(best)) <= 0)) break;
+      const found: Deploy = { version: local.version, firstSeen: (await firstSeenIn(store, local.version)) ?? local.firstSeen };
+      if (!best || compareKey(key(found), key(best)) > 0) best = found;
+      at = local;
+    }
+  }
+  return best;
+}
+
+/**
+ * incidentsOpenedIn over the store: each agent's count is whole in its partition, so the counts sum (capped at
+ * VERSION_SCAN_CAP, as one database counts) and the agent with the most is the largest of every partition's.
+ */
+export async function incidentsOpenedInStore(
+  store: Store,
+  version: string,
+  from: number,
+  to: number,
+): Promise<{ n: number; top: { agentClass: string; agentName: string } | null }> {
+  const rows = (await Promise.all(store.parts.map((db) => incidentsOpenedByAgent(db, version, from, to)))).flat();
+  const merged = openedOf(rows.sort((a, b) => b.n - a.n || compareKey([a.agentClass, a.agentName], [b.agentClass, b.agentName])));
+  return { ...merged, n: Math.min(merged.n, VERSION_SCAN_CAP) };
+}
+
+/** deployStorms over the store: the same rule over the merged deploys, counts and previous versions. */
+export function deployStormsIn(store: Store, now: number, config: DeployStormConfig): Promise<DeployStorm[]> {
+  if (store.parts.length === 1) return deployStorms(store.parts[0]!, now, config);
+  return stormsOf(
+    {
+      listDeploys: (opts) => listDeploysIn(store, opts),
+      incidentsOpenedIn: (version, from, to) => incidentsOpenedInStore(store, version, from, to),
+      previousDeploy: (deploy) => previousDeployIn(store, deploy),
+    },
+    now,
+    config,
+  );
 }

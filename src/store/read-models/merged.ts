@@ -41,7 +41,7 @@ import type { StuckConfig } from "./stuck";
  * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
  * silently show one partition of the store.
  */
-export const UNMERGED_READS: readonly string[] = ["listEvents", "deployStorms", "bulkTargets", "the exports' sources (events, bulk)"];
+export const UNMERGED_READS: readonly string[] = ["listEvents", "the events export's source"];
 
 /** SQLite's BINARY order on TEXT (UTF-8 bytes), which is code point order; numbers numerically. */
 function compareValue(a: SortValue, b: SortValue): number {
