@@ -1,6 +1,6 @@
 import type { ListName } from "../../console/links";
 import type { Store } from "../../src/store/partitions";
-import { agentListFilters, listAudit, listEvents, parseStuckFilters, searchIn } from "../../src/store/read-models";
+import { agentListFilters, listAudit, parseStuckFilters, searchIn } from "../../src/store/read-models";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { parseFilters } from "../../src/store/read-models/filters";
 import {
@@ -13,6 +13,7 @@ import {
   listRunsIn,
   listSessionsIn,
 } from "../../src/store/read-models/merged";
+import { listEventsIn } from "../../src/store/read-models/merged-events";
 import { listStuckIn } from "../../src/store/read-models/merged-overview";
 import type { Page } from "../../src/store/read-models/paging";
 import type { StuckConfig } from "../../src/store/read-models/stuck";
@@ -80,7 +81,7 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
   incidents: paged(listIncidentsIn),
   sessions: paged(listSessionsIn),
   ops: paged(listAmbiguousOpsIn),
-  events: paged(home(listEvents)),
+  events: paged(listEventsIn),
   alerts: paged(home(listAlertDeliveries)),
   audit: paged(home(listAudit)),
   backups: (x, f) => async (cursor, limit) => rows(await listBackupsIn(x.store, f, { cursor, limit }, x.now)),

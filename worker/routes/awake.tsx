@@ -3,7 +3,7 @@ import { z } from "zod";
 import { adminErrorWords } from "../../console/admin-words";
 import { LISTS } from "../../console/links";
 import { type AwakeFacts, AwakePage, AwakePanel } from "../../console/pages/awake";
-import { findAgent } from "../../src/store/read-models/agents";
+import { findAgentIn } from "../../src/store/read-models/merged";
 import { alarmRatesIn, residentEstimateIn } from "../../src/store/read-models/merged-overview";
 import { consoleAdminClient } from "../admin-client";
 import { storeFromEnv } from "../store";
@@ -28,7 +28,7 @@ awake.get(LISTS.awake, async (c) => {
 
 awake.get("/agents/:agentClass/:agentName/awake", async (c) => {
   const t = { agentClass: c.req.param("agentClass"), agentName: c.req.param("agentName") };
-  if (!(await findAgent(c.env.DB, t.agentClass, t.agentName)))
+  if (!(await findAgentIn(storeFromEnv(c.env), t.agentClass, t.agentName)))
     return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const ctx = pageContext(c);
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });

@@ -20,7 +20,6 @@ import {
   incidentTimeline,
   listAmbiguousOps,
   listAudit,
-  listEvents,
   ownerFrom,
   recoveryPauseOf,
   runEvents,
@@ -40,6 +39,7 @@ import {
   listSessionsIn,
 } from "../../src/store/read-models/merged";
 import { listDeploysIn } from "../../src/store/read-models/merged-deploys";
+import { listEventsIn } from "../../src/store/read-models/merged-events";
 import { countAlarmLoopsIn, countStuckIn, eventSeriesIn, exhaustingSoonIn, overviewCountsIn, topReasonsIn } from "../../src/store/read-models/merged-overview";
 import type { Page } from "../../src/store/read-models/paging";
 import { consoleConfig } from "../config";
@@ -135,7 +135,7 @@ pages.get("/partials/incidents", async (c) => {
 listRoute(
   "/events",
   null,
-  (s, q, p) => listEvents(s.home, q, p),
+  (s, q, p) => listEventsIn(s, q, p),
   (ctx, q, list) => <EventsPage ctx={ctx} query={q} page={list} />,
 );
 

@@ -34,15 +34,6 @@ import type { StuckConfig } from "./stuck";
  * rows, same rows read): the wrappers are only ever more work when the store is partitioned.
  */
 
-/**
- * The read models that do not merge partitions yet (the events page, deploy storms and the events export use
- * them). The overview's, the stuck list's and
- * the deploys page's merge in merged-overview.ts and merged-deploys.ts; search merges in search.ts (searchIn).
- * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
- * silently show one partition of the store.
- */
-export const UNMERGED_READS: readonly string[] = ["listEvents", "the events export's source"];
-
 /** SQLite's BINARY order on TEXT (UTF-8 bytes), which is code point order; numbers numerically. */
 function compareValue(a: SortValue, b: SortValue): number {
   if (typeof a === "number" && typeof b === "number") return a - b;
