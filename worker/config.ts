@@ -1,7 +1,6 @@
 import { type OtlpTarget, parseOtlpHeaders } from "@agent-oncall/telemetry";
 import { z } from "zod";
 import type { DeployStormConfig } from "../src/store/read-models/deploys";
-import { UNMERGED_READS } from "../src/store/read-models/merged";
 import { DEFAULT_STUCK_CONFIG, STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig } from "../src/store/read-models/stuck";
 import { DEFAULT_RETENTION_PACE } from "../src/store/retention-pace";
 import { type AuthConfig, readAuthConfig } from "./auth/config";
@@ -205,11 +204,6 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
     .slice(1)
     .filter((b) => !isD1(env[b]));
   if (unbound.length) refuse("STORE_PARTITIONS", `${CONFIG_VARS.STORE_PARTITIONS.expected} (no D1 binding ${unbound.join(", ")} in wrangler.jsonc)`);
-  else if (partitions > 1 && UNMERGED_READS.length)
-    refuse(
-      "STORE_PARTITIONS",
-      `1 for now: these read models do not merge partitions yet, so the pages and jobs that use them would see one partition only: ${UNMERGED_READS.join("; ")}`,
-    );
 
   if (problems.length || !auth.ok) throw new ConfigError(problems);
 

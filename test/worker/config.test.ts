@@ -2,7 +2,6 @@ import { createExecutionContext, createMessageBatch, env } from "cloudflare:test
 import { afterEach, describe, expect, it, vi } from "vitest";
 import readme from "../../README.md?raw";
 import { DEFAULT_STUCK_CONFIG } from "../../src/store/read-models";
-import { UNMERGED_READS } from "../../src/store/read-models/merged";
 import { app } from "../../worker/app";
 import { CONFIG_VARS, ConfigError, consoleConfig, parseConfig } from "../../worker/config";
 import worker from "../../worker/index";
@@ -108,7 +107,7 @@ describe("worker/config.ts: one parse, one policy", () => {
     expect(access?.message).toContain("(it is missing)");
   });
 
-  it("partitions the store only across bound databases, and not while some reads do not merge partitions", () => {
+  it("partitions the store only across bound databases", () => {
     expect(parseConfig(dev()).store).toEqual({ partitions: 1 });
     expect(parseConfig(dev({ STORE_PARTITIONS: "1" })).store).toEqual({ partitions: 1 });
     expect(refusal({ STORE_PARTITIONS: "0" }).variables).toEqual(["STORE_PARTITIONS"]);
@@ -116,9 +115,8 @@ describe("worker/config.ts: one parse, one policy", () => {
     const unbound = refusal({ STORE_PARTITIONS: "3", DB_P1: env.DB });
     expect(unbound.variables).toEqual(["STORE_PARTITIONS"]);
     expect(unbound.problems[0]!.expected).toContain("no D1 binding DB_P2");
-    // Bound, but pages that read one database would show one partition: refused, naming them.
-    const unmerged = refusal({ STORE_PARTITIONS: "2", DB_P1: env.DB_P1 });
-    expect(unmerged.problems[0]!.expected).toContain(UNMERGED_READS[0]!);
+    // Bound: every read model merges partitions (src/store/read-models/merged*.ts), so the count is accepted.
+    expect(parseConfig(dev({ STORE_PARTITIONS: "2", DB_P1: env.DB_P1 })).store).toEqual({ partitions: 2 });
     expect(refusal({ AGENT_CLASSES: "ProbeAgent,DB_P1" }).variables).toEqual(["AGENT_CLASSES"]);
   });
 

@@ -1,7 +1,11 @@
 import { forecastWords, respentSummary } from "../../console/budget-words";
 import { agentHref, incidentHref, listHref } from "../../console/links";
-import { type ExhaustingIncident, exhaustingSoon, HOUR_MS, type Respent, respentLastHour } from "../../src/store/read-models/budget";
+import type { Store } from "../../src/store/partitions";
+import { type ExhaustingIncident, HOUR_MS, type Respent } from "../../src/store/read-models/budget";
+import { respentLastHourIn } from "../../src/store/read-models/merged-alerts";
+import { exhaustingSoonIn } from "../../src/store/read-models/merged-overview";
 import { consoleConfig } from "../config";
+import { storeFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import type { Alert } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
@@ -55,12 +59,12 @@ export function respentAlert(r: Respent, threshold: number, now: number): Alert 
 }
 
 /** The budget alerts due now (pure over the read models' answers). */
-export async function budgetAlerts(db: D1Database, env: AlertEnv, now: number): Promise<Alert[]> {
+export async function budgetAlerts(store: Store, env: AlertEnv, now: number): Promise<Alert[]> {
   const { budget } = consoleConfig(env);
-  const soon = await exhaustingSoon(db, now, budget.forecastWindowMs, 100);
+  const soon = await exhaustingSoonIn(store, now, budget.forecastWindowMs, 100);
   const alerts = soon.items.map((i) => exhaustSoonAlert(i, now));
   if (budget.spendPerAgentPerHour !== null || budget.spendPerClassPerHour !== null) {
-    const spent = await respentLastHour(db, now);
+    const spent = await respentLastHourIn(store, now);
     const perAgent = budget.spendPerAgentPerHour;
     const perClass = budget.spendPerClassPerHour;
     if (perAgent !== null) for (const a of spent.agents) if (a.tokens > perAgent) alerts.push(respentAlert(a, perAgent, now));
@@ -73,7 +77,7 @@ export async function budgetAlerts(db: D1Database, env: AlertEnv, now: number): 
 export async function alertBudget(env: AlertEnv & { DB: D1Database }, now = Date.now()): Promise<RaiseResult> {
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
-  return raiseAlerts(env, await budgetAlerts(env.DB, env, now), now);
+  return raiseAlerts(env, await budgetAlerts(storeFromEnv(env), env, now), now);
 }
 
 /** alertBudget for a background task: logs instead of throwing. */

@@ -1,6 +1,8 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { incidentHref, listHref, sessionHref } from "../../console/links";
-import { exhaustedIncidents, openAmbiguousOps, type SubjectKey } from "../../src/store/alerts";
+import type { SubjectKey } from "../../src/store/alerts";
+import type { Store } from "../../src/store/partitions";
+import { exhaustedIncidentsIn, openAmbiguousOpsIn } from "../../src/store/read-models/merged-alerts";
 import { toRows } from "../ingest/rows";
 import type { Alert } from "./payloads";
 
@@ -8,15 +10,16 @@ import type { Alert } from "./payloads";
  * Alerts an ingested batch calls for: incidents it turned exhausted, and ops it reported ambiguous. The
  * candidates come from the same event → projection mapping ingest uses (rows.ts), so "exhausted" means
  * exactly what the incident pages show; the stored projection then decides (a later event may already
- * have moved the incident on, or the op may be resolved). Dedup is the delivery log's key, not ours.
+ * have moved the incident on, or the op may be resolved); each is read in its agent's partition. Dedup is the
+ * delivery log's key, not ours.
  */
-export async function alertsFromEvents(db: D1Database, events: TelemetryEvent[]): Promise<Alert[]> {
+export async function alertsFromEvents(store: Store, events: TelemetryEvent[]): Promise<Alert[]> {
   const relevant = events.filter((e) => e.corr.incidentId || (e.type === "op.ambiguous" && e.corr.opId));
   if (!relevant.length) return [];
   const { projections } = toRows(relevant, Date.now());
   const incidentKeys = uniq(projections.incidents.filter((r) => r.status === "exhausted").map((r) => key(r.incident_id, r.agent_class, r.agent_name)));
   const opKeys = uniq(projections.ops.filter((r) => r.ambiguous_at !== null).map((r) => key(r.op_id, r.agent_class, r.agent_name)));
-  const [incidents, ops] = await Promise.all([exhaustedIncidents(db, incidentKeys), openAmbiguousOps(db, opKeys)]);
+  const [incidents, ops] = await Promise.all([exhaustedIncidentsIn(store, incidentKeys), openAmbiguousOpsIn(store, opKeys)]);
   return [
     ...incidents.map(
       (i): Alert => ({

@@ -1,4 +1,5 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { storeFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import { alertsFromEvents } from "./detect";
 import { raiseAlerts } from "./raise";
@@ -11,7 +12,7 @@ import { raiseAlerts } from "./raise";
 export async function alertOnIngested(env: AlertEnv & { DB: D1Database }, events: TelemetryEvent[]): Promise<void> {
   if (!events.length || !alertConfig(env).enabled) return;
   try {
-    const alerts = await alertsFromEvents(env.DB, events);
+    const alerts = await alertsFromEvents(storeFromEnv(env), events);
     if (alerts.length) await raiseAlerts(env, alerts);
   } catch (e) {
     console.error(`[alerts] could not raise alerts for an ingested batch: ${e instanceof Error ? e.message : String(e)}`);

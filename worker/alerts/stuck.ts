@@ -1,7 +1,9 @@
 import { stuckSubjectHref } from "../../console/links";
 import { stuckDetail } from "../../console/stuck-words";
-import * as stuck from "../../src/store/read-models/stuck";
+import { listStuckIn } from "../../src/store/read-models/merged-overview";
+import type * as stuck from "../../src/store/read-models/stuck";
 import { consoleConfig } from "../config";
+import { storeFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import type { Alert } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
@@ -34,7 +36,8 @@ export async function alertStuck(env: AlertEnv & { DB: D1Database }, now = Date.
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
   const stuckConfig = consoleConfig(env).stuck;
-  const entries = await stuck.listStuck(env.DB, now, stuckConfig, { limit: STUCK_LIMIT });
+  // Every partition's findings, merged once: each finding raises one alert.
+  const entries = await listStuckIn(storeFromEnv(env), now, stuckConfig, { limit: STUCK_LIMIT });
   return raiseAlerts(
     env,
     entries.map((e) => stuckAlert(e, now, stuckConfig)),

@@ -1,28 +1,26 @@
 import type { ListName } from "../../console/links";
-import {
-  agentListFilters,
-  agentsWithGaps,
-  bulkTargets,
-  listAgents,
-  listAmbiguousOps,
-  listAudit,
-  listBackups,
-  listEvents,
-  listIncidents,
-  listRuns,
-  listSessions,
-  listStuck,
-  parseStuckFilters,
-  search,
-} from "../../src/store/read-models";
+import type { Store } from "../../src/store/partitions";
+import { agentListFilters, listAudit, parseStuckFilters, searchIn } from "../../src/store/read-models";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { parseFilters } from "../../src/store/read-models/filters";
+import {
+  agentsWithGapsIn,
+  bulkTargetsIn,
+  listAgentsIn,
+  listAmbiguousOpsIn,
+  listBackupsIn,
+  listIncidentsIn,
+  listRunsIn,
+  listSessionsIn,
+} from "../../src/store/read-models/merged";
+import { listEventsIn } from "../../src/store/read-models/merged-events";
+import { listStuckIn } from "../../src/store/read-models/merged-overview";
 import type { Page } from "../../src/store/read-models/paging";
 import type { StuckConfig } from "../../src/store/read-models/stuck";
 import type { ExportPage, ExportReader } from "./stream";
 
-/** What a list's export reads with: the console's D1, the request's time, and the stuck rules' thresholds. */
-export type ExportContext = { db: D1Database; now: number; stuckConfig: StuckConfig };
+/** What a list's export reads with: the console's store (every partition), the request's time, and the stuck rules' thresholds. */
+export type ExportContext = { store: Store; now: number; stuckConfig: StuckConfig };
 /** The URL's filters, exactly as the list's page gets them (the read model validates them). */
 export type ExportFilters = Record<string, string | undefined>;
 
@@ -44,12 +42,17 @@ export const EXPORT_LISTS = [
 export type ExportList = (typeof EXPORT_LISTS)[number];
 
 const rows = <T>(p: Page<T>): ExportPage => ({ items: p.items as Record<string, unknown>[], next: p.next });
-/** A keyset list: the same read model and filters as its page, page by page. */
+/** A keyset list: the same read model and filters as its page, page by page (over the store, or one database). */
 const paged =
-  <T>(read: (db: D1Database, f: ExportFilters, page: { cursor?: string; limit: number }) => Promise<Page<T>>) =>
+  <T>(read: (store: Store, f: ExportFilters, page: { cursor?: string; limit: number }) => Promise<Page<T>>) =>
   (x: ExportContext, f: ExportFilters): ExportReader =>
   async (cursor, limit) =>
-    rows(await read(x.db, f, { cursor: cursor ?? undefined, limit }));
+    rows(await read(x.store, f, { cursor: cursor ?? undefined, limit }));
+/** A list whose rows are the home database's alone (audit, alert deliveries: not partitioned by agent). */
+const home =
+  <T>(read: (db: D1Database, f: ExportFilters, page: { cursor?: string; limit: number }) => Promise<Page<T>>) =>
+  (store: Store, f: ExportFilters, page: { cursor?: string; limit: number }) =>
+    read(store.home, f, page);
 /** A list that is read whole (bounded by its read model): one page; `more` when the read model stopped short. */
 const whole =
   (read: (x: ExportContext, f: ExportFilters, cap: number) => Promise<{ items: unknown[]; more: boolean }>) =>
@@ -70,30 +73,30 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
     return async (cursor, limit) =>
       rows(
         a.gaps
-          ? await agentsWithGaps(x.db, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
-          : await listAgents(x.db, { agentClass: a.agentClass }, { cursor, limit }),
+          ? await agentsWithGapsIn(x.store, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
+          : await listAgentsIn(x.store, { agentClass: a.agentClass }, { cursor, limit }),
       );
   },
-  runs: paged(listRuns),
-  incidents: paged(listIncidents),
-  sessions: paged(listSessions),
-  ops: paged(listAmbiguousOps),
-  events: paged(listEvents),
-  alerts: paged(listAlertDeliveries),
-  audit: paged(listAudit),
-  backups: (x, f) => async (cursor, limit) => rows(await listBackups(x.db, f, { cursor, limit }, x.now)),
+  runs: paged(listRunsIn),
+  incidents: paged(listIncidentsIn),
+  sessions: paged(listSessionsIn),
+  ops: paged(listAmbiguousOpsIn),
+  events: paged(listEventsIn),
+  alerts: paged(home(listAlertDeliveries)),
+  audit: paged(home(listAudit)),
+  backups: (x, f) => async (cursor, limit) => rows(await listBackupsIn(x.store, f, { cursor, limit }, x.now)),
   stuck: whole(async (x, f, cap) => {
     const limit = Math.min(cap + 1, STUCK_READ_MAX);
-    const items = await listStuck(x.db, x.now, x.stuckConfig, { ...parseStuckFilters({ rule: f.rule, agentClass: f.agentClass }), limit });
+    const items = await listStuckIn(x.store, x.now, x.stuckConfig, { ...parseStuckFilters({ rule: f.rule, agentClass: f.agentClass }), limit });
     return { items, more: items.length >= STUCK_READ_MAX };
   }),
   search: whole(async (x, f) => {
-    const r = await search(x.db, f.q ?? "");
+    const r = await searchIn(x.store, f.q ?? "");
     return { items: r.matches, more: r.truncated };
   }),
   bulk: whole(async (x, f) => {
     const { agentClass, incidentReason, openOnly, status, stuckRule } = f;
-    const r = await bulkTargets(x.db, x.now, { agentClass, incidentReason, openOnly, status, stuckRule }, { stuckConfig: x.stuckConfig });
+    const r = await bulkTargetsIn(x.store, x.now, { agentClass, incidentReason, openOnly, status, stuckRule }, { stuckConfig: x.stuckConfig });
     return { items: r.targets, more: r.capped };
   }),
 };

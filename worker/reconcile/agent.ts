@@ -1,11 +1,13 @@
 import type { Source } from "@agent-oncall/telemetry";
 import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
+import { partitionFor } from "../../src/store/partitions";
 import { findAgent } from "../../src/store/read-models/agents";
 import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEvent, emitForAgent } from "../console-events";
 import type { Env } from "../env";
+import { storeFromEnv } from "../store";
 import { type Finding, fillFindings, type LiveWork, reconcileFindings } from "./compare";
 
 /** Who reconciliation acts as in the admin client: it only reads, so a viewer. */
@@ -38,7 +40,7 @@ export async function reconcileAgent(env: Env, target: Source, opts: ReconcileOp
   const now = opts.now ?? Date.now();
   const answer = await consoleAdminClient(env, RECONCILER).live(target);
   if (answer.ok) return recordFindings(env, target, answer.value, { ...opts, now });
-  await recordReconciliation(env.DB, { ...target, askedAt: now, findings: 0, error: answer.error.message });
+  await recordReconciliation(agentDb(env, target), { ...target, askedAt: now, findings: 0, error: answer.error.message });
   return { target, findings: [], error: answer.error.message };
 }
 
@@ -54,7 +56,7 @@ export async function recordFindings(
   opts: ReconcileOptions,
 ): Promise<AgentReconciliation> {
   const now = opts.now ?? Date.now();
-  const open = await openWorkOf(env.DB, target);
+  const open = await openWorkOf(agentDb(env, target), target);
   const live = liveWork(answer.status, answer.runs);
   const asked = await askRecords(env, target, toAsk(open, live, { now, minAgeMs: opts.minAgeMs }));
   const findings = reconcileFindings(open, { ...live, ...asked }, { now, minAgeMs: opts.minAgeMs });
@@ -63,9 +65,12 @@ export async function recordFindings(
   if (fill) findings.push(...(await fillIn(env, target, fill, findings)));
   await emitForAgent(env, target, findings.map(toEvent));
   // The next alarm as the agent answered now: an alarm already past due is what stuck detection's alarm_overdue reads.
-  await recordReconciliation(env.DB, { ...target, askedAt: now, findings: findings.length, error: null, nextAlarmAt: answer.status.nextAlarm });
+  await recordReconciliation(agentDb(env, target), { ...target, askedAt: now, findings: findings.length, error: null, nextAlarmAt: answer.status.nextAlarm });
   return { target, findings, error: null };
 }
+
+/** The agent's partition of the store: its runs, incidents, sessions and reconciliations live there. */
+const agentDb = (env: Env, target: Source): D1Database => partitionFor(storeFromEnv(env), target.agentClass, target.agentName);
 
 /** How many of its most recent runs of each kind an agent that lost events is asked for. */
 export const GAP_FILL_RECENT = 50;
@@ -73,7 +78,7 @@ export const GAP_FILL_RECENT = 50;
 /** The agent shipped numbered events beyond the highest the console received: they never arrived. */
 async function trailingLoss(env: Env, target: Source, status: StatusOutput): Promise<boolean> {
   if (status.eventsShippedThrough == null) return false;
-  const agent = await findAgent(env.DB, target.agentClass, target.agentName);
+  const agent = await findAgent(agentDb(env, target), target.agentClass, target.agentName);
   return agent !== null && status.eventsShippedThrough > (agent.seqMax ?? 0);
 }
 
@@ -130,7 +135,7 @@ async function fillIn(env: Env, target: Source, recent: number, already: Finding
   const done = new Set(already.flatMap((f) => (f.type === "run.reconciled" ? [f.runId] : [])));
   const runs = r.value.runs.filter((x) => !done.has(x.runId));
   const known = await knownRunOutcomes(
-    env.DB,
+    agentDb(env, target),
     target,
     runs.map((x) => x.runId),
   );

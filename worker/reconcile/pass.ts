@@ -1,7 +1,9 @@
-import { gapAgentsDueForReconcile, staleAgents } from "../../src/store/read-models/open-work";
+import { partitionFor } from "../../src/store/partitions";
+import { gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import type { ConsoleConfig } from "../config";
 import type { Env } from "../env";
+import { storeFromEnv } from "../store";
 import { type AgentReconciliation, GAP_FILL_RECENT, reconcileAgent } from "./agent";
 
 /** Reconciliation settings (worker/config.ts: RECONCILE_AFTER_MINUTES, RECONCILE_BATCH). */
@@ -19,7 +21,8 @@ export const PAGE_RECONCILE_AFTER_MS = 60_000;
  */
 export async function reconcileStale(env: Env, settings: ReconcileSettings, now = Date.now()): Promise<AgentReconciliation[]> {
   const before = now - settings.afterMs;
-  const [stale, gaps] = await Promise.all([staleAgents(env.DB, before, settings.batch), gapAgentsDueForReconcile(env.DB, before, settings.batch)]);
+  const store = storeFromEnv(env);
+  const [stale, gaps] = await Promise.all([staleAgentsIn(store, before, settings.batch), gapAgentsDueIn(store, before, settings.batch)]);
   const key = (a: { agentClass: string; agentName: string }) => JSON.stringify([a.agentClass, a.agentName]);
   const gapped = new Set(gaps.map(key));
   const agents = [...stale, ...gaps.filter((g) => !stale.some((s) => key(s) === key(g)))].map(({ agentClass, agentName }) => ({ agentClass, agentName }));
@@ -31,7 +34,7 @@ export async function reconcileStale(env: Env, settings: ReconcileSettings, now 
     } catch (e) {
       // The admin client answers typed errors; this is the store or the Queue failing. Noted, and the pass goes on.
       const error = e instanceof Error ? e.message : String(e);
-      await recordReconciliation(env.DB, { ...a, askedAt: now, findings: 0, error }).catch(() => {});
+      await recordReconciliation(partitionFor(store, a.agentClass, a.agentName), { ...a, askedAt: now, findings: 0, error }).catch(() => {});
       out.push({ target: a, findings: [], error });
     }
   }

@@ -7,9 +7,9 @@ import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/
 import { AGENT_COLUMN_SET, AgentsPage } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
 import { partitionFor } from "../../src/store/partitions";
-import { agentListFilters, agentsWithGaps, eventGapOf } from "../../src/store/read-models/event-gaps";
+import { agentListFilters, eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { findAgentIn, getStoredRunIn, listAgentsIn, listRunsIn } from "../../src/store/read-models/merged";
+import { agentsWithGapsIn, findAgentIn, getStoredRunIn, listAgentsIn, listRunsIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
 import { consoleAdminClient } from "../admin-client";
@@ -51,9 +51,8 @@ agents.get("/agents", async (c) => {
   const { q, cols } = listQuery(c, AGENT_COLUMN_SET);
   const f = parseFilters(agentListFilters, q);
   const store = storeFromEnv(c.env);
-  // Gaps read the home database only (UNMERGED_READS: STORE_PARTITIONS above 1 is refused meanwhile).
   const list = f.gaps
-    ? await agentsWithGaps(store.home, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
+    ? await agentsWithGapsIn(store, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
     : await listAgentsIn(store, { agentClass: f.agentClass }, { cursor: q.cursor, limit: q.limit });
   if (wantsJson(c)) return c.json(list);
   return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} gapsOnly={f.gaps === true} cols={cols} />);
@@ -67,8 +66,8 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   const [state, history, reconciled, pause] = await Promise.all([
     live(c),
     listRunsIn(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
-    // Reconciliations are the console's own record: the home database keeps them.
-    lastReconciliation(store.home, t),
+    // Reconciliations are per agent, like its runs: its partition keeps them.
+    lastReconciliation(partitionFor(store, t.agentClass, t.agentName), t),
     recoveryPauseOf(partitionFor(store, t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now()),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.

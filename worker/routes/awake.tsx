@@ -3,9 +3,10 @@ import { z } from "zod";
 import { adminErrorWords } from "../../console/admin-words";
 import { LISTS } from "../../console/links";
 import { type AwakeFacts, AwakePage, AwakePanel } from "../../console/pages/awake";
-import { findAgent } from "../../src/store/read-models/agents";
-import { alarmRates, residentEstimate } from "../../src/store/read-models/residency";
+import { findAgentIn } from "../../src/store/read-models/merged";
+import { alarmRatesIn, residentEstimateIn } from "../../src/store/read-models/merged-overview";
 import { consoleAdminClient } from "../admin-client";
+import { storeFromEnv } from "../store";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
 
@@ -20,21 +21,21 @@ awake.get(LISTS.awake, async (c) => {
   if (!q.success) return problem(c, 400, q.error.issues.map((i) => i.message).join("; "));
   const loopsOnly = q.data.resident === "idle";
   const ctx = pageContext(c);
-  const { items } = await alarmRates(c.env.DB, { now: ctx.now, loopsOnly });
+  const { items } = await alarmRatesIn(storeFromEnv(c.env), { now: ctx.now, loopsOnly });
   if (wantsJson(c)) return c.json({ items, loopsOnly });
   return page(c, <AwakePage ctx={ctx} items={items} loopsOnly={loopsOnly} />);
 });
 
 awake.get("/agents/:agentClass/:agentName/awake", async (c) => {
   const t = { agentClass: c.req.param("agentClass"), agentName: c.req.param("agentName") };
-  if (!(await findAgent(c.env.DB, t.agentClass, t.agentName)))
+  if (!(await findAgentIn(storeFromEnv(c.env), t.agentClass, t.agentName)))
     return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const ctx = pageContext(c);
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const [residency, alarms, resident] = await Promise.all([
     admin.residency(t),
-    alarmRates(c.env.DB, { now: ctx.now, agent: t }),
-    residentEstimate(c.env.DB, t, ctx.now),
+    alarmRatesIn(storeFromEnv(c.env), { now: ctx.now, agent: t }),
+    residentEstimateIn(storeFromEnv(c.env), t, ctx.now),
   ]);
   const facts: AwakeFacts = {
     residency: residency.ok ? residency.value : { error: adminErrorWords(residency.error) },

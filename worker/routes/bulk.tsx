@@ -5,10 +5,12 @@ import { BatchPage, BatchProgressView, BulkPage } from "../../console/pages/bulk
 import { bulkTargetWhy } from "../../console/stuck-words";
 import { bulkFilterWords, bulkRoleRefusalSentence, noBulkTargetsSentence } from "../../console/words";
 import { ADMIN_ACTIONS, actionBySlug } from "../../src/admin-rpc/actions";
-import { batchProgress, bulkFilter, bulkFilterQuery, bulkTargets } from "../../src/store/read-models";
+import { batchProgress, bulkFilter, bulkFilterQuery } from "../../src/store/read-models";
 import { parseFilters } from "../../src/store/read-models/filters";
+import { bulkTargetsIn } from "../../src/store/read-models/merged";
 import { BULK_ACTIONS, type BulkAction } from "../bulk/messages";
 import { recordRefusedBatch, startBatch } from "../bulk/start";
+import { storeFromEnv } from "../store";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem, refuse } from "./render";
 import { stuckConfigOf } from "./stuck";
@@ -65,7 +67,7 @@ bulk.get("/bulk", async (c) => {
   // No filter yet: the empty form (JSON callers get the reason it needs one).
   const ctx = pageContext(c);
   const stuckConfig = stuckConfigOf(c.env);
-  const selection = given || wantsJson(c) ? await bulkTargets(c.env.DB, ctx.now, fields, { stuckConfig }) : null;
+  const selection = given || wantsJson(c) ? await bulkTargetsIn(storeFromEnv(c.env), ctx.now, fields, { stuckConfig }) : null;
   if (wantsJson(c)) {
     // The facts (`matched`, `stuck`) plus `why` in words: the CLI (scripts/cli.mjs bulk) prints `why` as it comes.
     const targets = selection!.targets.map((t) => ({ ...t, why: bulkTargetWhy(t, ctx.now, stuckConfig) }));
@@ -95,7 +97,7 @@ bulk.post("/bulk", async (c) => {
     return refuseBatch(c, 400, message(form.error));
   }
   // The server selects again: what is acted on is what matches now, recorded in the batch's audit row.
-  const selection = await bulkTargets(c.env.DB, Date.now(), filter, { stuckConfig: stuckConfigOf(c.env) });
+  const selection = await bulkTargetsIn(storeFromEnv(c.env), Date.now(), filter, { stuckConfig: stuckConfigOf(c.env) });
   if (selection.targets.length === 0) {
     return refuseBatch(c, 400, noBulkTargetsSentence(filter));
   }

@@ -1,8 +1,9 @@
 import { Hono } from "hono";
 import { LISTS } from "../../console/links";
 import { DeploysPage } from "../../console/pages/deploys";
-import { listDeploys, versionFigures } from "../../src/store/read-models";
+import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import { consoleConfig } from "../config";
+import { storeFromEnv } from "../store";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
 
@@ -10,9 +11,10 @@ import { page } from "./render";
 export const deploys = new Hono<ConsoleEnv>();
 
 deploys.get(LISTS.deploys, async (c) => {
-  const list = await listDeploys(c.env.DB);
-  const { figures } = await versionFigures(
-    c.env.DB,
+  const store = storeFromEnv(c.env);
+  const list = await listDeploysIn(store);
+  const { figures } = await versionFiguresIn(
+    store,
     list.map((d) => d.version),
   );
   const rows = list.map((deploy, i) => ({ deploy, figures: figures[i]! }));

@@ -16,24 +16,16 @@ import { runFromHistory } from "../../src/store/history/run";
 import { historyTier } from "../../src/store/history/tier";
 import { partitionFor, type Store } from "../../src/store/partitions";
 import {
-  countStuck,
-  eventSeries,
-  exhaustingSoon,
   getSession,
   INCIDENT_GROUPS,
   incidentAttempts,
   incidentTimeline,
   listAmbiguousOps,
   listAudit,
-  listDeploys,
-  listEvents,
-  listIncidents,
-  overviewCounts,
   ownerFrom,
   recoveryPauseOf,
   runEvents,
   sessionTimeline,
-  topReasons,
 } from "../../src/store/read-models";
 import { BadRequest } from "../../src/store/read-models/errors";
 import {
@@ -48,8 +40,10 @@ import {
   listRunsIn,
   listSessionsIn,
 } from "../../src/store/read-models/merged";
+import { listDeploysIn } from "../../src/store/read-models/merged-deploys";
+import { listEventsIn } from "../../src/store/read-models/merged-events";
+import { countAlarmLoopsIn, countStuckIn, eventSeriesIn, exhaustingSoonIn, overviewCountsIn, topReasonsIn } from "../../src/store/read-models/merged-overview";
 import type { Page } from "../../src/store/read-models/paging";
-import { countAlarmLoops } from "../../src/store/read-models/residency";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
 import { storeFromEnv } from "../store";
@@ -77,17 +71,18 @@ const paging = (q: Record<string, string | undefined>) => ({ cursor: q.cursor, l
 
 async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const now = Date.now();
+  const store = storeFromEnv(c.env);
   const [counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops] = await Promise.all([
-    overviewCounts(c.env.DB, now),
-    eventSeries(c.env.DB, { since: now - 86_400_000, until: now }),
-    topReasons(c.env.DB, { since: now - 86_400_000, limit: 8 }, now),
+    overviewCountsIn(store, now),
+    eventSeriesIn(store, { since: now - 86_400_000, until: now }),
+    topReasonsIn(store, { since: now - 86_400_000, limit: 8 }, now),
     // Open incidents only: a closed (exhausted, force idled …) incident is history, not on-call work.
-    listIncidents(c.env.DB, { status: "open" }, { limit: 5 }),
-    countStuck(c.env.DB, now, stuckConfigOf(c.env)),
+    listIncidentsIn(store, { status: "open" }, { limit: 5 }),
+    countStuckIn(store, now, stuckConfigOf(c.env)),
     // Deploys marked on the chart: versions first seen in its window.
-    listDeploys(c.env.DB, { since: now - 86_400_000, until: now }),
-    exhaustingSoon(c.env.DB, now, consoleConfig(c.env).budget.forecastWindowMs),
-    countAlarmLoops(c.env.DB, now),
+    listDeploysIn(store, { since: now - 86_400_000, until: now }),
+    exhaustingSoonIn(store, now, consoleConfig(c.env).budget.forecastWindowMs),
+    countAlarmLoopsIn(store, now),
   ]);
   return { counts, series, reasons, worst: worst.items, stuck, deploys, exhausting, alarmLoops: { n: alarmLoops.n, capped: alarmLoops.capped } };
 }
@@ -142,7 +137,7 @@ pages.get("/partials/incidents", async (c) => {
 listRoute(
   "/events",
   null,
-  (s, q, p) => listEvents(s.home, q, p),
+  (s, q, p) => listEventsIn(s, q, p),
   (ctx, q, list) => <EventsPage ctx={ctx} query={q} page={list} />,
 );
 

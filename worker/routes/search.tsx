@@ -3,7 +3,8 @@ import { searchMatchHref } from "../../console/links";
 import { SearchPage } from "../../console/pages/search";
 import { searchMatchLabel } from "../../console/words";
 import { historySearch } from "../../src/store/history/read";
-import { search as searchIds } from "../../src/store/read-models";
+import { searchIn } from "../../src/store/read-models";
+import { storeFromEnv } from "../store";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
 
@@ -15,7 +16,7 @@ import { page } from "./render";
 export const search = new Hono<ConsoleEnv>();
 
 search.get("/search", async (c) => {
-  const result = await searchIds(c.env.DB, c.req.query("q") ?? "");
+  const result = await searchIn(storeFromEnv(c.env), c.req.query("q") ?? "");
   // Nothing in the hot store: the id may be older than the hot window. Look in the R2 history (a bounded read:
   // the last 24 hours by default, ID_SEARCH_LIMITS), and say how far that looked.
   const history = result.matches.length === 0 && c.env.HISTORY ? await historySearch(c.env.HISTORY, { id: result.query }) : null;

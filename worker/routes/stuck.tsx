@@ -2,9 +2,11 @@ import { Hono } from "hono";
 import { LISTS, stuckSubjectHref } from "../../console/links";
 import { STUCK_COLUMN_SET, StuckList, StuckPage } from "../../console/pages/stuck";
 import { stuckDetail } from "../../console/stuck-words";
-import { listStuck, parseStuckFilters } from "../../src/store/read-models";
+import { parseStuckFilters } from "../../src/store/read-models";
+import { listStuckIn } from "../../src/store/read-models/merged-overview";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
+import { storeFromEnv } from "../store";
 import { listQuery } from "./columns";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page } from "./render";
@@ -24,7 +26,7 @@ async function read(c: ConsoleContext) {
   const { rule, agentClass } = parseStuckFilters({ rule: q.rule, agentClass: q.agentClass });
   const config = stuckConfigOf(c.env);
   const ctx = pageContext(c);
-  const entries = await listStuck(c.env.DB, ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });
+  const entries = await listStuckIn(storeFromEnv(c.env), ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });
   return { ctx, config, query: { rule, agentClass, cols: q.cols }, entries, cols };
 }
 

@@ -229,9 +229,15 @@ export async function exhaustingSoon(db: D1Database, now: number, windowMs: numb
         forecast: f,
       });
   }
-  items.sort((a, b) => a.forecast.at - b.forecast.at);
+  items.sort(compareExhausting);
   return { items: items.slice(0, limit), windowMs, bounded: r.results.length > EXHAUST_SCAN, rowsRead: rowsReadOf(r) };
 }
+
+/** exhaustingSoon's order: soonest first; ties by agent and incident, so the cut at `limit` is the same whichever partitions hold them. */
+export const compareExhausting = (a: ExhaustingIncident, b: ExhaustingIncident): number =>
+  a.forecast.at - b.forecast.at || cmp(a.agentClass, b.agentClass) || cmp(a.agentName, b.agentName) || cmp(a.incidentId, b.incidentId);
+
+const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
 
 const BUCKET_MS = 5 * 60_000;
 export const HOUR_MS = 3_600_000;

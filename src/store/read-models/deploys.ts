@@ -86,6 +86,11 @@ export async function incidentsOpenedIn(
   from: number,
   to: number,
 ): Promise<{ n: number; top: { agentClass: string; agentName: string } | null }> {
+  return openedOf(await incidentsOpenedByAgent(db, version, from, to));
+}
+
+/** Per agent, the incidents that opened under `version` in [from, to) (the newest VERSION_SCAN_CAP at most), most first. */
+export async function incidentsOpenedByAgent(db: D1Database, version: string, from: number, to: number): Promise<OpenedByAgent[]> {
   const r = await db
     .prepare(
       `SELECT ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, COUNT(*) AS n FROM (
@@ -94,9 +99,17 @@ export async function incidentsOpenedIn(
        ) GROUP BY 1, 2 ORDER BY n DESC, 1, 2`,
     )
     .bind(version, from, to)
-    .all<{ agentClass: string; agentName: string; n: number }>();
-  const n = r.results.reduce((s, x) => s + Number(x.n), 0);
-  const top = r.results[0];
+    .all<OpenedByAgent>();
+  return r.results.map((x) => ({ ...x, n: Number(x.n) }));
+}
+
+/** One agent's count of incidents opened under a version. */
+export type OpenedByAgent = { agentClass: string; agentName: string; n: number };
+
+/** The count and the agent with the most, from per-agent counts in their order (most first, then class and name). */
+export function openedOf(rows: OpenedByAgent[]): { n: number; top: { agentClass: string; agentName: string } | null } {
+  const n = rows.reduce((s, x) => s + x.n, 0);
+  const top = rows[0];
   return { n, top: top ? { agentClass: top.agentClass, agentName: top.agentName } : null };
 }
 
@@ -130,20 +143,40 @@ const MIN_RATE_WINDOW_MS = 60_000;
  * first `windowMs` (cut at the new version's first event). A storm is at least `minIncidents` incidents and a rate
  * above `factor` × the previous rate. Reads the deploys in range, and each candidate's incidents in its window.
  */
-export async function deployStorms(db: D1Database, now: number, config: DeployStormConfig): Promise<DeployStorm[]> {
-  const candidates = await listDeploys(db, { since: now - 2 * config.windowMs, until: now });
+export function deployStorms(db: D1Database, now: number, config: DeployStormConfig): Promise<DeployStorm[]> {
+  return stormsOf(
+    {
+      listDeploys: (opts) => listDeploys(db, opts),
+      incidentsOpenedIn: (version, from, to) => incidentsOpenedIn(db, version, from, to),
+      previousDeploy: (deploy) => previousDeploy(db, deploy),
+    },
+    now,
+    config,
+  );
+}
+
+/** The reads the storm rule needs, on one database or merged over a partitioned store (merged-deploys.ts). */
+export type StormReads = {
+  listDeploys: (opts: { since: number; until: number }) => Promise<Deploy[]>;
+  incidentsOpenedIn: (version: string, from: number, to: number) => Promise<{ n: number; top: { agentClass: string; agentName: string } | null }>;
+  previousDeploy: (deploy: Deploy) => Promise<Deploy | null>;
+};
+
+/** The storm rule over its reads (see deployStorms). */
+export async function stormsOf(read: StormReads, now: number, config: DeployStormConfig): Promise<DeployStorm[]> {
+  const candidates = await read.listDeploys({ since: now - 2 * config.windowMs, until: now });
   const out: DeployStorm[] = [];
   for (const deploy of candidates) {
     const end = Math.min(deploy.firstSeen + config.windowMs, now);
     const windowMs = Math.max(end - deploy.firstSeen, MIN_RATE_WINDOW_MS);
-    const mine = await incidentsOpenedIn(db, deploy.version, deploy.firstSeen, end + 1);
+    const mine = await read.incidentsOpenedIn(deploy.version, deploy.firstSeen, end + 1);
     if (mine.n < config.minIncidents) continue;
     // The first version the console ever saw has nothing to be compared with: no storm "after a deploy".
-    const previous = await previousDeploy(db, deploy);
+    const previous = await read.previousDeploy(deploy);
     if (!previous) continue;
     const pend = Math.min(previous.firstSeen + config.windowMs, deploy.firstSeen);
     const previousWindowMs = Math.max(pend - previous.firstSeen, MIN_RATE_WINDOW_MS);
-    const previousIncidents = (await incidentsOpenedIn(db, previous.version, previous.firstSeen, pend)).n;
+    const previousIncidents = (await read.incidentsOpenedIn(previous.version, previous.firstSeen, pend)).n;
     const rate = (mine.n * HOUR_MS) / windowMs;
     const previousRate = (previousIncidents * HOUR_MS) / previousWindowMs;
     if (rate > config.factor * previousRate)

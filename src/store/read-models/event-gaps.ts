@@ -3,7 +3,7 @@ import { agents } from "../schema";
 import { names } from "../sql-names";
 import { AGENT_SELECT, type AgentRow } from "./agents";
 import { flag, parseFilters, text } from "./filters";
-import { type Capped, type Cond, cond, keysetPage, type Page, rowsReadOf, SCAN_BUDGET } from "./paging";
+import { type Capped, type Cond, cond, keysetPage, type ListOrder, type Page, rowsReadOf, SCAN_BUDGET } from "./paging";
 
 /**
  * Events an agent numbered and the console never stored (src/telemetry/seq.ts): per agent, the highest number
@@ -53,6 +53,10 @@ export const agentGapFilters = z.object({ agentClass: text("agentClass") });
 /** The /agents list's filters: one class, and gaps=true for only the agents with events missing. */
 export const agentListFilters = z.object({ agentClass: text("agentClass"), gaps: flag("gaps") });
 
+/** The gaps list's order, fleet-wide and within one class (cursor tag and sort key; merged.ts merges by them). */
+export const AGENT_GAPS_ORDER: ListOrder<AgentGapRow> = { tag: "agents:gaps", keyOf: (r) => [r.listedAt, r.agentClass, r.agentName] };
+export const AGENT_GAPS_IN_CLASS_ORDER: ListOrder<AgentGapRow> = { tag: "agents:gaps:class", keyOf: (r) => [r.listedAt, r.agentName] };
+
 /**
  * Agents whose events did not all arrive (seq_max > seq_seen), most recently seen first, keyset-paginated:
  * pass a page's `next` as `after` for the following one (`limit` default 50, at most 200). Used by the
@@ -75,7 +79,7 @@ export async function agentsWithGaps(
     return keysetPage<AgentGapRow>(
       db,
       {
-        tag: "agents:gaps",
+        tag: AGENT_GAPS_ORDER.tag,
         table: A.$table,
         index: "agents_listed",
         select: AGENT_SELECT,
@@ -84,7 +88,7 @@ export async function agentsWithGaps(
         dir: "DESC",
         where: [],
         residual,
-        keyOf: (r) => [r.listedAt, r.agentClass, r.agentName],
+        keyOf: AGENT_GAPS_ORDER.keyOf,
         map,
       },
       page,
@@ -93,7 +97,7 @@ export async function agentsWithGaps(
   return keysetPage<AgentGapRow>(
     db,
     {
-      tag: "agents:gaps:class",
+      tag: AGENT_GAPS_IN_CLASS_ORDER.tag,
       table: A.$table,
       index: "agents_class_listed",
       select: AGENT_SELECT,
@@ -102,7 +106,7 @@ export async function agentsWithGaps(
       dir: "DESC",
       where: [cond(`${A.agentClass} = ?`, f.agentClass)],
       residual,
-      keyOf: (r) => [r.listedAt, r.agentName],
+      keyOf: AGENT_GAPS_IN_CLASS_ORDER.keyOf,
       map,
     },
     page,

@@ -101,6 +101,9 @@ export const eventListFilters = z
   });
 export type EventListInput = { [K in keyof z.input<typeof eventListFilters>]?: unknown };
 
+/** The fleet-wide events list's cursor tag. */
+export const EVENTS_TAG = "events";
+
 /** Segments one fleet-wide events page reads at most (newest first by rowid: no index). */
 export const EVENTS_LIST_SEGMENTS = SCAN_BUDGET;
 
@@ -112,13 +115,13 @@ export const EVENTS_LIST_SEGMENTS = SCAN_BUDGET;
  */
 export async function listEvents(db: D1Database, filters: EventListInput, page: PageOptions = {}): Promise<Page<EventRow>> {
   const f = parseFilters(eventListFilters, filters);
-  const types = new Set<string>(f.type);
-  const match = (c: CompactEvent) => types.has(c.y) && (f.withIncident === undefined || (c.n !== undefined) === f.withIncident);
+  const match = matchOf(f);
   if (f.agentClass !== undefined) {
     const owner = { agentClass: f.agentClass, agentName: f.agentName! };
     return timelinePage(db, { tag: "events-agent", owner, match, dir: "DESC", from: f.since, to: f.until }, page);
   }
-  return newestEvents(db, { tag: "events", match, since: f.since, until: f.until, budget: EVENTS_LIST_SEGMENTS }, page);
+  const { arrival: _, ...list } = await newestEvents(db, { tag: EVENTS_TAG, match, since: f.since, until: f.until, budget: EVENTS_LIST_SEGMENTS }, page);
+  return list;
 }
 
 /** Event times ingest accepts ahead of receipt by default (INGEST_MAX_FUTURE_SKEW_SECONDS). */
@@ -182,10 +185,10 @@ export async function newestEvents(
   db: D1Database,
   q: { tag: string; match: (c: CompactEvent) => boolean; since?: number; until?: number; budget: number },
   page: PageOptions = {},
-): Promise<Page<EventRow> & { segments: number }> {
+): Promise<Page<EventRow> & { segments: number; arrival: ArrivalPage }> {
   const limit = pageLimit(page.limit);
   let cur: SortValue[] | null = page.cursor ? decodeCursor(q.tag, page.cursor, ["number", "number"]) : null;
-  const found: { e: EventRow; key: SortValue[] }[] = [];
+  const found: { e: EventRow; key: SortValue[]; ra: number }[] = [];
   let rowsRead = 0,
     segments = 0;
   if (!cur && q.until !== undefined) {
@@ -196,6 +199,8 @@ export async function newestEvents(
   // Segments received before `since` (less the clock skew ingest allows) hold no event of the window.
   const receivedFloor = q.since === undefined ? null : q.since - FUTURE_SKEW_MS;
   let next: SortValue[] | null = null;
+  // When the segment the scan stopped after was received (the `next` of a short page).
+  let stopRa = 0;
   let batch = 16;
   for (;;) {
     const take = Math.min(batch, q.budget - segments);
@@ -219,11 +224,12 @@ export async function newestEvents(
       for (let i = Math.min(skip, evs.length) - 1; i >= 0; i--) {
         const c = evs[i]!;
         if ((q.since !== undefined && c.t < q.since) || (q.until !== undefined && c.t > q.until) || !q.match(c)) continue;
-        found.push({ e: eventRowOf(c, { agentClass: seg.c, agentName: seg.a }), key: [seg.r, i] });
+        found.push({ e: eventRowOf(c, { agentClass: seg.c, agentName: seg.a }), key: [seg.r, i], ra: seg.ra });
         if (found.length > limit) break;
       }
       if (found.length > limit) break;
       cur = [seg.r, 0];
+      stopRa = seg.ra;
     }
     if (found.length > limit) {
       next = found[limit - 1]!.key;
@@ -238,9 +244,35 @@ export async function newestEvents(
     const perSegment = found.length / segments;
     batch = Math.min(100, Math.max(8, perSegment > 0 ? Math.ceil((limit + 1 - found.length) / perSegment) + 1 : batch * 2));
   }
-  const items = found
-    .slice(0, limit)
-    .map((x) => x.e)
-    .sort((a, b) => b.time - a.time || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0));
-  return { items, next: next ? encodeCursor(q.tag, next) : null, rowsRead, segments };
+  const listed = found.slice(0, limit);
+  const items = listed.map((x) => x.e).sort(byTimeDesc);
+  const arrival: ArrivalPage = {
+    items: listed.map((x) => ({ e: x.e, ra: x.ra, r: Number(x.key[0]), i: Number(x.key[1]) })),
+    next: next ? { ra: found.length > limit ? found[limit - 1]!.ra : stopRa, r: Number(next[0]), i: Number(next[1]) } : null,
+  };
+  return { items, next: next ? encodeCursor(q.tag, next) : null, rowsRead, segments, arrival };
+}
+
+/** Events newest first by time, then id: how a fleet-wide page lists the events it read. */
+export const byTimeDesc = (a: EventRow, b: EventRow): number => b.time - a.time || (b.id > a.id ? 1 : b.id < a.id ? -1 : 0);
+
+/** Where an event or a stop sits in the arrival order: its segment's receipt time, rowid, and index in it. */
+export type ArrivalKey = { ra: number; r: number; i: number };
+
+/**
+ * A fleet-wide page in arrival order (before it is sorted by time), with where the scan stopped: what merged-events.ts
+ * merges partitions by. `next` is the (rowid, index) the page's cursor continues below, and that segment's receipt time.
+ */
+export type ArrivalPage = { items: (ArrivalKey & { e: EventRow })[]; next: ArrivalKey | null };
+
+/** The fleet-wide list's settings for the filters (listEvents without an agent), for reading partitions one by one. */
+export function fleetEventsQuery(filters: EventListInput): { match: (c: CompactEvent) => boolean; since?: number; until?: number } | null {
+  const f = parseFilters(eventListFilters, filters);
+  return f.agentClass !== undefined ? null : { match: matchOf(f), since: f.since, until: f.until };
+}
+
+/** The events the list's filters select: of its types, and with or without an incident id when withIncident says. */
+function matchOf(f: z.output<typeof eventListFilters>): (c: CompactEvent) => boolean {
+  const types = new Set<string>(f.type);
+  return (c) => types.has(c.y) && (f.withIncident === undefined || (c.n !== undefined) === f.withIncident);
 }

@@ -2,7 +2,9 @@ import type { Store } from "../partitions";
 import { partitionFor } from "../partitions";
 import { AGENT_IN_CLASS_ORDER, AGENT_ORDER, type AgentRow, findAgent, listAgents } from "./agents";
 import { BACKUP_EXPIRY_ORDER, BACKUP_ORDER, type BackupFilterInput, type BackupRow, backupFilters, listBackups } from "./backups";
+import { BULK_COUNT_CAP, BULK_TARGET_CAP, type BulkTargets, bulkTargets } from "./bulk-targets";
 import { AmbiguousOwner, type OwnedKind } from "./errors";
+import { AGENT_GAPS_IN_CLASS_ORDER, AGENT_GAPS_ORDER, type AgentGapRow, agentsWithGaps } from "./event-gaps";
 import { parseFilters } from "./filters";
 import {
   countIncidents,
@@ -16,11 +18,13 @@ import {
   listIncidents,
   MAX_GROUPS,
 } from "./incidents";
+import { type GapAgent, gapAgentsDueForReconcile, gapAgentsDueSince, oldestFirst, staleAgentsSince } from "./open-work";
 import { listAmbiguousOps, OP_ORDER, type OpFilterInput, type OpRow } from "./ops";
 import type { AgentRef } from "./owner";
 import { type Capped, DEFAULT_CAP, encodeCursor, type ListOrder, type Page, type PageOptions, pageLimit, type SortValue } from "./paging";
 import { getStoredRun, listRuns, RUN_ORDER, type Run, type RunFilterInput, type RunWithSnapshot } from "./runs";
 import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type SessionRow } from "./sessions";
+import type { StuckConfig } from "./stuck";
 
 /**
  * Read models over a partitioned store (src/store/partitions.ts). Each read model keeps its (db, …) signature and
@@ -29,26 +33,6 @@ import { getSession, listSessions, SESSION_ORDER, type SessionFilterInput, type 
  * sum, lookups by id read each partition. With one partition each wrapper is exactly the read model on it (same
  * rows, same rows read): the wrappers are only ever more work when the store is partitioned.
  */
-
-/**
- * The read models that do not merge partitions yet (the overview, agents with gaps, the events, stuck, awake,
- * deploys and search pages, bulk selections, exports, alerts and reconciliation use them).
- * While this is not empty, worker/config.ts refuses STORE_PARTITIONS above 1 and names them: no page may
- * silently show one partition of the store.
- */
-export const UNMERGED_READS: readonly string[] = [
-  "the overview's (overviewCounts, eventSeries, topReasons, countStuck, listDeploys, exhaustingSoon, countAlarmLoops)",
-  "agentsWithGaps",
-  "listEvents",
-  "listStuck",
-  "alarmRates and residentEstimate",
-  "deployStorms",
-  "searchIds",
-  "bulkTargets",
-  "the exports' sources",
-  "the alerts' reads (alertsFromEvents, budgetAlerts)",
-  "reconciliation's (staleAgents, gapAgentsDueForReconcile, openWorkOf)",
-];
 
 /** SQLite's BINARY order on TEXT (UTF-8 bytes), which is code point order; numbers numerically. */
 function compareValue(a: SortValue, b: SortValue): number {
@@ -65,7 +49,8 @@ function compareValue(a: SortValue, b: SortValue): number {
   return xs.length - ys.length;
 }
 
-const compareKey = (a: SortValue[], b: SortValue[]) => {
+/** Two sort keys in SQLite's order (compareValue per column, the first difference decides). */
+export const compareKey = (a: SortValue[], b: SortValue[]) => {
   for (let i = 0; i < a.length; i++) {
     const d = compareValue(a[i]!, b[i]!);
     if (d) return d;
@@ -251,4 +236,64 @@ export async function groupIncidentsIn(store: Store, filters: IncidentFilterInpu
 export function listBackupsIn(store: Store, filters: BackupFilterInput, page: PageOptions = {}, now = Date.now()): Promise<Page<BackupRow>> {
   const byExpiry = parseFilters(backupFilters, filters).expired !== undefined;
   return fanOutPage(store, (db) => listBackups(db, filters, page, now), byExpiry ? BACKUP_EXPIRY_ORDER : BACKUP_ORDER, page);
+}
+
+/**
+ * agentsWithGaps over the store: the same page from every partition, merged newest first. Each partition scans at
+ * most SCAN_BUDGET agents per page, so a merged page reads up to N × that, and stops where the nearest partition's
+ * scan stopped (mergePages).
+ */
+export function agentsWithGapsIn(
+  store: Store,
+  opts: { limit?: number | string | null; after?: string | null; agentClass?: unknown } = {},
+): Promise<Page<AgentGapRow>> {
+  const byClass = typeof opts.agentClass === "string" && opts.agentClass !== "";
+  return fanOutPage(store, (db) => agentsWithGaps(db, opts), byClass ? AGENT_GAPS_IN_CLASS_ORDER : AGENT_GAPS_ORDER, { cursor: opts.after, limit: opts.limit });
+}
+
+/**
+ * staleAgents over the store: each partition's oldest `limit` (an agent's open work and its reconciliations live in
+ * its partition), merged oldest first and cut at `limit`: each agent once. Each partition scans `scan` rows per
+ * source, so a pass reads up to N × that.
+ */
+export async function staleAgentsIn(store: Store, before: number, limit: number, scan = limit * 10): Promise<AgentRef[]> {
+  const each = await Promise.all(store.parts.map((db) => staleAgentsSince(db, before, limit, scan)));
+  return each
+    .flat()
+    .sort(oldestFirst)
+    .slice(0, limit)
+    .map(({ agentClass, agentName }) => ({ agentClass, agentName }));
+}
+
+/**
+ * gapAgentsDueForReconcile over the store: each partition's most recently active `limit`, merged most recent first
+ * (ties by agent) and cut at `limit`. Each partition looks at its `scan` most recently active agents.
+ */
+export async function gapAgentsDueIn(store: Store, before: number, limit: number, scan = limit * 50): Promise<GapAgent[]> {
+  if (store.parts.length === 1) return gapAgentsDueForReconcile(store.parts[0]!, before, limit, scan);
+  const each = await Promise.all(store.parts.map((db) => gapAgentsDueSince(db, before, limit, scan)));
+  return each
+    .flat()
+    .sort((a, b) => b.t - a.t || compareKey([a.agentClass, a.agentName], [b.agentClass, b.agentName]))
+    .slice(0, limit)
+    .map(({ agentClass, agentName, missing }) => ({ agentClass, agentName, missing }));
+}
+
+/**
+ * bulkTargets over the store: every partition selects its own agents (an agent's incidents, runs, sessions and
+ * stuck findings all live in its partition), merged by class and name (the selection's order) and cut at `cap`;
+ * the totals sum (counted up to BULK_COUNT_CAP). Reads N × what one partition reads.
+ */
+export async function bulkTargetsIn(store: Store, now: number, input: unknown, opts: { cap?: number; stuckConfig?: StuckConfig } = {}): Promise<BulkTargets> {
+  if (store.parts.length === 1) return bulkTargets(store.parts[0]!, now, input, opts);
+  const each = await Promise.all(store.parts.map((db) => bulkTargets(db, now, input, opts)));
+  const targets = each
+    .flatMap((e) => e.targets)
+    .sort((a, b) => compareKey([a.agentClass, a.agentName], [b.agentClass, b.agentName]))
+    .slice(0, opts.cap ?? BULK_TARGET_CAP);
+  const total = Math.min(
+    BULK_COUNT_CAP,
+    each.reduce((a, e) => a + e.total, 0),
+  );
+  return { targets, total, capped: total > targets.length, filter: each[0]!.filter };
 }

@@ -47,6 +47,14 @@ const BUSY_SESSION = ["running", "rescheduled"] as const;
  * oldest rows move on).
  */
 export async function staleAgents(db: D1Database, before: number, limit: number, scan = limit * 10): Promise<AgentKey[]> {
+  return (await staleAgentsSince(db, before, limit, scan)).map(({ agentClass, agentName }) => ({ agentClass, agentName }));
+}
+
+/** An agent key with the time that orders it in its list (staleAgents: its oldest open work; gap visits: last seen). */
+export type TimedAgent = AgentKey & { t: number };
+
+/** staleAgents with each agent's oldest untouched work (`t`), the order partitions merge by (merged.ts staleAgentsIn). */
+export async function staleAgentsSince(db: D1Database, before: number, limit: number, scan = limit * 10): Promise<TimedAgent[]> {
   const [runs, open, busy] = (await db.batch([
     db
       .prepare(
@@ -76,10 +84,14 @@ export async function staleAgents(db: D1Database, before: number, limit: number,
     if (!prev || r.t < prev.t) oldest.set(k, r);
   }
   return [...oldest.values()]
-    .sort((a, b) => a.t - b.t)
+    .sort(oldestFirst)
     .slice(0, limit)
-    .map(({ agentClass, agentName }) => ({ agentClass, agentName }));
+    .map(({ agentClass, agentName, t }) => ({ agentClass, agentName, t }));
 }
+
+/** Oldest first; ties by agent, so the order does not depend on which source or partition found it first. */
+export const oldestFirst = (a: TimedAgent, b: TimedAgent): number =>
+  a.t - b.t || (a.agentClass < b.agentClass ? -1 : a.agentClass > b.agentClass ? 1 : 0) || (a.agentName < b.agentName ? -1 : a.agentName > b.agentName ? 1 : 0);
 
 /** One agent's open work, at most `limit` of each (oldest first: those most likely to be stale). */
 export async function openWorkOf(db: D1Database, agent: AgentKey, limit = 200): Promise<OpenWork> {
@@ -128,17 +140,22 @@ export type GapAgent = AgentKey & { missing: number };
  * longer than the `scan` most recent is not visited (its work is open-work reconciliation's).
  */
 export async function gapAgentsDueForReconcile(db: D1Database, before: number, limit: number, scan = limit * 50): Promise<GapAgent[]> {
+  return (await gapAgentsDueSince(db, before, limit, scan)).map(({ agentClass, agentName, missing }) => ({ agentClass, agentName, missing }));
+}
+
+/** gapAgentsDueForReconcile with each agent's last activity (`t`), the order partitions merge by (merged.ts). */
+export async function gapAgentsDueSince(db: D1Database, before: number, limit: number, scan = limit * 50): Promise<(GapAgent & { t: number })[]> {
   const r = await db
     .prepare(
-      `SELECT agentClass, agentName, missing FROM (
+      `SELECT agentClass, agentName, missing, t FROM (
          SELECT ${A.agentClass} AS agentClass, ${A.agentName} AS agentName, ${A.seqMax} - ${A.seqSeen} AS missing, ${A.lastSeen} AS t
          FROM ${A.$table} INDEXED BY agents_listed ORDER BY ${A.listedAt} DESC LIMIT ?3
        ) a
        WHERE missing > 0 AND NOT EXISTS (SELECT 1 FROM ${R.$table} WHERE ${R.agentClass} = a.agentClass AND ${R.agentName} = a.agentName AND ${R.askedAt} >= ?1)
-       ORDER BY t DESC LIMIT ?2`,
+       ORDER BY t DESC, agentClass, agentName LIMIT ?2`,
     )
     .bind(before, limit, scan)
-    .all<GapAgent>();
+    .all<GapAgent & { t: number }>();
   return r.results;
 }
 

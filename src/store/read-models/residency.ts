@@ -36,7 +36,7 @@ export const FIRINGS_REPORT_WINDOW_MS = ALARM_COALESCE_MS;
  */
 const STILL_FIRING_PERIODS = 3;
 /** At most this many agents in the awake list. */
-const AWAKE_LIMIT = 100;
+export const AWAKE_LIMIT = 100;
 
 export type AgentRef = { agentClass: string; agentName: string };
 
@@ -115,10 +115,14 @@ export async function alarmRates(
   const items = r.results
     .map((row) => rateOf(row, now, from))
     .filter((x) => !opts.loopsOnly || x.loop)
-    .sort((a, b) => b.perHour - a.perHour || a.agentClass.localeCompare(b.agentClass) || a.agentName.localeCompare(b.agentName))
+    .sort(compareRates)
     .slice(0, opts.limit ?? AWAKE_LIMIT);
   return { items, rowsRead: rowsReadOf(r) };
 }
+
+/** The awake list's order: fastest first, ties by agent (merged-overview.ts merges partitions by it too). */
+export const compareRates = (a: AlarmRate, b: AlarmRate): number =>
+  b.perHour - a.perHour || a.agentClass.localeCompare(b.agentClass) || a.agentName.localeCompare(b.agentName);
 
 /**
  * How many agents are flagged as alarm loops now (the overview's card; /awake?resident=idle lists them), counted up

@@ -1,11 +1,13 @@
 import type { RunKind } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
+import { partitionFor, type Store, singleStore } from "../partitions";
 import { agents, eventSegments, incidents, opAmbiguities, runs, sessions } from "../schema";
 import { names } from "../sql-names";
 import { BadRequest } from "./errors";
 import { shownStatusSql } from "./incident-status";
+import { compareKey } from "./merged";
 import type { AgentRef } from "./owner";
-import { rowsReadOf } from "./paging";
+import { rowsReadOf, type SortValue } from "./paging";
 
 /**
  * Search by any id: one string, exact matches across the projections (incident ids, run ids — fiber ids,
@@ -253,13 +255,55 @@ function targetsOf(e: EventHit): { kind: "incident" | "run" | "session"; id: str
 /** Candidates from events checked against the projections: at most this many primary-key probes. */
 const MAX_PROBES = 30;
 
+/** Rows of one statement read on every partition: concatenated and, with several, put back in the statement's order and cut at its limit. */
+function merged<T>(results: D1Result<T>[], keyOf: (row: T) => SortValue[], limit: number): T[] {
+  if (results.length === 1) return results[0]!.results;
+  return results
+    .flatMap((r) => r.results)
+    .sort((a, b) => compareKey(keyOf(a), keyOf(b)))
+    .slice(0, limit);
+}
+
+/** The same statements on every partition, in one batch each; the results regrouped per statement. */
+async function onEvery(store: Store, make: (db: D1Database) => D1PreparedStatement[]): Promise<D1Result<never>[][]> {
+  const each = (await Promise.all(store.parts.map((db) => db.batch(make(db))))) as D1Result<never>[][];
+  return each[0]!.map((_, i) => each.map((r) => r[i]!));
+}
+
+const byAgent = (r: AgentRef): SortValue[] => [r.agentClass, r.agentName];
+const byKeyAndAgent = (r: AgentRef & { id: string }): SortValue[] => [r.id, r.agentClass, r.agentName];
+/** Event hits in a fixed order: by field preference (EVENT_FIELDS), then by what they point at. */
+const hitKey = (e: EventHit & { via: EventField }): SortValue[] => [
+  EVENT_FIELDS.indexOf(e.via),
+  e.agentClass,
+  e.agentName,
+  e.incidentId ?? "",
+  e.taskId ?? "",
+  e.requestId ?? "",
+  e.fiberId ?? "",
+  e.sessionName ?? "",
+];
+
+/**
+ * Finds what `input` (a raw query string) names on one database: searchIn on a store of one partition.
+ * Throws BadRequest for an empty or oversized query.
+ */
+export const search = (db: D1Database, input: unknown): Promise<SearchResult> => searchIn(singleStore(db), input);
+
 /**
  * Finds what `input` (a raw query string) names: the projections' rows with that id; when there is none, what
  * the events carrying it belong to; when there is still none and the query is at least MIN_PREFIX_LENGTH long,
  * ids starting with it. Throws BadRequest for an empty or oversized query.
- * Matches are ordered by kind (SEARCH_KINDS), then as found.
+ * Matches are ordered by kind (SEARCH_KINDS), then as found: by agent for an exact id, by id for a prefix, by the
+ * events' field preference and what they point at for an id only events carry.
+ *
+ * Over a partitioned store each lookup runs on every partition and its rows merge in the lookup's own order and
+ * limit, so the answer is one database's; a check of an event's target reads the target's agent's partition. Ids
+ * only events carry are looked for in each partition's newest EVENT_SCAN_SEGMENTS segments (`eventWindow` sums
+ * them): the same events as one database while the store holds fewer segments than that, N times the window past
+ * it. Reads about N × what one database reads.
  */
-export async function search(db: D1Database, input: unknown): Promise<SearchResult> {
+export async function searchIn(store: Store, input: unknown): Promise<SearchResult> {
   const parsed = searchQuery.safeParse(input);
   if (!parsed.success) throw new BadRequest(parsed.error.issues.map((i) => i.message).join("; "));
   const q = parsed.data;
@@ -267,43 +311,43 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   const classAndName = slash > 0 && slash < q.length - 1 ? ([q.slice(0, slash), q.slice(slash + 1)] as const) : null;
   const isTrace = /^[0-9a-f]{32}$/.test(q);
 
-  const statements = [
-    byId(db, "incident", q),
-    byId(db, "run", q),
-    byId(db, "op", q),
-    byId(db, "session", q),
-    agentsByName(db, q),
-    classAndName ? agentByKey(db, classAndName[0], classAndName[1]) : null,
-    ...eventsCarrying(db, q, isTrace),
-  ];
-  const results = (await db.batch(statements.filter((s): s is D1PreparedStatement => s !== null))) as D1Result<never>[];
-  const take = <T>(present: boolean) => (present ? (results.shift() as D1Result<T>) : null);
-  const inc = take<IncidentHit>(true)!;
-  const run = take<RunHit>(true)!;
-  const op = take<OpHit>(true)!;
-  const ses = take<SessionHit>(true)!;
-  const byName = take<AgentHit>(true)!;
-  const byKey = take<AgentHit>(classAndName !== null);
-  const evs = take<EventHit & { via: EventField }>(true)!;
-  const scanned = take<{ n: number }>(true)!;
-  const eventWindow = Number(scanned.results[0]?.n ?? 0);
-  const read: D1Result[] = [inc, run, op, ses, byName, evs, scanned, ...(byKey ? [byKey] : [])];
+  const results = await onEvery(store, (db) =>
+    [
+      byId(db, "incident", q),
+      byId(db, "run", q),
+      byId(db, "op", q),
+      byId(db, "session", q),
+      agentsByName(db, q),
+      classAndName ? agentByKey(db, classAndName[0], classAndName[1]) : null,
+      ...eventsCarrying(db, q, isTrace),
+    ].filter((s): s is D1PreparedStatement => s !== null),
+  );
+  const read: D1Result[] = results.flat();
+  const take = () => results.shift()!;
+  const inc = merged<IncidentHit>(take(), byAgent, PER_LOOKUP);
+  const run = merged<RunHit>(take(), byAgent, PER_LOOKUP);
+  const op = merged<OpHit>(take(), byAgent, PER_LOOKUP);
+  const ses = merged<SessionHit>(take(), byAgent, PER_LOOKUP);
+  const byName = merged<AgentHit>(take(), (r) => [r.agentClass], PER_LOOKUP);
+  const byKey = classAndName ? merged<AgentHit>(take(), byAgent, 1) : null;
+  const evs = merged<EventHit & { via: EventField }>(take(), hitKey, EVENT_ROWS);
+  const eventWindow = (take() as D1Result<{ n: number }>[]).reduce((a, r) => a + Number(r.results[0]?.n ?? 0), 0);
 
   const found = new Map<string, SearchMatch>();
   const add = (m: SearchMatch) => {
     if (!found.has(keyOf(m))) found.set(keyOf(m), m);
   };
   const own = (field: SearchField): SearchVia => ({ field, by: "id" });
-  for (const r of inc.results) add(incidentMatch(r, own("incident")));
-  for (const r of run.results) add(runMatch(r, own(r.kind === "chat_turn" ? "request" : r.kind === "task" ? "task" : "fiber")));
-  for (const r of op.results) add(opMatch(r, own("op")));
-  for (const r of ses.results) add(sessionMatch(r, own("session")));
-  for (const r of byKey?.results ?? []) add(agentMatch(r, own("agent_key")));
-  for (const r of byName.results) add(agentMatch(r, own("agent_name")));
+  for (const r of inc) add(incidentMatch(r, own("incident")));
+  for (const r of run) add(runMatch(r, own(r.kind === "chat_turn" ? "request" : r.kind === "task" ? "task" : "fiber")));
+  for (const r of op) add(opMatch(r, own("op")));
+  for (const r of ses) add(sessionMatch(r, own("session")));
+  for (const r of byKey ?? []) add(agentMatch(r, own("agent_key")));
+  for (const r of byName) add(agentMatch(r, own("agent_name")));
 
   // Ids that only events carry (an op that was never ambiguous, a task's or a trace's events): what do those
   // events belong to? Only when nothing has that id itself, so an id with a page of its own goes straight there.
-  const hits = [...evs.results].sort((a, b) => EVENT_FIELDS.indexOf(a.via) - EVENT_FIELDS.indexOf(b.via));
+  const hits = [...evs].sort((a, b) => compareKey(hitKey(a), hitKey(b)));
   const probes = new Map<string, { kind: "incident" | "run" | "session"; id: string; owner: AgentRef; via: SearchVia }>();
   for (const e of found.size ? [] : hits) {
     const via: SearchVia = { field: e.via, by: "event" };
@@ -314,18 +358,30 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   }
   if (probes.size) {
     const list = [...probes.values()];
-    const checked = (await db.batch(
-      list.map((p) => {
-        const t = TABLE[p.kind];
-        return db
-          .prepare(`SELECT ${t.select} FROM ${t.table} WHERE ${t.key} = ? AND ${t.cls} = ? AND ${t.name} = ?`)
-          .bind(p.id, p.owner.agentClass, p.owner.agentName);
+    // Each target lives in its agent's partition: one batch per partition that holds some.
+    const rows: never[] = [];
+    await Promise.all(
+      store.parts.map(async (db) => {
+        const mine = list.flatMap((p, i) => (partitionFor(store, p.owner.agentClass, p.owner.agentName) === db ? [i] : []));
+        if (!mine.length) return;
+        const checked = (await db.batch(
+          mine.map((i) => {
+            const p = list[i]!;
+            const t = TABLE[p.kind];
+            return db
+              .prepare(`SELECT ${t.select} FROM ${t.table} WHERE ${t.key} = ? AND ${t.cls} = ? AND ${t.name} = ?`)
+              .bind(p.id, p.owner.agentClass, p.owner.agentName);
+          }),
+        )) as D1Result<never>[];
+        read.push(...checked);
+        checked.forEach((r, j) => {
+          const row = r.results[0];
+          if (row) rows[mine[j]!] = row;
+        });
       }),
-    )) as D1Result<never>[];
-    read.push(...checked);
-    checked.forEach((r, i) => {
+    );
+    rows.forEach((row, i) => {
       const p = list[i]!;
-      const row = r.results[0];
       if (!row) return;
       add(p.kind === "incident" ? incidentMatch(row, p.via) : p.kind === "run" ? runMatch(row, p.via) : sessionMatch(row, p.via));
     });
@@ -334,14 +390,13 @@ export async function search(db: D1Database, input: unknown): Promise<SearchResu
   let prefix = false;
   if (found.size === 0 && q.length >= MIN_PREFIX_LENGTH) {
     const keyed: Keyed[] = ["incident", "run", "op", "session"];
-    const r = (await db.batch(keyed.map((k) => byPrefix(db, k, q)))) as D1Result<never>[];
-    read.push(...r);
-    const [pi, pr, po, ps] = r as unknown as [D1Result<IncidentHit>, D1Result<RunHit>, D1Result<OpHit>, D1Result<SessionHit>];
+    const r = await onEvery(store, (db) => keyed.map((k) => byPrefix(db, k, q)));
+    read.push(...r.flat());
     const startOf = (field: SearchField): SearchVia => ({ field, by: "prefix" });
-    for (const x of pi.results) add(incidentMatch(x, startOf("incident")));
-    for (const x of pr.results) add(runMatch(x, startOf("run")));
-    for (const x of po.results) add(opMatch(x, startOf("op")));
-    for (const x of ps.results) add(sessionMatch(x, startOf("session")));
+    for (const x of merged<IncidentHit>(r[0]!, byKeyAndAgent, PER_LOOKUP)) add(incidentMatch(x, startOf("incident")));
+    for (const x of merged<RunHit>(r[1]!, byKeyAndAgent, PER_LOOKUP)) add(runMatch(x, startOf("run")));
+    for (const x of merged<OpHit>(r[2]!, byKeyAndAgent, PER_LOOKUP)) add(opMatch(x, startOf("op")));
+    for (const x of merged<SessionHit>(r[3]!, byKeyAndAgent, PER_LOOKUP)) add(sessionMatch(x, startOf("session")));
     prefix = found.size > 0;
   }
 

@@ -3,6 +3,7 @@ import { incidents, reconciliations, runs } from "../schema";
 import { names } from "../sql-names";
 import { oneOf, parseFilters, text } from "./filters";
 import { openNowSql } from "./incident-status";
+import type { SortValue } from "./paging";
 
 /**
  * Stuck detection: work that should be moving and is not, computed from the projections (and from what the
@@ -125,32 +126,52 @@ type IncidentStuck = {
 type AlarmStuck = { agentClass: string; agentName: string; askedAt: number; nextAlarmAt: number };
 type TurnSkipped = { runId: string; agentClass: string; agentName: string; outcomeAt: number | null; lastSeen: number };
 
+/** The list's length for a filter: default 200, 1 to MAX_LIMIT. */
+export const stuckLimit = (filter: StuckFilter): number => Math.max(1, Math.min(MAX_LIMIT, Math.floor(filter.limit ?? 200)));
+
+/**
+ * One finding and its place in its statement's order. Each statement walks one index (INDEXED BY) newest first and
+ * stops at `limit`, so its rows come in the order of all that index's columns, descending: the ORDER BY names only
+ * the first ones (naming the rest made SQLite sort the trailing columns, reading more rows), and `key` is the whole
+ * index key, which is the order partitions' rows merge by.
+ */
+export type KeyedStuck = { key: SortValue[]; entry: StuckEntry };
+
 /**
  * Every stuck finding now, newest-stuck first, at most `limit` (default 200), optionally one rule / one agent
  * class. Each rule reads one index range (at most `limit` matches each); alarm_overdue reads the
  * reconciliations table (one row per agent asked).
  */
 export async function listStuck(db: D1Database, now: number, config: StuckConfig = DEFAULT_STUCK_CONFIG, filter: StuckFilter = {}): Promise<StuckEntry[]> {
-  const limit = Math.max(1, Math.min(MAX_LIMIT, Math.floor(filter.limit ?? 200)));
+  return finishStuck(await stuckReads(db, now, config, filter), stuckLimit(filter));
+}
+
+/**
+ * The findings of each of listStuck's statements, in that statement's order (at most `limit` each): the same
+ * statements, in the same order, for every database given the same filter, so partitions' reads merge statement by
+ * statement (merged-overview.ts listStuckIn) before finishStuck.
+ */
+export async function stuckReads(db: D1Database, now: number, config: StuckConfig, filter: StuckFilter): Promise<KeyedStuck[][]> {
+  const limit = stuckLimit(filter);
   const wants = (r: StuckRule) => filter.rule === undefined || filter.rule === r;
   const cls = filter.agentClass;
   const byClass = (col: string, n: number) => (cls === undefined ? "" : ` AND ${col} = ?${n}`);
   const binds = (...v: unknown[]) => (cls === undefined ? v : [...v, cls]);
 
-  const statements: { rule: StuckRule; stmt: D1PreparedStatement; map: (row: never) => StuckEntry }[] = [];
+  const statements: { rule: StuckRule; stmt: D1PreparedStatement; map: (row: never) => StuckEntry; keyOf: (row: never) => SortValue[] }[] = [];
 
   if (wants("no_progress")) {
     const before = now - config.no_progress * MIN;
     // In runs_open's order: last activity to the minute (listed_at), newest first, so the scan stops at `limit`
     // matches with no sort (a longer ORDER BY makes SQLite sort); the minute that reaches the limit gives its runs by
-    // id. The list is sorted exactly below.
+    // id. The list is sorted exactly by finishStuck.
     // A waiting Tasks run makes no progress by design until it wakes: stuck only once its wake is overdue too.
     statements.push({
       rule: "no_progress",
       stmt: db
         .prepare(
           `SELECT ${F.fiberId} AS runId, ${F.kind} AS kind, ${F.name} AS name, ${F.agentClass} AS agentClass, ${F.agentName} AS agentName,
-             ${F.lastSeen} AS lastSeen, ${F.confirmedAt} AS confirmedAt, ${F.phase} AS phase, ${F.wakeAt} AS wakeAt
+             ${F.lastSeen} AS lastSeen, ${F.confirmedAt} AS confirmedAt, ${F.phase} AS phase, ${F.wakeAt} AS wakeAt, ${F.listedAt} AS listedAt
            FROM ${F.$table} INDEXED BY runs_open
            WHERE ${F.outcome} IS NULL AND ${F.listedAt} < ?1 AND ${F.lastSeen} < ?1
              AND NOT (COALESCE(${F.phase}, '') = 'waiting' AND (${F.wakeAt} IS NULL OR ${F.wakeAt} >= ?1))${byClass(F.agentClass, 3)}
@@ -158,6 +179,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         )
         .bind(...binds(before, limit)),
       map: noProgress,
+      keyOf: (r: RunStuck & { listedAt: number }) => [r.listedAt, r.runId, r.agentClass, r.agentName],
     });
   }
 
@@ -175,6 +197,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         )
         .bind(...binds(before, limit)),
       map: noAttempt,
+      keyOf: incidentKey,
     });
   }
 
@@ -187,10 +210,11 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
           `SELECT ${R.agentClass} AS agentClass, ${R.agentName} AS agentName, ${R.askedAt} AS askedAt, ${R.nextAlarmAt} AS nextAlarmAt
            FROM ${R.$table}
            WHERE ${R.error} IS NULL AND ${R.nextAlarmAt} IS NOT NULL AND ${R.nextAlarmAt} < ${R.askedAt} - ?1${byClass(R.agentClass, 3)}
-           ORDER BY ${R.nextAlarmAt} DESC LIMIT ?2`,
+           ORDER BY ${R.nextAlarmAt} DESC, ${R.agentClass} DESC, ${R.agentName} DESC LIMIT ?2`,
         )
         .bind(...binds(config.alarm_overdue * MIN, limit)),
       map: alarmOverdue,
+      keyOf: (r: AlarmStuck) => [r.nextAlarmAt, r.agentClass, r.agentName],
     });
   }
 
@@ -210,6 +234,7 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         )
         .bind(...binds(since, limit)),
       map: recoverySkipped,
+      keyOf: incidentKey,
     });
     // A chat turn the SDK finished as "skipped": ingest keeps that word as its reason, and no other reason exists.
     statements.push({
@@ -223,21 +248,29 @@ export async function listStuck(db: D1Database, now: number, config: StuckConfig
         )
         .bind(...binds(since, limit)),
       map: turnSkipped,
+      keyOf: (r: TurnSkipped) => [r.lastSeen, r.runId, r.agentClass, r.agentName],
     });
   }
 
   if (!statements.length) return [];
   const results = await db.batch(statements.map((s) => s.stmt));
-  const out: StuckEntry[] = [];
-  results.forEach((res, i) => {
-    for (const row of res.results) out.push(statements[i]!.map(row as never));
-  });
-  // Newest-stuck first; ties by agent and subject so the order is stable.
-  out.sort(
-    (a, b) => b.since - a.since || a.agentClass.localeCompare(b.agentClass) || a.agentName.localeCompare(b.agentName) || a.subjectId.localeCompare(b.subjectId),
-  );
-  return out.slice(0, limit);
+  return results.map((res, i) => res.results.map((row) => ({ key: statements[i]!.keyOf(row as never), entry: statements[i]!.map(row as never) })));
 }
+
+/** The list from each statement's findings: all of them in the list's order (compareStuck), cut at `limit`. */
+export function finishStuck(reads: KeyedStuck[][], limit: number): StuckEntry[] {
+  return reads
+    .flat()
+    .map((x) => x.entry)
+    .sort(compareStuck)
+    .slice(0, limit);
+}
+
+const incidentKey = (r: IncidentStuck): SortValue[] => [r.lastSeen, r.incidentId, r.agentClass, r.agentName];
+
+/** The stuck list's order: newest-stuck first; ties by agent and subject so the order is stable (merged lists use it too). */
+export const compareStuck = (a: StuckEntry, b: StuckEntry): number =>
+  b.since - a.since || a.agentClass.localeCompare(b.agentClass) || a.agentName.localeCompare(b.agentName) || a.subjectId.localeCompare(b.subjectId);
 
 /** How many stuck findings there are now, up to `cap` (the overview's card). */
 export async function countStuck(db: D1Database, now: number, config: StuckConfig = DEFAULT_STUCK_CONFIG, cap = 200): Promise<{ n: number; capped: boolean }> {

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
 import { recordAlerts } from "../../../src/store/alerts";
+import { singleStore } from "../../../src/store/partitions";
 import { runRetention } from "../../../src/store/retention";
 import { alertConfig } from "../../../worker/alerts/config";
 import { alertsFromEvents } from "../../../worker/alerts/detect";
@@ -189,7 +190,7 @@ describe("alerts", () => {
       env.DB,
       events.map((body, i) => ({ id: `m-${i}-${uid()}`, body })),
     );
-    const alerts = await alertsFromEvents(env.DB, events);
+    const alerts = await alertsFromEvents(singleStore(env.DB), events);
     expect(alerts).toHaveLength(3);
     // Two hours ahead: the window then holds only this test's alerts, whatever else the suite sent.
     const later = Date.now() + 2 * 3_600_000;
@@ -221,7 +222,7 @@ describe("alerts", () => {
     const off = { ...env, ALERT_WEBHOOK_URL: undefined, ALERT_SLACK_WEBHOOK_URL: undefined };
     expect(alertConfig(off)).toEqual({ enabled: false, reason: "alerts are off: neither ALERT_WEBHOOK_URL nor ALERT_SLACK_WEBHOOK_URL is set" });
     await alertOnIngested(off, events);
-    expect(await raiseAlerts(off, await alertsFromEvents(env.DB, events))).toMatchObject({ queued: 0, off: expect.stringContaining("neither") });
+    expect(await raiseAlerts(off, await alertsFromEvents(singleStore(env.DB), events))).toMatchObject({ queued: 0, off: expect.stringContaining("neither") });
 
     const bad = { ...env, ALERT_SLACK_WEBHOOK_URL: "hooks.example.com/no-scheme", ALERT_RATE_LIMIT_PER_HOUR: "lots" };
     expect(() => alertConfig(bad)).toThrow(ConfigError);

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportHref } from "../../../console/links";
 import { exportCutLine } from "../../../console/words";
+import { singleStore } from "../../../src/store/partitions";
 import type { AgentRow, Page } from "../../../src/store/read-models";
 import { DEFAULT_STUCK_CONFIG } from "../../../src/store/read-models/stuck";
 import { app } from "../../../worker/app";
@@ -134,7 +135,8 @@ describe("GET /export/:list", () => {
   });
 
   it("reads page by page over the keyset: small pages give the same rows as one read", async () => {
-    const read = (f: Record<string, string>) => EXPORT_SOURCES.agents({ db: env.DB, now: Date.now(), stuckConfig: DEFAULT_STUCK_CONFIG }, f, 100);
+    const read = (f: Record<string, string>) =>
+      EXPORT_SOURCES.agents({ store: singleStore(env.DB), now: Date.now(), stuckConfig: DEFAULT_STUCK_CONFIG }, f, 100);
     const text = (s: ReadableStream<Uint8Array>) => new Response(s).text();
     const opts = { format: "json" as const, cap: 100, head: {}, cutLine: exportCutLine };
     const paged = JSON.parse(await text(await exportStream(read({ agentClass: CLASS }), { ...opts, pageSize: 1 })));
