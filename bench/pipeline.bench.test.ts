@@ -88,9 +88,11 @@ it("runFiber with telemetry vs without, same agent and same work", async () => {
   // Many short rounds. 40 rounds of 20 calls gave 0.92-1.26x from run to run on a loaded 2-core machine: other
   // processes preempt a round at random, and a preempted round's ratio says nothing about telemetry. Preemption only
   // ever adds time, so the verdict compares each side's quieter rounds (25th percentile of round times); the median
-  // per-round ratio and the middle half of the rounds are printed too.
-  const calls = 20;
-  const rounds = 200;
+  // per-round ratio and the middle half of the rounds are printed too. The Workers clock here ticks in whole
+  // milliseconds, so a round of 20 calls (~20 ms) could only read 1.00x or 1.05x, never between: a round is 100
+  // calls (~100 ms, 1% steps).
+  const calls = 100;
+  const rounds = 100;
   const times = await interleave(
     rounds,
     async () => {
