@@ -7,6 +7,7 @@ import { listEventsIn } from "../../src/store/read-models/merged-events";
 import type { PageOptions } from "../../src/store/read-models/paging";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife } from "../fixtures/events";
+import { empty } from "./store-helpers";
 
 /**
  * The events list over a partitioned store (merged-events.ts) against one database. The fleet-wide list is in
@@ -29,15 +30,6 @@ function deliveries(): { now: number; events: TelemetryEvent[] }[] {
     const base = T0 + (16 - a) * 10 * MIN;
     return { now: T0 + 200 * MIN + a * 1000, events: life.map((e, i) => ({ ...e, time: base + i * 1000, source: { agentClass, agentName } })) };
   });
-}
-
-async function empty(db: D1Database): Promise<void> {
-  const { results } = await db
-    .prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
-    )
-    .all<{ name: string }>();
-  await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
 }
 
 /** Every page's events (ids), following the cursors to the end. */

@@ -25,6 +25,7 @@ import { countStuck, listStuck, STUCK_RULES } from "../../src/store/read-models/
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
+import { empty } from "./store-helpers";
 
 /**
  * The overview's and the stuck page's reads over a partitioned store (merged-overview.ts) against one database:
@@ -84,15 +85,6 @@ function fleet(): TelemetryEvent[] {
     });
   }
   return out;
-}
-
-async function empty(db: D1Database): Promise<void> {
-  const { results } = await db
-    .prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
-    )
-    .all<{ name: string }>();
-  await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
 }
 
 /** Drops rowsRead (a merged read reads every partition) at any depth of an answer. */

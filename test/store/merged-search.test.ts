@@ -5,6 +5,7 @@ import { partitionOf, type Store, singleStore } from "../../src/store/partitions
 import { searchIn } from "../../src/store/read-models/search";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
+import { empty } from "./store-helpers";
 
 /**
  * Search over a partitioned store (search.ts searchIn) against one database: the same fleet is ingested into a store
@@ -45,15 +46,6 @@ function fleet(): TelemetryEvent[] {
       add(makeEvent("op.ambiguous", { opKind: "tool.charge", detail: "x" }, { corr: { opId: "op-amb-shared", sessionName: `sess-${a % 7}` } }), 4);
   }
   return out;
-}
-
-async function empty(db: D1Database): Promise<void> {
-  const { results } = await db
-    .prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
-    )
-    .all<{ name: string }>();
-  await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
 }
 
 const QUERIES = [

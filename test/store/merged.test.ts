@@ -22,6 +22,7 @@ import {
 import type { Page, PageOptions } from "../../src/store/read-models/paging";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
+import { empty } from "./store-helpers";
 
 /**
  * The merged read models (src/store/read-models/merged.ts) against the single-database ones: the same fleet is
@@ -57,15 +58,6 @@ function fleet(): TelemetryEvent[] {
     if (a % 3 === 0) out.push(at(cls, name, makeEvent("op.resolved", { opKind: "tool.charge", resolution: "verified_ran" }, { corr }), base + 4_000));
   }
   return out;
-}
-
-async function empty(db: D1Database): Promise<void> {
-  const { results } = await db
-    .prepare(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
-    )
-    .all<{ name: string }>();
-  await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
 }
 
 /** Every page of a list, as [items, next] per page (rowsRead left out: a merged page reads every partition). */

@@ -72,3 +72,13 @@ export async function rejection(p: Promise<unknown>): Promise<Error> {
 export function desc<T>(items: T[], a: (t: T) => number, b: (t: T) => string): T[] {
   return [...items].sort((x, y) => a(y) - a(x) || (b(y) > b(x) ? 1 : b(y) < b(x) ? -1 : 0));
 }
+
+/** Deletes every row of every store table in `db` (a partition or the home database), keeping the schema. */
+export async function empty(db: D1Database): Promise<void> {
+  const { results } = await db
+    .prepare(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('d1_migrations', 'sqlite_sequence') AND name NOT LIKE '\\_cf\\_%' ESCAPE '\\'",
+    )
+    .all<{ name: string }>();
+  await db.batch(results.map(({ name }) => db.prepare(`DELETE FROM "${name}"`)));
+}
