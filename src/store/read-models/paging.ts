@@ -173,16 +173,24 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
   if (rows.length > limit) return { items, next: encodeCursor(q.tag, q.keyOf(rows[limit - 1]!)), rowsRead: sum([r]) };
   // A short page: either the range is exhausted, or the scan budget ran out first. Continue after the last scanned row.
   const marker = await db
-    .prepare(`SELECT ${q.order.map((c, i) => `${c} AS k${i}`).join(", ")} FROM ${from} ${where} ${orderBy} LIMIT 1 OFFSET ${SCAN_BUDGET - 1}`)
+    .prepare(`SELECT ${q.order.map((c, i) => `${c} AS ${sortAlias(i)}`).join(", ")} FROM ${from} ${where} ${orderBy} LIMIT 1 OFFSET ${SCAN_BUDGET - 1}`)
     .bind(...binds)
     .all<Record<string, SortValue>>();
+  return shortPage(q, items, r, marker);
+}
+
+/**
+ * A short page: its items, and a cursor after the last row the scan budget reached (`marker`: the row at the
+ * budget's end, its sort keys under sortAlias), or none when the range ended first.
+ */
+function shortPage<R>(q: ListQuery<R>, items: R[], r: D1Result, marker: D1Result<Record<string, SortValue>>): Page<R> {
   const last = marker.results[0];
   return {
     items,
     next: last
       ? encodeCursor(
           q.tag,
-          q.order.map((_, i) => last[`k${i}`]!),
+          q.order.map((_, i) => last[sortAlias(i)]!),
         )
       : null,
     rowsRead: sum([r, marker]),
@@ -249,17 +257,7 @@ async function armsPage<R>(db: D1Database, q: ListQuery<R>, conds: Cond[], limit
     .prepare(`SELECT ${q.order.map((_, i) => sortAlias(i)).join(", ")} FROM (${all.sql} LIMIT 1 OFFSET ${SCAN_BUDGET - 1})`)
     .bind(...all.binds)
     .all<Record<string, SortValue>>();
-  const last = marker.results[0];
-  return {
-    items,
-    next: last
-      ? encodeCursor(
-          q.tag,
-          q.order.map((_, i) => last[sortAlias(i)]!),
-        )
-      : null,
-    rowsRead: sum([r, marker]),
-  };
+  return shortPage(q, items, r, marker);
 }
 
 /** The statement of a capped count: `SELECT COUNT(*) FROM (SELECT 1 … LIMIT cap + 1)`, reading at most cap + 1 rows. */
