@@ -54,6 +54,18 @@ export function SearchPage(props: { ctx: PageContext; result: SearchResult; hist
   );
 }
 
+/** "· agent <class · name>", linking the agent a match or an older event belongs to. */
+function OwnerNote(props: { owner: { agentClass: string; agentName: string } }) {
+  return (
+    <span class="muted">
+      · agent{" "}
+      <a href={agentHref(props.owner)}>
+        {props.owner.agentClass} · {props.owner.agentName}
+      </a>
+    </span>
+  );
+}
+
 function MatchItem(props: { m: SearchMatch }) {
   const m = props.m;
   return (
@@ -61,16 +73,7 @@ function MatchItem(props: { m: SearchMatch }) {
       <a class="mono" href={searchMatchHref(m)}>
         {m.kind === "agent" ? `${m.agentClass}/${m.agentName}` : m.id}
       </a>{" "}
-      <span>{searchMatchLabel(m)}</span>{" "}
-      {m.kind !== "agent" ? (
-        <span class="muted">
-          · agent{" "}
-          <a href={agentHref(m)}>
-            {m.agentClass} · {m.agentName}
-          </a>
-        </span>
-      ) : null}{" "}
-      <span class="muted">· matched by {searchViaWords(m.via)}</span>
+      <span>{searchMatchLabel(m)}</span> {m.kind !== "agent" ? <OwnerNote owner={m} /> : null} <span class="muted">· matched by {searchViaWords(m.via)}</span>
     </li>
   );
 }
@@ -124,13 +127,7 @@ function HistoryFinds(props: { h: HistoryFound }) {
             const field = ID_FIELDS.find(([k]) => e[k] === h.id);
             return (
               <li data-event-id={e.id} data-type={e.type} data-via-field={field?.[0]}>
-                <Time t={e.time} /> <code>{e.type}</code>{" "}
-                <span class="muted">
-                  · agent{" "}
-                  <a href={agentHref(e)}>
-                    {e.agentClass} · {e.agentName}
-                  </a>
-                </span>
+                <Time t={e.time} /> <code>{e.type}</code> <OwnerNote owner={e} />
                 {run ? (
                   <>
                     {" "}
