@@ -177,6 +177,11 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
   await assertRecordedPartitions(store);
   let inD1 = false;
   let deadLettered = 0;
+  // Retention keeps pace with ingest: a slice of due rows per table, sized by what this delivery added.
+  const pace = () => {
+    const { retention } = consoleConfig(env);
+    return paceAfterBatch(store, stored, deadLettered, { pace: retention.pace, maxAgeDays: retention.days, hotWindowHours: retention.hotWindowHours, now });
+  };
   try {
     deadLettered = (await ingestIntoStore(store, batch.messages, opts)).deadLettered;
     inD1 = true;
@@ -193,22 +198,21 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
     }
     // D1 has the events, so the console shows them now: alert now too (a redelivery's alerts dedupe on their keys).
     await alertOnIngested(env, stored);
-    // Retention keeps pace with ingest: a slice of due rows per table, sized by what this batch added.
-    const { retention } = consoleConfig(env);
-    await paceAfterBatch(store, stored, deadLettered, { pace: retention.pace, maxAgeDays: retention.days, hotWindowHours: retention.hotWindowHours, now });
+    await pace();
     return;
   }
   // One bad message must not hold back the rest: retry only the ones that fail alone.
   for (const m of batch.messages) {
     const mine: TelemetryEvent[] = [];
     try {
-      await ingestIntoStore(store, [m], {
+      const r = await ingestIntoStore(store, [m], {
         ...opts,
         onStored: (events) => {
           mine.push(...events);
           stored.push(...events);
         },
       });
+      deadLettered += r.deadLettered;
       await recordHistory(env, mine, now);
       m.ack();
     } catch {
@@ -216,6 +220,9 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
     }
   }
   await alertOnIngested(env, stored);
+  // The messages that went in alone still added rows: without this, a fleet whose batches keep failing in D1 as a
+  // whole would grow the store unpaced until the hourly cron.
+  await pace();
 }
 
 /** Consumer for the dead-letter queue: messages that failed delivery repeatedly are kept with the reason. */
