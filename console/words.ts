@@ -194,7 +194,16 @@ export function timelineMoreWords(dir: "older" | "later", partial: boolean): { l
 
 /** A run neither the hot store nor the history (as far as it was read: `looked`, null without a bucket) holds. */
 export function runNotFoundWords(id: string, looked: { scan: HistoryScan; from: number; to: number } | null): string {
-  const what = `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id)`;
+  return notInEitherTier(`No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id)`, looked);
+}
+
+/** An incident neither the hot store nor the history (as far as it was read: `looked`, null without a bucket) holds. */
+export function incidentNotFoundWords(id: string, looked: { scan: HistoryScan; from: number; to: number } | null): string {
+  return notInEitherTier(`No incident with id "${id}"`, looked);
+}
+
+/** "<what> in the hot store or in the R2 history, which was read from <span>.": how far the history looked. */
+function notInEitherTier(what: string, looked: { scan: HistoryScan; from: number; to: number } | null): string {
   if (!looked) return `${what} in the hot store, and no R2 history is bound.`;
   const s = looked.scan;
   const span = s.coveredFrom === null ? "nothing of it" : `${new Date(s.coveredFrom).toISOString()} to ${new Date(s.coveredTo ?? looked.to).toISOString()}`;
