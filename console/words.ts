@@ -223,3 +223,20 @@ export function historyStopWords(stop: HistoryStop): string {
       return `looked at ${stop.at} hours of ${stop.of}`;
   }
 }
+
+/** The lists whose closed rows leave the hot store after the hot window. */
+export type HotSpanList = "incidents" | "deploys" | "ops" | "backups";
+
+/** What a list spans, in words, given HOT_WINDOW_HOURS (components/hot-span.tsx). */
+export function hotSpanWords(list: HotSpanList, hours: number): string {
+  switch (list) {
+    case "incidents":
+      return `Open incidents are listed whatever their age; the others for ${hours} hours after their last activity. An older one opens from the R2 history by its id (with its agent in the link).`;
+    case "deploys":
+      return `Counts cover the incidents the hot store holds: every open one, and the others for ${hours} hours after their last activity; the storm rule compares inside that window.`;
+    case "ops":
+      return `Resolved ops are listed for ${hours} hours after their last activity; unresolved ones whatever their age.`;
+    case "backups":
+      return `Backups are listed until ${hours} hours after they expire (and at most the retention period after their last activity).`;
+  }
+}

@@ -17,6 +17,7 @@ import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../
 import { ColumnChooser } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { HotSpan } from "../components/hot-span";
 import { INCIDENT_COLUMN_SET, IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
@@ -52,6 +53,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         <ColumnChooser set={INCIDENT_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <TimePresets path={LISTS.incidents} query={q} />
+      <HotSpan list="incidents" hours={props.ctx.hotWindowHours} />
       <ExportLinks list="incidents" query={q} />
       {q.reason ? (
         <p>

@@ -123,4 +123,17 @@ describe("an incident that left the hot store", () => {
     // The sentence is the behaviour here: the span the history read covered.
     expect(body.error.message).toMatch(/R2 history, which was read from \d{4}-\d{2}-\d{2}T[\d:.]+Z to \d{4}-\d{2}-\d{2}T[\d:.]+Z/);
   });
+
+  it("lists that span longer than the hot window say what they span (incidents, deploys, ops, backups)", async () => {
+    const hours = String(consoleConfig(env).retention.hotWindowHours);
+    for (const [path, list] of [
+      ["/incidents", "incidents"],
+      ["/deploys", "deploys"],
+      ["/ops", "ops"],
+      ["/backups", "backups"],
+    ] as const) {
+      const span = mustTestId(await (await call(path, { as: "viewer" })).text(), "hot-span");
+      expect([path, span.attrs["data-list"], span.attrs["data-hot-window-hours"]]).toEqual([path, list, hours]);
+    }
+  });
 });
