@@ -6,9 +6,10 @@
  *
  * What is due is retention.ts's rule: finished runs, timeline segments, incidents not open now (with their
  * incident_usage rows, by key), resolved ops and backups expired before it after the hot window; open runs,
- * sessions, other backups, rollups and dead letters after the retention period. Not paced (the cron does them):
- * audit, alert deliveries (ingest adds none), orphaned re-spent tokens (found by a join, not an index), and rows
- * dated in the future (stored before ingest refused such times).
+ * sessions, rollups and dead letters after the retention period. Not paced (the cron does them): audit, alert
+ * deliveries (ingest adds none), orphaned re-spent tokens (found by a join, not an index), backups by last activity
+ * (those with no known expiry, or one past the retention period: few), and rows dated in the future (stored before
+ * ingest refused such times).
  */
 
 import { type Child, childDelete, highestParam, incidentDueSql, runDueSql } from "./retention";
@@ -52,9 +53,9 @@ const DIRECT: Direct[] = [
     order: [O.lastSeen, O.opId, O.agentClass, O.agentName],
     range: `${O.resolutionAt} IS NOT NULL AND ${O.lastSeen} < ?3`,
   },
-  // Backups whose expiry passed before the hot window (retention.ts backupExpiredSql), then any by last activity.
+  // Backups whose expiry passed before the hot window (retention.ts backupExpiredSql). Those without a known expiry
+  // (seen only through a restore) or expiring after the retention period go by last activity: the cron's.
   { table: B.$table, index: "workspace_backups_expires", order: [B.expiresAt, B.handle, B.agentClass, B.agentName], range: `${B.expiresAt} < ?3` },
-  { table: B.$table, index: "workspace_backups_last_seen", order: [B.lastSeen, B.handle, B.agentClass, B.agentName], range: `${B.lastSeen} < ?1` },
   // Rollups by bucket: the primary key's prefix.
   { table: R.$table, index: null, order: [R.bucket, R.type, R.dim], range: `${R.bucket} < ?1` },
   { table: RS.$table, index: null, order: [RS.bucket, RS.agentClass, RS.agentName], range: `${RS.bucket} < ?1` },
@@ -87,7 +88,7 @@ const WALKED: Walked[] = [
 export const WALKED_TABLES: ReadonlySet<string> = new Set(WALKED.map((w) => w.table));
 
 /** The tables a slice paces, by SQL name: what the consumer counts rows added for. */
-export const PACED_TABLES: readonly string[] = [...new Set([G.$table, ...DIRECT.map((d) => d.table), ...WALKED.map((w) => w.table)])];
+export const PACED_TABLES: readonly string[] = [G.$table, ...DIRECT.map((d) => d.table), ...WALKED.map((w) => w.table)];
 
 /** The tables a slice deletes from: the paced ones and the rows that go with them (incident_usage). */
 export const PACE_DELETES_FROM: readonly string[] = [...PACED_TABLES, ...WALKED.flatMap((w) => (w.children ? [w.children.table] : []))];
@@ -148,8 +149,7 @@ export async function paceRetention(
     });
   }
   for (const d of DIRECT) {
-    // A table with several rules (backups) splits its budget between them: at most pace x added in all.
-    const n = Math.floor(budget(d.table) / DIRECT.filter((x) => x.table === d.table).length);
+    const n = budget(d.table);
     if (n <= 0) continue;
     const from = `${d.table}${d.index ? ` INDEXED BY ${d.index}` : ""}`;
     first.push({
