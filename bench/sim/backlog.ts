@@ -57,7 +57,7 @@ export const SEEDERS: Seeder[] = [
     // Expired at their last activity: due by expiry (workspace_backups_expires).
     insert: `INSERT OR IGNORE INTO workspace_backups (handle, tenant, environment, session_name, agent_class, agent_name, created_at, expires_at, last_seen)
       SELECT 'backlog-' || ${j(2)}, 'acme', 'prod', ${j(1)}, ${j(0)}, ${j(1)}, ${j(3)}, ${j(3)}, ${j(3)} FROM json_each(?1) j`,
-    dueSql: (hot, cutoff) => `SELECT COUNT(*) AS n FROM workspace_backups WHERE expires_at < ${hot} OR last_seen < ${cutoff}`,
+    dueSql: (hot) => `SELECT COUNT(*) AS n FROM workspace_backups WHERE expires_at < ${hot}`,
   },
   {
     table: "event_rollups",
