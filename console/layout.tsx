@@ -16,6 +16,8 @@ export type PageContext = {
   /** Link template to the user's APM for a trace, with `{traceId}`; null hides the links. */
   traceUrl: string | null;
   now: number;
+  /** HOT_WINDOW_HOURS: how long closed incidents, resolved ops and finished runs stay listed (components/hot-span.tsx). */
+  hotWindowHours?: number;
   /** On a list page: its saved-view state (the save form, and the view it shows); absent elsewhere. */
   listView?: ListViewContext;
 };

@@ -194,7 +194,16 @@ export function timelineMoreWords(dir: "older" | "later", partial: boolean): { l
 
 /** A run neither the hot store nor the history (as far as it was read: `looked`, null without a bucket) holds. */
 export function runNotFoundWords(id: string, looked: { scan: HistoryScan; from: number; to: number } | null): string {
-  const what = `No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id)`;
+  return notInEitherTier(`No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id)`, looked);
+}
+
+/** An incident neither the hot store nor the history (as far as it was read: `looked`, null without a bucket) holds. */
+export function incidentNotFoundWords(id: string, looked: { scan: HistoryScan; from: number; to: number } | null): string {
+  return notInEitherTier(`No incident with id "${id}"`, looked);
+}
+
+/** "<what> in the hot store or in the R2 history, which was read from <span>.": how far the history looked. */
+function notInEitherTier(what: string, looked: { scan: HistoryScan; from: number; to: number } | null): string {
   if (!looked) return `${what} in the hot store, and no R2 history is bound.`;
   const s = looked.scan;
   const span = s.coveredFrom === null ? "nothing of it" : `${new Date(s.coveredFrom).toISOString()} to ${new Date(s.coveredTo ?? looked.to).toISOString()}`;
@@ -212,5 +221,22 @@ export function historyStopWords(stop: HistoryStop): string {
       return `stopped at ${stop.at} events`;
     case "hours":
       return `looked at ${stop.at} hours of ${stop.of}`;
+  }
+}
+
+/** The lists whose closed rows leave the hot store after the hot window. */
+export type HotSpanList = "incidents" | "deploys" | "ops" | "backups";
+
+/** What a list spans, in words, given HOT_WINDOW_HOURS (components/hot-span.tsx). */
+export function hotSpanWords(list: HotSpanList, hours: number): string {
+  switch (list) {
+    case "incidents":
+      return `Open incidents are listed whatever their age; the others for ${hours} hours after their last activity. An older one opens from the R2 history by its id (with its agent in the link).`;
+    case "deploys":
+      return `Counts cover the incidents the hot store holds: every open one, and the others for ${hours} hours after their last activity; the storm rule compares inside that window.`;
+    case "ops":
+      return `Resolved ops are listed for ${hours} hours after their last activity; unresolved ones whatever their age.`;
+    case "backups":
+      return `Backups are listed until ${hours} hours after they expire (and at most the retention period after their last activity).`;
   }
 }

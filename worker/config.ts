@@ -209,12 +209,13 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
 
   const shards = num("HISTORY_SHARDS", 4);
   const retentionDays = num("RETENTION_DAYS", 30);
+  const hotWindowHours = num("HOT_WINDOW_HOURS", 48);
   const otlpUrl = str("OTLP_ENDPOINT");
   const webhook = str("ALERT_WEBHOOK_URL");
   const slack = str("ALERT_SLACK_WEBHOOK_URL");
   const consoleUrl = str("ALERT_CONSOLE_URL");
   return {
-    retention: { days: retentionDays, hotWindowHours: num("HOT_WINDOW_HOURS", 48), pace: num("RETENTION_PACE", DEFAULT_RETENTION_PACE) },
+    retention: { days: retentionDays, hotWindowHours, pace: num("RETENTION_PACE", DEFAULT_RETENTION_PACE) },
     history: {
       shards,
       previousShards: [...new Set((values.HISTORY_PREVIOUS_SHARDS as number[] | undefined) ?? [])].filter((n) => n !== shards),
@@ -244,6 +245,8 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       windowMs: num("DEPLOY_STORM_WINDOW_MINUTES", 15) * 60_000,
       factor: num("DEPLOY_STORM_FACTOR", 3),
       minIncidents: num("DEPLOY_STORM_MIN_INCIDENTS", 3),
+      // Closed incidents leave D1 after the hot window (src/store/retention.ts): the rule compares inside it.
+      closedKeptMs: hotWindowHours * 3_600_000,
     },
     budget: {
       forecastWindowMs: num("EXHAUST_FORECAST_MINUTES", 15) * 60_000,

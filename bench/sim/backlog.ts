@@ -1,8 +1,8 @@
 /**
  * A backlog of due rows, seeded before a simulated run, so paced retention has something to delete while the fleet
  * runs and the simulator can measure what it deletes against what the fleet adds. Rows are written straight into
- * D1 (the store as an older console would have left it), dated past what each table keeps: timelines and finished
- * runs past the hot window, the rest past RETENTION_DAYS. They belong to the fleet's own agents, round robin (a
+ * D1 (the store as an older console would have left it), dated past what each table keeps: timelines, finished
+ * runs, closed incidents, resolved ops and expired backups past the hot window, the rest past RETENTION_DAYS. They belong to the fleet's own agents, round robin (a
  * timeline is paced per agent: an agent that went quiet is the cron's).
  */
 
@@ -38,7 +38,7 @@ export const SEEDERS: Seeder[] = [
     table: "incidents",
     insert: `INSERT OR IGNORE INTO incidents (incident_id, kind, agent_class, agent_name, status, status_at, status_event_id, attempts, first_seen, last_seen)
       SELECT 'backlog-' || ${j(2)}, 'chat', ${j(0)}, ${j(1)}, 'recovered', ${j(3)}, '', 1, ${j(3)}, ${j(3)} FROM json_each(?1) j`,
-    dueSql: (_hot, cutoff) => `SELECT COUNT(*) AS n FROM incidents WHERE last_seen < ${cutoff} AND status <> 'open'`,
+    dueSql: (hot) => `SELECT COUNT(*) AS n FROM incidents WHERE last_seen < ${hot} AND status <> 'open'`,
   },
   {
     table: "sessions",
@@ -50,13 +50,14 @@ export const SEEDERS: Seeder[] = [
     table: "op_ambiguities",
     insert: `INSERT OR IGNORE INTO op_ambiguities (op_id, agent_class, agent_name, resolution, resolution_at, first_seen, last_seen)
       SELECT 'backlog-' || ${j(2)}, ${j(0)}, ${j(1)}, 'ran', ${j(3)}, ${j(3)}, ${j(3)} FROM json_each(?1) j`,
-    dueSql: (_hot, cutoff) => `SELECT COUNT(*) AS n FROM op_ambiguities WHERE resolution_at IS NOT NULL AND last_seen < ${cutoff}`,
+    dueSql: (hot) => `SELECT COUNT(*) AS n FROM op_ambiguities WHERE resolution_at IS NOT NULL AND last_seen < ${hot}`,
   },
   {
     table: "workspace_backups",
-    insert: `INSERT OR IGNORE INTO workspace_backups (handle, tenant, environment, session_name, agent_class, agent_name, created_at, last_seen)
-      SELECT 'backlog-' || ${j(2)}, 'acme', 'prod', ${j(1)}, ${j(0)}, ${j(1)}, ${j(3)}, ${j(3)} FROM json_each(?1) j`,
-    dueSql: (_hot, cutoff) => `SELECT COUNT(*) AS n FROM workspace_backups WHERE last_seen < ${cutoff}`,
+    // Expired at their last activity: due by expiry (workspace_backups_expires).
+    insert: `INSERT OR IGNORE INTO workspace_backups (handle, tenant, environment, session_name, agent_class, agent_name, created_at, expires_at, last_seen)
+      SELECT 'backlog-' || ${j(2)}, 'acme', 'prod', ${j(1)}, ${j(0)}, ${j(1)}, ${j(3)}, ${j(3)}, ${j(3)} FROM json_each(?1) j`,
+    dueSql: (hot) => `SELECT COUNT(*) AS n FROM workspace_backups WHERE expires_at < ${hot}`,
   },
   {
     table: "event_rollups",
@@ -68,9 +69,11 @@ export const SEEDERS: Seeder[] = [
 
 export type Keep = { hotWindowHours: number; retentionDays: number };
 
-/** Where a table's due rows start: the hot window for timelines and finished runs, the retention period for the rest. */
-const keptFrom = (table: string, now: number, keep: Keep) =>
-  table === "runs" || table === "event_segments" ? now - keep.hotWindowHours * HOUR : now - keep.retentionDays * DAY;
+/** Tables whose seeded rows (finished, closed, resolved, expired) are due after the hot window; the rest after RETENTION_DAYS. */
+const HOT_KEPT = new Set(["runs", "event_segments", "incidents", "op_ambiguities", "workspace_backups"]);
+
+/** Where a table's due rows start: the hot window for the HOT_KEPT tables, the retention period for the rest. */
+const keptFrom = (table: string, now: number, keep: Keep) => (HOT_KEPT.has(table) ? now - keep.hotWindowHours * HOUR : now - keep.retentionDays * DAY);
 
 /**
  * Seeds `perTable` due rows in each paced table, spread over `agents`, dated from 1 hour to 3 days past what the table

@@ -1,7 +1,7 @@
 import { createExecutionContext } from "cloudflare:test";
 import { z } from "zod";
 import { retentionRunCap, runRetention } from "../../src/store/retention";
-import { WALKED_TABLES } from "../../src/store/retention-pace";
+import { PACE_DELETES_FROM, WALKED_TABLES } from "../../src/store/retention-pace";
 import { app } from "../../worker/app";
 import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
@@ -15,7 +15,7 @@ import { fleetAgent, typeShares } from "./fleet";
 import { type D1Meter, meteredDb, type StatementCost } from "./metered";
 import { type Mix, parseMix } from "./mix";
 import { LIMITS, PRICES } from "./prices";
-import { HOT_TABLES, largestHotWindow, steadyBytes, type TableGrowth, tableBytes } from "./steady-size";
+import { CLOSING_TABLES, HOT_TABLES, largestHotWindow, type OpenRows, openAtEnd, steadyBytes, type TableGrowth, tableBytes } from "./steady-size";
 import { dbBytes, tableRows, totalRows } from "./store";
 
 /**
@@ -100,6 +100,7 @@ export async function simulate(
   );
 
   const rowsBefore = await tableRows(env.DB);
+  const openBefore = await openAtEnd(env.DB);
   const sizeBefore = await dbBytes(env.DB);
   const bytesBefore = await tableBytes(env.DB);
   // A backlog of due rows, so paced retention has something to delete while the fleet runs (bench/sim/backlog.ts).
@@ -134,6 +135,7 @@ export async function simulate(
   const rowsAfter = await tableRows(env.DB);
   const sizeAfter = await dbBytes(env.DB);
   const bytesAfter = await tableBytes(env.DB);
+  const openAfter = await openAtEnd(env.DB);
   const ev = load.stored || 1;
   const lagP50 = percentile(load.lags, 0.5);
   const lagP99 = percentile(load.lags, 0.99);
@@ -155,7 +157,7 @@ export async function simulate(
   );
   const rowsAdded = totalRows(rowsAfter) - totalRows(rowsBefore);
   // Paced retention's statements run inside the consumer: told apart, since during this run they delete the backlog.
-  const pacing = pacingCost(load, Object.keys(dueBefore));
+  const pacing = pacingCost(load, [...new Set([...Object.keys(dueBefore), ...PACE_DELETES_FROM])]);
   const ingestWritten = (load.d1.rowsWritten - pacing.written) / ev;
   say(
     `d1 rows: ${fmt(ingestWritten, 2)} written/event by ingest, ${fmt((load.d1.rowsRead - pacing.read) / ev, 2)} read/event; paced retention's ${fmt(pacing.written / ev, 2)} written, ${fmt(pacing.read / ev, 2)} read/event on top, deleting the backlog ` +
@@ -171,14 +173,15 @@ export async function simulate(
   const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
   const backlogBytes = Math.max(0, sizeSeeded.bytes - sizeBefore.bytes);
   const keptDays = cfg.days;
-  const grown = growth(rowsBefore, rowsAfter, bytesBefore, bytesAfter, bytesPerEvent, ev);
+  const grown = growth(rowsBefore, rowsAfter, bytesBefore, bytesAfter, bytesPerEvent, ev, openBefore, openAfter);
   const run = { events: ev, seconds: input.seconds, agents: input.agents };
+  const backupExpiryHours = openAfter.backupExpiryHours;
   const steadyGb = (agents: number) =>
-    Object.values(steadyBytes(grown.tables, run, { agents, rate, hotHours: keep.hotWindowHours, retentionDays: keep.retentionDays })).reduce(
+    Object.values(steadyBytes(grown.tables, run, { agents, rate, hotHours: keep.hotWindowHours, retentionDays: keep.retentionDays, backupExpiryHours })).reduce(
       (a, b) => a + b,
       0,
     ) / 1e9;
-  say(steadySizeLine(grown, run, rate, keep, bytesPerEvent, backlogBytes, sizeBefore, sizeAfter));
+  say(steadySizeLine(grown, run, rate, keep, bytesPerEvent, backlogBytes, sizeBefore, sizeAfter, backupExpiryHours));
   if (load.buckets.length)
     say(
       `r2 (${load.buckets.join(", ")}): ${fmt(load.r2.classA / ev, 4)} class A/event, ${fmt(load.r2.classB / ev, 4)} class B/event, ${fmt(load.r2.bytesPut / ev, 1)} bytes put/event`,
@@ -359,6 +362,8 @@ function growth(
   bytesAfter: Record<string, number> | null,
   bytesPerEvent: number,
   events: number,
+  openBefore: OpenRows,
+  openAfter: OpenRows,
 ): { tables: TableGrowth[]; how: string } {
   const added = Object.keys(rowsAfter)
     .map((t) => [t, rowsAfter[t]! - (rowsBefore[t] ?? 0)] as const)
@@ -367,10 +372,16 @@ function growth(
   const tables = added.map(([table, rows]) => {
     const measured = bytesAfter && bytesBefore ? ((bytesAfter[table] ?? 0) - (bytesBefore[table] ?? 0)) / rows : Number.NaN;
     // Without dbstat, every row is taken to weigh the same: the store's growth over its rows.
-    return { table, rows, bytesPerRow: Number.isFinite(measured) && measured > 0 ? measured : (bytesPerEvent * events) / total };
+    const bytesPerRow = Number.isFinite(measured) && measured > 0 ? measured : (bytesPerEvent * events) / total;
+    // The closing tables' rows still open at the end of the run (open incidents, unresolved ops): steady-size.ts.
+    if (!CLOSING_TABLES.has(table)) return { table, rows, bytesPerRow };
+    return { table, rows, bytesPerRow, open: Math.max(0, (openAfter.open[table] ?? 0) - (openBefore.open[table] ?? 0)) };
   });
   return { tables, how: bytesAfter ? "dbstat pages per table and its indexes" : "store bytes / rows (no dbstat)" };
 }
+
+const openRows = (t: TableGrowth[], table: string) => fmt(t.find((g) => g.table === table)?.open ?? 0);
+const allRows = (t: TableGrowth[], table: string) => fmt(t.find((g) => g.table === table)?.rows ?? 0);
 
 /**
  * D1's size at steady state (bench/sim/steady-size.ts): per table by its own keep time, for 1k and 10k agents, and
@@ -385,8 +396,10 @@ function steadySizeLine(
   backlogBytes: number,
   sizeBefore: { bytes: number; how: string },
   sizeAfter: { bytes: number; how: string },
+  backupExpiryHours: number | null,
 ): string {
-  const at = (agents: number) => steadyBytes(grown.tables, run, { agents, rate, hotHours: keep.hotWindowHours, retentionDays: keep.retentionDays });
+  const at = (agents: number) =>
+    steadyBytes(grown.tables, run, { agents, rate, hotHours: keep.hotWindowHours, retentionDays: keep.retentionDays, backupExpiryHours });
   const gb = (b: number) => fmt(b / 1e9, b < 1e9 ? 2 : 1);
   const per = (agents: number) => {
     const t = at(agents);
@@ -396,14 +409,17 @@ function steadySizeLine(
       .slice(0, 6)
       .map(([name, b]) => `${name} ${gb(b)}${HOT_TABLES.has(name) ? ` (${keep.hotWindowHours} h)` : ""}`)
       .join(", ");
-    const hot = largestHotWindow(grown.tables, run, { agents, rate, retentionDays: keep.retentionDays });
-    return `${fmt(agents)} agents ${gb(total)} GB (${top}); largest hot window in 10 GB per database ${fmt(hot, hot < 10 ? 1 : 0)} h`;
+    const hot = largestHotWindow(grown.tables, run, { agents, rate, retentionDays: keep.retentionDays, backupExpiryHours });
+    // Unresolved ops wait for a person (the sim resolves none): the window that fits were they resolved within it.
+    const ifResolved = largestHotWindow(grown.tables, run, { agents, rate, retentionDays: keep.retentionDays, backupExpiryHours, opsResolvedHot: true });
+    return `${fmt(agents)} agents ${gb(total)} GB (${top}); largest hot window in 10 GB per database ${fmt(hot, hot < 10 ? 1 : 0)} h (${fmt(ifResolved, ifResolved < 10 ? 1 : 0)} h were ambiguous ops resolved within it)`;
   };
   return (
     `d1 size: at most ${fmt(bytesPerEvent)} bytes/event stored (measured after the ${fmt(backlogBytes / 1e6, 1)} MB backlog was deleted: pages its deletes left part-empty still count) ` +
     `(${sizeAfter.how}: ${fmt(sizeBefore.bytes / 1e6, 1)} MB -> ${fmt(sizeAfter.bytes / 1e6, 1)} MB, not vacuumed; per table by ${grown.how}); ` +
-    `steady state at ${fmt(rate)} events/agent/min, each table by its own keep time (segments and finished runs ${keep.hotWindowHours} h = HOT_WINDOW_HOURS; ` +
-    `incidents, ops, backups, rollups ${keep.retentionDays} d = RETENTION_DAYS; agents and the sim's sessions one per agent): ${[1_000, 10_000].map(per).join("; ")}`
+    `steady state at ${fmt(rate)} events/agent/min, each table by its own keep time (segments, finished runs, closed incidents with their usage rows and resolved ops ${keep.hotWindowHours} h = HOT_WINDOW_HOURS; ` +
+    `open incidents as the level open at the run's end (${openRows(grown.tables, "incidents")} of ${allRows(grown.tables, "incidents")}), scaled by agents; unresolved ops (${openRows(grown.tables, "op_ambiguities")} of ${allRows(grown.tables, "op_ambiguities")}: the sim resolves none) ${keep.retentionDays} d; ` +
+    `backups ${backupExpiryHours === null ? `${keep.retentionDays} d` : `${fmt(backupExpiryHours, 0)} h to expiry + ${keep.hotWindowHours} h`}; rollups ${keep.retentionDays} d = RETENTION_DAYS; agents and the sim's sessions one per agent): ${[1_000, 10_000].map(per).join("; ")}`
   );
 }
 
@@ -425,7 +441,8 @@ function pacedRetention(
   say: (l: string) => void,
   targets: boolean,
 ) {
-  const { written, read } = pacingCost(load, Object.keys(dueBefore));
+  // Every table a slice deletes from (incident_usage goes with its incidents), not only the seeded ones.
+  const { written, read } = pacingCost(load, [...new Set([...Object.keys(dueBefore), ...PACE_DELETES_FROM])]);
   const rows = Object.keys(dueBefore).map((t) => {
     const deleted = (dueBefore[t] ?? 0) - (dueAfter[t] ?? 0);
     const a = Math.max(0, added[t] ?? 0);

@@ -1,4 +1,5 @@
 import type { Deploy, DeployStormConfig, VersionFigures } from "../../src/store/read-models/deploys";
+import { HotSpan } from "../components/hot-span";
 import { Time } from "../components/time";
 import { Layout, type PageContext } from "../layout";
 import { LISTS, listHref } from "../links";
@@ -17,6 +18,7 @@ export function DeploysPage(props: { ctx: PageContext; rows: DeployRow[]; storm:
   const minutes = Math.round(props.storm.windowMs / 60_000);
   return (
     <Layout ctx={props.ctx} title="Deploys" active={LISTS.deploys}>
+      <HotSpan list="deploys" hours={props.ctx.hotWindowHours} />
       <p>
         <a href={listHref("incidents", { groupBy: "version" })} data-testid="incidents-by-version">
           All incidents grouped by version

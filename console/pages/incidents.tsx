@@ -1,3 +1,4 @@
+import type { HistoryRead } from "../../src/store/history/read";
 import {
   type AttemptUsage,
   type EventRow,
@@ -16,6 +17,7 @@ import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../
 import { ColumnChooser } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { HotSpan } from "../components/hot-span";
 import { INCIDENT_COLUMN_SET, IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
@@ -25,10 +27,10 @@ import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
-import { PagedTimeline } from "../components/timeline";
+import { PagedTimeline, Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, bulkForIncidentHref, detailHref, href, LISTS, listHref } from "../links";
-import { incidentStatusLabel, respentAttemptsCapped } from "../words";
+import { historyStopWords, incidentStatusLabel, respentAttemptsCapped } from "../words";
 
 type Query = Record<string, string | undefined>;
 
@@ -51,6 +53,7 @@ export function IncidentsPage(props: { ctx: PageContext; query: Query; page: Pag
         <ColumnChooser set={INCIDENT_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <TimePresets path={LISTS.incidents} query={q} />
+      <HotSpan list="incidents" hours={props.ctx.hotWindowHours} />
       <ExportLinks list="incidents" query={q} />
       {q.reason ? (
         <p>
@@ -362,5 +365,68 @@ function RespentByAttempt(props: { rows: AttemptUsage[]; capped: boolean }) {
         </tbody>
       </table>
     </section>
+  );
+}
+
+/**
+ * An incident the hot store no longer holds: incidents that are not open leave D1 once their last activity is older
+ * than the hot window. What the R2 history has of its timeline, the status its events say, and how far that read
+ * looked. No actions: the incident is closed, and its agent's page has what is live.
+ */
+export function IncidentFromHistoryPage(props: {
+  ctx: PageContext;
+  id: string;
+  found: HistoryRead & { from: number; to: number };
+  /** The shown status its events say (the same derivation as the hot store's). */
+  status: string;
+  hotWindowHours: number;
+}) {
+  const { id, found } = props;
+  const s = found.scan;
+  const agents = [...new Map(found.events.map((e) => [`${e.agentClass}\u0000${e.agentName}`, e])).values()];
+  return (
+    <Layout ctx={props.ctx} title={`Incident ${id}`} active={LISTS.incidents}>
+      <section
+        data-testid="incident-from-history"
+        data-count={String(found.events.length)}
+        data-status={props.status}
+        data-complete={String(s.complete)}
+        data-covered-from={s.coveredFrom === null ? undefined : String(s.coveredFrom)}
+        data-covered-to={s.coveredTo === null ? undefined : String(s.coveredTo)}
+        data-stop={s.stop?.limit}
+      >
+        <p>
+          This incident has left the hot store: incidents that are not open stay there {props.hotWindowHours} hours after their last activity. The timeline
+          below is what the R2 history holds of it, read from <Time t={s.coveredFrom ?? found.from} /> to <Time t={s.coveredTo ?? found.to} /> ({s.hours} hours,{" "}
+          {s.objectsFetched} objects read){s.stop ? `; ${historyStopWords(s.stop)}, so older events were not looked at` : ""}.
+        </p>
+        <dl class="facts">
+          <dt>incident</dt>
+          <dd class="mono">{id}</dd>
+          <dt>status</dt>
+          <dd data-testid="incident-status">
+            <Status value={props.status} /> <span class="muted">(as its events say)</span>
+          </dd>
+          <dt>agent</dt>
+          <dd>
+            {agents.map((a) => (
+              <a href={agentHref(a)}>
+                {a.agentClass} · {a.agentName}
+              </a>
+            ))}
+          </dd>
+          <dt>first event</dt>
+          <dd>
+            <Time t={found.events[0]?.time ?? null} ms />
+          </dd>
+          <dt>last event</dt>
+          <dd>
+            <Time t={found.events.at(-1)?.time ?? null} ms />
+          </dd>
+        </dl>
+      </section>
+      <h2>Timeline</h2>
+      <Timeline events={found.events} traceUrl={props.ctx.traceUrl} />
+    </Layout>
   );
 }

@@ -3,6 +3,7 @@ import { auditNoticeWords } from "../admin-words";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { HotSpan } from "../components/hot-span";
 import { OP_COLUMN_SET, OpsTable } from "../components/ops-table";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
@@ -44,6 +45,7 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
   const q = props.query;
   return (
     <Layout ctx={props.ctx} title="Workspace backups" active={LISTS.backups}>
+      <HotSpan list="backups" hours={props.ctx.hotWindowHours} />
       <FilterForm action={LISTS.backups}>
         <TextFilter name="tenant" label="tenant" value={q.tenant} />
         <TextFilter name="environment" label="environment" value={q.environment} />
@@ -172,6 +174,7 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
   const role = props.ctx.user.role;
   return (
     <Layout ctx={props.ctx} title="Ambiguous operations" active={LISTS.ops}>
+      <HotSpan list="ops" hours={props.ctx.hotWindowHours} />
       <p class="muted">
         Each op started before an eviction and may have run. Check it upstream, then record what happened: it ran (with a reference to its result), it did not
         run, or re-run it now where the op is idempotent. Every resolution goes to the agent's own ledger and the audit log.

@@ -4,15 +4,16 @@
  * a slice deletes at most `pace` x the rows the batch may have added to it, of rows that are due, oldest first,
  * always through an index, so a slice with nothing due reads a bounded number of rows.
  *
- * What is due is retention.ts's rule: finished runs and timeline segments after the hot window; open runs,
- * incidents (not open now), resolved ops, sessions, backups, rollups and dead letters after the retention period.
- * Not paced (the cron does them): audit, alert deliveries (ingest adds none), re-spent tokens of deleted incidents
- * (found by a join, not an index), and rows dated in the future (stored before ingest refused such times).
+ * What is due is retention.ts's rule: finished runs, timeline segments, incidents not open now (with their
+ * incident_usage rows, by key), resolved ops and backups expired before it after the hot window; open runs,
+ * sessions, rollups and dead letters after the retention period. Not paced (the cron does them): audit, alert
+ * deliveries (ingest adds none), orphaned re-spent tokens (found by a join, not an index), backups by last activity
+ * (those with no known expiry, or one past the retention period: few), and rows dated in the future (stored before
+ * ingest refused such times).
  */
 
-import { openNowSql } from "./read-models/incident-status";
-import { highestParam, runDueSql } from "./retention";
-import { deadLetters, eventRollups, eventSegments, incidents, opAmbiguities, respentRollups, runs, sessions, workspaceBackups } from "./schema";
+import { type Child, childDelete, highestParam, incidentDueSql, runDueSql } from "./retention";
+import { deadLetters, eventRollups, eventSegments, incidents, incidentUsage, opAmbiguities, respentRollups, runs, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
 
 const G = names(eventSegments);
@@ -24,6 +25,7 @@ const B = names(workspaceBackups);
 const S = names(sessions);
 const R = names(eventRollups);
 const RS = names(respentRollups);
+const U = names(incidentUsage);
 
 /** How many times what a batch added each slice may delete, by default (RETENTION_PACE, worker/config.ts). */
 export const DEFAULT_RETENTION_PACE = 10;
@@ -40,18 +42,20 @@ type Direct = { table: string; index: string | null; order: string[]; range: str
  * cursor, the due ones among them deleted by rowid. The cursor walks past rows that stay (so they never block the
  * slice) and starts over once it reaches the end of the range.
  */
-type Walked = Direct & { due: string };
+type Walked = Direct & { due: string; children?: Child };
 
 /** Bound: ?1 = retention cutoff, ?2 = future cutoff, ?3 = hot cutoff (each statement gets up to the highest it names). */
 const DIRECT: Direct[] = [
-  // Resolved ops by last activity (a partial index holding only resolved ones: all of its range is due).
+  // Resolved ops by last activity, after the hot window (a partial index holding only resolved ones: all of its range is due).
   {
     table: O.$table,
     index: "op_ambiguities_resolved",
     order: [O.lastSeen, O.opId, O.agentClass, O.agentName],
-    range: `${O.resolutionAt} IS NOT NULL AND ${O.lastSeen} < ?1`,
+    range: `${O.resolutionAt} IS NOT NULL AND ${O.lastSeen} < ?3`,
   },
-  { table: B.$table, index: "workspace_backups_last_seen", order: [B.lastSeen, B.handle, B.agentClass, B.agentName], range: `${B.lastSeen} < ?1` },
+  // Backups whose expiry passed before the hot window (retention.ts backupExpiredSql). Those without a known expiry
+  // (seen only through a restore) or expiring after the retention period go by last activity: the cron's.
+  { table: B.$table, index: "workspace_backups_expires", order: [B.expiresAt, B.handle, B.agentClass, B.agentName], range: `${B.expiresAt} < ?3` },
   // Rollups by bucket: the primary key's prefix.
   { table: R.$table, index: null, order: [R.bucket, R.type, R.dim], range: `${R.bucket} < ?1` },
   { table: RS.$table, index: null, order: [RS.bucket, RS.agentClass, RS.agentName], range: `${RS.bucket} < ?1` },
@@ -61,12 +65,14 @@ const DIRECT: Direct[] = [
 const WALKED: Walked[] = [
   // A run's first_seen is at most its last_seen, so every due run is in this range (retention.ts runDueSql).
   { table: F.$table, index: "runs_first_seen", order: [F.firstSeen, F.fiberId, F.agentClass, F.agentName], range: `${F.firstSeen} < ?3`, due: runDueSql() },
+  // Incidents not open now, after the hot window (retention.ts incidentDueSql); first_seen <= last_seen, as for runs.
   {
     table: I.$table,
     index: "incidents_first_seen",
     order: [I.firstSeen, I.incidentId, I.agentClass, I.agentName],
-    range: `${I.firstSeen} < ?1`,
-    due: `(${I.lastSeen} < ?1 AND NOT ${openNowSql()})`,
+    range: `${I.firstSeen} < ?3`,
+    due: incidentDueSql(),
+    children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] },
   },
   // listed_at is last_seen to the minute, never later: every session due by last_seen is in this range.
   {
@@ -83,6 +89,9 @@ export const WALKED_TABLES: ReadonlySet<string> = new Set(WALKED.map((w) => w.ta
 
 /** The tables a slice paces, by SQL name: what the consumer counts rows added for. */
 export const PACED_TABLES: readonly string[] = [G.$table, ...DIRECT.map((d) => d.table), ...WALKED.map((w) => w.table)];
+
+/** The tables a slice deletes from: the paced ones and the rows that go with them (incident_usage). */
+export const PACE_DELETES_FROM: readonly string[] = [...PACED_TABLES, ...WALKED.flatMap((w) => (w.children ? [w.children.table] : []))];
 
 /** Index entries a walked table's slice reads per row it may delete: room to pass rows that stay. */
 export const WALK_SCAN_FACTOR = 4;
@@ -190,13 +199,17 @@ export async function paceRetention(
         w.table,
         w.order.map((c) => rows.at(-1)![c]),
       );
-    const due = rows
-      .filter((x) => Number(x.due) === 1)
-      .slice(0, f.budget)
-      .map((x) => x.r);
+    const dueRows = rows.filter((x) => Number(x.due) === 1).slice(0, f.budget);
+    const due = dueRows.map((x) => x.r);
     out.deleted[w.table] ??= 0;
     if (due.length)
       second.push({ table: w.table, stmt: db.prepare(`DELETE FROM ${w.table} WHERE rowid IN (SELECT value FROM json_each(?1))`).bind(JSON.stringify(due)) });
+    const c = w.children;
+    if (c && dueRows.length) {
+      // The walk's order ends with the parent's key columns, in the child's key order.
+      const keys = dueRows.map((x) => w.order.slice(-c.on.length).map((col) => x[col]));
+      second.push({ table: c.table, stmt: childDelete(db, c, keys) });
+    }
   });
   if (second.length) {
     const deletes = await db.batch(second.map((s) => s.stmt));

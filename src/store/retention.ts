@@ -51,18 +51,38 @@ const future = (col: string) => `${col} > ?2`;
 export const runDueSql = (hot = "?3", cutoff = "?1") => `((${F.outcome} IS NOT NULL AND ${F.lastSeen} < ${hot}) OR ${F.lastSeen} < ${cutoff})`;
 
 /**
- * Tables and the time column that ages them. Open incidents (open now: not closed by a force idle or reconciliation
- * either) and unresolved ambiguities are kept regardless of
- * age, but not when dated in the future. Finished runs are kept for the hot window only (runDueSql). Rows go by
- * rowid: projection keys are composite (id + agent). Statements are bound ?1 = cutoff, ?2 = future cutoff,
- * ?3 = hot cutoff, up to the highest one each names (D1 refuses more bindings than a statement's parameters).
+ * An incident is due when it is not open now (closed by the SDK, or by a force idle or reconciliation: the shown
+ * status, incident-status.ts) and its last activity is before the hot cutoff (?3). Open incidents stay while open,
+ * whatever their age. Found oldest first through incidents_first_seen (first_seen <= last_seen, as for runs).
  */
-const PLAN: { table: string; where: string }[] = [
+export const incidentDueSql = (hot = "?3") => `(${I.lastSeen} < ${hot} AND NOT ${openNowSql()})`;
+
+/**
+ * A backup is due once its expiry (the event's fact: the object is removed then) passed before the hot cutoff (?3):
+ * the backups page lists expired ones for the hot window after expiry. Found through workspace_backups_expires.
+ */
+export const backupExpiredSql = (hot = "?3") => `${B.expiresAt} < ${hot}`;
+
+/**
+ * Tables and the time column that ages them. Finished runs and incidents not open now (open now: not closed by a
+ * force idle or reconciliation either) are kept for the hot window after their last activity, as are resolved
+ * ambiguities; open runs for the retention period; open incidents and unresolved ambiguities regardless of age,
+ * but not when dated in the future. Rows go by rowid: projection keys are composite (id + agent). Statements are
+ * bound ?1 = cutoff, ?2 = future cutoff, ?3 = hot cutoff, up to the highest one each names (D1 refuses more
+ * bindings than a statement's parameters). `children`: rows of another table deleted with the ones deleted, by key.
+ */
+const PLAN: { table: string; where: string; children?: Child }[] = [
   { table: D.$table, where: outside(D.receivedAt) },
   { table: F.$table, where: `${F.firstSeen} < ?3 AND ${runDueSql()} ORDER BY ${F.firstSeen}` },
   { table: F.$table, where: future(F.lastSeen) },
-  { table: I.$table, where: `((${I.lastSeen} < ?1 AND NOT ${openNowSql()}) OR ${future(I.lastSeen)})` },
-  { table: O.$table, where: `((${O.lastSeen} < ?1 AND ${O.resolutionAt} IS NOT NULL) OR ${future(O.lastSeen)})` },
+  {
+    table: I.$table,
+    where: `${I.firstSeen} < ?3 AND ${incidentDueSql()} ORDER BY ${I.firstSeen}`,
+    children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] },
+  },
+  { table: I.$table, where: future(I.lastSeen), children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] } },
+  { table: O.$table, where: `((${O.lastSeen} < ?3 AND ${O.resolutionAt} IS NOT NULL) OR ${future(O.lastSeen)})` },
+  { table: B.$table, where: `${backupExpiredSql()} ORDER BY ${B.expiresAt}` },
   { table: B.$table, where: outside(B.lastSeen) },
   { table: L.$table, where: outside(L.time) },
   { table: S.$table, where: outside(S.lastSeen) },
@@ -71,13 +91,22 @@ const PLAN: { table: string; where: string }[] = [
   { table: RS.$table, where: outside(RS.bucket) },
   // The alert delivery log (its keys dedupe alerts: an incident older than retention could alert again, which is fine).
   { table: A.$table, where: outside(A.createdAt) },
-  // What each attempt re-spent goes with its incident (after the incidents above): a row whose incident is gone.
+  // Re-spent tokens go with their incident (children above); this sweeps rows whose incident is gone otherwise.
   // (?1 and ?2 are bound to every statement of the plan; this one needs neither.)
   {
     table: U.$table,
     where: `?1 IS NOT NULL AND ?2 IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${I.$table} i WHERE i.${I.incidentId} = ${U.$table}.${U.incidentId} AND i.${I.agentClass} = ${U.$table}.${U.agentClass} AND i.${I.agentName} = ${U.$table}.${U.agentName})`,
   },
 ];
+
+/** Rows of another table that go with a table's deleted rows, found by key (its primary key's prefix). */
+export type Child = { table: string; on: string[] };
+
+/** Deletes a child table's rows whose key is one of `keys` (a JSON array of key tuples), through its primary key. */
+export function childDelete(db: D1Database, c: Child, keys: unknown[][]): D1PreparedStatement {
+  const join = c.on.map((col, i) => `t.${col} = j.value ->> ${i}`).join(" AND ");
+  return db.prepare(`DELETE FROM ${c.table} WHERE rowid IN (SELECT t.rowid FROM json_each(?1) j JOIN ${c.table} t ON ${join})`).bind(JSON.stringify(keys));
+}
 
 /** Hours of event time the hot store keeps timelines (event segments) for, by default (HOT_WINDOW_HOURS, worker/config.ts). */
 export const DEFAULT_HOT_WINDOW_HOURS = 48;
@@ -164,16 +193,25 @@ export async function runRetention(
   const seg = await runSegmentRetention(db, { hotCutoff, futureCutoff, maxBatches });
   deleted[G.$table] = seg.segments;
   let complete = seg.complete;
-  for (const { table, where } of PLAN) {
+  for (const { table, where, children } of PLAN) {
     deleted[table] ??= 0;
     const args = [cutoff, futureCutoff, hotCutoff].slice(0, highestParam(where));
     for (let i = 0; i < maxBatches; i++) {
+      const returning = children ? ` RETURNING ${children.on.join(", ")}` : "";
       const r = await db
-        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${batchSize})`)
+        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${batchSize})${returning}`)
         .bind(...args)
-        .run();
-      const n = r.meta.changes ?? 0;
+        .all<Record<string, unknown>>();
+      const n = children ? r.results.length : (r.meta.changes ?? 0);
       deleted[table] += n;
+      if (children && n) {
+        const c = await childDelete(
+          db,
+          children,
+          r.results.map((x) => children.on.map((col) => x[col])),
+        ).run();
+        deleted[children.table] = (deleted[children.table] ?? 0) + (c.meta.changes ?? 0);
+      }
       if (n < batchSize) break;
       if (i === maxBatches - 1) complete = false;
     }

@@ -3,6 +3,7 @@ import { type TelemetryEvent, utf8Length } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { groupIncidents, listDeploys, listIncidents, versionFigures } from "../../src/store/read-models";
+import { stormsOf } from "../../src/store/read-models/deploys";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
 import { FIXTURE_VERSION_A, FIXTURE_VERSION_B } from "../fixtures/versioned-agents";
@@ -143,5 +144,35 @@ describe("deploys", () => {
     console.log(
       `[deploys cost] first batch of a version: deploys ${first.rowsWrittenByTable.deploys} rows; new incident: incidents ${again.rowsWrittenByTable.incidents} rows (versioned) vs ${plain.rowsWrittenByTable.incidents} (unversioned); later event: ${laterV.rowsWrittenByTable.incidents} vs ${laterP.rowsWrittenByTable.incidents}`,
     );
+  });
+});
+
+describe("the storm rule inside the hot store", () => {
+  const HOUR = 3_600_000;
+  const now = Date.UTC(2026, 10, 20, 12);
+  const deploy = { version: "v-new", firstSeen: now - 10 * 60_000 };
+  const asked: { version: string; from: number; to: number }[] = [];
+  const reads = (previousFirstSeen: number) => ({
+    listDeploys: async () => [deploy],
+    previousDeploy: async () => ({ version: "v-old", firstSeen: previousFirstSeen }),
+    incidentsOpenedIn: async (version: string, from: number, to: number) => {
+      asked.push({ version, from, to });
+      return { n: version === "v-new" ? 5 : 0, top: null };
+    },
+  });
+  const config = { windowMs: 15 * 60_000, factor: 3, minIncidents: 3, closedKeptMs: 48 * HOUR };
+
+  it("compares with the previous version's first window while the hot store still holds its closed incidents", async () => {
+    asked.length = 0;
+    const storms = await stormsOf(reads(now - 5 * HOUR), now, config);
+    expect(asked.find((a) => a.version === "v-old")).toEqual({ version: "v-old", from: now - 5 * HOUR, to: now - 5 * HOUR + config.windowMs });
+    expect(storms[0]?.previousFrom).toBe(now - 5 * HOUR);
+  });
+
+  it("compares with the previous version's last window before the deploy once its first is older than the hot window (closed incidents left D1)", async () => {
+    asked.length = 0;
+    const storms = await stormsOf(reads(now - 5 * 24 * HOUR), now, config);
+    expect(asked.find((a) => a.version === "v-old")).toEqual({ version: "v-old", from: deploy.firstSeen - config.windowMs, to: deploy.firstSeen });
+    expect(storms[0]?.previousFrom).toBe(deploy.firstSeen - config.windowMs);
   });
 });

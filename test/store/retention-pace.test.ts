@@ -135,4 +135,37 @@ describe("paced retention", () => {
     expect(await count("SELECT COUNT(*) AS n FROM event_segments WHERE agent_name = ? AND time_to < ?", agentName, now - 48 * HOUR)).toBe(0);
     expect(await count("SELECT COUNT(*) AS n FROM event_segments WHERE agent_name = ?", agentName)).toBe(2);
   });
+
+  it("deletes closed incidents with their re-spent tokens after the hot window, walking past open ones through incidents_first_seen", async () => {
+    const agentName = `pace-inc-${crypto.randomUUID().slice(0, 8)}`;
+    const now = Date.now();
+    const old = now - 60 * HOUR;
+    const rows = [
+      ...Array.from({ length: 20 }, (_, i) => [`open-${String(i).padStart(2, "0")}`, "open", old - 1000 + i]),
+      ...Array.from({ length: 8 }, (_, i) => [`closed-${i}`, "exhausted", old + i]),
+      ["closed-hot", "recovered", now - HOUR],
+    ] as [string, string, number][];
+    await env.DB.batch(
+      rows.flatMap(([id, status, t]) => [
+        env.DB.prepare(
+          "INSERT INTO incidents (incident_id, kind, agent_class, agent_name, status, status_at, status_event_id, attempts, first_seen, last_seen) VALUES (?, 'chat', 'ProbeAgent', ?, ?, ?, 'e', 1, ?, ?)",
+        ).bind(id, agentName, status, t, t, t),
+        env.DB.prepare(
+          "INSERT INTO incident_usage (incident_id, agent_class, agent_name, attempt, calls, input_tokens, output_tokens) VALUES (?, 'ProbeAgent', ?, 1, 1, 10, 5)",
+        ).bind(id, agentName),
+      ]),
+    );
+    const closedLeft = () => count("SELECT COUNT(*) AS n FROM incidents WHERE agent_name = ? AND incident_id LIKE 'closed-_'", agentName);
+    for (let i = 0; i < 200 && (await closedLeft()) > 0; i++) {
+      const r = await paceRetention(env.DB, { ...KEEP, pace: 2, added: { incidents: 1 }, agents: [], now });
+      expect(r.deleted.incidents ?? 0).toBeLessThanOrEqual(2);
+    }
+    expect(await closedLeft()).toBe(0);
+    const left = await env.DB.prepare("SELECT incident_id FROM incidents WHERE agent_name = ? ORDER BY incident_id")
+      .bind(agentName)
+      .all<{ incident_id: string }>();
+    expect(left.results.map((x) => x.incident_id)).toEqual(["closed-hot", ...rows.slice(0, 20).map((r) => r[0])].sort());
+    // Usage rows went with their incidents, and only with them.
+    expect(await count("SELECT COUNT(*) AS n FROM incident_usage WHERE agent_name = ?", agentName)).toBe(21);
+  });
 });

@@ -101,4 +101,64 @@ describe("retention", () => {
     expect(d.events).toBeGreaterThanOrEqual(m.events);
     expect(d.eventsPerSecond).toBeGreaterThan(10 * ingestRate);
   });
+
+  it("deletes closed incidents (with their re-spent tokens), resolved ops and long-expired backups after the hot window; open and unresolved ones stay", async () => {
+    const agentName = `closed-${crypto.randomUUID().slice(0, 6)}`;
+    const HOUR = 3_600_000;
+    const base = { maxAttempts: 3, recoveryKind: "retry" as const };
+    let seq = 0;
+    const at = (e: ReturnType<typeof makeEvent>) => ({ ...e, seq: ++seq });
+    const inc = (incidentId: string, hoursAgo: number, closed: boolean) => [
+      at(makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, { agentName, time: NOW - (hoursAgo + 1) * HOUR, corr: { incidentId } })),
+      at(
+        makeEvent("model.usage", { inputTokens: 10, outputTokens: 5, attempt: 1 }, { agentName, time: NOW - (hoursAgo + 1) * HOUR + 1, corr: { incidentId } }),
+      ),
+      ...(closed ? [at(makeEvent("chat.recovery.completed", { ...base, attempt: 1 }, { agentName, time: NOW - hoursAgo * HOUR, corr: { incidentId } }))] : []),
+    ];
+    const op = (opId: string, hoursAgo: number, resolved: boolean) => [
+      at(makeEvent("op.ambiguous", { opKind: "charge", detail: "?" }, { agentName, time: NOW - (hoursAgo + 1) * HOUR, corr: { opId } })),
+      ...(resolved
+        ? [at(makeEvent("op.resolved", { opKind: "charge", resolution: "verified_ran" }, { agentName, time: NOW - hoursAgo * HOUR, corr: { opId } }))]
+        : []),
+    ];
+    const backup = (handle: string, hoursAgo: number, expiresInHours: number) =>
+      at(
+        makeEvent(
+          "backup.created",
+          { handle, tenant: "t", environment: "e", sessionName: agentName, expiresAt: NOW - hoursAgo * HOUR + expiresInHours * HOUR },
+          { agentName, time: NOW - hoursAgo * HOUR },
+        ),
+      );
+    await ingest([
+      ...inc("closed-old", 50, true),
+      ...inc("closed-recent", 10, true),
+      ...inc("open-old", 50, false),
+      ...op("resolved-old", 50, true),
+      ...op("resolved-recent", 10, true),
+      ...op("unresolved-old", 50, false),
+      // Expired 52 h ago (past the hot window); expired 2 h ago; not expired.
+      backup("expired-long", 100, 48),
+      backup("expired-recent", 50, 48),
+      backup("live", 50, 24 * 7),
+    ]);
+    const r = await runRetention(env.DB, { maxAgeDays: 30, hotWindowHours: 48, now: NOW });
+    expect(r.deleted.incident_usage).toBeGreaterThanOrEqual(1);
+    const ids = async (sql: string) => (await env.DB.prepare(sql).bind(agentName).all<{ id: string }>()).results.map((x) => x.id).sort();
+    expect(await ids("SELECT incident_id AS id FROM incidents WHERE agent_name = ?")).toEqual(["closed-recent", "open-old"]);
+    expect(await ids("SELECT DISTINCT incident_id AS id FROM incident_usage WHERE agent_name = ?")).toEqual(["closed-recent", "open-old"]);
+    expect(await ids("SELECT op_id AS id FROM op_ambiguities WHERE agent_name = ?")).toEqual(["resolved-recent", "unresolved-old"]);
+    expect(await ids("SELECT handle AS id FROM workspace_backups WHERE agent_name = ?")).toEqual(["expired-recent", "live"]);
+  });
+
+  it("deletes an incident a force idle closed (the shown status) after the hot window, like one the SDK closed", async () => {
+    const agentName = `overlay-${crypto.randomUUID().slice(0, 6)}`;
+    await env.DB.prepare(
+      "INSERT INTO incidents (incident_id, kind, agent_class, agent_name, status, status_at, status_event_id, attempts, first_seen, last_seen, closed_by, closed_by_at, closed_by_event_id) VALUES ('idled', 'chat', 'ProbeAgent', ?1, 'open', ?2, 'a', 1, ?2, ?2, 'force_idled', ?2 + 1, 'b'), ('still-open', 'chat', 'ProbeAgent', ?1, 'open', ?2, 'a', 1, ?2, ?2, NULL, NULL, NULL)",
+    )
+      .bind(agentName, NOW - 60 * 3_600_000)
+      .run();
+    await runRetention(env.DB, { maxAgeDays: 30, hotWindowHours: 48, now: NOW });
+    const left = await env.DB.prepare("SELECT incident_id FROM incidents WHERE agent_name = ?").bind(agentName).all<{ incident_id: string }>();
+    expect(left.results.map((x) => x.incident_id)).toEqual(["still-open"]);
+  });
 });

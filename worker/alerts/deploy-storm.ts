@@ -21,7 +21,7 @@ export function deployStormAlert(s: DeployStorm): Alert {
     agentName: s.top?.agentName ?? "",
     subjectId: s.deploy.version,
     title: "Recovery storm after deploy",
-    summary: `version ${s.deploy.version} opened ${s.incidents} incidents in its first ${minutes(s.windowMs)} min; version ${s.previous.version} opened ${s.previousIncidents} in its first ${minutes(s.previousWindowMs)} min`,
+    summary: `version ${s.deploy.version} opened ${s.incidents} incidents in its first ${minutes(s.windowMs)} min; version ${s.previous.version} opened ${s.previousIncidents} in its ${s.previousFrom === s.previous.firstSeen ? "first" : "last"} ${minutes(s.previousWindowMs)} min${s.previousFrom === s.previous.firstSeen ? "" : " before it"}`,
     path: listHref("incidents", { version: s.deploy.version }),
     at: s.deploy.firstSeen,
     details: {

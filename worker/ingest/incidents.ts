@@ -1,4 +1,12 @@
-import { type IncidentOverlay, incidentTransition, type SdkIncidentStatus, type TelemetryEvent } from "@agent-oncall/telemetry";
+import {
+  INCIDENT_STATUS_RANK,
+  type IncidentOverlay,
+  type IncidentStatus,
+  incidentTransition,
+  type SdkIncidentStatus,
+  type TelemetryEvent,
+} from "@agent-oncall/telemetry";
+import { shownStatus } from "../../src/store/read-models/incident-status";
 import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
 
 /** What one event says of its incident, by the declared lifecycle (src/telemetry/incident-lifecycle.ts). */
@@ -34,4 +42,30 @@ export function incidentFacts(e: TelemetryEvent): IncidentFacts {
       return { status: null, closed: pl.finding === "not_recovering" ? { by: t.overlay, reason: pl.detail ?? null } : null, observed: true };
     }
   }
+}
+
+type Stamped = { id: string; time: number; type: string; payload: unknown };
+
+/**
+ * An incident's shown status from its own events (the R2 history's, when the hot store no longer holds its row),
+ * folded by the projection's rules (projections.ts): the SDK's word of the newest status-bearing event, exhausted
+ * outranking later words (INCIDENT_STATUS_RANK), then the closed-by overlay where it applies (incident-status.ts).
+ * Open until an event says otherwise, as ingest's default.
+ */
+export function statusFromEvents(events: readonly Stamped[]): IncidentStatus {
+  const rank = (s: string) => (INCIDENT_STATUS_RANK as Record<string, number>)[s] ?? 0;
+  const newer = (a: Stamped, at: number, id: string) => a.time > at || (a.time === at && a.id > id);
+  let status: SdkIncidentStatus = "open";
+  let statusAt = 0;
+  let statusEventId = "";
+  let closed: { by: IncidentOverlay; at: number; id: string } | null = null;
+  for (const e of events) {
+    const f = incidentFacts(e as unknown as TelemetryEvent);
+    if (f.status !== null) {
+      const r = rank(f.status) - rank(status);
+      if (r > 0 || (r === 0 && newer(e, statusAt, statusEventId))) [status, statusAt, statusEventId] = [f.status, e.time, e.id];
+    }
+    if (f.closed && (!closed || newer(e, closed.at, closed.id))) closed = { by: f.closed.by, at: e.time, id: e.id };
+  }
+  return shownStatus({ status, statusAt, statusEventId, closedBy: closed?.by ?? null, closedByAt: closed?.at ?? null, closedByEventId: closed?.id ?? null });
 }

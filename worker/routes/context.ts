@@ -11,7 +11,8 @@ export type ConsoleContext = Context<ConsoleEnv>;
 
 /** Everything a page needs to know about the request, from auth and configuration. */
 export function pageContext(c: ConsoleContext): PageContext {
-  const settings = consoleConfig(c.env).console;
+  const config = consoleConfig(c.env);
+  const settings = config.console;
   return {
     user: c.var.user,
     devBanner: c.var.devAuth ? DEV_AUTH_BANNER : null,
@@ -20,6 +21,7 @@ export function pageContext(c: ConsoleContext): PageContext {
     pollSeconds: settings.pollSeconds,
     traceUrl: settings.apmTraceUrl,
     now: Date.now(),
+    hotWindowHours: config.retention.hotWindowHours,
     listView: c.var.listView,
   };
 }

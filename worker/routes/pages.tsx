@@ -6,12 +6,13 @@ import { OP_COLUMN_SET } from "../../console/components/ops-table";
 import type { PageContext } from "../../console/layout";
 import { detailHref, LISTS } from "../../console/links";
 import { EventsPage } from "../../console/pages/events";
-import { IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
+import { IncidentFromHistoryPage, IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
 import { AUDIT_COLUMN_SET, AuditPage, BACKUP_COLUMN_SET, BackupsPage, OpsPage } from "../../console/pages/lists";
 import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
 import { RUN_COLUMN_SET, RunFromHistoryPage, RunsPage, RunTimelinePage } from "../../console/pages/runs";
 import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
-import { runNotFoundWords } from "../../console/words";
+import { incidentNotFoundWords, runNotFoundWords } from "../../console/words";
+import { incidentFromHistory } from "../../src/store/history/incident";
 import { runFromHistory } from "../../src/store/history/run";
 import { historyTier } from "../../src/store/history/tier";
 import { partitionFor, type Store } from "../../src/store/partitions";
@@ -46,6 +47,7 @@ import { countAlarmLoopsIn, countStuckIn, eventSeriesIn, exhaustingSoonIn, overv
 import type { Page } from "../../src/store/read-models/paging";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
+import { statusFromEvents } from "../ingest/incidents";
 import { storeFromEnv } from "../store";
 import { askAgent } from "./availability";
 import { budgetOf } from "./budget";
@@ -146,7 +148,16 @@ pages.get("/incidents/:incidentId", async (c) => {
   const q = query(c);
   const store = storeFromEnv(c.env);
   const incident = await getIncidentIn(store, id, ownerFrom(q));
-  if (!incident) return problem(c, 404, `No incident with id "${id}". It may have aged out of retention, or the id is mistyped.`);
+  if (!incident) {
+    // Retention may have deleted it (incidents not open leave D1 after the hot window): the R2 history may still have it.
+    const { history, retention } = consoleConfig(c.env);
+    const hotStart = Date.now() - retention.hotWindowHours * 3_600_000;
+    const found = c.env.HISTORY ? await incidentFromHistory(c.env.HISTORY, history, id, ownerFrom(q), hotStart) : null;
+    if (!found?.events.length) return problem(c, 404, incidentNotFoundWords(id, found));
+    const status = statusFromEvents(found.events);
+    if (wantsJson(c)) return c.json({ incident: null, history: { ...found, status } });
+    return page(c, <IncidentFromHistoryPage ctx={pageContext(c)} id={id} found={found} status={status} hotWindowHours={retention.hotWindowHours} />);
+  }
   const owner = { agentClass: incident.agentClass, agentName: incident.agentName };
   // Everything else on the page is the incident's agent's: its partition answers.
   const db = partitionFor(store, owner.agentClass, owner.agentName);

@@ -38,10 +38,15 @@ export type HistoryEvent = EventRow & {
 /**
  * Id kinds an id lookup can name; each is indexed in the objects' Bloom filters. fiberId joined later: objects
  * written before it carry no fiber items, so an id lookup misses fiber ids there (a run page with its agent reads
- * by agent instead, which every object indexes).
+ * by agent instead, which every object indexes). incidentId joined later still, with the same consequence for
+ * incident pages; it names the incident timeline an event belongs to (`timelineId`: the reported incident id, or
+ * the one a fiber's or a turn's recovery derives), so a fiber incident's stashes and start are found too.
  */
-export const ID_KINDS = ["traceId", "requestId", "taskId", "opId", "fiberId"] as const;
+export const ID_KINDS = ["traceId", "requestId", "taskId", "opId", "fiberId", "incidentId"] as const;
 export type IdKind = (typeof ID_KINDS)[number];
+
+/** The id of a kind an event carries (an incident's: the timeline it belongs to). */
+export const idOf = (e: HistoryEvent, kind: IdKind): string | null => (kind === "incidentId" ? e.timelineId : e[kind]);
 
 const pad = (n: number, w: number) => String(n).padStart(w, "0");
 
@@ -125,7 +130,7 @@ export const idItem = (kind: IdKind, id: string) => `${kind}:${id}`;
 export function bloomItems(e: HistoryEvent): string[] {
   const out = [agentItem(e)];
   for (const k of ID_KINDS) {
-    const id = e[k];
+    const id = idOf(e, k);
     if (id) out.push(idItem(k, id));
   }
   return out;

@@ -11,6 +11,7 @@ import {
   ID_KINDS,
   type IdKind,
   idItem,
+  idOf,
   keyMinTime,
   listStartAfter,
   mayHold,
@@ -354,7 +355,8 @@ export const historySearchInput = z
     taskId: text("taskId"),
     opId: text("opId"),
     fiberId: text("fiberId"),
-    /** Any of the five: an id pasted into the search box, whatever it names. */
+    incidentId: text("incidentId"),
+    /** Any of the six: an id pasted into the search box, whatever it names. */
     id: text("id"),
     from: instant("from"),
     to: instant("to"),
@@ -395,7 +397,7 @@ export async function historySearch(
           keys.map((k) => k.key),
           budget,
         )
-      ).filter((e) => kinds.some((k) => e[k] === id)),
+      ).filter((e) => kinds.some((k) => idOf(e, k) === id)),
     };
   });
   return { ...read, kind, id };

@@ -113,8 +113,11 @@ export function openedOf(rows: OpenedByAgent[]): { n: number; top: { agentClass:
   return { n, top: top ? { agentClass: top.agentClass, agentName: top.agentName } : null };
 }
 
-/** The storm rule's settings (worker/config.ts DEPLOY_STORM_*). */
-export type DeployStormConfig = { windowMs: number; factor: number; minIncidents: number };
+/**
+ * The storm rule's settings (worker/config.ts DEPLOY_STORM_*). `closedKeptMs`: how long the hot store keeps
+ * incidents that are not open (HOT_WINDOW_HOURS; retention deletes them after it), so older windows undercount.
+ */
+export type DeployStormConfig = { windowMs: number; factor: number; minIncidents: number; closedKeptMs?: number };
 
 /** A version whose incident rate in its first window exceeds its predecessor's by the configured factor. */
 export type DeployStorm = {
@@ -123,8 +126,13 @@ export type DeployStorm = {
   /** Incidents opened under the version in its window so far, and that window's length (ms). */
   incidents: number;
   windowMs: number;
-  /** The same for the previous version's first window (cut short where the new version arrived). */
+  /**
+   * The same for the previous version's first window (cut short where the new version arrived), or, when that
+   * window is older than what the hot store keeps of closed incidents, its last window before the new version
+   * (`previousFrom` says where it starts).
+   */
   previousIncidents: number;
+  previousFrom: number;
   previousWindowMs: number;
   /** Incidents per hour in each window. */
   rate: number;
@@ -140,7 +148,8 @@ const MIN_RATE_WINDOW_MS = 60_000;
 /**
  * Recovery storms after a deploy, as of `now`: for each version first seen within the last two windows, its
  * incident rate over its first `windowMs` (so far) against the previous version's over the previous version's
- * first `windowMs` (cut at the new version's first event). A storm is at least `minIncidents` incidents and a rate
+ * first `windowMs` (cut at the new version's first event; its last `windowMs` before it when the first is older than
+ * the hot store keeps closed incidents, `closedKeptMs`). A storm is at least `minIncidents` incidents and a rate
  * above `factor` × the previous rate. Reads the deploys in range, and each candidate's incidents in its window.
  */
 export function deployStorms(db: D1Database, now: number, config: DeployStormConfig): Promise<DeployStorm[]> {
@@ -174,13 +183,17 @@ export async function stormsOf(read: StormReads, now: number, config: DeployStor
     // The first version the console ever saw has nothing to be compared with: no storm "after a deploy".
     const previous = await read.previousDeploy(deploy);
     if (!previous) continue;
-    const pend = Math.min(previous.firstSeen + config.windowMs, deploy.firstSeen);
-    const previousWindowMs = Math.max(pend - previous.firstSeen, MIN_RATE_WINDOW_MS);
-    const previousIncidents = (await read.incidentsOpenedIn(previous.version, previous.firstSeen, pend)).n;
+    // Closed incidents older than the hot window are gone from D1: a previous first window older than that would
+    // undercount (and raise false storms), so the previous version is judged on its last window before the deploy.
+    const keptSince = config.closedKeptMs === undefined ? Number.NEGATIVE_INFINITY : now - config.closedKeptMs;
+    const previousFrom = previous.firstSeen >= keptSince ? previous.firstSeen : Math.max(keptSince, deploy.firstSeen - config.windowMs);
+    const pend = Math.max(previousFrom, Math.min(previousFrom + config.windowMs, deploy.firstSeen));
+    const previousWindowMs = Math.max(pend - previousFrom, MIN_RATE_WINDOW_MS);
+    const previousIncidents = (await read.incidentsOpenedIn(previous.version, previousFrom, pend)).n;
     const rate = (mine.n * HOUR_MS) / windowMs;
     const previousRate = (previousIncidents * HOUR_MS) / previousWindowMs;
     if (rate > config.factor * previousRate)
-      out.push({ deploy, previous, incidents: mine.n, windowMs, previousIncidents, previousWindowMs, rate, previousRate, top: mine.top });
+      out.push({ deploy, previous, incidents: mine.n, windowMs, previousIncidents, previousFrom, previousWindowMs, rate, previousRate, top: mine.top });
   }
   return out;
 }

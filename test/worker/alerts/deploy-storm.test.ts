@@ -60,8 +60,9 @@ beforeAll(async () => {
 describe("recovery storm after deploy", () => {
   it("fires when the new version's incident rate in its first window exceeds the previous version's by the factor", async () => {
     const config = consoleConfig(env).deployStorm;
-    // The configured rule (test env: the defaults): 15 minutes, factor 3, at least 3 incidents.
-    expect(config).toEqual({ windowMs: 15 * MIN, factor: 3, minIncidents: 3 });
+    // The configured rule (test env: the defaults): 15 minutes, factor 3, at least 3 incidents, compared inside the
+    // hot window (closed incidents leave D1 after HOT_WINDOW_HOURS, 48).
+    expect(config).toEqual({ windowMs: 15 * MIN, factor: 3, minIncidents: 3, closedKeptMs: 48 * 60 * MIN });
     const { agentName, previous, next, t1 } = await twoDeploys(2, 8);
     const now = t1 + config.windowMs;
 
