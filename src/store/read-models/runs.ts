@@ -1,4 +1,4 @@
-import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
+import { RUN_OUTCOMES as ENDED, RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import type { HistoryTier } from "../history/tier";
 import { agents, runs } from "../schema";
@@ -8,13 +8,13 @@ import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./fi
 import { type AgentRef, findOwned } from "./owner";
 import {
   type AccessPath,
+  COMPOUND_TERMS,
   type Cond,
   choosePath,
   cond,
   decodeCursor,
   keysetPage,
   type ListOrder,
-  MAX_ARMS,
   type Page,
   type PageOptions,
   pageLimit,
@@ -34,22 +34,11 @@ export const RUN_ORDER: ListOrder<Run> = { tag: "fibers", keyOf: (r) => [r.first
 export { RUN_KINDS, type RunKind };
 
 /**
- * How a run ended, as ingest records it, plus "running": no outcome yet. Fibers keep their recovery's
- * result (recovering … recovery_failed) after "interrupted"; see worker/ingest/run-rows.ts.
+ * How a run ended, as ingest records it (sdk-states.ts RUN_OUTCOMES, the closed set run-rows.ts writes), plus
+ * "running": no outcome yet. Fibers keep their recovery's result (recovering … recovery_failed) after
+ * "interrupted"; see worker/ingest/run-rows.ts.
  */
-export const RUN_OUTCOMES = [
-  "running",
-  "completed",
-  "failed",
-  "interrupted",
-  "cancelled",
-  "force_idled",
-  "ended_unreported",
-  "recovering",
-  "recovered",
-  "recovery_skipped",
-  "recovery_failed",
-] as const;
+export const RUN_OUTCOMES = ["running", ...ENDED] as const;
 
 /** Run list filters; since / until bound first_seen, when the run was first seen (inclusive). */
 export const runFilters = z
@@ -157,16 +146,23 @@ function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "con
 }
 
 /**
+ * One arm per value a run's outcome can hold (running is NULL): every stored run is in exactly one. Ingest writes only
+ * these (run-rows.ts types its outcomes as sdk-states.ts RunOutcome).
+ */
+const OUTCOME_ARMS: Cond[] = [cond(`${F.outcome} IS NULL`), ...ENDED.map((o) => cond(`${F.outcome} = ?`, o))];
+
+/**
  * Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one.
- * An outcome alone is runs_kind_outcome merged over the kinds (a closed set), and an agent name alone is runs_agent
- * merged over the classes the agent registry has that name under (namePath): an index of their own would cost every
- * run one more entry written (and the outcome's, one more each time it moves).
+ * runs_kind_outcome serves a kind alone merged over the outcomes, and an outcome alone merged over the kinds (closed
+ * sets), and an agent name alone is runs_agent merged over the classes the agent registry has that name under
+ * (namePath): an index of their own would cost every run one more entry written (and the outcome's, one more each
+ * time it moves). A kind alone reads up to a page plus one row per outcome (12 arms).
  */
 const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
   { index: "runs_agent", cols: ["agentClass", "agentName"] },
   { index: "runs_kind_outcome", cols: ["kind", "outcome"] },
   { index: "runs_kind_outcome", cols: ["outcome"], arms: RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k)) },
-  { index: "runs_kind", cols: ["kind"] },
+  { index: "runs_kind_outcome", cols: ["kind"], arms: OUTCOME_ARMS },
   { index: "runs_class", cols: ["agentClass"] },
   { index: "runs_first_seen", cols: [] },
 ];
@@ -180,7 +176,7 @@ const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "strin
  * scan of the newest runs instead. Each arm binds its own values (the class, the name, a cursor, since / until, the
  * residual filters: at most 11), well inside D1's 100 bound parameters per statement.
  */
-export const MAX_NAME_CLASSES = MAX_ARMS;
+export const MAX_NAME_CLASSES = COMPOUND_TERMS;
 
 /**
  * The path for an agent name without a class: runs_agent, one arm per class the registry (agents_name) has the name
