@@ -71,6 +71,20 @@ describe("rows written per event on the demo mix", () => {
     }
   });
 
+  it("rewrites no index entry for a newer report of the outcome a run already has", async () => {
+    const agentName = `same-outcome-${crypto.randomUUID().slice(0, 8)}`;
+    const corr = { fiberId: "f-1" };
+    const t = Date.now() - 120_000;
+    const one = async (e: ReturnType<typeof makeEvent>) => (await ingestBatch(env.DB, [{ id: crypto.randomUUID(), body: e }])).rowsWrittenByTable.runs;
+    expect(await one(makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }))).toBe(7);
+    // Interrupted: the row, and the kind + outcome entry (leaving the open-runs index is not billed).
+    expect(await one(makeEvent("fiber.interrupted", { fiberName: "etl" }, { agentName, corr, time: t + 1000 }))).toBe(2);
+    // The recovery's detection says interrupted again, later: its stamp and last_seen move, the outcome does not.
+    expect(await one(makeEvent("fiber.recovery.detected", { fiberName: "etl" }, { agentName, corr, time: t + 2000 }))).toBe(1);
+    // A new outcome moves the entry again.
+    expect(await one(makeEvent("fiber.recovery.attempt", { fiberName: "etl" }, { agentName, corr, time: t + 3000 }))).toBe(2);
+  });
+
   it("rewrites a run's list indexes only when a value they hold changes", async () => {
     const agentName = `one-run-${crypto.randomUUID().slice(0, 8)}`;
     const corr = { fiberId: "f-1" };
