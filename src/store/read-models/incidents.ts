@@ -7,6 +7,7 @@ import { BadRequest } from "./errors";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type IncidentStatusFacts, isOverlayStatus, overlayApplies, overlayAppliesSql, shownStatus, shownStatusSql } from "./incident-status";
+import { classesOfName, classOfNameSql } from "./name-classes";
 import { type AgentRef, findOwned } from "./owner";
 import {
   type AccessPath,
@@ -15,16 +16,20 @@ import {
   choosePath,
   cond,
   DEFAULT_CAP,
+  decodeCursor,
   keysetPage,
   type ListOrder,
   type Page,
   type PageOptions,
+  pageLimit,
   rowsReadOf,
   SCAN_BUDGET,
 } from "./paging";
 
 /** Incidents: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
 export const INCIDENT_ORDER: ListOrder<IncidentRow> = { tag: "incidents", keyOf: (r) => [r.firstSeen, r.incidentId, r.agentClass, r.agentName] };
+/** The types of INCIDENT_ORDER's sort key, as cursors carry it. */
+const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
 
 /**
  * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
@@ -160,11 +165,13 @@ function derive(r: StoredIncident): IncidentRow {
  * Indexes that serve the equality filters, most selective first. Any two
  * filters not on one index (e.g. status + reason) scan the first index that
  * serves one of them and test the other per row, bounded by SCAN_BUDGET.
+ * An agent name alone is incidents_agent merged over the classes the registry
+ * has the name under (byName): an index by name would cost every incident one
+ * more entry written.
  */
 const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_agent", cols: ["agentClass", "agentName"] },
   { index: "incidents_version", cols: ["version"] },
-  { index: "incidents_name", cols: ["agentName"] },
   { index: "incidents_reason", cols: ["reason"] },
   { index: "incidents_status", cols: ["status"] },
   { index: "incidents_class", cols: ["agentClass"] },
@@ -178,10 +185,10 @@ const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
  * are `status = 'open'` with one (so they scan the 'open' range of incidents_status, bounded by SCAN_BUDGET).
  * Every other status is its own index range: the overlay never applies over a closed word.
  */
-function plan(f: IncidentFilters) {
+function plan(f: IncidentFilters, byName?: AccessPath<ColumnKey<typeof incidents>>) {
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
   const sdkWord = f.status === undefined ? undefined : isOverlayStatus(f.status) ? "open" : f.status;
-  const p = choosePath(PATHS, {
+  const p = choosePath(byName ? [PATHS[0]!, byName, ...PATHS.slice(1)] : PATHS, {
     agentClass: eq(f.agentClass, I.agentClass),
     agentName: eq(f.agentName, I.agentName),
     reason: eq(f.reason, I.reason),
@@ -194,14 +201,33 @@ function plan(f: IncidentFilters) {
   else if (f.status !== undefined && isOverlayStatus(f.status)) residual.push(cond(`${overlayAppliesSql()} AND ${I.closedBy} = ?`, f.status));
   if (f.noReason === true) residual.push(cond(`(${I.reason} IS NULL OR ${I.reason} = '')`));
   else if (f.noReason === false) residual.push(cond(`(${I.reason} IS NOT NULL AND ${I.reason} <> '')`));
-  return { index: p.index, where: p.where, residual };
+  return { index: p.index, where: p.where, residual, arms: p.arms };
+}
+
+/** A name without a class: its classes from the registry (classesOfName), as arms of incidents_agent. */
+async function namePlan(db: D1Database, f: IncidentFilters) {
+  if (f.agentName === undefined || f.agentClass !== undefined) return { path: undefined, none: false, rowsRead: 0 };
+  const { classes, rowsRead } = await classesOfName(db, f.agentName);
+  if (classes === null) return { path: undefined, none: false, rowsRead };
+  const path: AccessPath<ColumnKey<typeof incidents>> = {
+    index: "incidents_agent",
+    cols: ["agentName"],
+    arms: classes.map((c) => cond(`${I.agentClass} = ?`, c)),
+  };
+  return { path, none: !classes.length, rowsRead };
 }
 
 /** Lists incidents, newest first (first seen), one keyset page at a time. */
 export async function listIncidents(db: D1Database, filters: IncidentFilterInput, page: PageOptions = {}): Promise<Page<IncidentRow>> {
   const f = parseFilters(incidentFilters, filters);
-  const p = plan(f);
-  return keysetPage<IncidentRow>(
+  const byName = await namePlan(db, f);
+  if (byName.none) {
+    pageLimit(page.limit);
+    if (page.cursor) decodeCursor(INCIDENT_ORDER.tag, page.cursor, KEY_TYPES);
+    return { items: [], next: null, rowsRead: byName.rowsRead };
+  }
+  const p = plan(f, byName.path);
+  const listed = await keysetPage<IncidentRow>(
     db,
     {
       ...INCIDENT_ORDER,
@@ -209,9 +235,10 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
       index: p.index,
       select: SELECT,
       order: [I.firstSeen, I.incidentId, I.agentClass, I.agentName],
-      types: ["number", "string", "string", "string"],
+      types: KEY_TYPES,
       dir: "DESC",
       where: p.where,
+      arms: p.arms,
       residual: p.residual,
       range: { min: f.since, max: f.until },
       // keysetPage reads stored rows; the map derives the shown status from them.
@@ -219,6 +246,7 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
     },
     page,
   );
+  return { ...listed, rowsRead: listed.rowsRead + byName.rowsRead };
 }
 
 /** Index rows a count with per-row tests scans at most, newest first; past it the count is "at least". */
@@ -239,8 +267,11 @@ export async function countIncidents(db: D1Database, filters: IncidentFilterInpu
 /** countIncidents as a statement (for a D1 batch) and the reader of its result. */
 export function countIncidentsStatement(db: D1Database, filters: IncidentFilterInput, cap = DEFAULT_CAP) {
   const f = parseFilters(incidentFilters, filters);
-  const p = plan(f);
-  const conds = [...p.where];
+  // A name alone: incidents_agent over the classes the registry has it under, one IN (a statement of a batch cannot
+  // look them up first). Its order is a sort of the name's incidents: a count reads them all, a name's few.
+  const nameAlone = f.agentName !== undefined && f.agentClass === undefined;
+  const p = plan(f, nameAlone ? { index: "incidents_agent", cols: ["agentName"] } : undefined);
+  const conds = nameAlone ? [cond(classOfNameSql(I.agentClass), f.agentName), ...p.where] : [...p.where];
   if (f.since !== undefined) conds.push(cond(`${I.firstSeen} >= ?`, f.since));
   if (f.until !== undefined) conds.push(cond(`${I.firstSeen} <= ?`, f.until));
   const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";
