@@ -183,9 +183,11 @@ export const runs = sqliteTable(
     index("runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     index("runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
     index("runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
+    // A kind alone: this index, not runs_kind_outcome merged over the outcomes (12 arms: a page would read its size
+    // plus 12 rows, over the lists' size + 10), though it costs every new run one more entry written.
+    index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count. An outcome alone is this
-    // index merged over the kinds, and a kind alone this index merged over the outcomes (read-models/runs.ts): no
-    // index of their own to write per run and per end.
+    // index merged over the kinds (read-models/runs.ts): no index of its own to write per run and per end.
     index("runs_kind_outcome").on(t.kind, t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Running runs by last activity to the minute (stale and stuck work): one entry per running run, gone when it
     // ends, moved at most once a minute (listed_at; last_seen, exact, is in no index a running run is in).

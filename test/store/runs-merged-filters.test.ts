@@ -1,13 +1,12 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { listRuns, MAX_NAME_CLASSES, RUN_KINDS, RUN_OUTCOMES, type Run } from "../../src/store/read-models/runs";
+import { listRuns, MAX_NAME_CLASSES, RUN_KINDS, type Run } from "../../src/store/read-models/runs";
 import { walk } from "./store-helpers";
 
 /**
- * An outcome filter without a kind, a kind without an outcome, and an agent name without a class have no runs index
- * of their own (a run would write one more entry each, and the outcome's another each time it moves): they are
- * runs_kind_outcome merged over the kinds, the same index merged over the outcomes, and runs_agent merged over the
- * classes the agent registry has the name under. These check that each
+ * An outcome filter without a kind, and an agent name without a class, have no runs index of their own (a run would
+ * write one more entry each, and the outcome's another each time it moves): they are runs_kind_outcome merged over
+ * the kinds, and runs_agent merged over the classes the agent registry has the name under. These check that each
  * merge is the list it replaces: every matching run, in the list's order (ties across arms included), each page
  * reading about its size plus one row per arm.
  */
@@ -92,57 +91,6 @@ describe("runs of one outcome, every kind", () => {
     const want = await expected("outcome = 'failed' AND first_seen BETWEEN ?1 AND ?2", since, until);
     const got = await walk((p) => listRuns(env.DB, { outcome: "failed", since, until }, p), 6, keyOf);
     expect(got.map(keyOf)).toEqual(want);
-  });
-});
-
-describe("runs of one kind, every outcome", () => {
-  // Runs of one kind in every outcome a run can hold (running is no outcome), more arms than one compound SELECT holds.
-  const OF_KIND = "managed_fiber";
-  beforeAll(async () => {
-    const outcomes = [null, ...RUN_OUTCOMES.filter((o) => o !== "running")];
-    const rows = Array.from({ length: 3 * outcomes.length }, (_, i) => ({
-      id: `kind-${String(i).padStart(3, "0")}`,
-      cls: `K${i % 2}`,
-      outcome: outcomes[i % outcomes.length],
-      t: T0 + 7_000 + Math.floor(i / 3) * 1000,
-    }));
-    await env.DB.prepare(
-      `INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, first_seen, last_seen)
-       SELECT j ->> '$.id', j ->> '$.cls', 'k', '${OF_KIND}', 'job', j ->> '$.outcome',
-         CASE WHEN j ->> '$.outcome' IS NULL THEN NULL ELSE j ->> '$.t' END, CASE WHEN j ->> '$.outcome' IS NULL THEN NULL ELSE 'ev-' || (j ->> '$.id') END,
-         j ->> '$.t', j ->> '$.t'
-       FROM (SELECT value AS j FROM json_each(?1))`,
-    )
-      .bind(JSON.stringify(rows))
-      .run();
-    await env.DB.prepare(
-      `INSERT INTO agents (agent_class, agent_name, first_seen, last_seen) VALUES ('K0', 'k', ${T0}, ${T0}), ('K1', 'k', ${T0}, ${T0})`,
-    ).run();
-  });
-
-  it("lists every run of the kind, whatever its outcome, in the list's order, page after page", async () => {
-    const want = await expected("kind = ?1", OF_KIND);
-    const outcomes = await env.DB.prepare("SELECT COUNT(DISTINCT COALESCE(outcome, '')) AS n FROM runs WHERE kind = ?1").bind(OF_KIND).first<{ n: number }>();
-    expect(outcomes!.n).toBe(RUN_OUTCOMES.length);
-    const got = await walk((p) => listRuns(env.DB, { kind: OF_KIND }, p), 7, keyOf);
-    expect(got.map(keyOf)).toEqual(want);
-    expect(got.every((r) => r.kind === OF_KIND)).toBe(true);
-  });
-
-  it("reads about a page plus one row per outcome, however deep the page", async () => {
-    const first = await listRuns(env.DB, { kind: OF_KIND }, { limit: 20 });
-    expect(first.items).toHaveLength(20);
-    expect(first.rowsRead).toBeLessThanOrEqual(20 + 1 + RUN_OUTCOMES.length);
-    const second = await listRuns(env.DB, { kind: OF_KIND }, { limit: 20, cursor: first.next });
-    expect(second.items).toHaveLength(20);
-    expect(second.rowsRead).toBeLessThanOrEqual(20 + 1 + RUN_OUTCOMES.length);
-  });
-
-  it("keeps every other filter D1 binds (a class, since / until, confirmed) through pages", async () => {
-    const filters = { kind: OF_KIND, agentClass: "K1", since: T0 + 9_000, until: T0 + 30_000, confirmed: false } as const;
-    const want = await expected("kind = ?1 AND agent_class = 'K1' AND first_seen BETWEEN ?2 AND ?3", OF_KIND, filters.since, filters.until);
-    expect(want.length).toBeGreaterThan(6);
-    expect((await walk((p) => listRuns(env.DB, filters, p), 3, keyOf)).map(keyOf)).toEqual(want);
   });
 });
 

@@ -161,13 +161,16 @@ function derive(r: StoredIncident): IncidentRow {
   };
 }
 
+/** An agent name without its class: incidents_agent, merged over the classes the registry has the name under (namePlan). */
+const BY_NAME: AccessPath<ColumnKey<typeof incidents>> = { index: "incidents_agent", cols: ["agentName"] };
+
 /**
  * Indexes that serve the equality filters, most selective first. Any two
  * filters not on one index (e.g. status + reason) scan the first index that
  * serves one of them and test the other per row, bounded by SCAN_BUDGET.
- * An agent name alone is incidents_agent merged over the classes the registry
- * has the name under (byName): an index by name would cost every incident one
- * more entry written.
+ * An agent name alone is BY_NAME (an index by name would cost every incident
+ * one more entry written); with another filter, that filter's index is
+ * scanned and the name tested per row, as for any pair.
  */
 const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_agent", cols: ["agentClass", "agentName"] },
@@ -176,6 +179,7 @@ const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_status", cols: ["status"] },
   { index: "incidents_class", cols: ["agentClass"] },
   { index: "incidents_kind", cols: ["kind"] },
+  BY_NAME,
   { index: "incidents_first_seen", cols: [] },
 ];
 
@@ -185,10 +189,12 @@ const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
  * are `status = 'open'` with one (so they scan the 'open' range of incidents_status, bounded by SCAN_BUDGET).
  * Every other status is its own index range: the overlay never applies over a closed word.
  */
-function plan(f: IncidentFilters, byName?: AccessPath<ColumnKey<typeof incidents>>) {
+function plan(f: IncidentFilters, nameArms?: Cond[] | null) {
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
   const sdkWord = f.status === undefined ? undefined : isOverlayStatus(f.status) ? "open" : f.status;
-  const p = choosePath(byName ? [PATHS[0]!, byName, ...PATHS.slice(1)] : PATHS, {
+  // nameArms: BY_NAME's arms once known; null when the name is under too many classes (then it is no path).
+  const paths = nameArms === null ? PATHS.filter((x) => x !== BY_NAME) : nameArms ? PATHS.map((x) => (x === BY_NAME ? { ...x, arms: nameArms } : x)) : PATHS;
+  const p = choosePath(paths, {
     agentClass: eq(f.agentClass, I.agentClass),
     agentName: eq(f.agentName, I.agentName),
     reason: eq(f.reason, I.reason),
@@ -201,32 +207,36 @@ function plan(f: IncidentFilters, byName?: AccessPath<ColumnKey<typeof incidents
   else if (f.status !== undefined && isOverlayStatus(f.status)) residual.push(cond(`${overlayAppliesSql()} AND ${I.closedBy} = ?`, f.status));
   if (f.noReason === true) residual.push(cond(`(${I.reason} IS NULL OR ${I.reason} = '')`));
   else if (f.noReason === false) residual.push(cond(`(${I.reason} IS NOT NULL AND ${I.reason} <> '')`));
-  return { index: p.index, where: p.where, residual, arms: p.arms };
+  return {
+    index: p.index,
+    where: p.where,
+    residual,
+    arms: p.arms,
+    byName: f.agentClass === undefined && f.agentName !== undefined && p.where.length === 1 && p.index === BY_NAME.index,
+  };
 }
 
-/** A name without a class: its classes from the registry (classesOfName), as arms of incidents_agent. */
+/**
+ * plan, with BY_NAME's arms when it is the path: one per class the registry has the name under (classesOfName; none
+ * means no incident). A name under more classes than a page merges is a bounded scan of the newest incidents instead.
+ */
 async function namePlan(db: D1Database, f: IncidentFilters) {
-  if (f.agentName === undefined || f.agentClass !== undefined) return { path: undefined, none: false, rowsRead: 0 };
-  const { classes, rowsRead } = await classesOfName(db, f.agentName);
-  if (classes === null) return { path: undefined, none: false, rowsRead };
-  const path: AccessPath<ColumnKey<typeof incidents>> = {
-    index: "incidents_agent",
-    cols: ["agentName"],
-    arms: classes.map((c) => cond(`${I.agentClass} = ?`, c)),
-  };
-  return { path, none: !classes.length, rowsRead };
+  const first = plan(f);
+  if (!first.byName) return { p: first, none: false, rowsRead: 0 };
+  const { classes, rowsRead } = await classesOfName(db, f.agentName!);
+  const arms = classes === null ? null : classes.map((c) => cond(`${I.agentClass} = ?`, c));
+  return { p: plan(f, arms), none: classes !== null && !classes.length, rowsRead };
 }
 
 /** Lists incidents, newest first (first seen), one keyset page at a time. */
 export async function listIncidents(db: D1Database, filters: IncidentFilterInput, page: PageOptions = {}): Promise<Page<IncidentRow>> {
   const f = parseFilters(incidentFilters, filters);
-  const byName = await namePlan(db, f);
-  if (byName.none) {
+  const { p, none, rowsRead } = await namePlan(db, f);
+  if (none) {
     pageLimit(page.limit);
     if (page.cursor) decodeCursor(INCIDENT_ORDER.tag, page.cursor, KEY_TYPES);
-    return { items: [], next: null, rowsRead: byName.rowsRead };
+    return { items: [], next: null, rowsRead };
   }
-  const p = plan(f, byName.path);
   const listed = await keysetPage<IncidentRow>(
     db,
     {
@@ -246,7 +256,7 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
     },
     page,
   );
-  return { ...listed, rowsRead: listed.rowsRead + byName.rowsRead };
+  return { ...listed, rowsRead: listed.rowsRead + rowsRead };
 }
 
 /** Index rows a count with per-row tests scans at most, newest first; past it the count is "at least". */
@@ -267,11 +277,10 @@ export async function countIncidents(db: D1Database, filters: IncidentFilterInpu
 /** countIncidents as a statement (for a D1 batch) and the reader of its result. */
 export function countIncidentsStatement(db: D1Database, filters: IncidentFilterInput, cap = DEFAULT_CAP) {
   const f = parseFilters(incidentFilters, filters);
-  // A name alone: incidents_agent over the classes the registry has it under, one IN (a statement of a batch cannot
+  // BY_NAME: incidents_agent over the classes the registry has the name under, one IN (a statement of a batch cannot
   // look them up first). Its order is a sort of the name's incidents: a count reads them all, a name's few.
-  const nameAlone = f.agentName !== undefined && f.agentClass === undefined;
-  const p = plan(f, nameAlone ? { index: "incidents_agent", cols: ["agentName"] } : undefined);
-  const conds = nameAlone ? [cond(classOfNameSql(I.agentClass), f.agentName), ...p.where] : [...p.where];
+  const p = plan(f);
+  const conds = p.byName ? [cond(classOfNameSql(I.agentClass), f.agentName), ...p.where] : [...p.where];
   if (f.since !== undefined) conds.push(cond(`${I.firstSeen} >= ?`, f.since));
   if (f.until !== undefined) conds.push(cond(`${I.firstSeen} <= ?`, f.until));
   const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";

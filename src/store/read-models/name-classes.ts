@@ -1,13 +1,13 @@
 import { agents } from "../schema";
 import { names } from "../sql-names";
-import { COMPOUND_TERMS } from "./paging";
+import { MAX_ARMS } from "./paging";
 
 /**
  * Classes one agent name may be merged over in one list page (one compound SELECT); a name under more is a bounded
  * scan of the newest rows instead. Each arm binds its own values (the class, the name, a cursor, since / until, the
  * residual filters: at most 11), well inside D1's 100 bound parameters per statement.
  */
-export const MAX_NAME_CLASSES = COMPOUND_TERMS;
+export const MAX_NAME_CLASSES = MAX_ARMS;
 
 const A = names(agents);
 

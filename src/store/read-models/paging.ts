@@ -108,9 +108,8 @@ export type ListQuery<R> = {
   /** Conditions the index serves: equalities on its leading columns. */
   where: Cond[];
   /**
-   * One more equality per arm, on an index column the filtered ones do not cover (each value of a closed set), so
-   * that the arm's equality and `where` are the index's leading columns: one index serves a filter that skips one
-   * of them. The page merges the arms' ordered scans (see armsSql).
+   * One more equality per arm, on an index column before the filtered ones (each value of a closed set), so one
+   * index serves a filter that skips its leading column: the page merges the arms' ordered scans (see armsSql).
    */
   arms?: Cond[];
   /** Bounds on the first sort column, inclusive (since / until). */
@@ -198,14 +197,8 @@ function shortPage<R>(q: ListQuery<R>, items: R[], r: D1Result, marker: D1Result
   };
 }
 
-/** Terms D1 runs in one compound SELECT ("too many terms in compound SELECT"). */
-export const COMPOUND_TERMS = 5;
-
-/**
- * Arms one page may merge: compounds of COMPOUND_TERMS arms each, merged by one outer compound (armsSql). SQLite
- * flattens the nesting back into one ordered merge, so a page still reads about its size plus one row per arm.
- */
-export const MAX_ARMS = COMPOUND_TERMS * COMPOUND_TERMS;
+/** Arms one page may merge: D1 runs at most 5 terms in one compound SELECT ("too many terms in compound SELECT"). */
+export const MAX_ARMS = 5;
 
 /** Sort-key aliases an arms query orders by (a compound SELECT orders by its result columns); dropped from its rows. */
 const sortAlias = (i: number) => `_o${i}`;
@@ -224,15 +217,7 @@ function armsSql<R>(q: ListQuery<R>, conds: Cond[], extra?: Cond): Cond {
   });
   const arms = (q.arms ?? []).map(arm);
   const orderBy = q.order.map((_, i) => `${sortAlias(i)} ${q.dir}`).join(", ");
-  const union = (terms: Cond[]): Cond => ({ sql: `${terms.map((a) => a.sql).join(" UNION ALL ")} ORDER BY ${orderBy}`, binds: terms.flatMap((a) => a.binds) });
-  if (arms.length <= COMPOUND_TERMS) return union(arms);
-  // More arms than one compound may hold: ordered compounds of up to COMPOUND_TERMS arms, each a term of the outer one.
-  const groups: Cond[] = [];
-  for (let i = 0; i < arms.length; i += COMPOUND_TERMS) {
-    const g = union(arms.slice(i, i + COMPOUND_TERMS));
-    groups.push({ sql: `SELECT * FROM (${g.sql})`, binds: g.binds });
-  }
-  return union(groups);
+  return { sql: `${arms.map((a) => a.sql).join(" UNION ALL ")} ORDER BY ${orderBy}`, binds: arms.flatMap((a) => a.binds) };
 }
 
 /** keysetPage over arms (ListQuery.arms): the same page, cursor and scan budget as one index range gives. */
@@ -305,7 +290,7 @@ export function rowsReadOf(...results: D1Result[]): number {
 export type AccessPath<K extends string = string> = {
   index: string;
   cols: K[];
-  /** Equalities on an index column `cols` do not cover, one per arm, covering every row: see ListQuery.arms. */
+  /** Equalities on an index column before `cols`, one per arm, covering every row: see ListQuery.arms. */
   arms?: Cond[];
 };
 

@@ -7,18 +7,7 @@ import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { classesOfName, MAX_NAME_CLASSES } from "./name-classes";
 import { type AgentRef, findOwned } from "./owner";
-import {
-  type AccessPath,
-  type Cond,
-  choosePath,
-  cond,
-  decodeCursor,
-  keysetPage,
-  type ListOrder,
-  type Page,
-  type PageOptions,
-  pageLimit,
-} from "./paging";
+import { type AccessPath, type Cond, choosePath, cond, decodeCursor, keysetPage, type ListOrder, type Page, type PageOptions, pageLimit } from "./paging";
 
 /** Runs: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
 export const RUN_ORDER: ListOrder<Run> = { tag: "fibers", keyOf: (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName] };
@@ -146,23 +135,16 @@ function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "con
 }
 
 /**
- * One arm per value a run's outcome can hold (running is NULL): every stored run is in exactly one. Ingest writes only
- * these (run-rows.ts types its outcomes as sdk-states.ts RunOutcome).
- */
-const OUTCOME_ARMS: Cond[] = [cond(`${F.outcome} IS NULL`), ...ENDED.map((o) => cond(`${F.outcome} = ?`, o))];
-
-/**
  * Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one.
- * runs_kind_outcome serves a kind alone merged over the outcomes, and an outcome alone merged over the kinds (closed
- * sets), and an agent name alone is runs_agent merged over the classes the agent registry has that name under
- * (namePath): an index of their own would cost every run one more entry written (and the outcome's, one more each
- * time it moves). A kind alone reads up to a page plus one row per outcome (12 arms).
+ * An outcome alone is runs_kind_outcome merged over the kinds (a closed set), and an agent name alone is runs_agent
+ * merged over the classes the agent registry has that name under (namePath): an index of their own would cost every
+ * run one more entry written (and the outcome's, one more each time it moves).
  */
 const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
   { index: "runs_agent", cols: ["agentClass", "agentName"] },
   { index: "runs_kind_outcome", cols: ["kind", "outcome"] },
   { index: "runs_kind_outcome", cols: ["outcome"], arms: RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k)) },
-  { index: "runs_kind_outcome", cols: ["kind"], arms: OUTCOME_ARMS },
+  { index: "runs_kind", cols: ["kind"] },
   { index: "runs_class", cols: ["agentClass"] },
   { index: "runs_first_seen", cols: [] },
 ];

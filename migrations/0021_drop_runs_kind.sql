@@ -1,1 +1,0 @@
-DROP INDEX `runs_kind`;
