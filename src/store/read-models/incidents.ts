@@ -168,18 +168,17 @@ const BY_NAME: AccessPath<ColumnKey<typeof incidents>> = { index: "incidents_age
  * Indexes that serve the equality filters, most selective first. Any two
  * filters not on one index (e.g. status + reason) scan the first index that
  * serves one of them and test the other per row, bounded by SCAN_BUDGET.
- * An agent name alone is BY_NAME (an index by name would cost every incident
- * one more entry written); with another filter, that filter's index is
- * scanned and the name tested per row, as for any pair.
+ * An agent name without its class is BY_NAME: an index by name would cost
+ * every incident one more entry written.
  */
 const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_agent", cols: ["agentClass", "agentName"] },
+  BY_NAME,
   { index: "incidents_version", cols: ["version"] },
   { index: "incidents_reason", cols: ["reason"] },
   { index: "incidents_status", cols: ["status"] },
   { index: "incidents_class", cols: ["agentClass"] },
   { index: "incidents_kind", cols: ["kind"] },
-  BY_NAME,
   { index: "incidents_first_seen", cols: [] },
 ];
 
@@ -250,6 +249,7 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
       where: p.where,
       arms: p.arms,
       residual: p.residual,
+      scanBudget: SCAN_BUDGET - rowsRead,
       range: { min: f.since, max: f.until },
       // keysetPage reads stored rows; the map derives the shown status from them.
       map: (r) => derive(r as unknown as StoredIncident),

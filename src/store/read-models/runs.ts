@@ -7,7 +7,19 @@ import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { classesOfName, MAX_NAME_CLASSES } from "./name-classes";
 import { type AgentRef, findOwned } from "./owner";
-import { type AccessPath, type Cond, choosePath, cond, decodeCursor, keysetPage, type ListOrder, type Page, type PageOptions, pageLimit } from "./paging";
+import {
+  type AccessPath,
+  type Cond,
+  choosePath,
+  cond,
+  decodeCursor,
+  keysetPage,
+  type ListOrder,
+  type Page,
+  type PageOptions,
+  pageLimit,
+  SCAN_BUDGET,
+} from "./paging";
 
 /** Runs: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
 export const RUN_ORDER: ListOrder<Run> = { tag: "fibers", keyOf: (r) => [r.firstSeen, r.fiberId, r.agentClass, r.agentName] };
@@ -198,6 +210,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
       where: p.where,
       arms: p.arms,
       residual,
+      scanBudget: SCAN_BUDGET - (byName?.rowsRead ?? 0),
       range: { min: f.since, max: f.until },
       map: (r) => derive(r),
     },
