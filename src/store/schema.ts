@@ -86,9 +86,9 @@ export const agents = sqliteTable(
     primaryKey({ columns: [t.agentClass, t.agentName] }),
     index("agents_listed").on(t.listedAt, t.agentClass, t.agentName),
     index("agents_class_listed").on(t.agentClass, t.listedAt, t.agentName),
-    // The classes an agent name is registered under: how runs filtered by a name alone are found (runs_agent, one
-    // range per class), instead of a runs index by name (one more entry per run). A name never changes: one entry
-    // written per agent, ever.
+    // The classes an agent name is registered under: how runs and incidents filtered by a name alone are found
+    // (runs_agent, incidents_agent: one range per class), instead of an index by name (one more entry per row). A
+    // name never changes: one entry written per agent, ever.
     index("agents_name").on(t.agentName, t.agentClass),
   ],
 );
@@ -183,6 +183,8 @@ export const runs = sqliteTable(
     index("runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     index("runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
     index("runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
+    // A kind alone: this index, not runs_kind_outcome merged over the outcomes (12 arms: a page would read its size
+    // plus 12 rows, over the lists' size + 10), though it costs every new run one more entry written.
     index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count. An outcome alone is this
     // index merged over the kinds (read-models/runs.ts): no index of its own to write per run and per end.
@@ -271,10 +273,10 @@ export const incidents = sqliteTable(
     index("incidents_first_seen").on(t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_status").on(t.status, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_reason").on(t.reason, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    // Also an agent name alone, merged over the classes agents_name has it under (read-models/incidents.ts).
     index("incidents_agent").on(t.agentClass, t.agentName, t.firstSeen, t.incidentId),
     index("incidents_kind").on(t.kind, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_class").on(t.agentClass, t.firstSeen, t.incidentId, t.agentName),
-    index("incidents_name").on(t.agentName, t.firstSeen, t.incidentId, t.agentClass),
     // Open and skipped incidents by last activity (stale and stuck work): few rows each.
     index("incidents_open").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'open'`),
     index("incidents_skipped").on(t.lastSeen, t.incidentId, t.agentClass, t.agentName).where(sql`status = 'skipped'`),

@@ -323,10 +323,15 @@ WHERE ${where}`
       : "NOTHING"
   }`;
   if (!withPlain) return [statement(plain, select), ...separate.map((u) => statement(u, later))];
-  // Where the withPlain unit changes, the first statement skips the row (it still inserts new rows whole) and that
-  // unit's statement merges the unindexed columns with it: one row write instead of two. Both test the same stored
-  // row against the same incoming one (the first changed nothing of it), so exactly one of them merges the
-  // unindexed columns, and a sum still counts each event once.
-  const skip = plain.length ? `(${changes(plain)}) AND NOT (${changes(withPlain)})` : "";
-  return [statement(plain, select, skip), ...separate.map((u) => (u === withPlain ? statement([...u, ...plain], select, changes(u)) : statement(u, later)))];
+  // Where the withPlain unit's indexed value changes, the first statement skips the row (it still inserts new rows
+  // whole) and that unit's statement merges the unindexed columns with it: one row write instead of two. Where only
+  // its unindexed members change (a newer stamp of the same outcome or status), the first statement merges them with
+  // the unindexed columns and leaves the indexed value out of its SET list, so no index entry is rewritten to the
+  // value it holds. Both test the same stored row against the same incoming one, and after the first the unit's
+  // indexed value no longer changes (its stamps are the incoming ones), so exactly one of them merges the unindexed
+  // columns, and a sum still counts each event once.
+  const keyed = withPlain.filter((c) => indexed.has(c));
+  const rest = [...plain, ...withPlain.filter((c) => !indexed.has(c))];
+  const skip = rest.length ? `NOT (${changes(keyed)}) AND (${changes(rest)})` : "";
+  return [statement(rest, select, skip), ...separate.map((u) => (u === withPlain ? statement([...u, ...plain], select, changes(keyed)) : statement(u, later)))];
 }

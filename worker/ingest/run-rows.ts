@@ -1,4 +1,4 @@
-import { isInternalSdkName, type RunKind, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
+import { isInternalSdkName, type RunKind, type RunOutcome, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { listedAt } from "../../src/store/listed-at";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
@@ -44,7 +44,7 @@ const TURN_STATUS: Record<string, "completed" | "failed" | "cancelled" | "interr
 };
 
 /** What a fiber event says about the run's outcome (fiber kinds). */
-const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
+const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], RunOutcome>> = {
   "fiber.completed": "completed",
   "fiber.failed": "failed",
   "fiber.interrupted": "interrupted",
@@ -84,7 +84,7 @@ function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
 }
 
 /** The same fiber events for a chat turn's internal fiber: the turn ended when its fiber did. */
-const TURN_FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
+const TURN_FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], RunOutcome>> = {
   "fiber.completed": "completed",
   "fiber.failed": "failed",
   "fiber.interrupted": "interrupted",
@@ -102,7 +102,7 @@ const TASK_PHASE: Partial<Record<TelemetryEvent["type"], string>> = {
   "task.attempt.interrupted": "interrupted",
   "task.waiting": "waiting",
 };
-const TASK_OUTCOME: Partial<Record<TelemetryEvent["type"], string>> = {
+const TASK_OUTCOME: Partial<Record<TelemetryEvent["type"], RunOutcome>> = {
   "task.completed": "completed",
   "task.failed": "failed",
   "task.cancelled": "cancelled",
@@ -118,9 +118,10 @@ type Facts = {
   startedAt?: number | null;
   /**
    * `fallback`: stamped 0, so any reported outcome supersedes it; `at`: stamped then rather than at the event's time.
-   * `value: null`: live again (a chat turn's recovery turn started), superseding an earlier outcome.
+   * `value: null`: live again (a chat turn's recovery turn started), superseding an earlier outcome. Typed as the
+   * closed set sdk-states.ts declares: the runs list merges runs_kind_outcome over exactly those values.
    */
-  outcome?: { value: string | null; endedAt: number | null; error?: string | null; reason?: string | null; fallback?: boolean; at?: number };
+  outcome?: { value: RunOutcome | null; endedAt: number | null; error?: string | null; reason?: string | null; fallback?: boolean; at?: number };
   phase?: { value: string; wakeAt?: number | null; step?: string | null; statusMessage?: string | null };
   snapshot?: { preview: string; bytes: number };
   confirmedAt?: number;

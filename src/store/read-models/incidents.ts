@@ -7,6 +7,7 @@ import { BadRequest } from "./errors";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type IncidentStatusFacts, isOverlayStatus, overlayApplies, overlayAppliesSql, shownStatus, shownStatusSql } from "./incident-status";
+import { classesOfName, classOfNameSql } from "./name-classes";
 import { type AgentRef, findOwned } from "./owner";
 import {
   type AccessPath,
@@ -15,16 +16,20 @@ import {
   choosePath,
   cond,
   DEFAULT_CAP,
+  decodeCursor,
   keysetPage,
   type ListOrder,
   type Page,
   type PageOptions,
+  pageLimit,
   rowsReadOf,
   SCAN_BUDGET,
 } from "./paging";
 
 /** Incidents: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
 export const INCIDENT_ORDER: ListOrder<IncidentRow> = { tag: "incidents", keyOf: (r) => [r.firstSeen, r.incidentId, r.agentClass, r.agentName] };
+/** The types of INCIDENT_ORDER's sort key, as cursors carry it. */
+const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
 
 /**
  * Incidents: a chat recovery's incidentId, or one derived from a fiber or a
@@ -156,15 +161,20 @@ function derive(r: StoredIncident): IncidentRow {
   };
 }
 
+/** An agent name without its class: incidents_agent, merged over the classes the registry has the name under (namePlan). */
+const BY_NAME: AccessPath<ColumnKey<typeof incidents>> = { index: "incidents_agent", cols: ["agentName"] };
+
 /**
  * Indexes that serve the equality filters, most selective first. Any two
  * filters not on one index (e.g. status + reason) scan the first index that
  * serves one of them and test the other per row, bounded by SCAN_BUDGET.
+ * An agent name without its class is BY_NAME: an index by name would cost
+ * every incident one more entry written.
  */
 const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_agent", cols: ["agentClass", "agentName"] },
+  BY_NAME,
   { index: "incidents_version", cols: ["version"] },
-  { index: "incidents_name", cols: ["agentName"] },
   { index: "incidents_reason", cols: ["reason"] },
   { index: "incidents_status", cols: ["status"] },
   { index: "incidents_class", cols: ["agentClass"] },
@@ -178,10 +188,12 @@ const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
  * are `status = 'open'` with one (so they scan the 'open' range of incidents_status, bounded by SCAN_BUDGET).
  * Every other status is its own index range: the overlay never applies over a closed word.
  */
-function plan(f: IncidentFilters) {
+function plan(f: IncidentFilters, nameArms?: Cond[] | null) {
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
   const sdkWord = f.status === undefined ? undefined : isOverlayStatus(f.status) ? "open" : f.status;
-  const p = choosePath(PATHS, {
+  // nameArms: BY_NAME's arms once known; null when the name is under too many classes (then it is no path).
+  const paths = nameArms === null ? PATHS.filter((x) => x !== BY_NAME) : nameArms ? PATHS.map((x) => (x === BY_NAME ? { ...x, arms: nameArms } : x)) : PATHS;
+  const p = choosePath(paths, {
     agentClass: eq(f.agentClass, I.agentClass),
     agentName: eq(f.agentName, I.agentName),
     reason: eq(f.reason, I.reason),
@@ -194,14 +206,37 @@ function plan(f: IncidentFilters) {
   else if (f.status !== undefined && isOverlayStatus(f.status)) residual.push(cond(`${overlayAppliesSql()} AND ${I.closedBy} = ?`, f.status));
   if (f.noReason === true) residual.push(cond(`(${I.reason} IS NULL OR ${I.reason} = '')`));
   else if (f.noReason === false) residual.push(cond(`(${I.reason} IS NOT NULL AND ${I.reason} <> '')`));
-  return { index: p.index, where: p.where, residual };
+  return {
+    index: p.index,
+    where: p.where,
+    residual,
+    arms: p.arms,
+    byName: f.agentClass === undefined && f.agentName !== undefined && p.where.length === 1 && p.index === BY_NAME.index,
+  };
+}
+
+/**
+ * plan, with BY_NAME's arms when it is the path: one per class the registry has the name under (classesOfName; none
+ * means no incident). A name under more classes than a page merges is a bounded scan of the newest incidents instead.
+ */
+async function namePlan(db: D1Database, f: IncidentFilters) {
+  const first = plan(f);
+  if (!first.byName) return { p: first, none: false, rowsRead: 0 };
+  const { classes, rowsRead } = await classesOfName(db, f.agentName!);
+  const arms = classes === null ? null : classes.map((c) => cond(`${I.agentClass} = ?`, c));
+  return { p: plan(f, arms), none: classes !== null && !classes.length, rowsRead };
 }
 
 /** Lists incidents, newest first (first seen), one keyset page at a time. */
 export async function listIncidents(db: D1Database, filters: IncidentFilterInput, page: PageOptions = {}): Promise<Page<IncidentRow>> {
   const f = parseFilters(incidentFilters, filters);
-  const p = plan(f);
-  return keysetPage<IncidentRow>(
+  const { p, none, rowsRead } = await namePlan(db, f);
+  if (none) {
+    pageLimit(page.limit);
+    if (page.cursor) decodeCursor(INCIDENT_ORDER.tag, page.cursor, KEY_TYPES);
+    return { items: [], next: null, rowsRead };
+  }
+  const listed = await keysetPage<IncidentRow>(
     db,
     {
       ...INCIDENT_ORDER,
@@ -209,16 +244,19 @@ export async function listIncidents(db: D1Database, filters: IncidentFilterInput
       index: p.index,
       select: SELECT,
       order: [I.firstSeen, I.incidentId, I.agentClass, I.agentName],
-      types: ["number", "string", "string", "string"],
+      types: KEY_TYPES,
       dir: "DESC",
       where: p.where,
+      arms: p.arms,
       residual: p.residual,
+      scanBudget: SCAN_BUDGET - rowsRead,
       range: { min: f.since, max: f.until },
       // keysetPage reads stored rows; the map derives the shown status from them.
       map: (r) => derive(r as unknown as StoredIncident),
     },
     page,
   );
+  return { ...listed, rowsRead: listed.rowsRead + rowsRead };
 }
 
 /** Index rows a count with per-row tests scans at most, newest first; past it the count is "at least". */
@@ -239,8 +277,10 @@ export async function countIncidents(db: D1Database, filters: IncidentFilterInpu
 /** countIncidents as a statement (for a D1 batch) and the reader of its result. */
 export function countIncidentsStatement(db: D1Database, filters: IncidentFilterInput, cap = DEFAULT_CAP) {
   const f = parseFilters(incidentFilters, filters);
+  // BY_NAME: incidents_agent over the classes the registry has the name under, one IN (a statement of a batch cannot
+  // look them up first). Its order is a sort of the name's incidents: a count reads them all, a name's few.
   const p = plan(f);
-  const conds = [...p.where];
+  const conds = p.byName ? [cond(classOfNameSql(I.agentClass), f.agentName), ...p.where] : [...p.where];
   if (f.since !== undefined) conds.push(cond(`${I.firstSeen} >= ?`, f.since));
   if (f.until !== undefined) conds.push(cond(`${I.firstSeen} <= ?`, f.until));
   const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";

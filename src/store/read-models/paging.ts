@@ -116,11 +116,19 @@ export type ListQuery<R> = {
   range?: { min?: number; max?: number };
   /** Conditions the index cannot serve: tested on each scanned row, scan bounded by SCAN_BUDGET. */
   residual?: Cond[];
+  /**
+   * The scan's bound instead of SCAN_BUDGET: SCAN_BUDGET less what the request already read to plan the page (an
+   * agent name's classes), so the whole request stays within 2 × SCAN_BUDGET.
+   */
+  scanBudget?: number;
   /** The sort key of a returned row, in `order`'s order. */
   keyOf: (row: R) => SortValue[];
   /** Turns a raw row into the returned item (e.g. parses JSON). */
   map?: (row: R) => R;
 };
+
+/** A query's scan bound: its own (at least 1), or SCAN_BUDGET. */
+const budgetOf = (q: { scanBudget?: number }) => Math.max(1, Math.min(SCAN_BUDGET, Math.floor(q.scanBudget ?? SCAN_BUDGET)));
 
 const sum = (results: D1Result[]) => results.reduce((n, r) => n + (r.meta.rows_read ?? 0), 0);
 
@@ -165,7 +173,7 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
 
   const hit = residual.map((c) => `(${c.sql})`).join(" AND ");
   const r = await db
-    .prepare(`SELECT * FROM (SELECT ${q.select}, (${hit}) AS _hit FROM ${from} ${where} ${orderBy} LIMIT ${SCAN_BUDGET}) WHERE _hit LIMIT ?`)
+    .prepare(`SELECT * FROM (SELECT ${q.select}, (${hit}) AS _hit FROM ${from} ${where} ${orderBy} LIMIT ${budgetOf(q)}) WHERE _hit LIMIT ?`)
     .bind(...residual.flatMap((c) => c.binds), ...binds, limit + 1)
     .all<R & { _hit?: number }>();
   const rows = r.results.map(({ _hit, ...row }) => row as R);
@@ -173,7 +181,7 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
   if (rows.length > limit) return { items, next: encodeCursor(q.tag, q.keyOf(rows[limit - 1]!)), rowsRead: sum([r]) };
   // A short page: either the range is exhausted, or the scan budget ran out first. Continue after the last scanned row.
   const marker = await db
-    .prepare(`SELECT ${q.order.map((c, i) => `${c} AS ${sortAlias(i)}`).join(", ")} FROM ${from} ${where} ${orderBy} LIMIT 1 OFFSET ${SCAN_BUDGET - 1}`)
+    .prepare(`SELECT ${q.order.map((c, i) => `${c} AS ${sortAlias(i)}`).join(", ")} FROM ${from} ${where} ${orderBy} LIMIT 1 OFFSET ${budgetOf(q) - 1}`)
     .bind(...binds)
     .all<Record<string, SortValue>>();
   return shortPage(q, items, r, marker);
@@ -245,7 +253,7 @@ async function armsPage<R>(db: D1Database, q: ListQuery<R>, conds: Cond[], limit
   const hit = residual.map((c) => `(${c.sql})`).join(" AND ");
   const u = armsSql(q, conds, cond(`(${hit}) AS _hit`, ...residual.flatMap((c) => c.binds)));
   const r = await db
-    .prepare(`SELECT * FROM (${u.sql} LIMIT ${SCAN_BUDGET}) WHERE _hit LIMIT ?`)
+    .prepare(`SELECT * FROM (${u.sql} LIMIT ${budgetOf(q)}) WHERE _hit LIMIT ?`)
     .bind(...u.binds, limit + 1)
     .all<Record<string, unknown>>();
   const rows = r.results.map(strip);
@@ -254,7 +262,7 @@ async function armsPage<R>(db: D1Database, q: ListQuery<R>, conds: Cond[], limit
   // A short page: the range is exhausted, or the scan budget ran out first (continue after the last scanned row).
   const all = armsSql(q, conds);
   const marker = await db
-    .prepare(`SELECT ${q.order.map((_, i) => sortAlias(i)).join(", ")} FROM (${all.sql} LIMIT 1 OFFSET ${SCAN_BUDGET - 1})`)
+    .prepare(`SELECT ${q.order.map((_, i) => sortAlias(i)).join(", ")} FROM (${all.sql} LIMIT 1 OFFSET ${budgetOf(q) - 1})`)
     .bind(...all.binds)
     .all<Record<string, SortValue>>();
   return shortPage(q, items, r, marker);

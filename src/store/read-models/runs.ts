@@ -1,10 +1,11 @@
-import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
+import { RUN_OUTCOMES as ENDED, RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import type { HistoryTier } from "../history/tier";
-import { agents, runs } from "../schema";
+import { runs } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
+import { classesOfName, MAX_NAME_CLASSES } from "./name-classes";
 import { type AgentRef, findOwned } from "./owner";
 import {
   type AccessPath,
@@ -14,10 +15,10 @@ import {
   decodeCursor,
   keysetPage,
   type ListOrder,
-  MAX_ARMS,
   type Page,
   type PageOptions,
   pageLimit,
+  SCAN_BUDGET,
 } from "./paging";
 
 /** Runs: first seen, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
@@ -34,22 +35,11 @@ export const RUN_ORDER: ListOrder<Run> = { tag: "fibers", keyOf: (r) => [r.first
 export { RUN_KINDS, type RunKind };
 
 /**
- * How a run ended, as ingest records it, plus "running": no outcome yet. Fibers keep their recovery's
- * result (recovering … recovery_failed) after "interrupted"; see worker/ingest/run-rows.ts.
+ * How a run ended, as ingest records it (sdk-states.ts RUN_OUTCOMES, the closed set run-rows.ts writes), plus
+ * "running": no outcome yet. Fibers keep their recovery's result (recovering … recovery_failed) after
+ * "interrupted"; see worker/ingest/run-rows.ts.
  */
-export const RUN_OUTCOMES = [
-  "running",
-  "completed",
-  "failed",
-  "interrupted",
-  "cancelled",
-  "force_idled",
-  "ended_unreported",
-  "recovering",
-  "recovered",
-  "recovery_skipped",
-  "recovery_failed",
-] as const;
+export const RUN_OUTCOMES = ["running", ...ENDED] as const;
 
 /** Run list filters; since / until bound first_seen, when the run was first seen (inclusive). */
 export const runFilters = z
@@ -171,31 +161,19 @@ const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
   { index: "runs_first_seen", cols: [] },
 ];
 
-const A = names(agents);
 /** The types of RUN_ORDER's sort key, as cursors carry it. */
 const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
 
-/**
- * Classes one agent name may be merged over (D1's compound SELECT limit, MAX_ARMS); a name under more is a bounded
- * scan of the newest runs instead. Each arm binds its own values (the class, the name, a cursor, since / until, the
- * residual filters: at most 11), well inside D1's 100 bound parameters per statement.
- */
-export const MAX_NAME_CLASSES = MAX_ARMS;
+export { MAX_NAME_CLASSES };
 
 /**
- * The path for an agent name without a class: runs_agent, one arm per class the registry (agents_name) has the name
- * under. Every run's agent is in the registry (ingest upserts the agent with each of its events, and retention
- * keeps agents), so no class means no run.
+ * The path for an agent name without a class: runs_agent, one arm per class the registry has the name under
+ * (classesOfName); none means no run.
  */
 async function namePath(db: D1Database, agentName: string): Promise<{ path: AccessPath<ColumnKey<typeof runs>> | null; none: boolean; rowsRead: number }> {
-  const r = await db
-    .prepare(`SELECT ${A.agentClass} AS c FROM ${A.$table} INDEXED BY agents_name WHERE ${A.agentName} = ? LIMIT ?`)
-    .bind(agentName, MAX_NAME_CLASSES + 1)
-    .all<{ c: string }>();
-  const classes = r.results.map((x) => x.c);
-  const rowsRead = r.meta.rows_read ?? 0;
+  const { classes, rowsRead } = await classesOfName(db, agentName);
+  if (classes === null) return { path: null, none: false, rowsRead };
   if (!classes.length) return { path: null, none: true, rowsRead };
-  if (classes.length > MAX_NAME_CLASSES) return { path: null, none: false, rowsRead };
   return { path: { index: "runs_agent", cols: ["agentName"], arms: classes.map((c) => cond(`${F.agentClass} = ?`, c)) }, none: false, rowsRead };
 }
 
@@ -232,6 +210,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
       where: p.where,
       arms: p.arms,
       residual,
+      scanBudget: SCAN_BUDGET - (byName?.rowsRead ?? 0),
       range: { min: f.since, max: f.until },
       map: (r) => derive(r),
     },
