@@ -137,6 +137,9 @@ export async function simulate(
   const bytesAfter = await tableBytes(env.DB);
   const openAfter = await openAtEnd(env.DB);
   const ev = load.stored || 1;
+  // What the fleet stores per agent-minute: the mix's rate less the checkpoints that coalesce per flush. Sizes and
+  // bills scale per-stored-event figures by it (by the offered rate they would count events that never ship).
+  const storedRate = (ev * 60) / (input.agents * input.seconds);
   const lagP50 = percentile(load.lags, 0.5);
   const lagP99 = percentile(load.lags, 0.99);
   const offered = (input.agents * rate) / 60;
@@ -177,11 +180,10 @@ export async function simulate(
   const run = { events: ev, seconds: input.seconds, agents: input.agents };
   const backupExpiryHours = openAfter.backupExpiryHours;
   const steadyGb = (agents: number) =>
-    Object.values(steadyBytes(grown.tables, run, { agents, rate, hotHours: keep.hotWindowHours, retentionDays: keep.retentionDays, backupExpiryHours })).reduce(
-      (a, b) => a + b,
-      0,
-    ) / 1e9;
-  say(steadySizeLine(grown, run, rate, keep, bytesPerEvent, backlogBytes, sizeBefore, sizeAfter, backupExpiryHours));
+    Object.values(
+      steadyBytes(grown.tables, run, { agents, rate: storedRate, hotHours: keep.hotWindowHours, retentionDays: keep.retentionDays, backupExpiryHours }),
+    ).reduce((a, b) => a + b, 0) / 1e9;
+  say(steadySizeLine(grown, run, storedRate, keep, bytesPerEvent, backlogBytes, sizeBefore, sizeAfter, backupExpiryHours));
   if (load.buckets.length)
     say(
       `r2 (${load.buckets.join(", ")}): ${fmt(load.r2.classA / ev, 4)} class A/event, ${fmt(load.r2.classB / ev, 4)} class B/event, ${fmt(load.r2.bytesPut / ev, 1)} bytes put/event`,
@@ -192,7 +194,7 @@ export async function simulate(
 
   const added = Object.fromEntries(Object.keys(rowsAfter).map((t) => [t, rowsAfter[t]! - (rowsBefore[t] ?? 0)]));
   const paced = pacedRetention(cfg.pace, load, added, seeded, dueBefore, dueAfter, backlogLeft, lagP99, say, opts.targets);
-  const ret = await retention(env, load, added, rate, input, say, opts.targets);
+  const ret = await retention(env, load, added, storedRate, input, say, opts.targets);
   // Every row the fleet adds is deleted once, by the paced slices (what a deleted row cost them) or else the cron.
   const rowsAddedPerEvent = Object.values(added).reduce((a, b) => a + Math.max(0, b), 0) / ev;
   const deleteWritten = paced.deleted ? paced.written / paced.deleted : ret.writtenPerDeleted;
@@ -214,9 +216,9 @@ export async function simulate(
       `Queues ${fmt(queueOps, 3)} ops; R2 ${fmt(per.r2ClassA, 4)} A + ${fmt(per.r2ClassB, 4)} B, ${fmt(per.r2Bytes)} bytes) at list prices read ${PRICES.readOn} (bench/sim/prices.ts)`,
   );
   for (const agents of [1_000, 10_000]) {
-    const b = monthlyBill(per, agents, rate, keptDays, steadyGb(agents));
+    const b = monthlyBill(per, agents, storedRate, keptDays, steadyGb(agents));
     say(
-      `monthly cost, ${fmt(agents)} agents at ${fmt(rate)} events/agent/min (${fmt(b.events / 1e9, 2)} B events/month): ${usd(b.total)} = ` +
+      `monthly cost, ${fmt(agents)} agents at ${fmt(rate)} events/agent/min offered, ${fmt(storedRate, 1)} stored (${fmt(b.events / 1e9, 2)} B events/month): ${usd(b.total)} = ` +
         `D1 rows written ${usd(b.d1Written)} + rows read ${usd(b.d1Read)} + storage ${usd(b.d1Storage)} (${fmt(b.d1StorageGb)} GB at steady state${b.d1StorageGb > 10 ? `: over D1's 10 GB cap, ${Math.ceil(b.d1StorageGb / 10)} databases` : ""}) + ` +
         `Queues ${usd(b.queues)} + R2 ${usd(b.r2)}; Workers requests and CPU not included`,
     );
@@ -417,7 +419,7 @@ function steadySizeLine(
   return (
     `d1 size: at most ${fmt(bytesPerEvent)} bytes/event stored (measured after the ${fmt(backlogBytes / 1e6, 1)} MB backlog was deleted: pages its deletes left part-empty still count) ` +
     `(${sizeAfter.how}: ${fmt(sizeBefore.bytes / 1e6, 1)} MB -> ${fmt(sizeAfter.bytes / 1e6, 1)} MB, not vacuumed; per table by ${grown.how}); ` +
-    `steady state at ${fmt(rate)} events/agent/min, each table by its own keep time (segments, finished runs, closed incidents with their usage rows and resolved ops ${keep.hotWindowHours} h = HOT_WINDOW_HOURS; ` +
+    `steady state at ${fmt(rate, 1)} events/agent/min stored, each table by its own keep time (segments, finished runs, closed incidents with their usage rows and resolved ops ${keep.hotWindowHours} h = HOT_WINDOW_HOURS; ` +
     `open incidents as the level open at the run's end (${openRows(grown.tables, "incidents")} of ${allRows(grown.tables, "incidents")}), scaled by agents; unresolved ops (${openRows(grown.tables, "op_ambiguities")} of ${allRows(grown.tables, "op_ambiguities")}: the sim resolves none) ${keep.retentionDays} d; ` +
     `backups ${backupExpiryHours === null ? `${keep.retentionDays} d` : `${fmt(backupExpiryHours, 0)} h to expiry + ${keep.hotWindowHours} h`}; rollups ${keep.retentionDays} d = RETENTION_DAYS; agents and the sim's sessions one per agent): ${[1_000, 10_000].map(per).join("; ")}`
   );
