@@ -1,4 +1,3 @@
-import type { HistoryRead } from "../../src/store/history/read";
 import {
   type AttemptUsage,
   type EventRow,
@@ -17,6 +16,7 @@ import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../
 import { ColumnChooser } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { type FoundInHistory, HistoryFacts, HistoryReadSpan, historyReadAttrs } from "../components/from-history";
 import { HotSpan } from "../components/hot-span";
 import { INCIDENT_COLUMN_SET, IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
@@ -30,7 +30,7 @@ import { TimePresets } from "../components/time-presets";
 import { PagedTimeline, Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, bulkForIncidentHref, detailHref, href, LISTS, listHref } from "../links";
-import { historyStopWords, incidentStatusLabel, respentAttemptsCapped } from "../words";
+import { incidentStatusLabel, respentAttemptsCapped } from "../words";
 
 type Query = Record<string, string | undefined>;
 
@@ -376,29 +376,18 @@ function RespentByAttempt(props: { rows: AttemptUsage[]; capped: boolean }) {
 export function IncidentFromHistoryPage(props: {
   ctx: PageContext;
   id: string;
-  found: HistoryRead & { from: number; to: number };
+  found: FoundInHistory;
   /** The shown status its events say (the same derivation as the hot store's). */
   status: string;
   hotWindowHours: number;
 }) {
   const { id, found } = props;
-  const s = found.scan;
-  const agents = [...new Map(found.events.map((e) => [`${e.agentClass}\u0000${e.agentName}`, e])).values()];
   return (
     <Layout ctx={props.ctx} title={`Incident ${id}`} active={LISTS.incidents}>
-      <section
-        data-testid="incident-from-history"
-        data-count={String(found.events.length)}
-        data-status={props.status}
-        data-complete={String(s.complete)}
-        data-covered-from={s.coveredFrom === null ? undefined : String(s.coveredFrom)}
-        data-covered-to={s.coveredTo === null ? undefined : String(s.coveredTo)}
-        data-stop={s.stop?.limit}
-      >
+      <section data-testid="incident-from-history" {...historyReadAttrs(found)} data-status={props.status}>
         <p>
           This incident has left the hot store: incidents that are not open stay there {props.hotWindowHours} hours after their last activity. The timeline
-          below is what the R2 history holds of it, read from <Time t={s.coveredFrom ?? found.from} /> to <Time t={s.coveredTo ?? found.to} /> ({s.hours} hours,{" "}
-          {s.objectsFetched} objects read){s.stop ? `; ${historyStopWords(s.stop)}, so older events were not looked at` : ""}.
+          below is what the R2 history holds of it, <HistoryReadSpan found={found} />.
         </p>
         <dl class="facts">
           <dt>incident</dt>
@@ -407,22 +396,7 @@ export function IncidentFromHistoryPage(props: {
           <dd data-testid="incident-status">
             <Status value={props.status} /> <span class="muted">(as its events say)</span>
           </dd>
-          <dt>agent</dt>
-          <dd>
-            {agents.map((a) => (
-              <a href={agentHref(a)}>
-                {a.agentClass} · {a.agentName}
-              </a>
-            ))}
-          </dd>
-          <dt>first event</dt>
-          <dd>
-            <Time t={found.events[0]?.time ?? null} ms />
-          </dd>
-          <dt>last event</dt>
-          <dd>
-            <Time t={found.events.at(-1)?.time ?? null} ms />
-          </dd>
+          <HistoryFacts found={found} />
         </dl>
       </section>
       <h2>Timeline</h2>

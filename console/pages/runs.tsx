@@ -1,8 +1,8 @@
-import type { HistoryRead } from "../../src/store/history/read";
 import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
+import { type FoundInHistory, HistoryFacts, HistoryReadSpan, historyReadAttrs } from "../components/from-history";
 import { JsonView, parsePreview } from "../components/json-view";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
@@ -12,7 +12,6 @@ import { PagedTimeline, Timeline } from "../components/timeline";
 import { ago, bytes, elapsed, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, detailHref, LISTS } from "../links";
-import { historyStopWords } from "../words";
 
 type Query = Record<string, string | undefined>;
 
@@ -248,44 +247,19 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
  * A run the hot store no longer holds: finished runs leave D1 once their last activity is older than the hot
  * window (open ones after the retention period). What the R2 history has of it, and how far that read looked.
  */
-export function RunFromHistoryPage(props: { ctx: PageContext; id: string; found: HistoryRead & { from: number; to: number }; hotWindowHours: number }) {
+export function RunFromHistoryPage(props: { ctx: PageContext; id: string; found: FoundInHistory; hotWindowHours: number }) {
   const { id, found } = props;
-  const s = found.scan;
-  const agents = [...new Map(found.events.map((e) => [`${e.agentClass}\u0000${e.agentName}`, e])).values()];
   return (
     <Layout ctx={props.ctx} title={`Run ${id}`} active={LISTS.runs}>
-      <section
-        data-testid="run-from-history"
-        data-count={String(found.events.length)}
-        data-complete={String(s.complete)}
-        data-covered-from={s.coveredFrom === null ? undefined : String(s.coveredFrom)}
-        data-covered-to={s.coveredTo === null ? undefined : String(s.coveredTo)}
-        data-stop={s.stop?.limit}
-      >
+      <section data-testid="run-from-history" {...historyReadAttrs(found)}>
         <p>
           This run has left the hot store: finished runs stay there {props.hotWindowHours} hours after their last activity. The history below is what the R2
-          history holds of it, read from <Time t={s.coveredFrom ?? found.from} /> to <Time t={s.coveredTo ?? found.to} /> ({s.hours} hours, {s.objectsFetched}{" "}
-          objects read){s.stop ? `; ${historyStopWords(s.stop)}, so older events were not looked at` : ""}.
+          history holds of it, <HistoryReadSpan found={found} />.
         </p>
         <dl class="facts">
           <dt>run</dt>
           <dd class="mono">{id}</dd>
-          <dt>agent</dt>
-          <dd>
-            {agents.map((a) => (
-              <a href={agentHref(a)}>
-                {a.agentClass} · {a.agentName}
-              </a>
-            ))}
-          </dd>
-          <dt>first event</dt>
-          <dd>
-            <Time t={found.events[0]?.time ?? null} ms />
-          </dd>
-          <dt>last event</dt>
-          <dd>
-            <Time t={found.events.at(-1)?.time ?? null} ms />
-          </dd>
+          <HistoryFacts found={found} />
         </dl>
       </section>
       <h2>Events</h2>
