@@ -1,13 +1,10 @@
-import type { HistoryRead } from "../../src/store/history/read";
+import type { FoundBeforeHot } from "../../src/store/history/before-hot";
 import { agentHref } from "../links";
 import { historyStopWords } from "../words";
 import { Time } from "./time";
 
-/** A run's or incident's events as read from the R2 history, with the span the read asked for. */
-export type FoundInHistory = HistoryRead & { from: number; to: number };
-
 /** The data attributes that say how far a history read looked (tests and scripts read these, not the sentence). */
-export function historyReadAttrs(found: FoundInHistory): Record<string, string | undefined> {
+export function historyReadAttrs(found: FoundBeforeHot): Record<string, string | undefined> {
   const s = found.scan;
   return {
     "data-count": String(found.events.length),
@@ -19,7 +16,7 @@ export function historyReadAttrs(found: FoundInHistory): Record<string, string |
 }
 
 /** "read from … to … (N hours, M objects read)", and where the read stopped short: the end of a sentence. */
-export function HistoryReadSpan(props: { found: FoundInHistory }) {
+export function HistoryReadSpan(props: { found: FoundBeforeHot }) {
   const { found } = props;
   const s = found.scan;
   return (
@@ -31,7 +28,7 @@ export function HistoryReadSpan(props: { found: FoundInHistory }) {
 }
 
 /** The agent(s) and the first and last event times of what history holds: rows of a facts list. */
-export function HistoryFacts(props: { found: FoundInHistory }) {
+export function HistoryFacts(props: { found: FoundBeforeHot }) {
   const { events } = props.found;
   const agents = [...new Map(events.map((e) => [`${e.agentClass}\u0000${e.agentName}`, e])).values()];
   return (

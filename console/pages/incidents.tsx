@@ -1,3 +1,4 @@
+import type { FoundBeforeHot } from "../../src/store/history/before-hot";
 import {
   type AttemptUsage,
   type EventRow,
@@ -16,7 +17,7 @@ import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../
 import { ColumnChooser } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
-import { type FoundInHistory, HistoryFacts, HistoryReadSpan, historyReadAttrs } from "../components/from-history";
+import { HistoryFacts, HistoryReadSpan, historyReadAttrs } from "../components/from-history";
 import { HotSpan } from "../components/hot-span";
 import { INCIDENT_COLUMN_SET, IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
@@ -376,7 +377,7 @@ function RespentByAttempt(props: { rows: AttemptUsage[]; capped: boolean }) {
 export function IncidentFromHistoryPage(props: {
   ctx: PageContext;
   id: string;
-  found: FoundInHistory;
+  found: FoundBeforeHot;
   /** The shown status its events say (the same derivation as the hot store's). */
   status: string;
   hotWindowHours: number;

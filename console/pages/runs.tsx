@@ -1,8 +1,9 @@
+import type { FoundBeforeHot } from "../../src/store/history/before-hot";
 import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
-import { type FoundInHistory, HistoryFacts, HistoryReadSpan, historyReadAttrs } from "../components/from-history";
+import { HistoryFacts, HistoryReadSpan, historyReadAttrs } from "../components/from-history";
 import { JsonView, parsePreview } from "../components/json-view";
 import { Pager } from "../components/pager";
 import { Status } from "../components/status";
@@ -247,7 +248,7 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
  * A run the hot store no longer holds: finished runs leave D1 once their last activity is older than the hot
  * window (open ones after the retention period). What the R2 history has of it, and how far that read looked.
  */
-export function RunFromHistoryPage(props: { ctx: PageContext; id: string; found: FoundInHistory; hotWindowHours: number }) {
+export function RunFromHistoryPage(props: { ctx: PageContext; id: string; found: FoundBeforeHot; hotWindowHours: number }) {
   const { id, found } = props;
   return (
     <Layout ctx={props.ctx} title={`Run ${id}`} active={LISTS.runs}>

@@ -1,6 +1,7 @@
 import type { AgentRef } from "../read-models/owner";
-import { type HistoryEvent, HOUR_MS, hourOf, idOf } from "./layout";
-import { type HistoryRead, historyEvents, historySearch, type ShardCounts } from "./read";
+import { type FoundBeforeHot, readBeforeHot } from "./before-hot";
+import { type HistoryEvent, idOf } from "./layout";
+import type { ShardCounts } from "./read";
 
 /** Whether an event belongs to the incident with this id: its timeline (the same rule as the hot timeline's). */
 export const onIncidentTimeline = (e: HistoryEvent, id: string) => idOf(e, "incidentId") === id;
@@ -9,7 +10,7 @@ export const onIncidentTimeline = (e: HistoryEvent, id: string) => idOf(e, "inci
 export const INCIDENT_LOOKBACK_HOURS = 48;
 
 /** What an incident lookup in the history found, and the span it was asked to look at. */
-export type IncidentHistory = HistoryRead & { from: number; to: number };
+export type IncidentHistory = FoundBeforeHot;
 
 /**
  * An incident the hot store no longer holds (retention deleted its row: it was not open, and its last activity was
@@ -20,27 +21,18 @@ export type IncidentHistory = HistoryRead & { from: number; to: number };
  * objects written since incident ids joined the Bloom filters (layout.ts ID_KINDS). An incident whose events are
  * older than the span is reported as not found, with the span said.
  */
-export async function incidentFromHistory(
+export function incidentFromHistory(
   bucket: R2Bucket,
   counts: ShardCounts,
   id: string,
   owner: AgentRef | undefined,
   hotStart: number,
 ): Promise<IncidentHistory> {
-  const to = hotStart;
-  if (owner) {
-    const from = hourOf(to) - (INCIDENT_LOOKBACK_HOURS - 1) * HOUR_MS;
-    // Newest first: a limit then cuts the oldest part, which the page says.
-    const r = await historyEvents(bucket, counts, {
-      agent: owner,
-      from,
-      to,
-      dir: "DESC",
-      match: (e) => onIncidentTimeline(e, id),
-      limits: { maxHours: INCIDENT_LOOKBACK_HOURS },
-    });
-    return { events: r.events.reverse(), scan: r.scan, from, to };
-  }
-  const r = await historySearch(bucket, { incidentId: id, to }, { now: to });
-  return { events: r.events.reverse(), scan: r.scan, from: r.scan.coveredFrom ?? to, to };
+  return readBeforeHot(bucket, counts, {
+    owner,
+    hotStart,
+    lookbackHours: INCIDENT_LOOKBACK_HOURS,
+    match: (e) => onIncidentTimeline(e, id),
+    search: { incidentId: id },
+  });
 }

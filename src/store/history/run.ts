@@ -1,6 +1,7 @@
 import type { AgentRef } from "../read-models/owner";
-import { type HistoryEvent, HOUR_MS, hourOf } from "./layout";
-import { type HistoryRead, historyEvents, historySearch, type ShardCounts } from "./read";
+import { type FoundBeforeHot, readBeforeHot } from "./before-hot";
+import type { HistoryEvent } from "./layout";
+import type { ShardCounts } from "./read";
 
 /** The fields that carry a run's id in its events: a fiber's, a Tasks run's, a chat turn's request id. */
 const RUN_ID_FIELDS = ["fiberId", "taskId", "requestId"] as const;
@@ -12,7 +13,7 @@ export const carriesRunId = (e: HistoryEvent, id: string) => RUN_ID_FIELDS.some(
 export const RUN_LOOKBACK_HOURS = 48;
 
 /** What a run lookup in the history found, and the span it was asked to look at. */
-export type RunHistory = HistoryRead & { from: number; to: number };
+export type RunHistory = FoundBeforeHot;
 
 /**
  * A run the hot store no longer holds (retention deleted its row), as the R2 history has it: its events oldest
@@ -23,23 +24,6 @@ export type RunHistory = HistoryRead & { from: number; to: number };
  * miss costs those list calls (R2 Class A), so the span is short: a run older than it is reported as not found
  * with the span said. Only events carrying the id in a run field are returned.
  */
-export async function runFromHistory(bucket: R2Bucket, counts: ShardCounts, id: string, owner: AgentRef | undefined, hotStart: number): Promise<RunHistory> {
-  const to = hotStart;
-  if (owner) {
-    // Whole UTC hours, the one holding `to` and those before it: exactly the read's hour limit.
-    const from = hourOf(to) - (RUN_LOOKBACK_HOURS - 1) * HOUR_MS;
-    // Newest first: a limit then cuts the oldest part, which the page says.
-    const r = await historyEvents(bucket, counts, {
-      agent: owner,
-      from,
-      to,
-      dir: "DESC",
-      match: (e) => carriesRunId(e, id),
-      limits: { maxHours: RUN_LOOKBACK_HOURS },
-    });
-    return { events: r.events.reverse(), scan: r.scan, from, to };
-  }
-  const r = await historySearch(bucket, { id, to }, { now: to });
-  const events = r.events.filter((e) => carriesRunId(e, id)).reverse();
-  return { events, scan: r.scan, from: r.scan.coveredFrom ?? to, to };
+export function runFromHistory(bucket: R2Bucket, counts: ShardCounts, id: string, owner: AgentRef | undefined, hotStart: number): Promise<RunHistory> {
+  return readBeforeHot(bucket, counts, { owner, hotStart, lookbackHours: RUN_LOOKBACK_HOURS, match: (e) => carriesRunId(e, id), search: { id } });
 }
