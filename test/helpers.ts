@@ -7,6 +7,14 @@ export async function probe(name = `probe-${crypto.randomUUID().slice(0, 8)}`) {
   return { name, stub: await getAgentByName(env.ProbeAgent, name) };
 }
 
+/** The `n` of a one-row D1 query on the home database (`SELECT COUNT(*) AS n …`). */
+export const count = async (sql: string, ...binds: unknown[]) =>
+  Number(
+    (await env.DB.prepare(sql)
+      .bind(...binds)
+      .first<{ n: number }>())!.n,
+  );
+
 /** Polls a D1 query until `check` passes (queues deliver asynchronously); on timeout, shows the last rows and any dead letters. */
 export async function pollRows<T>(sql: string, binds: unknown[], check: (rows: T[]) => boolean, timeout = 10_000): Promise<T[]> {
   let last: T[] = [];

@@ -3,16 +3,9 @@ import { describe, expect, it } from "vitest";
 import { ingestBatch } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { shuffled } from "../fixtures/seeded-random";
-import { pollRows } from "../helpers";
+import { count, pollRows } from "../helpers";
 
 const asMessages = (events: unknown[]) => events.map((body, i) => ({ id: `m-${i}-${crypto.randomUUID()}`, body }));
-const count = async (sql: string, ...binds: unknown[]) =>
-  Number(
-    (await env.DB.prepare(sql)
-      .bind(...binds)
-      .first<{ n: number }>())!.n,
-  );
-
 /** Projection rows for an agent, normalised for comparison. */
 async function projection(agentName: string) {
   const q = (sql: string) =>

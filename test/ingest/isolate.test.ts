@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/partitions";
 import { handleTelemetryBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
+import { count } from "../helpers";
 
 const HOUR = 3_600_000;
 
@@ -27,13 +28,6 @@ function refusingFirstBatch(db: D1Database): Store {
   });
   return { home: db, parts: [flaky] };
 }
-
-const count = async (sql: string, ...binds: unknown[]) =>
-  Number(
-    (await env.DB.prepare(sql)
-      .bind(...binds)
-      .first<{ n: number }>())!.n,
-  );
 
 describe("a batch D1 refuses as a whole", () => {
   it("stores each message alone, acks each one, and still runs paced retention for what they added", async () => {

@@ -4,17 +4,11 @@ import { describe, expect, it } from "vitest";
 import { type PaceResult, paceRetention, WALK_SCAN_FACTOR } from "../../src/store/retention-pace";
 import { handleTelemetryBatch } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
+import { count } from "../helpers";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const KEEP = { maxAgeDays: 30, hotWindowHours: 48 };
-
-const count = async (sql: string, ...binds: unknown[]) =>
-  Number(
-    (await env.DB.prepare(sql)
-      .bind(...binds)
-      .first<{ n: number }>())!.n,
-  );
 
 /** Runs of one agent written straight into D1: `outcome` null for an open run. */
 function seedRuns(agentName: string, runs: { id: string; outcome: string | null; firstSeen: number; lastSeen: number }[]) {

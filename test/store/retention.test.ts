@@ -3,18 +3,12 @@ import { describe, expect, it } from "vitest";
 import { eventsBy } from "../../src/store/read-models/events";
 import { measureSegmentRetention, runRetention } from "../../src/store/retention";
 import { makeEvent } from "../fixtures/events";
+import { count } from "../helpers";
 import { measureIngest } from "./hot-mix";
 import { ingest } from "./store-helpers";
 
 const DAY = 86_400_000;
 const NOW = Date.now();
-const count = async (sql: string, ...binds: unknown[]) =>
-  Number(
-    (await env.DB.prepare(sql)
-      .bind(...binds)
-      .first<{ n: number }>())!.n,
-  );
-
 describe("retention", () => {
   it("deletes rows dated in the future (stored before ingest refused such times), open or not, and keeps current ones", async () => {
     // Rows as an older console stored them: ingest now refuses these times, so they are written straight into D1.
