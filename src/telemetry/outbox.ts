@@ -28,6 +28,14 @@ export const SAVE_DELAY_MS = 100;
 /** Events sent per drain step. */
 const DRAIN_EVENTS = 500;
 /**
+ * Characters of event text one row holds at most. Durable Object SQLite refuses a string over 2 MB (SQLITE_TOOBIG);
+ * at ≤ 3 bytes per character this stays under it. A write of more (a busy agent in "flush" mode, or one turn that emits
+ * thousands of events) takes as many rows as it needs, and "flush" writes as soon as it has this much.
+ */
+export const ROW_TEXT_MAX = 512 * 1024;
+/** Characters a stored line adds to its event's text, at most: its number (≤ 16 digits), a tab, a newline. */
+const LINE_EXTRA = 18;
+/**
  * Rows kept after a quiet spell (compact). A burst grows the ring by one row per turn written while the Queue send
  * is under way; past this many, the oldest (all sent) are deleted once, so storage stays bounded by the usual load.
  */
@@ -80,6 +88,8 @@ export class Outbox {
   #ready = false;
   /** Events put in this turn (with their JSON text), written as one statement before the turn ends. */
   #unsaved: { event: TelemetryEvent; text: string }[] = [];
+  /** Characters of text in #unsaved. */
+  #unsavedChars = 0;
   /** Events put since the pending write last looked (see put). */
   #putSinceHop = false;
   /** Highest number given. */
@@ -152,20 +162,18 @@ export class Outbox {
    *   written, carries them all.
    * - "flush": the write happens SAVE_DELAY_MS after the first event not yet written (or at the next drain, if that
    *   comes first), one statement for every event put meanwhile, however long the sender waits before it sends.
+   * In both, once a row's worth of text (ROW_TEXT_MAX) waits, it is written before the next event joins: a busy
+   * agent's timer may fire late, and one statement of everything would exceed what SQLite stores in a row.
    */
   put(event: TelemetryEvent, text: string, onError: (e: unknown, events: TelemetryEvent[]) => void): void {
     this.#putSinceHop = true;
+    const chars = text.length + LINE_EXTRA;
+    // A row's worth waits: written now, before this event joins it, whatever the wait was meant to be.
+    if (this.#unsaved.length && this.#unsavedChars + chars > ROW_TEXT_MAX) this.#write(onError);
+    this.#unsavedChars += chars;
     if (this.#unsaved.push({ event, text }) !== 1) return;
-    const write = () => {
-      const events = this.#unsaved.map((u) => u.event);
-      try {
-        this.save();
-      } catch (e) {
-        onError(e, events);
-      }
-    };
     if (this.writeAt === "flush") {
-      setTimeout(write, SAVE_DELAY_MS);
+      setTimeout(() => this.#write(onError), SAVE_DELAY_MS);
       return;
     }
     let quiet = 0;
@@ -173,35 +181,66 @@ export class Outbox {
       if (this.#putSinceHop) quiet = 0;
       this.#putSinceHop = false;
       if (++quiet < SAVE_AFTER_QUIET_HOPS && this.#unsaved.length) return void settled.then(hop);
-      write();
+      this.#write(onError);
     };
     void settled.then(hop);
   }
 
+  /** save(), and if storage refuses, the events leave the outbox for `onError`'s fallback (not written twice). */
+  #write(onError: (e: unknown, events: TelemetryEvent[]) => void): void {
+    try {
+      this.save();
+    } catch (e) {
+      const events = this.#unsaved.splice(0).map((u) => u.event);
+      this.#unsavedChars = 0;
+      onError(e, events);
+    }
+  }
+
   /**
-   * Writes events queued by put() now: one row written. If storage fails they are handed back through the
-   * error, not kept, and they take no number.
+   * Writes events queued by put() now: one row written (one more per ROW_TEXT_MAX characters of text). If storage
+   * fails, the events not written stay queued and the error is thrown; they take no number until written.
    */
   save(): void {
     if (!this.#unsaved.length) return;
     const events = this.#unsaved;
     this.#unsaved = [];
+    this.#unsavedChars = 0;
     this.#ensure();
-    let seq = this.#issued;
-    let text = "";
-    for (const e of events) text += `${text ? "\n" : ""}${++seq}\t${e.text}`;
+    let from = 0;
+    try {
+      while (from < events.length) {
+        let seq = this.#issued;
+        let text = "";
+        let to = from;
+        // At least one event per row: an event's own text is far below the cap (MAX_EVENT_BYTES).
+        do text += `${text ? "\n" : ""}${++seq}\t${events[to++]!.text}`;
+        while (to < events.length && text.length + events[to]!.text.length + LINE_EXTRA <= ROW_TEXT_MAX);
+        this.#writeRow(seq, text);
+        this.#issued = seq;
+        from = to;
+      }
+    } catch (e) {
+      const left = events.slice(from);
+      this.#unsaved = left.concat(this.#unsaved);
+      this.#unsavedChars = this.#unsaved.reduce((n, u) => n + u.text.length + LINE_EXTRA, 0);
+      throw e;
+    }
+  }
+
+  /** One row of events whose highest number is `lastSeq`: over the oldest row already sent, else a new row. */
+  #writeRow(lastSeq: number, text: string): void {
     const oldest = this.#ring[0];
     if (oldest && oldest.lastSeq <= this.#shipped) {
       // Everything that row held has been sent: overwriting it is the delete of the sent events.
-      this.#exec(`UPDATE ${OUTBOX_TABLE} SET last_seq = ?, body = ? WHERE slot = ?`, seq, text, oldest.slot);
+      this.#exec(`UPDATE ${OUTBOX_TABLE} SET last_seq = ?, body = ? WHERE slot = ?`, lastSeq, text, oldest.slot);
       this.#ring.shift();
-      this.#ring.push({ slot: oldest.slot, lastSeq: seq });
+      this.#ring.push({ slot: oldest.slot, lastSeq });
     } else {
       const slot = ++this.#maxSlot;
-      this.#exec(`INSERT INTO ${OUTBOX_TABLE} (slot, last_seq, body) VALUES (?, ?, ?)`, slot, seq, text);
-      this.#ring.push({ slot, lastSeq: seq });
+      this.#exec(`INSERT INTO ${OUTBOX_TABLE} (slot, last_seq, body) VALUES (?, ?, ?)`, slot, lastSeq, text);
+      this.#ring.push({ slot, lastSeq });
     }
-    this.#issued = seq;
   }
 
   /**

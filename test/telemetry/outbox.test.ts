@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
-import { OUTBOX_TABLE, Outbox, parseOutboxBody } from "@agent-oncall/telemetry/outbox";
+import { OUTBOX_TABLE, Outbox, parseOutboxBody, ROW_TEXT_MAX } from "@agent-oncall/telemetry/outbox";
 import { getAgentByName } from "agents";
 import { expect, it } from "vitest";
 import { makeEvent } from "../fixtures/events";
@@ -115,5 +115,79 @@ it("rows a burst added past the ring's keep are deleted at the next quiet spell,
     await woken.drain(tapQueue(again), stamp);
     expect(again.map((s) => s.seq)).toEqual([101]);
     expect(rowCount(sql)).toBe(65);
+  });
+});
+
+/** An event whose text is about `chars` characters long. */
+function sizedEvent(chars: number): { event: TelemetryEvent; text: string } {
+  const event = makeEvent("session.status_idle", {}, { agentName: "outbox-test" }) as TelemetryEvent;
+  const padded = { ...event, corr: { ...event.corr, requestId: "r".repeat(chars) } } as TelemetryEvent;
+  return { event: padded, text: JSON.stringify(padded) };
+}
+
+const rowTexts = (sql: SqlStorage) => sql.exec<{ body: string }>(`SELECT body FROM ${OUTBOX_TABLE} WHERE slot <> 0 ORDER BY last_seq`).toArray();
+
+it("a write of more text than a row holds takes several rows, each under SQLite's limit, and sends every event once in order", async () => {
+  await inAgent(async (sql) => {
+    const outbox = new Outbox(sql);
+    // ~1.6 M characters in one turn: one statement would be refused (SQLITE_TOOBIG) and every event lost.
+    for (let i = 0; i < 800; i++) {
+      const { event, text } = sizedEvent(2_000);
+      outbox.put(event, text, (err) => {
+        throw err;
+      });
+    }
+    outbox.save();
+    const rows = rowTexts(sql);
+    expect(rows.length).toBeGreaterThanOrEqual(4);
+    for (const r of rows) expect(r.body.length).toBeLessThanOrEqual(ROW_TEXT_MAX);
+    expect(outbox.rowsWritten).toBe(rows.length);
+    const sent: Sent[] = [];
+    await outbox.drain(tapQueue(sent), stamp);
+    expect(sent.map((s) => s.seq)).toEqual(Array.from({ length: 800 }, (_, i) => i + 1));
+  });
+});
+
+it('"flush" writes at once when a row\'s worth of text waits, without waiting for its timer', async () => {
+  await inAgent(async (sql) => {
+    const outbox = new Outbox(sql, "flush");
+    const perRow = Math.ceil(ROW_TEXT_MAX / 2_000) + 1;
+    for (let i = 0; i < perRow; i++) {
+      const { event, text } = sizedEvent(2_000);
+      outbox.put(event, text, (err) => {
+        throw err;
+      });
+    }
+    // Written in the same turn as the puts: no timer has run yet.
+    expect(outbox.rowsWritten).toBe(1);
+    expect(rowCount(sql)).toBe(1);
+    const sent: Sent[] = [];
+    await outbox.drain(tapQueue(sent), stamp);
+    expect(sent).toHaveLength(perRow);
+  });
+});
+
+it("a write that storage refuses keeps its events, and a later write numbers them from where numbering stood", async () => {
+  await inAgent(async (sql) => {
+    let refuse = true;
+    const flaky = {
+      exec: ((query: string, ...bindings: unknown[]) => {
+        if (refuse && /^(INSERT|UPDATE)/.test(query)) {
+          refuse = false;
+          throw new Error("storage refused the write");
+        }
+        return sql.exec(query, ...bindings);
+      }) as SqlStorage["exec"],
+    };
+    const outbox = new Outbox(flaky);
+    for (let i = 0; i < 3; i++) {
+      const e = makeEvent("session.status_idle", {}, { agentName: "outbox-test" }) as TelemetryEvent;
+      outbox.put(e, JSON.stringify(e), () => {});
+    }
+    expect(() => outbox.save()).toThrow("storage refused the write");
+    expect(outbox.pending()).toBe(3);
+    const sent: Sent[] = [];
+    await outbox.drain(tapQueue(sent), stamp);
+    expect(sent.map((s) => s.seq)).toEqual([1, 2, 3]);
   });
 });
