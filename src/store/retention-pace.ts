@@ -12,7 +12,7 @@
  * ingest refused such times).
  */
 
-import { type Child, childDelete, highestParam, incidentDueSql, runDueSql } from "./retention";
+import { type Child, childDelete, deleteWhereSql, highestParam, incidentDueSql, keyOf, rowValue, runDueSql } from "./retention";
 import { deadLetters, eventRollups, eventSegments, incidents, incidentUsage, opAmbiguities, respentRollups, runs, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
 
@@ -39,7 +39,7 @@ type Direct = { table: string; index: string | null; order: string[]; range: str
 /**
  * A table whose index range also holds rows that are not due (open runs older than the hot window, open incidents,
  * sessions whose listed minute is old but whose last event is not): a bounded scan of `scan` index entries from a
- * cursor, the due ones among them deleted by rowid. The cursor walks past rows that stay (so they never block the
+ * cursor, the due ones among them deleted by primary key. The cursor walks past rows that stay (so they never block the
  * slice) and starts over once it reaches the end of the range.
  */
 type Walked = Direct & { due: string; children?: Child };
@@ -93,6 +93,20 @@ export const PACED_TABLES: readonly string[] = [G.$table, ...DIRECT.map((d) => d
 /** The tables a slice deletes from: the paced ones and the rows that go with them (incident_usage). */
 export const PACE_DELETES_FROM: readonly string[] = [...PACED_TABLES, ...WALKED.flatMap((w) => (w.children ? [w.children.table] : []))];
 
+/**
+ * Deletes a walked table's `rows` by primary key. The walk's order holds the key's columns (every index a walk uses
+ * ends with them), so the rows it read name what to delete.
+ */
+function deleteByKeys(db: D1Database, w: Walked, rows: Record<string, unknown>[]): D1PreparedStatement {
+  const key = keyOf(w.table);
+  const missing = key.filter((c) => !w.order.includes(c));
+  if (missing.length) throw new Error(`the walk of ${w.table} does not read its key column(s) ${missing.join(", ")}`);
+  const picks = key.map((_, i) => `j.value ->> ${i}`).join(", ");
+  return db
+    .prepare(`DELETE FROM ${w.table} WHERE ${rowValue(key)} IN (SELECT ${picks} FROM json_each(?1) j)`)
+    .bind(JSON.stringify(rows.map((x) => key.map((c) => x[c]))));
+}
+
 /** Index entries a walked table's slice reads per row it may delete: room to pass rows that stay. */
 export const WALK_SCAN_FACTOR = 4;
 
@@ -102,7 +116,6 @@ export type PaceResult = { deleted: Record<string, number>; rowsRead: number; ro
 /** Each walked table's cursor (its index columns' values past which the next scan starts), per database. */
 const cursors = new WeakMap<D1Database, Map<string, unknown[]>>();
 
-const rowValue = (cols: string[]) => (cols.length === 1 ? cols[0]! : `(${cols.join(", ")})`);
 const params = (from: number, n: number) => Array.from({ length: n }, (_, i) => `?${from + i}`);
 
 /**
@@ -156,7 +169,7 @@ export async function paceRetention(
       table: d.table,
       kind: "delete",
       budget: n,
-      stmt: bind(`DELETE FROM ${d.table} WHERE rowid IN (SELECT rowid FROM ${from} WHERE ${d.range} ORDER BY ${d.order.join(", ")} LIMIT ${n})`),
+      stmt: bind(deleteWhereSql(d.table, from, `${d.range} ORDER BY ${d.order.join(", ")} LIMIT ${n}`)),
     });
   }
   const mine = cursors.get(db) ?? new Map<string, unknown[]>();
@@ -172,7 +185,7 @@ export async function paceRetention(
       walked: w,
       budget: n,
       stmt: bind(
-        `SELECT rowid AS r, ${w.order.join(", ")}, ${w.due} AS due FROM ${w.table} INDEXED BY ${w.index} WHERE ${w.range}${after} ORDER BY ${w.order.join(", ")} LIMIT ${n * WALK_SCAN_FACTOR}`,
+        `SELECT ${w.order.join(", ")}, ${w.due} AS due FROM ${w.table} INDEXED BY ${w.index} WHERE ${w.range}${after} ORDER BY ${w.order.join(", ")} LIMIT ${n * WALK_SCAN_FACTOR}`,
         cursor ?? [],
       ),
     });
@@ -200,10 +213,8 @@ export async function paceRetention(
         w.order.map((c) => rows.at(-1)![c]),
       );
     const dueRows = rows.filter((x) => Number(x.due) === 1).slice(0, f.budget);
-    const due = dueRows.map((x) => x.r);
     out.deleted[w.table] ??= 0;
-    if (due.length)
-      second.push({ table: w.table, stmt: db.prepare(`DELETE FROM ${w.table} WHERE rowid IN (SELECT value FROM json_each(?1))`).bind(JSON.stringify(due)) });
+    if (dueRows.length) second.push({ table: w.table, stmt: deleteByKeys(db, w, dueRows) });
     const c = w.children;
     if (c && dueRows.length) {
       // The walk's order ends with the parent's key columns, in the child's key order.

@@ -18,7 +18,7 @@ import {
   sessions,
   workspaceBackups,
 } from "./schema";
-import { names } from "./sql-names";
+import { keyColumns, names } from "./sql-names";
 
 export type RetentionResult = { cutoff: number; futureCutoff: number; hotCutoff: number; deleted: Record<string, number>; complete: boolean };
 
@@ -37,6 +37,13 @@ const R = names(eventRollups);
 const A = names(alertDeliveries);
 const RS = names(respentRollups);
 const U = names(incidentUsage);
+/** Each table's primary key columns, by table name: rows are deleted by key (tables stored WITHOUT ROWID have no rowid). */
+const KEY: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  [deadLetters, runs, incidents, opAmbiguities, workspaceBackups, auditLog, sessions, eventRollups, alertDeliveries, respentRollups, incidentUsage].map((t) => [
+    names(t).$table,
+    keyColumns(t),
+  ]),
+);
 
 /** Older than the cutoff (?1), or later than any real time (?2): rows stored before ingest refused future times. */
 const outside = (col: string) => `(${col} < ?1 OR ${col} > ?2)`;
@@ -67,7 +74,7 @@ export const backupExpiredSql = (hot = "?3") => `${B.expiresAt} < ${hot}`;
  * Tables and the time column that ages them. Finished runs and incidents not open now (open now: not closed by a
  * force idle or reconciliation either) are kept for the hot window after their last activity, as are resolved
  * ambiguities; open runs for the retention period; open incidents and unresolved ambiguities regardless of age,
- * but not when dated in the future. Rows go by rowid: projection keys are composite (id + agent). Statements are
+ * but not when dated in the future. Rows go by primary key (KEY). Statements are
  * bound ?1 = cutoff, ?2 = future cutoff, ?3 = hot cutoff, up to the highest one each names (D1 refuses more
  * bindings than a statement's parameters). `children`: rows of another table deleted with the ones deleted, by key.
  */
@@ -105,8 +112,25 @@ export type Child = { table: string; on: string[] };
 /** Deletes a child table's rows whose key is one of `keys` (a JSON array of key tuples), through its primary key. */
 export function childDelete(db: D1Database, c: Child, keys: unknown[][]): D1PreparedStatement {
   const join = c.on.map((col, i) => `t.${col} = j.value ->> ${i}`).join(" AND ");
-  return db.prepare(`DELETE FROM ${c.table} WHERE rowid IN (SELECT t.rowid FROM json_each(?1) j JOIN ${c.table} t ON ${join})`).bind(JSON.stringify(keys));
+  const key = keyOf(c.table);
+  return db
+    .prepare(`DELETE FROM ${c.table} WHERE ${rowValue(key)} IN (SELECT ${key.map((col) => `t.${col}`).join(", ")} FROM json_each(?1) j JOIN ${c.table} t ON ${join})`)
+    .bind(JSON.stringify(keys));
 }
+
+/** A table's primary key columns (KEY); throws for a table retention does not know. */
+export function keyOf(table: string): readonly string[] {
+  const key = KEY[table];
+  if (!key) throw new Error(`retention has no primary key for ${table}`);
+  return key;
+}
+
+/** Columns as one SQL value: the column itself, or a row value `(a, b)`. */
+export const rowValue = (cols: readonly string[]) => (cols.length === 1 ? cols[0]! : `(${cols.join(", ")})`);
+
+/** Deletes rows of `table` WHERE the statement's `where` (with its own ORDER BY and LIMIT), by primary key. */
+export const deleteWhereSql = (table: string, from: string, where: string) =>
+  `DELETE FROM ${table} WHERE ${rowValue(keyOf(table))} IN (SELECT ${keyOf(table).join(", ")} FROM ${from} WHERE ${where})`;
 
 /** Hours of event time the hot store keeps timelines (event segments) for, by default (HOT_WINDOW_HOURS, worker/config.ts). */
 export const DEFAULT_HOT_WINDOW_HOURS = 48;
@@ -199,7 +223,7 @@ export async function runRetention(
     for (let i = 0; i < maxBatches; i++) {
       const returning = children ? ` RETURNING ${children.on.join(", ")}` : "";
       const r = await db
-        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${batchSize})${returning}`)
+        .prepare(`${deleteWhereSql(table, table, `${where} LIMIT ${batchSize}`)}${returning}`)
         .bind(...args)
         .all<Record<string, unknown>>();
       const n = children ? r.results.length : (r.meta.changes ?? 0);

@@ -573,3 +573,14 @@ export const storeSettings = sqliteTable("store_settings", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/**
+ * Tables stored WITHOUT ROWID (migration 0022_without_rowid, written by hand: drizzle cannot say it). A rowid table
+ * with a composite primary key keeps its key twice, in the table and in the key's automatic index, and D1 bills a
+ * new row's entry in each: without rowid the row lives in its key's b-tree, one row written less per insert and the
+ * key's bytes stored once. Such rows are found and deleted by primary key (sql-names.ts rowKeys), never by rowid.
+ * test/store/without-rowid.test.ts checks the migrated database against this list: a migration drizzle generates
+ * later that rebuilds one of these tables would make it a rowid table again, and must be followed by a hand edit.
+ * event_segments stays a rowid table: retention's cron walks it in arrival (rowid) order.
+ */
+export const withoutRowid = [runs, agents, incidents, incidentUsage, sessions, opAmbiguities, workspaceBackups, eventRollups, respentRollups] as const;

@@ -1,4 +1,5 @@
 import { getTableColumns, getTableName, type Table } from "drizzle-orm";
+import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
 
 /**
  * SQL names read off the drizzle schema, for the statements we write by hand (json_each ingest,
@@ -48,4 +49,13 @@ export function selectList<T extends Table>(table: T, keys: readonly ColumnKey<T
       return n[k] === k ? k : `${n[k]} AS ${k}`;
     })
     .join(", ");
+}
+
+/** A table's primary key columns by SQL name, in key order. */
+export function keyColumns(table: SQLiteTable): string[] {
+  const c = getTableConfig(table);
+  const composite = c.primaryKeys[0];
+  const cols = composite ? composite.columns : c.columns.filter((col) => col.primary);
+  if (!cols.length) throw new Error(`${c.name} has no primary key`);
+  return cols.map((col) => col.name);
 }

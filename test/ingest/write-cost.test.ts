@@ -77,7 +77,8 @@ describe("rows written per event on the demo mix", () => {
     const corr = { fiberId: "f-1" };
     const t = Date.now() - 120_000;
     const one = async (e: ReturnType<typeof makeEvent>) => (await ingestBatch(env.DB, [{ id: crypto.randomUUID(), body: e }])).rowsWrittenByTable.runs;
-    expect(await one(makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }))).toBe(8);
+    // New: the row (stored in its key's b-tree: no separate key entry), its 5 list index entries and its open-runs entry.
+    expect(await one(makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }))).toBe(7);
     // Interrupted: the row, and the kind + outcome entry (leaving the open-runs index is not billed).
     expect(await one(makeEvent("fiber.interrupted", { fiberName: "etl" }, { agentName, corr, time: t + 1000 }))).toBe(2);
     // The recovery's detection says interrupted again, later: its stamp and last_seen move, the outcome does not.
@@ -93,9 +94,10 @@ describe("rows written per event on the demo mix", () => {
     const one = async (e: ReturnType<typeof makeEvent>) => (await ingestBatch(env.DB, [{ id: crypto.randomUUID(), body: e }])).rowsWrittenByTable.incidents;
     const attempt = (n: number, time: number) =>
       makeEvent("chat.recovery.attempt", { maxAttempts: 3, recoveryKind: "retry", attempt: n }, { agentName, corr, time });
-    // New: the row, its key, its entry in each of the 7 full indexes (version, first_seen, status, reason, agent,
-    // kind, class; a name alone is incidents_agent over the registry's classes), and its open-incidents entry.
-    expect(await one(attempt(1, t))).toBe(10);
+    // New: the row (in its key's b-tree: the table is WITHOUT ROWID), its entry in each of the 7 full indexes (version,
+    // first_seen, status, reason, agent, kind, class; a name alone is incidents_agent over the registry's classes), and
+    // its open-incidents entry.
+    expect(await one(attempt(1, t))).toBe(9);
     // Still open, a later attempt: the row, and the open-incidents entry (it holds last_seen); no full index entry.
     expect(await one(attempt(2, t + 1000))).toBe(2);
   });
@@ -108,8 +110,9 @@ describe("rows written per event on the demo mix", () => {
     const one = async (e: ReturnType<typeof makeEvent>) => (await ingestBatch(env.DB, [{ id: crypto.randomUUID(), body: e }])).rowsWrittenByTable.runs;
     const stash = (time: number) =>
       makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: `{"at":${time}}`, bytes: 2, truncated: false } }, { agentName, corr, time });
-    // New: the row, its key, its entry in each of the 5 list indexes, and its open-runs entry.
-    expect(await one(makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }))).toBe(8);
+    // New: the row (in its key's b-tree: the table is WITHOUT ROWID), its entry in each of the 5 list indexes, and its
+    // open-runs entry.
+    expect(await one(makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }))).toBe(7);
     // A stash moves last_seen and the snapshot: the row alone. The open-runs entry holds last_seen to the minute.
     expect(await one(stash(t + 1000))).toBe(1);
     // A stash in the next minute moves the open-runs entry too (its own statement: the row once more, and the entry).
