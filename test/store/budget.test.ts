@@ -168,9 +168,9 @@ describe("respentLastHour", () => {
     ]);
     const probe = r.classes.find((c) => c.agentClass === "ProbeAgent")!;
     expect(probe.tokens).toBeGreaterThanOrEqual(3530);
-    // What it cost: one respent_rollups row per agent and 5-minute bucket with re-spent tokens (4 here), each with
-    // its primary-key index entry (D1 counts both): 8; a redelivery writes none.
-    expect(first.rowsWrittenByTable.respent_rollups).toBe(8);
+    // What it cost: one respent_rollups row per agent and 5-minute bucket with re-spent tokens (4 here), the row in its
+    // key's b-tree (the table is WITHOUT ROWID: no separate key entry): 4; a redelivery writes none.
+    expect(first.rowsWrittenByTable.respent_rollups).toBe(4);
     expect(again.rowsWrittenByTable.respent_rollups ?? 0).toBe(0);
   });
 });
