@@ -114,7 +114,9 @@ export function childDelete(db: D1Database, c: Child, keys: unknown[][]): D1Prep
   const join = c.on.map((col, i) => `t.${col} = j.value ->> ${i}`).join(" AND ");
   const key = keyOf(c.table);
   return db
-    .prepare(`DELETE FROM ${c.table} WHERE ${rowValue(key)} IN (SELECT ${key.map((col) => `t.${col}`).join(", ")} FROM json_each(?1) j JOIN ${c.table} t ON ${join})`)
+    .prepare(
+      `DELETE FROM ${c.table} WHERE ${rowValue(key)} IN (SELECT ${key.map((col) => `t.${col}`).join(", ")} FROM json_each(?1) j JOIN ${c.table} t ON ${join})`,
+    )
     .bind(JSON.stringify(keys));
 }
 
