@@ -45,6 +45,7 @@ import {
   recordChatDecline,
   recordSkip,
   recoverHeld,
+  waitingRecoveryIds,
   writePause,
 } from "./pause.js";
 import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
@@ -380,7 +381,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         const before = await pauseState(this, Date.now());
         if (!before.pause) return ok({ noop: true, before, after: before, alarm: "not_needed", recovered: [] });
         await clearPause(this.ctx.storage);
-        const waiting = await this.#waitingIds(before.pause.held);
+        const waiting = await waitingRecoveryIds(this, before.pause.held);
         const recovered = new Set(await recoverHeld(this, before.pause.held));
         let alarm: ResumeRecoveryOutput["alarm"] = "not_needed";
         const rows = (await pauseState(this, Date.now())).pendingRecovery;
@@ -389,7 +390,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
           if (outcome !== "ran" && outcome !== "still_running") return unavailable(outcome);
           alarm = outcome;
         }
-        const still = new Set(await this.#waitingIds(before.pause.held));
+        const still = new Set(await waitingRecoveryIds(this, before.pause.held));
         for (const id of waiting) if (!still.has(id)) recovered.add(id);
         return ok({ noop: false, before, after: await pauseState(this, Date.now()), alarm, recovered: [...recovered] });
       } catch (e) {
@@ -413,15 +414,6 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       let timer: ReturnType<typeof setTimeout> | undefined;
       const budget = new Promise<"still_running">((done) => (timer = setTimeout(() => done("still_running"), alarmBudgetMs)));
       return Promise.race([alarm, budget]).finally(() => clearTimeout(timer));
-    }
-
-    /** Ids of the recovery waiting now: run rows no callback of this instance runs, and held managed fibers still interrupted. */
-    async #waitingIds(held: string[]): Promise<string[]> {
-      const active = activeFiberIds(this);
-      const rows = this.ctx.storage.sql.exec<{ id: string }>("SELECT id FROM cf_agents_runs").toArray();
-      const ids = rows.filter((r) => !active?.has(r.id)).map((r) => r.id);
-      for (const id of held) if ((await this.inspectFiber(id))?.status === "interrupted") ids.push(id);
-      return ids;
     }
 
     // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.

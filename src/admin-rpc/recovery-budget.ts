@@ -16,7 +16,6 @@ export const recoveryBudgetInput = z.object({ incidentId: z.string().trim().min(
 export type RecoveryBudgetInput = z.infer<typeof recoveryBudgetInput>;
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-const bound = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /** The SDK's own resolution of the agent's `chatRecovery`, when the agent is a chat agent (duck-typed: no SDK chat import). */
 export function boundsOf(agent: object): ChatRecoveryBounds | null {
@@ -27,8 +26,8 @@ export function boundsOf(agent: object): ChatRecoveryBounds | null {
     maxAttempts: Number(c.maxAttempts),
     stableTimeoutMs: Number(c.stableTimeoutMs),
     noProgressTimeoutMs: Number(c.noProgressTimeoutMs),
-    maxRecoveryWork: bound(c.maxRecoveryWork),
-    maxInterruptedAttempts: bound(c.maxInterruptedAttempts),
+    maxRecoveryWork: num(c.maxRecoveryWork),
+    maxInterruptedAttempts: num(c.maxInterruptedAttempts),
   };
 }
 
