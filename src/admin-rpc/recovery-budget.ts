@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { BudgetRecord, ChatRecoveryBounds, RecoveryBudgetOutput } from "./recovery-budget-contract.js";
-import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX, chatIncidentIdOf } from "./sdk-layout.js";
+import { chatRecoveryRecords, textOf } from "./sdk-layout.js";
 
 export * from "./recovery-budget-contract.js";
 
@@ -33,17 +33,15 @@ export function boundsOf(agent: object): ChatRecoveryBounds | null {
 
 /** Reads the budget: the bounds and the chat-recovery records (one, when `incidentId` is given). */
 export async function readRecoveryBudget(agent: object, storage: DurableObjectStorage, input: RecoveryBudgetInput): Promise<RecoveryBudgetOutput> {
-  const listed = await storage.list<Record<string, unknown>>({ prefix: CHAT_RECOVERY_INCIDENT_KEY_PREFIX });
   const records: BudgetRecord[] = [];
-  for (const [key, v] of listed) {
-    const incidentId = chatIncidentIdOf(key, v);
+  for (const { incidentId, record: v } of await chatRecoveryRecords(storage)) {
     if (input.incidentId && incidentId !== input.incidentId) continue;
     const progress = num(v?.progress);
     const baseline = num(v?.workBaseline);
     records.push({
       incidentId,
-      status: typeof v?.status === "string" ? v.status : "unknown",
-      reason: typeof v?.reason === "string" ? v.reason : null,
+      status: textOf(v?.status) ?? "unknown",
+      reason: textOf(v?.reason),
       attempt: num(v?.attempt),
       maxAttempts: num(v?.maxAttempts),
       firstSeenAt: num(v?.firstSeenAt),
