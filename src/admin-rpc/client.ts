@@ -31,6 +31,7 @@ import {
   type VerifiedTriggerAlarmOutput,
   verifyOutput,
 } from "./contract.js";
+import { inputWords } from "./input-words.js";
 import { type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
 import { type ResidencyOutput, residencyOutput } from "./residency-contract.js";
 import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
@@ -296,7 +297,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
           message: `refused: ${me.data.email} has the ${me.data.role} role; this action needs ${ADMIN_ACTIONS[action].role}`,
           facts: { kind: "role", email: me.data.email, role: me.data.role, needs: ADMIN_ACTIONS[action].role },
         });
-      const parsed = ADMIN_ACTIONS[action].input.safeParse(input);
+      const parsed = ADMIN_ACTIONS[action].input.safeParse(input, { error: inputWords });
       if (!parsed.success) return refuse("invalid", { code: "invalid_input", message: describeInput(parsed.error) });
       const resolved = await resolve(t);
       if (!resolved.ok) return refuse(resolved.error.code === "invalid_input" ? "invalid" : "error", resolved.error);
@@ -340,7 +341,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
      * unmasked variant; the agent's owner reads raw state with their own tools.
      */
     getRun: async (t: Target, id: unknown): Promise<AdminResult<RunDetail>> => {
-      const p = runIdInput.safeParse({ id });
+      const p = runIdInput.safeParse({ id }, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
       const r = await read(t, runDetail, (s) => s.adminGetRun(p.data));
       return r.ok ? { ok: true, value: maskedRun(r.value) } : r;
@@ -350,13 +351,13 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
      * and/or its most recent runs. Read-only; reconciliation asks it before it judges a run's end.
      */
     findRuns: async (t: Target, input: unknown): Promise<AdminResult<FindRunsOutput>> => {
-      const p = findRunsInput.safeParse(input);
+      const p = findRunsInput.safeParse(input, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
       return read(t, findRunsOutput, (s) => s.adminFindRuns(p.data));
     },
     /** Read-only: the agent's chat-recovery bounds and its records' budget counters (one incident's, given its id). */
     recoveryBudget: async (t: Target, input: unknown = {}): Promise<AdminResult<RecoveryBudgetOutput>> => {
-      const p = recoveryBudgetInput.safeParse(input);
+      const p = recoveryBudgetInput.safeParse(input, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
       return read(t, recoveryBudgetOutput, (s) => s.adminRecoveryBudget(p.data));
     },

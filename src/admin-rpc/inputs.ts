@@ -56,13 +56,13 @@ export const fail = <T = never>(code: AdminErrorCode, message: string, facts?: A
   error: facts ? { code, message, facts } : { code, message },
 });
 
-const reason = z
-  .string({ error: "a reason is required" })
-  .trim()
-  .min(1, "a reason is required: say why, for the audit log")
-  .max(2000, "the reason is too long (2000 characters at most)");
+// The inputs' shapes only: the operator's sentences for a refused input are the Worker side's (input-words.ts),
+// which checks every input with these schemas before it calls an agent. The agent checks again (a caller other than
+// our client gets a typed answer too), in zod's own words.
 
-export const runIdInput = z.object({ id: z.string().trim().min(1, "a run id is required").max(200) }).strict();
+const reason = z.string().trim().min(1).max(2000);
+
+export const runIdInput = z.object({ id: z.string().trim().min(1).max(200) }).strict();
 export const actionInput = z.object({ reason }).strict();
 export type ActionInput = z.infer<typeof actionInput>;
 
@@ -72,11 +72,12 @@ export type ActionInput = z.infer<typeof actionInput>;
  */
 export const findRunsInput = z
   .object({
-    ids: z.array(z.string().trim().min(1, "a run id is required").max(200)).max(100, "at most 100 ids per call").optional(),
-    recent: z.number().int().min(1).max(100, "at most the 100 most recent runs of each kind").optional(),
+    ids: z.array(z.string().trim().min(1).max(200)).max(100).optional(),
+    recent: z.number().int().min(1).max(100).optional(),
   })
   .strict()
-  .refine((v) => (v.ids?.length ?? 0) > 0 || v.recent !== undefined, "say which runs: ids, recent, or both");
+  // An issue on no field: which runs to look at was not said (input-words.ts words it).
+  .refine((v) => (v.ids?.length ?? 0) > 0 || v.recent !== undefined);
 export type FindRunsInput = z.infer<typeof findRunsInput>;
 
 /** What `adminRunRecord` may answer: the agent's own record of a run the SDK keeps none of (a plain runFiber once it ended). */
@@ -107,11 +108,7 @@ export const PAUSE_DEFAULT_HOURS = 24;
 export const pauseRecoveryInput = z
   .object({
     reason,
-    hours: z.coerce
-      .number({ error: `hours must be a number of hours, at most ${PAUSE_MAX_HOURS}` })
-      .positive("hours must be more than 0")
-      .max(PAUSE_MAX_HOURS, `a pause lasts at most ${PAUSE_MAX_HOURS} hours (7 days)`)
-      .default(PAUSE_DEFAULT_HOURS),
+    hours: z.coerce.number().positive().max(PAUSE_MAX_HOURS).default(PAUSE_DEFAULT_HOURS),
   })
   .strict();
 export type PauseRecoveryInput = z.input<typeof pauseRecoveryInput>;
@@ -130,18 +127,15 @@ export type OpResolution = (typeof OP_RESOLUTIONS)[number];
 
 export const resolveOpInput = z
   .object({
-    opId: z.string({ error: "which op? opId is required" }).trim().min(1, "which op? opId is required").max(200, "opId is too long (200 characters at most)"),
-    resolution: z.enum(OP_RESOLUTIONS, {
-      error: "resolution must be verified_ran (it ran), verified_not_ran (it did not run) or rerun (re-run it now)",
-    }),
-    resultRef: z.string().trim().max(500, "the result reference is too long (500 characters at most)").optional(),
+    opId: z.string().trim().min(1).max(200),
+    resolution: z.enum(OP_RESOLUTIONS),
+    resultRef: z.string().trim().max(500).optional(),
     reason,
   })
   .strict()
   .superRefine((v, ctx) => {
-    if (v.resolution === "verified_ran" && !v.resultRef) {
-      ctx.addIssue({ code: "custom", path: ["resultRef"], message: "say where the result is (e.g. the payment provider's charge id) when the op ran" });
-    }
+    // An op that ran needs where its result is (input-words.ts words it).
+    if (v.resolution === "verified_ran" && !v.resultRef) ctx.addIssue({ code: "custom", path: ["resultRef"], input: v.resultRef });
   });
 export type ResolveOpInput = z.infer<typeof resolveOpInput>;
 

@@ -1,16 +1,16 @@
 import { agentStatusOf, maskSecrets } from "@agent-oncall/telemetry";
 import type { DerivedStatus, ListRunsOutput, RunDetail, RunKind, StatusOutput, TaskRun } from "./contract.js";
 import {
-  CHAT_RECOVERY_INCIDENT_KEY_PREFIX,
   CHAT_RECOVERY_TASK,
   CHAT_TURN_SNAPSHOT_KEY_PREFIX,
   CHAT_TURN_TASK,
-  chatIncidentIdOf,
+  chatRecoveryRecords,
   chatTurnRequestIdOf,
   chatTurnRootOf,
   FIBER_DONE_STATUSES,
   sdkRows as rows,
   taskCurrentStep,
+  textOf,
 } from "./sdk-layout.js";
 
 /**
@@ -173,8 +173,8 @@ export async function liveTaskRuns(w: AgentWork, limit: number): Promise<TaskRun
       out.push(root ? { ...run, requestId: root, turnRequestId: run.requestId } : run);
     } else if (t.definition === CHAT_RECOVERY_TASK) {
       roots ??= await recoveryRoots(w.storage);
-      const incidentId = typeof t.metadata?.incidentId === "string" ? t.metadata.incidentId : null;
-      const recovered = typeof t.metadata?.recoveredRequestId === "string" ? t.metadata.recoveredRequestId : null;
+      const incidentId = textOf(t.metadata?.incidentId);
+      const recovered = textOf(t.metadata?.recoveredRequestId);
       out.push({ ...run, kind: "chat_turn", requestId: (incidentId ? roots.get(incidentId) : undefined) ?? recovered });
     } else out.push(run);
   }
@@ -183,11 +183,10 @@ export async function liveTaskRuns(w: AgentWork, limit: number): Promise<TaskRun
 
 /** incident id → the user turn its chat-recovery record recovers (`recoveryRootRequestId`). */
 async function recoveryRoots(storage: DurableObjectStorage): Promise<Map<string, string>> {
-  const records = await storage.list<Record<string, unknown>>({ prefix: CHAT_RECOVERY_INCIDENT_KEY_PREFIX });
   const roots = new Map<string, string>();
-  for (const [key, v] of records) {
-    const root = typeof v?.recoveryRootRequestId === "string" ? v.recoveryRootRequestId : typeof v?.requestId === "string" ? v.requestId : null;
-    if (root) roots.set(chatIncidentIdOf(key, v), root);
+  for (const { incidentId, record: v } of await chatRecoveryRecords(storage)) {
+    const root = textOf(v?.recoveryRootRequestId) ?? textOf(v?.requestId);
+    if (root) roots.set(incidentId, root);
   }
   return roots;
 }
@@ -272,14 +271,13 @@ export async function readRun(w: AgentWork, id: string, now = Date.now()): Promi
 
 /** The chat-recovery records in KV, with the incident id each belongs to. */
 export async function readChatIncidents(storage: DurableObjectStorage): Promise<StatusOutput["chatRecoveryIncidents"]> {
-  const incidents = await storage.list<Record<string, unknown>>({ prefix: CHAT_RECOVERY_INCIDENT_KEY_PREFIX });
-  return [...incidents].map(([key, v]) => ({
+  return (await chatRecoveryRecords(storage)).map(({ key, incidentId, record: v }) => ({
     key,
-    incidentId: chatIncidentIdOf(key, v),
-    status: typeof v?.status === "string" ? v.status : "unknown",
+    incidentId,
+    status: textOf(v?.status) ?? "unknown",
     attempt: typeof v?.attempt === "number" ? v.attempt : null,
-    reason: typeof v?.reason === "string" ? v.reason : null,
-    requestId: typeof v?.requestId === "string" ? v.requestId : null,
+    reason: textOf(v?.reason),
+    requestId: textOf(v?.requestId),
   }));
 }
 

@@ -1,6 +1,7 @@
 import { normalizeSdkEvent } from "@agent-oncall/telemetry";
 import type { Agent } from "agents";
 import type { Observability } from "agents/observability";
+import type { z } from "zod";
 import { chatSubmissionsOf } from "./chat-stop.js";
 import { checkRun, readBusy } from "./check.js";
 import type {
@@ -45,6 +46,7 @@ import {
   recordChatDecline,
   recordSkip,
   recoverHeld,
+  waitingRecoveryIds,
   writePause,
 } from "./pause.js";
 import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
@@ -67,6 +69,26 @@ const SDK_RECOVERY_EVENT = /^(fiber:recovery:|fiber:run:interrupted$|chat:recove
 function unavailable<T>(e: unknown): AdminResult<T> {
   const cause = e instanceof Error ? e.message : String(e);
   return fail("unavailable", `the agent could not complete the request: ${cause}`, { kind: "agent_failed", cause });
+}
+
+/** Runs one admin method's work; whatever it throws is a typed `unavailable` answer: the mixin's methods never throw. */
+async function guarded<T>(run: () => Promise<AdminResult<T>>): Promise<AdminResult<T>> {
+  try {
+    return await run();
+  } catch (e) {
+    return unavailable(e);
+  }
+}
+
+/** Checks an admin method's input against its schema (a typed `invalid_input` when it does not fit), then runs it guarded. */
+function checked<I, T>(
+  schema: { safeParse(input: unknown): z.ZodSafeParseResult<I> },
+  input: unknown,
+  run: (parsed: I) => Promise<AdminResult<T>>,
+): Promise<AdminResult<T>> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) return Promise.resolve(fail("invalid_input", describeInput(parsed.error)));
+  return guarded(() => run(parsed.data));
 }
 
 export type WithAdminRpcOptions = {
@@ -167,22 +189,14 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     }
 
     async adminListRuns(): Promise<AdminResult<ListRunsOutput>> {
-      try {
-        return ok(await readRuns(this.#work()));
-      } catch (e) {
-        return unavailable(e);
-      }
+      return guarded(async () => ok(await readRuns(this.#work())));
     }
 
     async adminGetRun(input: unknown): Promise<AdminResult<RunDetail>> {
-      const parsed = runIdInput.safeParse(input);
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      try {
-        const run = await readRun(this.#work(), parsed.data.id);
-        return run ? ok(run) : fail("not_found", `no live run with id "${parsed.data.id}"`, { kind: "no_live_run", id: parsed.data.id });
-      } catch (e) {
-        return unavailable(e);
-      }
+      return checked(runIdInput, input, async (parsed) => {
+        const run = await readRun(this.#work(), parsed.id);
+        return run ? ok(run) : fail("not_found", `no live run with id "${parsed.id}"`, { kind: "no_live_run", id: parsed.id });
+      });
     }
 
     /**
@@ -190,32 +204,20 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * its most recent runs of each kind. Read-only.
      */
     async adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>> {
-      const parsed = findRunsInput.safeParse(input);
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      try {
-        return ok(await findRuns(this.#work(), parsed.data));
-      } catch (e) {
-        return unavailable(e);
-      }
+      return checked(findRunsInput, input, async (parsed) => {
+        return ok(await findRuns(this.#work(), parsed));
+      });
     }
 
     /** The recovery budget as the agent holds it: the SDK's resolved bounds and each chat-recovery record's counters. Read-only. */
     async adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>> {
-      const parsed = recoveryBudgetInput.safeParse(input ?? {});
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      try {
-        return ok(await readRecoveryBudget(this, this.ctx.storage, parsed.data));
-      } catch (e) {
-        return unavailable(e);
-      }
+      return checked(recoveryBudgetInput, input ?? {}, async (parsed) => {
+        return ok(await readRecoveryBudget(this, this.ctx.storage, parsed));
+      });
     }
 
     async adminStatus(): Promise<AdminResult<StatusOutput>> {
-      try {
-        return ok(await this.#status());
-      } catch (e) {
-        return unavailable(e);
-      }
+      return guarded(async () => ok(await this.#status()));
     }
 
     /**
@@ -226,16 +228,14 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * WithAdminRpcOptions.evictToStop). A second call finds nothing to do and says so.
      */
     async adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>> {
-      const parsed = actionInput.safeParse(input);
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      try {
+      return checked(actionInput, input, async (parsed) => {
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated", { kind: "terminated", action: "force_idle" });
         const hook = this.#hooks().onAdminForceIdle;
         const r = await stopWork({
           agent: this,
           work: this.#work(),
-          reason: parsed.data.reason,
+          reason: parsed.reason,
           before,
           hook: hook ? (why) => hook.call(this, why) : null,
           cancelTask: (id, why) => this.tasks.cancel(id, why),
@@ -246,15 +246,13 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         const instance = this.#instance;
         if (r.noop) return ok({ ...r.output, instance, before, after: before });
         const after = await this.#status();
-        recordIdle(this, parsed.data.reason);
+        recordIdle(this, parsed.reason);
         if (r.output.evicted) {
           // After the answer is on its way: the rows are deleted and durable (output gate), so the next wake recovers nothing.
-          setTimeout(() => this.ctx.abort(`force idle stopped work nothing else could stop: ${parsed.data.reason}`.slice(0, 500)), 20);
+          setTimeout(() => this.ctx.abort(`force idle stopped work nothing else could stop: ${parsed.reason}`.slice(0, 500)), 20);
         }
         return ok({ ...r.output, instance, before, after });
-      } catch (e) {
-        return unavailable(e);
-      }
+      });
     }
 
     /**
@@ -263,17 +261,14 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * answer is `unsupported`, with a sentence saying so.
      */
     async adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>> {
-      const parsed = resolveOpInput.safeParse(input);
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      const hook = this.#hooks().onAdminResolveOp;
-      if (typeof hook !== "function") {
-        return fail("unsupported", `${this.constructor.name} does not implement onAdminResolveOp`, {
-          kind: "no_resolve_hook",
-          agentClass: this.constructor.name,
-        });
-      }
-      const { opId, resolution, resultRef, reason } = parsed.data;
-      try {
+      return checked(resolveOpInput, input, async ({ opId, resolution, resultRef, reason }) => {
+        const hook = this.#hooks().onAdminResolveOp;
+        if (typeof hook !== "function") {
+          return fail("unsupported", `${this.constructor.name} does not implement onAdminResolveOp`, {
+            kind: "no_resolve_hook",
+            agentClass: this.constructor.name,
+          });
+        }
         const raw = await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason });
         const r = resolveOpHookResult.safeParse(raw);
         if (!r.success) {
@@ -305,9 +300,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
               noop: false,
             });
         }
-      } catch (e) {
-        return unavailable(e);
-      }
+      });
     }
 
     /** Recovery events since this instance woke, not yet reported by a triggerAlarm. */
@@ -322,25 +315,17 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * its SDK id (a Tasks run id, a fiber id) as the SDK records it now, and the work running now.
      */
     async adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>> {
-      const parsed = verifyInput.safeParse(input);
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      try {
+      return checked(verifyInput, input, async (parsed) => {
         const w = this.#work();
         const checks = [];
-        for (const id of new Set(parsed.data.ids)) checks.push(await checkRun(w, id));
+        for (const id of new Set(parsed.ids)) checks.push(await checkRun(w, id));
         return ok({ instance: this.#instance, status: await this.#status(), runs: await readRuns(w), checks, busy: await readBusy(w, this.#bornAt) });
-      } catch (e) {
-        return unavailable(e);
-      }
+      });
     }
 
     /** What keeps the agent resident, each holder with since when (residency.ts). Read-only, so not audited. */
     async adminResidency(): Promise<AdminResult<ResidencyOutput>> {
-      try {
-        return ok(await readResidency(this, this.#work(), { instance: this.#instance, bornAt: this.#bornAt }));
-      } catch (e) {
-        return unavailable(e);
-      }
+      return guarded(async () => ok(await readResidency(this, this.#work(), { instance: this.#instance, bornAt: this.#bornAt })));
     }
 
     /**
@@ -349,23 +334,19 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * earlier one held. Writes one row of the agent's storage.
      */
     async adminPauseRecovery(input: unknown): Promise<AdminResult<PauseRecoveryOutput>> {
-      const parsed = pauseRecoveryInput.safeParse(input);
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      try {
+      return checked(pauseRecoveryInput, input, async (parsed) => {
         const now = Date.now();
         const before = await pauseState(this, now);
         const prior = before.pause;
         await writePause(this.ctx.storage, {
-          reason: parsed.data.reason,
+          reason: parsed.reason,
           pausedAt: now,
-          until: now + Math.round(parsed.data.hours * 3_600_000),
+          until: now + Math.round(parsed.hours * 3_600_000),
           skipped: prior?.skipped ?? 0,
           held: prior?.held ?? [],
         });
         return ok({ noop: false, before, after: await pauseState(this, Date.now()) });
-      } catch (e) {
-        return unavailable(e);
-      }
+      });
     }
 
     /**
@@ -374,13 +355,11 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * Without a pause it is a no-op.
      */
     async adminResumeRecovery(input: unknown): Promise<AdminResult<ResumeRecoveryOutput>> {
-      const parsed = actionInput.safeParse(input);
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      try {
+      return checked(actionInput, input, async () => {
         const before = await pauseState(this, Date.now());
         if (!before.pause) return ok({ noop: true, before, after: before, alarm: "not_needed", recovered: [] });
         await clearPause(this.ctx.storage);
-        const waiting = await this.#waitingIds(before.pause.held);
+        const waiting = await waitingRecoveryIds(this, before.pause.held);
         const recovered = new Set(await recoverHeld(this, before.pause.held));
         let alarm: ResumeRecoveryOutput["alarm"] = "not_needed";
         const rows = (await pauseState(this, Date.now())).pendingRecovery;
@@ -389,12 +368,10 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
           if (outcome !== "ran" && outcome !== "still_running") return unavailable(outcome);
           alarm = outcome;
         }
-        const still = new Set(await this.#waitingIds(before.pause.held));
+        const still = new Set(await waitingRecoveryIds(this, before.pause.held));
         for (const id of waiting) if (!still.has(id)) recovered.add(id);
         return ok({ noop: false, before, after: await pauseState(this, Date.now()), alarm, recovered: [...recovered] });
-      } catch (e) {
-        return unavailable(e);
-      }
+      });
     }
 
     /**
@@ -413,15 +390,6 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       let timer: ReturnType<typeof setTimeout> | undefined;
       const budget = new Promise<"still_running">((done) => (timer = setTimeout(() => done("still_running"), alarmBudgetMs)));
       return Promise.race([alarm, budget]).finally(() => clearTimeout(timer));
-    }
-
-    /** Ids of the recovery waiting now: run rows no callback of this instance runs, and held managed fibers still interrupted. */
-    async #waitingIds(held: string[]): Promise<string[]> {
-      const active = activeFiberIds(this);
-      const rows = this.ctx.storage.sql.exec<{ id: string }>("SELECT id FROM cf_agents_runs").toArray();
-      const ids = rows.filter((r) => !active?.has(r.id)).map((r) => r.id);
-      for (const id of held) if ((await this.inspectFiber(id))?.status === "interrupted") ids.push(id);
-      return ids;
     }
 
     // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.
@@ -449,9 +417,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * it); otherwise it gets `alarmBudgetMs` before the answer says it is still running (it goes on).
      */
     async adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>> {
-      const parsed = actionInput.safeParse(input);
-      if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
-      try {
+      return checked(actionInput, input, async () => {
         const w = this.#work();
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated", { kind: "terminated", action: "trigger_alarm" });
@@ -467,9 +433,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         const settled = recoveryEvents.filter((e) => /^fiber\.recovery\.(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
         const recoveredRuns = [...new Set([...runsBefore.filter((id) => !still.has(id)), ...settled])];
         return ok({ ...base, outcome, busy: outcome === "ran" ? busy : await readBusy(w, this.#bornAt), after, recoveredRuns, recoveryEvents });
-      } catch (e) {
-        return unavailable(e);
-      }
+      });
     }
   }
   // An explicit type keeps stacked mixins (withAdminRpc(withTelemetry(Agent))) cheap for the type checker.

@@ -52,12 +52,16 @@ export async function clearPause(storage: DurableObjectStorage): Promise<void> {
  */
 export async function pauseState(agent: Agent, now: number): Promise<PauseState> {
   const pause = await readPause(stateOf(agent).storage, now);
+  return { pause, pendingRecovery: (await waitingRecoveryIds(agent, pause?.held ?? [])).length };
+}
+
+/** Ids of the recovery waiting now: run rows no callback of this instance runs, and those of `held` still interrupted. */
+export async function waitingRecoveryIds(agent: Agent, held: readonly string[]): Promise<string[]> {
   const active = activeFiberIds(agent);
   const rows = stateOf(agent).storage.sql.exec<{ id: string }>("SELECT id FROM cf_agents_runs").toArray();
-  const left = rows.filter((r) => !active?.has(r.id)).length;
-  let held = 0;
-  for (const id of pause?.held ?? []) if ((await agent.inspectFiber(id))?.status === "interrupted") held++;
-  return { pause, pendingRecovery: left + held };
+  const ids = rows.filter((r) => !active?.has(r.id)).map((r) => r.id);
+  for (const id of held) if ((await agent.inspectFiber(id))?.status === "interrupted") ids.push(id);
+  return ids;
 }
 
 /**

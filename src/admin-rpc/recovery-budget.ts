@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { BudgetRecord, ChatRecoveryBounds, RecoveryBudgetOutput } from "./recovery-budget-contract.js";
-import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX, chatIncidentIdOf } from "./sdk-layout.js";
+import { chatRecoveryRecords, textOf } from "./sdk-layout.js";
 
 export * from "./recovery-budget-contract.js";
 
@@ -16,7 +16,6 @@ export const recoveryBudgetInput = z.object({ incidentId: z.string().trim().min(
 export type RecoveryBudgetInput = z.infer<typeof recoveryBudgetInput>;
 
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-const bound = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 
 /** The SDK's own resolution of the agent's `chatRecovery`, when the agent is a chat agent (duck-typed: no SDK chat import). */
 export function boundsOf(agent: object): ChatRecoveryBounds | null {
@@ -27,24 +26,22 @@ export function boundsOf(agent: object): ChatRecoveryBounds | null {
     maxAttempts: Number(c.maxAttempts),
     stableTimeoutMs: Number(c.stableTimeoutMs),
     noProgressTimeoutMs: Number(c.noProgressTimeoutMs),
-    maxRecoveryWork: bound(c.maxRecoveryWork),
-    maxInterruptedAttempts: bound(c.maxInterruptedAttempts),
+    maxRecoveryWork: num(c.maxRecoveryWork),
+    maxInterruptedAttempts: num(c.maxInterruptedAttempts),
   };
 }
 
 /** Reads the budget: the bounds and the chat-recovery records (one, when `incidentId` is given). */
 export async function readRecoveryBudget(agent: object, storage: DurableObjectStorage, input: RecoveryBudgetInput): Promise<RecoveryBudgetOutput> {
-  const listed = await storage.list<Record<string, unknown>>({ prefix: CHAT_RECOVERY_INCIDENT_KEY_PREFIX });
   const records: BudgetRecord[] = [];
-  for (const [key, v] of listed) {
-    const incidentId = chatIncidentIdOf(key, v);
+  for (const { incidentId, record: v } of await chatRecoveryRecords(storage)) {
     if (input.incidentId && incidentId !== input.incidentId) continue;
     const progress = num(v?.progress);
     const baseline = num(v?.workBaseline);
     records.push({
       incidentId,
-      status: typeof v?.status === "string" ? v.status : "unknown",
-      reason: typeof v?.reason === "string" ? v.reason : null,
+      status: textOf(v?.status) ?? "unknown",
+      reason: textOf(v?.reason),
       attempt: num(v?.attempt),
       maxAttempts: num(v?.maxAttempts),
       firstSeenAt: num(v?.firstSeenAt),

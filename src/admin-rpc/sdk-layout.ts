@@ -19,6 +19,17 @@ export function sdkRows<T extends Record<string, SqlStorageValue>>(sql: SqlStora
   }
 }
 
+/** A field of one of the SDK's loosely typed records (KV values, Tasks metadata), when it is a string; else null. */
+export const textOf = (v: unknown): string | null => (typeof v === "string" ? v : null);
+
+/** The chat-recovery incident records in KV, each with the incident id it belongs to (chatIncidentIdOf). */
+export async function chatRecoveryRecords(
+  storage: DurableObjectStorage,
+): Promise<{ key: string; incidentId: string; record: Record<string, unknown> | undefined }[]> {
+  const listed = await storage.list<Record<string, unknown> | undefined>({ prefix: CHAT_RECOVERY_INCIDENT_KEY_PREFIX });
+  return [...listed].map(([key, record]) => ({ key, incidentId: chatIncidentIdOf(key, record), record }));
+}
+
 /** KV key prefix of chat-recovery incident records (`agents/chat` exports the same constant). */
 export const CHAT_RECOVERY_INCIDENT_KEY_PREFIX = "cf:chat-recovery:incident:";
 

@@ -104,7 +104,8 @@ const CHAT_RECOVERY = family("chat:recovery:", "chat.recovery.", "detected sched
 const TASK = family("task:", "task.", "accepted attempt:started attempt:interrupted waiting completed failed cancelled");
 const CHAT_TURN = family("chat:turn:", "chat.turn.", "start finish");
 
-const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
+/** A non-empty string field of an SDK payload, else undefined. */
+export const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? Math.max(0, Math.round(v)) : undefined);
 const bool = (v: unknown): boolean | undefined => (typeof v === "boolean" ? v : undefined);
 

@@ -142,7 +142,8 @@ export function capField(s: string, chars = FIELD_CHARS, mask: Masker = maskSecr
   return `${kept}… [truncated ${dropped} chars]`;
 }
 
-const SECRET_KEY_NAME = new RegExp(`${SECRET_KEY.source}$|^authorization$|^cookie$`, "i");
+// Pure: dropped from bundles that never call maskJson (a user's agent Worker).
+const SECRET_KEY_NAME = /* @__PURE__ */ new RegExp(`${SECRET_KEY.source}$|^authorization$|^cookie$`, "i");
 const MAX_DEPTH = 64;
 
 /**

@@ -13,7 +13,7 @@
  * event as the SDK sent it; none ever throws into the agent.
  */
 
-import { CHAT_TURN_NAME } from "./normalize.js";
+import { CHAT_TURN_NAME, str } from "./normalize.js";
 
 /** What the agent side read of the SDK's records for one event; every field optional. */
 export type SdkRecord = {
@@ -31,8 +31,6 @@ export type SdkReaders = {
 };
 
 type Raw = { type: string; payload?: Record<string, unknown> };
-
-const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 
 /** Managed-fiber events after which the fiber's status is what the SDK decided (end, recovery outcome). */
 const FIBER_SETTLING = new Set(["fiber:run:completed", "fiber:run:failed", "fiber:recovery:handled", "fiber:recovery:failed"]);

@@ -43,8 +43,10 @@ export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 /** A state translated: either an outcome (the run ended) or a phase (it is live), never both. */
 export type ConsoleRunState = { outcome: RunOutcome; phase: null } | { outcome: null; phase: RunPhase };
 
-const ended = (outcome: RunOutcome): ConsoleRunState => ({ outcome, phase: null });
-const live = (phase: RunPhase): ConsoleRunState => ({ outcome: null, phase });
+// Marked free of side effects so a bundler drops the tables below that a bundle does not use (a user's agent
+// Worker uses two of them): without it, each table's calls would keep it.
+const ended = /* @__NO_SIDE_EFFECTS__ */ (outcome: RunOutcome): ConsoleRunState => ({ outcome, phase: null });
+const live = /* @__NO_SIDE_EFFECTS__ */ (phase: RunPhase): ConsoleRunState => ({ outcome: null, phase });
 
 /** Managed fibers (`FiberStatus`, `listFibers` / `inspectFiber`). */
 export const FIBER_STATUS: Record<"pending" | "running" | "completed" | "aborted" | "interrupted" | "error", ConsoleRunState> = {

@@ -16,7 +16,11 @@ export const marker = (label: string): string => `[masked: ${label}]`;
 /** Refuses to start a match on a marker left by an earlier pass (also "Bearer [masked: …]"). */
 const NOT_MASKED = String.raw`(?!\\?["']?(?:(?:Bearer|Basic)\s{1,8})?\[masked: )`;
 
-type Rule = { re: RegExp; replace: (match: string, ...rest: unknown[]) => string };
+/**
+ * One credential shape and what replaces a match: a fixed marker (text built once; markers hold no `$`, so
+ * String.replace takes it literally), or a function where the replacement depends on the match.
+ */
+type Rule = { re: RegExp; replace: string | ((match: string, ...rest: unknown[]) => string) };
 
 /** The marker label for a secret named by `key` (`db_password` → password, `githubToken` → token). */
 export function labelForKey(key: string): string {
@@ -78,30 +82,30 @@ function decodesToPair(value: string): boolean {
 /** The built-in rules, in order: longer, more specific shapes first, so their marker names them. */
 const RULES: Rule[] = [
   // Credentials in URLs: scheme://user:password@host keeps the scheme and host.
-  { re: /:\/\/[^\s/?#@:"'<>]*:[^\s/?#@"'<>]*@/g, replace: () => `://${marker("url credentials")}@` },
+  { re: /:\/\/[^\s/?#@:"'<>]*:[^\s/?#@"'<>]*@/g, replace: `://${marker("url credentials")}@` },
   // JWTs, signed or not (`alg: none` leaves the signature part empty).
   {
     re: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*\.([A-Za-z0-9_-]*)/g,
     replace: (_m, sig) => marker(sig ? "jwt" : "unsigned jwt"),
   },
   // GitHub tokens: personal, OAuth, user-to-server, server-to-server, refresh, fine-grained.
-  { re: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{10,}|github_pat_[A-Za-z0-9_]{10,})/g, replace: () => marker("github token") },
+  { re: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{10,}|github_pat_[A-Za-z0-9_]{10,})/g, replace: marker("github token") },
   // Slack bot, user, app and config tokens.
-  { re: /(?<![A-Za-z0-9_-])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{8,}/g, replace: () => marker("slack token") },
+  { re: /(?<![A-Za-z0-9_-])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{8,}/g, replace: marker("slack token") },
   // Google API keys.
-  { re: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}/g, replace: () => marker("google api key") },
+  { re: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{30,}/g, replace: marker("google api key") },
   // AWS access key ids (long-term AKIA, temporary ASIA).
-  { re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}/g, replace: () => marker("aws access key id") },
+  { re: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}/g, replace: marker("aws access key id") },
   // Provider API keys (sk-…, sk_live_…, rk_…, pk_…).
-  { re: /(?<![A-Za-z0-9_-])(?:sk|pk|rk)[-_][A-Za-z0-9_-]{16,}/g, replace: () => marker("api key") },
+  { re: /(?<![A-Za-z0-9_-])(?:sk|pk|rk)[-_][A-Za-z0-9_-]{16,}/g, replace: marker("api key") },
   // HTTP Basic credentials.
-  { re: /\b(Basic)\s{1,8}(?!\[masked: )([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/gi, replace: maskBasic as Rule["replace"] },
+  { re: /\b(Basic)\s{1,8}(?!\[masked: )([A-Za-z0-9+/]{4,}={0,2})(?![A-Za-z0-9+/=])/gi, replace: maskBasic as Exclude<Rule["replace"], string> },
   // Bearer tokens of any length.
   { re: /\b(Bearer)\s{1,8}(?!\[masked: )[A-Za-z0-9._~+/-]+=*/gi, replace: (_m, scheme) => `${scheme} ${marker("token")}` },
   // password=…, "api_key": "…", aws_secret_access_key = …, token: …
-  { re: PAIR, replace: maskPair as Rule["replace"] },
+  { re: PAIR, replace: maskPair as Exclude<Rule["replace"], string> },
   // Long hex strings (API secrets, signing keys).
-  { re: /(?<![0-9A-Za-z])[0-9a-fA-F]{40,}(?![0-9A-Za-z])/g, replace: () => marker("hex secret") },
+  { re: /(?<![0-9A-Za-z])[0-9a-fA-F]{40,}(?![0-9A-Za-z])/g, replace: marker("hex secret") },
 ];
 
 const PEM_BEGIN = /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----/y;
@@ -143,7 +147,8 @@ export function maskBuiltIn(s: string): string {
   let out = maskPrivateKeys(s);
   for (const rule of RULES) {
     rule.re.lastIndex = 0;
-    out = out.replace(rule.re, rule.replace as (substring: string, ...args: unknown[]) => string);
+    // String.replace takes a text or a function; TypeScript's overloads take one kind at a time.
+    out = out.replace(rule.re, rule.replace as string);
   }
   return out;
 }

@@ -33,9 +33,6 @@ import type { Source, TelemetryEvent } from "./envelope.js";
  *   key) move over at the next wake under their own numbers; numbering goes on after the highest that table gave.
  */
 
-/** Largest number a sequence may reach: JSON and D1 integers stay exact up to here. */
-export const MAX_SEQ = Number.MAX_SAFE_INTEGER;
-
 /**
  * Adds `"seq":<n>` as the last field of one event's JSON text (an object as JSON.stringify wrote it, without
  * a `seq` of its own: Telemetry.emit removes one). Parse-then-stringify of the result gives it back byte for
