@@ -3,6 +3,7 @@
  * run never exceeds D1's per-invocation query budget or holds a long write.
  */
 
+import { RUN_KINDS } from "@agent-oncall/telemetry/contract";
 import { openNowSql } from "./read-models/incident-status";
 import {
   alertDeliveries,
@@ -44,11 +45,46 @@ const future = (col: string) => `${col} > ?2`;
 
 /**
  * A run is due when it finished (has an outcome) and its last activity is before the hot cutoff (?3), or when its
- * last activity is before the retention cutoff (?1), open or not. Due runs are found oldest first through
- * runs_first_seen: a run's first_seen is at most its last_seen, so every due run has first_seen < ?3 (?1 <= ?3).
+ * last activity is before the retention cutoff (?1), open or not. Due runs are found oldest first by first_seen
+ * (runsOldestFirst): a run's first_seen is at most its last_seen, so every due run has first_seen < ?3 (?1 <= ?3).
  * No index holds last_seen (each batch would move it), so this is the bounded way in.
  */
 export const runDueSql = (hot = "?3", cutoff = "?1") => `((${F.outcome} IS NOT NULL AND ${F.lastSeen} < ${hot}) OR ${F.lastSeen} < ${cutoff})`;
+
+/**
+ * One equality per run kind, as SQL (retention's statements number their parameters, so the kinds are literals):
+ * every run has one of these kinds, a closed set (the contract's RUN_KINDS; ingest refuses any other), so runs_kind
+ * merged over them is every run in first_seen order. No index of first_seen alone: it would cost every new run one
+ * more entry written.
+ */
+export const RUN_KIND_ARMS: readonly string[] = RUN_KINDS.map((k) => {
+  if (!/^[a-z_]+$/.test(k)) throw new Error(`run kind ${JSON.stringify(k)} is not a plain word`);
+  return `${F.kind} = '${k}'`;
+});
+
+/**
+ * `select` from the rows of `table` (through `index`) matching `where`, in `order` (ascending), at most `limit`:
+ * one ordered scan per arm (an equality on the index's leading column) merged by a compound SELECT, which SQLite
+ * runs as co-routines in index order until the LIMIT (about `limit` plus one row per arm read), or one scan
+ * without arms. `select` must name the `order` columns as they are, since a compound orders by result columns.
+ */
+export function orderedScanSql(q: { table: string; index: string; arms?: readonly string[]; select: string; where: string; order: string[]; limit: number }): string {
+  const scan = (arm?: string) => `SELECT ${q.select} FROM ${q.table} INDEXED BY ${q.index} WHERE ${arm ? `${arm} AND ` : ""}${q.where}`;
+  const scans = q.arms?.length ? q.arms.map(scan) : [scan()];
+  return `${scans.join(" UNION ALL ")} ORDER BY ${q.order.join(", ")} LIMIT ${q.limit}`;
+}
+
+/** The rowids of the first `limit` due runs, oldest first (runs_kind merged over the kinds). */
+const dueRunsSql = (limit: number) =>
+  `SELECT r FROM (${orderedScanSql({
+    table: F.$table,
+    index: "runs_kind",
+    arms: RUN_KIND_ARMS,
+    select: `rowid AS r, ${F.firstSeen}`,
+    where: `${F.firstSeen} < ?3 AND ${runDueSql()}`,
+    order: [F.firstSeen],
+    limit,
+  })})`;
 
 /**
  * An incident is due when it is not open now (closed by the SDK, or by a force idle or reconciliation: the shown
@@ -69,11 +105,12 @@ export const backupExpiredSql = (hot = "?3") => `${B.expiresAt} < ${hot}`;
  * ambiguities; open runs for the retention period; open incidents and unresolved ambiguities regardless of age,
  * but not when dated in the future. Rows go by rowid: projection keys are composite (id + agent). Statements are
  * bound ?1 = cutoff, ?2 = future cutoff, ?3 = hot cutoff, up to the highest one each names (D1 refuses more
- * bindings than a statement's parameters). `children`: rows of another table deleted with the ones deleted, by key.
+ * bindings than a statement's parameters). `rows`: the rowids to delete, as a statement of its own, when `where` alone
+ * cannot name the index order (runs). `children`: rows of another table deleted with the ones deleted, by key.
  */
-const PLAN: { table: string; where: string; children?: Child }[] = [
+const PLAN: { table: string; where: string; rows?: (limit: number) => string; children?: Child }[] = [
   { table: D.$table, where: outside(D.receivedAt) },
-  { table: F.$table, where: `${F.firstSeen} < ?3 AND ${runDueSql()} ORDER BY ${F.firstSeen}` },
+  { table: F.$table, where: "", rows: dueRunsSql },
   { table: F.$table, where: future(F.lastSeen) },
   {
     table: I.$table,
@@ -193,13 +230,14 @@ export async function runRetention(
   const seg = await runSegmentRetention(db, { hotCutoff, futureCutoff, maxBatches });
   deleted[G.$table] = seg.segments;
   let complete = seg.complete;
-  for (const { table, where, children } of PLAN) {
+  for (const { table, where, rows, children } of PLAN) {
     deleted[table] ??= 0;
-    const args = [cutoff, futureCutoff, hotCutoff].slice(0, highestParam(where));
+    const select = rows ? rows(batchSize) : `SELECT rowid FROM ${table} WHERE ${where} LIMIT ${batchSize}`;
+    const args = [cutoff, futureCutoff, hotCutoff].slice(0, highestParam(select));
     for (let i = 0; i < maxBatches; i++) {
       const returning = children ? ` RETURNING ${children.on.join(", ")}` : "";
       const r = await db
-        .prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT rowid FROM ${table} WHERE ${where} LIMIT ${batchSize})${returning}`)
+        .prepare(`DELETE FROM ${table} WHERE rowid IN (${select})${returning}`)
         .bind(...args)
         .all<Record<string, unknown>>();
       const n = children ? r.results.length : (r.meta.changes ?? 0);
