@@ -68,7 +68,15 @@ export const RUN_KIND_ARMS: readonly string[] = RUN_KINDS.map((k) => {
  * runs as co-routines in index order until the LIMIT (about `limit` plus one row per arm read), or one scan
  * without arms. `select` must name the `order` columns as they are, since a compound orders by result columns.
  */
-export function orderedScanSql(q: { table: string; index: string; arms?: readonly string[]; select: string; where: string; order: string[]; limit: number }): string {
+export function orderedScanSql(q: {
+  table: string;
+  index: string;
+  arms?: readonly string[];
+  select: string;
+  where: string;
+  order: string[];
+  limit: number;
+}): string {
   const scan = (arm?: string) => `SELECT ${q.select} FROM ${q.table} INDEXED BY ${q.index} WHERE ${arm ? `${arm} AND ` : ""}${q.where}`;
   const scans = q.arms?.length ? q.arms.map(scan) : [scan()];
   return `${scans.join(" UNION ALL ")} ORDER BY ${q.order.join(", ")} LIMIT ${q.limit}`;

@@ -1,5 +1,6 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import { describe, expect, it } from "vitest";
 import { type PaceResult, paceRetention, WALK_SCAN_FACTOR } from "../../src/store/retention-pace";
 import { handleTelemetryBatch } from "../../worker/ingest/consumer";
@@ -10,13 +11,13 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const KEEP = { maxAgeDays: 30, hotWindowHours: 48 };
 
-/** Runs of one agent written straight into D1: `outcome` null for an open run. */
-function seedRuns(agentName: string, runs: { id: string; outcome: string | null; firstSeen: number; lastSeen: number }[]) {
+/** Runs of one agent written straight into D1: `outcome` null for an open run; of every kind in turn unless given. */
+function seedRuns(agentName: string, runs: { id: string; kind?: RunKind; outcome: string | null; firstSeen: number; lastSeen: number }[]) {
   return env.DB.batch(
-    runs.map((r) =>
+    runs.map((r, i) =>
       env.DB.prepare(
-        "INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, first_seen, last_seen, listed_at) VALUES (?, 'ProbeAgent', ?, 'fiber', 'etl', ?, ?, ?, ?)",
-      ).bind(r.id, agentName, r.outcome, r.firstSeen, r.lastSeen, r.lastSeen),
+        "INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, first_seen, last_seen, listed_at) VALUES (?, 'ProbeAgent', ?, ?, 'etl', ?, ?, ?, ?)",
+      ).bind(r.id, agentName, r.kind ?? RUN_KINDS[i % RUN_KINDS.length], r.outcome, r.firstSeen, r.lastSeen, r.lastSeen),
     ),
   );
 }
@@ -94,6 +95,27 @@ describe("paced retention", () => {
     }
     expect(await count("SELECT COUNT(*) AS n FROM runs WHERE agent_name = ? AND fiber_id LIKE 'done-%'", agentName)).toBe(0);
     expect(await count("SELECT COUNT(*) AS n FROM runs WHERE agent_name = ? AND fiber_id LIKE 'open-%'", agentName)).toBe(100);
+  });
+
+  it("walks the runs of every kind as one first_seen order, merged over the kinds", async () => {
+    const agentName = `pace-kinds-${crypto.randomUUID().slice(0, 8)}`;
+    const now = Date.now();
+    // 24 runs a minute apart, older than any other test's, kinds in turn; every sixth is open and stays.
+    const all = Array.from({ length: 24 }, (_, i) => ({
+      id: `k-${String(i).padStart(2, "0")}`,
+      outcome: i % 6 === 5 ? null : "completed",
+      firstSeen: now - 29.5 * DAY + i * 60_000,
+      lastSeen: now - 29.5 * DAY + i * 60_000,
+    }));
+    await seedRuns(agentName, all);
+    // A database handle of its own: the walk's cursor is per handle, so this walk starts at the oldest run.
+    const db = { prepare: (q: string) => env.DB.prepare(q), batch: (s: D1PreparedStatement[]) => env.DB.batch(s) } as D1Database;
+    const ids = async () => (await agentRuns(agentName)).results.map((r) => r.fiber_id);
+    // A budget of 2 (pace 2 x 1 added): the two oldest runs go first, of two kinds.
+    await paceRetention(db, { ...KEEP, pace: 2, added: { runs: 1 }, agents: [], now });
+    expect(await ids()).toEqual(all.slice(2).map((r) => r.id));
+    for (let i = 0; i < 10 && (await ids()).length > 4; i++) await paceRetention(db, { ...KEEP, pace: 20, added: { runs: 1 }, agents: [], now });
+    expect(await ids()).toEqual(all.filter((r) => r.outcome === null).map((r) => r.id));
   });
 
   it("with nothing due, a slice reads a bounded number of rows", async () => {
