@@ -12,7 +12,7 @@
  * ingest refused such times).
  */
 
-import { type Child, childDelete, highestParam, incidentDueSql, orderedScanSql, RUN_KIND_ARMS, runDueSql } from "./retention";
+import { type Child, childDelete, highestParam, INCIDENT_KIND_ARMS, incidentDueSql, orderedScanSql, RUN_KIND_ARMS, runDueSql } from "./retention";
 import { deadLetters, eventRollups, eventSegments, incidents, incidentUsage, opAmbiguities, respentRollups, runs, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
 
@@ -73,10 +73,12 @@ const WALKED: Walked[] = [
     range: `${F.firstSeen} < ?3`,
     due: runDueSql(),
   },
-  // Incidents not open now, after the hot window (retention.ts incidentDueSql); first_seen <= last_seen, as for runs.
+  // Incidents not open now, after the hot window (retention.ts incidentDueSql); first_seen <= last_seen, as for runs,
+  // and every incident is in incidents_kind under one of the kinds.
   {
     table: I.$table,
-    index: "incidents_first_seen",
+    index: "incidents_kind",
+    arms: INCIDENT_KIND_ARMS,
     order: [I.firstSeen, I.incidentId, I.agentClass, I.agentName],
     range: `${I.firstSeen} < ?3`,
     due: incidentDueSql(),

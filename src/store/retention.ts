@@ -5,6 +5,7 @@
 
 import { RUN_KINDS } from "@agent-oncall/telemetry/contract";
 import { openNowSql } from "./read-models/incident-status";
+import { INCIDENT_KINDS } from "./read-models/incidents";
 import {
   alertDeliveries,
   auditLog,
@@ -57,10 +58,17 @@ export const runDueSql = (hot = "?3", cutoff = "?1") => `((${F.outcome} IS NOT N
  * merged over them is every run in first_seen order. No index of first_seen alone: it would cost every new run one
  * more entry written.
  */
-export const RUN_KIND_ARMS: readonly string[] = RUN_KINDS.map((k) => {
-  if (!/^[a-z_]+$/.test(k)) throw new Error(`run kind ${JSON.stringify(k)} is not a plain word`);
-  return `${F.kind} = '${k}'`;
-});
+export const RUN_KIND_ARMS: readonly string[] = kindArms(F.kind, RUN_KINDS);
+
+/** The same for incidents (INCIDENT_KINDS, which ingest derives from the id: no other kind is stored): incidents_kind. */
+export const INCIDENT_KIND_ARMS: readonly string[] = kindArms(I.kind, INCIDENT_KINDS);
+
+function kindArms(column: string, kinds: readonly string[]): string[] {
+  return kinds.map((k) => {
+    if (!/^[a-z_]+$/.test(k)) throw new Error(`kind ${JSON.stringify(k)} is not a plain word`);
+    return `${column} = '${k}'`;
+  });
+}
 
 /**
  * `select` from the rows of `table` (through `index`) matching `where`, in `order` (ascending), at most `limit`:
@@ -82,6 +90,18 @@ export function orderedScanSql(q: {
   return `${scans.join(" UNION ALL ")} ORDER BY ${q.order.join(", ")} LIMIT ${q.limit}`;
 }
 
+/** The rowids of the first `limit` incidents due, oldest first (incidents_kind merged over the kinds), and their keys. */
+const dueIncidentsSql = (limit: number) =>
+  `SELECT r FROM (${orderedScanSql({
+    table: I.$table,
+    index: "incidents_kind",
+    arms: INCIDENT_KIND_ARMS,
+    select: `rowid AS r, ${I.firstSeen}`,
+    where: `${I.firstSeen} < ?3 AND ${incidentDueSql()}`,
+    order: [I.firstSeen],
+    limit,
+  })})`;
+
 /** The rowids of the first `limit` due runs, oldest first (runs_kind merged over the kinds). */
 const dueRunsSql = (limit: number) =>
   `SELECT r FROM (${orderedScanSql({
@@ -97,7 +117,8 @@ const dueRunsSql = (limit: number) =>
 /**
  * An incident is due when it is not open now (closed by the SDK, or by a force idle or reconciliation: the shown
  * status, incident-status.ts) and its last activity is before the hot cutoff (?3). Open incidents stay while open,
- * whatever their age. Found oldest first through incidents_first_seen (first_seen <= last_seen, as for runs).
+ * whatever their age. Found oldest first by first_seen (first_seen <= last_seen, as for runs), through incidents_kind
+ * merged over the kinds.
  */
 export const incidentDueSql = (hot = "?3") => `(${I.lastSeen} < ${hot} AND NOT ${openNowSql()})`;
 
@@ -120,11 +141,7 @@ const PLAN: { table: string; where: string; rows?: (limit: number) => string; ch
   { table: D.$table, where: outside(D.receivedAt) },
   { table: F.$table, where: "", rows: dueRunsSql },
   { table: F.$table, where: future(F.lastSeen) },
-  {
-    table: I.$table,
-    where: `${I.firstSeen} < ?3 AND ${incidentDueSql()} ORDER BY ${I.firstSeen}`,
-    children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] },
-  },
+  { table: I.$table, where: "", rows: dueIncidentsSql, children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] } },
   { table: I.$table, where: future(I.lastSeen), children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] } },
   { table: O.$table, where: `((${O.lastSeen} < ?3 AND ${O.resolutionAt} IS NOT NULL) OR ${future(O.lastSeen)})` },
   { table: B.$table, where: `${backupExpiredSql()} ORDER BY ${B.expiresAt}` },

@@ -270,8 +270,9 @@ export const incidents = sqliteTable(
     // then sets version in its own statement, only when it changes (merge.ts upsertSqls), so an incident's later
     // events never rewrite this entry; the price is one entry per incident, versioned or not.
     index("incidents_version").on(t.version, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
-    // Listed newest first by first_seen, which an incident's later events never move (see runs).
-    index("incidents_first_seen").on(t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    // Listed newest first by first_seen, which an incident's later events never move (see runs). Every incident
+    // (the unfiltered list, counts, retention) is incidents_kind merged over the kinds, a closed set ingest derives
+    // from the id: no index of first_seen alone, one entry fewer per incident.
     index("incidents_status").on(t.status, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_reason").on(t.reason, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     // Also an agent name alone, merged over the classes agents_name has it under (read-models/incidents.ts).
