@@ -152,7 +152,7 @@ describe("paced retention", () => {
     expect(await count("SELECT COUNT(*) AS n FROM event_segments WHERE agent_name = ?", agentName)).toBe(2);
   });
 
-  it("deletes closed incidents with their re-spent tokens after the hot window, walking past open ones through incidents_first_seen", async () => {
+  it("deletes closed incidents with their re-spent tokens after the hot window, walking past open ones oldest first (incidents_kind over the kinds)", async () => {
     const agentName = `pace-inc-${crypto.randomUUID().slice(0, 8)}`;
     const now = Date.now();
     const old = now - 60 * HOUR;
