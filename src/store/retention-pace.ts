@@ -12,7 +12,19 @@
  * ingest refused such times).
  */
 
-import { type Child, childDelete, deleteWhereSql, highestParam, incidentDueSql, keyOf, rowValue, runDueSql } from "./retention";
+import {
+  type Child,
+  childDelete,
+  deleteWhereSql,
+  highestParam,
+  INCIDENT_KIND_ARMS,
+  incidentDueSql,
+  keyOf,
+  orderedScanSql,
+  RUN_KIND_ARMS,
+  rowValue,
+  runDueSql,
+} from "./retention";
 import { deadLetters, eventRollups, eventSegments, incidents, incidentUsage, opAmbiguities, respentRollups, runs, sessions, workspaceBackups } from "./schema";
 import { names } from "./sql-names";
 
@@ -42,7 +54,7 @@ type Direct = { table: string; index: string | null; order: string[]; range: str
  * cursor, the due ones among them deleted by primary key. The cursor walks past rows that stay (so they never block the
  * slice) and starts over once it reaches the end of the range.
  */
-type Walked = Direct & { due: string; children?: Child };
+type Walked = Direct & { index: string; due: string; children?: Child; arms?: readonly string[] };
 
 /** Bound: ?1 = retention cutoff, ?2 = future cutoff, ?3 = hot cutoff (each statement gets up to the highest it names). */
 const DIRECT: Direct[] = [
@@ -63,12 +75,22 @@ const DIRECT: Direct[] = [
 ];
 
 const WALKED: Walked[] = [
-  // A run's first_seen is at most its last_seen, so every due run is in this range (retention.ts runDueSql).
-  { table: F.$table, index: "runs_first_seen", order: [F.firstSeen, F.fiberId, F.agentClass, F.agentName], range: `${F.firstSeen} < ?3`, due: runDueSql() },
-  // Incidents not open now, after the hot window (retention.ts incidentDueSql); first_seen <= last_seen, as for runs.
+  // A run's first_seen is at most its last_seen, so every due run is in this range (retention.ts runDueSql); every
+  // run is in runs_kind under one of the kinds, so the walk merges one scan per kind in first_seen order.
+  {
+    table: F.$table,
+    index: "runs_kind",
+    arms: RUN_KIND_ARMS,
+    order: [F.firstSeen, F.fiberId, F.agentClass, F.agentName],
+    range: `${F.firstSeen} < ?3`,
+    due: runDueSql(),
+  },
+  // Incidents not open now, after the hot window (retention.ts incidentDueSql); first_seen <= last_seen, as for runs,
+  // and every incident is in incidents_kind under one of the kinds.
   {
     table: I.$table,
-    index: "incidents_first_seen",
+    index: "incidents_kind",
+    arms: INCIDENT_KIND_ARMS,
     order: [I.firstSeen, I.incidentId, I.agentClass, I.agentName],
     range: `${I.firstSeen} < ?3`,
     due: incidentDueSql(),
@@ -185,7 +207,15 @@ export async function paceRetention(
       walked: w,
       budget: n,
       stmt: bind(
-        `SELECT ${w.order.join(", ")}, ${w.due} AS due FROM ${w.table} INDEXED BY ${w.index} WHERE ${w.range}${after} ORDER BY ${w.order.join(", ")} LIMIT ${n * WALK_SCAN_FACTOR}`,
+        orderedScanSql({
+          table: w.table,
+          index: w.index,
+          arms: w.arms,
+          select: `${w.order.join(", ")}, ${w.due} AS due`,
+          where: `${w.range}${after}`,
+          order: w.order,
+          limit: n * WALK_SCAN_FACTOR,
+        }),
         cursor ?? [],
       ),
     });

@@ -3,7 +3,9 @@
  * run never exceeds D1's per-invocation query budget or holds a long write.
  */
 
+import { RUN_KINDS } from "@agent-oncall/telemetry/contract";
 import { openNowSql } from "./read-models/incident-status";
+import { INCIDENT_KINDS } from "./read-models/incidents";
 import {
   alertDeliveries,
   auditLog,
@@ -51,16 +53,79 @@ const future = (col: string) => `${col} > ?2`;
 
 /**
  * A run is due when it finished (has an outcome) and its last activity is before the hot cutoff (?3), or when its
- * last activity is before the retention cutoff (?1), open or not. Due runs are found oldest first through
- * runs_first_seen: a run's first_seen is at most its last_seen, so every due run has first_seen < ?3 (?1 <= ?3).
+ * last activity is before the retention cutoff (?1), open or not. Due runs are found oldest first by first_seen
+ * (runsOldestFirst): a run's first_seen is at most its last_seen, so every due run has first_seen < ?3 (?1 <= ?3).
  * No index holds last_seen (each batch would move it), so this is the bounded way in.
  */
 export const runDueSql = (hot = "?3", cutoff = "?1") => `((${F.outcome} IS NOT NULL AND ${F.lastSeen} < ${hot}) OR ${F.lastSeen} < ${cutoff})`;
 
 /**
+ * One equality per run kind, as SQL (retention's statements number their parameters, so the kinds are literals):
+ * every run has one of these kinds, a closed set (the contract's RUN_KINDS; ingest refuses any other), so runs_kind
+ * merged over them is every run in first_seen order. No index of first_seen alone: it would cost every new run one
+ * more entry written.
+ */
+export const RUN_KIND_ARMS: readonly string[] = kindArms(F.kind, RUN_KINDS);
+
+/** The same for incidents (INCIDENT_KINDS, which ingest derives from the id: no other kind is stored): incidents_kind. */
+export const INCIDENT_KIND_ARMS: readonly string[] = kindArms(I.kind, INCIDENT_KINDS);
+
+function kindArms(column: string, kinds: readonly string[]): string[] {
+  return kinds.map((k) => {
+    if (!/^[a-z_]+$/.test(k)) throw new Error(`kind ${JSON.stringify(k)} is not a plain word`);
+    return `${column} = '${k}'`;
+  });
+}
+
+/**
+ * `select` from the rows of `table` (through `index`) matching `where`, in `order` (ascending), at most `limit`:
+ * one ordered scan per arm (an equality on the index's leading column) merged by a compound SELECT, which SQLite
+ * runs as co-routines in index order until the LIMIT (about `limit` plus one row per arm read), or one scan
+ * without arms. `select` must name the `order` columns as they are, since a compound orders by result columns.
+ */
+export function orderedScanSql(q: {
+  table: string;
+  index: string;
+  arms?: readonly string[];
+  select: string;
+  where: string;
+  order: string[];
+  limit: number;
+}): string {
+  const scan = (arm?: string) => `SELECT ${q.select} FROM ${q.table} INDEXED BY ${q.index} WHERE ${arm ? `${arm} AND ` : ""}${q.where}`;
+  const scans = q.arms?.length ? q.arms.map(scan) : [scan()];
+  return `${scans.join(" UNION ALL ")} ORDER BY ${q.order.join(", ")} LIMIT ${q.limit}`;
+}
+
+/** The keys of the first `limit` incidents due, oldest first (incidents_kind merged over the kinds). */
+const dueIncidentsSql = (limit: number) =>
+  `SELECT ${keyOf(I.$table).join(", ")} FROM (${orderedScanSql({
+    table: I.$table,
+    index: "incidents_kind",
+    arms: INCIDENT_KIND_ARMS,
+    select: `${keyOf(I.$table).join(", ")}, ${I.firstSeen}`,
+    where: `${I.firstSeen} < ?3 AND ${incidentDueSql()}`,
+    order: [I.firstSeen],
+    limit,
+  })})`;
+
+/** The keys of the first `limit` due runs, oldest first (runs_kind merged over the kinds). */
+const dueRunsSql = (limit: number) =>
+  `SELECT ${keyOf(F.$table).join(", ")} FROM (${orderedScanSql({
+    table: F.$table,
+    index: "runs_kind",
+    arms: RUN_KIND_ARMS,
+    select: `${keyOf(F.$table).join(", ")}, ${F.firstSeen}`,
+    where: `${F.firstSeen} < ?3 AND ${runDueSql()}`,
+    order: [F.firstSeen],
+    limit,
+  })})`;
+
+/**
  * An incident is due when it is not open now (closed by the SDK, or by a force idle or reconciliation: the shown
  * status, incident-status.ts) and its last activity is before the hot cutoff (?3). Open incidents stay while open,
- * whatever their age. Found oldest first through incidents_first_seen (first_seen <= last_seen, as for runs).
+ * whatever their age. Found oldest first by first_seen (first_seen <= last_seen, as for runs), through incidents_kind
+ * merged over the kinds.
  */
 export const incidentDueSql = (hot = "?3") => `(${I.lastSeen} < ${hot} AND NOT ${openNowSql()})`;
 
@@ -76,17 +141,14 @@ export const backupExpiredSql = (hot = "?3") => `${B.expiresAt} < ${hot}`;
  * ambiguities; open runs for the retention period; open incidents and unresolved ambiguities regardless of age,
  * but not when dated in the future. Rows go by primary key (KEY). Statements are
  * bound ?1 = cutoff, ?2 = future cutoff, ?3 = hot cutoff, up to the highest one each names (D1 refuses more
- * bindings than a statement's parameters). `children`: rows of another table deleted with the ones deleted, by key.
+ * bindings than a statement's parameters). `rows`: the keys to delete, as a statement of its own, when `where` alone
+ * cannot name the index order (runs). `children`: rows of another table deleted with the ones deleted, by key.
  */
-const PLAN: { table: string; where: string; children?: Child }[] = [
+const PLAN: { table: string; where: string; rows?: (limit: number) => string; children?: Child }[] = [
   { table: D.$table, where: outside(D.receivedAt) },
-  { table: F.$table, where: `${F.firstSeen} < ?3 AND ${runDueSql()} ORDER BY ${F.firstSeen}` },
+  { table: F.$table, where: "", rows: dueRunsSql },
   { table: F.$table, where: future(F.lastSeen) },
-  {
-    table: I.$table,
-    where: `${I.firstSeen} < ?3 AND ${incidentDueSql()} ORDER BY ${I.firstSeen}`,
-    children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] },
-  },
+  { table: I.$table, where: "", rows: dueIncidentsSql, children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] } },
   { table: I.$table, where: future(I.lastSeen), children: { table: U.$table, on: [U.incidentId, U.agentClass, U.agentName] } },
   { table: O.$table, where: `((${O.lastSeen} < ?3 AND ${O.resolutionAt} IS NOT NULL) OR ${future(O.lastSeen)})` },
   { table: B.$table, where: `${backupExpiredSql()} ORDER BY ${B.expiresAt}` },
@@ -130,9 +192,12 @@ export function keyOf(table: string): readonly string[] {
 /** Columns as one SQL value: the column itself, or a row value `(a, b)`. */
 export const rowValue = (cols: readonly string[]) => (cols.length === 1 ? cols[0]! : `(${cols.join(", ")})`);
 
-/** Deletes rows of `table` WHERE the statement's `where` (with its own ORDER BY and LIMIT), by primary key. */
+/** Deletes the rows of `table` whose primary key `select` returns (a SELECT of the key's columns, in key order). */
+export const deleteKeysSql = (table: string, select: string) => `DELETE FROM ${table} WHERE ${rowValue(keyOf(table))} IN (${select})`;
+
+/** Deletes the rows of `table`, read from `from`, that match `where` (with its own ORDER BY and LIMIT), by primary key. */
 export const deleteWhereSql = (table: string, from: string, where: string) =>
-  `DELETE FROM ${table} WHERE ${rowValue(keyOf(table))} IN (SELECT ${keyOf(table).join(", ")} FROM ${from} WHERE ${where})`;
+  deleteKeysSql(table, `SELECT ${keyOf(table).join(", ")} FROM ${from} WHERE ${where}`);
 
 /** Hours of event time the hot store keeps timelines (event segments) for, by default (HOT_WINDOW_HOURS, worker/config.ts). */
 export const DEFAULT_HOT_WINDOW_HOURS = 48;
@@ -219,13 +284,14 @@ export async function runRetention(
   const seg = await runSegmentRetention(db, { hotCutoff, futureCutoff, maxBatches });
   deleted[G.$table] = seg.segments;
   let complete = seg.complete;
-  for (const { table, where, children } of PLAN) {
+  for (const { table, where, rows, children } of PLAN) {
     deleted[table] ??= 0;
-    const args = [cutoff, futureCutoff, hotCutoff].slice(0, highestParam(where));
+    const select = rows ? rows(batchSize) : `SELECT ${keyOf(table).join(", ")} FROM ${table} WHERE ${where} LIMIT ${batchSize}`;
+    const args = [cutoff, futureCutoff, hotCutoff].slice(0, highestParam(select));
     for (let i = 0; i < maxBatches; i++) {
       const returning = children ? ` RETURNING ${children.on.join(", ")}` : "";
       const r = await db
-        .prepare(`${deleteWhereSql(table, table, `${where} LIMIT ${batchSize}`)}${returning}`)
+        .prepare(`${deleteKeysSql(table, select)}${returning}`)
         .bind(...args)
         .all<Record<string, unknown>>();
       const n = children ? r.results.length : (r.meta.changes ?? 0);

@@ -180,11 +180,12 @@ export const runs = sqliteTable(
     primaryKey({ columns: [t.fiberId, t.agentClass, t.agentName] }),
     // Lists run newest first by first_seen, which a run's later events never move: a run's every batch of events
     // moves last_seen, and D1 bills each index entry an update rewrites, so no full index holds last_seen.
-    index("runs_first_seen").on(t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    // No index of first_seen alone: every run (the unfiltered list, retention's oldest-first walk) is runs_kind
+    // merged over the kinds, a closed set (RUN_KINDS: the contract refuses others), one entry fewer per new run.
     index("runs_agent").on(t.agentClass, t.agentName, t.firstSeen, t.fiberId),
     index("runs_class").on(t.agentClass, t.firstSeen, t.fiberId, t.agentName),
     // A kind alone: this index, not runs_kind_outcome merged over the outcomes (12 arms: a page would read its size
-    // plus 12 rows, over the lists' size + 10), though it costs every new run one more entry written.
+    // plus 12 rows, over the lists' size + 10). Merged over the kinds, it is also every run by first_seen.
     index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count. An outcome alone is this
     // index merged over the kinds (read-models/runs.ts): no index of its own to write per run and per end.
@@ -269,8 +270,9 @@ export const incidents = sqliteTable(
     // then sets version in its own statement, only when it changes (merge.ts upsertSqls), so an incident's later
     // events never rewrite this entry; the price is one entry per incident, versioned or not.
     index("incidents_version").on(t.version, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
-    // Listed newest first by first_seen, which an incident's later events never move (see runs).
-    index("incidents_first_seen").on(t.firstSeen, t.incidentId, t.agentClass, t.agentName),
+    // Listed newest first by first_seen, which an incident's later events never move (see runs). Every incident
+    // (the unfiltered list, counts, retention) is incidents_kind merged over the kinds, a closed set ingest derives
+    // from the id: no index of first_seen alone, one entry fewer per incident.
     index("incidents_status").on(t.status, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     index("incidents_reason").on(t.reason, t.firstSeen, t.incidentId, t.agentClass, t.agentName),
     // Also an agent name alone, merged over the classes agents_name has it under (read-models/incidents.ts).

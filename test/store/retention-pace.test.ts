@@ -1,5 +1,6 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import { describe, expect, it } from "vitest";
 import { type PaceResult, paceRetention, WALK_SCAN_FACTOR } from "../../src/store/retention-pace";
 import { handleTelemetryBatch } from "../../worker/ingest/consumer";
@@ -10,13 +11,13 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const KEEP = { maxAgeDays: 30, hotWindowHours: 48 };
 
-/** Runs of one agent written straight into D1: `outcome` null for an open run. */
-function seedRuns(agentName: string, runs: { id: string; outcome: string | null; firstSeen: number; lastSeen: number }[]) {
+/** Runs of one agent written straight into D1: `outcome` null for an open run; of every kind in turn unless given. */
+function seedRuns(agentName: string, runs: { id: string; kind?: RunKind; outcome: string | null; firstSeen: number; lastSeen: number }[]) {
   return env.DB.batch(
-    runs.map((r) =>
+    runs.map((r, i) =>
       env.DB.prepare(
-        "INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, first_seen, last_seen, listed_at) VALUES (?, 'ProbeAgent', ?, 'fiber', 'etl', ?, ?, ?, ?)",
-      ).bind(r.id, agentName, r.outcome, r.firstSeen, r.lastSeen, r.lastSeen),
+        "INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, first_seen, last_seen, listed_at) VALUES (?, 'ProbeAgent', ?, ?, 'etl', ?, ?, ?, ?)",
+      ).bind(r.id, agentName, r.kind ?? RUN_KINDS[i % RUN_KINDS.length], r.outcome, r.firstSeen, r.lastSeen, r.lastSeen),
     ),
   );
 }
@@ -96,6 +97,27 @@ describe("paced retention", () => {
     expect(await count("SELECT COUNT(*) AS n FROM runs WHERE agent_name = ? AND fiber_id LIKE 'open-%'", agentName)).toBe(100);
   });
 
+  it("walks the runs of every kind as one first_seen order, merged over the kinds", async () => {
+    const agentName = `pace-kinds-${crypto.randomUUID().slice(0, 8)}`;
+    const now = Date.now();
+    // 24 runs a minute apart, older than any other test's, kinds in turn; every sixth is open and stays.
+    const all = Array.from({ length: 24 }, (_, i) => ({
+      id: `k-${String(i).padStart(2, "0")}`,
+      outcome: i % 6 === 5 ? null : "completed",
+      firstSeen: now - 29.5 * DAY + i * 60_000,
+      lastSeen: now - 29.5 * DAY + i * 60_000,
+    }));
+    await seedRuns(agentName, all);
+    // A database handle of its own: the walk's cursor is per handle, so this walk starts at the oldest run.
+    const db = { prepare: (q: string) => env.DB.prepare(q), batch: (s: D1PreparedStatement[]) => env.DB.batch(s) } as D1Database;
+    const ids = async () => (await agentRuns(agentName)).results.map((r) => r.fiber_id);
+    // A budget of 2 (pace 2 x 1 added): the two oldest runs go first, of two kinds.
+    await paceRetention(db, { ...KEEP, pace: 2, added: { runs: 1 }, agents: [], now });
+    expect(await ids()).toEqual(all.slice(2).map((r) => r.id));
+    for (let i = 0; i < 10 && (await ids()).length > 4; i++) await paceRetention(db, { ...KEEP, pace: 20, added: { runs: 1 }, agents: [], now });
+    expect(await ids()).toEqual(all.filter((r) => r.outcome === null).map((r) => r.id));
+  });
+
   it("with nothing due, a slice reads a bounded number of rows", async () => {
     const now = Date.now();
     const added = { runs: 5, incidents: 5, sessions: 5, op_ambiguities: 5, workspace_backups: 5, event_rollups: 5, respent_rollups: 5, event_segments: 5 };
@@ -130,7 +152,7 @@ describe("paced retention", () => {
     expect(await count("SELECT COUNT(*) AS n FROM event_segments WHERE agent_name = ?", agentName)).toBe(2);
   });
 
-  it("deletes closed incidents with their re-spent tokens after the hot window, walking past open ones through incidents_first_seen", async () => {
+  it("deletes closed incidents with their re-spent tokens after the hot window, walking past open ones oldest first (incidents_kind over the kinds)", async () => {
     const agentName = `pace-inc-${crypto.randomUUID().slice(0, 8)}`;
     const now = Date.now();
     const old = now - 60 * HOUR;

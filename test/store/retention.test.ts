@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { RUN_KINDS } from "@agent-oncall/telemetry/contract";
 import { describe, expect, it } from "vitest";
 import { eventsBy } from "../../src/store/read-models/events";
 import { measureSegmentRetention, runRetention } from "../../src/store/retention";
@@ -81,6 +82,40 @@ describe("retention", () => {
     expect(r.deleted.runs).toBe(2);
     const left = await env.DB.prepare("SELECT fiber_id FROM runs WHERE agent_name = ? ORDER BY fiber_id").bind(agentName).all<{ fiber_id: string }>();
     expect(left.results.map((x) => x.fiber_id)).toEqual(["done-recent", "open-old"]);
+  });
+
+  it("finds due runs of every kind (each kind is its own arm of runs_kind), oldest first across the kinds", async () => {
+    const agentName = `kinds-${crypto.randomUUID().slice(0, 6)}`;
+    const HOUR = 3_600_000;
+    // Per kind: one finished 50 h ago (due), one finished 2 h ago (hot), one open 50 h ago (kept for the retention period).
+    const rows = RUN_KINDS.flatMap((kind, k) => [
+      { id: `${kind}-due`, kind, outcome: "completed", first: NOW - (60 + k) * HOUR, last: NOW - 50 * HOUR },
+      { id: `${kind}-hot`, kind, outcome: "failed", first: NOW - (60 + k) * HOUR, last: NOW - 2 * HOUR },
+      { id: `${kind}-open`, kind, outcome: null, first: NOW - (60 + k) * HOUR, last: NOW - 50 * HOUR },
+    ]);
+    await env.DB.batch(
+      rows.map((r) =>
+        env.DB.prepare(
+          "INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, first_seen, last_seen, listed_at) VALUES (?, 'ProbeAgent', ?, ?, 'job', ?, ?, ?, ?)",
+        ).bind(r.id, agentName, r.kind, r.outcome, r.first, r.last, r.last),
+      ),
+    );
+    // Batches of one: each statement deletes the oldest due run left (of any agent), whatever its kind.
+    const order: string[] = [];
+    for (let i = 0; i < 20 && order.length < RUN_KINDS.length; i++) {
+      const before = new Set(
+        (await env.DB.prepare("SELECT fiber_id FROM runs WHERE agent_name = ?").bind(agentName).all<{ fiber_id: string }>()).results.map((x) => x.fiber_id),
+      );
+      await runRetention(env.DB, { maxAgeDays: 30, hotWindowHours: 48, now: NOW, batchSize: 1, maxBatches: 1 });
+      const after = new Set(
+        (await env.DB.prepare("SELECT fiber_id FROM runs WHERE agent_name = ?").bind(agentName).all<{ fiber_id: string }>()).results.map((x) => x.fiber_id),
+      );
+      order.push(...[...before].filter((id) => !after.has(id)));
+    }
+    // Oldest first: the kind seeded longest ago (the last) goes first.
+    expect(order).toEqual([...RUN_KINDS].reverse().map((k) => `${k}-due`));
+    const left = await env.DB.prepare("SELECT fiber_id FROM runs WHERE agent_name = ? ORDER BY fiber_id").bind(agentName).all<{ fiber_id: string }>();
+    expect(left.results.map((x) => x.fiber_id)).toEqual(RUN_KINDS.flatMap((k) => [`${k}-hot`, `${k}-open`]).sort());
   });
 
   it("deletes segments at more than 10x the rate ingest stores them", async () => {

@@ -4,9 +4,10 @@ import { listRuns, MAX_NAME_CLASSES, RUN_KINDS, type Run } from "../../src/store
 import { walk } from "./store-helpers";
 
 /**
- * An outcome filter without a kind, and an agent name without a class, have no runs index of their own (a run would
- * write one more entry each, and the outcome's another each time it moves): they are runs_kind_outcome merged over
- * the kinds, and runs_agent merged over the classes the agent registry has the name under. These check that each
+ * An outcome filter without a kind, no filter at all, and an agent name without a class have no runs index of their
+ * own (a run would write one more entry each, and the outcome's another each time it moves): they are
+ * runs_kind_outcome and runs_kind merged over the kinds, and runs_agent merged over the classes the agent registry
+ * has the name under. These check that each
  * merge is the list it replaces: every matching run, in the list's order (ties across arms included), each page
  * reading about its size plus one row per arm.
  */
@@ -91,6 +92,36 @@ describe("runs of one outcome, every kind", () => {
     const want = await expected("outcome = 'failed' AND first_seen BETWEEN ?1 AND ?2", since, until);
     const got = await walk((p) => listRuns(env.DB, { outcome: "failed", since, until }, p), 6, keyOf);
     expect(got.map(keyOf)).toEqual(want);
+  });
+});
+
+describe("every run, every kind (no filter)", () => {
+  it("lists every run across the kinds in the list's order, page after page", async () => {
+    const want = await expected("1");
+    expect(want).toHaveLength(N);
+    expect((await walk((p) => listRuns(env.DB, {}, p), 13, keyOf)).map(keyOf)).toEqual(want);
+  });
+
+  it("reads about a page plus one row per kind, however deep the page", async () => {
+    const first = await listRuns(env.DB, {}, { limit: 30 });
+    expect(first.rowsRead).toBeLessThanOrEqual(30 + 1 + RUN_KINDS.length);
+    const second = await listRuns(env.DB, {}, { limit: 30, cursor: first.next });
+    expect(second.rowsRead).toBeLessThanOrEqual(30 + 1 + RUN_KINDS.length);
+    expect([...first.items, ...second.items].map(keyOf)).toEqual((await expected("1")).slice(0, 60));
+  });
+
+  it("keeps since / until and the confirmed filter across the kinds", async () => {
+    const [since, until] = [T0 + 30_000, T0 + 90_000];
+    const want = await expected("first_seen BETWEEN ?1 AND ?2", since, until);
+    expect((await walk((p) => listRuns(env.DB, { since, until }, p), 9, keyOf)).map(keyOf)).toEqual(want);
+    // A reconciliation confirmed every third running run (of every kind) after its last event.
+    await env.DB.prepare("UPDATE runs SET confirmed_at = last_seen + 1 WHERE outcome IS NULL AND CAST(substr(fiber_id, 5) AS INTEGER) % 3 = 0").run();
+    const confirmed = await expected("outcome IS NULL AND confirmed_at >= last_seen");
+    expect(confirmed.length).toBeGreaterThan(RUN_KINDS.length);
+    expect((await walk((p) => listRuns(env.DB, { confirmed: true }, p), 7, keyOf)).map(keyOf)).toEqual(confirmed);
+    const rest = await expected("NOT (outcome IS NULL AND confirmed_at IS NOT NULL AND confirmed_at >= last_seen)");
+    expect(rest.length + confirmed.length).toBe(N);
+    expect((await walk((p) => listRuns(env.DB, { confirmed: false }, p), 50, keyOf)).map(keyOf)).toEqual(rest);
   });
 });
 

@@ -38,6 +38,7 @@ const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "strin
  * (D1 bills each entry), while first_seen stays put.
  */
 
+/** An incident's kind, a closed set: ingest derives it from the id (fiber:…, turn:…, else chat), never another. */
 export const INCIDENT_KINDS = ["fiber", "turn", "chat"] as const;
 /**
  * The statuses the console shows (see incident-status.ts: derived, never stored over the SDK's word).
@@ -179,8 +180,30 @@ const PATHS: AccessPath<ColumnKey<typeof incidents>>[] = [
   { index: "incidents_status", cols: ["status"] },
   { index: "incidents_class", cols: ["agentClass"] },
   { index: "incidents_kind", cols: ["kind"] },
-  { index: "incidents_first_seen", cols: [] },
+  // Every incident: incidents_kind merged over the kinds (no first_seen index of its own: one entry fewer per incident).
+  { index: "incidents_kind", cols: [], arms: INCIDENT_KINDS.map((k) => cond(`${I.kind} = ?`, k)) },
 ];
+
+/** The sort key's columns, newest first: the lists' order, and what a bounded count or grouping scans by. */
+const NEWEST_FIRST = `${I.firstSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC`;
+
+/**
+ * The path's rows as one SELECT of `select` (bound first) and the sort key: the index's range for `conds`, or with
+ * arms, one range per arm joined by UNION ALL (a compound orders by result columns, hence the key in every arm).
+ * `tail` (ORDER BY over the key, LIMIT) applies to the whole; SQLite merges ordered arms as co-routines.
+ */
+function pathRows(p: { index: string; arms?: Cond[] }, conds: Cond[], select: Cond, tail: string): Cond {
+  const key = `${I.firstSeen}, ${I.incidentId}, ${I.agentClass}, ${I.agentName}`;
+  const one = (arm?: Cond) => {
+    const all = arm ? [arm, ...conds] : conds;
+    return {
+      sql: `SELECT ${select.sql}, ${key} FROM ${I.$table} INDEXED BY ${p.index}${all.length ? ` WHERE ${all.map((c) => c.sql).join(" AND ")}` : ""}`,
+      binds: [...select.binds, ...all.flatMap((c) => c.binds)],
+    };
+  };
+  const parts = p.arms?.length ? p.arms.map(one) : [one()];
+  return { sql: `${parts.map((x) => x.sql).join(" UNION ALL ")} ${tail}`, binds: parts.flatMap((x) => x.binds) };
+}
 
 /**
  * The access path for the filters. A shown status is the SDK's word plus, for open and the overlay statuses, a
@@ -283,13 +306,10 @@ export function countIncidentsStatement(db: D1Database, filters: IncidentFilterI
   const conds = p.byName ? [cond(classOfNameSql(I.agentClass), f.agentName), ...p.where] : [...p.where];
   if (f.since !== undefined) conds.push(cond(`${I.firstSeen} >= ?`, f.since));
   if (f.until !== undefined) conds.push(cond(`${I.firstSeen} <= ?`, f.until));
-  const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";
-  const order = `ORDER BY ${I.firstSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC`;
   if (!p.residual.length) {
+    const rows = pathRows(p, conds, cond("1 AS one"), `ORDER BY ${NEWEST_FIRST} LIMIT ?`);
     return {
-      statement: db
-        .prepare(`SELECT COUNT(*) AS n, 0 AS scanned FROM (SELECT 1 FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ?)`)
-        .bind(...conds.flatMap((c) => c.binds), cap + 1),
+      statement: db.prepare(`SELECT COUNT(*) AS n, 0 AS scanned FROM (${rows.sql})`).bind(...rows.binds, cap + 1),
       read: (r: D1Result<{ n: number; scanned: number }>): Capped => {
         const n = Number(r.results[0]?.n ?? 0);
         return { n: Math.min(n, cap), capped: n > cap };
@@ -297,12 +317,9 @@ export function countIncidentsStatement(db: D1Database, filters: IncidentFilterI
     };
   }
   const hit = p.residual.map((c) => `(${c.sql})`).join(" AND ");
+  const rows = pathRows(p, conds, cond(`(${hit}) AS _hit`, ...p.residual.flatMap((c) => c.binds)), `ORDER BY ${NEWEST_FIRST} LIMIT ${COUNT_SCAN}`);
   return {
-    statement: db
-      .prepare(
-        `SELECT COALESCE(SUM(_hit), 0) AS n, COUNT(*) AS scanned FROM (SELECT (${hit}) AS _hit FROM ${I.$table} INDEXED BY ${p.index} ${where} ${order} LIMIT ${COUNT_SCAN})`,
-      )
-      .bind(...p.residual.flatMap((c) => c.binds), ...conds.flatMap((c) => c.binds)),
+    statement: db.prepare(`SELECT COALESCE(SUM(_hit), 0) AS n, COUNT(*) AS scanned FROM (${rows.sql})`).bind(...rows.binds),
     read: (r: D1Result<{ n: number; scanned: number }>): Capped => {
       const n = Number(r.results[0]?.n ?? 0);
       return { n: Math.min(n, cap), capped: n > cap || Number(r.results[0]?.scanned ?? 0) >= COUNT_SCAN };
@@ -477,15 +494,15 @@ export async function groupIncidents(db: D1Database, filters: IncidentFilterInpu
   if (f.since !== undefined) conds.push(cond(`${I.firstSeen} >= ?`, f.since));
   if (f.until !== undefined) conds.push(cond(`${I.firstSeen} <= ?`, f.until));
   const hit = p.residual.length ? p.residual.map((c) => `(${c.sql})`).join(" AND ") : "1";
-  const where = conds.length ? `WHERE ${conds.map((c) => c.sql).join(" AND ")}` : "";
+  const rows = pathRows(
+    p,
+    conds,
+    cond(`${GROUP_EXPR[by]} AS g, (${hit}) AS _hit`, ...p.residual.flatMap((c) => c.binds)),
+    `ORDER BY ${NEWEST_FIRST} LIMIT ${GROUP_BOUND}`,
+  );
   const r = await db
-    .prepare(
-      `SELECT g, SUM(_hit) AS n, COUNT(*) AS scanned FROM (
-         SELECT ${GROUP_EXPR[by]} AS g, (${hit}) AS _hit FROM ${I.$table} INDEXED BY ${p.index} ${where}
-         ORDER BY ${I.firstSeen} DESC, ${I.incidentId} DESC, ${I.agentClass} DESC, ${I.agentName} DESC LIMIT ${GROUP_BOUND}
-       ) GROUP BY g`,
-    )
-    .bind(...p.residual.flatMap((c) => c.binds), ...conds.flatMap((c) => c.binds))
+    .prepare(`SELECT g, SUM(_hit) AS n, COUNT(*) AS scanned FROM (${rows.sql}) GROUP BY g`)
+    .bind(...rows.binds)
     .all<{ g: string; n: number; scanned: number }>();
   const scanned = r.results.reduce((s, x) => s + Number(x.scanned), 0);
   const groups = r.results

@@ -147,18 +147,24 @@ function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "con
 }
 
 /**
+ * One arm per kind: every run has one of them (the contract's closed set, which ingest refuses anything outside of),
+ * so an index led by the kind, merged over these, holds every run in first_seen order.
+ */
+export const KIND_ARMS: Cond[] = RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k));
+
+/**
  * Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one.
- * An outcome alone is runs_kind_outcome merged over the kinds (a closed set), and an agent name alone is runs_agent
- * merged over the classes the agent registry has that name under (namePath): an index of their own would cost every
- * run one more entry written (and the outcome's, one more each time it moves).
+ * An outcome alone is runs_kind_outcome merged over the kinds, no filter at all is runs_kind merged over the kinds,
+ * and an agent name alone is runs_agent merged over the classes the agent registry has that name under (namePath):
+ * an index of their own would cost every run one more entry written (and the outcome's, one more each time it moves).
  */
 const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
   { index: "runs_agent", cols: ["agentClass", "agentName"] },
   { index: "runs_kind_outcome", cols: ["kind", "outcome"] },
-  { index: "runs_kind_outcome", cols: ["outcome"], arms: RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k)) },
+  { index: "runs_kind_outcome", cols: ["outcome"], arms: KIND_ARMS },
   { index: "runs_kind", cols: ["kind"] },
   { index: "runs_class", cols: ["agentClass"] },
-  { index: "runs_first_seen", cols: [] },
+  { index: "runs_kind", cols: [], arms: KIND_ARMS },
 ];
 
 /** The types of RUN_ORDER's sort key, as cursors carry it. */
