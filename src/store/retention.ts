@@ -97,29 +97,23 @@ export function orderedScanSql(q: {
   return `${scans.join(" UNION ALL ")} ORDER BY ${q.order.join(", ")} LIMIT ${q.limit}`;
 }
 
-/** The keys of the first `limit` incidents due, oldest first (incidents_kind merged over the kinds). */
-const dueIncidentsSql = (limit: number) =>
-  `SELECT ${keyOf(I.$table).join(", ")} FROM (${orderedScanSql({
-    table: I.$table,
-    index: "incidents_kind",
-    arms: INCIDENT_KIND_ARMS,
-    select: `${keyOf(I.$table).join(", ")}, ${I.firstSeen}`,
-    where: `${I.firstSeen} < ?3 AND ${incidentDueSql()}`,
-    order: [I.firstSeen],
+/**
+ * The keys of the first `limit` due rows of `table`, oldest first by `firstSeen`, through its kind index merged over
+ * the kinds (every row is under one of them). `firstSeen` is at most the last activity `due` ages by, so every due
+ * row has firstSeen < ?3.
+ */
+const dueOldestFirstSql = (q: { table: string; index: string; arms: readonly string[]; firstSeen: string; due: string }) => (limit: number) =>
+  `SELECT ${keyOf(q.table).join(", ")} FROM (${orderedScanSql({
+    table: q.table,
+    index: q.index,
+    arms: q.arms,
+    select: `${keyOf(q.table).join(", ")}, ${q.firstSeen}`,
+    where: `${q.firstSeen} < ?3 AND ${q.due}`,
+    order: [q.firstSeen],
     limit,
   })})`;
 
-/** The keys of the first `limit` due runs, oldest first (runs_kind merged over the kinds). */
-const dueRunsSql = (limit: number) =>
-  `SELECT ${keyOf(F.$table).join(", ")} FROM (${orderedScanSql({
-    table: F.$table,
-    index: "runs_kind",
-    arms: RUN_KIND_ARMS,
-    select: `${keyOf(F.$table).join(", ")}, ${F.firstSeen}`,
-    where: `${F.firstSeen} < ?3 AND ${runDueSql()}`,
-    order: [F.firstSeen],
-    limit,
-  })})`;
+const dueRunsSql = dueOldestFirstSql({ table: F.$table, index: "runs_kind", arms: RUN_KIND_ARMS, firstSeen: F.firstSeen, due: runDueSql() });
 
 /**
  * An incident is due when it is not open now (closed by the SDK, or by a force idle or reconciliation: the shown
@@ -128,6 +122,14 @@ const dueRunsSql = (limit: number) =>
  * merged over the kinds.
  */
 export const incidentDueSql = (hot = "?3") => `(${I.lastSeen} < ${hot} AND NOT ${openNowSql()})`;
+
+const dueIncidentsSql = dueOldestFirstSql({
+  table: I.$table,
+  index: "incidents_kind",
+  arms: INCIDENT_KIND_ARMS,
+  firstSeen: I.firstSeen,
+  due: incidentDueSql(),
+});
 
 /**
  * A backup is due once its expiry (the event's fact: the object is removed then) passed before the hot cutoff (?3):
