@@ -1,10 +1,14 @@
 import type { FoundBeforeHot } from "../../src/store/history/before-hot";
+import type { HistoryScan } from "../../src/store/history/read";
 import { agentHref } from "../links";
 import { historyStopWords } from "../words";
 import { Time } from "./time";
 
+/** A history read as these components need it: what it found, the span it asked for, and what it looked at. */
+type HistoryReadOf = { events: readonly unknown[]; scan: HistoryScan; from: number; to: number };
+
 /** The data attributes that say how far a history read looked (tests and scripts read these, not the sentence). */
-export function historyReadAttrs(found: FoundBeforeHot): Record<string, string | undefined> {
+export function historyReadAttrs(found: HistoryReadOf): Record<string, string | undefined> {
   const s = found.scan;
   return {
     "data-count": String(found.events.length),
@@ -16,7 +20,7 @@ export function historyReadAttrs(found: FoundBeforeHot): Record<string, string |
 }
 
 /** "read from … to … (N hours, M objects read)", and where the read stopped short: the end of a sentence. */
-export function HistoryReadSpan(props: { found: FoundBeforeHot }) {
+export function HistoryReadSpan(props: { found: HistoryReadOf }) {
   const { found } = props;
   const s = found.scan;
   return (

@@ -1,7 +1,8 @@
-import type { EventRow, Page } from "../../src/store/read-models";
+import type { EventRow, TimelinePage } from "../../src/store/read-models";
 import { pageLimit } from "../../src/store/read-models/paging";
 import { bytes, gap } from "../format";
 import { agentHref, detailHref } from "../links";
+import { HistoryReadSpan, historyReadAttrs } from "./from-history";
 import { JsonView, parsePreview } from "./json-view";
 import { Pager } from "./pager";
 import { Time } from "./time";
@@ -243,18 +244,26 @@ export function Timeline(props: {
 
 /**
  * A detail page's timeline with its keyset pager: the page's events, then the link to the next page (older or later
- * events), which says when this page stopped short of `limit` because a timeline's reading is bounded per page.
+ * events), which says when this page stopped short of `limit` because a timeline's reading is bounded per page. When
+ * part of the page came from the R2 history (events older than the hot window), it says what that read looked at,
+ * and where a limit stopped it, so a short timeline is never mistaken for a whole one.
  */
 export function PagedTimeline(props: {
-  page: Page<EventRow>;
+  page: TimelinePage;
   path: string;
   query: Record<string, string | undefined>;
   dir: "older" | "later";
   traceUrl: string | null;
 }) {
+  const older = props.page.older;
   return (
     <>
       <Timeline events={props.page.items} traceUrl={props.traceUrl} />
+      {older ? (
+        <p class="muted" data-testid="timeline-older" {...historyReadAttrs(older)}>
+          Events before <Time t={older.to} /> come from the R2 history, <HistoryReadSpan found={older} />.
+        </p>
+      ) : null}
       <Pager
         path={props.path}
         query={props.query}

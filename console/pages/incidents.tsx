@@ -1,7 +1,6 @@
 import type { FoundBeforeHot } from "../../src/store/history/before-hot";
 import {
   type AttemptUsage,
-  type EventRow,
   INCIDENT_GROUPS,
   INCIDENT_KINDS,
   INCIDENT_STATUSES,
@@ -10,6 +9,7 @@ import {
   type IncidentRow,
   type OpRow,
   type Page,
+  type TimelinePage,
 } from "../../src/store/read-models";
 import type { IncidentBudget } from "../../src/store/read-models/budget";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
@@ -143,7 +143,7 @@ export function IncidentPage(props: {
   ctx: PageContext;
   incident: IncidentRow;
   attempts: IncidentAttempts;
-  timeline: Page<EventRow>;
+  timeline: TimelinePage;
   query: Query;
   act: IncidentActions;
   /** An open incident's recovery budget (null when it is not open). */

@@ -1,5 +1,5 @@
 import type { FoundBeforeHot } from "../../src/store/history/before-hot";
-import { type EventRow, type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot } from "../../src/store/read-models";
+import { type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -150,7 +150,7 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
 }
 
 /** One run: what it is, how it ended, its last-known snapshot and its events. */
-export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapshot; events: Page<EventRow>; query: Query }) {
+export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapshot; events: TimelinePage; query: Query }) {
   const f = props.fiber;
   const snap = parsePreview(f.snapshotPreview);
   const kind = kindLabel(f.kind);

@@ -1,4 +1,4 @@
-import { type EventRow, type OpRow, type Page, SESSION_STATUSES, type SessionRow } from "../../src/store/read-models";
+import { type OpRow, type Page, SESSION_STATUSES, type SessionRow, type TimelinePage } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
@@ -66,7 +66,7 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
 export function SessionPage(props: {
   ctx: PageContext;
   session: SessionRow;
-  timeline: Page<EventRow>;
+  timeline: TimelinePage;
   query: Query;
   /** Its open ambiguous ops, and what its agent can take (asked when the page was rendered). */
   ops: OpRow[];

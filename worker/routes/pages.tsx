@@ -232,10 +232,11 @@ pages.get("/sessions/:name", async (c) => {
   const owner = { agentClass: session.agentClass, agentName: session.agentName };
   const db = partitionFor(store, owner.agentClass, owner.agentName);
   const [timeline, ops, can] = await Promise.all([
-    sessionTimeline(db, session, paging(q)),
+    sessionTimeline(db, session, paging(q), timelineTier(c.env)),
     listAmbiguousOps(db, { ...owner, sessionName: session.sessionName, open: true }, { limit: 20 }),
     askAgent(c, session.agentClass, session.agentName),
   ]);
+  if (wantsJson(c)) return c.json({ session, timeline, ops: ops.items });
   return page(c, <SessionPage ctx={pageContext(c)} session={session} timeline={timeline} query={q} ops={ops.items} can={can} />);
 });
 

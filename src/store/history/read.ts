@@ -1,7 +1,7 @@
 import { z } from "zod";
-import type { EventRow } from "../read-models/events";
 import { instant, parseFilters, text } from "../read-models/filters";
 import type { AgentRef } from "../read-models/owner";
+import type { OlderEvents } from "../read-models/segments";
 import {
   agentItem,
   type HistoryEvent,
@@ -335,12 +335,11 @@ export async function historyEvents(bucket: R2Bucket, counts: ShardCounts, q: Hi
 
 /**
  * The older-history source a timeline read model takes (`eventsBy`'s, in src/store/read-models/events.ts): one
- * agent, a range, a match. Returns what historyEvents found in time order; its scan is dropped, so a caller that
- * must say how far it looked calls historyEvents itself.
+ * agent, a range, a match, a direction. Returns what historyEvents found in that order, with its scan, so the page
+ * can say how far it looked.
  */
-export function historySource(bucket: R2Bucket, counts: ShardCounts, limits?: Partial<HistoryLimits>) {
-  return async (q: { agent: AgentRef; from: number; to: number; match: (e: EventRow) => boolean }): Promise<EventRow[]> =>
-    (await historyEvents(bucket, counts, { ...q, ...(limits ? { limits } : {}) })).events;
+export function historySource(bucket: R2Bucket, counts: ShardCounts, limits?: Partial<HistoryLimits>): OlderEvents {
+  return async (q) => ({ ...(await historyEvents(bucket, counts, { ...q, ...(limits ? { limits } : {}) })), from: q.from, to: q.to });
 }
 
 /** What an id lookup may name: one id kind, or `id` for any of them. */

@@ -5,12 +5,25 @@ import { names } from "../sql-names";
 import { commaList, flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
 import type { AgentRef } from "./owner";
 import { decodeCursor, encodeCursor, type Page, type PageOptions, pageLimit, SCAN_BUDGET, type SortValue } from "./paging";
-import { bodyEvents, type CompactEvent, EVENT_FIELDS, type EventField, type EventRow, eventRowOf, type OlderEvents, timelinePage } from "./segments";
+import {
+  bodyEvents,
+  type CompactEvent,
+  EVENT_FIELDS,
+  type EventField,
+  type EventRow,
+  eventRowOf,
+  type OlderEvents,
+  type OlderRead,
+  timelinePage,
+} from "./segments";
 
 /** Stored events as the console shows them (read from the hot store's segments, see segments.ts). */
-export type { EventRow, OlderEvents } from "./segments";
+export type { EventRow, OlderEvents, OlderRead } from "./segments";
 
 const S = names(eventSegments);
+
+/** A timeline page, and, when part of it came from the R2 history, what that read asked for and looked at. */
+export type TimelinePage = Page<EventRow> & { older?: OlderRead };
 
 /**
  * One page of the events of one agent whose `column` equals `value`: that agent's segments in the entity's
@@ -19,29 +32,41 @@ const S = names(eventSegments);
  * ids are only unique per agent: another producer's events under the same id are not part of this timeline.
  *
  * When the window starts before the hot window (`hot.start`) and an `older` source is given (R2 history), the
- * first page also asks it for the events of [from, hot.start) and lists them with the hot ones.
+ * first page also asks it for the events of [olderFrom ?? from, hot.start), in the timeline's direction (so a limit
+ * cuts the far end), lists them with the hot ones, and returns what that read looked at (`older`).
  */
 export async function eventsBy(
   db: D1Database,
-  spec: { tag: string; column: EventField; value: string; owner: AgentRef; dir: "ASC" | "DESC"; from?: number | null; to?: number | null },
+  spec: {
+    tag: string;
+    column: EventField;
+    value: string;
+    owner: AgentRef;
+    dir: "ASC" | "DESC";
+    from?: number | null;
+    to?: number | null;
+    /** Where the older tier starts when the hot read has no window (`from`): the entity's first activity. */
+    olderFrom?: number | null;
+  },
   page: PageOptions = {},
   history?: { older: OlderEvents; hotStart: number },
-): Promise<Page<EventRow>> {
+): Promise<TimelinePage> {
   const key = EVENT_FIELDS[spec.column];
   const match = (c: CompactEvent) => c[key] === spec.value;
   const hot = await timelinePage(db, { tag: spec.tag, owner: spec.owner, match, dir: spec.dir, from: spec.from, to: spec.to }, page);
-  const from = spec.from ?? null;
+  const from = spec.from ?? spec.olderFrom ?? null;
   if (!history || page.cursor || from === null || from >= history.hotStart) return hot;
   const older = await history.older({
     agent: { agentClass: spec.owner.agentClass, agentName: spec.owner.agentName },
     from,
     to: history.hotStart,
     match: (e) => (e as unknown as Record<string, unknown>)[spec.column] === spec.value,
+    dir: spec.dir,
   });
   // Events the hot store still has are listed from there (the two tiers overlap until retention deletes them).
   const inHot = new Set(hot.items.map((e) => e.id));
-  const old = older.filter((e) => !inHot.has(e.id));
-  return { ...hot, items: spec.dir === "ASC" ? [...old, ...hot.items] : [...hot.items, ...old] };
+  const old = older.events.filter((e) => !inHot.has(e.id));
+  return { ...hot, items: spec.dir === "ASC" ? [...old, ...hot.items] : [...hot.items, ...old], older };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { HistoryScan } from "../history/read";
 import { eventSegments } from "../schema";
 import { names } from "../sql-names";
 import type { AgentRef } from "./owner";
@@ -126,7 +127,14 @@ export function segmentBudget(limit: number): number {
 const SEGMENT_BATCH = 15;
 
 /** Older history for a window that starts before the hot window (feat-hist's R2 reader plugs in here). */
-export type OlderEvents = (q: { agent: AgentRef; from: number; to: number; match: (e: EventRow) => boolean }) => Promise<EventRow[]>;
+/**
+ * Events of one agent from before the hot window (the R2 history), `dir` ordered by time: the events, and what the
+ * read looked at (where it stopped short, if a limit stopped it).
+ */
+export type OlderEvents = (q: { agent: AgentRef; from: number; to: number; match: (e: EventRow) => boolean; dir?: "ASC" | "DESC" }) => Promise<OlderRead>;
+
+/** What an older read returned: its events, and the span it asked for and looked at (history/read.ts HistoryScan). */
+export type OlderRead = { events: EventRow[]; scan: HistoryScan; from: number; to: number };
 
 export type TimelineQuery = {
   tag: string;

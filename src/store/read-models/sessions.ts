@@ -1,8 +1,9 @@
 import { z } from "zod";
+import type { HistoryTier } from "../history/tier";
 import { listedAt } from "../listed-at";
 import { sessions } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
-import { type EventRow, eventsBy } from "./events";
+import { eventsBy, type TimelinePage } from "./events";
 import { instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
 import { type AgentRef, findOwned } from "./owner";
 import { type AccessPath, choosePath, cond, keysetPage, type ListOrder, type Page, type PageOptions } from "./paging";
@@ -113,8 +114,20 @@ export async function getSession(db: D1Database, name: string, owner?: AgentRef)
 /**
  * One agent's session's events, newest first: the agent's segments newest first, at most segmentBudget(limit) segments
  * read per page. No window: the session row's first/last seen move only with session.*, op.* and backup.* events,
- * while any event may carry the session's name (a stash, model usage), before or after them.
+ * while any event may carry the session's name (a stash, model usage), before or after them. With `history`, the
+ * first page also reads the R2 history from the session's first activity to the hot window's start (newest first,
+ * so a limit cuts the oldest part, which the page says).
  */
-export function sessionTimeline(db: D1Database, session: Pick<SessionRow, "sessionName"> & AgentRef, page: PageOptions = {}): Promise<Page<EventRow>> {
-  return eventsBy(db, { tag: "session-timeline", column: "sessionName", value: session.sessionName, owner: session, dir: "DESC" }, page);
+export function sessionTimeline(
+  db: D1Database,
+  session: Pick<SessionRow, "sessionName"> & Partial<Pick<SessionRow, "firstSeen">> & AgentRef,
+  page: PageOptions = {},
+  history?: HistoryTier,
+): Promise<TimelinePage> {
+  return eventsBy(
+    db,
+    { tag: "session-timeline", column: "sessionName", value: session.sessionName, owner: session, dir: "DESC", olderFrom: session.firstSeen ?? null },
+    page,
+    history,
+  );
 }

@@ -46,8 +46,10 @@ describe("historyEvents (one agent's timeline from R2)", () => {
     await write(run);
     const source = historySource(bucket(), counts);
     const got = await source({ agent: agent(a), from: at(2, 0), to: at(2, 1), match: (e) => e.fiberId === "f1" });
-    expect(got.map((e) => e.id)).toEqual([run[0]!.id, run[2]!.id]);
-    expect(got[0]).toMatchObject({ type: "session.status_idle", agentClass: "ProbeAgent", agentName: a, fiberId: "f1", payload: {} });
+    expect(got.events.map((e) => e.id)).toEqual([run[0]!.id, run[2]!.id]);
+    expect(got.events[0]).toMatchObject({ type: "session.status_idle", agentClass: "ProbeAgent", agentName: a, fiberId: "f1", payload: {} });
+    // What it asked for and looked at comes with it, so a page can say so.
+    expect(got).toMatchObject({ from: at(2, 0), to: at(2, 1), scan: { complete: true } });
   });
 
   it("stops at its hour limit and says how far it looked, without gaps in what it returns", async () => {
