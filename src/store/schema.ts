@@ -115,6 +115,14 @@ export const reconciliations = sqliteTable(
 );
 
 /**
+ * The runs runs_kind_outcome holds: running ones and every outcome but "completed", the outcome most runs end
+ * with. Completed runs are listed by their kind (runs_kind) with the outcome tested per row: they are most of
+ * the runs, so that scan is dense. A query on the index repeats this text (SQLite uses a partial index only for
+ * a WHERE that has its condition as a term; `outcome IS NULL` alone is one).
+ */
+export const RUNS_OUTCOME_LISTED = "outcome IS NULL OR outcome <> 'completed'";
+
+/**
  * One row per run of an agent: every kind of durable work agents 0.32 runs (RUN_KINDS: runFiber, managed
  * fiber, Tasks run, chat turn). `fiber_id` is the run's own id in the SDK: the fiber id, the Tasks runId, or a
  * chat turn's request id (the SDK's internal chat-turn fibers and Tasks are folded into their turn at ingest).
@@ -188,8 +196,9 @@ export const runs = sqliteTable(
     // plus 12 rows, over the lists' size + 10). Merged over the kinds, it is also every run by first_seen.
     index("runs_kind").on(t.kind, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
     // Runs of a kind by outcome; "running" (outcome IS NULL) by kind is the overview's count. An outcome alone is this
-    // index merged over the kinds (read-models/runs.ts): no index of its own to write per run and per end.
-    index("runs_kind_outcome").on(t.kind, t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName),
+    // index merged over the kinds (read-models/runs.ts): no index of its own to write per run and per end. Partial
+    // (RUNS_OUTCOME_LISTED): a run that completed leaves it, unbilled, so most runs' end writes their row alone.
+    index("runs_kind_outcome").on(t.kind, t.outcome, t.firstSeen, t.fiberId, t.agentClass, t.agentName).where(sql.raw(RUNS_OUTCOME_LISTED)),
     // Running runs by last activity to the minute (stale and stuck work): one entry per running run, gone when it
     // ends, moved at most once a minute (listed_at; last_seen, exact, is in no index a running run is in).
     index("runs_open").on(t.listedAt, t.fiberId, t.agentClass, t.agentName).where(sql`outcome IS NULL`),

@@ -103,6 +103,25 @@ describe("rows written per event on the demo mix", () => {
     expect(await one(attempt(2, t + 1000))).toBe(2);
   });
 
+  it("lists a completed run in no outcome index: a run born completed writes one entry fewer than one born failed", async () => {
+    const t = Date.now() - 120_000;
+    const born = async (end: "fiber.completed" | "fiber.failed") => {
+      const agentName = `born-${end}-${crypto.randomUUID().slice(0, 8)}`;
+      const corr = { fiberId: "f-1" };
+      const r = await ingestBatch(env.DB, [
+        { id: crypto.randomUUID(), body: makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr, time: t }) },
+        {
+          id: crypto.randomUUID(),
+          body: makeEvent(end, { fiberName: "etl", ...(end === "fiber.failed" ? { error: "boom" } : {}) }, { agentName, corr, time: t + 1 }),
+        },
+      ]);
+      return r.rowsWrittenByTable.runs;
+    };
+    // The row and the agent, class and kind lists; a failed run also its kind + outcome entry. Neither is open.
+    expect(await born("fiber.completed")).toBe(4);
+    expect(await born("fiber.failed")).toBe(5);
+  });
+
   it("rewrites a run's list indexes only when a value they hold changes", async () => {
     const agentName = `one-run-${crypto.randomUUID().slice(0, 8)}`;
     const corr = { fiberId: "f-1" };
@@ -119,9 +138,9 @@ describe("rows written per event on the demo mix", () => {
     expect(await one(stash(t + 1000))).toBe(1);
     // A stash in the next minute moves the open-runs entry too (its own statement: the row once more, and the entry).
     expect(await one(stash(t + 61_000))).toBe(3);
-    // The end moves the outcome and last_seen: the row once (both in one statement), and the one index that holds
-    // the outcome (kind + outcome); leaving the open-runs index is not billed as a write.
-    expect(await one(makeEvent("fiber.completed", { fiberName: "etl" }, { agentName, corr, time: t + 62_000 }))).toBe(2);
+    // The end moves the outcome and last_seen: the row once (both in one statement). A completed run leaves the one
+    // index that holds the outcome (kind + outcome, partial) and the open-runs index, and leaving is not billed.
+    expect(await one(makeEvent("fiber.completed", { fiberName: "etl" }, { agentName, corr, time: t + 62_000 }))).toBe(1);
     // A late stash of the ended run: the row alone.
     expect(
       await one(

@@ -7,7 +7,8 @@ import { walk } from "./store-helpers";
  * An outcome filter without a kind, no filter at all, and an agent name without a class have no runs index of their
  * own (a run would write one more entry each, and the outcome's another each time it moves): they are
  * runs_kind_outcome and runs_kind merged over the kinds, and runs_agent merged over the classes the agent registry
- * has the name under. These check that each
+ * has the name under. "completed" is in no outcome index (runs_kind_outcome is partial): runs_kind merged over the
+ * kinds, the outcome tested per row. These check that each
  * merge is the list it replaces: every matching run, in the list's order (ties across arms included), each page
  * reading about its size plus one row per arm.
  */
@@ -79,6 +80,20 @@ describe("runs of one outcome, every kind", () => {
     expect(second.items).toHaveLength(20);
     expect(second.rowsRead).toBeLessThanOrEqual(20 + 1 + RUN_KINDS.length);
     expect([...first.items, ...second.items].map(keyOf)).toEqual((await expected("outcome = 'failed'")).slice(0, 40));
+  });
+
+  it("lists completed runs, which no outcome index holds, by their kinds tested row by row, in the list's order", async () => {
+    const want = await expected("outcome = 'completed'");
+    expect(want.length).toBeGreaterThan(50);
+    const got = await walk((p) => listRuns(env.DB, { outcome: "completed" }, p), 9, keyOf);
+    expect(got.map(keyOf)).toEqual(want);
+    expect(got.every((r) => r.status === "completed")).toBe(true);
+    // Completed runs are a fifth of these: a page scans about five rows per run it lists, plus one per kind.
+    const first = await listRuns(env.DB, { outcome: "completed" }, { limit: 10 });
+    expect(first.items.map(keyOf)).toEqual(want.slice(0, 10));
+    expect(first.rowsRead).toBeLessThanOrEqual(5 * 10 + 5 + RUN_KINDS.length);
+    const kindOnly = await walk((p) => listRuns(env.DB, { outcome: "completed", kind: "task" }, p), 4, keyOf);
+    expect(kindOnly.map(keyOf)).toEqual(await expected("outcome = 'completed' AND kind = 'task'"));
   });
 
   it("applies a second filter (the class) to the merged runs, within the scan budget", async () => {

@@ -50,8 +50,9 @@ export const SPECS = {
     },
     // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
     defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0", listedAt: "0" },
-    // runs_open (partial) holds listed_at: its own statement, so a running run's entry moves once a minute.
-    separate: ["listedAt"],
+    // runs_open (partial) holds listed_at: its own statement, so a running run's entry moves once a minute. Both partial
+    // indexes, runs_open and runs_kind_outcome, hold or test the outcome: its own unit, so a run's other updates leave them be.
+    separate: ["listedAt", "outcome"],
     // A run's end moves its outcome and its last_seen in one row write.
     withPlain: "outcome",
   }),

@@ -300,6 +300,8 @@ export type AccessPath<K extends string = string> = {
   cols: K[];
   /** Equalities on an index column before `cols`, one per arm, covering every row: see ListQuery.arms. */
   arms?: Cond[];
+  /** A partial index's condition, word for word: SQLite uses the index only for a WHERE that has it as a term. */
+  partial?: Cond;
 };
 
 /**
@@ -314,7 +316,7 @@ export function choosePath<K extends string>(
 ): { index: string; where: Cond[]; residual: Cond[]; arms?: Cond[] } {
   const set = (c: K) => filters[c] !== undefined;
   const path = paths.find((p) => p.cols.every(set)) ?? paths[paths.length - 1]!;
-  const where = path.cols.map((c) => filters[c]!);
+  const where = [...path.cols.map((c) => filters[c]!), ...(path.partial ? [path.partial] : [])];
   const residual = (Object.entries(filters) as [K, Cond | undefined][]).filter(([c, f]) => f !== undefined && !path.cols.includes(c)).map(([, f]) => f!);
   return { index: path.index, where, residual, ...(path.arms ? { arms: path.arms } : {}) };
 }

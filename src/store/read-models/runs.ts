@@ -1,7 +1,7 @@
 import { RUN_OUTCOMES as ENDED, RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import type { HistoryTier } from "../history/tier";
-import { runs } from "../schema";
+import { RUNS_OUTCOME_LISTED, runs } from "../schema";
 import { type ColumnKey, names, selectList } from "../sql-names";
 import { type EventRow, entityWindow, eventsBy } from "./events";
 import { flag, instant, oneOf, parseFilters, sinceBeforeUntil, text } from "./filters";
@@ -153,15 +153,24 @@ function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "con
 export const KIND_ARMS: Cond[] = RUN_KINDS.map((k) => cond(`${F.kind} = ?`, k));
 
 /**
+ * The filters a runs list is planned by: the columns, and "completed" (outcome = completed), which no index serves
+ * (runs_kind_outcome leaves completed runs out, RUNS_OUTCOME_LISTED), so it is always tested per row.
+ */
+type RunFilterKey = ColumnKey<typeof runs> | "completed";
+
+const OUTCOME_LISTED = cond(`(${RUNS_OUTCOME_LISTED})`);
+
+/**
  * Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one.
  * An outcome alone is runs_kind_outcome merged over the kinds, no filter at all is runs_kind merged over the kinds,
  * and an agent name alone is runs_agent merged over the classes the agent registry has that name under (namePath):
  * an index of their own would cost every run one more entry written (and the outcome's, one more each time it moves).
+ * "completed" is runs_kind (merged over the kinds) tested per row: most runs complete, so the scan is dense.
  */
-const PATHS: AccessPath<ColumnKey<typeof runs>>[] = [
+const PATHS: AccessPath<RunFilterKey>[] = [
   { index: "runs_agent", cols: ["agentClass", "agentName"] },
-  { index: "runs_kind_outcome", cols: ["kind", "outcome"] },
-  { index: "runs_kind_outcome", cols: ["outcome"], arms: KIND_ARMS },
+  { index: "runs_kind_outcome", cols: ["kind", "outcome"], partial: OUTCOME_LISTED },
+  { index: "runs_kind_outcome", cols: ["outcome"], arms: KIND_ARMS, partial: OUTCOME_LISTED },
   { index: "runs_kind", cols: ["kind"] },
   { index: "runs_class", cols: ["agentClass"] },
   { index: "runs_kind", cols: [], arms: KIND_ARMS },
@@ -176,7 +185,7 @@ export { MAX_NAME_CLASSES };
  * The path for an agent name without a class: runs_agent, one arm per class the registry has the name under
  * (classesOfName); none means no run.
  */
-async function namePath(db: D1Database, agentName: string): Promise<{ path: AccessPath<ColumnKey<typeof runs>> | null; none: boolean; rowsRead: number }> {
+async function namePath(db: D1Database, agentName: string): Promise<{ path: AccessPath<RunFilterKey> | null; none: boolean; rowsRead: number }> {
   const { classes, rowsRead } = await classesOfName(db, agentName);
   if (classes === null) return { path: null, none: false, rowsRead };
   if (!classes.length) return { path: null, none: true, rowsRead };
@@ -197,8 +206,9 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
     kind: eq(f.kind, F.kind),
     agentClass: eq(f.agentClass, F.agentClass),
     agentName: eq(f.agentName, F.agentName),
-    // IS NULL is an equality for the index, so "running" is as cheap as any outcome.
-    outcome: f.outcome === "running" ? cond(`${F.outcome} IS NULL`) : eq(f.outcome, F.outcome),
+    // IS NULL is an equality for the index, so "running" is as cheap as any outcome but "completed" (RunFilterKey).
+    outcome: f.outcome === "running" ? cond(`${F.outcome} IS NULL`) : f.outcome === "completed" ? undefined : eq(f.outcome, F.outcome),
+    completed: f.outcome === "completed" ? eq(f.outcome, F.outcome) : undefined,
   });
   // The same test as isConfirmedRunning, per row (a bounded scan over the path's index).
   const confirmed = `(${F.outcome} IS NULL AND ${F.confirmedAt} IS NOT NULL AND ${F.confirmedAt} >= ${F.lastSeen})`;

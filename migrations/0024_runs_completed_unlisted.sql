@@ -1,0 +1,2 @@
+DROP INDEX `runs_kind_outcome`;--> statement-breakpoint
+CREATE INDEX `runs_kind_outcome` ON `runs` (`kind`,`outcome`,`first_seen`,`fiber_id`,`agent_class`,`agent_name`) WHERE outcome IS NULL OR outcome <> 'completed';
