@@ -15,6 +15,7 @@ import { fleetAgent, typeShares } from "./fleet";
 import { type D1Meter, meteredDb, type StatementCost } from "./metered";
 import { type Mix, parseMix } from "./mix";
 import { LIMITS, PRICES } from "./prices";
+import { rowWeights } from "./row-weights";
 import { CLOSING_TABLES, HOT_TABLES, largestHotWindow, type OpenRows, openAtEnd, steadyBytes, type TableGrowth, tableBytes } from "./steady-size";
 import { dbBytes, tableRows, totalRows } from "./store";
 
@@ -176,7 +177,7 @@ export async function simulate(
   const bytesPerEvent = (sizeAfter.bytes - sizeBefore.bytes) / ev;
   const backlogBytes = Math.max(0, sizeSeeded.bytes - sizeBefore.bytes);
   const keptDays = cfg.days;
-  const grown = growth(rowsBefore, rowsAfter, bytesBefore, bytesAfter, bytesPerEvent, ev, openBefore, openAfter);
+  const grown = growth(rowsBefore, rowsAfter, bytesBefore, bytesAfter, bytesAfter ? null : await rowWeights(env.DB), bytesPerEvent, ev, openBefore, openAfter);
   const run = { events: ev, seconds: input.seconds, agents: input.agents };
   const backupExpiryHours = openAfter.backupExpiryHours;
   const steadyGb = (agents: number) =>
@@ -356,12 +357,16 @@ async function retention(env: Env, load: LoadResult, added: Record<string, numbe
   return { vsIngest, writtenPerDeleted: rowsWrittenPerDeleted, readPerDeleted: rowsReadPerDeleted, rowsPerEvent };
 }
 
-/** What the run added per table (rows, and bytes per row: dbstat, else the store's bytes per row). */
+/**
+ * What the run added per table (rows, and bytes per row: dbstat, else the store's growth split between the tables by
+ * their estimated row weights, row-weights.ts).
+ */
 function growth(
   rowsBefore: Record<string, number>,
   rowsAfter: Record<string, number>,
   bytesBefore: Record<string, number> | null,
   bytesAfter: Record<string, number> | null,
+  weights: Record<string, number> | null,
   bytesPerEvent: number,
   events: number,
   openBefore: OpenRows,
@@ -370,16 +375,20 @@ function growth(
   const added = Object.keys(rowsAfter)
     .map((t) => [t, rowsAfter[t]! - (rowsBefore[t] ?? 0)] as const)
     .filter(([, n]) => n > 0);
-  const total = added.reduce((a, [, n]) => a + n, 0);
+  // Without dbstat, the store's growth is split by each table's rows times their estimated weight (an even weight where none).
+  const weightOf = (t: string) => weights?.[t] ?? 1;
+  const weighted = added.reduce((a, [t, n]) => a + n * weightOf(t), 0);
   const tables = added.map(([table, rows]) => {
     const measured = bytesAfter && bytesBefore ? ((bytesAfter[table] ?? 0) - (bytesBefore[table] ?? 0)) / rows : Number.NaN;
-    // Without dbstat, every row is taken to weigh the same: the store's growth over its rows.
-    const bytesPerRow = Number.isFinite(measured) && measured > 0 ? measured : (bytesPerEvent * events) / total;
+    const bytesPerRow = Number.isFinite(measured) && measured > 0 ? measured : ((bytesPerEvent * events) / weighted) * weightOf(table);
     // The closing tables' rows still open at the end of the run (open incidents, unresolved ops): steady-size.ts.
     if (!CLOSING_TABLES.has(table)) return { table, rows, bytesPerRow };
     return { table, rows, bytesPerRow, open: Math.max(0, (openAfter.open[table] ?? 0) - (openBefore.open[table] ?? 0)) };
   });
-  return { tables, how: bytesAfter ? "dbstat pages per table and its indexes" : "store bytes / rows (no dbstat)" };
+  return {
+    tables,
+    how: bytesAfter ? "dbstat pages per table and its indexes" : "the store's bytes split by each table's estimated row and index bytes (no dbstat)",
+  };
 }
 
 const openRows = (t: TableGrowth[], table: string) => fmt(t.find((g) => g.table === table)?.open ?? 0);
