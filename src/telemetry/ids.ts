@@ -14,7 +14,9 @@ let isolateId: string | undefined;
  */
 export function newEventId(now = Date.now()): string {
   seq = (seq + 1) % 2_176_782_336; // 36^6
-  isolateId ??= crypto.randomUUID();
+  // 64 random bits are unique enough beside the time and counter; a whole UUID would add 20 bytes to every event,
+  // in the outbox, on the Queue and in the console's store.
+  isolateId ??= crypto.randomUUID().replace(/-/g, "").slice(0, 16);
   return `${now.toString(36).padStart(9, "0")}-${seq.toString(36).padStart(6, "0")}-${isolateId}`;
 }
 
