@@ -8,6 +8,7 @@ import {
   type AdminError,
   type AdminResult,
   type AdminRpc,
+  type AdminRpcBefore7,
   adminError,
   describeInput,
   type FindRunsOutput,
@@ -31,9 +32,13 @@ import {
   type VerifiedTriggerAlarmOutput,
   verifyOutput,
 } from "./contract.js";
+import { foundRunsOf } from "./find-runs.js";
 import { inputWords } from "./input-words.js";
+import { findRunRecords, residencyRecords, verifyRecords } from "./records-contract.js";
 import { type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
+import { residencyOf } from "./residency.js";
 import { type ResidencyOutput, residencyOutput } from "./residency-contract.js";
+import { verifyOutputOf } from "./run-check.js";
 import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
@@ -97,6 +102,26 @@ const MASK_CHARS = 64 * 1024;
 const NOT_IMPLEMENTED = /does not implement|is not a function|no such method/i;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** The stub as the client calls it: this version's methods, and the earlier reads it falls back to. */
+type AgentStub = AdminRpc & AdminRpcBefore7;
+
+/**
+ * The read-only reads since contract 7: the agent answers the SDK's records and the client builds the answer.
+ * An agent whose mixin predates that (no such method: `no_mixin`) is asked the earlier method, which answers the
+ * same shape built by the agent.
+ */
+async function newerOrBefore<T>(newer: () => Promise<AdminResult<T>>, before: () => Promise<AdminResult<T>>): Promise<AdminResult<T>> {
+  const r = await newer();
+  return !r.ok && r.error.facts?.kind === "no_mixin" ? before() : r;
+}
+
+/** The answers built from the agent's records (records-contract.ts), checked as they arrive. */
+const FROM_RECORDS = {
+  findRuns: findRunRecords.transform(foundRunsOf),
+  residency: residencyRecords.transform(residencyOf),
+  verify: verifyRecords.transform(verifyOutputOf),
+};
 
 /** A run detail with its snapshot masked, as JSON (key-aware) and as text. */
 function maskedRun(r: RunDetail): RunDetail {
@@ -183,7 +208,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   async function call<T>(
     r: { target: Target; ns: DurableObjectNamespace },
     schema: z.ZodType<T>,
-    fn: (stub: AdminRpc) => Promise<unknown>,
+    fn: (stub: AgentStub) => Promise<unknown>,
     limitMs = timeoutMs,
   ): Promise<AdminResult<T>> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -193,7 +218,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     const attempt = withRetry(async () => {
       // The SDK's own routing retry is off: one retry rule, here.
       // biome-ignore lint/suspicious/noExplicitAny: the SDK's helper is typed for Agent namespaces.
-      const stub = (await getAgentByName(r.ns as any, r.target.agentName, { routingRetry: false })) as unknown as AdminRpc;
+      const stub = (await getAgentByName(r.ns as any, r.target.agentName, { routingRetry: false })) as unknown as AgentStub;
       return fn(stub);
     }).then(
       (v) => checked(schema, v),
@@ -218,7 +243,11 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   function readsOf(r: { target: Target; ns: DurableObjectNamespace }): VerifyReads {
     const limit = Math.min(timeoutMs, VERIFY_TIMEOUT_MS);
     return {
-      verify: (ids) => call(r, verifyOutput, (s) => s.adminVerify({ ids }), limit),
+      verify: (ids) =>
+        newerOrBefore(
+          () => call(r, FROM_RECORDS.verify, (s) => s.adminVerifyRecords({ ids }), limit),
+          () => call(r, verifyOutput, (s) => s.adminVerify({ ids }), limit),
+        ),
       live: () => call(r, liveOutput, readLive, limit),
       now,
       wait: (ms) => scheduler.wait(ms),
@@ -228,7 +257,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   /** The verified value of an action (VERIFY): what is true after it, read back, with the audit's result. */
   const verified = (action: AdminActionName, r: { target: Target; ns: DurableObjectNamespace }, value: unknown) => VERIFY[action](value, () => readsOf(r));
 
-  async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AdminRpc) => Promise<unknown>): Promise<AdminResult<T>> {
+  async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AgentStub) => Promise<unknown>): Promise<AdminResult<T>> {
     if (!me.success) return fail("not_permitted", describeInput(me.error));
     try {
       const r = await resolve(t);
@@ -353,7 +382,10 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     findRuns: async (t: Target, input: unknown): Promise<AdminResult<FindRunsOutput>> => {
       const p = findRunsInput.safeParse(input, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
-      return read(t, findRunsOutput, (s) => s.adminFindRuns(p.data));
+      return newerOrBefore(
+        () => read(t, FROM_RECORDS.findRuns, (s) => s.adminFindRunRecords(p.data)),
+        () => read(t, findRunsOutput, (s) => s.adminFindRuns(p.data)),
+      );
     },
     /** Read-only: the agent's chat-recovery bounds and its records' budget counters (one incident's, given its id). */
     recoveryBudget: async (t: Target, input: unknown = {}): Promise<AdminResult<RecoveryBudgetOutput>> => {
@@ -364,7 +396,11 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     /** Derived status, next alarm, schedules, chat-recovery records and what the agent supports. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),
     /** What keeps the agent resident: keepAlive, schedules and alarm, connections, running work (read-only, not audited). */
-    residency: (t: Target): Promise<AdminResult<ResidencyOutput>> => read(t, residencyOutput, (s) => s.adminResidency()),
+    residency: (t: Target): Promise<AdminResult<ResidencyOutput>> =>
+      newerOrBefore(
+        () => read(t, FROM_RECORDS.residency, (s) => s.adminResidencyRecords()),
+        () => read(t, residencyOutput, (s) => s.adminResidency()),
+      ),
     /** Status and live runs in one visit to the agent (the agent page). */
     live: (t: Target): Promise<AdminResult<{ status: StatusOutput; runs: ListRunsOutput }>> => read(t, liveOutput, readLive),
     /**

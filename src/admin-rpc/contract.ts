@@ -10,6 +10,7 @@ import {
   type ResolveOpHookResult,
   type ResolveOpRequest,
 } from "./inputs.js";
+import type { FindRunRecords, ResidencyRecords, VerifyRecords } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
 
@@ -518,18 +519,32 @@ export interface AdminRpc {
   adminStatus(): Promise<AdminResult<StatusOutput>>;
   adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>>;
   adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>>;
-  /** Reads the agent back after an action: status, live runs, the runs asked about (by SDK id) and what runs now. */
-  adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
+  /**
+   * Reads the agent back after an action: status, live runs, the runs asked about (by SDK id, as the SDK's
+   * records; run-check.ts judges them) and what runs now (contract 7).
+   */
+  adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecords>>;
   adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
-  adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
+  /** What the agent records of runs, as the SDK's records (find-runs.ts builds the answer; contract 7). Read-only. */
+  adminFindRunRecords(input: unknown): Promise<AdminResult<FindRunRecords>>;
   /** Read-only: the chat-recovery bounds and records' budget counters (recovery-budget.ts). */
   adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>>;
-  /** What keeps the agent resident (residency.ts). Read-only. */
-  adminResidency(): Promise<AdminResult<ResidencyOutput>>;
+  /** What keeps the agent resident, as the SDK's records (residency.ts builds the answer; contract 7). Read-only. */
+  adminResidencyRecords(): Promise<AdminResult<ResidencyRecords>>;
   /** Pauses the agent's fiber recovery until an expiry (contract 5). */
   adminPauseRecovery(input: unknown): Promise<AdminResult<PauseRecoveryOutput>>;
   /** Ends the pause and recovers what it held back (contract 5). */
   adminResumeRecovery(input: unknown): Promise<AdminResult<ResumeRecoveryOutput>>;
+}
+
+/**
+ * What mixins of contracts 4 to 6 answer in place of the *Records reads (the console's answers, built by the agent).
+ * The client falls back to them for an agent without the newer method; this version's mixin does not have them.
+ */
+export interface AdminRpcBefore7 {
+  adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
+  adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
+  adminResidency(): Promise<AdminResult<ResidencyOutput>>;
 }
 
 /**

@@ -91,12 +91,14 @@ export const agentRunRecord = z.object({
 export type AgentRunRecord = z.input<typeof agentRunRecord>;
 
 /**
- * Version of this contract, reported in `capabilities.contract`. 6: force idle answers facts (an ended run's `why`,
+ * Version of this contract, reported in `capabilities.contract`. 7: the read-only reads answer the SDK's records
+ * (`adminFindRunRecords`, `adminResidencyRecords`, `adminVerifyRecords`) and the client builds the answers; the
+ * client falls back to the earlier methods for older agents. 6: force idle answers facts (an ended run's `why`,
  * the `notice` code), not sentences. 5: `adminPauseRecovery` / `adminResumeRecovery`
  * and the status's `recoveryPause`. 4: `adminFindRuns` and the `adminRunRecord`
  * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
  */
-export const ADMIN_CONTRACT_VERSION = 6;
+export const ADMIN_CONTRACT_VERSION = 7;
 /** The contract that brought the recovery pause: an agent below it is refused with a sentence saying what to upgrade. */
 export const PAUSE_CONTRACT = 5;
 

@@ -3,12 +3,11 @@ import type { Agent } from "agents";
 import type { Observability } from "agents/observability";
 import type { z } from "zod";
 import { chatSubmissionsOf } from "./chat-stop.js";
-import { checkRun, readBusy } from "./check.js";
+import { readBusy } from "./check.js";
 import type {
   AdminHooks,
   AdminRpc,
   Capabilities,
-  FindRunsOutput,
   ForceIdleOutput,
   ListRunsOutput,
   PauseRecoveryOutput,
@@ -17,9 +16,7 @@ import type {
   RunDetail,
   StatusOutput,
   TriggerAlarmOutput,
-  VerifyOutput,
 } from "./contract.js";
-import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
 import {
   ADMIN_CONTRACT_VERSION,
@@ -49,9 +46,9 @@ import {
   waitingRecoveryIds,
   writePause,
 } from "./pause.js";
+import { checkRecord, findRunRecords, residencyRecords } from "./records.js";
+import type { FindRunRecords, ResidencyRecords, VerifyRecords } from "./records-contract.js";
 import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
-import { readResidency } from "./residency.js";
-import type { ResidencyOutput } from "./residency-contract.js";
 import { activeFiberIds } from "./sdk-layout.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -201,12 +198,10 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
 
     /**
      * What the agent still records of runs, in every state (reconciliation asks before it judges): by id, and/or
-     * its most recent runs of each kind. Read-only.
+     * its most recent runs of each kind, as the SDK's records (the client builds the answer). Read-only.
      */
-    async adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>> {
-      return checked(findRunsInput, input, async (parsed) => {
-        return ok(await findRuns(this.#work(), parsed));
-      });
+    async adminFindRunRecords(input: unknown): Promise<AdminResult<FindRunRecords>> {
+      return checked(findRunsInput, input, async (parsed) => ok(await findRunRecords(this.#work(), parsed)));
     }
 
     /** The recovery budget as the agent holds it: the SDK's resolved bounds and each chat-recovery record's counters. Read-only. */
@@ -312,20 +307,20 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
 
     /**
      * Reads the agent back after an action, in one visit: its status and live runs, each run asked about by
-     * its SDK id (a Tasks run id, a fiber id) as the SDK records it now, and the work running now.
+     * its SDK id (a Tasks run id, a fiber id) as the SDK records it now (the client judges them), and the work running now.
      */
-    async adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>> {
+    async adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecords>> {
       return checked(verifyInput, input, async (parsed) => {
         const w = this.#work();
         const checks = [];
-        for (const id of new Set(parsed.ids)) checks.push(await checkRun(w, id));
+        for (const id of new Set(parsed.ids)) checks.push(await checkRecord(w, id));
         return ok({ instance: this.#instance, status: await this.#status(), runs: await readRuns(w), checks, busy: await readBusy(w, this.#bornAt) });
       });
     }
 
-    /** What keeps the agent resident, each holder with since when (residency.ts). Read-only, so not audited. */
-    async adminResidency(): Promise<AdminResult<ResidencyOutput>> {
-      return guarded(async () => ok(await readResidency(this, this.#work(), { instance: this.#instance, bornAt: this.#bornAt })));
+    /** What keeps the agent resident, as the SDK's records (the client's residency.ts answers from them). Read-only, so not audited. */
+    async adminResidencyRecords(): Promise<AdminResult<ResidencyRecords>> {
+      return guarded(async () => ok(await residencyRecords(this, this.#work(), { instance: this.#instance, bornAt: this.#bornAt })));
     }
 
     /**
