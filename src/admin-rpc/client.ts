@@ -34,8 +34,8 @@ import {
 } from "./contract.js";
 import { foundRunsOf } from "./find-runs.js";
 import { inputWords } from "./input-words.js";
-import { findRunRecords, residencyRecords, verifyRecords } from "./records-contract.js";
-import { type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
+import { findRunRecords, recoveryBudgetRecords, residencyRecords, verifyRecords } from "./records-contract.js";
+import { budgetOf, type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
 import { residencyOf } from "./residency.js";
 import { type ResidencyOutput, residencyOutput } from "./residency-contract.js";
 import { verifyOutputOf } from "./run-check.js";
@@ -121,6 +121,7 @@ const FROM_RECORDS = {
   findRuns: findRunRecords.transform(foundRunsOf),
   residency: residencyRecords.transform(residencyOf),
   verify: verifyRecords.transform(verifyOutputOf),
+  recoveryBudget: recoveryBudgetRecords.transform(budgetOf),
 };
 
 /** A run detail with its snapshot masked, as JSON (key-aware) and as text. */
@@ -391,7 +392,10 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     recoveryBudget: async (t: Target, input: unknown = {}): Promise<AdminResult<RecoveryBudgetOutput>> => {
       const p = recoveryBudgetInput.safeParse(input, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
-      return read(t, recoveryBudgetOutput, (s) => s.adminRecoveryBudget(p.data));
+      return newerOrBefore(
+        () => read(t, FROM_RECORDS.recoveryBudget, (s) => s.adminRecoveryBudgetRecords(p.data)),
+        () => read(t, recoveryBudgetOutput, (s) => s.adminRecoveryBudget(p.data)),
+      );
     },
     /** Derived status, next alarm, schedules, chat-recovery records and what the agent supports. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),

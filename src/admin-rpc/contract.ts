@@ -1,16 +1,7 @@
 import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
 import { z } from "zod";
-import {
-  ADMIN_ERROR_CODES,
-  type AdminError,
-  type AdminResult,
-  type AgentRunRecord,
-  OP_RESOLUTIONS,
-  opState,
-  type ResolveOpHookResult,
-  type ResolveOpRequest,
-} from "./inputs.js";
-import type { FindRunRecords, ResidencyRecords, VerifyRecords } from "./records-contract.js";
+import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, opState, type ResolveOpHookResult, type ResolveOpRequest } from "./inputs.js";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, VerifyRecords } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
 
@@ -145,6 +136,17 @@ export const foundRun = z.object({
   wakeAt: z.number().nullable(),
 });
 export type FoundRun = z.infer<typeof foundRun>;
+/** What `adminRunRecord` may answer: the agent's own record of a run the SDK keeps none of (a plain runFiber once it ended). */
+export const agentRunRecord = z.object({
+  /** In the managed-fiber words (FiberStatus): completed, error, aborted, interrupted, running. */
+  state: z.enum(["pending", "running", "completed", "error", "aborted", "interrupted"]),
+  name: z.string().max(200).optional(),
+  error: z.string().max(4000).optional(),
+  settledAt: z.number().optional(),
+});
+/** The shape the agent's hook may answer in (optional fields may be absent). */
+export type AgentRunRecord = z.input<typeof agentRunRecord>;
+
 /** `missing`: asked-for ids the agent has no record of at all (only those may be closed "ended, not reported"). */
 export const findRunsOutput = z.object({ runs: z.array(foundRun), missing: z.array(z.string()) });
 export type FindRunsOutput = z.infer<typeof findRunsOutput>;
@@ -527,8 +529,8 @@ export interface AdminRpc {
   adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
   /** What the agent records of runs, as the SDK's records (find-runs.ts builds the answer; contract 7). Read-only. */
   adminFindRunRecords(input: unknown): Promise<AdminResult<FindRunRecords>>;
-  /** Read-only: the chat-recovery bounds and records' budget counters (recovery-budget.ts). */
-  adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>>;
+  /** Read-only: the chat-recovery bounds and records, as the SDK keeps them (recovery-budget.ts reads the budget; contract 7). */
+  adminRecoveryBudgetRecords(input: unknown): Promise<AdminResult<RecoveryBudgetRecords>>;
   /** What keeps the agent resident, as the SDK's records (residency.ts builds the answer; contract 7). Read-only. */
   adminResidencyRecords(): Promise<AdminResult<ResidencyRecords>>;
   /** Pauses the agent's fiber recovery until an expiry (contract 5). */
@@ -545,6 +547,7 @@ export interface AdminRpcBefore7 {
   adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
   adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
   adminResidency(): Promise<AdminResult<ResidencyOutput>>;
+  adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>>;
 }
 
 /**

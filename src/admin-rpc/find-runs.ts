@@ -1,5 +1,4 @@
-import type { FindRunsOutput, FoundRun } from "./contract.js";
-import { type AgentRunRecord, agentRunRecord } from "./inputs.js";
+import { type AgentRunRecord, agentRunRecord, type FindRunsOutput, type FoundRun } from "./contract.js";
 import type { FiberRecord, FindRunRecords, RunRowRecord, SubmissionRecord, TaskWithStep } from "./records-contract.js";
 import { CHAT_TURN_TASK, chatTurnRequestIdOf } from "./sdk-layout.js";
 

@@ -80,16 +80,6 @@ export const findRunsInput = z
   .refine((v) => (v.ids?.length ?? 0) > 0 || v.recent !== undefined);
 export type FindRunsInput = z.infer<typeof findRunsInput>;
 
-/** What `adminRunRecord` may answer: the agent's own record of a run the SDK keeps none of (a plain runFiber once it ended). */
-export const agentRunRecord = z.object({
-  /** In the managed-fiber words (FiberStatus): completed, error, aborted, interrupted, running. */
-  state: z.enum(["pending", "running", "completed", "error", "aborted", "interrupted"]),
-  name: z.string().max(200).optional(),
-  error: z.string().max(4000).optional(),
-  settledAt: z.number().optional(),
-});
-export type AgentRunRecord = z.input<typeof agentRunRecord>;
-
 /**
  * Version of this contract, reported in `capabilities.contract`. 7: the read-only reads answer the SDK's records
  * (`adminFindRunRecords`, `adminResidencyRecords`, `adminVerifyRecords`) and the client builds the answers; the
@@ -114,6 +104,10 @@ export const pauseRecoveryInput = z
   })
   .strict();
 export type PauseRecoveryInput = z.input<typeof pauseRecoveryInput>;
+
+/** One incident's recovery budget (its id), or every chat-recovery record's. */
+export const recoveryBudgetInput = z.object({ incidentId: z.string().trim().min(1).max(500).optional() }).strict();
+export type RecoveryBudgetInput = z.infer<typeof recoveryBudgetInput>;
 
 /** The SDK ids of runs to read back after an action (Tasks run ids, fiber ids). */
 export const verifyInput = z.object({ ids: z.array(z.string().trim().min(1).max(200)).max(200) }).strict();

@@ -28,6 +28,7 @@ import {
   ok,
   pauseRecoveryInput,
   RECORDED_RESOLUTION,
+  recoveryBudgetInput,
   resolveOpHookResult,
   resolveOpInput,
   runIdInput,
@@ -46,9 +47,8 @@ import {
   waitingRecoveryIds,
   writePause,
 } from "./pause.js";
-import { checkRecord, findRunRecords, residencyRecords } from "./records.js";
-import type { FindRunRecords, ResidencyRecords, VerifyRecords } from "./records-contract.js";
-import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
+import { checkRecord, findRunRecords, recoveryBudgetRecords, residencyRecords } from "./records.js";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, VerifyRecords } from "./records-contract.js";
 import { activeFiberIds } from "./sdk-layout.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -204,11 +204,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return checked(findRunsInput, input, async (parsed) => ok(await findRunRecords(this.#work(), parsed)));
     }
 
-    /** The recovery budget as the agent holds it: the SDK's resolved bounds and each chat-recovery record's counters. Read-only. */
-    async adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>> {
-      return checked(recoveryBudgetInput, input ?? {}, async (parsed) => {
-        return ok(await readRecoveryBudget(this, this.ctx.storage, parsed));
-      });
+    /** The recovery budget as the agent holds it: the SDK's resolved bounds and its chat-recovery records (the client reads the counters). Read-only. */
+    async adminRecoveryBudgetRecords(input: unknown): Promise<AdminResult<RecoveryBudgetRecords>> {
+      return checked(recoveryBudgetInput, input ?? {}, async (parsed) => ok(await recoveryBudgetRecords(this, this.ctx.storage, parsed)));
     }
 
     async adminStatus(): Promise<AdminResult<StatusOutput>> {

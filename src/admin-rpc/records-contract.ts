@@ -153,3 +153,15 @@ export const verifyRecords = z.object({
   busy: z.array(busyWork),
 });
 export type VerifyRecords = z.infer<typeof verifyRecords>;
+
+/**
+ * adminRecoveryBudgetRecords: the chat-recovery bounds the SDK resolved for the agent (`_resolveChatRecoveryConfig`,
+ * without its callbacks; null for an agent that is not a chat agent) and the chat-recovery records (one, given its
+ * incident id) as the SDK keeps them in KV. recovery-budget.ts reads the budget from them.
+ */
+export const recoveryBudgetRecords = z.object({
+  now: z.number(),
+  config: z.record(z.string(), z.unknown()).nullable(),
+  records: z.array(z.object({ incidentId: z.string(), record: z.record(z.string(), z.unknown()).nullish() })),
+});
+export type RecoveryBudgetRecords = z.infer<typeof recoveryBudgetRecords>;

@@ -1,9 +1,18 @@
 import type { Agent } from "agents";
 import { readBusy } from "./check.js";
-import type { FindRunsInput } from "./inputs.js";
+import type { FindRunsInput, RecoveryBudgetInput } from "./inputs.js";
 import type { AgentWork, TaskSnapshot } from "./inspect.js";
-import type { CheckRecord, FindRunRecords, FoundRecord, ResidencyRecords, RunRowRecord, TaskWithStep, TurnRecords } from "./records-contract.js";
-import { CHAT_TURN_TASK, keepAliveOf, sdkRows, taskStepAt } from "./sdk-layout.js";
+import type {
+  CheckRecord,
+  FindRunRecords,
+  FoundRecord,
+  RecoveryBudgetRecords,
+  ResidencyRecords,
+  RunRowRecord,
+  TaskWithStep,
+  TurnRecords,
+} from "./records-contract.js";
+import { CHAT_TURN_TASK, chatRecoveryRecords, keepAliveOf, sdkRows, taskStepAt } from "./sdk-layout.js";
 
 /**
  * Agent side of the read-only reads (contract 7): the SDK's records as read, without their payloads. The client
@@ -99,4 +108,21 @@ export async function checkRecord(w: AgentWork, id: string): Promise<CheckRecord
   if (task) return { id, inMemory, task: lean(task) };
   const fiber = await w.inspectFiber(id);
   return fiber ? { id, inMemory, fiber: lean(fiber) } : { id, inMemory, row: rowOf(w, id) ?? null };
+}
+
+/**
+ * adminRecoveryBudgetRecords: the chat-recovery bounds the SDK resolved (Think / AIChatAgent
+ * `_resolveChatRecoveryConfig`, duck-typed; its callbacks cannot cross RPC and the budget reads none) and the
+ * chat-recovery records, one when `incidentId` is given; recovery-budget.ts reads the budget from them.
+ */
+export async function recoveryBudgetRecords(agent: object, storage: DurableObjectStorage, input: RecoveryBudgetInput): Promise<RecoveryBudgetRecords> {
+  const resolve = (agent as { _resolveChatRecoveryConfig?: () => Record<string, unknown> })._resolveChatRecoveryConfig;
+  const config = typeof resolve === "function" ? resolve.call(agent) : null;
+  return {
+    now: Date.now(),
+    config: config && Object.fromEntries(Object.entries(config).filter(([, v]) => typeof v !== "function")),
+    records: (await chatRecoveryRecords(storage))
+      .filter((r) => !input.incidentId || r.incidentId === input.incidentId)
+      .map(({ incidentId, record }) => ({ incidentId, record })),
+  };
 }

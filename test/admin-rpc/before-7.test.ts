@@ -4,7 +4,8 @@ import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import type { AdminResult } from "../../src/admin-rpc/contract";
 import { foundRunsOf } from "../../src/admin-rpc/find-runs";
-import type { FindRunRecords, ResidencyRecords, VerifyRecords } from "../../src/admin-rpc/records-contract";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, VerifyRecords } from "../../src/admin-rpc/records-contract";
+import { budgetOf } from "../../src/admin-rpc/recovery-budget";
 import { residencyOf } from "../../src/admin-rpc/residency";
 import { verifyOutputOf } from "../../src/admin-rpc/run-check";
 import { consoleAdminClient } from "../../worker/admin-client";
@@ -82,5 +83,28 @@ describe("a console and an agent on the previous package version", () => {
     const { instance: _i, ...rest } = old.value as typeof now;
     const { instance: _j, ...same } = now;
     expect(rest).toEqual(same);
+  });
+
+  it("reads a recovery budget through adminRecoveryBudget, answering what this version builds from the agent's records", async () => {
+    const name = `before7-budget-${uid()}`;
+    const stub = await getAgentByName(env.Before7TaskAgent, name);
+    // A chat-recovery record as the SDK keeps it in KV (this task agent has no chat of its own to recover).
+    const record = {
+      incidentId: "inc-1",
+      status: "failed",
+      reason: "max_attempts_exceeded",
+      attempt: 3,
+      maxAttempts: 3,
+      firstSeenAt: 1000,
+      progress: 7,
+      workBaseline: 2,
+    };
+    await runInDurableObject(stub as never, (_agent: unknown, state: DurableObjectState) => state.storage.put("cf:chat-recovery:incident:inc-1", record));
+    const old = await client().recoveryBudget({ agentClass: "Before7TaskAgent", agentName: name }, { incidentId: "inc-1" });
+    expect(old.ok).toBe(true);
+    if (!old.ok) return;
+    expect(old.value.records).toMatchObject([{ incidentId: "inc-1", status: "failed", attempt: 3, work: 5, lastProgressAt: 1000 }]);
+    const now = budgetOf(await records<RecoveryBudgetRecords>(stub as never, TruthTaskAgent.prototype.adminRecoveryBudgetRecords, { incidentId: "inc-1" }));
+    expect({ ...old.value, now: 0 }).toEqual({ ...now, now: 0 });
   });
 });
