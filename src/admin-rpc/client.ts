@@ -34,11 +34,12 @@ import {
 } from "./contract.js";
 import { foundRunsOf } from "./find-runs.js";
 import { inputWords } from "./input-words.js";
-import { findRunRecords, recoveryBudgetRecords, residencyRecords, verifyRecords } from "./records-contract.js";
+import { findRunRecords, recoveryBudgetRecords, residencyRecords, runRecords, verifyRecords } from "./records-contract.js";
 import { budgetOf, type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
 import { residencyOf } from "./residency.js";
 import { type ResidencyOutput, residencyOutput } from "./residency-contract.js";
 import { verifyOutputOf } from "./run-check.js";
+import { runDetailOf } from "./run-detail.js";
 import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
@@ -122,6 +123,7 @@ const FROM_RECORDS = {
   residency: residencyRecords.transform(residencyOf),
   verify: verifyRecords.transform(verifyOutputOf),
   recoveryBudget: recoveryBudgetRecords.transform(budgetOf),
+  run: runRecords.transform(runDetailOf),
 };
 
 /** A run detail with its snapshot masked, as JSON (key-aware) and as text. */
@@ -373,8 +375,13 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     getRun: async (t: Target, id: unknown): Promise<AdminResult<RunDetail>> => {
       const p = runIdInput.safeParse({ id }, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
-      const r = await read(t, runDetail, (s) => s.adminGetRun(p.data));
-      return r.ok ? { ok: true, value: maskedRun(r.value) } : r;
+      const r = await newerOrBefore<RunDetail | null>(
+        () => read(t, FROM_RECORDS.run, (s) => s.adminGetRunRecords(p.data)),
+        () => read(t, runDetail, (s) => s.adminGetRun(p.data)),
+      );
+      if (!r.ok) return r;
+      if (!r.value) return fail("not_found", `no live run with id "${p.data.id}"`, { kind: "no_live_run", id: p.data.id });
+      return { ok: true, value: maskedRun(r.value) };
     },
     /**
      * What the agent still records of runs, in every state: by id (fiber id, Tasks runId, chat turn request id)

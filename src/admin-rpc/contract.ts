@@ -1,7 +1,7 @@
 import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
 import { z } from "zod";
 import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, opState, type ResolveOpHookResult, type ResolveOpRequest } from "./inputs.js";
-import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, VerifyRecords } from "./records-contract.js";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
 
@@ -517,7 +517,8 @@ export type ResolveOpOutput = z.infer<typeof resolveOpOutput>;
 /** The Workers RPC surface the mixin adds. Method names are prefixed so they never clash with an agent's own. */
 export interface AdminRpc {
   adminListRuns(): Promise<AdminResult<ListRunsOutput>>;
-  adminGetRun(input: unknown): Promise<AdminResult<RunDetail>>;
+  /** One live run with its snapshot, as the SDK records it (run-detail.ts builds the view; contract 7). */
+  adminGetRunRecords(input: unknown): Promise<AdminResult<RunRecords>>;
   adminStatus(): Promise<AdminResult<StatusOutput>>;
   adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>>;
   adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>>;
@@ -544,6 +545,7 @@ export interface AdminRpc {
  * The client falls back to them for an agent without the newer method; this version's mixin does not have them.
  */
 export interface AdminRpcBefore7 {
+  adminGetRun(input: unknown): Promise<AdminResult<RunDetail>>;
   adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
   adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
   adminResidency(): Promise<AdminResult<ResidencyOutput>>;

@@ -13,7 +13,6 @@ import type {
   PauseRecoveryOutput,
   ResolveOpOutput,
   ResumeRecoveryOutput,
-  RunDetail,
   StatusOutput,
   TriggerAlarmOutput,
 } from "./contract.js";
@@ -34,7 +33,7 @@ import {
   runIdInput,
   verifyInput,
 } from "./inputs.js";
-import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
+import { type AgentWork, readRuns, readStatus } from "./inspect.js";
 import {
   clearPause,
   composeChatRecovery,
@@ -47,8 +46,8 @@ import {
   waitingRecoveryIds,
   writePause,
 } from "./pause.js";
-import { checkRecord, findRunRecords, recoveryBudgetRecords, residencyRecords } from "./records.js";
-import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, VerifyRecords } from "./records-contract.js";
+import { checkRecord, findRunRecords, recoveryBudgetRecords, residencyRecords, runRecords } from "./records.js";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import { activeFiberIds } from "./sdk-layout.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -189,11 +188,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return guarded(async () => ok(await readRuns(this.#work())));
     }
 
-    async adminGetRun(input: unknown): Promise<AdminResult<RunDetail>> {
-      return checked(runIdInput, input, async (parsed) => {
-        const run = await readRun(this.#work(), parsed.id);
-        return run ? ok(run) : fail("not_found", `no live run with id "${parsed.id}"`, { kind: "no_live_run", id: parsed.id });
-      });
+    /** One live run with its snapshot, as the SDK records it (the client's run-detail.ts builds the view; null: none). */
+    async adminGetRunRecords(input: unknown): Promise<AdminResult<RunRecords>> {
+      return checked(runIdInput, input, async (parsed) => ok(await runRecords(this.#work(), parsed.id)));
     }
 
     /**

@@ -165,3 +165,23 @@ export const recoveryBudgetRecords = z.object({
   records: z.array(z.object({ incidentId: z.string(), record: z.record(z.string(), z.unknown()).nullish() })),
 });
 export type RecoveryBudgetRecords = z.infer<typeof recoveryBudgetRecords>;
+
+/**
+ * adminGetRunRecords: one live run as the agent records it: its `cf_agents_runs` row, else its managed fiber
+ * (`inspectFiber`; with a row too, the row is a managed fiber's), else its Tasks run with its step; null when none has
+ * the id. `text` is the snapshot (the row's, or the fiber's as JSON) cut at twice the cap the viewer shows
+ * (run-detail.ts masks and caps it); `bytes` its whole size.
+ */
+export const runRecords = z
+  .object({
+    id: z.string(),
+    readAt: z.number(),
+    row: runRowRecord.optional(),
+    fiber: fiberRecord.optional(),
+    task: taskRecord.optional(),
+    step: z.string().nullable().optional(),
+    text: z.string().nullable(),
+    bytes: z.number(),
+  })
+  .nullable();
+export type RunRecords = z.infer<typeof runRecords>;

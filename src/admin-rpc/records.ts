@@ -8,11 +8,12 @@ import type {
   FoundRecord,
   RecoveryBudgetRecords,
   ResidencyRecords,
+  RunRecords,
   RunRowRecord,
   TaskWithStep,
   TurnRecords,
 } from "./records-contract.js";
-import { CHAT_TURN_TASK, chatRecoveryRecords, keepAliveOf, sdkRows, taskStepAt } from "./sdk-layout.js";
+import { CHAT_TURN_TASK, chatRecoveryRecords, keepAliveOf, sdkRows, taskCurrentStep, taskStepAt } from "./sdk-layout.js";
 
 /**
  * Agent side of the read-only reads (contract 7): the SDK's records as read, without their payloads. The client
@@ -124,5 +125,26 @@ export async function recoveryBudgetRecords(agent: object, storage: DurableObjec
     records: (await chatRecoveryRecords(storage))
       .filter((r) => !input.incidentId || r.incidentId === input.incidentId)
       .map(({ incidentId, record }) => ({ incidentId, record })),
+  };
+}
+
+/** The viewer shows at most 64 KiB of a snapshot: twice that many characters always hold it (run-detail.ts). */
+const SNAPSHOT_CHARS = 128 * 1024;
+
+/** adminGetRunRecords: one live run's records with its snapshot's text (records-contract.ts runRecords). */
+export async function runRecords(w: AgentWork, id: string): Promise<RunRecords> {
+  const row = sdkRows<RunRowRecord & { snapshot: string | null }>(w.sql, "SELECT id, name, created_at, snapshot FROM cf_agents_runs WHERE id = ?", id)[0];
+  const fiber = await w.inspectFiber(id);
+  const task = row || fiber ? null : await w.getTask(id);
+  if (!row && !fiber && !task) return null;
+  const text = row ? row.snapshot : fiber?.snapshot === undefined ? null : JSON.stringify(fiber.snapshot);
+  return {
+    id,
+    readAt: Date.now(),
+    ...(row ? { row: { id: row.id, name: row.name, created_at: row.created_at } } : {}),
+    ...(fiber ? { fiber: lean(fiber) } : {}),
+    ...(task ? { task: lean(task), step: taskCurrentStep(w.sql, task.runId) } : {}),
+    text: text?.slice(0, SNAPSHOT_CHARS) ?? null,
+    bytes: text ? new TextEncoder().encode(text).byteLength : 0,
   };
 }

@@ -4,10 +4,11 @@ import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import type { AdminResult } from "../../src/admin-rpc/contract";
 import { foundRunsOf } from "../../src/admin-rpc/find-runs";
-import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, VerifyRecords } from "../../src/admin-rpc/records-contract";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "../../src/admin-rpc/records-contract";
 import { budgetOf } from "../../src/admin-rpc/recovery-budget";
 import { residencyOf } from "../../src/admin-rpc/residency";
 import { verifyOutputOf } from "../../src/admin-rpc/run-check";
+import { runDetailOf } from "../../src/admin-rpc/run-detail";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { Before7TaskAgent } from "../fixtures/admin-rpc-v6/agents";
 import { AlarmLoopAgent } from "../fixtures/resident-agents";
@@ -106,5 +107,22 @@ describe("a console and an agent on the previous package version", () => {
     expect(old.value.records).toMatchObject([{ incidentId: "inc-1", status: "failed", attempt: 3, work: 5, lastProgressAt: 1000 }]);
     const now = budgetOf(await records<RecoveryBudgetRecords>(stub as never, TruthTaskAgent.prototype.adminRecoveryBudgetRecords, { incidentId: "inc-1" }));
     expect({ ...old.value, now: 0 }).toEqual({ ...now, now: 0 });
+  });
+
+  it("reads one run through adminGetRun, answering what this version builds from the agent's records, and not_found alike", async () => {
+    const name = `before7-run-${uid()}`;
+    const stub = await getAgentByName(env.Before7TaskAgent, name);
+    const id = await stub.startTask("nap");
+    const target = { agentClass: "Before7TaskAgent", agentName: name };
+    const old = await client().getRun(target, id);
+    expect(old.ok).toBe(true);
+    if (!old.ok) return;
+    expect(old.value).toMatchObject({ id, kind: "task", truncated: false, snapshot: { state: "waiting", definition: "truth-crawl@v1" } });
+    const now = runDetailOf(await records<RunRecords>(stub as never, TruthTaskAgent.prototype.adminGetRunRecords, { id }));
+    expect({ ...old.value, ageMs: 0 }).toEqual({ ...now, ageMs: 0 });
+    expect(await client().getRun(target, "never_was")).toMatchObject({
+      ok: false,
+      error: { code: "not_found", facts: { kind: "no_live_run", id: "never_was" } },
+    });
   });
 });
