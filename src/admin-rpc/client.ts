@@ -6,6 +6,7 @@ import { capAuditRecord } from "./audit-caps.js";
 import type { AuditRecord, AuditResult } from "./audit-record.js";
 import {
   type AdminError,
+  type AdminErrorFacts,
   type AdminResult,
   type AdminRpc,
   type AdminRpcBefore7,
@@ -131,11 +132,32 @@ function maskedRun(r: RunDetail): RunDetail {
   return { ...r, snapshot: maskJson(r.snapshot), snapshotText: r.snapshotText === null ? null : maskSecrets(r.snapshotText) };
 }
 
+/**
+ * The technical statement of each refusal the agent answers as facts only (contract 7: its message is empty), as the
+ * agent itself said it before. The console words the facts for people (console/admin-words.ts).
+ */
+const STATEMENTS: { [K in AdminErrorFacts["kind"]]?: (f: Extract<AdminErrorFacts, { kind: K }>) => string } = {
+  agent_failed: (f) => `the agent could not complete the request: ${f.cause}`,
+  terminated: () => "the agent is terminated",
+  no_resolve_hook: (f) => `${f.agentClass} does not implement onAdminResolveOp`,
+  hook_bad_answer: (f) => `onAdminResolveOp answered outside the contract: ${f.detail}`,
+  no_op: (f) => `no op "${f.opId}" in the ledger`,
+  op_not_ambiguous: (f) => `op "${f.opId}" is not ambiguous`,
+  no_live_run: (f) => `no live run with id "${f.id}"`,
+};
+
+/** An agent's error with its statement: the agent's own message when it sent one (older agents, invalid input). */
+function stated(e: AdminError): AdminError {
+  if (e.message || !e.facts) return e;
+  const say = STATEMENTS[e.facts.kind] as ((f: AdminErrorFacts) => string) | undefined;
+  return say ? { ...e, message: say(e.facts) } : e;
+}
+
 /** Validates what a Durable Object sent back, so a mismatched deploy shows as a typed error, not a crash. */
 function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
   const shape = z.union([z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), error: adminError })]).safeParse(r);
   if (!shape.success) return fail("unavailable", "the agent answered with something that is not an admin result", { kind: "bad_answer", detail: null });
-  if (!shape.data.ok) return { ok: false, error: shape.data.error };
+  if (!shape.data.ok) return { ok: false, error: stated(shape.data.error) };
   const value = schema.safeParse(shape.data.value);
   if (value.success) return { ok: true, value: value.data };
   const detail = describeInput(value.error);
@@ -380,7 +402,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
         () => read(t, runDetail, (s) => s.adminGetRun(p.data)),
       );
       if (!r.ok) return r;
-      if (!r.value) return fail("not_found", `no live run with id "${p.data.id}"`, { kind: "no_live_run", id: p.data.id });
+      if (!r.value) return { ok: false, error: stated({ code: "not_found", message: "", facts: { kind: "no_live_run", id: p.data.id } }) };
       return { ok: true, value: maskedRun(r.value) };
     },
     /**

@@ -61,10 +61,11 @@ const RECOVERY_EVENT = /^(fiber\.recovery\.|fiber\.interrupted$|chat\.recovery\.
  */
 const SDK_RECOVERY_EVENT = /^(fiber:recovery:|fiber:run:interrupted$|chat:recovery:)/;
 
+// The agent answers its refusals as facts with an empty message: the client states them (client.ts statementOf).
+
 /** Turns an unexpected failure into a typed error; the message is kept, the stack is not. */
 function unavailable<T>(e: unknown): AdminResult<T> {
-  const cause = e instanceof Error ? e.message : String(e);
-  return fail("unavailable", `the agent could not complete the request: ${cause}`, { kind: "agent_failed", cause });
+  return fail("unavailable", "", { kind: "agent_failed", cause: e instanceof Error ? e.message : String(e) });
 }
 
 /** Runs one admin method's work; whatever it throws is a typed `unavailable` answer: the mixin's methods never throw. */
@@ -220,7 +221,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     async adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>> {
       return checked(actionInput, input, async (parsed) => {
         const before = await this.#status();
-        if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated", { kind: "terminated", action: "force_idle" });
+        if (before.status === "terminated") return fail("agent_terminated", "", { kind: "terminated", action: "force_idle" });
         const hook = this.#hooks().onAdminForceIdle;
         const r = await stopWork({
           agent: this,
@@ -254,23 +255,17 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return checked(resolveOpInput, input, async ({ opId, resolution, resultRef, reason }) => {
         const hook = this.#hooks().onAdminResolveOp;
         if (typeof hook !== "function") {
-          return fail("unsupported", `${this.constructor.name} does not implement onAdminResolveOp`, {
-            kind: "no_resolve_hook",
-            agentClass: this.constructor.name,
-          });
+          return fail("unsupported", "", { kind: "no_resolve_hook", agentClass: this.constructor.name });
         }
         const raw = await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason });
         const r = resolveOpHookResult.safeParse(raw);
-        if (!r.success) {
-          const detail = describeInput(r.error);
-          return fail("unavailable", `onAdminResolveOp answered outside the contract: ${detail}`, { kind: "hook_bad_answer", detail });
-        }
+        if (!r.success) return fail("unavailable", "", { kind: "hook_bad_answer", detail: describeInput(r.error) });
         const v = r.data;
         switch (v.outcome) {
           case "not_found":
-            return fail("not_found", `no op "${opId}" in the ledger`, { kind: "no_op", opId });
+            return fail("not_found", "", { kind: "no_op", opId });
           case "not_ambiguous":
-            return fail("invalid_input", `op "${opId}" is not ambiguous`, {
+            return fail("invalid_input", "", {
               kind: "op_not_ambiguous",
               opId,
               status: v.state.status,
@@ -410,7 +405,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return checked(actionInput, input, async () => {
         const w = this.#work();
         const before = await this.#status();
-        if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated", { kind: "terminated", action: "trigger_alarm" });
+        if (before.status === "terminated") return fail("agent_terminated", "", { kind: "terminated", action: "trigger_alarm" });
         const busy = await readBusy(w, this.#bornAt);
         const base = { busy, budgetMs: alarmBudgetMs, instance: this.#instance, before };
         if (busy.some((b) => b.holdsAlarm)) return ok({ ...base, outcome: "busy", after: before, recoveredRuns: [], recoveryEvents: [] });
