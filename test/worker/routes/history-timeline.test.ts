@@ -6,8 +6,8 @@ import { runSegmentRetention } from "../../../src/store/retention";
 import { consoleConfig } from "../../../worker/config";
 import { handleTelemetryBatch } from "../../../worker/ingest/consumer";
 import { fiberLife, makeEvent } from "../../fixtures/events";
-import { mustTestId } from "../html";
 import { publishEnvTeamKeys } from "../access-tokens";
+import { mustTestId } from "../html";
 import { call } from "./harness";
 
 beforeAll(() => publishEnvTeamKeys());
