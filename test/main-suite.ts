@@ -53,6 +53,7 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       OlderMixinAgent: "OlderMixinAgent",
       Before7TaskAgent: "Before7TaskAgent",
       Before7AlarmLoopAgent: "Before7AlarmLoopAgent",
+      Before7LedgerAgent: "Before7LedgerAgent",
     },
   });
   return {

@@ -20,6 +20,7 @@ import {
   type ListRunsOutput,
   listRunsOutput,
   type PauseRecoveryOutput,
+  type ResolveOpInput,
   type ResolveOpOutput,
   type ResumeRecoveryOutput,
   type RunDetail,
@@ -39,6 +40,7 @@ import { findRunRecords, recoveryBudgetRecords, residencyRecords, runRecords, ve
 import { budgetOf, type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
 import { residencyOf } from "./residency.js";
 import { type ResidencyOutput, residencyOutput } from "./residency-contract.js";
+import { resolveOpOf } from "./resolve-op.js";
 import { verifyOutputOf } from "./run-check.js";
 import { runDetailOf } from "./run-detail.js";
 import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
@@ -117,6 +119,24 @@ async function newerOrBefore<T>(newer: () => Promise<AdminResult<T>>, before: ()
   const r = await newer();
   return !r.ok && r.error.facts?.kind === "no_mixin" ? before() : r;
 }
+
+/**
+ * Resolve op: since contract 7 the agent answers its hook's answer and resolve-op.ts reads it; an agent whose mixin
+ * predates that answers adminResolveOp.
+ */
+async function resolveOpCall(s: AgentStub, input: unknown): Promise<unknown> {
+  let r: AdminResult<{ answer: unknown }>;
+  try {
+    r = await s.adminResolveOpRecords(input);
+  } catch (e) {
+    if (NOT_IMPLEMENTED.test(message(e))) return s.adminResolveOp(input);
+    throw e;
+  }
+  return r.ok ? resolveOpOf(input as ResolveOpInput, r.value.answer) : r;
+}
+
+/** How the client asks the agent to take an action: the action's method, or resolve op's own call. */
+const actionCall = (name: AdminActionName) => (name === "resolve_op" ? resolveOpCall : (s: AgentStub, i: unknown) => s[ADMIN_ACTIONS[name].rpc](i));
 
 /** The answers built from the agent's records (records-contract.ts), checked as they arrive. */
 const FROM_RECORDS = {
@@ -299,7 +319,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     t: unknown,
     input: unknown,
     schema: z.ZodType<T>,
-    fn: (stub: AdminRpc, input: unknown) => Promise<unknown>,
+    fn: (stub: AgentStub, input: unknown) => Promise<unknown>,
   ): Promise<AdminResult<T>> {
     const tgt = target.safeParse(t);
     const who = me.success ? me.data : { email: String((identity as { email?: unknown } | null)?.email || "(none)"), role: "none" };
@@ -457,12 +477,10 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
      * was settled, or re-runs it where the agent says it is idempotent.
      */
     resolveOp: (t: Target, input: unknown): Promise<AdminResult<ResolveOpOutput>> =>
-      act("resolve_op", t, input, ADMIN_ACTIONS.resolve_op.output, (s, i) => s[ADMIN_ACTIONS.resolve_op.rpc](i)),
+      act("resolve_op", t, input, ADMIN_ACTIONS.resolve_op.output, resolveOpCall),
     /** Any action of ADMIN_ACTIONS by name (the action routes loop over the table). */
     action: (name: AdminActionName, t: Target, input: unknown): Promise<AdminResult<{ before?: unknown; after?: unknown; noop?: boolean }>> =>
-      act(name, t, input, ADMIN_ACTIONS[name].output as z.ZodType<{ before?: unknown; after?: unknown; noop?: boolean }>, (s, i) =>
-        s[ADMIN_ACTIONS[name].rpc](i),
-      ),
+      act(name, t, input, ADMIN_ACTIONS[name].output as z.ZodType<{ before?: unknown; after?: unknown; noop?: boolean }>, actionCall(name)),
   };
 }
 

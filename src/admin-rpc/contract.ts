@@ -1,6 +1,6 @@
 import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
 import { z } from "zod";
-import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, opState, type ResolveOpHookResult, type ResolveOpRequest } from "./inputs.js";
+import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, type OpResolution, type ResolveOpRequest } from "./inputs.js";
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
@@ -499,6 +499,38 @@ export type VerifiedForceIdleOutput = z.infer<typeof verifiedForceIdleOutput>;
 export const verifiedTriggerAlarmOutput = triggerAlarmOutput.extend(verifiedFields.shape);
 export type VerifiedTriggerAlarmOutput = z.infer<typeof verifiedTriggerAlarmOutput>;
 
+/** One op as the agent's own ledger sees it. `status` is in the ledger's words (ambiguous, completed, resolved…). */
+export const opState = z.object({
+  opId: z.string(),
+  kind: z.string().min(1),
+  status: z.string(),
+  idempotent: z.boolean(),
+  /** How it was settled, once it was: verified_ran | verified_not_ran | reissued (a re-run) | abandoned. */
+  resolution: z.string().nullable().default(null),
+  /** The result's reference (given when it ran, or the re-run's). */
+  resultRef: z.string().nullable().default(null),
+});
+export type OpState = z.infer<typeof opState>;
+
+/** What the ledger records for each operator resolution (the op.resolved event's words): a re-run is `reissued`. */
+export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<
+  OpResolution,
+  string
+>;
+
+/**
+ * What `onAdminResolveOp` answers. The agent decides; the mixin turns anything but `recorded` / `rerun` into a
+ * typed error: `not_found` (no such op), `not_ambiguous` (nothing to resolve; its state says why), `refused`
+ * (e.g. a re-run of an op that is not idempotent, with a sentence for the operator).
+ */
+export const resolveOpHookResult = z.discriminatedUnion("outcome", [
+  z.object({ outcome: z.literal("not_found") }),
+  z.object({ outcome: z.literal("not_ambiguous"), state: opState }),
+  z.object({ outcome: z.literal("refused"), message: z.string().min(1) }),
+  z.object({ outcome: z.literal("recorded"), before: opState, after: opState }),
+  z.object({ outcome: z.literal("rerun"), before: opState, after: opState, resultRef: z.string().min(1) }),
+]);
+export type ResolveOpHookResult = z.input<typeof resolveOpHookResult>;
 export const resolveOpOutput = z.object({
   opId: z.string(),
   /** What the operator chose. */
@@ -527,7 +559,8 @@ export interface AdminRpc {
    * records; run-check.ts judges them) and what runs now (contract 7).
    */
   adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecords>>;
-  adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
+  /** Records how an ambiguous op was resolved through the agent's hook, answering the hook's answer (resolve-op.ts reads it; contract 7). */
+  adminResolveOpRecords(input: unknown): Promise<AdminResult<{ answer: unknown }>>;
   /** What the agent records of runs, as the SDK's records (find-runs.ts builds the answer; contract 7). Read-only. */
   adminFindRunRecords(input: unknown): Promise<AdminResult<FindRunRecords>>;
   /** Read-only: the chat-recovery bounds and records, as the SDK keeps them (recovery-budget.ts reads the budget; contract 7). */
@@ -545,6 +578,7 @@ export interface AdminRpc {
  * The client falls back to them for an agent without the newer method; this version's mixin does not have them.
  */
 export interface AdminRpcBefore7 {
+  adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
   adminGetRun(input: unknown): Promise<AdminResult<RunDetail>>;
   adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
   adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;

@@ -135,38 +135,6 @@ export const resolveOpInput = z
   });
 export type ResolveOpInput = z.infer<typeof resolveOpInput>;
 
-/** One op as the agent's own ledger sees it. `status` is in the ledger's words (ambiguous, completed, resolved…). */
-export const opState = z.object({
-  opId: z.string(),
-  kind: z.string().min(1),
-  status: z.string(),
-  idempotent: z.boolean(),
-  /** How it was settled, once it was: verified_ran | verified_not_ran | reissued (a re-run) | abandoned. */
-  resolution: z.string().nullable().default(null),
-  /** The result's reference (given when it ran, or the re-run's). */
-  resultRef: z.string().nullable().default(null),
-});
-export type OpState = z.infer<typeof opState>;
-
-/** What the ledger records for each operator resolution (the op.resolved event's words): a re-run is `reissued`. */
-export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<
-  OpResolution,
-  string
->;
-
-/**
- * What `onAdminResolveOp` answers. The agent decides; the mixin turns anything but `recorded` / `rerun` into a
- * typed error: `not_found` (no such op), `not_ambiguous` (nothing to resolve; its state says why), `refused`
- * (e.g. a re-run of an op that is not idempotent, with a sentence for the operator).
- */
-export const resolveOpHookResult = z.discriminatedUnion("outcome", [
-  z.object({ outcome: z.literal("not_found") }),
-  z.object({ outcome: z.literal("not_ambiguous"), state: opState }),
-  z.object({ outcome: z.literal("refused"), message: z.string().min(1) }),
-  z.object({ outcome: z.literal("recorded"), before: opState, after: opState }),
-  z.object({ outcome: z.literal("rerun"), before: opState, after: opState, resultRef: z.string().min(1) }),
-]);
-export type ResolveOpHookResult = z.input<typeof resolveOpHookResult>;
 /** What the mixin passes to `onAdminResolveOp`: validated, with the reason the operator gave. */
 export type ResolveOpRequest = { opId: string; resolution: OpResolution; resultRef: string | null; reason: string };
 

@@ -11,7 +11,6 @@ import type {
   ForceIdleOutput,
   ListRunsOutput,
   PauseRecoveryOutput,
-  ResolveOpOutput,
   ResumeRecoveryOutput,
   StatusOutput,
   TriggerAlarmOutput,
@@ -26,9 +25,7 @@ import {
   findRunsInput,
   ok,
   pauseRecoveryInput,
-  RECORDED_RESOLUTION,
   recoveryBudgetInput,
-  resolveOpHookResult,
   resolveOpInput,
   runIdInput,
   verifyInput,
@@ -247,44 +244,15 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     }
 
     /**
-     * Records how an ambiguous op was resolved, in the agent's own ledger, through its `onAdminResolveOp`
-     * hook: the agent knows its ops, whether one is idempotent, and how to re-run it. Without the hook the
-     * answer is `unsupported`, with a sentence saying so.
+     * Asks the agent's `onAdminResolveOp` hook to record how an ambiguous op was resolved, in its own ledger (the agent
+     * knows its ops, whether one is idempotent, and how to re-run it), and answers what the hook answered: the client
+     * checks it and words the outcome (resolve-op.ts). Without the hook the answer is `unsupported`.
      */
-    async adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>> {
+    async adminResolveOpRecords(input: unknown): Promise<AdminResult<{ answer: unknown }>> {
       return checked(resolveOpInput, input, async ({ opId, resolution, resultRef, reason }) => {
         const hook = this.#hooks().onAdminResolveOp;
-        if (typeof hook !== "function") {
-          return fail("unsupported", "", { kind: "no_resolve_hook", agentClass: this.constructor.name });
-        }
-        const raw = await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason });
-        const r = resolveOpHookResult.safeParse(raw);
-        if (!r.success) return fail("unavailable", "", { kind: "hook_bad_answer", detail: describeInput(r.error) });
-        const v = r.data;
-        switch (v.outcome) {
-          case "not_found":
-            return fail("not_found", "", { kind: "no_op", opId });
-          case "not_ambiguous":
-            return fail("invalid_input", "", {
-              kind: "op_not_ambiguous",
-              opId,
-              status: v.state.status,
-              resolution: v.state.resolution ?? null,
-            });
-          case "refused":
-            return fail("not_permitted", v.message);
-          case "recorded":
-          case "rerun":
-            return ok({
-              opId,
-              resolution,
-              recorded: RECORDED_RESOLUTION[resolution],
-              before: v.before,
-              after: v.after,
-              resultRef: v.outcome === "rerun" ? v.resultRef : resolution === "verified_ran" ? (resultRef ?? v.after.resultRef) : null,
-              noop: false,
-            });
-        }
+        if (typeof hook !== "function") return fail("unsupported", "", { kind: "no_resolve_hook", agentClass: this.constructor.name });
+        return ok({ answer: await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason }) });
       });
     }
 

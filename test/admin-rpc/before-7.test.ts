@@ -125,4 +125,32 @@ describe("a console and an agent on the previous package version", () => {
       error: { code: "not_found", facts: { kind: "no_live_run", id: "never_was" } },
     });
   });
+
+  it("resolves an op through adminResolveOp: the same answers as this version's from the same ledger, refusals alike", async () => {
+    const op = operator;
+    const answers = [];
+    for (const agentClass of ["LedgerAgent", "Before7LedgerAgent"] as const) {
+      const name = `before7-ledger-${uid()}`;
+      const stub = await getAgentByName(env[agentClass] as DurableObjectNamespace<import("../fixtures/ledger-agent").LedgerAgent>, name);
+      await stub.lostCall("op-1", "payments.refund", false);
+      const target = { agentClass, agentName: name };
+      answers.push([
+        await client(op).resolveOp(target, { opId: "op-1", resolution: "verified_ran", resultRef: "re_1", reason: "provider shows it" }),
+        await client(op).resolveOp(target, { opId: "op-1", resolution: "verified_not_ran", reason: "second thoughts" }),
+        await client(op).resolveOp(target, { opId: "op-nobody", resolution: "verified_not_ran", reason: "checked" }),
+      ]);
+    }
+    const [now, old] = answers;
+    expect(now![0]).toMatchObject({ ok: true, value: { recorded: "verified_ran", resultRef: "re_1", after: { status: "settled" } } });
+    expect(now![1]).toEqual({
+      ok: false,
+      error: {
+        code: "invalid_input",
+        message: 'op "op-1" is not ambiguous',
+        facts: { kind: "op_not_ambiguous", opId: "op-1", status: "settled", resolution: "verified_ran" },
+      },
+    });
+    expect(now![2]).toMatchObject({ ok: false, error: { code: "not_found", message: 'no op "op-nobody" in the ledger' } });
+    expect(old).toEqual(now);
+  });
 });
