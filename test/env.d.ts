@@ -34,6 +34,9 @@ declare namespace Cloudflare {
     ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
     PausableAgent: DurableObjectNamespace<import("./fixtures/pausable-agent").PausableAgent>;
     OlderMixinAgent: DurableObjectNamespace<import("./fixtures/pausable-agent").OlderMixinAgent>;
+    Before7TaskAgent: DurableObjectNamespace<import("./fixtures/admin-rpc-v6/agents").Before7TaskAgent>;
+    Before7AlarmLoopAgent: DurableObjectNamespace<import("./fixtures/admin-rpc-v6/agents").Before7AlarmLoopAgent>;
+    Before7LedgerAgent: DurableObjectNamespace<import("./fixtures/admin-rpc-v6/agents").Before7LedgerAgent>;
     CostlyAgent: DurableObjectNamespace<import("./fixtures/costly-agent").CostlyAgent>;
     LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
     TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;

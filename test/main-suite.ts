@@ -51,6 +51,9 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       ResidentPlainAgent: "ResidentPlainAgent",
       PausableAgent: "PausableAgent",
       OlderMixinAgent: "OlderMixinAgent",
+      Before7TaskAgent: "Before7TaskAgent",
+      Before7AlarmLoopAgent: "Before7AlarmLoopAgent",
+      Before7LedgerAgent: "Before7LedgerAgent",
     },
   });
   return {

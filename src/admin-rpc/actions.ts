@@ -77,7 +77,7 @@ export const ADMIN_ACTIONS = {
   resolve_op: {
     slug: "resolve-op",
     label: "Resolve op",
-    rpc: "adminResolveOp",
+    rpc: "adminResolveOpRecords",
     scope: "op",
     role: "operator",
     bulk: false,

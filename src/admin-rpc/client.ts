@@ -6,8 +6,10 @@ import { capAuditRecord } from "./audit-caps.js";
 import type { AuditRecord, AuditResult } from "./audit-record.js";
 import {
   type AdminError,
+  type AdminErrorFacts,
   type AdminResult,
   type AdminRpc,
+  type AdminRpcBefore7,
   adminError,
   describeInput,
   type FindRunsOutput,
@@ -18,6 +20,7 @@ import {
   type ListRunsOutput,
   listRunsOutput,
   type PauseRecoveryOutput,
+  type ResolveOpInput,
   type ResolveOpOutput,
   type ResumeRecoveryOutput,
   type RunDetail,
@@ -31,9 +34,15 @@ import {
   type VerifiedTriggerAlarmOutput,
   verifyOutput,
 } from "./contract.js";
+import { foundRunsOf } from "./find-runs.js";
 import { inputWords } from "./input-words.js";
-import { type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
+import { findRunRecords, recoveryBudgetRecords, residencyRecords, runRecords, verifyRecords } from "./records-contract.js";
+import { budgetOf, type RecoveryBudgetOutput, recoveryBudgetInput, recoveryBudgetOutput } from "./recovery-budget.js";
+import { residencyOf } from "./residency.js";
 import { type ResidencyOutput, residencyOutput } from "./residency-contract.js";
+import { resolveOpOf } from "./resolve-op.js";
+import { verifyOutputOf } from "./run-check.js";
+import { runDetailOf } from "./run-detail.js";
 import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
@@ -98,16 +107,77 @@ const NOT_IMPLEMENTED = /does not implement|is not a function|no such method/i;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** The stub as the client calls it: this version's methods, and the earlier reads it falls back to. */
+type AgentStub = AdminRpc & AdminRpcBefore7;
+
+/**
+ * The read-only reads since contract 7: the agent answers the SDK's records and the client builds the answer.
+ * An agent whose mixin predates that (no such method: `no_mixin`) is asked the earlier method, which answers the
+ * same shape built by the agent.
+ */
+async function newerOrBefore<T>(newer: () => Promise<AdminResult<T>>, before: () => Promise<AdminResult<T>>): Promise<AdminResult<T>> {
+  const r = await newer();
+  return !r.ok && r.error.facts?.kind === "no_mixin" ? before() : r;
+}
+
+/**
+ * Resolve op: since contract 7 the agent answers its hook's answer and resolve-op.ts reads it; an agent whose mixin
+ * predates that answers adminResolveOp.
+ */
+async function resolveOpCall(s: AgentStub, input: unknown): Promise<unknown> {
+  let r: AdminResult<{ answer: unknown }>;
+  try {
+    r = await s.adminResolveOpRecords(input);
+  } catch (e) {
+    if (NOT_IMPLEMENTED.test(message(e))) return s.adminResolveOp(input);
+    throw e;
+  }
+  return r.ok ? resolveOpOf(input as ResolveOpInput, r.value.answer) : r;
+}
+
+/** How the client asks the agent to take an action: the action's method, or resolve op's own call. */
+const actionCall = (name: AdminActionName) => (name === "resolve_op" ? resolveOpCall : (s: AgentStub, i: unknown) => s[ADMIN_ACTIONS[name].rpc](i));
+
+/** The answers built from the agent's records (records-contract.ts), checked as they arrive. */
+const FROM_RECORDS = {
+  findRuns: findRunRecords.transform(foundRunsOf),
+  residency: residencyRecords.transform(residencyOf),
+  verify: verifyRecords.transform(verifyOutputOf),
+  recoveryBudget: recoveryBudgetRecords.transform(budgetOf),
+  run: runRecords.transform(runDetailOf),
+};
+
 /** A run detail with its snapshot masked, as JSON (key-aware) and as text. */
 function maskedRun(r: RunDetail): RunDetail {
   return { ...r, snapshot: maskJson(r.snapshot), snapshotText: r.snapshotText === null ? null : maskSecrets(r.snapshotText) };
+}
+
+/**
+ * The technical statement of each refusal the agent answers as facts only (contract 7: its message is empty), as the
+ * agent itself said it before. The console words the facts for people (console/admin-words.ts).
+ */
+const STATEMENTS: { [K in AdminErrorFacts["kind"]]?: (f: Extract<AdminErrorFacts, { kind: K }>) => string } = {
+  agent_failed: (f) => `the agent could not complete the request: ${f.cause}`,
+  terminated: () => "the agent is terminated",
+  no_resolve_hook: (f) => `${f.agentClass} does not implement onAdminResolveOp`,
+  hook_bad_answer: (f) => `onAdminResolveOp answered outside the contract: ${f.detail}`,
+  no_op: (f) => `no op "${f.opId}" in the ledger`,
+  op_not_ambiguous: (f) => `op "${f.opId}" is not ambiguous`,
+  no_live_run: (f) => `no live run with id "${f.id}"`,
+};
+
+/** An agent's error with its statement: the agent's own message when it sent one (older agents, invalid input). */
+function stated(e: AdminError): AdminError {
+  if (e.message || !e.facts) return e;
+  const say = STATEMENTS[e.facts.kind] as ((f: AdminErrorFacts) => string) | undefined;
+  return say ? { ...e, message: say(e.facts) } : e;
 }
 
 /** Validates what a Durable Object sent back, so a mismatched deploy shows as a typed error, not a crash. */
 function checked<T>(schema: z.ZodType<T>, r: unknown): AdminResult<T> {
   const shape = z.union([z.object({ ok: z.literal(true), value: z.unknown() }), z.object({ ok: z.literal(false), error: adminError })]).safeParse(r);
   if (!shape.success) return fail("unavailable", "the agent answered with something that is not an admin result", { kind: "bad_answer", detail: null });
-  if (!shape.data.ok) return { ok: false, error: shape.data.error };
+  if (!shape.data.ok) return { ok: false, error: stated(shape.data.error) };
   const value = schema.safeParse(shape.data.value);
   if (value.success) return { ok: true, value: value.data };
   const detail = describeInput(value.error);
@@ -183,7 +253,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   async function call<T>(
     r: { target: Target; ns: DurableObjectNamespace },
     schema: z.ZodType<T>,
-    fn: (stub: AdminRpc) => Promise<unknown>,
+    fn: (stub: AgentStub) => Promise<unknown>,
     limitMs = timeoutMs,
   ): Promise<AdminResult<T>> {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -193,7 +263,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     const attempt = withRetry(async () => {
       // The SDK's own routing retry is off: one retry rule, here.
       // biome-ignore lint/suspicious/noExplicitAny: the SDK's helper is typed for Agent namespaces.
-      const stub = (await getAgentByName(r.ns as any, r.target.agentName, { routingRetry: false })) as unknown as AdminRpc;
+      const stub = (await getAgentByName(r.ns as any, r.target.agentName, { routingRetry: false })) as unknown as AgentStub;
       return fn(stub);
     }).then(
       (v) => checked(schema, v),
@@ -218,7 +288,11 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   function readsOf(r: { target: Target; ns: DurableObjectNamespace }): VerifyReads {
     const limit = Math.min(timeoutMs, VERIFY_TIMEOUT_MS);
     return {
-      verify: (ids) => call(r, verifyOutput, (s) => s.adminVerify({ ids }), limit),
+      verify: (ids) =>
+        newerOrBefore(
+          () => call(r, FROM_RECORDS.verify, (s) => s.adminVerifyRecords({ ids }), limit),
+          () => call(r, verifyOutput, (s) => s.adminVerify({ ids }), limit),
+        ),
       live: () => call(r, liveOutput, readLive, limit),
       now,
       wait: (ms) => scheduler.wait(ms),
@@ -228,7 +302,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   /** The verified value of an action (VERIFY): what is true after it, read back, with the audit's result. */
   const verified = (action: AdminActionName, r: { target: Target; ns: DurableObjectNamespace }, value: unknown) => VERIFY[action](value, () => readsOf(r));
 
-  async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AdminRpc) => Promise<unknown>): Promise<AdminResult<T>> {
+  async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AgentStub) => Promise<unknown>): Promise<AdminResult<T>> {
     if (!me.success) return fail("not_permitted", describeInput(me.error));
     try {
       const r = await resolve(t);
@@ -245,7 +319,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     t: unknown,
     input: unknown,
     schema: z.ZodType<T>,
-    fn: (stub: AdminRpc, input: unknown) => Promise<unknown>,
+    fn: (stub: AgentStub, input: unknown) => Promise<unknown>,
   ): Promise<AdminResult<T>> {
     const tgt = target.safeParse(t);
     const who = me.success ? me.data : { email: String((identity as { email?: unknown } | null)?.email || "(none)"), role: "none" };
@@ -343,8 +417,13 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     getRun: async (t: Target, id: unknown): Promise<AdminResult<RunDetail>> => {
       const p = runIdInput.safeParse({ id }, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
-      const r = await read(t, runDetail, (s) => s.adminGetRun(p.data));
-      return r.ok ? { ok: true, value: maskedRun(r.value) } : r;
+      const r = await newerOrBefore<RunDetail | null>(
+        () => read(t, FROM_RECORDS.run, (s) => s.adminGetRunRecords(p.data)),
+        () => read(t, runDetail, (s) => s.adminGetRun(p.data)),
+      );
+      if (!r.ok) return r;
+      if (!r.value) return { ok: false, error: stated({ code: "not_found", message: "", facts: { kind: "no_live_run", id: p.data.id } }) };
+      return { ok: true, value: maskedRun(r.value) };
     },
     /**
      * What the agent still records of runs, in every state: by id (fiber id, Tasks runId, chat turn request id)
@@ -353,18 +432,28 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     findRuns: async (t: Target, input: unknown): Promise<AdminResult<FindRunsOutput>> => {
       const p = findRunsInput.safeParse(input, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
-      return read(t, findRunsOutput, (s) => s.adminFindRuns(p.data));
+      return newerOrBefore(
+        () => read(t, FROM_RECORDS.findRuns, (s) => s.adminFindRunRecords(p.data)),
+        () => read(t, findRunsOutput, (s) => s.adminFindRuns(p.data)),
+      );
     },
     /** Read-only: the agent's chat-recovery bounds and its records' budget counters (one incident's, given its id). */
     recoveryBudget: async (t: Target, input: unknown = {}): Promise<AdminResult<RecoveryBudgetOutput>> => {
       const p = recoveryBudgetInput.safeParse(input, { error: inputWords });
       if (!p.success) return fail("invalid_input", describeInput(p.error));
-      return read(t, recoveryBudgetOutput, (s) => s.adminRecoveryBudget(p.data));
+      return newerOrBefore(
+        () => read(t, FROM_RECORDS.recoveryBudget, (s) => s.adminRecoveryBudgetRecords(p.data)),
+        () => read(t, recoveryBudgetOutput, (s) => s.adminRecoveryBudget(p.data)),
+      );
     },
     /** Derived status, next alarm, schedules, chat-recovery records and what the agent supports. */
     status: (t: Target): Promise<AdminResult<StatusOutput>> => read(t, statusOutput, (s) => s.adminStatus()),
     /** What keeps the agent resident: keepAlive, schedules and alarm, connections, running work (read-only, not audited). */
-    residency: (t: Target): Promise<AdminResult<ResidencyOutput>> => read(t, residencyOutput, (s) => s.adminResidency()),
+    residency: (t: Target): Promise<AdminResult<ResidencyOutput>> =>
+      newerOrBefore(
+        () => read(t, FROM_RECORDS.residency, (s) => s.adminResidencyRecords()),
+        () => read(t, residencyOutput, (s) => s.adminResidency()),
+      ),
     /** Status and live runs in one visit to the agent (the agent page). */
     live: (t: Target): Promise<AdminResult<{ status: StatusOutput; runs: ListRunsOutput }>> => read(t, liveOutput, readLive),
     /**
@@ -388,12 +477,10 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
      * was settled, or re-runs it where the agent says it is idempotent.
      */
     resolveOp: (t: Target, input: unknown): Promise<AdminResult<ResolveOpOutput>> =>
-      act("resolve_op", t, input, ADMIN_ACTIONS.resolve_op.output, (s, i) => s[ADMIN_ACTIONS.resolve_op.rpc](i)),
+      act("resolve_op", t, input, ADMIN_ACTIONS.resolve_op.output, resolveOpCall),
     /** Any action of ADMIN_ACTIONS by name (the action routes loop over the table). */
     action: (name: AdminActionName, t: Target, input: unknown): Promise<AdminResult<{ before?: unknown; after?: unknown; noop?: boolean }>> =>
-      act(name, t, input, ADMIN_ACTIONS[name].output as z.ZodType<{ before?: unknown; after?: unknown; noop?: boolean }>, (s, i) =>
-        s[ADMIN_ACTIONS[name].rpc](i),
-      ),
+      act(name, t, input, ADMIN_ACTIONS[name].output as z.ZodType<{ before?: unknown; after?: unknown; noop?: boolean }>, actionCall(name)),
   };
 }
 

@@ -1,15 +1,7 @@
 import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
 import { z } from "zod";
-import {
-  ADMIN_ERROR_CODES,
-  type AdminError,
-  type AdminResult,
-  type AgentRunRecord,
-  OP_RESOLUTIONS,
-  opState,
-  type ResolveOpHookResult,
-  type ResolveOpRequest,
-} from "./inputs.js";
+import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, type OpResolution, type ResolveOpRequest } from "./inputs.js";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
 
@@ -144,6 +136,17 @@ export const foundRun = z.object({
   wakeAt: z.number().nullable(),
 });
 export type FoundRun = z.infer<typeof foundRun>;
+/** What `adminRunRecord` may answer: the agent's own record of a run the SDK keeps none of (a plain runFiber once it ended). */
+export const agentRunRecord = z.object({
+  /** In the managed-fiber words (FiberStatus): completed, error, aborted, interrupted, running. */
+  state: z.enum(["pending", "running", "completed", "error", "aborted", "interrupted"]),
+  name: z.string().max(200).optional(),
+  error: z.string().max(4000).optional(),
+  settledAt: z.number().optional(),
+});
+/** The shape the agent's hook may answer in (optional fields may be absent). */
+export type AgentRunRecord = z.input<typeof agentRunRecord>;
+
 /** `missing`: asked-for ids the agent has no record of at all (only those may be closed "ended, not reported"). */
 export const findRunsOutput = z.object({ runs: z.array(foundRun), missing: z.array(z.string()) });
 export type FindRunsOutput = z.infer<typeof findRunsOutput>;
@@ -496,6 +499,38 @@ export type VerifiedForceIdleOutput = z.infer<typeof verifiedForceIdleOutput>;
 export const verifiedTriggerAlarmOutput = triggerAlarmOutput.extend(verifiedFields.shape);
 export type VerifiedTriggerAlarmOutput = z.infer<typeof verifiedTriggerAlarmOutput>;
 
+/** One op as the agent's own ledger sees it. `status` is in the ledger's words (ambiguous, completed, resolved…). */
+export const opState = z.object({
+  opId: z.string(),
+  kind: z.string().min(1),
+  status: z.string(),
+  idempotent: z.boolean(),
+  /** How it was settled, once it was: verified_ran | verified_not_ran | reissued (a re-run) | abandoned. */
+  resolution: z.string().nullable().default(null),
+  /** The result's reference (given when it ran, or the re-run's). */
+  resultRef: z.string().nullable().default(null),
+});
+export type OpState = z.infer<typeof opState>;
+
+/** What the ledger records for each operator resolution (the op.resolved event's words): a re-run is `reissued`. */
+export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<
+  OpResolution,
+  string
+>;
+
+/**
+ * What `onAdminResolveOp` answers. The agent decides; the mixin turns anything but `recorded` / `rerun` into a
+ * typed error: `not_found` (no such op), `not_ambiguous` (nothing to resolve; its state says why), `refused`
+ * (e.g. a re-run of an op that is not idempotent, with a sentence for the operator).
+ */
+export const resolveOpHookResult = z.discriminatedUnion("outcome", [
+  z.object({ outcome: z.literal("not_found") }),
+  z.object({ outcome: z.literal("not_ambiguous"), state: opState }),
+  z.object({ outcome: z.literal("refused"), message: z.string().min(1) }),
+  z.object({ outcome: z.literal("recorded"), before: opState, after: opState }),
+  z.object({ outcome: z.literal("rerun"), before: opState, after: opState, resultRef: z.string().min(1) }),
+]);
+export type ResolveOpHookResult = z.input<typeof resolveOpHookResult>;
 export const resolveOpOutput = z.object({
   opId: z.string(),
   /** What the operator chose. */
@@ -514,22 +549,41 @@ export type ResolveOpOutput = z.infer<typeof resolveOpOutput>;
 /** The Workers RPC surface the mixin adds. Method names are prefixed so they never clash with an agent's own. */
 export interface AdminRpc {
   adminListRuns(): Promise<AdminResult<ListRunsOutput>>;
-  adminGetRun(input: unknown): Promise<AdminResult<RunDetail>>;
+  /** One live run with its snapshot, as the SDK records it (run-detail.ts builds the view; contract 7). */
+  adminGetRunRecords(input: unknown): Promise<AdminResult<RunRecords>>;
   adminStatus(): Promise<AdminResult<StatusOutput>>;
   adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>>;
   adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>>;
-  /** Reads the agent back after an action: status, live runs, the runs asked about (by SDK id) and what runs now. */
-  adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
-  adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
-  adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
-  /** Read-only: the chat-recovery bounds and records' budget counters (recovery-budget.ts). */
-  adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>>;
-  /** What keeps the agent resident (residency.ts). Read-only. */
-  adminResidency(): Promise<AdminResult<ResidencyOutput>>;
+  /**
+   * Reads the agent back after an action: status, live runs, the runs asked about (by SDK id, as the SDK's
+   * records; run-check.ts judges them) and what runs now (contract 7).
+   */
+  adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecords>>;
+  /** Records how an ambiguous op was resolved through the agent's hook, answering the hook's answer (resolve-op.ts reads it; contract 7). */
+  adminResolveOpRecords(input: unknown): Promise<AdminResult<{ answer: unknown }>>;
+  /** What the agent records of runs, as the SDK's records (find-runs.ts builds the answer; contract 7). Read-only. */
+  adminFindRunRecords(input: unknown): Promise<AdminResult<FindRunRecords>>;
+  /** Read-only: the chat-recovery bounds and records, as the SDK keeps them (recovery-budget.ts reads the budget; contract 7). */
+  adminRecoveryBudgetRecords(input: unknown): Promise<AdminResult<RecoveryBudgetRecords>>;
+  /** What keeps the agent resident, as the SDK's records (residency.ts builds the answer; contract 7). Read-only. */
+  adminResidencyRecords(): Promise<AdminResult<ResidencyRecords>>;
   /** Pauses the agent's fiber recovery until an expiry (contract 5). */
   adminPauseRecovery(input: unknown): Promise<AdminResult<PauseRecoveryOutput>>;
   /** Ends the pause and recovers what it held back (contract 5). */
   adminResumeRecovery(input: unknown): Promise<AdminResult<ResumeRecoveryOutput>>;
+}
+
+/**
+ * What mixins of contracts 4 to 6 answer in place of the *Records reads (the console's answers, built by the agent).
+ * The client falls back to them for an agent without the newer method; this version's mixin does not have them.
+ */
+export interface AdminRpcBefore7 {
+  adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>>;
+  adminGetRun(input: unknown): Promise<AdminResult<RunDetail>>;
+  adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>>;
+  adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>>;
+  adminResidency(): Promise<AdminResult<ResidencyOutput>>;
+  adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>>;
 }
 
 /**

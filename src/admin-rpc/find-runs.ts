@@ -1,19 +1,16 @@
-import type { FindRunsOutput, FoundRun } from "./contract.js";
-import { type AgentRunRecord, agentRunRecord, type FindRunsInput } from "./inputs.js";
-import type { AgentWork, FiberInspection, SubmissionInspection, TaskSnapshot } from "./inspect.js";
-import { CHAT_TURN_TASK, chatTurnRequestIdOf, sdkRows, taskStepAt } from "./sdk-layout.js";
+import { type AgentRunRecord, agentRunRecord, type FindRunsOutput, type FoundRun } from "./contract.js";
+import type { FiberRecord, FindRunRecords, RunRowRecord, SubmissionRecord, TaskWithStep } from "./records-contract.js";
+import { CHAT_TURN_TASK, chatTurnRequestIdOf } from "./sdk-layout.js";
 
 /**
- * What the agent still records of its runs, in every state, for reconciliation: it asks before it judges. One
- * id is looked up in each place the SDK keeps a run (a live cf_agents_runs row, `inspectFiber`, `tasks.get`,
- * Think's submissions and the Tasks runs that carry chat turns), then in the agent's own `adminRunRecord`
- * hook; only an id none of them knows is `missing`. `recent` lists the newest runs of each kind.
+ * Worker side of reconciliation's question: what the agent still records of its runs, in every state, built from
+ * the records it read (records.ts, contract 7). One id is looked up in each place the SDK keeps a run (a live
+ * cf_agents_runs row, `inspectFiber`, `tasks.get`, Think's submissions and the Tasks runs that carry chat turns),
+ * then in the agent's own `adminRunRecord` hook; only an id none of them knows is `missing`. `recent` lists the
+ * newest runs of each kind.
  */
 
-/** Chat-turn carriers and submissions scanned to find a turn by its request id. */
-const CHAT_SCAN = 100;
-
-const or = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
+const or = <T>(v: T | null | undefined): T | null => v ?? null;
 
 /** The fields a source does not record: each from* below sets only what its source knows. */
 const UNKNOWN = {
@@ -28,7 +25,7 @@ const UNKNOWN = {
   wakeAt: null,
 } satisfies Partial<FoundRun>;
 
-function fromFiber(f: FiberInspection): FoundRun {
+function fromFiber(f: FiberRecord): FoundRun {
   return {
     ...UNKNOWN,
     runId: f.fiberId,
@@ -43,11 +40,9 @@ function fromFiber(f: FiberInspection): FoundRun {
   };
 }
 
-function fromTask(w: AgentWork, t: TaskSnapshot): FoundRun {
+function fromTask({ task: t, step }: TaskWithStep): FoundRun {
   const chat = t.definition === CHAT_TURN_TASK;
   const requestId = chat && typeof t.metadata?.requestId === "string" ? t.metadata.requestId : null;
-  // The step it is at, or (failed, cancelled) the one it ended in; a completed run is past its steps.
-  const step = t.state === "completed" ? null : (taskStepAt(w.sql, t.runId)?.name ?? null);
   return {
     runId: chat && requestId ? requestId : t.runId,
     kind: chat ? "chat_turn" : "task",
@@ -61,13 +56,14 @@ function fromTask(w: AgentWork, t: TaskSnapshot): FoundRun {
     settledAt: or(t.settledAt),
     error: t.state === "failed" ? (t.error?.message ?? t.error?.name ?? null) : null,
     statusMessage: or(t.statusMessage),
-    step,
+    // The step it is at, or (failed, cancelled) the one it ended in; a completed run is past its steps.
+    step: t.state === "completed" ? null : (step?.name ?? null),
     attempt: or(t.attempt),
     wakeAt: or(t.wakeAt),
   };
 }
 
-function fromSubmission(s: SubmissionInspection): FoundRun {
+function fromSubmission(s: SubmissionRecord): FoundRun {
   return {
     ...UNKNOWN,
     runId: s.submissionId,
@@ -83,7 +79,7 @@ function fromSubmission(s: SubmissionInspection): FoundRun {
   };
 }
 
-function fromRow(r: { id: string; name: string; created_at: number }): FoundRun {
+function fromRow(r: RunRowRecord): FoundRun {
   const requestId = chatTurnRequestIdOf(r.name);
   return {
     ...UNKNOWN,
@@ -112,55 +108,27 @@ function fromAgent(runId: string, r: AgentRunRecord): FoundRun {
   };
 }
 
-function runRows(w: AgentWork, id?: string): { id: string; name: string; created_at: number }[] {
-  const q = "SELECT id, name, created_at FROM cf_agents_runs";
-  return id === undefined ? sdkRows(w.sql, `${q} ORDER BY created_at DESC LIMIT 100`) : sdkRows(w.sql, `${q} WHERE id = ?`, id);
-}
-
-/** The chat turns the agent knows by request id: Think's submissions, and the Tasks runs that carry turns. */
-async function chatTurns(w: AgentWork, limit: number): Promise<FoundRun[]> {
-  const subs = w.listSubmissions ? (await w.listSubmissions({ limit })).map(fromSubmission) : [];
-  const carriers = (await w.listTasks({ definition: CHAT_TURN_TASK, limit })).map((t) => fromTask(w, t)).filter((r) => r.requestId !== null);
-  return [...subs, ...carriers];
-}
-
-/** One id, from the first place that records it; null when none does. */
-async function findOne(w: AgentWork, id: string, turns: () => Promise<FoundRun[]>): Promise<FoundRun | null> {
-  const fiber = await w.inspectFiber(id);
-  if (fiber) return fromFiber(fiber);
-  const [row] = runRows(w, id);
-  if (row) return fromRow(row);
-  const task = await w.getTask(id);
-  if (task) return fromTask(w, task);
-  const turn = (await turns()).find((r) => r.runId === id || r.requestId === id);
-  if (turn) return turn;
-  if (w.runRecord) {
-    const own = agentRunRecord.safeParse(await w.runRecord(id));
-    if (own.success && own.data) return fromAgent(id, own.data);
-  }
-  return null;
-}
-
-/** Answers reconciliation's question (FindRunsInput). */
-export async function findRuns(w: AgentWork, input: FindRunsInput): Promise<FindRunsOutput> {
-  let turnCache: Promise<FoundRun[]> | null = null;
-  const turns = () => (turnCache ??= chatTurns(w, CHAT_SCAN));
+/** Answers reconciliation's question (FindRunsInput) from the records the agent read for it. */
+export function foundRunsOf(raw: FindRunRecords): FindRunsOutput {
+  // The chat turns the agent knows by request id: Think's submissions, and the Tasks runs that carry turns.
+  const turns = raw.turns ? [...raw.turns.submissions.map(fromSubmission), ...raw.turns.carriers.map(fromTask).filter((r) => r.requestId !== null)] : [];
   const found = new Map<string, FoundRun>();
   const missing: string[] = [];
-  for (const id of new Set(input.ids ?? [])) {
-    const r = await findOne(w, id, turns);
+  for (const { id, fiber, row, task, own } of raw.ids) {
+    const parsed = agentRunRecord.safeParse(own);
+    const r = fiber
+      ? fromFiber(fiber)
+      : row
+        ? fromRow(row)
+        : task
+          ? fromTask(task)
+          : (turns.find((t) => t.runId === id || t.requestId === id) ?? (parsed.success && parsed.data ? fromAgent(id, parsed.data) : null));
     if (r) found.set(id, r);
     else missing.push(id);
   }
-  if (input.recent !== undefined) {
-    const n = input.recent;
-    const [fibers, tasks] = await Promise.all([w.listFibers({ limit: n }), w.listTasks({ limit: n })]);
-    const recent = [
-      ...runRows(w).slice(0, n).map(fromRow),
-      ...fibers.map(fromFiber),
-      ...tasks.map((t) => fromTask(w, t)),
-      ...(w.listSubmissions ? (await w.listSubmissions({ limit: n })).map(fromSubmission) : []),
-    ];
+  if (raw.recent) {
+    const { rows, fibers, tasks, submissions } = raw.recent;
+    const recent = [...rows.map(fromRow), ...fibers.map(fromFiber), ...tasks.map(fromTask), ...submissions.map(fromSubmission)];
     // A managed fiber also has a row while it runs: its ledger record says more.
     for (const r of recent) if (!found.has(r.runId) || found.get(r.runId)!.source === "run_row") found.set(r.runId, r);
   }

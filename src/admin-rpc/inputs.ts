@@ -80,23 +80,15 @@ export const findRunsInput = z
   .refine((v) => (v.ids?.length ?? 0) > 0 || v.recent !== undefined);
 export type FindRunsInput = z.infer<typeof findRunsInput>;
 
-/** What `adminRunRecord` may answer: the agent's own record of a run the SDK keeps none of (a plain runFiber once it ended). */
-export const agentRunRecord = z.object({
-  /** In the managed-fiber words (FiberStatus): completed, error, aborted, interrupted, running. */
-  state: z.enum(["pending", "running", "completed", "error", "aborted", "interrupted"]),
-  name: z.string().max(200).optional(),
-  error: z.string().max(4000).optional(),
-  settledAt: z.number().optional(),
-});
-export type AgentRunRecord = z.input<typeof agentRunRecord>;
-
 /**
- * Version of this contract, reported in `capabilities.contract`. 6: force idle answers facts (an ended run's `why`,
+ * Version of this contract, reported in `capabilities.contract`. 7: the read-only reads answer the SDK's records
+ * (`adminFindRunRecords`, `adminResidencyRecords`, `adminVerifyRecords`) and the client builds the answers; the
+ * client falls back to the earlier methods for older agents. 6: force idle answers facts (an ended run's `why`,
  * the `notice` code), not sentences. 5: `adminPauseRecovery` / `adminResumeRecovery`
  * and the status's `recoveryPause`. 4: `adminFindRuns` and the `adminRunRecord`
  * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
  */
-export const ADMIN_CONTRACT_VERSION = 6;
+export const ADMIN_CONTRACT_VERSION = 7;
 /** The contract that brought the recovery pause: an agent below it is refused with a sentence saying what to upgrade. */
 export const PAUSE_CONTRACT = 5;
 
@@ -112,6 +104,10 @@ export const pauseRecoveryInput = z
   })
   .strict();
 export type PauseRecoveryInput = z.input<typeof pauseRecoveryInput>;
+
+/** One incident's recovery budget (its id), or every chat-recovery record's. */
+export const recoveryBudgetInput = z.object({ incidentId: z.string().trim().min(1).max(500).optional() }).strict();
+export type RecoveryBudgetInput = z.infer<typeof recoveryBudgetInput>;
 
 /** The SDK ids of runs to read back after an action (Tasks run ids, fiber ids). */
 export const verifyInput = z.object({ ids: z.array(z.string().trim().min(1).max(200)).max(200) }).strict();
@@ -139,38 +135,6 @@ export const resolveOpInput = z
   });
 export type ResolveOpInput = z.infer<typeof resolveOpInput>;
 
-/** One op as the agent's own ledger sees it. `status` is in the ledger's words (ambiguous, completed, resolved…). */
-export const opState = z.object({
-  opId: z.string(),
-  kind: z.string().min(1),
-  status: z.string(),
-  idempotent: z.boolean(),
-  /** How it was settled, once it was: verified_ran | verified_not_ran | reissued (a re-run) | abandoned. */
-  resolution: z.string().nullable().default(null),
-  /** The result's reference (given when it ran, or the re-run's). */
-  resultRef: z.string().nullable().default(null),
-});
-export type OpState = z.infer<typeof opState>;
-
-/** What the ledger records for each operator resolution (the op.resolved event's words): a re-run is `reissued`. */
-export const RECORDED_RESOLUTION = { verified_ran: "verified_ran", verified_not_ran: "verified_not_ran", rerun: "reissued" } as const satisfies Record<
-  OpResolution,
-  string
->;
-
-/**
- * What `onAdminResolveOp` answers. The agent decides; the mixin turns anything but `recorded` / `rerun` into a
- * typed error: `not_found` (no such op), `not_ambiguous` (nothing to resolve; its state says why), `refused`
- * (e.g. a re-run of an op that is not idempotent, with a sentence for the operator).
- */
-export const resolveOpHookResult = z.discriminatedUnion("outcome", [
-  z.object({ outcome: z.literal("not_found") }),
-  z.object({ outcome: z.literal("not_ambiguous"), state: opState }),
-  z.object({ outcome: z.literal("refused"), message: z.string().min(1) }),
-  z.object({ outcome: z.literal("recorded"), before: opState, after: opState }),
-  z.object({ outcome: z.literal("rerun"), before: opState, after: opState, resultRef: z.string().min(1) }),
-]);
-export type ResolveOpHookResult = z.input<typeof resolveOpHookResult>;
 /** What the mixin passes to `onAdminResolveOp`: validated, with the reason the operator gave. */
 export type ResolveOpRequest = { opId: string; resolution: OpResolution; resultRef: string | null; reason: string };
 

@@ -1,5 +1,5 @@
-import { agentStatusOf, maskSecrets } from "@agent-oncall/telemetry";
-import type { DerivedStatus, ListRunsOutput, RunDetail, RunKind, StatusOutput, TaskRun } from "./contract.js";
+import { agentStatusOf } from "@agent-oncall/telemetry";
+import type { DerivedStatus, ListRunsOutput, RunKind, StatusOutput, TaskRun } from "./contract.js";
 import {
   CHAT_RECOVERY_TASK,
   CHAT_TURN_SNAPSHOT_KEY_PREFIX,
@@ -19,8 +19,6 @@ import {
  * (`cf_agents_jobs`) and the chat-recovery records in KV. Each read tolerates a table the agent never created.
  */
 
-/** Snapshots larger than this are returned as truncated text with an explicit marker. */
-export const SNAPSHOT_CAP_BYTES = 64 * 1024;
 const SCHEDULES_SHOWN = 20;
 const FIBERS_SHOWN = 50;
 const TASKS_SHOWN = 50;
@@ -110,7 +108,7 @@ export function taskRunOf(sql: Sql, t: TaskSnapshot): TaskRun {
 }
 
 /** The kind of a `cf_agents_runs` row. */
-function rowKind(name: string, managed: boolean): RunKind {
+export function rowKind(name: string, managed: boolean): RunKind {
   if (managed) return "managed_fiber";
   return chatTurnRequestIdOf(name) !== null ? "chat_turn" : "fiber";
 }
@@ -194,79 +192,6 @@ async function recoveryRoots(storage: DurableObjectStorage): Promise<Map<string,
 /** Live managed fibers (pending or running), through the public listFibers. */
 export async function liveManagedFibers(w: AgentWork): Promise<FiberInspection[]> {
   return (await w.listFibers({ status: LIVE_FIBER_STATUSES, limit: 100 })).filter((f) => !FIBER_DONE_STATUSES.has(f.status));
-}
-
-/** A snapshot as the run viewer shows it: parsed JSON when it fits under the cap, else truncated (masked) text. */
-function withSnapshot(base: Omit<RunDetail, "snapshot" | "snapshotText" | "truncated" | "snapshotBytes">, text: string | null): RunDetail {
-  const bytes = text ? new TextEncoder().encode(text).byteLength : 0;
-  if (text === null) return { ...base, snapshotBytes: 0, snapshot: null, snapshotText: null, truncated: false };
-  if (bytes > SNAPSHOT_CAP_BYTES) {
-    // Masked before the cut, so a credential at the cut keeps none of its characters.
-    const masked = maskSecrets(text.slice(0, 2 * SNAPSHOT_CAP_BYTES));
-    return {
-      ...base,
-      snapshotBytes: bytes,
-      snapshot: null,
-      snapshotText: `${masked.slice(0, SNAPSHOT_CAP_BYTES)}… [truncated: ${bytes} bytes, showing the first ${SNAPSHOT_CAP_BYTES}]`,
-      truncated: true,
-    };
-  }
-  try {
-    return { ...base, snapshotBytes: bytes, snapshot: JSON.parse(text), snapshotText: text, truncated: false };
-  } catch {
-    return { ...base, snapshotBytes: bytes, snapshot: null, snapshotText: text, truncated: false };
-  }
-}
-
-/**
- * One live run with its snapshot: a runFiber row, else a managed fiber (its ledger snapshot), else a Tasks
- * run (its state and current step stand in for a snapshot). Null when none has this id.
- */
-export async function readRun(w: AgentWork, id: string, now = Date.now()): Promise<RunDetail | null> {
-  const [r] = rows<{ id: string; name: string; created_at: number; snapshot: string | null }>(
-    w.sql,
-    "SELECT id, name, created_at, snapshot FROM cf_agents_runs WHERE id = ?",
-    id,
-  );
-  const fiber = await w.inspectFiber(id);
-  if (r) {
-    return withSnapshot(
-      {
-        id: r.id,
-        name: r.name,
-        kind: rowKind(r.name, fiber !== null),
-        requestId: fiber !== null ? null : chatTurnRequestIdOf(r.name),
-        createdAt: r.created_at,
-        ageMs: Math.max(0, now - r.created_at),
-      },
-      r.snapshot ?? null,
-    );
-  }
-  if (fiber) {
-    const text = fiber.snapshot === undefined ? null : JSON.stringify(fiber.snapshot);
-    return withSnapshot(
-      { id, name: fiber.name, kind: "managed_fiber", requestId: null, createdAt: fiber.createdAt, ageMs: Math.max(0, now - fiber.createdAt) },
-      text,
-    );
-  }
-  const task = await w.getTask(id);
-  if (task) {
-    const t = taskRunOf(w.sql, task);
-    const view = {
-      state: t.state,
-      definition: t.definition,
-      currentStep: t.currentStep,
-      statusMessage: t.statusMessage,
-      attempt: t.attempt,
-      requestId: t.requestId,
-      wakeAt: t.wakeAt,
-    };
-    return withSnapshot(
-      { id, name: t.definition, kind: t.kind, requestId: t.requestId, createdAt: t.createdAt, ageMs: Math.max(0, now - t.createdAt) },
-      JSON.stringify(view),
-    );
-  }
-  return null;
 }
 
 /** The chat-recovery records in KV, with the incident id each belongs to. */

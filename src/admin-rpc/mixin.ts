@@ -3,23 +3,18 @@ import type { Agent } from "agents";
 import type { Observability } from "agents/observability";
 import type { z } from "zod";
 import { chatSubmissionsOf } from "./chat-stop.js";
-import { checkRun, readBusy } from "./check.js";
+import { readBusy } from "./check.js";
 import type {
   AdminHooks,
   AdminRpc,
   Capabilities,
-  FindRunsOutput,
   ForceIdleOutput,
   ListRunsOutput,
   PauseRecoveryOutput,
-  ResolveOpOutput,
   ResumeRecoveryOutput,
-  RunDetail,
   StatusOutput,
   TriggerAlarmOutput,
-  VerifyOutput,
 } from "./contract.js";
-import { findRuns } from "./find-runs.js";
 import { stopWork } from "./force-idle.js";
 import {
   ADMIN_CONTRACT_VERSION,
@@ -30,13 +25,12 @@ import {
   findRunsInput,
   ok,
   pauseRecoveryInput,
-  RECORDED_RESOLUTION,
-  resolveOpHookResult,
+  recoveryBudgetInput,
   resolveOpInput,
   runIdInput,
   verifyInput,
 } from "./inputs.js";
-import { type AgentWork, readRun, readRuns, readStatus } from "./inspect.js";
+import { type AgentWork, readRuns, readStatus } from "./inspect.js";
 import {
   clearPause,
   composeChatRecovery,
@@ -49,9 +43,8 @@ import {
   waitingRecoveryIds,
   writePause,
 } from "./pause.js";
-import { type RecoveryBudgetOutput, readRecoveryBudget, recoveryBudgetInput } from "./recovery-budget.js";
-import { readResidency } from "./residency.js";
-import type { ResidencyOutput } from "./residency-contract.js";
+import { checkRecord, findRunRecords, recoveryBudgetRecords, residencyRecords, runRecords } from "./records.js";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import { activeFiberIds } from "./sdk-layout.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
@@ -65,10 +58,11 @@ const RECOVERY_EVENT = /^(fiber\.recovery\.|fiber\.interrupted$|chat\.recovery\.
  */
 const SDK_RECOVERY_EVENT = /^(fiber:recovery:|fiber:run:interrupted$|chat:recovery:)/;
 
+// The agent answers its refusals as facts with an empty message: the client states them (client.ts statementOf).
+
 /** Turns an unexpected failure into a typed error; the message is kept, the stack is not. */
 function unavailable<T>(e: unknown): AdminResult<T> {
-  const cause = e instanceof Error ? e.message : String(e);
-  return fail("unavailable", `the agent could not complete the request: ${cause}`, { kind: "agent_failed", cause });
+  return fail("unavailable", "", { kind: "agent_failed", cause: e instanceof Error ? e.message : String(e) });
 }
 
 /** Runs one admin method's work; whatever it throws is a typed `unavailable` answer: the mixin's methods never throw. */
@@ -192,28 +186,22 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return guarded(async () => ok(await readRuns(this.#work())));
     }
 
-    async adminGetRun(input: unknown): Promise<AdminResult<RunDetail>> {
-      return checked(runIdInput, input, async (parsed) => {
-        const run = await readRun(this.#work(), parsed.id);
-        return run ? ok(run) : fail("not_found", `no live run with id "${parsed.id}"`, { kind: "no_live_run", id: parsed.id });
-      });
+    /** One live run with its snapshot, as the SDK records it (the client's run-detail.ts builds the view; null: none). */
+    async adminGetRunRecords(input: unknown): Promise<AdminResult<RunRecords>> {
+      return checked(runIdInput, input, async (parsed) => ok(await runRecords(this.#work(), parsed.id)));
     }
 
     /**
      * What the agent still records of runs, in every state (reconciliation asks before it judges): by id, and/or
-     * its most recent runs of each kind. Read-only.
+     * its most recent runs of each kind, as the SDK's records (the client builds the answer). Read-only.
      */
-    async adminFindRuns(input: unknown): Promise<AdminResult<FindRunsOutput>> {
-      return checked(findRunsInput, input, async (parsed) => {
-        return ok(await findRuns(this.#work(), parsed));
-      });
+    async adminFindRunRecords(input: unknown): Promise<AdminResult<FindRunRecords>> {
+      return checked(findRunsInput, input, async (parsed) => ok(await findRunRecords(this.#work(), parsed)));
     }
 
-    /** The recovery budget as the agent holds it: the SDK's resolved bounds and each chat-recovery record's counters. Read-only. */
-    async adminRecoveryBudget(input: unknown): Promise<AdminResult<RecoveryBudgetOutput>> {
-      return checked(recoveryBudgetInput, input ?? {}, async (parsed) => {
-        return ok(await readRecoveryBudget(this, this.ctx.storage, parsed));
-      });
+    /** The recovery budget as the agent holds it: the SDK's resolved bounds and its chat-recovery records (the client reads the counters). Read-only. */
+    async adminRecoveryBudgetRecords(input: unknown): Promise<AdminResult<RecoveryBudgetRecords>> {
+      return checked(recoveryBudgetInput, input ?? {}, async (parsed) => ok(await recoveryBudgetRecords(this, this.ctx.storage, parsed)));
     }
 
     async adminStatus(): Promise<AdminResult<StatusOutput>> {
@@ -230,7 +218,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     async adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>> {
       return checked(actionInput, input, async (parsed) => {
         const before = await this.#status();
-        if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated", { kind: "terminated", action: "force_idle" });
+        if (before.status === "terminated") return fail("agent_terminated", "", { kind: "terminated", action: "force_idle" });
         const hook = this.#hooks().onAdminForceIdle;
         const r = await stopWork({
           agent: this,
@@ -256,50 +244,15 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     }
 
     /**
-     * Records how an ambiguous op was resolved, in the agent's own ledger, through its `onAdminResolveOp`
-     * hook: the agent knows its ops, whether one is idempotent, and how to re-run it. Without the hook the
-     * answer is `unsupported`, with a sentence saying so.
+     * Asks the agent's `onAdminResolveOp` hook to record how an ambiguous op was resolved, in its own ledger (the agent
+     * knows its ops, whether one is idempotent, and how to re-run it), and answers what the hook answered: the client
+     * checks it and words the outcome (resolve-op.ts). Without the hook the answer is `unsupported`.
      */
-    async adminResolveOp(input: unknown): Promise<AdminResult<ResolveOpOutput>> {
+    async adminResolveOpRecords(input: unknown): Promise<AdminResult<{ answer: unknown }>> {
       return checked(resolveOpInput, input, async ({ opId, resolution, resultRef, reason }) => {
         const hook = this.#hooks().onAdminResolveOp;
-        if (typeof hook !== "function") {
-          return fail("unsupported", `${this.constructor.name} does not implement onAdminResolveOp`, {
-            kind: "no_resolve_hook",
-            agentClass: this.constructor.name,
-          });
-        }
-        const raw = await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason });
-        const r = resolveOpHookResult.safeParse(raw);
-        if (!r.success) {
-          const detail = describeInput(r.error);
-          return fail("unavailable", `onAdminResolveOp answered outside the contract: ${detail}`, { kind: "hook_bad_answer", detail });
-        }
-        const v = r.data;
-        switch (v.outcome) {
-          case "not_found":
-            return fail("not_found", `no op "${opId}" in the ledger`, { kind: "no_op", opId });
-          case "not_ambiguous":
-            return fail("invalid_input", `op "${opId}" is not ambiguous`, {
-              kind: "op_not_ambiguous",
-              opId,
-              status: v.state.status,
-              resolution: v.state.resolution ?? null,
-            });
-          case "refused":
-            return fail("not_permitted", v.message);
-          case "recorded":
-          case "rerun":
-            return ok({
-              opId,
-              resolution,
-              recorded: RECORDED_RESOLUTION[resolution],
-              before: v.before,
-              after: v.after,
-              resultRef: v.outcome === "rerun" ? v.resultRef : resolution === "verified_ran" ? (resultRef ?? v.after.resultRef) : null,
-              noop: false,
-            });
-        }
+        if (typeof hook !== "function") return fail("unsupported", "", { kind: "no_resolve_hook", agentClass: this.constructor.name });
+        return ok({ answer: await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason }) });
       });
     }
 
@@ -312,20 +265,20 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
 
     /**
      * Reads the agent back after an action, in one visit: its status and live runs, each run asked about by
-     * its SDK id (a Tasks run id, a fiber id) as the SDK records it now, and the work running now.
+     * its SDK id (a Tasks run id, a fiber id) as the SDK records it now (the client judges them), and the work running now.
      */
-    async adminVerify(input: unknown): Promise<AdminResult<VerifyOutput>> {
+    async adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecords>> {
       return checked(verifyInput, input, async (parsed) => {
         const w = this.#work();
         const checks = [];
-        for (const id of new Set(parsed.ids)) checks.push(await checkRun(w, id));
+        for (const id of new Set(parsed.ids)) checks.push(await checkRecord(w, id));
         return ok({ instance: this.#instance, status: await this.#status(), runs: await readRuns(w), checks, busy: await readBusy(w, this.#bornAt) });
       });
     }
 
-    /** What keeps the agent resident, each holder with since when (residency.ts). Read-only, so not audited. */
-    async adminResidency(): Promise<AdminResult<ResidencyOutput>> {
-      return guarded(async () => ok(await readResidency(this, this.#work(), { instance: this.#instance, bornAt: this.#bornAt })));
+    /** What keeps the agent resident, as the SDK's records (the client's residency.ts answers from them). Read-only, so not audited. */
+    async adminResidencyRecords(): Promise<AdminResult<ResidencyRecords>> {
+      return guarded(async () => ok(await residencyRecords(this, this.#work(), { instance: this.#instance, bornAt: this.#bornAt })));
     }
 
     /**
@@ -420,7 +373,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return checked(actionInput, input, async () => {
         const w = this.#work();
         const before = await this.#status();
-        if (before.status === "terminated") return fail("agent_terminated", "the agent is terminated", { kind: "terminated", action: "trigger_alarm" });
+        if (before.status === "terminated") return fail("agent_terminated", "", { kind: "terminated", action: "trigger_alarm" });
         const busy = await readBusy(w, this.#bornAt);
         const base = { busy, budgetMs: alarmBudgetMs, instance: this.#instance, before };
         if (busy.some((b) => b.holdsAlarm)) return ok({ ...base, outcome: "busy", after: before, recoveredRuns: [], recoveryEvents: [] });

@@ -1,49 +1,29 @@
-import type { Agent } from "agents";
-import { readBusy } from "./check.js";
-import type { AgentWork } from "./inspect.js";
+import type { ResidencyRecords } from "./records-contract.js";
 import type { ResidencyOutput, ResidentSchedule } from "./residency-contract.js";
-import { keepAliveOf, sdkRows } from "./sdk-layout.js";
+
+/**
+ * Worker side of "why is this agent awake": the answer built from what the agent read (records.ts, contract 7):
+ * its schedules as `listSchedules` lists them, each with when its job row began, the jobs its alarm loop holds for
+ * itself, the keepAlive heartbeat, connections, running and parked work.
+ */
 
 /** Schedules and host jobs listed; the counts say how many there are. */
 const SHOWN = 50;
-const CONNECTIONS_SHOWN = 20;
 /** The capability the SDK's Scheduler writes its job rows under (agents 0.32): the user's schedules. */
 const SCHEDULER = "scheduler";
-
-type JobRow = { id: string; capability: string; fn: string; time: number; running: number; created_at: number | null };
-
-/** The SDK's job rows (`cf_agents_jobs`), oldest first; none when the agent never created the table. */
-function jobRows(sql: SqlStorage): JobRow[] {
-  return sdkRows<JobRow>(sql, `SELECT id, capability, fn, time, running, created_at FROM cf_agents_jobs ORDER BY time, id LIMIT ${SHOWN * 4}`);
-}
 
 /** `created_at` is unixepoch() seconds in the SDK's table. */
 const secondsToMs = (s: number | null) => (typeof s === "number" ? s * 1000 : null);
 
-/** A schedule as listSchedules returns it (agents 0.32 `Schedule`), loosely typed: the union is read field by field. */
-type SdkSchedule = { id: string; callback: string; type: string; time: number; delayInSeconds?: number; intervalSeconds?: number; cron?: string };
-
-/**
- * What keeps the agent resident, read through the SDK's public APIs where it has them (`listSchedules`,
- * `getConnections`, `ctx.storage.getAlarm`, `tasks.list`, `listFibers`) and its job table for what they do not
- * say (when a schedule or the keepAlive heartbeat began).
- */
-export async function readResidency(
-  // biome-ignore lint/suspicious/noExplicitAny: any agent class.
-  agent: Agent<any, any>,
-  w: AgentWork,
-  self: { instance: string; bornAt: number },
-  now = Date.now(),
-): Promise<ResidencyOutput> {
-  const rows = jobRows(w.sql);
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const sdkSchedules = (await agent.listSchedules()) as unknown as SdkSchedule[];
-  const schedules: ResidentSchedule[] = sdkSchedules.slice(0, SHOWN).map((s) => {
+/** What keeps the agent resident, from the records it read. */
+export function residencyOf(raw: ResidencyRecords): ResidencyOutput {
+  const byId = new Map(raw.jobs.map((r) => [r.id, r]));
+  const schedules: ResidentSchedule[] = raw.schedules.slice(0, SHOWN).map((s) => {
     const row = byId.get(s.id);
     return {
       id: s.id,
       callback: s.callback,
-      type: s.type as ResidentSchedule["type"],
+      type: s.type,
       nextAt: s.time * 1000,
       since: secondsToMs(row?.created_at ?? null),
       intervalSeconds: s.type === "interval" ? (s.intervalSeconds ?? null) : null,
@@ -52,32 +32,26 @@ export async function readResidency(
       running: row?.running === 1,
     };
   });
-  const hostJobs = rows
+  const hostJobs = raw.jobs
     .filter((r) => r.capability !== SCHEDULER)
     .slice(0, SHOWN)
     .map((r) => ({ id: r.id, capability: r.capability, fn: r.fn, nextAt: r.time, since: secondsToMs(r.created_at), running: r.running === 1 }));
-  const ka = keepAliveOf(agent);
-  const beat = rows.find((r) => r.id === ka.jobId) ?? null;
-  const connections = [...agent.getConnections()];
-  const [waitingTasks, parkedFibers] = await Promise.all([
-    w.listTasks({ status: ["pending", "waiting"], limit: SHOWN }),
-    w.listFibers({ status: ["pending", "interrupted"], limit: SHOWN }),
-  ]);
+  const beat = byId.get(raw.keepAlive.jobId) ?? null;
   return {
-    readAt: now,
-    instance: { id: self.instance, since: self.bornAt },
+    readAt: raw.readAt,
+    instance: raw.instance,
     keepAlive: {
-      holders: ka.holders,
+      holders: raw.keepAlive.holders,
       heartbeatSince: beat ? secondsToMs(beat.created_at) : null,
       nextHeartbeat: beat ? beat.time : null,
-      intervalMs: ka.intervalMs,
+      intervalMs: raw.keepAlive.intervalMs,
     },
-    nextAlarm: await w.storage.getAlarm(),
+    nextAlarm: raw.nextAlarm,
     schedules,
-    scheduleCount: sdkSchedules.length,
+    scheduleCount: raw.scheduleCount,
     hostJobs,
-    connections: { count: connections.length, ids: connections.slice(0, CONNECTIONS_SHOWN).map((c) => c.id), since: null },
-    work: await readBusy(w, self.bornAt),
-    parked: { tasks: waitingTasks.length, fibers: parkedFibers.filter((f) => f.status === "pending" || f.status === "interrupted").length },
+    connections: { ...raw.connections, since: null },
+    work: raw.work,
+    parked: { tasks: raw.parked.tasks, fibers: raw.parked.fibers.filter((s) => s === "pending" || s === "interrupted").length },
   };
 }

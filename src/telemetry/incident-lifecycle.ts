@@ -30,41 +30,77 @@ export type IncidentTransition =
    */
   | { readonly kind: "reconciled"; readonly overlay: IncidentOverlay; readonly recovery: RecoveryStep };
 
-/** A chat-recovery event: the record status the SDK writes before it (CHAT_RECOVERY_EVENT_STATUS), mapped. */
-function chat(word: keyof typeof CHAT_RECOVERY_EVENT_STATUS, recovery: RecoveryStep): IncidentTransition {
-  return { kind: "status", status: CHAT_RECOVERY_STATUS[CHAT_RECOVERY_EVENT_STATUS[word]], recovery };
-}
-
-/** Every event type that moves an incident, and how. An event type not listed says nothing of its incident's status. */
-export const INCIDENT_LIFECYCLE = {
-  "chat.recovery.detected": chat("detected", "detected"),
-  "chat.recovery.scheduled": chat("scheduled", "detected"),
-  "chat.recovery.attempt": chat("attempt", "attempt"),
-  "chat.recovery.completed": chat("completed", "ended"),
-  "chat.recovery.skipped": chat("skipped", "ended"),
-  "chat.recovery.exhausted": chat("exhausted", "ended"),
-  "chat.recovery.failed": chat("failed", "ended"),
-  "fiber.recovery.detected": { kind: "status", status: "open", recovery: "detected" },
-  "fiber.recovery.attempt": { kind: "status", status: "open", recovery: "attempt" },
-  "fiber.recovery.handled": { kind: "fiber_record", recovery: "ended" },
-  "fiber.recovery.skipped": { kind: "status", status: "skipped", recovery: "ended" },
-  "fiber.recovery.failed": { kind: "status", status: "failed", recovery: "ended" },
-  // A recovery an operator's pause held back: the incident stays open (its run is kept for after the pause).
-  "recovery.skipped_paused": { kind: "status", status: "open", recovery: null },
-  // resolveFiber settles a managed fiber the SDK kept interrupted: its record says how the incident ended.
-  "fiber.resolved": { kind: "fiber_record", recovery: null },
-  // A session turn's recovery: rescheduled is an attempt; running again is still open; idle is recovered; an
-  // error is the session giving up (its runtime's exhaustion).
-  "session.status_rescheduled": { kind: "status", status: "open", recovery: "attempt" },
-  "session.status_running": { kind: "status", status: "open", recovery: null },
-  "session.status_idle": { kind: "status", status: "recovered", recovery: "ended" },
-  "session.error": { kind: "status", status: "exhausted", recovery: "ended" },
-  "incident.force_idled": { kind: "closed_by", overlay: "force_idled", recovery: "ended" },
-  "incident.reconciled": { kind: "reconciled", overlay: "ended_unreported", recovery: null },
-} as const satisfies Partial<Record<TelemetryEvent["type"], IncidentTransition>>;
+/**
+ * Every event type that moves an incident, and what it does to the recovery in the agent. The agent side reads only
+ * this (usage.ts), so a user's Worker does not carry the statuses below.
+ */
+export const RECOVERY_STEP = {
+  "chat.recovery.detected": "detected",
+  "chat.recovery.scheduled": "detected",
+  "chat.recovery.attempt": "attempt",
+  "chat.recovery.completed": "ended",
+  "chat.recovery.skipped": "ended",
+  "chat.recovery.exhausted": "ended",
+  "chat.recovery.failed": "ended",
+  "fiber.recovery.detected": "detected",
+  "fiber.recovery.attempt": "attempt",
+  "fiber.recovery.handled": "ended",
+  "fiber.recovery.skipped": "ended",
+  "fiber.recovery.failed": "ended",
+  "recovery.skipped_paused": null,
+  "fiber.resolved": null,
+  "session.status_rescheduled": "attempt",
+  "session.status_running": null,
+  "session.status_idle": "ended",
+  "session.error": "ended",
+  "incident.force_idled": "ended",
+  "incident.reconciled": null,
+} as const satisfies Partial<Record<TelemetryEvent["type"], RecoveryStep>>;
 
 /** The event types that move an incident. */
-export type IncidentEventType = keyof typeof INCIDENT_LIFECYCLE;
+export type IncidentEventType = keyof typeof RECOVERY_STEP;
+
+/** A transition without its step (RECOVERY_STEP holds that). */
+type Moves = DistributiveOmit<IncidentTransition, "recovery">;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A chat-recovery event: the record status the SDK writes before it (CHAT_RECOVERY_EVENT_STATUS), mapped. */
+const chat = /* @__NO_SIDE_EFFECTS__ */ (word: keyof typeof CHAT_RECOVERY_EVENT_STATUS) =>
+  ({ kind: "status", status: CHAT_RECOVERY_STATUS[CHAT_RECOVERY_EVENT_STATUS[word]] }) as const;
+
+/** Each type's status move joined with its step. */
+const withSteps = /* @__NO_SIDE_EFFECTS__ */ <T extends Record<IncidentEventType, Moves>>(moves: T) =>
+  Object.fromEntries(Object.entries(moves).map(([t, m]) => [t, { ...m, recovery: RECOVERY_STEP[t as IncidentEventType] }])) as unknown as {
+    readonly [K in IncidentEventType]: T[K] & { readonly recovery: (typeof RECOVERY_STEP)[K] };
+  };
+
+/** Every event type that moves an incident, and how. An event type not listed says nothing of its incident's status. */
+export const INCIDENT_LIFECYCLE = withSteps({
+  "chat.recovery.detected": chat("detected"),
+  "chat.recovery.scheduled": chat("scheduled"),
+  "chat.recovery.attempt": chat("attempt"),
+  "chat.recovery.completed": chat("completed"),
+  "chat.recovery.skipped": chat("skipped"),
+  "chat.recovery.exhausted": chat("exhausted"),
+  "chat.recovery.failed": chat("failed"),
+  "fiber.recovery.detected": { kind: "status", status: "open" },
+  "fiber.recovery.attempt": { kind: "status", status: "open" },
+  "fiber.recovery.handled": { kind: "fiber_record" },
+  "fiber.recovery.skipped": { kind: "status", status: "skipped" },
+  "fiber.recovery.failed": { kind: "status", status: "failed" },
+  // A recovery an operator's pause held back: the incident stays open (its run is kept for after the pause).
+  "recovery.skipped_paused": { kind: "status", status: "open" },
+  // resolveFiber settles a managed fiber the SDK kept interrupted: its record says how the incident ended.
+  "fiber.resolved": { kind: "fiber_record" },
+  // A session turn's recovery: rescheduled is an attempt; running again is still open; idle is recovered; an
+  // error is the session giving up (its runtime's exhaustion).
+  "session.status_rescheduled": { kind: "status", status: "open" },
+  "session.status_running": { kind: "status", status: "open" },
+  "session.status_idle": { kind: "status", status: "recovered" },
+  "session.error": { kind: "status", status: "exhausted" },
+  "incident.force_idled": { kind: "closed_by", overlay: "force_idled" },
+  "incident.reconciled": { kind: "reconciled", overlay: "ended_unreported" },
+} as const);
 
 /** How an event type moves its incident; undefined for a type that says nothing of it. */
 export function incidentTransition(type: string): IncidentTransition | undefined {
@@ -73,5 +109,5 @@ export function incidentTransition(type: string): IncidentTransition | undefined
 
 /** The event types whose step is one of `steps` (e.g. the attempts the console counts). */
 export function eventTypesWithStep(...steps: Exclude<RecoveryStep, null>[]): IncidentEventType[] {
-  return (Object.keys(INCIDENT_LIFECYCLE) as IncidentEventType[]).filter((t) => (steps as RecoveryStep[]).includes(INCIDENT_LIFECYCLE[t].recovery));
+  return (Object.keys(RECOVERY_STEP) as IncidentEventType[]).filter((t) => (steps as RecoveryStep[]).includes(RECOVERY_STEP[t]));
 }

@@ -79,7 +79,7 @@ describe("adminFindRuns", () => {
 
   it("refuses a question that names no runs or too many, with a sentence, at the client and at the agent", async () => {
     const name = `find-bad-${uid()}`;
-    const stub = (await getAgentByName(env.TruthTaskAgent as never, name)) as unknown as TaskStub & { adminFindRuns(input: unknown): Promise<unknown> };
+    const stub = (await getAgentByName(env.TruthTaskAgent as never, name)) as unknown as TaskStub & { adminFindRunRecords(input: unknown): Promise<unknown> };
     await stub.startTask("complete");
     await stub.settleTelemetry();
     await registered(name);
@@ -91,8 +91,8 @@ describe("adminFindRuns", () => {
       error: { code: "invalid_input", message: "ids: at most 100 ids per call" },
     });
     // The agent checks too: a caller other than our client gets the same typed answer, never a thrown error.
-    expect(await stub.adminFindRuns({ recent: 0 })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
-    expect(await stub.adminFindRuns({ ids: ["x"], extra: true })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
+    expect(await stub.adminFindRunRecords({ recent: 0 })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
+    expect(await stub.adminFindRunRecords({ ids: ["x"], extra: true })).toMatchObject({ ok: false, error: { code: "invalid_input" } });
   });
 
   it("is unsupported on an agent without the admin mixin", async () => {
