@@ -192,6 +192,16 @@ export function timelineMoreWords(dir: "older" | "later", partial: boolean): { l
   };
 }
 
+/**
+ * Under a list page that holds fewer rows than its size and still has a next page: its reading is bounded per page
+ * (a filter no index serves is tested row by row), so a short page does not mean the list ended.
+ */
+export function listPartialWords(noun: string, shown: number): string {
+  return shown === 0
+    ? `None in the ${noun} this page read: it stops reading at a bound, and older ${noun} may match (next page).`
+    : `This page stopped reading before it was full: older ${noun} may follow.`;
+}
+
 /** A run neither the hot store nor the history (as far as it was read: `looked`, null without a bucket) holds. */
 export function runNotFoundWords(id: string, looked: { scan: HistoryScan; from: number; to: number } | null): string {
   return notInEitherTier(`No run with id "${id}" (a fiber id, a Tasks run id, or a chat turn's request id)`, looked);

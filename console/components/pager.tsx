@@ -1,5 +1,5 @@
 import { href } from "../links";
-import { timelineMoreWords } from "../words";
+import { listPartialWords, timelineMoreWords } from "../words";
 
 /**
  * Keyset pagination: "next page" carries the cursor in the URL; "first page" drops it. Filters stay. A timeline
@@ -12,17 +12,21 @@ export function Pager(props: {
   next: string | null;
   hasCursor: boolean;
   timeline?: { dir: "older" | "later"; shown: number; limit: number };
+  /** A list page's rows against its size: a short page with a next page says that it stopped reading early. */
+  list?: { noun: string; shown: number; limit: number };
 }) {
   const { cursor: _c, ...rest } = props.query;
   const t = props.timeline;
-  const partial = Boolean(t && props.next && t.shown < t.limit);
+  const l = props.list;
+  const partial = Boolean(props.next && ((t && t.shown < t.limit) || (l && l.shown < l.limit)));
   const more = t ? timelineMoreWords(t.dir, partial) : null;
+  const note = more ? more.note : l && partial ? listPartialWords(l.noun, l.shown) : null;
   return (
-    <nav class="pager" data-partial={t ? String(partial) : undefined}>
+    <nav class="pager" data-partial={t || l ? String(partial) : undefined}>
       {props.hasCursor ? <a href={href(props.path, rest)}>« first page</a> : <span />}
-      {more?.note ? (
-        <span class="muted" data-testid="timeline-partial">
-          {more.note}
+      {note ? (
+        <span class="muted" data-testid={t ? "timeline-partial" : "list-partial"}>
+          {note}
         </span>
       ) : null}
       {props.next ? (

@@ -1,5 +1,5 @@
 import type { FoundBeforeHot } from "../../src/store/history/before-hot";
-import { type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
+import { type Page, pageLimit, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -143,8 +143,14 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
         cols={props.cols}
         rowAttrs={(f) => ({ "data-kind": f.kind })}
       />
-      {props.page.items.length === 0 ? <p class="muted">No runs match.</p> : null}
-      <Pager path={LISTS.runs} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No runs match.</p> : null}
+      <Pager
+        path={LISTS.runs}
+        query={q}
+        next={props.page.next}
+        hasCursor={Boolean(q.cursor)}
+        list={{ noun: "runs", shown: props.page.items.length, limit: pageLimit(q.limit) }}
+      />
     </Layout>
   );
 }

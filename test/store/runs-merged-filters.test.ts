@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { listRuns, MAX_NAME_CLASSES, RUN_KINDS, type Run } from "../../src/store/read-models/runs";
+import { COMPLETED_SCAN_CAP, listRuns, MAX_NAME_CLASSES, RUN_KINDS, type Run } from "../../src/store/read-models/runs";
 import { walk } from "./store-helpers";
 
 /**
@@ -88,12 +88,33 @@ describe("runs of one outcome, every kind", () => {
     const got = await walk((p) => listRuns(env.DB, { outcome: "completed" }, p), 9, keyOf);
     expect(got.map(keyOf)).toEqual(want);
     expect(got.every((r) => r.status === "completed")).toBe(true);
-    // Completed runs are a fifth of these: a page scans about five rows per run it lists, plus one per kind.
-    const first = await listRuns(env.DB, { outcome: "completed" }, { limit: 10 });
-    expect(first.items.map(keyOf)).toEqual(want.slice(0, 10));
-    expect(first.rowsRead).toBeLessThanOrEqual(5 * 10 + 5 + RUN_KINDS.length);
     const kindOnly = await walk((p) => listRuns(env.DB, { outcome: "completed", kind: "task" }, p), 4, keyOf);
     expect(kindOnly.map(keyOf)).toEqual(await expected("outcome = 'completed' AND kind = 'task'"));
+  });
+
+  it("reads at most COMPLETED_SCAN_CAP rows for a completed page, and goes on from the last row it read when it finds fewer", async () => {
+    // Completed runs are a fifth of these: a page of 50 finds about 11 in the rows it may read, and says there is more.
+    const want = await expected("outcome = 'completed'");
+    const first = await listRuns(env.DB, { outcome: "completed" }, { limit: 50 });
+    expect(first.rowsRead).toBeLessThanOrEqual(COMPLETED_SCAN_CAP);
+    expect(first.items.length).toBeGreaterThan(5);
+    expect(first.items.length).toBeLessThan(50);
+    expect(first.items.map(keyOf)).toEqual(want.slice(0, first.items.length));
+    expect(first.next).not.toBeNull();
+    const second = await listRuns(env.DB, { outcome: "completed" }, { limit: 50, cursor: first.next });
+    expect(second.rowsRead).toBeLessThanOrEqual(COMPLETED_SCAN_CAP);
+    expect([...first.items, ...second.items].map(keyOf)).toEqual(want.slice(0, first.items.length + second.items.length));
+    // A page that finds more than its size stops at its size, and the next page starts right after it.
+    const small = await listRuns(env.DB, { outcome: "completed" }, { limit: 3 });
+    expect(small.items.map(keyOf)).toEqual(want.slice(0, 3));
+    const after = await listRuns(env.DB, { outcome: "completed" }, { limit: 3, cursor: small.next });
+    expect(after.items.map(keyOf)).toEqual(want.slice(3, 6));
+    // With the agent's name (planned by the registry's classes, read first), the page still reads at most the cap.
+    const named = await listRuns(env.DB, { outcome: "completed", agentName: "a1" }, { limit: 50 });
+    expect(named.rowsRead).toBeLessThanOrEqual(COMPLETED_SCAN_CAP);
+    expect((await walk((p) => listRuns(env.DB, { outcome: "completed", agentName: "a1" }, p), 50, keyOf)).map(keyOf)).toEqual(
+      await expected("outcome = 'completed' AND agent_name = 'a1'"),
+    );
   });
 
   it("applies a second filter (the class) to the merged runs, within the scan budget", async () => {

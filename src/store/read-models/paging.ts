@@ -121,6 +121,12 @@ export type ListQuery<R> = {
    * agent name's classes), so the whole request stays within 2 × SCAN_BUDGET.
    */
   scanBudget?: number;
+  /**
+   * With residual conditions, a page that reads at most this many rows instead (arms' read-ahead included): the
+   * hits among them, and a cursor after the last row read when the hits run short, found in the same statement (no
+   * second read for it). For a dense filter a page is then nearly full; a sparse one pages on with short pages.
+   */
+  scanCap?: number;
   /** The sort key of a returned row, in `order`'s order. */
   keyOf: (row: R) => SortValue[];
   /** Turns a raw row into the returned item (e.g. parses JSON). */
@@ -172,6 +178,16 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
   }
 
   const hit = residual.map((c) => `(${c.sql})`).join(" AND ");
+  if (q.scanCap !== undefined) {
+    const r = await db
+      .prepare(`SELECT ${q.select}, (${hit}) AS _hit FROM ${from} ${where} ${orderBy} LIMIT ${capOf(q.scanCap)}`)
+      .bind(...residual.flatMap((c) => c.binds), ...binds)
+      .all<R & { _hit?: number }>();
+    return cappedPage(q, r, capOf(q.scanCap), limit, (row) => {
+      const { _hit, ...rest } = row;
+      return rest as R;
+    });
+  }
   const r = await db
     .prepare(`SELECT * FROM (SELECT ${q.select}, (${hit}) AS _hit FROM ${from} ${where} ${orderBy} LIMIT ${budgetOf(q)}) WHERE _hit LIMIT ?`)
     .bind(...residual.flatMap((c) => c.binds), ...binds, limit + 1)
@@ -185,6 +201,21 @@ export async function keysetPage<R>(db: D1Database, q: ListQuery<R>, opts: PageO
     .bind(...binds)
     .all<Record<string, SortValue>>();
   return shortPage(q, items, r, marker);
+}
+
+/** A scan cap (ListQuery.scanCap) as a LIMIT: at least 1 row. */
+const capOf = (cap: number) => Math.max(1, Math.floor(cap));
+
+/**
+ * A capped scan's page from the rows it read (in order, each with `_hit`): the first `limit` hits, and a cursor after
+ * the last of them when more hits follow, else after the last row read when the scan reached its cap, else none.
+ */
+function cappedPage<R, S extends { _hit?: number }>(q: ListQuery<R>, r: D1Result<S>, cap: number, limit: number, strip: (row: S) => R): Page<R> {
+  const map = q.map ?? ((x: R) => x);
+  const hits = r.results.filter((row) => row._hit).map(strip);
+  const items = hits.slice(0, limit).map(map);
+  const last = hits.length > limit ? hits[limit - 1] : r.results.length >= cap ? strip(r.results[r.results.length - 1]!) : undefined;
+  return { items, next: last ? encodeCursor(q.tag, q.keyOf(last)) : null, rowsRead: sum([r]) };
 }
 
 /**
@@ -252,6 +283,15 @@ async function armsPage<R>(db: D1Database, q: ListQuery<R>, conds: Cond[], limit
   }
   const hit = residual.map((c) => `(${c.sql})`).join(" AND ");
   const u = armsSql(q, conds, cond(`(${hit}) AS _hit`, ...residual.flatMap((c) => c.binds)));
+  if (q.scanCap !== undefined) {
+    // The merge reads one row ahead in each arm: the LIMIT leaves room for them within the cap.
+    const cap = capOf(q.scanCap - (q.arms?.length ?? 0));
+    const r = await db
+      .prepare(`${u.sql} LIMIT ${cap}`)
+      .bind(...u.binds)
+      .all<Record<string, unknown> & { _hit?: number }>();
+    return cappedPage(q, r, cap, limit, strip);
+  }
   const r = await db
     .prepare(`SELECT * FROM (${u.sql} LIMIT ${budgetOf(q)}) WHERE _hit LIMIT ?`)
     .bind(...u.binds, limit + 1)

@@ -161,6 +161,13 @@ type RunFilterKey = ColumnKey<typeof runs> | "completed";
 const OUTCOME_LISTED = cond(`(${RUNS_OUTCOME_LISTED})`);
 
 /**
+ * Rows a page filtered by "completed" reads at most (ListQuery.scanCap): the pages' rows-read target. Completed runs
+ * are no index's entries, so the page tests runs row by row; most runs complete, so it holds nearly a full page, and a
+ * fleet where few do pages on with short pages instead of scanning up to SCAN_BUDGET rows for each.
+ */
+export const COMPLETED_SCAN_CAP = 60;
+
+/**
  * Most selective first; two filters not on one index are a bounded scan (SCAN_BUDGET) over the first that serves one.
  * An outcome alone is runs_kind_outcome merged over the kinds, no filter at all is runs_kind merged over the kinds,
  * and an agent name alone is runs_agent merged over the classes the agent registry has that name under (namePath):
@@ -227,6 +234,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
       arms: p.arms,
       residual,
       scanBudget: SCAN_BUDGET - (byName?.rowsRead ?? 0),
+      ...(f.outcome === "completed" ? { scanCap: COMPLETED_SCAN_CAP - (byName?.rowsRead ?? 0) } : {}),
       range: { min: f.since, max: f.until },
       map: (r) => derive(r),
     },

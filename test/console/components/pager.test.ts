@@ -38,4 +38,20 @@ describe("timeline pager", () => {
     expect(html).not.toContain("data-partial");
     expect(html).toContain("next page");
   });
+
+  it("a list page shorter than its size with a next page says it stopped reading early; an empty one says none was in what it read", async () => {
+    const short = await render({ path: "/runs", query: { outcome: "completed" }, next: "CUR", hasCursor: false, list: { noun: "runs", shown: 47, limit: 50 } });
+    expect(short).toContain('data-partial="true"');
+    expect(short).toContain('data-testid="list-partial"');
+    expect(short).toContain("This page stopped reading before it was full: older runs may follow.");
+    expect(short).toContain('href="/runs?outcome=completed&amp;cursor=CUR" rel="next"');
+    const empty = await render({ path: "/runs", query: {}, next: "CUR", hasCursor: true, list: { noun: "runs", shown: 0, limit: 50 } });
+    expect(empty).toContain("None in the runs this page read");
+    const full = await render({ path: "/runs", query: {}, next: "CUR", hasCursor: false, list: { noun: "runs", shown: 50, limit: 50 } });
+    expect(full).toContain('data-partial="false"');
+    expect(full).not.toContain("list-partial");
+    const last = await render({ path: "/runs", query: {}, next: null, hasCursor: true, list: { noun: "runs", shown: 3, limit: 50 } });
+    expect(last).not.toContain("list-partial");
+    expect(last).toContain("end of list");
+  });
 });
