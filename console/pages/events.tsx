@@ -1,4 +1,4 @@
-import type { EventRow, Page } from "../../src/store/read-models";
+import { type EventRow, type Page, pageLimit } from "../../src/store/read-models";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
@@ -27,7 +27,13 @@ export function EventsPage(props: { ctx: PageContext; query: Query; page: Page<E
       <div data-testid="events">
         <Timeline events={props.page.items} traceUrl={props.ctx.traceUrl} showAgent />
       </div>
-      <Pager path={LISTS.events} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager
+        path={LISTS.events}
+        query={q}
+        next={props.page.next}
+        hasCursor={Boolean(q.cursor)}
+        list={{ noun: "events", shown: props.page.items.length, limit: pageLimit(q.limit) }}
+      />
     </Layout>
   );
 }

@@ -9,6 +9,7 @@ import {
   type IncidentRow,
   type OpRow,
   type Page,
+  pageLimit,
   type TimelinePage,
 } from "../../src/store/read-models";
 import type { IncidentBudget } from "../../src/store/read-models/budget";
@@ -118,8 +119,14 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
         </section>
       ) : null}
       <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen cols={props.cols} />
-      {props.page.items.length === 0 ? <p class="muted">No incidents match.</p> : null}
-      <Pager path={LISTS.incidents} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No incidents match.</p> : null}
+      <Pager
+        path={LISTS.incidents}
+        query={q}
+        next={props.page.next}
+        hasCursor={Boolean(q.cursor)}
+        list={{ noun: "incidents", shown: props.page.items.length, limit: pageLimit(q.limit) }}
+      />
     </>
   );
 }

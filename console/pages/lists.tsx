@@ -1,4 +1,4 @@
-import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, BATCH_TARGET_CLASS, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
+import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, BATCH_TARGET_CLASS, type BackupRow, type OpRow, type Page, pageLimit } from "../../src/store/read-models";
 import { auditNoticeWords } from "../admin-words";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
@@ -55,8 +55,14 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
       </FilterForm>
       <ExportLinks list="backups" query={q} />
       <ColumnTable set={BACKUP_COLUMN_SET} rows={props.page.items} x={{ now: props.ctx.now }} testId="backups" cols={props.cols} />
-      {props.page.items.length === 0 ? <p class="muted">No backups match.</p> : null}
-      <Pager path={LISTS.backups} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No backups match.</p> : null}
+      <Pager
+        path={LISTS.backups}
+        query={q}
+        next={props.page.next}
+        hasCursor={Boolean(q.cursor)}
+        list={{ noun: "backups", shown: props.page.items.length, limit: pageLimit(q.limit) }}
+      />
     </Layout>
   );
 }
@@ -144,8 +150,14 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
       <TimePresets path={LISTS.audit} query={q} />
       <ExportLinks list="audit" query={q} />
       <ColumnTable set={AUDIT_COLUMN_SET} rows={props.page.items} x={{ now: props.ctx.now }} testId="audit" cols={props.cols} />
-      {props.page.items.length === 0 ? <p class="muted">No audit entries match.</p> : null}
-      <Pager path={LISTS.audit} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No audit entries match.</p> : null}
+      <Pager
+        path={LISTS.audit}
+        query={q}
+        next={props.page.next}
+        hasCursor={Boolean(q.cursor)}
+        list={{ noun: "audit entries", shown: props.page.items.length, limit: pageLimit(q.limit) }}
+      />
     </Layout>
   );
 }
@@ -190,10 +202,16 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
       <ExportLinks list="ops" query={q} />
       {props.resolved ? <h2>Open</h2> : null}
       <OpsTable rows={props.page.items} now={props.ctx.now} role={role} testId="ops" uidPrefix="ops" cols={props.cols} />
-      {props.page.items.length === 0 ? (
+      {props.page.items.length === 0 && !props.page.next ? (
         <p class="muted">{props.resolved ? "No open operations: nothing is waiting for a decision." : "No operations match."}</p>
       ) : null}
-      <Pager path={LISTS.ops} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      <Pager
+        path={LISTS.ops}
+        query={q}
+        next={props.page.next}
+        hasCursor={Boolean(q.cursor)}
+        list={{ noun: "operations", shown: props.page.items.length, limit: pageLimit(q.limit) }}
+      />
       {props.resolved ? (
         <section>
           <h2>Recently resolved</h2>

@@ -1,4 +1,4 @@
-import { type OpRow, type Page, SESSION_STATUSES, type SessionRow, type TimelinePage } from "../../src/store/read-models";
+import { type OpRow, type Page, pageLimit, SESSION_STATUSES, type SessionRow, type TimelinePage } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
@@ -56,8 +56,14 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
       <ExportLinks list="sessions" query={q} />
       <TimePresets path={LISTS.sessions} query={q} />
       <ColumnTable set={SESSION_COLUMN_SET} rows={props.page.items} x={{ now: props.ctx.now }} testId="sessions" cols={props.cols} />
-      {props.page.items.length === 0 ? <p class="muted">No sessions match.</p> : null}
-      <Pager path={LISTS.sessions} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
+      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No sessions match.</p> : null}
+      <Pager
+        path={LISTS.sessions}
+        query={q}
+        next={props.page.next}
+        hasCursor={Boolean(q.cursor)}
+        list={{ noun: "sessions", shown: props.page.items.length, limit: pageLimit(q.limit) }}
+      />
     </Layout>
   );
 }
