@@ -35,6 +35,13 @@ export function ratioSpread(t: { a: number[]; b: number[] }): { p25: number; p75
   return { p25: s[Math.floor((s.length - 1) / 4)]!, p75: s[Math.ceil(((s.length - 1) * 3) / 4)]! };
 }
 
+/**
+ * Sum of b's round times over sum of a's: every round counts, so work that one side defers and does in bursts (a
+ * background send every few seconds) is in it, which the quieter rounds and the median can leave out; so is
+ * preemption by other processes, which makes it noisier.
+ */
+export const totalRatio = (t: { a: number[]; b: number[] }) => t.b.reduce((n, x) => n + x, 0) / t.a.reduce((n, x) => n + x, 0);
+
 /** Prints one bench line in a stable format that the closing notes quote. */
 export function report(line: string): void {
   console.log(`BENCH ${line}`);
