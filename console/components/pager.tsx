@@ -1,3 +1,4 @@
+import { pageLimit } from "../../src/store/read-models/paging";
 import { href } from "../links";
 import { listPartialWords, timelineMoreWords } from "../words";
 
@@ -37,5 +38,31 @@ export function Pager(props: {
         <span class="muted">end of list</span>
       )}
     </nav>
+  );
+}
+
+/**
+ * The foot of a list page: `empty` (what "no row matches" reads, or null where the list shows its own) only when the
+ * list ended with no row, and the pager, told the page's rows against its size so a short page says it stopped early.
+ */
+export function ListPager(props: {
+  path: string;
+  query: Record<string, string | undefined>;
+  page: { items: readonly unknown[]; next: string | null };
+  noun: string;
+  empty: string | null;
+}) {
+  const { page, query } = props;
+  return (
+    <>
+      {page.items.length === 0 && !page.next && props.empty ? <p class="muted">{props.empty}</p> : null}
+      <Pager
+        path={props.path}
+        query={query}
+        next={page.next}
+        hasCursor={Boolean(query.cursor)}
+        list={{ noun: props.noun, shown: page.items.length, limit: pageLimit(query.limit) }}
+      />
+    </>
   );
 }

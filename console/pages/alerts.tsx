@@ -1,9 +1,9 @@
 import { ALERT_KINDS, ALERT_STATUSES, type AlertDeliveryRow } from "../../src/store/read-models/alerts";
-import { type Page, pageLimit } from "../../src/store/read-models/paging";
+import type { Page } from "../../src/store/read-models/paging";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter } from "../components/filters";
-import { Pager } from "../components/pager";
+import { ListPager } from "../components/pager";
 import { Status } from "../components/status";
 import { ago, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
@@ -123,14 +123,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
           "data-http-status": a.httpStatus == null ? undefined : String(a.httpStatus),
         })}
       />
-      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No alerts match.</p> : null}
-      <Pager
-        path={LISTS.alerts}
-        query={q}
-        next={props.page.next}
-        hasCursor={Boolean(q.cursor)}
-        list={{ noun: "alerts", shown: props.page.items.length, limit: pageLimit(q.limit) }}
-      />
+      <ListPager path={LISTS.alerts} query={q} page={props.page} noun="alerts" empty="No alerts match." />
     </Layout>
   );
 }

@@ -1,7 +1,7 @@
-import { type EventRow, type Page, pageLimit } from "../../src/store/read-models";
+import type { EventRow, Page } from "../../src/store/read-models";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, TextFilter } from "../components/filters";
-import { Pager } from "../components/pager";
+import { ListPager } from "../components/pager";
 import { Timeline } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
 import { LISTS } from "../links";
@@ -27,13 +27,7 @@ export function EventsPage(props: { ctx: PageContext; query: Query; page: Page<E
       <div data-testid="events">
         <Timeline events={props.page.items} traceUrl={props.ctx.traceUrl} showAgent />
       </div>
-      <Pager
-        path={LISTS.events}
-        query={q}
-        next={props.page.next}
-        hasCursor={Boolean(q.cursor)}
-        list={{ noun: "events", shown: props.page.items.length, limit: pageLimit(q.limit) }}
-      />
+      <ListPager path={LISTS.events} query={q} page={props.page} noun="events" empty={null} />
     </Layout>
   );
 }

@@ -9,7 +9,6 @@ import {
   type IncidentRow,
   type OpRow,
   type Page,
-  pageLimit,
   type TimelinePage,
 } from "../../src/store/read-models";
 import type { IncidentBudget } from "../../src/store/read-models/budget";
@@ -22,7 +21,7 @@ import { HistoryFacts, HistoryReadSpan, historyReadAttrs } from "../components/f
 import { HotSpan } from "../components/hot-span";
 import { INCIDENT_COLUMN_SET, IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
-import { Pager } from "../components/pager";
+import { ListPager } from "../components/pager";
 import { RecoveryBudget } from "../components/recovery-budget";
 import { IncidentPauseSkips, RecoveryPauseState } from "../components/recovery-pause";
 import type { ResolveAvailability } from "../components/resolve-op";
@@ -119,14 +118,7 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
         </section>
       ) : null}
       <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen cols={props.cols} />
-      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No incidents match.</p> : null}
-      <Pager
-        path={LISTS.incidents}
-        query={q}
-        next={props.page.next}
-        hasCursor={Boolean(q.cursor)}
-        list={{ noun: "incidents", shown: props.page.items.length, limit: pageLimit(q.limit) }}
-      />
+      <ListPager path={LISTS.incidents} query={q} page={props.page} noun="incidents" empty="No incidents match." />
     </>
   );
 }

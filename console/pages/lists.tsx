@@ -1,11 +1,11 @@
-import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, BATCH_TARGET_CLASS, type BackupRow, type OpRow, type Page, pageLimit } from "../../src/store/read-models";
+import { AUDIT_ACTIONS, AUDIT_RESULTS, type AuditRow, BATCH_TARGET_CLASS, type BackupRow, type OpRow, type Page } from "../../src/store/read-models";
 import { auditNoticeWords } from "../admin-words";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { HotSpan } from "../components/hot-span";
 import { OP_COLUMN_SET, OpsTable } from "../components/ops-table";
-import { Pager } from "../components/pager";
+import { ListPager } from "../components/pager";
 import { Status } from "../components/status";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
@@ -55,14 +55,7 @@ export function BackupsPage(props: { ctx: PageContext; query: Query; page: Page<
       </FilterForm>
       <ExportLinks list="backups" query={q} />
       <ColumnTable set={BACKUP_COLUMN_SET} rows={props.page.items} x={{ now: props.ctx.now }} testId="backups" cols={props.cols} />
-      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No backups match.</p> : null}
-      <Pager
-        path={LISTS.backups}
-        query={q}
-        next={props.page.next}
-        hasCursor={Boolean(q.cursor)}
-        list={{ noun: "backups", shown: props.page.items.length, limit: pageLimit(q.limit) }}
-      />
+      <ListPager path={LISTS.backups} query={q} page={props.page} noun="backups" empty="No backups match." />
     </Layout>
   );
 }
@@ -150,14 +143,7 @@ export function AuditPage(props: { ctx: PageContext; query: Query; page: Page<Au
       <TimePresets path={LISTS.audit} query={q} />
       <ExportLinks list="audit" query={q} />
       <ColumnTable set={AUDIT_COLUMN_SET} rows={props.page.items} x={{ now: props.ctx.now }} testId="audit" cols={props.cols} />
-      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No audit entries match.</p> : null}
-      <Pager
-        path={LISTS.audit}
-        query={q}
-        next={props.page.next}
-        hasCursor={Boolean(q.cursor)}
-        list={{ noun: "audit entries", shown: props.page.items.length, limit: pageLimit(q.limit) }}
-      />
+      <ListPager path={LISTS.audit} query={q} page={props.page} noun="audit entries" empty="No audit entries match." />
     </Layout>
   );
 }
@@ -202,15 +188,12 @@ export function OpsPage(props: { ctx: PageContext; query: Query; page: Page<OpRo
       <ExportLinks list="ops" query={q} />
       {props.resolved ? <h2>Open</h2> : null}
       <OpsTable rows={props.page.items} now={props.ctx.now} role={role} testId="ops" uidPrefix="ops" cols={props.cols} />
-      {props.page.items.length === 0 && !props.page.next ? (
-        <p class="muted">{props.resolved ? "No open operations: nothing is waiting for a decision." : "No operations match."}</p>
-      ) : null}
-      <Pager
+      <ListPager
         path={LISTS.ops}
         query={q}
-        next={props.page.next}
-        hasCursor={Boolean(q.cursor)}
-        list={{ noun: "operations", shown: props.page.items.length, limit: pageLimit(q.limit) }}
+        page={props.page}
+        noun="operations"
+        empty={props.resolved ? "No open operations: nothing is waiting for a decision." : "No operations match."}
       />
       {props.resolved ? (
         <section>

@@ -1,11 +1,11 @@
 import type { FoundBeforeHot } from "../../src/store/history/before-hot";
-import { type Page, pageLimit, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
+import { type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { HistoryFacts, HistoryReadSpan, historyReadAttrs } from "../components/from-history";
 import { JsonView, parsePreview } from "../components/json-view";
-import { Pager } from "../components/pager";
+import { ListPager } from "../components/pager";
 import { Status } from "../components/status";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
@@ -143,14 +143,7 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
         cols={props.cols}
         rowAttrs={(f) => ({ "data-kind": f.kind })}
       />
-      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No runs match.</p> : null}
-      <Pager
-        path={LISTS.runs}
-        query={q}
-        next={props.page.next}
-        hasCursor={Boolean(q.cursor)}
-        list={{ noun: "runs", shown: props.page.items.length, limit: pageLimit(q.limit) }}
-      />
+      <ListPager path={LISTS.runs} query={q} page={props.page} noun="runs" empty="No runs match." />
     </Layout>
   );
 }

@@ -1,10 +1,10 @@
-import { type OpRow, type Page, pageLimit, SESSION_STATUSES, type SessionRow, type TimelinePage } from "../../src/store/read-models";
+import { type OpRow, type Page, SESSION_STATUSES, type SessionRow, type TimelinePage } from "../../src/store/read-models";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { OpsTable } from "../components/ops-table";
-import { Pager } from "../components/pager";
+import { ListPager } from "../components/pager";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
 import { Ago, Time } from "../components/time";
@@ -56,14 +56,7 @@ export function SessionsPage(props: { ctx: PageContext; query: Query; page: Page
       <ExportLinks list="sessions" query={q} />
       <TimePresets path={LISTS.sessions} query={q} />
       <ColumnTable set={SESSION_COLUMN_SET} rows={props.page.items} x={{ now: props.ctx.now }} testId="sessions" cols={props.cols} />
-      {props.page.items.length === 0 && !props.page.next ? <p class="muted">No sessions match.</p> : null}
-      <Pager
-        path={LISTS.sessions}
-        query={q}
-        next={props.page.next}
-        hasCursor={Boolean(q.cursor)}
-        list={{ noun: "sessions", shown: props.page.items.length, limit: pageLimit(q.limit) }}
-      />
+      <ListPager path={LISTS.sessions} query={q} page={props.page} noun="sessions" empty="No sessions match." />
     </Layout>
   );
 }

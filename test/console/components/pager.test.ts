@@ -1,6 +1,6 @@
 import { jsx } from "hono/jsx";
 import { describe, expect, it } from "vitest";
-import { Pager } from "../../../console/components/pager";
+import { ListPager, Pager } from "../../../console/components/pager";
 
 // A timeline's page reads a bounded number of segments, so it can come back short while more events follow: the
 // pager must say so and link on, never let a short page pass for the end of the timeline.
@@ -53,5 +53,21 @@ describe("timeline pager", () => {
     const last = await render({ path: "/runs", query: {}, next: null, hasCursor: true, list: { noun: "runs", shown: 3, limit: 50 } });
     expect(last).not.toContain("list-partial");
     expect(last).toContain("end of list");
+  });
+
+  it("a list's foot says no row matches only when the list ended empty, and tells the pager the page's size", async () => {
+    const foot = async (items: unknown[], next: string | null, query: Record<string, string> = {}, empty: string | null = "No runs match.") =>
+      String(await jsx(ListPager, { path: "/runs", query, page: { items, next }, noun: "runs", empty }).toString());
+    const ended = await foot([], null);
+    expect(ended).toContain("No runs match.");
+    expect(ended).toContain("end of list");
+    const emptyButMore = await foot([], "CUR");
+    expect(emptyButMore).not.toContain("No runs match.");
+    expect(emptyButMore).toContain("None in the runs this page read");
+    // The page's size is the query's limit: 3 rows of a page of 3 are a full page, 3 of the default 50 a short one.
+    expect(await foot([1, 2, 3], "CUR", { limit: "3" })).toContain('data-partial="false"');
+    expect(await foot([1, 2, 3], "CUR")).toContain('data-partial="true"');
+    // A list that shows its own empty state passes null.
+    expect(await foot([], null, {}, null)).not.toContain('<p class="muted">');
   });
 });
