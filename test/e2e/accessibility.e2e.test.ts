@@ -5,7 +5,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { axe, readable } from "./axe";
 import { launch, shot } from "./browser";
-import { appPost, type DevServer, d1, devSession, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, devSession, startDev, stop, until, wakeSession } from "./wrangler-dev";
 
 /**
  * Accessibility and the phone layout, in a real browser against the real dev stack: axe-core (WCAG 2.0/2.1
@@ -75,7 +75,7 @@ beforeAll(async () => {
   const incident = await until(
     "the recovery incident to reach the console",
     async () => {
-      await fetch(`${server.base}/api/agents/DemoSessionAgent/a11y-1`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      await wakeSession(server, "a11y-1");
       return d1(dir, "SELECT incident_id FROM incidents WHERE agent_name = 'a11y-1' LIMIT 1")[0]?.incident_id as string | undefined;
     },
     90_000,

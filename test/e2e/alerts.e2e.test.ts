@@ -6,7 +6,7 @@ import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startAlertReceiver } from "../alert-receiver";
 import { launch, shot } from "./browser";
-import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until, wakeSession } from "./wrangler-dev";
 
 /**
  * Alerts in the real dev stack: the demo fleet's poison turn exhausts its recovery, the console's ingest raises
@@ -56,8 +56,8 @@ beforeAll(async () => {
   await until(
     "the poison turn to exhaust its recovery budget",
     async () => {
-      // Each request wakes the evicted agent, and the SDK recovers its turn on wake.
-      await fetch(`${server.base}/api/agents/DemoSessionAgent/alerts-9`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      // Each wake lets the SDK recover the turn, which the plan evicts again; the console may not know the agent yet.
+      await wakeSession(server, "alerts-9");
       // Through the console's JSON, not d1(): its spawnSync would block this process, where the receiver answers.
       const r = await fetch(`${server.base}/incidents/${encodeURIComponent(INCIDENT)}?agentClass=DemoSessionAgent&agentName=alerts-9`, {
         headers: { Accept: "application/json" },

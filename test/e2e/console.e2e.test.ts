@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until, wakeSession } from "./wrangler-dev";
 
 let server: DevServer;
 let browser: Browser;
@@ -26,8 +26,8 @@ beforeAll(async () => {
   await until(
     "the poison turn to exhaust its recovery budget",
     async () => {
-      // Each request wakes the evicted agent, and the SDK recovers its turn on wake.
-      await fetch(`${server.base}/api/agents/DemoSessionAgent/billing-7`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      // Each wake lets the SDK recover the turn, which the plan evicts again; the console may not know the agent yet.
+      await wakeSession(server, "billing-7");
       return d1(dir, "SELECT status FROM incidents WHERE incident_id = 'turn:DemoSessionAgent/billing-7/1'")[0]?.status === "exhausted";
     },
     150_000,

@@ -44,6 +44,17 @@ export function appPost(server: Pick<DevServer, "appBase">, p: string, body: Rec
   return fetch(`${server.appBase}${p}`, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(body) });
 }
 
+/**
+ * Wakes a demo session through the fleet's own route, so the SDK recovers an interrupted turn. A planned eviction
+ * may break the call; the wake counts all the same.
+ */
+export async function wakeSession(server: Pick<DevServer, "appBase">, name: string): Promise<void> {
+  await appPost(server, `/dev/sessions/${encodeURIComponent(name)}/wake`, {}).then(
+    (r) => r.arrayBuffer(),
+    () => undefined,
+  );
+}
+
 /** Signals the whole process group (npx, wrangler and its workerd). */
 export function kill(server: Pick<DevServer, "proc">, signal: NodeJS.Signals = "SIGTERM"): void {
   try {

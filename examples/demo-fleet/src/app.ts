@@ -48,6 +48,21 @@ app.post("/dev/sessions/:name/messages", async (c) => {
   return c.json(r, r.ok ? 200 : r.error.code === "invalid_input" ? 400 : 409);
 });
 
+/**
+ * Wakes a demo session, as any request to it would: on wake the SDK recovers an interrupted turn. Tests call it
+ * rather than the console, which reaches only agents it has heard from; a turn evicted at every start may not have
+ * sent a single event yet.
+ */
+app.post("/dev/sessions/:name/wake", async (c) => {
+  const session = await getAgentByName(c.env.DemoSessionAgent, c.req.param("name"));
+  try {
+    return c.json({ ok: true, value: { status: await session.status() } });
+  } catch {
+    // A planned eviction during the recovery breaks this call; the wake happened all the same.
+    return c.json({ ok: false, error: { code: "evicted", message: "the session was evicted while it woke; wake it again" } }, 503);
+  }
+});
+
 const chatForm = z.object({
   /** start: a user message whose stream stalls, then an eviction mid-stream; evict: evict again; wake: any call, so the SDK recovers. */
   step: z.enum(["start", "evict", "wake"], { error: "step must be start, evict or wake" }),
