@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until, wakeSession } from "./wrangler-dev";
 
 // Recovery cost in a real browser: a demo session evicted mid-stream resumes its model request in the recovery
 // attempt; the tokens that request re-spent show on the overview, in the usage events it adds up and on the incident.
@@ -29,7 +29,7 @@ beforeAll(async () => {
   await until(
     "the evicted turn to be recovered with its re-spent tokens",
     async () => {
-      await fetch(`${server.base}/api/agents/DemoSessionAgent/cost-7`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      await wakeSession(server, "cost-7");
       const row = d1(dir, `SELECT status, respent_input_tokens + respent_output_tokens AS t FROM incidents WHERE incident_id = '${INCIDENT}'`)[0];
       return row?.status === "recovered" && Number(row.t) > 0;
     },

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { clickCounter, launch, shot } from "./browser";
-import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until, wakeSession } from "./wrangler-dev";
 
 // Deploys in a real browser against the real dev stack (console + demo fleet). The demo fleet binds its version
 // metadata (examples/demo-fleet/wrangler.jsonc); under `wrangler dev` its id is a fresh UUID per start (tag "",
@@ -35,7 +35,7 @@ beforeAll(async () => {
   version = await until(
     "the recovered turn's incident to reach the console with its version",
     async () => {
-      await fetch(`${server.base}/api/agents/DemoSessionAgent/${SESSION}`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      await wakeSession(server, SESSION);
       return d1(dir, `SELECT version FROM incidents WHERE agent_name = '${SESSION}' AND version IS NOT NULL`)[0]?.version as string | undefined;
     },
     120_000,

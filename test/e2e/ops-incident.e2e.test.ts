@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { launch, shot } from "./browser";
-import { appPost, type DevServer, d1, startDev, stop, until as waitUntil } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until as waitUntil, wakeSession } from "./wrangler-dev";
 
 // Acting from where the problem is shown, in a real browser on the real dev stack (console + demo fleet):
 // resolve an ambiguous charge from /ops, and force idle a stuck session from its open incident, counting
@@ -18,8 +18,8 @@ let dir: string;
 const until = <T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 90_000) =>
   waitUntil(what, fn, timeoutMs);
 
-/** Wakes an evicted demo session (the SDK recovers its turn on wake) by asking the console about it. */
-const wake = (name: string) => fetch(`${server.base}/api/agents/DemoSessionAgent/${name}`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+/** Wakes an evicted demo session (the SDK recovers its turn on wake). */
+const wake = (name: string) => wakeSession(server, name);
 
 /** A page that counts the clicks a person makes on it. */
 async function countingPage(): Promise<Page> {

@@ -6,7 +6,7 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startAlertReceiver } from "../alert-receiver";
 import { clickCounter, launch, shot } from "./browser";
-import { appPost, type DevServer, d1, devSession, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, devSession, startDev, stop, until, wakeSession } from "./wrangler-dev";
 
 // Issue 18, items 5 and 8, in a real browser on the real dev stack (port 8971). A demo session evicted mid-stream
 // resumes its model request in the recovery attempt, and the agent reports what that request used (model.usage with
@@ -58,7 +58,7 @@ beforeAll(async () => {
   await until(
     "the evicted turn to be recovered with its re-spent tokens",
     async () => {
-      await fetch(`${server.base}/api/agents/DemoSessionAgent/${AGENT}`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+      await wakeSession(server, AGENT);
       const row = d1(dir, `SELECT status, respent_input_tokens + respent_output_tokens AS t FROM incidents WHERE incident_id = '${INCIDENT}'`)[0];
       return row?.status === "recovered" && Number(row.t) > 0;
     },

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { clickCounter, launch, shot } from "./browser";
-import { appPost, type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
+import { appPost, type DevServer, d1, startDev, stop, until, wakeSession } from "./wrangler-dev";
 
 // Saved views in a real browser against the real dev stack: two sessions' turns are evicted once each (two recovery
 // incidents); from the overview the operator filters the incidents to one agent and saves that as a view, the nav
@@ -35,7 +35,7 @@ beforeAll(async () => {
     await until(
       `${name}'s recovery incident to reach the console`,
       async () => {
-        await fetch(`${server.base}/api/agents/DemoSessionAgent/${name}`, { headers: { Accept: "application/json" } }).catch(() => undefined);
+        await wakeSession(server, name);
         return d1(dir, `SELECT incident_id FROM incidents WHERE agent_name = '${name}' LIMIT 1`)[0]?.incident_id as string | undefined;
       },
       90_000,
