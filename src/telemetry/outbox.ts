@@ -65,6 +65,23 @@ export function parseOutboxBody(body: string): OutboxRow[] {
 export const formatOutboxBody = (rows: readonly OutboxRow[]): string => rows.map((r) => `${r.seq}\t${r.body}`).join("\n");
 
 /**
+ * Whether an earlier isolate stored events here that no quiet spell marked as sent (see Outbox.compact): one read of
+ * two keys' worth, no table scan, nothing written. False without the table (an agent that never emitted).
+ */
+export function hasUnsentEvents(sql: SqlLike): boolean {
+  try {
+    const [r] = sql
+      .exec<{ top: number | null; mark: number | null }>(
+        `SELECT (SELECT MAX(last_seq) FROM ${OUTBOX_TABLE} WHERE slot <> ${MARK_SLOT}) AS top, (SELECT last_seq FROM ${OUTBOX_TABLE} WHERE slot = ${MARK_SLOT}) AS mark`,
+      )
+      .toArray();
+    return r?.top != null && r.top > (r.mark ?? 0);
+  } catch {
+    return false; // no outbox table yet
+  }
+}
+
+/**
  * A durable outbox in the agent's own SQLite that costs the agent one row written per turn that emits events, not
  * two per event. Events are written in the same turn of the event loop as the agent work that produced them (so
  * they commit together with it), one row per write holding that write's events; they are sent to the Queue in the

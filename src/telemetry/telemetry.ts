@@ -447,6 +447,18 @@ export class Telemetry {
     }, delayMs);
   }
 
+  /**
+   * flush(), waiting for it at most `waitMs`: past that, the send goes on in the background and this resolves.
+   * Never rejects.
+   */
+  async flushWithin(waitMs: number): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const send = this.flush();
+    this.#keepAlive?.(send);
+    await Promise.race([send, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
+  }
+
   /** Sends everything pending to the Queue. Resolves (never rejects) when done or failed. */
   flush(): Promise<void> {
     if (this.#flushing) return this.#flushing;

@@ -1,11 +1,17 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Agent, FiberContext, FiberRecoveryContext, FiberRecoveryResult, StartFiberOptions, StartFiberResult } from "agents";
 import { otlpTargetFromEnv } from "./config.js";
-import type { QueueLike } from "./outbox.js";
+import { hasUnsentEvents, type QueueLike } from "./outbox.js";
 import { parseRedactPatterns, type RedactPatterns } from "./redact.js";
 import { readNeeded, readRecord, type SdkReaders, TaskSteps } from "./sdk-reads.js";
 import type { TracingFactory } from "./spans.js";
 import { Telemetry } from "./telemetry.js";
+
+/**
+ * How long a wake waits at most for an evicted predecessor's unsent events to reach the Queue before the agent
+ * starts (ms). A Queue send takes milliseconds; the wait only bounds a slow or failing Queue.
+ */
+const LEFTOVERS_WAIT_MS = 1000;
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
@@ -158,6 +164,14 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           this.#ship(event);
         },
       };
+      // An evicted predecessor's unsent events go out before this instance handles anything, its recovery included.
+      // An agent evicted soon after every wake (a poison turn) would otherwise send nothing until the loop ends, and
+      // the console would not know it exists. Only after such an eviction, and for at most LEFTOVERS_WAIT_MS.
+      try {
+        if (hasUnsentEvents(this.ctx.storage.sql)) void this.ctx.blockConcurrencyWhile(() => this.telemetry.flushWithin(LEFTOVERS_WAIT_MS));
+      } catch {
+        /* telemetry never fails the agent */
+      }
       // AIChatAgent reports how each chat turn ended only to `onChatResponse` (no chat:turn:finish): pass the result
       // on to the telemetry first. Wrapped on the instance, so the agent's own override (found on its prototype
       // now) still runs; Think reports the turn itself and the telemetry ignores the copy.

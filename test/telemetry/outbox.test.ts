@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
-import { OUTBOX_TABLE, Outbox, parseOutboxBody, ROW_TEXT_MAX } from "@agent-oncall/telemetry/outbox";
+import { hasUnsentEvents, OUTBOX_TABLE, Outbox, parseOutboxBody, ROW_TEXT_MAX } from "@agent-oncall/telemetry/outbox";
 import { getAgentByName } from "agents";
 import { expect, it } from "vitest";
 import { makeEvent } from "../fixtures/events";
@@ -189,5 +189,21 @@ it("a write that storage refuses keeps its events, and a later write numbers the
     const sent: Sent[] = [];
     await outbox.drain(tapQueue(sent), stamp);
     expect(sent.map((s) => s.seq)).toEqual([1, 2, 3]);
+  });
+});
+
+it("a wake can tell from storage alone whether an earlier life left events unsent (what makes it send them first)", async () => {
+  await inAgent(async (sql) => {
+    expect(hasUnsentEvents(sql)).toBe(false); // no outbox table: this agent never emitted
+    const outbox = new Outbox(sql);
+    write(outbox, 2);
+    expect(hasUnsentEvents(sql)).toBe(true);
+    await outbox.drain(tapQueue([]), stamp);
+    // Sent, but no quiet spell marked them: a wake cannot tell, and sends them again (ingest dedupes).
+    expect(hasUnsentEvents(sql)).toBe(true);
+    expect(outbox.compact()).toBe(true);
+    expect(hasUnsentEvents(sql)).toBe(false);
+    write(outbox, 1);
+    expect(hasUnsentEvents(sql)).toBe(true);
   });
 });
