@@ -66,7 +66,8 @@ export const formatOutboxBody = (rows: readonly OutboxRow[]): string => rows.map
 
 /**
  * Whether an earlier isolate stored events here that no quiet spell marked as sent (see Outbox.compact): one read of
- * two keys' worth, no table scan, nothing written. False without the table (an agent that never emitted).
+ * the ring's few rows (RING_KEEP after a burst), nothing written. False without the table (an agent that never
+ * emitted).
  */
 export function hasUnsentEvents(sql: SqlLike): boolean {
   try {

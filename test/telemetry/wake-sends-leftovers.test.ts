@@ -1,4 +1,6 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { expect, it } from "vitest";
 import { eventsOf, probe, rejectionOf } from "../helpers";
@@ -23,4 +25,16 @@ it("a wake sends what an evicted predecessor stored and did not send before the 
     ["session.status_running", 2],
     ["session.status_running", 3],
   ]);
+});
+
+it("a Queue that does not answer holds the start only for the wait, and the events stay stored for a later send", async () => {
+  const stub = await getAgentByName(env.PlainAdminAgent, `leftovers-${crypto.randomUUID().slice(0, 8)}`);
+  await runInDurableObject(stub, async (_instance, state) => {
+    const hung = { sendBatch: () => new Promise<never>(() => {}) };
+    const telemetry = new Telemetry({ source: { agentClass: "PlainAdminAgent", agentName: "leftovers" }, queue: hung, sql: state.storage.sql });
+    telemetry.record("session.status_running", { turnSeq: 1 }, { sessionName: "leftovers" });
+    // Resolves although the send never does (a hang here would time the test out: an agent that never starts).
+    await telemetry.flushWithin(50);
+    expect(telemetry.stats()).toMatchObject({ pending: 1, sent: 0 });
+  });
 });
