@@ -110,14 +110,11 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
     get telemetry(): Telemetry {
       if (!this.#telemetry) {
         const env = this.env as Record<string, unknown>;
-        let name = "unknown";
-        try {
-          name = this.name;
-        } catch {
-          /* name not set yet (constructor); events still carry the class */
-        }
+        const name = this.#knownName();
+        this.#nameUnknown = name === undefined;
         this.#telemetry = new Telemetry({
-          source: { agentClass: (Object.getPrototypeOf(this).constructor as { name: string }).name, agentName: name },
+          // Events still carry the class while the name is unknown; see below.
+          source: { agentClass: (Object.getPrototypeOf(this).constructor as { name: string }).name, agentName: name ?? "unknown" },
           queue: (env[options.queueBinding ?? "TELEMETRY_QUEUE"] as QueueLike | undefined) ?? null,
           sql: this.ctx.storage.sql,
           otlp: otlpTargetFromEnv(env, options.otlpEndpointVar, options.otlpHeadersVar),
@@ -140,7 +137,27 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
         const p = this.#telemetry.flush();
         this.ctx.waitUntil(p);
       }
+      // Created before the SDK's startup loaded the name (the constructor, when a wake sends leftovers, of an agent
+      // whose id carries none): the name goes on the events from the first use that knows it.
+      if (this.#nameUnknown) {
+        const name = this.#knownName();
+        if (name !== undefined) {
+          this.#telemetry.source.agentName = name;
+          this.#nameUnknown = false;
+        }
+      }
       return this.#telemetry;
+    }
+
+    /** Whether the telemetry was created before this agent's name could be read. */
+    #nameUnknown = false;
+
+    #knownName(): string | undefined {
+      try {
+        return this.name;
+      } catch {
+        return undefined; // not set yet
+      }
     }
 
     // biome-ignore lint/suspicious/noExplicitAny: mixin constructors take the base's arguments.
