@@ -30,6 +30,7 @@ declare namespace Cloudflare {
     DurableWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").DurableWorkAgent>;
     NoEvictWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").NoEvictWorkAgent>;
     TelemetryOnlyAgent: DurableObjectNamespace<import("./fixtures/telemetry-only-agent").TelemetryOnlyAgent>;
+    QueuelessAgent: DurableObjectNamespace<import("./fixtures/queueless-agent").QueuelessAgent>;
     LossyAgent: DurableObjectNamespace<import("./fixtures/lossy-agent").LossyAgent>;
     ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
     PausableAgent: DurableObjectNamespace<import("./fixtures/pausable-agent").PausableAgent>;

@@ -37,6 +37,7 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       DurableWorkAgent: "DurableWorkAgent",
       NoEvictWorkAgent: "NoEvictWorkAgent",
       TelemetryOnlyAgent: "TelemetryOnlyAgent",
+      QueuelessAgent: "QueuelessAgent",
       LossyAgent: "LossyAgent",
       ObservedWorkAgent: "ObservedWorkAgent",
       CostlyAgent: "CostlyAgent",

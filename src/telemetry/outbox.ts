@@ -40,6 +40,13 @@ const LINE_EXTRA = 18;
  * is under way; past this many, the oldest (all sent) are deleted once, so storage stays bounded by the usual load.
  */
 const RING_KEEP = 64;
+/**
+ * Characters of unsent event text the outbox keeps at most (8 Mi: some 25,000 events of the demo's size, hours of a
+ * busy agent's events). Past it the oldest unsent rows are deleted (Outbox.#bound): a Queue binding that is missing,
+ * or a Queue that refuses every send, must not grow the agent's storage and its rows written without end. A dropped
+ * event keeps its number's place, so the console counts it as missing (seq.ts); `dropped` counts it here.
+ */
+export const MAX_UNSENT_CHARS = 8 * 1024 * 1024;
 /** The key of the row that records, after a quiet spell, the highest number handed to the Queue (see compact). */
 const MARK_SLOT = 0;
 export const OUTBOX_TABLE = "cf_telemetry_outbox_rows";
@@ -116,10 +123,11 @@ export class Outbox {
   #shipped = 0;
   /** The mark row's number: the highest number known to have left before a wake. */
   #marked = 0;
-  /** The event rows, oldest first (by their last number): the front one is reused once its events have left. */
-  #ring: { slot: number; lastSeq: number }[] = [];
+  /** The event rows, oldest first (by their last number), with their text's length: the front one is reused once its events have left. */
+  #ring: { slot: number; lastSeq: number; chars: number }[] = [];
   #maxSlot = 0;
   #rowsWritten = 0;
+  #dropped = 0;
   /**
    * `writeAt`: "turn" (the default) writes each turn's events in that turn, so they commit with the work that
    * produced them and survive any eviction: one row per turn that emits events. "flush" writes what gathered
@@ -130,11 +138,17 @@ export class Outbox {
   constructor(
     private readonly sql: SqlLike,
     private readonly writeAt: "turn" | "flush" = "turn",
+    private readonly limits: { maxUnsentChars?: number; onDrop?: (events: number) => void } = {},
   ) {}
 
   /** DO SQLite rows this outbox wrote (its cursors' rowsWritten), since this isolate started. */
   get rowsWritten(): number {
     return this.#rowsWritten;
+  }
+
+  /** Unsent events this outbox deleted to stay within MAX_UNSENT_CHARS, since this isolate started. */
+  get dropped(): number {
+    return this.#dropped;
   }
 
   #exec(query: string, ...bindings: unknown[]): void {
@@ -145,11 +159,13 @@ export class Outbox {
     if (this.#ready) return;
     this.sql.exec(`CREATE TABLE IF NOT EXISTS ${OUTBOX_TABLE} (slot INTEGER PRIMARY KEY, last_seq INTEGER NOT NULL, body TEXT NOT NULL)`);
     this.#migrate();
-    for (const r of this.sql.exec<{ slot: number; last_seq: number }>(`SELECT slot, last_seq FROM ${OUTBOX_TABLE} ORDER BY last_seq, slot`)) {
+    for (const r of this.sql.exec<{ slot: number; last_seq: number; chars: number }>(
+      `SELECT slot, last_seq, length(body) AS chars FROM ${OUTBOX_TABLE} ORDER BY last_seq, slot`,
+    )) {
       this.#issued = Math.max(this.#issued, r.last_seq);
       this.#maxSlot = Math.max(this.#maxSlot, r.slot);
       if (r.slot === MARK_SLOT) this.#marked = this.#shipped = r.last_seq;
-      else this.#ring.push({ slot: r.slot, lastSeq: r.last_seq });
+      else this.#ring.push({ slot: r.slot, lastSeq: r.last_seq, chars: r.chars });
     }
     this.#ready = true;
   }
@@ -238,6 +254,7 @@ export class Outbox {
         this.#issued = seq;
         from = to;
       }
+      this.#bound();
     } catch (e) {
       const left = events.slice(from);
       this.#unsaved = left.concat(this.#unsaved);
@@ -253,12 +270,35 @@ export class Outbox {
       // Everything that row held has been sent: overwriting it is the delete of the sent events.
       this.#exec(`UPDATE ${OUTBOX_TABLE} SET last_seq = ?, body = ? WHERE slot = ?`, lastSeq, text, oldest.slot);
       this.#ring.shift();
-      this.#ring.push({ slot: oldest.slot, lastSeq });
+      this.#ring.push({ slot: oldest.slot, lastSeq, chars: text.length });
     } else {
       const slot = ++this.#maxSlot;
       this.#exec(`INSERT INTO ${OUTBOX_TABLE} (slot, last_seq, body) VALUES (?, ?, ?)`, slot, lastSeq, text);
-      this.#ring.push({ slot, lastSeq });
+      this.#ring.push({ slot, lastSeq, chars: text.length });
     }
+  }
+
+  /**
+   * Keeps the unsent text within MAX_UNSENT_CHARS by deleting the oldest unsent rows (one row written each), never
+   * the newest row (numbering rests on it). Each deleted row's unsent events are counted from its text: a rare path,
+   * and exact across wakes.
+   */
+  #bound(): void {
+    const max = this.limits.maxUnsentChars ?? MAX_UNSENT_CHARS;
+    let first = this.#ring.length;
+    let unsent = 0;
+    while (first > 0 && this.#ring[first - 1]!.lastSeq > this.#shipped) unsent += this.#ring[--first]!.chars;
+    let events = 0;
+    while (unsent > max && first < this.#ring.length - 1) {
+      const row = this.#ring.splice(first, 1)[0]!;
+      const cursor = this.sql.exec<{ body: string }>(`DELETE FROM ${OUTBOX_TABLE} WHERE slot = ? RETURNING body`, row.slot);
+      for (const { body } of cursor.toArray()) events += parseOutboxBody(body).filter((e) => e.seq > this.#shipped).length;
+      this.#rowsWritten += cursor.rowsWritten;
+      unsent -= row.chars;
+    }
+    if (!events) return;
+    this.#dropped += events;
+    this.limits.onDrop?.(events);
   }
 
   /**

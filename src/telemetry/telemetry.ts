@@ -5,7 +5,7 @@ import { MAX_VERSION_CHARS, SCHEMA_VERSION } from "./constants.js";
 import type { Correlation, Source, TelemetryEvent } from "./envelope.js";
 import { fiberIncidentId, newEventId } from "./ids.js";
 import { fiberRunOf, normalizeSdkEvent } from "./normalize.js";
-import { Outbox, type OutboxRow, type QueueLike, type SqlLike } from "./outbox.js";
+import { MAX_UNSENT_CHARS, Outbox, type OutboxRow, type QueueLike, type SqlLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import type { EventType, PayloadOf } from "./payloads.js";
 import { capField, createMasker, type Masker, type RedactPatterns, safeStringify, toPreview } from "./redact.js";
@@ -103,9 +103,12 @@ const MAX_BACKOFF_MS = 30_000;
  */
 const COMPACT_AFTER_MS = 10_000;
 
+/** What the log says when the outbox deletes unsent events to stay bounded (Outbox, MAX_UNSENT_CHARS). */
+const OUTBOX_FULL = `outbox full (${MAX_UNSENT_CHARS / (1024 * 1024)} Mi characters unsent): the oldest events are deleted, and the console counts them as missing`;
+
 const warned = new Set<string>();
 /** A configuration mistake, said once per isolate (not once per agent or event). */
-function warnOnce(msg: string): void {
+export function warnOnce(msg: string): void {
   if (warned.has(msg)) return;
   warned.add(msg);
   console.warn(`[agents-telemetry] ${msg}`);
@@ -158,7 +161,12 @@ export class Telemetry {
     const activeRoot = opts.activeChatRecoveryRoot;
     this.#chat = new ChatTurns({ activeRecoveryRoot: () => activeRoot?.() ?? null, taskRun: (id) => (sql ? readTaskRun(sql, id) : null) }, sql);
     this.#queue = opts.queue ? this.#counting(opts.queue) : null;
-    this.#outbox = opts.sql ? new Outbox(opts.sql, opts.outboxWrites ?? "turn") : null;
+    this.#outbox = opts.sql
+      ? new Outbox(opts.sql, opts.outboxWrites ?? "turn", {
+          // One line per distinct message (#fail): a Queue gone for hours reports it once, not at every write.
+          onDrop: () => this.#fail("outbox", new Error(OUTBOX_FULL)),
+        })
+      : null;
     this.#keepAlive = opts.keepAlive;
     this.#flushDelayMs = opts.flushDelayMs ?? FLUSH_DELAY_MS;
     this.#alarms = new AlarmFirings(opts.alarmWindowMs);
@@ -565,6 +573,7 @@ export class Telemetry {
     }
     return {
       ...this.#stats,
+      dropped: this.#stats.dropped + (this.#outbox?.dropped ?? 0),
       pending,
       alarmFiringsHeld: this.#alarms.pending(),
       outboxRowsWritten: this.#outbox?.rowsWritten ?? 0,

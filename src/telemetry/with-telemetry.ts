@@ -5,7 +5,7 @@ import { hasUnsentEvents, type QueueLike } from "./outbox.js";
 import { parseRedactPatterns, type RedactPatterns } from "./redact.js";
 import { readNeeded, readRecord, type SdkReaders, TaskSteps } from "./sdk-reads.js";
 import type { TracingFactory } from "./spans.js";
-import { Telemetry } from "./telemetry.js";
+import { Telemetry, warnOnce } from "./telemetry.js";
 
 /**
  * How long a wake waits at most for an evicted predecessor's unsent events to reach the Queue before the agent
@@ -110,12 +110,16 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
     get telemetry(): Telemetry {
       if (!this.#telemetry) {
         const env = this.env as Record<string, unknown>;
+        const queueBinding = options.queueBinding ?? "TELEMETRY_QUEUE";
+        const queue = (env[queueBinding] as QueueLike | undefined) ?? null;
+        // Nothing reaches the console without it, and nothing else would say so.
+        if (!queue) warnOnce(`no Queue binding "${queueBinding}" in this Worker: events wait in each agent's storage until one is bound`);
         const name = this.#knownName();
         this.#nameUnknown = name === undefined;
         this.#telemetry = new Telemetry({
           // Events still carry the class while the name is unknown; see below.
           source: { agentClass: (Object.getPrototypeOf(this).constructor as { name: string }).name, agentName: name ?? "unknown" },
-          queue: (env[options.queueBinding ?? "TELEMETRY_QUEUE"] as QueueLike | undefined) ?? null,
+          queue,
           sql: this.ctx.storage.sql,
           otlp: otlpTargetFromEnv(env, options.otlpEndpointVar, options.otlpHeadersVar),
           tracing: options.tracing ?? null,

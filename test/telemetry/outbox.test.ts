@@ -118,6 +118,47 @@ it("rows a burst added past the ring's keep are deleted at the next quiet spell,
   });
 });
 
+it("a Queue that never takes the events: the outbox keeps at most its cap of unsent text, deleting the oldest rows, never the newest", async () => {
+  await inAgent(async (sql) => {
+    const dropped: number[] = [];
+    // One event's text is about 250 characters: the cap holds about four rows of two events.
+    const outbox = new Outbox(sql, "turn", { maxUnsentChars: 2_000, onDrop: (n) => dropped.push(n) });
+    for (let turn = 0; turn < 20; turn++) write(outbox, 2);
+    // Storage stays bounded: 40 events were written, only the newest rows within the cap are kept.
+    const kept = rowCount(sql);
+    expect(kept).toBeLessThanOrEqual(5);
+    expect(rowTexts(sql).reduce((n, r) => n + r.body.length, 0)).toBeLessThanOrEqual(2_000);
+    expect(outbox.dropped).toBe(40 - 2 * kept);
+    expect(dropped.reduce((a, b) => a + b, 0)).toBe(outbox.dropped);
+    expect(outbox.pending()).toBe(2 * kept);
+    // The deleted events count as gone: the console, which received none, sees them as missing.
+    expect(outbox.shippedThrough()).toBe(40 - 2 * kept);
+    // When the Queue takes them again, the kept events go out under their own numbers, the newest last.
+    const sent: Sent[] = [];
+    await outbox.drain(tapQueue(sent), stamp);
+    expect(sent.map((e) => e.seq)).toEqual(Array.from({ length: 2 * kept }, (_, i) => 41 - 2 * kept + i));
+    // A wake reads the kept rows' sizes back and goes on bounding from there.
+    const woken = new Outbox(sql, "turn", { maxUnsentChars: 2_000 });
+    for (let turn = 0; turn < 20; turn++) write(woken, 2);
+    expect(rowTexts(sql).reduce((n, r) => n + r.body.length, 0)).toBeLessThanOrEqual(2_000);
+    expect(woken.dropped).toBeGreaterThan(0);
+    expect(woken.shippedThrough()).toBe(80 - woken.pending());
+  });
+});
+
+it("a single write larger than the cap is kept whole: the newest row is never deleted", async () => {
+  await inAgent(async (sql) => {
+    const outbox = new Outbox(sql, "turn", { maxUnsentChars: 100 });
+    write(outbox, 3);
+    expect(outbox.dropped).toBe(0);
+    expect(outbox.pending()).toBe(3);
+    write(outbox, 3);
+    expect(outbox.dropped).toBe(3);
+    expect(outbox.pending()).toBe(3);
+    expect(outbox.shippedThrough()).toBe(3);
+  });
+});
+
 /** An event whose text is about `chars` characters long. */
 function sizedEvent(chars: number): { event: TelemetryEvent; text: string } {
   const event = makeEvent("session.status_idle", {}, { agentName: "outbox-test" }) as TelemetryEvent;
