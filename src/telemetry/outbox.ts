@@ -290,10 +290,12 @@ export class Outbox {
     while (first > 0 && this.#ring[first - 1]!.lastSeq > this.#shipped) unsent += this.#ring[--first]!.chars;
     let events = 0;
     while (unsent > max && first < this.#ring.length - 1) {
-      const row = this.#ring.splice(first, 1)[0]!;
+      const row = this.#ring[first]!;
       const cursor = this.sql.exec<{ body: string }>(`DELETE FROM ${OUTBOX_TABLE} WHERE slot = ? RETURNING body`, row.slot);
       for (const { body } of cursor.toArray()) events += parseOutboxBody(body).filter((e) => e.seq > this.#shipped).length;
       this.#rowsWritten += cursor.rowsWritten;
+      // Out of the ring only once the row is gone: a refused delete leaves both as they were.
+      this.#ring.splice(first, 1);
       unsent -= row.chars;
     }
     if (!events) return;
