@@ -24,6 +24,7 @@ export type TelemetryStats = {
   sendErrors: number;
   storeErrors: number;
   spanErrors: number;
+  /** Events dropped: failed to normalise or record, pushed out of memory (MEMORY_CAP), or deleted unsent by the outbox's bound. */
   dropped: number;
   /** Events too large to ship, sent as `event.too_large` placeholders instead. */
   tooLarge: number;
@@ -41,7 +42,7 @@ export type TelemetryStats = {
 
 export type TelemetryOptions = {
   source: Source;
-  /** The telemetry Queue producer. Without one, events stay in the outbox (or memory) until one is given. */
+  /** The telemetry Queue producer. Without one, events stay in the outbox (the newest MAX_UNSENT_CHARS of them) or memory until one is given. */
   queue?: QueueLike | null;
   /** Durable Object SQL storage for the outbox; without it events are buffered in memory. */
   sql?: SqlLike | null;
