@@ -8,6 +8,7 @@ import { Ago } from "../components/time";
 import { ago, bytes, duration, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, agentRunHref, detailHref, LISTS, listHref, type Owner } from "../links";
+import { telemetryHealthWords } from "../telemetry-words";
 import { EventGapNotice } from "./agents";
 import { AWAKE_PANEL } from "./awake";
 
@@ -127,6 +128,17 @@ export function RunHistory(props: { ctx: PageContext; agentClass: string; agentN
   );
 }
 
+/** The agent's telemetry pipeline as it counts it: whether its events reach the console at all. */
+function LiveTelemetry(props: { health: StatusOutput["telemetry"]; now: number }) {
+  const { tone, sentence } = telemetryHealthWords(props.health, props.now);
+  const cls = tone === "bad" ? "error-message" : tone === "warn" ? "warn" : tone === "unknown" ? "muted" : undefined;
+  return (
+    <dd data-testid="live-telemetry" data-tone={tone} class={cls}>
+      {sentence}
+    </dd>
+  );
+}
+
 /** The live part: derived status, next alarm, live runs of every kind, schedules and chat-recovery records. */
 export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveState }) {
   if ("error" in props.live) {
@@ -152,6 +164,8 @@ export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveSta
         <dd data-testid="agent-status" data-status={status.status}>
           <Status value={status.status} />
         </dd>
+        <dt>telemetry</dt>
+        <LiveTelemetry health={status.telemetry} now={props.ctx.now} />
         <dt>next alarm</dt>
         <dd>{status.nextAlarm ? `${iso(status.nextAlarm)} (${duration(status.nextAlarm - props.ctx.now)} from now)` : "none"}</dd>
         <dt>schedules</dt>

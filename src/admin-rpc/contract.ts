@@ -242,6 +242,31 @@ export const resumeRecoveryOutput = z.object({
 });
 export type ResumeRecoveryOutput = z.infer<typeof resumeRecoveryOutput>;
 
+/** Longest telemetry error message carried to the console: enough for the sentence, not a whole stack. */
+const MAX_TELEMETRY_ERROR_CHARS = 300;
+
+/**
+ * The agent's telemetry pipeline as its own telemetry mixin counts it (`telemetry.stats()`), so an on-call engineer
+ * can tell a broken pipeline from a quiet agent. Counts are since `since`, when this instance of the agent started;
+ * `pending` is what waits in its storage now, whatever instance wrote it.
+ */
+export const telemetryHealth = z.object({
+  since: z.number(),
+  /** False: the agent's Worker has no telemetry Queue binding, so nothing is ever sent. */
+  queueBound: z.boolean(),
+  /** Events waiting to be sent (in the outbox, or memory without one). */
+  pending: z.number().int(),
+  sent: z.number().int(),
+  sendErrors: z.number().int(),
+  /** Events lost before the Queue: failed to record, or deleted unsent by the outbox's bound. */
+  dropped: z.number().int(),
+  lastError: z
+    .string()
+    .nullable()
+    .transform((s) => (s === null ? null : s.slice(0, MAX_TELEMETRY_ERROR_CHARS))),
+});
+export type TelemetryHealth = z.infer<typeof telemetryHealth>;
+
 export const statusOutput = z.object({
   status: derivedStatus,
   runCount: z.number(),
@@ -258,6 +283,8 @@ export const statusOutput = z.object({
   eventsShippedThrough: z.number().int().nullable().default(null),
   /** The recovery pause the agent holds (`active` says whether it is in force); null: none, and always from mixins before contract 5. */
   recoveryPause: recoveryPause.nullable().default(null),
+  /** The telemetry pipeline's figures; null: no telemetry mixin, or mixins older than contract 8. */
+  telemetry: telemetryHealth.nullable().default(null),
 });
 export type StatusOutput = z.infer<typeof statusOutput>;
 

@@ -81,14 +81,15 @@ export const findRunsInput = z
 export type FindRunsInput = z.infer<typeof findRunsInput>;
 
 /**
- * Version of this contract, reported in `capabilities.contract`. 7: the read-only reads answer the SDK's records
+ * Version of this contract, reported in `capabilities.contract`. 8: the status's `telemetry` (the pipeline's own
+ * counts: sent, waiting, failed sends, dropped). 7: the read-only reads answer the SDK's records
  * (`adminFindRunRecords`, `adminResidencyRecords`, `adminVerifyRecords`) and the client builds the answers; the
  * client falls back to the earlier methods for older agents. 6: force idle answers facts (an ended run's `why`,
  * the `notice` code), not sentences. 5: `adminPauseRecovery` / `adminResumeRecovery`
  * and the status's `recoveryPause`. 4: `adminFindRuns` and the `adminRunRecord`
  * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
  */
-export const ADMIN_CONTRACT_VERSION = 7;
+export const ADMIN_CONTRACT_VERSION = 8;
 /** The contract that brought the recovery pause: an agent below it is refused with a sentence saying what to upgrade. */
 export const PAUSE_CONTRACT = 5;
 

@@ -227,7 +227,7 @@ async function sdkStatus(w: AgentWork, runRows: number): Promise<DerivedStatus> 
 export async function readStatus(
   w: AgentWork,
   derived: DerivedStatus | null,
-): Promise<Omit<StatusOutput, "capabilities" | "eventsShippedThrough" | "recoveryPause">> {
+): Promise<Omit<StatusOutput, "capabilities" | "eventsShippedThrough" | "recoveryPause" | "telemetry">> {
   const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
   const schedules = rows<{ id: string; fn: string; time: number; running: number }>(
     w.sql,

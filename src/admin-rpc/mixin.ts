@@ -15,6 +15,7 @@ import type {
   StatusOutput,
   TriggerAlarmOutput,
 } from "./contract.js";
+import { telemetryHealth } from "./contract.js";
 import { stopWork } from "./force-idle.js";
 import {
   ADMIN_CONTRACT_VERSION,
@@ -172,12 +173,15 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       const w = this.#work();
       const s = await readStatus(w, this.#derived());
       // The telemetry mixin's outbox numbers what it ships; an agent without it has none to report.
-      const telemetry = (this as { telemetry?: { shippedThrough?: () => number | null } }).telemetry;
+      const telemetry = (this as { telemetry?: { shippedThrough?: () => number | null; stats?: () => unknown } }).telemetry;
       const shipped = typeof telemetry?.shippedThrough === "function" ? telemetry.shippedThrough() : null;
+      // Its own counts of what it sent and what waits (stripped to the contract's fields; an older mixin's lack them).
+      const health = typeof telemetry?.stats === "function" ? telemetryHealth.safeParse(telemetry.stats()) : null;
       return {
         ...s,
         capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length),
         eventsShippedThrough: shipped,
+        telemetry: health?.success ? health.data : null,
         recoveryPause: await readPause(this.ctx.storage, Date.now()),
       };
     }

@@ -18,6 +18,10 @@ import { RecoveryScope, readUsage, type UsageContext } from "./usage.js";
 
 /** What telemetry counts about itself. Its own failures end up here, never in the agent. */
 export type TelemetryStats = {
+  /** When this instance's counters started (ms): every count below but `pending` is since then, not since the agent was created. */
+  since: number;
+  /** Whether a Queue was given: without one nothing is ever sent (events wait in the outbox, the newest MAX_UNSENT_CHARS of them). */
+  queueBound: boolean;
   emitted: number;
   sent: number;
   pending: number;
@@ -146,6 +150,7 @@ export class Telemetry {
     sdkReads: 0,
     lastError: null as string | null,
   };
+  readonly #since = Date.now();
   /** The signing key (imported once, off the agent's path); null when events go unsigned. */
   #signingKey: Promise<CryptoKey> | null = null;
   /** The Worker version stamped on every event (`ver`); null when none is configured. */
@@ -573,6 +578,8 @@ export class Telemetry {
       /* storage unavailable: report memory only */
     }
     return {
+      since: this.#since,
+      queueBound: this.#queue !== null,
       ...this.#stats,
       dropped: this.#stats.dropped + (this.#outbox?.dropped ?? 0),
       pending,

@@ -60,7 +60,7 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const status = await admin.status(t);
     expect(status.ok && status.value.capabilities).toEqual({
-      contract: 7,
+      contract: 8,
       forceIdleHook: false,
       derivedStatus: false,
       tasks: true,
