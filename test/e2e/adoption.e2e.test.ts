@@ -255,6 +255,10 @@ it("a new user packs, installs and typechecks the packages, and the console sees
       const list = await json<Page<StoredRun>>(`${base}/runs?agentClass=${AGENT_CLASS}&agentName=${AGENT_NAME}`);
       return list.body.items.find((f) => f.fiberId === recovery.resumedAs && f.name === "import:resumed");
     });
+    // The agent page says the user's agent's events reach the console, from its own telemetry's counts (contract 8).
+    const agentPage = await html(`${base}/agents/${AGENT_CLASS}/${encodeURIComponent(AGENT_NAME)}`);
+    expect(agentPage.status).toBe(200);
+    expect(agentPage.text).toMatch(/data-testid="live-telemetry" data-tone="ok"[^>]*>shipping: \d+ events? sent since this instance started/);
   });
 
   // 5d. The operator stops the resumed import from the console; the action is audited.
