@@ -4,10 +4,8 @@ import { alarmRatesIn } from "../../src/store/read-models/merged-overview";
 import type { AlarmRate } from "../../src/store/read-models/residency";
 import { storeFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
-import type { Alert } from "./payloads";
+import { type Alert, alertDay } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
-
-const DAY_MS = 86_400_000;
 
 /**
  * "Alarm loop": an agent kept awake by an alarm that keeps firing with nothing to do (the awake list's loops,
@@ -15,7 +13,7 @@ const DAY_MS = 86_400_000;
  * once a day however long it loops.
  */
 export function alarmLoopAlert(a: AlarmRate, now: number): Alert {
-  const day = new Date(Math.floor(now / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+  const day = alertDay(now);
   return {
     key: JSON.stringify(["alarm_loop", a.agentClass, a.agentName, day]),
     kind: "alarm_loop",

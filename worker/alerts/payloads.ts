@@ -22,6 +22,11 @@ export type Alert = {
   details: Record<string, string | number | null>;
 };
 
+const DAY_MS = 86_400_000;
+
+/** The UTC day of `now` ("2026-11-25"): the key part of alerts raised at most once per subject and day. */
+export const alertDay = (now: number): string => new Date(Math.floor(now / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+
 const PAYLOAD_VERSION = 1;
 
 const linkOf = (a: Alert, consoleUrl: string | null) => (consoleUrl ? `${consoleUrl}${a.path}` : null);
