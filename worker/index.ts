@@ -6,6 +6,7 @@ import { alertBudgetInBackground } from "./alerts/budget";
 import { handleAlertBatch } from "./alerts/consumer";
 import { alertDeployStormsInBackground } from "./alerts/deploy-storm";
 import { alertStuckInBackground } from "./alerts/stuck";
+import { alertTelemetryInBackground } from "./alerts/telemetry";
 import { app } from "./app";
 import { handleBulkBatch } from "./bulk/consumer";
 import { consoleConfig } from "./config";
@@ -29,10 +30,13 @@ const cronJobs: Record<CronKey, (env: Env, ctx: ExecutionContext) => void> = {
   reconcile: (env, ctx) => {
     ctx.waitUntil(
       reconcileStale(env, consoleConfig(env).reconcile).then(
-        (r) =>
+        (r) => {
           console.log(
             `[reconcile] asked ${r.length} agents: ${r.reduce((n, a) => n + a.findings.length, 0)} findings, ${r.filter((a) => a.error).length} could not answer`,
-          ),
+          );
+          // What the agents said of their own telemetry: an agent whose events cannot reach the console is alerted on.
+          return alertTelemetryInBackground(env, r);
+        },
         (e) => console.error(`[reconcile] failed: ${e instanceof Error ? e.message : String(e)}`),
       ),
     );

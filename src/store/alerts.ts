@@ -6,7 +6,7 @@ import { names, selectList } from "./sql-names";
  * (worker/alerts) and read by the /alerts page (read-models/alerts.ts). The primary key deduplicates.
  */
 
-export const ALERT_KINDS = ["exhausted", "ambiguous_op", "stuck", "deploy_storm", "exhaust_soon", "respent", "alarm_loop"] as const;
+export const ALERT_KINDS = ["exhausted", "ambiguous_op", "stuck", "deploy_storm", "exhaust_soon", "respent", "alarm_loop", "telemetry"] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 export const ALERT_STATUSES = ["queued", "sent", "failed", "rate_limited"] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];

@@ -1,5 +1,5 @@
 import type { Source } from "@agent-oncall/telemetry";
-import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput } from "../../src/admin-rpc";
+import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput, TelemetryHealth } from "../../src/admin-rpc";
 import { partitionFor } from "../../src/store/partitions";
 import { findAgent } from "../../src/store/read-models/agents";
 import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
@@ -13,7 +13,8 @@ import { type Finding, fillFindings, type LiveWork, reconcileFindings } from "./
 /** Who reconciliation acts as in the admin client: it only reads, so a viewer. */
 export const RECONCILER = { email: "reconciler@console", role: "viewer" } as const;
 
-export type AgentReconciliation = { target: Source; findings: Finding[]; error: string | null };
+/** What one agent said: the findings recorded, why it could not answer, and its telemetry's own counts (null: not said). */
+export type AgentReconciliation = { target: Source; findings: Finding[]; error: string | null; telemetry: TelemetryHealth | null };
 
 /** Ids asked about in one adminFindRuns call (the contract's maximum). */
 const FIND_BATCH = 100;
@@ -41,7 +42,7 @@ export async function reconcileAgent(env: Env, target: Source, opts: ReconcileOp
   const answer = await consoleAdminClient(env, RECONCILER).live(target);
   if (answer.ok) return recordFindings(env, target, answer.value, { ...opts, now });
   await recordReconciliation(agentDb(env, target), { ...target, askedAt: now, findings: 0, error: answer.error.message });
-  return { target, findings: [], error: answer.error.message };
+  return { target, findings: [], error: answer.error.message, telemetry: null };
 }
 
 /**
@@ -66,7 +67,7 @@ export async function recordFindings(
   await emitForAgent(env, target, findings.map(toEvent));
   // The next alarm as the agent answered now: an alarm already past due is what stuck detection's alarm_overdue reads.
   await recordReconciliation(agentDb(env, target), { ...target, askedAt: now, findings: findings.length, error: null, nextAlarmAt: answer.status.nextAlarm });
-  return { target, findings, error: null };
+  return { target, findings, error: null, telemetry: answer.status.telemetry };
 }
 
 /** The agent's partition of the store: its runs, incidents, sessions and reconciliations live there. */

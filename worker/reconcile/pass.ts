@@ -35,7 +35,7 @@ export async function reconcileStale(env: Env, settings: ReconcileSettings, now 
       // The admin client answers typed errors; this is the store or the Queue failing. Noted, and the pass goes on.
       const error = e instanceof Error ? e.message : String(e);
       await recordReconciliation(partitionFor(store, a.agentClass, a.agentName), { ...a, askedAt: now, findings: 0, error }).catch(() => {});
-      out.push({ target: a, findings: [], error });
+      out.push({ target: a, findings: [], error, telemetry: null });
     }
   }
   return out;

@@ -5,6 +5,7 @@ import { alertAlarmLoopsInBackground } from "../alerts/alarm-loop";
 import { alertBudgetInBackground } from "../alerts/budget";
 import { alertDeployStormsInBackground } from "../alerts/deploy-storm";
 import { alertStuckInBackground } from "../alerts/stuck";
+import { alertTelemetryInBackground } from "../alerts/telemetry";
 import { csrfToken, requireRole } from "../auth";
 import { consoleConfig } from "../config";
 import { refusal } from "../http/refusal";
@@ -42,6 +43,7 @@ api.post("/api/reconcile", requireRole("operator"), async (c) => {
   c.executionCtx.waitUntil(alertDeployStormsInBackground(c.env));
   c.executionCtx.waitUntil(alertBudgetInBackground(c.env));
   c.executionCtx.waitUntil(alertAlarmLoopsInBackground(c.env));
+  c.executionCtx.waitUntil(alertTelemetryInBackground(c.env, passes));
   return c.json({
     ok: true,
     value: {
