@@ -8,6 +8,7 @@ const healthy: TelemetryHealth = { since: now - 5 * 60_000, queueBound: true, pe
 describe("telemetryHealthWords", () => {
   it("an agent that does not report its pipeline is unknown, and says why", () => {
     expect(telemetryHealthWords(null, now)).toEqual({
+      state: "unknown",
       tone: "unknown",
       sentence: "not reported: the agent has no telemetry mixin, or its mixins are older than admin contract 8.",
     });
@@ -15,6 +16,7 @@ describe("telemetryHealthWords", () => {
 
   it("a healthy pipe says what it sent since the instance started", () => {
     expect(telemetryHealthWords(healthy, now)).toEqual({
+      state: "shipping",
       tone: "ok",
       sentence: "shipping: 120 events sent since this instance started 5m ago, 0 waiting for the next send.",
     });
@@ -31,6 +33,7 @@ describe("telemetryHealthWords", () => {
   it("failed sends with events waiting are bad, and carry the agent's last error", () => {
     const w = telemetryHealthWords({ ...healthy, pending: 7, sendErrors: 3, lastError: "queue: Queue send failed" }, now);
     expect(w).toEqual({
+      state: "failing",
       tone: "bad",
       sentence:
         "sends failing: 3 failed sends since this instance started 5m ago, 120 sent; 7 events wait in the agent's storage. Last error: queue: Queue send failed",
@@ -39,6 +42,7 @@ describe("telemetryHealthWords", () => {
 
   it("failed sends that were retried, or dropped events, are a warning", () => {
     expect(telemetryHealthWords({ ...healthy, sendErrors: 1, lastError: "queue: x" }, now)).toEqual({
+      state: "degraded",
       tone: "warn",
       sentence: "shipping: 120 events sent since this instance started 5m ago, 0 waiting, after 1 failed send. Last error: queue: x",
     });

@@ -2,6 +2,7 @@ import type { Source } from "@agent-oncall/telemetry";
 import { agentHref } from "../../console/links";
 import { telemetryHealthWords } from "../../console/telemetry-words";
 import type { TelemetryHealth } from "../../src/admin-rpc/contract";
+import { pipelineBroken, pipelineState } from "../../src/admin-rpc/telemetry-health";
 import type { AgentReconciliation } from "../reconcile/agent";
 import { type AlertEnv, alertConfig } from "./config";
 import { type Alert, alertDay } from "./payloads";
@@ -14,8 +15,7 @@ import { type RaiseResult, raiseAlerts } from "./raise";
  * the pipeline is not broken, or the agent does not report it.
  */
 export function telemetryAlert(target: Source, health: TelemetryHealth | null, now: number): Alert | null {
-  const { tone, sentence } = telemetryHealthWords(health, now);
-  if (tone !== "bad" || !health) return null;
+  if (!health || !pipelineBroken(health)) return null;
   const day = alertDay(now);
   return {
     key: JSON.stringify(["telemetry", target.agentClass, target.agentName, day]),
@@ -24,11 +24,11 @@ export function telemetryAlert(target: Source, health: TelemetryHealth | null, n
     agentName: target.agentName,
     subjectId: `${target.agentClass}/${target.agentName}`,
     title: "Events not reaching the console",
-    summary: sentence,
+    summary: telemetryHealthWords(health, now).sentence,
     path: agentHref(target),
     at: now,
     details: {
-      queueBinding: health.queueBound ? "bound" : "missing",
+      state: pipelineState(health),
       pending: health.pending,
       sendErrors: health.sendErrors,
       dropped: health.dropped,

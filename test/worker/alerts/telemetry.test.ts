@@ -54,7 +54,7 @@ describe("telemetry alert", () => {
       title: "Events not reaching the console",
       subject: `QueuelessAgent/${name}`,
       url: `https://oncall.example.com${agentHref(target)}`,
-      details: { queueBinding: "missing", pending: stats.pending, sendErrors: 0 },
+      details: { state: "no_queue", pending: stats.pending, sendErrors: 0 },
     });
     expect(json.summary).toContain("no telemetry Queue binding");
 
@@ -95,7 +95,7 @@ describe("telemetry alert", () => {
     const json = (await received(failing)).find((r) => r.channel === "webhook")!.body;
     expect(json).toMatchObject({
       kind: "telemetry",
-      details: { queueBinding: "bound", pending: 2, lastError: "queue: the Queue is unavailable (held by the test)" },
+      details: { state: "failing", pending: 2, lastError: "queue: the Queue is unavailable (held by the test)" },
     });
     expect(json.summary).toMatch(/^sends failing: \d+ failed sends? since this instance started/);
     expect(await received(healthy)).toEqual([]);
