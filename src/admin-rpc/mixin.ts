@@ -15,7 +15,6 @@ import type {
   StatusOutput,
   TriggerAlarmOutput,
 } from "./contract.js";
-import { telemetryHealth } from "./contract.js";
 import { stopWork } from "./force-idle.js";
 import {
   ADMIN_CONTRACT_VERSION,
@@ -47,6 +46,7 @@ import {
 import { checkRecord, findRunRecords, recoveryBudgetRecords, residencyRecords, runRecords } from "./records.js";
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import { activeFiberIds } from "./sdk-layout.js";
+import { healthOf } from "./telemetry-health.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
@@ -175,13 +175,13 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       // The telemetry mixin's outbox numbers what it ships; an agent without it has none to report.
       const telemetry = (this as { telemetry?: { shippedThrough?: () => number | null; stats?: () => unknown } }).telemetry;
       const shipped = typeof telemetry?.shippedThrough === "function" ? telemetry.shippedThrough() : null;
-      // Its own counts of what it sent and what waits (stripped to the contract's fields; an older mixin's lack them).
-      const health = typeof telemetry?.stats === "function" ? telemetryHealth.safeParse(telemetry.stats()) : null;
+      // Its own counts of what it sent and what waits (the client validates them with the contract's schema).
+      const health = typeof telemetry?.stats === "function" ? healthOf(telemetry.stats()) : null;
       return {
         ...s,
         capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length),
         eventsShippedThrough: shipped,
-        telemetry: health?.success ? health.data : null,
+        telemetry: health,
         recoveryPause: await readPause(this.ctx.storage, Date.now()),
       };
     }

@@ -1,6 +1,8 @@
+import { Telemetry } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import type { TelemetryHealth } from "../../src/admin-rpc/contract";
-import { pipelineBroken, pipelineState } from "../../src/admin-rpc/telemetry-health";
+import { telemetryHealth } from "../../src/admin-rpc/contract";
+import { healthOf, pipelineBroken, pipelineState } from "../../src/admin-rpc/telemetry-health";
 
 const ok: TelemetryHealth = { since: 1, queueBound: true, pending: 4, sent: 10, sendErrors: 0, dropped: 0, lastError: null };
 
@@ -24,5 +26,22 @@ describe("pipelineState", () => {
         { ...ok, sendErrors: 1 },
       ].map(pipelineBroken),
     ).toEqual([true, true]);
+  });
+});
+
+describe("healthOf", () => {
+  it("picks the contract's fields from a real Telemetry's stats(), and the client's schema takes them", () => {
+    const t = new Telemetry({ source: { agentClass: "A", agentName: "a" }, queue: null });
+    t.record("session.status_running", { turnSeq: 1 }, { sessionName: "a" });
+    const picked = healthOf(t.stats());
+    expect(picked).toEqual({ since: expect.any(Number), queueBound: false, pending: 1, sent: 0, sendErrors: 0, dropped: 0, lastError: null });
+    expect(telemetryHealth.parse(picked)).toEqual(picked);
+  });
+
+  it("answers null for stats without these counts (a telemetry package before them), never a half-filled object", () => {
+    const { queueBound: _, ...older } = new Telemetry({ source: { agentClass: "A", agentName: "a" } }).stats();
+    expect(healthOf(older)).toBeNull();
+    expect(healthOf(undefined)).toBeNull();
+    expect(healthOf({ ...ok, sent: "12" })).toBeNull();
   });
 });
