@@ -1,6 +1,6 @@
 import type { TelemetryHealth } from "../src/admin-rpc/contract";
 import { type PipelineState, pipelineState } from "../src/admin-rpc/telemetry-health";
-import { ago } from "./format";
+import { ago, duration } from "./format";
 
 /**
  * The words of an agent's telemetry pipeline, from its own counts (the status's `telemetry`): whether its events
@@ -34,7 +34,7 @@ function sentenceOf(state: PipelineState, h: TelemetryHealth, now: number): stri
     case "no_queue":
       return `not shipping: the agent's Worker has no telemetry Queue binding, so nothing reaches the console. ${events(h.pending)} wait in the agent's storage, which keeps only the newest of them.${dropped}`;
     case "failing":
-      return `sends failing: ${sends(h.sendErrors)} ${since}, ${h.sent} sent; ${events(h.pending)} wait in the agent's storage.${dropped}${last}`;
+      return `sends failing for ${duration(now - h.failingSince!)}: ${sends(h.sendErrors)} ${since}, ${h.sent} sent; ${events(h.pending)} wait in the agent's storage.${dropped}${last}`;
     case "degraded":
       return `shipping: ${events(h.sent)} sent ${since}, ${h.pending} waiting${h.sendErrors ? `, after ${sends(h.sendErrors)}` : ""}.${dropped}${last}`;
     default:

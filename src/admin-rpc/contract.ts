@@ -254,6 +254,8 @@ export const telemetryHealth = z.object({
   since: z.number(),
   /** False: the agent's Worker has no telemetry Queue binding, so nothing is ever sent. */
   queueBound: z.boolean(),
+  /** When the current run of failed sends began; null while the last send went through. */
+  failingSince: z.number().nullable(),
   /** Events waiting to be sent (in the outbox, or memory without one). */
   pending: z.number().int(),
   sent: z.number().int(),

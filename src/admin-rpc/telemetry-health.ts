@@ -10,14 +10,15 @@ export function healthOf(stats: unknown): TelemetryHealth | null {
   const counts = [s.since, s.pending, s.sent, s.sendErrors, s.dropped];
   if (!counts.every((n) => typeof n === "number") || typeof s.queueBound !== "boolean") return null;
   const [since, pending, sent, sendErrors, dropped] = counts as number[] as [number, number, number, number, number];
-  return { since, queueBound: s.queueBound, pending, sent, sendErrors, dropped, lastError: typeof s.lastError === "string" ? s.lastError : null };
+  const failingSince = typeof s.failingSince === "number" ? s.failingSince : null;
+  return { since, queueBound: s.queueBound, failingSince, pending, sent, sendErrors, dropped, lastError: typeof s.lastError === "string" ? s.lastError : null };
 }
 
 /**
  * What an agent's telemetry counts say of its pipeline (the console's side; the agent only reports the counts):
  * - `no_queue`: its Worker has no telemetry Queue binding, so nothing reaches the console;
- * - `failing`: sends failed and events wait;
- * - `degraded`: it ships, after failed sends or with events dropped;
+ * - `failing`: its last send failed (it retries with backoff), so events wait;
+ * - `degraded`: it ships, after failed sends it got through, or with events dropped;
  * - `shipping`: it ships, nothing failed or lost;
  * - `unknown`: the agent does not report it (no telemetry mixin, or mixins before contract 8).
  */
@@ -27,7 +28,7 @@ export type PipelineState = "no_queue" | "failing" | "degraded" | "shipping" | "
 export function pipelineState(h: TelemetryHealth | null): PipelineState {
   if (!h) return "unknown";
   if (!h.queueBound) return "no_queue";
-  if (h.sendErrors && h.pending) return "failing";
+  if (h.failingSince !== null) return "failing";
   if (h.sendErrors || h.dropped) return "degraded";
   return "shipping";
 }

@@ -22,6 +22,8 @@ export type TelemetryStats = {
   since: number;
   /** Whether a Queue was given: without one nothing is ever sent (events wait in the outbox, the newest MAX_UNSENT_CHARS of them). */
   queueBound: boolean;
+  /** When the current run of failed sends began (ms); null while the last send went through. */
+  failingSince: number | null;
   emitted: number;
   sent: number;
   pending: number;
@@ -136,6 +138,8 @@ export class Telemetry {
   #flushing: Promise<void> | null = null;
   #timer: ReturnType<typeof setTimeout> | null = null;
   #backoffMs = 0;
+  /** When the current run of failed sends began; null while the last send went through. */
+  #failingSince: number | null = null;
   /** Set when an event arrives while a flush is under way, so that flush is followed by another. */
   #dirty = false;
   #stats = {
@@ -501,10 +505,12 @@ export class Telemetry {
         }
         if (this.#outbox) this.#stats.sent += await this.#outbox.drain(queue, (rows) => this.#prepare(rows));
         this.#backoffMs = 0;
+        this.#failingSince = null;
       } catch (e) {
         this.#stats.sendErrors++;
         this.#fail("queue", e);
         this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs ? this.#backoffMs * 2 : 500);
+        this.#failingSince ??= Date.now();
       } finally {
         this.#flushing = null;
       }
@@ -580,6 +586,7 @@ export class Telemetry {
     return {
       since: this.#since,
       queueBound: this.#queue !== null,
+      failingSince: this.#failingSince,
       ...this.#stats,
       dropped: this.#stats.dropped + (this.#outbox?.dropped ?? 0),
       pending,

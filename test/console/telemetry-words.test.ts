@@ -3,7 +3,16 @@ import { telemetryHealthWords } from "../../console/telemetry-words";
 import type { TelemetryHealth } from "../../src/admin-rpc/contract";
 
 const now = Date.UTC(2026, 10, 25, 12, 0, 0);
-const healthy: TelemetryHealth = { since: now - 5 * 60_000, queueBound: true, pending: 0, sent: 120, sendErrors: 0, dropped: 0, lastError: null };
+const healthy: TelemetryHealth = {
+  since: now - 5 * 60_000,
+  queueBound: true,
+  failingSince: null,
+  pending: 0,
+  sent: 120,
+  sendErrors: 0,
+  dropped: 0,
+  lastError: null,
+};
 
 describe("telemetryHealthWords", () => {
   it("an agent that does not report its pipeline is unknown, and says why", () => {
@@ -30,17 +39,17 @@ describe("telemetryHealthWords", () => {
     expect(w.sentence).toContain("40 events dropped before the Queue");
   });
 
-  it("failed sends with events waiting are bad, and carry the agent's last error", () => {
-    const w = telemetryHealthWords({ ...healthy, pending: 7, sendErrors: 3, lastError: "queue: Queue send failed" }, now);
+  it("a last send that failed is bad, says for how long, and carries the agent's last error", () => {
+    const w = telemetryHealthWords({ ...healthy, pending: 7, sendErrors: 3, failingSince: now - 90_000, lastError: "queue: Queue send failed" }, now);
     expect(w).toEqual({
       state: "failing",
       tone: "bad",
       sentence:
-        "sends failing: 3 failed sends since this instance started 5m ago, 120 sent; 7 events wait in the agent's storage. Last error: queue: Queue send failed",
+        "sends failing for 1m 30s: 3 failed sends since this instance started 5m ago, 120 sent; 7 events wait in the agent's storage. Last error: queue: Queue send failed",
     });
   });
 
-  it("failed sends that were retried, or dropped events, are a warning", () => {
+  it("failed sends the retries got through, or dropped events, are a warning", () => {
     expect(telemetryHealthWords({ ...healthy, sendErrors: 1, lastError: "queue: x" }, now)).toEqual({
       state: "degraded",
       tone: "warn",

@@ -34,6 +34,7 @@ export function telemetryAlert(target: Source, health: TelemetryHealth | null, n
       dropped: health.dropped,
       lastError: health.lastError,
       since: new Date(health.since).toISOString(),
+      failingSince: health.failingSince === null ? null : new Date(health.failingSince).toISOString(),
       day,
     },
   };

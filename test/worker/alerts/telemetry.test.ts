@@ -97,7 +97,7 @@ describe("telemetry alert", () => {
       kind: "telemetry",
       details: { state: "failing", pending: 2, lastError: "queue: the Queue is unavailable (held by the test)" },
     });
-    expect(json.summary).toMatch(/^sends failing: \d+ failed sends? since this instance started/);
+    expect(json.summary).toMatch(/^sends failing for \d+(ms|s): \d+ failed sends? since this instance started/);
     expect(await received(healthy)).toEqual([]);
     await stub.holdQueue(false);
     await stub.settleTelemetry();

@@ -62,6 +62,7 @@ describe("the agent page's telemetry line", () => {
 
     const failing = await telemetryCell("GapAgent", name);
     expect(failing.tone).toBe("bad");
+    expect(failing.text).toMatch(/^sends failing for \d+(ms|s)/);
     expect(failing.text).toContain(`${held.sendErrors} failed send${held.sendErrors === 1 ? "" : "s"}`);
     expect(failing.text).toContain("3 events wait in the agent's storage");
     expect(failing.text).toContain("Last error: queue: the Queue is unavailable (held by the test)");
