@@ -262,7 +262,8 @@ export const telemetryHealth = z.object({
   sendErrors: z.number().int(),
   /** Events lost before the Queue: failed to record, or deleted unsent by the outbox's bound. */
   dropped: z.number().int(),
-  lastError: z
+  /** The last failed send's error, cut to MAX_TELEMETRY_ERROR_CHARS. */
+  lastSendError: z
     .string()
     .nullable()
     .transform((s) => (s === null ? null : s.slice(0, MAX_TELEMETRY_ERROR_CHARS))),
@@ -286,7 +287,8 @@ export const statusOutput = z.object({
   /** The recovery pause the agent holds (`active` says whether it is in force); null: none, and always from mixins before contract 5. */
   recoveryPause: recoveryPause.nullable().default(null),
   /** The telemetry pipeline's figures; null: no telemetry mixin, or mixins older than contract 8. */
-  telemetry: telemetryHealth.nullable().default(null),
+  // A field this console cannot read makes the line "not reported", not the whole status unreadable.
+  telemetry: telemetryHealth.nullable().default(null).catch(null),
 });
 export type StatusOutput = z.infer<typeof statusOutput>;
 

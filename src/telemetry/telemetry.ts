@@ -24,6 +24,8 @@ export type TelemetryStats = {
   queueBound: boolean;
   /** When the current run of failed sends began (ms); null while the last send went through. */
   failingSince: number | null;
+  /** The last failed send's error message (`lastError` is the last of any stage). */
+  lastSendError: string | null;
   emitted: number;
   sent: number;
   pending: number;
@@ -140,6 +142,8 @@ export class Telemetry {
   #backoffMs = 0;
   /** When the current run of failed sends began; null while the last send went through. */
   #failingSince: number | null = null;
+  /** The last failed send's error (lastError may be a later one of another stage). */
+  #lastSendError: string | null = null;
   /** Set when an event arrives while a flush is under way, so that flush is followed by another. */
   #dirty = false;
   #stats = {
@@ -511,6 +515,7 @@ export class Telemetry {
         this.#fail("queue", e);
         this.#backoffMs = Math.min(MAX_BACKOFF_MS, this.#backoffMs ? this.#backoffMs * 2 : 500);
         this.#failingSince ??= Date.now();
+        this.#lastSendError = e instanceof Error ? e.message : String(e);
       } finally {
         this.#flushing = null;
       }
@@ -587,6 +592,7 @@ export class Telemetry {
       since: this.#since,
       queueBound: this.#queue !== null,
       failingSince: this.#failingSince,
+      lastSendError: this.#lastSendError,
       ...this.#stats,
       dropped: this.#stats.dropped + (this.#outbox?.dropped ?? 0),
       pending,

@@ -2,51 +2,88 @@ import type { Source } from "@agent-oncall/telemetry";
 import { agentHref } from "../../console/links";
 import { telemetryHealthWords } from "../../console/telemetry-words";
 import type { TelemetryHealth } from "../../src/admin-rpc/contract";
-import { pipelineBroken, pipelineState } from "../../src/admin-rpc/telemetry-health";
+import { pipelineState } from "../../src/admin-rpc/pipeline-state";
+import type { Store } from "../../src/store/partitions";
+import { findAgentIn } from "../../src/store/read-models/merged";
 import type { AgentReconciliation } from "../reconcile/agent";
+import { storeFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import { type Alert, alertDay } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
 
 /**
- * "Events not reaching the console": an agent reconciliation asked says, by its own telemetry counts, that it ships
- * nothing (its Worker has no telemetry Queue binding) or that its sends fail while events wait. Such an agent looks
- * quiet, not broken, everywhere else in the console. Keyed by the agent and the UTC day, like alarm loops. Null when
- * the pipeline is not broken, or the agent does not report it.
+ * How long the console must have received nothing from an agent whose last send failed before that is alerted on:
+ * a blip the next retry gets through is not an outage. (The agent's own `failingSince` restarts at each wake, so a
+ * long outage of an often-evicted agent is told by the console's last event from it, not by the agent.)
  */
-export function telemetryAlert(target: Source, health: TelemetryHealth | null, now: number): Alert | null {
-  if (!health || !pipelineBroken(health)) return null;
+export const TELEMETRY_QUIET_MS = 5 * 60_000;
+
+/** An agent whose events cannot reach the console now, by its own counts. */
+export type BrokenPipeline = { target: Source; health: TelemetryHealth; state: "no_queue" | "failing" };
+
+/**
+ * The agents of reconciliation passes whose events cannot reach the console: no Queue binding, or a last send that
+ * failed while the console has heard nothing from the agent for TELEMETRY_QUIET_MS.
+ */
+export async function brokenPipelines(store: Store, passes: AgentReconciliation[], now: number): Promise<BrokenPipeline[]> {
+  const out: BrokenPipeline[] = [];
+  for (const { target, telemetry: health } of passes) {
+    const state = pipelineState(health);
+    if (!health || (state !== "no_queue" && state !== "failing")) continue;
+    if (state === "failing") {
+      const agent = await findAgentIn(store, target.agentClass, target.agentName);
+      if (agent && now - agent.lastSeen < TELEMETRY_QUIET_MS) continue;
+    }
+    out.push({ target, health, state });
+  }
+  return out;
+}
+
+/**
+ * "Events not reaching the console", one alert per agent class, state and UTC day: a missing binding or a Queue that
+ * refuses sends belongs to the Worker, so it breaks its agents all at once, and one alert each would spend the
+ * channel's hourly limit that exhausted and stuck alerts share. It names the first agent asked and how many more
+ * said the same; such agents look quiet, not broken, everywhere else in the console.
+ */
+export function telemetryAlert(group: BrokenPipeline[], now: number): Alert {
+  const [first] = group as [BrokenPipeline, ...BrokenPipeline[]];
+  const { target, health, state } = first;
   const day = alertDay(now);
+  const more = group.length > 1 ? ` ${group.length - 1} more agent(s) of ${target.agentClass} asked in the same pass say the same.` : "";
   return {
-    key: JSON.stringify(["telemetry", target.agentClass, target.agentName, day]),
+    key: JSON.stringify(["telemetry", target.agentClass, state, day]),
     kind: "telemetry",
     agentClass: target.agentClass,
     agentName: target.agentName,
-    subjectId: `${target.agentClass}/${target.agentName}`,
+    subjectId: state,
     title: "Events not reaching the console",
-    summary: telemetryHealthWords(health, now).sentence,
+    summary: `${target.agentName}: ${telemetryHealthWords(health, now).sentence}${more}`,
     path: agentHref(target),
     at: now,
     details: {
-      state: pipelineState(health),
+      state,
+      agents: group.length,
       pending: health.pending,
       sendErrors: health.sendErrors,
-      dropped: health.dropped,
-      lastError: health.lastError,
-      since: new Date(health.since).toISOString(),
+      lastSendError: health.lastSendError,
       failingSince: health.failingSince === null ? null : new Date(health.failingSince).toISOString(),
       day,
     },
   };
 }
 
-/** Raises an alert per agent of a reconciliation pass whose telemetry is broken. Alerts off: nothing is computed. */
+/** Raises the telemetry alerts a reconciliation pass calls for. Alerts off: nothing is computed. */
 export async function alertTelemetry(env: AlertEnv & { DB: D1Database }, passes: AgentReconciliation[], now = Date.now()): Promise<RaiseResult> {
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
+  const groups = new Map<string, BrokenPipeline[]>();
+  for (const b of await brokenPipelines(storeFromEnv(env), passes, now)) {
+    const k = JSON.stringify([b.target.agentClass, b.state]);
+    groups.set(k, [...(groups.get(k) ?? []), b]);
+  }
   return raiseAlerts(
     env,
-    passes.flatMap((p) => telemetryAlert(p.target, p.telemetry, now) ?? []),
+    [...groups.values()].map((g) => telemetryAlert(g, now)),
     now,
   );
 }
