@@ -96,6 +96,8 @@ describe.each(["ThinkChatFixture", "AiChatFixture"] as const)("pause recovery on
     // The agent's pause counts it.
     const status = await admin().status(target);
     expect(status.ok && status.value.recoveryPause).toMatchObject({ active: true, skipped: 1, held: [] });
+    // Its telemetry, through the same status, ships from the woken instance (the page's telemetry line: shipping).
+    expect(status.ok && status.value.telemetry).toMatchObject({ queueBound: true, failingSince: null, dropped: 0 });
 
     // An event with the turn's ids, not a silent skip; the incident keeps the SDK's word (skipped).
     await stub.settleTelemetry();
