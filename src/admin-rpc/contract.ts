@@ -260,7 +260,7 @@ export const telemetryHealth = z.object({
   pending: z.number().int(),
   sent: z.number().int(),
   sendErrors: z.number().int(),
-  /** Events lost before the Queue: failed to record, or deleted unsent by the outbox's bound. */
+  /** Events lost before the Queue: deleted unsent by the outbox's bound, pushed out of memory, or failed to record. */
   dropped: z.number().int(),
   /** The last failed send's error, cut to MAX_TELEMETRY_ERROR_CHARS. */
   lastSendError: z
