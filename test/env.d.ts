@@ -31,6 +31,7 @@ declare namespace Cloudflare {
     NoEvictWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").NoEvictWorkAgent>;
     TelemetryOnlyAgent: DurableObjectNamespace<import("./fixtures/telemetry-only-agent").TelemetryOnlyAgent>;
     QueuelessAgent: DurableObjectNamespace<import("./fixtures/queueless-agent").QueuelessAgent>;
+    UnboundAdminAgent: DurableObjectNamespace<import("./fixtures/queueless-agent").UnboundAdminAgent>;
     LossyAgent: DurableObjectNamespace<import("./fixtures/lossy-agent").LossyAgent>;
     ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
     PausableAgent: DurableObjectNamespace<import("./fixtures/pausable-agent").PausableAgent>;

@@ -38,6 +38,7 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       NoEvictWorkAgent: "NoEvictWorkAgent",
       TelemetryOnlyAgent: "TelemetryOnlyAgent",
       QueuelessAgent: "QueuelessAgent",
+      UnboundAdminAgent: "UnboundAdminAgent",
       LossyAgent: "LossyAgent",
       ObservedWorkAgent: "ObservedWorkAgent",
       CostlyAgent: "CostlyAgent",

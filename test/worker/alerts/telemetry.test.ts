@@ -34,13 +34,13 @@ describe("telemetry alert", () => {
     const names = [`tel-alert-${uid()}`, `tel-alert-${uid()}`];
     const passes = [];
     for (const name of names) {
-      const stub = await getAgentByName(env.QueuelessAgent, name);
+      const stub = await getAgentByName(env.UnboundAdminAgent, name);
       await stub.work();
       // Known to the console from before its binding went (a deploy dropped it).
-      await registerAgent("QueuelessAgent", name);
-      passes.push(await reconcileAgent(env, { agentClass: "QueuelessAgent", agentName: name }, ASK));
+      await registerAgent("UnboundAdminAgent", name);
+      passes.push(await reconcileAgent(env, { agentClass: "UnboundAdminAgent", agentName: name }, ASK));
     }
-    const stats = await (await getAgentByName(env.QueuelessAgent, names[0]!)).telemetryStats();
+    const stats = await (await getAgentByName(env.UnboundAdminAgent, names[0]!)).telemetryStats();
     expect(passes.map((p) => p.error)).toEqual([null, null]);
     expect(passes[0]!.telemetry).toMatchObject({ queueBound: false, sent: 0, pending: stats.pending });
 
@@ -54,16 +54,16 @@ describe("telemetry alert", () => {
     expect(json).toMatchObject({
       kind: "telemetry",
       title: "Events not reaching the console",
-      agent: { class: "QueuelessAgent", name: names[0] },
-      url: `https://oncall.example.com${agentHref({ agentClass: "QueuelessAgent", agentName: names[0]! })}`,
+      agent: { class: "UnboundAdminAgent", name: names[0] },
+      url: `https://oncall.example.com${agentHref({ agentClass: "UnboundAdminAgent", agentName: names[0]! })}`,
       details: { state: "no_queue", agents: 2, pending: stats.pending, sendErrors: 0 },
     });
     expect(json.summary).toMatch(new RegExp(`^${names[0]}: not shipping: the agent's Worker has no telemetry Queue binding`));
-    expect(json.summary).toContain("1 more agent(s) of QueuelessAgent asked in the same pass say the same.");
+    expect(json.summary).toContain("1 more agent(s) of UnboundAdminAgent asked in the same pass say the same.");
     expect(await received(names[1]!)).toEqual([]);
 
     // Asked again the same day: no second alert.
-    const again = await alertTelemetry(env, [await reconcileAgent(env, { agentClass: "QueuelessAgent", agentName: names[1]! }, ASK)], Date.now());
+    const again = await alertTelemetry(env, [await reconcileAgent(env, { agentClass: "UnboundAdminAgent", agentName: names[1]! }, ASK)], Date.now());
     expect(again.queued).toBe(0);
     expect((await received(names[0]!)).length).toBe(2);
   }, 60_000);

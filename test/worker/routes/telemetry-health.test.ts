@@ -33,14 +33,14 @@ beforeAll(async () => {
 describe("the agent page's telemetry line", () => {
   it("says an agent whose Worker lost its Queue binding ships nothing, with the events waiting in its storage", async () => {
     const name = `queueless-${uid()}`;
-    const agent = await getAgentByName(env.QueuelessAgent, name);
+    const agent = await getAgentByName(env.UnboundAdminAgent, name);
     // The console knows the agent from before its binding went (a deploy dropped it).
-    await registerAgent("QueuelessAgent", name);
+    await registerAgent("UnboundAdminAgent", name);
     await agent.work();
     const stats = await agent.telemetryStats();
     expect(stats).toMatchObject({ queueBound: false, sent: 0, pending: 3 });
 
-    const cell = await telemetryCell("QueuelessAgent", name);
+    const cell = await telemetryCell("UnboundAdminAgent", name);
     expect(cell.tone).toBe("bad");
     expect(cell.text).toContain("no telemetry Queue binding");
     expect(cell.text).toContain(`${stats.pending} events wait in the agent's storage`);
