@@ -32,6 +32,7 @@ declare namespace Cloudflare {
     TelemetryOnlyAgent: DurableObjectNamespace<import("./fixtures/telemetry-only-agent").TelemetryOnlyAgent>;
     QueuelessAgent: DurableObjectNamespace<import("./fixtures/queueless-agent").QueuelessAgent>;
     UnboundAdminAgent: DurableObjectNamespace<import("./fixtures/queueless-agent").UnboundAdminAgent>;
+    QuietClassAgent: DurableObjectNamespace<import("./fixtures/queueless-agent").QuietClassAgent>;
     LossyAgent: DurableObjectNamespace<import("./fixtures/lossy-agent").LossyAgent>;
     ObservedWorkAgent: DurableObjectNamespace<import("./fixtures/durable-work-agent").ObservedWorkAgent>;
     PausableAgent: DurableObjectNamespace<import("./fixtures/pausable-agent").PausableAgent>;

@@ -39,6 +39,7 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       TelemetryOnlyAgent: "TelemetryOnlyAgent",
       QueuelessAgent: "QueuelessAgent",
       UnboundAdminAgent: "UnboundAdminAgent",
+      QuietClassAgent: "QuietClassAgent",
       LossyAgent: "LossyAgent",
       ObservedWorkAgent: "ObservedWorkAgent",
       CostlyAgent: "CostlyAgent",

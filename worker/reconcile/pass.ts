@@ -1,10 +1,12 @@
+import type { Source } from "@agent-oncall/telemetry";
 import { partitionFor } from "../../src/store/partitions";
 import { gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import type { ConsoleConfig } from "../config";
 import type { Env } from "../env";
 import { storeFromEnv } from "../store";
-import { type AgentReconciliation, GAP_FILL_RECENT, reconcileAgent } from "./agent";
+import { type AgentReconciliation, GAP_FILL_RECENT, type ReconcileOptions, reconcileAgent } from "./agent";
+import { quietClassTargets } from "./quiet-classes";
 
 /** Reconciliation settings (worker/config.ts: RECONCILE_AFTER_MINUTES, RECONCILE_BATCH). */
 export type ReconcileSettings = ConsoleConfig["reconcile"];
@@ -17,7 +19,8 @@ export const PAGE_RECONCILE_AFTER_MS = 60_000;
  * longer than `afterMs` without an event or a confirmation, oldest first, at
  * most `batch` of them; then the agents some of whose events never arrived (a
  * sequence gap), at most `batch` more, whose recent runs are filled in from
- * what they record. Each is asked in turn. Returns what each said.
+ * what they record; then one agent of each class the console has heard nothing
+ * from for a while (quiet-classes.ts). Each is asked in turn. Returns what each said.
  */
 export async function reconcileStale(env: Env, settings: ReconcileSettings, now = Date.now()): Promise<AgentReconciliation[]> {
   const before = now - settings.afterMs;
@@ -28,15 +31,22 @@ export async function reconcileStale(env: Env, settings: ReconcileSettings, now 
   const agents = [...stale, ...gaps.filter((g) => !stale.some((s) => key(s) === key(g)))].map(({ agentClass, agentName }) => ({ agentClass, agentName }));
   const out: AgentReconciliation[] = [];
   // One at a time: a pass is background work, and a sick agent's timeout must not multiply.
-  for (const a of agents) {
-    try {
-      out.push(await reconcileAgent(env, a, { now, minAgeMs: settings.afterMs, ...(gapped.has(key(a)) ? { fillRecent: GAP_FILL_RECENT } : {}) }));
-    } catch (e) {
-      // The admin client answers typed errors; this is the store or the Queue failing. Noted, and the pass goes on.
-      const error = e instanceof Error ? e.message : String(e);
-      await recordReconciliation(partitionFor(store, a.agentClass, a.agentName), { ...a, askedAt: now, findings: 0, error }).catch(() => {});
-      out.push({ target: a, findings: [], error, telemetry: null });
-    }
-  }
+  for (const a of agents) out.push(await ask(env, a, { now, minAgeMs: settings.afterMs, ...(gapped.has(key(a)) ? { fillRecent: GAP_FILL_RECENT } : {}) }));
+  // Then one agent of each class gone quiet, so a Worker whose telemetry broke while nothing was open is asked too.
+  const answered = new Set(out.filter((r) => r.error === null).map((r) => r.target.agentClass));
+  for (const a of await quietClassTargets(env, now, before, answered)) out.push(await ask(env, a, { now, minAgeMs: settings.afterMs }));
   return out;
+}
+
+/** Asks one agent (reconcileAgent). The admin client answers typed errors; a throw is the store or the Queue failing: noted, and the pass goes on. */
+async function ask(env: Env, a: Source, opts: ReconcileOptions): Promise<AgentReconciliation> {
+  try {
+    return await reconcileAgent(env, a, opts);
+  } catch (e) {
+    const error = e instanceof Error ? e.message : String(e);
+    await recordReconciliation(partitionFor(storeFromEnv(env), a.agentClass, a.agentName), { ...a, askedAt: opts.now ?? Date.now(), findings: 0, error }).catch(
+      () => {},
+    );
+    return { target: a, findings: [], error, telemetry: null };
+  }
 }
