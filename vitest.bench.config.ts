@@ -15,7 +15,7 @@ export default defineConfig(async () => {
   // the bench worker hosts its own agents.
   const config = deriveConsoleConfig({
     agents: null,
-    vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent,BenchDemoLikeAgent,BenchDemoLikeFlushAgent" },
+    vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent,BenchTelemetryFlushAgent,BenchDemoLikeAgent,BenchDemoLikeFlushAgent" },
   });
   const configPath = writeGeneratedConfig("console.bench.jsonc", config);
   return {
@@ -38,6 +38,7 @@ export default defineConfig(async () => {
           durableObjects: {
             BenchPlainAgent: { className: "BenchPlainAgent", useSQLite: true },
             BenchTelemetryAgent: { className: "BenchTelemetryAgent", useSQLite: true },
+            BenchTelemetryFlushAgent: { className: "BenchTelemetryFlushAgent", useSQLite: true },
             BenchDemoLikeAgent: { className: "BenchDemoLikeAgent", useSQLite: true },
             BenchDemoLikeFlushAgent: { className: "BenchDemoLikeFlushAgent", useSQLite: true },
           },

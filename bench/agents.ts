@@ -29,19 +29,26 @@ export class BenchPlainAgent extends Agent<Env> {
   }
 }
 
-/** The same agent with the telemetry mixin. */
-export class BenchTelemetryAgent extends withTelemetry(Agent<Env>) {
-  run(steps: number): Promise<number> {
-    return this.runFiber("bench", (ctx) => work((d) => ctx.stash(d), steps));
-  }
-  loop(n: number, steps: number): Promise<number> {
-    return loop((s) => this.run(s), n, steps);
-  }
-  async settle() {
-    await this.telemetry.settle();
-    return this.telemetry.stats();
-  }
+/** The same agent with the telemetry mixin, its outbox written as `outboxWrites` says. */
+function telemetryAgent(outboxWrites: "turn" | "flush") {
+  return class extends withTelemetry(Agent<Env>, { outboxWrites }) {
+    run(steps: number): Promise<number> {
+      return this.runFiber("bench", (ctx) => work((d) => ctx.stash(d), steps));
+    }
+    loop(n: number, steps: number): Promise<number> {
+      return loop((s) => this.run(s), n, steps);
+    }
+    async settle() {
+      await this.telemetry.settle();
+      return this.telemetry.stats();
+    }
+  };
 }
+
+/** With the default outbox writes (each turn's events in that turn). */
+export class BenchTelemetryAgent extends telemetryAgent("turn") {}
+/** With `outboxWrites: "flush"`: what the outbox write costs runFiber, by difference. */
+export class BenchTelemetryFlushAgent extends telemetryAgent("flush") {}
 
 /** Counts the rows written by statements on the telemetry outbox's tables (any version), from the cursors. */
 function countOutboxWrites(sql: SqlStorage): { rows: number } {

@@ -2,4 +2,4 @@
 
 export * from "../worker/index";
 export { default } from "../worker/index";
-export { BenchDemoLikeAgent, BenchDemoLikeFlushAgent, BenchPlainAgent, BenchTelemetryAgent } from "./agents";
+export { BenchDemoLikeAgent, BenchDemoLikeFlushAgent, BenchPlainAgent, BenchTelemetryAgent, BenchTelemetryFlushAgent } from "./agents";

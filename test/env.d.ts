@@ -63,6 +63,7 @@ declare namespace Cloudflare {
     BenchTelemetryAgent: DurableObjectNamespace<import("../bench/agents").BenchTelemetryAgent>;
     BenchDemoLikeAgent: DurableObjectNamespace<import("../bench/agents").BenchDemoLikeAgent>;
     BenchDemoLikeFlushAgent: DurableObjectNamespace<import("../bench/agents").BenchDemoLikeFlushAgent>;
+    BenchTelemetryFlushAgent: DurableObjectNamespace<import("../bench/agents").BenchTelemetryFlushAgent>;
   }
 }
 /** Vite's `?raw` imports (a file's text), as tests read wrangler.jsonc. */
