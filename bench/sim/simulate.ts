@@ -163,10 +163,15 @@ export async function simulate(
   // Paced retention's statements run inside the consumer: told apart, since during this run they delete the backlog.
   const pacing = pacingCost(load, [...new Set([...Object.keys(dueBefore), ...PACE_DELETES_FROM])]);
   const ingestWritten = (load.d1.rowsWritten - pacing.written) / ev;
+  // listed_at (last activity to the minute) is rewritten when the minute changes: a short run pays it once or not at all.
+  const startMs = Date.parse(started);
+  const minutesCrossed = Math.floor((startMs + input.seconds * 1000) / 60_000) - Math.floor(startMs / 60_000);
   say(
     `d1 rows: ${fmt(ingestWritten, 2)} written/event by ingest, ${fmt((load.d1.rowsRead - pacing.read) / ev, 2)} read/event; paced retention's ${fmt(pacing.written / ev, 2)} written, ${fmt(pacing.read / ev, 2)} read/event on top, deleting the backlog ` +
       `(meta, summed over ${fmt(load.d1.statements)} statements in ${fmt(load.d1.roundTrips)} round trips)` +
       (opts.targets ? ` (target written <= ${TARGETS.rowsWrittenPerEvent}: ${met(ingestWritten <= TARGETS.rowsWrittenPerEvent)}, ingest's)` : "") +
+      `; this run crossed ${minutesCrossed} minute boundar${minutesCrossed === 1 ? "y" : "ies"}, where each active agent's and open run's listed_at (last activity to the minute) is rewritten once: ` +
+      `a run shorter than a minute pays that in full or not at all, a steady fleet once a minute` +
       `; store rows added ${fmt(rowsAdded)} = ${fmt(rowsAdded / ev, 2)}/event: ${Object.entries(rowsAfter)
         .filter(([t, n]) => n !== rowsBefore[t])
         .map(([t, n]) => `${t} +${fmt(n - (rowsBefore[t] ?? 0))}`)
