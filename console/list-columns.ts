@@ -2,7 +2,7 @@ import type { AnyColumnSet } from "./components/columns";
 import { INCIDENT_COLUMN_SET } from "./components/incident-table";
 import { OP_COLUMN_SET } from "./components/ops-table";
 import type { ListName } from "./links";
-import { AGENT_COLUMN_SET } from "./pages/agents";
+import { AGENT_COLUMN_SET, agentColumnSetFor } from "./pages/agents";
 import { ALERT_COLUMN_SET } from "./pages/alerts";
 import { AUDIT_COLUMN_SET, BACKUP_COLUMN_SET } from "./pages/lists";
 import { RUN_COLUMN_SET } from "./pages/runs";
@@ -24,3 +24,11 @@ export const LIST_COLUMNS: Partial<Record<ListName, AnyColumnSet>> = {
   stuck: STUCK_COLUMN_SET,
   alerts: ALERT_COLUMN_SET,
 };
+
+/**
+ * The column declaration of `list` as filtered: the list's own, except where a filter lists other rows (the agents
+ * whose events cannot reach the console). The export's `cols=` and its empty file's header follow it.
+ */
+export function listColumnsFor(list: ListName, filters: Record<string, string | undefined>): AnyColumnSet | undefined {
+  return list === "agents" ? agentColumnSetFor(filters) : LIST_COLUMNS[list];
+}

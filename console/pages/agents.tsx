@@ -1,5 +1,15 @@
-import { type AgentRow, type EventGap, eventGapOf, GAP_COUNT_WINDOW, type Page } from "../../src/store/read-models";
-import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
+import {
+  type AgentRow,
+  agentListFilters,
+  BLOCKED_COUNT_WINDOW,
+  type BlockedAgentRow,
+  type EventGap,
+  eventGapOf,
+  GAP_COUNT_WINDOW,
+  type Page,
+  TELEMETRY_QUIET_MS,
+} from "../../src/store/read-models";
+import { type Column, ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
@@ -12,76 +22,131 @@ type Query = Record<string, string | undefined>;
 /** "1 event" / "3 events". */
 const events = (n: number) => `${n} ${n === 1 ? "event" : "events"}`;
 
+/** Every agents list's first column: the agent, as the link to its page (a blocked agent's row is an agent's row too). */
+const AGENT_KEY_COLUMN: Column<AgentRow, { now: number }> = {
+  id: "agent",
+  header: "agent",
+  fields: ["agentName", "agentClass"],
+  cell: (a) => <a href={agentHref(a)}>{a.agentName}</a>,
+};
+
 /** The agents list's columns: the agent (its link), then those `cols=` picks. */
-export const AGENT_COLUMN_SET = columnSet<AgentRow, { now: number }>(
-  "agents",
-  { id: "agent", header: "agent", fields: ["agentName", "agentClass"], cell: (a) => <a href={agentHref(a)}>{a.agentName}</a> },
-  [
-    { id: "class", header: "class", fields: ["agentClass"], cell: (a) => a.agentClass },
-    { id: "lastSeen", header: "last seen", fields: ["lastSeen"], cell: (a, x) => <Ago t={a.lastSeen} now={x.now} /> },
-    {
-      id: "missing",
-      header: "missing events",
-      num: true,
-      fields: ["seqMax", "seqSeen"],
-      cell: (a) => {
-        const gap = eventGapOf(a);
-        return gap.highest === null ? "—" : gap.missing;
-      },
+export const AGENT_COLUMN_SET = columnSet<AgentRow, { now: number }>("agents", AGENT_KEY_COLUMN, [
+  { id: "class", header: "class", fields: ["agentClass"], cell: (a) => a.agentClass },
+  { id: "lastSeen", header: "last seen", fields: ["lastSeen"], cell: (a, x) => <Ago t={a.lastSeen} now={x.now} /> },
+  {
+    id: "missing",
+    header: "missing events",
+    num: true,
+    fields: ["seqMax", "seqSeen"],
+    cell: (a) => {
+      const gap = eventGapOf(a);
+      return gap.highest === null ? "—" : gap.missing;
     },
-    {
-      id: "arrived",
-      header: "numbered events arrived",
-      num: true,
-      fields: ["seqMax", "seqSeen"],
-      cell: (a) => {
-        const gap = eventGapOf(a);
-        return gap.highest === null ? "unnumbered" : `${gap.arrived} of ${gap.highest}`;
-      },
+  },
+  {
+    id: "arrived",
+    header: "numbered events arrived",
+    num: true,
+    fields: ["seqMax", "seqSeen"],
+    cell: (a) => {
+      const gap = eventGapOf(a);
+      return gap.highest === null ? "unnumbered" : `${gap.arrived} of ${gap.highest}`;
     },
-  ],
-);
+  },
+]);
+
+/** What a blocked agent said of its pipeline (src/admin-rpc/pipeline-state.ts), in a few words. */
+const PIPELINE_WORDS: Record<BlockedAgentRow["pipeline"], string> = {
+  no_queue: "no telemetry Queue binding",
+  failing: "sends failing",
+};
 
 /**
- * The agent registry, or (gaps=true) exactly the agents with events that never arrived: the list the
- * overview's "Agents with missing events" card counts. One row per agent.
+ * The columns of the agents whose events cannot reach the console (blocked=true): what each said and when it was
+ * asked, in place of the event counts. A list of its own rows (the agent joined with its last answer), so its own
+ * declaration, under the same list name: its page, its cards and its download share it.
  */
-export function AgentsPage(props: { ctx: PageContext; query: Query; page: Page<AgentRow>; gapsOnly: boolean; cols?: readonly string[] }) {
+export const BLOCKED_AGENT_COLUMN_SET = columnSet<BlockedAgentRow, { now: number }>("agents", AGENT_KEY_COLUMN, [
+  { id: "class", header: "class", fields: ["agentClass"], cell: (a) => a.agentClass },
+  { id: "pipeline", header: "what it said", fields: ["pipeline"], cell: (a) => PIPELINE_WORDS[a.pipeline] },
+  { id: "asked", header: "asked", fields: ["askedAt"], cell: (a, x) => <Ago t={a.askedAt} now={x.now} /> },
+  { id: "lastSeen", header: "last heard from", fields: ["lastSeen"], cell: (a, x) => <Ago t={a.lastSeen} now={x.now} /> },
+]);
+
+/** The agents list's column declaration for its filters (as given): blocked=true lists other rows (BLOCKED_AGENT_COLUMN_SET). */
+export const agentColumnSetFor = (filters: Record<string, unknown>) =>
+  agentListFilters.shape.blocked.safeParse(filters.blocked).data === true ? BLOCKED_AGENT_COLUMN_SET : AGENT_COLUMN_SET;
+
+/**
+ * The agent registry, or exactly the agents with events that never arrived (gaps=true), or exactly the agents whose
+ * events cannot reach the console (blocked=true): the lists the overview's two agent cards count. One row per agent.
+ */
+export function AgentsPage(props: {
+  ctx: PageContext;
+  query: Query;
+  page: Page<AgentRow> | Page<BlockedAgentRow>;
+  only: "gaps" | "blocked" | null;
+  cols?: readonly string[];
+}) {
   const q = props.query;
-  const title = props.gapsOnly ? "Agents with missing events" : "Agents";
+  const title = props.only === "gaps" ? "Agents with missing events" : props.only === "blocked" ? "Agents whose events cannot reach the console" : "Agents";
+  const empty = props.page.next
+    ? "None on this page; the next page continues."
+    : props.only === "gaps"
+      ? "Every numbered event arrived."
+      : props.only === "blocked"
+        ? "No agent asked said its events cannot reach the console, or events arrived from it since."
+        : "No agent has reported.";
   return (
     <Layout ctx={props.ctx} title={title} active="">
-      {props.gapsOnly ? (
+      {props.only === "gaps" ? (
         <p class="muted" data-testid="gaps-explained">
           Each agent numbers the events it sends. These agents sent numbered events that the console never stored: lost on the way (a local Queue killed with
           messages in it) or refused at ingest (see dead letters). A page looks at up to {GAP_COUNT_WINDOW.toLocaleString("en-US")} agents, most recently seen
           first; a short page with a next page continues the search.
         </p>
       ) : null}
+      {props.only === "blocked" ? (
+        <p class="muted" data-testid="blocked-explained">
+          When reconciliation asked these agents, they said their Worker has no telemetry Queue binding, or that their sends have been failing while the console
+          heard nothing from them for {TELEMETRY_QUIET_MS / 60_000} minutes; no event of theirs has arrived since. Their events wait in their own storage, so
+          everywhere else they look quiet, not broken. Only agents reconciliation asked are here: those with stale work or missing events, and one agent of each
+          class gone quiet. A page looks at up to {BLOCKED_COUNT_WINDOW.toLocaleString("en-US")} of them, most recently asked first.
+        </p>
+      ) : null}
       <FilterForm action={LISTS.agents}>
         <TextFilter name="agentClass" label="class" value={q.agentClass} />
         <SelectFilter name="gaps" label="missing events" value={q.gaps} options={["true"]} />
-        <ColumnChooser set={AGENT_COLUMN_SET} cols={props.cols ?? []} />
+        <SelectFilter name="blocked" label="events blocked" value={q.blocked} options={["true"]} />
+        <ColumnChooser set={props.only === "blocked" ? BLOCKED_AGENT_COLUMN_SET : AGENT_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <ExportLinks list="agents" query={q} />
-      <ColumnTable
-        set={AGENT_COLUMN_SET}
-        rows={props.page.items}
-        x={{ now: props.ctx.now }}
-        testId="agents"
-        cols={props.cols}
-        rowAttrs={(a) => ({
-          "data-testid": "agent-row",
-          "data-agent-class": a.agentClass,
-          "data-agent-name": a.agentName,
-          "data-missing": String(eventGapOf(a).missing),
-        })}
-      />
-      {props.page.items.length === 0 ? (
-        <p class="muted">
-          {props.page.next ? "None on this page; the next page continues." : props.gapsOnly ? "Every numbered event arrived." : "No agent has reported."}
-        </p>
-      ) : null}
+      {props.only === "blocked" ? (
+        <ColumnTable
+          set={BLOCKED_AGENT_COLUMN_SET}
+          rows={props.page.items as BlockedAgentRow[]}
+          x={{ now: props.ctx.now }}
+          testId="agents"
+          cols={props.cols}
+          rowAttrs={(a) => ({ "data-testid": "agent-row", "data-agent-class": a.agentClass, "data-agent-name": a.agentName, "data-pipeline": a.pipeline })}
+        />
+      ) : (
+        <ColumnTable
+          set={AGENT_COLUMN_SET}
+          rows={props.page.items as AgentRow[]}
+          x={{ now: props.ctx.now }}
+          testId="agents"
+          cols={props.cols}
+          rowAttrs={(a) => ({
+            "data-testid": "agent-row",
+            "data-agent-class": a.agentClass,
+            "data-agent-name": a.agentName,
+            "data-missing": String(eventGapOf(a).missing),
+          })}
+        />
+      )}
+      {props.page.items.length === 0 ? <p class="muted">{empty}</p> : null}
       <Pager path={LISTS.agents} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
   );

@@ -87,6 +87,8 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
     ],
     // Agents, not events: the list it links to has one row per agent (each row says how many of its events are missing).
     ["Agents with missing events", listHref("agents", { gaps: "true" }), counts.agentsWithGaps, counts.agentsWithGaps.n > 0, undefined],
+    // Agents that said, when reconciliation asked, that their events cannot reach the console, and have sent none since.
+    ["Agents whose events cannot reach the console", listHref("agents", { blocked: "true" }), counts.agentsBlocked, counts.agentsBlocked.n > 0, undefined],
     // Agents, each kept awake by an alarm that keeps firing with nothing to do: the awake list's loops.
     ["Alarm loops", listHref("awake", { resident: "idle" }), alarmLoops, alarmLoops.n > 0, undefined],
   ];

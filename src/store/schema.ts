@@ -110,8 +110,18 @@ export const reconciliations = sqliteTable(
     error: text("error"),
     /** The agent's next alarm as it answered at `asked_at` (stuck detection: an alarm overdue); null when none or no answer. */
     nextAlarmAt: integer("next_alarm_at"),
+    /**
+     * The agent's telemetry pipeline as it last answered, kept only when its events could not reach the console:
+     * "no_queue" or "failing" (src/admin-rpc/pipeline-state.ts); null when it shipped or never said. An ask it could
+     * not answer keeps what it said before (nothing showed it healed). The overview's blocked-agents figure.
+     */
+    pipeline: text("pipeline", { enum: ["no_queue", "failing"] }),
   },
-  (t) => [primaryKey({ columns: [t.agentClass, t.agentName] })],
+  (t) => [
+    primaryKey({ columns: [t.agentClass, t.agentName] }),
+    // Only agents that said their events cannot reach the console: a healthy answer writes no index entry.
+    index("reconciliations_blocked").on(t.askedAt, t.agentClass, t.agentName).where(sql`pipeline IS NOT NULL`),
+  ],
 );
 
 /**

@@ -5,7 +5,7 @@ import { partitionFor, partitionOf, type Store, singleStore } from "../../src/st
 import { exhaustingSoon } from "../../src/store/read-models/budget";
 import { listDeploys } from "../../src/store/read-models/deploys";
 import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
-import { agentsWithGapsIn, bulkTargetsIn, gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
+import { agentsWithGapsIn, blockedAgentsIn, bulkTargetsIn, gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
 import { exhaustedIncidentsIn, openAmbiguousOpsIn, respentLastHourIn } from "../../src/store/read-models/merged-alerts";
 import { deployStormsIn, incidentsOpenedInStore, listDeploysIn, previousDeployIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
@@ -90,7 +90,10 @@ function fleet(): TelemetryEvent[] {
 /** Drops rowsRead (a merged read reads every partition) at any depth of an answer. */
 const facts = (x: unknown): unknown => JSON.parse(JSON.stringify(x, (k, v) => (k === "rowsRead" ? undefined : v)));
 
-/** Reconciliation asked some agents (its record lives in each agent's partition): some recently, some with an alarm long overdue. */
+/**
+ * Reconciliation asked some agents (its record lives in each agent's partition): some recently, some with an alarm
+ * long overdue, some saying their events cannot reach the console (agents ov-21 and ov-36 were heard from since).
+ */
 async function reconcileSome(store: Store): Promise<void> {
   for (let a = 0; a < 40; a += 3) {
     const agent = { agentClass: CLASSES[a % 2]!, agentName: `ov-${a}` };
@@ -101,6 +104,7 @@ async function reconcileSome(store: Store): Promise<void> {
       findings: 0,
       error: null,
       nextAlarmAt,
+      pipeline: a % 9 === 0 ? "no_queue" : a % 9 === 3 ? "failing" : null,
     });
   }
 }
@@ -174,6 +178,14 @@ async function readAll(store: Store) {
         after = p.next;
       } while (after && pages.length < 100);
       out[`gaps list/${limit}/${agentClass}`] = pages;
+      const blocked: [unknown[], string | null][] = [];
+      after = null;
+      do {
+        const p: Page<unknown> = await blockedAgentsIn(store, { limit, after, agentClass });
+        blocked.push([p.items, p.next]);
+        after = p.next;
+      } while (after && blocked.length < 100);
+      out[`blocked list/${limit}/${agentClass}`] = blocked;
     }
   return facts(out) as Record<string, unknown>;
 }
@@ -206,7 +218,9 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
 
   // Not vacuous: every figure has something to count, and the small caps and limits cut.
   const counts = single["counts/1000"] as Record<string, { n: number; capped: boolean }>;
-  for (const k of ["running", "openIncidents", "exhaustions24h", "ambiguousOps", "agentsWithGaps"]) expect(counts[k]!.n, k).toBeGreaterThan(2);
+  for (const k of ["running", "openIncidents", "exhaustions24h", "ambiguousOps", "agentsWithGaps", "agentsBlocked"]) expect(counts[k]!.n, k).toBeGreaterThan(2);
+  expect((single["counts/5"] as { agentsBlocked: unknown }).agentsBlocked).toEqual({ n: 5, capped: true });
+  expect((single["blocked list/50/undefined"] as [unknown[]][])[0]![0]).toHaveLength(counts.agentsBlocked!.n);
   expect(single["counts/1000"]).toMatchObject({ respentTokens24h: expect.any(Number) });
   expect((single["counts/1000"] as { respentTokens24h: number }).respentTokens24h).toBeGreaterThan(0);
   expect((single["counts/2"] as { running: { capped: boolean } }).running.capped).toBe(true);

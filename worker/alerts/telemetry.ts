@@ -4,19 +4,13 @@ import { telemetryHealthWords } from "../../console/telemetry-words";
 import type { TelemetryHealth } from "../../src/admin-rpc/contract";
 import { pipelineState } from "../../src/admin-rpc/pipeline-state";
 import type { Store } from "../../src/store/partitions";
+import { TELEMETRY_QUIET_MS } from "../../src/store/read-models/blocked-agents";
 import { findAgentIn } from "../../src/store/read-models/merged";
 import type { AgentReconciliation } from "../reconcile/agent";
 import { storeFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import { type Alert, alertDay } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
-
-/**
- * How long the console must have received nothing from an agent whose last send failed before that is alerted on:
- * a blip the next retry gets through is not an outage. (The agent's own `failingSince` restarts at each wake, so a
- * long outage of an often-evicted agent is told by the console's last event from it, not by the agent.)
- */
-export const TELEMETRY_QUIET_MS = 5 * 60_000;
 
 /** An agent whose events cannot reach the console now, by its own counts. */
 export type BrokenPipeline = { target: Source; health: TelemetryHealth; state: "no_queue" | "failing" };

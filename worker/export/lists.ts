@@ -5,6 +5,7 @@ import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { parseFilters } from "../../src/store/read-models/filters";
 import {
   agentsWithGapsIn,
+  blockedAgentsIn,
   bulkTargetsIn,
   listAgentsIn,
   listAmbiguousOpsIn,
@@ -67,14 +68,17 @@ const STUCK_READ_MAX = 500;
 
 /** Per list, how its export reads it: the read model its page uses, with the page's filters. */
 export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilters, cap: number) => ExportReader> = {
-  // With gaps=true the page lists exactly the agents with missing events: so does the download.
+  // With gaps=true (blocked=true) the page lists exactly the agents with missing events (whose events cannot reach
+  // the console): so does the download.
   agents: (x, f) => {
     const a = parseFilters(agentListFilters, f);
     return async (cursor, limit) =>
       rows(
-        a.gaps
-          ? await agentsWithGapsIn(x.store, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
-          : await listAgentsIn(x.store, { agentClass: a.agentClass }, { cursor, limit }),
+        a.blocked
+          ? await blockedAgentsIn(x.store, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
+          : a.gaps
+            ? await agentsWithGapsIn(x.store, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
+            : await listAgentsIn(x.store, { agentClass: a.agentClass }, { cursor, limit }),
       );
   },
   runs: paged(listRunsIn),

@@ -1,5 +1,6 @@
 import type { Source } from "@agent-oncall/telemetry";
 import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput, TelemetryHealth } from "../../src/admin-rpc";
+import { pipelineState } from "../../src/admin-rpc/pipeline-state";
 import { partitionFor } from "../../src/store/partitions";
 import { findAgent } from "../../src/store/read-models/agents";
 import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
@@ -66,7 +67,16 @@ export async function recordFindings(
   if (fill) findings.push(...(await fillIn(env, target, fill, findings)));
   await emitForAgent(env, target, findings.map(toEvent));
   // The next alarm as the agent answered now: an alarm already past due is what stuck detection's alarm_overdue reads.
-  await recordReconciliation(agentDb(env, target), { ...target, askedAt: now, findings: findings.length, error: null, nextAlarmAt: answer.status.nextAlarm });
+  // What it said of its telemetry too: the overview counts agents whose events cannot reach the console.
+  const pipeline = pipelineState(answer.status.telemetry);
+  await recordReconciliation(agentDb(env, target), {
+    ...target,
+    askedAt: now,
+    findings: findings.length,
+    error: null,
+    nextAlarmAt: answer.status.nextAlarm,
+    pipeline: pipeline === "no_queue" || pipeline === "failing" ? pipeline : null,
+  });
   return { target, findings, error: null, telemetry: answer.status.telemetry };
 }
 

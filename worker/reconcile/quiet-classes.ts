@@ -1,9 +1,9 @@
 import type { Source } from "@agent-oncall/telemetry";
 import { partitionFor } from "../../src/store/partitions";
+import { TELEMETRY_QUIET_MS } from "../../src/store/read-models/blocked-agents";
 import { listAgentsIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { allowedAgentClasses } from "../admin-client";
-import { TELEMETRY_QUIET_MS } from "../alerts/telemetry";
 import type { Env } from "../env";
 import { storeFromEnv } from "../store";
 

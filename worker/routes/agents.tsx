@@ -4,12 +4,13 @@ import { adminErrorWords } from "../../console/admin-words";
 import type { ActionAvailability } from "../../console/components/actions";
 import { RecoveryPauseState } from "../../console/components/recovery-pause";
 import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
-import { AGENT_COLUMN_SET, AgentsPage } from "../../console/pages/agents";
+import { AgentsPage, agentColumnSetFor } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
 import { partitionFor } from "../../src/store/partitions";
-import { agentListFilters, eventGapOf } from "../../src/store/read-models/event-gaps";
+import { agentListFilters } from "../../src/store/read-models/agents";
+import { eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { agentsWithGapsIn, findAgentIn, getStoredRunIn, listAgentsIn, listRunsIn } from "../../src/store/read-models/merged";
+import { agentsWithGapsIn, blockedAgentsIn, findAgentIn, getStoredRunIn, listAgentsIn, listRunsIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
 import { consoleAdminClient } from "../admin-client";
@@ -44,18 +45,23 @@ function availability(agentClass: string, state: LiveState): ActionAvailability 
 }
 
 /**
- * The agent registry; with gaps=true exactly the agents with events that never arrived (the overview's
- * "Agents with missing events" card links here). JSON for Accept: application/json.
+ * The agent registry; with gaps=true exactly the agents with events that never arrived, with blocked=true exactly
+ * the agents whose events cannot reach the console (the overview's cards for each link here). JSON for Accept:
+ * application/json.
  */
 agents.get("/agents", async (c) => {
-  const { q, cols } = listQuery(c, AGENT_COLUMN_SET);
+  const { q, cols } = listQuery(c, agentColumnSetFor(c.req.query()));
   const f = parseFilters(agentListFilters, q);
   const store = storeFromEnv(c.env);
-  const list = f.gaps
-    ? await agentsWithGapsIn(store, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
-    : await listAgentsIn(store, { agentClass: f.agentClass }, { cursor: q.cursor, limit: q.limit });
+  const only = f.blocked ? "blocked" : f.gaps ? "gaps" : null;
+  const list =
+    only === "blocked"
+      ? await blockedAgentsIn(store, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
+      : only === "gaps"
+        ? await agentsWithGapsIn(store, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
+        : await listAgentsIn(store, { agentClass: f.agentClass }, { cursor: q.cursor, limit: q.limit });
   if (wantsJson(c)) return c.json(list);
-  return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} gapsOnly={f.gaps === true} cols={cols} />);
+  return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} only={only} cols={cols} />);
 });
 
 agents.get("/agents/:agentClass/:agentName", async (c) => {

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { declaredFields, pickFields } from "../../console/components/columns";
-import { LIST_COLUMNS } from "../../console/list-columns";
+import { listColumnsFor } from "../../console/list-columns";
 import { exportCutLine, noColumnChoiceSentence } from "../../console/words";
 import { consoleConfig } from "../config";
 import { EXPORT_LISTS, EXPORT_SOURCES, type ExportList } from "../export/lists";
@@ -30,7 +30,7 @@ exportRoute.get("/export/:list", async (c) => {
     return problem(c, 400, `format must be one of ${EXPORT_FORMATS.join(", ")} (got ${JSON.stringify(format.slice(0, 40))}).`);
   const filters = Object.fromEntries(Object.entries(c.req.query()).filter(([k]) => !OWN_PARAMS.has(k)));
   // The columns the page shows (`cols=`), from the same declaration: the file keeps their fields only.
-  const set = LIST_COLUMNS[list as ExportList];
+  const set = listColumnsFor(list as ExportList, filters);
   const given = c.req.queries("cols");
   if (given?.length && !set) return problem(c, 400, noColumnChoiceSentence(list));
   const cols = set ? parseCols(set, given) : [];

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { agents } from "../schema";
 import { names, selectList } from "../sql-names";
-import { parseFilters, text } from "./filters";
+import { flag, parseFilters, text } from "./filters";
 import { cond, keysetPage, type ListOrder, type Page, type PageOptions } from "./paging";
 
 /** Agents: last activity to the minute, newest first. The cursor's tag and sort key; merged reads (merged.ts) merge pages by it. */
@@ -36,6 +36,14 @@ export async function findAgent(db: D1Database, agentClass: string, agentName: s
 
 export const agentFilters = z.object({ agentClass: text("agentClass") });
 export type AgentFilters = z.output<typeof agentFilters>;
+
+/**
+ * The /agents list's filters: one class; gaps=true for only the agents with events missing (event-gaps.ts),
+ * blocked=true for only the agents whose events cannot reach the console (blocked-agents.ts).
+ */
+export const agentListFilters = agentFilters
+  .extend({ gaps: flag("gaps"), blocked: flag("blocked") })
+  .refine((f) => !(f.gaps && f.blocked), { error: "gaps=true and blocked=true are two different lists: choose one." });
 
 /**
  * Lists agents, most recently seen first, to the minute (listed_at, see src/store/listed-at.ts). All agents:

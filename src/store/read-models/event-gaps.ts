@@ -2,7 +2,7 @@ import { z } from "zod";
 import { agents } from "../schema";
 import { names } from "../sql-names";
 import { AGENT_SELECT, type AgentRow } from "./agents";
-import { flag, parseFilters, text } from "./filters";
+import { parseFilters, text } from "./filters";
 import { type Capped, type Cond, cond, keysetPage, type ListOrder, type Page, rowsReadOf, SCAN_BUDGET } from "./paging";
 
 /**
@@ -49,9 +49,6 @@ export type AgentGapRow = AgentRow & { missing: number };
 export const HAS_GAP_SQL = `${A.seqMax} > ${A.seqSeen}`;
 
 export const agentGapFilters = z.object({ agentClass: text("agentClass") });
-
-/** The /agents list's filters: one class, and gaps=true for only the agents with events missing. */
-export const agentListFilters = z.object({ agentClass: text("agentClass"), gaps: flag("gaps") });
 
 /** The gaps list's order, fleet-wide and within one class (cursor tag and sort key; merged.ts merges by them). */
 export const AGENT_GAPS_ORDER: ListOrder<AgentGapRow> = { tag: "agents:gaps", keyOf: (r) => [r.listedAt, r.agentClass, r.agentName] };

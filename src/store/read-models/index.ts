@@ -2,6 +2,7 @@
 export * from "./agents";
 export * from "./audit";
 export * from "./backups";
+export * from "./blocked-agents";
 export * from "./budget";
 export * from "./bulk-batches";
 export * from "./bulk-targets";

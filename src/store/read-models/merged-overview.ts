@@ -105,6 +105,11 @@ export async function overviewCountsIn(store: Store, now: number, cap = DEFAULT_
     ),
     respentTokens24h: each.reduce((a, e) => a + e.respentTokens24h, 0),
     agentsWithGaps,
+    // Each partition's count is of its own newest flagged agents: the sum is exact until one is capped, then a lower bound.
+    agentsBlocked: sumCapped(
+      each.map((e) => e.agentsBlocked),
+      cap,
+    ),
     window: each[0]!.window,
     // Each partition's own gap count is read and not used (its batch is one round trip); counted honestly.
     rowsRead: each.reduce((a, e) => a + e.rowsRead, 0) + gapRows,

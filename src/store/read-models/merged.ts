@@ -2,6 +2,7 @@ import type { Store } from "../partitions";
 import { partitionFor } from "../partitions";
 import { AGENT_IN_CLASS_ORDER, AGENT_ORDER, type AgentRow, findAgent, listAgents } from "./agents";
 import { BACKUP_EXPIRY_ORDER, BACKUP_ORDER, type BackupFilterInput, type BackupRow, backupFilters, listBackups } from "./backups";
+import { BLOCKED_AGENTS_ORDER, type BlockedAgentRow, blockedAgents } from "./blocked-agents";
 import { BULK_COUNT_CAP, BULK_TARGET_CAP, type BulkTargets, bulkTargets } from "./bulk-targets";
 import { AmbiguousOwner, type OwnedKind } from "./errors";
 import { AGENT_GAPS_IN_CLASS_ORDER, AGENT_GAPS_ORDER, type AgentGapRow, agentsWithGaps } from "./event-gaps";
@@ -249,6 +250,17 @@ export function agentsWithGapsIn(
 ): Promise<Page<AgentGapRow>> {
   const byClass = typeof opts.agentClass === "string" && opts.agentClass !== "";
   return fanOutPage(store, (db) => agentsWithGaps(db, opts), byClass ? AGENT_GAPS_IN_CLASS_ORDER : AGENT_GAPS_ORDER, { cursor: opts.after, limit: opts.limit });
+}
+
+/**
+ * blockedAgents over the store: the same page from every partition, merged newest ask first. Each partition scans at
+ * most SCAN_BUDGET flagged agents per page, and the merged page stops where the nearest partition's scan stopped.
+ */
+export function blockedAgentsIn(
+  store: Store,
+  opts: { limit?: number | string | null; after?: string | null; agentClass?: unknown } = {},
+): Promise<Page<BlockedAgentRow>> {
+  return fanOutPage(store, (db) => blockedAgents(db, opts), BLOCKED_AGENTS_ORDER, { cursor: opts.after, limit: opts.limit });
 }
 
 /**

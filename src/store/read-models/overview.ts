@@ -2,6 +2,7 @@ import { EVENT_TYPES, RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/co
 import { z } from "zod";
 import { eventRollups, opAmbiguities, runs } from "../schema";
 import { names, selectList } from "../sql-names";
+import { blockedCountOf, blockedCountStatement } from "./blocked-agents";
 import { BadRequest } from "./errors";
 import { type GapCount, gapCountOf, gapCountStatement } from "./event-gaps";
 import { commaList, instant, parseFilters } from "./filters";
@@ -60,6 +61,11 @@ export type OverviewCounts = {
    */
   agentsWithGaps: GapCount;
   /**
+   * Agents whose events cannot reach the console (blocked-agents.ts), among the BLOCKED_COUNT_WINDOW + 1 most
+   * recently asked that said so (`capped` when more did).
+   */
+  agentsBlocked: Capped;
+  /**
    * The windows the figures cover, so their links carry exactly these: `since` (now − 24 h) bounds the incident
    * figures' first_seen; `rollupSince` is the first 5-minute bucket the rollup figures add up (up to 5 minutes
    * before `since`), through `now`.
@@ -93,7 +99,7 @@ function runningOfKindStatement(db: D1Database, kind: RunKind, cap: number): D1P
  * ops, and tokens re-spent (model.usage rollups of the buckets from the one holding now − 24 h to now: up to
  * 5 minutes more than 24 h, at most 289 rows). Each running count reads at most cap + 1 rows; the incident
  * counts see countIncidents. Agents with gaps scans at most GAP_COUNT_WINDOW + 1 agents (no index serves it;
- * see event-gaps.ts).
+ * see event-gaps.ts); blocked agents at most BLOCKED_COUNT_WINDOW + 1 flagged ones (blocked-agents.ts).
  */
 export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_CAP): Promise<OverviewCounts> {
   const since = now - DAY_MS;
@@ -114,14 +120,16 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
       )
       .bind(rollupSince, now),
     gapCountStatement(db),
+    blockedCountStatement(db),
   ])) as D1Result<{ n: number; confirmed?: number; scanned?: number }>[];
   const kinds = results.slice(0, RUN_KINDS.length);
-  const [openR, ambiguous, ex, respent, gaps] = results.slice(RUN_KINDS.length) as [
+  const [openR, ambiguous, ex, respent, gaps, blocked] = results.slice(RUN_KINDS.length) as [
     D1Result<{ n: number; scanned: number }>,
     D1Result<{ n: number }>,
     D1Result<{ n: number; scanned: number }>,
     D1Result<{ n: number }>,
     D1Result<{ n: number; missing: number; scanned: number }>,
+    D1Result<{ n: number; scanned: number }>,
   ];
   const runningByKind = Object.fromEntries(
     RUN_KINDS.map((k, i) => [k, { ...cappedOf(kinds[i]!, cap), confirmed: Math.min(Number(kinds[i]!.results[0]?.confirmed ?? 0), cap) }]),
@@ -135,8 +143,9 @@ export async function overviewCounts(db: D1Database, now: number, cap = DEFAULT_
     ambiguousOps: cappedOf(ambiguous, cap),
     respentTokens24h: Number(respent.results[0]?.n ?? 0),
     agentsWithGaps: gapCountOf(gaps),
+    agentsBlocked: blockedCountOf(blocked, cap),
     window: { since, rollupSince, now },
-    rowsRead: rowsReadOf(...kinds, openR, ambiguous, ex, respent, gaps),
+    rowsRead: rowsReadOf(...kinds, openR, ambiguous, ex, respent, gaps, blocked),
   };
 }
 

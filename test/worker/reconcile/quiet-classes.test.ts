@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { alertTelemetry, brokenPipelines, TELEMETRY_QUIET_MS } from "../../../worker/alerts/telemetry";
+import { TELEMETRY_QUIET_MS } from "../../../src/store/read-models/blocked-agents";
+import { blockedAgentsIn } from "../../../src/store/read-models/merged";
+import { alertTelemetry, brokenPipelines } from "../../../worker/alerts/telemetry";
 import { reconcileStale } from "../../../worker/reconcile/pass";
 import { QUIET_CLASS_HORIZON_MS, quietClassTargets } from "../../../worker/reconcile/quiet-classes";
 import { storeFromEnv } from "../../../worker/store";
@@ -68,6 +70,10 @@ describe("reconciliation asks one agent of each class gone quiet", () => {
     );
     const json = (await received(newest)).find((r) => r.channel === "webhook")!.body;
     expect(json).toMatchObject({ kind: "telemetry", agent: { class: CLASS, name: newest }, details: { state: "no_queue", agents: 1 } });
+
+    // The overview counts it until an event from it arrives: the agents list with blocked=true is that agent.
+    const blocked = (await blockedAgentsIn(storeFromEnv(env), { agentClass: CLASS })).items;
+    expect(blocked.map((a) => [a.agentName, a.pipeline, a.askedAt])).toEqual([[newest, "no_queue", now]]);
 
     // The next pass, within the reconcile age: the class costs one status call per reconcile age, not one per pass.
     const next = await reconcileStale(env, { afterMs: 10 * MIN, batch: 0 }, now + 5 * MIN);

@@ -1,6 +1,8 @@
+import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { IncidentRow } from "../../../src/store/read-models";
+import { recordReconciliation } from "../../../src/store/reconciliations";
 import { makeEvent } from "../../fixtures/events";
 import { incidentScenarios } from "../../fixtures/incident-scenarios";
 import { ingest } from "../../store/store-helpers";
@@ -133,6 +135,12 @@ beforeAll(async () => {
       .flatMap((s) => s.events),
   );
   await ingest(events, NOW);
+  // Reconciliation asked the two numbering agents: links-gap's Worker has no telemetry Queue binding, links-whole ships.
+  for (const [agentName, pipeline] of [
+    ["links-gap", "no_queue"],
+    ["links-whole", null],
+  ] as const)
+    await recordReconciliation(env.DB, { agentClass: "ProbeAgent", agentName, askedAt: NOW - 1000, findings: 0, error: null, pipeline });
 }, 60_000);
 
 describe("the overview's figures lead to what they count", () => {
@@ -166,6 +174,12 @@ describe("the overview's figures lead to what they count", () => {
     const gaps = card("Agents with missing events");
     expect(gaps).toMatchObject({ n: 1, href: "/agents?gaps=true" });
     expect((await rowsOf(gaps.href)).map((a) => [(a as { agentName: string }).agentName, (a as { missing: number }).missing])).toEqual([["links-gap", 2]]);
+    // One agent said its events cannot reach the console, and none arrived since: its list is that agent, with what it said.
+    const blocked = card("Agents whose events cannot reach the console");
+    expect(blocked).toMatchObject({ n: 1, href: "/agents?blocked=true" });
+    expect((await rowsOf(blocked.href)).map((a) => [(a as { agentName: string }).agentName, (a as { pipeline: string }).pipeline])).toEqual([
+      ["links-gap", "no_queue"],
+    ]);
     // The exhausted-then-failed incidents are listed as exhausted, with the exhaustion's reason.
     const exhausted = (await rowsOf(card("Exhaustions (24 h)").href)) as IncidentRow[];
     expect(

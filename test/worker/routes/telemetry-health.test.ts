@@ -2,11 +2,12 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
+import { exportHref } from "../../../console/links";
 import type { GapAgent } from "../../fixtures/gap-agent";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { mustTestId } from "../html";
-import { getText, registerAgent, uid } from "./harness";
+import { call, getText, registerAgent, uid } from "./harness";
 
 // The agent page says whether an agent's events reach the console, from the agent's own telemetry counts: a
 // Worker without its Queue binding, a Queue refusing sends, and a healthy pipe, each with real agents of both
@@ -44,6 +45,36 @@ describe("the agent page's telemetry line", () => {
     expect(cell.tone).toBe("bad");
     expect(cell.text).toContain("no telemetry Queue binding");
     expect(cell.text).toContain(`${stats.pending} events wait in the agent's storage`);
+
+    // Its page asks it, and reconciliation records the answer: the overview's list of agents whose events cannot reach
+    // the console is this agent (nothing arrived from it since), with what it said.
+    expect((await getText(`/agents/UnboundAdminAgent/${enc(name)}`, "viewer")).status).toBe(200);
+    await pollRows(
+      "SELECT 1 FROM reconciliations WHERE agent_class = ? AND agent_name = ? AND pipeline = 'no_queue'",
+      ["UnboundAdminAgent", name],
+      (r) => r.length === 1,
+    );
+    const list = (await (
+      await call("/agents?blocked=true&agentClass=UnboundAdminAgent", { as: "viewer", headers: { Accept: "application/json" } })
+    ).json()) as {
+      items: { agentName: string; pipeline: string }[];
+    };
+    expect(list.items.find((a) => a.agentName === name)).toMatchObject({ pipeline: "no_queue" });
+    const page = await getText("/agents?blocked=true&agentClass=UnboundAdminAgent", "viewer");
+    expect(page.text).toContain('data-testid="blocked-explained"');
+    const row = new RegExp(`data-agent-name="${name}"[^>]*data-pipeline="no_queue"`).exec(page.text);
+    expect(row, "the page lists the agent with what it said").not.toBeNull();
+    expect(mustTestId(page.text, "agents").text).toContain("no telemetry Queue binding");
+    // Its download has the same columns: what each agent said and when it was asked, in place of the event counts.
+    const csv = await (
+      await call(`${exportHref("agents", "csv", { blocked: "true", agentClass: "UnboundAdminAgent" })}&cols=pipeline`, { as: "viewer" })
+    ).text();
+    const [header, ...rows] = csv.trim().split("\r\n");
+    expect(header).toBe("agentName,agentClass,pipeline");
+    expect(rows).toContain(`${name},UnboundAdminAgent,no_queue`);
+    // The plain list has no such column to pick.
+    const refused = await call(`${exportHref("agents", "csv", { agentClass: "UnboundAdminAgent" })}&cols=pipeline`, { as: "viewer" });
+    expect(refused.status).toBe(400);
   });
 
   it("says sends are failing while the Queue refuses them, with the agent's count of them and its last send error, then that it ships again", async () => {
@@ -87,6 +118,12 @@ describe("the agent page's telemetry line", () => {
     const cell = await telemetryCell("GapAgent", name);
     expect(cell.tone).toBe("ok");
     expect(cell.text).toContain(`shipping: ${stats.sent} events sent since this instance started`);
+  });
+
+  it("/agents refuses gaps=true and blocked=true together with a sentence: they are two lists", async () => {
+    const res = await getText("/agents?gaps=true&blocked=true", "viewer");
+    expect(res.status).toBe(400);
+    expect(mustTestId(res.text, "error-message").text).toContain("two different lists");
   });
 
   it("says it does not know for an agent with the admin mixin alone", async () => {

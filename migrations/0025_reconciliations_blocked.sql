@@ -1,0 +1,2 @@
+ALTER TABLE `reconciliations` ADD `pipeline` text;--> statement-breakpoint
+CREATE INDEX `reconciliations_blocked` ON `reconciliations` (`asked_at`,`agent_class`,`agent_name`) WHERE pipeline IS NOT NULL;
