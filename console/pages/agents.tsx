@@ -96,7 +96,7 @@ export function AgentsPage(props: {
     : props.only === "gaps"
       ? "Every numbered event arrived."
       : props.only === "blocked"
-        ? "No agent asked said its events cannot reach the console, or events arrived from it since."
+        ? "No agent reconciliation asked says its events cannot reach the console (or events arrived from it since it said so). Agents it has not asked are not known here."
         : "No agent has reported.";
   return (
     <Layout ctx={props.ctx} title={title} active="">
