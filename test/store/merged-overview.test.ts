@@ -109,6 +109,18 @@ async function reconcileSome(store: Store): Promise<void> {
   }
 }
 
+/** Every page of a list, each as its items and its cursor (at most 100 pages). */
+async function pagesOf(read: (after: string | null) => Promise<Page<unknown>>): Promise<[unknown[], string | null][]> {
+  const pages: [unknown[], string | null][] = [];
+  let after: string | null = null;
+  do {
+    const p = await read(after);
+    pages.push([p.items, p.next]);
+    after = p.next;
+  } while (after && pages.length < 100);
+  return pages;
+}
+
 /** Everything the merged overview and stuck reads answer on this store. */
 async function readAll(store: Store) {
   const out: Record<string, unknown> = {};
@@ -170,22 +182,8 @@ async function readAll(store: Store) {
   }
   for (const limit of [1, 3, 50])
     for (const agentClass of [undefined, "SupportAgent"]) {
-      const pages: [unknown[], string | null][] = [];
-      let after: string | null = null;
-      do {
-        const p: Page<unknown> = await agentsWithGapsIn(store, { limit, after, agentClass });
-        pages.push([p.items, p.next]);
-        after = p.next;
-      } while (after && pages.length < 100);
-      out[`gaps list/${limit}/${agentClass}`] = pages;
-      const blocked: [unknown[], string | null][] = [];
-      after = null;
-      do {
-        const p: Page<unknown> = await blockedAgentsIn(store, { limit, after, agentClass });
-        blocked.push([p.items, p.next]);
-        after = p.next;
-      } while (after && blocked.length < 100);
-      out[`blocked list/${limit}/${agentClass}`] = blocked;
+      out[`gaps list/${limit}/${agentClass}`] = await pagesOf((after) => agentsWithGapsIn(store, { limit, after, agentClass }));
+      out[`blocked list/${limit}/${agentClass}`] = await pagesOf((after) => blockedAgentsIn(store, { limit, after, agentClass }));
     }
   return facts(out) as Record<string, unknown>;
 }
