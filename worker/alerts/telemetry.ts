@@ -1,5 +1,5 @@
 import type { Source } from "@agent-oncall/telemetry";
-import { agentHref } from "../../console/links";
+import { agentHref, listHref } from "../../console/links";
 import { telemetryHealthWords } from "../../console/telemetry-words";
 import type { TelemetryHealth } from "../../src/admin-rpc/contract";
 import { pipelineState } from "../../src/admin-rpc/pipeline-state";
@@ -37,7 +37,8 @@ export async function brokenPipelines(store: Store, passes: AgentReconciliation[
  * "Events not reaching the console", one alert per agent class, state and UTC day: a missing binding or a Queue that
  * refuses sends belongs to the Worker, so it breaks its agents all at once, and one alert each would spend the
  * channel's hourly limit that exhausted and stuck alerts share. It names the first agent asked and how many more
- * said the same; such agents look quiet, not broken, everywhere else in the console.
+ * said the same, and links to that agent, or to the class's list of such agents when there are several; elsewhere
+ * such agents look quiet, not broken (the overview counts them).
  */
 export function telemetryAlert(group: BrokenPipeline[], now: number): Alert {
   const [first] = group as [BrokenPipeline, ...BrokenPipeline[]];
@@ -52,7 +53,9 @@ export function telemetryAlert(group: BrokenPipeline[], now: number): Alert {
     subjectId: state,
     title: "Events not reaching the console",
     summary: `${target.agentName}: ${telemetryHealthWords(health, now).sentence}${more}`,
-    path: agentHref(target),
+    // One agent: its page. Several: the list of the class's agents whose events cannot reach the console (the
+    // answers this pass recorded put them there), so the link shows every agent the alert counts.
+    path: group.length > 1 ? listHref("agents", { blocked: "true", agentClass: target.agentClass }) : agentHref(target),
     at: now,
     details: {
       state,

@@ -1,14 +1,15 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { agentHref } from "../../../console/links";
 import { TELEMETRY_QUIET_MS } from "../../../src/store/read-models/blocked-agents";
 import { alertTelemetry } from "../../../worker/alerts/telemetry";
 import { reconcileAgent } from "../../../worker/reconcile/agent";
 import type { GapAgent } from "../../fixtures/gap-agent";
 import { pollRows } from "../../helpers";
-import { registerAgent } from "../routes/harness";
+import { publishEnvTeamKeys } from "../access-tokens";
+import { call, registerAgent } from "../routes/harness";
 
 // The telemetry alert end to end in workerd: reconciliation asks real agents (both mixins) for their status, the
 // agent's own telemetry counts say whether its events can reach the console, and a Worker whose agents' cannot is
@@ -29,6 +30,9 @@ const sentRows = (name: string) =>
     [name],
     (r) => r.length === 2 && r.every((d) => d.status === "sent"),
   );
+
+// The alert's link is followed as a viewer would: through Access.
+beforeAll(publishEnvTeamKeys);
 
 describe("telemetry alert", () => {
   it("fires once for a Worker's agents without a telemetry Queue binding, naming the first and counting the rest", async () => {
@@ -56,9 +60,21 @@ describe("telemetry alert", () => {
       kind: "telemetry",
       title: "Events not reaching the console",
       agent: { class: "UnboundAdminAgent", name: names[0] },
-      url: `https://oncall.example.com${agentHref({ agentClass: "UnboundAdminAgent", agentName: names[0]! })}`,
+      url: "https://oncall.example.com/agents?blocked=true&agentClass=UnboundAdminAgent",
       details: { state: "no_queue", agents: 2, pending: stats.pending, sendErrors: 0 },
     });
+    // The link lists both agents the alert counts, each with what it said.
+    const listed = (await (
+      await call("/agents?blocked=true&agentClass=UnboundAdminAgent", { as: "viewer", headers: { Accept: "application/json" } })
+    ).json()) as {
+      items: { agentName: string; pipeline: string }[];
+    };
+    expect(
+      listed.items
+        .filter((a) => names.includes(a.agentName))
+        .map((a) => [a.agentName, a.pipeline])
+        .sort(),
+    ).toEqual(names.map((n) => [n, "no_queue"]).sort());
     expect(json.summary).toMatch(new RegExp(`^${names[0]}: not shipping: the agent's Worker has no telemetry Queue binding`));
     expect(json.summary).toContain("1 more agent(s) of UnboundAdminAgent asked in the same pass say the same.");
     expect(await received(names[1]!)).toEqual([]);
@@ -99,6 +115,8 @@ describe("telemetry alert", () => {
     const json = (await received(failing)).find((r) => r.channel === "webhook")!.body;
     expect(json).toMatchObject({
       kind: "telemetry",
+      // One agent: the link is its page.
+      url: `https://oncall.example.com${agentHref({ agentClass: "GapAgent", agentName: failing })}`,
       details: { state: "failing", agents: 1, pending: 2, lastSendError: "the Queue is unavailable (held by the test)" },
     });
     expect(json.summary).toMatch(new RegExp(`^${failing}: sends failing for \\d+m \\d+s: \\d+ failed sends? since this instance started`));
