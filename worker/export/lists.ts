@@ -3,17 +3,7 @@ import type { Store } from "../../src/store/partitions";
 import { agentListFilters, listAudit, parseStuckFilters, searchIn } from "../../src/store/read-models";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { parseFilters } from "../../src/store/read-models/filters";
-import {
-  agentsWithGapsIn,
-  blockedAgentsIn,
-  bulkTargetsIn,
-  listAgentsIn,
-  listAmbiguousOpsIn,
-  listBackupsIn,
-  listIncidentsIn,
-  listRunsIn,
-  listSessionsIn,
-} from "../../src/store/read-models/merged";
+import { agentListIn, bulkTargetsIn, listAmbiguousOpsIn, listBackupsIn, listIncidentsIn, listRunsIn, listSessionsIn } from "../../src/store/read-models/merged";
 import { listEventsIn } from "../../src/store/read-models/merged-events";
 import { listStuckIn } from "../../src/store/read-models/merged-overview";
 import type { Page } from "../../src/store/read-models/paging";
@@ -72,14 +62,7 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
   // the console): so does the download.
   agents: (x, f) => {
     const a = parseFilters(agentListFilters, f);
-    return async (cursor, limit) =>
-      rows(
-        a.blocked
-          ? await blockedAgentsIn(x.store, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
-          : a.gaps
-            ? await agentsWithGapsIn(x.store, { agentClass: a.agentClass, limit, after: cursor ?? undefined })
-            : await listAgentsIn(x.store, { agentClass: a.agentClass }, { cursor, limit }),
-      );
+    return async (cursor, limit) => rows(await agentListIn(x.store, a, { cursor, limit }));
   },
   runs: paged(listRunsIn),
   incidents: paged(listIncidentsIn),

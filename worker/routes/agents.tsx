@@ -10,7 +10,7 @@ import { partitionFor } from "../../src/store/partitions";
 import { agentListFilters } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { agentsWithGapsIn, blockedAgentsIn, findAgentIn, getStoredRunIn, listAgentsIn, listRunsIn } from "../../src/store/read-models/merged";
+import { agentListIn, findAgentIn, getStoredRunIn, listRunsIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
 import { consoleAdminClient } from "../admin-client";
@@ -54,12 +54,7 @@ agents.get("/agents", async (c) => {
   const f = parseFilters(agentListFilters, q);
   const store = storeFromEnv(c.env);
   const only = f.blocked ? "blocked" : f.gaps ? "gaps" : null;
-  const list =
-    only === "blocked"
-      ? await blockedAgentsIn(store, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
-      : only === "gaps"
-        ? await agentsWithGapsIn(store, { agentClass: f.agentClass, limit: q.limit, after: q.cursor })
-        : await listAgentsIn(store, { agentClass: f.agentClass }, { cursor: q.cursor, limit: q.limit });
+  const list = await agentListIn(store, f, { cursor: q.cursor, limit: q.limit });
   if (wantsJson(c)) return c.json(list);
   return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} only={only} cols={cols} />);
 });

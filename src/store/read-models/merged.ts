@@ -264,6 +264,21 @@ export function blockedAgentsIn(
 }
 
 /**
+ * The /agents list as filtered (agentListFilters' output), over the store: with `blocked`, the agents whose events
+ * cannot reach the console; with `gaps`, those with events missing; else every agent. Its page and its download read it.
+ */
+export function agentListIn(
+  store: Store,
+  f: { agentClass?: string | undefined; gaps?: boolean | undefined; blocked?: boolean | undefined },
+  page: PageOptions = {},
+): Promise<Page<AgentRow> | Page<BlockedAgentRow>> {
+  const opts = { agentClass: f.agentClass, limit: page.limit, after: page.cursor };
+  if (f.blocked) return blockedAgentsIn(store, opts);
+  if (f.gaps) return agentsWithGapsIn(store, opts);
+  return listAgentsIn(store, { agentClass: f.agentClass }, page);
+}
+
+/**
  * staleAgents over the store: each partition's oldest `limit` (an agent's open work and its reconciliations live in
  * its partition), merged oldest first and cut at `limit`: each agent once. Each partition scans `scan` rows per
  * source, so a pass reads up to N × that.
