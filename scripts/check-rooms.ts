@@ -18,7 +18,7 @@ const ROOMS: Room[] = [
     name: "worker",
     dir: "worker",
     mayImport: ["telemetry", "admin-rpc", "store", "console"],
-    packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp))?)$/,
+    packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp|tail))?)$/,
   },
   // The demo fleet is a user of the packages: package names only, never a path into the console's repo.
   {

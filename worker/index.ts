@@ -15,6 +15,7 @@ import { handleDeadLetterBatch, handleTelemetryBatch } from "./ingest/consumer";
 import { otelConfig } from "./otel";
 import { reconcileStale } from "./reconcile/pass";
 import { storeFromEnv } from "./store";
+import { handleTail } from "./tail";
 import { CRONS, type CronKey, cronKeyOf, QUEUES, type QueueKey, queueKeyOf } from "./topology";
 
 /** One consumer per declared queue: a queue added to topology.ts without a handler fails the typecheck. */
@@ -87,6 +88,12 @@ const handler: ExportedHandler<Env> = {
           .join(", ")} (worker/topology.ts, wrangler.jsonc)`,
       );
     await queueHandlers[key](batch, env);
+  },
+
+  // The console as a Tail Worker of its agents' Workers (worker/tail.ts): the SDK's diagnostics messages, no package needed.
+  async tail(items, env) {
+    const r = await handleTail(items, env);
+    if (r.losses || r.sendFailed) console.warn(`[tail] ${r.sent} events sent; ${r.losses} losses and ${r.sendFailed} unsent events kept as dead letters`);
   },
 
   async scheduled(controller, env, ctx) {

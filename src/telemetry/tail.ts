@@ -1,0 +1,173 @@
+import type { TelemetryEvent } from "./envelope.js";
+import { type NormalizeOptions, normalizeSdkEvent } from "./normalize.js";
+import type { QueueLike } from "./outbox.js";
+import { sendPacked } from "./pack.js";
+import { type Masker, maskSecrets } from "./redact.js";
+import { signEventText } from "./signing.js";
+
+/**
+ * Capture without code in the agent: the Workers runtime forwards every message published on a
+ * `node:diagnostics_channel` channel to the Worker's Tail Workers, as `diagnosticsChannelEvents` of a trace item.
+ * The agents SDK (0.32) publishes each observability event, whole (`{ type, agent, name, payload, timestamp }`), on
+ * one of its `agents:*` channels (its `observability/diagnostics`). This module turns trace items into the event
+ * contract, and says what it could not take.
+ *
+ * Privacy: a trace item also carries the Worker's logs, exceptions and request metadata. Only the diagnostics
+ * messages of the channels named here are read; the rest of the item is never looked at.
+ */
+
+/** The prefix of every channel the agents SDK publishes on (agents 0.32: `agents:fiber`, `agents:task`, …). */
+export const SDK_CHANNEL_PREFIX = "agents:";
+/**
+ * The channel the runtime files its notice under when an invocation's diagnostics passed its size limit
+ * (about 256 KiB on the classic tail, measured with workerd 1.20261117): its `message` is undefined and the
+ * invocation's later messages are dropped.
+ */
+export const LIMIT_EXCEEDED_CHANNEL = "workerd.LimitExceeded";
+
+/** The part of a Workers trace item this module reads (structurally a `TraceItem`). */
+export type TailItem = {
+  readonly diagnosticsChannelEvents?: readonly { readonly timestamp: number; readonly channel: string; readonly message: unknown }[];
+  readonly scriptName: string | null;
+  readonly durableObjectId?: string;
+  readonly eventTimestamp: number | null;
+  readonly truncated: boolean;
+  readonly entrypoint?: string;
+};
+
+/** What a trace item says was lost, or a message that could not be read: each becomes a dead letter with its reason. */
+export type TailLoss = {
+  /** Stable per item and position, so a redelivered item records its loss once. */
+  key: string;
+  reason: string;
+  /** What is known of where it came from, and the message as it arrived (when there was one). */
+  body: string;
+};
+
+export type TailCapture = {
+  events: TelemetryEvent[];
+  losses: TailLoss[];
+  /** Diagnostics messages read from the SDK's channels (each item's, before noise was set aside). */
+  read: number;
+  /** Of those, the SDK's per-call noise that is not kept (NOISY_SDK_TYPES). */
+  noise: number;
+};
+
+/**
+ * 64 bits of FNV-1a over a string, as 16 hex characters: two 32-bit passes with different offsets. Not a
+ * cryptographic hash: it only has to make ids of different messages differ.
+ */
+export function fnv64(s: string): string {
+  let a = 0x811c9dc5;
+  let b = 0xcbf29ce4;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+  }
+  return (a >>> 0).toString(16).padStart(8, "0") + (b >>> 0).toString(16).padStart(8, "0");
+}
+
+/**
+ * A captured event's id, the same however often its item is delivered. SDK messages carry no id, and the
+ * Workers clock stands still during an invocation, so time and content alone can collide (two identical events
+ * in one invocation): the id also takes the item (Worker, Durable Object, invocation start) and the message's
+ * place in it. It sorts by time, then by place, like the outbox's ids (ids.ts).
+ */
+export function tailEventId(item: TailItem, index: number, time: number, messageText: string): string {
+  const where = `${item.scriptName ?? ""}\0${item.durableObjectId ?? ""}\0${item.eventTimestamp ?? ""}\0${item.entrypoint ?? ""}`;
+  return `${time.toString(36).padStart(9, "0")}-${index.toString(36).padStart(6, "0")}-t${fnv64(`${where}\0${messageText}`)}`;
+}
+
+/** JSON of a value, or null when it has none (cycles, BigInt). */
+function json(v: unknown): string | null {
+  try {
+    return JSON.stringify(v) ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** Where an item came from, in words, for a loss's body. */
+function origin(item: TailItem, agent: { agent: string; name: string } | null): Record<string, unknown> {
+  return {
+    worker: item.scriptName ?? "(not named: local dev)",
+    durableObjectId: item.durableObjectId ?? null,
+    invocationStart: item.eventTimestamp,
+    agentClass: agent?.agent ?? null,
+    agentName: agent?.name ?? null,
+  };
+}
+
+type SdkMessage = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number };
+
+/** Whether a message has the shape the SDK publishes: an object with a type, and a payload object if any. */
+function isSdkMessage(m: unknown): m is SdkMessage {
+  if (!m || typeof m !== "object" || Array.isArray(m)) return false;
+  const o = m as Record<string, unknown>;
+  if (typeof o.type !== "string" || !o.type) return false;
+  if (o.payload !== undefined && (typeof o.payload !== "object" || o.payload === null || Array.isArray(o.payload))) return false;
+  return (o.agent === undefined || typeof o.agent === "string") && (o.name === undefined || typeof o.name === "string");
+}
+
+/**
+ * Turns trace items into contract events. Never throws: a message it cannot read, an item the runtime cut
+ * short, and the runtime's limit notice each become a loss with a reason, never a lost item.
+ */
+export function captureFromTail(items: readonly TailItem[], opts: { mask?: Masker; normalize?: NormalizeOptions } = {}): TailCapture {
+  const out: TailCapture = { events: [], losses: [], read: 0, noise: 0 };
+  const mask = opts.mask ?? maskSecrets;
+  for (const item of items) {
+    const entries = Array.isArray(item.diagnosticsChannelEvents) ? item.diagnosticsChannelEvents : [];
+    // The agent an item is about: SDK messages name it; a loss in the same item is filed under it.
+    let agent: { agent: string; name: string } | null = null;
+    let cut = false;
+    entries.forEach((entry, index) => {
+      const channel = typeof entry?.channel === "string" ? entry.channel : "";
+      if (channel === LIMIT_EXCEEDED_CHANNEL) {
+        cut = true;
+        return;
+      }
+      if (!channel.startsWith(SDK_CHANNEL_PREFIX)) return; // not the SDK's: left unread
+      out.read++;
+      const m = entry.message;
+      const text = json(m);
+      if (!isSdkMessage(m) || text === null) {
+        out.losses.push({
+          key: `tail:${fnv64(`${json(origin(item, null))}\0${index}\0${text ?? String(m)}`)}`,
+          reason: `unreadable diagnostics message on ${channel.slice(0, 100)}: not an agents-SDK event (${m === undefined ? "no message" : text === null ? "not serialisable" : "no type, or a payload that is not an object"})`,
+          body: JSON.stringify({ ...origin(item, agent), channel, position: index, message: text?.slice(0, 2000) ?? null }),
+        });
+        return;
+      }
+      if (m.agent && m.name) agent = { agent: m.agent, name: m.name };
+      const time = typeof m.timestamp === "number" && Number.isFinite(m.timestamp) && m.timestamp > 0 ? Math.round(m.timestamp) : entry.timestamp;
+      const e = normalizeSdkEvent(m, undefined, mask, {}, opts.normalize);
+      if (!e) {
+        out.noise++;
+        return;
+      }
+      e.time = time;
+      e.id = tailEventId(item, index, time, text);
+      out.events.push(e);
+    });
+    if (cut || item.truncated) {
+      out.losses.push({
+        key: `tail:${fnv64(`${json(origin(item, null))}\0truncated`)}`,
+        reason:
+          "events lost: the Workers runtime cut this invocation's diagnostics short (its per-invocation limit); the agent's later events of that invocation never reached the console",
+        body: JSON.stringify({ ...origin(item, agent), eventsKept: entries.length, limitNotice: cut, truncated: item.truncated }),
+      });
+    }
+  }
+  return out;
+}
+
+/**
+ * Sends captured events to the telemetry Queue, packed as the outbox packs them (pack.ts), each signed when a key
+ * is given (signing.ts). Throws when the Queue refuses a send.
+ */
+export async function sendPackedEvents(queue: QueueLike, events: readonly TelemetryEvent[], key: CryptoKey | null): Promise<void> {
+  const bodies = await Promise.all(events.map((e) => (key ? signEventText(JSON.stringify(e), key) : JSON.stringify(e))));
+  await sendPacked(queue, bodies);
+}

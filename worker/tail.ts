@@ -1,0 +1,45 @@
+import { captureFromTail, sendPackedEvents, type TailItem } from "@agent-oncall/telemetry/tail";
+import { consoleConfig } from "./config";
+import type { Env } from "./env";
+import { type DeadLetter, deadLetterStatements } from "./ingest/dead-letters";
+import { verificationKey } from "./ingest/signature";
+import { storeFromEnv } from "./store";
+
+/** What one tail invocation did: for the log line, the bench and the tests. */
+export type TailResult = { items: number; read: number; noise: number; sent: number; losses: number; sendFailed: number };
+
+/**
+ * The console as a Tail Worker of its agents' Workers: `"tail_consumers": [{ "service": "<this console>" }]` in
+ * their config is the whole adoption for observing. The SDK's diagnostics messages become contract events
+ * (src/telemetry/tail.ts) and go through the telemetry Queue, so ingest, idempotency, redaction, dead letters and
+ * the R2 history stay one path. What cannot be read, what the runtime cut short, and events the Queue refused are
+ * written to dead letters with their reason (tail events are not retried by the platform): none is lost silently.
+ */
+export async function handleTail(items: readonly TailItem[], env: Env): Promise<TailResult> {
+  const capture = captureFromTail(items);
+  const result: TailResult = { items: items.length, read: capture.read, noise: capture.noise, sent: 0, losses: capture.losses.length, sendFailed: 0 };
+  const letters: DeadLetter[] = capture.losses.map((l) => ({ messageId: l.key, reason: l.reason, eventType: null, body: l.body }));
+  if (capture.events.length) {
+    // Signed mode: the console signs what it captured itself, with the secret ingest verifies against.
+    const key = await verificationKey(consoleConfig(env).ingest.signingSecret ?? undefined);
+    const sent = await sendPackedEvents(env.TELEMETRY_QUEUE, capture.events, key).then(
+      () => true,
+      (e: unknown) => {
+        console.error(`[tail] the telemetry Queue refused ${capture.events.length} events: ${e instanceof Error ? e.message : String(e)}`);
+        return false;
+      },
+    );
+    if (sent) result.sent = capture.events.length;
+    else {
+      // Kept, not lost: each event as a dead letter, with why it is there.
+      result.sendFailed = capture.events.length;
+      for (const e of capture.events)
+        letters.push({ messageId: e.id, reason: "captured from the tail, but the telemetry Queue refused it", eventType: e.type, body: JSON.stringify(e) });
+    }
+  }
+  if (letters.length) {
+    const db = storeFromEnv(env).parts[0]!;
+    await db.batch(deadLetterStatements(db, letters, Date.now()));
+  }
+  return result;
+}
