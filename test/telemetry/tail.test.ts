@@ -54,7 +54,9 @@ describe("capture from the tail", () => {
       },
     };
     const it_ = item([started]);
-    const c = captureFromTail([{ ...it_, diagnosticsChannelEvents: [{ timestamp: T, channel: "my-app:audit", message: secret }, ...it_.diagnosticsChannelEvents!] }]);
+    const c = captureFromTail([
+      { ...it_, diagnosticsChannelEvents: [{ timestamp: T, channel: "my-app:audit", message: secret }, ...it_.diagnosticsChannelEvents!] },
+    ]);
     expect(c.events.map((e) => e.type)).toEqual(["fiber.started"]);
     expect(c.read).toBe(1);
     expect(c.losses).toEqual([]);
@@ -104,7 +106,9 @@ describe("capture from the tail", () => {
   });
 
   it("masks credentials in what it captures, as the outbox path does", () => {
-    const c = captureFromTail([item([msg("fiber:run:failed", { fiberId: "f1", fiberName: "import", error: "401 for token=sk-live_abcdefghijklmnopqrstuvwx" })])]);
+    const c = captureFromTail([
+      item([msg("fiber:run:failed", { fiberId: "f1", fiberName: "import", error: "401 for token=sk-live_abcdefghijklmnopqrstuvwx" })]),
+    ]);
     expect(JSON.stringify(c.events[0]!.payload)).not.toContain("sk-live_abcdefghijklmnopqrstuvwx");
   });
 });

@@ -1,0 +1,102 @@
+/**
+ * Zero-code capture, end to end: a Worker with no package of ours (test/fixtures/bare-fleet: plain agents-SDK
+ * Agents) names the console in its `tail_consumers`, and that line is all. On a real `wrangler dev`, the console
+ * must show its runs, with the outcome and error the SDK records, and its alarm loop's firings, equal to the
+ * agent's own count. Expectations are written here, from the SDK's public records, not through our mapping.
+ */
+import { afterAll, expect, it } from "vitest";
+import { type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
+
+const PORT = 8876;
+const APP = "test/fixtures/bare-fleet/wrangler.jsonc";
+const servers: DevServer[] = [];
+afterAll(async () => {
+  for (const s of servers) await stop(s, "SIGKILL");
+});
+
+/** What the console shows of one agent's runs (its JSON), by run id. */
+async function consoleRuns(s: DevServer, agentClass: string, agentName: string) {
+  const q = new URLSearchParams({ agentClass, agentName, limit: "200" });
+  const r = await fetch(`${s.base}/runs?${q}`, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
+  const page = (await r.json()) as { items: { runId: string; kind: string; status: string; error: string | null }[] };
+  return new Map(page.items.map((x) => [x.runId, x]));
+}
+
+const post = async (s: DevServer, path: string) => {
+  const r = await fetch(`${s.appBase}${path}`, { method: "POST", signal: AbortSignal.timeout(30_000) });
+  expect(r.status, `${path}: ${await r.clone().text()}`).toBe(200);
+  return (await r.json()) as { id?: string; outcome?: string };
+};
+const truth = async <T>(s: DevServer, path: string): Promise<T> =>
+  (await fetch(`${s.appBase}${path}`, { signal: AbortSignal.timeout(30_000) })).json() as Promise<T>;
+
+/** The console's words for what the SDK's public records say, written out here (not the product's mapping). */
+const MANAGED_STATUS: Record<string, string> = { completed: "completed", error: "failed" };
+const TASK_STATE: Record<string, string> = { completed: "completed", failed: "failed" };
+
+it("a Worker with no package of ours is seen through its tail: runs, outcomes, errors and alarm firings equal the SDK's", { timeout: 360_000 }, async () => {
+  const t0 = Date.now();
+  const server = await startDev({ port: PORT, app: APP });
+  servers.push(server);
+
+  // The first event: a runFiber, as soon as the stack answers.
+  const first = await post(server, "/fiber?name=bare-f1&mode=complete");
+  await until("the console to show the first run", async () => (await consoleRuns(server, "BareFiberAgent", "bare-f1")).has(first.id!), 120_000);
+  const firstSeenMs = Date.now() - t0;
+  console.log(`[tail-capture] first event in the console's JSON ${(firstSeenMs / 1000).toFixed(1)} s after wrangler dev was started`);
+  expect(firstSeenMs).toBeLessThan(120_000);
+
+  // Every kind of work a plain Agent does, finishing both ways.
+  const plain = [first, await post(server, "/fiber?name=bare-f1&mode=fail"), await post(server, "/fiber?name=bare-f2&mode=complete")];
+  for (const m of ["complete", "fail", "complete"]) await post(server, `/managed?name=bare-f1&mode=${m}`);
+  for (const m of ["complete", "fail", "fail"]) await post(server, `/task?name=bare-t1&mode=${m}`);
+  await post(server, "/loop?name=bare-l1&seconds=2");
+
+  // Plain runFibers: the SDK keeps no row once one ends, so the agent's own answer is the truth.
+  const plainExpected = new Map(plain.map((p) => [p.id!, p.outcome === "completed" ? "completed" : "failed"]));
+  const shownPlain = await until("the console to show every plain runFiber's end", async () => {
+    const m = new Map([...(await consoleRuns(server, "BareFiberAgent", "bare-f1")), ...(await consoleRuns(server, "BareFiberAgent", "bare-f2"))]);
+    return [...plainExpected.keys()].every((id) => m.get(id)?.status === plainExpected.get(id)) ? m : null;
+  });
+  for (const [id, status] of plainExpected) expect(shownPlain.get(id)?.status, `runFiber ${id}`).toBe(status);
+  expect(shownPlain.get(plain[1]!.id!)?.error).toBe("import refused: quota exceeded");
+
+  // Managed fibers: listFibers is the truth.
+  const { fibers } = await truth<{ fibers: { fiberId: string; status: string; error?: string }[] }>(server, "/truth/fibers?name=bare-f1");
+  expect(fibers).toHaveLength(3);
+  const shownManaged = await until("the console to show every managed fiber's end", async () => {
+    const m = await consoleRuns(server, "BareFiberAgent", "bare-f1");
+    return fibers.every((f) => m.get(f.fiberId)?.status === MANAGED_STATUS[f.status]) ? m : null;
+  });
+  for (const f of fibers) {
+    expect(MANAGED_STATUS[f.status], `an SDK fiber status this test has no expectation for: ${f.status}`).toBeDefined();
+    expect(shownManaged.get(f.fiberId)).toMatchObject({ kind: "managed_fiber", status: MANAGED_STATUS[f.status], error: f.error ?? null });
+  }
+
+  // Tasks: tasks.list is the truth.
+  const { tasks } = await truth<{ tasks: { runId: string; state: string }[] }>(server, "/truth/tasks?name=bare-t1");
+  expect(tasks).toHaveLength(3);
+  const shownTasks = await until("the console to show every Tasks run's end", async () => {
+    const m = await consoleRuns(server, "BareTaskAgent", "bare-t1");
+    return tasks.every((t) => m.get(t.runId)?.status === TASK_STATE[t.state]) ? m : null;
+  });
+  for (const t of tasks) expect(shownTasks.get(t.runId), `task ${t.runId}`).toMatchObject({ kind: "task", status: TASK_STATE[t.state] });
+
+  // The alarm loop: let it fire a while, stop it, then the console's firings must equal the agent's own count.
+  await until("the loop to fire five times", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks >= 5, 60_000);
+  await post(server, "/loop/stop?name=bare-l1");
+  const { ticks } = await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1");
+  const firings = await until("the console's firings to reach the agent's count", async () => {
+    const r = await fetch(`${server.base}/awake`, { headers: { Accept: "application/json" } });
+    const row = ((await r.json()) as { items: { agentClass: string; agentName: string; firings: number }[] }).items.find((x) => x.agentName === "bare-l1");
+    return row && row.firings >= ticks ? row.firings : null;
+  });
+  expect(firings).toBe(ticks);
+
+  // Observing cost the agent nothing in its own storage: every table there is the SDK's (or its own).
+  const { tables } = await truth<{ tables: string[] }>(server, "/truth/tables?name=bare-f1");
+  expect(tables.filter((t) => !t.startsWith("cf_agents_") && !t.startsWith("_cf_"))).toEqual([]);
+
+  // Nothing was lost or unreadable on the way.
+  expect(d1(server.persistDir, "SELECT reason FROM dead_letters")).toEqual([]);
+});
