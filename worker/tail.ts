@@ -6,7 +6,7 @@ import { verificationKey } from "./ingest/signature";
 import { storeFromEnv } from "./store";
 
 /** What one tail invocation did: for the log line, the bench and the tests. */
-export type TailResult = { items: number; read: number; noise: number; sent: number; losses: number; sendFailed: number };
+export type TailResult = { items: number; read: number; noise: number; viaOutbox: number; sent: number; losses: number; sendFailed: number };
 
 /**
  * The console as a Tail Worker of its agents' Workers: `"tail_consumers": [{ "service": "<this console>" }]` in
@@ -17,7 +17,15 @@ export type TailResult = { items: number; read: number; noise: number; sent: num
  */
 export async function handleTail(items: readonly TailItem[], env: Env): Promise<TailResult> {
   const capture = captureFromTail(items);
-  const result: TailResult = { items: items.length, read: capture.read, noise: capture.noise, sent: 0, losses: capture.losses.length, sendFailed: 0 };
+  const result: TailResult = {
+    items: items.length,
+    read: capture.read,
+    noise: capture.noise,
+    viaOutbox: capture.viaOutbox,
+    sent: 0,
+    losses: capture.losses.length,
+    sendFailed: 0,
+  };
   const letters: DeadLetter[] = capture.losses.map((l) => ({ messageId: l.key, reason: l.reason, eventType: null, body: l.body }));
   if (capture.events.length) {
     // Signed mode: the console signs what it captured itself, with the secret ingest verifies against.

@@ -44,3 +44,10 @@ export const MAX_VERSION_CHARS = 100;
  * read model know it: a loop's last reported firing can be this old while it still fires.
  */
 export const ALARM_COALESCE_MS = 5 * 60_000;
+
+/**
+ * The field the telemetry mixin adds to each SDK event it passes on to the diagnostics channels (with-telemetry.ts):
+ * that agent's events already go through its outbox, so the console's tail handler (tail.ts) skips them, and a
+ * Worker that has both the mixin and a `tail_consumers` line still reports each event once.
+ */
+export const OUTBOX_SHIPPED_MARK = "oncallOutbox";

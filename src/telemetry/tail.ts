@@ -1,3 +1,4 @@
+import { OUTBOX_SHIPPED_MARK } from "./constants.js";
 import type { TelemetryEvent } from "./envelope.js";
 import { type NormalizeOptions, normalizeSdkEvent } from "./normalize.js";
 import type { QueueLike } from "./outbox.js";
@@ -51,6 +52,8 @@ export type TailCapture = {
   read: number;
   /** Of those, the SDK's per-call noise that is not kept (NOISY_SDK_TYPES). */
   noise: number;
+  /** Of those, events of agents whose telemetry mixin ships them through its outbox: skipped, not sent twice. */
+  viaOutbox: number;
 };
 
 /**
@@ -115,7 +118,7 @@ function isSdkMessage(m: unknown): m is SdkMessage {
  * short, and the runtime's limit notice each become a loss with a reason, never a lost item.
  */
 export function captureFromTail(items: readonly TailItem[], opts: { mask?: Masker; normalize?: NormalizeOptions } = {}): TailCapture {
-  const out: TailCapture = { events: [], losses: [], read: 0, noise: 0 };
+  const out: TailCapture = { events: [], losses: [], read: 0, noise: 0, viaOutbox: 0 };
   const mask = opts.mask ?? maskSecrets;
   for (const item of items) {
     const entries = Array.isArray(item.diagnosticsChannelEvents) ? item.diagnosticsChannelEvents : [];
@@ -141,6 +144,10 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
         return;
       }
       if (m.agent && m.name) agent = { agent: m.agent, name: m.name };
+      if ((m as Record<string, unknown>)[OUTBOX_SHIPPED_MARK] === true) {
+        out.viaOutbox++;
+        return;
+      }
       const time = typeof m.timestamp === "number" && Number.isFinite(m.timestamp) && m.timestamp > 0 ? Math.round(m.timestamp) : entry.timestamp;
       const e = normalizeSdkEvent(m, undefined, mask, {}, opts.normalize);
       if (!e) {

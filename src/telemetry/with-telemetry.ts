@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Agent, FiberContext, FiberRecoveryContext, FiberRecoveryResult, StartFiberOptions, StartFiberResult } from "agents";
 import { otlpTargetFromEnv } from "./config.js";
+import { OUTBOX_SHIPPED_MARK } from "./constants.js";
 import { hasUnsentEvents, type QueueLike } from "./outbox.js";
 import { parseRedactPatterns, type RedactPatterns } from "./redact.js";
 import { readNeeded, readRecord, type SdkReaders, TaskSteps } from "./sdk-reads.js";
@@ -177,7 +178,8 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
           if (event.type === "fiber:run:interrupted") this.#interruptionReported.add((event.payload as { fiberId?: string }).fiberId ?? "");
           if (options.forwardToDiagnostics !== false) {
             try {
-              inner.emit(event);
+              // Marked, so a console tailing this Worker skips what the outbox ships (one path per event).
+              inner.emit({ ...event, [OUTBOX_SHIPPED_MARK]: true } as unknown as typeof event);
             } catch {
               /* a broken subscriber must not break the agent */
             }

@@ -1,3 +1,4 @@
+import { OUTBOX_SHIPPED_MARK } from "@agent-oncall/telemetry";
 import { captureFromTail, LIMIT_EXCEEDED_CHANNEL, type TailItem } from "@agent-oncall/telemetry/tail";
 import { describe, expect, it } from "vitest";
 
@@ -103,6 +104,12 @@ describe("capture from the tail", () => {
     ]);
     expect(new Set(c.losses.map((l) => l.key)).size).toBe(3);
     expect(JSON.parse(c.losses[0]!.body)).toMatchObject({ channel: "agents:fiber", position: 0, message: '"fiber done"' });
+  });
+
+  it("skips what an agent's telemetry mixin already ships through its outbox, so a Worker with both reports each event once", () => {
+    const c = captureFromTail([item([{ ...started, [OUTBOX_SHIPPED_MARK]: true }, completed])]);
+    expect(c.events.map((e) => e.type)).toEqual(["fiber.completed"]);
+    expect(c).toMatchObject({ read: 2, viaOutbox: 1 });
   });
 
   it("masks credentials in what it captures, as the outbox path does", () => {
