@@ -1,4 +1,4 @@
-import { type AgentStatus, FIBER_AWAITS_RESOLUTION, type RunKind, runStateOf } from "@agent-oncall/telemetry";
+import { type AgentStatus, FIBER_AWAITS_RESOLUTION, isInternalSdkName, type RunKind, runStateOf } from "@agent-oncall/telemetry";
 import type { FoundRun } from "../../src/admin-rpc";
 import type { OpenIncident, OpenRun, OpenWork } from "../../src/store/read-models";
 
@@ -210,12 +210,23 @@ function kindWords(kind: RunKind): string {
 }
 
 /**
+ * Whether a record is work its user started. The SDK's own machinery (`__cf_internal_*`: chat recovery transports,
+ * a chat turn's carrier) is never a run of its own: a carrier is the chat turn named by its request id, and one
+ * that names none cannot be told from the turn it carries, so reconciliation does not invent a run for it.
+ */
+function userWork(r: FoundRun): boolean {
+  if (!isInternalSdkName(r.definition ?? "") && !isInternalSdkName(r.name ?? "")) return true;
+  return r.kind === "chat_turn" && r.requestId !== null;
+}
+
+/**
  * Runs the agent records that the console does not know, or still shows open (`known`: console outcome by run
  * id, null while open): what reconciliation fills in when events never arrived (a sequence gap).
  */
 export function fillFindings(recorded: readonly FoundRun[], known: ReadonlyMap<string, string | null>): Finding[] {
   const out: Finding[] = [];
   for (const r of recorded) {
+    if (!userWork(r)) continue;
     if (known.has(r.runId) && known.get(r.runId) !== null) continue;
     const f = findingOfRecord(r.kind, r.runId, r);
     if (f?.type !== "run.reconciled") continue;

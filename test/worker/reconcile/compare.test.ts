@@ -179,4 +179,18 @@ describe("reconciliation: projections against what the agent answers", () => {
     expect(f[0]).toMatchObject({ detail: expect.stringContaining("its events never arrived") });
     expect(f[2]!.detail).not.toContain("never arrived");
   });
+
+  it("never invents a run for the SDK's own machinery: a chat recovery transport or a carrier that names no turn", () => {
+    const recorded = [
+      found({ runId: "task_r1", kind: "task", state: "running", name: "__cf_internal_chat_recovery", definition: "__cf_internal_chat_recovery" }),
+      found({ runId: "task_c1", kind: "chat_turn", state: "completed", name: "__cf_internal_chat_turn", definition: "__cf_internal_chat_turn" }),
+      found({ runId: "req-7", kind: "chat_turn", state: "completed", name: "__cf_internal_chat_turn", requestId: "req-7" }),
+      found({ runId: "t-user", kind: "task", state: "completed", name: "import@v1", definition: "import@v1" }),
+    ];
+    const f = fillFindings(recorded, new Map());
+    expect(f.map((x) => x.type === "run.reconciled" && [x.kind, x.runId, x.finding])).toEqual([
+      ["chat_turn", "req-7", "ended"],
+      ["task", "t-user", "ended"],
+    ]);
+  });
 });
