@@ -266,7 +266,15 @@ export const payloadSchemas = {
     fiberStatus: z.string().min(1).max(50).optional(),
   }),
   /** Reconciliation found the agent idle while the session (corr.sessionName) still showed running: its end was not reported. */
-  "session.reconciled": z.object({ finding: z.literal("ended_unreported"), detail: z.string().max(2000).optional() }),
+  /**
+   * `lastEventAt`: the time of the session's last event the judgement saw. The finding's status stands only until
+   * an event from after that time, whenever it arrives: what happened outranks "its end was not reported".
+   */
+  "session.reconciled": z.object({
+    finding: z.literal("ended_unreported"),
+    detail: z.string().max(2000).optional(),
+    lastEventAt: z.number().int().positive().optional(),
+  }),
 
   // Session status (derived in the agent, reported here)
   "session.status_running": sessionStatusBase,

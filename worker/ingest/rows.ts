@@ -219,7 +219,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     }
 
     if (c.sessionName && SESSION_EVENT.test(e.type)) {
-      const pl = e.payload as { turnSeq?: number; recoveryCount?: number };
+      const pl = e.payload as { turnSeq?: number; recoveryCount?: number; lastEventAt?: number };
       // Reconciliation only observes: its "ended, not reported" is a status, never the session's last event or last_seen.
       const observed = e.type === "session.reconciled";
       const status = SESSION_STATUS[e.type] ?? null;
@@ -232,7 +232,9 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         last_event_type: observed ? null : e.type,
         ...stamp(schema.sessions, "lastEvent", !observed, e),
         status,
-        ...stamp(schema.sessions, "status", status !== null, e),
+        // A finding's status is dated at the last event it judged (its id sorts after that event's): any event from
+        // after it, a resent idle one included, outranks it whatever the order of arrival.
+        ...stamp(schema.sessions, "status", status !== null, observed && pl.lastEventAt ? { ...e, time: pl.lastEventAt } : e),
         recovery_count: e.type === "session.status_rescheduled" ? (pl.recoveryCount ?? null) : null,
         last_turn_seq: pl.turnSeq ?? null,
       } satisfies SqlRow<typeof schema.sessions>);

@@ -168,6 +168,10 @@ function toEvent(f: Finding): ConsoleEvent {
         corr: { incidentId: f.incidentId },
       };
     case "session.reconciled":
-      return { type: "session.reconciled", payload: { finding: f.finding, detail: f.detail }, corr: { sessionName: f.name } };
+      return {
+        type: "session.reconciled",
+        payload: { finding: f.finding, detail: f.detail, ...(f.lastEventAt > 0 ? { lastEventAt: f.lastEventAt } : {}) },
+        corr: { sessionName: f.name },
+      };
   }
 }

@@ -49,7 +49,7 @@ export type Recorded = {
 export type Finding =
   | ({ type: "run.reconciled"; kind: RunKind; runId: string; finding: "ended_unreported" | "confirmed_running" | "ended"; detail: string } & Recorded)
   | { type: "incident.reconciled"; incidentId: string; finding: "not_recovering" | "confirmed_open"; detail: string; fiberStatus?: string }
-  | { type: "session.reconciled"; name: string; finding: "ended_unreported"; detail: string };
+  | { type: "session.reconciled"; name: string; finding: "ended_unreported"; detail: string; lastEventAt: number };
 
 /** Chat-recovery record statuses that mean recovery is still under way (agents 0.32 ChatRecoveryIncident). */
 const RECOVERING = new Set(["detected", "scheduled", "attempting"]);
@@ -142,6 +142,7 @@ export function reconcileFindings(open: OpenWork, live: LiveWork, opts: { now: n
         name: s.name,
         finding: "ended_unreported",
         detail: `the agent reports ${live.status}; the session's end was not reported`,
+        lastEventAt: s.lastSeen,
       });
   }
   return out;

@@ -95,7 +95,7 @@ describe("reconciliation: projections against what the agent answers", () => {
     const s = { name: "support-1", lastSeen: old };
     expect(judge(open({ sessions: [s] }), live({ status: "running" }))).toEqual([]);
     expect(judge(open({ sessions: [s] }), live({ status: "idle" }))).toEqual([
-      { type: "session.reconciled", name: "support-1", finding: "ended_unreported", detail: expect.stringContaining("idle") },
+      { type: "session.reconciled", name: "support-1", finding: "ended_unreported", detail: expect.stringContaining("idle"), lastEventAt: old },
     ]);
   });
 

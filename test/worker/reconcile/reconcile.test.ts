@@ -27,10 +27,10 @@ async function age(agentName: string, ms: number) {
       ms,
       agentName,
     ),
-    env.DB.prepare("UPDATE sessions SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2").bind(
-      ms,
-      agentName,
-    ),
+    // Every time a session row holds ages alike: its status and last event were reported no later than last_seen.
+    env.DB.prepare(
+      "UPDATE sessions SET last_seen = last_seen - ?1, status_at = status_at - ?1, last_event_at = last_event_at - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2",
+    ).bind(ms, agentName),
   ]);
 }
 
