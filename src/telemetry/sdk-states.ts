@@ -5,7 +5,10 @@
  * declared here, and the console says so rather than guessing.
  */
 
-/** How a run ended, in the console's words. `null` (no outcome) means it is still live. */
+/**
+ * How a run ended, in the console's words. `null` (no outcome) means it is still live. `unknown`: the SDK reported an
+ * end in a word this mapping does not know (the SDK's word is kept beside it, as the run's reason).
+ */
 export const RUN_OUTCOMES = [
   "completed",
   "failed",
@@ -18,6 +21,7 @@ export const RUN_OUTCOMES = [
   "exhausted",
   "force_idled",
   "ended_unreported",
+  "unknown",
 ] as const;
 export type RunOutcome = (typeof RUN_OUTCOMES)[number];
 

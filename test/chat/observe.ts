@@ -1,14 +1,14 @@
-import { chatRecoveryRecordStatus, chatTurnState } from "@agent-oncall/telemetry";
 import type { ModelCall } from "../fixtures/chat-model";
+import { CHAT_TURN_EXPECTED, expectedFor, recoveryRecordExpected } from "../truth/expected-states";
 import { consoleView, type OverviewFigures, overviewFigures, type View } from "../truth/observe";
 import { type ChatSubject, chatStub, type UserTurn } from "./drive";
 
 /**
  * The two sides of a chat row, in the shape of the main matrix (test/truth/observe.ts): what the SDK records through
  * its public APIs (Think's `listSubmissions`, what `saveMessages` returned, the chat-recovery records under
- * `cf:chat-recovery:incident:`, the messages), translated by the one mapping (src/telemetry/sdk-states.ts
- * chatTurnState / chatRecoveryRecordStatus), and what the console shows through its own JSON. `undefined`: that
- * side does not know, and the field is shown but not compared.
+ * `cf:chat-recovery:incident:`, the messages), turned into what the console must show by the test's own tables
+ * (test/truth/expected-states.ts, never the product's mapping in src/telemetry/sdk-states.ts), and what the console
+ * shows through its own JSON. `undefined`: that side does not know, and the field is shown but not compared.
  */
 
 export type ChatView = View & {
@@ -61,11 +61,12 @@ export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
       word = ret?.status ?? (record ? "running" : s.recovered && i === 0 ? "completed" : undefined);
       error = ret?.error;
     }
-    const state = word === undefined ? null : chatTurnState(word, record);
-    const status = word === undefined ? undefined : state ? (state.outcome ?? "running") : `unmapped:${word}`;
-    const ended = state?.outcome === "failed" || state?.outcome === "exhausted";
+    // The recovery record decides how the turn ended where the SDK gave up on it or declined it; else the turn's own word.
+    const byRecord = record ? recoveryRecordExpected(record) : null;
+    const status = word === undefined ? undefined : (byRecord?.turn ?? expectedFor(CHAT_TURN_EXPECTED, word, "a chat turn status"));
+    const ended = status === "failed" || status === "exhausted";
     // The user saw the terminal message of an exhausted turn: AIChatAgent keeps it as its last terminal record.
-    if (!think && state?.outcome === "exhausted") error ??= terminal?.body;
+    if (!think && status === "exhausted") error ??= terminal?.body;
     view.runs[t.id] = {
       kind: "chat_turn",
       ...(status !== undefined ? { status } : {}),
@@ -75,7 +76,7 @@ export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
     };
     if (record) {
       view.incidents[t.id] = {
-        status: chatRecoveryRecordStatus(record) ?? `unmapped:${record.status}`,
+        status: byRecord!.incident,
         reason: record.reason ?? null,
         attempts: record.attempt,
       };

@@ -225,6 +225,23 @@ describe("runs of every kind", () => {
     expect(await getStoredRun(env.DB, "f-late")).toMatchObject({ outcome: "completed", endedAt: T0 + 5 * S, lastSeen: T0 + 5 * S });
   });
 
+  it("shows a chat turn that ended in a word the console does not know as unknown, with the SDK's word, never as completed", async () => {
+    const a = "runs-unknown-turn";
+    await ingest([
+      makeEvent("chat.turn.started", { trigger: "submit" }, o(a, 1, { requestId: "req-odd" })),
+      makeEvent("chat.turn.finished", { trigger: "submit", status: "paused", durationMs: 400 }, o(a, 2, { requestId: "req-odd" })),
+      // A finish that says the turn is still live contradicts itself: how it ended is not known either.
+      makeEvent("chat.turn.finished", { status: "running" }, o(a, 3, { requestId: "req-live" })),
+      makeEvent("chat.turn.finished", { status: "completed" }, o(a, 4, { requestId: "req-done" })),
+    ]);
+    const owner = { agentClass: "ProbeAgent", agentName: a };
+    expect(await getStoredRun(env.DB, "req-odd", owner)).toMatchObject({ status: "unknown", outcome: "unknown", reason: "paused", endedAt: T0 + 2 * S });
+    expect(await getStoredRun(env.DB, "req-live", owner)).toMatchObject({ status: "unknown", reason: "running" });
+    expect(await getStoredRun(env.DB, "req-done", owner)).toMatchObject({ status: "completed", reason: null });
+    // The runs list filters by it like any other outcome.
+    expect((await listRuns(env.DB, { agentName: a, outcome: "unknown" })).items.map((r) => r.runId).sort()).toEqual(["req-live", "req-odd"]);
+  });
+
   it("counts running runs by kind, confirmed apart, and never a closed one", async () => {
     const a = "runs-overview";
     const before = (await overviewCounts(env.DB, Date.now())).runningByKind;

@@ -1,12 +1,14 @@
-import { FIBER_RECOVERY_INCIDENT, FIBER_STATUS, fiberIncidentId, mapSdkState, TASK_STATE } from "@agent-oncall/telemetry";
+import { fiberIncidentId } from "@agent-oncall/telemetry";
 import { call } from "../worker/routes/harness";
 import { type Subject, truthStub } from "./drive";
+import { type AgentWord, agentExpected, expectedFor, MANAGED_FIBER_EXPECTED, TASK_EXPECTED } from "./expected-states";
 
 /**
- * The two sides of the matrix, in the same shape: what the SDK records (through its public APIs, translated
- * by the one mapping in src/telemetry/sdk-states.ts) and what the console shows (through its own JSON, the
- * same reads its pages make). `undefined` means "this side does not know": the SDK keeps no step name for a
- * finished Tasks run, for instance. Such a field is shown but not compared.
+ * The two sides of the matrix, in the same shape: what the SDK records (its public APIs' raw words, turned into
+ * what the console must show by the test's own table, expected-states.ts, never by the product's mapping in
+ * src/telemetry/sdk-states.ts) and what the console shows (through its own JSON, the same reads its pages make).
+ * `undefined` means "this side does not know": the SDK keeps no step name for a finished Tasks run, for instance.
+ * Such a field is shown but not compared.
  */
 
 /** One run, field by field, as a user would read it on the run's page. */
@@ -47,42 +49,35 @@ const VIEWER = "viewer" as const;
 
 /** The SDK's public records, as the fixtures hand them over (agents 0.32 TaskRunSnapshot / FiberInspection). */
 type SdkTask = { runId: string; state: string; statusMessage?: string; attempt?: number; error?: { name: string; message: string } };
-type SdkFiber = { fiberId: string; status: keyof typeof FIBER_STATUS; error?: string };
-
-/** A translated SDK state as the console's single status word: the outcome, or "running" while live. */
-const statusWord = (s: { outcome: string | null } | null, sdkWord: string) => (s ? (s.outcome ?? "running") : `unmapped:${sdkWord}`);
+type SdkFiber = { fiberId: string; status: string; error?: string };
 
 /** What the SDK itself records for the subject's runs, via the fixtures' public-API readers. */
 export async function sdkView(s: Subject): Promise<View> {
   const view: View = { runs: {}, incidents: {}, listed: [] };
-  let live = 0;
-  let waiting = 0;
+  const agent: AgentWord[] = [];
   if (s.kind === "task") {
     const tasks = (await (await truthStub(s.agentClass, s.agentName)).sdkTasks()) as SdkTask[];
     for (const t of tasks) {
-      const mapped = mapSdkState(TASK_STATE, t.state);
-      const snap = t;
+      const want = expectedFor(TASK_EXPECTED, t.state, "a Tasks run state");
       view.runs[t.runId] = {
         kind: "task",
-        status: statusWord(mapped, t.state),
-        phase: mapped?.phase ?? null,
-        ...(snap.statusMessage !== undefined ? { statusMessage: snap.statusMessage } : {}),
-        ...(snap.attempt !== undefined ? { attempt: snap.attempt } : {}),
-        error: t.state === "failed" ? (snap.error?.message ?? null) : null,
+        status: want.status,
+        phase: want.phase,
+        ...(t.statusMessage !== undefined ? { statusMessage: t.statusMessage } : {}),
+        ...(t.attempt !== undefined ? { attempt: t.attempt } : {}),
+        error: t.state === "failed" ? (t.error?.message ?? null) : null,
       };
-      if (mapped?.phase === "running" || mapped?.phase === "pending") live++;
-      if (mapped?.phase === "waiting") waiting++;
+      agent.push(want.agent);
     }
     view.listed = tasks.map((t) => t.runId);
   } else if (s.kind === "managed_fiber") {
     const fibers = await ((await truthStub(s.agentClass, s.agentName)) as unknown as { sdkFibers(): Promise<SdkFiber[]> }).sdkFibers();
     for (const f of fibers) {
-      const mapped = mapSdkState(FIBER_STATUS, f.status);
-      view.runs[f.fiberId] = { kind: "managed_fiber", status: statusWord(mapped, f.status), error: f.error ?? null };
-      if (mapped?.phase) live++;
-      if (f.status === "interrupted") waiting++;
+      const want = expectedFor(MANAGED_FIBER_EXPECTED, f.status, "a managed fiber status");
+      view.runs[f.fiberId] = { kind: "managed_fiber", status: want.status, error: f.error ?? null };
+      agent.push(want.agent);
       // An eviction opened a fiber incident; its status follows the fiber's own status once recovery ran.
-      if (s.evicted) view.incidents[f.fiberId] = { status: FIBER_RECOVERY_INCIDENT[f.status] };
+      if (s.evicted) view.incidents[f.fiberId] = { status: want.incident };
     }
     view.listed = fibers.map((f) => f.fiberId);
   } else {
@@ -96,12 +91,12 @@ export async function sdkView(s: Subject): Promise<View> {
       // Once its row is gone the SDK has no record of it: the agent's own record, or "ended, not reported".
       const status = t.row ? (s.evicted ? "interrupted" : "running") : t.outcome ? { oneOf: [t.outcome, "ended_unreported"] } : undefined;
       view.runs[id] = { kind: "fiber", ...(status !== undefined ? { status } : {}), ...(t.outcome ? { error: t.error } : {}) };
-      if (t.row && !s.evicted) live++;
+      if (t.row && !s.evicted) agent.push("running");
       if (s.evicted) view.incidents[id] = t.outcome === "recovered" ? { status: "recovered" } : t.row ? { status: "open" } : {};
     }
     view.listed = s.runIds;
   }
-  view.agentStatus = live ? "running" : waiting ? "waiting" : "idle";
+  view.agentStatus = agentExpected(agent);
   const open = Object.values(view.incidents).filter((i) => i?.status === "open").length;
   view.overview = { running: Object.values(view.runs).filter((r) => r.status === "running").length, openIncidents: open };
   view.openIncidentRows = open;

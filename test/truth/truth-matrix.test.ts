@@ -8,8 +8,10 @@ import { settle } from "./settle";
 
 /**
  * The truth matrix (issue 15): every primitive × fault on foreign fixture agents, then the console's figures
- * compared with what the SDK's own public APIs record. "Quiet" is what a real fleet gets after a while: every
- * event delivered that was going to be, and one reconciliation pass (the cron's, judged with no minimum age).
+ * compared with what the SDK's own public APIs record, each raw word read through the test's own table of what the
+ * console must show (expected-states.ts), never the product's mapping. "Quiet" is what a real fleet gets after a
+ * while: every event delivered that was going to be, and one reconciliation pass (the cron's, judged with no minimum
+ * age).
  */
 
 const results: { name: string; cells: Cell[] }[] = [];

@@ -20,7 +20,8 @@ import { stampColumns } from "./merge";
  *   running new turns under their own request ids; the agent's telemetry names the user turn each of them (and
  *   their fibers, Tasks carriers and chat-recovery events) runs for (`rootRequestId`, src/telemetry/chat-turns.ts),
  *   and they fold into it: a recovery turn's start makes it live again and counts an attempt (`turnAttempt`: 2 for
- *   the first recovery). Its outcome: completed | failed | cancelled from chat.turn.finished's status;
+ *   the first recovery). Its outcome: completed | failed | cancelled from chat.turn.finished's status (sdk-states.ts
+ *   CHAT_TURN_STATUS; `unknown`, with the SDK's word as its reason, for a word it does not know);
  *   interrupted when its internal fiber was; recovering once a recovery is scheduled (a finish the SDK already
  *   routed into recovery says so, `recovering`); exhausted when the SDK gave up (chat.recovery.exhausted: the
  *   reason, and the terminal message the user saw as the error; what the SDK reports after that is `sealed` and
@@ -32,16 +33,6 @@ import { stampColumns } from "./merge";
  */
 
 export type RunRow = SqlRow<typeof schema.runs>;
-
-/** How chat.turn.finished's `status` (the SDK's word) ends the turn; any other word is kept as the reason. */
-const TURN_STATUS: Record<string, "completed" | "failed" | "cancelled" | "interrupted"> = {
-  completed: "completed",
-  error: "failed",
-  aborted: "cancelled",
-  skipped: "cancelled",
-  cancelled: "cancelled",
-  interrupted: "interrupted",
-};
 
 /** What a fiber event says about the run's outcome (fiber kinds). */
 const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], RunOutcome>> = {
@@ -215,7 +206,9 @@ function factsOf(e: TelemetryEvent): Facts | null {
     // After the SDK gave up on the turn, what its aborted recovery turn reports changes nothing.
     if (p.sealed === true) return base;
     if (p.recovering === true) return { ...base, outcome: { value: "recovering", endedAt: null } };
-    const value = Object.hasOwn(TURN_STATUS, status) ? TURN_STATUS[status]! : "completed";
+    // The SDK's word, by the one mapping (sdk-states.ts CHAT_TURN_STATUS). A word it does not know, or one that
+    // says the turn is still live, ends the turn as `unknown`: the console does not guess how it ended.
+    const value: RunOutcome = runStateOf("chat_turn", status)?.outcome ?? "unknown";
     const durationMs = n(p.durationMs);
     return {
       ...base,

@@ -120,7 +120,7 @@ describe("malformed filters answer 400 naming the field and what it accepts", ()
     ],
     [
       "/runs?outcome=exploded",
-      `outcome must be one of running, completed, failed, cancelled, interrupted, recovering, recovered, recovery_skipped, recovery_failed, exhausted, force_idled, ended_unreported (got &quot;exploded&quot;)`,
+      `outcome must be one of running, completed, failed, cancelled, interrupted, recovering, recovered, recovery_skipped, recovery_failed, exhausted, force_idled, ended_unreported, unknown (got &quot;exploded&quot;)`,
     ],
     ["/runs?kind=thread", `kind must be one of fiber, managed_fiber, task, chat_turn (got &quot;thread&quot;)`],
     [`/runs?agentName=${"x".repeat(501)}`, "agentName is longer than 500 characters"],
