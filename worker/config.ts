@@ -84,6 +84,7 @@ export const CONFIG_VARS = {
   INGEST_MAX_FUTURE_SKEW_SECONDS: { expected: "a number of seconds from 0 to 86400", schema: decimal(0, 86_400) },
   RECONCILE_AFTER_MINUTES: { expected: "a whole number of minutes from 1 to 10080", schema: whole(1, 7 * 24 * 60) },
   RECONCILE_BATCH: { expected: "a whole number from 1 to 100", schema: whole(1, 100) },
+  RECONCILE_UNKNOWN_AFTER_MINUTES: { expected: "a whole number of minutes from 1 to 10080", schema: whole(1, 7 * 24 * 60) },
   ...stuckVars,
   POLL_SECONDS: { expected: "a number of seconds from 2 to 3600", schema: decimal(2, 3600) },
   EXPORT_ROW_CAP: { expected: "a whole number of rows from 1 to 100000", schema: whole(1, 100_000) },
@@ -129,7 +130,8 @@ export type ConsoleConfig = {
   retention: { days: number; hotWindowHours: number; pace: number };
   history: { shards: number; previousShards: number[]; retentionDays: number };
   ingest: { maxAgeDays: number; maxFutureSkewSeconds: number; signingSecret: string | null };
-  reconcile: { afterMs: number; batch: number };
+  /** `unknownAfterMs`: how long a run of an agent that cannot be asked may stay open without an event before it is shown as unknown. */
+  reconcile: { afterMs: number; batch: number; unknownAfterMs: number };
   stuck: StuckConfig;
   console: { pollSeconds: number; apmTraceUrl: string | null };
   /** Downloads of a list (/export/:list): at most `rowCap` rows each, and the file says where it was cut. */
@@ -226,7 +228,11 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       maxFutureSkewSeconds: num("INGEST_MAX_FUTURE_SKEW_SECONDS", 300),
       signingSecret: (values.TELEMETRY_SIGNING_SECRET as string | undefined) ?? null,
     },
-    reconcile: { afterMs: num("RECONCILE_AFTER_MINUTES", 10) * 60_000, batch: num("RECONCILE_BATCH", 20) },
+    reconcile: {
+      afterMs: num("RECONCILE_AFTER_MINUTES", 10) * 60_000,
+      batch: num("RECONCILE_BATCH", 20),
+      unknownAfterMs: num("RECONCILE_UNKNOWN_AFTER_MINUTES", 60) * 60_000,
+    },
     stuck: Object.fromEntries(STUCK_RULES.map((rule) => [rule, num(STUCK_CONFIG_VARS[rule] as ConfigVar, DEFAULT_STUCK_CONFIG[rule])])) as StuckConfig,
     console: { pollSeconds: num("POLL_SECONDS", 15), apmTraceUrl: trace.template },
     export: { rowCap: num("EXPORT_ROW_CAP", 10_000) },

@@ -25,6 +25,8 @@ const TONES: Record<string, string> = {
   invalid: "bad",
   force_idled: "muted",
   ended_unreported: "warn",
+  // The console does not know how it ended (an agent it cannot ask, a status word it does not know): a possible loss.
+  unknown: "warn",
 };
 
 /** A status badge. `label` replaces the text (e.g. "failed (no reason given)"); the tone follows `value`. */

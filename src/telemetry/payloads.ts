@@ -239,9 +239,10 @@ export const payloadSchemas = {
     /**
      * `ended`: the agent still records how the run ended (`state`, `error`, `endedAt`): the console closes it
      * with that. `ended_unreported`: the agent has no record of it. `confirmed_running`: it is live (with what
-     * the agent records of it now: `state`, `step`, `statusMessage`, …).
+     * the agent records of it now: `state`, `step`, `statusMessage`, …). `unknown`: the agent cannot be asked (no admin
+     * package, or a class the console has no binding for) and no event came for a stated age: how it ended is not known.
      */
-    finding: z.enum(["ended_unreported", "confirmed_running", "ended"]),
+    finding: z.enum(["ended_unreported", "confirmed_running", "ended", "unknown"]),
     detail: z.string().max(2000).optional(),
     /** The SDK's own state word for the run (FiberStatus, Tasks state, submission status), mapped by src/telemetry/sdk-states.ts. */
     state: z.string().min(1).max(50).optional(),

@@ -296,7 +296,8 @@ function reconciledFacts(e: TelemetryEvent<"run.reconciled">): Facts {
     startedAt: pl.startedAt ?? null,
   };
   const mapped = runStateOf(pl.kind, pl.state);
-  if (pl.finding === "ended_unreported") return { ...base, outcome: { value: "ended_unreported", endedAt: e.time, reason: pl.detail ?? null, fallback: true } };
+  if (pl.finding === "ended_unreported" || pl.finding === "unknown")
+    return { ...base, outcome: { value: pl.finding, endedAt: e.time, reason: pl.detail ?? null, fallback: true } };
   if (pl.finding === "ended" && mapped?.outcome) {
     const at = pl.endedAt ?? e.time;
     return { ...base, outcome: { value: mapped.outcome, endedAt: at, error: pl.error ?? null, reason: pl.detail ?? null, at } };

@@ -9,7 +9,7 @@ import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEvent, emitForAgent } from "../console-events";
 import type { Env } from "../env";
 import { storeFromEnv } from "../store";
-import { type Finding, fillFindings, type LiveWork, reconcileFindings } from "./compare";
+import { type Finding, fillFindings, type LiveWork, reconcileFindings, UNASKABLE, unknownFindings } from "./compare";
 
 /** Who reconciliation acts as in the admin client: it only reads, so a viewer. */
 export const RECONCILER = { email: "reconciler@console", role: "viewer" } as const;
@@ -28,6 +28,8 @@ export type ReconcileOptions = {
    * know or still shows open: for an agent some of whose events never arrived (a sequence gap).
    */
   fillRecent?: number;
+  /** For an agent that cannot be asked: how long its open runs may go without an event before they are shown as unknown. */
+  unknownAfterMs?: number;
 };
 
 /**
@@ -42,8 +44,14 @@ export async function reconcileAgent(env: Env, target: Source, opts: ReconcileOp
   const now = opts.now ?? Date.now();
   const answer = await consoleAdminClient(env, RECONCILER).live(target);
   if (answer.ok) return recordFindings(env, target, answer.value, { ...opts, now });
-  await recordReconciliation(agentDb(env, target), { ...target, askedAt: now, findings: 0, error: answer.error.message });
-  return { target, findings: [], error: answer.error.message, telemetry: null };
+  // An agent no one can ask (no admin package, no binding): its runs silent past the stated age become unknown.
+  const findings =
+    answer.error.facts && UNASKABLE.has(answer.error.facts.kind) && opts.unknownAfterMs !== undefined
+      ? unknownFindings(await openWorkOf(agentDb(env, target), target), answer.error.message, { now, unknownAfterMs: opts.unknownAfterMs })
+      : [];
+  if (findings.length) await emitForAgent(env, target, findings.map(toEvent));
+  await recordReconciliation(agentDb(env, target), { ...target, askedAt: now, findings: findings.length, error: answer.error.message });
+  return { target, findings, error: answer.error.message, telemetry: null };
 }
 
 /**

@@ -47,7 +47,13 @@ export type Recorded = {
 
 /** One thing reconciliation found, as the event that records it. */
 export type Finding =
-  | ({ type: "run.reconciled"; kind: RunKind; runId: string; finding: "ended_unreported" | "confirmed_running" | "ended"; detail: string } & Recorded)
+  | ({
+      type: "run.reconciled";
+      kind: RunKind;
+      runId: string;
+      finding: "ended_unreported" | "confirmed_running" | "ended" | "unknown";
+      detail: string;
+    } & Recorded)
   | { type: "incident.reconciled"; incidentId: string; finding: "not_recovering" | "confirmed_open"; detail: string; fiberStatus?: string }
   | { type: "session.reconciled"; name: string; finding: "ended_unreported"; detail: string; lastEventAt: number };
 
@@ -235,4 +241,24 @@ export function fillFindings(recorded: readonly FoundRun[], known: ReadonlyMap<s
     out.push(known.has(r.runId) ? f : { ...f, detail: `${f.detail}; its events never arrived` });
   }
   return out;
+}
+
+/** Why the console cannot ask an agent at all (admin client error facts): it has no admin package, or no binding reaches its class. */
+export const UNASKABLE = new Set(["no_mixin", "not_addressable", "no_binding"]);
+
+/**
+ * The open runs of an agent the console cannot ask whose last event is older than `unknownAfterMs`: shown as
+ * unknown, since nothing can tell whether they still run. A fallback any reported outcome supersedes.
+ */
+export function unknownFindings(open: OpenWork, why: string, opts: { now: number; unknownAfterMs: number }): Finding[] {
+  const minutes = Math.round(opts.unknownAfterMs / 60_000);
+  return open.runs
+    .filter((r) => opts.now - r.lastSeen >= opts.unknownAfterMs)
+    .map((r) => ({
+      type: "run.reconciled" as const,
+      kind: r.kind,
+      runId: r.runId,
+      finding: "unknown" as const,
+      detail: `no event for ${minutes} min and the agent cannot be asked (${why}): whether it still runs, and how it ended, is not known`,
+    }));
 }

@@ -31,7 +31,15 @@ export async function reconcileStale(env: Env, settings: ReconcileSettings, now 
   const agents = [...stale, ...gaps.filter((g) => !stale.some((s) => key(s) === key(g)))].map(({ agentClass, agentName }) => ({ agentClass, agentName }));
   const out: AgentReconciliation[] = [];
   // One at a time: a pass is background work, and a sick agent's timeout must not multiply.
-  for (const a of agents) out.push(await ask(env, a, { now, minAgeMs: settings.afterMs, ...(gapped.has(key(a)) ? { fillRecent: GAP_FILL_RECENT } : {}) }));
+  for (const a of agents)
+    out.push(
+      await ask(env, a, {
+        now,
+        minAgeMs: settings.afterMs,
+        unknownAfterMs: settings.unknownAfterMs,
+        ...(gapped.has(key(a)) ? { fillRecent: GAP_FILL_RECENT } : {}),
+      }),
+    );
   // Then one agent of each class gone quiet, so a Worker whose telemetry broke while nothing was open is asked too.
   const answered = new Set(out.filter((r) => r.error === null).map((r) => r.target.agentClass));
   for (const a of await quietClassTargets(env, now, before, answered)) out.push(await ask(env, a, { now, minAgeMs: settings.afterMs }));

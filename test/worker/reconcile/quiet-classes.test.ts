@@ -54,7 +54,7 @@ describe("reconciliation asks one agent of each class gone quiet", () => {
 
     // Quiet for 6 minutes: the cron's pass (nothing stale, no gaps: batch 0) asks the class's most recently seen agent.
     const now = heard + TELEMETRY_QUIET_MS + MIN;
-    const pass = (await reconcileStale(env, { afterMs: 10 * MIN, batch: 0 }, now)).filter((p) => p.target.agentClass === CLASS);
+    const pass = (await reconcileStale(env, { afterMs: 10 * MIN, batch: 0, unknownAfterMs: 60 * MIN }, now)).filter((p) => p.target.agentClass === CLASS);
     expect(pass.map((p) => [p.target.agentName, p.error])).toEqual([[newest, null]]);
     expect(pass[0]!.telemetry).toMatchObject({ queueBound: false, sent: 0 });
     expect((await asked(newest))?.askedAt).toBe(now);
@@ -76,10 +76,10 @@ describe("reconciliation asks one agent of each class gone quiet", () => {
     expect(blocked.map((a) => [a.agentName, a.pipeline, a.askedAt])).toEqual([[newest, "no_queue", now]]);
 
     // The next pass, within the reconcile age: the class costs one status call per reconcile age, not one per pass.
-    const next = await reconcileStale(env, { afterMs: 10 * MIN, batch: 0 }, now + 5 * MIN);
+    const next = await reconcileStale(env, { afterMs: 10 * MIN, batch: 0, unknownAfterMs: 60 * MIN }, now + 5 * MIN);
     expect(next.filter((p) => p.target.agentClass === CLASS)).toEqual([]);
     // Past it, asked again.
-    const later = await reconcileStale(env, { afterMs: 10 * MIN, batch: 0 }, now + 11 * MIN);
+    const later = await reconcileStale(env, { afterMs: 10 * MIN, batch: 0, unknownAfterMs: 60 * MIN }, now + 11 * MIN);
     expect(later.filter((p) => p.target.agentClass === CLASS).map((p) => p.target.agentName)).toEqual([newest]);
   }, 60_000);
 });

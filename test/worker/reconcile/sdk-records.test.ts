@@ -241,7 +241,7 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
     await env.DB.prepare("UPDATE agents SET seq_max = COALESCE(seq_max, seq_seen) + 6 WHERE agent_class = ? AND agent_name = ?")
       .bind(owner.agentClass, name)
       .run();
-    const passes = await reconcileStale(env, { afterMs: 60_000, batch: 20 });
+    const passes = await reconcileStale(env, { afterMs: 60_000, batch: 20, unknownAfterMs: 60 * 60_000 });
     expect(passes.find((p) => p.target.agentName === name)?.error).toBeNull();
     await quiet(name);
 

@@ -65,7 +65,7 @@ it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running r
 
   // Everything is now older than the reconcile age: one pass, as the cron runs it.
   await scheduler.wait(AGE_MS);
-  const pass = await reconcileStale(env, { afterMs: AGE_MS, batch: 100 });
+  const pass = await reconcileStale(env, { afterMs: AGE_MS, batch: 100, unknownAfterMs: 60 * 60_000 });
   await drained();
   const now = Date.now();
 
