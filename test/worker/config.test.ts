@@ -27,7 +27,7 @@ describe("worker/config.ts: one parse, one policy", () => {
     expect(c.retention).toEqual({ days: 30, hotWindowHours: 48, pace: 10 });
     expect(c.history).toEqual({ shards: 4, previousShards: [], retentionDays: 400 });
     expect(c.ingest).toEqual({ maxAgeDays: 30, maxFutureSkewSeconds: 300, signingSecret: null });
-    expect(c.reconcile).toEqual({ afterMs: 10 * 60_000, batch: 20 });
+    expect(c.reconcile).toEqual({ afterMs: 10 * 60_000, batch: 20, unknownAfterMs: 60 * 60_000 });
     expect(c.stuck).toEqual(DEFAULT_STUCK_CONFIG);
     expect(c.console).toEqual({ pollSeconds: 15, apmTraceUrl: null });
     expect(c.otel).toEqual({ serviceName: "agent-console", otlp: null });
