@@ -32,7 +32,7 @@ export type ActionAvailability = { kind: "actions"; capabilities: Capabilities |
 
 /** Why there are no actions on an agent without the admin mixin: one sentence. */
 export const NO_MIXIN_SENTENCE = (agentClass: string) =>
-  `${agentClass} does not include the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so this page shows only what its telemetry reported and offers no actions.`;
+  `${agentClass} does not include the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so this page shows only what its events reported (its Worker's tail, or its telemetry package) and offers no actions.`;
 
 /** What force idle will do on this agent, in words, from its capabilities. */
 function forceIdleHelp(c: Capabilities | null): string {

@@ -1,7 +1,7 @@
 import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
 import type { EventGap, ReconciliationRow } from "../../src/store/read-models";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
-import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL, NO_MIXIN_SENTENCE } from "../components/actions";
+import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL } from "../components/actions";
 import { LivePause, RecoveryPauseState } from "../components/recovery-pause";
 import { Status } from "../components/status";
 import { Ago } from "../components/time";
@@ -60,7 +60,9 @@ export function AgentPage(props: {
           ? props.reconciled.error
             ? `Reconciliation last asked this agent ${ago(props.reconciled.askedAt, props.ctx.now)} and got no answer: ${props.reconciled.error}`
             : `Reconciliation last asked this agent ${ago(props.reconciled.askedAt, props.ctx.now)}: ${props.reconciled.findings} ${props.reconciled.findings === 1 ? "finding" : "findings"} recorded.`
-          : "Reconciliation has not asked this agent yet: what this page read now is compared with the console's runs after it loads."}
+          : "error" in props.live && props.live.code === "unsupported"
+            ? "Reconciliation cannot ask this agent: a run of it silent past RECONCILE_UNKNOWN_AFTER_MINUTES is shown as unknown, never running forever."
+            : "Reconciliation has not asked this agent yet: what this page read now is compared with the console's runs after it loads."}
       </p>
       {/* The console's record of a recovery pause: read again 2 s after an action (its event is in by then). */}
       <div id="agent-pause" hx-get={agentHref(props, "/pause")} hx-trigger={`every ${props.ctx.pollSeconds}s, ${AFTER_ACTION_TRIGGER}`} hx-swap="innerHTML">
@@ -142,11 +144,11 @@ function LiveTelemetry(props: { health: StatusOutput["telemetry"]; now: number }
 /** The live part: derived status, next alarm, live runs of every kind, schedules and chat-recovery records. */
 export function AgentLive(props: { ctx: PageContext; agent: Owner; live: LiveState }) {
   if ("error" in props.live) {
-    // No mixin: the reason there is no live state is the page's read-only sentence, said once (below).
+    // No mixin: why there is no live state (and no action) is the page's read-only sentence, said once (below).
     if (props.live.code === "unsupported")
       return (
         <p class="muted" data-testid="live-unsupported">
-          No live state: {NO_MIXIN_SENTENCE(props.agent.agentClass)}
+          No live state: this agent cannot be asked (see below).
         </p>
       );
     return (

@@ -162,7 +162,8 @@ export function EventGapNotice(props: { gap: EventGap; asked: { ok: true } | { o
   if (gap.highest === null) {
     return (
       <p class="muted" data-testid="event-gap-unknown">
-        This agent sends unnumbered events (an older telemetry package, or events shipped without its outbox): the console cannot tell whether any went missing.
+        This agent's events carry no numbers (captured from its Worker's tail, or sent by an older telemetry package): the console cannot count events lost in
+        transport. What the runtime reports as cut short is kept in dead letters; a run whose end never arrives is shown as unknown after a stated age.
       </p>
     );
   }

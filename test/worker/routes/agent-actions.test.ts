@@ -39,6 +39,9 @@ describe("an agent class without the admin mixin", () => {
     expect(page.status).toBe(200);
     // The one sentence is the behaviour here: it is what the person reads instead of the forms.
     expect(mustTestId(page.text, "read-only").text).toBe(NO_MIXIN_SENTENCE("TelemetryOnlyAgent"));
+    // Said once on the page, not again by the live panel; and reconciliation says what it does without asking.
+    expect(page.text.split(NO_MIXIN_SENTENCE("TelemetryOnlyAgent").replaceAll("'", "&#39;")).length - 1).toBe(1);
+    expect(mustTestId(page.text, "reconciled").text).toMatch(/^Reconciliation cannot ask this agent: a run of it silent past RECONCILE_UNKNOWN_AFTER_MINUTES/);
     expect(findAll(page.text, "id", "agent-history")).toHaveLength(1);
     expect(actionPosts(page.text)).toEqual([]);
     expect(findAll(page.text, "data-action-label")).toEqual([]);
