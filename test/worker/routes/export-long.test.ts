@@ -25,6 +25,13 @@ beforeAll(async () => {
   )
     .bind(JSON.stringify(rows), CLASS)
     .run();
+  await env.DB.prepare(
+    `INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, outcome, outcome_at, outcome_event_id, first_seen, last_seen)
+     SELECT j ->> '$.id', ?2, j ->> '$.name', 'fiber', 'job', 'failed', j ->> '$.t', 'ev-' || (j ->> '$.id'), j ->> '$.t', j ->> '$.t'
+     FROM (SELECT value AS j FROM json_each(?1))`,
+  )
+    .bind(JSON.stringify(rows), CLASS)
+    .run();
 });
 
 /** Reads a body as a slow client does (a browser saving to disk, curl over a thin link): a pause between chunks. */
@@ -58,6 +65,15 @@ describe("a long export through the Worker's entry", () => {
     expect(doc.items).toHaveLength(N);
     expect(new Set(doc.items.map((i) => i.incidentId)).size).toBe(N);
     expect(doc).toMatchObject({ count: N, truncated: false });
+  });
+
+  it(`downloads all ${N} runs as CSV too`, async () => {
+    const res = await call(exportHref("runs", "csv", { agentClass: CLASS }), { as: "viewer" });
+    expect(res.status).toBe(200);
+    const [header, ...rows] = (await slowText(res)).split("\r\n").filter(Boolean);
+    expect(header).toContain("fiberId");
+    expect(rows.filter((l) => l.includes(`long-${u}-`))).toHaveLength(N);
+    expect(rows).toHaveLength(N);
   });
 });
 
