@@ -19,7 +19,8 @@ const ROOMS: Room[] = [
     dir: "worker",
     mayImport: ["telemetry", "admin-rpc", "store", "console"],
     // node:async_hooks: a streamed download's later reads run in the request's context (worker/export/stream.ts).
-    packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp))?|node:async_hooks)$/,
+    packages:
+      /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp))?|node:async_hooks)$/,
   },
   // The demo fleet is a user of the packages: package names only, never a path into the console's repo.
   {
