@@ -106,6 +106,8 @@ export const CONFIG_VARS = {
   ALERT_SLACK_WEBHOOK_URL: { expected: "an http(s) URL", secret: true, schema: httpUrl },
   ALERT_RATE_LIMIT_PER_HOUR: { expected: "a whole number from 1 to 10000", schema: whole(1, 10_000) },
   ALERT_HIGH_RATE_LIMIT_PER_HOUR: { expected: "a whole number from 1 to 10000", schema: whole(1, 10_000) },
+  EXHAUSTION_WAVE_MIN_INCIDENTS: { expected: "a whole number from 1 to 10000", schema: whole(1, 10_000) },
+  EXHAUSTION_WAVE_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
   ALERT_CONSOLE_URL: { expected: "an http(s) URL", schema: httpUrl },
   ALERT_RETRY_DELAY_SECONDS: { expected: "a whole number of seconds from 1 to 3600", schema: whole(1, 3600) },
   DEPLOY_STORM_WINDOW_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
@@ -142,7 +144,14 @@ export type ConsoleConfig = {
    * Alerting: where to send, and each priority's budget of alerts per channel in any hour (src/store/alerts.ts
    * ALERT_PRIORITY): `high` (storms, telemetry) is spent by nothing else, so a flood of `normal` alerts cannot hold it back.
    */
-  alerts: { channels: { channel: "webhook" | "slack"; url: string }[]; budgets: AlertBudgets; consoleUrl: string | null; retryDelaySeconds: number };
+  alerts: {
+    channels: { channel: "webhook" | "slack"; url: string }[];
+    budgets: AlertBudgets;
+    consoleUrl: string | null;
+    retryDelaySeconds: number;
+    /** An exhaustion wave: at least `minIncidents` incidents of one class exhausted within `windowMs` (one alert per class and hour). */
+    wave: { minIncidents: number; windowMs: number };
+  };
   /** "Recovery storm after deploy": a version's incident rate in its first window against the previous version's. */
   deployStorm: DeployStormConfig;
   /**
@@ -246,6 +255,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       budgets: { high: num("ALERT_HIGH_RATE_LIMIT_PER_HOUR", 20), normal: num("ALERT_RATE_LIMIT_PER_HOUR", 30) },
       consoleUrl: consoleUrl ? consoleUrl.replace(/\/+$/, "") : null,
       retryDelaySeconds: num("ALERT_RETRY_DELAY_SECONDS", 30),
+      wave: { minIncidents: num("EXHAUSTION_WAVE_MIN_INCIDENTS", 10), windowMs: num("EXHAUSTION_WAVE_MINUTES", 15) * 60_000 },
     },
     deployStorm: {
       windowMs: num("DEPLOY_STORM_WINDOW_MINUTES", 15) * 60_000,

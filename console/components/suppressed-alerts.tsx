@@ -11,6 +11,7 @@ export const ALERT_KIND_LABEL: Record<string, string> = {
   respent: "tokens re-spent",
   alarm_loop: "alarm loop",
   telemetry: "events not reaching the console",
+  exhaustion_wave: "exhaustion wave",
 };
 
 const count = (n: number) => n.toLocaleString("en-US");

@@ -23,8 +23,9 @@ const TONE: Record<string, string> = { sent: "ok", queued: "pending", failed: "f
 const KIND_LABEL = ALERT_KIND_LABEL;
 /** The high-priority kinds, named: the ones with a budget of their own. */
 const HIGH_KINDS = ALERT_KINDS.filter((k) => ALERT_PRIORITY[k] === "high")
-  .map((k) => KIND_LABEL[k] ?? k)
-  .join(" and ");
+  .map((k) => `"${KIND_LABEL[k] ?? k}"`)
+  .join(", ")
+  .replace(/, ([^,]*)$/, " and $1");
 
 /** Where an alert's subject lives in the console. */
 function subjectLink(a: AlertDeliveryRow) {
@@ -36,6 +37,8 @@ function subjectLink(a: AlertDeliveryRow) {
       return <a href={listHref("stuck", { rule: a.subjectId })}>rule {a.subjectId}</a>;
     case "deploy_storm":
       return <a href={listHref("incidents", { version: a.subjectId })}>version {a.subjectId}</a>;
+    case "exhaustion_wave":
+      return <a href={listHref("incidents", { agentClass: a.agentClass, status: "exhausted" })}>class {a.agentClass}</a>;
     // Re-spent tokens: one agent's (its page), or a whole class's (an empty agent name: the class's incidents).
     case "respent":
       return a.agentName ? (
@@ -99,7 +102,7 @@ export function AlertsPage(props: {
         {s.enabled ? (
           <p>
             Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; per channel and hour, at most{" "}
-            <span data-budget="high">{s.budgets.high}</span> {HIGH_KINDS} alerts, a budget no other kind can spend, and{" "}
+            <span data-budget="high">{s.budgets.high}</span> alerts of high priority ({HIGH_KINDS}), a budget no other kind can spend, and{" "}
             <span data-budget="normal">{s.budgets.normal}</span> of every other kind.
             {s.consoleUrl ? ` Links point to ${s.consoleUrl}.` : " Set ALERT_CONSOLE_URL for links to this console in alerts."}
           </p>

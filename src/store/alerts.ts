@@ -6,14 +6,24 @@ import { names, selectList } from "./sql-names";
  * (worker/alerts) and read by the /alerts page (read-models/alerts.ts). The primary key deduplicates.
  */
 
-export const ALERT_KINDS = ["exhausted", "ambiguous_op", "stuck", "deploy_storm", "exhaust_soon", "respent", "alarm_loop", "telemetry"] as const;
+export const ALERT_KINDS = [
+  "exhausted",
+  "ambiguous_op",
+  "stuck",
+  "deploy_storm",
+  "exhaust_soon",
+  "respent",
+  "alarm_loop",
+  "telemetry",
+  "exhaustion_wave",
+] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 /**
  * How urgent a kind is. Each priority has an hourly budget per channel of its own (worker/config.ts), so alerts of
- * one priority can never spend another's. `high`: alerts that stand for a whole wave, one per version, class or day
- * (a deploy storm, a class whose events cannot reach the console), which a flood of per-incident alerts must not
- * crowd out. `normal`: one alert per incident, op, agent or episode, which is what floods.
+ * one priority can never spend another's. `high`: alerts that stand for a whole wave, one per version, class, hour or
+ * day (a deploy storm, an exhaustion wave, a class whose events cannot reach the console), which a flood of
+ * per-incident alerts must not crowd out. `normal`: one alert per incident, op, agent or episode, which is what floods.
  */
 export const ALERT_PRIORITIES = ["high", "normal"] as const;
 export type AlertPriority = (typeof ALERT_PRIORITIES)[number];
@@ -21,6 +31,7 @@ export type AlertPriority = (typeof ALERT_PRIORITIES)[number];
 /** Each kind's priority, declared once: a kind added to ALERT_KINDS without one fails the typecheck. */
 export const ALERT_PRIORITY: Record<AlertKind, AlertPriority> = {
   deploy_storm: "high",
+  exhaustion_wave: "high",
   telemetry: "high",
   exhausted: "normal",
   ambiguous_op: "normal",
@@ -159,4 +170,27 @@ export async function openAmbiguousOps(db: D1Database, keys: SubjectKey[]): Prom
     FROM ${O.$table} WHERE ${O.opId} = ? AND ${O.agentClass} = ? AND ${O.agentName} = ? AND ${O.ambiguousAt} IS NOT NULL AND ${O.resolutionAt} IS NULL`;
   const rs = await db.batch<OpenAmbiguousOp>(keys.map((k) => db.prepare(sql).bind(k.id, k.agentClass, k.agentName)));
   return rs.flatMap((r) => r.results);
+}
+
+/**
+ * How many incidents of a class exhausted after `since`, counting at most `limit`: over incidents_class from
+ * `firstSeenAfter` (an incident is first seen before it exhausts), so a read costs O(the class's incidents first seen
+ * since then), and the caller checks the delivery log first, so a wave is counted until its alert is raised, not after.
+ */
+export async function exhaustedSince(db: D1Database, q: { agentClass: string; since: number; firstSeenAfter: number; limit: number }): Promise<number> {
+  const row = await db
+    .prepare(
+      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${I.$table} INDEXED BY incidents_class
+         WHERE ${I.agentClass} = ?1 AND ${I.firstSeen} > ?2 AND ${I.status} = 'exhausted' AND ${I.statusAt} > ?3 LIMIT ?4)`,
+    )
+    .bind(q.agentClass, q.firstSeenAfter, q.since, q.limit)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/** Of these alert keys, the ones the delivery log holds (on any channel): one primary-key range read each. */
+export async function recordedAlertKeys(db: D1Database, keys: string[]): Promise<Set<string>> {
+  if (!keys.length) return new Set();
+  const rs = await db.batch<{ k: string }>(keys.map((k) => db.prepare(`SELECT ${A.alertKey} AS k FROM ${A.$table} WHERE ${A.alertKey} = ? LIMIT 1`).bind(k)));
+  return new Set(rs.flatMap((r) => r.results.map((x) => x.k)));
 }

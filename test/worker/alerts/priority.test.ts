@@ -3,8 +3,12 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { singleStore } from "../../../src/store/partitions";
 import { suppressedAlerts, suppressedAlertsIn } from "../../../src/store/read-models/alerts";
 import { deployStormAlert } from "../../../worker/alerts/deploy-storm";
+import { exhaustionWaveAlerts } from "../../../worker/alerts/exhaustion-wave";
+import { alertOnIngested } from "../../../worker/alerts/ingested";
 import type { Alert } from "../../../worker/alerts/payloads";
 import { raiseAlerts } from "../../../worker/alerts/raise";
+import { ingestBatch } from "../../../worker/ingest/consumer";
+import { makeEvent } from "../../fixtures/events";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { findAll, mustTestId } from "../html";
@@ -51,6 +55,23 @@ const stormAlert = (version: string, agentName: string, at: number): Alert =>
     previousRate: 4,
     top: { agentClass: "ProbeAgent", agentName, incidents: 50 },
   } as Parameters<typeof deployStormAlert>[0]);
+
+/** Ingests `n` exhausted incidents of one agent, a second apart up to `at`; returns the events. */
+async function ingestExhaustions(agentClass: string, agentName: string, n: number, at: number) {
+  const events = Array.from({ length: n }, (_, i) => {
+    const e = makeEvent(
+      "chat.recovery.exhausted",
+      { maxAttempts: 3, recoveryKind: "retry", attempt: 3, reason: "no_progress_timeout" },
+      { agentName, corr: { incidentId: `${agentName}-${i}`, requestId: "req-1" }, time: at - (n - i) * 1000 },
+    );
+    return { ...e, source: { agentClass, agentName } };
+  });
+  await ingestBatch(
+    env.DB,
+    events.map((body, i) => ({ id: `x-${i}-${uid()}`, body })),
+  );
+  return events;
+}
 
 /** An hour of its own for each test, well past every other file's alerts: the budgets' window holds only this test's. */
 const hourOfItsOwn = (n: number) => Date.now() + (50 + 3 * n) * 3_600_000;
@@ -126,5 +147,50 @@ describe("alert budgets by priority", () => {
       ["deploy_storm", "high", 1],
       ["exhausted", "normal", 1],
     ]);
+  });
+
+  it("raises one exhaustion wave per class and hour, delivered while the wave's own exhaustions are held back", async () => {
+    const agentClass = `WaveClass${uid()}`;
+    const agentName = `wave-${uid()}`;
+    const now = Date.now();
+    // Twelve incidents of one class exhaust within a minute, in one ingested batch.
+    const events = await ingestExhaustions(agentClass, agentName, 12, now);
+    const storm = { ...env, ALERT_RATE_LIMIT_PER_HOUR: "5", EXHAUSTION_WAVE_MIN_INCIDENTS: "10", EXHAUSTION_WAVE_MINUTES: "15" };
+    await alertOnIngested(storm, events);
+    // Ingesting the same batch again (a redelivery) raises no second wave.
+    await alertOnIngested(storm, events);
+
+    const waves = await pollRows<Row>(
+      "SELECT alert_key, channel, kind, status FROM alert_deliveries WHERE kind = 'exhaustion_wave' AND agent_class = ? ORDER BY channel",
+      [agentClass],
+      (r) => r.length === 2 && r.every((d) => d.status === "sent"),
+    );
+    expect(waves.map((w) => [w.channel, w.status])).toEqual([
+      ["slack", "sent"],
+      ["webhook", "sent"],
+    ]);
+    const got = (await received(agentClass)).filter((r) => r.channel === "webhook" && r.body.kind === "exhaustion_wave");
+    expect(got).toHaveLength(1);
+    expect(got[0]!.body).toMatchObject({ agent: { class: agentClass, name: "" }, details: { threshold: 10, windowMinutes: 15 } });
+    expect(got[0]!.body.path).toBe(`/incidents?agentClass=${agentClass}&status=exhausted`);
+    // The per-incident alerts spent their budget of 5 per channel; the other 7 were suppressed, and counted.
+    const own = await pollRows<Row>(ROWS, [agentName], (r) => r.length === 24);
+    expect(own.filter((r) => r.status === "rate_limited")).toHaveLength(14);
+    const counted = await suppressedAlerts(env.DB, { since: now - 3_600_000, until: now + 3_600_000 });
+    expect(counted.byKind.find((k) => k.kind === "exhausted")).toMatchObject({ alerts: 7, deliveries: 14 });
+  });
+
+  it("counts a class's exhaustions within the window only, and calls them a wave from the threshold on", async () => {
+    const agentClass = `CalmClass${uid()}`;
+    const now = Date.now();
+    await ingestExhaustions(agentClass, `calm-${uid()}`, 3, now);
+    // Three exhaustions an hour earlier: outside a 15-minute window.
+    await ingestExhaustions(agentClass, `old-${uid()}`, 3, now - 3_600_000);
+    const store = singleStore(env.DB);
+    const rule = (minIncidents: number) => ({ minIncidents, windowMs: 15 * 60_000 });
+    expect(await exhaustionWaveAlerts(store, [agentClass], rule(4), now)).toEqual([]);
+    const [wave] = await exhaustionWaveAlerts(store, [agentClass, agentClass], rule(3), now);
+    expect(wave).toMatchObject({ kind: "exhaustion_wave", agentClass, details: { incidents: 3, threshold: 3 } });
+    expect(await exhaustionWaveAlerts(store, [`Other${agentClass}`], rule(1), now)).toEqual([]);
   });
 });
