@@ -130,6 +130,11 @@ export function exportCutLine(rows: number): string {
   return `# cut at ${rows} rows: the list has more. Narrow the filters (e.g. since / until) to download the rest.`;
 }
 
+/** The last line of a download that could not be read to its end (worker/export/stream.ts): the file is incomplete. */
+export function exportFailedLine(rows: number): string {
+  return `# incomplete: reading the list failed after ${rows} rows. This file is not the whole list; download it again.`;
+}
+
 /** Why `cols=` was refused: the list's columns are these (worker/routes/columns.ts). */
 export function colsRefusalSentence(list: string, ids: readonly string[]): string {
   return `cols must name columns of the ${list} list among ${ids.join(", ")}`;

@@ -18,7 +18,9 @@ const ROOMS: Room[] = [
     name: "worker",
     dir: "worker",
     mayImport: ["telemetry", "admin-rpc", "store", "console"],
-    packages: /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp|tail))?)$/,
+    // node:async_hooks: a streamed download's later reads run in the request's context (worker/export/stream.ts).
+    packages:
+      /^(hono(\/.*)?|zod|agents|drizzle-orm(\/.*)?|@microlabs\/otel-cf-workers|@opentelemetry\/.*|@agent-oncall\/telemetry(\/(contract|otlp|tail))?|node:async_hooks)$/,
   },
   // The demo fleet is a user of the packages: package names only, never a path into the console's repo.
   {

@@ -1,5 +1,6 @@
 import { type OtlpTarget, parseOtlpHeaders } from "@agent-oncall/telemetry";
 import { z } from "zod";
+import type { AlertBudgets } from "../src/store/alerts";
 import type { DeployStormConfig } from "../src/store/read-models/deploys";
 import { DEFAULT_STUCK_CONFIG, STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig } from "../src/store/read-models/stuck";
 import { DEFAULT_RETENTION_PACE } from "../src/store/retention-pace";
@@ -105,6 +106,9 @@ export const CONFIG_VARS = {
   ALERT_WEBHOOK_URL: { expected: "an http(s) URL", secret: true, schema: httpUrl },
   ALERT_SLACK_WEBHOOK_URL: { expected: "an http(s) URL", secret: true, schema: httpUrl },
   ALERT_RATE_LIMIT_PER_HOUR: { expected: "a whole number from 1 to 10000", schema: whole(1, 10_000) },
+  ALERT_HIGH_RATE_LIMIT_PER_HOUR: { expected: "a whole number from 1 to 10000", schema: whole(1, 10_000) },
+  EXHAUSTION_WAVE_MIN_INCIDENTS: { expected: "a whole number from 1 to 10000", schema: whole(1, 10_000) },
+  EXHAUSTION_WAVE_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
   ALERT_CONSOLE_URL: { expected: "an http(s) URL", schema: httpUrl },
   ALERT_RETRY_DELAY_SECONDS: { expected: "a whole number of seconds from 1 to 3600", schema: whole(1, 3600) },
   DEPLOY_STORM_WINDOW_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
@@ -138,7 +142,18 @@ export type ConsoleConfig = {
   export: { rowCap: number };
   otel: { serviceName: string; otlp: OtlpTarget | null };
   auth: AuthConfig;
-  alerts: { channels: { channel: "webhook" | "slack"; url: string }[]; limitPerHour: number; consoleUrl: string | null; retryDelaySeconds: number };
+  /**
+   * Alerting: where to send, and each priority's budget of alerts per channel in any hour (src/store/alerts.ts
+   * ALERT_PRIORITY): `high` (storms, telemetry) is spent by nothing else, so a flood of `normal` alerts cannot hold it back.
+   */
+  alerts: {
+    channels: { channel: "webhook" | "slack"; url: string }[];
+    budgets: AlertBudgets;
+    consoleUrl: string | null;
+    retryDelaySeconds: number;
+    /** An exhaustion wave: at least `minIncidents` incidents of one class exhausted within `windowMs` (one alert per class and hour). */
+    wave: { minIncidents: number; windowMs: number };
+  };
   /** "Recovery storm after deploy": a version's incident rate in its first window against the previous version's. */
   deployStorm: DeployStormConfig;
   /**
@@ -243,9 +258,10 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
     auth: auth.config,
     alerts: {
       channels: [...(webhook ? [{ channel: "webhook" as const, url: webhook }] : []), ...(slack ? [{ channel: "slack" as const, url: slack }] : [])],
-      limitPerHour: num("ALERT_RATE_LIMIT_PER_HOUR", 30),
+      budgets: { high: num("ALERT_HIGH_RATE_LIMIT_PER_HOUR", 20), normal: num("ALERT_RATE_LIMIT_PER_HOUR", 30) },
       consoleUrl: consoleUrl ? consoleUrl.replace(/\/+$/, "") : null,
       retryDelaySeconds: num("ALERT_RETRY_DELAY_SECONDS", 30),
+      wave: { minIncidents: num("EXHAUSTION_WAVE_MIN_INCIDENTS", 10), windowMs: num("EXHAUSTION_WAVE_MINUTES", 15) * 60_000 },
     },
     deployStorm: {
       windowMs: num("DEPLOY_STORM_WINDOW_MINUTES", 15) * 60_000,

@@ -1,10 +1,12 @@
-import { ALERT_KINDS, ALERT_STATUSES, type AlertDeliveryRow } from "../../src/store/read-models/alerts";
+import type { AlertBudgets } from "../../src/store/alerts";
+import { ALERT_KINDS, ALERT_PRIORITY, ALERT_STATUSES, type AlertDeliveryRow, type SuppressedAlerts } from "../../src/store/read-models/alerts";
 import type { Page } from "../../src/store/read-models/paging";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter } from "../components/filters";
 import { ListPager } from "../components/pager";
 import { Status } from "../components/status";
+import { ALERT_KIND_LABEL, SuppressedAlertsNote } from "../components/suppressed-alerts";
 import { ago, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, detailHref, LISTS, listHref } from "../links";
@@ -13,20 +15,17 @@ type Query = Record<string, string | undefined>;
 
 /** Whether alerts go out, and where (hosts only: webhook URLs are secrets). */
 export type AlertSettingsView =
-  | { enabled: true; channels: { channel: string; host: string }[]; limitPerHour: number; consoleUrl: string | null }
+  | { enabled: true; channels: { channel: string; host: string }[]; budgets: AlertBudgets; consoleUrl: string | null }
   | { enabled: false; reason: string };
 
 /** Delivery statuses as badges: the tone comes from the status badge's fixed set, the text is ours. */
 const TONE: Record<string, string> = { sent: "ok", queued: "pending", failed: "failed", rate_limited: "skipped" };
-const KIND_LABEL: Record<string, string> = {
-  exhausted: "recovery exhausted",
-  ambiguous_op: "ambiguous op",
-  stuck: "stuck",
-  deploy_storm: "recovery storm after deploy",
-  exhaust_soon: "likely to exhaust",
-  respent: "tokens re-spent",
-  alarm_loop: "alarm loop",
-};
+const KIND_LABEL = ALERT_KIND_LABEL;
+/** The high-priority kinds, named: the ones with a budget of their own. */
+const HIGH_KINDS = ALERT_KINDS.filter((k) => ALERT_PRIORITY[k] === "high")
+  .map((k) => `"${KIND_LABEL[k] ?? k}"`)
+  .join(", ")
+  .replace(/, ([^,]*)$/, " and $1");
 
 /** Where an alert's subject lives in the console. */
 function subjectLink(a: AlertDeliveryRow) {
@@ -38,6 +37,8 @@ function subjectLink(a: AlertDeliveryRow) {
       return <a href={listHref("stuck", { rule: a.subjectId })}>rule {a.subjectId}</a>;
     case "deploy_storm":
       return <a href={listHref("incidents", { version: a.subjectId })}>version {a.subjectId}</a>;
+    case "exhaustion_wave":
+      return <a href={listHref("incidents", { agentClass: a.agentClass, status: "exhausted" })}>class {a.agentClass}</a>;
     // Re-spent tokens: one agent's (its page), or a whole class's (an empty agent name: the class's incidents).
     case "respent":
       return a.agentName ? (
@@ -85,7 +86,14 @@ export const ALERT_COLUMN_SET = columnSet<AlertDeliveryRow, { now: number }>(
 );
 
 /** The alert delivery log: every alert per channel, with its delivery outcome, newest first. */
-export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<AlertDeliveryRow>; settings: AlertSettingsView; cols?: readonly string[] }) {
+export function AlertsPage(props: {
+  ctx: PageContext;
+  query: Query;
+  page: Page<AlertDeliveryRow>;
+  settings: AlertSettingsView;
+  suppressed: SuppressedAlerts;
+  cols?: readonly string[];
+}) {
   const q = props.query;
   const s = props.settings;
   return (
@@ -93,8 +101,9 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
       <section data-testid="alert-settings" data-enabled={String(s.enabled)} data-channels={s.enabled ? s.channels.map((c) => c.channel).join(" ") : ""}>
         {s.enabled ? (
           <p>
-            Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; at most {s.limitPerHour} per
-            channel per hour.
+            Alerts are on: {s.channels.map((c) => `${c.channel === "slack" ? "Slack" : "JSON webhook"} (${c.host})`).join(", ")}; per channel and hour, at most{" "}
+            <span data-budget="high">{s.budgets.high}</span> alerts of high priority ({HIGH_KINDS}), a budget no other kind can spend, and{" "}
+            <span data-budget="normal">{s.budgets.normal}</span> of every other kind.
             {s.consoleUrl ? ` Links point to ${s.consoleUrl}.` : " Set ALERT_CONSOLE_URL for links to this console in alerts."}
           </p>
         ) : (
@@ -103,6 +112,7 @@ export function AlertsPage(props: { ctx: PageContext; query: Query; page: Page<A
             exhaustions, new ambiguous ops and stuck agents.
           </p>
         )}
+        <SuppressedAlertsNote s={props.suppressed} window="last 24 h" />
       </section>
       <FilterForm action={LISTS.alerts}>
         <SelectFilter name="status" label="status" value={q.status} options={ALERT_STATUSES} />

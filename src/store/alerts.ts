@@ -6,8 +6,44 @@ import { names, selectList } from "./sql-names";
  * (worker/alerts) and read by the /alerts page (read-models/alerts.ts). The primary key deduplicates.
  */
 
-export const ALERT_KINDS = ["exhausted", "ambiguous_op", "stuck", "deploy_storm", "exhaust_soon", "respent", "alarm_loop", "telemetry"] as const;
+export const ALERT_KINDS = [
+  "exhausted",
+  "ambiguous_op",
+  "stuck",
+  "deploy_storm",
+  "exhaust_soon",
+  "respent",
+  "alarm_loop",
+  "telemetry",
+  "exhaustion_wave",
+] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
+
+/**
+ * How urgent a kind is. Each priority has an hourly budget per channel of its own (worker/config.ts), so alerts of
+ * one priority can never spend another's. `high`: alerts that stand for a whole wave, one per version, class, hour or
+ * day (a deploy storm, an exhaustion wave, a class whose events cannot reach the console), which a flood of
+ * per-incident alerts must not crowd out. `normal`: one alert per incident, op, agent or episode, which is what floods.
+ */
+export const ALERT_PRIORITIES = ["high", "normal"] as const;
+export type AlertPriority = (typeof ALERT_PRIORITIES)[number];
+
+/** Each kind's priority, declared once: a kind added to ALERT_KINDS without one fails the typecheck. */
+export const ALERT_PRIORITY: Record<AlertKind, AlertPriority> = {
+  deploy_storm: "high",
+  exhaustion_wave: "high",
+  telemetry: "high",
+  exhausted: "normal",
+  ambiguous_op: "normal",
+  stuck: "normal",
+  exhaust_soon: "normal",
+  respent: "normal",
+  alarm_loop: "normal",
+};
+
+/** The kinds that share a priority's budget. */
+export const kindsOfPriority = (p: AlertPriority): AlertKind[] => ALERT_KINDS.filter((k) => ALERT_PRIORITY[k] === p);
+
 export const ALERT_STATUSES = ["queued", "sent", "failed", "rate_limited"] as const;
 export type AlertStatus = (typeof ALERT_STATUSES)[number];
 
@@ -22,44 +58,55 @@ export type AlertRecord = {
   summary: string;
 };
 
-/** Window of the per-channel rate limit. */
+/** Window of the per-channel, per-priority budgets. */
 export const ALERT_WINDOW_MS = 3_600_000;
 
 const A = names(alertDeliveries);
 const COUNTED = "('queued', 'sent', 'failed')";
 
 /**
- * Inserts the row unless the key exists (dedup). Its status is decided in the same statement: rate_limited
- * when the channel already has `limit` alerts that were not themselves rate limited in the window, so
- * concurrent consumers cannot both slip under the limit. RETURNING yields a row only when one was inserted.
+ * Inserts the row unless the key exists (dedup). Its status is decided in the same statement: rate_limited when the
+ * channel already has `limit` alerts of the same priority that were not themselves rate limited in the hour up to now, so
+ * concurrent consumers cannot both slip under the budget. RETURNING yields a row only when one was inserted. The
+ * kinds are constants of ours (ALERT_KINDS), never input.
  */
-const INSERT = `INSERT INTO ${A.$table} (${A.alertKey}, ${A.channel}, ${A.kind}, ${A.agentClass}, ${A.agentName}, ${A.subjectId}, ${A.summary},
+const insertFor = (
+  p: AlertPriority,
+) => `INSERT INTO ${A.$table} (${A.alertKey}, ${A.channel}, ${A.kind}, ${A.agentClass}, ${A.agentName}, ${A.subjectId}, ${A.summary},
     ${A.status}, ${A.attempts}, ${A.httpStatus}, ${A.lastError}, ${A.createdAt}, ${A.updatedAt})
   SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7,
     CASE WHEN (SELECT COUNT(*) FROM ${A.$table} INDEXED BY alert_deliveries_status
-               WHERE ${A.status} IN ${COUNTED} AND ${A.createdAt} > ?8 AND ${A.channel} = ?2) >= ?9 THEN 'rate_limited' ELSE 'queued' END,
+               WHERE ${A.status} IN ${COUNTED} AND ${A.createdAt} > ?8 AND ${A.createdAt} <= ?10 AND ${A.channel} = ?2
+                 AND ${A.kind} IN (${kindsOfPriority(p)
+                   .map((k) => `'${k}'`)
+                   .join(", ")})) >= ?9 THEN 'rate_limited' ELSE 'queued' END,
     0, NULL, NULL, ?10, ?10
   WHERE true
   ON CONFLICT (${A.alertKey}, ${A.channel}) DO NOTHING
   RETURNING ${A.alertKey} AS alertKey, ${A.channel} AS channel, ${A.status} AS status`;
+const INSERT = Object.fromEntries(ALERT_PRIORITIES.map((p) => [p, insertFor(p)])) as Record<AlertPriority, string>;
+
+/** Alerts per channel in any hour, for each priority (worker/config.ts ALERT_RATE_LIMIT_PER_HOUR, ALERT_HIGH_RATE_LIMIT_PER_HOUR). */
+export type AlertBudgets = Record<AlertPriority, number>;
 
 /**
- * Records alerts, in order, each at most once per channel. Returns only the rows this call inserted, with
- * the status each got (queued: to be sent; rate_limited: over `limitPerHour` for its channel).
+ * Records alerts, in order, each at most once per channel. Returns only the rows this call inserted, with the status
+ * each got (queued: to be sent; rate_limited: over its priority's budget for its channel).
  */
 export async function recordAlerts(
   db: D1Database,
   alerts: AlertRecord[],
-  opts: { now: number; limitPerHour: number },
+  opts: { now: number; budgets: AlertBudgets },
 ): Promise<{ alertKey: string; channel: string; status: AlertStatus }[]> {
   if (!alerts.length) return [];
   const since = opts.now - ALERT_WINDOW_MS;
   const results = await db.batch<{ alertKey: string; channel: string; status: AlertStatus }>(
-    alerts.map((a) =>
-      db
-        .prepare(INSERT)
-        .bind(a.alertKey, a.channel, a.kind, a.agentClass, a.agentName, a.subjectId, a.summary.slice(0, 1000), since, opts.limitPerHour, opts.now),
-    ),
+    alerts.map((a) => {
+      const priority = ALERT_PRIORITY[a.kind];
+      return db
+        .prepare(INSERT[priority])
+        .bind(a.alertKey, a.channel, a.kind, a.agentClass, a.agentName, a.subjectId, a.summary.slice(0, 1000), since, opts.budgets[priority], opts.now);
+    }),
   );
   return results.flatMap((r) => r.results);
 }
@@ -123,4 +170,27 @@ export async function openAmbiguousOps(db: D1Database, keys: SubjectKey[]): Prom
     FROM ${O.$table} WHERE ${O.opId} = ? AND ${O.agentClass} = ? AND ${O.agentName} = ? AND ${O.ambiguousAt} IS NOT NULL AND ${O.resolutionAt} IS NULL`;
   const rs = await db.batch<OpenAmbiguousOp>(keys.map((k) => db.prepare(sql).bind(k.id, k.agentClass, k.agentName)));
   return rs.flatMap((r) => r.results);
+}
+
+/**
+ * How many incidents of a class exhausted after `since`, counting at most `limit`: over incidents_class from
+ * `firstSeenAfter` (an incident is first seen before it exhausts), so a read costs O(the class's incidents first seen
+ * since then), and the caller checks the delivery log first, so a wave is counted until its alert is raised, not after.
+ */
+export async function exhaustedSince(db: D1Database, q: { agentClass: string; since: number; firstSeenAfter: number; limit: number }): Promise<number> {
+  const row = await db
+    .prepare(
+      `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${I.$table} INDEXED BY incidents_class
+         WHERE ${I.agentClass} = ?1 AND ${I.firstSeen} > ?2 AND ${I.status} = 'exhausted' AND ${I.statusAt} > ?3 LIMIT ?4)`,
+    )
+    .bind(q.agentClass, q.firstSeenAfter, q.since, q.limit)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/** Of these alert keys, the ones the delivery log holds (on any channel): one primary-key range read each. */
+export async function recordedAlertKeys(db: D1Database, keys: string[]): Promise<Set<string>> {
+  if (!keys.length) return new Set();
+  const rs = await db.batch<{ k: string }>(keys.map((k) => db.prepare(`SELECT ${A.alertKey} AS k FROM ${A.$table} WHERE ${A.alertKey} = ? LIMIT 1`).bind(k)));
+  return new Set(rs.flatMap((r) => r.results.map((x) => x.k)));
 }

@@ -533,7 +533,7 @@ export const alertDeliveries = sqliteTable(
   {
     alertKey: text("alert_key").notNull(),
     channel: text("channel").notNull(),
-    /** exhausted | ambiguous_op | stuck | deploy_storm | exhaust_soon | respent | alarm_loop | telemetry (src/store/alerts.ts ALERT_KINDS) */
+    /** exhausted | ambiguous_op | stuck | deploy_storm | exhaust_soon | respent | alarm_loop | telemetry | exhaustion_wave (src/store/alerts.ts ALERT_KINDS) */
     kind: text("kind").notNull(),
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),

@@ -31,7 +31,13 @@ describe("worker/config.ts: one parse, one policy", () => {
     expect(c.stuck).toEqual(DEFAULT_STUCK_CONFIG);
     expect(c.console).toEqual({ pollSeconds: 15, apmTraceUrl: null });
     expect(c.otel).toEqual({ serviceName: "agent-console", otlp: null });
-    expect(c.alerts).toEqual({ channels: [], limitPerHour: 30, consoleUrl: null, retryDelaySeconds: 30 });
+    expect(c.alerts).toEqual({
+      channels: [],
+      budgets: { high: 20, normal: 30 },
+      consoleUrl: null,
+      retryDelaySeconds: 30,
+      wave: { minIncidents: 10, windowMs: 15 * 60_000 },
+    });
     expect(c.agentClasses).toEqual([]);
     expect(c.auth).toMatchObject({ mode: "dev", devUser: "dev@localhost", devRole: "operator" });
   });

@@ -8,7 +8,8 @@ export type RaiseResult = { queued: number; rateLimited: number; duplicates: num
 const SEND_CHUNK = 100;
 
 /**
- * Records each alert once per configured channel and queues the new, not rate-limited ones for delivery.
+ * Records each alert once per configured channel and queues the new ones within their priority's hourly budget for
+ * delivery; the others are recorded as rate_limited, which /alerts counts.
  * An alert recorded before (same key and channel) is a duplicate: nothing is sent again. With alerts off
  * (no URL, or an invalid setting) nothing is recorded.
  */
@@ -29,7 +30,7 @@ export async function raiseAlerts(env: AlertEnv & { DB: D1Database }, alerts: Al
       url: ch.url,
     })),
   );
-  const inserted = await recordAlerts(env.DB, records, { now, limitPerHour: config.limitPerHour });
+  const inserted = await recordAlerts(env.DB, records, { now, budgets: config.budgets });
   const byKey = new Map(records.map((r) => [`${r.channel}\n${r.alertKey}`, r]));
   const messages: AlertMessage[] = inserted
     .filter((r) => r.status === "queued")

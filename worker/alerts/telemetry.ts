@@ -36,7 +36,7 @@ export async function brokenPipelines(store: Store, passes: AgentReconciliation[
 /**
  * "Events not reaching the console", one alert per agent class, state and UTC day: a missing binding or a Queue that
  * refuses sends belongs to the Worker, so it breaks its agents all at once, and one alert each would spend the
- * channel's hourly limit that exhausted and stuck alerts share. It names the first agent asked and how many more
+ * channel's hourly budget (a high-priority one, src/store/alerts.ts ALERT_PRIORITY, which storms share). It names the first agent asked and how many more
  * said the same, and links to that agent, or to the class's list of such agents when there are several; elsewhere
  * such agents look quiet, not broken (the overview counts them).
  */

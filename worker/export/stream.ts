@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { csvLine } from "./csv";
 
 /** The formats a list downloads in. */
@@ -22,6 +23,8 @@ export type ExportStreamOptions = {
   head: Record<string, unknown>;
   /** The CSV's last line when the list was cut (a sentence from console/words.ts). */
   cutLine: (count: number) => string;
+  /** The CSV's last line (the JSON's `error`) when reading failed part way (a sentence from console/words.ts). */
+  failedLine: (count: number) => string;
   /** Rows per read (default and at most the read models' largest page, 200). */
   pageSize?: number;
   /** The CSV header of an empty list (no row names the columns then); none: an empty list's CSV is empty. */
@@ -36,6 +39,12 @@ const projected = (p: ExportPage, project: (item: Record<string, unknown>) => Re
  * Streams a list, page by page over its keyset, as CSV or one JSON document, stopping at `cap` rows. The first
  * page is read before the stream is made, so a bad filter fails the request (a 400) rather than the download.
  * A page asks for one row more than the cap leaves, so a list of exactly `cap` rows is not called cut.
+ *
+ * Later pages are read when the client asks for more bytes, after the handler has returned: each read runs in the
+ * request's async context, captured here. Outside it, the tracing wrapper's D1 binding threw on every query ("Config
+ * is undefined") and the download stopped after two pages on a normal row. A read that fails all the same ends the
+ * file with a line (CSV) or fields (JSON) saying it is incomplete, then fails the transfer, so neither the file nor
+ * the response passes for whole.
  */
 export async function exportStream(read: ExportReader, o: ExportStreamOptions): Promise<ReadableStream<Uint8Array>> {
   const enc = new TextEncoder();
@@ -65,36 +74,60 @@ export async function exportStream(read: ExportReader, o: ExportStreamOptions): 
     }
     return header + csvLine(columns.map((c) => item[c]));
   };
+  // The reason stays in the log: a database error's text is not for the file.
+  const failed = (count: number) =>
+    o.format === "json"
+      ? `\n],"count":${count},"truncated":true,"complete":false,"error":${JSON.stringify(o.failedLine(count))}}\n`
+      : `${o.failedLine(count)}\r\n`;
   const end = (e: ExportEnd) =>
     o.format === "json"
       ? `\n],"count":${e.count},"truncated":${e.truncated}${e.truncated ? `,"cutAt":${e.count}` : ""}}\n`
       : (e.count === 0 && o.emptyHeader?.length ? csvLine(o.emptyHeader) : "") + (e.truncated ? `${o.cutLine(e.count)}\r\n` : "");
 
+  // The request's context (its trace, its bindings' instrumentation), for the reads the client's pace triggers later.
+  const inRequest = AsyncLocalStorage.snapshot();
+  let failure: Error | null = null;
+
   return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let text = started ? "" : head();
-      started = true;
-      const current = page;
-      if (!current) return;
-      let truncated = false;
-      for (const item of current.items) {
-        if (count >= o.cap) {
-          truncated = true;
-          break;
+    pull: (controller) =>
+      inRequest(async () => {
+        // The failure's last line was taken by the client: now the transfer itself fails.
+        if (failure) return controller.error(failure);
+        try {
+          await pump(controller);
+        } catch (e) {
+          failure = e instanceof Error ? e : new Error(String(e));
+          console.error(`[export] stopped after ${count} rows: ${failure.message}`);
+          page = null;
+          controller.enqueue(enc.encode((started ? "" : head()) + failed(count)));
+          started = true;
         }
-        text += row(item, count);
-        count++;
-      }
-      // A source that is not paged (stuck, search, bulk) may stop short itself: then the download is cut too.
-      if (current.more) truncated = true;
-      if (truncated || !current.next) {
-        page = null;
-        controller.enqueue(enc.encode(text + end({ count, truncated })));
-        controller.close();
-        return;
-      }
-      controller.enqueue(enc.encode(text));
-      page = await readPage(current.next, limitFor(count));
-    },
+      }),
   });
+
+  async function pump(controller: ReadableStreamDefaultController<Uint8Array>): Promise<void> {
+    let text = started ? "" : head();
+    started = true;
+    const current = page;
+    if (!current) return;
+    let truncated = false;
+    for (const item of current.items) {
+      if (count >= o.cap) {
+        truncated = true;
+        break;
+      }
+      text += row(item, count);
+      count++;
+    }
+    // A source that is not paged (stuck, search, bulk) may stop short itself: then the download is cut too.
+    if (current.more) truncated = true;
+    if (truncated || !current.next) {
+      page = null;
+      controller.enqueue(enc.encode(text + end({ count, truncated })));
+      controller.close();
+      return;
+    }
+    controller.enqueue(enc.encode(text));
+    page = await readPage(current.next, limitFor(count));
+  }
 }

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { declaredFields, pickFields } from "../../console/components/columns";
 import { listColumnsFor } from "../../console/list-columns";
-import { exportCutLine, noColumnChoiceSentence } from "../../console/words";
+import { exportCutLine, exportFailedLine, noColumnChoiceSentence } from "../../console/words";
 import { consoleConfig } from "../config";
 import { EXPORT_LISTS, EXPORT_SOURCES, type ExportList } from "../export/lists";
 import { EXPORT_FORMATS, type ExportFormat, exportStream } from "../export/stream";
@@ -14,7 +14,8 @@ import { stuckConfigOf } from "./stuck";
 /**
  * GET /export/:list?format=csv|json&<the list's filters>: the list as a download, with the same filters as its
  * page (same query parameters, same read model), streamed page by page, at most EXPORT_ROW_CAP rows (stated in
- * X-Export-Cap, and at the end of the file when the list was cut). Any signed-in role may export: it only reads.
+ * X-Export-Cap, and at the end of the file when the list was cut). A download that cannot be read to its end says
+ * so in its last line and then fails the transfer (worker/export/stream.ts). Any signed-in role may export: it only reads.
  */
 export const exportRoute = new Hono<ConsoleEnv>();
 
@@ -43,6 +44,7 @@ exportRoute.get("/export/:list", async (c) => {
     cap,
     head: { list, filters, ...(cols.length ? { cols } : {}), cap, exportedAt: new Date(now).toISOString() },
     cutLine: exportCutLine,
+    failedLine: exportFailedLine,
     ...(set ? { emptyHeader: declaredFields(set, cols) } : {}),
     ...(set && cols.length ? { project: (item: Record<string, unknown>) => pickFields(set, cols, item) } : {}),
   });

@@ -1,4 +1,4 @@
-import { type ExhaustedIncident, exhaustedIncidents, type OpenAmbiguousOp, openAmbiguousOps, type SubjectKey } from "../alerts";
+import { type ExhaustedIncident, exhaustedIncidents, exhaustedSince, type OpenAmbiguousOp, openAmbiguousOps, type SubjectKey } from "../alerts";
 import { partitionFor, type Store } from "../partitions";
 import { type Respent, respentLastHour } from "./budget";
 
@@ -30,6 +30,15 @@ async function bySubject<T extends { agentClass: string; agentName: string }>(
 /** exhaustedIncidents over the store: each incident read in its agent's partition. */
 export const exhaustedIncidentsIn = (store: Store, keys: SubjectKey[]): Promise<ExhaustedIncident[]> =>
   bySubject(store, keys, exhaustedIncidents, (r) => r.incidentId);
+
+/** exhaustedSince over the store: a class's agents may live in every partition, so each counts (up to the limit) and the sum is capped. */
+export async function exhaustedSinceIn(store: Store, q: Parameters<typeof exhaustedSince>[1]): Promise<number> {
+  const each = await Promise.all(store.parts.map((db) => exhaustedSince(db, q)));
+  return Math.min(
+    q.limit,
+    each.reduce((a, n) => a + n, 0),
+  );
+}
 
 /** openAmbiguousOps over the store: each op read in its agent's partition. */
 export const openAmbiguousOpsIn = (store: Store, keys: SubjectKey[]): Promise<OpenAmbiguousOp[]> => bySubject(store, keys, openAmbiguousOps, (r) => r.opId);

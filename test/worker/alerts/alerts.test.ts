@@ -309,8 +309,8 @@ describe("alerts", () => {
       summary: "s",
     });
     const now = Date.now();
-    await recordAlerts(env.DB, [row("old")], { now: now - 40 * 86_400_000, limitPerHour: 30 });
-    await recordAlerts(env.DB, [row("new")], { now: now - 86_400_000, limitPerHour: 30 });
+    await recordAlerts(env.DB, [row("old")], { now: now - 40 * 86_400_000, budgets: { high: 20, normal: 30 } });
+    await recordAlerts(env.DB, [row("new")], { now: now - 86_400_000, budgets: { high: 20, normal: 30 } });
     const r = await runRetention(env.DB, { maxAgeDays: 30, now });
     expect(r.deleted.alert_deliveries).toBeGreaterThanOrEqual(1);
     expect((await deliveries(agentName)).map((d) => d.subject_id)).toEqual(["new"]);

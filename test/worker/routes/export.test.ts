@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportHref } from "../../../console/links";
-import { exportCutLine } from "../../../console/words";
+import { exportCutLine, exportFailedLine } from "../../../console/words";
 import { singleStore } from "../../../src/store/partitions";
 import type { AgentRow, Page } from "../../../src/store/read-models";
 import { DEFAULT_STUCK_CONFIG } from "../../../src/store/read-models/stuck";
@@ -138,7 +138,7 @@ describe("GET /export/:list", () => {
     const read = (f: Record<string, string>) =>
       EXPORT_SOURCES.agents({ store: singleStore(env.DB), now: Date.now(), stuckConfig: DEFAULT_STUCK_CONFIG }, f, 100);
     const text = (s: ReadableStream<Uint8Array>) => new Response(s).text();
-    const opts = { format: "json" as const, cap: 100, head: {}, cutLine: exportCutLine };
+    const opts = { format: "json" as const, cap: 100, head: {}, cutLine: exportCutLine, failedLine: exportFailedLine };
     const paged = JSON.parse(await text(await exportStream(read({ agentClass: CLASS }), { ...opts, pageSize: 1 })));
     const whole = JSON.parse(await text(await exportStream(read({ agentClass: CLASS }), opts)));
     expect(paged.items).toHaveLength(3);
