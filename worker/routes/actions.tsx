@@ -167,9 +167,10 @@ for (const action of ADMIN_ACTION_NAMES) {
       const result = () => c.html(<ActionResult ok={false} action={action} code={r.error.code} title={title} detail={message} auditHref={auditHref} />, status);
       return respondRefusal(c, { status, code: r.error.code, message }, { page: result, fragment: result });
     }
-    // JSON callers (the CLI) get the facts and, in `describe`, the same words the fragment shows.
-    if (wantsJson(c)) return c.json({ ...r, describe: describeAnswer(r.value) });
     const { title, detail, clean, verified, forceIdle } = DONE[action](label, r.value);
+    // JSON callers (the CLI) get the facts and, in `describe`, the same words the fragment shows: its title and
+    // detail for every action (so the CLI prints any action's answer without knowing it), `clean` false when partial.
+    if (wantsJson(c)) return c.json({ ...r, describe: { title, detail, clean, ...describeAnswer(r.value) } });
     const ctx = pageContext(c);
     const panel = isHtmx(c) && body.panel === AGENT_LIVE_PANEL && verified?.live;
     if (isHtmx(c)) c.header("HX-Trigger", JSON.stringify({ [ACTED_EVENT]: { agentClass: target.agentClass, agentName: target.agentName, action } }));
