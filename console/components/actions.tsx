@@ -1,4 +1,4 @@
-import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, type AgentActionName, mayTake } from "../../src/admin-rpc/actions";
+import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, type AgentActionName, inputFields, mayTake } from "../../src/admin-rpc/actions";
 import {
   type Capabilities,
   type EndedRun,
@@ -52,11 +52,10 @@ function forceIdleHelp(c: Capabilities | null): string {
 }
 
 /** The form of each action on a whole agent (an op's resolution has its own control: resolve-op.tsx). */
-const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string; hours?: boolean }> = {
+const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string }> = {
   pause_recovery: {
     placeholder: "e.g. recovery retries are running up the LLM bill",
     danger: true,
-    hours: true,
     help: (c) =>
       c && !c.pauseRecovery
         ? "This agent's admin mixin is older than the recovery pause: upgrade @agent-oncall/admin-rpc in its Worker first."
@@ -119,7 +118,8 @@ export function AdminActions(props: {
           danger={FORMS[a].danger}
           placeholder={FORMS[a].placeholder}
           help={FORMS[a].help(caps)}
-          hours={FORMS[a].hours ?? false}
+          // An hours field is the action's own input (its schema names it), not a setting of its form.
+          hours={inputFields(a).includes("hours")}
           livePanel={props.livePanel ?? false}
         />
       ))}
