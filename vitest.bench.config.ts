@@ -1,6 +1,7 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { benchBefore } from "./scripts/bench-before.ts";
 import { telemetrySourceAlias } from "./scripts/package-aliases.ts";
 import { DEFAULT_MIX, readMix, simWranglerFacts } from "./scripts/simulate-input.ts";
 import { deriveConsoleConfig, writeGeneratedConfig } from "./scripts/wrangler-config.ts";
@@ -18,6 +19,8 @@ export default defineConfig(async () => {
     vars: { AGENT_CLASSES: "BenchPlainAgent,BenchTelemetryAgent,BenchTelemetryFlushAgent,BenchDemoLikeAgent,BenchDemoLikeFlushAgent" },
   });
   const configPath = writeGeneratedConfig("console.bench.jsonc", config);
+  // A recorded run's figures, for the "before" beside a figure (bench/recorded.ts); none unless BENCH_BEFORE names one.
+  const recorded = benchBefore(process.env.BENCH_BEFORE);
   return {
     plugins: [
       cloudflareTest({
@@ -31,6 +34,7 @@ export default defineConfig(async () => {
             AUTH_MODE: "dev",
             DEV_USER: "bench@localhost",
             DEV_ROLE: "viewer",
+            ...(recorded ? { BENCH_BEFORE: recorded } : {}),
           },
           // Agents send to a queue nobody consumes here: the runFiber bench measures the agent's side
           // (span, outbox, send); ingest's cost is measured on its own, and in production it runs elsewhere.

@@ -11,7 +11,7 @@ type Room = { name: string; dir: string; mayImport: string[]; packages: RegExp }
 /** Rooms and the rooms each may import (by relative path). Package imports are checked against `packages`. */
 const ROOMS: Room[] = [
   { name: "telemetry", dir: "src/telemetry", mayImport: [], packages: /^(agents(\/.*)?|zod|@opentelemetry\/.*|node:async_hooks)$/ },
-  { name: "admin-rpc", dir: "src/admin-rpc", mayImport: [], packages: /^(agents(\/.*)?|zod|@agent-oncall\/telemetry)$/ },
+  { name: "admin-rpc", dir: "src/admin-rpc", mayImport: [], packages: /^(agents(\/.*)?|zod|@agent-oncall\/telemetry(\/contract)?)$/ },
   { name: "store", dir: "src/store", mayImport: ["telemetry", "admin-rpc"], packages: /^(drizzle-orm(\/.*)?|zod|@agent-oncall\/telemetry(\/contract)?)$/ },
   { name: "console", dir: "console", mayImport: ["store", "admin-rpc"], packages: /^(hono(\/.*)?)$/ },
   {

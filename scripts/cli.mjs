@@ -3,13 +3,14 @@
 //
 //   npm run cli -- agents [--class SessionAgent]
 //   npm run cli -- runs <AgentClass> <name>
-//   npm run cli -- force-idle <AgentClass> <name> --reason "why"
-//   npm run cli -- trigger-alarm <AgentClass> <name> --reason "why"
-//   npm run cli -- resolve-op <AgentClass> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason "why"
+//   npm run cli -- <action> <AgentClass> <name> [its fields] --reason "why"
+//                                      (every admin action of ADMIN_ACTIONS, by its slug: force-idle, trigger-alarm,
+//                                       pause-recovery, resume-recovery, resolve-op …; `--help` lists each with its fields)
 //   npm run cli -- verify [--age 10]   (does the console tell the truth? see verify() below)
 //   npm run cli -- reconcile           (one reconciliation pass now, as the cron runs it)
-//   npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]
-//                                      (previews the agents the filter selects, then acts on each and follows the batch to the end)
+//   npm run cli -- bulk <action> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]
+//                                      (previews the agents the filter selects, then acts on each and follows the batch to the end;
+//                                       the actions ADMIN_ACTIONS marks `bulk`)
 //   npm run cli -- export <list> [--format csv|json] [--out FILE] [filter=value ...]
 //                                      (a list as its page filters it, e.g. `export runs outcome=running agentClass=SessionAgent`,
 //                                       and with the columns its page shows, e.g. `cols=name,status`;
@@ -23,14 +24,15 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { batchHref, exportHref, listHref, runHref } from "../console/links.ts";
+import { ACTION_OPTIONS, actionUsage, BULK_VERBS, CLI_ACTIONS, cliAction } from "./cli-actions.ts";
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     url: { type: "string" },
     reason: { type: "string" },
-    resolution: { type: "string" },
-    "result-ref": { type: "string" },
+    // Each admin action's own fields (--resolution, --result-ref, --hours, …), from ADMIN_ACTIONS.
+    ...ACTION_OPTIONS,
     age: { type: "string" },
     class: { type: "string" },
     json: { type: "boolean", default: false },
@@ -45,7 +47,7 @@ const { values, positionals } = parseArgs({
   },
 });
 const base = (values.url ?? process.env.CONSOLE_URL ?? "http://127.0.0.1:8787").replace(/\/$/, "");
-const [command, agentClass, agentName, opId] = positionals;
+const [command, agentClass, agentName] = positionals;
 const headers = { Accept: "application/json", ...(process.env.CF_ACCESS_TOKEN ? { "Cf-Access-Jwt-Assertion": process.env.CF_ACCESS_TOKEN } : {}) };
 
 function fail(message, code = 1) {
@@ -123,20 +125,26 @@ async function call(path, init = {}, { allowRefusal = false } = {}) {
 
 const print = (v) => console.log(values.json ? JSON.stringify(v, null, 2) : v);
 
-async function act(action) {
-  const opArgs = action === "resolve-op" ? " <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF]" : "";
-  if (!agentClass || !agentName || (opArgs && !opId)) fail(`usage: npm run cli -- ${action} <AgentClass> <name>${opArgs} --reason "why"`, 2);
+/**
+ * An admin action (a verb of ADMIN_ACTIONS): its fields from the command line as its input schema names them, the
+ * console's answer in the console's words (`describe`: the title and detail its page shows). A partial result exits 1.
+ */
+async function act(spec) {
+  const positional = spec.fields.filter((f) => f.positional);
+  const given = positionals.slice(3);
+  if (!agentClass || !agentName || given.length < positional.length) fail(`usage: npm run cli -- ${actionUsage(spec)}`, 2);
   if (!values.reason?.trim()) fail('a reason is required (--reason "…"); it goes to the audit log', 2);
-  const { body: csrf } = await call("/api/csrf");
   const form = new URLSearchParams({ agentClass, agentName, reason: values.reason });
   // The console validates these (the route reads exactly the action's own fields) and answers in words.
-  if (opArgs) {
-    form.set("opId", opId);
-    form.set("resolution", values.resolution ?? "");
-    if (values["result-ref"]) form.set("resultRef", values["result-ref"]);
+  for (const [i, f] of positional.entries()) form.set(f.field, given[i]);
+  for (const f of spec.fields.filter((f) => !f.positional)) {
+    const v = values[f.flag];
+    if (v !== undefined) form.set(f.field, v);
+    else if (f.required) form.set(f.field, "");
   }
+  const { body: csrf } = await call("/api/csrf");
   const { status, body } = await call(
-    `/actions/${action}`,
+    `/actions/${spec.verb}`,
     { method: "POST", body: form, headers: { Origin: base, "X-CSRF-Token": csrf.token, "Content-Type": "application/x-www-form-urlencoded" } },
     { allowRefusal: true },
   );
@@ -145,41 +153,26 @@ async function act(action) {
     if (!body.ok) process.exitCode = 1;
     return;
   }
-  if (!body.ok) refused(action, status, body);
+  if (!body.ok) refused(spec.verb, status, body);
   const v = body.value;
   const said = body.describe ?? {};
-  if (action === "resolve-op") {
-    return console.log(
-      `✓ ${agentClass} ${agentName}: op ${v.opId} (${v.after.kind}) ${v.before.status} → ${v.after.status}, recorded ${v.recorded}${v.resultRef ? `, result ${v.resultRef}` : ""}`,
-    );
+  // Actions that change what runs are verified: the console read the agent back, and `clean` is false when that
+  // showed a partial result (work still runs, the alarm did not run to its end).
+  const clean = said.clean !== false && v?.result !== "partial";
+  console.log(`${clean ? "✓" : "!"} ${agentClass} ${agentName}: ${[said.title, said.detail].filter(Boolean).join(" ") || `${spec.label} done.`}`);
+  // Force idle's runs, each with what the agent, read back, says of it now.
+  const now = new Map((v?.after?.checks ?? []).map((c) => [c.id, c]));
+  for (const r of v?.ended ?? []) {
+    const c = now.get(r.ref ?? r.runId);
+    const state = c ? (c.now === "stopped" ? "stopped" : `NOT STOPPED (${c.now})`) : r.stopped ? "stopped" : "NOT STOPPED";
+    // The words are the console's (body.describe, the same the page shows); an older console sent them in `detail`.
+    const words = said.runs?.[r.runId] ?? r.detail ?? "";
+    console.log(`  ${state}\t${r.kind}\t${r.runId}${r.name ? ` (${r.name})` : ""}: ${words}${c ? `; now: ${c.source} says ${c.sdkState}` : ""}`);
   }
-  // Force idle and trigger alarm are verified: the console read the agent back, and `result` says what that showed
-  // (ok, partial: work still runs or the alarm did not run to its end, noop). A partial result exits 1.
-  const mark = v.result === "partial" ? "!" : "✓";
-  const readBack = v.after?.verified === false ? " (not read back)" : " (read back)";
-  if (action === "force-idle") {
-    if (v.noop && v.result !== "partial") return console.log("✓ nothing to do: already idle (audited as a no-op)");
-    console.log(`${mark} ${agentClass} ${agentName}: ${v.result ?? "ok"}, ${v.before.status} → ${v.after.status}${readBack}`);
-    const now = new Map((v.after?.checks ?? []).map((c) => [c.id, c]));
-    for (const r of v.ended ?? []) {
-      const c = now.get(r.ref ?? r.runId);
-      const state = c ? (c.now === "stopped" ? "stopped" : `NOT STOPPED (${c.now})`) : r.stopped ? "stopped" : "NOT STOPPED";
-      // The words are the console's (body.describe, the same the page shows); an older console sent them in `detail`.
-      const words = said.runs?.[r.runId] ?? r.detail ?? "";
-      console.log(`  ${state}\t${r.kind}\t${r.runId}${r.name ? ` (${r.name})` : ""}: ${words}${c ? `; now: ${c.source} says ${c.sdkState}` : ""}`);
-    }
-    for (const i of v.incidents ?? []) console.log(`  cleared incident ${i.incidentId}`);
-    const notice = said.afterNotice ?? said.notice ?? legacyNotice(v.after?.notice) ?? legacyNotice(v.notice);
-    if (notice) console.log(`! ${notice}`);
-  } else {
-    const outcome = v.outcome === "busy" ? "alarm NOT run: the agent is busy" : v.outcome === "still_running" ? "alarm started, not finished" : "alarm ran";
-    console.log(
-      `${mark} ${agentClass} ${agentName}: ${v.result ?? "ok"}, ${outcome}; recovered: ${v.recoveredRuns.join(", ") || "nothing"}; events: ${v.recoveryEvents.map((e) => e.type).join(", ") || "none"}; agent ${v.after.status}${readBack}`,
-    );
-    const notice = said.afterNotice ?? legacyNotice(v.after?.notice);
-    if (notice) console.log(`! ${notice}`);
-  }
-  if (v.result === "partial") process.exitCode = 1;
+  for (const i of v?.incidents ?? []) console.log(`  cleared incident ${i.incidentId}`);
+  const notice = said.afterNotice ?? said.notice ?? legacyNotice(v?.after?.notice) ?? legacyNotice(v?.notice);
+  if (notice) console.log(`! ${notice}`);
+  if (!clean) process.exitCode = 1;
 }
 
 /** A notice an older console sent as a sentence; facts without words (never from this console) are not printed. */
@@ -307,16 +300,14 @@ async function verify() {
   if (phantom.length || staleIncidents.length || busySessions.length || disagree.length) process.exitCode = 1;
 }
 
+const BULK_USAGE = `bulk <${BULK_VERBS.join("|")}> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run]`;
+
 /**
  * A bulk action: the preview of the agents the filter selects (GET /bulk), then — unless --dry-run — the batch
  * (POST /bulk) and its progress (GET /bulk/batches/:id) until every target finished. Exit 1 when any target failed.
  */
 async function bulk(verb) {
-  if (verb !== "force-idle" && verb !== "trigger-alarm")
-    fail(
-      'usage: npm run cli -- bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason "why" [--dry-run]',
-      2,
-    );
+  if (!BULK_VERBS.includes(verb)) fail(`usage: npm run cli -- ${BULK_USAGE}`, 2);
   const filter = Object.fromEntries(
     [
       ["agentClass", values.class],
@@ -391,11 +382,27 @@ async function exportList(list, words) {
   console.error(`✓ ${list} as ${format}${values.out ? ` in ${values.out}` : ""} (at most ${res.headers.get("x-export-cap")} rows: EXPORT_ROW_CAP)`);
 }
 
+/** The help: the CLI's own commands, then every admin action of ADMIN_ACTIONS with its fields and label. */
+function help() {
+  return [
+    "usage: npm run cli -- <command> [--url U] [--json]",
+    "",
+    "  agents [--class C]",
+    "  runs <Class> <name>",
+    "  verify [--age MIN]",
+    "  reconcile",
+    "  export <list> [--format csv|json] [--out FILE] [key=value ...]",
+    `  ${BULK_USAGE}`,
+    "",
+    "admin actions (each audited with its reason):",
+    ...CLI_ACTIONS.map((a) => `  ${actionUsage(a)}   (${a.label}${a.scope === "op" ? ": one op of the agent's ledger" : ""})`),
+  ].join("\n");
+}
+
 if (values.help || !command) {
-  console.log(
-    "usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | resolve-op <Class> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run] | export <list> [--format csv|json] [--out FILE] [key=value ...]  [--url U] [--json]",
-  );
-  process.exit(command ? 0 : 2);
+  // Asked for (--help) it is the answer; a missing command is a usage error.
+  console.log(help());
+  process.exit(values.help ? 0 : 2);
 } else if (command === "agents") {
   const q = values.class ? `?agentClass=${encodeURIComponent(values.class)}` : "";
   const { body } = await call(`/api/agents${q}`);
@@ -429,8 +436,8 @@ if (values.help || !command) {
   await bulk(agentClass);
 } else if (command === "export") {
   await exportList(agentClass, positionals.slice(2));
-} else if (command === "force-idle" || command === "trigger-alarm" || command === "resolve-op") {
-  await act(command);
+} else if (cliAction(command)) {
+  await act(cliAction(command));
 } else {
   fail(`unknown command "${command}"; try --help`, 2);
 }

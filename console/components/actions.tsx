@@ -1,4 +1,4 @@
-import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, type AgentActionName, mayTake } from "../../src/admin-rpc/actions";
+import { ADMIN_ACTIONS, AGENT_ACTION_NAMES, inputFields, mayTake } from "../../src/admin-rpc/actions";
 import {
   type Capabilities,
   type EndedRun,
@@ -9,6 +9,7 @@ import {
   type VerifiedAfter,
   type VerifiedResult,
 } from "../../src/admin-rpc/contract";
+import { FORMS } from "../action-words";
 import { afterNoticeWords, busyWords, endedRunWords, forceIdleNoticeWords } from "../admin-words";
 import { withheldActionsSentence } from "../words";
 import { Status } from "./status";
@@ -33,47 +34,6 @@ export type ActionAvailability = { kind: "actions"; capabilities: Capabilities |
 /** Why there are no actions on an agent without the admin mixin: one sentence. */
 export const NO_MIXIN_SENTENCE = (agentClass: string) =>
   `${agentClass} does not include the admin mixin (withAdminRpc from @agent-oncall/admin-rpc), so this page shows only what its events reported (its Worker's tail, or its telemetry package) and offers no actions.`;
-
-/** What force idle will do on this agent, in words, from its capabilities. */
-function forceIdleHelp(c: Capabilities | null): string {
-  if (!c) return "Aborts the active turn and fibers, removes their run rows so nothing is recovered, and clears recovery counters.";
-  const parts = [
-    c.forceIdleHook ? "asks the agent to stop its active turn (its onAdminForceIdle hook)" : null,
-    c.tasks ? "cancels its Tasks runs" : null,
-    c.managedFibers ? "cancels its managed fibers" : null,
-    "removes its run rows so nothing is recovered",
-    c.chatRecovery ? "clears its chat-recovery records" : null,
-  ].filter(Boolean);
-  const plain =
-    c.plainFiberStop === "evict"
-      ? "A runFiber callback that nothing else stops is stopped by evicting the agent."
-      : "A runFiber callback that nothing else stops keeps running until it returns; the result says so.";
-  return `${parts.join(", ")}. ${plain}`.replace(/^./, (ch) => ch.toUpperCase());
-}
-
-/** The form of each action on a whole agent (an op's resolution has its own control: resolve-op.tsx). */
-const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string; hours?: boolean }> = {
-  pause_recovery: {
-    placeholder: "e.g. recovery retries are running up the LLM bill",
-    danger: true,
-    hours: true,
-    help: (c) =>
-      c && !c.pauseRecovery
-        ? "This agent's admin mixin is older than the recovery pause: upgrade @agent-oncall/admin-rpc in its Worker first."
-        : `Holds the agent's fiber recovery back until the pause expires (at most ${PAUSE_MAX_HOURS} hours) or is resumed. Nothing is lost: interrupted runs stay recoverable.`,
-  },
-  resume_recovery: {
-    placeholder: "e.g. the upstream is fixed",
-    danger: false,
-    help: () => "Ends the pause and recovers what it held back now (the agent's alarm runs its recovery).",
-  },
-  force_idle: { placeholder: "e.g. turn stuck for 20 minutes, customer waiting", danger: true, help: forceIdleHelp },
-  trigger_alarm: {
-    placeholder: "e.g. recover the evicted fiber now",
-    danger: false,
-    help: () => "Runs the agent's alarm now: housekeeping and fiber recovery.",
-  },
-};
 
 /**
  * The actions this agent supports, each behind a confirmation that needs a reason. Operators only:
@@ -119,7 +79,8 @@ export function AdminActions(props: {
           danger={FORMS[a].danger}
           placeholder={FORMS[a].placeholder}
           help={FORMS[a].help(caps)}
-          hours={FORMS[a].hours ?? false}
+          // An hours field is the action's own input (its schema names it), not a setting of its form.
+          hours={inputFields(a).includes("hours")}
           livePanel={props.livePanel ?? false}
         />
       ))}

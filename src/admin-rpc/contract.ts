@@ -1,4 +1,4 @@
-import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry";
+import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, type OpResolution, type ResolveOpRequest } from "./inputs.js";
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { DONE } from "../../console/action-words";
 import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, BULK_ACTION_NAMES, mayTake } from "../../src/admin-rpc/actions";
 import { EMIT, VERIFY } from "../../src/admin-rpc/client";
 import { AUDIT_ACTIONS } from "../../src/store/read-models";
-import { DONE } from "../../worker/routes/actions";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { call, getText } from "../worker/routes/harness";
 

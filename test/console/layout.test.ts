@@ -70,5 +70,8 @@ describe("admin actions", () => {
     expect(html).toMatch(/<form id="action-form-force-idle" hidden="" hx-post="\/actions\/force-idle"/);
     expect(html).toMatch(/<form id="action-form-trigger-alarm" hidden="" hx-post="\/actions\/trigger-alarm"/);
     expect(html).not.toContain("<details");
+    // An hours field is in the forms of the actions whose input has one (pause recovery), and only there.
+    const withHours = [...html.matchAll(/<form id="action-form-([a-z-]+)"[\s\S]*?<\/form>/g)].filter((m) => m[0].includes('name="hours"')).map((m) => m[1]);
+    expect(withHours).toEqual(["pause-recovery"]);
   });
 });

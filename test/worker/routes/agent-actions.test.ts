@@ -143,8 +143,14 @@ describe("an agent with Tasks runs and managed fibers", () => {
       );
       const body = (await json.json()) as {
         value: { ended: { runId: string; why: string }[]; notice: unknown; after: { notice: unknown } };
-        describe: { runs: Record<string, string>; notice: string; afterNotice: string };
+        describe: { runs: Record<string, string>; notice: string; afterNotice: string; title: string; detail: string; clean: boolean };
       };
+      // The answer's title and detail, as the page words them (the CLI prints these for any action), and not clean: partial.
+      expect(body.describe).toMatchObject({
+        clean: false,
+        title: expect.stringMatching(/^Force idle.* work still runs\.$/),
+        detail: expect.stringContaining("running"),
+      });
       expect(body.value.ended).toEqual([expect.objectContaining({ runId, why: "unstoppable" })]);
       expect(body.value.notice).toEqual({ code: "unstopped", cause: "no_hook" });
       expect(body.value.after.notice).toEqual({ code: "still_runs" });
