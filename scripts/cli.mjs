@@ -395,7 +395,8 @@ if (values.help || !command) {
   console.log(
     "usage: npm run cli -- agents [--class C] | runs <Class> <name> | force-idle <Class> <name> --reason R | trigger-alarm <Class> <name> --reason R | resolve-op <Class> <name> <opId> --resolution verified_ran|verified_not_ran|rerun [--result-ref REF] --reason R | verify [--age MIN] | reconcile | bulk <force-idle|trigger-alarm> [--class C] [--incident-reason R [--open-only]] [--status S] [--stuck-rule R] --reason R [--dry-run] | export <list> [--format csv|json] [--out FILE] [key=value ...]  [--url U] [--json]",
   );
-  process.exit(command ? 0 : 2);
+  // Asked for (--help): a success. No command at all: a usage error.
+  process.exit(values.help ? 0 : 2);
 } else if (command === "agents") {
   const q = values.class ? `?agentClass=${encodeURIComponent(values.class)}` : "";
   const { body } = await call(`/api/agents${q}`);
