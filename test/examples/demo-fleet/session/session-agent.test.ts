@@ -140,15 +140,20 @@ describe("SessionAgent: evicted at every point of a turn", () => {
     );
     expect(rows.map((x) => x.type)).toEqual(["op.started", "op.ambiguous"]);
     const amb = await pollRows<{ op_kind: string; resolution: string | null }>(
-      "SELECT op_kind, resolution FROM op_ambiguities WHERE op_id = ?",
-      [charge.op_id],
+      // Op ids are unique per agent only: another test's agent may hold an ambiguity with the same id.
+      "SELECT op_kind, resolution FROM op_ambiguities WHERE agent_name = ? AND op_id = ?",
+      [r.name, charge.op_id],
       (x) => x.length === 1,
     );
     expect(amb[0]).toEqual({ op_kind: "tool.charge_card", resolution: null });
 
     // Someone checked with the payment provider: it did not go through.
     expect(await r.s.resolveOp(charge.op_id, "verified_not_ran")).toBe(true);
-    await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ? AND resolution = 'verified_not_ran'", [charge.op_id], (x) => x.length === 1);
+    await pollRows(
+      "SELECT 1 FROM op_ambiguities WHERE agent_name = ? AND op_id = ? AND resolution = 'verified_not_ran'",
+      [r.name, charge.op_id],
+      (x) => x.length === 1,
+    );
   });
 
   it("mid-stream: the turn resumes after the streamed text, and delivers it once", async () => {
