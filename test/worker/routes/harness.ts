@@ -181,7 +181,7 @@ async function tolerateEviction<T>(p: PromiseLike<T>): Promise<T | undefined> {
   try {
     return await p;
   } catch (e) {
-    if (!/planned eviction|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
+    if (!/planned (eviction|fault)|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
     return undefined;
   }
 }

@@ -22,7 +22,7 @@ export async function runChatTick(env: Env, fleetSize: number, random = Math.ran
       if (roll < 0.12) {
         await chat.setScript({ steps: [stall("Compiling the weekly report: "), text("sections 1-4 done.")] });
         await chat.startUserMessage("compile the weekly report");
-        await chat.evict("demo eviction mid-stream");
+        await chat.evict("planned fault: demo eviction mid-stream");
         done.push(`${name}: evicted mid-stream`);
       } else if (roll < 0.2) {
         // Each recovery attempt looks the notes up again (a model step that bills tokens) and stalls again,

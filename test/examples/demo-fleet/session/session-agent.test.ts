@@ -13,7 +13,7 @@ async function tolerate(p: PromiseLike<unknown>): Promise<unknown> {
   try {
     return await p;
   } catch (e) {
-    if (!/planned eviction|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
+    if (!/planned (eviction|fault)|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
     return undefined;
   }
 }
