@@ -18,7 +18,7 @@ let viewerCsrf: string;
 beforeAll(async () => {
   await publishEnvTeamKeys();
   [operatorCsrf, viewerCsrf] = await Promise.all([csrfFor("operator"), csrfFor("viewer")]);
-}, 60_000);
+});
 
 async function foreignAmbiguous(idempotent: boolean) {
   const name = `ledger-${uid()}`;

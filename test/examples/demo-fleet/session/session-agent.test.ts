@@ -4,6 +4,7 @@ import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { MAX_TURN_RECOVERIES } from "../../../../examples/demo-fleet/src/session";
 import { pollRows } from "../../../helpers";
+import { patient } from "../../../patience";
 
 const fresh = () => `s-${crypto.randomUUID().slice(0, 8)}`;
 const agent = (name: string) => getAgentByName(env.FaultySessionAgent, name);
@@ -24,7 +25,7 @@ async function statusOf(name: string): Promise<unknown> {
 }
 
 /** Wakes the agent (the SDK recovers orphaned fibers on wake and on alarm) until its turn work is settled. */
-async function settle(name: string, timeoutMs = 15_000): Promise<void> {
+async function settle(name: string, timeoutMs = patient(15_000)): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await statusOf(name);
