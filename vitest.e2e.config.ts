@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { telemetrySourceAlias } from "./scripts/package-aliases.ts";
+import { patient } from "./test/patience.ts";
 
 /**
  * End-to-end tests in Node: real `wrangler dev` processes (killed with SIGKILL
@@ -14,7 +15,8 @@ export default defineConfig({
     // CPU. Each file has its own port (its inspector on port + 10000), persist dir and generated configs.
     fileParallelism: true,
     maxWorkers: 2,
-    testTimeout: 180_000,
-    hookTimeout: 120_000,
+    // Sized for a loaded machine (test/patience.ts): a safety net against a hang, not a speed requirement.
+    testTimeout: patient(90_000),
+    hookTimeout: patient(60_000),
   },
 });

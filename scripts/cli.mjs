@@ -400,7 +400,7 @@ function help() {
 }
 
 if (values.help || !command) {
-  // Asked for (--help) it is the answer; a missing command is a usage error.
+  // Asked for (--help) it is the answer, a success; a missing command is a usage error.
   console.log(help());
   process.exit(values.help ? 0 : 2);
 } else if (command === "agents") {

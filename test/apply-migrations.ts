@@ -1,6 +1,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { storedEventsSql } from "../src/store/read-models/segments";
+import { patient } from "./patience";
 
 // Every store partition gets the same migrations (src/store/partitions.ts): DB, and DB_P1 … where the config binds them.
 const databases = [
@@ -19,14 +20,14 @@ await settle();
 await emptyStores();
 
 /**
- * Waits (up to 3 s) until the previous file's queued events stop arriving (no change over three polls 150 ms apart:
+ * Waits (up to 3 s on a quiet machine, test/patience.ts) until the previous file's queued events stop arriving (no change over three polls 150 ms apart:
  * longer than a Queue batch's timeout here), so the wipe below does not leave half an agent's events behind (a
  * false gap) for the next file to see.
  */
 async function settle(): Promise<void> {
   const signature = async () =>
     (await env.DB.prepare("SELECT (SELECT count(*) FROM event_segments) || ':' || (SELECT total(seq_seen) FROM agents) AS s").first<{ s: string }>())?.s;
-  const deadline = Date.now() + 3_000;
+  const deadline = Date.now() + patient(3_000);
   let last = await signature();
   for (let quiet = 0; quiet < 3 && Date.now() < deadline; ) {
     await new Promise((r) => setTimeout(r, 150));

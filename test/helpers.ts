@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { expect } from "vitest";
+import { patient } from "./patience";
 
 /** A fresh probe agent stub with a unique name per call site. */
 export async function probe(name = `probe-${crypto.randomUUID().slice(0, 8)}`) {
@@ -15,10 +16,14 @@ export const count = async (sql: string, ...binds: unknown[]) =>
       .first<{ n: number }>())!.n,
   );
 
-/** Polls a D1 query until `check` passes (queues deliver asynchronously); on timeout, shows the last rows and any dead letters. */
+/**
+ * Polls a D1 query until `check` passes (queues deliver asynchronously); on timeout, shows the last rows and any dead
+ * letters. `timeout` is what a quiet machine needs at most: the wait allows test/patience.ts's factor on top, for a
+ * loaded one, and returns as soon as the rows are there.
+ */
 export async function pollRows<T>(sql: string, binds: unknown[], check: (rows: T[]) => boolean, timeout = 10_000): Promise<T[]> {
   let last: T[] = [];
-  const deadline = Date.now() + timeout;
+  const deadline = Date.now() + patient(timeout);
   for (;;) {
     last = (
       await env.DB.prepare(sql)
@@ -30,7 +35,9 @@ export async function pollRows<T>(sql: string, binds: unknown[], check: (rows: T
     await scheduler.wait(50);
   }
   const dead = (await env.DB.prepare("SELECT reason, event_type FROM dead_letters ORDER BY received_at DESC LIMIT 5").all()).results;
-  expect.fail(`condition not met within ${timeout} ms.\nlast rows: ${JSON.stringify(last).slice(0, 3000)}\nrecent dead letters: ${JSON.stringify(dead)}`);
+  expect.fail(
+    `condition not met within ${patient(timeout)} ms.\nlast rows: ${JSON.stringify(last).slice(0, 3000)}\nrecent dead letters: ${JSON.stringify(dead)}`,
+  );
 }
 
 /** All stored events of one agent instance, oldest first. */

@@ -4,6 +4,7 @@ import type { ViteUserConfig } from "vitest/config";
 import { buildConsoleAssets } from "../scripts/assets.mjs";
 import { telemetrySourceAlias } from "../scripts/package-aliases.ts";
 import { consoleConfigPath, deriveConsoleConfig, readWranglerConfig, withPartitionDatabases, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
+import { patient } from "./patience";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -73,8 +74,10 @@ export async function workerdTestConfig(opts: {
       globalSetup: ["./test/global-setup.ts"],
       setupFiles: ["./test/apply-migrations.ts"],
       include: opts.include,
-      testTimeout: 30_000,
-      hookTimeout: 30_000,
+      // Sized for a loaded machine (test/patience.ts): a safety net against a hang, not a speed requirement.
+      testTimeout: patient(60_000),
+      hookTimeout: patient(60_000),
+      expect: { poll: { timeout: patient(1_000) } },
       ...(opts.fsModuleCache === false ? { fsModuleCache: false } : {}),
     },
   };

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { afterNoticeWords } from "../../console/admin-words";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows, rejectionOf } from "../helpers";
+import { patient } from "../patience";
 
 // Actions verify what they did: once force idle or trigger alarm answered, the client reads the agent again
 // through the SDK (tasks.get, inspectFiber, the run rows and running callbacks, the derived status) and the
@@ -164,8 +165,9 @@ describe("trigger alarm answers within 2 s, naming what holds it", () => {
     const t = { agentClass: "StubbornAgent", agentName: name };
     try {
       const { value: r, ms } = await timed(() => consoleAdminClient(env, operator, plain).triggerAlarm(t, { reason: "recover now" }));
-      // The user-visible contract: an answer within 2 s (before: the client's 15 s timeout, then a 424).
-      expect(ms).toBeLessThan(2000);
+      // The user-visible contract: an answer within 2 s (before: the client's 15 s timeout, then a 424). Timed with
+      // the allowance for a loaded machine (test/patience.ts); the outcome checks below rule the old timeout out.
+      expect(ms).toBeLessThan(patient(2000));
       expect(r.ok).toBe(true);
       if (!r.ok) return;
       expect(r.value.outcome).toBe("busy");
@@ -198,7 +200,7 @@ describe("trigger alarm answers within 2 s, naming what holds it", () => {
       const { value: r, ms } = await timed(() =>
         consoleAdminClient(env, operator, plain).triggerAlarm({ agentClass: "StubbornAgent", agentName: name }, { reason: "recover now" }),
       );
-      expect(ms).toBeLessThan(2000);
+      expect(ms).toBeLessThan(patient(2000));
       expect(r.ok && r.value).toMatchObject({ outcome: "ran", result: "ok", recoveredRuns: [] });
       expect(r.ok && r.value.busy).toEqual([expect.objectContaining({ kind: "fiber", id: runId, name: "nightly-report", holdsAlarm: false })]);
       expect(r.ok && r.value.after).toMatchObject({ verified: true, status: "running", notice: null, busy: [expect.objectContaining({ id: runId })] });
@@ -214,7 +216,7 @@ describe("trigger alarm answers within 2 s, naming what holds it", () => {
     const { value: r, ms } = await timed(() =>
       consoleAdminClient(env, operator, plain).triggerAlarm({ agentClass: "StubbornAgent", agentName: name }, { reason: "recover now" }),
     );
-    expect(ms).toBeLessThan(2000);
+    expect(ms).toBeLessThan(patient(2000));
     expect(r.ok && r.value).toMatchObject({ outcome: "still_running", result: "partial", budgetMs: 1000 });
     expect(r.ok && r.value.after.notice).toEqual({ code: "alarm_unfinished", budgetMs: 1000, busy: [] });
     expect(r.ok && afterNoticeWords(r.value.after.notice, r.value.after)).toBe(

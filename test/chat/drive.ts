@@ -5,6 +5,7 @@ import { consoleAdminClient } from "../../worker/admin-client";
 import type { FixturePolicy, SdkRecoveryRecord, TranscriptEntry } from "../fixtures/chat-agents";
 import type { ModelCall, ModelMeter, ModelStep } from "../fixtures/chat-model";
 import { pollRows } from "../helpers";
+import { patient } from "../patience";
 import type { ChatFault, ChatPrimitive, ChatRow } from "./matrix";
 
 /**
@@ -78,9 +79,9 @@ const SLOW = text(
   200,
 );
 
-/** Polls `done` every 30 ms until it holds or `ms` pass. */
+/** Polls `done` every 30 ms until it holds or `ms` pass (as on a quiet machine; test/patience.ts allows more). */
 export async function until(done: () => Promise<boolean>, ms = 20_000): Promise<boolean> {
-  const end = Date.now() + ms;
+  const end = Date.now() + patient(ms);
   for (;;) {
     if (await done()) return true;
     if (Date.now() > end) return false;

@@ -3,6 +3,7 @@ import { CHAT_TURN_STATUS, chatTurnState, mapSdkState } from "@agent-oncall/tele
 import { describe, expect, it } from "vitest";
 import { consoleAdminClient } from "../../worker/admin-client";
 import { pollRows } from "../helpers";
+import { patient } from "../patience";
 import { chatStub, until } from "./drive";
 
 /**
@@ -47,8 +48,9 @@ describe("force idle on a Think agent mid-turn", () => {
     expect(later.chunks).toBe(at.chunks);
     expect(at.chunks).toBeLessThan(SLOW.chunks.length);
     expect(at.aborted).toBe(1);
-    expect(at.lastChunkAt! - t0).toBeLessThanOrEqual(5000);
-    expect(actionMs).toBeLessThan(5000);
+    // 5 s on a quiet machine (test/patience.ts); a stream that is not stopped runs on for 120 s.
+    expect(at.lastChunkAt! - t0).toBeLessThanOrEqual(patient(5000));
+    expect(actionMs).toBeLessThan(patient(5000));
 
     // The SDK's own record: the submission is aborted, with the operator's reason.
     const sub = (await stub.submission(submissionId))!;

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { VerifiedForceIdleOutput } from "../../src/admin-rpc";
+import { patient } from "../patience";
 import { type Cell, compareViews, matrixTable, scenarioTable } from "../truth/compare";
 import { settle } from "../truth/settle";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
@@ -52,7 +53,7 @@ describe("truth matrix, chat rows: the console shows what the SDK records of eac
   });
 
   for (const row of CHAT_MATRIX) {
-    it(chatRowName(row), { timeout: 90_000 }, async () => {
+    it(chatRowName(row), { timeout: patient(90_000) }, async () => {
       const before = await overviewFigures();
       const subject = await driveChat(row);
       // A sub-agent cannot be asked (the console's binding reaches a top-level object, not the facet): no reconciliation.
@@ -69,13 +70,14 @@ describe("truth matrix, chat rows: the console shows what the SDK records of eac
       const acted = subject.action ? `\n${subject.action.name} answered: ${JSON.stringify(subject.action.result).slice(0, 1500)}` : "";
       expect(bad, scenarioTable(chatRowName(row), cells) + acted).toEqual([]);
       if (row.fault === "force-idle") {
+        // Bounds as on a quiet machine, with test/patience.ts's allowance (a stream nobody stops runs on for 120 s).
         // The turn's model stream stopped within 5 s of the action (no chunk pulled after, for 2 s) …
         expect(subject.measured.chunksAfterAction, `chunks pulled after force idle: ${JSON.stringify(subject.measured)}`).toBe(0);
         expect(subject.measured.streamStoppedWithinMs).not.toBeNull();
-        expect(subject.measured.streamStoppedWithinMs!).toBeLessThanOrEqual(5000);
-        expect(subject.measured.actionMs!).toBeLessThan(5000);
+        expect(subject.measured.streamStoppedWithinMs!).toBeLessThanOrEqual(patient(5000));
+        expect(subject.measured.actionMs!).toBeLessThan(patient(5000));
         // … and a new turn started without waiting for it.
-        expect(subject.measured.nextTurnWaitedMs!, JSON.stringify(subject.measured)).toBeLessThan(2000);
+        expect(subject.measured.nextTurnWaitedMs!, JSON.stringify(subject.measured)).toBeLessThan(patient(2000));
       }
     });
   }

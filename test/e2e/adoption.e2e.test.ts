@@ -13,6 +13,7 @@ import { afterAll, expect, it } from "vitest";
 import { prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
 import { repoRoot } from "../../scripts/wrangler-config.ts";
 import type { AuditRow, EventRow, IncidentRow, Page, Run as StoredRun } from "../../src/store/read-models";
+import { patient } from "../patience";
 import { type DevServer, d1, devSession, kill, stop } from "./wrangler-dev";
 
 const PORT = 8795;
@@ -71,8 +72,9 @@ async function phase<T>(name: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Like wrangler-dev.ts's `until`: `timeoutMs` as on a quiet machine, with test/patience.ts's allowance. */
 async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + patient(timeoutMs);
   let last: unknown;
   for (;;) {
     try {

@@ -4,6 +4,10 @@
  * must show its runs, with the outcome and error the SDK records, and its alarm loop's firings, equal to the
  * agent's own count. Expectations are written here, from the SDK's public records, not through our mapping.
  */
+
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
@@ -100,5 +104,37 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
   expect(tables.filter((t) => !/^(cf_agents?_|_cf_|__miniflare_)/.test(t))).toEqual([]);
 
   // Nothing was lost or unreadable on the way.
+  expect(d1(server.persistDir, "SELECT reason FROM dead_letters")).toEqual([]);
+});
+
+it("a SIGKILL of the whole stack mid-runFiber: after the restart, the SDK's recovery on wake is what the console shows", { timeout: 360_000 }, async () => {
+  const persistDir = mkdtempSync(path.join(tmpdir(), "tail-kill-"));
+  let server = await startDev({ port: PORT + 1, app: APP, persistDir });
+  servers.push(server);
+  const { id } = await post(server, "/fiber?name=bare-k1&mode=hang");
+  // Its start arrives: the invocation that started it has ended, so the classic tail sent its item.
+  await until("the console to show the hanging run", async () => (await consoleRuns(server, "BareFiberAgent", "bare-k1")).get(id!)?.status === "running");
+  await stop(server, "SIGKILL");
+
+  server = await startDev({ port: PORT + 1, app: APP, persistDir });
+  servers.push(server);
+  // On wake the SDK finds the orphaned run row and recovers it (no onFiberRecovered of its own): the row is gone.
+  const woke = (await post(server, "/wake?name=bare-k1")) as unknown as { rows: string[] };
+  const rows = await until("the SDK to finish recovering the run", async () => {
+    const r = (await post(server, "/wake?name=bare-k1")) as unknown as { rows: string[] };
+    return r.rows.length === 0 ? r.rows : null;
+  });
+  expect({ before: woke.rows.length <= 1, after: rows }).toEqual({ before: true, after: [] });
+  // The console shows what the SDK published on that wake: recovered, with its fiber incident closed the same way.
+  const run = await until("the console to show the recovery", async () => {
+    const r = (await consoleRuns(server, "BareFiberAgent", "bare-k1")).get(id!);
+    return r && r.status !== "running" ? r : null;
+  });
+  expect(run.status).toBe("recovered");
+  const q = new URLSearchParams({ agentClass: "BareFiberAgent", agentName: "bare-k1" });
+  const incidents = (await (await fetch(`${server.base}/incidents?${q}`, { headers: { Accept: "application/json" } })).json()) as {
+    items: { incidentId: string; status: string }[];
+  };
+  expect(incidents.items).toEqual([expect.objectContaining({ incidentId: `fiber:BareFiberAgent/bare-k1/${id}`, status: "recovered" })]);
   expect(d1(server.persistDir, "SELECT reason FROM dead_letters")).toEqual([]);
 });

@@ -6,6 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import { buildConsoleAssets } from "../../scripts/assets.mjs";
 import { DEMO_FLEET_CONFIG, prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
 import { repoRoot as root } from "../../scripts/wrangler-config.ts";
+import { patient } from "../patience";
 
 /** A real `wrangler dev` on loopback with its own persist dir: the console and the demo fleet, as `npm start` runs them. */
 export type DevServer = { base: string; appBase: string; port: number; persistDir: string; proc: ChildProcess; logs: string[] };
@@ -112,9 +113,12 @@ export async function devSession(base: string): Promise<{ post: (path: string, b
   };
 }
 
-/** Polls `fn` every 300 ms until it gives a truthy value, or fails saying what it waited for. */
+/**
+ * Polls `fn` every 300 ms until it gives a truthy value, or fails saying what it waited for. `timeoutMs` is what a
+ * quiet machine needs at most; the wait allows test/patience.ts's factor on top, for a loaded one.
+ */
 export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + patient(timeoutMs);
   for (;;) {
     const v = await fn();
     if (v) return v;

@@ -1,5 +1,7 @@
-import { exports } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { EVENT_TYPES, MAX_EVENT_BYTES, SCHEMA_VERSION, turnIncidentId } from "@agent-oncall/telemetry";
+import worker from "../../worker/index";
 import { SeededRandom as Rng } from "../fixtures/seeded-random";
 import { accessToken, ORIGIN, USERS, type Who } from "../worker/routes/harness";
 
@@ -1061,7 +1063,24 @@ export function table(title: string, rows: [string, number | string][]): string 
 
 // ----- calling the Worker -----
 
-const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
+/**
+ * The test entry's Worker (worker/index.ts, tracing wrapper included), called with the test env minus its OTLP
+ * endpoint. With the endpoint, every fuzzed request exported its spans over a connection of its own in the
+ * background: thousands were in flight at once (up to 6,000 open descriptors in workerd), workerd logged "Too many
+ * open files" and a loaded machine ran the tests into their timeouts. Exporting is test/telemetry/otlp-export.test.ts's
+ * subject; here each request is traced and its spans dropped, and its background work is awaited before the next.
+ * Called directly, a redirect is answered as a browser gets it (3xx), not followed as `exports.default.fetch` does.
+ */
+const fuzzEnv = { ...env, OTLP_ENDPOINT: undefined } as unknown as typeof env;
+async function callWorker(request: Request): Promise<{ res: Response; text: string }> {
+  const ctx = createExecutionContext();
+  try {
+    const res = await worker.fetch!(request as Parameters<NonNullable<typeof worker.fetch>>[0], fuzzEnv, ctx);
+    return { res, text: await res.text() };
+  } finally {
+    await waitOnExecutionContext(ctx);
+  }
+}
 
 export type Answer = { method: string; path: string; who: Who; status: number; type: string; text: string; nosniff: boolean };
 export type Finding = { request: string; status: number; detail: string };
@@ -1086,15 +1105,15 @@ export class Recorder {
     const request = `${method} ${path.length > 160 ? `${path.slice(0, 160)}…(${path.length} chars)` : path} as ${who}${init.headers?.Accept ? ` [${init.headers.Accept}]` : ""}${init.headers?.["HX-Request"] ? " [htmx]" : ""}`;
     this.tried++;
     let res: Response;
+    let text: string;
     try {
-      res = await worker.fetch(new Request(`${ORIGIN}${path}`, { method, headers, body: init.body }));
+      ({ res, text } = await callWorker(new Request(`${ORIGIN}${path}`, { method, headers, body: init.body })));
     } catch (e) {
       // The Worker threw instead of answering: the platform would answer 500.
       this.serverErrors.push({ request, status: 500, detail: `threw: ${e instanceof Error ? e.message : String(e)}` });
       this.byClass["5xx"] = (this.byClass["5xx"] ?? 0) + 1;
       return { method, path, who, status: 500, type: "", text: "", nosniff: false };
     }
-    const text = await res.text();
     const type = res.headers.get("content-type") ?? "";
     const answer = { method, path, who, status: res.status, type, text, nosniff: res.headers.get("x-content-type-options") === "nosniff" };
     const klass = `${Math.floor(res.status / 100)}xx`;
@@ -1151,7 +1170,8 @@ export function registeredRoutes(routes: readonly { method: string; path: string
 }
 
 /**
- * Waits until the console's trace exports (one per request, to the test's OTLP receiver) stop arriving, so
+ * Waits until the console's trace exports (one per invocation through the runtime: queue batches, requests made
+ * outside the Recorder) stop arriving at the test's OTLP receiver, so
  * that none is still in flight when the test worker shuts down (workerd then logs each cancelled fetch).
  */
 export async function drainTraceExports(controlUrl: string, timeout = 15_000): Promise<void> {

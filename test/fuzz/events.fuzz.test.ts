@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../../worker/app";
 import { type IngestEnv, ingestBatch, ingestOptionsFromEnv } from "../../worker/ingest/consumer";
+import { patient } from "../patience";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import {
   DEAD_PREFIX,
@@ -208,7 +209,7 @@ async function send(messages: Message[]): Promise<Sent[]> {
  * after 2 s, up to 3 times, then dead-lettered by the DLQ consumer). Gives up when nothing has changed for
  * `quiet` ms, so a lost item fails the test with its name instead of a timeout.
  */
-async function settle(sent: Sent[], quiet = 12_000, timeout = 60_000) {
+async function settle(sent: Sent[], quiet = patient(12_000), timeout = patient(60_000)) {
   const ids = [...new Set(sent.flatMap((s) => s.msg.items.map((i) => i.eventId).filter((x): x is string => !!x)))];
   const deadline = Date.now() + timeout;
   let last = -1;
@@ -238,9 +239,9 @@ beforeAll(async () => {
   // The victim first, through valid events on the real Queue: a running session, a fiber, incidents, an op, a backup.
   const v = victimEvents(victim, Date.now());
   await env.TELEMETRY_QUEUE.send(JSON.stringify(v), { contentType: "text" });
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + patient(20_000);
   while ((await eventsById(v.map((e) => String(e.id)))).size < v.length) {
-    if (Date.now() > deadline) throw new Error("the victim's events were not stored within 20 s");
+    if (Date.now() > deadline) throw new Error(`the victim's events were not stored within ${patient(20_000) / 1000} s`);
     await scheduler.wait(100);
   }
   victimBefore = await victimRows();
@@ -250,13 +251,13 @@ beforeAll(async () => {
   expect(victimBefore.op_ambiguities).toHaveLength(1);
   expect(victimBefore.workspace_backups).toHaveLength(1);
   corpus = eventCorpus({ seed: SEED, nonce: NONCE, now: Date.now(), victim });
-}, 60_000);
+});
 
 // Let the console's trace exports of the requests above finish before the worker shuts down.
-afterAll(() => drainTraceExports(env.OTLP_CONTROL), 60_000);
+afterAll(() => drainTraceExports(env.OTLP_CONTROL));
 
 describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
-  it("each is stored exactly once or kept in dead_letters with a reason a person can read", async () => {
+  it("each is stored exactly once or kept in dead_letters with a reason a person can read", { timeout: patient(120_000) }, async () => {
     let t = Date.now();
     sent = await send(corpus.messages);
     timings.send = Date.now() - t;
@@ -273,7 +274,7 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
       .slice(0, 4);
     await send(again.map((s) => s.msg));
     const anchors = again.map((s) => s.msg.items.find((i) => i.expect === "dead" && i.needle)!.needle!);
-    const redeliveryDeadline = Date.now() + 30_000;
+    const redeliveryDeadline = Date.now() + patient(30_000);
     for (;;) {
       const rows = await deadSince();
       const seen = anchors.map((n) => rows.filter((r) => needlesOf(r).includes(n)).length);
@@ -281,7 +282,7 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
       expect(Date.now() < redeliveryDeadline, `redelivered messages not processed: ${JSON.stringify(seen)}`).toBe(true);
       await scheduler.wait(300);
     }
-    const final = await settle(sent, 3_000);
+    const final = await settle(sent, patient(3_000));
     results = final.results;
 
     const problems: string[] = [];
@@ -352,7 +353,7 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     );
     expect(problems, problems.slice(0, 30).join("\n")).toEqual([]);
     expect(final.pending.slice(0, 20), "items whose fate never showed in D1").toEqual([]);
-  }, 120_000);
+  });
 
   it("forged events change none of the victim's rows; the forgers get rows of their own", async () => {
     victimAfter = await victimRows();
@@ -396,7 +397,9 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     expect(got.get(key(victim.identity))).toEqual({ seq_max: VICTIM_SEQ.max, seq_seen: VICTIM_SEQ.seen });
   });
 
-  it("every page and JSON endpoint, filled with the corpus's ids, answers viewers and operators without a 5xx or unescaped markup", async () => {
+  it("every page and JSON endpoint, filled with the corpus's ids, answers viewers and operators without a 5xx or unescaped markup", {
+    timeout: patient(120_000),
+  }, async () => {
     const t = Date.now();
     const rec = new Recorder();
     const idents: Identity[] = [victim.identity, ...corpus.identities, ...corpus.forgers];
@@ -473,5 +476,5 @@ describe(`hostile events (seed ${SEED}, run ${NONCE})`, () => {
     expect(rec.serverErrors, JSON.stringify(rec.serverErrors.slice(0, 10), null, 1)).toEqual([]);
     expect(rec.reflected, JSON.stringify(rec.reflected.slice(0, 10), null, 1)).toEqual([]);
     expect(rec.unreadable, JSON.stringify(rec.unreadable.slice(0, 10), null, 1)).toEqual([]);
-  }, 120_000);
+  });
 });

@@ -8,6 +8,7 @@ import { consoleConfig } from "../../worker/config";
 import { handleTelemetryBatch } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
 import { pollRows } from "../helpers";
+import { patient } from "../patience";
 
 /** The configured counts (wrangler.jsonc), as the consumer writes with them. */
 const counts = consoleConfig(env).history;
@@ -38,7 +39,7 @@ async function storedLines(agentName: string, time: number): Promise<{ keys: str
 }
 
 async function pollHistory(agentName: string, from: number, to: number, n: number): Promise<HistoryEvent[]> {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + patient(10_000);
   for (;;) {
     const r = await historyEvents(env.HISTORY!, counts, { agent: agentOf(agentName), from, to });
     if (r.events.length >= n || Date.now() > deadline) return r.events;

@@ -7,6 +7,7 @@ import { listEventsIn } from "../../src/store/read-models/merged-events";
 import type { PageOptions } from "../../src/store/read-models/paging";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife } from "../fixtures/events";
+import { patient } from "../patience";
 import { empty } from "./store-helpers";
 
 /**
@@ -59,7 +60,7 @@ async function readAll(store: Store) {
   return out;
 }
 
-it("a store of two partitions lists the same events on the same pages as one database", { timeout: 120_000 }, async () => {
+it("a store of two partitions lists the same events on the same pages as one database", { timeout: patient(120_000) }, async () => {
   const ds = deliveries();
   const parts = new Set(ds.map((d) => partitionOf(d.events[0]!.source.agentClass, d.events[0]!.source.agentName, 2)));
   expect([...parts].sort()).toEqual([0, 1]);

@@ -25,6 +25,7 @@ import { countStuck, listStuck, STUCK_RULES } from "../../src/store/read-models/
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
+import { patient } from "../patience";
 import { empty } from "./store-helpers";
 
 /**
@@ -188,7 +189,7 @@ async function readAll(store: Store) {
   return facts(out) as Record<string, unknown>;
 }
 
-it("a store of two partitions answers the overview's and the stuck page's reads exactly as one database does", { timeout: 120_000 }, async () => {
+it("a store of two partitions answers the overview's and the stuck page's reads exactly as one database does", { timeout: patient(120_000) }, async () => {
   const events = fleet();
   const msgs = () => events.map((body, i) => ({ id: `mo-${i}`, body }));
   const parts = new Set(events.map((e) => partitionOf(e.source.agentClass, e.source.agentName, 2)));

@@ -5,6 +5,7 @@ import { partitionOf, type Store, singleStore } from "../../src/store/partitions
 import { searchIn } from "../../src/store/read-models/search";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { makeEvent } from "../fixtures/events";
+import { patient } from "../patience";
 import { empty } from "./store-helpers";
 
 /**
@@ -75,7 +76,7 @@ async function readAll(store: Store) {
   return out;
 }
 
-it("a store of two partitions finds exactly what one database finds, in the same order", { timeout: 120_000 }, async () => {
+it("a store of two partitions finds exactly what one database finds, in the same order", { timeout: patient(120_000) }, async () => {
   const events = fleet();
   const msgs = () => events.map((body, i) => ({ id: `ms-${i}`, body }));
   const parts = new Set(events.map((e) => partitionOf(e.source.agentClass, e.source.agentName, 2)));

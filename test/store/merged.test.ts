@@ -22,6 +22,7 @@ import {
 import type { Page, PageOptions } from "../../src/store/read-models/paging";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
 import { chatIncidentLife, fiberLife, makeEvent } from "../fixtures/events";
+import { patient } from "../patience";
 import { empty } from "./store-helpers";
 
 /**
@@ -129,7 +130,7 @@ async function readAll(store: Store, events: TelemetryEvent[]) {
   return out;
 }
 
-it("a store of two partitions answers every merged read model exactly as one database does", { timeout: 120_000 }, async () => {
+it("a store of two partitions answers every merged read model exactly as one database does", { timeout: patient(120_000) }, async () => {
   const events = fleet();
   const now = Math.max(...events.map((e) => e.time)) + 1000;
   const msgs = () => events.map((body, i) => ({ id: `mm-${i}`, body }));

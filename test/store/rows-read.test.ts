@@ -139,7 +139,7 @@ beforeAll(async () => {
   ).run();
   const n = async (t: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${t}`).first<{ n: number }>())!.n;
   expect([await n("events"), await n("incidents"), await n("runs"), await n("sessions"), await n("event_rollups")]).toEqual([N_EVENTS, N, N, N, buckets * 10]);
-}, 120_000);
+});
 
 const measured: string[] = [];
 afterAll(() => console.log(`rows_read (first page of 50 / page of 50 after 850 rows):\n${measured.join("\n")}`));

@@ -71,7 +71,7 @@ beforeAll(async () => {
     ),
   ];
   await ingest(events, now);
-}, 30_000);
+});
 
 const kinds = (ms: { kind: string }[]) => ms.map((m) => m.kind);
 

@@ -157,7 +157,7 @@ describe("every event kind round-trips from a real agent through the Queue into 
       { name: "probe-hang-unrecoverable", status: "failed", reason: expect.stringContaining("cannot resume: upstream session expired") },
     ]);
 
-    const op = await env.DB.prepare("SELECT * FROM op_ambiguities WHERE op_id = 'op-2'").first();
+    const op = await env.DB.prepare("SELECT * FROM op_ambiguities WHERE agent_name = ? AND op_id = 'op-2'").bind(name).first();
     expect(op).toMatchObject({ op_kind: "payment.charge", resolution: "verified_not_ran", session_name: name });
     expect(op?.ambiguous_at).toBeTypeOf("number");
 

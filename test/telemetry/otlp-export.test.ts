@@ -2,13 +2,14 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { pollRows, probe } from "../helpers";
 import type { DecodedSpan } from "../otlp-receiver";
+import { patient } from "../patience";
 
 const control = (path: string, init?: RequestInit) => fetch(`${env.OTLP_CONTROL}${path}`, init).then((r) => r.json());
 const setMode = (mode: "ok" | "slow" | "down") => control("/__mode", { method: "POST", body: JSON.stringify({ mode }) });
 const spans = () => control("/__spans") as Promise<DecodedSpan[]>;
 const stats = () => control("/__stats") as Promise<{ received: number; pending: number; lastHeaders: Record<string, string> }>;
 
-async function waitForSpan(match: (s: DecodedSpan) => boolean, timeout = 10_000): Promise<DecodedSpan> {
+async function waitForSpan(match: (s: DecodedSpan) => boolean, timeout = patient(10_000)): Promise<DecodedSpan> {
   const deadline = Date.now() + timeout;
   for (;;) {
     const found = (await spans()).find(match);
@@ -66,7 +67,7 @@ describe("OTLP export to a real HTTP receiver", () => {
       const result = await stub.work(5);
       expect(result.sum).toBe(expected.sum);
       // The export is still hanging at the receiver, yet the agent already answered.
-      await expect.poll(async () => (await stats()).received, { timeout: 5000 }).toBeGreaterThan(before);
+      await expect.poll(async () => (await stats()).received, { timeout: patient(5000) }).toBeGreaterThan(before);
       expect((await stats()).pending).toBeGreaterThan(0);
       // The Queue → D1 path does not depend on the APM either.
       await pollRows("SELECT id FROM events WHERE agent_name = ? AND type = 'fiber.completed'", [name], (r) => r.length === 1);

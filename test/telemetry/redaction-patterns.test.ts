@@ -1,5 +1,6 @@
 import { capField, maskJson, maskSecrets, toPreview } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
+import { patient } from "../patience";
 
 /** One credential shape: the text it appears in, the secret part of it, and the marker that replaces it. */
 type Case = { label: string; text: string; secret: string; marker: string };
@@ -249,7 +250,8 @@ describe("masking time", () => {
       const t0 = Date.now();
       maskSecrets(text);
       await scheduler.wait(1);
-      expect(Date.now() - t0, `${shape} took too long`).toBeLessThan(2_000);
+      // 2 s on a quiet machine (test/patience.ts): catastrophic backtracking on 1 MB takes minutes, not seconds.
+      expect(Date.now() - t0, `${shape} took too long`).toBeLessThan(patient(2_000));
     }
-  }, 60_000);
+  });
 });

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getIncident, getStoredRun, listRuns, type RunWithSnapshot } from "../../src/store/read-models";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { RecoveryChoice, TruthTaskInput } from "../fixtures/truth-agents";
+import { patient } from "../patience";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { getText } from "../worker/routes/harness";
 
@@ -44,7 +45,7 @@ const fiberAgent = async (name: string) => (await getAgentByName(env.TruthFiberA
 const taskAgent = async (name: string) => (await getAgentByName(env.TruthTaskAgent as never, name)) as unknown as TaskStub;
 
 /** Polls `read` until `ok` holds of a value (events reach D1 through the Queue); fails with the last value. */
-async function until<T>(read: () => Promise<T | null>, ok: (v: T | null) => boolean, what: string, timeout = 10_000): Promise<T> {
+async function until<T>(read: () => Promise<T | null>, ok: (v: T | null) => boolean, what: string, timeout = patient(10_000)): Promise<T> {
   const deadline = Date.now() + timeout;
   let last = await read();
   while (!ok(last) || last === null) {

@@ -4,6 +4,7 @@ import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { expect, it } from "vitest";
 import { eventsOf, probe, rejectionOf } from "../helpers";
+import { patient } from "../patience";
 
 // An agent evicted right after its work, as a poison turn is at every start, has stored events it never sent. The
 // next wake sends them before the agent handles anything, so a call, or a recovery, sees them gone and the console
@@ -19,7 +20,7 @@ it("a wake sends what an evicted predecessor stored and did not send before the 
   expect(first.sent).toBe(3);
   expect(first.sendErrors).toBe(0);
   // They reach the console once each, in their order, numbered 1-3 by the evicted life.
-  await expect.poll(async () => (await eventsOf(name)).length, { timeout: 10_000 }).toBe(3);
+  await expect.poll(async () => (await eventsOf(name)).length, { timeout: patient(10_000) }).toBe(3);
   expect((await eventsOf(name)).map((e) => [e.type, (e as { seq?: number }).seq])).toEqual([
     ["session.status_running", 1],
     ["session.status_running", 2],

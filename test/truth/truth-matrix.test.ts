@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { patient } from "../patience";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { type Cell, compareViews, matrixTable, scenarioTable } from "./compare";
 import { drive, truthStub } from "./drive";
@@ -26,7 +27,7 @@ describe("truth matrix: the console shows what the SDK records", () => {
   });
 
   for (const row of MATRIX) {
-    it(rowName(row), { timeout: 60_000 }, async () => {
+    it(rowName(row), { timeout: patient(60_000) }, async () => {
       const before = await overviewFigures();
       const subject = await drive(row);
       await settle(subject);

@@ -78,7 +78,7 @@ function expectNothingInline(html: string, what: string) {
 beforeAll(async () => {
   await publishEnvTeamKeys();
   [session, { incidentId }, { batchId }] = await Promise.all([stalledSession("headers"), exhaustedChatIncident(), bulkBatch("headers")]);
-}, 60_000);
+});
 
 describe("every registered route", () => {
   it("is found in the app (the table below is derived from it)", () => {

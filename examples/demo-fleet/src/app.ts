@@ -86,7 +86,7 @@ app.post("/dev/chats/:name", async (c) => {
       await chat.setScript({ steps: [{ kind: "stall", chunks: ["Working on it"] }, ...Array.from({ length: 20 }, () => ({ kind: "stall" as const }))] });
       await chat.startUserMessage("rebuild the search index");
     }
-    if (form.data.step !== "wake") await chat.evict("dev: evicted mid-stream");
+    if (form.data.step !== "wake") await chat.evict("planned fault: dev: evicted mid-stream");
     else await chat.recoveryIncidents();
   } catch {
     // An eviction surfaces as a broken call; the next wake lets the SDK recover the turn.

@@ -67,5 +67,5 @@ describe("alarm loop alert", () => {
     await stub.stopLoop();
     await busy.stopLoop();
     await busy.finishWork();
-  }, 60_000);
+  });
 });

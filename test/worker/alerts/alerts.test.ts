@@ -181,7 +181,7 @@ describe("alerts", () => {
     const got = await received(agentName);
     expect(got.filter((r) => r.channel === "webhook")).toHaveLength(6);
     expect(got.filter((r) => r.channel === "slack")).toHaveLength(1);
-  }, 60_000);
+  });
 
   it("over the hourly limit per channel, alerts are logged as rate_limited and not sent", async () => {
     const agentName = `alert-rate-${uid()}`;

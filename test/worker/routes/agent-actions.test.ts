@@ -3,6 +3,7 @@ import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { AFTER_ACTION_TRIGGER, NO_MIXIN_SENTENCE } from "../../../console/components/actions";
 import { pollRows, rejectionOf } from "../../helpers";
+import { patient } from "../../patience";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, findAll, mustTestId } from "../html";
 import { auditOf, csrfFromPage, exhaustedChatIncident, getText, postForm, registerAgent, stalledSession, uid } from "./harness";
@@ -267,7 +268,8 @@ describe("pages show the state after an action", () => {
       const form = { agentClass: "StubbornAgent", agentName: name, reason: "recover now" };
       const t0 = Date.now();
       const json = await postForm("/actions/trigger-alarm", "operator", form, { csrf, headers: JSON_ACCEPT });
-      expect(Date.now() - t0).toBeLessThan(2000);
+      // 2 s on a quiet machine (test/patience.ts); the outcome below (busy, not a timeout's refusal) is the contract's proof.
+      expect(Date.now() - t0).toBeLessThan(patient(2000));
       expect(json.status).toBe(200);
       const body = (await json.json()) as {
         ok: true;
@@ -281,7 +283,7 @@ describe("pages show the state after an action", () => {
 
       const t1 = Date.now();
       const html = await postForm("/actions/trigger-alarm", "operator", form, { csrf, headers: HX });
-      expect(Date.now() - t1).toBeLessThan(2000);
+      expect(Date.now() - t1).toBeLessThan(patient(2000));
       const fragment = await html.text();
       expect(mustTestId(fragment, "action-result").attrs["data-ok"]).toBe("false");
       expect(mustTestId(fragment, "after-state").attrs["data-result"]).toBe("partial");

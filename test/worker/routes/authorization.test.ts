@@ -363,7 +363,7 @@ beforeAll(async () => {
   );
   if (!team.ok) throw new Error(team.reason);
   fx = { session, victim, incidentId: incident.incidentId, batchId: batch.batchId, bulkReason: batch.reason, teamViewId: team.view.viewId };
-}, 60_000);
+});
 
 describe("the route table", () => {
   it("lists every route the app registers, and only those", () => {

@@ -29,7 +29,7 @@ beforeAll(async () => {
     (r: { n: number }[]) => Number(r[0]?.n ?? 0) >= 4,
     20_000,
   );
-}, 60_000);
+});
 
 afterAll(async () => {
   await (await getAgentByName(env.AlarmLoopAgent, name)).stopLoop();

@@ -26,7 +26,7 @@ beforeAll(async () => {
   const second = await exhaustedChatIncident(first.agentName);
   probeAgent = first.agentName;
   incidents = [first.incidentId, second.incidentId];
-}, 60_000);
+});
 
 /** Checks the three forms of one problem answer: the HTML page, JSON for the CLI, one line for htmx. */
 async function expectProblem(path: string, status: 400 | 404, message: string | RegExp) {

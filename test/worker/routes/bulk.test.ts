@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { bulkMatchWords } from "../../../console/words";
 import type { BulkMatch, StuckEntry } from "../../../src/store/read-models";
 import { pollRows, rejectionOf } from "../../helpers";
+import { patient } from "../../patience";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, findAll, mustTestId } from "../html";
 import { call, csrfFor, getText, postForm, uid } from "./harness";
@@ -66,7 +67,7 @@ async function preview(query: string, who: "viewer" | "operator" = "viewer"): Pr
 }
 
 /** Polls the batch's JSON progress until every target has finished. */
-async function untilComplete(batchId: string, timeoutMs = 20_000): Promise<Progress["value"]> {
+async function untilComplete(batchId: string, timeoutMs = patient(20_000)): Promise<Progress["value"]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await call(`/bulk/batches/${batchId}`, { as: "viewer", headers: JSON_ACCEPT });

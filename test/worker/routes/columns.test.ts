@@ -90,7 +90,7 @@ beforeAll(async () => {
   await pollRows("SELECT 1 FROM workspace_backups WHERE session_name = ?", [NAME], (r) => r.length === 1);
   await pollRows("SELECT 1 FROM runs WHERE agent_name = ?", [NAME], (r) => r.length >= 1);
   await pollRows("SELECT 1 FROM alert_deliveries WHERE agent_name = ? AND kind = 'exhausted'", [NAME], (r) => r.length >= 1);
-}, 90_000);
+});
 
 afterAll(async () => {
   await (await getAgentByName(env.LossyAgent, STUCK_NAME)).release();

@@ -16,7 +16,7 @@ let incidentAgent: string;
 beforeAll(async () => {
   await publishEnvTeamKeys();
   [session, { incidentId, agentName: incidentAgent }] = await Promise.all([stalledSession("ctype"), exhaustedChatIncident()]);
-}, 60_000);
+});
 
 describe("reads", () => {
   it("/incidents answers JSON pages for Accept: application/json and an HTML page otherwise", async () => {

@@ -19,7 +19,7 @@ beforeAll(async () => {
   await publishEnvTeamKeys();
   victim = await stalledSession("csrf-victim");
   [operatorToken, viewerToken] = await Promise.all([csrfFor("operator"), csrfFor("viewer")]);
-}, 60_000);
+});
 
 const form = (agentName: string, reason: string, extra: Record<string, string> = {}) =>
   new URLSearchParams({ agentClass: "FaultySessionAgent", agentName, reason, ...extra }).toString();

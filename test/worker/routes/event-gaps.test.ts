@@ -94,7 +94,7 @@ beforeAll(async () => {
   );
   await pollRows<Numbers>("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [lossy.name], (r) => r[0]?.seq_max === 12 && r[0]?.seq_seen === 10);
   await pollRows<Numbers>("SELECT seq_max, seq_seen FROM agents WHERE agent_name = ?", [twoLost.name], (r) => r[0]?.seq_max === 6 && r[0]?.seq_seen === 4);
-}, 60_000);
+});
 
 describe("events lost before the Queue", () => {
   it("the console's gap equals exactly the events deleted from the agent's outbox, by the outbox's own numbers", async () => {

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, expect, it } from "vitest";
 import { rejectionOf } from "../../helpers";
+import { patient } from "../../patience";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, mustTestId } from "../html";
 import { auditOf, csrfFromPage, getText, postForm, registerAgent, uid } from "./harness";
@@ -19,7 +20,7 @@ beforeAll(async () => {
   await publishEnvTeamKeys();
 });
 
-it("reads and actions during repeated evictions answer below 500 and are always audited", async () => {
+it("reads and actions during repeated evictions answer below 500 and are always audited", { timeout: patient(120_000) }, async () => {
   const name = `evict-${uid()}`;
   await registerAgent("DurableWorkAgent", name);
   const first = await getAgentByName(env.DurableWorkAgent, name);
@@ -77,4 +78,4 @@ it("reads and actions during repeated evictions answer below 500 and are always 
   console.log(
     `[evictions] ${ROUNDS} rounds: ${actions.filter((a) => !a.body.ok).length} action(s) failed typed, ${pages.filter((p) => p.includes("Live state unavailable")).length} page(s) showed the live error`,
   );
-}, 120_000);
+});

@@ -4,6 +4,7 @@ import { Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { expect } from "vitest";
 import { pollRows } from "../../helpers";
+import { patient } from "../../patience";
 import { envToken } from "../access-tokens";
 
 /**
@@ -181,7 +182,7 @@ async function tolerateEviction<T>(p: PromiseLike<T>): Promise<T | undefined> {
   try {
     return await p;
   } catch (e) {
-    if (!/planned eviction|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
+    if (!/planned (eviction|fault)|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
     return undefined;
   }
 }
@@ -198,7 +199,7 @@ export async function ambiguousCharge(prefix = "charge") {
   await tolerateEviction(s.sendMessage("please charge me") as PromiseLike<unknown>);
   // Waking the agent recovers the turn, which finds the charge started and never completed.
   let opId: string | undefined;
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + patient(15_000);
   while (!opId) {
     const ops = await tolerateEviction((async () => (await getAgentByName(env.FaultySessionAgent, name)).ops())());
     opId = ops?.find((o) => o.kind === "tool.charge_card" && o.status === "ambiguous")?.op_id;

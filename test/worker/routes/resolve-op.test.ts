@@ -18,7 +18,7 @@ let viewerCsrf: string;
 beforeAll(async () => {
   await publishEnvTeamKeys();
   [operatorCsrf, viewerCsrf] = await Promise.all([csrfFor("operator"), csrfFor("viewer")]);
-}, 60_000);
+});
 
 async function foreignAmbiguous(idempotent: boolean) {
   const name = `ledger-${uid()}`;
@@ -52,7 +52,11 @@ describe("POST /actions/resolve-op", () => {
     expect(text).toContain(
       `Resolve op done.</strong> Op ${f.opId} (payments.refund) is recorded as resolved: it did not run. The agent&#39;s ledger says unknown → settled.`,
     );
-    await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ? AND resolution = 'verified_not_ran'", [f.opId], (r) => r.length === 1);
+    await pollRows(
+      "SELECT 1 FROM op_ambiguities WHERE op_id = ? AND agent_name = ? AND resolution = 'verified_not_ran'",
+      [f.opId, f.name],
+      (r) => r.length === 1,
+    );
   });
 
   it("answers every refusal with a 4xx and a sentence, never a 5xx", async () => {
@@ -118,7 +122,11 @@ describe("the pages that offer it", () => {
       { agentClass: "LedgerAgent", agentName: settled.name, opId: settled.opId, resolution: "verified_ran", resultRef: "re_9", reason: "ran" },
       { csrf: operatorCsrf },
     );
-    await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ? AND resolution IS NOT NULL", [settled.opId], (r) => r.length === 1);
+    await pollRows(
+      "SELECT 1 FROM op_ambiguities WHERE op_id = ? AND agent_name = ? AND resolution IS NOT NULL",
+      [settled.opId, settled.name],
+      (r) => r.length === 1,
+    );
 
     const op = await getText("/ops", "operator");
     expect(op.status).toBe(200);
@@ -176,7 +184,7 @@ describe("the pages that offer it", () => {
     const t = new Telemetry({ source: { agentClass: "ProbeAgent", agentName }, queue: env.TELEMETRY_QUEUE });
     t.record("op.ambiguous", { opKind: "tool.send_invoice", idempotent: false, detail: "evicted mid-call" }, { opId });
     await t.settle();
-    await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ?", [opId], (r) => r.length === 1);
+    await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ? AND agent_name = ?", [opId, agentName], (r) => r.length === 1);
     const page = await getText(`/incidents/${encodeURIComponent(incidentId)}`, "operator");
     expect(page.status).toBe(200);
     expect(findAll(page.text, "id", "action-form-force-idle")).toHaveLength(1);

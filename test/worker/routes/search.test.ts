@@ -43,7 +43,7 @@ beforeAll(async () => {
     // The same run id reported by another agent: a search for it lists both.
     { ...makeEvent("fiber.started", { fiberName: "etl" }, { time: t + 5, corr: { fiberId: `fib-${u}` } }), source: B },
   ]);
-}, 60_000);
+});
 
 const worker = (exports as unknown as { default: { fetch(request: Request): Promise<Response> } }).default;
 

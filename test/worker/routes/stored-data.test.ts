@@ -80,7 +80,7 @@ beforeAll(async () => {
   )
     .bind(`audit-${uid()}`, FUTURE, agentName, DEEP)
     .run();
-}, 60_000);
+});
 
 // Storage is per test file; still, leave nothing that sorts first for anyone else.
 afterAll(async () => {

@@ -32,7 +32,7 @@ beforeAll(async () => {
   await env.DB.prepare(`UPDATE runs SET last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2`)
     .bind(16 * MIN, name)
     .run();
-}, 60_000);
+});
 
 afterAll(async () => {
   await (await getAgentByName(env.LossyAgent, name)).release();

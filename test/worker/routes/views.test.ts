@@ -67,7 +67,7 @@ beforeAll(async () => {
   reason = `views_${u}`;
   incidentId = (await exhaustedChatIncident(`probe-views-${u}`, { reason })).incidentId;
   other = (await exhaustedChatIncident(`probe-views2-${u}`, { reason: `${reason}_other` })).incidentId;
-}, 60_000);
+});
 
 describe("saving a view", () => {
   it("keeps a list's filters under a name: its URL reproduces them, the nav shows it, and the list is marked", async () => {

@@ -95,7 +95,7 @@ beforeAll(async () => {
   // Alerts on the two exhaustions and the ambiguous op, one per channel (the test config sets both).
   await pollRows("SELECT 1 FROM alert_deliveries WHERE agent_name = ?", [markupAgent], (r) => r.length === 6);
   s = { fiberAgent, runId, markupAgent, chatIncident, turnIncident };
-}, 60_000);
+});
 
 type PageCase = { page: string; path: () => string; tags: string[] };
 

@@ -18,7 +18,8 @@ export class DemoFiberAgent extends withAdminRpc(withTelemetry(Agent<Env>, { tra
         ctx.stash({ step: i, of: steps, note: `processing chunk ${i}` });
         await scheduler.wait(5);
       }
-      if (input.fail) throw new Error(`demo job ${fiberName} failed at step ${steps}`);
+      // "planned fault:" marks it in the runtime's log: the demo fails some jobs on purpose.
+      if (input.fail) throw new Error(`planned fault: demo job ${fiberName} failed at step ${steps}`);
       return { fiberName, steps };
     });
   }
@@ -30,7 +31,7 @@ export class DemoFiberAgent extends withAdminRpc(withTelemetry(Agent<Env>, { tra
       ctx.stash({ step: 1, of: 10, note: "long job started; eviction expected" });
       await new Promise(() => {});
     }).catch(() => {});
-    setTimeout(() => this.ctx.abort("demo eviction"), 300);
+    setTimeout(() => this.ctx.abort("planned fault: demo eviction"), 300);
   }
 
   override async onFiberRecovered(ctx: FiberRecoveryContext): Promise<void> {

@@ -31,7 +31,8 @@ export const evictionPlan = {
     state.storage.sql.exec(`UPDATE ${TABLE} SET spec = ? WHERE id = 1`, JSON.stringify({ ...plan, times: plan.times - 1 }));
     // What was written so far is durable, as it is when a real eviction lands during I/O; then the instance dies.
     await state.storage.sync();
-    state.abort(`planned eviction at ${point}${detail.kind ? ` (${detail.kind})` : ""}`);
+    // "planned fault:" marks it in the runtime's log (an uncaught error there): expected, not a bug.
+    state.abort(`planned fault: eviction at ${point}${detail.kind ? ` (${detail.kind})` : ""}`);
     await new Promise(() => {});
   },
 };

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { CHAT_RECOVERY_INCIDENT_KEY_PREFIX, CHAT_TURN_TASK } from "../../../../src/admin-rpc/sdk-layout";
 import { consoleAdminClient } from "../../../../worker/admin-client";
 import { pollRows, rejectionOf } from "../../../helpers";
+import { patient } from "../../../patience";
 import { chatAgent, eventsOfType, reconnect, stall } from "./chat-helpers";
 
 // Force idle on the demo's Think chat agent: its hook aborts the turn, the mixin cancels the turn's Tasks
@@ -57,7 +58,7 @@ describe("force idle on a Think chat agent", () => {
     await rejectionOf(stub.evict());
     const woken = await reconnect(name);
     await registered(name);
-    await expect.poll(async () => (await woken.modelCalls()).length, { timeout: 10_000 }).toBe(2);
+    await expect.poll(async () => (await woken.modelCalls()).length, { timeout: patient(10_000) }).toBe(2);
     const admin = consoleAdminClient(env, operator);
     const t = { agentClass: "ChatAgent", agentName: name };
 

@@ -4,6 +4,7 @@ import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { MAX_TURN_RECOVERIES } from "../../../../examples/demo-fleet/src/session";
 import { pollRows } from "../../../helpers";
+import { patient } from "../../../patience";
 
 const fresh = () => `s-${crypto.randomUUID().slice(0, 8)}`;
 const agent = (name: string) => getAgentByName(env.FaultySessionAgent, name);
@@ -13,7 +14,7 @@ async function tolerate(p: PromiseLike<unknown>): Promise<unknown> {
   try {
     return await p;
   } catch (e) {
-    if (!/planned eviction|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
+    if (!/planned (eviction|fault)|test eviction|reset|broken|Network connection lost/i.test(String(e))) throw e;
     return undefined;
   }
 }
@@ -24,7 +25,7 @@ async function statusOf(name: string): Promise<unknown> {
 }
 
 /** Wakes the agent (the SDK recovers orphaned fibers on wake and on alarm) until its turn work is settled. */
-async function settle(name: string, timeoutMs = 15_000): Promise<void> {
+async function settle(name: string, timeoutMs = patient(15_000)): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const status = await statusOf(name);
@@ -140,15 +141,20 @@ describe("SessionAgent: evicted at every point of a turn", () => {
     );
     expect(rows.map((x) => x.type)).toEqual(["op.started", "op.ambiguous"]);
     const amb = await pollRows<{ op_kind: string; resolution: string | null }>(
-      "SELECT op_kind, resolution FROM op_ambiguities WHERE op_id = ?",
-      [charge.op_id],
+      // Op ids are unique per agent only: another test's agent may hold an ambiguity with the same id.
+      "SELECT op_kind, resolution FROM op_ambiguities WHERE agent_name = ? AND op_id = ?",
+      [r.name, charge.op_id],
       (x) => x.length === 1,
     );
     expect(amb[0]).toEqual({ op_kind: "tool.charge_card", resolution: null });
 
     // Someone checked with the payment provider: it did not go through.
     expect(await r.s.resolveOp(charge.op_id, "verified_not_ran")).toBe(true);
-    await pollRows("SELECT 1 FROM op_ambiguities WHERE op_id = ? AND resolution = 'verified_not_ran'", [charge.op_id], (x) => x.length === 1);
+    await pollRows(
+      "SELECT 1 FROM op_ambiguities WHERE agent_name = ? AND op_id = ? AND resolution = 'verified_not_ran'",
+      [r.name, charge.op_id],
+      (x) => x.length === 1,
+    );
   });
 
   it("mid-stream: the turn resumes after the streamed text, and delivers it once", async () => {

@@ -6,6 +6,7 @@ import { consoleAdminClient } from "../../../../worker/admin-client";
 import { liveWork } from "../../../../worker/reconcile/agent";
 import { reconcileStale } from "../../../../worker/reconcile/pass";
 import { SeededRandom } from "../../../fixtures/seeded-random";
+import { patient } from "../../../patience";
 
 // A short soak of the demo fleet, driven as `npm start` drives it (session agents with planned evictions,
 // poison turns and ambiguous charges; Think chat agents evicted mid-stream, stalling and compacting; fiber
@@ -28,7 +29,7 @@ const rows = async <T = Row>(sql: string, ...binds: unknown[]) =>
   ).results;
 
 /** Waits until the stored event count stops changing for `quietMs`: what was sent has been ingested. */
-async function drained(quietMs = 1_500, timeoutMs = 30_000) {
+async function drained(quietMs = 1_500, timeoutMs = patient(30_000)) {
   const deadline = Date.now() + timeoutMs;
   let last = -1;
   let since = Date.now();
@@ -42,7 +43,7 @@ async function drained(quietMs = 1_500, timeoutMs = 30_000) {
 }
 
 it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running row is live in its agent and no incident is open without activity`, {
-  timeout: 240_000,
+  timeout: patient(240_000),
 }, async () => {
   const random = new SeededRandom(SEED);
   const log: string[] = [];
@@ -51,7 +52,7 @@ it(`the demo fleet for ${TICKS} ticks (seed ${SEED}): afterwards every running r
   // Wake every agent until none has work in memory (waking is also what lets the SDK recover an evicted one).
   const agents = await rows<{ agent_class: string; agent_name: string }>("SELECT agent_class, agent_name FROM agents");
   const admin = consoleAdminClient(env, viewer);
-  const settleBy = Date.now() + 60_000;
+  const settleBy = Date.now() + patient(60_000);
   for (;;) {
     const busy: string[] = [];
     for (const a of agents) {
