@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { adminErrorWords, afterNoticeWords, endedRunWords, forceIdleNoticeWords } from "../../console/admin-words";
+import { adminErrorWords, afterNoticeWords, endedRunWords, forceIdleIncidentsWords, forceIdleNoticeWords } from "../../console/admin-words";
 import { ACTED_EVENT, ActionResult, AGENT_LIVE_PANEL } from "../../console/components/actions";
 import { listHref } from "../../console/links";
 import { AgentLive } from "../../console/pages/agent";
@@ -92,7 +92,8 @@ export const DONE: Record<AdminActionName, (label: string, value: unknown) => Do
     const runs = v.ended.length
       ? ` Ended ${v.ended.length} run(s): ${v.ended.length - stillRunning} stopped${stillRunning ? `, ${stillRunning} NOT stopped` : ""}.`
       : "";
-    const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";
+    const incidentWords = forceIdleIncidentsWords(v, v.before.capabilities?.contract);
+    const incidents = incidentWords ? ` ${incidentWords}` : "";
     return { ...said, title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
   },
   pause_recovery: (label, value) => {
