@@ -90,7 +90,6 @@ export function ColumnTable<Row, X>(props: {
   return (
     <table
       data-testid={props.testId}
-      data-list={props.mainList ? props.set.list : undefined}
       data-cols={
         props.cols?.length
           ? shown
@@ -99,6 +98,7 @@ export function ColumnTable<Row, X>(props: {
               .join(",")
           : undefined
       }
+      data-list={props.mainList ? props.set.list : undefined}
     >
       <thead>
         <tr>
