@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { axe, readable } from "./axe";
 import { launch, shot } from "./browser";
 import { appPost, type DevServer, d1, startDev, stop, until, wakeSession } from "./wrangler-dev";
 
@@ -152,6 +153,24 @@ it("is no wider than the screen at 1,280 and 390 px, /alerts with rows included"
   }
   console.log(`sideways overflow (px): ${JSON.stringify(over)}`);
   expect(Object.entries(over).filter(([, px]) => px > 0)).toEqual([]);
+});
+
+it("answers bare /events and its Clear with a page that asks for a type, with no axe violation at either width", async () => {
+  for (const width of [1280, 390]) {
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const res = await page.goto(`${server.base}/events`, { waitUntil: "load" });
+    expect(res?.status()).toBe(200);
+    await page.locator("[data-testid='events-choose-type']").waitFor();
+    expect(readable(await axe(page))).toBe("");
+    await shot(page, `defects-04-events-${width}`);
+    // Clear stays on a page that answers; picking a type lists its events.
+    await page.getByTestId("filters-clear").click();
+    await page.waitForURL(/\/events\?view=none$/);
+    await page.locator("[data-testid='events-choose-type']").getByRole("link", { name: "session.status_running", exact: true }).click();
+    await page.waitForURL(/type=session\.status_running/);
+    expect(await page.locator("[data-testid='events'] li[data-type='session.status_running']").count()).toBeGreaterThan(0);
+    await page.close();
+  }
 });
 
 it("draws no Permissions-Policy complaint from Chromium", async () => {
