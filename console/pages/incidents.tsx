@@ -213,7 +213,7 @@ export function IncidentPage(props: {
 /**
  * An incident's facts: status, who closed it, attempts, reason, re-spent tokens, times and its run. After an action
  * on its agent they are read again (the status changes once the action's events are in) from their own fragment
- * (`/incidents/:id/facts`): the whole page is not something htmx may swap in (console.js puts a whole page in as a
+ * (the facts sub-path of the incident): the whole page is not something htmx may swap in (console.js puts a whole page in as a
  * sentence, never as markup), so asking for it and selecting the facts out of it swapped in nothing.
  */
 export function IncidentFacts(props: {
