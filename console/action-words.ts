@@ -8,6 +8,7 @@ import {
   type VerifiedForceIdleOutput,
   type VerifiedTriggerAlarmOutput,
 } from "../src/admin-rpc/contract";
+import { forceIdleIncidentsWords } from "./admin-words";
 
 /**
  * What each admin action says in the console, in one place: its form on the agent page (FORMS) and its answer
@@ -96,7 +97,8 @@ export const DONE: Record<AdminActionName, (label: string, value: unknown) => Do
     const runs = v.ended.length
       ? ` Ended ${v.ended.length} run(s): ${v.ended.length - stillRunning} stopped${stillRunning ? `, ${stillRunning} NOT stopped` : ""}.`
       : "";
-    const incidents = v.incidents.length ? ` Cleared ${v.incidents.length} recovery incident(s).` : "";
+    const incidentWords = forceIdleIncidentsWords(v, v.before.capabilities?.contract);
+    const incidents = incidentWords ? ` ${incidentWords}` : "";
     return { ...said, title: v.result === "ok" ? `${label} done.` : `${label} done, but work still runs.`, detail: `${readBack(v.after)}${runs}${incidents}` };
   },
   pause_recovery: (label, value) => {

@@ -14,6 +14,8 @@ import {
   type UNSTOPPED_CAUSES,
   type VerifiedAfter,
 } from "../src/admin-rpc/contract";
+import { FORCE_IDLE_CLOSED_CONTRACT } from "../src/admin-rpc/inputs";
+import { count } from "./format";
 
 /**
  * Admin results in words: the agent package answers facts (codes and the data they need: src/admin-rpc/contract.ts),
@@ -24,6 +26,31 @@ import {
 
 const plural = (n: number, one: string, many: string) => (n === 1 ? one : many);
 const secondsSince = (t: number | null, now: number) => (t === null ? "" : ` for ${Math.max(0, Math.round((now - t) / 1000))} s`);
+
+/**
+ * What force idle did to recovery incidents, as true after it: the open ones it closed, and apart, the records of
+ * incidents the SDK had already closed (removed, but not stopped by the action), by the SDK's status. An agent whose
+ * mixin is older than contract 9 does not tell them apart: its count is said as records removed, not incidents closed.
+ * Empty when it touched none.
+ */
+export function forceIdleIncidentsWords(v: Pick<ForceIdleOutput, "incidents" | "alreadyClosed">, contract: number | null | undefined): string {
+  if ((contract ?? 0) < FORCE_IDLE_CLOSED_CONTRACT) {
+    const n = v.incidents.length;
+    return n
+      ? `Removed ${count(n)} chat-recovery ${plural(n, "record", "records")} (this agent's admin mixin is older than contract ${FORCE_IDLE_CLOSED_CONTRACT}: it does not say which were still open).`
+      : "";
+  }
+  const closed = v.incidents.length ? `Closed ${count(v.incidents.length)} open recovery ${plural(v.incidents.length, "incident", "incidents")}.` : "";
+  const by = new Map<string, number>();
+  for (const r of v.alreadyClosed) by.set(r.status, (by.get(r.status) ?? 0) + 1);
+  const m = v.alreadyClosed.length;
+  const already = m
+    ? `Removed the records of ${count(m)} ${plural(m, "incident", "incidents")} the SDK had already closed (${[...by]
+        .map(([status, k]) => `${count(k)} ${status}`)
+        .join(", ")}): this action did not close ${plural(m, "it", "them")}.`
+    : "";
+  return [closed, already].filter(Boolean).join(" ");
+}
 
 /** One piece of running work, in words ("a chat turn is running (request r-1)"). */
 export function busyWords(b: BusyWork, now: number): string {

@@ -7,7 +7,7 @@ import {
   RATE_WINDOW_MS,
   type ResidentEstimate,
 } from "../src/store/read-models/residency";
-import { duration } from "./format";
+import { count, duration } from "./format";
 
 /**
  * The words of "why is this agent awake": the store and the agent return facts (residency.ts), these say them.
@@ -43,10 +43,10 @@ export function hostJobLabel(j: ResidencyOutput["hostJobs"][number]): string {
 export function residencySummary(r: ResidencyOutput): string {
   const holders: string[] = [];
   if ((r.keepAlive.holders ?? 0) > 0) holders.push(`${r.keepAlive.holders} keepAlive holder${r.keepAlive.holders === 1 ? "" : "s"}`);
-  if (r.work.length) holders.push(`${r.work.length} running work item${r.work.length === 1 ? "" : "s"}`);
-  if (r.connections.count) holders.push(`${r.connections.count} open connection${r.connections.count === 1 ? "" : "s"}`);
-  if (r.scheduleCount) holders.push(`${r.scheduleCount} schedule${r.scheduleCount === 1 ? "" : "s"}`);
-  if (r.hostJobs.length) holders.push(`${r.hostJobs.length} SDK job${r.hostJobs.length === 1 ? "" : "s"}`);
+  if (r.work.length) holders.push(`${count(r.work.length)} running work item${r.work.length === 1 ? "" : "s"}`);
+  if (r.connections.count) holders.push(`${count(r.connections.count)} open connection${r.connections.count === 1 ? "" : "s"}`);
+  if (r.scheduleCount) holders.push(`${count(r.scheduleCount)} schedule${r.scheduleCount === 1 ? "" : "s"}`);
+  if (r.hostJobs.length) holders.push(`${count(r.hostJobs.length)} SDK job${r.hostJobs.length === 1 ? "" : "s"}`);
   if (r.parked.tasks + r.parked.fibers) holders.push(`${r.parked.tasks + r.parked.fibers} parked run${r.parked.tasks + r.parked.fibers === 1 ? "" : "s"}`);
   return holders.length ? `Kept resident by: ${holders.join(", ")}.` : "Nothing keeps this agent resident: it will be evicted when idle.";
 }

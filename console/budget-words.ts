@@ -1,5 +1,5 @@
 import type { Against, Forecast, IncidentBudget, Respent, TimerLeft } from "../src/store/read-models/budget";
-import { duration, iso } from "./format";
+import { count, duration, iso } from "./format";
 
 /** Recovery budgets in words: the store returns the figures (src/store/read-models/budget.ts), these say them. */
 
@@ -45,5 +45,5 @@ export function budgetSourceWords(b: IncidentBudget): string {
 /** A spend alert's one line. */
 export function respentSummary(r: Respent, threshold: number): string {
   const who = r.agentName === null ? `class ${r.agentClass}` : `${r.agentClass} / ${r.agentName}`;
-  return `${who} re-spent ${r.tokens} tokens on recovery in the last hour (threshold ${threshold})`;
+  return `${who} re-spent ${count(r.tokens)} tokens on recovery in the last hour (threshold ${count(threshold)})`;
 }

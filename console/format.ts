@@ -84,7 +84,19 @@ export function bytes(n: number | null | undefined): string {
   return `${(n / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** A capped count as "≥1000" or "42". */
+/**
+ * A count as people read it, with thousands separators: "3,070,630", "-12", "0". The one formatter every page uses
+ * for a count (figures, tokens, rows, attempts), in en-US grouping whatever the reader's locale (pages are rendered on
+ * the server, and the same page must read the same to everyone on the call). A dash for no value; a marker for a value
+ * that is not a finite number (a hand-edited row), as the other helpers here do.
+ */
+export function count(n: number | null | undefined): string {
+  if (n === null || n === undefined) return "—";
+  if (typeof n !== "number" || !Number.isFinite(n)) return `invalid count (${String(n)})`;
+  return n.toLocaleString("en-US", { maximumFractionDigits: 0 });
+}
+
+/** A capped count as "≥1,000" or "42". */
 export function capped(c: { n: number; capped: boolean }): string {
-  return c.capped ? `≥${c.n}` : String(c.n);
+  return c.capped ? `≥${count(c.n)}` : count(c.n);
 }

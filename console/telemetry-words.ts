@@ -1,6 +1,6 @@
 import type { TelemetryHealth } from "../src/admin-rpc/contract";
 import { type PipelineState, pipelineState } from "../src/admin-rpc/pipeline-state";
-import { ago, duration } from "./format";
+import { ago, count, duration } from "./format";
 
 /**
  * The words of an agent's telemetry pipeline, from its own counts (the status's `telemetry`): whether its events
@@ -11,9 +11,9 @@ export type TelemetryTone = "ok" | "warn" | "bad" | "unknown";
 
 const TONES: Record<PipelineState, TelemetryTone> = { no_queue: "bad", failing: "bad", lossy: "warn", shipping: "ok", unknown: "unknown" };
 
-const events = (n: number) => `${n} event${n === 1 ? "" : "s"}`;
+const events = (n: number) => `${count(n)} event${n === 1 ? "" : "s"}`;
 const waiting = (n: number) => `${events(n)} ${n === 1 ? "waits" : "wait"} in the agent's storage`;
-const sends = (n: number) => `${n} failed send${n === 1 ? "" : "s"}`;
+const sends = (n: number) => `${count(n)} failed send${n === 1 ? "" : "s"}`;
 
 /** What the pipeline is doing, in one or two sentences, and how worrying that is. */
 export function telemetryHealthWords(h: TelemetryHealth | null, now: number): { state: PipelineState; tone: TelemetryTone; sentence: string } {

@@ -2,6 +2,7 @@ import type { HistoryScan, HistoryStop } from "../src/store/history/read";
 import type { BulkCount, BulkFilter, BulkStatus, BulkTarget, IncidentRow, SearchField, SearchMatch, SearchVia } from "../src/store/read-models";
 import type { AmbiguousOwner, OwnedKind } from "../src/store/read-models/errors";
 import { type Shelf, VIEWS_PER_SHELF } from "../src/store/views";
+import { count } from "./format";
 import { detailHref } from "./links";
 
 /**
@@ -48,7 +49,7 @@ export function searchMatchLabel(m: SearchMatch): string {
 }
 
 /** A capped count as shown: "3", or "100+" when the store stopped counting. */
-const countWords = (c: BulkCount) => `${c.count}${c.capped ? "+" : ""}`;
+const countWords = (c: BulkCount) => `${count(c.count)}${c.capped ? "+" : ""}`;
 
 /** What a bulk status counts, in words. */
 const BULK_STATUS_NOUNS: Record<BulkStatus, string> = {
@@ -183,7 +184,7 @@ export function withheldActionsSentence(labels: readonly string[], role: string)
 
 /** Over the per-attempt table when the incident re-spent tokens in more attempts than it lists. */
 export function respentAttemptsCapped(shown: number): string {
-  return `The first ${shown} attempts; later attempts re-spent tokens too (the total above counts them all).`;
+  return `The first ${count(shown)} attempts; later attempts re-spent tokens too (the total above counts them all).`;
 }
 
 /**

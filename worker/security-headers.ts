@@ -23,12 +23,12 @@ export const CONTENT_SECURITY_POLICY = [
 /**
  * Powerful browser features the console never uses, denied to it and to anything it could embed: a script that
  * got in (or a compromised dependency) still cannot reach the camera, the microphone, the location, payments or
- * devices. Only features Chromium recognises are listed, so the header logs no "unrecognised feature" errors.
+ * devices. Only features Chromium recognises are listed, so the header logs no "unrecognised feature" errors:
+ * Chromium 156 does not know `bluetooth` or `web-share` (test/e2e/page-defects.e2e.test.ts listens for the warning).
  */
 export const PERMISSIONS_POLICY = [
   "accelerometer",
   "autoplay",
-  "bluetooth",
   "camera",
   "display-capture",
   "encrypted-media",
@@ -48,7 +48,6 @@ export const PERMISSIONS_POLICY = [
   "screen-wake-lock",
   "serial",
   "usb",
-  "web-share",
   "xr-spatial-tracking",
 ]
   .map((feature) => `${feature}=()`)

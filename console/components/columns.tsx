@@ -83,6 +83,8 @@ export function ColumnTable<Row, X>(props: {
   rowAttrs?: (row: Row, index: number) => Record<string, string | undefined>;
   /** Each row's own context (e.g. its index, for unique control ids). */
   xOf?: (x: X, index: number) => X;
+  /** The page's main list, which j / k walk (console/static/shortcuts.js): marked `data-list` with the list's name. */
+  mainList?: boolean;
 }) {
   const shown = [props.set.key, ...shownColumns(props.set, props.cols, props.hide)];
   return (
@@ -96,6 +98,7 @@ export function ColumnTable<Row, X>(props: {
               .join(",")
           : undefined
       }
+      data-list={props.mainList ? props.set.list : undefined}
     >
       <thead>
         <tr>

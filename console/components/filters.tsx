@@ -17,11 +17,12 @@ export function FilterForm(props: { action: string; children: Child }) {
   );
 }
 
-export function TextFilter(props: { name: string; label: string; value?: string; placeholder?: string }) {
+/** A text filter; `list` names a <datalist> of suggestions for it. */
+export function TextFilter(props: { name: string; label: string; value?: string; placeholder?: string; list?: string }) {
   return (
     <label>
       {props.label}
-      <input type="text" name={props.name} value={props.value ?? ""} placeholder={props.placeholder ?? ""} />
+      <input type="text" name={props.name} value={props.value ?? ""} placeholder={props.placeholder ?? ""} list={props.list} />
     </label>
   );
 }

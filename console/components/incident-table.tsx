@@ -1,4 +1,5 @@
 import type { IncidentRow } from "../../src/store/read-models";
+import { count } from "../format";
 import { agentHref, detailHref } from "../links";
 import { incidentStatusLabel } from "../words";
 import { ColumnTable, columnIds, columnSet } from "./columns";
@@ -8,7 +9,7 @@ import { Ago } from "./time";
 /** The SDK's own attempt counter, "2 / 5"; fiber recovery reports none ("—"). */
 export function reportedAttempts(i: Pick<IncidentRow, "kind" | "attempts" | "maxAttempts">): string {
   if (i.kind === "fiber" && i.attempts === 0) return "—";
-  return `${i.attempts}${i.maxAttempts ? ` / ${i.maxAttempts}` : ""}`;
+  return `${count(i.attempts)}${i.maxAttempts ? ` / ${count(i.maxAttempts)}` : ""}`;
 }
 
 const respent = (i: IncidentRow) => i.respentInputTokens + i.respentOutputTokens;
@@ -50,7 +51,7 @@ export const INCIDENT_COLUMN_SET = columnSet<IncidentRow, { now: number }>(
       num: true,
       fields: ["respentInputTokens", "respentOutputTokens"],
       attrs: (i) => ({ "data-testid": "incident-tokens", "data-tokens": String(respent(i)) }),
-      cell: (i) => (respent(i) ? respent(i).toLocaleString("en-US") : "—"),
+      cell: (i) => (respent(i) ? count(respent(i)) : "—"),
     },
     { id: "reason", header: "reason", fields: ["reason"], cell: (i) => i.reason ?? "" },
     { id: "firstSeen", header: "first seen", fields: ["firstSeen"], cell: (i, x) => <Ago t={i.firstSeen} now={x.now} /> },
@@ -62,7 +63,15 @@ export const INCIDENT_COLUMN_SET = columnSet<IncidentRow, { now: number }>(
 export const INCIDENT_COLUMNS = columnIds(INCIDENT_COLUMN_SET);
 
 /** Incidents as a table: the overview's worst list and the incidents page share it. `cols` limits the columns shown. */
-export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId: string; showFirstSeen?: boolean; cols?: readonly string[] }) {
+export function IncidentTable(props: {
+  rows: IncidentRow[];
+  now: number;
+  testId: string;
+  showFirstSeen?: boolean;
+  cols?: readonly string[];
+  /** The page's main list (j / k walk it): /incidents, not the overview's worst few. */
+  mainList?: boolean;
+}) {
   return (
     <ColumnTable
       set={INCIDENT_COLUMN_SET}
@@ -71,6 +80,7 @@ export function IncidentTable(props: { rows: IncidentRow[]; now: number; testId:
       testId={props.testId}
       cols={props.cols}
       hide={props.showFirstSeen ? [] : ["firstSeen"]}
+      mainList={props.mainList}
     />
   );
 }

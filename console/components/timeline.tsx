@@ -1,7 +1,7 @@
 import type { EventRow, TimelinePage } from "../../src/store/read-models";
 import { pageLimit } from "../../src/store/read-models/paging";
-import { bytes, gap } from "../format";
-import { agentHref, detailHref } from "../links";
+import { bytes, count, gap } from "../format";
+import { agentHref, detailHref, listHref } from "../links";
 import { HistoryReadSpan, historyReadAttrs } from "./from-history";
 import { JsonView, parsePreview } from "./json-view";
 import { Pager } from "./pager";
@@ -78,6 +78,7 @@ function fieldsOf(payload: unknown) {
     finding: text(p.finding),
     notStopped: p.stopped === false,
     chatTurn: p.kind === "chat_turn",
+    rootRequestId: text(p.rootRequestId),
     partialText: preview(p.partialText),
     terminalMessage: preview(p.terminalMessage),
     snapshot: preview(p.snapshot),
@@ -171,7 +172,7 @@ export function Timeline(props: {
                   data-model={p.tokens.model ?? undefined}
                 >
                   {" "}
-                  · {p.tokens.input.toLocaleString("en-US")} input + {p.tokens.output.toLocaleString("en-US")} output tokens
+                  · {count(p.tokens.input)} input + {count(p.tokens.output)} output tokens
                   {p.tokens.model ? ` (${p.tokens.model})` : ""}
                 </span>
               ) : null}
@@ -217,11 +218,7 @@ export function Timeline(props: {
                   task <a href={detailHref("runs", e.taskId, e)}>{e.taskId}</a>{" "}
                 </span>
               ) : null}
-              {e.requestId ? (
-                <span>
-                  {p.chatTurn || e.type.startsWith("chat.turn.") ? "chat turn" : "request"} <a href={detailHref("runs", e.requestId, e)}>{e.requestId}</a>{" "}
-                </span>
-              ) : null}
+              <RequestIds event={e} chatTurn={p.chatTurn} rootRequestId={p.rootRequestId} />
               {e.traceId ? (
                 props.traceUrl ? (
                   <span>
@@ -239,6 +236,40 @@ export function Timeline(props: {
         );
       })}
     </ol>
+  );
+}
+
+/**
+ * An event's request id, and the chat turn it belongs to where the event says so. A chat turn's run is keyed by its
+ * user turn's request id (a recovery turn names it as rootRequestId: worker/ingest/run-rows.ts), so only events of the
+ * turn itself (chat.turn.*, the turn's fiber or Task) or naming its root link to a run page. Any other request id (a
+ * recovery turn's model.usage, an op's request) has no run of its own: it links to search, which finds the run,
+ * incident or session that id belongs to, never to a run page that cannot exist.
+ */
+function RequestIds(props: { event: EventRow; chatTurn: boolean; rootRequestId: string | null }) {
+  const e = props.event;
+  if (!e.requestId) return null;
+  const ofTurn = props.chatTurn || e.type.startsWith("chat.turn.");
+  const turn = ofTurn ? (props.rootRequestId ?? e.requestId) : e.type.startsWith("chat.recovery.") ? props.rootRequestId : null;
+  return (
+    <>
+      {turn !== e.requestId ? (
+        <span>
+          request{" "}
+          <a href={listHref("search", { q: e.requestId })} data-testid="event-request" title="search for this request id">
+            {e.requestId}
+          </a>{" "}
+        </span>
+      ) : null}
+      {turn ? (
+        <span>
+          chat turn{" "}
+          <a href={detailHref("runs", turn, e)} data-testid="event-turn">
+            {turn}
+          </a>{" "}
+        </span>
+      ) : null}
+    </>
   );
 }
 

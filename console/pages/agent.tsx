@@ -45,7 +45,7 @@ export function AgentPage(props: {
   pause?: RecoveryPauseView | null;
 }) {
   return (
-    <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.runs}>
+    <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.agents}>
       <div id={AGENT_LIVE_PANEL} data-live hx-get={agentHref(props, "/live")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agent={props} live={props.live} />
       </div>

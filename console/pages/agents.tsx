@@ -14,13 +14,14 @@ import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
 import { Pager } from "../components/pager";
 import { Ago } from "../components/time";
+import { count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, LISTS } from "../links";
 
 type Query = Record<string, string | undefined>;
 
 /** "1 event" / "3 events". */
-const events = (n: number) => `${n} ${n === 1 ? "event" : "events"}`;
+const events = (n: number) => `${count(n)} ${n === 1 ? "event" : "events"}`;
 
 /** Every agents list's first column: the agent, as the link to its page (a blocked agent's row is an agent's row too). */
 const AGENT_KEY_COLUMN: Column<AgentRow, { now: number }> = {
@@ -41,7 +42,7 @@ export const AGENT_COLUMN_SET = columnSet<AgentRow, { now: number }>("agents", A
     fields: ["seqMax", "seqSeen"],
     cell: (a) => {
       const gap = eventGapOf(a);
-      return gap.highest === null ? "—" : gap.missing;
+      return gap.highest === null ? "—" : count(gap.missing);
     },
   },
   {
@@ -51,7 +52,7 @@ export const AGENT_COLUMN_SET = columnSet<AgentRow, { now: number }>("agents", A
     fields: ["seqMax", "seqSeen"],
     cell: (a) => {
       const gap = eventGapOf(a);
-      return gap.highest === null ? "unnumbered" : `${gap.arrived} of ${gap.highest}`;
+      return gap.highest === null ? "unnumbered" : `${count(gap.arrived)} of ${count(gap.highest)}`;
     },
   },
 ]);
@@ -99,12 +100,12 @@ export function AgentsPage(props: {
         ? "No agent reconciliation asked says its events cannot reach the console (or events arrived from it since it said so). Agents it has not asked are not known here."
         : "No agent has reported.";
   return (
-    <Layout ctx={props.ctx} title={title} active="">
+    <Layout ctx={props.ctx} title={title} active={LISTS.agents}>
       {props.only === "gaps" ? (
         <p class="muted" data-testid="gaps-explained">
           Each agent numbers the events it sends. These agents sent numbered events that the console never stored: lost on the way (a local Queue killed with
-          messages in it) or refused at ingest (see dead letters). A page looks at up to {GAP_COUNT_WINDOW.toLocaleString("en-US")} agents, most recently seen
-          first; a short page with a next page continues the search.
+          messages in it) or refused at ingest (see dead letters). A page looks at up to {count(GAP_COUNT_WINDOW)} agents, most recently seen first; a short
+          page with a next page continues the search.
         </p>
       ) : null}
       {props.only === "blocked" ? (
@@ -112,7 +113,7 @@ export function AgentsPage(props: {
           When reconciliation asked these agents, they said their Worker has no telemetry Queue binding, or that their sends have been failing while the console
           heard nothing from them for {TELEMETRY_QUIET_MS / 60_000} minutes; no event of theirs has arrived since. Their events wait in their own storage, so
           everywhere else they look quiet, not broken. Only agents reconciliation asked are here: those with stale work or missing events, and one agent of each
-          class gone quiet. A page looks at up to {BLOCKED_COUNT_WINDOW.toLocaleString("en-US")} of them, most recently asked first.
+          class gone quiet. A page looks at up to {count(BLOCKED_COUNT_WINDOW)} of them, most recently asked first.
         </p>
       ) : null}
       <FilterForm action={LISTS.agents}>

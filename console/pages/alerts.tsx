@@ -7,7 +7,7 @@ import { FilterForm, SelectFilter } from "../components/filters";
 import { ListPager } from "../components/pager";
 import { Status } from "../components/status";
 import { ALERT_KIND_LABEL, SuppressedAlertsNote } from "../components/suppressed-alerts";
-import { ago, iso } from "../format";
+import { ago, count, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, detailHref, LISTS, listHref } from "../links";
 
@@ -53,6 +53,12 @@ function subjectLink(a: AlertDeliveryRow) {
   }
 }
 
+/**
+ * Cells that hold the customer's ids (agent names, incident ids, in links and sentences) or an error's text: they
+ * break anywhere rather than widen the page (console.css td.breakable), so every column stays on screen at 1,280 px.
+ */
+const breakable = () => ({ class: "breakable" });
+
 /** The alert log's columns: when (each delivery's place in the log), then those `cols=` picks. */
 export const ALERT_COLUMN_SET = columnSet<AlertDeliveryRow, { now: number }>(
   "alerts",
@@ -69,19 +75,20 @@ export const ALERT_COLUMN_SET = columnSet<AlertDeliveryRow, { now: number }>(
       id: "agent",
       header: "agent",
       fields: ["agentClass", "agentName"],
+      attrs: breakable,
       cell: (a) => (
         <a href={agentHref(a)}>
           {a.agentClass} · {a.agentName}
         </a>
       ),
     },
-    { id: "subject", header: "subject", fields: ["subjectId"], cell: (a) => subjectLink(a) },
-    { id: "summary", header: "summary", fields: ["summary"], cell: (a) => a.summary },
+    { id: "subject", header: "subject", fields: ["subjectId"], attrs: breakable, cell: (a) => subjectLink(a) },
+    { id: "summary", header: "summary", fields: ["summary"], attrs: breakable, cell: (a) => a.summary },
     { id: "channel", header: "channel", fields: ["channel"], cell: (a) => a.channel },
     { id: "status", header: "status", fields: ["status"], cell: (a) => <Status value={TONE[a.status] ?? a.status} label={a.status.replace("_", " ")} /> },
-    { id: "attempts", header: "attempts", num: true, fields: ["attempts"], cell: (a) => a.attempts },
+    { id: "attempts", header: "attempts", num: true, fields: ["attempts"], cell: (a) => count(a.attempts) },
     { id: "http", header: "HTTP", num: true, fields: ["httpStatus"], cell: (a) => a.httpStatus ?? "—" },
-    { id: "lastError", header: "last error", fields: ["lastError"], cell: (a) => a.lastError ?? "" },
+    { id: "lastError", header: "last error", fields: ["lastError"], attrs: breakable, cell: (a) => a.lastError ?? "" },
   ],
 );
 

@@ -2,7 +2,7 @@ import type { ResidencyOutput } from "../../src/admin-rpc/residency-contract";
 import type { AlarmRate, ResidentEstimate } from "../../src/store/read-models/residency";
 import { alarmRateSentence, cadence, hostJobLabel, LOOP_RULE, RESIDENT_METHOD, residencySummary, residentSentence, UNKNOWN_SINCE } from "../awake-words";
 import { Time } from "../components/time";
-import { duration } from "../format";
+import { count, duration } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, href, LISTS } from "../links";
 
@@ -92,7 +92,7 @@ export function AwakePanel(props: { ctx: PageContext; facts: AwakeFacts }) {
               ))}
               <tr data-holder="connections" data-count={r.connections.count}>
                 <td>connections</td>
-                <td data-testid="awake-connections">{`${r.connections.count} open`}</td>
+                <td data-testid="awake-connections">{`${count(r.connections.count)} open`}</td>
                 <td>{r.connections.count ? <Since t={null} /> : "—"}</td>
               </tr>
               {r.work.map((w) => (
@@ -164,8 +164,8 @@ export function AwakePage(props: { ctx: PageContext; items: AlarmRate[]; loopsOn
                     {a.agentClass} · {a.agentName}
                   </a>
                 </td>
-                <td class="num">{String(Math.round(a.perHour))}</td>
-                <td class="num">{String(a.firings)}</td>
+                <td class="num">{count(Math.round(a.perHour))}</td>
+                <td class="num">{count(a.firings)}</td>
                 <td>
                   <Time t={a.lastAt} />
                 </td>

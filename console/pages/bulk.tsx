@@ -4,7 +4,7 @@ import { STUCK_RULES } from "../../src/store/read-models/stuck";
 import { ExportLinks } from "../components/export-links";
 import { SelectFilter, TextFilter } from "../components/filters";
 import { Status } from "../components/status";
-import { iso } from "../format";
+import { count, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, batchHref, LISTS, listHref } from "../links";
 import { bulkTargetWhy } from "../stuck-words";
@@ -125,7 +125,7 @@ function ConfirmForm(props: { ctx: PageContext; selection: BulkTargets }) {
         Reason (goes to the audit log, for the batch and every agent)
         <textarea name="reason" required minlength={1} maxlength={2000} placeholder="e.g. recovery loop after the model outage; stop them all" />
       </label>
-      <button class="danger" type="submit">{`Confirm on ${n} agent${n === 1 ? "" : "s"}`}</button>
+      <button class="danger" type="submit">{`Confirm on ${count(n)} agent${n === 1 ? "" : "s"}`}</button>
     </form>
   );
 }
@@ -173,7 +173,12 @@ export function BatchProgressView(props: { progress: BatchProgress }) {
         <p class="error-message">This batch was refused and never started: {p.error}</p>
       ) : (
         <>
-          <progress data-testid="batch-bar" max={Math.max(p.total, 1)} value={finished} aria-label="targets finished">{`${finished} of ${p.total}`}</progress>
+          <progress
+            data-testid="batch-bar"
+            max={Math.max(p.total, 1)}
+            value={finished}
+            aria-label="targets finished"
+          >{`${count(finished)} of ${count(p.total)}`}</progress>
           <p data-testid="batch-counts">
             <span data-testid="batch-done">{p.done}</span> done · <span data-testid="batch-failed">{p.failed}</span> failed · {p.running} running · {p.queued}{" "}
             queued · of <span data-testid="batch-total">{p.total}</span>

@@ -1,6 +1,7 @@
 import type { Deploy, DeployStormConfig, VersionFigures } from "../../src/store/read-models/deploys";
 import { HotSpan } from "../components/hot-span";
 import { Time } from "../components/time";
+import { count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { LISTS, listHref } from "../links";
 
@@ -8,7 +9,7 @@ import { LISTS, listHref } from "../links";
 export type DeployRow = { deploy: Deploy; figures: VersionFigures };
 
 /** Figures that reached the per-version cap say so: "5000+". */
-const count = (n: number, capped: boolean) => `${n}${capped ? "+" : ""}`;
+const cappedCount = (n: number, capped: boolean) => `${count(n)}${capped ? "+" : ""}`;
 
 /**
  * Deploys, newest first: each Worker version agents reported, when its first event happened, and the incidents that
@@ -52,7 +53,7 @@ export function DeploysPage(props: { ctx: PageContext; rows: DeployRow[]; storm:
                 </td>
                 <td class="num">
                   <a href={listHref("incidents", { version: deploy.version })} data-figure={String(f.incidents)} data-testid="version-incidents">
-                    {count(f.incidents, f.capped)}
+                    {cappedCount(f.incidents, f.capped)}
                   </a>
                 </td>
                 <td class="num">
@@ -61,11 +62,11 @@ export function DeploysPage(props: { ctx: PageContext; rows: DeployRow[]; storm:
                     data-figure={String(f.exhausted)}
                     data-testid="version-exhausted"
                   >
-                    {count(f.exhausted, f.capped)}
+                    {cappedCount(f.exhausted, f.capped)}
                   </a>
                 </td>
                 <td class="num" data-figure={String(f.respentTokens)} data-testid="version-respent">
-                  {count(f.respentTokens, f.capped)}
+                  {cappedCount(f.respentTokens, f.capped)}
                 </td>
               </tr>
             ))}

@@ -29,6 +29,7 @@ import { Status } from "../components/status";
 import { Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { PagedTimeline, Timeline } from "../components/timeline";
+import { count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, bulkForIncidentHref, detailHref, href, LISTS, listHref } from "../links";
 import { incidentStatusLabel, respentAttemptsCapped } from "../words";
@@ -105,7 +106,7 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
                       </a>
                     )}
                   </td>
-                  <td class="num">{g.n}</td>
+                  <td class="num">{count(g.n)}</td>
                   {q.groupBy === "reason" && g.key ? (
                     <td>
                       <a href={listHref("bulk", { incidentReason: g.key, openOnly: q.status === "open" ? "true" : undefined })}>act on all of these</a>
@@ -117,7 +118,7 @@ export function IncidentsLive(props: { ctx: PageContext; query: Query; page: Pag
           </table>
         </section>
       ) : null}
-      <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen cols={props.cols} />
+      <IncidentTable rows={props.page.items} now={props.ctx.now} testId="incidents" showFirstSeen cols={props.cols} mainList />
       <ListPager path={LISTS.incidents} query={q} page={props.page} noun="incidents" empty="No incidents match." />
     </>
   );
@@ -132,6 +133,8 @@ export type IncidentActions = {
   opsMore: boolean;
   sessionName: string | null;
   traceId: string | null;
+  /** Whether a run keyed by the incident's request id (its chat turn) is in the console. */
+  turnRun: boolean;
 };
 
 /**
@@ -156,118 +159,7 @@ export function IncidentPage(props: {
   const path = detailHref("incidents", i.incidentId);
   return (
     <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active={LISTS.incidents}>
-      {/* After an action on its agent, the facts are read again (the incident's status changes once its events are in). */}
-      <dl
-        class="facts"
-        data-testid="incident-facts"
-        id="incident-facts"
-        hx-get={path}
-        hx-select="#incident-facts"
-        hx-swap="outerHTML"
-        hx-trigger={AFTER_ACTION_TRIGGER}
-      >
-        <dt>status</dt>
-        <dd data-testid="incident-status">
-          <Status value={i.status} label={incidentStatusLabel(i)} />
-          {i.status !== i.sdkStatus ? (
-            <span class="muted">
-              {" "}
-              · the SDK's last word: <code data-testid="incident-sdk-status">{i.sdkStatus}</code>
-            </span>
-          ) : null}
-        </dd>
-        {i.closedBy ? (
-          <>
-            <dt>{i.status === i.closedBy ? "closed by" : "also recorded"}</dt>
-            <dd data-testid="incident-closed-by" data-closed-by={i.closedBy} data-reason={i.closedByReason ?? undefined}>
-              {i.closedBy === "force_idled" ? "an operator's force idle" : "reconciliation (the agent no longer had it)"} at <Time t={i.closedByAt} />
-              {i.closedByReason ? (
-                <>
-                  : <q>{i.closedByReason}</q>
-                </>
-              ) : null}
-              {i.status !== i.closedBy ? (
-                <span class="muted"> (after the SDK had closed it, or before it resumed: it does not change what the SDK said)</span>
-              ) : null}
-            </dd>
-          </>
-        ) : null}
-        <IncidentPauseSkips skips={a.pauseSkips} sdkStatus={i.sdkStatus} now={props.ctx.now} />
-        {props.pause && props.pause.state !== "resumed" ? (
-          <>
-            <dt>recovery pause</dt>
-            <dd>
-              <RecoveryPauseState pause={props.pause} now={props.ctx.now} />
-            </dd>
-          </>
-        ) : null}
-        <dt>kind</dt>
-        <dd>{i.kind}</dd>
-        <dt>agent</dt>
-        <dd>
-          <a href={agentHref(i)}>
-            {i.agentClass} · {i.agentName}
-          </a>
-        </dd>
-        <dt>attempts</dt>
-        <dd data-testid="incident-attempts">
-          {a.counted} counted from its events ·{" "}
-          {a.reported === null ? "the SDK reports no attempt counter" : `the SDK's counter says ${a.reported}${i.maxAttempts ? ` of ${i.maxAttempts}` : ""}`}
-          {a.reportedIsBudget && a.reported !== null ? (
-            <div class="muted" data-testid="attempts-budget">
-              The SDK's chat-recovery counter is its budget, not a count: it starts again at 1 whenever a recovery makes progress.
-            </div>
-          ) : null}
-          {a.disagree ? (
-            <div class="warn" data-testid="attempts-disagree">
-              They disagree:{" "}
-              {a.counted < a.reported! ? "the SDK counted attempts whose events never arrived" : "more attempt events arrived than the SDK counted"}.
-            </div>
-          ) : null}
-        </dd>
-        <dt>reason</dt>
-        <dd data-testid="incident-reason">{i.reason ?? "—"}</dd>
-        <dt>tokens re-spent</dt>
-        <dd data-testid="incident-respent" data-input={String(i.respentInputTokens)} data-output={String(i.respentOutputTokens)}>
-          <RespentTokens input={i.respentInputTokens} output={i.respentOutputTokens} />
-        </dd>
-        <dt>first seen</dt>
-        <dd>
-          <Time t={i.firstSeen} />
-        </dd>
-        <dt>last seen</dt>
-        <dd>
-          <Time t={i.lastSeen} />
-        </dd>
-        {i.confirmedAt ? (
-          <>
-            <dt>last confirmed recovering</dt>
-            <dd>
-              <Time t={i.confirmedAt} />
-            </dd>
-          </>
-        ) : null}
-        {i.fiberId ? (
-          <>
-            <dt>fiber</dt>
-            <dd>
-              <a class="mono" href={detailHref("runs", i.fiberId, i)}>
-                {i.fiberId}
-              </a>
-            </dd>
-          </>
-        ) : null}
-        {i.requestId ? (
-          <>
-            <dt>chat turn</dt>
-            <dd>
-              <a class="mono" href={detailHref("runs", i.requestId, i)}>
-                {i.requestId}
-              </a>
-            </dd>
-          </>
-        ) : null}
-      </dl>
+      <IncidentFacts ctx={props.ctx} incident={i} attempts={a} pause={props.pause ?? null} turnRun={act.turnRun} />
       {props.budget ? <RecoveryBudget budget={props.budget} /> : null}
       {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} capped={a.usageCapped} /> : null}
       <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
@@ -278,14 +170,14 @@ export function IncidentPage(props: {
           </a>
         ) : null}
         {i.fiberId ? <a href={detailHref("runs", i.fiberId, i)}>Fiber</a> : null}
-        {i.requestId ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
+        {i.requestId && act.turnRun ? <a href={detailHref("runs", i.requestId, i)}>Chat turn</a> : null}
         <a
           href={listHref("ops", { agentClass: i.agentClass, agentName: i.agentName, open: "true" })}
           data-testid="incident-ops-link"
           data-open={String(act.ops.length)}
           data-more={String(act.opsMore)}
         >
-          {`Ambiguous ops (${act.ops.length}${act.opsMore ? "+" : ""} open)`}
+          {`Ambiguous ops (${count(act.ops.length)}${act.opsMore ? "+" : ""} open)`}
         </a>
         {/* An open incident is often one of many: act on every agent its filter selects (a preview first, operators only to confirm). */}
         {i.status === "open" ? (
@@ -318,8 +210,149 @@ export function IncidentPage(props: {
   );
 }
 
-/** A token count as people read it: 12,345. */
-export const tokenCount = (n: number) => n.toLocaleString("en-US");
+/**
+ * An incident's facts: status, who closed it, attempts, reason, re-spent tokens, times and its run. After an action
+ * on its agent they are read again (the status changes once the action's events are in) from their own fragment
+ * (the facts sub-path of the incident): the whole page is not something htmx may swap in (console.js puts a whole page in as a
+ * sentence, never as markup), so asking for it and selecting the facts out of it swapped in nothing.
+ */
+export function IncidentFacts(props: {
+  ctx: PageContext;
+  incident: IncidentRow;
+  attempts: IncidentAttempts;
+  pause: RecoveryPauseView | null;
+  /** Whether the console has a run keyed by the incident's request id (its chat turn): only then is it linked as one. */
+  turnRun: boolean;
+}) {
+  const i = props.incident;
+  const a = props.attempts;
+  return (
+    <dl
+      class="facts"
+      data-testid="incident-facts"
+      id="incident-facts"
+      hx-get={detailHref("incidents", i.incidentId, i, "/facts")}
+      hx-swap="outerHTML"
+      hx-trigger={AFTER_ACTION_TRIGGER}
+    >
+      <dt>status</dt>
+      <dd data-testid="incident-status">
+        <Status value={i.status} label={incidentStatusLabel(i)} />
+        {i.status !== i.sdkStatus ? (
+          <span class="muted">
+            {" "}
+            · the SDK's last word: <code data-testid="incident-sdk-status">{i.sdkStatus}</code>
+          </span>
+        ) : null}
+      </dd>
+      {i.closedBy ? (
+        <>
+          <dt>{i.status === i.closedBy ? "closed by" : "also recorded"}</dt>
+          <dd data-testid="incident-closed-by" data-closed-by={i.closedBy} data-reason={i.closedByReason ?? undefined}>
+            {i.closedBy === "force_idled" ? "an operator's force idle" : "reconciliation (the agent no longer had it)"} at <Time t={i.closedByAt} />
+            {i.closedByReason ? (
+              <>
+                : <q>{i.closedByReason}</q>
+              </>
+            ) : null}
+            {i.status !== i.closedBy ? (
+              <span class="muted"> (after the SDK had closed it, or before it resumed: it does not change what the SDK said)</span>
+            ) : null}
+          </dd>
+        </>
+      ) : null}
+      <IncidentPauseSkips skips={a.pauseSkips} sdkStatus={i.sdkStatus} now={props.ctx.now} />
+      {props.pause && props.pause.state !== "resumed" ? (
+        <>
+          <dt>recovery pause</dt>
+          <dd>
+            <RecoveryPauseState pause={props.pause} now={props.ctx.now} />
+          </dd>
+        </>
+      ) : null}
+      <dt>kind</dt>
+      <dd>{i.kind}</dd>
+      <dt>agent</dt>
+      <dd>
+        <a href={agentHref(i)}>
+          {i.agentClass} · {i.agentName}
+        </a>
+      </dd>
+      <dt>attempts</dt>
+      <dd data-testid="incident-attempts">
+        {count(a.counted)} counted from its events ·{" "}
+        {a.reported === null
+          ? "the SDK reports no attempt counter"
+          : `the SDK's counter says ${count(a.reported)}${i.maxAttempts ? ` of ${count(i.maxAttempts)}` : ""}`}
+        {a.reportedIsBudget && a.reported !== null ? (
+          <div class="muted" data-testid="attempts-budget">
+            The SDK's chat-recovery counter is its budget, not a count: it starts again at 1 whenever a recovery makes progress.
+          </div>
+        ) : null}
+        {a.disagree ? (
+          <div class="warn" data-testid="attempts-disagree">
+            They disagree:{" "}
+            {a.counted < a.reported! ? "the SDK counted attempts whose events never arrived" : "more attempt events arrived than the SDK counted"}.
+          </div>
+        ) : null}
+      </dd>
+      <dt>reason</dt>
+      <dd data-testid="incident-reason">{i.reason ?? "—"}</dd>
+      <dt>tokens re-spent</dt>
+      <dd data-testid="incident-respent" data-input={String(i.respentInputTokens)} data-output={String(i.respentOutputTokens)}>
+        <RespentTokens input={i.respentInputTokens} output={i.respentOutputTokens} />
+      </dd>
+      <dt>first seen</dt>
+      <dd>
+        <Time t={i.firstSeen} />
+      </dd>
+      <dt>last seen</dt>
+      <dd>
+        <Time t={i.lastSeen} />
+      </dd>
+      {i.confirmedAt ? (
+        <>
+          <dt>last confirmed recovering</dt>
+          <dd>
+            <Time t={i.confirmedAt} />
+          </dd>
+        </>
+      ) : null}
+      {i.fiberId ? (
+        <>
+          <dt>fiber</dt>
+          <dd>
+            <a class="mono" href={detailHref("runs", i.fiberId, i)}>
+              {i.fiberId}
+            </a>
+          </dd>
+        </>
+      ) : null}
+      {i.requestId ? (
+        props.turnRun ? (
+          <>
+            <dt>chat turn</dt>
+            <dd>
+              <a class="mono" href={detailHref("runs", i.requestId, i)} data-testid="incident-turn">
+                {i.requestId}
+              </a>
+            </dd>
+          </>
+        ) : (
+          <>
+            {/* No run of that id in the console (a recovery turn's id, or a turn whose start never arrived): search finds what it belongs to. */}
+            <dt>request</dt>
+            <dd>
+              <a class="mono" href={listHref("search", { q: i.requestId })} data-testid="incident-request">
+                {i.requestId}
+              </a>
+            </dd>
+          </>
+        )
+      ) : null}
+    </dl>
+  );
+}
 
 /** What the incident's recovery re-spent on the model: total, then input and output. */
 function RespentTokens(props: { input: number; output: number }) {
@@ -327,7 +360,7 @@ function RespentTokens(props: { input: number; output: number }) {
   if (total === 0) return <span class="muted">none reported (the agent reports model usage through telemetry.usage)</span>;
   return (
     <>
-      <strong data-testid="respent-total">{tokenCount(total)}</strong> tokens · {tokenCount(props.input)} input · {tokenCount(props.output)} output
+      <strong data-testid="respent-total">{count(total)}</strong> tokens · {count(props.input)} input · {count(props.output)} output
     </>
   );
 }
@@ -356,10 +389,10 @@ function RespentByAttempt(props: { rows: AttemptUsage[]; capped: boolean }) {
           {props.rows.map((r) => (
             <tr>
               <td>{r.attempt === null ? "(not told)" : r.attempt}</td>
-              <td class="num">{r.calls}</td>
-              <td class="num">{tokenCount(r.inputTokens)}</td>
-              <td class="num">{tokenCount(r.outputTokens)}</td>
-              <td class="num">{tokenCount(r.inputTokens + r.outputTokens)}</td>
+              <td class="num">{count(r.calls)}</td>
+              <td class="num">{count(r.inputTokens)}</td>
+              <td class="num">{count(r.outputTokens)}</td>
+              <td class="num">{count(r.inputTokens + r.outputTokens)}</td>
             </tr>
           ))}
         </tbody>

@@ -13,7 +13,7 @@ import type { ExhaustingSoon } from "../../src/store/read-models/budget";
 import { forecastWords } from "../budget-words";
 import { IncidentTable } from "../components/incident-table";
 import { Time } from "../components/time";
-import { capped } from "../format";
+import { capped, count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { incidentHref, LISTS, listHref } from "../links";
 import { KIND_LABEL } from "./runs";
@@ -126,7 +126,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           </div>
           <p>
             <a href={LISTS.deploys} data-testid="deploys-link" data-deploys-count={String(deploys.length)}>
-              {deploys.length === 1 ? "1 deploy" : `${deploys.length} deploys`} in the last 24 hours: incidents by version
+              {deploys.length === 1 ? "1 deploy" : `${count(deploys.length)} deploys`} in the last 24 hours: incidents by version
             </a>
           </p>
           <ChartData series={series} />
@@ -188,8 +188,8 @@ function ExhaustingCard(props: { soon: ExhaustingSoon; now: number }) {
                   {i.agentClass} / {i.agentName}
                 </td>
                 <td class="num">
-                  {i.attempts}
-                  {i.maxAttempts !== null ? ` of ${i.maxAttempts}` : ""}
+                  {count(i.attempts)}
+                  {i.maxAttempts !== null ? ` of ${count(i.maxAttempts)}` : ""}
                 </td>
                 <td>{forecastWords(i.forecast, props.now)}</td>
               </tr>
@@ -234,9 +234,9 @@ function RunningByKind(props: { counts: OverviewCounts }) {
           {RUN_KINDS.map((k) => (
             <td class="num" data-testid={`confirmed-${k}`}>
               <Figure href={listHref("runs", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>
-                {String(byKind[k].confirmed)}
+                {count(byKind[k].confirmed)}
               </Figure>
-              {byKind[k].capped ? ` of the newest ${byKind[k].n}` : ""}
+              {byKind[k].capped ? ` of the newest ${count(byKind[k].n)}` : ""}
             </td>
           ))}
         </tr>
@@ -248,7 +248,7 @@ function RunningByKind(props: { counts: OverviewCounts }) {
                 href={listHref("runs", { kind: k, outcome: "running", confirmed: "false" })}
                 value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}
               >
-                {String(byKind[k].n - byKind[k].confirmed)}
+                {count(byKind[k].n - byKind[k].confirmed)}
               </Figure>
             </td>
           ))}

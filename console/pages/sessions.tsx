@@ -10,6 +10,7 @@ import { Status } from "../components/status";
 import { Ago, Time } from "../components/time";
 import { TimePresets } from "../components/time-presets";
 import { PagedTimeline } from "../components/timeline";
+import { count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { agentHref, detailHref, LISTS } from "../links";
 
@@ -37,7 +38,7 @@ export const SESSION_COLUMN_SET = columnSet<SessionRow, { now: number }>(
         </>
       ),
     },
-    { id: "recoveries", header: "recoveries", num: true, fields: ["recoveryCount"], cell: (s) => s.recoveryCount },
+    { id: "recoveries", header: "recoveries", num: true, fields: ["recoveryCount"], cell: (s) => count(s.recoveryCount) },
     { id: "lastTurn", header: "last turn", fields: ["lastTurnSeq"], cell: (s) => s.lastTurnSeq ?? "—" },
   ],
 );

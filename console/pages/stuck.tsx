@@ -171,6 +171,7 @@ export function StuckList(props: StuckProps) {
           x={{ now: ctx.now, config }}
           testId="stuck"
           cols={props.cols}
+          mainList
           rowAttrs={(e) => ({
             "data-rule": e.rule,
             "data-subject": e.subjectId,

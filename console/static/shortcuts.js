@@ -41,11 +41,15 @@
   }
 
   /**
-   * The page's main list: a table marked data-list, else the first table placed directly in <main>
-   * (list pages put their list there; the overview's tables sit in its live panel and are not lists to walk).
+   * The page's main list: a table marked data-list (a list that refreshes itself is in a live region and is marked),
+   * else, on a page with no live region, the first table placed directly in <main>. A page with a live region and no
+   * marked table (nothing stuck right now) has nothing to walk: not the table beside it (the stuck thresholds), nor
+   * the overview's tables, which sit in its live panel and are not lists to walk. Read at each key press: a refresh
+   * replaces the rows.
    */
   function listRows() {
-    const table = document.querySelector("main table[data-list]") || document.querySelector("main > table");
+    const table =
+      document.querySelector("main table[data-list]") || (document.querySelector("main [data-live]") ? null : document.querySelector("main > table"));
     return table ? [...table.querySelectorAll(":scope > tbody > tr")] : [];
   }
 

@@ -372,8 +372,16 @@ export const forceIdleOutput = z.object({
   after: statusOutput,
   /** Every run ended, of every kind. */
   ended: z.array(endedRun).default([]),
-  /** Recovery incidents cleared (chat-recovery records, and those the agent's hook reports). */
+  /**
+   * Recovery incidents this action closed: those open when it ran (chat-recovery records the SDK was still recovering:
+   * detected, scheduled, attempting) and those the agent's hook reports. Mixins before contract 9 counted every record here.
+   */
   incidents: z.array(clearedIncident).default([]),
+  /**
+   * Chat-recovery records of incidents the SDK had already closed (its status for each: exhausted, failed, completed,
+   * skipped), removed with the rest but not closed by this action. Empty from older mixins.
+   */
+  alreadyClosed: z.array(z.object({ incidentId: z.string(), status: z.string() })).default([]),
   /** The agent is evicted right after this answer, to stop callbacks nothing else could stop. */
   evicted: z.boolean().default(false),
   /**

@@ -1,7 +1,7 @@
 import { liveSubmissions, stopChatTurns } from "./chat-stop.js";
 import type { EndedRun, ForceIdleHookResult, ForceIdleNotice, ForceIdleOutput, RunKind, StatusOutput } from "./contract.js";
 import { type AgentWork, liveManagedFibers, liveTaskRuns, readRuns } from "./inspect.js";
-import { activeFiberIds, TASK_TERMINAL_STATES } from "./sdk-layout.js";
+import { activeFiberIds, CHAT_RECOVERY_LIVE_STATUSES, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
 /** What stopWork needs from the agent: its work, its hook, and the SDK's public cancel calls. */
 export type StopWorkInput = {
@@ -29,6 +29,12 @@ type Candidate = {
 
 const POLL_MS = 20;
 
+/**
+ * A chat-recovery record of an incident the SDK had already closed (exhausted, failed, completed, skipped): clearing
+ * it stops nothing. A record without a status the mixin can read ("unknown") is not known to be closed.
+ */
+const closedBySdk = (r: { status: string }) => r.status !== "unknown" && !CHAT_RECOVERY_LIVE_STATUSES.has(r.status);
+
 /** The hook's answer in one shape. */
 function hookResult(r: ForceIdleHookResult | undefined | null): { cleared: string[]; incidentIds: string[] } {
   if (!r) return { cleared: [], incidentIds: [] };
@@ -48,7 +54,17 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
   const managed = await liveManagedFibers(w);
   const tasks = await liveTaskRuns(w, 100);
   const records = i.before.chatRecoveryIncidents;
-  const empty = { noop: true, ended: [], incidents: [], evicted: false, notice: null, abortedRuns: [], cancelledFibers: [], clearedIncidents: [] };
+  const empty = {
+    noop: true,
+    ended: [],
+    incidents: [],
+    alreadyClosed: [],
+    evicted: false,
+    notice: null,
+    abortedRuns: [],
+    cancelledFibers: [],
+    clearedIncidents: [],
+  };
   const submissions = await liveSubmissions(i.agent);
   if (
     i.before.status === "idle" &&
@@ -170,10 +186,13 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
     output: {
       noop: false,
       ended,
+      // Only what was open and this action closed: a record of an incident the SDK had already closed is removed too
+      // (nothing else would, for up to an hour), but it is reported apart, with the SDK's own word for it.
       incidents: [
-        ...records.map((r) => ({ incidentId: r.incidentId ?? r.key, kind: "chat" as const })),
+        ...records.filter((r) => !closedBySdk(r)).map((r) => ({ incidentId: r.incidentId ?? r.key, kind: "chat" as const })),
         ...hooked.incidentIds.map((id) => ({ incidentId: id, kind: "hook" as const })),
       ],
+      alreadyClosed: records.filter(closedBySdk).map((r) => ({ incidentId: r.incidentId ?? r.key, status: r.status })),
       evicted,
       notice,
       abortedRuns: live.runs.map((r) => r.id),

@@ -30,6 +30,13 @@ export async function chatRecoveryRecords(
   return [...listed].map(([key, record]) => ({ key, incidentId: chatIncidentIdOf(key, record), record }));
 }
 
+/**
+ * Statuses of a chat-recovery record whose incident the SDK is still recovering (`agents/chat`
+ * listActiveChatRecoveryIncidents). Any other (exhausted, failed, completed, skipped) is an incident the SDK has
+ * already closed: its record stays in KV for up to an hour (its stale-incident sweep), so it is not live work.
+ */
+export const CHAT_RECOVERY_LIVE_STATUSES: ReadonlySet<string> = new Set(["detected", "scheduled", "attempting"]);
+
 /** KV key prefix of chat-recovery incident records (`agents/chat` exports the same constant). */
 export const CHAT_RECOVERY_INCIDENT_KEY_PREFIX = "cf:chat-recovery:incident:";
 

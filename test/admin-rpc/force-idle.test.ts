@@ -24,6 +24,14 @@ const forceIdledEvents = (name: string, n: number) =>
     (r) => r.length >= n,
   );
 
+/** The audit rows of one agent, in order (written by the console's client before and after each action). */
+const auditRows = async (name: string) =>
+  (
+    await env.DB.prepare("SELECT before, after, result FROM audit_log WHERE target_name = ? ORDER BY time, rowid")
+      .bind(name)
+      .all<{ before: string; after: string; result: string }>()
+  ).results;
+
 async function work(cls: "DurableWorkAgent" | "NoEvictWorkAgent" = "DurableWorkAgent") {
   const name = `work-${uid()}`;
   return { name, stub: await getAgentByName(env[cls], name), t: { agentClass: cls, agentName: name } };
@@ -60,7 +68,7 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const status = await admin.status(t);
     expect(status.ok && status.value.capabilities).toEqual({
-      contract: 8,
+      contract: 9,
       forceIdleHook: false,
       derivedStatus: false,
       tasks: true,
@@ -127,22 +135,44 @@ describe("force idle on Tasks runs and managed fibers", () => {
     expect(again.ok && again.value.noop).toBe(true);
   });
 
-  it("clears a chat-recovery record and emits incident.force_idled with the record's incident id", async () => {
+  it("counts only the recovery incidents it closed: a record of one the SDK had already closed is removed, reported apart, and gets no incident.force_idled", async () => {
     const { name, stub, t } = await work();
-    const incidentId = `req-${uid()}:user-msg-1`;
-    await stub.putRecord(`${CHAT_RECOVERY_INCIDENT_KEY_PREFIX}${encodeURIComponent(incidentId)}`, {
-      incidentId,
-      status: "exhausted",
-      attempt: 3,
-      reason: "max_attempts_exceeded",
-    });
+    const open = `req-${uid()}:user-msg-1`;
+    const exhausted = `req-${uid()}:user-msg-2`;
+    const completed = `req-${uid()}:user-msg-3`;
+    const put = (incidentId: string, status: string, attempt: number) =>
+      stub.putRecord(`${CHAT_RECOVERY_INCIDENT_KEY_PREFIX}${encodeURIComponent(incidentId)}`, { incidentId, status, attempt, reason: null });
+    await put(open, "attempting", 2);
+    await put(exhausted, "exhausted", 3);
+    await put(completed, "completed", 1);
 
     const r = await consoleAdminClient(env, operator, plain).forceIdle(t, { reason: "stop retrying that chat" });
-    expect(r.ok && r.value.incidents).toEqual([{ incidentId, kind: "chat" }]);
-    expect(r.ok && r.value.after.chatRecoveryIncidents).toEqual([]);
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    // What was open and is closed now: one; the SDK had closed the other two before the action.
+    expect(r.value.incidents).toEqual([{ incidentId: open, kind: "chat" }]);
+    expect(r.value.alreadyClosed.sort((a, b) => a.status.localeCompare(b.status))).toEqual([
+      { incidentId: completed, status: "completed" },
+      { incidentId: exhausted, status: "exhausted" },
+    ]);
+    // Every record is gone after it, as the agent read back says.
+    expect(r.value.after.chatRecoveryIncidents).toEqual([]);
+    // The audit keeps the before-state as the agent had it: each record with the SDK's status.
+    const [audit] = await auditRows(name);
+    const before = JSON.parse(audit!.before) as { chatRecoveryIncidents: { incidentId: string; status: string }[] };
+    expect(before.chatRecoveryIncidents.map((c) => [c.incidentId, c.status]).sort()).toEqual(
+      [
+        [completed, "completed"],
+        [exhausted, "exhausted"],
+        [open, "attempting"],
+      ].sort(),
+    );
+    // Only the incident the action closed is recorded as force idled.
     const [event] = await forceIdledEvents(name, 1);
-    expect(event).toMatchObject({ type: "incident.force_idled", incident_id: incidentId });
+    expect(event).toMatchObject({ type: "incident.force_idled", incident_id: open });
     expect(JSON.parse(event!.payload)).toEqual({ reason: "stop retrying that chat" });
+    await scheduler.wait(300);
+    expect((await forceIdledEvents(name, 1)).filter((e) => e.type === "incident.force_idled").map((e) => e.incident_id)).toEqual([open]);
   });
 });
 

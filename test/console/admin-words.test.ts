@@ -5,6 +5,7 @@ import {
   auditNoticeWords,
   ENDED_WHY_WORDS,
   endedRunWords,
+  forceIdleIncidentsWords,
   forceIdleNoticeWords,
   UNSTOPPED_CAUSE_WORDS,
 } from "../../console/admin-words";
@@ -88,6 +89,33 @@ describe("force idle's notice", () => {
   it("is nothing without a notice, and an older mixin's sentence as it is", () => {
     expect(forceIdleNoticeWords({ notice: null, ended: [], evicted: false })).toBeNull();
     expect(forceIdleNoticeWords({ notice: "1 run (ticker) kept running.", ended: [], evicted: true })).toBe("1 run (ticker) kept running.");
+  });
+});
+
+describe("force idle's recovery incidents", () => {
+  const chat = (incidentId: string) => ({ incidentId, kind: "chat" as const });
+  const closed = (status: string, n: number) => Array.from({ length: n }, (_, i) => ({ incidentId: `${status}-${i}`, status }));
+
+  it("counts only the open incidents it closed, and says apart the records of incidents the SDK had already closed", () => {
+    // The defect: 62 records the SDK had closed read as "Cleared 62 recovery incident(s)".
+    const words = forceIdleIncidentsWords({ incidents: [chat("a")], alreadyClosed: [...closed("exhausted", 59), ...closed("completed", 2)] }, 9);
+    expect(words).toBe(
+      "Closed 1 open recovery incident. Removed the records of 61 incidents the SDK had already closed (59 exhausted, 2 completed): this action did not close them.",
+    );
+    expect(words).not.toMatch(/Cleared|62/);
+    expect(forceIdleIncidentsWords({ incidents: [], alreadyClosed: closed("exhausted", 1) }, 9)).toBe(
+      "Removed the records of 1 incident the SDK had already closed (1 exhausted): this action did not close it.",
+    );
+    expect(forceIdleIncidentsWords({ incidents: Array.from({ length: 1200 }, (_, i) => chat(`i-${i}`)), alreadyClosed: [] }, 9)).toBe(
+      "Closed 1,200 open recovery incidents.",
+    );
+    expect(forceIdleIncidentsWords({ incidents: [], alreadyClosed: [] }, 9)).toBe("");
+  });
+
+  it("does not call an older mixin's records closed incidents: it never said which were open", () => {
+    const words = forceIdleIncidentsWords({ incidents: [chat("a"), chat("b")], alreadyClosed: [] }, 8);
+    expect(words).toBe("Removed 2 chat-recovery records (this agent's admin mixin is older than contract 9: it does not say which were still open).");
+    expect(forceIdleIncidentsWords({ incidents: [], alreadyClosed: [] }, undefined)).toBe("");
   });
 });
 

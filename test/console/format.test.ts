@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ago, bytes, duration, elapsed, iso } from "../../console/format";
+import { ago, bytes, capped, count, duration, elapsed, iso } from "../../console/format";
 
 // Whatever number D1 holds, formatting answers a readable string and never throws: one stored event with
 // time 9e15 (beyond what a Date can hold) used to take the overview and the incident pages down for good.
@@ -67,5 +67,31 @@ describe("bytes", () => {
     expect(bytes(4300)).toBe("4.2 KB");
     expect(bytes(-1)).toBe("invalid size (-1)");
     expect(bytes(Number.NaN)).toBe("invalid size (NaN)");
+  });
+});
+
+describe("count", () => {
+  it("groups thousands the same way for every reader: 3,070,630", () => {
+    expect(count(3_070_630)).toBe("3,070,630");
+    expect(count(999)).toBe("999");
+    expect(count(1000)).toBe("1,000");
+    expect(count(0)).toBe("0");
+    expect(count(-12_345)).toBe("-12,345");
+    // A rate shown as a count is a whole number.
+    expect(count(1234.6)).toBe("1,235");
+  });
+
+  it("says a capped count is at least that many, grouped too", () => {
+    expect(capped({ n: 1000, capped: true })).toBe("≥1,000");
+    expect(capped({ n: 42, capped: false })).toBe("42");
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, "12" as unknown as number])("marks %s as not a count, and never throws", (n) => {
+    expect(count(n)).toBe(`invalid count (${String(n)})`);
+  });
+
+  it("shows no value as a dash", () => {
+    expect(count(null)).toBe("—");
+    expect(count(undefined)).toBe("—");
   });
 });

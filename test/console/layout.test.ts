@@ -37,6 +37,15 @@ describe("the layout", () => {
     expect(await page("")).not.toContain("aria-current");
   });
 
+  it("lists every page a person navigates to, Agents and Deploys among them, in the nav", async () => {
+    const html = await page("/");
+    const nav = html.slice(html.indexOf('<nav aria-label="Main">'), html.indexOf("</nav>"));
+    const links = [...nav.matchAll(/<a href="([^"]+)"[^>]*>([^<]+)<\/a>/g)].map((m) => [m[1], m[2]]);
+    expect(links).toContainEqual(["/agents", "Agents"]);
+    expect(links).toContainEqual(["/deploys", "Deploys"]);
+    expect(await page("/deploys")).toContain('<a href="/deploys" class="active" aria-current="page">Deploys</a>');
+  });
+
   it("links the favicon and loads shortcuts.js with the other scripts", async () => {
     const html = await page("/");
     expect(html).toContain(`<link rel="icon" href="${asset("favicon.svg")}" type="image/svg+xml"/>`);

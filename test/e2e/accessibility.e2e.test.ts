@@ -197,7 +197,7 @@ describe("the keyboard", () => {
     expect(await page.getByRole("link", { name: "Skip to content" }).isVisible()).toBe(true);
     await page.keyboard.press("Enter");
     expect(await focused(page)).toMatchObject({ tag: "main", id: "content" });
-    // The next Tab starts inside the content, past the header's nine nav links.
+    // The next Tab starts inside the content, past the header's nav links.
     await page.keyboard.press("Tab");
     expect(
       await page.evaluate(() => (document as unknown as { activeElement: { closest: (s: string) => unknown } }).activeElement.closest("main") !== null),

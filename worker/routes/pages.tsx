@@ -1,3 +1,4 @@
+import { EVENT_TYPES } from "@agent-oncall/telemetry/contract";
 import { Hono } from "hono";
 import type { JSX } from "hono/jsx/jsx-runtime";
 import type { AnyColumnSet } from "../../console/components/columns";
@@ -6,7 +7,7 @@ import { OP_COLUMN_SET } from "../../console/components/ops-table";
 import type { PageContext } from "../../console/layout";
 import { detailHref, LISTS } from "../../console/links";
 import { EventsPage } from "../../console/pages/events";
-import { IncidentFromHistoryPage, IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
+import { IncidentFacts, IncidentFromHistoryPage, IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
 import { AUDIT_COLUMN_SET, AuditPage, BACKUP_COLUMN_SET, BackupsPage, OpsPage } from "../../console/pages/lists";
 import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
 import { RUN_COLUMN_SET, RunFromHistoryPage, RunsPage, RunTimelinePage } from "../../console/pages/runs";
@@ -18,6 +19,7 @@ import { historyTier } from "../../src/store/history/tier";
 import { partitionFor, type Store } from "../../src/store/partitions";
 import {
   getSession,
+  getStoredRun,
   INCIDENT_GROUPS,
   incidentAttempts,
   incidentTimeline,
@@ -135,13 +137,17 @@ pages.get("/partials/incidents", async (c) => {
   return c.html(<IncidentsLive ctx={pageContext(c)} query={q} page={list} groups={groups} cols={cols} />);
 });
 
-/** Events by type and time: what the overview's chart and rollup figures count. */
-listRoute(
-  "/events",
-  null,
-  (s, q, p) => listEventsIn(s, q, p),
-  (ctx, q, list) => <EventsPage ctx={ctx} query={q} page={list} />,
-);
+/**
+ * Events by type and time: what the overview's chart and rollup figures count. A page without a type (the way in
+ * from the address bar, and the filter form's Clear) asks for one; a JSON caller without one gets the read model's 400.
+ */
+pages.get("/events", async (c) => {
+  const { q } = listQuery(c, null);
+  if (!q.type?.trim() && !wantsJson(c)) return page(c, <EventsPage ctx={pageContext(c)} query={q} page={null} types={EVENT_TYPES} />);
+  const list = await listEventsIn(storeFromEnv(c.env), q, paging(q));
+  if (wantsJson(c)) return c.json(list);
+  return page(c, <EventsPage ctx={pageContext(c)} query={q} page={list} types={EVENT_TYPES} />);
+});
 
 pages.get("/incidents/:incidentId", async (c) => {
   const id = c.req.param("incidentId");
@@ -167,11 +173,12 @@ pages.get("/incidents/:incidentId", async (c) => {
   if (wantsJson(c)) return c.json({ incident, attempts, timeline, budget });
   // Where the operator acts: what the agent can do now, its open ambiguous ops, and its session.
   const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
-  const [can, ops, session, pause] = await Promise.all([
+  const [can, ops, session, pause, turnRun] = await Promise.all([
     askAgent(c, incident.agentClass, incident.agentName),
     listAmbiguousOps(db, { ...owner, open: true }, { limit: 20 }),
     sessionName ? Promise.resolve({ sessionName }) : getSession(db, incident.agentName, owner),
     recoveryPauseOf(db, incident.agentClass, incident.agentName, Date.now()),
+    turnRunOf(db, incident),
   ]);
   return page(
     c,
@@ -190,9 +197,30 @@ pages.get("/incidents/:incidentId", async (c) => {
         opsMore: ops.next !== null,
         sessionName: session?.sessionName ?? null,
         traceId: timeline.items.find((e) => e.traceId)?.traceId ?? null,
+        turnRun,
       }}
     />,
   );
+});
+
+/** Whether the console holds a run keyed by the incident's request id (its chat turn): one primary-key read. */
+async function turnRunOf(db: D1Database, i: { requestId: string | null; agentClass: string; agentName: string }): Promise<boolean> {
+  return i.requestId ? (await getStoredRun(db, i.requestId, { agentClass: i.agentClass, agentName: i.agentName })) !== null : false;
+}
+
+/** An incident's facts (an htmx fragment): what its page reads again after an action on its agent. */
+pages.get("/incidents/:incidentId/facts", async (c) => {
+  const store = storeFromEnv(c.env);
+  const incident = await getIncidentIn(store, c.req.param("incidentId"), ownerFrom(query(c)));
+  // Gone from the hot store since the page was drawn: a sentence where the facts were (the page itself has the history).
+  if (!incident) return problem(c, 404, "This incident is no longer in the hot store: reload the page for what its history holds.");
+  const db = partitionFor(store, incident.agentClass, incident.agentName);
+  const [attempts, pause, turnRun] = await Promise.all([
+    incidentAttempts(db, incident),
+    recoveryPauseOf(db, incident.agentClass, incident.agentName, Date.now()),
+    turnRunOf(db, incident),
+  ]);
+  return c.html(<IncidentFacts ctx={pageContext(c)} incident={incident} attempts={attempts} pause={pause} turnRun={turnRun} />);
 });
 
 // Runs of every kind were "fibers" before Tasks and chat turns joined them: old links and bookmarks keep working.

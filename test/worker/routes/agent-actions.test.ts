@@ -249,13 +249,22 @@ describe("pages show the state after an action", () => {
   it("the incident page re-reads its facts after an action on its agent", async () => {
     const { incidentId } = await exhaustedChatIncident();
     const page = await getText(`/incidents/${enc(incidentId)}`, "operator");
-    expect(mustTestId(page.text, "incident-facts").attrs).toMatchObject({
-      id: "incident-facts",
-      "hx-get": `/incidents/${enc(incidentId)}`,
-      "hx-select": "#incident-facts",
-      "hx-swap": "outerHTML",
-      "hx-trigger": AFTER_ACTION_TRIGGER,
-    });
+    const facts = mustTestId(page.text, "incident-facts");
+    expect(facts.attrs).toMatchObject({ id: "incident-facts", "hx-swap": "outerHTML", "hx-trigger": AFTER_ACTION_TRIGGER });
+    // It asks for a fragment: a whole page is never swapped in as markup (console/static/response-text.js).
+    expect(facts.attrs["hx-select"]).toBeUndefined();
+    const fragment = await getText(facts.attrs["hx-get"]!, "viewer", HX);
+    expect(fragment.status).toBe(200);
+    expect(fragment.text).not.toMatch(/<html[\s>]|<!doctype/i);
+    const fresh = mustTestId(fragment.text, "incident-facts");
+    expect(fresh.attrs).toMatchObject({ id: "incident-facts", "hx-get": facts.attrs["hx-get"], "hx-trigger": AFTER_ACTION_TRIGGER });
+    expect(mustTestId(fresh.html, "incident-status").text).toContain("exhausted");
+    expect(mustTestId(fresh.html, "incident-reason").text).toBe(mustTestId(facts.html, "incident-reason").text);
+    expect(mustTestId(fresh.html, "incident-attempts").text).toBe(mustTestId(facts.html, "incident-attempts").text);
+    // An incident the console does not hold: a sentence, not a page.
+    const gone = await getText(`/incidents/${enc(`nope-${uid()}`)}/facts`, "viewer", HX);
+    expect(gone.status).toBe(404);
+    expect(gone.text).not.toMatch(/<html[\s>]|<!doctype/i);
   });
 
   it("trigger alarm through the route while a queued callback holds the alarm loop: an answer in under 2 s, naming it, as JSON and as HTML", async () => {

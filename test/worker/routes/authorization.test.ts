@@ -92,6 +92,13 @@ const ROUTES: Route[] = [
     url: (fx) => `/incidents/${enc(fx.incidentId)}`,
     shows: (fx) => [`Incident ${fx.incidentId}`, "chat.recovery.exhausted", "max_attempts_exceeded"],
   },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/incidents/:incidentId/facts",
+    url: (fx) => `/incidents/${enc(fx.incidentId)}/facts`,
+    shows: () => ['id="incident-facts"', "max_attempts_exceeded"],
+  },
   { kind: "read", method: "GET", pattern: "/runs", url: () => "/runs", shows: (fx) => [fx.session.runId] },
   // A download of a list: any role may export (it only reads).
   { kind: "read", method: "GET", pattern: "/export/:list", url: () => "/export/runs?format=csv", shows: (fx) => ["runId", fx.session.runId] },

@@ -32,7 +32,7 @@ function liveRegion(html: string): Record<string, string> {
 
 /** The incident ids of the rows of the `incidents` table in `html`. */
 const rowIds = (html: string) => {
-  const table = /<table data-testid="incidents">([\s\S]*?)<\/table>/.exec(html)![1]!;
+  const table = /<table data-testid="incidents"[^>]*>([\s\S]*?)<\/table>/.exec(html)![1]!;
   return [...table.matchAll(/<a class="mono" href="\/incidents\/([^"?]*)\?/g)].map((m) => decodeURIComponent(m[1]!)).sort();
 };
 
