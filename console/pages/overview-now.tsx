@@ -1,5 +1,5 @@
 import type { Deploy } from "../../src/store/read-models";
-import { BUCKET_MS, DEFAULT_SERIES, seriesTypes } from "../../src/store/read-models/overview";
+import { BUCKET_MS } from "../../src/store/read-models/overview";
 import type { ActiveAlertKind, NowFigure, OverviewNow } from "../../src/store/read-models/overview-now";
 import { Time } from "../components/time";
 import type { PageContext } from "../layout";
@@ -197,8 +197,7 @@ function AlertBanner(props: { alerts: ActiveAlertKind[] }) {
  * its last few pixels, and deploys are labelled marks. The same chart code as the 24 h one (console.js).
  */
 function RecentChart(props: { now: OverviewNow; marks: Deploy[] }) {
-  const { chart, window: w } = props.now;
-  const totals = DEFAULT_SERIES.map((n) => [n, (chart.series[n] ?? []).reduce((a, v) => a + v, 0)] as const);
+  const { chart, window: w, figures } = props.now;
   return (
     <div class="now-chart">
       <div class="chart-box chart-box-short">
@@ -211,17 +210,18 @@ function RecentChart(props: { now: OverviewNow; marks: Deploy[] }) {
             buckets: chart.buckets,
             series: chart.series,
             bucketMs: BUCKET_MS,
-            types: Object.fromEntries(Object.keys(chart.series).map((n) => [n, seriesTypes(n)])),
+            // Each series is a figure: a click on a bucket opens exactly the events it counts (console.js).
+            types: Object.fromEntries(figures.map((f) => [f.label, f.types])),
           })}
           data-deploys={JSON.stringify(props.marks.map((d) => ({ version: d.version, at: d.firstSeen })))}
         />
       </div>
       <p id="recent-chart-summary" class="muted">
         Events per 5 minutes since <Time t={w.chartSince} />:{" "}
-        {totals.map(([n, total], i) => (
+        {figures.map((f, i) => (
           <>
             {i ? "; " : ""}
-            {n} <Figure href={eventsHref(seriesTypes(n), w.chartSince)} value={{ n: total, capped: false }} />
+            {f.label.toLowerCase()} <Figure href={eventsHref(f.types, w.chartSince)} value={{ n: f.chart, capped: false }} />
           </>
         ))}
         .{" "}

@@ -218,6 +218,12 @@
     }
   }
   document.addEventListener("DOMContentLoaded", () => labelCells(document));
+  // A list's filters and save-view form are folded (details.fold) so a phone's first screen shows rows; a wide
+  // screen has room for them, so there they start open.
+  document.addEventListener("DOMContentLoaded", () => {
+    if (!window.matchMedia?.("(min-width: 720px)").matches) return;
+    for (const d of document.querySelectorAll("details.fold")) d.open = true;
+  });
   document.addEventListener("htmx:afterSettle", (e) => labelCells(e.target));
   // The reader switched UTC / local: relabel the axes of every chart.
   document.addEventListener("console:timezone", () => drawCharts(document));

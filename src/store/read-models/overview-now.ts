@@ -2,7 +2,7 @@ import { ALERT_WINDOW_MS, type AlertKind } from "../alerts";
 import { alertDeliveries, eventRollups } from "../schema";
 import { names } from "../sql-names";
 import { countIncidentsStatement } from "./incidents";
-import { BUCKET_MS, DEFAULT_SERIES, type EventSeries, seriesTypes } from "./overview";
+import { BUCKET_MS, type EventSeries, seriesTypes } from "./overview";
 import { type Capped, rowsReadOf } from "./paging";
 
 /**
@@ -29,10 +29,11 @@ const HOUR_BUCKETS = 12;
 
 /** A figure of the first screen: the events of `types` counted over the recent window, the one before it, and the chart's window. */
 export const NOW_FIGURES = [
-  { key: "exhausted", label: "Exhaustions", types: ["chat.recovery.exhausted"], burns: true },
+  // A chat recovery's exhaustion, and a session turn's (session.error: its runtime gave up; incident-lifecycle.ts).
+  { key: "exhausted", label: "Exhaustions", types: ["chat.recovery.exhausted", "session.error"], burns: true },
   { key: "ambiguous", label: "Ops reported ambiguous", types: ["op.ambiguous"], burns: true },
   { key: "detected", label: "Recoveries started", types: ["chat.recovery.detected", "fiber.recovery.detected"], burns: false },
-  { key: "attempts", label: "Recovery attempts", types: seriesTypes("recovery"), burns: false },
+  { key: "attempts", label: "Recovery attempts", types: [...seriesTypes("recovery"), "session.status_rescheduled"], burns: false },
 ] as const;
 export type NowFigureKey = (typeof NOW_FIGURES)[number]["key"];
 
@@ -68,7 +69,7 @@ export type OverviewNow = {
   figures: NowFigure[];
   /** Every figure that burns is 0 in the recent window: the only time the overview may say "quiet". */
   quiet: boolean;
-  /** The chart of the recent hour: DEFAULT_SERIES per 5-minute bucket from `chartSince`. */
+  /** The chart of the recent hour: each figure (by label) per 5-minute bucket from `chartSince`. */
   chart: EventSeries;
   /** Incidents exhausted and first seen in the last 24 h, capped at NOW_CAP (the incidents list's own count). */
   exhaustions24h: Capped;
@@ -115,7 +116,7 @@ export type AlertRow = {
   subjectId: string;
 };
 
-const ROLLUP_TYPES = [...new Set([...NOW_FIGURES.flatMap((f) => f.types), ...DEFAULT_SERIES.flatMap(seriesTypes)])];
+const ROLLUP_TYPES = [...new Set(NOW_FIGURES.flatMap((f) => f.types))];
 
 /** The rollup rows of the chart's window, summed per type and bucket: one event_rollups_type range per type. */
 export function nowRollupsStatement(db: D1Database, w: ReturnType<typeof nowWindow>): D1PreparedStatement {
@@ -186,19 +187,19 @@ export function activeAlertsOf(newest: D1Result<AlertRow>, storms: D1Result<Aler
 export function nowFiguresOf(rows: RollupRow[], w: ReturnType<typeof nowWindow>): { figures: NowFigure[]; chart: EventSeries } {
   const buckets: number[] = [];
   for (let b = w.chartSince; b <= w.now; b += BUCKET_MS) buckets.push(b);
-  const series: Record<string, number[]> = Object.fromEntries(DEFAULT_SERIES.map((n) => [n, buckets.map(() => 0)]));
+  const series: Record<string, number[]> = Object.fromEntries(NOW_FIGURES.map((f) => [f.label, buckets.map(() => 0)]));
   const figures: NowFigure[] = NOW_FIGURES.map((f) => ({ key: f.key, label: f.label, types: f.types, burns: f.burns, recent: 0, previous: 0, chart: 0 }));
   for (const row of rows) {
     const n = Number(row.n);
     const b = Number(row.bucket);
+    const i = (b - w.chartSince) / BUCKET_MS;
     for (const f of figures) {
       if (!f.types.includes(row.type)) continue;
       f.chart += n;
       if (b >= w.recentSince) f.recent += n;
       else if (b >= w.previousSince) f.previous += n;
+      series[f.label]![i] = (series[f.label]![i] ?? 0) + n;
     }
-    const i = (b - w.chartSince) / BUCKET_MS;
-    for (const name of DEFAULT_SERIES) if (seriesTypes(name).includes(row.type)) series[name]![i] = (series[name]![i] ?? 0) + n;
   }
   return { figures, chart: { buckets, series, rowsRead: 0 } };
 }

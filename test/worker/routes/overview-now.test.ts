@@ -215,7 +215,7 @@ describe("the overview's first screen during a storm", () => {
     expect(data.bucketMs).toBe(BUCKET);
     expect(data.buckets.length).toBeGreaterThanOrEqual(12);
     expect(data.buckets.length).toBeLessThanOrEqual(13);
-    const ex = data.series["chat.recovery.exhausted"]!;
+    const ex = data.series.Exhaustions!;
     expect(ex.reduce((a, b) => a + b, 0)).toBe(35);
     // The burst stands out: at most two buckets hold the 30.
     expect(Math.max(...ex)).toBeGreaterThanOrEqual(15);
