@@ -119,7 +119,10 @@ export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; 
                       title="incidents exhausted, first seen in the last 24 h"
                     />
                   ) : (
-                    <span class="muted">see below</span>
+                    // Counted in the 24 h cards below (a full count here would cost the first screen its bound).
+                    <span class="muted" title="see the 24 h cards below">
+                      —<span class="visually-hidden"> see the 24 h cards below</span>
+                    </span>
                   )}
                 </td>
               </tr>

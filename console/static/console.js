@@ -187,6 +187,8 @@
             maintainAspectRatio: false,
             scales: scales(),
             interaction: { mode: "nearest", intersect: false },
+            // Small legend keys: on a phone four series' legend must leave the plot most of the box.
+            plugins: { legend: { labels: { boxWidth: 12, font: { size: 11 } } } },
             onClick: openBucket(canvas),
           },
           plugins: [deployMarks(canvas)],
