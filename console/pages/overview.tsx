@@ -113,6 +113,21 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
   ];
   return (
     <>
+      {/* What to act on comes right after what burns: on a phone the worst open incident is on the second screen, not the fifth. */}
+      <h2>Worst open incidents</h2>
+      {worst.length ? (
+        <IncidentTable rows={worst} now={props.ctx.now} testId="worst-incidents" />
+      ) : now.quiet ? (
+        <p class="muted" data-testid="quiet-shift">
+          Nothing open. Quiet shift.
+        </p>
+      ) : (
+        // Incidents can open and exhaust within seconds: "nothing open" is not "quiet" while the recent figures burn.
+        <p data-testid="nothing-open-not-quiet">
+          Nothing open at this moment, but not quiet: there were exhaustions or ambiguous ops in the last {Math.round(now.window.recentMs / 60_000)} minutes
+          (see above). Incidents can open and exhaust within seconds.
+        </p>
+      )}
       <section class="cards">
         {cards.map(([label, link, value, alert, of]) => (
           <Figure class={`card ${alert ? "alert" : ""}`} href={link} value={value} of={of} testId={`count-${label}`}>
@@ -174,20 +189,6 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           {reasons.bounded ? <p class="muted">Counted over the newest exhausted incidents only: there are more than one scan covers.</p> : null}
         </section>
       </div>
-      <h2>Worst open incidents</h2>
-      {worst.length ? (
-        <IncidentTable rows={worst} now={props.ctx.now} testId="worst-incidents" />
-      ) : now.quiet ? (
-        <p class="muted" data-testid="quiet-shift">
-          Nothing open. Quiet shift.
-        </p>
-      ) : (
-        // Incidents can open and exhaust within seconds: "nothing open" is not "quiet" while the recent figures burn.
-        <p data-testid="nothing-open-not-quiet">
-          Nothing open at this moment, but not quiet: recoveries are ending (exhausted or ambiguous) within the last {Math.round(now.window.recentMs / 60_000)}{" "}
-          minutes. See the figures at the top.
-        </p>
-      )}
     </>
   );
 }

@@ -15,6 +15,10 @@ import { appPost, type DevServer, startDev, stop, until, wakeSession } from "./w
  * figures, within the overview's refresh interval (POLL_SECONDS, 2 s here; 15 s by default).
  */
 
+// What the page scripts below read in the browser (this file is typed for Node).
+declare const document: { documentElement: { scrollWidth: number } };
+declare const window: { innerWidth: number };
+
 const PORT = 8987;
 const POLL_SECONDS = 2;
 const SESSIONS = Array.from({ length: 14 }, (_, k) => `storm-${k}`);
@@ -126,7 +130,7 @@ for (const viewport of [
 it("on a phone the incidents list shows rows on its first screen, its filters and save-view form folded; wide, they are open", async () => {
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
   await phone.goto(`${server.base}/incidents?status=exhausted`);
-  expect(await phone.locator("[data-testid='filters-fold']").evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+  expect(await phone.locator("[data-testid='filters-fold']").evaluate((d) => (d as unknown as { open: boolean }).open)).toBe(false);
   expect(await phone.locator("form.filters").isVisible()).toBe(false);
   expect(await phone.locator("[data-testid='view-save']").isVisible()).toBe(false);
   await onFirstScreen(phone, "[data-testid='incidents'] tbody tr");
