@@ -27,6 +27,13 @@ let browser: Browser;
 let receiver: { port: number; server: Server };
 let stormStart = 0;
 let tenOfThemWithinMs = Number.POSITIVE_INFINITY;
+const VIEWPORTS = [
+  { width: 1280, height: 800 },
+  { width: 390, height: 844 },
+];
+/** The overview, opened before the storm, per width. */
+const open = new Map<number, Page>();
+const turnedAfterMs = new Map<number, number>();
 
 type IncidentPage = { items: { incidentId: string; statusAt: number }[]; next: string | null };
 /** Incidents exhausted since `since`, through the console's JSON (first page of 200 is plenty here). */
@@ -46,6 +53,13 @@ beforeAll(async () => {
     vars: { POLL_SECONDS: String(POLL_SECONDS), ALERT_WEBHOOK_URL: `http://127.0.0.1:${receiver.port}/hook/webhook`, ALERT_RETRY_DELAY_SECONDS: "1" },
   });
   browser = await launch();
+  // The overview is open at both widths before the storm, quiet; it must turn by its own refresh.
+  for (const viewport of VIEWPORTS) {
+    const page = await browser.newPage({ viewport });
+    await page.goto(`${server.base}/`);
+    expect(await page.locator("[data-testid='overview-now']").getAttribute("data-burning")).toBe("false");
+    open.set(viewport.width, page);
+  }
   stormStart = Date.now();
   // Every session gets a poison turn: evicted at each start, so after MAX_TURN_RECOVERIES wakes its runtime gives up.
   await Promise.all(
@@ -74,6 +88,13 @@ beforeAll(async () => {
   console.log(
     `[overview-now e2e] ${exhausted.length} exhaustions ${Math.round((Date.now() - stormStart) / 1000)} s after the storm began; ten of them within ${Math.round(tenOfThemWithinMs / 1000)} s`,
   );
+  // From the moment the console lists them, each open page has one refresh (POLL_SECONDS) to say it burns.
+  const known = Date.now();
+  for (const [width, page] of open) {
+    await page.locator("[data-testid='overview-now'][data-burning='true']").waitFor({ timeout: POLL_SECONDS * 1000 + 1500 });
+    turnedAfterMs.set(width, Date.now() - known);
+  }
+  console.log(`[overview-now e2e] open pages burning ${JSON.stringify(Object.fromEntries(turnedAfterMs))} ms after the console listed ten exhaustions`);
 }, 240_000);
 
 afterAll(async () => {
@@ -92,20 +113,16 @@ async function onFirstScreen(page: Page, selector: string) {
   return box!;
 }
 
-for (const viewport of [
-  { width: 1280, height: 800 },
-  { width: 390, height: 844 },
-]) {
-  it(`at ${viewport.width} px, the first screen says it burns, shows the alert banner and the recent figures, within one refresh`, async () => {
+for (const viewport of VIEWPORTS) {
+  it(`at ${viewport.width} px, the open overview turns to burning within one refresh, with the alert banner and the recent figures on its first screen`, async () => {
     // A storm, not a trickle: at least ten exhaustions within one minute.
     expect(tenOfThemWithinMs).toBeLessThanOrEqual(60_000);
-    const page = await browser.newPage({ viewport });
-    await page.goto(`${server.base}/`);
-    // The exhaustion alerts go through the alerts Queue; the banner shows them by the next refresh or two at most.
+    const page = open.get(viewport.width)!;
+    expect(turnedAfterMs.get(viewport.width)).toBeLessThanOrEqual(POLL_SECONDS * 1000 + 1500);
+    // The exhaustion alerts go through the alerts Queue as well: the banner follows by the next refresh or two.
     const t0 = Date.now();
-    await page.locator("[data-testid='overview-now'][data-burning='true']").waitFor({ timeout: POLL_SECONDS * 1000 * 3 });
     await page.locator("[data-testid='banner-alert'][data-kind='exhausted']").waitFor({ timeout: POLL_SECONDS * 1000 * 5 });
-    console.log(`[overview-now e2e] ${viewport.width} px: burning and banner shown ${Date.now() - t0} ms after load`);
+    console.log(`[overview-now e2e] ${viewport.width} px: banner shown ${Date.now() - t0} ms after the page burned`);
     expect(await page.locator("section.now").getAttribute("class")).toContain("burning");
     // The worst thing first: the banner, the burning heading and the recent exhaustions, all without scrolling.
     const banner = await onFirstScreen(page, "[data-testid='alert-banner']");
