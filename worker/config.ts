@@ -88,6 +88,7 @@ export const CONFIG_VARS = {
   RECONCILE_UNKNOWN_AFTER_MINUTES: { expected: "a whole number of minutes from 1 to 10080", schema: whole(1, 7 * 24 * 60) },
   ...stuckVars,
   POLL_SECONDS: { expected: "a number of seconds from 2 to 3600", schema: decimal(2, 3600) },
+  OVERVIEW_RECENT_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
   EXPORT_ROW_CAP: { expected: "a whole number of rows from 1 to 100000", schema: whole(1, 100_000) },
   APM_TRACE_URL: { expected: "an http(s) URL containing {traceId}, e.g. https://apm.example.com/trace/{traceId}", schema: text },
   OTEL_SERVICE_NAME: { expected: "a service name", schema: text },
@@ -137,7 +138,11 @@ export type ConsoleConfig = {
   /** `unknownAfterMs`: how long a run of an agent that cannot be asked may stay open without an event before it is shown as unknown. */
   reconcile: { afterMs: number; batch: number; unknownAfterMs: number };
   stuck: StuckConfig;
-  console: { pollSeconds: number; apmTraceUrl: string | null };
+  /**
+   * `recentMs`: the overview's "now" window (OVERVIEW_RECENT_MINUTES): its recent figures, compared with the same
+   * length before, and whether it may say "quiet". Counted in whole 5-minute rollup buckets, the current one included.
+   */
+  console: { pollSeconds: number; apmTraceUrl: string | null; recentMs: number };
   /** Downloads of a list (/export/:list): at most `rowCap` rows each, and the file says where it was cut. */
   export: { rowCap: number };
   otel: { serviceName: string; otlp: OtlpTarget | null };
@@ -249,7 +254,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       unknownAfterMs: num("RECONCILE_UNKNOWN_AFTER_MINUTES", 60) * 60_000,
     },
     stuck: Object.fromEntries(STUCK_RULES.map((rule) => [rule, num(STUCK_CONFIG_VARS[rule] as ConfigVar, DEFAULT_STUCK_CONFIG[rule])])) as StuckConfig,
-    console: { pollSeconds: num("POLL_SECONDS", 15), apmTraceUrl: trace.template },
+    console: { pollSeconds: num("POLL_SECONDS", 15), apmTraceUrl: trace.template, recentMs: num("OVERVIEW_RECENT_MINUTES", 15) * 60_000 },
     export: { rowCap: num("EXPORT_ROW_CAP", 10_000) },
     otel: {
       serviceName: str("OTEL_SERVICE_NAME") ?? "agent-console",

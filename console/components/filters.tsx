@@ -3,17 +3,21 @@ import { plainHref } from "../links";
 
 /**
  * A GET form: filters live in the URL, so every view can be shared by its address. Clear shows the list plain, not
- * its last saved view (plainHref).
+ * its last saved view (plainHref). Folded in a disclosure, which console.js opens on wide screens: on a phone the
+ * first screen shows the list's rows, not its filters.
  */
 export function FilterForm(props: { action: string; children: Child }) {
   return (
-    <form class="filters" method="get" action={props.action}>
-      {props.children}
-      <button type="submit">Apply</button>
-      <a href={plainHref(props.action)} data-testid="filters-clear">
-        Clear
-      </a>
-    </form>
+    <details class="fold" data-testid="filters-fold">
+      <summary>Filters</summary>
+      <form class="filters" method="get" action={props.action}>
+        {props.children}
+        <button type="submit">Apply</button>
+        <a href={plainHref(props.action)} data-testid="filters-clear">
+          Clear
+        </a>
+      </form>
+    </details>
   );
 }
 

@@ -69,23 +69,27 @@ export function ViewBar(props: { here: ListViewContext; csrfToken: string; canSa
         </form>
       ) : null}
       {here.query === null ? null : (
-        <form method="post" action={LISTS.views} class="view-save" data-testid="view-save">
-          <input type="hidden" name="_csrf" value={props.csrfToken} />
-          <input type="hidden" name="list" value={here.list} />
-          <input type="hidden" name="query" value={here.query} />
-          <label>
-            Save these filters as
-            <input type="text" name="name" required maxlength={60} placeholder="view name" />
-          </label>
-          <label>
-            for
-            <select name="shelf">
-              <option value="personal">me</option>
-              {props.canSaveTeam ? <option value="team">the team</option> : null}
-            </select>
-          </label>
-          <button type="submit">Save view</button>
-        </form>
+        // Folded like the filters (console.js opens both on wide screens).
+        <details class="fold">
+          <summary>Save these filters as a view</summary>
+          <form method="post" action={LISTS.views} class="view-save" data-testid="view-save">
+            <input type="hidden" name="_csrf" value={props.csrfToken} />
+            <input type="hidden" name="list" value={here.list} />
+            <input type="hidden" name="query" value={here.query} />
+            <label>
+              Save these filters as
+              <input type="text" name="name" required maxlength={60} placeholder="view name" />
+            </label>
+            <label>
+              for
+              <select name="shelf">
+                <option value="personal">me</option>
+                {props.canSaveTeam ? <option value="team">the team</option> : null}
+              </select>
+            </label>
+            <button type="submit">Save view</button>
+          </form>
+        </details>
       )}
     </div>
   );

@@ -10,12 +10,14 @@ import {
   type TopReasons,
 } from "../../src/store/read-models";
 import type { ExhaustingSoon } from "../../src/store/read-models/budget";
+import type { OverviewNow } from "../../src/store/read-models/overview-now";
 import { forecastWords } from "../budget-words";
 import { IncidentTable } from "../components/incident-table";
 import { Time } from "../components/time";
 import { capped, count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { incidentHref, LISTS, listHref } from "../links";
+import { OverviewNowSection } from "./overview-now";
 import { KIND_LABEL } from "./runs";
 
 export type OverviewData = {
@@ -33,12 +35,20 @@ export type OverviewData = {
   exhausting: ExhaustingSoon;
   /** Agents whose alarm keeps firing with nothing to do (the awake list's loops), capped at that list's length. */
   alarmLoops: { n: number; capped: boolean };
+  /** The first screen: alerts, the recent window's figures and trend, the last hour's chart (bounded reads). */
+  now: OverviewNow;
 };
 
-/** The on-call overview: the four numbers that matter, the trend, and the way to the worst incident. */
+/**
+ * The on-call overview. First what burns now (its own fragment, refreshed on its own: OverviewNowSection), then
+ * the 24 h figures, the trend, and the way to the worst incident.
+ */
 export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
   return (
     <Layout ctx={props.ctx} title="On-call overview" active="/" scripts={["chart.umd.min.js"]}>
+      <div id="overview-now" data-live hx-get="/partials/overview-now" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
+        <OverviewNowSection ctx={props.ctx} now={props.data.now} deploys={props.data.deploys} />
+      </div>
       <div id="overview-live" data-live hx-get="/partials/overview" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <OverviewLive ctx={props.ctx} data={props.data} />
       </div>
@@ -52,10 +62,19 @@ export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
  * one); `data-figure-of="tokens"` says the figure sums the listed events' tokens instead of counting them, and
  * `data-figure-capped` that the figure stopped at its cap (the list has more).
  */
-function Figure(props: { href: string; value: { n: number; capped: boolean }; of?: "tokens"; testId?: string; class?: string; children?: unknown }) {
+export function Figure(props: {
+  href: string;
+  value: { n: number; capped: boolean };
+  of?: "tokens";
+  testId?: string;
+  class?: string;
+  title?: string;
+  children?: unknown;
+}) {
   return (
     <a
       class={props.class}
+      title={props.title}
       href={props.href}
       data-figure={String(props.value.n)}
       data-figure-of={props.of}
@@ -69,7 +88,7 @@ function Figure(props: { href: string; value: { n: number; capped: boolean }; of
 
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
-  const { counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops } = props.data;
+  const { counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops, now } = props.data;
   const inc = overviewIncidentFilters(counts.window.since);
   const cards: [string, string, { n: number; capped: boolean }, boolean, "tokens" | undefined][] = [
     ["Running runs", listHref("runs", { outcome: "running" }), counts.running, false, undefined],
@@ -94,6 +113,21 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
   ];
   return (
     <>
+      {/* What to act on comes right after what burns: on a phone the worst open incident is on the second screen, not the fifth. */}
+      <h2>Worst open incidents</h2>
+      {worst.length ? (
+        <IncidentTable rows={worst} now={props.ctx.now} testId="worst-incidents" />
+      ) : now.quiet ? (
+        <p class="muted" data-testid="quiet-shift">
+          Nothing open. Quiet shift.
+        </p>
+      ) : (
+        // Incidents can open and exhaust within seconds: "nothing open" is not "quiet" while the recent figures burn.
+        <p data-testid="nothing-open-not-quiet">
+          Nothing open at this moment, but not quiet: there were exhaustions or ambiguous ops in the last {Math.round(now.window.recentMs / 60_000)} minutes
+          (see above). Incidents can open and exhaust within seconds.
+        </p>
+      )}
       <section class="cards">
         {cards.map(([label, link, value, alert, of]) => (
           <Figure class={`card ${alert ? "alert" : ""}`} href={link} value={value} of={of} testId={`count-${label}`}>
@@ -155,8 +189,6 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           {reasons.bounded ? <p class="muted">Counted over the newest exhausted incidents only: there are more than one scan covers.</p> : null}
         </section>
       </div>
-      <h2>Worst open incidents</h2>
-      {worst.length ? <IncidentTable rows={worst} now={props.ctx.now} testId="worst-incidents" /> : <p class="muted">Nothing open. Quiet shift.</p>}
     </>
   );
 }

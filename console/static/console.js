@@ -111,8 +111,13 @@
         const { ctx, chartArea, scales } = chart;
         ctx.save();
         ctx.strokeStyle = "#495057";
+        ctx.fillStyle = "#1b1f24";
+        ctx.font = "11px system-ui, sans-serif";
         ctx.setLineDash([4, 3]);
-        for (const m of marks) {
+        // Each mark is labelled with its version where the label fits; marks closer than a label's width share
+        // the first one's label with a count ("v2 +1"), so a squeezed chart never prints labels over each other.
+        const placed = [];
+        for (const m of [...marks].sort((a, b) => a.at - b.at)) {
           const i = Math.floor((m.at - data.buckets[0]) / (data.bucketMs || 300000));
           if (i < 0 || i >= data.buckets.length) continue;
           const x = scales.x.getPixelForValue(i);
@@ -120,6 +125,16 @@
           ctx.moveTo(x, chartArea.top);
           ctx.lineTo(x, chartArea.bottom);
           ctx.stroke();
+          const last = placed[placed.length - 1];
+          if (last && x - last.x < last.width + 6) last.more++;
+          else placed.push({ x, text: String(m.version || "").slice(0, 12), more: 0, width: 0 });
+          const p = placed[placed.length - 1];
+          p.width = ctx.measureText(p.more ? `${p.text} +${p.more}` : p.text).width;
+        }
+        for (const p of placed) {
+          const text = p.more ? `${p.text} +${p.more}` : p.text;
+          const x = Math.min(p.x + 3, chartArea.right - p.width);
+          ctx.fillText(text, x, chartArea.top + 10);
         }
         ctx.restore();
       },
@@ -172,6 +187,8 @@
             maintainAspectRatio: false,
             scales: scales(),
             interaction: { mode: "nearest", intersect: false },
+            // Small legend keys: on a phone four series' legend must leave the plot most of the box.
+            plugins: { legend: { labels: { boxWidth: 12, font: { size: 11 } } } },
             onClick: openBucket(canvas),
           },
           plugins: [deployMarks(canvas)],
@@ -203,6 +220,12 @@
     }
   }
   document.addEventListener("DOMContentLoaded", () => labelCells(document));
+  // A list's filters and save-view form are folded (details.fold) so a phone's first screen shows rows; a wide
+  // screen has room for them, so there they start open.
+  document.addEventListener("DOMContentLoaded", () => {
+    if (!window.matchMedia?.("(min-width: 720px)").matches) return;
+    for (const d of document.querySelectorAll("details.fold")) d.open = true;
+  });
   document.addEventListener("htmx:afterSettle", (e) => labelCells(e.target));
   // The reader switched UTC / local: relabel the axes of every chart.
   document.addEventListener("console:timezone", () => drawCharts(document));

@@ -16,6 +16,7 @@ import {
   exhaustingSoonIn,
   listStuckIn,
   overviewCountsIn,
+  overviewNowIn,
   residentEstimateIn,
   topReasonsIn,
 } from "../../src/store/read-models/merged-overview";
@@ -128,6 +129,8 @@ async function readAll(store: Store) {
   for (const cap of [1000, 5, 2]) out[`counts/${cap}`] = await overviewCountsIn(store, NOW, cap);
   for (const w of [7, 19]) out[`gaps/${w}`] = (await overviewCountsIn(store, NOW, 1000, w)).agentsWithGaps;
   out.series = await eventSeriesIn(store, { since: NOW - 3 * 3_600_000, until: NOW }, NOW);
+  // The first screen: recent figures, their windows, the hour chart and the capped 24 h exhaustions (and no alerts here).
+  for (const minutes of [15, 60]) out[`now/${minutes}`] = await overviewNowIn(store, NOW, minutes * MIN);
   out["series types"] = await eventSeriesIn(store, { since: NOW - 3 * 3_600_000, until: NOW, types: "schedule.executed,model.usage,fiber.started" }, NOW);
   for (const limit of [1, 3, 10]) out[`reasons/${limit}`] = await topReasonsIn(store, { since: NOW - 3 * 3_600_000, limit }, NOW);
   for (const limit of [1, 4, 200])
@@ -248,6 +251,11 @@ it("a store of two partitions answers the overview's and the stuck page's reads 
   expect((single["resident 6"] as { segments: number }).segments).toBeGreaterThan(0);
   expect((single["gaps list/3/undefined"] as unknown[]).length).toBeGreaterThan(2);
   expect(JSON.stringify(single.series)).toMatch(/[1-9]/);
+  type Now = { figures: { key: string; recent: number; chart: number }[]; exhaustions24h: { n: number } };
+  const now60 = single["now/60"] as Now;
+  expect(now60.figures.find((f) => f.key === "attempts")!.recent).toBeGreaterThan(3);
+  expect(now60.figures.find((f) => f.key === "exhausted")!.chart).toBeGreaterThan(3);
+  expect(now60.exhaustions24h.n).toBe(counts.exhaustions24h!.n);
 
   for (const key of Object.keys(single)) expect(merged[key], key).toEqual(single[key]);
   await empty(env.DB);

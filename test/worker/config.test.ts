@@ -29,7 +29,7 @@ describe("worker/config.ts: one parse, one policy", () => {
     expect(c.ingest).toEqual({ maxAgeDays: 30, maxFutureSkewSeconds: 300, signingSecret: null });
     expect(c.reconcile).toEqual({ afterMs: 10 * 60_000, batch: 20, unknownAfterMs: 60 * 60_000 });
     expect(c.stuck).toEqual(DEFAULT_STUCK_CONFIG);
-    expect(c.console).toEqual({ pollSeconds: 15, apmTraceUrl: null });
+    expect(c.console).toEqual({ pollSeconds: 15, apmTraceUrl: null, recentMs: 15 * 60_000 });
     expect(c.otel).toEqual({ serviceName: "agent-console", otlp: null });
     expect(c.alerts).toEqual({
       channels: [],

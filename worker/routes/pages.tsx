@@ -10,6 +10,7 @@ import { EventsPage } from "../../console/pages/events";
 import { IncidentFacts, IncidentFromHistoryPage, IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
 import { AUDIT_COLUMN_SET, AuditPage, BACKUP_COLUMN_SET, BackupsPage, OpsPage } from "../../console/pages/lists";
 import { type OverviewData, OverviewLive, OverviewPage } from "../../console/pages/overview";
+import { OverviewNowSection } from "../../console/pages/overview-now";
 import { RUN_COLUMN_SET, RunFromHistoryPage, RunsPage, RunTimelinePage } from "../../console/pages/runs";
 import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
 import { incidentNotFoundWords, runNotFoundWords } from "../../console/words";
@@ -45,7 +46,16 @@ import {
 } from "../../src/store/read-models/merged";
 import { listDeploysIn } from "../../src/store/read-models/merged-deploys";
 import { listEventsIn } from "../../src/store/read-models/merged-events";
-import { countAlarmLoopsIn, countStuckIn, eventSeriesIn, exhaustingSoonIn, overviewCountsIn, topReasonsIn } from "../../src/store/read-models/merged-overview";
+import {
+  countAlarmLoopsIn,
+  countStuckIn,
+  eventSeriesIn,
+  exhaustingSoonIn,
+  overviewCountsIn,
+  overviewNowIn,
+  topReasonsIn,
+} from "../../src/store/read-models/merged-overview";
+import { nowWindow } from "../../src/store/read-models/overview-now";
 import type { Page } from "../../src/store/read-models/paging";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
@@ -76,7 +86,9 @@ const paging = (q: Record<string, string | undefined>) => ({ cursor: q.cursor, l
 async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const now = Date.now();
   const store = storeFromEnv(c.env);
-  const [counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops] = await Promise.all([
+  const recentMs = consoleConfig(c.env).console.recentMs;
+  const [nowData, counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops] = await Promise.all([
+    overviewNowIn(store, now, recentMs),
     overviewCountsIn(store, now),
     eventSeriesIn(store, { since: now - 86_400_000, until: now }),
     topReasonsIn(store, { since: now - 86_400_000, limit: 8 }, now),
@@ -88,7 +100,19 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
     exhaustingSoonIn(store, now, consoleConfig(c.env).budget.forecastWindowMs),
     countAlarmLoopsIn(store, now),
   ]);
-  return { counts, series, reasons, worst: worst.items, stuck, deploys, exhausting, alarmLoops: { n: alarmLoops.n, capped: alarmLoops.capped } };
+  return { counts, series, reasons, worst: worst.items, stuck, deploys, exhausting, alarmLoops: { n: alarmLoops.n, capped: alarmLoops.capped }, now: nowData };
+}
+
+/** The overview's first screen alone (its own refresh): bounded reads only, whatever the fleet's size. */
+async function overviewNowData(c: ConsoleContext) {
+  const now = Date.now();
+  const store = storeFromEnv(c.env);
+  const recentMs = consoleConfig(c.env).console.recentMs;
+  const [nowData, deploys] = await Promise.all([
+    overviewNowIn(store, now, recentMs),
+    listDeploysIn(store, { since: nowWindow(now, recentMs).chartSince, until: now }),
+  ]);
+  return { now: nowData, deploys };
 }
 
 /**
@@ -116,6 +140,11 @@ pages.get("/", async (c) => {
   return page(c, <OverviewPage ctx={pageContext(c)} data={data} />);
 });
 pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
+pages.get("/partials/overview-now", async (c) => {
+  const data = await overviewNowData(c);
+  if (wantsJson(c)) return c.json(data);
+  return c.html(<OverviewNowSection ctx={pageContext(c)} now={data.now} deploys={data.deploys} />);
+});
 
 /** The incidents list and its groups for the URL's filters (validated by the read models), and the columns to show. */
 async function incidentsOf(c: ConsoleContext) {

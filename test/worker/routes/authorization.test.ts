@@ -76,6 +76,13 @@ const ROUTES: Route[] = [
   { kind: "public", method: "GET", pattern: "/health", url: () => "/health" },
   { kind: "read", method: "GET", pattern: "/", url: () => "/", shows: () => ["On-call overview", "Running runs", "Worst open incidents"] },
   { kind: "read", method: "GET", pattern: "/partials/overview", url: () => "/partials/overview", shows: () => ["Running runs", "Top exhaustion reasons"] },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/partials/overview-now",
+    url: () => "/partials/overview-now",
+    shows: () => ['data-testid="overview-now"', "Recovery attempts"],
+  },
   { kind: "read", method: "GET", pattern: "/incidents", url: () => "/incidents", shows: (fx) => [fx.incidentId] },
   { kind: "read", method: "GET", pattern: "/partials/incidents", url: () => "/partials/incidents", shows: (fx) => [fx.incidentId, 'data-testid="incidents"'] },
   {
