@@ -45,6 +45,7 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
 
   // The first event: a runFiber, as soon as the stack answers.
   const first = await post(server, "/fiber?name=bare-f1&mode=complete");
+  expect(first).toMatchObject({ id: expect.stringMatching(/.+/), outcome: "completed" });
   await until("the console to show the first run", async () => (await consoleRuns(server, "BareFiberAgent", "bare-f1")).has(first.id!), 120_000);
   const firstSeenMs = Date.now() - t0;
   console.log(`[tail-capture] first event in the console's JSON ${(firstSeenMs / 1000).toFixed(1)} s after wrangler dev was started`);
