@@ -52,7 +52,7 @@ export async function getText(path: string, who: Who, headers: Record<string, st
 }
 
 /** Decodes the entities hono/html uses in attribute values. */
-const unescapeAttr = (s: string) =>
+export const unescapeAttr = (s: string) =>
   s
     .replace(/&quot;/g, '"')
     .replace(/&#39;/g, "'")

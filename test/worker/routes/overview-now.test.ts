@@ -7,7 +7,7 @@ import { app } from "../../../worker/app";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { accessToken, call, getText, ORIGIN, USERS } from "./harness";
+import { accessToken, call, getText, ORIGIN, USERS, unescapeAttr } from "./harness";
 
 // The overview's first screen answers "is anything burning now, and what": the recent figures (from the rollups)
 // beside the window before and the 24 h, the alert banner with storms first, "quiet" only when the recent window is,
@@ -52,13 +52,6 @@ async function alerts(rows: { key: string; kind: string; summary: string; at: nu
 }
 
 type Figure = { href: string; n: number; capped: boolean; testId: string | null };
-const unescapeAttr = (s: string) =>
-  s
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'")
-    .replace(/&lt;/g, "<")
-    .replace(/&gt;/g, ">")
-    .replace(/&amp;/g, "&");
 function figures(html: string): Figure[] {
   const out: Figure[] = [];
   for (const m of html.matchAll(/<a\s([^>]*)>/g)) {
