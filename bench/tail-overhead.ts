@@ -198,11 +198,19 @@ async function main(): Promise<void> {
     }
   }
   const rowsOf = async (w: Which) =>
-    (await json<{ rows: Record<string, number | null> }>(await fetch(`${stack.appBase}/bench/rows?${new URLSearchParams({ worker: w, name: agentName(w) })}`), w)).rows;
+    (
+      await json<{ rows: Record<string, number | null> }>(
+        await fetch(`${stack.appBase}/bench/rows?${new URLSearchParams({ worker: w, name: agentName(w) })}`),
+        w,
+      )
+    ).rows;
   /** What the console stored for the tailed agent: ended runs and events (read from its local D1 file). */
   const stored = () => {
     const runs = Number(
-      d1(persistDir!, `SELECT count(*) AS c FROM runs WHERE agent_class = 'BareFiberAgent' AND agent_name = '${agentName("tailed")}' AND outcome IS NOT NULL`)[0]!.c,
+      d1(
+        persistDir!,
+        `SELECT count(*) AS c FROM runs WHERE agent_class = 'BareFiberAgent' AND agent_name = '${agentName("tailed")}' AND outcome IS NOT NULL`,
+      )[0]!.c,
     );
     const events = Number(
       d1(persistDir!, `SELECT coalesce(sum(n), 0) AS c FROM event_segments WHERE agent_class = 'BareFiberAgent' AND agent_name = '${agentName("tailed")}'`)[0]!
@@ -226,7 +234,10 @@ async function main(): Promise<void> {
   }
 
   // Storage before any bench work, then warm-up (JIT, first SQLite pages) on each agent.
-  const rowsBefore = Object.fromEntries(await Promise.all(WHICH.map(async (w) => [w, await rowsOf(w)] as const))) as Record<Which, Record<string, number | null>>;
+  const rowsBefore = Object.fromEntries(await Promise.all(WHICH.map(async (w) => [w, await rowsOf(w)] as const))) as Record<
+    Which,
+    Record<string, number | null>
+  >;
   let clockAdvances = true;
   const share: number[] = [];
   for (let i = 0; i < WARMUP_CALLS; i++)
@@ -268,7 +279,10 @@ async function main(): Promise<void> {
     Awaited<ReturnType<typeof call>>
   >;
   await consoleCaughtUp();
-  const rowsAfter = Object.fromEntries(await Promise.all(WHICH.map(async (w) => [w, await rowsOf(w)] as const))) as Record<Which, Record<string, number | null>>;
+  const rowsAfter = Object.fromEntries(await Promise.all(WHICH.map(async (w) => [w, await rowsOf(w)] as const))) as Record<
+    Which,
+    Record<string, number | null>
+  >;
   const seen = stored();
   await stopDev();
 
@@ -291,15 +305,16 @@ async function main(): Promise<void> {
   log(
     `95% confidence interval of the median (narrows with more rounds, unlike the middle half): tail ${f3(ci[0])}-${f3(ci[1])}x; A/A ${f3(aaCi[0])}-${f3(aaCi[1])}x, width ${pct(aaCiWidth)} — narrower than ${pct(AA_WIDTH_TARGET)} ${aaCiWidth < AA_WIDTH_TARGET ? "yes" : "NO"}`,
   );
+  const eventsPerFiber = seen.events / fibersRun.tailed;
   log(
-    `per runFiber (one stash), medians: tailed ${f3(perFiber("tailed"))} ms, untailed ${f3(perFiber("untailed"))} ms, untailed A/A ${f3(perFiber("untailed-aa"))} ms (${ROUNDS} interleaved rounds of ${N} runFibers per agent invocation, order rotating; each call starts after the console stored the tailed agent's runs so far, ${(waited / 1000).toFixed(1)} s waited; wrangler's own local observability tail off)`,
+    `per runFiber (one stash), medians: tailed ${f3(perFiber("tailed"))} ms, untailed ${f3(perFiber("untailed"))} ms, untailed A/A ${f3(perFiber("untailed-aa"))} ms; the tail's share ${(((perFiber("tailed") - perFiber("untailed")) / eventsPerFiber) * 1000).toFixed(1)} µs per event published (${ROUNDS} interleaved rounds of ${N} runFibers per agent invocation, order rotating; ${ROUNDS} interleaved rounds of ${N} runFibers per agent invocation, order rotating; each call starts after the console stored the tailed agent's runs so far, ${(waited / 1000).toFixed(1)} s waited; wrangler's own local observability tail off)`,
   );
   const events = seen.events;
-  const eventsPerFiber = events / fibersRun.tailed;
   const countedEvents = N * eventsPerFiber;
   const extraRows = (counted.tailed.rowsWritten ?? 0) - (counted.untailed.rowsWritten ?? 0);
   const tablesOf = (w: Which) => Object.keys(rowsAfter[w]).sort().join(",");
-  const sameTables = tablesOf("tailed") === tablesOf("untailed") && Object.keys(rowsBefore.tailed).sort().join(",") === Object.keys(rowsBefore.untailed).sort().join(",");
+  const sameTables =
+    tablesOf("tailed") === tablesOf("untailed") && Object.keys(rowsBefore.tailed).sort().join(",") === Object.keys(rowsBefore.untailed).sort().join(",");
   const grown = (w: Which) =>
     Object.entries(rowsAfter[w])
       .filter(([t, c]) => c !== null && c !== (rowsBefore[w][t] ?? 0))
