@@ -307,7 +307,7 @@ async function main(): Promise<void> {
   );
   const eventsPerFiber = seen.events / fibersRun.tailed;
   log(
-    `per runFiber (one stash), medians: tailed ${f3(perFiber("tailed"))} ms, untailed ${f3(perFiber("untailed"))} ms, untailed A/A ${f3(perFiber("untailed-aa"))} ms; the tail's share ${(((perFiber("tailed") - perFiber("untailed")) / eventsPerFiber) * 1000).toFixed(1)} µs per event published (${ROUNDS} interleaved rounds of ${N} runFibers per agent invocation, order rotating; ${ROUNDS} interleaved rounds of ${N} runFibers per agent invocation, order rotating; each call starts after the console stored the tailed agent's runs so far, ${(waited / 1000).toFixed(1)} s waited; wrangler's own local observability tail off)`,
+    `per runFiber (one stash), medians: tailed ${f3(perFiber("tailed"))} ms, untailed ${f3(perFiber("untailed"))} ms, untailed A/A ${f3(perFiber("untailed-aa"))} ms; the difference of the medians per event published ${(((perFiber("tailed") - perFiber("untailed")) / eventsPerFiber) * 1000).toFixed(1)} µs (${ROUNDS} interleaved rounds of ${N} runFibers per agent invocation, order rotating; each call starts after the console stored the tailed agent's runs so far, ${(waited / 1000).toFixed(1)} s waited; wrangler's own local observability tail off)`,
   );
   const events = seen.events;
   const countedEvents = N * eventsPerFiber;
