@@ -4,9 +4,11 @@
 // printed beside an A/A interval (two untailed agents) that says how much of a difference the machine can resolve.
 //
 // One `wrangler dev` hosts the console (a tail consumer), the bare fleet (test/fixtures/bare-fleet: no package of
-// ours) WITH its `tail_consumers` line, and two twins of the same code under other names WITHOUT it, derived from the
-// fixture's own config. Only the first Worker gets a port, so the tailed Worker reaches its twins' agents through
-// Durable Object bindings the bench adds to its generated config; every measured call takes the same path.
+// ours) WITH its `tail_consumers` line, and three twins of the same code under other names, derived from the
+// fixture's own config: one keeping the tail line, two without it. Only the first Worker gets a port, so the fixture
+// reaches the twins' agents through Durable Object bindings the bench adds to its generated config. The measured
+// agents all live in twins, each in a Worker (isolate) of its own, and every measured call takes the same path: the
+// only difference between the tailed agent and the untailed ones is the tail line.
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -39,19 +41,21 @@ const tails = (fixture.tail_consumers ?? []) as { service?: string }[];
 if (!tails.some((t) => t.service === consoleName))
   throw new Error(`${FIXTURE} no longer names the console (${consoleName}) in tail_consumers: there is no tail to measure`);
 
-/** The fixture without its tail line, under another name: the same code, not observed. */
-function untailedTwin(name: string): WranglerConfig {
-  const { tail_consumers: _dropped, ...rest } = fixture;
-  return { ...rest, name };
+/** The fixture under another name, with its tail line or without it: the same code, observed or not. */
+function twin(name: string, tailed: boolean): WranglerConfig {
+  const { tail_consumers, ...rest } = fixture;
+  return tailed ? { ...rest, tail_consumers, name } : { ...rest, name };
 }
-const TWIN = { untailed: `${fixture.name}-untailed`, "untailed-aa": `${fixture.name}-untailed-aa` } as const;
-const twinFiles = (Object.values(TWIN) as string[]).map((name) => writeGeneratedConfig(`tail-bench.${name}.jsonc`, untailedTwin(name)));
+const TWIN: Record<Which, string> = { tailed: `${fixture.name}-tailed`, untailed: `${fixture.name}-untailed`, "untailed-aa": `${fixture.name}-untailed-aa` };
+const twinFile = (w: Which) => writeGeneratedConfig(`tail-bench.${TWIN[w]}.jsonc`, twin(TWIN[w], w === "tailed"));
+const twinFiles = (Object.keys(TWIN) as Which[]).map(twinFile);
 /** The fixture as it is (tail line kept), plus bindings to its twins' BareFiberAgent for the bench routes. */
 const tailedFile = writeGeneratedConfig(`tail-bench.${fixture.name}.jsonc`, {
   ...fixture,
   durable_objects: {
     bindings: [
       ...(fixture.durable_objects?.bindings ?? []),
+      { name: "BENCH_TAILED", class_name: "BareFiberAgent", script_name: TWIN.tailed },
       { name: "BENCH_UNTAILED", class_name: "BareFiberAgent", script_name: TWIN.untailed },
       { name: "BENCH_UNTAILED_AA", class_name: "BareFiberAgent", script_name: TWIN["untailed-aa"] },
     ],
@@ -147,7 +151,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
   const t0 = Date.now();
-  const plain = bundledBytes(twinFiles[0]!, "without-tail");
+  const plain = bundledBytes(twinFile("untailed"), "without-tail");
   const tailed = bundledBytes(FIXTURE, "with-tail");
   log(
     `bytes the tail adds to the agent's Worker: ${tailed.raw - plain.raw} minified, ${tailed.gz - plain.gz} gz (the bare fleet bundled for deploy with its tail_consumers line ${tailed.raw} B, without ${plain.raw} B: the line is configuration, no code) — target 0 ${tailed.raw === plain.raw ? "met" : "MISSED"}`,
