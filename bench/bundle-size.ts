@@ -1,41 +1,20 @@
 // `npm run bench`, part 1 (Node): bundle sizes as wrangler builds them for deploy (minified, gzip level 9 as a
 // proxy for the upload's compression). Reports the console Worker's size and what the agent-side packages add
 // to a user's Worker: the same plain agent bundled with and without withTelemetry + withAdminRpc.
-import { spawnSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { gzipSync } from "node:zlib";
 import { generatedDir, repoRoot } from "../scripts/wrangler-config.ts";
+import { bundleWorker } from "./bundle.ts";
 
 const KB = 1024;
 const workDir = path.join(generatedDir, "bundle-bench");
 
 type Bundle = { raw: number; gz: number; meta: string };
 
-/**
- * Builds a Worker as `wrangler deploy` would, without deploying, and returns its raw and gzipped bytes, and the path
- * of esbuild's metafile (which input paid how many bytes of the output).
- */
+/** A Worker bundled as `wrangler deploy` would (bundle.ts), with the path of esbuild's metafile (which input paid how many bytes). */
 function bundle(config: string, label: string): Bundle {
-  const out = path.join(workDir, `out-${label}`);
   const meta = path.join(workDir, `meta-${label}.json`);
-  rmSync(out, { recursive: true, force: true });
-  const r = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "--metafile", meta, "-c", config], {
-    cwd: repoRoot,
-    encoding: "utf8",
-    env: { ...process.env, CI: "true" },
-  });
-  if (r.status !== 0) throw new Error(`bundling ${label} failed:\n${r.stdout}\n${r.stderr}`);
-  let raw = 0;
-  let gz = 0;
-  for (const f of readdirSync(out, { recursive: true }) as string[]) {
-    const p = path.join(out, f);
-    if (!statSync(p).isFile() || !/\.(js|mjs|wasm)$/.test(f)) continue;
-    const bytes = readFileSync(p);
-    raw += bytes.length;
-    gz += gzipSync(bytes, { level: 9 }).length;
-  }
-  return { raw, gz, meta };
+  return { ...bundleWorker(config, path.join(workDir, `out-${label}`), meta), meta };
 }
 
 /** The packages' own modules in a bundle, largest first, with the minified bytes each put in the output. */

@@ -9,14 +9,14 @@
 // reaches the twins' agents through Durable Object bindings the bench adds to its generated config. The measured
 // agents all live in twins, each in a Worker (isolate) of its own, and every measured call takes the same path: the
 // only difference between the tailed agent and the untailed ones is the tail line.
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { gzipSync } from "node:zlib";
 import { freePort, prepareDevStack, waitForHealth } from "../scripts/dev-stack.ts";
 import { generatedDir, readAbsolute, readWranglerConfig, repoRoot, type WranglerConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
 import { d1 } from "../test/e2e/wrangler-dev.ts";
+import { type BundleBytes, bundleWorker } from "./bundle.ts";
 
 const FIXTURE = path.join(repoRoot, "test/fixtures/bare-fleet/wrangler.jsonc");
 const PORT = Number(process.env.TAIL_BENCH_PORT ?? 8891);
@@ -65,25 +65,8 @@ const tailedFile = writeGeneratedConfig(`tail-bench.${fixture.name}.jsonc`, {
 // ---------------------------------------------------------------------------------------------------------------
 // Bytes: the fixture bundled as `wrangler deploy` would, with and without its tail line.
 
-function bundledBytes(config: string, label: string): { raw: number; gz: number } {
-  const out = path.join(generatedDir, "tail-bench-bundle", label);
-  rmSync(out, { recursive: true, force: true });
-  const r = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--minify", "--outdir", out, "-c", config], {
-    cwd: repoRoot,
-    encoding: "utf8",
-    env: { ...process.env, CI: "true" },
-  });
-  if (r.status !== 0) throw new Error(`bundling ${label} failed:\n${r.stdout}\n${r.stderr}`);
-  let raw = 0;
-  let gz = 0;
-  for (const f of readdirSync(out, { recursive: true }) as string[]) {
-    const p = path.join(out, f);
-    if (!statSync(p).isFile() || !/\.(js|mjs|wasm)$/.test(f)) continue;
-    const bytes = readFileSync(p);
-    raw += bytes.length;
-    gz += gzipSync(bytes, { level: 9 }).length;
-  }
-  return { raw, gz };
+function bundledBytes(config: string, label: string): BundleBytes {
+  return bundleWorker(config, path.join(generatedDir, "tail-bench-bundle", label));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
