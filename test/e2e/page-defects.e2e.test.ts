@@ -19,7 +19,7 @@ declare const document: {
   scrollingElement: { scrollWidth: number; clientWidth: number };
 };
 
-const PORT = 8987;
+const PORT = 8997;
 // Session names are the customer's ids, often long and with no break in them (a ULID here): every cell showing one
 // (agent, incident id, an alert's subject and summary) must wrap rather than widen the page.
 const POISON = "sess_01JEXQ4W5E6R7T8Y9U0I1O2P3A4S5D6F7G8H9";
