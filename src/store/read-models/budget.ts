@@ -178,6 +178,22 @@ export function forecastFromRow(row: BudgetRowFacts): Forecast {
   return forecastExhaustion({ attempt: row.attempts, maxAttempts: row.maxAttempts, firstAttemptAt: row.firstSeen, lastAttemptAt: row.lastSeen });
 }
 
+/*
+ * What the "likely to exhaust" card can forecast, and why it was empty on the demo fleet (issue 36: 343 polls over
+ * 19 minutes, none with a row).
+ * - Only chat incidents have a budget: the SDK bounds chat recovery (maxAttempts, the no-progress window,
+ *   maxInterruptedAttempts). Session turn incidents (kind "turn") and fiber incidents have no maximum, so nothing
+ *   can be forecast for them; most of the demo fleet's open incidents are turns.
+ * - A chat incident needs its counter at 2 or more (2 attempts give one interval: a rate) and a known maxAttempts,
+ *   from its own events: attempts, maxAttempts, first seen (the first attempt) and last seen (the latest).
+ * - It shows while the forecast lies within the window and the incident is still open. The demo's chat agents
+ *   allow 2 attempts with a 300 ms stall cut: the second attempt, the first moment a rate exists, is also the last
+ *   one, and the incident exhausts about a second later, between two polls of the card (every 15 s).
+ * So the card needs a chat incident whose attempts are spaced wider than the poll interval and whose cap leaves at
+ * least one attempt after the second; NotForecast names the open incidents it cannot forecast, so the card is
+ * never silently empty.
+ */
+
 /** Open incidents exhaustingSoon looks at, at most (open incidents are few; past this the card says "at least"). */
 export const EXHAUST_SCAN = 500;
 
