@@ -210,10 +210,33 @@ export type ExhaustingSoon = {
   items: ExhaustingIncident[];
   /** The window looked ahead: incidents forecast to exhaust by `now + windowMs`. */
   windowMs: number;
+  /** The open incidents looked at that are not on the list, by why: the card names them instead of staying empty. */
+  notForecast: NotForecast;
   /** More open incidents than EXHAUST_SCAN: the newest only were looked at. */
   bounded: boolean;
   rowsRead: number;
 };
+
+/** Open incidents with no forecast in the window, counted by why. */
+export type NotForecast = {
+  /** Kinds whose recovery the SDK does not bound (session turns, fibers): no budget to forecast from. */
+  noBudget: { turn: number; fiber: number };
+  /** Chat incidents with no rate yet (fewer than 2 attempts) or no known maximum. */
+  noRate: number;
+  /** Chat incidents forecast past the window, or overdue by more than an interval (their attempts stopped). */
+  outside: number;
+};
+
+export const noneNotForecast = (): NotForecast => ({ noBudget: { turn: 0, fiber: 0 }, noRate: 0, outside: 0 });
+
+/** Sums partitions' NotForecast counts (each counts its own open incidents). */
+export function addNotForecast(a: NotForecast, b: NotForecast): NotForecast {
+  return {
+    noBudget: { turn: a.noBudget.turn + b.noBudget.turn, fiber: a.noBudget.fiber + b.noBudget.fiber },
+    noRate: a.noRate + b.noRate,
+    outside: a.outside + b.outside,
+  };
+}
 
 /**
  * Open chat incidents (open now: no newer force idle or reconciliation closed them) likely to exhaust within
@@ -232,10 +255,17 @@ export async function exhaustingSoon(db: D1Database, now: number, windowMs: numb
     .all<BudgetRowFacts & { incidentId: string; agentClass: string; agentName: string }>();
   const rows = r.results.slice(0, EXHAUST_SCAN);
   const items: ExhaustingIncident[] = [];
+  const notForecast = noneNotForecast();
   for (const row of rows) {
+    if (row.kind === "turn" || row.kind === "fiber") {
+      notForecast.noBudget[row.kind]++;
+      continue;
+    }
     const f = forecastFromRow(row);
+    if (f.basis !== "attempt_rate") notForecast.noRate++;
     // A forecast more than one interval overdue is not coming: its attempts stopped (the stuck page's concern).
-    if (f.basis === "attempt_rate" && f.at <= now + windowMs && f.at >= now - f.intervalMs)
+    else if (f.at > now + windowMs || f.at < now - f.intervalMs) notForecast.outside++;
+    else
       items.push({
         incidentId: row.incidentId,
         agentClass: row.agentClass,
@@ -246,7 +276,7 @@ export async function exhaustingSoon(db: D1Database, now: number, windowMs: numb
       });
   }
   items.sort(compareExhausting);
-  return { items: items.slice(0, limit), windowMs, bounded: r.results.length > EXHAUST_SCAN, rowsRead: rowsReadOf(r) };
+  return { items: items.slice(0, limit), windowMs, notForecast, bounded: r.results.length > EXHAUST_SCAN, rowsRead: rowsReadOf(r) };
 }
 
 /** exhaustingSoon's order: soonest first; ties by agent and incident, so the cut at `limit` is the same whichever partitions hold them. */
