@@ -1,4 +1,4 @@
-import type { Against, Forecast, IncidentBudget, NotForecast, Respent, TimerLeft } from "../src/store/read-models/budget";
+import type { Against, Forecast, ForecastScore, IncidentBudget, NotForecast, Respent, TimerLeft } from "../src/store/read-models/budget";
 import { count, duration, iso } from "./format";
 
 /** Recovery budgets in words: the store returns the figures (src/store/read-models/budget.ts), these say them. */
@@ -60,6 +60,23 @@ export function notForecastLines(n: NotForecast, minutes: number): { testId: str
     },
   ];
   return lines.filter((l) => l.n > 0);
+}
+
+/** "forecast at T: exhaust by X — exhausted at Y, 12s later than forecast". */
+export function forecastScoreWords(s: ForecastScore): { first: string; latest: string; outcome: string } {
+  const said = (f: ForecastScore["first"]) =>
+    `forecast at ${iso(f.madeAt)}: exhaust by ${iso(f.at)} (${duration(f.at - f.madeAt)} ahead), by ${BOUND_WORDS[f.bound]}`;
+  const off =
+    s.errorMs === null
+      ? ""
+      : s.errorMs === 0
+        ? ", exactly as forecast"
+        : `, ${duration(Math.abs(s.errorMs))} ${s.errorMs > 0 ? "later" : "earlier"} than forecast`;
+  const outcome =
+    s.outcome === "exhausted"
+      ? `exhausted at ${iso(s.outcomeAt)}${off}`
+      : `${s.outcome.replace(/_/g, " ")} at ${iso(s.outcomeAt)}: the forecast exhaustion did not happen`;
+  return { first: said(s.first), latest: said(s.latest), outcome };
 }
 
 const SOURCE_WORDS: Record<IncidentBudget["source"], string> = {

@@ -79,6 +79,8 @@ export type BudgetRowFacts = {
   maxAttempts: number | null;
   firstSeen: number;
   lastSeen: number;
+  /** Attempt events the incident emitted (each stall retry emits one while the SDK's counter stays put). */
+  attemptEvents?: number;
 };
 
 /** A figure against its limit; `limit` null: the SDK sets none (unbounded) or it is unknown. */
@@ -172,10 +174,17 @@ export function incidentBudget(
   };
 }
 
-/** The forecast from the incident's row alone (its events): attempts between first and last seen. */
+/**
+ * The forecast from the incident's row alone (its events): attempts between first and last seen. The attempts are
+ * the SDK's counter or, when more, the attempt events: a model that keeps stalling is retried as a transient error,
+ * which the SDK counts against the same maxAttempts (transientRetries) while every event still says `attempt: 1`
+ * (seen on Think: 5 attempt events, all at 1, then max_attempts_exceeded at maxAttempts 4). After progress restarts
+ * the counter, the events overcount: the forecast then errs early, a warning rather than a silence.
+ */
 export function forecastFromRow(row: BudgetRowFacts): Forecast {
   if (row.kind !== "chat") return UNKNOWN;
-  return forecastExhaustion({ attempt: row.attempts, maxAttempts: row.maxAttempts, firstAttemptAt: row.firstSeen, lastAttemptAt: row.lastSeen });
+  const attempt = Math.max(row.attempts, row.attemptEvents ?? 0);
+  return forecastExhaustion({ attempt, maxAttempts: row.maxAttempts, firstAttemptAt: row.firstSeen, lastAttemptAt: row.lastSeen });
 }
 
 /*
@@ -186,13 +195,71 @@ export function forecastFromRow(row: BudgetRowFacts): Forecast {
  *   can be forecast for them; most of the demo fleet's open incidents are turns.
  * - A chat incident needs its counter at 2 or more (2 attempts give one interval: a rate) and a known maxAttempts,
  *   from its own events: attempts, maxAttempts, first seen (the first attempt) and last seen (the latest).
+ * - The demo's chat incidents come from a stalling model. A stall is retried as a transient error: the SDK counts
+ *   it against maxAttempts (transientRetries) but every event keeps `attempt: 1` (test/chat/forecast.test.ts saw 5
+ *   attempt events, all at 1, then max_attempts_exceeded), so a forecast from the counter never had a rate.
+ *   forecastFromRow now counts the attempt events too.
  * - It shows while the forecast lies within the window and the incident is still open. The demo's chat agents
- *   allow 2 attempts with a 300 ms stall cut: the second attempt, the first moment a rate exists, is also the last
- *   one, and the incident exhausts about a second later, between two polls of the card (every 15 s).
+ *   allow 2 attempts with a 300 ms stall cut: the whole incident lasts about a second, between two polls of the
+ *   card (every 15 s), so even with a rate it would rarely be seen.
  * So the card needs a chat incident whose attempts are spaced wider than the poll interval and whose cap leaves at
  * least one attempt after the second; NotForecast names the open incidents it cannot forecast, so the card is
  * never silently empty.
  */
+
+/**
+ * A closed chat incident's forecast, scored against what happened: the first forecast the card could show (at its
+ * second counted attempt, from the same facts forecastFromRow reads then: the highest attempt so far, the maximum,
+ * first seen and that attempt's time), the latest one before the outcome, and the outcome. Replayed from the
+ * incident's own attempt events, so it needs no write when the card is polled; `errorMs` is how late (positive) or
+ * early (negative) the exhaustion came against the latest forecast, null when it did not exhaust.
+ */
+export type ForecastScore = {
+  first: { madeAt: number; at: number; bound: ForecastBound };
+  latest: { madeAt: number; at: number; bound: ForecastBound };
+  outcome: string;
+  outcomeAt: number;
+  errorMs: number | null;
+};
+
+/** The attempt events scoreForecast replays: time and the SDK's counter as the event reported it. */
+export type AttemptPoint = { time: number; attempt: number | null };
+
+/** A chat incident's attempt events (chat.recovery.attempt) among timeline events, as scoreForecast replays them. */
+export function attemptPointsOf(events: { type: string; time: number; payload: unknown }[]): AttemptPoint[] {
+  return events
+    .filter((e) => e.type === "chat.recovery.attempt")
+    .map((e) => {
+      const n = (e.payload as { attempt?: unknown } | null)?.attempt;
+      return { time: e.time, attempt: typeof n === "number" ? n : null };
+    });
+}
+
+export function scoreForecast(
+  incident: { kind: string; status: string; statusAt: number; maxAttempts: number | null; firstSeen: number; reason: string | null },
+  attempts: AttemptPoint[],
+): ForecastScore | null {
+  if (incident.kind !== "chat" || incident.status === "open") return null;
+  const points = [...attempts].sort((x, y) => x.time - y.time).filter((a) => a.time <= incident.statusAt);
+  // The attempt that exceeded the cap is the outcome itself, not a moment the card could have warned at.
+  const warnable = incident.status === "exhausted" && incident.reason === "max_attempts_exceeded" ? points.slice(0, -1) : points;
+  let first: ForecastScore["first"] | null = null;
+  let latest: ForecastScore["latest"] | null = null;
+  let counter = 0;
+  let events = 0;
+  for (const a of warnable) {
+    // As forecastFromRow counts: the SDK's counter or the attempt events, whichever is more.
+    events++;
+    counter = Math.max(counter, a.attempt ?? 0, events);
+    const f = forecastExhaustion({ attempt: counter, maxAttempts: incident.maxAttempts, firstAttemptAt: incident.firstSeen, lastAttemptAt: a.time });
+    if (f.basis !== "attempt_rate") continue;
+    latest = { madeAt: a.time, at: f.at, bound: f.bound };
+    first ??= latest;
+  }
+  if (!first || !latest) return null;
+  const exhausted = incident.status === "exhausted";
+  return { first, latest, outcome: incident.status, outcomeAt: incident.statusAt, errorMs: exhausted ? incident.statusAt - latest.at : null };
+}
 
 /** Open incidents exhaustingSoon looks at, at most (open incidents are few; past this the card says "at least"). */
 export const EXHAUST_SCAN = 500;
@@ -247,7 +314,7 @@ export async function exhaustingSoon(db: D1Database, now: number, windowMs: numb
   const r = await db
     .prepare(
       `SELECT ${I.incidentId} AS incidentId, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, ${I.kind} AS kind, ${I.attempts} AS attempts,
-              ${I.maxAttempts} AS maxAttempts, ${I.firstSeen} AS firstSeen, ${I.lastSeen} AS lastSeen
+              ${I.maxAttempts} AS maxAttempts, ${I.firstSeen} AS firstSeen, ${I.lastSeen} AS lastSeen, ${I.attemptEvents} AS attemptEvents
        FROM ${I.$table} INDEXED BY incidents_open WHERE ${I.status} = 'open' AND NOT ${overlayAppliesSql()}
        ORDER BY ${I.lastSeen} DESC LIMIT ?`,
     )
@@ -270,7 +337,8 @@ export async function exhaustingSoon(db: D1Database, now: number, windowMs: numb
         incidentId: row.incidentId,
         agentClass: row.agentClass,
         agentName: row.agentName,
-        attempts: row.attempts,
+        // The count the forecast used (forecastFromRow): stall retries move it when the SDK's counter does not.
+        attempts: Math.max(row.attempts, row.attemptEvents ?? 0),
         maxAttempts: row.maxAttempts,
         forecast: f,
       });

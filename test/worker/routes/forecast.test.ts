@@ -51,3 +51,67 @@ describe("the forecast card names what it cannot forecast", () => {
     expect(mustTestId(partial.text, "not-forecast-turn").text).toContain("not forecast");
   });
 });
+
+describe("the forecast, scored against what happened", () => {
+  it("a chat incident a minute per attempt is listed before it exhausts; once exhausted, its page scores the forecast", async () => {
+    const agentName = `forecast-score-${uid()}`;
+    const incidentId = `req-${uid()}:msg-1`;
+    const now = Date.now();
+    const MIN = 60_000;
+    const base = { maxAttempts: 3, recoveryKind: "retry" as const };
+    const corr = { incidentId, requestId: incidentId.split(":")[0] };
+    const o = (t: number) => ({ agentName, corr, time: t });
+    await ingest([
+      makeEvent("chat.recovery.detected", { ...base, attempt: 1 }, o(now - 2 * MIN)),
+      makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, o(now - 2 * MIN)),
+      makeEvent("chat.recovery.attempt", { ...base, attempt: 2 }, o(now - MIN)),
+    ]);
+    // Before the outcome: one attempt a minute, 2 of 3: attempt 4 exceeds the cap 2 minutes after the last.
+    const listed = (await overviewJson()).items.find((i) => i.incidentId === incidentId) as { forecast: { at: number } } | undefined;
+    expect(listed?.forecast.at).toBe(now + MIN);
+
+    // The outcome: attempt 3 a minute later, then attempt 4 exceeds the cap 30 s after the forecast.
+    await ingest([
+      makeEvent("chat.recovery.attempt", { ...base, attempt: 3 }, o(now)),
+      makeEvent("chat.recovery.attempt", { ...base, attempt: 4 }, o(now + MIN + 30_000)),
+      makeEvent("chat.recovery.exhausted", { ...base, attempt: 4, reason: "max_attempts_exceeded" }, o(now + MIN + 30_000)),
+    ]);
+    expect((await overviewJson()).items.map((i) => i.incidentId)).not.toContain(incidentId);
+
+    const path = `/incidents/${encodeURIComponent(incidentId)}?agentClass=ProbeAgent&agentName=${agentName}`;
+    const json = (await (await call(path, { as: "viewer", headers: { Accept: "application/json" } })).json()) as { forecastScore: unknown };
+    expect(json.forecastScore).toEqual({
+      // The first forecast the card could show (at attempt 2) and the latest (attempt 3, the one before the exceeding attempt 4).
+      first: { madeAt: now - MIN, at: now + MIN, bound: "max_attempts" },
+      latest: { madeAt: now, at: now + MIN, bound: "max_attempts" },
+      outcome: "exhausted",
+      outcomeAt: now + MIN + 30_000,
+      errorMs: 30_000,
+    });
+    const page = await getText(path, "viewer");
+    expect(page.status).toBe(200);
+    const score = mustTestId(page.text, "forecast-score");
+    expect(score.attrs).toMatchObject({ "data-outcome": "exhausted", "data-first-at": String(now + MIN), "data-error-ms": "30000" });
+    expect(mustTestId(page.text, "forecast-outcome").text).toContain("30s later than forecast");
+  });
+
+  it("a chat incident that recovers is scored as a forecast that did not happen", async () => {
+    const agentName = `forecast-recovered-${uid()}`;
+    const incidentId = `req-${uid()}:msg-1`;
+    const now = Date.now();
+    const base = { maxAttempts: 5, recoveryKind: "retry" as const };
+    const corr = { incidentId, requestId: incidentId.split(":")[0] };
+    const o = (t: number) => ({ agentName, corr, time: t });
+    await ingest([
+      makeEvent("chat.recovery.detected", { ...base, attempt: 1 }, o(now - 60_000)),
+      makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, o(now - 60_000)),
+      makeEvent("chat.recovery.attempt", { ...base, attempt: 2 }, o(now - 30_000)),
+      makeEvent("chat.recovery.completed", { ...base, attempt: 2 }, o(now)),
+    ]);
+    const path = `/incidents/${encodeURIComponent(incidentId)}?agentClass=ProbeAgent&agentName=${agentName}`;
+    const page = await getText(path, "viewer");
+    expect(page.status).toBe(200);
+    expect(mustTestId(page.text, "forecast-score").attrs["data-outcome"]).toBe("recovered");
+    expect(mustTestId(page.text, "forecast-outcome").text).toContain("the forecast exhaustion did not happen");
+  });
+});
