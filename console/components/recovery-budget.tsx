@@ -1,5 +1,5 @@
-import type { IncidentBudget } from "../../src/store/read-models/budget";
-import { againstWords, budgetSourceWords, forecastWords, timerWords } from "../budget-words";
+import type { ForecastScore, IncidentBudget } from "../../src/store/read-models/budget";
+import { againstWords, budgetSourceWords, forecastScoreWords, forecastWords, timerWords } from "../budget-words";
 
 /**
  * An open incident's recovery budget: attempts, work and interrupted attempts against the SDK's bounds, the time
@@ -47,6 +47,39 @@ export function RecoveryBudget(props: { budget: IncidentBudget }) {
           </dd>
         </dl>
       )}
+    </section>
+  );
+}
+
+/**
+ * A closed chat incident's forecast against what happened (scoreForecast): the first and the latest forecast the
+ * card could show, and the outcome. The times travel in data-* attributes for checks.
+ */
+export function ForecastScoreFacts(props: { score: ForecastScore }) {
+  const s = props.score;
+  const w = forecastScoreWords(s);
+  return (
+    <section
+      id="forecast-score"
+      data-testid="forecast-score"
+      data-first-made-at={String(s.first.madeAt)}
+      data-first-at={String(s.first.at)}
+      data-latest-made-at={String(s.latest.madeAt)}
+      data-latest-at={String(s.latest.at)}
+      data-outcome={s.outcome}
+      data-outcome-at={String(s.outcomeAt)}
+      data-error-ms={s.errorMs === null ? undefined : String(s.errorMs)}
+    >
+      <h2>Forecast against outcome</h2>
+      <p class="muted">Replayed from the incident's attempt events: what the "likely to exhaust" card could show, and when.</p>
+      <dl class="facts">
+        <dt>first forecast</dt>
+        <dd>{w.first}</dd>
+        <dt>latest forecast</dt>
+        <dd>{w.latest}</dd>
+        <dt>outcome</dt>
+        <dd data-testid="forecast-outcome">{w.outcome}</dd>
+      </dl>
     </section>
   );
 }

@@ -11,7 +11,7 @@ import {
   type Page,
   type TimelinePage,
 } from "../../src/store/read-models";
-import type { IncidentBudget } from "../../src/store/read-models/budget";
+import type { ForecastScore, IncidentBudget } from "../../src/store/read-models/budget";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER } from "../components/actions";
 import { ColumnChooser } from "../components/columns";
@@ -22,7 +22,7 @@ import { HotSpan } from "../components/hot-span";
 import { INCIDENT_COLUMN_SET, IncidentTable } from "../components/incident-table";
 import { OpsTable } from "../components/ops-table";
 import { ListPager } from "../components/pager";
-import { RecoveryBudget } from "../components/recovery-budget";
+import { ForecastScoreFacts, RecoveryBudget } from "../components/recovery-budget";
 import { IncidentPauseSkips, RecoveryPauseState } from "../components/recovery-pause";
 import type { ResolveAvailability } from "../components/resolve-op";
 import { Status } from "../components/status";
@@ -150,6 +150,8 @@ export function IncidentPage(props: {
   act: IncidentActions;
   /** An open incident's recovery budget (null when it is not open). */
   budget?: IncidentBudget | null;
+  /** A closed chat incident's forecast, scored against its outcome (null: no forecast could be made). */
+  forecastScore?: ForecastScore | null;
   /** The recovery pause an operator put on its agent, as the console recorded it (null: never paused). */
   pause?: RecoveryPauseView | null;
 }) {
@@ -161,6 +163,7 @@ export function IncidentPage(props: {
     <Layout ctx={props.ctx} title={`Incident ${i.incidentId}`} active={LISTS.incidents}>
       <IncidentFacts ctx={props.ctx} incident={i} attempts={a} pause={props.pause ?? null} turnRun={act.turnRun} />
       {props.budget ? <RecoveryBudget budget={props.budget} /> : null}
+      {props.forecastScore ? <ForecastScoreFacts score={props.forecastScore} /> : null}
       {a.respentByAttempt.length ? <RespentByAttempt rows={a.respentByAttempt} capped={a.usageCapped} /> : null}
       <nav class="related" aria-label="Related to this incident" data-testid="incident-links">
         <a href={agentHref(i)}>Agent</a>

@@ -11,7 +11,7 @@ import {
 } from "../../src/store/read-models";
 import type { ExhaustingSoon } from "../../src/store/read-models/budget";
 import type { OverviewNow } from "../../src/store/read-models/overview-now";
-import { forecastWords } from "../budget-words";
+import { forecastWords, notForecastLines } from "../budget-words";
 import { IncidentTable } from "../components/incident-table";
 import { Time } from "../components/time";
 import { capped, count } from "../format";
@@ -231,8 +231,29 @@ function ExhaustingCard(props: { soon: ExhaustingSoon; now: number }) {
       ) : (
         <p class="muted">No open incident is forecast to exhaust in the next {minutes} minutes.</p>
       )}
+      <NotForecastList soon={props.soon} minutes={minutes} />
       {bounded ? <p class="muted">Forecast over the most recently active open incidents only: there are more than one scan covers.</p> : null}
     </section>
+  );
+}
+
+/** The open incidents the card cannot forecast, by why (console/budget-words.ts notForecastLines). */
+function NotForecastList(props: { soon: ExhaustingSoon; minutes: number }) {
+  const lines = notForecastLines(props.soon.notForecast, props.minutes);
+  if (!lines.length)
+    return props.soon.items.length ? null : (
+      <p class="muted" data-testid="not-forecast-none">
+        No open incident to forecast.
+      </p>
+    );
+  return (
+    <ul class="muted" data-testid="not-forecast">
+      {lines.map((l) => (
+        <li data-testid={l.testId} data-count={String(l.n)}>
+          {l.text}
+        </li>
+      ))}
+    </ul>
   );
 }
 

@@ -31,6 +31,7 @@ import {
   runEvents,
   sessionTimeline,
 } from "../../src/store/read-models";
+import { attemptPointsOf, scoreForecast } from "../../src/store/read-models/budget";
 import { BadRequest } from "../../src/store/read-models/errors";
 import {
   getIncidentIn,
@@ -199,7 +200,9 @@ pages.get("/incidents/:incidentId", async (c) => {
   const [timeline, attempts] = await Promise.all([incidentTimeline(db, incident, paging(q), timelineTier(c.env)), incidentAttempts(db, incident)]);
   // An open incident's budget: the agent's own record where it can be read (a read, allowed to viewers).
   const budget = incident.status === "open" ? await budgetOf(c, incident) : null;
-  if (wantsJson(c)) return c.json({ incident, attempts, timeline, budget });
+  // A closed chat incident's forecast against what happened, replayed from the attempts on this timeline page.
+  const forecastScore = scoreForecast(incident, attemptPointsOf(timeline.items));
+  if (wantsJson(c)) return c.json({ incident, attempts, timeline, budget, forecastScore });
   // Where the operator acts: what the agent can do now, its open ambiguous ops, and its session.
   const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
   const [can, ops, session, pause, turnRun] = await Promise.all([
@@ -218,6 +221,7 @@ pages.get("/incidents/:incidentId", async (c) => {
       timeline={timeline}
       query={q}
       budget={budget}
+      forecastScore={forecastScore}
       pause={pause}
       act={{
         actions: can.actions,

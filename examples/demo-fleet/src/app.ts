@@ -1,6 +1,7 @@
 import { getAgentByName } from "agents";
 import { Hono } from "hono";
 import { z } from "zod";
+import { startSlowRecovery } from "./demo/chat-driver";
 import { demoOptions, runDemoTick } from "./demo/driver";
 import type { Env } from "./env";
 
@@ -74,6 +75,18 @@ const chatForm = z.object({
  * Drives the demo chat agent through a recovery, step by step: the SDK opens an incident on the wake after an
  * eviction mid-stream, and counts an attempt on every later wake (browser tests of recovery budgets use it).
  */
+const slowForm = z.object({
+  stallTimeoutMs: z.coerce.number().int().min(500).max(600_000, { error: "stallTimeoutMs must be 500 to 600000" }).optional(),
+  maxAttempts: z.coerce.number().int().min(2).max(20, { error: "maxAttempts must be 2 to 20" }).optional(),
+});
+
+/** Starts the demo's slow, forecastable chat recovery (chat-driver.ts startSlowRecovery) on this agent, with a shorter watchdog for browser tests. */
+app.post("/dev/chats/:name/slow-recovery", async (c) => {
+  const form = slowForm.safeParse(await c.req.parseBody());
+  if (!form.success) return c.json({ ok: false, error: { code: "invalid_input", message: form.error.issues.map((i) => i.message).join("; ") } }, 400);
+  return c.json({ ok: true, done: await startSlowRecovery(c.env, { agentName: c.req.param("name"), ...form.data }) });
+});
+
 app.post("/dev/chats/:name", async (c) => {
   const form = chatForm.safeParse(await c.req.parseBody());
   if (!form.success) return c.json({ ok: false, error: { code: "invalid_input", message: form.error.issues.map((i) => i.message).join("; ") } }, 400);

@@ -79,6 +79,8 @@ export type BudgetRowFacts = {
   maxAttempts: number | null;
   firstSeen: number;
   lastSeen: number;
+  /** Attempt events the incident emitted (each stall retry emits one while the SDK's counter stays put). */
+  attemptEvents?: number;
 };
 
 /** A figure against its limit; `limit` null: the SDK sets none (unbounded) or it is unknown. */
@@ -172,10 +174,91 @@ export function incidentBudget(
   };
 }
 
-/** The forecast from the incident's row alone (its events): attempts between first and last seen. */
+/**
+ * The forecast from the incident's row alone (its events): attempts between first and last seen. The attempts are
+ * the SDK's counter or, when more, the attempt events: a model that keeps stalling is retried as a transient error,
+ * which the SDK counts against the same maxAttempts (transientRetries) while every event still says `attempt: 1`
+ * (seen on Think: 5 attempt events, all at 1, then max_attempts_exceeded at maxAttempts 4). After progress restarts
+ * the counter, the events overcount: the forecast then errs early, a warning rather than a silence.
+ */
 export function forecastFromRow(row: BudgetRowFacts): Forecast {
   if (row.kind !== "chat") return UNKNOWN;
-  return forecastExhaustion({ attempt: row.attempts, maxAttempts: row.maxAttempts, firstAttemptAt: row.firstSeen, lastAttemptAt: row.lastSeen });
+  const attempt = Math.max(row.attempts, row.attemptEvents ?? 0);
+  return forecastExhaustion({ attempt, maxAttempts: row.maxAttempts, firstAttemptAt: row.firstSeen, lastAttemptAt: row.lastSeen });
+}
+
+/*
+ * What the "likely to exhaust" card can forecast, and why it was empty on the demo fleet (issue 36: 343 polls over
+ * 19 minutes, none with a row).
+ * - Only chat incidents have a budget: the SDK bounds chat recovery (maxAttempts, the no-progress window,
+ *   maxInterruptedAttempts). Session turn incidents (kind "turn") and fiber incidents have no maximum, so nothing
+ *   can be forecast for them; most of the demo fleet's open incidents are turns.
+ * - A chat incident needs its counter at 2 or more (2 attempts give one interval: a rate) and a known maxAttempts,
+ *   from its own events: attempts, maxAttempts, first seen (the first attempt) and last seen (the latest).
+ * - The demo's chat incidents come from a stalling model. A stall is retried as a transient error: the SDK counts
+ *   it against maxAttempts (transientRetries) but every event keeps `attempt: 1` (test/chat/forecast.test.ts saw 5
+ *   attempt events, all at 1, then max_attempts_exceeded), so a forecast from the counter never had a rate.
+ *   forecastFromRow now counts the attempt events too.
+ * - It shows while the forecast lies within the window and the incident is still open. The demo's chat agents
+ *   allow 2 attempts with a 300 ms stall cut: the whole incident lasts about a second, between two polls of the
+ *   card (every 15 s), so even with a rate it would rarely be seen.
+ * So the card needs a chat incident whose attempts are spaced wider than the poll interval and whose cap leaves at
+ * least one attempt after the second; NotForecast names the open incidents it cannot forecast, so the card is
+ * never silently empty.
+ */
+
+/**
+ * A closed chat incident's forecast, scored against what happened: the first forecast the card could show (at its
+ * second counted attempt, from the same facts forecastFromRow reads then: the highest attempt so far, the maximum,
+ * first seen and that attempt's time), the latest one before the outcome, and the outcome. Replayed from the
+ * incident's own attempt events, so it needs no write when the card is polled; `errorMs` is how late (positive) or
+ * early (negative) the exhaustion came against the latest forecast, null when it did not exhaust.
+ */
+export type ForecastScore = {
+  first: { madeAt: number; at: number; bound: ForecastBound };
+  latest: { madeAt: number; at: number; bound: ForecastBound };
+  outcome: string;
+  outcomeAt: number;
+  errorMs: number | null;
+};
+
+/** The attempt events scoreForecast replays: time and the SDK's counter as the event reported it. */
+export type AttemptPoint = { time: number; attempt: number | null };
+
+/** A chat incident's attempt events (chat.recovery.attempt) among timeline events, as scoreForecast replays them. */
+export function attemptPointsOf(events: { type: string; time: number; payload: unknown }[]): AttemptPoint[] {
+  return events
+    .filter((e) => e.type === "chat.recovery.attempt")
+    .map((e) => {
+      const n = (e.payload as { attempt?: unknown } | null)?.attempt;
+      return { time: e.time, attempt: typeof n === "number" ? n : null };
+    });
+}
+
+export function scoreForecast(
+  incident: { kind: string; status: string; statusAt: number; maxAttempts: number | null; firstSeen: number; reason: string | null },
+  attempts: AttemptPoint[],
+): ForecastScore | null {
+  if (incident.kind !== "chat" || incident.status === "open") return null;
+  const points = [...attempts].sort((x, y) => x.time - y.time).filter((a) => a.time <= incident.statusAt);
+  // The attempt that exceeded the cap is the outcome itself, not a moment the card could have warned at.
+  const warnable = incident.status === "exhausted" && incident.reason === "max_attempts_exceeded" ? points.slice(0, -1) : points;
+  let first: ForecastScore["first"] | null = null;
+  let latest: ForecastScore["latest"] | null = null;
+  let counter = 0;
+  let events = 0;
+  for (const a of warnable) {
+    // As forecastFromRow counts: the SDK's counter or the attempt events, whichever is more.
+    events++;
+    counter = Math.max(counter, a.attempt ?? 0, events);
+    const f = forecastExhaustion({ attempt: counter, maxAttempts: incident.maxAttempts, firstAttemptAt: incident.firstSeen, lastAttemptAt: a.time });
+    if (f.basis !== "attempt_rate") continue;
+    latest = { madeAt: a.time, at: f.at, bound: f.bound };
+    first ??= latest;
+  }
+  if (!first || !latest) return null;
+  const exhausted = incident.status === "exhausted";
+  return { first, latest, outcome: incident.status, outcomeAt: incident.statusAt, errorMs: exhausted ? incident.statusAt - latest.at : null };
 }
 
 /** Open incidents exhaustingSoon looks at, at most (open incidents are few; past this the card says "at least"). */
@@ -194,10 +277,33 @@ export type ExhaustingSoon = {
   items: ExhaustingIncident[];
   /** The window looked ahead: incidents forecast to exhaust by `now + windowMs`. */
   windowMs: number;
+  /** The open incidents looked at that are not on the list, by why: the card names them instead of staying empty. */
+  notForecast: NotForecast;
   /** More open incidents than EXHAUST_SCAN: the newest only were looked at. */
   bounded: boolean;
   rowsRead: number;
 };
+
+/** Open incidents with no forecast in the window, counted by why. */
+export type NotForecast = {
+  /** Kinds whose recovery the SDK does not bound (session turns, fibers): no budget to forecast from. */
+  noBudget: { turn: number; fiber: number };
+  /** Chat incidents with no rate yet (fewer than 2 attempts) or no known maximum. */
+  noRate: number;
+  /** Chat incidents forecast past the window, or overdue by more than an interval (their attempts stopped). */
+  outside: number;
+};
+
+export const noneNotForecast = (): NotForecast => ({ noBudget: { turn: 0, fiber: 0 }, noRate: 0, outside: 0 });
+
+/** Sums partitions' NotForecast counts (each counts its own open incidents). */
+export function addNotForecast(a: NotForecast, b: NotForecast): NotForecast {
+  return {
+    noBudget: { turn: a.noBudget.turn + b.noBudget.turn, fiber: a.noBudget.fiber + b.noBudget.fiber },
+    noRate: a.noRate + b.noRate,
+    outside: a.outside + b.outside,
+  };
+}
 
 /**
  * Open chat incidents (open now: no newer force idle or reconciliation closed them) likely to exhaust within
@@ -208,7 +314,7 @@ export async function exhaustingSoon(db: D1Database, now: number, windowMs: numb
   const r = await db
     .prepare(
       `SELECT ${I.incidentId} AS incidentId, ${I.agentClass} AS agentClass, ${I.agentName} AS agentName, ${I.kind} AS kind, ${I.attempts} AS attempts,
-              ${I.maxAttempts} AS maxAttempts, ${I.firstSeen} AS firstSeen, ${I.lastSeen} AS lastSeen
+              ${I.maxAttempts} AS maxAttempts, ${I.firstSeen} AS firstSeen, ${I.lastSeen} AS lastSeen, ${I.attemptEvents} AS attemptEvents
        FROM ${I.$table} INDEXED BY incidents_open WHERE ${I.status} = 'open' AND NOT ${overlayAppliesSql()}
        ORDER BY ${I.lastSeen} DESC LIMIT ?`,
     )
@@ -216,21 +322,29 @@ export async function exhaustingSoon(db: D1Database, now: number, windowMs: numb
     .all<BudgetRowFacts & { incidentId: string; agentClass: string; agentName: string }>();
   const rows = r.results.slice(0, EXHAUST_SCAN);
   const items: ExhaustingIncident[] = [];
+  const notForecast = noneNotForecast();
   for (const row of rows) {
+    if (row.kind === "turn" || row.kind === "fiber") {
+      notForecast.noBudget[row.kind]++;
+      continue;
+    }
     const f = forecastFromRow(row);
+    if (f.basis !== "attempt_rate") notForecast.noRate++;
     // A forecast more than one interval overdue is not coming: its attempts stopped (the stuck page's concern).
-    if (f.basis === "attempt_rate" && f.at <= now + windowMs && f.at >= now - f.intervalMs)
+    else if (f.at > now + windowMs || f.at < now - f.intervalMs) notForecast.outside++;
+    else
       items.push({
         incidentId: row.incidentId,
         agentClass: row.agentClass,
         agentName: row.agentName,
-        attempts: row.attempts,
+        // The count the forecast used (forecastFromRow): stall retries move it when the SDK's counter does not.
+        attempts: Math.max(row.attempts, row.attemptEvents ?? 0),
         maxAttempts: row.maxAttempts,
         forecast: f,
       });
   }
   items.sort(compareExhausting);
-  return { items: items.slice(0, limit), windowMs, bounded: r.results.length > EXHAUST_SCAN, rowsRead: rowsReadOf(r) };
+  return { items: items.slice(0, limit), windowMs, notForecast, bounded: r.results.length > EXHAUST_SCAN, rowsRead: rowsReadOf(r) };
 }
 
 /** exhaustingSoon's order: soonest first; ties by agent and incident, so the cut at `limit` is the same whichever partitions hold them. */

@@ -3,7 +3,7 @@ import type { Store } from "../partitions";
 import { partitionFor } from "../partitions";
 import { agents } from "../schema";
 import { names } from "../sql-names";
-import { compareExhausting, type ExhaustingSoon, exhaustingSoon } from "./budget";
+import { addNotForecast, compareExhausting, type ExhaustingSoon, exhaustingSoon, noneNotForecast } from "./budget";
 import { GAP_COUNT_WINDOW, type GapCount, HAS_GAP_SQL } from "./event-gaps";
 import { parseFilters } from "./filters";
 import { countIncidentsStatement } from "./incidents";
@@ -184,7 +184,13 @@ export async function exhaustingSoonIn(store: Store, now: number, windowMs: numb
   if (store.parts.length === 1) return exhaustingSoon(store.parts[0]!, now, windowMs, limit);
   const each = await Promise.all(store.parts.map((db) => exhaustingSoon(db, now, windowMs, limit)));
   const items = each.flatMap((e) => e.items).sort(compareExhausting);
-  return { items: items.slice(0, limit), windowMs, bounded: each.some((e) => e.bounded), rowsRead: each.reduce((a, e) => a + e.rowsRead, 0) };
+  return {
+    items: items.slice(0, limit),
+    windowMs,
+    notForecast: each.map((e) => e.notForecast).reduce(addNotForecast, noneNotForecast()),
+    bounded: each.some((e) => e.bounded),
+    rowsRead: each.reduce((a, e) => a + e.rowsRead, 0),
+  };
 }
 
 /** countAlarmLoops over the store: an agent's alarm rollups and row live in its partition, so the counts sum, capped again at the awake list's length. */

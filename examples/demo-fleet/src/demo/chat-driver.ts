@@ -11,6 +11,35 @@ const stall = (...chunks: string[]) => ({ kind: "stall" as const, chunks });
  */
 const plainAnswer = text("Happy to help.");
 
+/** The agent whose slow recoveries the console's "likely to exhaust" card forecasts: outside the fleet loop, so no tick resets its policy or script. */
+export const SLOW_RECOVERY_AGENT = "assistant-slow";
+
+/**
+ * A model that stalls on every call, cut by the stall watchdog every `stallTimeoutMs`: each cut is retried as a
+ * transient error the SDK counts against maxAttempts, so the attempts come a watchdog apart. At the defaults (45 s,
+ * 5 attempts) a rate is measurable at the 2nd attempt, about 90 s in, and the incident exhausts about 3 minutes
+ * later: a dozen polls of the card (every 15 s) see the forecast before the outcome. The no-progress window is
+ * widened past the whole recovery so the attempt cap, the bound the forecast projects, is what ends it.
+ */
+export const SLOW_RECOVERY = { stallTimeoutMs: 45_000, maxAttempts: 5 };
+
+/**
+ * Starts a slowly exhausting chat recovery on the slow agent unless one is still under way (stall steps still
+ * queued, or a recovery record still scheduled or attempting). Returns what it did.
+ */
+export async function startSlowRecovery(env: Env, opts: { agentName?: string; stallTimeoutMs?: number; maxAttempts?: number } = {}): Promise<string> {
+  const name = opts.agentName ?? SLOW_RECOVERY_AGENT;
+  const { stallTimeoutMs, maxAttempts } = { ...SLOW_RECOVERY, ...opts };
+  const chat = await getAgentByName(env.ChatAgent, name);
+  const busy = (await chat.pendingScript()).length > 0 || (await chat.recoveryIncidents()).some((r) => r.status === "scheduled" || r.status === "attempting");
+  if (busy) return `${name}: slow recovery under way`;
+  await chat.setRecoveryPolicy({ stallTimeoutMs, maxAttempts, noProgressTimeoutMs: Math.min(3_600_000, stallTimeoutMs * (maxAttempts + 3)) });
+  // The first call and one per attempt the cap allows, then the one that exceeds it: all stall.
+  await chat.setScript({ steps: [stall("Rebuilding the search index"), ...Array.from({ length: maxAttempts }, () => stall())], fallback: plainAnswer });
+  void chat.sendUserMessage("rebuild the search index").catch(() => undefined);
+  return `${name}: slow recovery started`;
+}
+
 /**
  * One tick of the chat part of the demo: ordinary turns, and now and then an
  * eviction mid-stream (recovered on the next wake), a model that keeps
@@ -52,5 +81,8 @@ export async function runChatTick(env: Env, fleetSize: number, random = Math.ran
       done.push(`${name}: ${e instanceof Error ? e.message.slice(0, 60) : String(e)}`);
     }
   }
+  // About once every 20 ticks (80 s at the dev stack's 4 s), one slow recovery at a time: a forecast to watch.
+  if (random() < 0.05)
+    done.push(await startSlowRecovery(env).catch((e: unknown) => `${SLOW_RECOVERY_AGENT}: ${e instanceof Error ? e.message.slice(0, 60) : String(e)}`));
   return done;
 }
