@@ -1,8 +1,9 @@
+import type { AlertKind } from "../../src/store/alerts";
 import type { SuppressedAlerts } from "../../src/store/read-models/alerts";
 import { listHref } from "../links";
 
-/** Alert kinds as people read them (the alerts log, the suppressed count). */
-export const ALERT_KIND_LABEL: Record<string, string> = {
+/** Alert kinds as people read them: the alerts log, the suppressed count, the overview's banner (exhaustive: a new kind is named here, or the typecheck fails). */
+export const ALERT_KIND_LABEL: Record<AlertKind, string> = {
   exhausted: "recovery exhausted",
   ambiguous_op: "ambiguous op",
   stuck: "stuck",
@@ -35,7 +36,7 @@ export function SuppressedAlertsNote(props: { s: SuppressedAlerts; window: strin
             <>
               {i ? ", " : ""}
               <span data-kind={k.kind} data-count={String(k.alerts)}>
-                {ALERT_KIND_LABEL[k.kind] ?? k.kind} {count(k.alerts)}
+                {ALERT_KIND_LABEL[k.kind as AlertKind] ?? k.kind} {count(k.alerts)}
               </span>
             </>
           ))}

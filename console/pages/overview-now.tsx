@@ -1,6 +1,8 @@
+import type { AlertKind } from "../../src/store/alerts";
 import type { Deploy } from "../../src/store/read-models";
 import { BUCKET_MS } from "../../src/store/read-models/overview";
 import type { ActiveAlertKind, NowFigure, OverviewNow } from "../../src/store/read-models/overview-now";
+import { ALERT_KIND_LABEL } from "../components/suppressed-alerts";
 import { Time } from "../components/time";
 import type { PageContext } from "../layout";
 import { LISTS, listHref } from "../links";
@@ -9,16 +11,10 @@ import { Figure } from "./overview";
 /** Counts in sentences, with separators (figures themselves go through capped()). */
 const count = new Intl.NumberFormat("en-US");
 
-/** The banner's headline per alert kind: what it says about the fleet. */
-const BANNER_TITLE: Record<string, string> = {
-  deploy_storm: "Recovery storm after a deploy",
-  exhausted: "Exhaustion wave",
-  exhaust_soon: "Likely to exhaust soon",
-  respent: "Tokens re-spent by recovery",
-  stuck: "Stuck work",
-  alarm_loop: "Alarm loop",
-  ambiguous_op: "Ambiguous op",
-  telemetry: "Events cannot reach the console",
+/** The banner's headline per alert kind: the kind's one label (suppressed-alerts.tsx), capitalised. */
+const bannerTitle = (kind: string): string => {
+  const label = ALERT_KIND_LABEL[kind as AlertKind] ?? kind;
+  return label.charAt(0).toUpperCase() + label.slice(1);
 };
 
 const minutesOf = (ms: number) => Math.round(ms / 60_000);
@@ -172,14 +168,14 @@ function AlertBanner(props: { alerts: ActiveAlertKind[] }) {
       <ul>
         {props.alerts.map((a) => (
           <li class={`banner-alert kind-${a.kind}`} data-testid="banner-alert" data-kind={a.kind} data-n={String(a.n)}>
-            <strong>{BANNER_TITLE[a.kind] ?? a.kind}</strong>: {a.newest.summary} (<Time t={a.newest.at} />)
+            <strong>{bannerTitle(a.kind)}</strong>: {a.newest.summary} (<Time t={a.newest.at} />)
             <span class="banner-meta">
               {" "}
               · {a.capped ? "at least " : ""}
               {count.format(a.n)} {a.n === 1 ? "alert" : "alerts"} in the last hour
               {a.undelivered ? `, ${count.format(a.undelivered)} not delivered` : ""} ·{" "}
               <a href={listHref("alerts", { kind: a.kind })} data-testid="banner-alert-list">
-                the {BANNER_TITLE[a.kind]?.toLowerCase() ?? a.kind} alerts
+                the {ALERT_KIND_LABEL[a.kind as AlertKind] ?? a.kind} alerts
               </a>
               {a.kind === "deploy_storm" ? (
                 <>

@@ -1,4 +1,4 @@
-import { ALERT_WINDOW_MS, type AlertKind } from "../alerts";
+import { ALERT_PRIORITY, ALERT_WINDOW_MS, type AlertKind, kindsOfPriority } from "../alerts";
 import { alertDeliveries, eventRollups } from "../schema";
 import { names } from "../sql-names";
 import { countIncidentsStatement } from "./incidents";
@@ -22,8 +22,10 @@ const A = names(alertDeliveries);
 export const NOW_CAP = 100;
 /** Alert deliveries of the last hour the banner reads at most (newest first); past it the banner says "at least". */
 export const NOW_ALERT_SCAN = 100;
-/** Deploy-storm deliveries of the last hour the banner reads at most. */
-const STORM_SCAN = 20;
+/** Deliveries of the last hour the banner reads at most of each high-priority kind (storms, exhaustion waves, telemetry). */
+const HIGH_SCAN = 20;
+/** The kinds read through their own key range, so no flood of lower kinds can push them out of the banner. */
+const HIGH_KINDS = kindsOfPriority("high");
 /** The chart of the first screen: at least the last hour, in 5-minute buckets. */
 const HOUR_BUCKETS = 12;
 
@@ -73,26 +75,27 @@ export type OverviewNow = {
   chart: EventSeries;
   /** Incidents exhausted and first seen in the last 24 h, capped at NOW_CAP (the incidents list's own count). */
   exhaustions24h: Capped;
-  /** Alerts of the last hour by kind, storms and exhaustion waves first (ALERT_PRIORITY). */
+  /** Alerts of the last hour by kind, storms and exhaustion waves first (BANNER_RANK). */
   alerts: ActiveAlertKind[];
   rowsRead: number;
 };
 
-/** The banner's order: what says "the fleet is failing" before what says "one thing needs a look". */
-export const ALERT_PRIORITY: readonly AlertKind[] = [
-  "deploy_storm",
-  "exhausted",
-  "exhaust_soon",
-  "respent",
-  "stuck",
-  "alarm_loop",
-  "ambiguous_op",
-  "telemetry",
-];
-const priorityOf = (kind: string) => {
-  const i = ALERT_PRIORITY.indexOf(kind as AlertKind);
-  return i < 0 ? ALERT_PRIORITY.length : i;
+/**
+ * The banner's order: what says "the fleet is failing" before what says "one thing needs a look". Exhaustive over
+ * ALERT_KINDS, so a new kind takes a place here or the typecheck fails.
+ */
+const BANNER_RANK: Record<AlertKind, number> = {
+  deploy_storm: 0,
+  exhaustion_wave: 1,
+  exhausted: 2,
+  exhaust_soon: 3,
+  respent: 4,
+  stuck: 5,
+  alarm_loop: 6,
+  ambiguous_op: 7,
+  telemetry: 8,
 };
+const priorityOf = (kind: string) => BANNER_RANK[kind as AlertKind] ?? Object.keys(BANNER_RANK).length;
 
 /** The windows of the first screen at `now`, in whole 5-minute buckets (rollups cannot split one). */
 export function nowWindow(now: number, recentMs: number) {
@@ -133,8 +136,9 @@ const ALERT_COLS = `${A.alertKey} AS alertKey, ${A.kind} AS kind, ${A.summary} A
 
 /**
  * The banner's two reads (home database): the newest NOW_ALERT_SCAN + 1 deliveries of the last hour, and the
- * deploy storms of the last hour by their key range (keys are JSON arrays that start with the kind: worker/alerts),
- * so a storm raised before a thousand exhaustion alerts still shows. `+created_at` keeps the key range the path.
+ * high-priority kinds' deliveries of the last hour by their key ranges (keys are JSON arrays that start with the
+ * kind: worker/alerts), so a storm or an exhaustion wave raised before a thousand exhaustion alerts still shows.
+ * `+created_at` keeps the key ranges the path.
  */
 export function nowAlertStatements(db: D1Database, now: number): D1PreparedStatement[] {
   const since = now - ALERT_WINDOW_MS;
@@ -144,9 +148,9 @@ export function nowAlertStatements(db: D1Database, now: number): D1PreparedState
       .bind(since, NOW_ALERT_SCAN + 1),
     db
       .prepare(
-        `SELECT ${ALERT_COLS} FROM ${A.$table} WHERE ${A.alertKey} > '["deploy_storm",' AND ${A.alertKey} < '["deploy_storm";' AND +${A.createdAt} >= ? LIMIT ?`,
+        `SELECT ${ALERT_COLS} FROM ${A.$table} WHERE (${HIGH_KINDS.map(() => `(${A.alertKey} > ? AND ${A.alertKey} < ?)`).join(" OR ")}) AND +${A.createdAt} >= ? LIMIT ?`,
       )
-      .bind(since, STORM_SCAN),
+      .bind(...HIGH_KINDS.flatMap((k) => [`["${k}",`, `["${k}";`]), since, HIGH_SCAN * HIGH_KINDS.length),
   ];
 }
 
@@ -169,8 +173,8 @@ export function activeAlertsOf(newest: D1Result<AlertRow>, storms: D1Result<Aler
       kinds.set(row.kind, {
         kind: row.kind as AlertKind,
         n: 1,
-        // Storms are read whole (their own range); every other kind may have more beyond the scan.
-        capped: row.kind !== "deploy_storm" && scanCapped,
+        // High-priority kinds are read through their own ranges; every other kind may have more beyond the scan.
+        capped: ALERT_PRIORITY[row.kind as AlertKind] !== "high" && scanCapped,
         undelivered: delivered ? 0 : 1,
         newest,
       });
@@ -207,7 +211,7 @@ export function nowFiguresOf(rows: RollupRow[], w: ReturnType<typeof nowWindow>)
 /**
  * The first screen on one database: rollups, the capped 24 h exhaustions and the alert banner in one batch.
  * Reads about (types × buckets × reasons) rollup rows, at most NOW_CAP + 1 incident index rows and
- * NOW_ALERT_SCAN + 1 + STORM_SCAN-ish delivery rows: a few hundred on a busy store (test/worker/routes/overview-now.test.ts).
+ * NOW_ALERT_SCAN + 1 + HIGH_SCAN per high-priority kind delivery rows: a few hundred on a busy store (test/worker/routes/overview-now.test.ts).
  */
 export async function overviewNow(db: D1Database, now: number, recentMs: number): Promise<OverviewNow> {
   const w = nowWindow(now, recentMs);

@@ -108,10 +108,16 @@ beforeAll(async () => {
     ],
     NOW,
   );
-  // Alerts: a deploy storm 50 minutes ago, then 150 exhaustion alerts (two channels each), 3 of them rate limited;
-  // a stuck alert two hours ago is not active.
+  // Alerts: a deploy storm 50 minutes ago, an exhaustion wave 45 minutes ago, then 150 exhaustion alerts (two
+  // channels each), 3 of them rate limited; a stuck alert two hours ago is not active.
   await alerts([
     { key: JSON.stringify(["deploy_storm", "v-bad"]), kind: "deploy_storm", summary: "Version v-bad: 30 incidents in its first 15 min", at: NOW - 50 * MIN },
+    {
+      key: JSON.stringify(["exhaustion_wave", "ProbeAgent", "h1"]),
+      kind: "exhaustion_wave",
+      summary: "at least 10 incidents of ProbeAgent exhausted in the last 15 min",
+      at: NOW - 45 * MIN,
+    },
     ...Array.from({ length: 150 }, (_, k) => ({
       key: JSON.stringify(["exhausted", "ProbeAgent", `storm-${k % 4}`, `a-${k}`]),
       kind: "exhausted",
@@ -182,12 +188,15 @@ describe("the overview's first screen during a storm", () => {
     // The banner comes before the recent figures and the 24 h cards.
     expect(text.indexOf(banner)).toBeLessThan(text.indexOf('data-testid="now-figures"'));
     const kinds = [...banner.matchAll(/data-testid="banner-alert" data-kind="([a-z_]+)" data-n="(\d+)"/g)].map((m) => [m[1], Number(m[2])]);
-    // The storm, though 100 deliveries of newer alerts came after it; then the wave (at least the 50 alerts read, per
-    // alert not per channel); not the stuck alert of two hours ago.
+    // The storm and the exhaustion wave, though 300 deliveries of newer alerts came after them; then the exhaustions
+    // (at least the 50 alerts read, per alert not per channel); not the stuck alert of two hours ago.
     expect(kinds).toEqual([
       ["deploy_storm", 1],
+      ["exhaustion_wave", 1],
       ["exhausted", 50],
     ]);
+    // Each headline is its kind's one label: the wave says wave, a single exhaustion does not.
+    expect([...banner.matchAll(/<strong>([^<]+)<\/strong>/g)].map((m) => m[1])).toEqual(["Recovery storm after deploy", "Exhaustion wave", "Recovery exhausted"]);
     expect(banner).toContain("at least 50 alerts in the last hour");
     expect(banner).toContain('href="/alerts?kind=deploy_storm"');
     expect(banner).toContain('href="/alerts?kind=exhausted"');
