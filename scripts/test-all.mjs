@@ -69,10 +69,25 @@ function run(cmd) {
 function countsOf(file) {
   try {
     const j = JSON.parse(readFileSync(file, "utf8"));
-    return { passed: j.numPassedTests, failed: j.numFailedTests, skipped: j.numPendingTests + (j.numTodoTests ?? 0) };
+    const failures = [];
+    for (const file of j.testResults ?? [])
+      for (const a of file.assertionResults ?? [])
+        if (a.status === "failed") failures.push({ file: path.relative(process.cwd(), file.name), test: a.fullName, why: firstLine(a.failureMessages?.[0]) });
+    return { passed: j.numPassedTests, failed: j.numFailedTests, skipped: j.numPendingTests + (j.numTodoTests ?? 0), failures };
   } catch {
     return null;
   }
+}
+
+/** A failure message's first line, without colour codes, cut to one screen line. */
+function firstLine(message = "") {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest colours its messages with ANSI escapes.
+  const line =
+    message
+      .replace(/\x1b\[[0-9;]*m/g, "")
+      .split("\n")
+      .find((l) => l.trim()) ?? "";
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
@@ -122,6 +137,8 @@ for (const r of results) {
 const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
 console.log("\n━━ summary ━━");
 for (const row of rows) console.log(row.map((cell, i) => (i >= 2 ? cell.padStart(widths[i]) : cell.padEnd(widths[i]))).join("  "));
+// The failed tests by name, last: CI shows the end of the output, and this is what a person needs from it.
+for (const r of results) for (const f of r.counts?.failures ?? []) console.log(`✖ ${r.step.name}: ${f.file} › ${f.test}\n    ${f.why}`);
 const failedSteps = results.filter((r) => r.status === "FAILED" || r.status === "not run");
 if (stopped) console.log(`stopped early: ${stopped}`);
 if (failedSteps.length) console.log(`✖ ${failedSteps.length} of ${results.length} steps did not pass: ${failedSteps.map((r) => r.step.name).join(", ")}`);
