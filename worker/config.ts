@@ -17,7 +17,7 @@ import { readTraceLinkSetting } from "./auth/trace-link";
  * the log: values can quote emails or domains), and the queue and cron handlers throw, so the platform retries
  * their batches until the setting is fixed. A typo never quietly changes what is deleted, alerted or accepted.
  *
- * README "Configuration" documents exactly these variables (test/worker/config.test.ts checks both ways).
+ * docs/configuration.md documents exactly these variables (test/worker/config.test.ts checks both ways).
  */
 
 /** One variable: what it must be (in words, for the refusal), whether it is a secret, and its schema. */

@@ -1,5 +1,6 @@
 import { createExecutionContext, createMessageBatch, env } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import configurationDoc from "../../docs/configuration.md?raw";
 import readme from "../../README.md?raw";
 import { DEFAULT_STUCK_CONFIG } from "../../src/store/read-models";
 import { app } from "../../worker/app";
@@ -172,16 +173,21 @@ describe("a refused configuration stops every entry point", () => {
   });
 });
 
-describe("README Configuration documents exactly the variables worker/config.ts reads", () => {
-  /** Settings the README's tables document that belong to other programs: `npm start`, and the agents' Worker. */
-  const NOT_THE_CONSOLES = ["DEMO", "DEMO_FLEET_SIZE", "DEMO_INTERVAL_MS", "TELEMETRY_REDACT_PATTERNS"];
-  const section = readme.slice(readme.indexOf("\n## Configuration"), readme.indexOf("\n## ", readme.indexOf("\n## Configuration") + 5));
-  const documented = new Set(
-    section
+/** The `UPPER_CASE` names in the first cell of each table row (`| \`NAME\` … |`) of a Markdown text. */
+function tableSettings(markdown: string): Set<string> {
+  return new Set(
+    markdown
       .split("\n")
       .filter((l) => l.startsWith("| `"))
       .flatMap((l) => [...(l.split("|")[1] ?? "").matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)),
   );
+}
+
+/** Settings the tables document that belong to other programs: `npm start`, and the agents' Worker. */
+const NOT_THE_CONSOLES = ["DEMO", "DEMO_FLEET_SIZE", "DEMO_INTERVAL_MS", "TELEMETRY_REDACT_PATTERNS"];
+
+describe("docs/configuration.md documents exactly the variables worker/config.ts reads", () => {
+  const documented = tableSettings(configurationDoc);
 
   it("every variable the module knows has a row", () => {
     expect(Object.keys(CONFIG_VARS).filter((v) => !documented.has(v))).toEqual([]);
@@ -189,5 +195,17 @@ describe("README Configuration documents exactly the variables worker/config.ts 
 
   it("every console row is a variable the module knows", () => {
     expect([...documented].filter((v) => !(v in CONFIG_VARS) && !NOT_THE_CONSOLES.includes(v))).toEqual([]);
+  });
+});
+
+describe("the README's short Configuration table", () => {
+  const section = readme.slice(readme.indexOf("\n## Configuration"), readme.indexOf("\n## ", readme.indexOf("\n## Configuration") + 5));
+  const named = tableSettings(section);
+
+  it("names only variables the module knows (or npm start's own), each also in docs/configuration.md", () => {
+    expect(named.size).toBeGreaterThan(0);
+    expect([...named].filter((v) => !(v in CONFIG_VARS) && !NOT_THE_CONSOLES.includes(v))).toEqual([]);
+    const full = tableSettings(configurationDoc);
+    expect([...named].filter((v) => !full.has(v))).toEqual([]);
   });
 });
