@@ -4,7 +4,7 @@ import { CHAT_RECOVERY_EVENT_STATUS, CHAT_RECOVERY_STATUS, type IncidentOverlay,
 /**
  * The incident lifecycle, declared once for both sides of the Queue: which event moves an incident to which status.
  * The agent side reads it to know which recovery is under way now (usage.ts RecoveryScope stamps model calls with
- * it); ingest projects the incident's status with it (worker/ingest/incidents.ts); the store counts attempts by it.
+ * it); ingest projects the incident's status with it (src/store/incident-facts.ts); the store counts attempts by it.
  */
 
 /**

@@ -3,7 +3,7 @@ import type { AlertChannel } from "./config";
 
 /** One thing worth waking someone for, before it is recorded per channel. */
 export type Alert = {
-  /** Dedup key: one alert per incident, ambiguous op or stuck episode (see detect.ts and stuck.ts). */
+  /** Dedup key: one alert per incident, ambiguous op or stuck episode (see worker/ingest/alert-candidates.ts and stuck.ts). */
   key: string;
   kind: AlertKind;
   agentClass: string;

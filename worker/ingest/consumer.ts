@@ -1,11 +1,11 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { trace } from "@opentelemetry/api";
 import { assertRecordedPartitions, partitionOf, type Store } from "../../src/store/partitions";
-import type { AlertEnv } from "../alerts/config";
-import { alertOnIngested } from "../alerts/ingested";
 import { consoleConfig, type SettingVars } from "../config";
+import type { AlertEnv } from "../jobs";
 import { storeFromEnv } from "../store";
 import { admit } from "./admit";
+import { alertOnIngested } from "./alerts";
 import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
 import { bodyText, bodyType, type DeadLetter, deadLetterStatements } from "./dead-letters";
 import { type HistoryWriteResult, writeHistory } from "./history";

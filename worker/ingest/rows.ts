@@ -1,11 +1,11 @@
 import { fiberIncidentId, type TelemetryEvent, turnIncidentId } from "@agent-oncall/telemetry";
 import type { Table } from "drizzle-orm";
+import { incidentFacts } from "../../src/store/incident-facts";
 import { listedAt } from "../../src/store/listed-at";
 import { ATTEMPT_EVENT_TYPES, UNKNOWN_ATTEMPT } from "../../src/store/read-models/incidents";
 import { ALARM_EVENT, alarmDim } from "../../src/store/read-models/residency";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { incidentFacts } from "./incidents";
 import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
 import { runRowOf } from "./run-rows";
@@ -144,7 +144,7 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         finding?: string;
         fiberStatus?: string;
       };
-      // Which status the event sets, or which overlay closes it, is the declared lifecycle (incidents.ts). Actions
+      // Which status the event sets, or which overlay closes it, is the declared lifecycle (src/store/incident-facts.ts). Actions
       // and reconciliation observe from outside: they never move last_seen (first_seen is a minimum, so their
       // later time never does), and say no reason or attempt of the SDK's. A reason-less chat:recovery:failed is a
       // failure all the same (the SDK's own record says failed); the reason stays the last one given.

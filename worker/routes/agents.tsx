@@ -14,8 +14,7 @@ import { agentListIn, findAgentIn, getStoredRunIn, listRunsIn } from "../../src/
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
 import { consoleAdminClient } from "../admin-client";
-import { recordFindings } from "../reconcile/agent";
-import { PAGE_RECONCILE_AFTER_MS } from "../reconcile/pass";
+import { PAGE_RECONCILE_AFTER_MS, recordFindings } from "../jobs";
 import { storeFromEnv } from "../store";
 import { agentActionsFrom } from "./availability";
 import { listQuery } from "./columns";

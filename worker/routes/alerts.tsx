@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { ALERT_COLUMN_SET, type AlertSettingsView, AlertsPage } from "../../console/pages/alerts";
 import { listAlertDeliveries, suppressedAlertsIn } from "../../src/store/read-models/alerts";
-import { alertConfig } from "../alerts/config";
+import { alertConfig } from "../jobs";
 import { storeFromEnv } from "../store";
 import { listQuery } from "./columns";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";

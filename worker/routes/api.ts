@@ -1,15 +1,17 @@
 import { Hono } from "hono";
 import { adminErrorWords } from "../../console/admin-words";
 import { consoleAdminClient } from "../admin-client";
-import { alertAlarmLoopsInBackground } from "../alerts/alarm-loop";
-import { alertBudgetInBackground } from "../alerts/budget";
-import { alertDeployStormsInBackground } from "../alerts/deploy-storm";
-import { alertStuckInBackground } from "../alerts/stuck";
-import { alertTelemetryInBackground } from "../alerts/telemetry";
 import { csrfToken, requireRole } from "../auth";
 import { consoleConfig } from "../config";
 import { refusal } from "../http/refusal";
-import { reconcileStale } from "../reconcile/pass";
+import {
+  alertAlarmLoopsInBackground,
+  alertBudgetInBackground,
+  alertDeployStormsInBackground,
+  alertStuckInBackground,
+  alertTelemetryInBackground,
+  reconcileStale,
+} from "../jobs";
 import { ADMIN_ERROR_STATUS } from "./admin-error-status";
 import type { ConsoleEnv } from "./context";
 

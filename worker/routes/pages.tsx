@@ -17,6 +17,7 @@ import { incidentNotFoundWords, runNotFoundWords } from "../../console/words";
 import { incidentFromHistory } from "../../src/store/history/incident";
 import { runFromHistory } from "../../src/store/history/run";
 import { historyTier } from "../../src/store/history/tier";
+import { statusFromEvents } from "../../src/store/incident-facts";
 import { partitionFor, type Store } from "../../src/store/partitions";
 import {
   getSession,
@@ -60,7 +61,6 @@ import { nowWindow } from "../../src/store/read-models/overview-now";
 import type { Page } from "../../src/store/read-models/paging";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
-import { statusFromEvents } from "../ingest/incidents";
 import { storeFromEnv } from "../store";
 import { askAgent } from "./availability";
 import { budgetOf } from "./budget";

@@ -4,9 +4,9 @@ import { singleStore } from "../../../src/store/partitions";
 import { suppressedAlerts, suppressedAlertsIn } from "../../../src/store/read-models/alerts";
 import { deployStormAlert } from "../../../worker/alerts/deploy-storm";
 import { exhaustionWaveAlerts } from "../../../worker/alerts/exhaustion-wave";
-import { alertOnIngested } from "../../../worker/alerts/ingested";
 import type { Alert } from "../../../worker/alerts/payloads";
 import { raiseAlerts } from "../../../worker/alerts/raise";
+import { alertOnIngested } from "../../../worker/ingest/alerts";
 import { ingestBatch } from "../../../worker/ingest/consumer";
 import { makeEvent } from "../../fixtures/events";
 import { pollRows } from "../../helpers";
@@ -27,7 +27,7 @@ const received = async (match: string): Promise<Received[]> =>
   (await (await fetch(`${env.ALERT_CONTROL}/__requests?${new URLSearchParams({ match })}`)).json()) as Received[];
 const ROWS = "SELECT alert_key, channel, kind, status FROM alert_deliveries WHERE agent_name = ? ORDER BY created_at, alert_key, channel";
 
-/** An exhausted incident's alert, as detect.ts raises one per incident. */
+/** An exhausted incident's alert, as ingest/alert-candidates.ts raises one per incident. */
 const exhaustedAlert = (agentName: string, i: number, at: number): Alert => ({
   key: JSON.stringify(["exhausted", "ProbeAgent", agentName, `inc-${i}`]),
   kind: "exhausted",

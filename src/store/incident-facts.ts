@@ -6,8 +6,11 @@ import {
   type SdkIncidentStatus,
   type TelemetryEvent,
 } from "@agent-oncall/telemetry";
-import { shownStatus } from "../../src/store/read-models/incident-status";
-import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
+import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incident-facts";
+import { shownStatus } from "./read-models/incident-status";
+
+// Here, not in worker/ingest: ingest projects incidents by these facts and the pages fold a history's events by
+// them, and the rooms check keeps the write and read sides of worker/ apart, so both read them from the store.
 
 /** What one event says of its incident, by the declared lifecycle (src/telemetry/incident-lifecycle.ts). */
 export type IncidentFacts = {
@@ -21,7 +24,7 @@ export type IncidentFacts = {
 
 /**
  * The incident facts of an event that carries an incident id, following INCIDENT_LIFECYCLE: a fixed status word, the
- * fiber's SDK record (fiber-incidents.ts), an overlay, or reconciliation's finding (the fiber's record when the
+ * fiber's SDK record (fiber-incident-facts.ts), an overlay, or reconciliation's finding (the fiber's record when the
  * agent keeps one, else the overlay when it no longer recovers the incident). Any other event says nothing.
  */
 export function incidentFacts(e: TelemetryEvent): IncidentFacts {
@@ -48,7 +51,7 @@ type Stamped = { id: string; time: number; type: string; payload: unknown };
 
 /**
  * An incident's shown status from its own events (the R2 history's, when the hot store no longer holds its row),
- * folded by the projection's rules (projections.ts): the SDK's word of the newest status-bearing event, exhausted
+ * folded by the projection's rules (worker/ingest/projections.ts): the SDK's word of the newest status-bearing event, exhausted
  * outranking later words (INCIDENT_STATUS_RANK), then the closed-by overlay where it applies (incident-status.ts).
  * Open until an event says otherwise, as ingest's default.
  */

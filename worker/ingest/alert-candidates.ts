@@ -3,8 +3,8 @@ import { incidentHref, listHref, sessionHref } from "../../console/links";
 import type { SubjectKey } from "../../src/store/alerts";
 import type { Store } from "../../src/store/partitions";
 import { exhaustedIncidentsIn, openAmbiguousOpsIn } from "../../src/store/read-models/merged-alerts";
-import { toRows } from "../ingest/rows";
-import type { Alert } from "./payloads";
+import type { Alert } from "../jobs";
+import { toRows } from "./rows";
 
 /**
  * Alerts an ingested batch calls for: incidents it turned exhausted, and ops it reported ambiguous. The

@@ -1,15 +1,14 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { type AlertEnv, alertConfig, exhaustionWaveAlerts, raiseAlerts } from "../jobs";
 import { storeFromEnv } from "../store";
-import { type AlertEnv, alertConfig } from "./config";
-import { alertsFromEvents } from "./detect";
-import { exhaustionWaveAlerts } from "./exhaustion-wave";
-import { raiseAlerts } from "./raise";
+import { alertsFromEvents } from "./alert-candidates";
 
 /**
  * Alerts for a batch ingest has just stored (exhaustions, new ambiguous ops, and the exhaustion wave of a class whose
  * exhaustions reach EXHAUSTION_WAVE_MIN_INCIDENTS within EXHAUSTION_WAVE_MINUTES). Throws only for a refused configuration
  * (worker/config.ts), which the queue handler has already refused; otherwise the events are
  * stored and acknowledged whatever happens here, and a failure is logged. Costs nothing with alerts off.
+ * Ingest picks the candidates by its own projection rules (alert-candidates.ts); the jobs room raises them.
  */
 export async function alertOnIngested(env: AlertEnv & { DB: D1Database }, events: TelemetryEvent[]): Promise<void> {
   const config = alertConfig(env);
