@@ -10,12 +10,11 @@ import { alertsFromEvents } from "./alert-candidates";
  * stored and acknowledged whatever happens here, and a failure is logged. Costs nothing with alerts off.
  * Ingest picks the candidates by its own projection rules (alert-candidates.ts); the jobs room raises them.
  */
-export async function alertOnIngested(env: AlertEnv & { DB: D1Database }, events: TelemetryEvent[]): Promise<void> {
+export async function alertOnIngested(env: AlertEnv & { DB: D1Database }, events: TelemetryEvent[], now = Date.now()): Promise<void> {
   const config = alertConfig(env);
   if (!events.length || !config.enabled) return;
   try {
     const store = storeFromEnv(env);
-    const now = Date.now();
     const alerts = await alertsFromEvents(store, events);
     const exhaustedClasses = alerts.filter((a) => a.kind === "exhausted").map((a) => a.agentClass);
     // The wave first: with its own budget the order does not decide delivery, but the receiver hears of the wave first.

@@ -156,9 +156,9 @@ describe("alert budgets by priority", () => {
     // Twelve incidents of one class exhaust within a minute, in one ingested batch.
     const events = await ingestExhaustions(agentClass, agentName, 12, now);
     const storm = { ...env, ALERT_RATE_LIMIT_PER_HOUR: "5", EXHAUSTION_WAVE_MIN_INCIDENTS: "10", EXHAUSTION_WAVE_MINUTES: "15" };
-    await alertOnIngested(storm, events);
-    // Ingesting the same batch again (a redelivery) raises no second wave.
-    await alertOnIngested(storm, events);
+    await alertOnIngested(storm, events, now);
+    // Ingesting the same batch again (a redelivery) raises no second wave (the wave is keyed by class and clock hour).
+    await alertOnIngested(storm, events, now);
 
     const waves = await pollRows<Row>(
       "SELECT alert_key, channel, kind, status FROM alert_deliveries WHERE kind = 'exhaustion_wave' AND agent_class = ? ORDER BY channel",
