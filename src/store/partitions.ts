@@ -1,5 +1,5 @@
 /**
- * The store across D1 databases ("past one writer", README Scale). One D1 database has one writer, and it saturates
+ * The store across D1 databases ("past one writer", docs/scale.md). One D1 database has one writer, and it saturates
  * below what 10,000 agents at the demo's mix send, so the console can split its per-agent rows (timelines,
  * runs, incidents, sessions, ops, rollups) across N databases by agent. `home` holds what is global (audit, saved
  * views, alerts, bulk batches, dead letters, the recorded partition count) and is also partition 0, so N = 1 is

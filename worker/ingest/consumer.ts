@@ -149,7 +149,7 @@ let warnedNoHistory = false;
  */
 export async function recordHistory(env: IngestEnv, events: TelemetryEvent[], receivedAt: number): Promise<HistoryWriteResult | null> {
   if (!env.HISTORY) {
-    if (!warnedNoHistory) console.warn("[ingest] no HISTORY R2 binding: events are kept in D1 only (see README, History in R2)");
+    if (!warnedNoHistory) console.warn("[ingest] no HISTORY R2 binding: events are kept in D1 only (see docs/history.md)");
     warnedNoHistory = true;
     return null;
   }
