@@ -1,24 +1,22 @@
-import type { AdminActionName, AgentActionName } from "../src/admin-rpc/actions";
-import {
-  type Capabilities,
-  PAUSE_MAX_HOURS,
-  type PauseRecoveryOutput,
-  type ResolveOpOutput,
-  type ResumeRecoveryOutput,
-  type VerifiedForceIdleOutput,
-  type VerifiedTriggerAlarmOutput,
+import { ADMIN_ACTIONS, type AdminActionName, type AgentActionName } from "../src/admin-rpc/actions";
+import type {
+  Capabilities,
+  PauseRecoveryOutput,
+  ResolveOpOutput,
+  ResumeRecoveryOutput,
+  VerifiedForceIdleOutput,
+  VerifiedTriggerAlarmOutput,
 } from "../src/admin-rpc/contract";
 import { forceIdleIncidentsWords } from "./admin-words";
 
 /**
- * What each admin action says in the console, in one place: its form on the agent page (FORMS) and its answer
- * (DONE). Both are exhaustive over ADMIN_ACTIONS, so a new action is worded here, or the typecheck fails; its verb,
- * label, fields and role come from ADMIN_ACTIONS itself.
+ * What each admin action says in the console beyond its ADMIN_ACTIONS entry (its label and its form's words,
+ * `confirm`): its form's help where the agent's capabilities say more (formOf), and its answer (doneOf), in words
+ * built from its facts where DONE has them, plainly otherwise.
  */
 
 /** What force idle will do on this agent, in words, from its capabilities. */
-function forceIdleHelp(c: Capabilities | null): string {
-  if (!c) return "Aborts the active turn and fibers, removes their run rows so nothing is recovered, and clears recovery counters.";
+function forceIdleHelp(c: Capabilities): string {
   const parts = [
     c.forceIdleHook ? "asks the agent to stop its active turn (its onAdminForceIdle hook)" : null,
     c.tasks ? "cancels its Tasks runs" : null,
@@ -33,28 +31,19 @@ function forceIdleHelp(c: Capabilities | null): string {
   return `${parts.join(", ")}. ${plain}`.replace(/^./, (ch) => ch.toUpperCase());
 }
 
-/** The form of each action on a whole agent (an op's resolution has its own control: resolve-op.tsx). */
-export const FORMS: Record<AgentActionName, { placeholder: string; danger: boolean; help: (c: Capabilities | null) => string }> = {
-  pause_recovery: {
-    placeholder: "e.g. recovery retries are running up the LLM bill",
-    danger: true,
-    help: (c) =>
-      c && !c.pauseRecovery
-        ? "This agent's admin mixin is older than the recovery pause: upgrade @agent-oncall/admin-rpc in its Worker first."
-        : `Holds the agent's fiber recovery back until the pause expires (at most ${PAUSE_MAX_HOURS} hours) or is resumed. Nothing is lost: interrupted runs stay recoverable.`,
-  },
-  resume_recovery: {
-    placeholder: "e.g. the upstream is fixed",
-    danger: false,
-    help: () => "Ends the pause and recovers what it held back now (the agent's alarm runs its recovery).",
-  },
-  force_idle: { placeholder: "e.g. turn stuck for 20 minutes, customer waiting", danger: true, help: forceIdleHelp },
-  trigger_alarm: {
-    placeholder: "e.g. recover the evicted fiber now",
-    danger: false,
-    help: () => "Runs the agent's alarm now: housekeeping and fiber recovery.",
-  },
+/** An action's help from the capabilities the agent reported, where they say more than its entry's `confirm.help` (null: they do not). */
+const HELP_BY_CAPABILITIES: { [K in AgentActionName]?: (c: Capabilities) => string | null } = {
+  force_idle: forceIdleHelp,
+  pause_recovery: (c) =>
+    c.pauseRecovery ? null : "This agent's admin mixin is older than the recovery pause: upgrade @agent-oncall/admin-rpc in its Worker first.",
 };
+
+/** The form of an action on a whole agent (an op's resolution has its own control: resolve-op.tsx), for an agent with these capabilities. */
+export function formOf(action: AgentActionName, c: Capabilities | null): { placeholder: string; danger: boolean; help: string } {
+  const { confirm } = ADMIN_ACTIONS[action];
+  const refined = c ? HELP_BY_CAPABILITIES[action]?.(c) : null;
+  return { placeholder: confirm.placeholder, danger: confirm.danger, help: refined ?? confirm.help };
+}
 
 const RESOLVED_AS: Record<ResolveOpOutput["resolution"], string> = {
   verified_ran: "it ran",
@@ -77,8 +66,8 @@ export type Done = {
   forceIdle?: VerifiedForceIdleOutput;
 };
 
-/** Each action's answer, in words (exhaustive: a new action says what its answer means, or the typecheck fails). */
-export const DONE: Record<AdminActionName, (label: string, value: unknown) => Done> = {
+/** Each action's answer in words built from its facts; an action without words here is answered plainly (doneOf). */
+export const DONE: { [K in AdminActionName]?: (label: string, value: unknown) => Done } = {
   resolve_op: (label, value) => {
     const v = value as ResolveOpOutput;
     const ref = v.resultRef ? ` Result: ${v.resultRef}.` : "";
@@ -128,3 +117,17 @@ export const DONE: Record<AdminActionName, (label: string, value: unknown) => Do
     return { ...said, title: `${label} done.`, detail: `Alarm ran; recovery settled ${v.recoveredRuns.length} fiber(s). ${readBack(v.after)}` };
   },
 };
+
+/** An answer DONE does not word, said plainly from its facts and verdict: a partial result, a no-op, or done. */
+export function plainDone(label: string, value: unknown): Done {
+  const v = value as { noop?: unknown; result?: unknown } | null;
+  if (v?.result === "partial")
+    return { clean: false, title: `${label} done, but not all of it took effect.`, detail: "The audit log has what the agent answered." };
+  if (v?.noop === true) return { clean: true, title: `${label} done.`, detail: "Nothing changed. Recorded as a no-op." };
+  return { clean: true, title: `${label} done.`, detail: "The audit log has what the agent answered." };
+}
+
+/** What the operator reads after an action answered: its words from DONE, or plainly (plainDone). */
+export function doneOf(action: AdminActionName, label: string, value: unknown): Done {
+  return DONE[action]?.(label, value) ?? plainDone(label, value);
+}

@@ -9,7 +9,7 @@ import {
   type VerifiedAfter,
   type VerifiedResult,
 } from "../../src/admin-rpc/contract";
-import { FORMS } from "../action-words";
+import { formOf } from "../action-words";
 import { afterNoticeWords, busyWords, endedRunWords, forceIdleNoticeWords } from "../admin-words";
 import { withheldActionsSentence } from "../words";
 import { Status } from "./status";
@@ -76,9 +76,7 @@ export function AdminActions(props: {
           agentName={props.agentName}
           path={`/actions/${ADMIN_ACTIONS[a].slug}`}
           label={ADMIN_ACTIONS[a].label}
-          danger={FORMS[a].danger}
-          placeholder={FORMS[a].placeholder}
-          help={FORMS[a].help(caps)}
+          {...formOf(a, caps)}
           // An hours field is the action's own input (its schema names it), not a setting of its form.
           hours={inputFields(a).includes("hours")}
           livePanel={props.livePanel ?? false}

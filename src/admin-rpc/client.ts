@@ -13,22 +13,18 @@ import {
   adminError,
   describeInput,
   type FindRunsOutput,
-  type ForceIdleOutput,
   fail,
   findRunsInput,
   findRunsOutput,
   type ListRunsOutput,
   listRunsOutput,
-  type PauseRecoveryOutput,
   type ResolveOpInput,
   type ResolveOpOutput,
-  type ResumeRecoveryOutput,
   type RunDetail,
   runDetail,
   runIdInput,
   type StatusOutput,
   statusOutput,
-  type TriggerAlarmOutput,
   type VerifiedAfter,
   type VerifiedForceIdleOutput,
   type VerifiedTriggerAlarmOutput,
@@ -43,7 +39,7 @@ import { type ResidencyOutput, residencyOutput } from "./residency-contract.js";
 import { resolveOpOf } from "./resolve-op.js";
 import { verifyOutputOf } from "./run-check.js";
 import { runDetailOf } from "./run-detail.js";
-import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.js";
+import type { VerifyReads } from "./verify.js";
 
 /** Who is acting. The console supplies it from the verified identity; the client refuses without one. */
 export const actor = z.object({ email: z.string().trim().min(1, "an actor is required"), role: z.enum(["viewer", "operator"]) });
@@ -299,8 +295,9 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     };
   }
 
-  /** The verified value of an action (VERIFY): what is true after it, read back, with the audit's result. */
-  const verified = (action: AdminActionName, r: { target: Target; ns: DurableObjectNamespace }, value: unknown) => VERIFY[action](value, () => readsOf(r));
+  /** The verified value of an action (its entry's `verify`): what is true after it, read back, with the audit's result. */
+  const verified = (action: AdminActionName, r: { target: Target; ns: DurableObjectNamespace }, value: unknown) =>
+    ADMIN_ACTIONS[action].verify(value, () => readsOf(r));
 
   async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AgentStub) => Promise<unknown>): Promise<AdminResult<T>> {
     if (!me.success) return fail("not_permitted", describeInput(me.error));
@@ -512,38 +509,9 @@ function auditAfter(after: unknown): unknown {
 export type AdminClient = ReturnType<typeof createAdminClient>;
 
 /**
- * How each action's answer becomes what the client returns and audits. Force idle and trigger alarm change
- * what runs, so the agent is read back (verify.ts) and `result` says what that showed; resolving an op is its
- * own answer (the agent's ledger before and after).
- */
-export const VERIFY: Record<AdminActionName, (value: unknown, reads: () => VerifyReads) => Promise<{ value: unknown; result: AuditResult }>> = {
-  force_idle: async (value, reads) => {
-    const v = await verifyForceIdle(value as ForceIdleOutput, reads());
-    return { value: v, result: v.result };
-  },
-  trigger_alarm: async (value, reads) => {
-    const v = await verifyTriggerAlarm(value as TriggerAlarmOutput, reads());
-    return { value: v, result: v.result };
-  },
-  resolve_op: async (value) => ({ value, result: (value as { noop?: boolean }).noop ? "noop" : "ok" }),
-  // A pause is ok when the agent, read again, holds it in force; a resume when it holds none and nothing waits.
-  pause_recovery: async (value, reads) => {
-    const live = await reads().live();
-    return { value, result: live.ok && live.value.status.recoveryPause?.active ? "ok" : "partial" };
-  },
-  resume_recovery: async (value, reads) => {
-    const v = value as ResumeRecoveryOutput;
-    if (v.noop) return { value, result: "noop" };
-    const live = await reads().live();
-    return { value, result: live.ok && !live.value.status.recoveryPause && v.after.pendingRecovery === 0 ? "ok" : "partial" };
-  },
-};
-
-/**
- * The events of an audited action, sent through the same Queue as agent events with the target as source
- * (so they work for agents without our telemetry): the admin.* event, and after a force idle one
- * `run.force_idled` per run it ended and one `incident.force_idled` per recovery incident it cleared, which
- * close their projections. Never throws: the action is done and audited whatever the Queue does.
+ * The events of an audited action (its entry's `emit`: action-effects.ts), sent through the same Queue as agent
+ * events with the target as source (so they work for agents without our telemetry). Never throws: the action is
+ * done and audited whatever the Queue does.
  */
 async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName, e: AuditRecord, value: unknown): Promise<void> {
   if (!ports.queue) return;
@@ -553,86 +521,9 @@ async function emitActionEvents(ports: AdminClientPorts, action: AdminActionName
       queue: ports.queue,
       signingSecret: ports.signingSecret ?? null,
     });
-    EMIT[action](telemetry, e, value);
+    ADMIN_ACTIONS[action].emit(telemetry, e, value);
     await telemetry.settle();
   } catch (err) {
     console.error(`[admin] events of ${action} on ${e.targetClass} "${e.targetName}" could not be sent: ${message(err)}`);
   }
-}
-
-/**
- * The events each action sends (emitActionEvents), from its audit record and its value (undefined unless it
- * succeeded, fully or in part).
- */
-export const EMIT: Record<AdminActionName, (telemetry: Telemetry, e: AuditRecord, value: unknown) => void> = {
-  force_idle: (telemetry, e, value) => {
-    adminEvent(telemetry, "admin.force_idle", e);
-    if (!value) return;
-    const reason = reasonOf(e);
-    const v = value as VerifiedForceIdleOutput;
-    // Whether a run stopped is what the agent, read back, says now; the action's own verdict only where it could not be read.
-    const now = new Map((v.after.verified ? v.after.checks : []).map((c) => [c.id, c]));
-    for (const r of v.ended) {
-      const corr = r.kind === "task" ? { taskId: r.runId } : r.kind === "chat_turn" ? { requestId: r.runId } : { fiberId: r.runId };
-      const c = now.get(r.ref ?? r.runId);
-      const stopped = c ? c.now === "stopped" : r.stopped;
-      const sdkState = c ? { sdkState: c.sdkState.slice(0, 100) } : {};
-      telemetry.record(
-        "run.force_idled",
-        { kind: r.kind, runId: r.runId.slice(0, 200), ...(r.name ? { name: r.name.slice(0, 200) } : {}), reason, stopped, how: r.how, ...sdkState },
-        corr,
-      );
-    }
-    for (const i of v.incidents) telemetry.record("incident.force_idled", { reason }, { incidentId: i.incidentId });
-  },
-  trigger_alarm: (telemetry, e) => adminEvent(telemetry, "admin.trigger_alarm", e),
-  // The pause's state on the console (store: recovery_pauses) follows these; only an action that took effect sends one.
-  pause_recovery: (telemetry, e, value) => {
-    const until = (value as PauseRecoveryOutput | undefined)?.after.pause?.until;
-    if (until !== undefined) telemetry.record("recovery.paused", { actor: e.actor, reason: reasonOf(e).slice(0, 2000), until });
-  },
-  resume_recovery: (telemetry, e, value) => {
-    const v = value as ResumeRecoveryOutput | undefined;
-    if (v && !v.noop)
-      telemetry.record("recovery.resumed", {
-        actor: e.actor,
-        reason: reasonOf(e).slice(0, 2000),
-        recovered: v.recovered.slice(0, 100).map((id) => id.slice(0, 200)),
-      });
-  },
-  resolve_op: (telemetry, e, value) => {
-    // The op's projection closes through the normal pipeline, also for agents whose ledger reports nothing itself.
-    const v = value as ResolveOpOutput | undefined;
-    if (!v) return;
-    telemetry.record(
-      "op.resolved",
-      {
-        opKind: v.after.kind.slice(0, 200),
-        idempotent: v.after.idempotent,
-        resolution: v.recorded,
-        ...(v.resultRef ? { resultRef: v.resultRef.slice(0, 500) } : {}),
-        reason: reasonOf(e).slice(0, 2000),
-      },
-      { opId: v.opId },
-    );
-  },
-};
-
-const reasonOf = (e: AuditRecord) => e.reason || "(none given)";
-
-/** The admin.* event of an action on the agent itself: who, why, the outcome, and a summary of before and after. */
-function adminEvent(telemetry: Telemetry, type: "admin.force_idle" | "admin.trigger_alarm", e: AuditRecord): void {
-  telemetry.record(type, {
-    actor: e.actor,
-    reason: reasonOf(e),
-    result: e.result === "invalid" || e.result === "pending" ? "error" : e.result,
-    ...(e.before ? { before: summary(e.before) } : {}),
-    ...(e.after ? { after: summary(e.after) } : {}),
-  });
-}
-
-/** The part of a status worth keeping in an event: small and without snapshots. */
-function summary(s: unknown): unknown {
-  const v = s as Partial<StatusOutput>;
-  return { status: v.status, runCount: v.runCount, nextAlarm: v.nextAlarm, chatRecoveryIncidents: v.chatRecoveryIncidents?.length };
 }

@@ -1,5 +1,6 @@
 import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
+import type { AdminActionRpc } from "./actions.js";
 import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, type OpResolution, type ResolveOpRequest } from "./inputs.js";
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
@@ -585,14 +586,16 @@ export const resolveOpOutput = z.object({
 });
 export type ResolveOpOutput = z.infer<typeof resolveOpOutput>;
 
-/** The Workers RPC surface the mixin adds. Method names are prefixed so they never clash with an agent's own. */
-export interface AdminRpc {
+/**
+ * The Workers RPC surface the mixin adds. Method names are prefixed so they never clash with an agent's own. Each
+ * action's method is its ADMIN_ACTIONS entry's `rpc`, typed by its output (actions.ts AdminActionRpc); the reads, and
+ * resolve op's method (which answers its hook's answer, not the action's output), are declared here.
+ */
+export interface AdminRpc extends Omit<AdminActionRpc, "adminResolveOpRecords"> {
   adminListRuns(): Promise<AdminResult<ListRunsOutput>>;
   /** One live run with its snapshot, as the SDK records it (run-detail.ts builds the view; contract 7). */
   adminGetRunRecords(input: unknown): Promise<AdminResult<RunRecords>>;
   adminStatus(): Promise<AdminResult<StatusOutput>>;
-  adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>>;
-  adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>>;
   /**
    * Reads the agent back after an action: status, live runs, the runs asked about (by SDK id, as the SDK's
    * records; run-check.ts judges them) and what runs now (contract 7).
@@ -606,10 +609,6 @@ export interface AdminRpc {
   adminRecoveryBudgetRecords(input: unknown): Promise<AdminResult<RecoveryBudgetRecords>>;
   /** What keeps the agent resident, as the SDK's records (residency.ts builds the answer; contract 7). Read-only. */
   adminResidencyRecords(): Promise<AdminResult<ResidencyRecords>>;
-  /** Pauses the agent's fiber recovery until an expiry (contract 5). */
-  adminPauseRecovery(input: unknown): Promise<AdminResult<PauseRecoveryOutput>>;
-  /** Ends the pause and recovers what it held back (contract 5). */
-  adminResumeRecovery(input: unknown): Promise<AdminResult<ResumeRecoveryOutput>>;
 }
 
 /**

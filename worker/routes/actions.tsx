@@ -1,6 +1,6 @@
 import { type Context, Hono } from "hono";
 import { z } from "zod";
-import { DONE } from "../../console/action-words";
+import { doneOf } from "../../console/action-words";
 import { adminErrorWords, afterNoticeWords, endedRunWords, forceIdleNoticeWords } from "../../console/admin-words";
 import { ACTED_EVENT, ActionResult, AGENT_LIVE_PANEL } from "../../console/components/actions";
 import { listHref } from "../../console/links";
@@ -89,7 +89,7 @@ for (const action of ADMIN_ACTION_NAMES) {
       const result = () => c.html(<ActionResult ok={false} action={action} code={r.error.code} title={title} detail={message} auditHref={auditHref} />, status);
       return respondRefusal(c, { status, code: r.error.code, message }, { page: result, fragment: result });
     }
-    const { title, detail, clean, verified, forceIdle } = DONE[action](label, r.value);
+    const { title, detail, clean, verified, forceIdle } = doneOf(action, label, r.value);
     // JSON callers (the CLI) get the facts and, in `describe`, the same words the fragment shows: its title and
     // detail for every action (so the CLI prints any action's answer without knowing it), `clean` false when partial.
     if (wantsJson(c)) return c.json({ ...r, describe: { title, detail, clean, ...describeAnswer(r.value) } });
