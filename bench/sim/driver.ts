@@ -2,6 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import type { Env } from "../../worker/env";
 import worker from "../../worker/index";
 import { Fleet, type Picks, type SimMessage } from "./fleet";
+import type { Floor } from "./floor";
 import { type D1Meter, meteredEnv, newD1Meter, type R2Meter } from "./metered";
 import type { Mix } from "./mix";
 
@@ -64,6 +65,8 @@ export type LoadResult = {
   r2: R2Meter;
   buckets: string[];
   picks: Picks;
+  /** The floor of D1 rows written per event for what was sent (floor.ts). */
+  floor: Floor;
 };
 
 const SLICE_MS = 500;
@@ -177,6 +180,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const p99 = (xs: number[]) => percentile(Float64Array.from(xs).sort(), 0.99);
   return {
     events: fleet.events,
+    floor: fleet.floor.result(),
     messages: fleet.messages,
     messageBytes: fleet.bytes,
     stored,

@@ -10,6 +10,7 @@ import {
   utf8Length,
 } from "@agent-oncall/telemetry";
 import { SeededRandom } from "../../test/fixtures/seeded-random";
+import { FloorCounter } from "./floor";
 import { LIFE_SHAPES, type LifeShape, type Mix } from "./mix";
 
 /**
@@ -273,6 +274,8 @@ export class Fleet {
   /** Mean gap between two lives of one agent, in ms. */
   private readonly lifeGapMs: number;
   events = 0;
+  /** What a store writing only state changes would write for these events (floor.ts). */
+  readonly floor = new FloorCounter();
   /** Checkpoints coalesced away before numbering (never sent). */
   coalesced = 0;
   messages = 0;
@@ -350,6 +353,7 @@ export class Fleet {
     const f = a.flush!;
     a.flush = null;
     const kept = f.events.filter((e): e is TelemetryEvent => e !== null);
+    this.floor.message(kept);
     const times = kept.map((e) => e.time);
     // The outbox ships a flush as packed messages (several only past the Queue's message budget).
     const bodies = packBodies(kept.map((e) => JSON.stringify({ ...e, seq: ++a.seq })));

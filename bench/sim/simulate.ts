@@ -6,12 +6,12 @@ import { app } from "../../worker/app";
 import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
 import { CRONS, QUEUES } from "../../worker/topology";
-
 import { dropBacklog, dueRows, type Keep, seedBacklog } from "./backlog";
 import { costPerMillionEvents, monthlyBill, type PerEvent } from "./cost";
 import { cronRunsPerDay } from "./cron";
 import { type LoadResult, percentile, type QueueSettings, runLoad } from "./driver";
 import { fleetAgent, typeShares } from "./fleet";
+import { type Floor, INDEX_ENTRIES } from "./floor";
 import { type D1Meter, meteredDb, type StatementCost } from "./metered";
 import { type Mix, parseMix } from "./mix";
 import { LIMITS, PRICES } from "./prices";
@@ -48,8 +48,16 @@ export type SimInput = z.infer<typeof simInputSchema>;
 const BACKLOG_FACTOR = 4;
 const BACKLOG_CAP = 200_000;
 
-/** Issue 16's targets. */
-export const TARGETS = { rowsWrittenPerEvent: 1, deletionVsIngest: 10, lagP99Ms: 10_000, pageRowsRead: 60 } as const;
+/** Issue 16's targets, and issue 35's for the store (rows written all in, and the cost per million events with its next mark). */
+export const TARGETS = {
+  rowsWrittenPerEvent: 1,
+  deletionVsIngest: 10,
+  lagP99Ms: 10_000,
+  pageRowsRead: 60,
+  allInRowsPerEvent: 1,
+  costPerMillion: 2,
+  costPerMillionNext: 1,
+} as const;
 
 const fmt = (n: number, d = 0) => (Number.isFinite(n) ? n.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }) : "n/a");
 const usd = (n: number) => `$${fmt(n, n < 100 ? 2 : 0)}`;
@@ -226,6 +234,7 @@ export async function simulate(
     `cost per million events: ${usd(cpm)} (D1 ${fmt(per.d1RowsWritten, 2)} rows written incl. retention's deletes, ${fmt(per.d1RowsRead, 1)} rows read, ${fmt(per.d1Bytes)} bytes for a month; ` +
       `Queues ${fmt(queueOps, 3)} ops; R2 ${fmt(per.r2ClassA, 4)} A + ${fmt(per.r2ClassB, 4)} B, ${fmt(per.r2Bytes)} bytes) at list prices read ${PRICES.readOn} (bench/sim/prices.ts)`,
   );
+  say(storeTargetsLine(per, cpm, load.floor, opts.targets));
   for (const agents of [1_000, 10_000]) {
     const b = monthlyBill(per, agents, storedRate, keptDays, steadyGb(agents));
     say(
@@ -243,6 +252,27 @@ export async function simulate(
     costPerMillion: cpm,
     lagP99,
   };
+}
+
+/**
+ * Issue 35's store targets in one line: D1 rows written per event with retention's deletes and index entries, beside
+ * the floor a store writing only state changes would reach on this mix (floor.ts), and the cost per million events.
+ */
+function storeTargetsLine(per: PerEvent, cpm: number, floor: Floor, targets: boolean): string {
+  const by = Object.entries(floor.byChange)
+    .filter(([, v]) => v >= 0.005)
+    .map(([k, v]) => `${k} ${fmt(v, 2)}`)
+    .join(", ");
+  return (
+    `store: D1 rows written per event, retention's deletes and index entries included, ${fmt(per.d1RowsWritten, 2)}` +
+    (targets ? ` (target <= ${fmt(TARGETS.allInRowsPerEvent, 1)}: ${met(per.d1RowsWritten <= TARGETS.allInRowsPerEvent)})` : "") +
+    `; the floor for this mix ${fmt(floor.perEvent, 2)} (one write per state change a person needs, ${INDEX_ENTRIES} index entry each: ${by || "none"}); ` +
+    `cost per million events ${usd(cpm)}` +
+    (targets
+      ? ` (target <= ${usd(TARGETS.costPerMillion)}: ${met(cpm <= TARGETS.costPerMillion)}; next mark ${usd(TARGETS.costPerMillionNext)}: ${met(cpm <= TARGETS.costPerMillionNext)})`
+      : "") +
+    ` — not yet in it: tail invocations and the agent side's rows`
+  );
 }
 
 /**
