@@ -6,8 +6,15 @@ import { telemetrySourceAlias } from "./scripts/package-aliases.ts";
 import { DEFAULT_MIX, readMix, simWranglerFacts } from "./scripts/simulate-input.ts";
 import { deriveConsoleConfig, writeGeneratedConfig } from "./scripts/wrangler-config.ts";
 
-/** The fleet simulator's small run (bench/fleet-sim.bench.test.ts): enough rows to reach retention's per-run caps, ~35 s. */
-const SIM_RUN = { agents: 300, seconds: 20, mixFile: DEFAULT_MIX, seed: 1, saturation: false };
+/**
+ * The fleet simulator's small runs (bench/fleet-sim.bench.test.ts), one per fleet shape: the demo mix (enough rows to
+ * reach retention's per-run caps), a quiet fleet (many agents, few events each) and a busy one; ~35 s each.
+ */
+const SIM_RUNS = [
+  { agents: 300, seconds: 20, mixFile: DEFAULT_MIX, seed: 1, saturation: false },
+  { agents: 3000, seconds: 20, mixFile: "bench/mixes/quiet.json", seed: 2, saturation: false },
+  { agents: 300, seconds: 20, mixFile: "bench/mixes/busy.json", seed: 3, saturation: false },
+];
 
 /** `npm run bench`: benchmarks run in workerd against real local D1 and Queues, and print ratios. */
 export default defineConfig(async () => {
@@ -29,7 +36,7 @@ export default defineConfig(async () => {
         miniflare: {
           bindings: {
             TEST_MIGRATIONS: migrations,
-            SIM_INPUT: JSON.stringify({ ...SIM_RUN, mix: readMix(SIM_RUN.mixFile), wrangler: simWranglerFacts(config) }),
+            SIM_INPUTS: JSON.stringify(SIM_RUNS.map((run) => ({ ...run, mix: readMix(run.mixFile), wrangler: simWranglerFacts(config) }))),
             // The console bench requests pages through the real app: local dev auth, read-only role.
             AUTH_MODE: "dev",
             DEV_USER: "bench@localhost",
