@@ -108,6 +108,35 @@ describe("the agent registry row", () => {
     expect(await agentsWritten(event(name, T0 + 4 * MIN))).toBe(0);
   });
 
+  it("costs a quiet fleet's registry one row write per agent and step, not one per message", async () => {
+    // The issue's quiet fleet: 3 events per agent per minute, arriving as one message of 3 events per agent and
+    // minute, a batch carrying one message of each agent; ten minutes after every agent was first heard from.
+    const agents = Array.from({ length: 20 }, (_, i) => `quiet-${i}-${uid()}`);
+    const start = T0 + 3_600_000;
+    await ingestBatch(
+      env.DB,
+      agents.map((a) => ({ id: crypto.randomUUID(), body: [event(a, start)] })),
+      { now: start + 1000 },
+    );
+    let events = 0;
+    let written = 0;
+    for (let m = 1; m <= 10; m++) {
+      const at = start + m * MIN;
+      const r = await ingestBatch(
+        env.DB,
+        agents.map((a) => ({ id: crypto.randomUUID(), body: [event(a, at), event(a, at + 20_000), event(a, at + 40_000)] })),
+        { now: at + 41_000 },
+      );
+      events += r.stored;
+      written += r.rowsWrittenByTable.agents ?? 0;
+    }
+    console.log(`[agent row] quiet fleet, ${agents.length} agents x 10 min: ${(written / events).toFixed(3)} agents rows written per event`);
+    expect(events).toBe(agents.length * 30);
+    // Each agent's activity moves at minutes 5 and 10: the row and its two list entries, twice, for its 30 events.
+    // (Before: the row per message and, each minute, the row again with both entries: 4 per message, 1.33 per event.)
+    expect(written).toBe(agents.length * 2 * 3);
+  });
+
   it("is listed with what its last-heard-from time means", async () => {
     const name = `page-${uid()}`;
     await agentsWritten(event(name, T0));
