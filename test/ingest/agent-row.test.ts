@@ -108,14 +108,18 @@ describe("the agent registry row", () => {
     expect(await agentsWritten(event(name, T0 + 4 * MIN))).toBe(0);
   });
 
-  it("costs a quiet fleet's registry one row write per agent and step, not one per message", async () => {
-    // The issue's quiet fleet: 3 events per agent per minute, arriving as one message of 3 events per agent and
-    // minute, a batch carrying one message of each agent; ten minutes after every agent was first heard from.
+  /**
+   * The issue's quiet fleet: 3 events per agent per minute, arriving as one message of 3 events per agent and
+   * minute, a batch carrying one message of each agent; ten minutes after every agent was first heard from. What
+   * the agents table wrote, and the events stored.
+   */
+  async function quietFleet(numbered: boolean) {
     const agents = Array.from({ length: 20 }, (_, i) => `quiet-${i}-${uid()}`);
     const start = T0 + 3_600_000;
+    const seq = (n: number) => (numbered ? n : undefined);
     await ingestBatch(
       env.DB,
-      agents.map((a) => ({ id: crypto.randomUUID(), body: [event(a, start)] })),
+      agents.map((a) => ({ id: crypto.randomUUID(), body: [event(a, start, seq(1))] })),
       { now: start + 1000 },
     );
     let events = 0;
@@ -124,17 +128,35 @@ describe("the agent registry row", () => {
       const at = start + m * MIN;
       const r = await ingestBatch(
         env.DB,
-        agents.map((a) => ({ id: crypto.randomUUID(), body: [event(a, at), event(a, at + 20_000), event(a, at + 40_000)] })),
+        agents.map((a) => ({
+          id: crypto.randomUUID(),
+          body: [0, 1, 2].map((i) => event(a, at + i * 20_000, seq(3 * m - 1 + i))),
+        })),
         { now: at + 41_000 },
       );
       events += r.stored;
       written += r.rowsWrittenByTable.agents ?? 0;
     }
-    console.log(`[agent row] quiet fleet, ${agents.length} agents x 10 min: ${(written / events).toFixed(3)} agents rows written per event`);
+    console.log(
+      `[agent row] quiet fleet, ${agents.length} agents x 10 min, ${numbered ? "numbered" : "unnumbered"}: ${(written / events).toFixed(3)} agents rows written per event`,
+    );
     expect(events).toBe(agents.length * 30);
-    // Each agent's activity moves at minutes 5 and 10: the row and its two list entries, twice, for its 30 events.
-    // (Before: the row per message and, each minute, the row again with both entries: 4 per message, 1.33 per event.)
-    expect(written).toBe(agents.length * 2 * 3);
+    return { agents: agents.length, written };
+  }
+
+  it("costs a quiet fleet's registry one row write per agent and step, not one per message", async () => {
+    const r = await quietFleet(false);
+    // Each agent's activity moves at minutes 5 and 10: the row and its two list entries, twice, for its 30 events
+    // (0.20 per event). Before: the row per message and, each minute, the row again with both entries: 4 per message,
+    // 1.33 per event.
+    expect(r.written).toBe(r.agents * 2 * 3);
+  });
+
+  it("costs a numbered quiet fleet the row per message, and its list entries per step only", async () => {
+    const r = await quietFleet(true);
+    // Eight messages move only the counts (the row); at minutes 5 and 10 the activity moves too, in the same row
+    // write, with the two list entries: 8 + 2 x 3 per agent (0.47 per event; 1.33 before).
+    expect(r.written).toBe(r.agents * (8 + 2 * 3));
   });
 
   it("is listed with what its last-heard-from time means", async () => {

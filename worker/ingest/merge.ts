@@ -5,8 +5,9 @@ import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-name
 /**
  * Projection merge rules, declared once and interpreted twice: in JS (to fold
  * a batch's rows per key before writing) and in SQL (to fold them into what is
- * stored). Every rule is commutative and idempotent, so the same events in any
- * order, any batching, and any number of deliveries give the same rows.
+ * stored). Every rule but `coarse` is commutative and idempotent, so the same
+ * events in any order, any batching, and any number of deliveries give the same
+ * rows; a coarse column is idempotent, and within its step of that.
  *
  * - `min` / `max`: the smallest / largest non-null value (strings compare too);
  * - a group name: the column takes its value from the row whose group stamp
