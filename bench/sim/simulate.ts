@@ -183,7 +183,7 @@ export async function simulate(
     `d1 rows: ${fmt(ingestWritten, 2)} written/event by ingest, ${fmt((load.d1.rowsRead - pacing.read) / ev, 2)} read/event; paced retention's ${fmt(pacing.written / ev, 2)} written, ${fmt(pacing.read / ev, 2)} read/event on top, deleting the backlog ` +
       `(meta, summed over ${fmt(load.d1.statements)} statements in ${fmt(load.d1.roundTrips)} round trips)` +
       (opts.targets ? ` (target written <= ${TARGETS.rowsWrittenPerEvent}: ${met(ingestWritten <= TARGETS.rowsWrittenPerEvent)}, ingest's)` : "") +
-      `; this run crossed ${minutesCrossed} minute boundar${minutesCrossed === 1 ? "y" : "ies"}, where each active agent's and open run's listed_at (last activity to the minute) is rewritten once: ` +
+      `; this run crossed ${minutesCrossed} minute boundar${minutesCrossed === 1 ? "y" : "ies"}, where each open run's and live session's listed_at (last activity to the minute) is rewritten once (an agent's moves once per 5-minute step of its last activity): ` +
       `a run shorter than a minute pays that in full or not at all, a steady fleet once a minute` +
       `; store rows added ${fmt(rowsAdded)} = ${fmt(rowsAdded / ev, 2)}/event: ${Object.entries(rowsAfter)
         .filter(([t, n]) => n !== rowsBefore[t])

@@ -6,6 +6,7 @@ import {
   type EventGap,
   eventGapOf,
   GAP_COUNT_WINDOW,
+  HEARD_FROM_STEP_MS,
   type Page,
   TELEMETRY_QUIET_MS,
 } from "../../src/store/read-models";
@@ -34,7 +35,7 @@ const AGENT_KEY_COLUMN: Column<AgentRow, { now: number }> = {
 /** The agents list's columns: the agent (its link), then those `cols=` picks. */
 export const AGENT_COLUMN_SET = columnSet<AgentRow, { now: number }>("agents", AGENT_KEY_COLUMN, [
   { id: "class", header: "class", fields: ["agentClass"], cell: (a) => a.agentClass },
-  { id: "lastSeen", header: "last seen", fields: ["lastSeen"], cell: (a, x) => <Ago t={a.lastSeen} now={x.now} /> },
+  { id: "lastSeen", header: "last heard from", fields: ["lastSeen"], cell: (a, x) => <Ago t={a.lastSeen} now={x.now} /> },
   {
     id: "missing",
     header: "missing events",
@@ -147,9 +148,24 @@ export function AgentsPage(props: {
           })}
         />
       )}
-      {props.page.items.length === 0 ? <p class="muted">{empty}</p> : null}
+      {props.page.items.length === 0 ? <p class="muted">{empty}</p> : <HeardFromNote />}
       <Pager path={LISTS.agents} query={q} next={props.page.next} hasCursor={Boolean(q.cursor)} />
     </Layout>
+  );
+}
+
+/**
+ * What "last heard from" means: the console records it at most once per step per agent (src/store/heard-from.ts), so
+ * the figure and the list's order are as of that step, and the page says so rather than pass it off as exact.
+ */
+export function HeardFromNote() {
+  const minutes = HEARD_FROM_STEP_MS / 60_000;
+  return (
+    <p class="muted" data-testid="heard-from-note">
+      "Last heard from" is the time of an event the console received from the agent, recorded at most once every {minutes} minutes per agent: the agent may have
+      sent more in the {minutes} minutes after it, and agents are listed by it, newest first. Events since reconciliation found an agent's events blocked are
+      recorded at once.
+    </p>
   );
 }
 

@@ -3,7 +3,7 @@ import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import { findAgent } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
-import { projectionStatements } from "../../worker/ingest/projections";
+import { tableStatements } from "../../worker/ingest/projections";
 import { toRows } from "../../worker/ingest/rows";
 import { makeEvent } from "../fixtures/events";
 import { ingest } from "../store/store-helpers";
@@ -104,14 +104,25 @@ describe("the agents projection counts event numbers", () => {
 });
 
 describe("what the numbers cost at ingest", () => {
-  /** Runs one batch's statements as ingest does; what D1 reports per statement (the first is the rollups'). */
+  /**
+   * Runs one batch's statements as ingest does; what D1 reports per statement (the first is the rollups'), and
+   * apart, what the agents statements wrote.
+   */
   async function cost(events: TelemetryEvent[]) {
     const rows = toRows(events, Date.now());
-    const results = await env.DB.batch(projectionStatements(env.DB, rows.events, rows.projections, rows.rollups));
-    return { written: results.map((r) => r.meta.rows_written ?? 0), read: results.reduce((n, r) => n + (r.meta.rows_read ?? 0), 0) };
+    const stmts = tableStatements(env.DB, rows.events, rows.projections, rows.rollups);
+    const results = await env.DB.batch(stmts.map((s) => s.stmt));
+    const written = results.map((r) => r.meta.rows_written ?? 0);
+    return {
+      written,
+      agents: written.filter((_, i) => stmts[i]!.table === "agents").reduce((a, b) => a + b, 0),
+      // Every other projection statement: not the rollups' (the first) nor the segments' (the last).
+      others: written.filter((_, i) => i > 0 && i < written.length - 1 && stmts[i]!.table !== "agents"),
+      read: results.reduce((n, r) => n + (r.meta.rows_read ?? 0), 0),
+    };
   }
 
-  it("writes no more rows per event: the numbers ride on the agents row every event already updates", async () => {
+  it("costs the agents row once per numbered message (the counts move), and adds nothing elsewhere", async () => {
     const figures: Record<string, unknown> = {};
     const strip = (events: TelemetryEvent[]) => events.map(({ seq: _s, ...e }) => e as TelemetryEvent);
     for (const size of [1, 20]) {
@@ -136,10 +147,14 @@ describe("what the numbers cost at ingest", () => {
       ];
       const p = [await cost(plain[0]!), await cost(plain[1]!)];
       const n = [await cost(withSeq[0]!), await cost(withSeq[1]!)];
-      // Every projection statement (not the rollups', whose 5-minute bucket may be new for one batch and not the
-      // other, an insert against an update) writes the same rows, the agents row included; the segments' (the
-      // last) writes fewer for numbered events: a contiguous run is one segment, unnumbered events one each.
-      expect(n.map((c) => c.written.slice(1, -1))).toEqual(p.map((c) => c.written.slice(1, -1)));
+      // A new agent costs the same either way. Then an unnumbered message within the step of its last activity
+      // writes no agents row (src/store/heard-from.ts), while a numbered one writes the row once: its counts moved.
+      expect(n[0]!.agents).toBe(p[0]!.agents);
+      expect([p[1]!.agents, n[1]!.agents]).toEqual([0, 1]);
+      // Every other projection statement (not the rollups', whose 5-minute bucket may be new for one batch and not
+      // the other, an insert against an update) writes the same rows; the segments' (the last) writes fewer for
+      // numbered events: a contiguous run is one segment, unnumbered events one each.
+      expect(n.map((c) => c.others)).toEqual(p.map((c) => c.others));
       n.forEach((c, i) => {
         expect(c.written.at(-1)!).toBeLessThanOrEqual(p[i]!.written.at(-1)!);
       });

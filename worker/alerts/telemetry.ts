@@ -3,6 +3,7 @@ import { agentHref, listHref } from "../../console/links";
 import { telemetryHealthWords } from "../../console/telemetry-words";
 import type { TelemetryHealth } from "../../src/admin-rpc/contract";
 import { pipelineState } from "../../src/admin-rpc/pipeline-state";
+import { heardFromBy } from "../../src/store/heard-from";
 import type { Store } from "../../src/store/partitions";
 import { TELEMETRY_QUIET_MS } from "../../src/store/read-models/blocked-agents";
 import { findAgentIn } from "../../src/store/read-models/merged";
@@ -17,7 +18,8 @@ export type BrokenPipeline = { target: Source; health: TelemetryHealth; state: "
 
 /**
  * The agents of reconciliation passes whose events cannot reach the console: no Queue binding, or a last send that
- * failed while the console has heard nothing from the agent for TELEMETRY_QUIET_MS.
+ * failed while the console has heard nothing from the agent for TELEMETRY_QUIET_MS, for certain: counted from the latest
+ * it may have heard from it (its stored last_seen is coarse, src/store/heard-from.ts), as the blocked list counts.
  */
 export async function brokenPipelines(store: Store, passes: AgentReconciliation[], now: number): Promise<BrokenPipeline[]> {
   const out: BrokenPipeline[] = [];
@@ -26,7 +28,7 @@ export async function brokenPipelines(store: Store, passes: AgentReconciliation[
     if (!health || (state !== "no_queue" && state !== "failing")) continue;
     if (state === "failing") {
       const agent = await findAgentIn(store, target.agentClass, target.agentName);
-      if (agent && now - agent.lastSeen < TELEMETRY_QUIET_MS) continue;
+      if (agent && now - heardFromBy(agent.lastSeen) < TELEMETRY_QUIET_MS) continue;
     }
     out.push({ target, health, state });
   }

@@ -5,8 +5,9 @@ import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-name
 /**
  * Projection merge rules, declared once and interpreted twice: in JS (to fold
  * a batch's rows per key before writing) and in SQL (to fold them into what is
- * stored). Every rule is commutative and idempotent, so the same events in any
- * order, any batching, and any number of deliveries give the same rows.
+ * stored). Every rule but `coarse` is commutative and idempotent, so the same
+ * events in any order, any batching, and any number of deliveries give the same
+ * rows; a coarse column is idempotent, and within its step of that.
  *
  * - `min` / `max`: the smallest / largest non-null value (strings compare too);
  * - a group name: the column takes its value from the row whose group stamp
@@ -19,6 +20,13 @@ import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-name
  *   C is smallest (ties: the larger value); a row without both does not
  *   contribute. C itself must merge by `min` (an incident's deploy: the version
  *   of its earliest versioned event);
+ * - `{ coarse: S, of?: C, or?: SQL }`: a maximum that is stored only when it moves by at least S (in the units of
+ *   column C, the column itself by default), or, when `or` holds of the stored row, by any amount. For a figure
+ *   that moves with nearly every event (an agent's last activity) but that a person reads to within S: the row is
+ *   written once per S, not per message. Not a pure maximum, so not order-independent: the stored value is within
+ *   S below the true maximum (a later value less than S above it is not stored), whatever the order. Folding a
+ *   batch keeps the exact maximum; the step applies against what is stored. A column following C (`of`) takes its
+ *   incoming value exactly when C does, so the two stay one reading (C's unit);
  * - `sum`: the total of every event's amount, each event counted once. A sum is
  *   not idempotent by itself (a redelivered event would add again), so a row
  *   carries its amounts per event id (sumOnce), folding unions them by id, and
@@ -26,7 +34,15 @@ import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-name
  *   upsertSql is given). That is why the upsert must run in the same
  *   transaction as, and BEFORE, the insert that stores the batch's events.
  */
-export type Rule<G extends string = string> = "min" | "max" | "sum" | { latest: G } | { earliest: string };
+export type Rule<G extends string = string> = "min" | "max" | "sum" | { latest: G } | { earliest: string } | Coarse<string>;
+
+/**
+ * A coarse maximum (see Rule): `coarse` is the step, `of` the column whose step decides (default: the column itself),
+ * `or` SQL over the stored row (the table's name) and `excluded` under which any larger value is stored.
+ */
+export type Coarse<C extends string> = { coarse: number; of?: C; or?: (table: string) => string };
+
+const isCoarse = (r: unknown): r is Coarse<string> => typeof r === "object" && r !== null && "coarse" in r;
 
 /** The row field that carries a row's sum amounts per event id (JSON text); not a column. */
 export const SUM_BY_EVENT = "sum_by_event";
@@ -55,7 +71,7 @@ type StampKey<T extends Table, G extends string, S extends "At" | "EventId"> = `
 export type ProjectionDef<T extends Table> = {
   key: ColumnKey<T>[];
   /** Non-key columns and how they merge. Group stamp columns are added automatically. */
-  columns: { [K in ColumnKey<T>]?: Rule<StampGroup<T>> | { earliest: ColumnKey<T> } };
+  columns: { [K in ColumnKey<T>]?: Rule<StampGroup<T>> | { earliest: ColumnKey<T> } | Coarse<ColumnKey<T>> };
   /** SQL defaults for NOT NULL columns a row may leave null. */
   defaults?: { [K in ColumnKey<T>]?: string };
   /**
@@ -119,7 +135,14 @@ export function projection<T extends Table>(table: T, def: ProjectionDef<T>): Pr
     key: def.key.map((k) => n[k]),
     // An `earliest` rule names its time column by key: resolved to its SQL name like the columns.
     columns: Object.fromEntries(
-      Object.entries(bySqlName(def.columns)).map(([c, r]) => [c, typeof r === "object" && "earliest" in r ? { earliest: n[r.earliest as ColumnKey<T>] } : r]),
+      Object.entries(bySqlName(def.columns)).map(([c, r]) => [
+        c,
+        isCoarse(r)
+          ? { ...r, of: r.of ? n[r.of as ColumnKey<T>] : c }
+          : typeof r === "object" && "earliest" in r
+            ? { earliest: n[r.earliest as ColumnKey<T>] }
+            : r,
+      ]),
     ) as Record<string, Rule>,
     stamps: Object.fromEntries(groups(def.columns).map((g) => [g, stampColumns(table, g)])),
     defaults: bySqlName(def.defaults ?? {}),
@@ -187,6 +210,11 @@ export function mergeRows(spec: ProjectionSpec, stored: Row, incoming: Row): Row
     if (rule === "min") out[col] = a === null ? b : b === null ? a : b < a ? b : a;
     // biome-ignore lint/complexity/useMathMinMax: see above
     else if (rule === "max") out[col] = a === null ? b : b === null ? a : b > a ? b : a;
+    else if (isCoarse(rule)) {
+      // Within a batch, the exact maximum (of the deciding column): the step applies against what is stored.
+      const [sa, sb] = [stored[rule.of!] ?? null, incoming[rule.of!] ?? null];
+      if (sb !== null && (sa === null || sb > sa)) out[col] = b;
+    }
   }
   const sums = Object.entries(spec.columns)
     .filter(([, rule]) => rule === "sum")
@@ -240,6 +268,11 @@ function units(spec: ProjectionSpec): string[][] {
   for (const c of Object.keys(spec.columns)) if (!unitOf.has(c)) unitOf.set(c, new Set([c]));
   for (const [col, rule] of Object.entries(spec.columns)) {
     if (typeof rule !== "object") continue;
+    // A coarse rule reads its deciding column's stored value: they are set together.
+    if (isCoarse(rule)) {
+      join(col, rule.of!);
+      continue;
+    }
     // An earliest rule reads its time column's stored value: they are set together.
     if ("earliest" in rule) {
       join(col, rule.earliest);
@@ -294,7 +327,11 @@ export function upsertSqls(spec: ProjectionSpec, isNew?: (eventIdSql: string) =>
       const fn = rule.toUpperCase();
       merged.set(c, `CASE WHEN excluded.${c} IS NULL THEN ${t}.${c} WHEN ${t}.${c} IS NULL THEN excluded.${c} ELSE ${fn}(${t}.${c}, excluded.${c}) END`);
     } else if (rule === "sum") merged.set(c, `${t}.${c} + excluded.${c}`);
-    else if ("earliest" in rule) {
+    else if (isCoarse(rule)) {
+      const o = rule.of!;
+      const moved = `${t}.${o} IS NULL OR excluded.${o} >= ${t}.${o} + ${Number(rule.coarse)}${rule.or ? ` OR (excluded.${o} > ${t}.${o} AND (${rule.or(t)}))` : ""}`;
+      merged.set(c, `CASE WHEN excluded.${o} IS NOT NULL AND (${moved}) THEN excluded.${c} ELSE ${t}.${c} END`);
+    } else if ("earliest" in rule) {
       const at = rule.earliest;
       const earlier = `excluded.${at} < ${t}.${at} OR (excluded.${at} = ${t}.${at} AND excluded.${c} > ${t}.${c})`;
       merged.set(

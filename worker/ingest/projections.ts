@@ -1,5 +1,6 @@
 import { packBodies } from "@agent-oncall/telemetry";
 import { INCIDENT_STATUS_RANK } from "@agent-oncall/telemetry/contract";
+import { HEARD_FROM_STEP_MS } from "../../src/store/heard-from";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { foldRows, projection, type Row, upsertSqls } from "./merge";
@@ -16,12 +17,37 @@ import { SEGMENTS_SQL, type SegmentRow, storedSql } from "./segments";
  * never changes the other agent's. Class and name are key columns, so they
  * always come together from one row (never two independent maxima).
  */
+const RC = names(schema.reconciliations);
+const AG = names(schema.agents);
+
+/**
+ * SQL true when reconciliation's last ask of the agents row of `t` found its events blocked (pipeline set) after
+ * the row's last activity: then any later event is stored at once, so the blocked list drops it.
+ */
+const flaggedBefore = (t: string) =>
+  `EXISTS (SELECT 1 FROM ${RC.$table} WHERE ${RC.agentClass} = ${t}.${AG.agentClass} AND ${RC.agentName} = ${t}.${AG.agentName} AND ${RC.pipeline} IS NOT NULL AND ${RC.askedAt} > ${t}.${AG.lastSeen})`;
+
 export const SPECS = {
-  // seqMax / seqSeen: the agent's own event numbers (src/telemetry/seq.ts); seqMax - seqSeen never arrived.
-  // Same row, same statement as first/last seen: no row written per event is added.
+  // The agent registry: written when something a person sees of the agent changes, not per message. Its last
+  // activity (lastSeen, and listedAt, its minute, which the lists' indexes hold) moves only by a step of
+  // HEARD_FROM_STEP_MS (src/store/heard-from.ts), or by any amount while the agent is flagged blocked and was last
+  // heard from before the ask (blocked-agents.ts: an event since the ask takes it off that list). Both move in one
+  // statement (one unit), so the row and its two list entries are written about once per step per active agent.
+  // seqMax / seqSeen: the agent's own event numbers (src/telemetry/seq.ts); seqMax - seqSeen never arrived. Only
+  // numbered events (the outbox path; the tail carries no numbers) move them, so only those cost a row per message.
   agents: projection(schema.agents, {
     key: ["agentClass", "agentName"],
-    columns: { firstSeen: "min", lastSeen: "max", seqMax: "max", seqSeen: "sum", listedAt: "max", alarmFirstAt: "min", alarmLastAt: "max" },
+    columns: {
+      firstSeen: "min",
+      lastSeen: { coarse: HEARD_FROM_STEP_MS, or: flaggedBefore },
+      seqMax: "max",
+      seqSeen: "sum",
+      listedAt: { coarse: HEARD_FROM_STEP_MS, of: "lastSeen", or: flaggedBefore },
+      alarmFirstAt: "min",
+      alarmLastAt: "max",
+    },
+    // Where the activity moves, the row's other changes ride in the same row write.
+    withPlain: "listedAt",
   }),
   // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
   // any of whose events says it is managed is managed (recovery failures and stashes do not say).

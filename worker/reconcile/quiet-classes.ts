@@ -33,6 +33,9 @@ export async function quietClassTargets(env: Env, now: number, askedAfter: numbe
     if (answered.has(agentClass)) continue;
     const [newest] = (await listAgentsIn(store, { agentClass }, { limit: 1 })).items;
     if (!newest) continue;
+    // From the stored last_seen, which can be up to a step early (src/store/heard-from.ts): a class may be asked while
+    // an agent of it sent events in the last step. That costs one status call per reconcile age; counting from the
+    // latest it may have heard would find a broken Worker a step later.
     const quietFor = now - newest.lastSeen;
     if (quietFor < TELEMETRY_QUIET_MS || quietFor > QUIET_CLASS_HORIZON_MS) continue;
     const target = { agentClass, agentName: newest.agentName };

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HEARD_FROM_STEP_MS } from "../heard-from";
 import { agents } from "../schema";
 import { names, selectList } from "../sql-names";
 import { flag, parseFilters, text } from "./filters";
@@ -11,10 +12,17 @@ export const AGENT_IN_CLASS_ORDER: ListOrder<AgentRow> = { tag: "agents:class", 
 
 /** The agent registry read model: who has ever reported, and when. */
 
+/** How coarse an agent's lastSeen is (src/store/heard-from.ts): pages say so beside it. */
+export { HEARD_FROM_STEP_MS };
+
 export type AgentRow = {
   agentClass: string;
   agentName: string;
   firstSeen: number;
+  /**
+   * When the console last recorded hearing from it: an event's time, stored at most once per HEARD_FROM_STEP_MS, so
+   * the agent may have sent more in the step after it (src/store/heard-from.ts).
+   */
   lastSeen: number;
   /** The highest event number the agent sent that arrived (src/telemetry/seq.ts); null: no numbered event yet. */
   seqMax: number | null;

@@ -1,3 +1,4 @@
+import { HEARD_FROM_STEP_MS } from "../heard-from";
 import type { BlockedPipeline } from "../reconciliations";
 import { agents, reconciliations } from "../schema";
 import { names } from "../sql-names";
@@ -28,6 +29,14 @@ import { type Capped, decodeCursor, encodeCursor, type ListOrder, type Page, pag
  */
 export const TELEMETRY_QUIET_MS = 5 * 60_000;
 
+/**
+ * What BLOCKED_SQL subtracts from a "failing" ask: TELEMETRY_QUIET_MS of certain silence. The stored last_seen can
+ * be up to a step early (src/store/heard-from.ts), so the silence is counted from the latest the console may have
+ * heard from the agent: an alert pages a person, and a blip must not. A "no_queue" ask needs no silence, and an event
+ * after any ask is stored at once (worker/ingest/projections.ts), so an agent leaves this list as soon as one arrives.
+ */
+const FAILING_SILENCE_MS = TELEMETRY_QUIET_MS + HEARD_FROM_STEP_MS - 1;
+
 const R = names(reconciliations);
 const A = names(agents);
 
@@ -38,7 +47,7 @@ export type BlockedAgentRow = AgentRow & { pipeline: BlockedPipeline; askedAt: n
 export const BLOCKED_AGENTS_ORDER: ListOrder<BlockedAgentRow> = { tag: "agents:blocked", keyOf: (r) => [r.askedAt, r.agentClass, r.agentName] };
 
 const FROM = `${R.$table} r INDEXED BY reconciliations_blocked JOIN ${A.$table} a ON a.${A.agentClass} = r.${R.agentClass} AND a.${A.agentName} = r.${R.agentName}`;
-/** Nothing heard from it since the ask (for "failing", since TELEMETRY_QUIET_MS before it). ?1 is TELEMETRY_QUIET_MS. */
+/** Nothing heard from it since the ask (for "failing", for certain since TELEMETRY_QUIET_MS before it). ?1 is FAILING_SILENCE_MS. */
 const BLOCKED_SQL = `a.${A.lastSeen} < r.${R.askedAt} - CASE r.${R.pipeline} WHEN 'failing' THEN ?1 ELSE 0 END`;
 const ORDER = `ORDER BY r.${R.askedAt} DESC, r.${R.agentClass} DESC, r.${R.agentName} DESC`;
 const SELECT = `a.${A.agentClass} AS agentClass, a.${A.agentName} AS agentName, a.${A.firstSeen} AS firstSeen, a.${A.lastSeen} AS lastSeen,
@@ -56,7 +65,7 @@ export async function blockedAgents(
   const f = parseFilters(agentFilters, { agentClass: opts.agentClass });
   const limit = pageLimit(opts.limit);
   const where = [`r.${R.pipeline} IS NOT NULL`];
-  const binds: unknown[] = [TELEMETRY_QUIET_MS];
+  const binds: unknown[] = [FAILING_SILENCE_MS];
   if (opts.after) {
     where.push(`(r.${R.askedAt}, r.${R.agentClass}, r.${R.agentName}) < (?, ?, ?)`);
     binds.push(...decodeCursor(BLOCKED_AGENTS_ORDER.tag, opts.after, ["number", "string", "string"]));
@@ -89,7 +98,7 @@ export function blockedCountStatement(db: D1Database, window = BLOCKED_COUNT_WIN
     .prepare(
       `SELECT COALESCE(SUM(h), 0) AS n, COUNT(*) AS scanned FROM (SELECT (${BLOCKED_SQL}) AS h FROM ${FROM} WHERE r.${R.pipeline} IS NOT NULL ${ORDER} LIMIT ?2 + 1)`,
     )
-    .bind(TELEMETRY_QUIET_MS, window);
+    .bind(FAILING_SILENCE_MS, window);
 }
 
 /**
