@@ -87,8 +87,16 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
   });
   for (const t of tasks) expect(shownTasks.get(t.runId), `task ${t.runId}`).toMatchObject({ kind: "task", status: TASK_STATE[t.state] });
 
-  // The alarm loop: let it fire a while, stop it, then the console's firings must equal the agent's own count.
-  await until("the loop to fire five times", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks >= 5, 60_000);
+  // The alarm loop: let it fire a while, evicted between firings (each next alarm wakes a new instance, which
+  // holds nothing of the last), stop it, then the console's firings must equal the agent's own count.
+  await until("the loop to fire twice", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks >= 2, 60_000);
+  for (let i = 0; i < 3; i++) {
+    // Right after a firing, so the eviction falls between two of them, not inside one.
+    const before = (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks;
+    await until("the next firing", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks > before, 30_000);
+    await post(server, "/loop/evict?name=bare-l1");
+  }
+  await until("the loop to fire after the last eviction", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks >= 7, 60_000);
   await post(server, "/loop/stop?name=bare-l1");
   const { ticks } = await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1");
   const firings = await until("the console's firings to reach the agent's count", async () => {
@@ -96,7 +104,35 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
     const row = ((await r.json()) as { items: { agentClass: string; agentName: string; firings: number }[] }).items.find((x) => x.agentName === "bare-l1");
     return row && row.firings >= ticks ? row.firings : null;
   });
+  console.log(`[tail-capture] alarm loop evicted 3 times between firings: agent counted ${ticks} ticks, console ${firings} firings`);
   expect(firings).toBe(ticks);
+
+  // keepAlive() alone: the SDK publishes nothing for it, so the console counts the alarm invocations (its
+  // heartbeats) that published nothing. Held, then released; the agent's own count of its alarm invocations is
+  // the truth, and the object's id is the only name it has (it never published an event).
+  await post(server, "/keepalive?name=bare-k2");
+  await until(
+    "the keepAlive heartbeat to wake it five times",
+    async () => (await truth<{ wakes: number }>(server, "/truth/wakes?name=bare-k2")).wakes >= 5,
+    60_000,
+  );
+  await post(server, "/keepalive/release?name=bare-k2");
+  const kept = await until("the agent's count of its alarm invocations to settle", async () => {
+    const a = await truth<{ wakes: number; objectId: string; schedules: number }>(server, "/truth/wakes?name=bare-k2");
+    await new Promise((r) => setTimeout(r, 3_000));
+    const b = await truth<{ wakes: number }>(server, "/truth/wakes?name=bare-k2");
+    return a.wakes === b.wakes ? a : null;
+  });
+  expect(kept.schedules).toBe(0);
+  const silent = await until("the console to count every silent wake", async () => {
+    const r = await fetch(`${server.base}/awake`, { headers: { Accept: "application/json" } });
+    const row = (
+      (await r.json()) as { silentWakes: { objectId: string; agentClass: string | null; agentName: string | null; wakes: number }[] }
+    ).silentWakes.find((w) => w.objectId === kept.objectId);
+    return row && row.wakes >= kept.wakes ? row : null;
+  });
+  console.log(`[tail-capture] keepAlive only: the agent counted ${kept.wakes} alarm invocations, the console ${silent.wakes} silent wakes`);
+  expect(silent).toMatchObject({ agentClass: "BareKeepAliveAgent", agentName: null, wakes: kept.wakes });
 
   // Observing cost the agent nothing in its own storage: every table there is the SDK's (`cf_agents_*`,
   // `cf_agent_*`), the runtime's (`_cf_*`) or local dev's (`__miniflare_*`); none is ours.
