@@ -142,6 +142,39 @@ function isSdkMessage(m: unknown): m is SdkMessage {
   return (o.agent === undefined || typeof o.agent === "string") && (o.name === undefined || typeof o.name === "string");
 }
 
+/** Recovery hooks running in an item, by the fiber they recover: the runs that started while each ran. */
+type Hooks = Map<string, { name: string; started: { fiberId: string; fiberName: string }[] }>;
+
+/**
+ * Follows recovery hooks through an item's messages, in publish order: the SDK publishes `fiber:recovery:attempt`
+ * before it calls `onFiberRecovered` and `fiber:recovery:handled` after the hook returned, and `runFiber` publishes
+ * `fiber:run:started` as it is called, so a run the hook started sits between the two, in the same invocation.
+ */
+function watchHooks(hooks: Hooks, m: SdkMessage): void {
+  const p = m.payload ?? {};
+  const fiberId = typeof p.fiberId === "string" ? p.fiberId : null;
+  if (!fiberId) return;
+  const fiberName = typeof p.fiberName === "string" ? p.fiberName : "";
+  if (m.type === "fiber:recovery:attempt") hooks.set(fiberId, { name: fiberName, started: [] });
+  else if (m.type === "fiber:run:started") for (const h of hooks.values()) h.started.push({ fiberId, fiberName });
+}
+
+/**
+ * What a plain runFiber's recovery hook did, from the SDK's messages alone: "resumed" (with the new run) when a run
+ * of the same name started while it ran, else "unknown": dropped work and work resumed some other way (a schedule,
+ * a later call, another name) publish the same thing, so the console must not call either "recovered". Nothing for
+ * a managed fiber (the SDK records its outcome in its ledger) or the SDK's internal fibers (status "internal").
+ */
+function hookOutcome(hooks: Hooks, m: SdkMessage): { hook?: "resumed" | "unknown"; resumedAs?: string } {
+  const p = m.payload ?? {};
+  const fiberId = typeof p.fiberId === "string" ? p.fiberId : "";
+  const h = hooks.get(fiberId);
+  hooks.delete(fiberId);
+  if (p.status !== "user") return {};
+  const again = h?.started.find((r) => r.fiberName === h.name && r.fiberId !== fiberId);
+  return again ? { hook: "resumed", resumedAs: again.fiberId.slice(0, 200) } : { hook: "unknown" };
+}
+
 /**
  * Turns trace items into contract events. Never throws: a message it cannot read, an item the runtime cut
  * short, and the runtime's limit notice each become a loss with a reason, never a lost item.
@@ -156,6 +189,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
     let agent: { agent: string; name: string } | null = null;
     let cut = false;
     let sdkMessages = 0;
+    const hooks: Hooks = new Map();
     entries.forEach((entry, index) => {
       const channel = typeof entry?.channel === "string" ? entry.channel : "";
       if (channel === LIMIT_EXCEEDED_CHANNEL) {
@@ -176,6 +210,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
         return;
       }
       if (m.agent && m.name) agent = { agent: m.agent, name: m.name };
+      watchHooks(hooks, m);
       if ((m as Record<string, unknown>)[OUTBOX_SHIPPED_MARK] === true) {
         out.viaOutbox++;
         return;
@@ -188,6 +223,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       }
       e.time = time;
       e.id = tailEventId(item, index, time, text);
+      if (e.type === "fiber.recovery.handled") Object.assign(e.payload, hookOutcome(hooks, m));
       out.events.push(e);
     });
     const worker = item.scriptName ?? "";

@@ -7,7 +7,7 @@ import {
   type TelemetryEvent,
 } from "@agent-oncall/telemetry";
 import { shownStatus } from "../../src/store/read-models/incident-status";
-import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
+import { fiberIncidentClosing, fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incidents";
 
 /** What one event says of its incident, by the declared lifecycle (src/telemetry/incident-lifecycle.ts). */
 export type IncidentFacts = {
@@ -32,7 +32,7 @@ export function incidentFacts(e: TelemetryEvent): IncidentFacts {
     case "status":
       return { status: t.status, closed: null, observed: false };
     case "fiber_record":
-      return { status: fiberIncidentStatus(e), closed: null, observed: false };
+      return { status: fiberIncidentStatus(e), closed: fiberIncidentClosing(e), observed: false };
     case "closed_by":
       return { status: null, closed: { by: t.overlay, reason: (e.payload as { reason?: string }).reason ?? null }, observed: true };
     case "reconciled": {

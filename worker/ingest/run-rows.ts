@@ -2,6 +2,7 @@ import { isInternalSdkName, type RunKind, type RunOutcome, runStateOf, type Tele
 import { listedAt } from "../../src/store/listed-at";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
+import { HOOK_UNKNOWN_REASON } from "./fiber-incidents";
 import { stampColumns } from "./merge";
 
 /**
@@ -71,6 +72,17 @@ function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
     // was settled is for reconciliation to ask (inspectFiber). Never "recovered" on our own reading.
     return { value: "interrupted", endedAt: e.time, reason: "the recovery hook ran; the fiber's status after it was not reported" };
   }
+  return undefined;
+}
+
+/**
+ * A plain runFiber's end from `fiber.recovery.handled` with the hook's outcome: `recovered` when a run of the same
+ * name started while the hook ran (the reason names it), `unknown` when none did: dropped work and work resumed some
+ * other way look the same in the SDK's events. Undefined when the sender did not say (the outbox path).
+ */
+function plainHookOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
+  if (p.hook === "resumed") return { value: "recovered", endedAt: e.time, reason: `its recovery hook started run ${s(p.resumedAs) ?? "(unnamed)"}` };
+  if (p.hook === "unknown") return { value: "unknown", endedAt: e.time, reason: HOOK_UNKNOWN_REASON };
   return undefined;
 }
 
@@ -154,19 +166,22 @@ function factsOf(e: TelemetryEvent): Facts | null {
       return { kind, runId: c.fiberId, name: named, outcome: managedOutcome(e, p), snapshot };
     }
     const outcome = FIBER_OUTCOME[e.type];
+    const hooked = e.type === "fiber.recovery.handled" ? plainHookOutcome(e, p) : undefined;
     return {
       kind,
       runId: c.fiberId,
       name: named,
       startedAt: e.type === "fiber.started" ? e.time : null,
-      outcome: outcome
-        ? {
-            value: outcome,
-            endedAt: FIBER_ENDED.has(e.type) ? e.time : null,
-            error: s(p.error),
-            reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
-          }
-        : undefined,
+      outcome: hooked
+        ? hooked
+        : outcome
+          ? {
+              value: outcome,
+              endedAt: FIBER_ENDED.has(e.type) ? e.time : null,
+              error: s(p.error),
+              reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
+            }
+          : undefined,
       snapshot,
     };
   }
