@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 import { describe, expect, it } from "vitest";
+import { runHref } from "../../console/links";
 import type { SilentWakeRate } from "../../src/store/read-models/residency";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
@@ -148,5 +149,48 @@ describe("the console's tail handler", () => {
     const html = await (await call("/awake", { as: "viewer" })).text();
     expect(html).toContain(`data-object-id="${kept}" data-agent="TailedAgent/${name}" data-wakes="4"`);
     expect(html).toContain("name unknown (it published no event)");
+  });
+
+  it("shows a recovered runFiber whose hook resumed it as recovered with a link to the new run, and one whose hook said nothing as unknown, never recovered", async () => {
+    await publishEnvTeamKeys();
+    const name = `hooked-${crypto.randomUUID().slice(0, 8)}`;
+    const fiber = (type: string, fiberId: string, extra: Record<string, unknown> = {}) => ({
+      type,
+      payload: { fiberId, fiberName: "export", managed: false, ...extra },
+    });
+    // The SDK's messages on wake, in its order: the hook of "old-r" starts "new-r" under the same name; "old-d"'s does not.
+    const recovery = (old: string, during: { type: string; payload: Record<string, unknown> }[]) => [
+      fiber("fiber:recovery:detected", old),
+      fiber("fiber:run:interrupted", old),
+      fiber("fiber:recovery:attempt", old),
+      ...during,
+      fiber("fiber:recovery:handled", old, { status: "user" }),
+    ];
+    const before = item(name, [fiber("fiber:run:started", "old-r"), fiber("fiber:run:started", "old-d")]);
+    const wake = item(name, [...recovery("old-r", [fiber("fiber:run:started", "new-r"), fiber("fiber:run:completed", "new-r")]), ...recovery("old-d", [])]);
+    await handleTail([before], env as Env);
+    await handleTail([wake], env as Env);
+    const rows = await pollRows<{ fiber_id: string; outcome: string | null; reason: string | null }>(
+      "SELECT fiber_id, outcome, reason FROM runs WHERE agent_name = ? ORDER BY fiber_id",
+      [name],
+      (rs) => rs.length === 3 && rs.every((x) => x.outcome !== null && x.outcome !== "recovering" && x.outcome !== "interrupted"),
+    );
+    expect(rows).toEqual([
+      { fiber_id: "new-r", outcome: "completed", reason: null },
+      { fiber_id: "old-d", outcome: "unknown", reason: "its recovery hook ran; the SDK's events do not say whether it resumed or dropped the work" },
+      { fiber_id: "old-r", outcome: "recovered", reason: "its recovery hook started run new-r" },
+    ]);
+    const incidents = await pollRows<{ incident_id: string; status: string; closed_by: string | null }>(
+      "SELECT incident_id, status, closed_by FROM incidents WHERE agent_name = ? ORDER BY incident_id",
+      [name],
+      (rs) => rs.length === 2 && rs.every((x) => x.status !== "open" || x.closed_by !== null),
+    );
+    expect(incidents).toEqual([
+      { incident_id: `fiber:TailedAgent/${name}/old-d`, status: "open", closed_by: "ended_unreported" },
+      { incident_id: `fiber:TailedAgent/${name}/old-r`, status: "recovered", closed_by: null },
+    ]);
+    const owner = { agentClass: "TailedAgent", agentName: name };
+    const page = await (await call(runHref("old-r", owner), { as: "viewer" })).text();
+    expect(page).toContain(`<a href="${runHref("new-r", owner).replaceAll("&", "&amp;")}">new-r</a>`);
   });
 });

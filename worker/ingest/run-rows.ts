@@ -1,5 +1,6 @@
 import { isInternalSdkName, type RunKind, type RunOutcome, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { listedAt } from "../../src/store/listed-at";
+import { RESUMED_BY_HOOK } from "../../src/store/read-models/runs";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
 import { HOOK_UNKNOWN_REASON } from "./fiber-incidents";
@@ -81,7 +82,7 @@ function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
  * other way look the same in the SDK's events. Undefined when the sender did not say (the outbox path).
  */
 function plainHookOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
-  if (p.hook === "resumed") return { value: "recovered", endedAt: e.time, reason: `its recovery hook started run ${s(p.resumedAs) ?? "(unnamed)"}` };
+  if (p.hook === "resumed") return { value: "recovered", endedAt: e.time, reason: `${RESUMED_BY_HOOK}${s(p.resumedAs) ?? "(unnamed)"}` };
   if (p.hook === "unknown") return { value: "unknown", endedAt: e.time, reason: HOOK_UNKNOWN_REASON };
   return undefined;
 }

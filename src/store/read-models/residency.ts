@@ -45,9 +45,10 @@ export type AgentRef = { agentClass: string; agentName: string };
 /**
  * One agent's alarm firings over the window. `perHour` is measured between firings when the loop began inside the
  * window ((firings − 1) / (last − first)), else as firings over the window; `windowFrom` says where it starts.
- * Firings arrive as counts (an event stands for every firing since the callback's previous one, the last at its
- * time), so `firings` up to `lastAt` are exact; past the window's edges the count is off by at most one window's
- * worth of firings (ALARM_COALESCE_MS of a rate window of an hour).
+ * From the outbox, firings arrive as counts (an event stands for every firing since the callback's previous one, the
+ * last at its time), so `firings` up to `lastAt` are exact; past the window's edges the count is off by at most one
+ * window's worth of firings (ALARM_COALESCE_MS of a rate window of an hour). From the tail, each `schedule:execute`
+ * the SDK published is one event: nothing is held in the agent, so an eviction between firings loses none.
  * `idle`: no run of the agent is open or was seen in the window. `loop`: it keeps firing (≥ LOOP_MIN_FIRINGS,
  * last firing within a few periods) with nothing to do (idle).
  */
