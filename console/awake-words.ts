@@ -6,6 +6,7 @@ import {
   LOOP_MIN_FIRINGS,
   RATE_WINDOW_MS,
   type ResidentEstimate,
+  type SilentWakeRate,
 } from "../src/store/read-models/residency";
 import { count, duration } from "./format";
 
@@ -70,3 +71,13 @@ export function residentSentence(e: ResidentEstimate): string {
 }
 
 export const RESIDENT_METHOD = `Estimated from the agent's events: each burst of events (a segment of its timeline, events at most a minute apart) keeps it resident until idle eviction, ${duration(IDLE_EVICTION_MS.low)} to ${duration(IDLE_EVICTION_MS.high)} after it; the range is those two bounds. Residency that sends no event (keepAlive heartbeats, open connections, calls without events) is not seen, so both bounds can be low.`;
+
+/** What the "woken by alarms that reported nothing" list is, and why it does not say keepAlive outright. */
+export const SILENT_WAKES_RULE =
+  "Alarm invocations of an agent's Durable Object in which the agents SDK published nothing, seen by the console's tail. The SDK publishes nothing for keepAlive(): its heartbeat is such an alarm (every 30 s by default), so an agent kept awake by keepAlive() alone shows here. The SDK's own housekeeping alarms (retrying a fiber recovery) look the same. The name is the one the object's own events gave; an object that never published an event is known by its class and id only.";
+
+/** An object woken with nothing reported, in words: its agent when its events named it, else its class and id. */
+export function silentWakeAgent(w: SilentWakeRate): string {
+  if (w.agentClass && w.agentName) return `${w.agentClass} · ${w.agentName}`;
+  return `${w.agentClass ?? "unknown class"} · name unknown (it published no event), object ${w.objectId.slice(0, 12)}…`;
+}

@@ -3,10 +3,21 @@ import { consoleConfig } from "./config";
 import type { Env } from "./env";
 import { type DeadLetter, deadLetterStatements } from "./ingest/dead-letters";
 import { verificationKey } from "./ingest/signature";
+import { markRecorded, tailObjectStatements } from "./ingest/tail-objects";
 import { storeFromEnv } from "./store";
 
 /** What one tail invocation did: for the log line, the bench and the tests. */
-export type TailResult = { items: number; read: number; noise: number; viaOutbox: number; sent: number; losses: number; sendFailed: number };
+export type TailResult = {
+  items: number;
+  read: number;
+  noise: number;
+  viaOutbox: number;
+  sent: number;
+  losses: number;
+  sendFailed: number;
+  /** Alarm invocations in which the SDK published nothing (keepAlive heartbeats among them): recorded, not events. */
+  silentWakes: number;
+};
 
 /**
  * The console as a Tail Worker of its agents' Workers: `"tail_consumers": [{ "service": "<this console>" }]` in
@@ -25,6 +36,7 @@ export async function handleTail(items: readonly TailItem[], env: Env): Promise<
     sent: 0,
     losses: capture.losses.length,
     sendFailed: 0,
+    silentWakes: capture.silentWakes.length,
   };
   const letters: DeadLetter[] = capture.losses.map((l) => ({ messageId: l.key, reason: l.reason, eventType: null, body: l.body }));
   if (capture.events.length) {
@@ -45,9 +57,14 @@ export async function handleTail(items: readonly TailItem[], env: Env): Promise<
         letters.push({ messageId: e.id, reason: "captured from the tail, but the telemetry Queue refused it", eventType: e.type, body: JSON.stringify(e) });
     }
   }
-  if (letters.length) {
-    const db = storeFromEnv(env).parts[0]!;
-    await db.batch(deadLetterStatements(db, letters, Date.now()));
+  const db = storeFromEnv(env).parts[0]!;
+  // Not events: what the trace items themselves say (which agent an object is, its alarms that published nothing).
+  // Written here, in the home database, because only the tail handler sees them.
+  const statements = [...tailObjectStatements(db, capture.objects, capture.silentWakes, Date.now())];
+  if (letters.length) statements.push(...deadLetterStatements(db, letters, Date.now()));
+  if (statements.length) {
+    await db.batch(statements);
+    markRecorded(capture.objects);
   }
   return result;
 }

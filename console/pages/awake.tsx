@@ -1,6 +1,17 @@
 import type { ResidencyOutput } from "../../src/admin-rpc/residency-contract";
-import type { AlarmRate, ResidentEstimate } from "../../src/store/read-models/residency";
-import { alarmRateSentence, cadence, hostJobLabel, LOOP_RULE, RESIDENT_METHOD, residencySummary, residentSentence, UNKNOWN_SINCE } from "../awake-words";
+import type { AlarmRate, ResidentEstimate, SilentWakeRate } from "../../src/store/read-models/residency";
+import {
+  alarmRateSentence,
+  cadence,
+  hostJobLabel,
+  LOOP_RULE,
+  RESIDENT_METHOD,
+  residencySummary,
+  residentSentence,
+  SILENT_WAKES_RULE,
+  silentWakeAgent,
+  UNKNOWN_SINCE,
+} from "../awake-words";
 import { Time } from "../components/time";
 import { count, duration } from "../format";
 import { Layout, type PageContext } from "../layout";
@@ -132,7 +143,7 @@ export function AwakePanel(props: { ctx: PageContext; facts: AwakeFacts }) {
 }
 
 /** Agents whose alarm fired in the last hour, fastest first; loops (nothing to do) flagged. `idle` keeps only the loops. */
-export function AwakePage(props: { ctx: PageContext; items: AlarmRate[]; loopsOnly: boolean }) {
+export function AwakePage(props: { ctx: PageContext; items: AlarmRate[]; loopsOnly: boolean; silentWakes: SilentWakeRate[] }) {
   return (
     <Layout ctx={props.ctx} title="Awake" active={LISTS.awake}>
       <p>
@@ -176,6 +187,40 @@ export function AwakePage(props: { ctx: PageContext; items: AlarmRate[]; loopsOn
         </table>
       ) : (
         <p data-testid="awake-empty">{props.loopsOnly ? "No agent is looping on alarms with nothing to do." : "No agent's alarm fired in the last hour."}</p>
+      )}
+      <h2>Woken by alarms that reported nothing</h2>
+      <p class="muted">{SILENT_WAKES_RULE}</p>
+      {props.silentWakes.length ? (
+        <table data-testid="awake-silent">
+          <thead>
+            <tr>
+              <th>agent</th>
+              <th>wakes/hour</th>
+              <th>wakes</th>
+              <th>last wake</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.silentWakes.map((w) => (
+              <tr data-object-id={w.objectId} data-agent={w.agentClass && w.agentName ? `${w.agentClass}/${w.agentName}` : ""} data-wakes={w.wakes}>
+                <td>
+                  {w.agentClass && w.agentName ? (
+                    <a href={agentHref({ agentClass: w.agentClass, agentName: w.agentName }, "", AWAKE_PANEL)}>{silentWakeAgent(w)}</a>
+                  ) : (
+                    <span>{silentWakeAgent(w)}</span>
+                  )}
+                </td>
+                <td class="num">{w.perHour === null ? "—" : count(Math.round(w.perHour))}</td>
+                <td class="num">{count(w.wakes)}</td>
+                <td>
+                  <Time t={w.lastAt} />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p data-testid="awake-silent-empty">No Durable Object was woken by an alarm that reported nothing in the last hour.</p>
       )}
     </Layout>
   );

@@ -1,5 +1,6 @@
 import type { FoundBeforeHot } from "../../src/store/history/before-hot";
 import { type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
+import { resumedRunOf } from "../../src/store/read-models/runs";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -12,7 +13,7 @@ import { TimePresets } from "../components/time-presets";
 import { PagedTimeline, Timeline } from "../components/timeline";
 import { ago, bytes, elapsed, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { agentHref, detailHref, LISTS } from "../links";
+import { agentHref, detailHref, LISTS, runHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -179,7 +180,16 @@ export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapsho
         {f.reason ? (
           <>
             <dt>why</dt>
-            <dd>{f.reason}</dd>
+            <dd>
+              {resumedRunOf(f.reason) ? (
+                // A recovery hook that started the work again: the new run, one click away.
+                <span data-testid="run-resumed-as">
+                  its recovery hook started run <a href={runHref(resumedRunOf(f.reason)!, f)}>{resumedRunOf(f.reason)}</a>
+                </span>
+              ) : (
+                f.reason
+              )}
+            </dd>
           </>
         ) : null}
         {f.attempt !== null ? (

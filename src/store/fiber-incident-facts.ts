@@ -12,7 +12,22 @@ export function fiberIncidentStatus(e: TelemetryEvent): SdkIncidentStatus | null
   const p = e.payload as { managed?: boolean; kind?: string; fiberStatus?: string; status?: string };
   if (e.type === "fiber.resolved") return fiberIncidentStatusOf(p.status);
   if (p.managed === true || p.kind === "managed_fiber") return fiberIncidentStatusOf(p.fiberStatus);
+  // The tail says what the hook did when the SDK's messages show it (resumed); when they cannot, no word of the SDK's.
+  if ((p as { hook?: string }).hook === "unknown") return null;
   return "recovered";
+}
+
+/** Why a plain runFiber's recovery shows no outcome: its hook ran, and the SDK's events do not say what it did. */
+export const HOOK_UNKNOWN_REASON = "its recovery hook ran; the SDK's events do not say whether it resumed or dropped the work";
+
+/**
+ * A plain runFiber's recovery whose hook ran with an outcome the SDK's events do not tell (payload `hook: "unknown"`):
+ * the recovery ended, and what it did was not reported, so the incident is closed as ended-unreported with that
+ * reason, never shown as recovered. Null for every other event.
+ */
+export function fiberIncidentClosing(e: TelemetryEvent): { by: "ended_unreported"; reason: string } | null {
+  if (e.type !== "fiber.recovery.handled" || (e.payload as { hook?: string }).hook !== "unknown") return null;
+  return { by: "ended_unreported", reason: HOOK_UNKNOWN_REASON };
 }
 
 /**

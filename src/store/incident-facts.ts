@@ -6,7 +6,7 @@ import {
   type SdkIncidentStatus,
   type TelemetryEvent,
 } from "@agent-oncall/telemetry";
-import { fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incident-facts";
+import { fiberIncidentClosing, fiberIncidentStatus, reconciledFiberIncidentStatus } from "./fiber-incident-facts";
 import { shownStatus } from "./read-models/incident-status";
 
 // Here, not in worker/ingest: ingest projects incidents by these facts and the pages fold a history's events by
@@ -35,7 +35,7 @@ export function incidentFacts(e: TelemetryEvent): IncidentFacts {
     case "status":
       return { status: t.status, closed: null, observed: false };
     case "fiber_record":
-      return { status: fiberIncidentStatus(e), closed: null, observed: false };
+      return { status: fiberIncidentStatus(e), closed: fiberIncidentClosing(e), observed: false };
     case "closed_by":
       return { status: null, closed: { by: t.overlay, reason: (e.payload as { reason?: string }).reason ?? null }, observed: true };
     case "reconciled": {

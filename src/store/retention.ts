@@ -18,6 +18,7 @@ import {
   respentRollups,
   runs,
   sessions,
+  silentWakes,
   workspaceBackups,
 } from "./schema";
 import { keyColumns, names } from "./sql-names";
@@ -39,12 +40,23 @@ const R = names(eventRollups);
 const A = names(alertDeliveries);
 const RS = names(respentRollups);
 const U = names(incidentUsage);
+const W = names(silentWakes);
 /** Each table's primary key columns, by table name: rows are deleted by key (tables stored WITHOUT ROWID have no rowid). */
 const KEY: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
-  [deadLetters, runs, incidents, opAmbiguities, workspaceBackups, auditLog, sessions, eventRollups, alertDeliveries, respentRollups, incidentUsage].map((t) => [
-    names(t).$table,
-    keyColumns(t),
-  ]),
+  [
+    deadLetters,
+    runs,
+    incidents,
+    opAmbiguities,
+    workspaceBackups,
+    auditLog,
+    sessions,
+    eventRollups,
+    alertDeliveries,
+    respentRollups,
+    incidentUsage,
+    silentWakes,
+  ].map((t) => [names(t).$table, keyColumns(t)]),
 );
 
 /** Older than the cutoff (?1), or later than any real time (?2): rows stored before ingest refused future times. */
@@ -160,6 +172,8 @@ const PLAN: { table: string; where: string; rows?: (limit: number) => string; ch
   // Rollups age with the events they count (the bucket range is the primary key's prefix).
   { table: R.$table, where: outside(R.bucket) },
   { table: RS.$table, where: outside(RS.bucket) },
+  // Alarm wakes that published nothing: /awake reads the last hour of them, so they go with the hot window.
+  { table: W.$table, where: `(${W.at} < ?3 OR ${future(W.at)})` },
   // The alert delivery log (its keys dedupe alerts: an incident older than retention could alert again, which is fine).
   { table: A.$table, where: outside(A.createdAt) },
   // Re-spent tokens go with their incident (children above); this sweeps rows whose incident is gone otherwise.

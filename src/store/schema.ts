@@ -575,6 +575,41 @@ export const savedViews = sqliteTable(
   (t) => [uniqueIndex("saved_views_shelf_name").on(t.shelf, t.name)],
 );
 
+/**
+ * Durable Objects the console's tail handler has seen publish an SDK event, with the agent it named: a trace item
+ * carries the object's id and class but never the agent's name, so an invocation that published nothing (a
+ * keepAlive heartbeat) is named from here. One row per object, written when it is first seen or renamed.
+ * `worker` is the item's scriptName ('' when the runtime gives none, as in local dev).
+ */
+export const tailObjects = sqliteTable(
+  "tail_objects",
+  {
+    worker: text("worker").notNull(),
+    objectId: text("object_id").notNull(),
+    agentClass: text("agent_class").notNull(),
+    agentName: text("agent_name").notNull(),
+    seenAt: integer("seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.worker, t.objectId] })],
+);
+
+/**
+ * Alarm invocations of a Durable Object in which the agents SDK published nothing (read-models/residency.ts
+ * silentWakes): what a `keepAlive()` heartbeat looks like from the tail, since the SDK publishes nothing for it.
+ * One row per invocation, keyed by its start, so a redelivered trace item counts once. `agent_class` is the
+ * item's entrypoint (the Durable Object class), null when the runtime gives none.
+ */
+export const silentWakes = sqliteTable(
+  "silent_wakes",
+  {
+    worker: text("worker").notNull(),
+    objectId: text("object_id").notNull(),
+    at: integer("at").notNull(),
+    agentClass: text("agent_class"),
+  },
+  (t) => [primaryKey({ columns: [t.worker, t.objectId, t.at] }), index("silent_wakes_at").on(t.at)],
+);
+
 /** The view each identity opened last, per list: what opening that list with no query restores. */
 export const viewLastUsed = sqliteTable(
   "view_last_used",

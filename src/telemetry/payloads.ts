@@ -141,7 +141,17 @@ export const payloadSchemas = {
   // Fiber recovery after eviction
   "fiber.recovery.detected": fiberBase,
   "fiber.recovery.attempt": fiberBase,
-  "fiber.recovery.handled": fiberBase.extend({ status: z.string().optional() }),
+  "fiber.recovery.handled": fiberBase.extend({
+    status: z.string().optional(),
+    /**
+     * What a plain runFiber's `onFiberRecovered` did, as the tail could tell from the SDK's own messages of that
+     * invocation (tail.ts): "resumed" when a run of the same name started while the hook ran (`resumedAs` is its
+     * fiber id), else "unknown" (the SDK publishes nothing that tells dropped work from work resumed later).
+     * Absent when the sender did not look (the outbox path).
+     */
+    hook: z.enum(["resumed", "unknown"]).optional(),
+    resumedAs: z.string().max(200).optional(),
+  }),
   "fiber.recovery.skipped": fiberBase.extend({ reason: z.string() }),
   "fiber.recovery.failed": fiberBase.extend({ error: z.string(), reason: z.string().optional() }),
   /**

@@ -34,6 +34,11 @@ export type TailItem = {
   readonly eventTimestamp: number | null;
   readonly truncated: boolean;
   readonly entrypoint?: string;
+  /**
+   * What started the invocation. Only `scheduledTime` is read, and only to tell an alarm invocation (an alarm has a
+   * `scheduledTime` and no `cron`); nothing else of it is looked at.
+   */
+  readonly event?: unknown;
 };
 
 /** What a trace item says was lost, or a message that could not be read: each becomes a dead letter with its reason. */
@@ -45,8 +50,23 @@ export type TailLoss = {
   body: string;
 };
 
+/** A Durable Object that published SDK events, and the agent its messages named (the item never names it). */
+export type TailObject = { worker: string; objectId: string; agentClass: string; agentName: string };
+
+/**
+ * An alarm invocation of a Durable Object in which the SDK published nothing. The agents SDK (0.32) publishes
+ * nothing for a `keepAlive()` heartbeat (its docs: "without creating schedule rows or emitting observability
+ * events"), which runs as exactly such an alarm; the SDK's own housekeeping alarms (fiber recovery backoff) are
+ * the other kind. So this is a fact (woken by its alarm, nothing reported), never a claim that it was keepAlive.
+ */
+export type SilentWake = { worker: string; objectId: string; agentClass: string | null; at: number };
+
 export type TailCapture = {
   events: TelemetryEvent[];
+  /** Objects whose messages named their agent, once per object and name. */
+  objects: TailObject[];
+  /** Alarm invocations with no SDK message (see SilentWake). */
+  silentWakes: SilentWake[];
   losses: TailLoss[];
   /** Diagnostics messages read from the SDK's channels (each item's, before noise was set aside). */
   read: number;
@@ -82,6 +102,15 @@ export function tailEventId(item: TailItem, index: number, time: number, message
   return `${time.toString(36).padStart(9, "0")}-${index.toString(36).padStart(6, "0")}-t${fnv64(`${where}\0${messageText}`)}`;
 }
 
+/** The time an alarm invocation was scheduled for, or null when the item is not an alarm's (cron has a `cron`). */
+export function alarmScheduledTime(item: TailItem): number | null {
+  const e = item.event;
+  if (!e || typeof e !== "object" || "cron" in e) return null;
+  const t = (e as { scheduledTime?: unknown }).scheduledTime;
+  const ms = t instanceof Date ? t.getTime() : typeof t === "number" ? t : typeof t === "string" ? Date.parse(t) : Number.NaN;
+  return Number.isFinite(ms) && ms > 0 ? ms : null;
+}
+
 /** JSON of a value, or null when it has none (cycles, BigInt). */
 function json(v: unknown): string | null {
   try {
@@ -113,18 +142,54 @@ function isSdkMessage(m: unknown): m is SdkMessage {
   return (o.agent === undefined || typeof o.agent === "string") && (o.name === undefined || typeof o.name === "string");
 }
 
+/** Recovery hooks running in an item, by the fiber they recover: the runs that started while each ran. */
+type Hooks = Map<string, { name: string; started: { fiberId: string; fiberName: string }[] }>;
+
+/**
+ * Follows recovery hooks through an item's messages, in publish order: the SDK publishes `fiber:recovery:attempt`
+ * before it calls `onFiberRecovered` and `fiber:recovery:handled` after the hook returned, and `runFiber` publishes
+ * `fiber:run:started` as it is called, so a run the hook started sits between the two, in the same invocation.
+ */
+function watchHooks(hooks: Hooks, m: SdkMessage): void {
+  const p = m.payload ?? {};
+  const fiberId = typeof p.fiberId === "string" ? p.fiberId : null;
+  if (!fiberId) return;
+  const fiberName = typeof p.fiberName === "string" ? p.fiberName : "";
+  if (m.type === "fiber:recovery:attempt") hooks.set(fiberId, { name: fiberName, started: [] });
+  else if (m.type === "fiber:run:started") for (const h of hooks.values()) h.started.push({ fiberId, fiberName });
+}
+
+/**
+ * What a plain runFiber's recovery hook did, from the SDK's messages alone: "resumed" (with the new run) when a run
+ * of the same name started while it ran, else "unknown": dropped work and work resumed some other way (a schedule,
+ * a later call, another name) publish the same thing, so the console must not call either "recovered". Nothing for
+ * a managed fiber (the SDK records its outcome in its ledger) or the SDK's internal fibers (status "internal").
+ */
+function hookOutcome(hooks: Hooks, m: SdkMessage): { hook?: "resumed" | "unknown"; resumedAs?: string } {
+  const p = m.payload ?? {};
+  const fiberId = typeof p.fiberId === "string" ? p.fiberId : "";
+  const h = hooks.get(fiberId);
+  hooks.delete(fiberId);
+  if (p.status !== "user") return {};
+  const again = h?.started.find((r) => r.fiberName === h.name && r.fiberId !== fiberId);
+  return again ? { hook: "resumed", resumedAs: again.fiberId.slice(0, 200) } : { hook: "unknown" };
+}
+
 /**
  * Turns trace items into contract events. Never throws: a message it cannot read, an item the runtime cut
  * short, and the runtime's limit notice each become a loss with a reason, never a lost item.
  */
 export function captureFromTail(items: readonly TailItem[], opts: { mask?: Masker; normalize?: NormalizeOptions } = {}): TailCapture {
-  const out: TailCapture = { events: [], losses: [], read: 0, noise: 0, viaOutbox: 0 };
+  const out: TailCapture = { events: [], objects: [], silentWakes: [], losses: [], read: 0, noise: 0, viaOutbox: 0 };
+  const named = new Set<string>();
   const mask = opts.mask ?? maskSecrets;
   for (const item of items) {
     const entries = Array.isArray(item.diagnosticsChannelEvents) ? item.diagnosticsChannelEvents : [];
     // The agent an item is about: SDK messages name it; a loss in the same item is filed under it.
     let agent: { agent: string; name: string } | null = null;
     let cut = false;
+    let sdkMessages = 0;
+    const hooks: Hooks = new Map();
     entries.forEach((entry, index) => {
       const channel = typeof entry?.channel === "string" ? entry.channel : "";
       if (channel === LIMIT_EXCEEDED_CHANNEL) {
@@ -133,6 +198,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       }
       if (!channel.startsWith(SDK_CHANNEL_PREFIX)) return; // not the SDK's: left unread
       out.read++;
+      sdkMessages++;
       const m = entry.message;
       const text = json(m);
       if (!isSdkMessage(m) || text === null) {
@@ -144,6 +210,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
         return;
       }
       if (m.agent && m.name) agent = { agent: m.agent, name: m.name };
+      watchHooks(hooks, m);
       if ((m as Record<string, unknown>)[OUTBOX_SHIPPED_MARK] === true) {
         out.viaOutbox++;
         return;
@@ -156,8 +223,24 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       }
       e.time = time;
       e.id = tailEventId(item, index, time, text);
+      if (e.type === "fiber.recovery.handled") Object.assign(e.payload, hookOutcome(hooks, m));
       out.events.push(e);
     });
+    const worker = item.scriptName ?? "";
+    const objectId = item.durableObjectId;
+    // Assigned in the callback above, which the compiler's narrowing does not follow.
+    const a = agent as { agent: string; name: string } | null;
+    if (objectId && a) {
+      const key = `${worker}\0${objectId}\0${a.agent}\0${a.name}`;
+      if (!named.has(key)) {
+        named.add(key);
+        out.objects.push({ worker, objectId, agentClass: a.agent, agentName: a.name });
+      }
+    }
+    const alarmAt = alarmScheduledTime(item);
+    // Only a whole item says "nothing was published": one cut short may have lost what was.
+    if (objectId && alarmAt !== null && sdkMessages === 0 && !cut && !item.truncated)
+      out.silentWakes.push({ worker, objectId, agentClass: item.entrypoint ?? null, at: item.eventTimestamp ?? alarmAt });
     if (cut || item.truncated) {
       out.losses.push({
         key: `tail:${fnv64(`${json(origin(item, null))}\0truncated`)}`,

@@ -22,7 +22,7 @@ afterAll(async () => {
 async function consoleRuns(s: DevServer, agentClass: string, agentName: string) {
   const q = new URLSearchParams({ agentClass, agentName, limit: "200" });
   const r = await fetch(`${s.base}/runs?${q}`, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
-  const page = (await r.json()) as { items: { runId: string; kind: string; status: string; error: string | null }[] };
+  const page = (await r.json()) as { items: { runId: string; kind: string; status: string; error: string | null; reason: string | null }[] };
   return new Map(page.items.map((x) => [x.runId, x]));
 }
 
@@ -87,8 +87,16 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
   });
   for (const t of tasks) expect(shownTasks.get(t.runId), `task ${t.runId}`).toMatchObject({ kind: "task", status: TASK_STATE[t.state] });
 
-  // The alarm loop: let it fire a while, stop it, then the console's firings must equal the agent's own count.
-  await until("the loop to fire five times", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks >= 5, 60_000);
+  // The alarm loop: let it fire a while, evicted between firings (each next alarm wakes a new instance, which
+  // holds nothing of the last), stop it, then the console's firings must equal the agent's own count.
+  await until("the loop to fire twice", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks >= 2, 60_000);
+  for (let i = 0; i < 3; i++) {
+    // Right after a firing, so the eviction falls between two of them, not inside one.
+    const before = (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks;
+    await until("the next firing", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks > before, 30_000);
+    await post(server, "/loop/evict?name=bare-l1");
+  }
+  await until("the loop to fire after the last eviction", async () => (await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1")).ticks >= 7, 60_000);
   await post(server, "/loop/stop?name=bare-l1");
   const { ticks } = await truth<{ ticks: number }>(server, "/truth/ticks?name=bare-l1");
   const firings = await until("the console's firings to reach the agent's count", async () => {
@@ -96,7 +104,35 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
     const row = ((await r.json()) as { items: { agentClass: string; agentName: string; firings: number }[] }).items.find((x) => x.agentName === "bare-l1");
     return row && row.firings >= ticks ? row.firings : null;
   });
+  console.log(`[tail-capture] alarm loop evicted 3 times between firings: agent counted ${ticks} ticks, console ${firings} firings`);
   expect(firings).toBe(ticks);
+
+  // keepAlive() alone: the SDK publishes nothing for it, so the console counts the alarm invocations (its
+  // heartbeats) that published nothing. Held, then released; the agent's own count of its alarm invocations is
+  // the truth, and the object's id is the only name it has (it never published an event).
+  await post(server, "/keepalive?name=bare-k2");
+  await until(
+    "the keepAlive heartbeat to wake it five times",
+    async () => (await truth<{ wakes: number }>(server, "/truth/wakes?name=bare-k2")).wakes >= 5,
+    60_000,
+  );
+  await post(server, "/keepalive/release?name=bare-k2");
+  const kept = await until("the agent's count of its alarm invocations to settle", async () => {
+    const a = await truth<{ wakes: number; objectId: string; schedules: number }>(server, "/truth/wakes?name=bare-k2");
+    await new Promise((r) => setTimeout(r, 3_000));
+    const b = await truth<{ wakes: number }>(server, "/truth/wakes?name=bare-k2");
+    return a.wakes === b.wakes ? a : null;
+  });
+  expect(kept.schedules).toBe(0);
+  const silent = await until("the console to count every silent wake", async () => {
+    const r = await fetch(`${server.base}/awake`, { headers: { Accept: "application/json" } });
+    const row = (
+      (await r.json()) as { silentWakes: { objectId: string; agentClass: string | null; agentName: string | null; wakes: number }[] }
+    ).silentWakes.find((w) => w.objectId === kept.objectId);
+    return row && row.wakes >= kept.wakes ? row : null;
+  });
+  console.log(`[tail-capture] keepAlive only: the agent counted ${kept.wakes} alarm invocations, the console ${silent.wakes} silent wakes`);
+  expect(silent).toMatchObject({ agentClass: "BareKeepAliveAgent", agentName: null, wakes: kept.wakes });
 
   // Observing cost the agent nothing in its own storage: every table there is the SDK's (`cf_agents_*`,
   // `cf_agent_*`), the runtime's (`_cf_*`) or local dev's (`__miniflare_*`); none is ours.
@@ -108,34 +144,65 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
   expect(d1(server.persistDir, "SELECT reason FROM dead_letters")).toEqual([]);
 });
 
-it("a SIGKILL of the whole stack mid-runFiber: after the restart, the SDK's recovery on wake is what the console shows", { timeout: 360_000 }, async () => {
+it("a SIGKILL of the whole stack mid-runFiber: after the restart, the recovery hook's work, resumed or dropped, is shown as far as the SDK says it", {
+  timeout: 360_000,
+}, async () => {
   const persistDir = mkdtempSync(path.join(tmpdir(), "tail-kill-"));
   let server = await startDev({ port: PORT + 1, app: APP, persistDir });
   servers.push(server);
+  // Two runFibers hang: one whose hook leaves the work to the SDK's default (it logs and drops it), one whose hook
+  // starts it again under its name.
   const { id } = await post(server, "/fiber?name=bare-k1&mode=hang");
-  // Its start arrives: the invocation that started it has ended, so the classic tail sent its item.
-  await until("the console to show the hanging run", async () => (await consoleRuns(server, "BareFiberAgent", "bare-k1")).get(id!)?.status === "running");
+  const { id: resumableId } = await post(server, "/fiber/resumable?name=bare-k3");
+  // Their starts arrive: the invocations that started them have ended, so the classic tail sent their items.
+  await until("the console to show the hanging runs", async () => {
+    const [a, b] = [await consoleRuns(server, "BareFiberAgent", "bare-k1"), await consoleRuns(server, "BareFiberAgent", "bare-k3")];
+    return a.get(id!)?.status === "running" && b.get(resumableId!)?.status === "running";
+  });
   await stop(server, "SIGKILL");
 
   server = await startDev({ port: PORT + 1, app: APP, persistDir });
   servers.push(server);
-  // On wake the SDK finds the orphaned run row and recovers it (no onFiberRecovered of its own): the row is gone.
-  const woke = (await post(server, "/wake?name=bare-k1")) as unknown as { rows: string[] };
-  const rows = await until("the SDK to finish recovering the run", async () => {
-    const r = (await post(server, "/wake?name=bare-k1")) as unknown as { rows: string[] };
-    return r.rows.length === 0 ? r.rows : null;
-  });
-  expect({ before: woke.rows.length <= 1, after: rows }).toEqual({ before: true, after: [] });
-  // The console shows what the SDK published on that wake: recovered, with its fiber incident closed the same way.
-  const run = await until("the console to show the recovery", async () => {
+  // On wake the SDK finds each orphaned run row and hands it to the recovery hook: the rows are gone after.
+  for (const name of ["bare-k1", "bare-k3"]) {
+    const woke = (await post(server, `/wake?name=${name}`)) as unknown as { rows: string[] };
+    const rows = await until(`the SDK to finish recovering ${name}'s run`, async () => {
+      const r = (await post(server, `/wake?name=${name}`)) as unknown as { rows: string[] };
+      return r.rows.length === 0 ? r.rows : null;
+    });
+    expect({ before: woke.rows.length <= 1, after: rows }).toEqual({ before: true, after: [] });
+  }
+  // What each hook did, by the agent's own record of it.
+  type Recovery = { oldId: string; newId: string | null };
+  const dropped = (await truth<{ recoveries: Recovery[] }>(server, "/truth/recoveries?name=bare-k1")).recoveries;
+  const resumed = (await truth<{ recoveries: Recovery[] }>(server, "/truth/recoveries?name=bare-k3")).recoveries;
+  expect(dropped).toEqual([{ oldId: id, newId: null }]);
+  expect(resumed).toEqual([{ oldId: resumableId, newId: expect.stringMatching(/.+/) }]);
+  const newId = resumed[0]!.newId!;
+
+  // Dropped: the SDK's events say the hook ran and nothing more, so neither the run nor its incident reads
+  // "recovered": the run's end is unknown, the incident ended without its outcome being reported.
+  const run = await until("the console to show the dropped recovery", async () => {
     const r = (await consoleRuns(server, "BareFiberAgent", "bare-k1")).get(id!);
-    return r && r.status !== "running" ? r : null;
+    return r && r.status !== "running" && r.status !== "recovering" && r.status !== "interrupted" ? r : null;
   });
-  expect(run.status).toBe("recovered");
+  expect(run).toMatchObject({ status: "unknown", reason: "its recovery hook ran; the SDK's events do not say whether it resumed or dropped the work" });
   const q = new URLSearchParams({ agentClass: "BareFiberAgent", agentName: "bare-k1" });
   const incidents = (await (await fetch(`${server.base}/incidents?${q}`, { headers: { Accept: "application/json" } })).json()) as {
     items: { incidentId: string; status: string }[];
   };
-  expect(incidents.items).toEqual([expect.objectContaining({ incidentId: `fiber:BareFiberAgent/bare-k1/${id}`, status: "recovered" })]);
+  expect(incidents.items).toEqual([expect.objectContaining({ incidentId: `fiber:BareFiberAgent/bare-k1/${id}`, status: "ended_unreported" })]);
+
+  // Resumed: the run its hook started under the same name is named, and ran to its end.
+  const shown = await until("the console to show the resumed recovery and its new run", async () => {
+    const m = await consoleRuns(server, "BareFiberAgent", "bare-k3");
+    return m.get(resumableId!)?.status === "recovered" && m.get(newId)?.status === "completed" ? m : null;
+  });
+  expect(shown.get(resumableId!)).toMatchObject({ status: "recovered", reason: `its recovery hook started run ${newId}` });
+  const q3 = new URLSearchParams({ agentClass: "BareFiberAgent", agentName: "bare-k3" });
+  const incidents3 = (await (await fetch(`${server.base}/incidents?${q3}`, { headers: { Accept: "application/json" } })).json()) as {
+    items: { incidentId: string; status: string }[];
+  };
+  expect(incidents3.items).toEqual([expect.objectContaining({ incidentId: `fiber:BareFiberAgent/bare-k3/${resumableId}`, status: "recovered" })]);
   expect(d1(server.persistDir, "SELECT reason FROM dead_letters")).toEqual([]);
 });

@@ -65,6 +65,17 @@ describe("retention", () => {
     expect(await count("SELECT COUNT(*) AS n FROM sessions WHERE session_name = ?", agentName)).toBe(1);
   });
 
+  it("keeps alarm wakes that published nothing for the hot window only (/awake reads their last hour)", async () => {
+    const objectId = `obj-${crypto.randomUUID().slice(0, 8)}`;
+    const at = [NOW - 13 * 3_600_000, NOW - 3_600_000, 9e15];
+    await env.DB.batch(
+      at.map((t) => env.DB.prepare("INSERT INTO silent_wakes (worker, object_id, at, agent_class) VALUES ('', ?, ?, 'KeptAgent')").bind(objectId, t)),
+    );
+    await runRetention(env.DB, { maxAgeDays: 30, hotWindowHours: 12, now: NOW });
+    const left = await env.DB.prepare("SELECT at FROM silent_wakes WHERE object_id = ?").bind(objectId).all<{ at: number }>();
+    expect(left.results.map((r) => r.at)).toEqual([NOW - 3_600_000]);
+  });
+
   it("deletes finished runs once their last activity leaves the hot window, and keeps open runs for the retention period", async () => {
     const agentName = `runs-${crypto.randomUUID().slice(0, 6)}`;
     const HOUR = 3_600_000;

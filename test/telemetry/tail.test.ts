@@ -118,4 +118,29 @@ describe("capture from the tail", () => {
     ]);
     expect(JSON.stringify(c.events[0]!.payload)).not.toContain("sk-live_abcdefghijklmnopqrstuvwx");
   });
+
+  it("says a plain runFiber's recovery hook resumed it only when a run of its name started while the hook ran, else unknown", () => {
+    // The SDK's order on wake (agents 0.32 _checkRunFibers): detected, interrupted, attempt, the hook, handled.
+    const recovery = (fiberId: string, during: unknown[], status = "user", managed = false) => [
+      msg("fiber:recovery:detected", { fiberId, fiberName: "export", managed }),
+      msg("fiber:run:interrupted", { fiberId, fiberName: "export", managed }),
+      msg("fiber:recovery:attempt", { fiberId, fiberName: "export", managed }),
+      ...during,
+      msg("fiber:recovery:handled", { fiberId, fiberName: "export", managed, status }),
+    ];
+    const again = (fiberId: string, fiberName = "export") => msg("fiber:run:started", { fiberId, fiberName, managed: false });
+    const handled = (messages: unknown[]) => {
+      const e = captureFromTail([item(messages)]).events.filter((x) => x.type === "fiber.recovery.handled");
+      return e.map((x) => [x.corr.fiberId, (x.payload as { hook?: string }).hook ?? null, (x.payload as { resumedAs?: string }).resumedAs ?? null]);
+    };
+    expect(handled(recovery("old-1", [again("new-1")]))).toEqual([["old-1", "resumed", "new-1"]]);
+    // Nothing started, or a run of another name (the SDK does not say it is this work): unknown, never "recovered".
+    expect(handled(recovery("old-2", []))).toEqual([["old-2", "unknown", null]]);
+    expect(handled(recovery("old-3", [again("other-1", "cleanup")]))).toEqual([["old-3", "unknown", null]]);
+    // A run started after the hook returned is not the hook's.
+    expect(handled([...recovery("old-4", []), again("late-1")])).toEqual([["old-4", "unknown", null]]);
+    // A managed fiber's outcome is the SDK's ledger's, and the SDK's internal fibers are its own: no word added.
+    expect(handled(recovery("old-5", [], "managed", true))).toEqual([["old-5", null, null]]);
+    expect(handled(recovery("old-6", [], "internal"))).toEqual([["old-6", null, null]]);
+  });
 });

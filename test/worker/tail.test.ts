@@ -1,9 +1,13 @@
 import { env } from "cloudflare:workers";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 import { describe, expect, it } from "vitest";
+import { runHref } from "../../console/links";
+import type { SilentWakeRate } from "../../src/store/read-models/residency";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
 import { count, pollRows } from "../helpers";
+import { publishEnvTeamKeys } from "./access-tokens";
+import { call } from "./routes/harness";
 
 /** A trace item of one agent invocation, carrying SDK messages as the runtime forwards them. */
 function item(name: string, messages: { type: string; payload: Record<string, unknown> }[], over: Partial<TailItem> = {}): TailItem {
@@ -92,5 +96,101 @@ describe("the console's tail handler", () => {
       ["fiber.started", "captured from the tail, but the telemetry Queue refused it"],
     ]);
     expect(JSON.parse(letters[0]!.body)).toMatchObject({ type: "fiber.completed", source: { agentClass: "TailedAgent", agentName: name } });
+  });
+
+  it("lists a Durable Object woken by alarms that published nothing (a keepAlive heartbeat) on /awake, by the name its own events gave, each wake once", async () => {
+    await publishEnvTeamKeys();
+    const name = `kept-${crypto.randomUUID().slice(0, 8)}`;
+    const kept = crypto.randomUUID().replace(/-/g, "");
+    const nameless = crypto.randomUUID().replace(/-/g, "");
+    const t0 = Date.now() - 120_000;
+    // As the runtime hands an alarm invocation to a tail: its event is the alarm, the entrypoint its class.
+    const alarm = (objectId: string, at: number, over: Partial<TailItem> = {}): TailItem => ({
+      scriptName: null,
+      durableObjectId: objectId,
+      entrypoint: "KeptAgent",
+      eventTimestamp: at,
+      event: { scheduledTime: new Date(at) },
+      truncated: false,
+      diagnosticsChannelEvents: [],
+      ...over,
+    });
+    // The object named itself once, in an earlier invocation that published an SDK event.
+    const named = item(name, run("f-1", "completed"), { durableObjectId: kept, entrypoint: "KeptAgent" });
+    const wakes = [0, 1, 2, 3].map((i) => alarm(kept, t0 + i * 30_000));
+    const others = [
+      alarm(nameless, t0 + 5_000),
+      alarm(nameless, t0 + 35_000),
+      // Not silent wakes: an alarm that published an SDK event, one cut short (what it published is unknown), a cron.
+      item(name, run("f-2", "completed"), { durableObjectId: kept, entrypoint: "KeptAgent", event: { scheduledTime: new Date(t0 + 10_000) } }),
+      alarm(kept, t0 + 20_000, { truncated: true }),
+      alarm(kept, t0 + 25_000, { event: { scheduledTime: t0 + 25_000, cron: "* * * * *" } }),
+    ];
+    const r = await handleTail([named, ...wakes, ...others], env as Env);
+    expect(r).toMatchObject({ silentWakes: 6 });
+    // Delivered again: each wake is still counted once.
+    await handleTail(wakes, env as Env);
+
+    const res = await call("/awake", { as: "viewer", headers: { Accept: "application/json" } });
+    expect(res.status).toBe(200);
+    const rows = ((await res.json()) as { silentWakes: SilentWakeRate[] }).silentWakes;
+    expect(rows.find((w) => w.objectId === kept)).toEqual({
+      worker: "",
+      objectId: kept,
+      agentClass: "TailedAgent",
+      agentName: name,
+      wakes: 4,
+      firstAt: t0,
+      lastAt: t0 + 90_000,
+      perHour: 120,
+    });
+    // Never named by an event of its own: its class and id, and no name made up.
+    expect(rows.find((w) => w.objectId === nameless)).toMatchObject({ agentClass: "KeptAgent", agentName: null, wakes: 2 });
+    const html = await (await call("/awake", { as: "viewer" })).text();
+    expect(html).toContain(`data-object-id="${kept}" data-agent="TailedAgent/${name}" data-wakes="4"`);
+    expect(html).toContain("name unknown (it published no event)");
+  });
+
+  it("shows a recovered runFiber whose hook resumed it as recovered with a link to the new run, and one whose hook said nothing as unknown, never recovered", async () => {
+    await publishEnvTeamKeys();
+    const name = `hooked-${crypto.randomUUID().slice(0, 8)}`;
+    const fiber = (type: string, fiberId: string, extra: Record<string, unknown> = {}) => ({
+      type,
+      payload: { fiberId, fiberName: "export", managed: false, ...extra },
+    });
+    // The SDK's messages on wake, in its order: the hook of "old-r" starts "new-r" under the same name; "old-d"'s does not.
+    const recovery = (old: string, during: { type: string; payload: Record<string, unknown> }[]) => [
+      fiber("fiber:recovery:detected", old),
+      fiber("fiber:run:interrupted", old),
+      fiber("fiber:recovery:attempt", old),
+      ...during,
+      fiber("fiber:recovery:handled", old, { status: "user" }),
+    ];
+    const before = item(name, [fiber("fiber:run:started", "old-r"), fiber("fiber:run:started", "old-d")]);
+    const wake = item(name, [...recovery("old-r", [fiber("fiber:run:started", "new-r"), fiber("fiber:run:completed", "new-r")]), ...recovery("old-d", [])]);
+    await handleTail([before], env as Env);
+    await handleTail([wake], env as Env);
+    const rows = await pollRows<{ fiber_id: string; outcome: string | null; reason: string | null }>(
+      "SELECT fiber_id, outcome, reason FROM runs WHERE agent_name = ? ORDER BY fiber_id",
+      [name],
+      (rs) => rs.length === 3 && rs.every((x) => x.outcome !== null && x.outcome !== "recovering" && x.outcome !== "interrupted"),
+    );
+    expect(rows).toEqual([
+      { fiber_id: "new-r", outcome: "completed", reason: null },
+      { fiber_id: "old-d", outcome: "unknown", reason: "its recovery hook ran; the SDK's events do not say whether it resumed or dropped the work" },
+      { fiber_id: "old-r", outcome: "recovered", reason: "its recovery hook started run new-r" },
+    ]);
+    const incidents = await pollRows<{ incident_id: string; status: string; closed_by: string | null }>(
+      "SELECT incident_id, status, closed_by FROM incidents WHERE agent_name = ? ORDER BY incident_id",
+      [name],
+      (rs) => rs.length === 2 && rs.every((x) => x.status !== "open" || x.closed_by !== null),
+    );
+    expect(incidents).toEqual([
+      { incident_id: `fiber:TailedAgent/${name}/old-d`, status: "open", closed_by: "ended_unreported" },
+      { incident_id: `fiber:TailedAgent/${name}/old-r`, status: "recovered", closed_by: null },
+    ]);
+    const owner = { agentClass: "TailedAgent", agentName: name };
+    const page = await (await call(runHref("old-r", owner), { as: "viewer" })).text();
+    expect(page).toContain(`<a href="${runHref("new-r", owner).replaceAll("&", "&amp;")}">new-r</a>`);
   });
 });

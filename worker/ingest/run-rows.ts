@@ -1,5 +1,7 @@
 import { isInternalSdkName, type RunKind, type RunOutcome, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
+import { HOOK_UNKNOWN_REASON } from "../../src/store/fiber-incident-facts";
 import { listedAt } from "../../src/store/listed-at";
+import { RESUMED_BY_HOOK } from "../../src/store/read-models/runs";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
 import { stampColumns } from "./merge";
@@ -71,6 +73,17 @@ function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
     // was settled is for reconciliation to ask (inspectFiber). Never "recovered" on our own reading.
     return { value: "interrupted", endedAt: e.time, reason: "the recovery hook ran; the fiber's status after it was not reported" };
   }
+  return undefined;
+}
+
+/**
+ * A plain runFiber's end from `fiber.recovery.handled` with the hook's outcome: `recovered` when a run of the same
+ * name started while the hook ran (the reason names it), `unknown` when none did: dropped work and work resumed some
+ * other way look the same in the SDK's events. Undefined when the sender did not say (the outbox path).
+ */
+function plainHookOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
+  if (p.hook === "resumed") return { value: "recovered", endedAt: e.time, reason: `${RESUMED_BY_HOOK}${s(p.resumedAs) ?? "(unnamed)"}` };
+  if (p.hook === "unknown") return { value: "unknown", endedAt: e.time, reason: HOOK_UNKNOWN_REASON };
   return undefined;
 }
 
@@ -154,19 +167,22 @@ function factsOf(e: TelemetryEvent): Facts | null {
       return { kind, runId: c.fiberId, name: named, outcome: managedOutcome(e, p), snapshot };
     }
     const outcome = FIBER_OUTCOME[e.type];
+    const hooked = e.type === "fiber.recovery.handled" ? plainHookOutcome(e, p) : undefined;
     return {
       kind,
       runId: c.fiberId,
       name: named,
       startedAt: e.type === "fiber.started" ? e.time : null,
-      outcome: outcome
-        ? {
-            value: outcome,
-            endedAt: FIBER_ENDED.has(e.type) ? e.time : null,
-            error: s(p.error),
-            reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
-          }
-        : undefined,
+      outcome: hooked
+        ? hooked
+        : outcome
+          ? {
+              value: outcome,
+              endedAt: FIBER_ENDED.has(e.type) ? e.time : null,
+              error: s(p.error),
+              reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
+            }
+          : undefined,
       snapshot,
     };
   }

@@ -5,6 +5,7 @@ import { LISTS } from "../../console/links";
 import { type AwakeFacts, AwakePage, AwakePanel } from "../../console/pages/awake";
 import { findAgentIn } from "../../src/store/read-models/merged";
 import { alarmRatesIn, residentEstimateIn } from "../../src/store/read-models/merged-overview";
+import { silentWakes } from "../../src/store/read-models/residency";
 import { consoleAdminClient } from "../admin-client";
 import { storeFromEnv } from "../store";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
@@ -21,9 +22,11 @@ awake.get(LISTS.awake, async (c) => {
   if (!q.success) return problem(c, 400, q.error.issues.map((i) => i.message).join("; "));
   const loopsOnly = q.data.resident === "idle";
   const ctx = pageContext(c);
-  const { items } = await alarmRatesIn(storeFromEnv(c.env), { now: ctx.now, loopsOnly });
-  if (wantsJson(c)) return c.json({ items, loopsOnly });
-  return page(c, <AwakePage ctx={ctx} items={items} loopsOnly={loopsOnly} />);
+  const store = storeFromEnv(c.env);
+  // Woken with nothing reported: the tail handler records these in the home database only.
+  const [{ items }, silent] = await Promise.all([alarmRatesIn(store, { now: ctx.now, loopsOnly }), silentWakes(store.home, { now: ctx.now })]);
+  if (wantsJson(c)) return c.json({ items, loopsOnly, silentWakes: silent.items });
+  return page(c, <AwakePage ctx={ctx} items={items} loopsOnly={loopsOnly} silentWakes={silent.items} />);
 });
 
 awake.get("/agents/:agentClass/:agentName/awake", async (c) => {

@@ -1,5 +1,5 @@
 import { ALARM_COALESCE_MS, type EventType } from "@agent-oncall/telemetry/contract";
-import { agents, eventRollups, eventSegments, runs } from "../schema";
+import { agents, eventRollups, eventSegments, runs, silentWakes as silentWakesTable, tailObjects } from "../schema";
 import { names } from "../sql-names";
 import { BUCKET_MS } from "./overview";
 import { rowsReadOf } from "./paging";
@@ -14,6 +14,8 @@ const R = names(eventRollups);
 const A = names(agents);
 const F = names(runs);
 const S = names(eventSegments);
+const W = names(silentWakesTable);
+const O = names(tailObjects);
 
 /** The event a schedule's callback firing is reported as. */
 export const ALARM_EVENT = "schedule.executed" satisfies EventType;
@@ -43,9 +45,10 @@ export type AgentRef = { agentClass: string; agentName: string };
 /**
  * One agent's alarm firings over the window. `perHour` is measured between firings when the loop began inside the
  * window ((firings − 1) / (last − first)), else as firings over the window; `windowFrom` says where it starts.
- * Firings arrive as counts (an event stands for every firing since the callback's previous one, the last at its
- * time), so `firings` up to `lastAt` are exact; past the window's edges the count is off by at most one window's
- * worth of firings (ALARM_COALESCE_MS of a rate window of an hour).
+ * From the outbox, firings arrive as counts (an event stands for every firing since the callback's previous one, the
+ * last at its time), so `firings` up to `lastAt` are exact; past the window's edges the count is off by at most one
+ * window's worth of firings (ALARM_COALESCE_MS of a rate window of an hour). From the tail, each `schedule:execute`
+ * the SDK published is one event: nothing is held in the agent, so an eviction between firings loses none.
  * `idle`: no run of the agent is open or was seen in the window. `loop`: it keeps firing (≥ LOOP_MIN_FIRINGS,
  * last firing within a few periods) with nothing to do (idle).
  */
@@ -187,4 +190,69 @@ export function unionMs(spans: readonly { f: number; t: number }[], tail: number
   }
   if (hi > lo) total += hi - lo;
   return total;
+}
+
+/**
+ * A Durable Object woken by its alarm with nothing published by the SDK, over the rate window: what an agent kept
+ * awake by `keepAlive()` alone looks like from the tail (the SDK publishes nothing for keepAlive; its heartbeat is
+ * an alarm, every 30 s by default). The SDK's own housekeeping alarms look the same, so this says "woken, nothing
+ * reported", not "keepAlive". `agentName` is the name the object's own SDK messages gave, null when it never
+ * published one (a trace item carries the object's id and class, never its name). `worker` is '' in local dev.
+ */
+export type SilentWakeRate = {
+  worker: string;
+  objectId: string;
+  agentClass: string | null;
+  agentName: string | null;
+  wakes: number;
+  firstAt: number;
+  lastAt: number;
+  /** Wakes per hour between the first and the last in the window; null with a single wake. */
+  perHour: number | null;
+};
+
+type WakeRow = {
+  worker: string;
+  objectId: string;
+  entry: string | null;
+  agentClass: string | null;
+  agentName: string | null;
+  n: number;
+  firstAt: number;
+  lastAt: number;
+};
+
+/**
+ * Objects woken by alarms that published nothing in the last hour, most wakes first (home database, where the
+ * tail handler writes them). Reads the window's wake rows through silent_wakes_at, one per wake: bounded by the
+ * wakes of the hour (120 per object kept alive at the SDK's default 30 s heartbeat).
+ */
+export async function silentWakes(db: D1Database, opts: { now?: number; limit?: number } = {}): Promise<{ items: SilentWakeRate[]; rowsRead: number }> {
+  const now = opts.now ?? Date.now();
+  const r = await db
+    .prepare(
+      `SELECT w.${W.worker} AS worker, w.${W.objectId} AS objectId, MAX(w.${W.agentClass}) AS entry, COUNT(*) AS n,
+              MIN(w.${W.at}) AS firstAt, MAX(w.${W.at}) AS lastAt, o.${O.agentClass} AS agentClass, o.${O.agentName} AS agentName
+       FROM ${W.$table} w INDEXED BY silent_wakes_at
+       LEFT JOIN ${O.$table} o ON o.${O.worker} = w.${W.worker} AND o.${O.objectId} = w.${W.objectId}
+       WHERE w.${W.at} >= ?1 AND w.${W.at} <= ?2
+       GROUP BY w.${W.worker}, w.${W.objectId} ORDER BY n DESC, w.${W.objectId} LIMIT ?3`,
+    )
+    .bind(now - RATE_WINDOW_MS, now, opts.limit ?? AWAKE_LIMIT)
+    .all<WakeRow>();
+  const items = r.results.map((x): SilentWakeRate => {
+    const wakes = Number(x.n);
+    const span = Number(x.lastAt) - Number(x.firstAt);
+    return {
+      worker: x.worker,
+      objectId: x.objectId,
+      agentClass: x.agentClass ?? x.entry,
+      agentName: x.agentName,
+      wakes,
+      firstAt: Number(x.firstAt),
+      lastAt: Number(x.lastAt),
+      perHour: wakes > 1 && span > 0 ? ((wakes - 1) / span) * 3_600_000 : null,
+    };
+  });
+  return { items, rowsRead: rowsReadOf(r) };
 }

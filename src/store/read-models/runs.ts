@@ -275,3 +275,11 @@ export function runEvents(
   const w = entityWindow(run, run.confirmedAt, run.endedAt);
   return eventsBy(db, { tag: "fiber-events", column, value: run.fiberId, owner: run, dir: "ASC", ...w }, page, history);
 }
+
+/** The reason a plain runFiber's run gets when its recovery hook started it again (ingest writes it, pages link it). */
+export const RESUMED_BY_HOOK = "its recovery hook started run ";
+
+/** The run a recovery hook started, from a run's reason (RESUMED_BY_HOOK), or null. */
+export function resumedRunOf(reason: string | null): string | null {
+  return reason?.startsWith(RESUMED_BY_HOOK) ? reason.slice(RESUMED_BY_HOOK.length) || null : null;
+}
