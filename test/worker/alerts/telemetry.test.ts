@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { agentHref } from "../../../console/links";
+import { HEARD_FROM_STEP_MS } from "../../../src/store/heard-from";
 import { TELEMETRY_QUIET_MS } from "../../../src/store/read-models/blocked-agents";
 import { alertTelemetry } from "../../../worker/alerts/telemetry";
 import { reconcileAgent } from "../../../worker/reconcile/agent";
@@ -108,8 +109,11 @@ describe("telemetry alert", () => {
     expect(passes[1]!.telemetry).toMatchObject({ queueBound: true, failingSince: null, pending: 0, sendErrors: 0 });
     // The console heard from it a moment ago: a blip its next retry may get through is not alerted on.
     expect((await alertTelemetry(env, passes, Date.now())).queued).toBe(0);
-    // The same answers with nothing heard from it for TELEMETRY_QUIET_MS: alerted.
-    const raised = await alertTelemetry(env, passes, Date.now() + TELEMETRY_QUIET_MS);
+    // Nothing heard from it for TELEMETRY_QUIET_MS, counted from the latest time it may have been heard from (its
+    // stored last_seen moves by HEARD_FROM_STEP_MS at most, src/store/heard-from.ts): not yet alerted a moment before…
+    expect((await alertTelemetry(env, passes, Date.now() + TELEMETRY_QUIET_MS)).queued).toBe(0);
+    // …and alerted once that much has passed.
+    const raised = await alertTelemetry(env, passes, Date.now() + TELEMETRY_QUIET_MS + HEARD_FROM_STEP_MS);
     expect(raised.queued).toBe(2);
     await sentRows(failing);
     const json = (await received(failing)).find((r) => r.channel === "webhook")!.body;
