@@ -1,5 +1,5 @@
 import type { TelemetryEvent } from "./envelope.js";
-import { CHAT_TURN_NAME, isInternalSdkName } from "./normalize.js";
+import { CHAT_TURN_NAME, isInternalSdkName } from "./sdk-names.js";
 import type { SqlLike } from "./outbox.js";
 
 /**
