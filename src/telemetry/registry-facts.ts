@@ -37,7 +37,8 @@ export const SERIES_TYPES: Readonly<Record<string, readonly EventType[]>> = type
   const key = entryOf(t)!.series!;
   out[key] = [...(out[key] ?? []), t];
   return out;
-}, {});
+  // No prototype: a series name from a URL ("toString") is not a series.
+}, Object.create(null));
 
 /** The event a schedule's callback firing is reported as (the one entry with `alarmFiring`). */
 export const ALARM_EVENT = typesWith("alarmFiring")[0]!;

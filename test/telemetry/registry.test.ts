@@ -1,12 +1,18 @@
 import {
+  ALARM_EVENT,
   EVENT_REGISTRY,
   EVENT_TYPES,
   type EventEntry,
   INCIDENT_LIFECYCLE,
   incidentTransition,
+  isAlertCandidate,
   normalizeSdkEvent,
   parseEvent,
   RECOVERY_STEP,
+  runEffectOf,
+  SERIES_TYPES,
+  sessionStatusOf,
+  toneOf,
 } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 
@@ -55,5 +61,33 @@ describe("event registry", () => {
   it("lists every event type the contract accepts, and nothing else", () => {
     expect([...EVENT_TYPES].sort()).toEqual(entries.map(([t]) => t).sort());
     expect(parseEvent({ v: 2, id: "x", time: 1, type: "not.registered", source: { agentClass: "A", agentName: "a" }, corr: {}, payload: {} }).ok).toBe(false);
+  });
+
+  it("answers the other rooms' questions from the entries, and 'no effect' for a type it does not know", () => {
+    // The overview's "recovery" chart adds up a chat turn's and a fiber's recovery attempts.
+    expect([...(SERIES_TYPES.recovery ?? [])].sort()).toEqual(["chat.recovery.attempt", "fiber.recovery.attempt"]);
+    expect(Object.hasOwn(SERIES_TYPES, "toString") || "toString" in SERIES_TYPES).toBe(false);
+    // The alarm-rate figures count the event the SDK's schedule:execute becomes.
+    expect(normalizeSdkEvent(sdkMessage("schedule:execute", { callback: "tick", id: "s1" }))?.type).toBe(ALARM_EVENT);
+    for (const unknown of ["not.registered", "toString"]) {
+      expect(toneOf(unknown)).toBeNull();
+      expect(runEffectOf(unknown)).toEqual({});
+      expect(sessionStatusOf(unknown)).toBeNull();
+    }
+  });
+
+  it("makes an alert candidate of an event that moves the incident it names, or can make the op it names ambiguous", () => {
+    const ev = (type: string, corr: { incidentId?: string; opId?: string }) => ({ type, corr });
+    expect(isAlertCandidate(ev("chat.recovery.exhausted", { incidentId: "i1" }))).toBe(true);
+    expect(isAlertCandidate(ev("session.error", { incidentId: "turn:1" }))).toBe(true);
+    expect(isAlertCandidate(ev("chat.recovery.exhausted", {}))).toBe(false);
+    // Model usage inside a recovery names the incident but says nothing of its status.
+    expect(isAlertCandidate(ev("model.usage", { incidentId: "i1" }))).toBe(false);
+    expect(isAlertCandidate(ev("op.ambiguous", { opId: "o1" }))).toBe(true);
+    expect(isAlertCandidate(ev("op.started", { opId: "o1" }))).toBe(false);
+  });
+
+  it("ends a run only with an outcome: an entry that says a run ends also says how", () => {
+    for (const [type, e] of entries) if (e.run?.ends) expect(e.run.outcome, type).toBeDefined();
   });
 });
