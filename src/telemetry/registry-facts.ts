@@ -1,12 +1,12 @@
 import type { EventType } from "./payloads.js";
-import { EVENT_REGISTRY, type EventEntry, type RunEffect, type SessionStatusWord, type Tone } from "./registry.js";
+import { EVENT_REGISTRY, type EventEntry, type RunEffect, type SdkEventType, SESSION_STATUSES, type SessionStatusWord, type Tone } from "./registry.js";
 
 /**
  * The registry's facts, read by type: what ingest, the store and the console ask of an event type. Each answers
  * for a type the registry does not know (an old row's, a newer sender's) as "no effect".
  */
 
-export type { RunEffect, SessionStatusWord, Tone };
+export { type RunEffect, type SdkEventType, SESSION_STATUSES, type SessionStatusWord, type Tone };
 
 const entryOf = (type: string): EventEntry | undefined =>
   Object.hasOwn(EVENT_REGISTRY, type) ? (EVENT_REGISTRY as Record<string, EventEntry>)[type] : undefined;

@@ -1,3 +1,4 @@
+import type { ObservabilityEvent } from "agents/observability";
 import { z } from "zod";
 import type { IncidentTransition } from "./incident-lifecycle.js";
 import {
@@ -32,8 +33,15 @@ import { CHAT_RECOVERY_EVENT_STATUS, CHAT_RECOVERY_STATUS, type RunOutcome, type
 /** How an event reads on a timeline; console/ says how each looks. `null`: neutral. */
 export type Tone = "bad" | "warn" | "ok" | null;
 
-/** The status a session's projection takes from an event (src/store/read-models/sessions.ts SESSION_STATUSES). */
-export type SessionStatusWord = "running" | "idle" | "rescheduled" | "terminated" | "error" | "ended_unreported";
+/** The statuses a session's projection takes from its events (the store lists sessions by them). */
+export const SESSION_STATUSES = ["running", "idle", "rescheduled", "terminated", "error", "ended_unreported"] as const;
+export type SessionStatusWord = (typeof SESSION_STATUSES)[number];
+
+/**
+ * An agents-SDK event type, as the SDK's own union declares it, so a misspelt or renamed type fails the typecheck.
+ * agents 0.32 publishes `task:*` without declaring it in that union (see diagnostics.ts).
+ */
+export type SdkEventType = ObservabilityEvent["type"] | `task:${string}`;
 
 /**
  * What an event says of its run's state, where a fixed answer exists (worker/ingest/run-rows.ts reads it; events
@@ -72,7 +80,7 @@ type Facts = {
 };
 
 /** One event type: its facts, and where it comes from (the SDK's type and its builder, or `null`: ours). */
-export type EventEntry = Facts & ({ readonly sdk: null } | { readonly sdk: string; readonly fromSdk: FromSdk });
+export type EventEntry = Facts & ({ readonly sdk: null } | { readonly sdk: SdkEventType; readonly fromSdk: FromSdk });
 
 /** A chat-recovery event: the record status the SDK writes before it (CHAT_RECOVERY_EVENT_STATUS), mapped. */
 const chat = /* @__NO_SIDE_EFFECTS__ */ <S extends "detected" | "attempt" | "ended">(word: keyof typeof CHAT_RECOVERY_EVENT_STATUS, recovery: S) =>
