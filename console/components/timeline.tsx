@@ -1,4 +1,4 @@
-import type { EventRow, TimelinePage } from "../../src/store/read-models";
+import { type EventRow, eventToneOf, type TimelinePage } from "../../src/store/read-models";
 import { pageLimit } from "../../src/store/read-models/paging";
 import { bytes, count, gap } from "../format";
 import { agentHref, detailHref, listHref } from "../links";
@@ -7,39 +7,13 @@ import { JsonView, parsePreview } from "./json-view";
 import { Pager } from "./pager";
 import { Time } from "./time";
 
-const TONE: Record<string, string> = {
-  "chat.recovery.exhausted": "bad",
-  "session.error": "bad",
-  "fiber.failed": "bad",
-  "fiber.recovery.failed": "bad",
-  "chat.recovery.failed": "bad",
-  "op.ambiguous": "bad",
-  "chat.recovery.completed": "ok",
-  "fiber.recovery.handled": "ok",
-  "fiber.completed": "ok",
-  "op.completed": "ok",
-  "op.resolved": "ok",
-  "chat.recovery.attempt": "warn",
-  "fiber.recovery.attempt": "warn",
-  "session.status_rescheduled": "warn",
-  "chat.stream.stalled": "warn",
-  "task.failed": "bad",
-  "task.completed": "ok",
-  "task.attempt.interrupted": "warn",
-  "fiber.interrupted": "warn",
-  "run.force_idled": "warn",
-  "incident.force_idled": "warn",
-  "run.reconciled": "warn",
-  "incident.reconciled": "warn",
-  "recovery.paused": "warn",
-  "recovery.skipped_paused": "warn",
-  "recovery.resumed": "ok",
-};
-
-/** An event's tone; a managed fiber's recovery "handled" is only good news when the SDK records it completed. */
+/**
+ * An event's tone, as its registry entry declares it (eventToneOf); a managed fiber's recovery "handled" is only good
+ * news when the SDK records it completed. The tone key is the CSS class.
+ */
 function toneOf(type: string, fiberStatus: string | null): string {
   if (type === "fiber.recovery.handled" && fiberStatus !== null && fiberStatus !== "completed") return "warn";
-  return Object.hasOwn(TONE, type) ? TONE[type]! : "";
+  return eventToneOf(type) ?? "";
 }
 
 type Preview = { preview: string; bytes: number | null; truncated: boolean };

@@ -1,3 +1,4 @@
+import { CHAT_TURN_NAME } from "@agent-oncall/telemetry/contract";
 /**
  * Facts about the agents SDK (0.32) that admin RPC relies on and that the SDK
  * does not export as public API (or exports only with the AI SDK). Every one is
@@ -56,8 +57,11 @@ export function chatIncidentIdOf(key: string, record: unknown): string {
   }
 }
 
-/** Task definition of a chat turn (Think / AIChatAgent `CHAT_FIBER_NAME`); its run's metadata carries `{ requestId }`. */
-export const CHAT_TURN_TASK = "__cf_internal_chat_turn";
+/**
+ * Task definition of a chat turn (Think / AIChatAgent `CHAT_FIBER_NAME`); its run's metadata carries `{ requestId }`.
+ * The telemetry owns the name (src/telemetry/sdk-names.ts): events and admin reads must agree on it.
+ */
+export const CHAT_TURN_TASK = CHAT_TURN_NAME;
 /**
  * Task definition of a chat recovery's transport (agents/chat `CHAT_RECOVERY_TASK_NAME`): one short run per recovery
  * attempt, its metadata `{ callback, incidentId, recoveredRequestId? }`. It serves the turn its incident recovers.

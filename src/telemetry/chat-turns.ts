@@ -1,6 +1,6 @@
 import type { TelemetryEvent } from "./envelope.js";
-import { CHAT_TURN_NAME, isInternalSdkName } from "./normalize.js";
 import type { SqlLike } from "./outbox.js";
+import { CHAT_TURN_NAME, isInternalSdkName } from "./sdk-names.js";
 
 /**
  * One user turn, however many times the SDK runs it. Think and AIChatAgent recover an interrupted or stalled chat

@@ -15,4 +15,7 @@ export { type Correlation, eventEnvelope, parseEvent, type Source, type Telemetr
 // Which events open and close which incident status: both sides of the Queue read it.
 export * from "./incident-lifecycle.js";
 export { EVENT_TYPES, type EventType, EXHAUSTION_REASONS, type PayloadOf, type Preview, payloadSchemas } from "./payloads.js";
+export { EVENT_REGISTRY, type EventEntry } from "./registry.js";
+export * from "./registry-facts.js";
+export { CHAT_TURN_NAME, isInternalSdkName } from "./sdk-names.js";
 export * from "./sdk-states.js";

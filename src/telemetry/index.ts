@@ -21,6 +21,8 @@ export type { QueueLike, SqlLike } from "./outbox.js";
 export { packBodies, utf8Length } from "./pack.js";
 export { EVENT_TYPES, type EventType, EXHAUSTION_REASONS, type PayloadOf, type Preview, payloadSchemas } from "./payloads.js";
 export { capField, createMasker, type Masker, maskJson, maskSecrets, parseRedactPatterns, type RedactPatterns, toPreview } from "./redact.js";
+export { EVENT_REGISTRY, type EventEntry } from "./registry.js";
+export * from "./registry-facts.js";
 export * from "./sdk-states.js";
 export { SIGNATURE_FIELD, type SignatureVerdict, signEventText, signingKey, verifyEventSignature } from "./signing.js";
 export type { SpanRecorder, TracingFactory } from "./spans.js";

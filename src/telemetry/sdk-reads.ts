@@ -13,7 +13,8 @@
  * event as the SDK sent it; none ever throws into the agent.
  */
 
-import { CHAT_TURN_NAME, str } from "./normalize.js";
+import { CHAT_TURN_NAME } from "./sdk-names.js";
+import { str } from "./sdk-payloads.js";
 
 /** What the agent side read of the SDK's records for one event; every field optional. */
 export type SdkRecord = {

@@ -1,4 +1,4 @@
-import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { isAlertCandidate, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { incidentHref, listHref, sessionHref } from "../../console/links";
 import type { SubjectKey } from "../../src/store/alerts";
 import type { Store } from "../../src/store/partitions";
@@ -14,7 +14,8 @@ import { toRows } from "./rows";
  * delivery log's key, not ours.
  */
 export async function alertsFromEvents(store: Store, events: TelemetryEvent[]): Promise<Alert[]> {
-  const relevant = events.filter((e) => e.corr.incidentId || (e.type === "op.ambiguous" && e.corr.opId));
+  // Candidates by the registry: events that move the incident they name, or can make the op they name ambiguous.
+  const relevant = events.filter(isAlertCandidate);
   if (!relevant.length) return [];
   const { projections } = toRows(relevant, Date.now());
   const incidentKeys = uniq(projections.incidents.filter((r) => r.status === "exhausted").map((r) => key(r.incident_id, r.agent_class, r.agent_name)));

@@ -1,4 +1,4 @@
-import { fiberIncidentId, type TelemetryEvent, turnIncidentId } from "@agent-oncall/telemetry";
+import { fiberIncidentId, REASON_DIM_TYPES, sessionStatusOf, type TelemetryEvent, turnIncidentId } from "@agent-oncall/telemetry";
 import type { Table } from "drizzle-orm";
 import { incidentFacts } from "../../src/store/incident-facts";
 import { listedAt } from "../../src/store/listed-at";
@@ -35,27 +35,10 @@ const ATTEMPT_TYPES = new Set<string>(ATTEMPT_EVENT_TYPES);
 /** Width of an event_rollups bucket. */
 export const ROLLUP_BUCKET_MS = 5 * 60_000;
 
-/** Event types whose rollup dimension is their reason (for "top reasons"); every other type rolls up under ''. */
-export const REASON_DIM_TYPES = new Set<TelemetryEvent["type"]>([
-  "chat.recovery.exhausted",
-  "session.error",
-  "chat.recovery.failed",
-  "chat.recovery.skipped",
-  "fiber.recovery.failed",
-  "fiber.recovery.skipped",
-]);
+/** Event types whose rollup dimension is their reason (for "top reasons") are the registry's REASON_DIM_TYPES. */
 /** Longest reason kept as a rollup dimension; longer ones are cut so the key space stays small. */
 const MAX_DIM = 200;
 
-/** The last status a session reported, by event type. */
-const SESSION_STATUS: Partial<Record<TelemetryEvent["type"], string>> = {
-  "session.status_running": "running",
-  "session.status_idle": "idle",
-  "session.status_rescheduled": "rescheduled",
-  "session.status_terminated": "terminated",
-  "session.error": "error",
-  "session.reconciled": "ended_unreported",
-};
 const SESSION_EVENT = /^(session|op|backup)\./;
 
 /** An incident's kind is the prefix of its id for derived ids; chat recovery ids have none. */
@@ -222,7 +205,8 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
       const pl = e.payload as { turnSeq?: number; recoveryCount?: number; lastEventAt?: number };
       // Reconciliation only observes: its "ended, not reported" is a status, never the session's last event or last_seen.
       const observed = e.type === "session.reconciled";
-      const status = SESSION_STATUS[e.type] ?? null;
+      // The last status a session reported: the registry entry's `session`.
+      const status = sessionStatusOf(e.type);
       p.sessions.push({
         session_name: c.sessionName,
         ...who,

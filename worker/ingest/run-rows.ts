@@ -1,4 +1,4 @@
-import { isInternalSdkName, type RunKind, type RunOutcome, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
+import { isInternalSdkName, type RunKind, type RunOutcome, runEffectOf, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { HOOK_UNKNOWN_REASON } from "../../src/store/fiber-incident-facts";
 import { listedAt } from "../../src/store/listed-at";
 import { RESUMED_BY_HOOK } from "../../src/store/read-models/runs";
@@ -36,31 +36,6 @@ import { stampColumns } from "./merge";
 
 export type RunRow = SqlRow<typeof schema.runs>;
 
-/** What a fiber event says about the run's outcome (fiber kinds). */
-const FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], RunOutcome>> = {
-  "fiber.completed": "completed",
-  "fiber.failed": "failed",
-  "fiber.interrupted": "interrupted",
-  "fiber.recovery.detected": "interrupted",
-  "fiber.recovery.attempt": "recovering",
-  "fiber.recovery.handled": "recovered",
-  "fiber.recovery.skipped": "recovery_skipped",
-  "fiber.recovery.failed": "recovery_failed",
-};
-const FIBER_ENDED = new Set<TelemetryEvent["type"]>(["fiber.completed", "fiber.failed", "fiber.recovery.handled"]);
-
-/**
- * Managed-fiber events after which the fiber's status is what the SDK decided: the agent side reads it
- * (`fiberStatus`) and the run ends with it. Without it (an older sender), the events say what they can.
- */
-const MANAGED_SETTLING = new Set<TelemetryEvent["type"]>([
-  "fiber.completed",
-  "fiber.failed",
-  "fiber.recovery.handled",
-  "fiber.recovery.failed",
-  "fiber.resolved",
-]);
-
 /** A managed fiber's outcome from an event, by the SDK status read with it (or carried by fiber.resolved). */
 function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
   const word = e.type === "fiber.resolved" ? s(p.status) : s(p.fiberStatus);
@@ -87,30 +62,10 @@ function plainHookOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined
   return undefined;
 }
 
-/** The same fiber events for a chat turn's internal fiber: the turn ended when its fiber did. */
-const TURN_FIBER_OUTCOME: Partial<Record<TelemetryEvent["type"], RunOutcome>> = {
-  "fiber.completed": "completed",
-  "fiber.failed": "failed",
-  "fiber.interrupted": "interrupted",
-  "fiber.recovery.detected": "interrupted",
-  "fiber.recovery.attempt": "interrupted",
-  "fiber.recovery.handled": "interrupted",
-  "fiber.recovery.skipped": "interrupted",
-  "fiber.recovery.failed": "interrupted",
-};
-
-/** A Tasks run's live states, by event. */
-const TASK_PHASE: Partial<Record<TelemetryEvent["type"], string>> = {
-  "task.accepted": "pending",
-  "task.attempt.started": "running",
-  "task.attempt.interrupted": "interrupted",
-  "task.waiting": "waiting",
-};
-const TASK_OUTCOME: Partial<Record<TelemetryEvent["type"], RunOutcome>> = {
-  "task.completed": "completed",
-  "task.failed": "failed",
-  "task.cancelled": "cancelled",
-};
+/**
+ * The fixed run effects (outcome, end, live phase) come from each event type's registry entry (src/telemetry
+ * registry.ts `run`, read with runEffectOf); what depends on the SDK's own record is decided here by sdk-states.ts.
+ */
 
 /** The facts one event contributes; everything not said is null (a merge ignores it). */
 type Facts = {
@@ -145,8 +100,9 @@ function factsOf(e: TelemetryEvent): Facts | null {
     const fiberName = s(p.fiberName);
     const named = fiberName && fiberName !== "(unnamed)" ? fiberName : null;
     const snapshot = e.type === "fiber.stashed" ? (p.snapshot as { preview: string; bytes: number }) : undefined;
+    const effect = runEffectOf(e.type);
     if (p.kind === "chat_turn" && c.requestId) {
-      const outcome = TURN_FIBER_OUTCOME[e.type];
+      const outcome = effect.turnOutcome;
       const root = s(p.rootRequestId);
       return {
         kind: "chat_turn",
@@ -161,12 +117,12 @@ function factsOf(e: TelemetryEvent): Facts | null {
     const kind: RunKind = p.kind === "managed_fiber" || p.managed === true ? "managed_fiber" : "fiber";
     if (
       kind === "managed_fiber" &&
-      MANAGED_SETTLING.has(e.type) &&
+      effect.settlesManaged &&
       (p.fiberStatus !== undefined || e.type === "fiber.recovery.handled" || e.type === "fiber.resolved")
     ) {
       return { kind, runId: c.fiberId, name: named, outcome: managedOutcome(e, p), snapshot };
     }
-    const outcome = FIBER_OUTCOME[e.type];
+    const outcome = effect.outcome;
     const hooked = e.type === "fiber.recovery.handled" ? plainHookOutcome(e, p) : undefined;
     return {
       kind,
@@ -176,13 +132,13 @@ function factsOf(e: TelemetryEvent): Facts | null {
       outcome: hooked
         ? hooked
         : outcome
-          ? {
-              value: outcome,
-              endedAt: FIBER_ENDED.has(e.type) ? e.time : null,
-              error: s(p.error),
-              reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
-            }
-          : undefined,
+        ? {
+            value: outcome,
+            endedAt: effect.ends ? e.time : null,
+            error: s(p.error),
+            reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
+          }
+        : undefined,
       snapshot,
     };
   }
@@ -191,8 +147,7 @@ function factsOf(e: TelemetryEvent): Facts | null {
     // (a chat recovery's transport, …) is evidence on timelines, never a run.
     if (p.kind === "chat_turn") return c.requestId ? carrierFacts(e, c.requestId, p) : null;
     if (!c.taskId || p.internal === true || isInternalSdkName(s(p.definition) ?? "")) return null;
-    const phase = TASK_PHASE[e.type];
-    const outcome = TASK_OUTCOME[e.type];
+    const { phase, outcome } = runEffectOf(e.type);
     return {
       kind: "task",
       runId: c.taskId,
@@ -237,14 +192,12 @@ function factsOf(e: TelemetryEvent): Facts | null {
     // Only where the agent named the user's turn: an incident's request id may be one of its recovery turns.
     const root = s(p.rootRequestId);
     if (!root) return null;
-    const run = { kind: "chat_turn" as const, runId: root };
-    if (e.type === "chat.recovery.scheduled") return { ...run, outcome: { value: "recovering", endedAt: null } };
-    if (e.type === "chat.recovery.skipped") return { ...run, outcome: { value: "recovery_skipped", endedAt: e.time, reason: s(p.reason) } };
-    if (e.type === "chat.recovery.exhausted") {
-      const terminal = (p.terminalMessage as { preview?: unknown } | undefined)?.preview;
-      return { ...run, outcome: { value: "exhausted", endedAt: e.time, reason: s(p.reason), error: s(terminal) } };
-    }
-    return null;
+    // The user turn's outcome is the entry's (recovering, recovery_skipped, exhausted); the rest say nothing of it.
+    const { outcome, ends } = runEffectOf(e.type);
+    if (!outcome) return null;
+    // The terminal message the user saw is the exhausted turn's error.
+    const terminal = (p.terminalMessage as { preview?: unknown } | undefined)?.preview;
+    return { kind: "chat_turn", runId: root, outcome: { value: outcome, endedAt: ends ? e.time : null, reason: s(p.reason), error: s(terminal) } };
   }
   if (e.type === "run.force_idled") {
     const pl = e.payload;

@@ -1,4 +1,8 @@
 import { EVENT_TYPES, type EventType } from "@agent-oncall/telemetry/contract";
+
+/** How an event type reads on a timeline (the registry's tone key; console/ says how each looks). */
+export { type Tone as EventTone, toneOf as eventToneOf } from "@agent-oncall/telemetry/contract";
+
 import { z } from "zod";
 import { eventSegments } from "../schema";
 import { names } from "../sql-names";

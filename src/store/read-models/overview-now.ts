@@ -1,8 +1,8 @@
 import { ALERT_PRIORITY, ALERT_WINDOW_MS, type AlertKind, kindsOfPriority } from "../alerts";
 import { alertDeliveries, eventRollups } from "../schema";
 import { names } from "../sql-names";
-import { countIncidentsStatement } from "./incidents";
-import { BUCKET_MS, type EventSeries, seriesTypes } from "./overview";
+import { ATTEMPT_EVENT_TYPES, countIncidentsStatement } from "./incidents";
+import { BUCKET_MS, type EventSeries } from "./overview";
 import { type Capped, rowsReadOf } from "./paging";
 
 /**
@@ -35,7 +35,8 @@ export const NOW_FIGURES = [
   { key: "exhausted", label: "Exhaustions", types: ["chat.recovery.exhausted", "session.error"], burns: true },
   { key: "ambiguous", label: "Ops reported ambiguous", types: ["op.ambiguous"], burns: true },
   { key: "detected", label: "Recoveries started", types: ["chat.recovery.detected", "fiber.recovery.detected"], burns: false },
-  { key: "attempts", label: "Recovery attempts", types: [...seriesTypes("recovery"), "session.status_rescheduled"], burns: false },
+  // Every event type that is one recovery attempt (the lifecycle's "attempt" step), as the incidents count them.
+  { key: "attempts", label: "Recovery attempts", types: ATTEMPT_EVENT_TYPES, burns: false },
 ] as const;
 export type NowFigureKey = (typeof NOW_FIGURES)[number]["key"];
 

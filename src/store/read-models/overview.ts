@@ -1,4 +1,4 @@
-import { EVENT_TYPES, RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
+import { EVENT_TYPES, RUN_KINDS, type RunKind, SERIES_TYPES } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import { eventRollups, opAmbiguities, runs } from "../schema";
 import { names, selectList } from "../sql-names";
@@ -26,10 +26,8 @@ const DAY_MS = 86_400_000;
 /** Widest chart window: 31 days of 5-minute buckets. */
 export const MAX_SERIES_MS = 31 * DAY_MS;
 
-/** Series that add up several event types. */
-export const SERIES_ALIASES: Record<string, readonly string[]> = {
-  recovery: ["chat.recovery.attempt", "fiber.recovery.attempt"],
-};
+/** Series that add up several event types: each registry entry names the series it adds to (`series`). */
+export const SERIES_ALIASES: Readonly<Record<string, readonly string[]>> = SERIES_TYPES;
 export const DEFAULT_SERIES = ["chat.recovery.exhausted", "recovery", "chat.context.compacted", "op.ambiguous"] as const;
 
 /** The event types a series adds up (an alias's, or the one type it names). */

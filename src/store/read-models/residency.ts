@@ -1,4 +1,4 @@
-import { ALARM_COALESCE_MS, type EventType } from "@agent-oncall/telemetry/contract";
+import { ALARM_COALESCE_MS, ALARM_EVENT } from "@agent-oncall/telemetry/contract";
 import { agents, eventRollups, eventSegments, runs, silentWakes as silentWakesTable, tailObjects } from "../schema";
 import { names } from "../sql-names";
 import { BUCKET_MS } from "./overview";
@@ -17,8 +17,8 @@ const S = names(eventSegments);
 const W = names(silentWakesTable);
 const O = names(tailObjects);
 
-/** The event a schedule's callback firing is reported as. */
-export const ALARM_EVENT = "schedule.executed" satisfies EventType;
+/** The event a schedule's callback firing is reported as: the registry entry marked `alarmFiring`. */
+export { ALARM_EVENT };
 
 /** The rollup dimension of an agent's alarm firings (ingest writes it, this file reads it back). */
 export function alarmDim(agentClass: string, agentName: string): string {

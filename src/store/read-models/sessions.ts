@@ -1,3 +1,4 @@
+import { SESSION_STATUSES } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import type { HistoryTier } from "../history/tier";
 import { listedAt } from "../listed-at";
@@ -18,7 +19,8 @@ export const SESSION_ORDER: ListOrder<SessionRow> = { tag: "sessions", keyOf: (r
  * the console only records the report), so it can lag the live agent.
  */
 
-export const SESSION_STATUSES = ["running", "idle", "rescheduled", "terminated", "error", "ended_unreported"] as const;
+/** The statuses a session takes from its events, as the event registry declares them. */
+export { SESSION_STATUSES };
 
 /** Session list filters; since / until bound last_seen (inclusive). */
 export const sessionFilters = z
