@@ -196,7 +196,11 @@ describe("the overview's first screen during a storm", () => {
       ["exhausted", 50],
     ]);
     // Each headline is its kind's one label: the wave says wave, a single exhaustion does not.
-    expect([...banner.matchAll(/<strong>([^<]+)<\/strong>/g)].map((m) => m[1])).toEqual(["Recovery storm after deploy", "Exhaustion wave", "Recovery exhausted"]);
+    expect([...banner.matchAll(/<strong>([^<]+)<\/strong>/g)].map((m) => m[1])).toEqual([
+      "Recovery storm after deploy",
+      "Exhaustion wave",
+      "Recovery exhausted",
+    ]);
     expect(banner).toContain("at least 50 alerts in the last hour");
     expect(banner).toContain('href="/alerts?kind=deploy_storm"');
     expect(banner).toContain('href="/alerts?kind=exhausted"');
