@@ -17,7 +17,7 @@ import { Time } from "../components/time";
 import { capped, count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { incidentHref, LISTS, listHref } from "../links";
-import { OverviewNowSection } from "./overview-now";
+import { OverviewNowSection, windowWords } from "./overview-now";
 import { KIND_LABEL } from "./runs";
 
 export type OverviewData = {
@@ -124,7 +124,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
       ) : (
         // Incidents can open and exhaust within seconds: "nothing open" is not "quiet" while the recent figures burn.
         <p data-testid="nothing-open-not-quiet">
-          Nothing open at this moment, but not quiet: there were exhaustions or ambiguous ops in the last {Math.round(now.window.recentMs / 60_000)} minutes
+          Nothing open at this moment, but not quiet: there were exhaustions or ambiguous ops in the last {windowWords(now.window.recentMs)}
           (see above). Incidents can open and exhaust within seconds.
         </p>
       )}

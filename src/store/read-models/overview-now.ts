@@ -1,7 +1,6 @@
 import { ALERT_PRIORITY, ALERT_WINDOW_MS, type AlertKind, kindsOfPriority } from "../alerts";
-import { alertDeliveries, eventRollups } from "../schema";
+import { alertDeliveries, eventRollups, incidents, opAmbiguities } from "../schema";
 import { names } from "../sql-names";
-import { countIncidentsStatement } from "./incidents";
 import { BUCKET_MS, type EventSeries, seriesTypes } from "./overview";
 import { type Capped, rowsReadOf } from "./paging";
 
@@ -12,11 +11,18 @@ import { type Capped, rowsReadOf } from "./paging";
  *   event type over at most a couple of dozen buckets, never from the events or incidents;
  * - the 24 h exhaustions beside them are a capped incident count (NOW_CAP + 1 index rows at most);
  * - the alert banner reads the newest NOW_ALERT_SCAN deliveries of the last hour, and deploy storms (the alert a
- *   wave of exhaustions must not hide) through their own key range.
+ *   wave of exhaustions must not hide) through their own key range;
+ * - what burns (the classes of the incidents exhausted in the recent window) reads the newest NOW_CAP + 1 entries
+ *   of incidents_status in that window;
+ * - a recent window shorter than one rollup bucket (OVERVIEW_RECENT_MINUTES under 5) cannot be counted from the
+ *   rollups: its burning figures then count exhausted incidents and ambiguous ops (capped), and the context
+ *   figures are not counted for it (their last hour still is).
  */
 
 const R = names(eventRollups);
 const A = names(alertDeliveries);
+const I = names(incidents);
+const O = names(opAmbiguities);
 
 /** The first screen's 24 h count stops here ("≥100"): its list has every row. */
 export const NOW_CAP = 100;
@@ -45,8 +51,17 @@ export type NowFigure = {
   types: readonly string[];
   /** A person is needed when it is above 0 (exhaustions, ambiguous ops); the others are context. */
   burns: boolean;
+  /**
+   * What `recent` and `previous` count: the figure's events (from the rollups), or, in a window shorter than a
+   * rollup bucket, exhausted incidents first seen in it or ambiguous ops last seen in it (each capped at NOW_CAP);
+   * null when that window has no exact source for the figure (both are then 0 and not shown).
+   */
+  counts: "events" | "incidents" | "ops" | null;
   recent: number;
   previous: number;
+  /** The count stopped at NOW_CAP (only incident and op counts are capped). */
+  recentCapped: boolean;
+  previousCapped: boolean;
   /** Over the chart's window (`window.chartSince` to now). */
   chart: number;
 };
@@ -77,8 +92,13 @@ export type OverviewNow = {
   exhaustions24h: Capped;
   /** Alerts of the last hour by kind, storms and exhaustion waves first (BANNER_RANK). */
   alerts: ActiveAlertKind[];
+  /** What burns: the agent classes of the incidents exhausted and first seen in the recent window, most first. */
+  burning: BurningClasses;
   rowsRead: number;
 };
+
+/** Classes by exhausted incidents, counted over the newest NOW_CAP + 1 of the window (`capped`: there were more). */
+export type BurningClasses = { classes: { agentClass: string; n: number }[]; capped: boolean };
 
 /**
  * The banner's order: what says "the fleet is failing" before what says "one thing needs a look". Exhaustive over
@@ -97,15 +117,24 @@ const BANNER_RANK: Record<AlertKind, number> = {
 };
 const priorityOf = (kind: string) => BANNER_RANK[kind as AlertKind] ?? Object.keys(BANNER_RANK).length;
 
-/** The windows of the first screen at `now`, in whole 5-minute buckets (rollups cannot split one). */
+/**
+ * The windows of the first screen at `now`. In whole 5-minute buckets (rollups cannot split one), the current one
+ * included; a window shorter than a bucket (`fine`) is exact instead: [now - recentMs, now] and the one before it.
+ */
 export function nowWindow(now: number, recentMs: number) {
   const current = Math.floor(now / BUCKET_MS) * BUCKET_MS;
-  const k = Math.max(1, Math.ceil(recentMs / BUCKET_MS));
+  const hourSince = current - (HOUR_BUCKETS - 1) * BUCKET_MS;
+  if (recentMs < BUCKET_MS) {
+    const recentSince = now - recentMs;
+    return { recentMs, fine: true, recentSince, previousSince: recentSince - recentMs, chartSince: hourSince, since24h: now - 86_400_000, now };
+  }
+  const k = Math.ceil(recentMs / BUCKET_MS);
   const recentSince = current - (k - 1) * BUCKET_MS;
   const previousSince = recentSince - k * BUCKET_MS;
-  const chartSince = Math.min(previousSince, current - (HOUR_BUCKETS - 1) * BUCKET_MS);
-  return { recentMs, recentSince, previousSince, chartSince, since24h: now - 86_400_000, now };
+  const chartSince = Math.min(previousSince, hourSince);
+  return { recentMs, fine: false, recentSince, previousSince, chartSince, since24h: now - 86_400_000, now };
 }
+export type NowWindow = ReturnType<typeof nowWindow>;
 
 export type RollupRow = { type: string; bucket: number; n: number };
 export type AlertRow = {
@@ -122,7 +151,7 @@ export type AlertRow = {
 const ROLLUP_TYPES = [...new Set(NOW_FIGURES.flatMap((f) => f.types))];
 
 /** The rollup rows of the chart's window, summed per type and bucket: one event_rollups_type range per type. */
-export function nowRollupsStatement(db: D1Database, w: ReturnType<typeof nowWindow>): D1PreparedStatement {
+export function nowRollupsStatement(db: D1Database, w: NowWindow): D1PreparedStatement {
   return db
     .prepare(
       `SELECT ${R.type} AS type, ${R.bucket} AS bucket, SUM(${R.n}) AS n FROM ${R.$table} INDEXED BY event_rollups_type
@@ -188,11 +217,22 @@ export function activeAlertsOf(newest: D1Result<AlertRow>, storms: D1Result<Aler
 }
 
 /** Sums the rollup rows (of one database or of every partition) into the figures and the chart's series. */
-export function nowFiguresOf(rows: RollupRow[], w: ReturnType<typeof nowWindow>): { figures: NowFigure[]; chart: EventSeries } {
+export function nowFiguresOf(rows: RollupRow[], w: NowWindow): { figures: NowFigure[]; chart: EventSeries } {
   const buckets: number[] = [];
   for (let b = w.chartSince; b <= w.now; b += BUCKET_MS) buckets.push(b);
   const series: Record<string, number[]> = Object.fromEntries(NOW_FIGURES.map((f) => [f.label, buckets.map(() => 0)]));
-  const figures: NowFigure[] = NOW_FIGURES.map((f) => ({ key: f.key, label: f.label, types: f.types, burns: f.burns, recent: 0, previous: 0, chart: 0 }));
+  const figures: NowFigure[] = NOW_FIGURES.map((f) => ({
+    key: f.key,
+    label: f.label,
+    types: f.types,
+    burns: f.burns,
+    counts: w.fine ? null : "events",
+    recent: 0,
+    previous: 0,
+    recentCapped: false,
+    previousCapped: false,
+    chart: 0,
+  }));
   for (const row of rows) {
     const n = Number(row.n);
     const b = Number(row.bucket);
@@ -200,36 +240,134 @@ export function nowFiguresOf(rows: RollupRow[], w: ReturnType<typeof nowWindow>)
     for (const f of figures) {
       if (!f.types.includes(row.type)) continue;
       f.chart += n;
-      if (b >= w.recentSince) f.recent += n;
-      else if (b >= w.previousSince) f.previous += n;
+      // A fine window lies inside a bucket: the rollups feed only the chart then.
+      if (!w.fine && b >= w.recentSince) f.recent += n;
+      else if (!w.fine && b >= w.previousSince) f.previous += n;
       series[f.label]![i] = (series[f.label]![i] ?? 0) + n;
     }
   }
   return { figures, chart: { buckets, series, rowsRead: 0 } };
 }
 
+/** What one database answers for the first screen. `fine`: the exact counts of a window shorter than a bucket. */
+export type NowPart = {
+  rollups: RollupRow[];
+  exhaustions24h: Capped;
+  burning: BurningClasses;
+  fine: { exhausted: [Capped, Capped]; ambiguous: [Capped, Capped] } | null;
+  chartRows: number;
+  rowsRead: number;
+};
+
+/** A scanned entry: its time in its index (first_seen, last_seen) and, for incidents, its class. */
+type ScanRow = { t: number; agentClass?: string };
+
 /**
- * The first screen on one database: rollups, the capped 24 h exhaustions and the alert banner in one batch.
- * Reads about (types × buckets × reasons) rollup rows, at most NOW_CAP + 1 incident index rows and
- * NOW_ALERT_SCAN + 1 + HIGH_SCAN per high-priority kind delivery rows: a few hundred on a busy store (test/worker/routes/overview-now.test.ts).
+ * The entries of a newest-first scan of at most NOW_CAP + 1 rows from `from` on (through `to` when given), capped:
+ * when the scan was full and stopped before reaching `from`, there may be more than it saw.
  */
-export async function overviewNow(db: D1Database, now: number, recentMs: number): Promise<OverviewNow> {
-  const w = nowWindow(now, recentMs);
-  const exhausted = countIncidentsStatement(db, { status: "exhausted", since: w.since24h }, NOW_CAP);
-  const [rollups, ex, newest, storms] = (await db.batch([nowRollupsStatement(db, w), exhausted.statement, ...nowAlertStatements(db, now)])) as [
-    D1Result<RollupRow>,
-    D1Result<{ n: number; scanned: number }>,
-    D1Result<AlertRow>,
-    D1Result<AlertRow>,
-  ];
-  const { figures, chart } = nowFiguresOf(rollups.results, w);
+function windowCount(rows: ScanRow[], from: number, to?: number): Capped {
+  const n = rows.filter((r) => r.t >= from && (to === undefined || r.t <= to)).length;
+  const full = rows.length > NOW_CAP && Number(rows[rows.length - 1]!.t) >= from;
+  return { n: Math.min(n, NOW_CAP), capped: n > NOW_CAP || full };
+}
+
+/**
+ * One database's statements for the first screen (one batch) and how to read their results: the rollups of the
+ * chart's window; the newest NOW_CAP + 1 exhausted incidents of the last 24 h (incidents_status alone: status,
+ * first_seen, …, agent_class), which give the capped 24 h count, the recent window's classes and, in a fine window,
+ * its exact counts; and in a fine window the newest NOW_CAP + 1 ambiguous ops of its two windows.
+ */
+export function nowPartStatements(db: D1Database, w: NowWindow): { statements: D1PreparedStatement[]; read: (results: D1Result[]) => NowPart } {
+  const exhausted = db
+    .prepare(
+      `SELECT ${I.firstSeen} AS t, ${I.agentClass} AS agentClass FROM ${I.$table} INDEXED BY incidents_status
+       WHERE ${I.status} = 'exhausted' AND ${I.firstSeen} >= ? ORDER BY ${I.firstSeen} DESC LIMIT ?`,
+    )
+    .bind(w.since24h, NOW_CAP + 1);
+  const ops = db
+    .prepare(`SELECT ${O.lastSeen} AS t FROM ${O.$table} INDEXED BY op_ambiguities_last_seen WHERE ${O.lastSeen} >= ? ORDER BY ${O.lastSeen} DESC LIMIT ?`)
+    .bind(w.previousSince, NOW_CAP + 1);
+  const statements = [nowRollupsStatement(db, w), exhausted, ...(w.fine ? [ops] : [])];
+  return {
+    statements,
+    read: (results) => {
+      const [rollups, ex, op] = results as [D1Result<RollupRow>, D1Result<ScanRow>, D1Result<ScanRow>?];
+      const rows = ex.results.map((r) => ({ t: Number(r.t), agentClass: String(r.agentClass) }));
+      const recentRows = rows.slice(0, NOW_CAP).filter((r) => r.t >= w.recentSince);
+      const byClass = new Map<string, number>();
+      for (const r of recentRows) byClass.set(r.agentClass, (byClass.get(r.agentClass) ?? 0) + 1);
+      const recent = windowCount(rows, w.recentSince);
+      const opRows = op ? op.results.map((r) => ({ t: Number(r.t) })) : [];
+      return {
+        rollups: rollups.results,
+        exhaustions24h: { n: Math.min(rows.length, NOW_CAP), capped: rows.length > NOW_CAP },
+        burning: { classes: [...byClass].map(([agentClass, n]) => ({ agentClass, n })), capped: recent.capped },
+        fine: w.fine
+          ? {
+              exhausted: [recent, windowCount(rows, w.previousSince, w.recentSince - 1)],
+              ambiguous: [windowCount(opRows, w.recentSince), windowCount(opRows, w.previousSince, w.recentSince - 1)],
+            }
+          : null,
+        chartRows: rowsReadOf(rollups),
+        rowsRead: rowsReadOf(...results),
+      };
+    },
+  };
+}
+
+/** Capped counts summed, capped again at NOW_CAP. */
+const sumCapped = (cs: Capped[]): Capped => {
+  const n = cs.reduce((a, c) => a + c.n, 0);
+  return { n: Math.min(n, NOW_CAP), capped: n > NOW_CAP || cs.some((c) => c.capped) };
+};
+
+/** The first screen from each database's part (one, or every partition's) and the home database's alert reads. */
+export function overviewNowOf(parts: NowPart[], alerts: [D1Result<AlertRow>, D1Result<AlertRow>], w: NowWindow): OverviewNow {
+  const { figures, chart } = nowFiguresOf(
+    parts.flatMap((p) => p.rollups),
+    w,
+  );
+  if (w.fine) {
+    for (const f of figures) {
+      if (f.key !== "exhausted" && f.key !== "ambiguous") continue;
+      const [recent, previous] = [0, 1].map((k) => sumCapped(parts.map((p) => p.fine![f.key as "exhausted" | "ambiguous"][k]!)));
+      Object.assign(f, {
+        counts: f.key === "exhausted" ? "incidents" : "ops",
+        recent: recent!.n,
+        recentCapped: recent!.capped,
+        previous: previous!.n,
+        previousCapped: previous!.capped,
+      });
+    }
+  }
+  const classes = new Map<string, number>();
+  for (const p of parts) for (const c of p.burning.classes) classes.set(c.agentClass, (classes.get(c.agentClass) ?? 0) + c.n);
   return {
     window: w,
     figures,
     quiet: figures.every((f) => !f.burns || f.recent === 0),
-    chart: { ...chart, rowsRead: rowsReadOf(rollups) },
-    exhaustions24h: exhausted.read(ex),
-    alerts: activeAlertsOf(newest, storms),
-    rowsRead: rowsReadOf(rollups, ex, newest, storms),
+    chart: { ...chart, rowsRead: parts.reduce((a, p) => a + p.chartRows, 0) },
+    exhaustions24h: sumCapped(parts.map((p) => p.exhaustions24h)),
+    alerts: activeAlertsOf(alerts[0], alerts[1]),
+    burning: {
+      classes: [...classes].map(([agentClass, n]) => ({ agentClass, n })).sort((a, b) => b.n - a.n || a.agentClass.localeCompare(b.agentClass)),
+      capped: parts.some((p) => p.burning.capped),
+    },
+    rowsRead: parts.reduce((a, p) => a + p.rowsRead, 0) + rowsReadOf(...alerts),
   };
+}
+
+/**
+ * The first screen on one database: its part and the alert banner in one batch. Reads about (types × buckets ×
+ * reasons) rollup rows, at most NOW_CAP + 1 incident index rows (and as many ops in a fine window) and
+ * NOW_ALERT_SCAN + 1 + HIGH_SCAN per high-priority kind delivery rows: a few hundred on a busy store
+ * (test/worker/routes/overview-now.test.ts).
+ */
+export async function overviewNow(db: D1Database, now: number, recentMs: number): Promise<OverviewNow> {
+  const w = nowWindow(now, recentMs);
+  const part = nowPartStatements(db, w);
+  const results = await db.batch([...part.statements, ...nowAlertStatements(db, now)]);
+  const k = part.statements.length;
+  return overviewNowOf([part.read(results.slice(0, k))], results.slice(k) as [D1Result<AlertRow>, D1Result<AlertRow>], w);
 }

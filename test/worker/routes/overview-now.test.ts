@@ -182,6 +182,37 @@ describe("the overview's first screen during a storm", () => {
     expect(text).toMatch(/class="card alert"[^>]*data-testid="count-Exhaustions \(24 h\)"/);
   });
 
+  it("names the burning class on the first screen, with how many of its incidents exhausted, linking to exactly those", async () => {
+    const { text } = await getText("/partials/overview-now", "viewer");
+    const links = [...text.matchAll(/<a href="([^"]*)" data-testid="now-burning-class" data-agent-class="([^"]*)" data-n="(\d+)"/g)];
+    expect(links.map((m) => [m[2], Number(m[3])])).toEqual([["ProbeAgent", 30]]);
+    // Before the figures table: what burns is said first.
+    expect(text.indexOf('data-testid="now-burning"')).toBeLessThan(text.indexOf('data-testid="now-figures"'));
+    const rows = (await rowsOf(unescapeAttr(links[0]![1]!))) as { agentClass: string; status: string }[];
+    expect(rows.length).toBe(30);
+    expect(new Set(rows.map((r) => `${r.agentClass} ${r.status}`))).toEqual(new Set(["ProbeAgent exhausted"]));
+  });
+
+  it("with a recent window shorter than a rollup bucket (1 min), is calm again at once: exact counts, 0 recent, the 24 h still 39", async () => {
+    const { text, rowsRead } = await getWith("/", { OVERVIEW_RECENT_MINUTES: "1" });
+    expect(section(text)?.slice(1)).toEqual(["calm", "false"]);
+    expect(text).toContain("Quiet now");
+    expect(text).toContain("last 1 min");
+    expect(text).not.toContain('data-testid="now-burning"');
+    const got = Object.fromEntries(figures(text).map((f) => [f.testId, f]));
+    // The burning figures count incidents and ops of the exact window, linking to those lists; the 24 h keeps the storm.
+    expect(got["now-exhausted-recent"]).toMatchObject({ n: 0 });
+    expect(got["now-exhausted-recent"]!.href).toMatch(/^\/incidents\?status=exhausted&since=\d+$/);
+    expect(got["now-ambiguous-recent"]!.href).toMatch(/^\/ops\?since=\d+$/);
+    expect(got["now-ambiguous-previous"]!.href).toMatch(/^\/ops\?since=\d+&until=\d+$/);
+    expect(got["now-exhausted-24h"]).toMatchObject({ n: 39, capped: false });
+    expect(got["count-Exhaustions (24 h)"]!.n).toBe(39);
+    // The context figures have no exact source under a bucket: not counted (a dash), where the last hour still is.
+    expect(got["now-attempts-recent"]).toBeUndefined();
+    expect(text).toMatch(/data-testid="now-attempts-trend" data-trend="none"><span class="muted" title="counted per 5-minute bucket only/);
+    expect(rowsRead).toBeGreaterThan(0);
+  });
+
   it("puts the alert banner first, the deploy storm before a hundred newer exhaustion alerts, each linking to its list", async () => {
     const { text } = await getText("/", "viewer");
     const banner = /<section class="alert-banner"[\s\S]*?<\/section>/.exec(text)![0];
@@ -286,5 +317,26 @@ describe("the first screen's cost on a busy store", () => {
     // Stopped at 100 on the first screen (≥100), where the card below reads its 1,000.
     expect(got["now-exhausted-24h"]).toMatchObject({ n: 100, capped: true });
     expect(section(first.text)?.[2]).toBe("true");
+  });
+});
+
+describe("a recent window shorter than a rollup bucket, on the busy store", () => {
+  it("counts exactly the exhausted incidents of the window and the one before, names their class, and each figure is its list", async () => {
+    // 4.9 min: the busy store's incidents of the last 4.9 min burn; the storm (6 to 9 min ago) is the window before.
+    const { text, rowsRead } = await getWith("/partials/overview-now", { OVERVIEW_RECENT_MINUTES: "4.9" });
+    console.log(`overview first screen with a 4.9 min window: ${rowsRead} D1 rows read`);
+    expect(rowsRead).toBeLessThanOrEqual(500);
+    expect(section(text)?.slice(1)).toEqual(["burning", "true"]);
+    expect(text).toContain("last 294 s");
+    const got = Object.fromEntries(figures(text).map((f) => [f.testId, f]));
+    const recent = got["now-exhausted-recent"]!;
+    const previous = got["now-exhausted-previous"]!;
+    expect(recent.n).toBeGreaterThan(0);
+    expect(previous.n).toBeGreaterThanOrEqual(30);
+    expect((await rowsOf(recent.href)).length).toBe(recent.n);
+    expect((await rowsOf(previous.href)).length).toBe(previous.n);
+    // Only the busy class exhausted in the window (the storm's ProbeAgent is before it).
+    const classes = [...text.matchAll(/data-testid="now-burning-class" data-agent-class="([^"]*)" data-n="(\d+)"/g)].map((m) => [m[1], Number(m[2])]);
+    expect(classes).toEqual([["Busy", recent.n]]);
   });
 });
