@@ -23,9 +23,9 @@ const minutesOf = (ms: number) => Math.round(ms / 60_000);
 const eventsHref = (types: readonly string[], since: number, until?: number) => listHref("events", { type: types.join(","), since, until });
 
 /** The list a recent or previous figure counts, by what it counts (NowFigure.counts); null when it is not counted. */
-function windowHref(f: NowFigure, since: number, until?: number): string | null {
+function windowHref(f: NowFigure, since24h: number, since: number, until?: number): string | null {
   if (f.counts === "events") return eventsHref(f.types, since, until);
-  if (f.counts === "incidents") return listHref("incidents", { status: "exhausted", since, until });
+  if (f.counts === "incidents") return listHref("incidents", { status: "exhausted", since: since24h, statusSince: since, statusUntil: until });
   if (f.counts === "ops") return listHref("ops", { since, until });
   return null;
 }
@@ -102,12 +102,12 @@ export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; 
               <tr class={f.burns && f.recent > 0 ? "alert" : ""} data-testid={`now-${f.key}`}>
                 <th scope="row">{f.label}</th>
                 <td class="num">
-                  <WindowFigure f={f} href={windowHref(f, w.recentSince)} value={{ n: f.recent, capped: f.recentCapped }} testId={`now-${f.key}-recent`} />
+                  <WindowFigure f={f} href={windowHref(f, w.since24h, w.recentSince)} value={{ n: f.recent, capped: f.recentCapped }} testId={`now-${f.key}-recent`} />
                 </td>
                 <td class="num">
                   <WindowFigure
                     f={f}
-                    href={windowHref(f, w.previousSince, w.recentSince - 1)}
+                    href={windowHref(f, w.since24h, w.previousSince, w.recentSince - 1)}
                     value={{ n: f.previous, capped: f.previousCapped }}
                     testId={`now-${f.key}-previous`}
                   />
@@ -171,7 +171,7 @@ function NotCounted() {
 }
 
 /**
- * What burns: the classes of the incidents exhausted in the recent window, most first, each linking to those
+ * What burns: the classes of the incidents that exhausted in the recent window, most first, each linking to those
  * incidents. Said only when there are some; the heading says the rest.
  */
 function BurningClasses(props: { now: OverviewNow }) {
@@ -187,7 +187,7 @@ function BurningClasses(props: { now: OverviewNow }) {
         <>
           {i ? ", " : ""}
           <a
-            href={listHref("incidents", { status: "exhausted", agentClass: c.agentClass, since })}
+            href={listHref("incidents", { status: "exhausted", agentClass: c.agentClass, since: props.now.window.since24h, statusSince: since })}
             data-testid="now-burning-class"
             data-agent-class={c.agentClass}
             data-n={String(c.n)}

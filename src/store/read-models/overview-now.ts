@@ -12,10 +12,10 @@ import { type Capped, rowsReadOf } from "./paging";
  * - the 24 h exhaustions beside them are a capped incident count (NOW_CAP + 1 index rows at most);
  * - the alert banner reads the newest NOW_ALERT_SCAN deliveries of the last hour, and deploy storms (the alert a
  *   wave of exhaustions must not hide) through their own key range;
- * - what burns (the classes of the incidents exhausted in the recent window) reads the newest NOW_CAP + 1 entries
- *   of incidents_status in that window;
+ * - what burns (the classes of the incidents that exhausted in the recent window) comes from the same capped scan
+ *   as the 24 h exhaustions;
  * - a recent window shorter than one rollup bucket (OVERVIEW_RECENT_MINUTES under 5) cannot be counted from the
- *   rollups: its burning figures then count exhausted incidents and ambiguous ops (capped), and the context
+ *   rollups: its burning figures then count incidents that exhausted in it and ambiguous ops (capped), and the context
  *   figures are not counted for it (their last hour still is).
  */
 
@@ -53,7 +53,8 @@ export type NowFigure = {
   burns: boolean;
   /**
    * What `recent` and `previous` count: the figure's events (from the rollups), or, in a window shorter than a
-   * rollup bucket, exhausted incidents first seen in it or ambiguous ops last seen in it (each capped at NOW_CAP);
+   * rollup bucket, incidents of the last 24 h that exhausted in it (status_at) or ambiguous ops last seen in it
+   * (each capped at NOW_CAP);
    * null when that window has no exact source for the figure (both are then 0 and not shown).
    */
   counts: "events" | "incidents" | "ops" | null;
@@ -92,7 +93,7 @@ export type OverviewNow = {
   exhaustions24h: Capped;
   /** Alerts of the last hour by kind, storms and exhaustion waves first (BANNER_RANK). */
   alerts: ActiveAlertKind[];
-  /** What burns: the agent classes of the incidents exhausted and first seen in the recent window, most first. */
+  /** What burns: the agent classes of the incidents (first seen in the last 24 h) that exhausted in the recent window, most first. */
   burning: BurningClasses;
   rowsRead: number;
 };
@@ -259,29 +260,32 @@ export type NowPart = {
   rowsRead: number;
 };
 
-/** A scanned entry: its time in its index (first_seen, last_seen) and, for incidents, its class. */
-type ScanRow = { t: number; agentClass?: string };
+/** A scanned entry: its time in its index (first_seen, last_seen), and for incidents its status_at and class. */
+type ScanRow = { t: number; s?: number; agentClass?: string };
 
 /**
- * The entries of a newest-first scan of at most NOW_CAP + 1 rows from `from` on (through `to` when given), capped:
- * when the scan was full and stopped before reaching `from`, there may be more than it saw.
+ * The entries of a newest-first scan of at most NOW_CAP + 1 rows whose `at` is from `from` (through `to` when
+ * given), capped. `ordered`: the scan is by `at` itself, so a full scan that stopped before reaching `from` may have
+ * missed some; otherwise (status_at within a first_seen scan) any full scan may have.
  */
-function windowCount(rows: ScanRow[], from: number, to?: number): Capped {
-  const n = rows.filter((r) => r.t >= from && (to === undefined || r.t <= to)).length;
-  const full = rows.length > NOW_CAP && Number(rows[rows.length - 1]!.t) >= from;
+function windowCount(rows: ScanRow[], at: (r: ScanRow) => number, from: number, to: number | undefined, ordered: boolean): Capped {
+  const n = rows.filter((r) => at(r) >= from && (to === undefined || at(r) <= to)).length;
+  const full = rows.length > NOW_CAP && (!ordered || at(rows[rows.length - 1]!) >= from);
   return { n: Math.min(n, NOW_CAP), capped: n > NOW_CAP || full };
 }
+const byTime = (r: ScanRow) => r.t;
+const byStatusTime = (r: ScanRow) => r.s ?? 0;
 
 /**
  * One database's statements for the first screen (one batch) and how to read their results: the rollups of the
  * chart's window; the newest NOW_CAP + 1 exhausted incidents of the last 24 h (incidents_status alone: status,
- * first_seen, …, agent_class), which give the capped 24 h count, the recent window's classes and, in a fine window,
- * its exact counts; and in a fine window the newest NOW_CAP + 1 ambiguous ops of its two windows.
+ * first_seen, …, agent_class, and each one's status_at), which give the capped 24 h count, the classes that exhausted
+ * (status_at) in the recent window and, in a fine window, its exact counts of incidents exhausted in it; and in a fine window the newest NOW_CAP + 1 ambiguous ops of its two windows.
  */
 export function nowPartStatements(db: D1Database, w: NowWindow): { statements: D1PreparedStatement[]; read: (results: D1Result[]) => NowPart } {
   const exhausted = db
     .prepare(
-      `SELECT ${I.firstSeen} AS t, ${I.agentClass} AS agentClass FROM ${I.$table} INDEXED BY incidents_status
+      `SELECT ${I.firstSeen} AS t, ${I.statusAt} AS s, ${I.agentClass} AS agentClass FROM ${I.$table} INDEXED BY incidents_status
        WHERE ${I.status} = 'exhausted' AND ${I.firstSeen} >= ? ORDER BY ${I.firstSeen} DESC LIMIT ?`,
     )
     .bind(w.since24h, NOW_CAP + 1);
@@ -293,11 +297,11 @@ export function nowPartStatements(db: D1Database, w: NowWindow): { statements: D
     statements,
     read: (results) => {
       const [rollups, ex, op] = results as [D1Result<RollupRow>, D1Result<ScanRow>, D1Result<ScanRow>?];
-      const rows = ex.results.map((r) => ({ t: Number(r.t), agentClass: String(r.agentClass) }));
-      const recentRows = rows.slice(0, NOW_CAP).filter((r) => r.t >= w.recentSince);
+      const rows = ex.results.map((r) => ({ t: Number(r.t), s: Number(r.s), agentClass: String(r.agentClass) }));
+      // What burns: the incidents of the scan that exhausted (status_at) in the recent window, by class.
       const byClass = new Map<string, number>();
-      for (const r of recentRows) byClass.set(r.agentClass, (byClass.get(r.agentClass) ?? 0) + 1);
-      const recent = windowCount(rows, w.recentSince);
+      for (const r of rows.slice(0, NOW_CAP)) if (r.s >= w.recentSince) byClass.set(r.agentClass, (byClass.get(r.agentClass) ?? 0) + 1);
+      const recent = windowCount(rows, byStatusTime, w.recentSince, undefined, false);
       const opRows = op ? op.results.map((r) => ({ t: Number(r.t) })) : [];
       return {
         rollups: rollups.results,
@@ -305,8 +309,11 @@ export function nowPartStatements(db: D1Database, w: NowWindow): { statements: D
         burning: { classes: [...byClass].map(([agentClass, n]) => ({ agentClass, n })), capped: recent.capped },
         fine: w.fine
           ? {
-              exhausted: [recent, windowCount(rows, w.previousSince, w.recentSince - 1)],
-              ambiguous: [windowCount(opRows, w.recentSince), windowCount(opRows, w.previousSince, w.recentSince - 1)],
+              exhausted: [recent, windowCount(rows, byStatusTime, w.previousSince, w.recentSince - 1, false)],
+              ambiguous: [
+                windowCount(opRows, byTime, w.recentSince, undefined, true),
+                windowCount(opRows, byTime, w.previousSince, w.recentSince - 1, true),
+              ],
             }
           : null,
         chartRows: rowsReadOf(rollups),
