@@ -40,17 +40,27 @@ export type OverviewData = {
 };
 
 /**
- * The on-call overview. First what burns now (its own fragment, refreshed on its own: OverviewNowSection), then
- * the 24 h figures, the trend, and the way to the worst incident.
+ * The on-call overview. First what burns now (its own fragment, refreshed on its own: OverviewNowSection), drawn
+ * with the page from bounded reads; then the 24 h figures, the trend and the way to the worst incident, which read
+ * thousands of rows on a busy store: a fragment loaded as soon as the page is (hx-trigger "load"), and refreshed.
  */
-export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
+export function OverviewPage(props: { ctx: PageContext; now: OverviewNow; deploys: Deploy[] }) {
   return (
     <Layout ctx={props.ctx} title="On-call overview" active="/" scripts={["chart.umd.min.js"]}>
       <div id="overview-now" data-live hx-get="/partials/overview-now" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <OverviewNowSection ctx={props.ctx} now={props.data.now} deploys={props.data.deploys} />
+        <OverviewNowSection ctx={props.ctx} now={props.now} deploys={props.deploys} />
       </div>
-      <div id="overview-live" data-live hx-get="/partials/overview" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <OverviewLive ctx={props.ctx} data={props.data} />
+      <div
+        id="overview-live"
+        data-live
+        data-lazy
+        hx-get="/partials/overview"
+        hx-trigger={`load, every ${props.ctx.pollSeconds}s, refresh`}
+        hx-swap="innerHTML"
+      >
+        <p class="muted" data-testid="lazy-placeholder">
+          Loading the 24 hour figures, the worst open incidents and the top exhaustion reasons…
+        </p>
       </div>
     </Layout>
   );

@@ -135,10 +135,11 @@ function listRoute<T>(
 }
 
 pages.get("/", async (c) => {
-  const data = await overviewData(c);
-  // The overview's numbers as JSON, for scripts (`npm run cli -- verify`) and alerting.
-  if (wantsJson(c)) return c.json(data);
-  return page(c, <OverviewPage ctx={pageContext(c)} data={data} />);
+  // The overview's numbers as JSON, for scripts (`npm run cli -- verify`) and alerting: every figure at once.
+  if (wantsJson(c)) return c.json(await overviewData(c));
+  // The page itself reads only its first screen (bounded); the 24 h part loads as its own fragment (/partials/overview).
+  const data = await overviewNowData(c);
+  return page(c, <OverviewPage ctx={pageContext(c)} now={data.now} deploys={data.deploys} />);
 });
 pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
 pages.get("/partials/overview-now", async (c) => {
