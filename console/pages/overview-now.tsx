@@ -102,7 +102,12 @@ export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; 
               <tr class={f.burns && f.recent > 0 ? "alert" : ""} data-testid={`now-${f.key}`}>
                 <th scope="row">{f.label}</th>
                 <td class="num">
-                  <WindowFigure f={f} href={windowHref(f, w.since24h, w.recentSince)} value={{ n: f.recent, capped: f.recentCapped }} testId={`now-${f.key}-recent`} />
+                  <WindowFigure
+                    f={f}
+                    href={windowHref(f, w.since24h, w.recentSince)}
+                    value={{ n: f.recent, capped: f.recentCapped }}
+                    testId={`now-${f.key}-recent`}
+                  />
                 </td>
                 <td class="num">
                   <WindowFigure

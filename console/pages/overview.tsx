@@ -50,14 +50,7 @@ export function OverviewPage(props: { ctx: PageContext; now: OverviewNow; deploy
       <div id="overview-now" data-live hx-get="/partials/overview-now" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <OverviewNowSection ctx={props.ctx} now={props.now} deploys={props.deploys} />
       </div>
-      <div
-        id="overview-live"
-        data-live
-        data-lazy
-        hx-get="/partials/overview"
-        hx-trigger={`load, every ${props.ctx.pollSeconds}s, refresh`}
-        hx-swap="innerHTML"
-      >
+      <div id="overview-live" data-live data-lazy hx-get="/partials/overview" hx-trigger={`load, every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <p class="muted" data-testid="lazy-placeholder">
           Loading the 24 hour figures, the worst open incidents and the top exhaustion reasons…
         </p>

@@ -310,10 +310,7 @@ export function nowPartStatements(db: D1Database, w: NowWindow): { statements: D
         fine: w.fine
           ? {
               exhausted: [recent, windowCount(rows, byStatusTime, w.previousSince, w.recentSince - 1, false)],
-              ambiguous: [
-                windowCount(opRows, byTime, w.recentSince, undefined, true),
-                windowCount(opRows, byTime, w.previousSince, w.recentSince - 1, true),
-              ],
+              ambiguous: [windowCount(opRows, byTime, w.recentSince, undefined, true), windowCount(opRows, byTime, w.previousSince, w.recentSince - 1, true)],
             }
           : null,
         chartRows: rowsReadOf(rollups),

@@ -7,7 +7,7 @@ import { makeEvent } from "../../fixtures/events";
 import { incidentScenarios } from "../../fixtures/incident-scenarios";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { call, getOverview, getText } from "./harness";
+import { call, getOverview } from "./harness";
 
 // Every figure on the overview is a link to exactly what it counts: the test renders GET /, takes every link that
 // carries a figure (data-figure), follows it in its JSON form through every page, and counts the rows (or, for the
