@@ -1,8 +1,9 @@
 import type { AlertKind } from "../../src/store/alerts";
 import type { Deploy } from "../../src/store/read-models";
+import type { SuppressedAlerts } from "../../src/store/read-models/alerts";
 import { BUCKET_MS } from "../../src/store/read-models/overview";
 import type { ActiveAlertKind, NowFigure, OverviewNow } from "../../src/store/read-models/overview-now";
-import { ALERT_KIND_LABEL } from "../components/suppressed-alerts";
+import { ALERT_KIND_LABEL, SuppressedAlertsNote } from "../components/suppressed-alerts";
 import { Time } from "../components/time";
 import type { PageContext } from "../layout";
 import { LISTS, listHref } from "../links";
@@ -34,11 +35,11 @@ function windowHref(f: NowFigure, since24h: number, since: number, until?: numbe
 const BURNING_SHOWN = 3;
 
 /**
- * The first screen: the alert banner, whether anything burns in the recent window and what, the recent figures
+ * The first screen: the alert banner (and how many alerts the budgets suppressed in the hour), whether anything burns in the recent window and what, the recent figures
  * beside the window before and the 24 h, and a chart of the last hour at 5-minute resolution with its deploys.
  * It refreshes on its own (an htmx fragment): every read behind it is bounded (overview-now.ts).
  */
-export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; deploys: Deploy[] }) {
+export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; deploys: Deploy[]; suppressed?: SuppressedAlerts }) {
   const { now } = props;
   const w = now.window;
   const minutes = windowWords(w.recentMs);
@@ -55,6 +56,8 @@ export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; 
       aria-labelledby="now-heading"
     >
       <AlertBanner alerts={now.alerts} />
+      {/* Alerts the hourly budgets never sent: said beside the banner, linking to them on /alerts (only when some were). */}
+      {props.suppressed?.alerts ? <SuppressedAlertsNote s={props.suppressed} window="last hour" /> : null}
       <h2 id="now-heading" data-testid="now-heading">
         {burning ? "Burning now" : "Quiet now"}
         <span class="muted"> · last {windowWords(w.recentMs)}</span>

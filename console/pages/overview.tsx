@@ -9,6 +9,7 @@ import {
   seriesTypes,
   type TopReasons,
 } from "../../src/store/read-models";
+import type { SuppressedAlerts } from "../../src/store/read-models/alerts";
 import type { ExhaustingSoon } from "../../src/store/read-models/budget";
 import type { OverviewNow } from "../../src/store/read-models/overview-now";
 import { forecastWords, notForecastLines } from "../budget-words";
@@ -44,11 +45,11 @@ export type OverviewData = {
  * with the page from bounded reads; then the 24 h figures, the trend and the way to the worst incident, which read
  * thousands of rows on a busy store: a fragment loaded as soon as the page is (hx-trigger "load"), and refreshed.
  */
-export function OverviewPage(props: { ctx: PageContext; now: OverviewNow; deploys: Deploy[] }) {
+export function OverviewPage(props: { ctx: PageContext; now: OverviewNow; deploys: Deploy[]; suppressed: SuppressedAlerts }) {
   return (
     <Layout ctx={props.ctx} title="On-call overview" active="/" scripts={["chart.umd.min.js"]}>
       <div id="overview-now" data-live hx-get="/partials/overview-now" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <OverviewNowSection ctx={props.ctx} now={props.now} deploys={props.deploys} />
+        <OverviewNowSection ctx={props.ctx} now={props.now} deploys={props.deploys} suppressed={props.suppressed} />
       </div>
       <div id="overview-live" data-live data-lazy hx-get="/partials/overview" hx-trigger={`load, every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <p class="muted" data-testid="lazy-placeholder">

@@ -28,6 +28,8 @@ const O = names(opAmbiguities);
 export const NOW_CAP = 100;
 /** Alert deliveries of the last hour the banner reads at most (newest first); past it the banner says "at least". */
 export const NOW_ALERT_SCAN = 100;
+/** Suppressed (rate limited) deliveries of the last hour the first screen reads at most; past it, "at least". */
+export const NOW_SUPPRESSED_SCAN = 100;
 /** Deliveries of the last hour the banner reads at most of each high-priority kind (storms, exhaustion waves, telemetry). */
 const HIGH_SCAN = 20;
 /** The kinds read through their own key range, so no flood of lower kinds can push them out of the banner. */

@@ -252,6 +252,27 @@ describe("the overview's first screen during a storm", () => {
     expect(listed.map((a) => a.summary)).toEqual(["Version v-bad: 30 incidents in its first 15 min", "Version v-bad: 30 incidents in its first 15 min"]);
   });
 
+  it("says how many alerts the hourly budgets suppressed in the last hour, beside the banner, linking to them on /alerts", async () => {
+    const { text } = await getText("/partials/overview-now", "viewer");
+    const note = /<p data-testid="alerts-suppressed" data-count="(\d+)" data-capped="(true|false)"[^>]*>([\s\S]*?)<\/p>/.exec(text);
+    expect(note, "the suppressed note is on the first screen").not.toBeNull();
+    // The 3 exhaustion alerts seeded rate limited (on both channels: 6 deliveries), 40 minutes ago.
+    expect([Number(note![1]), note![2]]).toEqual([3, "false"]);
+    expect(note![3]).toContain("3 alerts suppressed");
+    expect(note![3]).toContain("in the last hour (6 deliveries, never sent)");
+    expect(note![3]).toContain('<span data-kind="exhausted" data-count="3">');
+    // Right below the banner, above what burns.
+    expect(text.indexOf('data-testid="alerts-suppressed"')).toBeGreaterThan(text.indexOf('data-testid="alert-banner"'));
+    expect(text.indexOf('data-testid="alerts-suppressed"')).toBeLessThan(text.indexOf('data-testid="now-heading"'));
+    // Its link lists those deliveries: the 3 alerts on both channels, never sent.
+    const href = unescapeAttr(/<a href="([^"]*)">3 alerts suppressed/.exec(note![3]!)![1]!);
+    expect(href).toBe("/alerts?status=rate_limited");
+    const rows = (await rowsOf(href)) as { alertKey: string; status: string }[];
+    expect(rows).toHaveLength(6);
+    expect(new Set(rows.map((r) => r.alertKey)).size).toBe(3);
+    expect(new Set(rows.map((r) => r.status))).toEqual(new Set(["rate_limited"]));
+  });
+
   it("charts the last hour in 5-minute buckets, the storm's buckets holding its 30 exhaustions", async () => {
     const { text } = await getText("/partials/overview-now", "viewer");
     const data = JSON.parse(unescapeAttr(/<canvas id="recent-chart"[^>]*data-chart="([^"]*)"/.exec(text)![1]!)) as {
