@@ -13,7 +13,7 @@ import { appPost, type DevServer, startDev, stop, until, wakeSession } from "./w
  * than ten a minute, each incident opening and closing within seconds. The overview in Chromium must then show, on
  * its first screen at 1,280 and at 390 px wide, that it burns and what (the burning class), the alert banner and the
  * recent figures, within the overview's refresh interval (POLL_SECONDS, 2 s here; 15 s by default). The recent
- * window is shortened by configuration (OVERVIEW_RECENT_MINUTES, 3 minutes here; 15 by default): once the storm stops,
+ * window is shortened by configuration (OVERVIEW_RECENT_MINUTES, 2 minutes here; 15 by default): once the storm stops,
  * the same open pages must turn calm again by their own refresh, while the 24 h figures still count the storm.
  */
 
@@ -28,7 +28,7 @@ const POLL_SECONDS = 2;
  * 5 minutes, by when each incident exhausted; on this stack an exhaustion reaches the console up to ~80 s after it
  * happened (its tail item goes when the agent's invocation ends), so the window must be longer than that to burn at all.
  */
-const RECENT_MINUTES = 3;
+const RECENT_MINUTES = 2;
 const RECENT_MS = RECENT_MINUTES * 60_000;
 /** The demo fleet's class of the poison sessions: what the first screen must name as burning. */
 const BURNING_CLASS = "DemoSessionAgent";
