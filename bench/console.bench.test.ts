@@ -22,6 +22,8 @@ const REPS = 10;
 const WARMUP = 5;
 const ROWS_TARGET = DEFAULT_LIMIT + 10;
 const RATIO_TARGET = 1.3;
+/** The overview's first screen, the whole of GET / (issue 36): its 24 h part loads as its own fragment. */
+const FIRST_SCREEN_ROWS_TARGET = 500;
 const HTML_GZ_TARGET = 60 * 1024;
 const OVERVIEW_BUNDLE_TARGET = 150 * 1024;
 const OVERVIEW_ASSETS = (["chart.umd.min.js", "htmx.min.js", "response-text.js", "time.js", "console.js", "console.css"] as const).map(asset);
@@ -136,7 +138,9 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
     backups: await cursorAt((o) => listBackups(env.DB, {}, o), Math.floor(seed.counts.workspace_backups / 400) * 200),
   };
   const specs: Spec[] = [
+    // The page reads only its first screen (bounded); its 24 h part is a fragment the page loads at once (hx-trigger "load").
     { name: "overview", path: "/", kind: "overview" },
+    { name: "overview 24 h part (lazy)", path: "/partials/overview", kind: "overview" },
     { name: "incidents", path: "/incidents", kind: "list" },
     { name: "incidents status=exhausted", path: `/incidents${q({ status: "exhausted" })}`, kind: "list" },
     { name: "incidents deep (row 5,000)", path: `/incidents${q({ cursor: deep.incidents })}`, kind: "list" },
@@ -172,7 +176,7 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
     const html = await res.text();
     expect(res.status, `${spec.path}: ${html.slice(0, 200)}`).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");
-    if (spec.kind === "overview") overviewHtml = html;
+    if (spec.path === "/") overviewHtml = html;
     const gz = await gzBytes(html);
 
     // 3. Whole request vs the bare SQL of the page, interleaved. Then, for the reading of the ratio, the same
@@ -207,9 +211,11 @@ it("console pages at fleet scale: rows read, render vs bare SQL, gzipped HTML", 
     };
     results.push(r);
     const rowsPart =
-      spec.kind === "overview"
-        ? `rows_read ${fmt(rowsRead)} (aggregates: counts + 24 h rollups; no page-size target)`
-        : `rows_read ${rowsRead} (target <= ${ROWS_TARGET}: ${verdict(rowsRead <= ROWS_TARGET)})`;
+      spec.path === "/"
+        ? `rows_read ${fmt(rowsRead)} (the first screen; target <= ${FIRST_SCREEN_ROWS_TARGET}: ${verdict(rowsRead <= FIRST_SCREEN_ROWS_TARGET)})`
+        : spec.kind === "overview"
+          ? `rows_read ${fmt(rowsRead)} (aggregates: counts + 24 h rollups; no page-size target)`
+          : `rows_read ${rowsRead} (target <= ${ROWS_TARGET}: ${verdict(rowsRead <= ROWS_TARGET)})`;
     report(
       `console ${spec.name} [${spec.path.length > 60 ? `${spec.path.slice(0, 57)}...` : spec.path}]: ${rowsPart}, ${r.calls} D1 round trips (rows ${rec.calls.map((c) => c.rowsRead).join("+")}); ` +
         `page ${r.pageMs.toFixed(2)} ms vs bare SQL ${r.sqlMs.toFixed(2)} ms: ${withAA("page/SQL", pageRatio, "SQL vs SQL", aa)}, target <= ${RATIO_TARGET}x by the median: ${verdict(r.ratio <= RATIO_TARGET)} ` +

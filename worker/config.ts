@@ -88,7 +88,9 @@ export const CONFIG_VARS = {
   RECONCILE_UNKNOWN_AFTER_MINUTES: { expected: "a whole number of minutes from 1 to 10080", schema: whole(1, 7 * 24 * 60) },
   ...stuckVars,
   POLL_SECONDS: { expected: "a number of seconds from 2 to 3600", schema: decimal(2, 3600) },
-  OVERVIEW_RECENT_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
+  // Under 5 minutes (one rollup bucket) the window is exact and counts exhausted incidents and ambiguous ops
+  // (read-models/overview-now.ts); 0.5 is the floor: a shorter window would flicker between two refreshes.
+  OVERVIEW_RECENT_MINUTES: { expected: "a number of minutes from 0.5 to 1440 (e.g. 15, or 0.5 for 30 seconds)", schema: decimal(0.5, 1440) },
   EXPORT_ROW_CAP: { expected: "a whole number of rows from 1 to 100000", schema: whole(1, 100_000) },
   APM_TRACE_URL: { expected: "an http(s) URL containing {traceId}, e.g. https://apm.example.com/trace/{traceId}", schema: text },
   OTEL_SERVICE_NAME: { expected: "a service name", schema: text },
@@ -140,7 +142,8 @@ export type ConsoleConfig = {
   stuck: StuckConfig;
   /**
    * `recentMs`: the overview's "now" window (OVERVIEW_RECENT_MINUTES): its recent figures, compared with the same
-   * length before, and whether it may say "quiet". Counted in whole 5-minute rollup buckets, the current one included.
+   * length before, and whether it may say "quiet". Counted in whole 5-minute rollup buckets, the current one included;
+   * under 5 minutes, exactly (over exhausted incidents and ambiguous ops, not the rollups).
    */
   console: { pollSeconds: number; apmTraceUrl: string | null; recentMs: number };
   /** Downloads of a list (/export/:list): at most `rowCap` rows each, and the file says where it was cut. */
@@ -254,7 +257,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       unknownAfterMs: num("RECONCILE_UNKNOWN_AFTER_MINUTES", 60) * 60_000,
     },
     stuck: Object.fromEntries(STUCK_RULES.map((rule) => [rule, num(STUCK_CONFIG_VARS[rule] as ConfigVar, DEFAULT_STUCK_CONFIG[rule])])) as StuckConfig,
-    console: { pollSeconds: num("POLL_SECONDS", 15), apmTraceUrl: trace.template, recentMs: num("OVERVIEW_RECENT_MINUTES", 15) * 60_000 },
+    console: { pollSeconds: num("POLL_SECONDS", 15), apmTraceUrl: trace.template, recentMs: Math.round(num("OVERVIEW_RECENT_MINUTES", 15) * 60_000) },
     export: { rowCap: num("EXPORT_ROW_CAP", 10_000) },
     otel: {
       serviceName: str("OTEL_SERVICE_NAME") ?? "agent-console",

@@ -1,8 +1,9 @@
 import type { AlertKind } from "../../src/store/alerts";
 import type { Deploy } from "../../src/store/read-models";
+import type { SuppressedAlerts } from "../../src/store/read-models/alerts";
 import { BUCKET_MS } from "../../src/store/read-models/overview";
 import type { ActiveAlertKind, NowFigure, OverviewNow } from "../../src/store/read-models/overview-now";
-import { ALERT_KIND_LABEL } from "../components/suppressed-alerts";
+import { ALERT_KIND_LABEL, SuppressedAlertsNote } from "../components/suppressed-alerts";
 import { Time } from "../components/time";
 import type { PageContext } from "../layout";
 import { LISTS, listHref } from "../links";
@@ -22,15 +23,26 @@ const minutesOf = (ms: number) => Math.round(ms / 60_000);
 /** The events of `types` from `since` (through `until` when given): exactly what a rollup figure counts. */
 const eventsHref = (types: readonly string[], since: number, until?: number) => listHref("events", { type: types.join(","), since, until });
 
+/** The list a recent or previous figure counts, by what it counts (NowFigure.counts); null when it is not counted. */
+function windowHref(f: NowFigure, since24h: number, since: number, until?: number): string | null {
+  if (f.counts === "events") return eventsHref(f.types, since, until);
+  if (f.counts === "incidents") return listHref("incidents", { status: "exhausted", since: since24h, statusSince: since, statusUntil: until });
+  if (f.counts === "ops") return listHref("ops", { since, until });
+  return null;
+}
+
+/** How many classes "what burns" names before "and N more". */
+const BURNING_SHOWN = 3;
+
 /**
- * The first screen: the alert banner, whether anything burns in the recent window and what, the recent figures
+ * The first screen: the alert banner (and how many alerts the budgets suppressed in the hour), whether anything burns in the recent window and what, the recent figures
  * beside the window before and the 24 h, and a chart of the last hour at 5-minute resolution with its deploys.
  * It refreshes on its own (an htmx fragment): every read behind it is bounded (overview-now.ts).
  */
-export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; deploys: Deploy[] }) {
+export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; deploys: Deploy[]; suppressed?: SuppressedAlerts }) {
   const { now } = props;
   const w = now.window;
-  const minutes = minutesOf(w.recentMs);
+  const minutes = windowWords(w.recentMs);
   const burning = !now.quiet;
   const exhausted = now.figures.find((f) => f.key === "exhausted")!;
   const hot = now.figures.filter((f) => f.burns && f.recent > 0);
@@ -40,14 +52,17 @@ export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; 
       class={`now ${burning ? "burning" : "calm"}`}
       data-testid="overview-now"
       data-burning={String(burning)}
-      data-recent-minutes={String(minutes)}
+      data-recent-minutes={String(w.recentMs / 60_000)}
       aria-labelledby="now-heading"
     >
       <AlertBanner alerts={now.alerts} />
+      {/* Alerts the hourly budgets never sent: said beside the banner, linking to them on /alerts (only when some were). */}
+      {props.suppressed?.alerts ? <SuppressedAlertsNote s={props.suppressed} window="last hour" /> : null}
       <h2 id="now-heading" data-testid="now-heading">
         {burning ? "Burning now" : "Quiet now"}
-        <span class="muted"> · last {minutes} min</span>
+        <span class="muted"> · last {windowWords(w.recentMs)}</span>
       </h2>
+      <BurningClasses now={now} />
       <p class="now-status" data-testid="now-status">
         {burning ? (
           hot.map((f, i) => (
@@ -78,8 +93,8 @@ export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; 
           <thead>
             <tr>
               <th>events</th>
-              <th class="num">last {minutes} min</th>
-              <th class="num">{minutes} min before</th>
+              <th class="num">last {minutes}</th>
+              <th class="num">{minutes} before</th>
               <th>trend</th>
               <th class="num">last hour</th>
               <th class="num">24 h</th>
@@ -90,17 +105,23 @@ export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; 
               <tr class={f.burns && f.recent > 0 ? "alert" : ""} data-testid={`now-${f.key}`}>
                 <th scope="row">{f.label}</th>
                 <td class="num">
-                  <Figure href={eventsHref(f.types, w.recentSince)} value={{ n: f.recent, capped: false }} testId={`now-${f.key}-recent`} />
+                  <WindowFigure
+                    f={f}
+                    href={windowHref(f, w.since24h, w.recentSince)}
+                    value={{ n: f.recent, capped: f.recentCapped }}
+                    testId={`now-${f.key}-recent`}
+                  />
                 </td>
                 <td class="num">
-                  <Figure
-                    href={eventsHref(f.types, w.previousSince, w.recentSince - 1)}
-                    value={{ n: f.previous, capped: false }}
+                  <WindowFigure
+                    f={f}
+                    href={windowHref(f, w.since24h, w.previousSince, w.recentSince - 1)}
+                    value={{ n: f.previous, capped: f.previousCapped }}
                     testId={`now-${f.key}-previous`}
                   />
                 </td>
                 <td data-testid={`now-${f.key}-trend`} data-trend={trendOf(f)}>
-                  {trendMark(f)}
+                  {f.counts === null ? <NotCounted /> : trendMark(f)}
                 </td>
                 <td class="num">
                   <Figure href={eventsHref(f.types, w.chartSince)} value={{ n: f.chart, capped: false }} />
@@ -131,6 +152,63 @@ export function OverviewNowSection(props: { ctx: PageContext; now: OverviewNow; 
   );
 }
 
+/** The recent window in words: "15 min", "1 min", "30 s". */
+export function windowWords(ms: number): string {
+  return ms % 60_000 === 0 ? `${minutesOf(ms)} min` : `${Math.round(ms / 1000)} s`;
+}
+
+/** A recent or previous figure: its list link, or a dash where the window has no exact source for it. */
+function WindowFigure(props: { f: NowFigure; href: string | null; value: { n: number; capped: boolean }; testId: string }) {
+  if (props.href === null) return <NotCounted />;
+  const title =
+    props.f.counts === "incidents"
+      ? "incidents exhausted, first seen in this window"
+      : props.f.counts === "ops"
+        ? "ambiguous ops last seen in this window"
+        : undefined;
+  return <Figure href={props.href} value={props.value} testId={props.testId} title={title} />;
+}
+
+/** Why a cell is empty: a window shorter than a 5-minute rollup bucket cannot count these events exactly. */
+function NotCounted() {
+  return (
+    <span class="muted" title="counted per 5-minute bucket only: see the last hour">
+      —<span class="visually-hidden"> counted per 5-minute bucket only: see the last hour</span>
+    </span>
+  );
+}
+
+/**
+ * What burns: the classes of the incidents that exhausted in the recent window, most first, each linking to those
+ * incidents. Said only when there are some; the heading says the rest.
+ */
+function BurningClasses(props: { now: OverviewNow }) {
+  const { classes, capped } = props.now.burning;
+  if (!classes.length) return null;
+  const since = props.now.window.recentSince;
+  const shown = classes.slice(0, BURNING_SHOWN);
+  const more = classes.length - shown.length;
+  return (
+    <p class="now-what" data-testid="now-burning">
+      Exhausting{capped ? " (counted over the newest incidents)" : ""}:{" "}
+      {shown.map((c, i) => (
+        <>
+          {i ? ", " : ""}
+          <a
+            href={listHref("incidents", { status: "exhausted", agentClass: c.agentClass, since: props.now.window.since24h, statusSince: since })}
+            data-testid="now-burning-class"
+            data-agent-class={c.agentClass}
+            data-n={String(c.n)}
+          >
+            <strong>{c.agentClass}</strong> ({count.format(c.n)} {c.n === 1 ? "incident" : "incidents"})
+          </a>
+        </>
+      ))}
+      {more > 0 ? ` and ${count.format(more)} more ${more === 1 ? "class" : "classes"}` : ""}
+    </p>
+  );
+}
+
 type Trend = "rising" | "falling" | "steady" | "none";
 const trendOf = (f: NowFigure): Trend =>
   f.recent === 0 && f.previous === 0 ? "none" : f.recent > f.previous ? "rising" : f.recent < f.previous ? "falling" : "steady";
@@ -148,10 +226,10 @@ function trendMark(f: NowFigure) {
   );
 }
 
-const trendWords = (f: NowFigure, minutes: number) => {
+const trendWords = (f: NowFigure, span: string) => {
   const t = trendOf(f);
-  const before = `${count.format(f.previous)} the ${minutes} min before`;
-  return t === "rising" ? `up from ${before}` : t === "falling" ? `down from ${before}` : `as many as the ${minutes} min before`;
+  const before = `${count.format(f.previous)} the ${span} before`;
+  return t === "rising" ? `up from ${before}` : t === "falling" ? `down from ${before}` : `as many as the ${span} before`;
 };
 
 /** Alerts of the last hour, storms and exhaustion waves first, each linking to its list. */

@@ -9,6 +9,7 @@ import {
   seriesTypes,
   type TopReasons,
 } from "../../src/store/read-models";
+import type { SuppressedAlerts } from "../../src/store/read-models/alerts";
 import type { ExhaustingSoon } from "../../src/store/read-models/budget";
 import type { OverviewNow } from "../../src/store/read-models/overview-now";
 import { forecastWords, notForecastLines } from "../budget-words";
@@ -17,7 +18,7 @@ import { Time } from "../components/time";
 import { capped, count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { incidentHref, LISTS, listHref } from "../links";
-import { OverviewNowSection } from "./overview-now";
+import { OverviewNowSection, windowWords } from "./overview-now";
 import { KIND_LABEL } from "./runs";
 
 export type OverviewData = {
@@ -40,17 +41,20 @@ export type OverviewData = {
 };
 
 /**
- * The on-call overview. First what burns now (its own fragment, refreshed on its own: OverviewNowSection), then
- * the 24 h figures, the trend, and the way to the worst incident.
+ * The on-call overview. First what burns now (its own fragment, refreshed on its own: OverviewNowSection), drawn
+ * with the page from bounded reads; then the 24 h figures, the trend and the way to the worst incident, which read
+ * thousands of rows on a busy store: a fragment loaded as soon as the page is (hx-trigger "load"), and refreshed.
  */
-export function OverviewPage(props: { ctx: PageContext; data: OverviewData }) {
+export function OverviewPage(props: { ctx: PageContext; now: OverviewNow; deploys: Deploy[]; suppressed: SuppressedAlerts }) {
   return (
     <Layout ctx={props.ctx} title="On-call overview" active="/" scripts={["chart.umd.min.js"]}>
       <div id="overview-now" data-live hx-get="/partials/overview-now" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <OverviewNowSection ctx={props.ctx} now={props.data.now} deploys={props.data.deploys} />
+        <OverviewNowSection ctx={props.ctx} now={props.now} deploys={props.deploys} suppressed={props.suppressed} />
       </div>
-      <div id="overview-live" data-live hx-get="/partials/overview" hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
-        <OverviewLive ctx={props.ctx} data={props.data} />
+      <div id="overview-live" data-live data-lazy hx-get="/partials/overview" hx-trigger={`load, every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
+        <p class="muted" data-testid="lazy-placeholder">
+          Loading the 24 hour figures, the worst open incidents and the top exhaustion reasons…
+        </p>
       </div>
     </Layout>
   );
@@ -124,7 +128,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
       ) : (
         // Incidents can open and exhaust within seconds: "nothing open" is not "quiet" while the recent figures burn.
         <p data-testid="nothing-open-not-quiet">
-          Nothing open at this moment, but not quiet: there were exhaustions or ambiguous ops in the last {Math.round(now.window.recentMs / 60_000)} minutes
+          Nothing open at this moment, but not quiet: there were exhaustions or ambiguous ops in the last {windowWords(now.window.recentMs)}
           (see above). Incidents can open and exhaust within seconds.
         </p>
       )}

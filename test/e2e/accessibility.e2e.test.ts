@@ -23,6 +23,9 @@ const PORT = 8801;
 type Ids = { incident: string; incidentAgent: string; run: string; session: string; agentClass: string; agentName: string };
 
 /** Every console page this test checks: every page of the nav, each kind of detail page, and the tool pages. */
+/** Waits until the page's lazily loaded parts (the overview's 24 h part) replaced their placeholders: what a person sees. */
+const lazyLoaded = (page: Page) => page.locator("[data-testid='lazy-placeholder']").waitFor({ state: "detached", timeout: 30_000 });
+
 const PAGES: { name: string; path: (ids: Ids) => string }[] = [
   { name: "overview", path: () => "/" },
   { name: "incidents", path: () => "/incidents" },
@@ -127,6 +130,7 @@ describe("every console page", () => {
     for (const p of PAGES) {
       const res = await page.goto(`${server.base}${p.path(ids)}`, { waitUntil: "load" });
       expect(res?.status(), `${p.name} ${p.path(ids)}`).toBe(200);
+      await lazyLoaded(page);
       const violations = await axe(page);
       report[p.name] = violations.reduce((n, v) => n + v.nodes.length, 0);
       if (violations.length) failures.push(`${p.name} (${p.path(ids)}):\n  ${readable(violations).replace(/\n/g, "\n  ")}`);
@@ -144,6 +148,7 @@ describe("every console page", () => {
     for (const p of PAGES) {
       const res = await page.goto(`${server.base}${p.path(ids)}`, { waitUntil: "load" });
       expect(res?.status(), `${p.name} ${p.path(ids)}`).toBe(200);
+      await lazyLoaded(page);
       widths[p.name] = await page.evaluate(() => document.documentElement.scrollWidth);
       // Lists are cards on a phone (console.css): nothing may be wider than the screen.
       const violations = await axe(page);
@@ -164,6 +169,7 @@ describe("every console page", () => {
     for (const p of PAGES) {
       const res = await page.goto(`${server.base}${p.path(ids)}`, { waitUntil: "load" });
       expect(res?.status(), `${p.name} ${p.path(ids)}`).toBe(200);
+      await lazyLoaded(page);
       // Pixels the page is wider than its viewport (0: nothing to scroll sideways).
       overflow[p.name] = await page.evaluate(() => document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth);
     }

@@ -129,8 +129,9 @@ async function readAll(store: Store) {
   for (const cap of [1000, 5, 2]) out[`counts/${cap}`] = await overviewCountsIn(store, NOW, cap);
   for (const w of [7, 19]) out[`gaps/${w}`] = (await overviewCountsIn(store, NOW, 1000, w)).agentsWithGaps;
   out.series = await eventSeriesIn(store, { since: NOW - 3 * 3_600_000, until: NOW }, NOW);
-  // The first screen: recent figures, their windows, the hour chart and the capped 24 h exhaustions (and no alerts here).
-  for (const minutes of [15, 60]) out[`now/${minutes}`] = await overviewNowIn(store, NOW, minutes * MIN);
+  // The first screen: recent figures, their windows (exact under 5 min), the hour chart, the capped 24 h exhaustions and
+  // the burning classes (and no alerts here).
+  for (const minutes of [0.5, 4, 15, 60]) out[`now/${minutes}`] = await overviewNowIn(store, NOW, minutes * MIN);
   out["series types"] = await eventSeriesIn(store, { since: NOW - 3 * 3_600_000, until: NOW, types: "schedule.executed,model.usage,fiber.started" }, NOW);
   for (const limit of [1, 3, 10]) out[`reasons/${limit}`] = await topReasonsIn(store, { since: NOW - 3 * 3_600_000, limit }, NOW);
   for (const limit of [1, 4, 200])

@@ -91,6 +91,15 @@ describe("worker/config.ts: one parse, one policy", () => {
     expect(e.message).toContain('DEV_ROLE="admin" must be "viewer" or "operator"');
   });
 
+  it("takes the overview's recent window in minutes down to half a minute, and refuses a shorter one with what it expects", () => {
+    expect(parseConfig(dev({ OVERVIEW_RECENT_MINUTES: "0.5" })).console.recentMs).toBe(30_000);
+    expect(parseConfig(dev({ OVERVIEW_RECENT_MINUTES: "1" })).console.recentMs).toBe(60_000);
+    const e = refusal({ OVERVIEW_RECENT_MINUTES: "0.1" });
+    expect(e.variables).toEqual(["OVERVIEW_RECENT_MINUTES"]);
+    expect(e.message).toContain('OVERVIEW_RECENT_MINUTES="0.1" must be a number of minutes from 0.5 to 1440');
+    expect(refusal({ OVERVIEW_RECENT_MINUTES: "30s" }).variables).toEqual(["OVERVIEW_RECENT_MINUTES"]);
+  });
+
   it("never echoes a secret's value", () => {
     const e = refusal({ ALERT_WEBHOOK_URL: "hooks.example.com/token-123", OTLP_ENDPOINT: "ftp://x/token-456" });
     expect(e.problems.map((p) => [p.variable, p.value])).toEqual([

@@ -14,6 +14,7 @@ import { OverviewNowSection } from "../../console/pages/overview-now";
 import { RUN_COLUMN_SET, RunFromHistoryPage, RunsPage, RunTimelinePage } from "../../console/pages/runs";
 import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
 import { incidentNotFoundWords, runNotFoundWords } from "../../console/words";
+import { ALERT_WINDOW_MS } from "../../src/store/alerts";
 import { incidentFromHistory } from "../../src/store/history/incident";
 import { runFromHistory } from "../../src/store/history/run";
 import { historyTier } from "../../src/store/history/tier";
@@ -32,6 +33,7 @@ import {
   runEvents,
   sessionTimeline,
 } from "../../src/store/read-models";
+import { suppressedAlertsIn } from "../../src/store/read-models/alerts";
 import { attemptPointsOf, scoreForecast } from "../../src/store/read-models/budget";
 import { BadRequest } from "../../src/store/read-models/errors";
 import {
@@ -57,7 +59,7 @@ import {
   overviewNowIn,
   topReasonsIn,
 } from "../../src/store/read-models/merged-overview";
-import { nowWindow } from "../../src/store/read-models/overview-now";
+import { NOW_SUPPRESSED_SCAN, nowWindow } from "../../src/store/read-models/overview-now";
 import type { Page } from "../../src/store/read-models/paging";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
@@ -109,11 +111,13 @@ async function overviewNowData(c: ConsoleContext) {
   const now = Date.now();
   const store = storeFromEnv(c.env);
   const recentMs = consoleConfig(c.env).console.recentMs;
-  const [nowData, deploys] = await Promise.all([
+  const [nowData, deploys, suppressed] = await Promise.all([
     overviewNowIn(store, now, recentMs),
     listDeploysIn(store, { since: nowWindow(now, recentMs).chartSince, until: now }),
+    // Alerts the hourly budgets suppressed in the banner's hour: a bounded read of the rate-limited deliveries.
+    suppressedAlertsIn(store, { since: now - ALERT_WINDOW_MS, limit: NOW_SUPPRESSED_SCAN }),
   ]);
-  return { now: nowData, deploys };
+  return { now: nowData, deploys, suppressed };
 }
 
 /**
@@ -135,16 +139,17 @@ function listRoute<T>(
 }
 
 pages.get("/", async (c) => {
-  const data = await overviewData(c);
-  // The overview's numbers as JSON, for scripts (`npm run cli -- verify`) and alerting.
-  if (wantsJson(c)) return c.json(data);
-  return page(c, <OverviewPage ctx={pageContext(c)} data={data} />);
+  // The overview's numbers as JSON, for scripts (`npm run cli -- verify`) and alerting: every figure at once.
+  if (wantsJson(c)) return c.json(await overviewData(c));
+  // The page itself reads only its first screen (bounded); the 24 h part loads as its own fragment (/partials/overview).
+  const data = await overviewNowData(c);
+  return page(c, <OverviewPage ctx={pageContext(c)} now={data.now} deploys={data.deploys} suppressed={data.suppressed} />);
 });
 pages.get("/partials/overview", async (c) => c.html(<OverviewLive ctx={pageContext(c)} data={await overviewData(c)} />));
 pages.get("/partials/overview-now", async (c) => {
   const data = await overviewNowData(c);
   if (wantsJson(c)) return c.json(data);
-  return c.html(<OverviewNowSection ctx={pageContext(c)} now={data.now} deploys={data.deploys} />);
+  return c.html(<OverviewNowSection ctx={pageContext(c)} now={data.now} deploys={data.deploys} suppressed={data.suppressed} />);
 });
 
 /** The incidents list and its groups for the URL's filters (validated by the read models), and the columns to show. */

@@ -66,9 +66,14 @@ export const incidentFilters = z
     version: text("version"),
     since: instant("since"),
     until: instant("until"),
+    /** When the SDK's status last changed (status_at: when an exhausted incident exhausted), inclusive; tested per row. */
+    statusSince: instant("statusSince"),
+    statusUntil: instant("statusUntil"),
   })
   .superRefine(sinceBeforeUntil)
   .superRefine((f, ctx) => {
+    if (f.statusSince !== undefined && f.statusUntil !== undefined && f.statusSince > f.statusUntil)
+      ctx.addIssue({ code: "custom", message: "statusSince must not be later than statusUntil" });
     if (f.noReason === true && f.reason !== undefined) ctx.addIssue({ code: "custom", message: "reason and noReason=true cannot both be set" });
   });
 export type IncidentFilters = z.output<typeof incidentFilters>;
@@ -227,6 +232,9 @@ function plan(f: IncidentFilters, nameArms?: Cond[] | null) {
   const residual = [...p.residual];
   if (f.status === "open") residual.push(cond(`NOT ${overlayAppliesSql()}`));
   else if (f.status !== undefined && isOverlayStatus(f.status)) residual.push(cond(`${overlayAppliesSql()} AND ${I.closedBy} = ?`, f.status));
+  // No index orders by status_at: a per-row test over the path (the overview's exact recent window, overview-now.ts).
+  if (f.statusSince !== undefined) residual.push(cond(`${I.statusAt} >= ?`, f.statusSince));
+  if (f.statusUntil !== undefined) residual.push(cond(`${I.statusAt} <= ?`, f.statusUntil));
   if (f.noReason === true) residual.push(cond(`(${I.reason} IS NULL OR ${I.reason} = '')`));
   else if (f.noReason === false) residual.push(cond(`(${I.reason} IS NOT NULL AND ${I.reason} <> '')`));
   return {

@@ -6,7 +6,6 @@ import { names } from "../sql-names";
 import { addNotForecast, compareExhausting, type ExhaustingSoon, exhaustingSoon, noneNotForecast } from "./budget";
 import { GAP_COUNT_WINDOW, type GapCount, HAS_GAP_SQL } from "./event-gaps";
 import { parseFilters } from "./filters";
-import { countIncidentsStatement } from "./incidents";
 import { compareKey, groupIncidentsIn } from "./merged";
 import {
   type EventSeries,
@@ -18,18 +17,7 @@ import {
   topReasons,
   topReasonsFilters,
 } from "./overview";
-import {
-  type AlertRow,
-  activeAlertsOf,
-  NOW_CAP,
-  nowAlertStatements,
-  nowFiguresOf,
-  nowRollupsStatement,
-  nowWindow,
-  type OverviewNow,
-  overviewNow,
-  type RollupRow,
-} from "./overview-now";
+import { type AlertRow, nowAlertStatements, nowPartStatements, nowWindow, type OverviewNow, overviewNow, overviewNowOf } from "./overview-now";
 import { type Capped, DEFAULT_CAP, rowsReadOf } from "./paging";
 import { type AgentRef, type AlarmRate, AWAKE_LIMIT, alarmRates, compareRates, countAlarmLoops, type ResidentEstimate, residentEstimate } from "./residency";
 import { DEFAULT_STUCK_CONFIG, finishStuck, listStuck, type StuckConfig, type StuckEntry, type StuckFilter, stuckLimit, stuckReads } from "./stuck";
@@ -237,31 +225,11 @@ export async function overviewNowIn(store: Store, now: number, recentMs: number)
   const [parts, alerts] = await Promise.all([
     Promise.all(
       store.parts.map(async (db) => {
-        const ex = countIncidentsStatement(db, { status: "exhausted", since: w.since24h }, NOW_CAP);
-        const [rollups, count] = (await db.batch([nowRollupsStatement(db, w), ex.statement])) as [
-          D1Result<RollupRow>,
-          D1Result<{ n: number; scanned: number }>,
-        ];
-        return { rollups, count: ex.read(count), rowsRead: rowsReadOf(rollups, count) };
+        const part = nowPartStatements(db, w);
+        return part.read(await db.batch(part.statements));
       }),
     ),
     store.home.batch(nowAlertStatements(store.home, now)) as Promise<[D1Result<AlertRow>, D1Result<AlertRow>]>,
   ]);
-  const { figures, chart } = nowFiguresOf(
-    parts.flatMap((p) => p.rollups.results),
-    w,
-  );
-  const chartRows = parts.reduce((a, p) => a + rowsReadOf(p.rollups), 0);
-  return {
-    window: w,
-    figures,
-    quiet: figures.every((f) => !f.burns || f.recent === 0),
-    chart: { ...chart, rowsRead: chartRows },
-    exhaustions24h: sumCapped(
-      parts.map((p) => p.count),
-      NOW_CAP,
-    ),
-    alerts: activeAlertsOf(alerts[0], alerts[1]),
-    rowsRead: parts.reduce((a, p) => a + p.rowsRead, 0) + rowsReadOf(...alerts),
-  };
+  return overviewNowOf(parts, alerts, w);
 }

@@ -1,7 +1,7 @@
 import { ALERT_PRIORITY, ALERT_WINDOW_MS, type AlertKind, kindsOfPriority } from "../alerts";
-import { alertDeliveries, eventRollups } from "../schema";
+import { alertDeliveries, eventRollups, incidents, opAmbiguities } from "../schema";
 import { names } from "../sql-names";
-import { ATTEMPT_EVENT_TYPES, countIncidentsStatement } from "./incidents";
+import { ATTEMPT_EVENT_TYPES } from "./incidents";
 import { BUCKET_MS, type EventSeries } from "./overview";
 import { type Capped, rowsReadOf } from "./paging";
 
@@ -12,16 +12,25 @@ import { type Capped, rowsReadOf } from "./paging";
  *   event type over at most a couple of dozen buckets, never from the events or incidents;
  * - the 24 h exhaustions beside them are a capped incident count (NOW_CAP + 1 index rows at most);
  * - the alert banner reads the newest NOW_ALERT_SCAN deliveries of the last hour, and deploy storms (the alert a
- *   wave of exhaustions must not hide) through their own key range.
+ *   wave of exhaustions must not hide) through their own key range;
+ * - what burns (the classes of the incidents that exhausted in the recent window) comes from the same capped scan
+ *   as the 24 h exhaustions;
+ * - a recent window shorter than one rollup bucket (OVERVIEW_RECENT_MINUTES under 5) cannot be counted from the
+ *   rollups: its burning figures then count incidents that exhausted in it and ambiguous ops (capped), and the context
+ *   figures are not counted for it (their last hour still is).
  */
 
 const R = names(eventRollups);
 const A = names(alertDeliveries);
+const I = names(incidents);
+const O = names(opAmbiguities);
 
 /** The first screen's 24 h count stops here ("≥100"): its list has every row. */
 export const NOW_CAP = 100;
 /** Alert deliveries of the last hour the banner reads at most (newest first); past it the banner says "at least". */
 export const NOW_ALERT_SCAN = 100;
+/** Suppressed (rate limited) deliveries of the last hour the first screen reads at most; past it, "at least". */
+export const NOW_SUPPRESSED_SCAN = 100;
 /** Deliveries of the last hour the banner reads at most of each high-priority kind (storms, exhaustion waves, telemetry). */
 const HIGH_SCAN = 20;
 /** The kinds read through their own key range, so no flood of lower kinds can push them out of the banner. */
@@ -46,8 +55,18 @@ export type NowFigure = {
   types: readonly string[];
   /** A person is needed when it is above 0 (exhaustions, ambiguous ops); the others are context. */
   burns: boolean;
+  /**
+   * What `recent` and `previous` count: the figure's events (from the rollups), or, in a window shorter than a
+   * rollup bucket, incidents of the last 24 h that exhausted in it (status_at) or ambiguous ops last seen in it
+   * (each capped at NOW_CAP);
+   * null when that window has no exact source for the figure (both are then 0 and not shown).
+   */
+  counts: "events" | "incidents" | "ops" | null;
   recent: number;
   previous: number;
+  /** The count stopped at NOW_CAP (only incident and op counts are capped). */
+  recentCapped: boolean;
+  previousCapped: boolean;
   /** Over the chart's window (`window.chartSince` to now). */
   chart: number;
 };
@@ -78,8 +97,13 @@ export type OverviewNow = {
   exhaustions24h: Capped;
   /** Alerts of the last hour by kind, storms and exhaustion waves first (BANNER_RANK). */
   alerts: ActiveAlertKind[];
+  /** What burns: the agent classes of the incidents (first seen in the last 24 h) that exhausted in the recent window, most first. */
+  burning: BurningClasses;
   rowsRead: number;
 };
+
+/** Classes by exhausted incidents, counted over the newest NOW_CAP + 1 of the window (`capped`: there were more). */
+export type BurningClasses = { classes: { agentClass: string; n: number }[]; capped: boolean };
 
 /**
  * The banner's order: what says "the fleet is failing" before what says "one thing needs a look". Exhaustive over
@@ -98,15 +122,24 @@ const BANNER_RANK: Record<AlertKind, number> = {
 };
 const priorityOf = (kind: string) => BANNER_RANK[kind as AlertKind] ?? Object.keys(BANNER_RANK).length;
 
-/** The windows of the first screen at `now`, in whole 5-minute buckets (rollups cannot split one). */
+/**
+ * The windows of the first screen at `now`. In whole 5-minute buckets (rollups cannot split one), the current one
+ * included; a window shorter than a bucket (`fine`) is exact instead: [now - recentMs, now] and the one before it.
+ */
 export function nowWindow(now: number, recentMs: number) {
   const current = Math.floor(now / BUCKET_MS) * BUCKET_MS;
-  const k = Math.max(1, Math.ceil(recentMs / BUCKET_MS));
+  const hourSince = current - (HOUR_BUCKETS - 1) * BUCKET_MS;
+  if (recentMs < BUCKET_MS) {
+    const recentSince = now - recentMs;
+    return { recentMs, fine: true, recentSince, previousSince: recentSince - recentMs, chartSince: hourSince, since24h: now - 86_400_000, now };
+  }
+  const k = Math.ceil(recentMs / BUCKET_MS);
   const recentSince = current - (k - 1) * BUCKET_MS;
   const previousSince = recentSince - k * BUCKET_MS;
-  const chartSince = Math.min(previousSince, current - (HOUR_BUCKETS - 1) * BUCKET_MS);
-  return { recentMs, recentSince, previousSince, chartSince, since24h: now - 86_400_000, now };
+  const chartSince = Math.min(previousSince, hourSince);
+  return { recentMs, fine: false, recentSince, previousSince, chartSince, since24h: now - 86_400_000, now };
 }
+export type NowWindow = ReturnType<typeof nowWindow>;
 
 export type RollupRow = { type: string; bucket: number; n: number };
 export type AlertRow = {
@@ -123,7 +156,7 @@ export type AlertRow = {
 const ROLLUP_TYPES = [...new Set(NOW_FIGURES.flatMap((f) => f.types))];
 
 /** The rollup rows of the chart's window, summed per type and bucket: one event_rollups_type range per type. */
-export function nowRollupsStatement(db: D1Database, w: ReturnType<typeof nowWindow>): D1PreparedStatement {
+export function nowRollupsStatement(db: D1Database, w: NowWindow): D1PreparedStatement {
   return db
     .prepare(
       `SELECT ${R.type} AS type, ${R.bucket} AS bucket, SUM(${R.n}) AS n FROM ${R.$table} INDEXED BY event_rollups_type
@@ -189,11 +222,22 @@ export function activeAlertsOf(newest: D1Result<AlertRow>, storms: D1Result<Aler
 }
 
 /** Sums the rollup rows (of one database or of every partition) into the figures and the chart's series. */
-export function nowFiguresOf(rows: RollupRow[], w: ReturnType<typeof nowWindow>): { figures: NowFigure[]; chart: EventSeries } {
+export function nowFiguresOf(rows: RollupRow[], w: NowWindow): { figures: NowFigure[]; chart: EventSeries } {
   const buckets: number[] = [];
   for (let b = w.chartSince; b <= w.now; b += BUCKET_MS) buckets.push(b);
   const series: Record<string, number[]> = Object.fromEntries(NOW_FIGURES.map((f) => [f.label, buckets.map(() => 0)]));
-  const figures: NowFigure[] = NOW_FIGURES.map((f) => ({ key: f.key, label: f.label, types: f.types, burns: f.burns, recent: 0, previous: 0, chart: 0 }));
+  const figures: NowFigure[] = NOW_FIGURES.map((f) => ({
+    key: f.key,
+    label: f.label,
+    types: f.types,
+    burns: f.burns,
+    counts: w.fine ? null : "events",
+    recent: 0,
+    previous: 0,
+    recentCapped: false,
+    previousCapped: false,
+    chart: 0,
+  }));
   for (const row of rows) {
     const n = Number(row.n);
     const b = Number(row.bucket);
@@ -201,36 +245,137 @@ export function nowFiguresOf(rows: RollupRow[], w: ReturnType<typeof nowWindow>)
     for (const f of figures) {
       if (!f.types.includes(row.type)) continue;
       f.chart += n;
-      if (b >= w.recentSince) f.recent += n;
-      else if (b >= w.previousSince) f.previous += n;
+      // A fine window lies inside a bucket: the rollups feed only the chart then.
+      if (!w.fine && b >= w.recentSince) f.recent += n;
+      else if (!w.fine && b >= w.previousSince) f.previous += n;
       series[f.label]![i] = (series[f.label]![i] ?? 0) + n;
     }
   }
   return { figures, chart: { buckets, series, rowsRead: 0 } };
 }
 
+/** What one database answers for the first screen. `fine`: the exact counts of a window shorter than a bucket. */
+export type NowPart = {
+  rollups: RollupRow[];
+  exhaustions24h: Capped;
+  burning: BurningClasses;
+  fine: { exhausted: [Capped, Capped]; ambiguous: [Capped, Capped] } | null;
+  chartRows: number;
+  rowsRead: number;
+};
+
+/** A scanned entry: its time in its index (first_seen, last_seen), and for incidents its status_at and class. */
+type ScanRow = { t: number; s?: number; agentClass?: string };
+
 /**
- * The first screen on one database: rollups, the capped 24 h exhaustions and the alert banner in one batch.
- * Reads about (types × buckets × reasons) rollup rows, at most NOW_CAP + 1 incident index rows and
- * NOW_ALERT_SCAN + 1 + HIGH_SCAN per high-priority kind delivery rows: a few hundred on a busy store (test/worker/routes/overview-now.test.ts).
+ * The entries of a newest-first scan of at most NOW_CAP + 1 rows whose `at` is from `from` (through `to` when
+ * given), capped. `ordered`: the scan is by `at` itself, so a full scan that stopped before reaching `from` may have
+ * missed some; otherwise (status_at within a first_seen scan) any full scan may have.
  */
-export async function overviewNow(db: D1Database, now: number, recentMs: number): Promise<OverviewNow> {
-  const w = nowWindow(now, recentMs);
-  const exhausted = countIncidentsStatement(db, { status: "exhausted", since: w.since24h }, NOW_CAP);
-  const [rollups, ex, newest, storms] = (await db.batch([nowRollupsStatement(db, w), exhausted.statement, ...nowAlertStatements(db, now)])) as [
-    D1Result<RollupRow>,
-    D1Result<{ n: number; scanned: number }>,
-    D1Result<AlertRow>,
-    D1Result<AlertRow>,
-  ];
-  const { figures, chart } = nowFiguresOf(rollups.results, w);
+function windowCount(rows: ScanRow[], at: (r: ScanRow) => number, from: number, to: number | undefined, ordered: boolean): Capped {
+  const n = rows.filter((r) => at(r) >= from && (to === undefined || at(r) <= to)).length;
+  const full = rows.length > NOW_CAP && (!ordered || at(rows[rows.length - 1]!) >= from);
+  return { n: Math.min(n, NOW_CAP), capped: n > NOW_CAP || full };
+}
+const byTime = (r: ScanRow) => r.t;
+const byStatusTime = (r: ScanRow) => r.s ?? 0;
+
+/**
+ * One database's statements for the first screen (one batch) and how to read their results: the rollups of the
+ * chart's window; the newest NOW_CAP + 1 exhausted incidents of the last 24 h (incidents_status alone: status,
+ * first_seen, …, agent_class, and each one's status_at), which give the capped 24 h count, the classes that exhausted
+ * (status_at) in the recent window and, in a fine window, its exact counts of incidents exhausted in it; and in a fine window the newest NOW_CAP + 1 ambiguous ops of its two windows.
+ */
+export function nowPartStatements(db: D1Database, w: NowWindow): { statements: D1PreparedStatement[]; read: (results: D1Result[]) => NowPart } {
+  const exhausted = db
+    .prepare(
+      `SELECT ${I.firstSeen} AS t, ${I.statusAt} AS s, ${I.agentClass} AS agentClass FROM ${I.$table} INDEXED BY incidents_status
+       WHERE ${I.status} = 'exhausted' AND ${I.firstSeen} >= ? ORDER BY ${I.firstSeen} DESC LIMIT ?`,
+    )
+    .bind(w.since24h, NOW_CAP + 1);
+  const ops = db
+    .prepare(`SELECT ${O.lastSeen} AS t FROM ${O.$table} INDEXED BY op_ambiguities_last_seen WHERE ${O.lastSeen} >= ? ORDER BY ${O.lastSeen} DESC LIMIT ?`)
+    .bind(w.previousSince, NOW_CAP + 1);
+  const statements = [nowRollupsStatement(db, w), exhausted, ...(w.fine ? [ops] : [])];
+  return {
+    statements,
+    read: (results) => {
+      const [rollups, ex, op] = results as [D1Result<RollupRow>, D1Result<ScanRow>, D1Result<ScanRow>?];
+      const rows = ex.results.map((r) => ({ t: Number(r.t), s: Number(r.s), agentClass: String(r.agentClass) }));
+      // What burns: the incidents of the scan that exhausted (status_at) in the recent window, by class.
+      const byClass = new Map<string, number>();
+      for (const r of rows.slice(0, NOW_CAP)) if (r.s >= w.recentSince) byClass.set(r.agentClass, (byClass.get(r.agentClass) ?? 0) + 1);
+      const recent = windowCount(rows, byStatusTime, w.recentSince, undefined, false);
+      const opRows = op ? op.results.map((r) => ({ t: Number(r.t) })) : [];
+      return {
+        rollups: rollups.results,
+        exhaustions24h: { n: Math.min(rows.length, NOW_CAP), capped: rows.length > NOW_CAP },
+        burning: { classes: [...byClass].map(([agentClass, n]) => ({ agentClass, n })), capped: recent.capped },
+        fine: w.fine
+          ? {
+              exhausted: [recent, windowCount(rows, byStatusTime, w.previousSince, w.recentSince - 1, false)],
+              ambiguous: [windowCount(opRows, byTime, w.recentSince, undefined, true), windowCount(opRows, byTime, w.previousSince, w.recentSince - 1, true)],
+            }
+          : null,
+        chartRows: rowsReadOf(rollups),
+        rowsRead: rowsReadOf(...results),
+      };
+    },
+  };
+}
+
+/** Capped counts summed, capped again at NOW_CAP. */
+const sumCapped = (cs: Capped[]): Capped => {
+  const n = cs.reduce((a, c) => a + c.n, 0);
+  return { n: Math.min(n, NOW_CAP), capped: n > NOW_CAP || cs.some((c) => c.capped) };
+};
+
+/** The first screen from each database's part (one, or every partition's) and the home database's alert reads. */
+export function overviewNowOf(parts: NowPart[], alerts: [D1Result<AlertRow>, D1Result<AlertRow>], w: NowWindow): OverviewNow {
+  const { figures, chart } = nowFiguresOf(
+    parts.flatMap((p) => p.rollups),
+    w,
+  );
+  if (w.fine) {
+    for (const f of figures) {
+      if (f.key !== "exhausted" && f.key !== "ambiguous") continue;
+      const [recent, previous] = [0, 1].map((k) => sumCapped(parts.map((p) => p.fine![f.key as "exhausted" | "ambiguous"][k]!)));
+      Object.assign(f, {
+        counts: f.key === "exhausted" ? "incidents" : "ops",
+        recent: recent!.n,
+        recentCapped: recent!.capped,
+        previous: previous!.n,
+        previousCapped: previous!.capped,
+      });
+    }
+  }
+  const classes = new Map<string, number>();
+  for (const p of parts) for (const c of p.burning.classes) classes.set(c.agentClass, (classes.get(c.agentClass) ?? 0) + c.n);
   return {
     window: w,
     figures,
     quiet: figures.every((f) => !f.burns || f.recent === 0),
-    chart: { ...chart, rowsRead: rowsReadOf(rollups) },
-    exhaustions24h: exhausted.read(ex),
-    alerts: activeAlertsOf(newest, storms),
-    rowsRead: rowsReadOf(rollups, ex, newest, storms),
+    chart: { ...chart, rowsRead: parts.reduce((a, p) => a + p.chartRows, 0) },
+    exhaustions24h: sumCapped(parts.map((p) => p.exhaustions24h)),
+    alerts: activeAlertsOf(alerts[0], alerts[1]),
+    burning: {
+      classes: [...classes].map(([agentClass, n]) => ({ agentClass, n })).sort((a, b) => b.n - a.n || a.agentClass.localeCompare(b.agentClass)),
+      capped: parts.some((p) => p.burning.capped),
+    },
+    rowsRead: parts.reduce((a, p) => a + p.rowsRead, 0) + rowsReadOf(...alerts),
   };
+}
+
+/**
+ * The first screen on one database: its part and the alert banner in one batch. Reads about (types × buckets ×
+ * reasons) rollup rows, at most NOW_CAP + 1 incident index rows (and as many ops in a fine window) and
+ * NOW_ALERT_SCAN + 1 + HIGH_SCAN per high-priority kind delivery rows: a few hundred on a busy store
+ * (test/worker/routes/overview-now.test.ts).
+ */
+export async function overviewNow(db: D1Database, now: number, recentMs: number): Promise<OverviewNow> {
+  const w = nowWindow(now, recentMs);
+  const part = nowPartStatements(db, w);
+  const results = await db.batch([...part.statements, ...nowAlertStatements(db, now)]);
+  const k = part.statements.length;
+  return overviewNowOf([part.read(results.slice(0, k))], results.slice(k) as [D1Result<AlertRow>, D1Result<AlertRow>], w);
 }

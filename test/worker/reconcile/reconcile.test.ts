@@ -9,7 +9,7 @@ import { CRONS } from "../../../worker/topology";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { mustTestId } from "../html";
-import { csrfFromPage, getText, postForm, uid } from "../routes/harness";
+import { csrfFromPage, getOverview, getText, postForm, uid } from "../routes/harness";
 
 // Events get lost (a process kill drops the local queue; here LossyAgent loses them on purpose). The
 // console then asks the agent itself, from cron and when its page is viewed, and records what it found:
@@ -145,7 +145,7 @@ describe("reconciliation from cron", () => {
     ]);
 
     // The overview counts the held fiber as confirmed by the agent, apart from the unconfirmed.
-    const overview = await getText("/", "viewer");
+    const overview = await getOverview("viewer");
     expect(overview.status).toBe(200);
     // The cell's figure links to the confirmed running fibers (data-figure: the number it shows).
     expect(Number(/data-testid="confirmed-fiber"><a [^>]*data-figure="(\d+)"/.exec(overview.text)?.[1])).toBeGreaterThanOrEqual(1);
@@ -239,7 +239,7 @@ describe("POST /api/reconcile (the CLI's `reconcile`, and local dev's stand-in f
       "/api/reconcile",
       "viewer",
       {},
-      { csrf: csrfFromPage((await getText("/", "viewer")).text), headers: { Accept: "application/json" } },
+      { csrf: csrfFromPage((await getOverview("viewer")).text), headers: { Accept: "application/json" } },
     );
     expect(viewer.status).toBe(403);
     expect((await runRow(name, lost))?.outcome).toBeNull();
@@ -248,7 +248,7 @@ describe("POST /api/reconcile (the CLI's `reconcile`, and local dev's stand-in f
       "/api/reconcile",
       "operator",
       {},
-      { csrf: csrfFromPage((await getText("/", "operator")).text), headers: { Accept: "application/json" } },
+      { csrf: csrfFromPage((await getOverview("operator")).text), headers: { Accept: "application/json" } },
     );
     expect(res.status).toBe(200);
     const body = (await res.json()) as {

@@ -6,7 +6,7 @@ import type { AlarmRate } from "../../../src/store/read-models/residency";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { findAll, mustTestId } from "../html";
-import { call, getText, uid } from "./harness";
+import { call, getOverview, getText, uid } from "./harness";
 
 // "Why is this agent awake" through the real Worker with real Access tokens, on the foreign alarm-loop fixture
 // (AlarmLoopAgent re-schedules itself every second with nothing to do): the agent page's panel says what the
@@ -51,7 +51,7 @@ describe("/awake and the agent's awake panel", () => {
 
   it("counts the loops on the overview, in a card that links to exactly the loops it counts", async () => {
     const { body } = await json<{ items: AlarmRate[] }>("/awake?resident=idle");
-    const page = await getText("/", "viewer");
+    const page = await getOverview("viewer");
     expect(page.status).toBe(200);
     const card = /<a\s([^>]*data-testid="count-Alarm loops"[^>]*)>/.exec(page.text);
     expect(card).not.toBeNull();

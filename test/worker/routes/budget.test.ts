@@ -3,7 +3,7 @@ import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { findAll, hrefs, mustTestId } from "../html";
-import { call, getText, uid } from "./harness";
+import { call, getOverview, getText, uid } from "./harness";
 
 // The overview's "likely to exhaust" card lists an open chat incident whose own attempt rate reaches its maximum
 // within 15 minutes, and its link (one click) opens the incident's recovery budget panel. Events go in through the
@@ -39,7 +39,7 @@ describe("recovery budget in the console", () => {
     // One attempt a minute, at 3 of 4: attempt 5 exceeds the maximum 2 minutes after the last.
     expect(mine).toMatchObject({ attempts: 3, maxAttempts: 4, forecast: { at: now + 120_000, intervalMs: 60_000 } });
 
-    const { status, text: html } = await getText("/", "viewer");
+    const { status, text: html } = await getOverview("viewer");
     expect(status).toBe(200);
     const link = `/incidents/${encodeURIComponent(incidentId)}?agentClass=ProbeAgent&agentName=${agentName}#recovery-budget`;
     expect(findAll(html, "data-incident-id", incidentId)[0]?.attrs["data-forecast-at"]).toBe(String(now + 120_000));

@@ -10,7 +10,7 @@ import { loseStoredEvents, storedEvents } from "../../fixtures/outbox";
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, mustTestId } from "../html";
-import { call, getText, uid } from "./harness";
+import { call, getOverview, getText, uid } from "./harness";
 
 // Events lost before they reach the Queue: a real agent (GapAgent, both mixins) records events, some of its
 // outbox rows are deleted before the drain (what a crash of an in-memory queue does to events in flight), and
@@ -162,7 +162,7 @@ describe("events lost before the Queue", () => {
     };
     expect(overview.counts.agentsWithGaps).toEqual({ n: truth.length, capped: false, missingEvents: 4 });
 
-    const html = (await getText("/", "viewer")).text;
+    const html = (await getOverview("viewer")).text;
     const tag = /<a\s([^>]*data-testid="count-Agents with missing events"[^>]*)>\s*<div class="n">(\d+)<\/div>/.exec(html);
     expect(tag, "the overview has the card").not.toBeNull();
     const attrs = Object.fromEntries([...tag![1]!.matchAll(/([\w-]+)="([^"]*)"/g)].map((a) => [a[1]!, a[2]!.replace(/&amp;/g, "&")]));

@@ -3,7 +3,7 @@ import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { mustTestId } from "../html";
-import { call, getText, uid } from "./harness";
+import { call, getOverview, getText, uid } from "./harness";
 
 // The overview's "likely to exhaust" card is never silently empty: the open incidents it cannot forecast are named
 // by why (a session turn has no recovery budget; a chat incident with one attempt has no rate yet). Events go in
@@ -40,7 +40,7 @@ describe("the forecast card names what it cannot forecast", () => {
     expect(after.notForecast.noRate).toBe(before.notForecast.noRate + 1);
     expect(after.items.map((i) => i.incidentId)).not.toContain(chatIncident);
 
-    const { status, text: html } = await getText("/", "viewer");
+    const { status, text: html } = await getOverview("viewer");
     expect(status).toBe(200);
     const turn = mustTestId(html, "not-forecast-turn");
     expect(turn.attrs["data-count"]).toBe(String(after.notForecast.noBudget.turn));

@@ -51,6 +51,25 @@ export async function getText(path: string, who: Who, headers: Record<string, st
   return { status: res.status, type: res.headers.get("content-type") ?? "", text: await res.text() };
 }
 
+/**
+ * The overview as a browser shows it once its lazy fragment loaded: `/`, with each `data-lazy` element's placeholder
+ * replaced by what its hx-get answers, as htmx does on "load" (the page itself reads only its first screen).
+ */
+export async function getOverview(who: Who, headers: Record<string, string> = {}) {
+  const page = await getText("/", who, headers);
+  let text = page.text;
+  for (const m of page.text.matchAll(/<div[^>]*\sdata-lazy[^>]*>/g)) {
+    const url = unescapeAttr(/hx-get="([^"]+)"/.exec(m[0])![1]!);
+    const part = await getText(url, who, headers);
+    expect(part.status, `${url} answered ${part.status}`).toBe(200);
+    const at = text.indexOf(m[0]) + m[0].length;
+    const placeholder = /^\s*<p class="muted" data-testid="lazy-placeholder">[\s\S]*?<\/p>/.exec(text.slice(at));
+    expect(placeholder, `${url}: its placeholder follows the lazy element`).not.toBeNull();
+    text = text.slice(0, at) + part.text + text.slice(at + placeholder![0].length);
+  }
+  return { ...page, text };
+}
+
 /** Decodes the entities hono/html uses in attribute values. */
 export const unescapeAttr = (s: string) =>
   s

@@ -7,7 +7,7 @@ import { makeEvent } from "../../fixtures/events";
 import { incidentScenarios } from "../../fixtures/incident-scenarios";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { call, getText } from "./harness";
+import { call, getOverview } from "./harness";
 
 // Every figure on the overview is a link to exactly what it counts: the test renders GET /, takes every link that
 // carries a figure (data-figure), follows it in its JSON form through every page, and counts the rows (or, for the
@@ -145,7 +145,7 @@ beforeAll(async () => {
 
 describe("the overview's figures lead to what they count", () => {
   it("every figure equals the rows of the list it links to", async () => {
-    const page = await getText("/", "viewer");
+    const page = await getOverview("viewer");
     expect(page.status).toBe(200);
     const found = figures(page.text);
     // Six cards, three figures per run kind, the top reasons, and the chart's totals, peaks and hourly cells.
@@ -161,7 +161,7 @@ describe("the overview's figures lead to what they count", () => {
   });
 
   it("the figures count what was seeded, not only agree with themselves", async () => {
-    const found = figures((await getText("/", "viewer")).text);
+    const found = figures((await getOverview("viewer")).text);
     const card = (label: string) => found.find((f) => f.text.includes(label))!;
     // Per agent: idled-then-resumed is the one open incident.
     expect(card("Open incidents").n).toBe(2);
@@ -207,7 +207,7 @@ describe("the overview's figures lead to what they count", () => {
     const data = await getJson<{ worst: IncidentRow[] }>("/");
     expect(data.worst.length).toBe(2);
     for (const i of data.worst) expect([i.incidentId, i.status]).toEqual(["idled-then-resumed", "open"]);
-    const html = (await getText("/", "viewer")).text;
+    const html = (await getOverview("viewer")).text;
     const table = /<table data-testid="worst-incidents">([\s\S]*?)<\/table>/.exec(html)![1]!;
     expect(table.match(/<tr>/g)!.length - 1).toBe(2);
     expect(table).not.toContain("exhausted");

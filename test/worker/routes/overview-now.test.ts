@@ -7,7 +7,7 @@ import { app } from "../../../worker/app";
 import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
-import { accessToken, call, getText, ORIGIN, USERS, unescapeAttr } from "./harness";
+import { accessToken, call, getOverview, getText, ORIGIN, USERS, unescapeAttr } from "./harness";
 
 // The overview's first screen answers "is anything burning now, and what": the recent figures (from the rollups)
 // beside the window before and the 24 h, the alert banner with storms first, "quiet" only when the recent window is,
@@ -93,6 +93,12 @@ async function getWith(path: string, vars: Record<string, string> = {}) {
   return { text, rowsRead: meter.rowsRead };
 }
 
+/** The overview with its lazy 24 h part (as the page loads it), under the same settings: the two answers' text, and rows read. */
+async function overviewWith(vars: Record<string, string>) {
+  const [page, lazy] = [await getWith("/", vars), await getWith("/partials/overview", vars)];
+  return { text: page.text + lazy.text, rowsRead: page.rowsRead };
+}
+
 const section = (html: string) => /<section class="now ([a-z]+)"[^>]*data-burning="(true|false)"/.exec(html);
 
 beforeAll(async () => {
@@ -131,7 +137,7 @@ beforeAll(async () => {
 
 describe("the overview's first screen during a storm", () => {
   it("shows the recent figures beside the window before, the trend, the last hour and the 24 h, each counting what it links to", async () => {
-    const { text } = await getText("/", "viewer");
+    const { text } = await getOverview("viewer");
     const got = Object.fromEntries(
       figures(text)
         .filter((f) => f.testId?.startsWith("now-"))
@@ -157,7 +163,7 @@ describe("the overview's first screen during a storm", () => {
   });
 
   it("burns, and never says quiet, while nothing is open because incidents open and exhaust within seconds", async () => {
-    const { text } = await getText("/", "viewer");
+    const { text } = await getOverview("viewer");
     expect(section(text)?.slice(1)).toEqual(["burning", "true"]);
     expect(text).toContain("Burning now");
     expect(text).not.toContain("Quiet shift");
@@ -172,7 +178,7 @@ describe("the overview's first screen during a storm", () => {
   });
 
   it("says quiet again once the recent window, shortened by configuration, has no exhaustion; the 24 h stays red below", async () => {
-    const { text } = await getWith("/", { OVERVIEW_RECENT_MINUTES: "5" });
+    const { text } = await overviewWith({ OVERVIEW_RECENT_MINUTES: "5" });
     expect(section(text)?.slice(1)).toEqual(["calm", "false"]);
     expect(text).toContain("Quiet now");
     expect(text).toContain("Nothing open. Quiet shift.");
@@ -182,8 +188,43 @@ describe("the overview's first screen during a storm", () => {
     expect(text).toMatch(/class="card alert"[^>]*data-testid="count-Exhaustions \(24 h\)"/);
   });
 
+  it("names the burning class on the first screen, with how many of its incidents exhausted, linking to exactly those", async () => {
+    const { text } = await getText("/partials/overview-now", "viewer");
+    const links = [...text.matchAll(/<a href="([^"]*)" data-testid="now-burning-class" data-agent-class="([^"]*)" data-n="(\d+)"/g)];
+    expect(links.map((m) => [m[2], Number(m[3])])).toEqual([["ProbeAgent", 30]]);
+    // Before the figures table: what burns is said first.
+    expect(text.indexOf('data-testid="now-burning"')).toBeLessThan(text.indexOf('data-testid="now-figures"'));
+    const rows = (await rowsOf(unescapeAttr(links[0]![1]!))) as { agentClass: string; status: string }[];
+    expect(rows.length).toBe(30);
+    expect(new Set(rows.map((r) => `${r.agentClass} ${r.status}`))).toEqual(new Set(["ProbeAgent exhausted"]));
+    // The list's status-time filter refuses a backwards window with a sentence.
+    const bad = await call("/incidents?statusSince=2000&statusUntil=1000", { as: "viewer", headers: { Accept: "application/json" } });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("statusSince must not be later than statusUntil");
+  });
+
+  it("with a recent window shorter than a rollup bucket (1 min), is calm again at once: exact counts, 0 recent, the 24 h still 39", async () => {
+    const { text, rowsRead } = await overviewWith({ OVERVIEW_RECENT_MINUTES: "1" });
+    expect(section(text)?.slice(1)).toEqual(["calm", "false"]);
+    expect(text).toContain("Quiet now");
+    expect(text).toContain("last 1 min");
+    expect(text).not.toContain('data-testid="now-burning"');
+    const got = Object.fromEntries(figures(text).map((f) => [f.testId, f]));
+    // The burning figures count incidents and ops of the exact window, linking to those lists; the 24 h keeps the storm.
+    expect(got["now-exhausted-recent"]).toMatchObject({ n: 0 });
+    expect(got["now-exhausted-recent"]!.href).toMatch(/^\/incidents\?status=exhausted&since=\d+&statusSince=\d+$/);
+    expect(got["now-ambiguous-recent"]!.href).toMatch(/^\/ops\?since=\d+$/);
+    expect(got["now-ambiguous-previous"]!.href).toMatch(/^\/ops\?since=\d+&until=\d+$/);
+    expect(got["now-exhausted-24h"]).toMatchObject({ n: 39, capped: false });
+    expect(got["count-Exhaustions (24 h)"]!.n).toBe(39);
+    // The context figures have no exact source under a bucket: not counted (a dash), where the last hour still is.
+    expect(got["now-attempts-recent"]).toBeUndefined();
+    expect(text).toMatch(/data-testid="now-attempts-trend" data-trend="none"><span class="muted" title="counted per 5-minute bucket only/);
+    expect(rowsRead).toBeGreaterThan(0);
+  });
+
   it("puts the alert banner first, the deploy storm before a hundred newer exhaustion alerts, each linking to its list", async () => {
-    const { text } = await getText("/", "viewer");
+    const { text } = await getOverview("viewer");
     const banner = /<section class="alert-banner"[\s\S]*?<\/section>/.exec(text)![0];
     // The banner comes before the recent figures and the 24 h cards.
     expect(text.indexOf(banner)).toBeLessThan(text.indexOf('data-testid="now-figures"'));
@@ -209,6 +250,27 @@ describe("the overview's first screen during a storm", () => {
     // The alerts list it links to has the storm.
     const listed = (await rowsOf("/alerts?kind=deploy_storm")) as { summary: string }[];
     expect(listed.map((a) => a.summary)).toEqual(["Version v-bad: 30 incidents in its first 15 min", "Version v-bad: 30 incidents in its first 15 min"]);
+  });
+
+  it("says how many alerts the hourly budgets suppressed in the last hour, beside the banner, linking to them on /alerts", async () => {
+    const { text } = await getText("/partials/overview-now", "viewer");
+    const note = /<p data-testid="alerts-suppressed" data-count="(\d+)" data-capped="(true|false)"[^>]*>([\s\S]*?)<\/p>/.exec(text);
+    expect(note, "the suppressed note is on the first screen").not.toBeNull();
+    // The 3 exhaustion alerts seeded rate limited (on both channels: 6 deliveries), 40 minutes ago.
+    expect([Number(note![1]), note![2]]).toEqual([3, "false"]);
+    expect(note![3]).toContain("3 alerts suppressed");
+    expect(note![3]).toContain("in the last hour (6 deliveries, never sent)");
+    expect(note![3]).toContain('<span data-kind="exhausted" data-count="3">');
+    // Right below the banner, above what burns.
+    expect(text.indexOf('data-testid="alerts-suppressed"')).toBeGreaterThan(text.indexOf('data-testid="alert-banner"'));
+    expect(text.indexOf('data-testid="alerts-suppressed"')).toBeLessThan(text.indexOf('data-testid="now-heading"'));
+    // Its link lists those deliveries: the 3 alerts on both channels, never sent.
+    const href = unescapeAttr(/<a href="([^"]*)">3 alerts suppressed/.exec(note![3]!)![1]!);
+    expect(href).toBe("/alerts?status=rate_limited");
+    const rows = (await rowsOf(href)) as { alertKey: string; status: string }[];
+    expect(rows).toHaveLength(6);
+    expect(new Set(rows.map((r) => r.alertKey)).size).toBe(3);
+    expect(new Set(rows.map((r) => r.status))).toEqual(new Set(["rate_limited"]));
   });
 
   it("charts the last hour in 5-minute buckets, the storm's buckets holding its 30 exhaustions", async () => {
@@ -271,20 +333,51 @@ describe("the first screen's cost on a busy store", () => {
     );
   }, 60_000);
 
-  it("reads at most 500 D1 rows for the first screen (its own refresh), and still shows the storm first", async () => {
+  it("reads at most 500 D1 rows for the first screen, its own refresh and the whole page's first response; the 24 h part loads on its own", async () => {
     const first = await getWith("/partials/overview-now");
-    const whole = await getWith("/");
-    // Where the whole page's rows go (for the record: the parts below the first screen are not bounded by it).
+    const page = await getWith("/");
+    // The 24 h part, loaded by the page as a fragment (hx-trigger "load"): not bounded by the first screen's budget.
+    const lazy = await getWith("/partials/overview");
+    // Where the 24 h part's rows go (for the record).
     const json = (await (await call("/", { as: "viewer", headers: { Accept: "application/json" } })).json()) as Record<string, { rowsRead?: number }>;
     const parts = Object.entries(json)
       .filter(([, v]) => typeof v?.rowsRead === "number")
       .map(([k, v]) => `${k} ${v.rowsRead}`);
-    console.log(`overview first screen: ${first.rowsRead} D1 rows read; the whole overview page: ${whole.rowsRead} (${parts.join(", ")})`);
+    console.log(
+      `overview first screen: ${first.rowsRead} D1 rows read; the page's first response: ${page.rowsRead}; its lazy 24 h part: ${lazy.rowsRead} (${parts.join(", ")})`,
+    );
     expect(first.rowsRead).toBeLessThanOrEqual(500);
+    expect(page.rowsRead).toBeLessThanOrEqual(500);
+    // The page holds the first screen and where the 24 h part goes, loaded with it and refreshed.
+    expect(page.text).toContain('data-testid="now-exhausted-recent"');
+    expect(page.text).toMatch(/<div id="overview-live"[^>]*data-lazy[^>]*hx-get="\/partials\/overview" hx-trigger="load, every 15s, refresh"/);
+    expect(page.text).not.toContain('data-testid="top-reasons"');
+    expect(lazy.text).toContain('data-testid="top-reasons"');
     expect(first.text).toMatch(/data-testid="banner-alert" data-kind="deploy_storm"/);
     const got = Object.fromEntries(figures(first.text).map((f) => [f.testId, f]));
     // Stopped at 100 on the first screen (≥100), where the card below reads its 1,000.
     expect(got["now-exhausted-24h"]).toMatchObject({ n: 100, capped: true });
     expect(section(first.text)?.[2]).toBe("true");
+  });
+});
+
+describe("a recent window shorter than a rollup bucket, on the busy store", () => {
+  it("counts exactly the exhausted incidents of the window and the one before, names their class, and each figure is its list", async () => {
+    // 4.9 min: the busy store's incidents of the last 4.9 min burn; the storm (6 to 9 min ago) is the window before.
+    const { text, rowsRead } = await getWith("/partials/overview-now", { OVERVIEW_RECENT_MINUTES: "4.9" });
+    console.log(`overview first screen with a 4.9 min window: ${rowsRead} D1 rows read`);
+    expect(rowsRead).toBeLessThanOrEqual(500);
+    expect(section(text)?.slice(1)).toEqual(["burning", "true"]);
+    expect(text).toContain("last 294 s");
+    const got = Object.fromEntries(figures(text).map((f) => [f.testId, f]));
+    const recent = got["now-exhausted-recent"]!;
+    const previous = got["now-exhausted-previous"]!;
+    expect(recent.n).toBeGreaterThan(0);
+    expect(previous.n).toBeGreaterThanOrEqual(30);
+    expect((await rowsOf(recent.href)).length).toBe(recent.n);
+    expect((await rowsOf(previous.href)).length).toBe(previous.n);
+    // Only the busy class exhausted in the window (the storm's ProbeAgent is before it).
+    const classes = [...text.matchAll(/data-testid="now-burning-class" data-agent-class="([^"]*)" data-n="(\d+)"/g)].map((m) => [m[1], Number(m[2])]);
+    expect(classes).toEqual([["Busy", recent.n]]);
   });
 });

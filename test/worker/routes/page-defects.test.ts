@@ -4,7 +4,7 @@ import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { findAll, hrefs, mustTestId } from "../html";
-import { call, getText, uid } from "./harness";
+import { call, getOverview, getText, uid } from "./harness";
 
 // Defects found by using the console in a browser (issue 36), checked on the rendered pages: the events list's way in
 // and its Clear, links that lead nowhere on an incident's timeline, the nav's current page, and counts as people
@@ -136,7 +136,7 @@ describe("the nav", () => {
 
 describe("counts", () => {
   it("are shown with thousands separators: the overview's figures, the incident's re-spent tokens, its timeline", async () => {
-    const overview = await getText("/", "viewer");
+    const overview = await getOverview("viewer");
     const figures = findAll(overview.text, "data-figure");
     expect(figures.length).toBeGreaterThan(5);
     // This file's recovery re-spent 3,070,630 tokens in the last 24 h: at least one figure is that large.

@@ -5,7 +5,7 @@ import { batchHref, bulkForIncidentHref, incidentHref, LISTS, listHref } from ".
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { hrefs, mustTestId } from "../html";
-import { bulkBatch, call, getText, uid } from "./harness";
+import { bulkBatch, call, getOverview, getText, uid } from "./harness";
 
 // Reach: /bulk is in every page's navigation, an open incident links to a bulk action on its agents with the
 // filter filled in, and the audit log's rows of a bulk action open that batch (never an agent page that is not one).
@@ -28,7 +28,7 @@ async function openIncident(agentClass: string, agentName: string) {
 
 describe("reach", () => {
   it("puts /bulk in every page's navigation", async () => {
-    const page = await getText("/", "viewer");
+    const page = await getOverview("viewer");
     expect(page.text).toMatch(new RegExp(`<nav aria-label="Main">[\\s\\S]*href="${LISTS.bulk}"[\\s\\S]*</nav>`));
   });
 

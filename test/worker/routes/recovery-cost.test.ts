@@ -3,7 +3,7 @@ import { makeEvent } from "../../fixtures/events";
 import { ingest } from "../../store/store-helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, findAll, mustTestId } from "../html";
-import { call, getText, uid } from "./harness";
+import { call, getOverview, getText, uid } from "./harness";
 
 // The console shows what recovery re-spent: on the incident (total, input, output, and per attempt), in the
 // incident list, and on the overview (24 h). Events go in through the real ingest path.
@@ -99,7 +99,7 @@ describe("recovery cost in the console", () => {
 
   it("the overview sums tokens re-spent by recovery over 24 h", async () => {
     expect((await overviewTokens()) - before).toBe(2800);
-    const page = await getText("/", "viewer");
+    const page = await getOverview("viewer");
     const card = /data-testid="count-Tokens re-spent by recovery \(24 h\)"[^>]*>([\s\S]*?)<\/a>/.exec(page.text)![1]!;
     // Shown as people read it (console/format.ts count): 2,800.
     expect(Number(/<div class="n">(\d{1,3}(?:,\d{3})*)<\/div>/.exec(card)![1]!.replace(/,/g, ""))).toBeGreaterThanOrEqual(2800);

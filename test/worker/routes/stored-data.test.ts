@@ -107,7 +107,7 @@ async function rendered(path: string) {
 
 describe("an event with time 9e15", () => {
   const PAGES: [string, () => string, () => string[]][] = [
-    ["overview", () => "/", () => [openIncidentId]],
+    // The overview's worst incidents are in its lazily loaded 24 h part (the page's first screen lists none).
     ["overview fragment", () => "/partials/overview", () => [openIncidentId]],
     ["incident list", () => "/incidents", () => [incidentId]],
     ["incident drill-down", () => `/incidents/${enc(incidentId)}`, () => ["max_attempts_exceeded"]],
@@ -182,7 +182,7 @@ describe("times no event could carry, written straight into D1", () => {
         id,
       ),
     ]);
-    for (const path of [`/incidents/${enc(id)}`, `/incidents?agentName=${enc(agentName)}`, "/"]) {
+    for (const path of [`/incidents/${enc(id)}`, `/incidents?agentName=${enc(agentName)}`, "/partials/overview"]) {
       const html = await rendered(path);
       expect(html, path).toContain(marker);
     }

@@ -6,7 +6,7 @@ import type { BulkMatch, StuckConfig, StuckEntry } from "../../../src/store/read
 import { pollRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, findAll, hrefs, mustTestId } from "../html";
-import { call, escapeHtml, getText, uid } from "./harness";
+import { call, escapeHtml, getOverview, getText, uid } from "./harness";
 
 // The /stuck page and the overview's Stuck card, through the real Worker with real Access tokens, on a foreign
 // fixture agent (LossyAgent: a plain agents-SDK Agent with both mixins) whose run went silent. The test Worker
@@ -134,7 +134,7 @@ describe("/stuck", () => {
 
 describe("the overview's Stuck card", () => {
   it("counts the findings, is red when there are any, and links to /stuck", async () => {
-    const page = await getText("/", "viewer");
+    const page = await getOverview("viewer");
     const card = mustTestId(page.text, "count-Stuck").attrs;
     expect(card.href).toBe("/stuck");
     expect(card.class!.split(" ")).toContain("alert");

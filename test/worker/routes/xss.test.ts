@@ -122,7 +122,8 @@ const PAGES: PageCase[] = [
   { page: "ops page", path: () => "/ops", tags: ["opdetail", "opkind", "agentname"] },
   { page: "backups page", path: () => "/backups", tags: ["tenant", "handle", "agentname"] },
   { page: "alerts page", path: () => "/alerts", tags: ["reason", "sessionerror", "opkind", "opdetail", "agentname"] },
-  { page: "overview", path: () => "/", tags: ["reason", "agentname"] },
+  // The page's first screen shows neither (they are in its lazily loaded part, the fragment below): escaped all the same.
+  { page: "overview", path: () => "/", tags: [] },
   { page: "overview fragment", path: () => "/partials/overview", tags: ["reason", "agentname"] },
   // values reflected from the URL
   { page: "incident list with a markup filter", path: () => `/incidents?reason=${enc(mark("filter"))}`, tags: ["filter"] },
