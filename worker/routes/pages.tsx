@@ -69,10 +69,10 @@ import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./
 import { page, problem } from "./render";
 import { stuckConfigOf } from "./stuck";
 
-/** Where a timeline reaches past the hot window into the R2 history (worker/config.ts: HISTORY_*, HOT_WINDOW_HOURS). */
+/** Where timelines are read from: the R2 history, when bound (worker/config.ts: HISTORY_*, HOT_WINDOW_HOURS, the ingest clock skew). */
 function timelineTier(env: Env) {
-  const { history, retention } = consoleConfig(env);
-  return historyTier(env.HISTORY, { ...history, hotWindowHours: retention.hotWindowHours });
+  const { history, retention, ingest } = consoleConfig(env);
+  return historyTier(env.HISTORY, { ...history, hotWindowHours: retention.hotWindowHours, futureSkewMs: ingest.maxFutureSkewSeconds * 1000 });
 }
 
 /**
