@@ -1,6 +1,6 @@
 import type { AgentRef } from "../read-models/owner";
 import type { EventRow } from "../read-models/segments";
-import type { HistoryEvent } from "./layout";
+import { type HistoryEvent, HOUR_MS } from "./layout";
 import { type HistoryLimits, type HistoryScan, historyEvents, type ShardCounts } from "./read";
 
 /** Where a timeline stands in its order: an event's time and id (ids break ties between events of one instant). */
@@ -39,6 +39,9 @@ export type HistoryTimelineQuery = {
 /** A timeline reader bound to a bucket (history/tier.ts builds it), as the read models take it. */
 export type HistoryTimeline = (q: HistoryTimelineQuery) => Promise<HistoryTimelineRead>;
 
+/** The latest time whose hour a Date can name (8.64e15 ms is the last valid Date). */
+const LAST_READABLE = 8.64e15 - HOUR_MS;
+
 /** The console's form of a stored event: the history's extra fields (v, seq, timelineId, receivedAt) left out. */
 function rowOf(e: HistoryEvent): EventRow {
   const { v: _v, seq: _s, timelineId: _t, receivedAt: _r, ...row } = e;
@@ -58,8 +61,9 @@ export async function historyTimelinePage(
   limits?: Partial<HistoryLimits>,
 ): Promise<HistoryTimelineRead> {
   const asc = q.dir === "ASC";
-  const from = asc && q.after ? Math.max(q.from, q.after.time) : q.from;
-  const to = !asc && q.after ? Math.min(q.to, q.after.time) : q.to;
+  // A stored time past what a Date can hold (a producer's bad clock) has no hour folder: the read stops before it.
+  const from = Math.max(0, asc && q.after ? Math.max(q.from, q.after.time) : q.from);
+  const to = Math.min(LAST_READABLE, !asc && q.after ? Math.min(q.to, q.after.time) : q.to);
   const past = (e: HistoryEvent) => !q.after || (asc ? compareKeys(e, q.after) > 0 : compareKeys(e, q.after) < 0);
   const read = await historyEvents(bucket, counts, {
     agent: q.agent,
