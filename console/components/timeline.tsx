@@ -1,4 +1,5 @@
 import type { EventRow, TimelinePage } from "../../src/store/read-models";
+import type { TimelineSources } from "../../src/store/read-models/events";
 import { pageLimit } from "../../src/store/read-models/paging";
 import { bytes, count, gap } from "../format";
 import { agentHref, detailHref, listHref } from "../links";
@@ -288,28 +289,10 @@ export function PagedTimeline(props: {
   traceUrl: string | null;
 }) {
   const h = props.page.history;
-  const scan = h?.scan;
   return (
     <>
       <Timeline events={props.page.items} traceUrl={props.traceUrl} />
-      {h ? (
-        <p
-          class="muted"
-          data-testid="timeline-history"
-          data-from-history={String(h.fromHistory)}
-          data-from-hot={String(h.fromHot)}
-          {...(scan ? historyReadAttrs({ events: Array(h.fromHistory), scan, from: h.from, to: h.to }) : {})}
-        >
-          {scan ? (
-            <>
-              This timeline is read from the R2 history, <HistoryReadSpan found={{ events: [], scan, from: h.from, to: h.to }} />.
-            </>
-          ) : null}
-          {h.fromHot > 0
-            ? ` ${h.fromHot === 1 ? "1 event is" : `${h.fromHot} events are`} not in the R2 history yet and come from the hot store: each batch reaches R2 just after D1, and a failed R2 write is retried.`
-            : ""}
-        </p>
-      ) : null}
+      {h ? <TimelineSourcesNote sources={h} /> : null}
       <Pager
         path={props.path}
         query={props.query}
@@ -318,5 +301,32 @@ export function PagedTimeline(props: {
         timeline={{ dir: props.dir, shown: props.page.items.length, limit: pageLimit(props.query.limit) }}
       />
     </>
+  );
+}
+
+/**
+ * Where a timeline page's events came from: what the R2 history read looked at (and where a limit stopped it), and
+ * how many of the newest events R2 did not hold yet and the hot store listed instead.
+ */
+export function TimelineSourcesNote(props: { sources: TimelineSources }) {
+  const h = props.sources;
+  const scan = h.scan;
+  return (
+    <p
+      class="muted"
+      data-testid="timeline-history"
+      data-from-history={String(h.fromHistory)}
+      data-from-hot={String(h.fromHot)}
+      {...(scan ? historyReadAttrs({ events: Array(h.fromHistory), scan, from: h.from, to: h.to }) : {})}
+    >
+      {scan ? (
+        <>
+          This timeline is read from the R2 history, <HistoryReadSpan found={{ events: [], scan, from: h.from, to: h.to }} />.
+        </>
+      ) : null}
+      {h.fromHot > 0
+        ? ` ${h.fromHot === 1 ? "1 event is" : `${h.fromHot} events are`} not in the R2 history yet and come from the hot store: each batch reaches R2 just after D1, and a failed R2 write is retried.`
+        : ""}
+    </p>
   );
 }

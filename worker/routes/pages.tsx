@@ -174,7 +174,7 @@ pages.get("/partials/incidents", async (c) => {
 pages.get("/events", async (c) => {
   const { q } = listQuery(c, null);
   if (!q.type?.trim() && !wantsJson(c)) return page(c, <EventsPage ctx={pageContext(c)} query={q} page={null} types={EVENT_TYPES} />);
-  const list = await listEventsIn(storeFromEnv(c.env), q, paging(q));
+  const list = await listEventsIn(storeFromEnv(c.env), q, paging(q), timelineTier(c.env));
   if (wantsJson(c)) return c.json(list);
   return page(c, <EventsPage ctx={pageContext(c)} query={q} page={list} types={EVENT_TYPES} />);
 });

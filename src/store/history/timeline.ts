@@ -39,6 +39,12 @@ export type HistoryTimelineQuery = {
 /** A timeline reader bound to a bucket (history/tier.ts builds it), as the read models take it. */
 export type HistoryTimeline = (q: HistoryTimelineQuery) => Promise<HistoryTimelineRead>;
 
+/**
+ * Events one page's read keeps at most: the page and one more (which says a next page exists), or this many, so a
+ * read never stops on one busy instant's events (a limit keeps whole instants) and the next page can go on past it.
+ */
+const MIN_EVENTS = 200;
+
 /** The latest time whose hour a Date can name (8.64e15 ms is the last valid Date). */
 const LAST_READABLE = 8.64e15 - HOUR_MS;
 
@@ -71,7 +77,7 @@ export async function historyTimelinePage(
     to,
     dir: q.dir,
     match: (e) => q.match(e) && past(e),
-    ...(limits ? { limits } : {}),
+    limits: { maxEvents: Math.max(q.limit + 1, MIN_EVENTS), ...limits },
   });
   const listed = read.events.slice(0, q.limit);
   const last = listed.at(-1);

@@ -53,8 +53,12 @@ export async function eventsBy(db: D1Database, spec: EventsBySpec, page: PageOpt
   const key = EVENT_FIELDS[spec.column];
   const match = (c: CompactEvent) => c[key] === spec.value;
   if (!history) return timelinePage(db, { tag: spec.tag, owner: spec.owner, match, dir: spec.dir, from: spec.from, to: spec.to }, page);
-  return tieredPage(db, spec, match, page, history);
+  const inHistory = (e: HistoryEvent) => (e as unknown as Record<string, unknown>)[spec.column] === spec.value;
+  return tieredPage(db, spec, { hot: match, history: inHistory }, page, history);
 }
+
+/** Which events a tiered timeline lists, as each store holds them. */
+type TieredMatch = { hot: (c: CompactEvent) => boolean; history: (e: HistoryEvent) => boolean };
 
 /** A tiered timeline's cursor: inside the R2 part (past `after`), or inside the hot part (events past `k`). */
 type TieredCursor = { phase: "history"; after: TimelineKey } | { phase: "hot"; k: TimelineKey | null; inner: string | null };
@@ -96,17 +100,18 @@ const through = (k: TimelineKey): TimelineKey => ({ time: k.time, id: `${k.id}\u
  */
 async function tieredPage(
   db: D1Database,
-  spec: EventsBySpec,
-  match: (c: CompactEvent) => boolean,
+  spec: Omit<EventsBySpec, "column" | "value">,
+  matches: TieredMatch,
   page: PageOptions,
   tier: HistoryTier,
 ): Promise<TimelinePage> {
+  const match = matches.hot;
   const limit = pageLimit(page.limit);
   const cur = page.cursor ? decodeTiered(spec.tag, page.cursor) : null;
   const from = spec.from ?? spec.olderFrom ?? tier.hotStart;
   const to = spec.to ?? tier.now + tier.futureSkewMs;
   const agent = { agentClass: spec.owner.agentClass, agentName: spec.owner.agentName };
-  const matchHistory = (e: HistoryEvent) => (e as unknown as Record<string, unknown>)[spec.column] === spec.value;
+  const matchHistory = matches.history;
   const fromR2 = (after: TimelineKey | null, n: number) => tier.timeline({ agent, match: matchHistory, dir: spec.dir, from, to, after, limit: n });
   // The hot store's events of the timeline newer than `k` (all of them without `k`).
   const hot = (k: TimelineKey | null, inner: string | null, n: number) =>
@@ -239,17 +244,20 @@ export const EVENTS_TAG = "events";
 export const EVENTS_LIST_SEGMENTS = SCAN_BUDGET;
 
 /**
- * Events of the given types, newest first. With an agent: that agent's segments in the time window (one range of
- * event_segments_agent_time, at most segmentBudget(limit) segments per page). Fleet-wide: the newest segments by rowid
+ * Events of the given types, newest first. With an agent: that agent's timeline in the time window, from the R2
+ * history when `history` is given (as eventsBy reads it, the newest events R2 does not hold yet from the hot store),
+ * else its segments (one range of event_segments_agent_time, at most segmentBudget(limit) segments per page). Fleet-wide: the newest segments by rowid
  * (arrival order, no index), at most EVENTS_LIST_SEGMENTS per page; a page can come back short with a cursor where
  * the reading stopped. Within the page, events are ordered by (time, id), newest first.
  */
-export async function listEvents(db: D1Database, filters: EventListInput, page: PageOptions = {}): Promise<Page<EventRow>> {
+export async function listEvents(db: D1Database, filters: EventListInput, page: PageOptions = {}, history?: HistoryTier): Promise<TimelinePage> {
   const f = parseFilters(eventListFilters, filters);
   const match = matchOf(f);
   if (f.agentClass !== undefined) {
     const owner = { agentClass: f.agentClass, agentName: f.agentName! };
-    return timelinePage(db, { tag: "events-agent", owner, match, dir: "DESC", from: f.since, to: f.until }, page);
+    const spec = { tag: "events-agent", owner, dir: "DESC" as const, from: f.since, to: f.until };
+    if (history) return tieredPage(db, spec, { hot: match, history: (e) => match(compactOf(e)) }, page, history);
+    return timelinePage(db, { ...spec, match }, page);
   }
   const { arrival: _, ...list } = await newestEvents(db, { tag: EVENTS_TAG, match, since: f.since, until: f.until, budget: EVENTS_LIST_SEGMENTS }, page);
   return list;
@@ -401,6 +409,9 @@ export function fleetEventsQuery(filters: EventListInput): { match: (c: CompactE
   const f = parseFilters(eventListFilters, filters);
   return f.agentClass !== undefined ? null : { match: matchOf(f), since: f.since, until: f.until };
 }
+
+/** The fields of a stored event that matchOf looks at, in the compact form it reads. */
+const compactOf = (e: HistoryEvent): CompactEvent => ({ i: e.id, t: e.time, y: e.type, v: e.v, p: e.payload, ...(e.incidentId ? { n: e.incidentId } : {}) });
 
 /** The events the list's filters select: of its types, and with or without an incident id when withIncident says. */
 function matchOf(f: z.output<typeof eventListFilters>): (c: CompactEvent) => boolean {

@@ -184,3 +184,26 @@ it("a session split between R2 and D1 pages through both parts newest first, eac
   expect(session.pages.reduce((n, p) => n + (p?.fromHot ?? 0), 0)).toBe(3);
   expect(session.pages.reduce((n, p) => n + (p?.fromHistory ?? 0), 0)).toBe(6);
 });
+
+it("an agent's events list is read from R2 too, newest first, with the events R2 does not hold yet from the hot store", async () => {
+  const agentName = `tier-agent-${crypto.randomUUID()}`;
+  const start = Date.now() - 90_000;
+  const corr = { sessionName: agentName };
+  const events = Array.from({ length: 6 }, (_, i) =>
+    makeEvent(i % 2 ? "session.status_idle" : "session.status_running", { turnSeq: Math.floor(i / 2) + 1 }, { agentName, corr, time: start + i * 1000 }),
+  );
+  await consume(events.slice(0, 4), agentName);
+  await ingestBatch(
+    env.DB,
+    events.slice(4).map((body, i) => ({ id: `${agentName}-late-${i}`, body })),
+  );
+  const path = `/events?type=session.status_idle&agentClass=ProbeAgent&agentName=${encodeURIComponent(agentName)}`;
+  const res = await call(path, { as: "viewer", headers: { accept: "application/json" } });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as TimelineJson;
+  const idle = events.filter((e) => e.type === "session.status_idle");
+  expect(body.items.map((e) => e.id)).toEqual([...idle].reverse().map((e) => e.id));
+  expect(body.history).toMatchObject({ fromHistory: 2, fromHot: 1 });
+  const html = await (await call(path, { as: "viewer" })).text();
+  expect(mustTestId(html, "timeline-history").attrs["data-from-hot"]).toBe("1");
+});
