@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor, type Page, type PageOptions, pageLimit, SCA
 import { bodyEvents, type CompactEvent, EVENT_FIELDS, type EventField, type EventRow, eventRowOf, timelinePage } from "./segments";
 
 /** Stored events as the console shows them (read from the hot store's segments, see segments.ts). */
-export type { EventRow, OlderEvents, OlderRead } from "./segments";
+export type { EventRow } from "./segments";
 
 const S = names(eventSegments);
 
