@@ -1,4 +1,5 @@
 import { type EventRow, eventToneOf, type TimelinePage } from "../../src/store/read-models";
+import type { TimelineSources } from "../../src/store/read-models/events";
 import { pageLimit } from "../../src/store/read-models/paging";
 import { bytes, count, gap } from "../format";
 import { agentHref, detailHref, listHref } from "../links";
@@ -250,8 +251,9 @@ function RequestIds(props: { event: EventRow; chatTurn: boolean; rootRequestId: 
 /**
  * A detail page's timeline with its keyset pager: the page's events, then the link to the next page (older or later
  * events), which says when this page stopped short of `limit` because a timeline's reading is bounded per page. When
- * part of the page came from the R2 history (events older than the hot window), it says what that read looked at,
- * and where a limit stopped it, so a short timeline is never mistaken for a whole one.
+ * the timeline is read from the R2 history, it says what that read looked at and where a limit stopped it, so a short
+ * timeline is never mistaken for a whole one; and how many of the newest events R2 did not hold yet (they come from
+ * the hot store), so a lag is said, not hidden.
  */
 export function PagedTimeline(props: {
   page: TimelinePage;
@@ -260,15 +262,11 @@ export function PagedTimeline(props: {
   dir: "older" | "later";
   traceUrl: string | null;
 }) {
-  const older = props.page.older;
+  const h = props.page.history;
   return (
     <>
       <Timeline events={props.page.items} traceUrl={props.traceUrl} />
-      {older ? (
-        <p class="muted" data-testid="timeline-older" {...historyReadAttrs(older)}>
-          Events before <Time t={older.to} /> come from the R2 history, <HistoryReadSpan found={older} />.
-        </p>
-      ) : null}
+      {h ? <TimelineSourcesNote sources={h} /> : null}
       <Pager
         path={props.path}
         query={props.query}
@@ -277,5 +275,32 @@ export function PagedTimeline(props: {
         timeline={{ dir: props.dir, shown: props.page.items.length, limit: pageLimit(props.query.limit) }}
       />
     </>
+  );
+}
+
+/**
+ * Where a timeline page's events came from: what the R2 history read looked at (and where a limit stopped it), and
+ * how many of the newest events R2 did not hold yet and the hot store listed instead.
+ */
+export function TimelineSourcesNote(props: { sources: TimelineSources }) {
+  const h = props.sources;
+  const scan = h.scan;
+  return (
+    <p
+      class="muted"
+      data-testid="timeline-history"
+      data-from-history={String(h.fromHistory)}
+      data-from-hot={String(h.fromHot)}
+      {...(scan ? historyReadAttrs({ events: Array(h.fromHistory), scan, from: h.from, to: h.to }) : {})}
+    >
+      {scan ? (
+        <>
+          This timeline is read from the R2 history, <HistoryReadSpan found={{ events: [], scan, from: h.from, to: h.to }} />.
+        </>
+      ) : null}
+      {h.fromHot > 0
+        ? ` ${h.fromHot === 1 ? "1 event is" : `${h.fromHot} events are`} not in the R2 history yet and come from the hot store: each batch reaches R2 just after D1, and a failed R2 write is retried.`
+        : ""}
+    </p>
   );
 }

@@ -1,8 +1,9 @@
 import type { EventRow, Page } from "../../src/store/read-models";
+import type { TimelineSources } from "../../src/store/read-models/events";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, TextFilter } from "../components/filters";
 import { ListPager } from "../components/pager";
-import { Timeline } from "../components/timeline";
+import { Timeline, TimelineSourcesNote } from "../components/timeline";
 import { Layout, type PageContext } from "../layout";
 import { LISTS, listHref } from "../links";
 
@@ -14,7 +15,7 @@ type Query = Record<string, string | undefined>;
  * type (the nav's way in, or Clear) there is nothing to list yet: the page asks for one, offering every type
  * (`types`) as a suggestion in the field and as a link.
  */
-export function EventsPage(props: { ctx: PageContext; query: Query; page: Page<EventRow> | null; types: readonly string[] }) {
+export function EventsPage(props: { ctx: PageContext; query: Query; page: (Page<EventRow> & { history?: TimelineSources }) | null; types: readonly string[] }) {
   const q = props.query;
   return (
     <Layout ctx={props.ctx} title="Events" active="/">
@@ -36,6 +37,7 @@ export function EventsPage(props: { ctx: PageContext; query: Query; page: Page<E
           <div data-testid="events">
             <Timeline events={props.page.items} traceUrl={props.ctx.traceUrl} showAgent />
           </div>
+          {props.page.history ? <TimelineSourcesNote sources={props.page.history} /> : null}
           <ListPager path={LISTS.events} query={q} page={props.page} noun="events" empty={null} />
         </>
       ) : (

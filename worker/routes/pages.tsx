@@ -71,10 +71,10 @@ import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./
 import { page, problem } from "./render";
 import { stuckConfigOf } from "./stuck";
 
-/** Where a timeline reaches past the hot window into the R2 history (worker/config.ts: HISTORY_*, HOT_WINDOW_HOURS). */
+/** Where timelines are read from: the R2 history, when bound (worker/config.ts: HISTORY_*, HOT_WINDOW_HOURS, the ingest clock skew). */
 function timelineTier(env: Env) {
-  const { history, retention } = consoleConfig(env);
-  return historyTier(env.HISTORY, { ...history, hotWindowHours: retention.hotWindowHours });
+  const { history, retention, ingest } = consoleConfig(env);
+  return historyTier(env.HISTORY, { ...history, hotWindowHours: retention.hotWindowHours, futureSkewMs: ingest.maxFutureSkewSeconds * 1000 });
 }
 
 /**
@@ -179,7 +179,7 @@ pages.get("/partials/incidents", async (c) => {
 pages.get("/events", async (c) => {
   const { q } = listQuery(c, null);
   if (!q.type?.trim() && !wantsJson(c)) return page(c, <EventsPage ctx={pageContext(c)} query={q} page={null} types={EVENT_TYPES} />);
-  const list = await listEventsIn(storeFromEnv(c.env), q, paging(q));
+  const list = await listEventsIn(storeFromEnv(c.env), q, paging(q), timelineTier(c.env));
   if (wantsJson(c)) return c.json(list);
   return page(c, <EventsPage ctx={pageContext(c)} query={q} page={list} types={EVENT_TYPES} />);
 });

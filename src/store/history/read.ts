@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { instant, parseFilters, text } from "../read-models/filters";
 import type { AgentRef } from "../read-models/owner";
-import type { OlderEvents } from "../read-models/segments";
 import {
   agentItem,
   type HistoryEvent,
@@ -331,15 +330,6 @@ export async function historyEvents(bucket: R2Bucket, counts: ShardCounts, q: Hi
       ? { events, cut: { from: -Infinity, to: Math.min(...left.map((k) => k.min)) - 1, stop } }
       : { events, cut: { from: Math.max(...left.map((k) => k.max)) + 1, to: Infinity, stop } };
   });
-}
-
-/**
- * The older-history source a timeline read model takes (`eventsBy`'s, in src/store/read-models/events.ts): one
- * agent, a range, a match, a direction. Returns what historyEvents found in that order, with its scan, so the page
- * can say how far it looked.
- */
-export function historySource(bucket: R2Bucket, counts: ShardCounts, limits?: Partial<HistoryLimits>): OlderEvents {
-  return async (q) => ({ ...(await historyEvents(bucket, counts, { ...q, ...(limits ? { limits } : {}) })), from: q.from, to: q.to });
 }
 
 /** What an id lookup may name: one id kind, or `id` for any of them. */

@@ -1,21 +1,28 @@
-import type { OlderEvents } from "../read-models/segments";
-import { historySource } from "./read";
-
-/** What a timeline needs to reach past the hot window: the R2 reader and where the hot window starts. */
-export type HistoryTier = { older: OlderEvents; hotStart: number };
+import { type HistoryTimeline, historyTimelinePage } from "./timeline";
 
 /**
- * The older tier for timeline read models (eventsBy's `history`): events before the hot window are read from the
- * R2 history. Undefined when no bucket is bound, so a timeline is then the hot window alone.
+ * What a timeline read model needs to read from the R2 history: the reader, where the hot window starts (a timeline
+ * with no known start reads from there), and now (a timeline with no known end reads up to it, plus the clock skew
+ * ingest accepts).
+ */
+export type HistoryTier = { timeline: HistoryTimeline; hotStart: number; now: number; futureSkewMs: number };
+
+/**
+ * The R2 tier for timeline read models (eventsBy's `history`): a run's, an incident's or a session's timeline is read
+ * from the R2 history, which holds every event ingest accepted. Undefined when no bucket is bound, so a timeline is
+ * then the hot store's alone.
  */
 export function historyTier(
   bucket: R2Bucket | undefined,
-  settings: { shards: number; previousShards: number[]; hotWindowHours: number },
+  settings: { shards: number; previousShards: number[]; hotWindowHours: number; futureSkewMs?: number },
   now = Date.now(),
 ): HistoryTier | undefined {
   if (!bucket) return undefined;
+  const counts = { shards: settings.shards, previousShards: settings.previousShards };
   return {
-    older: historySource(bucket, { shards: settings.shards, previousShards: settings.previousShards }),
+    timeline: (q) => historyTimelinePage(bucket, counts, q),
     hotStart: now - settings.hotWindowHours * 3_600_000,
+    now,
+    futureSkewMs: settings.futureSkewMs ?? 5 * 60_000,
   };
 }

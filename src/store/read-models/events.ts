@@ -4,73 +4,184 @@ import { EVENT_TYPES, type EventType } from "@agent-oncall/telemetry/contract";
 export { type Tone as EventTone, toneOf as eventToneOf } from "@agent-oncall/telemetry/contract";
 
 import { z } from "zod";
+import type { HistoryEvent } from "../history/layout";
+import type { HistoryScan } from "../history/read";
+import type { HistoryTier } from "../history/tier";
+import { compareKeys, type HistoryTimelineRead, type TimelineKey } from "../history/timeline";
 import { eventSegments } from "../schema";
 import { names } from "../sql-names";
 import { commaList, flag, instant, parseFilters, sinceBeforeUntil, text } from "./filters";
 import type { AgentRef } from "./owner";
 import { decodeCursor, encodeCursor, type Page, type PageOptions, pageLimit, SCAN_BUDGET, type SortValue } from "./paging";
-import {
-  bodyEvents,
-  type CompactEvent,
-  EVENT_FIELDS,
-  type EventField,
-  type EventRow,
-  eventRowOf,
-  type OlderEvents,
-  type OlderRead,
-  timelinePage,
-} from "./segments";
+import { bodyEvents, type CompactEvent, EVENT_FIELDS, type EventField, type EventRow, eventRowOf, timelinePage } from "./segments";
 
 /** Stored events as the console shows them (read from the hot store's segments, see segments.ts). */
-export type { EventRow, OlderEvents, OlderRead } from "./segments";
+export type { EventRow } from "./segments";
 
 const S = names(eventSegments);
 
-/** A timeline page, and, when part of it came from the R2 history, what that read asked for and looked at. */
-export type TimelinePage = Page<EventRow> & { older?: OlderRead };
+/**
+ * Where a timeline page's events came from: the R2 history's read (the span asked for, what it looked at and cost),
+ * how many events it listed, and how many newer ones came from the hot store because R2 did not hold them yet.
+ * `scan` is null on a page that only continued the hot store's part.
+ */
+export type TimelineSources = { scan: HistoryScan | null; from: number; to: number; fromHistory: number; fromHot: number };
+
+/** A timeline page, and, when an R2 history is bound, where its events came from. */
+export type TimelinePage = Page<EventRow> & { history?: TimelineSources };
+
+export type EventsBySpec = {
+  tag: string;
+  column: EventField;
+  value: string;
+  owner: AgentRef;
+  dir: "ASC" | "DESC";
+  from?: number | null;
+  to?: number | null;
+  /** Where the timeline starts when the entity has no window (`from`): its first activity. */
+  olderFrom?: number | null;
+};
 
 /**
- * One page of the events of one agent whose `column` equals `value`: that agent's segments in the entity's
- * time window (`from`..`to`, its first_seen..last_seen when the caller has them), the events filtered by the
- * column (segments.ts timelinePage: at most segmentBudget(limit) segments read per page). Scoped to the agent because
- * ids are only unique per agent: another producer's events under the same id are not part of this timeline.
+ * One page of the events of one agent whose `column` equals `value`, in the entity's time window (`from`..`to`,
+ * its first_seen..last_seen when the caller has them). Scoped to the agent because ids are only unique per agent:
+ * another producer's events under the same id are not part of this timeline.
  *
- * When the window starts before the hot window (`hot.start`) and an `older` source is given (R2 history), the
- * first page also asks it for the events of [olderFrom ?? from, hot.start), in the timeline's direction (so a limit
- * cuts the far end), lists them with the hot ones, and returns what that read looked at (`older`).
+ * With `history` (the R2 tier) the timeline is read from R2, which holds every accepted event: the window, or from
+ * `olderFrom` (else the hot window's start) to now. Ingest writes a batch to D1 first and to R2 right after, so the
+ * newest seconds can be in D1 only (or longer, while a failed R2 write is retried): events newer than the newest
+ * one R2 holds in the window are listed from the hot store, and the page counts them (`history.fromHot`).
+ * Without `history`, the hot store's segments alone (segments.ts timelinePage).
  */
-export async function eventsBy(
-  db: D1Database,
-  spec: {
-    tag: string;
-    column: EventField;
-    value: string;
-    owner: AgentRef;
-    dir: "ASC" | "DESC";
-    from?: number | null;
-    to?: number | null;
-    /** Where the older tier starts when the hot read has no window (`from`): the entity's first activity. */
-    olderFrom?: number | null;
-  },
-  page: PageOptions = {},
-  history?: { older: OlderEvents; hotStart: number },
-): Promise<TimelinePage> {
+export async function eventsBy(db: D1Database, spec: EventsBySpec, page: PageOptions = {}, history?: HistoryTier): Promise<TimelinePage> {
   const key = EVENT_FIELDS[spec.column];
   const match = (c: CompactEvent) => c[key] === spec.value;
-  const hot = await timelinePage(db, { tag: spec.tag, owner: spec.owner, match, dir: spec.dir, from: spec.from, to: spec.to }, page);
-  const from = spec.from ?? spec.olderFrom ?? null;
-  if (!history || page.cursor || from === null || from >= history.hotStart) return hot;
-  const older = await history.older({
-    agent: { agentClass: spec.owner.agentClass, agentName: spec.owner.agentName },
+  if (!history) return timelinePage(db, { tag: spec.tag, owner: spec.owner, match, dir: spec.dir, from: spec.from, to: spec.to }, page);
+  const inHistory = (e: HistoryEvent) => (e as unknown as Record<string, unknown>)[spec.column] === spec.value;
+  return tieredPage(db, spec, { hot: match, history: inHistory }, page, history);
+}
+
+/** Which events a tiered timeline lists, as each store holds them. */
+type TieredMatch = { hot: (c: CompactEvent) => boolean; history: (e: HistoryEvent) => boolean };
+
+/** A tiered timeline's cursor: inside the R2 part (past `after`), or inside the hot part (events past `k`). */
+type TieredCursor = { phase: "history"; after: TimelineKey } | { phase: "hot"; k: TimelineKey | null; inner: string | null };
+
+const CURSOR_SHAPES = [
+  ["string", "number", "string"],
+  ["string", "number", "string", "string"],
+  ["string", "string"],
+] as const;
+
+function decodeTiered(tag: string, cursor: string): TieredCursor {
+  let last: unknown = null;
+  for (const types of CURSOR_SHAPES) {
+    let k: SortValue[];
+    try {
+      k = decodeCursor(tag, cursor, types);
+    } catch (e) {
+      last = e;
+      continue;
+    }
+    if (k[0] === "h" && k.length === 3) return { phase: "history", after: { time: Number(k[1]), id: String(k[2]) } };
+    if (k[0] === "d" && k.length === 4) return { phase: "hot", k: { time: Number(k[1]), id: String(k[2]) }, inner: String(k[3]) || null };
+    if (k[0] === "d" && k.length === 2) return { phase: "hot", k: null, inner: String(k[1]) || null };
+  }
+  throw last ?? new Error("unreachable");
+}
+
+const historyCursor = (tag: string, after: TimelineKey) => encodeCursor(tag, ["h", after.time, after.id]);
+const hotCursor = (tag: string, k: TimelineKey | null, inner: string | null) =>
+  k ? encodeCursor(tag, ["d", k.time, k.id, inner ?? ""]) : encodeCursor(tag, ["d", inner ?? ""]);
+const keyOf = (e: EventRow): TimelineKey => ({ time: e.time, id: e.id });
+/** Just past `k` toward older events, so a DESC read "strictly before" this still lists `k` itself. */
+const through = (k: TimelineKey): TimelineKey => ({ time: k.time, id: `${k.id}\u0000` });
+
+/**
+ * A timeline read from R2, with the hot store's events newer than R2's newest (key `k`) beside it. ASC: the R2 part
+ * page by page, then the hot part. DESC: the hot part first (the newest events), then R2 from `k` back. The two parts
+ * never overlap (split at `k`), so an event both stores hold is listed once, from R2.
+ */
+async function tieredPage(
+  db: D1Database,
+  spec: Omit<EventsBySpec, "column" | "value">,
+  matches: TieredMatch,
+  page: PageOptions,
+  tier: HistoryTier,
+): Promise<TimelinePage> {
+  const match = matches.hot;
+  const limit = pageLimit(page.limit);
+  const cur = page.cursor ? decodeTiered(spec.tag, page.cursor) : null;
+  const from = spec.from ?? spec.olderFrom ?? tier.hotStart;
+  const to = spec.to ?? tier.now + tier.futureSkewMs;
+  const agent = { agentClass: spec.owner.agentClass, agentName: spec.owner.agentName };
+  const matchHistory = matches.history;
+  const fromR2 = (after: TimelineKey | null, n: number) => tier.timeline({ agent, match: matchHistory, dir: spec.dir, from, to, after, limit: n });
+  // The hot store's events of the timeline newer than `k` (all of them without `k`).
+  const hot = (k: TimelineKey | null, inner: string | null, n: number) =>
+    timelinePage(
+      db,
+      {
+        tag: spec.tag,
+        owner: spec.owner,
+        match: (c) => match(c) && (!k || compareKeys({ time: c.t, id: c.i }, k) > 0),
+        dir: spec.dir,
+        from: k ? Math.max(spec.from ?? k.time, k.time) : spec.from,
+        to: spec.to,
+      },
+      { cursor: inner, limit: n },
+    );
+  const sources = (r: HistoryTimelineRead | null, fromHistory: number, fromHot: number): TimelineSources => ({
+    scan: r?.scan ?? null,
     from,
-    to: history.hotStart,
-    match: (e) => (e as unknown as Record<string, unknown>)[spec.column] === spec.value,
-    dir: spec.dir,
+    to,
+    fromHistory,
+    fromHot,
   });
-  // Events the hot store still has are listed from there (the two tiers overlap until retention deletes them).
-  const inHot = new Set(hot.items.map((e) => e.id));
-  const old = older.events.filter((e) => !inHot.has(e.id));
-  return { ...hot, items: spec.dir === "ASC" ? [...old, ...hot.items] : [...hot.items, ...old], older };
+
+  if (cur?.phase === "history") {
+    const r = await fromR2(cur.after, limit);
+    if (r.next || spec.dir === "DESC")
+      return { items: r.events, next: r.next ? historyCursor(spec.tag, r.next) : null, rowsRead: 0, history: sources(r, r.events.length, 0) };
+    return ascTail(r, cur.after);
+  }
+  if (spec.dir === "ASC") {
+    if (cur?.phase === "hot") {
+      const t = await hot(cur.k, cur.inner, limit);
+      return { ...t, next: t.next ? hotCursor(spec.tag, cur.k, t.next) : null, history: sources(null, 0, t.items.length) };
+    }
+    const r = await fromR2(null, limit);
+    if (r.next) return { items: r.events, next: historyCursor(spec.tag, r.next), rowsRead: 0, history: sources(r, r.events.length, 0) };
+    return ascTail(r, null);
+  }
+  // DESC: the hot part first. Its split key is the newest event R2 holds in the window (or the edge R2 read to).
+  let r: HistoryTimelineRead | null = null;
+  let k: TimelineKey | null;
+  if (cur?.phase === "hot") k = cur.k;
+  else {
+    r = await fromR2(null, limit);
+    k = r.events[0] ? keyOf(r.events[0]) : r.next;
+  }
+  const t = await hot(k, cur?.phase === "hot" ? cur.inner : null, limit);
+  if (t.next) return { ...t, next: hotCursor(spec.tag, k, t.next), history: sources(r, 0, t.items.length) };
+  const room = limit - t.items.length;
+  if (!k) return { ...t, next: null, history: sources(r, 0, t.items.length) };
+  if (room === 0) return { ...t, next: historyCursor(spec.tag, through(k)), history: sources(r, 0, t.items.length) };
+  r ??= await fromR2(through(k), room);
+  const old = r.events.slice(0, room);
+  const next = old.length < r.events.length ? historyCursor(spec.tag, keyOf(old.at(-1)!)) : r.next ? historyCursor(spec.tag, r.next) : null;
+  return { items: [...t.items, ...old], next, rowsRead: t.rowsRead, history: sources(r, old.length, t.items.length) };
+
+  /** ASC once R2's part is read to its end: the hot store's events past R2's last one fill the page. */
+  async function ascTail(r: HistoryTimelineRead, after: TimelineKey | null): Promise<TimelinePage> {
+    const k = r.events.at(-1) ? keyOf(r.events.at(-1)!) : after;
+    const room = limit - r.events.length;
+    const t = await hot(k, null, Math.max(room, 1));
+    const tail = t.items.slice(0, room);
+    const more = room === 0 ? t.items.length > 0 || t.next !== null : t.next !== null;
+    const next = more ? hotCursor(spec.tag, k, room === 0 ? null : t.next) : null;
+    return { items: [...r.events, ...tail], next, rowsRead: t.rowsRead, history: sources(r, r.events.length, tail.length) };
+  }
 }
 
 /**
@@ -137,17 +248,20 @@ export const EVENTS_TAG = "events";
 export const EVENTS_LIST_SEGMENTS = SCAN_BUDGET;
 
 /**
- * Events of the given types, newest first. With an agent: that agent's segments in the time window (one range of
- * event_segments_agent_time, at most segmentBudget(limit) segments per page). Fleet-wide: the newest segments by rowid
+ * Events of the given types, newest first. With an agent: that agent's timeline in the time window, from the R2
+ * history when `history` is given (as eventsBy reads it, the newest events R2 does not hold yet from the hot store),
+ * else its segments (one range of event_segments_agent_time, at most segmentBudget(limit) segments per page). Fleet-wide: the newest segments by rowid
  * (arrival order, no index), at most EVENTS_LIST_SEGMENTS per page; a page can come back short with a cursor where
  * the reading stopped. Within the page, events are ordered by (time, id), newest first.
  */
-export async function listEvents(db: D1Database, filters: EventListInput, page: PageOptions = {}): Promise<Page<EventRow>> {
+export async function listEvents(db: D1Database, filters: EventListInput, page: PageOptions = {}, history?: HistoryTier): Promise<TimelinePage> {
   const f = parseFilters(eventListFilters, filters);
   const match = matchOf(f);
   if (f.agentClass !== undefined) {
     const owner = { agentClass: f.agentClass, agentName: f.agentName! };
-    return timelinePage(db, { tag: "events-agent", owner, match, dir: "DESC", from: f.since, to: f.until }, page);
+    const spec = { tag: "events-agent", owner, dir: "DESC" as const, from: f.since, to: f.until };
+    if (history) return tieredPage(db, spec, { hot: match, history: (e) => match(compactOf(e)) }, page, history);
+    return timelinePage(db, { ...spec, match }, page);
   }
   const { arrival: _, ...list } = await newestEvents(db, { tag: EVENTS_TAG, match, since: f.since, until: f.until, budget: EVENTS_LIST_SEGMENTS }, page);
   return list;
@@ -299,6 +413,9 @@ export function fleetEventsQuery(filters: EventListInput): { match: (c: CompactE
   const f = parseFilters(eventListFilters, filters);
   return f.agentClass !== undefined ? null : { match: matchOf(f), since: f.since, until: f.until };
 }
+
+/** The fields of a stored event that matchOf looks at, in the compact form it reads. */
+const compactOf = (e: HistoryEvent): CompactEvent => ({ i: e.id, t: e.time, y: e.type, v: e.v, p: e.payload, ...(e.incidentId ? { n: e.incidentId } : {}) });
 
 /** The events the list's filters select: of its types, and with or without an incident id when withIncident says. */
 function matchOf(f: z.output<typeof eventListFilters>): (c: CompactEvent) => boolean {

@@ -1,3 +1,4 @@
+import type { HistoryTier } from "../history/tier";
 import { partitionFor, type Store } from "../partitions";
 import {
   type ArrivalKey,
@@ -5,12 +6,12 @@ import {
   EVENTS_LIST_SEGMENTS,
   EVENTS_TAG,
   type EventListInput,
-  type EventRow,
   fleetEventsQuery,
   listEvents,
   newestEvents,
+  type TimelinePage,
 } from "./events";
-import { decodeCursor, encodeCursor, type Page, type PageOptions, pageLimit } from "./paging";
+import { decodeCursor, encodeCursor, type PageOptions, pageLimit } from "./paging";
 
 /**
  * The events list over a partitioned store (src/store/partitions.ts). One agent's events are its partition's. The
@@ -32,12 +33,12 @@ const MERGED_TAG = `${EVENTS_TAG}:merged`;
 /** Arrival order, newest first: receipt time, then partition (the lower first), then rowid and index. */
 const after = (a: ArrivalKey & { p: number }, b: ArrivalKey & { p: number }): number => b.ra - a.ra || a.p - b.p || b.r - a.r || b.i - a.i;
 
-/** listEvents over the store: one agent's from its partition; fleet-wide, every partition's newest arrivals merged. */
-export async function listEventsIn(store: Store, filters: EventListInput, page: PageOptions = {}): Promise<Page<EventRow>> {
+/** listEvents over the store: one agent's from its partition (and the R2 history, with `history`); fleet-wide, every partition's newest arrivals merged. */
+export async function listEventsIn(store: Store, filters: EventListInput, page: PageOptions = {}, history?: HistoryTier): Promise<TimelinePage> {
   const q = fleetEventsQuery(filters);
   if (!q) {
     const f = filters as { agentClass: string; agentName: string };
-    return listEvents(partitionFor(store, f.agentClass, f.agentName), filters, page);
+    return listEvents(partitionFor(store, f.agentClass, f.agentName), filters, page, history);
   }
   if (store.parts.length === 1) return listEvents(store.parts[0]!, filters, page);
   const n = store.parts.length;

@@ -1,4 +1,3 @@
-import type { HistoryScan } from "../history/read";
 import { eventSegments } from "../schema";
 import { names } from "../sql-names";
 import type { AgentRef } from "./owner";
@@ -125,16 +124,6 @@ export function segmentBudget(limit: number): number {
 }
 /** Segments fetched per query while a page fills: a dense timeline fills its page in one round trip. */
 const SEGMENT_BATCH = 15;
-
-/** Older history for a window that starts before the hot window (feat-hist's R2 reader plugs in here). */
-/**
- * Events of one agent from before the hot window (the R2 history), `dir` ordered by time: the events, and what the
- * read looked at (where it stopped short, if a limit stopped it).
- */
-export type OlderEvents = (q: { agent: AgentRef; from: number; to: number; match: (e: EventRow) => boolean; dir?: "ASC" | "DESC" }) => Promise<OlderRead>;
-
-/** What an older read returned: its events, and the span it asked for and looked at (history/read.ts HistoryScan). */
-export type OlderRead = { events: EventRow[]; scan: HistoryScan; from: number; to: number };
 
 export type TimelineQuery = {
   tag: string;

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import { HOUR_MS, hourOf, shardOf } from "../../../src/store/history/layout";
-import { historyEvents, historySearch, historySource } from "../../../src/store/history/read";
+import { historyEvents, historySearch } from "../../../src/store/history/read";
 import { isBadRequest } from "../../../src/store/read-models/errors";
 import { writeHistory } from "../../../worker/ingest/history";
 import { makeEvent } from "../../fixtures/events";
@@ -44,12 +44,11 @@ describe("historyEvents (one agent's timeline from R2)", () => {
     const a = `read-match-${crypto.randomUUID()}`;
     const run = [idle(a, at(2, 0, 1), { fiberId: "f1" }), idle(a, at(2, 0, 2), { fiberId: "f2" }), idle(a, at(2, 0, 3), { fiberId: "f1" })];
     await write(run);
-    const source = historySource(bucket(), counts);
-    const got = await source({ agent: agent(a), from: at(2, 0), to: at(2, 1), match: (e) => e.fiberId === "f1" });
+    const got = await historyEvents(bucket(), counts, { agent: agent(a), from: at(2, 0), to: at(2, 1), match: (e) => e.fiberId === "f1" });
     expect(got.events.map((e) => e.id)).toEqual([run[0]!.id, run[2]!.id]);
     expect(got.events[0]).toMatchObject({ type: "session.status_idle", agentClass: "ProbeAgent", agentName: a, fiberId: "f1", payload: {} });
-    // What it asked for and looked at comes with it, so a page can say so.
-    expect(got).toMatchObject({ from: at(2, 0), to: at(2, 1), scan: { complete: true } });
+    // What it looked at comes with it, so a page can say so.
+    expect(got.scan).toMatchObject({ complete: true, coveredFrom: at(2, 0), coveredTo: at(2, 1) });
   });
 
   it("stops at its hour limit and says how far it looked, without gaps in what it returns", async () => {
