@@ -5,6 +5,7 @@ import { fiberIncidentId, newEventId } from "./ids.js";
 import type { EventType, RunKind } from "./payloads.js";
 import { byteLength, capField, type Masker, maskSecrets, safeStringify, toPreview } from "./redact.js";
 import type { SdkRecord } from "./sdk-reads.js";
+import { agentKeyName, readParentPath } from "./sub-agents.js";
 
 /**
  * The only place that knows the shape of agents-SDK observability events.
@@ -83,7 +84,7 @@ export function fiberRunOf(fiberName: string, managed?: boolean): { kind?: RunKi
  */
 const CHAT_CARRIER_REDUNDANT: ReadonlySet<string> = new Set(["task:accepted", "task:attempt:started", "task:completed"]);
 
-type Raw = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number };
+type Raw = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number; parentPath?: unknown };
 
 /**
  * Our event type for each SDK type of a family that is shipped as its own type: the SDK's name with dots for
@@ -321,9 +322,14 @@ export function normalizeSdkEvent(
   opts: NormalizeOptions = {},
 ): TelemetryEvent | null {
   const raw = event as Raw;
+  // A sub-agent's message may carry its ancestry (sub-agents.ts): its key name takes it in, so two parents'
+  // same-named sub-agents stay two agents; a top-level agent's key is its name, as before.
+  const parentPath = readParentPath(raw.parentPath);
+  const name = str(raw.name) ?? fallback?.agentName ?? "unknown";
   const src: Source = {
     agentClass: str(raw.agent) ?? fallback?.agentClass ?? "unknown",
-    agentName: str(raw.name) ?? fallback?.agentName ?? "unknown",
+    agentName: agentKeyName(name, parentPath),
+    ...(parentPath ? { parentPath } : {}),
   };
   const mapped = mapPayload(raw, src, mask, record, opts);
   if (!mapped) return null;
