@@ -3,6 +3,7 @@ import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { captureFromTail, type TailItem } from "@agent-oncall/telemetry/tail";
 import { getAgentByName } from "agents";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { consoleAdminClient } from "../../worker/admin-client";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
 import type { HelperWork } from "../fixtures/sub-agents";
@@ -74,5 +75,32 @@ describe("sub-agents", () => {
       (rs) => rs.length === 2,
     );
     expect(agents).toHaveLength(2);
+  });
+
+  it("are read and acted on through their parent, with the SDK's bridge; one deeper than that is refused with why", async () => {
+    const parent = `hub-${crypto.randomUUID().slice(0, 8)}`;
+    const work = await workUnder(parent);
+    await handleTail([asItem()], env as Env);
+    const target = { agentClass: "SubAgentHelper", agentName: `SubAgentHub:${parent} › helper` };
+    await pollRows("SELECT agent_name FROM agents WHERE agent_class = ? AND agent_name = ?", [target.agentClass, target.agentName], (rs) => rs.length === 1);
+
+    // The live view reads the sub-agent's own records: the SDK there has no live run (its one fiber completed).
+    const live = await consoleAdminClient(env, { email: "viewer@example.com", role: "viewer" }).live(target);
+    expect(live.ok, JSON.stringify(live)).toBe(true);
+    if (!live.ok) return;
+    expect(live.value.runs.runs.map((r) => r.id)).not.toContain(work.fiberId);
+
+    // Trigger alarm reaches the sub-agent through its parent and reads it back.
+    const alarm = await consoleAdminClient(env, { email: "oncall@example.com", role: "operator" }).triggerAlarm(target, { reason: "recover the helper now" });
+    expect(alarm.ok, JSON.stringify(alarm)).toBe(true);
+    if (!alarm.ok) return;
+    expect(alarm.value.outcome).toBe("ran");
+
+    // A sub-agent of a sub-agent: the SDK's public bridge does not reach it, so the console says so and calls nothing.
+    const nested = await consoleAdminClient(env, { email: "viewer@example.com", role: "viewer" }).status({
+      agentClass: "SubAgentHelper",
+      agentName: `SubAgentHub:${parent} › SubAgentHelper:helper › leaf`,
+    });
+    expect(nested).toMatchObject({ ok: false, error: { code: "unsupported", facts: { kind: "nested_sub_agent", depth: 2 } } });
   });
 });
