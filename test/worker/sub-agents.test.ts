@@ -1,11 +1,11 @@
 import { env } from "cloudflare:workers";
-import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import { captureFromTail, type TailItem } from "@agent-oncall/telemetry/tail";
+import { captureFromTail } from "@agent-oncall/telemetry/tail";
 import { getAgentByName } from "agents";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
+import { listenLikeATail } from "../diagnostics-tail";
 import type { HelperWork } from "../fixtures/sub-agents";
 import { pollRows } from "../helpers";
 
@@ -14,23 +14,10 @@ import { pollRows } from "../helpers";
  * the SDK publishes on its diagnostics channels, as a Tail Worker receives it: the messages are caught here as they
  * are published and handed to the tail handler as a trace item.
  */
-const heard: { channel: string; message: unknown }[] = [];
-const listener = (message: unknown, channel: string | symbol) => heard.push({ channel: String(channel), message });
-subscribe("agents:fiber", listener);
-afterEach(() => void (heard.length = 0));
-// The runtime is reused across files: the listener does not outlive this one.
-afterAll(() => void unsubscribe("agents:fiber", listener));
-
-const asItem = (): TailItem => {
-  const t = Date.now();
-  return {
-    scriptName: null,
-    durableObjectId: crypto.randomUUID().replace(/-/g, ""),
-    eventTimestamp: t,
-    truncated: false,
-    diagnosticsChannelEvents: heard.map((h) => ({ timestamp: t, channel: h.channel, message: h.message })),
-  };
-};
+const tail = listenLikeATail();
+afterEach(() => tail.clear());
+afterAll(() => tail.stop());
+const asItem = () => tail.item();
 
 async function workUnder(parent: string): Promise<HelperWork> {
   const hub = await getAgentByName((env as Env & { SubAgentHub: DurableObjectNamespace<import("../fixtures/sub-agents").SubAgentHub> }).SubAgentHub, parent);
