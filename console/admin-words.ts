@@ -209,6 +209,8 @@ const ERROR_FACT_WORDS: { [K in AdminErrorFacts["kind"]]: (f: Extract<AdminError
   not_addressable: (f) => `${f.agentClass} is not an agent class this Worker may address (it may address: ${f.allowed.join(", ") || "none"})`,
   not_registered: (f) => `no agent ${f.agentClass} "${f.agentName}" in the registry`,
   no_binding: (f) => `this Worker has no Durable Object binding named ${f.agentClass}`,
+  nested_sub_agent: (f) =>
+    `this ${f.agentClass} is a sub-agent ${f.depth} levels down: the agents SDK lets the console reach only a top-level agent's own sub-agents, so it cannot be asked or acted on`,
   timeout: (f) => `the agent did not answer within ${f.limitMs} ms (an action may still complete: check its status and the audit log)`,
   unreachable: (f) => `the agent could not be reached: ${f.cause}`,
   bad_answer: (f) =>

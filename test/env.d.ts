@@ -51,6 +51,9 @@ declare namespace Cloudflare {
     AiChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").AiChatFixture>;
     /** Bound only so the pool's ctx.exports hands `subAgent()` a Durable Object class; reached as a facet of ThinkChatFixture. */
     ThinkSubChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkSubChatFixture>;
+    SubAgentHub: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentHub>;
+    /** Bound only so `subAgent()` finds the class; reached as a facet of SubAgentHub. */
+    SubAgentHelper: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentHelper>;
     GapAgent: DurableObjectNamespace<import("./fixtures/gap-agent").GapAgent>;
     StubbornAgent: DurableObjectNamespace<import("./fixtures/busy-agents").StubbornAgent>;
     AlarmLoopAgent: DurableObjectNamespace<import("./fixtures/resident-agents").AlarmLoopAgent>;

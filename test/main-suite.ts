@@ -31,6 +31,9 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       DemoSessionAgent: "DemoSessionAgent",
       ProbeAgent: "ProbeAgent",
       PlainAdminAgent: "PlainAdminAgent",
+      // A parent with sub-agents (test/fixtures/sub-agents.ts); the helper is bound so `subAgent()` finds its class.
+      SubAgentHub: "SubAgentHub",
+      SubAgentHelper: "SubAgentHelper",
       FaultySessionAgent: "FaultySessionAgent",
       TaskProbeAgent: "TaskProbeAgent",
       ManagedFiberProbeAgent: "ManagedFiberProbeAgent",

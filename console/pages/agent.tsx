@@ -13,7 +13,10 @@ import { EventGapNotice } from "./agents";
 import { AWAKE_PANEL } from "./awake";
 
 /** The agent's live state through admin RPC, or the typed error that stood in its way. */
-export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode };
+export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode; kind?: string };
+
+/** A sub-agent's direct parent: its key, and whether it has a page here (it reported events of its own). */
+export type ParentAgent = { agentClass: string; agentName: string; reported: boolean };
 
 export type RunSummary = {
   fiberId: string;
@@ -43,9 +46,12 @@ export function AgentPage(props: {
   gap?: EventGap;
   /** The recovery pause as the console recorded it (null: never paused). */
   pause?: RecoveryPauseView | null;
+  /** Set for a sub-agent: the parent it runs under, through which the console reaches it. */
+  parent?: ParentAgent | null;
 }) {
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.agents}>
+      {props.parent ? <SubAgentOf parent={props.parent} /> : null}
       <div id={AGENT_LIVE_PANEL} data-live hx-get={agentHref(props, "/live")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agent={props} live={props.live} />
       </div>
@@ -89,6 +95,18 @@ export function AgentPage(props: {
         <a href={listHref("runs", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a>
       </p>
     </Layout>
+  );
+}
+
+/** A sub-agent's line: whose it is, with a link to the parent where the console has its page. */
+function SubAgentOf(props: { parent: ParentAgent }) {
+  const p = props.parent;
+  const name = `${p.agentClass} "${p.agentName}"`;
+  return (
+    <p data-testid="sub-agent-of">
+      A sub-agent of {p.reported ? <a href={agentHref(p)}>{name}</a> : name}
+      {`${p.reported ? "" : " (which has reported no events of its own, so it has no page here)"}: the console reads it and acts on it through its parent.`}
+    </p>
   );
 }
 

@@ -1,5 +1,5 @@
-import { maskJson, maskSecrets, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
-import { getAgentByName } from "agents";
+import { maskJson, maskSecrets, parseAgentKeyName, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
+import { getAgentByName, getSubAgentByName } from "agents";
 import { z } from "zod";
 import { ADMIN_ACTIONS, type AdminActionName, mayTake, upgradeRefusal } from "./actions.js";
 import { capAuditRecord } from "./audit-caps.js";
@@ -99,7 +99,8 @@ const VERIFY_TIMEOUT_MS = 5_000;
 /** Free text longer than this is cut before masking; the audit caps are far below it. */
 const MASK_CHARS = 64 * 1024;
 /** workerd's error for an RPC method the target class does not have: the agent has no admin mixin (or an older one). */
-const NOT_IMPLEMENTED = /does not implement|is not a function|no such method/i;
+// The last is how the SDK's sub-agent bridge (getSubAgentByName) answers a method the sub-agent lacks.
+const NOT_IMPLEMENTED = /does not implement|is not a function|no such method|Method "[^"]*" not found on/i;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
@@ -210,6 +211,9 @@ function retryable(e: unknown): boolean {
  * through one audited path: an audit_log row written before anything else and
  * completed whatever happens, and admin telemetry events.
  */
+/** An addressable target: its namespace, and for a sub-agent, the parent it is reached through. */
+type Resolved = { target: Target; ns: DurableObjectNamespace; via?: { parentName: string; name: string } };
+
 export function createAdminClient(ports: AdminClientPorts, identity: unknown, opts: AdminClientOptions = {}) {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const now = opts.now ?? Date.now;
@@ -227,11 +231,36 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     }
   }
 
-  /** Checks the target against the allowlist and the registry; never calls the agent. */
-  async function resolve(t: unknown): Promise<AdminResult<{ target: Target; ns: DurableObjectNamespace }>> {
+  /**
+   * Checks the target against the allowlist and the registry; never calls the agent. A sub-agent (its key name
+   * holds its ancestry, src/telemetry/sub-agents.ts) is reached through its parent, so it is the parent's class
+   * that must be addressable; a sub-agent of a sub-agent is refused, with why.
+   */
+  async function resolve(t: unknown): Promise<AdminResult<Resolved>> {
     const parsed = target.safeParse(t);
     if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
     const { agentClass, agentName } = parsed.data;
+    const sub = parseAgentKeyName(agentName);
+    if (sub) {
+      const parent = sub.parentPath[0]!;
+      if (sub.parentPath.length > 1)
+        return fail("unsupported", `${agentClass} "${sub.name}" is a sub-agent of a sub-agent: the SDK reaches only a top-level agent's own sub-agents`, {
+          kind: "nested_sub_agent",
+          agentClass,
+          depth: sub.parentPath.length,
+        });
+      if (!ports.agentClasses.includes(parent.className))
+        return fail("not_found", `${parent.className}, the parent of this sub-agent, is not an addressable agent class`, {
+          kind: "not_addressable",
+          agentClass: parent.className,
+          allowed: [...ports.agentClasses],
+        });
+      if (!opts.allowUnregistered && !(await ports.isRegistered(agentClass, agentName)))
+        return fail("not_found", `no agent ${agentClass} "${agentName}" in the registry`, { kind: "not_registered", agentClass, agentName });
+      const ns = ports.namespace(parent.className);
+      if (!ns) return fail("not_found", `no Durable Object binding named ${parent.className}`, { kind: "no_binding", agentClass: parent.className });
+      return { ok: true, value: { target: parsed.data, ns, via: { parentName: parent.name, name: sub.name } } };
+    }
     if (!ports.agentClasses.includes(agentClass)) {
       return fail("not_found", `${agentClass} is not an addressable agent class`, { kind: "not_addressable", agentClass, allowed: [...ports.agentClasses] });
     }
@@ -246,12 +275,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
    * Calls the agent within the timeout: a fresh stub (getAgentByName wakes it, and throws while it is being
    * evicted), then `fn`, retried once together when they threw in transit. Never throws.
    */
-  async function call<T>(
-    r: { target: Target; ns: DurableObjectNamespace },
-    schema: z.ZodType<T>,
-    fn: (stub: AgentStub) => Promise<unknown>,
-    limitMs = timeoutMs,
-  ): Promise<AdminResult<T>> {
+  async function call<T>(r: Resolved, schema: z.ZodType<T>, fn: (stub: AgentStub) => Promise<unknown>, limitMs = timeoutMs): Promise<AdminResult<T>> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<AdminResult<T>>((done) => {
       timer = setTimeout(() => done(fail("timeout", `the agent did not answer within ${limitMs} ms`, { kind: "timeout", limitMs })), limitMs);
@@ -259,7 +283,11 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
     const attempt = withRetry(async () => {
       // The SDK's own routing retry is off: one retry rule, here.
       // biome-ignore lint/suspicious/noExplicitAny: the SDK's helper is typed for Agent namespaces.
-      const stub = (await getAgentByName(r.ns as any, r.target.agentName, { routingRetry: false })) as unknown as AgentStub;
+      const top = await getAgentByName(r.ns as any, r.via ? r.via.parentName : r.target.agentName, { routingRetry: false });
+      // A sub-agent: the SDK's bridge through its parent's stub. The bridge reads only the class's name; the parent
+      // finds the class itself, so the console needs no binding of the sub-agent's class.
+      const bySubAgent = getSubAgentByName as unknown as (parent: unknown, cls: { name: string }, name: string) => Promise<unknown>;
+      const stub = (r.via ? await bySubAgent(top, { name: r.target.agentClass }, r.via.name) : top) as unknown as AgentStub;
       return fn(stub);
     }).then(
       (v) => checked(schema, v),
@@ -281,7 +309,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   };
 
   /** How an action reads its agent back (verify.ts): adminVerify, with status and runs for an agent whose mixin predates it. */
-  function readsOf(r: { target: Target; ns: DurableObjectNamespace }): VerifyReads {
+  function readsOf(r: Resolved): VerifyReads {
     const limit = Math.min(timeoutMs, VERIFY_TIMEOUT_MS);
     return {
       verify: (ids) =>
@@ -296,8 +324,7 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
   }
 
   /** The verified value of an action (its entry's `verify`): what is true after it, read back, with the audit's result. */
-  const verified = (action: AdminActionName, r: { target: Target; ns: DurableObjectNamespace }, value: unknown) =>
-    ADMIN_ACTIONS[action].verify(value, () => readsOf(r));
+  const verified = (action: AdminActionName, r: Resolved, value: unknown) => ADMIN_ACTIONS[action].verify(value, () => readsOf(r));
 
   async function read<T>(t: unknown, schema: z.ZodType<T>, fn: (stub: AgentStub) => Promise<unknown>): Promise<AdminResult<T>> {
     if (!me.success) return fail("not_permitted", describeInput(me.error));

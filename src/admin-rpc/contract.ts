@@ -21,6 +21,7 @@ export const adminErrorFacts = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("not_addressable"), agentClass: z.string(), allowed: z.array(z.string()) }),
   z.object({ kind: z.literal("not_registered"), agentClass: z.string(), agentName: z.string() }),
   z.object({ kind: z.literal("no_binding"), agentClass: z.string() }),
+  z.object({ kind: z.literal("nested_sub_agent"), agentClass: z.string(), depth: z.number() }),
   z.object({ kind: z.literal("timeout"), limitMs: z.number() }),
   z.object({ kind: z.literal("unreachable"), cause: z.string() }),
   z.object({ kind: z.literal("bad_answer"), detail: z.string().nullable() }),

@@ -25,6 +25,8 @@ export type AdminErrorFacts =
   | { kind: "not_addressable"; agentClass: string; allowed: string[] }
   | { kind: "not_registered"; agentClass: string; agentName: string }
   | { kind: "no_binding"; agentClass: string }
+  // A sub-agent under a sub-agent: the SDK's public bridge reaches only a top-level agent's own sub-agents.
+  | { kind: "nested_sub_agent"; agentClass: string; depth: number }
   | { kind: "timeout"; limitMs: number }
   | { kind: "unreachable"; cause: string }
   | { kind: "bad_answer"; detail: string | null }

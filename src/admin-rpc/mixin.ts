@@ -360,10 +360,14 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       composeChatRecovery(this, (ctx, pause) => recordChatDecline(this, ctx, pause));
       // Wrap whatever observability is in place (the SDK's, or telemetry's) so the log sees every recovery
       // event, including those of the recovery the SDK runs when an evicted agent wakes for this very call.
-      this.observability = tapRecovery(this.observability, (e) => {
-        this.#recoveryLog.push(e);
-        if (this.#recoveryLog.length > 200) this.#recoveryLog.shift();
-      });
+      this.observability = tapRecovery(
+        this.observability,
+        (e) => {
+          this.#recoveryLog.push(e);
+          if (this.#recoveryLog.length > 200) this.#recoveryLog.shift();
+        },
+        () => (this as { parentPath?: unknown }).parentPath,
+      );
     }
 
     /**
@@ -400,13 +404,21 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
 type RecoveryEvent = TriggerAlarmOutput["recoveryEvents"][number];
 
 /**
- * An observability that passes every event on and copies recovery events to
+ * An observability that passes every event on, with a sub-agent's ancestry added, and copies recovery events to
  * `log`, read through src/telemetry's normalisation (the one place that knows
  * the SDK's event shapes).
  */
-function tapRecovery(inner: Observability | undefined, log: (e: RecoveryEvent) => void): Observability {
+function tapRecovery(inner: Observability | undefined, log: (e: RecoveryEvent) => void, ancestry: () => unknown): Observability {
   return {
     emit(event) {
+      // A sub-agent's messages name only its own class and name, the same under every parent: add the SDK's
+      // `parentPath` (root-first ancestors) so the console keeps two parents' same-named sub-agents apart.
+      try {
+        const parentPath = ancestry();
+        if (Array.isArray(parentPath) && parentPath.length) event = { ...event, parentPath } as unknown as typeof event;
+      } catch {
+        /* never breaks the agent */
+      }
       try {
         const e = SDK_RECOVERY_EVENT.test(event.type) ? normalizeSdkEvent(event) : null;
         if (e && RECOVERY_EVENT.test(e.type)) {

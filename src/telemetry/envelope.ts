@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ACCEPTED_SCHEMA_VERSIONS, MAX_EVENT_BYTES, MAX_VERSION_CHARS, SCHEMA_VERSION, type SchemaVersion } from "./constants.js";
 import { type EventType, type PayloadOf, payloadSchemas } from "./payloads.js";
+import { MAX_PARENT_DEPTH } from "./sub-agents.js";
 
 export { MAX_EVENT_BYTES, SCHEMA_VERSION };
 
@@ -31,7 +32,17 @@ export type Correlation = z.infer<typeof correlation>;
 /** The agent that emitted the event: its class and its instance name. */
 export const source = z.object({
   agentClass: z.string().min(1).max(200),
+  /** The agent's key name: its instance name, or for a sub-agent its ancestry and name (sub-agents.ts). */
   agentName: z.string().min(1).max(500),
+  /**
+   * A sub-agent's ancestors as the SDK records them (`parentPath`, root-first). Optional and additive within the
+   * schema version, like `ver`: top-level agents and senders that do not know it carry none, and stay valid.
+   */
+  parentPath: z
+    .array(z.object({ className: z.string().min(1).max(200), name: z.string().min(1).max(200) }))
+    .min(1)
+    .max(MAX_PARENT_DEPTH)
+    .optional(),
 });
 export type Source = z.infer<typeof source>;
 

@@ -26,6 +26,7 @@ export * from "./registry-facts.js";
 export * from "./sdk-states.js";
 export { SIGNATURE_FIELD, type SignatureVerdict, signEventText, signingKey, verifyEventSignature } from "./signing.js";
 export type { SpanRecorder, TracingFactory } from "./spans.js";
+export { type AgentPathStep, agentKeyName, MAX_PARENT_DEPTH, parseAgentKeyName, readParentPath, SUB_AGENT_SEPARATOR } from "./sub-agents.js";
 export { Telemetry, type TelemetryOptions, type TelemetryStats } from "./telemetry.js";
 export { type ModelUsage, RecoveryScope, readUsage, type UsageContext, usageFromGenAiAttributes } from "./usage.js";
 export { type WithTelemetryClass, type WithTelemetryOptions, withTelemetry, workerVersion } from "./with-telemetry.js";

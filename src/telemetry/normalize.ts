@@ -7,6 +7,7 @@ import { type Masker, maskSecrets } from "./redact.js";
 import { EVENT_REGISTRY, type EventEntry, fromUnmodelled, NOISY_SDK_TYPES } from "./registry.js";
 import { type FromSdk, type NormalizeOptions, num, type Raw, str } from "./sdk-payloads.js";
 import type { SdkRecord } from "./sdk-reads.js";
+import { agentKeyName, readParentPath } from "./sub-agents.js";
 
 /**
  * Maps agents-SDK observability events onto our versioned contract, by the registry (registry.ts): each entry
@@ -38,9 +39,14 @@ export function normalizeSdkEvent(
   opts: NormalizeOptions = {},
 ): TelemetryEvent | null {
   const raw = event as Raw;
+  // A sub-agent's message may carry its ancestry (sub-agents.ts): its key name takes it in, so two parents'
+  // same-named sub-agents stay two agents; a top-level agent's key is its name, as before.
+  const parentPath = readParentPath(raw.parentPath);
+  const name = str(raw.name) ?? fallback?.agentName ?? "unknown";
   const src: Source = {
     agentClass: str(raw.agent) ?? fallback?.agentClass ?? "unknown",
-    agentName: str(raw.name) ?? fallback?.agentName ?? "unknown",
+    agentName: agentKeyName(name, parentPath),
+    ...(parentPath ? { parentPath } : {}),
   };
   const known = BY_SDK_TYPE.get(raw.type);
   if (!known && NOISY_SDK_TYPES.has(raw.type)) return null;

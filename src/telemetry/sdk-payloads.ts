@@ -12,7 +12,7 @@ import type { SdkRecord } from "./sdk-reads.js";
  */
 
 /** An SDK observability message as it arrives: `{ type, agent?, name?, payload, timestamp }`. */
-export type Raw = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number };
+export type Raw = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number; parentPath?: unknown };
 
 export type NormalizeOptions = {
   /**

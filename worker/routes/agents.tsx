@@ -1,9 +1,9 @@
-import { maskSecrets } from "@agent-oncall/telemetry";
+import { agentKeyName, maskSecrets, parseAgentKeyName } from "@agent-oncall/telemetry";
 import { Hono } from "hono";
 import { adminErrorWords } from "../../console/admin-words";
 import type { ActionAvailability } from "../../console/components/actions";
 import { RecoveryPauseState } from "../../console/components/recovery-pause";
-import { AgentLive, AgentPage, type LiveState, RunHistory } from "../../console/pages/agent";
+import { AgentLive, AgentPage, type LiveState, type ParentAgent, RunHistory } from "../../console/pages/agent";
 import { AgentsPage, agentColumnSetFor } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
 import { partitionFor } from "../../src/store/partitions";
@@ -35,12 +35,21 @@ function target(c: ConsoleContext) {
 async function live(c: ConsoleContext): Promise<LiveState> {
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const r = await admin.live(target(c));
-  return r.ok ? r.value : { error: adminErrorWords(r.error), code: r.error.code };
+  return r.ok ? r.value : { error: adminErrorWords(r.error), code: r.error.code, kind: r.error.facts?.kind };
 }
 
 /** Which actions the page offers, from what the agent answered. */
 function availability(agentClass: string, state: LiveState): ActionAvailability {
-  return agentActionsFrom(agentClass, "error" in state ? { code: state.code } : { status: state.status });
+  return agentActionsFrom(agentClass, "error" in state ? { code: state.code, kind: state.kind, words: state.error } : { status: state.status });
+}
+
+/** A sub-agent's direct parent (its key name holds its ancestry), and whether that parent has a page here. */
+async function parentOf(store: ReturnType<typeof storeFromEnv>, agentName: string): Promise<ParentAgent | null> {
+  const sub = parseAgentKeyName(agentName);
+  if (!sub) return null;
+  const direct = sub.parentPath.at(-1)!;
+  const key = { agentClass: direct.className, agentName: agentKeyName(direct.name, sub.parentPath.slice(0, -1)) };
+  return { ...key, reported: Boolean(await findAgentIn(store, key.agentClass, key.agentName)) };
 }
 
 /**
@@ -63,12 +72,13 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   const store = storeFromEnv(c.env);
   const agent = await findAgentIn(store, t.agentClass, t.agentName);
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
-  const [state, history, reconciled, pause] = await Promise.all([
+  const [state, history, reconciled, pause, parent] = await Promise.all([
     live(c),
     listRunsIn(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
     // Reconciliations are per agent, like its runs: its partition keeps them.
     lastReconciliation(partitionFor(store, t.agentClass, t.agentName), t),
     recoveryPauseOf(partitionFor(store, t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now()),
+    parentOf(store, t.agentName),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -88,6 +98,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
       reconciled={reconciled}
       gap={eventGapOf(agent)}
       pause={pause}
+      parent={parent}
     />,
   );
 });

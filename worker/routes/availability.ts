@@ -1,3 +1,4 @@
+import { adminErrorWords } from "../../console/admin-words";
 import { type ActionAvailability, NO_MIXIN_SENTENCE } from "../../console/components/actions";
 import type { ResolveAvailability } from "../../console/components/resolve-op";
 import type { StatusOutput } from "../../src/admin-rpc/contract";
@@ -6,10 +7,22 @@ import type { ConsoleContext } from "./context";
 
 const TERMINATED = "This agent is terminated: there is nothing to force idle and its alarm will not run recovery, so no actions are offered.";
 
+/**
+ * Refusals that say the console cannot reach this agent at all (no binding it may use, or a sub-agent the SDK's
+ * bridge does not reach): every action would be refused the same way, so none is offered.
+ */
+const UNREACHABLE_KINDS = new Set(["not_addressable", "no_binding", "nested_sub_agent"]);
+
+/** What an agent's refusal says: its code, and where it has them its facts' kind and those facts in words. */
+export type Refusal = { code: string; kind?: string; words?: string };
+
 /** Which agent actions a page offers, from the agent's status or the typed error it answered with. */
-export function agentActionsFrom(agentClass: string, state: { status: StatusOutput } | { code: string }): ActionAvailability {
-  if ("code" in state)
+export function agentActionsFrom(agentClass: string, state: { status: StatusOutput } | Refusal): ActionAvailability {
+  if ("code" in state) {
+    if (state.kind && UNREACHABLE_KINDS.has(state.kind))
+      return { kind: "read_only", why: `No actions are offered: ${state.words ?? "the console cannot reach this agent"}.` };
     return state.code === "unsupported" ? { kind: "read_only", why: NO_MIXIN_SENTENCE(agentClass) } : { kind: "actions", capabilities: null };
+  }
   if (state.status.status === "terminated") return { kind: "read_only", why: TERMINATED };
   return { kind: "actions", capabilities: state.status.capabilities ?? null };
 }
@@ -19,8 +32,12 @@ export function agentActionsFrom(agentClass: string, state: { status: StatusOutp
  * onAdminResolveOp hook). When it could not be asked (evicted, slow), the control is offered and the
  * agent's own answer is shown.
  */
-export function resolveFrom(agentClass: string, state: { status: StatusOutput } | { code: string }): ResolveAvailability {
-  if ("code" in state) return state.code === "unsupported" ? { kind: "read_only", why: NO_MIXIN_SENTENCE(agentClass) } : { kind: "offer" };
+export function resolveFrom(agentClass: string, state: { status: StatusOutput } | Refusal): ResolveAvailability {
+  if ("code" in state) {
+    if (state.kind && UNREACHABLE_KINDS.has(state.kind))
+      return { kind: "read_only", why: `Its ops cannot be resolved from the console: ${state.words ?? "the console cannot reach this agent"}.` };
+    return state.code === "unsupported" ? { kind: "read_only", why: NO_MIXIN_SENTENCE(agentClass) } : { kind: "offer" };
+  }
   const caps = state.status.capabilities;
   if (caps && !caps.resolveOps) {
     return {
@@ -42,6 +59,6 @@ export async function askAgent(
 ): Promise<{ actions: ActionAvailability; resolve: ResolveAvailability }> {
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const r = await admin.status({ agentClass, agentName });
-  const state = r.ok ? { status: r.value } : { code: r.error.code };
+  const state = r.ok ? { status: r.value } : { code: r.error.code, kind: r.error.facts?.kind, words: adminErrorWords(r.error) };
   return { actions: agentActionsFrom(agentClass, state), resolve: resolveFrom(agentClass, state) };
 }

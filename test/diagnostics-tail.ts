@@ -1,0 +1,30 @@
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import type { TailItem } from "@agent-oncall/telemetry/tail";
+
+/**
+ * What a Tail Worker would receive of the agents in this test runtime: the SDK's diagnostics messages on the
+ * given channels, caught as they are published, handed over as one trace item. `stop` ends the listening (the
+ * runtime is reused across files).
+ */
+export function listenLikeATail(channels: readonly string[] = ["agents:fiber"]) {
+  const heard: { channel: string; message: unknown }[] = [];
+  const listener = (message: unknown, channel: string | symbol) => heard.push({ channel: String(channel), message });
+  for (const ch of channels) subscribe(ch, listener);
+  return {
+    /** Everything heard since the last `clear`, as one trace item of a Durable Object invocation. */
+    item(): TailItem {
+      const t = Date.now();
+      return {
+        scriptName: null,
+        durableObjectId: crypto.randomUUID().replace(/-/g, ""),
+        eventTimestamp: t,
+        truncated: false,
+        diagnosticsChannelEvents: heard.map((h) => ({ timestamp: t, channel: h.channel, message: h.message })),
+      };
+    },
+    clear: () => void (heard.length = 0),
+    stop: () => {
+      for (const ch of channels) unsubscribe(ch, listener);
+    },
+  };
+}
