@@ -32,8 +32,11 @@ export function toneOf(type: string): Tone {
 /** Event types whose rollup dimension is their reason (for "top reasons"). */
 export const REASON_DIM_TYPES: ReadonlySet<string> = new Set(typesWith("reasonDim"));
 
-/** Chart series that add up several event types, by series key (from the entries' `series`). */
-export const SERIES_TYPES: Readonly<Record<string, readonly EventType[]>> = typesWith("series").reduce<Record<string, EventType[]>>((out, t) => {
+/**
+ * Chart series that add up several event types, by series key (from the entries' `series`), each list sorted: the
+ * types go into links (`?type=a,b`), which stay the same whatever order the registry lists its entries in.
+ */
+export const SERIES_TYPES: Readonly<Record<string, readonly EventType[]>> = [...typesWith("series")].sort().reduce<Record<string, EventType[]>>((out, t) => {
   const key = entryOf(t)!.series!;
   out[key] = [...(out[key] ?? []), t];
   return out;
