@@ -12,6 +12,9 @@ export const ALONE_FILES = [
   "test/store/rows-read.test.ts",
   // It compares the overview's fleet-wide figures with the SDK's.
   "test/truth/truth-matrix.test.ts",
+  // It asserts every incident of the table, unfiltered: a straggler of an earlier file's agents (seen under load,
+  // with the simulator running beside the suite) made it 301 of 300.
+  "test/store/incidents-kind-arms.test.ts",
 ];
 
 /**
