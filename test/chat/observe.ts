@@ -98,5 +98,8 @@ export async function chatSdkView(s: ChatSubject): Promise<ChatView> {
 
 /** What the console shows for the same turns: the main matrix's reading, with each turn's incident id as the SDK recorded it. */
 export function chatConsoleView(s: ChatSubject, sdk: ChatView, before: OverviewFigures): Promise<View> {
-  return consoleView({ agentClass: s.agentClass, agentName: s.agentName, kind: "chat_turn" }, sdk, before, (runId) => sdk.incidentIds[runId]!);
+  // The console keys a sub-agent by its ancestry as the SDK publishes it (`parentPath`, root first, each ancestor
+  // `Class:name`, then the sub-agent's own name; docs/capture.md): two parents' same-named helpers are two agents.
+  const agentName = s.parent ? `ThinkChatFixture:${s.parent} › ${s.agentName}` : s.agentName;
+  return consoleView({ agentClass: s.agentClass, agentName, kind: "chat_turn" }, sdk, before, (runId) => sdk.incidentIds[runId]!);
 }
