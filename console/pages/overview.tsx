@@ -176,8 +176,8 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
               <tbody>
                 {reasons.reasons.map((r) => (
                   <tr>
-                    <td>{r.reason || "(no reason)"}</td>
-                    <td class="num">
+                    <td data-label="reason">{r.reason || "(no reason)"}</td>
+                    <td class="num" data-label="exhausted">
                       <Figure
                         href={listHref("incidents", { ...reasons.filters, ...(r.reason ? { reason: r.reason } : { noReason: "true" }) })}
                         value={{ n: r.n, capped: false }}
@@ -217,17 +217,17 @@ function ExhaustingCard(props: { soon: ExhaustingSoon; now: number }) {
           <tbody>
             {items.map((i) => (
               <tr data-testid="exhausting-incident" data-incident-id={i.incidentId} data-forecast-at={String(i.forecast.at)}>
-                <td>
+                <td data-label="incident">
                   <a href={`${incidentHref(i.incidentId, i)}#recovery-budget`}>{i.incidentId}</a>
                 </td>
-                <td>
+                <td data-label="agent">
                   {i.agentClass} / {i.agentName}
                 </td>
-                <td class="num">
+                <td class="num" data-label="attempts">
                   {count(i.attempts)}
                   {i.maxAttempts !== null ? ` of ${count(i.maxAttempts)}` : ""}
                 </td>
-                <td>{forecastWords(i.forecast, props.now)}</td>
+                <td data-label="forecast">{forecastWords(i.forecast, props.now)}</td>
               </tr>
             ))}
           </tbody>
@@ -279,17 +279,19 @@ function RunningByKind(props: { counts: OverviewCounts }) {
       </thead>
       <tbody>
         <tr>
-          <td>all</td>
+          <td data-label="running">all</td>
           {RUN_KINDS.map((k) => (
-            <td class="num">
+            <td class="num" data-label={KIND_LABEL[k]}>
               <Figure href={listHref("runs", { kind: k, outcome: "running" })} value={byKind[k]} testId={`running-${k}`} />
             </td>
           ))}
         </tr>
         <tr>
-          <td title="a reconciliation found it alive after its last event">confirmed by the agent</td>
+          <td data-label="running" title="a reconciliation found it alive after its last event">
+            confirmed by the agent
+          </td>
           {RUN_KINDS.map((k) => (
-            <td class="num" data-testid={`confirmed-${k}`}>
+            <td class="num" data-testid={`confirmed-${k}`} data-label={KIND_LABEL[k]}>
               <Figure href={listHref("runs", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>
                 {count(byKind[k].confirmed)}
               </Figure>
@@ -298,9 +300,11 @@ function RunningByKind(props: { counts: OverviewCounts }) {
           ))}
         </tr>
         <tr>
-          <td title="running as far as its events tell; no reconciliation has confirmed it since">unconfirmed</td>
+          <td data-label="running" title="running as far as its events tell; no reconciliation has confirmed it since">
+            unconfirmed
+          </td>
           {RUN_KINDS.map((k) => (
-            <td class="num" data-testid={`unconfirmed-${k}`}>
+            <td class="num" data-testid={`unconfirmed-${k}`} data-label={KIND_LABEL[k]}>
               <Figure
                 href={listHref("runs", { kind: k, outcome: "running", confirmed: "false" })}
                 value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}
@@ -379,11 +383,11 @@ export function ChartData(props: { series: EventSeries }) {
             <tbody>
               {rows.map(([h, ns]) => (
                 <tr>
-                  <td>
+                  <td data-label="hour from">
                     <Time t={h} />
                   </td>
                   {ns.map((n, j) => (
-                    <td class="num">
+                    <td class="num" data-label={names[j]!}>
                       <Figure href={eventsHref(names[j]!, Math.max(h, first), Math.min(h + 3_600_000, end) - 1)} value={{ n, capped: false }} />
                     </td>
                   ))}

@@ -129,6 +129,8 @@ describe("on a phone (390 px)", () => {
     for (const p of LIST_PAGES) {
       const res = await page.goto(`${server.base}${p}`, { waitUntil: "load" });
       expect(res?.status(), p).toBe(200);
+      // The overview's 24 h part loads after the page: judge its tables too, not whichever came first.
+      await page.locator("[data-testid='lazy-placeholder']").waitFor({ state: "detached", timeout: 30_000 });
       const f = await phoneFacts(page);
       if (p === LISTS.overview) await shot(page, "reach-phone-overview");
       if (f.scrollWidth > f.clientWidth) wide.push(`${p}: ${f.scrollWidth} > ${f.clientWidth}`);
