@@ -291,7 +291,7 @@ function RunningByKind(props: { counts: OverviewCounts }) {
             confirmed by the agent
           </td>
           {RUN_KINDS.map((k) => (
-            <td class="num" data-testid={`confirmed-${k}`} data-label={KIND_LABEL[k]}>
+            <td class="num" data-label={KIND_LABEL[k]} data-testid={`confirmed-${k}`}>
               <Figure href={listHref("runs", { kind: k, outcome: "running", confirmed: "true" })} value={{ n: byKind[k].confirmed, capped: byKind[k].capped }}>
                 {count(byKind[k].confirmed)}
               </Figure>
@@ -304,7 +304,7 @@ function RunningByKind(props: { counts: OverviewCounts }) {
             unconfirmed
           </td>
           {RUN_KINDS.map((k) => (
-            <td class="num" data-testid={`unconfirmed-${k}`} data-label={KIND_LABEL[k]}>
+            <td class="num" data-label={KIND_LABEL[k]} data-testid={`unconfirmed-${k}`}>
               <Figure
                 href={listHref("runs", { kind: k, outcome: "running", confirmed: "false" })}
                 value={{ n: byKind[k].n - byKind[k].confirmed, capped: byKind[k].capped }}
