@@ -170,17 +170,21 @@ export function AwakePage(props: { ctx: PageContext; items: AlarmRate[]; loopsOn
           <tbody>
             {props.items.map((a) => (
               <tr data-agent={`${a.agentClass}/${a.agentName}`} data-loop={a.loop ? "true" : "false"} data-per-hour={Math.round(a.perHour)}>
-                <td>
+                <td data-label="agent">
                   <a href={agentHref(a, "", AWAKE_PANEL)}>
                     {a.agentClass} · {a.agentName}
                   </a>
                 </td>
-                <td class="num">{count(Math.round(a.perHour))}</td>
-                <td class="num">{count(a.firings)}</td>
-                <td>
+                <td class="num" data-label="alarms/hour">
+                  {count(Math.round(a.perHour))}
+                </td>
+                <td class="num" data-label="firings">
+                  {count(a.firings)}
+                </td>
+                <td data-label="last firing">
                   <Time t={a.lastAt} />
                 </td>
-                <td>{a.loop ? <span class="badge warn">alarm loop, nothing to do</span> : a.idle ? "none" : "runs open or seen"}</td>
+                <td data-label="work">{a.loop ? <span class="badge warn">alarm loop, nothing to do</span> : a.idle ? "none" : "runs open or seen"}</td>
               </tr>
             ))}
           </tbody>
@@ -203,16 +207,20 @@ export function AwakePage(props: { ctx: PageContext; items: AlarmRate[]; loopsOn
           <tbody>
             {props.silentWakes.map((w) => (
               <tr data-object-id={w.objectId} data-agent={w.agentClass && w.agentName ? `${w.agentClass}/${w.agentName}` : ""} data-wakes={w.wakes}>
-                <td>
+                <td data-label="agent">
                   {w.agentClass && w.agentName ? (
                     <a href={agentHref({ agentClass: w.agentClass, agentName: w.agentName }, "", AWAKE_PANEL)}>{silentWakeAgent(w)}</a>
                   ) : (
                     <span>{silentWakeAgent(w)}</span>
                   )}
                 </td>
-                <td class="num">{w.perHour === null ? "—" : count(Math.round(w.perHour))}</td>
-                <td class="num">{count(w.wakes)}</td>
-                <td>
+                <td class="num" data-label="wakes/hour">
+                  {w.perHour === null ? "—" : count(Math.round(w.perHour))}
+                </td>
+                <td class="num" data-label="wakes">
+                  {count(w.wakes)}
+                </td>
+                <td data-label="last wake">
                   <Time t={w.lastAt} />
                 </td>
               </tr>
