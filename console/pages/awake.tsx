@@ -12,6 +12,7 @@ import {
   silentWakeAgent,
   UNKNOWN_SINCE,
 } from "../awake-words";
+import { ColumnTable, columnSet } from "../components/columns";
 import { Time } from "../components/time";
 import { count, duration } from "../format";
 import { Layout, type PageContext } from "../layout";
@@ -142,6 +143,53 @@ export function AwakePanel(props: { ctx: PageContext; facts: AwakeFacts }) {
   );
 }
 
+/** /awake's alarm list: one declaration for the table and its phone cards (each cell labelled by its header). */
+const ALARM_COLUMNS = columnSet<AlarmRate, null>(
+  "awake",
+  {
+    id: "agent",
+    header: "agent",
+    fields: ["agentClass", "agentName"],
+    cell: (a) => (
+      <a href={agentHref(a, "", AWAKE_PANEL)}>
+        {a.agentClass} · {a.agentName}
+      </a>
+    ),
+  },
+  [
+    { id: "per_hour", header: "alarms/hour", num: true, fields: ["perHour"], cell: (a) => count(Math.round(a.perHour)) },
+    { id: "firings", header: "firings", num: true, fields: ["firings"], cell: (a) => count(a.firings) },
+    { id: "last", header: "last firing", fields: ["lastAt"], cell: (a) => <Time t={a.lastAt} /> },
+    {
+      id: "work",
+      header: "work",
+      fields: ["loop", "idle"],
+      cell: (a) => (a.loop ? <span class="badge warn">alarm loop, nothing to do</span> : a.idle ? "none" : "runs open or seen"),
+    },
+  ],
+);
+
+/** /awake's list of Durable Objects woken by alarms that reported nothing. */
+const SILENT_WAKE_COLUMNS = columnSet<SilentWakeRate, null>(
+  "awake-silent",
+  {
+    id: "agent",
+    header: "agent",
+    fields: ["agentClass", "agentName", "objectId"],
+    cell: (w) =>
+      w.agentClass && w.agentName ? (
+        <a href={agentHref({ agentClass: w.agentClass, agentName: w.agentName }, "", AWAKE_PANEL)}>{silentWakeAgent(w)}</a>
+      ) : (
+        <span>{silentWakeAgent(w)}</span>
+      ),
+  },
+  [
+    { id: "per_hour", header: "wakes/hour", num: true, fields: ["perHour"], cell: (w) => (w.perHour === null ? "—" : count(Math.round(w.perHour))) },
+    { id: "wakes", header: "wakes", num: true, fields: ["wakes"], cell: (w) => count(w.wakes) },
+    { id: "last", header: "last wake", fields: ["lastAt"], cell: (w) => <Time t={w.lastAt} /> },
+  ],
+);
+
 /** Agents whose alarm fired in the last hour, fastest first; loops (nothing to do) flagged. `idle` keeps only the loops. */
 export function AwakePage(props: { ctx: PageContext; items: AlarmRate[]; loopsOnly: boolean; silentWakes: SilentWakeRate[] }) {
   return (
@@ -157,76 +205,34 @@ export function AwakePage(props: { ctx: PageContext; items: AlarmRate[]; loopsOn
       </p>
       <p class="muted">{LOOP_RULE}</p>
       {props.items.length ? (
-        <table data-testid="awake-list">
-          <thead>
-            <tr>
-              <th>agent</th>
-              <th>alarms/hour</th>
-              <th>firings</th>
-              <th>last firing</th>
-              <th>work</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.items.map((a) => (
-              <tr data-agent={`${a.agentClass}/${a.agentName}`} data-loop={a.loop ? "true" : "false"} data-per-hour={Math.round(a.perHour)}>
-                <td data-label="agent">
-                  <a href={agentHref(a, "", AWAKE_PANEL)}>
-                    {a.agentClass} · {a.agentName}
-                  </a>
-                </td>
-                <td class="num" data-label="alarms/hour">
-                  {count(Math.round(a.perHour))}
-                </td>
-                <td class="num" data-label="firings">
-                  {count(a.firings)}
-                </td>
-                <td data-label="last firing">
-                  <Time t={a.lastAt} />
-                </td>
-                <td data-label="work">{a.loop ? <span class="badge warn">alarm loop, nothing to do</span> : a.idle ? "none" : "runs open or seen"}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ColumnTable
+          set={ALARM_COLUMNS}
+          rows={props.items}
+          x={null}
+          testId="awake-list"
+          rowAttrs={(a) => ({
+            "data-agent": `${a.agentClass}/${a.agentName}`,
+            "data-loop": a.loop ? "true" : "false",
+            "data-per-hour": String(Math.round(a.perHour)),
+          })}
+        />
       ) : (
         <p data-testid="awake-empty">{props.loopsOnly ? "No agent is looping on alarms with nothing to do." : "No agent's alarm fired in the last hour."}</p>
       )}
       <h2>Woken by alarms that reported nothing</h2>
       <p class="muted">{SILENT_WAKES_RULE}</p>
       {props.silentWakes.length ? (
-        <table data-testid="awake-silent">
-          <thead>
-            <tr>
-              <th>agent</th>
-              <th>wakes/hour</th>
-              <th>wakes</th>
-              <th>last wake</th>
-            </tr>
-          </thead>
-          <tbody>
-            {props.silentWakes.map((w) => (
-              <tr data-object-id={w.objectId} data-agent={w.agentClass && w.agentName ? `${w.agentClass}/${w.agentName}` : ""} data-wakes={w.wakes}>
-                <td data-label="agent">
-                  {w.agentClass && w.agentName ? (
-                    <a href={agentHref({ agentClass: w.agentClass, agentName: w.agentName }, "", AWAKE_PANEL)}>{silentWakeAgent(w)}</a>
-                  ) : (
-                    <span>{silentWakeAgent(w)}</span>
-                  )}
-                </td>
-                <td class="num" data-label="wakes/hour">
-                  {w.perHour === null ? "—" : count(Math.round(w.perHour))}
-                </td>
-                <td class="num" data-label="wakes">
-                  {count(w.wakes)}
-                </td>
-                <td data-label="last wake">
-                  <Time t={w.lastAt} />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <ColumnTable
+          set={SILENT_WAKE_COLUMNS}
+          rows={props.silentWakes}
+          x={null}
+          testId="awake-silent"
+          rowAttrs={(w) => ({
+            "data-object-id": w.objectId,
+            "data-agent": w.agentClass && w.agentName ? `${w.agentClass}/${w.agentName}` : "",
+            "data-wakes": String(w.wakes),
+          })}
+        />
       ) : (
         <p data-testid="awake-silent-empty">No Durable Object was woken by an alarm that reported nothing in the last hour.</p>
       )}
