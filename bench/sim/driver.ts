@@ -137,6 +137,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         head = 0;
       }
       queue.push(...fleet.advance(until));
+      // The last slice: what happened before the end still leaves, when its message would have.
+      if (until >= end) queue.push(...fleet.finish(end).sort((a, b) => a.sendAt - b.sendAt));
       genMs += performance.now() - g;
       generatedUntil = until;
     }

@@ -463,6 +463,29 @@ export class Fleet {
     return out.sort((x, y) => x.sendAt - y.sendAt);
   }
 
+  /**
+   * The run ends at `end` (after advance(end)): every event that happened before it still leaves, in the message it
+   * would have left in (a trace item's when its invocation ends, cut to what happened before the end; a flush
+   * closed), so what the run stores is what it offered, not less by the lives the end cut in half.
+   */
+  finish(end: number): SimMessage[] {
+    if (this.capture === "tail") {
+      const due = this.tailPending
+        .map((m) => ({ sendAt: m.sendAt, events: m.events.filter((e) => e.time < end) }))
+        .filter((m) => m.events.length)
+        .sort((x, y) => x.sendAt - y.sendAt);
+      this.tailPending = [];
+      this.items += due.length;
+      return due.flatMap((m) => this.ship(m.events, m.sendAt, (e) => JSON.stringify(e)));
+    }
+    const out: SimMessage[] = [];
+    for (const a of this.agents) {
+      a.pending = [];
+      if (a.flush) out.push(...this.close(a));
+    }
+    return out.sort((x, y) => x.sendAt - y.sendAt);
+  }
+
   /** Whether any agent still has events or an open flush (after the last life started). */
   get drained(): boolean {
     return !this.tailPending.length && this.agents.every((a) => !a.pending.length && !a.flush);

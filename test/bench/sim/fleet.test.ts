@@ -169,6 +169,18 @@ describe("a steady fleet from the first second", () => {
         // The run starts with lives under way, begun in a warm-up at least as long as the longest life.
         expect(fleet.warmupMs).toBeGreaterThan(0);
       });
+
+  it("sends every event that happened before the run's end, the lives the end cut included, and none after it", () => {
+    for (const capture of ["tail", "outbox"] as const) {
+      const { fleet, messages } = run(200, 10, { capture });
+      const end = T0 + 10_000;
+      messages.push(...fleet.finish(end));
+      const sent = messages.reduce((n, m) => n + m.eventTimes.length, 0);
+      const offered = fleet.emittedBySecond.slice(0, 10).reduce((a, b) => a + b, 0);
+      expect(sent + fleet.coalesced, capture).toBe(offered);
+      expect(Math.max(...messages.flatMap((m) => m.eventTimes)), capture).toBeLessThan(end);
+    }
+  });
 });
 
 describe("mix files", () => {
