@@ -50,8 +50,9 @@ export type LoadResult = {
   abandoned: number;
   batches: number;
   retried: number;
-  /** Events stored before production ended, of those sent by then. */
+  /** Events stored before production ended, and events whose message was sent by then (a trace item left after the end is not). */
   storedDuringProduction: number;
+  sentDuringProduction: number;
   /** Wall time from start to the last batch stored. */
   wallMs: number;
   /** Time spent inside the queue handler. */
@@ -110,6 +111,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   let retried = 0;
   let stored = 0;
   let storedDuringProduction = 0;
+  let sentDuringProduction = 0;
   let lastStoredAt = t0;
   let ids = 0;
   const lags: number[] = [];
@@ -136,7 +138,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         queue = queue.slice(head);
         head = 0;
       }
-      queue.push(...fleet.advance(until));
+      const sent = fleet.advance(until);
+      for (const m of sent) if (m.sendAt <= end) sentDuringProduction += m.eventTimes.length;
+      queue.push(...sent);
       // The last slice: what happened before the end still leaves, when its message would have.
       if (until >= end) queue.push(...fleet.finish(end).sort((a, b) => a.sendAt - b.sendAt));
       genMs += performance.now() - g;
@@ -214,6 +218,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     batches,
     retried,
     storedDuringProduction,
+    sentDuringProduction,
     wallMs: lastStoredAt - t0,
     busyMs,
     genMs,

@@ -196,7 +196,7 @@ export async function simulate(
   say(
     `throughput: sustained ${fmt(load.stored / (load.wallMs / 1000))} events/s (stored / wall time to the last batch, ${fmt(load.wallMs / 1000, 1)} s); ` +
       `consumer busy ${fmt(load.busyMs / 1000, 1)} s = ${fmt(load.stored / (load.busyMs / 1000))} events/s while busy; ` +
-      `stored during production ${fmt((load.storedDuringProduction / Math.max(1, load.events)) * 100, 1)}% of sent; generator ${fmt(load.genMs / 1000, 1)} s of the same CPU`,
+      `stored during production ${fmt((load.storedDuringProduction / Math.max(1, load.sentDuringProduction)) * 100, 1)}% of what was sent by its end; generator ${fmt(load.genMs / 1000, 1)} s of the same CPU`,
   );
   say(
     `queue lag (scheduled -> stored): p50 ${fmt(lagP50 / 1000, 2)} s, p99 ${fmt(lagP99 / 1000, 2)} s, max ${fmt(percentile(load.lags, 1) / 1000, 2)} s; p99 of the first fifth ${fmt(load.lagP99Early / 1000, 2)} s vs the last fifth ${fmt(load.lagP99Late / 1000, 2)} s` +
