@@ -3,6 +3,7 @@
 // workerd side (bench/sim/simulate.ts) validates them again with zod.
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { type CapturePath, parseCaptureFlag } from "../bench/sim/mix.ts";
 import { fromRoot, type WranglerConfig } from "./wrangler-config.ts";
 
 export const DEFAULT_MIX = "bench/mixes/demo.json";
@@ -15,6 +16,8 @@ export type SimArgs = {
   mixFile: string;
   seed: number;
   saturation: boolean;
+  /** The capture path to ship by, over the mix's own; absent: the mix's. */
+  capture?: CapturePath;
   /** Also compare a store of one D1 database with one of this many (src/store/partitions.ts); 1: no comparison. */
   partitions: number;
 };
@@ -49,7 +52,7 @@ const wholeIn = (name: string, raw: string | undefined, min: number, max: number
   return n;
 };
 
-/** `--agents N --minutes M [--seconds S] [--mix file] [--rate events/agent/min] [--seed n] [--saturation] [--partitions N]`. */
+/** `--agents N --minutes M [--seconds S] [--mix file] [--capture tail|outbox] [--rate events/agent/min] [--seed n] [--saturation] [--partitions N]`. */
 export function parseSimArgs(argv: string[]): SimArgs {
   const { values } = parseArgs({
     args: argv,
@@ -62,6 +65,7 @@ export function parseSimArgs(argv: string[]): SimArgs {
       seed: { type: "string" },
       saturation: { type: "boolean" },
       partitions: { type: "string" },
+      capture: { type: "string" },
     },
     strict: true,
   });
@@ -69,6 +73,7 @@ export function parseSimArgs(argv: string[]): SimArgs {
   if (!Number.isInteger(agents)) throw new Error(`--agents must be a whole number (got ${agents})`);
   const seconds = values.seconds !== undefined ? positive("seconds", values.seconds)! : positive("minutes", values.minutes, 1)! * 60;
   const mixFile = values.mix ?? DEFAULT_MIX;
+  const capture = parseCaptureFlag(values.capture);
   return {
     agents,
     seconds,
@@ -78,5 +83,6 @@ export function parseSimArgs(argv: string[]): SimArgs {
     seed: Math.trunc(positive("seed", values.seed, 1)!),
     saturation: values.saturation ?? false,
     partitions: wholeIn("partitions", values.partitions, 1, 8),
+    ...(capture ? { capture } : {}),
   };
 }

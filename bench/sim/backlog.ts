@@ -29,7 +29,7 @@ export const SEEDERS: Seeder[] = [
   },
   {
     table: "event_segments",
-    // Negative sequence numbers: never an agent's own (they start at 1).
+    // Negative sequence numbers and no events (n = 0, body '[]'): an unnumbered (tail) event's segment has a negative key too.
     insert: `INSERT OR IGNORE INTO event_segments (agent_class, agent_name, seq_from, seq_to, time_from, time_to, n, received_at, body)
       SELECT ${j(0)}, ${j(1)}, -1 - ${j(2)}, -1 - ${j(2)}, ${j(3)}, ${j(3)}, 0, ${j(3)}, '[]' FROM json_each(?1) j`,
     dueSql: (hot) => `SELECT COUNT(*) AS n FROM event_segments WHERE time_to < ${hot}`,
@@ -111,7 +111,7 @@ export async function dueRows(db: D1Database, keep: Keep, now = Date.now()): Pro
 export async function dropBacklog(db: D1Database): Promise<number> {
   const rs = await db.batch([
     db.prepare("DELETE FROM runs WHERE fiber_id LIKE 'backlog-%'"),
-    db.prepare("DELETE FROM event_segments WHERE seq_from < 0"),
+    db.prepare("DELETE FROM event_segments WHERE seq_from < 0 AND n = 0 AND body = '[]'"),
     db.prepare("DELETE FROM incidents WHERE incident_id LIKE 'backlog-%'"),
     db.prepare("DELETE FROM sessions WHERE session_name LIKE 'backlog-%'"),
     db.prepare("DELETE FROM op_ambiguities WHERE op_id LIKE 'backlog-%'"),

@@ -1,10 +1,10 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import type { Env } from "../../worker/env";
 import worker from "../../worker/index";
-import { Fleet, type Picks, type SimMessage } from "./fleet";
+import { Fleet, type Picks, ratePerFifth, type SimMessage } from "./fleet";
 import type { Floor } from "./floor";
 import { type D1Meter, meteredEnv, newD1Meter, type R2Meter } from "./metered";
-import type { Mix } from "./mix";
+import type { CapturePath, Mix } from "./mix";
 
 /**
  * Drives the real Queue consumer (the Worker's `queue` handler, with a real MessageBatch) in real time: the fleet's
@@ -29,6 +29,8 @@ export type LoadOptions = {
   seed: number;
   /** Agent names start with it (runs in one store keep their agents apart). */
   namePrefix: string;
+  /** The capture path the fleet ships by (default: the mix's). */
+  capture?: CapturePath;
   queue: QueueSettings;
   env: Env;
   /** Stop draining the backlog after this long past the end of production (the rest is counted as abandoned). */
@@ -48,8 +50,9 @@ export type LoadResult = {
   abandoned: number;
   batches: number;
   retried: number;
-  /** Events stored before production ended, of those sent by then. */
+  /** Events stored before production ended, and events whose message was sent by then (a trace item left after the end is not). */
   storedDuringProduction: number;
+  sentDuringProduction: number;
   /** Wall time from start to the last batch stored. */
   wallMs: number;
   /** Time spent inside the queue handler. */
@@ -67,6 +70,16 @@ export type LoadResult = {
   picks: Picks;
   /** The floor of D1 rows written per event for what was sent (floor.ts). */
   floor: Floor;
+  capture: CapturePath;
+  /** Tail path: trace items (agent invocations) that carried events; 0 on the outbox path. */
+  items: number;
+  /** How long before the run the fleet's lives began (its warm-up: the run starts with lives under way). */
+  warmupMs: number;
+  /** Events/s the fleet offered in each fifth of the run (by when they happened), and stored in each (by when stored). */
+  offeredPerFifth: number[];
+  storedPerFifth: number[];
+  /** Events stored after production ended (the drain). */
+  storedAfter: number;
 };
 
 const SLICE_MS = 500;
@@ -81,7 +94,14 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const { env, buckets } = meteredEnv(o.env, d1, r2);
   const t0 = Date.now();
   const end = t0 + o.seconds * 1000;
-  const fleet = new Fleet(o.mix, { agents: o.agents, ratePerAgentPerMinute: o.ratePerAgentPerMinute, t0, seed: o.seed, namePrefix: o.namePrefix });
+  const fleet = new Fleet(o.mix, {
+    agents: o.agents,
+    ratePerAgentPerMinute: o.ratePerAgentPerMinute,
+    t0,
+    seed: o.seed,
+    namePrefix: o.namePrefix,
+    ...(o.capture ? { capture: o.capture } : {}),
+  });
   let queue: SimMessage[] = [];
   let head = 0;
   let generatedUntil = t0;
@@ -91,12 +111,15 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   let retried = 0;
   let stored = 0;
   let storedDuringProduction = 0;
+  let sentDuringProduction = 0;
   let lastStoredAt = t0;
   let ids = 0;
   const lags: number[] = [];
   const early: number[] = [];
   const late: number[] = [];
   const fifth = (end - t0) / 5;
+  const storedIn = [0, 0, 0, 0, 0];
+  let storedAfter = 0;
   const retries: SimMessage[] = [];
   let nextProgress = t0 + (o.progressMs ?? 30_000);
 
@@ -115,7 +138,11 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         queue = queue.slice(head);
         head = 0;
       }
-      queue.push(...fleet.advance(until));
+      const sent = fleet.advance(until);
+      for (const m of sent) if (m.sendAt <= end) sentDuringProduction += m.eventTimes.length;
+      queue.push(...sent);
+      // The last slice: what happened before the end still leaves, when its message would have.
+      if (until >= end) queue.push(...fleet.finish(end).sort((a, b) => a.sendAt - b.sendAt));
       genMs += performance.now() - g;
       generatedUntil = until;
     }
@@ -164,6 +191,9 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
         else if (t >= end - fifth) late.push(lag);
       }
       stored += m.eventTimes.length;
+      const k = Math.floor((at - t0) / fifth);
+      if (k < 5) storedIn[k]! += m.eventTimes.length;
+      else storedAfter += m.eventTimes.length;
       if (at <= end) storedDuringProduction += m.eventTimes.length;
     });
     lastStoredAt = at;
@@ -188,6 +218,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     batches,
     retried,
     storedDuringProduction,
+    sentDuringProduction,
     wallMs: lastStoredAt - t0,
     busyMs,
     genMs,
@@ -198,5 +229,11 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     r2,
     buckets,
     picks: fleet.picks,
+    capture: fleet.capture,
+    items: fleet.items,
+    warmupMs: fleet.warmupMs,
+    offeredPerFifth: ratePerFifth(fleet.emittedBySecond, o.seconds),
+    storedPerFifth: storedIn.map((n) => n / (fifth / 1000)),
+    storedAfter,
   };
 }

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { parseMix } from "./mix";
+import { parseMix, withCapture } from "./mix";
 import { comparePartitions } from "./partitions";
 import { findKnee } from "./saturation";
 import { simInputSchema, simulate } from "./simulate";
@@ -23,11 +23,11 @@ it(`simulates ${input.agents} agents for ${input.seconds} s through the real Que
   expect(r.pacedDeleted).toBeLessThanOrEqual(r.backlogSeeded);
   if (input.partitions > 1) {
     // Offered well above one local D1's knee (2,000-3,600 events/s measured), so the consumer is the bottleneck.
-    const { one, many } = await comparePartitions(env, input, parseMix(input.mix, input.mixFile), PARTITION_OFFERED, say);
+    const { one, many } = await comparePartitions(env, input, withCapture(parseMix(input.mix, input.mixFile), input.capture), PARTITION_OFFERED, say);
     expect(one * many).toBeGreaterThan(0);
   }
   if (!input.saturation) return;
-  const mix = parseMix(input.mix, input.mixFile);
+  const mix = withCapture(parseMix(input.mix, input.mixFile), input.capture);
   const { knee, peak, steps } = await findKnee(env, input, mix, say);
   const over = steps.filter((s) => s.saturated).map((s) => s.eventsPerSecond);
   const ceiling = over.length ? Math.min(...over) : null;

@@ -9,17 +9,27 @@ import {
   turnIncidentId,
   utf8Length,
 } from "@agent-oncall/telemetry";
+import { fnv64, type TailItem, tailEventId } from "@agent-oncall/telemetry/tail";
 import { SeededRandom } from "../../test/fixtures/seeded-random";
 import { FloorCounter } from "./floor";
-import { LIFE_SHAPES, type LifeShape, type Mix } from "./mix";
+import { type CapturePath, LIFE_SHAPES, type LifeShape, type Mix } from "./mix";
 
 /**
  * A simulated fleet: each agent lives the mix's shapes of work (a fiber with its stashes, a session turn with its
- * paid ops, a chat turn, a recovery, an exhaustion…) as valid contract events, numbered per agent (`seq`, as the
- * outbox numbers them) and packed per agent per flush the way the outbox ships them (packBodies): one Queue
- * message holds one agent's flush. As the telemetry does, a fiber's checkpoints coalesce to the newest per flush
- * (a held `fiber.stashed` is replaced by the next one, unless another event of that fiber came between), and
- * numbers are given after that, so a coalesced checkpoint takes none. Time is generated slice by slice, so a long run never holds its whole stream.
+ * paid ops, a chat turn, a recovery, an exhaustion…) as valid contract events, shipped the way the mix's capture
+ * path ships them:
+ * - tail (the default): a life runs in one or more invocations of its agent (a recovery's events arrive in a later
+ *   one, after the eviction); each invocation is a trace item, and the console's tail handler sends one Queue
+ *   message per item that has events, unnumbered, with ids derived from the item (tailEventId), when the
+ *   invocation ends. Every event is sent (a stash is the agent's own diagnostics message: nothing coalesces).
+ * - outbox: numbered per agent (`seq`) and packed per agent per flush (packBodies): one Queue message holds one
+ *   agent's flush. As the telemetry does, a fiber's checkpoints coalesce to the newest per flush (a held
+ *   `fiber.stashed` is replaced by the next one, unless another event of that fiber came between), and numbers are
+ *   given after that, so a coalesced checkpoint takes none.
+ * Steady state from the first second: each agent's lives are a Poisson process started a warm-up before the run
+ * (at least the longest life), and only events from the run's start on are sent, so the run begins with lives
+ * under way at every phase, as a fleet that was already running has them. Time is generated slice by slice, so a
+ * long run never holds its whole stream.
  */
 
 /** One Queue message as the agent side sends it: when it is sent, its JSON text, and when each of its events happened. */
@@ -31,13 +41,19 @@ export const fleetAgent = (mix: Mix, i: number, namePrefix: string): Source => (
 
 export type SimMessage = { sendAt: number; body: string; bytes: number; eventTimes: number[] };
 
-type Draft = { dt: number; type: TelemetryEvent["type"]; corr: TelemetryEvent["corr"]; payload: unknown };
+/** One event of a life: its offset from the life's start, and the invocation (trace item) of the life it lands in. */
+type Draft = { dt: number; item: number; type: TelemetryEvent["type"]; corr: TelemetryEvent["corr"]; payload: unknown };
+
+/** From the end of an agent's invocation to its trace item's Queue message being sent by the console's tail handler. */
+export const TAIL_DELIVERY_MS = 50;
 
 /** What the fleet gives the console pages to open: ids that exist in the simulated store. */
 export type Picks = { incidentId: string | null; fiberId: string | null; sessionName: string | null };
 
 type Agent = {
   src: Source;
+  /** Its Durable Object id (the trace item's, tail path). */
+  objectId: string;
   seq: number;
   turnSeq: number;
   nextLifeAt: number;
@@ -62,13 +78,19 @@ const MODELS = ["scripted-small", "scripted-large"];
 class LifeWriter {
   readonly out: Draft[] = [];
   t = 0;
+  /** The invocation the next event lands in (cut() starts a new one). */
+  item = 0;
   constructor(
     readonly r: SeededRandom,
     readonly mix: Mix,
   ) {}
   ev(type: Draft["type"], corr: Draft["corr"], payload: unknown, gapMs: readonly [number, number] = [5, 50]): void {
     this.t += this.r.int(gapMs[0], gapMs[1]);
-    this.out.push({ dt: this.t, type, corr, payload });
+    this.out.push({ dt: this.t, item: this.item, type, corr, payload });
+  }
+  /** The agent was evicted or went to sleep: what follows arrives in a later invocation (its alarm's, or the next call's). */
+  cut(): void {
+    this.item++;
   }
   snapshot(step: number): { preview: string; bytes: number; truncated: boolean } {
     const n = between(this.r, this.mix.snapshotChars);
@@ -126,6 +148,7 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
           { definition, attempt: 1, step: "wait-upstream", reason: "waiting for the export", wakeAt: Date.now() + 60_000 },
           [200, 2_000],
         );
+      if (w.out.at(-1)?.type === "task.waiting") w.cut();
       w.ev("task.completed", corr, { definition, attempt: 1, step: "done", statusMessage: "done" }, [500, 5_000]);
       return;
     }
@@ -152,6 +175,7 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
           // Evicted while the paid op ran: the turn is recovered, the op is ambiguous.
           const inc = { incidentId: turnIncidentId(agentClass, agentName, turnSeq), sessionName: agentName };
           w.ev("fiber.interrupted", fiber, { fiberName: "session-turn", kind: "fiber" }, [100, 2_000]);
+          w.cut();
           w.ev("session.status_rescheduled", ses, { turnSeq, recoveryCount: 1, detail: "evicted mid-turn" }, [500, 5_000]);
           w.ev("op.ambiguous", op, { opKind, turnSeq, detail: "started before an eviction; no completion recorded" }, [5, 50]);
           w.ev("fiber.recovery.detected", { ...fiber, incidentId: inc.incidentId }, { fiberName: "session-turn", kind: "fiber" }, [5, 50]);
@@ -179,6 +203,7 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
       w.ev("fiber.started", corr, { fiberName: name, kind: "fiber" }, [0, 0]);
       stashes(corr, name, "fiber");
       w.ev("fiber.interrupted", corr, { fiberName: name, kind: "fiber" }, [100, 2_000]);
+      w.cut();
       w.ev("fiber.recovery.detected", inc, { fiberName: name, kind: "fiber" }, [1_000, 10_000]);
       w.ev("fiber.recovery.attempt", inc, { fiberName: name, kind: "fiber" }, [5, 400]);
       w.ev("fiber.recovery.handled", inc, { fiberName: name, kind: "fiber", status: "recovered" }, [200, 5_000]);
@@ -193,9 +218,12 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
       const base = { maxAttempts: 3, recoveryKind: "continue" as const, rootRequestId: requestId };
       w.ev("chat.turn.started", turn, { trigger: "submit", generation: 1 }, [0, 0]);
       w.usage(turn);
+      // Evicted mid-stream: the recovery runs in the alarm's invocation, each further attempt after another eviction.
+      w.cut();
       w.ev("chat.recovery.detected", corr, { ...base, attempt: 1 }, [500, 5_000]);
       const attempts = shape === "chatRecovery" ? 1 : 3;
       for (let a = 1; a <= attempts; a++) {
+        if (a > 1) w.cut();
         w.ev("chat.recovery.scheduled", corr, { ...base, attempt: a }, [5, 100]);
         w.ev("chat.recovery.attempt", corr, { ...base, attempt: a }, [500, 3_000]);
         w.usage(corr, { attempt: a });
@@ -228,18 +256,26 @@ function writeLife(shape: LifeShape, w: LifeWriter, agent: { src: Source; turnSe
   }
 }
 
-/** Mean events per life of the mix's weighted shapes, estimated from a fixed sample (so the rate comes out as asked). */
-export function meanEventsPerLife(mix: Mix, samples = 4_000): number {
+/**
+ * Mean events per life of the mix's weighted shapes, and the longest life, estimated from a fixed sample (so the rate
+ * comes out as asked, and the warm-up covers every life under way when the run starts).
+ */
+export function lifeStats(mix: Mix, samples = 4_000): { meanEvents: number; longestMs: number } {
   const r = new SeededRandom(7);
   const shapes = weightedShapes(mix);
   let n = 0;
+  let longestMs = 0;
   for (let i = 0; i < samples; i++) {
     const w = new LifeWriter(r, mix);
     writeLife(r.weighted(shapes), w, { src: { agentClass: "A", agentName: "a" }, turnSeq: 0 });
     n += w.out.length;
+    longestMs = Math.max(longestMs, w.t);
   }
-  return n / samples;
+  return { meanEvents: n / samples, longestMs };
 }
+
+/** Mean events per life of the mix's weighted shapes (lifeStats). */
+export const meanEventsPerLife = (mix: Mix, samples = 4_000): number => lifeStats(mix, samples).meanEvents;
 
 const weightedShapes = (mix: Mix) => LIFE_SHAPES.filter((s) => (mix.lives[s] ?? 0) > 0).map((s) => [s, mix.lives[s]!] as const);
 
@@ -262,48 +298,135 @@ export function typeShares(mix: Mix, samples = 4_000): Record<string, number> {
   );
 }
 
+/** Events per second of the run, by the second they happened in (index 0 = the run's first second). */
+export type RateBySecond = number[];
+
+/** The mean rate (events/s) of each fifth of a run of `seconds`, from per-second counts. */
+export function ratePerFifth(bySecond: RateBySecond, seconds: number): number[] {
+  const fifth = seconds / 5;
+  return [0, 1, 2, 3, 4].map((k) => {
+    let n = 0;
+    for (let s = Math.floor(k * fifth); s < Math.floor((k + 1) * fifth); s++) n += bySecond[s] ?? 0;
+    return n / (Math.floor((k + 1) * fifth) - Math.floor(k * fifth) || 1);
+  });
+}
+
 /**
- * The fleet's event stream. `t0` is the wall-clock epoch of simulated time 0: events carry real times, so
- * ingest's time window accepts them and the console shows them as recent.
+ * The fleet's event stream. `t0` is the wall-clock epoch of simulated time 0, the run's start: events carry real
+ * times, so ingest's time window accepts them and the console shows them as recent.
  */
 export class Fleet {
   readonly agents: Agent[];
   readonly picks: Picks;
+  readonly capture: CapturePath;
   private readonly r: SeededRandom;
   private readonly shapes: (readonly [LifeShape, number])[];
   /** Mean gap between two lives of one agent, in ms. */
   private readonly lifeGapMs: number;
+  /** How long before the run the fleet's lives start (at least the longest life): events before t0 are not sent. */
+  readonly warmupMs: number;
+  /** Tail path: trace items (their events, and when their message is sent) not sent yet. */
+  private tailPending: { sendAt: number; events: TelemetryEvent[] }[] = [];
+  /** Events sent (after coalescing, outbox path). */
   events = 0;
+  /** Events that happened from t0 on, per second (before coalescing): what the fleet offers. */
+  readonly emittedBySecond: RateBySecond = [];
   /** What a store writing only state changes would write for these events (floor.ts). */
   readonly floor = new FloorCounter();
-  /** Checkpoints coalesced away before numbering (never sent). */
+  /** Checkpoints coalesced away before numbering (never sent; outbox path). */
   coalesced = 0;
   messages = 0;
+  /** Tail path: trace items (invocations) that carried events of the run. */
+  items = 0;
   bytes = 0;
 
   constructor(
     readonly mix: Mix,
-    opts: { agents: number; ratePerAgentPerMinute: number; t0: number; seed: number; namePrefix: string },
+    private readonly opts: { agents: number; ratePerAgentPerMinute: number; t0: number; seed: number; namePrefix: string; capture?: CapturePath },
   ) {
     this.r = new SeededRandom(opts.seed);
+    this.capture = opts.capture ?? mix.capture;
     this.shapes = weightedShapes(mix);
-    this.lifeGapMs = (60_000 * meanEventsPerLife(mix)) / opts.ratePerAgentPerMinute;
-    this.agents = Array.from({ length: opts.agents }, (_, i) => ({
-      src: fleetAgent(mix, i, opts.namePrefix),
-      seq: 0,
-      turnSeq: 0,
-      // Spread first lives over one gap, so the fleet starts at its steady rate.
-      nextLifeAt: opts.t0 + this.r.next() * this.lifeGapMs,
-      pending: [],
-      flush: null,
-    }));
+    const stats = lifeStats(mix);
+    this.lifeGapMs = (60_000 * stats.meanEvents) / opts.ratePerAgentPerMinute;
+    this.warmupMs = Math.ceil(stats.longestMs + (this.capture === "outbox" ? mix.outbox.flushDelayMs : TAIL_DELIVERY_MS));
+    this.agents = Array.from({ length: opts.agents }, (_, i) => {
+      const src = fleetAgent(mix, i, opts.namePrefix);
+      return {
+        src,
+        objectId: fnv64(`${src.agentClass}\0${src.agentName}`).repeat(4),
+        seq: 0,
+        turnSeq: 0,
+        // A Poisson process from the warm-up's start: its first life an exponential gap in, like every later one.
+        nextLifeAt: opts.t0 - this.warmupMs + this.gap(),
+        pending: [],
+        flush: null,
+      };
+    });
     this.picks = { incidentId: null, fiberId: null, sessionName: null };
   }
 
-  /** Every message whose flush closes before `until` (epoch ms), in send order. */
+  private gap(): number {
+    return -Math.log(1 - this.r.next()) * this.lifeGapMs;
+  }
+
+  /** Every message sent before `until` (epoch ms), in send order. */
   advance(until: number): SimMessage[] {
+    return this.capture === "tail" ? this.advanceTail(until) : this.advanceOutbox(until);
+  }
+
+  /** Counts an event the fleet offers (from t0 on) in its second. */
+  private offered(time: number): boolean {
+    if (time < this.opts.t0) return false;
+    const s = Math.floor((time - this.opts.t0) / 1000);
+    this.emittedBySecond[s] = (this.emittedBySecond[s] ?? 0) + 1;
+    return true;
+  }
+
+  /** Tail path: each life's invocations become trace items; an item's events are one message when it ends. */
+  private advanceTail(until: number): SimMessage[] {
+    for (const a of this.agents) {
+      while (a.nextLifeAt < until) {
+        const start = a.nextLifeAt;
+        const w = new LifeWriter(this.r, this.mix);
+        const shape = this.r.weighted(this.shapes);
+        writeLife(shape, w, a);
+        this.pick(shape, a, w.out);
+        a.nextLifeAt += this.gap();
+        for (let k = 0; k <= w.item; k++) {
+          const drafts = w.out.filter((d) => d.item === k);
+          if (!drafts.length) continue;
+          const times = drafts.map((d) => Math.floor(start + d.dt));
+          // The item as the runtime hands it over: this agent's object, this invocation's start.
+          const item: TailItem = {
+            scriptName: "sim-fleet",
+            durableObjectId: a.objectId,
+            eventTimestamp: times[0]!,
+            truncated: false,
+            entrypoint: a.src.agentClass,
+          };
+          const events: TelemetryEvent[] = [];
+          drafts.forEach((d, index) => {
+            const time = times[index]!;
+            if (!this.offered(time)) return;
+            const e = { v: SCHEMA_VERSION, id: "", time, type: d.type, source: a.src, corr: d.corr, payload: d.payload } as TelemetryEvent;
+            e.id = tailEventId(item, index, time, JSON.stringify([d.type, d.corr, d.payload]));
+            events.push(e);
+          });
+          if (events.length) this.tailPending.push({ sendAt: times.at(-1)! + TAIL_DELIVERY_MS, events });
+        }
+      }
+    }
+    const due = this.tailPending.filter((m) => m.sendAt < until).sort((x, y) => x.sendAt - y.sendAt);
+    this.tailPending = this.tailPending.filter((m) => m.sendAt >= until);
+    this.items += due.length;
+    return due.flatMap((m) => this.ship(m.events, m.sendAt, (e) => JSON.stringify(e)));
+  }
+
+  /** Outbox path: numbered, packed per agent per flush, checkpoints coalesced. */
+  private advanceOutbox(until: number): SimMessage[] {
     const out: SimMessage[] = [];
-    const delay = this.mix.flushDelayMs;
+    const delay = this.mix.outbox.flushDelayMs;
     for (const a of this.agents) {
       let added = false;
       while (a.nextLifeAt < until) {
@@ -312,11 +435,12 @@ export class Fleet {
         writeLife(shape, w, a);
         for (const d of w.out) {
           const time = Math.floor(a.nextLifeAt + d.dt);
+          if (!this.offered(time)) continue;
           a.pending.push({ v: SCHEMA_VERSION, id: newEventId(time), time, type: d.type, source: a.src, corr: d.corr, payload: d.payload } as TelemetryEvent);
         }
         this.pick(shape, a, w.out);
         added = true;
-        a.nextLifeAt += -Math.log(1 - this.r.next()) * this.lifeGapMs;
+        a.nextLifeAt += this.gap();
       }
       if (added) a.pending.sort((x, y) => x.time - y.time);
       let i = 0;
@@ -339,9 +463,32 @@ export class Fleet {
     return out.sort((x, y) => x.sendAt - y.sendAt);
   }
 
+  /**
+   * The run ends at `end` (after advance(end)): every event that happened before it still leaves, in the message it
+   * would have left in (a trace item's when its invocation ends, cut to what happened before the end; a flush
+   * closed), so what the run stores is what it offered, not less by the lives the end cut in half.
+   */
+  finish(end: number): SimMessage[] {
+    if (this.capture === "tail") {
+      const due = this.tailPending
+        .map((m) => ({ sendAt: m.sendAt, events: m.events.filter((e) => e.time < end) }))
+        .filter((m) => m.events.length)
+        .sort((x, y) => x.sendAt - y.sendAt);
+      this.tailPending = [];
+      this.items += due.length;
+      return due.flatMap((m) => this.ship(m.events, m.sendAt, (e) => JSON.stringify(e)));
+    }
+    const out: SimMessage[] = [];
+    for (const a of this.agents) {
+      a.pending = [];
+      if (a.flush) out.push(...this.close(a));
+    }
+    return out.sort((x, y) => x.sendAt - y.sendAt);
+  }
+
   /** Whether any agent still has events or an open flush (after the last life started). */
   get drained(): boolean {
-    return this.agents.every((a) => !a.pending.length && !a.flush);
+    return !this.tailPending.length && this.agents.every((a) => !a.pending.length && !a.flush);
   }
 
   /** Stops new lives: what is under way still finishes (so the store is not left with lives cut in half). */
@@ -353,13 +500,16 @@ export class Fleet {
     const f = a.flush!;
     a.flush = null;
     const kept = f.events.filter((e): e is TelemetryEvent => e !== null);
+    this.coalesced += f.events.length - kept.length;
+    return this.ship(kept, f.start + this.mix.outbox.flushDelayMs, (e) => JSON.stringify({ ...e, seq: ++a.seq }));
+  }
+
+  /** Events leaving as Queue messages at `sendAt`, packed as both paths pack them (several only past the message budget). */
+  private ship(kept: TelemetryEvent[], sendAt: number, text: (e: TelemetryEvent) => string): SimMessage[] {
     this.floor.message(kept);
     const times = kept.map((e) => e.time);
-    // The outbox ships a flush as packed messages (several only past the Queue's message budget).
-    const bodies = packBodies(kept.map((e) => JSON.stringify({ ...e, seq: ++a.seq })));
-    const sendAt = f.start + this.mix.flushDelayMs;
+    const bodies = packBodies(kept.map(text));
     this.events += times.length;
-    this.coalesced += f.events.length - kept.length;
     this.messages += bodies.length;
     let from = 0;
     return bodies.map((body) => {

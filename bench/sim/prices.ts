@@ -10,10 +10,24 @@
  *   message, so a delivered message costs 3 per 64 KB (more with retries).
  * - R2: cloudflare-docs src/content/docs/r2/pricing.mdx (standard storage): $0.015 per GB-month beyond 10 GB;
  *   Class A $4.50 per million beyond 1 million; Class B $0.36 per million beyond 10 million.
+ * Read on 2026-12-06 through the search tool (no network here):
+ * - Workers (Standard usage model, Workers Paid): developers.cloudflare.com/workers/platform/pricing/, as the Workflows
+ *   pricing page (developers.cloudflare.com/workflows/reference/pricing/) restates it, "identical to Workers Standard":
+ *   requests 10 million a month included then $0.30 per million; CPU time 30 million ms a month included then $0.02
+ *   per million ms; the plan's minimum charge is $5 a month per account (cloudflare-docs, workers/platform/pricing).
+ *   A tail invocation is charged here as a Workers request plus its CPU time, the larger of the two readings
+ *   (Cloudflare's Tail Workers page has described them as billed by CPU time; not re-read here).
+ * - Durable Objects with SQLite storage (the agent's own outbox rows): developers.cloudflare.com/durable-objects/platform/pricing/,
+ *   "SQL storage billing": rows written 50 million a month included then $1.00 per million, rows read 25 billion
+ *   included then $0.001 per million, storage 5 GB-month included then $0.20 per GB-month (the page's figures match
+ *   D1's for rows; the excerpt read here showed its compute table, the storage figures are from the same page as
+ *   mirrored before).
  * Prices change: re-read the pages before quoting a bill.
  */
 export const PRICES = {
-  readOn: "2026-11-24",
+  readOn: "2026-11-24 (D1, Queues, R2), 2026-12-06 (Workers, Durable Objects)",
+  workers: { baseFeePerMonth: 5, requestsPerMillion: 0.3, requestsIncluded: 10_000_000, cpuMsPerMillion: 0.02, cpuMsIncluded: 30_000_000 },
+  durableObjects: { rowsWrittenPerMillion: 1.0, rowsWrittenIncluded: 50_000_000, storagePerGbMonth: 0.2, storageIncludedGb: 5 },
   d1: {
     rowsReadPerMillion: 0.001,
     rowsReadIncluded: 25_000_000_000,

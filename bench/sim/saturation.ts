@@ -16,7 +16,7 @@ const MAX_DRAIN_MS = 30_000;
 
 export type Step = { eventsPerSecond: number; stored: number; sustained: number; lagP99: number; early: number; late: number; saturated: boolean };
 
-const saturated = (r: LoadResult) => r.storedDuringProduction < 0.9 * r.events || r.lagP99Late > 2 * r.lagP99Early + 2_000;
+const saturated = (r: LoadResult) => r.storedDuringProduction < 0.9 * r.sentDuringProduction || r.lagP99Late > 2 * r.lagP99Early + 2_000;
 
 export async function findKnee(env: Env, input: SimInput, mix: Mix, say: (l: string) => void): Promise<{ knee: number; peak: number; steps: Step[] }> {
   const steps: Step[] = [];

@@ -6,14 +6,16 @@ import { app } from "../../worker/app";
 import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
 import { CRONS, QUEUES } from "../../worker/topology";
+import { type AwakeCost, awakePerAgentHour, measureAwake } from "./awake";
 import { dropBacklog, dueRows, type Keep, seedBacklog } from "./backlog";
-import { costPerMillionEvents, monthlyBill, type PerEvent } from "./cost";
+import { type CostPerMillion, costPerMillionEvents, monthlyBill, type PerEvent, projectionRefusal } from "./cost";
 import { cronRunsPerDay } from "./cron";
 import { type LoadResult, percentile, type QueueSettings, runLoad } from "./driver";
 import { fleetAgent, typeShares } from "./fleet";
 import { type Floor, INDEX_ENTRIES } from "./floor";
+import { seedKnownAgents } from "./known-agents";
 import { type D1Meter, meteredDb, type StatementCost } from "./metered";
-import { type Mix, parseMix } from "./mix";
+import { captureSchema, type Mix, parseMix, withCapture } from "./mix";
 import { LIMITS, PRICES } from "./prices";
 import { rowWeights } from "./row-weights";
 import { CLOSING_TABLES, HOT_TABLES, largestHotWindow, type OpenRows, openAtEnd, steadyBytes, type TableGrowth, tableBytes } from "./steady-size";
@@ -34,6 +36,8 @@ export const simInputSchema = z.object({
   mixFile: z.string(),
   seed: z.number().int(),
   saturation: z.boolean(),
+  /** The capture path to ship by, over the mix's own (`--capture`). */
+  capture: captureSchema.optional(),
   /** Compare one D1 database with this many store partitions (bench/sim/partitions.ts); 1: no comparison. */
   partitions: z.number().int().min(1).max(8).default(1),
   /** wrangler.jsonc's `queues.consumers` and `triggers.crons`: the consumer's batching and the retention cron are read from there. */
@@ -47,6 +51,9 @@ export type SimInput = z.infer<typeof simInputSchema>;
 /** The backlog of due rows seeded per paced table before a run: this many times the events the run will send, at most BACKLOG_CAP. */
 const BACKLOG_FACTOR = 4;
 const BACKLOG_CAP = 200_000;
+
+/** Silent wakes and alarm firings measured per run (bench/sim/awake.ts). */
+const AWAKE_SAMPLES = 120;
 
 /** Issue 16's targets, and issue 35's for the store (rows written all in, and the cost per million events with its next mark). */
 export const TARGETS = {
@@ -79,7 +86,14 @@ export type SimReport = {
   pacedDeleted: number;
   backlogSeeded: number;
   costPerMillion: number;
+  cost: CostPerMillion;
   lagP99: number;
+  mix: Mix;
+  /** Whether the run was too short to project from (cost.ts projectionRefusal). */
+  short: boolean;
+  awake: AwakeCost;
+  /** What the mix's awake shares add, per event of its lives: D1 rows written and USD per million. */
+  awakeAdds: { silentWakes: { rows: number; usd: number }; alarmFirings: { rows: number; usd: number } };
 };
 
 /** The whole simulation; `print` gets each line (SIM … or BENCH sim …). */
@@ -96,7 +110,7 @@ export async function simulate(
   },
 ): Promise<SimReport> {
   const say = opts.print;
-  const mix: Mix = parseMix(input.mix, input.mixFile);
+  const mix: Mix = withCapture(parseMix(input.mix, input.mixFile), input.capture);
   const rate = input.rate ?? mix.eventsPerAgentPerMinute;
   const queue = queueSettings(input);
   const shares = typeShares(mix);
@@ -113,6 +127,13 @@ export async function simulate(
     ).toFixed(1)}%`,
   );
 
+  // The fleet's agents, known to the registry as a running fleet has them, before anything is measured.
+  const fleetAgents = Array.from({ length: input.agents }, (_, i) => fleetAgent(mix, i, `sim${input.seed}`));
+  const known = await seedKnownAgents(env, fleetAgents, queue.queue);
+  say(
+    `agents: ${fmt(known)} known before the run (seeded through the real consumer, unmetered, each last heard from at a random point of its 5-minute step, as a steady fleet has them): ` +
+      `the run pays no first sighting, and moves about (run seconds / 300) of the agents' rows, as a steady fleet does`,
+  );
   const rowsBefore = await tableRows(env.DB);
   const openBefore = await openAtEnd(env.DB);
   const sizeBefore = await dbBytes(env.DB);
@@ -122,12 +143,7 @@ export async function simulate(
   const keep: Keep = { hotWindowHours: cfg.hotWindowHours, retentionDays: cfg.days };
   const expected = Math.round((input.agents * rate * input.seconds) / 60);
   const backlogPerTable = Math.min(BACKLOG_FACTOR * expected, BACKLOG_CAP);
-  const seeded = await seedBacklog(
-    env.DB,
-    Array.from({ length: input.agents }, (_, i) => fleetAgent(mix, i, `sim${input.seed}`)),
-    backlogPerTable,
-    keep,
-  );
+  const seeded = await seedBacklog(env.DB, fleetAgents, backlogPerTable, keep);
   const dueBefore = await dueRows(env.DB, keep);
   // The file grew by the backlog's pages; pacing frees them during the run and the fleet's rows may reuse them.
   const sizeSeeded = await dbBytes(env.DB);
@@ -139,6 +155,7 @@ export async function simulate(
     seconds: input.seconds,
     seed: input.seed,
     namePrefix: `sim${input.seed}`,
+    capture: mix.capture,
     queue,
     env,
     ...(opts.progress ? { progress: say } : {}),
@@ -157,16 +174,29 @@ export async function simulate(
   const lagP50 = percentile(load.lags, 0.5);
   const lagP99 = percentile(load.lags, 0.99);
   const offered = (input.agents * rate) / 60;
+  // A run too short to project from prints its per-event figures with a warning, and no monthly bill.
+  const refusal = projectionRefusal(input.seconds, load.batches);
+  const short = refusal !== null;
+  if (refusal) say(`WARNING: this run is ${refusal}: the per-event figures below are this run's alone, and no monthly bill is printed`);
+  const path =
+    mix.capture === "tail"
+      ? `capture tail: one message per trace item with events (${fmt(load.items)} items), unnumbered, tail-style ids; ${fmt(mix.tail.invocationsPerEvent, 2)} tail invocations per event (the mix's, measured: docs/capture.md)`
+      : `capture outbox: numbered, one message per agent per ${fmt(mix.outbox.flushDelayMs / 1000, 1)} s flush, checkpoints coalesced; ${fmt(mix.outbox.agentRowsPerEvent, 2)} Durable Object rows per event on the agent (the mix's: docs/scale.md)`;
   say(
-    `load: ${fmt(input.agents)} agents x ${fmt(input.seconds)} s at ${fmt(rate)} events/agent/min (offered ${fmt(offered)} events/s), started ${started}: ` +
+    `load: ${fmt(input.agents)} agents x ${fmt(input.seconds)} s at ${fmt(rate)} events/agent/min (offered ${fmt(offered)} events/s), started ${started}; ${path}: ` +
       `${fmt(load.events)} events in ${fmt(load.messages)} messages (${fmt(load.events / Math.max(1, load.messages), 2)} events/message, ${fmt(load.messageBytes / Math.max(1, load.messages))} bytes/message), ` +
       `${fmt(load.batches)} batches of <= ${queue.maxBatchSize} (timeout ${queue.maxBatchTimeoutMs / 1000} s), ${fmt(load.retried)} retried, ${fmt(load.abandoned)} not stored; ` +
       `${fmt(load.messages / input.seconds)} messages/s sent (one queue takes ${fmt(LIMITS.queueMessagesPerSecond)}/s: ${load.messages / input.seconds > LIMITS.queueMessagesPerSecond ? "OVER" : "within"})`,
   );
+  const rates = (xs: number[]) => xs.map((x) => fmt(x)).join(" / ");
+  say(
+    `steady state: lives began ${fmt(load.warmupMs / 1000, 1)} s before the run (the longest life), so it starts with lives under way; events/s per fifth of the run, ` +
+      `offered (by when they happened) ${rates(load.offeredPerFifth)} against the mix's ${fmt(offered)}; stored (by when stored) ${rates(load.storedPerFifth)}, then ${fmt(load.storedAfter)} events drained after the end`,
+  );
   say(
     `throughput: sustained ${fmt(load.stored / (load.wallMs / 1000))} events/s (stored / wall time to the last batch, ${fmt(load.wallMs / 1000, 1)} s); ` +
       `consumer busy ${fmt(load.busyMs / 1000, 1)} s = ${fmt(load.stored / (load.busyMs / 1000))} events/s while busy; ` +
-      `stored during production ${fmt((load.storedDuringProduction / Math.max(1, load.events)) * 100, 1)}% of sent; generator ${fmt(load.genMs / 1000, 1)} s of the same CPU`,
+      `stored during production ${fmt((load.storedDuringProduction / Math.max(1, load.sentDuringProduction)) * 100, 1)}% of what was sent by its end; generator ${fmt(load.genMs / 1000, 1)} s of the same CPU`,
   );
   say(
     `queue lag (scheduled -> stored): p50 ${fmt(lagP50 / 1000, 2)} s, p99 ${fmt(lagP99 / 1000, 2)} s, max ${fmt(percentile(load.lags, 1) / 1000, 2)} s; p99 of the first fifth ${fmt(load.lagP99Early / 1000, 2)} s vs the last fifth ${fmt(load.lagP99Late / 1000, 2)} s` +
@@ -219,6 +249,9 @@ export async function simulate(
   const deleteWritten = paced.deleted ? paced.written / paced.deleted : ret.writtenPerDeleted;
   const deleteRead = paced.deleted ? paced.read / paced.deleted : ret.readPerDeleted;
   const queueOps = load.messages ? (sumUnits(load) * PRICES.queues.opsPerDelivery) / load.events : 0;
+  // Keeping agents awake, through the real tail handler and consumer.
+  const awake = await measureAwake(env, fleetAgents, AWAKE_SAMPLES, queue);
+  const tail = mix.capture === "tail";
   const per: PerEvent = {
     // The run's own writes without the backlog's deletes, plus one deletion per row it added.
     d1RowsWritten: (load.d1.rowsWritten - paced.written) / ev + deleteWritten * rowsAddedPerEvent,
@@ -228,21 +261,33 @@ export async function simulate(
     r2ClassA: load.r2.classA / ev,
     r2ClassB: load.r2.classB / ev,
     r2Bytes: load.r2.bytesPut / ev,
+    tailInvocations: tail ? mix.tail.invocationsPerEvent : 0,
+    tailCpuMs: tail ? mix.tail.invocationsPerEvent * mix.tail.cpuMsPerInvocation : 0,
+    agentRowsWritten: tail ? 0 : mix.outbox.agentRowsPerEvent,
   };
-  const cpm = costPerMillionEvents(per);
+  const cost = costPerMillionEvents(per, keep.hotWindowHours);
+  const cpm = cost.total;
   say(
-    `cost per million events: ${usd(cpm)} (D1 ${fmt(per.d1RowsWritten, 2)} rows written incl. retention's deletes, ${fmt(per.d1RowsRead, 1)} rows read, ${fmt(per.d1Bytes)} bytes for a month; ` +
-      `Queues ${fmt(queueOps, 3)} ops; R2 ${fmt(per.r2ClassA, 4)} A + ${fmt(per.r2ClassB, 4)} B, ${fmt(per.r2Bytes)} bytes) at list prices read ${PRICES.readOn} (bench/sim/prices.ts)`,
+    `cost per million events: ${usd(cpm)} = D1 rows ${usd(cost.d1)} (${fmt(per.d1RowsWritten, 2)} written incl. retention's deletes, ${fmt(per.d1RowsRead, 1)} read) + D1 storage ${usd(cost.d1Storage)} (${fmt(per.d1Bytes)} bytes for the ${keep.hotWindowHours} h hot window, not a month) + ` +
+      `Queues ${usd(cost.queues)} (${fmt(queueOps, 3)} ops) + R2 ${usd(cost.r2)} (${fmt(per.r2ClassA, 4)} A + ${fmt(per.r2ClassB, 4)} B, ${fmt(per.r2Bytes)} bytes for a month) + ` +
+      `tail invocations ${usd(cost.tail)} (${fmt(per.tailInvocations, 2)} Workers requests and ${fmt(per.tailCpuMs, 2)} CPU ms per event: the mix's figures, the CPU stated, not measured) + ` +
+      `the agent side ${usd(cost.agentSide)} (${tail ? "tail: 0 Durable Object rows, 0 bytes" : `outbox: ${fmt(per.agentRowsWritten, 2)} Durable Object rows written at DO SQLite's price`}); ` +
+      `left out: the Queue consumer's and the console's own Workers requests and CPU (per batch and per page, not per event), and the plan's $${PRICES.workers.baseFeePerMonth}/month base fee (in the monthly lines); at list prices read ${PRICES.readOn} (bench/sim/prices.ts)`,
   );
   say(storeTargetsLine(per, cpm, load.floor, opts.targets));
-  for (const agents of [1_000, 10_000]) {
-    const b = monthlyBill(per, agents, storedRate, keptDays, steadyGb(agents));
-    say(
-      `monthly cost, ${fmt(agents)} agents at ${fmt(rate)} events/agent/min offered, ${fmt(storedRate, 1)} stored (${fmt(b.events / 1e9, 2)} B events/month): ${usd(b.total)} = ` +
-        `D1 rows written ${usd(b.d1Written)} + rows read ${usd(b.d1Read)} + storage ${usd(b.d1Storage)} (${fmt(b.d1StorageGb)} GB at steady state${b.d1StorageGb > 10 ? `: over D1's 10 GB cap, ${Math.ceil(b.d1StorageGb / 10)} databases` : ""}) + ` +
-        `Queues ${usd(b.queues)} + R2 ${usd(b.r2)}; Workers requests and CPU not included`,
-    );
-  }
+  const awakeAdds = awakeLines(mix, awake, storedRate, say);
+  if (refusal) say(`monthly cost: not projected: this run is ${refusal}`);
+  else
+    for (const agents of [1_000, 10_000]) {
+      const b = monthlyBill(per, agents, storedRate, keptDays, steadyGb(agents));
+      const awakeUsd = ((awakeAdds.silentWakes.usd + awakeAdds.alarmFirings.usd) * b.events) / 1e6;
+      say(
+        `monthly cost, ${fmt(agents)} agents at ${fmt(rate)} events/agent/min offered, ${fmt(storedRate, 1)} stored (${fmt(b.events / 1e9, 2)} B events/month): ${usd(b.total)} = ` +
+          `D1 rows written ${usd(b.d1Written)} + rows read ${usd(b.d1Read)} + storage ${usd(b.d1Storage)} (${fmt(b.d1StorageGb)} GB at steady state${b.d1StorageGb > 10 ? `: over D1's 10 GB cap, ${Math.ceil(b.d1StorageGb / 10)} databases` : ""}) + ` +
+          `Queues ${usd(b.queues)} + R2 ${usd(b.r2)} + tail invocations ${usd(b.tail)} + the agent side ${usd(b.agentSide)} + Workers Paid base fee ${usd(b.baseFee)}; ` +
+          `keeping agents awake (the mix's shares, below the lives) adds about ${usd(awakeUsd)} more at marginal prices`,
+      );
+    }
   return {
     load,
     per,
@@ -250,7 +295,56 @@ export async function simulate(
     pacedDeleted: paced.deleted,
     backlogSeeded: Object.values(seeded).reduce((a, b) => a + b, 0),
     costPerMillion: cpm,
+    cost,
     lagP99,
+    mix,
+    short,
+    awake,
+    awakeAdds,
+  };
+}
+
+/**
+ * The two costs of keeping agents awake that a mix's lives leave out, as separate lines: silent wakes (keepAlive
+ * heartbeats) and alarm loop firings, each measured per unit (bench/sim/awake.ts) and scaled by the mix's shares, per
+ * event of the mix's lives (what the per-event figures above divide by) and per million of them.
+ */
+function awakeLines(mix: Mix, awake: AwakeCost, storedRate: number, say: (l: string) => void) {
+  const perHour = awakePerAgentHour(mix);
+  const eventsPerAgentHour = storedRate * 60;
+  const unitUsd = (u: AwakeCost["silentWake"]) =>
+    u.d1RowsWritten * PRICES.d1.rowsWrittenPerMillion +
+    u.d1RowsRead * PRICES.d1.rowsReadPerMillion +
+    u.queueMessages * PRICES.queues.opsPerDelivery * PRICES.queues.opsPerMillion +
+    PRICES.workers.requestsPerMillion +
+    mix.tail.cpuMsPerInvocation * PRICES.workers.cpuMsPerMillion;
+  const one = (what: string, u: AwakeCost["silentWake"], perAgentHour: number, share: number, every: number, rowsNote: string) => {
+    const rows = (perAgentHour * u.d1RowsWritten) / eventsPerAgentHour;
+    const usdPerMillion = (perAgentHour * unitUsd(u)) / eventsPerAgentHour;
+    say(
+      `awake, ${what} (not in the mix's lives): ${fmt(u.d1RowsWritten, 2)} D1 rows written and ${fmt(u.queueMessages, 2)} Queue messages per unit, 1 tail invocation (${fmt(mix.tail.cpuMsPerInvocation, 1)} CPU ms, stated) ` +
+        `(measured: ${fmt(u.count)} through the real tail handler and consumer; ${rowsNote}); every ${fmt(every)} s for ${fmt(share * 100, 1)}% of agents (the mix's awake.source) = ${fmt(perAgentHour, 2)} per agent-hour: ` +
+        `+${fmt(rows, 3)} D1 rows per event of the lives, +${usd(usdPerMillion)} per million events`,
+    );
+    return { rows, usd: usdPerMillion };
+  };
+  return {
+    silentWakes: one(
+      "silent wakes (keepAlive heartbeats: an alarm that published nothing)",
+      awake.silentWake,
+      perHour.wakes,
+      mix.awake.keepAliveShare,
+      mix.awake.keepAliveHeartbeatSeconds,
+      "one silent_wakes row and its index entries each",
+    ),
+    alarmFirings: one(
+      "alarm loop firings (schedule:execute)",
+      awake.alarmFiring,
+      perHour.firings,
+      mix.awake.alarmLoopShare,
+      mix.awake.alarmLoopSeconds,
+      "an event, stored like any, that also moves its agent's row",
+    ),
   };
 }
 
@@ -271,7 +365,7 @@ function storeTargetsLine(per: PerEvent, cpm: number, floor: Floor, targets: boo
     (targets
       ? ` (target <= ${usd(TARGETS.costPerMillion)}: ${met(cpm <= TARGETS.costPerMillion)}; next mark ${usd(TARGETS.costPerMillionNext)}: ${met(cpm <= TARGETS.costPerMillionNext)})`
       : "") +
-    ` — not yet in it: tail invocations and the agent side's rows`
+    ` (all in: D1, Queues, R2, tail invocations, the agent side; keeping agents awake on its own lines)`
   );
 }
 
