@@ -45,6 +45,11 @@ export type IngestOptions = {
    * the call with nothing written to D1.
    */
   history?: (events: TelemetryEvent[]) => Promise<unknown>;
+  /**
+   * Whether to write the hot timeline's segments (default true). False when R2 holds the timelines (HISTORY bound):
+   * R2 is written before D1, so every reader finds an event there first, and D1 keeps no event bodies.
+   */
+  segments?: boolean;
 };
 
 /** How often a write re-reads the ledger after a concurrent write stored one of its events, before it throws. */
@@ -143,7 +148,7 @@ async function writeAdmitted(
     const rows = toRows(fresh, now);
     const stmts = [
       ...guardStatements(db, ledger.fresh).map((stmt) => ({ table: LEDGER, stmt })),
-      ...tableStatements(db, rows.events, rows.projections, rows.rollups),
+      ...tableStatements(db, opts.segments === false ? [] : rows.events, rows.projections, rows.rollups),
       ...insertStatements(db, ledger.fresh).map((stmt) => ({ table: LEDGER, stmt })),
       ...deadLetterStatements(db, dead, now).map((stmt) => ({ table: "dead_letters", stmt })),
     ];
@@ -243,7 +248,9 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
       throw new HistoryWriteError(e instanceof Error ? e.message : String(e));
     }
   };
-  const opts = { ...(await ingestOptionsFromEnv(env)), now, history, onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
+  // With R2 bound and TIMELINE_SEGMENTS off, D1 keeps no event bodies: every reader finds them in R2 (written first).
+  const segments = !env.HISTORY || consoleConfig(env).history.segments;
+  const opts = { ...(await ingestOptionsFromEnv(env)), now, history, segments, onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
   // A store recorded under another partition count is refused (throws: the batch is retried until fixed).
   await assertRecordedPartitions(store);
   let deadLettered = 0;
