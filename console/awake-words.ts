@@ -66,7 +66,7 @@ export const LOOP_RULE = `An alarm loop: at least ${LOOP_MIN_FIRINGS} schedule f
 /** The resident-time estimate with its method and error. */
 export function residentSentence(e: ResidentEstimate): string {
   const range = `${duration(e.lowMs)} to ${duration(e.highMs)}`;
-  const cap = e.capped ? " (segment cap reached: counts from the start shown only)" : "";
+  const cap = e.capped ? " (read cap reached: counts from the start shown only)" : "";
   return `Resident about ${range} of the last 24 h${cap}.`;
 }
 

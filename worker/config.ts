@@ -81,6 +81,7 @@ export const CONFIG_VARS = {
   HISTORY_RETENTION_DAYS: { expected: "a whole number of days from 1 to 36500", schema: whole(1, 36_500) },
   HISTORY_SHARDS: { expected: "a whole number from 1 to 256", schema: whole(1, 256) },
   HISTORY_PREVIOUS_SHARDS: { expected: "at most 4 comma-separated whole numbers from 1 to 256", schema: shardList },
+  TIMELINE_SEGMENTS: { expected: '"on" or "off"', schema: z.enum(["on", "off"]) },
   INGEST_MAX_AGE_DAYS: { expected: "a number of days from 1 to 3650", schema: decimal(1, 3650) },
   INGEST_MAX_FUTURE_SKEW_SECONDS: { expected: "a number of seconds from 0 to 86400", schema: decimal(0, 86_400) },
   RECONCILE_AFTER_MINUTES: { expected: "a whole number of minutes from 1 to 10080", schema: whole(1, 7 * 24 * 60) },
@@ -135,7 +136,11 @@ export type ConsoleConfig = {
    * stored batch: up to `pace` x the rows the batch added, per table (0: the hourly cron alone).
    */
   retention: { days: number; hotWindowHours: number; pace: number };
-  history: { shards: number; previousShards: number[]; retentionDays: number };
+  /**
+   * `segments`: whether D1 also keeps the hot timeline's event bodies (event_segments) when R2 is bound
+   * (TIMELINE_SEGMENTS, default on). Off: R2 alone holds events; without a HISTORY bucket D1 always keeps them.
+   */
+  history: { shards: number; previousShards: number[]; retentionDays: number; segments: boolean };
   ingest: { maxAgeDays: number; maxFutureSkewSeconds: number; signingSecret: string | null };
   /** `unknownAfterMs`: how long a run of an agent that cannot be asked may stay open without an event before it is shown as unknown. */
   reconcile: { afterMs: number; batch: number; unknownAfterMs: number };
@@ -245,6 +250,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       shards,
       previousShards: [...new Set((values.HISTORY_PREVIOUS_SHARDS as number[] | undefined) ?? [])].filter((n) => n !== shards),
       retentionDays: num("HISTORY_RETENTION_DAYS", 400),
+      segments: (values.TIMELINE_SEGMENTS as string | undefined) !== "off",
     },
     ingest: {
       maxAgeDays: num("INGEST_MAX_AGE_DAYS", retentionDays),

@@ -1,3 +1,4 @@
+import { type HistoryTier, historyTier } from "../src/store/history/tier";
 import type { Store } from "../src/store/partitions";
 import { consoleConfig, partitionBindings } from "./config";
 
@@ -15,4 +16,13 @@ export function storeFromEnv(env: { DB: D1Database }): Store {
     stores.set(env, store);
   }
   return store;
+}
+
+/**
+ * Where read models read the R2 history from, when a bucket is bound (worker/config.ts: HISTORY_*, TIMELINE_SEGMENTS,
+ * HOT_WINDOW_HOURS, the ingest clock skew); undefined without one.
+ */
+export function historyTierFromEnv(env: { HISTORY?: R2Bucket }, now = Date.now()): HistoryTier | undefined {
+  const { history, retention, ingest } = consoleConfig(env);
+  return historyTier(env.HISTORY, { ...history, hotWindowHours: retention.hotWindowHours, futureSkewMs: ingest.maxFutureSkewSeconds * 1000 }, now);
 }

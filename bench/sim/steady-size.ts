@@ -1,6 +1,6 @@
 /**
  * D1's size at steady state, per table by its own keep time: what the store holds once retention keeps pace.
- * Timelines (event_segments) and finished runs are kept for the hot window; so are incidents that are not open,
+ * Timelines (event_segments), the idempotency ledger (event_ledger) and finished runs are kept for the hot window; so are incidents that are not open,
  * their incident_usage rows and resolved ops (src/store/retention.ts), and backups until the hot window after they
  * expire. What stays open is estimated from the run (openAtEnd): open incidents as a level the fleet bounds (the
  * sim's recoveries end within seconds, so those open when the run ends are the standing level, Little's law: it
@@ -17,7 +17,7 @@ const HOUR = 3_600_000;
 /** Tables whose rows the fleet bounds (one per agent or per deploy), not time: the sim's sessions are one per agent. */
 export const FLEET_BOUND = new Set(["agents", "sessions", "recovery_pauses", "deploys", "store_settings"]);
 /** Tables kept for the hot window, whole. */
-export const HOT_TABLES = new Set(["event_segments", "runs"]);
+export const HOT_TABLES = new Set(["event_segments", "runs", "event_ledger"]);
 /** Tables whose closed rows are kept for the hot window and whose open rows stay (openAtEnd says how many are open). */
 export const CLOSING_TABLES = new Set(["incidents", "incident_usage", "op_ambiguities"]);
 /** Of the closing tables, those whose open rows are a standing level bounded by the fleet (the rest: RETENTION_DAYS). */

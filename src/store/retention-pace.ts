@@ -12,6 +12,7 @@
  * ingest refused such times).
  */
 
+import { SLOT_MS } from "./history/layout";
 import {
   type Child,
   childDelete,
@@ -25,7 +26,19 @@ import {
   rowValue,
   runDueSql,
 } from "./retention";
-import { deadLetters, eventRollups, eventSegments, incidents, incidentUsage, opAmbiguities, respentRollups, runs, sessions, workspaceBackups } from "./schema";
+import {
+  deadLetters,
+  eventLedger,
+  eventRollups,
+  eventSegments,
+  incidents,
+  incidentUsage,
+  opAmbiguities,
+  respentRollups,
+  runs,
+  sessions,
+  workspaceBackups,
+} from "./schema";
 import { names } from "./sql-names";
 
 const G = names(eventSegments);
@@ -38,6 +51,7 @@ const S = names(sessions);
 const R = names(eventRollups);
 const RS = names(respentRollups);
 const U = names(incidentUsage);
+const EL = names(eventLedger);
 
 /** How many times what a batch added each slice may delete, by default (RETENTION_PACE, worker/config.ts). */
 export const DEFAULT_RETENTION_PACE = 10;
@@ -72,6 +86,8 @@ const DIRECT: Direct[] = [
   { table: R.$table, index: null, order: [R.bucket, R.type, R.dim], range: `${R.bucket} < ?1` },
   { table: RS.$table, index: null, order: [RS.bucket, RS.agentClass, RS.agentName], range: `${RS.bucket} < ?1` },
   { table: D.$table, index: "dead_letters_received", order: [D.receivedAt, D.messageId], range: `${D.receivedAt} < ?1` },
+  // The idempotency ledger by bucket (the primary key's prefix): a bucket goes once its whole slot is before the hot window.
+  { table: EL.$table, index: null, order: [EL.bucket, EL.batch], range: `${EL.bucket} < ?3 - ${SLOT_MS}` },
 ];
 
 const WALKED: Walked[] = [

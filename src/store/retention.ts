@@ -4,12 +4,14 @@
  */
 
 import { RUN_KINDS } from "@agent-oncall/telemetry/contract";
+import { SLOT_MS } from "./history/layout";
 import { openNowSql } from "./read-models/incident-status";
 import { INCIDENT_KINDS } from "./read-models/incidents";
 import {
   alertDeliveries,
   auditLog,
   deadLetters,
+  eventLedger,
   eventRollups,
   eventSegments,
   incidents,
@@ -41,6 +43,7 @@ const A = names(alertDeliveries);
 const RS = names(respentRollups);
 const U = names(incidentUsage);
 const W = names(silentWakes);
+const EL = names(eventLedger);
 /** Each table's primary key columns, by table name: rows are deleted by key (tables stored WITHOUT ROWID have no rowid). */
 const KEY: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
   [
@@ -56,6 +59,7 @@ const KEY: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
     respentRollups,
     incidentUsage,
     silentWakes,
+    eventLedger,
   ].map((t) => [names(t).$table, keyColumns(t)]),
 );
 
@@ -172,6 +176,8 @@ const PLAN: { table: string; where: string; rows?: (limit: number) => string; ch
   // Rollups age with the events they count (the bucket range is the primary key's prefix).
   { table: R.$table, where: outside(R.bucket) },
   { table: RS.$table, where: outside(RS.bucket) },
+  // The idempotency ledger goes with the hot window: a bucket once its whole slot is before it (worker/ingest/ledger.ts).
+  { table: EL.$table, where: `(${EL.bucket} < ?3 - ${SLOT_MS} OR ${future(EL.bucket)})` },
   // Alarm wakes that published nothing: /awake reads the last hour of them, so they go with the hot window.
   { table: W.$table, where: `(${W.at} < ?3 OR ${future(W.at)})` },
   // The alert delivery log (its keys dedupe alerts: an incident older than retention could alert again, which is fine).

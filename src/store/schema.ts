@@ -48,6 +48,24 @@ export const eventSegments = sqliteTable(
   (t) => [primaryKey({ columns: [t.agentClass, t.agentName, t.seqFrom] }), index("event_segments_agent_time").on(t.agentClass, t.agentName, t.timeTo)],
 );
 
+/**
+ * The idempotency ledger: which events each ingest write stored, so a redelivered or resent event is stored,
+ * counted and written to R2 once (worker/ingest/ledger.ts). One row per (bucket, batch): `bucket` is the start of
+ * the event-time slot (SLOT_MS, the R2 history's slot) its events fall in, `batch` a unique id per ingest write,
+ * `keys` a JSON array of the short keys (ledger.ts ledgerKey) of the events that write stored in that slot. A batch
+ * costs one row per slot it touches, not one per event. Stored WITHOUT ROWID (the key is the row: no second index);
+ * rows go after the hot window (retention, by bucket: the key's prefix).
+ */
+export const eventLedger = sqliteTable(
+  "event_ledger",
+  {
+    bucket: integer("bucket").notNull(),
+    batch: text("batch").notNull(),
+    keys: text("keys").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.batch] })],
+);
+
 /** Messages that failed validation, with the reason. Nothing is dropped silently. */
 export const deadLetters = sqliteTable(
   "dead_letters",
@@ -637,6 +655,18 @@ export const storeSettings = sqliteTable("store_settings", {
  * key's bytes stored once. Such rows are found and deleted by primary key (sql-names.ts rowKeys), never by rowid.
  * test/store/without-rowid.test.ts checks the migrated database against this list: a migration drizzle generates
  * later that rebuilds one of these tables would make it a rowid table again, and must be followed by a hand edit.
- * event_segments stays a rowid table: retention's cron walks it in arrival (rowid) order.
+ * event_segments stays a rowid table: retention's cron walks it in arrival (rowid) order. event_ledger is created
+ * WITHOUT ROWID by its own generated migration, with that clause added (0027_event_ledger).
  */
-export const withoutRowid = [runs, agents, incidents, incidentUsage, sessions, opAmbiguities, workspaceBackups, eventRollups, respentRollups] as const;
+export const withoutRowid = [
+  runs,
+  agents,
+  incidents,
+  incidentUsage,
+  sessions,
+  opAmbiguities,
+  workspaceBackups,
+  eventRollups,
+  respentRollups,
+  eventLedger,
+] as const;

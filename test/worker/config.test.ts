@@ -26,7 +26,7 @@ describe("worker/config.ts: one parse, one policy", () => {
   it("takes each default when a setting is unset or blank", () => {
     const c = parseConfig(dev({ RETENTION_DAYS: " ", HISTORY_SHARDS: "" }));
     expect(c.retention).toEqual({ days: 30, hotWindowHours: 48, pace: 10 });
-    expect(c.history).toEqual({ shards: 4, previousShards: [], retentionDays: 400 });
+    expect(c.history).toEqual({ shards: 4, previousShards: [], retentionDays: 400, segments: true });
     expect(c.ingest).toEqual({ maxAgeDays: 30, maxFutureSkewSeconds: 300, signingSecret: null });
     expect(c.reconcile).toEqual({ afterMs: 10 * 60_000, batch: 20, unknownAfterMs: 60 * 60_000 });
     expect(c.stuck).toEqual(DEFAULT_STUCK_CONFIG);
@@ -51,6 +51,7 @@ describe("worker/config.ts: one parse, one policy", () => {
         HISTORY_SHARDS: "16",
         HISTORY_PREVIOUS_SHARDS: "4, 8,16",
         HISTORY_RETENTION_DAYS: " 90 ",
+        TIMELINE_SEGMENTS: "off",
         STUCK_INCIDENT_NO_ATTEMPT_MINUTES: "0.5",
         RECONCILE_BATCH: "100",
         OTLP_ENDPOINT: "https://otlp.example.com/v1/traces",
@@ -60,7 +61,7 @@ describe("worker/config.ts: one parse, one policy", () => {
       }),
     );
     expect(c.ingest).toMatchObject({ maxAgeDays: 7, maxFutureSkewSeconds: 30 });
-    expect(c.history).toEqual({ shards: 16, previousShards: [4, 8], retentionDays: 90 });
+    expect(c.history).toEqual({ shards: 16, previousShards: [4, 8], retentionDays: 90, segments: false });
     expect(c.stuck.incident_no_attempt).toBe(0.5);
     expect(c.reconcile.batch).toBe(100);
     expect(c.otel.otlp).toEqual({ url: "https://otlp.example.com/v1/traces", headers: { "x-key": "abc" } });
@@ -89,6 +90,14 @@ describe("worker/config.ts: one parse, one policy", () => {
     expect(e.problems).toContainEqual({ variable: "RECONCILE_BATCH", value: "500", expected: "a whole number from 1 to 100" });
     expect(e.message).toContain('RETENTION_DAYS="forever" must be a whole number of days from 1 to 3650');
     expect(e.message).toContain('DEV_ROLE="admin" must be "viewer" or "operator"');
+  });
+
+  it("takes TIMELINE_SEGMENTS as on or off, and refuses anything else with what it expects", () => {
+    expect(parseConfig(dev({ TIMELINE_SEGMENTS: "on" })).history.segments).toBe(true);
+    expect(parseConfig(dev({ TIMELINE_SEGMENTS: "off" })).history.segments).toBe(false);
+    const e = refusal({ TIMELINE_SEGMENTS: "no" });
+    expect(e.variables).toEqual(["TIMELINE_SEGMENTS"]);
+    expect(e.message).toContain('TIMELINE_SEGMENTS="no" must be "on" or "off"');
   });
 
   it("takes the overview's recent window in minutes down to half a minute, and refuses a shorter one with what it expects", () => {

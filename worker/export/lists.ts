@@ -1,4 +1,5 @@
 import type { ListName } from "../../console/links";
+import type { HistoryTier } from "../../src/store/history/tier";
 import type { Store } from "../../src/store/partitions";
 import { agentListFilters, listAudit, parseStuckFilters, searchIn } from "../../src/store/read-models";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
@@ -11,7 +12,8 @@ import type { StuckConfig } from "../../src/store/read-models/stuck";
 import type { ExportPage, ExportReader } from "./stream";
 
 /** What a list's export reads with: the console's store (every partition), the request's time, and the stuck rules' thresholds. */
-export type ExportContext = { store: Store; now: number; stuckConfig: StuckConfig };
+/** `history`: the R2 tier (events are read there when D1 keeps no event bodies). */
+export type ExportContext = { store: Store; now: number; stuckConfig: StuckConfig; history?: HistoryTier };
 /** The URL's filters, exactly as the list's page gets them (the read model validates them). */
 export type ExportFilters = Record<string, string | undefined>;
 
@@ -68,7 +70,7 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
   incidents: paged(listIncidentsIn),
   sessions: paged(listSessionsIn),
   ops: paged(listAmbiguousOpsIn),
-  events: paged(listEventsIn),
+  events: (x, f) => async (cursor, limit) => rows(await listEventsIn(x.store, f, { cursor: cursor ?? undefined, limit }, x.history)),
   alerts: paged(home(listAlertDeliveries)),
   audit: paged(home(listAudit)),
   backups: (x, f) => async (cursor, limit) => rows(await listBackupsIn(x.store, f, { cursor, limit }, x.now)),

@@ -1,6 +1,8 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { trace } from "@opentelemetry/api";
 import { assertRecordedPartitions, partitionOf, type Store } from "../../src/store/partitions";
+import { eventLedger } from "../../src/store/schema";
+import { names } from "../../src/store/sql-names";
 import { consoleConfig, type SettingVars } from "../config";
 import type { AlertEnv } from "../jobs";
 import { storeFromEnv } from "../store";
@@ -9,6 +11,7 @@ import { alertOnIngested } from "./alerts";
 import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
 import { bodyText, bodyType, type DeadLetter, deadLetterStatements } from "./dead-letters";
 import { type HistoryWriteResult, writeHistory } from "./history";
+import { guardStatements, insertStatements, isLedgerConflict, keyedEvents, readLedger } from "./ledger";
 import { type MessageItem, messageItems } from "./messages";
 import { paceAfterBatch } from "./pace";
 import { tableStatements } from "./projections";
@@ -17,7 +20,10 @@ import { verificationKey } from "./signature";
 
 /** What one ingest call did, and what it cost D1 (summed from each statement's `meta`: every index entry counts as a row written). */
 export type IngestResult = {
+  /** Valid events of the batch (each stored now or before: a redelivered event is stored already). */
   stored: number;
+  /** Of those, the events this call stored (the ledger held the others: ledger.ts). */
+  added: number;
   deadLettered: number;
   rowsWritten: number;
   rowsRead: number;
@@ -31,18 +37,35 @@ export type IngestOptions = {
   bounds?: IngestBounds;
   /** Signed mode: events without a valid signature go to dead letters. */
   signingKey?: CryptoKey | null;
-  /** Told the valid events once they are stored (alerting looks at them; see handleTelemetryBatch). */
+  /** Told the events this call stored (not those stored before) once they are (alerting looks at them; see handleTelemetryBatch). */
   onStored?: (events: TelemetryEvent[]) => void;
+  /**
+   * Writes the events this call is about to store to the R2 history, BEFORE the D1 transaction that files them in
+   * the ledger (so an event the ledger holds is in R2, and a redelivered one is not written again). Throwing fails
+   * the call with nothing written to D1.
+   */
+  history?: (events: TelemetryEvent[]) => Promise<unknown>;
+  /**
+   * Whether to write the hot timeline's segments (default true). False when R2 holds the timelines (HISTORY bound):
+   * R2 is written before D1, so every reader finds an event there first, and D1 keeps no event bodies.
+   */
+  segments?: boolean;
 };
+
+/** How often a write re-reads the ledger after a concurrent write stored one of its events, before it throws. */
+export const LEDGER_TRIES = 3;
 
 /**
  * Validates a batch of message bodies and writes events, projections and dead
  * letters in one D1 batch (one transaction). Safe to call again with the same
- * messages: events dedupe on id, dead letters on message id, projections merge.
+ * messages: the ledger drops events stored before, dead letters dedupe on message id.
  */
 export async function ingestBatch(db: D1Database, messages: readonly { id: string; body: unknown }[], opts: IngestOptions = {}): Promise<IngestResult> {
   const { valid, dead, now } = await admitMessages(messages, opts);
-  return writeAdmitted(db, valid, dead, now, opts);
+  const { onStored, ...rest } = opts;
+  const w = await writeAdmitted(db, valid, dead, now, rest);
+  onStored?.(w.fresh);
+  return w.result;
 }
 
 /**
@@ -54,18 +77,24 @@ export async function ingestBatch(db: D1Database, messages: readonly { id: strin
 export async function ingestIntoStore(store: Store, messages: readonly { id: string; body: unknown }[], opts: IngestOptions = {}): Promise<IngestResult> {
   const n = store.parts.length;
   const { valid, dead, now } = await admitMessages(messages, opts);
-  if (n === 1) return writeAdmitted(store.parts[0]!, valid, dead, now, opts);
+  const { onStored, ...each } = opts;
+  if (n === 1) {
+    const w = await writeAdmitted(store.parts[0]!, valid, dead, now, each);
+    onStored?.(w.fresh);
+    return w.result;
+  }
   const groups: TelemetryEvent[][] = Array.from({ length: n }, () => []);
   for (const e of valid) groups[partitionOf(e.source.agentClass, e.source.agentName, n)]!.push(e);
-  const { onStored, ...each } = opts;
-  const results = await Promise.all(
+  const written = await Promise.all(
     groups.map((g, i) => (g.length || (i === 0 && dead.length) ? writeAdmitted(store.parts[i]!, g, i === 0 ? dead : [], now, each) : null)),
   );
-  onStored?.(valid);
-  const sum: IngestResult = { stored: 0, deadLettered: 0, rowsWritten: 0, rowsRead: 0, rowsWrittenByTable: {} };
-  for (const r of results) {
-    if (!r) continue;
+  onStored?.(written.flatMap((w) => w?.fresh ?? []));
+  const sum: IngestResult = { stored: 0, added: 0, deadLettered: 0, rowsWritten: 0, rowsRead: 0, rowsWrittenByTable: {} };
+  for (const w of written) {
+    if (!w) continue;
+    const r = w.result;
     sum.stored += r.stored;
+    sum.added += r.added;
     sum.deadLettered += r.deadLettered;
     sum.rowsWritten += r.rowsWritten;
     sum.rowsRead += r.rowsRead;
@@ -96,24 +125,60 @@ async function admitMessages(messages: readonly { id: string; body: unknown }[],
   return { valid, dead, now };
 }
 
-/** Writes admitted events (their rows and projections) and dead letters to one D1 database in one batch. */
-async function writeAdmitted(db: D1Database, valid: TelemetryEvent[], dead: DeadLetter[], now: number, opts: IngestOptions): Promise<IngestResult> {
-  const rows = toRows(valid, now);
-  const stmts = [
-    ...tableStatements(db, rows.events, rows.projections, rows.rollups),
-    ...deadLetterStatements(db, dead, now).map((stmt) => ({ table: "dead_letters", stmt })),
-  ];
-  const results = stmts.length ? await db.batch(stmts.map((s) => s.stmt)) : [];
-  opts.onStored?.(valid);
-  annotateActiveSpan(valid);
-  const cost = (k: "rows_written" | "rows_read") => results.reduce((n, r) => n + Number(r.meta?.[k] ?? 0), 0);
-  const rowsWrittenByTable: Record<string, number> = {};
-  results.forEach((r, i) => {
-    const t = stmts[i]!.table;
-    rowsWrittenByTable[t] = (rowsWrittenByTable[t] ?? 0) + Number(r.meta?.rows_written ?? 0);
-  });
-  return { stored: valid.length, deadLettered: dead.length, rowsWritten: cost("rows_written"), rowsRead: cost("rows_read"), rowsWrittenByTable };
+/**
+ * Writes admitted events to one D1 database: reads the ledger for the events it holds already, writes the rest (the
+ * fresh events) to R2 (opts.history), then their rows, projections and ledger rows, and the dead letters, in one
+ * batch (one transaction) that the ledger's guard aborts when a concurrent write stored one of them meanwhile; then
+ * it reads again, up to LEDGER_TRIES times.
+ */
+async function writeAdmitted(
+  db: D1Database,
+  valid: TelemetryEvent[],
+  dead: DeadLetter[],
+  now: number,
+  opts: Omit<IngestOptions, "onStored">,
+): Promise<{ result: IngestResult; fresh: TelemetryEvent[] }> {
+  const keyed = keyedEvents(valid);
+  let ledgerRead = 0;
+  for (let attempt = 1; ; attempt++) {
+    const ledger = await readLedger(db, keyed);
+    ledgerRead += ledger.rowsRead;
+    const fresh = ledger.fresh.map((k) => k.e);
+    if (fresh.length && opts.history) await opts.history(fresh);
+    const rows = toRows(fresh, now);
+    const stmts = [
+      ...guardStatements(db, ledger.fresh).map((stmt) => ({ table: LEDGER, stmt })),
+      ...tableStatements(db, opts.segments === false ? [] : rows.events, rows.projections, rows.rollups),
+      ...insertStatements(db, ledger.fresh).map((stmt) => ({ table: LEDGER, stmt })),
+      ...deadLetterStatements(db, dead, now).map((stmt) => ({ table: "dead_letters", stmt })),
+    ];
+    let results: D1Result[];
+    try {
+      results = stmts.length ? await db.batch(stmts.map((s) => s.stmt)) : [];
+    } catch (e) {
+      if (isLedgerConflict(e) && attempt < LEDGER_TRIES) continue;
+      throw e;
+    }
+    annotateActiveSpan(fresh);
+    const cost = (k: "rows_written" | "rows_read") => results.reduce((n, r) => n + Number(r.meta?.[k] ?? 0), 0);
+    const rowsWrittenByTable: Record<string, number> = {};
+    results.forEach((r, i) => {
+      const t = stmts[i]!.table;
+      rowsWrittenByTable[t] = (rowsWrittenByTable[t] ?? 0) + Number(r.meta?.rows_written ?? 0);
+    });
+    const result = {
+      stored: valid.length,
+      added: fresh.length,
+      deadLettered: dead.length,
+      rowsWritten: cost("rows_written"),
+      rowsRead: cost("rows_read") + ledgerRead,
+      rowsWrittenByTable,
+    };
+    return { result, fresh };
+  }
 }
+
+const LEDGER = names(eventLedger).$table;
 
 /** Puts incident-changing events on the consumer's span too, so the Worker's own trace shows them. */
 function annotateActiveSpan(events: TelemetryEvent[]): void {
@@ -163,19 +228,31 @@ export async function recordHistory(env: IngestEnv, events: TelemetryEvent[], re
   return r;
 }
 
+/** An R2 history write failed: the whole batch is retried (R2, not one message, is at fault). */
+class HistoryWriteError extends Error {}
+
 /**
- * Queue consumer for the telemetry queue. Each batch goes to D1, then its accepted events to the R2 history;
- * either failing retries the whole batch (safe: both writes are idempotent, and R2 keys are the same on a
- * redelivery). A D1 failure first isolates the messages, so one bad message cannot hold back the rest; after
- * max retries the Queue moves messages to the dead-letter queue, whose consumer records them.
+ * Queue consumer for the telemetry queue. Each batch's new events (those the ledger does not hold) go to the R2
+ * history first, then to D1 with their ledger rows (writeAdmitted); a redelivered event is in neither again. An R2
+ * failure retries the whole batch with nothing in D1 (its redelivery writes the same R2 keys). A D1 failure first
+ * isolates the messages, so one bad message cannot hold back the rest; after max retries the Queue moves messages
+ * to the dead-letter queue, whose consumer records them.
  */
 export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: IngestEnv, store: Store = storeFromEnv(env)): Promise<void> {
   const stored: TelemetryEvent[] = [];
   const now = Date.now();
-  const opts = { ...(await ingestOptionsFromEnv(env)), now, onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
+  const history = async (events: TelemetryEvent[]) => {
+    try {
+      await recordHistory(env, events, now);
+    } catch (e) {
+      throw new HistoryWriteError(e instanceof Error ? e.message : String(e));
+    }
+  };
+  // With R2 bound and TIMELINE_SEGMENTS off, D1 keeps no event bodies: every reader finds them in R2 (written first).
+  const segments = !env.HISTORY || consoleConfig(env).history.segments;
+  const opts = { ...(await ingestOptionsFromEnv(env)), now, history, segments, onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
   // A store recorded under another partition count is refused (throws: the batch is retried until fixed).
   await assertRecordedPartitions(store);
-  let inD1 = false;
   let deadLettered = 0;
   // Retention keeps pace with ingest: a slice of due rows per table, sized by what this delivery added.
   const pace = () => {
@@ -184,36 +261,27 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
   };
   try {
     deadLettered = (await ingestIntoStore(store, batch.messages, opts)).deadLettered;
-    inD1 = true;
-  } catch (e) {
-    console.error(`[ingest] batch of ${batch.messages.length} failed, isolating: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  if (inD1) {
-    try {
-      await recordHistory(env, stored, now);
-      batch.ackAll();
-    } catch (e) {
-      console.error(`[ingest] history write for a batch of ${batch.messages.length} failed, retrying it: ${e instanceof Error ? e.message : String(e)}`);
-      batch.retryAll({ delaySeconds: 2 });
-    }
-    // D1 has the events, so the console shows them now: alert now too (a redelivery's alerts dedupe on their keys).
+    batch.ackAll();
+    // D1 has the events, so the console shows them now: alert now too (only events stored by this delivery).
     await alertOnIngested(env, stored);
     await pace();
     return;
+  } catch (e) {
+    if (e instanceof HistoryWriteError) {
+      console.error(`[ingest] history write for a batch of ${batch.messages.length} failed, retrying it: ${e.message}`);
+      batch.retryAll({ delaySeconds: 2 });
+      // A partition whose R2 write succeeded may have stored its events in D1: they are the alerts' and pace's too.
+      await alertOnIngested(env, stored);
+      await pace();
+      return;
+    }
+    console.error(`[ingest] batch of ${batch.messages.length} failed, isolating: ${e instanceof Error ? e.message : String(e)}`);
   }
   // One bad message must not hold back the rest: retry only the ones that fail alone.
   for (const m of batch.messages) {
-    const mine: TelemetryEvent[] = [];
     try {
-      const r = await ingestIntoStore(store, [m], {
-        ...opts,
-        onStored: (events) => {
-          mine.push(...events);
-          stored.push(...events);
-        },
-      });
+      const r = await ingestIntoStore(store, [m], opts);
       deadLettered += r.deadLettered;
-      await recordHistory(env, mine, now);
       m.ack();
     } catch {
       m.retry({ delaySeconds: 2 });

@@ -3,6 +3,7 @@ import { partitionOf, type Store } from "../../src/store/partitions";
 import { type PaceResult, paceRetention } from "../../src/store/retention-pace";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
+import { ledgerBucket } from "./ledger";
 import { foldRows } from "./merge";
 import { type ProjectionName, SPECS } from "./projections";
 import { type BatchRows, toRows } from "./rows";
@@ -11,6 +12,7 @@ const G = names(schema.eventSegments);
 const R = names(schema.eventRollups);
 const RS = names(schema.respentRollups);
 const D = names(schema.deadLetters);
+const L = names(schema.eventLedger);
 
 const distinct = (keys: Iterable<string>) => new Set(keys).size;
 
@@ -25,6 +27,8 @@ export function addedByTable(rows: BatchRows): Record<string, number> {
     const spec = SPECS[name];
     out[spec.table] = (out[spec.table] ?? 0) + foldRows(spec, rows.projections[name]).length;
   }
+  // The ledger: one row per slot the batch's events fall in (ledger.ts).
+  out[L.$table] = distinct(rows.events.map((e) => String(ledgerBucket(e.t))));
   out[R.$table] = distinct(rows.rollups.map((r) => `${r.bucket}\u0000${r.type}\u0000${r.dim}`));
   out[RS.$table] = distinct(rows.rollups.filter((r) => Number(r.amount) > 0).map((r) => `${r.bucket}\u0000${r.agent_class}\u0000${r.agent_name}`));
   return out;

@@ -4,7 +4,7 @@ import { HEARD_FROM_STEP_MS } from "../../src/store/heard-from";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { foldRows, projection, type Row, upsertSqls } from "./merge";
-import { SEGMENTS_SQL, type SegmentRow, storedSql } from "./segments";
+import { SEGMENTS_SQL, type SegmentRow } from "./segments";
 
 /**
  * The projections ingest maintains, as merge specs (see merge.ts). Table
@@ -199,32 +199,26 @@ const G = names(schema.eventSegments);
 const RS = names(schema.respentRollups);
 
 /**
- * Adds each incoming event to its rollup bucket (`n` occurrences: 1, or an alarm event's count), but only events not stored yet (segments.ts storedSql). It must
- * run BEFORE the segment insert of the same transaction: that is what makes a redelivered event count zero
- * times. Events inside one call must be distinct (projectionStatements dedupes them first).
+ * Adds each incoming event to its rollup bucket (`n` occurrences: 1, or an alarm event's count). It counts what it is
+ * given: ingest gives it only events the idempotency ledger does not hold (ledger.ts), in the transaction that files
+ * them there, so a redelivered event counts zero times. Events inside one call must be distinct (firstById).
  */
 const ROLLUPS_SQL = `INSERT INTO ${R.$table} (${R.bucket}, ${R.type}, ${R.dim}, ${R.n}, ${R.amount})
 SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.${R.type}', j.value ->> '$.${R.dim}', SUM(j.value ->> '$.${R.n}'), COALESCE(SUM(j.value ->> '$.${R.amount}'), 0) FROM json_each(?1) j
-WHERE NOT ${storedSql("j.value ->> '$.agent_class'", "j.value ->> '$.agent_name'", "j.value ->> '$.k'", "j.value ->> '$.alt'", "j.value ->> '$.id'")}
 GROUP BY 1, 2, 3
 ON CONFLICT(${R.bucket}, ${R.type}, ${R.dim}) DO UPDATE SET ${R.n} = ${R.$table}.${R.n} + excluded.${R.n}, ${R.amount} = ${R.$table}.${R.amount} + excluded.${R.amount}`;
 
-/**
- * Adds the tokens recovery re-spent (rollup rows with an amount) to their agent's bucket, under the rollups' rule:
- * only events not stored yet, so it too must run before the segment insert.
- */
+/** Adds the tokens recovery re-spent (rollup rows with an amount) to their agent's bucket, under the rollups' rule. */
 const RESPENT_SQL = `INSERT INTO ${RS.$table} (${RS.bucket}, ${RS.agentClass}, ${RS.agentName}, ${RS.tokens})
 SELECT j.value ->> '$.${R.bucket}', j.value ->> '$.agent_class', j.value ->> '$.agent_name', SUM(j.value ->> '$.${R.amount}') FROM json_each(?1) j
-WHERE NOT ${storedSql("j.value ->> '$.agent_class'", "j.value ->> '$.agent_name'", "j.value ->> '$.k'", "j.value ->> '$.alt'", "j.value ->> '$.id'")}
 GROUP BY 1, 2, 3
 ON CONFLICT(${RS.bucket}, ${RS.agentClass}, ${RS.agentName}) DO UPDATE SET ${RS.tokens} = ${RS.$table}.${RS.tokens} + excluded.${RS.tokens}`;
 
 /**
- * The `isNew` test of sum columns (merge.ts): the event is not stored yet. Same rule as the rollups'. A sum's
- * per-event amounts are filed under sumKey ([k, alt, id]); the agent is the projection row's own.
+ * The `isNew` test of sum columns (merge.ts): every event given is new. Ingest drops the events the ledger holds
+ * before it makes rows (ledger.ts), and the per-event amounts still fold by event, so one counts once.
  */
-const notStored = (eventKeySql: string) =>
-  `NOT ${storedSql("j ->> '$.agent_class'", "j ->> '$.agent_name'", `json_extract(${eventKeySql}, '$[0]')`, `json_extract(${eventKeySql}, '$[1]')`, `json_extract(${eventKeySql}, '$[2]')`)}`;
+const notStored = (_eventKeySql: string) => "1";
 
 const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSqls(spec, notStored)])) as Record<ProjectionName, string[]>;
 
@@ -258,11 +252,12 @@ export type TableStatement = { table: string; stmt: D1PreparedStatement };
  * Each takes ONE bound parameter, a JSON array expanded with json_each, so a
  * batch of any size stays far inside D1's 100-parameter limit; rows are first
  * folded per key, and each projection's statements (upsertSqls) write a row's
- * index entries only where a value they hold changed. The segment
- * insert comes last: rollups and the projections' sum columns count only events
- * it has not stored yet, so a redelivered event adds nothing (the other merge
- * rules are idempotent and do not care). `events` are segments.ts SegmentRows of
- * distinct events (toRows).
+ * index entries only where a value they hold changed. Rollups and the
+ * projections' sum columns count every event they are given: the caller gives
+ * only events the ledger does not hold (ledger.ts), so a redelivered event adds
+ * nothing (the other merge rules are idempotent and do not care). `events` are
+ * segments.ts SegmentRows of distinct events (toRows): the hot timeline's
+ * segments, written only in D1-only mode (none when R2 holds the timelines).
  */
 export function tableStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
   const stmts: TableStatement[] = [];

@@ -7,7 +7,7 @@ import { findAgentIn } from "../../src/store/read-models/merged";
 import { alarmRatesIn, residentEstimateIn } from "../../src/store/read-models/merged-overview";
 import { silentWakes } from "../../src/store/read-models/residency";
 import { consoleAdminClient } from "../admin-client";
-import { storeFromEnv } from "../store";
+import { historyTierFromEnv, storeFromEnv } from "../store";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
 import { page, problem } from "./render";
 
@@ -38,7 +38,7 @@ awake.get("/agents/:agentClass/:agentName/awake", async (c) => {
   const [residency, alarms, resident] = await Promise.all([
     admin.residency(t),
     alarmRatesIn(storeFromEnv(c.env), { now: ctx.now, agent: t }),
-    residentEstimateIn(storeFromEnv(c.env), t, ctx.now),
+    residentEstimateIn(storeFromEnv(c.env), t, ctx.now, historyTierFromEnv(c.env, ctx.now)),
   ]);
   const facts: AwakeFacts = {
     residency: residency.ok ? residency.value : { error: adminErrorWords(residency.error) },

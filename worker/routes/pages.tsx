@@ -17,7 +17,6 @@ import { incidentNotFoundWords, runNotFoundWords } from "../../console/words";
 import { ALERT_WINDOW_MS } from "../../src/store/alerts";
 import { incidentFromHistory } from "../../src/store/history/incident";
 import { runFromHistory } from "../../src/store/history/run";
-import { historyTier } from "../../src/store/history/tier";
 import { statusFromEvents } from "../../src/store/incident-facts";
 import { partitionFor, type Store } from "../../src/store/partitions";
 import {
@@ -63,7 +62,7 @@ import { NOW_SUPPRESSED_SCAN, nowWindow } from "../../src/store/read-models/over
 import type { Page } from "../../src/store/read-models/paging";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
-import { storeFromEnv } from "../store";
+import { historyTierFromEnv, storeFromEnv } from "../store";
 import { askAgent } from "./availability";
 import { budgetOf } from "./budget";
 import { listQuery } from "./columns";
@@ -71,11 +70,8 @@ import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./
 import { page, problem } from "./render";
 import { stuckConfigOf } from "./stuck";
 
-/** Where timelines are read from: the R2 history, when bound (worker/config.ts: HISTORY_*, HOT_WINDOW_HOURS, the ingest clock skew). */
-function timelineTier(env: Env) {
-  const { history, retention, ingest } = consoleConfig(env);
-  return historyTier(env.HISTORY, { ...history, hotWindowHours: retention.hotWindowHours, futureSkewMs: ingest.maxFutureSkewSeconds * 1000 });
-}
+/** Where timelines are read from: the R2 history, when bound (worker/store.ts historyTierFromEnv). */
+const timelineTier = (env: Env) => historyTierFromEnv(env);
 
 /**
  * The console's read-only pages. Each reads through src/store read models

@@ -137,13 +137,13 @@ export function bloomItems(e: HistoryEvent): string[] {
 }
 
 /**
- * Whether an object may hold events in [from, to] that carry `item`, judged from its listing alone. An object
+ * Whether an object may hold events in [from, to] that carry `item` (any event, for null), judged from its listing alone. An object
  * without readable metadata (written by hand, or an older layout) may hold anything: it is fetched.
  */
-export function mayHold(meta: Record<string, string> | undefined, from: number, to: number, item: string): boolean {
+export function mayHold(meta: Record<string, string> | undefined, from: number, to: number, item: string | null): boolean {
   if (meta?.v !== "1") return true;
   const min = Number(meta.minTime);
   const max = Number(meta.maxTime);
   if (Number.isFinite(min) && Number.isFinite(max) && (max < from || min > to)) return false;
-  return typeof meta.bloom === "string" ? bloomMayHold(meta.bloom, item) : true;
+  return item !== null && typeof meta.bloom === "string" ? bloomMayHold(meta.bloom, item) : true;
 }

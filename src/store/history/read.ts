@@ -38,6 +38,11 @@ export type HistoryLimits = {
 
 /** An agent's timeline: a week of hours, on one shard folder per hour (per shard count). */
 export const AGENT_READ_LIMITS: HistoryLimits = { maxHours: 7 * 24, maxLists: 200, maxObjects: 100, maxEvents: 2_000 };
+/**
+ * The fleet-wide newest events (historyNewest): whole hour folders, newest objects first, for the hot window at most.
+ * A page of 50 events fetches at most 24 objects (a batch's object per slot and shard holds many events).
+ */
+export const FLEET_READ_LIMITS: HistoryLimits = { maxHours: 48, maxLists: 50, maxObjects: 24, maxEvents: 201 };
 /** An id lookup lists whole hours (every shard), newest first: a day by default. */
 export const ID_SEARCH_LIMITS: HistoryLimits = { maxHours: 24, maxLists: 100, maxObjects: 50, maxEvents: 500 };
 
@@ -121,7 +126,7 @@ async function candidates(
   prefix: string,
   from: number,
   to: number,
-  items: readonly string[],
+  items: readonly string[] | null,
   budget: Budget,
   oneShard: boolean,
   startAfter?: string,
@@ -136,7 +141,9 @@ async function candidates(
       const min = keyMinTime(o.key);
       // Nothing after this key in the folder can start before `to` either.
       if (oneShard && min !== null && min > to) return out;
-      if (items.some((item) => mayHold(o.customMetadata, from, to, item))) out.push(candidate(o.key, o.customMetadata));
+      // Without items, any object whose span overlaps [from, to] (mayHold of a null item: time only).
+      if (items === null ? mayHold(o.customMetadata, from, to, null) : items.some((item) => mayHold(o.customMetadata, from, to, item)))
+        out.push(candidate(o.key, o.customMetadata));
       else budget.scan.objectsSkipped++;
     }
     if (!page.truncated) return out;
@@ -390,4 +397,33 @@ export async function historySearch(
     };
   });
   return { ...read, kind, id };
+}
+
+/**
+ * The newest events of the whole fleet in [from, to] that `match`, newest first. Per hour (newest first) it lists the
+ * whole hour folder (every shard) and fetches the objects whose span overlaps, newest first; when an hour holds more
+ * than the objects left in the budget, it reads the newest and says from where it covered (scan.coveredFrom). At
+ * most FLEET_READ_LIMITS (or `limits`): 48 hours, 50 list calls, 24 objects, 201 events.
+ */
+export async function historyNewest(
+  bucket: R2Bucket,
+  q: { from: number; to: number; match: (e: HistoryEvent) => boolean; limits?: Partial<HistoryLimits> },
+): Promise<HistoryRead> {
+  const limits = { ...FLEET_READ_LIMITS, ...q.limits };
+  return scanHours(q.from, q.to, "DESC", limits, async (hour, budget) => {
+    const keys = await candidates(bucket, hourPrefix(hour), q.from, q.to, null, budget, false);
+    const room = limits.maxObjects - budget.scan.objectsFetched;
+    const order = [...keys].sort((a, b) => b.max - a.max || b.min - a.min);
+    const take = order.slice(0, room);
+    const left = order.slice(room);
+    const events = (
+      await fetchEvents(
+        bucket,
+        take.map((k) => k.key),
+        budget,
+      )
+    ).filter(q.match);
+    if (!left.length) return { events };
+    return { events, cut: { from: Math.max(...left.map((k) => k.max)) + 1, to: Infinity, stop: { limit: "objects", at: limits.maxObjects } } };
+  });
 }

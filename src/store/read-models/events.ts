@@ -48,9 +48,9 @@ export type EventsBySpec = {
  * another producer's events under the same id are not part of this timeline.
  *
  * With `history` (the R2 tier) the timeline is read from R2, which holds every accepted event: the window, or from
- * `olderFrom` (else the hot window's start) to now. Ingest writes a batch to D1 first and to R2 right after, so the
- * newest seconds can be in D1 only (or longer, while a failed R2 write is retried): events newer than the newest
- * one R2 holds in the window are listed from the hot store, and the page counts them (`history.fromHot`).
+ * `olderFrom` (else the hot window's start) to now. Ingest writes a batch's new events to R2 before D1, so D1 holds
+ * none R2 lacks; events newer than the newest one R2 holds in the window are still listed from the hot store's
+ * segments when it keeps them (TIMELINE_SEGMENTS on; segments stored before that order), counted in `history.fromHot`.
  * Without `history`, the hot store's segments alone (segments.ts timelinePage).
  */
 export async function eventsBy(db: D1Database, spec: EventsBySpec, page: PageOptions = {}, history?: HistoryTier): Promise<TimelinePage> {
@@ -263,8 +263,50 @@ export async function listEvents(db: D1Database, filters: EventListInput, page: 
     if (history) return tieredPage(db, spec, { hot: match, history: (e) => match(compactOf(e)) }, page, history);
     return timelinePage(db, { ...spec, match }, page);
   }
+  if (history && !history.segments) return newestFromHistory(filters, page, history);
   const { arrival: _, ...list } = await newestEvents(db, { tag: EVENTS_TAG, match, since: f.since, until: f.until, budget: EVENTS_LIST_SEGMENTS }, page);
   return list;
+}
+
+/** The fleet-wide list's cursor tag when it reads R2: its key is the (time, id) the next page continues below. */
+const HISTORY_EVENTS_TAG = `${EVENTS_TAG}:history`;
+
+/**
+ * The fleet-wide events list from the R2 history, for when D1 keeps no event bodies (TIMELINE_SEGMENTS off): the
+ * newest events of the filters' types in the window (since, else the hot window's start, to until, else now),
+ * newest first, read as historyNewest reads (at most FLEET_READ_LIMITS per page: 48 hours, 50 list calls, 24
+ * objects). A page a limit cut comes back short with a cursor at the edge it covered; `history` says what it read.
+ * No D1 rows.
+ */
+export async function newestFromHistory(filters: EventListInput, page: PageOptions, tier: HistoryTier): Promise<TimelinePage> {
+  const f = parseFilters(eventListFilters, filters);
+  const match = matchOf(f);
+  const limit = pageLimit(page.limit);
+  const cur = page.cursor ? decodeCursor(HISTORY_EVENTS_TAG, page.cursor, ["number", "string"]) : null;
+  const below: TimelineKey | null = cur ? { time: Number(cur[0]), id: String(cur[1]) } : null;
+  const from = f.since ?? tier.hotStart;
+  const until = f.until ?? tier.now + tier.futureSkewMs;
+  const to = below ? Math.min(until, below.time) : until;
+  const r = await tier.newest({
+    from,
+    to,
+    match: (e) => match(compactOf(e)) && (!below || compareKeys({ time: e.time, id: e.id }, below) < 0),
+    limits: { maxEvents: limit + 1 },
+  });
+  const items = r.events.slice(0, limit);
+  // More than a page: continue below its last event. Cut by a limit: continue below the edge it covered.
+  const next: TimelineKey | null =
+    r.events.length > limit
+      ? keyOf(items.at(-1)!)
+      : !r.scan.complete && r.scan.coveredFrom !== null && r.scan.coveredFrom > from
+        ? { time: r.scan.coveredFrom, id: "" }
+        : null;
+  return {
+    items,
+    next: next ? encodeCursor(HISTORY_EVENTS_TAG, [next.time, next.id]) : null,
+    rowsRead: 0,
+    history: { scan: r.scan, from, to, fromHistory: items.length, fromHot: 0 },
+  };
 }
 
 /** Event times ingest accepts ahead of receipt by default (INGEST_MAX_FUTURE_SKEW_SECONDS). */

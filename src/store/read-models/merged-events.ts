@@ -40,6 +40,8 @@ export async function listEventsIn(store: Store, filters: EventListInput, page: 
     const f = filters as { agentClass: string; agentName: string };
     return listEvents(partitionFor(store, f.agentClass, f.agentName), filters, page, history);
   }
+  // D1 keeps no event bodies (TIMELINE_SEGMENTS off): the fleet's newest are read from R2, which every partition shares.
+  if (history && !history.segments) return listEvents(store.parts[0]!, filters, page, history);
   if (store.parts.length === 1) return listEvents(store.parts[0]!, filters, page);
   const n = store.parts.length;
   const limit = pageLimit(page.limit);

@@ -1,4 +1,5 @@
 import { RUN_KINDS, type RunKind } from "@agent-oncall/telemetry/contract";
+import type { HistoryTier } from "../history/tier";
 import type { Store } from "../partitions";
 import { partitionFor } from "../partitions";
 import { agents } from "../schema";
@@ -212,8 +213,8 @@ export async function alarmRatesIn(
 }
 
 /** residentEstimate from the agent's partition (its timeline segments live there). */
-export const residentEstimateIn = (store: Store, agent: AgentRef, now = Date.now()): Promise<ResidentEstimate> =>
-  residentEstimate(partitionFor(store, agent.agentClass, agent.agentName), agent, now);
+export const residentEstimateIn = (store: Store, agent: AgentRef, now = Date.now(), history?: HistoryTier): Promise<ResidentEstimate> =>
+  residentEstimate(partitionFor(store, agent.agentClass, agent.agentName), agent, now, history);
 
 /**
  * overviewNow over the store: each partition's rollup rows and capped 24 h exhaustions (one batch each), summed;

@@ -1,4 +1,5 @@
 import { ALARM_COALESCE_MS, ALARM_EVENT } from "@agent-oncall/telemetry/contract";
+import type { HistoryTier } from "../history/tier";
 import { agents, eventRollups, eventSegments, runs, silentWakes as silentWakesTable, tailObjects } from "../schema";
 import { names } from "../sql-names";
 import { BUCKET_MS } from "./overview";
@@ -151,8 +152,9 @@ const SEGMENTS_READ = 5_000;
  */
 export type ResidentEstimate = { from: number; to: number; lowMs: number; highMs: number; segments: number; capped: boolean; rowsRead: number };
 
-export async function residentEstimate(db: D1Database, agent: AgentRef, now = Date.now()): Promise<ResidentEstimate> {
+export async function residentEstimate(db: D1Database, agent: AgentRef, now = Date.now(), history?: HistoryTier): Promise<ResidentEstimate> {
   const since = now - DAY_MS;
+  if (history && !history.segments) return residentFromHistory(history, agent, since, now);
   const r = await db
     .prepare(
       `SELECT ${S.timeFrom} AS f, ${S.timeTo} AS t FROM ${S.$table} INDEXED BY event_segments_agent_time
@@ -171,6 +173,28 @@ export async function residentEstimate(db: D1Database, agent: AgentRef, now = Da
     segments: spans.length,
     capped,
     rowsRead: rowsReadOf(r),
+  };
+}
+
+/**
+ * residentEstimate from the R2 history, for when D1 keeps no event bodies (TIMELINE_SEGMENTS off): the agent's events
+ * of the 24 h, newest first, each a point of activity held awake until eviction after it (a segment's events were at
+ * most a minute apart, closer than either eviction, so the union is the same). At most AGENT_READ_LIMITS' objects
+ * (100) and events (2,000): past them the estimate covers from the oldest instant read (`capped`). No D1 rows.
+ */
+async function residentFromHistory(history: HistoryTier, agent: AgentRef, since: number, now: number): Promise<ResidentEstimate> {
+  const r = await history.agentEvents({ agent, from: since, to: now, dir: "DESC" });
+  const spans = r.events.map((e) => ({ f: Math.max(since, e.time), t: Math.min(now, e.time) })).sort((a, b) => a.f - b.f);
+  const capped = !r.scan.complete;
+  const from = capped ? (r.scan.coveredFrom ?? now) : since;
+  return {
+    from,
+    to: now,
+    lowMs: unionMs(spans, IDLE_EVICTION_MS.low, now),
+    highMs: unionMs(spans, IDLE_EVICTION_MS.high, now),
+    segments: spans.length,
+    capped,
+    rowsRead: 0,
   };
 }
 
