@@ -213,6 +213,9 @@ async function main(): Promise<void> {
       contradicted.push(`${r.agentClass}/${r.agentName} ${r.fiberId}: shown running after ${o.quietMinutes} quiet minutes, the SDK runs no such work`);
   }
   for (const r of internal) contradicted.push(`${r.agentClass}/${r.agentName} ${r.fiberId}: the SDK's internal ${r.name} shown as a run of its own`);
+  // Every run the console lists, by outcome: what the soak made (a soak with no work proves nothing).
+  const byOutcome = new Map<string, number>();
+  for (const r of await allRuns("")) byOutcome.set(r.outcome ?? "running", (byOutcome.get(r.outcome ?? "running") ?? 0) + 1);
   const overview = await getJson<Record<string, unknown>>("/");
   const losses = JSON.stringify(lossFigures(overview));
   killAll(child);
@@ -225,6 +228,7 @@ async function main(): Promise<void> {
     `  polled ${polled.requests} answers (${[...polled.byStatus].map(([s, n]) => `${s}: ${n}`).join(", ")}), ${polled.down} while the stack was down; 5xx: ${polled.fiveXx.length}`,
   );
   for (const f of polled.fiveXx.slice(0, 10)) console.log(`    ${f}`);
+  console.log(`  runs the console lists: ${[...byOutcome].map(([k, n]) => `${k} ${n}`).join(", ")}`);
   console.log(`  runs ended_unreported: ${unreported.length} (SDK-internal among them: ${internal.length}); still shown running: ${running.length}`);
   console.log(`  contradicted by the agents' own records: ${contradicted.length}`);
   for (const c of contradicted.slice(0, 20)) console.log(`    ${c}`);
