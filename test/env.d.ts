@@ -58,6 +58,8 @@ declare namespace Cloudflare {
     TailChatHub: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailChatHub>;
     TailSubChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailSubChat>;
     TailBareSubChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailBareSubChat>;
+    TailHookAgent: DurableObjectNamespace<import("./fixtures/tail-bare-agents").TailHookAgent>;
+    TailKeepAliveAgent: DurableObjectNamespace<import("./fixtures/tail-bare-agents").TailKeepAliveAgent>;
     SubAgentHub: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentHub>;
     /** Bound only so `subAgent()` finds the class; reached as a facet of SubAgentHub. */
     SubAgentHelper: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentHelper>;
