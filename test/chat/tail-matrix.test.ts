@@ -3,12 +3,14 @@ import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ATTEMPT_EVENT_TYPES } from "../../src/store/read-models/incidents";
+import { consoleAdminClient } from "../../worker/admin-client";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
 import { listenLikeATail } from "../diagnostics-tail";
 import type { SdkRecoveryRecord } from "../fixtures/chat-agents";
 import type { ModelCall, ModelStep } from "../fixtures/chat-model";
 import type { TailChatPolicy } from "../fixtures/tail-chat-agents";
+import { pollRows } from "../helpers";
 import { patient } from "../patience";
 import { type Cell, compareViews, matrixTable, scenarioTable } from "../truth/compare";
 import { CHAT_TURN_EXPECTED, expectedFor, recoveryRecordExpected } from "../truth/expected-states";
@@ -63,13 +65,18 @@ const uid = () => crypto.randomUUID().slice(0, 8);
 const text = (chunks: string[]): ModelStep => ({ kind: "text", chunks });
 const stall = (...chunks: string[]): ModelStep => ({ kind: "stall", chunks });
 
-type Fault = "none" | "abort" | "stalls";
+type Fault = "none" | "abort" | "stalls" | "force-idle";
 const SCRIPTS: Record<Fault, { steps: ModelStep[]; policy: TailChatPolicy }> = {
   none: { steps: [text(["All ", "green."])], policy: {} },
   // Evicted mid-stream; the next wake continues the turn.
   abort: { steps: [stall("The answer is"), text([" forty-two."])], policy: {} },
   // Every call stalls; the stall watchdog routes each into recovery until the SDK gives up (max_attempts_exceeded).
   stalls: { steps: [stall("Restarting"), stall(), stall(), stall()], policy: { stallTimeoutMs: 200, maxAttempts: 2 } },
+  // A long answer streamed slowly (20 s unless stopped): the console's audited force idle stops it mid-turn.
+  "force-idle": {
+    steps: [{ kind: "text", chunks: Array.from({ length: 100 }, (_, i) => `word${i} `), delayMs: 200 }],
+    policy: {},
+  },
 };
 
 /** What a driver hands the comparison: the agent as the console keys it, and the SDK's records of its one user turn. */
@@ -81,13 +88,20 @@ type Subject = {
   recovered: boolean;
   records: SdkRecoveryRecord[];
   calls: ModelCall[];
+  /** What an action the row took answered. */
+  action?: unknown;
 };
+
+const OPERATOR = { email: "truth@example.com", role: "operator" } as const;
 
 type HubStub = {
   helperSetup(kind: "admin" | "bare", helper: string, steps: ModelStep[], policy?: TailChatPolicy): Promise<void>;
   helperSend(kind: "admin" | "bare", helper: string, text: string): Promise<{ requestId: string; status: string; userMessageId: string }>;
   helperSendAndStream(kind: "admin" | "bare", helper: string, text: string): Promise<{ streamed: boolean; userMessageId: string }>;
-  helperRecords(kind: "admin" | "bare", helper: string): Promise<{ records: SdkRecoveryRecord[]; calls: ModelCall[]; live: number }>;
+  helperRecords(
+    kind: "admin" | "bare",
+    helper: string,
+  ): Promise<{ records: SdkRecoveryRecord[]; calls: ModelCall[]; live: number; results: { requestId: string; status: string }[] }>;
   evict(): Promise<void>;
 };
 type ThinkStub = {
@@ -122,12 +136,22 @@ async function driveSub(kind: "admin" | "bare", fault: Fault, parent: string, he
   await (await hub(parent)).helperSetup(kind, helper, steps, policy);
   await deliver();
   const turn: Subject["turns"][number] = { id: "", userMessageId: "" };
+  let action: unknown = null;
   if (fault === "abort") {
     const r = await (await hub(parent)).helperSendAndStream(kind, helper, "what is the answer?");
     turn.userMessageId = r.userMessageId;
     await deliver();
     // Evicting the parent evicts its facets; reaching the helper again wakes it, and the SDK recovers its turn.
     await (await hub(parent)).evict().catch(() => {});
+    await deliver();
+  } else if (fault === "force-idle") {
+    const r = await (await hub(parent)).helperSendAndStream(kind, helper, "write the long report");
+    turn.userMessageId = r.userMessageId;
+    await deliver();
+    const target = { agentClass: "TailSubChat", agentName: `TailChatHub:${parent} › ${helper}` };
+    // The console acts only on agents it knows: the turn's first events registered this one.
+    await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [target.agentClass, target.agentName], (rs) => rs.length === 1);
+    action = await consoleAdminClient(env as Env, OPERATOR).forceIdle(target, { reason: "tail matrix: force idle mid-turn" });
     await deliver();
   } else {
     const r = await (await hub(parent)).helperSend(kind, helper, "look this up");
@@ -136,7 +160,7 @@ async function driveSub(kind: "admin" | "bare", fault: Fault, parent: string, he
   }
   let last = await (await hub(parent)).helperRecords(kind, helper);
   await deliver();
-  if (fault !== "none") {
+  if (fault === "abort" || fault === "stalls") {
     await untilSettled(async () => {
       const h = await hub(parent);
       await runDurableObjectAlarm(h as never).catch(() => {});
@@ -144,9 +168,26 @@ async function driveSub(kind: "admin" | "bare", fault: Fault, parent: string, he
       return last.live === 0 && settledRecords(last.records);
     });
   }
+  if (fault === "force-idle") {
+    // The turn ends as the SDK says once the action stopped it: what its `saveMessages` returned, if it returned
+    // (force idle stops a sub-agent's turn by evicting it: the call never returns, and its fiber row is gone).
+    await untilSettled(async () => {
+      last = await (await hub(parent)).helperRecords(kind, helper);
+      return last.live === 0;
+    });
+    turn.returned = last.results[0]?.status;
+  }
   turn.id ||= last.calls[0]!.requestId!;
   const agentName = kind === "admin" ? `TailChatHub:${parent} › ${helper}` : helper;
-  return { agentClass: kind === "admin" ? "TailSubChat" : "TailBareSubChat", agentName, turns: [turn], recovered: fault !== "none", ...last };
+  return {
+    agentClass: kind === "admin" ? "TailSubChat" : "TailBareSubChat",
+    agentName,
+    turns: [turn],
+    recovered: fault === "abort" || fault === "stalls",
+    records: last.records,
+    calls: last.calls,
+    ...(action ? { action } : {}),
+  };
 }
 
 /** One turn of a plain top-level Think agent, meeting `fault`. */
@@ -212,7 +253,10 @@ function sdkSide(s: Subject): View & { incidentIds: Record<string, string>; atte
     const record = s.records.find((r) => (r.recoveryRootRequestId ?? r.requestId) === t.id) ?? null;
     const byRecord = record ? recoveryRecordExpected(record) : null;
     const word = t.returned && !s.recovered ? t.returned : s.recovered && !record ? "completed" : undefined;
-    const status = byRecord?.turn ?? (word ? expectedFor(CHAT_TURN_EXPECTED, word, "a chat turn status") : undefined);
+    // Force idle evicted the turn: the SDK keeps no record of it afterwards (no fiber row, no result, no recovery
+    // record), so what the console shows is the action's own word, as for any work the SDK forgot (test/truth).
+    const forgotten = s.action !== undefined && !word && !record;
+    const status = forgotten ? "force_idled" : (byRecord?.turn ?? (word ? expectedFor(CHAT_TURN_EXPECTED, word, "a chat turn status") : undefined));
     const runs = runsOf(s.calls, s.turns)[t.id] ?? 1;
     view.runs[t.id] = { kind: "chat_turn", ...(status ? { status } : {}), ...(status === "completed" ? { error: null } : {}), attempt: runs };
     if (record) {
@@ -269,6 +313,10 @@ describe("truth matrix, chat rows captured by the tail: the console shows what t
       name: `tail: think sub-agent chat turn × ${fault}`,
       drive: () => driveSub("admin", fault, `tail-hub-${uid()}`, `helper-${fault}-${uid()}`),
     })),
+    {
+      name: "tail: think sub-agent chat turn × force-idle (admin mixin)",
+      drive: () => driveSub("admin", "force-idle", `tail-hub-${uid()}`, `helper-idle-${uid()}`),
+    },
     ...(["none", "abort", "stalls"] as const).map((fault) => ({
       name: `tail: think chat turn × ${fault}`,
       drive: () => driveThink(fault, `tail-think-${fault}-${uid()}`),
@@ -280,10 +328,12 @@ describe("truth matrix, chat rows captured by the tail: the console shows what t
       const attemptsBefore = await attemptEvents();
       const s = await row.drive();
       const cells = await compare(row.name, s, before, attemptsBefore);
+      const acted = s.action ? `\nforce idle answered: ${JSON.stringify(s.action).slice(0, 1500)}` : "";
       expect(
         cells.filter((c) => c.verdict === "DISAGREE"),
-        scenarioTable(row.name, cells),
+        scenarioTable(row.name, cells) + acted,
       ).toEqual([]);
+      if (s.action) expect((s.action as { ok: boolean }).ok, acted).toBe(true);
     });
   }
 
