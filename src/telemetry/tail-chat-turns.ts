@@ -9,9 +9,10 @@ import type { TelemetryEvent } from "./envelope.js";
  *
  * - every `chat:recovery:*` message carries `incidentId`, which the SDK builds as `<recovery root>:<latest user
  *   message id>` (request ids are UUIDs or nanoids, without a colon), and `requestId`, the run being recovered;
- * - a recovery turn starts with `chat:turn:start` `continuation: true` (trigger `recovery-continue|retry`), inside the
- *   recovery Task the SDK queued right after its `chat:recovery:scheduled`: the user turn scheduled last in that agent
- *   is the one it continues (the SDK runs an agent's turns one at a time, through its turn queue).
+ * - a recovery turn starts with `chat:turn:start` whose trigger is `recovery-continue` (`continuation: true`) or
+ *   `recovery-retry` (`continuation: false`: it runs the user's message again), inside the recovery Task the SDK
+ *   queued right after its `chat:recovery:scheduled`: the user turn scheduled last in that agent is the one it
+ *   continues (the SDK runs an agent's turns one at a time, through its turn queue).
  *
  * This class, fed every captured event in order, stamps what chat-turns.ts stamps, so ingest folds them the same way:
  * `rootRequestId` on the events of a recovery turn (its start, finish and fiber) and on chat-recovery events,
@@ -95,7 +96,10 @@ export class TailChatTurns {
 
   #start(agent: string, req: string, p: Record<string, unknown>): void {
     let root = this.#root.get(`${agent}\0${req}`) ?? null;
-    if (!root && p.continuation === true) {
+    // Think names a recovery turn by its trigger (`recovery-continue`, `recovery-retry`: a retry is not a
+    // continuation); without a trigger, a continuation is taken for one.
+    const trigger = typeof p.trigger === "string" ? p.trigger : null;
+    if (!root && (trigger ? trigger.startsWith("recovery-") : p.continuation === true)) {
       root = this.#pending.get(agent) ?? null;
       if (root === req) root = null;
       if (root) this.#root.set(`${agent}\0${req}`, root);

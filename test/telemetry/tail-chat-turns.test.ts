@@ -115,6 +115,18 @@ describe("tail chat turns", () => {
     expect(of("fiber.completed", "u2")).toBeUndefined();
   });
 
+  it("a retry (the SDK runs the user's message again, not as a continuation) is a recovery turn too", () => {
+    const turns = new TailChatTurns();
+    const { events } = captureFromTail(
+      [
+        item("SubChat", "h", [recovery("scheduled", "u1", "u1", { recoveryKind: "retry" })]),
+        item("SubChat", "h", [{ type: "chat:turn:start", payload: { requestId: "u2", trigger: "recovery-retry", admission: "queue", continuation: false } }]),
+      ],
+      { turns },
+    );
+    expect(events.find((e) => e.type === "chat.turn.started")?.payload).toMatchObject({ rootRequestId: "u1", turnAttempt: 2 });
+  });
+
   it("a turn that is not a continuation is the user's own, whatever recovery is pending", () => {
     const turns = new TailChatTurns();
     const { events } = captureFromTail(
