@@ -21,6 +21,12 @@ export default defineConfig(() =>
       ThinkChatFixture: "ThinkChatFixture",
       AiChatFixture: "AiChatFixture",
       ThinkSubChatFixture: "ThinkSubChatFixture",
+      // Chat agents captured by the tail alone (test/fixtures/tail-chat-agents.ts): no telemetry package.
+      TailThinkChat: "TailThinkChat",
+      TailAiChat: "TailAiChat",
+      TailChatHub: "TailChatHub",
+      TailSubChat: "TailSubChat",
+      TailBareSubChat: "TailBareSubChat",
     },
     fsModuleCache: false,
   }).then((c) => ({

@@ -11,14 +11,19 @@ export function listenLikeATail(channels: readonly string[] = ["agents:fiber"]) 
   const listener = (message: unknown, channel: string | symbol) => heard.push({ channel: String(channel), message });
   for (const ch of channels) subscribe(ch, listener);
   return {
-    /** Everything heard since the last `clear`, as one trace item of a Durable Object invocation. */
-    item(): TailItem {
+    /**
+     * Everything heard since the last `clear`, as one trace item of a Durable Object invocation. `of` says which
+     * object and what started it, where a test knows (an alarm: `event.scheduledTime`); else a fresh object id.
+     */
+    item(of: { durableObjectId?: string; entrypoint?: string; event?: unknown } = {}): TailItem {
       const t = Date.now();
       return {
         scriptName: null,
-        durableObjectId: crypto.randomUUID().replace(/-/g, ""),
+        durableObjectId: of.durableObjectId ?? crypto.randomUUID().replace(/-/g, ""),
         eventTimestamp: t,
         truncated: false,
+        ...(of.entrypoint ? { entrypoint: of.entrypoint } : {}),
+        ...(of.event ? { event: of.event } : {}),
         diagnosticsChannelEvents: heard.map((h) => ({ timestamp: t, channel: h.channel, message: h.message })),
       };
     },

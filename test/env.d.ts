@@ -51,6 +51,15 @@ declare namespace Cloudflare {
     AiChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").AiChatFixture>;
     /** Bound only so the pool's ctx.exports hands `subAgent()` a Durable Object class; reached as a facet of ThinkChatFixture. */
     ThinkSubChatFixture: DurableObjectNamespace<import("./fixtures/chat-agents").ThinkSubChatFixture>;
+    // Chat agents captured by the tail alone (the chat suite's tail matrix); the sub-agent classes are bound only so
+    // `subAgent()` finds them, reached as facets of TailChatHub.
+    TailThinkChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailThinkChat>;
+    TailAiChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailAiChat>;
+    TailChatHub: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailChatHub>;
+    TailSubChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailSubChat>;
+    TailBareSubChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailBareSubChat>;
+    TailHookAgent: DurableObjectNamespace<import("./fixtures/tail-bare-agents").TailHookAgent>;
+    TailKeepAliveAgent: DurableObjectNamespace<import("./fixtures/tail-bare-agents").TailKeepAliveAgent>;
     SubAgentHub: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentHub>;
     /** Bound only so `subAgent()` finds the class; reached as a facet of SubAgentHub. */
     SubAgentHelper: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentHelper>;

@@ -15,6 +15,9 @@ export const ALONE_FILES = [
   // It asserts every incident of the table, unfiltered: a straggler of an earlier file's agents (seen under load,
   // with the simulator running beside the suite) made it 301 of 300.
   "test/store/incidents-kind-arms.test.ts",
+  // It hears every SDK diagnostics message of its runtime and hands it to the tail handler: agents an earlier file
+  // left running would be captured a second time.
+  "test/truth/tail-truth.test.ts",
 ];
 
 /**
@@ -63,6 +66,9 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       Before7TaskAgent: "Before7TaskAgent",
       Before7AlarmLoopAgent: "Before7AlarmLoopAgent",
       Before7LedgerAgent: "Before7LedgerAgent",
+      // Agents with no package of ours, captured by the tail alone (test/fixtures/tail-bare-agents.ts).
+      TailHookAgent: "TailHookAgent",
+      TailKeepAliveAgent: "TailKeepAliveAgent",
     },
   });
   return {

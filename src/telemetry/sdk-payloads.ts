@@ -94,6 +94,9 @@ function fiberPayload(type: string, p: Record<string, unknown>, mask: Masker, ki
 export const fromFiber: FromSdk = ({ type, p, src, mask, rec }) => {
   const fiberId = str(p.fiberId);
   const run = fiberRunOf(str(p.fiberName) ?? "", bool(p.managed));
+  // A chat turn's fiber recovering says what the SDK's chat:recovery:detected|attempt of the same turn say: counted
+  // once, there (the overview's recoveries started and attempts count event types). Its other events stay.
+  if (run.kind === "chat_turn" && (type === "fiber.recovery.detected" || type === "fiber.recovery.attempt")) return null;
   const corr: Correlation = compact({ fiberId, requestId: run.requestId });
   // A chat turn's fiber recovers as a chat incident (chat:recovery:*), not as a fiber incident of its own.
   if (fiberId && run.kind !== "chat_turn" && type.startsWith("fiber.recovery.")) corr.incidentId = fiberIncidentId(src.agentClass, src.agentName, fiberId);

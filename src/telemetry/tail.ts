@@ -5,6 +5,7 @@ import type { QueueLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import { type Masker, maskSecrets } from "./redact.js";
 import { signEventText } from "./signing.js";
+import { type TailChatTurns, tailChatTurns } from "./tail-chat-turns.js";
 
 /**
  * Capture without code in the agent: the Workers runtime forwards every message published on a
@@ -179,10 +180,12 @@ function hookOutcome(hooks: Hooks, m: SdkMessage): { hook?: "resumed" | "unknown
  * Turns trace items into contract events. Never throws: a message it cannot read, an item the runtime cut
  * short, and the runtime's limit notice each become a loss with a reason, never a lost item.
  */
-export function captureFromTail(items: readonly TailItem[], opts: { mask?: Masker; normalize?: NormalizeOptions } = {}): TailCapture {
+export function captureFromTail(items: readonly TailItem[], opts: { mask?: Masker; normalize?: NormalizeOptions; turns?: TailChatTurns } = {}): TailCapture {
   const out: TailCapture = { events: [], objects: [], silentWakes: [], losses: [], read: 0, noise: 0, viaOutbox: 0 };
   const named = new Set<string>();
   const mask = opts.mask ?? maskSecrets;
+  // Chat turns under recovery span items: their memory outlives one call (tail-chat-turns.ts).
+  const turns = opts.turns ?? tailChatTurns;
   for (const item of items) {
     const entries = Array.isArray(item.diagnosticsChannelEvents) ? item.diagnosticsChannelEvents : [];
     // The agent an item is about: SDK messages name it; a loss in the same item is filed under it.
@@ -224,6 +227,10 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       e.time = time;
       e.id = tailEventId(item, index, time, text);
       if (e.type === "fiber.recovery.handled") Object.assign(e.payload, hookOutcome(hooks, m));
+      if (!turns.annotate(e, item.scriptName)) {
+        out.noise++;
+        return;
+      }
       out.events.push(e);
     });
     const worker = item.scriptName ?? "";

@@ -1,0 +1,381 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { getAgentByName } from "agents";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ATTEMPT_EVENT_TYPES } from "../../src/store/read-models/incidents";
+import { consoleAdminClient } from "../../worker/admin-client";
+import type { Env } from "../../worker/env";
+import { handleTail } from "../../worker/tail";
+import { listenLikeATail } from "../diagnostics-tail";
+import type { SdkRecoveryRecord } from "../fixtures/chat-agents";
+import type { ModelCall, ModelStep } from "../fixtures/chat-model";
+import type { TailChatPolicy } from "../fixtures/tail-chat-agents";
+import { pollRows } from "../helpers";
+import { patient } from "../patience";
+import { type Cell, compareViews, matrixTable, scenarioTable } from "../truth/compare";
+import { CHAT_TURN_EXPECTED, expectedFor, recoveryRecordExpected } from "../truth/expected-states";
+import { consoleView, type OverviewFigures, overviewFigures, type View } from "../truth/observe";
+import { settle } from "../truth/settle";
+import { publishEnvTeamKeys } from "../worker/access-tokens";
+
+/**
+ * The chat rows of the truth matrix on agents captured by the TAIL alone (issue 34): plain Think agents and Think
+ * sub-agents with no telemetry package of ours (test/fixtures/tail-chat-agents.ts). What reaches the console is what
+ * the SDK publishes on every `agents:*` diagnostics channel, heard here as it is published and handed to the
+ * console's tail handler (worker/tail.ts) with the real Queue and ingest. The console's JSON is then compared with
+ * the SDK's own records (recovery records, what `saveMessages` returned, the scripted model's calls), through the
+ * expectations written in test/truth/expected-states.ts, never through the product's mapping.
+ *
+ * Trace items: the runtime sends one per invocation; here the agents run in the test's isolate, so one item is built
+ * per step of a row (a turn sent, an eviction, a wake, an alarm), holding that step's messages. A step is one unit of
+ * work as the agent sees it, and a recovery spans several of them, as it spans invocations in production: the
+ * console must fold a turn's attempts across items, never within one only.
+ *
+ * Not here: AIChatAgent at the top level. Its turns publish no request id on the tail (its carrier Task is
+ * `chat_<nonce>` and `message:response` is empty), so the tail path cannot name its turns; see docs/capture.md.
+ */
+
+const SDK_CHANNELS = [
+  "agents:state",
+  "agents:rpc",
+  "agents:message",
+  "agents:chat",
+  "agents:transcript",
+  "agents:fiber",
+  "agents:task",
+  "agents:stream",
+  "agents:agent_tool",
+  "agents:schedule",
+  "agents:lifecycle",
+  "agents:workflow",
+  "agents:mcp",
+  "agents:email",
+  "agents:channel",
+];
+const tail = listenLikeATail(SDK_CHANNELS);
+
+/** Hands what the SDK published since the last step to the console's tail handler, as one trace item. */
+async function deliver(): Promise<void> {
+  const item = tail.item();
+  tail.clear();
+  if (item.diagnosticsChannelEvents?.length) await handleTail([item], env as Env);
+}
+
+const uid = () => crypto.randomUUID().slice(0, 8);
+const text = (chunks: string[]): ModelStep => ({ kind: "text", chunks });
+const stall = (...chunks: string[]): ModelStep => ({ kind: "stall", chunks });
+
+type Fault = "none" | "abort" | "stalls" | "force-idle";
+const SCRIPTS: Record<Fault, { steps: ModelStep[]; policy: TailChatPolicy }> = {
+  none: { steps: [text(["All ", "green."])], policy: {} },
+  // Evicted mid-stream; the next wake continues the turn.
+  abort: { steps: [stall("The answer is"), text([" forty-two."])], policy: {} },
+  // Every call stalls; the stall watchdog routes each into recovery until the SDK gives up (max_attempts_exceeded).
+  stalls: { steps: [stall("Restarting"), stall(), stall(), stall()], policy: { stallTimeoutMs: 200, maxAttempts: 2 } },
+  // A long answer streamed slowly (20 s unless stopped): the console's audited force idle stops it mid-turn.
+  "force-idle": {
+    steps: [{ kind: "text", chunks: Array.from({ length: 100 }, (_, i) => `word${i} `), delayMs: 200 }],
+    policy: {},
+  },
+};
+
+/** What a driver hands the comparison: the agent as the console keys it, and the SDK's records of its one user turn. */
+type Subject = {
+  agentClass: string;
+  /** The console's key name: a sub-agent's ancestry where its Worker publishes it (docs/capture.md). */
+  agentName: string;
+  turns: { id: string; userMessageId: string; returned?: string }[];
+  recovered: boolean;
+  records: SdkRecoveryRecord[];
+  calls: ModelCall[];
+  /** What an action the row took answered. */
+  action?: unknown;
+};
+
+const OPERATOR = { email: "truth@example.com", role: "operator" } as const;
+
+type HubStub = {
+  helperSetup(kind: "admin" | "bare", helper: string, steps: ModelStep[], policy?: TailChatPolicy): Promise<void>;
+  helperSend(kind: "admin" | "bare", helper: string, text: string): Promise<{ requestId: string; status: string; userMessageId: string }>;
+  helperSendAndStream(kind: "admin" | "bare", helper: string, text: string): Promise<{ streamed: boolean; userMessageId: string }>;
+  helperRecords(
+    kind: "admin" | "bare",
+    helper: string,
+  ): Promise<{ records: SdkRecoveryRecord[]; calls: ModelCall[]; live: number; results: { requestId: string; status: string }[] }>;
+  evict(): Promise<void>;
+};
+type ThinkStub = {
+  setScript(steps: ModelStep[]): Promise<void>;
+  setPolicy(p: TailChatPolicy): Promise<TailChatPolicy>;
+  send(text: string): Promise<{ requestId: string; status: string; userMessageId: string }>;
+  sendAndStream(text: string): Promise<{ streamed: boolean; userMessageId: string }>;
+  recoveryRecords(): Promise<SdkRecoveryRecord[]>;
+  modelCalls(): Promise<ModelCall[]>;
+  sdkLive(): Promise<number>;
+  evict(): Promise<void>;
+};
+
+const hub = async (name: string) => (await getAgentByName(env.TailChatHub as never, name)) as unknown as HubStub;
+const think = async (name: string) => (await getAgentByName(env.TailThinkChat as never, name)) as unknown as ThinkStub;
+const settledRecords = (rs: SdkRecoveryRecord[]) => rs.every((r) => ["exhausted", "failed", "skipped"].includes(r.status));
+
+/** Polls until `done` holds (as on a quiet machine; test/patience.ts allows more), delivering each step's messages. */
+async function untilSettled(step: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + patient(ms);
+  for (;;) {
+    const done = await step();
+    await deliver();
+    if (done || Date.now() > end) return;
+    await scheduler.wait(200);
+  }
+}
+
+/** One turn of a Think sub-agent under a plain parent, meeting `fault`. */
+async function driveSub(kind: "admin" | "bare", fault: Fault, parent: string, helper: string): Promise<Subject> {
+  const { steps, policy } = SCRIPTS[fault];
+  await (await hub(parent)).helperSetup(kind, helper, steps, policy);
+  await deliver();
+  const turn: Subject["turns"][number] = { id: "", userMessageId: "" };
+  let action: unknown = null;
+  if (fault === "abort") {
+    const r = await (await hub(parent)).helperSendAndStream(kind, helper, "what is the answer?");
+    turn.userMessageId = r.userMessageId;
+    await deliver();
+    // Evicting the parent evicts its facets; reaching the helper again wakes it, and the SDK recovers its turn.
+    await (await hub(parent)).evict().catch(() => {});
+    await deliver();
+  } else if (fault === "force-idle") {
+    const r = await (await hub(parent)).helperSendAndStream(kind, helper, "write the long report");
+    turn.userMessageId = r.userMessageId;
+    await deliver();
+    const target = { agentClass: "TailSubChat", agentName: `TailChatHub:${parent} › ${helper}` };
+    // The console acts only on agents it knows: the turn's first events registered this one.
+    await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [target.agentClass, target.agentName], (rs) => rs.length === 1);
+    action = await consoleAdminClient(env as Env, OPERATOR).forceIdle(target, { reason: "tail matrix: force idle mid-turn" });
+    await deliver();
+  } else {
+    const r = await (await hub(parent)).helperSend(kind, helper, "look this up");
+    Object.assign(turn, { id: r.requestId, userMessageId: r.userMessageId, returned: r.status });
+    await deliver();
+  }
+  let last = await (await hub(parent)).helperRecords(kind, helper);
+  await deliver();
+  if (fault === "abort" || fault === "stalls") {
+    await untilSettled(async () => {
+      const h = await hub(parent);
+      await runDurableObjectAlarm(h as never).catch(() => {});
+      last = await h.helperRecords(kind, helper);
+      return last.live === 0 && settledRecords(last.records);
+    });
+  }
+  if (fault === "force-idle") {
+    // The turn ends as the SDK says once the action stopped it: what its `saveMessages` returned, if it returned
+    // (force idle stops a sub-agent's turn by evicting it: the call never returns, and its fiber row is gone).
+    await untilSettled(async () => {
+      last = await (await hub(parent)).helperRecords(kind, helper);
+      return last.live === 0;
+    });
+    turn.returned = last.results[0]?.status;
+  }
+  turn.id ||= last.calls[0]!.requestId!;
+  const agentName = kind === "admin" ? `TailChatHub:${parent} › ${helper}` : helper;
+  return {
+    agentClass: kind === "admin" ? "TailSubChat" : "TailBareSubChat",
+    agentName,
+    turns: [turn],
+    recovered: fault === "abort" || fault === "stalls",
+    records: last.records,
+    calls: last.calls,
+    ...(action ? { action } : {}),
+  };
+}
+
+/** One turn of a plain top-level Think agent, meeting `fault`. */
+async function driveThink(fault: Fault, name: string): Promise<Subject> {
+  const { steps, policy } = SCRIPTS[fault];
+  const a = await think(name);
+  await a.setPolicy(policy);
+  await a.setScript(steps);
+  await deliver();
+  const turn: Subject["turns"][number] = { id: "", userMessageId: "" };
+  if (fault === "abort") {
+    turn.userMessageId = (await a.sendAndStream("what is the answer?")).userMessageId;
+    await deliver();
+    await a.evict().catch(() => {});
+    await deliver();
+  } else {
+    const r = await a.send("status?");
+    Object.assign(turn, { id: r.requestId, userMessageId: r.userMessageId, returned: r.status });
+    await deliver();
+  }
+  if (fault !== "none") {
+    await untilSettled(async () => {
+      const b = await think(name);
+      await runDurableObjectAlarm(b as never).catch(() => {});
+      return (await b.sdkLive()) === 0 && settledRecords(await b.recoveryRecords());
+    });
+  }
+  const b = await think(name);
+  const calls = await b.modelCalls();
+  turn.id ||= calls[0]!.requestId!;
+  return { agentClass: "TailThinkChat", agentName: name, turns: [turn], recovered: fault !== "none", records: await b.recoveryRecords(), calls };
+}
+
+/**
+ * How many times the SDK ran each user turn: the scripted model's calls (each run calls it once). A user turn's first
+ * call carries its own request id; its recovery turns' calls follow it until the next user turn's.
+ */
+function runsOf(calls: ModelCall[], turns: Subject["turns"]): Record<string, number> {
+  const out: Record<string, number> = {};
+  let current: string | null = null;
+  for (const c of calls) {
+    if (turns.some((t) => t.id === c.requestId)) current = c.requestId;
+    if (current) out[current] = (out[current] ?? 0) + 1;
+  }
+  return out;
+}
+
+/**
+ * What the SDK records of the subject's user turns, as the console must show it: one run per user turn, whose
+ * attempt is how many times the SDK ran it (each run calls the scripted model once), its status by the SDK's word
+ * (what `saveMessages` returned, or the recovery record where the SDK gave up; none left means the recovery
+ * completed); its incident from the recovery record. `undefined`: the SDK does not say.
+ */
+function sdkSide(s: Subject): View & { incidentIds: Record<string, string>; attemptEvents: number } {
+  const view: View & { incidentIds: Record<string, string>; attemptEvents: number } = {
+    runs: {},
+    incidents: {},
+    incidentIds: {},
+    listed: s.turns.map((t) => t.id),
+    attemptEvents: 0,
+  };
+  for (const t of s.turns) {
+    const record = s.records.find((r) => (r.recoveryRootRequestId ?? r.requestId) === t.id) ?? null;
+    const byRecord = record ? recoveryRecordExpected(record) : null;
+    const word = t.returned && !s.recovered ? t.returned : s.recovered && !record ? "completed" : undefined;
+    // Force idle evicted the turn: the SDK keeps no record of it afterwards (no fiber row, no result, no recovery
+    // record), so what the console shows is the action's own word, as for any work the SDK forgot (test/truth).
+    const forgotten = s.action !== undefined && !word && !record;
+    const status = forgotten ? "force_idled" : (byRecord?.turn ?? (word ? expectedFor(CHAT_TURN_EXPECTED, word, "a chat turn status") : undefined));
+    const runs = runsOf(s.calls, s.turns)[t.id] ?? 1;
+    view.runs[t.id] = { kind: "chat_turn", ...(status ? { status } : {}), ...(status === "completed" ? { error: null } : {}), attempt: runs };
+    if (record) {
+      view.incidents[t.id] = { status: byRecord!.incident, reason: record.reason ?? null, attempts: record.attempt };
+      view.incidentIds[t.id] = record.incidentId;
+    } else if (s.recovered) {
+      view.incidents[t.id] = { status: "recovered" };
+      view.incidentIds[t.id] = `${t.id}:${t.userMessageId}`;
+    }
+    // One recovery attempt per run the SDK interrupted (evicted or stalled): every run but one that completed.
+    if (s.recovered) view.attemptEvents += runs - (status === "completed" ? 1 : 0);
+  }
+  view.overview = { running: 0, openIncidents: 0 };
+  view.openIncidentRows = 0;
+  return view;
+}
+
+/** Recovery attempts the overview counts (every attempt event type, from the rollups it reads). */
+async function attemptEvents(): Promise<number> {
+  const types = [...ATTEMPT_EVENT_TYPES];
+  const row = await env.DB.prepare(`SELECT COALESCE(SUM(n), 0) AS n FROM event_rollups WHERE type IN (${types.map(() => "?").join(", ")})`)
+    .bind(...types)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+const results: { name: string; cells: Cell[] }[] = [];
+
+/** Settles, reads both sides and compares them field by field. */
+async function compare(name: string, s: Subject, before: OverviewFigures, attemptsBefore: number): Promise<Cell[]> {
+  await settle(s, { reconcile: false });
+  const sdk = sdkSide(s);
+  const shown = await consoleView({ agentClass: s.agentClass, agentName: s.agentName, kind: "chat_turn" }, sdk, before, (id) => sdk.incidentIds[id]!);
+  const attempts = (await attemptEvents()) - attemptsBefore;
+  const cells: Cell[] = [
+    ...compareViews(sdk, shown),
+    { field: "overview.recoveryAttempts", sdk: sdk.attemptEvents, console: attempts, verdict: sdk.attemptEvents === attempts ? "agree" : "DISAGREE" },
+  ];
+  results.push({ name, cells });
+  return cells;
+}
+
+beforeAll(async () => {
+  await publishEnvTeamKeys();
+});
+afterAll(() => {
+  tail.stop();
+  console.log(matrixTable(results));
+});
+
+describe("truth matrix, chat rows captured by the tail: the console shows what the SDK records of each chat turn", () => {
+  const rows: { name: string; drive: () => Promise<Subject> }[] = [
+    ...(["none", "abort", "stalls"] as const).map((fault) => ({
+      name: `tail: think sub-agent chat turn × ${fault}`,
+      drive: () => driveSub("admin", fault, `tail-hub-${uid()}`, `helper-${fault}-${uid()}`),
+    })),
+    {
+      name: "tail: think sub-agent chat turn × force-idle (admin mixin)",
+      drive: () => driveSub("admin", "force-idle", `tail-hub-${uid()}`, `helper-idle-${uid()}`),
+    },
+    ...(["none", "abort", "stalls"] as const).map((fault) => ({
+      name: `tail: think chat turn × ${fault}`,
+      drive: () => driveThink(fault, `tail-think-${fault}-${uid()}`),
+    })),
+  ];
+  for (const row of rows) {
+    it(row.name, { timeout: patient(90_000) }, async () => {
+      const before = await overviewFigures();
+      const attemptsBefore = await attemptEvents();
+      const s = await row.drive();
+      const cells = await compare(row.name, s, before, attemptsBefore);
+      const acted = s.action ? `\nforce idle answered: ${JSON.stringify(s.action).slice(0, 1500)}` : "";
+      expect(
+        cells.filter((c) => c.verdict === "DISAGREE"),
+        scenarioTable(row.name, cells) + acted,
+      ).toEqual([]);
+      if (s.action) expect((s.action as { ok: boolean }).ok, acted).toBe(true);
+    });
+  }
+
+  it("tail: two parents' same-named sub-agents with the admin mixin are two agents, each with its own turn", { timeout: patient(90_000) }, async () => {
+    const helper = `same-${uid()}`;
+    const [p1, p2] = [`tail-hub-${uid()}`, `tail-hub-${uid()}`];
+    for (const p of [p1, p2]) {
+      const before = await overviewFigures();
+      const attemptsBefore = await attemptEvents();
+      const s = await driveSub("admin", "none", p, helper);
+      const cells = await compare(`tail: same-named sub-agent under ${p === p1 ? "parent 1" : "parent 2"}`, s, before, attemptsBefore);
+      expect(
+        cells.filter((c) => c.verdict === "DISAGREE"),
+        scenarioTable(p, cells),
+      ).toEqual([]);
+    }
+    const agents = await env.DB.prepare("SELECT agent_name FROM agents WHERE agent_class = 'TailSubChat' AND agent_name LIKE ? ORDER BY agent_name")
+      .bind(`% › ${helper}`)
+      .all<{ agent_name: string }>();
+    expect(agents.results.map((r) => r.agent_name)).toEqual([`TailChatHub:${p1} › ${helper}`, `TailChatHub:${p2} › ${helper}`].sort());
+  });
+
+  it("tail: without the admin mixin, two parents' same-named sub-agents are keyed by their own name: one console agent holding both turns", {
+    timeout: patient(90_000),
+  }, async () => {
+    // What the console says when the Worker publishes no ancestry (docs/capture.md, "Unknown parent"): the SDK's
+    // messages name the sub-agent's class and own name only, so both parents' turns are under one agent, `helper`.
+    const helper = `bare-${uid()}`;
+    const before = await overviewFigures();
+    const attemptsBefore = await attemptEvents();
+    const a = await driveSub("bare", "none", `tail-hub-${uid()}`, helper);
+    const b = await driveSub("bare", "none", `tail-hub-${uid()}`, helper);
+    const both: Subject = { ...a, turns: [...a.turns, ...b.turns], calls: [...a.calls, ...b.calls], records: [...a.records, ...b.records] };
+    await settle(both, { reconcile: false });
+    const cells = await compare("tail: same-named bare sub-agents (one key)", both, before, attemptsBefore);
+    expect(
+      cells.filter((c) => c.verdict === "DISAGREE"),
+      scenarioTable("bare sub-agents", cells),
+    ).toEqual([]);
+    const agents = await env.DB.prepare("SELECT agent_name FROM agents WHERE agent_class = 'TailBareSubChat' AND agent_name LIKE ?")
+      .bind(`%${helper}`)
+      .all<{ agent_name: string }>();
+    expect(agents.results.map((r) => r.agent_name)).toEqual([helper]);
+  });
+});
