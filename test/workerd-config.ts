@@ -51,6 +51,10 @@ export async function workerdTestConfig(opts: {
             // consumer would delete their timelines as it stores them. Tests of pacing set RETENTION_PACE themselves
             // (test/store/retention-pace.test.ts); the simulator runs with wrangler.jsonc's.
             RETENTION_PACE: "0",
+            // D1 keeps the hot timeline's segments too (production default: off, R2 alone): these suites check what
+            // ingest stored through the test-only `events` view over them (test/apply-migrations.ts). The default is
+            // tested by test/ingest/r2-only.test.ts, every e2e file (a real `wrangler dev` of wrangler.jsonc) and the simulator.
+            TIMELINE_SEGMENTS: "on",
             // Extra redaction patterns, read by withTelemetry (test/telemetry/redaction-config.test.ts).
             TELEMETRY_REDACT_PATTERNS: JSON.stringify(["/internal-ticket-[0-9]{4}/i"]),
             // Alerts go to the real webhook receiver (test/alert-receiver.ts), both channels, retried after 1 s, 2 s, …

@@ -138,7 +138,8 @@ export type ConsoleConfig = {
   retention: { days: number; hotWindowHours: number; pace: number };
   /**
    * `segments`: whether D1 also keeps the hot timeline's event bodies (event_segments) when R2 is bound
-   * (TIMELINE_SEGMENTS, default on). Off: R2 alone holds events; without a HISTORY bucket D1 always keeps them.
+   * (TIMELINE_SEGMENTS, default off: R2 alone holds events, written before D1). On: D1 keeps them too; without a
+   * HISTORY bucket D1 always keeps them.
    */
   history: { shards: number; previousShards: number[]; retentionDays: number; segments: boolean };
   ingest: { maxAgeDays: number; maxFutureSkewSeconds: number; signingSecret: string | null };
@@ -250,7 +251,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
       shards,
       previousShards: [...new Set((values.HISTORY_PREVIOUS_SHARDS as number[] | undefined) ?? [])].filter((n) => n !== shards),
       retentionDays: num("HISTORY_RETENTION_DAYS", 400),
-      segments: (values.TIMELINE_SEGMENTS as string | undefined) !== "off",
+      segments: (values.TIMELINE_SEGMENTS as string | undefined) === "on",
     },
     ingest: {
       maxAgeDays: num("INGEST_MAX_AGE_DAYS", retentionDays),

@@ -26,7 +26,7 @@ describe("worker/config.ts: one parse, one policy", () => {
   it("takes each default when a setting is unset or blank", () => {
     const c = parseConfig(dev({ RETENTION_DAYS: " ", HISTORY_SHARDS: "" }));
     expect(c.retention).toEqual({ days: 30, hotWindowHours: 48, pace: 10 });
-    expect(c.history).toEqual({ shards: 4, previousShards: [], retentionDays: 400, segments: true });
+    expect(c.history).toEqual({ shards: 4, previousShards: [], retentionDays: 400, segments: false });
     expect(c.ingest).toEqual({ maxAgeDays: 30, maxFutureSkewSeconds: 300, signingSecret: null });
     expect(c.reconcile).toEqual({ afterMs: 10 * 60_000, batch: 20, unknownAfterMs: 60 * 60_000 });
     expect(c.stuck).toEqual(DEFAULT_STUCK_CONFIG);
