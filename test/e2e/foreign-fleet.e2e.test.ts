@@ -124,7 +124,7 @@ const NOT_KNOWN = new Set(["unknown", "ended_unreported"]);
 /** Statuses of a run still open in the console. */
 const OPEN = new Set(["running", "recovering", "interrupted"]);
 
-type BareJudgement = { falsehoods: string[]; notKnown: string[]; unseen: string[]; shown: number };
+type BareJudgement = { falsehoods: string[]; notKnown: string[]; notKnownIncidents: string[]; unseen: string[]; shown: number };
 
 /**
  * Judges one agent without any package against the SDK's records, run by run: what the console shows of a run is
@@ -146,7 +146,7 @@ async function judgeBare(s: DevServer, a: Agent): Promise<BareJudgement> {
   for (const x of t.tasks ?? []) truth.set(x.runId, { kind: "task", is: is(mapSdkState(TASK_STATE, x.state), x.state) });
   for (const x of t.fibers ?? []) truth.set(x.fiberId, { kind: "managed_fiber", is: is(mapSdkState(FIBER_STATUS, x.status), x.status) });
   for (const x of t.runFibers ?? []) truth.set(x.id, { kind: "fiber", is: x.row ? "running" : (x.outcome ?? "ended") });
-  const out: BareJudgement = { falsehoods: [], notKnown: [], unseen: [], shown: page.items.length };
+  const out: BareJudgement = { falsehoods: [], notKnown: [], notKnownIncidents: [], unseen: [], shown: page.items.length };
   for (const [id, want] of truth) {
     const c = shown.get(id);
     if (!c) out.unseen.push(`${a.name} ${want.kind} ${id} (${want.is})`);
@@ -156,8 +156,34 @@ async function judgeBare(s: DevServer, a: Agent): Promise<BareJudgement> {
     else out.falsehoods.push(`${a.name} ${want.kind} ${id}: the SDK says ${want.is}, the console shows ${c.status}`);
   }
   for (const r of page.items) if (!truth.has(r.runId)) out.falsehoods.push(`${a.name} ${r.kind} ${r.runId}: shown ${r.status}, the SDK records no such run`);
+  // Its incidents: a fiber's recovery, shown as the SDK's record of that fiber says it ended, or as not known.
+  const incidents = (await (await fetch(`${s.base}/incidents?${q}`, { headers: { Accept: "application/json" } })).json()) as {
+    items: { incidentId: string; status: string }[];
+  };
+  for (const i of incidents.items) {
+    const fiberId = i.incidentId.startsWith(`fiber:${a.agent}/${a.name}/`) ? i.incidentId.slice(`fiber:${a.agent}/${a.name}/`.length) : null;
+    const want = fiberId ? truth.get(fiberId) : undefined;
+    if (!want) out.falsehoods.push(`${a.name} incident ${i.incidentId} (${i.status}): the SDK records no fiber it could be the recovery of`);
+    else if (i.status === "ended_unreported") out.notKnownIncidents.push(`${a.agent}/${a.name} ${i.incidentId}`);
+    else if (!(INCIDENT_OF[want.is] ?? []).includes(i.status))
+      out.falsehoods.push(`${a.name} incident ${i.incidentId}: the SDK's ${want.kind} is ${want.is}, the incident shows ${i.status}`);
+  }
   return out;
 }
+
+/**
+ * What a fiber's recovery incident may show, by how the SDK's record says the fiber is (in the words above): open
+ * while it runs or the SDK keeps it interrupted (awaiting resolveFiber), else how it ended. A plain runFiber's
+ * "recovered" is the agent's own record that its recovery hook ran.
+ */
+const INCIDENT_OF: Record<string, string[]> = {
+  running: ["open"],
+  interrupted: ["open"],
+  recovered: ["recovered"],
+  completed: ["recovered"],
+  failed: ["failed"],
+  cancelled: ["skipped"],
+};
 
 /** How many runs of these agents the console's run list shows with each status that says it does not know (`/runs?outcome=…`). */
 async function notKnownCounted(s: DevServer, agents: Agent[]): Promise<string[]> {
@@ -168,6 +194,17 @@ async function notKnownCounted(s: DevServer, agents: Agent[]): Promise<string[]>
       const page = (await (await fetch(`${s.base}/runs?${q}`, { headers: { Accept: "application/json" } })).json()) as { items: { runId: string }[] };
       for (const r of page.items) out.push(`${a.agent}/${a.name} ${r.runId}`);
     }
+  return out.sort();
+}
+
+/** The incidents of these agents the incident list shows ended, not reported (`/incidents?status=ended_unreported`). */
+async function endedUnreportedIncidents(s: DevServer, agents: Agent[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const a of agents) {
+    const q = new URLSearchParams({ agentClass: a.agent, agentName: a.name, status: "ended_unreported", limit: "200" });
+    const page = (await (await fetch(`${s.base}/incidents?${q}`, { headers: { Accept: "application/json" } })).json()) as { items: { incidentId: string }[] };
+    for (const i of page.items) out.push(`${a.agent}/${a.name} ${i.incidentId}`);
+  }
   return out.sort();
 }
 
@@ -261,10 +298,15 @@ it("after two SIGKILLs mid-work and a quiet spell, the console equals the SDK wh
   const notKnown = result.bare.flatMap((b) => b.notKnown).sort();
   const unseen = result.bare.flatMap((b) => b.unseen);
   console.log(
-    `[foreign-fleet] no package: ${result.bare.reduce((n, b) => n + b.shown, 0)} runs shown, ${falsehoods.length} false, ${notKnown.length} shown as not known (unknown or ended_unreported), ${unseen.length} the SDK records that the console never heard of${unseen.length ? `:\n  ${unseen.join("\n  ")}` : ""}`,
+    `[foreign-fleet] no package: ${result.bare.reduce((n, b) => n + b.shown, 0)} runs shown, ${falsehoods.length} false, ${notKnown.length} shown as not known (unknown or ended_unreported), ${unseen.length} the SDK records that the console never heard of${notKnown.length ? `\n  not known: ${notKnown.join(", ")}` : ""}${unseen.length ? `\n  never heard of:\n  ${unseen.join("\n  ")}` : ""}`,
   );
   expect(falsehoods).toEqual([]);
   expect(await notKnownCounted(server, BARE)).toEqual(notKnown);
+  const notKnownIncidents = result.bare.flatMap((b) => b.notKnownIncidents).sort();
+  console.log(
+    `[foreign-fleet] no package: ${notKnownIncidents.length} incidents shown ended_unreported${notKnownIncidents.length ? `: ${notKnownIncidents.join(", ")}` : ""}`,
+  );
+  expect(await endedUnreportedIncidents(server, BARE)).toEqual(notKnownIncidents);
 });
 
 async function csrf(s: DevServer): Promise<string> {
