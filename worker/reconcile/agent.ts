@@ -70,8 +70,10 @@ export async function recordFindings(
   const live = liveWork(answer.status, answer.runs);
   const asked = await askRecords(env, target, toAsk(open, live, { now, minAgeMs: opts.minAgeMs }));
   const findings = reconcileFindings(open, { ...live, ...asked }, { now, minAgeMs: opts.minAgeMs });
-  // Events lost after the last one that arrived leave no gap in the numbers: the agent's own count says so.
-  const fill = opts.fillRecent ?? ((await trailingLoss(env, target, answer.status)) ? GAP_FILL_RECENT : 0);
+  // Events lost after the last one that arrived leave no gap in the numbers: the agent's own count says so. An agent
+  // whose events carry no numbers (captured from its Worker's tail, no outbox) cannot show a loss at all: a run all
+  // of whose events were lost (a killed local Queue, a tail item lost with its invocation) is found only by asking.
+  const fill = opts.fillRecent ?? (unnumbered(answer.status) || (await trailingLoss(env, target, answer.status)) ? GAP_FILL_RECENT : 0);
   if (fill) findings.push(...(await fillIn(env, target, fill, findings)));
   await emitForAgent(env, target, findings.map(toEvent));
   // The next alarm as the agent answered now: an alarm already past due is what stuck detection's alarm_overdue reads.
@@ -93,6 +95,9 @@ const agentDb = (env: Env, target: Source): D1Database => partitionFor(storeFrom
 
 /** How many of its most recent runs of each kind an agent that lost events is asked for. */
 export const GAP_FILL_RECENT = 50;
+
+/** The agent numbers no events (no telemetry outbox): the console cannot count what it lost. */
+const unnumbered = (status: StatusOutput): boolean => status.eventsShippedThrough == null;
 
 /** The agent shipped numbered events beyond the highest the console received: they never arrived. */
 async function trailingLoss(env: Env, target: Source, status: StatusOutput): Promise<boolean> {
