@@ -1,4 +1,4 @@
-// `npm run soak -- [--minutes 30] [--kills 6] [--quiet-minutes 12] [--port 8795] [--persist-to .wrangler/soak]`
+// `npm run soak -- [--minutes 30] [--kills 6] [--quiet-minutes 12] [--port 8765] [--persist-to .wrangler/soak]`
 // A soak of `npm start`: the demo fleet and the console in one `wrangler dev`, SIGKILLed as a whole (every process
 // of the stack, workerd included) at spread-out times and restarted on the same local state, then left quiet with
 // the demo's ticks off while reconciliation runs each minute. All the while it polls the console's pages and counts
@@ -30,7 +30,7 @@ const args = z
           minutes: { type: "string", default: "30" },
           kills: { type: "string", default: "6" },
           "quiet-minutes": { type: "string", default: "12" },
-          port: { type: "string", default: "8795" },
+          port: { type: "string", default: "8765" },
           "persist-to": { type: "string", default: ".wrangler/soak" },
         },
       });
