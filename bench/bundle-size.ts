@@ -85,6 +85,9 @@ export default { fetch: () => new Response("ok") } satisfies ExportedHandler<Env
       durable_objects: { bindings: [{ name: "ImportAgent", class_name: "ImportAgent" }] },
       migrations: [{ tag: "v1", new_sqlite_classes: ["ImportAgent"] }],
       queues: { producers: [{ binding: "TELEMETRY_QUEUE", queue: "agent-telemetry" }] },
+      // Telemetry's source imports the admin package's facts by name, which the repo root's tsconfig maps to their
+      // source; a user's Worker resolves the name to the one dist copy the admin package uses itself, and so does this.
+      alias: { "@agent-oncall/admin-rpc/facts": `./${path.relative(dir, path.join(repoRoot, "src/admin-rpc/dist/facts.js"))}` },
     }),
   );
   return config;
