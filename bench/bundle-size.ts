@@ -1,6 +1,7 @@
 // `npm run bench`, part 1 (Node): bundle sizes as wrangler builds them for deploy (minified, gzip level 9 as a
 // proxy for the upload's compression). Reports the console Worker's size and what the agent-side packages add
-// to a user's Worker: the same plain agent bundled with and without withTelemetry + withAdminRpc.
+// to a user's Worker: the same plain agent bundled with and without withTelemetry + withAdminRpc, and with each
+// package alone (the admin package with its publishing helper, against its 8 KB gz target; the opt-in outbox).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { generatedDir, repoRoot } from "../scripts/wrangler-config.ts";
@@ -34,11 +35,17 @@ function packageModules(b: Bundle): { file: string; bytes: number }[] {
  * A user's Worker with one agent doing runFiber + stash; `mixins` adds our packages, imported by package name, and
  * "otlp" also OTLP span export (the `@agent-oncall/telemetry/otlp` entry, which brings the OpenTelemetry SDK).
  */
-function userWorker(label: string, mixins: false | "queue" | "otlp"): string {
-  const base =
-    mixins === "otlp" ? "withAdminRpc(withTelemetry(Agent<Env>, { tracing: otlpTracing }))" : mixins ? "withAdminRpc(withTelemetry(Agent<Env>))" : "Agent<Env>";
+function userWorker(label: string, mixins: false | "queue" | "otlp" | "admin" | "telemetry"): string {
+  const bases = {
+    otlp: "withAdminRpc(withTelemetry(Agent<Env>, { tracing: otlpTracing }))",
+    queue: "withAdminRpc(withTelemetry(Agent<Env>))",
+    admin: "withAdminRpc(Agent<Env>)",
+    telemetry: "withTelemetry(Agent<Env>)",
+  };
+  const base = mixins ? bases[mixins] : "Agent<Env>";
   const imports = [
-    ...(mixins ? ['import { withTelemetry } from "@agent-oncall/telemetry";', 'import { withAdminRpc } from "@agent-oncall/admin-rpc";'] : []),
+    ...(mixins && mixins !== "admin" ? ['import { withTelemetry } from "@agent-oncall/telemetry";'] : []),
+    ...(mixins && mixins !== "telemetry" ? ['import { withAdminRpc } from "@agent-oncall/admin-rpc";'] : []),
     ...(mixins === "otlp" ? ['import { otlpTracing } from "@agent-oncall/telemetry/otlp";'] : []),
   ];
   const src = `import { Agent } from "agents";
@@ -78,6 +85,9 @@ export default { fetch: () => new Response("ok") } satisfies ExportedHandler<Env
       durable_objects: { bindings: [{ name: "ImportAgent", class_name: "ImportAgent" }] },
       migrations: [{ tag: "v1", new_sqlite_classes: ["ImportAgent"] }],
       queues: { producers: [{ binding: "TELEMETRY_QUEUE", queue: "agent-telemetry" }] },
+      // Telemetry's source imports the admin package's facts by name, which the repo root's tsconfig maps to their
+      // source; a user's Worker resolves the name to the one dist copy the admin package uses itself, and so does this.
+      alias: { "@agent-oncall/admin-rpc/facts": `./${path.relative(dir, path.join(repoRoot, "src/admin-rpc/dist/facts.js"))}` },
     }),
   );
   return config;
@@ -96,6 +106,23 @@ const added = withPkgs.gz - plain.gz;
 const addedOtlp = withOtlp.gz - plain.gz;
 console.log(
   `BENCH bundle: plain agent Worker ${fmt(plain.gz)} gz; with withTelemetry + withAdminRpc ${fmt(withPkgs.gz)} gz; added ${fmt(added)} gz (${fmt(withPkgs.raw - plain.raw)} minified) — target ≤ 20 KB gz ${added <= 20 * KB ? "met" : "MISSED"}`,
+);
+// Each package alone: the admin package (actions, and its helper publishing what the SDK does not on the agent's
+// own diagnostics channel) is what an agent observed through the tail adds; the telemetry package is the opt-in outbox.
+const adminOnly = bundle(userWorker("admin-only", "admin"), "admin-only");
+const telemetryOnly = bundle(userWorker("telemetry-only", "telemetry"), "telemetry-only");
+const addedAdmin = adminOnly.gz - plain.gz;
+console.log(
+  `BENCH bundle: with withAdminRpc alone (its publishing helper included) ${fmt(adminOnly.gz)} gz; added ${fmt(addedAdmin)} gz (${fmt(adminOnly.raw - plain.raw)} minified) — target ≤ 8 KB gz ${addedAdmin <= 8 * KB ? "met" : "MISSED"}`,
+);
+console.log(
+  `BENCH bundle: with withTelemetry alone (the opt-in outbox) ${fmt(telemetryOnly.gz)} gz; added ${fmt(telemetryOnly.gz - plain.gz)} gz (${fmt(telemetryOnly.raw - plain.raw)} minified)`,
+);
+console.log(
+  `BENCH bundle: the admin package's largest modules alone (minified): ${packageModules(adminOnly)
+    .slice(0, 8)
+    .map((m) => `${m.file} ${fmt(m.bytes)}`)
+    .join(", ")}`,
 );
 // Where the added bytes go: the packages' largest modules (minified, before compression).
 const mods = packageModules(withPkgs);

@@ -6,8 +6,9 @@ import path from "node:path";
 
 const telemetrySource = path.resolve(import.meta.dirname, "..", "src/telemetry");
 
-/** vite `resolve.alias` entries pointing the telemetry package at its source. */
+/** vite `resolve.alias` entries pointing the telemetry package at its source, and the admin package's facts it imports. */
 export const telemetrySourceAlias = [
+  { find: /^@agent-oncall\/admin-rpc\/facts$/, replacement: path.resolve(import.meta.dirname, "..", "src/admin-rpc/facts.ts") },
   { find: /^@agent-oncall\/telemetry$/, replacement: path.join(telemetrySource, "index.ts") },
   { find: /^@agent-oncall\/telemetry\/(.+)$/, replacement: `${telemetrySource}/$1` },
 ];

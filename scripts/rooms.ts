@@ -21,8 +21,21 @@ const BELOW_WORKER = ["telemetry", "admin-rpc", "store", "console"];
  * worker room. Every file under a FENCED folder must belong to a room.
  */
 export const ROOMS: Room[] = [
-  { name: "telemetry", paths: ["src/telemetry"], mayImport: [], packages: /^(agents(\/.*)?|zod|@opentelemetry\/.*|node:async_hooks)$/ },
-  { name: "admin-rpc", paths: ["src/admin-rpc"], mayImport: [], packages: /^(agents(\/.*)?|zod|@agent-oncall\/telemetry(\/contract)?)$/ },
+  // Telemetry reads the facts it shares with the agent side from the admin package's dependency-free facts entry.
+  {
+    name: "telemetry",
+    paths: ["src/telemetry"],
+    mayImport: [],
+    packages: /^(agents(\/.*)?|zod|@opentelemetry\/.*|node:async_hooks|@agent-oncall\/admin-rpc\/facts)$/,
+  },
+  // The agent side imports no telemetry (its publishing helper uses the runtime's diagnostics channels); the
+  // Worker-side client (client.ts) does.
+  {
+    name: "admin-rpc",
+    paths: ["src/admin-rpc"],
+    mayImport: [],
+    packages: /^(agents(\/.*)?|zod|node:diagnostics_channel|@agent-oncall\/telemetry(\/contract)?)$/,
+  },
   { name: "store", paths: ["src/store"], mayImport: ["telemetry", "admin-rpc"], packages: /^(drizzle-orm(\/.*)?|zod|@agent-oncall\/telemetry(\/contract)?)$/ },
   { name: "console", paths: ["console"], mayImport: ["store", "admin-rpc"], packages: /^(hono(\/.*)?)$/ },
   {

@@ -1,12 +1,14 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { AGENT_CHANNEL } from "@agent-oncall/admin-rpc/facts";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 
 /**
- * What a Tail Worker would receive of the agents in this test runtime: the SDK's diagnostics messages on the
- * given channels, caught as they are published, handed over as one trace item. `stop` ends the listening (the
- * runtime is reused across files).
+ * What a Tail Worker would receive of the agents in this test runtime: the diagnostics messages on the given
+ * channels (by default the SDK's fiber channel and the admin package's own, which a real tail carries both of),
+ * caught as they are published, handed over as one trace item. `stop` ends the listening (the runtime is reused
+ * across files).
  */
-export function listenLikeATail(channels: readonly string[] = ["agents:fiber"]) {
+export function listenLikeATail(channels: readonly string[] = ["agents:fiber", AGENT_CHANNEL]) {
   const heard: { channel: string; message: unknown }[] = [];
   const listener = (message: unknown, channel: string | symbol) => heard.push({ channel: String(channel), message });
   for (const ch of channels) subscribe(ch, listener);

@@ -1,4 +1,3 @@
-import type { Telemetry } from "@agent-oncall/telemetry";
 import type { AuditRecord, AuditResult } from "./audit-record.js";
 import type {
   ForceIdleOutput,
@@ -20,8 +19,16 @@ import { type VerifyReads, verifyForceIdle, verifyTriggerAlarm } from "./verify.
 
 /** How the client judges an action's answer: the value it returns and audits, and the audit's result. */
 export type ActionVerdict = (value: unknown, reads: () => VerifyReads) => Promise<{ value: unknown; result: AuditResult }>;
+/**
+ * Where an action's events go: the client hands a telemetry pipe (client.ts, `@agent-oncall/telemetry`'s
+ * `Telemetry`), which builds each envelope; ingest validates every payload. Structural, so this package's types
+ * name no other package.
+ */
+export type ActionEventSink = {
+  record(type: string, payload: Record<string, unknown>, corr?: { [K in "incidentId" | "opId" | "fiberId" | "taskId" | "requestId"]?: string }): unknown;
+};
 /** The events an action sends, from its audit record and its value (undefined unless it succeeded, fully or in part). */
-export type ActionEvents = (telemetry: Telemetry, e: AuditRecord, value: unknown) => void;
+export type ActionEvents = (telemetry: ActionEventSink, e: AuditRecord, value: unknown) => void;
 
 /** The answer is its own verdict: `noop` when it says so, else `ok` (nothing to read back). */
 export const answerVerdict: ActionVerdict = async (value) => ({ value, result: (value as { noop?: boolean }).noop ? "noop" : "ok" });
@@ -113,7 +120,7 @@ export const resolveOpEvents: ActionEvents = (telemetry, e, value) => {
 const reasonOf = (e: AuditRecord) => e.reason || "(none given)";
 
 /** The admin.* event of an action on the agent itself: who, why, the outcome, and a summary of before and after. */
-function adminEvent(telemetry: Telemetry, type: "admin.force_idle" | "admin.trigger_alarm", e: AuditRecord): void {
+function adminEvent(telemetry: ActionEventSink, type: "admin.force_idle" | "admin.trigger_alarm", e: AuditRecord): void {
   telemetry.record(type, {
     actor: e.actor,
     reason: reasonOf(e),

@@ -1,4 +1,4 @@
-import { maskJson, maskSecrets, parseAgentKeyName, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
+import { maskJson, maskSecrets, normalizeSdkEvent, parseAgentKeyName, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName, getSubAgentByName } from "agents";
 import { z } from "zod";
 import { ADMIN_ACTIONS, type AdminActionName, mayTake, upgradeRefusal } from "./actions.js";
@@ -103,6 +103,31 @@ const MASK_CHARS = 64 * 1024;
 const NOT_IMPLEMENTED = /does not implement|is not a function|no such method|Method "[^"]*" not found on/i;
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+type SdkRecoveryEvent = { type: string; fiberId: string | null; fiberName?: string | null; incidentId: string | null; detail: string | null };
+
+/**
+ * Trigger alarm's recovery events, named in the event contract: the agent answers the SDK's words (mixin.ts), and
+ * src/telemetry's normalisation names them as ingest does, with a fiber's incident id under the target's key name.
+ * An older mixin's answer (already in contract types) is kept as it is.
+ */
+function recoveryEventsNamed<T>(r: AdminResult<T>, t: Target): AdminResult<T> {
+  const events = r.ok ? (r.value as { recoveryEvents?: unknown }).recoveryEvents : null;
+  if (!r.ok || !Array.isArray(events)) return r;
+  const named = (events as SdkRecoveryEvent[]).map((e) => {
+    if (typeof e?.type !== "string" || !e.type.includes(":")) return e;
+    const payload = {
+      fiberId: e.fiberId ?? undefined,
+      fiberName: e.fiberName ?? undefined,
+      incidentId: e.incidentId ?? undefined,
+      reason: e.detail,
+      error: e.detail,
+    };
+    const n = normalizeSdkEvent({ type: e.type, agent: t.agentClass, name: t.agentName, payload });
+    return { type: n?.type ?? e.type, fiberId: e.fiberId, incidentId: n?.corr.incidentId ?? e.incidentId, detail: e.detail };
+  });
+  return { ...r, value: { ...r.value, recoveryEvents: named } };
+}
 
 /** The stub as the client calls it: this version's methods, and the earlier reads it falls back to. */
 type AgentStub = AdminRpc & AdminRpcBefore7;
@@ -493,9 +518,9 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
      * alarm ran to its end; `outcome` says `busy` (not run: `busy` names what holds it) or `still_running`.
      */
     triggerAlarm: (t: Target, input: unknown): Promise<AdminResult<VerifiedTriggerAlarmOutput>> =>
-      act("trigger_alarm", t, input, ADMIN_ACTIONS.trigger_alarm.output, (s, i) => s[ADMIN_ACTIONS.trigger_alarm.rpc](i)) as Promise<
-        AdminResult<VerifiedTriggerAlarmOutput>
-      >,
+      act("trigger_alarm", t, input, ADMIN_ACTIONS.trigger_alarm.output, async (s, i) =>
+        recoveryEventsNamed(await s[ADMIN_ACTIONS.trigger_alarm.rpc](i), t),
+      ) as Promise<AdminResult<VerifiedTriggerAlarmOutput>>,
     /**
      * Operator only, audited (before/after: the op as the agent's ledger sees it). Records how an ambiguous op
      * was settled, or re-runs it where the agent says it is idempotent.

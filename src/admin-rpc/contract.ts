@@ -1,6 +1,6 @@
-import { AGENT_STATUSES, RUN_KINDS } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import type { AdminActionRpc } from "./actions.js";
+import { AGENT_STATUSES, RUN_KINDS } from "./facts.js";
 import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, type OpResolution, type ResolveOpRequest } from "./inputs.js";
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
@@ -46,7 +46,7 @@ export const adminError = z.object({
 }) satisfies z.ZodType<AdminError>;
 
 /**
- * What the agent is doing (src/telemetry sdk-states.ts `agentStatusOf`): running, waiting (only parked work: a
+ * What the agent is doing (sdk-states.ts `agentStatusOf`): running, waiting (only parked work: a
  * Tasks run waiting to wake, a managed fiber interrupted until `resolveFiber`), idle, or terminated.
  */
 export const derivedStatus = z.enum(AGENT_STATUSES);
@@ -116,7 +116,7 @@ export type ListRunsOutput = z.infer<typeof listRunsOutput>;
 
 /**
  * One run as the agent records it now, in the SDK's own words (`state`: a FiberStatus, a Tasks state, a Think
- * submission status; src/telemetry sdk-states.ts maps them), from the first source that has it:
+ * submission status; sdk-states.ts maps them), from the first source that has it:
  * `run_row` (a live cf_agents_runs row), `managed_fiber` (inspectFiber), `task` (tasks.get), `submission`
  * (Think's submissions), `agent` (the agent's own `adminRunRecord` hook, for runs the SDK keeps no record of).
  */
@@ -441,8 +441,20 @@ export const triggerAlarmOutput = z.object({
   after: statusOutput,
   /** Fibers recovery settled: rows gone during the alarm, plus those recovered on wake. */
   recoveredRuns: z.array(z.string()),
-  /** Recovery events since the agent woke (the SDK recovers on wake) and from this alarm, as event contract types (fiber.recovery.handled, …). */
-  recoveryEvents: z.array(z.object({ type: z.string(), fiberId: z.string().nullable(), incidentId: z.string().nullable(), detail: z.string().nullable() })),
+  /**
+   * Recovery events since the agent woke (the SDK recovers on wake) and from this alarm. The agent answers them in
+   * the SDK's words (`fiber:recovery:handled`, with `fiberName`); the client names them in the event contract
+   * (`fiber.recovery.handled`, with the fiber's incident id). An older mixin answered contract types, kept as they are.
+   */
+  recoveryEvents: z.array(
+    z.object({
+      type: z.string(),
+      fiberId: z.string().nullable(),
+      fiberName: z.string().nullable().optional(),
+      incidentId: z.string().nullable(),
+      detail: z.string().nullable(),
+    }),
+  ),
 });
 export type TriggerAlarmOutput = z.infer<typeof triggerAlarmOutput>;
 
@@ -633,7 +645,7 @@ export type ForceIdleHookResult = string[] | { cleared?: string[]; incidentIds?:
 
 /** Optional hooks an agent may implement to take part in admin actions (SessionAgent and the demo ChatAgent do). */
 export interface AdminHooks {
-  /** The agent's own derived status; defaults to what the SDK holds (src/telemetry sdk-states.ts `agentStatusOf`). */
+  /** The agent's own derived status; defaults to what the SDK holds (sdk-states.ts `agentStatusOf`). */
   adminDerivedStatus?(): DerivedStatus;
   /**
    * The agent's own record of a run the SDK keeps none of once it ended (a plain runFiber): how it ended, in the

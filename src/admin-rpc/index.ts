@@ -5,5 +5,6 @@
 
 export * from "./contract.js";
 export { type WithAdminRpcClass, type WithAdminRpcOptions, withAdminRpc } from "./mixin.js";
+export { publishEvent } from "./publish.js";
 export * from "./recovery-budget.js";
 export * from "./residency-contract.js";

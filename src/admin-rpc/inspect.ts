@@ -1,5 +1,5 @@
-import { agentStatusOf } from "@agent-oncall/telemetry";
 import type { DerivedStatus, ListRunsOutput, RunKind, StatusOutput, TaskRun } from "./contract.js";
+import { agentStatusOf } from "./facts.js";
 import {
   CHAT_RECOVERY_TASK,
   CHAT_TURN_SNAPSHOT_KEY_PREFIX,
@@ -210,7 +210,7 @@ export async function readChatIncidents(storage: DurableObjectStorage): Promise<
 const STATUS_SCAN = 20;
 
 /**
- * The agent's status from what the SDK holds, through the one mapping (src/telemetry sdk-states.ts
+ * The agent's status from what the SDK holds, through the one mapping (sdk-states.ts
  * `agentStatusOf`): Tasks runs (chat turns included) and managed fibers are work too, and work parked until
  * it wakes or is resolved makes the agent `waiting`, not idle.
  */

@@ -1,4 +1,3 @@
-import { normalizeSdkEvent } from "@agent-oncall/telemetry";
 import type { Agent } from "agents";
 import type { Observability } from "agents/observability";
 import type { z } from "zod";
@@ -15,6 +14,7 @@ import type {
   StatusOutput,
   TriggerAlarmOutput,
 } from "./contract.js";
+import { EVENT_PIPE, type EventPipe } from "./facts.js";
 import { stopWork } from "./force-idle.js";
 import {
   ADMIN_CONTRACT_VERSION,
@@ -43,6 +43,7 @@ import {
   waitingRecoveryIds,
   writePause,
 } from "./pause.js";
+import { ancestryPublisher, publishEvent } from "./publish.js";
 import { checkRecord, findRunRecords, recoveryBudgetRecords, residencyRecords, runRecords } from "./records.js";
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
 import { activeFiberIds } from "./sdk-layout.js";
@@ -51,11 +52,9 @@ import { healthOf } from "./telemetry-health.js";
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
 
-/** Our event types (src/telemetry's contract) that describe recovery. */
-const RECOVERY_EVENT = /^(fiber\.recovery\.|fiber\.interrupted$|chat\.recovery\.)/;
 /**
- * The SDK event types normalised into those (src/telemetry normalize.ts): only these are normalised, not every
- * event the agent emits (a runFiber's start and end, stashes, chat chunks), which the tap never keeps.
+ * The SDK's event types that describe recovery: the tap keeps these (in the SDK's words; the client names them in
+ * the console's contract), not every event the agent emits (a runFiber's start and end, stashes, chat chunks).
  */
 const SDK_RECOVERY_EVENT = /^(fiber:recovery:|fiber:run:interrupted$|chat:recovery:)/;
 
@@ -172,11 +171,11 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     async #status(): Promise<StatusOutput> {
       const w = this.#work();
       const s = await readStatus(w, this.#derived());
-      // The telemetry mixin's outbox numbers what it ships; an agent without it has none to report.
-      const telemetry = (this as { telemetry?: { shippedThrough?: () => number | null; stats?: () => unknown } }).telemetry;
-      const shipped = typeof telemetry?.shippedThrough === "function" ? telemetry.shippedThrough() : null;
+      // The opt-in outbox (withTelemetry sets EVENT_PIPE) numbers what it ships; an agent without it has none to report.
+      const pipe = (this as { [EVENT_PIPE]?: EventPipe })[EVENT_PIPE];
+      const shipped = pipe ? pipe.shippedThrough() : null;
       // Its own counts of what it sent and what waits (the client validates them with the contract's schema).
-      const health = typeof telemetry?.stats === "function" ? healthOf(telemetry.stats()) : null;
+      const health = pipe ? healthOf(pipe.stats()) : null;
       return {
         ...s,
         capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length),
@@ -238,7 +237,8 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         const instance = this.#instance;
         if (r.noop) return ok({ ...r.output, instance, before, after: before });
         const after = await this.#status();
-        recordIdle(this, parsed.reason);
+        // The new idle status, for the console: the SDK publishes nothing for it.
+        publishEvent(this, "session.status_idle", { detail: `forced idle: ${parsed.reason}`.slice(0, 2000) });
         if (r.output.evicted) {
           // After the answer is on its way: the rows are deleted and durable (output gate), so the next wake recovers nothing.
           setTimeout(() => this.ctx.abort(`force idle stopped work nothing else could stop: ${parsed.reason}`.slice(0, 500)), 20);
@@ -359,14 +359,15 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       // Likewise before the agent's own onChatRecovery (Think, AIChatAgent): a pause declines the chat recovery.
       composeChatRecovery(this, (ctx, pause) => recordChatDecline(this, ctx, pause));
       // Wrap whatever observability is in place (the SDK's, or telemetry's) so the log sees every recovery
-      // event, including those of the recovery the SDK runs when an evicted agent wakes for this very call.
+      // event, including those of the recovery the SDK runs when an evicted agent wakes for this very call; a
+      // sub-agent publishes its ancestry before its SDK messages (publish.ts).
       this.observability = tapRecovery(
         this.observability,
         (e) => {
           this.#recoveryLog.push(e);
           if (this.#recoveryLog.length > 200) this.#recoveryLog.shift();
         },
-        () => (this as { parentPath?: unknown }).parentPath,
+        ancestryPublisher(this),
       );
     }
 
@@ -391,7 +392,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         const after = await this.#status();
         const still = new Set((await readRuns(w)).runs.map((r) => r.id));
         const recoveryEvents = this.#recoveryLog.splice(0);
-        const settled = recoveryEvents.filter((e) => /^fiber\.recovery\.(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
+        const settled = recoveryEvents.filter((e) => /^fiber:recovery:(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
         const recoveredRuns = [...new Set([...runsBefore.filter((id) => !still.has(id)), ...settled])];
         return ok({ ...base, outcome, busy: outcome === "ran" ? busy : await readBusy(w, this.#bornAt), after, recoveredRuns, recoveryEvents });
       });
@@ -403,27 +404,28 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
 
 type RecoveryEvent = TriggerAlarmOutput["recoveryEvents"][number];
 
+/** A string field of an SDK payload, or null. */
+const text = (v: unknown): string | null => (typeof v === "string" && v ? v : null);
+
 /**
- * An observability that passes every event on, with a sub-agent's ancestry added, and copies recovery events to
- * `log`, read through src/telemetry's normalisation (the one place that knows
- * the SDK's event shapes).
+ * An observability that passes every event on, after a sub-agent's ancestry (`ancestry`), and copies recovery
+ * events to `log` in the SDK's words (its type, fiber, chat incident and reason): the client names them in the
+ * console's contract (client.ts), through src/telemetry, the one place that knows the SDK's event shapes.
  */
-function tapRecovery(inner: Observability | undefined, log: (e: RecoveryEvent) => void, ancestry: () => unknown): Observability {
+function tapRecovery(inner: Observability | undefined, log: (e: RecoveryEvent) => void, ancestry: () => void): Observability {
   return {
     emit(event) {
-      // A sub-agent's messages name only its own class and name, the same under every parent: add the SDK's
-      // `parentPath` (root-first ancestors) so the console keeps two parents' same-named sub-agents apart.
+      ancestry();
       try {
-        const parentPath = ancestry();
-        if (Array.isArray(parentPath) && parentPath.length) event = { ...event, parentPath } as unknown as typeof event;
-      } catch {
-        /* never breaks the agent */
-      }
-      try {
-        const e = SDK_RECOVERY_EVENT.test(event.type) ? normalizeSdkEvent(event) : null;
-        if (e && RECOVERY_EVENT.test(e.type)) {
-          const p = e.payload as { reason?: string; error?: string };
-          log({ type: e.type, fiberId: e.corr.fiberId ?? null, incidentId: e.corr.incidentId ?? null, detail: p.reason ?? p.error ?? null });
+        if (SDK_RECOVERY_EVENT.test(event.type)) {
+          const p = (event.payload ?? {}) as Record<string, unknown>;
+          log({
+            type: event.type,
+            fiberId: text(p.fiberId),
+            fiberName: text(p.fiberName),
+            incidentId: text(p.incidentId),
+            detail: text(p.reason) ?? text(p.error),
+          });
         }
       } catch {
         /* the tap never breaks the agent */
@@ -431,14 +433,4 @@ function tapRecovery(inner: Observability | undefined, log: (e: RecoveryEvent) =
       inner?.emit(event);
     },
   };
-}
-
-/** Reports the new idle status through the agent's telemetry, when it has ours. */
-function recordIdle(agent: object, reason: string): void {
-  const t = (agent as { telemetry?: { record?: (type: "session.status_idle", payload: { detail?: string }) => unknown } }).telemetry;
-  try {
-    t?.record?.("session.status_idle", { detail: `forced idle: ${reason}`.slice(0, 2000) });
-  } catch {
-    /* telemetry never fails an admin action */
-  }
 }

@@ -1,6 +1,6 @@
-import { fiberIncidentId, RECOVERY_PAUSED_MARK } from "@agent-oncall/telemetry";
 import type { Agent } from "agents";
 import type { PauseState, RecoveryPause } from "./contract.js";
+import { fiberIncidentId, RECOVERY_PAUSED_MARK } from "./facts.js";
 import { activeFiberIds } from "./sdk-layout.js";
 
 /**

@@ -1,4 +1,4 @@
-import { CHAT_TURN_NAME } from "@agent-oncall/telemetry/contract";
+import { CHAT_TURN_NAME } from "./facts.js";
 /**
  * Facts about the agents SDK (0.32) that admin RPC relies on and that the SDK
  * does not export as public API (or exports only with the AI SDK). Every one is

@@ -1,3 +1,6 @@
+// Facts the agent side shares (run kinds, the recovery-pause mark) have one owner: the admin package's facts entry.
+export { RECOVERY_PAUSED_MARK, RUN_KINDS, type RunKind } from "@agent-oncall/admin-rpc/facts";
+
 /**
  * The contract's plain values, apart from its zod schemas (envelope.ts, payloads.ts): the agent side needs these
  * at runtime but never validates, so a user's Worker does not bundle the schemas.
@@ -18,21 +21,10 @@ export const ACCEPTED_SCHEMA_VERSIONS = [1, 2] as const;
 export type SchemaVersion = (typeof ACCEPTED_SCHEMA_VERSIONS)[number];
 
 /**
- * How a fiber recovery the operator paused fails in the SDK's words: the admin mixin's onFiberRecovered throws
- * an error whose message starts with this, so the SDK keeps the run row for later (src/admin-rpc/pause.ts), and
- * normalisation reports the SDK's `fiber:recovery:failed` as `recovery.skipped_paused`, not as a failure.
- */
-export const RECOVERY_PAUSED_MARK = "recovery paused by an operator";
-
-/**
  * Largest event, as UTF-8 bytes of its JSON (signature included), that ingest accepts. The sender replaces a
  * larger one with an `event.too_large` placeholder; a Queue message (128 KB) always holds at least one event.
  */
 export const MAX_EVENT_BYTES = 64 * 1024;
-
-/** The kinds of run the console tracks (a run's `kind`). */
-export const RUN_KINDS = ["fiber", "managed_fiber", "task", "chat_turn"] as const;
-export type RunKind = (typeof RUN_KINDS)[number];
 
 /** Longest Worker version an event carries (`ver`): a version_metadata id is a 36-character UUID; a configured value is cut here. */
 export const MAX_VERSION_CHARS = 100;

@@ -20,10 +20,8 @@ export function newEventId(now = Date.now()): string {
   return `${now.toString(36).padStart(9, "0")}-${seq.toString(36).padStart(6, "0")}-${isolateId}`;
 }
 
-/** Incident id for a fiber recovery: one fiber run is one incident, however many recovery passes it takes. */
-export function fiberIncidentId(agentClass: string, agentName: string, fiberId: string): string {
-  return `fiber:${agentClass}/${agentName}/${fiberId}`;
-}
+/** Incident id for a fiber recovery (one owner: the admin package's facts, whose recovery pause names incidents too). */
+export { fiberIncidentId } from "@agent-oncall/admin-rpc/facts";
 
 /** Incident id for a session turn recovery: one turn is one incident. */
 export function turnIncidentId(agentClass: string, agentName: string, turnSeq: number): string {

@@ -1,3 +1,4 @@
+import { CHAT_TURN_NAME } from "@agent-oncall/admin-rpc/facts";
 import type { RunKind } from "./constants.js";
 
 /**
@@ -5,13 +6,8 @@ import type { RunKind } from "./constants.js";
  * telemetry maps events by them and the admin side (src/admin-rpc/sdk-layout.ts) reads the SDK's tables by them.
  */
 
-/**
- * The SDK's internal chat-turn name (Think / AIChatAgent `CHAT_FIBER_NAME`, agents 0.32). A chat turn runs as
- * a Tasks run of this definition (its runId is `chat_<nonce>`, not the request id), or, in a sub-agent, as a
- * runFiber named `__cf_internal_chat_turn:<requestId>`. When an evicted turn is replayed, the SDK hands the
- * recovery hook a context with that same name and the Task's runId, which is the only place the two meet.
- */
-export const CHAT_TURN_NAME = "__cf_internal_chat_turn";
+/** The SDK's internal chat-turn name (one owner: the admin package's facts, whose SDK reads need it too). */
+export { CHAT_TURN_NAME };
 
 /** The prefix the SDK reserves for its own Tasks definitions and fiber names (agents 0.32, Think, AIChatAgent). */
 const INTERNAL_SDK_PREFIX = "__cf_internal_";

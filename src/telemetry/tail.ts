@@ -1,10 +1,13 @@
-import { OUTBOX_SHIPPED_MARK } from "./constants.js";
-import type { TelemetryEvent } from "./envelope.js";
+import { AGENT_CHANNEL, AGENT_MESSAGE_VERSION, PARENT_MESSAGE_TYPE } from "@agent-oncall/admin-rpc/facts";
+import { z } from "zod";
+import { OUTBOX_SHIPPED_MARK, SCHEMA_VERSION } from "./constants.js";
+import { describeIssues, parseEvent, type TelemetryEvent } from "./envelope.js";
 import { type NormalizeOptions, normalizeSdkEvent } from "./normalize.js";
 import type { QueueLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
-import { type Masker, maskSecrets } from "./redact.js";
+import { type Masker, maskJson, maskSecrets } from "./redact.js";
 import { signEventText } from "./signing.js";
+import { type AgentPathStep, agentKeyName, MAX_PARENT_DEPTH } from "./sub-agents.js";
 import { type TailChatTurns, tailChatTurns } from "./tail-chat-turns.js";
 
 /**
@@ -13,6 +16,11 @@ import { type TailChatTurns, tailChatTurns } from "./tail-chat-turns.js";
  * The agents SDK (0.32) publishes each observability event, whole (`{ type, agent, name, payload, timestamp }`), on
  * one of its `agents:*` channels (its `observability/diagnostics`). This module turns trace items into the event
  * contract, and says what it could not take.
+ *
+ * The agent publishes what the SDK does not on its own channel (AGENT_CHANNEL, the admin package's publishing
+ * helper): events of the contract (force idle's report, stash snapshots, paid ops, session turns, model usage) and,
+ * for a sub-agent, its ancestry before its SDK messages. Each is validated here with zod; one that does not fit is
+ * a loss with its reason.
  *
  * Privacy: a trace item also carries the Worker's logs, exceptions and request metadata. Only the diagnostics
  * messages of the channels named here are read; the rest of the item is never looked at.
@@ -132,6 +140,45 @@ function origin(item: TailItem, agent: { agent: string; name: string } | null): 
   };
 }
 
+/**
+ * The contract's event types an agent may publish on AGENT_CHANNEL: the facts only the agent knows. Not the SDK's
+ * (its own channels carry those) and not the console's own (admin, reconciliation), which no agent may claim.
+ */
+export const AGENT_PUBLISHED_TYPES: ReadonlySet<string> = new Set([
+  "fiber.stashed",
+  "fiber.resolved",
+  "session.status_running",
+  "session.status_idle",
+  "session.status_rescheduled",
+  "session.status_terminated",
+  "session.error",
+  "op.started",
+  "op.completed",
+  "op.ambiguous",
+  "op.resolved",
+  "model.usage",
+  "backup.created",
+  "backup.restored",
+  "backup.expired",
+]);
+
+const className = z.string().regex(/^[A-Za-z_$][\w$]{0,199}$/, "a class name");
+/** A message on AGENT_CHANNEL (facts.ts AgentMessage); its payload and corr are checked by the event contract after. */
+const agentMessage = z.object({
+  v: z.literal(AGENT_MESSAGE_VERSION),
+  type: z.string().min(1).max(100),
+  agent: className,
+  name: z.string().min(1).max(200),
+  parentPath: z
+    .array(z.object({ className, name: z.string().min(1).max(200) }))
+    .min(1)
+    .max(MAX_PARENT_DEPTH)
+    .optional(),
+  payload: z.record(z.string(), z.unknown()),
+  corr: z.record(z.string(), z.string()).optional(),
+  timestamp: z.number().positive(),
+});
+
 type SdkMessage = { type: string; agent?: string; name?: string; payload?: Record<string, unknown>; timestamp?: number };
 
 /** Whether a message has the shape the SDK publishes: an object with a type, and a payload object if any. */
@@ -193,10 +240,20 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
     let cut = false;
     let sdkMessages = 0;
     const hooks: Hooks = new Map();
+    // Sub-agents' ancestry as their PARENT_MESSAGE_TYPE messages announced it, by class and name, for the messages after.
+    const ancestry = new Map<string, AgentPathStep[]>();
     entries.forEach((entry, index) => {
       const channel = typeof entry?.channel === "string" ? entry.channel : "";
       if (channel === LIMIT_EXCEEDED_CHANNEL) {
         cut = true;
+        return;
+      }
+      if (channel === AGENT_CHANNEL) {
+        out.read++;
+        const r = fromAgentChannel(item, index, entry.timestamp, entry.message, mask);
+        if ("loss" in r) out.losses.push(r.loss);
+        else if ("parent" in r) ancestry.set(`${r.parent.agent}\0${r.parent.name}`, r.parent.parentPath);
+        else out.events.push(r.event);
         return;
       }
       if (!channel.startsWith(SDK_CHANNEL_PREFIX)) return; // not the SDK's: left unread
@@ -219,7 +276,9 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
         return;
       }
       const time = typeof m.timestamp === "number" && Number.isFinite(m.timestamp) && m.timestamp > 0 ? Math.round(m.timestamp) : entry.timestamp;
-      const e = normalizeSdkEvent(m, undefined, mask, {}, opts.normalize);
+      // A sub-agent's SDK message is keyed by the ancestry it announced before it (sub-agents.ts keeps the key).
+      const parentPath = m.agent && m.name ? ancestry.get(`${m.agent}\0${m.name}`) : undefined;
+      const e = normalizeSdkEvent(parentPath ? { ...m, parentPath } : m, undefined, mask, {}, opts.normalize);
       if (!e) {
         out.noise++;
         return;
@@ -258,6 +317,45 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
     }
   }
   return out;
+}
+
+/**
+ * One message of AGENT_CHANNEL: a contract event (validated by the envelope's zod schemas, its free text masked), a
+ * sub-agent's ancestry, or a loss saying why it could not be taken.
+ */
+function fromAgentChannel(
+  item: TailItem,
+  index: number,
+  at: number,
+  message: unknown,
+  mask: Masker,
+): { event: TelemetryEvent } | { parent: { agent: string; name: string; parentPath: AgentPathStep[] } } | { loss: TailLoss } {
+  const text = json(message);
+  const lost = (why: string, agent: { agent: string; name: string } | null = null) => ({
+    loss: {
+      key: `tail:${fnv64(`${json(origin(item, null))}\0${index}\0${text ?? String(message)}`)}`,
+      reason: `unreadable message on ${AGENT_CHANNEL}: ${why}`.slice(0, 1000),
+      body: JSON.stringify({ ...origin(item, agent), channel: AGENT_CHANNEL, position: index, message: text?.slice(0, 2000) ?? null }),
+    },
+  });
+  const m = agentMessage.safeParse(message);
+  if (!m.success || text === null) return lost(m.success ? "not serialisable" : describeIssues(m.error));
+  const { type, agent, name, parentPath } = m.data;
+  if (type === PARENT_MESSAGE_TYPE)
+    return parentPath ? { parent: { agent, name, parentPath } } : lost("an ancestry message without its parentPath", { agent, name });
+  if (!AGENT_PUBLISHED_TYPES.has(type)) return lost(`"${type.slice(0, 100)}" is not an event type an agent publishes`, { agent, name });
+  const time = Math.round(m.data.timestamp) || at;
+  const candidate = {
+    v: SCHEMA_VERSION,
+    id: tailEventId(item, index, time, text),
+    time,
+    type,
+    source: { agentClass: agent, agentName: agentKeyName(name, parentPath), ...(parentPath ? { parentPath } : {}) },
+    corr: m.data.corr ?? {},
+    payload: maskJson(m.data.payload, mask),
+  };
+  const parsed = parseEvent(candidate);
+  return parsed.ok ? { event: parsed.event } : lost(`not a valid ${type.slice(0, 100)} event: ${parsed.reason}`, { agent, name });
 }
 
 /**

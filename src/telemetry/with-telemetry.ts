@@ -1,11 +1,14 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { EVENT_PIPE, type EventPipe } from "@agent-oncall/admin-rpc/facts";
 import type { Agent, FiberContext, FiberRecoveryContext, FiberRecoveryResult, StartFiberOptions, StartFiberResult } from "agents";
 import { otlpTargetFromEnv } from "./config.js";
 import { OUTBOX_SHIPPED_MARK } from "./constants.js";
 import { hasUnsentEvents, type QueueLike } from "./outbox.js";
+import type { EventType, PayloadOf } from "./payloads.js";
 import { parseRedactPatterns, type RedactPatterns } from "./redact.js";
 import { readNeeded, readRecord, type SdkReaders, TaskSteps } from "./sdk-reads.js";
 import type { TracingFactory } from "./spans.js";
+import { readParentPath } from "./sub-agents.js";
 import { Telemetry, warnOnce } from "./telemetry.js";
 
 /**
@@ -154,6 +157,19 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
       return this.#telemetry;
     }
 
+    /**
+     * Where the admin package's publishing helper sends this agent's own events (force idle's report, …): through
+     * this outbox, numbered, instead of the agent's diagnostics channel, so each event takes one path. Its status
+     * reads the outbox's counts here too.
+     */
+    get [EVENT_PIPE](): EventPipe {
+      return {
+        record: (type, payload, corr) => this.telemetry.record(type as EventType, payload as PayloadOf<EventType>, corr),
+        shippedThrough: () => this.telemetry.shippedThrough(),
+        stats: () => this.telemetry.stats(),
+      };
+    }
+
     /** Whether the telemetry was created before this agent's name could be read. */
     #nameUnknown = false;
 
@@ -221,6 +237,8 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
      */
     #ship(event: { type: string; payload?: unknown }): void {
       let record: { step?: string } = {};
+      // A sub-agent's messages name only its own class and name: its ancestry (the SDK's parentPath) keys it.
+      event = this.#withAncestry(event);
       try {
         const raw = event as { type: string; payload?: Record<string, unknown> };
         this.#steps.observe(raw);
@@ -239,6 +257,16 @@ export function withTelemetry<TBase extends AgentClass>(Base: TBase, options: Wi
         /* telemetry never fails the agent: the event goes out as the SDK sent it */
       }
       this.telemetry.emitSdk(event, record);
+    }
+
+    /** The event with this agent's ancestry when it is a sub-agent (sub-agents.ts keys it by that), else as it is. */
+    #withAncestry<E extends { type: string }>(event: E): E {
+      try {
+        const parentPath = readParentPath((this as { parentPath?: unknown }).parentPath);
+        return parentPath ? { ...event, parentPath } : event;
+      } catch {
+        return event;
+      }
     }
 
     /**

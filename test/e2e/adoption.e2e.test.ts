@@ -143,9 +143,9 @@ it("a new user packs, installs and typechecks the packages, and the console sees
         zod: locked("zod"),
       },
       devDependencies: { typescript: locked("typescript"), "@cloudflare/workers-types": locked("@cloudflare/workers-types") },
-      // admin-rpc depends on @agent-oncall/telemetry@0.1.0, which is on no registry: without this npm asks the
-      // registry for it (a 404) even though the tarball above satisfies it.
-      overrides: { "@agent-oncall/telemetry": "$@agent-oncall/telemetry" },
+      // telemetry depends on @agent-oncall/admin-rpc@0.1.0 (its facts entry), which is on no registry: without this npm
+      // asks the registry for it (a 404) even though the tarball above satisfies it.
+      overrides: { "@agent-oncall/admin-rpc": "$@agent-oncall/admin-rpc" },
     };
     writeFileSync(path.join(app, "package.json"), `${JSON.stringify(pkg, null, 2)}\n`);
     const r = await run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel", "http"], {

@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { AGENT_CHANNEL } from "@agent-oncall/admin-rpc/facts";
 import { captureFromTail } from "@agent-oncall/telemetry/tail";
 import { getAgentByName } from "agents";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -11,10 +12,10 @@ import { pollRows } from "../helpers";
 
 /**
  * Two parents, each with a sub-agent named "helper" (test/fixtures/sub-agents.ts). What reaches the console is what
- * the SDK publishes on its diagnostics channels, as a Tail Worker receives it: the messages are caught here as they
- * are published and handed to the tail handler as a trace item.
+ * the SDK publishes on its diagnostics channels, and the ancestry the admin package publishes on its own, as a Tail
+ * Worker receives them: the messages are caught here as they are published and handed to the tail handler as a trace item.
  */
-const tail = listenLikeATail();
+const tail = listenLikeATail(["agents:fiber", AGENT_CHANNEL]);
 afterEach(() => tail.clear());
 afterAll(() => tail.stop());
 const asItem = () => tail.item();
