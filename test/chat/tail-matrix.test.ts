@@ -1,5 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { AGENT_CHANNEL } from "@agent-oncall/admin-rpc/facts";
 import { getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ATTEMPT_EVENT_TYPES } from "../../src/store/read-models/incidents";
@@ -51,6 +52,8 @@ const SDK_CHANNELS = [
   "agents:mcp",
   "agents:email",
   "agents:channel",
+  // The admin package's own channel (a sub-agent's ancestry, force idle's report): a real tail carries it too.
+  AGENT_CHANNEL,
 ];
 const tail = listenLikeATail(SDK_CHANNELS);
 
