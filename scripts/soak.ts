@@ -13,6 +13,7 @@ import { mkdirSync, openSync, rmSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { href, LISTS } from "../console/links.ts";
 import { repoRoot } from "./wrangler-config.ts";
 
 const args = z
@@ -87,7 +88,7 @@ async function healthy(timeoutMs: number): Promise<boolean> {
   return false;
 }
 
-const PAGES = ["/", "/runs", "/incidents", "/sessions", "/ops", "/stuck", "/awake", "/agents", "/alerts", "/audit"];
+const PAGES = (["overview", "runs", "incidents", "sessions", "ops", "stuck", "awake", "agents", "alerts", "audit"] as const).map((l) => LISTS[l]);
 const polled = { requests: 0, byStatus: new Map<number, number>(), down: 0, fiveXx: [] as string[] };
 let polling = true;
 async function poll(): Promise<void> {
@@ -118,7 +119,7 @@ async function allRuns(query: string): Promise<RunItem[]> {
   const out: RunItem[] = [];
   let cursor: string | null = null;
   for (let pages = 0; pages < 200; pages++) {
-    const q: string = `/runs?${query}&limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
+    const q: string = href(LISTS.runs, { ...Object.fromEntries(new URLSearchParams(query)), limit: 100, ...(cursor ? { cursor } : {}) });
     const page: { items: RunItem[]; next: string | null } = await getJson(q);
     out.push(...page.items);
     if (!page.next) break;

@@ -8,7 +8,10 @@ import { sendPacked } from "./pack.js";
 import { type Masker, maskJson, maskSecrets } from "./redact.js";
 import { signEventText } from "./signing.js";
 import { type AgentPathStep, agentKeyName, MAX_PARENT_DEPTH } from "./sub-agents.js";
-import { type TailChatTurns, tailChatTurns } from "./tail-chat-turns.js";
+import { TailChatTurns, tailChatTurns } from "./tail-chat-turns.js";
+
+/** The chat-turn fold, for a caller (a test) that keeps its own memory instead of the isolate one. */
+export { TailChatTurns };
 
 /**
  * Capture without code in the agent: the Workers runtime forwards every message published on a

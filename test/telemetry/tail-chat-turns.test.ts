@@ -1,6 +1,5 @@
-import { captureFromTail, type TailItem } from "@agent-oncall/telemetry/tail";
+import { captureFromTail, TailChatTurns, type TailItem } from "@agent-oncall/telemetry/tail";
 import { describe, expect, it } from "vitest";
-import { TailChatTurns } from "../../src/telemetry/tail-chat-turns";
 
 /**
  * Folding a chat turn's recovery attempts on the tail path (src/telemetry/tail-chat-turns.ts), across trace items,
