@@ -2,29 +2,30 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { storedEventsSql } from "../../src/store/read-models/segments";
 import { appPost, type DevServer, d1, startDev, stop } from "./wrangler-dev";
-
-/** Stored events as rows (the hot store keeps them in segments). */
-const EVENTS = `(${storedEventsSql()})`;
 
 const servers: DevServer[] = [];
 afterAll(async () => {
   for (const s of servers) await stop(s, "SIGKILL");
 });
 
-async function pollD1(dir: string, sql: string, check: (rows: Record<string, unknown>[]) => boolean, timeoutMs = 30_000) {
+type Listed = { type: string; incidentId: string | null };
+
+/** The agent's events of these types as the console lists them (its events list, JSON), until `check` holds. */
+async function pollEvents(s: DevServer, types: string[], check: (rows: Listed[]) => boolean, timeoutMs = 30_000) {
+  const q = new URLSearchParams({ type: types.join(","), agentClass: "DemoSessionAgent", agentName: "e2e-kill" });
   const deadline = Date.now() + timeoutMs;
-  let rows: Record<string, unknown>[] = [];
+  let rows: Listed[] = [];
   while (Date.now() < deadline) {
-    rows = d1(dir, sql);
+    const r = await fetch(`${s.base}/events?${q}`, { headers: { Accept: "application/json" } });
+    if (r.ok) rows = ((await r.json()) as { items: Listed[] }).items;
     if (check(rows)) return rows;
     await new Promise((r) => setTimeout(r, 500));
   }
-  throw new Error(`D1 never satisfied the check; last rows: ${JSON.stringify(rows).slice(0, 1000)}`);
+  throw new Error(`the console never listed the events; last: ${JSON.stringify(rows).slice(0, 1000)}`);
 }
 
-it("a turn running when wrangler dev is SIGKILLed is recovered after a restart on the same persist dir, and its events are in D1", async () => {
+it("a turn running when wrangler dev is SIGKILLed is recovered after a restart on the same persist dir, and the console lists its events", async () => {
   const dir = mkdtempSync(path.join(tmpdir(), "sigkill-"));
   const port = 8791;
   const first = await startDev({ port, persistDir: dir });
@@ -35,7 +36,7 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
     script: JSON.stringify({ chunks: ["Importing 10,000 rows"], stall: true }),
   });
   expect(await r.json()).toEqual({ ok: true, value: { turnSeq: 1 } });
-  await pollD1(dir, `SELECT type FROM ${EVENTS} WHERE agent_name = 'e2e-kill' AND type = 'fiber.started'`, (rows) => rows.length === 1);
+  await pollEvents(first, ["fiber.started"], (rows) => rows.length === 1);
 
   // The whole process tree dies at once: no shutdown hooks, no flush.
   await stop(first, "SIGKILL");
@@ -46,11 +47,10 @@ it("a turn running when wrangler dev is SIGKILLed is recovered after a restart o
   const status = await fetch(`${second.base}/api/agents/DemoSessionAgent/e2e-kill`, { headers: { Accept: "application/json" } });
   expect(status.status).toBe(200);
 
-  const rows = await pollD1(dir, `SELECT type, incident_id FROM ${EVENTS} WHERE agent_name = 'e2e-kill' ORDER BY time, id`, (rows) =>
-    ["fiber.recovery.detected", "fiber.recovery.handled", "session.status_rescheduled"].every((t) => rows.some((x) => x.type === t)),
-  );
+  const recovery = ["fiber.recovery.detected", "fiber.recovery.handled", "session.status_rescheduled"];
+  const rows = await pollEvents(second, recovery, (rows) => recovery.every((t) => rows.some((x) => x.type === t)));
   const rescheduled = rows.find((x) => x.type === "session.status_rescheduled")!;
-  expect(rescheduled.incident_id).toBe("turn:DemoSessionAgent/e2e-kill/1");
+  expect(rescheduled.incidentId).toBe("turn:DemoSessionAgent/e2e-kill/1");
   const incident = d1(dir, "SELECT kind, status, attempts FROM incidents WHERE incident_id = 'turn:DemoSessionAgent/e2e-kill/1'");
   // The recovered turn stalls again on purpose, so it stays open. On a loaded machine the runtime may evict the
   // re-run too and the SDK recovers it once more: each recovery is one attempt, and the budget is 5.
