@@ -1,9 +1,10 @@
 import { packBodies } from "@agent-oncall/telemetry";
 import { INCIDENT_STATUS_RANK } from "@agent-oncall/telemetry/contract";
 import { HEARD_FROM_STEP_MS } from "../../src/store/heard-from";
+import { foldRows, projection, type Row, upsertSqls } from "../../src/store/merge";
+import { RUNS_SPEC } from "../../src/store/run-rows";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
-import { foldRows, projection, type Row, upsertSqls } from "./merge";
 import { SEGMENTS_SQL, type SegmentRow, storedSql } from "./segments";
 
 /**
@@ -49,39 +50,8 @@ export const SPECS = {
     // Where the activity moves, the row's other changes ride in the same row write.
     withPlain: "listedAt",
   }),
-  // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
-  // any of whose events says it is managed is managed (recovery failures and stashes do not say).
-  fibers: projection(schema.runs, {
-    key: ["fiberId", "agentClass", "agentName"],
-    columns: {
-      kind: "max",
-      name: "max",
-      definition: "max",
-      attempt: "max",
-      startedAt: "min",
-      outcome: { latest: "outcome" },
-      endedAt: { latest: "outcome" },
-      error: { latest: "outcome" },
-      reason: { latest: "outcome" },
-      phase: { latest: "phase" },
-      wakeAt: { latest: "phase" },
-      step: { latest: "phase" },
-      statusMessage: { latest: "phase" },
-      confirmedAt: "max",
-      snapshotPreview: { latest: "snapshot" },
-      snapshotBytes: { latest: "snapshot" },
-      firstSeen: "min",
-      lastSeen: "max",
-      listedAt: "max",
-    },
-    // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
-    defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0", listedAt: "0" },
-    // runs_open (partial) holds listed_at: its own statement, so a running run's entry moves once a minute. Both partial
-    // indexes, runs_open and runs_kind_outcome, hold or test the outcome: its own unit, so a run's other updates leave them be.
-    separate: ["listedAt", "outcome"],
-    // A run's end moves its outcome and its last_seen in one row write.
-    withPlain: "outcome",
-  }),
+  // Runs of every kind: src/store/run-rows.ts declares how they merge (the console folds R2 history with it too).
+  fibers: RUNS_SPEC,
   incidents: projection(schema.incidents, {
     key: ["incidentId", "agentClass", "agentName"],
     columns: {

@@ -37,7 +37,7 @@ export { RUN_KINDS, type RunKind };
 /**
  * How a run ended, as ingest records it (sdk-states.ts RUN_OUTCOMES, the closed set run-rows.ts writes), plus
  * "running": no outcome yet. Fibers keep their recovery's result (recovering … recovery_failed) after
- * "interrupted"; see worker/ingest/run-rows.ts.
+ * "interrupted"; see src/store/run-rows.ts.
  */
 export const RUN_OUTCOMES = ["running", ...ENDED] as const;
 

@@ -1,6 +1,6 @@
 import type { Table } from "drizzle-orm";
 import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-names";
+import { type ColumnKey, type ColumnName, names } from "./sql-names";
 
 /**
  * Projection merge rules, declared once and interpreted twice: in JS (to fold

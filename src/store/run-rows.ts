@@ -1,10 +1,10 @@
 import { isInternalSdkName, type RunKind, type RunOutcome, runEffectOf, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
-import { HOOK_UNKNOWN_REASON } from "../../src/store/fiber-incident-facts";
-import { listedAt } from "../../src/store/listed-at";
-import { RESUMED_BY_HOOK } from "../../src/store/read-models/runs";
-import * as schema from "../../src/store/schema";
-import type { SqlRow } from "../../src/store/sql-names";
-import { stampColumns } from "./merge";
+import { HOOK_UNKNOWN_REASON } from "./fiber-incident-facts";
+import { listedAt } from "./listed-at";
+import { projection, stampColumns } from "./merge";
+import { RESUMED_BY_HOOK } from "./read-models/runs";
+import * as schema from "./schema";
+import type { SqlRow } from "./sql-names";
 
 /**
  * What an event says about a run (a runs row): which run (kind + id), and which of its facts. Pure;
@@ -322,3 +322,40 @@ export function runRowOf(e: TelemetryEvent): RunRow | null {
     listed_at: f.observed ? null : listedAt(e.time),
   };
 }
+
+/**
+ * How a run's rows merge (merge.ts): ingest folds a batch with it and upserts by it; the console folds a finished run's
+ * R2 history with it, so both read the same mapping. `kind` is a maximum: "managed_fiber" sorts after "fiber", so a
+ * fiber any of whose events says it is managed is managed (recovery failures and stashes do not say).
+ */
+export const RUNS_SPEC = projection(schema.runs, {
+  key: ["fiberId", "agentClass", "agentName"],
+  columns: {
+    kind: "max",
+    name: "max",
+    definition: "max",
+    attempt: "max",
+    startedAt: "min",
+    outcome: { latest: "outcome" },
+    endedAt: { latest: "outcome" },
+    error: { latest: "outcome" },
+    reason: { latest: "outcome" },
+    phase: { latest: "phase" },
+    wakeAt: { latest: "phase" },
+    step: { latest: "phase" },
+    statusMessage: { latest: "phase" },
+    confirmedAt: "max",
+    snapshotPreview: { latest: "snapshot" },
+    snapshotBytes: { latest: "snapshot" },
+    firstSeen: "min",
+    lastSeen: "max",
+    listedAt: "max",
+  },
+  // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
+  defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0", listedAt: "0" },
+  // runs_open (partial) holds listed_at: its own statement, so a running run's entry moves once a minute. Both partial
+  // indexes, runs_open and runs_kind_outcome, hold or test the outcome: its own unit, so a run's other updates leave them be.
+  separate: ["listedAt", "outcome"],
+  // A run's end moves its outcome and its last_seen in one row write.
+  withPlain: "outcome",
+});
