@@ -31,6 +31,8 @@ export type IngestOptions = {
   bounds?: IngestBounds;
   /** Signed mode: events without a valid signature go to dead letters. */
   signingKey?: CryptoKey | null;
+  /** A run that completes healthily leaves D1 (projections.ts BatchOptions): set where the R2 history is bound. */
+  completedLeave?: boolean;
   /** Told the valid events once they are stored (alerting looks at them; see handleTelemetryBatch). */
   onStored?: (events: TelemetryEvent[]) => void;
 };
@@ -100,7 +102,7 @@ async function admitMessages(messages: readonly { id: string; body: unknown }[],
 async function writeAdmitted(db: D1Database, valid: TelemetryEvent[], dead: DeadLetter[], now: number, opts: IngestOptions): Promise<IngestResult> {
   const rows = toRows(valid, now);
   const stmts = [
-    ...tableStatements(db, rows.events, rows.projections, rows.rollups),
+    ...tableStatements(db, rows.events, rows.projections, rows.rollups, { completedLeave: opts.completedLeave ?? false }),
     ...deadLetterStatements(db, dead, now).map((stmt) => ({ table: "dead_letters", stmt })),
   ];
   const results = stmts.length ? await db.batch(stmts.map((s) => s.stmt)) : [];
@@ -172,7 +174,13 @@ export async function recordHistory(env: IngestEnv, events: TelemetryEvent[], re
 export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: IngestEnv, store: Store = storeFromEnv(env)): Promise<void> {
   const stored: TelemetryEvent[] = [];
   const now = Date.now();
-  const opts = { ...(await ingestOptionsFromEnv(env)), now, onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
+  // With the R2 history bound, every accepted event is written there, so a healthy completed run need not stay in D1.
+  const opts = {
+    ...(await ingestOptionsFromEnv(env)),
+    now,
+    completedLeave: !!env.HISTORY,
+    onStored: (events: TelemetryEvent[]) => void stored.push(...events),
+  };
   // A store recorded under another partition count is refused (throws: the batch is retried until fixed).
   await assertRecordedPartitions(store);
   let inD1 = false;

@@ -2,7 +2,7 @@ import { packBodies } from "@agent-oncall/telemetry";
 import { INCIDENT_STATUS_RANK } from "@agent-oncall/telemetry/contract";
 import { HEARD_FROM_STEP_MS } from "../../src/store/heard-from";
 import { foldRows, projection, type Row, upsertSqls } from "../../src/store/merge";
-import { RUNS_SPEC } from "../../src/store/run-rows";
+import { RUNS_LEAVE_SQL, RUNS_LEAVING_UPSERT_ONLY, RUNS_SPEC, splitHealthyCompleted } from "../../src/store/run-rows";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { SEGMENTS_SQL, type SegmentRow, storedSql } from "./segments";
@@ -198,6 +198,9 @@ const notStored = (eventKeySql: string) =>
 
 const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSqls(spec, notStored)])) as Record<ProjectionName, string[]>;
 
+/** The runs upserts for runs that complete healthily in the batch (run-rows.ts RUNS_LEAVING_UPSERT_ONLY). */
+const LEAVING_SQL = upsertSqls(SPECS.fibers, notStored, RUNS_LEAVING_UPSERT_ONLY);
+
 /** Largest JSON parameter we send in one statement (D1 caps a value at 2 MB). */
 const MAX_PARAM_BYTES = 900_000;
 
@@ -220,6 +223,12 @@ function firstById<T extends { agent_class: unknown; agent_name: unknown; id: un
   });
 }
 
+/**
+ * `completedLeave`: a run that completes healthily leaves D1 (run-rows.ts splitHealthyCompleted), for a console whose
+ * R2 history holds every event (the HISTORY binding): the console reads it from there. Without it, D1 keeps it.
+ */
+export type BatchOptions = { completedLeave?: boolean };
+
 /** A statement of an ingest batch, with the table it writes (so a batch's cost can be told per table). */
 export type TableStatement = { table: string; stmt: D1PreparedStatement };
 
@@ -234,15 +243,28 @@ export type TableStatement = { table: string; stmt: D1PreparedStatement };
  * rules are idempotent and do not care). `events` are segments.ts SegmentRows of
  * distinct events (toRows).
  */
-export function tableStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
+export function tableStatements(
+  db: D1Database,
+  events: SegmentRow[],
+  projections: Record<ProjectionName, Row[]>,
+  rollups: Row[],
+  opts: BatchOptions = {},
+): TableStatement[] {
   const stmts: TableStatement[] = [];
   const counted = firstById(rollups as (Row & { agent_class: unknown; agent_name: unknown; id: unknown })[]);
   for (const json of chunks(counted)) stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
   // Only batches with re-spent tokens pay for this statement (and its rows).
   for (const json of chunks(counted.filter((r) => Number(r.amount) > 0))) stmts.push({ table: RS.$table, stmt: db.prepare(RESPENT_SQL).bind(json) });
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
-    const rows = foldRows(SPECS[name], projections[name]);
-    for (const json of chunks(rows)) for (const sql of SQL[name]) stmts.push({ table: SPECS[name].table, stmt: db.prepare(sql).bind(json) });
+    const folded = foldRows(SPECS[name], projections[name]);
+    const { leaving, staying } = name === "fibers" && opts.completedLeave ? splitHealthyCompleted(projections[name], folded) : { leaving: [], staying: folded };
+    const table = SPECS[name].table;
+    for (const json of chunks(staying)) for (const sql of SQL[name]) stmts.push({ table, stmt: db.prepare(sql).bind(json) });
+    // Healthy completions: merged only into rows that stay, and a healthy running row deleted with its end.
+    for (const json of chunks(leaving)) {
+      for (const sql of LEAVING_SQL) stmts.push({ table, stmt: db.prepare(sql).bind(json) });
+      stmts.push({ table, stmt: db.prepare(RUNS_LEAVE_SQL).bind(json) });
+    }
   }
   // One chunk per statement keeps each agent's run in one statement (a run split across two still never overlaps).
   for (const json of chunks(firstById(events))) stmts.push({ table: G.$table, stmt: db.prepare(SEGMENTS_SQL).bind(json) });
@@ -250,6 +272,12 @@ export function tableStatements(db: D1Database, events: SegmentRow[], projection
 }
 
 /** The statements of tableStatements alone, in order. */
-export function projectionStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
-  return tableStatements(db, events, projections, rollups).map((s) => s.stmt);
+export function projectionStatements(
+  db: D1Database,
+  events: SegmentRow[],
+  projections: Record<ProjectionName, Row[]>,
+  rollups: Row[],
+  opts: BatchOptions = {},
+): D1PreparedStatement[] {
+  return tableStatements(db, events, projections, rollups, opts).map((s) => s.stmt);
 }
