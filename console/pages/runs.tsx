@@ -1,4 +1,5 @@
 import type { FoundBeforeHot } from "../../src/store/history/before-hot";
+import type { HistoryScan } from "../../src/store/history/read";
 import { type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
 import { resumedRunOf } from "../../src/store/read-models/runs";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
@@ -150,12 +151,29 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
 }
 
 /** One run: what it is, how it ended, its last-known snapshot and its events. */
-export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapshot; events: TimelinePage; query: Query }) {
+/**
+ * A run's page. `fromHistory`: the run completed healthily and left the hot store when it ended, so it was folded from
+ * the R2 history (the read's span), by the mapping ingest uses.
+ */
+export function RunTimelinePage(props: {
+  ctx: PageContext;
+  fiber: RunWithSnapshot;
+  events: TimelinePage;
+  query: Query;
+  fromHistory?: { events?: readonly unknown[]; scan: HistoryScan; from: number; to: number };
+}) {
   const f = props.fiber;
   const snap = parsePreview(f.snapshotPreview);
   const kind = kindLabel(f.kind);
+  const read = props.fromHistory;
   return (
     <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active={LISTS.runs}>
+      {read ? (
+        <p class="muted" data-testid="run-from-history" {...historyReadAttrs({ ...read, events: read.events ?? [] })}>
+          This run completed healthily, so the hot store no longer holds it: it is folded from the R2 history,{" "}
+          <HistoryReadSpan found={{ ...read, events: read.events ?? [] }} />.
+        </p>
+      ) : null}
       <dl class="facts" data-testid="run-facts" data-kind={f.kind}>
         <dt>{f.kind === "chat_turn" ? "request" : f.kind === "task" ? "task run" : "fiber"}</dt>
         <dd class="mono">{f.fiberId}</dd>

@@ -16,7 +16,8 @@ import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } 
 import { incidentNotFoundWords, runNotFoundWords } from "../../console/words";
 import { ALERT_WINDOW_MS } from "../../src/store/alerts";
 import { incidentFromHistory } from "../../src/store/history/incident";
-import { runFromHistory } from "../../src/store/history/run";
+import { RUN_LOOKBACK_HOURS, runFromHistory } from "../../src/store/history/run";
+import { foldRuns } from "../../src/store/history/run-fold";
 import { historyTier } from "../../src/store/history/tier";
 import { statusFromEvents } from "../../src/store/incident-facts";
 import { partitionFor, type Store } from "../../src/store/partitions";
@@ -274,11 +275,26 @@ pages.get("/runs/:fiberId", async (c) => {
   const owner = ownerFrom(q);
   const fiber = await getStoredRunIn(store, id, owner);
   if (!fiber) {
-    // Retention may have deleted it (finished runs leave D1 after the hot window): the R2 history may still have it.
-    const { history, retention } = consoleConfig(c.env);
-    const hotStart = Date.now() - retention.hotWindowHours * 3_600_000;
-    const found = c.env.HISTORY ? await runFromHistory(c.env.HISTORY, history, id, owner, hotStart) : null;
+    // A run that completed healthily left D1 when it ended, and retention deletes the rest after the hot window: the
+    // R2 history has both. Read up to now, over the hot window and RUN_LOOKBACK_HOURS before it.
+    const { history, retention, ingest } = consoleConfig(c.env);
+    const to = Date.now() + ingest.maxFutureSkewSeconds * 1000;
+    const hours = retention.hotWindowHours + RUN_LOOKBACK_HOURS;
+    let found = c.env.HISTORY ? await runFromHistory(c.env.HISTORY, history, id, owner, to, hours) : null;
+    // Without its agent, an id lookup reads a day: the last one (a healthy run that left D1 at its end), then the one
+    // before the hot window (what retention deleted).
+    if (c.env.HISTORY && !owner && !found?.events.length)
+      found = await runFromHistory(c.env.HISTORY, history, id, owner, to - retention.hotWindowHours * 3_600_000);
     if (!found?.events.length) return problem(c, 404, runNotFoundWords(id, found));
+    // Folded with ingest's own mapping: one run (the id under one agent) shows as D1 would have shown it.
+    const folded = foldRuns(found.events).filter((r) => r.fiberId === id);
+    if (folded.length === 1) {
+      const run = folded[0]!;
+      const events = await runEvents(partitionFor(store, run.agentClass, run.agentName), run, paging(q), timelineTier(c.env));
+      const read = { from: found.from, to: found.to, scan: found.scan };
+      if (wantsJson(c)) return c.json({ run, events, readFrom: "history", history: read });
+      return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={run} events={events} query={q} fromHistory={found} />);
+    }
     if (wantsJson(c)) return c.json({ run: null, history: found });
     return page(c, <RunFromHistoryPage ctx={pageContext(c)} id={id} found={found} hotWindowHours={retention.hotWindowHours} />);
   }

@@ -134,7 +134,7 @@ export const isConfirmedRunning = (r: Pick<Run, "outcome" | "confirmedAt" | "las
   r.outcome === null && r.confirmedAt !== null && r.confirmedAt >= r.lastSeen;
 
 /** Adds what is derived from a stored row; an ended run has no phase (nor a wake time), whatever its last live state was. */
-function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "confirmed"> {
+export function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "confirmed"> {
   const ended = r.outcome !== null;
   return {
     ...r,
