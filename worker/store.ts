@@ -1,4 +1,5 @@
 import type { Store } from "../src/store/partitions";
+import type { RunsHistorySource } from "../src/store/read-models/runs-history";
 import { consoleConfig, partitionBindings } from "./config";
 
 const stores = new WeakMap<object, Store>();
@@ -15,4 +16,11 @@ export function storeFromEnv(env: { DB: D1Database }): Store {
     stores.set(env, store);
   }
   return store;
+}
+
+/** Where a runs list reads the runs that completed healthily (they leave D1), or undefined without the R2 history. */
+export function runsHistory(env: { DB: D1Database; HISTORY?: R2Bucket }): RunsHistorySource | undefined {
+  if (!env.HISTORY) return undefined;
+  const { history, ingest } = consoleConfig(env);
+  return { bucket: env.HISTORY, counts: history, now: Date.now(), futureSkewMs: ingest.maxFutureSkewSeconds * 1000 };
 }

@@ -46,7 +46,6 @@ import {
   listAmbiguousOpsIn,
   listBackupsIn,
   listIncidentsIn,
-  listRunsIn,
   listSessionsIn,
 } from "../../src/store/read-models/merged";
 import { listDeploysIn } from "../../src/store/read-models/merged-deploys";
@@ -62,9 +61,10 @@ import {
 } from "../../src/store/read-models/merged-overview";
 import { NOW_SUPPRESSED_SCAN, nowWindow } from "../../src/store/read-models/overview-now";
 import type { Page } from "../../src/store/read-models/paging";
+import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
-import { storeFromEnv } from "../store";
+import { runsHistory, storeFromEnv } from "../store";
 import { askAgent } from "./availability";
 import { budgetOf } from "./budget";
 import { listQuery } from "./columns";
@@ -128,14 +128,14 @@ async function overviewNowData(c: ConsoleContext) {
 function listRoute<T>(
   path: string,
   set: AnyColumnSet | null,
-  read: (store: Store, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }) => Promise<Page<T>>,
-  render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>, cols: string[]) => JSX.Element,
+  read: (store: Store, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }, env: Env) => Promise<Page<T>>,
+  render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>, cols: string[], env: Env) => JSX.Element,
 ) {
   pages.get(path, async (c) => {
     const { q, cols } = listQuery(c, set);
-    const list = await read(storeFromEnv(c.env), q, paging(q));
+    const list = await read(storeFromEnv(c.env), q, paging(q), c.env);
     if (wantsJson(c)) return c.json(list);
-    return page(c, render(pageContext(c), q, list, cols));
+    return page(c, render(pageContext(c), q, list, cols, c.env));
   });
 }
 
@@ -266,7 +266,13 @@ pages.get("/incidents/:incidentId/facts", async (c) => {
 pages.get("/fibers", (c) => c.redirect(`${LISTS.runs}${new URL(c.req.url).search}`, 301));
 pages.get("/fibers/:runId", (c) => c.redirect(`${detailHref("runs", c.req.param("runId"))}${new URL(c.req.url).search}`, 301));
 
-listRoute("/runs", RUN_COLUMN_SET, listRunsIn, (ctx, q, list, cols) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} />);
+// An agent's runs add the ones that completed healthily (they left D1) from the R2 history (runs-history.ts).
+listRoute(
+  "/runs",
+  RUN_COLUMN_SET,
+  (store, q, p, env) => listRunsWithHistory(store, q, p, runsHistory(env)),
+  (ctx, q, list, cols, env) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} historyBound={!!env.HISTORY} />,
+);
 
 pages.get("/runs/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
@@ -328,7 +334,12 @@ pages.get("/sessions/:name/status", async (c) => {
   return c.html(<SessionStatusFragment status={session.status} />);
 });
 
-listRoute("/backups", BACKUP_COLUMN_SET, listBackupsIn, (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />);
+listRoute(
+  "/backups",
+  BACKUP_COLUMN_SET,
+  (s, q, p) => listBackupsIn(s, q, p),
+  (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />,
+);
 
 // The audit log is global: the home database keeps it (src/store/partitions.ts).
 listRoute(

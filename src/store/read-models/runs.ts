@@ -184,7 +184,7 @@ const PATHS: AccessPath<RunFilterKey>[] = [
 ];
 
 /** The types of RUN_ORDER's sort key, as cursors carry it. */
-const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
+export const RUN_KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
 
 export { MAX_NAME_CLASSES };
 
@@ -205,7 +205,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
   const byName = f.agentName !== undefined && f.agentClass === undefined ? await namePath(db, f.agentName) : null;
   if (byName?.none) {
     pageLimit(page.limit);
-    if (page.cursor) decodeCursor(RUN_ORDER.tag, page.cursor, KEY_TYPES);
+    if (page.cursor) decodeCursor(RUN_ORDER.tag, page.cursor, RUN_KEY_TYPES);
     return { items: [], next: null, rowsRead: byName.rowsRead };
   }
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
@@ -228,7 +228,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
       index: p.index,
       select: SELECT,
       order: [F.firstSeen, F.fiberId, F.agentClass, F.agentName],
-      types: KEY_TYPES,
+      types: RUN_KEY_TYPES,
       dir: "DESC",
       where: p.where,
       arms: p.arms,
