@@ -68,8 +68,13 @@ function runOf(r: RunRow): RunWithSnapshot {
  * D1, by the same rule: run-rows.ts splitHealthyCompleted), which a list adds to D1's runs without listing one twice.
  */
 export function foldRuns(events: readonly HistoryEvent[], opts: { healthy?: boolean } = {}): RunWithSnapshot[] {
+  return foldRunRows(events, opts).map(runOf);
+}
+
+/** foldRuns as runs rows (SQL column names), with the defaults a new D1 row gets: what D1 would hold. */
+export function foldRunRows(events: readonly HistoryEvent[], opts: { healthy?: boolean } = {}): RunRow[] {
   const rows = events.map((h) => runRowOf(telemetryEventOf(h))).filter((r): r is RunRow => r !== null);
   const folded = foldRows(RUNS_SPEC, rows) as RunRow[];
   const kept = opts.healthy ? splitHealthyCompleted(rows, folded).leaving : folded;
-  return kept.map(runOf);
+  return kept.map((r) => ({ ...r, name: r.name ?? "(unnamed)", kind: r.kind ?? "fiber", last_seen: r.last_seen ?? 0, listed_at: r.listed_at ?? 0 }));
 }

@@ -4,6 +4,7 @@ import { foldRuns } from "../history/run-fold";
 import type { Store } from "../partitions";
 import { parseFilters } from "./filters";
 import { compareKey, listRunsIn, mergePages } from "./merged";
+import type { AgentRef } from "./owner";
 import { decodeCursor, type Page, type PageOptions, pageLimit } from "./paging";
 import { RUN_KEY_TYPES, RUN_ORDER, type Run, type RunFilterInput, runFilters } from "./runs";
 
@@ -52,4 +53,24 @@ export async function listRunsWithHistory(store: Store, filters: RunFilterInput,
   );
   const merged = mergePages([d1, { items: completed, next: null, rowsRead: 0 }], { ...RUN_ORDER, dir: "DESC" }, limit);
   return { ...merged, completedFromHistory: { hours, from, to, scan: read.scan, found: completed.length } };
+}
+
+/**
+ * Which of an agent's run ids the R2 history holds an ended run for (folded by ingest's mapping), with its outcome:
+ * a run that completed healthily is absent from D1 but not missing, so reconciliation's gap filling must not
+ * re-create it. Reads the agent's last `hours` (COMPLETED_RUNS_HOURS).
+ */
+export async function endedInHistory(source: RunsHistorySource, agent: AgentRef, ids: readonly string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const want = new Set(ids);
+  const hours = source.hours ?? COMPLETED_RUNS_HOURS;
+  const read = await historyEvents(source.bucket, source.counts, {
+    agent,
+    from: source.now - hours * HOUR_MS,
+    to: source.now + source.futureSkewMs,
+    match: (e) => [e.fiberId, e.taskId, e.requestId].some((id) => id !== null && want.has(id)),
+  });
+  const out = new Map<string, string>();
+  for (const r of foldRuns(read.events)) if (want.has(r.fiberId) && r.outcome !== null) out.set(r.fiberId, r.outcome);
+  return out;
 }
