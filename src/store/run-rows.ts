@@ -369,19 +369,9 @@ const RN = names(schema.runs);
  */
 export const healthyRunningSql = (t: string) => `(${t}.${RN.outcomeAt} IS NULL AND COALESCE(${t}.${RN.attempt}, 1) <= 1)`;
 
-/**
- * A batch row that says its run went wrong: any outcome but completed, an error, a replayed or recovery attempt, an
- * interruption, or an end the console learned from outside (reconciliation or an action observe: no last_seen): its
- * end event never arrived, which a person may need to see, and the history holds no event of the run that says so.
- */
+/** A batch row that says its run went wrong: any outcome but completed, an error, a replayed or recovery attempt, an interruption. */
 function troubled(r: RunRow): boolean {
-  return (
-    (r.outcome_at !== null && r.outcome !== "completed") ||
-    r.error !== null ||
-    (r.attempt ?? 1) > 1 ||
-    r.phase === "interrupted" ||
-    (r.outcome_at !== null && r.last_seen === null)
-  );
+  return (r.outcome_at !== null && r.outcome !== "completed") || r.error !== null || (r.attempt ?? 1) > 1 || r.phase === "interrupted";
 }
 
 const runKey = (r: Pick<RunRow, "fiber_id" | "agent_class" | "agent_name">) => JSON.stringify([r.fiber_id, r.agent_class, r.agent_name]);
