@@ -1,6 +1,11 @@
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { expect } from "vitest";
+import { historyEvents } from "../src/store/history/read";
+import { carriesRunId } from "../src/store/history/run";
+import { foldRunRows, foldRuns } from "../src/store/history/run-fold";
+import { getStoredRun, type RunWithSnapshot } from "../src/store/read-models";
+import { consoleConfig } from "../worker/config";
 import { patient } from "./patience";
 
 /** A fresh probe agent stub with a unique name per call site. */
@@ -74,4 +79,60 @@ export async function rejectionOf(p: Promise<unknown>): Promise<Error> {
  */
 export function envWith<T extends object>(vars: Record<string, unknown>, base: T = env as T): T {
   return Object.create(base, Object.fromEntries(Object.entries(vars).map(([k, value]) => [k, { value, enumerable: true }]))) as T;
+}
+
+/**
+ * An agent's runs rows as the console holds them (by agent name, every class it reported under): D1's, plus the runs
+ * that completed healthily and so left D1, folded from the R2 history by ingest's own mapping (history/run-fold.ts),
+ * as D1 would have held them. Rows are keyed by SQL column name, like `SELECT * FROM runs`.
+ */
+export async function runRowsOf(agentName: string): Promise<Record<string, unknown>[]> {
+  const d1 = (await env.DB.prepare("SELECT * FROM runs WHERE agent_name = ?").bind(agentName).all<Record<string, unknown>>()).results;
+  const classes = (await env.DB.prepare("SELECT agent_class FROM agents WHERE agent_name = ?").bind(agentName).all<{ agent_class: string }>()).results;
+  const have = new Set(d1.map((r) => `${r.agent_class}\u0000${r.fiber_id}`));
+  const out = [...d1];
+  for (const { agent_class: agentClass } of classes) {
+    const now = Date.now();
+    const read = await historyEvents(
+      env.HISTORY,
+      { shards: consoleConfig(env).history.shards },
+      { agent: { agentClass, agentName }, from: now - 8 * 86_400_000, to: now + 600_000, limits: { maxHours: 8 * 24 + 1 } },
+    );
+    for (const r of foldRunRows(read.events, { healthy: true })) if (!have.has(`${r.agent_class}\u0000${r.fiber_id}`)) out.push(r);
+  }
+  return out.sort((a, b) => String(a.fiber_id).localeCompare(String(b.fiber_id)));
+}
+
+/** Polls runRowsOf(agentName), filtered by `where`, until `check` passes (as pollRows does for a D1 query). */
+export async function pollRunRows<T = Record<string, unknown>>(
+  agentName: string,
+  where: (row: T) => boolean,
+  check: (rows: T[]) => boolean,
+  timeout = 10_000,
+): Promise<T[]> {
+  let last: T[] = [];
+  const deadline = Date.now() + patient(timeout);
+  for (;;) {
+    last = ((await runRowsOf(agentName)) as T[]).filter(where);
+    if (check(last)) return last;
+    if (Date.now() > deadline) break;
+    await scheduler.wait(100);
+  }
+  expect.fail(`condition not met within ${patient(timeout)} ms.\nlast runs rows: ${JSON.stringify(last).slice(0, 3000)}`);
+}
+
+/**
+ * One run as the console shows it (its run page): D1's row, or, for a run D1 does not hold (it completed healthily),
+ * folded from the agent's R2 history by ingest's own mapping.
+ */
+export async function shownRun(id: string, owner: { agentClass: string; agentName: string }): Promise<RunWithSnapshot | null> {
+  const stored = await getStoredRun(env.DB, id, owner);
+  if (stored) return stored;
+  const now = Date.now();
+  const read = await historyEvents(
+    env.HISTORY,
+    { shards: consoleConfig(env).history.shards },
+    { agent: owner, from: now - 8 * 86_400_000, to: now + 600_000, match: (e) => carriesRunId(e, id), limits: { maxHours: 8 * 24 + 1 } },
+  );
+  return foldRuns(read.events).find((r) => r.fiberId === id) ?? null;
 }

@@ -216,7 +216,7 @@ export function Timeline(props: {
 
 /**
  * An event's request id, and the chat turn it belongs to where the event says so. A chat turn's run is keyed by its
- * user turn's request id (a recovery turn names it as rootRequestId: worker/ingest/run-rows.ts), so only events of the
+ * user turn's request id (a recovery turn names it as rootRequestId: src/store/run-rows.ts), so only events of the
  * turn itself (chat.turn.*, the turn's fiber or Task) or naming its root link to a run page. Any other request id (a
  * recovery turn's model.usage, an op's request) has no run of its own: it links to search, which finds the run,
  * incident or session that id belongs to, never to a run page that cannot exist.

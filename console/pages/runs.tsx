@@ -1,6 +1,8 @@
 import type { FoundBeforeHot } from "../../src/store/history/before-hot";
-import { type Page, RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
+import type { HistoryScan } from "../../src/store/history/read";
+import { RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
 import { resumedRunOf } from "../../src/store/read-models/runs";
+import type { RunsListPage } from "../../src/store/read-models/runs-history";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -121,8 +123,13 @@ export const RUN_COLUMN_SET = columnSet<Run, { now: number }>(
 );
 
 /** Every run in the fleet (fibers, managed fibers, Tasks runs, chat turns), from the projection. */
-export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run>; cols?: readonly string[] }) {
+/**
+ * The runs list. `page.completedFromHistory`: an agent's list added its healthy completed runs from the R2 history, and
+ * says the span; `historyBound` without it: a fleet-wide list holds D1's runs only, and says where the completed ones are.
+ */
+export function RunsPage(props: { ctx: PageContext; query: Query; page: RunsListPage; cols?: readonly string[]; historyBound?: boolean }) {
   const q = props.query;
+  const read = props.page.completedFromHistory;
   return (
     <Layout ctx={props.ctx} title="Runs" active={LISTS.runs}>
       <FilterForm action={LISTS.runs}>
@@ -135,6 +142,18 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
         <ColumnChooser set={RUN_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <ExportLinks list="runs" query={q} />
+      {read ? (
+        <p class="muted" data-testid="runs-completed-from-history" data-found={String(read.found)} {...historyReadAttrs({ ...read, events: [] })}>
+          Runs that completed healthily leave the hot store when they end: this agent's are read from history, its last {read.hours} hours (
+          <HistoryReadSpan found={{ ...read, events: [] }} />
+          ), {read.found} listed from there.
+        </p>
+      ) : props.historyBound && q.outcome !== "running" ? (
+        <p class="muted" data-testid="runs-completed-elsewhere">
+          Runs that completed healthily leave the hot store when they end: this list holds the running ones and those that need a person. An agent's completed
+          runs are read from history: name its class and name.
+        </p>
+      ) : null}
       <TimePresets path={LISTS.runs} query={q} />
       <ColumnTable
         set={RUN_COLUMN_SET}
@@ -149,13 +168,29 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: Page<Run
   );
 }
 
-/** One run: what it is, how it ended, its last-known snapshot and its events. */
-export function RunTimelinePage(props: { ctx: PageContext; fiber: RunWithSnapshot; events: TimelinePage; query: Query }) {
+/**
+ * One run: what it is, how it ended, its last-known snapshot and its events. `fromHistory`: the run completed healthily and left the hot store when it ended, so it was folded from
+ * the R2 history (the read's span), by the mapping ingest uses.
+ */
+export function RunTimelinePage(props: {
+  ctx: PageContext;
+  fiber: RunWithSnapshot;
+  events: TimelinePage;
+  query: Query;
+  fromHistory?: { events?: readonly unknown[]; scan: HistoryScan; from: number; to: number };
+}) {
   const f = props.fiber;
   const snap = parsePreview(f.snapshotPreview);
   const kind = kindLabel(f.kind);
+  const read = props.fromHistory;
   return (
     <Layout ctx={props.ctx} title={`${kind[0]!.toUpperCase()}${kind.slice(1)} ${f.name}`} active={LISTS.runs}>
+      {read ? (
+        <p class="muted" data-testid="run-from-history" {...historyReadAttrs({ ...read, events: read.events ?? [] })}>
+          This run completed healthily, so the hot store no longer holds it: it is folded from the R2 history,{" "}
+          <HistoryReadSpan found={{ ...read, events: read.events ?? [] }} />.
+        </p>
+      ) : null}
       <dl class="facts" data-testid="run-facts" data-kind={f.kind}>
         <dt>{f.kind === "chat_turn" ? "request" : f.kind === "task" ? "task run" : "fiber"}</dt>
         <dd class="mono">{f.fiberId}</dd>

@@ -293,7 +293,7 @@ export const incidents = sqliteTable(
     pauseSkippedAt: integer("pause_skipped_at"),
     /**
      * The Worker version (envelope `ver`) of the earliest versioned event of the incident: the deploy it opened
-     * under (worker/ingest/merge.ts `earliest`). `version_at` is that event's time, which keeps the merge
+     * under (src/store/merge.ts `earliest`). `version_at` is that event's time, which keeps the merge
      * order-independent. Null while no event of the incident carried a version.
      */
     version: text("version"),

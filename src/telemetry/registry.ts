@@ -44,7 +44,7 @@ export type SessionStatusWord = (typeof SESSION_STATUSES)[number];
 export type SdkEventType = ObservabilityEvent["type"] | `task:${string}`;
 
 /**
- * What an event says of its run's state, where a fixed answer exists (worker/ingest/run-rows.ts reads it; events
+ * What an event says of its run's state, where a fixed answer exists (src/store/run-rows.ts reads it; events
  * whose effect depends on the SDK's own record, such as a managed fiber's status, are decided there by sdk-states.ts).
  */
 export type RunEffect = {

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { CHAT_TURN_STATUS, chatTurnState, mapSdkState } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import { consoleAdminClient } from "../../worker/admin-client";
-import { pollRows } from "../helpers";
+import { pollRows, pollRunRows } from "../helpers";
 import { patient } from "../patience";
 import { chatStub, until } from "./drive";
 
@@ -19,10 +19,11 @@ const uid = () => crypto.randomUUID().slice(0, 8);
 const SLOW = { kind: "text" as const, chunks: Array.from({ length: 100 }, (_, i) => `word${i} `), delayMs: 200 };
 const registered = (cls: string, name: string) => pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [cls, name], (r) => r.length === 1);
 type RunRow = { outcome: string | null; reason: string | null; attempt: number | null; kind: string };
+/** The run as the console holds it: D1's row, or, once it completed healthily and left D1, folded from R2. */
 const runRow = (name: string, id: string, check: (r: RunRow) => boolean) =>
-  pollRows<RunRow>(
-    "SELECT outcome, reason, attempt, kind FROM runs WHERE agent_name = ? AND fiber_id = ?",
-    [name, id],
+  pollRunRows<RunRow & { fiber_id: string }>(
+    name,
+    (r) => r.fiber_id === id,
     (r) => r.length === 1 && check(r[0]!),
   ).then((r) => r[0]!);
 

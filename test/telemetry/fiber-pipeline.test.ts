@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import { eventsOf, pollRows, probe, rejectionOf } from "../helpers";
+import { eventsOf, pollRows, pollRunRows, probe, rejectionOf } from "../helpers";
 
 describe("fiber events from a real agent reach D1 through the Queue", () => {
   it("a completed runFiber yields started, stashed and completed events and a runs row", async () => {
@@ -10,11 +10,13 @@ describe("fiber events from a real agent reach D1 through the Queue", () => {
     const result = await stub.work(3);
     expect(result.sum).toBe(6);
 
-    const rows = await pollRows<{ outcome: string; name: string; snapshot_preview: string; started_at: number; ended_at: number }>(
-      "SELECT * FROM runs WHERE fiber_id = ?",
-      [result.fiberId],
+    // It completed healthily, so it left D1 with its end: the console folds it from the R2 history.
+    const rows = await pollRunRows<{ fiber_id: string; outcome: string; name: string; snapshot_preview: string; started_at: number; ended_at: number }>(
+      name,
+      (r) => r.fiber_id === result.fiberId,
       (r) => r[0]?.outcome === "completed" && r[0]?.snapshot_preview !== null,
     );
+    expect(await env.DB.prepare("SELECT 1 FROM runs WHERE fiber_id = ?").bind(result.fiberId).first()).toBeNull();
     expect(rows[0]!.name).toBe("probe-work");
     expect(JSON.parse(rows[0]!.snapshot_preview)).toEqual({ step: 3, sum: 6 });
     expect(rows[0]!.ended_at).toBeGreaterThanOrEqual(rows[0]!.started_at);

@@ -3,9 +3,12 @@ import { env } from "cloudflare:workers";
 import { agentStatusOf, fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getIncident, getStoredRun, listRuns, type RunWithSnapshot } from "../../src/store/read-models";
+import { getIncident, type RunWithSnapshot } from "../../src/store/read-models";
+import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleAdminClient } from "../../worker/admin-client";
+import { runsHistory, storeFromEnv } from "../../worker/store";
 import type { RecoveryChoice, TruthTaskInput } from "../fixtures/truth-agents";
+import { shownRun } from "../helpers";
 import { patient } from "../patience";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { getText } from "../worker/routes/harness";
@@ -88,7 +91,7 @@ describe("managed fibers: the run and its incident follow what the SDK records, 
       const owner = { agentClass: "TruthFiberAgent", agentName: name };
 
       const run = await until(
-        () => getStoredRun(env.DB, id, owner),
+        () => shownRun(id, owner),
         (r) => r?.status === shown("managed_fiber", sdk.status),
         "run status",
       );
@@ -131,7 +134,7 @@ describe("managed fibers: the run and its incident follow what the SDK records, 
     const after = (await stub.sdkFiber(id))!;
     expect(after.status).not.toBe(before.status);
     const run = await until(
-      () => getStoredRun(env.DB, id, owner),
+      () => shownRun(id, owner),
       (r) => r?.status === shown("managed_fiber", after.status),
       "run after resolveFiber",
     );
@@ -167,7 +170,7 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     await stub.settleTelemetry();
     const sdk = (await stub.sdkTask(runId))!;
     const run = await until(
-      () => getStoredRun(env.DB, runId, owner),
+      () => shownRun(runId, owner),
       (r) => r?.status === shown("task", sdk.state),
       "failed run",
     );
@@ -187,12 +190,12 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     await stub.settleTelemetry();
     const sdk = (await stub.sdkTask(runId))!;
     const run = await until(
-      () => getStoredRun(env.DB, runId, owner),
+      () => shownRun(runId, owner),
       (r) => r?.status === shown("task", sdk.state),
       "completed run",
     );
     expect(run.phase).toBe(runStateOf("task", sdk.state)!.phase);
-    expect((await listRuns(env.DB, owner)).items.map((r) => [r.runId, r.status, r.phase])).toEqual(
+    expect((await listRunsWithHistory(storeFromEnv(env), owner, {}, runsHistory(env))).items.map((r) => [r.runId, r.status, r.phase])).toEqual(
       (await stub.sdkTasks()).map((t) => [t.runId, shown("task", t.state), runStateOf("task", t.state)!.phase]),
     );
   });
@@ -205,7 +208,7 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     await stub.settleTelemetry();
     const sdk = (await stub.sdkTask(runId))!;
     const run: RunWithSnapshot = await until(
-      () => getStoredRun(env.DB, runId, owner),
+      () => shownRun(runId, owner),
       (r) => r?.phase === runStateOf("task", sdk.state)!.phase,
       "waiting run",
     );
@@ -224,7 +227,7 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
     await ageRuns(name);
     await fetchAgentPage(owner);
     const withStep = await until(
-      () => getStoredRun(env.DB, runId, owner),
+      () => shownRun(runId, owner),
       (r) => r?.step === step,
       "the step recorded by reconciliation",
     );

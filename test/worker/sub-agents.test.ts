@@ -8,7 +8,7 @@ import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
 import { listenLikeATail } from "../diagnostics-tail";
 import type { HelperWork } from "../fixtures/sub-agents";
-import { pollRows } from "../helpers";
+import { pollRows, pollRunRows } from "../helpers";
 
 /**
  * Two parents, each with a sub-agent named "helper" (test/fixtures/sub-agents.ts). What reaches the console is what
@@ -46,11 +46,16 @@ describe("sub-agents", () => {
 
     // Through the console's tail handler and ingest: two agents, each with its own run.
     await handleTail([asItem()], env as Env);
-    const rows = await pollRows<{ agent_name: string; fiber_id: string; outcome: string | null }>(
-      "SELECT agent_name, fiber_id, outcome FROM runs WHERE agent_class = 'SubAgentHelper' AND fiber_id IN (?, ?) ORDER BY agent_name",
-      [w1.fiberId, w2.fiberId],
-      (rs) => rs.length === 2 && rs.every((r) => r.outcome),
-    );
+    // Both completed healthily, so they left D1: each agent's run is read from R2 (runRowsOf).
+    const one = (agentName: string, fiberId: string) =>
+      pollRunRows<{ agent_class: string; agent_name: string; fiber_id: string; outcome: string | null }>(
+        agentName,
+        (r) => r.agent_class === "SubAgentHelper" && r.fiber_id === fiberId,
+        (rs) => rs.length === 1 && rs.every((r) => r.outcome),
+      );
+    const rows = [...(await one(`SubAgentHub:${p1} › helper`, w1.fiberId)), ...(await one(`SubAgentHub:${p2} › helper`, w2.fiberId))]
+      .map(({ agent_name, fiber_id, outcome }) => ({ agent_name, fiber_id, outcome }))
+      .sort((a, b) => a.agent_name.localeCompare(b.agent_name));
     expect(rows).toEqual(
       [
         { agent_name: `SubAgentHub:${p1} › helper`, fiber_id: w1.fiberId, outcome: "completed" },

@@ -37,6 +37,8 @@ export type IngestOptions = {
   bounds?: IngestBounds;
   /** Signed mode: events without a valid signature go to dead letters. */
   signingKey?: CryptoKey | null;
+  /** A run that completes healthily leaves D1 (projections.ts BatchOptions): set where the R2 history is bound. */
+  completedLeave?: boolean;
   /** Told the events this call stored (not those stored before) once they are (alerting looks at them; see handleTelemetryBatch). */
   onStored?: (events: TelemetryEvent[]) => void;
   /**
@@ -148,7 +150,9 @@ async function writeAdmitted(
     const rows = toRows(fresh, now);
     const stmts = [
       ...guardStatements(db, ledger.fresh).map((stmt) => ({ table: LEDGER, stmt })),
-      ...tableStatements(db, opts.segments === false ? [] : rows.events, rows.projections, rows.rollups),
+      ...tableStatements(db, opts.segments === false ? [] : rows.events, rows.projections, rows.rollups, {
+        completedLeave: opts.completedLeave ?? false,
+      }),
       ...insertStatements(db, ledger.fresh).map((stmt) => ({ table: LEDGER, stmt })),
       ...deadLetterStatements(db, dead, now).map((stmt) => ({ table: "dead_letters", stmt })),
     ];
@@ -250,7 +254,15 @@ export async function handleTelemetryBatch(batch: MessageBatch<unknown>, env: In
   };
   // With R2 bound and TIMELINE_SEGMENTS off, D1 keeps no event bodies: every reader finds them in R2 (written first).
   const segments = !env.HISTORY || consoleConfig(env).history.segments;
-  const opts = { ...(await ingestOptionsFromEnv(env)), now, history, segments, onStored: (events: TelemetryEvent[]) => void stored.push(...events) };
+  // With the R2 history bound, every accepted event is written there, so a healthy completed run need not stay in D1.
+  const opts = {
+    ...(await ingestOptionsFromEnv(env)),
+    now,
+    history,
+    segments,
+    completedLeave: !!env.HISTORY,
+    onStored: (events: TelemetryEvent[]) => void stored.push(...events),
+  };
   // A store recorded under another partition count is refused (throws: the batch is retried until fixed).
   await assertRecordedPartitions(store);
   let deadLettered = 0;

@@ -1,10 +1,10 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
+import { foldRows } from "../../src/store/merge";
 import { partitionOf, type Store } from "../../src/store/partitions";
 import { type PaceResult, paceRetention } from "../../src/store/retention-pace";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { ledgerBucket } from "./ledger";
-import { foldRows } from "./merge";
 import { type ProjectionName, SPECS } from "./projections";
 import { type BatchRows, toRows } from "./rows";
 

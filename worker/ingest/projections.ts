@@ -1,9 +1,10 @@
 import { packBodies } from "@agent-oncall/telemetry";
 import { INCIDENT_STATUS_RANK } from "@agent-oncall/telemetry/contract";
 import { HEARD_FROM_STEP_MS } from "../../src/store/heard-from";
+import { foldRows, projection, type Row, upsertSqls } from "../../src/store/merge";
+import { RUNS_LEAVE_SQL, RUNS_LEAVING_UPSERT_ONLY, RUNS_SPEC, splitHealthyCompleted } from "../../src/store/run-rows";
 import * as schema from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
-import { foldRows, projection, type Row, upsertSqls } from "./merge";
 import { SEGMENTS_SQL, type SegmentRow } from "./segments";
 
 /**
@@ -49,39 +50,8 @@ export const SPECS = {
     // Where the activity moves, the row's other changes ride in the same row write.
     withPlain: "listedAt",
   }),
-  // Runs of every kind (see run-rows.ts). `kind` is a maximum: "managed_fiber" sorts after "fiber", so a fiber
-  // any of whose events says it is managed is managed (recovery failures and stashes do not say).
-  fibers: projection(schema.runs, {
-    key: ["fiberId", "agentClass", "agentName"],
-    columns: {
-      kind: "max",
-      name: "max",
-      definition: "max",
-      attempt: "max",
-      startedAt: "min",
-      outcome: { latest: "outcome" },
-      endedAt: { latest: "outcome" },
-      error: { latest: "outcome" },
-      reason: { latest: "outcome" },
-      phase: { latest: "phase" },
-      wakeAt: { latest: "phase" },
-      step: { latest: "phase" },
-      statusMessage: { latest: "phase" },
-      confirmedAt: "max",
-      snapshotPreview: { latest: "snapshot" },
-      snapshotBytes: { latest: "snapshot" },
-      firstSeen: "min",
-      lastSeen: "max",
-      listedAt: "max",
-    },
-    // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
-    defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0", listedAt: "0" },
-    // runs_open (partial) holds listed_at: its own statement, so a running run's entry moves once a minute. Both partial
-    // indexes, runs_open and runs_kind_outcome, hold or test the outcome: its own unit, so a run's other updates leave them be.
-    separate: ["listedAt", "outcome"],
-    // A run's end moves its outcome and its last_seen in one row write.
-    withPlain: "outcome",
-  }),
+  // Runs of every kind: src/store/run-rows.ts declares how they merge (the console folds R2 history with it too).
+  fibers: RUNS_SPEC,
   incidents: projection(schema.incidents, {
     key: ["incidentId", "agentClass", "agentName"],
     columns: {
@@ -222,6 +192,9 @@ const notStored = (_eventKeySql: string) => "1";
 
 const SQL = Object.fromEntries(Object.entries(SPECS).map(([k, spec]) => [k, upsertSqls(spec, notStored)])) as Record<ProjectionName, string[]>;
 
+/** The runs upserts for runs that complete healthily in the batch (run-rows.ts RUNS_LEAVING_UPSERT_ONLY). */
+const LEAVING_SQL = upsertSqls(SPECS.fibers, notStored, RUNS_LEAVING_UPSERT_ONLY);
+
 /** Largest JSON parameter we send in one statement (D1 caps a value at 2 MB). */
 const MAX_PARAM_BYTES = 900_000;
 
@@ -244,6 +217,12 @@ function firstById<T extends { agent_class: unknown; agent_name: unknown; id: un
   });
 }
 
+/**
+ * `completedLeave`: a run that completes healthily leaves D1 (run-rows.ts splitHealthyCompleted), for a console whose
+ * R2 history holds every event (the HISTORY binding): the console reads it from there. Without it, D1 keeps it.
+ */
+export type BatchOptions = { completedLeave?: boolean };
+
 /** A statement of an ingest batch, with the table it writes (so a batch's cost can be told per table). */
 export type TableStatement = { table: string; stmt: D1PreparedStatement };
 
@@ -259,15 +238,28 @@ export type TableStatement = { table: string; stmt: D1PreparedStatement };
  * segments.ts SegmentRows of distinct events (toRows): the hot timeline's
  * segments, written only in D1-only mode (none when R2 holds the timelines).
  */
-export function tableStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): TableStatement[] {
+export function tableStatements(
+  db: D1Database,
+  events: SegmentRow[],
+  projections: Record<ProjectionName, Row[]>,
+  rollups: Row[],
+  opts: BatchOptions = {},
+): TableStatement[] {
   const stmts: TableStatement[] = [];
   const counted = firstById(rollups as (Row & { agent_class: unknown; agent_name: unknown; id: unknown })[]);
   for (const json of chunks(counted)) stmts.push({ table: R.$table, stmt: db.prepare(ROLLUPS_SQL).bind(json) });
   // Only batches with re-spent tokens pay for this statement (and its rows).
   for (const json of chunks(counted.filter((r) => Number(r.amount) > 0))) stmts.push({ table: RS.$table, stmt: db.prepare(RESPENT_SQL).bind(json) });
   for (const name of Object.keys(SPECS) as ProjectionName[]) {
-    const rows = foldRows(SPECS[name], projections[name]);
-    for (const json of chunks(rows)) for (const sql of SQL[name]) stmts.push({ table: SPECS[name].table, stmt: db.prepare(sql).bind(json) });
+    const folded = foldRows(SPECS[name], projections[name]);
+    const { leaving, staying } = name === "fibers" && opts.completedLeave ? splitHealthyCompleted(projections[name], folded) : { leaving: [], staying: folded };
+    const table = SPECS[name].table;
+    for (const json of chunks(staying)) for (const sql of SQL[name]) stmts.push({ table, stmt: db.prepare(sql).bind(json) });
+    // Healthy completions: merged only into rows that stay, and a healthy running row deleted with its end.
+    for (const json of chunks(leaving)) {
+      for (const sql of LEAVING_SQL) stmts.push({ table, stmt: db.prepare(sql).bind(json) });
+      stmts.push({ table, stmt: db.prepare(RUNS_LEAVE_SQL).bind(json) });
+    }
   }
   // One chunk per statement keeps each agent's run in one statement (a run split across two still never overlaps).
   for (const json of chunks(firstById(events))) stmts.push({ table: G.$table, stmt: db.prepare(SEGMENTS_SQL).bind(json) });
@@ -275,6 +267,12 @@ export function tableStatements(db: D1Database, events: SegmentRow[], projection
 }
 
 /** The statements of tableStatements alone, in order. */
-export function projectionStatements(db: D1Database, events: SegmentRow[], projections: Record<ProjectionName, Row[]>, rollups: Row[]): D1PreparedStatement[] {
-  return tableStatements(db, events, projections, rollups).map((s) => s.stmt);
+export function projectionStatements(
+  db: D1Database,
+  events: SegmentRow[],
+  projections: Record<ProjectionName, Row[]>,
+  rollups: Row[],
+  opts: BatchOptions = {},
+): D1PreparedStatement[] {
+  return tableStatements(db, events, projections, rollups, opts).map((s) => s.stmt);
 }

@@ -2,13 +2,13 @@ import { fiberIncidentId, REASON_DIM_TYPES, sessionStatusOf, type TelemetryEvent
 import type { Table } from "drizzle-orm";
 import { incidentFacts } from "../../src/store/incident-facts";
 import { listedAt } from "../../src/store/listed-at";
+import { type Row, type StampGroup, stampColumns, sumOnce } from "../../src/store/merge";
 import { ATTEMPT_EVENT_TYPES, UNKNOWN_ATTEMPT } from "../../src/store/read-models/incidents";
 import { ALARM_EVENT, alarmDim } from "../../src/store/read-models/residency";
+import { runRowOf } from "../../src/store/run-rows";
 import * as schema from "../../src/store/schema";
 import type { SqlRow } from "../../src/store/sql-names";
-import { type Row, type StampGroup, stampColumns, sumOnce } from "./merge";
 import type { ProjectionName } from "./projections";
-import { runRowOf } from "./run-rows";
 import { compactEvent, type SegmentKey, type SegmentRow, segmentRows, sumKey } from "./segments";
 
 /**

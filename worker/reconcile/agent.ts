@@ -4,11 +4,12 @@ import { pipelineState } from "../../src/admin-rpc/pipeline-state";
 import { partitionFor } from "../../src/store/partitions";
 import { findAgent } from "../../src/store/read-models/agents";
 import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
+import { endedInHistory } from "../../src/store/read-models/runs-history";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEvent, emitForAgent } from "../console-events";
 import type { Env } from "../env";
-import { storeFromEnv } from "../store";
+import { runsHistory, storeFromEnv } from "../store";
 import { type Finding, fillFindings, type LiveWork, reconcileFindings, UNASKABLE, unknownFindings } from "./compare";
 
 /** Who reconciliation acts as in the admin client: it only reads, so a viewer. */
@@ -163,6 +164,10 @@ async function fillIn(env: Env, target: Source, recent: number, already: Finding
     target,
     runs.map((x) => x.runId),
   );
+  // A run that completed healthily left D1 at its end: the R2 history knows it, so it is not one to fill in.
+  const source = runsHistory(env);
+  const absent = runs.map((x) => x.runId).filter((id) => !known.has(id));
+  if (source) for (const [id, outcome] of await endedInHistory(source, target, absent)) known.set(id, outcome);
   return fillFindings(runs, known);
 }
 

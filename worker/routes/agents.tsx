@@ -10,12 +10,13 @@ import { partitionFor } from "../../src/store/partitions";
 import { agentListFilters } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { agentListIn, findAgentIn, getStoredRunIn, listRunsIn } from "../../src/store/read-models/merged";
+import { agentListIn, findAgentIn, getStoredRunIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
+import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleAdminClient } from "../admin-client";
 import { PAGE_RECONCILE_AFTER_MS, recordFindings } from "../jobs";
-import { storeFromEnv } from "../store";
+import { runsHistory, storeFromEnv } from "../store";
 import { agentActionsFrom } from "./availability";
 import { listQuery } from "./columns";
 import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
@@ -74,7 +75,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const [state, history, reconciled, pause, parent] = await Promise.all([
     live(c),
-    listRunsIn(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
+    listRunsWithHistory(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }, runsHistory(c.env)),
     // Reconciliations are per agent, like its runs: its partition keeps them.
     lastReconciliation(partitionFor(store, t.agentClass, t.agentName), t),
     recoveryPauseOf(partitionFor(store, t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now()),
@@ -116,7 +117,7 @@ agents.get("/agents/:agentClass/:agentName/pause", async (c) => {
 
 agents.get("/agents/:agentClass/:agentName/history", async (c) => {
   const t = target(c);
-  const history = await listRunsIn(storeFromEnv(c.env), { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 });
+  const history = await listRunsWithHistory(storeFromEnv(c.env), { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }, runsHistory(c.env));
   return c.html(<RunHistory ctx={pageContext(c)} {...t} history={history.items} />);
 });
 

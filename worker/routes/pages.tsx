@@ -16,7 +16,9 @@ import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } 
 import { incidentNotFoundWords, runNotFoundWords } from "../../console/words";
 import { ALERT_WINDOW_MS } from "../../src/store/alerts";
 import { incidentFromHistory } from "../../src/store/history/incident";
-import { runFromHistory } from "../../src/store/history/run";
+import { RUN_LOOKBACK_HOURS, runFromHistory } from "../../src/store/history/run";
+import { foldRuns } from "../../src/store/history/run-fold";
+import { historyTier } from "../../src/store/history/tier";
 import { statusFromEvents } from "../../src/store/incident-facts";
 import { partitionFor, type Store } from "../../src/store/partitions";
 import {
@@ -44,7 +46,6 @@ import {
   listAmbiguousOpsIn,
   listBackupsIn,
   listIncidentsIn,
-  listRunsIn,
   listSessionsIn,
 } from "../../src/store/read-models/merged";
 import { listDeploysIn } from "../../src/store/read-models/merged-deploys";
@@ -60,9 +61,10 @@ import {
 } from "../../src/store/read-models/merged-overview";
 import { NOW_SUPPRESSED_SCAN, nowWindow } from "../../src/store/read-models/overview-now";
 import type { Page } from "../../src/store/read-models/paging";
+import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
-import { historyTierFromEnv, storeFromEnv } from "../store";
+import { historyTierFromEnv, runsHistory, storeFromEnv } from "../store";
 import { askAgent } from "./availability";
 import { budgetOf } from "./budget";
 import { listQuery } from "./columns";
@@ -123,14 +125,14 @@ async function overviewNowData(c: ConsoleContext) {
 function listRoute<T>(
   path: string,
   set: AnyColumnSet | null,
-  read: (store: Store, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }) => Promise<Page<T>>,
-  render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>, cols: string[]) => JSX.Element,
+  read: (store: Store, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }, env: Env) => Promise<Page<T>>,
+  render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>, cols: string[], env: Env) => JSX.Element,
 ) {
   pages.get(path, async (c) => {
     const { q, cols } = listQuery(c, set);
-    const list = await read(storeFromEnv(c.env), q, paging(q));
+    const list = await read(storeFromEnv(c.env), q, paging(q), c.env);
     if (wantsJson(c)) return c.json(list);
-    return page(c, render(pageContext(c), q, list, cols));
+    return page(c, render(pageContext(c), q, list, cols, c.env));
   });
 }
 
@@ -261,7 +263,13 @@ pages.get("/incidents/:incidentId/facts", async (c) => {
 pages.get("/fibers", (c) => c.redirect(`${LISTS.runs}${new URL(c.req.url).search}`, 301));
 pages.get("/fibers/:runId", (c) => c.redirect(`${detailHref("runs", c.req.param("runId"))}${new URL(c.req.url).search}`, 301));
 
-listRoute("/runs", RUN_COLUMN_SET, listRunsIn, (ctx, q, list, cols) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} />);
+// An agent's runs add the ones that completed healthily (they left D1) from the R2 history (runs-history.ts).
+listRoute(
+  "/runs",
+  RUN_COLUMN_SET,
+  (store, q, p, env) => listRunsWithHistory(store, q, p, runsHistory(env)),
+  (ctx, q, list, cols, env) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} historyBound={!!env.HISTORY} />,
+);
 
 pages.get("/runs/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
@@ -270,11 +278,26 @@ pages.get("/runs/:fiberId", async (c) => {
   const owner = ownerFrom(q);
   const fiber = await getStoredRunIn(store, id, owner);
   if (!fiber) {
-    // Retention may have deleted it (finished runs leave D1 after the hot window): the R2 history may still have it.
-    const { history, retention } = consoleConfig(c.env);
-    const hotStart = Date.now() - retention.hotWindowHours * 3_600_000;
-    const found = c.env.HISTORY ? await runFromHistory(c.env.HISTORY, history, id, owner, hotStart) : null;
+    // A run that completed healthily left D1 when it ended, and retention deletes the rest after the hot window: the
+    // R2 history has both. Read up to now, over the hot window and RUN_LOOKBACK_HOURS before it.
+    const { history, retention, ingest } = consoleConfig(c.env);
+    const to = Date.now() + ingest.maxFutureSkewSeconds * 1000;
+    const hours = retention.hotWindowHours + RUN_LOOKBACK_HOURS;
+    let found = c.env.HISTORY ? await runFromHistory(c.env.HISTORY, history, id, owner, to, hours) : null;
+    // Without its agent, an id lookup reads a day: the last one (a healthy run that left D1 at its end), then the one
+    // before the hot window (what retention deleted).
+    if (c.env.HISTORY && !owner && !found?.events.length)
+      found = await runFromHistory(c.env.HISTORY, history, id, owner, to - retention.hotWindowHours * 3_600_000);
     if (!found?.events.length) return problem(c, 404, runNotFoundWords(id, found));
+    // Folded with ingest's own mapping: one run (the id under one agent) shows as D1 would have shown it.
+    const folded = foldRuns(found.events).filter((r) => r.fiberId === id);
+    if (folded.length === 1) {
+      const run = folded[0]!;
+      const events = await runEvents(partitionFor(store, run.agentClass, run.agentName), run, paging(q), timelineTier(c.env));
+      const read = { from: found.from, to: found.to, scan: found.scan };
+      if (wantsJson(c)) return c.json({ run, events, readFrom: "history", history: read });
+      return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={run} events={events} query={q} fromHistory={found} />);
+    }
     if (wantsJson(c)) return c.json({ run: null, history: found });
     return page(c, <RunFromHistoryPage ctx={pageContext(c)} id={id} found={found} hotWindowHours={retention.hotWindowHours} />);
   }
@@ -308,7 +331,12 @@ pages.get("/sessions/:name/status", async (c) => {
   return c.html(<SessionStatusFragment status={session.status} />);
 });
 
-listRoute("/backups", BACKUP_COLUMN_SET, listBackupsIn, (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />);
+listRoute(
+  "/backups",
+  BACKUP_COLUMN_SET,
+  (s, q, p) => listBackupsIn(s, q, p),
+  (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />,
+);
 
 // The audit log is global: the home database keeps it (src/store/partitions.ts).
 listRoute(

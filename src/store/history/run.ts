@@ -22,8 +22,17 @@ export type RunHistory = FoundBeforeHot;
  * carries it) it reads that agent's objects for RUN_LOOKBACK_HOURS before `hotStart` (one list call per hour and
  * shard count); without it, an id lookup of the 24 hours before `hotStart` (ID_SEARCH_LIMITS, every agent). Each
  * miss costs those list calls (R2 Class A), so the span is short: a run older than it is reported as not found
- * with the span said. Only events carrying the id in a run field are returned.
+ * with the span said. Only events carrying the id in a run field are returned. A run that completed healthily leaves
+ * D1 when it ends (ingest): for it, `hotStart` is now (plus the clock skew ingest accepts) and `lookbackHours` covers
+ * the hot window too.
  */
-export function runFromHistory(bucket: R2Bucket, counts: ShardCounts, id: string, owner: AgentRef | undefined, hotStart: number): Promise<RunHistory> {
-  return readBeforeHot(bucket, counts, { owner, hotStart, lookbackHours: RUN_LOOKBACK_HOURS, match: (e) => carriesRunId(e, id), search: { id } });
+export function runFromHistory(
+  bucket: R2Bucket,
+  counts: ShardCounts,
+  id: string,
+  owner: AgentRef | undefined,
+  hotStart: number,
+  lookbackHours = RUN_LOOKBACK_HOURS,
+): Promise<RunHistory> {
+  return readBeforeHot(bucket, counts, { owner, hotStart, lookbackHours, match: (e) => carriesRunId(e, id), search: { id } });
 }

@@ -37,7 +37,7 @@ export { RUN_KINDS, type RunKind };
 /**
  * How a run ended, as ingest records it (sdk-states.ts RUN_OUTCOMES, the closed set run-rows.ts writes), plus
  * "running": no outcome yet. Fibers keep their recovery's result (recovering … recovery_failed) after
- * "interrupted"; see worker/ingest/run-rows.ts.
+ * "interrupted"; see src/store/run-rows.ts.
  */
 export const RUN_OUTCOMES = ["running", ...ENDED] as const;
 
@@ -134,7 +134,7 @@ export const isConfirmedRunning = (r: Pick<Run, "outcome" | "confirmedAt" | "las
   r.outcome === null && r.confirmedAt !== null && r.confirmedAt >= r.lastSeen;
 
 /** Adds what is derived from a stored row; an ended run has no phase (nor a wake time), whatever its last live state was. */
-function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "confirmed"> {
+export function derive<T extends Stored>(r: T): T & Pick<Run, "runId" | "status" | "confirmed"> {
   const ended = r.outcome !== null;
   return {
     ...r,
@@ -184,7 +184,7 @@ const PATHS: AccessPath<RunFilterKey>[] = [
 ];
 
 /** The types of RUN_ORDER's sort key, as cursors carry it. */
-const KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
+export const RUN_KEY_TYPES: ("number" | "string")[] = ["number", "string", "string", "string"];
 
 export { MAX_NAME_CLASSES };
 
@@ -205,7 +205,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
   const byName = f.agentName !== undefined && f.agentClass === undefined ? await namePath(db, f.agentName) : null;
   if (byName?.none) {
     pageLimit(page.limit);
-    if (page.cursor) decodeCursor(RUN_ORDER.tag, page.cursor, KEY_TYPES);
+    if (page.cursor) decodeCursor(RUN_ORDER.tag, page.cursor, RUN_KEY_TYPES);
     return { items: [], next: null, rowsRead: byName.rowsRead };
   }
   const eq = (v: string | undefined, col: string): Cond | undefined => (v === undefined ? undefined : cond(`${col} = ?`, v));
@@ -228,7 +228,7 @@ export async function listRuns(db: D1Database, filters: RunFilterInput, page: Pa
       index: p.index,
       select: SELECT,
       order: [F.firstSeen, F.fiberId, F.agentClass, F.agentName],
-      types: KEY_TYPES,
+      types: RUN_KEY_TYPES,
       dir: "DESC",
       where: p.where,
       arms: p.arms,

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { getIncident } from "../../../src/store/read-models";
 import worker from "../../../worker/index";
 import { CRONS } from "../../../worker/topology";
-import { pollRows } from "../../helpers";
+import { pollRows, pollRunRows, runRowsOf } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { mustTestId } from "../html";
 import { csrfFromPage, getOverview, getText, postForm, uid } from "../routes/harness";
@@ -155,7 +155,12 @@ describe("reconciliation from cron", () => {
     const stub = await getAgentByName(env.LossyAgent, name);
     await stub.release();
     // The held fiber's real end arrives: its own outcome, not a reconciliation's.
-    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, held], (r) => r.length === 1);
+    // A healthy completion: the row leaves D1 with it, and the console reads the run from R2.
+    await pollRunRows<{ fiber_id: string; outcome: string | null }>(
+      name,
+      (r) => r.fiber_id === held && r.outcome === "completed",
+      (r) => r.length === 1,
+    );
 
     await age(name, 11 * MIN);
     // The agent was asked in the last pass: a pass skips it until the reconcile age has passed again.
@@ -170,7 +175,9 @@ describe("reconciliation from cron", () => {
     );
     // The finding is a status, not the session's last event.
     expect(s[0]).toEqual({ status: "ended_unreported", last_event_type: "session.status_running" });
-    expect((await runRow(name, held))?.outcome).toBe("completed");
+    // It left D1 when it completed, and reconciliation did not bring it back as missing: the console reads it from R2.
+    expect(await runRow(name, held)).toBeNull();
+    expect((await runRowsOf(name)).find((r) => r.fiber_id === held)?.outcome).toBe("completed");
   });
 });
 
@@ -203,12 +210,26 @@ describe("reconciliation with an agent that cannot answer", () => {
     const name = `nomixin-${uid()}`;
     const stub = await getAgentByName(env.TelemetryOnlyAgent, name);
     await stub.work();
-    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND outcome = 'completed'", [name], (r) => r.length === 1);
-    // A run the events left open (its end lost, as far as the console knows).
+    // It completed healthily, so it left D1 (the console reads it from R2).
+    const [done] = await pollRunRows<{
+      outcome: string | null;
+      fiber_id: string;
+      agent_class: string;
+      kind: string;
+      name: string;
+      first_seen: number;
+      last_seen: number;
+    }>(
+      name,
+      (r) => r.outcome === "completed",
+      (r) => r.length === 1,
+    );
+    // A run the events left open (its end lost, as far as the console knows): its row as its start made it.
+    const seen = done!.last_seen - 20 * MIN;
     await env.DB.prepare(
-      `UPDATE runs SET outcome = NULL, outcome_at = NULL, outcome_event_id = NULL, last_seen = last_seen - ?1, listed_at = (last_seen - ?1) - ((last_seen - ?1) % 60000) WHERE agent_name = ?2`,
+      "INSERT INTO runs (fiber_id, agent_class, agent_name, kind, name, first_seen, last_seen, listed_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )
-      .bind(20 * MIN, name)
+      .bind(done!.fiber_id, done!.agent_class, name, done!.kind, done!.name, done!.first_seen, seen, seen - (seen % 60_000))
       .run();
 
     await reconcileCron();

@@ -3,12 +3,14 @@ import { env } from "cloudflare:workers";
 import { fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncall/telemetry";
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getIncident, getStoredRun, listRuns } from "../../../src/store/read-models";
+import { getIncident } from "../../../src/store/read-models";
+import { listRunsWithHistory } from "../../../src/store/read-models/runs-history";
 import { reconcileAgent } from "../../../worker/reconcile/agent";
 import { reconcileStale } from "../../../worker/reconcile/pass";
+import { runsHistory, storeFromEnv } from "../../../worker/store";
 import { loseStoredEvents, storedEvents } from "../../fixtures/outbox";
 import type { TruthTaskInput, TruthWork } from "../../fixtures/truth-agents";
-import { eventsOf, pollRows } from "../../helpers";
+import { eventsOf, pollRows, pollRunRows, shownRun } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 
 /**
@@ -111,7 +113,7 @@ describe("a run whose end event never shipped is closed with the outcome the age
 
     const r = await reconcile("TruthTaskAgent", name);
     const sdk = (await stub.sdkTask(runId))!;
-    const run = (await getStoredRun(env.DB, runId, owner))!;
+    const run = (await shownRun(runId, owner))!;
     expect(run.status).toBe(runStateOf("task", sdk.state)!.outcome);
     expect(run.endedAt).toBe(sdk.settledAt);
     expect(run.phase).toBe(runStateOf("task", sdk.state)!.phase);
@@ -132,7 +134,7 @@ describe("a run whose end event never shipped is closed with the outcome the age
     );
     await reconcile("TruthTaskAgent", name);
     const sdk = (await stub.sdkTask(runId))!;
-    expect(await getStoredRun(env.DB, runId, owner)).toMatchObject({ status: runStateOf("task", sdk.state)!.outcome, error: sdk.error!.message });
+    expect(await shownRun(runId, owner)).toMatchObject({ status: runStateOf("task", sdk.state)!.outcome, error: sdk.error!.message });
   });
 
   it("a managed fiber: as inspectFiber says", async () => {
@@ -147,7 +149,7 @@ describe("a run whose end event never shipped is closed with the outcome the age
     await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NULL", [name, id], (r) => r.length === 1);
     await reconcile("TruthFiberAgent", name);
     const sdk = (await stub.sdkFiber(id))!;
-    expect(await getStoredRun(env.DB, id, owner)).toMatchObject({ status: runStateOf("managed_fiber", sdk.status)!.outcome, endedAt: sdk.settledAt });
+    expect(await shownRun(id, owner)).toMatchObject({ status: runStateOf("managed_fiber", sdk.status)!.outcome, endedAt: sdk.settledAt });
   });
 
   it("a plain runFiber, which the SDK forgets once it ended: as the agent's own record says (adminRunRecord)", async () => {
@@ -162,7 +164,7 @@ describe("a run whose end event never shipped is closed with the outcome the age
     await reconcile("TruthFiberAgent", name);
     const own = await stub.runFiberTruth(id);
     expect(own.row).toBe(false);
-    expect((await getStoredRun(env.DB, id, owner))?.status).toBe(own.outcome);
+    expect((await shownRun(id, owner))?.status).toBe(own.outcome);
   });
 
   it("a run the agent has no record of at all is ended, not reported", async () => {
@@ -182,7 +184,7 @@ describe("a run whose end event never shipped is closed with the outcome the age
     });
     expect(await stub.sdkTask(runId)).toBeNull();
     await reconcile("TruthTaskAgent", name);
-    expect(await getStoredRun(env.DB, runId, owner)).toMatchObject({
+    expect(await shownRun(runId, owner)).toMatchObject({
       status: "ended_unreported",
       reason: "the agent has no record of this task run; how it ended was not reported",
     });
@@ -206,7 +208,7 @@ describe("a managed fiber settled later by resolveFiber, whose report was lost",
     // Reconciliation confirms what the SDK keeps: the incident stays open while the fiber waits for resolveFiber.
     await reconcile("TruthFiberAgent", name);
     expect((await getIncident(env.DB, incidentId, owner))?.status).toBe(fiberIncidentStatusOf(interrupted.status));
-    expect((await getStoredRun(env.DB, id, owner))?.status).toBe(runStateOf("managed_fiber", interrupted.status)!.outcome);
+    expect((await shownRun(id, owner))?.status).toBe(runStateOf("managed_fiber", interrupted.status)!.outcome);
 
     await stub.loseInTransport(["fiber.resolved"]);
     expect(await stub.resolveManaged(id, { status: "completed" })).toBe(true);
@@ -215,7 +217,7 @@ describe("a managed fiber settled later by resolveFiber, whose report was lost",
     expect(resolved.status).not.toBe(interrupted.status);
     await reconcile("TruthFiberAgent", name);
     expect((await getIncident(env.DB, incidentId, owner))?.status).toBe(fiberIncidentStatusOf(resolved.status));
-    expect(await getStoredRun(env.DB, id, owner)).toMatchObject({ status: runStateOf("managed_fiber", resolved.status)!.outcome, endedAt: resolved.settledAt });
+    expect(await shownRun(id, owner)).toMatchObject({ status: runStateOf("managed_fiber", resolved.status)!.outcome, endedAt: resolved.settledAt });
   });
 });
 
@@ -226,7 +228,12 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
     const stub = await taskAgent(name);
     const known = await stub.startTask("complete");
     await stub.settleTelemetry();
-    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [name, known], (r) => r.length === 1);
+    // It completed healthily: it left D1, and the console reads it from R2.
+    await pollRunRows<{ fiber_id: string; outcome: string | null }>(
+      name,
+      (r) => r.fiber_id === known && r.outcome !== null,
+      (r) => r.length === 1,
+    );
     // Every event of a second and a third run is lost before it ships.
     const { value: unseen } = await withDropped(
       stub,
@@ -234,7 +241,7 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
       (e) => e.type.startsWith("task."),
     );
     await quiet(name);
-    expect((await listRuns(env.DB, owner)).items.map((r) => r.runId)).toEqual([known]);
+    expect((await listRunsWithHistory(storeFromEnv(env), owner, {}, runsHistory(env))).items.map((r) => r.runId)).toEqual([known]);
 
     // The gap as ingest records it (agents.seq_max - agents.seq_seen). The per-event sequence numbers are another
     // change's; until it lands, this test sets the agent's counters directly.
@@ -246,13 +253,13 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
     await quiet(name);
 
     const sdk = await stub.sdkTasks();
-    const shown = await listRuns(env.DB, owner);
+    const shown = await listRunsWithHistory(storeFromEnv(env), owner, {}, runsHistory(env));
     expect(shown.items.map((r) => [r.runId, r.status, r.phase]).sort()).toEqual(
       sdk.map((t) => [t.runId, runStateOf("task", t.state)!.outcome ?? "running", runStateOf("task", t.state)!.phase]).sort(),
     );
     // A run it closed says where its end came from.
     const ended = sdk.filter((t) => unseen.includes(t.runId) && runStateOf("task", t.state)!.outcome !== null);
     expect(ended.length).toBeGreaterThan(0);
-    for (const t of ended) expect((await getStoredRun(env.DB, t.runId, owner))?.reason).toContain("its events never arrived");
+    for (const t of ended) expect((await shownRun(t.runId, owner))?.reason).toContain("its events never arrived");
   });
 });

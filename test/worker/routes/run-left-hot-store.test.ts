@@ -15,16 +15,19 @@ beforeAll(() => publishEnvTeamKeys());
 const HOUR = 3_600_000;
 
 /**
- * A finished fiber run of one agent, `hoursAgo` old: started, stashed, completed, through the real consumer (D1 and
- * R2), with its paced retention off, so the row is there until the test runs retention itself.
+ * A finished fiber run of one agent, `hoursAgo` old: started, stashed, then failed (it stays in D1 until retention) or
+ * completed (healthy: it never enters D1), through the real consumer (D1 and R2), with its paced retention off, so a
+ * row is there until the test runs retention itself.
  */
-async function finishedRun(agentName: string, fiberId: string, hoursAgo: number): Promise<TelemetryEvent[]> {
+async function finishedRun(agentName: string, fiberId: string, hoursAgo: number, end: "failed" | "completed" = "failed"): Promise<TelemetryEvent[]> {
   const start = Date.now() - hoursAgo * HOUR;
   const corr = { fiberId };
   const events = [
     makeEvent("fiber.started", { fiberName: "etl" }, { agentName, corr }),
     makeEvent("fiber.stashed", { fiberName: "etl", snapshot: { preview: '{"step":1}', bytes: 10, truncated: false } }, { agentName, corr }),
-    makeEvent("fiber.completed", { fiberName: "etl" }, { agentName, corr }),
+    end === "failed"
+      ? makeEvent("fiber.failed", { fiberName: "etl", error: "boom" }, { agentName, corr })
+      : makeEvent("fiber.completed", { fiberName: "etl" }, { agentName, corr }),
   ].map((e, i) => ({ ...e, time: start + i * 1000, seq: i + 1 }));
   const batch = createMessageBatch(
     "agent-telemetry",
@@ -53,9 +56,16 @@ describe("a run that left the hot store", () => {
     const owner = `agentClass=ProbeAgent&agentName=${encodeURIComponent(agentName)}`;
     const json = await call(`/runs/${encodeURIComponent(fiberId)}?${owner}`, { as: "viewer", headers: { accept: "application/json" } });
     expect(json.status).toBe(200);
-    const body = (await json.json()) as { run: null; history: { events: { id: string }[]; scan: { complete: boolean; coveredFrom: number } } };
-    expect(body.run).toBeNull();
-    expect(body.history.events.map((e) => e.id)).toEqual(events.map((e) => e.id));
+    const body = (await json.json()) as {
+      run: { status: string; error: string | null; snapshotPreview: string | null };
+      events: { items: { id: string }[] };
+      readFrom: string;
+      history: { scan: { complete: boolean; coveredFrom: number } };
+    };
+    // Folded from its events by ingest's own mapping: what D1 held before retention.
+    expect(body.readFrom).toBe("history");
+    expect(body.run).toMatchObject({ status: "failed", error: "boom", snapshotPreview: '{"step":1}' });
+    expect(body.events.items.map((e) => e.id)).toEqual(events.map((e) => e.id));
     expect(body.history.scan.complete).toBe(true);
 
     const html = await (await call(`/runs/${encodeURIComponent(fiberId)}?${owner}`, { as: "viewer" })).text();
@@ -77,9 +87,35 @@ describe("a run that left the hot store", () => {
     expect(await runRows(agentName)).toBe(0);
     const res = await call(`/runs/${encodeURIComponent(fiberId)}`, { as: "viewer", headers: { accept: "application/json" } });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { history: { events: { id: string; agentName: string }[] } };
-    expect(body.history.events.map((e) => e.id)).toEqual(events.map((e) => e.id));
-    expect(new Set(body.history.events.map((e) => e.agentName))).toEqual(new Set([agentName]));
+    const body = (await res.json()) as { run: { agentName: string; status: string }; events: { items: { id: string }[] } };
+    expect(body.run).toMatchObject({ agentName, status: "failed" });
+    expect(body.events.items.map((e) => e.id)).toEqual(events.map((e) => e.id));
+  });
+
+  it("a run that completed healthily never enters D1; its page folds it from the history at once", async () => {
+    const agentName = `healthy-${crypto.randomUUID()}`;
+    const fiberId = `f-${agentName}`;
+    const events = await finishedRun(agentName, fiberId, 0.2, "completed");
+    expect(await runRows(agentName)).toBe(0);
+    const owner = `agentClass=ProbeAgent&agentName=${encodeURIComponent(agentName)}`;
+    const res = await call(`/runs/${encodeURIComponent(fiberId)}?${owner}`, { as: "viewer", headers: { accept: "application/json" } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { run: Record<string, unknown>; events: { items: { id: string }[] } };
+    expect(body.run).toMatchObject({
+      fiberId,
+      kind: "fiber",
+      name: "etl",
+      status: "completed",
+      startedAt: events[0]!.time,
+      endedAt: events[2]!.time,
+      snapshotPreview: '{"step":1}',
+      firstSeen: events[0]!.time,
+      lastSeen: events[2]!.time,
+    });
+    expect(body.events.items.map((e) => e.id)).toEqual(events.map((e) => e.id));
+    const html = await (await call(`/runs/${encodeURIComponent(fiberId)}?${owner}`, { as: "viewer" })).text();
+    expect(mustTestId(html, "run-from-history").attrs["data-count"]).toBe(String(events.length));
+    expect(mustTestId(html, "run-facts").attrs["data-kind"]).toBe("fiber");
   });
 
   it("answers 404 when neither the hot store nor the history has the run", async () => {

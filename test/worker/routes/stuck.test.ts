@@ -3,7 +3,7 @@ import { getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bulkMatchWords } from "../../../console/words";
 import type { BulkMatch, StuckConfig, StuckEntry } from "../../../src/store/read-models";
-import { pollRows } from "../../helpers";
+import { pollRows, pollRunRows } from "../../helpers";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { byTestId, findAll, hrefs, mustTestId } from "../html";
 import { call, escapeHtml, getOverview, getText, uid } from "./harness";
@@ -146,7 +146,12 @@ describe("the overview's Stuck card", () => {
 
   it("drops the run once it ends", async () => {
     await (await getAgentByName(env.LossyAgent, name)).release();
-    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, runId], (r) => r.length === 1);
+    // A healthy completion: the row leaves D1 with it (the console reads the run from R2).
+    await pollRunRows<{ fiber_id: string; outcome: string | null }>(
+      name,
+      (r) => r.fiber_id === runId && r.outcome === "completed",
+      (r) => r.length === 1,
+    );
     expect(mine((await json<{ entries: StuckEntry[] }>("/stuck")).body.entries)).toEqual([]);
     const page = await getText("/stuck", "viewer");
     expect(findAll(page.text, "data-subject", runId)).toEqual([]);

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { listRuns } from "../../../../src/store/read-models";
-import { pollRows, rejectionOf } from "../../../helpers";
+import { pollRows, pollRunRows, rejectionOf, runRowsOf } from "../../../helpers";
 import { chatAgent, eventsOfType, payloadOf, reconnect, stall, text } from "./chat-helpers";
 
 /**
@@ -21,11 +21,11 @@ type RunRow = {
   snapshot_preview: string | null;
 };
 
-const runsOf = (name: string) =>
-  env.DB.prepare("SELECT fiber_id, kind, name, outcome, error, reason, snapshot_preview FROM runs WHERE agent_name = ? ORDER BY first_seen, fiber_id")
-    .bind(name)
-    .all<RunRow>()
-    .then((r) => r.results);
+/** The agent's runs as the console holds them (D1's, and those that completed healthily, from R2), oldest first. */
+const runsOf = async (name: string) =>
+  ((await runRowsOf(name)) as (RunRow & { first_seen: number })[]).sort(
+    (a, b) => a.first_seen - b.first_seen || (a.fiber_id < b.fiber_id ? -1 : a.fiber_id > b.fiber_id ? 1 : 0),
+  );
 
 /** No run of the agent is a chat turn's internal fiber or Task carrier (none named after it, none keyed `chat_…`). */
 async function expectNoInternalRuns(name: string) {
@@ -44,9 +44,10 @@ describe("chat turns of a real Think agent are chat_turn runs", () => {
     const out = await stub.sendUserMessage("status?");
     expect(out.status).toBe("completed");
 
-    const [row] = await pollRows<RunRow>(
-      "SELECT * FROM runs WHERE agent_name = ? AND fiber_id = ?",
-      [name, out.requestId],
+    // It completed healthily: it left D1 with its end, and the console folds it from the R2 history.
+    const [row] = await pollRunRows<RunRow>(
+      name,
+      (r) => r.fiber_id === out.requestId,
       (r) => r[0]?.outcome === "completed",
     );
     expect(row).toMatchObject({ kind: "chat_turn", name: "chat turn (programmatic)", error: null });

@@ -1,10 +1,10 @@
 import { isInternalSdkName, type RunKind, type RunOutcome, runEffectOf, runStateOf, type TelemetryEvent } from "@agent-oncall/telemetry";
-import { HOOK_UNKNOWN_REASON } from "../../src/store/fiber-incident-facts";
-import { listedAt } from "../../src/store/listed-at";
-import { RESUMED_BY_HOOK } from "../../src/store/read-models/runs";
-import * as schema from "../../src/store/schema";
-import type { SqlRow } from "../../src/store/sql-names";
-import { stampColumns } from "./merge";
+import { HOOK_UNKNOWN_REASON } from "./fiber-incident-facts";
+import { listedAt } from "./listed-at";
+import { projection, stampColumns } from "./merge";
+import { RESUMED_BY_HOOK } from "./read-models/runs";
+import * as schema from "./schema";
+import { names, type SqlRow } from "./sql-names";
 
 /**
  * What an event says about a run (a runs row): which run (kind + id), and which of its facts. Pure;
@@ -322,3 +322,91 @@ export function runRowOf(e: TelemetryEvent): RunRow | null {
     listed_at: f.observed ? null : listedAt(e.time),
   };
 }
+
+/**
+ * How a run's rows merge (merge.ts): ingest folds a batch with it and upserts by it; the console folds a finished run's
+ * R2 history with it, so both read the same mapping. `kind` is a maximum: "managed_fiber" sorts after "fiber", so a
+ * fiber any of whose events says it is managed is managed (recovery failures and stashes do not say).
+ */
+export const RUNS_SPEC = projection(schema.runs, {
+  key: ["fiberId", "agentClass", "agentName"],
+  columns: {
+    kind: "max",
+    name: "max",
+    definition: "max",
+    attempt: "max",
+    startedAt: "min",
+    outcome: { latest: "outcome" },
+    endedAt: { latest: "outcome" },
+    error: { latest: "outcome" },
+    reason: { latest: "outcome" },
+    phase: { latest: "phase" },
+    wakeAt: { latest: "phase" },
+    step: { latest: "phase" },
+    statusMessage: { latest: "phase" },
+    confirmedAt: "max",
+    snapshotPreview: { latest: "snapshot" },
+    snapshotBytes: { latest: "snapshot" },
+    firstSeen: "min",
+    lastSeen: "max",
+    listedAt: "max",
+  },
+  // last_seen 0 only for a run nothing but reconciliation ever reported: 0 never wins the maximum.
+  defaults: { name: "'(unnamed)'", kind: "'fiber'", lastSeen: "0", listedAt: "0" },
+  // runs_open (partial) holds listed_at: its own statement, so a running run's entry moves once a minute. Both partial
+  // indexes, runs_open and runs_kind_outcome, hold or test the outcome: its own unit, so a run's other updates leave them be.
+  separate: ["listedAt", "outcome"],
+  // A run's end moves its outcome and its last_seen in one row write.
+  withPlain: "outcome",
+});
+
+const RN = names(schema.runs);
+
+/**
+ * A runs row (stored as `t`) of a run that is running and never went wrong: no outcome was ever reported (a recovery
+ * turn's start clears the outcome but keeps its stamp) and no replayed or recovery attempt. Both only grow under the
+ * merge, so a row that fails this once fails it for good.
+ */
+export const healthyRunningSql = (t: string) => `(${t}.${RN.outcomeAt} IS NULL AND COALESCE(${t}.${RN.attempt}, 1) <= 1)`;
+
+/** A batch row that says its run went wrong: any outcome but completed, an error, a replayed or recovery attempt, an interruption. */
+function troubled(r: RunRow): boolean {
+  return (r.outcome_at !== null && r.outcome !== "completed") || r.error !== null || (r.attempt ?? 1) > 1 || r.phase === "interrupted";
+}
+
+const runKey = (r: Pick<RunRow, "fiber_id" | "agent_class" | "agent_name">) => JSON.stringify([r.fiber_id, r.agent_class, r.agent_name]);
+
+/**
+ * Which of a batch's folded runs rows complete healthily (outcome completed, and none of the batch's rows of the run
+ * says it went wrong): those leave D1 (the rest stay). A completed run is a rollup count and R2 history; D1 keeps
+ * what is running or needs a person. `rows` are the batch's rows before folding, `folded` after (merge.ts foldRows).
+ */
+export function splitHealthyCompleted<R extends Record<string, unknown>>(rows: R[], folded: R[]): { leaving: R[]; staying: R[] } {
+  const bad = new Set((rows as unknown as RunRow[]).filter(troubled).map(runKey));
+  const leaving: R[] = [];
+  const staying: R[] = [];
+  for (const r of folded) {
+    const run = r as unknown as RunRow;
+    (run.outcome === "completed" && run.error === null && !bad.has(runKey(run)) ? leaving : staying).push(r);
+  }
+  return { leaving, staying };
+}
+
+const rowKeySql = (t: string) =>
+  `${t}.${RN.fiberId} = j ->> '$.${RN.fiberId}' AND ${t}.${RN.agentClass} = j ->> '$.${RN.agentClass}' AND ${t}.${RN.agentName} = j ->> '$.${RN.agentName}'`;
+
+/**
+ * The upserts' filter (merge.ts upsertSqls `only`) for the runs that complete healthily in a batch: merged into a
+ * stored row that went wrong (it stays, with its end), inserted when no row exists and the batch does not show the
+ * start (an end whose start D1 never saw stays visible); never inserted when the batch shows the whole run, never
+ * merged into a healthy running row (RUNS_LEAVE_SQL deletes that one).
+ */
+export const RUNS_LEAVING_UPSERT_ONLY = `((j ->> '$.${RN.startedAt}') IS NULL AND NOT EXISTS (SELECT 1 FROM ${RN.$table} r WHERE ${rowKeySql("r")} AND ${healthyRunningSql("r")}))
+  OR EXISTS (SELECT 1 FROM ${RN.$table} r WHERE ${rowKeySql("r")} AND NOT ${healthyRunningSql("r")})`;
+
+/**
+ * Deletes the healthy running rows of runs that complete healthily in the batch, in the transaction that records their
+ * end (after the upserts, which leave such rows alone). One parameter: a JSON array of their rows.
+ */
+export const RUNS_LEAVE_SQL = `DELETE FROM ${RN.$table} WHERE (${RN.fiberId}, ${RN.agentClass}, ${RN.agentName}) IN (SELECT j ->> '$.${RN.fiberId}', j ->> '$.${RN.agentClass}', j ->> '$.${RN.agentName}' FROM (SELECT value AS j FROM json_each(?1)))
+  AND ${healthyRunningSql(RN.$table)}`;

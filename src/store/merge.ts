@@ -1,6 +1,6 @@
 import type { Table } from "drizzle-orm";
 import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import { type ColumnKey, type ColumnName, names } from "../../src/store/sql-names";
+import { type ColumnKey, type ColumnName, names } from "./sql-names";
 
 /**
  * Projection merge rules, declared once and interpreted twice: in JS (to fold
@@ -295,9 +295,10 @@ function units(spec: ProjectionSpec): string[][] {
  * full index holds; each next one merges one unit of indexed columns (see units). Every DO UPDATE has a WHERE that
  * skips it when the merge changes nothing, so an update that moves no indexed value rewrites no index entry, and an
  * update that moves nothing writes no row. Units are independent (a rule reads only its own unit's stored values),
- * so merging them one statement after another gives what one statement would.
+ * so merging them one statement after another gives what one statement would. `only`: SQL over the incoming row `j`
+ * (and the stored table) that keeps a row out of every statement where false (the runs that leave D1: run-rows.ts).
  */
-export function upsertSqls(spec: ProjectionSpec, isNew?: (eventIdSql: string) => string): string[] {
+export function upsertSqls(spec: ProjectionSpec, isNew?: (eventIdSql: string) => string, only = "true"): string[] {
   const t = spec.table;
   const cols = allColumns(spec);
   const select = cols.map((c) => {
@@ -352,7 +353,7 @@ export function upsertSqls(spec: ProjectionSpec, isNew?: (eventIdSql: string) =>
   const later = cols.map((c, i) => (spec.columns[c] === "sum" ? "0" : select[i]!));
   const changes = (set: string[]) => set.map((c) => `(${merged.get(c)}) IS NOT ${t}.${c}`).join(" OR ");
   const statement = (set: string[], values: string[], where = changes(set)) => `INSERT INTO ${t} (${cols.join(", ")})
-SELECT ${values.join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE true
+SELECT ${values.join(", ")} FROM (SELECT value AS j FROM json_each(?1)) WHERE ${only}
 ON CONFLICT(${spec.key.join(", ")}) DO ${
     set.length
       ? `UPDATE SET ${set.map((c) => `${c} = ${merged.get(c)}`).join(", ")}
