@@ -4,7 +4,7 @@ import { getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_STUCK_CONFIG, listStuck, parseStuckRule, STUCK_RULES, type StuckConfig, type StuckEntry } from "../../src/store/read-models";
 import { reconcileAgent } from "../../worker/reconcile/agent";
-import { pollRows } from "../helpers";
+import { pollRows, pollRunRows } from "../helpers";
 
 // Stuck detection on real projections: a foreign agent (test/fixtures/lossy-agent.ts: a plain agents-SDK Agent
 // with both mixins) reports its work through the real telemetry Queue and ingest; reconciliation asks it through
@@ -87,7 +87,12 @@ describe("no_progress: a run with no progress event for N minutes", () => {
 
   it("is gone once the run ends", async () => {
     await (await getAgentByName(env.LossyAgent, name)).release();
-    await pollRows("SELECT 1 FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = 'completed'", [name, runId], (rows) => rows.length === 1);
+    // A healthy completed run leaves D1 (it is read from the R2 history): wait until the console shows its end.
+    await pollRunRows(
+      name,
+      (r) => r.fiber_id === runId && r.outcome === "completed",
+      (rows) => rows.length === 1,
+    );
     expect(mine(await listStuck(env.DB, lastSeen + 60 * MIN, cfg({ no_progress: 10 }), { rule: "no_progress" }), name)).toEqual([]);
   });
 });
