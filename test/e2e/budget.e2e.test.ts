@@ -18,11 +18,12 @@ let browser: Browser;
 let dir: string;
 
 const chat = (step: string, extra: Record<string, string> = {}) => appPost(server, `/dev/chats/${AGENT}`, { step, ...extra });
-const attemptEvents = () =>
-  d1(dir, `SELECT body FROM event_segments WHERE agent_name = '${AGENT}'`).reduce(
-    (n, r) => n + (String(r.body).match(/"chat\.recovery\.attempt"/g)?.length ?? 0),
-    0,
-  );
+/** The agent's recovery attempts as the console lists them (its events list, JSON: D1 keeps no event bodies). */
+const attemptEvents = async () => {
+  const r = await fetch(`${server.base}/events?type=chat.recovery.attempt`, { headers: { Accept: "application/json" } });
+  if (!r.ok) return 0;
+  return ((await r.json()) as { items: { agentName: string }[] }).items.filter((e) => e.agentName === AGENT).length;
+};
 const incident = () => d1(dir, `SELECT incident_id, attempts, max_attempts, status FROM incidents WHERE agent_name = '${AGENT}' AND kind = 'chat'`)[0];
 
 beforeAll(async () => {
@@ -36,7 +37,7 @@ beforeAll(async () => {
   await new Promise((r) => setTimeout(r, 3_000));
   await chat("evict");
   await chat("wake");
-  await until("the second recovery attempt to reach the console", () => attemptEvents() >= 2, 30_000);
+  await until("the second recovery attempt to reach the console", async () => (await attemptEvents()) >= 2, 30_000);
 }, 180_000);
 
 afterAll(async () => {
