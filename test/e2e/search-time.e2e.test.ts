@@ -72,8 +72,17 @@ beforeAll(async () => {
     await wake("DemoSessionAgent", "srch-refund");
     return (await list("/ops?open=true")).find((o) => o.agentName === "srch-refund")?.opId;
   });
-  ids.fiber = await until("a fiber job's run", async () => (await list("/runs?agentClass=DemoFiberAgent"))[0]?.fiberId);
-  ids.request = await until("a chat turn", async () => (await list("/runs?kind=chat_turn"))[0]?.fiberId);
+  // A run that completed healthily left D1 (R2 holds it): an agent's own runs list reads both, a fleet-wide one D1 only.
+  const agentRun = async (agentClass: string, kind?: string) => {
+    for (const a of await list(`/agents?agentClass=${agentClass}`)) {
+      const q = new URLSearchParams({ agentClass, agentName: a.agentName!, ...(kind ? { kind } : {}) });
+      const run = (await list(`/runs?${q}`))[0];
+      if (run) return run.fiberId;
+    }
+    return undefined;
+  };
+  ids.fiber = await until("a fiber job's run", () => agentRun("DemoFiberAgent"));
+  ids.request = await until("a chat turn", () => agentRun("ChatAgent", "chat_turn"));
   // The demo fleet runs no Tasks and exports no traces (no OTLP endpoint in dev): task and trace ids are
   // covered by the workerd suite (test/store/search.test.ts); here a trace id nobody reported is searched.
   console.log(`[search e2e] ids: ${JSON.stringify(ids)}`);

@@ -1,8 +1,9 @@
 import { Hono } from "hono";
-import { searchMatchHref } from "../../console/links";
+import { runHref, searchMatchHref } from "../../console/links";
 import { SearchPage } from "../../console/pages/search";
 import { searchMatchLabel } from "../../console/words";
 import { historySearch } from "../../src/store/history/read";
+import { carriesRunId } from "../../src/store/history/run";
 import { searchIn } from "../../src/store/read-models";
 import { storeFromEnv } from "../store";
 import { type ConsoleEnv, pageContext, wantsJson } from "./context";
@@ -23,6 +24,10 @@ search.get("/search", async (c) => {
   // JSON keeps each match's label, worded by the console from the match's facts.
   const matches = result.matches.map((m) => ({ ...m, label: searchMatchLabel(m), href: searchMatchHref(m) }));
   if (wantsJson(c)) return c.json({ ...result, matches, history });
+  // A run that completed healthily left D1: its events in the R2 history carry its id as a run id, and its page
+  // folds it from there. Go to it, as to a run D1 holds.
+  const ran = history?.events.find((e) => carriesRunId(e, result.query));
+  if (ran) return c.redirect(runHref(result.query, ran), 302);
   // One page for everything found (an ambiguous op and its session are one page): go there.
   const pages = new Set(matches.map((m) => m.href));
   if (pages.size === 1 && !result.truncated) return c.redirect(matches[0]!.href, 302);
