@@ -2,6 +2,26 @@ import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { AGENT_CHANNEL } from "@agent-oncall/admin-rpc/facts";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 
+/** Every channel a real tail carries: each `agents:*` channel the SDK (0.32) publishes on, and the admin package's own. */
+export const TAIL_CHANNELS = [
+  "agents:state",
+  "agents:rpc",
+  "agents:message",
+  "agents:chat",
+  "agents:transcript",
+  "agents:fiber",
+  "agents:task",
+  "agents:stream",
+  "agents:agent_tool",
+  "agents:schedule",
+  "agents:lifecycle",
+  "agents:workflow",
+  "agents:mcp",
+  "agents:email",
+  "agents:channel",
+  AGENT_CHANNEL,
+] as const;
+
 /**
  * What a Tail Worker would receive of the agents in this test runtime: the diagnostics messages on the given
  * channels (by default the SDK's fiber channel and the admin package's own, which a real tail carries both of),

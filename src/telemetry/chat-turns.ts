@@ -1,3 +1,4 @@
+import { BoundedMap, idString } from "./bounded-map.js";
 import type { TelemetryEvent } from "./envelope.js";
 import type { SqlLike } from "./outbox.js";
 import { CHAT_TURN_NAME, isInternalSdkName } from "./sdk-names.js";
@@ -47,16 +48,7 @@ const RUNS_TTL_MS = 60 * 60_000;
  */
 const CARRIER_SILENT = new Set<TelemetryEvent["type"]>(["task.attempt.started", "task.completed"]);
 
-class Bounded<V> extends Map<string, V> {
-  override set(k: string, v: V): this {
-    this.delete(k);
-    super.set(k, v);
-    if (this.size > MAX_TRACKED) this.delete(this.keys().next().value as string);
-    return this;
-  }
-}
-
-const str = (v: unknown): string | null => (typeof v === "string" && v.length > 0 && v.length <= 200 ? v : null);
+const str = idString;
 const obj = (v: unknown): Record<string, unknown> | null => {
   if (typeof v === "string") {
     try {
@@ -88,19 +80,19 @@ export function chatSnapshotRoot(snapshot: unknown): { requestId: string; root: 
 
 export class ChatTurns {
   /** request id → the user turn it runs for (only where they differ). */
-  readonly #root = new Bounded<string>();
+  readonly #root = new BoundedMap<string>(MAX_TRACKED);
   /** incident id → the user turn it recovers. */
-  readonly #incidentRoot = new Bounded<string>();
+  readonly #incidentRoot = new BoundedMap<string>(MAX_TRACKED);
   /** Tasks run id → what it is: a chat turn's carrier (its request id) or the SDK's other machinery. */
-  readonly #taskRuns = new Bounded<{ requestId: string | null; root: string | null; incidentId: string | null; carrier: boolean }>();
+  readonly #taskRuns = new BoundedMap<{ requestId: string | null; root: string | null; incidentId: string | null; carrier: boolean }>(MAX_TRACKED);
   /** Request ids whose chat:turn:start the SDK reported (Think does; AIChatAgent does not). */
-  readonly #native = new Bounded<true>();
+  readonly #native = new BoundedMap<true>(MAX_TRACKED);
   /** User turns with a recovery scheduled and not yet started, and those whose recovery the SDK exhausted. */
-  readonly #recovering = new Bounded<true>();
-  readonly #sealed = new Bounded<true>();
+  readonly #recovering = new BoundedMap<true>(MAX_TRACKED);
+  readonly #sealed = new BoundedMap<true>(MAX_TRACKED);
   #runsReady = false;
   /** The last failure the SDK reported for a request (chat:request:failed), for a finish that names none. */
-  readonly #failure = new Bounded<string>();
+  readonly #failure = new BoundedMap<string>(MAX_TRACKED);
 
   constructor(
     private readonly probe: ChatTurnProbe,

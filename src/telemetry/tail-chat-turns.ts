@@ -1,3 +1,4 @@
+import { BoundedMap, idString } from "./bounded-map.js";
 import type { TelemetryEvent } from "./envelope.js";
 
 /**
@@ -28,16 +29,7 @@ import type { TelemetryEvent } from "./envelope.js";
 /** Entries kept per map; older ones are forgotten first (a recovery long over needs none). */
 const MAX_TRACKED = 5000;
 
-class Bounded<V> extends Map<string, V> {
-  override set(k: string, v: V): this {
-    this.delete(k);
-    super.set(k, v);
-    if (this.size > MAX_TRACKED) this.delete(this.keys().next().value as string);
-    return this;
-  }
-}
-
-const str = (v: unknown): string | null => (typeof v === "string" && v.length > 0 && v.length <= 200 ? v : null);
+const str = idString;
 
 /** The user turn an incident recovers, read from the id the SDK built: `<recovery root>:<latest user message id>`. */
 export function incidentRoot(incidentId: string | undefined, requestId: string | undefined): string | null {
@@ -49,14 +41,14 @@ export function incidentRoot(incidentId: string | undefined, requestId: string |
 
 export class TailChatTurns {
   /** agent + request id → the user turn it runs for (only where they differ). */
-  readonly #root = new Bounded<string>();
+  readonly #root = new BoundedMap<string>(MAX_TRACKED);
   /** agent → the user turn whose recovery the SDK scheduled last and no recovery turn has started for yet. */
-  readonly #pending = new Bounded<string>();
+  readonly #pending = new BoundedMap<string>(MAX_TRACKED);
   /** agent + user turn → how many runs of it started (the turn itself is 1). */
-  readonly #runs = new Bounded<number>();
+  readonly #runs = new BoundedMap<number>(MAX_TRACKED);
   /** agent + user turn: recovery scheduled and not yet started; recovery exhausted. */
-  readonly #recovering = new Bounded<true>();
-  readonly #sealed = new Bounded<true>();
+  readonly #recovering = new BoundedMap<true>(MAX_TRACKED);
+  readonly #sealed = new BoundedMap<true>(MAX_TRACKED);
 
   /**
    * Stamps one normalised event (mutating it) with the user turn it belongs to. `worker` is the trace item's Worker

@@ -1,13 +1,12 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { AGENT_CHANNEL } from "@agent-oncall/admin-rpc/facts";
 import { getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ATTEMPT_EVENT_TYPES } from "../../src/store/read-models/incidents";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
-import { listenLikeATail } from "../diagnostics-tail";
+import { listenLikeATail, TAIL_CHANNELS } from "../diagnostics-tail";
 import type { SdkRecoveryRecord } from "../fixtures/chat-agents";
 import type { ModelCall, ModelStep } from "../fixtures/chat-model";
 import type { TailChatPolicy } from "../fixtures/tail-chat-agents";
@@ -36,26 +35,7 @@ import { publishEnvTeamKeys } from "../worker/access-tokens";
  * `chat_<nonce>` and `message:response` is empty), so the tail path cannot name its turns; see docs/capture.md.
  */
 
-const SDK_CHANNELS = [
-  "agents:state",
-  "agents:rpc",
-  "agents:message",
-  "agents:chat",
-  "agents:transcript",
-  "agents:fiber",
-  "agents:task",
-  "agents:stream",
-  "agents:agent_tool",
-  "agents:schedule",
-  "agents:lifecycle",
-  "agents:workflow",
-  "agents:mcp",
-  "agents:email",
-  "agents:channel",
-  // The admin package's own channel (a sub-agent's ancestry, force idle's report): a real tail carries it too.
-  AGENT_CHANNEL,
-];
-const tail = listenLikeATail(SDK_CHANNELS);
+const tail = listenLikeATail(TAIL_CHANNELS);
 
 /** Hands what the SDK published since the last step to the console's tail handler, as one trace item. */
 async function deliver(): Promise<void> {

@@ -1,11 +1,10 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { AGENT_CHANNEL } from "@agent-oncall/admin-rpc/facts";
 import { getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
-import { listenLikeATail } from "../diagnostics-tail";
+import { listenLikeATail, TAIL_CHANNELS } from "../diagnostics-tail";
 import { TAIL_RESUMABLE } from "../fixtures/tail-bare-agents";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { call } from "../worker/routes/harness";
@@ -25,25 +24,7 @@ import { settle } from "./settle";
  * agent's Durable Object and class, as the runtime's does.
  */
 
-const tail = listenLikeATail([
-  "agents:state",
-  "agents:rpc",
-  "agents:message",
-  "agents:chat",
-  "agents:transcript",
-  "agents:fiber",
-  "agents:task",
-  "agents:stream",
-  "agents:agent_tool",
-  "agents:schedule",
-  "agents:lifecycle",
-  "agents:workflow",
-  "agents:mcp",
-  "agents:email",
-  "agents:channel",
-  // The admin package's own channel: a real tail carries it too (these agents have no package: it stays silent).
-  AGENT_CHANNEL,
-]);
+const tail = listenLikeATail(TAIL_CHANNELS);
 const deliver = async (of?: Parameters<typeof tail.item>[0]) => {
   const item = tail.item(of);
   tail.clear();
