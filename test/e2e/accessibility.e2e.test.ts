@@ -270,11 +270,13 @@ describe("the keyboard", () => {
     await page.keyboard.press("j");
     await page.keyboard.press("j");
     await page.keyboard.press("k");
-    expect(await rows.nth(1).evaluate((r) => (r as unknown as { classList: { contains: (c: string) => boolean } }).classList.contains("kb-selected"))).toBe(
+    // j stops at the last row: with two rows (D1 lists what is running or needs a person) the walk ends on the first.
+    const at = Math.min(2, (await rows.count()) - 1) - 1;
+    expect(await rows.nth(at).evaluate((r) => (r as unknown as { classList: { contains: (c: string) => boolean } }).classList.contains("kb-selected"))).toBe(
       true,
     );
     expect(await selected.count()).toBe(1);
-    const target = await rows.nth(1).locator("a[href]").first().getAttribute("href");
+    const target = await rows.nth(at).locator("a[href]").first().getAttribute("href");
     await Promise.all([page.waitForURL(`${server.base}${target}`), page.keyboard.press("Enter")]);
     expect(await page.locator("h1").textContent()).not.toBe("Runs");
     await page.close();

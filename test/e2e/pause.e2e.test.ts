@@ -22,10 +22,10 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(tmpdir(), "pause-e2e-"));
   server = await startDev({ port: PORT, persistDir: dir });
   browser = await launch();
-  // A turn that completes: the agent and its run reach the console.
+  // A turn that completes: the agent reaches the console (its healthy run leaves D1 for the R2 history).
   const r = await appPost(server, `/dev/sessions/${SESSION}/messages`, { text: "summarise the outage", script: JSON.stringify({ chunks: ["Summary: ok"] }) });
   expect(r.ok).toBe(true);
-  await until("the session's run to reach the console", () => d1(dir, `SELECT 1 FROM runs WHERE agent_name = '${SESSION}'`).length >= 1);
+  await until("the session's agent to reach the console", () => d1(dir, `SELECT 1 FROM agents WHERE agent_name = '${SESSION}'`).length >= 1);
 }, 180_000);
 
 afterAll(async () => {
@@ -38,10 +38,10 @@ it("pauses an agent's recovery from its page with a reason and an expiry, shows 
   const clicks = clickCounter();
   const click = clicks.click;
 
-  // Click 1: Runs in the nav. Click 2: the run's agent. Click 3: open "Pause recovery…".
+  // Click 1: Agents in the nav. Click 2: the agent. Click 3: open "Pause recovery…".
   await page.goto(`${server.base}/`);
-  await click(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Runs" }));
-  await click(page.getByRole("link", { name: `${AGENT} · ${SESSION}` }).first());
+  await click(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Agents" }));
+  await click(page.getByRole("link", { name: SESSION, exact: true }).first());
   await page.waitForURL(`${server.base}/agents/${AGENT}/${SESSION}`);
   await click(page.getByRole("button", { name: "Pause recovery…" }));
   expect(clicks.count).toBe(3);
