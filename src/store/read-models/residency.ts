@@ -164,16 +164,7 @@ export async function residentEstimate(db: D1Database, agent: AgentRef, now = Da
     .all<{ f: number; t: number }>();
   const spans = r.results.map((x) => ({ f: Math.max(since, Number(x.f)), t: Math.min(now, Number(x.t)) })).sort((a, b) => a.f - b.f);
   const capped = r.results.length >= SEGMENTS_READ;
-  const from = capped ? spans[0]!.f : since;
-  return {
-    from,
-    to: now,
-    lowMs: unionMs(spans, IDLE_EVICTION_MS.low, now),
-    highMs: unionMs(spans, IDLE_EVICTION_MS.high, now),
-    segments: spans.length,
-    capped,
-    rowsRead: rowsReadOf(r),
-  };
+  return estimateOf(spans, capped ? spans[0]!.f : since, now, capped, rowsReadOf(r));
 }
 
 /**
@@ -186,7 +177,11 @@ async function residentFromHistory(history: HistoryTier, agent: AgentRef, since:
   const r = await history.agentEvents({ agent, from: since, to: now, dir: "DESC" });
   const spans = r.events.map((e) => ({ f: Math.max(since, e.time), t: Math.min(now, e.time) })).sort((a, b) => a.f - b.f);
   const capped = !r.scan.complete;
-  const from = capped ? (r.scan.coveredFrom ?? now) : since;
+  return estimateOf(spans, capped ? (r.scan.coveredFrom ?? now) : since, now, capped, 0);
+}
+
+/** A residency estimate from an agent's active spans (D1 segments or R2 events), read from `from` to `now`. */
+function estimateOf(spans: { f: number; t: number }[], from: number, now: number, capped: boolean, rowsRead: number): ResidentEstimate {
   return {
     from,
     to: now,
@@ -194,7 +189,7 @@ async function residentFromHistory(history: HistoryTier, agent: AgentRef, since:
     highMs: unionMs(spans, IDLE_EVICTION_MS.high, now),
     segments: spans.length,
     capped,
-    rowsRead: 0,
+    rowsRead,
   };
 }
 
