@@ -1,22 +1,40 @@
 /**
  * Zero-code capture, end to end: a Worker with no package of ours (test/fixtures/bare-fleet: plain agents-SDK
  * Agents) names the console in its `tail_consumers`, and that line is all. On a real `wrangler dev`, the console
- * must show its runs, with the outcome and error the SDK records, and its alarm loop's firings, equal to the
+ * must show its runs, with the outcome and error the SDK records, and its alarm loops' firings, equal to the
  * agent's own count. Expectations are written here, from the SDK's public records, not through our mapping.
+ *
+ * One stack serves every test here: started before the first, SIGKILLed and restarted on its persist dir by the
+ * second. A 20 s alarm loop runs beside them from the start and is judged by the last test, once 5 minutes have
+ * passed: its span mostly overlaps the others' work, so it adds little to the file's time.
  */
 
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { patient } from "../patience";
 import { type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
 const PORT = 8876;
 const APP = "test/fixtures/bare-fleet/wrangler.jsonc";
+const persistDir = mkdtempSync(path.join(tmpdir(), "tail-capture-"));
+/** The stack of every test here; the second test replaces it by its restart after the SIGKILL. */
+let server: DevServer;
+/** When `wrangler dev` was started: the first event's delay is measured from it. */
+let startedAt = 0;
 const servers: DevServer[] = [];
-afterAll(async () => {
-  for (const s of servers) await stop(s, "SIGKILL");
-});
+
+/**
+ * The loop judged over the whole file (issue 34: "a 20 s alarm loop whose firings over a 5-minute span, with
+ * evictions between them, equal the agent's own count"): started before the first test, evicted after each firing
+ * by a watcher running beside the tests, SIGKILLed with the stack once by the second test, judged by the last.
+ */
+const LOOP = { name: "bare-l20", seconds: 20, spanMs: 5 * 60_000 };
+let loopStartedAt = 0;
+/** How long the stack was down for the second test's SIGKILL, with the loop in it (0: it was not killed). */
+let loopDowntimeMs = 0;
+let watcher: ReturnType<typeof watchLoop> | undefined;
 
 /** What the console shows of one agent's runs (its JSON), by run id. */
 async function consoleRuns(s: DevServer, agentClass: string, agentName: string) {
@@ -38,16 +56,94 @@ const truth = async <T>(s: DevServer, path: string): Promise<T> =>
 const MANAGED_STATUS: Record<string, string> = { completed: "completed", error: "failed" };
 const TASK_STATE: Record<string, string> = { completed: "completed", failed: "failed" };
 
-it("a Worker with no package of ours is seen through its tail: runs, outcomes, errors and alarm firings equal the SDK's", { timeout: 360_000 }, async () => {
-  const t0 = Date.now();
-  const server = await startDev({ port: PORT, app: APP });
-  servers.push(server);
+type LoopTruth = { ticks: number; lastAt: number | null };
+type AwakeRow = { agentClass: string; agentName: string; firings: number; firstAt: number | null; lastAt: number | null };
 
-  // The first event: a runFiber, as soon as the stack answers.
+/** The loop's own record: how many times it fired, and when it last did (its storage). */
+const loopTruth = (s: DevServer, name: string) => truth<LoopTruth>(s, `/truth/ticks?name=${name}`);
+/** How long ago the loop last fired, by its own record (infinite before its first firing). */
+const sinceLastFiring = (t: LoopTruth) => (t.lastAt === null ? Number.POSITIVE_INFINITY : Date.now() - t.lastAt);
+
+/** A loop agent's row on `/awake` (its JSON), if it has one. */
+async function awakeRow(s: DevServer, agentName: string): Promise<AwakeRow | undefined> {
+  const r = await fetch(`${s.base}/awake`, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
+  return ((await r.json()) as { items: AwakeRow[] }).items.find((x) => x.agentClass === "BareLoopAgent" && x.agentName === agentName);
+}
+
+/**
+ * Evicts the loop's agent (ctx.abort) once after each of its firings, 3 to 12 s after it ran: between two firings of
+ * a 20 s loop, never inside one (an alarm cut off mid-callback is the SDK's retry, another fact than the one judged).
+ * Polls the agent's own record every 2 s; while the stack is down for its SIGKILL a poll just fails. `hold` pauses
+ * the evictions while a test picks the moment of its kill.
+ */
+function watchLoop(current: () => DevServer, name: string) {
+  const evictedAfter = new Set<number>();
+  let running = true;
+  let held = false;
+  const done = (async () => {
+    while (running) {
+      await new Promise((r) => setTimeout(r, 2_000));
+      if (held || !running) continue;
+      try {
+        const s = current();
+        const t = await loopTruth(s, name);
+        const age = sinceLastFiring(t);
+        if (evictedAfter.has(t.ticks) || age < 3_000 || age > 12_000) continue;
+        const r = await fetch(`${s.appBase}/loop/evict?name=${name}`, { method: "POST", signal: AbortSignal.timeout(30_000) });
+        if (r.ok) evictedAfter.add(t.ticks);
+      } catch {
+        // The stack is down (its SIGKILL) or still starting: the next poll tries again.
+      }
+    }
+  })();
+  return {
+    hold: (on: boolean) => {
+      held = on;
+    },
+    evictions: () => evictedAfter.size,
+    stop: async () => {
+      running = false;
+      await done;
+    },
+  };
+}
+
+/**
+ * Waits for a moment between two firings of the loop: right after one (the next is at least 10 s away) and once
+ * the console shows every firing the agent counted.
+ */
+async function betweenFirings(s: DevServer, name: string, what: string): Promise<LoopTruth> {
+  return until(
+    what,
+    async () => {
+      const t = await loopTruth(s, name);
+      if (t.ticks === 0 || sinceLastFiring(t) > 10_000) return null;
+      return (await awakeRow(s, name))?.firings === t.ticks ? t : null;
+    },
+    60_000,
+  );
+}
+
+beforeAll(async () => {
+  startedAt = Date.now();
+  server = await startDev({ port: PORT, app: APP, persistDir });
+  servers.push(server);
+  loopStartedAt = Date.now();
+  await post(server, `/loop?name=${LOOP.name}&seconds=${LOOP.seconds}`);
+  watcher = watchLoop(() => server, LOOP.name);
+}, 180_000);
+
+afterAll(async () => {
+  await watcher?.stop();
+  for (const s of servers) await stop(s, "SIGKILL");
+});
+
+it("a Worker with no package of ours is seen through its tail: runs, outcomes, errors and alarm firings equal the SDK's", { timeout: 360_000 }, async () => {
+  // The first event: a runFiber, as soon as the stack answers (the 20 s loop was started just before it).
   const first = await post(server, "/fiber?name=bare-f1&mode=complete");
   expect(first).toMatchObject({ id: expect.stringMatching(/.+/), outcome: "completed" });
   await until("the console to show the first run", async () => (await consoleRuns(server, "BareFiberAgent", "bare-f1")).has(first.id!), 120_000);
-  const firstSeenMs = Date.now() - t0;
+  const firstSeenMs = Date.now() - startedAt;
   console.log(`[tail-capture] first event in the console's JSON ${(firstSeenMs / 1000).toFixed(1)} s after wrangler dev was started`);
   expect(firstSeenMs).toBeLessThan(120_000);
 
@@ -147,9 +243,6 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
 it("a SIGKILL of the whole stack mid-runFiber: after the restart, the recovery hook's work, resumed or dropped, is shown as far as the SDK says it", {
   timeout: 360_000,
 }, async () => {
-  const persistDir = mkdtempSync(path.join(tmpdir(), "tail-kill-"));
-  let server = await startDev({ port: PORT + 1, app: APP, persistDir });
-  servers.push(server);
   // Two runFibers hang: one whose hook leaves the work to the SDK's default (it logs and drops it), one whose hook
   // starts it again under its name.
   const { id } = await post(server, "/fiber?name=bare-k1&mode=hang");
@@ -159,10 +252,17 @@ it("a SIGKILL of the whole stack mid-runFiber: after the restart, the recovery h
     const [a, b] = [await consoleRuns(server, "BareFiberAgent", "bare-k1"), await consoleRuns(server, "BareFiberAgent", "bare-k3")];
     return a.get(id!)?.status === "running" && b.get(resumableId!)?.status === "running";
   });
+  // The 20 s loop runs on this stack too: the kill falls between two of its firings, once the last has reached the
+  // console. (An event still in the local Queue dies with the process; a production Queue keeps it once sent.)
+  watcher?.hold(true);
+  await betweenFirings(server, LOOP.name, "a moment between two firings of the 20 s loop, each shown");
+  const killedAt = Date.now();
   await stop(server, "SIGKILL");
 
-  server = await startDev({ port: PORT + 1, app: APP, persistDir });
+  server = await startDev({ port: PORT, app: APP, persistDir });
   servers.push(server);
+  loopDowntimeMs = Date.now() - killedAt;
+  watcher?.hold(false);
   // On wake the SDK finds each orphaned run row and hands it to the recovery hook: the rows are gone after.
   for (const name of ["bare-k1", "bare-k3"]) {
     const woke = (await post(server, `/wake?name=${name}`)) as unknown as { rows: string[] };
@@ -205,4 +305,36 @@ it("a SIGKILL of the whole stack mid-runFiber: after the restart, the recovery h
   };
   expect(incidents3.items).toEqual([expect.objectContaining({ incidentId: `fiber:BareFiberAgent/bare-k3/${resumableId}`, status: "recovered" })]);
   expect(d1(server.persistDir, "SELECT reason FROM dead_letters")).toEqual([]);
+});
+
+it("a 20 s alarm loop over 5 minutes, evicted after each firing and SIGKILLed once with the stack: /awake's firings equal the agent's own count", {
+  timeout: LOOP.spanMs + patient(120_000),
+}, async () => {
+  expect(loopDowntimeMs, "the second test SIGKILLed the stack while the loop ran").toBeGreaterThan(0);
+  // The span: 5 minutes from the loop's start, whatever the tests before took of it.
+  await new Promise((r) => setTimeout(r, Math.max(0, loopStartedAt + LOOP.spanMs - Date.now())));
+  await watcher!.stop();
+  // Stopped between two firings, so none is in flight when its schedule is cancelled.
+  await betweenFirings(server, LOOP.name, "a moment between two firings of the 20 s loop, to stop it");
+  await post(server, `/loop/stop?name=${LOOP.name}`);
+  const loopStoppedAt = Date.now();
+  const own = await loopTruth(server, LOOP.name);
+  await until("the console's firings to reach the agent's count", async () => ((await awakeRow(server, LOOP.name))?.firings ?? 0) >= own.ticks);
+  // Then a while longer: a firing counted twice, or one arriving late, would show here.
+  await new Promise((r) => setTimeout(r, 5_000));
+  const shown = await awakeRow(server, LOOP.name);
+  const evictions = watcher!.evictions();
+  const spanMs = loopStoppedAt - loopStartedAt;
+  console.log(
+    `[tail-capture] 20 s loop over ${(spanMs / 1000).toFixed(0)} s, evicted ${evictions} times between firings, the stack SIGKILLed once (down ${(loopDowntimeMs / 1000).toFixed(1)} s): agent counted ${own.ticks} firings, /awake ${shown?.firings}`,
+  );
+  expect(spanMs).toBeGreaterThanOrEqual(LOOP.spanMs);
+  expect(shown).toMatchObject({ firings: own.ticks });
+  // The firings shown are those of the span: none before the loop was started, none after it was stopped.
+  expect(shown!.firstAt).toBeGreaterThanOrEqual(loopStartedAt);
+  expect(shown!.lastAt).toBeLessThanOrEqual(loopStoppedAt);
+  // It looped the whole span: every 20 s but while the stack was down (a firing due then runs once, at the restart).
+  expect(own.ticks).toBeGreaterThanOrEqual(Math.floor((spanMs - loopDowntimeMs) / (LOOP.seconds * 1000)) - 1);
+  // And it was evicted between its firings, not once or twice.
+  expect(evictions).toBeGreaterThanOrEqual(Math.floor(own.ticks / 2));
 });
