@@ -187,3 +187,46 @@ describe("the fleet-wide runs list reads completed runs from the R2 history over
     }
   });
 });
+
+describe("the runs download of completed runs reads the same history span and says it", () => {
+  type ExportJson = {
+    items: { fiberId: string; outcome: string }[];
+    count: number;
+    truncated: boolean;
+    history?: { from: number; to: number; complete: boolean; objects: number };
+  };
+
+  it("JSON: every completed run of the span, counted, with the span in its history field", async () => {
+    const agentClass = `Export${crypto.randomUUID().slice(0, 8)}`;
+    const healthy = await fleet(agentClass, 3);
+    const res = await call(`/export/runs?format=json&outcome=completed&agentClass=${agentClass}`, { as: "viewer" });
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as ExportJson;
+    expect(doc.count).toBe(healthy.length);
+    expect(doc.items.map((r) => r.fiberId).sort()).toEqual(healthy.map((h) => h.runId).sort());
+    expect(doc.truncated).toBe(false);
+    expect(doc.history).toMatchObject({ complete: true });
+    expect(doc.history!.to - doc.history!.from).toBeGreaterThanOrEqual(FLEET_COMPLETED_HOURS * 3_600_000);
+    expect(doc.history!.objects).toBeGreaterThan(0);
+  });
+
+  it("CSV: one row per completed run, then a line with the span; a span past one page's budget is read page by page", async () => {
+    const agentClass = `ExportCsv${crypto.randomUUID().slice(0, 8)}`;
+    const healthy = await fleet(agentClass, FLEET_COMPLETED_LIMITS.maxObjects + 4, 15);
+    const res = await call(`/export/runs?format=csv&outcome=completed&agentClass=${agentClass}`, { as: "viewer" });
+    expect(res.status).toBe(200);
+    const lines = (await res.text()).split("\r\n").filter(Boolean);
+    const note = lines.filter((l) => l.startsWith("# completed runs from the R2 history"));
+    expect(note).toHaveLength(1);
+    expect(note[0]).not.toContain("stopped before");
+    const rows = lines.filter((l) => !l.startsWith("#")).slice(1);
+    expect(rows).toHaveLength(healthy.length);
+    expect(new Set(rows).size).toBe(rows.length);
+  });
+
+  it("a bad span is a 400 before any byte", async () => {
+    const res = await call("/export/runs?format=csv&outcome=completed&hours=100", { as: "viewer" });
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("hours must be a whole number of hours from 1 to 48");
+  });
+});
