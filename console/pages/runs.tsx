@@ -205,7 +205,7 @@ function FleetCompletedNote(props: { query: Query; read: CompletedFromHistory; n
       {read.hours < FLEET_COMPLETED_MAX_HOURS ? (
         <>
           {" "}
-          <a href={listHref("runs", { ...rest, hours: String(FLEET_COMPLETED_MAX_HOURS) })} data-testid="runs-completed-wider">
+          <a href={listHref("runs", { ...rest, hours: FLEET_COMPLETED_MAX_HOURS })} data-testid="runs-completed-wider">
             Read the last {FLEET_COMPLETED_MAX_HOURS} hours
           </a>
         </>

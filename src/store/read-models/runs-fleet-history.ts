@@ -86,7 +86,9 @@ export async function listFleetRunsWithHistory(
   const limit = pageLimit(page.limit);
   const at = positionOf(page.cursor);
   const asked = completedSpanHours(filters);
-  const hours = at?.hours ?? asked ?? FLEET_COMPLETED_HOURS;
+  // A `since` filter (the page's time presets) without `hours` widens the span to reach it, up to the longest span.
+  const sinceHours = f.since === undefined ? undefined : Math.min(FLEET_COMPLETED_MAX_HOURS, Math.max(1, Math.ceil((source.now - f.since) / HOUR_MS)));
+  const hours = at?.hours ?? asked ?? sinceHours ?? FLEET_COMPLETED_HOURS;
   const from = at?.from ?? source.now - hours * HOUR_MS;
   const to = at ? at.to : source.now + source.futureSkewMs;
   const d1Part = at?.d1Done

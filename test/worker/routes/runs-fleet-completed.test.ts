@@ -132,6 +132,10 @@ describe("the fleet-wide runs list reads completed runs from the R2 history over
     const wide = await list(`outcome=completed&agentClass=${agentClass}&hours=4`);
     expect(wide.items.map((r) => r.runId).sort()).toEqual(healthy.map((h) => h.runId).sort());
     expect(wide.completedFromHistory!.hours).toBe(4);
+    // A since filter alone widens the span back to it.
+    const since = await list(`outcome=completed&agentClass=${agentClass}&since=${Date.now() - 4 * 3_600_000 + 60_000}`);
+    expect(since.items.map((r) => r.runId).sort()).toEqual(healthy.map((h) => h.runId).sort());
+    expect(since.completedFromHistory!.hours).toBe(4);
     const html = await (await call(`/runs?outcome=completed&agentClass=${agentClass}`, { as: "viewer" })).text();
     const note = mustTestId(html, "runs-completed-from-history");
     expect(note.attrs["data-scope"]).toBe("fleet");
