@@ -124,7 +124,8 @@ export async function listFleetRunsWithHistory(
         (f.until === undefined || r.firstSeen <= f.until),
     )
     .sort(lastSeenDesc);
-  // Where history goes on: below what this read covered, or below the last instant kept when the page is full.
+  // Where history goes on: below what this read covered, or below the last instant kept when the page is full. A read
+  // that covered nothing (its list calls ran out inside one hour folder) cannot go on: its page says it stopped.
   let historyTo: number | null = to === null ? null : read.scan.complete || read.scan.coveredFrom === null ? null : read.scan.coveredFrom - 1;
   if (completed.length > limit) {
     const edge = completed[limit]!.lastSeen;
