@@ -131,6 +131,25 @@ export function exportCutLine(rows: number): string {
   return `# cut at ${rows} rows: the list has more. Narrow the filters (e.g. since / until) to download the rest.`;
 }
 
+/**
+ * The line after a runs download's rows (worker/export/stream.ts): the span of the R2 history its completed runs were
+ * read from, and, when the read stopped short of the span's start, where (older completed runs are not in the file).
+ */
+export function exportHistoryLine(h: {
+  from: number;
+  to: number;
+  coveredFrom: number | null;
+  coveredTo: number | null;
+  complete: boolean;
+  objects: number;
+}): string {
+  const at = (t: number) => new Date(t).toISOString();
+  const read = h.coveredFrom === null ? "nothing of it was read" : `read from ${at(h.coveredFrom)} to ${at(h.coveredTo ?? h.to)}`;
+  return `# completed runs from the R2 history, span ${at(h.from)} to ${at(h.to)}: ${read} (${h.objects} objects)${
+    h.complete ? "" : "; the read stopped before the span's start, so older completed runs are not in this file"
+  }.`;
+}
+
 /** The last line of a download that could not be read to its end (worker/export/stream.ts): the file is incomplete. */
 export function exportFailedLine(rows: number): string {
   return `# incomplete: reading the list failed after ${rows} rows. This file is not the whole list; download it again.`;

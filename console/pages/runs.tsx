@@ -2,7 +2,8 @@ import type { FoundBeforeHot } from "../../src/store/history/before-hot";
 import type { HistoryScan } from "../../src/store/history/read";
 import { RUN_KINDS, RUN_OUTCOMES, type Run, type RunWithSnapshot, type TimelinePage } from "../../src/store/read-models";
 import { resumedRunOf } from "../../src/store/read-models/runs";
-import type { RunsListPage } from "../../src/store/read-models/runs-history";
+import { FLEET_COMPLETED_MAX_HOURS } from "../../src/store/read-models/runs-fleet-history";
+import type { CompletedFromHistory, RunsListPage } from "../../src/store/read-models/runs-history";
 import { ColumnChooser, ColumnTable, columnSet } from "../components/columns";
 import { ExportLinks } from "../components/export-links";
 import { FilterForm, SelectFilter, TextFilter } from "../components/filters";
@@ -15,7 +16,7 @@ import { TimePresets } from "../components/time-presets";
 import { PagedTimeline, Timeline } from "../components/timeline";
 import { ago, bytes, elapsed, iso } from "../format";
 import { Layout, type PageContext } from "../layout";
-import { agentHref, detailHref, LISTS, runHref } from "../links";
+import { agentHref, detailHref, LISTS, listHref, runHref } from "../links";
 
 type Query = Record<string, string | undefined>;
 
@@ -124,10 +125,10 @@ export const RUN_COLUMN_SET = columnSet<Run, { now: number }>(
 
 /** Every run in the fleet (fibers, managed fibers, Tasks runs, chat turns), from the projection. */
 /**
- * The runs list. `page.completedFromHistory`: an agent's list added its healthy completed runs from the R2 history, and
- * says the span; `historyBound` without it: a fleet-wide list holds D1's runs only, and says where the completed ones are.
+ * The runs list. `page.completedFromHistory`: the list added the healthy completed runs (they left D1) from the R2
+ * history, an agent's or the fleet's, and says the span it read.
  */
-export function RunsPage(props: { ctx: PageContext; query: Query; page: RunsListPage; cols?: readonly string[]; historyBound?: boolean }) {
+export function RunsPage(props: { ctx: PageContext; query: Query; page: RunsListPage; cols?: readonly string[] }) {
   const q = props.query;
   const read = props.page.completedFromHistory;
   return (
@@ -142,17 +143,20 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: RunsList
         <ColumnChooser set={RUN_COLUMN_SET} cols={props.cols ?? []} />
       </FilterForm>
       <ExportLinks list="runs" query={q} />
-      {read ? (
-        <p class="muted" data-testid="runs-completed-from-history" data-found={String(read.found)} {...historyReadAttrs({ ...read, events: [] })}>
+      {read && q.agentClass && q.agentName ? (
+        <p
+          class="muted"
+          data-testid="runs-completed-from-history"
+          data-scope="agent"
+          data-found={String(read.found)}
+          {...historyReadAttrs({ ...read, events: [] })}
+        >
           Runs that completed healthily leave the hot store when they end: this agent's are read from history, its last {read.hours} hours (
           <HistoryReadSpan found={{ ...read, events: [] }} />
           ), {read.found} listed from there.
         </p>
-      ) : props.historyBound && q.outcome !== "running" ? (
-        <p class="muted" data-testid="runs-completed-elsewhere">
-          Runs that completed healthily leave the hot store when they end: this list holds the running ones and those that need a person. An agent's completed
-          runs are read from history: name its class and name.
-        </p>
+      ) : read ? (
+        <FleetCompletedNote query={q} read={read} next={props.page.next} />
       ) : null}
       <TimePresets path={LISTS.runs} query={q} />
       <ColumnTable
@@ -165,6 +169,48 @@ export function RunsPage(props: { ctx: PageContext; query: Query; page: RunsList
       />
       <ListPager path={LISTS.runs} query={q} page={props.page} noun="runs" empty="No runs match." />
     </Layout>
+  );
+}
+
+/**
+ * Where a fleet-wide list's completed runs come from: the fleet's history over the stated span, of which this page read
+ * a bounded part. When the page's budget ended before the span did, it says what it covered and offers the older part,
+ * so an empty page never reads as "no completed runs".
+ */
+function FleetCompletedNote(props: { query: Query; read: CompletedFromHistory; next: string | null }) {
+  const { read } = props;
+  const found = { ...read, events: [] };
+  const { cursor: _c, ...rest } = props.query;
+  const short = !read.scan.complete;
+  return (
+    <p
+      class="muted"
+      data-testid="runs-completed-from-history"
+      data-scope="fleet"
+      data-found={String(read.found)}
+      data-span-from={String(read.from)}
+      {...historyReadAttrs(found)}
+    >
+      Runs that completed healthily leave the hot store when they end: the fleet's are read from history over the last {read.hours} hours (since{" "}
+      <Time t={read.from} />
+      ). This page <HistoryReadSpan found={found} />, {read.found} listed from there.
+      {short && props.next ? (
+        <>
+          {" "}
+          <a href={listHref("runs", { ...rest, cursor: props.next })} data-testid="runs-completed-older">
+            Read older
+          </a>
+        </>
+      ) : null}
+      {read.hours < FLEET_COMPLETED_MAX_HOURS ? (
+        <>
+          {" "}
+          <a href={listHref("runs", { ...rest, hours: FLEET_COMPLETED_MAX_HOURS })} data-testid="runs-completed-wider">
+            Read the last {FLEET_COMPLETED_MAX_HOURS} hours
+          </a>
+        </>
+      ) : null}
+    </p>
   );
 }
 

@@ -4,16 +4,50 @@ import type { Store } from "../../src/store/partitions";
 import { agentListFilters, listAudit, parseStuckFilters, searchIn } from "../../src/store/read-models";
 import { listAlertDeliveries } from "../../src/store/read-models/alerts";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { agentListIn, bulkTargetsIn, listAmbiguousOpsIn, listBackupsIn, listIncidentsIn, listRunsIn, listSessionsIn } from "../../src/store/read-models/merged";
+import { agentListIn, bulkTargetsIn, listAmbiguousOpsIn, listBackupsIn, listIncidentsIn, listSessionsIn } from "../../src/store/read-models/merged";
 import { listEventsIn } from "../../src/store/read-models/merged-events";
 import { listStuckIn } from "../../src/store/read-models/merged-overview";
 import type { Page } from "../../src/store/read-models/paging";
+import { FLEET_COMPLETED_LIMITS } from "../../src/store/read-models/runs-fleet-history";
+import { listRunsWithHistory, type RunsHistorySource } from "../../src/store/read-models/runs-history";
 import type { StuckConfig } from "../../src/store/read-models/stuck";
-import type { ExportPage, ExportReader } from "./stream";
+import type { ExportHistory, ExportPage, ExportReader } from "./stream";
 
 /** What a list's export reads with: the console's store (every partition), the request's time, and the stuck rules' thresholds. */
-/** `history`: the R2 tier (events are read there when D1 keeps no event bodies). */
-export type ExportContext = { store: Store; now: number; stuckConfig: StuckConfig; history?: HistoryTier };
+/** `history`: the R2 tier (events are read there when D1 keeps no event bodies); `runsHistory`: where runs lists read completed runs. */
+export type ExportContext = { store: Store; now: number; stuckConfig: StuckConfig; history?: HistoryTier; runsHistory?: RunsHistorySource };
+
+/**
+ * The most R2 objects one runs download reads for completed runs, over all its pages (ten fleet-wide pages' budget):
+ * past it the download is cut, and says what span it covered.
+ */
+export const EXPORT_HISTORY_MAX_OBJECTS = 10 * FLEET_COMPLETED_LIMITS.maxObjects;
+
+/**
+ * Runs as their page lists them: with the completed ones from the R2 history (listRunsWithHistory), and the span the
+ * pages read of it, added up page by page, within EXPORT_HISTORY_MAX_OBJECTS.
+ */
+function runsSource(x: ExportContext, f: ExportFilters): ExportReader {
+  let history: ExportHistory | undefined;
+  return async (cursor, limit) => {
+    const p = await listRunsWithHistory(x.store, f, { cursor: cursor ?? undefined, limit }, x.runsHistory);
+    const h = p.completedFromHistory;
+    if (!h) return rows(p);
+    const s = h.scan;
+    const lowest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
+    history = {
+      from: h.from,
+      to: history?.to ?? h.to,
+      coveredFrom: lowest(history?.coveredFrom ?? null, s.coveredFrom),
+      coveredTo: history ? history.coveredTo : s.coveredTo,
+      // The span is read to its start when the page that reached it did (a fleet list pages down to it; an agent's reads it whole).
+      complete: s.complete,
+      objects: (history?.objects ?? 0) + s.objectsFetched,
+    };
+    const spent = history.objects >= EXPORT_HISTORY_MAX_OBJECTS && p.next !== null;
+    return { ...rows(p), history, ...(spent ? { more: true } : {}) };
+  };
+}
 /** The URL's filters, exactly as the list's page gets them (the read model validates them). */
 export type ExportFilters = Record<string, string | undefined>;
 
@@ -66,7 +100,7 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
     const a = parseFilters(agentListFilters, f);
     return async (cursor, limit) => rows(await agentListIn(x.store, a, { cursor, limit }));
   },
-  runs: paged(listRunsIn),
+  runs: runsSource,
   incidents: paged(listIncidentsIn),
   sessions: paged(listSessionsIn),
   ops: paged(listAmbiguousOpsIn),

@@ -5,8 +5,17 @@ import { csvLine } from "./csv";
 export const EXPORT_FORMATS = ["csv", "json"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
-/** One page of a list as an export reads it: its rows, where to continue (null at the end), and whether the source itself stopped short. */
-export type ExportPage = { items: Record<string, unknown>[]; next: string | null; more?: boolean };
+/**
+ * What the pages read so far took from the R2 history (runs' completed ones): the span asked for, the part read
+ * without gaps, whether that is all of it, and the objects fetched.
+ */
+export type ExportHistory = { from: number; to: number; coveredFrom: number | null; coveredTo: number | null; complete: boolean; objects: number };
+
+/**
+ * One page of a list as an export reads it: its rows, where to continue (null at the end), whether the source itself
+ * stopped short, and (a list that reads history) what the pages so far read of it.
+ */
+export type ExportPage = { items: Record<string, unknown>[]; next: string | null; more?: boolean; history?: ExportHistory };
 /** Reads one page of at most `limit` rows after `cursor` (null: the first page). */
 export type ExportReader = (cursor: string | null, limit: number) => Promise<ExportPage>;
 
@@ -25,6 +34,8 @@ export type ExportStreamOptions = {
   cutLine: (count: number) => string;
   /** The CSV's last line (the JSON's `error`) when reading failed part way (a sentence from console/words.ts). */
   failedLine: (count: number) => string;
+  /** The CSV's line after the rows saying what span of history the pages read (a sentence from console/words.ts). */
+  historyLine?: (h: ExportHistory) => string;
   /** Rows per read (default and at most the read models' largest page, 200). */
   pageSize?: number;
   /** The CSV header of an empty list (no row names the columns then); none: an empty list's CSV is empty. */
@@ -79,10 +90,14 @@ export async function exportStream(read: ExportReader, o: ExportStreamOptions): 
     o.format === "json"
       ? `\n],"count":${count},"truncated":true,"complete":false,"error":${JSON.stringify(o.failedLine(count))}}\n`
       : `${o.failedLine(count)}\r\n`;
+  // What the pages read of the history (the last page's account covers them all), said after the rows.
+  let history: ExportHistory | undefined;
   const end = (e: ExportEnd) =>
     o.format === "json"
-      ? `\n],"count":${e.count},"truncated":${e.truncated}${e.truncated ? `,"cutAt":${e.count}` : ""}}\n`
-      : (e.count === 0 && o.emptyHeader?.length ? csvLine(o.emptyHeader) : "") + (e.truncated ? `${o.cutLine(e.count)}\r\n` : "");
+      ? `\n],"count":${e.count},"truncated":${e.truncated}${e.truncated ? `,"cutAt":${e.count}` : ""}${history ? `,"history":${JSON.stringify(history)}` : ""}}\n`
+      : (e.count === 0 && o.emptyHeader?.length ? csvLine(o.emptyHeader) : "") +
+        (history && o.historyLine ? `${o.historyLine(history)}\r\n` : "") +
+        (e.truncated ? `${o.cutLine(e.count)}\r\n` : "");
 
   // The request's context (its trace, its bindings' instrumentation), for the reads the client's pace triggers later.
   const inRequest = AsyncLocalStorage.snapshot();
@@ -110,6 +125,7 @@ export async function exportStream(read: ExportReader, o: ExportStreamOptions): 
     started = true;
     const current = page;
     if (!current) return;
+    history = current.history ?? history;
     let truncated = false;
     for (const item of current.items) {
       if (count >= o.cap) {

@@ -1,11 +1,11 @@
 import { Hono } from "hono";
 import { declaredFields, pickFields } from "../../console/components/columns";
 import { listColumnsFor } from "../../console/list-columns";
-import { exportCutLine, exportFailedLine, noColumnChoiceSentence } from "../../console/words";
+import { exportCutLine, exportFailedLine, exportHistoryLine, noColumnChoiceSentence } from "../../console/words";
 import { consoleConfig } from "../config";
 import { EXPORT_LISTS, EXPORT_SOURCES, type ExportList } from "../export/lists";
 import { EXPORT_FORMATS, type ExportFormat, exportStream } from "../export/stream";
-import { historyTierFromEnv, storeFromEnv } from "../store";
+import { historyTierFromEnv, runsHistory, storeFromEnv } from "../store";
 import { parseCols } from "./columns";
 import type { ConsoleEnv } from "./context";
 import { problem } from "./render";
@@ -38,7 +38,7 @@ exportRoute.get("/export/:list", async (c) => {
   const cap = consoleConfig(c.env).export.rowCap;
   const now = Date.now();
   const read = EXPORT_SOURCES[list as ExportList](
-    { store: storeFromEnv(c.env), now, stuckConfig: stuckConfigOf(c.env), history: historyTierFromEnv(c.env, now) },
+    { store: storeFromEnv(c.env), now, stuckConfig: stuckConfigOf(c.env), history: historyTierFromEnv(c.env, now), runsHistory: runsHistory(c.env) },
     filters,
     cap,
   );
@@ -49,6 +49,7 @@ exportRoute.get("/export/:list", async (c) => {
     head: { list, filters, ...(cols.length ? { cols } : {}), cap, exportedAt: new Date(now).toISOString() },
     cutLine: exportCutLine,
     failedLine: exportFailedLine,
+    historyLine: exportHistoryLine,
     ...(set ? { emptyHeader: declaredFields(set, cols) } : {}),
     ...(set && cols.length ? { project: (item: Record<string, unknown>) => pickFields(set, cols, item) } : {}),
   });

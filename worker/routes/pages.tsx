@@ -263,12 +263,13 @@ pages.get("/incidents/:incidentId/facts", async (c) => {
 pages.get("/fibers", (c) => c.redirect(`${LISTS.runs}${new URL(c.req.url).search}`, 301));
 pages.get("/fibers/:runId", (c) => c.redirect(`${detailHref("runs", c.req.param("runId"))}${new URL(c.req.url).search}`, 301));
 
-// An agent's runs add the ones that completed healthily (they left D1) from the R2 history (runs-history.ts).
+// Runs lists add the ones that completed healthily (they left D1) from the R2 history: an agent's, or the fleet's over
+// a stated span (`hours`), a bounded read per page (runs-history.ts, runs-fleet-history.ts).
 listRoute(
   "/runs",
   RUN_COLUMN_SET,
   (store, q, p, env) => listRunsWithHistory(store, q, p, runsHistory(env)),
-  (ctx, q, list, cols, env) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} historyBound={!!env.HISTORY} />,
+  (ctx, q, list, cols) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} />,
 );
 
 pages.get("/runs/:fiberId", async (c) => {

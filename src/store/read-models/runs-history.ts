@@ -1,5 +1,5 @@
 import { HOUR_MS } from "../history/layout";
-import { type HistoryScan, historyEvents, type ShardCounts } from "../history/read";
+import { type HistoryLimits, type HistoryScan, historyEvents, type ShardCounts } from "../history/read";
 import { foldRuns } from "../history/run-fold";
 import type { Store } from "../partitions";
 import { parseFilters } from "./filters";
@@ -7,6 +7,7 @@ import { compareKey, listRunsIn, mergePages } from "./merged";
 import type { AgentRef } from "./owner";
 import { decodeCursor, type Page, type PageOptions, pageLimit } from "./paging";
 import { RUN_KEY_TYPES, RUN_ORDER, type Run, type RunFilterInput, runFilters } from "./runs";
+import { completedSpanHours, listFleetRunsWithHistory } from "./runs-fleet-history";
 
 /**
  * Runs lists with the runs that left D1: a run that completed healthily is deleted from D1 when it ends (ingest), so
@@ -17,26 +18,35 @@ import { RUN_KEY_TYPES, RUN_ORDER, type Run, type RunFilterInput, runFilters } f
 /** Hours of an agent's history its runs list reads for completed runs: the page says so. */
 export const COMPLETED_RUNS_HOURS = 24;
 
-/** Where the completed runs are read: the bucket, its shard counts, now and the clock skew ingest accepts. */
-export type RunsHistorySource = { bucket: R2Bucket; counts: ShardCounts; now: number; futureSkewMs: number; hours?: number };
+/**
+ * Where the completed runs are read: the bucket, its shard counts, now and the clock skew ingest accepts; `limits`:
+ * a fleet-wide page's budget, when not FLEET_COMPLETED_LIMITS (tests).
+ */
+export type RunsHistorySource = { bucket: R2Bucket; counts: ShardCounts; now: number; futureSkewMs: number; hours?: number; limits?: Partial<HistoryLimits> };
 
-/** What the history read of a runs list looked at: the span asked for, what it covered, and the completed runs it added. */
+/**
+ * What the history read of a runs list looked at: the span asked for (`hours`, from `from`), what this page read of it
+ * (up to `to`; `scan` says what it covered and cost), and the completed runs it added. An agent's list and the fleet's share it.
+ */
 export type CompletedFromHistory = { hours: number; from: number; to: number; scan: HistoryScan; found: number };
 
 export type RunsListPage = Page<Run> & { completedFromHistory?: CompletedFromHistory };
 
 /**
- * listRunsIn, plus, for one agent (class and name) with the history bound and a filter that admits completed runs,
- * the agent's healthy completed runs from the R2 history of the last `hours` (COMPLETED_RUNS_HOURS). Runs order and
- * cursors are the D1 list's, so pages go on across both; a run D1 also holds is listed once (D1's row).
+ * listRunsIn, plus, with the history bound and a filter that admits completed runs, the healthy completed runs from
+ * the R2 history: for one agent (class and name), its last `hours` (the `hours` filter, else COMPLETED_RUNS_HOURS),
+ * in the D1 list's order and cursors, so pages go on across both; for the fleet (no agent named), a bounded read of
+ * the fleet's last hours per page (runs-fleet-history.ts). A run D1 also holds is listed once (D1's row).
  */
 export async function listRunsWithHistory(store: Store, filters: RunFilterInput, page: PageOptions = {}, source?: RunsHistorySource): Promise<RunsListPage> {
   const f = parseFilters(runFilters, filters);
+  const asked = completedSpanHours(filters as Record<string, unknown>);
   const admits = (f.outcome === undefined || f.outcome === "completed") && f.confirmed !== true;
-  if (!source || f.agentClass === undefined || f.agentName === undefined || !admits) return listRunsIn(store, filters, page);
+  if (!source || !admits) return listRunsIn(store, filters, page);
+  if (f.agentClass === undefined || f.agentName === undefined) return listFleetRunsWithHistory(store, f, filters as Record<string, unknown>, page, source);
   const limit = pageLimit(page.limit);
   const after = page.cursor ? decodeCursor(RUN_ORDER.tag, page.cursor, RUN_KEY_TYPES) : null;
-  const hours = source.hours ?? COMPLETED_RUNS_HOURS;
+  const hours = asked ?? source.hours ?? COMPLETED_RUNS_HOURS;
   const from = source.now - hours * HOUR_MS;
   const to = source.now + source.futureSkewMs;
   const agent = { agentClass: f.agentClass, agentName: f.agentName };

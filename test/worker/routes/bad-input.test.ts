@@ -190,7 +190,8 @@ describe("cursors", () => {
 
   it.each([
     ["/incidents", "incidents"],
-    ["/runs", "fibers"],
+    // The fleet-wide runs list pages D1 and the R2 history together: its cursors carry both (runs-fleet-history.ts).
+    ["/runs", "runs+history"],
     ["/sessions", "sessions"],
     ["/backups", "backups"],
     ["/audit", "audit"],

@@ -83,8 +83,8 @@ describe("an agent's runs list with the runs that completed healthily", () => {
     expect(seen).toEqual(["c-going", "b-broke", "a-done"]);
   });
 
-  it("a fleet-wide list says where the completed runs are", async () => {
+  it("a fleet-wide list reads the fleet's completed runs from history and says so", async () => {
     const html = await (await call("/runs", { as: "viewer" })).text();
-    expect(mustTestId(html, "runs-completed-elsewhere")).toBeTruthy();
+    expect(mustTestId(html, "runs-completed-from-history").attrs["data-scope"]).toBe("fleet");
   });
 });
