@@ -5,6 +5,7 @@ import { type DeadLetter, deadLetterStatements } from "./ingest/dead-letters";
 import { verificationKey } from "./ingest/signature";
 import { markRecorded, tailObjectStatements } from "./ingest/tail-objects";
 import { storeFromEnv } from "./store";
+import { QUEUE_REFUSED_REASON } from "../src/store/read-models/dead-letters";
 
 /** What one tail invocation did: for the log line, the bench and the tests. */
 export type TailResult = {
@@ -54,7 +55,7 @@ export async function handleTail(items: readonly TailItem[], env: Env): Promise<
       // Kept, not lost: each event as a dead letter, with why it is there.
       result.sendFailed = capture.events.length;
       for (const e of capture.events)
-        letters.push({ messageId: e.id, reason: "captured from the tail, but the telemetry Queue refused it", eventType: e.type, body: JSON.stringify(e) });
+        letters.push({ messageId: e.id, reason: QUEUE_REFUSED_REASON, eventType: e.type, body: JSON.stringify(e) });
     }
   }
   const db = storeFromEnv(env).parts[0]!;

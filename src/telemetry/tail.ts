@@ -38,6 +38,12 @@ export const SDK_CHANNEL_PREFIX = "agents:";
  */
 export const LIMIT_EXCEEDED_CHANNEL = "workerd.LimitExceeded";
 
+/** The reason of the loss an item the runtime cut short records (the console counts these by this text). */
+export const TRUNCATED_REASON =
+  "events lost: the Workers runtime cut this invocation's diagnostics short (its per-invocation limit); the agent's later events of that invocation never reached the console";
+/** How the reason of every message the tail could not read begins (the console counts these by it). */
+export const UNREADABLE_PREFIX = "unreadable ";
+
 /** The part of a Workers trace item this module reads (structurally a `TraceItem`). */
 export type TailItem = {
   readonly diagnosticsChannelEvents?: readonly { readonly timestamp: number; readonly channel: string; readonly message: unknown }[];
@@ -267,7 +273,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       if (!isSdkMessage(m) || text === null) {
         out.losses.push({
           key: `tail:${fnv64(`${json(origin(item, null))}\0${index}\0${text ?? String(m)}`)}`,
-          reason: `unreadable diagnostics message on ${channel.slice(0, 100)}: not an agents-SDK event (${m === undefined ? "no message" : text === null ? "not serialisable" : "no type, or a payload that is not an object"})`,
+          reason: `${UNREADABLE_PREFIX}diagnostics message on ${channel.slice(0, 100)}: not an agents-SDK event (${m === undefined ? "no message" : text === null ? "not serialisable" : "no type, or a payload that is not an object"})`,
           body: JSON.stringify({ ...origin(item, agent), channel, position: index, message: text?.slice(0, 2000) ?? null }),
         });
         return;
@@ -313,8 +319,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
     if (cut || item.truncated) {
       out.losses.push({
         key: `tail:${fnv64(`${json(origin(item, null))}\0truncated`)}`,
-        reason:
-          "events lost: the Workers runtime cut this invocation's diagnostics short (its per-invocation limit); the agent's later events of that invocation never reached the console",
+        reason: TRUNCATED_REASON,
         body: JSON.stringify({ ...origin(item, agent), eventsKept: entries.length, limitNotice: cut, truncated: item.truncated }),
       });
     }
@@ -337,7 +342,7 @@ function fromAgentChannel(
   const lost = (why: string, agent: { agent: string; name: string } | null = null) => ({
     loss: {
       key: `tail:${fnv64(`${json(origin(item, null))}\0${index}\0${text ?? String(message)}`)}`,
-      reason: `unreadable message on ${AGENT_CHANNEL}: ${why}`.slice(0, 1000),
+      reason: `${UNREADABLE_PREFIX}message on ${AGENT_CHANNEL}: ${why}`.slice(0, 1000),
       body: JSON.stringify({ ...origin(item, agent), channel: AGENT_CHANNEL, position: index, message: text?.slice(0, 2000) ?? null }),
     },
   });

@@ -9,6 +9,7 @@ import { storeFromEnv } from "../store";
 import { admit } from "./admit";
 import { alertOnIngested } from "./alerts";
 import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
+import { UNDELIVERED_PREFIX } from "../../src/store/read-models/dead-letters";
 import { bodyText, bodyType, type DeadLetter, deadLetterStatements } from "./dead-letters";
 import { type HistoryWriteResult, writeHistory } from "./history";
 import { guardStatements, insertStatements, isLedgerConflict, keyedEvents, readLedger } from "./ledger";
@@ -310,7 +311,7 @@ export async function handleDeadLetterBatch(batch: MessageBatch<unknown>, env: {
   const now = Date.now();
   const letters: DeadLetter[] = batch.messages.map((m) => ({
     messageId: m.id,
-    reason: `delivery failed after ${m.attempts} attempts on queue ${batch.queue}`,
+    reason: `${UNDELIVERED_PREFIX}${m.attempts} attempts on queue ${batch.queue}`,
     eventType: bodyType(m.body),
     body: bodyText(m.body),
   }));
