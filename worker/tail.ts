@@ -1,11 +1,11 @@
 import { captureFromTail, sendPackedEvents, type TailItem } from "@agent-oncall/telemetry/tail";
+import { QUEUE_REFUSED_REASON } from "../src/store/read-models/dead-letters";
 import { consoleConfig } from "./config";
 import type { Env } from "./env";
 import { type DeadLetter, deadLetterStatements } from "./ingest/dead-letters";
 import { verificationKey } from "./ingest/signature";
 import { markRecorded, tailObjectStatements } from "./ingest/tail-objects";
 import { storeFromEnv } from "./store";
-import { QUEUE_REFUSED_REASON } from "../src/store/read-models/dead-letters";
 
 /** What one tail invocation did: for the log line, the bench and the tests. */
 export type TailResult = {
@@ -54,8 +54,7 @@ export async function handleTail(items: readonly TailItem[], env: Env): Promise<
     else {
       // Kept, not lost: each event as a dead letter, with why it is there.
       result.sendFailed = capture.events.length;
-      for (const e of capture.events)
-        letters.push({ messageId: e.id, reason: QUEUE_REFUSED_REASON, eventType: e.type, body: JSON.stringify(e) });
+      for (const e of capture.events) letters.push({ messageId: e.id, reason: QUEUE_REFUSED_REASON, eventType: e.type, body: JSON.stringify(e) });
     }
   }
   const db = storeFromEnv(env).parts[0]!;

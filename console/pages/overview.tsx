@@ -11,9 +11,9 @@ import {
 } from "../../src/store/read-models";
 import type { SuppressedAlerts } from "../../src/store/read-models/alerts";
 import type { ExhaustingSoon } from "../../src/store/read-models/budget";
+import { LOSS_KINDS } from "../../src/store/read-models/dead-letters";
 import type { OverviewNow } from "../../src/store/read-models/overview-now";
 import { NOT_KNOWN_OUTCOMES, noPossibleLoss, type PossibleLosses } from "../../src/store/read-models/possible-losses";
-import { LOSS_KINDS } from "../../src/store/read-models/dead-letters";
 import { forecastWords, notForecastLines } from "../budget-words";
 import { IncidentTable } from "../components/incident-table";
 import { Time } from "../components/time";
@@ -251,8 +251,8 @@ export function PossibleLossesSection(props: { losses: PossibleLosses; hotWindow
         ))}
         {losses.unheardClasses.length ? (
           <li data-testid="loss-unheard-classes" data-count={String(losses.unheardClasses.length)}>
-            {losses.unheardClasses.length === 1 ? "1 agent class" : `${count(losses.unheardClasses.length)} agent classes`} the console may act on (AGENT_CLASSES)
-            never sent an event:{" "}
+            {losses.unheardClasses.length === 1 ? "1 agent class" : `${count(losses.unheardClasses.length)} agent classes`} the console may act on
+            (AGENT_CLASSES) never sent an event:{" "}
             {losses.unheardClasses.map((c, i) => (
               <>
                 {i ? ", " : ""}

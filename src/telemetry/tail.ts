@@ -1,6 +1,6 @@
 import { AGENT_CHANNEL, AGENT_MESSAGE_VERSION, PARENT_MESSAGE_TYPE } from "@agent-oncall/admin-rpc/facts";
 import { z } from "zod";
-import { OUTBOX_SHIPPED_MARK, SCHEMA_VERSION } from "./constants.js";
+import { OUTBOX_SHIPPED_MARK, SCHEMA_VERSION, TRUNCATED_REASON, UNREADABLE_PREFIX } from "./constants.js";
 import { describeIssues, parseEvent, type TelemetryEvent } from "./envelope.js";
 import { type NormalizeOptions, normalizeSdkEvent } from "./normalize.js";
 import type { QueueLike } from "./outbox.js";
@@ -37,12 +37,6 @@ export const SDK_CHANNEL_PREFIX = "agents:";
  * invocation's later messages are dropped.
  */
 export const LIMIT_EXCEEDED_CHANNEL = "workerd.LimitExceeded";
-
-/** The reason of the loss an item the runtime cut short records (the console counts these by this text). */
-export const TRUNCATED_REASON =
-  "events lost: the Workers runtime cut this invocation's diagnostics short (its per-invocation limit); the agent's later events of that invocation never reached the console";
-/** How the reason of every message the tail could not read begins (the console counts these by it). */
-export const UNREADABLE_PREFIX = "unreadable ";
 
 /** The part of a Workers trace item this module reads (structurally a `TraceItem`). */
 export type TailItem = {

@@ -1,6 +1,7 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { trace } from "@opentelemetry/api";
 import { assertRecordedPartitions, partitionOf, type Store } from "../../src/store/partitions";
+import { UNDELIVERED_PREFIX } from "../../src/store/read-models/dead-letters";
 import { eventLedger } from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { consoleConfig, type SettingVars } from "../config";
@@ -9,7 +10,6 @@ import { storeFromEnv } from "../store";
 import { admit } from "./admit";
 import { alertOnIngested } from "./alerts";
 import { DEFAULT_BOUNDS, type IngestBounds, ingestBounds } from "./bounds";
-import { UNDELIVERED_PREFIX } from "../../src/store/read-models/dead-letters";
 import { bodyText, bodyType, type DeadLetter, deadLetterStatements } from "./dead-letters";
 import { type HistoryWriteResult, writeHistory } from "./history";
 import { guardStatements, insertStatements, isLedgerConflict, keyedEvents, readLedger } from "./ledger";

@@ -37,6 +37,7 @@ import {
 } from "../../src/store/read-models";
 import { suppressedAlertsIn } from "../../src/store/read-models/alerts";
 import { attemptPointsOf, scoreForecast } from "../../src/store/read-models/budget";
+import { listDeadLetters } from "../../src/store/read-models/dead-letters";
 import { BadRequest } from "../../src/store/read-models/errors";
 import {
   getIncidentIn,
@@ -61,9 +62,8 @@ import {
   topReasonsIn,
 } from "../../src/store/read-models/merged-overview";
 import { NOW_SUPPRESSED_SCAN, nowWindow } from "../../src/store/read-models/overview-now";
-import { listDeadLetters } from "../../src/store/read-models/dead-letters";
-import { possibleLossesIn } from "../../src/store/read-models/possible-losses";
 import type { Page } from "../../src/store/read-models/paging";
+import { possibleLossesIn } from "../../src/store/read-models/possible-losses";
 import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";

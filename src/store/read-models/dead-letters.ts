@@ -1,4 +1,4 @@
-import { TRUNCATED_REASON, UNREADABLE_PREFIX } from "@agent-oncall/telemetry/tail";
+import { TRUNCATED_REASON, UNREADABLE_PREFIX } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
 import { deadLetters } from "../schema";
 import { names } from "../sql-names";
@@ -39,9 +39,7 @@ export const LOSS_KIND_SQL = `CASE
   ELSE 'ingest' END`;
 
 /** Dead letter list filters: the kind of loss, and since / until bounding when the console received it (inclusive). */
-export const deadLetterFilters = z
-  .object({ kind: oneOf("kind", LOSS_KINDS), since: instant("since"), until: instant("until") })
-  .superRefine(sinceBeforeUntil);
+export const deadLetterFilters = z.object({ kind: oneOf("kind", LOSS_KINDS), since: instant("since"), until: instant("until") }).superRefine(sinceBeforeUntil);
 
 /** A dead letter as the list shows it. Its body (the message as it arrived, which may hold the agent's data) is not listed. */
 export type DeadLetterRow = { messageId: string; receivedAt: number; kind: LossKind; reason: string; eventType: string | null };
@@ -52,7 +50,11 @@ export const DEAD_LETTER_ORDER: ListOrder<DeadLetterRow> = { tag: "dead-letters"
  * Dead letters, newest first, keyset-paginated over dead_letters_received; `kind` is tested per row (a scan bounded
  * by SCAN_BUDGET: a page can come back short with a `next` that continues).
  */
-export async function listDeadLetters(db: D1Database, filters: { kind?: unknown; since?: unknown; until?: unknown }, page: PageOptions = {}): Promise<Page<DeadLetterRow>> {
+export async function listDeadLetters(
+  db: D1Database,
+  filters: { kind?: unknown; since?: unknown; until?: unknown },
+  page: PageOptions = {},
+): Promise<Page<DeadLetterRow>> {
   const f = parseFilters(deadLetterFilters, filters);
   return keysetPage<DeadLetterRow>(
     db,

@@ -65,7 +65,11 @@ describe("PossibleLossesSection", () => {
   it("shows only the parts above zero, each linking to its list", async () => {
     const html = String(
       await PossibleLossesSection({
-        losses: { ...none, runs: { ...none.runs, ended_unreported: { n: 2, capped: false } }, lost: { ...none.lost, byKind: { ...none.lost.byKind, truncated: 1 } } },
+        losses: {
+          ...none,
+          runs: { ...none.runs, ended_unreported: { n: 2, capped: false } },
+          lost: { ...none.lost, byKind: { ...none.lost.byKind, truncated: 1 } },
+        },
         hotWindowHours: 48,
       }),
     );

@@ -106,9 +106,7 @@ beforeAll(async () => {
     env as unknown as { DB: D1Database },
   );
   // A loss of two days ago: in the list without a time bound, not in the last 24 h.
-  await env.DB.batch(
-    deadLetterStatements(env.DB, [{ messageId: "old-cut", reason: "unreadable message on old", eventType: null, body: "{}" }], NOW - 2 * DAY),
-  );
+  await env.DB.batch(deadLetterStatements(env.DB, [{ messageId: "old-cut", reason: "unreadable message on old", eventType: null, body: "{}" }], NOW - 2 * DAY));
 });
 
 describe("possible losses", () => {
