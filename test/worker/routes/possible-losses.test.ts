@@ -112,12 +112,16 @@ beforeAll(async () => {
 describe("possible losses", () => {
   it("the overview counts each kind as seeded, and each count links to exactly what it counts", async () => {
     const { losses } = await getJson<{ losses: PossibleLosses }>("/");
+    console.log(`[possible-losses] rows read: ${losses.rowsRead}`);
     expect(losses.runs).toEqual({ unknown: { n: 3, capped: false }, ended_unreported: { n: 1, capped: false } });
     expect(losses.lost).toMatchObject({ byKind: { truncated: 1, unreadable: 1, refused: 2, ingest: 1, undelivered: 1 }, capped: false });
     // Every class the console may act on from which no event came: all bound classes but the one these agents are.
     const bound = consoleConfig(env as Env).agentClasses;
     expect(bound).toContain("ProbeAgent");
     expect(losses.unheardClasses).toEqual(bound.filter((c) => c !== "ProbeAgent"));
+    // Bounded by what it counts, never by the store: the not-known runs' index rows (plus the merge's look-ahead, one
+    // per kind and outcome), the 24 h's dead letters (plus one), at most one agents row per bound class.
+    expect(losses.rowsRead).toBeLessThanOrEqual(4 + 2 * 4 + (6 + 1) + bound.length);
 
     const html = (await getText("/partials/overview", "viewer")).text;
     const section = mustTestId(html, "possible-losses");
