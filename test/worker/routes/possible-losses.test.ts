@@ -147,6 +147,9 @@ describe("possible losses", () => {
     expect(await lettersOf("unreadable")).toEqual([["unreadable", null]]);
     expect(await lettersOf("undelivered")).toEqual([["undelivered", null]]);
     expect(await lettersOf("ingest")).toEqual([["ingest", "no.such.event"]]);
+    // The page a person follows lists the same rows, each with its kind.
+    const refusedPage = (await getText(figuresIn(mustTestId(section.html, "loss-events-refused").html)[0]!.href, "viewer")).text;
+    expect(findAll(refusedPage, "data-testid", "dead-letter").map((r) => r.attrs["data-kind"])).toEqual(["refused", "refused"]);
     // The old loss is kept and listed, but outside the overview's 24 h.
     expect((await rowsOf<{ messageId: string }>("/dead-letters?kind=unreadable")).map((d) => d.messageId)).toContain("old-cut");
     // The classes never heard from, each linking to its (empty) agent list.
