@@ -26,6 +26,7 @@ export const LISTS = {
   backups: "/backups",
   deploys: "/deploys",
   views: "/views",
+  deadLetters: "/dead-letters",
 } as const;
 export type ListName = keyof typeof LISTS;
 export type ListPath = (typeof LISTS)[ListName];

@@ -1,4 +1,5 @@
 import { captureFromTail, sendPackedEvents, type TailItem } from "@agent-oncall/telemetry/tail";
+import { QUEUE_REFUSED_REASON } from "../src/store/read-models/dead-letters";
 import { consoleConfig } from "./config";
 import type { Env } from "./env";
 import { type DeadLetter, deadLetterStatements } from "./ingest/dead-letters";
@@ -53,8 +54,7 @@ export async function handleTail(items: readonly TailItem[], env: Env): Promise<
     else {
       // Kept, not lost: each event as a dead letter, with why it is there.
       result.sendFailed = capture.events.length;
-      for (const e of capture.events)
-        letters.push({ messageId: e.id, reason: "captured from the tail, but the telemetry Queue refused it", eventType: e.type, body: JSON.stringify(e) });
+      for (const e of capture.events) letters.push({ messageId: e.id, reason: QUEUE_REFUSED_REASON, eventType: e.type, body: JSON.stringify(e) });
     }
   }
   const db = storeFromEnv(env).parts[0]!;

@@ -1,5 +1,6 @@
 import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
 import type { EventGap, ReconciliationRow } from "../../src/store/read-models";
+import { type AgentNotKnown, NOT_KNOWN_OUTCOMES } from "../../src/store/read-models/possible-losses";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL } from "../components/actions";
 import { LivePause, RecoveryPauseState } from "../components/recovery-pause";
@@ -11,6 +12,7 @@ import { agentHref, agentRunHref, detailHref, LISTS, listHref, type Owner } from
 import { telemetryHealthWords } from "../telemetry-words";
 import { EventGapNotice } from "./agents";
 import { AWAKE_PANEL } from "./awake";
+import { Figure } from "./overview";
 
 /** The agent's live state through admin RPC, or the typed error that stood in its way. */
 export type LiveState = { status: StatusOutput; runs: ListRunsOutput } | { error: string; code: AdminErrorCode; kind?: string };
@@ -48,6 +50,8 @@ export function AgentPage(props: {
   pause?: RecoveryPauseView | null;
   /** Set for a sub-agent: the parent it runs under, through which the console reaches it. */
   parent?: ParentAgent | null;
+  /** Its runs whose end the console does not know (possible-losses.ts agentNotKnown). */
+  notKnown?: AgentNotKnown;
 }) {
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.agents}>
@@ -56,6 +60,7 @@ export function AgentPage(props: {
         <AgentLive ctx={props.ctx} agent={props} live={props.live} />
       </div>
       {props.gap ? <EventGapNotice gap={props.gap} asked={"error" in props.live ? { ok: false, reason: props.live.error } : { ok: true }} /> : null}
+      {props.notKnown ? <NotKnownRuns agent={props} notKnown={props.notKnown} /> : null}
       <p
         class="muted"
         data-testid="reconciled"
@@ -95,6 +100,45 @@ export function AgentPage(props: {
         <a href={listHref("runs", { agentClass: props.agentClass, agentName: props.agentName })}>All runs of this agent »</a>
       </p>
     </Layout>
+  );
+}
+
+/** How the runs list names each not-known outcome. */
+const NOT_KNOWN_LABEL = { unknown: "shown as unknown", ended_unreported: "ended, not reported" } as const;
+
+/**
+ * The agent's possible losses, as the overview counts them for the fleet: its runs whose end the console does not
+ * know, each count linking to exactly those runs.
+ */
+function NotKnownRuns(props: { agent: Owner; notKnown: AgentNotKnown }) {
+  const { runs, capped, scanned } = props.notKnown;
+  const total = NOT_KNOWN_OUTCOMES.reduce((a, o) => a + runs[o], 0);
+  const among = capped ? ` among its newest ${scanned} runs` : "";
+  if (total === 0)
+    return (
+      <p class="muted" data-testid="agent-not-known" data-runs="0">
+        No run of this agent the console keeps has an end it does not know{among}.
+      </p>
+    );
+  return (
+    <p class="notice" data-testid="agent-not-known" data-runs={String(total)}>
+      <strong>Possible losses: {total === 1 ? "1 run" : `${total} runs`} of this agent</strong>
+      {among} have an end the console does not know:{" "}
+      {NOT_KNOWN_OUTCOMES.filter((o) => runs[o] > 0).map((o, i) => (
+        <>
+          {i ? ", " : ""}
+          <Figure
+            href={listHref("runs", { agentClass: props.agent.agentClass, agentName: props.agent.agentName, outcome: o })}
+            value={{ n: runs[o], capped }}
+            testId={`agent-not-known-${o}`}
+          >
+            {String(runs[o])}
+          </Figure>{" "}
+          {NOT_KNOWN_LABEL[o]}
+        </>
+      ))}
+      . Their end events never reached the console; what the agent did is not claimed here.
+    </p>
   );
 }
 

@@ -180,7 +180,8 @@ export function EventGapNotice(props: { gap: EventGap; asked: { ok: true } | { o
     return (
       <p class="muted" data-testid="event-gap-unknown">
         This agent's events carry no numbers (captured from its Worker's tail, or sent by an older telemetry package): the console cannot count events lost in
-        transport. What the runtime reports as cut short is kept in dead letters; a run whose end never arrives is shown as unknown after a stated age.
+        transport. What the runtime reports as cut short, and what the Queue refused, is kept in <a href={LISTS.deadLetters}>dead letters</a> (the whole
+        fleet's); a run whose end never arrives is shown as unknown after a stated age.
       </p>
     );
   }

@@ -11,13 +11,16 @@ import {
 } from "../../src/store/read-models";
 import type { SuppressedAlerts } from "../../src/store/read-models/alerts";
 import type { ExhaustingSoon } from "../../src/store/read-models/budget";
+import { LOSS_KINDS } from "../../src/store/read-models/dead-letters";
 import type { OverviewNow } from "../../src/store/read-models/overview-now";
+import { NOT_KNOWN_OUTCOMES, noPossibleLoss, type PossibleLosses } from "../../src/store/read-models/possible-losses";
 import { forecastWords, notForecastLines } from "../budget-words";
 import { IncidentTable } from "../components/incident-table";
 import { Time } from "../components/time";
 import { capped, count } from "../format";
 import { Layout, type PageContext } from "../layout";
 import { incidentHref, LISTS, listHref } from "../links";
+import { LOSS_KIND_WORDS } from "./dead-letters";
 import { OverviewNowSection, windowWords } from "./overview-now";
 import { KIND_LABEL } from "./runs";
 
@@ -36,6 +39,8 @@ export type OverviewData = {
   exhausting: ExhaustingSoon;
   /** Agents whose alarm keeps firing with nothing to do (the awake list's loops), capped at that list's length. */
   alarmLoops: { n: number; capped: boolean };
+  /** What the console may have lost: runs whose end it does not know, events lost on the way in, classes never heard from. */
+  losses: PossibleLosses;
   /** The first screen: alerts, the recent window's figures and trend, the last hour's chart (bounded reads). */
   now: OverviewNow;
 };
@@ -92,7 +97,7 @@ export function Figure(props: {
 
 /** The refreshing part of the overview (an htmx fragment). */
 export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
-  const { counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops, now } = props.data;
+  const { counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops, losses, now } = props.data;
   const inc = overviewIncidentFilters(counts.window.since);
   const cards: [string, string, { n: number; capped: boolean }, boolean, "tokens" | undefined][] = [
     ["Running runs", listHref("runs", { outcome: "running" }), counts.running, false, undefined],
@@ -140,6 +145,7 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
           </Figure>
         ))}
       </section>
+      <PossibleLossesSection losses={losses} hotWindowHours={props.ctx.hotWindowHours} />
       <ExhaustingCard soon={exhausting} now={props.ctx.now} />
       <RunningByKind counts={counts} />
       <div class="grid2">
@@ -196,6 +202,73 @@ export function OverviewLive(props: { ctx: PageContext; data: OverviewData }) {
     </>
   );
 }
+
+/** How the runs list shows each not-known outcome, in words. */
+const NOT_KNOWN_WORDS: Record<(typeof NOT_KNOWN_OUTCOMES)[number], string> = {
+  unknown: "shown as unknown: the agent cannot be asked and no event came for its run after a stated age",
+  ended_unreported: "ended, not reported: the agent no longer holds the run and its end event never arrived",
+};
+
+/**
+ * Possible losses: each part a count linking to exactly the list it counts (runs by outcome, dead letters by kind and
+ * time, the agents of a class). Parts at zero are left out; when every part is zero it says what was counted, never
+ * that nothing was lost: a loss nothing reported cannot be counted.
+ */
+export function PossibleLossesSection(props: { losses: PossibleLosses; hotWindowHours: number | undefined }) {
+  const { losses } = props;
+  const runs = NOT_KNOWN_OUTCOMES.reduce((a, o) => a + losses.runs[o].n, 0);
+  const lost = LOSS_KINDS.reduce((a, k) => a + losses.lost.byKind[k], 0);
+  const kept = props.hotWindowHours === undefined ? "of the runs the console keeps" : `of the runs the console keeps (their last ${props.hotWindowHours} h)`;
+  if (noPossibleLoss(losses))
+    return (
+      <section class="possible-losses" data-testid="possible-losses" data-none="true">
+        <h2>Possible losses</h2>
+        <p class="muted" data-testid="no-possible-losses">
+          No possible losses in the last 24 h: no run {kept} has an end the console does not know, no message was counted lost on the way in, and every agent
+          class the console may act on has sent events. This counts what the console saw go missing; a loss nothing reported cannot be counted.
+        </p>
+      </section>
+    );
+  return (
+    <section class="possible-losses alert" data-testid="possible-losses" data-runs={String(runs)} data-lost={String(lost)}>
+      <h2>Possible losses</h2>
+      <ul>
+        {NOT_KNOWN_OUTCOMES.filter((o) => losses.runs[o].n > 0).map((o) => (
+          <li data-testid={`loss-runs-${o}`}>
+            <Figure href={listHref("runs", { outcome: o })} value={losses.runs[o]}>
+              {runsWord(losses.runs[o])}
+            </Figure>{" "}
+            {NOT_KNOWN_WORDS[o]} (counted {kept}).
+          </li>
+        ))}
+        {LOSS_KINDS.filter((k) => losses.lost.byKind[k] > 0).map((k) => (
+          <li data-testid={`loss-events-${k}`}>
+            <Figure href={listHref("deadLetters", { kind: k, since: losses.since })} value={{ n: losses.lost.byKind[k], capped: losses.lost.capped }}>
+              {losses.lost.byKind[k] === 1 ? "1 message" : `${capped({ n: losses.lost.byKind[k], capped: losses.lost.capped })} messages`}
+            </Figure>{" "}
+            lost on the way in the last 24 h: {LOSS_KIND_WORDS[k]}.
+          </li>
+        ))}
+        {losses.unheardClasses.length ? (
+          <li data-testid="loss-unheard-classes" data-count={String(losses.unheardClasses.length)}>
+            {losses.unheardClasses.length === 1 ? "1 agent class" : `${count(losses.unheardClasses.length)} agent classes`} the console may act on
+            (AGENT_CLASSES) never sent an event:{" "}
+            {losses.unheardClasses.map((c, i) => (
+              <>
+                {i ? ", " : ""}
+                <a href={listHref("agents", { agentClass: c })}>{c}</a>
+              </>
+            ))}
+            . Is its Worker's <code>tail_consumers</code> line missing?
+          </li>
+        ) : null}
+      </ul>
+      {losses.lost.capped ? <p class="muted">The lost messages are counted among the newest dead letters only: there are more than one scan covers.</p> : null}
+    </section>
+  );
+}
+
+const runsWord = (c: { n: number; capped: boolean }) => (c.n === 1 && !c.capped ? "1 run" : `${capped(c)} runs`);
 
 /** The incidents likely to exhaust soon, each linking to its budget panel. */
 function ExhaustingCard(props: { soon: ExhaustingSoon; now: number }) {

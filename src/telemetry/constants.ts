@@ -43,3 +43,10 @@ export const ALARM_COALESCE_MS = 5 * 60_000;
  * Worker that has both the mixin and a `tail_consumers` line still reports each event once.
  */
 export const OUTBOX_SHIPPED_MARK = "oncallOutbox";
+
+/** The reason of the loss the tail handler records for an item the runtime cut short (the console counts losses by it). */
+export const TRUNCATED_REASON =
+  "events lost: the Workers runtime cut this invocation's diagnostics short (its per-invocation limit); the agent's later events of that invocation never reached the console";
+
+/** How the reason of every message the tail handler could not read begins (the console counts losses by it). */
+export const UNREADABLE_PREFIX = "unreadable ";

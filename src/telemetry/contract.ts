@@ -10,6 +10,9 @@ export {
   type RunKind,
   SCHEMA_VERSION,
   type SchemaVersion,
+  // The tail handler's loss reasons: the console classifies dead letters by them.
+  TRUNCATED_REASON,
+  UNREADABLE_PREFIX,
 } from "./constants.js";
 export { type Correlation, eventEnvelope, parseEvent, type Source, type TelemetryEvent } from "./envelope.js";
 // Which events open and close which incident status: both sides of the Queue read it.

@@ -1,6 +1,6 @@
 import { AGENT_CHANNEL, AGENT_MESSAGE_VERSION, PARENT_MESSAGE_TYPE } from "@agent-oncall/admin-rpc/facts";
 import { z } from "zod";
-import { OUTBOX_SHIPPED_MARK, SCHEMA_VERSION } from "./constants.js";
+import { OUTBOX_SHIPPED_MARK, SCHEMA_VERSION, TRUNCATED_REASON, UNREADABLE_PREFIX } from "./constants.js";
 import { describeIssues, parseEvent, type TelemetryEvent } from "./envelope.js";
 import { type NormalizeOptions, normalizeSdkEvent } from "./normalize.js";
 import type { QueueLike } from "./outbox.js";
@@ -267,7 +267,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       if (!isSdkMessage(m) || text === null) {
         out.losses.push({
           key: `tail:${fnv64(`${json(origin(item, null))}\0${index}\0${text ?? String(m)}`)}`,
-          reason: `unreadable diagnostics message on ${channel.slice(0, 100)}: not an agents-SDK event (${m === undefined ? "no message" : text === null ? "not serialisable" : "no type, or a payload that is not an object"})`,
+          reason: `${UNREADABLE_PREFIX}diagnostics message on ${channel.slice(0, 100)}: not an agents-SDK event (${m === undefined ? "no message" : text === null ? "not serialisable" : "no type, or a payload that is not an object"})`,
           body: JSON.stringify({ ...origin(item, agent), channel, position: index, message: text?.slice(0, 2000) ?? null }),
         });
         return;
@@ -313,8 +313,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
     if (cut || item.truncated) {
       out.losses.push({
         key: `tail:${fnv64(`${json(origin(item, null))}\0truncated`)}`,
-        reason:
-          "events lost: the Workers runtime cut this invocation's diagnostics short (its per-invocation limit); the agent's later events of that invocation never reached the console",
+        reason: TRUNCATED_REASON,
         body: JSON.stringify({ ...origin(item, agent), eventsKept: entries.length, limitNotice: cut, truncated: item.truncated }),
       });
     }
@@ -337,7 +336,7 @@ function fromAgentChannel(
   const lost = (why: string, agent: { agent: string; name: string } | null = null) => ({
     loss: {
       key: `tail:${fnv64(`${json(origin(item, null))}\0${index}\0${text ?? String(message)}`)}`,
-      reason: `unreadable message on ${AGENT_CHANNEL}: ${why}`.slice(0, 1000),
+      reason: `${UNREADABLE_PREFIX}message on ${AGENT_CHANNEL}: ${why}`.slice(0, 1000),
       body: JSON.stringify({ ...origin(item, agent), channel: AGENT_CHANNEL, position: index, message: text?.slice(0, 2000) ?? null }),
     },
   });

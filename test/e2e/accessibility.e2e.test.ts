@@ -51,6 +51,7 @@ const PAGES: { name: string; path: (ids: Ids) => string }[] = [
   { name: "search results", path: () => "/search?q=a11y-2" },
   { name: "incidents last hour", path: () => "/incidents?since=1h" },
   { name: "bulk", path: () => "/bulk" },
+  { name: "dead letters", path: () => "/dead-letters" },
   { name: "bulk preview", path: (i) => `/bulk?agentClass=${i.agentClass}` },
 ];
 

@@ -197,6 +197,24 @@ async function notKnownCounted(s: DevServer, agents: Agent[]): Promise<string[]>
   return out.sort();
 }
 
+/** Every run the fleet's run list shows with a status that says the console does not know how it ended, as "class/name id". */
+async function fleetNotKnownRuns(s: DevServer): Promise<string[]> {
+  const out: string[] = [];
+  for (const outcome of NOT_KNOWN) {
+    let cursor: string | null = null;
+    do {
+      const q = new URLSearchParams({ outcome, limit: "200", ...(cursor ? { cursor } : {}) });
+      const page = (await (await fetch(`${s.base}/runs?${q}`, { headers: { Accept: "application/json" } })).json()) as {
+        items: { agentClass: string; agentName: string; runId: string }[];
+        next: string | null;
+      };
+      for (const r of page.items) out.push(`${r.agentClass}/${r.agentName} ${r.runId}`);
+      cursor = page.next;
+    } while (cursor);
+  }
+  return out.sort();
+}
+
 /** The incidents of these agents the incident list shows ended, not reported (`/incidents?status=ended_unreported`). */
 async function endedUnreportedIncidents(s: DevServer, agents: Agent[]): Promise<string[]> {
   const out: string[] = [];
@@ -302,6 +320,26 @@ it("after two SIGKILLs mid-work and a quiet spell, the console equals the SDK wh
   );
   expect(falsehoods).toEqual([]);
   expect(await notKnownCounted(server, BARE)).toEqual(notKnown);
+  // Counted where a person looks: the overview's possible losses count every run the fleet's lists show as not known,
+  // the bare Worker's among them, and its section shows that count; each bare agent's page shows its own.
+  const fleetNotKnown = await fleetNotKnownRuns(server);
+  const overview = (await (await fetch(`${server.base}/`, { headers: { Accept: "application/json" } })).json()) as {
+    losses: { runs: Record<string, { n: number; capped: boolean }> };
+  };
+  const counted = [...NOT_KNOWN].reduce((n, o) => n + overview.losses.runs[o]!.n, 0);
+  console.log(
+    `[foreign-fleet] overview: ${counted} runs counted as possible losses; ${fleetNotKnown.length} in the fleet's lists, ${notKnown.length} of the Worker with no package`,
+  );
+  expect(counted).toBe(fleetNotKnown.length);
+  expect(notKnown.filter((r) => !fleetNotKnown.includes(r))).toEqual([]);
+  const section = await (await fetch(`${server.base}/partials/overview`)).text();
+  if (counted) expect(section).toContain(`data-testid="possible-losses" data-runs="${counted}"`);
+  else expect(section).not.toMatch(/data-testid="loss-runs-/);
+  for (const b of BARE) {
+    const page = await (await fetch(`${server.base}/agents/${b.agent}/${b.name}`)).text();
+    const own = notKnown.filter((r) => r.startsWith(`${b.agent}/${b.name} `)).length;
+    expect(page, `${b.name}'s page`).toContain(`data-testid="agent-not-known" data-runs="${own}"`);
+  }
   const notKnownIncidents = result.bare.flatMap((b) => b.notKnownIncidents).sort();
   console.log(
     `[foreign-fleet] no package: ${notKnownIncidents.length} incidents shown ended_unreported${notKnownIncidents.length ? `: ${notKnownIncidents.join(", ")}` : ""}`,

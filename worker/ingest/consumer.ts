@@ -1,6 +1,7 @@
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { trace } from "@opentelemetry/api";
 import { assertRecordedPartitions, partitionOf, type Store } from "../../src/store/partitions";
+import { UNDELIVERED_PREFIX } from "../../src/store/read-models/dead-letters";
 import { eventLedger } from "../../src/store/schema";
 import { names } from "../../src/store/sql-names";
 import { consoleConfig, type SettingVars } from "../config";
@@ -310,7 +311,7 @@ export async function handleDeadLetterBatch(batch: MessageBatch<unknown>, env: {
   const now = Date.now();
   const letters: DeadLetter[] = batch.messages.map((m) => ({
     messageId: m.id,
-    reason: `delivery failed after ${m.attempts} attempts on queue ${batch.queue}`,
+    reason: `${UNDELIVERED_PREFIX}${m.attempts} attempts on queue ${batch.queue}`,
     eventType: bodyType(m.body),
     body: bodyText(m.body),
   }));

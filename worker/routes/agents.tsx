@@ -12,6 +12,7 @@ import { eventGapOf } from "../../src/store/read-models/event-gaps";
 import { parseFilters } from "../../src/store/read-models/filters";
 import { agentListIn, findAgentIn, getStoredRunIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
+import { agentNotKnown } from "../../src/store/read-models/possible-losses";
 import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
 import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleAdminClient } from "../admin-client";
@@ -73,13 +74,14 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   const store = storeFromEnv(c.env);
   const agent = await findAgentIn(store, t.agentClass, t.agentName);
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
-  const [state, history, reconciled, pause, parent] = await Promise.all([
+  const [state, history, reconciled, pause, parent, notKnown] = await Promise.all([
     live(c),
     listRunsWithHistory(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }, runsHistory(c.env)),
     // Reconciliations are per agent, like its runs: its partition keeps them.
     lastReconciliation(partitionFor(store, t.agentClass, t.agentName), t),
     recoveryPauseOf(partitionFor(store, t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now()),
     parentOf(store, t.agentName),
+    agentNotKnown(store, t),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -100,6 +102,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
       gap={eventGapOf(agent)}
       pause={pause}
       parent={parent}
+      notKnown={notKnown}
     />,
   );
 });

@@ -6,6 +6,7 @@ import { INCIDENT_COLUMN_SET } from "../../console/components/incident-table";
 import { OP_COLUMN_SET } from "../../console/components/ops-table";
 import type { PageContext } from "../../console/layout";
 import { detailHref, LISTS } from "../../console/links";
+import { DeadLettersPage } from "../../console/pages/dead-letters";
 import { EventsPage } from "../../console/pages/events";
 import { IncidentFacts, IncidentFromHistoryPage, IncidentPage, IncidentsLive, IncidentsPage } from "../../console/pages/incidents";
 import { AUDIT_COLUMN_SET, AuditPage, BACKUP_COLUMN_SET, BackupsPage, OpsPage } from "../../console/pages/lists";
@@ -36,6 +37,7 @@ import {
 } from "../../src/store/read-models";
 import { suppressedAlertsIn } from "../../src/store/read-models/alerts";
 import { attemptPointsOf, scoreForecast } from "../../src/store/read-models/budget";
+import { listDeadLetters } from "../../src/store/read-models/dead-letters";
 import { BadRequest } from "../../src/store/read-models/errors";
 import {
   getIncidentIn,
@@ -61,6 +63,7 @@ import {
 } from "../../src/store/read-models/merged-overview";
 import { NOW_SUPPRESSED_SCAN, nowWindow } from "../../src/store/read-models/overview-now";
 import type { Page } from "../../src/store/read-models/paging";
+import { possibleLossesIn } from "../../src/store/read-models/possible-losses";
 import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
@@ -88,7 +91,7 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const now = Date.now();
   const store = storeFromEnv(c.env);
   const recentMs = consoleConfig(c.env).console.recentMs;
-  const [nowData, counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops] = await Promise.all([
+  const [nowData, counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops, losses] = await Promise.all([
     overviewNowIn(store, now, recentMs),
     overviewCountsIn(store, now),
     eventSeriesIn(store, { since: now - 86_400_000, until: now }),
@@ -100,8 +103,21 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
     listDeploysIn(store, { since: now - 86_400_000, until: now }),
     exhaustingSoonIn(store, now, consoleConfig(c.env).budget.forecastWindowMs),
     countAlarmLoopsIn(store, now),
+    // What may have been lost: runs whose end is not known, events lost on the way in (24 h), bound classes never heard from.
+    possibleLossesIn(store, { since: now - 86_400_000, boundClasses: consoleConfig(c.env).agentClasses }),
   ]);
-  return { counts, series, reasons, worst: worst.items, stuck, deploys, exhausting, alarmLoops: { n: alarmLoops.n, capped: alarmLoops.capped }, now: nowData };
+  return {
+    counts,
+    series,
+    reasons,
+    worst: worst.items,
+    stuck,
+    deploys,
+    exhausting,
+    alarmLoops: { n: alarmLoops.n, capped: alarmLoops.capped },
+    losses,
+    now: nowData,
+  };
 }
 
 /** The overview's first screen alone (its own refresh): bounded reads only, whatever the fleet's size. */
@@ -149,6 +165,14 @@ pages.get("/partials/overview-now", async (c) => {
   if (wantsJson(c)) return c.json(data);
   return c.html(<OverviewNowSection ctx={pageContext(c)} now={data.now} deploys={data.deploys} suppressed={data.suppressed} />);
 });
+
+/** Dead letters by kind of loss and time (the overview's possible losses link here); they live in the home database. */
+listRoute(
+  LISTS.deadLetters,
+  null,
+  (store, q, p) => listDeadLetters(store.home, q, p),
+  (ctx, q, list) => <DeadLettersPage ctx={ctx} query={q} page={list} />,
+);
 
 /** The incidents list and its groups for the URL's filters (validated by the read models), and the columns to show. */
 async function incidentsOf(c: ConsoleContext) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ChartData } from "../../../console/pages/overview";
+import { ChartData, PossibleLossesSection } from "../../../console/pages/overview";
 
 // The overview chart's text alternative says what the chart shows, in words and as a table, and every number
 // in it links to the events it counts (the events list, by type and time window).
@@ -42,5 +42,44 @@ describe("ChartData", () => {
     const html = String(await ChartData({ series: { buckets: [t0], series: {} } as never }));
     expect(html).toContain('data-testid="chart-empty"');
     expect(html).not.toContain('data-testid="chart-table"');
+  });
+});
+
+describe("PossibleLossesSection", () => {
+  const none = {
+    runs: { unknown: { n: 0, capped: false }, ended_unreported: { n: 0, capped: false } },
+    lost: { byKind: { truncated: 0, unreadable: 0, refused: 0, undelivered: 0, ingest: 0 }, capped: false, rowsRead: 0 },
+    unheardClasses: [] as string[],
+    since: 1_000,
+    rowsRead: 0,
+  };
+
+  it("when every part is zero, says what it counted, not that nothing was lost", async () => {
+    const html = String(await PossibleLossesSection({ losses: none, hotWindowHours: 48 }));
+    expect(html).toContain('data-testid="no-possible-losses"');
+    expect(html).toContain("No possible losses in the last 24 h");
+    expect(html).toContain("a loss nothing reported cannot be counted");
+    expect(html).not.toContain("data-figure");
+  });
+
+  it("shows only the parts above zero, each linking to its list", async () => {
+    const html = String(
+      await PossibleLossesSection({
+        losses: {
+          ...none,
+          runs: { ...none.runs, ended_unreported: { n: 2, capped: false } },
+          lost: { ...none.lost, byKind: { ...none.lost.byKind, truncated: 1 } },
+        },
+        hotWindowHours: 48,
+      }),
+    );
+    expect(html).not.toContain("no-possible-losses");
+    const links = [...html.matchAll(/<a href="([^"]*)" data-figure="(\d+)"/g)].map((m) => [m[1]!.replace(/&amp;/g, "&"), m[2]]);
+    expect(links).toEqual([
+      ["/runs?outcome=ended_unreported", "2"],
+      ["/dead-letters?kind=truncated&since=1000", "1"],
+    ]);
+    expect(html).not.toContain("loss-runs-unknown");
+    expect(html).not.toContain("loss-unheard-classes");
   });
 });
