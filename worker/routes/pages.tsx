@@ -19,7 +19,6 @@ import { ALERT_WINDOW_MS } from "../../src/store/alerts";
 import { incidentFromHistory } from "../../src/store/history/incident";
 import { RUN_LOOKBACK_HOURS, runFromHistory } from "../../src/store/history/run";
 import { foldRuns } from "../../src/store/history/run-fold";
-import { historyTier } from "../../src/store/history/tier";
 import { statusFromEvents } from "../../src/store/incident-facts";
 import { partitionFor, type Store } from "../../src/store/partitions";
 import {
