@@ -1,7 +1,7 @@
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { AGENT_CHANNEL, PARENT_MESSAGE_TYPE } from "@agent-oncall/admin-rpc/facts";
 import { parseEvent } from "@agent-oncall/telemetry";
 import { captureFromTail, type TailItem } from "@agent-oncall/telemetry/tail";
-import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { describe, expect, it } from "vitest";
 import { recordSkip } from "../../src/admin-rpc/pause";
 
