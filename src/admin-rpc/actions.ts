@@ -18,8 +18,6 @@ import {
   type AdminError,
   type AdminResult,
   actionInput,
-  type ForceIdleOutput,
-  forceIdleOutput,
   PAUSE_CONTRACT,
   PAUSE_MAX_HOURS,
   type PauseRecoveryInput,
@@ -32,9 +30,11 @@ import {
   resolveOpInput,
   resolveOpOutput,
   resumeRecoveryOutput,
+  type TriggerAlarmAnswer,
   type TriggerAlarmOutput,
   triggerAlarmOutput,
 } from "./contract.js";
+import { forceIdleAnswer } from "./force-idle-verdicts.js";
 
 /** What every action states, whatever it acts on. */
 type ActionFacts = {
@@ -52,7 +52,10 @@ type ActionFacts = {
   role: "viewer" | "operator";
   /** What the route and the client check the input with (its fields are the form's and the CLI's): a reason at least. */
   input: z.ZodType<{ reason: string }>;
-  /** What the client checks the agent's answer with. */
+  /**
+   * What the client checks the agent's answer with. Where its input type is declared (force idle: the agent's facts,
+   * which it judges), the mixin's method answers that input; otherwise the output itself.
+   */
   output: z.ZodType<unknown>;
   /** How the client judges the answer for the audit (action-effects.ts; `answerVerdict`: the answer says it). */
   verify: ActionVerdict;
@@ -95,7 +98,8 @@ export const ADMIN_ACTIONS = {
     role: "operator",
     bulk: true,
     input: actionInput as z.ZodType<ActionInput>,
-    output: forceIdleOutput as z.ZodType<ForceIdleOutput>,
+    // The agent answers facts (contract 10); the client judges them (force-idle-verdicts.ts).
+    output: forceIdleAnswer,
     verify: forceIdleVerdict,
     emit: forceIdleEvents,
     confirm: {
@@ -113,7 +117,7 @@ export const ADMIN_ACTIONS = {
     role: "operator",
     bulk: true,
     input: actionInput as z.ZodType<ActionInput>,
-    output: triggerAlarmOutput as z.ZodType<TriggerAlarmOutput>,
+    output: triggerAlarmOutput as z.ZodType<TriggerAlarmOutput, TriggerAlarmAnswer>,
     verify: triggerAlarmVerdict,
     emit: triggerAlarmEvents,
     confirm: { help: "Runs the agent's alarm now: housekeeping and fiber recovery.", placeholder: "e.g. recover the evicted fiber now", danger: false },
@@ -181,8 +185,11 @@ export const AGENT_ACTION_NAMES = ADMIN_ACTION_NAMES.filter((a): a is AgentActio
  * ADMIN_ACTIONS defines. Resolve op's method answers its hook's answer instead (contract.ts declares it).
  */
 export type AdminActionRpc = {
-  [K in AdminActionName as (typeof ADMIN_ACTIONS)[K]["rpc"]]: (input: unknown) => Promise<AdminResult<z.output<(typeof ADMIN_ACTIONS)[K]["output"]>>>;
+  [K in AdminActionName as (typeof ADMIN_ACTIONS)[K]["rpc"]]: (input: unknown) => Promise<AdminResult<AgentAnswer<(typeof ADMIN_ACTIONS)[K]["output"]>>>;
 };
+
+/** What the agent answers for an output schema: its declared input (facts the client judges), else its output. */
+type AgentAnswer<S> = S extends z.ZodType<infer O, infer I> ? (unknown extends I ? O : I) : never;
 
 /** Actions a bulk action may take (`bulk: true`). */
 export type BulkActionName = { [K in AdminActionName]: (typeof ADMIN_ACTIONS)[K]["bulk"] extends true ? K : never }[AdminActionName];

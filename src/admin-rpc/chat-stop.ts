@@ -1,4 +1,4 @@
-import type { EndedRun, TaskRun } from "./contract.js";
+import type { ForceIdleTurn, TaskRun } from "./contract.js";
 import type { AgentWork } from "./inspect.js";
 import { CHAT_TURN_TASK, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
@@ -14,8 +14,9 @@ import { CHAT_TURN_TASK, TASK_TERMINAL_STATES } from "./sdk-layout.js";
  * 3. each aborted turn's carrier must then settle by itself (the turn's body returned, so its stream stopped) within
  *    the settle time; one that does not is cancelled through Tasks (so it is never replayed) and reported still
  *    running;
- * 4. each turn's verdict comes from the SDK's records re-read now: the submission (`inspectSubmission`) where there is
- *    one. (The console reads the turn back again after the action, check.ts, by the same submission.)
+ * 4. each turn is reported with what the SDK records now: the submission (`inspectSubmission`) where there is one;
+ *    the client judges it (force-idle-verdicts.ts). (The console reads the turn back again after the action, by the
+ *    same submission.)
  *
  * A turn is reported by the id the console keys it by: the user's turn (a submission's id; a recovery turn's root).
  */
@@ -72,9 +73,9 @@ export type ChatStopInput = {
 export type ChatStopResult = {
   /** Tasks run ids of the carriers handled here: the caller neither cancels nor judges them again. */
   handled: ReadonlySet<string>;
-  ended: EndedRun[];
-  /** Turns still running in memory after the abort and the wait (their stream may run on). */
-  stillRunning: EndedRun[];
+  turns: ForceIdleTurn[];
+  /** How many turns still ran in memory after the abort and the wait (their stream may run on). */
+  stuck: number;
 };
 
 /** One user turn: the requests to abort (its own, a recovery turn's), its carriers, its recoveries waiting to run. */
@@ -88,7 +89,7 @@ export async function stopChatTurns(i: ChatStopInput): Promise<ChatStopResult> {
   const abort = abortOf(i.agent);
   const chatWork = i.tasks.filter((t) => t.kind === "chat_turn");
   const carriers = chatWork.filter((t) => t.definition === CHAT_TURN_TASK);
-  const none: ChatStopResult = { handled: new Set(), ended: [], stillRunning: [] };
+  const none: ChatStopResult = { handled: new Set(), turns: [], stuck: 0 };
   if (!api && !abort) return none;
   const turns = await liveTurns(
     api,
@@ -126,15 +127,19 @@ export async function stopChatTurns(i: ChatStopInput): Promise<ChatStopResult> {
   for (const t of stuck) for (const id of t.carriers) await i.cancelTask(id, i.reason);
 
   // 4. Each turn as the SDK records it now.
-  const ended: EndedRun[] = [];
-  const stillRunning: EndedRun[] = [];
+  const out: ForceIdleTurn[] = [];
   for (const t of turns.values()) {
-    const after = t.submission && api ? await api.inspectSubmission(t.root) : null;
-    const verdict = judge(t, cancelled.get(t.root) ?? null, after, stuck.includes(t), i.settleMs);
-    ended.push(verdict);
-    if (!verdict.stopped) stillRunning.push(verdict);
+    out.push({
+      runId: t.root,
+      ref: t.submission ? t.root : (t.carriers[0] ?? t.root),
+      submission: !!t.submission,
+      wasRunning: t.running,
+      ended: cancelled.get(t.root)?.outcome === "already_terminal",
+      stuck: stuck.includes(t),
+      sdkStatus: (t.submission && api ? await api.inspectSubmission(t.root) : null)?.status ?? null,
+    });
   }
-  return { handled: new Set(chatWork.map((c) => c.runId)), ended, stillRunning };
+  return { handled: new Set(chatWork.map((c) => c.runId)), turns: out, stuck: stuck.length };
 }
 
 /**
@@ -167,25 +172,4 @@ async function liveTurns(api: SubmissionApi | null, carriers: TaskRun[], recover
   }
   for (const r of recoveries) if (r.requestId) turn(r.requestId).recoveries.push(r.runId);
   return turns;
-}
-
-function judge(t: Turn, cancel: CancelResult | null, after: Submission | null, stuck: boolean, settleMs: number): EndedRun {
-  // Read back by its submission (Think's inspectSubmission) where it has one, else by the Tasks run that carried it.
-  const base = { kind: "chat_turn" as const, runId: t.root, ref: t.submission ? t.root : (t.carriers[0] ?? t.root), name: null };
-  const sdkStatus = after?.status ?? null;
-  if (stuck) {
-    // Its model stream may still run; its Tasks run is cancelled, so it is not replayed.
-    return { ...base, stopped: false, how: "still_running", why: "chat_not_ended", settleMs, sdkStatus };
-  }
-  if (t.submission) {
-    const ended = cancel?.outcome === "already_terminal";
-    return {
-      ...base,
-      stopped: true,
-      how: ended ? "not_running" : "cancelled",
-      why: ended ? "submission_ended" : t.running ? "submission_cancelled" : "submission_dropped",
-      sdkStatus,
-    };
-  }
-  return { ...base, stopped: true, how: "cancelled", why: "chat_aborted", sdkStatus };
 }

@@ -2,9 +2,10 @@ import { z } from "zod";
 import type { AdminActionRpc } from "./actions.js";
 import { AGENT_STATUSES, RUN_KINDS } from "./facts.js";
 import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, type OpResolution, type ResolveOpRequest } from "./inputs.js";
-import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecordsAnswer, RunRecords, VerifyRecordsAnswer } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
+import { ALARM_LOOP_JOB_OWNERS, chatTurnRequestIdOf } from "./sdk-layout.js";
 
 /**
  * The admin RPC contract, shared by the Durable Object side (mixin.ts) and the
@@ -402,6 +403,60 @@ export const forceIdleOutput = z.object({
 export type ForceIdleOutput = z.infer<typeof forceIdleOutput>;
 
 /**
+ * One run force idle found (contract 10), as the agent saw it: where it was (`source`: a run row, a managed fiber, a
+ * Tasks run), whether it was running in this instance when force idle began, and whether it still ran after every
+ * way to stop it. The client judges how it ended (force-idle-verdicts.ts: `how`, `why`).
+ */
+export type ForceIdleRun = {
+  kind: RunKind;
+  runId: string;
+  name: string | null;
+  rowId: string | null;
+  taskRunId?: string;
+  source: "row" | "managed" | "task";
+  wasRunning: boolean;
+  running: boolean;
+};
+
+/**
+ * One chat turn force idle stopped through the SDK's chat API (chat-stop.ts), keyed by its user turn: whether it
+ * had a Think submission, was running, had already ended when cancelled (`ended`), still ran after the settle time
+ * (`stuck`), and the submission's status read back (`sdkStatus`).
+ */
+export type ForceIdleTurn = {
+  runId: string;
+  ref: string;
+  submission: boolean;
+  wasRunning: boolean;
+  ended: boolean;
+  stuck: boolean;
+  sdkStatus: string | null;
+};
+
+/**
+ * What the agent answers to force idle from contract 10: what it found and did, as facts. The client turns them into
+ * ForceIdleOutput (force-idle-verdicts.ts), so the judging and its words never ship in a user's Worker. Empty lists
+ * may be left out (a no-op answers none).
+ */
+export type ForceIdleFacts = {
+  noop: boolean;
+  instance: string;
+  before: StatusOutput;
+  after: StatusOutput;
+  runs?: ForceIdleRun[];
+  turns?: ForceIdleTurn[];
+  /** Whether the agent has an onAdminForceIdle hook (it was asked first). */
+  hook?: boolean;
+  settleMs?: number;
+  /** Incident ids the hook reported ending. */
+  hookIncidents?: string[];
+  evicted?: boolean;
+  abortedRuns?: string[];
+  cancelledFibers?: string[];
+  clearedIncidents?: string[];
+};
+
+/**
  * Work running in the agent now, read through the SDK: chat turns and Tasks runs (`this.tasks.list`), runFiber
  * callbacks and managed fibers (the SDK's set of running callbacks, `inspectFiber`), and queued or scheduled
  * callbacks the SDK's alarm loop is running (`cf_agents_jobs` rows it marked running in this instance).
@@ -426,6 +481,63 @@ export const busyWork = z.object({
 });
 export type BusyWork = z.infer<typeof busyWork>;
 
+/**
+ * The work running in the agent now as the agent answers it from contract 10 (check.ts readBusy): the SDK's records
+ * (its running Tasks runs, each running runFiber callback's managed fiber or run row, the alarm loop's running jobs).
+ * The client builds BusyWork from them (busyOf), so a user's Worker never carries that.
+ */
+export type BusyRecords = {
+  tasks: TaskRun[];
+  fibers: { id: string; fiber?: { name: string; createdAt: number }; row?: { name: string; created_at: number } | null }[];
+  jobs: { id: string; owner: keyof typeof ALARM_LOOP_JOB_OWNERS; fn: string; startedAt: number }[];
+};
+
+/** Work shown at most, as the agent read it. */
+const BUSY_SHOWN = 50;
+const idle = { requestId: null, step: null, holdsAlarm: false } as const;
+
+/**
+ * BusyWork from the agent's records: chat turns and Tasks runs the SDK records as running, runFiber callbacks and
+ * managed fibers running in the instance, and queued or scheduled callbacks the alarm loop runs (they hold the alarm).
+ */
+export function busyOf(r: BusyRecords): BusyWork[] {
+  const out: BusyWork[] = r.tasks.map((t) => ({
+    ...idle,
+    kind: t.kind,
+    id: t.runId,
+    name: t.definition,
+    requestId: t.requestId,
+    step: t.currentStep,
+    since: t.startedAt ?? t.createdAt,
+  }));
+  for (const { id, fiber, row } of r.fibers) {
+    if (fiber) {
+      out.push({ ...idle, kind: "managed_fiber", id, name: fiber.name, since: fiber.createdAt });
+      continue;
+    }
+    const requestId = row ? chatTurnRequestIdOf(row.name) : null;
+    // A chat turn run as a fiber (sub-agents) is the same turn as its Tasks run, when it has one.
+    if (requestId !== null && out.some((b) => b.requestId === requestId)) continue;
+    out.push({ ...idle, kind: requestId !== null ? "chat_turn" : "fiber", id, name: row?.name ?? null, requestId, since: row?.created_at ?? null });
+  }
+  for (const j of r.jobs) out.push({ ...idle, kind: ALARM_LOOP_JOB_OWNERS[j.owner], id: j.id, name: j.fn, since: j.startedAt, holdsAlarm: true });
+  return out.slice(0, BUSY_SHOWN);
+}
+
+const isBusyRecords = (v: unknown): v is BusyRecords => typeof v === "object" && v !== null && Array.isArray((v as { tasks?: unknown }).tasks);
+
+/**
+ * The work running in the agent, as the client checks it: BusyWork, built from the records of a contract-10 agent
+ * (busyOf) or as an older agent answered it. Records of the wrong shape are refused, not built.
+ */
+export const busyList = z.preprocess((v) => {
+  try {
+    return isBusyRecords(v) ? busyOf(v) : v;
+  } catch {
+    return v;
+  }
+}, z.array(busyWork)) as unknown as z.ZodType<BusyWork[], BusyRecords | BusyWork[]>;
+
 /** How a triggered alarm went: `ran` to its end; `busy`: not run, because work the alarm loop waits for is running (`busy` names it); `still_running`: started, not finished within the budget, going on in the background. */
 export const ALARM_OUTCOMES = ["ran", "busy", "still_running"] as const;
 
@@ -433,7 +545,7 @@ export const triggerAlarmOutput = z.object({
   /** Older agents always ran the alarm to its end. */
   outcome: z.enum(ALARM_OUTCOMES).default("ran"),
   /** What was running when the alarm was asked for (and, when it did not run, what held it). */
-  busy: z.array(busyWork).default([]),
+  busy: busyList.default([]),
   /** How long the agent waited for the alarm before answering `still_running`. */
   budgetMs: z.number().nullable().default(null),
   instance: z.string().nullable().default(null),
@@ -457,6 +569,8 @@ export const triggerAlarmOutput = z.object({
   ),
 });
 export type TriggerAlarmOutput = z.infer<typeof triggerAlarmOutput>;
+/** What the agent answers to trigger alarm: the work running as records (BusyRecords) from contract 10. */
+export type TriggerAlarmAnswer = z.input<typeof triggerAlarmOutput>;
 
 /**
  * One run as the SDK records it now, read back after an action by its SDK id.
@@ -613,7 +727,7 @@ export interface AdminRpc extends Omit<AdminActionRpc, "adminResolveOpRecords"> 
    * Reads the agent back after an action: status, live runs, the runs asked about (by SDK id, as the SDK's
    * records; run-check.ts judges them) and what runs now (contract 7).
    */
-  adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecords>>;
+  adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecordsAnswer>>;
   /** Records how an ambiguous op was resolved through the agent's hook, answering the hook's answer (resolve-op.ts reads it; contract 7). */
   adminResolveOpRecords(input: unknown): Promise<AdminResult<{ answer: unknown }>>;
   /** What the agent records of runs, as the SDK's records (find-runs.ts builds the answer; contract 7). Read-only. */
@@ -621,7 +735,7 @@ export interface AdminRpc extends Omit<AdminActionRpc, "adminResolveOpRecords"> 
   /** Read-only: the chat-recovery bounds and records, as the SDK keeps them (recovery-budget.ts reads the budget; contract 7). */
   adminRecoveryBudgetRecords(input: unknown): Promise<AdminResult<RecoveryBudgetRecords>>;
   /** What keeps the agent resident, as the SDK's records (residency.ts builds the answer; contract 7). Read-only. */
-  adminResidencyRecords(): Promise<AdminResult<ResidencyRecords>>;
+  adminResidencyRecords(): Promise<AdminResult<ResidencyRecordsAnswer>>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { liveSubmissions, stopChatTurns } from "./chat-stop.js";
-import type { EndedRun, ForceIdleHookResult, ForceIdleNotice, ForceIdleOutput, RunKind, StatusOutput } from "./contract.js";
+import type { ForceIdleFacts, ForceIdleHookResult, ForceIdleRun, StatusOutput } from "./contract.js";
 import { type AgentWork, liveManagedFibers, liveTaskRuns, readRuns } from "./inspect.js";
-import { activeFiberIds, CHAT_RECOVERY_LIVE_STATUSES, TASK_TERMINAL_STATES } from "./sdk-layout.js";
+import { activeFiberIds, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
 /** What stopWork needs from the agent: its work, its hook, and the SDK's public cancel calls. */
 export type StopWorkInput = {
@@ -17,23 +17,9 @@ export type StopWorkInput = {
   evictToStop: boolean;
 };
 
-type Candidate = {
-  kind: RunKind;
-  runId: string;
-  name: string | null;
-  rowId: string | null;
-  source: "row" | "managed" | "task";
-  taskRunId?: string;
-  wasRunning: boolean;
-};
+type Candidate = Omit<ForceIdleRun, "running">;
 
 const POLL_MS = 20;
-
-/**
- * A chat-recovery record of an incident the SDK had already closed (exhausted, failed, completed, skipped): clearing
- * it stops nothing. A record without a status the mixin can read ("unknown") is not known to be closed.
- */
-const closedBySdk = (r: { status: string }) => r.status !== "unknown" && !CHAT_RECOVERY_LIVE_STATUSES.has(r.status);
 
 /** The hook's answer in one shape. */
 function hookResult(r: ForceIdleHookResult | undefined | null): { cleared: string[]; incidentIds: string[] } {
@@ -45,26 +31,16 @@ function hookResult(r: ForceIdleHookResult | undefined | null): { cleared: strin
 /**
  * Force idle's work, in the order that stops the most: the agent's hook (in-memory turns), Tasks cancel,
  * cancelFiber, removal of every run row (so nothing is recovered), chat-recovery records; then a short wait
- * for what was aborted to settle, and a verdict per run. Returns `noop` when there was nothing to do.
+ * for what was aborted to settle, and each run as it is now (the client judges them: force-idle-verdicts.ts).
+ * Returns `noop` when there was nothing to do.
  */
-export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; output: Omit<ForceIdleOutput, "before" | "after" | "instance"> }> {
+export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; output: Omit<ForceIdleFacts, "before" | "after" | "instance"> }> {
   const { work: w, reason } = i;
   const why = `force idle: ${reason}`.slice(0, 500);
   const live = await readRuns(w);
   const managed = await liveManagedFibers(w);
   const tasks = await liveTaskRuns(w, 100);
   const records = i.before.chatRecoveryIncidents;
-  const empty = {
-    noop: true,
-    ended: [],
-    incidents: [],
-    alreadyClosed: [],
-    evicted: false,
-    notice: null,
-    abortedRuns: [],
-    cancelledFibers: [],
-    clearedIncidents: [],
-  };
   const submissions = await liveSubmissions(i.agent);
   if (
     i.before.status === "idle" &&
@@ -75,7 +51,7 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
     records.length === 0 &&
     submissions.length === 0
   ) {
-    return { noop: true, output: empty };
+    return { noop: true, output: { noop: true } };
   }
 
   // Which callbacks run in this instance now (a row without one was left by an eviction). Unknown: assume running.
@@ -151,50 +127,18 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
     if (running.length === 0 || Date.now() >= deadline) break;
     await scheduler.wait(POLL_MS);
   }
-  const evicted = (running.length > 0 || chat.stillRunning.length > 0) && i.evictToStop;
-  // A chat turn stopped by the eviction keeps its chat verdict (`why`), with how it was stopped.
-  const chatEnded: EndedRun[] = chat.ended.map((r) => (r.stopped || !evicted ? r : { ...r, stopped: true, how: "evicted" as const }));
-
-  const ended: EndedRun[] = [
-    ...chatEnded,
-    ...judged.map((c): EndedRun => {
-      const base = { kind: c.kind, runId: c.runId, ref: c.taskRunId ?? c.rowId ?? c.runId, name: c.name };
-      if (running.includes(c)) {
-        return evicted
-          ? { ...base, stopped: true, how: "evicted" as const, why: "evicted" as const }
-          : { ...base, stopped: false, how: "still_running" as const, why: "unstoppable" as const };
-      }
-      if (!c.wasRunning) {
-        return { ...base, stopped: true, how: "not_running" as const, why: c.source === "row" ? ("idle_row_removed" as const) : ("idle_cancelled" as const) };
-      }
-      if (c.source === "row") {
-        return i.hook
-          ? { ...base, stopped: true, how: "hook" as const, why: "hook" as const }
-          : { ...base, stopped: true, how: "not_running" as const, why: "ended_itself" as const };
-      }
-      return { ...base, stopped: true, how: "cancelled" as const, why: c.source === "task" ? ("tasks_cancelled" as const) : ("fiber_cancelled" as const) };
-    }),
-  ];
-
-  // What kept running is in `ended` (still_running, or evicted); the notice says why, as a code the console words.
-  const n = running.length + chat.stillRunning.length;
-  const notice: ForceIdleNotice | null =
-    n === 0 ? null : { code: "unstopped", cause: running.length === 0 ? "chat_not_ended" : i.hook ? "hook_did_not_stop" : "no_hook" };
-
+  const evicted = (running.length > 0 || chat.stuck > 0) && i.evictToStop;
   return {
     noop: false,
     output: {
       noop: false,
-      ended,
-      // Only what was open and this action closed: a record of an incident the SDK had already closed is removed too
-      // (nothing else would, for up to an hour), but it is reported apart, with the SDK's own word for it.
-      incidents: [
-        ...records.filter((r) => !closedBySdk(r)).map((r) => ({ incidentId: r.incidentId ?? r.key, kind: "chat" as const })),
-        ...hooked.incidentIds.map((id) => ({ incidentId: id, kind: "hook" as const })),
-      ],
-      alreadyClosed: records.filter(closedBySdk).map((r) => ({ incidentId: r.incidentId ?? r.key, status: r.status })),
+      // Each run as found and as it is now: the client judges how it ended (force-idle-verdicts.ts).
+      runs: judged.map((c) => ({ ...c, running: running.includes(c) })),
+      turns: chat.turns,
+      hook: i.hook !== null,
+      settleMs: i.settleMs,
+      hookIncidents: hooked.incidentIds,
       evicted,
-      notice,
       abortedRuns: live.runs.map((r) => r.id),
       cancelledFibers,
       clearedIncidents: [...keys, ...hooked.cleared],

@@ -229,10 +229,10 @@ export async function readStatus(
   derived: DerivedStatus | null,
 ): Promise<Omit<StatusOutput, "capabilities" | "eventsShippedThrough" | "recoveryPause" | "telemetry">> {
   const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
-  const schedules = rows<{ id: string; fn: string; time: number; running: number }>(
+  const schedules = rows<{ id: string; callback: string; time: number; running: number }>(
     w.sql,
-    `SELECT id, fn, time, running FROM cf_agents_jobs ORDER BY time, id LIMIT ${SCHEDULES_SHOWN}`,
-  ).map((j) => ({ id: j.id, callback: j.fn, time: j.time, running: j.running === 1 }));
+    `SELECT id, fn AS callback, time, running FROM cf_agents_jobs ORDER BY time, id LIMIT ${SCHEDULES_SHOWN}`,
+  ).map((j) => ({ ...j, running: j.running === 1 }));
   const pendingScheduleCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_jobs")[0]?.n ?? 0);
   // A runFiber callback still running in memory after its row was removed (force idle could not stop it) is
   // live work as much as a row is.

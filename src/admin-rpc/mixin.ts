@@ -7,11 +7,12 @@ import type {
   AdminHooks,
   AdminRpc,
   Capabilities,
-  ForceIdleOutput,
+  ForceIdleFacts,
   ListRunsOutput,
   PauseRecoveryOutput,
   ResumeRecoveryOutput,
   StatusOutput,
+  TriggerAlarmAnswer,
   TriggerAlarmOutput,
 } from "./contract.js";
 import { EVENT_PIPE, type EventPipe } from "./facts.js";
@@ -45,9 +46,8 @@ import {
 } from "./pause.js";
 import { ancestryPublisher, publishEvent } from "./publish.js";
 import { checkRecord, findRunRecords, recoveryBudgetRecords, residencyRecords, runRecords } from "./records.js";
-import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "./records-contract.js";
+import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecordsAnswer, RunRecords, VerifyRecordsAnswer } from "./records-contract.js";
 import { activeFiberIds } from "./sdk-layout.js";
-import { healthOf } from "./telemetry-health.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: mixins need an open constructor type.
 type AgentClass = abstract new (...args: any[]) => Agent<any, any>;
@@ -174,8 +174,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       // The opt-in outbox (withTelemetry sets EVENT_PIPE) numbers what it ships; an agent without it has none to report.
       const pipe = (this as { [EVENT_PIPE]?: EventPipe })[EVENT_PIPE];
       const shipped = pipe ? pipe.shippedThrough() : null;
-      // Its own counts of what it sent and what waits (the client validates them with the contract's schema).
-      const health = pipe ? healthOf(pipe.stats()) : null;
+      // Its own counts of what it sent and what waits, as it reports them: the client's schema (contract.ts
+      // telemetryHealth) picks the contract's fields and reads an older package's counts as "not reported".
+      const health = pipe ? (pipe.stats() as StatusOutput["telemetry"]) : null;
       return {
         ...s,
         capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length),
@@ -218,7 +219,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * that (a plain runFiber callback) is stopped by evicting the agent, or reported as not stopped (see
      * WithAdminRpcOptions.evictToStop). A second call finds nothing to do and says so.
      */
-    async adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleOutput>> {
+    async adminForceIdle(input: unknown): Promise<AdminResult<ForceIdleFacts>> {
       return checked(actionInput, input, async (parsed) => {
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "", { kind: "terminated", action: "force_idle" });
@@ -271,7 +272,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * Reads the agent back after an action, in one visit: its status and live runs, each run asked about by
      * its SDK id (a Tasks run id, a fiber id) as the SDK records it now (the client judges them), and the work running now.
      */
-    async adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecords>> {
+    async adminVerifyRecords(input: unknown): Promise<AdminResult<VerifyRecordsAnswer>> {
       return checked(verifyInput, input, async (parsed) => {
         const w = this.#work();
         const checks = [];
@@ -281,7 +282,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
     }
 
     /** What keeps the agent resident, as the SDK's records (the client's residency.ts answers from them). Read-only, so not audited. */
-    async adminResidencyRecords(): Promise<AdminResult<ResidencyRecords>> {
+    async adminResidencyRecords(): Promise<AdminResult<ResidencyRecordsAnswer>> {
       return guarded(async () => ok(await residencyRecords(this, this.#work(), { instance: this.#instance, bornAt: this.#bornAt })));
     }
 
@@ -378,14 +379,15 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      * started now would wait for it and run it a second time, so it is not started (`busy`, naming what holds
      * it); otherwise it gets `alarmBudgetMs` before the answer says it is still running (it goes on).
      */
-    async adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmOutput>> {
+    async adminTriggerAlarm(input: unknown): Promise<AdminResult<TriggerAlarmAnswer>> {
       return checked(actionInput, input, async () => {
         const w = this.#work();
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "", { kind: "terminated", action: "trigger_alarm" });
         const busy = await readBusy(w, this.#bornAt);
         const base = { busy, budgetMs: alarmBudgetMs, instance: this.#instance, before };
-        if (busy.some((b) => b.holdsAlarm)) return ok({ ...base, outcome: "busy", after: before, recoveredRuns: [], recoveryEvents: [] });
+        // A queued or scheduled callback the alarm loop runs holds the alarm (see the method comment).
+        if (busy.jobs.length > 0) return ok({ ...base, outcome: "busy", after: before, recoveredRuns: [], recoveryEvents: [] });
         const runsBefore = (await readRuns(w)).runs.map((r) => r.id);
         const outcome = await this.#alarmWithinBudget("triggered");
         if (outcome !== "ran" && outcome !== "still_running") return unavailable(outcome);

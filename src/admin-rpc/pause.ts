@@ -1,6 +1,7 @@
 import type { Agent } from "agents";
 import type { PauseState, RecoveryPause } from "./contract.js";
 import { fiberIncidentId, RECOVERY_PAUSED_MARK } from "./facts.js";
+import { publishEvent } from "./publish.js";
 import { activeFiberIds } from "./sdk-layout.js";
 
 /**
@@ -116,28 +117,27 @@ export function composeChatRecovery(agent: Agent, onDecline: (ctx: ChatRecoveryC
   return true;
 }
 
-/** Reports a chat recovery the pause declined through the agent's telemetry, when it has ours: the turn's ids and the SDK's attempt. */
+/**
+ * Reports a chat recovery the pause declined (the SDK's `chat:recovery:skipped` does not say why): the turn's ids and
+ * the SDK's attempt, through the publishing helper (publish.ts: the agent's diagnostics channel, or its outbox).
+ */
 export function recordChatDecline(agent: Agent, ctx: ChatRecoveryCtx, pause: RecoveryPause): void {
-  const t = (agent as { telemetry?: { record?: (type: string, payload: unknown, corr: unknown) => unknown } }).telemetry;
   const fiberName = (agent.constructor as { CHAT_FIBER_NAME?: unknown }).CHAT_FIBER_NAME;
-  try {
-    t?.record?.(
-      "recovery.skipped_paused",
-      {
-        kind: "chat_turn",
-        fiberName: `${typeof fiberName === "string" ? fiberName : "chat turn"}:${ctx.requestId}`.slice(0, 200),
-        decision: "declined",
-        attempt: ctx.attempt,
-        recoveryKind: ctx.recoveryKind,
-        reason: pause.reason.slice(0, 2000),
-        until: pause.until,
-      },
-      // The user's turn (the console keys a chat turn by its recovery root) and the SDK's own incident id.
-      { requestId: ctx.recoveryRootRequestId.slice(0, 200), incidentId: ctx.incidentId },
-    );
-  } catch {
-    /* telemetry never fails a recovery */
-  }
+  publishEvent(
+    agent,
+    "recovery.skipped_paused",
+    {
+      kind: "chat_turn",
+      fiberName: `${typeof fiberName === "string" ? fiberName : "chat turn"}:${ctx.requestId}`.slice(0, 200),
+      decision: "declined",
+      attempt: ctx.attempt,
+      recoveryKind: ctx.recoveryKind,
+      reason: pause.reason.slice(0, 2000),
+      until: pause.until,
+    },
+    // The user's turn (the console keys a chat turn by its recovery root) and the SDK's own incident id.
+    { requestId: ctx.recoveryRootRequestId.slice(0, 200), incidentId: ctx.incidentId },
+  );
 }
 
 /**
@@ -166,19 +166,15 @@ export async function recoverHeld(agent: Agent, held: string[]): Promise<string[
   return settled;
 }
 
-/** Reports a held-back recovery of a managed fiber through the agent's telemetry, when it has ours (a runFiber's is the SDK's own event). */
+/**
+ * Reports a held-back recovery of a managed fiber through the publishing helper (a runFiber's is the SDK's own
+ * `fiber:recovery:failed`, which the console reads as held by the pause).
+ */
 export function recordSkip(agent: Agent, ctx: FiberCtx, pause: RecoveryPause): void {
-  const t = (
-    agent as { telemetry?: { source?: { agentClass: string; agentName: string }; record?: (type: string, payload: unknown, corr: unknown) => unknown } }
-  ).telemetry;
-  try {
-    if (!t?.record || !t.source) return;
-    t.record(
-      "recovery.skipped_paused",
-      { kind: "managed_fiber", fiberName: ctx.name.slice(0, 200), decision: "held", reason: pause.reason.slice(0, 2000), until: pause.until },
-      { fiberId: ctx.id, incidentId: fiberIncidentId(t.source.agentClass, t.source.agentName, ctx.id) },
-    );
-  } catch {
-    /* telemetry never fails a recovery */
-  }
+  publishEvent(
+    agent,
+    "recovery.skipped_paused",
+    { kind: "managed_fiber", fiberName: ctx.name.slice(0, 200), decision: "held", reason: pause.reason.slice(0, 2000), until: pause.until },
+    { fiberId: ctx.id, incidentId: fiberIncidentId(agent.constructor.name, agent.name, ctx.id) },
+  );
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { busyWork, listRunsOutput, statusOutput } from "./contract.js";
+import { busyList, listRunsOutput, statusOutput } from "./contract.js";
 
 /**
  * The SDK's own records, as the agent answers the read-only reads since contract 7 (find runs, residency, the
@@ -124,11 +124,13 @@ export const residencyRecords = z.object({
   nextAlarm: z.number().nullable(),
   /** How many connections are open, and the first 20 ids. */
   connections: z.object({ count: z.number().int(), ids: z.array(z.string()) }),
-  work: z.array(busyWork),
+  work: busyList,
   /** How many Tasks runs are pending or waiting, and the statuses of the managed fibers pending or interrupted. */
   parked: z.object({ tasks: z.number().int(), fibers: z.array(z.string()) }),
 });
 export type ResidencyRecords = z.infer<typeof residencyRecords>;
+/** What the agent answers: its running work as records (contract.ts BusyRecords) from contract 10. */
+export type ResidencyRecordsAnswer = z.input<typeof residencyRecords>;
 
 /**
  * One run read back by its SDK id: Think's submission, else the Tasks run, else the managed fiber, else its run
@@ -150,9 +152,11 @@ export const verifyRecords = z.object({
   status: statusOutput,
   runs: listRunsOutput,
   checks: z.array(checkRecord),
-  busy: z.array(busyWork),
+  busy: busyList,
 });
 export type VerifyRecords = z.infer<typeof verifyRecords>;
+/** What the agent answers: its running work as records (contract.ts BusyRecords) from contract 10. */
+export type VerifyRecordsAnswer = z.input<typeof verifyRecords>;
 
 /**
  * adminRecoveryBudgetRecords: the chat-recovery bounds the SDK resolved for the agent (`_resolveChatRecoveryConfig`,

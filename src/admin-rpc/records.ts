@@ -7,7 +7,7 @@ import type {
   FindRunRecords,
   FoundRecord,
   RecoveryBudgetRecords,
-  ResidencyRecords,
+  ResidencyRecordsAnswer,
   RunRecords,
   RunRowRecord,
   TaskWithStep,
@@ -80,7 +80,7 @@ export async function residencyRecords(
   agent: Agent<any, any>,
   w: AgentWork,
   self: { instance: string; bornAt: number },
-): Promise<ResidencyRecords> {
+): Promise<ResidencyRecordsAnswer> {
   const schedules = await agent.listSchedules();
   const connections = [...agent.getConnections()];
   return {

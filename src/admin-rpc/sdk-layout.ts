@@ -105,13 +105,14 @@ export function taskCurrentStep(sql: SqlStorage, runId: string): string | null {
  * unfinished step, else the one it last touched (for a failed run, the step that failed). Null without steps.
  */
 export function taskStepAt(sql: SqlStorage, runId: string): { name: string; state: string } | null {
-  const [row] = sdkRows<{ step_name: string; state: string }>(
-    sql,
-    `SELECT step_name, state FROM cf_agents_task_steps WHERE run_id = ?
+  return (
+    sdkRows<{ name: string; state: string }>(
+      sql,
+      `SELECT step_name AS name, state FROM cf_agents_task_steps WHERE run_id = ?
      ORDER BY CASE WHEN state IN ('running', 'waiting') THEN 0 ELSE 1 END, updated_at DESC LIMIT 1`,
-    runId,
+      runId,
+    )[0] ?? null
   );
-  return row ? { name: row.step_name, state: row.state } : null;
 }
 
 /**
@@ -146,12 +147,13 @@ export const ALARM_LOOP_JOB_OWNERS = { queue: "queued_callback", scheduler: "sch
  * that died mid-callback (nothing runs it any more) does not count.
  */
 export function runningAlarmJobs(sql: SqlStorage, since: number): { id: string; owner: keyof typeof ALARM_LOOP_JOB_OWNERS; fn: string; startedAt: number }[] {
-  return sdkRows<{ id: string; capability: string; fn: string; started: number }>(
+  // Named in the query as the caller reads them: no reshaping in the agent.
+  return sdkRows<{ id: string; owner: keyof typeof ALARM_LOOP_JOB_OWNERS; fn: string; startedAt: number }>(
     sql,
-    `SELECT id, capability, fn, execution_started_at AS started FROM cf_agents_jobs
+    `SELECT id, capability AS owner, fn, execution_started_at AS startedAt FROM cf_agents_jobs
      WHERE running = 1 AND capability IN ('queue', 'scheduler') AND execution_started_at >= ? ORDER BY execution_started_at, id LIMIT 50`,
     since,
-  ).map((r) => ({ id: r.id, owner: r.capability as keyof typeof ALARM_LOOP_JOB_OWNERS, fn: r.fn, startedAt: r.started }));
+  );
 }
 
 /** The id of the job row that carries the keepAlive heartbeat (`HOST_JOB_KEEP_ALIVE_ID`, agents 0.32). */

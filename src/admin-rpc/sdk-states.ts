@@ -42,7 +42,11 @@ export const INCIDENT_OVERLAYS = ["force_idled", "ended_unreported"] as const;
 export type IncidentOverlay = (typeof INCIDENT_OVERLAYS)[number];
 
 /** An incident's status as the console shows it: the SDK's word, or the overlay while the SDK's word is open. */
-export const INCIDENT_STATUSES = [...SDK_INCIDENT_STATUSES, ...INCIDENT_OVERLAYS] as const;
+// A pure call, not a spread: an agent's bundle, which never reads it, leaves it (and both lists) out.
+export const INCIDENT_STATUSES = /* @__PURE__ */ SDK_INCIDENT_STATUSES.concat(INCIDENT_OVERLAYS as never) as unknown as readonly [
+  ...typeof SDK_INCIDENT_STATUSES,
+  ...typeof INCIDENT_OVERLAYS,
+];
 export type IncidentStatus = (typeof INCIDENT_STATUSES)[number];
 
 /** A state translated: either an outcome (the run ended) or a phase (it is live), never both. */

@@ -160,6 +160,8 @@ export const AGENT_PUBLISHED_TYPES: ReadonlySet<string> = new Set([
   "op.ambiguous",
   "op.resolved",
   "model.usage",
+  // A recovery the operator's pause held back (a managed fiber) or declined (a chat turn): the admin mixin reports it.
+  "recovery.skipped_paused",
   "backup.created",
   "backup.restored",
   "backup.expired",

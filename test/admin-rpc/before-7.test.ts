@@ -2,9 +2,17 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
-import type { AdminResult } from "../../src/admin-rpc/contract";
+import { type AdminResult, verifyOutput } from "../../src/admin-rpc/contract";
 import { foundRunsOf } from "../../src/admin-rpc/find-runs";
-import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecords, RunRecords, VerifyRecords } from "../../src/admin-rpc/records-contract";
+import {
+  type FindRunRecords,
+  type RecoveryBudgetRecords,
+  type ResidencyRecordsAnswer,
+  type RunRecords,
+  residencyRecords,
+  type VerifyRecordsAnswer,
+  verifyRecords,
+} from "../../src/admin-rpc/records-contract";
 import { budgetOf } from "../../src/admin-rpc/recovery-budget";
 import { residencyOf } from "../../src/admin-rpc/residency";
 import { verifyOutputOf } from "../../src/admin-rpc/run-check";
@@ -56,7 +64,8 @@ describe("a console and an agent on the previous package version", () => {
     expect(old.ok).toBe(true);
     if (!old.ok) return;
     expect(old.value.schedules).toHaveLength(1);
-    const now = residencyOf(await records<ResidencyRecords>(stub as never, AlarmLoopAgent.prototype.adminResidencyRecords));
+    // Read as the client reads them: through the records' schema (the running work arrives as records, contract 10).
+    const now = residencyOf(residencyRecords.parse(await records<ResidencyRecordsAnswer>(stub as never, AlarmLoopAgent.prototype.adminResidencyRecords)));
     // Only when it was read, and which instance answered (the previous mixin numbers its own), may differ.
     const { readAt: _a, instance: _i, ...rest } = old.value;
     const { readAt: _b, instance: _j, ...same } = now;
@@ -78,10 +87,11 @@ describe("a console and an agent on the previous package version", () => {
 
     const input = { ids: [hanging, done, "never_was"] };
     const old = await runInDurableObject(stub as never, (agent: Before7TaskAgent) => agent.adminVerify(input));
-    const now = verifyOutputOf(await records<VerifyRecords>(stub as never, TruthTaskAgent.prototype.adminVerifyRecords, input));
+    const now = verifyOutputOf(verifyRecords.parse(await records<VerifyRecordsAnswer>(stub as never, TruthTaskAgent.prototype.adminVerifyRecords, input)));
     expect(old.ok).toBe(true);
     if (!old.ok) return;
-    const { instance: _i, ...rest } = old.value as typeof now;
+    // Both read as the client reads them, through their schemas.
+    const { instance: _i, ...rest } = verifyOutput.parse(old.value);
     const { instance: _j, ...same } = now;
     expect(rest).toEqual(same);
   });

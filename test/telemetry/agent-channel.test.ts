@@ -1,7 +1,9 @@
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { AGENT_CHANNEL, PARENT_MESSAGE_TYPE } from "@agent-oncall/admin-rpc/facts";
 import { parseEvent } from "@agent-oncall/telemetry";
 import { captureFromTail, type TailItem } from "@agent-oncall/telemetry/tail";
 import { describe, expect, it } from "vitest";
+import { recordSkip } from "../../src/admin-rpc/pause";
 
 /**
  * What an agent publishes on its own diagnostics channel (the admin package's helper, src/admin-rpc/publish.ts), as a
@@ -96,5 +98,32 @@ describe("the agent's own channel at the tail", () => {
     });
     expect(captureFromTail([item([ours("not an object")])]).losses[0]!.key).toBe(c.losses[0]!.key);
     expect(new Set(c.losses.map((l) => l.key)).size).toBe(5);
+  });
+
+  it("takes the admin mixin's report of a recovery its pause held back, as the console's recovery.skipped_paused", () => {
+    // What the mixin publishes (pause.ts recordSkip through publish.ts), caught on the channel as the runtime would forward it.
+    const seen: unknown[] = [];
+    const take = (m: unknown) => seen.push(m);
+    subscribe(AGENT_CHANNEL, take);
+    try {
+      class PausedAgent {
+        readonly name = "p-1";
+      }
+      const pause = { reason: "retries run up the bill", pausedAt: T, until: T + 3_600_000, skipped: 1, held: ["fib-1"], active: true };
+      recordSkip(new PausedAgent() as never, { id: "fib-1", name: "import", status: "interrupted" } as never, pause);
+    } finally {
+      unsubscribe(AGENT_CHANNEL, take);
+    }
+    expect(seen).toHaveLength(1);
+    const c = captureFromTail([item(seen.map((m) => ours(m)))]);
+    expect(c.losses).toEqual([]);
+    expect(c.events.map((e) => [e.type, e.source, e.corr, e.payload])).toEqual([
+      [
+        "recovery.skipped_paused",
+        { agentClass: "PausedAgent", agentName: "p-1" },
+        { fiberId: "fib-1", incidentId: "fiber:PausedAgent/p-1/fib-1" },
+        { kind: "managed_fiber", fiberName: "import", decision: "held", reason: "retries run up the bill", until: T + 3_600_000 },
+      ],
+    ]);
   });
 });
