@@ -22,6 +22,12 @@ export function isInternalSdkName(name: string): boolean {
 const CHAT_TURN_PREFIX = `${CHAT_TURN_NAME}:`;
 
 /**
+ * The Tasks definition the SDK queues a chat recovery on (agents 0.32 `CHAT_RECOVERY_TASK_NAME`, both chat classes):
+ * a top-level AIChatAgent's recovery run is the chat-turn carrier accepted inside its attempt (tail-chat-turns.ts).
+ */
+export const CHAT_RECOVERY_TASK_NAME = "__cf_internal_chat_recovery";
+
+/**
  * What a fiber's name and `managed` flag say about the run it is: the SDK's internal chat-turn fiber is the
  * chat turn named by its request id; anything else is a fiber, managed when the SDK says so.
  */

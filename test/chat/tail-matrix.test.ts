@@ -31,8 +31,11 @@ import { publishEnvTeamKeys } from "../worker/access-tokens";
  * work as the agent sees it, and a recovery spans several of them, as it spans invocations in production: the
  * console must fold a turn's attempts across items, never within one only.
  *
- * Not here: AIChatAgent at the top level. Its turns publish no request id on the tail (its carrier Task is
- * `chat_<nonce>` and `message:response` is empty), so the tail path cannot name its turns; see docs/capture.md.
+ * A plain top-level AIChatAgent publishes no request id for its turns (its carrier Task is `chat_<nonce>` and
+ * `message:response` is empty): the console names its turn by the carrier of the turn's first run
+ * (src/telemetry/tail-chat-turns.ts). Its rows take that name from the SDK's own record of the carrier (the running
+ * Tasks run whose metadata names the request, read by the fixture while the model is called), and the rest from
+ * the same records as Think's rows.
  */
 
 const tail = listenLikeATail(TAIL_CHANNELS);
@@ -67,7 +70,11 @@ type Subject = {
   agentClass: string;
   /** The console's key name: a sub-agent's ancestry where its Worker publishes it (docs/capture.md). */
   agentName: string;
-  turns: { id: string; userMessageId: string; returned?: string }[];
+  /**
+   * `id`: the console's run id (the request id, or for a top-level AIChatAgent the carrier Task of the turn's first
+   * run); `requestId` where it differs: the SDK's request id of that first run.
+   */
+  turns: { id: string; requestId?: string; userMessageId: string; returned?: string }[];
   recovered: boolean;
   records: SdkRecoveryRecord[];
   calls: ModelCall[];
@@ -100,6 +107,11 @@ type ThinkStub = {
 
 const hub = async (name: string) => (await getAgentByName(env.TailChatHub as never, name)) as unknown as HubStub;
 const think = async (name: string) => (await getAgentByName(env.TailThinkChat as never, name)) as unknown as ThinkStub;
+type AiChatStub = Omit<ThinkStub, "sendAndStream"> & {
+  sendAndStream(text: string): Promise<{ streamed: boolean; userMessageId: string }>;
+  carriers(): Promise<{ requestId: string; runId: string }[]>;
+};
+const aiChat = async (name: string) => (await getAgentByName(env.TailAiChat as never, name)) as unknown as AiChatStub;
 const settledRecords = (rs: SdkRecoveryRecord[]) => rs.every((r) => ["exhausted", "failed", "skipped"].includes(r.status));
 
 /** Polls until `done` holds (as on a quiet machine; test/patience.ts allows more), delivering each step's messages. */
@@ -204,6 +216,39 @@ async function driveThink(fault: Fault, name: string): Promise<Subject> {
   return { agentClass: "TailThinkChat", agentName: name, turns: [turn], recovered: fault !== "none", records: await b.recoveryRecords(), calls };
 }
 
+/** One turn of a plain top-level AIChatAgent, meeting `fault`. */
+async function driveAiChat(fault: Fault, name: string): Promise<Subject> {
+  const { steps, policy } = SCRIPTS[fault];
+  const a = await aiChat(name);
+  await a.setPolicy(policy);
+  await a.setScript(steps);
+  await deliver();
+  const turn: Subject["turns"][number] = { id: "", userMessageId: "" };
+  if (fault === "abort") {
+    turn.userMessageId = (await a.sendAndStream("what is the answer?")).userMessageId;
+    await deliver();
+    await a.evict().catch(() => {});
+    await deliver();
+  } else {
+    const r = await a.send("status?");
+    Object.assign(turn, { requestId: r.requestId, userMessageId: r.userMessageId, returned: r.status });
+    await deliver();
+  }
+  if (fault !== "none") {
+    await untilSettled(async () => {
+      const b = await aiChat(name);
+      await runDurableObjectAlarm(b as never).catch(() => {});
+      return (await b.sdkLive()) === 0 && settledRecords(await b.recoveryRecords());
+    });
+  }
+  const b = await aiChat(name);
+  const calls = await b.modelCalls();
+  turn.requestId ||= calls[0]!.requestId!;
+  const carrier = (await b.carriers()).find((c) => c.requestId === turn.requestId);
+  turn.id = carrier?.runId ?? `(no carrier recorded for ${turn.requestId})`;
+  return { agentClass: "TailAiChat", agentName: name, turns: [turn], recovered: fault !== "none", records: await b.recoveryRecords(), calls };
+}
+
 /**
  * How many times the SDK ran each user turn: the scripted model's calls (each run calls it once). A user turn's first
  * call carries its own request id; its recovery turns' calls follow it until the next user turn's.
@@ -212,7 +257,8 @@ function runsOf(calls: ModelCall[], turns: Subject["turns"]): Record<string, num
   const out: Record<string, number> = {};
   let current: string | null = null;
   for (const c of calls) {
-    if (turns.some((t) => t.id === c.requestId)) current = c.requestId;
+    const t = turns.find((t) => (t.requestId ?? t.id) === c.requestId);
+    if (t) current = t.id;
     if (current) out[current] = (out[current] ?? 0) + 1;
   }
   return out;
@@ -233,7 +279,8 @@ function sdkSide(s: Subject): View & { incidentIds: Record<string, string>; atte
     attemptEvents: 0,
   };
   for (const t of s.turns) {
-    const record = s.records.find((r) => (r.recoveryRootRequestId ?? r.requestId) === t.id) ?? null;
+    const requestId = t.requestId ?? t.id;
+    const record = s.records.find((r) => (r.recoveryRootRequestId ?? r.requestId) === requestId) ?? null;
     const byRecord = record ? recoveryRecordExpected(record) : null;
     const word = t.returned && !s.recovered ? t.returned : s.recovered && !record ? "completed" : undefined;
     // Force idle evicted the turn: the SDK keeps no record of it afterwards (no fiber row, no result, no recovery
@@ -247,7 +294,7 @@ function sdkSide(s: Subject): View & { incidentIds: Record<string, string>; atte
       view.incidentIds[t.id] = record.incidentId;
     } else if (s.recovered) {
       view.incidents[t.id] = { status: "recovered" };
-      view.incidentIds[t.id] = `${t.id}:${t.userMessageId}`;
+      view.incidentIds[t.id] = `${requestId}:${t.userMessageId}`;
     }
     // One recovery attempt per run the SDK interrupted (evicted or stalled): every run but one that completed.
     if (s.recovered) view.attemptEvents += runs - (status === "completed" ? 1 : 0);
@@ -303,6 +350,10 @@ describe("truth matrix, chat rows captured by the tail: the console shows what t
     ...(["none", "abort", "stalls"] as const).map((fault) => ({
       name: `tail: think chat turn × ${fault}`,
       drive: () => driveThink(fault, `tail-think-${fault}-${uid()}`),
+    })),
+    ...(["none", "abort", "stalls"] as const).map((fault) => ({
+      name: `tail: AIChatAgent chat turn × ${fault}`,
+      drive: () => driveAiChat(fault, `tail-aichat-${fault}-${uid()}`),
     })),
   ];
   for (const row of rows) {
