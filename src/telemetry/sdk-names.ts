@@ -1,4 +1,4 @@
-import { CHAT_TURN_NAME } from "@agent-oncall/admin-rpc/facts";
+import { CHAT_RECOVERY_TASK_NAME, CHAT_TURN_NAME } from "@agent-oncall/admin-rpc/facts";
 import type { RunKind } from "./constants.js";
 
 /**
@@ -7,7 +7,8 @@ import type { RunKind } from "./constants.js";
  */
 
 /** The SDK's internal chat-turn name (one owner: the admin package's facts, whose SDK reads need it too). */
-export { CHAT_TURN_NAME };
+/** The SDK's chat recovery Task definition (one owner: the admin package's facts, as for the chat-turn name). */
+export { CHAT_RECOVERY_TASK_NAME, CHAT_TURN_NAME };
 
 /** The prefix the SDK reserves for its own Tasks definitions and fiber names (agents 0.32, Think, AIChatAgent). */
 const INTERNAL_SDK_PREFIX = "__cf_internal_";
@@ -20,12 +21,6 @@ export function isInternalSdkName(name: string): boolean {
   return name.startsWith(INTERNAL_SDK_PREFIX);
 }
 const CHAT_TURN_PREFIX = `${CHAT_TURN_NAME}:`;
-
-/**
- * The Tasks definition the SDK queues a chat recovery on (agents 0.32 `CHAT_RECOVERY_TASK_NAME`, both chat classes):
- * a top-level AIChatAgent's recovery run is the chat-turn carrier accepted inside its attempt (tail-chat-turns.ts).
- */
-export const CHAT_RECOVERY_TASK_NAME = "__cf_internal_chat_recovery";
 
 /**
  * What a fiber's name and `managed` flag say about the run it is: the SDK's internal chat-turn fiber is the
