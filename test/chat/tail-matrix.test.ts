@@ -17,6 +17,7 @@ import { CHAT_TURN_EXPECTED, expectedFor, recoveryRecordExpected } from "../trut
 import { consoleView, type OverviewFigures, overviewFigures, type View } from "../truth/observe";
 import { settle } from "../truth/settle";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
+import { call } from "../worker/routes/harness";
 
 /**
  * The chat rows of the truth matrix on agents captured by the TAIL alone (issue 34): plain Think agents and Think
@@ -315,6 +316,14 @@ async function attemptEvents(): Promise<number> {
 
 const results: { name: string; cells: Cell[] }[] = [];
 
+/** The run an incident's page links as its chat turn (its JSON's request id), or null. */
+async function incidentTurn(s: Subject, incidentId: string): Promise<string | null> {
+  const owner = `agentClass=${encodeURIComponent(s.agentClass)}&agentName=${encodeURIComponent(s.agentName)}`;
+  const res = await call(`/incidents/${encodeURIComponent(incidentId)}?${owner}`, { as: "viewer", headers: { Accept: "application/json" } });
+  if (!res.ok) return null;
+  return ((await res.json()) as { incident: { requestId: string | null } }).incident.requestId;
+}
+
 /** Settles, reads both sides and compares them field by field. */
 async function compare(name: string, s: Subject, before: OverviewFigures, attemptsBefore: number): Promise<Cell[]> {
   await settle(s, { reconcile: false });
@@ -325,6 +334,11 @@ async function compare(name: string, s: Subject, before: OverviewFigures, attemp
     ...compareViews(sdk, shown),
     { field: "overview.recoveryAttempts", sdk: sdk.attemptEvents, console: attempts, verdict: sdk.attemptEvents === attempts ? "agree" : "DISAGREE" },
   ];
+  // Each recovery incident links to the user turn it recovers (its page's "chat turn"): the run the turn is shown as.
+  for (const [runId, incidentId] of Object.entries(sdk.incidentIds)) {
+    const linked = await incidentTurn(s, incidentId);
+    cells.push({ field: "incident.turn", sdk: runId, console: linked, verdict: linked === runId ? "agree" : "DISAGREE" });
+  }
   results.push({ name, cells });
   return cells;
 }
