@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ATTEMPT_EVENT_TYPES } from "../../src/store/read-models/incidents";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { Env } from "../../worker/env";
+import { reconcileAgent } from "../../worker/reconcile/agent";
 import { handleTail } from "../../worker/tail";
 import { listenLikeATail, TAIL_CHANNELS } from "../diagnostics-tail";
 import type { SdkRecoveryRecord } from "../fixtures/chat-agents";
@@ -112,7 +113,8 @@ type AiChatStub = Omit<ThinkStub, "sendAndStream"> & {
   sendAndStream(text: string): Promise<{ streamed: boolean; userMessageId: string }>;
   carriers(): Promise<{ requestId: string; runId: string }[]>;
 };
-const aiChat = async (name: string) => (await getAgentByName(env.TailAiChat as never, name)) as unknown as AiChatStub;
+const aiChat = async (name: string, cls: "TailAiChat" | "TailAdminAiChat" = "TailAiChat") =>
+  (await getAgentByName(env[cls] as never, name)) as unknown as AiChatStub & { results(): Promise<{ requestId: string; status: string }[]> };
 const settledRecords = (rs: SdkRecoveryRecord[]) => rs.every((r) => ["exhausted", "failed", "skipped"].includes(r.status));
 
 /** Polls until `done` holds (as on a quiet machine; test/patience.ts allows more), delivering each step's messages. */
@@ -425,5 +427,47 @@ describe("truth matrix, chat rows captured by the tail: the console shows what t
       .bind(`%${helper}`)
       .all<{ agent_name: string }>();
     expect(agents.results.map((r) => r.agent_name)).toEqual([helper]);
+  });
+
+  it("tail + admin mixin: reconciling a top-level AIChatAgent mid-turn keeps its turn one run, named by its carrier", {
+    timeout: patient(90_000),
+  }, async () => {
+    // The admin side knows a live turn by its request id (the carrier's metadata), the tail by its carrier: asking
+    // the agent mid-turn must neither close the carrier-named run nor add a second run under the request id.
+    const name = `tail-aichat-admin-${uid()}`;
+    const target = { agentClass: "TailAdminAiChat", agentName: name };
+    const before = await overviewFigures();
+    const attemptsBefore = await attemptEvents();
+    const a = await aiChat(name, "TailAdminAiChat");
+    await a.setScript([{ kind: "text", chunks: Array.from({ length: 20 }, (_, i) => `word${i} `), delayMs: 100 }]);
+    const { userMessageId } = await a.sendAndStream("write the report");
+    await deliver();
+    await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [target.agentClass, target.agentName], (rs) => rs.length === 1);
+    const [carrier] = await a.carriers();
+    await settle(target, { reconcile: false });
+    await reconcileAgent(env as Env, target, { now: Date.now() + 1, minAgeMs: 0 });
+    await settle(target, { reconcile: false });
+    const midTurn = await env.DB.prepare("SELECT fiber_id AS id, outcome FROM runs WHERE agent_class = ? AND agent_name = ?")
+      .bind(target.agentClass, target.agentName)
+      .all<{ id: string; outcome: string | null }>();
+    expect(midTurn.results, "mid-turn: one run, the carrier's, still open").toEqual([{ id: carrier!.runId, outcome: null }]);
+    await untilSettled(async () => (await (await aiChat(name, "TailAdminAiChat")).results()).length > 0);
+    const b = await aiChat(name, "TailAdminAiChat");
+    const [result] = await b.results();
+    await deliver();
+    await settle(target);
+    const s: Subject = {
+      agentClass: target.agentClass,
+      agentName: name,
+      turns: [{ id: carrier!.runId, requestId: carrier!.requestId, userMessageId, returned: result!.status }],
+      recovered: false,
+      records: await b.recoveryRecords(),
+      calls: await b.modelCalls(),
+    };
+    const cells = await compare("tail + admin mixin: AIChatAgent reconciled mid-turn", s, before, attemptsBefore);
+    expect(
+      cells.filter((c) => c.verdict === "DISAGREE"),
+      scenarioTable("AIChatAgent reconciled mid-turn", cells),
+    ).toEqual([]);
   });
 });
