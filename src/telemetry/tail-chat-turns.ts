@@ -40,6 +40,9 @@ import { capText } from "./sdk-payloads.js";
  *   `message:response` (status `completed`: the SDK publishes it for an aborted stream too, so an abort reads
  *   completed here), else `unknown`; `recovering` / `sealed` as for any turn.
  *
+ * Only carriers whose acceptance this isolate saw are taken for runs: a carrier's later events alone read the same for
+ * a Think turn replayed after the tail isolate was replaced, so they are left as they were.
+ *
  * What it knows lives in the console's tail isolate: the messages of one recovery can span invocations (a recovery
  * scheduled in one, its turn run in the next), so a tail isolate replaced between them leaves that recovery turn
  * unlinked; it then shows as a chat turn of its own, named by its own request id.
@@ -73,6 +76,8 @@ export class TailChatTurns {
   readonly #sealed = new BoundedMap<true>(MAX_TRACKED);
   /** agent → true once it published `chat:turn:start` (Think): its carriers say nothing its turn events do not. */
   readonly #native = new BoundedMap<true>(MAX_TRACKED);
+  /** agent + carrier: AIChatAgent carriers whose acceptance was seen here (only those are taken for turn runs). */
+  readonly #aiCarriers = new BoundedMap<true>(MAX_TRACKED);
   /** agent → the AIChatAgent carrier whose attempt runs now (the SDK runs an agent's turns one at a time). */
   readonly #current = new BoundedMap<string>(MAX_TRACKED);
   /** agent → the chat recovery Task whose attempt runs now: a carrier accepted inside it is a recovery run. */
@@ -173,8 +178,12 @@ export class TailChatTurns {
     const said = e.type === "task.accepted" || e.type === "task.attempt.started" || e.type === "task.completed";
     if (this.#native.has(agent) || !carrier) return !said;
     const key = `${agent}\0${carrier}`;
+    // A carrier whose acceptance this isolate never saw may be anyone's (a Think turn's replay after the tail isolate
+    // was replaced reads the same): it is left as it was, never taken for a turn.
+    if (e.type !== "task.accepted" && !this.#aiCarriers.has(key)) return !said;
     e.corr.requestId = carrier;
     if (e.type === "task.accepted") {
+      this.#aiCarriers.set(key, true);
       const root = this.#inRecovery.has(agent) ? this.#pending.get(agent) : undefined;
       if (root && root !== carrier) {
         this.#root.set(key, root);
@@ -191,6 +200,7 @@ export class TailChatTurns {
     if (root !== carrier) p.rootRequestId = root;
     const ends = e.type === "task.completed" || e.type === "task.failed" || e.type === "task.cancelled";
     if (ends && this.#current.get(agent) === carrier) this.#current.delete(agent);
+    if (ends) this.#aiCarriers.delete(key);
     const sealed = this.#sealed.has(`${agent}\0${root}`);
     if (e.type !== "task.completed") return !(ends && sealed);
     const word = this.#said.get(key);

@@ -21,8 +21,8 @@ import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { call } from "../worker/routes/harness";
 
 /**
- * The chat rows of the truth matrix on agents captured by the TAIL alone (issue 34): plain Think agents and Think
- * sub-agents with no telemetry package of ours (test/fixtures/tail-chat-agents.ts). What reaches the console is what
+ * The chat rows of the truth matrix on agents captured by the TAIL alone (issue 34): plain Think and AIChatAgent
+ * agents and Think sub-agents with no telemetry package of ours (test/fixtures/tail-chat-agents.ts). What reaches the console is what
  * the SDK publishes on every `agents:*` diagnostics channel, heard here as it is published and handed to the
  * console's tail handler (worker/tail.ts) with the real Queue and ingest. The console's JSON is then compared with
  * the SDK's own records (recovery records, what `saveMessages` returned, the scripted model's calls), through the

@@ -288,6 +288,25 @@ describe("tail chat turns: a top-level AIChatAgent's turn is its carrier Task", 
     expect(of(events, "task.accepted", "chat_U")[0]).not.toHaveProperty("rootRequestId");
   });
 
+  it("a carrier whose acceptance this isolate never saw is not taken for a turn (a Think turn replayed after the tail isolate was replaced)", () => {
+    const turns = new TailChatTurns();
+    const { events } = captureFromTail(
+      [
+        item("Think", "t", [
+          carrier("attempt:interrupted", "chat_X", { attempt: 1, step: "model-turn" }),
+          carrier("attempt:started", "chat_X", { attempt: 2 }),
+          recovery("detected", "u1", "u1"),
+          recovery("scheduled", "u1", "u1"),
+          carrier("completed", "chat_X"),
+        ]),
+      ],
+      { turns },
+    );
+    expect(events.map((e) => e.type)).toEqual(["task.attempt.interrupted", "chat.recovery.detected", "chat.recovery.scheduled"]);
+    expect(events[0]!.corr.requestId).toBeUndefined();
+    expect(events.filter((e) => e.type.startsWith("chat.recovery.")).map((e) => (e.payload as { rootRequestId?: string }).rootRequestId)).toEqual(["u1", "u1"]);
+  });
+
   it("Think's carriers stay unshipped: its chat:turn:start comes first and names the turn", () => {
     const turns = new TailChatTurns();
     const { events } = captureFromTail(
