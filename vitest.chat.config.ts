@@ -24,6 +24,7 @@ export default defineConfig(() =>
       // Chat agents captured by the tail alone (test/fixtures/tail-chat-agents.ts): no telemetry package.
       TailThinkChat: "TailThinkChat",
       TailAiChat: "TailAiChat",
+      TailAdminAiChat: "TailAdminAiChat",
       TailChatHub: "TailChatHub",
       TailSubChat: "TailSubChat",
       TailBareSubChat: "TailBareSubChat",

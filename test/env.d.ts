@@ -55,6 +55,7 @@ declare namespace Cloudflare {
     // `subAgent()` finds them, reached as facets of TailChatHub.
     TailThinkChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailThinkChat>;
     TailAiChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailAiChat>;
+    TailAdminAiChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailAdminAiChat>;
     TailChatHub: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailChatHub>;
     TailSubChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailSubChat>;
     TailBareSubChat: DurableObjectNamespace<import("./fixtures/tail-chat-agents").TailBareSubChat>;

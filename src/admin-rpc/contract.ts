@@ -129,6 +129,11 @@ export const foundRun = z.object({
   name: z.string().nullable(),
   definition: z.string().nullable(),
   requestId: z.string().nullable(),
+  /**
+   * A chat turn carried by a Tasks run: that run's id (`chat_<nonce>`). The tail names a top-level AIChatAgent's turn
+   * by it, since the SDK publishes no request id for it (src/telemetry/tail-chat-turns.ts). Absent from older agents.
+   */
+  taskId: z.string().nullable().optional(),
   createdAt: z.number().nullable(),
   startedAt: z.number().nullable(),
   settledAt: z.number().nullable(),

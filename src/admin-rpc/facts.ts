@@ -19,6 +19,13 @@ export type RunKind = (typeof RUN_KINDS)[number];
 export const CHAT_TURN_NAME = "__cf_internal_chat_turn";
 
 /**
+ * The SDK's chat recovery Task definition (agents/chat `CHAT_RECOVERY_TASK_NAME`, agents 0.32): one short run per
+ * recovery attempt. The admin side reads its runs; the tail's chat-turn fold knows a top-level AIChatAgent's recovery
+ * run as the chat-turn carrier accepted inside its attempt.
+ */
+export const CHAT_RECOVERY_TASK_NAME = "__cf_internal_chat_recovery";
+
+/**
  * How a fiber recovery the operator paused fails in the SDK's words: the admin mixin's onFiberRecovered throws
  * an error whose message starts with this, so the SDK keeps the run row for later (pause.ts), and the console
  * reports the SDK's `fiber:recovery:failed` as `recovery.skipped_paused`, not as a failure.

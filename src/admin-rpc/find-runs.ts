@@ -51,6 +51,7 @@ function fromTask({ task: t, step }: TaskWithStep): FoundRun {
     name: t.definition,
     definition: t.definition,
     requestId,
+    ...(chat && requestId ? { taskId: t.runId } : {}),
     createdAt: t.createdAt,
     startedAt: or(t.startedAt),
     settledAt: or(t.settledAt),

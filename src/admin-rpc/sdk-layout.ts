@@ -1,4 +1,4 @@
-import { CHAT_TURN_NAME } from "./facts.js";
+import { CHAT_RECOVERY_TASK_NAME, CHAT_TURN_NAME } from "./facts.js";
 /**
  * Facts about the agents SDK (0.32) that admin RPC relies on and that the SDK
  * does not export as public API (or exports only with the AI SDK). Every one is
@@ -66,7 +66,7 @@ export const CHAT_TURN_TASK = CHAT_TURN_NAME;
  * Task definition of a chat recovery's transport (agents/chat `CHAT_RECOVERY_TASK_NAME`): one short run per recovery
  * attempt, its metadata `{ callback, incidentId, recoveredRequestId? }`. It serves the turn its incident recovers.
  */
-export const CHAT_RECOVERY_TASK = "__cf_internal_chat_recovery";
+export const CHAT_RECOVERY_TASK = CHAT_RECOVERY_TASK_NAME;
 /** A chat turn run as a plain fiber (sub-agents) is named `${CHAT_TURN_TASK}:${requestId}`. */
 export const CHAT_TURN_FIBER_PREFIX = `${CHAT_TURN_TASK}:`;
 

@@ -1,4 +1,4 @@
-import { CHAT_TURN_NAME } from "@agent-oncall/admin-rpc/facts";
+import { CHAT_RECOVERY_TASK_NAME, CHAT_TURN_NAME } from "@agent-oncall/admin-rpc/facts";
 import type { RunKind } from "./constants.js";
 
 /**
@@ -7,7 +7,8 @@ import type { RunKind } from "./constants.js";
  */
 
 /** The SDK's internal chat-turn name (one owner: the admin package's facts, whose SDK reads need it too). */
-export { CHAT_TURN_NAME };
+/** The SDK's chat recovery Task definition (one owner: the admin package's facts, as for the chat-turn name). */
+export { CHAT_RECOVERY_TASK_NAME, CHAT_TURN_NAME };
 
 /** The prefix the SDK reserves for its own Tasks definitions and fiber names (agents 0.32, Think, AIChatAgent). */
 const INTERNAL_SDK_PREFIX = "__cf_internal_";

@@ -283,7 +283,10 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       const time = typeof m.timestamp === "number" && Number.isFinite(m.timestamp) && m.timestamp > 0 ? Math.round(m.timestamp) : entry.timestamp;
       // A sub-agent's SDK message is keyed by the ancestry it announced before it (sub-agents.ts keeps the key).
       const parentPath = m.agent && m.name ? ancestry.get(`${m.agent}\0${m.name}`) : undefined;
-      const e = normalizeSdkEvent(parentPath ? { ...m, parentPath } : m, undefined, mask, {}, opts.normalize);
+      if (m.agent && m.name) turns.hear(m.type, m.agent, agentKeyName(m.name, parentPath), m.payload ?? {}, item.scriptName, mask);
+      // A chat turn's carrier Task is kept for the chat-turn fold, which alone knows whether its agent reports the
+      // turn itself (Think) or the carrier is the turn (a top-level AIChatAgent).
+      const e = normalizeSdkEvent(parentPath ? { ...m, parentPath } : m, undefined, mask, {}, { keepChatCarriers: true, ...opts.normalize });
       if (!e) {
         out.noise++;
         return;

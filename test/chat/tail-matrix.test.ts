@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ATTEMPT_EVENT_TYPES } from "../../src/store/read-models/incidents";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { Env } from "../../worker/env";
+import { reconcileAgent } from "../../worker/reconcile/agent";
 import { handleTail } from "../../worker/tail";
 import { listenLikeATail, TAIL_CHANNELS } from "../diagnostics-tail";
 import type { SdkRecoveryRecord } from "../fixtures/chat-agents";
@@ -17,10 +18,11 @@ import { CHAT_TURN_EXPECTED, expectedFor, recoveryRecordExpected } from "../trut
 import { consoleView, type OverviewFigures, overviewFigures, type View } from "../truth/observe";
 import { settle } from "../truth/settle";
 import { publishEnvTeamKeys } from "../worker/access-tokens";
+import { call } from "../worker/routes/harness";
 
 /**
- * The chat rows of the truth matrix on agents captured by the TAIL alone (issue 34): plain Think agents and Think
- * sub-agents with no telemetry package of ours (test/fixtures/tail-chat-agents.ts). What reaches the console is what
+ * The chat rows of the truth matrix on agents captured by the TAIL alone (issue 34): plain Think and AIChatAgent
+ * agents and Think sub-agents with no telemetry package of ours (test/fixtures/tail-chat-agents.ts). What reaches the console is what
  * the SDK publishes on every `agents:*` diagnostics channel, heard here as it is published and handed to the
  * console's tail handler (worker/tail.ts) with the real Queue and ingest. The console's JSON is then compared with
  * the SDK's own records (recovery records, what `saveMessages` returned, the scripted model's calls), through the
@@ -31,8 +33,11 @@ import { publishEnvTeamKeys } from "../worker/access-tokens";
  * work as the agent sees it, and a recovery spans several of them, as it spans invocations in production: the
  * console must fold a turn's attempts across items, never within one only.
  *
- * Not here: AIChatAgent at the top level. Its turns publish no request id on the tail (its carrier Task is
- * `chat_<nonce>` and `message:response` is empty), so the tail path cannot name its turns; see docs/capture.md.
+ * A plain top-level AIChatAgent publishes no request id for its turns (its carrier Task is `chat_<nonce>` and
+ * `message:response` is empty): the console names its turn by the carrier of the turn's first run
+ * (src/telemetry/tail-chat-turns.ts). Its rows take that name from the SDK's own record of the carrier (the running
+ * Tasks run whose metadata names the request, read by the fixture while the model is called), and the rest from
+ * the same records as Think's rows.
  */
 
 const tail = listenLikeATail(TAIL_CHANNELS);
@@ -67,7 +72,11 @@ type Subject = {
   agentClass: string;
   /** The console's key name: a sub-agent's ancestry where its Worker publishes it (docs/capture.md). */
   agentName: string;
-  turns: { id: string; userMessageId: string; returned?: string }[];
+  /**
+   * `id`: the console's run id (the request id, or for a top-level AIChatAgent the carrier Task of the turn's first
+   * run); `requestId` where it differs: the SDK's request id of that first run.
+   */
+  turns: { id: string; requestId?: string; userMessageId: string; returned?: string }[];
   recovered: boolean;
   records: SdkRecoveryRecord[];
   calls: ModelCall[];
@@ -100,6 +109,12 @@ type ThinkStub = {
 
 const hub = async (name: string) => (await getAgentByName(env.TailChatHub as never, name)) as unknown as HubStub;
 const think = async (name: string) => (await getAgentByName(env.TailThinkChat as never, name)) as unknown as ThinkStub;
+type AiChatStub = Omit<ThinkStub, "sendAndStream"> & {
+  sendAndStream(text: string): Promise<{ streamed: boolean; userMessageId: string }>;
+  carriers(): Promise<{ requestId: string; runId: string }[]>;
+};
+const aiChat = async (name: string, cls: "TailAiChat" | "TailAdminAiChat" = "TailAiChat") =>
+  (await getAgentByName(env[cls] as never, name)) as unknown as AiChatStub & { results(): Promise<{ requestId: string; status: string }[]> };
 const settledRecords = (rs: SdkRecoveryRecord[]) => rs.every((r) => ["exhausted", "failed", "skipped"].includes(r.status));
 
 /** Polls until `done` holds (as on a quiet machine; test/patience.ts allows more), delivering each step's messages. */
@@ -204,6 +219,39 @@ async function driveThink(fault: Fault, name: string): Promise<Subject> {
   return { agentClass: "TailThinkChat", agentName: name, turns: [turn], recovered: fault !== "none", records: await b.recoveryRecords(), calls };
 }
 
+/** One turn of a plain top-level AIChatAgent, meeting `fault`. */
+async function driveAiChat(fault: Fault, name: string): Promise<Subject> {
+  const { steps, policy } = SCRIPTS[fault];
+  const a = await aiChat(name);
+  await a.setPolicy(policy);
+  await a.setScript(steps);
+  await deliver();
+  const turn: Subject["turns"][number] = { id: "", userMessageId: "" };
+  if (fault === "abort") {
+    turn.userMessageId = (await a.sendAndStream("what is the answer?")).userMessageId;
+    await deliver();
+    await a.evict().catch(() => {});
+    await deliver();
+  } else {
+    const r = await a.send("status?");
+    Object.assign(turn, { requestId: r.requestId, userMessageId: r.userMessageId, returned: r.status });
+    await deliver();
+  }
+  if (fault !== "none") {
+    await untilSettled(async () => {
+      const b = await aiChat(name);
+      await runDurableObjectAlarm(b as never).catch(() => {});
+      return (await b.sdkLive()) === 0 && settledRecords(await b.recoveryRecords());
+    });
+  }
+  const b = await aiChat(name);
+  const calls = await b.modelCalls();
+  turn.requestId ||= calls[0]!.requestId!;
+  const carrier = (await b.carriers()).find((c) => c.requestId === turn.requestId);
+  turn.id = carrier?.runId ?? `(no carrier recorded for ${turn.requestId})`;
+  return { agentClass: "TailAiChat", agentName: name, turns: [turn], recovered: fault !== "none", records: await b.recoveryRecords(), calls };
+}
+
 /**
  * How many times the SDK ran each user turn: the scripted model's calls (each run calls it once). A user turn's first
  * call carries its own request id; its recovery turns' calls follow it until the next user turn's.
@@ -212,7 +260,8 @@ function runsOf(calls: ModelCall[], turns: Subject["turns"]): Record<string, num
   const out: Record<string, number> = {};
   let current: string | null = null;
   for (const c of calls) {
-    if (turns.some((t) => t.id === c.requestId)) current = c.requestId;
+    const t = turns.find((t) => (t.requestId ?? t.id) === c.requestId);
+    if (t) current = t.id;
     if (current) out[current] = (out[current] ?? 0) + 1;
   }
   return out;
@@ -233,7 +282,8 @@ function sdkSide(s: Subject): View & { incidentIds: Record<string, string>; atte
     attemptEvents: 0,
   };
   for (const t of s.turns) {
-    const record = s.records.find((r) => (r.recoveryRootRequestId ?? r.requestId) === t.id) ?? null;
+    const requestId = t.requestId ?? t.id;
+    const record = s.records.find((r) => (r.recoveryRootRequestId ?? r.requestId) === requestId) ?? null;
     const byRecord = record ? recoveryRecordExpected(record) : null;
     const word = t.returned && !s.recovered ? t.returned : s.recovered && !record ? "completed" : undefined;
     // Force idle evicted the turn: the SDK keeps no record of it afterwards (no fiber row, no result, no recovery
@@ -247,7 +297,7 @@ function sdkSide(s: Subject): View & { incidentIds: Record<string, string>; atte
       view.incidentIds[t.id] = record.incidentId;
     } else if (s.recovered) {
       view.incidents[t.id] = { status: "recovered" };
-      view.incidentIds[t.id] = `${t.id}:${t.userMessageId}`;
+      view.incidentIds[t.id] = `${requestId}:${t.userMessageId}`;
     }
     // One recovery attempt per run the SDK interrupted (evicted or stalled): every run but one that completed.
     if (s.recovered) view.attemptEvents += runs - (status === "completed" ? 1 : 0);
@@ -268,6 +318,14 @@ async function attemptEvents(): Promise<number> {
 
 const results: { name: string; cells: Cell[] }[] = [];
 
+/** The run an incident's page links as its chat turn (its JSON's request id), or null. */
+async function incidentTurn(s: Subject, incidentId: string): Promise<string | null> {
+  const owner = `agentClass=${encodeURIComponent(s.agentClass)}&agentName=${encodeURIComponent(s.agentName)}`;
+  const res = await call(`/incidents/${encodeURIComponent(incidentId)}?${owner}`, { as: "viewer", headers: { Accept: "application/json" } });
+  if (!res.ok) return null;
+  return ((await res.json()) as { incident: { requestId: string | null } }).incident.requestId;
+}
+
 /** Settles, reads both sides and compares them field by field. */
 async function compare(name: string, s: Subject, before: OverviewFigures, attemptsBefore: number): Promise<Cell[]> {
   await settle(s, { reconcile: false });
@@ -278,6 +336,11 @@ async function compare(name: string, s: Subject, before: OverviewFigures, attemp
     ...compareViews(sdk, shown),
     { field: "overview.recoveryAttempts", sdk: sdk.attemptEvents, console: attempts, verdict: sdk.attemptEvents === attempts ? "agree" : "DISAGREE" },
   ];
+  // Each recovery incident links to the user turn it recovers (its page's "chat turn"): the run the turn is shown as.
+  for (const [runId, incidentId] of Object.entries(sdk.incidentIds)) {
+    const linked = await incidentTurn(s, incidentId);
+    cells.push({ field: "incident.turn", sdk: runId, console: linked, verdict: linked === runId ? "agree" : "DISAGREE" });
+  }
   results.push({ name, cells });
   return cells;
 }
@@ -303,6 +366,10 @@ describe("truth matrix, chat rows captured by the tail: the console shows what t
     ...(["none", "abort", "stalls"] as const).map((fault) => ({
       name: `tail: think chat turn × ${fault}`,
       drive: () => driveThink(fault, `tail-think-${fault}-${uid()}`),
+    })),
+    ...(["none", "abort", "stalls"] as const).map((fault) => ({
+      name: `tail: AIChatAgent chat turn × ${fault}`,
+      drive: () => driveAiChat(fault, `tail-aichat-${fault}-${uid()}`),
     })),
   ];
   for (const row of rows) {
@@ -360,5 +427,47 @@ describe("truth matrix, chat rows captured by the tail: the console shows what t
       .bind(`%${helper}`)
       .all<{ agent_name: string }>();
     expect(agents.results.map((r) => r.agent_name)).toEqual([helper]);
+  });
+
+  it("tail + admin mixin: reconciling a top-level AIChatAgent mid-turn keeps its turn one run, named by its carrier", {
+    timeout: patient(90_000),
+  }, async () => {
+    // The admin side knows a live turn by its request id (the carrier's metadata), the tail by its carrier: asking
+    // the agent mid-turn must neither close the carrier-named run nor add a second run under the request id.
+    const name = `tail-aichat-admin-${uid()}`;
+    const target = { agentClass: "TailAdminAiChat", agentName: name };
+    const before = await overviewFigures();
+    const attemptsBefore = await attemptEvents();
+    const a = await aiChat(name, "TailAdminAiChat");
+    await a.setScript([{ kind: "text", chunks: Array.from({ length: 20 }, (_, i) => `word${i} `), delayMs: 100 }]);
+    const { userMessageId } = await a.sendAndStream("write the report");
+    await deliver();
+    await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [target.agentClass, target.agentName], (rs) => rs.length === 1);
+    const [carrier] = await a.carriers();
+    await settle(target, { reconcile: false });
+    await reconcileAgent(env as Env, target, { now: Date.now() + 1, minAgeMs: 0 });
+    await settle(target, { reconcile: false });
+    const midTurn = await env.DB.prepare("SELECT fiber_id AS id, outcome FROM runs WHERE agent_class = ? AND agent_name = ?")
+      .bind(target.agentClass, target.agentName)
+      .all<{ id: string; outcome: string | null }>();
+    expect(midTurn.results, "mid-turn: one run, the carrier's, still open").toEqual([{ id: carrier!.runId, outcome: null }]);
+    await untilSettled(async () => (await (await aiChat(name, "TailAdminAiChat")).results()).length > 0);
+    const b = await aiChat(name, "TailAdminAiChat");
+    const [result] = await b.results();
+    await deliver();
+    await settle(target);
+    const s: Subject = {
+      agentClass: target.agentClass,
+      agentName: name,
+      turns: [{ id: carrier!.runId, requestId: carrier!.requestId, userMessageId, returned: result!.status }],
+      recovered: false,
+      records: await b.recoveryRecords(),
+      calls: await b.modelCalls(),
+    };
+    const cells = await compare("tail + admin mixin: AIChatAgent reconciled mid-turn", s, before, attemptsBefore);
+    expect(
+      cells.filter((c) => c.verdict === "DISAGREE"),
+      scenarioTable("AIChatAgent reconciled mid-turn", cells),
+    ).toEqual([]);
   });
 });

@@ -61,4 +61,23 @@ describe("incident attempts and per-attempt re-spend, kept at ingest", () => {
       expect(attempts.rowsRead, id).toBeLessThanOrEqual(4);
     }
   });
+
+  it("name the user turn they recover as the incident's request, whichever run each attempt's event names", async () => {
+    // A chat recovery's events name the run they recover: the user turn's own run first, then each recovery run.
+    // The chat-turn folds stamp the user turn (`rootRequestId`); the incident links to that turn's run, in any order.
+    const agentName = `root-${uid()}`;
+    const incidentId = `turn-1:user-${uid()}`;
+    const base = { maxAttempts: 3, recoveryKind: "continue" as const, rootRequestId: "chat_turn-1" };
+    let t = Date.now() - 60_000;
+    const o = (requestId: string) => ({ agentName, time: t++, corr: { incidentId, requestId } });
+    const life = [
+      makeEvent("chat.recovery.detected", { ...base, attempt: 1 }, o("turn-1")),
+      makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, o("turn-1")),
+      makeEvent("chat.recovery.attempt", { ...base, attempt: 1 }, o("zz-recovery-run")),
+      makeEvent("chat.recovery.exhausted", { ...base, attempt: 1, reason: "max_attempts_exceeded" }, o("zz-recovery-run")),
+    ];
+    for (const e of life.reverse()) await ingest([e]);
+    const incident = (await getIncident(env.DB, incidentId, { agentClass: "ProbeAgent", agentName }))!;
+    expect(incident.requestId).toBe("chat_turn-1");
+  });
 });

@@ -152,7 +152,9 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
         reason,
         ...stamp(schema.incidents, "reason", reason !== null, e),
         fiber_id: c.fiberId ?? null,
-        request_id: c.requestId ?? null,
+        // The user turn the incident recovers, where the sender named it (a chat recovery's events name the run they
+        // recover, a different one per attempt): the turn's run, so the incident links to it.
+        request_id: rootRequestIdOf(e) ?? c.requestId ?? null,
         confirmed_at: reconciled && pl.finding === "confirmed_open" ? e.time : null,
         closed_by: closed?.by ?? null,
         closed_by_reason: closed?.reason ?? null,
@@ -257,6 +259,12 @@ export function toRows(events: TelemetryEvent[], receivedAt: number): BatchRows 
     }
   }
   return out;
+}
+
+/** The user turn a chat event names as the one it serves (`rootRequestId`, stamped by the chat-turn folds), else null. */
+function rootRequestIdOf(e: TelemetryEvent): string | null {
+  const root = (e.payload as { rootRequestId?: unknown }).rootRequestId;
+  return typeof root === "string" && root ? root : null;
 }
 
 /** The tokens a model.usage event says its incident's recovery re-spent; null for any other event, or usage outside recovery. */

@@ -149,6 +149,8 @@ function byId(v: FindRunsOutput): Map<string, FoundRun> {
   for (const run of v.runs) {
     m.set(run.runId, run);
     if (run.requestId) m.set(run.requestId, run);
+    // A top-level AIChatAgent's turn seen by the tail is keyed by the Tasks run carrying it.
+    if (run.taskId) m.set(run.taskId, run);
   }
   return m;
 }
@@ -158,16 +160,17 @@ async function fillIn(env: Env, target: Source, recent: number, already: Finding
   const r = await consoleAdminClient(env, RECONCILER).findRuns(target, { recent });
   if (!r.ok) return [];
   const done = new Set(already.flatMap((f) => (f.type === "run.reconciled" ? [f.runId] : [])));
-  const runs = r.value.runs.filter((x) => !done.has(x.runId));
-  const known = await knownRunOutcomes(
-    agentDb(env, target),
-    target,
-    runs.map((x) => x.runId),
-  );
+  // A chat turn is asked about by its request id and by the Tasks run carrying it: the console keys a top-level
+  // AIChatAgent's turn seen by the tail by the latter (the SDK publishes no request id for it).
+  const ids = r.value.runs.flatMap((x) => (x.taskId ? [x.runId, x.taskId] : [x.runId]));
+  const known = await knownRunOutcomes(agentDb(env, target), target, ids);
   // A run that completed healthily left D1 at its end: the R2 history knows it, so it is not one to fill in.
   const source = runsHistory(env);
-  const absent = runs.map((x) => x.runId).filter((id) => !known.has(id));
+  const absent = ids.filter((id) => !known.has(id));
   if (source) for (const [id, outcome] of await endedInHistory(source, target, absent)) known.set(id, outcome);
+  const runs = r.value.runs
+    .map((x) => (x.taskId && known.has(x.taskId) && !known.has(x.runId) ? { ...x, runId: x.taskId } : x))
+    .filter((x) => !done.has(x.runId));
   return fillFindings(runs, known);
 }
 
