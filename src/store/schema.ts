@@ -52,9 +52,9 @@ export const eventSegments = sqliteTable(
  * The idempotency ledger: which events are stored, so a redelivered or resent event is stored, counted and written to
  * R2 once (worker/ingest/ledger.ts). One row per event-time slot (ledger.ts LEDGER_SLOT_MS, 15 s): `bucket` is the
  * slot's start, `keys` the short keys (ledger.ts ledgerKey) of every event stored in it, comma-separated with a comma
- * at each end, so one key is found in its slot's row with a string search (instr), not a scan of one row per write or
- * key. A write appends its keys to each row it touches (one row written per slot touched, as before, with no row per
- * write left for retention to delete). `bucket` is the rowid (INTEGER PRIMARY KEY): the row is found by it, and rows
+ * at each end. A write reads one row per slot it touches, whatever the slot holds (not one row per earlier write), and
+ * appends its keys to each (one row written per slot touched, as before, with no row per write left for retention to
+ * delete). `bucket` is the rowid (INTEGER PRIMARY KEY): the row is found by it, and rows
  * go after the hot window by its range.
  */
 export const eventLedger = sqliteTable("event_ledger", {
