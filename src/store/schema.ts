@@ -655,14 +655,4 @@ export const storeSettings = sqliteTable("store_settings", {
  * table whose key is the rowid (one integer: nothing stored twice); it was WITHOUT ROWID with a two-column key until
  * 0028 made it one row per slot.
  */
-export const withoutRowid = [
-  runs,
-  agents,
-  incidents,
-  incidentUsage,
-  sessions,
-  opAmbiguities,
-  workspaceBackups,
-  eventRollups,
-  respentRollups,
-] as const;
+export const withoutRowid = [runs, agents, incidents, incidentUsage, sessions, opAmbiguities, workspaceBackups, eventRollups, respentRollups] as const;

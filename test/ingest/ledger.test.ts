@@ -83,7 +83,10 @@ describe("the idempotency ledger", () => {
     const agentName = `ledger-rows-${crypto.randomUUID().slice(0, 8)}`;
     const slot = ledgerBucket(Date.now() - 3 * 3_600_000);
     // 30 events in one slot, 10 in the next: two rows written for the write, whatever the number of events.
-    const first = idleAt(agentName, [...Array.from({ length: 30 }, (_, i) => slot + 100 + i), ...Array.from({ length: 10 }, (_, i) => slot + LEDGER_SLOT_MS + 100 + i)]);
+    const first = idleAt(agentName, [
+      ...Array.from({ length: 30 }, (_, i) => slot + 100 + i),
+      ...Array.from({ length: 10 }, (_, i) => slot + LEDGER_SLOT_MS + 100 + i),
+    ]);
     const r = await ingestBatch(env.DB, asMessages(first));
     expect(r.rowsWrittenByTable.event_ledger).toBe(2);
     // A second write to the same slots appends to their rows: two rows written again, still two rows.
@@ -103,7 +106,11 @@ describe("the idempotency ledger", () => {
     const agentName = `ledger-reads-${crypto.randomUUID().slice(0, 8)}`;
     const slot = ledgerBucket(Date.now() - 2 * 3_600_000);
     let t = slot;
-    const batch = (n: number) => idleAt(agentName, Array.from({ length: n }, () => ++t));
+    const batch = (n: number) =>
+      idleAt(
+        agentName,
+        Array.from({ length: n }, () => ++t),
+      );
     const probe = async () => {
       const keyed = keyedEvents(batch(20));
       const read = await readLedger(env.DB, keyed);

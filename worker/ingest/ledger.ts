@@ -77,7 +77,10 @@ function byBucket(keyed: readonly Keyed[]): [number, string[]][] {
     out.set(k.bucket, list);
   }
   return [...out].flatMap(([bucket, keys]) =>
-    Array.from({ length: Math.ceil(keys.length / KEYS_PER_ITEM) }, (_, i): [number, string[]] => [bucket, keys.slice(i * KEYS_PER_ITEM, (i + 1) * KEYS_PER_ITEM)]),
+    Array.from({ length: Math.ceil(keys.length / KEYS_PER_ITEM) }, (_, i): [number, string[]] => [
+      bucket,
+      keys.slice(i * KEYS_PER_ITEM, (i + 1) * KEYS_PER_ITEM),
+    ]),
   );
 }
 
