@@ -48,6 +48,7 @@ function sideBySide(rs: SimReport[]): string[] {
     `+ silent wakes (keepAlive heartbeats, the mix's awake.keepAliveShare): ${cols((r) => `${f(r.mix.awake.keepAliveShare * 100, 0)}% of agents: +${f(r.awakeAdds.silentWakes.rows, 3)} rows/event, +${usd(r.awakeAdds.silentWakes.usd)}/M`)}`,
     `+ alarm loop firings (the mix's awake.alarmLoopShare): ${cols((r) => `${f(r.mix.awake.alarmLoopShare * 100, 0)}% of agents every ${f(r.mix.awake.alarmLoopSeconds, 0)} s: +${f(r.awakeAdds.alarmFirings.rows, 3)} rows/event, +${usd(r.awakeAdds.alarmFirings.usd)}/M`)}`,
     `lag p99 (target <= ${TARGETS.lagP99Ms / 1000} s): ${cols((r) => `${f(r.lagP99 / 1000)} s ${met(r.lagP99 <= TARGETS.lagP99Ms)}`)}`,
+    `lag p99 split (publish -> sent to the Queue: the capture path's; sent -> stored: the console's): ${cols((r) => `${f(r.lagSplit.toSendP99 / 1000)} s + ${f(r.lagSplit.toStoreP99 / 1000)} s`)}`,
     `run: ${cols((r) => `${r.load.stored} events, ${r.load.batches} batches${r.short ? " (too short to project a month: no monthly bill)" : ""}`)}; the Workers Paid base fee ($5/month) is in monthly bills only`,
   ];
 }

@@ -11,7 +11,7 @@ import type { CapturePath, Mix } from "./mix";
  * agents send their flushes at their scheduled times; a consumer takes batches as Cloudflare Queues delivers them
  * (up to max_batch_size messages, or fewer once the oldest has waited max_batch_timeout) one batch at a time, as
  * one D1 writer serialises them anyway. Lag is measured per event, from its scheduled time to the end of the
- * handler call that stored it.
+ * handler call that stored it, and split at the message's (first) send: what the capture path costs, and the console.
  *
  * The fleet is generated lazily, slice by slice, only as far as the consumer has reached: a consumer that falls
  * behind does not make the simulator hold the whole backlog in memory, and the stream is the same either way
@@ -61,6 +61,13 @@ export type LoadResult = {
   genMs: number;
   /** Lag per stored event, in ms, sorted. */
   lags: Float64Array;
+  /**
+   * The same lag in its two parts, each sorted: publish -> sent to the Queue (the capture path: a tail item is
+   * delivered when its invocation ends, by the mix's model; an outbox flush), and sent -> stored row (the
+   * console's part: Queue batching, redelivery and ingest). Per event the two add up to its lag.
+   */
+  lagToSend: Float64Array;
+  lagToStore: Float64Array;
   /** Lag p99 of events scheduled in the first and the last fifth of production: growth means saturation. */
   lagP99Early: number;
   lagP99Late: number;
@@ -115,6 +122,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   let lastStoredAt = t0;
   let ids = 0;
   const lags: number[] = [];
+  const toSend: number[] = [];
+  const toStore: number[] = [];
   const early: number[] = [];
   const late: number[] = [];
   const fifth = (end - t0) / 5;
@@ -181,12 +190,15 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
       const id = `sim-${ids - n + i}`;
       if (again.has(id) || (all && !result.ackAll && !result.explicitAcks.includes(id))) {
         retried++;
-        retries.push({ ...m, sendAt: at + 1_000 });
+        retries.push({ ...m, sendAt: at + 1_000, deliveredAt: m.deliveredAt ?? m.sendAt });
         return;
       }
+      const sent = m.deliveredAt ?? m.sendAt;
       for (const t of m.eventTimes) {
         const lag = at - t;
         lags.push(lag);
+        toSend.push(sent - t);
+        toStore.push(at - sent);
         if (t < t0 + fifth) early.push(lag);
         else if (t >= end - fifth) late.push(lag);
       }
@@ -223,6 +235,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     busyMs,
     genMs,
     lags: sorted,
+    lagToSend: Float64Array.from(toSend).sort(),
+    lagToStore: Float64Array.from(toStore).sort(),
     lagP99Early: p99(early),
     lagP99Late: p99(late),
     d1,

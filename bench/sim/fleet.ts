@@ -39,7 +39,11 @@ export const fleetAgent = (mix: Mix, i: number, namePrefix: string): Source => (
   agentName: `${namePrefix}-${String(i).padStart(5, "0")}`,
 });
 
-export type SimMessage = { sendAt: number; body: string; bytes: number; eventTimes: number[] };
+/**
+ * A Queue message of the fleet: when it is sent (a tail item's delivery, or an outbox flush), its body and its events'
+ * times. `deliveredAt` is the first send, kept when a retry moves `sendAt` (the lag split measures from it).
+ */
+export type SimMessage = { sendAt: number; body: string; bytes: number; eventTimes: number[]; deliveredAt?: number };
 
 /** One event of a life: its offset from the life's start, and the invocation (trace item) of the life it lands in. */
 type Draft = { dt: number; item: number; type: TelemetryEvent["type"]; corr: TelemetryEvent["corr"]; payload: unknown };

@@ -12,7 +12,7 @@
  * ingest refused such times).
  */
 
-import { SLOT_MS } from "./history/layout";
+import { LEDGER_SLOT_MS } from "./ledger-slot";
 import {
   type Child,
   childDelete,
@@ -87,7 +87,7 @@ const DIRECT: Direct[] = [
   { table: RS.$table, index: null, order: [RS.bucket, RS.agentClass, RS.agentName], range: `${RS.bucket} < ?1` },
   { table: D.$table, index: "dead_letters_received", order: [D.receivedAt, D.messageId], range: `${D.receivedAt} < ?1` },
   // The idempotency ledger by bucket (the primary key's prefix): a bucket goes once its whole slot is before the hot window.
-  { table: EL.$table, index: null, order: [EL.bucket, EL.batch], range: `${EL.bucket} < ?3 - ${SLOT_MS}` },
+  { table: EL.$table, index: null, order: [EL.bucket], range: `${EL.bucket} < ?3 - ${LEDGER_SLOT_MS}` },
 ];
 
 const WALKED: Walked[] = [

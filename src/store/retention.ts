@@ -4,7 +4,7 @@
  */
 
 import { RUN_KINDS } from "@agent-oncall/telemetry/contract";
-import { SLOT_MS } from "./history/layout";
+import { LEDGER_SLOT_MS } from "./ledger-slot";
 import { openNowSql } from "./read-models/incident-status";
 import { INCIDENT_KINDS } from "./read-models/incidents";
 import {
@@ -177,7 +177,7 @@ const PLAN: { table: string; where: string; rows?: (limit: number) => string; ch
   { table: R.$table, where: outside(R.bucket) },
   { table: RS.$table, where: outside(RS.bucket) },
   // The idempotency ledger goes with the hot window: a bucket once its whole slot is before it (worker/ingest/ledger.ts).
-  { table: EL.$table, where: `(${EL.bucket} < ?3 - ${SLOT_MS} OR ${future(EL.bucket)})` },
+  { table: EL.$table, where: `(${EL.bucket} < ?3 - ${LEDGER_SLOT_MS} OR ${future(EL.bucket)})` },
   // Alarm wakes that published nothing: /awake reads the last hour of them, so they go with the hot window.
   { table: W.$table, where: `(${W.at} < ?3 OR ${future(W.at)})` },
   // The alert delivery log (its keys dedupe alerts: an incident older than retention could alert again, which is fine).

@@ -49,22 +49,18 @@ export const eventSegments = sqliteTable(
 );
 
 /**
- * The idempotency ledger: which events each ingest write stored, so a redelivered or resent event is stored,
- * counted and written to R2 once (worker/ingest/ledger.ts). One row per (bucket, batch): `bucket` is the start of
- * the event-time slot (SLOT_MS, the R2 history's slot) its events fall in, `batch` a unique id per ingest write,
- * `keys` a JSON array of the short keys (ledger.ts ledgerKey) of the events that write stored in that slot. A batch
- * costs one row per slot it touches, not one per event. Stored WITHOUT ROWID (the key is the row: no second index);
- * rows go after the hot window (retention, by bucket: the key's prefix).
+ * The idempotency ledger: which events are stored, so a redelivered or resent event is stored, counted and written to
+ * R2 once (worker/ingest/ledger.ts). One row per event-time slot (ledger.ts LEDGER_SLOT_MS, 15 s): `bucket` is the
+ * slot's start, `keys` the short keys (ledger.ts ledgerKey) of every event stored in it, comma-separated with a comma
+ * at each end. A write reads one row per slot it touches, whatever the slot holds (not one row per earlier write), and
+ * appends its keys to each (one row written per slot touched, as before, with no row per write left for retention to
+ * delete). `bucket` is the rowid (INTEGER PRIMARY KEY): the row is found by it, and rows
+ * go after the hot window by its range.
  */
-export const eventLedger = sqliteTable(
-  "event_ledger",
-  {
-    bucket: integer("bucket").notNull(),
-    batch: text("batch").notNull(),
-    keys: text("keys").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.bucket, t.batch] })],
-);
+export const eventLedger = sqliteTable("event_ledger", {
+  bucket: integer("bucket").primaryKey(),
+  keys: text("keys").notNull(),
+});
 
 /** Messages that failed validation, with the reason. Nothing is dropped silently. */
 export const deadLetters = sqliteTable(
@@ -655,18 +651,8 @@ export const storeSettings = sqliteTable("store_settings", {
  * key's bytes stored once. Such rows are found and deleted by primary key (sql-names.ts rowKeys), never by rowid.
  * test/store/without-rowid.test.ts checks the migrated database against this list: a migration drizzle generates
  * later that rebuilds one of these tables would make it a rowid table again, and must be followed by a hand edit.
- * event_segments stays a rowid table: retention's cron walks it in arrival (rowid) order. event_ledger is created
- * WITHOUT ROWID by its own generated migration, with that clause added (0027_event_ledger).
+ * event_segments stays a rowid table: retention's cron walks it in arrival (rowid) order. event_ledger is a rowid
+ * table whose key is the rowid (one integer: nothing stored twice); it was WITHOUT ROWID with a two-column key until
+ * 0028 made it one row per slot.
  */
-export const withoutRowid = [
-  runs,
-  agents,
-  incidents,
-  incidentUsage,
-  sessions,
-  opAmbiguities,
-  workspaceBackups,
-  eventRollups,
-  respentRollups,
-  eventLedger,
-] as const;
+export const withoutRowid = [runs, agents, incidents, incidentUsage, sessions, opAmbiguities, workspaceBackups, eventRollups, respentRollups] as const;

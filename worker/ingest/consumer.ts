@@ -150,7 +150,7 @@ async function writeAdmitted(
     if (fresh.length && opts.history) await opts.history(fresh);
     const rows = toRows(fresh, now);
     const stmts = [
-      ...guardStatements(db, ledger.fresh).map((stmt) => ({ table: LEDGER, stmt })),
+      ...guardStatements(db, ledger).map((stmt) => ({ table: LEDGER, stmt })),
       ...tableStatements(db, opts.segments === false ? [] : rows.events, rows.projections, rows.rollups, {
         completedLeave: opts.completedLeave ?? false,
       }),
