@@ -230,6 +230,18 @@ function hookOutcome(hooks: Hooks, m: SdkMessage): { hook?: "resumed" | "unknown
 }
 
 /**
+ * What the SDK records of a managed fiber whose recovery failed (its hook threw or timed out), from the message
+ * alone: agents 0.32 sets the interrupted fiber `error`, with the very message it publishes, in the same step
+ * (`_recordFiberRecoveryFailure`). The outbox path reads the same with `inspectFiber` (sdk-reads.ts). Nothing for a
+ * plain runFiber, whose recovery failure is its own outcome.
+ */
+function recoveryFailureRecord(m: SdkMessage): { fiberStatus?: string; fiberError?: string } {
+  const p = m.payload ?? {};
+  if (p.managed !== true) return {};
+  return { fiberStatus: "error", ...(typeof p.error === "string" && p.error ? { fiberError: p.error } : {}) };
+}
+
+/**
  * Turns trace items into contract events. Never throws: a message it cannot read, an item the runtime cut
  * short, and the runtime's limit notice each become a loss with a reason, never a lost item.
  */
@@ -292,6 +304,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       e.time = time;
       e.id = tailEventId(item, index, time, text);
       if (e.type === "fiber.recovery.handled") Object.assign(e.payload, hookOutcome(hooks, m));
+      if (e.type === "fiber.recovery.failed") Object.assign(e.payload, recoveryFailureRecord(m));
       if (!turns.annotate(e, item.scriptName)) {
         out.noise++;
         return;

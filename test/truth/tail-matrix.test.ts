@@ -20,7 +20,6 @@ const NOT_YET: Record<string, string> = {
   "managed:undefined × force-idle": "the cancelled fiber is shown failed",
   "managed:undefined × cancel": "the cancelled fiber is shown failed",
   "managed:interrupted × abort": "the hook's reason is not shown as the run's error",
-  "managed:throws × abort": "shown recovery_failed, the SDK says error",
   "task × failure": "the error's name is shown, not its message",
   "task × retry-fail": "the error's name is shown, not its message",
 };
