@@ -33,6 +33,21 @@ const LOSSY: readonly Row["fault"][] = ["lost-end", "unseen"];
  * (sdkView) and never from the console's; every other field is held to the SDK's record as on the outbox path.
  */
 function onTheTail(row: Row, sdk: View): View {
+  return withoutHelperFacts(row, knowable(row, sdk));
+}
+
+/**
+ * Facts only the outbox helper reports read absent or unknown on the tail path, never 0: no stash reached the
+ * console (`stash()` publishes nothing), and the agent's events are unnumbered, so it is not on the "events
+ * missing" list and what is missing is unknown (null), not none.
+ */
+function withoutHelperFacts(row: Row, sdk: View): View {
+  if (row.fault === "lost-end") return sdk; // the console never heard of the agent
+  const runs = Object.fromEntries(Object.entries(sdk.runs).map(([id, r]) => [id, r.status === "(not shown)" ? r : { ...r, snapshot: null }]));
+  return { ...sdk, runs, numbering: { highest: null, onGapsList: false } };
+}
+
+function knowable(row: Row, sdk: View): View {
   if (row.fault === "lost-end") {
     // The work starts and ends in one call: the dropped trace item held its whole life, and the agent's only events.
     // The console never heard of the agent, so no reconciliation asks it: it shows nothing, and nothing false.
