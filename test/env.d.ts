@@ -44,6 +44,8 @@ declare namespace Cloudflare {
     LedgerAgent: DurableObjectNamespace<import("./fixtures/ledger-agent").LedgerAgent>;
     TruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthFiberAgent>;
     TruthTaskAgent: DurableObjectNamespace<import("./fixtures/truth-agents").TruthTaskAgent>;
+    AdminTruthFiberAgent: DurableObjectNamespace<import("./fixtures/truth-agents").AdminTruthFiberAgent>;
+    AdminTruthTaskAgent: DurableObjectNamespace<import("./fixtures/truth-agents").AdminTruthTaskAgent>;
     VersionedAgentA: DurableObjectNamespace<import("./fixtures/versioned-agents").VersionedAgentA>;
     VersionedAgentB: DurableObjectNamespace<import("./fixtures/versioned-agents").VersionedAgentB>;
     // The chat suite's foreign chat agents (vitest.chat.config.ts).

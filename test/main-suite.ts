@@ -18,6 +18,9 @@ export const ALONE_FILES = [
   // It hears every SDK diagnostics message of its runtime and hands it to the tail handler: agents an earlier file
   // left running would be captured a second time.
   "test/truth/tail-truth.test.ts",
+  // The main truth matrix on tail-captured agents: it compares the overview's fleet-wide figures, and hears every
+  // diagnostics message of its runtime.
+  "test/truth/tail-matrix.test.ts",
 ];
 
 /**
@@ -55,6 +58,9 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       LedgerAgent: "LedgerAgent",
       TruthFiberAgent: "TruthFiberAgent",
       TruthTaskAgent: "TruthTaskAgent",
+      // The same truth agents with the admin package alone, captured by the tail (test/truth/tail-matrix.test.ts).
+      AdminTruthFiberAgent: "AdminTruthFiberAgent",
+      AdminTruthTaskAgent: "AdminTruthTaskAgent",
       GapAgent: "GapAgent",
       StubbornAgent: "StubbornAgent",
       VersionedAgentA: "VersionedAgentA",

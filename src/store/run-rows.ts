@@ -45,8 +45,12 @@ function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
   if (mapped) return undefined; // live again: nothing ended
   if (e.type === "fiber.recovery.handled") {
     // Its recovery hook ran but the sender did not say what the SDK made of it: it was interrupted, and whether it
-    // was settled is for reconciliation to ask (inspectFiber). Never "recovered" on our own reading.
-    return { value: "interrupted", endedAt: e.time, reason: "the recovery hook ran; the fiber's status after it was not reported" };
+    // was settled is for reconciliation to ask (inspectFiber). Never "recovered" on our own reading. Dated when the
+    // hook was called, where the tail saw it (the tail path's messages carry no fiberStatus): what the agent records
+    // (reconciliation's `ended`, dated when the SDK settled it, from then on) then supersedes this, whichever
+    // arrives first, and this still supersedes the recovery attempt before it.
+    const at = n(p.hookStartedAt) ?? e.time;
+    return { value: "interrupted", endedAt: e.time, reason: "the recovery hook ran; the fiber's status after it was not reported", at };
   }
   return undefined;
 }

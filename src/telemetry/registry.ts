@@ -146,6 +146,11 @@ export const EVENT_REGISTRY = {
        */
       hook: z.enum(["resumed", "unknown"]).optional(),
       resumedAs: z.string().max(200).optional(),
+      /**
+       * When the SDK called the hook (its `fiber:recovery:attempt` in the same invocation), where the tail saw it: a
+       * managed fiber's settlement by the hook happens from then on, and the tail's message does not say which.
+       */
+      hookStartedAt: z.number().optional(),
     }),
     sdk: "fiber:recovery:handled",
     fromSdk: fromFiber,

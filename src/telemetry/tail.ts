@@ -196,7 +196,7 @@ function isSdkMessage(m: unknown): m is SdkMessage {
 }
 
 /** Recovery hooks running in an item, by the fiber they recover: the runs that started while each ran. */
-type Hooks = Map<string, { name: string; started: { fiberId: string; fiberName: string }[] }>;
+type Hooks = Map<string, { name: string; at: number | null; started: { fiberId: string; fiberName: string }[] }>;
 
 /**
  * Follows recovery hooks through an item's messages, in publish order: the SDK publishes `fiber:recovery:attempt`
@@ -208,7 +208,8 @@ function watchHooks(hooks: Hooks, m: SdkMessage): void {
   const fiberId = typeof p.fiberId === "string" ? p.fiberId : null;
   if (!fiberId) return;
   const fiberName = typeof p.fiberName === "string" ? p.fiberName : "";
-  if (m.type === "fiber:recovery:attempt") hooks.set(fiberId, { name: fiberName, started: [] });
+  const at = typeof m.timestamp === "number" && Number.isFinite(m.timestamp) && m.timestamp > 0 ? Math.round(m.timestamp) : null;
+  if (m.type === "fiber:recovery:attempt") hooks.set(fiberId, { name: fiberName, at, started: [] });
   else if (m.type === "fiber:run:started") for (const h of hooks.values()) h.started.push({ fiberId, fiberName });
 }
 
@@ -218,14 +219,28 @@ function watchHooks(hooks: Hooks, m: SdkMessage): void {
  * a later call, another name) publish the same thing, so the console must not call either "recovered". Nothing for
  * a managed fiber (the SDK records its outcome in its ledger) or the SDK's internal fibers (status "internal").
  */
-function hookOutcome(hooks: Hooks, m: SdkMessage): { hook?: "resumed" | "unknown"; resumedAs?: string } {
+function hookOutcome(hooks: Hooks, m: SdkMessage): { hook?: "resumed" | "unknown"; resumedAs?: string; hookStartedAt?: number } {
   const p = m.payload ?? {};
   const fiberId = typeof p.fiberId === "string" ? p.fiberId : "";
   const h = hooks.get(fiberId);
   hooks.delete(fiberId);
-  if (p.status !== "user") return {};
+  // When the hook was called, for any fiber: a managed fiber's settlement by its hook is dated from then (run-rows.ts).
+  const started = h?.at != null ? { hookStartedAt: h.at } : {};
+  if (p.status !== "user") return started;
   const again = h?.started.find((r) => r.fiberName === h.name && r.fiberId !== fiberId);
-  return again ? { hook: "resumed", resumedAs: again.fiberId.slice(0, 200) } : { hook: "unknown" };
+  return again ? { hook: "resumed", resumedAs: again.fiberId.slice(0, 200), ...started } : { hook: "unknown", ...started };
+}
+
+/**
+ * What the SDK records of a managed fiber whose recovery failed (its hook threw or timed out), from the message
+ * alone: agents 0.32 sets the interrupted fiber `error`, with the very message it publishes, in the same step
+ * (`_recordFiberRecoveryFailure`). The outbox path reads the same with `inspectFiber` (sdk-reads.ts). Nothing for a
+ * plain runFiber, whose recovery failure is its own outcome.
+ */
+function recoveryFailureRecord(m: SdkMessage): { fiberStatus?: string; fiberError?: string } {
+  const p = m.payload ?? {};
+  if (p.managed !== true) return {};
+  return { fiberStatus: "error", ...(typeof p.error === "string" && p.error ? { fiberError: p.error } : {}) };
 }
 
 /**
@@ -294,6 +309,7 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       e.time = time;
       e.id = tailEventId(item, index, time, text);
       if (e.type === "fiber.recovery.handled") Object.assign(e.payload, hookOutcome(hooks, m));
+      if (e.type === "fiber.recovery.failed") Object.assign(e.payload, recoveryFailureRecord(m));
       if (!turns.annotate(e, item.scriptName)) {
         out.noise++;
         return;

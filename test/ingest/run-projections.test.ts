@@ -225,6 +225,37 @@ describe("runs of every kind", () => {
     expect(await getStoredRun(env.DB, "f-late")).toMatchObject({ outcome: "completed", endedAt: T0 + 5 * S, lastSeen: T0 + 5 * S });
   });
 
+  it("lets reconciliation's reading of a managed fiber its hook settled supersede the tail's 'hook ran, status not reported', in either order", async () => {
+    for (const first of ["none", "event", "finding"] as const) {
+      const a = `runs-hook-settled-${first}`;
+      const id = `mf-hook-${first}`;
+      const m = { fiberName: "sync", managed: true };
+      const started = makeEvent("fiber.started", m, o(a, 1, { fiberId: id }));
+      // One wake, as the tail sees it: the SDK detects the eviction, calls the hook, and says the hook returned. Its
+      // messages carry no fiberStatus, so the last cannot say what the hook decided; the tail dates the hook's call.
+      const interrupted = makeEvent("fiber.interrupted", m, o(a, 10, { fiberId: id }));
+      const attempt = makeEvent("fiber.recovery.attempt", m, o(a, 10, { fiberId: id }));
+      const handled = makeEvent("fiber.recovery.handled", { ...m, status: "user", hookStartedAt: T0 + 10 * S }, o(a, 11, { fiberId: id }));
+      handled.id = `${attempt.id}~`; // the tail's ids sort by time, then by place in the item: after the attempt
+      // The SDK settled it (inspectFiber: error) while the hook ran, before it published the handled message.
+      const found = makeEvent(
+        "run.reconciled",
+        { kind: "managed_fiber", runId: id, finding: "ended", state: "error", error: "resume refused", endedAt: T0 + 10 * S },
+        o(a, 20, { fiberId: id }),
+      );
+      await ingest([started, interrupted, attempt]);
+      if (first === "none") {
+        // Without reconciliation's reading, it waits as interrupted, never "recovering" after its hook returned.
+        await ingest([handled]);
+        expect(await getStoredRun(env.DB, id), first).toMatchObject({ outcome: "interrupted" });
+        continue;
+      }
+      await ingest(first === "event" ? [handled] : [found]);
+      await ingest(first === "event" ? [found] : [handled]);
+      expect(await getStoredRun(env.DB, id), first).toMatchObject({ outcome: "failed", error: "resume refused" });
+    }
+  });
+
   it("shows a chat turn that ended in a word the console does not know as unknown, with the SDK's word, never as completed", async () => {
     const a = "runs-unknown-turn";
     await ingest([

@@ -143,4 +143,16 @@ describe("capture from the tail", () => {
     expect(handled(recovery("old-5", [], "managed", true))).toEqual([["old-5", null, null]]);
     expect(handled(recovery("old-6", [], "internal"))).toEqual([["old-6", null, null]]);
   });
+
+  it("says a managed fiber whose recovery hook threw is failed with the hook's error, as the SDK records it; a plain one gets no word", () => {
+    const failed = (managed: boolean) =>
+      captureFromTail([item([msg("fiber:recovery:failed", { fiberId: "mf", fiberName: "sync", managed, error: "hook crashed", reason: "handler_error" })])])
+        .events.filter((x) => x.type === "fiber.recovery.failed")
+        .map((x) => {
+          const p = x.payload as { fiberStatus?: string; fiberError?: string };
+          return [p.fiberStatus ?? null, p.fiberError ?? null];
+        });
+    expect(failed(true)).toEqual([["error", "hook crashed"]]);
+    expect(failed(false)).toEqual([[null, null]]);
+  });
 });

@@ -31,7 +31,7 @@ export function compareViews(sdk: View, shown: View): Cell[] {
   for (const [n, [id, s]] of Object.entries(sdk.runs).entries()) {
     const c = shown.runs[id] ?? {};
     const p = multi ? `run ${n + 1}.` : "run.";
-    for (const f of ["kind", "status", "phase", "step", "statusMessage", "error", "attempt"] as const) cells.push(cell(`${p}${f}`, s[f], c[f]));
+    for (const f of ["kind", "status", "phase", "step", "statusMessage", "error", "attempt", "snapshot"] as const) cells.push(cell(`${p}${f}`, s[f], c[f]));
   }
   for (const [n, [id, s]] of Object.entries(sdk.incidents).entries()) {
     const c = shown.incidents[id];
@@ -47,6 +47,8 @@ export function compareViews(sdk: View, shown: View): Cell[] {
   cells.push(cell("overview.running", sdk.overview?.running, shown.overview?.running));
   cells.push(cell("overview.openIncidents", sdk.overview?.openIncidents, shown.overview?.openIncidents));
   cells.push(cell("list.openIncidents", sdk.openIncidentRows, shown.openIncidentRows));
+  cells.push(cell("agent.eventsNumberedTo", sdk.numbering?.highest, shown.numbering?.highest));
+  cells.push(cell("gaps.listed", sdk.numbering?.onGapsList, shown.numbering?.onGapsList));
   return cells;
 }
 

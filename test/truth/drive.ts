@@ -11,8 +11,11 @@ import type { Fault, Primitive, Row } from "./matrix";
  * subject (which agent, which runs) and what the console's actions answered; it asserts nothing itself.
  */
 
+/** The truth agents' classes: both packages (the outbox path), or the admin package alone (the tail path). */
+export type TruthClass = "TruthFiberAgent" | "TruthTaskAgent" | "AdminTruthFiberAgent" | "AdminTruthTaskAgent";
+
 export type Subject = {
-  agentClass: "TruthFiberAgent" | "TruthTaskAgent";
+  agentClass: TruthClass;
   agentName: string;
   kind: "fiber" | "managed_fiber" | "task";
   runIds: string[];
@@ -42,13 +45,44 @@ export async function truthStub(agentClass: Subject["agentClass"], agentName: st
   return (await getAgentByName(env[agentClass] as never, agentName)) as unknown as TruthStub;
 }
 
+/** A point where what the agent did so far has left it: its own work, an eviction, an alarm run, a console action. */
+export type Step = "work" | "evict" | "alarm" | "action";
+
+/**
+ * How the truth agents' events reach the console, so one set of drivers runs on either path: which classes, how an
+ * event is lost on the way, and what happens at the end of each step (one invocation of the agent).
+ */
+export type Form = {
+  fiberClass: TruthClass;
+  taskClass: TruthClass;
+  /** The next event of each of these contract types (e.g. "task.completed") never reaches the console. */
+  lose(agentClass: TruthClass, agentName: string, types: string[]): Promise<void>;
+  /** The step is over: what it published is on its way to the console. */
+  stepDone(agentClass: TruthClass, agentName: string, step: Step): Promise<void>;
+};
+
+/**
+ * Both packages: the telemetry mixin's outbox carries the events, through a transport the test can make lose them.
+ * Its outbox sends on its own after evictions and alarms; after the agent's own work the drivers wait for it.
+ */
+export const OUTBOX_FORM: Form = {
+  fiberClass: "TruthFiberAgent",
+  taskClass: "TruthTaskAgent",
+  lose: async (agentClass, agentName, types) => (await truthStub(agentClass, agentName)).loseInTransport(types),
+  stepDone: async (agentClass, agentName, step) => {
+    if (step === "work") await (await truthStub(agentClass, agentName)).settleTelemetry();
+  },
+};
+
 const OPERATOR = { email: "truth@example.com", role: "operator" } as const;
 const uid = () => crypto.randomUUID().slice(0, 8);
 
 /** Evicts the agent and wakes it again through its alarm, where the SDK runs recovery and replays. */
-async function evictAndWake(agentClass: Subject["agentClass"], name: string): Promise<void> {
+async function evictAndWake(form: Form, agentClass: Subject["agentClass"], name: string): Promise<void> {
   await (await truthStub(agentClass, name)).evict().catch(() => {});
+  await form.stepDone(agentClass, name, "evict");
   await runDurableObjectAlarm((await truthStub(agentClass, name)) as never);
+  await form.stepDone(agentClass, name, "alarm");
 }
 
 /** What a row's fault means for the work it starts. */
@@ -62,9 +96,9 @@ const workFor = (fault: Fault): TruthWork =>
 /** Faults that evict the agent mid-work (a recovery, and for fibers an incident, follow). */
 const EVICTING: readonly Fault[] = ["abort", "evictions", "resolved", "resolved-lost"];
 
-/** Runs one row of the matrix. */
-export async function drive(row: Row): Promise<Subject> {
-  return row.primitive === "task" ? driveTask(row.fault) : driveFiber(row.primitive, row.fault);
+/** Runs one row of the matrix, on the outbox path unless told otherwise. */
+export async function drive(row: Row, form: Form = OUTBOX_FORM): Promise<Subject> {
+  return row.primitive === "task" ? driveTask(form, row.fault) : driveFiber(form, row.primitive, row.fault);
 }
 
 async function act(agentClass: Subject["agentClass"], agentName: string, fault: Fault): Promise<Subject["action"]> {
@@ -78,37 +112,43 @@ async function act(agentClass: Subject["agentClass"], agentName: string, fault: 
   return null;
 }
 
-async function driveFiber(primitive: Exclude<Primitive, "task">, fault: Fault): Promise<Subject> {
-  const K = "TruthFiberAgent";
+async function driveFiber(form: Form, primitive: Exclude<Primitive, "task">, fault: Fault): Promise<Subject> {
+  const K = form.fiberClass;
   const agentName = `truth-${primitive.replace(":", "-")}-${fault}-${uid()}`;
-  const stub = await truthStub("TruthFiberAgent", agentName);
+  const stub = await truthStub(K, agentName);
   const managed = primitive !== "runFiber";
   const recovery = managed ? (primitive.split(":")[1] as "undefined") : undefined;
-  if (fault === "lost-end") await stub.loseInTransport(["fiber.completed"]);
+  if (fault === "lost-end") await form.lose(K, agentName, ["fiber.completed"]);
   const work = workFor(fault);
   const runId = managed ? await stub.startManaged(work, recovery) : await stub.startRunFiber(work);
-  await stub.settleTelemetry();
+  await form.stepDone(K, agentName, "work");
   let action: Subject["action"] = null;
-  if (fault === "abort" || fault === "resolved" || fault === "resolved-lost") await evictAndWake(K, agentName);
-  if (fault === "evictions") for (let i = 0; i < 3; i++) await evictAndWake(K, agentName);
-  if (fault === "cancel") await stub.cancelManaged(runId, "truth matrix: cancelled by its caller");
+  if (fault === "abort" || fault === "resolved" || fault === "resolved-lost") await evictAndWake(form, K, agentName);
+  if (fault === "evictions") for (let i = 0; i < 3; i++) await evictAndWake(form, K, agentName);
+  if (fault === "cancel") {
+    await stub.cancelManaged(runId, "truth matrix: cancelled by its caller");
+    await form.stepDone(K, agentName, "work");
+  }
   if (fault === "resolved" || fault === "resolved-lost") {
     const later = await truthStub(K, agentName);
-    await later.settleTelemetry();
-    if (fault === "resolved-lost") await later.loseInTransport(["fiber.resolved"]);
+    await form.stepDone(K, agentName, "work");
+    if (fault === "resolved-lost") await form.lose(K, agentName, ["fiber.resolved"]);
     await later.resolveManaged(runId, { status: "completed" });
   }
-  if (fault === "force-idle" || fault === "trigger-alarm") action = await act("TruthFiberAgent", agentName, fault);
+  if (fault === "force-idle" || fault === "trigger-alarm") {
+    action = await act(K, agentName, fault);
+    await form.stepDone(K, agentName, "action");
+  }
   // Force idle evicts the agent 20 ms after answering when nothing else could stop a callback: a call in
   // between would be cut off with it. Let the eviction happen first; the next call wakes a fresh instance.
   if ((action?.result as { ok?: boolean; value?: { evicted?: boolean } } | undefined)?.value?.evicted) await scheduler.wait(100);
   const unseen =
     fault === "unseen"
-      ? [await unseenRun(K, agentName, ["fiber.started", "fiber.stashed", "fiber.completed"], () => stub.startManaged("complete", recovery))]
+      ? [await unseenRun(form, K, agentName, ["fiber.started", "fiber.stashed", "fiber.completed"], () => stub.startManaged("complete", recovery))]
       : [];
-  await (await truthStub(K, agentName)).settleTelemetry();
+  await form.stepDone(K, agentName, "work");
   return {
-    agentClass: "TruthFiberAgent",
+    agentClass: K,
     agentName,
     kind: managed ? "managed_fiber" : "fiber",
     runIds: [runId, ...unseen],
@@ -117,11 +157,11 @@ async function driveFiber(primitive: Exclude<Primitive, "task">, fault: Fault): 
   };
 }
 
-async function driveTask(fault: Fault): Promise<Subject> {
-  const K = "TruthTaskAgent";
+async function driveTask(form: Form, fault: Fault): Promise<Subject> {
+  const K = form.taskClass;
   const agentName = `truth-task-${fault}-${uid()}`;
-  const stub = await truthStub("TruthTaskAgent", agentName);
-  if (fault === "lost-end") await stub.loseInTransport(["task.completed"]);
+  const stub = await truthStub(K, agentName);
+  if (fault === "lost-end") await form.lose(K, agentName, ["task.completed"]);
   const mode =
     fault === "failure"
       ? "fail"
@@ -135,34 +175,44 @@ async function driveTask(fault: Fault): Promise<Subject> {
               ? "hang"
               : "complete";
   const runId = await stub.startTask(mode);
-  await stub.settleTelemetry();
+  await form.stepDone(K, agentName, "work");
   let action: Subject["action"] = null;
-  if (fault === "abort") await evictAndWake(K, agentName);
-  if (fault === "evictions") for (let i = 0; i < 3; i++) await evictAndWake(K, agentName);
-  if (fault === "cancel") await stub.cancelTask(runId, "truth matrix: cancelled by its caller");
-  if (fault === "force-idle" || fault === "trigger-alarm") action = await act("TruthTaskAgent", agentName, fault);
-  if (fault === "retry-fail") await settleRetries(agentName);
+  if (fault === "abort") await evictAndWake(form, K, agentName);
+  if (fault === "evictions") for (let i = 0; i < 3; i++) await evictAndWake(form, K, agentName);
+  if (fault === "cancel") {
+    await stub.cancelTask(runId, "truth matrix: cancelled by its caller");
+    await form.stepDone(K, agentName, "work");
+  }
+  if (fault === "force-idle" || fault === "trigger-alarm") {
+    action = await act(K, agentName, fault);
+    await form.stepDone(K, agentName, "action");
+  }
+  if (fault === "retry-fail") await settleRetries(form, K, agentName);
   const unseen =
-    fault === "unseen" ? [await unseenRun(K, agentName, ["task.accepted", "task.attempt.started", "task.completed"], () => stub.startTask("complete"))] : [];
-  await (await truthStub(K, agentName)).settleTelemetry();
-  return { agentClass: "TruthTaskAgent", agentName, kind: "task", runIds: [runId, ...unseen], evicted: fault === "abort" || fault === "evictions", action };
+    fault === "unseen"
+      ? [await unseenRun(form, K, agentName, ["task.accepted", "task.attempt.started", "task.completed"], () => stub.startTask("complete"))]
+      : [];
+  await form.stepDone(K, agentName, "work");
+  return { agentClass: K, agentName, kind: "task", runIds: [runId, ...unseen], evicted: fault === "abort" || fault === "evictions", action };
 }
 
 /** Once the console knows the agent, one more run whose every event is lost in transport; returns its id. */
-async function unseenRun(agentClass: Subject["agentClass"], agentName: string, types: string[], start: () => Promise<string>): Promise<string> {
-  await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ? AND seq_max IS NOT NULL", [agentClass, agentName], (r) => r.length === 1);
-  const stub = await truthStub(agentClass, agentName);
-  await stub.loseInTransport(types);
+async function unseenRun(form: Form, agentClass: Subject["agentClass"], agentName: string, types: string[], start: () => Promise<string>): Promise<string> {
+  // The console knows the agent (on the outbox path, by its numbered events) before the run it will not see.
+  const known = form === OUTBOX_FORM ? "AND seq_max IS NOT NULL" : "";
+  await pollRows(`SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ? ${known}`, [agentClass, agentName], (r) => r.length === 1);
+  await form.lose(agentClass, agentName, types);
   return start();
 }
 
 /** A retried step parks the run until its retry is due; the alarm runs each retry. */
-async function settleRetries(agentName: string): Promise<void> {
+async function settleRetries(form: Form, agentClass: Subject["agentClass"], agentName: string): Promise<void> {
   for (let i = 0; i < 10; i++) {
-    const stub = await truthStub("TruthTaskAgent", agentName);
+    const stub = await truthStub(agentClass, agentName);
     const [t] = await stub.sdkTasks();
     if (!t || ["completed", "failed", "cancelled"].includes(t.state)) return;
     await scheduler.wait(20);
     await runDurableObjectAlarm(stub as never);
+    await form.stepDone(agentClass, agentName, "alarm");
   }
 }

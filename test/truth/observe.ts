@@ -21,6 +21,8 @@ export type RunView = {
   statusMessage?: string | null;
   error?: string | null;
   attempt?: number | null;
+  /** The run's last stash as the console shows it (a preview), null when none reached it. */
+  snapshot?: string | null;
 };
 export type IncidentView = { status?: string; reason?: string | null; attempts?: number };
 export type View = {
@@ -34,6 +36,11 @@ export type View = {
   overview?: { running: number; openIncidents: number };
   /** Rows of the open-incidents list (the overview card's link) for this agent. */
   openIncidentRows?: number;
+  /**
+   * Event numbering, a fact only the outbox helper reports: the agent's highest event number as the agents list
+   * shows it (null: unnumbered, so what is missing is unknown), and whether it is on the "events missing" list.
+   */
+  numbering?: { highest: number | null; onGapsList: boolean };
 };
 
 /** The overview's fleet-wide figures this matrix checks, read as the overview's JSON. */
@@ -111,6 +118,7 @@ type ConsoleRun = {
   statusMessage?: string | null;
   error: string | null;
   attempt: number | null;
+  snapshotPreview?: string | null;
 };
 
 /** What the console shows for the same runs: its run pages' JSON, its incident pages' JSON, its agent view and list. */
@@ -137,6 +145,8 @@ export async function consoleView(
       statusMessage: run.statusMessage ?? null,
       error: run.error,
       attempt: run.attempt,
+      // A missing field would read as "no stash" and agree with anything: the run's JSON must carry it.
+      snapshot: "snapshotPreview" in run ? run.snapshotPreview : "(field missing)",
     };
   }
   for (const id of Object.keys(sdk.incidents)) {
@@ -158,5 +168,18 @@ export async function consoleView(
   view.overview = { running: (after.running[s.kind] ?? 0) - (before.running[s.kind] ?? 0), openIncidents: after.openIncidents - before.openIncidents };
   const openList = await call(`/incidents?${owner}&status=open&limit=100`, { as: VIEWER, headers: { Accept: "application/json" } });
   view.openIncidentRows = ((await openList.json()) as { items: unknown[] }).items.length;
+  if (sdk.numbering) view.numbering = await numberingOf(s.agentClass, s.agentName);
   return view;
+}
+
+/** The agent's event numbering as the agents list and its "events missing" list show it (JSON). */
+async function numberingOf(agentClass: string, agentName: string): Promise<View["numbering"]> {
+  type Item = { agentClass: string; agentName: string; seqMax: number | null };
+  const find = async (extra: string) => {
+    const res = await call(`/agents?agentClass=${encodeURIComponent(agentClass)}${extra}&limit=200`, { as: VIEWER, headers: { Accept: "application/json" } });
+    return ((await res.json()) as { items: Item[] }).items.find((a) => a.agentName === agentName);
+  };
+  const listed = await find("");
+  if (listed && !("seqMax" in listed)) throw new Error("the agents list's JSON no longer carries seqMax: this check would agree with anything");
+  return { highest: listed ? listed.seqMax : null, onGapsList: (await find("&gaps=true")) !== undefined };
 }

