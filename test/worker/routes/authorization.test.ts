@@ -186,6 +186,13 @@ const ROUTES: Route[] = [
   { kind: "read", method: "GET", pattern: "/sessions/:name/status", url: (fx) => `/sessions/${enc(fx.session.name)}/status`, shows: () => [">running<"] },
   { kind: "read", method: "GET", pattern: "/backups", url: () => "/backups", shows: () => ["Workspace backups"] },
   { kind: "read", method: "GET", pattern: "/deploys", url: () => "/deploys", shows: () => ["<h1>Deploys</h1>", "All incidents grouped by version"] },
+  {
+    kind: "read",
+    method: "GET",
+    pattern: "/dead-letters",
+    url: () => "/dead-letters",
+    shows: () => ["Dead letters: events lost on the way", "never became an event"],
+  },
   { kind: "read", method: "GET", pattern: "/audit", url: () => "/audit", shows: () => ["Audit log"] },
   { kind: "read", method: "GET", pattern: "/ops", url: () => "/ops", shows: () => ["Ambiguous operations"] },
   { kind: "read", method: "GET", pattern: "/alerts", url: () => "/alerts", shows: () => ["Alerts are on"] },
