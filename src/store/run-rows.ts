@@ -2,6 +2,7 @@ import { isInternalSdkName, type RunKind, type RunOutcome, runEffectOf, runState
 import { HOOK_UNKNOWN_REASON } from "./fiber-incident-facts";
 import { listedAt } from "./listed-at";
 import { projection, stampColumns } from "./merge";
+import { FALLBACK_STAMP, UNCONFIRMED_STAMP } from "./outcome-stamps";
 import { RESUMED_BY_HOOK } from "./read-models/runs";
 import * as schema from "./schema";
 import { names, type SqlRow } from "./sql-names";
@@ -55,6 +56,35 @@ function managedOutcome(e: TelemetryEvent, p: P): Facts["outcome"] | undefined {
   return undefined;
 }
 
+/** Why a managed fiber's end reported without the SDK's status reads `unknown` (the tail path: no read followed). */
+export const FAILED_OR_CANCELLED_REASON = "the SDK's event does not tell a failure from a cancellation; the agent's record says which";
+
+/**
+ * A managed fiber's `fiber.failed` that carries no `fiberStatus`: agents 0.32 publishes `fiber:run:failed` alike for
+ * a body that threw and for one `cancelFiber` aborted (the SDK then records `aborted`), so the console claims
+ * neither: `unknown`, unconfirmed (outcome-stamps.ts) until reconciliation reads the SDK's status (inspectFiber). What
+ * the run threw is in the reason, not the error: the SDK records a cancellation's reason as its error instead.
+ */
+function unconfirmedManagedEnd(e: TelemetryEvent, p: P): Facts["outcome"] {
+  const threw = s(p.error);
+  const reason = threw ? `${FAILED_OR_CANCELLED_REASON} (it ended with: ${threw.slice(0, 500)})` : FAILED_OR_CANCELLED_REASON;
+  return { value: "unknown", endedAt: e.time, error: null, reason, unconfirmed: true };
+}
+
+/**
+ * A failed Tasks run's end. `task:failed` carries only the error's class (its `name`); the agent side of the outbox
+ * path reads the message (`errorMessage`, sdk-reads.ts). Without it the class is not the error the SDK records: the
+ * error reads not known (null), the reason names the class, and the end is unconfirmed until reconciliation reads
+ * the run's record (tasks.get → error.message).
+ */
+function taskFailure(e: TelemetryEvent, p: P): Facts["outcome"] {
+  const message = s(p.errorMessage);
+  if (message) return { value: "failed", endedAt: e.time, error: message, reason: null };
+  const name = s(p.error);
+  const reason = `its error's message was not reported${name ? ` (the SDK's event names only its class: ${name.slice(0, 200)})` : ""}`;
+  return { value: "failed", endedAt: e.time, error: null, reason, unconfirmed: true };
+}
+
 /**
  * A plain runFiber's end from `fiber.recovery.handled` with the hook's outcome: `recovered` when a run of the same
  * name started while the hook ran (the reason names it), `unknown` when none did: dropped work and work resumed some
@@ -81,10 +111,19 @@ type Facts = {
   startedAt?: number | null;
   /**
    * `fallback`: stamped 0, so any reported outcome supersedes it; `at`: stamped then rather than at the event's time.
+   * `unconfirmed`: stamped UNCONFIRMED_STAMP (outcome-stamps.ts), an end the event could not say whole.
    * `value: null`: live again (a chat turn's recovery turn started), superseding an earlier outcome. Typed as the
    * closed set sdk-states.ts declares: the runs list merges runs_kind_outcome over exactly those values.
    */
-  outcome?: { value: RunOutcome | null; endedAt: number | null; error?: string | null; reason?: string | null; fallback?: boolean; at?: number };
+  outcome?: {
+    value: RunOutcome | null;
+    endedAt: number | null;
+    error?: string | null;
+    reason?: string | null;
+    fallback?: boolean;
+    unconfirmed?: boolean;
+    at?: number;
+  };
   phase?: { value: string; wakeAt?: number | null; step?: string | null; statusMessage?: string | null };
   snapshot?: { preview: string; bytes: number };
   confirmedAt?: number;
@@ -126,6 +165,7 @@ function factsOf(e: TelemetryEvent): Facts | null {
     ) {
       return { kind, runId: c.fiberId, name: named, outcome: managedOutcome(e, p), snapshot };
     }
+    if (kind === "managed_fiber" && e.type === "fiber.failed") return { kind, runId: c.fiberId, name: named, outcome: unconfirmedManagedEnd(e, p), snapshot };
     const outcome = effect.outcome;
     const hooked = e.type === "fiber.recovery.handled" ? plainHookOutcome(e, p) : undefined;
     return {
@@ -160,15 +200,12 @@ function factsOf(e: TelemetryEvent): Facts | null {
       attempt: n(p.attempt),
       startedAt: e.type === "task.attempt.started" ? e.time : null,
       phase: phase ? { value: phase, wakeAt: n(p.wakeAt), step: s(p.step), statusMessage: s(p.statusMessage) } : undefined,
-      // The SDK's message for a failure (the run's record, read by the agent side); its event carries only the name.
-      outcome: outcome
-        ? {
-            value: outcome,
-            endedAt: e.time,
-            error: e.type === "task.failed" ? (s(p.errorMessage) ?? s(p.error)) : null,
-            reason: e.type === "task.cancelled" ? s(p.reason) : null,
-          }
-        : undefined,
+      outcome:
+        e.type === "task.failed"
+          ? taskFailure(e, p)
+          : outcome
+            ? { value: outcome, endedAt: e.time, error: null, reason: e.type === "task.cancelled" ? s(p.reason) : null }
+            : undefined,
     };
   }
   if (e.type === "chat.turn.started" || e.type === "chat.turn.finished") {
@@ -310,7 +347,7 @@ export function runRowOf(e: TelemetryEvent): RunRow | null {
     ended_at: o?.endedAt ?? null,
     error: o?.error ?? null,
     reason: o?.reason ?? null,
-    ...stamp("outcome", o ? (o.fallback ? 0 : (o.at ?? e.time)) : null, e.id),
+    ...stamp("outcome", o ? (o.fallback ? FALLBACK_STAMP : o.unconfirmed ? UNCONFIRMED_STAMP : (o.at ?? e.time)) : null, e.id),
     phase: f.phase?.value ?? null,
     wake_at: f.phase?.wakeAt ?? null,
     step: f.phase?.step ?? null,

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
-import { getIncident, getStoredRun, incidentAttempts, listIncidents, listRuns, overviewCounts } from "../../src/store/read-models";
+import { getIncident, getStoredRun, incidentAttempts, knownRunOutcomes, listIncidents, listRuns, overviewCounts } from "../../src/store/read-models";
 import { makeEvent } from "../fixtures/events";
 import { shuffled } from "../fixtures/seeded-random";
 import { ingest } from "../store/store-helpers";
@@ -254,6 +254,68 @@ describe("runs of every kind", () => {
       await ingest(first === "event" ? [found] : [handled]);
       expect(await getStoredRun(env.DB, id), first).toMatchObject({ outcome: "failed", error: "resume refused" });
     }
+  });
+
+  it("shows a managed fiber whose failure arrived without the SDK's status as unknown, never failed, until the agent's record says how it ended", async () => {
+    const m = { fiberName: "sync", managed: true };
+    for (const first of ["event", "finding"] as const) {
+      const a = `runs-managed-unconfirmed-${first}`;
+      const owner = { agentClass: "ProbeAgent", agentName: a };
+      const id = `mf-cancel-${first}`;
+      // The tail's reading: cancelFiber aborted it, and the SDK published fiber:run:failed with the abort's reason.
+      const failed = makeEvent("fiber.failed", { ...m, error: "cancelled by its caller" }, o(a, 5, { fiberId: id }));
+      // The SDK settled it `aborted` as it aborted the signal, just before the event: reconciliation's reading.
+      const found = makeEvent(
+        "run.reconciled",
+        { kind: "managed_fiber", runId: id, finding: "ended", state: "aborted", error: "cancelled by its caller", endedAt: T0 + 4 * S },
+        o(a, 20, { fiberId: id }),
+      );
+      await ingest([makeEvent("fiber.started", m, o(a, 1, { fiberId: id }))]);
+      if (first === "event") {
+        await ingest([failed]);
+        expect(await getStoredRun(env.DB, id, owner)).toMatchObject({
+          status: "unknown",
+          error: null,
+          reason: expect.stringContaining("cancelled by its caller"),
+        });
+        // Reconciliation asks again about it (knownRunOutcomes: null, awaiting the agent's word); a guess never replaces it.
+        expect(await knownRunOutcomes(env.DB, owner, [id])).toEqual(new Map([[id, null]]));
+        await ingest([makeEvent("run.reconciled", { kind: "managed_fiber", runId: id, finding: "ended_unreported" }, o(a, 15, { fiberId: id }))]);
+        expect(await getStoredRun(env.DB, id, owner)).toMatchObject({ status: "unknown" });
+      }
+      await ingest(first === "event" ? [found] : [found, failed]);
+      expect(await getStoredRun(env.DB, id, owner), first).toMatchObject({ status: "cancelled", error: "cancelled by its caller", endedAt: T0 + 4 * S });
+      expect(await knownRunOutcomes(env.DB, owner, [id])).toEqual(new Map([[id, "cancelled"]]));
+    }
+    // With the SDK's status read after the event (the outbox path), it says so at once.
+    const a = "runs-managed-confirmed";
+    await ingest([makeEvent("fiber.failed", { ...m, error: "boom", fiberStatus: "error", fiberError: "boom" }, o(a, 5, { fiberId: "mf-err" }))]);
+    expect(await getStoredRun(env.DB, "mf-err", { agentClass: "ProbeAgent", agentName: a })).toMatchObject({ status: "failed", error: "boom" });
+  });
+
+  it("never shows a failed Tasks run's error class as its error: not known until the agent's record gives the message", async () => {
+    const a = "runs-task-error-class";
+    const owner = { agentClass: "ProbeAgent", agentName: a };
+    const failed = makeEvent("task.failed", { definition: "charge@v1", error: "NonRetryableError" }, o(a, 5, { taskId: "task_f1" }));
+    await ingest([makeEvent("task.accepted", { definition: "charge@v1" }, o(a, 1, { taskId: "task_f1" })), failed]);
+    expect(await getStoredRun(env.DB, "task_f1", owner)).toMatchObject({
+      status: "failed",
+      error: null,
+      reason: expect.stringContaining("NonRetryableError"),
+    });
+    expect(await knownRunOutcomes(env.DB, owner, ["task_f1"])).toEqual(new Map([["task_f1", null]]));
+    // The agent's record (tasks.get), settled in the same moment the event was published: its message wins.
+    await ingest([
+      makeEvent(
+        "run.reconciled",
+        { kind: "task", runId: "task_f1", finding: "ended", state: "failed", error: "card declined: do not honor", endedAt: T0 + 5 * S },
+        o(a, 30, { taskId: "task_f1" }),
+      ),
+    ]);
+    expect(await getStoredRun(env.DB, "task_f1", owner)).toMatchObject({ status: "failed", error: "card declined: do not honor" });
+    // The message read right after the event (the outbox path) is the error at once.
+    await ingest([makeEvent("task.failed", { definition: "charge@v1", error: "Error", errorMessage: "card declined" }, o(a, 6, { taskId: "task_f2" }))]);
+    expect(await getStoredRun(env.DB, "task_f2", owner)).toMatchObject({ status: "failed", error: "card declined", reason: null });
   });
 
   it("shows a chat turn that ended in a word the console does not know as unknown, with the SDK's word, never as completed", async () => {

@@ -15,16 +15,6 @@ import { tailForm } from "./tail-form";
  * through the admin RPC as on the outbox path.
  */
 
-/** Rows not yet run on the tail path, with what disagrees there (each is work still to do, not a verdict). */
-const NOT_YET: Record<string, string> = {
-  "managed:undefined × force-idle": "the cancelled fiber is shown failed",
-  "managed:undefined × cancel": "the cancelled fiber is shown failed",
-  "managed:interrupted × abort": "the hook's reason is not shown as the run's error",
-  "task × failure": "the error's name is shown, not its message",
-  "task × retry-fail": "the error's name is shown, not its message",
-};
-const ROWS = MATRIX.filter((r) => !NOT_YET[rowName(r)]);
-
 /** Faults defined by loss in transport: on the tail path, a trace item that never arrives. */
 const LOSSY: readonly Row["fault"][] = ["lost-end", "unseen"];
 
@@ -87,7 +77,7 @@ afterAll(() => {
 });
 
 describe("truth matrix on the tail path: the console shows what the SDK records", () => {
-  for (const row of ROWS) {
+  for (const row of MATRIX) {
     const name = `tail: ${rowName(row)}`;
     it(name, { timeout: patient(60_000) }, async () => {
       const before = await overviewFigures();

@@ -135,10 +135,10 @@ export function reconcileFindings(open: OpenWork, live: LiveWork, opts: { now: n
 
   for (const i of open.incidents) {
     if (!settled(i.lastSeen)) continue;
-    for (const f of incidentFindings(i, live)) {
-      if (f.type === "incident.reconciled" && f.finding === "confirmed_open" && recentlyConfirmed(i.confirmedAt)) continue;
-      out.push(f);
-    }
+    const found = incidentFindings(i, live);
+    // A confirmation, and what was read with it, is not repeated within the same age.
+    if (found.some((f) => f.type === "incident.reconciled" && f.finding === "confirmed_open") && recentlyConfirmed(i.confirmedAt)) continue;
+    out.push(...found);
   }
 
   for (const s of open.sessions) {
@@ -192,9 +192,19 @@ function incidentFindings(i: OpenIncident, live: LiveWork): Finding[] {
       return one("confirmed_open", "the fiber's row is still there: the agent will recover it on its next wake");
     const record = i.fiberId !== null ? live.records?.get(i.fiberId) : undefined;
     if (record && record.kind === "managed_fiber") {
-      // A managed fiber the SDK keeps interrupted waits for resolveFiber: the incident stays open, confirmed.
-      if (FIBER_AWAITS_RESOLUTION.has(record.state))
-        return one("confirmed_open", `the agent keeps this managed fiber ${record.state}: it waits for resolveFiber`);
+      // A managed fiber the SDK keeps interrupted waits for resolveFiber: the incident stays open, confirmed. Its run
+      // is read as the SDK records it, dated when the SDK interrupted it: a recovery hook's reason (its result
+      // `interrupted`) is the fiber's error, which no event carries on the tail path. An undated record is not read
+      // into the run: its date would be this pass's.
+      if (FIBER_AWAITS_RESOLUTION.has(record.state)) {
+        const run = record.settledAt !== null ? findingOfRecord("managed_fiber", record.runId, record) : null;
+        return [
+          ...one("confirmed_open", `the agent keeps this managed fiber ${record.state}: it waits for resolveFiber`),
+          ...(run && run.type === "run.reconciled" && run.finding === "ended"
+            ? [{ ...run, detail: `the agent keeps this managed fiber ${record.state}: it waits for resolveFiber` }]
+            : []),
+        ];
+      }
       // Settled since (resolveFiber, whose settling the SDK reports with no event): the incident and its run close as the SDK records.
       const run = findingOfRecord("managed_fiber", record.runId, record);
       return [
@@ -228,7 +238,8 @@ function userWork(r: FoundRun): boolean {
 
 /**
  * Runs the agent records that the console does not know, or still shows open (`known`: console outcome by run
- * id, null while open): what reconciliation fills in when events never arrived (a sequence gap).
+ * id, null while open or while its end awaits the agent's word, knownRunOutcomes): what reconciliation fills in
+ * when events never arrived (a sequence gap), or arrived without what only the agent's record says (the tail path).
  */
 export function fillFindings(recorded: readonly FoundRun[], known: ReadonlyMap<string, string | null>): Finding[] {
   const out: Finding[] = [];

@@ -1,4 +1,5 @@
 import type { RunKind } from "@agent-oncall/telemetry/contract";
+import { UNCONFIRMED_STAMP } from "../outcome-stamps";
 import { agents, incidents, reconciliations, runs, sessions } from "../schema";
 import { names } from "../sql-names";
 import { openNowSql } from "./incident-status";
@@ -160,14 +161,15 @@ export async function gapAgentsDueSince(db: D1Database, before: number, limit: n
 }
 
 /**
- * The console's outcome for each of `ids` it knows for this agent (null: still open); ids it never heard of
- * are absent. One primary-key lookup per id.
+ * The console's outcome for each of `ids` it knows for this agent; ids it never heard of are absent. Null: the
+ * console awaits the agent's word on it, a run still open or one whose end its event could not say whole
+ * (UNCONFIRMED_STAMP: reconciliation reads the agent's record of it). One primary-key lookup per id.
  */
 export async function knownRunOutcomes(db: D1Database, agent: AgentKey, ids: readonly string[]): Promise<Map<string, string | null>> {
   if (!ids.length) return new Map();
   const r = await db
     .prepare(
-      `SELECT ${F.fiberId} AS runId, ${F.outcome} AS outcome FROM ${F.$table}
+      `SELECT ${F.fiberId} AS runId, CASE WHEN ${F.outcomeAt} = ${UNCONFIRMED_STAMP} THEN NULL ELSE ${F.outcome} END AS outcome FROM ${F.$table}
        WHERE ${F.agentClass} = ?1 AND ${F.agentName} = ?2 AND ${F.fiberId} IN (SELECT value FROM json_each(?3))`,
     )
     .bind(agent.agentClass, agent.agentName, JSON.stringify(ids.slice(0, 500)))

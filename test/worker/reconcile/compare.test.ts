@@ -153,6 +153,26 @@ describe("reconciliation: projections against what the agent answers", () => {
     ]);
   });
 
+  it("reads the reason a recovery hook gave a fiber it left interrupted into its run, once per confirmation", () => {
+    const inc = { incidentId: "fiber:A/a/mf", kind: "fiber", fiberId: "mf", requestId: null, lastSeen: old };
+    const record = found({ runId: "mf", kind: "managed_fiber", state: "interrupted", settledAt: old + 5, error: "waiting for the CRM" });
+    expect(judge(open({ incidents: [inc] }), live(asked([record])))).toEqual([
+      expect.objectContaining({ type: "incident.reconciled", finding: "confirmed_open" }),
+      expect.objectContaining({
+        type: "run.reconciled",
+        kind: "managed_fiber",
+        runId: "mf",
+        finding: "ended",
+        state: "interrupted",
+        error: "waiting for the CRM",
+        endedAt: old + 5,
+        detail: expect.stringContaining("resolveFiber"),
+      }),
+    ]);
+    // Confirmed within the age: neither the incident's confirmation nor the reading is repeated.
+    expect(judge(open({ incidents: [{ ...inc, confirmedAt: NOW - 1_000 }] }), live(asked([record])))).toEqual([]);
+  });
+
   it("does not end a session of an agent whose work is parked (waiting)", () => {
     expect(judge(open({ sessions: [{ name: "s", lastSeen: old }] }), live({ status: "waiting" }))).toEqual([]);
   });
