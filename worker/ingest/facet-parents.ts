@@ -15,7 +15,7 @@ import { parseAgentKeyName } from "../../src/telemetry/sub-agents";
  *
  * Each finding is kept in `tail_objects` with the object (computed once per facet) and in this isolate's memory
  * (no read per later event). A facet with no match is keyed by its own name as before, and the finding says what
- * was tried; it is tried again after UNKNOWN_RETRY_MS, since its parent may report its first event later.
+ * was tried; a known facet is tried again after UNKNOWN_RETRY_MS, since its parent may report its first event later.
  */
 
 /** What the console knows of an object's parent. `top`: a top-level agent (its id is its name's). */
@@ -28,6 +28,7 @@ export const UNKNOWN_RETRY_MS = 10 * 60_000;
 const memory = new Map<string, { finding: FacetFinding; at: number }>();
 const MEMORY_MAX = 10_000;
 
+const selfOf = (o: TailObject): FacetPathStep => ({ className: o.agentClass, name: o.agentName });
 const keyOf = (o: { worker: string; objectId: string; agentClass: string; agentName: string }) => `${o.worker}\0${o.objectId}\0${o.agentClass}\0${o.agentName}`;
 
 /** What the tail handler hands capture and the tail_objects statement. */
@@ -72,16 +73,13 @@ export async function findFacetParents(
   for (const o of subjects) {
     const k = keyOf(o);
     const known = memory.get(k);
-    if (known && !("unknown" in known.finding && now - known.at >= UNKNOWN_RETRY_MS)) {
-      findings.set(k, known.finding);
-      continue;
-    }
-    const top = isTopLevelId(o.objectId, { className: o.agentClass, name: o.agentName }, namespaceOf);
-    if (top) {
-      findings.set(k, { top: true });
-      remember(k, { top: true }, now);
-      tops.push([{ className: o.agentClass, name: o.agentName }]);
-    } else open.push(o);
+    const top = isTopLevelId(o.objectId, selfOf(o), namespaceOf);
+    // A top-level agent of this batch is a candidate parent even before it reaches the registry (its own events
+    // are still in the Queue), or when all it published is the SDK's noise, which the registry never sees.
+    if (top) tops.push([selfOf(o)]);
+    if (known && !retry(known.finding, known.at, top, now)) findings.set(k, known.finding);
+    else if (top) settle(o, { top: true }, now);
+    else open.push(o);
   }
   if (open.length) {
     // What an earlier call (any isolate) stored; an unknown finding younger than the retry age stands.
@@ -91,7 +89,8 @@ export async function findFacetParents(
       const r = stored.get(keyOf(o));
       const path = r?.parentPath ? readPath(r.parentPath) : null;
       if (path) settle(o, { parentPath: path }, r!.seenAt);
-      else if (r?.parentUnknown && now - r.seenAt < UNKNOWN_RETRY_MS) settle(o, { unknown: r.parentUnknown }, r.seenAt);
+      else if (r?.parentUnknown && !retry({ unknown: r.parentUnknown }, r.seenAt, isTopLevelId(o.objectId, selfOf(o), namespaceOf), now))
+        settle(o, { unknown: r.parentUnknown }, r.seenAt);
       else left.push(o);
     }
     if (left.length) {
@@ -99,8 +98,8 @@ export async function findFacetParents(
       const candidates = [...tops, ...(await newestAgentsOf(store, bound)).map(pathOf)];
       for (const o of left) {
         tried += candidates.length;
-        const parent = await matchFacetParent(o.objectId, { className: o.agentClass, name: o.agentName }, candidates, namespaceOf);
-        const facet = isTopLevelId(o.objectId, { className: o.agentClass, name: o.agentName }, namespaceOf) === false;
+        const parent = await matchFacetParent(o.objectId, selfOf(o), candidates, namespaceOf);
+        const facet = isTopLevelId(o.objectId, selfOf(o), namespaceOf) === false;
         settle(o, parent ? { parentPath: parent } : { unknown: unknownWhy(bound, candidates.length, facet) }, now);
       }
     }
@@ -122,6 +121,15 @@ export async function findFacetParents(
     },
     tried,
   };
+}
+
+/**
+ * Whether an unknown finding is tried again: only for a known facet (its class bound, its id not its name's), and
+ * only after UNKNOWN_RETRY_MS. An object whose class is not bound may be any top-level agent of that class: trying
+ * each of those again would read the registry per agent every few minutes, so it is tried once.
+ */
+function retry(f: FacetFinding, at: number, top: boolean | null, now: number): boolean {
+  return "unknown" in f && top === false && now - at >= UNKNOWN_RETRY_MS;
 }
 
 function remember(k: string, finding: FacetFinding, at: number): void {
