@@ -204,6 +204,22 @@ describe("sub-agents without the admin mixin (their messages do not name their p
     expect(page).not.toContain('data-testid="sub-agent-of"');
   });
 
+  it("are matched to a parent whose own first events arrive in the same tail batch (still in the Queue, not yet registered)", async () => {
+    const parent = `hub-${uid()}`;
+    tail.clear();
+    await (await hubOf(parent)).ownWork();
+    const parentItem = tail.item({ durableObjectId: hubs().idFromName(parent).toString() });
+    const { work, item } = await bareWork(parent, "helper");
+    await handleTail([parentItem, item], env as Env);
+    await pollRunRows<{ agent_name: string; fiber_id: string; outcome: string | null }>(
+      keyOf(parent, "helper"),
+      (r) => r.fiber_id === work.fiberId,
+      (rs) => rs.length === 1 && rs.every((r) => r.outcome === "completed"),
+    );
+    const stored = await env.DB.prepare("SELECT parent_path FROM tail_objects WHERE object_id = ?").bind(work.objectId).first<{ parent_path: string }>();
+    expect(JSON.parse(stored!.parent_path)).toEqual([{ className: "SubAgentHub", name: parent }]);
+  });
+
   it("cost: the parent is matched once per facet (its tail_objects row written once), then no row written and no candidate tried per event", async () => {
     const parent = `hub-${uid()}`;
     await knownParent(parent);
