@@ -66,6 +66,8 @@ declare namespace Cloudflare {
     SubAgentHub: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentHub>;
     /** Bound only so `subAgent()` finds the class; reached as a facet of SubAgentHub. */
     SubAgentHelper: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentHelper>;
+    /** The same, with no package of ours (its parent is matched by its facet's object id). */
+    SubAgentBareHelper: DurableObjectNamespace<import("./fixtures/sub-agents").SubAgentBareHelper>;
     GapAgent: DurableObjectNamespace<import("./fixtures/gap-agent").GapAgent>;
     StubbornAgent: DurableObjectNamespace<import("./fixtures/busy-agents").StubbornAgent>;
     AlarmLoopAgent: DurableObjectNamespace<import("./fixtures/resident-agents").AlarmLoopAgent>;

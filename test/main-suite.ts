@@ -43,6 +43,7 @@ export async function mainSuite(opts: { alone: boolean }): Promise<ViteUserConfi
       // A parent with sub-agents (test/fixtures/sub-agents.ts); the helper is bound so `subAgent()` finds its class.
       SubAgentHub: "SubAgentHub",
       SubAgentHelper: "SubAgentHelper",
+      SubAgentBareHelper: "SubAgentBareHelper",
       FaultySessionAgent: "FaultySessionAgent",
       TaskProbeAgent: "TaskProbeAgent",
       ManagedFiberProbeAgent: "ManagedFiberProbeAgent",

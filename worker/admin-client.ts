@@ -40,7 +40,7 @@ export function allowedAgentClasses(env: Env): string[] {
 }
 
 /** The binding named after an allowed agent class. */
-function agentNamespace(env: Env, allowed: readonly string[], agentClass: string): DurableObjectNamespace | null {
+export function agentNamespace(env: Env, allowed: readonly string[], agentClass: string): DurableObjectNamespace | null {
   if (!allowed.includes(agentClass)) return null;
   const ns = (env as unknown as Record<string, unknown>)[agentClass];
   return ns && typeof ns === "object" ? (ns as DurableObjectNamespace) : null;

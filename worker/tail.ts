@@ -1,8 +1,10 @@
 import { captureFromTail, sendPackedEvents, type TailItem } from "@agent-oncall/telemetry/tail";
 import { QUEUE_REFUSED_REASON } from "../src/store/read-models/dead-letters";
+import { agentNamespace, allowedAgentClasses } from "./admin-client";
 import { consoleConfig } from "./config";
 import type { Env } from "./env";
 import { type DeadLetter, deadLetterStatements } from "./ingest/dead-letters";
+import { findFacetParents, NO_FACET_PARENTS } from "./ingest/facet-parents";
 import { verificationKey } from "./ingest/signature";
 import { markRecorded, tailObjectStatements } from "./ingest/tail-objects";
 import { storeFromEnv } from "./store";
@@ -18,6 +20,10 @@ export type TailResult = {
   sendFailed: number;
   /** Alarm invocations in which the SDK published nothing (keepAlive heartbeats among them): recorded, not events. */
   silentWakes: number;
+  /** Candidate parents tried for sub-agents of unknown ancestry (0 when every finding was already known). */
+  parentsTried: number;
+  /** Rows the tail_objects statement wrote (D1's count, index entries included): once per new object or finding. */
+  objectRowsWritten: number;
 };
 
 /**
@@ -28,7 +34,15 @@ export type TailResult = {
  * written to dead letters with their reason (tail events are not retried by the platform): none is lost silently.
  */
 export async function handleTail(items: readonly TailItem[], env: Env): Promise<TailResult> {
-  const capture = captureFromTail(items);
+  const store = storeFromEnv(env);
+  // Sub-agents whose Worker publishes no ancestry: their parent, matched by the facet's object id.
+  const classes = allowedAgentClasses(env);
+  // A store that cannot answer must not cost the item: its sub-agents are then keyed by their own name, as before.
+  const facets = await findFacetParents(items, store, classes, (c) => agentNamespace(env, classes, c), Date.now()).catch((e: unknown) => {
+    console.error(`[tail] could not match sub-agents to their parents: ${e instanceof Error ? e.message : String(e)}`);
+    return NO_FACET_PARENTS;
+  });
+  const capture = captureFromTail(items, { parents: facets.parents });
   const result: TailResult = {
     items: items.length,
     read: capture.read,
@@ -38,6 +52,8 @@ export async function handleTail(items: readonly TailItem[], env: Env): Promise<
     losses: capture.losses.length,
     sendFailed: 0,
     silentWakes: capture.silentWakes.length,
+    parentsTried: facets.tried,
+    objectRowsWritten: 0,
   };
   const letters: DeadLetter[] = capture.losses.map((l) => ({ messageId: l.key, reason: l.reason, eventType: null, body: l.body }));
   if (capture.events.length) {
@@ -57,14 +73,18 @@ export async function handleTail(items: readonly TailItem[], env: Env): Promise<
       for (const e of capture.events) letters.push({ messageId: e.id, reason: QUEUE_REFUSED_REASON, eventType: e.type, body: JSON.stringify(e) });
     }
   }
-  const db = storeFromEnv(env).parts[0]!;
+  const db = store.parts[0]!;
   // Not events: what the trace items themselves say (which agent an object is, its alarms that published nothing).
   // Written here, in the home database, because only the tail handler sees them.
-  const statements = [...tailObjectStatements(db, capture.objects, capture.silentWakes, Date.now())];
+  const objects = capture.objects.map((o) => ({ ...o, ...facets.stored(o) }));
+  const recorded = tailObjectStatements(db, objects, capture.silentWakes, Date.now());
+  // The objects' statement first, so its rows written are the batch's first result.
+  const statements = [recorded.objects, recorded.wakes].filter((s): s is D1PreparedStatement => s !== null);
   if (letters.length) statements.push(...deadLetterStatements(db, letters, Date.now()));
   if (statements.length) {
-    await db.batch(statements);
-    markRecorded(capture.objects);
+    const results = await db.batch(statements);
+    markRecorded(objects);
+    if (recorded.objects) result.objectRowsWritten = results[0]?.meta.rows_written ?? 0;
   }
   return result;
 }

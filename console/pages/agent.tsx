@@ -1,5 +1,6 @@
 import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
 import type { EventGap, ReconciliationRow } from "../../src/store/read-models";
+import type { UnknownParent } from "../../src/store/read-models/facet-parents";
 import { type AgentNotKnown, NOT_KNOWN_OUTCOMES } from "../../src/store/read-models/possible-losses";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL } from "../components/actions";
@@ -52,10 +53,13 @@ export function AgentPage(props: {
   parent?: ParentAgent | null;
   /** Its runs whose end the console does not know (possible-losses.ts agentNotKnown). */
   notKnown?: AgentNotKnown;
+  /** Sub-agents keyed by this name because the console matched no parent to them, with what it tried. */
+  unknownParents?: UnknownParent[];
 }) {
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.agents}>
       {props.parent ? <SubAgentOf parent={props.parent} /> : null}
+      {props.unknownParents?.length ? <ParentUnknown facets={props.unknownParents} now={props.ctx.now} /> : null}
       <div id={AGENT_LIVE_PANEL} data-live hx-get={agentHref(props, "/live")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agent={props} live={props.live} />
       </div>
@@ -150,6 +154,22 @@ function SubAgentOf(props: { parent: ParentAgent }) {
     <p data-testid="sub-agent-of">
       A sub-agent of {p.reported ? <a href={agentHref(p)}>{name}</a> : name}
       {`${p.reported ? "" : " (which has reported no events of its own, so it has no page here)"}: the console reads it and acts on it through its parent.`}
+    </p>
+  );
+}
+
+/**
+ * Sub-agents of unknown parent: their Worker publishes no ancestry and no parent the console knows has their object
+ * id, so their events are kept under their own name, where same-named sub-agents of other parents meet.
+ */
+function ParentUnknown(props: { facets: UnknownParent[]; now: number }) {
+  const [first] = props.facets;
+  return (
+    <p class="notice" data-testid="parent-unknown" data-objects={String(props.facets.length)}>
+      <strong>Parent unknown.</strong> Events of this agent come from{" "}
+      {props.facets.length === 1 ? "a Durable Object" : `${props.facets.length} Durable Objects`} whose parent the console could not find (last tried{" "}
+      {ago(first!.checkedAt, props.now)}). {first!.why} Until it is found, its events are kept under its own name, so same-named sub-agents of different parents
+      are shown here as one agent.
     </p>
   );
 }

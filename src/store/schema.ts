@@ -592,7 +592,8 @@ export const savedViews = sqliteTable(
 /**
  * Durable Objects the console's tail handler has seen publish an SDK event, with the agent it named: a trace item
  * carries the object's id and class but never the agent's name, so an invocation that published nothing (a
- * keepAlive heartbeat) is named from here. One row per object, written when it is first seen or renamed.
+ * keepAlive heartbeat) is named from here. One row per object, written when it is first seen, renamed, or its
+ * parent is found.
  * `worker` is the item's scriptName ('' when the runtime gives none, as in local dev).
  */
 export const tailObjects = sqliteTable(
@@ -603,8 +604,16 @@ export const tailObjects = sqliteTable(
     agentClass: text("agent_class").notNull(),
     agentName: text("agent_name").notNull(),
     seenAt: integer("seen_at").notNull(),
+    /**
+     * A sub-agent whose Worker publishes no ancestry: the parent the tail matched to its object id (JSON, root-first
+     * `{ className, name }` steps; worker/ingest/facet-parents.ts), so the match is computed once per facet.
+     */
+    parentPath: text("parent_path"),
+    /** Set instead when the object is a facet whose parent the console could not match: what it tried, in words. */
+    parentUnknown: text("parent_unknown"),
   },
-  (t) => [primaryKey({ columns: [t.worker, t.objectId] })],
+  // By agent: the agent page reads whether its parent is unknown (read-models/facet-parents.ts).
+  (t) => [primaryKey({ columns: [t.worker, t.objectId] }), index("tail_objects_agent").on(t.agentClass, t.agentName)],
 );
 
 /**

@@ -195,6 +195,12 @@ function isSdkMessage(m: unknown): m is SdkMessage {
   return (o.agent === undefined || typeof o.agent === "string") && (o.name === undefined || typeof o.name === "string");
 }
 
+/**
+ * The parent the console found for a sub-agent whose Worker publishes no ancestry, by the facet's Durable Object id
+ * (src/admin-rpc/facet-ids.ts): undefined when it found none or the object is a top-level agent.
+ */
+export type FacetParents = (worker: string, objectId: string, agentClass: string, agentName: string) => AgentPathStep[] | undefined;
+
 /** Recovery hooks running in an item, by the fiber they recover: the runs that started while each ran. */
 type Hooks = Map<string, { name: string; at: number | null; started: { fiberId: string; fiberName: string }[] }>;
 
@@ -247,7 +253,10 @@ function recoveryFailureRecord(m: SdkMessage): { fiberStatus?: string; fiberErro
  * Turns trace items into contract events. Never throws: a message it cannot read, an item the runtime cut
  * short, and the runtime's limit notice each become a loss with a reason, never a lost item.
  */
-export function captureFromTail(items: readonly TailItem[], opts: { mask?: Masker; normalize?: NormalizeOptions; turns?: TailChatTurns } = {}): TailCapture {
+export function captureFromTail(
+  items: readonly TailItem[],
+  opts: { mask?: Masker; normalize?: NormalizeOptions; turns?: TailChatTurns; parents?: FacetParents } = {},
+): TailCapture {
   const out: TailCapture = { events: [], objects: [], silentWakes: [], losses: [], read: 0, noise: 0, viaOutbox: 0 };
   const named = new Set<string>();
   const mask = opts.mask ?? maskSecrets;
@@ -297,7 +306,12 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
       }
       const time = typeof m.timestamp === "number" && Number.isFinite(m.timestamp) && m.timestamp > 0 ? Math.round(m.timestamp) : entry.timestamp;
       // A sub-agent's SDK message is keyed by the ancestry it announced before it (sub-agents.ts keeps the key).
-      const parentPath = m.agent && m.name ? ancestry.get(`${m.agent}\0${m.name}`) : undefined;
+      // Else by the parent the console matched to the facet's object id (worker/ingest/facet-parents.ts), if any.
+      const parentPath =
+        m.agent && m.name
+          ? (ancestry.get(`${m.agent}\0${m.name}`) ??
+            (item.durableObjectId ? opts.parents?.(item.scriptName ?? "", item.durableObjectId, m.agent, m.name) : undefined))
+          : undefined;
       if (m.agent && m.name) turns.hear(m.type, m.agent, agentKeyName(m.name, parentPath), m.payload ?? {}, item.scriptName, mask);
       // A chat turn's carrier Task is kept for the chat-turn fold, which alone knows whether its agent reports the
       // turn itself (Think) or the carrier is the turn (a top-level AIChatAgent).
@@ -340,6 +354,33 @@ export function captureFromTail(items: readonly TailItem[], opts: { mask?: Maske
     }
   }
   return out;
+}
+
+/**
+ * The Durable Objects of these items whose SDK messages name an agent and that announced no ancestry for it (the
+ * admin mixin's PARENT_MESSAGE_TYPE): the ones whose parent, if they are facets, only their object id can tell.
+ * Once per object and name; nothing is normalised or kept.
+ */
+export function unannouncedObjects(items: readonly TailItem[]): TailObject[] {
+  const out = new Map<string, TailObject>();
+  for (const item of items) {
+    if (!item.durableObjectId || !Array.isArray(item.diagnosticsChannelEvents)) continue;
+    const announced = new Set<string>();
+    const named = new Map<string, [string, string]>();
+    for (const entry of item.diagnosticsChannelEvents) {
+      const channel = typeof entry?.channel === "string" ? entry.channel : "";
+      const m = entry?.message as Record<string, unknown> | undefined;
+      if (!m || typeof m !== "object" || typeof m.agent !== "string" || typeof m.name !== "string" || !m.agent || !m.name) continue;
+      if (channel === AGENT_CHANNEL && m.type === PARENT_MESSAGE_TYPE) announced.add(`${m.agent}\0${m.name}`);
+      else if (channel.startsWith(SDK_CHANNEL_PREFIX)) named.set(`${m.agent}\0${m.name}`, [m.agent, m.name]);
+    }
+    const worker = item.scriptName ?? "";
+    for (const [k, [agentClass, agentName]] of named) {
+      if (announced.has(k)) continue;
+      out.set(`${worker}\0${item.durableObjectId}\0${k}`, { worker, objectId: item.durableObjectId, agentClass, agentName });
+    }
+  }
+  return [...out.values()];
 }
 
 /**

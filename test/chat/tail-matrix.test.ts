@@ -42,9 +42,12 @@ import { call } from "../worker/routes/harness";
 
 const tail = listenLikeATail(TAIL_CHANNELS);
 
-/** Hands what the SDK published since the last step to the console's tail handler, as one trace item. */
-async function deliver(): Promise<void> {
-  const item = tail.item();
+/**
+ * Hands what the SDK published since the last step to the console's tail handler, as one trace item: of the given
+ * Durable Object where the row knows it (a facet's own id), else of a stand-in id.
+ */
+async function deliver(of: { durableObjectId?: string } = {}): Promise<void> {
+  const item = tail.item(of);
   tail.clear();
   if (item.diagnosticsChannelEvents?.length) await handleTail([item], env as Env);
 }
@@ -87,6 +90,8 @@ type Subject = {
 const OPERATOR = { email: "truth@example.com", role: "operator" } as const;
 
 type HubStub = {
+  helperObjectId(kind: "admin" | "bare", helper: string): Promise<string>;
+  ownWork(): Promise<void>;
   helperSetup(kind: "admin" | "bare", helper: string, steps: ModelStep[], policy?: TailChatPolicy): Promise<void>;
   helperSend(kind: "admin" | "bare", helper: string, text: string): Promise<{ requestId: string; status: string; userMessageId: string }>;
   helperSendAndStream(kind: "admin" | "bare", helper: string, text: string): Promise<{ streamed: boolean; userMessageId: string }>;
@@ -118,65 +123,79 @@ const aiChat = async (name: string, cls: "TailAiChat" | "TailAdminAiChat" = "Tai
 const settledRecords = (rs: SdkRecoveryRecord[]) => rs.every((r) => ["exhausted", "failed", "skipped"].includes(r.status));
 
 /** Polls until `done` holds (as on a quiet machine; test/patience.ts allows more), delivering each step's messages. */
-async function untilSettled(step: () => Promise<boolean>, ms = 20_000): Promise<void> {
+async function untilSettled(step: () => Promise<boolean>, ms = 20_000, of: { durableObjectId?: string } = {}): Promise<void> {
   const end = Date.now() + patient(ms);
   for (;;) {
     const done = await step();
-    await deliver();
+    await deliver(of);
     if (done || Date.now() > end) return;
     await scheduler.wait(200);
   }
 }
 
-/** One turn of a Think sub-agent under a plain parent, meeting `fault`. */
-async function driveSub(kind: "admin" | "bare", fault: Fault, parent: string, helper: string): Promise<Subject> {
+/**
+ * One turn of a Think sub-agent under a plain parent, meeting `fault`. `facetIds`: each step's item carries the
+ * facet's own Durable Object id, as the runtime sends it (else a stand-in id, which matches no parent).
+ */
+async function driveSub(kind: "admin" | "bare", fault: Fault, parent: string, helper: string, facetIds = false): Promise<Subject> {
   const { steps, policy } = SCRIPTS[fault];
   await (await hub(parent)).helperSetup(kind, helper, steps, policy);
-  await deliver();
+  const facet = facetIds ? { durableObjectId: await (await hub(parent)).helperObjectId(kind, helper) } : {};
+  const step = () => deliver(facet);
+  await step();
   const turn: Subject["turns"][number] = { id: "", userMessageId: "" };
   let action: unknown = null;
   if (fault === "abort") {
     const r = await (await hub(parent)).helperSendAndStream(kind, helper, "what is the answer?");
     turn.userMessageId = r.userMessageId;
-    await deliver();
+    await step();
     // Evicting the parent evicts its facets; reaching the helper again wakes it, and the SDK recovers its turn.
     await (await hub(parent)).evict().catch(() => {});
-    await deliver();
+    await step();
   } else if (fault === "force-idle") {
     const r = await (await hub(parent)).helperSendAndStream(kind, helper, "write the long report");
     turn.userMessageId = r.userMessageId;
-    await deliver();
+    await step();
     const target = { agentClass: "TailSubChat", agentName: `TailChatHub:${parent} › ${helper}` };
     // The console acts only on agents it knows: the turn's first events registered this one.
     await pollRows("SELECT 1 FROM agents WHERE agent_class = ? AND agent_name = ?", [target.agentClass, target.agentName], (rs) => rs.length === 1);
     action = await consoleAdminClient(env as Env, OPERATOR).forceIdle(target, { reason: "tail matrix: force idle mid-turn" });
-    await deliver();
+    await step();
   } else {
     const r = await (await hub(parent)).helperSend(kind, helper, "look this up");
     Object.assign(turn, { id: r.requestId, userMessageId: r.userMessageId, returned: r.status });
-    await deliver();
+    await step();
   }
   let last = await (await hub(parent)).helperRecords(kind, helper);
-  await deliver();
+  await step();
   if (fault === "abort" || fault === "stalls") {
-    await untilSettled(async () => {
-      const h = await hub(parent);
-      await runDurableObjectAlarm(h as never).catch(() => {});
-      last = await h.helperRecords(kind, helper);
-      return last.live === 0 && settledRecords(last.records);
-    });
+    await untilSettled(
+      async () => {
+        const h = await hub(parent);
+        await runDurableObjectAlarm(h as never).catch(() => {});
+        last = await h.helperRecords(kind, helper);
+        return last.live === 0 && settledRecords(last.records);
+      },
+      20_000,
+      facet,
+    );
   }
   if (fault === "force-idle") {
     // The turn ends as the SDK says once the action stopped it: what its `saveMessages` returned, if it returned
     // (force idle stops a sub-agent's turn by evicting it: the call never returns, and its fiber row is gone).
-    await untilSettled(async () => {
-      last = await (await hub(parent)).helperRecords(kind, helper);
-      return last.live === 0;
-    });
+    await untilSettled(
+      async () => {
+        last = await (await hub(parent)).helperRecords(kind, helper);
+        return last.live === 0;
+      },
+      20_000,
+      facet,
+    );
     turn.returned = last.results[0]?.status;
   }
   turn.id ||= last.calls[0]!.requestId!;
-  const agentName = kind === "admin" ? `TailChatHub:${parent} › ${helper}` : helper;
+  // Keyed by its parent where its Worker publishes the ancestry (admin) or the console matched its facet id.
+  const agentName = kind === "admin" || facetIds ? `TailChatHub:${parent} › ${helper}` : helper;
   return {
     agentClass: kind === "admin" ? "TailSubChat" : "TailBareSubChat",
     agentName,
@@ -409,7 +428,8 @@ describe("truth matrix, chat rows captured by the tail: the console shows what t
   it("tail: without the admin mixin, two parents' same-named sub-agents are keyed by their own name: one console agent holding both turns", {
     timeout: patient(90_000),
   }, async () => {
-    // What the console says when the Worker publishes no ancestry (docs/capture.md, "Unknown parent"): the SDK's
+    // What the console says when the Worker publishes no ancestry and it knows no parent with the facet's id
+    // (docs/capture.md, "Unknown parent": these parents never report, and the items carry stand-in ids): the SDK's
     // messages name the sub-agent's class and own name only, so both parents' turns are under one agent, `helper`.
     const helper = `bare-${uid()}`;
     const before = await overviewFigures();
@@ -427,6 +447,34 @@ describe("truth matrix, chat rows captured by the tail: the console shows what t
       .bind(`%${helper}`)
       .all<{ agent_name: string }>();
     expect(agents.results.map((r) => r.agent_name)).toEqual([helper]);
+  });
+
+  it("tail: without the admin mixin, two known parents' same-named sub-agents are two agents, matched by their facet ids", {
+    timeout: patient(90_000),
+  }, async () => {
+    // The parents report work of their own (so the console knows them), and each step's item carries the facet's own
+    // id, as the runtime sends it: the console matches the id to its parent (docs/capture.md, "Sub-agents").
+    const helper = `matched-${uid()}`;
+    const [p1, p2] = [`tail-hub-${uid()}`, `tail-hub-${uid()}`];
+    for (const p of [p1, p2]) {
+      await (await hub(p)).ownWork();
+      await deliver({ durableObjectId: env.TailChatHub.idFromName(p).toString() });
+    }
+    await pollRows("SELECT 1 FROM agents WHERE agent_class = 'TailChatHub' AND agent_name IN (?, ?)", [p1, p2], (rs) => rs.length === 2);
+    for (const p of [p1, p2]) {
+      const before = await overviewFigures();
+      const attemptsBefore = await attemptEvents();
+      const s = await driveSub("bare", "none", p, helper, true);
+      const cells = await compare(`tail: same-named bare sub-agent under ${p === p1 ? "parent 1" : "parent 2"}`, s, before, attemptsBefore);
+      expect(
+        cells.filter((c) => c.verdict === "DISAGREE"),
+        scenarioTable(p, cells),
+      ).toEqual([]);
+    }
+    const agents = await env.DB.prepare("SELECT agent_name FROM agents WHERE agent_class = 'TailBareSubChat' AND agent_name LIKE ? ORDER BY agent_name")
+      .bind(`%${helper}`)
+      .all<{ agent_name: string }>();
+    expect(agents.results.map((r) => r.agent_name)).toEqual([`TailChatHub:${p1} › ${helper}`, `TailChatHub:${p2} › ${helper}`].sort());
   });
 
   it("tail + admin mixin: reconciling a top-level AIChatAgent mid-turn keeps its turn one run, named by its carrier", {

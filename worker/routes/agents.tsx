@@ -9,6 +9,7 @@ import { RunPage } from "../../console/pages/run";
 import { partitionFor } from "../../src/store/partitions";
 import { agentListFilters } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
+import { unknownParentsOf } from "../../src/store/read-models/facet-parents";
 import { parseFilters } from "../../src/store/read-models/filters";
 import { agentListIn, findAgentIn, getStoredRunIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
@@ -74,7 +75,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   const store = storeFromEnv(c.env);
   const agent = await findAgentIn(store, t.agentClass, t.agentName);
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
-  const [state, history, reconciled, pause, parent, notKnown] = await Promise.all([
+  const [state, history, reconciled, pause, parent, notKnown, unknownParents] = await Promise.all([
     live(c),
     listRunsWithHistory(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }, runsHistory(c.env)),
     // Reconciliations are per agent, like its runs: its partition keeps them.
@@ -82,6 +83,8 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
     recoveryPauseOf(partitionFor(store, t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now()),
     parentOf(store, t.agentName),
     agentNotKnown(store, t),
+    // Facets keyed by this name because the tail matched no parent to them (worker/ingest/facet-parents.ts).
+    parseAgentKeyName(t.agentName) ? [] : unknownParentsOf(store.home, t.agentClass, t.agentName),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -103,6 +106,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
       pause={pause}
       parent={parent}
       notKnown={notKnown}
+      unknownParents={unknownParents}
     />,
   );
 });
