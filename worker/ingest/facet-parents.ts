@@ -1,9 +1,9 @@
+import { parseAgentKeyName } from "@agent-oncall/telemetry";
 import type { FacetParents, TailItem, TailObject } from "@agent-oncall/telemetry/tail";
 import { unannouncedObjects } from "@agent-oncall/telemetry/tail";
 import { type FacetPathStep, isTopLevelId, matchFacetParent, type NamespaceOf } from "../../src/admin-rpc/facet-ids";
 import type { Store } from "../../src/store/partitions";
 import { newestAgentsOf, PARENT_CANDIDATES_PER_CLASS, storedFacetParents } from "../../src/store/read-models/facet-parents";
-import { parseAgentKeyName } from "../../src/telemetry/sub-agents";
 
 /**
  * Which parent a sub-agent runs under, for Workers without the admin mixin (which publishes the ancestry itself).
