@@ -377,9 +377,9 @@ export class Fleet {
     this.shapes = weightedShapes(mix);
     const stats = lifeStats(mix);
     this.lifeGapMs = (60_000 * stats.meanEvents) / opts.ratePerAgentPerMinute;
-    // Both tails warm up alike (the later of their sends), so they run the very same lives and give the same ids.
-    const tailSend = Math.max(TAIL_DELIVERY_MS, (mix.streaming?.deliveryMs ?? 0) + (mix.streaming?.flushMs ?? 0));
-    this.warmupMs = Math.ceil(stats.longestMs + (this.capture === "outbox" ? mix.outbox.flushDelayMs : tailSend));
+    // Both tails warm up alike, so they run the very same lives and give the same ids (a streaming flush pending at
+    // the run's start is at most its flush time late to be counted: lives before t0 send nothing of their own).
+    this.warmupMs = Math.ceil(stats.longestMs + (this.capture === "outbox" ? mix.outbox.flushDelayMs : TAIL_DELIVERY_MS));
     this.agents = Array.from({ length: opts.agents }, (_, i) => {
       const src = fleetAgent(mix, i, opts.namePrefix);
       return {
