@@ -52,7 +52,7 @@ const wholeIn = (name: string, raw: string | undefined, min: number, max: number
   return n;
 };
 
-/** `--agents N --minutes M [--seconds S] [--mix file] [--capture tail|outbox] [--rate events/agent/min] [--seed n] [--saturation] [--partitions N]`. */
+/** `--agents N --minutes M [--seconds S] [--mix file] [--capture tail|streaming|outbox] [--rate events/agent/min] [--seed n] [--saturation] [--partitions N]`. */
 export function parseSimArgs(argv: string[]): SimArgs {
   const { values } = parseArgs({
     args: argv,

@@ -1,4 +1,4 @@
-// `npm run simulate -- --agents 10000 --minutes 1 [--mix bench/mixes/demo.json] [--capture tail|outbox] [--rate 146] [--saturation]`
+// `npm run simulate -- --agents 10000 --minutes 1 [--mix bench/mixes/demo.json] [--capture tail|streaming|outbox] [--rate 146] [--saturation]`
 // The fleet simulator. It runs inside workerd (vitest.sim.config.ts) so that the Worker's real queue handler
 // writes into real local D1 (and R2 when bound); this script only parses the command line and starts it.
 import { spawnSync } from "node:child_process";

@@ -16,6 +16,7 @@ import { otelConfig } from "./otel";
 import { reconcileStale } from "./reconcile/pass";
 import { storeFromEnv } from "./store";
 import { handleTail } from "./tail";
+import { streamTail } from "./tail-stream";
 import { CRONS, type CronKey, cronKeyOf, QUEUES, type QueueKey, queueKeyOf } from "./topology";
 
 /** One consumer per declared queue: a queue added to topology.ts without a handler fails the typecheck. */
@@ -95,6 +96,9 @@ const handler: ExportedHandler<Env> = {
     const r = await handleTail(items, env);
     if (r.losses || r.sendFailed) console.warn(`[tail] ${r.sent} events sent; ${r.losses} losses and ${r.sendFailed} unsent events kept as dead letters`);
   },
+
+  // The same, as a streaming Tail Worker (worker/tail-stream.ts): events sent while the invocation still runs.
+  tailStream: (onset, env, ctx) => streamTail(onset, env, ctx),
 
   async scheduled(controller, env, ctx) {
     consoleConfig(env);

@@ -51,6 +51,30 @@ type Draft = { dt: number; item: number; type: TelemetryEvent["type"]; corr: Tel
 /** From the end of an agent's invocation to its trace item's Queue message being sent by the console's tail handler. */
 export const TAIL_DELIVERY_MS = 50;
 
+/**
+ * The streaming tail's Queue messages for one invocation's events (worker/tail-stream.ts): each event reaches the
+ * stream handler `deliveryMs` after it happened; a flush goes `flushMs` after the first event it holds, at `flushMax`
+ * events, or at the invocation's end (its last event's delivery, the outcome), whichever is first.
+ */
+export function streamFlushes(
+  events: readonly TelemetryEvent[],
+  s: { deliveryMs: number; flushMs: number; flushMax: number },
+): { sendAt: number; events: TelemetryEvent[] }[] {
+  const out: { sendAt: number; events: TelemetryEvent[] }[] = [];
+  if (!events.length) return out;
+  const end = events.at(-1)!.time + s.deliveryMs;
+  let i = 0;
+  while (i < events.length) {
+    const deadline = events[i]!.time + s.deliveryMs + s.flushMs;
+    const group: TelemetryEvent[] = [];
+    while (i < events.length && group.length < s.flushMax && events[i]!.time + s.deliveryMs <= deadline) group.push(events[i++]!);
+    const full = group.length >= s.flushMax;
+    const sendAt = full ? group.at(-1)!.time + s.deliveryMs : Math.min(deadline, end);
+    out.push({ sendAt, events: group });
+  }
+  return out;
+}
+
 /** What the fleet gives the console pages to open: ids that exist in the simulated store. */
 export type Picks = { incidentId: string | null; fiberId: string | null; sessionName: string | null };
 
@@ -353,6 +377,8 @@ export class Fleet {
     this.shapes = weightedShapes(mix);
     const stats = lifeStats(mix);
     this.lifeGapMs = (60_000 * stats.meanEvents) / opts.ratePerAgentPerMinute;
+    // Both tails warm up alike, so they run the very same lives and give the same ids (a streaming flush pending at
+    // the run's start is at most its flush time late to be counted: lives before t0 send nothing of their own).
     this.warmupMs = Math.ceil(stats.longestMs + (this.capture === "outbox" ? mix.outbox.flushDelayMs : TAIL_DELIVERY_MS));
     this.agents = Array.from({ length: opts.agents }, (_, i) => {
       const src = fleetAgent(mix, i, opts.namePrefix);
@@ -376,7 +402,7 @@ export class Fleet {
 
   /** Every message sent before `until` (epoch ms), in send order. */
   advance(until: number): SimMessage[] {
-    return this.capture === "tail" ? this.advanceTail(until) : this.advanceOutbox(until);
+    return this.capture === "outbox" ? this.advanceOutbox(until) : this.advanceTail(until);
   }
 
   /** Counts an event the fleet offers (from t0 on) in its second. */
@@ -409,15 +435,21 @@ export class Fleet {
             truncated: false,
             entrypoint: a.src.agentClass,
           };
-          const events: TelemetryEvent[] = [];
-          drafts.forEach((d, index) => {
+          const all = drafts.map((d, index) => {
             const time = times[index]!;
-            if (!this.offered(time)) return;
             const e = { v: SCHEMA_VERSION, id: "", time, type: d.type, source: a.src, corr: d.corr, payload: d.payload } as TelemetryEvent;
             e.id = tailEventId(item, index, time, JSON.stringify([d.type, d.corr, d.payload]));
-            events.push(e);
+            return e;
           });
-          if (events.length) this.tailPending.push({ sendAt: times.at(-1)! + TAIL_DELIVERY_MS, events });
+          // Classic: one message when the invocation ends (its last event). Streaming: the stream handler's flushes.
+          const groups =
+            this.capture === "streaming" && this.mix.streaming
+              ? streamFlushes(all, this.mix.streaming)
+              : [{ sendAt: times.at(-1)! + TAIL_DELIVERY_MS, events: all }];
+          for (const g of groups) {
+            const events = g.events.filter((e) => this.offered(e.time));
+            if (events.length) this.tailPending.push({ sendAt: g.sendAt, events });
+          }
         }
       }
     }
@@ -473,7 +505,7 @@ export class Fleet {
    * closed), so what the run stores is what it offered, not less by the lives the end cut in half.
    */
   finish(end: number): SimMessage[] {
-    if (this.capture === "tail") {
+    if (this.capture !== "outbox") {
       const due = this.tailPending
         .map((m) => ({ sendAt: m.sendAt, events: m.events.filter((e) => e.time < end) }))
         .filter((m) => m.events.length)

@@ -22,10 +22,12 @@ export type LifeShape = (typeof LIFE_SHAPES)[number];
 
 const range = z.tuple([z.number().int().nonnegative(), z.number().int().nonnegative()]).refine(([a, b]) => a <= b, "a range is [min, max] with min <= max");
 
-/** The two capture paths (docs/capture.md). */
-export const CAPTURE_PATHS = ["tail", "outbox"] as const;
+/** The capture paths (docs/capture.md): the classic tail, the streaming tail, and the opt-in outbox. */
+export const CAPTURE_PATHS = ["tail", "streaming", "outbox"] as const;
 export type CapturePath = (typeof CAPTURE_PATHS)[number];
-export const captureSchema = z.enum(CAPTURE_PATHS, { error: () => 'capture must be "tail" or "outbox"' });
+export const captureSchema = z.enum(CAPTURE_PATHS, { error: () => 'capture must be "tail", "streaming" or "outbox"' });
+/** Whether a path is a Tail Worker's (the console's tail handler is invoked, the agent writes nothing). */
+export const isTailPath = (c: CapturePath): boolean => c !== "outbox";
 
 /**
  * What the tail path costs that the lives do not show. A trace item is one invocation of the agent: the lives say
@@ -42,6 +44,25 @@ const tailPathSchema = z
      */
     cpuMsPerInvocation: z.number().min(0).max(1_000),
     /** Where the figures come from, in words. */
+    source: z.string().min(1),
+  })
+  .strict();
+
+/**
+ * What the streaming tail path (`streaming_tail_consumers`, worker/tail-stream.ts) implies: each message reaches the
+ * console's stream handler `deliveryMs` after it was published, while the invocation runs; the handler sends a Queue
+ * message `flushMs` after the first message it holds, at `flushMax` messages, and at the invocation's end. One
+ * stream is one tail handler invocation, like one classic trace item.
+ */
+const streamingPathSchema = z
+  .object({
+    deliveryMs: z.number().int().nonnegative().max(60_000),
+    flushMs: z.number().int().nonnegative().max(60_000),
+    flushMax: z.number().int().positive().max(10_000),
+    /** Tail handler invocations (streams) per event kept, streams with no message included: measured, with its source. */
+    invocationsPerEvent: z.number().min(0).max(100),
+    /** CPU milliseconds per stream: stated, not measured (as the classic tail's). */
+    cpuMsPerInvocation: z.number().min(0).max(1_000),
     source: z.string().min(1),
   })
   .strict();
@@ -89,6 +110,8 @@ export const mixSchema = z
      */
     capture: captureSchema,
     tail: tailPathSchema,
+    /** The streaming tail's figures; a mix without them cannot be simulated with `--capture streaming`. */
+    streaming: streamingPathSchema.optional(),
     outbox: outboxPathSchema,
     /** Costs the lives above leave out, for a share of agents (bench/sim/awake.ts): alarms that keep agents awake. */
     awake: awakeSchema,
@@ -113,14 +136,26 @@ export const mixSchema = z
 export type Mix = z.infer<typeof mixSchema>;
 
 /** The mix with its capture path replaced (`--capture`), or as it is. */
-export const withCapture = (mix: Mix, capture?: CapturePath): Mix => (capture ? { ...mix, capture } : mix);
+export function withCapture(mix: Mix, capture?: CapturePath): Mix {
+  if ((capture ?? mix.capture) === "streaming" && !mix.streaming)
+    throw new Error(`mix "${mix.name}" states no "streaming" figures (delivery, flush, invocations per event): it cannot be simulated on the streaming tail`);
+  return capture ? { ...mix, capture } : mix;
+}
+
+/** The tail handler's invocations and CPU per event on a mix's capture path (0 on the outbox). */
+export function tailFigures(mix: Mix): { invocationsPerEvent: number; cpuMsPerInvocation: number } {
+  if (mix.capture === "streaming" && mix.streaming) return mix.streaming;
+  return mix.capture === "tail" ? mix.tail : { invocationsPerEvent: 0, cpuMsPerInvocation: 0 };
+}
 
 /** The command line's `--capture` value (scripts/simulate-input.ts), or why it is refused, in one sentence. */
 export function parseCaptureFlag(raw: string | undefined): CapturePath | undefined {
   if (raw === undefined) return undefined;
   const r = captureSchema.safeParse(raw);
   if (!r.success)
-    throw new Error(`--capture must be "tail" (the default capture, what \`npm start\` uses) or "outbox" (the opt-in telemetry mixin) (got "${raw}")`);
+    throw new Error(
+      `--capture must be "tail" (the classic tail, the default capture, what \`npm start\` uses), "streaming" (the streaming tail) or "outbox" (the opt-in telemetry mixin) (got "${raw}")`,
+    );
   return r.data;
 }
 

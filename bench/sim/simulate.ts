@@ -15,7 +15,7 @@ import { fleetAgent, typeShares } from "./fleet";
 import { type Floor, INDEX_ENTRIES } from "./floor";
 import { seedKnownAgents } from "./known-agents";
 import { type D1Meter, meteredDb, type StatementCost } from "./metered";
-import { captureSchema, type Mix, parseMix, withCapture } from "./mix";
+import { captureSchema, isTailPath, type Mix, parseMix, tailFigures, withCapture } from "./mix";
 import { LIMITS, PRICES } from "./prices";
 import { rowWeights } from "./row-weights";
 import { CLOSING_TABLES, HOT_TABLES, largestHotWindow, type OpenRows, openAtEnd, steadyBytes, type TableGrowth, tableBytes } from "./steady-size";
@@ -183,7 +183,9 @@ export async function simulate(
   const path =
     mix.capture === "tail"
       ? `capture tail: one message per trace item with events (${fmt(load.items)} items), unnumbered, tail-style ids; ${fmt(mix.tail.invocationsPerEvent, 2)} tail invocations per event (the mix's, measured: docs/capture.md)`
-      : `capture outbox: numbered, one message per agent per ${fmt(mix.outbox.flushDelayMs / 1000, 1)} s flush, checkpoints coalesced; ${fmt(mix.outbox.agentRowsPerEvent, 2)} Durable Object rows per event on the agent (the mix's: docs/scale.md)`;
+      : mix.capture === "streaming" && mix.streaming
+        ? `capture streaming: each event at the stream handler ${fmt(mix.streaming.deliveryMs)} ms after its publish, one message per flush (${fmt(mix.streaming.flushMs)} ms after the first held, at ${fmt(mix.streaming.flushMax)} events, or at the invocation's end: ${fmt(load.items)} flushes), tail-style ids; ${fmt(mix.streaming.invocationsPerEvent, 2)} streams per event (the mix's, measured: docs/capture.md)`
+        : `capture outbox: numbered, one message per agent per ${fmt(mix.outbox.flushDelayMs / 1000, 1)} s flush, checkpoints coalesced; ${fmt(mix.outbox.agentRowsPerEvent, 2)} Durable Object rows per event on the agent (the mix's: docs/scale.md)`;
   say(
     `load: ${fmt(input.agents)} agents x ${fmt(input.seconds)} s at ${fmt(rate)} events/agent/min (offered ${fmt(offered)} events/s), started ${started}; ${path}: ` +
       `${fmt(load.events)} events in ${fmt(load.messages)} messages (${fmt(load.events / Math.max(1, load.messages), 2)} events/message, ${fmt(load.messageBytes / Math.max(1, load.messages))} bytes/message), ` +
@@ -255,7 +257,8 @@ export async function simulate(
   const queueOps = load.messages ? (sumUnits(load) * PRICES.queues.opsPerDelivery) / load.events : 0;
   // Keeping agents awake, through the real tail handler and consumer.
   const awake = await measureAwake(env, fleetAgents, AWAKE_SAMPLES, queue);
-  const tail = mix.capture === "tail";
+  const tail = isTailPath(mix.capture);
+  const tf = tailFigures(mix);
   const per: PerEvent = {
     // The run's own writes without the backlog's deletes, plus one deletion per row it added.
     d1RowsWritten: (load.d1.rowsWritten - paced.written) / ev + deleteWritten * rowsAddedPerEvent,
@@ -265,8 +268,8 @@ export async function simulate(
     r2ClassA: load.r2.classA / ev,
     r2ClassB: load.r2.classB / ev,
     r2Bytes: load.r2.bytesPut / ev,
-    tailInvocations: tail ? mix.tail.invocationsPerEvent : 0,
-    tailCpuMs: tail ? mix.tail.invocationsPerEvent * mix.tail.cpuMsPerInvocation : 0,
+    tailInvocations: tf.invocationsPerEvent,
+    tailCpuMs: tf.invocationsPerEvent * tf.cpuMsPerInvocation,
     agentRowsWritten: tail ? 0 : mix.outbox.agentRowsPerEvent,
   };
   const cost = costPerMillionEvents(per, keep.hotWindowHours);
@@ -330,10 +333,12 @@ function lagSplitLine(s: LagSplit, mix: Mix): string {
   const first =
     mix.capture === "tail"
       ? "publish -> tail delivery (the platform's capture path, by the mix's model: a classic tail item leaves when its invocation ends)"
-      : `publish -> outbox flush sent (the agent side: its ${fmt(mix.outbox.flushDelayMs / 1000, 1)} s flush)`;
+      : mix.capture === "streaming"
+        ? "publish -> stream flush sent (the streaming tail: delivered while the invocation runs, held until the handler's flush)"
+        : `publish -> outbox flush sent (the agent side: its ${fmt(mix.outbox.flushDelayMs / 1000, 1)} s flush)`;
   return (
     `lag split: ${first} p50 ${s2(s.toSendP50)}, p99 ${s2(s.toSendP99)}; ` +
-    `${mix.capture === "tail" ? "tail delivery" : "sent"} -> stored row (the console's part: Queue batching, redelivery and ingest) p50 ${s2(s.toStoreP50)}, p99 ${s2(s.toStoreP99)}; ` +
+    `${mix.capture === "tail" ? "tail delivery" : mix.capture === "streaming" ? "flush sent" : "sent"} -> stored row (the console's part: Queue batching, redelivery and ingest) p50 ${s2(s.toStoreP50)}, p99 ${s2(s.toStoreP99)}; ` +
     `per event the two parts add up to the lag above, their percentiles need not`
   );
 }

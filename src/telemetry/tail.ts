@@ -51,7 +51,35 @@ export type TailItem = {
    * `scheduledTime` and no `cron`); nothing else of it is looked at.
    */
   readonly event?: unknown;
+  /**
+   * Set by a streaming tail (worker/tail-stream.ts), which hands one invocation over in several flushes: what the
+   * earlier flushes of the same invocation read, and whether this is its last. Absent on a classic trace item,
+   * which is an invocation whole.
+   */
+  readonly stream?: { readonly memory: InvocationMemory; readonly final: boolean };
 };
+
+/**
+ * What one invocation's messages carry from one to the next: the agent they named, the recovery hooks and
+ * ancestries open, and how many entries came before (a message's place in its invocation is part of its id). A
+ * classic item is read with a fresh one; a streaming tail keeps one per invocation across its flushes, so the same
+ * messages get the same ids and the same reading either way.
+ */
+export type InvocationMemory = {
+  /** Entries of the invocation already read: the next entry's position. */
+  offset: number;
+  agent: { agent: string; name: string } | null;
+  /** Whether the runtime's limit notice was seen. */
+  cut: boolean;
+  sdkMessages: number;
+  hooks: Hooks;
+  ancestry: Map<string, AgentPathStep[]>;
+};
+
+/** A fresh memory, for an invocation's first entries. */
+export function invocationMemory(): InvocationMemory {
+  return { offset: 0, agent: null, cut: false, sdkMessages: 0, hooks: new Map(), ancestry: new Map() };
+}
 
 /** What a trace item says was lost, or a message that could not be read: each becomes a dead letter with its reason. */
 export type TailLoss = {
@@ -202,7 +230,7 @@ function isSdkMessage(m: unknown): m is SdkMessage {
 export type FacetParents = (worker: string, objectId: string, agentClass: string, agentName: string) => AgentPathStep[] | undefined;
 
 /** Recovery hooks running in an item, by the fiber they recover: the runs that started while each ran. */
-type Hooks = Map<string, { name: string; at: number | null; started: { fiberId: string; fiberName: string }[] }>;
+export type Hooks = Map<string, { name: string; at: number | null; started: { fiberId: string; fiberName: string }[] }>;
 
 /**
  * Follows recovery hooks through an item's messages, in publish order: the SDK publishes `fiber:recovery:attempt`
@@ -264,17 +292,19 @@ export function captureFromTail(
   const turns = opts.turns ?? tailChatTurns;
   for (const item of items) {
     const entries = Array.isArray(item.diagnosticsChannelEvents) ? item.diagnosticsChannelEvents : [];
-    // The agent an item is about: SDK messages name it; a loss in the same item is filed under it.
-    let agent: { agent: string; name: string } | null = null;
-    let cut = false;
-    let sdkMessages = 0;
-    const hooks: Hooks = new Map();
-    // Sub-agents' ancestry as their PARENT_MESSAGE_TYPE messages announced it, by class and name, for the messages after.
-    const ancestry = new Map<string, AgentPathStep[]>();
-    entries.forEach((entry, index) => {
+    // The invocation's memory: fresh for a classic item, carried across a streaming tail's flushes.
+    const mem = item.stream?.memory ?? invocationMemory();
+    const base = mem.offset;
+    mem.offset += entries.length;
+    // Whether this is the invocation's last word: only then can it say "nothing was published" or "cut short".
+    const whole = !item.stream || item.stream.final;
+    const { hooks, ancestry } = mem;
+    entries.forEach((entry, at) => {
+      // The entry's place in its invocation, however many flushes came before it.
+      const index = base + at;
       const channel = typeof entry?.channel === "string" ? entry.channel : "";
       if (channel === LIMIT_EXCEEDED_CHANNEL) {
-        cut = true;
+        mem.cut = true;
         return;
       }
       if (channel === AGENT_CHANNEL) {
@@ -287,18 +317,18 @@ export function captureFromTail(
       }
       if (!channel.startsWith(SDK_CHANNEL_PREFIX)) return; // not the SDK's: left unread
       out.read++;
-      sdkMessages++;
+      mem.sdkMessages++;
       const m = entry.message;
       const text = json(m);
       if (!isSdkMessage(m) || text === null) {
         out.losses.push({
           key: `tail:${fnv64(`${json(origin(item, null))}\0${index}\0${text ?? String(m)}`)}`,
           reason: `${UNREADABLE_PREFIX}diagnostics message on ${channel.slice(0, 100)}: not an agents-SDK event (${m === undefined ? "no message" : text === null ? "not serialisable" : "no type, or a payload that is not an object"})`,
-          body: JSON.stringify({ ...origin(item, agent), channel, position: index, message: text?.slice(0, 2000) ?? null }),
+          body: JSON.stringify({ ...origin(item, mem.agent), channel, position: index, message: text?.slice(0, 2000) ?? null }),
         });
         return;
       }
-      if (m.agent && m.name) agent = { agent: m.agent, name: m.name };
+      if (m.agent && m.name) mem.agent = { agent: m.agent, name: m.name };
       watchHooks(hooks, m);
       if ((m as Record<string, unknown>)[OUTBOX_SHIPPED_MARK] === true) {
         out.viaOutbox++;
@@ -332,8 +362,7 @@ export function captureFromTail(
     });
     const worker = item.scriptName ?? "";
     const objectId = item.durableObjectId;
-    // Assigned in the callback above, which the compiler's narrowing does not follow.
-    const a = agent as { agent: string; name: string } | null;
+    const a = mem.agent;
     if (objectId && a) {
       const key = `${worker}\0${objectId}\0${a.agent}\0${a.name}`;
       if (!named.has(key)) {
@@ -343,13 +372,13 @@ export function captureFromTail(
     }
     const alarmAt = alarmScheduledTime(item);
     // Only a whole item says "nothing was published": one cut short may have lost what was.
-    if (objectId && alarmAt !== null && sdkMessages === 0 && !cut && !item.truncated)
+    if (whole && objectId && alarmAt !== null && mem.sdkMessages === 0 && !mem.cut && !item.truncated)
       out.silentWakes.push({ worker, objectId, agentClass: item.entrypoint ?? null, at: item.eventTimestamp ?? alarmAt });
-    if (cut || item.truncated) {
+    if (whole && (mem.cut || item.truncated)) {
       out.losses.push({
         key: `tail:${fnv64(`${json(origin(item, null))}\0truncated`)}`,
         reason: TRUNCATED_REASON,
-        body: JSON.stringify({ ...origin(item, agent), eventsKept: entries.length, limitNotice: cut, truncated: item.truncated }),
+        body: JSON.stringify({ ...origin(item, mem.agent), eventsKept: mem.offset, limitNotice: mem.cut, truncated: item.truncated }),
       });
     }
   }

@@ -15,7 +15,14 @@ export type DevServer = { base: string; appBase: string; port: number; persistDi
  * Starts the dev stack (gateway + console in dev-auth mode + the demo fleet's Worker, or `app`'s) the way `npm start` does,
  * migrations applied to the persist dir, and waits for /health. Nothing drives the fleet unless the test does.
  */
-export async function startDev(opts: { port: number; persistDir?: string; vars?: Record<string, string>; app?: string }): Promise<DevServer> {
+export async function startDev(opts: {
+  port: number;
+  persistDir?: string;
+  vars?: Record<string, string>;
+  app?: string;
+  /** More Workers in the same `wrangler dev` (`-c FILE` each), beside the app. */
+  wranglerArgs?: string[];
+}): Promise<DevServer> {
   const persistDir = opts.persistDir ?? mkdtempSync(path.join(tmpdir(), "console-e2e-"));
   const vars = { AUTH_MODE: "dev", DEV_USER: "e2e@example.com", DEV_ROLE: "operator", POLL_SECONDS: "2", ...opts.vars };
   // The static files as the sources are now, so an edited script is what the browser gets.
@@ -27,6 +34,7 @@ export async function startDev(opts: { port: number; persistDir?: string; vars?:
     persistTo: persistDir,
     consoleVars: vars,
     inspectorPort: opts.port + 10_000,
+    wranglerArgs: opts.wranglerArgs,
   });
   // detached: its own process group, so the whole tree (npx → wrangler → workerd) can be signalled at once.
   const proc = spawn("npx", stack.args, { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, CI: "true" } });

@@ -1,9 +1,10 @@
+import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { parseEvent } from "@agent-oncall/telemetry";
 import { describe, expect, it } from "vitest";
 import busy from "../../../bench/mixes/busy.json";
 import demo from "../../../bench/mixes/demo.json";
 import quiet from "../../../bench/mixes/quiet.json";
-import { Fleet, meanEventsPerLife, ratePerFifth, typeShares } from "../../../bench/sim/fleet";
+import { Fleet, meanEventsPerLife, ratePerFifth, streamFlushes, typeShares } from "../../../bench/sim/fleet";
 import { type CapturePath, type Mix, parseCaptureFlag, parseMix, withCapture } from "../../../bench/sim/mix";
 
 // The simulator is only worth its figures if what it sends is what agents send on the path the mix names: on the
@@ -82,6 +83,51 @@ describe("the simulated fleet on the tail path (the default)", () => {
       expect(perMessage, m.name).toBeGreaterThanOrEqual(1);
       expect(perMessage, m.name).toBeLessThan(meanEventsPerLife(m));
     }
+  });
+});
+
+describe("the simulated fleet on the streaming tail", () => {
+  const streaming = mix.streaming!;
+
+  it("sends an invocation's events while it runs, each flush within delivery + flush time of its first event, with the classic tail's ids", () => {
+    const classic = run(30, 60);
+    const streamed = run(30, 60, { capture: "streaming" });
+    // Every event that happened in the run, the invocations still open at its end included.
+    for (const r of [classic, streamed]) r.messages.push(...r.fleet.finish(T0 + 60_000));
+    // The same events in the same places of the same invocations (an id's time and position: its hash also covers
+    // payloads, a few of which the fleet dates by the wall clock, so two runs differ there).
+    const ids = (ms: typeof classic.messages) => ms.flatMap((m) => (JSON.parse(m.body) as Sent[]).map((e) => `${e.id.slice(0, 16)} ${e.type}`)).sort();
+    expect(ids(streamed.messages)).toEqual(ids(classic.messages));
+    for (const m of streamed.messages) {
+      const events = JSON.parse(m.body) as Sent[];
+      expect(new Set(events.map((e) => e.source.agentName)).size, "one agent per message").toBe(1);
+      const first = Math.min(...events.map((e) => e.time));
+      expect(m.sendAt - first).toBeLessThanOrEqual(streaming.deliveryMs + streaming.flushMs);
+      expect(m.sendAt).toBeGreaterThanOrEqual(Math.max(...events.map((e) => e.time)) + streaming.deliveryMs);
+    }
+    // More messages than the classic tail's (an invocation longer than a flush is sent in steps), never fewer.
+    expect(streamed.messages.length).toBeGreaterThan(classic.messages.length);
+    // And each event leaves sooner: the worst publish-to-send wait is a flush's, not an invocation's.
+    const worst = (ms: typeof classic.messages) => Math.max(...ms.flatMap((m) => m.eventTimes.map((t) => m.sendAt - t)));
+    expect(worst(streamed.messages)).toBeLessThanOrEqual(streaming.deliveryMs + streaming.flushMs);
+    expect(worst(classic.messages)).toBeGreaterThan(2 * worst(streamed.messages));
+  });
+
+  it("flushes at the handler's size cap, and at the invocation's end when that comes first", () => {
+    const at = (time: number, i: number) => ({ time, id: String(i) }) as unknown as TelemetryEvent;
+    const burst = Array.from({ length: 5 }, (_, i) => at(1_000, i));
+    const steps = streamFlushes(burst, { deliveryMs: 20, flushMs: 250, flushMax: 2 });
+    expect(steps.map((s) => [s.sendAt, s.events.length])).toEqual([
+      [1_020, 2],
+      [1_020, 2],
+      [1_020, 1],
+    ]);
+    const spread = [at(0, 0), at(100, 1), at(400, 2), at(5_000, 3)];
+    expect(streamFlushes(spread, { deliveryMs: 20, flushMs: 250, flushMax: 200 }).map((s) => [s.sendAt, s.events.length])).toEqual([
+      [270, 2],
+      [670, 1],
+      [5_020, 1],
+    ]);
   });
 });
 
@@ -197,7 +243,9 @@ describe("mix files", () => {
       expect(m.tail.invocationsPerEvent).toBeGreaterThan(0);
       expect(m.outbox.agentRowsPerEvent).toBeGreaterThan(0);
     }
-    expect(() => parseMix({ ...demo, capture: "streaming" }, "bad.json")).toThrow(/bad\.json: capture: capture must be "tail" or "outbox"/);
+    expect(() => parseMix({ ...demo, capture: "kafka" }, "bad.json")).toThrow(/bad\.json: capture: capture must be "tail", "streaming" or "outbox"/);
+    const { streaming: _streaming, ...noStreaming } = demo;
+    expect(() => withCapture(parseMix(noStreaming), "streaming")).toThrow(/states no "streaming" figures/);
     const { tail: _tail, ...noTail } = demo;
     expect(() => parseMix(noTail, "bad.json")).toThrow(/bad\.json: tail:/);
     expect(() => parseMix({ ...demo, outbox: { ...demo.outbox, flushDelayMs: -1 } }, "bad.json")).toThrow(/outbox\.flushDelayMs/);
@@ -207,6 +255,7 @@ describe("mix files", () => {
   it("let the command line pick the other path, and refuse any other value with a sentence", () => {
     expect(withCapture(mix, parseCaptureFlag("outbox")).capture).toBe("outbox");
     expect(withCapture(mix, parseCaptureFlag(undefined)).capture).toBe("tail");
-    expect(() => parseCaptureFlag("kafka")).toThrow(/--capture must be "tail" .* or "outbox" .* \(got "kafka"\)/);
+    expect(withCapture(mix, parseCaptureFlag("streaming")).capture).toBe("streaming");
+    expect(() => parseCaptureFlag("kafka")).toThrow(/--capture must be "tail" .*, "streaming" .* or "outbox" .* \(got "kafka"\)/);
   });
 });
