@@ -1,18 +1,21 @@
 import { env } from "cloudflare:workers";
 import { reconcileAgent } from "../../worker/reconcile/agent";
 
-/** Waits until the agent's stored events stop changing (the Queue delivers asynchronously). */
+/**
+ * Waits until the agent's stored events stop changing (the Queue delivers asynchronously): unchanged for about half a
+ * second, since on a loaded machine a Queue batch can take several times its 50 ms timeout to arrive.
+ */
 async function quiet(agentName: string): Promise<void> {
   let last = -1;
   let stable = 0;
-  for (let i = 0; i < 200 && stable < 4; i++) {
+  for (let i = 0; i < 200 && stable < 6; i++) {
     const row = await env.DB.prepare("SELECT COUNT(*) AS n, MAX(received_at) AS at FROM events WHERE agent_name = ?")
       .bind(agentName)
       .first<{ n: number; at: number | null }>();
     const n = (row?.n ?? 0) * 1e13 + (row?.at ?? 0);
     stable = n === last ? stable + 1 : 0;
     last = n;
-    await scheduler.wait(60);
+    await scheduler.wait(80);
   }
 }
 
