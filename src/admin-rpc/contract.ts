@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AdminActionRpc } from "./actions.js";
-import { AGENT_STATUSES, RUN_KINDS } from "./facts.js";
+import { AGENT_STATUSES, agentStatusOf, RUN_KINDS } from "./facts.js";
 import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, type OpResolution, type ResolveOpRequest } from "./inputs.js";
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecordsAnswer, RunRecords, VerifyRecordsAnswer } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
@@ -278,8 +278,17 @@ export const telemetryHealth = z.object({
 });
 export type TelemetryHealth = z.infer<typeof telemetryHealth>;
 
+/**
+ * What the SDK holds that an agent's status is derived from (contract 11): its live run rows (and runFiber callbacks
+ * running in memory without one), the states of its live Tasks runs and the statuses of its live or parked managed
+ * fibers. The client derives the status (sdk-states.ts `agentStatusOf`), so the mapping never ships in an agent.
+ */
+export const statusWork = z.object({ runRows: z.number().int(), taskStates: z.array(z.string()), fiberStatuses: z.array(z.string()) });
+export type StatusWork = z.infer<typeof statusWork>;
+
 export const statusOutput = z.object({
-  status: derivedStatus,
+  /** The status; from contract 11 the agent sends what it is derived from (StatusWork) unless its own hook derives it. */
+  status: z.union([derivedStatus, statusWork.transform(agentStatusOf)]),
   runCount: z.number(),
   nextAlarm: z.number().nullable(),
   schedules: z.array(scheduleSummary),
@@ -299,6 +308,8 @@ export const statusOutput = z.object({
   telemetry: telemetryHealth.nullable().default(null).catch(null),
 });
 export type StatusOutput = z.infer<typeof statusOutput>;
+/** A status as the agent answers it (its `status` may be StatusWork, from contract 11). */
+export type StatusAnswer = z.input<typeof statusOutput>;
 
 /**
  * Why force idle judged a run as it did, as a code the console words (console/admin-words.ts):
@@ -446,8 +457,8 @@ export type ForceIdleTurn = {
 export type ForceIdleFacts = {
   noop: boolean;
   instance: string;
-  before: StatusOutput;
-  after: StatusOutput;
+  before: StatusAnswer;
+  after: StatusAnswer;
   runs?: ForceIdleRun[];
   turns?: ForceIdleTurn[];
   /** Whether the agent has an onAdminForceIdle hook (it was asked first). */
@@ -727,7 +738,7 @@ export interface AdminRpc extends Omit<AdminActionRpc, "adminResolveOpRecords"> 
   adminListRuns(): Promise<AdminResult<ListRunsOutput>>;
   /** One live run with its snapshot, as the SDK records it (run-detail.ts builds the view; contract 7). */
   adminGetRunRecords(input: unknown): Promise<AdminResult<RunRecords>>;
-  adminStatus(): Promise<AdminResult<StatusOutput>>;
+  adminStatus(): Promise<AdminResult<StatusAnswer>>;
   /**
    * Reads the agent back after an action: status, live runs, the runs asked about (by SDK id, as the SDK's
    * records; run-check.ts judges them) and what runs now (contract 7).

@@ -1,5 +1,4 @@
-import type { DerivedStatus, ListRunsOutput, RunKind, StatusOutput, TaskRun } from "./contract.js";
-import { agentStatusOf } from "./facts.js";
+import type { DerivedStatus, ListRunsOutput, RunKind, StatusAnswer, StatusOutput, StatusWork, TaskRun } from "./contract.js";
 import {
   CHAT_RECOVERY_TASK,
   CHAT_TURN_SNAPSHOT_KEY_PREFIX,
@@ -210,24 +209,31 @@ export async function readChatIncidents(storage: DurableObjectStorage): Promise<
 const STATUS_SCAN = 20;
 
 /**
- * The agent's status from what the SDK holds, through the one mapping (sdk-states.ts
- * `agentStatusOf`): Tasks runs (chat turns included) and managed fibers are work too, and work parked until
- * it wakes or is resolved makes the agent `waiting`, not idle.
+ * What the agent's status is derived from (contract.ts StatusWork): its live rows (`runRows`), and Tasks runs (chat
+ * turns included) and managed fibers, live or parked until they wake or are resolved. The client derives the status
+ * through the one mapping (sdk-states.ts `agentStatusOf`).
  */
-async function sdkStatus(w: AgentWork, runRows: number): Promise<DerivedStatus> {
-  if (runRows > 0) return "running";
+async function statusWork(w: AgentWork, runRows: number): Promise<StatusWork> {
   const [tasks, fibers] = await Promise.all([
     w.listTasks({ status: LIVE_TASK_STATES, limit: STATUS_SCAN }),
     w.listFibers({ status: [...LIVE_FIBER_STATUSES, "interrupted"], limit: STATUS_SCAN }),
   ]);
-  return agentStatusOf({ runRows, taskStates: tasks.map((t) => t.state), fiberStatuses: fibers.map((f) => f.status) });
+  return { runRows, taskStates: tasks.map((t) => t.state), fiberStatuses: fibers.map((f) => f.status) };
 }
 
-/** Everything `status()` reports but capabilities and the telemetry's event number. `derived` comes from the agent (hook) or the live work. */
+/**
+ * Whether a status as the agent answers it says idle: its own hook's word, or no work at all. Only states the SDK
+ * lists as live or parked are read, each of which makes the agent running or waiting (agentStatusOf), so "none" is idle.
+ */
+export function idleStatus(s: StatusAnswer["status"]): boolean {
+  return typeof s === "string" ? s === "idle" : s.runRows + s.taskStates.length + s.fiberStatuses.length === 0;
+}
+
+/** Everything `status()` reports but capabilities and the telemetry's event number. `derived` comes from the agent's hook, else the live work. */
 export async function readStatus(
   w: AgentWork,
   derived: DerivedStatus | null,
-): Promise<Omit<StatusOutput, "capabilities" | "eventsShippedThrough" | "recoveryPause" | "telemetry">> {
+): Promise<Omit<StatusAnswer, "capabilities" | "eventsShippedThrough" | "recoveryPause" | "telemetry">> {
   const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
   const schedules = rows<{ id: string; callback: string; time: number; running: number }>(
     w.sql,
@@ -236,9 +242,8 @@ export async function readStatus(
   const pendingScheduleCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_jobs")[0]?.n ?? 0);
   // A runFiber callback still running in memory after its row was removed (force idle could not stop it) is
   // live work as much as a row is.
-  const inMemory = derived ? 0 : (w.active()?.size ?? 0);
   return {
-    status: derived ?? (await sdkStatus(w, runCount + inMemory)),
+    status: derived ?? (await statusWork(w, runCount + (w.active()?.size ?? 0))),
     runCount,
     nextAlarm: await w.storage.getAlarm(),
     schedules,

@@ -11,7 +11,7 @@ import type {
   ListRunsOutput,
   PauseRecoveryOutput,
   ResumeRecoveryOutput,
-  StatusOutput,
+  StatusAnswer,
   TriggerAlarmAnswer,
   TriggerAlarmOutput,
 } from "./contract.js";
@@ -168,7 +168,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       };
     }
 
-    async #status(): Promise<StatusOutput> {
+    async #status(): Promise<StatusAnswer> {
       const w = this.#work();
       const s = await readStatus(w, this.#derived());
       // The opt-in outbox (withTelemetry sets EVENT_PIPE) numbers what it ships; an agent without it has none to report.
@@ -176,7 +176,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       const shipped = pipe ? pipe.shippedThrough() : null;
       // Its own counts of what it sent and what waits, as it reports them: the client's schema (contract.ts
       // telemetryHealth) picks the contract's fields and reads an older package's counts as "not reported".
-      const health = pipe ? (pipe.stats() as StatusOutput["telemetry"]) : null;
+      const health = pipe ? (pipe.stats() as StatusAnswer["telemetry"]) : null;
       return {
         ...s,
         capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length),
@@ -208,7 +208,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return checked(recoveryBudgetInput, input ?? {}, async (parsed) => ok(await recoveryBudgetRecords(this, this.ctx.storage, parsed)));
     }
 
-    async adminStatus(): Promise<AdminResult<StatusOutput>> {
+    async adminStatus(): Promise<AdminResult<StatusAnswer>> {
       return guarded(async () => ok(await this.#status()));
     }
 
