@@ -5,7 +5,7 @@ import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, t
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecordsAnswer, RunRecords, VerifyRecordsAnswer } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
-import { ALARM_LOOP_JOB_OWNERS, chatTurnRequestIdOf } from "./sdk-layout.js";
+import { ALARM_LOOP_JOB_OWNERS, chatTurnRequestIdOf, textOf } from "./sdk-layout.js";
 
 /**
  * The admin RPC contract, shared by the Durable Object side (mixin.ts) and the
@@ -167,9 +167,15 @@ export const runDetail = runSummary.extend({
 });
 export type RunDetail = z.infer<typeof runDetail>;
 
-export const scheduleSummary = z.object({ id: z.string(), callback: z.string(), time: z.number(), running: z.boolean() });
+/** A schedule of the status; from contract 11 `running` is the job row's own 0 or 1, read here as a boolean. */
+export const scheduleSummary = z.object({
+  id: z.string(),
+  callback: z.string(),
+  time: z.number(),
+  running: z.union([z.boolean(), z.number().transform((n) => n === 1)]),
+});
 /** A chat-recovery record; `incidentId` is the id the SDK's chat:recovery:* events (and the console's incidents) use. */
-export const chatIncidentRecord = z.object({
+const chatIncidentSummary = z.object({
   key: z.string(),
   incidentId: z.string().optional(),
   status: z.string(),
@@ -177,6 +183,22 @@ export const chatIncidentRecord = z.object({
   reason: z.string().nullable(),
   requestId: z.string().nullable(),
 });
+/**
+ * From contract 11 the agent sends each chat-recovery record as the SDK keeps it in KV (sdk-layout.ts
+ * chatRecoveryRecords: its key, incident id and value), and the client picks the fields the console shows.
+ */
+const chatIncidentKv = z.object({ key: z.string(), incidentId: z.string(), record: z.record(z.string(), z.unknown()).nullish() });
+export const chatIncidentRecord = z.union([
+  chatIncidentSummary,
+  chatIncidentKv.transform(({ key, incidentId, record: v }) => ({
+    key,
+    incidentId,
+    status: textOf(v?.status) ?? "unknown",
+    attempt: typeof v?.attempt === "number" ? v.attempt : null,
+    reason: textOf(v?.reason),
+    requestId: textOf(v?.requestId),
+  })),
+]);
 
 /**
  * What an agent supports, so the console offers only actions that will work. Reported by the mixin with

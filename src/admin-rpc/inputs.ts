@@ -84,7 +84,8 @@ export type FindRunsInput = z.infer<typeof findRunsInput>;
 
 /**
  * Version of this contract, reported in `capabilities.contract`. 11: the status's `status` is what it is derived from
- * (contract.ts StatusWork) unless the agent's own hook derives it; the client derives it. 10: force idle answers what it found and did
+ * (contract.ts StatusWork) unless the agent's own hook derives it, and its chat-recovery incidents are the SDK's records;
+ * the client derives the status and picks the records' fields. 10: force idle answers what it found and did
  * (ForceIdleFacts) and the client judges each run (force-idle-verdicts.ts); the status's `telemetry` is the outbox's
  * stats() as they are, picked by the client. 9: force idle's `incidents` are only those it
  * closed (open when it ran), and `alreadyClosed` lists the records of incidents the SDK had already closed. 8: the status's `telemetry` (the pipeline's own

@@ -1,4 +1,4 @@
-import type { DerivedStatus, ListRunsOutput, RunKind, StatusAnswer, StatusOutput, StatusWork, TaskRun } from "./contract.js";
+import type { DerivedStatus, ListRunsOutput, RunKind, StatusAnswer, StatusWork, TaskRun } from "./contract.js";
 import {
   CHAT_RECOVERY_TASK,
   CHAT_TURN_SNAPSHOT_KEY_PREFIX,
@@ -193,18 +193,6 @@ export async function liveManagedFibers(w: AgentWork): Promise<FiberInspection[]
   return (await w.listFibers({ status: LIVE_FIBER_STATUSES, limit: 100 })).filter((f) => !FIBER_DONE_STATUSES.has(f.status));
 }
 
-/** The chat-recovery records in KV, with the incident id each belongs to. */
-export async function readChatIncidents(storage: DurableObjectStorage): Promise<StatusOutput["chatRecoveryIncidents"]> {
-  return (await chatRecoveryRecords(storage)).map(({ key, incidentId, record: v }) => ({
-    key,
-    incidentId,
-    status: textOf(v?.status) ?? "unknown",
-    attempt: typeof v?.attempt === "number" ? v.attempt : null,
-    reason: textOf(v?.reason),
-    requestId: textOf(v?.requestId),
-  }));
-}
-
 /** Runs of each kind looked at to derive a status: enough to see one live and one parked. */
 const STATUS_SCAN = 20;
 
@@ -235,10 +223,11 @@ export async function readStatus(
   derived: DerivedStatus | null,
 ): Promise<Omit<StatusAnswer, "capabilities" | "eventsShippedThrough" | "recoveryPause" | "telemetry">> {
   const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
+  // Named in the query as the client reads them; `running` stays the row's 0 or 1 (contract.ts scheduleSummary).
   const schedules = rows<{ id: string; callback: string; time: number; running: number }>(
     w.sql,
     `SELECT id, fn AS callback, time, running FROM cf_agents_jobs ORDER BY time, id LIMIT ${SCHEDULES_SHOWN}`,
-  ).map((j) => ({ ...j, running: j.running === 1 }));
+  );
   const pendingScheduleCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_jobs")[0]?.n ?? 0);
   // A runFiber callback still running in memory after its row was removed (force idle could not stop it) is
   // live work as much as a row is.
@@ -248,6 +237,7 @@ export async function readStatus(
     nextAlarm: await w.storage.getAlarm(),
     schedules,
     pendingScheduleCount,
-    chatRecoveryIncidents: await readChatIncidents(w.storage),
+    // The SDK's records as they are: the client picks what the console shows (contract.ts chatIncidentRecord).
+    chatRecoveryIncidents: await chatRecoveryRecords(w.storage),
   };
 }

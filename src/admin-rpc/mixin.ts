@@ -155,14 +155,15 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       // Think and AIChatAgent run every chat turn on Tasks and keep chat-recovery records.
       const chat = "chatRecovery" in self || chatRecords > 0;
       const declared = typeof self.taskDefinitions === "object" && self.taskDefinitions !== null && Object.keys(self.taskDefinitions).length > 0;
+      const has = (hook: keyof AdminHooks) => typeof this.#hooks()[hook] === "function";
       return {
         contract: ADMIN_CONTRACT_VERSION,
-        forceIdleHook: typeof this.#hooks().onAdminForceIdle === "function",
-        derivedStatus: typeof this.#hooks().adminDerivedStatus === "function",
+        forceIdleHook: has("onAdminForceIdle"),
+        derivedStatus: has("adminDerivedStatus"),
         tasks: declared || chat || (await w.listTasks({ limit: 1 })).length > 0,
         managedFibers: (await w.listFibers({ limit: 1 })).length > 0,
         chatRecovery: chat,
-        resolveOps: typeof this.#hooks().onAdminResolveOp === "function",
+        resolveOps: has("onAdminResolveOp"),
         plainFiberStop: evictToStop ? "evict" : "none",
         pauseRecovery: true,
       };
@@ -393,9 +394,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         if (outcome !== "ran" && outcome !== "still_running") return unavailable(outcome);
         const after = await this.#status();
         const still = new Set((await readRuns(w)).runs.map((r) => r.id));
+        // The rows the alarm's recovery settled; the client adds the fibers its recovery events settled (client.ts).
+        const recoveredRuns = runsBefore.filter((id) => !still.has(id));
         const recoveryEvents = this.#recoveryLog.splice(0);
-        const settled = recoveryEvents.filter((e) => /^fiber:recovery:(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
-        const recoveredRuns = [...new Set([...runsBefore.filter((id) => !still.has(id)), ...settled])];
         return ok({ ...base, outcome, busy: outcome === "ran" ? busy : await readBusy(w, this.#bornAt), after, recoveredRuns, recoveryEvents });
       });
     }
