@@ -93,14 +93,17 @@ export const taskRun = z.object({
   /** A turn's carrier: the request id its turn runs under (a recovery turn's own, which the SDK aborts it by). */
   turnRequestId: z.string().nullable().optional(),
   state: z.string(),
-  attempt: z.number().nullable(),
+  // From contract 11 the agent sends the SDK's run record as it is: a field the SDK leaves out is null here.
+  attempt: z.number().nullable().default(null),
   createdAt: z.number(),
-  startedAt: z.number().nullable(),
-  wakeAt: z.number().nullable(),
-  statusMessage: z.string().nullable(),
+  startedAt: z.number().nullable().default(null),
+  wakeAt: z.number().nullable().default(null),
+  statusMessage: z.string().nullable().default(null),
   currentStep: z.string().nullable(),
 });
 export type TaskRun = z.infer<typeof taskRun>;
+/** A Tasks run as the agent answers it (the SDK's record with its kind, request id and step; extra fields are dropped). */
+export type TaskRunAnswer = z.input<typeof taskRun>;
 /**
  * A runFiber callback running in memory with no `cf_agents_runs` row (force idle removed it and nothing could
  * stop the callback): work the agent does that its tables no longer show.
@@ -114,6 +117,8 @@ export const listRunsOutput = z.object({
   inMemory: z.array(inMemoryRun).default([]),
 });
 export type ListRunsOutput = z.infer<typeof listRunsOutput>;
+/** The live runs as the agent answers them: its Tasks runs as TaskRunAnswer. */
+export type ListRunsAnswer = Omit<ListRunsOutput, "tasks"> & { tasks: TaskRunAnswer[] };
 
 /**
  * One run as the agent records it now, in the SDK's own words (`state`: a FiberStatus, a Tasks state, a Think
@@ -330,8 +335,15 @@ export const statusOutput = z.object({
   telemetry: telemetryHealth.nullable().default(null).catch(null),
 });
 export type StatusOutput = z.infer<typeof statusOutput>;
-/** A status as the agent answers it (its `status` may be StatusWork, from contract 11). */
-export type StatusAnswer = z.input<typeof statusOutput>;
+/**
+ * A status as the agent answers it: from contract 11 its `status` may be StatusWork, its incidents the SDK's records
+ * and a schedule's `running` the row's number. (The other fields as the client reads them: their input types are
+ * looser than an RPC result can be typed with.)
+ */
+export type StatusAnswer = Omit<StatusOutput, "status" | "chatRecoveryIncidents" | "schedules"> &
+  Pick<z.input<typeof statusOutput>, "status" | "schedules"> & { chatRecoveryIncidents: (StatusOutput["chatRecoveryIncidents"][number] | ChatIncidentKv)[] };
+/** A chat-recovery record as the SDK keeps it in KV (sdk-layout.ts chatRecoveryRecords), as the agent sends it from contract 11. */
+export type ChatIncidentKv = { key: string; incidentId: string; record?: Record<string, string | number | boolean | object | null> | null | undefined };
 
 /**
  * Why force idle judged a run as it did, as a code the console words (console/admin-words.ts):
@@ -525,7 +537,7 @@ export type BusyWork = z.infer<typeof busyWork>;
  * The client builds BusyWork from them (busyOf), so a user's Worker never carries that.
  */
 export type BusyRecords = {
-  tasks: TaskRun[];
+  tasks: TaskRunAnswer[];
   fibers: { id: string; fiber?: { name: string; createdAt: number }; row?: { name: string; created_at: number } | null }[];
   jobs: { id: string; owner: keyof typeof ALARM_LOOP_JOB_OWNERS; fn: string; startedAt: number }[];
 };
@@ -757,7 +769,7 @@ export type ResolveOpOutput = z.infer<typeof resolveOpOutput>;
  * resolve op's method (which answers its hook's answer, not the action's output), are declared here.
  */
 export interface AdminRpc extends Omit<AdminActionRpc, "adminResolveOpRecords"> {
-  adminListRuns(): Promise<AdminResult<ListRunsOutput>>;
+  adminListRuns(): Promise<AdminResult<ListRunsAnswer>>;
   /** One live run with its snapshot, as the SDK records it (run-detail.ts builds the view; contract 7). */
   adminGetRunRecords(input: unknown): Promise<AdminResult<RunRecords>>;
   adminStatus(): Promise<AdminResult<StatusAnswer>>;

@@ -1,4 +1,4 @@
-import type { DerivedStatus, ListRunsOutput, RunKind, StatusAnswer, StatusWork, TaskRun } from "./contract.js";
+import type { DerivedStatus, ListRunsAnswer, ListRunsOutput, RunKind, StatusAnswer, StatusWork, TaskRunAnswer } from "./contract.js";
 import {
   CHAT_RECOVERY_TASK,
   CHAT_TURN_SNAPSHOT_KEY_PREFIX,
@@ -88,22 +88,11 @@ function requestIdOf(t: TaskSnapshot): string | null {
   return typeof r === "string" ? r : null;
 }
 
-/** A Tasks run as the console lists it. */
-export function taskRunOf(sql: Sql, t: TaskSnapshot): TaskRun {
+/** A Tasks run as the console lists it: the SDK's record without its result, with its kind, request id and step. */
+export function taskRunOf(sql: Sql, t: TaskSnapshot): TaskRunAnswer {
   const chat = t.definition === CHAT_TURN_TASK;
-  return {
-    runId: t.runId,
-    definition: t.definition,
-    kind: chat ? "chat_turn" : "task",
-    requestId: chat ? requestIdOf(t) : null,
-    state: t.state,
-    attempt: t.attempt ?? null,
-    createdAt: t.createdAt,
-    startedAt: t.startedAt ?? null,
-    wakeAt: t.wakeAt ?? null,
-    statusMessage: t.statusMessage ?? null,
-    currentStep: taskCurrentStep(sql, t.runId),
-  };
+  const { result: _, ...record } = t as TaskSnapshot & { result?: unknown };
+  return { ...record, kind: chat ? "chat_turn" : "task", requestId: chat ? requestIdOf(t) : null, currentStep: taskCurrentStep(sql, t.runId) };
 }
 
 /** The kind of a `cf_agents_runs` row. */
@@ -113,7 +102,7 @@ export function rowKind(name: string, managed: boolean): RunKind {
 }
 
 /** Live run rows (every kind), managed fibers (recent, any status) and unsettled Tasks runs. */
-export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRunsOutput> {
+export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRunsAnswer> {
   const fibers = await w.listFibers({ limit: FIBERS_SHOWN });
   const managedFibers = fibers.map((f) => ({
     fiberId: f.fiberId,
@@ -159,10 +148,10 @@ async function readInMemory(w: AgentWork, rowIds: ReadonlySet<string>): Promise<
  * turn by): a turn's carrier by the root its snapshot names (a recovery turn runs for the user's turn), a chat
  * recovery's transport by its incident's root. Both are chat_turn work, never the user's own tasks.
  */
-export async function liveTaskRuns(w: AgentWork, limit: number): Promise<TaskRun[]> {
+export async function liveTaskRuns(w: AgentWork, limit: number): Promise<TaskRunAnswer[]> {
   const raw = await w.listTasks({ status: LIVE_TASK_STATES, limit });
   let roots: Map<string, string> | null = null;
-  const out: TaskRun[] = [];
+  const out: TaskRunAnswer[] = [];
   for (const t of raw) {
     const run = taskRunOf(w.sql, t);
     if (t.definition === CHAT_TURN_TASK) {
@@ -238,6 +227,6 @@ export async function readStatus(
     schedules,
     pendingScheduleCount,
     // The SDK's records as they are: the client picks what the console shows (contract.ts chatIncidentRecord).
-    chatRecoveryIncidents: await chatRecoveryRecords(w.storage),
+    chatRecoveryIncidents: (await chatRecoveryRecords(w.storage)) as StatusAnswer["chatRecoveryIncidents"],
   };
 }

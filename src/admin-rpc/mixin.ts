@@ -8,7 +8,7 @@ import type {
   AdminRpc,
   Capabilities,
   ForceIdleFacts,
-  ListRunsOutput,
+  ListRunsAnswer,
   PauseRecoveryOutput,
   ResumeRecoveryOutput,
   StatusAnswer,
@@ -187,7 +187,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       };
     }
 
-    async adminListRuns(): Promise<AdminResult<ListRunsOutput>> {
+    async adminListRuns(): Promise<AdminResult<ListRunsAnswer>> {
       return guarded(async () => ok(await readRuns(this.#work())));
     }
 

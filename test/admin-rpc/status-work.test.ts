@@ -9,13 +9,13 @@ const statusOf = (status: unknown) => statusOutput.parse(answer(status)).status;
 
 describe("an agent's status, derived by the client from the work the agent reports", () => {
   const cases = [
-    { work: { runRows: 1, taskStates: [], fiberStatuses: [] }, status: "running" },
+    { work: { runRows: 1, taskStates: [] as string[], fiberStatuses: [] as string[] }, status: "running" },
     { work: { runRows: 0, taskStates: ["pending"], fiberStatuses: [] }, status: "running" },
     { work: { runRows: 0, taskStates: ["waiting"], fiberStatuses: [] }, status: "waiting" },
     { work: { runRows: 0, taskStates: [], fiberStatuses: ["interrupted"] }, status: "waiting" },
     { work: { runRows: 0, taskStates: [], fiberStatuses: ["running"] }, status: "running" },
     { work: { runRows: 0, taskStates: [], fiberStatuses: [] }, status: "idle" },
-  ] as const;
+  ];
 
   for (const c of cases) {
     it(`reads ${JSON.stringify(c.work)} as ${c.status}, and the agent's no-op check agrees`, () => {
