@@ -112,22 +112,16 @@ export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRuns
     completedAt: f.settledAt ?? null,
     snapshotBytes: jsonBytes(f.snapshot),
   }));
-  const raw = rows<{ id: string; name: string; created_at: number; bytes: number }>(
+  // Named in the query as the console reads them (contract.ts runSummary).
+  const raw = rows<{ id: string; name: string; createdAt: number; ageMs: number; snapshotBytes: number }>(
     w.sql,
-    "SELECT id, name, created_at, COALESCE(length(CAST(snapshot AS BLOB)), 0) AS bytes FROM cf_agents_runs ORDER BY created_at, id",
+    "SELECT id, name, created_at AS createdAt, MAX(0, ? - created_at) AS ageMs, COALESCE(length(CAST(snapshot AS BLOB)), 0) AS snapshotBytes FROM cf_agents_runs ORDER BY created_at, id",
+    now,
   );
   const runs = [];
   for (const r of raw) {
     const managed = managedFibers.some((f) => f.fiberId === r.id) || (await w.inspectFiber(r.id)) !== null;
-    runs.push({
-      id: r.id,
-      name: r.name,
-      kind: rowKind(r.name, managed),
-      requestId: managed ? null : chatTurnRequestIdOf(r.name),
-      createdAt: r.created_at,
-      ageMs: Math.max(0, now - r.created_at),
-      snapshotBytes: r.bytes,
-    });
+    runs.push({ ...r, kind: rowKind(r.name, managed), requestId: managed ? null : chatTurnRequestIdOf(r.name) });
   }
   const tasks = await liveTaskRuns(w, TASKS_SHOWN);
   return { runs, managedFibers, tasks, inMemory: await readInMemory(w, new Set(raw.map((r) => r.id))) };

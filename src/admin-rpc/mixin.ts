@@ -120,20 +120,13 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
   const settleMs = options.settleMs ?? 1000;
   const alarmBudgetMs = options.alarmBudgetMs ?? 1000;
 
+  // The agent's optional hooks (AdminHooks) are read off the instance through a cast, which costs no code.
   abstract class WithAdminRpc extends Base implements AdminRpc {
-    #hooks(): AdminHooks {
-      return this as unknown as AdminHooks;
-    }
-
-    #derived() {
-      return this.#hooks().adminDerivedStatus?.() ?? null;
-    }
-
     /** The agent's durable work, through the SDK's public APIs where it has them. */
     #work(): AgentWork {
       // Think's submissions (duck-typed: @cloudflare/think is not a dependency), and the agent's own run record.
       const think = this as unknown as { listSubmissions?: (o: { limit: number }) => Promise<unknown[]> };
-      const hooks = this.#hooks();
+      const hooks = this as unknown as AdminHooks;
       return {
         sql: this.ctx.storage.sql,
         storage: this.ctx.storage,
@@ -155,7 +148,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       // Think and AIChatAgent run every chat turn on Tasks and keep chat-recovery records.
       const chat = "chatRecovery" in self || chatRecords > 0;
       const declared = typeof self.taskDefinitions === "object" && self.taskDefinitions !== null && Object.keys(self.taskDefinitions).length > 0;
-      const has = (hook: keyof AdminHooks) => typeof this.#hooks()[hook] === "function";
+      const has = (hook: keyof AdminHooks) => typeof (this as unknown as AdminHooks)[hook] === "function";
       return {
         contract: ADMIN_CONTRACT_VERSION,
         forceIdleHook: has("onAdminForceIdle"),
@@ -171,7 +164,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
 
     async #status(): Promise<StatusAnswer> {
       const w = this.#work();
-      const s = await readStatus(w, this.#derived());
+      const s = await readStatus(w, (this as unknown as AdminHooks).adminDerivedStatus?.() ?? null);
       // The opt-in outbox (withTelemetry sets EVENT_PIPE) numbers what it ships; an agent without it has none to report.
       const pipe = (this as { [EVENT_PIPE]?: EventPipe })[EVENT_PIPE];
       const shipped = pipe ? pipe.shippedThrough() : null;
@@ -224,7 +217,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return checked(actionInput, input, async (parsed) => {
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "", { kind: "terminated", action: "force_idle" });
-        const hook = this.#hooks().onAdminForceIdle;
+        const hook = (this as unknown as AdminHooks).onAdminForceIdle;
         const r = await stopWork({
           agent: this,
           work: this.#work(),
@@ -256,7 +249,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      */
     async adminResolveOpRecords(input: unknown): Promise<AdminResult<{ answer: unknown }>> {
       return checked(resolveOpInput, input, async ({ opId, resolution, resultRef, reason }) => {
-        const hook = this.#hooks().onAdminResolveOp;
+        const hook = (this as unknown as AdminHooks).onAdminResolveOp;
         if (typeof hook !== "function") return fail("unsupported", "", { kind: "no_resolve_hook", agentClass: this.constructor.name });
         return ok({ answer: await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason }) });
       });
