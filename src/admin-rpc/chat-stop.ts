@@ -1,4 +1,4 @@
-import type { ForceIdleTurn, TaskRun } from "./contract.js";
+import type { ForceIdleTurn, TaskRunAnswer } from "./contract.js";
 import type { AgentWork } from "./inspect.js";
 import { CHAT_TURN_TASK, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
@@ -61,7 +61,7 @@ export type ChatStopInput = {
   agent: object;
   work: AgentWork;
   /** Live Tasks runs of every kind (those carrying chat turns are handled here). */
-  tasks: TaskRun[];
+  tasks: TaskRunAnswer[];
   /** Request ids of chat turns run as fibers (sub-agents): aborted here, judged by the caller with the other rows. */
   fiberTurns: string[];
   /** The reason as the SDK records it (`force idle: …`). */
@@ -146,7 +146,7 @@ export async function stopChatTurns(i: ChatStopInput): Promise<ChatStopResult> {
  * The live turns by user turn: submissions pending or running, the turns live carriers run, and recoveries waiting
  * to run. Chat work arrives named by its user turn (inspect.ts liveTaskRuns); a submission is its own user turn.
  */
-async function liveTurns(api: SubmissionApi | null, carriers: TaskRun[], recoveries: TaskRun[]): Promise<Map<string, Turn>> {
+async function liveTurns(api: SubmissionApi | null, carriers: TaskRunAnswer[], recoveries: TaskRunAnswer[]): Promise<Map<string, Turn>> {
   const subs = api ? await api.listSubmissions({ status: ["pending", "running"], limit: 100 }) : [];
   const turns = new Map<string, Turn>();
   const turn = (root: string) => {

@@ -106,14 +106,22 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 type SdkRecoveryEvent = { type: string; fiberId: string | null; fiberName?: string | null; incidentId: string | null; detail: string | null };
 
+/** The SDK's recovery events that settle a fiber's recovery: trigger alarm counts the fiber as recovered. */
+const SETTLED_RECOVERY = /^fiber:recovery:(handled|skipped|failed)$/;
+
 /**
  * Trigger alarm's recovery events, named in the event contract: the agent answers the SDK's words (mixin.ts), and
  * src/telemetry's normalisation names them as ingest does, with a fiber's incident id under the target's key name.
- * An older mixin's answer (already in contract types) is kept as it is.
+ * The fibers whose recovery those events settled join `recoveredRuns` (from contract 11 the agent lists only the rows
+ * its alarm settled; an earlier one listed both, so adding them again changes nothing). An older mixin's answer
+ * (already in contract types) is kept as it is.
  */
 function recoveryEventsNamed<T>(r: AdminResult<T>, t: Target): AdminResult<T> {
   const events = r.ok ? (r.value as { recoveryEvents?: unknown }).recoveryEvents : null;
   if (!r.ok || !Array.isArray(events)) return r;
+  const rows = (r.value as { recoveredRuns?: unknown }).recoveredRuns;
+  const settled = (events as SdkRecoveryEvent[]).filter((e) => SETTLED_RECOVERY.test(e?.type) && e.fiberId).map((e) => e.fiberId!);
+  const recoveredRuns = Array.isArray(rows) ? [...new Set([...rows, ...settled])] : rows;
   const named = (events as SdkRecoveryEvent[]).map((e) => {
     if (typeof e?.type !== "string" || !e.type.includes(":")) return e;
     const payload = {
@@ -126,7 +134,7 @@ function recoveryEventsNamed<T>(r: AdminResult<T>, t: Target): AdminResult<T> {
     const n = normalizeSdkEvent({ type: e.type, agent: t.agentClass, name: t.agentName, payload });
     return { type: n?.type ?? e.type, fiberId: e.fiberId, incidentId: n?.corr.incidentId ?? e.incidentId, detail: e.detail };
   });
-  return { ...r, value: { ...r.value, recoveryEvents: named } };
+  return { ...r, value: { ...r.value, recoveredRuns, recoveryEvents: named } };
 }
 
 /** The stub as the client calls it: this version's methods, and the earlier reads it falls back to. */

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import type { AdminActionRpc } from "./actions.js";
-import { AGENT_STATUSES, RUN_KINDS } from "./facts.js";
+import { AGENT_STATUSES, agentStatusOf, RUN_KINDS } from "./facts.js";
 import { ADMIN_ERROR_CODES, type AdminError, type AdminResult, OP_RESOLUTIONS, type OpResolution, type ResolveOpRequest } from "./inputs.js";
 import type { FindRunRecords, RecoveryBudgetRecords, ResidencyRecordsAnswer, RunRecords, VerifyRecordsAnswer } from "./records-contract.js";
 import type { RecoveryBudgetOutput } from "./recovery-budget.js";
 import type { ResidencyOutput } from "./residency-contract.js";
-import { ALARM_LOOP_JOB_OWNERS, chatTurnRequestIdOf } from "./sdk-layout.js";
+import { ALARM_LOOP_JOB_OWNERS, chatTurnRequestIdOf, textOf } from "./sdk-layout.js";
 
 /**
  * The admin RPC contract, shared by the Durable Object side (mixin.ts) and the
@@ -93,14 +93,17 @@ export const taskRun = z.object({
   /** A turn's carrier: the request id its turn runs under (a recovery turn's own, which the SDK aborts it by). */
   turnRequestId: z.string().nullable().optional(),
   state: z.string(),
-  attempt: z.number().nullable(),
+  // From contract 11 the agent sends the SDK's run record as it is: a field the SDK leaves out is null here.
+  attempt: z.number().nullable().default(null),
   createdAt: z.number(),
-  startedAt: z.number().nullable(),
-  wakeAt: z.number().nullable(),
-  statusMessage: z.string().nullable(),
+  startedAt: z.number().nullable().default(null),
+  wakeAt: z.number().nullable().default(null),
+  statusMessage: z.string().nullable().default(null),
   currentStep: z.string().nullable(),
 });
 export type TaskRun = z.infer<typeof taskRun>;
+/** A Tasks run as the agent answers it (the SDK's record with its kind, request id and step; extra fields are dropped). */
+export type TaskRunAnswer = z.input<typeof taskRun>;
 /**
  * A runFiber callback running in memory with no `cf_agents_runs` row (force idle removed it and nothing could
  * stop the callback): work the agent does that its tables no longer show.
@@ -114,6 +117,8 @@ export const listRunsOutput = z.object({
   inMemory: z.array(inMemoryRun).default([]),
 });
 export type ListRunsOutput = z.infer<typeof listRunsOutput>;
+/** The live runs as the agent answers them: its Tasks runs as TaskRunAnswer. */
+export type ListRunsAnswer = Omit<ListRunsOutput, "tasks"> & { tasks: TaskRunAnswer[] };
 
 /**
  * One run as the agent records it now, in the SDK's own words (`state`: a FiberStatus, a Tasks state, a Think
@@ -167,9 +172,15 @@ export const runDetail = runSummary.extend({
 });
 export type RunDetail = z.infer<typeof runDetail>;
 
-export const scheduleSummary = z.object({ id: z.string(), callback: z.string(), time: z.number(), running: z.boolean() });
+/** A schedule of the status; from contract 11 `running` is the job row's own 0 or 1, read here as a boolean. */
+export const scheduleSummary = z.object({
+  id: z.string(),
+  callback: z.string(),
+  time: z.number(),
+  running: z.union([z.boolean(), z.number().transform((n) => n === 1)]),
+});
 /** A chat-recovery record; `incidentId` is the id the SDK's chat:recovery:* events (and the console's incidents) use. */
-export const chatIncidentRecord = z.object({
+const chatIncidentSummary = z.object({
   key: z.string(),
   incidentId: z.string().optional(),
   status: z.string(),
@@ -177,6 +188,22 @@ export const chatIncidentRecord = z.object({
   reason: z.string().nullable(),
   requestId: z.string().nullable(),
 });
+/**
+ * From contract 11 the agent sends each chat-recovery record as the SDK keeps it in KV (sdk-layout.ts
+ * chatRecoveryRecords: its key, incident id and value), and the client picks the fields the console shows.
+ */
+const chatIncidentKv = z.object({ key: z.string(), incidentId: z.string(), record: z.record(z.string(), z.unknown()).nullish() });
+export const chatIncidentRecord = z.union([
+  chatIncidentSummary,
+  chatIncidentKv.transform(({ key, incidentId, record: v }) => ({
+    key,
+    incidentId,
+    status: textOf(v?.status) ?? "unknown",
+    attempt: typeof v?.attempt === "number" ? v.attempt : null,
+    reason: textOf(v?.reason),
+    requestId: textOf(v?.requestId),
+  })),
+]);
 
 /**
  * What an agent supports, so the console offers only actions that will work. Reported by the mixin with
@@ -278,8 +305,17 @@ export const telemetryHealth = z.object({
 });
 export type TelemetryHealth = z.infer<typeof telemetryHealth>;
 
+/**
+ * What the SDK holds that an agent's status is derived from (contract 11): its live run rows (and runFiber callbacks
+ * running in memory without one), the states of its live Tasks runs and the statuses of its live or parked managed
+ * fibers. The client derives the status (sdk-states.ts `agentStatusOf`), so the mapping never ships in an agent.
+ */
+export const statusWork = z.object({ runRows: z.number().int(), taskStates: z.array(z.string()), fiberStatuses: z.array(z.string()) });
+export type StatusWork = z.infer<typeof statusWork>;
+
 export const statusOutput = z.object({
-  status: derivedStatus,
+  /** The status; from contract 11 the agent sends what it is derived from (StatusWork) unless its own hook derives it. */
+  status: z.union([derivedStatus, statusWork.transform(agentStatusOf)]),
   runCount: z.number(),
   nextAlarm: z.number().nullable(),
   schedules: z.array(scheduleSummary),
@@ -299,6 +335,15 @@ export const statusOutput = z.object({
   telemetry: telemetryHealth.nullable().default(null).catch(null),
 });
 export type StatusOutput = z.infer<typeof statusOutput>;
+/**
+ * A status as the agent answers it: from contract 11 its `status` may be StatusWork, its incidents the SDK's records
+ * and a schedule's `running` the row's number. (The other fields as the client reads them: their input types are
+ * looser than an RPC result can be typed with.)
+ */
+export type StatusAnswer = Omit<StatusOutput, "status" | "chatRecoveryIncidents" | "schedules"> &
+  Pick<z.input<typeof statusOutput>, "status" | "schedules"> & { chatRecoveryIncidents: (StatusOutput["chatRecoveryIncidents"][number] | ChatIncidentKv)[] };
+/** A chat-recovery record as the SDK keeps it in KV (sdk-layout.ts chatRecoveryRecords), as the agent sends it from contract 11. */
+export type ChatIncidentKv = { key: string; incidentId: string; record?: Record<string, string | number | boolean | object | null> | null | undefined };
 
 /**
  * Why force idle judged a run as it did, as a code the console words (console/admin-words.ts):
@@ -446,8 +491,8 @@ export type ForceIdleTurn = {
 export type ForceIdleFacts = {
   noop: boolean;
   instance: string;
-  before: StatusOutput;
-  after: StatusOutput;
+  before: StatusAnswer;
+  after: StatusAnswer;
   runs?: ForceIdleRun[];
   turns?: ForceIdleTurn[];
   /** Whether the agent has an onAdminForceIdle hook (it was asked first). */
@@ -492,7 +537,7 @@ export type BusyWork = z.infer<typeof busyWork>;
  * The client builds BusyWork from them (busyOf), so a user's Worker never carries that.
  */
 export type BusyRecords = {
-  tasks: TaskRun[];
+  tasks: TaskRunAnswer[];
   fibers: { id: string; fiber?: { name: string; createdAt: number }; row?: { name: string; created_at: number } | null }[];
   jobs: { id: string; owner: keyof typeof ALARM_LOOP_JOB_OWNERS; fn: string; startedAt: number }[];
 };
@@ -724,10 +769,10 @@ export type ResolveOpOutput = z.infer<typeof resolveOpOutput>;
  * resolve op's method (which answers its hook's answer, not the action's output), are declared here.
  */
 export interface AdminRpc extends Omit<AdminActionRpc, "adminResolveOpRecords"> {
-  adminListRuns(): Promise<AdminResult<ListRunsOutput>>;
+  adminListRuns(): Promise<AdminResult<ListRunsAnswer>>;
   /** One live run with its snapshot, as the SDK records it (run-detail.ts builds the view; contract 7). */
   adminGetRunRecords(input: unknown): Promise<AdminResult<RunRecords>>;
-  adminStatus(): Promise<AdminResult<StatusOutput>>;
+  adminStatus(): Promise<AdminResult<StatusAnswer>>;
   /**
    * Reads the agent back after an action: status, live runs, the runs asked about (by SDK id, as the SDK's
    * records; run-check.ts judges them) and what runs now (contract 7).

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import {
+  chatIncidentRecord,
   type EndedRun,
   type ForceIdleFacts,
   type ForceIdleNotice,
@@ -64,7 +65,9 @@ export function forceIdleFromFacts(f: ForceIdleFacts): Omit<ForceIdleOutput, "be
   const notice: ForceIdleNotice | null =
     stuckRuns + stuckTurns === 0 ? null : { code: "unstopped", cause: stuckRuns === 0 ? "chat_not_ended" : hook ? "hook_did_not_stop" : "no_hook" };
   // Every chat-recovery record force idle found (the status before it) was removed; a no-op found none.
-  const records = f.noop ? [] : (f.before.chatRecoveryIncidents ?? []);
+  // Read as the client reads a status (contract 11 sends the SDK's records); a record of the wrong shape throws, and
+  // the answer is then refused by forceIdleOutput with what is wrong (forceIdleAnswer).
+  const records = f.noop ? [] : z.array(chatIncidentRecord).parse(f.before.chatRecoveryIncidents ?? []);
   return {
     noop: f.noop,
     instance: f.instance,

@@ -1,6 +1,6 @@
 import { liveSubmissions, stopChatTurns } from "./chat-stop.js";
-import type { ForceIdleFacts, ForceIdleHookResult, ForceIdleRun, StatusOutput } from "./contract.js";
-import { type AgentWork, liveManagedFibers, liveTaskRuns, readRuns } from "./inspect.js";
+import type { ForceIdleFacts, ForceIdleHookResult, ForceIdleRun, StatusAnswer } from "./contract.js";
+import { type AgentWork, idleStatus, liveManagedFibers, liveTaskRuns, readRuns } from "./inspect.js";
 import { activeFiberIds, TASK_TERMINAL_STATES } from "./sdk-layout.js";
 
 /** What stopWork needs from the agent: its work, its hook, and the SDK's public cancel calls. */
@@ -9,7 +9,7 @@ export type StopWorkInput = {
   agent: object;
   work: AgentWork;
   reason: string;
-  before: StatusOutput;
+  before: StatusAnswer;
   hook: ((reason: string) => Promise<ForceIdleHookResult> | ForceIdleHookResult) | null;
   cancelTask: (runId: string, reason: string) => Promise<boolean>;
   cancelFiber: (fiberId: string, reason: string) => Promise<boolean>;
@@ -43,7 +43,7 @@ export async function stopWork(i: StopWorkInput): Promise<{ noop: boolean; outpu
   const records = i.before.chatRecoveryIncidents;
   const submissions = await liveSubmissions(i.agent);
   if (
-    i.before.status === "idle" &&
+    idleStatus(i.before.status) &&
     live.runs.length === 0 &&
     live.inMemory.length === 0 &&
     managed.length === 0 &&

@@ -83,7 +83,9 @@ export const findRunsInput = z
 export type FindRunsInput = z.infer<typeof findRunsInput>;
 
 /**
- * Version of this contract, reported in `capabilities.contract`. 10: force idle answers what it found and did
+ * Version of this contract, reported in `capabilities.contract`. 11: the status's `status` is what it is derived from
+ * (contract.ts StatusWork) unless the agent's own hook derives it, and its chat-recovery incidents are the SDK's records;
+ * the client derives the status and picks the records' fields. 10: force idle answers what it found and did
  * (ForceIdleFacts) and the client judges each run (force-idle-verdicts.ts); the status's `telemetry` is the outbox's
  * stats() as they are, picked by the client. 9: force idle's `incidents` are only those it
  * closed (open when it ran), and `alreadyClosed` lists the records of incidents the SDK had already closed. 8: the status's `telemetry` (the pipeline's own
@@ -94,7 +96,7 @@ export type FindRunsInput = z.infer<typeof findRunsInput>;
  * and the status's `recoveryPause`. 4: `adminFindRuns` and the `adminRunRecord`
  * hook (reconciliation asks what the agent records), and the status `waiting`. 3: `adminResolveOp`.
  */
-export const ADMIN_CONTRACT_VERSION = 10;
+export const ADMIN_CONTRACT_VERSION = 11;
 /** The contract from which force idle tells the incidents it closed from records of incidents already closed. */
 export const FORCE_IDLE_CLOSED_CONTRACT = 9;
 /** The contract that brought the recovery pause: an agent below it is refused with a sentence saying what to upgrade. */

@@ -1,5 +1,4 @@
-import type { DerivedStatus, ListRunsOutput, RunKind, StatusOutput, TaskRun } from "./contract.js";
-import { agentStatusOf } from "./facts.js";
+import type { DerivedStatus, ListRunsAnswer, ListRunsOutput, RunKind, StatusAnswer, StatusWork, TaskRunAnswer } from "./contract.js";
 import {
   CHAT_RECOVERY_TASK,
   CHAT_TURN_SNAPSHOT_KEY_PREFIX,
@@ -89,22 +88,11 @@ function requestIdOf(t: TaskSnapshot): string | null {
   return typeof r === "string" ? r : null;
 }
 
-/** A Tasks run as the console lists it. */
-export function taskRunOf(sql: Sql, t: TaskSnapshot): TaskRun {
+/** A Tasks run as the console lists it: the SDK's record without its result, with its kind, request id and step. */
+export function taskRunOf(sql: Sql, t: TaskSnapshot): TaskRunAnswer {
   const chat = t.definition === CHAT_TURN_TASK;
-  return {
-    runId: t.runId,
-    definition: t.definition,
-    kind: chat ? "chat_turn" : "task",
-    requestId: chat ? requestIdOf(t) : null,
-    state: t.state,
-    attempt: t.attempt ?? null,
-    createdAt: t.createdAt,
-    startedAt: t.startedAt ?? null,
-    wakeAt: t.wakeAt ?? null,
-    statusMessage: t.statusMessage ?? null,
-    currentStep: taskCurrentStep(sql, t.runId),
-  };
+  const { result: _, ...record } = t as TaskSnapshot & { result?: unknown };
+  return { ...record, kind: chat ? "chat_turn" : "task", requestId: chat ? requestIdOf(t) : null, currentStep: taskCurrentStep(sql, t.runId) };
 }
 
 /** The kind of a `cf_agents_runs` row. */
@@ -114,7 +102,7 @@ export function rowKind(name: string, managed: boolean): RunKind {
 }
 
 /** Live run rows (every kind), managed fibers (recent, any status) and unsettled Tasks runs. */
-export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRunsOutput> {
+export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRunsAnswer> {
   const fibers = await w.listFibers({ limit: FIBERS_SHOWN });
   const managedFibers = fibers.map((f) => ({
     fiberId: f.fiberId,
@@ -124,22 +112,16 @@ export async function readRuns(w: AgentWork, now = Date.now()): Promise<ListRuns
     completedAt: f.settledAt ?? null,
     snapshotBytes: jsonBytes(f.snapshot),
   }));
-  const raw = rows<{ id: string; name: string; created_at: number; bytes: number }>(
+  // Named in the query as the console reads them (contract.ts runSummary).
+  const raw = rows<{ id: string; name: string; createdAt: number; ageMs: number; snapshotBytes: number }>(
     w.sql,
-    "SELECT id, name, created_at, COALESCE(length(CAST(snapshot AS BLOB)), 0) AS bytes FROM cf_agents_runs ORDER BY created_at, id",
+    "SELECT id, name, created_at AS createdAt, MAX(0, ? - created_at) AS ageMs, COALESCE(length(CAST(snapshot AS BLOB)), 0) AS snapshotBytes FROM cf_agents_runs ORDER BY created_at, id",
+    now,
   );
   const runs = [];
   for (const r of raw) {
     const managed = managedFibers.some((f) => f.fiberId === r.id) || (await w.inspectFiber(r.id)) !== null;
-    runs.push({
-      id: r.id,
-      name: r.name,
-      kind: rowKind(r.name, managed),
-      requestId: managed ? null : chatTurnRequestIdOf(r.name),
-      createdAt: r.created_at,
-      ageMs: Math.max(0, now - r.created_at),
-      snapshotBytes: r.bytes,
-    });
+    runs.push({ ...r, kind: rowKind(r.name, managed), requestId: managed ? null : chatTurnRequestIdOf(r.name) });
   }
   const tasks = await liveTaskRuns(w, TASKS_SHOWN);
   return { runs, managedFibers, tasks, inMemory: await readInMemory(w, new Set(raw.map((r) => r.id))) };
@@ -160,10 +142,10 @@ async function readInMemory(w: AgentWork, rowIds: ReadonlySet<string>): Promise<
  * turn by): a turn's carrier by the root its snapshot names (a recovery turn runs for the user's turn), a chat
  * recovery's transport by its incident's root. Both are chat_turn work, never the user's own tasks.
  */
-export async function liveTaskRuns(w: AgentWork, limit: number): Promise<TaskRun[]> {
+export async function liveTaskRuns(w: AgentWork, limit: number): Promise<TaskRunAnswer[]> {
   const raw = await w.listTasks({ status: LIVE_TASK_STATES, limit });
   let roots: Map<string, string> | null = null;
-  const out: TaskRun[] = [];
+  const out: TaskRunAnswer[] = [];
   for (const t of raw) {
     const run = taskRunOf(w.sql, t);
     if (t.definition === CHAT_TURN_TASK) {
@@ -194,55 +176,51 @@ export async function liveManagedFibers(w: AgentWork): Promise<FiberInspection[]
   return (await w.listFibers({ status: LIVE_FIBER_STATUSES, limit: 100 })).filter((f) => !FIBER_DONE_STATUSES.has(f.status));
 }
 
-/** The chat-recovery records in KV, with the incident id each belongs to. */
-export async function readChatIncidents(storage: DurableObjectStorage): Promise<StatusOutput["chatRecoveryIncidents"]> {
-  return (await chatRecoveryRecords(storage)).map(({ key, incidentId, record: v }) => ({
-    key,
-    incidentId,
-    status: textOf(v?.status) ?? "unknown",
-    attempt: typeof v?.attempt === "number" ? v.attempt : null,
-    reason: textOf(v?.reason),
-    requestId: textOf(v?.requestId),
-  }));
-}
-
 /** Runs of each kind looked at to derive a status: enough to see one live and one parked. */
 const STATUS_SCAN = 20;
 
 /**
- * The agent's status from what the SDK holds, through the one mapping (sdk-states.ts
- * `agentStatusOf`): Tasks runs (chat turns included) and managed fibers are work too, and work parked until
- * it wakes or is resolved makes the agent `waiting`, not idle.
+ * What the agent's status is derived from (contract.ts StatusWork): its live rows (`runRows`), and Tasks runs (chat
+ * turns included) and managed fibers, live or parked until they wake or are resolved. The client derives the status
+ * through the one mapping (sdk-states.ts `agentStatusOf`).
  */
-async function sdkStatus(w: AgentWork, runRows: number): Promise<DerivedStatus> {
-  if (runRows > 0) return "running";
+async function statusWork(w: AgentWork, runRows: number): Promise<StatusWork> {
   const [tasks, fibers] = await Promise.all([
     w.listTasks({ status: LIVE_TASK_STATES, limit: STATUS_SCAN }),
     w.listFibers({ status: [...LIVE_FIBER_STATUSES, "interrupted"], limit: STATUS_SCAN }),
   ]);
-  return agentStatusOf({ runRows, taskStates: tasks.map((t) => t.state), fiberStatuses: fibers.map((f) => f.status) });
+  return { runRows, taskStates: tasks.map((t) => t.state), fiberStatuses: fibers.map((f) => f.status) };
 }
 
-/** Everything `status()` reports but capabilities and the telemetry's event number. `derived` comes from the agent (hook) or the live work. */
+/**
+ * Whether a status as the agent answers it says idle: its own hook's word, or no work at all. Only states the SDK
+ * lists as live or parked are read, each of which makes the agent running or waiting (agentStatusOf), so "none" is idle.
+ */
+export function idleStatus(s: StatusAnswer["status"]): boolean {
+  return typeof s === "string" ? s === "idle" : s.runRows + s.taskStates.length + s.fiberStatuses.length === 0;
+}
+
+/** Everything `status()` reports but capabilities and the telemetry's event number. `derived` comes from the agent's hook, else the live work. */
 export async function readStatus(
   w: AgentWork,
   derived: DerivedStatus | null,
-): Promise<Omit<StatusOutput, "capabilities" | "eventsShippedThrough" | "recoveryPause" | "telemetry">> {
+): Promise<Omit<StatusAnswer, "capabilities" | "eventsShippedThrough" | "recoveryPause" | "telemetry">> {
   const runCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_runs")[0]?.n ?? 0);
+  // Named in the query as the client reads them; `running` stays the row's 0 or 1 (contract.ts scheduleSummary).
   const schedules = rows<{ id: string; callback: string; time: number; running: number }>(
     w.sql,
     `SELECT id, fn AS callback, time, running FROM cf_agents_jobs ORDER BY time, id LIMIT ${SCHEDULES_SHOWN}`,
-  ).map((j) => ({ ...j, running: j.running === 1 }));
+  );
   const pendingScheduleCount = Number(rows<{ n: number }>(w.sql, "SELECT COUNT(*) AS n FROM cf_agents_jobs")[0]?.n ?? 0);
   // A runFiber callback still running in memory after its row was removed (force idle could not stop it) is
   // live work as much as a row is.
-  const inMemory = derived ? 0 : (w.active()?.size ?? 0);
   return {
-    status: derived ?? (await sdkStatus(w, runCount + inMemory)),
+    status: derived ?? (await statusWork(w, runCount + (w.active()?.size ?? 0))),
     runCount,
     nextAlarm: await w.storage.getAlarm(),
     schedules,
     pendingScheduleCount,
-    chatRecoveryIncidents: await readChatIncidents(w.storage),
+    // The SDK's records as they are: the client picks what the console shows (contract.ts chatIncidentRecord).
+    chatRecoveryIncidents: (await chatRecoveryRecords(w.storage)) as StatusAnswer["chatRecoveryIncidents"],
   };
 }

@@ -8,10 +8,10 @@ import type {
   AdminRpc,
   Capabilities,
   ForceIdleFacts,
-  ListRunsOutput,
+  ListRunsAnswer,
   PauseRecoveryOutput,
   ResumeRecoveryOutput,
-  StatusOutput,
+  StatusAnswer,
   TriggerAlarmAnswer,
   TriggerAlarmOutput,
 } from "./contract.js";
@@ -120,20 +120,13 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
   const settleMs = options.settleMs ?? 1000;
   const alarmBudgetMs = options.alarmBudgetMs ?? 1000;
 
+  // The agent's optional hooks (AdminHooks) are read off the instance through a cast, which costs no code.
   abstract class WithAdminRpc extends Base implements AdminRpc {
-    #hooks(): AdminHooks {
-      return this as unknown as AdminHooks;
-    }
-
-    #derived() {
-      return this.#hooks().adminDerivedStatus?.() ?? null;
-    }
-
     /** The agent's durable work, through the SDK's public APIs where it has them. */
     #work(): AgentWork {
       // Think's submissions (duck-typed: @cloudflare/think is not a dependency), and the agent's own run record.
       const think = this as unknown as { listSubmissions?: (o: { limit: number }) => Promise<unknown[]> };
-      const hooks = this.#hooks();
+      const hooks = this as unknown as AdminHooks;
       return {
         sql: this.ctx.storage.sql,
         storage: this.ctx.storage,
@@ -155,28 +148,29 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       // Think and AIChatAgent run every chat turn on Tasks and keep chat-recovery records.
       const chat = "chatRecovery" in self || chatRecords > 0;
       const declared = typeof self.taskDefinitions === "object" && self.taskDefinitions !== null && Object.keys(self.taskDefinitions).length > 0;
+      const has = (hook: keyof AdminHooks) => typeof (this as unknown as AdminHooks)[hook] === "function";
       return {
         contract: ADMIN_CONTRACT_VERSION,
-        forceIdleHook: typeof this.#hooks().onAdminForceIdle === "function",
-        derivedStatus: typeof this.#hooks().adminDerivedStatus === "function",
+        forceIdleHook: has("onAdminForceIdle"),
+        derivedStatus: has("adminDerivedStatus"),
         tasks: declared || chat || (await w.listTasks({ limit: 1 })).length > 0,
         managedFibers: (await w.listFibers({ limit: 1 })).length > 0,
         chatRecovery: chat,
-        resolveOps: typeof this.#hooks().onAdminResolveOp === "function",
+        resolveOps: has("onAdminResolveOp"),
         plainFiberStop: evictToStop ? "evict" : "none",
         pauseRecovery: true,
       };
     }
 
-    async #status(): Promise<StatusOutput> {
+    async #status(): Promise<StatusAnswer> {
       const w = this.#work();
-      const s = await readStatus(w, this.#derived());
+      const s = await readStatus(w, (this as unknown as AdminHooks).adminDerivedStatus?.() ?? null);
       // The opt-in outbox (withTelemetry sets EVENT_PIPE) numbers what it ships; an agent without it has none to report.
       const pipe = (this as { [EVENT_PIPE]?: EventPipe })[EVENT_PIPE];
       const shipped = pipe ? pipe.shippedThrough() : null;
       // Its own counts of what it sent and what waits, as it reports them: the client's schema (contract.ts
       // telemetryHealth) picks the contract's fields and reads an older package's counts as "not reported".
-      const health = pipe ? (pipe.stats() as StatusOutput["telemetry"]) : null;
+      const health = pipe ? (pipe.stats() as StatusAnswer["telemetry"]) : null;
       return {
         ...s,
         capabilities: await this.#capabilities(w, s.chatRecoveryIncidents.length),
@@ -186,7 +180,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       };
     }
 
-    async adminListRuns(): Promise<AdminResult<ListRunsOutput>> {
+    async adminListRuns(): Promise<AdminResult<ListRunsAnswer>> {
       return guarded(async () => ok(await readRuns(this.#work())));
     }
 
@@ -208,7 +202,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return checked(recoveryBudgetInput, input ?? {}, async (parsed) => ok(await recoveryBudgetRecords(this, this.ctx.storage, parsed)));
     }
 
-    async adminStatus(): Promise<AdminResult<StatusOutput>> {
+    async adminStatus(): Promise<AdminResult<StatusAnswer>> {
       return guarded(async () => ok(await this.#status()));
     }
 
@@ -223,7 +217,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
       return checked(actionInput, input, async (parsed) => {
         const before = await this.#status();
         if (before.status === "terminated") return fail("agent_terminated", "", { kind: "terminated", action: "force_idle" });
-        const hook = this.#hooks().onAdminForceIdle;
+        const hook = (this as unknown as AdminHooks).onAdminForceIdle;
         const r = await stopWork({
           agent: this,
           work: this.#work(),
@@ -255,7 +249,7 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
      */
     async adminResolveOpRecords(input: unknown): Promise<AdminResult<{ answer: unknown }>> {
       return checked(resolveOpInput, input, async ({ opId, resolution, resultRef, reason }) => {
-        const hook = this.#hooks().onAdminResolveOp;
+        const hook = (this as unknown as AdminHooks).onAdminResolveOp;
         if (typeof hook !== "function") return fail("unsupported", "", { kind: "no_resolve_hook", agentClass: this.constructor.name });
         return ok({ answer: await hook.call(this, { opId, resolution, resultRef: resultRef ?? null, reason }) });
       });
@@ -393,9 +387,9 @@ export function withAdminRpc<TBase extends AgentClass>(Base: TBase, options: Wit
         if (outcome !== "ran" && outcome !== "still_running") return unavailable(outcome);
         const after = await this.#status();
         const still = new Set((await readRuns(w)).runs.map((r) => r.id));
+        // The rows the alarm's recovery settled; the client adds the fibers its recovery events settled (client.ts).
+        const recoveredRuns = runsBefore.filter((id) => !still.has(id));
         const recoveryEvents = this.#recoveryLog.splice(0);
-        const settled = recoveryEvents.filter((e) => /^fiber:recovery:(handled|skipped|failed)$/.test(e.type) && e.fiberId).map((e) => e.fiberId!);
-        const recoveredRuns = [...new Set([...runsBefore.filter((id) => !still.has(id)), ...settled])];
         return ok({ ...base, outcome, busy: outcome === "ran" ? busy : await readBusy(w, this.#bornAt), after, recoveredRuns, recoveryEvents });
       });
     }

@@ -61,8 +61,9 @@ export const runRowRecord = z.object({ id: z.string(), name: z.string(), created
 export type RunRowRecord = z.infer<typeof runRowRecord>;
 
 /**
- * One asked-for id: the first place that records it (a managed fiber, a run row, a Tasks run); else, when no chat
- * turn matches it, what the agent's `adminRunRecord` hook answered (`own`, unchecked: the client parses it).
+ * One asked-for id: the places that record it (a managed fiber, a run row, a Tasks run: find-runs.ts reads them in
+ * that order; before contract 11 only the first was sent); else, when no chat turn matches it, what the agent's
+ * `adminRunRecord` hook answered (`own`, unchecked: the client parses it).
  */
 export const foundRecord = z.object({
   id: z.string(),
@@ -133,18 +134,21 @@ export type ResidencyRecords = z.infer<typeof residencyRecords>;
 export type ResidencyRecordsAnswer = z.input<typeof residencyRecords>;
 
 /**
- * One run read back by its SDK id: Think's submission, else the Tasks run, else the managed fiber, else its run
- * row (null: none), with whether a runFiber callback of that id runs in this instance now.
+ * One run read back by its SDK id: Think's submission, the Tasks run, the managed fiber, its run row (null: none),
+ * with whether a runFiber callback of that id runs in this instance now; run-check.ts reads them in that order. From
+ * contract 11 the agent answers every record it has (its one lookup by id), its Tasks run with the step it is at.
  */
 export const checkRecord = z.object({
   id: z.string(),
   inMemory: z.boolean(),
   submission: z.looseObject({ status: z.string() }).optional(),
-  task: taskRecord.optional(),
+  task: z.union([taskWithStep.transform((t) => t.task), taskRecord]).optional(),
   fiber: fiberRecord.optional(),
   row: runRowRecord.nullish(),
 });
 export type CheckRecord = z.infer<typeof checkRecord>;
+/** What the agent answers (its Tasks run with the step, from contract 11). */
+export type CheckRecordAnswer = z.input<typeof checkRecord>;
 
 /** adminVerifyRecords: adminVerify's answer with each run as the records it was read from (run-check.ts judges them). */
 export const verifyRecords = z.object({

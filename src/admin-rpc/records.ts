@@ -3,7 +3,7 @@ import { readBusy } from "./check.js";
 import type { FindRunsInput, RecoveryBudgetInput } from "./inputs.js";
 import type { AgentWork, TaskSnapshot } from "./inspect.js";
 import type {
-  CheckRecord,
+  CheckRecordAnswer,
   FindRunRecords,
   FoundRecord,
   RecoveryBudgetRecords,
@@ -32,14 +32,20 @@ const rowOf = (w: AgentWork, id: string) => sdkRows<RunRowRecord>(w.sql, `${ROWS
 /** Chat-turn carriers and submissions scanned to find a turn by its request id. */
 const CHAT_SCAN = 100;
 
-/** One id from the first place that records it; a chat turn is matched (and built) by the client. */
-async function findOne(w: AgentWork, id: string, turns: () => Promise<TurnRecords>): Promise<FoundRecord> {
+/**
+ * Every record the SDK keeps of one run id, without payloads: its managed fiber, its run row, its Tasks run with the
+ * step it is at. The one lookup of a run by id; each reader takes them in its own order (find-runs.ts, run-check.ts).
+ */
+async function recordsOf(w: AgentWork, id: string): Promise<FoundRecord> {
   const fiber = await w.inspectFiber(id);
-  if (fiber) return { id, fiber: lean(fiber) };
-  const row = rowOf(w, id);
-  if (row) return { id, row };
   const task = await w.getTask(id);
-  if (task) return { id, task: withStep(w, task) };
+  return { id, fiber: fiber ? lean(fiber) : undefined, row: rowOf(w, id), task: task ? withStep(w, task) : undefined };
+}
+
+/** One id as the SDK records it; with no record, a chat turn is matched (and built) by the client, else the agent's hook answers. */
+async function findOne(w: AgentWork, id: string, turns: () => Promise<TurnRecords>): Promise<FoundRecord> {
+  const r = await recordsOf(w, id);
+  if (r.fiber || r.row || r.task) return r;
   const t = await turns();
   if (t.submissions.some((s) => s.submissionId === id || s.requestId === id) || t.carriers.some((c) => c.task.metadata?.requestId === id)) return { id };
   return { id, own: (await w.runRecord?.(id)) ?? null };
@@ -100,15 +106,10 @@ export async function residencyRecords(
   };
 }
 
-/** One run read back by its SDK id (run-check.ts judges it): Think's submission, else tasks.get, else inspectFiber, else its row. */
-export async function checkRecord(w: AgentWork, id: string): Promise<CheckRecord> {
-  const inMemory = w.active()?.has(id) ?? false;
+/** One run read back by its SDK id, as every record of it and Think's submission (run-check.ts judges them). */
+export async function checkRecord(w: AgentWork, id: string): Promise<CheckRecordAnswer> {
   const submission = await w.inspectSubmission?.(id);
-  if (submission) return { id, inMemory, submission: lean(submission) };
-  const task = await w.getTask(id);
-  if (task) return { id, inMemory, task: lean(task) };
-  const fiber = await w.inspectFiber(id);
-  return fiber ? { id, inMemory, fiber: lean(fiber) } : { id, inMemory, row: rowOf(w, id) ?? null };
+  return { ...(await recordsOf(w, id)), inMemory: w.active()?.has(id) ?? false, submission: submission ? lean(submission) : undefined };
 }
 
 /**
@@ -122,9 +123,8 @@ export async function recoveryBudgetRecords(agent: object, storage: DurableObjec
   return {
     now: Date.now(),
     config: config && Object.fromEntries(Object.entries(config).filter(([, v]) => typeof v !== "function")),
-    records: (await chatRecoveryRecords(storage))
-      .filter((r) => !input.incidentId || r.incidentId === input.incidentId)
-      .map(({ incidentId, record }) => ({ incidentId, record })),
+    // Each with its key too, which the client's schema leaves out.
+    records: (await chatRecoveryRecords(storage)).filter((r) => !input.incidentId || r.incidentId === input.incidentId),
   };
 }
 
@@ -138,12 +138,14 @@ export async function runRecords(w: AgentWork, id: string): Promise<RunRecords> 
   const task = row || fiber ? null : await w.getTask(id);
   if (!row && !fiber && !task) return null;
   const text = row ? row.snapshot : fiber?.snapshot === undefined ? null : JSON.stringify(fiber.snapshot);
+  // Records the run does not have are left undefined (absent, to the client's schema).
   return {
     id,
     readAt: Date.now(),
-    ...(row ? { row: { id: row.id, name: row.name, created_at: row.created_at } } : {}),
-    ...(fiber ? { fiber: lean(fiber) } : {}),
-    ...(task ? { task: lean(task), step: taskCurrentStep(w.sql, task.runId) } : {}),
+    row: row && lean(row),
+    fiber: fiber ? lean(fiber) : undefined,
+    task: task ? lean(task) : undefined,
+    step: task ? taskCurrentStep(w.sql, task.runId) : undefined,
     text: text?.slice(0, SNAPSHOT_CHARS) ?? null,
     bytes: text ? new TextEncoder().encode(text).byteLength : 0,
   };

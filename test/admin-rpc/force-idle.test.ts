@@ -68,7 +68,7 @@ describe("force idle on Tasks runs and managed fibers", () => {
 
     const status = await admin.status(t);
     expect(status.ok && status.value.capabilities).toEqual({
-      contract: 10,
+      contract: 11,
       forceIdleHook: false,
       derivedStatus: false,
       tasks: true,

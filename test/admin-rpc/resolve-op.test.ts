@@ -128,7 +128,7 @@ describe("an agent that cannot resolve ops", () => {
     const admin = consoleAdminClient(env, operator);
     const target = { agentClass: "PlainAdminAgent", agentName: name };
     const status = await admin.status(target);
-    expect(status).toMatchObject({ ok: true, value: { capabilities: { contract: 10, resolveOps: false } } });
+    expect(status).toMatchObject({ ok: true, value: { capabilities: { contract: 11, resolveOps: false } } });
     expect(await admin.resolveOp(target, { opId: "op-1", resolution: "verified_not_ran", reason: "checked" })).toEqual({
       ok: false,
       error: {
