@@ -55,8 +55,13 @@ export const ROOMS: Room[] = [
     mayImport: BELOW_WORKER,
     packages: WORKER_PACKAGES,
   },
-  // The write side: the telemetry and dead-letter queues' consumers, and the tail handler that feeds them.
-  { name: "ingest", paths: ["worker/ingest", "worker/tail.ts"], mayImport: [...BELOW_WORKER, "worker", "jobs"], packages: WORKER_PACKAGES },
+  // The write side: the telemetry and dead-letter queues' consumers, and the tail handlers (classic and streaming) that feed them.
+  {
+    name: "ingest",
+    paths: ["worker/ingest", "worker/tail.ts", "worker/tail-stream.ts"],
+    mayImport: [...BELOW_WORKER, "worker", "jobs"],
+    packages: WORKER_PACKAGES,
+  },
   // The serving side: the app, its routes and headers, and the streamed exports.
   {
     name: "routes",
