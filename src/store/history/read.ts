@@ -80,9 +80,9 @@ class OutOfBudget extends Error {
   }
 }
 
-/** One call's budget and what it has spent. */
-class Budget {
-  readonly scan: HistoryScan = {
+/** A scan that has read nothing yet: covers nothing, is complete, and spent nothing. */
+export function emptyScan(): HistoryScan {
+  return {
     coveredFrom: null,
     coveredTo: null,
     complete: true,
@@ -94,6 +94,11 @@ class Budget {
     objectsFetched: 0,
     bytes: 0,
   };
+}
+
+/** One call's budget and what it has spent. */
+class Budget {
+  readonly scan: HistoryScan = emptyScan();
   constructor(readonly limits: HistoryLimits) {}
   list() {
     if (this.scan.lists >= this.limits.maxLists) throw new OutOfBudget({ limit: "lists", at: this.limits.maxLists });

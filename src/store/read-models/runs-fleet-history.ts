@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { HOUR_MS } from "../history/layout";
-import { type HistoryLimits, type HistoryScan, historyNewest, type ShardCounts } from "../history/read";
+import { emptyScan, type HistoryLimits, historyNewest, type ShardCounts } from "../history/read";
 import { foldRuns } from "../history/run-fold";
 import type { Store } from "../partitions";
 import { BadRequest } from "./errors";
@@ -96,22 +96,10 @@ export async function listFleetRunsWithHistory(
     : listRunsIn(store, filters, { cursor: at?.d1 ?? null, limit });
   const mine = (e: { agentClass: string; agentName: string }) =>
     (f.agentClass === undefined || e.agentClass === f.agentClass) && (f.agentName === undefined || e.agentName === f.agentName);
-  const emptyScan: HistoryScan = {
-    coveredFrom: null,
-    coveredTo: null,
-    complete: true,
-    stop: null,
-    hours: 0,
-    lists: 0,
-    objectsListed: 0,
-    objectsSkipped: 0,
-    objectsFetched: 0,
-    bytes: 0,
-  };
   const [d1, read] = await Promise.all([
     d1Part,
     to === null
-      ? { events: [], scan: emptyScan }
+      ? { events: [], scan: emptyScan() }
       : historyNewest(source.bucket, { from, to, match: mine, limits: { ...FLEET_COMPLETED_LIMITS, ...source.limits } }),
   ]);
   const inD1 = new Set(d1.items.map((r) => `${r.agentClass}\u0000${r.agentName}\u0000${r.fiberId}`));
