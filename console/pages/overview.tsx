@@ -252,14 +252,14 @@ export function PossibleLossesSection(props: { losses: PossibleLosses; hotWindow
         {losses.unheardClasses.length ? (
           <li data-testid="loss-unheard-classes" data-count={String(losses.unheardClasses.length)}>
             {losses.unheardClasses.length === 1 ? "1 agent class" : `${count(losses.unheardClasses.length)} agent classes`} the console may act on
-            (AGENT_CLASSES) never sent an event:{" "}
+            (AGENT_CLASSES) never sent an event (
             {losses.unheardClasses.map((c, i) => (
               <>
                 {i ? ", " : ""}
                 <a href={listHref("agents", { agentClass: c })}>{c}</a>
               </>
             ))}
-            . Is its Worker's <code>tail_consumers</code> line missing?
+            ): either none of their agents has run yet, or their Worker's <code>tail_consumers</code> line is missing.
           </li>
         ) : null}
       </ul>
