@@ -207,67 +207,58 @@ async function driveSub(kind: "admin" | "bare", fault: Fault, parent: string, he
   };
 }
 
-/** One turn of a plain top-level Think agent, meeting `fault`. */
-async function driveThink(fault: Fault, name: string): Promise<Subject> {
+/**
+ * One user turn of a plain top-level chat agent (`open` reaches it by name), meeting `fault`: scripted, sent (or
+ * streamed and evicted), then woken until the SDK settles it. Returns the turn as sent and the agent to read back.
+ */
+async function sendTurn<A extends ThinkStub | AiChatStub>(open: (name: string) => Promise<A>, fault: Fault, name: string) {
   const { steps, policy } = SCRIPTS[fault];
-  const a = await think(name);
+  const a = await open(name);
   await a.setPolicy(policy);
   await a.setScript(steps);
   await deliver();
-  const turn: Subject["turns"][number] = { id: "", userMessageId: "" };
+  let userMessageId = "";
+  let sent: { requestId: string; status: string } | null = null;
   if (fault === "abort") {
-    turn.userMessageId = (await a.sendAndStream("what is the answer?")).userMessageId;
+    userMessageId = (await a.sendAndStream("what is the answer?")).userMessageId;
     await deliver();
     await a.evict().catch(() => {});
     await deliver();
   } else {
     const r = await a.send("status?");
-    Object.assign(turn, { id: r.requestId, userMessageId: r.userMessageId, returned: r.status });
+    userMessageId = r.userMessageId;
+    sent = { requestId: r.requestId, status: r.status };
     await deliver();
   }
   if (fault !== "none") {
     await untilSettled(async () => {
-      const b = await think(name);
+      const b = await open(name);
       await runDurableObjectAlarm(b as never).catch(() => {});
       return (await b.sdkLive()) === 0 && settledRecords(await b.recoveryRecords());
     });
   }
-  const b = await think(name);
+  const b = await open(name);
   const calls = await b.modelCalls();
-  turn.id ||= calls[0]!.requestId!;
+  return { b, calls, userMessageId, sent, requestId: sent?.requestId || calls[0]!.requestId! };
+}
+
+/** One turn of a plain top-level Think agent, meeting `fault`: its run is named by the turn's request id. */
+async function driveThink(fault: Fault, name: string): Promise<Subject> {
+  const { b, calls, userMessageId, sent, requestId } = await sendTurn(think, fault, name);
+  const turn: Subject["turns"][number] = { id: requestId, userMessageId, ...(sent ? { returned: sent.status } : {}) };
   return { agentClass: "TailThinkChat", agentName: name, turns: [turn], recovered: fault !== "none", records: await b.recoveryRecords(), calls };
 }
 
-/** One turn of a plain top-level AIChatAgent, meeting `fault`. */
+/** One turn of a plain top-level AIChatAgent, meeting `fault`: its run is named by the carrier Task of its first attempt. */
 async function driveAiChat(fault: Fault, name: string): Promise<Subject> {
-  const { steps, policy } = SCRIPTS[fault];
-  const a = await aiChat(name);
-  await a.setPolicy(policy);
-  await a.setScript(steps);
-  await deliver();
-  const turn: Subject["turns"][number] = { id: "", userMessageId: "" };
-  if (fault === "abort") {
-    turn.userMessageId = (await a.sendAndStream("what is the answer?")).userMessageId;
-    await deliver();
-    await a.evict().catch(() => {});
-    await deliver();
-  } else {
-    const r = await a.send("status?");
-    Object.assign(turn, { requestId: r.requestId, userMessageId: r.userMessageId, returned: r.status });
-    await deliver();
-  }
-  if (fault !== "none") {
-    await untilSettled(async () => {
-      const b = await aiChat(name);
-      await runDurableObjectAlarm(b as never).catch(() => {});
-      return (await b.sdkLive()) === 0 && settledRecords(await b.recoveryRecords());
-    });
-  }
-  const b = await aiChat(name);
-  const calls = await b.modelCalls();
-  turn.requestId ||= calls[0]!.requestId!;
-  const carrier = (await b.carriers()).find((c) => c.requestId === turn.requestId);
-  turn.id = carrier?.runId ?? `(no carrier recorded for ${turn.requestId})`;
+  const { b, calls, userMessageId, sent, requestId } = await sendTurn((n) => aiChat(n), fault, name);
+  const carrier = (await b.carriers()).find((c) => c.requestId === requestId);
+  const turn: Subject["turns"][number] = {
+    id: carrier?.runId ?? `(no carrier recorded for ${requestId})`,
+    requestId,
+    userMessageId,
+    ...(sent ? { returned: sent.status } : {}),
+  };
   return { agentClass: "TailAiChat", agentName: name, turns: [turn], recovered: fault !== "none", records: await b.recoveryRecords(), calls };
 }
 
