@@ -1,14 +1,8 @@
 import { type InvocationMemory, invocationMemory, type TailItem } from "@agent-oncall/telemetry/tail";
+import { consoleConfig, DEFAULT_STREAM_FLUSH_MS } from "./config";
 import type { Env } from "./env";
 import { handleTail, type TailResult } from "./tail";
 
-/**
- * How long a streamed message may wait for company before it is sent. The streaming tail delivers each message
- * ~20 ms after the agent published it, but ingest's cost is per Queue message (a timeline segment, the agent's row):
- * the simulator's demo mix (docs/capture.md) stored 1.38 events per message at 250 ms, with the consumer saturated
- * and 2.13 D1 rows written per event, and 2.45 events per message at 2 s, lag p99 5.3 s and 1.59 rows per event.
- */
-export const STREAM_FLUSH_MS = 2_000;
 /** A flush never holds more entries than this: a busy invocation is sent in steps, not at its end. */
 export const STREAM_FLUSH_MAX = 200;
 
@@ -35,12 +29,12 @@ function itemOf(onset: TailStream.TailEvent<TailStream.Onset>): Omit<TailItem, "
 /**
  * The console as a streaming Tail Worker (`"streaming_tail_consumers": [{ "service": "<this console>" }]` in the
  * agents' Worker): the runtime calls this at each invocation's start and streams its events while it runs, so an
- * event reaches the Queue at most ~2 s after the agent published it, not when its invocation ends (a long
+ * event reaches the Queue at most the flush (STREAM_FLUSH_SECONDS, worker/config.ts) after the agent published it, not when its invocation ends (a long
  * runFiber's start no longer waits for its end, and what was published before a SIGKILL is not lost with it).
  *
  * Each flush is a trace item of the same invocation, read by the classic path's own code (worker/tail.ts,
  * src/telemetry/tail.ts) with the invocation's memory carried across flushes: the same messages become the same
- * events with the same ids, so an agent tailed both ways is stored once. Flushed after STREAM_FLUSH_MS, at
+ * events with the same ids, so an agent tailed both ways is stored once. Flushed the configured time after the first message it holds (streamFlushMs), at
  * STREAM_FLUSH_MAX entries, and at the invocation's outcome; events the runtime dropped (its per-invocation
  * limit) make the last flush a truncated item, a dead letter with its reason.
  */
@@ -51,6 +45,7 @@ export function streamTail(
   report: (t: StreamTally) => void = logTally,
 ): TailStream.TailEventHandlerObject {
   const item = itemOf(onset);
+  const flushMs = streamFlushMs(env);
   const memory: InvocationMemory = invocationMemory();
   const tally: StreamTally = { flushes: 0, entries: 0, sent: 0, losses: 0, sendFailed: 0, dropped: 0 };
   let pending: Entry[] = [];
@@ -92,7 +87,7 @@ export function streamTail(
           } catch {
             // The stream's outcome awaits the same chain.
           }
-        }, STREAM_FLUSH_MS);
+        }, flushMs);
     },
     streamDiagEvent(e) {
       if (e.event.diagnostic.diagnosticsType === "droppedEvents") tally.dropped += e.event.diagnostic.count;
@@ -101,6 +96,15 @@ export function streamTail(
       return flush(true);
     },
   };
+}
+
+/** The configured flush; the default when the configuration is refused (each flush's handleTail then says so). */
+function streamFlushMs(env: Env): number {
+  try {
+    return consoleConfig(env).capture.streamFlushMs;
+  } catch {
+    return DEFAULT_STREAM_FLUSH_MS;
+  }
 }
 
 function add(t: StreamTally, r: TailResult): void {

@@ -1,6 +1,8 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
+import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
 import worker from "../../worker/index";
+import { STREAM_FLUSH_MAX } from "../../worker/tail-stream";
 import { Fleet, type Picks, ratePerFifth, type SimMessage } from "./fleet";
 import type { Floor } from "./floor";
 import { type D1Meter, meteredEnv, newD1Meter, type R2Meter } from "./metered";
@@ -108,6 +110,7 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
     seed: o.seed,
     namePrefix: o.namePrefix,
     ...(o.capture ? { capture: o.capture } : {}),
+    streamFlush: { flushMs: consoleConfig(o.env).capture.streamFlushMs, flushMax: STREAM_FLUSH_MAX },
   });
   let queue: SimMessage[] = [];
   let head = 0;

@@ -370,7 +370,16 @@ export class Fleet {
 
   constructor(
     readonly mix: Mix,
-    private readonly opts: { agents: number; ratePerAgentPerMinute: number; t0: number; seed: number; namePrefix: string; capture?: CapturePath },
+    private readonly opts: {
+      agents: number;
+      ratePerAgentPerMinute: number;
+      t0: number;
+      seed: number;
+      namePrefix: string;
+      capture?: CapturePath;
+      /** The console's streaming flush (its configuration's, worker/config.ts): needed by the streaming capture. */
+      streamFlush?: { flushMs: number; flushMax: number };
+    },
   ) {
     this.r = new SeededRandom(opts.seed);
     this.capture = opts.capture ?? mix.capture;
@@ -401,6 +410,12 @@ export class Fleet {
   }
 
   /** Every message sent before `until` (epoch ms), in send order. */
+  /** The streaming flush the fleet was given; streaming without one would quietly send as the classic tail does. */
+  private streamFlush(): { flushMs: number; flushMax: number } {
+    if (!this.opts.streamFlush) throw new Error("the streaming capture needs the console's flush (opts.streamFlush: worker/config.ts, worker/tail-stream.ts)");
+    return this.opts.streamFlush;
+  }
+
   advance(until: number): SimMessage[] {
     return this.capture === "outbox" ? this.advanceOutbox(until) : this.advanceTail(until);
   }
@@ -444,7 +459,7 @@ export class Fleet {
           // Classic: one message when the invocation ends (its last event). Streaming: the stream handler's flushes.
           const groups =
             this.capture === "streaming" && this.mix.streaming
-              ? streamFlushes(all, this.mix.streaming)
+              ? streamFlushes(all, { deliveryMs: this.mix.streaming.deliveryMs, ...this.streamFlush() })
               : [{ sendAt: times.at(-1)! + TAIL_DELIVERY_MS, events: all }];
           for (const g of groups) {
             const events = g.events.filter((e) => this.offered(e.time));

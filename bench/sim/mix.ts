@@ -50,15 +50,14 @@ const tailPathSchema = z
 
 /**
  * What the streaming tail path (`streaming_tail_consumers`, worker/tail-stream.ts) implies: each message reaches the
- * console's stream handler `deliveryMs` after it was published, while the invocation runs; the handler sends a Queue
- * message `flushMs` after the first message it holds, at `flushMax` messages, and at the invocation's end. One
- * stream is one tail handler invocation, like one classic trace item.
+ * console's stream handler `deliveryMs` after it was published, while the invocation runs. The handler's flush is the
+ * console's setting, not the mix's: the simulator reads it from the console's configuration (STREAM_FLUSH_SECONDS,
+ * worker/config.ts) and STREAM_FLUSH_MAX (worker/tail-stream.ts). One stream is one tail handler invocation, like
+ * one classic trace item.
  */
 const streamingPathSchema = z
   .object({
     deliveryMs: z.number().int().nonnegative().max(60_000),
-    flushMs: z.number().int().nonnegative().max(60_000),
-    flushMax: z.number().int().positive().max(10_000),
     /** Tail handler invocations (streams) per event kept, streams with no message included: measured, with its source. */
     invocationsPerEvent: z.number().min(0).max(100),
     /** CPU milliseconds per stream: stated, not measured (as the classic tail's). */
@@ -138,7 +137,7 @@ export type Mix = z.infer<typeof mixSchema>;
 /** The mix with its capture path replaced (`--capture`), or as it is. */
 export function withCapture(mix: Mix, capture?: CapturePath): Mix {
   if ((capture ?? mix.capture) === "streaming" && !mix.streaming)
-    throw new Error(`mix "${mix.name}" states no "streaming" figures (delivery, flush, invocations per event): it cannot be simulated on the streaming tail`);
+    throw new Error(`mix "${mix.name}" states no "streaming" figures (delivery, invocations per event): it cannot be simulated on the streaming tail`);
   return capture ? { ...mix, capture } : mix;
 }
 

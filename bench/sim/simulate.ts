@@ -5,6 +5,7 @@ import { PACE_DELETES_FROM, WALKED_TABLES } from "../../src/store/retention-pace
 import { app } from "../../worker/app";
 import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
+import { STREAM_FLUSH_MAX } from "../../worker/tail-stream";
 import { CRONS, QUEUES } from "../../worker/topology";
 import { type AwakeCost, awakePerAgentHour, measureAwake } from "./awake";
 import { dropBacklog, dueRows, type Keep, seedBacklog } from "./backlog";
@@ -184,7 +185,7 @@ export async function simulate(
     mix.capture === "tail"
       ? `capture tail: one message per trace item with events (${fmt(load.items)} items), unnumbered, tail-style ids; ${fmt(mix.tail.invocationsPerEvent, 2)} tail invocations per event (the mix's, measured: docs/capture.md)`
       : mix.capture === "streaming" && mix.streaming
-        ? `capture streaming: each event at the stream handler ${fmt(mix.streaming.deliveryMs)} ms after its publish, one message per flush (${fmt(mix.streaming.flushMs)} ms after the first held, at ${fmt(mix.streaming.flushMax)} events, or at the invocation's end: ${fmt(load.items)} flushes), tail-style ids; ${fmt(mix.streaming.invocationsPerEvent, 2)} streams per event (the mix's, measured: docs/capture.md)`
+        ? `capture streaming: each event at the stream handler ${fmt(mix.streaming.deliveryMs)} ms after its publish, one message per flush (the console's: ${fmt(consoleConfig(env).capture.streamFlushMs)} ms after the first held (STREAM_FLUSH_SECONDS), at ${fmt(STREAM_FLUSH_MAX)} events, or at the invocation's end: ${fmt(load.items)} flushes), tail-style ids; ${fmt(mix.streaming.invocationsPerEvent, 2)} streams per event (the mix's, measured: docs/capture.md)`
         : `capture outbox: numbered, one message per agent per ${fmt(mix.outbox.flushDelayMs / 1000, 1)} s flush, checkpoints coalesced; ${fmt(mix.outbox.agentRowsPerEvent, 2)} Durable Object rows per event on the agent (the mix's: docs/scale.md)`;
   say(
     `load: ${fmt(input.agents)} agents x ${fmt(input.seconds)} s at ${fmt(rate)} events/agent/min (offered ${fmt(offered)} events/s), started ${started}; ${path}: ` +

@@ -3,8 +3,12 @@ import { captureFromTail, type TailItem } from "@agent-oncall/telemetry/tail";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
-import { STREAM_FLUSH_MAX, STREAM_FLUSH_MS, type StreamTally, streamTail } from "../../worker/tail-stream";
+import { STREAM_FLUSH_MAX, type StreamTally, streamTail } from "../../worker/tail-stream";
 import { pollRows, pollRunRows } from "../helpers";
+
+/** The flush these tests run at (STREAM_FLUSH_SECONDS): shorter than the default, so a test waits seconds, not tens. */
+const STREAM_FLUSH_MS = 2_000;
+const streamEnv = Object.assign(Object.create(env), { STREAM_FLUSH_SECONDS: String(STREAM_FLUSH_MS / 1000) }) as Env;
 
 type Msg = { type: string; payload: Record<string, unknown> };
 
@@ -32,7 +36,7 @@ function stream(name: string, opts: { info?: TailStream.Onset["info"] } = {}) {
     info: opts.info ?? { type: "jsrpc" },
   });
   onset.timestamp.setTime(start.getTime());
-  const h = streamTail(onset, env as Env, ctx, (t) => tallies.push(t));
+  const h = streamTail(onset, streamEnv, ctx, (t) => tallies.push(t));
   const published: { timestamp: number; channel: string; message: unknown }[] = [];
   return {
     objectId,
