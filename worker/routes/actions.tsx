@@ -8,8 +8,8 @@ import { AgentLive } from "../../console/pages/agent";
 import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, inputFields } from "../../src/admin-rpc/actions";
 import type { AdminResult, VerifiedForceIdleOutput } from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
-import { reconcileAfterAction } from "../reconcile/after-action";
 import { respondRefusal } from "../http/refusal";
+import { reconcileAfterAction } from "../jobs";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, isHtmx, pageContext, wantsJson } from "./context";
 
