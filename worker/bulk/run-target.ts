@@ -1,8 +1,8 @@
 import { writeAudit } from "../../src/store/audit";
 import { batchProgress, batchStartRow, targetFinished } from "../../src/store/read-models/bulk-batches";
 import { consoleAdminClient } from "../admin-client";
-import { reconcileAfterAction } from "../reconcile/after-action";
 import type { Env } from "../env";
+import { reconcileAfterAction } from "../reconcile/after-action";
 import type { BulkMessage } from "./messages";
 
 /**

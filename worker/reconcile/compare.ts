@@ -273,7 +273,8 @@ export function readBackFindings(
     if (done.has(r.runId) || !record) continue;
     done.add(r.runId);
     const f = findingOfRecord(record.kind, r.runId, record);
-    if (f?.type === "run.reconciled" && f.finding === "ended") out.push({ ...f, detail: `the agent records this ${kindWords(record.kind)} as ${record.state}` });
+    if (f?.type === "run.reconciled" && f.finding === "ended")
+      out.push({ ...f, detail: `the agent records this ${kindWords(record.kind)} as ${record.state}` });
   }
   return out;
 }

@@ -4,14 +4,14 @@ import { runStateOf } from "@agent-oncall/telemetry";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 import { type Agent, getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Env } from "../../../worker/env";
 import { staleAgents } from "../../../src/store/read-models/open-work";
+import type { Env } from "../../../worker/env";
 import { reconcileStale } from "../../../worker/reconcile/pass";
 import { handleTail } from "../../../worker/tail";
 import { listenLikeATail, TAIL_CHANNELS } from "../../diagnostics-tail";
-import { truthStub } from "../../truth/drive";
 import { pollRows } from "../../helpers";
 import { patient } from "../../patience";
+import { truthStub } from "../../truth/drive";
 import { publishEnvTeamKeys } from "../access-tokens";
 import { csrfFromPage, getText, postForm } from "../routes/harness";
 
@@ -27,12 +27,21 @@ const uid = () => crypto.randomUUID().slice(0, 8);
 type SdkFiber = { fiberId: string; status: string; error?: string | null; settledAt?: number | null };
 type Shown = { outcome: string | null; error: string | null; ended_at: number | null; outcome_at: number | null };
 const shown = (agentName: string, runId: string) =>
-  pollRows<Shown>("SELECT outcome, error, ended_at, outcome_at FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL", [agentName, runId], (r) => r.length === 1);
+  pollRows<Shown>(
+    "SELECT outcome, error, ended_at, outcome_at FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome IS NOT NULL",
+    [agentName, runId],
+    (r) => r.length === 1,
+  );
 const shownAs = (agentName: string, runId: string, outcome: string) =>
-  pollRows<Shown>("SELECT outcome, error, ended_at, outcome_at FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = ?", [agentName, runId, outcome], (r) => r.length === 1);
+  pollRows<Shown>(
+    "SELECT outcome, error, ended_at, outcome_at FROM runs WHERE agent_name = ? AND fiber_id = ? AND outcome = ?",
+    [agentName, runId, outcome],
+    (r) => r.length === 1,
+  );
 const askedAt = async (agentName: string) =>
-  (await env.DB.prepare("SELECT asked_at AS askedAt, error FROM reconciliations WHERE agent_name = ?").bind(agentName).first<{ askedAt: number; error: string | null }>()) ??
-  null;
+  (await env.DB.prepare("SELECT asked_at AS askedAt, error FROM reconciliations WHERE agent_name = ?")
+    .bind(agentName)
+    .first<{ askedAt: number; error: string | null }>()) ?? null;
 
 /**
  * The tail, for one agent: what the SDK publishes for it, handed to the console's tail handler as one trace item
