@@ -4,11 +4,14 @@ import { runStateOf } from "@agent-oncall/telemetry";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 import { type Agent, getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listedAt } from "../../../src/store/listed-at";
 import { staleAgents } from "../../../src/store/read-models/open-work";
 import type { Env } from "../../../worker/env";
+import { ingestBatch } from "../../../worker/ingest/consumer";
 import { reconcileStale } from "../../../worker/reconcile/pass";
 import { handleTail } from "../../../worker/tail";
 import { listenLikeATail, TAIL_CHANNELS } from "../../diagnostics-tail";
+import { makeEvent } from "../../fixtures/events";
 import { pollRows } from "../../helpers";
 import { patient } from "../../patience";
 import { truthStub } from "../../truth/drive";
@@ -176,5 +179,39 @@ describe("an unconfirmed end on the tail path", () => {
       await state.storage.deleteAlarm();
       await state.storage.deleteAll();
     });
+  });
+});
+
+describe("what the unconfirmed index costs D1 (rows written, every index entry counted: D1 bills them)", () => {
+  it("an ordinary end writes no entry in it; an unconfirmed end writes one, and the agent's dated record leaves it unbilled", async () => {
+    const agentName = `unconfirmed-cost-${uid()}`;
+    // Early in a minute, so every report falls in it (a report in the next minute also moves listed_at).
+    const t = listedAt(Date.now() - 180_000) + 1000;
+    const one = async (e: ReturnType<typeof makeEvent>) => (await ingestBatch(env.DB, [{ id: crypto.randomUUID(), body: e }])).rowsWrittenByTable.runs;
+    const managed = { fiberName: "sync", managed: true };
+    // A managed fiber that completes: its start (the row, 4 list entries, the open-runs entry) and its end (the row
+    // alone), as for any run: the partial index's condition does not hold, so it costs nothing here.
+    expect(await one(makeEvent("fiber.started", managed, { agentName, corr: { fiberId: "ok" }, time: t }))).toBe(6);
+    expect(await one(makeEvent("fiber.completed", { ...managed, fiberStatus: "completed" }, { agentName, corr: { fiberId: "ok" }, time: t + 1000 }))).toBe(1);
+    // One whose end the tail could not say whole: the row, its kind + outcome entry, and its runs_unconfirmed entry.
+    expect(await one(makeEvent("fiber.started", managed, { agentName, corr: { fiberId: "doubt" }, time: t }))).toBe(6);
+    expect(await one(makeEvent("fiber.failed", { ...managed, error: "aborted" }, { agentName, corr: { fiberId: "doubt" }, time: t + 1000 }))).toBe(3);
+    // Reconciliation reads the agent's record (cancelled, dated): the row and its kind + outcome entry; leaving
+    // runs_unconfirmed is not billed.
+    const reconciled = makeEvent(
+      "run.reconciled",
+      {
+        kind: "managed_fiber",
+        runId: "doubt",
+        finding: "ended",
+        detail: "the agent records this managed fiber as aborted",
+        state: "aborted",
+        endedAt: t + 1000,
+      },
+      { agentName, corr: { fiberId: "doubt" }, time: t + 2000 },
+    );
+    expect(await one(reconciled)).toBe(2);
+    const row = await env.DB.prepare("SELECT outcome, outcome_at FROM runs WHERE agent_name = ? AND fiber_id = 'doubt'").bind(agentName).first();
+    expect(row).toEqual({ outcome: "cancelled", outcome_at: t + 1000 });
   });
 });
