@@ -28,6 +28,7 @@ const SETTINGS = { afterMs: 10 * MIN, batch: 100, unknownAfterMs: 60 * MIN };
 const uid = () => crypto.randomUUID().slice(0, 8);
 
 type SdkFiber = { fiberId: string; status: string; error?: string | null; settledAt?: number | null };
+type SdkTask = { runId: string; state: string; error?: { message: string } | null; settledAt?: number | null };
 type Shown = { outcome: string | null; error: string | null; ended_at: number | null; outcome_at: number | null };
 const shown = (agentName: string, runId: string) =>
   pollRows<Shown>(
@@ -100,6 +101,29 @@ describe("an unconfirmed end on the tail path", () => {
 
     // Nothing of it is unconfirmed any more: no later pass is due to visit it (read without asking anyone).
     expect((await staleAgents(env.DB, Date.now() + SETTINGS.afterMs, 1000)).filter((a) => a.agentName === name)).toEqual([]);
+    await stub.retire().catch(() => {});
+  });
+
+  it("a failed Task reads failed with its error not known, then one cron pass reads the error the SDK records", { timeout: patient(60_000) }, async () => {
+    const K = "AdminTruthTaskAgent";
+    const name = `unconfirmed-task-${uid()}`;
+    const stub = await truthStub(K, name);
+    const id = await stub.startTask("fail");
+    await delivered(K, name);
+    // task:failed names only its error's class: the console does not claim a message it was not told.
+    const before = await shown(name, id);
+    expect(before[0]).toMatchObject({ outcome: "failed", error: null, outcome_at: 1 });
+
+    const sdk = (await (stub as unknown as { sdkTask(id: string): Promise<SdkTask | null> }).sdkTask(id))!;
+    expect(runStateOf("task", sdk.state)?.outcome).toBe("failed");
+    const pass = await reconcileStale(env, SETTINGS, Date.now());
+    expect(pass.find((p) => p.target.agentName === name)?.error).toBeNull();
+    const after = await pollRows<Shown>(
+      "SELECT outcome, error, ended_at, outcome_at FROM runs WHERE agent_name = ? AND fiber_id = ? AND error IS NOT NULL",
+      [name, id],
+      (r) => r.length === 1,
+    );
+    expect(after[0]).toMatchObject({ outcome: "failed", error: sdk.error?.message, ended_at: sdk.settledAt ?? null });
     await stub.retire().catch(() => {});
   });
 
