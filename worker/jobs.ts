@@ -18,5 +18,7 @@ export { alertTelemetryInBackground } from "./alerts/telemetry";
 // Routes: the bulk page starts a batch; the bulk consumer runs it.
 export { BULK_ACTIONS, type BulkAction } from "./bulk/messages";
 export { recordRefusedBatch, startBatch } from "./bulk/start";
+// Routes: an action's target read back once it answered.
+export { reconcileAfterAction } from "./reconcile/after-action";
 export { recordFindings } from "./reconcile/agent";
 export { PAGE_RECONCILE_AFTER_MS, reconcileStale } from "./reconcile/pass";

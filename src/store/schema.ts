@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { UNCONFIRMED_STAMP } from "./outcome-stamps";
 
 /**
  * The single source of D1 table shapes. `npm run db:generate` turns this into
@@ -226,6 +227,13 @@ export const runs = sqliteTable(
     // Running runs by last activity to the minute (stale and stuck work): one entry per running run, gone when it
     // ends, moved at most once a minute (listed_at; last_seen, exact, is in no index a running run is in).
     index("runs_open").on(t.listedAt, t.fiberId, t.agentClass, t.agentName).where(sql`outcome IS NULL`),
+    // Runs whose end the event could not say whole (outcome-stamps.ts UNCONFIRMED_STAMP: the tail path's managed fiber
+    // failures and Tasks failures), by last activity to the minute: reconciliation's cron finds their agents by it. Few
+    // rows: an ordinary run never enters it, so its writes cost no entry here; an entry leaves when the agent's record
+    // (a dated end) supersedes the stamp.
+    index("runs_unconfirmed")
+      .on(t.listedAt, t.fiberId, t.agentClass, t.agentName)
+      .where(sql.raw(`outcome_at = ${UNCONFIRMED_STAMP}`)),
     // Chat turns the SDK finished as "skipped" (the stuck rule skipped_no_reason), by last activity: few rows, rarely moved.
     index("runs_skipped_turns")
       .on(t.lastSeen, t.fiberId, t.agentClass, t.agentName)

@@ -2,18 +2,21 @@ import { writeAudit } from "../../src/store/audit";
 import { batchProgress, batchStartRow, targetFinished } from "../../src/store/read-models/bulk-batches";
 import { consoleAdminClient } from "../admin-client";
 import type { Env } from "../env";
+import { reconcileAfterAction } from "../reconcile/after-action";
 import type { BulkMessage } from "./messages";
 
 /**
  * Acts on one target of a batch through the audited admin client, which writes the target's own audit row
  * (pending first, then its outcome) under the batch id. A target's failure is its row's result, never the
- * batch's: this returns normally whatever the agent answered. It throws only when the console's own storage
+ * batch's: this returns normally whatever the agent answered. Its rows are then reconciled (after-action.ts). It throws only when the console's own storage
  * failed, so the caller can retry the delivery.
  */
 export async function runTarget(env: Env, m: BulkMessage): Promise<void> {
   if (await targetFinished(env.DB, m.batchId, m.target)) return;
   const admin = consoleAdminClient(env, m.actor, { batchId: m.batchId });
-  await admin.action(m.action, m.target, { reason: m.reason });
+  const r = await admin.action(m.action, m.target, { reason: m.reason });
+  // As after a single action: the target's rows follow its record (after-action.ts); a failure there is noted, never the target's.
+  if (r.ok) await reconcileAfterAction(env, m.action, m.target, r.value);
 }
 
 /**

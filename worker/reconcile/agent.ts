@@ -3,14 +3,14 @@ import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput, TelemetryH
 import { pipelineState } from "../../src/admin-rpc/pipeline-state";
 import { partitionFor } from "../../src/store/partitions";
 import { findAgent } from "../../src/store/read-models/agents";
-import { knownRunOutcomes, type OpenWork, openWorkOf } from "../../src/store/read-models/open-work";
+import { knownRunOutcomes, type OpenWork, openWorkOf, type UnconfirmedRun, unconfirmedRunsOf } from "../../src/store/read-models/open-work";
 import { endedInHistory } from "../../src/store/read-models/runs-history";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEvent, emitForAgent } from "../console-events";
 import type { Env } from "../env";
 import { runsHistory, storeFromEnv } from "../store";
-import { type Finding, fillFindings, type LiveWork, reconcileFindings, UNASKABLE, unknownFindings } from "./compare";
+import { type Finding, fillFindings, type LiveWork, readBackFindings, reconcileFindings, UNASKABLE, unknownFindings } from "./compare";
 
 /** Who reconciliation acts as in the admin client: it only reads, so a viewer. */
 export const RECONCILER = { email: "reconciler@console", role: "viewer" } as const;
@@ -31,6 +31,11 @@ export type ReconcileOptions = {
   fillRecent?: number;
   /** For an agent that cannot be asked: how long its open runs may go without an event before they are shown as unknown. */
   unknownAfterMs?: number;
+  /**
+   * Runs to read back whatever their age, and close as the agent records them if it records an end: the runs an
+   * action just ended (after-action.ts). The agent's unconfirmed runs are always read back.
+   */
+  readBack?: readonly UnconfirmedRun[];
 };
 
 /**
@@ -67,10 +72,14 @@ export async function recordFindings(
   opts: ReconcileOptions,
 ): Promise<AgentReconciliation> {
   const now = opts.now ?? Date.now();
-  const open = await openWorkOf(agentDb(env, target), target);
+  const [open, unconfirmed] = await Promise.all([openWorkOf(agentDb(env, target), target), unconfirmedRunsOf(agentDb(env, target), target, FIND_BATCH)]);
   const live = liveWork(answer.status, answer.runs);
-  const asked = await askRecords(env, target, toAsk(open, live, { now, minAgeMs: opts.minAgeMs }));
+  // Ends the console holds without the agent's word (unconfirmed, or just acted on) are asked about first: they are few.
+  const readBack = [...(opts.readBack ?? []), ...unconfirmed];
+  const ids = [...new Set([...readBack.map((r) => r.runId), ...toAsk(open, live, { now, minAgeMs: opts.minAgeMs })])].slice(0, FIND_BATCH);
+  const asked = await askRecords(env, target, ids);
   const findings = reconcileFindings(open, { ...live, ...asked }, { now, minAgeMs: opts.minAgeMs });
+  findings.push(...readBackFindings(readBack, asked.records, findings));
   // Events lost after the last one that arrived leave no gap in the numbers: the agent's own count says so. An agent
   // whose events carry no numbers (captured from its Worker's tail, no outbox) cannot show a loss at all: a run all
   // of whose events were lost (a killed local Queue, a tail item lost with its invocation) is found only by asking.
@@ -122,7 +131,7 @@ export function liveWork(status: StatusOutput, runs: ListRunsOutput): LiveWork {
 /**
  * The ids worth asking about: open runs old enough to judge (live ones too, for what they are doing now), and
  * the fibers of open fiber incidents whose row is gone (a managed fiber may wait for resolveFiber, or have
- * been settled by it). At most FIND_BATCH, oldest first; the rest waits for the next pass.
+ * been settled by it). Oldest first; the caller keeps FIND_BATCH of them, the rest waits for the next pass.
  */
 function toAsk(open: OpenWork, live: LiveWork, o: { now: number; minAgeMs: number }): string[] {
   const old = (t: number) => o.now - t >= o.minAgeMs;
@@ -130,7 +139,7 @@ function toAsk(open: OpenWork, live: LiveWork, o: { now: number; minAgeMs: numbe
     ...open.runs.filter((r) => old(r.lastSeen)).map((r) => r.runId),
     ...open.incidents.filter((i) => i.kind === "fiber" && i.fiberId !== null && old(i.lastSeen) && !live.liveRunIds.has(i.fiberId)).map((i) => i.fiberId!),
   ];
-  return [...new Set(ids)].slice(0, FIND_BATCH);
+  return [...new Set(ids)];
 }
 
 /**

@@ -254,6 +254,31 @@ export function fillFindings(recorded: readonly FoundRun[], known: ReadonlyMap<s
   return out;
 }
 
+/**
+ * Runs whose end the console holds without the agent's word on it (`runs`: an unconfirmed end, or work an action
+ * just ended), closed as the agent records them (`records`, adminFindRuns), dated when it settled them, which
+ * outranks the unconfirmed stamp. Only a recorded end is read in: a run the agent still runs, has no record of, or
+ * records in a word the mapping does not know stays as the console shows it. A run `already` judged is skipped.
+ */
+export function readBackFindings(
+  runs: readonly { kind: RunKind; runId: string }[],
+  records: ReadonlyMap<string, FoundRun> | undefined,
+  already: readonly Finding[],
+): Finding[] {
+  if (!records) return [];
+  const done = new Set(already.flatMap((f) => (f.type === "run.reconciled" ? [f.runId] : [])));
+  const out: Finding[] = [];
+  for (const r of runs) {
+    const record = records.get(r.runId);
+    if (done.has(r.runId) || !record) continue;
+    done.add(r.runId);
+    const f = findingOfRecord(record.kind, r.runId, record);
+    if (f?.type === "run.reconciled" && f.finding === "ended")
+      out.push({ ...f, detail: `the agent records this ${kindWords(record.kind)} as ${record.state}` });
+  }
+  return out;
+}
+
 /** Why the console cannot ask an agent at all (admin client error facts): it has no admin package, or no binding reaches its class. */
 export const UNASKABLE = new Set(["no_mixin", "not_addressable", "no_binding"]);
 

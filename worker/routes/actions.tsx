@@ -9,6 +9,7 @@ import { ADMIN_ACTION_NAMES, ADMIN_ACTIONS, type AdminActionName, inputFields } 
 import type { AdminResult, VerifiedForceIdleOutput } from "../../src/admin-rpc/contract";
 import { consoleAdminClient } from "../admin-client";
 import { respondRefusal } from "../http/refusal";
+import { reconcileAfterAction } from "../jobs";
 import { ADMIN_ERROR_STATUS as STATUS } from "./admin-error-status";
 import { type ConsoleEnv, isHtmx, pageContext, wantsJson } from "./context";
 
@@ -89,6 +90,8 @@ for (const action of ADMIN_ACTION_NAMES) {
       const result = () => c.html(<ActionResult ok={false} action={action} code={r.error.code} title={title} detail={message} auditHref={auditHref} />, status);
       return respondRefusal(c, { status, code: r.error.code, message }, { page: result, fragment: result });
     }
+    // The console's rows follow the agent's record now, not at the next cron (after-action.ts); the answer does not wait.
+    c.executionCtx.waitUntil(reconcileAfterAction(c.env, action, target, r.value));
     const { title, detail, clean, verified, forceIdle } = doneOf(action, label, r.value);
     // JSON callers (the CLI) get the facts and, in `describe`, the same words the fragment shows: its title and
     // detail for every action (so the CLI prints any action's answer without knowing it), `clean` false when partial.

@@ -7,7 +7,8 @@ import { openNowSql } from "./incident-status";
 /**
  * What the projections say is still going on, for reconciliation: runs with
  * no outcome, incidents still open, sessions last reported running or
- * rescheduled. Reconciliation asks the agent itself and records what it found.
+ * rescheduled, and runs whose end the event could not say whole. Reconciliation
+ * asks the agent itself and records what it found.
  */
 
 /** A run the projections show as running. */
@@ -36,13 +37,16 @@ const A = names(agents);
 const notAskedSince = (t: string, c: { agentClass: string; agentName: string }) =>
   `NOT EXISTS (SELECT 1 FROM ${R.$table} WHERE ${R.agentClass} = ${t}.${c.agentClass} AND ${R.agentName} = ${t}.${c.agentName} AND ${R.askedAt} >= ?1)`;
 
+/** A run stamped UNCONFIRMED_STAMP, as the partial index runs_unconfirmed states it (a literal, so the index applies). */
+const UNCONFIRMED_SQL = `${F.outcomeAt} = ${UNCONFIRMED_STAMP}`;
+
 /** Session statuses that claim work is under way. */
 const BUSY_SESSION = ["running", "rescheduled"] as const;
 
 /**
- * Agents with open work untouched since `before` (no event, no confirmation)
- * and not asked since then, oldest first, at most `limit` agents (runs are taken oldest first to the minute, their
- * index's order). Each source scans at most `scan` rows
+ * Agents with open work untouched since `before` (no event, no confirmation), or with a run whose end is
+ * unconfirmed (UNCONFIRMED_STAMP, whatever its age), and not asked since then, oldest first, at most `limit`
+ * agents (runs are taken oldest first to the minute, their index's order). Each source scans at most `scan` rows
  * of its status index, so a pass is bounded however much is stale; the rest
  * waits for the next pass (each pass closes or confirms what it finds, so the
  * oldest rows move on).
@@ -56,7 +60,7 @@ export type TimedAgent = AgentKey & { t: number };
 
 /** staleAgents with each agent's oldest untouched work (`t`), the order partitions merge by (merged.ts staleAgentsIn). */
 export async function staleAgentsSince(db: D1Database, before: number, limit: number, scan = limit * 10): Promise<TimedAgent[]> {
-  const [runs, open, busy] = (await db.batch([
+  const [runs, open, busy, unconfirmed] = (await db.batch([
     db
       .prepare(
         `SELECT ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.lastSeen} AS t FROM ${F.$table} INDEXED BY runs_open
@@ -77,9 +81,17 @@ export async function staleAgentsSince(db: D1Database, before: number, limit: nu
          ORDER BY ${S.listedAt} LIMIT ?2`,
       )
       .bind(before, scan),
+    // Ended runs whose end the event could not say whole: their agents are asked what they record, whatever the
+    // run's age (the SDK settled it before it published the event), once per window like every other source.
+    db
+      .prepare(
+        `SELECT ${F.agentClass} AS agentClass, ${F.agentName} AS agentName, ${F.lastSeen} AS t FROM ${F.$table} INDEXED BY runs_unconfirmed
+         WHERE ${UNCONFIRMED_SQL} AND ${notAskedSince(F.$table, F)} ORDER BY ${F.listedAt}, ${F.fiberId} LIMIT ?2`,
+      )
+      .bind(before, scan),
   ])) as D1Result<AgentKey & { t: number }>[];
   const oldest = new Map<string, AgentKey & { t: number }>();
-  for (const r of [...runs!.results, ...open!.results, ...busy!.results]) {
+  for (const r of [...runs!.results, ...open!.results, ...busy!.results, ...unconfirmed!.results]) {
     const k = JSON.stringify([r.agentClass, r.agentName]);
     const prev = oldest.get(k);
     if (!prev || r.t < prev.t) oldest.set(k, r);
@@ -117,6 +129,21 @@ export async function openWorkOf(db: D1Database, agent: AgentKey, limit = 200): 
       .bind(agent.agentClass, agent.agentName, limit),
   ])) as [D1Result<OpenRun>, D1Result<OpenIncident>, D1Result<OpenSession>];
   return { runs: runs.results, incidents: open.results, sessions: busy.results };
+}
+
+/** A run whose end its event could not say whole (UNCONFIRMED_STAMP): reconciliation reads the agent's record of it. */
+export type UnconfirmedRun = { kind: RunKind; runId: string };
+
+/** One agent's unconfirmed runs, at most `limit`, oldest activity first. */
+export async function unconfirmedRunsOf(db: D1Database, agent: AgentKey, limit = 100): Promise<UnconfirmedRun[]> {
+  const r = await db
+    .prepare(
+      `SELECT ${F.kind} AS kind, ${F.fiberId} AS runId FROM ${F.$table} INDEXED BY runs_agent
+       WHERE ${F.agentClass} = ?1 AND ${F.agentName} = ?2 AND ${UNCONFIRMED_SQL} ORDER BY ${F.lastSeen} LIMIT ?3`,
+    )
+    .bind(agent.agentClass, agent.agentName, limit)
+    .all<UnconfirmedRun>();
+  return r.results;
 }
 
 /** When reconciliation last asked an agent, and what came of it. */

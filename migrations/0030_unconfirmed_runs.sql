@@ -1,0 +1,1 @@
+CREATE INDEX `runs_unconfirmed` ON `runs` (`listed_at`,`fiber_id`,`agent_class`,`agent_name`) WHERE outcome_at = 1;
