@@ -121,6 +121,7 @@ export const CONFIG_VARS = {
   EXHAUST_FORECAST_MINUTES: { expected: "a whole number of minutes from 1 to 1440", schema: whole(1, 1440) },
   SPEND_ALERT_AGENT_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
   SPEND_ALERT_CLASS_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
+  TAIL_STREAM_DEBUG: { expected: '"on" or "off"', schema: z.enum(["on", "off"]) },
   STORE_PARTITIONS: { expected: "a whole number of D1 databases from 1 to 64, each bound (DB, then DB_P1, DB_P2, ...)", schema: whole(1, 64) },
 } satisfies Record<string, VarSpec>;
 
@@ -178,6 +179,12 @@ export type ConsoleConfig = {
   agentClasses: string[];
   /** How many D1 databases the store is partitioned across by agent (src/store/partitions.ts): DB, then DB_P1 … */
   store: { partitions: number };
+  /**
+   * `tailStreams` (TAIL_STREAM_DEBUG, default off): one log line per streamed invocation with what it carried (the
+   * streaming tail's flushes per event, test/e2e/tail-stream). Off, a stream logs only what it lost or kept aside:
+   * a line per agent invocation is noise in production.
+   */
+  debug: { tailStreams: boolean };
 };
 
 /** One refused variable: its name, its value as set (null for secrets), and what it must be. */
@@ -292,6 +299,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
     },
     agentClasses: (values.AGENT_CLASSES as string[] | undefined) ?? [],
     store: { partitions },
+    debug: { tailStreams: (values.TAIL_STREAM_DEBUG as string | undefined) === "on" },
   };
 }
 
