@@ -122,6 +122,7 @@ export const CONFIG_VARS = {
   SPEND_ALERT_AGENT_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
   SPEND_ALERT_CLASS_TOKENS_PER_HOUR: { expected: "a whole number of tokens from 1 to 1000000000000", schema: whole(1, 1e12) },
   STREAM_FLUSH_SECONDS: { expected: "a number of seconds from 0.05 to 60 (fractions allowed)", schema: decimal(0.05, 60) },
+  TAIL_STREAM_DEBUG: { expected: '"on" or "off"', schema: z.enum(["on", "off"]) },
   STORE_PARTITIONS: { expected: "a whole number of D1 databases from 1 to 64, each bound (DB, then DB_P1, DB_P2, ...)", schema: whole(1, 64) },
 } satisfies Record<string, VarSpec>;
 
@@ -181,6 +182,12 @@ export type ConsoleConfig = {
   store: { partitions: number };
   /** The streaming tail's flush (worker/tail-stream.ts): how long a streamed message may wait for company, in ms. */
   capture: { streamFlushMs: number };
+  /**
+   * `tailStreams` (TAIL_STREAM_DEBUG, default off): one log line per streamed invocation with what it carried (the
+   * streaming tail's flushes per event, test/e2e/tail-stream). Off, a stream logs only what it lost or kept aside:
+   * a line per agent invocation is noise in production.
+   */
+  debug: { tailStreams: boolean };
 };
 
 /**
@@ -304,6 +311,7 @@ export function parseConfig(env: Record<string, unknown>): ConsoleConfig {
     agentClasses: (values.AGENT_CLASSES as string[] | undefined) ?? [],
     store: { partitions },
     capture: { streamFlushMs: Math.round(num("STREAM_FLUSH_SECONDS", DEFAULT_STREAM_FLUSH_MS / 1000) * 1000) },
+    debug: { tailStreams: (values.TAIL_STREAM_DEBUG as string | undefined) === "on" },
   };
 }
 

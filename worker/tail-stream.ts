@@ -42,7 +42,7 @@ export function streamTail(
   onset: TailStream.TailEvent<TailStream.Onset>,
   env: Env,
   ctx: ExecutionContext,
-  report: (t: StreamTally) => void = logTally,
+  report: (t: StreamTally) => void = (t) => logTally(t, debugOn(env)),
 ): TailStream.TailEventHandlerObject {
   const item = itemOf(onset);
   const flushMs = streamFlushMs(env);
@@ -113,14 +113,24 @@ function add(t: StreamTally, r: TailResult): void {
   t.sendFailed += r.sendFailed;
 }
 
+/** Whether TAIL_STREAM_DEBUG is on; a refused configuration is refused where events are handled, not here. */
+function debugOn(env: Env): boolean {
+  try {
+    return consoleConfig(env).debug.tailStreams;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * A warning when something was lost or kept aside; else, for a stream that carried messages, a debug line: the
- * flushes per event it shows are what the simulator's streaming model is measured from (test/e2e/tail-stream).
+ * A warning when something was lost or kept aside; else, only with TAIL_STREAM_DEBUG on and for a stream that
+ * carried messages, a debug line: the flushes per event it shows are what the simulator's streaming model is
+ * measured from (test/e2e/tail-stream). Off by default: one line per agent invocation is noise in production.
  */
-function logTally(t: StreamTally): void {
+function logTally(t: StreamTally, debug: boolean): void {
   if (t.losses || t.sendFailed || t.dropped)
     console.warn(
       `[tail-stream] ${t.sent} events sent in ${t.flushes} flushes; ${t.losses} losses, ${t.dropped} events the runtime dropped and ${t.sendFailed} unsent events kept as dead letters`,
     );
-  else if (t.entries) console.debug(`[tail-stream] ${t.entries} entries, ${t.sent} events sent in ${t.flushes} flushes`);
+  else if (debug && t.entries) console.debug(`[tail-stream] ${t.entries} entries, ${t.sent} events sent in ${t.flushes} flushes`);
 }

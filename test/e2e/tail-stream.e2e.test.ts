@@ -16,7 +16,8 @@ import { type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 const PORT = 8961;
 const FIXTURE = path.join(repoRoot, "test/fixtures/bare-fleet/wrangler.jsonc");
 /** How long the slow runFiber works in its one invocation. */
-const SLOW_MS = 20_000;
+/** Longer than the streaming flush (STREAM_FLUSH_SECONDS, default 7.5 s) with room: the start must show while it runs. */
+const SLOW_MS = 30_000;
 
 const consoleName = readWranglerConfig(path.join(repoRoot, "wrangler.jsonc")).name;
 const { tail_consumers: _classicLine, ...fixture } = readAbsolute(FIXTURE);
@@ -79,6 +80,8 @@ beforeAll(async () => {
     port: PORT,
     app: APP,
     persistDir: mkdtempSync(path.join(tmpdir(), "tail-stream-")),
+    // Its one debug line per stream: the flushes per event measured below.
+    vars: { TAIL_STREAM_DEBUG: "on" },
     wranglerArgs: TWINS.flatMap((f) => ["-c", f]),
   });
 }, 180_000);
@@ -99,7 +102,7 @@ it("streamed: a long runFiber's start reaches the console's JSON while it still 
     return r && r.status !== "running" ? r : null;
   });
   expect(end).toMatchObject({ runId: sdk.id, status: "completed", error: null });
-  // The stream's flushes: a measure for the simulator's streaming model (worker/tail-stream.ts logs one line per stream).
+  // The stream's flushes: a measure for the simulator's streaming model (with TAIL_STREAM_DEBUG on, worker/tail-stream.ts logs one line per stream).
   const tallies = [...server.logs.join("").matchAll(/\[tail-stream\] (\d+) entries, (\d+) events sent in (\d+) flushes/g)].map((m) => ({
     entries: Number(m[1]),
     sent: Number(m[2]),

@@ -100,6 +100,15 @@ describe("worker/config.ts: one parse, one policy", () => {
     expect(e.message).toContain('TIMELINE_SEGMENTS="no" must be "on" or "off"');
   });
 
+  it("keeps the streaming tail's per-stream debug line off unless TAIL_STREAM_DEBUG is on, and refuses anything else", () => {
+    expect(parseConfig(dev({})).debug).toEqual({ tailStreams: false });
+    expect(parseConfig(dev({ TAIL_STREAM_DEBUG: "on" })).debug).toEqual({ tailStreams: true });
+    expect(parseConfig(dev({ TAIL_STREAM_DEBUG: "off" })).debug).toEqual({ tailStreams: false });
+    const e = refusal({ TAIL_STREAM_DEBUG: "yes" });
+    expect(e.variables).toEqual(["TAIL_STREAM_DEBUG"]);
+    expect(e.message).toContain('TAIL_STREAM_DEBUG="yes" must be "on" or "off"');
+  });
+
   it("takes the overview's recent window in minutes down to half a minute, and refuses a shorter one with what it expects", () => {
     expect(parseConfig(dev({ OVERVIEW_RECENT_MINUTES: "0.5" })).console.recentMs).toBe(30_000);
     expect(parseConfig(dev({ OVERVIEW_RECENT_MINUTES: "1" })).console.recentMs).toBe(60_000);

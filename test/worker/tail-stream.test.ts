@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { captureFromTail, type TailItem } from "@agent-oncall/telemetry/tail";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
 import { STREAM_FLUSH_MAX, type StreamTally, streamTail } from "../../worker/tail-stream";
@@ -13,7 +13,7 @@ const streamEnv = Object.assign(Object.create(env), { STREAM_FLUSH_SECONDS: Stri
 type Msg = { type: string; payload: Record<string, unknown> };
 
 /** A streamed invocation of one agent, driven as the runtime drives a streaming Tail Worker: onset, events, outcome. */
-function stream(name: string, opts: { info?: TailStream.Onset["info"] } = {}) {
+function stream(name: string, opts: { info?: TailStream.Onset["info"]; env?: Env; report?: "default" } = {}) {
   const start = new Date(Date.now() - 1_000);
   const objectId = crypto.randomUUID().replace(/-/g, "");
   const tallies: StreamTally[] = [];
@@ -36,7 +36,8 @@ function stream(name: string, opts: { info?: TailStream.Onset["info"] } = {}) {
     info: opts.info ?? { type: "jsrpc" },
   });
   onset.timestamp.setTime(start.getTime());
-  const h = streamTail(onset, streamEnv, ctx, (t) => tallies.push(t));
+  // "default": the handler's own report (its log lines), as the Worker registers it.
+  const h = opts.report === "default" ? streamTail(onset, opts.env ?? streamEnv, ctx) : streamTail(onset, opts.env ?? streamEnv, ctx, (t) => tallies.push(t));
   const published: { timestamp: number; channel: string; message: unknown }[] = [];
   return {
     objectId,
@@ -149,6 +150,25 @@ describe("the console's streaming tail handler", () => {
     await s.end();
     expect(s.tallies).toEqual([expect.objectContaining({ entries: n, sent: n, losses: 0 })]);
     await pollRows("SELECT id FROM events WHERE agent_name = ?", [name], (rs) => rs.length === n);
+  });
+
+  it("logs no line for a stream that lost nothing unless TAIL_STREAM_DEBUG is on: one line per agent invocation is noise", async () => {
+    const debug = vi.spyOn(console, "debug").mockImplementation(() => {});
+    const lines = async (vars: Record<string, string>) => {
+      debug.mockClear();
+      const s = stream(`quiet-${crypto.randomUUID().slice(0, 8)}`, { env: { ...(env as Env), ...vars }, report: "default" });
+      await s.publish(fiber("fiber:run:started", "f-q"));
+      await s.publish(fiber("fiber:run:completed", "f-q"));
+      await s.end();
+      return debug.mock.calls.map((c) => String(c[0])).filter((l) => l.startsWith("[tail-stream]"));
+    };
+    try {
+      expect(await lines({})).toEqual([]);
+      expect(await lines({ TAIL_STREAM_DEBUG: "off" })).toEqual([]);
+      expect(await lines({ TAIL_STREAM_DEBUG: "on" })).toEqual(["[tail-stream] 2 entries, 2 events sent in 1 flushes"]);
+    } finally {
+      debug.mockRestore();
+    }
   });
 
   it("keeps what the runtime dropped from a stream as a dead letter with its reason, and counts a silent alarm as the classic tail does", async () => {
