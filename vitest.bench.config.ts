@@ -7,14 +7,17 @@ import { DEFAULT_MIX, readMix, simWranglerFacts } from "./scripts/simulate-input
 import { deriveConsoleConfig, writeGeneratedConfig } from "./scripts/wrangler-config.ts";
 
 /**
- * The fleet simulator's small runs (bench/fleet-sim.bench.test.ts), one per fleet shape: the demo mix (enough rows to
- * reach retention's per-run caps), a quiet fleet (many agents, few events each) and a busy one; ~35 s each.
+ * The fleet simulator's small runs (bench/fleet-sim.bench.test.ts), one per fleet shape and capture: the demo mix
+ * (enough rows to reach retention's per-run caps), a quiet fleet (many agents, few events each) and a busy one, each
+ * on the classic tail (the mixes' own capture) and on the streaming tail at the console's default flush; 60 s each,
+ * long enough to project a month from (a 20 s run is too short: the simulator prints no bill from it), ~100 s each.
  */
-const SIM_RUNS = [
-  { agents: 300, seconds: 20, mixFile: DEFAULT_MIX, seed: 1, saturation: false },
-  { agents: 3000, seconds: 20, mixFile: "bench/mixes/quiet.json", seed: 2, saturation: false },
-  { agents: 300, seconds: 20, mixFile: "bench/mixes/busy.json", seed: 3, saturation: false },
+const SHAPES = [
+  { agents: 300, seconds: 60, mixFile: DEFAULT_MIX, seed: 1, saturation: false },
+  { agents: 3000, seconds: 60, mixFile: "bench/mixes/quiet.json", seed: 2, saturation: false },
+  { agents: 300, seconds: 60, mixFile: "bench/mixes/busy.json", seed: 3, saturation: false },
 ];
+const SIM_RUNS = [...SHAPES, ...SHAPES.map((run) => ({ ...run, capture: "streaming" as const }))];
 
 /** `npm run bench`: benchmarks run in workerd against real local D1 and Queues, and print ratios. */
 export default defineConfig(async () => {

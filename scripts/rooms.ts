@@ -43,6 +43,7 @@ export const ROOMS: Room[] = [
     // Sign-in is here because worker/config.ts parses its settings with the rest; http/ holds the one refusal body it answers with.
     paths: [
       "worker/config.ts",
+      "worker/stream-flush.ts",
       "worker/env.ts",
       "worker/store.ts",
       "worker/admin-client.ts",

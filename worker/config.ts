@@ -6,6 +6,7 @@ import { DEFAULT_STUCK_CONFIG, STUCK_CONFIG_VARS, STUCK_RULES, type StuckConfig 
 import { DEFAULT_RETENTION_PACE } from "../src/store/retention-pace";
 import { type AuthConfig, readAuthConfig } from "./auth/config";
 import { readTraceLinkSetting } from "./auth/trace-link";
+import { DEFAULT_STREAM_FLUSH_MS } from "./stream-flush";
 
 /**
  * The console Worker's settings (wrangler.jsonc vars and secrets), parsed with zod once per env object (so once
@@ -189,14 +190,6 @@ export type ConsoleConfig = {
    */
   debug: { tailStreams: boolean };
 };
-
-/**
- * The streaming tail's default flush. Its cost is the runs a flush splits (a run whose start and end leave in
- * different flushes is written to D1 twice) and its lag is the flush plus ingest: in the simulator (60 s, demo and
- * busy mixes) 2 s gave 1.60 / 1.38 D1 rows per event, 6 s 1.09 / 0.96, 7.5 s about 0.98 / 0.89 with lag p99 about
- * 8.5 / 9 s, 8 s 0.95 / 0.84 with 8.9 / 9.3 s: 7.5 s is where both stay under 1 row per event and under 10 s.
- */
-export const DEFAULT_STREAM_FLUSH_MS = 7_500;
 
 /** One refused variable: its name, its value as set (null for secrets), and what it must be. */
 export type ConfigProblem = { variable: string; value: string | null; expected: string };

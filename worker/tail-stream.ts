@@ -1,10 +1,8 @@
 import { type InvocationMemory, invocationMemory, type TailItem } from "@agent-oncall/telemetry/tail";
-import { consoleConfig, DEFAULT_STREAM_FLUSH_MS } from "./config";
+import { consoleConfig } from "./config";
 import type { Env } from "./env";
+import { DEFAULT_STREAM_FLUSH_MS, STREAM_FLUSH_MAX } from "./stream-flush";
 import { handleTail, type TailResult } from "./tail";
-
-/** A flush never holds more entries than this: a busy invocation is sent in steps, not at its end. */
-export const STREAM_FLUSH_MAX = 200;
 
 /** One entry of a streamed invocation, as a classic trace item carries it. */
 type Entry = { timestamp: number; channel: string; message: unknown };

@@ -2,7 +2,7 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
 import worker from "../../worker/index";
-import { STREAM_FLUSH_MAX } from "../../worker/tail-stream";
+import { STREAM_FLUSH_MAX } from "../../worker/stream-flush";
 import { Fleet, type Picks, ratePerFifth, type SimMessage } from "./fleet";
 import type { Floor } from "./floor";
 import { type D1Meter, meteredEnv, newD1Meter, type R2Meter } from "./metered";

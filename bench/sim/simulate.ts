@@ -5,7 +5,7 @@ import { PACE_DELETES_FROM, WALKED_TABLES } from "../../src/store/retention-pace
 import { app } from "../../worker/app";
 import { consoleConfig } from "../../worker/config";
 import type { Env } from "../../worker/env";
-import { STREAM_FLUSH_MAX } from "../../worker/tail-stream";
+import { STREAM_FLUSH_MAX } from "../../worker/stream-flush";
 import { CRONS, QUEUES } from "../../worker/topology";
 import { type AwakeCost, awakePerAgentHour, measureAwake } from "./awake";
 import { dropBacklog, dueRows, type Keep, seedBacklog } from "./backlog";

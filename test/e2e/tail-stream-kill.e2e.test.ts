@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readAbsolute, readWranglerConfig, repoRoot, writeGeneratedConfig } from "../../scripts/wrangler-config.ts";
-import { DEFAULT_STREAM_FLUSH_MS } from "../../worker/config";
+import { DEFAULT_STREAM_FLUSH_MS } from "../../worker/stream-flush";
 import { type DevServer, d1, devSession, startDev, stop, until } from "./wrangler-dev";
 
 const PORT = 8981;

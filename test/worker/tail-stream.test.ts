@@ -2,8 +2,9 @@ import { env } from "cloudflare:workers";
 import { captureFromTail, type TailItem } from "@agent-oncall/telemetry/tail";
 import { describe, expect, it, vi } from "vitest";
 import type { Env } from "../../worker/env";
+import { STREAM_FLUSH_MAX } from "../../worker/stream-flush";
 import { handleTail } from "../../worker/tail";
-import { STREAM_FLUSH_MAX, type StreamTally, streamTail } from "../../worker/tail-stream";
+import { type StreamTally, streamTail } from "../../worker/tail-stream";
 import { pollRows, pollRunRows } from "../helpers";
 
 /** The flush these tests run at (STREAM_FLUSH_SECONDS): shorter than the default, so a test waits seconds, not tens. */

@@ -6,8 +6,7 @@ import demo from "../../../bench/mixes/demo.json";
 import quiet from "../../../bench/mixes/quiet.json";
 import { Fleet, meanEventsPerLife, ratePerFifth, streamFlushes, typeShares } from "../../../bench/sim/fleet";
 import { type CapturePath, type Mix, parseCaptureFlag, parseMix, withCapture } from "../../../bench/sim/mix";
-import { DEFAULT_STREAM_FLUSH_MS } from "../../../worker/config";
-import { STREAM_FLUSH_MAX } from "../../../worker/tail-stream";
+import { DEFAULT_STREAM_FLUSH_MS, STREAM_FLUSH_MAX } from "../../../worker/stream-flush";
 
 // The simulator is only worth its figures if what it sends is what agents send on the path the mix names: on the
 // tail path, unnumbered events with ids derived from the trace item, one message per invocation that has events;
