@@ -209,15 +209,19 @@ export function consoleStore(input: ConsoleStoreInput) {
     stuck: {
       list: (at: number, config: Parameters<typeof listStuckIn>[2], filter: Parameters<typeof listStuckIn>[3]) => listStuckIn(store, at, config, filter),
     },
-    /**
-     * The header's search. Nothing in D1: the id may be older than the hot window, so it looks in R2 (an id lookup of
-     * the last 24 hours, ID_SEARCH_LIMITS), and `history` says how far that looked; `historyRun` is an event there
-     * carrying the id as a run id (a run that completed healthily left D1).
-     */
-    search: async (input: string) => {
-      const result = await searchIn(store, input);
-      const found = result.matches.length === 0 && bucket ? await historySearch(bucket, { id: result.query }) : null;
-      return { result, history: found, historyRun: found?.events.find((e) => carriesRunId(e, result.query)) };
+    search: {
+      /** Ids the hot store holds (D1 only): the search list's download. */
+      hot: (input: string) => searchIn(store, input),
+      /**
+       * The header's search. Nothing in D1: the id may be older than the hot window, so it looks in R2 (an id lookup
+       * of the last 24 hours, ID_SEARCH_LIMITS), and `history` says how far that looked; `historyRun` is an event
+       * there carrying the id as a run id (a run that completed healthily left D1).
+       */
+      withHistory: async (input: string) => {
+        const result = await searchIn(store, input);
+        const found = result.matches.length === 0 && bucket ? await historySearch(bucket, { id: result.query }) : null;
+        return { result, history: found, historyRun: found?.events.find((e) => carriesRunId(e, result.query)) };
+      },
     },
     bulk: {
       /** The agents a bulk filter selects (every partition, merged by class and name). */
@@ -247,3 +251,19 @@ export function consoleStore(input: ConsoleStoreInput) {
 }
 
 export type ConsoleStore = ReturnType<typeof consoleStore>;
+
+// Pure helpers and constants the pages use with what the store returns (no reads): re-exported here so a route
+// imports the store API alone (scripts/rooms.ts). Filter parsers (read-models/filters.ts) and the error classes
+// (read-models/errors.ts) are imported from their own modules.
+export { ALERT_WINDOW_MS } from "./alerts";
+export { agentListFilters } from "./read-models/agents";
+export { attemptPointsOf, type IncidentBudget, incidentBudget, scoreForecast } from "./read-models/budget";
+export { bulkFilter, bulkFilterQuery } from "./read-models/bulk-targets";
+export { eventGapOf } from "./read-models/event-gaps";
+export { INCIDENT_GROUPS, type IncidentRow } from "./read-models/incidents";
+export { NOW_SUPPRESSED_SCAN, nowWindow } from "./read-models/overview-now";
+export { type AgentRef, ownerFrom } from "./read-models/owner";
+export type { Page } from "./read-models/paging";
+export { FLEET_COMPLETED_LIMITS } from "./read-models/runs-fleet-history";
+export { parseStuckFilters, type StuckConfig } from "./read-models/stuck";
+export { type SavedView, viewName, viewQuery } from "./views";
