@@ -26,7 +26,8 @@ import {
   listIncidentsIn,
   listSessionsIn,
 } from "./read-models/merged";
-import { listDeploysIn, versionFiguresIn } from "./read-models/merged-deploys";
+import { respentLastHourIn } from "./read-models/merged-alerts";
+import { deployStormsIn, listDeploysIn, versionFiguresIn } from "./read-models/merged-deploys";
 import { listEventsIn } from "./read-models/merged-events";
 import {
   alarmRatesIn,
@@ -198,7 +199,7 @@ export function consoleStore(input: ConsoleStoreInput) {
       series: (opts: Parameters<typeof eventSeriesIn>[1]) => eventSeriesIn(store, opts),
       reasons: (opts: Parameters<typeof topReasonsIn>[1], at: number) => topReasonsIn(store, opts, at),
       stuckCount: (at: number, config: Parameters<typeof countStuckIn>[2]) => countStuckIn(store, at, config),
-      exhaustingSoon: (at: number, windowMs: number) => exhaustingSoonIn(store, at, windowMs),
+      exhaustingSoon: (at: number, windowMs: number, limit?: number) => exhaustingSoonIn(store, at, windowMs, limit),
       alarmLoops: (at: number) => countAlarmLoopsIn(store, at),
       possibleLosses: (opts: Parameters<typeof possibleLossesIn>[1]) => possibleLossesIn(store, opts),
     },
@@ -234,6 +235,10 @@ export function consoleStore(input: ConsoleStoreInput) {
       deliveries: (filters: AlertFilterInput, page: PageOptions = {}) => listAlertDeliveries(store.home, filters, page),
       /** Alerts the hourly budgets suppressed in a window (home database). */
       suppressed: (opts: Parameters<typeof suppressedAlertsIn>[1]) => suppressedAlertsIn(store, opts),
+      /** Versions whose first hour opened more incidents than the storm rule allows (the deploy-storm alert). */
+      deployStorms: (at: number, config: Parameters<typeof deployStormsIn>[2]) => deployStormsIn(store, at, config),
+      /** Tokens re-spent by recoveries in the last hour, per agent and per class (the budget alert). */
+      respentLastHour: (at: number) => respentLastHourIn(store, at),
     },
     audit: { list: (filters: AuditFilterInput, page: PageOptions = {}) => listAudit(store.home, filters, page) },
     deadLetters: { list: (filters: Parameters<typeof listDeadLetters>[1], page: PageOptions = {}) => listDeadLetters(store.home, filters, page) },
