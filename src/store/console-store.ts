@@ -31,22 +31,21 @@ import { deployStormsIn, listDeploysIn, versionFiguresIn } from "./read-models/m
 import { listEventsIn } from "./read-models/merged-events";
 import {
   alarmRatesIn,
-  countAlarmLoopsIn,
   countStuckIn,
   eventSeriesIn,
   exhaustingSoonIn,
   listStuckIn,
   overviewCountsIn,
-  overviewNowIn,
   residentEstimateIn,
   topReasonsIn,
 } from "./read-models/merged-overview";
 import { lastReconciliation } from "./read-models/open-work";
+import { overviewNowIn } from "./read-models/overview-now";
 import type { AgentRef } from "./read-models/owner";
 import type { PageOptions } from "./read-models/paging";
 import { agentNotKnown, possibleLossesIn } from "./read-models/possible-losses";
 import { recoveryPauseOf } from "./read-models/recovery-pauses";
-import { silentWakes } from "./read-models/residency";
+import { countAlarmLoopsIn, silentWakes } from "./read-models/residency";
 import { runEvents } from "./read-models/runs";
 import { listRunsWithHistory, type RunsHistorySource } from "./read-models/runs-history";
 import { searchIn } from "./read-models/search";

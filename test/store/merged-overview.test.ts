@@ -11,18 +11,18 @@ import { respentLastHourIn } from "../../src/store/read-models/merged-alerts";
 import { deployStormsIn, incidentsOpenedInStore, listDeploysIn, previousDeployIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
   alarmRatesIn,
-  countAlarmLoopsIn,
   countStuckIn,
   eventSeriesIn,
   exhaustingSoonIn,
   listStuckIn,
   overviewCountsIn,
-  overviewNowIn,
   residentEstimateIn,
   topReasonsIn,
 } from "../../src/store/read-models/merged-overview";
 import { lastReconciliation, openWorkOf } from "../../src/store/read-models/open-work";
+import { overviewNowIn } from "../../src/store/read-models/overview-now";
 import type { Page } from "../../src/store/read-models/paging";
+import { countAlarmLoopsIn } from "../../src/store/read-models/residency";
 import { countStuck, listStuck, STUCK_RULES } from "../../src/store/read-models/stuck";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { ingestIntoStore } from "../../worker/ingest/consumer";
