@@ -5,9 +5,18 @@ import { posix } from "node:path";
 /**
  * A room: the paths it holds (folders or files; the longest matching path decides a file's room), the rooms it may
  * import, and the packages it may import. `door`: the only modules other rooms may import of it. `wires`: the
- * composition root, which may reach past doors (it hands each room's handlers to the runtime).
+ * composition root, which may reach past doors (it hands each room's handlers to the runtime). `through`: per room it
+ * may import, the only modules of it this room may import (a narrower door for this room alone).
  */
-export type Room = { name: string; paths: string[]; mayImport: string[]; packages: RegExp; door?: string[]; wires?: boolean };
+export type Room = {
+  name: string;
+  paths: string[];
+  mayImport: string[];
+  packages: RegExp;
+  door?: string[];
+  wires?: boolean;
+  through?: Record<string, string[]>;
+};
 
 // node:async_hooks: a streamed download's later reads run in the request's context (worker/export/stream.ts).
 const WORKER_PACKAGES =
@@ -63,12 +72,15 @@ export const ROOMS: Room[] = [
     mayImport: [...BELOW_WORKER, "worker", "jobs"],
     packages: WORKER_PACKAGES,
   },
-  // The serving side: the app, its routes and headers, and the streamed exports.
+  // The serving side: the app, its routes and headers, and the streamed exports. They read the store through its one
+  // API (console-store.ts, which also re-exports the pure helpers pages use with what it returns), plus two pure
+  // modules: the filter parsers (a query is parsed where it arrives) and the error classes (the app answers them).
   {
     name: "routes",
     paths: ["worker/app.tsx", "worker/routes", "worker/export", "worker/security-headers.ts"],
     mayImport: [...BELOW_WORKER, "worker", "jobs"],
     packages: WORKER_PACKAGES,
+    through: { store: ["src/store/console-store.ts", "src/store/read-models/filters.ts", "src/store/read-models/errors.ts"] },
   },
   // Background work: alerts, reconciliation, bulk actions.
   {
@@ -136,6 +148,10 @@ export function roomProblems(sources: Map<string, string>, telemetryEntries: Set
           if (!room.mayImport.includes(target.name)) problems.push(`${file} (${room.name}) imports ${spec} (${target.name})`);
           else if (target.door && !room.wires && !target.door.some((d) => stem(d) === stem(resolved)))
             problems.push(`${file} (${room.name}) imports ${spec}: the ${target.name} room is reached only through ${target.door.join(", ")}`);
+          else if (room.through?.[target.name] && !room.through[target.name]!.some((d) => stem(d) === stem(resolved)))
+            problems.push(
+              `${file} (${room.name}) imports ${spec}: ${room.name} reaches the ${target.name} room only through ${room.through[target.name]!.join(", ")}`,
+            );
         }
       } else if (!room.packages.test(spec)) problems.push(`${file} (${room.name}) imports the package ${spec}`);
       else if (spec === TELEMETRY_PACKAGE || spec.startsWith(`${TELEMETRY_PACKAGE}/`)) {

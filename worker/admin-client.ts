@@ -1,9 +1,8 @@
 import { type AdminClientOptions, createAdminClient } from "../src/admin-rpc/client-entry";
 import { writeAudit } from "../src/store/audit";
-import { findAgentIn } from "../src/store/read-models/merged";
 import { consoleConfig } from "./config";
 import type { Env } from "./env";
-import { storeFromEnv } from "./store";
+import { consoleStoreFromEnv } from "./store";
 
 /**
  * The console's admin client: the audited client of src/admin-rpc wired to the
@@ -18,7 +17,7 @@ export function consoleAdminClient(env: Env, identity: unknown, opts: AdminClien
       // The audit log is global (the home database); the registry row is in the agent's partition.
       audit: (entry) => writeAudit(env.DB, entry),
       agentClasses,
-      isRegistered: async (agentClass, agentName) => Boolean(await findAgentIn(storeFromEnv(env), agentClass, agentName)),
+      isRegistered: async (agentClass, agentName) => Boolean(await consoleStoreFromEnv(env).agents.find({ agentClass, agentName })),
       namespace: (agentClass) => agentNamespace(env, agentClasses, agentClass),
       queue: env.TELEMETRY_QUEUE,
       // Ingest dead-letters unsigned events when the console has a signing secret: the console's own included.

@@ -1,3 +1,4 @@
+import { type ConsoleStore, consoleStore } from "../src/store/console-store";
 import { type HistoryTier, historyTier } from "../src/store/history/tier";
 import type { Store } from "../src/store/partitions";
 import type { RunsHistorySource } from "../src/store/read-models/runs-history";
@@ -33,4 +34,20 @@ export function runsHistory(env: { DB: D1Database; HISTORY?: R2Bucket }): RunsHi
   if (!env.HISTORY) return undefined;
   const { history, ingest } = consoleConfig(env);
   return { bucket: env.HISTORY, counts: history, now: Date.now(), futureSkewMs: ingest.maxFutureSkewSeconds * 1000 };
+}
+
+/**
+ * The one store API (src/store/console-store.ts) from the bindings: the D1 partitions, the R2 history when bound,
+ * and the settings its reads obey. Built per request (worker/routes/context.ts storeOf): `now` fixes the hot window.
+ */
+export function consoleStoreFromEnv(env: { DB: D1Database; HISTORY?: R2Bucket }, now = Date.now()): ConsoleStore {
+  const { history, retention, ingest } = consoleConfig(env);
+  return consoleStore({
+    store: storeFromEnv(env),
+    bucket: env.HISTORY,
+    history,
+    hotWindowHours: retention.hotWindowHours,
+    futureSkewMs: ingest.maxFutureSkewSeconds * 1000,
+    now,
+  });
 }

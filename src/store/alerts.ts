@@ -1,3 +1,4 @@
+import { partitionFor, type Store } from "./partitions";
 import { alertDeliveries, incidents, opAmbiguities } from "./schema";
 import { names, selectList } from "./sql-names";
 
@@ -154,8 +155,8 @@ export type OpenAmbiguousOp = {
   ambiguousAt: number | null;
 };
 
-/** Of these incidents, the ones whose projected status is exhausted now (one primary-key read each). */
-export async function exhaustedIncidents(db: D1Database, keys: SubjectKey[]): Promise<ExhaustedIncident[]> {
+/** Of these incidents, the ones whose projected status is exhausted now (one primary-key read each), in one database. */
+async function exhaustedIncidents(db: D1Database, keys: SubjectKey[]): Promise<ExhaustedIncident[]> {
   if (!keys.length) return [];
   const sql = `SELECT ${selectList(incidents, ["incidentId", "kind", "agentClass", "agentName", "attempts", "maxAttempts", "reason", "statusAt"])}
     FROM ${I.$table} WHERE ${I.incidentId} = ? AND ${I.agentClass} = ? AND ${I.agentName} = ? AND ${I.status} = 'exhausted'`;
@@ -163,8 +164,8 @@ export async function exhaustedIncidents(db: D1Database, keys: SubjectKey[]): Pr
   return rs.flatMap((r) => r.results);
 }
 
-/** Of these ops, the ones still ambiguous (reported ambiguous, no resolution yet). */
-export async function openAmbiguousOps(db: D1Database, keys: SubjectKey[]): Promise<OpenAmbiguousOp[]> {
+/** Of these ops, the ones still ambiguous (reported ambiguous, no resolution yet), in one database. */
+async function openAmbiguousOps(db: D1Database, keys: SubjectKey[]): Promise<OpenAmbiguousOp[]> {
   if (!keys.length) return [];
   const sql = `SELECT ${selectList(opAmbiguities, ["opId", "agentClass", "agentName", "sessionName", "opKind", "detail", "ambiguousAt"])}
     FROM ${O.$table} WHERE ${O.opId} = ? AND ${O.agentClass} = ? AND ${O.agentName} = ? AND ${O.ambiguousAt} IS NOT NULL AND ${O.resolutionAt} IS NULL`;
@@ -177,7 +178,7 @@ export async function openAmbiguousOps(db: D1Database, keys: SubjectKey[]): Prom
  * `firstSeenAfter` (an incident is first seen before it exhausts), so a read costs O(the class's incidents first seen
  * since then), and the caller checks the delivery log first, so a wave is counted until its alert is raised, not after.
  */
-export async function exhaustedSince(db: D1Database, q: { agentClass: string; since: number; firstSeenAfter: number; limit: number }): Promise<number> {
+async function exhaustedSince(db: D1Database, q: { agentClass: string; since: number; firstSeenAfter: number; limit: number }): Promise<number> {
   const row = await db
     .prepare(
       `SELECT COUNT(*) AS n FROM (SELECT 1 FROM ${I.$table} INDEXED BY incidents_class
@@ -187,6 +188,44 @@ export async function exhaustedSince(db: D1Database, q: { agentClass: string; si
     .first<{ n: number }>();
   return row?.n ?? 0;
 }
+
+// Over the store: each alert is about one agent, whose rows live in one partition, so each is read (and raised) once:
+// point reads go to the subject's partition, and a class's count sums over the partitions.
+
+/** Point reads by subject, each in its agent's partition (one batch per partition); answers in the keys' order. */
+async function bySubject<T extends { agentClass: string; agentName: string }>(
+  store: Store,
+  keys: SubjectKey[],
+  read: (db: D1Database, keys: SubjectKey[]) => Promise<T[]>,
+  idOf: (row: T) => string,
+): Promise<T[]> {
+  if (store.parts.length === 1) return read(store.parts[0]!, keys);
+  const groups = new Map<D1Database, SubjectKey[]>();
+  for (const k of keys) {
+    const db = partitionFor(store, k.agentClass, k.agentName);
+    groups.set(db, [...(groups.get(db) ?? []), k]);
+  }
+  const found = (await Promise.all([...groups].map(([db, ks]) => read(db, ks)))).flat();
+  const at = new Map(keys.map((k, i) => [JSON.stringify([k.id, k.agentClass, k.agentName]), i]));
+  const place = (r: T) => at.get(JSON.stringify([idOf(r), r.agentClass, r.agentName])) ?? 0;
+  return found.sort((a, b) => place(a) - place(b));
+}
+
+/** exhaustedIncidents over the store: each incident read in its agent's partition. */
+export const exhaustedIncidentsIn = (store: Store, keys: SubjectKey[]): Promise<ExhaustedIncident[]> =>
+  bySubject(store, keys, exhaustedIncidents, (r) => r.incidentId);
+
+/** exhaustedSince over the store: a class's agents may live in every partition, so each counts (up to the limit) and the sum is capped. */
+export async function exhaustedSinceIn(store: Store, q: Parameters<typeof exhaustedSince>[1]): Promise<number> {
+  const each = await Promise.all(store.parts.map((db) => exhaustedSince(db, q)));
+  return Math.min(
+    q.limit,
+    each.reduce((a, n) => a + n, 0),
+  );
+}
+
+/** openAmbiguousOps over the store: each op read in its agent's partition. */
+export const openAmbiguousOpsIn = (store: Store, keys: SubjectKey[]): Promise<OpenAmbiguousOp[]> => bySubject(store, keys, openAmbiguousOps, (r) => r.opId);
 
 /** Of these alert keys, the ones the delivery log holds (on any channel): one primary-key range read each. */
 export async function recordedAlertKeys(db: D1Database, keys: string[]): Promise<Set<string>> {

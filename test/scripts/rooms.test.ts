@@ -21,11 +21,36 @@ describe("rooms inside worker/", () => {
 
   it("lets both sides read a fact from the store, and start a job only through the jobs room's door", () => {
     const fact = 'import { statusFromEvents } from "../../src/store/incident-facts";';
-    expect(problemsOf({ "worker/routes/pages.tsx": fact, "worker/ingest/rows.ts": fact })).toEqual([]);
+    expect(problemsOf({ "worker/ingest/rows.ts": fact })).toEqual([]);
     expect(problemsOf({ "worker/routes/api.ts": 'import { reconcileStale } from "../jobs";' })).toEqual([]);
     expect(problemsOf({ "worker/routes/api.ts": 'import { reconcileStale } from "../reconcile/pass";' })).toEqual([
       "worker/routes/api.ts (routes) imports ../reconcile/pass: the jobs room is reached only through worker/jobs.ts",
     ]);
+  });
+
+  it("lets routes read the store only through its one API, its filter parsers and its error classes", () => {
+    expect(
+      problemsOf({
+        "worker/routes/pages.tsx":
+          'import { type ConsoleStore, ownerFrom } from "../../src/store/console-store";\nimport { BadRequest } from "../../src/store/read-models/errors";',
+        "worker/routes/agents.tsx": 'import { parseFilters } from "../../src/store/read-models/filters";',
+        "worker/app.tsx": 'import { isBadRequest } from "../src/store/read-models/errors";',
+      }),
+    ).toEqual([]);
+    const through = "routes reaches the store room only through src/store/console-store.ts, src/store/read-models/filters.ts, src/store/read-models/errors.ts";
+    expect(
+      problemsOf({
+        "worker/routes/pages.tsx": 'import { partitionFor } from "../../src/store/partitions";',
+        "worker/routes/search.tsx": 'import { historySearch } from "../../src/store/history/read";',
+        "worker/export/lists.ts": 'import { listIncidentsIn } from "../../src/store/read-models/merged";',
+      }),
+    ).toEqual([
+      `worker/routes/pages.tsx (routes) imports ../../src/store/partitions: ${through}`,
+      `worker/routes/search.tsx (routes) imports ../../src/store/history/read: ${through}`,
+      `worker/export/lists.ts (routes) imports ../../src/store/read-models/merged: ${through}`,
+    ]);
+    // Other rooms still read the store's modules directly (jobs, ingest).
+    expect(problemsOf({ "worker/alerts/stuck.ts": 'import { listStuckIn } from "../../src/store/read-models/merged-overview";' })).toEqual([]);
   });
 
   it("refuses jobs reaching into ingest or routes, and the shared room reaching into any worker room", () => {

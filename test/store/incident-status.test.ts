@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { singleStore } from "../../src/store/partitions";
 import {
   bulkTargets,
   countIncidents,
@@ -8,12 +9,15 @@ import {
   listIncidents,
   listStuck,
   openWorkOf,
-  search,
+  searchIn,
   staleAgents,
 } from "../../src/store/read-models";
 import { runRetention } from "../../src/store/retention";
 import { incidentScenarios } from "../fixtures/incident-scenarios";
 import { ingest, walk } from "./store-helpers";
+
+/** The header's search over one database (the store of one partition). */
+const search = (db: D1Database, q: unknown) => searchIn(singleStore(db), q);
 
 // Every reader of an incident's status reads the shown status (the SDK's word, or the closed-by overlay while the
 // SDK's word is open and older): lists and their filters, counts, groups, search, stuck detection, the open work

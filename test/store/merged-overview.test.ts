@@ -1,27 +1,28 @@
 import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { expect, it } from "vitest";
+import { exhaustedIncidentsIn, openAmbiguousOpsIn } from "../../src/store/alerts";
 import { partitionFor, partitionOf, type Store, singleStore } from "../../src/store/partitions";
 import { exhaustingSoon } from "../../src/store/read-models/budget";
 import { listDeploys } from "../../src/store/read-models/deploys";
 import { countAgentsWithGaps } from "../../src/store/read-models/event-gaps";
 import { agentsWithGapsIn, blockedAgentsIn, bulkTargetsIn, gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
-import { exhaustedIncidentsIn, openAmbiguousOpsIn, respentLastHourIn } from "../../src/store/read-models/merged-alerts";
+import { respentLastHourIn } from "../../src/store/read-models/merged-alerts";
 import { deployStormsIn, incidentsOpenedInStore, listDeploysIn, previousDeployIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import {
   alarmRatesIn,
-  countAlarmLoopsIn,
   countStuckIn,
   eventSeriesIn,
   exhaustingSoonIn,
   listStuckIn,
   overviewCountsIn,
-  overviewNowIn,
   residentEstimateIn,
   topReasonsIn,
 } from "../../src/store/read-models/merged-overview";
 import { lastReconciliation, openWorkOf } from "../../src/store/read-models/open-work";
+import { overviewNowIn } from "../../src/store/read-models/overview-now";
 import type { Page } from "../../src/store/read-models/paging";
+import { countAlarmLoopsIn } from "../../src/store/read-models/residency";
 import { countStuck, listStuck, STUCK_RULES } from "../../src/store/read-models/stuck";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { ingestIntoStore } from "../../worker/ingest/consumer";

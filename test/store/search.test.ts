@@ -2,15 +2,19 @@ import { env } from "cloudflare:workers";
 import type { TelemetryEvent } from "@agent-oncall/telemetry";
 import { beforeAll, describe, expect, it } from "vitest";
 import { writeAudit } from "../../src/store/audit";
+import { singleStore } from "../../src/store/partitions";
 import { listAudit } from "../../src/store/read-models/audit";
 import { isBadRequest } from "../../src/store/read-models/errors";
 import { relativeMs, resolveInstant } from "../../src/store/read-models/filters";
 import { listIncidents } from "../../src/store/read-models/incidents";
 import { listAmbiguousOps } from "../../src/store/read-models/ops";
-import { MAX_QUERY_LENGTH, search } from "../../src/store/read-models/search";
+import { MAX_QUERY_LENGTH, searchIn } from "../../src/store/read-models/search";
 import { listSessions } from "../../src/store/read-models/sessions";
 import { makeEvent } from "../fixtures/events";
 import { ingest, rejection } from "./store-helpers";
+
+/** The header's search over one database (the store of one partition). */
+const search = (db: D1Database, q: unknown) => searchIn(singleStore(db), q);
 
 // Search by any id, over real D1 filled through the real ingest path; and relative `since` in list filters.
 

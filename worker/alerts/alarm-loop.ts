@@ -1,8 +1,7 @@
 import { alarmRateSentence } from "../../console/awake-words";
 import { agentHref } from "../../console/links";
-import { alarmRatesIn } from "../../src/store/read-models/merged-overview";
 import type { AlarmRate } from "../../src/store/read-models/residency";
-import { storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import { type Alert, alertDay } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
@@ -32,7 +31,7 @@ export function alarmLoopAlert(a: AlarmRate, now: number): Alert {
 export async function alertAlarmLoops(env: AlertEnv & { DB: D1Database }, now = Date.now()): Promise<RaiseResult> {
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
-  const { items } = await alarmRatesIn(storeFromEnv(env), { now, loopsOnly: true });
+  const { items } = await consoleStoreFromEnv(env, now).agents.alarmRates({ now, loopsOnly: true });
   return raiseAlerts(
     env,
     items.map((a) => alarmLoopAlert(a, now)),

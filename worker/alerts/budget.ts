@@ -1,11 +1,9 @@
 import { forecastWords, respentSummary } from "../../console/budget-words";
 import { agentHref, incidentHref, listHref } from "../../console/links";
-import type { Store } from "../../src/store/partitions";
+import type { ConsoleStore } from "../../src/store/console-store";
 import { type ExhaustingIncident, HOUR_MS, type Respent } from "../../src/store/read-models/budget";
-import { respentLastHourIn } from "../../src/store/read-models/merged-alerts";
-import { exhaustingSoonIn } from "../../src/store/read-models/merged-overview";
 import { consoleConfig } from "../config";
-import { storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import type { Alert } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
@@ -59,12 +57,12 @@ export function respentAlert(r: Respent, threshold: number, now: number): Alert 
 }
 
 /** The budget alerts due now (pure over the read models' answers). */
-export async function budgetAlerts(store: Store, env: AlertEnv, now: number): Promise<Alert[]> {
+export async function budgetAlerts(store: ConsoleStore, env: AlertEnv, now: number): Promise<Alert[]> {
   const { budget } = consoleConfig(env);
-  const soon = await exhaustingSoonIn(store, now, budget.forecastWindowMs, 100);
+  const soon = await store.overview.exhaustingSoon(now, budget.forecastWindowMs, 100);
   const alerts = soon.items.map((i) => exhaustSoonAlert(i, now));
   if (budget.spendPerAgentPerHour !== null || budget.spendPerClassPerHour !== null) {
-    const spent = await respentLastHourIn(store, now);
+    const spent = await store.alerts.respentLastHour(now);
     const perAgent = budget.spendPerAgentPerHour;
     const perClass = budget.spendPerClassPerHour;
     if (perAgent !== null) for (const a of spent.agents) if (a.tokens > perAgent) alerts.push(respentAlert(a, perAgent, now));
@@ -77,7 +75,7 @@ export async function budgetAlerts(store: Store, env: AlertEnv, now: number): Pr
 export async function alertBudget(env: AlertEnv & { DB: D1Database }, now = Date.now()): Promise<RaiseResult> {
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
-  return raiseAlerts(env, await budgetAlerts(storeFromEnv(env), env, now), now);
+  return raiseAlerts(env, await budgetAlerts(consoleStoreFromEnv(env, now), env, now), now);
 }
 
 /** alertBudget for a background task: logs instead of throwing. */

@@ -1,8 +1,7 @@
 import { listHref } from "../../console/links";
 import type { DeployStorm } from "../../src/store/read-models/deploys";
-import { deployStormsIn } from "../../src/store/read-models/merged-deploys";
 import { consoleConfig } from "../config";
-import { storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import type { Alert } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
@@ -41,7 +40,7 @@ export function deployStormAlert(s: DeployStorm): Alert {
 export async function alertDeployStorms(env: AlertEnv & { DB: D1Database }, now = Date.now()): Promise<RaiseResult> {
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
-  const storms = await deployStormsIn(storeFromEnv(env), now, consoleConfig(env).deployStorm);
+  const storms = await consoleStoreFromEnv(env, now).alerts.deployStorms(now, consoleConfig(env).deployStorm);
   return raiseAlerts(env, storms.map(deployStormAlert), now);
 }
 

@@ -1,7 +1,6 @@
 import { listHref } from "../../console/links";
-import { recordedAlertKeys } from "../../src/store/alerts";
+import { exhaustedSinceIn, recordedAlertKeys } from "../../src/store/alerts";
 import type { Store } from "../../src/store/partitions";
-import { exhaustedSinceIn } from "../../src/store/read-models/merged-alerts";
 import type { Alert } from "./payloads";
 
 const HOUR_MS = 3_600_000;

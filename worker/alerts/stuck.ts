@@ -1,9 +1,8 @@
 import { stuckSubjectHref } from "../../console/links";
 import { stuckDetail } from "../../console/stuck-words";
-import { listStuckIn } from "../../src/store/read-models/merged-overview";
 import type * as stuck from "../../src/store/read-models/stuck";
 import { consoleConfig } from "../config";
-import { storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import type { Alert } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
@@ -37,7 +36,7 @@ export async function alertStuck(env: AlertEnv & { DB: D1Database }, now = Date.
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
   const stuckConfig = consoleConfig(env).stuck;
   // Every partition's findings, merged once: each finding raises one alert.
-  const entries = await listStuckIn(storeFromEnv(env), now, stuckConfig, { limit: STUCK_LIMIT });
+  const entries = await consoleStoreFromEnv(env, now).stuck.list(now, stuckConfig, { limit: STUCK_LIMIT });
   return raiseAlerts(
     env,
     entries.map((e) => stuckAlert(e, now, stuckConfig)),

@@ -3,12 +3,11 @@ import { agentHref, listHref } from "../../console/links";
 import { telemetryHealthWords } from "../../console/telemetry-words";
 import type { TelemetryHealth } from "../../src/admin-rpc/contract";
 import { pipelineState } from "../../src/admin-rpc/pipeline-state";
+import type { ConsoleStore } from "../../src/store/console-store";
 import { heardFromBy } from "../../src/store/heard-from";
-import type { Store } from "../../src/store/partitions";
 import { TELEMETRY_QUIET_MS } from "../../src/store/read-models/blocked-agents";
-import { findAgentIn } from "../../src/store/read-models/merged";
 import type { AgentReconciliation } from "../reconcile/agent";
-import { storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 import { type AlertEnv, alertConfig } from "./config";
 import { type Alert, alertDay } from "./payloads";
 import { type RaiseResult, raiseAlerts } from "./raise";
@@ -21,13 +20,13 @@ export type BrokenPipeline = { target: Source; health: TelemetryHealth; state: "
  * failed while the console has heard nothing from the agent for TELEMETRY_QUIET_MS, for certain: counted from the latest
  * it may have heard from it (its stored last_seen is coarse, src/store/heard-from.ts), as the blocked list counts.
  */
-export async function brokenPipelines(store: Store, passes: AgentReconciliation[], now: number): Promise<BrokenPipeline[]> {
+export async function brokenPipelines(store: ConsoleStore, passes: AgentReconciliation[], now: number): Promise<BrokenPipeline[]> {
   const out: BrokenPipeline[] = [];
   for (const { target, telemetry: health } of passes) {
     const state = pipelineState(health);
     if (!health || (state !== "no_queue" && state !== "failing")) continue;
     if (state === "failing") {
-      const agent = await findAgentIn(store, target.agentClass, target.agentName);
+      const agent = await store.agents.find(target);
       if (agent && now - heardFromBy(agent.lastSeen) < TELEMETRY_QUIET_MS) continue;
     }
     out.push({ target, health, state });
@@ -76,7 +75,7 @@ export async function alertTelemetry(env: AlertEnv & { DB: D1Database }, passes:
   const config = alertConfig(env);
   if (!config.enabled) return { queued: 0, rateLimited: 0, duplicates: 0, off: config.reason };
   const groups = new Map<string, BrokenPipeline[]>();
-  for (const b of await brokenPipelines(storeFromEnv(env), passes, now)) {
+  for (const b of await brokenPipelines(consoleStoreFromEnv(env, now), passes, now)) {
     const k = JSON.stringify([b.target.agentClass, b.state]);
     groups.set(k, [...(groups.get(k) ?? []), b]);
   }

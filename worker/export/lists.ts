@@ -1,21 +1,10 @@
 import type { ListName } from "../../console/links";
-import type { HistoryTier } from "../../src/store/history/tier";
-import type { Store } from "../../src/store/partitions";
-import { agentListFilters, listAudit, parseStuckFilters, searchIn } from "../../src/store/read-models";
-import { listAlertDeliveries } from "../../src/store/read-models/alerts";
+import { agentListFilters, type ConsoleStore, FLEET_COMPLETED_LIMITS, type Page, parseStuckFilters, type StuckConfig } from "../../src/store/console-store";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { agentListIn, bulkTargetsIn, listAmbiguousOpsIn, listBackupsIn, listIncidentsIn, listSessionsIn } from "../../src/store/read-models/merged";
-import { listEventsIn } from "../../src/store/read-models/merged-events";
-import { listStuckIn } from "../../src/store/read-models/merged-overview";
-import type { Page } from "../../src/store/read-models/paging";
-import { FLEET_COMPLETED_LIMITS } from "../../src/store/read-models/runs-fleet-history";
-import { listRunsWithHistory, type RunsHistorySource } from "../../src/store/read-models/runs-history";
-import type { StuckConfig } from "../../src/store/read-models/stuck";
 import type { ExportHistory, ExportPage, ExportReader } from "./stream";
 
-/** What a list's export reads with: the console's store (every partition), the request's time, and the stuck rules' thresholds. */
-/** `history`: the R2 tier (events are read there when D1 keeps no event bodies); `runsHistory`: where runs lists read completed runs. */
-export type ExportContext = { store: Store; now: number; stuckConfig: StuckConfig; history?: HistoryTier; runsHistory?: RunsHistorySource };
+/** What a list's export reads with: the store API (src/store/console-store.ts), the request's time, and the stuck rules' thresholds. */
+export type ExportContext = { store: ConsoleStore; now: number; stuckConfig: StuckConfig };
 
 /**
  * The most R2 objects one runs download reads for completed runs, over all its pages (ten fleet-wide pages' budget):
@@ -24,13 +13,13 @@ export type ExportContext = { store: Store; now: number; stuckConfig: StuckConfi
 export const EXPORT_HISTORY_MAX_OBJECTS = 10 * FLEET_COMPLETED_LIMITS.maxObjects;
 
 /**
- * Runs as their page lists them: with the completed ones from the R2 history (listRunsWithHistory), and the span the
+ * Runs as their page lists them: with the completed ones from the R2 history (the store's runs.list), and the span the
  * pages read of it, added up page by page, within EXPORT_HISTORY_MAX_OBJECTS.
  */
 function runsSource(x: ExportContext, f: ExportFilters): ExportReader {
   let history: ExportHistory | undefined;
   return async (cursor, limit) => {
-    const p = await listRunsWithHistory(x.store, f, { cursor: cursor ?? undefined, limit }, x.runsHistory);
+    const p = await x.store.runs.list(f, { cursor: cursor ?? undefined, limit });
     const h = p.completedFromHistory;
     if (!h) return rows(p);
     const s = h.scan;
@@ -69,17 +58,12 @@ export const EXPORT_LISTS = [
 export type ExportList = (typeof EXPORT_LISTS)[number];
 
 const rows = <T>(p: Page<T>): ExportPage => ({ items: p.items as Record<string, unknown>[], next: p.next });
-/** A keyset list: the same read model and filters as its page, page by page (over the store, or one database). */
+/** A keyset list: the same store read and filters as its page, page by page. */
 const paged =
-  <T>(read: (store: Store, f: ExportFilters, page: { cursor?: string; limit: number }) => Promise<Page<T>>) =>
+  <T>(read: (store: ConsoleStore, f: ExportFilters, page: { cursor?: string; limit: number }) => Promise<Page<T>>) =>
   (x: ExportContext, f: ExportFilters): ExportReader =>
   async (cursor, limit) =>
     rows(await read(x.store, f, { cursor: cursor ?? undefined, limit }));
-/** A list whose rows are the home database's alone (audit, alert deliveries: not partitioned by agent). */
-const home =
-  <T>(read: (db: D1Database, f: ExportFilters, page: { cursor?: string; limit: number }) => Promise<Page<T>>) =>
-  (store: Store, f: ExportFilters, page: { cursor?: string; limit: number }) =>
-    read(store.home, f, page);
 /** A list that is read whole (bounded by its read model): one page; `more` when the read model stopped short. */
 const whole =
   (read: (x: ExportContext, f: ExportFilters, cap: number) => Promise<{ items: unknown[]; more: boolean }>) =>
@@ -98,28 +82,28 @@ export const EXPORT_SOURCES: Record<ExportList, (x: ExportContext, f: ExportFilt
   // the console): so does the download.
   agents: (x, f) => {
     const a = parseFilters(agentListFilters, f);
-    return async (cursor, limit) => rows(await agentListIn(x.store, a, { cursor, limit }));
+    return async (cursor, limit) => rows(await x.store.agents.page(a, { cursor, limit }));
   },
   runs: runsSource,
-  incidents: paged(listIncidentsIn),
-  sessions: paged(listSessionsIn),
-  ops: paged(listAmbiguousOpsIn),
-  events: (x, f) => async (cursor, limit) => rows(await listEventsIn(x.store, f, { cursor: cursor ?? undefined, limit }, x.history)),
-  alerts: paged(home(listAlertDeliveries)),
-  audit: paged(home(listAudit)),
-  backups: (x, f) => async (cursor, limit) => rows(await listBackupsIn(x.store, f, { cursor, limit }, x.now)),
+  incidents: paged((s, f, p) => s.incidents.list(f, p)),
+  sessions: paged((s, f, p) => s.sessions.list(f, p)),
+  ops: paged((s, f, p) => s.ops.list(f, p)),
+  events: paged((s, f, p) => s.events.list(f, p)),
+  alerts: paged((s, f, p) => s.alerts.deliveries(f, p)),
+  audit: paged((s, f, p) => s.audit.list(f, p)),
+  backups: paged((s, f, p) => s.backups.list(f, p)),
   stuck: whole(async (x, f, cap) => {
     const limit = Math.min(cap + 1, STUCK_READ_MAX);
-    const items = await listStuckIn(x.store, x.now, x.stuckConfig, { ...parseStuckFilters({ rule: f.rule, agentClass: f.agentClass }), limit });
+    const items = await x.store.stuck.list(x.now, x.stuckConfig, { ...parseStuckFilters({ rule: f.rule, agentClass: f.agentClass }), limit });
     return { items, more: items.length >= STUCK_READ_MAX };
   }),
   search: whole(async (x, f) => {
-    const r = await searchIn(x.store, f.q ?? "");
+    const r = await x.store.search.hot(f.q ?? "");
     return { items: r.matches, more: r.truncated };
   }),
   bulk: whole(async (x, f) => {
     const { agentClass, incidentReason, openOnly, status, stuckRule } = f;
-    const r = await bulkTargetsIn(x.store, x.now, { agentClass, incidentReason, openOnly, status, stuckRule }, { stuckConfig: x.stuckConfig });
+    const r = await x.store.bulk.targets(x.now, { agentClass, incidentReason, openOnly, status, stuckRule }, { stuckConfig: x.stuckConfig });
     return { items: r.targets, more: r.capped };
   }),
 };

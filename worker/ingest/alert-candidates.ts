@@ -1,8 +1,8 @@
 import { isAlertCandidate, type TelemetryEvent } from "@agent-oncall/telemetry";
 import { incidentHref, listHref, sessionHref } from "../../console/links";
 import type { SubjectKey } from "../../src/store/alerts";
+import { exhaustedIncidentsIn, openAmbiguousOpsIn } from "../../src/store/alerts";
 import type { Store } from "../../src/store/partitions";
-import { exhaustedIncidentsIn, openAmbiguousOpsIn } from "../../src/store/read-models/merged-alerts";
 import type { Alert } from "../jobs";
 import { toRows } from "./rows";
 

@@ -2,14 +2,13 @@ import type { Source } from "@agent-oncall/telemetry";
 import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput, TelemetryHealth } from "../../src/admin-rpc";
 import { pipelineState } from "../../src/admin-rpc/pipeline-state";
 import { partitionFor } from "../../src/store/partitions";
-import { findAgent } from "../../src/store/read-models/agents";
 import { knownRunOutcomes, type OpenWork, openWorkOf, type UnconfirmedRun, unconfirmedRunsOf } from "../../src/store/read-models/open-work";
 import { endedInHistory } from "../../src/store/read-models/runs-history";
 import { recordReconciliation } from "../../src/store/reconciliations";
 import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEvent, emitForAgent } from "../console-events";
 import type { Env } from "../env";
-import { runsHistory, storeFromEnv } from "../store";
+import { consoleStoreFromEnv, runsHistory, storeFromEnv } from "../store";
 import { type Finding, fillFindings, type LiveWork, readBackFindings, reconcileFindings, UNASKABLE, unknownFindings } from "./compare";
 
 /** Who reconciliation acts as in the admin client: it only reads, so a viewer. */
@@ -112,7 +111,7 @@ const unnumbered = (status: StatusOutput): boolean => status.eventsShippedThroug
 /** The agent shipped numbered events beyond the highest the console received: they never arrived. */
 async function trailingLoss(env: Env, target: Source, status: StatusOutput): Promise<boolean> {
   if (status.eventsShippedThrough == null) return false;
-  const agent = await findAgent(agentDb(env, target), target.agentClass, target.agentName);
+  const agent = await consoleStoreFromEnv(env).agents.find(target);
   return agent !== null && status.eventsShippedThrough > (agent.seqMax ?? 0);
 }
 

@@ -1,11 +1,8 @@
 import type { Source } from "@agent-oncall/telemetry";
-import { partitionFor } from "../../src/store/partitions";
 import { TELEMETRY_QUIET_MS } from "../../src/store/read-models/blocked-agents";
-import { listAgentsIn } from "../../src/store/read-models/merged";
-import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { allowedAgentClasses } from "../admin-client";
 import type { Env } from "../env";
-import { storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 
 /**
  * How long after the console last heard from a class it still asks one of its agents why. A Worker that lost its
@@ -27,11 +24,11 @@ export const QUIET_CLASS_HORIZON_MS = 24 * 60 * 60_000;
  * Reads, per allowed class: one agents row per store partition, and one reconciliations row.
  */
 export async function quietClassTargets(env: Env, now: number, askedAfter: number, answered: ReadonlySet<string>): Promise<Source[]> {
-  const store = storeFromEnv(env);
+  const store = consoleStoreFromEnv(env, now);
   const out: Source[] = [];
   for (const agentClass of allowedAgentClasses(env)) {
     if (answered.has(agentClass)) continue;
-    const [newest] = (await listAgentsIn(store, { agentClass }, { limit: 1 })).items;
+    const [newest] = (await store.agents.list({ agentClass }, { limit: 1 })).items;
     if (!newest) continue;
     // From the stored last_seen, which can be up to a step early (src/store/heard-from.ts): a class may be asked while
     // an agent of it sent events in the last step. That costs one status call per reconcile age; counting from the
@@ -39,7 +36,7 @@ export async function quietClassTargets(env: Env, now: number, askedAfter: numbe
     const quietFor = now - newest.lastSeen;
     if (quietFor < TELEMETRY_QUIET_MS || quietFor > QUIET_CLASS_HORIZON_MS) continue;
     const target = { agentClass, agentName: newest.agentName };
-    const last = await lastReconciliation(partitionFor(store, agentClass, newest.agentName), target);
+    const last = await store.agents.lastReconciliation(target);
     if (last && last.askedAt >= askedAfter) continue;
     out.push(target);
   }

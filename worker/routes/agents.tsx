@@ -6,22 +6,13 @@ import { RecoveryPauseState } from "../../console/components/recovery-pause";
 import { AgentLive, AgentPage, type LiveState, type ParentAgent, RunHistory } from "../../console/pages/agent";
 import { AgentsPage, agentColumnSetFor } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
-import { partitionFor } from "../../src/store/partitions";
-import { agentListFilters } from "../../src/store/read-models/agents";
-import { eventGapOf } from "../../src/store/read-models/event-gaps";
-import { unknownParentsOf } from "../../src/store/read-models/facet-parents";
+import { agentListFilters, type ConsoleStore, eventGapOf } from "../../src/store/console-store";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { agentListIn, findAgentIn, getStoredRunIn } from "../../src/store/read-models/merged";
-import { lastReconciliation } from "../../src/store/read-models/open-work";
-import { agentNotKnown } from "../../src/store/read-models/possible-losses";
-import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
-import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleAdminClient } from "../admin-client";
 import { PAGE_RECONCILE_AFTER_MS, recordFindings } from "../jobs";
-import { runsHistory, storeFromEnv } from "../store";
 import { agentActionsFrom } from "./availability";
 import { listQuery } from "./columns";
-import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleContext, type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page, problem } from "./render";
 
 /** An agent's page, its live fragment, and the snapshot viewer of one run. */
@@ -47,12 +38,12 @@ function availability(agentClass: string, state: LiveState): ActionAvailability 
 }
 
 /** A sub-agent's direct parent (its key name holds its ancestry), and whether that parent has a page here. */
-async function parentOf(store: ReturnType<typeof storeFromEnv>, agentName: string): Promise<ParentAgent | null> {
+async function parentOf(store: ConsoleStore, agentName: string): Promise<ParentAgent | null> {
   const sub = parseAgentKeyName(agentName);
   if (!sub) return null;
   const direct = sub.parentPath.at(-1)!;
   const key = { agentClass: direct.className, agentName: agentKeyName(direct.name, sub.parentPath.slice(0, -1)) };
-  return { ...key, reported: Boolean(await findAgentIn(store, key.agentClass, key.agentName)) };
+  return { ...key, reported: Boolean(await store.agents.find(key)) };
 }
 
 /**
@@ -63,28 +54,26 @@ async function parentOf(store: ReturnType<typeof storeFromEnv>, agentName: strin
 agents.get("/agents", async (c) => {
   const { q, cols } = listQuery(c, agentColumnSetFor(c.req.query()));
   const f = parseFilters(agentListFilters, q);
-  const store = storeFromEnv(c.env);
   const only = f.blocked ? "blocked" : f.gaps ? "gaps" : null;
-  const list = await agentListIn(store, f, { cursor: q.cursor, limit: q.limit });
+  const list = await storeOf(c).agents.page(f, { cursor: q.cursor, limit: q.limit });
   if (wantsJson(c)) return c.json(list);
   return page(c, <AgentsPage ctx={pageContext(c)} query={q} page={list} only={only} cols={cols} />);
 });
 
 agents.get("/agents/:agentClass/:agentName", async (c) => {
   const t = target(c);
-  const store = storeFromEnv(c.env);
-  const agent = await findAgentIn(store, t.agentClass, t.agentName);
+  const store = storeOf(c);
+  const agent = await store.agents.find(t);
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const [state, history, reconciled, pause, parent, notKnown, unknownParents] = await Promise.all([
     live(c),
-    listRunsWithHistory(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }, runsHistory(c.env)),
-    // Reconciliations are per agent, like its runs: its partition keeps them.
-    lastReconciliation(partitionFor(store, t.agentClass, t.agentName), t),
-    recoveryPauseOf(partitionFor(store, t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now()),
+    store.runs.list({ agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
+    store.agents.lastReconciliation(t),
+    store.agents.recoveryPause(t, Date.now()),
     parentOf(store, t.agentName),
-    agentNotKnown(store, t),
+    store.agents.notKnown(t),
     // Facets keyed by this name because the tail matched no parent to them (worker/ingest/facet-parents.ts).
-    parseAgentKeyName(t.agentName) ? [] : unknownParentsOf(store.home, t.agentClass, t.agentName),
+    parseAgentKeyName(t.agentName) ? [] : store.agents.unknownParents(t),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -118,13 +107,13 @@ agents.get("/agents/:agentClass/:agentName/live", async (c) => {
 
 agents.get("/agents/:agentClass/:agentName/pause", async (c) => {
   const t = target(c);
-  const pause = await recoveryPauseOf(partitionFor(storeFromEnv(c.env), t.agentClass, t.agentName), t.agentClass, t.agentName, Date.now());
+  const pause = await storeOf(c).agents.recoveryPause(t, Date.now());
   return c.html(<RecoveryPauseState pause={pause} now={pageContext(c).now} />);
 });
 
 agents.get("/agents/:agentClass/:agentName/history", async (c) => {
   const t = target(c);
-  const history = await listRunsWithHistory(storeFromEnv(c.env), { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }, runsHistory(c.env));
+  const history = await storeOf(c).runs.list({ agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 });
   return c.html(<RunHistory ctx={pageContext(c)} {...t} history={history.items} />);
 });
 
@@ -139,7 +128,7 @@ agents.get("/agents/:agentClass/:agentName/runs/:runId", async (c) => {
   // The row is gone (the fiber finished or was recovered), or the agent cannot answer now (evicted, failing,
   // no admin mixin): show its last-known snapshot from the projection, saying why the live one is missing.
   const liveError = run.error.code === "not_found" ? null : adminErrorWords(run.error);
-  const fiber = await getStoredRunIn(storeFromEnv(c.env), runId, t);
+  const fiber = await storeOf(c).runs.stored(runId, t);
   if (!fiber)
     return problem(
       c,

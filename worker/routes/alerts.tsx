@@ -1,10 +1,8 @@
 import { Hono } from "hono";
 import { ALERT_COLUMN_SET, type AlertSettingsView, AlertsPage } from "../../console/pages/alerts";
-import { listAlertDeliveries, suppressedAlertsIn } from "../../src/store/read-models/alerts";
 import { alertConfig } from "../jobs";
-import { storeFromEnv } from "../store";
 import { listQuery } from "./columns";
-import { type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page } from "./render";
 
 /**
@@ -30,9 +28,10 @@ export const SUPPRESSED_WINDOW_MS = 24 * 3_600_000;
 
 alerts.get("/alerts", async (c) => {
   const { q, cols } = listQuery(c, ALERT_COLUMN_SET);
-  const list = await listAlertDeliveries(c.env.DB, q, { cursor: q.cursor, limit: q.limit });
+  const store = storeOf(c);
+  const list = await store.alerts.deliveries(q, { cursor: q.cursor, limit: q.limit });
   const ctx = pageContext(c);
-  const suppressed = await suppressedAlertsIn(storeFromEnv(c.env), { since: ctx.now - SUPPRESSED_WINDOW_MS });
+  const suppressed = await store.alerts.suppressed({ since: ctx.now - SUPPRESSED_WINDOW_MS });
   const settings = settingsView(c.env);
   if (wantsJson(c)) return c.json({ ...list, settings, suppressed });
   return page(c, <AlertsPage ctx={ctx} query={q} page={list} settings={settings} suppressed={suppressed} cols={cols} />);

@@ -3,12 +3,8 @@ import { z } from "zod";
 import { adminErrorWords } from "../../console/admin-words";
 import { LISTS } from "../../console/links";
 import { type AwakeFacts, AwakePage, AwakePanel } from "../../console/pages/awake";
-import { findAgentIn } from "../../src/store/read-models/merged";
-import { alarmRatesIn, residentEstimateIn } from "../../src/store/read-models/merged-overview";
-import { silentWakes } from "../../src/store/read-models/residency";
 import { consoleAdminClient } from "../admin-client";
-import { historyTierFromEnv, storeFromEnv } from "../store";
-import { type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page, problem } from "./render";
 
 /** "Why is this agent awake": the fleet list of agents awake on alarms, and each agent page's panel. */
@@ -22,23 +18,23 @@ awake.get(LISTS.awake, async (c) => {
   if (!q.success) return problem(c, 400, q.error.issues.map((i) => i.message).join("; "));
   const loopsOnly = q.data.resident === "idle";
   const ctx = pageContext(c);
-  const store = storeFromEnv(c.env);
-  // Woken with nothing reported: the tail handler records these in the home database only.
-  const [{ items }, silent] = await Promise.all([alarmRatesIn(store, { now: ctx.now, loopsOnly }), silentWakes(store.home, { now: ctx.now })]);
+  const store = storeOf(c);
+  // Woken with nothing reported: the tail handler records these.
+  const [{ items }, silent] = await Promise.all([store.agents.alarmRates({ now: ctx.now, loopsOnly }), store.agents.silentWakes({ now: ctx.now })]);
   if (wantsJson(c)) return c.json({ items, loopsOnly, silentWakes: silent.items });
   return page(c, <AwakePage ctx={ctx} items={items} loopsOnly={loopsOnly} silentWakes={silent.items} />);
 });
 
 awake.get("/agents/:agentClass/:agentName/awake", async (c) => {
   const t = { agentClass: c.req.param("agentClass"), agentName: c.req.param("agentName") };
-  if (!(await findAgentIn(storeFromEnv(c.env), t.agentClass, t.agentName)))
-    return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
+  const store = storeOf(c);
+  if (!(await store.agents.find(t))) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   const ctx = pageContext(c);
   const admin = consoleAdminClient(c.env, { email: c.var.user.email, role: c.var.user.role });
   const [residency, alarms, resident] = await Promise.all([
     admin.residency(t),
-    alarmRatesIn(storeFromEnv(c.env), { now: ctx.now, agent: t }),
-    residentEstimateIn(storeFromEnv(c.env), t, ctx.now, historyTierFromEnv(c.env, ctx.now)),
+    store.agents.alarmRates({ now: ctx.now, agent: t }),
+    store.agents.residentEstimate(t, ctx.now),
   ]);
   const facts: AwakeFacts = {
     residency: residency.ok ? residency.value : { error: adminErrorWords(residency.error) },

@@ -1,4 +1,4 @@
-import { type IncidentBudget, type IncidentRow, incidentBudget } from "../../src/store/read-models";
+import { type IncidentBudget, type IncidentRow, incidentBudget } from "../../src/store/console-store";
 import { consoleAdminClient } from "../admin-client";
 import type { ConsoleContext } from "./context";
 

@@ -5,12 +5,10 @@ import { BatchPage, BatchProgressView, BulkPage } from "../../console/pages/bulk
 import { bulkTargetWhy } from "../../console/stuck-words";
 import { bulkFilterWords, bulkRoleRefusalSentence, noBulkTargetsSentence } from "../../console/words";
 import { ADMIN_ACTIONS, actionBySlug } from "../../src/admin-rpc/actions";
-import { batchProgress, bulkFilter, bulkFilterQuery } from "../../src/store/read-models";
+import { bulkFilter, bulkFilterQuery } from "../../src/store/console-store";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { bulkTargetsIn } from "../../src/store/read-models/merged";
 import { BULK_ACTIONS, type BulkAction, recordRefusedBatch, startBatch } from "../jobs";
-import { storeFromEnv } from "../store";
-import { type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page, problem, refuse } from "./render";
 import { stuckConfigOf } from "./stuck";
 
@@ -66,7 +64,7 @@ bulk.get("/bulk", async (c) => {
   // No filter yet: the empty form (JSON callers get the reason it needs one).
   const ctx = pageContext(c);
   const stuckConfig = stuckConfigOf(c.env);
-  const selection = given || wantsJson(c) ? await bulkTargetsIn(storeFromEnv(c.env), ctx.now, fields, { stuckConfig }) : null;
+  const selection = given || wantsJson(c) ? await storeOf(c).bulk.targets(ctx.now, fields, { stuckConfig }) : null;
   if (wantsJson(c)) {
     // The facts (`matched`, `stuck`) plus `why` in words: the CLI (scripts/cli.mjs bulk) prints `why` as it comes.
     const targets = selection!.targets.map((t) => ({ ...t, why: bulkTargetWhy(t, ctx.now, stuckConfig) }));
@@ -96,7 +94,7 @@ bulk.post("/bulk", async (c) => {
     return refuseBatch(c, 400, message(form.error));
   }
   // The server selects again: what is acted on is what matches now, recorded in the batch's audit row.
-  const selection = await bulkTargetsIn(storeFromEnv(c.env), Date.now(), filter, { stuckConfig: stuckConfigOf(c.env) });
+  const selection = await storeOf(c).bulk.targets(Date.now(), filter, { stuckConfig: stuckConfigOf(c.env) });
   if (selection.targets.length === 0) {
     return refuseBatch(c, 400, noBulkTargetsSentence(filter));
   }
@@ -124,7 +122,7 @@ function executionContext(c: Context<ConsoleEnv>): ExecutionContext | null {
 }
 
 /** The batch named in the path (a malformed id is a 400 through BadRequest), or null. */
-const progressOf = (c: Context<ConsoleEnv>) => batchProgress(c.env.DB, c.req.param("batchId") ?? "");
+const progressOf = (c: Context<ConsoleEnv>) => storeOf(c).bulk.progress(c.req.param("batchId") ?? "");
 
 bulk.get("/bulk/batches/:batchId", async (c) => {
   const p = await progressOf(c);

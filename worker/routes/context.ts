@@ -1,13 +1,25 @@
 import type { Context } from "hono";
 import type { ListViewContext } from "../../console/components/views";
 import type { PageContext } from "../../console/layout";
+import type { ConsoleStore } from "../../src/store/console-store";
 import { type AuthEnv, csrfHxHeaders, csrfToken, DEV_AUTH_BANNER } from "../auth";
 import { consoleConfig } from "../config";
 import { answerForm } from "../http/answer";
+import { consoleStoreFromEnv } from "../store";
 
 /** The console's Hono environment: bindings, what auth() established, and a list page's saved-view state (worker/routes/views.tsx). */
-export type ConsoleEnv = { Bindings: AuthEnv["Bindings"]; Variables: AuthEnv["Variables"] & { listView?: ListViewContext } };
+export type ConsoleEnv = { Bindings: AuthEnv["Bindings"]; Variables: AuthEnv["Variables"] & { listView?: ListViewContext; store?: ConsoleStore } };
 export type ConsoleContext = Context<ConsoleEnv>;
+
+/** The store API for this request (src/store/console-store.ts), built once per request from the bindings. */
+export function storeOf(c: ConsoleContext): ConsoleStore {
+  let store = c.get("store");
+  if (!store) {
+    store = consoleStoreFromEnv(c.env);
+    c.set("store", store);
+  }
+  return store;
+}
 
 /** Everything a page needs to know about the request, from auth and configuration. */
 export function pageContext(c: ConsoleContext): PageContext {

@@ -1,22 +1,17 @@
 import { Hono } from "hono";
 import { LISTS } from "../../console/links";
 import { DeploysPage } from "../../console/pages/deploys";
-import { listDeploysIn, versionFiguresIn } from "../../src/store/read-models/merged-deploys";
 import { consoleConfig } from "../config";
-import { storeFromEnv } from "../store";
-import { type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page } from "./render";
 
 /** Deploys (Worker versions, newest first) with their incident figures; JSON for Accept: application/json. */
 export const deploys = new Hono<ConsoleEnv>();
 
 deploys.get(LISTS.deploys, async (c) => {
-  const store = storeFromEnv(c.env);
-  const list = await listDeploysIn(store);
-  const { figures } = await versionFiguresIn(
-    store,
-    list.map((d) => d.version),
-  );
+  const store = storeOf(c);
+  const list = await store.deploys.list();
+  const { figures } = await store.deploys.figures(list.map((d) => d.version));
   const rows = list.map((deploy, i) => ({ deploy, figures: figures[i]! }));
   const storm = consoleConfig(c.env).deployStorm;
   if (wantsJson(c)) return c.json({ deploys: rows.map((r) => ({ ...r.deploy, ...r.figures })), storm });

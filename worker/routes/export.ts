@@ -5,7 +5,7 @@ import { exportCutLine, exportFailedLine, exportHistoryLine, noColumnChoiceSente
 import { consoleConfig } from "../config";
 import { EXPORT_LISTS, EXPORT_SOURCES, type ExportList } from "../export/lists";
 import { EXPORT_FORMATS, type ExportFormat, exportStream } from "../export/stream";
-import { historyTierFromEnv, runsHistory, storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 import { parseCols } from "./columns";
 import type { ConsoleEnv } from "./context";
 import { problem } from "./render";
@@ -37,11 +37,7 @@ exportRoute.get("/export/:list", async (c) => {
   const cols = set ? parseCols(set, given) : [];
   const cap = consoleConfig(c.env).export.rowCap;
   const now = Date.now();
-  const read = EXPORT_SOURCES[list as ExportList](
-    { store: storeFromEnv(c.env), now, stuckConfig: stuckConfigOf(c.env), history: historyTierFromEnv(c.env, now), runsHistory: runsHistory(c.env) },
-    filters,
-    cap,
-  );
+  const read = EXPORT_SOURCES[list as ExportList]({ store: consoleStoreFromEnv(c.env, now), now, stuckConfig: stuckConfigOf(c.env) }, filters, cap);
   // The first page is read here: a bad filter is the read model's BadRequest, a 400 before any byte is sent.
   const body = await exportStream(read, {
     format: format as ExportFormat,

@@ -15,71 +15,30 @@ import { OverviewNowSection } from "../../console/pages/overview-now";
 import { RUN_COLUMN_SET, RunFromHistoryPage, RunsPage, RunTimelinePage } from "../../console/pages/runs";
 import { SESSION_COLUMN_SET, SessionPage, SessionStatusFragment, SessionsPage } from "../../console/pages/sessions";
 import { incidentNotFoundWords, runNotFoundWords } from "../../console/words";
-import { ALERT_WINDOW_MS } from "../../src/store/alerts";
-import { incidentFromHistory } from "../../src/store/history/incident";
-import { RUN_LOOKBACK_HOURS, runFromHistory } from "../../src/store/history/run";
-import { foldRuns } from "../../src/store/history/run-fold";
-import { statusFromEvents } from "../../src/store/incident-facts";
-import { partitionFor, type Store } from "../../src/store/partitions";
 import {
-  getSession,
-  getStoredRun,
+  ALERT_WINDOW_MS,
+  attemptPointsOf,
+  type ConsoleStore,
   INCIDENT_GROUPS,
-  incidentAttempts,
-  incidentTimeline,
-  listAmbiguousOps,
-  listAudit,
+  NOW_SUPPRESSED_SCAN,
+  nowWindow,
   ownerFrom,
-  recoveryPauseOf,
-  runEvents,
-  sessionTimeline,
-} from "../../src/store/read-models";
-import { suppressedAlertsIn } from "../../src/store/read-models/alerts";
-import { attemptPointsOf, scoreForecast } from "../../src/store/read-models/budget";
-import { listDeadLetters } from "../../src/store/read-models/dead-letters";
+  type Page,
+  scoreForecast,
+} from "../../src/store/console-store";
 import { BadRequest } from "../../src/store/read-models/errors";
-import {
-  getIncidentIn,
-  getSessionIn,
-  getStoredRunIn,
-  groupIncidentsIn,
-  listAgentsIn,
-  listAmbiguousOpsIn,
-  listBackupsIn,
-  listIncidentsIn,
-  listSessionsIn,
-} from "../../src/store/read-models/merged";
-import { listDeploysIn } from "../../src/store/read-models/merged-deploys";
-import { listEventsIn } from "../../src/store/read-models/merged-events";
-import {
-  countAlarmLoopsIn,
-  countStuckIn,
-  eventSeriesIn,
-  exhaustingSoonIn,
-  overviewCountsIn,
-  overviewNowIn,
-  topReasonsIn,
-} from "../../src/store/read-models/merged-overview";
-import { NOW_SUPPRESSED_SCAN, nowWindow } from "../../src/store/read-models/overview-now";
-import type { Page } from "../../src/store/read-models/paging";
-import { possibleLossesIn } from "../../src/store/read-models/possible-losses";
-import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
-import { historyTierFromEnv, runsHistory, storeFromEnv } from "../store";
 import { askAgent } from "./availability";
 import { budgetOf } from "./budget";
 import { listQuery } from "./columns";
-import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleContext, type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page, problem } from "./render";
 import { stuckConfigOf } from "./stuck";
 
-/** Where timelines are read from: the R2 history, when bound (worker/store.ts historyTierFromEnv). */
-const timelineTier = (env: Env) => historyTierFromEnv(env);
-
 /**
- * The console's read-only pages. Each reads through src/store read models
- * only; filters and cursors come from the URL and are validated there.
+ * The console's read-only pages. Each reads through the store API (src/store/console-store.ts) only; filters and
+ * cursors come from the URL and are validated there.
  */
 export const pages = new Hono<ConsoleEnv>();
 
@@ -88,22 +47,22 @@ const paging = (q: Record<string, string | undefined>) => ({ cursor: q.cursor, l
 
 async function overviewData(c: ConsoleContext): Promise<OverviewData> {
   const now = Date.now();
-  const store = storeFromEnv(c.env);
+  const store = storeOf(c);
   const recentMs = consoleConfig(c.env).console.recentMs;
   const [nowData, counts, series, reasons, worst, stuck, deploys, exhausting, alarmLoops, losses] = await Promise.all([
-    overviewNowIn(store, now, recentMs),
-    overviewCountsIn(store, now),
-    eventSeriesIn(store, { since: now - 86_400_000, until: now }),
-    topReasonsIn(store, { since: now - 86_400_000, limit: 8 }, now),
+    store.overview.now(now, recentMs),
+    store.overview.counts(now),
+    store.overview.series({ since: now - 86_400_000, until: now }),
+    store.overview.reasons({ since: now - 86_400_000, limit: 8 }, now),
     // Open incidents only: a closed (exhausted, force idled …) incident is history, not on-call work.
-    listIncidentsIn(store, { status: "open" }, { limit: 5 }),
-    countStuckIn(store, now, stuckConfigOf(c.env)),
+    store.incidents.list({ status: "open" }, { limit: 5 }),
+    store.overview.stuckCount(now, stuckConfigOf(c.env)),
     // Deploys marked on the chart: versions first seen in its window.
-    listDeploysIn(store, { since: now - 86_400_000, until: now }),
-    exhaustingSoonIn(store, now, consoleConfig(c.env).budget.forecastWindowMs),
-    countAlarmLoopsIn(store, now),
+    store.deploys.list({ since: now - 86_400_000, until: now }),
+    store.overview.exhaustingSoon(now, consoleConfig(c.env).budget.forecastWindowMs),
+    store.overview.alarmLoops(now),
     // What may have been lost: runs whose end is not known, events lost on the way in (24 h), bound classes never heard from.
-    possibleLossesIn(store, { since: now - 86_400_000, boundClasses: consoleConfig(c.env).agentClasses }),
+    store.overview.possibleLosses({ since: now - 86_400_000, boundClasses: consoleConfig(c.env).agentClasses }),
   ]);
   return {
     counts,
@@ -122,13 +81,13 @@ async function overviewData(c: ConsoleContext): Promise<OverviewData> {
 /** The overview's first screen alone (its own refresh): bounded reads only, whatever the fleet's size. */
 async function overviewNowData(c: ConsoleContext) {
   const now = Date.now();
-  const store = storeFromEnv(c.env);
+  const store = storeOf(c);
   const recentMs = consoleConfig(c.env).console.recentMs;
   const [nowData, deploys, suppressed] = await Promise.all([
-    overviewNowIn(store, now, recentMs),
-    listDeploysIn(store, { since: nowWindow(now, recentMs).chartSince, until: now }),
+    store.overview.now(now, recentMs),
+    store.deploys.list({ since: nowWindow(now, recentMs).chartSince, until: now }),
     // Alerts the hourly budgets suppressed in the banner's hour: a bounded read of the rate-limited deliveries.
-    suppressedAlertsIn(store, { since: now - ALERT_WINDOW_MS, limit: NOW_SUPPRESSED_SCAN }),
+    store.alerts.suppressed({ since: now - ALERT_WINDOW_MS, limit: NOW_SUPPRESSED_SCAN }),
   ]);
   return { now: nowData, deploys, suppressed };
 }
@@ -140,12 +99,12 @@ async function overviewNowData(c: ConsoleContext) {
 function listRoute<T>(
   path: string,
   set: AnyColumnSet | null,
-  read: (store: Store, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }, env: Env) => Promise<Page<T>>,
+  read: (store: ConsoleStore, filters: Record<string, string | undefined>, page: { cursor?: string; limit?: string }) => Promise<Page<T>>,
   render: (ctx: PageContext, q: Record<string, string | undefined>, list: Page<T>, cols: string[], env: Env) => JSX.Element,
 ) {
   pages.get(path, async (c) => {
     const { q, cols } = listQuery(c, set);
-    const list = await read(storeFromEnv(c.env), q, paging(q), c.env);
+    const list = await read(storeOf(c), q, paging(q));
     if (wantsJson(c)) return c.json(list);
     return page(c, render(pageContext(c), q, list, cols, c.env));
   });
@@ -169,7 +128,7 @@ pages.get("/partials/overview-now", async (c) => {
 listRoute(
   LISTS.deadLetters,
   null,
-  (store, q, p) => listDeadLetters(store.home, q, p),
+  (store, q, p) => store.deadLetters.list(q, p),
   (ctx, q, list) => <DeadLettersPage ctx={ctx} query={q} page={list} />,
 );
 
@@ -177,8 +136,8 @@ listRoute(
 async function incidentsOf(c: ConsoleContext) {
   const { q, cols } = listQuery(c, INCIDENT_COLUMN_SET);
   if (q.groupBy && !(INCIDENT_GROUPS as readonly string[]).includes(q.groupBy)) throw new BadRequest(`groupBy must be one of ${INCIDENT_GROUPS.join(", ")}`);
-  const store = storeFromEnv(c.env);
-  const [list, groups] = await Promise.all([listIncidentsIn(store, q, paging(q)), q.groupBy ? groupIncidentsIn(store, q, q.groupBy as never) : null]);
+  const store = storeOf(c);
+  const [list, groups] = await Promise.all([store.incidents.list(q, paging(q)), q.groupBy ? store.incidents.group(q, q.groupBy as never) : null]);
   return { q, list, groups, cols };
 }
 
@@ -200,7 +159,7 @@ pages.get("/partials/incidents", async (c) => {
 pages.get("/events", async (c) => {
   const { q } = listQuery(c, null);
   if (!q.type?.trim() && !wantsJson(c)) return page(c, <EventsPage ctx={pageContext(c)} query={q} page={null} types={EVENT_TYPES} />);
-  const list = await listEventsIn(storeFromEnv(c.env), q, paging(q), timelineTier(c.env));
+  const list = await storeOf(c).events.list(q, paging(q));
   if (wantsJson(c)) return c.json(list);
   return page(c, <EventsPage ctx={pageContext(c)} query={q} page={list} types={EVENT_TYPES} />);
 });
@@ -208,22 +167,19 @@ pages.get("/events", async (c) => {
 pages.get("/incidents/:incidentId", async (c) => {
   const id = c.req.param("incidentId");
   const q = query(c);
-  const store = storeFromEnv(c.env);
-  const incident = await getIncidentIn(store, id, ownerFrom(q));
-  if (!incident) {
-    // Retention may have deleted it (incidents not open leave D1 after the hot window): the R2 history may still have it.
-    const { history, retention } = consoleConfig(c.env);
-    const hotStart = Date.now() - retention.hotWindowHours * 3_600_000;
-    const found = c.env.HISTORY ? await incidentFromHistory(c.env.HISTORY, history, id, ownerFrom(q), hotStart) : null;
-    if (!found?.events.length) return problem(c, 404, incidentNotFoundWords(id, found));
-    const status = statusFromEvents(found.events);
+  const store = storeOf(c);
+  // D1 first; retention may have deleted it (incidents not open leave D1 after the hot window): the R2 history may still have it.
+  const got = await store.incidents.get(id, ownerFrom(q));
+  if (got.where === "nowhere") return problem(c, 404, incidentNotFoundWords(id, got.found));
+  if (got.where === "history") {
+    const { found, status } = got;
     if (wantsJson(c)) return c.json({ incident: null, history: { ...found, status } });
+    const { retention } = consoleConfig(c.env);
     return page(c, <IncidentFromHistoryPage ctx={pageContext(c)} id={id} found={found} status={status} hotWindowHours={retention.hotWindowHours} />);
   }
+  const { incident } = got;
   const owner = { agentClass: incident.agentClass, agentName: incident.agentName };
-  // Everything else on the page is the incident's agent's: its partition answers.
-  const db = partitionFor(store, owner.agentClass, owner.agentName);
-  const [timeline, attempts] = await Promise.all([incidentTimeline(db, incident, paging(q), timelineTier(c.env)), incidentAttempts(db, incident)]);
+  const [timeline, attempts] = await Promise.all([store.incidents.timeline(incident, paging(q)), store.incidents.attempts(incident)]);
   // An open incident's budget: the agent's own record where it can be read (a read, allowed to viewers).
   const budget = incident.status === "open" ? await budgetOf(c, incident) : null;
   // A closed chat incident's forecast against what happened, replayed from the attempts on this timeline page.
@@ -233,10 +189,10 @@ pages.get("/incidents/:incidentId", async (c) => {
   const sessionName = timeline.items.find((e) => e.sessionName)?.sessionName ?? null;
   const [can, ops, session, pause, turnRun] = await Promise.all([
     askAgent(c, incident.agentClass, incident.agentName),
-    listAmbiguousOps(db, { ...owner, open: true }, { limit: 20 }),
-    sessionName ? Promise.resolve({ sessionName }) : getSession(db, incident.agentName, owner),
-    recoveryPauseOf(db, incident.agentClass, incident.agentName, Date.now()),
-    turnRunOf(db, incident),
+    store.ops.list({ ...owner, open: true }, { limit: 20 }),
+    sessionName ? Promise.resolve({ sessionName }) : store.sessions.get(incident.agentName, owner),
+    store.agents.recoveryPause(owner, Date.now()),
+    store.incidents.turnRun(incident),
   ]);
   return page(
     c,
@@ -262,22 +218,16 @@ pages.get("/incidents/:incidentId", async (c) => {
   );
 });
 
-/** Whether the console holds a run keyed by the incident's request id (its chat turn): one primary-key read. */
-async function turnRunOf(db: D1Database, i: { requestId: string | null; agentClass: string; agentName: string }): Promise<boolean> {
-  return i.requestId ? (await getStoredRun(db, i.requestId, { agentClass: i.agentClass, agentName: i.agentName })) !== null : false;
-}
-
 /** An incident's facts (an htmx fragment): what its page reads again after an action on its agent. */
 pages.get("/incidents/:incidentId/facts", async (c) => {
-  const store = storeFromEnv(c.env);
-  const incident = await getIncidentIn(store, c.req.param("incidentId"), ownerFrom(query(c)));
+  const store = storeOf(c);
+  const incident = await store.incidents.hot(c.req.param("incidentId"), ownerFrom(query(c)));
   // Gone from the hot store since the page was drawn: a sentence where the facts were (the page itself has the history).
   if (!incident) return problem(c, 404, "This incident is no longer in the hot store: reload the page for what its history holds.");
-  const db = partitionFor(store, incident.agentClass, incident.agentName);
   const [attempts, pause, turnRun] = await Promise.all([
-    incidentAttempts(db, incident),
-    recoveryPauseOf(db, incident.agentClass, incident.agentName, Date.now()),
-    turnRunOf(db, incident),
+    store.incidents.attempts(incident),
+    store.agents.recoveryPause(incident, Date.now()),
+    store.incidents.turnRun(incident),
   ]);
   return c.html(<IncidentFacts ctx={pageContext(c)} incident={incident} attempts={attempts} pause={pause} turnRun={turnRun} />);
 });
@@ -291,58 +241,49 @@ pages.get("/fibers/:runId", (c) => c.redirect(`${detailHref("runs", c.req.param(
 listRoute(
   "/runs",
   RUN_COLUMN_SET,
-  (store, q, p, env) => listRunsWithHistory(store, q, p, runsHistory(env)),
+  (store, q, p) => store.runs.list(q, p),
   (ctx, q, list, cols) => <RunsPage ctx={ctx} query={q} page={list} cols={cols} />,
 );
 
 pages.get("/runs/:fiberId", async (c) => {
   const id = c.req.param("fiberId");
   const q = query(c);
-  const store = storeFromEnv(c.env);
-  const owner = ownerFrom(q);
-  const fiber = await getStoredRunIn(store, id, owner);
-  if (!fiber) {
-    // A run that completed healthily left D1 when it ended, and retention deletes the rest after the hot window: the
-    // R2 history has both. Read up to now, over the hot window and RUN_LOOKBACK_HOURS before it.
-    const { history, retention, ingest } = consoleConfig(c.env);
-    const to = Date.now() + ingest.maxFutureSkewSeconds * 1000;
-    const hours = retention.hotWindowHours + RUN_LOOKBACK_HOURS;
-    let found = c.env.HISTORY ? await runFromHistory(c.env.HISTORY, history, id, owner, to, hours) : null;
-    // Without its agent, an id lookup reads a day: the last one (a healthy run that left D1 at its end), then the one
-    // before the hot window (what retention deleted).
-    if (c.env.HISTORY && !owner && !found?.events.length)
-      found = await runFromHistory(c.env.HISTORY, history, id, owner, to - retention.hotWindowHours * 3_600_000);
-    if (!found?.events.length) return problem(c, 404, runNotFoundWords(id, found));
-    // Folded with ingest's own mapping: one run (the id under one agent) shows as D1 would have shown it.
-    const folded = foldRuns(found.events).filter((r) => r.fiberId === id);
-    if (folded.length === 1) {
-      const run = folded[0]!;
-      const events = await runEvents(partitionFor(store, run.agentClass, run.agentName), run, paging(q), timelineTier(c.env));
-      const read = { from: found.from, to: found.to, scan: found.scan };
-      if (wantsJson(c)) return c.json({ run, events, readFrom: "history", history: read });
-      return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={run} events={events} query={q} fromHistory={found} />);
-    }
-    if (wantsJson(c)) return c.json({ run: null, history: found });
-    return page(c, <RunFromHistoryPage ctx={pageContext(c)} id={id} found={found} hotWindowHours={retention.hotWindowHours} />);
+  // D1 first; a run that completed healthily left D1 when it ended, and retention deletes the rest after the hot
+  // window: the store reads those from the R2 history (src/store/console-store.ts runs.get says which span).
+  const got = await storeOf(c).runs.get(id, ownerFrom(q), paging(q));
+  if (got.where === "hot") {
+    if (wantsJson(c)) return c.json({ run: got.run, events: got.events });
+    return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={got.run} events={got.events} query={q} />);
   }
-  const events = await runEvents(partitionFor(store, fiber.agentClass, fiber.agentName), fiber, paging(q), timelineTier(c.env));
-  if (wantsJson(c)) return c.json({ run: fiber, events });
-  return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={fiber} events={events} query={q} />);
+  if (got.where === "nowhere") return problem(c, 404, runNotFoundWords(id, got.found));
+  const { found } = got;
+  // Folded with ingest's own mapping: one run (the id under one agent) shows as D1 would have shown it.
+  if (got.where === "history") {
+    const read = { from: found.from, to: found.to, scan: found.scan };
+    if (wantsJson(c)) return c.json({ run: got.run, events: got.events, readFrom: "history", history: read });
+    return page(c, <RunTimelinePage ctx={pageContext(c)} fiber={got.run} events={got.events} query={q} fromHistory={found} />);
+  }
+  if (wantsJson(c)) return c.json({ run: null, history: found });
+  return page(c, <RunFromHistoryPage ctx={pageContext(c)} id={id} found={found} hotWindowHours={consoleConfig(c.env).retention.hotWindowHours} />);
 });
 
-listRoute("/sessions", SESSION_COLUMN_SET, listSessionsIn, (ctx, q, list, cols) => <SessionsPage ctx={ctx} query={q} page={list} cols={cols} />);
+listRoute(
+  "/sessions",
+  SESSION_COLUMN_SET,
+  (store, q, p) => store.sessions.list(q, p),
+  (ctx, q, list, cols) => <SessionsPage ctx={ctx} query={q} page={list} cols={cols} />,
+);
 
 pages.get("/sessions/:name", async (c) => {
   const name = c.req.param("name");
   const q = query(c);
-  const store = storeFromEnv(c.env);
-  const session = await getSessionIn(store, name, ownerFrom(q));
+  const store = storeOf(c);
+  const session = await store.sessions.get(name, ownerFrom(q));
   if (!session) return problem(c, 404, `No session named "${name}" has reported to this console.`);
   const owner = { agentClass: session.agentClass, agentName: session.agentName };
-  const db = partitionFor(store, owner.agentClass, owner.agentName);
   const [timeline, ops, can] = await Promise.all([
-    sessionTimeline(db, session, paging(q), timelineTier(c.env)),
-    listAmbiguousOps(db, { ...owner, sessionName: session.sessionName, open: true }, { limit: 20 }),
+    store.sessions.timeline(session, paging(q)),
+    store.ops.list({ ...owner, sessionName: session.sessionName, open: true }, { limit: 20 }),
     askAgent(c, session.agentClass, session.agentName),
   ]);
   if (wantsJson(c)) return c.json({ session, timeline, ops: ops.items });
@@ -350,7 +291,7 @@ pages.get("/sessions/:name", async (c) => {
 });
 
 pages.get("/sessions/:name/status", async (c) => {
-  const session = await getSessionIn(storeFromEnv(c.env), c.req.param("name"), ownerFrom(query(c)));
+  const session = await storeOf(c).sessions.get(c.req.param("name"), ownerFrom(query(c)));
   if (!session) return problem(c, 404, "No such session.");
   return c.html(<SessionStatusFragment status={session.status} />);
 });
@@ -358,15 +299,14 @@ pages.get("/sessions/:name/status", async (c) => {
 listRoute(
   "/backups",
   BACKUP_COLUMN_SET,
-  (s, q, p) => listBackupsIn(s, q, p),
+  (s, q, p) => s.backups.list(q, p),
   (ctx, q, list, cols) => <BackupsPage ctx={ctx} query={q} page={list} cols={cols} />,
 );
 
-// The audit log is global: the home database keeps it (src/store/partitions.ts).
 listRoute(
   "/audit",
   AUDIT_COLUMN_SET,
-  (s, q, p) => listAudit(s.home, q, p),
+  (s, q, p) => s.audit.list(q, p),
   (ctx, q, list, cols) => <AuditPage ctx={ctx} query={q} page={list} cols={cols} />,
 );
 
@@ -379,12 +319,12 @@ const RECENTLY_RESOLVED = 8;
 /** Ambiguous ops. In HTML without an `open` filter: the open ones (paged) first, then the latest resolved. JSON is the plain list. */
 pages.get("/ops", async (c) => {
   const { q, cols } = listQuery(c, OP_COLUMN_SET);
-  const store = storeFromEnv(c.env);
-  if (wantsJson(c)) return c.json(await listAmbiguousOpsIn(store, q, paging(q)));
+  const store = storeOf(c);
+  if (wantsJson(c)) return c.json(await store.ops.list(q, paging(q)));
   const split = q.open === undefined || q.open === "";
   const [list, resolved] = await Promise.all([
-    listAmbiguousOpsIn(store, split ? { ...q, open: "true" } : q, paging(q)),
-    split && !q.cursor ? listAmbiguousOpsIn(store, { ...q, open: "false" }, { limit: RECENTLY_RESOLVED }) : null,
+    store.ops.list(split ? { ...q, open: "true" } : q, paging(q)),
+    split && !q.cursor ? store.ops.list({ ...q, open: "false" }, { limit: RECENTLY_RESOLVED }) : null,
   ]);
   return page(c, <OpsPage ctx={pageContext(c)} query={q} page={list} resolved={resolved ? resolved.items : null} cols={cols} />);
 });
@@ -392,5 +332,5 @@ pages.get("/ops", async (c) => {
 /** The agent registry, for the CLI. */
 pages.get("/api/agents", async (c) => {
   const q = query(c);
-  return c.json(await listAgentsIn(storeFromEnv(c.env), q, paging(q)));
+  return c.json(await storeOf(c).agents.list(q, paging(q)));
 });

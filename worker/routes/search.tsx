@@ -2,11 +2,7 @@ import { Hono } from "hono";
 import { runHref, searchMatchHref } from "../../console/links";
 import { SearchPage } from "../../console/pages/search";
 import { searchMatchLabel } from "../../console/words";
-import { historySearch } from "../../src/store/history/read";
-import { carriesRunId } from "../../src/store/history/run";
-import { searchIn } from "../../src/store/read-models";
-import { storeFromEnv } from "../store";
-import { type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page } from "./render";
 
 /**
@@ -17,17 +13,15 @@ import { page } from "./render";
 export const search = new Hono<ConsoleEnv>();
 
 search.get("/search", async (c) => {
-  const result = await searchIn(storeFromEnv(c.env), c.req.query("q") ?? "");
-  // Nothing in the hot store: the id may be older than the hot window. Look in the R2 history (a bounded read:
-  // the last 24 hours by default, ID_SEARCH_LIMITS), and say how far that looked.
-  const history = result.matches.length === 0 && c.env.HISTORY ? await historySearch(c.env.HISTORY, { id: result.query }) : null;
+  // Nothing in the hot store: the id may be older than the hot window, so the store looks in the R2 history (a
+  // bounded read: the last 24 hours), and `history` says how far that looked.
+  const { result, history, historyRun } = await storeOf(c).search.withHistory(c.req.query("q") ?? "");
   // JSON keeps each match's label, worded by the console from the match's facts.
   const matches = result.matches.map((m) => ({ ...m, label: searchMatchLabel(m), href: searchMatchHref(m) }));
   if (wantsJson(c)) return c.json({ ...result, matches, history });
   // A run that completed healthily left D1: its events in the R2 history carry its id as a run id, and its page
   // folds it from there. Go to it, as to a run D1 holds.
-  const ran = history?.events.find((e) => carriesRunId(e, result.query));
-  if (ran) return c.redirect(runHref(result.query, ran), 302);
+  if (historyRun) return c.redirect(runHref(result.query, historyRun), 302);
   // One page for everything found (an ambiguous op and its session are one page): go there.
   const pages = new Set(matches.map((m) => m.href));
   if (pages.size === 1 && !result.truncated) return c.redirect(matches[0]!.href, 302);

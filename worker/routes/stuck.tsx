@@ -2,13 +2,11 @@ import { Hono } from "hono";
 import { LISTS, stuckSubjectHref } from "../../console/links";
 import { STUCK_COLUMN_SET, StuckList, StuckPage } from "../../console/pages/stuck";
 import { stuckDetail } from "../../console/stuck-words";
-import { parseStuckFilters } from "../../src/store/read-models";
-import { listStuckIn } from "../../src/store/read-models/merged-overview";
+import { parseStuckFilters } from "../../src/store/console-store";
 import { consoleConfig } from "../config";
 import type { Env } from "../env";
-import { storeFromEnv } from "../store";
 import { listQuery } from "./columns";
-import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleContext, type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page } from "./render";
 
 /** Stuck detection's list (filters `rule`, `agentClass`), JSON for Accept: application/json. */
@@ -26,7 +24,7 @@ async function read(c: ConsoleContext) {
   const { rule, agentClass } = parseStuckFilters({ rule: q.rule, agentClass: q.agentClass });
   const config = stuckConfigOf(c.env);
   const ctx = pageContext(c);
-  const entries = await listStuckIn(storeFromEnv(c.env), ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });
+  const entries = await storeOf(c).stuck.list(ctx.now, config, { rule, agentClass, limit: PAGE_LIMIT });
   return { ctx, config, query: { rule, agentClass, cols: q.cols }, entries, cols };
 }
 

@@ -5,9 +5,9 @@ import { type ViewLink, ViewsMenuItems } from "../../console/components/views";
 import { LISTS, NO_VIEW, plainHref, VIEW_LISTS, type ViewList, viewHref, viewListAt, viewTargetHref } from "../../console/links";
 import { ViewsPage } from "../../console/pages/views";
 import { teamViewRoleSentence, viewRefusalSentence, viewSaveRefusalSentence } from "../../console/words";
-import { deleteView, forgetView, getView, lastViewFor, rememberView, type SavedView, saveView, viewName, viewQuery, viewsFor } from "../../src/store/views";
+import { type SavedView, viewName, viewQuery } from "../../src/store/console-store";
 import { answerForm } from "../http/answer";
-import { type ConsoleContext, type ConsoleEnv, pageContext, wantsJson } from "./context";
+import { type ConsoleContext, type ConsoleEnv, pageContext, storeOf, wantsJson } from "./context";
 import { page, problem, refuse } from "./render";
 
 /**
@@ -40,13 +40,13 @@ export function savedViews(): MiddlewareHandler<ConsoleEnv> {
     const email = c.var.user.email;
     const url = new URL(c.req.url);
     if (url.search === "" || url.search === "?") {
-      const last = await lastViewFor(c.env.DB, email, list);
+      const last = await storeOf(c).views.last(email, list);
       if (last && ofKnownList(last)) return c.redirect(viewTargetHref(asLinkWithQuery(last)), 302);
     }
     const id = url.searchParams.get("view");
-    const found = id && id !== NO_VIEW ? await getView(c.env.DB, id, email) : null;
+    const found = id && id !== NO_VIEW ? await storeOf(c).views.get(id, email) : null;
     const active = found?.list === list ? found : null;
-    if (active) await rememberView(c.env.DB, email, active);
+    if (active) await storeOf(c).views.remember(email, active);
     // A query too long to keep is shown as asked, with nothing offered to save.
     const query = viewQuery.safeParse(url.search);
     c.set("listView", { list, query: query.success ? query.data : null, active: active ? asLink(active) : null });
@@ -73,14 +73,14 @@ const saveForm = z.object({
 
 /** The identity's views: a page of them with delete where allowed, or JSON `{ items }` (each with its address, `href`). */
 views.get("/views", async (c) => {
-  const items = await viewsFor(c.env.DB, c.var.user.email);
+  const items = await storeOf(c).views.of(c.var.user.email);
   if (wantsJson(c)) return c.json({ items: items.map((v) => ({ ...v, href: viewHref(v.viewId) })) });
   return page(c, <ViewsPage ctx={pageContext(c)} views={items} />);
 });
 
 /** The nav menu's items: the identity's views, personal then team (an htmx partial). */
 views.get("/partials/views", async (c) => {
-  const mine = (await viewsFor(c.env.DB, c.var.user.email)).filter(ofKnownList);
+  const mine = (await storeOf(c).views.of(c.var.user.email)).filter(ofKnownList);
   return c.html(<ViewsMenuItems views={mine.map(asLink)} />);
 });
 
@@ -92,7 +92,7 @@ views.post("/views", async (c) => {
   if (!form.success) return problem(c, 400, message(form.error));
   const user = c.var.user;
   if (form.data.shelf === "team" && user.role !== "operator") return refuse(c, { status: 403, code: "not_permitted", message: teamViewRoleSentence(user) });
-  const saved = await saveView(c.env.DB, { owner: user.email, ...form.data }, Date.now());
+  const saved = await storeOf(c).views.save({ owner: user.email, ...form.data }, Date.now());
   if (!saved.ok) return refuse(c, { status: 409, code: saved.reason, message: viewSaveRefusalSentence(saved) });
   const target = viewTargetHref(asLinkWithQuery(saved.view));
   if (wantsJson(c)) return c.json({ ok: true, value: { ...saved.view, href: target } }, 201);
@@ -104,7 +104,7 @@ views.post("/views/forget", async (c) => {
   const body = await readForm(c);
   const list = z.enum(VIEW_LISTS).safeParse(body?.list);
   if (!list.success) return problem(c, 400, `list must be one of ${VIEW_LISTS.join(", ")}`);
-  await forgetView(c.env.DB, c.var.user.email, list.data);
+  await storeOf(c).views.forget(c.var.user.email, list.data);
   if (wantsJson(c)) return c.json({ ok: true, value: { list: list.data } });
   return c.redirect(plainHref(LISTS[list.data]), 303);
 });
@@ -112,7 +112,7 @@ views.post("/views/forget", async (c) => {
 /** A view's permanent address: its list with its filters (302), or the view as JSON. */
 views.get("/views/:viewId", async (c) => {
   const id = c.req.param("viewId");
-  const view = await getView(c.env.DB, id, c.var.user.email);
+  const view = await storeOf(c).views.get(id, c.var.user.email);
   if (!view || !(VIEW_LISTS as readonly string[]).includes(view.list))
     return refuse(c, { status: 404, code: "not_found", message: viewRefusalSentence("not_found", id, c.var.user) });
   const target = viewTargetHref(asLinkWithQuery(view));
@@ -124,7 +124,7 @@ views.get("/views/:viewId", async (c) => {
 views.post("/views/:viewId/delete", async (c) => {
   const id = c.req.param("viewId");
   const user = c.var.user;
-  const r = await deleteView(c.env.DB, id, { email: user.email, mayTidyTeam: user.role === "operator" });
+  const r = await storeOf(c).views.delete(id, { email: user.email, mayTidyTeam: user.role === "operator" });
   if (!r.ok) return refuse(c, { status: r.reason === "not_found" ? 404 : 403, code: r.reason, message: viewRefusalSentence(r.reason, id, user) });
   if (wantsJson(c)) return c.json({ ok: true, value: { viewId: id } });
   return c.redirect(LISTS.views, 303);

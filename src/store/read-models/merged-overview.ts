@@ -18,9 +18,8 @@ import {
   topReasons,
   topReasonsFilters,
 } from "./overview";
-import { type AlertRow, nowAlertStatements, nowPartStatements, nowWindow, type OverviewNow, overviewNow, overviewNowOf } from "./overview-now";
 import { type Capped, DEFAULT_CAP, rowsReadOf } from "./paging";
-import { type AgentRef, type AlarmRate, AWAKE_LIMIT, alarmRates, compareRates, countAlarmLoops, type ResidentEstimate, residentEstimate } from "./residency";
+import { type AgentRef, type AlarmRate, AWAKE_LIMIT, alarmRates, compareRates, type ResidentEstimate, residentEstimate } from "./residency";
 import { DEFAULT_STUCK_CONFIG, finishStuck, listStuck, type StuckConfig, type StuckEntry, type StuckFilter, stuckLimit, stuckReads } from "./stuck";
 
 /**
@@ -182,17 +181,6 @@ export async function exhaustingSoonIn(store: Store, now: number, windowMs: numb
   };
 }
 
-/** countAlarmLoops over the store: an agent's alarm rollups and row live in its partition, so the counts sum, capped again at the awake list's length. */
-export async function countAlarmLoopsIn(store: Store, now = Date.now()): Promise<Capped & { rowsRead: number }> {
-  if (store.parts.length === 1) return countAlarmLoops(store.parts[0]!, now);
-  const each = await Promise.all(store.parts.map((db) => countAlarmLoops(db, now)));
-  const n = Math.min(
-    AWAKE_LIMIT,
-    each.reduce((a, e) => a + e.n, 0),
-  );
-  return { n, capped: n >= AWAKE_LIMIT, rowsRead: each.reduce((a, e) => a + e.rowsRead, 0) };
-}
-
 /**
  * alarmRates over the store: one agent's from its partition; else each partition's fastest `limit` (an agent's
  * rollups, row and runs all live in its partition, so each rate is exact), merged fastest first and cut at `limit`.
@@ -215,22 +203,3 @@ export async function alarmRatesIn(
 /** residentEstimate from the agent's partition (its timeline segments live there). */
 export const residentEstimateIn = (store: Store, agent: AgentRef, now = Date.now(), history?: HistoryTier): Promise<ResidentEstimate> =>
   residentEstimate(partitionFor(store, agent.agentClass, agent.agentName), agent, now, history);
-
-/**
- * overviewNow over the store: each partition's rollup rows and capped 24 h exhaustions (one batch each), summed;
- * the alert banner from the home database, where alerts live. About N × one partition's rollup rows.
- */
-export async function overviewNowIn(store: Store, now: number, recentMs: number): Promise<OverviewNow> {
-  if (store.parts.length === 1) return overviewNow(store.parts[0]!, now, recentMs);
-  const w = nowWindow(now, recentMs);
-  const [parts, alerts] = await Promise.all([
-    Promise.all(
-      store.parts.map(async (db) => {
-        const part = nowPartStatements(db, w);
-        return part.read(await db.batch(part.statements));
-      }),
-    ),
-    store.home.batch(nowAlertStatements(store.home, now)) as Promise<[D1Result<AlertRow>, D1Result<AlertRow>]>,
-  ]);
-  return overviewNowOf(parts, alerts, w);
-}

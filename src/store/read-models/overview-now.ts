@@ -1,4 +1,5 @@
 import { ALERT_PRIORITY, ALERT_WINDOW_MS, type AlertKind, kindsOfPriority } from "../alerts";
+import type { Store } from "../partitions";
 import { alertDeliveries, eventRollups, incidents, opAmbiguities } from "../schema";
 import { names } from "../sql-names";
 import { ATTEMPT_EVENT_TYPES } from "./incidents";
@@ -372,10 +373,29 @@ export function overviewNowOf(parts: NowPart[], alerts: [D1Result<AlertRow>, D1R
  * NOW_ALERT_SCAN + 1 + HIGH_SCAN per high-priority kind delivery rows: a few hundred on a busy store
  * (test/worker/routes/overview-now.test.ts).
  */
-export async function overviewNow(db: D1Database, now: number, recentMs: number): Promise<OverviewNow> {
+async function overviewNow(db: D1Database, now: number, recentMs: number): Promise<OverviewNow> {
   const w = nowWindow(now, recentMs);
   const part = nowPartStatements(db, w);
   const results = await db.batch([...part.statements, ...nowAlertStatements(db, now)]);
   const k = part.statements.length;
   return overviewNowOf([part.read(results.slice(0, k))], results.slice(k) as [D1Result<AlertRow>, D1Result<AlertRow>], w);
+}
+
+/**
+ * overviewNow over the store: each partition's rollup rows and capped 24 h exhaustions (one batch each), summed;
+ * the alert banner from the home database, where alerts live. About N × one partition's rollup rows.
+ */
+export async function overviewNowIn(store: Store, now: number, recentMs: number): Promise<OverviewNow> {
+  if (store.parts.length === 1) return overviewNow(store.parts[0]!, now, recentMs);
+  const w = nowWindow(now, recentMs);
+  const [parts, alerts] = await Promise.all([
+    Promise.all(
+      store.parts.map(async (db) => {
+        const part = nowPartStatements(db, w);
+        return part.read(await db.batch(part.statements));
+      }),
+    ),
+    store.home.batch(nowAlertStatements(store.home, now)) as Promise<[D1Result<AlertRow>, D1Result<AlertRow>]>,
+  ]);
+  return overviewNowOf(parts, alerts, w);
 }

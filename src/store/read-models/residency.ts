@@ -1,9 +1,10 @@
 import { ALARM_COALESCE_MS, ALARM_EVENT } from "@agent-oncall/telemetry/contract";
 import type { HistoryTier } from "../history/tier";
+import type { Store } from "../partitions";
 import { agents, eventRollups, eventSegments, runs, silentWakes as silentWakesTable, tailObjects } from "../schema";
 import { names } from "../sql-names";
 import { BUCKET_MS } from "./overview";
-import { rowsReadOf } from "./paging";
+import { type Capped, rowsReadOf } from "./paging";
 
 /**
  * Why agents stay awake, from what ingest keeps: alarm firings (`schedule.executed`) roll up per agent and
@@ -132,9 +133,20 @@ export const compareRates = (a: AlarmRate, b: AlarmRate): number =>
  * How many agents are flagged as alarm loops now (the overview's card; /awake?resident=idle lists them), counted up
  * to the awake list's length (`capped` when it is reached). Reads what alarmRates reads.
  */
-export async function countAlarmLoops(db: D1Database, now = Date.now()): Promise<{ n: number; capped: boolean; rowsRead: number }> {
+async function countAlarmLoops(db: D1Database, now = Date.now()): Promise<{ n: number; capped: boolean; rowsRead: number }> {
   const { items, rowsRead } = await alarmRates(db, { now, loopsOnly: true });
   return { n: items.length, capped: items.length >= AWAKE_LIMIT, rowsRead };
+}
+
+/** countAlarmLoops over the store: an agent's alarm rollups and row live in its partition, so the counts sum, capped again at the awake list's length. */
+export async function countAlarmLoopsIn(store: Store, now = Date.now()): Promise<Capped & { rowsRead: number }> {
+  if (store.parts.length === 1) return countAlarmLoops(store.parts[0]!, now);
+  const each = await Promise.all(store.parts.map((db) => countAlarmLoops(db, now)));
+  const n = Math.min(
+    AWAKE_LIMIT,
+    each.reduce((a, e) => a + e.n, 0),
+  );
+  return { n, capped: n >= AWAKE_LIMIT, rowsRead: each.reduce((a, e) => a + e.rowsRead, 0) };
 }
 
 /** Eviction of an idle Durable Object: after about 70 to 140 s without a request, alarm or open connection (the SDK's keepAlive docs). */

@@ -1,6 +1,6 @@
 import type { RunKind } from "@agent-oncall/telemetry/contract";
 import { z } from "zod";
-import { partitionFor, type Store, singleStore } from "../partitions";
+import { partitionFor, type Store } from "../partitions";
 import { agents, eventSegments, incidents, opAmbiguities, runs, sessions } from "../schema";
 import { names } from "../sql-names";
 import { BadRequest } from "./errors";
@@ -283,12 +283,6 @@ const hitKey = (e: EventHit & { via: EventField }): SortValue[] => [
   e.fiberId ?? "",
   e.sessionName ?? "",
 ];
-
-/**
- * Finds what `input` (a raw query string) names on one database: searchIn on a store of one partition.
- * Throws BadRequest for an empty or oversized query.
- */
-export const search = (db: D1Database, input: unknown): Promise<SearchResult> => searchIn(singleStore(db), input);
 
 /**
  * Finds what `input` (a raw query string) names: the projections' rows with that id; when there is none, what

@@ -6,7 +6,7 @@ import { blockedAgentsIn } from "../../../src/store/read-models/merged";
 import { alertTelemetry, brokenPipelines } from "../../../worker/alerts/telemetry";
 import { reconcileStale } from "../../../worker/reconcile/pass";
 import { QUIET_CLASS_HORIZON_MS, quietClassTargets } from "../../../worker/reconcile/quiet-classes";
-import { storeFromEnv } from "../../../worker/store";
+import { consoleStoreFromEnv, storeFromEnv } from "../../../worker/store";
 import { pollRows } from "../../helpers";
 import { registerAgent } from "../routes/harness";
 
@@ -59,7 +59,7 @@ describe("reconciliation asks one agent of each class gone quiet", () => {
     expect(pass[0]!.telemetry).toMatchObject({ queueBound: false, sent: 0 });
     expect((await asked(newest))?.askedAt).toBe(now);
     expect(await asked(older)).toBeNull();
-    expect((await brokenPipelines(storeFromEnv(env), pass, now)).map((b) => [b.target.agentName, b.state])).toEqual([[newest, "no_queue"]]);
+    expect((await brokenPipelines(consoleStoreFromEnv(env, now), pass, now)).map((b) => [b.target.agentName, b.state])).toEqual([[newest, "no_queue"]]);
 
     // What the cron does with the pass: the telemetry alert, through the real Queue to both channels.
     expect((await alertTelemetry(env, pass, now)).queued).toBe(2);

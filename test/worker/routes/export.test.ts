@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { exportHref } from "../../../console/links";
 import { exportCutLine, exportFailedLine } from "../../../console/words";
+import { consoleStore } from "../../../src/store/console-store";
 import { singleStore } from "../../../src/store/partitions";
 import type { AgentRow, Page } from "../../../src/store/read-models";
 import { DEFAULT_STUCK_CONFIG } from "../../../src/store/read-models/stuck";
@@ -136,7 +137,15 @@ describe("GET /export/:list", () => {
 
   it("reads page by page over the keyset: small pages give the same rows as one read", async () => {
     const read = (f: Record<string, string>) =>
-      EXPORT_SOURCES.agents({ store: singleStore(env.DB), now: Date.now(), stuckConfig: DEFAULT_STUCK_CONFIG }, f, 100);
+      EXPORT_SOURCES.agents(
+        {
+          store: consoleStore({ store: singleStore(env.DB), history: { shards: 1, previousShards: [] }, hotWindowHours: 48, futureSkewMs: 0 }),
+          now: Date.now(),
+          stuckConfig: DEFAULT_STUCK_CONFIG,
+        },
+        f,
+        100,
+      );
     const text = (s: ReadableStream<Uint8Array>) => new Response(s).text();
     const opts = { format: "json" as const, cap: 100, head: {}, cutLine: exportCutLine, failedLine: exportFailedLine };
     const paged = JSON.parse(await text(await exportStream(read({ agentClass: CLASS }), { ...opts, pageSize: 1 })));
