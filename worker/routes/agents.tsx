@@ -1,4 +1,4 @@
-import { agentKeyName, maskSecrets, parseAgentKeyName } from "@agent-oncall/telemetry";
+import { agentKeyName, maskSecrets, parseAgentKeyName, parseWorkerClassKey } from "@agent-oncall/telemetry";
 import { Hono } from "hono";
 import { adminErrorWords } from "../../console/admin-words";
 import type { ActionAvailability } from "../../console/components/actions";
@@ -9,14 +9,14 @@ import { RunPage } from "../../console/pages/run";
 import { partitionFor } from "../../src/store/partitions";
 import { agentListFilters } from "../../src/store/read-models/agents";
 import { eventGapOf } from "../../src/store/read-models/event-gaps";
-import { unknownParentsOf } from "../../src/store/read-models/facet-parents";
+import { otherWorkerObjectsOf, unknownParentsOf } from "../../src/store/read-models/facet-parents";
 import { parseFilters } from "../../src/store/read-models/filters";
 import { agentListIn, findAgentIn, getStoredRunIn } from "../../src/store/read-models/merged";
 import { lastReconciliation } from "../../src/store/read-models/open-work";
 import { agentNotKnown } from "../../src/store/read-models/possible-losses";
 import { recoveryPauseOf } from "../../src/store/read-models/recovery-pauses";
 import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
-import { consoleAdminClient } from "../admin-client";
+import { allowedAgentClasses, consoleAdminClient } from "../admin-client";
 import { PAGE_RECONCILE_AFTER_MS, recordFindings } from "../jobs";
 import { runsHistory, storeFromEnv } from "../store";
 import { agentActionsFrom } from "./availability";
@@ -75,6 +75,8 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   const store = storeFromEnv(c.env);
   const agent = await findAgentIn(store, t.agentClass, t.agentName);
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
+  // Keyed apart by its Worker (src/telemetry/workers.ts): not the agent the binding of its class addresses.
+  const other = parseWorkerClassKey(t.agentClass);
   const [state, history, reconciled, pause, parent, notKnown, unknownParents] = await Promise.all([
     live(c),
     listRunsWithHistory(store, { agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }, runsHistory(c.env)),
@@ -84,7 +86,12 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
     parentOf(store, t.agentName),
     agentNotKnown(store, t),
     // Facets keyed by this name because the tail matched no parent to them (worker/ingest/facet-parents.ts).
-    parseAgentKeyName(t.agentName) ? [] : unknownParentsOf(store.home, t.agentClass, t.agentName),
+    // An agent keyed by its Worker: the objects behind it instead (what the parent search tried, where it ran).
+    other
+      ? otherWorkerObjectsOf(store.home, other.agentClass, t.agentName, other)
+      : parseAgentKeyName(t.agentName)
+        ? []
+        : unknownParentsOf(store.home, t.agentClass, t.agentName),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -106,7 +113,8 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
       pause={pause}
       parent={parent}
       notKnown={notKnown}
-      unknownParents={unknownParents}
+      unknownParents={other ? [] : unknownParents}
+      otherWorker={other ? { ...other, bound: allowedAgentClasses(c.env).includes(other.agentClass), objects: unknownParents } : null}
     />,
   );
 });
