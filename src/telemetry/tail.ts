@@ -401,8 +401,9 @@ export function captureFromTail(
 }
 
 /**
- * The Durable Objects of these items whose SDK messages name an agent and that announced no ancestry for it (the
- * admin mixin's PARENT_MESSAGE_TYPE): the ones whose parent, if they are facets, only their object id can tell.
+ * The Durable Objects of these items whose SDK messages (or own events on AGENT_CHANNEL, without ancestry) name an
+ * agent and that announced no ancestry for it (the admin mixin's PARENT_MESSAGE_TYPE): the ones whose parent, if
+ * they are facets, only their object id can tell, and whose Worker only their object id can tell locally.
  * Once per object and name; nothing is normalised or kept.
  */
 export function unannouncedObjects(items: readonly TailItem[]): TailObject[] {
@@ -417,6 +418,8 @@ export function unannouncedObjects(items: readonly TailItem[]): TailObject[] {
       if (!m || typeof m !== "object" || typeof m.agent !== "string" || typeof m.name !== "string" || !m.agent || !m.name) continue;
       if (channel === AGENT_CHANNEL && m.type === PARENT_MESSAGE_TYPE) announced.add(`${m.agent}\0${m.name}`);
       else if (channel.startsWith(SDK_CHANNEL_PREFIX)) named.set(`${m.agent}\0${m.name}`, [m.agent, m.name]);
+      // The agent's own events (no ancestry in them): an invocation may publish only those, keyed like its SDK messages.
+      else if (channel === AGENT_CHANNEL && m.parentPath === undefined) named.set(`${m.agent}\0${m.name}`, [m.agent, m.name]);
     }
     const worker = item.scriptName ?? "";
     for (const [k, [agentClass, agentName]] of named) {

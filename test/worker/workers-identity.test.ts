@@ -1,4 +1,5 @@
 import { env } from "cloudflare:workers";
+import { AGENT_CHANNEL, AGENT_MESSAGE_VERSION } from "@agent-oncall/admin-rpc/facts";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 import { beforeAll, describe, expect, it } from "vitest";
 import { consoleAdminClient } from "../../worker/admin-client";
@@ -94,6 +95,43 @@ describe("identity across Workers", () => {
     expect(live.ok ? null : [live.error.code, live.error.facts]).toEqual(["unsupported", { kind: "other_worker", agentClass: CLASS, worker: "other-worker" }]);
     const idle = await admin.forceIdle({ agentClass: `${CLASS}@other-worker`, agentName: name }, { reason: "testing identity" });
     expect(idle.ok ? null : idle.error.facts?.kind).toBe("other_worker");
+  });
+
+  it("keys what the other Worker's agent publishes on the admin package's channel like its SDK messages, in an invocation with nothing else", async () => {
+    const name = `a-${uid()}`;
+    const t = Date.now();
+    const usage = (durableObjectId: string, scriptName: string | null, requestId: string): TailItem => ({
+      scriptName,
+      durableObjectId,
+      eventTimestamp: t,
+      truncated: false,
+      diagnosticsChannelEvents: [
+        {
+          timestamp: t,
+          channel: AGENT_CHANNEL,
+          message: {
+            v: AGENT_MESSAGE_VERSION,
+            type: "model.usage",
+            agent: CLASS,
+            name,
+            payload: { inputTokens: 10, outputTokens: 2, model: "m" },
+            corr: { requestId },
+            timestamp: t,
+          },
+        },
+      ],
+    });
+    const r = await handleTail([usage(bound().idFromName(name).toString(), null, "req-mine"), usage(foreignId(), "other-worker", "req-theirs")], env as Env);
+    expect(r).toMatchObject({ sent: 2, losses: 0 });
+    const rows = await pollRows<{ agent_class: string; request_id: string }>(
+      "SELECT agent_class, request_id FROM events WHERE agent_name = ? AND type = 'model.usage' ORDER BY request_id",
+      [name],
+      (rs) => rs.length === 2,
+    );
+    expect(rows.map((x) => [x.request_id, x.agent_class])).toEqual([
+      ["req-mine", CLASS],
+      ["req-theirs", `${CLASS}@other-worker`],
+    ]);
   });
 
   it("locally, where the item names no Worker, keeps a foreign id apart too: one agent per object, none merged with the bound one", async () => {

@@ -14,8 +14,8 @@ import { newestAgentsOf, PARENT_CANDIDATES_PER_CLASS, storedFacetParents } from 
  * name's top-level id in its class's binding is a top-level agent and is not looked at further.
  *
  * Each finding is kept in `tail_objects` with the object (computed once per facet) and in this isolate's memory
- * (no read per later event). A facet with no match is keyed by its own name as before, and the finding says what
- * was tried; a known facet is tried again after UNKNOWN_RETRY_MS, since its parent may report its first event later.
+ * (no read per later event). A facet with no match is keyed as below, and the finding says what was tried; a known
+ * facet is tried again after UNKNOWN_RETRY_MS, since its parent may report its first event later.
  *
  * The same finding says which objects are not the agents of the Worker the console acts on (identity across
  * Workers, src/telemetry/workers.ts): an object of a bound class whose id is neither its name's top-level id nor a
