@@ -211,6 +211,10 @@ const ERROR_FACT_WORDS: { [K in AdminErrorFacts["kind"]]: (f: Extract<AdminError
   no_binding: (f) => `this Worker has no Durable Object binding named ${f.agentClass}`,
   nested_sub_agent: (f) =>
     `this ${f.agentClass} is a sub-agent ${f.depth} levels down: the agents SDK lets the console reach only a top-level agent's own sub-agents, so it cannot be asked or acted on`,
+  other_worker: (f) =>
+    f.worker
+      ? `this console's binding for ${f.agentClass} points at another Worker than "${f.worker}", where this agent's events come from (its Durable Object id is not the one that binding gives its name, nor a sub-agent's of an agent the console knows), so the console can neither ask it nor act on it`
+      : `this console's binding for ${f.agentClass} does not address this agent: its Durable Object id is not the one that binding gives its name, nor a sub-agent's of an agent the console knows (another Worker's agent, or a sub-agent whose parent is unknown: locally the trace item names no Worker), so the console can neither ask it nor act on it`,
   timeout: (f) => `the agent did not answer within ${f.limitMs} ms (an action may still complete: check its status and the audit log)`,
   unreachable: (f) => `the agent could not be reached: ${f.cause}`,
   bad_answer: (f) =>

@@ -1,5 +1,6 @@
+import { env } from "cloudflare:workers";
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import { AGENT_CHANNEL } from "@agent-oncall/admin-rpc/facts";
+import { AGENT_CHANNEL, PARENT_MESSAGE_TYPE } from "@agent-oncall/admin-rpc/facts";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 
 /** Every channel a real tail carries: each `agents:*` channel the SDK (0.32) publishes on, and the admin package's own. */
@@ -35,13 +36,14 @@ export function listenLikeATail(channels: readonly string[] = ["agents:fiber", A
   return {
     /**
      * Everything heard since the last `clear`, as one trace item of a Durable Object invocation. `of` says which
-     * object and what started it, where a test knows (an alarm: `event.scheduledTime`); else a fresh object id.
+     * object and what started it, where a test knows (an alarm: `event.scheduledTime`); else the object the runtime
+     * would name: the top-level id of the first agent heard whose class the test worker binds, or a fresh id.
      */
     item(of: { durableObjectId?: string; entrypoint?: string; event?: unknown } = {}): TailItem {
       const t = Date.now();
       return {
         scriptName: null,
-        durableObjectId: of.durableObjectId ?? crypto.randomUUID().replace(/-/g, ""),
+        durableObjectId: of.durableObjectId ?? topLevelIdOf(heard) ?? crypto.randomUUID().replace(/-/g, ""),
         eventTimestamp: t,
         truncated: false,
         ...(of.entrypoint ? { entrypoint: of.entrypoint } : {}),
@@ -54,4 +56,23 @@ export function listenLikeATail(channels: readonly string[] = ["agents:fiber", A
       for (const ch of channels) unsubscribe(ch, listener);
     },
   };
+}
+
+/**
+ * The Durable Object id a trace item of these messages carries, as the runtime gives it: the binding's id of the
+ * first agent named whose class the test worker binds, leaving out sub-agents (their ancestry announced or carried),
+ * whose ids only their parent's path gives. Undefined when none is bound.
+ */
+function topLevelIdOf(heard: readonly { channel: string; message: unknown }[]): string | undefined {
+  const announced = new Set<string>();
+  for (const h of heard) {
+    const m = h.message as Record<string, unknown> | undefined;
+    if (!m || typeof m.agent !== "string" || typeof m.name !== "string") continue;
+    const key = `${m.agent}\0${m.name}`;
+    if (h.channel === AGENT_CHANNEL && m.type === PARENT_MESSAGE_TYPE) announced.add(key);
+    if (announced.has(key) || m.parentPath !== undefined) continue;
+    const ns = (env as unknown as Record<string, DurableObjectNamespace | undefined>)[m.agent];
+    if (typeof ns?.idFromName === "function" && typeof ns.get === "function") return ns.idFromName(m.name).toString();
+  }
+  return undefined;
 }

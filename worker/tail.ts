@@ -4,7 +4,7 @@ import { agentNamespace, allowedAgentClasses } from "./admin-client";
 import { consoleConfig } from "./config";
 import type { Env } from "./env";
 import { type DeadLetter, deadLetterStatements } from "./ingest/dead-letters";
-import { findFacetParents, NO_FACET_PARENTS } from "./ingest/facet-parents";
+import { findFacetParents, noFacetParents } from "./ingest/facet-parents";
 import { verificationKey } from "./ingest/signature";
 import { markRecorded, tailObjectStatements } from "./ingest/tail-objects";
 import { storeFromEnv } from "./store";
@@ -37,12 +37,14 @@ export async function handleTail(items: readonly TailItem[], env: Env): Promise<
   const store = storeFromEnv(env);
   // Sub-agents whose Worker publishes no ancestry: their parent, matched by the facet's object id.
   const classes = allowedAgentClasses(env);
-  // A store that cannot answer must not cost the item: its sub-agents are then keyed by their own name, as before.
-  const facets = await findFacetParents(items, store, classes, (c) => agentNamespace(env, classes, c), Date.now()).catch((e: unknown) => {
+  const namespaceOf = (c: string) => agentNamespace(env, classes, c);
+  // A store that cannot answer must not cost the item: its sub-agents then go unmatched (keyed apart, see there).
+  const facets = await findFacetParents(items, store, classes, namespaceOf, Date.now()).catch((e: unknown) => {
     console.error(`[tail] could not match sub-agents to their parents: ${e instanceof Error ? e.message : String(e)}`);
-    return NO_FACET_PARENTS;
+    return noFacetParents(namespaceOf);
   });
-  const capture = captureFromTail(items, { parents: facets.parents });
+  // Agents that are not the bound Worker's are keyed apart by class (src/telemetry/workers.ts), so never merged.
+  const capture = captureFromTail(items, { parents: facets.parents, classKeys: facets.classKeys });
   const result: TailResult = {
     items: items.length,
     read: capture.read,

@@ -55,11 +55,14 @@ export function AgentPage(props: {
   notKnown?: AgentNotKnown;
   /** Sub-agents keyed by this name because the console matched no parent to them, with what it tried. */
   unknownParents?: UnknownParent[];
+  /** Set for an agent keyed apart by its Worker (`Class@worker`): not the one this console's binding addresses. */
+  otherWorker?: OtherWorkerAgent | null;
 }) {
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.agents}>
       {props.parent ? <SubAgentOf parent={props.parent} /> : null}
       {props.unknownParents?.length ? <ParentUnknown facets={props.unknownParents} now={props.ctx.now} /> : null}
+      {props.otherWorker ? <OtherWorker agent={props.otherWorker} agentName={props.agentName} now={props.ctx.now} /> : null}
       <div id={AGENT_LIVE_PANEL} data-live hx-get={agentHref(props, "/live")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agent={props} live={props.live} />
       </div>
@@ -170,6 +173,56 @@ function ParentUnknown(props: { facets: UnknownParent[]; now: number }) {
       {props.facets.length === 1 ? "a Durable Object" : `${props.facets.length} Durable Objects`} whose parent the console could not find (last tried{" "}
       {ago(first!.checkedAt, props.now)}). {first!.why} Until it is found, its events are kept under its own name, so same-named sub-agents of different parents
       are shown here as one agent.
+    </p>
+  );
+}
+
+/** An agent keyed apart by its Worker: its class, the Worker (null: not named), and the objects behind it. */
+export type OtherWorkerAgent = {
+  agentClass: string;
+  worker: string | null;
+  objectPrefix: string | null;
+  /** Whether the console binds the class (AGENT_CLASSES): else no Worker of it is one the console acts on. */
+  bound: boolean;
+  objects: UnknownParent[];
+};
+
+/**
+ * Why an agent keyed `Class@worker` is not the one of that class and name the console acts on, and that the two are
+ * kept apart (src/telemetry/workers.ts). Its actions are refused by the admin client, which says the same.
+ */
+function OtherWorker(props: { agent: OtherWorkerAgent; agentName: string; now: number }) {
+  const { agentClass, worker, objects } = props.agent;
+  const [first] = objects;
+  const bound = (
+    <a href={agentHref({ agentClass, agentName: props.agentName })}>
+      {agentClass} "{props.agentName}"
+    </a>
+  );
+  const tried = first?.why ? ` ${first.why} (Last tried ${ago(first.checkedAt, props.now)}.)` : "";
+  if (!props.agent.bound)
+    return (
+      <p class="notice" data-testid="other-worker" data-worker={worker ?? ""}>
+        <strong>
+          {agentClass} of the Worker "{worker}".
+        </strong>{" "}
+        The console binds no {agentClass} (AGENT_CLASSES), so it cannot act on it; agents of a class it does not bind are keyed by the Worker the trace item
+        names, so two Workers' same-named agents never merge.{tried}
+      </p>
+    );
+  return worker ? (
+    <p class="notice" data-testid="other-worker" data-worker={worker}>
+      <strong>Not the {agentClass} this console acts on.</strong> This console's binding for {agentClass} points at another Worker: this agent's events come
+      from the Worker "{worker}", from a Durable Object whose id is not the one that binding gives the name "{props.agentName}", nor that of a sub-agent of an
+      agent the console knows (if "{worker}" is the Worker the binding addresses, it is a sub-agent whose parent the console has not found). Its events are kept
+      apart from {bound}, and the console neither asks it nor acts on it.{tried}
+    </p>
+  ) : (
+    <p class="notice" data-testid="other-worker" data-worker="">
+      <strong>Parent unknown, or another Worker's agent.</strong> This agent's events come from a Durable Object whose id is not the one this console's binding
+      for {agentClass} gives the name "{props.agentName}", nor that of a sub-agent of an agent the console knows. The trace item names no Worker (local dev), so
+      the console cannot tell a sub-agent whose parent it has not found from an agent of a Worker its binding does not point at. Its events are kept apart from{" "}
+      {bound}, one agent per Durable Object, and the console neither asks it nor acts on it.{tried}
     </p>
   );
 }

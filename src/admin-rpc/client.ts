@@ -1,4 +1,4 @@
-import { maskJson, maskSecrets, normalizeSdkEvent, parseAgentKeyName, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
+import { maskJson, maskSecrets, normalizeSdkEvent, parseAgentKeyName, parseWorkerClassKey, type QueueLike, Telemetry } from "@agent-oncall/telemetry";
 import { getAgentByName, getSubAgentByName } from "agents";
 import { z } from "zod";
 import { ADMIN_ACTIONS, type AdminActionName, mayTake, upgradeRefusal } from "./actions.js";
@@ -270,6 +270,22 @@ export function createAdminClient(ports: AdminClientPorts, identity: unknown, op
    * that must be addressable; a sub-agent of a sub-agent is refused, with why.
    */
   async function resolve(t: unknown): Promise<AdminResult<Resolved>> {
+    // An agent the tail keyed apart (`Class@worker`): not the Durable Object the binding of its class gives its name.
+    const keyed = t && typeof t === "object" && typeof (t as { agentClass?: unknown }).agentClass === "string" ? (t as { agentClass: string }).agentClass : "";
+    const other = parseWorkerClassKey(keyed.trim());
+    // A class the console does not bind at all: refused as any unbound class is.
+    if (other && !ports.agentClasses.includes(other.agentClass))
+      return fail("not_found", `${other.agentClass} is not an addressable agent class`, {
+        kind: "not_addressable",
+        agentClass: other.agentClass,
+        allowed: [...ports.agentClasses],
+      });
+    if (other)
+      return fail("unsupported", `${keyed.trim()} is not the agent the binding for ${other.agentClass} addresses: it runs in another Worker`, {
+        kind: "other_worker",
+        agentClass: other.agentClass,
+        worker: other.worker,
+      });
     const parsed = target.safeParse(t);
     if (!parsed.success) return fail("invalid_input", describeInput(parsed.error));
     const { agentClass, agentName } = parsed.data;

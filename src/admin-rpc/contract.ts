@@ -23,6 +23,7 @@ export const adminErrorFacts = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("not_registered"), agentClass: z.string(), agentName: z.string() }),
   z.object({ kind: z.literal("no_binding"), agentClass: z.string() }),
   z.object({ kind: z.literal("nested_sub_agent"), agentClass: z.string(), depth: z.number() }),
+  z.object({ kind: z.literal("other_worker"), agentClass: z.string(), worker: z.string().nullable() }),
   z.object({ kind: z.literal("timeout"), limitMs: z.number() }),
   z.object({ kind: z.literal("unreachable"), cause: z.string() }),
   z.object({ kind: z.literal("bad_answer"), detail: z.string().nullable() }),

@@ -27,6 +27,8 @@ export type AdminErrorFacts =
   | { kind: "no_binding"; agentClass: string }
   // A sub-agent under a sub-agent: the SDK's public bridge reaches only a top-level agent's own sub-agents.
   | { kind: "nested_sub_agent"; agentClass: string; depth: number }
+  // An agent the tail keyed by another Worker (or object) than its class's binding addresses (telemetry workers.ts).
+  | { kind: "other_worker"; agentClass: string; worker: string | null }
   | { kind: "timeout"; limitMs: number }
   | { kind: "unreachable"; cause: string }
   | { kind: "bad_answer"; detail: string | null }

@@ -9,7 +9,7 @@ import { type AlertFilterInput, listAlertDeliveries, suppressedAlertsIn } from "
 import { type AuditFilterInput, listAudit } from "./read-models/audit";
 import { batchProgress } from "./read-models/bulk-batches";
 import { listDeadLetters } from "./read-models/dead-letters";
-import { unknownParentsOf } from "./read-models/facet-parents";
+import { otherWorkerObjectsOf, unknownParentsOf } from "./read-models/facet-parents";
 import type { IncidentRow } from "./read-models/incidents";
 import { incidentAttempts, incidentTimeline } from "./read-models/incidents";
 import {
@@ -102,6 +102,9 @@ export function consoleStore(input: ConsoleStoreInput) {
     notKnown: (agent: AgentRef) => agentNotKnown(store, agent),
     /** Sub-agents keyed by this agent's name because the tail matched no parent to them (home database). */
     unknownParents: (agent: AgentRef) => unknownParentsOf(store.home, agent.agentClass, agent.agentName),
+    /** The objects behind an agent keyed by its Worker (src/telemetry/workers.ts): where they ran, what was tried. */
+    otherWorkerObjects: (agentClass: string, agentName: string, where: Parameters<typeof otherWorkerObjectsOf>[3]) =>
+      otherWorkerObjectsOf(store.home, agentClass, agentName, where),
     /** Agents woken by alarms in the last hour (the fleet's, or one agent's), from the rollups. */
     alarmRates: (opts: Parameters<typeof alarmRatesIn>[1]) => alarmRatesIn(store, opts),
     /** Wakes with nothing reported (the tail handler records these in the home database). */

@@ -30,3 +30,4 @@ export { type AgentPathStep, agentKeyName, MAX_PARENT_DEPTH, parseAgentKeyName, 
 export { Telemetry, type TelemetryOptions, type TelemetryStats } from "./telemetry.js";
 export { type ModelUsage, RecoveryScope, readUsage, type UsageContext, usageFromGenAiAttributes } from "./usage.js";
 export { type WithTelemetryClass, type WithTelemetryOptions, withTelemetry, workerVersion } from "./with-telemetry.js";
+export { OBJECT_MARK_CHARS, parseWorkerClassKey, UNNAMED_WORKER_MARK, WORKER_SEPARATOR, workerClassKey } from "./workers.js";

@@ -7,7 +7,7 @@ import type { QueueLike } from "./outbox.js";
 import { sendPacked } from "./pack.js";
 import { type Masker, maskJson, maskSecrets } from "./redact.js";
 import { signEventText } from "./signing.js";
-import { type AgentPathStep, agentKeyName, MAX_PARENT_DEPTH } from "./sub-agents.js";
+import { type AgentPathStep, agentKeyName, MAX_PARENT_DEPTH, readParentPath } from "./sub-agents.js";
 import { TailChatTurns, tailChatTurns } from "./tail-chat-turns.js";
 
 /** The chat-turn fold, for a caller (a test) that keeps its own memory instead of the isolate one. */
@@ -229,6 +229,13 @@ function isSdkMessage(m: unknown): m is SdkMessage {
  */
 export type FacetParents = (worker: string, objectId: string, agentClass: string, agentName: string) => AgentPathStep[] | undefined;
 
+/**
+ * The class key of an agent the console cannot act on (workers.ts: `ChatAgent@other-worker`), for the object that
+ * published it: undefined when the object is the bound Worker's agent, a sub-agent of a known parent, or one the
+ * console cannot tell (worker/ingest/facet-parents.ts decides, from the console's own bindings).
+ */
+export type ClassKeys = (worker: string, objectId: string, agentClass: string, agentName: string) => string | undefined;
+
 /** Recovery hooks running in an item, by the fiber they recover: the runs that started while each ran. */
 export type Hooks = Map<string, { name: string; at: number | null; started: { fiberId: string; fiberName: string }[] }>;
 
@@ -283,7 +290,7 @@ function recoveryFailureRecord(m: SdkMessage): { fiberStatus?: string; fiberErro
  */
 export function captureFromTail(
   items: readonly TailItem[],
-  opts: { mask?: Masker; normalize?: NormalizeOptions; turns?: TailChatTurns; parents?: FacetParents } = {},
+  opts: { mask?: Masker; normalize?: NormalizeOptions; turns?: TailChatTurns; parents?: FacetParents; classKeys?: ClassKeys } = {},
 ): TailCapture {
   const out: TailCapture = { events: [], objects: [], silentWakes: [], losses: [], read: 0, noise: 0, viaOutbox: 0 };
   const named = new Set<string>();
@@ -309,7 +316,7 @@ export function captureFromTail(
       }
       if (channel === AGENT_CHANNEL) {
         out.read++;
-        const r = fromAgentChannel(item, index, entry.timestamp, entry.message, mask);
+        const r = fromAgentChannel(item, index, entry.timestamp, entry.message, mask, opts.classKeys);
         if ("loss" in r) out.losses.push(r.loss);
         else if ("parent" in r) ancestry.set(`${r.parent.agent}\0${r.parent.name}`, r.parent.parentPath);
         else out.events.push(r.event);
@@ -342,10 +349,18 @@ export function captureFromTail(
           ? (ancestry.get(`${m.agent}\0${m.name}`) ??
             (item.durableObjectId ? opts.parents?.(item.scriptName ?? "", item.durableObjectId, m.agent, m.name) : undefined))
           : undefined;
-      if (m.agent && m.name) turns.hear(m.type, m.agent, agentKeyName(m.name, parentPath), m.payload ?? {}, item.scriptName, mask);
+      // Not the agent of the Worker the console binds (another Worker's, or one it cannot place): keyed apart by class.
+      // A message carrying its ancestry itself (an admin mixin that adds it) is a sub-agent's: keyed by it instead.
+      const carried = !parentPath && readParentPath((m as Record<string, unknown>).parentPath) !== null;
+      const classKey =
+        m.agent && m.name && !parentPath && !carried && item.durableObjectId
+          ? opts.classKeys?.(item.scriptName ?? "", item.durableObjectId, m.agent, m.name)
+          : undefined;
+      const keyed = classKey ? { ...m, agent: classKey } : m;
+      if (keyed.agent && keyed.name) turns.hear(m.type, keyed.agent, agentKeyName(keyed.name, parentPath), m.payload ?? {}, item.scriptName, mask);
       // A chat turn's carrier Task is kept for the chat-turn fold, which alone knows whether its agent reports the
       // turn itself (Think) or the carrier is the turn (a top-level AIChatAgent).
-      const e = normalizeSdkEvent(parentPath ? { ...m, parentPath } : m, undefined, mask, {}, { keepChatCarriers: true, ...opts.normalize });
+      const e = normalizeSdkEvent(parentPath ? { ...keyed, parentPath } : keyed, undefined, mask, {}, { keepChatCarriers: true, ...opts.normalize });
       if (!e) {
         out.noise++;
         return;
@@ -386,8 +401,9 @@ export function captureFromTail(
 }
 
 /**
- * The Durable Objects of these items whose SDK messages name an agent and that announced no ancestry for it (the
- * admin mixin's PARENT_MESSAGE_TYPE): the ones whose parent, if they are facets, only their object id can tell.
+ * The Durable Objects of these items whose SDK messages (or own events on AGENT_CHANNEL, without ancestry) name an
+ * agent and that announced no ancestry for it (the admin mixin's PARENT_MESSAGE_TYPE): the ones whose parent, if
+ * they are facets, only their object id can tell, and whose Worker only their object id can tell locally.
  * Once per object and name; nothing is normalised or kept.
  */
 export function unannouncedObjects(items: readonly TailItem[]): TailObject[] {
@@ -402,6 +418,8 @@ export function unannouncedObjects(items: readonly TailItem[]): TailObject[] {
       if (!m || typeof m !== "object" || typeof m.agent !== "string" || typeof m.name !== "string" || !m.agent || !m.name) continue;
       if (channel === AGENT_CHANNEL && m.type === PARENT_MESSAGE_TYPE) announced.add(`${m.agent}\0${m.name}`);
       else if (channel.startsWith(SDK_CHANNEL_PREFIX)) named.set(`${m.agent}\0${m.name}`, [m.agent, m.name]);
+      // The agent's own events (no ancestry in them): an invocation may publish only those, keyed like its SDK messages.
+      else if (channel === AGENT_CHANNEL && m.parentPath === undefined) named.set(`${m.agent}\0${m.name}`, [m.agent, m.name]);
     }
     const worker = item.scriptName ?? "";
     for (const [k, [agentClass, agentName]] of named) {
@@ -422,6 +440,7 @@ function fromAgentChannel(
   at: number,
   message: unknown,
   mask: Masker,
+  classKeys: ClassKeys | undefined,
 ): { event: TelemetryEvent } | { parent: { agent: string; name: string; parentPath: AgentPathStep[] } } | { loss: TailLoss } {
   const text = json(message);
   const lost = (why: string, agent: { agent: string; name: string } | null = null) => ({
@@ -443,7 +462,12 @@ function fromAgentChannel(
     id: tailEventId(item, index, time, text),
     time,
     type,
-    source: { agentClass: agent, agentName: agentKeyName(name, parentPath), ...(parentPath ? { parentPath } : {}) },
+    source: {
+      // Keyed like the object's SDK messages: apart, when it is not the bound Worker's agent.
+      agentClass: (!parentPath && item.durableObjectId ? classKeys?.(item.scriptName ?? "", item.durableObjectId, agent, name) : undefined) ?? agent,
+      agentName: agentKeyName(name, parentPath),
+      ...(parentPath ? { parentPath } : {}),
+    },
     corr: m.data.corr ?? {},
     payload: maskJson(m.data.payload, mask),
   };

@@ -199,6 +199,10 @@ describe("an admin refusal", () => {
       not_registered: [{ kind: "not_registered", agentClass: "A", agentName: "ghost-1" }, 'no agent A "ghost-1"'],
       no_binding: [{ kind: "no_binding", agentClass: "Unbound" }, "Unbound"],
       nested_sub_agent: [{ kind: "nested_sub_agent", agentClass: "Leaf", depth: 2 }, "2 levels down"],
+      other_worker: [
+        { kind: "other_worker", agentClass: "ChatAgent", worker: "other-worker" },
+        'binding for ChatAgent points at another Worker than "other-worker"',
+      ],
       timeout: [{ kind: "timeout", limitMs: 15_000 }, "15000 ms"],
       unreachable: [{ kind: "unreachable", cause: "Network connection lost." }, "Network connection lost."],
       bad_answer: [{ kind: "bad_answer", detail: "status: expected string" }, "status: expected string"],

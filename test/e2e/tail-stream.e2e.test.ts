@@ -42,10 +42,14 @@ const TWINS = [twin(CLASSIC, { tail_consumers: line }), twin(BOTH, { tail_consum
 
 let server: DevServer;
 
-type Run = { runId: string; kind: string; status: string; error: string | null };
-/** What the console shows of one agent's runs (its JSON). */
+type Run = { runId: string; kind: string; status: string; error: string | null; agentClass: string };
+/**
+ * What the console shows of the runs of agents of this name (its JSON), whatever their class key: the console binds
+ * the app's BareFiberAgent, so its twins' same-named class is another Worker's, keyed apart (`BareFiberAgent@?<id>`:
+ * locally the trace item names no Worker).
+ */
 async function consoleRuns(agentName: string): Promise<Run[]> {
-  const q = new URLSearchParams({ agentClass: "BareFiberAgent", agentName, limit: "50" });
+  const q = new URLSearchParams({ agentName, limit: "50" });
   const r = await fetch(`${server.base}/runs?${q}`, { headers: { Accept: "application/json" }, signal: AbortSignal.timeout(30_000) });
   return ((await r.json()) as { items: Run[] }).items;
 }
@@ -93,7 +97,8 @@ afterAll(async () => {
 it("streamed: a long runFiber's start reaches the console's JSON while it still runs, and its outcome equals the SDK's", { timeout: 240_000 }, async () => {
   const { seen, sdk } = await slowRun("this", "st-slow");
   console.log(`[tail-stream] streamed: the run shown ${(seen.atMs / 1000).toFixed(1)} s after the call, the runFiber working ${SLOW_MS / 1000} s`);
-  expect(seen).toMatchObject({ callReturned: false, run: { kind: "fiber", status: "running" } });
+  // The Worker the console binds: its agent keyed by its plain class.
+  expect(seen).toMatchObject({ callReturned: false, run: { kind: "fiber", status: "running", agentClass: "BareFiberAgent" } });
   expect(seen.atMs).toBeLessThan(SLOW_MS / 2);
   expect(sdk.outcome).toBe("completed");
   expect(seen.run.runId).toBe(sdk.id);
@@ -123,6 +128,14 @@ it("classic: the same runFiber's start reaches the console only once its invocat
   expect(seen.callReturned).toBe(true);
   expect(seen.atMs).toBeGreaterThanOrEqual(SLOW_MS);
   expect(seen.run.runId).toBe(sdk.id);
+  // Another Worker's BareFiberAgent (the console binds the app's): kept apart, by its object, and offered nothing.
+  expect(seen.run.agentClass).toMatch(/^BareFiberAgent@\?[0-9a-f]{12}$/);
+  const page = await fetch(`${server.base}/agents/${encodeURIComponent(seen.run.agentClass)}/cl-slow`, { signal: AbortSignal.timeout(30_000) });
+  const html = await page.text();
+  expect(page.status).toBe(200);
+  expect(html).toContain('data-testid="other-worker"');
+  expect(html).toContain('data-testid="read-only"');
+  expect(html).not.toContain('hx-post="/actions/');
 });
 
 it("tailed both ways at once: every event is stored once, as many as the classic tail alone stores", { timeout: 240_000 }, async () => {
@@ -132,8 +145,9 @@ it("tailed both ways at once: every event is stored once, as many as the classic
   const classicRun = (await consoleRuns("cl-slow"))[0]!;
   // A few seconds for a second copy to arrive, had the two paths given one event two ids.
   await new Promise((r) => setTimeout(r, 5_000));
-  const shownBoth = await runEventsShown("bo-slow", both.sdk.id);
-  const shownClassic = await runEventsShown("cl-slow", classicRun.runId);
+  const bothRun = (await consoleRuns("bo-slow")).find((x) => x.runId === both.sdk.id)!;
+  const shownBoth = await runEventsShown(bothRun.agentClass, "bo-slow", both.sdk.id);
+  const shownClassic = await runEventsShown(classicRun.agentClass, "cl-slow", classicRun.runId);
   console.log(`[tail-stream] both ways: ${shownBoth.length} events shown (${shownBoth.map((e) => e.type).join(", ")}); classic alone: ${shownClassic.length}`);
   expect(shownBoth.length).toBeGreaterThan(0);
   expect(new Set(shownBoth.map((e) => e.id)).size).toBe(shownBoth.length);
@@ -142,8 +156,8 @@ it("tailed both ways at once: every event is stored once, as many as the classic
 });
 
 /** The events the console shows on a run's page (its JSON), oldest first. */
-async function runEventsShown(agentName: string, runId: string): Promise<{ id: string; type: string }[]> {
-  const q = new URLSearchParams({ agentClass: "BareFiberAgent", agentName });
+async function runEventsShown(agentClass: string, agentName: string, runId: string): Promise<{ id: string; type: string }[]> {
+  const q = new URLSearchParams({ agentClass, agentName });
   const r = await fetch(`${server.base}/runs/${encodeURIComponent(runId)}?${q}`, {
     headers: { Accept: "application/json" },
     signal: AbortSignal.timeout(30_000),

@@ -181,13 +181,15 @@ describe("sub-agents without the admin mixin (their messages do not name their p
     expect(page).not.toContain('data-testid="parent-unknown"');
   });
 
-  it("are keyed by their own name when the console knows no parent with their facet id, and the page says so and what it tried", async () => {
-    // The parent never reported an event of its own: nothing the console knows has this facet's id.
+  it("are keyed apart by their object when the console knows no parent with their facet id, and the page says so and what it tried", async () => {
+    // The parent never reported an event of its own: nothing the console knows has this facet's id. The class is
+    // bound, so the id is certainly not the top-level agent's of that name: never merged with it (workers.ts).
     const parent = `hub-${uid()}`;
     const helper = `lonely-${uid()}`;
     const { work, item } = await bareWork(parent, helper);
     await handleTail([item], env as Env);
-    await pollRows("SELECT agent_name FROM agents WHERE agent_class = 'SubAgentBareHelper' AND agent_name = ?", [helper], (rs) => rs.length === 1);
+    const keyed = `SubAgentBareHelper@?${work.objectId.slice(0, 12)}`;
+    await pollRows("SELECT agent_name FROM agents WHERE agent_class = ? AND agent_name = ?", [keyed, helper], (rs) => rs.length === 1);
     const stored = await env.DB.prepare("SELECT parent_path, parent_unknown FROM tail_objects WHERE object_id = ?")
       .bind(work.objectId)
       .first<{ parent_path: string | null; parent_unknown: string | null }>();
@@ -195,10 +197,10 @@ describe("sub-agents without the admin mixin (their messages do not name their p
     expect(stored?.parent_unknown).toContain("so it is a sub-agent");
     expect(stored?.parent_unknown).toContain("SubAgentHub");
 
-    const { status, text: page } = await getText(`/agents/SubAgentBareHelper/${encodeURIComponent(helper)}`, "viewer");
+    const { status, text: page } = await getText(`/agents/${encodeURIComponent(keyed)}/${encodeURIComponent(helper)}`, "viewer");
     expect(status).toBe(200);
-    expect(page).toContain('data-testid="parent-unknown"');
-    expect(page).toContain("Parent unknown.");
+    expect(page).toContain('data-testid="other-worker"');
+    expect(page).toContain("<strong>Parent unknown, or another Worker");
     // What the console tried, by class: the classes it binds, among them the real parent's.
     expect(page).toMatch(/agents tried: the newest 200 by last event of each class the console binds \([^)]*SubAgentHub/);
     expect(page).not.toContain('data-testid="sub-agent-of"');

@@ -1,5 +1,5 @@
-import { parseAgentKeyName } from "@agent-oncall/telemetry";
-import type { FacetParents, TailItem, TailObject } from "@agent-oncall/telemetry/tail";
+import { parseAgentKeyName, workerClassKey } from "@agent-oncall/telemetry";
+import type { ClassKeys, FacetParents, TailItem, TailObject } from "@agent-oncall/telemetry/tail";
 import { unannouncedObjects } from "@agent-oncall/telemetry/tail";
 import { type FacetPathStep, isTopLevelId, matchFacetParent, type NamespaceOf } from "../../src/admin-rpc/facet-ids";
 import type { Store } from "../../src/store/partitions";
@@ -14,8 +14,15 @@ import { newestAgentsOf, PARENT_CANDIDATES_PER_CLASS, storedFacetParents } from 
  * name's top-level id in its class's binding is a top-level agent and is not looked at further.
  *
  * Each finding is kept in `tail_objects` with the object (computed once per facet) and in this isolate's memory
- * (no read per later event). A facet with no match is keyed by its own name as before, and the finding says what
- * was tried; a known facet is tried again after UNKNOWN_RETRY_MS, since its parent may report its first event later.
+ * (no read per later event). A facet with no match is keyed as below, and the finding says what was tried; a known
+ * facet is tried again after UNKNOWN_RETRY_MS, since its parent may report its first event later.
+ *
+ * The same finding says which objects are not the agents of the Worker the console acts on (identity across
+ * Workers, src/telemetry/workers.ts): an object of a bound class whose id is neither its name's top-level id nor a
+ * known parent's sub-agent id is some other Durable Object (another Worker's agent, or a sub-agent whose parent is
+ * unknown), so its agent is keyed apart, `Class@worker` (or `Class@?<object id>` where the item names no Worker), and
+ * never merges with the bound agent of the same name. An object of an unbound class that matched no parent is keyed
+ * by its Worker when the item names one; locally (no Worker named, no binding to compare with) it keeps its own key.
  */
 
 /** What the console knows of an object's parent. `top`: a top-level agent (its id is its name's). */
@@ -37,16 +44,37 @@ export type FacetParentLookup = {
   parents: FacetParents;
   /** The finding to store with an object (null: nothing to store, a top-level agent or an announced ancestry). */
   stored(o: TailObject): { parentPath: string | null; parentUnknown: string | null };
+  /** For captureFromTail: the class key of an object's agent that is not the bound Worker's (src/telemetry/workers.ts). */
+  classKeys: ClassKeys;
   /** Candidate parents tried this call (0 when every finding came from memory or the store): for the bench and tests. */
   tried: number;
 };
 
-/** No parent found for anything: what the tail uses when the store could not be asked. */
-export const NO_FACET_PARENTS: FacetParentLookup = {
-  parents: () => undefined,
-  stored: () => ({ parentPath: null, parentUnknown: null }),
-  tried: 0,
-};
+/**
+ * No parent found for anything: what the tail uses when the store could not be asked. The bindings still say which
+ * objects are not the bound Worker's agents (CPU only), so those are still keyed apart, sub-agents of bound classes
+ * among them, rather than merged with a bound agent.
+ */
+export function noFacetParents(namespaceOf: NamespaceOf): FacetParentLookup {
+  return {
+    parents: () => undefined,
+    stored: () => ({ parentPath: null, parentUnknown: null }),
+    classKeys: (worker, objectId, agentClass, agentName) => {
+      const top = isTopLevelId(objectId, { className: agentClass, name: agentName }, namespaceOf);
+      return top ? undefined : classKeyOf(worker, objectId, agentClass, top === false);
+    },
+    tried: 0,
+  };
+}
+
+/**
+ * The class key of an object that is neither a bound agent nor a sub-agent of a known parent. `bound`: its class is
+ * bound, so it is certainly not the bound Worker's agent of that name, and is keyed apart even when the item names
+ * no Worker (by its object id). Else it is keyed by its Worker where the item names one, and left as it is locally.
+ */
+function classKeyOf(worker: string, objectId: string, agentClass: string, bound: boolean): string | undefined {
+  return bound || worker ? workerClassKey(agentClass, worker || null, objectId) : undefined;
+}
 
 /** Forgets the isolate's findings (tests that replay one object under several stores). */
 export function forgetFacetFindings(): void {
@@ -119,6 +147,11 @@ export async function findFacetParents(
       if (f && "unknown" in f) return { parentPath: null, parentUnknown: f.unknown };
       return { parentPath: null, parentUnknown: null };
     },
+    classKeys: (worker, objectId, agentClass, agentName) => {
+      const f = findings.get(keyOf({ worker, objectId, agentClass, agentName }));
+      if (!f || !("unknown" in f)) return undefined;
+      return classKeyOf(worker, objectId, agentClass, namespaceOf(agentClass) !== null);
+    },
     tried,
   };
 }
@@ -158,7 +191,7 @@ function readPath(text: string): FacetPathStep[] | null {
  */
 function unknownWhy(bound: readonly string[], candidates: number, facet: boolean): string {
   const what = facet
-    ? "Its Durable Object id is not the top-level id of its name, so it is a sub-agent"
+    ? "Its Durable Object id is not the top-level id of its name in this console's binding of its class, so it is a sub-agent (or an agent of another Worker)"
     : "Its class is not one the console binds, so the console cannot tell whether it is a sub-agent (a top-level id cannot be computed)";
   if (!bound.length) return `${what}; the console binds no agent class (AGENT_CLASSES), so it cannot compute any parent's sub-agent ids.`;
   return `${what}; its id is the sub-agent id of none of the ${candidates} agents tried: the newest ${PARENT_CANDIDATES_PER_CLASS} by last event of each class the console binds (${bound.join(", ")}), and the top-level agents of the same tail batch. Its parent may be of a class the console does not bind or have reported no event of its own yet (tried again after ${UNKNOWN_RETRY_MS / 60_000} minutes), or the sub-agent was created before agents 0.32's path-scoped ids.`;

@@ -280,7 +280,7 @@ export function readBackFindings(
 }
 
 /** Why the console cannot ask an agent at all (admin client error facts): it has no admin package, or no binding reaches its class. */
-export const UNASKABLE = new Set(["no_mixin", "not_addressable", "no_binding"]);
+export const UNASKABLE = new Set(["no_mixin", "not_addressable", "no_binding", "other_worker"]);
 
 /**
  * The open runs of an agent the console cannot ask whose last event is older than `unknownAfterMs`: shown as

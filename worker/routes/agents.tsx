@@ -1,4 +1,4 @@
-import { agentKeyName, maskSecrets, parseAgentKeyName } from "@agent-oncall/telemetry";
+import { agentKeyName, maskSecrets, parseAgentKeyName, parseWorkerClassKey } from "@agent-oncall/telemetry";
 import { Hono } from "hono";
 import { adminErrorWords } from "../../console/admin-words";
 import type { ActionAvailability } from "../../console/components/actions";
@@ -8,7 +8,7 @@ import { AgentsPage, agentColumnSetFor } from "../../console/pages/agents";
 import { RunPage } from "../../console/pages/run";
 import { agentListFilters, type ConsoleStore, eventGapOf } from "../../src/store/console-store";
 import { parseFilters } from "../../src/store/read-models/filters";
-import { consoleAdminClient } from "../admin-client";
+import { allowedAgentClasses, consoleAdminClient } from "../admin-client";
 import { PAGE_RECONCILE_AFTER_MS, recordFindings } from "../jobs";
 import { agentActionsFrom } from "./availability";
 import { listQuery } from "./columns";
@@ -65,6 +65,8 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   const store = storeOf(c);
   const agent = await store.agents.find(t);
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
+  // Keyed apart by its Worker (src/telemetry/workers.ts): not the agent the binding of its class addresses.
+  const other = parseWorkerClassKey(t.agentClass);
   const [state, history, reconciled, pause, parent, notKnown, unknownParents] = await Promise.all([
     live(c),
     store.runs.list({ agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
@@ -73,7 +75,8 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
     parentOf(store, t.agentName),
     store.agents.notKnown(t),
     // Facets keyed by this name because the tail matched no parent to them (worker/ingest/facet-parents.ts).
-    parseAgentKeyName(t.agentName) ? [] : store.agents.unknownParents(t),
+    // An agent keyed by its Worker: the objects behind it instead (what the parent search tried, where it ran).
+    other ? store.agents.otherWorkerObjects(other.agentClass, t.agentName, other) : parseAgentKeyName(t.agentName) ? [] : store.agents.unknownParents(t),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -95,7 +98,8 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
       pause={pause}
       parent={parent}
       notKnown={notKnown}
-      unknownParents={unknownParents}
+      unknownParents={other ? [] : unknownParents}
+      otherWorker={other ? { ...other, bound: allowedAgentClasses(c.env).includes(other.agentClass), objects: unknownParents } : null}
     />,
   );
 });

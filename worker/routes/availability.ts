@@ -8,10 +8,10 @@ import type { ConsoleContext } from "./context";
 const TERMINATED = "This agent is terminated: there is nothing to force idle and its alarm will not run recovery, so no actions are offered.";
 
 /**
- * Refusals that say the console cannot reach this agent at all (no binding it may use, or a sub-agent the SDK's
- * bridge does not reach): every action would be refused the same way, so none is offered.
+ * Refusals that say the console cannot reach this agent at all (no binding it may use, a sub-agent the SDK's
+ * bridge does not reach, or another Worker's agent than the binding's): every action would be refused the same way, so none is offered.
  */
-const UNREACHABLE_KINDS = new Set(["not_addressable", "no_binding", "nested_sub_agent"]);
+const UNREACHABLE_KINDS = new Set(["not_addressable", "no_binding", "nested_sub_agent", "other_worker"]);
 
 /** What an agent's refusal says: its code, and where it has them its facts' kind and those facts in words. */
 export type Refusal = { code: string; kind?: string; words?: string };

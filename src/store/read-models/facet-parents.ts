@@ -74,3 +74,25 @@ export async function unknownParentsOf(home: D1Database, agentClass: string, age
     .all<UnknownParent>();
   return results;
 }
+
+/**
+ * The objects behind an agent keyed apart by its Worker (`Class@worker`, src/telemetry/workers.ts): of this class and
+ * name, in that Worker, or (the item named none) whose id starts with `objectPrefix`. Read by `tail_objects_agent`,
+ * at most UNKNOWN_PARENTS_SHOWN rows; `why` is what the parent search tried, when it ran.
+ */
+export async function otherWorkerObjectsOf(
+  home: D1Database,
+  agentClass: string,
+  agentName: string,
+  where: { worker: string | null; objectPrefix: string | null },
+): Promise<UnknownParent[]> {
+  const { results } = await home
+    .prepare(
+      `SELECT ${O.objectId} AS objectId, coalesce(${O.parentUnknown}, '') AS why, ${O.seenAt} AS checkedAt FROM ${O.$table}
+      WHERE ${O.agentClass} = ?1 AND ${O.agentName} = ?2 AND ${O.worker} = ?3 AND substr(${O.objectId}, 1, length(?4)) = ?4
+      ORDER BY ${O.seenAt} DESC LIMIT ${UNKNOWN_PARENTS_SHOWN}`,
+    )
+    .bind(agentClass, agentName, where.worker ?? "", where.worker ? "" : (where.objectPrefix ?? ""))
+    .all<UnknownParent>();
+  return results;
+}
