@@ -16,6 +16,7 @@ import {
   agentListIn,
   bulkTargetsIn,
   findAgentIn,
+  gapAgentsDueIn,
   getIncidentIn,
   getSessionIn,
   getStoredRunIn,
@@ -25,6 +26,7 @@ import {
   listBackupsIn,
   listIncidentsIn,
   listSessionsIn,
+  staleAgentsIn,
 } from "./read-models/merged";
 import { respentLastHourIn } from "./read-models/merged-alerts";
 import { deployStormsIn, listDeploysIn, versionFiguresIn } from "./read-models/merged-deploys";
@@ -39,7 +41,7 @@ import {
   residentEstimateIn,
   topReasonsIn,
 } from "./read-models/merged-overview";
-import { lastReconciliation } from "./read-models/open-work";
+import { knownRunOutcomes, lastReconciliation, openWorkOf, unconfirmedRunsOf } from "./read-models/open-work";
 import { overviewNowIn } from "./read-models/overview-now";
 import type { AgentRef } from "./read-models/owner";
 import type { PageOptions } from "./read-models/paging";
@@ -47,9 +49,10 @@ import { agentNotKnown, possibleLossesIn } from "./read-models/possible-losses";
 import { recoveryPauseOf } from "./read-models/recovery-pauses";
 import { countAlarmLoopsIn, silentWakes } from "./read-models/residency";
 import { runEvents } from "./read-models/runs";
-import { listRunsWithHistory, type RunsHistorySource } from "./read-models/runs-history";
+import { endedInHistory, listRunsWithHistory, type RunsHistorySource } from "./read-models/runs-history";
 import { searchIn } from "./read-models/search";
 import { sessionTimeline } from "./read-models/sessions";
+import { recordReconciliation } from "./reconciliations";
 import { deleteView, forgetView, getView, lastViewFor, rememberView, type SaveViewInput, saveView, viewsFor } from "./views";
 
 /**
@@ -183,8 +186,33 @@ export function consoleStore(input: ConsoleStoreInput) {
     timeline: (session: Parameters<typeof sessionTimeline>[1], page: PageOptions = {}) => sessionTimeline(part(session), session, page, tier),
   };
 
+  /** What reconciliation reads and records: the open work it compares with the agents' answers. */
+  const reconcile = {
+    /** Agents with open work untouched since `before`, oldest first (every partition, merged). */
+    stale: (before: number, limit: number) => staleAgentsIn(store, before, limit),
+    /** Agents some of whose numbered events never arrived, due a visit (every partition, merged). */
+    gapsDue: (before: number, limit: number) => gapAgentsDueIn(store, before, limit),
+    /** One agent's open runs, incidents and sessions. */
+    openWork: (agent: AgentRef) => openWorkOf(part(agent), agent),
+    /** One agent's runs whose end awaits the agent's word (UNCONFIRMED_STAMP), at most `limit`. */
+    unconfirmed: (agent: AgentRef, limit: number) => unconfirmedRunsOf(part(agent), agent, limit),
+    /**
+     * What the console knows of these runs' ends: D1's rows (null while open or unconfirmed), then, for ids D1 does
+     * not hold, the R2 history of healthy runs that completed (COMPLETED_RUNS_HOURS back): those are not missing.
+     */
+    knownOutcomes: async (agent: AgentRef, ids: readonly string[]): Promise<Map<string, string | null>> => {
+      const known = await knownRunOutcomes(part(agent), agent, ids);
+      const absent = ids.filter((id) => !known.has(id));
+      if (runsSource && absent.length) for (const [id, outcome] of await endedInHistory(runsSource, agent, absent)) known.set(id, outcome);
+      return known;
+    },
+    /** Records that an agent was asked (its partition). */
+    record: (r: Parameters<typeof recordReconciliation>[1]) => recordReconciliation(part(r), r),
+  };
+
   return {
     agents,
+    reconcile,
     runs,
     incidents,
     sessions,

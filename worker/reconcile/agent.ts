@@ -1,14 +1,11 @@
 import type { Source } from "@agent-oncall/telemetry";
 import type { FindRunsOutput, FoundRun, ListRunsOutput, StatusOutput, TelemetryHealth } from "../../src/admin-rpc";
 import { pipelineState } from "../../src/admin-rpc/pipeline-state";
-import { partitionFor } from "../../src/store/partitions";
-import { knownRunOutcomes, type OpenWork, openWorkOf, type UnconfirmedRun, unconfirmedRunsOf } from "../../src/store/read-models/open-work";
-import { endedInHistory } from "../../src/store/read-models/runs-history";
-import { recordReconciliation } from "../../src/store/reconciliations";
+import type { OpenWork, UnconfirmedRun } from "../../src/store/read-models/open-work";
 import { consoleAdminClient } from "../admin-client";
 import { type ConsoleEvent, emitForAgent } from "../console-events";
 import type { Env } from "../env";
-import { consoleStoreFromEnv, runsHistory, storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 import { type Finding, fillFindings, type LiveWork, readBackFindings, reconcileFindings, UNASKABLE, unknownFindings } from "./compare";
 
 /** Who reconciliation acts as in the admin client: it only reads, so a viewer. */
@@ -52,10 +49,10 @@ export async function reconcileAgent(env: Env, target: Source, opts: ReconcileOp
   // An agent no one can ask (no admin package, no binding): its runs silent past the stated age become unknown.
   const findings =
     answer.error.facts && UNASKABLE.has(answer.error.facts.kind) && opts.unknownAfterMs !== undefined
-      ? unknownFindings(await openWorkOf(agentDb(env, target), target), answer.error.message, { now, unknownAfterMs: opts.unknownAfterMs })
+      ? unknownFindings(await consoleStoreFromEnv(env).reconcile.openWork(target), answer.error.message, { now, unknownAfterMs: opts.unknownAfterMs })
       : [];
   if (findings.length) await emitForAgent(env, target, findings.map(toEvent));
-  await recordReconciliation(agentDb(env, target), { ...target, askedAt: now, findings: findings.length, error: answer.error.message });
+  await consoleStoreFromEnv(env).reconcile.record({ ...target, askedAt: now, findings: findings.length, error: answer.error.message });
   return { target, findings, error: answer.error.message, telemetry: null };
 }
 
@@ -71,7 +68,8 @@ export async function recordFindings(
   opts: ReconcileOptions,
 ): Promise<AgentReconciliation> {
   const now = opts.now ?? Date.now();
-  const [open, unconfirmed] = await Promise.all([openWorkOf(agentDb(env, target), target), unconfirmedRunsOf(agentDb(env, target), target, FIND_BATCH)]);
+  const store = consoleStoreFromEnv(env, now);
+  const [open, unconfirmed] = await Promise.all([store.reconcile.openWork(target), store.reconcile.unconfirmed(target, FIND_BATCH)]);
   const live = liveWork(answer.status, answer.runs);
   // Ends the console holds without the agent's word (unconfirmed, or just acted on) are asked about first: they are few.
   const readBack = [...(opts.readBack ?? []), ...unconfirmed];
@@ -88,7 +86,7 @@ export async function recordFindings(
   // The next alarm as the agent answered now: an alarm already past due is what stuck detection's alarm_overdue reads.
   // What it said of its telemetry too: the overview counts agents whose events cannot reach the console.
   const pipeline = pipelineState(answer.status.telemetry);
-  await recordReconciliation(agentDb(env, target), {
+  await store.reconcile.record({
     ...target,
     askedAt: now,
     findings: findings.length,
@@ -98,9 +96,6 @@ export async function recordFindings(
   });
   return { target, findings, error: null, telemetry: answer.status.telemetry };
 }
-
-/** The agent's partition of the store: its runs, incidents, sessions and reconciliations live there. */
-const agentDb = (env: Env, target: Source): D1Database => partitionFor(storeFromEnv(env), target.agentClass, target.agentName);
 
 /** How many of its most recent runs of each kind an agent that lost events is asked for. */
 export const GAP_FILL_RECENT = 50;
@@ -171,11 +166,8 @@ async function fillIn(env: Env, target: Source, recent: number, already: Finding
   // A chat turn is asked about by its request id and by the Tasks run carrying it: the console keys a top-level
   // AIChatAgent's turn seen by the tail by the latter (the SDK publishes no request id for it).
   const ids = r.value.runs.flatMap((x) => (x.taskId ? [x.runId, x.taskId] : [x.runId]));
-  const known = await knownRunOutcomes(agentDb(env, target), target, ids);
   // A run that completed healthily left D1 at its end: the R2 history knows it, so it is not one to fill in.
-  const source = runsHistory(env);
-  const absent = ids.filter((id) => !known.has(id));
-  if (source) for (const [id, outcome] of await endedInHistory(source, target, absent)) known.set(id, outcome);
+  const known = await consoleStoreFromEnv(env).reconcile.knownOutcomes(target, ids);
   const runs = r.value.runs
     .map((x) => (x.taskId && known.has(x.taskId) && !known.has(x.runId) ? { ...x, runId: x.taskId } : x))
     .filter((x) => !done.has(x.runId));

@@ -1,10 +1,7 @@
 import type { Source } from "@agent-oncall/telemetry";
-import { partitionFor } from "../../src/store/partitions";
-import { gapAgentsDueIn, staleAgentsIn } from "../../src/store/read-models/merged";
-import { recordReconciliation } from "../../src/store/reconciliations";
 import type { ConsoleConfig } from "../config";
 import type { Env } from "../env";
-import { storeFromEnv } from "../store";
+import { consoleStoreFromEnv } from "../store";
 import { type AgentReconciliation, GAP_FILL_RECENT, type ReconcileOptions, reconcileAgent } from "./agent";
 import { quietClassTargets } from "./quiet-classes";
 
@@ -24,8 +21,8 @@ export const PAGE_RECONCILE_AFTER_MS = 60_000;
  */
 export async function reconcileStale(env: Env, settings: ReconcileSettings, now = Date.now()): Promise<AgentReconciliation[]> {
   const before = now - settings.afterMs;
-  const store = storeFromEnv(env);
-  const [stale, gaps] = await Promise.all([staleAgentsIn(store, before, settings.batch), gapAgentsDueIn(store, before, settings.batch)]);
+  const store = consoleStoreFromEnv(env, now);
+  const [stale, gaps] = await Promise.all([store.reconcile.stale(before, settings.batch), store.reconcile.gapsDue(before, settings.batch)]);
   const key = (a: { agentClass: string; agentName: string }) => JSON.stringify([a.agentClass, a.agentName]);
   const gapped = new Set(gaps.map(key));
   const agents = [...stale, ...gaps.filter((g) => !stale.some((s) => key(s) === key(g)))].map(({ agentClass, agentName }) => ({ agentClass, agentName }));
@@ -52,9 +49,9 @@ async function ask(env: Env, a: Source, opts: ReconcileOptions): Promise<AgentRe
     return await reconcileAgent(env, a, opts);
   } catch (e) {
     const error = e instanceof Error ? e.message : String(e);
-    await recordReconciliation(partitionFor(storeFromEnv(env), a.agentClass, a.agentName), { ...a, askedAt: opts.now ?? Date.now(), findings: 0, error }).catch(
-      () => {},
-    );
+    await consoleStoreFromEnv(env)
+      .reconcile.record({ ...a, askedAt: opts.now ?? Date.now(), findings: 0, error })
+      .catch(() => {});
     return { target: a, findings: [], error, telemetry: null };
   }
 }
