@@ -7,6 +7,8 @@
 //   SDK's own internal work (`__cf_internal_*`, which the console folds into the turn it serves: a contradiction);
 // - runs and sessions still shown running after the quiet time, against the agents' live work;
 // - what was lost where a person sees it: gaps in the agents' numbering and dead letters, as the overview counts them.
+//   Only the outbox's agents are numbered: the demo's DemoFiberAgent is observed by the tail alone, so a loss of its
+//   events shows only as a run of unknown end or a dead letter (docs/capture.md).
 // Exits 1 on any contradiction or any 5xx. Output is for a person and for the closing note.
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, openSync, rmSync } from "node:fs";

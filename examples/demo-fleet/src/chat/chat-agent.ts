@@ -36,7 +36,8 @@ const START_TIMEOUT_MS = 10_000;
  * scripted stand-in. Every turn runs through Think's durable turn loop, so an
  * eviction, a stalled or failing stream, or a context overflow drives the
  * SDK's own chat recovery and compaction, and their `chat:*` events reach D1
- * through the telemetry mixin.
+ * through the telemetry mixin. It stays on that opt-in outbox (the Worker's tail skips what it shipped) for the
+ * model usage (re-spent tokens) the SDK does not publish; DemoFiberAgent shows the tail path alone.
  */
 export class ChatAgent extends withAdminRpc(withTelemetry(Think<Env>, { tracing: otlpTracing })) {
   readonly #script: ScriptStore;

@@ -27,6 +27,8 @@ type TurnSnapshot = { turnSeq: number; step: number; pendingTool: string | null;
  * The observed runtime: a session on the agents SDK whose status is derived,
  * whose turns run as durable fibers with checkpoints, recover at most five
  * times, and route every paid operation through the op ledger.
+ * It stays on the opt-in telemetry mixin (outbox) while DemoFiberAgent shows the tail alone: its paid ops, session
+ * statuses, stash snapshots and backups are facts the SDK does not publish.
  */
 export class SessionAgent extends withAdminRpc(withTelemetry(Agent<Env>, { tracing: otlpTracing })) {
   #ready = false;
