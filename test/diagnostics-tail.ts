@@ -52,6 +52,18 @@ export function listenLikeATail(channels: readonly string[] = ["agents:fiber", A
       };
     },
     clear: () => void (heard.length = 0),
+    /**
+     * Resolves once nothing new was heard for a moment (three 15 ms looks): work a step set going (a recovery hook,
+     * a cancelled fiber's end) may publish just after the call returned.
+     */
+    async quiet(): Promise<void> {
+      for (let last = -1, still = 0; still < 3; ) {
+        const n = heard.length;
+        still = n === last ? still + 1 : 0;
+        last = n;
+        await scheduler.wait(15);
+      }
+    },
     stop: () => {
       for (const ch of channels) unsubscribe(ch, listener);
     },

@@ -40,10 +40,10 @@ export function streamTail(
   onset: TailStream.TailEvent<TailStream.Onset>,
   env: Env,
   ctx: ExecutionContext,
-  report: (t: StreamTally) => void = (t) => logTally(t, debugOn(env)),
+  report: (t: StreamTally) => void = (t) => logTally(t, streamSettings(env).debug),
 ): TailStream.TailEventHandlerObject {
   const item = itemOf(onset);
-  const flushMs = streamFlushMs(env);
+  const { flushMs } = streamSettings(env);
   const memory: InvocationMemory = invocationMemory();
   const tally: StreamTally = { flushes: 0, entries: 0, sent: 0, losses: 0, sendFailed: 0, dropped: 0 };
   let pending: Entry[] = [];
@@ -96,12 +96,16 @@ export function streamTail(
   };
 }
 
-/** The configured flush; the default when the configuration is refused (each flush's handleTail then says so). */
-function streamFlushMs(env: Env): number {
+/**
+ * The stream's settings (STREAM_FLUSH_SECONDS, TAIL_STREAM_DEBUG); the defaults when the configuration is refused:
+ * that is refused where events are handled (each flush's handleTail says so), not here.
+ */
+function streamSettings(env: Env): { flushMs: number; debug: boolean } {
   try {
-    return consoleConfig(env).capture.streamFlushMs;
+    const c = consoleConfig(env);
+    return { flushMs: c.capture.streamFlushMs, debug: c.debug.tailStreams };
   } catch {
-    return DEFAULT_STREAM_FLUSH_MS;
+    return { flushMs: DEFAULT_STREAM_FLUSH_MS, debug: false };
   }
 }
 
@@ -109,15 +113,6 @@ function add(t: StreamTally, r: TailResult): void {
   t.sent += r.sent;
   t.losses += r.losses;
   t.sendFailed += r.sendFailed;
-}
-
-/** Whether TAIL_STREAM_DEBUG is on; a refused configuration is refused where events are handled, not here. */
-function debugOn(env: Env): boolean {
-  try {
-    return consoleConfig(env).debug.tailStreams;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -62,13 +62,7 @@ export function tailForm(): Form & { stop(): void; dropped: number } {
     async stepDone(agentClass: TruthClass, agentName: string, step: Step): Promise<void> {
       // Work the step set going (a recovery hook, a cancelled fiber's end) may publish just after the call returned:
       // the step ends once nothing new was heard for a moment.
-      const count = () => tail.item().diagnosticsChannelEvents?.length ?? 0;
-      for (let last = -1, still = 0; still < 3; ) {
-        const n = count();
-        still = n === last ? still + 1 : 0;
-        last = n;
-        await scheduler.wait(15);
-      }
+      await tail.quiet();
       const heard = tail.item().diagnosticsChannelEvents ?? [];
       tail.clear();
       // Messages are filed under the agent that published them (a straggler of another agent gets its own item).

@@ -54,13 +54,7 @@ const askedAt = async (agentName: string) =>
 const tail = listenLikeATail(TAIL_CHANNELS);
 async function delivered(agentClass: string, agentName: string): Promise<void> {
   // What the step set going (a cancelled fiber's end) may publish just after the call returned.
-  const count = () => tail.item().diagnosticsChannelEvents?.length ?? 0;
-  for (let last = -1, still = 0; still < 3; ) {
-    const n = count();
-    still = n === last ? still + 1 : 0;
-    last = n;
-    await scheduler.wait(15);
-  }
+  await tail.quiet();
   const all = tail.item({ durableObjectId: (env as unknown as Record<string, DurableObjectNamespace>)[agentClass]!.idFromName(agentName).toString() });
   tail.clear();
   const mine = (all.diagnosticsChannelEvents ?? []).filter((e) => (e.message as { name?: unknown } | undefined)?.name === agentName);
