@@ -46,6 +46,8 @@ function twin(name: string, tailed: boolean): WranglerConfig {
   const { tail_consumers, ...rest } = fixture;
   return tailed ? { ...rest, tail_consumers, name } : { ...rest, name };
 }
+/** The console's key for the tailed twin's class: keyed apart by its Worker, or plain where the binding matched. */
+const TAILED_CLASS = "(agent_class = 'BareFiberAgent' OR agent_class LIKE 'BareFiberAgent@%')";
 const TWIN: Record<Which, string> = { tailed: `${fixture.name}-tailed`, untailed: `${fixture.name}-untailed`, "untailed-aa": `${fixture.name}-untailed-aa` };
 const twinFile = (w: Which) => writeGeneratedConfig(`tail-bench.${TWIN[w]}.jsonc`, twin(TWIN[w], w === "tailed"));
 const twinFiles = (Object.keys(TWIN) as Which[]).map(twinFile);
@@ -121,7 +123,7 @@ async function stopDev(): Promise<void> {
   }
   killDev("SIGKILL");
   dev = undefined;
-  if (persistDir) rmSync(persistDir, { recursive: true, force: true });
+  if (persistDir && !process.env.KEEP_BENCH_DIR) rmSync(persistDir, { recursive: true, force: true });
 }
 process.on("exit", () => killDev("SIGKILL"));
 for (const s of ["SIGINT", "SIGTERM", "SIGHUP"] as const)
@@ -146,7 +148,9 @@ async function main(): Promise<void> {
     app: tailedFile,
     port,
     persistTo: persistDir,
-    consoleVars: { AUTH_MODE: "dev", DEV_USER: "bench@example.com", DEV_ROLE: "operator" },
+    // Timeline segments on: the bench counts what the console stored from its D1 file (the agent's side, what is
+    // measured, does not depend on where the console keeps event bodies; R2 by default).
+    consoleVars: { AUTH_MODE: "dev", DEV_USER: "bench@example.com", DEV_ROLE: "operator", TIMELINE_SEGMENTS: "on" },
     inspectorPort: await freePort(port + 10_000),
     wranglerArgs: twinFiles.flatMap((f) => ["-c", f]),
   });
@@ -191,17 +195,21 @@ async function main(): Promise<void> {
         w,
       )
     ).rows;
-  /** What the console stored for the tailed agent: ended runs and events (read from its local D1 file). */
+  /**
+   * What the console stored for the tailed agent: ended runs and events (read from its local D1 file). The tailed
+   * twin is another Worker's BareFiberAgent than the one the console binds, so the console keys it apart by its
+   * Worker (`BareFiberAgent@…`, src/telemetry/workers.ts). A run that completes healthily leaves D1's runs table at
+   * its end (a rollup and history): its `fiber.completed` in the agent's timeline is what is counted.
+   */
   const stored = () => {
     const runs = Number(
       d1(
         persistDir!,
-        `SELECT count(*) AS c FROM runs WHERE agent_class = 'BareFiberAgent' AND agent_name = '${agentName("tailed")}' AND outcome IS NOT NULL`,
+        `SELECT count(*) AS c FROM event_segments s, json_each(s.body) j WHERE ${TAILED_CLASS} AND s.agent_name = '${agentName("tailed")}' AND j.value ->> '$.y' = 'fiber.completed'`,
       )[0]!.c,
     );
     const events = Number(
-      d1(persistDir!, `SELECT coalesce(sum(n), 0) AS c FROM event_segments WHERE agent_class = 'BareFiberAgent' AND agent_name = '${agentName("tailed")}'`)[0]!
-        .c,
+      d1(persistDir!, `SELECT coalesce(sum(n), 0) AS c FROM event_segments WHERE ${TAILED_CLASS} AND agent_name = '${agentName("tailed")}'`)[0]!.c,
     );
     const deadLetters = Number(d1(persistDir!, "SELECT count(*) AS c FROM dead_letters")[0]!.c);
     return { runs, events, deadLetters };

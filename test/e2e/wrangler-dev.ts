@@ -6,7 +6,7 @@ import { DatabaseSync } from "node:sqlite";
 import { buildConsoleAssets } from "../../scripts/assets.mjs";
 import { DEMO_FLEET_CONFIG, prepareDevStack, waitForHealth } from "../../scripts/dev-stack.ts";
 import { repoRoot as root } from "../../scripts/wrangler-config.ts";
-import { patient } from "../patience";
+import { patient } from "../patience.ts";
 
 /** A real `wrangler dev` on loopback with its own persist dir: the console and the demo fleet, as `npm start` runs them. */
 export type DevServer = { base: string; appBase: string; port: number; persistDir: string; proc: ChildProcess; logs: string[] };
