@@ -195,14 +195,15 @@ describe("sub-agents without the admin mixin (their messages do not name their p
       .first<{ parent_path: string | null; parent_unknown: string | null }>();
     expect(stored?.parent_path).toBeNull();
     expect(stored?.parent_unknown).toContain("so it is a sub-agent");
-    expect(stored?.parent_unknown).toContain("SubAgentHub");
+    expect(stored?.parent_unknown).toMatch(/none of the \d+ agents tried: the newest 200 by last event of each of the \d+ classes the console binds/);
 
     const { status, text: page } = await getText(`/agents/${encodeURIComponent(keyed)}/${encodeURIComponent(helper)}`, "viewer");
     expect(status).toBe(200);
     expect(page).toContain('data-testid="other-worker"');
     expect(page).toContain("<strong>Parent unknown, or another Worker");
     // What the console tried, by class: the classes it binds, among them the real parent's.
-    expect(page).toMatch(/agents tried: the newest 200 by last event of each class the console binds \([^)]*SubAgentHub/);
+    // The test worker binds dozens of classes: they are counted, not listed.
+    expect(page).toMatch(/agents tried: the newest 200 by last event of each of the \d+ classes the console binds \(AGENT_CLASSES\)/);
     expect(page).not.toContain('data-testid="sub-agent-of"');
   });
 

@@ -189,10 +189,18 @@ function readPath(text: string): FacetPathStep[] | null {
  * Why no parent was found, naming what was tried: stored with the object and shown on the agent's page. `facet`:
  * its class is bound and its id is not its name's top-level id, so it is a sub-agent; else the console cannot tell.
  */
+/** Up to this many bound classes are named in a finding; past it they are counted. */
+const NAMED_CLASSES = 6;
+
 function unknownWhy(bound: readonly string[], candidates: number, facet: boolean): string {
   const what = facet
     ? "Its Durable Object id is not the top-level id of its name in this console's binding of its class, so it is a sub-agent (or an agent of another Worker)"
     : "Its class is not one the console binds, so the console cannot tell whether it is a sub-agent (a top-level id cannot be computed)";
   if (!bound.length) return `${what}; the console binds no agent class (AGENT_CLASSES), so it cannot compute any parent's sub-agent ids.`;
-  return `${what}; its id is the sub-agent id of none of the ${candidates} agents tried: the newest ${PARENT_CANDIDATES_PER_CLASS} by last event of each class the console binds (${bound.join(", ")}), and the top-level agents of the same tail batch. Its parent may be of a class the console does not bind or have reported no event of its own yet (tried again after ${UNKNOWN_RETRY_MS / 60_000} minutes), or the sub-agent was created before agents 0.32's path-scoped ids.`;
+  // A few classes are named; a long list (a console binding dozens) is counted, so the page stays readable.
+  const classes =
+    bound.length <= NAMED_CLASSES
+      ? `each class the console binds (${bound.join(", ")})`
+      : `each of the ${bound.length} classes the console binds (AGENT_CLASSES)`;
+  return `${what}; its id is the sub-agent id of none of the ${candidates} agents tried: the newest ${PARENT_CANDIDATES_PER_CLASS} by last event of ${classes}, and the top-level agents of the same tail batch. Its parent may be of a class the console does not bind or have reported no event of its own yet (tried again after ${UNKNOWN_RETRY_MS / 60_000} minutes), or the sub-agent was created before agents 0.32's path-scoped ids.`;
 }
