@@ -1,7 +1,6 @@
 import { type ConsoleStore, consoleStore } from "../src/store/console-store";
 import { type HistoryTier, historyTier } from "../src/store/history/tier";
 import type { Store } from "../src/store/partitions";
-import type { RunsHistorySource } from "../src/store/read-models/runs-history";
 import { consoleConfig, partitionBindings } from "./config";
 
 const stores = new WeakMap<object, Store>();
@@ -27,13 +26,6 @@ export function storeFromEnv(env: { DB: D1Database }): Store {
 export function historyTierFromEnv(env: { HISTORY?: R2Bucket }, now = Date.now()): HistoryTier | undefined {
   const { history, retention, ingest } = consoleConfig(env);
   return historyTier(env.HISTORY, { ...history, hotWindowHours: retention.hotWindowHours, futureSkewMs: ingest.maxFutureSkewSeconds * 1000 }, now);
-}
-
-/** Where a runs list reads the runs that completed healthily (they leave D1), or undefined without the R2 history. */
-export function runsHistory(env: { DB: D1Database; HISTORY?: R2Bucket }): RunsHistorySource | undefined {
-  if (!env.HISTORY) return undefined;
-  const { history, ingest } = consoleConfig(env);
-  return { bucket: env.HISTORY, counts: history, now: Date.now(), futureSkewMs: ingest.maxFutureSkewSeconds * 1000 };
 }
 
 /**

@@ -4,8 +4,7 @@ import { FIBER_RECOVERY_INCIDENT, fiberIncidentId, runStateOf } from "@agent-onc
 import { getAgentByName } from "agents";
 import { describe, expect, it } from "vitest";
 import { getIncident, listRuns } from "../../src/store/read-models";
-import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
-import { runsHistory, storeFromEnv } from "../../worker/store";
+import { consoleStoreFromEnv } from "../../worker/store";
 import { eventsOf, pollRows, pollRunRows, rejectionOf, runRowsOf } from "../helpers";
 
 /**
@@ -52,7 +51,7 @@ describe("Tasks runs (this.tasks) become task runs", () => {
     // The agent's runs list has it from the R2 history (it left D1 when it completed).
     const owner = { agentClass: "TaskProbeAgent", agentName: name };
     expect((await listRuns(env.DB, { ...owner, kind: "task" })).items).toEqual([]);
-    const listed = await listRunsWithHistory(storeFromEnv(env), { ...owner, kind: "task" }, {}, runsHistory(env));
+    const listed = await consoleStoreFromEnv(env).runs.list({ ...owner, kind: "task" });
     expect(listed.items).toEqual([expect.objectContaining({ runId, kind: "task", status: "completed", confirmed: false })]);
   });
 

@@ -4,9 +4,8 @@ import { agentStatusOf, fiberIncidentId, fiberIncidentStatusOf, runStateOf } fro
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getIncident, type RunWithSnapshot } from "../../src/store/read-models";
-import { listRunsWithHistory } from "../../src/store/read-models/runs-history";
 import { consoleAdminClient } from "../../worker/admin-client";
-import { runsHistory, storeFromEnv } from "../../worker/store";
+import { consoleStoreFromEnv } from "../../worker/store";
 import type { RecoveryChoice, TruthTaskInput } from "../fixtures/truth-agents";
 import { shownRun } from "../helpers";
 import { patient } from "../patience";
@@ -195,7 +194,7 @@ describe("Tasks runs: phase, step, status message and error as the SDK records t
       "completed run",
     );
     expect(run.phase).toBe(runStateOf("task", sdk.state)!.phase);
-    expect((await listRunsWithHistory(storeFromEnv(env), owner, {}, runsHistory(env))).items.map((r) => [r.runId, r.status, r.phase])).toEqual(
+    expect((await consoleStoreFromEnv(env).runs.list(owner)).items.map((r) => [r.runId, r.status, r.phase])).toEqual(
       (await stub.sdkTasks()).map((t) => [t.runId, shown("task", t.state), runStateOf("task", t.state)!.phase]),
     );
   });

@@ -4,10 +4,9 @@ import { fiberIncidentId, fiberIncidentStatusOf, runStateOf } from "@agent-oncal
 import { getAgentByName } from "agents";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getIncident } from "../../../src/store/read-models";
-import { listRunsWithHistory } from "../../../src/store/read-models/runs-history";
 import { reconcileAgent } from "../../../worker/reconcile/agent";
 import { reconcileStale } from "../../../worker/reconcile/pass";
-import { runsHistory, storeFromEnv } from "../../../worker/store";
+import { consoleStoreFromEnv } from "../../../worker/store";
 import { loseStoredEvents, storedEvents } from "../../fixtures/outbox";
 import type { TruthTaskInput, TruthWork } from "../../fixtures/truth-agents";
 import { eventsOf, pollRows, pollRunRows, shownRun } from "../../helpers";
@@ -241,7 +240,7 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
       (e) => e.type.startsWith("task."),
     );
     await quiet(name);
-    expect((await listRunsWithHistory(storeFromEnv(env), owner, {}, runsHistory(env))).items.map((r) => r.runId)).toEqual([known]);
+    expect((await consoleStoreFromEnv(env).runs.list(owner)).items.map((r) => r.runId)).toEqual([known]);
 
     // The gap as ingest records it (agents.seq_max - agents.seq_seen). The per-event sequence numbers are another
     // change's; until it lands, this test sets the agent's counters directly.
@@ -253,7 +252,7 @@ describe("an agent some of whose events never arrived (a sequence gap)", () => {
     await quiet(name);
 
     const sdk = await stub.sdkTasks();
-    const shown = await listRunsWithHistory(storeFromEnv(env), owner, {}, runsHistory(env));
+    const shown = await consoleStoreFromEnv(env).runs.list(owner);
     expect(shown.items.map((r) => [r.runId, r.status, r.phase]).sort()).toEqual(
       sdk.map((t) => [t.runId, runStateOf("task", t.state)!.outcome ?? "running", runStateOf("task", t.state)!.phase]).sort(),
     );

@@ -1,6 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { runStateOf } from "@agent-oncall/telemetry";
 import type { TailItem } from "@agent-oncall/telemetry/tail";
 import { type Agent, getAgentByName } from "agents";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -80,9 +79,9 @@ describe("an unconfirmed end on the tail path", () => {
     expect(before[0]!.outcome).toBe("unknown");
 
     const sdk = (await (stub as unknown as { sdkFiber(id: string): Promise<SdkFiber | null> }).sdkFiber(id))!;
-    const expected = runStateOf("managed_fiber", sdk.status)?.outcome;
-    // The SDK's public record says it was cancelled (inspectFiber: aborted).
-    expect(expected).toBe("cancelled");
+    // The SDK's public record says it was cancelled (inspectFiber: aborted): the console must read "cancelled".
+    expect(sdk.status).toBe("aborted");
+    const expected = "cancelled";
 
     const pass = await reconcileStale(env, SETTINGS, Date.now());
     const mine = pass.find((p) => p.target.agentName === name);
@@ -90,7 +89,7 @@ describe("an unconfirmed end on the tail path", () => {
     expect(mine!.error).toBeNull();
     expect(mine!.findings.map((f) => f.type === "run.reconciled" && [f.runId, f.finding, f.state])).toEqual([[id, "ended", sdk.status]]);
 
-    const after = await shownAs(name, id, expected!);
+    const after = await shownAs(name, id, expected);
     expect(after[0]).toMatchObject({ outcome: expected, error: sdk.error ?? null, ended_at: sdk.settledAt ?? null });
 
     // Nothing of it is unconfirmed any more: no later pass is due to visit it (read without asking anyone).
@@ -109,7 +108,7 @@ describe("an unconfirmed end on the tail path", () => {
     expect(before[0]).toMatchObject({ outcome: "failed", error: null, outcome_at: 1 });
 
     const sdk = (await (stub as unknown as { sdkTask(id: string): Promise<SdkTask | null> }).sdkTask(id))!;
-    expect(runStateOf("task", sdk.state)?.outcome).toBe("failed");
+    expect(sdk.state).toBe("failed");
     const pass = await reconcileStale(env, SETTINGS, Date.now());
     expect(pass.find((p) => p.target.agentName === name)?.error).toBeNull();
     const after = await pollRows<Shown>(
@@ -145,10 +144,11 @@ describe("an unconfirmed end on the tail path", () => {
     await delivered(K, name);
 
     const sdk = (await (stub as unknown as { sdkFiber(id: string): Promise<SdkFiber | null> }).sdkFiber(id))!;
-    const expected = runStateOf("managed_fiber", sdk.status)?.outcome;
-    expect(expected).toBe("cancelled");
+    // Force idle cancels it: inspectFiber says aborted, the console must read "cancelled".
+    expect(sdk.status).toBe("aborted");
+    const expected = "cancelled";
     // No cron pass ran: the action's own read-back closed the run as the SDK records it, dated when the SDK settled it.
-    const after = await shownAs(name, id, expected!);
+    const after = await shownAs(name, id, expected);
     expect(after[0]).toMatchObject({ outcome: expected, ended_at: sdk.settledAt ?? null });
     expect((await askedAt(name))!.askedAt).toBeGreaterThan(visited?.askedAt ?? 0);
 
