@@ -18,7 +18,9 @@ const sends = (n: number) => `${count(n)} failed send${n === 1 ? "" : "s"}`;
 /** What the pipeline is doing, in one or two sentences, and how worrying that is. */
 export function telemetryHealthWords(h: TelemetryHealth | null, now: number): { state: PipelineState; tone: TelemetryTone; sentence: string } {
   const state = pipelineState(h);
-  const sentence = h ? sentenceOf(state, h, now) : "not reported: the agent has no telemetry mixin, or its mixins are older than admin contract 8.";
+  const sentence = h
+    ? sentenceOf(state, h, now)
+    : "not reported: the agent has no telemetry outbox (none is needed when its Worker's tail carries its events), or its mixins are older than admin contract 8.";
   return { state, tone: TONES[state], sentence };
 }
 

@@ -1,9 +1,11 @@
 import type { AdminErrorCode, ListRunsOutput, StatusOutput } from "../../src/admin-rpc/contract";
+import type { CapturePaths } from "../../src/store/console-store";
 import type { EventGap, ReconciliationRow } from "../../src/store/read-models";
 import type { UnknownParent } from "../../src/store/read-models/facet-parents";
 import { type AgentNotKnown, NOT_KNOWN_OUTCOMES } from "../../src/store/read-models/possible-losses";
 import type { RecoveryPauseView } from "../../src/store/read-models/recovery-pauses";
 import { type ActionAvailability, AdminActions, AFTER_ACTION_TRIGGER, AGENT_LIVE_PANEL } from "../components/actions";
+import { CapturePathsNotice } from "../components/capture-paths";
 import { LivePause, RecoveryPauseState } from "../components/recovery-pause";
 import { Status } from "../components/status";
 import { Ago } from "../components/time";
@@ -57,7 +59,11 @@ export function AgentPage(props: {
   unknownParents?: UnknownParent[];
   /** Set for an agent keyed apart by its Worker (`Class@worker`): not the one this console's binding addresses. */
   otherWorker?: OtherWorkerAgent | null;
+  /** How its events reach the console: its Worker's tail, its telemetry outbox, or both. */
+  capture?: CapturePaths;
 }) {
+  // Said once: the tail's unnumbered events are what the capture notice explains, the gap notice adds nothing.
+  const gapNotice = props.gap && !(props.capture?.tail && props.gap.highest === null);
   return (
     <Layout ctx={props.ctx} title={`${props.agentClass} · ${props.agentName}`} active={LISTS.agents}>
       {props.parent ? <SubAgentOf parent={props.parent} /> : null}
@@ -66,7 +72,10 @@ export function AgentPage(props: {
       <div id={AGENT_LIVE_PANEL} data-live hx-get={agentHref(props, "/live")} hx-trigger={`every ${props.ctx.pollSeconds}s, refresh`} hx-swap="innerHTML">
         <AgentLive ctx={props.ctx} agent={props} live={props.live} />
       </div>
-      {props.gap ? <EventGapNotice gap={props.gap} asked={"error" in props.live ? { ok: false, reason: props.live.error } : { ok: true }} /> : null}
+      {props.capture ? <CapturePathsNotice capture={props.capture} now={props.ctx.now} /> : null}
+      {gapNotice && props.gap ? (
+        <EventGapNotice gap={props.gap} asked={"error" in props.live ? { ok: false, reason: props.live.error } : { ok: true }} />
+      ) : null}
       {props.notKnown ? <NotKnownRuns agent={props} notKnown={props.notKnown} /> : null}
       <p
         class="muted"

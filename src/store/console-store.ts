@@ -8,6 +8,7 @@ import { partitionFor, type Store } from "./partitions";
 import { type AlertFilterInput, listAlertDeliveries, suppressedAlertsIn } from "./read-models/alerts";
 import { type AuditFilterInput, listAudit } from "./read-models/audit";
 import { batchProgress } from "./read-models/bulk-batches";
+import { tailRecordOf } from "./read-models/capture";
 import { listDeadLetters } from "./read-models/dead-letters";
 import { otherWorkerObjectsOf, unknownParentsOf } from "./read-models/facet-parents";
 import type { IncidentRow } from "./read-models/incidents";
@@ -105,6 +106,8 @@ export function consoleStore(input: ConsoleStoreInput) {
     notKnown: (agent: AgentRef) => agentNotKnown(store, agent),
     /** Sub-agents keyed by this agent's name because the tail matched no parent to them (home database). */
     unknownParents: (agent: AgentRef) => unknownParentsOf(store.home, agent.agentClass, agent.agentName),
+    /** Whether its Worker's tail carried its events: the last record of an object of it (home database, one row), or null. */
+    tailRecord: (agent: AgentRef) => tailRecordOf(store.home, agent),
     /** The objects behind an agent keyed by its Worker (src/telemetry/workers.ts): where they ran, what was tried. */
     otherWorkerObjects: (agentClass: string, agentName: string, where: Parameters<typeof otherWorkerObjectsOf>[3]) =>
       otherWorkerObjectsOf(store.home, agentClass, agentName, where),
@@ -294,6 +297,7 @@ export { ALERT_WINDOW_MS } from "./alerts";
 export { agentListFilters } from "./read-models/agents";
 export { attemptPointsOf, type IncidentBudget, incidentBudget, scoreForecast } from "./read-models/budget";
 export { bulkFilter, bulkFilterQuery } from "./read-models/bulk-targets";
+export type { CapturePaths } from "./read-models/capture";
 export { eventGapOf } from "./read-models/event-gaps";
 export { INCIDENT_GROUPS, type IncidentRow } from "./read-models/incidents";
 export { NOW_SUPPRESSED_SCAN, nowWindow } from "./read-models/overview-now";

@@ -19,7 +19,8 @@ describe("telemetryHealthWords", () => {
     expect(telemetryHealthWords(null, now)).toEqual({
       state: "unknown",
       tone: "unknown",
-      sentence: "not reported: the agent has no telemetry mixin, or its mixins are older than admin contract 8.",
+      sentence:
+        "not reported: the agent has no telemetry outbox (none is needed when its Worker's tail carries its events), or its mixins are older than admin contract 8.",
     });
   });
 

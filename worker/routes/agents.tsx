@@ -67,7 +67,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
   if (!agent) return problem(c, 404, `No agent ${t.agentClass} "${t.agentName}" has reported to this console.`);
   // Keyed apart by its Worker (src/telemetry/workers.ts): not the agent the binding of its class addresses.
   const other = parseWorkerClassKey(t.agentClass);
-  const [state, history, reconciled, pause, parent, notKnown, unknownParents] = await Promise.all([
+  const [state, history, reconciled, pause, parent, notKnown, unknownParents, tail] = await Promise.all([
     live(c),
     store.runs.list({ agentClass: t.agentClass, agentName: t.agentName }, { limit: 20 }),
     store.agents.lastReconciliation(t),
@@ -77,6 +77,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
     // Facets keyed by this name because the tail matched no parent to them (worker/ingest/facet-parents.ts).
     // An agent keyed by its Worker: the objects behind it instead (what the parent search tried, where it ran).
     other ? store.agents.otherWorkerObjects(other.agentClass, t.agentName, other) : parseAgentKeyName(t.agentName) ? [] : store.agents.unknownParents(t),
+    store.agents.tailRecord(t),
   ]);
   // What the agent just said corrects the projections (work whose end was never reported), after the answer.
   if (!("error" in state))
@@ -95,6 +96,7 @@ agents.get("/agents/:agentClass/:agentName", async (c) => {
       history={history.items}
       reconciled={reconciled}
       gap={eventGapOf(agent)}
+      capture={{ tail, outbox: eventGapOf(agent).highest !== null }}
       pause={pause}
       parent={parent}
       notKnown={notKnown}
