@@ -21,6 +21,8 @@ export const ALONE_FILES = [
   // The main truth matrix on tail-captured agents: it compares the overview's fleet-wide figures, and hears every
   // diagnostics message of its runtime.
   "test/truth/tail-matrix.test.ts",
+  // The same matrix on the streaming tail: the same reasons.
+  "test/truth/tail-stream-matrix.test.ts",
 ];
 
 /**
