@@ -18,9 +18,13 @@ export const ALONE_FILES = [
   // It hears every SDK diagnostics message of its runtime and hands it to the tail handler: agents an earlier file
   // left running would be captured a second time.
   "test/truth/tail-truth.test.ts",
+  // The same rows on the streaming tail: the same reason.
+  "test/truth/tail-stream-truth.test.ts",
   // The main truth matrix on tail-captured agents: it compares the overview's fleet-wide figures, and hears every
   // diagnostics message of its runtime.
   "test/truth/tail-matrix.test.ts",
+  // The same matrix on the streaming tail: the same reasons.
+  "test/truth/tail-stream-matrix.test.ts",
 ];
 
 /**

@@ -3,6 +3,7 @@ import type { TailItem } from "@agent-oncall/telemetry/tail";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
 import { listenLikeATail, TAIL_CHANNELS } from "../diagnostics-tail";
+import { streamItem, type TailPath } from "../stream-tail";
 import type { Form, Step, TruthClass } from "./drive";
 
 /**
@@ -13,8 +14,13 @@ import type { Form, Step, TruthClass } from "./drive";
  * names the agent's Durable Object and class, and an alarm's says it is one (`event.scheduledTime`), as the
  * runtime's do.
  *
- * Loss on this path is a whole trace item that never arrives: losing an event drops the item that carries it,
- * with every other event of that invocation.
+ * Two ways of handing a step's invocations to the console, the same items either way: the classic tail
+ * (`handleTail`, one trace item per invocation) and the streaming tail (`streamTail` via test/stream-tail.ts, each
+ * invocation streamed with one flush per message, so a run's start and end always leave in different flushes).
+ *
+ * Loss on the classic tail is a whole trace item that never arrives: losing an event drops the item that carries it,
+ * with every other event of that invocation. On the streaming tail it is a flush that never arrives: only the
+ * message it carried (one per flush here) is lost; the invocation's other messages reach the console.
  */
 
 /** The SDK message that carries each contract event a driver may lose; one the SDK does not publish has none. */
@@ -48,8 +54,11 @@ function itemOf(agentClass: string, agentName: string, alarm: boolean, events: H
   };
 }
 
-/** The tail form: listens from creation until `stop`. `dropped` counts the items a driver's loss kept from the console. */
-export function tailForm(): Form & { stop(): void; dropped: number } {
+/**
+ * The tail form: listens from creation until `stop`. `dropped` counts what a driver's loss kept from the console:
+ * trace items on the classic path, flushes on the streaming path.
+ */
+export function tailForm(path: TailPath = "classic"): Form & { stop(): void; dropped: number } {
   const tail = listenLikeATail(TAIL_CHANNELS);
   const losing = new Set<string>();
   const form = {
@@ -76,18 +85,27 @@ export function tailForm(): Form & { stop(): void; dropped: number } {
       }
       const items: TailItem[] = [];
       for (const g of groups.values()) {
-        const carried = g.events.map((e) => who(e)?.type).filter((t): t is string => typeof t === "string" && losing.has(t));
-        if (carried.length) {
-          for (const t of carried) losing.delete(t);
-          form.dropped++;
-          continue;
-        }
         const mine = g.agentClass === agentClass && g.agentName === agentName;
         items.push(itemOf(g.agentClass, g.agentName, mine && step === "alarm", g.events));
       }
       // An alarm that published nothing is still an invocation the runtime reports.
       if (step === "alarm" && !groups.has(`${agentClass}\0${agentName}`)) items.push(itemOf(agentClass, agentName, true, []));
-      if (items.length) await handleTail(items, env as Env);
+      // The next message of each type a driver loses: consumed as it is lost.
+      const carries = (e: Heard) => {
+        const t = who(e)?.type;
+        return typeof t === "string" && losing.delete(t);
+      };
+      if (path === "streaming") {
+        for (const item of items) form.dropped += (await streamItem(item, env as Env, carries)).lostFlushes;
+        return;
+      }
+      const kept = items.filter((item) => {
+        // Every carrier in the item is consumed: the whole item is what is lost.
+        const lost = (item.diagnosticsChannelEvents ?? []).filter(carries).length > 0;
+        if (lost) form.dropped++;
+        return !lost;
+      });
+      if (kept.length) await handleTail(kept, env as Env);
     },
     stop: () => tail.stop(),
   };
