@@ -32,12 +32,18 @@ import { type CapturePath, LIFE_SHAPES, type LifeShape, type Mix } from "./mix";
  * long run never holds its whole stream.
  */
 
-/** One Queue message as the agent side sends it: when it is sent, its JSON text, and when each of its events happened. */
 /** The fleet's agent number `i`: its class (round robin over the mix's) and name. */
 export const fleetAgent = (mix: Mix, i: number, namePrefix: string): Source => ({
   agentClass: mix.agentClasses[i % mix.agentClasses.length]!,
   agentName: `${namePrefix}-${String(i).padStart(5, "0")}`,
 });
+
+/**
+ * The agent names' prefix of one simulator run, by seed and capture: `npm run bench` runs each mix on both tails with
+ * one seed in one store, and agents a first run left in the registry would skew the second's (known-agents.ts). The
+ * same length on every capture, so the runs' bytes compare.
+ */
+export const runNamePrefix = (seed: number, capture: CapturePath): string => `sim${seed}${capture.slice(0, 1)}`;
 
 /**
  * A Queue message of the fleet: when it is sent (a tail item's delivery, or an outbox flush), its body and its events'

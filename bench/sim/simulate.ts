@@ -12,7 +12,7 @@ import { dropBacklog, dueRows, type Keep, seedBacklog } from "./backlog";
 import { type CostPerMillion, costPerMillionEvents, monthlyBill, type PerEvent, projectionRefusal } from "./cost";
 import { cronRunsPerDay } from "./cron";
 import { type LoadResult, percentile, type QueueSettings, runLoad } from "./driver";
-import { fleetAgent, typeShares } from "./fleet";
+import { fleetAgent, runNamePrefix, typeShares } from "./fleet";
 import { type Floor, INDEX_ENTRIES } from "./floor";
 import { seedKnownAgents } from "./known-agents";
 import { type D1Meter, meteredDb, type StatementCost } from "./metered";
@@ -131,7 +131,8 @@ export async function simulate(
   );
 
   // The fleet's agents, known to the registry as a running fleet has them, before anything is measured.
-  const fleetAgents = Array.from({ length: input.agents }, (_, i) => fleetAgent(mix, i, `sim${input.seed}`));
+  const namePrefix = runNamePrefix(input.seed, mix.capture);
+  const fleetAgents = Array.from({ length: input.agents }, (_, i) => fleetAgent(mix, i, namePrefix));
   const known = await seedKnownAgents(env, fleetAgents, queue.queue);
   say(
     `agents: ${fmt(known)} known before the run (seeded through the real consumer, unmetered, each last heard from at a random point of its 5-minute step, as a steady fleet has them): ` +
@@ -157,7 +158,7 @@ export async function simulate(
     ratePerAgentPerMinute: rate,
     seconds: input.seconds,
     seed: input.seed,
-    namePrefix: `sim${input.seed}`,
+    namePrefix,
     capture: mix.capture,
     queue,
     env,
