@@ -81,8 +81,11 @@ export function streamFlushes(
   return out;
 }
 
-/** What the fleet gives the console pages to open: ids that exist in the simulated store. */
-export type Picks = { incidentId: string | null; fiberId: string | null; sessionName: string | null };
+/** One thing the console pages open: its id and its agent, as the console's own links carry them. */
+export type Pick = { id: string; agentClass: string; agentName: string };
+
+/** What the fleet gives the console pages to open: ids that exist in the simulated store, with their agents. */
+export type Picks = { incident: Pick | null; fiber: Pick | null; session: Pick | null };
 
 type Agent = {
   src: Source;
@@ -408,7 +411,7 @@ export class Fleet {
         flush: null,
       };
     });
-    this.picks = { incidentId: null, fiberId: null, sessionName: null };
+    this.picks = { incident: null, fiber: null, session: null };
   }
 
   private gap(): number {
@@ -579,8 +582,10 @@ export class Fleet {
 
   private pick(shape: LifeShape, a: Agent, drafts: Draft[]): void {
     const p = this.picks;
-    if (shape === "chatExhaustion") p.incidentId ??= drafts.find((d) => d.corr.incidentId)?.corr.incidentId ?? null;
-    if (shape === "fiberRecovery") p.fiberId ??= drafts[0]?.corr.fiberId ?? null;
-    if (shape === "sessionTurn") p.sessionName ??= a.src.agentName;
+    const of = (id: string | undefined): Pick | null => (id ? { id, agentClass: a.src.agentClass, agentName: a.src.agentName } : null);
+    if (shape === "chatExhaustion") p.incident ??= of(drafts.find((d) => d.corr.incidentId)?.corr.incidentId);
+    if (shape === "fiberRecovery") p.fiber ??= of(drafts[0]?.corr.fiberId);
+    // The sim's sessions are named after their agent (one per agent).
+    if (shape === "sessionTurn") p.session ??= of(drafts.find((d) => d.corr.sessionName)?.corr.sessionName);
   }
 }

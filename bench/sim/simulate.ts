@@ -1,5 +1,6 @@
 import { createExecutionContext } from "cloudflare:test";
 import { z } from "zod";
+import { detailHref } from "../../console/links";
 import { retentionRunCap, runRetention } from "../../src/store/retention";
 import { PACE_DELETES_FROM, WALKED_TABLES } from "../../src/store/retention-pace";
 import { app } from "../../worker/app";
@@ -455,9 +456,10 @@ function sumUnits(load: LoadResult): number {
 async function pages(env: Env, load: LoadResult, say: (l: string) => void): Promise<void> {
   const p = load.picks;
   const paths = ["/", "/incidents", "/runs", "/sessions", "/ops", "/audit", "/backups"];
-  if (p.incidentId) paths.push(`/incidents/${encodeURIComponent(p.incidentId)}`);
-  if (p.fiberId) paths.push(`/runs/${encodeURIComponent(p.fiberId)}`);
-  if (p.sessionName) paths.push(`/sessions/${encodeURIComponent(p.sessionName)}`);
+  // Opened as the console links them: with their agent (an ended run is read from R2 under its agent).
+  if (p.incident) paths.push(detailHref("incidents", p.incident.id, p.incident));
+  if (p.fiber) paths.push(detailHref("runs", p.fiber.id, p.fiber));
+  if (p.session) paths.push(detailHref("sessions", p.session.id, p.session));
   const out: string[] = [];
   for (const first of paths) {
     const meter: D1Meter = { rowsWritten: 0, rowsRead: 0, statements: 0, roundTrips: 0 };
