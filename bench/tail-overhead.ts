@@ -27,7 +27,7 @@ import { type BundleBytes, bundleWorker } from "./bundle.ts";
 const FIXTURE = path.join(repoRoot, "test/fixtures/bare-fleet/wrangler.jsonc");
 const PORT = Number(process.env.TAIL_BENCH_PORT ?? 8891);
 /**
- * Interleaved rounds: as many whole Latin squares (4 rounds) as fit in ROUNDS_SECONDS, at most MAX_ROUNDS. runFibers
+ * Interleaved rounds: as many whole cycles (8 rounds, below) as fit in ROUNDS_SECONDS, at most MAX_ROUNDS. runFibers
  * per measured call (one agent invocation): a call stays under the streaming tail's per-invocation limit (about
  * 11,760 stream events, spans included: ~99 per runFiber here; a call of 250 lost the events past its ~118th
  * runFiber, and the bench stops on a missing run).
@@ -317,14 +317,23 @@ async function main(): Promise<void> {
     `the agent's clock ${clockAdvances ? "advances" : "DOES NOT advance"} during one invocation in local workerd (performance.now() between the first and last of ${N} runFibers moved in every warm-up call; it read ${pct(quantile(share, 0.5))} of the request's time seen from outside, median): times are ${clockAdvances ? "measured inside the agent, without the request hop" : "measured per request from outside, with the hop amortised over the runFibers of the call"}`,
   );
 
-  // Interleaved rounds in a balanced Latin square (each agent runs first once per four rounds, and right after each
-  // other agent once), so no agent always runs first or after an observed one; whole squares until the time is up.
+  // Interleaved rounds, each agent once per round, in a cycle of 8 rounds where, across the whole sequence (round
+  // boundaries included), every agent runs right after each agent (itself included) exactly twice and first twice.
+  // A call right after an observed one starts as the console finishes its work: a Latin square balanced only within
+  // rounds left one untailed twin after an observed call 3 times in 4 and the other 2 in 4, and the A/A pair read
+  // 1.15x (2026-12-06).
   const times: Record<Which, number[]> = { tailed: [], streamed: [], untailed: [], "untailed-aa": [] };
+  /** Per call: whether an observed agent's call came right before it (a check on the balance above). */
+  const afterObserved: Record<Which, boolean[]> = { tailed: [], streamed: [], untailed: [], "untailed-aa": [] };
   const square = [
-    [0, 1, 3, 2],
-    [1, 2, 0, 3],
-    [2, 3, 1, 0],
-    [3, 0, 2, 1],
+    [0, 1, 2, 3],
+    [3, 0, 1, 2],
+    [2, 0, 3, 1],
+    [1, 0, 2, 3],
+    [3, 1, 0, 2],
+    [2, 1, 3, 0],
+    [0, 3, 2, 1],
+    [1, 3, 2, 0],
   ];
   let waited = 0;
   let previous: Which | undefined;
@@ -332,7 +341,9 @@ async function main(): Promise<void> {
   while (rounds < MAX_ROUNDS && (rounds % square.length !== 0 || Date.now() - startedAt < ROUNDS_SECONDS * 1000)) {
     for (const i of square[rounds % square.length]!) {
       const w = WHICH[i]!;
-      if (previous === "tailed" || previous === "streamed") waited += await consoleCaughtUp();
+      const observedBefore = previous === "tailed" || previous === "streamed";
+      if (observedBefore) waited += await consoleCaughtUp();
+      afterObserved[w].push(observedBefore);
       const r = await call(w, N);
       previous = w;
       times[w].push(clockAdvances ? r.ms : r.wall);
@@ -380,6 +391,15 @@ async function main(): Promise<void> {
   const aa = trimmed("untailed-aa");
   log(
     `A/A (two untailed agents, the machine's noise alone): ${verdict("median", "untailed-aa", times)}, interval width ${pct(aaHi - aaLo)} — narrower than ${pct(AA_WIDTH_TARGET)} ${aaHi - aaLo < AA_WIDTH_TARGET ? "yes" : "NO"}; trimmed mean ${aa.text}, width ${pct(aa.hi - aa.lo)} — narrower than ${pct(AA_WIDTH_TARGET)} ${aa.hi - aa.lo < AA_WIDTH_TARGET ? "yes" : "NO"} (the agent's clock moves in whole ms: a call of ${N} runFibers reads ${f3(quantile(times.untailed, 0.5))} ms, median)`,
+  );
+  const untailedAfter = (observed: boolean) =>
+    quantile(
+      (["untailed", "untailed-aa"] as const).flatMap((w) => times[w].filter((_, i) => afterObserved[w][i] === observed)),
+      0.5,
+    );
+  const afterShare = (w: Which) => pct(afterObserved[w].filter(Boolean).length / afterObserved[w].length);
+  log(
+    `carry-over: an untailed call right after an observed one read ${f3(untailedAfter(true) / untailedAfter(false))}x one after an untailed one (medians); calls right after an observed one: classic ${afterShare("tailed")}, streaming ${afterShare("streamed")}, untailed ${afterShare("untailed")}, A/A ${afterShare("untailed-aa")}`,
   );
   const perFiber = (w: Which) => quantile(times[w], 0.5) / N;
   const eventsPerFiber = (w: Observed) => seen.events[w] / fibersRun[w];
