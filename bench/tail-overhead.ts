@@ -23,6 +23,7 @@ import { freePort, prepareDevStack, waitForHealth } from "../scripts/dev-stack.t
 import { generatedDir, readAbsolute, readWranglerConfig, repoRoot, type WranglerConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
 import { d1 } from "../test/e2e/wrangler-dev.ts";
 import { type BundleBytes, bundleWorker } from "./bundle.ts";
+import { medianCi, quantile, ROUND_CYCLE, trimmedMean, trimmedMeanCi } from "./rounds.ts";
 
 const FIXTURE = path.join(repoRoot, "test/fixtures/bare-fleet/wrangler.jsonc");
 const PORT = Number(process.env.TAIL_BENCH_PORT ?? 8891);
@@ -100,48 +101,8 @@ function bundledBytes(config: string, label: string): BundleBytes {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Statistics.
+// Formatting (the statistics are in bench/rounds.ts).
 
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const i = (s.length - 1) * q;
-  const lo = Math.floor(i);
-  const hi = Math.ceil(i);
-  return s[lo]! + (s[hi]! - s[lo]!) * (i - lo);
-}
-/**
- * A distribution-free 95% confidence interval of the median (order statistics by the normal approximation of the
- * binomial): unlike the middle half, it narrows as rounds are added.
- */
-function medianCi(xs: number[]): [number, number] {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  const half = (1.96 * Math.sqrt(n)) / 2;
-  const lo = Math.max(0, Math.floor(n / 2 - half) - 1);
-  const hi = Math.min(n - 1, Math.ceil(n / 2 + half) - 1);
-  return [s[lo]!, s[hi]!];
-}
-/** The mean of the middle of xs, `TRIM` of the values set aside at each end. */
-function trimmedMean(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const k = Math.floor(s.length * TRIM);
-  const mid = s.slice(k, s.length - k);
-  return mid.reduce((a, b) => a + b, 0) / mid.length;
-}
-/** A 95% percentile-bootstrap interval of the trimmed mean (2,000 resamples of the rounds, a fixed seed: reproducible). */
-function trimmedMeanCi(xs: number[]): [number, number] {
-  let seed = 0x9e3779b9;
-  const rand = () => {
-    // mulberry32
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = seed;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const means = Array.from({ length: 2000 }, () => trimmedMean(xs.map(() => xs[Math.floor(rand() * xs.length)]!)));
-  return [quantile(means, 0.025), quantile(means, 0.975)];
-}
 const f3 = (x: number) => x.toFixed(3);
 const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
 
@@ -317,24 +278,13 @@ async function main(): Promise<void> {
     `the agent's clock ${clockAdvances ? "advances" : "DOES NOT advance"} during one invocation in local workerd (performance.now() between the first and last of ${N} runFibers moved in every warm-up call; it read ${pct(quantile(share, 0.5))} of the request's time seen from outside, median): times are ${clockAdvances ? "measured inside the agent, without the request hop" : "measured per request from outside, with the hop amortised over the runFibers of the call"}`,
   );
 
-  // Interleaved rounds, each agent once per round, in a cycle of 8 rounds where, across the whole sequence (round
-  // boundaries included), every agent runs right after each agent (itself included) exactly twice and first twice.
-  // A call right after an observed one starts as the console finishes its work: a Latin square balanced only within
-  // rounds left one untailed twin after an observed call 3 times in 4 and the other 2 in 4, and the A/A pair read
-  // 1.15x (2026-12-06).
+  // Interleaved rounds in a cycle balanced across round boundaries (bench/rounds.ts): a Latin square balanced only
+  // within rounds left one untailed twin after an observed call 3 times in 4 and the other 2 in 4, and the A/A pair
+  // read 1.15x (2026-12-06 22:21 UTC).
   const times: Record<Which, number[]> = { tailed: [], streamed: [], untailed: [], "untailed-aa": [] };
-  /** Per call: whether an observed agent's call came right before it (a check on the balance above). */
+  /** Per call: whether an observed agent's call came right before it (a check on the balance). */
   const afterObserved: Record<Which, boolean[]> = { tailed: [], streamed: [], untailed: [], "untailed-aa": [] };
-  const square = [
-    [0, 1, 2, 3],
-    [3, 0, 1, 2],
-    [2, 0, 3, 1],
-    [1, 0, 2, 3],
-    [3, 1, 0, 2],
-    [2, 1, 3, 0],
-    [0, 3, 2, 1],
-    [1, 3, 2, 0],
-  ];
+  const square = ROUND_CYCLE;
   let waited = 0;
   let previous: Which | undefined;
   let rounds = 0;
@@ -375,8 +325,8 @@ async function main(): Promise<void> {
   };
   const trimmed = (w: Which) => {
     const r = ratiosOf(w, times);
-    const [lo, hi] = trimmedMeanCi(r);
-    return { mean: trimmedMean(r), lo, hi, text: `${f3(trimmedMean(r))}x (95% bootstrap interval ${f3(lo)}-${f3(hi)}x)` };
+    const [lo, hi] = trimmedMeanCi(r, TRIM);
+    return { mean: trimmedMean(r, TRIM), lo, hi, text: `${f3(trimmedMean(r, TRIM))}x (95% bootstrap interval ${f3(lo)}-${f3(hi)}x)` };
   };
   for (const [w, label] of [
     ["tailed", "classic tail (tail_consumers)"],
