@@ -28,7 +28,7 @@ import { medianCi, quantile, ROUND_CYCLE, trimmedMean, trimmedMeanCi } from "./r
 const FIXTURE = path.join(repoRoot, "test/fixtures/bare-fleet/wrangler.jsonc");
 const PORT = Number(process.env.TAIL_BENCH_PORT ?? 8891);
 /**
- * Interleaved rounds: as many whole cycles (8 rounds, below) as fit in ROUNDS_SECONDS, at most MAX_ROUNDS. runFibers
+ * Interleaved rounds: as many whole cycles (8 rounds, bench/rounds.ts) as fit in ROUNDS_SECONDS, at most MAX_ROUNDS. runFibers
  * per measured call (one agent invocation): a call stays under the streaming tail's per-invocation limit (about
  * 11,760 stream events, spans included: ~99 per runFiber here; a call of 250 lost the events past its ~118th
  * runFiber, and the bench stops on a missing run).
