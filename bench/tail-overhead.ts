@@ -4,11 +4,17 @@
 // printed beside an A/A interval (two untailed agents) that says how much of a difference the machine can resolve.
 //
 // One `wrangler dev` hosts the console (a tail consumer), the bare fleet (test/fixtures/bare-fleet: no package of
-// ours) WITH its `tail_consumers` line, and three twins of the same code under other names, derived from the
-// fixture's own config: one keeping the tail line, two without it. Only the first Worker gets a port, so the fixture
-// reaches the twins' agents through Durable Object bindings the bench adds to its generated config. The measured
-// agents all live in twins, each in a Worker (isolate) of its own, and every measured call takes the same path: the
-// only difference between the tailed agent and the untailed ones is the tail line.
+// ours) WITH its `tail_consumers` line, and four twins of the same code under other names, derived from the
+// fixture's own config: one keeping the tail line, one naming the console in `streaming_tail_consumers` instead,
+// two without a tail. Only the first Worker gets a port, so the fixture reaches the twins' agents through Durable
+// Object bindings the bench adds to its generated config. The measured agents all live in twins, each in a Worker
+// (isolate) of its own, and every measured call takes the same path: the only difference between a tailed agent and
+// the untailed ones is its tail line.
+//
+// The agent's clock moves in whole milliseconds, and a call must stay short (below), so one call's time is read to
+// a few percent: besides the median of per-round ratios the bench prints their trimmed mean, which averages over
+// the clock's steps, with a bootstrap interval; the A/A pair is read the same ways, so its interval says what each
+// reading can resolve.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,18 +23,30 @@ import { freePort, prepareDevStack, waitForHealth } from "../scripts/dev-stack.t
 import { generatedDir, readAbsolute, readWranglerConfig, repoRoot, type WranglerConfig, writeGeneratedConfig } from "../scripts/wrangler-config.ts";
 import { d1 } from "../test/e2e/wrangler-dev.ts";
 import { type BundleBytes, bundleWorker } from "./bundle.ts";
+import { medianCi, quantile, ROUND_CYCLE, trimmedMean, trimmedMeanCi } from "./rounds.ts";
 
 const FIXTURE = path.join(repoRoot, "test/fixtures/bare-fleet/wrangler.jsonc");
 const PORT = Number(process.env.TAIL_BENCH_PORT ?? 8891);
-/** Interleaved rounds, and runFibers per measured call (one agent invocation). */
-const ROUNDS = Number(process.env.TAIL_BENCH_ROUNDS ?? 48);
-const N = Number(process.env.TAIL_BENCH_N ?? 250);
-const WARMUP_CALLS = 4;
+/**
+ * Interleaved rounds: as many whole cycles (8 rounds, bench/rounds.ts) as fit in ROUNDS_SECONDS, at most MAX_ROUNDS. runFibers
+ * per measured call (one agent invocation): a call stays under the streaming tail's per-invocation limit (about
+ * 11,760 stream events, spans included: ~99 per runFiber here; a call of 250 lost the events past its ~118th
+ * runFiber, and the bench stops on a missing run).
+ */
+const ROUNDS_SECONDS = Number(process.env.TAIL_BENCH_SECONDS ?? 110);
+const MAX_ROUNDS = Number(process.env.TAIL_BENCH_ROUNDS ?? 400);
+const N = Number(process.env.TAIL_BENCH_N ?? 100);
+const WARMUP_CALLS = 3;
+/** The fraction of rounds the trimmed mean sets aside at each end. */
+const TRIM = 0.2;
 const TARGET = 1.02;
 const AA_WIDTH_TARGET = 0.02;
 
-type Which = "tailed" | "untailed" | "untailed-aa";
-const WHICH: Which[] = ["tailed", "untailed", "untailed-aa"];
+type Which = "tailed" | "streamed" | "untailed" | "untailed-aa";
+const WHICH: Which[] = ["tailed", "streamed", "untailed", "untailed-aa"];
+/** The agents the console observes, and the tail line that makes it (classic, streaming). */
+const OBSERVED = ["tailed", "streamed"] as const;
+type Observed = (typeof OBSERVED)[number];
 const agentName = (w: Which) => `tail-bench-${w}`;
 const log = (line: string) => console.log(`BENCH tail: ${line}`);
 
@@ -41,15 +59,25 @@ const tails = (fixture.tail_consumers ?? []) as { service?: string }[];
 if (!tails.some((t) => t.service === consoleName))
   throw new Error(`${FIXTURE} no longer names the console (${consoleName}) in tail_consumers: there is no tail to measure`);
 
-/** The fixture under another name, with its tail line or without it: the same code, observed or not. */
-function twin(name: string, tailed: boolean): WranglerConfig {
+/**
+ * The fixture under another name: with its tail line, with the same consumers named as a streaming tail instead, or
+ * with no tail: the same code, observed either way or not.
+ */
+function twin(name: string, w: Which): WranglerConfig {
   const { tail_consumers, ...rest } = fixture;
-  return tailed ? { ...rest, tail_consumers, name } : { ...rest, name };
+  if (w === "tailed") return { ...rest, tail_consumers, name };
+  if (w === "streamed") return { ...rest, streaming_tail_consumers: tail_consumers, name };
+  return { ...rest, name };
 }
-/** The console's key for the tailed twin's class: keyed apart by its Worker, or plain where the binding matched. */
+/** The console's key for the observed twins' class: keyed apart by its Worker, or plain where the binding matched. */
 const TAILED_CLASS = "(agent_class = 'BareFiberAgent' OR agent_class LIKE 'BareFiberAgent@%')";
-const TWIN: Record<Which, string> = { tailed: `${fixture.name}-tailed`, untailed: `${fixture.name}-untailed`, "untailed-aa": `${fixture.name}-untailed-aa` };
-const twinFile = (w: Which) => writeGeneratedConfig(`tail-bench.${TWIN[w]}.jsonc`, twin(TWIN[w], w === "tailed"));
+const TWIN: Record<Which, string> = {
+  tailed: `${fixture.name}-tailed`,
+  streamed: `${fixture.name}-streamed`,
+  untailed: `${fixture.name}-untailed`,
+  "untailed-aa": `${fixture.name}-untailed-aa`,
+};
+const twinFile = (w: Which) => writeGeneratedConfig(`tail-bench.${TWIN[w]}.jsonc`, twin(TWIN[w], w));
 const twinFiles = (Object.keys(TWIN) as Which[]).map(twinFile);
 /** The fixture as it is (tail line kept), plus bindings to its twins' BareFiberAgent for the bench routes. */
 const tailedFile = writeGeneratedConfig(`tail-bench.${fixture.name}.jsonc`, {
@@ -58,6 +86,7 @@ const tailedFile = writeGeneratedConfig(`tail-bench.${fixture.name}.jsonc`, {
     bindings: [
       ...(fixture.durable_objects?.bindings ?? []),
       { name: "BENCH_TAILED", class_name: "BareFiberAgent", script_name: TWIN.tailed },
+      { name: "BENCH_STREAMED", class_name: "BareFiberAgent", script_name: TWIN.streamed },
       { name: "BENCH_UNTAILED", class_name: "BareFiberAgent", script_name: TWIN.untailed },
       { name: "BENCH_UNTAILED_AA", class_name: "BareFiberAgent", script_name: TWIN["untailed-aa"] },
     ],
@@ -65,34 +94,15 @@ const tailedFile = writeGeneratedConfig(`tail-bench.${fixture.name}.jsonc`, {
 });
 
 // ---------------------------------------------------------------------------------------------------------------
-// Bytes: the fixture bundled as `wrangler deploy` would, with and without its tail line.
+// Bytes: the fixture bundled as `wrangler deploy` would, with and without its tail line (either kind).
 
 function bundledBytes(config: string, label: string): BundleBytes {
   return bundleWorker(config, path.join(generatedDir, "tail-bench-bundle", label));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Statistics.
+// Formatting (the statistics are in bench/rounds.ts).
 
-function quantile(xs: number[], q: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const i = (s.length - 1) * q;
-  const lo = Math.floor(i);
-  const hi = Math.ceil(i);
-  return s[lo]! + (s[hi]! - s[lo]!) * (i - lo);
-}
-/**
- * A distribution-free 95% confidence interval of the median (order statistics by the normal approximation of the
- * binomial): unlike the middle half, it narrows as rounds are added.
- */
-function medianCi(xs: number[]): [number, number] {
-  const s = [...xs].sort((a, b) => a - b);
-  const n = s.length;
-  const half = (1.96 * Math.sqrt(n)) / 2;
-  const lo = Math.max(0, Math.floor(n / 2 - half) - 1);
-  const hi = Math.min(n - 1, Math.ceil(n / 2 + half) - 1);
-  return [s[lo]!, s[hi]!];
-}
 const f3 = (x: number) => x.toFixed(3);
 const pct = (x: number) => `${(x * 100).toFixed(2)}%`;
 
@@ -138,8 +148,12 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   const plain = bundledBytes(twinFile("untailed"), "without-tail");
   const tailed = bundledBytes(FIXTURE, "with-tail");
+  const streamed = bundledBytes(twinFile("streamed"), "with-streaming-tail");
   log(
     `bytes the tail adds to the agent's Worker: ${tailed.raw - plain.raw} minified, ${tailed.gz - plain.gz} gz (the bare fleet bundled for deploy with its tail_consumers line ${tailed.raw} B, without ${plain.raw} B: the line is configuration, no code) — target 0 ${tailed.raw === plain.raw ? "met" : "MISSED"}`,
+  );
+  log(
+    `bytes the streaming tail adds to the agent's Worker: ${streamed.raw - plain.raw} minified, ${streamed.gz - plain.gz} gz (with a streaming_tail_consumers line instead ${streamed.raw} B) — target 0 ${streamed.raw === plain.raw ? "met" : "MISSED"}`,
   );
 
   persistDir = mkdtempSync(path.join(tmpdir(), "tail-bench-"));
@@ -154,6 +168,16 @@ async function main(): Promise<void> {
     inspectorPort: await freePort(port + 10_000),
     wranglerArgs: twinFiles.flatMap((f) => ["-c", f]),
   });
+  // The console's events Queue delivers at once instead of after its 1 s batch window: the bench waits for the
+  // console after each observed call (below), and that wait is mostly the window. The agents' side is unchanged.
+  const consoleFile = stack.args.find((a) => path.basename(a).startsWith(`console.${fixture.name}.`));
+  if (!consoleFile) throw new Error(`no console config among ${stack.args.join(" ")}`);
+  const consoleConfig = readWranglerConfig(consoleFile);
+  const consumers = (consoleConfig.queues as { consumers?: { queue: string; max_batch_timeout?: number }[] } | undefined)?.consumers ?? [];
+  const telemetry = consumers.find((c) => c.queue === "agent-telemetry");
+  if (!telemetry) throw new Error(`${consoleFile} has no consumer of agent-telemetry`);
+  telemetry.max_batch_timeout = 0;
+  writeGeneratedConfig(path.basename(consoleFile), consoleConfig);
   // wrangler's own local observability attaches a streaming tail to EVERY Worker (the twins too): off, so "without"
   // means no tail at all and the only tail is the console's.
   dev = spawn("npx", stack.args, {
@@ -168,7 +192,7 @@ async function main(): Promise<void> {
   if (!(await waitForHealth(stack.base, 90_000, () => dev?.exitCode === null)))
     throw new Error(`wrangler dev did not start on ${stack.base}:\n${logs.join("").slice(-3000)}`);
 
-  const fibersRun: Record<Which, number> = { tailed: 0, untailed: 0, "untailed-aa": 0 };
+  const fibersRun: Record<Which, number> = { tailed: 0, streamed: 0, untailed: 0, "untailed-aa": 0 };
   async function call(w: Which, n: number, countRows = false) {
     const q = new URLSearchParams({ worker: w, name: agentName(w), n: String(n), ...(countRows ? { countRows: "1" } : {}) });
     const t = performance.now();
@@ -196,34 +220,41 @@ async function main(): Promise<void> {
       )
     ).rows;
   /**
-   * What the console stored for the tailed agent: ended runs and events (read from its local D1 file). The tailed
-   * twin is another Worker's BareFiberAgent than the one the console binds, so the console keys it apart by its
-   * Worker (`BareFiberAgent@…`, src/telemetry/workers.ts). A run that completes healthily leaves D1's runs table at
-   * its end (a rollup and history): its `fiber.completed` in the agent's timeline is what is counted.
+   * What the console stored for each observed agent: ended runs and events (read from its local D1 file). The
+   * observed twins are other Workers' BareFiberAgent than the one the console binds, so the console keys them apart
+   * by Worker (`BareFiberAgent@…`, src/telemetry/workers.ts). A run that completes healthily leaves D1's runs table
+   * at its end (a rollup and history): its `fiber.completed` in the agent's timeline is what is counted.
    */
   const stored = () => {
-    const runs = Number(
-      d1(
-        persistDir!,
-        `SELECT count(*) AS c FROM event_segments s, json_each(s.body) j WHERE ${TAILED_CLASS} AND s.agent_name = '${agentName("tailed")}' AND j.value ->> '$.y' = 'fiber.completed'`,
-      )[0]!.c,
+    const count = (sql: string) =>
+      Object.fromEntries(OBSERVED.map((w) => [w, Number(d1(persistDir!, sql.replaceAll("$NAME", `'${agentName(w)}'`))[0]!.c)] as const)) as Record<
+        Observed,
+        number
+      >;
+    const runs = count(
+      `SELECT count(*) AS c FROM event_segments s, json_each(s.body) j WHERE ${TAILED_CLASS} AND s.agent_name = $NAME AND j.value ->> '$.y' = 'fiber.completed'`,
     );
-    const events = Number(
-      d1(persistDir!, `SELECT coalesce(sum(n), 0) AS c FROM event_segments WHERE ${TAILED_CLASS} AND agent_name = '${agentName("tailed")}'`)[0]!.c,
-    );
+    const events = count(`SELECT coalesce(sum(n), 0) AS c FROM event_segments WHERE ${TAILED_CLASS} AND agent_name = $NAME`);
     const deadLetters = Number(d1(persistDir!, "SELECT count(*) AS c FROM dead_letters")[0]!.c);
     return { runs, events, deadLetters };
   };
   /**
-   * Waits until the console has stored every run of the tailed agent so far. The console's tail, Queue and ingest
-   * share this machine's two cores with the agents; on the platform they run elsewhere. Waiting keeps their work
-   * out of the next measured call, whichever agent it is.
+   * Waits until the console has stored every run of the observed agents so far. The console's tail, Queue and
+   * ingest share this machine's two cores with the agents; on the platform they run elsewhere. Waiting keeps their
+   * work out of the next measured call, whichever agent it is. Only a call to an observed agent gives it work.
    */
+  const behind = () => {
+    const { runs } = stored();
+    return OBSERVED.filter((w) => runs[w] < fibersRun[w]).map((w) => `${w} ${runs[w]} of ${fibersRun[w]}`);
+  };
   async function consoleCaughtUp(timeoutMs = 60_000): Promise<number> {
     const start = Date.now();
-    while (stored().runs < fibersRun.tailed) {
-      if (Date.now() - start > timeoutMs) throw new Error(`the console stored ${stored().runs} of ${fibersRun.tailed} runs of the tailed agent`);
-      await sleep(100);
+    while (behind().length) {
+      if (Date.now() - start > timeoutMs)
+        throw new Error(
+          `the console stored only these runs of the observed agents: ${behind().join(", ")} (${stored().deadLetters} dead letters; a streamed invocation past the runtime's limit is cut short)`,
+        );
+      await sleep(50);
     }
     return Date.now() - start;
   }
@@ -247,23 +278,27 @@ async function main(): Promise<void> {
     `the agent's clock ${clockAdvances ? "advances" : "DOES NOT advance"} during one invocation in local workerd (performance.now() between the first and last of ${N} runFibers moved in every warm-up call; it read ${pct(quantile(share, 0.5))} of the request's time seen from outside, median): times are ${clockAdvances ? "measured inside the agent, without the request hop" : "measured per request from outside, with the hop amortised over the runFibers of the call"}`,
   );
 
-  // Interleaved rounds, the order rotating so no agent always runs first or after the tailed one.
-  const times: Record<Which, number[]> = { tailed: [], untailed: [], "untailed-aa": [] };
-  const orders: Which[][] = [
-    ["tailed", "untailed", "untailed-aa"],
-    ["untailed", "untailed-aa", "tailed"],
-    ["untailed-aa", "tailed", "untailed"],
-    ["tailed", "untailed-aa", "untailed"],
-    ["untailed", "tailed", "untailed-aa"],
-    ["untailed-aa", "untailed", "tailed"],
-  ];
+  // Interleaved rounds in a cycle balanced across round boundaries (bench/rounds.ts): a Latin square balanced only
+  // within rounds left one untailed twin after an observed call 3 times in 4 and the other 2 in 4, and the A/A pair
+  // read 1.15x (2026-12-06 22:21 UTC).
+  const times: Record<Which, number[]> = { tailed: [], streamed: [], untailed: [], "untailed-aa": [] };
+  /** Per call: whether an observed agent's call came right before it (a check on the balance). */
+  const afterObserved: Record<Which, boolean[]> = { tailed: [], streamed: [], untailed: [], "untailed-aa": [] };
+  const square = ROUND_CYCLE;
   let waited = 0;
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const w of orders[round % orders.length]!) {
-      waited += await consoleCaughtUp();
+  let previous: Which | undefined;
+  let rounds = 0;
+  while (rounds < MAX_ROUNDS && (rounds % square.length !== 0 || Date.now() - startedAt < ROUNDS_SECONDS * 1000)) {
+    for (const i of square[rounds % square.length]!) {
+      const w = WHICH[i]!;
+      const observedBefore = previous === "tailed" || previous === "streamed";
+      if (observedBefore) waited += await consoleCaughtUp();
+      afterObserved[w].push(observedBefore);
       const r = await call(w, N);
+      previous = w;
       times[w].push(clockAdvances ? r.ms : r.wall);
     }
+    rounds++;
   }
   const roundsMs = Date.now() - startedAt;
   await consoleCaughtUp();
@@ -281,50 +316,69 @@ async function main(): Promise<void> {
   const seen = stored();
   await stopDev();
 
-  // Figures.
-  const ratios = times.tailed.map((t, i) => t / times.untailed[i]!);
-  const aa = times["untailed-aa"].map((t, i) => t / times.untailed[i]!);
-  const med = quantile(ratios, 0.5);
-  const aaMed = quantile(aa, 0.5);
-  const aaWidth = quantile(aa, 0.75) - quantile(aa, 0.25);
-  const ci = medianCi(ratios);
-  const aaCi = medianCi(aa);
-  const aaCiWidth = aaCi[1] - aaCi[0];
+  // Figures: each round's ratio to the untailed agent of the same round; the A/A pair is the same code untailed.
+  const ratiosOf = (w: Which, xs: Record<Which, number[]>) => xs[w].map((t, i) => t / xs.untailed[i]!);
+  const verdict = (what: string, w: Which, xs: Record<Which, number[]>) => {
+    const r = ratiosOf(w, xs);
+    const [lo, hi] = medianCi(r);
+    return `${what} ${f3(quantile(r, 0.5))}x (95% interval of the median ${f3(lo)}-${f3(hi)}x, middle half ${f3(quantile(r, 0.25))}-${f3(quantile(r, 0.75))}x)`;
+  };
+  const trimmed = (w: Which) => {
+    const r = ratiosOf(w, times);
+    const [lo, hi] = trimmedMeanCi(r, TRIM);
+    return { mean: trimmedMean(r, TRIM), lo, hi, text: `${f3(trimmedMean(r, TRIM))}x (95% bootstrap interval ${f3(lo)}-${f3(hi)}x)` };
+  };
+  for (const [w, label] of [
+    ["tailed", "classic tail (tail_consumers)"],
+    ["streamed", "streaming tail (streaming_tail_consumers)"],
+  ] as const) {
+    const med = quantile(ratiosOf(w, times), 0.5);
+    log(
+      `runFiber with the console attached by the ${label} vs without: ${verdict("median per-round ratio", w, times)}; ${pct(TRIM)}-trimmed mean ${trimmed(w).text} — target <= ${TARGET}x ${med <= TARGET ? "met" : "MISSED"}`,
+    );
+  }
+  const [aaLo, aaHi] = medianCi(ratiosOf("untailed-aa", times));
+  const aa = trimmed("untailed-aa");
+  log(
+    `A/A (two untailed agents, the machine's noise alone): ${verdict("median", "untailed-aa", times)}, interval width ${pct(aaHi - aaLo)} — narrower than ${pct(AA_WIDTH_TARGET)} ${aaHi - aaLo < AA_WIDTH_TARGET ? "yes" : "NO"}; trimmed mean ${aa.text}, width ${pct(aa.hi - aa.lo)} — narrower than ${pct(AA_WIDTH_TARGET)} ${aa.hi - aa.lo < AA_WIDTH_TARGET ? "yes" : "NO"} (the agent's clock moves in whole ms: a call of ${N} runFibers reads ${f3(quantile(times.untailed, 0.5))} ms, median)`,
+  );
+  const untailedAfter = (observed: boolean) =>
+    quantile(
+      (["untailed", "untailed-aa"] as const).flatMap((w) => times[w].filter((_, i) => afterObserved[w][i] === observed)),
+      0.5,
+    );
+  const afterShare = (w: Which) => pct(afterObserved[w].filter(Boolean).length / afterObserved[w].length);
+  log(
+    `carry-over: an untailed call right after an observed one read ${f3(untailedAfter(true) / untailedAfter(false))}x one after an untailed one (medians); calls right after an observed one: classic ${afterShare("tailed")}, streaming ${afterShare("streamed")}, untailed ${afterShare("untailed")}, A/A ${afterShare("untailed-aa")}`,
+  );
   const perFiber = (w: Which) => quantile(times[w], 0.5) / N;
+  const eventsPerFiber = (w: Observed) => seen.events[w] / fibersRun[w];
+  const perEventUs = (w: Observed) => (((perFiber(w) - perFiber("untailed")) / eventsPerFiber(w)) * 1000).toFixed(1);
   log(
-    `runFiber with the console attached (tail) vs without: median per-round ratio ${f3(med)}x, middle half of rounds ${f3(quantile(ratios, 0.25))}-${f3(quantile(ratios, 0.75))}x — target <= ${TARGET}x ${med <= TARGET ? "met" : "MISSED"}`,
+    `per runFiber (one stash), medians: classic-tailed ${f3(perFiber("tailed"))} ms, streaming-tailed ${f3(perFiber("streamed"))} ms, untailed ${f3(perFiber("untailed"))} ms, untailed A/A ${f3(perFiber("untailed-aa"))} ms; the difference of the medians per event published: classic ${perEventUs("tailed")} µs, streaming ${perEventUs("streamed")} µs (${rounds} interleaved rounds of ${N} runFibers per agent invocation; each call after an observed agent's starts once the console stored its runs, ${(waited / 1000).toFixed(1)} s waited; wrangler's own local observability tail off)`,
   );
-  log(
-    `A/A (two untailed agents, the machine's noise alone): median ${f3(aaMed)}x, middle half of rounds ${f3(quantile(aa, 0.25))}-${f3(quantile(aa, 0.75))}x, width ${pct(aaWidth)} — narrower than ${pct(AA_WIDTH_TARGET)} ${aaWidth < AA_WIDTH_TARGET ? "yes" : "NO"}`,
-  );
-  log(
-    `95% confidence interval of the median (narrows with more rounds, unlike the middle half): tail ${f3(ci[0])}-${f3(ci[1])}x; A/A ${f3(aaCi[0])}-${f3(aaCi[1])}x, width ${pct(aaCiWidth)} — narrower than ${pct(AA_WIDTH_TARGET)} ${aaCiWidth < AA_WIDTH_TARGET ? "yes" : "NO"}`,
-  );
-  const eventsPerFiber = seen.events / fibersRun.tailed;
-  log(
-    `per runFiber (one stash), medians: tailed ${f3(perFiber("tailed"))} ms, untailed ${f3(perFiber("untailed"))} ms, untailed A/A ${f3(perFiber("untailed-aa"))} ms; the difference of the medians per event published ${(((perFiber("tailed") - perFiber("untailed")) / eventsPerFiber) * 1000).toFixed(1)} µs (${ROUNDS} interleaved rounds of ${N} runFibers per agent invocation, order rotating; each call starts after the console stored the tailed agent's runs so far, ${(waited / 1000).toFixed(1)} s waited; wrangler's own local observability tail off)`,
-  );
-  const events = seen.events;
-  const countedEvents = N * eventsPerFiber;
-  const extraRows = (counted.tailed.rowsWritten ?? 0) - (counted.untailed.rowsWritten ?? 0);
   const tablesOf = (w: Which) => Object.keys(rowsAfter[w]).sort().join(",");
-  const sameTables =
-    tablesOf("tailed") === tablesOf("untailed") && Object.keys(rowsBefore.tailed).sort().join(",") === Object.keys(rowsBefore.untailed).sort().join(",");
+  const tablesBefore = (w: Which) => Object.keys(rowsBefore[w]).sort().join(",");
   const grown = (w: Which) =>
     Object.entries(rowsAfter[w])
       .filter(([t, c]) => c !== null && c !== (rowsBefore[w][t] ?? 0))
       .map(([t, c]) => `${t} ${rowsBefore[w][t] ?? 0}->${c}`)
       .join(", ") || "none";
+  for (const w of OBSERVED) {
+    const extraRows = (counted[w].rowsWritten ?? 0) - (counted.untailed.rowsWritten ?? 0);
+    log(
+      `Durable Object rows written per event on the agent by observing (${w === "tailed" ? "classic" : "streaming"} tail): ${f3(extraRows / (N * eventsPerFiber(w)))} (${N} runFibers counted statement by statement: observed agent ${counted[w].rowsWritten} rows, untailed ${counted.untailed.rowsWritten}; ${f3(eventsPerFiber(w))} events stored by the console per runFiber) — target 0 ${extraRows === 0 ? "met" : "MISSED"}`,
+    );
+  }
+  const sameTables = OBSERVED.every((w) => tablesOf(w) === tablesOf("untailed") && tablesBefore(w) === tablesBefore("untailed"));
   log(
-    `Durable Object rows written per event on the agent by observing: ${f3(extraRows / countedEvents)} (${N} runFibers counted statement by statement: tailed agent ${counted.tailed.rowsWritten} rows, untailed ${counted.untailed.rowsWritten}; ${f3(eventsPerFiber)} events stored by the console per runFiber) — target 0 ${extraRows === 0 ? "met" : "MISSED"}`,
+    `the agent's storage: tables ${sameTables ? "identical with and without either tail" : "DIFFER with a tail"} (${tablesOf("tailed")}; the runtime's own _cf_ tables cannot be read); rows changed over the bench: classic-tailed ${grown("tailed")}; streaming-tailed ${grown("streamed")}; untailed ${grown("untailed")}`,
   );
   log(
-    `the agent's storage: tables ${sameTables ? "identical with and without the tail" : "DIFFER with the tail"} (${tablesOf("tailed")}; the runtime's own _cf_ tables cannot be read); rows changed over the bench: tailed ${grown("tailed")}; untailed ${grown("untailed")}`,
+    `the console stored ${seen.runs.tailed} of ${fibersRun.tailed} runFibers of the classic-tailed agent (${seen.events.tailed} events) and ${seen.runs.streamed} of ${fibersRun.streamed} of the streaming-tailed one (${seen.events.streamed} events), ${seen.deadLetters} dead letters; ${((Date.now() - t0) / 1000).toFixed(0)} s in all, ${(roundsMs / 1000).toFixed(0)} s of rounds`,
   );
-  log(
-    `the console stored ${seen.runs} of ${fibersRun.tailed} runFibers of the tailed agent (${events} events, ${seen.deadLetters} dead letters); ${((Date.now() - t0) / 1000).toFixed(0)} s in all, ${(roundsMs / 1000).toFixed(0)} s of rounds`,
-  );
-  if (seen.runs !== fibersRun.tailed) throw new Error("the tail did not deliver every run: the figures above do not measure an attached console");
+  if (OBSERVED.some((w) => seen.runs[w] !== fibersRun[w]))
+    throw new Error("a tail did not deliver every run: the figures above do not measure an attached console");
 }
 
 main()
