@@ -41,8 +41,6 @@ const APP = writeGeneratedConfig(`tail-stream.${fixture.name}.jsonc`, {
 const TWINS = [twin(CLASSIC, { tail_consumers: line }), twin(BOTH, { tail_consumers: line, streaming_tail_consumers: line })];
 
 let server: DevServer;
-/** When `wrangler dev` was started: the first event's delay (issue 34: within 2 minutes, no package) is measured from it. */
-let startedAt = 0;
 
 type Run = { runId: string; kind: string; status: string; error: string | null; agentClass: string };
 /**
@@ -74,7 +72,7 @@ async function slowRun(via: "this" | "classic" | "both", agentName: string) {
     `the console to show ${agentName}'s run`,
     async () => {
       const runs = await consoleRuns(agentName);
-      return runs.length ? { run: runs[0]!, at: Date.now(), atMs: Date.now() - t0, callReturned: returnedAt !== null } : null;
+      return runs.length ? { run: runs[0]!, atMs: Date.now() - t0, callReturned: returnedAt !== null } : null;
     },
     SLOW_MS + 60_000,
   );
@@ -82,7 +80,6 @@ async function slowRun(via: "this" | "classic" | "both", agentName: string) {
 }
 
 beforeAll(async () => {
-  startedAt = Date.now();
   server = await startDev({
     port: PORT,
     app: APP,
@@ -100,10 +97,6 @@ afterAll(async () => {
 it("streamed: a long runFiber's start reaches the console's JSON while it still runs, and its outcome equals the SDK's", { timeout: 240_000 }, async () => {
   const { seen, sdk } = await slowRun("this", "st-slow");
   console.log(`[tail-stream] streamed: the run shown ${(seen.atMs / 1000).toFixed(1)} s after the call, the runFiber working ${SLOW_MS / 1000} s`);
-  // The first event of a Worker with no package, on the streaming line alone: its first run's start, a flush after it began.
-  const firstSeenMs = seen.at - startedAt;
-  console.log(`[tail-stream] first event in the console's JSON ${(firstSeenMs / 1000).toFixed(1)} s after wrangler dev was started`);
-  expect(firstSeenMs).toBeLessThan(120_000);
   // The Worker the console binds: its agent keyed by its plain class.
   expect(seen).toMatchObject({ callReturned: false, run: { kind: "fiber", status: "running", agentClass: "BareFiberAgent" } });
   expect(seen.atMs).toBeLessThan(SLOW_MS / 2);
