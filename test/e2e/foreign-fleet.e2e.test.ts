@@ -7,20 +7,34 @@
  * on the same persist dir, and left quiet until reconciliation may judge. Then, against what the SDK itself
  * reports: the two forms the console can ask must equal it in totals per kind and outcome; the form with no
  * package must show nothing false, and show a run whose end it cannot know as unknown, counted where a person sees it.
+ *
+ * Run twice, once per tail line the Worker may name the console in: `tail_consumers` (the fixture's own line) and
+ * `streaming_tail_consumers` (the same Worker with that line instead), each on its own persist dir.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { CHAT_TURN_STATUS, FIBER_STATUS, mapSdkState, TASK_STATE } from "@agent-oncall/telemetry/contract";
-import { afterAll, expect, it } from "vitest";
+import { afterEach, expect, it } from "vitest";
+import { readAbsolute, repoRoot, writeGeneratedConfig } from "../../scripts/wrangler-config.ts";
 import { patient } from "../patience";
 import { type DevServer, startDev, stop, until } from "./wrangler-dev";
 
 const PORT = 8856;
-const APP = "test/fixtures/foreign-fleet/wrangler.jsonc";
+const FIXTURE = "test/fixtures/foreign-fleet/wrangler.jsonc";
+const { tail_consumers: line, ...streamed } = readAbsolute(path.join(repoRoot, FIXTURE));
+/**
+ * The Worker as each tail line carries it: the fixture as written (`tail_consumers`), and the same Worker naming the
+ * console in `streaming_tail_consumers` instead (its classes, name and routes unchanged, so the console binds it alike).
+ */
+const CAPTURES = [
+  { capture: "tail_consumers", app: FIXTURE },
+  { capture: "streaming_tail_consumers", app: writeGeneratedConfig("foreign-fleet.streaming.jsonc", { ...streamed, streaming_tail_consumers: line }) },
+];
 const servers: DevServer[] = [];
-afterAll(async () => {
-  for (const s of servers) await stop(s, "SIGKILL");
+// Each run's last stack is stopped before the next one starts on the same port.
+afterEach(async () => {
+  for (const s of servers.splice(0)) await stop(s, "SIGKILL");
 });
 
 type Agent = { agent: string; name: string };
@@ -226,10 +240,18 @@ async function endedUnreportedIncidents(s: DevServer, agents: Agent[]): Promise<
   return out.sort();
 }
 
-it("after two SIGKILLs mid-work and a quiet spell, the console equals the SDK where it can ask, and shows nothing false where it cannot", {
-  timeout: patient(90_000),
-}, async () => {
-  const persistDir = mkdtempSync(path.join(tmpdir(), "foreign-fleet-"));
+it.for(CAPTURES)(
+  "$capture: after two SIGKILLs mid-work and a quiet spell, the console equals the SDK where it can ask, and shows nothing false where it cannot",
+  {
+    timeout: patient(90_000),
+  },
+  (c) => foreignFleet(c),
+);
+
+/** The test, for the Worker `APP` whose tail line is `capture`. */
+async function foreignFleet({ capture, app: APP }: (typeof CAPTURES)[number]): Promise<void> {
+  const persistDir = mkdtempSync(path.join(tmpdir(), `foreign-fleet-${capture}-`));
+  const t0 = Date.now();
   // Reconciliation may judge work quiet for a minute (the cron's age, RECONCILE_AFTER_MINUTES, at its smallest); a
   // run of an agent it cannot ask is shown unknown after a minute with no event (RECONCILE_UNKNOWN_AFTER_MINUTES).
   const vars = { RECONCILE_AFTER_MINUTES: "1", RECONCILE_BATCH: "100", RECONCILE_UNKNOWN_AFTER_MINUTES: "1" };
@@ -305,7 +327,7 @@ it("after two SIGKILLs mid-work and a quiet spell, the console equals the SDK wh
 
   // The forms the console can ask: after reconciliation, equal to the SDK.
   for (const [form, { sdk, shown, t }] of result.forms) {
-    console.log(`[foreign-fleet] ${form}: totals per kind/status after the SIGKILLs and reconciliation:\n${t}`);
+    console.log(`[foreign-fleet ${capture}] ${form}: totals per kind/status after the SIGKILLs and reconciliation:\n${t}`);
     expect(Object.fromEntries(shown), `${form}:\n${t}`).toEqual(Object.fromEntries(sdk));
   }
   const contradictions = (await Promise.all([...FIBERS, ...ADMIN_FIBERS].map((a) => plainFiberContradictions(server, a)))).flat();
@@ -316,7 +338,7 @@ it("after two SIGKILLs mid-work and a quiet spell, the console equals the SDK wh
   const notKnown = result.bare.flatMap((b) => b.notKnown).sort();
   const unseen = result.bare.flatMap((b) => b.unseen);
   console.log(
-    `[foreign-fleet] no package: ${result.bare.reduce((n, b) => n + b.shown, 0)} runs shown, ${falsehoods.length} false, ${notKnown.length} shown as not known (unknown or ended_unreported), ${unseen.length} the SDK records that the console never heard of${notKnown.length ? `\n  not known: ${notKnown.join(", ")}` : ""}${unseen.length ? `\n  never heard of:\n  ${unseen.join("\n  ")}` : ""}`,
+    `[foreign-fleet ${capture}] no package: ${result.bare.reduce((n, b) => n + b.shown, 0)} runs shown, ${falsehoods.length} false, ${notKnown.length} shown as not known (unknown or ended_unreported), ${unseen.length} the SDK records that the console never heard of${notKnown.length ? `\n  not known: ${notKnown.join(", ")}` : ""}${unseen.length ? `\n  never heard of:\n  ${unseen.join("\n  ")}` : ""}`,
   );
   expect(falsehoods).toEqual([]);
   expect(await notKnownCounted(server, BARE)).toEqual(notKnown);
@@ -328,7 +350,7 @@ it("after two SIGKILLs mid-work and a quiet spell, the console equals the SDK wh
   };
   const counted = [...NOT_KNOWN].reduce((n, o) => n + overview.losses.runs[o]!.n, 0);
   console.log(
-    `[foreign-fleet] overview: ${counted} runs counted as possible losses; ${fleetNotKnown.length} in the fleet's lists, ${notKnown.length} of the Worker with no package`,
+    `[foreign-fleet ${capture}] overview: ${counted} runs counted as possible losses; ${fleetNotKnown.length} in the fleet's lists, ${notKnown.length} of the Worker with no package`,
   );
   expect(counted).toBe(fleetNotKnown.length);
   expect(notKnown.filter((r) => !fleetNotKnown.includes(r))).toEqual([]);
@@ -342,10 +364,11 @@ it("after two SIGKILLs mid-work and a quiet spell, the console equals the SDK wh
   }
   const notKnownIncidents = result.bare.flatMap((b) => b.notKnownIncidents).sort();
   console.log(
-    `[foreign-fleet] no package: ${notKnownIncidents.length} incidents shown ended_unreported${notKnownIncidents.length ? `: ${notKnownIncidents.join(", ")}` : ""}`,
+    `[foreign-fleet ${capture}] no package: ${notKnownIncidents.length} incidents shown ended_unreported${notKnownIncidents.length ? `: ${notKnownIncidents.join(", ")}` : ""}`,
   );
   expect(await endedUnreportedIncidents(server, BARE)).toEqual(notKnownIncidents);
-});
+  console.log(`[foreign-fleet ${capture}] ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+}
 
 async function csrf(s: DevServer): Promise<string> {
   const r = await fetch(`${s.base}/api/csrf`, { headers: { Accept: "application/json" } });

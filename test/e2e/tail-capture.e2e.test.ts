@@ -4,25 +4,24 @@
  * must show its runs, with the outcome and error the SDK records, and its alarm loops' firings, equal to the
  * agent's own count. Expectations are written here, from the SDK's public records, not through our mapping.
  *
- * One stack serves every test here: started before the first, SIGKILLed and restarted on its persist dir by the
- * second. A 20 s alarm loop runs beside them from the start and is judged by the last test, once 5 minutes have
- * passed: its span mostly overlaps the others' work, so it adds little to the file's time.
+ * Every test runs twice, once per tail line the Worker may name the console in: `tail_consumers` (the fixture's own
+ * line) and `streaming_tail_consumers` (the same Worker with that line instead). One stack per line serves that
+ * line's tests: both started before the first test and running side by side, each SIGKILLed and restarted on its
+ * persist dir by the second test. A 20 s alarm loop runs on each from the start and is judged by the last test, once
+ * 5 minutes have passed: its span overlaps the other tests' work and the other stack's loop, so it adds little to the
+ * file's time.
  */
 
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { readAbsolute, repoRoot, writeGeneratedConfig } from "../../scripts/wrangler-config.ts";
 import { patient } from "../patience";
 import { type DevServer, d1, startDev, stop, until } from "./wrangler-dev";
 
-const PORT = 8876;
-const APP = "test/fixtures/bare-fleet/wrangler.jsonc";
-const persistDir = mkdtempSync(path.join(tmpdir(), "tail-capture-"));
-/** The stack of every test here; the second test replaces it by its restart after the SIGKILL. */
-let server: DevServer;
-/** When `wrangler dev` was started: the first event's delay is measured from it. */
-let startedAt = 0;
+const FIXTURE = "test/fixtures/bare-fleet/wrangler.jsonc";
+const { tail_consumers: line, ...streamed } = readAbsolute(path.join(repoRoot, FIXTURE));
 const servers: DevServer[] = [];
 
 /**
@@ -31,10 +30,33 @@ const servers: DevServer[] = [];
  * by a watcher running beside the tests, SIGKILLed with the stack once by the second test, judged by the last.
  */
 const LOOP = { name: "bare-l20", seconds: 20, spanMs: 5 * 60_000 };
-let loopStartedAt = 0;
-/** How long the stack was down for the second test's SIGKILL, with the loop in it (0: it was not killed). */
-let loopDowntimeMs = 0;
-let watcher: ReturnType<typeof watchLoop> | undefined;
+
+/** One tail line's stack and what its tests share. */
+type Stack = {
+  capture: string;
+  app: string;
+  port: number;
+  persistDir: string;
+  /** The stack of every test of this line; the second test replaces it by its restart after the SIGKILL. */
+  server?: DevServer;
+  /** When `wrangler dev` was started: the first event's delay is measured from it. */
+  startedAt: number;
+  /** The first runFiber, started as soon as the stack answered, and how long after the start its run was first shown. */
+  first?: Promise<{ id: string; outcome?: string; seenMs: number }>;
+  loopStartedAt: number;
+  /** How long the stack was down for the second test's SIGKILL, with the loop in it (0: it was not killed). */
+  loopDowntimeMs: number;
+  watcher?: ReturnType<typeof watchLoop>;
+};
+/** The fixture as written, and the same Worker naming the console in `streaming_tail_consumers` instead. */
+const STACKS: Stack[] = [
+  { capture: "tail_consumers", app: FIXTURE, port: 8876 },
+  {
+    capture: "streaming_tail_consumers",
+    app: writeGeneratedConfig("tail-capture.streaming.jsonc", { ...streamed, streaming_tail_consumers: line }),
+    port: 8877,
+  },
+].map((s) => ({ ...s, persistDir: mkdtempSync(path.join(tmpdir(), `tail-capture-${s.capture}-`)), startedAt: 0, loopStartedAt: 0, loopDowntimeMs: 0 }));
 
 /** What the console shows of one agent's runs (its JSON), by run id. */
 async function consoleRuns(s: DevServer, agentClass: string, agentName: string) {
@@ -129,27 +151,50 @@ async function betweenFirings(s: DevServer, name: string, what: string): Promise
 }
 
 beforeAll(async () => {
-  startedAt = Date.now();
-  server = await startDev({ port: PORT, app: APP, persistDir });
-  servers.push(server);
-  loopStartedAt = Date.now();
-  await post(server, `/loop?name=${LOOP.name}&seconds=${LOOP.seconds}`);
-  watcher = watchLoop(() => server, LOOP.name);
-}, 180_000);
+  // Both stacks start at once, so neither's first event waits for the other's start.
+  await Promise.all(
+    STACKS.map(async (st) => {
+      st.startedAt = Date.now();
+      const server = await startDev({ port: st.port, app: st.app, persistDir: st.persistDir });
+      st.server = server;
+      servers.push(server);
+      st.loopStartedAt = Date.now();
+      await post(server, `/loop?name=${LOOP.name}&seconds=${LOOP.seconds}`);
+      st.watcher = watchLoop(() => st.server!, LOOP.name);
+      // The first event: a runFiber, as soon as the stack answers (the 20 s loop was started just before it), watched
+      // from now on, while the other stack starts and the tests run. A poll the loaded machine answers too late is
+      // just a poll that saw nothing yet.
+      const first = await post(server, "/fiber?name=bare-f1&mode=complete");
+      const shown = async () => (await consoleRuns(server, "BareFiberAgent", "bare-f1")).has(first.id!);
+      st.first = until("the console to show the first run", () => shown().catch(() => false), 120_000).then(() => ({
+        id: first.id!,
+        outcome: first.outcome,
+        seenMs: Date.now() - st.startedAt,
+      }));
+      st.first.catch(() => {}); // judged by the first test
+    }),
+  );
+}, 360_000);
 
 afterAll(async () => {
-  await watcher?.stop();
+  for (const st of STACKS) await st.watcher?.stop();
   for (const s of servers) await stop(s, "SIGKILL");
 });
 
-it("a Worker with no package of ours is seen through its tail: runs, outcomes, errors and alarm firings equal the SDK's", { timeout: 360_000 }, async () => {
-  // The first event: a runFiber, as soon as the stack answers (the 20 s loop was started just before it).
-  const first = await post(server, "/fiber?name=bare-f1&mode=complete");
+it.for(STACKS)(
+  "$capture: a Worker with no package of ours is seen through its tail: runs, outcomes, errors and alarm firings equal the SDK's",
+  {
+    timeout: 360_000,
+  },
+  (st) => seenThroughItsTail(st),
+);
+
+async function seenThroughItsTail(st: Stack): Promise<void> {
+  const server = st.server!;
+  const first = await st.first!;
   expect(first).toMatchObject({ id: expect.stringMatching(/.+/), outcome: "completed" });
-  await until("the console to show the first run", async () => (await consoleRuns(server, "BareFiberAgent", "bare-f1")).has(first.id!), 120_000);
-  const firstSeenMs = Date.now() - startedAt;
-  console.log(`[tail-capture] first event in the console's JSON ${(firstSeenMs / 1000).toFixed(1)} s after wrangler dev was started`);
-  expect(firstSeenMs).toBeLessThan(120_000);
+  console.log(`[tail-capture ${st.capture}] first event in the console's JSON ${(first.seenMs / 1000).toFixed(1)} s after wrangler dev was started`);
+  expect(first.seenMs).toBeLessThan(120_000);
 
   // Every kind of work a plain Agent does, finishing both ways.
   const plain = [first, await post(server, "/fiber?name=bare-f1&mode=fail"), await post(server, "/fiber?name=bare-f2&mode=complete")];
@@ -205,7 +250,7 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
     const row = ((await r.json()) as { items: { agentClass: string; agentName: string; firings: number }[] }).items.find((x) => x.agentName === "bare-l1");
     return row && row.firings >= ticks ? row.firings : null;
   });
-  console.log(`[tail-capture] alarm loop evicted 3 times between firings: agent counted ${ticks} ticks, console ${firings} firings`);
+  console.log(`[tail-capture ${st.capture}] alarm loop evicted 3 times between firings: agent counted ${ticks} ticks, console ${firings} firings`);
   expect(firings).toBe(ticks);
 
   // keepAlive() alone: the SDK publishes nothing for it, so the console counts the alarm invocations (its
@@ -232,7 +277,7 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
     ).silentWakes.find((w) => w.objectId === kept.objectId);
     return row && row.wakes >= kept.wakes ? row : null;
   });
-  console.log(`[tail-capture] keepAlive only: the agent counted ${kept.wakes} alarm invocations, the console ${silent.wakes} silent wakes`);
+  console.log(`[tail-capture ${st.capture}] keepAlive only: the agent counted ${kept.wakes} alarm invocations, the console ${silent.wakes} silent wakes`);
   expect(silent).toMatchObject({ agentClass: "BareKeepAliveAgent", agentName: null, wakes: kept.wakes });
 
   // Observing cost the agent nothing in its own storage: every table there is the SDK's (`cf_agents_*`,
@@ -243,31 +288,38 @@ it("a Worker with no package of ours is seen through its tail: runs, outcomes, e
 
   // Nothing was lost or unreadable on the way.
   expect(d1(server.persistDir, "SELECT reason FROM dead_letters")).toEqual([]);
-});
+}
 
-it("a SIGKILL of the whole stack mid-runFiber: after the restart, the recovery hook's work, resumed or dropped, is shown as far as the SDK says it", {
-  timeout: 360_000,
-}, async () => {
+it.for(STACKS)(
+  "$capture: a SIGKILL of the whole stack mid-runFiber: after the restart, the recovery hook's work, resumed or dropped, is shown as far as the SDK says it",
+  {
+    timeout: 360_000,
+  },
+  (st) => killedMidRunFiber(st),
+);
+
+async function killedMidRunFiber(st: Stack): Promise<void> {
+  let server = st.server!;
   // Two runFibers hang: one whose hook leaves the work to the SDK's default (it logs and drops it), one whose hook
   // starts it again under its name.
   const { id } = await post(server, "/fiber?name=bare-k1&mode=hang");
   const { id: resumableId } = await post(server, "/fiber/resumable?name=bare-k3");
-  // Their starts arrive: the invocations that started them have ended, so the classic tail sent their items.
+  // Their starts arrive: the invocations that started them have ended, so either tail sent them.
   await until("the console to show the hanging runs", async () => {
     const [a, b] = [await consoleRuns(server, "BareFiberAgent", "bare-k1"), await consoleRuns(server, "BareFiberAgent", "bare-k3")];
     return a.get(id!)?.status === "running" && b.get(resumableId!)?.status === "running";
   });
   // The 20 s loop runs on this stack too: the kill falls between two of its firings, once the last has reached the
   // console. (An event still in the local Queue dies with the process; a production Queue keeps it once sent.)
-  watcher?.hold(true);
+  st.watcher?.hold(true);
   await betweenFirings(server, LOOP.name, "a moment between two firings of the 20 s loop, each shown");
   const killedAt = Date.now();
   await stop(server, "SIGKILL");
 
-  server = await startDev({ port: PORT, app: APP, persistDir });
+  server = st.server = await startDev({ port: st.port, app: st.app, persistDir: st.persistDir });
   servers.push(server);
-  loopDowntimeMs = Date.now() - killedAt;
-  watcher?.hold(false);
+  st.loopDowntimeMs = Date.now() - killedAt;
+  st.watcher?.hold(false);
   // On wake the SDK finds each orphaned run row and hands it to the recovery hook: the rows are gone after.
   for (const name of ["bare-k1", "bare-k3"]) {
     const woke = (await post(server, `/wake?name=${name}`)) as unknown as { rows: string[] };
@@ -310,11 +362,18 @@ it("a SIGKILL of the whole stack mid-runFiber: after the restart, the recovery h
   };
   expect(incidents3.items).toEqual([expect.objectContaining({ incidentId: `fiber:BareFiberAgent/bare-k3/${resumableId}`, status: "recovered" })]);
   expect(d1(server.persistDir, "SELECT reason FROM dead_letters")).toEqual([]);
-});
+}
 
-it("a 20 s alarm loop over 5 minutes, evicted after each firing and SIGKILLed once with the stack: /awake's firings equal the agent's own count", {
-  timeout: LOOP.spanMs + patient(120_000),
-}, async () => {
+it.for(STACKS)(
+  "$capture: a 20 s alarm loop over 5 minutes, evicted after each firing and SIGKILLed once with the stack: /awake's firings equal the agent's own count",
+  {
+    timeout: LOOP.spanMs + patient(120_000),
+  },
+  (st) => loopOverFiveMinutes(st),
+);
+
+async function loopOverFiveMinutes(st: Stack): Promise<void> {
+  const { server, watcher, loopStartedAt, loopDowntimeMs } = st as Required<Stack>;
   expect(loopDowntimeMs, "the second test SIGKILLed the stack while the loop ran").toBeGreaterThan(0);
   // The span: 5 minutes from the loop's start, whatever the tests before took of it.
   await new Promise((r) => setTimeout(r, Math.max(0, loopStartedAt + LOOP.spanMs - Date.now())));
@@ -331,7 +390,7 @@ it("a 20 s alarm loop over 5 minutes, evicted after each firing and SIGKILLed on
   const evictions = watcher!.evictions();
   const spanMs = loopStoppedAt - loopStartedAt;
   console.log(
-    `[tail-capture] 20 s loop over ${(spanMs / 1000).toFixed(0)} s, evicted ${evictions} times between firings, the stack SIGKILLed once (down ${(loopDowntimeMs / 1000).toFixed(1)} s): agent counted ${own.ticks} firings, /awake ${shown?.firings}`,
+    `[tail-capture ${st.capture}] 20 s loop over ${(spanMs / 1000).toFixed(0)} s, evicted ${evictions} times between firings, the stack SIGKILLed once (down ${(loopDowntimeMs / 1000).toFixed(1)} s): agent counted ${own.ticks} firings, /awake ${shown?.firings}`,
   );
   expect(spanMs).toBeGreaterThanOrEqual(LOOP.spanMs);
   expect(shown).toMatchObject({ firings: own.ticks });
@@ -342,4 +401,4 @@ it("a 20 s alarm loop over 5 minutes, evicted after each firing and SIGKILLed on
   expect(own.ticks).toBeGreaterThanOrEqual(Math.floor((spanMs - loopDowntimeMs) / (LOOP.seconds * 1000)) - 1);
   // And it was evicted between its firings, not once or twice.
   expect(evictions).toBeGreaterThanOrEqual(Math.floor(own.ticks / 2));
-});
+}
