@@ -326,7 +326,11 @@ export function RunTimelinePage(props: {
       {f.snapshotPreview !== null ? (
         <JsonView value={snap.value} rawText={snap.rawText} size={f.snapshotBytes} />
       ) : (
-        <p class="muted">This run never stashed a snapshot.</p>
+        // Not "never stashed": the SDK publishes no event for a stash, so an agent observed by its tail alone may have stashed.
+        <p class="muted" data-testid="snapshot-unknown">
+          None reported. Only the telemetry package's outbox reports stashes (the SDK publishes no event for one), so whether this run stashed is not known
+          here.
+        </p>
       )}
       <h2>Events</h2>
       <PagedTimeline page={props.events} path={detailHref("runs", f.fiberId)} query={props.query} dir="later" traceUrl={props.ctx.traceUrl} />
