@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ATTEMPT_EVENT_TYPES } from "../../src/store/read-models/incidents";
 import { consoleAdminClient } from "../../worker/admin-client";
 import type { Env } from "../../worker/env";
@@ -14,11 +14,11 @@ import type { TailChatPolicy } from "../fixtures/tail-chat-agents";
 import { pollRows } from "../helpers";
 import { patient } from "../patience";
 import { streamItem, type TailPath } from "../stream-tail";
-import { type Cell, compareViews, matrixTable, scenarioTable } from "../truth/compare";
+import { type Cell, compareViews, scenarioTable } from "../truth/compare";
 import { CHAT_TURN_EXPECTED, expectedFor, recoveryRecordExpected } from "../truth/expected-states";
+import { matrixHooks } from "../truth/matrix-hooks";
 import { consoleView, type OverviewFigures, overviewFigures, type View } from "../truth/observe";
 import { settle } from "../truth/settle";
-import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { call } from "../worker/routes/harness";
 
 /**
@@ -370,13 +370,7 @@ export function chatTailMatrix(on: TailPath): void {
   path = on;
   const label = on === "classic" ? "tail" : "stream";
 
-  beforeAll(async () => {
-    await publishEnvTeamKeys();
-  });
-  afterAll(() => {
-    tail.stop();
-    console.log(matrixTable(results));
-  });
+  matrixHooks(() => tail.stop(), results);
 
   describe(`truth matrix, chat rows captured by the ${on} tail: the console shows what the SDK records of each chat turn`, () => {
     const rows: { name: string; drive: () => Promise<Subject> }[] = [

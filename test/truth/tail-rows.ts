@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { patient } from "../patience";
 import type { TailPath } from "../stream-tail";
-import { publishEnvTeamKeys } from "../worker/access-tokens";
-import { type Cell, compareViews, matrixTable, scenarioTable } from "./compare";
+import { type Cell, compareViews, scenarioTable } from "./compare";
 import { drive, truthStub } from "./drive";
 import { MATRIX, type Row, rowName } from "./matrix";
+import { matrixHooks } from "./matrix-hooks";
 import { consoleView, overviewFigures, sdkView, type View } from "./observe";
 import { settle } from "./settle";
 import { tailForm } from "./tail-form";
@@ -85,13 +85,7 @@ export function tailMatrix(path: TailPath): void {
   const results: { name: string; cells: Cell[] }[] = [];
   const label = path === "classic" ? "tail" : "stream";
 
-  beforeAll(async () => {
-    await publishEnvTeamKeys();
-  });
-  afterAll(() => {
-    form.stop();
-    console.log(matrixTable(results));
-  });
+  matrixHooks(() => form.stop(), results);
 
   describe(`truth matrix on the ${path} tail: the console shows what the SDK records`, () => {
     for (const row of MATRIX) {

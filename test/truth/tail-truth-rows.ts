@@ -1,15 +1,15 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { getAgentByName } from "agents";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Env } from "../../worker/env";
 import { handleTail } from "../../worker/tail";
 import { listenLikeATail, TAIL_CHANNELS } from "../diagnostics-tail";
 import { TAIL_RESUMABLE } from "../fixtures/tail-bare-agents";
 import { streamItem, type TailPath } from "../stream-tail";
-import { publishEnvTeamKeys } from "../worker/access-tokens";
 import { call } from "../worker/routes/harness";
-import { type Cell, compareViews, matrixTable, scenarioTable } from "./compare";
+import { type Cell, compareViews, scenarioTable } from "./compare";
+import { matrixHooks } from "./matrix-hooks";
 import { consoleView, overviewFigures, type View } from "./observe";
 import { settle } from "./settle";
 
@@ -69,13 +69,7 @@ export function tailTruthRows(on: TailPath): void {
   path = on;
   const label = on === "classic" ? "tail" : "stream";
 
-  beforeAll(async () => {
-    await publishEnvTeamKeys();
-  });
-  afterAll(() => {
-    tail.stop();
-    console.log(matrixTable(results));
-  });
+  matrixHooks(() => tail.stop(), results);
 
   describe(`truth matrix, rows captured by the ${on} tail`, () => {
     it(`${label}: a plain fiber whose recovery hook drops its work is shown unknown, never recovered`, async () => {
