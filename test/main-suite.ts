@@ -10,6 +10,9 @@ export const ALONE_FILES = [
   "test/worker/routes/event-gaps.test.ts",
   "test/ingest/event-seq.test.ts",
   "test/store/rows-read.test.ts",
+  // It counts the fleet's agents with events missing: an earlier file's agent whose outbox sends late (seen once, a
+  // CSRF test's agent with 4 numbers missing) lands in the store after it was emptied.
+  "test/store/event-gaps.test.ts",
   // It compares the overview's fleet-wide figures with the SDK's.
   "test/truth/truth-matrix.test.ts",
   // It asserts every incident of the table, unfiltered: a straggler of an earlier file's agents (seen under load,
